@@ -1,0 +1,50 @@
+package warehouse
+
+import "context"
+
+// RowSource streams rows in the column order of the target table's schema.
+// Row's slice is only valid until the next call to Next, so a source can
+// reuse one buffer for the whole file.
+type RowSource interface {
+	Next() bool
+	Row() []Value
+	Err() error
+}
+
+// Load asks for the rows of one source (a file generation) to be appended to
+// Table atomically: all of them become visible together, or none.
+//
+// ID identifies the source, not the attempt: it is made of letters, digits,
+// '_' and '-' only, at most 900 bytes, so that BigQuery can derive load job
+// IDs from it ("<ID>-a<attempt>"). A Load whose ID has already committed adds
+// nothing and reports AlreadyLoaded, whatever Rows holds.
+type Load struct {
+	ID    string
+	Table string
+	Rows  RowSource
+}
+
+// LoadResult says what a Load did.
+type LoadResult struct {
+	Rows          int64 // rows appended by this call (0 when AlreadyLoaded)
+	AlreadyLoaded bool  // the ID had committed before: nothing was appended
+}
+
+// Row is a row with a stable identity, for appends that may be retried:
+// a row whose ID was appended before to the same table is ignored.
+type Row struct {
+	ID     string
+	Values []Value
+}
+
+// Result is a query answer rendered as text, for people and tests.
+type Result struct {
+	Columns []string
+	Rows    [][]string // NULL is rendered as "NULL"
+}
+
+// Querier runs read-only SQL against the warehouse. Unqualified table names
+// resolve to the analytics dataset.
+type Querier interface {
+	Query(ctx context.Context, sql string) (Result, error)
+}
