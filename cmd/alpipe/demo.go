@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/logging"
+)
+
+func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	testdata := fs.String("testdata", "testdata", "folder holding exportaciones/ and the order stories")
+	verbose := fs.Bool("v", false, "also print the functions' structured logs")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	data, err := os.MkdirTemp("", "alpipe-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	level := slog.LevelError + 4 // quiet: the demo prints its own summary
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	srv, err := local.Start(ctx, local.Options{Addr: "127.0.0.1:0", DataDir: data, Logger: logging.New(os.Stderr, level)})
+	if err != nil {
+		return err
+	}
+	defer srv.App.Close()
+	fmt.Fprintf(stdout, "alpipe demo: functions at %s, data in %s\n\n", srv.URL, data)
+	return srv.DemoFiles(ctx, stdout, *testdata)
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/local"
+)
+
+func serverFlag(fs *flag.FlagSet) *string {
+	return fs.String("server", "http://"+local.DefaultAddr, "URL of a running `alpipe serve`")
+}
+
+func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("drop", flag.ContinueOnError)
+	object := fs.String("object", "", "object name in the landing bucket (default exportaciones/<today>/<file name>)")
+	format := fs.String("format", "text", "output: text or json")
+	server := serverFlag(fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("drop: want exactly one FILE")
+	}
+	if *format != "text" && *format != "json" {
+		return fmt.Errorf("drop: --format %q: want text or json", *format)
+	}
+	name := *object
+	if name == "" {
+		name = local.DefaultObject(pos[0], time.Now().UTC())
+	}
+	rec, err := local.Drop(ctx, *server, name, pos[0])
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rec)
+	}
+	local.PrintRecord(stdout, rec)
+	return nil
+}

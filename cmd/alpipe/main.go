@@ -1,0 +1,98 @@
+// Command alpipe runs AlpinaShop's pipeline on a laptop: every function
+// through the functions framework, with a fake Cloud Storage, an embedded
+// state store and DuckDB as the warehouse, all in one data folder.
+//
+//	alpipe serve [--addr 127.0.0.1:8080] [--data .local] [--virtual-clock]
+//	alpipe drop FILE [--object PATH] [--format text|json] [--server URL]
+//	alpipe query SQL [--format table|csv|json] [--server URL]
+//	alpipe demo [--testdata testdata]
+//
+// Errors are one line on stderr and a non-zero exit.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run every function locally with embedded backends", runServe},
+		{"drop", "upload a file to the local landing bucket and ingest it", runDrop},
+		{"query", "run SQL on the local warehouse", runQuery},
+		{"demo", "start everything in-process and play the demo stories", runDemo},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "alpipe: "+oneLine(err))
+		}
+		os.Exit(1)
+	}
+}
+
+func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(os.Stderr)
+		if len(args) == 0 {
+			return errors.New("no command given")
+		}
+		return flag.ErrHelp
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout)
+		}
+	}
+	return fmt.Errorf("unknown command %q (try alpipe help)", args[0])
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: alpipe COMMAND [flags]\n\ncommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+}
+
+// parse reads flags that may come before or after positional arguments
+// ("drop FILE --object X" as well as "drop --object X FILE").
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(os.Stderr)
+				fs.PrintDefaults()
+			}
+			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

@@ -1,0 +1,215 @@
+// Package ingest turns one landed object generation into warehouse rows,
+// a quarantine file and a ledger record, exactly once whatever the platform
+// retries.
+//
+// The order of effects is what makes retries safe:
+//  1. claim the generation in the ledger (a lease: one live attempt at a time);
+//  2. stream the object, validating each row; valid rows go to one atomic
+//     warehouse load whose ID derives from the generation (a repeated load of
+//     the same ID adds nothing), rejected rows to a quarantine object whose
+//     name derives from the generation (a rewrite replaces it);
+//  3. rebuild the daily aggregates for the dates the file touched (a
+//     replacement, so repeating it is harmless);
+//  4. finish the ledger record with the counts.
+//
+// A crash between any two steps leaves the lease to expire; the redelivered
+// event takes over and repeats the steps, and each step is idempotent.
+package ingest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+// Object identifies the generation of a landed object, as the finalize event
+// describes it.
+type Object struct {
+	Bucket     string
+	Name       string
+	Generation int64
+	MD5        string // base64, as GCS reports it; "" for composite objects
+	Size       int64
+}
+
+// Key returns the object's ledger key.
+func (o Object) Key() ledger.Key {
+	return ledger.Key{Bucket: o.Bucket, Object: o.Name, Generation: o.Generation}
+}
+
+// ErrBusy means another live attempt holds this generation: answer with a
+// non-2xx status so that the platform redelivers later, when that attempt has
+// finished (then the redelivery is a no-op) or its lease has expired (then it
+// takes over).
+var ErrBusy = errors.New("object generation is being ingested by another attempt")
+
+// Config are the settings of a Service.
+type Config struct {
+	QuarantineBucket string
+	QuarantinePrefix string // e.g. "cuarentena/"
+	MaxRecordBytes   int
+}
+
+// Service ingests object generations.
+type Service struct {
+	objects   Objects
+	ledger    Ledger
+	warehouse Warehouse
+	feeds     *contract.Registry
+	cfg       Config
+	now       func() time.Time
+	log       *slog.Logger
+	stats     *Stats
+}
+
+// New builds a Service; every dependency is required.
+func New(objs Objects, l Ledger, wh Warehouse, feeds *contract.Registry, cfg Config, now func() time.Time, log *slog.Logger) (*Service, error) {
+	var missing []string
+	for name, dep := range map[string]any{"objects": objs, "ledger": l, "warehouse": wh, "feeds": feeds, "clock": now, "logger": log} {
+		if isNil(dep) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("ingest: missing dependencies: %s", strings.Join(missing, ", "))
+	}
+	if cfg.QuarantineBucket == "" {
+		return nil, errors.New("ingest: quarantine bucket is empty")
+	}
+	if cfg.MaxRecordBytes <= 0 {
+		cfg.MaxRecordBytes = 1 << 20
+	}
+	return &Service{objects: objs, ledger: l, warehouse: wh, feeds: feeds, cfg: cfg, now: now, log: log, stats: NewStats()}, nil
+}
+
+func isNil(v any) bool {
+	switch d := v.(type) {
+	case nil:
+		return true
+	case *contract.Registry:
+		return d == nil
+	case *slog.Logger:
+		return d == nil
+	case func() time.Time:
+		return d == nil
+	}
+	return false
+}
+
+// Stats returns the service's counters.
+func (s *Service) Stats() *Stats { return s.stats }
+
+// Ingest handles one finalize event. A nil error means the event may be
+// acknowledged: the generation is finished (loaded, rejected, skipped or a
+// duplicate), now or by an earlier delivery. A non-nil error means a retry can
+// help (a backend was down, or another attempt is still working: ErrBusy).
+func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error) {
+	key := obj.Key()
+	feed, matched := s.feeds.Match(obj.Name)
+	md5 := obj.MD5
+	if !matched {
+		md5 = "" // content dedup is only meaningful for files we load
+	}
+	owner := newOwner()
+	claim, err := s.ledger.Claim(ctx, key, md5, owner, s.now())
+	if err != nil {
+		return ledger.Record{}, fmt.Errorf("claim %s: %w", key, err)
+	}
+	switch claim.Decision {
+	case ledger.AlreadyFinished, ledger.DuplicateContent:
+		s.logOutcome(ctx, claim.Record, claim.Decision == ledger.AlreadyFinished)
+		return claim.Record, nil
+	case ledger.Busy:
+		return claim.Record, fmt.Errorf("ingest %s: %w (owner %s, lease until %s)", key, ErrBusy, claim.Record.Owner, claim.Record.LeaseUntil.Format(time.RFC3339))
+	case ledger.Proceed:
+	default:
+		return claim.Record, fmt.Errorf("claim %s: unexpected decision %d", key, claim.Decision)
+	}
+
+	rec := claim.Record
+	if !matched {
+		rec.State = ledger.Skipped
+		rec.Reason = "no contract matches this object name"
+		return s.finish(ctx, rec)
+	}
+	rec.Feed = feed.Name()
+	rec.LoadID = loadID(feed.Table(), key)
+
+	res, err := s.run(ctx, obj, feed, &rec)
+	if err != nil {
+		rec.State = ledger.Failed
+		rec.Reason = err.Error()
+		if ferr := s.ledger.Finish(context.WithoutCancel(ctx), rec, s.now()); ferr != nil && !errors.Is(ferr, ledger.ErrLeaseLost) {
+			s.log.WarnContext(ctx, "could not release the ledger lease; it will expire", "object", key.String(), "error", ferr)
+		}
+		s.stats.failed(rec.Feed)
+		return rec, fmt.Errorf("ingest %s: %w", key, err)
+	}
+	rec.State = res.state
+	rec.Reason = res.reason
+	return s.finish(ctx, rec)
+}
+
+func (s *Service) finish(ctx context.Context, rec ledger.Record) (ledger.Record, error) {
+	rec.FinishedAt = s.now()
+	if err := s.ledger.Finish(ctx, rec, rec.FinishedAt); err != nil {
+		if errors.Is(err, ledger.ErrLeaseLost) {
+			// Another attempt took over after our lease expired; our effects
+			// were idempotent and it will record the outcome itself.
+			s.log.WarnContext(ctx, "ledger lease lost; the attempt that took over records the outcome", "object", rec.Key.String())
+			return rec, nil
+		}
+		return rec, fmt.Errorf("finish %s: %w", rec.Key, err)
+	}
+	s.stats.finished(rec)
+	s.logOutcome(ctx, rec, false)
+	return rec, nil
+}
+
+// loadID derives the warehouse load ID from the generation alone, so every
+// attempt at the same generation asks for the same load and at most one can
+// commit. It keeps a readable prefix for people reading BigQuery job lists.
+func loadID(table string, key ledger.Key) string {
+	sum := sha256.Sum256([]byte(key.String()))
+	return fmt.Sprintf("%s-g%d-%s", table, key.Generation, hex.EncodeToString(sum[:8]))
+}
+
+func newOwner() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered bool) {
+	level := slog.LevelInfo
+	switch {
+	case rec.State == ledger.Rejected:
+		level = slog.LevelError
+	case rec.Counts.Quarantined > 0:
+		level = slog.LevelWarn
+	}
+	s.log.Log(ctx, level, "file "+strings.ToLower(string(rec.State)),
+		"object", rec.Key.String(),
+		"feed", rec.Feed,
+		"state", string(rec.State),
+		"redelivered", redelivered,
+		"rows_read", rec.Counts.Read,
+		"rows_loaded", rec.Counts.Loaded,
+		"rows_quarantined", rec.Counts.Quarantined,
+		"rejects", rec.Counts.Rejects,
+		"reason", rec.Reason,
+		"quarantine_object", rec.Quarantine,
+		"load_id", rec.LoadID,
+		"already_loaded", rec.AlreadyLoaded,
+		"attempt", rec.Attempt,
+	)
+}

@@ -1,0 +1,34 @@
+package ingest
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// Objects reads landed files and writes quarantine files.
+// Open streams one exact generation and wraps objects.ErrNotFound when it is
+// gone; Create's writer makes nothing visible until Close succeeds.
+type Objects interface {
+	Open(ctx context.Context, bucket, name string, generation int64) (io.ReadCloser, error)
+	Create(ctx context.Context, bucket, name, contentType string, metadata map[string]string) objects.Writer
+}
+
+// Ledger records which object generations were handled, with a lease so
+// that exactly one attempt works on a generation at a time.
+type Ledger interface {
+	Claim(ctx context.Context, key ledger.Key, md5, owner string, now time.Time) (ledger.Claim, error)
+	Finish(ctx context.Context, rec ledger.Record, now time.Time) error
+}
+
+// Warehouse receives validated rows. Load is atomic and idempotent per
+// Load.ID; RefreshDaily rebuilds a daily aggregate for the given dates from
+// the rows loaded so far, replacing what those dates held.
+type Warehouse interface {
+	Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error)
+	RefreshDaily(ctx context.Context, aggregate string, dates []int32) error
+}

@@ -1,0 +1,114 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/record"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// lineageColumns are appended to every feed's values: source_object,
+// source_generation, source_line, ingested_at (see warehouse/schema).
+const lineageColumns = 4
+
+// Reject codes for problems found before the contract sees a row.
+const (
+	codeMalformed    = "malformed_record"
+	codeFileRejected = "file_rejected"
+)
+
+// rowSource yields the valid rows of a file to the warehouse and sends every
+// other row to the quarantine as it goes, so the file is read once, in one
+// pass, whatever its size. It implements warehouse.RowSource.
+type rowSource struct {
+	reader     *record.Reader
+	feed       *contract.Feed
+	binding    *contract.Binding // nil when the whole file is rejected
+	fileReason string
+	q          *quarantine
+	counts     *ledger.Counts
+	dates      map[int32]struct{}
+	row        []warehouse.Value
+	err        error
+	done       bool
+}
+
+var _ warehouse.RowSource = (*rowSource)(nil)
+
+func (s *rowSource) lineage(obj Object, now time.Time) {
+	w := s.feed.Width()
+	s.row[w] = warehouse.StringValue(fmt.Sprintf("gs://%s/%s", obj.Bucket, obj.Name))
+	s.row[w+1] = warehouse.IntValue(obj.Generation)
+	s.row[w+3] = warehouse.TimeValue(now)
+}
+
+// Next advances to the next valid row, quarantining invalid ones on the way.
+func (s *rowSource) Next() bool {
+	if s.done {
+		return false
+	}
+	for {
+		rec, err := s.reader.Next()
+		if errors.Is(err, io.EOF) {
+			s.done = true
+			return false
+		}
+		if err != nil {
+			s.fail(fmt.Errorf("read line %d: %w", rec.Line, err))
+			return false
+		}
+		s.counts.Read++
+		if ok := s.accept(rec); ok {
+			s.counts.Loaded++
+			return true
+		}
+		if s.err != nil {
+			return false
+		}
+	}
+}
+
+func (s *rowSource) accept(rec record.Record) bool {
+	var reject contract.Reject
+	switch {
+	case rec.Problem != "":
+		reject = contract.Reject{Code: codeMalformed, Detail: rec.Problem}
+	case s.binding == nil:
+		reject = contract.Reject{Code: codeFileRejected, Detail: "file rejected: " + s.fileReason}
+	default:
+		reject = s.binding.Validate(rec.Fields, s.row)
+	}
+	if reject.OK() {
+		s.row[s.feed.Width()+2] = warehouse.IntValue(int64(rec.Line))
+		if i := s.feed.DateIndex(); i >= 0 {
+			s.dates[s.row[i].Days] = struct{}{}
+		}
+		return true
+	}
+	s.counts.Quarantined++
+	if s.counts.Rejects == nil {
+		s.counts.Rejects = map[string]int64{}
+	}
+	s.counts.Rejects[reject.Code]++
+	if err := s.q.add(rec.Line, reject, rec.Raw); err != nil {
+		s.fail(fmt.Errorf("quarantine line %d: %w", rec.Line, err))
+	}
+	return false
+}
+
+func (s *rowSource) fail(err error) {
+	s.err = err
+	s.done = true
+}
+
+// Row returns the current valid row in table column order.
+func (s *rowSource) Row() []warehouse.Value { return s.row }
+
+// Err reports why the stream stopped early; the warehouse must then not
+// commit the load.
+func (s *rowSource) Err() error { return s.err }

@@ -1,0 +1,118 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/record"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+type runResult struct {
+	state  ledger.State
+	reason string
+}
+
+// run streams one generation through validation into the warehouse and the
+// quarantine. It fills rec's counts. A returned error is transient: every
+// problem with the file's content ends as a result, never as an error.
+func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec *ledger.Record) (runResult, error) {
+	body, err := s.objects.Open(ctx, obj.Bucket, obj.Name, obj.Generation)
+	if errors.Is(err, objects.ErrNotFound) {
+		// A newer generation replaced it (or it was deleted) before we read
+		// it; the newer one has its own event.
+		return runResult{ledger.Rejected, "object generation no longer exists"}, nil
+	}
+	if err != nil {
+		return runResult{}, fmt.Errorf("open: %w", err)
+	}
+	defer body.Close()
+
+	q := newQuarantine(ctx, s.objects, s.cfg.QuarantineBucket, quarantineName(s.cfg.QuarantinePrefix, feed.Name(), obj), obj, feed.Name())
+	defer q.abort()
+
+	reader := record.NewReader(body, record.Options{MaxRecordBytes: s.cfg.MaxRecordBytes})
+	header, err := reader.Next()
+	switch {
+	case errors.Is(err, io.EOF):
+		return runResult{ledger.Rejected, "empty object: no header row"}, nil
+	case err != nil:
+		return runResult{}, fmt.Errorf("read header: %w", err)
+	case header.Problem != "":
+		return runResult{ledger.Rejected, "unreadable header: " + header.Problem}, nil
+	case bytes.IndexByte(header.Raw, 0) >= 0:
+		return runResult{ledger.Rejected, "binary content: NUL byte in the header line"}, nil
+	}
+	q.setHeader(header.Raw)
+
+	src := &rowSource{
+		reader: reader,
+		feed:   feed,
+		q:      q,
+		counts: &rec.Counts,
+		dates:  map[int32]struct{}{},
+		row:    make([]warehouse.Value, feed.Width()+lineageColumns),
+	}
+	src.lineage(obj, s.now())
+	binding, err := feed.Bind(header.Fields)
+	var fileErr *contract.FileError
+	switch {
+	case errors.As(err, &fileErr):
+		// The whole file is refused, but its rows are still accounted for:
+		// each goes to quarantine with the file's reason, so the file can be
+		// fixed and re-queued as a whole.
+		src.fileReason = fileErr.Reason
+	case err != nil:
+		return runResult{}, fmt.Errorf("bind header: %w", err)
+	default:
+		src.binding = binding
+	}
+
+	if src.binding != nil {
+		res, err := s.warehouse.Load(ctx, warehouse.Load{ID: rec.LoadID, Table: feed.Table(), Rows: src})
+		if err != nil {
+			return runResult{}, fmt.Errorf("load into %s: %w", feed.Table(), err)
+		}
+		rec.AlreadyLoaded = res.AlreadyLoaded
+	}
+	// Drain what the load did not read (all of it when the ID had committed
+	// already), so the counts and the quarantine are complete on every attempt.
+	for src.Next() {
+	}
+	if err := src.Err(); err != nil {
+		return runResult{}, err
+	}
+	if err := q.close(); err != nil {
+		return runResult{}, fmt.Errorf("write quarantine: %w", err)
+	}
+	rec.Quarantine = q.objectName()
+
+	if src.binding != nil && len(src.dates) > 0 {
+		dates := src.sortedDates()
+		for _, agg := range feed.Aggregates() {
+			if err := s.warehouse.RefreshDaily(ctx, agg, dates); err != nil {
+				return runResult{}, fmt.Errorf("refresh %s: %w", agg, err)
+			}
+		}
+	}
+	if src.fileReason != "" {
+		return runResult{ledger.Rejected, src.fileReason}, nil
+	}
+	return runResult{state: ledger.Done}, nil
+}
+
+func (s *rowSource) sortedDates() []int32 {
+	out := make([]int32, 0, len(s.dates))
+	for d := range s.dates {
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}

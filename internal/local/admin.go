@@ -1,0 +1,121 @@
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+// AdminPrefix is where the local-only endpoints live. They exist because the
+// embedded engines are single-process: a second process cannot open the
+// DuckDB or state files while serve holds them, so client commands ask the
+// server instead.
+const AdminPrefix = "/_local/"
+
+// QueryRequest is the body of POST /_local/query.
+type QueryRequest struct {
+	SQL string `json:"sql"`
+}
+
+func (s *Server) admin() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+AdminPrefix+"health", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("POST "+AdminPrefix+"query", s.handleQuery)
+	mux.HandleFunc("GET "+AdminPrefix+"ledger", s.handleLedger)
+	mux.HandleFunc("POST "+AdminPrefix+"clock", s.handleClock)
+	mux.HandleFunc("GET "+AdminPrefix+"stats", s.handleStats)
+	return mux
+}
+
+func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
+	var req QueryRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || strings.TrimSpace(req.SQL) == "" {
+		httpError(w, http.StatusBadRequest, errors.New("body must be {\"sql\": \"...\"}"))
+		return
+	}
+	q := s.App.Querier()
+	if q == nil {
+		httpError(w, http.StatusServiceUnavailable, errors.New("no warehouse is open"))
+		return
+	}
+	res, err := q.Query(r.Context(), req.SQL)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, res)
+}
+
+func (s *Server) handleLedger(w http.ResponseWriter, r *http.Request) {
+	l := s.App.Ledger()
+	if l == nil {
+		httpError(w, http.StatusServiceUnavailable, errors.New("no ledger is open"))
+		return
+	}
+	q := r.URL.Query()
+	if q.Get("object") == "" {
+		recs, err := l.List(r.Context())
+		if err != nil {
+			httpError(w, http.StatusInternalServerError, err)
+			return
+		}
+		writeJSON(w, recs)
+		return
+	}
+	gen, err := strconv.ParseInt(q.Get("generation"), 10, 64)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, fmt.Errorf("generation: %w", err))
+		return
+	}
+	rec, ok, err := l.Get(r.Context(), ledger.Key{Bucket: q.Get("bucket"), Object: q.Get("object"), Generation: gen})
+	switch {
+	case err != nil:
+		httpError(w, http.StatusInternalServerError, err)
+	case !ok:
+		httpError(w, http.StatusNotFound, errors.New("no ledger record for that generation"))
+	default:
+		writeJSON(w, rec)
+	}
+}
+
+func (s *Server) handleClock(w http.ResponseWriter, r *http.Request) {
+	if !s.Clock.Virtual() {
+		httpError(w, http.StatusConflict, errors.New("this server runs on the wall clock; start it with serve --virtual-clock"))
+		return
+	}
+	t, err := time.Parse(time.RFC3339Nano, r.URL.Query().Get("now"))
+	if err != nil {
+		httpError(w, http.StatusBadRequest, fmt.Errorf("now: %w", err))
+		return
+	}
+	s.Clock.Set(t)
+	writeJSON(w, map[string]string{"now": s.Clock.Now().Format(time.RFC3339Nano)})
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
+	svc, err := s.App.IngestService()
+	if err != nil {
+		httpError(w, http.StatusServiceUnavailable, err)
+		return
+	}
+	writeJSON(w, svc.Stats().Snapshot())
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func httpError(w http.ResponseWriter, code int, err error) {
+	http.Error(w, err.Error(), code)
+}

@@ -1,0 +1,160 @@
+package local
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/objects"
+)
+
+// DemoFiles lists the CSV files under dir/exportaciones, sorted, with the
+// object name each lands as (its path relative to dir).
+func DemoFiles(dir string) ([][2]string, error) {
+	var out [][2]string
+	root := filepath.Join(dir, "exportaciones")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".csv") {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, [2]string{p, filepath.ToSlash(rel)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("demo files in %s: %w", root, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][1] < out[j][1] })
+	return out, nil
+}
+
+// DemoFiles plays the file-drop story against a running server and prints
+// what a person would want to see: each file's outcome, every quarantined
+// row with its reason, the loaded rows and the daily aggregate.
+func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) error {
+	files, err := DemoFiles(testdata)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no CSV files under %s/exportaciones: run the demo from the repository root or pass --testdata", testdata)
+	}
+	fmt.Fprintln(w, "== File drops ==")
+	var recs []ledger.Record
+	for _, f := range files {
+		rec, err := Drop(ctx, s.URL, f[1], f[0])
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+		PrintRecord(w, rec)
+	}
+	if len(recs) > 0 {
+		// Eventarc delivers at least once: show that a redelivery is a no-op.
+		first := recs[0]
+		attrs, err := s.statLanding(ctx, first.Key.Object)
+		if err != nil {
+			return err
+		}
+		again, err := Notify(ctx, s.URL, attrs)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "redelivered %s: still %s, attempt %d, nothing loaded twice\n", first.Key, again.State, again.Attempt)
+	}
+
+	fmt.Fprintln(w, "\n== Quarantined rows ==")
+	for _, rec := range recs {
+		if rec.Quarantine == "" {
+			continue
+		}
+		if err := s.printQuarantine(ctx, w, rec.Quarantine); err != nil {
+			return err
+		}
+	}
+	for _, q := range []struct{ title, sql string }{
+		{"Loaded order lines (lineas_pedido)", "SELECT pedido_id, linea, fecha, sku, cantidad, precio_unitario, importe, pais, source_line FROM lineas_pedido ORDER BY pedido_id, linea"},
+		{"Loaded reviews (opiniones)", "SELECT opinion_id, sku, fecha, puntuacion, pais, texto FROM opiniones ORDER BY opinion_id"},
+		{"Daily aggregate (ventas_diarias_sku)", "SELECT fecha, sku, unidades, importe, lineas FROM ventas_diarias_sku ORDER BY fecha, sku"},
+	} {
+		fmt.Fprintf(w, "\n== %s ==\n", q.title)
+		res, err := Query(ctx, s.URL, q.sql)
+		if err != nil {
+			return err
+		}
+		if err := WriteResult(w, res, "table"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PrintRecord prints one file's outcome on a few lines.
+func PrintRecord(w io.Writer, rec ledger.Record) {
+	fmt.Fprintf(w, "%s\n  status: %s", rec.Key, rec.State)
+	if rec.Feed != "" {
+		fmt.Fprintf(w, "  feed: %s", rec.Feed)
+	}
+	fmt.Fprintf(w, "  rows read/loaded/quarantined: %d/%d/%d\n", rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
+	if rec.Reason != "" {
+		fmt.Fprintf(w, "  reason: %s\n", rec.Reason)
+	}
+	if rec.DuplicateOf != nil {
+		fmt.Fprintf(w, "  duplicate of: %s\n", rec.DuplicateOf)
+	}
+	if rec.Quarantine != "" {
+		fmt.Fprintf(w, "  quarantine: gs://%s/%s\n", QuarantineBucket, rec.Quarantine)
+	}
+}
+
+func (s *Server) statLanding(ctx context.Context, object string) (attrsOut objects.Attrs, err error) {
+	gcs, closeFn, err := Storage(ctx, s.URL)
+	if err != nil {
+		return attrsOut, err
+	}
+	defer closeFn()
+	return gcs.Stat(ctx, LandingBucket, object)
+}
+
+func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string) error {
+	gcs, closeFn, err := Storage(ctx, s.URL)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	r, err := gcs.Open(ctx, QuarantineBucket, object, 0)
+	if err != nil {
+		return fmt.Errorf("open quarantine %s: %w", object, err)
+	}
+	defer r.Close()
+	fmt.Fprintf(w, "gs://%s/%s\n", QuarantineBucket, object)
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	for i := 0; ; i++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read quarantine %s: %w", object, err)
+		}
+		if i == 0 || len(rec) < 4 {
+			continue // header
+		}
+		fmt.Fprintf(w, "  line %s  [%s] %s\n    %s\n", rec[0], rec[1], rec[2], strings.TrimRight(rec[3], "\r\n"))
+	}
+}
+

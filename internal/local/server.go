@@ -1,0 +1,183 @@
+// Package local runs the whole system on a laptop: the functions through the
+// functions framework, an in-process fake Cloud Storage on the same address,
+// and the embedded state store and warehouse in one data folder. It also
+// holds the client side the CLI uses against such a server (drop, query).
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/alpinashop/alpipe/functions"
+	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/setup"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
+)
+
+// The local buckets, named as in production.
+const (
+	LandingBucket    = "alpinashop-catalogo"
+	QuarantineBucket = "alpinashop-cuarentena"
+	StagingBucket    = "alpinashop-staging"
+)
+
+// DefaultAddr is where serve listens and where client commands look.
+const DefaultAddr = "127.0.0.1:8080"
+
+// Options configure a local server.
+type Options struct {
+	Addr    string // host:port; port 0 picks a free one
+	DataDir string // default ./.local
+	Logger  *slog.Logger
+	// Env overrides configuration variables (as the process environment
+	// would), e.g. {"WINDOW_SIZE": "1h"}.
+	Env map[string]string
+	// Clock is the processing-time clock; nil means the wall clock.
+	Clock *Clock
+}
+
+// Server is a running local system.
+type Server struct {
+	URL   string
+	App   *setup.App
+	Clock *Clock
+	gcs   *objects.Local
+	data  string
+}
+
+// Start brings up the fake GCS, the embedded backends and every function on
+// opts.Addr, and returns once the server answers. The functions framework
+// offers no way to stop its server, so a Server lives until the process
+// exits; Start may be called once per process.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	if opts.DataDir == "" {
+		opts.DataDir = ".local"
+	}
+	if opts.Addr == "" {
+		opts.Addr = DefaultAddr
+	}
+	if opts.Clock == nil {
+		opts.Clock = WallClock()
+	}
+	if os.Getenv("FUNCTION_TARGET") != "" {
+		return nil, errors.New("FUNCTION_TARGET is set: unset it to serve every function locally (or run cmd/server for one)")
+	}
+	addr, err := resolveAddr(opts.Addr)
+	if err != nil {
+		return nil, err
+	}
+	gcs, err := objects.StartLocal(filepath.Join(opts.DataDir, "gcs"), LandingBucket, QuarantineBucket, StagingBucket)
+	if err != nil {
+		return nil, fmt.Errorf("start local cloud storage: %w", err)
+	}
+	client, err := gcs.Client(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("local cloud storage client: %w", err)
+	}
+	env := map[string]string{
+		"ALPIPE_DATA_DIR":   opts.DataDir,
+		"STATE_STORE":       config.Embedded,
+		"WAREHOUSE":         config.DuckDB,
+		"QUARANTINE_BUCKET": QuarantineBucket,
+		"STAGING_BUCKET":    StagingBucket,
+	}
+	for k, v := range opts.Env {
+		env[k] = v
+	}
+	lookup := envconfig.MultiLookuper(envconfig.MapLookuper(env), envconfig.OsLookuper())
+	app, err := functions.Prepare(ctx, "", setup.Options{
+		Lookup:            lookup,
+		Now:               opts.Clock.Now,
+		Logger:            opts.Logger,
+		EmbeddedWarehouse: duckDBOpener(lookup),
+		Storage:           client,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{URL: "http://" + addr, App: app, Clock: opts.Clock, gcs: gcs, data: opts.DataDir}
+	if err := s.register(ctx); err != nil {
+		return nil, err
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	errc := make(chan error, 1)
+	go func() { errc <- funcframework.StartHostPort(host, port) }()
+	if err := waitReady(ctx, s.URL, errc); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// duckDBOpener opens the embedded warehouse with the dashboard view of the
+// configured accumulation mode.
+func duckDBOpener(lookup envconfig.Lookuper) func(context.Context, config.Backends) (setup.Warehouse, error) {
+	return func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
+		acc, _ := lookup.Lookup("ACCUMULATION")
+		return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{
+			Accumulation: strings.ToUpper(acc),
+			MemoryLimit:  "256MB",
+			TempDir:      filepath.Join(b.DataDir, "tmp"),
+		})
+	}
+}
+
+// register mounts the fake GCS and the local admin endpoints beside the
+// functions, through the framework's own registry.
+func (s *Server) register(ctx context.Context) error {
+	for _, p := range objects.LocalPaths() {
+		if err := funcframework.RegisterHTTPFunctionContext(ctx, p, s.gcs.Handler().ServeHTTP); err != nil {
+			return fmt.Errorf("mount local cloud storage at %s: %w", p, err)
+		}
+	}
+	return funcframework.RegisterHTTPFunctionContext(ctx, AdminPrefix, s.admin().ServeHTTP)
+}
+
+func resolveAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("address %q: %w", addr, err)
+	}
+	if port != "0" {
+		return addr, nil
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitReady(ctx context.Context, url string, errc <-chan error) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-errc:
+			return fmt.Errorf("serve %s: %w", url, err)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		resp, err := http.Get(url + AdminPrefix + "health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("server at %s did not become ready", url)
+}

@@ -1,0 +1,128 @@
+// Package order parses and validates the real-time order messages that the
+// web application publishes on topic pedidos-nuevos. It is pure: bytes and
+// attributes in, an Order or the reason it is invalid out.
+package order
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+)
+
+// EventTimeAttribute is the message attribute holding the moment the
+// customer confirmed the order: the event time.
+const EventTimeAttribute = "momento_evento"
+
+// Line is one order line.
+type Line struct {
+	SKU            string      `json:"sku"`
+	Cantidad       int64       `json:"cantidad"`
+	PrecioUnitario numeric.Dec `json:"precio_unitario"`
+}
+
+// Order is a valid order with its event time.
+type Order struct {
+	PedidoID     string      `json:"pedido_id"`
+	ClienteID    string      `json:"cliente_id"`
+	Pais         string      `json:"pais"`
+	ImporteTotal numeric.Dec `json:"importe_total"`
+	Lineas       []Line      `json:"lineas"`
+	EventTime    time.Time   `json:"-"`
+}
+
+// Units is the sum of the line quantities.
+func (o Order) Units() int64 {
+	var n int64
+	for _, l := range o.Lineas {
+		n += l.Cantidad
+	}
+	return n
+}
+
+// Field returns the value of a key field by name, for aggregations keyed by
+// something other than pais.
+func (o Order) Field(name string) (string, bool) {
+	switch name {
+	case "pais":
+		return o.Pais, true
+	case "cliente_id":
+		return o.ClienteID, true
+	case "pedido_id":
+		return o.PedidoID, true
+	}
+	return "", false
+}
+
+// Invalid is why a message is not a valid order. Its text starts with the
+// field at fault; Reason() is what the dead-letter sink records.
+type Invalid struct{ Msg string }
+
+func (e *Invalid) Error() string { return "invalid: " + e.Msg }
+
+// Reason is the pedidos_descartados.reason value.
+func (e *Invalid) Reason() string { return e.Error() }
+
+func invalid(format string, a ...any) error { return &Invalid{Msg: fmt.Sprintf(format, a...)} }
+
+// IsCountry reports whether a code is an assigned ISO 3166-1 alpha-2 code.
+// Set by the caller from the data contracts' country list, so both paths
+// agree on what a country is.
+type IsCountry func(code string) bool
+
+// Parse validates one message body and its attributes. Every problem is an
+// *Invalid: a message is either a valid order or invalid, never an error to
+// retry.
+func Parse(data []byte, attrs map[string]string, isCountry IsCountry) (Order, error) {
+	raw, ok := attrs[EventTimeAttribute]
+	if !ok || strings.TrimSpace(raw) == "" {
+		return Order{}, invalid("missing attribute %s", EventTimeAttribute)
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(raw))
+	if err != nil {
+		return Order{}, invalid("%s %q is not RFC 3339", EventTimeAttribute, raw)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var o Order
+	if err := dec.Decode(&o); err != nil {
+		return Order{}, invalid("body is not an order: %s", jsonProblem(err))
+	}
+	if dec.More() {
+		return Order{}, invalid("body has data after the order object")
+	}
+	o.EventTime = t.UTC()
+	o.PedidoID = strings.TrimSpace(o.PedidoID)
+	o.Pais = strings.ToUpper(strings.TrimSpace(o.Pais))
+	switch {
+	case o.PedidoID == "":
+		return Order{}, invalid("missing pedido_id")
+	case o.ImporteTotal < 0:
+		return Order{}, invalid("importe_total %s is negative", o.ImporteTotal)
+	case isCountry != nil && !isCountry(o.Pais):
+		return Order{}, invalid("pais %q is not an ISO 3166-1 alpha-2 code", o.Pais)
+	case isCountry == nil && len(o.Pais) != 2:
+		return Order{}, invalid("pais %q is not a two-letter code", o.Pais)
+	}
+	for i, l := range o.Lineas {
+		if l.Cantidad <= 0 {
+			return Order{}, invalid("lineas[%d].cantidad %d must be > 0", i, l.Cantidad)
+		}
+		if l.PrecioUnitario < 0 {
+			return Order{}, invalid("lineas[%d].precio_unitario %s is negative", i, l.PrecioUnitario)
+		}
+	}
+	return o, nil
+}
+
+func jsonProblem(err error) string {
+	msg := err.Error()
+	if errors.Is(err, numeric.ErrSyntax) || errors.Is(err, numeric.ErrPrecision) || errors.Is(err, numeric.ErrOverflow) {
+		return "amount " + msg
+	}
+	return strings.TrimPrefix(msg, "json: ")
+}

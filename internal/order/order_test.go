@@ -1,0 +1,91 @@
+package order
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+)
+
+func dec(s string) numeric.Dec {
+	d, err := numeric.Parse(s, false)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func countries(c string) bool { return c == "ES" || c == "FR" || c == "PT" }
+
+func TestParse(t *testing.T) {
+	const seed = `{"pedido_id":"P-000123","cliente_id":"C-88","pais":"ES","importe_total":"179.80","lineas":[{"sku":"MOCH-40L-AZ","cantidad":2,"precio_unitario":"89.90"}]}`
+	at := map[string]string{EventTimeAttribute: "2026-03-14T18:42:00+01:00"}
+	tests := []struct {
+		name    string
+		data    string
+		attrs   map[string]string
+		want    Order
+		wantErr string
+	}{
+		{
+			name:  "seed order",
+			data:  seed,
+			attrs: at,
+			want: Order{PedidoID: "P-000123", ClienteID: "C-88", Pais: "ES", ImporteTotal: dec("179.80"),
+				Lineas:    []Line{{SKU: "MOCH-40L-AZ", Cantidad: 2, PrecioUnitario: dec("89.90")}},
+				EventTime: time.Date(2026, 3, 14, 17, 42, 0, 0, time.UTC)},
+		},
+		{
+			name:  "amount as bare JSON number is read exactly",
+			data:  `{"pedido_id":"P-1","pais":"fr","importe_total":0.1,"lineas":[]}`,
+			attrs: at,
+			want:  Order{PedidoID: "P-1", Pais: "FR", ImporteTotal: dec("0.1"), Lineas: []Line{}, EventTime: time.Date(2026, 3, 14, 17, 42, 0, 0, time.UTC)},
+		},
+		{name: "missing event time", data: seed, attrs: map[string]string{}, wantErr: "invalid: missing attribute momento_evento"},
+		{name: "bad event time", data: seed, attrs: map[string]string{EventTimeAttribute: "ayer"}, wantErr: `invalid: momento_evento "ayer" is not RFC 3339`},
+		{name: "bad JSON", data: `{"pedido_id":`, attrs: at, wantErr: "invalid: body is not an order: unexpected EOF"},
+		{name: "missing pedido_id", data: `{"pais":"ES","importe_total":"1"}`, attrs: at, wantErr: "invalid: missing pedido_id"},
+		{name: "non-decimal amount", data: `{"pedido_id":"P","pais":"ES","importe_total":"1,5e3"}`, attrs: at, wantErr: "invalid: body is not an order: amount not a decimal number"},
+		{name: "negative amount", data: `{"pedido_id":"P","pais":"ES","importe_total":"-1"}`, attrs: at, wantErr: "invalid: importe_total -1 is negative"},
+		{name: "bad country", data: `{"pedido_id":"P","pais":"XX","importe_total":"1"}`, attrs: at, wantErr: `invalid: pais "XX" is not an ISO 3166-1 alpha-2 code`},
+		{name: "zero quantity", data: `{"pedido_id":"P","pais":"ES","importe_total":"1","lineas":[{"sku":"A","cantidad":0,"precio_unitario":"1"}]}`, attrs: at, wantErr: "invalid: lineas[0].cantidad 0 must be > 0"},
+		{name: "unknown field", data: `{"pedido_id":"P","pais":"ES","importe_total":"1","extra":1}`, attrs: at, wantErr: `invalid: body is not an order: unknown field "extra"`},
+		{name: "trailing data", data: seed + `{}`, attrs: at, wantErr: "invalid: body has data after the order object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.data), tt.attrs, countries)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("Parse error = %v, want %q", err, tt.wantErr)
+				}
+				var inv *Invalid
+				if !asInvalid(err, &inv) {
+					t.Fatalf("error %T is not *Invalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func asInvalid(err error, target **Invalid) bool {
+	inv, ok := err.(*Invalid)
+	*target = inv
+	return ok
+}
+
+func TestUnits(t *testing.T) {
+	o := Order{Lineas: []Line{{Cantidad: 2}, {Cantidad: 3}}}
+	if got := o.Units(); got != 5 {
+		t.Errorf("Units = %d, want 5", got)
+	}
+}
