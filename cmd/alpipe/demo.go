@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/logging"
@@ -28,11 +30,16 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 	if *verbose {
 		level = slog.LevelInfo
 	}
-	srv, err := local.Start(ctx, local.Options{Addr: "127.0.0.1:0", DataDir: data, Logger: logging.New(os.Stderr, level)})
+	// A virtual clock makes the orders story replay identically every time.
+	clock := local.VirtualClock(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
+	srv, err := local.Start(ctx, local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clock, Logger: logging.New(os.Stderr, level)})
 	if err != nil {
 		return err
 	}
 	defer srv.App.Close()
 	fmt.Fprintf(stdout, "alpipe demo: functions at %s, data in %s\n\n", srv.URL, data)
-	return srv.DemoFiles(ctx, stdout, *testdata)
+	if err := srv.DemoFiles(ctx, stdout, *testdata); err != nil {
+		return err
+	}
+	return srv.DemoOrders(ctx, stdout, filepath.Join(*testdata, "pedidos", "historia.jsonl"))
 }

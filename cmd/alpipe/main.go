@@ -5,6 +5,8 @@
 //	alpipe serve [--addr 127.0.0.1:8080] [--data .local] [--virtual-clock]
 //	alpipe drop FILE [--object PATH] [--format text|json] [--server URL]
 //	alpipe query SQL [--format table|csv|json] [--server URL]
+//	alpipe publish FILE.jsonl [--server URL]   (PUBSUB_EMULATOR_HOST set: to the emulator topic)
+//	alpipe tick [--now RFC3339] [--server URL]
 //	alpipe demo [--testdata testdata]
 //
 // Errors are one line on stderr and a non-zero exit.
@@ -20,6 +22,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
 type command struct {
@@ -33,11 +37,14 @@ func commands() []command {
 		{"serve", "run every function locally with embedded backends", runServe},
 		{"drop", "upload a file to the local landing bucket and ingest it", runDrop},
 		{"query", "run SQL on the local warehouse", runQuery},
+		{"publish", "deliver orders from a JSONL file to AggregateOrders (or the Pub/Sub emulator)", runPublish},
+		{"tick", "call AdvanceWatermark, optionally moving a virtual clock first", runTick},
 		{"demo", "start everything in-process and play the demo stories", runDemo},
 	}
 }
 
 func main() {
+	reexecWithAllocatorSettings()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
@@ -95,4 +102,22 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// reexecWithAllocatorSettings restarts the process once with DuckDB's
+// allocator told to return freed pages to the system. DuckDB reads the
+// setting only at process start, and without it the resident size of a
+// long-running serve grows with every load (measured: 200 MiB instead of
+// 136 MiB peak for three 800,000-row loads).
+func reexecWithAllocatorSettings() {
+	if _, set := os.LookupEnv(duckdb.JemallocConf); set {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	env := append(os.Environ(), duckdb.JemallocConf+"="+duckdb.JemallocReturnFreed)
+	// On success Exec does not return; on failure we simply run as we are.
+	_ = syscall.Exec(exe, os.Args, env)
 }

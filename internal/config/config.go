@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -116,7 +117,7 @@ func Load(ctx context.Context, cfg Validator, lookup envconfig.Lookuper) error {
 		lookup = envconfig.OsLookuper()
 	}
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: cfg, Lookuper: lookup}); err != nil {
-		return fmt.Errorf("read configuration: %w", err)
+		return fmt.Errorf("read configuration: %s: %w", variableOf(cfg, err), err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return errors.Join(ErrInvalid, err)
@@ -126,3 +127,32 @@ func Load(ctx context.Context, cfg Validator, lookup envconfig.Lookuper) error {
 
 // ErrInvalid marks a configuration that must be fixed before starting.
 var ErrInvalid = errors.New("invalid configuration")
+
+// variableOf names the environment variable behind an envconfig error, which
+// itself only names the Go field path ("Window: Size: ...").
+func variableOf(cfg any, err error) string {
+	msg := err.Error()
+	best := ""
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			p := f.Name
+			if path != "" {
+				p = path + ": " + f.Name
+			}
+			if f.Type.Kind() == reflect.Struct && f.Tag.Get("env") == "" {
+				walk(f.Type, p)
+				continue
+			}
+			if strings.HasPrefix(msg, p+":") {
+				best = strings.TrimSpace(strings.SplitN(f.Tag.Get("env"), ",", 2)[0])
+			}
+		}
+	}
+	walk(reflect.TypeOf(cfg).Elem(), "")
+	if best == "" {
+		return "environment"
+	}
+	return best
+}

@@ -6,19 +6,32 @@
 // suite (docstoretest) rather than being declared twice.
 //
 // The contract is deliberately Firestore's, so that the embedded store cannot
-// allow what production refuses:
+// allow what production refuses (limits checked against the gcloud emulator):
 //   - A path alternates collection and document IDs and names a document:
 //     "ledger/<id>", "aggregations/<agg>/windows/<w>/shards/<n>". IDs are
-//     non-empty, contain no '/', are not "." or "..", and are at most 1,500
-//     bytes; callers escape free text with ID.
+//     non-empty valid UTF-8, contain no '/', are not "." or "..", do not
+//     match __.*__ (reserved), and are at most 1,500 bytes; a document name
+//     is at most 6 KiB. Callers escape free text with ID.
+//   - Data is a JSON object of at most 1 MiB - 89 bytes (Firestore's limit
+//     on the string field that holds it). ExpireAt is kept to the
+//     microsecond and read back in UTC.
 //   - RunTx runs fn in a serialisable transaction and may run it more than
 //     once (on contention), so fn must be idempotent and must not leak
-//     side effects outside tx.
+//     side effects outside tx. fn's own error is returned as is.
 //   - Inside a transaction every read happens before the first write; a read
-//     after a write fails with ErrReadAfterWrite.
+//     after a write fails with ErrReadAfterWrite. Several writes to one
+//     document apply in order (the last wins).
+//   - A broken rule (bad path, bad data, read after write) fails RunTx even
+//     if fn drops the error, so nothing is half-committed.
+//   - RunTx with the context of a running transaction fails (no nesting);
+//     fn must not wait for another transaction of the same store. List
+//     inside fn reads committed state, not the transaction's writes.
 //   - Documents carry an optional ExpireAt (Firestore TTL). Expiry is not
 //     enforced on read: an expired document stays visible until a TTL sweep
 //     deletes it, so callers compare ExpireAt with their clock themselves.
+//
+// Adapters: boltstore (embedded, one file) and firestore; both pass
+// docstoretest.Run.
 package docstore
 
 import (
@@ -68,6 +81,9 @@ var (
 
 // ID turns free text (an object name, an order id) into a document ID that
 // is safe in a path and stable: the same text always gives the same ID.
+// It does not bound length (escaped non-ASCII text triples in size) nor
+// avoid the reserved form __x__: text that may be long or start and end
+// with "__" needs more (see ledger's docID).
 func ID(s string) string {
 	if s == "" {
 		return "%00"

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -14,6 +15,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/record"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
+
+// binarySniff is how much of a file is checked for NUL bytes.
+const binarySniff = 8000
 
 type runResult struct {
 	state  ledger.State
@@ -38,7 +42,15 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	q := newQuarantine(ctx, s.objects, s.cfg.QuarantineBucket, quarantineName(s.cfg.QuarantinePrefix, feed.Name(), obj), obj, feed.Name())
 	defer q.abort()
 
-	reader := record.NewReader(body, record.Options{MaxRecordBytes: s.cfg.MaxRecordBytes})
+	// Like git, call content binary when its first bytes hold a NUL: no CSV
+	// export has one, and quarantining an image line by line helps nobody.
+	peek := bufio.NewReaderSize(body, binarySniff)
+	if head, err := peek.Peek(binarySniff); bytes.IndexByte(head, 0) >= 0 {
+		return runResult{ledger.Rejected, "binary content: NUL byte in the first 8000 bytes"}, nil
+	} else if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return runResult{}, fmt.Errorf("read: %w", err)
+	}
+	reader := record.NewReader(peek, record.Options{MaxRecordBytes: s.cfg.MaxRecordBytes})
 	header, err := reader.Next()
 	switch {
 	case errors.Is(err, io.EOF):
@@ -47,8 +59,6 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 		return runResult{}, fmt.Errorf("read header: %w", err)
 	case header.Problem != "":
 		return runResult{ledger.Rejected, "unreadable header: " + header.Problem}, nil
-	case bytes.IndexByte(header.Raw, 0) >= 0:
-		return runResult{ledger.Rejected, "binary content: NUL byte in the header line"}, nil
 	}
 	q.setHeader(header.Raw)
 

@@ -157,4 +157,3 @@ func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string
 		fmt.Fprintf(w, "  line %s  [%s] %s\n    %s\n", rec[0], rec[1], rec[2], strings.TrimRight(rec[3], "\r\n"))
 	}
 }
-

@@ -127,7 +127,6 @@ func duckDBOpener(lookup envconfig.Lookuper) func(context.Context, config.Backen
 		acc, _ := lookup.Lookup("ACCUMULATION")
 		return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{
 			Accumulation: strings.ToUpper(acc),
-			MemoryLimit:  "256MB",
 			TempDir:      filepath.Join(b.DataDir, "tmp"),
 		})
 	}

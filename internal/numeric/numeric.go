@@ -210,8 +210,14 @@ func (d Dec) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON accepts a JSON string ("179.80") or a bare JSON number
-// token (179.80) and parses its text exactly, never through float64.
+// token (179.80) and parses its text exactly, never through float64. JSON
+// null is a no-op, as encoding/json expects of every Unmarshaler, so that a
+// null NUMERIC leaves the field (or a nil *Dec) alone instead of failing the
+// whole document.
 func (d *Dec) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	if len(b) >= 2 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {

@@ -16,7 +16,7 @@ type Message struct {
 	Data        []byte            `json:"data"` // base64 in JSON
 	Attributes  map[string]string `json:"attributes"`
 	MessageID   string            `json:"messageId"`
-	MessageID2  string            `json:"message_id"` // Eventarc sends both spellings
+	MessageID2  string            `json:"message_id,omitempty"` // Eventarc sends both spellings
 	PublishTime time.Time         `json:"publishTime"`
 }
 
@@ -33,7 +33,7 @@ func (m Message) ID() string {
 type Delivery struct {
 	Message         Message `json:"message"`
 	Subscription    string  `json:"subscription"`
-	DeliveryAttempt int     `json:"deliveryAttempt"` // 0 when dead lettering is off
+	DeliveryAttempt int     `json:"deliveryAttempt,omitempty"` // 0 when dead lettering is off
 	// Format is "push" for Pub/Sub's wrapped push body, "cloudevent" for an
 	// Eventarc binary-mode CloudEvent.
 	Format string `json:"-"`

@@ -22,6 +22,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -65,6 +66,7 @@ type App struct {
 	ingest  *ingest.Service
 	ledger  *ledger.Ledger
 	querier warehouse.Querier
+	stream  *stream.Processor
 }
 
 // New returns an App with no services built yet.

@@ -2,9 +2,67 @@ package setup
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
-func (a *App) buildStream(_ context.Context, name string) error {
-	return fmt.Errorf("unknown function %q", name)
+// buildStream builds the processor shared by AggregateOrders and
+// AdvanceWatermark: both read the same aggregation settings, and one process
+// serving both (the local server) must use one processor over one store.
+func (a *App) buildStream(ctx context.Context, name string) error {
+	var b config.Backends
+	var spec window.Spec
+	switch name {
+	case "AggregateOrders":
+		var cfg config.Orders
+		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
+			return err
+		}
+		b, spec = cfg.Backends, cfg.Spec()
+	case "AdvanceWatermark":
+		var cfg config.Watermark
+		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
+			return err
+		}
+		b, spec = cfg.Backends, cfg.Spec()
+	default:
+		return fmt.Errorf("unknown function %q", name)
+	}
+	a.mu.Lock()
+	built := a.stream != nil
+	a.mu.Unlock()
+	if built {
+		return nil
+	}
+	store, err := a.Store(ctx, b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	wh, err := a.Warehouse(ctx, b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	p, err := stream.New(store, wh, []window.Spec{spec}, contract.IsCountry, a.log)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	a.mu.Lock()
+	a.stream = p
+	a.mu.Unlock()
+	return nil
+}
+
+// StreamProcessor returns the real-time aggregation processor.
+func (a *App) StreamProcessor() (*stream.Processor, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stream == nil {
+		return nil, errors.New("AggregateOrders/AdvanceWatermark are not configured in this process")
+	}
+	return a.stream, nil
 }

@@ -1,0 +1,151 @@
+package contract
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// Encodings a feed may declare.
+const (
+	UTF8        = "utf-8"
+	Windows1252 = "windows-1252"
+)
+
+// Feed is one compiled contract. It is immutable and safe for concurrent use;
+// per-file state lives in Binding.
+type Feed struct {
+	name        string
+	description string
+	table       string
+	encoding    string
+	objects     *regexp.Regexp
+	columns     []column  // declared, in table order
+	derived     []derived // computed, in table order after the declared ones
+	header      []string
+	dateIndex   int
+	aggregates  []string
+}
+
+// column is a compiled declared column.
+type column struct {
+	name     string
+	typ      warehouse.Type
+	required bool
+
+	trim, upper, lower, decimalComma bool
+	truncateRunes                    int
+
+	min, max      bound
+	maxRunes      int
+	countries     bool     // ISO 3166-1 alpha-2
+	allowedValues []string // small sets: a linear scan beats a map
+	pattern       *regexp.Regexp
+
+	// Reject codes, built once so that a reject costs no string building
+	// beyond its detail.
+	codeRequired, codeInvalid, codeRange, codePrecision     string
+	codeBelow, codeAbove, codeSet, codePattern, codeTooLong string
+}
+
+// bound is an inclusive or exclusive limit on a number.
+type bound struct {
+	set       bool
+	exclusive bool
+	i         int64       // INT64 columns
+	d         numeric.Dec // NUMERIC columns
+	text      string      // "> 0", ">= 1", "<= 5", for details
+}
+
+// derived is a column computed from two declared numeric columns.
+type derived struct {
+	name      string
+	typ       warehouse.Type
+	required  bool
+	op        byte // '*', '+' or '-'
+	a, b      int  // indexes of the operands in the output row
+	ta, tb    warehouse.Type
+	expr      string
+	codeRange string
+	codeReq   string
+}
+
+// Name returns the feed name, used in quarantine paths and metrics.
+func (f *Feed) Name() string { return f.name }
+
+// Description returns the declaration's free text.
+func (f *Feed) Description() string { return f.description }
+
+// Table returns the warehouse table the feed fills.
+func (f *Feed) Table() string { return f.table }
+
+// Encoding returns the source text encoding: UTF8 or Windows1252.
+func (f *Feed) Encoding() string { return f.encoding }
+
+// Header returns the declared column names in declared order, the header a
+// corrected file is re-queued with.
+func (f *Feed) Header() []string { return append([]string(nil), f.header...) }
+
+// Width returns the number of values Validate writes: declared and derived
+// columns, without the lineage columns.
+func (f *Feed) Width() int { return len(f.columns) + len(f.derived) }
+
+// Aggregates returns the daily aggregate tables rebuilt from this feed.
+func (f *Feed) Aggregates() []string { return append([]string(nil), f.aggregates...) }
+
+// DateIndex returns the output index of the date column that aggregates are
+// keyed by, or -1.
+func (f *Feed) DateIndex() int { return f.dateIndex }
+
+// Lineage returns the columns that follow a feed's values in its table,
+// filled by the ingester, not by the contract.
+func Lineage() []warehouse.Field {
+	return []warehouse.Field{
+		{Name: "source_object", Type: warehouse.String, Mode: "REQUIRED"},
+		{Name: "source_generation", Type: warehouse.Int64, Mode: "REQUIRED"},
+		{Name: "source_line", Type: warehouse.Int64, Mode: "REQUIRED"},
+		{Name: "ingested_at", Type: warehouse.Timestamp, Mode: "REQUIRED"},
+	}
+}
+
+// Schema returns the table columns the feed produces (declared, derived,
+// then lineage) as BigQuery would declare them, without descriptions.
+func (f *Feed) Schema() []warehouse.Field {
+	out := make([]warehouse.Field, 0, f.Width()+4)
+	for _, c := range f.columns {
+		out = append(out, warehouse.Field{Name: c.name, Type: c.typ, Mode: mode(c.required)})
+	}
+	for _, d := range f.derived {
+		out = append(out, warehouse.Field{Name: d.name, Type: d.typ, Mode: mode(d.required)})
+	}
+	return append(out, Lineage()...)
+}
+
+func mode(required bool) string {
+	if required {
+		return "REQUIRED"
+	}
+	return "NULLABLE"
+}
+
+// CheckTable reports the first difference between the feed's Schema and the
+// table's: name, type and mode, column by column.
+func (f *Feed) CheckTable(t warehouse.Table) error {
+	want := f.Schema()
+	for i, w := range want {
+		if i >= len(t.Schema) {
+			return fmt.Errorf("contract: feed %s: column %s: table %s has only %d columns", f.name, w.Name, t.Name, len(t.Schema))
+		}
+		g := t.Schema[i]
+		if g.Name != w.Name || g.Type != w.Type || g.Mode != w.Mode {
+			return fmt.Errorf("contract: feed %s: column %d is %s %s %s, table %s has %s %s %s",
+				f.name, i+1, w.Name, w.Type, w.Mode, t.Name, g.Name, g.Type, g.Mode)
+		}
+	}
+	if len(t.Schema) > len(want) {
+		return fmt.Errorf("contract: feed %s: table %s has extra column %s", f.name, t.Name, t.Schema[len(want)].Name)
+	}
+	return nil
+}

@@ -1,0 +1,240 @@
+package contract
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/record"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenLimit keeps the over-long fixture small.
+const goldenLimit = 2048
+
+// outcome is what one file gives, as the ingester accounts for it: every
+// record after the header is read, then either valid or rejected.
+type outcome struct {
+	FileReason string // the file is refused as a whole
+	Read       int
+	Valid      int
+	Rejects    map[string]int
+	lines      []string
+}
+
+// process runs a file through the reader and a feed's contract.
+func process(t *testing.T, f *Feed, src io.Reader) outcome {
+	t.Helper()
+	r := record.NewReader(src, record.Options{MaxRecordBytes: goldenLimit})
+	o := outcome{Rejects: map[string]int{}}
+	header, err := r.Next()
+	switch {
+	case errors.Is(err, io.EOF):
+		o.FileReason = "empty file: no header row"
+		return o
+	case err != nil:
+		t.Fatal(err)
+	case header.Problem != "":
+		o.FileReason = "unreadable header: " + header.Problem
+	}
+	var b *Binding
+	if o.FileReason == "" {
+		var fe *FileError
+		b, err = f.Bind(header.Fields)
+		if errors.As(err, &fe) {
+			o.FileReason = fe.Reason
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := make([]warehouse.Value, f.Width())
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return o
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Read++
+		var rej Reject
+		switch {
+		case rec.Problem != "":
+			rej = Reject{"malformed_record", rec.Problem}
+		case b == nil:
+			rej = Reject{"file_rejected", o.FileReason}
+		default:
+			rej = b.Validate(rec.Fields, out)
+		}
+		if rej.OK() {
+			o.Valid++
+			o.lines = append(o.lines, fmt.Sprintf("line %d ok %q", rec.Line, render(f, out)))
+			continue
+		}
+		o.Rejects[rej.Code]++
+		o.lines = append(o.lines, fmt.Sprintf("line %d reject %s: %s", rec.Line, rej.Code, rej.Detail))
+	}
+}
+
+func (o outcome) String() string {
+	var sb strings.Builder
+	if o.FileReason != "" {
+		fmt.Fprintf(&sb, "file rejected: %s\n", o.FileReason)
+	}
+	for _, l := range o.lines {
+		sb.WriteString(l + "\n")
+	}
+	fmt.Fprintf(&sb, "read=%d valid=%d rejected=%d\n", o.Read, o.Valid, o.Read-o.Valid)
+	for _, c := range slices.Sorted(maps.Keys(o.Rejects)) {
+		fmt.Fprintf(&sb, "  %s=%d\n", c, o.Rejects[c])
+	}
+	return sb.String()
+}
+
+// testRegistry is the embedded feeds plus the test-only ones in
+// testdata/feeds.
+func testRegistry(t *testing.T) *Registry {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, dir := range []string{"feeds", "testdata/feeds"} {
+		paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[p] = b
+		}
+	}
+	reg, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// TestGolden runs every fixture in testdata/<feed>/ through its feed and
+// compares the outcome with <fixture>.golden.
+func TestGolden(t *testing.T) {
+	reg := testRegistry(t)
+	n := 0
+	for _, f := range reg.Feeds() {
+		paths, err := filepath.Glob(filepath.Join("testdata", f.Name(), "*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			if strings.HasSuffix(p, ".golden") {
+				continue
+			}
+			n++
+			t.Run(f.Name()+"/"+filepath.Base(p), func(t *testing.T) {
+				file, err := os.Open(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer file.Close()
+				got := process(t, f, file).String()
+				golden := p + ".golden"
+				if *update {
+					if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test -update)", err)
+				}
+				if diff := cmp.Diff(string(want), got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", golden, diff)
+				}
+			})
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d fixtures found", n)
+	}
+}
+
+// TestSeeds pins the two seed files of the issue, here and in the
+// repository's testdata, where the demo drops them.
+func TestSeeds(t *testing.T) {
+	reg := mustDefault(t)
+	tests := []struct {
+		name  string
+		paths []string // the same file in both places
+		feed  string
+		want  outcome
+	}{
+		{
+			name: "dirty order lines",
+			paths: []string{
+				"testdata/lineas_pedido/seed_pedidos_erp.csv",
+				"../../testdata/exportaciones/2026/03/14/pedidos-erp.csv",
+			},
+			feed: "lineas_pedido",
+			want: outcome{Read: 4, Valid: 1, Rejects: map[string]int{"column_count": 1, "cantidad:below_min": 1, "fecha:invalid_date": 1}},
+		},
+		{
+			name: "reviews",
+			paths: []string{
+				"testdata/opiniones/seed_opiniones_marzo.csv",
+				"../../testdata/exportaciones/2026/03/opiniones-marzo.csv",
+			},
+			feed: "opiniones",
+			want: outcome{Read: 4, Valid: 1, Rejects: map[string]int{"puntuacion:above_max": 1, "fecha:invalid_date": 1, "sku:required": 1}},
+		},
+		{
+			name: "more dirt for the demo",
+			paths: []string{
+				"testdata/lineas_pedido/demo_pedidos_sucios.csv",
+				"../../testdata/exportaciones/2026/03/15/pedidos-erp.csv",
+			},
+			feed: "lineas_pedido",
+			want: outcome{Read: 7, Valid: 4, Rejects: map[string]int{"invalid_utf8": 1, "pais:not_iso3166": 1, "cantidad:below_min": 1}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var first []byte
+			for _, p := range tt.paths {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first == nil {
+					first = b
+				} else if string(b) != string(first) {
+					t.Errorf("%s differs from %s", p, tt.paths[0])
+				}
+				object := strings.TrimPrefix(p, "../../testdata/")
+				if strings.HasPrefix(object, "exportaciones/") {
+					if f, ok := reg.Match(object); !ok || f.Name() != tt.feed {
+						t.Errorf("object %s does not match feed %s", object, tt.feed)
+					}
+				}
+			}
+			f, _ := reg.Feed(tt.feed)
+			got := process(t, f, strings.NewReader(string(first)))
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(outcome{}), cmp.FilterPath(func(p cmp.Path) bool {
+				return p.Last().String() == ".lines"
+			}, cmp.Ignore())); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s\n%s", diff, got)
+			}
+		})
+	}
+}

@@ -1,0 +1,123 @@
+// Package contract holds the data contracts of the file feeds: which objects
+// a feed owns, the columns it must carry, how each value is checked and
+// normalised, and the warehouse table it fills.
+//
+// Feeds are declared as data, one JSON file per feed in feeds/ (embedded),
+// so that adding a feed means adding a file, not writing a parser. A
+// declaration is compiled once into a Feed; Feed.Bind maps a file's header to
+// the declared columns and Binding.Validate turns one CSV row into typed
+// warehouse values or a Reject with a stable code and a readable reason.
+// Everything here is pure: no I/O, no clock.
+package contract
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"sync"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+//go:embed feeds/*.json
+var feedFS embed.FS
+
+// Registry is a set of feeds, consulted in a fixed order.
+type Registry struct {
+	feeds []*Feed
+}
+
+var defaultRegistry = sync.OnceValues(func() (*Registry, error) {
+	entries, err := feedFS.ReadDir("feeds")
+	if err != nil {
+		return nil, fmt.Errorf("contract: read embedded feeds: %w", err)
+	}
+	files := make(map[string][]byte, len(entries))
+	for _, e := range entries {
+		name := path.Join("feeds", e.Name())
+		b, err := feedFS.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("contract: read %s: %w", name, err)
+		}
+		files[name] = b
+	}
+	reg, err := Parse(files)
+	if err != nil {
+		return nil, err
+	}
+	// The embedded feeds must fit the warehouse exactly: a drift between a
+	// contract and its table would otherwise surface as failed loads.
+	for _, f := range reg.feeds {
+		t, err := warehouse.Lookup(f.table)
+		if err != nil {
+			return nil, fmt.Errorf("contract: feed %s: %w", f.name, err)
+		}
+		if err := f.CheckTable(t); err != nil {
+			return nil, err
+		}
+		for _, a := range f.aggregates {
+			if _, err := warehouse.Lookup(a); err != nil {
+				return nil, fmt.Errorf("contract: feed %s: aggregate: %w", f.name, err)
+			}
+		}
+	}
+	return reg, nil
+})
+
+// Default returns the embedded feeds, validated against their declarations
+// and against the warehouse schemas. The registry is immutable and shared.
+func Default() (*Registry, error) {
+	return defaultRegistry()
+}
+
+// Parse compiles feed declarations, keyed by file name (the name only orders
+// the feeds and names the file in errors). It checks each declaration on its
+// own, not against the warehouse: see Feed.CheckTable.
+func Parse(files map[string][]byte) (*Registry, error) {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	reg := &Registry{}
+	seen := map[string]string{}
+	for _, n := range names {
+		f, err := compile(files[n])
+		if err != nil {
+			return nil, fmt.Errorf("contract: %s: %w", n, err)
+		}
+		if prev, dup := seen[f.name]; dup {
+			return nil, fmt.Errorf("contract: %s: feed %s is already declared in %s", n, f.name, prev)
+		}
+		seen[f.name] = n
+		reg.feeds = append(reg.feeds, f)
+	}
+	return reg, nil
+}
+
+// Match returns the first feed, in file name order, whose object pattern
+// matches the object name.
+func (r *Registry) Match(object string) (*Feed, bool) {
+	for _, f := range r.feeds {
+		if f.objects.MatchString(object) {
+			return f, true
+		}
+	}
+	return nil, false
+}
+
+// Feeds returns the feeds in matching order.
+func (r *Registry) Feeds() []*Feed {
+	return append([]*Feed(nil), r.feeds...)
+}
+
+// Feed returns the named feed.
+func (r *Registry) Feed(name string) (*Feed, bool) {
+	for _, f := range r.feeds {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return nil, false
+}

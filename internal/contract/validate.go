@@ -1,0 +1,258 @@
+package contract
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// Reject says why a row was refused. The zero value means the row is valid.
+type Reject struct {
+	// Code is stable and low-cardinality, for counters and metrics:
+	// "column_count", "invalid_utf8", "invalid_windows1252", or
+	// "<column>:<rule>" with rule one of required, invalid_int,
+	// invalid_numeric, invalid_date, out_of_range, too_precise, below_min,
+	// above_max, not_iso3166, not_allowed, pattern, too_long.
+	Code string
+	// Detail is a sentence for the person reading the quarantine file.
+	Detail string
+}
+
+// OK reports whether the row was accepted.
+func (r Reject) OK() bool { return r.Code == "" }
+
+// Row-level reject codes.
+const (
+	CodeColumnCount   = "column_count"
+	CodeInvalidUTF8   = "invalid_utf8"
+	CodeInvalidCP1252 = "invalid_windows1252"
+)
+
+// Validate checks and normalises one data row. On success it fills
+// out[:Width()] in table column order and returns the zero Reject; strings in
+// out are fresh copies, independent of fields. Otherwise it returns the first
+// reason found, checking the column count, then the text encoding, then each
+// column in declared order, then the derived columns; out is then garbage.
+//
+// This runs once per row of every file, so the success path avoids fmt,
+// maps and regexps (unless a column declares a pattern) and allocates one
+// string per row, holding all its string values.
+func (b *Binding) Validate(fields [][]byte, out []warehouse.Value) Reject {
+	if len(fields) != b.columns {
+		return Reject{CodeColumnCount, fmt.Sprintf("expected %d columns, got %d", b.columns, len(fields))}
+	}
+	f := b.feed
+	vals := fields
+	if f.encoding == Windows1252 {
+		if r := b.transcode(fields); !r.OK() {
+			return r
+		}
+		vals = b.vals
+	} else {
+		// One invalid byte fails a whole BigQuery load job, so it must
+		// stop here, even in a column the contract ignores.
+		for i, v := range fields {
+			if !utf8.Valid(v) {
+				return Reject{CodeInvalidUTF8, fmt.Sprintf("column %d (%s): invalid UTF-8 %s", i+1, b.names[i], quote(v))}
+			}
+		}
+	}
+	b.arena = b.arena[:0]
+	for ci := range f.columns {
+		c := &f.columns[ci]
+		var v []byte
+		if p := b.pos[ci]; p >= 0 {
+			v = vals[p]
+		}
+		if c.trim {
+			v = trimSpace(v)
+		}
+		b.spans[ci].start = -1
+		if len(v) == 0 {
+			if c.required {
+				return Reject{c.codeRequired, c.name + ": required value is empty"}
+			}
+			out[ci] = warehouse.Value{Null: true}
+			continue
+		}
+		var r Reject
+		switch c.typ {
+		case warehouse.String:
+			r = b.stringValue(ci, c, v, out)
+		case warehouse.Int64:
+			r = c.integer(v, &out[ci])
+		case warehouse.Numeric:
+			r = c.decimal(v, &out[ci])
+		case warehouse.Date:
+			r = c.date(v, &out[ci])
+		}
+		if !r.OK() {
+			return r
+		}
+	}
+	for di := range f.derived {
+		d := &f.derived[di]
+		if r := d.compute(out, len(f.columns)+di); !r.OK() {
+			return r
+		}
+	}
+	if len(b.arena) > 0 {
+		s := string(b.arena)
+		for ci, sp := range b.spans {
+			if sp.start >= 0 {
+				out[ci] = warehouse.Value{Str: s[sp.start:sp.end]}
+			}
+		}
+	}
+	return Reject{}
+}
+
+// trimSpace is bytes.TrimSpace with a shortcut for the usual value, which
+// has nothing to trim.
+func trimSpace(v []byte) []byte {
+	if n := len(v); n == 0 || (v[0] > ' ' && v[0] < utf8.RuneSelf && v[n-1] > ' ' && v[n-1] < utf8.RuneSelf) {
+		return v
+	}
+	return bytes.TrimSpace(v)
+}
+
+// transcode decodes every field from Windows-1252 into b.vals.
+func (b *Binding) transcode(fields [][]byte) Reject {
+	b.text = b.text[:0]
+	for i, v := range fields {
+		if isASCII(v) {
+			b.ends[i] = -1
+			continue
+		}
+		var ok bool
+		if b.text, ok = appendCP1252(b.text, v); !ok {
+			return Reject{CodeInvalidCP1252, fmt.Sprintf("column %d (%s): byte undefined in windows-1252 %s", i+1, b.names[i], quote(v))}
+		}
+		b.ends[i] = len(b.text)
+	}
+	// Slice only now: appending may have moved text.
+	start := 0
+	for i, v := range fields {
+		if b.ends[i] < 0 {
+			b.vals[i] = v
+			continue
+		}
+		b.vals[i] = b.text[start:b.ends[i]:b.ends[i]]
+		start = b.ends[i]
+	}
+	return Reject{}
+}
+
+// stringValue normalises and checks a STRING value. The value is written to the
+// row arena and turned into a string once the whole row is valid.
+func (b *Binding) stringValue(ci int, c *column, v []byte, out []warehouse.Value) Reject {
+	start := len(b.arena)
+	switch {
+	case c.upper:
+		b.arena = appendUpper(b.arena, v)
+	case c.lower:
+		b.arena = appendLower(b.arena, v)
+	default:
+		b.arena = append(b.arena, v...)
+	}
+	s := b.arena[start:]
+	if c.truncateRunes > 0 {
+		s = cutRunes(s, c.truncateRunes)
+		b.arena = b.arena[:start+len(s)]
+	}
+	if c.maxRunes > 0 {
+		if n := utf8.RuneCount(s); n > c.maxRunes {
+			return Reject{c.codeTooLong, fmt.Sprintf("%s: %d characters, at most %d allowed", c.name, n, c.maxRunes)}
+		}
+	}
+	if c.countries {
+		code := country(s)
+		if code == "" {
+			return Reject{c.codeSet, fmt.Sprintf("%s: %s is not an ISO 3166-1 alpha-2 country code", c.name, quote(s))}
+		}
+		b.arena = b.arena[:start] // the interned code needs no copy
+		out[ci] = warehouse.Value{Str: code}
+		return Reject{}
+	}
+	if c.pattern != nil && !c.pattern.Match(s) {
+		return Reject{c.codePattern, fmt.Sprintf("%s: %s does not match %s", c.name, quote(s), c.pattern)}
+	}
+	if c.allowedValues != nil {
+		for _, a := range c.allowedValues {
+			if string(s) == a {
+				b.arena = b.arena[:start]
+				out[ci] = warehouse.Value{Str: a}
+				return Reject{}
+			}
+		}
+		return Reject{c.codeSet, fmt.Sprintf("%s: %s is not one of %q", c.name, quote(s), c.allowedValues)}
+	}
+	b.spans[ci] = span{start, len(b.arena)}
+	return Reject{}
+}
+
+func (c *column) integer(v []byte, out *warehouse.Value) Reject {
+	n, ok, inRange := parseInt(v)
+	if !ok {
+		return Reject{c.codeInvalid, fmt.Sprintf("%s: not an integer %s", c.name, quote(v))}
+	}
+	if !inRange {
+		return Reject{c.codeRange, fmt.Sprintf("%s: integer out of range %s", c.name, quote(v))}
+	}
+	if c.min.set && (n < c.min.i || c.min.exclusive && n == c.min.i) {
+		return Reject{c.codeBelow, fmt.Sprintf("%s: must be %s, got %d", c.name, c.min.text, n)}
+	}
+	if c.max.set && (n > c.max.i || c.max.exclusive && n == c.max.i) {
+		return Reject{c.codeAbove, fmt.Sprintf("%s: must be %s, got %d", c.name, c.max.text, n)}
+	}
+	*out = warehouse.Value{Int: n}
+	return Reject{}
+}
+
+func (c *column) decimal(v []byte, out *warehouse.Value) Reject {
+	// The Spanish ERP writes 89,90, other exports 89.90: a declared
+	// decimal_comma accepts both, but never both in one value (1.089,90).
+	comma := c.decimalComma && bytes.IndexByte(v, ',') >= 0
+	d, err := numeric.ParseBytes(v, comma)
+	if err != nil {
+		switch {
+		case errors.Is(err, numeric.ErrPrecision):
+			return Reject{c.codePrecision, fmt.Sprintf("%s: more than %d decimal places %s", c.name, numeric.Scale, quote(v))}
+		case errors.Is(err, numeric.ErrOverflow):
+			return Reject{c.codeRange, fmt.Sprintf("%s: number out of range %s", c.name, quote(v))}
+		}
+		return Reject{c.codeInvalid, fmt.Sprintf("%s: not a decimal number %s", c.name, quote(v))}
+	}
+	if c.min.set && (d < c.min.d || c.min.exclusive && d == c.min.d) {
+		return Reject{c.codeBelow, fmt.Sprintf("%s: must be %s, got %s", c.name, c.min.text, d)}
+	}
+	if c.max.set && (d > c.max.d || c.max.exclusive && d == c.max.d) {
+		return Reject{c.codeAbove, fmt.Sprintf("%s: must be %s, got %s", c.name, c.max.text, d)}
+	}
+	*out = warehouse.Value{Dec: d}
+	return Reject{}
+}
+
+func (c *column) date(v []byte, out *warehouse.Value) Reject {
+	days, ok := parseDate(v)
+	if !ok {
+		return Reject{c.codeInvalid, fmt.Sprintf("%s: invalid date %s", c.name, quote(v))}
+	}
+	*out = warehouse.Value{Days: days}
+	return Reject{}
+}
+
+// quote renders a value for a detail, shortened: a detail is read by a person
+// next to the raw line, it need not repeat a 1 MB field.
+func quote(v []byte) string {
+	const limit = 64
+	if len(v) > limit {
+		return strconv.Quote(string(v[:limit])) + "..."
+	}
+	return strconv.Quote(string(v))
+}

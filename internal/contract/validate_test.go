@@ -1,0 +1,393 @@
+package contract
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+func bytesOf(ss ...string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func bind(t testing.TB, f *Feed, header ...string) *Binding {
+	t.Helper()
+	if header == nil {
+		header = f.Header()
+	}
+	b, err := f.Bind(bytesOf(header...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func feed(t testing.TB, name string) *Feed {
+	t.Helper()
+	f, ok := mustDefault(t).Feed(name)
+	if !ok {
+		t.Fatalf("no feed %s", name)
+	}
+	return f
+}
+
+func dec(t testing.TB, s string) warehouse.Value {
+	t.Helper()
+	d, err := numeric.Parse(s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return warehouse.DecValue(d)
+}
+
+func date(t testing.TB, s string) warehouse.Value {
+	t.Helper()
+	d, ok := parseDate([]byte(s))
+	if !ok {
+		t.Fatalf("bad test date %s", s)
+	}
+	return warehouse.DateValue(d)
+}
+
+var (
+	str  = warehouse.StringValue
+	num  = warehouse.IntValue
+	null = warehouse.NullValue()
+)
+
+// with returns base with field i replaced by v.
+func with(base []string, i int, v string) []string {
+	out := append([]string(nil), base...)
+	out[i] = v
+	return out
+}
+
+type validateCase struct {
+	name string
+	row  []string
+	want Reject
+	vals []warehouse.Value // checked when want is OK
+}
+
+func runValidate(t *testing.T, b *Binding, tests []validateCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := make([]warehouse.Value, b.Feed().Width()+4)
+			got := b.Validate(bytesOf(tt.row...), out)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Fatalf("Validate(%q) reject (-want +got):\n%s", tt.row, diff)
+			}
+			if got.OK() {
+				if tt.vals == nil {
+					t.Fatal("test case gives no values to check")
+				}
+				if diff := cmp.Diff(tt.vals, out[:b.Feed().Width()]); diff != "" {
+					t.Errorf("values (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestValidateLineasPedido(t *testing.T) {
+	f := feed(t, "lineas_pedido")
+	b := bind(t, f)
+	// pedido_id linea fecha sku cantidad precio_unitario cliente_id pais
+	base := []string{"PED-1", "1", "2026-03-14", "MOCH-40L-AZ", "2", "89,90", "CLI-7", "ES"}
+	vals := func(edit func(v []warehouse.Value)) []warehouse.Value {
+		v := []warehouse.Value{str("PED-1"), num(1), date(t, "2026-03-14"), str("MOCH-40L-AZ"), num(2), dec(t, "89.9"), str("CLI-7"), str("ES"), dec(t, "179.8")}
+		if edit != nil {
+			edit(v)
+		}
+		return v
+	}
+	runValidate(t, b, []validateCase{
+		{name: "valid", row: base, vals: vals(nil)},
+		{name: "decimal point also accepted", row: with(base, 5, "89.90"), vals: vals(nil)},
+		{name: "price trimmed", row: with(base, 5, " 89,90 "), vals: vals(nil)},
+		{name: "price zero", row: with(base, 5, "0"), vals: vals(func(v []warehouse.Value) { v[5], v[8] = dec(t, "0"), dec(t, "0") })},
+		{name: "price with 9 decimals", row: with(base, 5, "0,000000001"), vals: vals(func(v []warehouse.Value) { v[5], v[8] = dec(t, "0.000000001"), dec(t, "0.000000002") })},
+		{name: "sku trimmed and upper-cased", row: with(base, 3, "  moch-40l-az\t"), vals: vals(nil)},
+		{name: "country trimmed and upper-cased", row: with(base, 7, " es "), vals: vals(nil)},
+		{name: "ids trimmed", row: with(with(base, 0, " PED-1 "), 6, " CLI-7"), vals: vals(nil)},
+		{name: "customer optional", row: with(base, 6, ""), vals: vals(func(v []warehouse.Value) { v[6] = null })},
+		{name: "customer blank is null", row: with(base, 6, "   "), vals: vals(func(v []warehouse.Value) { v[6] = null })},
+		{name: "line and quantity with plus sign", row: with(with(base, 1, "+1"), 4, "+2"), vals: vals(nil)},
+		{name: "utf-8 text kept", row: with(base, 6, "Pérez, Ana"), vals: vals(func(v []warehouse.Value) { v[6] = str("Pérez, Ana") })},
+		{name: "leap day", row: with(base, 2, "2024-02-29"), vals: vals(func(v []warehouse.Value) { v[2] = date(t, "2024-02-29") })},
+		{name: "large exact amount", row: with(with(base, 4, "3"), 5, "3333333,333333333"), vals: vals(func(v []warehouse.Value) {
+			v[4], v[5], v[8] = num(3), dec(t, "3333333.333333333"), dec(t, "9999999.999999999")
+		})},
+
+		{name: "unquoted decimal comma makes 9 fields", row: []string{"PED-1", "1", "2026-03-14", "MOCH-40L-AZ", "2", "89", "90", "CLI-7", "ES"}, want: Reject{"column_count", "expected 8 columns, got 9"}},
+		{name: "too few fields", row: base[:7], want: Reject{"column_count", "expected 8 columns, got 7"}},
+		{name: "one empty field", row: []string{""}, want: Reject{"column_count", "expected 8 columns, got 1"}},
+		{name: "invalid utf-8", row: with(base, 6, "Jos\xe9"), want: Reject{"invalid_utf8", `column 7 (cliente_id): invalid UTF-8 "Jos\xe9"`}},
+		{name: "truncated utf-8 sequence", row: with(base, 3, "MOCH\xc3"), want: Reject{"invalid_utf8", `column 4 (sku): invalid UTF-8 "MOCH\xc3"`}},
+		{name: "encoding checked before rules", row: with(with(base, 2, "2026-02-30"), 6, "\xff"), want: Reject{"invalid_utf8", `column 7 (cliente_id): invalid UTF-8 "\xff"`}},
+		{name: "columns checked in order", row: with(with(base, 1, "0"), 4, "-2"), want: Reject{"linea:below_min", "linea: must be >= 1, got 0"}},
+
+		{name: "order id missing", row: with(base, 0, ""), want: Reject{"pedido_id:required", "pedido_id: required value is empty"}},
+		{name: "order id blank", row: with(base, 0, "  "), want: Reject{"pedido_id:required", "pedido_id: required value is empty"}},
+		{name: "line zero", row: with(base, 1, "0"), want: Reject{"linea:below_min", "linea: must be >= 1, got 0"}},
+		{name: "line not a number", row: with(base, 1, "uno"), want: Reject{"linea:invalid_int", `linea: not an integer "uno"`}},
+		{name: "line missing", row: with(base, 1, ""), want: Reject{"linea:required", "linea: required value is empty"}},
+		{name: "date impossible", row: with(base, 2, "2026-02-30"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-02-30"`}},
+		{name: "date spanish order", row: with(base, 2, "14/03/2026"), want: Reject{"fecha:invalid_date", `fecha: invalid date "14/03/2026"`}},
+		{name: "date with time", row: with(base, 2, "2026-03-14 10:00:00"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-03-14 10:00:00"`}},
+		{name: "date missing", row: with(base, 2, ""), want: Reject{"fecha:required", "fecha: required value is empty"}},
+		{name: "sku missing", row: with(base, 3, " "), want: Reject{"sku:required", "sku: required value is empty"}},
+		{name: "quantity negative", row: with(base, 4, "-2"), want: Reject{"cantidad:below_min", "cantidad: must be > 0, got -2"}},
+		{name: "quantity zero", row: with(base, 4, "0"), want: Reject{"cantidad:below_min", "cantidad: must be > 0, got 0"}},
+		{name: "quantity decimal", row: with(base, 4, "1,5"), want: Reject{"cantidad:invalid_int", `cantidad: not an integer "1,5"`}},
+		{name: "quantity huge", row: with(base, 4, "99999999999999999999"), want: Reject{"cantidad:out_of_range", `cantidad: integer out of range "99999999999999999999"`}},
+		{name: "price negative", row: with(base, 5, "-0,01"), want: Reject{"precio_unitario:below_min", "precio_unitario: must be >= 0, got -0.01"}},
+		{name: "price with thousands separator", row: with(base, 5, "1.089,90"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "1.089,90"`}},
+		{name: "price with currency", row: with(base, 5, "89,90 €"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "89,90 €"`}},
+		{name: "price with exponent", row: with(base, 5, "8.99e1"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "8.99e1"`}},
+		{name: "price too precise", row: with(base, 5, "0,0000000001"), want: Reject{"precio_unitario:too_precise", `precio_unitario: more than 9 decimal places "0,0000000001"`}},
+		{name: "price out of range", row: with(base, 5, "10000000000"), want: Reject{"precio_unitario:out_of_range", `precio_unitario: number out of range "10000000000"`}},
+		{name: "price missing", row: with(base, 5, ""), want: Reject{"precio_unitario:required", "precio_unitario: required value is empty"}},
+		{name: "country unknown", row: with(base, 7, "UK"), want: Reject{"pais:not_iso3166", `pais: "UK" is not an ISO 3166-1 alpha-2 country code`}},
+		{name: "country name", row: with(base, 7, "España"), want: Reject{"pais:not_iso3166", `pais: "ESPAÑA" is not an ISO 3166-1 alpha-2 country code`}},
+		{name: "country alpha-3", row: with(base, 7, "ESP"), want: Reject{"pais:not_iso3166", `pais: "ESP" is not an ISO 3166-1 alpha-2 country code`}},
+		{name: "country missing", row: with(base, 7, ""), want: Reject{"pais:required", "pais: required value is empty"}},
+		{name: "amount overflows", row: with(with(base, 4, "1000000000"), 5, "10"), want: Reject{"importe:out_of_range", "importe: cantidad * precio_unitario is out of range or not exact at 9 decimals"}},
+	})
+}
+
+func TestValidateOpiniones(t *testing.T) {
+	f := feed(t, "opiniones")
+	b := bind(t, f)
+	// opinion_id sku fecha puntuacion texto pais
+	base := []string{"OP-1", "MOCH-40L-AZ", "2026-03-02", "5", "Muy cómoda", "ES"}
+	vals := func(edit func(v []warehouse.Value)) []warehouse.Value {
+		v := []warehouse.Value{str("OP-1"), str("MOCH-40L-AZ"), date(t, "2026-03-02"), num(5), str("Muy cómoda"), str("ES")}
+		if edit != nil {
+			edit(v)
+		}
+		return v
+	}
+	long := strings.Repeat("ñ", 499) + "🏔" + "tail"
+	runValidate(t, b, []validateCase{
+		{name: "valid", row: base, vals: vals(nil)},
+		{name: "normalised sku and country", row: with(with(base, 1, "moch-40l-az"), 5, "es"), vals: vals(nil)},
+		{name: "text trimmed", row: with(base, 4, "  Muy cómoda \r\n"), vals: vals(nil)},
+		{name: "text optional", row: with(base, 4, ""), vals: vals(func(v []warehouse.Value) { v[4] = null })},
+		{name: "text of 500 runes kept", row: with(base, 4, long[:len(long)-4]), vals: vals(func(v []warehouse.Value) { v[4] = str(long[:len(long)-4]) })},
+		{name: "text cut at 500 runes", row: with(base, 4, long), vals: vals(func(v []warehouse.Value) { v[4] = str(long[:len(long)-4]) })},
+		{name: "text cut before a 4-byte rune", row: with(base, 4, strings.Repeat("a", 500)+"🏔"), vals: vals(func(v []warehouse.Value) { v[4] = str(strings.Repeat("a", 500)) })},
+		{name: "text with quotes and newlines", row: with(base, 4, "dice \"genial\"\nde verdad"), vals: vals(func(v []warehouse.Value) { v[4] = str("dice \"genial\"\nde verdad") })},
+		{name: "score bounds", row: with(base, 3, "1"), vals: vals(func(v []warehouse.Value) { v[3] = num(1) })},
+
+		{name: "score zero", row: with(base, 3, "0"), want: Reject{"puntuacion:below_min", "puntuacion: must be >= 1, got 0"}},
+		{name: "score six", row: with(base, 3, "6"), want: Reject{"puntuacion:above_max", "puntuacion: must be <= 5, got 6"}},
+		{name: "score in words", row: with(base, 3, "cinco"), want: Reject{"puntuacion:invalid_int", `puntuacion: not an integer "cinco"`}},
+		{name: "score decimal", row: with(base, 3, "4,5"), want: Reject{"puntuacion:invalid_int", `puntuacion: not an integer "4,5"`}},
+		{name: "id missing", row: with(base, 0, ""), want: Reject{"opinion_id:required", "opinion_id: required value is empty"}},
+		{name: "sku missing", row: with(base, 1, ""), want: Reject{"sku:required", "sku: required value is empty"}},
+		{name: "date impossible", row: with(base, 2, "2026-04-31"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-04-31"`}},
+		{name: "country lower-case unknown", row: with(base, 5, "xx"), want: Reject{"pais:not_iso3166", `pais: "XX" is not an ISO 3166-1 alpha-2 country code`}},
+		{name: "extra field", row: append(base, "x"), want: Reject{"column_count", "expected 6 columns, got 7"}},
+		{name: "invalid utf-8 in text", row: with(base, 4, "c\xf3moda"), want: Reject{"invalid_utf8", `column 5 (texto): invalid UTF-8 "c\xf3moda"`}},
+	})
+}
+
+// A test-only feed exercising what the embedded ones do not: Windows-1252,
+// lower-casing, patterns, inline sets, max_runes, every kind of derived
+// column and optional operands.
+const kitchenSink = `{
+  "feed": "sink", "objects": "^sink/", "table": "sink", "encoding": "windows-1252",
+  "columns": [
+    {"name": "code", "type": "STRING", "required": true, "normalize": ["trim", "lower"], "pattern": "^[a-z]{2}-[0-9]+$"},
+    {"name": "color", "type": "STRING", "normalize": ["upper"], "allowed_values": ["AZUL", "ROJO"]},
+    {"name": "nombre", "type": "STRING", "max_runes": 5},
+    {"name": "a", "type": "INT64", "max": 10},
+    {"name": "b", "type": "INT64", "less_than": 10},
+    {"name": "p", "type": "NUMERIC", "normalize": ["decimal_comma"], "greater_than": "0", "max": "100"},
+    {"name": "q", "type": "NUMERIC", "less_than": "5.5"}
+  ],
+  "derived": [
+    {"name": "a_por_b", "type": "INT64", "expr": "a * b"},
+    {"name": "a_mas_b", "type": "INT64", "expr": "a + b"},
+    {"name": "a_menos_b", "type": "INT64", "expr": "a - b"},
+    {"name": "p_por_q", "type": "NUMERIC", "expr": "p * q"},
+    {"name": "p_menos_a", "type": "NUMERIC", "expr": "p - a"},
+    {"name": "a_mas_p", "type": "NUMERIC", "expr": "a + p"},
+    {"name": "b_por_q", "type": "NUMERIC", "expr": "b * q"}
+  ]
+}`
+
+func sinkFeed(t testing.TB) *Feed {
+	t.Helper()
+	reg, err := Parse(map[string][]byte{"sink.json": []byte(kitchenSink)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := reg.Feed("sink")
+	return f
+}
+
+func TestValidateKitchenSink(t *testing.T) {
+	f := sinkFeed(t)
+	b := bind(t, f)
+	base := []string{" AB-12 ", "azul", "Ni\xf1o", "3", "-4", "2,5", "1.2"}
+	vals := func(edit func(v []warehouse.Value)) []warehouse.Value {
+		v := []warehouse.Value{
+			str("ab-12"), str("AZUL"), str("Niño"), num(3), num(-4), dec(t, "2.5"), dec(t, "1.2"),
+			num(-12), num(-1), num(7), dec(t, "3"), dec(t, "-0.5"), dec(t, "5.5"), dec(t, "-4.8"),
+		}
+		if edit != nil {
+			edit(v)
+		}
+		return v
+	}
+	runValidate(t, b, []validateCase{
+		{name: "valid, transcoded", row: base, vals: vals(nil)},
+		{name: "windows-1252 punctuation", row: with(base, 2, "\x93ok\x94"), vals: vals(func(v []warehouse.Value) { v[2] = str("“ok”") })},
+		{name: "five runes, more bytes", row: with(base, 2, "\xf1\xf1\xf1\xf1\xf1"), vals: vals(func(v []warehouse.Value) { v[2] = str("ñññññ") })},
+		{name: "optional operands give null", row: with(with(base, 3, ""), 6, ""), vals: vals(func(v []warehouse.Value) {
+			v[3], v[6] = null, null
+			for i := 7; i < 14; i++ { // every derived column reads a or q
+				v[i] = null
+			}
+		})},
+		{name: "optional set value empty", row: with(base, 1, ""), vals: vals(func(v []warehouse.Value) { v[1] = null })},
+		{name: "product not exact at 9 decimals", row: with(with(base, 5, "0,00001"), 6, "0.00001"), want: Reject{"p_por_q:out_of_range", "p_por_q: p * q is out of range or not exact at 9 decimals"}},
+		{name: "int product overflows", row: with(with(base, 3, "-9223372036854775808"), 4, "-1"), want: Reject{"a_por_b:out_of_range", "a_por_b: a * b is out of range or not exact at 9 decimals"}},
+		{name: "int difference overflows", row: with(with(base, 3, "-9223372036854775808"), 4, "1"), want: Reject{"a_menos_b:out_of_range", "a_menos_b: a - b is out of range or not exact at 9 decimals"}},
+		{name: "int to numeric overflows", row: with(base, 3, "-10000000000"), want: Reject{"p_menos_a:out_of_range", "p_menos_a: p - a is out of range or not exact at 9 decimals"}},
+
+		{name: "undefined windows-1252 byte", row: with(base, 2, "a\x81"), want: Reject{"invalid_windows1252", `column 3 (nombre): byte undefined in windows-1252 "a\x81"`}},
+		{name: "pattern", row: with(base, 0, "ab12"), want: Reject{"code:pattern", `code: "ab12" does not match ^[a-z]{2}-[0-9]+$`}},
+		{name: "not an allowed value", row: with(base, 1, "verde"), want: Reject{"color:not_allowed", `color: "VERDE" is not one of ["AZUL" "ROJO"]`}},
+		{name: "too many runes", row: with(base, 2, "\xf1\xf1\xf1\xf1\xf1\xf1"), want: Reject{"nombre:too_long", "nombre: 6 characters, at most 5 allowed"}},
+		{name: "inclusive max", row: with(base, 3, "11"), want: Reject{"a:above_max", "a: must be <= 10, got 11"}},
+		{name: "exclusive max", row: with(base, 4, "10"), want: Reject{"b:above_max", "b: must be < 10, got 10"}},
+		{name: "exclusive numeric min", row: with(base, 5, "0"), want: Reject{"p:below_min", "p: must be > 0, got 0"}},
+		{name: "inclusive numeric max", row: with(base, 5, "100,000000001"), want: Reject{"p:above_max", "p: must be <= 100, got 100.000000001"}},
+		{name: "exclusive numeric max", row: with(base, 6, "5.5"), want: Reject{"q:above_max", "q: must be < 5.5, got 5.5"}},
+		{name: "decimal point where no comma is declared", row: with(base, 6, "1,2"), want: Reject{"q:invalid_numeric", `q: not a decimal number "1,2"`}},
+	})
+}
+
+func TestValidateStringsDoNotAliasInput(t *testing.T) {
+	b := bind(t, feed(t, "lineas_pedido"))
+	row := bytesOf("PED-1", "1", "2026-03-14", "moch", "2", "89,90", "CLI-7", "es")
+	out := make([]warehouse.Value, 9)
+	if r := b.Validate(row, out); !r.OK() {
+		t.Fatal(r)
+	}
+	for _, f := range row {
+		for i := range f {
+			f[i] = 'X'
+		}
+	}
+	got := []string{out[0].Str, out[3].Str, out[6].Str, out[7].Str}
+	if diff := cmp.Diff([]string{"PED-1", "MOCH", "CLI-7", "ES"}, got); diff != "" {
+		t.Errorf("strings changed with the input buffers (-want +got):\n%s", diff)
+	}
+	// Validating the next row reuses the arena: earlier strings must stay.
+	if r := b.Validate(bytesOf("PED-2", "1", "2026-03-14", "gorro", "1", "9", "", "FR"), out); !r.OK() {
+		t.Fatal(r)
+	}
+	if got[0] != "PED-1" || got[1] != "MOCH" {
+		t.Errorf("a later row changed earlier strings: %q", got)
+	}
+}
+
+func TestValidateAllocations(t *testing.T) {
+	tests := []struct {
+		name string
+		feed string
+		row  []string
+		max  float64
+	}{
+		{name: "order line", feed: "lineas_pedido", row: []string{"PED-1", "1", "2026-03-14", "moch-40l-az", "2", "89,90", "CLI-7", "es"}, max: 1},
+		{name: "order line without strings to copy but the country", feed: "lineas_pedido", row: []string{"P", "1", "2026-03-14", "S", "2", "89,90", "", "ES"}, max: 1},
+		{name: "review", feed: "opiniones", row: []string{"OP-1", "moch", "2026-03-02", "5", "Muy cómoda", "es"}, max: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := bind(t, feed(t, tt.feed))
+			row := bytesOf(tt.row...)
+			out := make([]warehouse.Value, b.Feed().Width())
+			got := testing.AllocsPerRun(1000, func() {
+				if r := b.Validate(row, out); !r.OK() {
+					t.Fatal(r)
+				}
+			})
+			if got > tt.max {
+				t.Errorf("%.1f allocations per row, want at most %.0f", got, tt.max)
+			}
+		})
+	}
+}
+
+func TestArithmetic(t *testing.T) {
+	const maxInt, minInt = 1<<63 - 1, -1 << 63
+	ints := []struct {
+		name string
+		op   byte
+		a, b int64
+		want int64
+		ok   bool
+	}{
+		{name: "product", op: '*', a: 3, b: -4, want: -12, ok: true},
+		{name: "product overflow", op: '*', a: 1 << 32, b: 1 << 31},
+		{name: "product min by -1", op: '*', a: minInt, b: -1},
+		{name: "sum", op: '+', a: 3, b: -4, want: -1, ok: true},
+		{name: "sum overflow", op: '+', a: maxInt, b: 1},
+		{name: "sum underflow", op: '+', a: minInt, b: -1},
+		{name: "difference", op: '-', a: 3, b: -4, want: 7, ok: true},
+		{name: "difference overflow", op: '-', a: maxInt, b: -1},
+		{name: "difference underflow", op: '-', a: minInt, b: 1},
+	}
+	for _, tt := range ints {
+		t.Run("int "+tt.name, func(t *testing.T) {
+			got, ok := intOp(tt.op, tt.a, tt.b)
+			if ok != tt.ok || (ok && got != tt.want) {
+				t.Errorf("%d %c %d = %d, %v; want %d, %v", tt.a, tt.op, tt.b, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+	decs := []struct {
+		name, a, b, want string // want "" for a refusal
+	}{
+		{name: "prices", a: "89.9", b: "2", want: "179.8"},
+		{name: "fractions", a: "0.5", b: "0.25", want: "0.125"},
+		{name: "negative", a: "-1.5", b: "2.5", want: "-3.75"},
+		{name: "both negative", a: "-1.5", b: "-2", want: "3"},
+		{name: "zero", a: "0", b: "-9223372036.854775808", want: "0"},
+		{name: "smallest exact", a: "0.00001", b: "0.0001", want: "0.000000001"},
+		{name: "not exact", a: "0.00001", b: "0.00001"},
+		{name: "max", a: "9223372036.854775807", b: "1", want: "9223372036.854775807"},
+		{name: "min", a: "-9223372036.854775808", b: "1", want: "-9223372036.854775808"},
+		{name: "min negated", a: "-9223372036.854775808", b: "-1"},
+		{name: "overflow", a: "100000", b: "100000"},
+	}
+	for _, tt := range decs {
+		t.Run("numeric "+tt.name, func(t *testing.T) {
+			a, b := dec(t, tt.a).Dec, dec(t, tt.b).Dec
+			got, ok := mulDec(a, b)
+			if tt.want == "" {
+				if ok {
+					t.Errorf("%s * %s = %s, want a refusal", a, b, got)
+				}
+				return
+			}
+			if !ok || got != dec(t, tt.want).Dec {
+				t.Errorf("%s * %s = %s, %v; want %s", a, b, got, ok, tt.want)
+			}
+		})
+	}
+}

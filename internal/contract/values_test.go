@@ -1,0 +1,231 @@
+package contract
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/language"
+)
+
+func TestParseInt(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          string
+		want        int64
+		ok, inRange bool
+	}{
+		{name: "zero", in: "0", want: 0, ok: true, inRange: true},
+		{name: "plain", in: "42", want: 42, ok: true, inRange: true},
+		{name: "plus", in: "+7", want: 7, ok: true, inRange: true},
+		{name: "minus", in: "-2", want: -2, ok: true, inRange: true},
+		{name: "leading zeros", in: "007", want: 7, ok: true, inRange: true},
+		{name: "max", in: "9223372036854775807", want: math.MaxInt64, ok: true, inRange: true},
+		{name: "min", in: "-9223372036854775808", want: math.MinInt64, ok: true, inRange: true},
+		{name: "max plus one", in: "9223372036854775808", ok: true},
+		{name: "min minus one", in: "-9223372036854775809", ok: true},
+		{name: "huge", in: "99999999999999999999999", ok: true},
+		{name: "huge then letter is a syntax error", in: "99999999999999999999999x"},
+		{name: "empty", in: ""},
+		{name: "sign only", in: "-"},
+		{name: "decimal", in: "1.0"},
+		{name: "decimal comma", in: "1,0"},
+		{name: "exponent", in: "1e3"},
+		{name: "space", in: " 1"},
+		{name: "double sign", in: "--1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, ok, inRange := parseInt([]byte(tt.in))
+			if ok != tt.ok || inRange != tt.inRange || (ok && inRange && n != tt.want) {
+				t.Errorf("parseInt(%q) = %d, %v, %v; want %d, %v, %v", tt.in, n, ok, inRange, tt.want, tt.ok, tt.inRange)
+			}
+			if want, err := strconv.ParseInt(tt.in, 10, 64); err == nil && (!ok || !inRange || n != want) {
+				t.Errorf("strconv accepts %q as %d", tt.in, want)
+			}
+		})
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		ok   bool
+	}{
+		{name: "epoch", in: "1970-01-01", ok: true},
+		{name: "leap day", in: "2024-02-29", ok: true},
+		{name: "leap day 2000", in: "2000-02-29", ok: true},
+		{name: "no leap day 1900", in: "1900-02-29"},
+		{name: "no leap day 2026", in: "2026-02-29"},
+		{name: "february 30", in: "2026-02-30"},
+		{name: "april 31", in: "2026-04-31"},
+		{name: "month 13", in: "2026-13-01"},
+		{name: "month 0", in: "2026-00-10"},
+		{name: "day 0", in: "2026-03-00"},
+		{name: "year 0", in: "0000-01-01"},
+		{name: "first day", in: "0001-01-01", ok: true},
+		{name: "last day", in: "9999-12-31", ok: true},
+		{name: "spanish order", in: "14/03/2026"},
+		{name: "short", in: "2026-3-14"},
+		{name: "time appended", in: "2026-03-14T10:00"},
+		{name: "slashes", in: "2026/03/14"},
+		{name: "letters", in: "2026-0a-14"},
+		{name: "empty", in: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			days, ok := parseDate([]byte(tt.in))
+			if ok != tt.ok {
+				t.Fatalf("parseDate(%q) ok = %v, want %v", tt.in, ok, tt.ok)
+			}
+			if ok {
+				want, err := time.Parse(time.DateOnly, tt.in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := time.Unix(int64(days)*86400, 0).UTC(); !got.Equal(want) {
+					t.Errorf("parseDate(%q) = %s", tt.in, got)
+				}
+			}
+		})
+	}
+}
+
+// TestParseDateEveryDay checks every calendar day of 1600..2400 against the
+// time package, leap rules included.
+func TestParseDateEveryDay(t *testing.T) {
+	d := time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := time.Date(2401, 1, 1, 0, 0, 0, 0, time.UTC)
+	for ; d.Before(end); d = d.AddDate(0, 0, 1) {
+		s := d.Format(time.DateOnly)
+		days, ok := parseDate([]byte(s))
+		if !ok || int64(days) != d.Unix()/86400 {
+			t.Fatalf("parseDate(%q) = %d, %v; want %d", s, days, ok, d.Unix()/86400)
+		}
+	}
+}
+
+func TestCutRunes(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{name: "short ascii", in: "abc", n: 5, want: "abc"},
+		{name: "exact ascii", in: "abcde", n: 5, want: "abcde"},
+		{name: "long ascii", in: "abcdef", n: 5, want: "abcde"},
+		{name: "two-byte runes", in: "ñññññññ", n: 5, want: "ñññññ"},
+		{name: "cut before a multi-byte rune", in: "abcdé", n: 4, want: "abcd"},
+		{name: "four-byte runes", in: "🏔🏔🏔", n: 2, want: "🏔🏔"},
+		{name: "mixed", in: "año 🏔 ok", n: 5, want: "año 🏔"},
+		{name: "bytes fit but runes do not matter", in: "éé", n: 3, want: "éé"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(cutRunes([]byte(tt.in), tt.n))
+			if got != tt.want {
+				t.Errorf("cutRunes(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+			}
+			if !utf8.ValidString(got) {
+				t.Errorf("cut inside a UTF-8 sequence: %q", got)
+			}
+		})
+	}
+}
+
+func TestAppendCase(t *testing.T) {
+	tests := []struct {
+		name, in, upper, lower string
+	}{
+		{name: "ascii", in: "moch-40l-Az", upper: "MOCH-40L-AZ", lower: "moch-40l-az"},
+		{name: "spanish", in: "Señal ñandú", upper: "SEÑAL ÑANDÚ", lower: "señal ñandú"},
+		{name: "digits only", in: "40", upper: "40", lower: "40"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(appendUpper([]byte("x"), []byte(tt.in))); got != "x"+tt.upper {
+				t.Errorf("upper %q = %q", tt.in, got)
+			}
+			if got := string(appendLower([]byte("x"), []byte(tt.in))); got != "x"+tt.lower {
+				t.Errorf("lower %q = %q", tt.in, got)
+			}
+		})
+	}
+}
+
+func TestAppendCP1252(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+		ok   bool
+	}{
+		{name: "ascii", in: "Munoz", want: "Munoz", ok: true},
+		{name: "spanish letters", in: "Mu\xf1oz Ib\xe1\xf1ez", want: "Muñoz Ibáñez", ok: true},
+		{name: "euro and quotes", in: "\x80 \x93ok\x94", want: "€ “ok”", ok: true},
+		{name: "undefined 0x81", in: "a\x81b", ok: false},
+		{name: "undefined 0x9d", in: "\x9d", ok: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := appendCP1252(nil, []byte(tt.in))
+			if ok != tt.ok || (ok && string(got) != tt.want) {
+				t.Errorf("appendCP1252(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			}
+			if ok {
+				std, err := charmap.Windows1252.NewDecoder().String(tt.in)
+				if err != nil || std != string(got) {
+					t.Errorf("x/text decodes %q as %q (%v)", tt.in, std, err)
+				}
+			}
+		})
+	}
+}
+
+// TestCountries checks the list against x/text's region data: every code is
+// a region it knows as a country, and the count is that of the assigned
+// codes (x/text also knows reserved and withdrawn ones, which we refuse).
+func TestCountries(t *testing.T) {
+	codes := strings.Fields(iso3166Alpha2)
+	if len(codes) != 249 {
+		t.Errorf("%d codes, want the 249 assigned ones", len(codes))
+	}
+	seen := map[string]bool{}
+	for _, c := range codes {
+		if seen[c] {
+			t.Errorf("%s listed twice", c)
+		}
+		seen[c] = true
+		r, err := language.ParseRegion(c)
+		if err != nil || !r.IsCountry() {
+			t.Errorf("%s: x/text does not know it as a country (%v)", c, err)
+		}
+		if country([]byte(c)) != c {
+			t.Errorf("country(%q) = %q", c, country([]byte(c)))
+		}
+	}
+	var refused []string
+	for _, c := range []string{"UK", "EU", "XK", "YU", "AN", "ZZ", "es", "E", "ESP", "", "É"} {
+		if country([]byte(c)) != "" {
+			refused = append(refused, c)
+		}
+	}
+	if diff := cmp.Diff([]string(nil), refused); diff != "" {
+		t.Errorf("codes that should be refused (-want +got):\n%s", diff)
+	}
+}
+
+func TestIsCountry(t *testing.T) {
+	for code, want := range map[string]bool{"ES": true, "GB": true, "UK": false, "es": false, "E": false, "XX": false, "": false} {
+		if got := IsCountry(code); got != want {
+			t.Errorf("IsCountry(%q) = %v, want %v", code, got, want)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package boltstore
+
+import (
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/docstore/internal/contract"
+)
+
+// tx buffers its writes until fn returns: reads see the state before the
+// transaction (reads come first anyway), and a failed fn leaves nothing in
+// the shared bbolt transaction.
+type tx struct {
+	mu     sync.Mutex // bbolt transactions are not safe for concurrent use
+	b      *bolt.Bucket
+	rules  contract.Rules
+	writes []write
+}
+
+type write struct {
+	key []byte
+	val []byte // nil: delete
+}
+
+var _ docstore.Tx = (*tx)(nil)
+
+func (t *tx) Get(paths ...string) ([]docstore.Doc, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ps, err := t.rules.Read(paths)
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]docstore.Doc, len(ps))
+	for i, p := range ps {
+		v := t.b.Get(docKey(p.Collection, p.ID))
+		if v == nil {
+			docs[i] = docstore.Doc{Path: p.Full}
+			continue
+		}
+		if docs[i], err = decode(p.Full, v); err != nil {
+			return nil, t.rules.Fail(err)
+		}
+	}
+	return docs, nil
+}
+
+func (t *tx) Set(d docstore.Doc) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, nd, err := t.rules.Set(d)
+	if err != nil {
+		return err
+	}
+	t.writes = append(t.writes, write{key: docKey(p.Collection, p.ID), val: encode(nd)})
+	return nil
+}
+
+func (t *tx) Delete(path string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, err := t.rules.Delete(path)
+	if err != nil {
+		return err
+	}
+	t.writes = append(t.writes, write{key: docKey(p.Collection, p.ID)})
+	return nil
+}
+
+func (t *tx) end(fnErr error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rules.End(fnErr)
+}
+
+// apply writes in order, so the last write to a document wins, as in a
+// Firestore commit.
+func (t *tx) apply() error {
+	for _, w := range t.writes {
+		var err error
+		if w.val == nil {
+			err = t.b.Delete(w.key)
+		} else {
+			err = t.b.Put(w.key, w.val)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+// Package firestore is the production docstore: Cloud Firestore in native
+// mode through cloud.google.com/go/firestore.
+//
+// Paths map 1:1 to Firestore document paths. A document holds two fields:
+// "json", the payload as a string (readable in the console), and
+// "expire_at", a timestamp set only when the document expires; it is the
+// field to name in each collection group's TTL policy. Exempt "json" from
+// single-field indexing (nothing queries it, and indexing a large string
+// costs write latency) and "expire_at" too (TTL does not need the index,
+// and monotonically rising timestamps make index hotspots).
+package firestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	gfs "cloud.google.com/go/firestore"
+	"google.golang.org/api/iterator"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/docstore/internal/contract"
+)
+
+var _ docstore.Store = (*Store)(nil)
+
+const (
+	fieldJSON     = "json"
+	fieldExpireAt = "expire_at"
+)
+
+// Store is a docstore.Store on a Firestore client.
+type Store struct {
+	client      *gfs.Client
+	maxAttempts int
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithMaxAttempts sets how many times RunTx tries a transaction that
+// Firestore aborts on contention (default: the client's 5).
+func WithMaxAttempts(n int) Option { return func(s *Store) { s.maxAttempts = n } }
+
+// New returns a Store on client; the caller keeps ownership of the client.
+func New(client *gfs.Client, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, errors.New("docstore firestore: nil client")
+	}
+	s := &Store{client: client, maxAttempts: gfs.DefaultTransactionMaxAttempts}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.maxAttempts < 1 {
+		return nil, fmt.Errorf("docstore firestore: max attempts %d, want at least 1", s.maxAttempts)
+	}
+	return s, nil
+}
+
+// RunTx implements docstore.Store with client.RunTransaction, which
+// re-runs fn only when Firestore answers ABORTED (contention, lock
+// timeout), up to the configured attempts with backoff; any other error
+// ends the transaction. Reads lock pessimistically until commit.
+func (s *Store) RunTx(ctx context.Context, fn func(ctx context.Context, tx docstore.Tx) error) error {
+	if fn == nil {
+		return errors.New("docstore firestore: RunTx: nil function")
+	}
+	if contract.InTx(ctx) {
+		return contract.ErrNested
+	}
+	// fnFailed tells fn's own error (returned as is, like the embedded
+	// store does) from the client's and the commit's (wrapped).
+	var fnFailed bool
+	err := s.client.RunTransaction(ctx, func(ctx context.Context, ftx *gfs.Transaction) error {
+		t := &tx{client: s.client, ftx: ftx}
+		err := t.end(fn(contract.WithTx(ctx), t))
+		fnFailed = false
+		if err != nil && t.aborted != nil {
+			// A read lost a lock conflict: answer ABORTED whatever fn made
+			// of it, so that the client retries instead of giving up.
+			return t.aborted
+		}
+		fnFailed = err != nil
+		return err
+	}, gfs.MaxAttempts(s.maxAttempts))
+	switch {
+	case err == nil:
+		return nil
+	case fnFailed:
+		return err
+	case ctx.Err() != nil && isContextCode(err):
+		return fmt.Errorf("firestore transaction: %w", ctx.Err())
+	}
+	return fmt.Errorf("firestore transaction: %w", err)
+}
+
+// List implements docstore.Store.
+func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, error) {
+	if err := contract.CollectionPath(collection); err != nil {
+		return nil, err
+	}
+	it := s.client.Collection(collection).OrderBy(gfs.DocumentID, gfs.Asc).Documents(ctx)
+	defer it.Stop()
+	docs := []docstore.Doc{}
+	for {
+		snap, err := it.Next()
+		if errors.Is(err, iterator.Done) {
+			return docs, nil
+		}
+		if err != nil {
+			if ctx.Err() != nil && isContextCode(err) {
+				err = ctx.Err()
+			}
+			return nil, fmt.Errorf("list %s: %w", collection, err)
+		}
+		d, err := fromSnapshot(collection+"/"+snap.Ref.ID, snap)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+}
+
+func isContextCode(err error) bool {
+	c := status.Code(err)
+	return c == codes.Canceled || c == codes.DeadlineExceeded ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// tx adapts one attempt's *firestore.Transaction.
+type tx struct {
+	mu      sync.Mutex // the client's Transaction is not safe for concurrent use
+	client  *gfs.Client
+	ftx     *gfs.Transaction
+	rules   contract.Rules
+	aborted error
+}
+
+var _ docstore.Tx = (*tx)(nil)
+
+func (t *tx) Get(paths ...string) ([]docstore.Doc, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ps, err := t.rules.Read(paths)
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]docstore.Doc, len(ps))
+	if len(ps) == 0 {
+		return docs, nil
+	}
+	// One ref per distinct path: BatchGetDocuments with repeated names is
+	// not something to rely on.
+	refs := make([]*gfs.DocumentRef, 0, len(ps))
+	index := make(map[string]int, len(ps))
+	for _, p := range ps {
+		if _, ok := index[p.Full]; !ok {
+			index[p.Full] = len(refs)
+			refs = append(refs, t.client.Doc(p.Full))
+		}
+	}
+	snaps, err := t.ftx.GetAll(refs)
+	if err != nil {
+		if status.Code(err) == codes.Aborted {
+			t.aborted = err
+		}
+		return nil, t.rules.Fail(fmt.Errorf("get %s: %w", ps[0].Full, err))
+	}
+	for i, p := range ps {
+		snap := snaps[index[p.Full]]
+		if !snap.Exists() {
+			docs[i] = docstore.Doc{Path: p.Full}
+			continue
+		}
+		if docs[i], err = fromSnapshot(p.Full, snap); err != nil {
+			return nil, t.rules.Fail(err)
+		}
+	}
+	return docs, nil
+}
+
+func (t *tx) Set(d docstore.Doc) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, nd, err := t.rules.Set(d)
+	if err != nil {
+		return err
+	}
+	fields := map[string]any{fieldJSON: string(nd.Data)}
+	if !nd.ExpireAt.IsZero() {
+		fields[fieldExpireAt] = nd.ExpireAt
+	}
+	if err := t.ftx.Set(t.client.Doc(p.Full), fields); err != nil {
+		return t.rules.Fail(fmt.Errorf("set %s: %w", p.Full, err))
+	}
+	return nil
+}
+
+func (t *tx) Delete(path string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, err := t.rules.Delete(path)
+	if err != nil {
+		return err
+	}
+	if err := t.ftx.Delete(t.client.Doc(p.Full)); err != nil {
+		return t.rules.Fail(fmt.Errorf("delete %s: %w", p.Full, err))
+	}
+	return nil
+}
+
+func (t *tx) end(fnErr error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rules.End(fnErr)
+}
+
+func fromSnapshot(path string, snap *gfs.DocumentSnapshot) (docstore.Doc, error) {
+	data := snap.Data()
+	js, ok := data[fieldJSON].(string)
+	if !ok {
+		return docstore.Doc{}, fmt.Errorf("document %s: no string field %q (not written by this store?)", path, fieldJSON)
+	}
+	d := docstore.Doc{Path: path, Data: []byte(js), Exists: true}
+	if v, ok := data[fieldExpireAt]; ok && v != nil {
+		ts, ok := v.(time.Time)
+		if !ok {
+			return docstore.Doc{}, fmt.Errorf("document %s: field %q is %T, want a timestamp", path, fieldExpireAt, v)
+		}
+		d.ExpireAt = contract.NormTime(ts)
+	}
+	return d, nil
+}

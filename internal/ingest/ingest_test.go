@@ -1,0 +1,441 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
+	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
+)
+
+const (
+	landing    = "alpinashop-catalogo"
+	quarantine = "alpinashop-cuarentena"
+)
+
+// rig is a Service on real parts: the in-process fake GCS, the embedded
+// state store and an in-memory DuckDB, with a settable clock and fault
+// injection points on every port.
+type rig struct {
+	t      *testing.T
+	gcs    *objects.GCS
+	led    *ledger.Ledger
+	wh     *duckdb.Warehouse
+	now    time.Time
+	mu     sync.Mutex
+	faults faults
+	svc    *ingest.Service
+}
+
+// faults make one call of a port fail, to simulate a crash or an outage at
+// that step. Each is consumed when it fires.
+type faults struct {
+	openErr, loadBefore, loadAfter, refresh, quarantineClose, finish error
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ctx := context.Background()
+	local, err := objects.StartLocal("", landing, quarantine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(local.Close)
+	client, err := local.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcs, err := objects.NewGCS(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	led, err := ledger.New(store, ledger.Options{Lease: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := duckdb.Open("", duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	feeds, err := contract.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, gcs: gcs, led: led, wh: wh, now: time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC)}
+	r.svc, err = ingest.New(faultyObjects{r}, faultyLedger{r}, faultyWarehouse{r}, feeds,
+		ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096},
+		r.clock, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *rig) clock() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.now
+}
+
+func (r *rig) advance(d time.Duration) {
+	r.mu.Lock()
+	r.now = r.now.Add(d)
+	r.mu.Unlock()
+}
+
+// take returns and clears a fault.
+func (r *rig) take(f *error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := *f
+	*f = nil
+	return err
+}
+
+func (r *rig) upload(name, content string) ingest.Object {
+	r.t.Helper()
+	w := r.gcs.Create(context.Background(), landing, name, "text/csv", nil)
+	if _, err := io.WriteString(w, content); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		r.t.Fatal(err)
+	}
+	a := w.Attrs()
+	return ingest.Object{Bucket: landing, Name: name, Generation: a.Generation, MD5: a.MD5, Size: a.Size}
+}
+
+func (r *rig) query(sql string) [][]string {
+	r.t.Helper()
+	res, err := r.wh.Query(context.Background(), sql)
+	if err != nil {
+		r.t.Fatalf("query %q: %v", sql, err)
+	}
+	return res.Rows
+}
+
+func (r *rig) quarantineRows(name string) [][]string {
+	r.t.Helper()
+	rc, err := r.gcs.Open(context.Background(), quarantine, name, 0)
+	if err != nil {
+		r.t.Fatalf("open quarantine %s: %v", name, err)
+	}
+	defer rc.Close()
+	rows, err := csv.NewReader(rc).ReadAll()
+	if err != nil {
+		r.t.Fatalf("read quarantine %s: %v", name, err)
+	}
+	return rows
+}
+
+type faultyObjects struct{ r *rig }
+
+func (f faultyObjects) Open(ctx context.Context, bucket, name string, gen int64) (io.ReadCloser, error) {
+	if err := f.r.take(&f.r.faults.openErr); err != nil {
+		return nil, err
+	}
+	return f.r.gcs.Open(ctx, bucket, name, gen)
+}
+
+func (f faultyObjects) Create(ctx context.Context, bucket, name, ct string, meta map[string]string) objects.Writer {
+	return faultyWriter{Writer: f.r.gcs.Create(ctx, bucket, name, ct, meta), r: f.r}
+}
+
+type faultyWriter struct {
+	objects.Writer
+	r *rig
+}
+
+func (w faultyWriter) Close() error {
+	if err := w.r.take(&w.r.faults.quarantineClose); err != nil {
+		w.Writer.Abort()
+		return err
+	}
+	return w.Writer.Close()
+}
+
+type faultyLedger struct{ r *rig }
+
+func (f faultyLedger) Claim(ctx context.Context, key ledger.Key, md5, owner string, now time.Time) (ledger.Claim, error) {
+	return f.r.led.Claim(ctx, key, md5, owner, now)
+}
+
+func (f faultyLedger) Finish(ctx context.Context, rec ledger.Record, now time.Time) error {
+	if rec.State.Final() {
+		if err := f.r.take(&f.r.faults.finish); err != nil {
+			return err
+		}
+	}
+	return f.r.led.Finish(ctx, rec, now)
+}
+
+type faultyWarehouse struct{ r *rig }
+
+func (f faultyWarehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
+	if err := f.r.take(&f.r.faults.loadBefore); err != nil {
+		return warehouse.LoadResult{}, err
+	}
+	res, err := f.r.wh.Load(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	// A crash right after the commit: the rows are in, the caller never hears.
+	if err := f.r.take(&f.r.faults.loadAfter); err != nil {
+		return warehouse.LoadResult{}, err
+	}
+	return res, nil
+}
+
+func (f faultyWarehouse) RefreshDaily(ctx context.Context, agg string, dates []int32) error {
+	if err := f.r.take(&f.r.faults.refresh); err != nil {
+		return err
+	}
+	return f.r.wh.RefreshDaily(ctx, agg, dates)
+}
+
+func readSeed(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+const seedOrders = "exportaciones/2026/03/14/pedidos-erp.csv"
+
+func TestSeedOrderFile(t *testing.T) {
+	r := newRig(t)
+	obj := r.upload(seedOrders, readSeed(t, seedOrders))
+	rec, err := r.svc.Ingest(context.Background(), obj)
+	if err != nil {
+		t.Fatalf("Ingest: %v", err)
+	}
+	if rec.State != ledger.Done || rec.Counts.Read != 4 || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 3 {
+		t.Fatalf("record = %s read=%d loaded=%d quarantined=%d, want DONE 4/1/3", rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
+	}
+	if len(rec.Counts.Rejects) != 3 {
+		t.Errorf("reject codes = %v, want three different reasons", rec.Counts.Rejects)
+	}
+	q := r.quarantineRows(rec.Quarantine)
+	if diff := cmp.Diff(ingest.QuarantineHeader, q[0]); diff != "" {
+		t.Errorf("quarantine header (-want +got):\n%s", diff)
+	}
+	if len(q) != 4 {
+		t.Fatalf("quarantine has %d data rows, want 3: %v", len(q)-1, q)
+	}
+	var sawColumns bool
+	for _, row := range q[1:] {
+		if strings.Contains(row[2], "expected 8 columns, got 9") {
+			sawColumns = true
+		}
+	}
+	if !sawColumns {
+		t.Errorf("no quarantine row says `expected 8 columns, got 9`: %v", q)
+	}
+	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
+		t.Errorf("lineas_pedido rows = %s, want 1", got[0][0])
+	}
+	if got := r.query("SELECT COUNT(*) FROM ventas_diarias_sku"); got[0][0] == "0" {
+		t.Error("ventas_diarias_sku is empty after a load")
+	}
+	stored, ok, err := r.led.Get(context.Background(), obj.Key())
+	if err != nil || !ok {
+		t.Fatalf("ledger Get = %v, %v", ok, err)
+	}
+	if diff := cmp.Diff(rec.Counts, stored.Counts); diff != "" {
+		t.Errorf("ledger counts (-returned +stored):\n%s", diff)
+	}
+}
+
+func TestRedeliveryAndDuplicatesLoadOnce(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	content := readSeed(t, seedOrders)
+	obj := r.upload(seedOrders, content)
+	first, err := r.svc.Ingest(ctx, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.svc.Ingest(ctx, obj)
+	if err != nil {
+		t.Fatalf("redelivery: %v", err)
+	}
+	if again.State != ledger.Done || again.Attempt != first.Attempt {
+		t.Errorf("redelivery record = %s attempt %d, want DONE attempt %d", again.State, again.Attempt, first.Attempt)
+	}
+	copyObj := r.upload("exportaciones/2026/03/14/copia.csv", content)
+	dup, err := r.svc.Ingest(ctx, copyObj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dup.State != ledger.Duplicate || dup.DuplicateOf == nil || *dup.DuplicateOf != obj.Key() {
+		t.Errorf("copy record = %s of %v, want DUPLICATE of %s", dup.State, dup.DuplicateOf, obj.Key())
+	}
+	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
+		t.Errorf("lineas_pedido rows = %s after redelivery and copy, want 1", got[0][0])
+	}
+}
+
+func TestConcurrentDeliveriesLoadOnce(t *testing.T) {
+	r := newRig(t)
+	obj := r.upload(seedOrders, readSeed(t, seedOrders))
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = r.svc.Ingest(context.Background(), obj)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, ingest.ErrBusy) {
+			t.Errorf("delivery %d: %v (want nil or ErrBusy)", i, err)
+		}
+	}
+	// The platform redelivers the busy ones; they find the work done.
+	rec, err := r.svc.Ingest(context.Background(), obj)
+	if err != nil || rec.State != ledger.Done {
+		t.Fatalf("final redelivery = %s, %v", rec.State, err)
+	}
+	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
+		t.Errorf("lineas_pedido rows = %s, want 1", got[0][0])
+	}
+}
+
+// TestCrashAtEachStep fails one step, redelivers the event (after the lease
+// expired, as a crashed attempt leaves it), and checks that the end state is
+// exactly what one clean run gives: every row loaded once or quarantined.
+func TestCrashAtEachStep(t *testing.T) {
+	tests := []struct {
+		name   string
+		inject func(*faults)
+	}{
+		{"object read fails", func(f *faults) { f.openErr = errors.New("storage unavailable") }},
+		{"load fails before commit", func(f *faults) { f.loadBefore = errors.New("warehouse unavailable") }},
+		{"crash after load commit", func(f *faults) { f.loadAfter = errors.New("instance killed after commit") }},
+		{"quarantine write fails", func(f *faults) { f.quarantineClose = errors.New("quarantine bucket unavailable") }},
+		{"daily aggregate fails", func(f *faults) { f.refresh = errors.New("aggregate query failed") }},
+		{"ledger finish fails", func(f *faults) { f.finish = errors.New("state store unavailable") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t)
+			ctx := context.Background()
+			obj := r.upload(seedOrders, readSeed(t, seedOrders))
+			tt.inject(&r.faults)
+			if _, err := r.svc.Ingest(ctx, obj); err == nil {
+				t.Fatal("first attempt succeeded despite the fault")
+			}
+			r.advance(11 * time.Minute) // a crashed attempt's lease expires
+			rec, err := r.svc.Ingest(ctx, obj)
+			if err != nil {
+				t.Fatalf("redelivery: %v", err)
+			}
+			if rec.State != ledger.Done || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 3 {
+				t.Fatalf("after retry: %s loaded=%d quarantined=%d, want DONE 1/3", rec.State, rec.Counts.Loaded, rec.Counts.Quarantined)
+			}
+			if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
+				t.Errorf("lineas_pedido rows = %s, want 1 (loaded exactly once)", got[0][0])
+			}
+			if got := r.query("SELECT SUM(lineas) FROM ventas_diarias_sku"); got[0][0] != "1" {
+				t.Errorf("ventas_diarias_sku lines = %s, want 1", got[0][0])
+			}
+			if q := r.quarantineRows(rec.Quarantine); len(q) != 4 {
+				t.Errorf("quarantine rows = %d, want header + 3", len(q))
+			}
+		})
+	}
+}
+
+func TestFileLevelOutcomes(t *testing.T) {
+	const header = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n"
+	tests := []struct {
+		name      string
+		object    string
+		content   string
+		state     ledger.State
+		reason    string
+		read      int64
+		quarantin int64
+	}{
+		{name: "empty file", object: "exportaciones/2026/03/14/vacio.csv", content: "", state: ledger.Rejected, reason: "empty object: no header row"},
+		{name: "header only", object: "exportaciones/2026/03/14/cabecera.csv", content: header, state: ledger.Done},
+		{name: "binary file", object: "exportaciones/2026/03/14/binario.csv", content: "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", state: ledger.Rejected, reason: "binary content: NUL byte in the first 8000 bytes"},
+		{name: "missing required column quarantines every row", object: "exportaciones/2026/03/14/sin-cantidad.csv",
+			content: "pedido_id,linea,fecha,sku,precio_unitario,cliente_id,pais\r\nP-1,1,2026-03-14,MOCH-40L-AZ,\"89,90\",C-1,ES\r\nP-2,1,2026-03-14,MOCH-40L-AZ,\"89,90\",C-1,ES\r\n",
+			state:   ledger.Rejected, reason: "missing required column cantidad", read: 2, quarantin: 2},
+		{name: "no contract", object: "otros/inventario.csv", content: header, state: ledger.Skipped, reason: "no contract matches this object name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t)
+			rec, err := r.svc.Ingest(context.Background(), r.upload(tt.object, tt.content))
+			if err != nil {
+				t.Fatalf("Ingest: %v", err)
+			}
+			got := []any{rec.State, rec.Reason, rec.Counts.Read, rec.Counts.Quarantined}
+			want := []any{tt.state, tt.reason, tt.read, tt.quarantin}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("state, reason, read, quarantined (-want +got):\n%s", diff)
+			}
+			if rec.Counts.Read != rec.Counts.Loaded+rec.Counts.Quarantined {
+				t.Errorf("read %d != loaded %d + quarantined %d", rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
+			}
+		})
+	}
+}
+
+func TestGenerationGoneIsPermanent(t *testing.T) {
+	r := newRig(t)
+	obj := r.upload(seedOrders, readSeed(t, seedOrders))
+	obj.Generation += 1000 // an event about a generation that no longer exists
+	rec, err := r.svc.Ingest(context.Background(), obj)
+	if err != nil {
+		t.Fatalf("Ingest: %v (want a permanent outcome, not a retry)", err)
+	}
+	if rec.State != ledger.Rejected {
+		t.Errorf("state = %s, want REJECTED", rec.State)
+	}
+}
+
+func TestBusyWhileAnotherAttemptHoldsTheLease(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	obj := r.upload(seedOrders, readSeed(t, seedOrders))
+	if _, err := r.led.Claim(ctx, obj.Key(), obj.MD5, "other-instance", r.clock()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.svc.Ingest(ctx, obj); !errors.Is(err, ingest.ErrBusy) {
+		t.Fatalf("Ingest while leased = %v, want ErrBusy", err)
+	}
+	r.advance(11 * time.Minute)
+	rec, err := r.svc.Ingest(ctx, obj)
+	if err != nil || rec.State != ledger.Done || rec.Attempt != 2 {
+		t.Fatalf("take-over = %s attempt %d, %v; want DONE attempt 2", rec.State, rec.Attempt, err)
+	}
+}

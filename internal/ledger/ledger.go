@@ -1,0 +1,169 @@
+// Package ledger is the idempotency ledger of file ingestion: one record per
+// object generation, claimed under a lease before work starts and finished
+// with its outcome, so that redelivered, concurrent and crashed deliveries of
+// the same file do the work exactly once, and an identical re-upload under
+// another name is recognised by its MD5.
+//
+// Records live in a docstore.Store: "ledger/<ID(key)>", plus an MD5 index
+// "ledger_md5/<ID(md5)>" naming the key that last claimed that content. Both
+// are JSON and change only inside transactions.
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+)
+
+// Key names one generation of one object.
+type Key struct {
+	Bucket     string `json:"bucket"`
+	Object     string `json:"object"`
+	Generation int64  `json:"generation"`
+}
+
+// String returns "gs://bucket/object#generation".
+func (k Key) String() string {
+	return "gs://" + k.Bucket + "/" + k.Object + "#" + strconv.FormatInt(k.Generation, 10)
+}
+
+func (k Key) validate() error {
+	if k.Bucket == "" || k.Object == "" {
+		return fmt.Errorf("ledger: incomplete key %s", k)
+	}
+	return nil
+}
+
+// State is where a record stands.
+type State string
+
+const (
+	InProgress State = "IN_PROGRESS"
+	Done       State = "DONE"
+	// Rejected: the whole file was refused (empty, binary, missing column).
+	Rejected State = "REJECTED"
+	// Skipped: no contract matches the object.
+	Skipped State = "SKIPPED"
+	// Duplicate: same MD5 as an earlier object, not loaded again.
+	Duplicate State = "DUPLICATE"
+	// Failed: the last attempt failed transiently; the next delivery takes over.
+	Failed State = "FAILED"
+)
+
+// Final reports whether no further attempt may change the record.
+func (s State) Final() bool {
+	switch s {
+	case Done, Rejected, Skipped, Duplicate:
+		return true
+	}
+	return false
+}
+
+// Counts are a file's row accounting: Read = Loaded + Quarantined.
+type Counts struct {
+	Read        int64            `json:"read"`
+	Loaded      int64            `json:"loaded"`
+	Quarantined int64            `json:"quarantined"`
+	Rejects     map[string]int64 `json:"rejects,omitempty"` // per reject code
+}
+
+// Record is the ledger entry of one key.
+type Record struct {
+	Key        Key       `json:"key"`
+	State      State     `json:"state"`
+	Feed       string    `json:"feed,omitempty"`
+	MD5        string    `json:"md5,omitempty"`
+	Attempt    int       `json:"attempt"`
+	Owner      string    `json:"owner,omitempty"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Counts     Counts    `json:"counts"`
+	Reason     string    `json:"reason,omitempty"`
+	// DuplicateOf names the earlier object with the same content.
+	DuplicateOf *Key `json:"duplicate_of,omitempty"`
+	// Quarantine is the quarantine object's name, if any.
+	Quarantine    string `json:"quarantine,omitempty"`
+	LoadID        string `json:"load_id,omitempty"`
+	AlreadyLoaded bool   `json:"already_loaded,omitempty"`
+}
+
+// Decision is what a Claim tells the caller to do.
+type Decision int
+
+const (
+	// Proceed: the caller holds the lease and does the work.
+	Proceed Decision = iota + 1
+	// AlreadyFinished: a final record exists; acknowledge the event.
+	AlreadyFinished
+	// Busy: another attempt holds a live lease on this key or on the
+	// same content; let the platform redeliver later.
+	Busy
+	// DuplicateContent: the content was already ingested under another
+	// key; a final Duplicate record was written.
+	DuplicateContent
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Proceed:
+		return "proceed"
+	case AlreadyFinished:
+		return "already-finished"
+	case Busy:
+		return "busy"
+	case DuplicateContent:
+		return "duplicate-content"
+	}
+	return "decision(" + strconv.Itoa(int(d)) + ")"
+}
+
+// Claim is the outcome of Ledger.Claim.
+type Claim struct {
+	Decision Decision
+	// Record: for Proceed the new InProgress record (pass it, completed, to
+	// Finish); for AlreadyFinished the final one; for Busy the lease
+	// holder's (possibly another key with the same MD5); for
+	// DuplicateContent the Duplicate record written.
+	Record Record
+	// Previous is the record this claim took over (a Failed or expired
+	// attempt, whose LoadID a retry must reconcile), nil if none.
+	Previous *Record
+}
+
+// Options configures a Ledger.
+type Options struct {
+	// Lease is how long a claim holds the key before another delivery may
+	// take it over. Default 10 min: longer than the 540 s limit of an
+	// event-driven function, so a live attempt is never taken over.
+	Lease time.Duration
+}
+
+// DefaultLease is Options.Lease when unset.
+const DefaultLease = 10 * time.Minute
+
+// ErrLeaseLost is returned by Finish when another owner took the key over.
+var ErrLeaseLost = errors.New("ledger: lease lost to another attempt")
+
+// Ledger is the idempotency ledger over a docstore.Store.
+type Ledger struct {
+	store docstore.Store
+	lease time.Duration
+}
+
+// New returns a Ledger on store.
+func New(store docstore.Store, opt Options) (*Ledger, error) {
+	if store == nil {
+		return nil, errors.New("ledger: nil store")
+	}
+	if opt.Lease < 0 {
+		return nil, fmt.Errorf("ledger: negative lease %v", opt.Lease)
+	}
+	if opt.Lease == 0 {
+		opt.Lease = DefaultLease
+	}
+	return &Ledger{store: store, lease: opt.Lease}, nil
+}

@@ -1,0 +1,455 @@
+// Package ledgertest is the conformance suite of the ledger over a
+// docstore.Store: every store adapter runs it, so the exactly-once rules
+// hold on the embedded store and on Firestore alike.
+package ledgertest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+// Run runs the suite. newStore must return an empty store private to the
+// calling test. Subtests run in parallel.
+func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, l *ledger.Ledger)
+	}{
+		{"FirstClaimProceeds", testFirstClaimProceeds},
+		{"RedeliveryOfFinished", testRedeliveryOfFinished},
+		{"ConcurrentClaims", testConcurrentClaims},
+		{"ConcurrentSameContent", testConcurrentSameContent},
+		{"LeaseTakeover", testLeaseTakeover},
+		{"FailedIsRetried", testFailedIsRetried},
+		{"DuplicateContent", testDuplicateContent},
+		{"DuplicateWaitsForLiveOriginal", testDuplicateWaitsForLiveOriginal},
+		{"OnlyLoadedContentDeduplicates", testOnlyLoadedContentDeduplicates},
+		{"CountsRoundTrip", testCountsRoundTrip},
+		{"FinishRefuses", testFinishRefuses},
+		{"FinishIsIdempotent", testFinishIsIdempotent},
+		{"ListNewestFirst", testListNewestFirst},
+		{"AwkwardNames", testAwkwardNames},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l, err := ledger.New(newStore(t), ledger.Options{Lease: lease})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.fn(t, l)
+		})
+	}
+}
+
+const (
+	lease = 10 * time.Minute
+	md5A  = "XrY7u+Ae7tCTyyK7j1rNww=="
+	md5B  = "1B2M2Y8AsgTpgAmY7PhCfg=="
+)
+
+var (
+	t0   = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	key1 = ledger.Key{Bucket: "landing", Object: "exportaciones/2026/11/29/pedidos.csv", Generation: 1764410400000001}
+	key2 = ledger.Key{Bucket: "landing", Object: "exportaciones/2026/11/29/pedidos-copia.csv", Generation: 1764410400000002}
+)
+
+func claim(t *testing.T, l *ledger.Ledger, k ledger.Key, md5, owner string, now time.Time) ledger.Claim {
+	t.Helper()
+	c, err := l.Claim(t.Context(), k, md5, owner, now)
+	if err != nil {
+		t.Fatalf("Claim(%s, %s): %v", k, owner, err)
+	}
+	return c
+}
+
+func wantDecision(t *testing.T, c ledger.Claim, want ledger.Decision) {
+	t.Helper()
+	if c.Decision != want {
+		t.Fatalf("decision = %v, want %v (record %+v)", c.Decision, want, c.Record)
+	}
+}
+
+func finish(t *testing.T, l *ledger.Ledger, rec ledger.Record, state ledger.State, now time.Time) ledger.Record {
+	t.Helper()
+	rec.State = state
+	if err := l.Finish(t.Context(), rec, now); err != nil {
+		t.Fatalf("Finish(%s, %s): %v", rec.Key, state, err)
+	}
+	return get(t, l, rec.Key)
+}
+
+func get(t *testing.T, l *ledger.Ledger, k ledger.Key) ledger.Record {
+	t.Helper()
+	r, ok, err := l.Get(t.Context(), k)
+	if err != nil || !ok {
+		t.Fatalf("Get(%s) = %v, %v", k, ok, err)
+	}
+	return r
+}
+
+func testFirstClaimProceeds(t *testing.T, l *ledger.Ledger) {
+	if _, ok, err := l.Get(t.Context(), key1); ok || err != nil {
+		t.Fatalf("Get before any claim = %v, %v; want missing", ok, err)
+	}
+	c := claim(t, l, key1, md5A, "instance-a", t0)
+	want := ledger.Claim{
+		Decision: ledger.Proceed,
+		Record: ledger.Record{
+			Key: key1, State: ledger.InProgress, MD5: md5A, Attempt: 1, Owner: "instance-a",
+			LeaseUntil: t0.Add(lease), StartedAt: t0,
+		},
+	}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("claim (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Record, get(t, l, key1)); diff != "" {
+		t.Errorf("stored record (-want +got):\n%s", diff)
+	}
+}
+
+func testRedeliveryOfFinished(t *testing.T, l *ledger.Ledger) {
+	for i, state := range []ledger.State{ledger.Done, ledger.Rejected, ledger.Skipped} {
+		t.Run(string(state), func(t *testing.T) {
+			k := key1
+			k.Generation += int64(i)
+			c := claim(t, l, k, "", "first", t0)
+			wantDecision(t, c, ledger.Proceed)
+			done := finish(t, l, c.Record, state, t0.Add(time.Minute))
+			// Long after the lease, and for another owner: still finished.
+			again := claim(t, l, k, "", "second", t0.Add(24*time.Hour))
+			wantDecision(t, again, ledger.AlreadyFinished)
+			if diff := cmp.Diff(done, again.Record); diff != "" {
+				t.Errorf("redelivery record (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func testConcurrentClaims(t *testing.T, l *ledger.Ledger) {
+	const n = 10
+	claims := make([]ledger.Claim, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			c, err := l.Claim(t.Context(), key1, md5A, fmt.Sprintf("owner-%d", i), t0)
+			if err != nil {
+				t.Errorf("owner-%d: %v", i, err)
+			}
+			claims[i] = c
+		})
+	}
+	wg.Wait()
+	winner := ""
+	for i, c := range claims {
+		if c.Decision == ledger.Proceed {
+			if winner != "" {
+				t.Errorf("owner-%d and %s both proceed", i, winner)
+			}
+			winner = c.Record.Owner
+		}
+	}
+	if winner == "" {
+		t.Fatal("no claim proceeded")
+	}
+	for i, c := range claims {
+		if c.Decision == ledger.Proceed {
+			continue
+		}
+		if c.Decision != ledger.Busy || c.Record.Owner != winner {
+			t.Errorf("owner-%d: %v held by %q, want busy held by %q", i, c.Decision, c.Record.Owner, winner)
+		}
+	}
+	if got := get(t, l, key1); got.Owner != winner || got.Attempt != 1 {
+		t.Errorf("stored record owner %q attempt %d, want %q attempt 1", got.Owner, got.Attempt, winner)
+	}
+}
+
+// testConcurrentSameContent: copies of one file under several names,
+// delivered at once, are loaded once: one claim proceeds, the others wait.
+func testConcurrentSameContent(t *testing.T, l *ledger.Ledger) {
+	const n = 5
+	claims := make([]ledger.Claim, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			k := ledger.Key{Bucket: "landing", Object: fmt.Sprintf("copias/copia-%d.csv", i), Generation: 1}
+			c, err := l.Claim(t.Context(), k, md5A, fmt.Sprintf("owner-%d", i), t0)
+			if err != nil {
+				t.Errorf("copy %d: %v", i, err)
+			}
+			claims[i] = c
+		})
+	}
+	wg.Wait()
+	var winner *ledger.Record
+	for _, c := range claims {
+		if c.Decision == ledger.Proceed {
+			if winner != nil {
+				t.Fatalf("%s and %s both proceed with the same content", winner.Key, c.Record.Key)
+			}
+			winner = &c.Record
+		}
+	}
+	if winner == nil {
+		t.Fatal("no copy proceeded")
+	}
+	for i, c := range claims {
+		if c.Decision != ledger.Proceed && (c.Decision != ledger.Busy || c.Record.Key != winner.Key) {
+			t.Errorf("copy %d: %v on %s, want busy on %s", i, c.Decision, c.Record.Key, winner.Key)
+		}
+	}
+}
+
+func testLeaseTakeover(t *testing.T, l *ledger.Ledger) {
+	a := claim(t, l, key1, md5A, "a", t0)
+	wantDecision(t, a, ledger.Proceed)
+
+	live := claim(t, l, key1, md5A, "b", t0.Add(lease-time.Second))
+	wantDecision(t, live, ledger.Busy)
+	if live.Record.Owner != "a" {
+		t.Errorf("busy record owner %q, want a", live.Record.Owner)
+	}
+
+	b := claim(t, l, key1, md5A, "b", t0.Add(lease))
+	wantDecision(t, b, ledger.Proceed)
+	if b.Record.Attempt != 2 || b.Record.Owner != "b" || !b.Record.LeaseUntil.Equal(t0.Add(2*lease)) {
+		t.Errorf("takeover record %+v, want attempt 2 owned by b until %v", b.Record, t0.Add(2*lease))
+	}
+	if diff := cmp.Diff(&a.Record, b.Previous); diff != "" {
+		t.Errorf("Previous (-want +got):\n%s", diff)
+	}
+
+	late := a.Record
+	late.State = ledger.Done
+	if err := l.Finish(t.Context(), late, t0.Add(lease+time.Minute)); !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Errorf("old owner's Finish = %v, want ErrLeaseLost", err)
+	}
+	if diff := cmp.Diff(b.Record, get(t, l, key1)); diff != "" {
+		t.Errorf("record after the old owner's Finish (-want +got):\n%s", diff)
+	}
+	if got := finish(t, l, b.Record, ledger.Done, t0.Add(lease+2*time.Minute)); got.State != ledger.Done || got.Owner != "b" {
+		t.Errorf("after the new owner's Finish: %+v", got)
+	}
+}
+
+func testFailedIsRetried(t *testing.T, l *ledger.Ledger) {
+	a := claim(t, l, key1, md5A, "a", t0)
+	rec := a.Record
+	rec.Reason = "bigquery: 503 backend error"
+	failed := finish(t, l, rec, ledger.Failed, t0.Add(time.Minute))
+	if failed.State != ledger.Failed || !failed.LeaseUntil.IsZero() {
+		t.Errorf("failed record %+v, want FAILED with the lease released", failed)
+	}
+	// Well within the old lease: a failed attempt holds nothing.
+	b := claim(t, l, key1, md5A, "b", t0.Add(2*time.Minute))
+	wantDecision(t, b, ledger.Proceed)
+	if b.Record.Attempt != 2 {
+		t.Errorf("retry attempt %d, want 2", b.Record.Attempt)
+	}
+	if diff := cmp.Diff(&failed, b.Previous); diff != "" {
+		t.Errorf("Previous (-want +got):\n%s", diff)
+	}
+}
+
+func testDuplicateContent(t *testing.T, l *ledger.Ledger) {
+	c1 := claim(t, l, key1, md5A, "a", t0)
+	finish(t, l, c1.Record, ledger.Done, t0.Add(time.Minute))
+
+	c2 := claim(t, l, key2, md5A, "b", t0.Add(time.Hour))
+	wantDecision(t, c2, ledger.DuplicateContent)
+	if c2.Record.State != ledger.Duplicate || c2.Record.DuplicateOf == nil || *c2.Record.DuplicateOf != key1 {
+		t.Fatalf("duplicate record %+v, want DUPLICATE of %s", c2.Record, key1)
+	}
+	if diff := cmp.Diff(c2.Record, get(t, l, key2)); diff != "" {
+		t.Errorf("stored duplicate (-want +got):\n%s", diff)
+	}
+	// A duplicate is final, and itself a source of duplicates.
+	wantDecision(t, claim(t, l, key2, md5A, "c", t0.Add(2*time.Hour)), ledger.AlreadyFinished)
+	// An overwrite with identical bytes is a new generation of the same
+	// object: also a duplicate.
+	k3 := key1
+	k3.Generation++
+	wantDecision(t, claim(t, l, k3, md5A, "d", t0.Add(3*time.Hour)), ledger.DuplicateContent)
+	// Other content proceeds.
+	k4 := key2
+	k4.Generation++
+	wantDecision(t, claim(t, l, k4, md5B, "e", t0.Add(3*time.Hour)), ledger.Proceed)
+}
+
+func testDuplicateWaitsForLiveOriginal(t *testing.T, l *ledger.Ledger) {
+	c1 := claim(t, l, key1, md5A, "a", t0)
+	busy := claim(t, l, key2, md5A, "b", t0.Add(time.Minute))
+	wantDecision(t, busy, ledger.Busy)
+	if busy.Record.Key != key1 || busy.Record.Owner != "a" {
+		t.Errorf("busy record %+v, want key1's held by a", busy.Record)
+	}
+	if _, ok, _ := l.Get(t.Context(), key2); ok {
+		t.Error("a busy claim wrote a record")
+	}
+
+	// The original fails: the copy is no duplicate of anything loaded, so
+	// it proceeds and the content now belongs to it.
+	finish(t, l, c1.Record, ledger.Failed, t0.Add(2*time.Minute))
+	c2 := claim(t, l, key2, md5A, "b", t0.Add(3*time.Minute))
+	wantDecision(t, c2, ledger.Proceed)
+	wantDecision(t, claim(t, l, key1, md5A, "a2", t0.Add(4*time.Minute)), ledger.Busy)
+	finish(t, l, c2.Record, ledger.Done, t0.Add(5*time.Minute))
+	again := claim(t, l, key1, md5A, "a3", t0.Add(6*time.Minute))
+	wantDecision(t, again, ledger.DuplicateContent)
+	if *again.Record.DuplicateOf != key2 || again.Record.Attempt != 2 {
+		t.Errorf("record %+v, want attempt 2, duplicate of %s", again.Record, key2)
+	}
+}
+
+func testOnlyLoadedContentDeduplicates(t *testing.T, l *ledger.Ledger) {
+	t.Run("empty md5", func(t *testing.T) {
+		c := claim(t, l, key1, "", "a", t0)
+		finish(t, l, c.Record, ledger.Done, t0)
+		k := key2
+		wantDecision(t, claim(t, l, k, "", "b", t0), ledger.Proceed)
+	})
+	t.Run("skipped original", func(t *testing.T) {
+		k1, k2 := key1, key2
+		k1.Generation, k2.Generation = 11, 12
+		c := claim(t, l, k1, md5B, "a", t0)
+		finish(t, l, c.Record, ledger.Skipped, t0)
+		wantDecision(t, claim(t, l, k2, md5B, "b", t0), ledger.Proceed)
+	})
+	t.Run("expired original", func(t *testing.T) {
+		k1, k2 := key1, key2
+		k1.Generation, k2.Generation = 21, 22
+		claim(t, l, k1, "md5-expired", "a", t0)
+		wantDecision(t, claim(t, l, k2, "md5-expired", "b", t0.Add(lease)), ledger.Proceed)
+	})
+}
+
+func testCountsRoundTrip(t *testing.T, l *ledger.Ledger) {
+	c := claim(t, l, key1, md5A, "a", t0)
+	rec := c.Record
+	rec.State = ledger.Done
+	rec.Feed = "lineas_pedido"
+	rec.Counts = ledger.Counts{
+		Read: 4, Loaded: 1, Quarantined: 3,
+		Rejects: map[string]int64{"column_count": 1, "negative_quantity": 1, "invalid_date": 1},
+	}
+	rec.Reason = "3 rows quarantined"
+	rec.Quarantine = "cuarentena/lineas_pedido/2026/11/29/pedidos.csv#1764410400000001.csv"
+	rec.LoadID = "alpipe_load_landing_pedidos_1764410400000001_1"
+	rec.AlreadyLoaded = true
+	fin := t0.Add(90 * time.Second)
+	if err := l.Finish(t.Context(), rec, fin); err != nil {
+		t.Fatal(err)
+	}
+	want := rec
+	want.FinishedAt = fin
+	want.LeaseUntil = time.Time{}
+	if diff := cmp.Diff(want, get(t, l, key1)); diff != "" {
+		t.Errorf("record (-want +got):\n%s", diff)
+	}
+}
+
+func testFinishRefuses(t *testing.T, l *ledger.Ledger) {
+	c := claim(t, l, key1, md5A, "a", t0)
+	for _, tc := range []struct {
+		name string
+		edit func(r *ledger.Record)
+	}{
+		{"in progress", func(r *ledger.Record) { r.State = ledger.InProgress }},
+		{"duplicate", func(r *ledger.Record) { r.State = ledger.Duplicate }},
+		{"unknown state", func(r *ledger.Record) { r.State = "LOADED" }},
+		{"rows unaccounted", func(r *ledger.Record) {
+			r.State = ledger.Done
+			r.Counts = ledger.Counts{Read: 5, Loaded: 3, Quarantined: 1}
+		}},
+		{"negative count", func(r *ledger.Record) {
+			r.State = ledger.Failed
+			r.Counts = ledger.Counts{Read: -1}
+		}},
+		{"no owner", func(r *ledger.Record) { r.State = ledger.Done; r.Owner = "" }},
+		{"other attempt", func(r *ledger.Record) { r.State = ledger.Done; r.Attempt = 7 }},
+		{"unclaimed key", func(r *ledger.Record) { r.State = ledger.Done; r.Key = key2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := c.Record
+			tc.edit(&rec)
+			if err := l.Finish(t.Context(), rec, t0); err == nil {
+				t.Error("Finish succeeded")
+			}
+		})
+	}
+	if diff := cmp.Diff(c.Record, get(t, l, key1)); diff != "" {
+		t.Errorf("record changed by refused Finish calls (-want +got):\n%s", diff)
+	}
+}
+
+func testFinishIsIdempotent(t *testing.T, l *ledger.Ledger) {
+	c := claim(t, l, key1, md5A, "a", t0)
+	first := finish(t, l, c.Record, ledger.Done, t0.Add(time.Minute))
+	second := finish(t, l, c.Record, ledger.Done, t0.Add(2*time.Minute))
+	if diff := cmp.Diff(first, second); diff != "" {
+		t.Errorf("repeated Finish changed the record (-want +got):\n%s", diff)
+	}
+	rec := c.Record
+	rec.State = ledger.Failed
+	if err := l.Finish(t.Context(), rec, t0.Add(3*time.Minute)); !errors.Is(err, ledger.ErrLeaseLost) {
+		t.Errorf("Finish with another outcome after DONE = %v, want ErrLeaseLost", err)
+	}
+}
+
+func testListNewestFirst(t *testing.T, l *ledger.Ledger) {
+	var want []string
+	for i := range 5 {
+		k := key1
+		k.Generation = int64(100 + i)
+		c := claim(t, l, k, "", "a", t0.Add(time.Duration(i)*time.Minute))
+		if i%2 == 0 {
+			finish(t, l, c.Record, ledger.Done, t0.Add(time.Hour))
+		}
+		want = append([]string{k.String()}, want...)
+	}
+	recs, err := l.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Key.String())
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("List order (-want +got):\n%s", diff)
+	}
+}
+
+// testAwkwardNames: object names whose escaped form exceeds Firestore's
+// 1,500-byte ID limit, or that look like reserved IDs, still get records.
+func testAwkwardNames(t *testing.T, l *ledger.Ledger) {
+	for _, tc := range []struct {
+		name string
+		key  ledger.Key
+		md5  string
+	}{
+		{"long non-ASCII name", ledger.Key{Bucket: "landing", Object: strings.Repeat("ñ", 510) + ".csv", Generation: 1}, "md5-long"},
+		{"long name, same prefix", ledger.Key{Bucket: "landing", Object: strings.Repeat("ñ", 510) + ".tsv", Generation: 1}, "md5-long2"},
+		{"reserved-looking md5", ledger.Key{Bucket: "landing", Object: "x.csv", Generation: 1}, "__md5__"},
+		{"slashes and spaces", ledger.Key{Bucket: "landing", Object: "a b/c%2F/../d.csv", Generation: 1}, "a/b+c=="},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := claim(t, l, tc.key, tc.md5, "a", t0)
+			wantDecision(t, c, ledger.Proceed)
+			if got := get(t, l, tc.key); got.Key != tc.key {
+				t.Errorf("record key %v, want %v", got.Key, tc.key)
+			}
+		})
+	}
+}

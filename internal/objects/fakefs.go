@@ -1,0 +1,176 @@
+package objects
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"cloud.google.com/go/storage"
+	"github.com/pkg/xattr"
+)
+
+// fakeFS places finished uploads directly in fake-gcs-server's filesystem
+// layout (v1.56.1, internal/backend/fs.go), so that the fake serves them as
+// if it had stored them itself. We do this because the fake's own upload
+// path holds every object whole in memory (see uploads.go); everything else
+// (reads, stat, list, delete) still goes through the fake.
+//
+// The layout: <root>/<url.PathEscape(bucket)>/<object name as a path>, with
+// the object's attributes as JSON (backend.ObjectAttrs) either in the
+// extended attribute "user.metadata" of the file or, where the file system
+// has no user xattrs, in a sibling file "<path>.metadata". The fake picks the
+// variant once from the root folder; pickMetaMode repeats its test. The
+// conformance suite reads every upload back through the fake, so a layout
+// change in a new fake version fails the tests instead of corrupting data.
+type fakeFS struct {
+	root  string
+	xattr bool
+}
+
+const (
+	fakeXattrKey       = "user.metadata"
+	fakeMetadataSuffix = ".metadata"
+	// fakeTimeFormat is the fake's timestampFormat for stored times.
+	fakeTimeFormat = "2006-01-02T15:04:05.999999Z07:00"
+)
+
+// fakeStoredAttrs mirrors backend.ObjectAttrs field for field: the JSON the
+// fake stores beside each object. Name, bucket and size are not stored; the
+// fake derives them from the path and the file.
+type fakeStoredAttrs struct {
+	StorageClass         string
+	ContentType          string
+	ContentEncoding      string
+	ContentDisposition   string
+	ContentLanguage      string
+	CacheControl         string
+	Crc32c               string
+	Md5Hash              string
+	Etag                 string
+	ACL                  []storage.ACLRule
+	Metadata             map[string]string
+	Created              string
+	Deleted              string
+	Updated              string
+	CustomTime           string
+	Generation           int64
+	RetentionMode        string
+	RetentionRetainUntil string
+}
+
+func newFakeFS(root string) (*fakeFS, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, err
+	}
+	return &fakeFS{root: root, xattr: pickMetaMode(root)}, nil
+}
+
+// pickMetaMode is the fake's own test in NewStorageFS.
+func pickMetaMode(root string) bool {
+	if !xattr.XATTR_SUPPORTED {
+		return false
+	}
+	_, err := xattr.Get(root+"/", fakeXattrKey)
+	var xerr *xattr.Error
+	return err == nil || (errors.As(err, &xerr) && xerr.Err == xattr.ENOATTR)
+}
+
+func (f *fakeFS) bucketDir(bucket string) string {
+	return filepath.Join(f.root, url.PathEscape(bucket))
+}
+
+func (f *fakeFS) bucketExists(bucket string) bool {
+	st, err := os.Stat(f.bucketDir(bucket))
+	return err == nil && st.IsDir()
+}
+
+// objectPath maps an object name to its file, refusing names that a folder
+// tree cannot hold faithfully. The fake itself joins names unchecked, so a
+// name with ".." would escape the bucket folder.
+func (f *fakeFS) objectPath(bucket, name string) (string, error) {
+	switch {
+	case name == "":
+		return "", errors.New("empty object name")
+	case !utf8.ValidString(name) || strings.ContainsRune(name, 0):
+		return "", errors.New("object name is not valid UTF-8 or contains NUL")
+	case strings.HasSuffix(name, "/"):
+		return "", errors.New("object names ending in / (folder placeholders) are not supported by the local filesystem fake")
+	case !f.xattr && strings.HasSuffix(name, fakeMetadataSuffix):
+		return "", fmt.Errorf("object names ending in %s are reserved by the local filesystem fake on this file system", fakeMetadataSuffix)
+	}
+	for seg := range strings.SplitSeq(name, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return "", fmt.Errorf("object name %q has an empty, . or .. segment, which the local filesystem fake cannot store", name)
+		}
+	}
+	return filepath.Join(f.bucketDir(bucket), filepath.FromSlash(name)), nil
+}
+
+// liveGeneration reads the generation of the object stored at path, 0 when
+// there is none.
+func (f *fakeFS) liveGeneration(path string) int64 {
+	var raw []byte
+	var err error
+	if f.xattr {
+		raw, err = xattr.Get(path, fakeXattrKey)
+	} else {
+		raw, err = os.ReadFile(path + fakeMetadataSuffix)
+	}
+	if err != nil {
+		return 0
+	}
+	var a fakeStoredAttrs
+	if json.Unmarshal(raw, &a) != nil {
+		return 0
+	}
+	return a.Generation
+}
+
+// place moves the finished spool file to path with its attributes. With
+// xattrs the attributes ride on the spool file's inode, so one rename makes
+// content and attributes appear together. There is no fsync: this is a
+// developer's local data, and syncing 45 MB would cost a good part of a
+// drop's time budget.
+func (f *fakeFS) place(spool *os.File, path string, attrs fakeStoredAttrs) error {
+	encoded, err := json.Marshal(attrs)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if f.xattr {
+		if err := xattr.FSet(spool, fakeXattrKey, encoded); err != nil {
+			return err
+		}
+		return os.Rename(spool.Name(), path)
+	}
+	// Attributes first: until the data is renamed in, a new object is simply
+	// absent (the fake skips .metadata files when listing), never a file
+	// without attributes, which would fail every listing of the bucket.
+	// The suffix makes the fake's listing skip the temporary file too.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".pending-*"+fakeMetadataSuffix)
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(encoded)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path+fakeMetadataSuffix)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return werr
+	}
+	return os.Rename(spool.Name(), path)
+}
+
+func fakeTime(t time.Time) string { return t.UTC().Format(fakeTimeFormat) }

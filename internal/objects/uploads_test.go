@@ -1,0 +1,333 @@
+package objects
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cloud.google.com/go/storage"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/api/googleapi"
+)
+
+const bucket = "landing"
+
+func startFS(t *testing.T, dir string) (*Local, *GCS) {
+	t.Helper()
+	l, err := StartLocal(dir, bucket)
+	if err != nil {
+		t.Fatalf("StartLocal: %v", err)
+	}
+	t.Cleanup(l.Close)
+	c, err := l.Client(t.Context())
+	if err != nil {
+		t.Fatalf("Client: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	g, err := NewGCS(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, g
+}
+
+func readAll(t *testing.T, g *GCS, name string) string {
+	t.Helper()
+	r, err := g.Open(t.Context(), bucket, name, 0)
+	if err != nil {
+		t.Fatalf("Open %s: %v", name, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	return string(b)
+}
+
+func put(t *testing.T, g *GCS, name, content string) Attrs {
+	t.Helper()
+	w := g.Create(t.Context(), bucket, name, "text/plain", nil)
+	io.WriteString(w, content)
+	if err := w.Close(); err != nil {
+		t.Fatalf("Create %s: %v", name, err)
+	}
+	return w.Attrs()
+}
+
+func httpStatus(err error) int {
+	var ge *googleapi.Error
+	if errors.As(err, &ge) {
+		return ge.Code
+	}
+	return 0
+}
+
+// rawRequest writes an HTTP/1.1 request by hand and hangs up after body,
+// whatever Content-Length says: a client that dies mid-upload. It returns
+// the server's status line.
+func rawRequest(t *testing.T, l *Local, head string, body string) string {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(l.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "%s\r\nHost: %s\r\n\r\n%s", head, strings.TrimPrefix(l.URL(), "http://"), body)
+	conn.(*net.TCPConn).CloseWrite()
+	// Wait for the answer, so the server has finished with the request.
+	status, _ := bufio.NewReader(conn).ReadString('\n')
+	conn.Close()
+	return strings.TrimSpace(status)
+}
+
+func TestResumableSessionProtocol(t *testing.T) {
+	l, g := startFS(t, t.TempDir())
+	do := func(method, url, contentRange, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if contentRange != "" {
+			req.Header.Set("Content-Range", contentRange)
+		}
+		req.Header.Set("X-GUploader-No-308", "yes")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { res.Body.Close() })
+		return res
+	}
+	incomplete := func(res *http.Response, wantRange string) {
+		t.Helper()
+		got := fmt.Sprintf("%d %s %s", res.StatusCode, res.Header.Get("X-Http-Status-Code-Override"), res.Header.Get("Range"))
+		if want := "200 308 " + wantRange; got != want {
+			body, _ := io.ReadAll(res.Body)
+			t.Fatalf("response %q (%s), want %q", got, body, want)
+		}
+	}
+
+	res := do("POST", l.URL()+"/upload/storage/v1/b/landing/o?uploadType=resumable",
+		"", `{"name":"exportaciones/x.csv","contentType":"text/csv","metadata":{"feed":"lineas"}}`)
+	loc := res.Header.Get("Location")
+	if res.StatusCode != 200 || loc == "" {
+		t.Fatalf("start: %d, Location %q", res.StatusCode, loc)
+	}
+
+	incomplete(do("POST", loc, "bytes 0-9/*", "0123456789"), "bytes=0-9")
+	// The response was lost and the client re-sends the same range.
+	incomplete(do("POST", loc, "bytes 0-9/*", "0123456789"), "bytes=0-9")
+	// A body shorter than its range is refused and leaves nothing behind.
+	if res := do("POST", loc, "bytes 10-19/*", "abcde"); res.StatusCode != 400 {
+		t.Fatalf("short chunk: status %d, want 400", res.StatusCode)
+	}
+	// A client that hangs up mid-chunk leaves nothing behind either.
+	u := strings.TrimPrefix(loc, l.URL())
+	if got := rawRequest(t, l, "POST "+u+" HTTP/1.1\r\nContent-Range: bytes 10-19/*\r\nContent-Length: 10", "abc"); got != "HTTP/1.1 400 Bad Request" {
+		t.Fatalf("chunk cut by a hang-up answered %q, want a 400", got)
+	}
+	incomplete(do("PUT", loc, "bytes */*", ""), "bytes=0-9")
+	if _, err := g.Stat(t.Context(), bucket, "exportaciones/x.csv"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Stat before finalize = %v, want ErrNotFound", err)
+	}
+
+	final := do("POST", loc, "bytes 10-19/20", "abcdefghij")
+	body, _ := io.ReadAll(final.Body)
+	if final.StatusCode != 200 {
+		t.Fatalf("finalize: %d %s", final.StatusCode, body)
+	}
+	var obj struct {
+		Name       string `json:"name"`
+		Generation string `json:"generation"`
+		Size       string `json:"size"`
+	}
+	if err := json.Unmarshal(body, &obj); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, g, "exportaciones/x.csv"); got != "0123456789abcdefghij" {
+		t.Errorf("content %q", got)
+	}
+	a, err := g.Stat(t.Context(), bucket, "exportaciones/x.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := md5.Sum([]byte("0123456789abcdefghij"))
+	want := Attrs{Bucket: bucket, Name: "exportaciones/x.csv", Generation: a.Generation, Size: 20,
+		MD5: base64.StdEncoding.EncodeToString(sum[:]), CRC32C: a.CRC32C, Metadata: map[string]string{"feed": "lineas"}, Created: a.Created}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("Stat (-want +got):\n%s", diff)
+	}
+	if obj.Generation != fmt.Sprint(a.Generation) || obj.Size != "20" {
+		t.Errorf("finalize answered generation %s size %s, stored %d 20", obj.Generation, obj.Size, a.Generation)
+	}
+	// A retried finalize gets the same answer, not a new generation.
+	again := do("POST", loc, "bytes 10-19/20", "abcdefghij")
+	body2, _ := io.ReadAll(again.Body)
+	if again.StatusCode != 200 || !bytes.Equal(body, body2) {
+		t.Errorf("retried finalize: %d %s, want the first answer", again.StatusCode, body2)
+	}
+}
+
+func TestTruncatedMultipartStoresNothing(t *testing.T) {
+	dir := t.TempDir()
+	l, g := startFS(t, dir)
+	body := "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":\"cut.csv\"}\r\n--b\r\nContent-Type: text/csv\r\n\r\nhalf a fi"
+	got := rawRequest(t, l, "POST /upload/storage/v1/b/landing/o?uploadType=multipart HTTP/1.1\r\n"+
+		"Content-Type: multipart/related; boundary=b\r\nContent-Length: 1000", body)
+	if got != "HTTP/1.1 400 Bad Request" {
+		t.Errorf("cut multipart upload answered %q, want a 400", got)
+	}
+	if _, err := g.Stat(t.Context(), bucket, "cut.csv"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Stat = %v, want ErrNotFound", err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "uploads")); len(left) != 0 {
+		t.Errorf("spool files left behind: %v", left)
+	}
+}
+
+func TestUploadPreconditionsAndChecksums(t *testing.T) {
+	_, g := startFS(t, t.TempDir())
+	first := put(t, g, "once.csv", "first")
+	obj := g.client.Bucket(bucket).Object("once.csv")
+
+	for _, tc := range []struct {
+		name       string
+		writer     func(ctx context.Context) *storage.Writer
+		wantStatus int
+	}{
+		{"does not exist, but it does", func(ctx context.Context) *storage.Writer {
+			return obj.If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
+		}, 412},
+		{"generation match, stale", func(ctx context.Context) *storage.Writer {
+			return obj.If(storage.Conditions{GenerationMatch: first.Generation - 1}).NewWriter(ctx)
+		}, 412},
+		{"wrong CRC32C declared", func(ctx context.Context) *storage.Writer {
+			w := obj.NewWriter(ctx)
+			w.SendCRC32C, w.CRC32C = true, 12345
+			return w
+		}, 400},
+		{"wrong MD5 declared", func(ctx context.Context) *storage.Writer {
+			w := obj.NewWriter(ctx)
+			w.MD5 = []byte("0123456789abcdef")
+			return w
+		}, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := tc.writer(t.Context())
+			io.WriteString(w, "second")
+			err := w.Close()
+			if got := httpStatus(err); got != tc.wantStatus {
+				t.Errorf("Close = %v (status %d), want status %d", err, got, tc.wantStatus)
+			}
+			if got := readAll(t, g, "once.csv"); got != "first" {
+				t.Errorf("content %q, want first", got)
+			}
+		})
+	}
+
+	w := obj.If(storage.Conditions{GenerationMatch: first.Generation}).NewWriter(t.Context())
+	io.WriteString(w, "second")
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close with the right generation: %v", err)
+	}
+	if got := readAll(t, g, "once.csv"); got != "second" {
+		t.Errorf("content %q, want second", got)
+	}
+}
+
+func TestNamesTheFolderCannotHold(t *testing.T) {
+	dir := t.TempDir()
+	_, g := startFS(t, dir)
+	put(t, g, "a.csv", "file")
+	for _, tc := range []struct {
+		name       string
+		wantStatus int
+	}{
+		{"../escape.csv", 400},
+		{"x/../../escape.csv", 400},
+		{"double//slash.csv", 400},
+		{"folder/", 400},
+		{"a.csv/inside.csv", 409}, // a.csv is a file, so it cannot be a folder too
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := g.Create(t.Context(), bucket, tc.name, "text/plain", nil)
+			io.WriteString(w, "x")
+			err := w.Close()
+			if got := httpStatus(err); got != tc.wantStatus {
+				t.Errorf("Close = %v (status %d), want status %d", err, got, tc.wantStatus)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escape.csv")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a name escaped the bucket folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "buckets", "escape.csv")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a name escaped the bucket folder: %v", err)
+	}
+}
+
+func TestMissingBucket(t *testing.T) {
+	_, g := startFS(t, t.TempDir())
+	w := g.Create(t.Context(), "nope", "x.csv", "text/plain", nil)
+	io.WriteString(w, "x")
+	if err := w.Close(); httpStatus(err) != 404 {
+		t.Errorf("Create in a missing bucket: Close = %v, want a 404", err)
+	}
+	var errs []error
+	for _, err := range g.List(t.Context(), "nope", "") {
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], storage.ErrBucketNotExist) || errors.Is(errs[0], ErrNotFound) {
+		t.Errorf("List of a missing bucket yielded %v, want one storage.ErrBucketNotExist that is not ErrNotFound", errs)
+	}
+}
+
+func TestObjectsSurviveRestart(t *testing.T) {
+	dir := t.TempDir()
+	l, g := startFS(t, dir)
+	a := put(t, g, "exportaciones/2026/03/14/p.csv", "persisted")
+	l.Close()
+
+	_, g2 := startFS(t, dir)
+	r, err := g2.Open(t.Context(), bucket, "exportaciones/2026/03/14/p.csv", a.Generation)
+	if err != nil {
+		t.Fatalf("Open after restart: %v", err)
+	}
+	defer r.Close()
+	if b, _ := io.ReadAll(r); string(b) != "persisted" {
+		t.Errorf("content after restart %q", b)
+	}
+}
+
+func TestCloseDiscardsUnfinishedUploads(t *testing.T) {
+	dir := t.TempDir()
+	l, g := startFS(t, dir)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	w := g.WithChunkSize(256<<10).Create(ctx, bucket, "big.csv", "text/csv", nil)
+	if _, err := w.Write(make([]byte, 600<<10)); err != nil { // two chunks sent, no finalize
+		t.Fatal(err)
+	}
+	spool := filepath.Join(dir, "uploads")
+	if left, _ := os.ReadDir(spool); len(left) != 1 {
+		t.Fatalf("spool holds %d files during the upload, want 1", len(left))
+	}
+	w.Abort()
+	l.Close()
+	if _, err := os.Stat(spool); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("spool folder after Close: %v, want removed", err)
+	}
+}

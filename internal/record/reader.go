@@ -1,0 +1,527 @@
+// Package record reads CSV records from a stream: RFC 4180 plus the dirt
+// that real ERP exports carry (BOM, CRLF, blank lines, quoted newlines,
+// broken quoting, endless lines).
+//
+// It is deliberately not encoding/csv: a malformed record must not stop the
+// file (it is reported with a Problem and the reader moves on), memory must
+// stay bounded whatever the input (a 1 GB line costs MaxRecordBytes, not
+// 1 GB), and the steady state must not allocate, because every order line of
+// every export goes through here.
+package record
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+)
+
+// DefaultMaxRecordBytes bounds a record when Options leaves it zero.
+const DefaultMaxRecordBytes = 1 << 20
+
+// bufSize is the read buffer. Most records are far shorter, so most of them
+// are split in place without being copied.
+const bufSize = 64 << 10
+
+// Problems reported in Record.Problem. The over-long one is built per reader
+// because it names the limit.
+const (
+	ProblemUnterminatedQuote = "unterminated quoted field"
+	ProblemBareQuote         = "bare quote in unquoted field"
+	ProblemAfterQuote        = "unexpected character after closing quote"
+)
+
+// Record is one CSV record. Fields and Raw point into the reader's buffers
+// and are only valid until the next call to Next.
+type Record struct {
+	Line    int      // physical line where the record starts (1-based; the header is line 1)
+	Fields  [][]byte // values, quotes removed and "" unescaped; nil when Problem is set
+	Raw     []byte   // the record's bytes as read, without the trailing CR/LF
+	Problem string   // why the record is malformed; empty when it is fine
+}
+
+// Options tunes a Reader. The zero value is usable.
+type Options struct {
+	MaxRecordBytes int  // longest accepted record; 0 means DefaultMaxRecordBytes
+	Comma          byte // field separator; 0 means ','; never a quote, CR or LF
+}
+
+// Reader reads records from an io.Reader.
+//
+// Memory is bounded by the read buffer plus about twice MaxRecordBytes (the
+// raw record and its unescaped fields) for records that are quoted or do not
+// fit the buffer; other records are split in place.
+type Reader struct {
+	src     io.Reader
+	buf     []byte
+	r, w    int   // unread bytes are buf[r:w]
+	base    int64 // offset in src of buf[0]
+	err     error // sticky error from src, io.EOF included
+	lines   int   // line feeds consumed so far
+	started bool  // the BOM check has been done
+
+	max      int
+	comma    byte
+	tooLong  string
+	raw      []byte // the current record: a copy in own, or a line of buf
+	own      []byte // storage for records assembled by copying
+	data     []byte // unescaped values of quoted fields holding ""
+	spans    []span // field boundaries in raw
+	fields   [][]byte
+	st       state
+	cur      span // field being scanned
+	problem  string
+	scanned  int // bytes of raw already seen by the state machine
+	overflow bool
+
+	copyAll bool // tests: assemble every record by copying, to check the in-place paths
+}
+
+// span locates one field in raw. For a quoted field it excludes the quotes.
+type span struct {
+	start, end int
+	esc        bool // holds "" pairs, so it must be unescaped
+}
+
+// state of the quoting state machine between two bytes of a record.
+type state uint8
+
+const (
+	sFieldStart state = iota // before the first byte of a field
+	sUnquoted                // inside an unquoted field
+	sQuoted                  // inside a quoted field
+	sQuote                   // just after a '"' in a quoted field: an escape or the closing quote
+	sBroken                  // malformed: the rest of the line is raw text only
+)
+
+// NewReader returns a Reader reading from src.
+func NewReader(src io.Reader, opt Options) *Reader {
+	limit := opt.MaxRecordBytes
+	if limit <= 0 {
+		limit = DefaultMaxRecordBytes
+	}
+	comma := opt.Comma
+	if comma == 0 {
+		comma = ','
+	}
+	return &Reader{
+		src:     src,
+		buf:     make([]byte, bufSize),
+		max:     limit,
+		comma:   comma,
+		tooLong: "record longer than " + strconv.Itoa(limit) + " bytes",
+	}
+}
+
+// BytesRead returns how many bytes of the source the records returned so far
+// (and the lines skipped) were made of.
+func (r *Reader) BytesRead() int64 { return r.base + int64(r.r) }
+
+// Next returns the next record, skipping blank lines. It returns io.EOF at
+// the end of the input and any other error of the source as it is; a
+// malformed record is not an error but a Record with a Problem.
+func (r *Reader) Next() (Record, error) {
+	if !r.started {
+		if err := r.start(); err != nil {
+			return Record{}, err
+		}
+	}
+	for {
+		b := r.buf[r.r:r.w]
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if r.err == nil && (r.r > 0 || r.w < len(r.buf)) {
+				r.fill()
+				continue
+			}
+			if len(b) == 0 {
+				return Record{}, r.err
+			}
+			rec, blank, err := r.slow()
+			if blank {
+				continue
+			}
+			return rec, err
+		}
+		line := b[:i]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		if onlyCR(line) {
+			r.r += i + 1
+			r.lines++
+			continue
+		}
+		if len(line) > r.max || r.copyAll {
+			rec, blank, err := r.slow()
+			if blank {
+				continue
+			}
+			return rec, err
+		}
+		if bytes.IndexByte(line, '"') >= 0 {
+			// Quoted fields on one line (the ERP quotes every decimal
+			// comma) are split in place too, unless a quoted field goes on
+			// past the line end: then the record is assembled by copying.
+			r.reset(line)
+			r.scan()
+			if r.st == sQuoted {
+				rec, blank, err := r.slow()
+				if blank {
+					continue
+				}
+				return rec, err
+			}
+			r.r += i + 1
+			r.lines++
+			return r.finish(r.lines), nil
+		}
+		// The common case: a whole unquoted line in the buffer, split in place.
+		r.r += i + 1
+		r.lines++
+		return Record{Line: r.lines, Fields: r.split(line), Raw: line}, nil
+	}
+}
+
+// split cuts an unquoted line at each separator.
+func (r *Reader) split(line []byte) [][]byte {
+	f := r.fields[:0]
+	for {
+		j := bytes.IndexByte(line, r.comma)
+		if j < 0 {
+			break
+		}
+		f = append(f, line[:j:j])
+		line = line[j+1:]
+	}
+	f = append(f, line[:len(line):len(line)])
+	r.fields = f
+	return f
+}
+
+// start strips a UTF-8 byte order mark, which Excel and many ERPs put in
+// front of "UTF-8" exports and which would otherwise glue itself to the
+// first column name.
+func (r *Reader) start() error {
+	for r.w-r.r < 3 && r.err == nil {
+		r.fill()
+	}
+	if r.err != nil && r.err != io.EOF && r.w == r.r {
+		return r.err
+	}
+	if bytes.HasPrefix(r.buf[r.r:r.w], []byte{0xEF, 0xBB, 0xBF}) {
+		r.r += 3
+	}
+	r.started = true
+	return nil
+}
+
+// fill moves the unread bytes to the front of the buffer and reads more.
+func (r *Reader) fill() {
+	if r.r > 0 {
+		copy(r.buf, r.buf[r.r:r.w])
+		r.base += int64(r.r)
+		r.w -= r.r
+		r.r = 0
+	}
+	for tries := 0; tries < 100; tries++ {
+		n, err := r.src.Read(r.buf[r.w:])
+		if n < 0 || n > len(r.buf)-r.w {
+			r.err = errors.New("record: source returned an invalid count")
+			return
+		}
+		r.w += n
+		if err != nil {
+			r.err = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	r.err = io.ErrNoProgress
+}
+
+// slow assembles a record by copying it into raw, line by line, running the
+// quoting state machine over it. It handles what the in-place path cannot:
+// quotes, records spanning lines or buffer refills, over-long records and
+// the last line when it has no line feed.
+func (r *Reader) slow() (rec Record, blank bool, err error) {
+	start := r.lines + 1
+	r.reset(r.own[:0])
+	for {
+		if r.r == r.w {
+			if r.err == nil {
+				r.fill()
+				continue
+			}
+			if r.err != io.EOF {
+				return Record{}, false, r.err
+			}
+			// The end of the input ends the record, whatever its state.
+			if r.overflow {
+				return r.overlong(start), false, nil
+			}
+			if r.blank() {
+				return Record{}, true, nil
+			}
+			if r.st == sQuoted {
+				r.problem = ProblemUnterminatedQuote
+				r.raw = bytes.TrimSuffix(r.raw, lf)
+				r.raw = bytes.TrimSuffix(r.raw, []byte{'\r'})
+			}
+			return r.finish(start), false, nil
+		}
+		b := r.buf[r.r:r.w]
+		i := bytes.IndexByte(b, '\n')
+		if r.overflow {
+			// Resynchronise at the next line feed, ignoring quotes: a stray
+			// quote must not turn the rest of the file into one record.
+			if i < 0 {
+				r.r = r.w
+				continue
+			}
+			r.r += i + 1
+			r.lines++
+			return r.overlong(start), false, nil
+		}
+		if i < 0 {
+			// No line end in the buffer: take what there is, except a final
+			// CR, which may be the first half of a CRLF.
+			n := len(b)
+			if b[n-1] == '\r' {
+				n--
+			}
+			if n == 0 {
+				if r.err == nil {
+					r.fill()
+				} else {
+					r.r++ // a CR ending the input ends the line
+				}
+				continue
+			}
+			r.r += n
+			if r.take(b[:n]) {
+				r.scan()
+			}
+			continue
+		}
+		seg := b[:i]
+		r.r += i + 1
+		r.lines++
+		// A CR before the LF ends the line, unless a quoted field is still
+		// open: then CRLF is content.
+		cr := len(seg) > 0 && seg[len(seg)-1] == '\r'
+		if cr {
+			seg = seg[:len(seg)-1]
+		}
+		if !r.take(seg) {
+			return r.overlong(start), false, nil
+		}
+		r.scan()
+		if r.st != sQuoted {
+			if r.blank() {
+				return Record{}, true, nil
+			}
+			return r.finish(start), false, nil
+		}
+		eol := lf
+		if cr {
+			eol = crlf
+		}
+		if !r.take(eol) {
+			return r.overlong(start), false, nil
+		}
+		r.scan()
+	}
+}
+
+var (
+	lf   = []byte{'\n'}
+	crlf = []byte{'\r', '\n'}
+)
+
+// reset prepares the state machine for a record held in raw.
+func (r *Reader) reset(raw []byte) {
+	r.raw = raw
+	r.spans = r.spans[:0]
+	r.st = sFieldStart
+	r.cur = span{}
+	r.problem = ""
+	r.scanned = 0
+	r.overflow = false
+}
+
+// blank reports whether the record scanned so far is a blank line: nothing,
+// or carriage returns only (Excel leaves CR CR LF behind).
+func (r *Reader) blank() bool {
+	return len(r.spans) == 0 && (r.st == sFieldStart || r.st == sUnquoted) && onlyCR(r.raw)
+}
+
+func onlyCR(b []byte) bool {
+	for _, c := range b {
+		if c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// take appends p to raw. It reports false, keeping only the first max bytes,
+// when the record becomes too long.
+func (r *Reader) take(p []byte) bool {
+	ok := true
+	if len(r.raw)+len(p) > r.max {
+		p = p[:r.max-len(r.raw)]
+		r.overflow = true
+		ok = false
+	}
+	if need := len(r.raw) + len(p); need > cap(r.raw) {
+		// Grow by doubling, but never past max: append's own growth could
+		// reserve up to twice the limit.
+		n := min(max(2*cap(r.raw), need, 512), r.max)
+		grown := make([]byte, len(r.raw), n)
+		copy(grown, r.raw)
+		r.raw = grown
+	}
+	r.raw = append(r.raw, p...)
+	r.own = r.raw[:0] // keep the storage for the next record
+	return ok
+}
+
+// overlong returns the over-long record, raw truncated to max bytes.
+func (r *Reader) overlong(start int) Record {
+	if len(r.raw) > r.max {
+		r.raw = r.raw[:r.max]
+	}
+	return Record{Line: start, Raw: r.raw, Problem: r.tooLong}
+}
+
+// finish builds the record from the spans found by scan.
+func (r *Reader) finish(start int) Record {
+	if r.problem != "" {
+		return Record{Line: start, Raw: r.raw, Problem: r.problem}
+	}
+	// Close the last field.
+	switch r.st {
+	case sUnquoted, sFieldStart:
+		r.cur.end = len(r.raw)
+		if r.st == sFieldStart {
+			r.cur.start = len(r.raw)
+		}
+		r.spans = append(r.spans, r.cur)
+	case sQuote:
+		r.spans = append(r.spans, r.cur)
+	}
+	r.data = r.data[:0]
+	for _, s := range r.spans {
+		if !s.esc {
+			continue
+		}
+		if cap(r.data) < len(r.raw) {
+			// Unescaped values are shorter than the record: reserving that
+			// once keeps data within the limit too.
+			r.data = make([]byte, 0, len(r.raw))
+		}
+		r.data = unescape(r.data, r.raw[s.start:s.end])
+	}
+	f := r.fields[:0]
+	d := r.data
+	for _, s := range r.spans {
+		if !s.esc {
+			f = append(f, r.raw[s.start:s.end:s.end])
+			continue
+		}
+		n := s.end - s.start - bytes.Count(r.raw[s.start:s.end], []byte{'"'})/2
+		f = append(f, d[:n:n])
+		d = d[n:]
+	}
+	r.fields = f
+	return Record{Line: start, Fields: f, Raw: r.raw}
+}
+
+// unescape appends q with each "" pair turned into one quote.
+func unescape(dst, q []byte) []byte {
+	for {
+		i := bytes.IndexByte(q, '"')
+		if i < 0 {
+			return append(dst, q...)
+		}
+		dst = append(dst, q[:i+1]...)
+		q = q[i+2:]
+	}
+}
+
+// scan runs the quoting state machine over raw[scanned:], recording field
+// spans as they close. It works on locals: this loop is the cost of every
+// quoted record.
+func (r *Reader) scan() {
+	raw, comma := r.raw, r.comma
+	st, cur, spans := r.st, r.cur, r.spans
+	i := r.scanned
+	for i < len(raw) {
+		switch st {
+		case sFieldStart:
+			switch raw[i] {
+			case '"':
+				cur = span{start: i + 1}
+				st = sQuoted
+				i++
+			case comma:
+				spans = append(spans, span{start: i, end: i})
+				i++
+			default:
+				cur = span{start: i}
+				st = sUnquoted
+			}
+		case sUnquoted:
+			j := i
+			for j < len(raw) && raw[j] != comma && raw[j] != '"' {
+				j++
+			}
+			i = j
+			if j == len(raw) {
+				break
+			}
+			if raw[j] == '"' {
+				r.problem = ProblemBareQuote
+				st = sBroken
+				break
+			}
+			cur.end = j
+			spans = append(spans, cur)
+			st = sFieldStart
+			i++
+		case sQuoted:
+			j := bytes.IndexByte(raw[i:], '"')
+			if j < 0 {
+				i = len(raw)
+				break
+			}
+			i += j + 1
+			st = sQuote
+		case sQuote:
+			switch raw[i] {
+			case '"':
+				cur.esc = true
+				st = sQuoted
+			case comma:
+				cur.end = i - 1
+				spans = append(spans, cur)
+				st = sFieldStart
+			default:
+				r.problem = ProblemAfterQuote
+				st = sBroken
+			}
+			i++
+		case sBroken:
+			i = len(raw)
+		}
+	}
+	if st == sQuote {
+		// The closing quote may be the last byte of the record.
+		cur.end = len(raw) - 1
+	}
+	r.st, r.cur, r.spans = st, cur, spans
+	r.scanned = i
+}

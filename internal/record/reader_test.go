@@ -1,0 +1,438 @@
+package record
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// rec is a Record copied out of the reader's buffers, so tests can keep it.
+type rec struct {
+	Line    int
+	Fields  []string
+	Raw     string
+	Problem string
+}
+
+func collect(t *testing.T, src io.Reader, opt Options) ([]rec, int64) {
+	t.Helper()
+	return collectFrom(t, NewReader(src, opt))
+}
+
+// collectCopying reads with the in-place paths disabled.
+func collectCopying(t *testing.T, src io.Reader, opt Options) ([]rec, int64) {
+	t.Helper()
+	r := NewReader(src, opt)
+	r.copyAll = true
+	return collectFrom(t, r)
+}
+
+func collectFrom(t *testing.T, r *Reader) ([]rec, int64) {
+	t.Helper()
+	var out []rec
+	for {
+		got, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out, r.BytesRead()
+		}
+		if err != nil {
+			t.Fatalf("Next after %d records: %v", len(out), err)
+		}
+		c := rec{Line: got.Line, Raw: string(got.Raw), Problem: got.Problem}
+		if got.Fields != nil {
+			c.Fields = []string{}
+		}
+		for _, f := range got.Fields {
+			c.Fields = append(c.Fields, string(f))
+		}
+		out = append(out, c)
+		if len(out) > 1_000_000 {
+			t.Fatal("reader does not stop")
+		}
+	}
+}
+
+// feeders deliver the same bytes in differently sized reads, so that every
+// case also crosses buffer refills at every possible position.
+var feeders = []struct {
+	name string
+	wrap func(io.Reader) io.Reader
+}{
+	{"whole", func(r io.Reader) io.Reader { return r }},
+	{"one_byte", iotest.OneByteReader},
+	{"half", iotest.HalfReader},
+	{"data_with_eof", iotest.DataErrReader},
+}
+
+// readers are the two ways of assembling records, which must agree.
+var readers = []struct {
+	name    string
+	collect func(*testing.T, io.Reader, Options) ([]rec, int64)
+}{
+	{"in_place", collect},
+	{"copying", collectCopying},
+}
+
+func f(s ...string) []string { return s }
+
+func TestReader(t *testing.T) {
+	tests := []struct {
+		name  string
+		in    string
+		opt   Options
+		want  []rec
+		bytes int64 // 0 means len(in)
+	}{
+		{name: "empty input", in: "", want: nil},
+		{name: "only line feeds", in: "\n\r\n\n", want: nil},
+		{name: "only a BOM", in: "\xEF\xBB\xBF", want: nil},
+		{name: "lf", in: "a,b\nc,d\n", want: []rec{{1, f("a", "b"), "a,b", ""}, {2, f("c", "d"), "c,d", ""}}},
+		{name: "crlf", in: "a,b\r\nc,d\r\n", want: []rec{{1, f("a", "b"), "a,b", ""}, {2, f("c", "d"), "c,d", ""}}},
+		{name: "no final line end", in: "a,b\nc,d", want: []rec{{1, f("a", "b"), "a,b", ""}, {2, f("c", "d"), "c,d", ""}}},
+		{name: "final CR without LF", in: "a,b\nc,d\r", want: []rec{{1, f("a", "b"), "a,b", ""}, {2, f("c", "d"), "c,d", ""}}},
+		{name: "CR inside a line is content", in: "a\rb,c\n", want: []rec{{1, f("a\rb", "c"), "a\rb,c", ""}}},
+		{name: "BOM stripped once", in: "\xEF\xBB\xBFid,n\n\xEF\xBB\xBFx,1\n", want: []rec{{1, f("id", "n"), "id,n", ""}, {2, f("\xEF\xBB\xBFx", "1"), "\xEF\xBB\xBFx,1", ""}}},
+		{name: "BOM then quoted header", in: "\xEF\xBB\xBF\"id\",n\r\n", want: []rec{{1, f("id", "n"), `"id",n`, ""}}},
+		{name: "blank lines skipped and counted", in: "a\n\n\r\nb\n\n\n", want: []rec{{1, f("a"), "a", ""}, {4, f("b"), "b", ""}}},
+		{name: "lines of carriage returns are blank", in: "a\n\r\r\n\r\r\r\nb\r\r\n\r\r", want: []rec{{1, f("a"), "a", ""}, {4, f("b\r"), "b\r", ""}}},
+		{name: "empty fields", in: ",,\n,\"\",\n", want: []rec{{1, f("", "", ""), ",,", ""}, {2, f("", "", ""), `,"",`, ""}}},
+		{name: "one empty quoted field is not blank", in: "\"\"\n", want: []rec{{1, f(""), `""`, ""}}},
+		{name: "quoted comma", in: "1,\"89,90\",ES\n", want: []rec{{1, f("1", "89,90", "ES"), `1,"89,90",ES`, ""}}},
+		{name: "escaped quotes", in: "\"say \"\"hi\"\"\",\"\"\"\"\n", want: []rec{{1, f(`say "hi"`, `"`), `"say ""hi""",""""`, ""}}},
+		{
+			name: "quoted newlines keep the start line",
+			in:   "h\n\"a\nb\nc\",x\nnext\n",
+			want: []rec{{1, f("h"), "h", ""}, {2, f("a\nb\nc", "x"), "\"a\nb\nc\",x", ""}, {5, f("next"), "next", ""}},
+		},
+		{
+			name: "quoted CRLF is content",
+			in:   "\"a\r\nb\"\r\nz\r\n",
+			want: []rec{{1, f("a\r\nb"), "\"a\r\nb\"", ""}, {3, f("z"), "z", ""}},
+		},
+		{name: "quoted field closing at end of input", in: `x,"y"`, want: []rec{{1, f("x", "y"), `x,"y"`, ""}}},
+		{name: "quoted field closing before CR at end of input", in: "x,\"y\"\r", want: []rec{{1, f("x", "y"), `x,"y"`, ""}}},
+		{name: "bare quote", in: "a,b\"c,d\nok\n", want: []rec{{1, nil, `a,b"c,d`, ProblemBareQuote}, {2, f("ok"), "ok", ""}}},
+		{name: "bare quote does not open a field", in: "a\"\nb\"\nok\n", want: []rec{{1, nil, `a"`, ProblemBareQuote}, {2, nil, `b"`, ProblemBareQuote}, {3, f("ok"), "ok", ""}}},
+		{name: "text after closing quote", in: "\"a\"b,c\nok\n", want: []rec{{1, nil, `"a"b,c`, ProblemAfterQuote}, {2, f("ok"), "ok", ""}}},
+		{name: "unterminated quote at end of input", in: "a\n\"b,c\nd\n", want: []rec{{1, f("a"), "a", ""}, {2, nil, "\"b,c\nd", ProblemUnterminatedQuote}}},
+		{name: "semicolon separator", in: "a;\"b;c\";d\n", opt: Options{Comma: ';'}, want: []rec{{1, f("a", "b;c", "d"), `a;"b;c";d`, ""}}},
+		{name: "comma is data with another separator", in: "1,5;x\n", opt: Options{Comma: ';'}, want: []rec{{1, f("1,5", "x"), "1,5;x", ""}}},
+		{
+			name: "record of exactly the limit",
+			in:   "abcde\r\nok\n",
+			opt:  Options{MaxRecordBytes: 5},
+			want: []rec{{1, f("abcde"), "abcde", ""}, {2, f("ok"), "ok", ""}},
+		},
+		{
+			name: "over-long line truncated then resync",
+			in:   "abcdefgh\nok\n",
+			opt:  Options{MaxRecordBytes: 5},
+			want: []rec{{1, nil, "abcde", "record longer than 5 bytes"}, {2, f("ok"), "ok", ""}},
+		},
+		{
+			name: "over-long last line without line feed",
+			in:   "ok\nabcdefgh",
+			opt:  Options{MaxRecordBytes: 5},
+			want: []rec{{1, f("ok"), "ok", ""}, {2, nil, "abcde", "record longer than 5 bytes"}},
+		},
+		{
+			name: "over-long quoted record resyncs at the next LF ignoring quotes",
+			in:   "\"ab\ncdefg\"h,\"\nok\n",
+			opt:  Options{MaxRecordBytes: 6},
+			want: []rec{{1, nil, "\"ab\ncd", "record longer than 6 bytes"}, {3, f("ok"), "ok", ""}},
+		},
+		{
+			name: "stray quote swallows lines only up to the limit",
+			in:   "\"x\nl2\nl3\nl4\nl5\n",
+			opt:  Options{MaxRecordBytes: 8},
+			want: []rec{{1, nil, "\"x\nl2\nl3", "record longer than 8 bytes"}, {4, f("l4"), "l4", ""}, {5, f("l5"), "l5", ""}},
+		},
+		{
+			name: "non UTF-8 bytes pass through",
+			in:   "caf\xe9,\xff\x00\n",
+			want: []rec{{1, f("caf\xe9", "\xff\x00"), "caf\xe9,\xff\x00", ""}},
+		},
+	}
+	for _, tt := range tests {
+		for _, fd := range feeders {
+			for _, rd := range readers {
+				t.Run(tt.name+"/"+fd.name+"/"+rd.name, func(t *testing.T) {
+					got, n := rd.collect(t, fd.wrap(strings.NewReader(tt.in)), tt.opt)
+					if diff := cmp.Diff(tt.want, got); diff != "" {
+						t.Errorf("records (-want +got):\n%s", diff)
+					}
+					want := tt.bytes
+					if want == 0 {
+						want = int64(len(tt.in))
+					}
+					if n != want {
+						t.Errorf("BytesRead = %d, want %d", n, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestReaderAcrossBufferBoundary puts records of every kind on both sides of
+// the 64 KiB refill boundary.
+func TestReaderAcrossBufferBoundary(t *testing.T) {
+	for pad := bufSize - 12; pad <= bufSize+2; pad++ {
+		filler := strings.Repeat("x", pad)
+		in := filler + "\r\n\"q,\r\n\"\"z\"\"\",1\r\nlast\r\n"
+		got, _ := collect(t, strings.NewReader(in), Options{})
+		want := []rec{{1, f(filler), filler, ""}, {2, f("q,\r\n\"z\"", "1"), "\"q,\r\n\"\"z\"\"\",1", ""}, {4, f("last"), "last", ""}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("pad %d: records (-want +got):\n%s", pad, diff)
+		}
+	}
+}
+
+func TestReaderIOError(t *testing.T) {
+	boom := errors.New("connection reset")
+	tests := []struct {
+		name      string
+		src       io.Reader
+		wantLines []int
+	}{
+		{name: "before any byte", src: iotest.ErrReader(boom)},
+		{name: "after whole records", src: io.MultiReader(strings.NewReader("a\nb\n"), iotest.ErrReader(boom)), wantLines: []int{1, 2}},
+		{name: "inside a record", src: io.MultiReader(strings.NewReader("a\n\"b"), iotest.ErrReader(boom)), wantLines: []int{1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReader(tt.src, Options{})
+			var lines []int
+			var err error
+			for {
+				var got Record
+				got, err = r.Next()
+				if err != nil {
+					break
+				}
+				lines = append(lines, got.Line)
+			}
+			if !errors.Is(err, boom) {
+				t.Errorf("error = %v, want %v", err, boom)
+			}
+			if diff := cmp.Diff(tt.wantLines, lines); diff != "" {
+				t.Errorf("lines (-want +got):\n%s", diff)
+			}
+			if _, again := r.Next(); !errors.Is(again, boom) {
+				t.Errorf("second error = %v, want it sticky", again)
+			}
+		})
+	}
+}
+
+// endless yields n bytes of c, then tail: a huge line without holding it.
+type endless struct {
+	n    int64
+	c    byte
+	tail *strings.Reader
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n <= 0 {
+		return e.tail.Read(p)
+	}
+	k := int64(len(p))
+	if k > e.n {
+		k = e.n
+	}
+	for i := range p[:k] {
+		p[i] = e.c
+	}
+	e.n -= k
+	return int(k), nil
+}
+
+func TestReaderHugeLineIsBounded(t *testing.T) {
+	size := int64(1 << 30)
+	if testing.Short() {
+		size = 64 << 20
+	}
+	for _, c := range []byte{'x', '"'} { // a plain line and an endless quoted field
+		t.Run(string(c), func(t *testing.T) {
+			src := &endless{n: size, c: c, tail: strings.NewReader("\nafter,1\n")}
+			r := NewReader(src, Options{})
+			first, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Problem != "record longer than 1048576 bytes" || len(first.Raw) != DefaultMaxRecordBytes || first.Line != 1 {
+				t.Errorf("first record: line %d, problem %q, %d raw bytes", first.Line, first.Problem, len(first.Raw))
+			}
+			second, err := r.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"after", "1"}, toStrings(second.Fields)); diff != "" || second.Line != 2 {
+				t.Errorf("record after the huge line, line %d (-want +got):\n%s", second.Line, diff)
+			}
+			if _, err := r.Next(); !errors.Is(err, io.EOF) {
+				t.Errorf("want EOF, got %v", err)
+			}
+			if r.BytesRead() != size+9 {
+				t.Errorf("BytesRead = %d, want %d", r.BytesRead(), size+9)
+			}
+			if held := cap(r.raw) + cap(r.data) + cap(r.buf); held > 2*DefaultMaxRecordBytes+bufSize {
+				t.Errorf("reader holds %d bytes after a %d-byte line", held, size)
+			}
+		})
+	}
+}
+
+func toStrings(b [][]byte) []string {
+	out := make([]string, len(b))
+	for i, x := range b {
+		out[i] = string(x)
+	}
+	return out
+}
+
+// TestReaderMatchesEncodingCSV compares with the standard library on random
+// well-formed input, where both must agree (the standard reader turns a
+// quoted CRLF into LF, so no CR is generated).
+func TestReaderMatchesEncodingCSV(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []string{"a", "b", ",", "\"", "\n", " ", "é", "\"\"", "\",\""}
+	compared := 0
+	for iter := 0; iter < 20000; iter++ {
+		var sb strings.Builder
+		for n := rng.IntN(40); n > 0; n-- {
+			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		in := sb.String()
+		std := csv.NewReader(strings.NewReader(in))
+		std.FieldsPerRecord = -1
+		want, err := std.ReadAll()
+		if err != nil {
+			continue // malformed for the standard library too
+		}
+		compared++
+		got, _ := collect(t, strings.NewReader(in), Options{})
+		gotFields := make([][]string, 0, len(got))
+		for _, g := range got {
+			if g.Problem != "" {
+				t.Fatalf("input %q: unexpected problem %q", in, g.Problem)
+			}
+			gotFields = append(gotFields, g.Fields)
+		}
+		if len(want) == 0 {
+			want = [][]string{}
+		}
+		if diff := cmp.Diff(want, gotFields); diff != "" {
+			t.Fatalf("input %q (-encoding/csv +record):\n%s", in, diff)
+		}
+	}
+	if compared < 1000 {
+		t.Fatalf("only %d well-formed inputs compared", compared)
+	}
+}
+
+// TestReaderLineNumbers checks Line against the standard library's notion
+// of where each record starts.
+func TestReaderLineNumbers(t *testing.T) {
+	in := "h1,h2\n\n\"a\nb\",1\r\n\r\nc,\"\n\n\"\nd,4\n"
+	std := csv.NewReader(strings.NewReader(in))
+	std.FieldsPerRecord = -1
+	var want []int
+	for {
+		_, err := std.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := std.FieldPos(0)
+		want = append(want, line)
+	}
+	got, _ := collect(t, strings.NewReader(in), Options{})
+	var lines []int
+	for _, g := range got {
+		lines = append(lines, g.Line)
+	}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("start lines (-encoding/csv +record):\n%s", diff)
+	}
+}
+
+func TestReaderNoAllocsInSteadyState(t *testing.T) {
+	line := "P-1,1,2026-03-14,MOCH-40L-AZ,2,\"89,90\",C-9,ES\r\nP-2,1,2026-03-14,GUA-M,1,12.5,,FR\r\n"
+	src := &repeat{s: line}
+	r := NewReader(src, Options{})
+	for i := 0; i < 10000; i++ { // grow every buffer once
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := testing.AllocsPerRun(10000, func() {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.2f allocations per record, want 0", allocs)
+	}
+}
+
+// repeat repeats s forever.
+type repeat struct {
+	s   string
+	off int
+}
+
+func (p *repeat) Read(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		c := copy(b[n:], p.s[p.off:])
+		n += c
+		p.off = (p.off + c) % len(p.s)
+	}
+	return n, nil
+}
+
+func FuzzReader(f *testing.F) {
+	for _, s := range []string{"a,b\r\n", "\"a\n\"\"b\",c\n", "\xEF\xBB\xBFx", "\"", "a\"b\n\n", "\"a\"b", ",\r\r\n"} {
+		f.Add([]byte(s), 4)
+	}
+	f.Fuzz(func(t *testing.T, in []byte, limit int) {
+		if limit <= 0 || limit > 64 {
+			limit = 16
+		}
+		whole, n := collect(t, bytes.NewReader(in), Options{MaxRecordBytes: limit})
+		bytewise, _ := collect(t, iotest.OneByteReader(bytes.NewReader(in)), Options{MaxRecordBytes: limit})
+		if diff := cmp.Diff(whole, bytewise); diff != "" {
+			t.Fatalf("read size changes the result (-whole +bytewise):\n%s", diff)
+		}
+		if n != int64(len(in)) {
+			t.Fatalf("BytesRead = %d, want %d", n, len(in))
+		}
+		copied, _ := collectCopying(t, bytes.NewReader(in), Options{MaxRecordBytes: limit})
+		if diff := cmp.Diff(whole, copied); diff != "" {
+			t.Fatalf("in-place and copying paths differ (-in place +copying):\n%s", diff)
+		}
+		last := 0
+		for _, r := range whole {
+			if r.Line <= last {
+				t.Fatalf("line %d after line %d", r.Line, last)
+			}
+			last = r.Line
+			if len(r.Raw) > limit {
+				t.Fatalf("raw of %d bytes over the %d limit", len(r.Raw), limit)
+			}
+			if (r.Problem == "") == (r.Fields == nil) {
+				t.Fatalf("record %+v: fields must be set exactly when there is no problem", r)
+			}
+		}
+	})
+}

@@ -1,0 +1,135 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// DedupRetention is how long a dedup record outlives the moment its window
+// can first expire: Pub/Sub's default message retention, the longest a
+// redelivery can come after the first delivery.
+const DedupRetention = 7 * 24 * time.Hour
+
+// TickLease is how long a tick owns an aggregation. A tick releases it when
+// it ends; a tick that dies holding it delays the next ones by at most this
+// much processing time. A tick outliving its lease is still correct, only
+// duplicated work.
+const TickLease = 2 * time.Minute
+
+// Paths of the documents of one aggregation (see the package comment).
+type paths struct {
+	watermark string
+	lease     string
+	windows   string // collection
+	orders    string // collection
+	outbox    string // collection
+}
+
+func pathsOf(agg string) paths {
+	root := "aggregations/" + agg
+	return paths{
+		watermark: root + "/control/watermark",
+		lease:     root + "/control/lease",
+		windows:   root + "/windows",
+		orders:    root + "/orders",
+		outbox:    root + "/outbox",
+	}
+}
+
+const (
+	deadSeen   = "stream/deadletters/seen"
+	deadOutbox = "stream/deadletters/outbox"
+)
+
+func (p paths) cell(wk window.WindowKey) string {
+	return p.windows + "/" + cellID(wk)
+}
+
+func cellID(wk window.WindowKey) string {
+	return wk.Window.Start.UTC().Format("20060102T150405Z") + "_" + docstore.ID(wk.Key)
+}
+
+func shardPath(cell string, n int) string {
+	return cell + "/shards/" + strconv.Itoa(n)
+}
+
+// order is the dedup record's path. Shops number orders sequentially, and
+// Firestore splits a collection by ID range: a hash prefix spreads the
+// records' writes over the key space instead of hammering its end.
+func (p paths) order(pedidoID string) string {
+	h := fnv.New32a()
+	h.Write([]byte(pedidoID))
+	return p.orders + "/" + fmt.Sprintf("%04x", h.Sum32()&0xffff) + "_" + docstore.ID(pedidoID)
+}
+
+// cellDoc is an open (window, key): the tick's index entry and its panes'
+// bookkeeping.
+type cellDoc struct {
+	WindowStart time.Time        `json:"window_start"`
+	WindowEnd   time.Time        `json:"window_end"`
+	Key         string           `json:"key"`
+	Shards      int              `json:"shards"` // fixed at creation: orders hash over this count
+	State       window.PaneState `json:"state"`
+}
+
+func (c cellDoc) windowKey() window.WindowKey {
+	return window.WindowKey{Window: window.Window{Start: c.WindowStart.UTC(), End: c.WindowEnd.UTC()}, Key: c.Key}
+}
+
+// orderDoc is a dedup record: what the first delivery of a pedido_id did.
+type orderDoc struct {
+	Fate        Fate      `json:"fate"` // Accepted or TooLate
+	MessageID   string    `json:"message_id"`
+	WindowStart time.Time `json:"window_start"`
+	Key         string    `json:"key"`
+	Watermark   time.Time `json:"watermark,omitzero"`
+	ReceivedAt  time.Time `json:"received_at"`
+}
+
+// leaseDoc is the tick lease of an aggregation.
+type leaseDoc struct {
+	Holder string    `json:"holder"`
+	Until  time.Time `json:"until"`
+}
+
+// seenDoc records that an invalid message was dead-lettered.
+type seenDoc struct {
+	Reason     string    `json:"reason"`
+	ReceivedAt time.Time `json:"received_at"`
+}
+
+func encodeDoc(path string, v any, expireAt time.Time) (docstore.Doc, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return docstore.Doc{}, fmt.Errorf("encode %s: %w", path, err)
+	}
+	return docstore.Doc{Path: path, Data: b, ExpireAt: expireAt}, nil
+}
+
+// decodeDoc fills v from d; a missing document leaves v as it is.
+func decodeDoc(d docstore.Doc, v any) error {
+	if !d.Exists {
+		return nil
+	}
+	if err := json.Unmarshal(d.Data, v); err != nil {
+		return fmt.Errorf("decode %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+func set(tx docstore.Tx, path string, v any, expireAt time.Time) error {
+	d, err := encodeDoc(path, v, expireAt)
+	if err != nil {
+		return err
+	}
+	if err := tx.Set(d); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

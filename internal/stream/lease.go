@@ -1,0 +1,59 @@
+package stream
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+)
+
+// acquire takes the aggregation's tick lease unless another holder's lease
+// is still running at now.
+func (p *Processor) acquire(ctx context.Context, a aggregation, holder string, now time.Time) (busy bool, err error) {
+	err = p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		docs, err := tx.Get(a.paths.lease)
+		if err != nil {
+			return err
+		}
+		var l leaseDoc
+		if err := decodeDoc(docs[0], &l); err != nil {
+			return err
+		}
+		if busy = docs[0].Exists && l.Holder != holder && now.Before(l.Until); busy {
+			return nil
+		}
+		until := now.Add(TickLease)
+		// The TTL only tidies up after a tick that died holding the lease.
+		return set(tx, a.paths.lease, leaseDoc{Holder: holder, Until: until}, until.Add(24*time.Hour))
+	})
+	return busy, err
+}
+
+// release gives the lease back if holder still has it.
+func (p *Processor) release(ctx context.Context, a aggregation, holder string) error {
+	return p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		docs, err := tx.Get(a.paths.lease)
+		if err != nil {
+			return err
+		}
+		var l leaseDoc
+		if err := decodeDoc(docs[0], &l); err != nil {
+			return err
+		}
+		if !docs[0].Exists || l.Holder != holder {
+			return nil // expired and taken over: not ours to delete
+		}
+		return tx.Delete(a.paths.lease)
+	})
+}
+
+func newHolder() (string, error) {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("lease holder id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}

@@ -1,0 +1,175 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// Sink receives panes (table ventas_hora_pais_paneles) and discarded
+// messages (pedidos_descartados). It must be idempotent per Row.ID: a row
+// whose ID was appended to the table before is ignored, because the outbox
+// appends again whatever it cannot prove was appended.
+type Sink interface {
+	Append(ctx context.Context, table string, rows []warehouse.Row) error
+}
+
+// Processor handles order deliveries and timer ticks for a set of
+// aggregations. It keeps no state of its own between calls: everything is
+// in the store, so any number of instances may run at once.
+type Processor struct {
+	store     docstore.Store
+	sink      Sink
+	aggs      []aggregation
+	isCountry order.IsCountry
+	log       *slog.Logger
+	rows      *rowMapper
+}
+
+type aggregation struct {
+	spec  window.Spec
+	paths paths
+}
+
+// New checks every spec and the tables' schemas, so that a bad
+// configuration stops the server before it serves anything.
+func New(store docstore.Store, sink Sink, specs []window.Spec, isCountry order.IsCountry, log *slog.Logger) (*Processor, error) {
+	var errs []error
+	if store == nil {
+		errs = append(errs, errors.New("no state store"))
+	}
+	if sink == nil {
+		errs = append(errs, errors.New("no sink"))
+	}
+	if len(specs) == 0 {
+		errs = append(errs, errors.New("no aggregation configured"))
+	}
+	names := map[string]bool{}
+	aggs := make([]aggregation, 0, len(specs))
+	for _, s := range specs {
+		if err := s.Validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if names[s.Name] {
+			errs = append(errs, fmt.Errorf("aggregation %q is configured twice", s.Name))
+			continue
+		}
+		names[s.Name] = true
+		if _, ok := (order.Order{}).Field(s.KeyField); !ok {
+			errs = append(errs, fmt.Errorf("aggregation %q: key field %q is not a field of an order", s.Name, s.KeyField))
+			continue
+		}
+		aggs = append(aggs, aggregation{spec: s, paths: pathsOf(s.Name)})
+	}
+	var rows *rowMapper
+	if len(errs) == 0 {
+		var err error
+		if rows, err = newRowMapper(specs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("stream processor: %w", errors.Join(errs...))
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Processor{store: store, sink: sink, aggs: aggs, isCountry: isCountry, log: log, rows: rows}, nil
+}
+
+// Specs returns the aggregations' specifications, in configuration order.
+func (p *Processor) Specs() []window.Spec {
+	out := make([]window.Spec, len(p.aggs))
+	for i, a := range p.aggs {
+		out[i] = a.spec
+	}
+	return out
+}
+
+// Fate is what handling did with a message in one aggregation.
+type Fate string
+
+const (
+	Accepted  Fate = "accepted"  // counted in its window
+	Duplicate Fate = "duplicate" // the pedido_id was handled before; nothing changed
+	TooLate   Fate = "too_late"  // dropped: end + L <= W; recorded in pedidos_descartados
+	Invalid   Fate = "invalid"   // not a valid order; recorded in pedidos_descartados
+)
+
+// Result says what Handle did with one delivery.
+type Result struct {
+	MessageID string
+	PedidoID  string // "" when the body holds none
+	// Invalid is the reason ("invalid: ...") when the message is not a valid
+	// order; Aggregations is then empty.
+	Invalid string
+	// Duplicate: the invalid message had been dead-lettered before.
+	Duplicate    bool
+	Aggregations []Outcome // one per aggregation, in configuration order
+}
+
+// Fate is Invalid for an invalid message, else the fate in the first
+// aggregation (the only one, by default).
+func (r Result) Fate() Fate {
+	if r.Invalid != "" || len(r.Aggregations) == 0 {
+		return Invalid
+	}
+	return r.Aggregations[0].Fate
+}
+
+// Outcome is what happened to a valid order in one aggregation.
+type Outcome struct {
+	Aggregation string
+	Fate        Fate // Accepted, Duplicate or TooLate
+	// Recorded is, for a Duplicate, the fate of the first delivery.
+	Recorded Fate
+	// Lateness against Watermark: OnTime or Late when accepted, TooLate
+	// when dropped; unset for a duplicate.
+	Lateness  window.Lateness
+	Window    window.Window
+	Key       string
+	Watermark time.Time // the W the order was classified against; zero: none yet
+	// Panes emitted with the order: the LATE correction of a late order
+	// when the late delay is 0 (or the ON_TIME pane its window still owed).
+	Panes []window.Pane
+	// Pending counts rows of this message left in the outbox because the
+	// sink failed; the next tick appends them.
+	Pending int
+}
+
+// TickResult says what a Tick did.
+type TickResult struct {
+	Now          time.Time
+	Aggregations []AggregationTick // in configuration order
+	// DeadLetters is the number of invalid messages' rows appended from the
+	// outbox (left there by a failed sink); DeadLettersPending those still there.
+	DeadLetters        int
+	DeadLettersPending int
+}
+
+// AggregationTick is what a Tick did for one aggregation.
+type AggregationTick struct {
+	Aggregation string
+	// Busy: another tick held the lease, so this one did nothing here.
+	Busy            bool
+	WatermarkBefore time.Time
+	Watermark       time.Time     // W after the tick; zero: no order accepted yet
+	Lag             time.Duration // now - W (0 while W is at minus infinity)
+	OpenWindows     int           // (window, key)s open when the tick started
+	Panes           []window.Pane // emitted by this tick, sorted by identity
+	Expired         int           // (window, key)s whose state was deleted
+	Flushed         int           // outbox rows appended to the sink
+	Pending         int           // outbox rows left for the next tick (sink failed)
+}
+
+// ErrTickBusy is returned by Tick when another tick held the lease of every
+// aggregation: the call did nothing and need not be retried (answer 2xx).
+var ErrTickBusy = errors.New("stream: another tick is running")

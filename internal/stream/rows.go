@@ -1,0 +1,277 @@
+package stream
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// MaxRawBytes bounds the message body kept in pedidos_descartados.raw. A
+// Pub/Sub message may hold 10 MB, an outbox document 1 MiB: the row keeps
+// the first MaxRawBytes and says how long the body was.
+const MaxRawBytes = 64 << 10
+
+// Reasons recorded in pedidos_descartados.reason besides "invalid: ...".
+const ReasonTooLate = "too_late"
+
+// entry is an outbox document: one row on its way to the warehouse.
+type entry struct {
+	Table   string       `json:"table"`
+	RowID   string       `json:"row_id"`
+	Pane    *window.Pane `json:"pane,omitempty"`
+	Discard *discard     `json:"discard,omitempty"`
+}
+
+// discard is a row of pedidos_descartados; empty strings and zero times are
+// NULL.
+type discard struct {
+	PedidoID    string    `json:"pedido_id,omitempty"`
+	Aggregation string    `json:"aggregation,omitempty"`
+	Reason      string    `json:"reason"`
+	EventTime   time.Time `json:"event_time,omitzero"`
+	WindowStart time.Time `json:"window_start,omitzero"`
+	Watermark   time.Time `json:"watermark,omitzero"`
+	ReceivedAt  time.Time `json:"received_at"`
+	MessageID   string    `json:"message_id,omitempty"`
+	Raw         string    `json:"raw,omitempty"`
+}
+
+// Row identities: stable, so that a redelivery or a second flush appends
+// nothing new.
+func tooLateRowID(agg, pedidoID string) string { return "too_late|" + agg + "|" + pedidoID }
+func invalidRowID(messageID string) string     { return "invalid|" + messageID }
+func undecodableRowID(sum string) string       { return "undecodable|" + sum }
+
+// rowMapper turns outbox entries into warehouse rows by the tables' schemas,
+// so a column added to a schema file fails New instead of a flush.
+type rowMapper struct {
+	panes    warehouse.Table
+	discards warehouse.Table
+	paneCols map[string][]func(window.Pane) warehouse.Value // by aggregation
+	discCols []func(discard) warehouse.Value
+}
+
+func newRowMapper(specs []window.Spec) (*rowMapper, error) {
+	pt, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
+	if err != nil {
+		return nil, err
+	}
+	dt, err := warehouse.Lookup(warehouse.PedidosDescartados)
+	if err != nil {
+		return nil, err
+	}
+	m := &rowMapper{panes: pt, discards: dt, paneCols: map[string][]func(window.Pane) warehouse.Value{}}
+	for _, s := range specs {
+		cols, err := paneColumns(pt, s.KeyField)
+		if err != nil {
+			return nil, fmt.Errorf("aggregation %q: %w", s.Name, err)
+		}
+		m.paneCols[s.Name] = cols
+	}
+	if m.discCols, err = discardColumns(dt); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) warehouse.Value, error) {
+	if t.Column(keyField) < 0 {
+		return nil, fmt.Errorf("key field %q has no column in table %s", keyField, t.Name)
+	}
+	cols := make([]func(window.Pane) warehouse.Value, len(t.Schema))
+	for i, f := range t.Schema {
+		var c func(window.Pane) warehouse.Value
+		switch f.Name {
+		case "aggregation":
+			c = func(p window.Pane) warehouse.Value { return warehouse.StringValue(p.Aggregation) }
+		case "window_start":
+			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.WindowStart) }
+		case "window_end":
+			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.WindowEnd) }
+		case keyField:
+			c = func(p window.Pane) warehouse.Value { return warehouse.StringValue(p.Key) }
+		case "importe":
+			c = func(p window.Pane) warehouse.Value { return warehouse.DecValue(p.Measures.Importe) }
+		case "pedidos":
+			c = func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Measures.Pedidos) }
+		case "unidades":
+			c = func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Measures.Unidades) }
+		case "pane_index":
+			c = func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Index) }
+		case "timing":
+			c = func(p window.Pane) warehouse.Value { return warehouse.StringValue(string(p.Timing)) }
+		case "accumulation":
+			c = func(p window.Pane) warehouse.Value { return warehouse.StringValue(string(p.Accumulation)) }
+		case "watermark":
+			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.Watermark) }
+		case "emitted_at":
+			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.EmittedAt) }
+		default:
+			if f.Required() {
+				return nil, fmt.Errorf("table %s: required column %s has no pane value", t.Name, f.Name)
+			}
+			c = func(window.Pane) warehouse.Value { return warehouse.NullValue() }
+		}
+		cols[i] = c
+	}
+	return cols, nil
+}
+
+func discardColumns(t warehouse.Table) ([]func(discard) warehouse.Value, error) {
+	str := func(s string) warehouse.Value {
+		if s == "" {
+			return warehouse.NullValue()
+		}
+		return warehouse.StringValue(s)
+	}
+	ts := func(t time.Time) warehouse.Value {
+		if t.IsZero() {
+			return warehouse.NullValue()
+		}
+		return warehouse.TimeValue(t)
+	}
+	cols := make([]func(discard) warehouse.Value, len(t.Schema))
+	for i, f := range t.Schema {
+		var c func(discard) warehouse.Value
+		switch f.Name {
+		case "pedido_id":
+			c = func(d discard) warehouse.Value { return str(d.PedidoID) }
+		case "aggregation":
+			c = func(d discard) warehouse.Value { return str(d.Aggregation) }
+		case "reason":
+			c = func(d discard) warehouse.Value { return warehouse.StringValue(d.Reason) }
+		case "event_time":
+			c = func(d discard) warehouse.Value { return ts(d.EventTime) }
+		case "window_start":
+			c = func(d discard) warehouse.Value { return ts(d.WindowStart) }
+		case "watermark":
+			c = func(d discard) warehouse.Value { return ts(d.Watermark) }
+		case "received_at":
+			c = func(d discard) warehouse.Value { return warehouse.TimeValue(d.ReceivedAt) }
+		case "message_id":
+			c = func(d discard) warehouse.Value { return str(d.MessageID) }
+		case "raw":
+			c = func(d discard) warehouse.Value { return str(d.Raw) }
+		default:
+			if f.Required() {
+				return nil, fmt.Errorf("table %s: required column %s has no value", t.Name, f.Name)
+			}
+			c = func(discard) warehouse.Value { return warehouse.NullValue() }
+		}
+		cols[i] = c
+	}
+	return cols, nil
+}
+
+// row renders an outbox entry as a row of its table.
+func (m *rowMapper) row(e entry) (warehouse.Row, error) {
+	switch {
+	case e.Pane != nil && e.Table == m.panes.Name:
+		cols, ok := m.paneCols[e.Pane.Aggregation]
+		if !ok {
+			return warehouse.Row{}, fmt.Errorf("outbox row %s: pane of unknown aggregation %q", e.RowID, e.Pane.Aggregation)
+		}
+		vals := make([]warehouse.Value, len(cols))
+		for i, c := range cols {
+			vals[i] = c(*e.Pane)
+		}
+		return warehouse.Row{ID: e.RowID, Values: vals}, nil
+	case e.Discard != nil && e.Table == m.discards.Name:
+		vals := make([]warehouse.Value, len(m.discCols))
+		for i, c := range m.discCols {
+			vals[i] = c(*e.Discard)
+		}
+		return warehouse.Row{ID: e.RowID, Values: vals}, nil
+	}
+	return warehouse.Row{}, fmt.Errorf("outbox row %s: nothing to write to table %q", e.RowID, e.Table)
+}
+
+func (m *rowMapper) paneEntry(p window.Pane) entry {
+	return entry{Table: m.panes.Name, RowID: p.ID(), Pane: &p}
+}
+
+func (m *rowMapper) discardEntry(rowID string, d discard) entry {
+	return entry{Table: m.discards.Name, RowID: rowID, Discard: &d}
+}
+
+// rawMessage renders what was received for the raw column: the body (as
+// text when it is UTF-8, else base64) and the attributes, as JSON.
+func rawMessage(data []byte, attrs map[string]string) string {
+	var r struct {
+		Data       *string           `json:"data,omitempty"`
+		DataBase64 *string           `json:"data_base64,omitempty"`
+		Bytes      *int              `json:"data_bytes,omitempty"` // the body's length, when cut
+		Attributes map[string]string `json:"attributes,omitempty"`
+	}
+	body := data
+	if len(body) > MaxRawBytes {
+		n := len(body)
+		r.Bytes = &n
+		body = body[:MaxRawBytes]
+		for len(body) > MaxRawBytes-utf8.UTFMax && !utf8.Valid(body) {
+			body = body[:len(body)-1] // do not split a character of a text body
+		}
+	}
+	if utf8.Valid(body) {
+		s := string(body)
+		r.Data = &s
+	} else {
+		s := base64.StdEncoding.EncodeToString(body)
+		r.DataBase64 = &s
+	}
+	r.Attributes = attrs
+	if len(attrs) > 64 || attrBytes(attrs) > MaxRawBytes {
+		r.Attributes = map[string]string{"_dropped": fmt.Sprintf("%d attributes", len(attrs))}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		// Unreachable: strings and a string map always encode.
+		return fmt.Sprintf("unrenderable message: %v", err)
+	}
+	return string(b)
+}
+
+func attrBytes(attrs map[string]string) int {
+	n := 0
+	for k, v := range attrs {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// peekPedidoID finds a pedido_id in a body that is not a valid order, for
+// the dead-letter row; "" when there is none.
+func peekPedidoID(data []byte) string {
+	var v struct {
+		PedidoID any `json:"pedido_id"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return ""
+	}
+	s, _ := v.PedidoID.(string)
+	if len(s) > 1024 {
+		s = s[:1024]
+	}
+	if !utf8.ValidString(s) {
+		return ""
+	}
+	return s
+}
+
+// peekEventTime parses the momento_evento attribute of a message that is not
+// a valid order; zero (NULL) when it is missing, unparseable or out of
+// range (the raw column still has it).
+func peekEventTime(attrs map[string]string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(attrs[order.EventTimeAttribute]))
+	if err != nil || t.Before(minEventTime) || !t.Before(maxEventTime) {
+		return time.Time{}
+	}
+	return t.UTC()
+}

@@ -1,0 +1,178 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
+	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+func TestNewFailsFast(t *testing.T) {
+	store, err := boltstore.Open(t.TempDir() + "/s.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	named := func(name string, change func(*window.Spec)) window.Spec {
+		s := window.Defaults()
+		s.Name = name
+		if change != nil {
+			change(&s)
+		}
+		return s
+	}
+	tests := []struct {
+		name  string
+		specs []window.Spec
+		want  string // substring of the error; "" for success
+	}{
+		{name: "defaults", specs: []window.Spec{window.Defaults()}},
+		{name: "two aggregations", specs: []window.Spec{window.Defaults(), named("ventas_15min_pais", func(s *window.Spec) { s.WindowSize = 15 * time.Minute })}},
+		{name: "none", want: "no aggregation configured"},
+		{name: "invalid spec", specs: []window.Spec{named("x", func(s *window.Spec) { s.Shards = 0 })}, want: "shards 0"},
+		{name: "same name twice", specs: []window.Spec{window.Defaults(), window.Defaults()}, want: "configured twice"},
+		{name: "key field not in orders", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "sku" })}, want: `key field "sku" is not a field of an order`},
+		{name: "key field without a column", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "cliente_id" })}, want: `key field "cliente_id" has no column in table ventas_hora_pais_paneles`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(store, nopSink{}, tt.specs, nil, logging.Discard())
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("New: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("New: %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := New(nil, nil, []window.Spec{window.Defaults()}, nil, nil); err == nil ||
+		!strings.Contains(err.Error(), "no state store") || !strings.Contains(err.Error(), "no sink") {
+		t.Errorf("New(nil, nil): %v, want both reported", err)
+	}
+}
+
+func TestRows(t *testing.T) {
+	m, err := newRowMapper([]window.Spec{window.Defaults()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	pane := window.Pane{Aggregation: "ventas_hora_pais", Key: "ES", WindowStart: start, WindowEnd: start.Add(time.Hour),
+		Index: 2, Timing: window.TimingLate, Accumulation: window.Accumulating,
+		Measures:  window.Measures{Importe: numeric.Dec(279_800_000_000), Pedidos: 2, Unidades: 3},
+		Watermark: start.Add(90 * time.Minute), EmittedAt: start.Add(100 * time.Minute)}
+	recv := start.Add(4 * time.Hour)
+	tests := []struct {
+		name  string
+		e     entry
+		table string
+		want  map[string]warehouse.Value
+	}{
+		{
+			name: "pane", e: m.paneEntry(pane), table: warehouse.VentasHoraPaisPaneles,
+			want: map[string]warehouse.Value{
+				"aggregation": warehouse.StringValue("ventas_hora_pais"), "window_start": warehouse.TimeValue(start),
+				"window_end": warehouse.TimeValue(start.Add(time.Hour)), "pais": warehouse.StringValue("ES"),
+				"importe": warehouse.DecValue(numeric.Dec(279_800_000_000)), "pedidos": warehouse.IntValue(2),
+				"unidades": warehouse.IntValue(3), "pane_index": warehouse.IntValue(2), "timing": warehouse.StringValue("LATE"),
+				"accumulation": warehouse.StringValue("ACCUMULATING"), "watermark": warehouse.TimeValue(start.Add(90 * time.Minute)),
+				"emitted_at": warehouse.TimeValue(start.Add(100 * time.Minute)),
+			},
+		},
+		{
+			name: "too late", e: m.discardEntry(tooLateRowID("ventas_hora_pais", "P-3"), discard{PedidoID: "P-3", Aggregation: "ventas_hora_pais",
+				Reason: ReasonTooLate, EventTime: start.Add(55 * time.Minute), WindowStart: start, Watermark: start.Add(3 * time.Hour),
+				ReceivedAt: recv, MessageID: "m9", Raw: "{}"}),
+			table: warehouse.PedidosDescartados,
+			want: map[string]warehouse.Value{
+				"pedido_id": warehouse.StringValue("P-3"), "aggregation": warehouse.StringValue("ventas_hora_pais"),
+				"reason": warehouse.StringValue("too_late"), "event_time": warehouse.TimeValue(start.Add(55 * time.Minute)),
+				"window_start": warehouse.TimeValue(start), "watermark": warehouse.TimeValue(start.Add(3 * time.Hour)),
+				"received_at": warehouse.TimeValue(recv), "message_id": warehouse.StringValue("m9"), "raw": warehouse.StringValue("{}"),
+			},
+		},
+		{
+			name: "undecodable: NULL where unknown", e: m.discardEntry("undecodable|ab", discard{Reason: "invalid: not a push body", ReceivedAt: recv, Raw: "x"}),
+			table: warehouse.PedidosDescartados,
+			want: map[string]warehouse.Value{
+				"pedido_id": warehouse.NullValue(), "aggregation": warehouse.NullValue(),
+				"reason": warehouse.StringValue("invalid: not a push body"), "event_time": warehouse.NullValue(),
+				"window_start": warehouse.NullValue(), "watermark": warehouse.NullValue(),
+				"received_at": warehouse.TimeValue(recv), "message_id": warehouse.NullValue(), "raw": warehouse.StringValue("x"),
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Through JSON, as the outbox stores it.
+			b, err := json.Marshal(tt.e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e entry
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatal(err)
+			}
+			row, err := m.row(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := warehouse.Lookup(tt.table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]warehouse.Value{}
+			for i, f := range tbl.Schema {
+				got[f.Name] = row.Values[i]
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("row (-want +got):\n%s", diff)
+			}
+			if row.ID != tt.e.RowID {
+				t.Errorf("row ID %q, want %q", row.ID, tt.e.RowID)
+			}
+		})
+	}
+	if got, want := m.paneEntry(pane).RowID, "ventas_hora_pais|2026-03-14T17:00:00Z|ES|2"; got != want {
+		t.Errorf("pane row ID %q, want the pane identity %q", got, want)
+	}
+}
+
+func TestRawMessage(t *testing.T) {
+	attrs := map[string]string{"momento_evento": "2026-03-14T18:42:00+01:00"}
+	big := strings.Repeat("ñ", MaxRawBytes) // 2 bytes each: twice the limit
+	tests := []struct {
+		name string
+		data []byte
+		want map[string]any
+	}{
+		{"text", []byte(`{"pedido_id":"P-1"}`), map[string]any{"data": `{"pedido_id":"P-1"}`, "attributes": map[string]any{"momento_evento": "2026-03-14T18:42:00+01:00"}}},
+		{"binary", []byte{0xff, 0x00, 0x01}, map[string]any{"data_base64": "/wAB", "attributes": map[string]any{"momento_evento": "2026-03-14T18:42:00+01:00"}}},
+		{"cut at the limit, on a character boundary", []byte(big), map[string]any{"data": big[:MaxRawBytes], "data_bytes": float64(2 * MaxRawBytes),
+			"attributes": map[string]any{"momento_evento": "2026-03-14T18:42:00+01:00"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got map[string]any
+			if err := json.Unmarshal([]byte(rawMessage(tt.data, attrs)), &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("raw (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+type nopSink struct{}
+
+func (nopSink) Append(context.Context, string, []warehouse.Row) error { return nil }

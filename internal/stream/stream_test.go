@@ -1,0 +1,75 @@
+package stream_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	gfs "cloud.google.com/go/firestore"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
+	"github.com/alpinashop/alpipe/internal/docstore/firestore"
+	"github.com/alpinashop/alpipe/internal/stream/streamtest"
+)
+
+func newBoltStore(t testing.TB) *boltstore.Store {
+	t.Helper()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestConformanceBoltstore(t *testing.T) {
+	f := streamtest.Features{}
+	if testing.Short() {
+		f = streamtest.Features{Streams: 2, Events: 100, DefaultStreams: 1, FaultStreams: 1}
+	}
+	streamtest.RunWith(t, func(t *testing.T) docstore.Store { return newBoltStore(t) }, f)
+}
+
+// newEmulatorStore returns a store on the Firestore emulator in a project of
+// its own, so that tests never see each other's documents, or skips t. It
+// keeps the client's default of 5 attempts per transaction, as production
+// does, so the hot-key test proves that a burst does not exhaust them.
+func newEmulatorStore(t *testing.T) docstore.Store {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short: needs the Firestore emulator")
+	}
+	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
+		t.Skip("FIRESTORE_EMULATOR_HOST is unset: start `gcloud emulators firestore start --host-port=127.0.0.1:PORT` and export FIRESTORE_EMULATOR_HOST=127.0.0.1:PORT")
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	client, err := gfs.NewClient(t.Context(), "alpipe-stream-"+hex.EncodeToString(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	s, err := firestore.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestConformanceFirestore runs the suite on the emulator, with fewer random
+// streams: every transaction is a few network round trips there.
+func TestConformanceFirestore(t *testing.T) {
+	newEmulatorStore(t) // skip early, once, with the reason
+	streamtest.RunWith(t, newEmulatorStore, streamtest.Features{
+		Streams: 3, Events: 120, DefaultStreams: 1, FaultStreams: 2,
+		HotKeyOrders: 50, HotKeyTimeout: 3 * time.Minute,
+	})
+}

@@ -1,0 +1,180 @@
+package streamtest
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
+)
+
+// testOrdersDuringTicks sends orders from several goroutines while two
+// tickers (their leases out of the way) advance a shared clock, so that
+// orders race the watermark, late corrections race the ticks' panes and
+// expiry races orders into the expiring window. No model can say which pane
+// fires when, so the test checks what must hold anyway: every order has one
+// fate, its window's panes are well formed, drops are exactly the too-late
+// orders, and once everything expired the view equals the accepted sums.
+func testOrdersDuringTicks(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+	for _, ld := range []time.Duration{0, 30 * time.Second} {
+		t.Run(fmt.Sprintf("Ld=%s", ld), func(t *testing.T) {
+			spec := window.Defaults()
+			spec.WindowSize, spec.OutOfOrderness, spec.IdleTimeout = time.Minute, 0, 30*time.Second
+			spec.EarlyDelay, spec.AllowedLateness, spec.LateDelay, spec.Shards = 0, time.Minute, ld, 3
+			r := newRig(t, newStore, spec)
+			r.store.IgnoreLeases(true)
+			start := at("18:00")
+			var clock atomic.Int64 // processing time, in seconds after start
+			now := func() time.Time { return start.Add(time.Duration(clock.Load()) * time.Second) }
+
+			const senders = 4
+			perSender := max(1, f.ChaosOrders/senders)
+			var (
+				mu       sync.Mutex
+				accepted = map[window.WindowKey]window.Measures{}
+				tooLate  = map[string]bool{}
+				errs     []error
+				senderWG sync.WaitGroup
+				tickWG   sync.WaitGroup
+				done     = make(chan struct{})
+			)
+			fail := func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }
+			for s := range senders {
+				senderWG.Go(func() {
+					rnd := rand.New(rand.NewPCG(uint64(s), 0xc4a05))
+					for i := range perSender {
+						n := now()
+						e := windowtest.Event{Kind: windowtest.Deliver, Now: n, MessageID: fmt.Sprintf("c-%d-%d", s, i),
+							Order: window.Order{ID: fmt.Sprintf("P-c%d-%04d", s, i), Key: Countries[rnd.IntN(3)],
+								EventTime: n.Add(-time.Duration(rnd.IntN(200)) * time.Second),
+								Measures:  window.Measures{Importe: numeric.Dec(rnd.Int64N(1e12) + 1), Pedidos: 1, Unidades: 1}}}
+						res, err := r.p.Handle(t.Context(), Delivery(e), n)
+						if err != nil {
+							fail(fmt.Errorf("order %s: %w", e.Order.ID, err))
+							return
+						}
+						wk := window.WindowKey{Window: spec.WindowOf(e.Order.EventTime), Key: e.Order.Key}
+						mu.Lock()
+						switch res.Fate() {
+						case stream.Accepted:
+							sum, err := accepted[wk].Add(e.Order.Measures)
+							if err != nil {
+								errs = append(errs, err)
+							}
+							accepted[wk] = sum
+						case stream.TooLate:
+							tooLate[e.Order.ID] = true
+						default:
+							errs = append(errs, fmt.Errorf("order %s: fate %s", e.Order.ID, res.Fate()))
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			for range 2 {
+				tickWG.Go(func() {
+					for {
+						select {
+						case <-done:
+							return
+						default:
+						}
+						clock.Add(7)
+						if _, err := r.p.Tick(t.Context(), now()); err != nil {
+							fail(fmt.Errorf("tick: %w", err))
+							return
+						}
+					}
+				})
+			}
+			senderWG.Wait()
+			close(done)
+			tickWG.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			r.store.IgnoreLeases(false)
+			if _, err := r.p.Tick(t.Context(), now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+
+			panes := r.panes(spec.KeyField)
+			if err := checkSequences(spec, panes); err != nil {
+				t.Error(err)
+			}
+			view, err := windowtest.View(panes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := gocmp.Diff(accepted, view); diff != "" {
+				t.Errorf("view differs from the sums of the accepted orders (-want +got):\n%s", diff)
+			}
+			drops, err := r.sink.Drops(spec.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]bool{}
+			for _, d := range drops {
+				got[d.PedidoID] = true
+				if end := d.WindowStart.Add(spec.WindowSize + spec.AllowedLateness); d.Watermark.Before(end) {
+					t.Errorf("order %s dropped at W %s < end + L %s", d.PedidoID, d.Watermark, end)
+				}
+			}
+			if diff := gocmp.Diff(tooLate, got); diff != "" {
+				t.Errorf("drops (-too-late results +rows):\n%s", diff)
+			}
+			if n := r.open(spec.Name); n != 0 {
+				t.Errorf("%d windows left open", n)
+			}
+			if n := r.outbox(); n != 0 {
+				t.Errorf("%d rows left in the outbox", n)
+			}
+			r.noConflicts()
+			t.Logf("%d orders: %d windows, %d panes, %d too late; clock at %s", senders*perSender, len(accepted), len(panes), len(tooLate), now().Format(time.TimeOnly))
+		})
+	}
+}
+
+// checkSequences checks invariant 4 on panes without a model: per (window,
+// key) indexes contiguous from 0, timings EARLY* ON_TIME? LATE*, EARLY only
+// while W < end, ON_TIME and LATE only once W >= end, accumulating panes
+// never shrinking.
+func checkSequences(spec window.Spec, panes []window.Pane) error {
+	cells := map[window.WindowKey][]window.Pane{}
+	for _, p := range panes {
+		cells[p.WindowKey()] = append(cells[p.WindowKey()], p)
+	}
+	var errs []error
+	for wk, ps := range cells {
+		slices.SortFunc(ps, func(a, b window.Pane) int { return cmp.Compare(a.Index, b.Index) })
+		stage := 0
+		for i, p := range ps {
+			atEnd := !p.Watermark.Before(wk.Window.End)
+			s := map[window.Timing]int{window.TimingEarly: 0, window.TimingOnTime: 1, window.TimingLate: 2}[p.Timing]
+			switch {
+			case p.Index != int64(i):
+				errs = append(errs, fmt.Errorf("window %v: pane indexes not contiguous at %d", wk, p.Index))
+			case s < stage || (s == 1 && stage == 1):
+				errs = append(errs, fmt.Errorf("window %v: pane %d %s after a %d-stage pane", wk, p.Index, p.Timing, stage))
+			case (p.Timing == window.TimingEarly) == atEnd:
+				errs = append(errs, fmt.Errorf("window %v: pane %d %s at W %s, end %s", wk, p.Index, p.Timing, p.Watermark, wk.Window.End))
+			case i > 0 && spec.Accumulation == window.Accumulating && p.Measures.Pedidos < ps[i-1].Measures.Pedidos:
+				errs = append(errs, fmt.Errorf("window %v: accumulating pane %d shrank", wk, p.Index))
+			}
+			stage = max(stage, s)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,333 @@
+package streamtest
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	gocmp "github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
+)
+
+// play applies events to the processor and the model, returning the
+// results' errors for Ticks and failing on Handle errors.
+func (r *rig) play(t *testing.T, model *windowtest.Model, events ...windowtest.Event) []error {
+	t.Helper()
+	var errs []error
+	for i, e := range events {
+		if model != nil {
+			model.Apply(e)
+		}
+		switch e.Kind {
+		case windowtest.Deliver:
+			if _, err := r.p.Handle(t.Context(), Delivery(e), e.Now); err != nil {
+				t.Fatalf("event %d: Handle must succeed once the state is committed: %v", i, err)
+			}
+		case windowtest.Tick:
+			_, err := r.p.Tick(t.Context(), e.Now)
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func (r *rig) samePanes(t *testing.T, model *windowtest.Model, keyField string) {
+	t.Helper()
+	want := model.Panes()
+	got := r.panes(keyField)
+	windowtest.SortPanes(want)
+	windowtest.SortPanes(got)
+	if diff := gocmp.Diff(want, got); diff != "" {
+		t.Errorf("panes (-model +sink):\n%s", diff)
+	}
+}
+
+// testSinkDown: the warehouse fails after the state commits; every pane,
+// drop and dead letter waits in the outbox and the next tick appends it.
+func testSinkDown(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+	spec := window.Defaults()
+	r := newRig(t, newStore, spec)
+	model := windowtest.NewModel(spec)
+	s := &story{}
+	r.play(t, model, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1))
+
+	r.sink.SetFailing(true)
+	errs := r.play(t, model, tick("18:32")) // EARLY pane, sink down
+	if errs[0] == nil {
+		t.Error("tick with the sink down reported success")
+	}
+	r.play(t, model, tick("20:40")) // ON_TIME, sink down
+	res, err := r.p.Handle(t.Context(), Delivery(s.deliver("20:41", "P-2", "ES", "18:50", "50", 2)), at("20:41"))
+	model.Apply(s.deliver("20:41", "P-2", "ES", "18:50", "50", 2))
+	if err != nil || res.Aggregations[0].Pending != 1 || len(res.Aggregations[0].Panes) != 1 {
+		t.Errorf("late order with the sink down: %+v, %v; want a LATE pane pending", res, err)
+	}
+	r.play(t, model, tick("21:15"), s.deliver("21:16", "P-3", "ES", "18:55", "30", 1)) // expiry, then too late
+	bad := windowtest.Event{Kind: windowtest.Deliver, Now: at("21:17"), MessageID: "m-bad", Order: window.Order{ID: "X-1"}, Invalid: "invalid: bad JSON"}
+	r.play(t, model, bad)
+	if n := paneCount(r.sink) + discardCount(r.sink); n != 0 {
+		t.Fatalf("the sink is down but holds %d rows", n)
+	}
+	if n := r.outbox(); n != 5 {
+		t.Errorf("%d rows in the outbox, want 3 panes, 1 drop and 1 dead letter", n)
+	}
+
+	r.sink.SetFailing(false)
+	res2, err := r.p.Tick(t.Context(), at("21:18"))
+	if err != nil {
+		t.Fatalf("tick after the sink came back: %v", err)
+	}
+	if res2.Aggregations[0].Flushed != 4 || res2.DeadLetters != 1 {
+		t.Errorf("tick flushed %d rows and %d dead letters, want 4 and 1", res2.Aggregations[0].Flushed, res2.DeadLetters)
+	}
+	r.samePanes(t, model, spec.KeyField)
+	drops, err := r.sink.Drops(spec.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff(model.Drops(), drops); diff != "" {
+		t.Errorf("drops (-model +sink):\n%s", diff)
+	}
+	if inv, _ := r.sink.InvalidMessages(); len(inv) != 1 {
+		t.Errorf("dead letters %v, want m-bad", inv)
+	}
+	if n := r.outbox(); n != 0 {
+		t.Errorf("%d rows left in the outbox", n)
+	}
+}
+
+// testCrashBeforeOutboxDelete: the process dies after the sink took the rows
+// and before the outbox documents are deleted. The next tick appends them
+// again; the sink sees the same identities and nothing visible doubles.
+func testCrashBeforeOutboxDelete(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+	spec := window.Defaults()
+	r := newRig(t, newStore, spec)
+	model := windowtest.NewModel(spec)
+	s := &story{}
+	r.store.FailDeletes(isOutbox)
+	r.play(t, model,
+		s.deliver("18:30", "P-1", "ES", "18:25", "100", 1),
+		s.deliver("18:31", "P-2", "FR", "18:26", "20", 1))
+	errs := r.play(t, model, tick("18:33"))
+	if errs[0] == nil {
+		t.Error("tick that could not clear its outbox reported success")
+	}
+	r.play(t, model, tick("20:40"), s.deliver("20:41", "P-3", "ES", "18:50", "50", 2))
+	if n := r.outbox(); n == 0 {
+		t.Fatal("the outbox was cleared although deletes fail")
+	}
+	r.store.FailDeletes(nil)
+	if _, err := r.p.Tick(t.Context(), at("20:42")); err != nil {
+		t.Fatal(err)
+	}
+	model.Apply(tick("20:42"))
+	if r.sink.Repeats() == 0 {
+		t.Error("no row was appended twice: the crash was not simulated")
+	}
+	r.samePanes(t, model, spec.KeyField)
+	r.noConflicts()
+	if n := r.outbox(); n != 0 {
+		t.Errorf("%d rows left in the outbox", n)
+	}
+}
+
+// testRandomFaults plays random streams while the sink and the outbox
+// deletes fail at random; once both heal, one tick later the sink holds
+// exactly the model's panes, drops and dead letters.
+func testRandomFaults(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+	for seed := range uint64(f.FaultStreams) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			r0 := rand.New(rand.NewPCG(seed, 0xfa17))
+			spec := windowtest.RandomSpec(r0)
+			events := windowtest.Stream(r0, spec, windowtest.StreamConfig{Events: f.Events})
+			r := newRig(t, newStore, spec)
+			var mu sync.Mutex
+			faults := rand.New(rand.NewPCG(seed, 0xbad))
+			flip := func() bool { mu.Lock(); defer mu.Unlock(); return faults.IntN(10) < 3 }
+			r.sink.failIf = func() bool { return flip() }
+			r.store.FailDeletes(func(p string) bool { return isOutbox(p) && flip() })
+			model := windowtest.NewModel(spec)
+			var w time.Time
+			for i, e := range events {
+				model.Apply(e)
+				switch e.Kind {
+				case windowtest.Deliver:
+					if _, err := r.p.Handle(t.Context(), Delivery(e), e.Now); err != nil {
+						t.Fatalf("event %d: Handle: %v", i, err)
+					}
+				case windowtest.Tick:
+					res, _ := r.p.Tick(t.Context(), e.Now) // errors: work left for the next tick
+					if got := res.Aggregations[0].Watermark; !got.Equal(model.Watermark()) {
+						t.Fatalf("event %d: W %s, model %s", i, got, model.Watermark())
+					}
+					w = model.Watermark()
+				}
+			}
+			r.sink.failIf = nil
+			r.store.FailDeletes(nil)
+			last := events[len(events)-1].Now
+			if _, err := r.p.Tick(t.Context(), last); err != nil {
+				t.Fatalf("healed tick: %v", err)
+			}
+			model.Apply(windowtest.Event{Kind: windowtest.Tick, Now: last})
+			if !model.Watermark().Equal(w) {
+				t.Fatalf("the model moved on a repeated tick")
+			}
+			r.samePanes(t, model, spec.KeyField)
+			drops, err := r.sink.Drops(spec.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byID := func(a, b windowtest.Drop) int { return cmp.Compare(a.PedidoID, b.PedidoID) }
+			want := model.Drops()
+			slices.SortFunc(want, byID)
+			slices.SortFunc(drops, byID)
+			if diff := gocmp.Diff(want, drops); diff != "" {
+				t.Errorf("drops (-model +sink):\n%s", diff)
+			}
+			inv, err := r.sink.InvalidMessages()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(inv)
+			if diff := gocmp.Diff(model.InvalidMessages(), inv); diff != "" {
+				t.Errorf("dead letters (-model +sink):\n%s", diff)
+			}
+			if r.sink.Repeats() == 0 {
+				t.Error("no row was appended twice: the faults did not bite")
+			}
+			r.noConflicts()
+			if n := r.outbox(); n != 0 {
+				t.Errorf("%d rows left in the outbox", n)
+			}
+		})
+	}
+}
+
+// testTwoAggregations feeds one stream to two aggregations with different
+// windows, modes and shard counts: each must match its own model, and an
+// invalid message is dead-lettered once.
+func testTwoAggregations(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+	a := window.Defaults()
+	a.WindowSize, a.AllowedLateness = 10*time.Minute, 30*time.Minute
+	b := a
+	b.Name, b.WindowSize, b.Accumulation, b.Shards, b.LateDelay = "ventas_7min_pais", 7*time.Minute, window.Discarding, 3, 45*time.Second
+	r := newRig(t, newStore, a, b)
+	ma, mb := windowtest.NewModel(a), windowtest.NewModel(b)
+	events := windowtest.Stream(rand.New(rand.NewPCG(7, 7)), a, windowtest.StreamConfig{Events: f.Events})
+	for i, e := range events {
+		ma.Apply(e)
+		mb.Apply(e)
+		switch e.Kind {
+		case windowtest.Deliver:
+			res, err := r.p.Handle(t.Context(), Delivery(e), e.Now)
+			if err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+			if e.Invalid == "" && (len(res.Aggregations) != 2 || res.Aggregations[0].Aggregation != a.Name || res.Aggregations[1].Aggregation != b.Name) {
+				t.Fatalf("event %d: outcomes %+v, want one per aggregation", i, res.Aggregations)
+			}
+		case windowtest.Tick:
+			res, err := r.p.Tick(t.Context(), e.Now)
+			if err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+			if !res.Aggregations[0].Watermark.Equal(ma.Watermark()) || !res.Aggregations[1].Watermark.Equal(mb.Watermark()) {
+				t.Fatalf("event %d: watermarks %s, %s; models %s, %s", i,
+					res.Aggregations[0].Watermark, res.Aggregations[1].Watermark, ma.Watermark(), mb.Watermark())
+			}
+		}
+	}
+	for _, m := range []struct {
+		spec  window.Spec
+		model *windowtest.Model
+	}{{a, ma}, {b, mb}} {
+		want, got := m.model.Panes(), r.panesOf(m.spec.Name)
+		windowtest.SortPanes(want)
+		windowtest.SortPanes(got)
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("%s panes (-model +sink):\n%s", m.spec.Name, diff)
+		}
+		drops, err := r.sink.Drops(m.spec.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := gocmp.Diff(m.model.Drops(), drops); diff != "" {
+			t.Errorf("%s drops (-model +sink):\n%s", m.spec.Name, diff)
+		}
+	}
+	inv, err := r.sink.InvalidMessages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(inv)
+	if diff := gocmp.Diff(ma.InvalidMessages(), inv); diff != "" {
+		t.Errorf("dead letters (-model +sink):\n%s", diff)
+	}
+}
+
+// testShardCountChange restarts the processor with another shard count while
+// a window is open: the open window keeps its count (no order moves to
+// another shard), new windows take the new one, and the sums stay exact.
+func testShardCountChange(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+	spec := window.Defaults()
+	spec.Shards = 2
+	r := newRig(t, newStore, spec)
+	model := windowtest.NewModel(spec)
+	s := &story{}
+	for i := range 6 {
+		r.play(t, model, s.deliver("18:30", fmt.Sprintf("P-old-%d", i), "ES", "18:20", "1.5", 1))
+	}
+	more := spec
+	more.Shards = 7
+	p2, err := stream.New(r.store, r.sink, []window.Spec{more}, IsCountry, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.p = p2
+	for i := range 12 {
+		r.play(t, model,
+			s.deliver("18:31", fmt.Sprintf("P-new-%d", i), "ES", "18:21", "2", 1),
+			s.deliver("18:31", fmt.Sprintf("P-fr-%d", i), "FR", "18:21", "3", 1))
+	}
+	maxShard := func(key string) int {
+		wk := window.WindowKey{Window: spec.WindowOf(at("18:21")), Key: key}
+		cell := "aggregations/" + spec.Name + "/windows/" + wk.Window.Start.UTC().Format("20060102T150405Z") + "_" + docstore.ID(key)
+		docs, err := r.store.List(t.Context(), cell+"/shards")
+		if err != nil {
+			t.Fatal(err)
+		}
+		top := -1
+		for _, d := range docs {
+			var n int
+			if _, err := fmt.Sscanf(d.Path[len(cell+"/shards/"):], "%d", &n); err != nil {
+				t.Fatalf("shard path %s: %v", d.Path, err)
+			}
+			top = max(top, n)
+		}
+		return top
+	}
+	if got := maxShard("ES"); got > 1 {
+		t.Errorf("the open ES window has shard %d, want only 0 and 1 (its count was 2)", got)
+	}
+	if got := maxShard("FR"); got < 2 {
+		t.Errorf("the new FR window uses shards up to %d only, want the new count 7 in use", got)
+	}
+	end := at("18:31").Add(5 * time.Hour)
+	r.play(t, model, tick(end.In(spain).Format("15:04:05")))
+	view, err := windowtest.View(r.panes(spec.KeyField))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := gocmp.Diff(model.Final(), view); diff != "" {
+		t.Errorf("view (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,85 @@
+package streamtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
+)
+
+// Countries are the country codes IsCountry accepts: enough for 30 keys.
+var Countries = []string{
+	"ES", "FR", "PT", "DE", "IT", "NL", "BE", "AT", "CH", "IE",
+	"GB", "DK", "SE", "NO", "FI", "PL", "CZ", "SK", "HU", "RO",
+	"BG", "GR", "HR", "SI", "LU", "EE", "LV", "LT", "MT", "CY",
+}
+
+var countrySet = func() map[string]bool {
+	m := map[string]bool{}
+	for _, c := range Countries {
+		m[c] = true
+	}
+	return m
+}()
+
+// IsCountry accepts the codes in Countries.
+func IsCountry(code string) bool { return countrySet[code] }
+
+// Delivery renders a stream event as the push delivery the web shop's
+// message would arrive in: the order as JSON with one line carrying all its
+// units, and momento_evento as an attribute. An invalid event is rendered
+// broken in the way its reason says.
+func Delivery(e windowtest.Event) order.Delivery {
+	o := e.Order
+	importe := o.Measures.Importe.String()
+	body := map[string]any{
+		"pedido_id":     o.ID,
+		"cliente_id":    "C-" + o.ID,
+		"pais":          o.Key,
+		"importe_total": importe,
+		"lineas":        []any{},
+	}
+	if o.Measures.Unidades > 0 {
+		body["lineas"] = []any{map[string]any{"sku": "MOCH-40L-AZ", "cantidad": o.Measures.Unidades, "precio_unitario": importe}}
+	}
+	attrs := map[string]string{order.EventTimeAttribute: o.EventTime.Format(time.RFC3339Nano)}
+	var raw []byte
+	switch e.Invalid {
+	case "":
+	case "invalid: bad JSON":
+		raw = []byte(`{"pedido_id": "` + o.ID + `", "pais": `)
+	case "invalid: missing pedido_id":
+		delete(body, "pedido_id")
+	case "invalid: importe_total is not a decimal":
+		body["importe_total"] = "12,5 EUR"
+	case "invalid: bad pais":
+		body["pais"] = "XX"
+	case "invalid: missing momento_evento":
+		delete(attrs, order.EventTimeAttribute)
+	default:
+		panic(fmt.Sprintf("streamtest: no rendering for %q", e.Invalid))
+	}
+	if e.Invalid != "" {
+		// Invalid events carry no key: keep them valid in every other way.
+		if body["pais"] == "" {
+			body["pais"] = "ES"
+		}
+		if o.EventTime.IsZero() {
+			if _, ok := attrs[order.EventTimeAttribute]; ok {
+				attrs[order.EventTimeAttribute] = e.Now.Format(time.RFC3339Nano)
+			}
+		}
+	}
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			panic(err) // maps of strings and numbers always encode
+		}
+	}
+	return order.Delivery{
+		Message: order.Message{Data: raw, Attributes: attrs, MessageID: e.MessageID, PublishTime: e.Now},
+		Format:  "push",
+	}
+}

@@ -1,0 +1,254 @@
+package streamtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
+)
+
+// ErrSinkDown is what a Sink told to fail returns.
+var ErrSinkDown = errors.New("streamtest: sink is down")
+
+// Sink is a recording stream.Sink, idempotent per Row.ID like the real
+// warehouses. It remembers every repeated append of an ID, so tests can
+// prove that a retry happened and that it carried the same row, and it can
+// be told to fail.
+type Sink struct {
+	mu        sync.Mutex
+	rows      map[string][]warehouse.Row          // per table, in first-append order
+	byID      map[string]map[string]warehouse.Row // per table
+	repeats   int
+	conflicts []string
+	failing   bool
+	failNext  int
+	// failIf, when set, is asked before every append whether to fail it.
+	// Set it before the sink is in use.
+	failIf func() bool
+}
+
+// NewSink returns an empty, working sink.
+func NewSink() *Sink {
+	return &Sink{rows: map[string][]warehouse.Row{}, byID: map[string]map[string]warehouse.Row{}}
+}
+
+// Append implements stream.Sink.
+func (s *Sink) Append(_ context.Context, table string, rows []warehouse.Row) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failing {
+		return ErrSinkDown
+	}
+	if s.failNext > 0 {
+		s.failNext--
+		return ErrSinkDown
+	}
+	if s.failIf != nil && s.failIf() {
+		return ErrSinkDown
+	}
+	if _, err := warehouse.Lookup(table); err != nil {
+		return err
+	}
+	ids := s.byID[table]
+	if ids == nil {
+		ids = map[string]warehouse.Row{}
+		s.byID[table] = ids
+	}
+	for _, r := range rows {
+		if r.ID == "" {
+			return fmt.Errorf("append to %s: row without ID", table)
+		}
+		if prev, ok := ids[r.ID]; ok {
+			s.repeats++
+			if !reflect.DeepEqual(prev.Values, r.Values) {
+				s.conflicts = append(s.conflicts, fmt.Sprintf("%s row %s: %v then %v", table, r.ID, prev.Values, r.Values))
+			}
+			continue
+		}
+		ids[r.ID] = r
+		s.rows[table] = append(s.rows[table], r)
+	}
+	return nil
+}
+
+// SetFailing makes every append fail (true) or succeed (false).
+func (s *Sink) SetFailing(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failing = on
+}
+
+// FailNext makes the next n appends fail.
+func (s *Sink) FailNext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext = n
+}
+
+// Rows returns the distinct rows of table, in first-append order.
+func (s *Sink) Rows(table string) []warehouse.Row {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]warehouse.Row(nil), s.rows[table]...)
+}
+
+// Count returns the number of distinct rows of table.
+func (s *Sink) Count(table string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.rows[table])
+}
+
+// Repeats is the number of rows ignored because their ID had been appended.
+func (s *Sink) Repeats() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repeats
+}
+
+// Conflicts lists IDs appended twice with different values: two different
+// rows under one identity, which no retry may produce.
+func (s *Sink) Conflicts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.conflicts...)
+}
+
+// Panes decodes the distinct pane rows, in first-append order; keyField
+// names the key column.
+func (s *Sink) Panes(keyField string) ([]window.Pane, error) {
+	t, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
+	if err != nil {
+		return nil, err
+	}
+	rows := s.Rows(t.Name)
+	out := make([]window.Pane, 0, len(rows))
+	for _, r := range rows {
+		p, err := decodePane(t, keyField, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// PanesFrom returns the panes among rows[from:] of the panes table; with
+// Count it gives what one call appended.
+func (s *Sink) PanesFrom(keyField string, from int) ([]window.Pane, error) {
+	all, err := s.Panes(keyField)
+	if err != nil {
+		return nil, err
+	}
+	return all[from:], nil
+}
+
+func decodePane(t warehouse.Table, keyField string, r warehouse.Row) (window.Pane, error) {
+	v, err := byName(t, r)
+	if err != nil {
+		return window.Pane{}, err
+	}
+	p := window.Pane{
+		Aggregation:  v["aggregation"].Str,
+		Key:          v[keyField].Str,
+		WindowStart:  v["window_start"].Time,
+		WindowEnd:    v["window_end"].Time,
+		Index:        v["pane_index"].Int,
+		Timing:       window.Timing(v["timing"].Str),
+		Accumulation: window.Accumulation(v["accumulation"].Str),
+		Measures:     window.Measures{Importe: v["importe"].Dec, Pedidos: v["pedidos"].Int, Unidades: v["unidades"].Int},
+		Watermark:    v["watermark"].Time,
+		EmittedAt:    v["emitted_at"].Time,
+	}
+	if want := p.ID(); r.ID != want {
+		return p, fmt.Errorf("pane row ID %q, want the pane identity %q", r.ID, want)
+	}
+	return p, nil
+}
+
+// Discard is a decoded row of pedidos_descartados; "" and zero are NULL.
+type Discard struct {
+	ID          string
+	PedidoID    string
+	Aggregation string
+	Reason      string
+	EventTime   time.Time
+	WindowStart time.Time
+	Watermark   time.Time
+	ReceivedAt  time.Time
+	MessageID   string
+	Raw         string
+}
+
+// Discards decodes the distinct rows of pedidos_descartados.
+func (s *Sink) Discards() ([]Discard, error) {
+	t, err := warehouse.Lookup(warehouse.PedidosDescartados)
+	if err != nil {
+		return nil, err
+	}
+	var out []Discard
+	for _, r := range s.Rows(t.Name) {
+		v, err := byName(t, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Discard{
+			ID: r.ID, PedidoID: v["pedido_id"].Str, Aggregation: v["aggregation"].Str, Reason: v["reason"].Str,
+			EventTime: v["event_time"].Time, WindowStart: v["window_start"].Time, Watermark: v["watermark"].Time,
+			ReceivedAt: v["received_at"].Time, MessageID: v["message_id"].Str, Raw: v["raw"].Str,
+		})
+	}
+	return out, nil
+}
+
+// Drops returns the too-late rows of aggregation agg as the model records
+// drops, in append order.
+func (s *Sink) Drops(agg string) ([]windowtest.Drop, error) {
+	ds, err := s.Discards()
+	if err != nil {
+		return nil, err
+	}
+	var out []windowtest.Drop
+	for _, d := range ds {
+		if d.Reason == "too_late" && d.Aggregation == agg {
+			out = append(out, windowtest.Drop{PedidoID: d.PedidoID, WindowStart: d.WindowStart, Watermark: d.Watermark, ReceivedAt: d.ReceivedAt})
+		}
+	}
+	return out, nil
+}
+
+// InvalidMessages returns the message IDs of the invalid-message rows.
+func (s *Sink) InvalidMessages() ([]string, error) {
+	ds, err := s.Discards()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range ds {
+		if strings.HasPrefix(d.Reason, "invalid: ") {
+			out = append(out, d.MessageID)
+		}
+	}
+	return out, nil
+}
+
+func byName(t warehouse.Table, r warehouse.Row) (map[string]warehouse.Value, error) {
+	if len(r.Values) != len(t.Schema) {
+		return nil, fmt.Errorf("%s row %s: %d values for %d columns", t.Name, r.ID, len(r.Values), len(t.Schema))
+	}
+	v := make(map[string]warehouse.Value, len(t.Schema))
+	for i, f := range t.Schema {
+		if r.Values[i].Null && f.Required() {
+			return nil, fmt.Errorf("%s row %s: NULL in required column %s", t.Name, r.ID, f.Name)
+		}
+		v[f.Name] = r.Values[i]
+	}
+	return v, nil
+}

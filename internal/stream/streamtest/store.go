@@ -1,0 +1,198 @@
+package streamtest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+)
+
+// ErrInjected is the failure a Recorder injects.
+var ErrInjected = errors.New("streamtest: injected store failure")
+
+// Recorder wraps a store to see what the processor commits: the paths
+// written by every committed transaction (a function that ran several times
+// counts once, with its last run), and it can make deletes of chosen paths
+// fail, which aborts their transaction like a crash before the commit.
+type Recorder struct {
+	docstore.Store
+	mu         sync.Mutex
+	writes     []Write
+	failDelete func(path string) bool
+	noLeases   bool
+	txs        int // committed or not
+	attempts   int // runs of transaction functions
+	maxRuns    int // most runs of one transaction function
+}
+
+// NewRecorder wraps s.
+func NewRecorder(s docstore.Store) *Recorder { return &Recorder{Store: s} }
+
+// RunTx implements docstore.Store.
+func (r *Recorder) RunTx(ctx context.Context, fn func(ctx context.Context, tx docstore.Tx) error) error {
+	var last *recTx
+	runs := 0
+	err := r.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		runs++
+		last = &recTx{Tx: tx, r: r}
+		return fn(ctx, last)
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.txs++
+	r.attempts += runs
+	r.maxRuns = max(r.maxRuns, runs)
+	if err == nil && last != nil {
+		r.writes = append(r.writes, last.paths()...)
+	}
+	return err
+}
+
+// Contention reports the transactions run so far, the runs of their
+// functions (more than one each when the store re-ran them on contention),
+// and the most runs one transaction needed.
+func (r *Recorder) Contention() (txs, runs, maxRuns int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.txs, r.attempts, r.maxRuns
+}
+
+// Writes returns how many writes have committed so far; WritesSince lists
+// those after a mark.
+func (r *Recorder) Writes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.writes)
+}
+
+// WritesSince returns the writes committed after mark (a Writes value).
+func (r *Recorder) WritesSince(mark int) []Write {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Write(nil), r.writes[mark:]...)
+}
+
+// Write is one committed Set or Delete.
+type Write struct {
+	Path   string
+	Delete bool
+}
+
+func (w Write) String() string {
+	if w.Delete {
+		return "delete " + w.Path
+	}
+	return "set " + w.Path
+}
+
+// FailDeletes makes every Delete of a path for which fail reports true
+// fail; nil stops it.
+func (r *Recorder) FailDeletes(fail func(path string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failDelete = fail
+}
+
+// IgnoreLeases makes tick leases invisible: reads of a lease find nothing
+// and writes of one are dropped, so that concurrent ticks all run and only
+// the transactions keep them apart.
+func (r *Recorder) IgnoreLeases(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.noLeases = on
+}
+
+func (r *Recorder) ignoresLeases() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.noLeases
+}
+
+func (r *Recorder) shouldFail(path string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failDelete != nil && r.failDelete(path)
+}
+
+type recTx struct {
+	docstore.Tx
+	r  *Recorder
+	mu sync.Mutex
+	w  []Write
+}
+
+func (t *recTx) Get(paths ...string) ([]docstore.Doc, error) {
+	if !t.r.ignoresLeases() || !slices.ContainsFunc(paths, isLease) {
+		return t.Tx.Get(paths...)
+	}
+	var real []string
+	for _, p := range paths {
+		if !isLease(p) {
+			real = append(real, p)
+		}
+	}
+	var got []docstore.Doc
+	if len(real) > 0 {
+		var err error
+		if got, err = t.Tx.Get(real...); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]docstore.Doc, len(paths))
+	for i, p := range paths {
+		if isLease(p) {
+			out[i] = docstore.Doc{Path: p}
+			continue
+		}
+		out[i], got = got[0], got[1:]
+	}
+	return out, nil
+}
+
+func (t *recTx) Set(d docstore.Doc) error {
+	if isLease(d.Path) && t.r.ignoresLeases() {
+		return nil
+	}
+	if err := t.Tx.Set(d); err != nil {
+		return err
+	}
+	t.add(Write{Path: d.Path})
+	return nil
+}
+
+func (t *recTx) Delete(path string) error {
+	if t.r.shouldFail(path) {
+		return ErrInjected
+	}
+	if isLease(path) && t.r.ignoresLeases() {
+		return nil
+	}
+	if err := t.Tx.Delete(path); err != nil {
+		return err
+	}
+	t.add(Write{Path: path, Delete: true})
+	return nil
+}
+
+func (t *recTx) add(w Write) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.w = append(t.w, w)
+}
+
+func (t *recTx) paths() []Write {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.w
+}
+
+// isOutbox reports whether path is an outbox document.
+func isOutbox(path string) bool { return strings.Contains(path, "/outbox/") }
+
+// isLease reports whether path is a tick lease.
+func isLease(path string) bool { return strings.HasSuffix(path, "/control/lease") }
+
+var _ docstore.Store = (*Recorder)(nil)

@@ -1,0 +1,188 @@
+// Package streamtest is the conformance suite of the stream processor over
+// a document store: run it against every docstore adapter (the embedded one
+// and Firestore) to prove that the processor keeps docs/event-time.md on
+// that store. It drives stream.Processor through Handle and Tick with a
+// recording Sink and compares what reaches the sink with windowtest.Model.
+package streamtest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// Features sizes the suite for a store: a slow store (an emulator) runs
+// fewer random streams. Zero fields take the defaults shown.
+type Features struct {
+	// Streams is the number of random streams per combination of
+	// accumulation mode and late delay (four combinations): 10.
+	Streams int
+	// Events per random stream: 150.
+	Events int
+	// DefaultStreams run the production spec (hour windows, 2 h lateness)
+	// with 2*Events events: 2.
+	DefaultStreams int
+	// FaultStreams run random streams through a failing sink and failing
+	// outbox deletes: 4.
+	FaultStreams int
+	// HotKeyOrders is the number of concurrent orders into one window and
+	// key: 50.
+	HotKeyOrders int
+	// HotKeyTimeout bounds the hot-key test: 2 minutes.
+	HotKeyTimeout time.Duration
+	// ConcurrentTicks is the number of ticks run at once: 4.
+	ConcurrentTicks int
+	// ChaosOrders is the number of orders sent from four goroutines while
+	// two tickers run, per late delay: 400.
+	ChaosOrders int
+}
+
+func (f Features) withDefaults() Features {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&f.Streams, 10)
+	def(&f.Events, 150)
+	def(&f.DefaultStreams, 2)
+	def(&f.FaultStreams, 4)
+	def(&f.HotKeyOrders, 50)
+	def(&f.ConcurrentTicks, 4)
+	def(&f.ChaosOrders, 400)
+	if f.HotKeyTimeout == 0 {
+		f.HotKeyTimeout = 2 * time.Minute
+	}
+	return f
+}
+
+// Run runs the suite with the default Features. newStore must return an
+// empty store of its own for every call (the suite calls it per subtest).
+func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+	RunWith(t, newStore, Features{})
+}
+
+// RunWith runs the suite sized by f.
+func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+	f = f.withDefaults()
+	t.Run("SeedStories", func(t *testing.T) { testSeeds(t, newStore) })
+	t.Run("DeadLetters", func(t *testing.T) { testDeadLetters(t, newStore) })
+	t.Run("TwoAggregations", func(t *testing.T) { testTwoAggregations(t, newStore, f) })
+	t.Run("ShardCountFixedPerWindow", func(t *testing.T) { testShardCountChange(t, newStore) })
+	t.Run("PropertyAgainstModel", func(t *testing.T) { testProperty(t, newStore, f) })
+	t.Run("PropertyDefaults", func(t *testing.T) { testPropertyDefaults(t, newStore, f) })
+	t.Run("HotKey", func(t *testing.T) { testHotKey(t, newStore, f) })
+	t.Run("ConcurrentTicks", func(t *testing.T) { testConcurrentTicks(t, newStore, f) })
+	t.Run("OrdersDuringTicks", func(t *testing.T) { testOrdersDuringTicks(t, newStore, f) })
+	t.Run("TickLease", func(t *testing.T) { testTickLease(t, newStore) })
+	t.Run("SinkDownLosesNoPane", func(t *testing.T) { testSinkDown(t, newStore) })
+	t.Run("CrashBeforeOutboxDelete", func(t *testing.T) { testCrashBeforeOutboxDelete(t, newStore) })
+	t.Run("RandomFaults", func(t *testing.T) { testRandomFaults(t, newStore, f) })
+}
+
+// rig is a processor over a recorded store and a recording sink.
+type rig struct {
+	t     *testing.T
+	store *Recorder
+	sink  *Sink
+	p     *stream.Processor
+	specs []window.Spec
+}
+
+func newRig(t *testing.T, newStore func(t *testing.T) docstore.Store, specs ...window.Spec) *rig {
+	t.Helper()
+	rec := NewRecorder(newStore(t))
+	sink := NewSink()
+	p, err := stream.New(rec, sink, specs, IsCountry, testLogger(t))
+	if err != nil {
+		t.Fatalf("stream.New: %v", err)
+	}
+	return &rig{t: t, store: rec, sink: sink, p: p, specs: specs}
+}
+
+// open lists the open (window, key)s of aggregation agg.
+func (r *rig) open(agg string) int {
+	r.t.Helper()
+	docs, err := r.store.List(context.Background(), "aggregations/"+agg+"/windows")
+	if err != nil {
+		r.t.Fatalf("list open windows: %v", err)
+	}
+	return len(docs)
+}
+
+// outbox counts the rows waiting in every outbox.
+func (r *rig) outbox() int {
+	r.t.Helper()
+	colls := []string{"stream/deadletters/outbox"}
+	for _, s := range r.specs {
+		colls = append(colls, "aggregations/"+s.Name+"/outbox")
+	}
+	n := 0
+	for _, c := range colls {
+		docs, err := r.store.List(context.Background(), c)
+		if err != nil {
+			r.t.Fatalf("list %s: %v", c, err)
+		}
+		n += len(docs)
+	}
+	return n
+}
+
+func (r *rig) panes(keyField string) []window.Pane {
+	r.t.Helper()
+	ps, err := r.sink.Panes(keyField)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ps
+}
+
+func (r *rig) panesOf(agg string) []window.Pane {
+	r.t.Helper()
+	var out []window.Pane
+	for _, p := range r.panes("pais") {
+		if p.Aggregation == agg {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (r *rig) noConflicts() {
+	r.t.Helper()
+	if c := r.sink.Conflicts(); len(c) > 0 {
+		r.t.Errorf("rows written twice with different values under one identity:\n%s", strings.Join(c, "\n"))
+	}
+}
+
+func paneCount(s *Sink) int { return s.Count(warehouse.VentasHoraPaisPaneles) }
+
+func discardCount(s *Sink) int { return s.Count(warehouse.PedidosDescartados) }
+
+// testLogger sends the processor's warnings and errors to the test log.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct {
+	mu sync.Mutex
+	t  *testing.T
+}
+
+func (w *testWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t.Log(strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
+}
+
+var _ io.Writer = (*testWriter)(nil)

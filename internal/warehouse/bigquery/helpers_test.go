@@ -1,0 +1,232 @@
+package bigquery
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigquery"
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+const (
+	testProject = "alpipe-test"
+	testDataset = "alpinashop_analitica"
+	testBucket  = "alpipe-staging"
+	testPrefix  = "cargas/"
+)
+
+// testEnv is the adapter wired to fakeBigQuery, with staging on the
+// in-process fake Cloud Storage (objects.StartLocal) through the real
+// objects.GCS adapter, so the load files the fake reads are the bytes the
+// adapter uploaded.
+type testEnv struct {
+	w       *Warehouse
+	fake    *fakeBigQuery
+	gcs     *objects.GCS
+	staging *recordingStaging
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	local, err := objects.StartLocal("", testBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(local.Close)
+	// Our own transport, so its idle connections can be closed before the
+	// fake stops: http.Server.Shutdown waits up to 5 s for a connection
+	// the client dialled but never used, and Local.Close shuts down.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	sc, err := storage.NewClient(ctx,
+		option.WithEndpoint(local.URL()+"/storage/v1/"),
+		option.WithHTTPClient(&http.Client{Transport: tr}),
+		storage.WithJSONReads(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sc.Close() })
+	gcs, err := objects.NewGCS(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged := func(bucket, name string) ([]byte, bool) {
+		r, err := gcs.Open(ctx, bucket, name, 0)
+		if err != nil {
+			return nil, false
+		}
+		defer r.Close()
+		b, err := io.ReadAll(r)
+		return b, err == nil
+	}
+	fake := newFakeBigQuery(t, testProject, staged)
+	for _, tb := range warehouse.Tables() {
+		fake.addTable(testDataset, tb)
+	}
+	client, err := bigquery.NewClient(ctx, testProject,
+		option.WithEndpoint(fake.endpoint()),
+		option.WithoutAuthentication(),
+		option.WithHTTPClient(fake.srv.Client()),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	rs := &recordingStaging{inner: gcs}
+	w, err := New(client, rs, Options{
+		Project:       testProject,
+		Dataset:       testDataset,
+		Location:      fakeLocation,
+		StagingBucket: testBucket,
+		StagingPrefix: testPrefix,
+		PollInterval:  time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEnv{w: w, fake: fake, gcs: gcs, staging: rs}
+}
+
+// staged lists the objects left under the staging prefix.
+func (e *testEnv) staged(t *testing.T) []string {
+	t.Helper()
+	var names []string
+	for a, err := range e.gcs.List(context.Background(), testBucket, testPrefix) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, a.Name)
+	}
+	return names
+}
+
+// recordingStaging passes through to objects.GCS and records what the
+// adapter asked of it.
+type recordingStaging struct {
+	inner Staging
+
+	mu      sync.Mutex
+	creates []string
+	aborts  []string
+	deletes []string
+}
+
+func (s *recordingStaging) Create(ctx context.Context, bucket, name, contentType string, metadata map[string]string) objects.Writer {
+	s.mu.Lock()
+	s.creates = append(s.creates, name)
+	s.mu.Unlock()
+	return &recordingWriter{Writer: s.inner.Create(ctx, bucket, name, contentType, metadata), s: s, name: name}
+}
+
+func (s *recordingStaging) Delete(ctx context.Context, bucket, name string) error {
+	s.mu.Lock()
+	s.deletes = append(s.deletes, name)
+	s.mu.Unlock()
+	return s.inner.Delete(ctx, bucket, name)
+}
+
+func (s *recordingStaging) log() (creates, aborts, deletes []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.creates), slices.Clone(s.aborts), slices.Clone(s.deletes)
+}
+
+type recordingWriter struct {
+	objects.Writer
+	s    *recordingStaging
+	name string
+}
+
+func (w *recordingWriter) Abort() {
+	w.s.mu.Lock()
+	w.s.aborts = append(w.s.aborts, w.name)
+	w.s.mu.Unlock()
+	w.Writer.Abort()
+}
+
+// sliceRows is a RowSource over fixed rows; with failAt > 0 it fails after
+// yielding that many rows, as a reader hitting a broken file would.
+type sliceRows struct {
+	rows   [][]warehouse.Value
+	failAt int
+	i      int
+	err    error
+	reads  int
+}
+
+func (s *sliceRows) Next() bool {
+	s.reads++
+	if s.failAt > 0 && s.i == s.failAt {
+		s.err = errors.New("source object vanished")
+		return false
+	}
+	if s.i >= len(s.rows) {
+		return false
+	}
+	s.i++
+	return true
+}
+
+func (s *sliceRows) Row() []warehouse.Value { return s.rows[s.i-1] }
+func (s *sliceRows) Err() error             { return s.err }
+
+func dec(t testing.TB, s string) numeric.Dec {
+	t.Helper()
+	d, err := numeric.Parse(s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func day(t testing.TB, s string) int32 {
+	t.Helper()
+	d, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return warehouse.DateOf(d)
+}
+
+var ingestedAt = time.Date(2026, 3, 14, 9, 30, 15, 123456789, time.UTC)
+
+// lineas builds n order lines of one source file.
+func lineas(t testing.TB, n int) [][]warehouse.Value {
+	t.Helper()
+	rows := make([][]warehouse.Value, n)
+	for i := range rows {
+		cliente := warehouse.StringValue("C-77")
+		if i%2 == 1 {
+			cliente = warehouse.NullValue()
+		}
+		rows[i] = []warehouse.Value{
+			warehouse.StringValue("P-1001"),
+			warehouse.IntValue(int64(i + 1)),
+			warehouse.DateValue(day(t, "2026-03-14")),
+			warehouse.StringValue("SKU-ABC"),
+			warehouse.IntValue(2),
+			warehouse.DecValue(dec(t, "89.90")),
+			cliente,
+			warehouse.StringValue("ES"),
+			warehouse.DecValue(dec(t, "179.80")),
+			warehouse.StringValue("gs://alpina-landing/exportaciones/2026/03/14/pedidos.csv"),
+			warehouse.IntValue(1710408615123456),
+			warehouse.IntValue(int64(i + 2)),
+			warehouse.TimeValue(ingestedAt),
+		}
+	}
+	return rows
+}

@@ -1,0 +1,536 @@
+package bigquery
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	bq "google.golang.org/api/bigquery/v2"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+const testLoadID = "alpina-landing_exportaciones-2026-03-14-pedidos-csv_g1710408615123456"
+
+func TestLoadJobIDs(t *testing.T) {
+	tests := []struct {
+		name        string
+		prefix, id  string
+		attempt     int
+		wantJob     string
+		wantStaging string
+	}{
+		{
+			name: "first attempt", prefix: "alpipe", id: "landing_pedidos-csv_g17", attempt: 1,
+			wantJob: "alpipe-landing_pedidos-csv_g17-a1", wantStaging: "cargas/landing_pedidos-csv_g17/a1-0123456789abcdef.ndjson",
+		},
+		{
+			name: "later attempt", prefix: "alpipe", id: "landing_pedidos-csv_g17", attempt: 12,
+			wantJob: "alpipe-landing_pedidos-csv_g17-a12", wantStaging: "cargas/landing_pedidos-csv_g17/a12-0123456789abcdef.ndjson",
+		},
+		{
+			name: "other prefix", prefix: "alpipe_staging-2", id: "x", attempt: 3,
+			wantJob: "alpipe_staging-2-x-a3", wantStaging: "cargas/x/a3-0123456789abcdef.ndjson",
+		},
+		{
+			name: "longest ID still fits BigQuery's 1,024", prefix: strings.Repeat("p", maxJobPrefixLen), id: strings.Repeat("i", maxLoadIDLen), attempt: maxAttempts,
+			wantJob:     strings.Repeat("p", maxJobPrefixLen) + "-" + strings.Repeat("i", maxLoadIDLen) + "-a20",
+			wantStaging: "cargas/" + strings.Repeat("i", maxLoadIDLen) + "/a20-0123456789abcdef.ndjson",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := loadJobID(tc.prefix, tc.id, tc.attempt)
+			if diff := cmp.Diff(tc.wantJob, got); diff != "" {
+				t.Errorf("loadJobID (-want +got):\n%s", diff)
+			}
+			if !validJobID(got) {
+				t.Errorf("job ID %q is not valid for BigQuery (len %d)", got, len(got))
+			}
+			if diff := cmp.Diff(tc.wantStaging, stagingName("cargas/", tc.id, tc.attempt, "0123456789abcdef")); diff != "" {
+				t.Errorf("stagingName (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckJobIDPart(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr string
+	}{
+		{name: "letters digits underscore dash", in: "aZ09_-"},
+		{name: "empty", in: "", wantErr: "empty"},
+		{name: "slash from an object name", in: "exportaciones/2026", wantErr: `'/'`},
+		{name: "dot", in: "pedidos.csv", wantErr: `'.'`},
+		{name: "non-ASCII", in: "año", wantErr: "only letters"},
+		{name: "too long", in: strings.Repeat("x", maxLoadIDLen+1), wantErr: "more than 900"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkJobIDPart(tc.in, maxLoadIDLen)
+			checkErr(t, err, tc.wantErr)
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	a1 := loadJobID("alpipe", testLoadID, 1)
+	a2 := loadJobID("alpipe", testLoadID, 2)
+	staged1 := testPrefix + testLoadID + "/a1-T.ndjson" // T: the call's writer token
+	staged2 := testPrefix + testLoadID + "/a2-T.ndjson"
+	loadCfg := &bq.JobConfiguration{Load: &bq.JobConfigurationLoad{}}
+	failure := &bq.ErrorProto{Reason: "backendError", Message: "scripted"}
+
+	tests := []struct {
+		name         string
+		setup        func(f *fakeBigQuery)
+		rows         int
+		failAt       int
+		want         warehouse.LoadResult
+		wantErr      string
+		wantInserts  []string // jobs.insert calls, in order
+		wantCreates  []string // staging objects created
+		wantAborts   []string
+		wantTableLen int
+		wantLeft     []string // staged objects left in the bucket afterwards
+		readsRows    bool
+	}{
+		{
+			name:         "first load stages, runs attempt 1 and deletes the file",
+			rows:         3,
+			want:         warehouse.LoadResult{Rows: 3},
+			wantInserts:  []string{a1},
+			wantCreates:  []string{staged1},
+			wantTableLen: 3,
+			readsRows:    true,
+		},
+		{
+			name:         "load job still running is waited for",
+			setup:        func(f *fakeBigQuery) { f.setRunningPolls(3) },
+			rows:         2,
+			want:         warehouse.LoadResult{Rows: 2},
+			wantInserts:  []string{a1},
+			wantCreates:  []string{staged1},
+			wantTableLen: 2,
+			readsRows:    true,
+		},
+		{
+			name:        "retry after success reports AlreadyLoaded without reading or staging",
+			setup:       func(f *fakeBigQuery) { f.seedJob(a1, loadCfg, nil) },
+			rows:        3,
+			want:        warehouse.LoadResult{AlreadyLoaded: true},
+			wantInserts: nil,
+			wantCreates: nil,
+		},
+		{
+			name:         "earlier failed attempt moves on to a2",
+			setup:        func(f *fakeBigQuery) { f.seedJob(a1, loadCfg, failure) },
+			rows:         3,
+			want:         warehouse.LoadResult{Rows: 3},
+			wantInserts:  []string{a2},
+			wantCreates:  []string{staged2},
+			wantTableLen: 3,
+			readsRows:    true,
+		},
+		{
+			name: "success after two failures is found at a3",
+			setup: func(f *fakeBigQuery) {
+				f.seedJob(a1, loadCfg, failure)
+				f.seedJob(a2, loadCfg, failure)
+				f.seedJob(loadJobID("alpipe", testLoadID, 3), loadCfg, nil)
+			},
+			rows: 3,
+			want: warehouse.LoadResult{AlreadyLoaded: true},
+		},
+		{
+			name:         "job failing now is an error and keeps its file",
+			setup:        func(f *fakeBigQuery) { f.failJob(a1, "internalError", "scripted") },
+			rows:         3,
+			wantErr:      "job " + a1 + " failed",
+			wantInserts:  []string{a1},
+			wantCreates:  []string{staged1},
+			wantTableLen: 0,
+			wantLeft:     []string{staged1},
+			readsRows:    true,
+		},
+		{
+			name:         "409 from a racing instance waits for its job",
+			setup:        func(f *fakeBigQuery) { f.race(a1, fakeRace{writer: "other"}) },
+			rows:         3,
+			want:         warehouse.LoadResult{AlreadyLoaded: true},
+			wantInserts:  []string{a1},
+			wantCreates:  []string{staged1},
+			wantTableLen: 3, // the other instance's rows (the same file), once
+			readsRows:    true,
+		},
+		{
+			name:         "409 from a racing instance whose job fails is an error",
+			setup:        func(f *fakeBigQuery) { f.race(a1, fakeRace{writer: "other", fails: failure}) },
+			rows:         3,
+			wantErr:      "job " + a1 + " failed",
+			wantInserts:  []string{a1},
+			wantCreates:  []string{staged1},
+			wantTableLen: 0,
+			readsRows:    true,
+		},
+		{
+			name:         "503 on jobs.insert is retried by the client",
+			setup:        func(f *fakeBigQuery) { f.fault("jobs.insert", http.StatusServiceUnavailable, false) },
+			rows:         3,
+			want:         warehouse.LoadResult{Rows: 3},
+			wantInserts:  []string{a1, a1},
+			wantCreates:  []string{staged1},
+			wantTableLen: 3,
+			readsRows:    true,
+		},
+		{
+			name:         "503 after the job was created: the retry's 409 is our own job",
+			setup:        func(f *fakeBigQuery) { f.fault("jobs.insert", http.StatusInternalServerError, true) },
+			rows:         3,
+			want:         warehouse.LoadResult{Rows: 3},
+			wantInserts:  []string{a1, a1},
+			wantCreates:  []string{staged1},
+			wantTableLen: 3,
+			readsRows:    true,
+		},
+		{
+			name:        "row source error aborts the upload and starts no job",
+			rows:        5,
+			failAt:      2,
+			wantErr:     "source object vanished",
+			wantCreates: []string{staged1},
+			wantAborts:  []string{staged1},
+			readsRows:   true,
+		},
+		{
+			name:        "no rows: no file, a marker job commits the ID",
+			rows:        0,
+			want:        warehouse.LoadResult{},
+			wantInserts: []string{a1},
+			readsRows:   true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			if tc.setup != nil {
+				tc.setup(e.fake)
+			}
+			src := &sliceRows{rows: lineas(t, tc.rows), failAt: tc.failAt}
+			got, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src})
+			checkErr(t, err, tc.wantErr)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantInserts, inserts(e.fake.callLog())); diff != "" {
+				t.Errorf("jobs.insert calls (-want +got):\n%s", diff)
+			}
+			creates, aborts, _ := e.staging.log()
+			if diff := cmp.Diff(tc.wantCreates, untoken(creates)); diff != "" {
+				t.Errorf("staged objects (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantAborts, untoken(aborts)); diff != "" {
+				t.Errorf("aborted uploads (-want +got):\n%s", diff)
+			}
+			if n := len(e.fake.tableRows(testDataset, warehouse.LineasPedido)); n != tc.wantTableLen {
+				t.Errorf("table holds %d rows, want %d", n, tc.wantTableLen)
+			}
+			if diff := cmp.Diff(tc.wantLeft, untoken(e.staged(t))); diff != "" {
+				t.Errorf("staged objects left (-want +got):\n%s", diff)
+			}
+			if (src.reads > 0) != tc.readsRows {
+				t.Errorf("row source read %d times, want reads=%v", src.reads, tc.readsRows)
+			}
+		})
+	}
+}
+
+// TestLoadRetryAfterFailure runs the sequence the ingest sees: a load job
+// fails, the caller retries the same Load, the retry uses attempt 2.
+func TestLoadRetryAfterFailure(t *testing.T) {
+	e := newTestEnv(t)
+	a1 := loadJobID("alpipe", testLoadID, 1)
+	a2 := loadJobID("alpipe", testLoadID, 2)
+	e.fake.failJob(a1, "internalError", "scripted")
+	ctx := context.Background()
+	_, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 4)}})
+	checkErr(t, err, a1)
+	got, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 4)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(warehouse.LoadResult{Rows: 4}, got); diff != "" {
+		t.Errorf("retry (-want +got):\n%s", diff)
+	}
+	again, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 4)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(warehouse.LoadResult{AlreadyLoaded: true}, again); diff != "" {
+		t.Errorf("third call (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{a1, a2}, inserts(e.fake.callLog())); diff != "" {
+		t.Errorf("jobs.insert calls (-want +got):\n%s", diff)
+	}
+	if n := len(e.fake.tableRows(testDataset, warehouse.LineasPedido)); n != 4 {
+		t.Errorf("table holds %d rows, want 4", n)
+	}
+}
+
+// TestLoadJobConfiguration checks the load job exactly as BigQuery receives it.
+func TestLoadJobConfiguration(t *testing.T) {
+	e := newTestEnv(t)
+	if _, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 2)}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.fake.jobConfig(loadJobID("alpipe", testLoadID, 1))
+	if cfg == nil || cfg.Load == nil {
+		t.Fatalf("no load job recorded: %v", e.fake.jobIDs())
+	}
+	l := cfg.Load
+	type summary struct {
+		SourceFormat, WriteDisposition, CreateDisposition string
+		SourceURIs                                        []string
+		Destination                                       string
+		Schema                                            []string
+		Autodetect                                        bool
+		Labelled                                          bool
+	}
+	got := summary{
+		SourceFormat:      l.SourceFormat,
+		WriteDisposition:  l.WriteDisposition,
+		CreateDisposition: l.CreateDisposition,
+		SourceURIs:        untoken(l.SourceUris),
+		Destination:       l.DestinationTable.ProjectId + ":" + l.DestinationTable.DatasetId + "." + l.DestinationTable.TableId,
+		Autodetect:        l.Autodetect,
+		Labelled:          len(cfg.Labels[writerLabel]) == 16,
+	}
+	for _, f := range l.Schema.Fields {
+		got.Schema = append(got.Schema, f.Name+" "+f.Type+" "+f.Mode)
+	}
+	want := summary{
+		SourceFormat:      "NEWLINE_DELIMITED_JSON",
+		WriteDisposition:  "WRITE_APPEND",
+		CreateDisposition: "CREATE_NEVER",
+		SourceURIs:        []string{"gs://" + testBucket + "/" + testPrefix + testLoadID + "/a1-T.ndjson"},
+		Destination:       testProject + ":" + testDataset + "." + warehouse.LineasPedido,
+		Labelled:          true,
+		Schema: []string{
+			"pedido_id STRING REQUIRED", "linea INTEGER REQUIRED", "fecha DATE REQUIRED", "sku STRING REQUIRED",
+			"cantidad INTEGER REQUIRED", "precio_unitario NUMERIC REQUIRED", "cliente_id STRING ", "pais STRING REQUIRED",
+			"importe NUMERIC REQUIRED", "source_object STRING REQUIRED", "source_generation INTEGER REQUIRED",
+			"source_line INTEGER REQUIRED", "ingested_at TIMESTAMP REQUIRED",
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("load configuration (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadedValues checks what BigQuery parsed from the staged file: money
+// exact, dates and timestamps as written, NULL absent.
+func TestLoadedValues(t *testing.T) {
+	e := newTestEnv(t)
+	if _, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 2)}}); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.fake.tableRows(testDataset, warehouse.LineasPedido)
+	if len(rows) != 2 {
+		t.Fatalf("got %d rows, want 2", len(rows))
+	}
+	want := map[string]any{
+		"pedido_id": "P-1001", "linea": int64(2), "fecha": "2026-03-14", "sku": "SKU-ABC", "cantidad": int64(2),
+		"precio_unitario": big.NewRat(899, 10), "cliente_id": nil, "pais": "ES", "importe": big.NewRat(1798, 10),
+		"source_object":     "gs://alpina-landing/exportaciones/2026/03/14/pedidos.csv",
+		"source_generation": int64(1710408615123456), "source_line": int64(3),
+		"ingested_at": "2026-03-14T09:30:15.123456Z",
+	}
+	if diff := cmp.Diff(want, rows[1], cmp.Comparer(func(a, b *big.Rat) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("second row (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadRejectsBadRequests(t *testing.T) {
+	tests := []struct {
+		name    string
+		req     warehouse.Load
+		wantErr string
+	}{
+		{name: "ID with a slash", req: warehouse.Load{ID: "a/b", Table: warehouse.LineasPedido, Rows: &sliceRows{}}, wantErr: "invalid ID"},
+		{name: "unknown table", req: warehouse.Load{ID: "a", Table: "pedidos", Rows: &sliceRows{}}, wantErr: `unknown table "pedidos"`},
+		{name: "nil rows", req: warehouse.Load{ID: "a", Table: warehouse.LineasPedido}, wantErr: "nil row source"},
+		{
+			name:    "NULL in a REQUIRED column",
+			req:     warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: &sliceRows{rows: [][]warehouse.Value{nulls(10)}}},
+			wantErr: "row 1: column opinion_id is REQUIRED",
+		},
+		{
+			name:    "row of the wrong width",
+			req:     warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: &sliceRows{rows: [][]warehouse.Value{make([]warehouse.Value, 3)}}},
+			wantErr: "row has 3 values, table opiniones has 10 columns",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			_, err := e.w.Load(context.Background(), tc.req)
+			checkErr(t, err, tc.wantErr)
+			if got := inserts(e.fake.callLog()); len(got) != 0 {
+				t.Errorf("jobs inserted: %v", got)
+			}
+		})
+	}
+}
+
+// inserts keeps the job IDs of jobs.insert calls.
+func inserts(calls []string) []string {
+	var out []string
+	for _, c := range calls {
+		if id, ok := strings.CutPrefix(c, "jobs.insert "); ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func checkErr(t *testing.T, err error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("unexpected error: %v", err)
+	case want != "" && err == nil:
+		t.Fatalf("no error, want one containing %q", want)
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Fatalf("error %q does not contain %q", err, want)
+	}
+}
+
+func nulls(n int) []warehouse.Value {
+	row := make([]warehouse.Value, n)
+	for i := range row {
+		row[i] = warehouse.NullValue()
+	}
+	return row
+}
+
+var tokenSuffix = regexp.MustCompile(`-[0-9a-f]{16}\.ndjson$`)
+
+// untoken replaces the random writer token in staged names by "T".
+func untoken(names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, tokenSuffix.ReplaceAllString(n, "-T.ndjson"))
+	}
+	return out
+}
+
+// TestLoadEmptyCommitsTheID: a Load of no rows commits its ID (the
+// conformance suite's rule), with a marker job that touches no table.
+func TestLoadEmptyCommitsTheID(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	first, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := &sliceRows{rows: lineas(t, 3)}
+	second, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: again})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]warehouse.LoadResult{{}, {AlreadyLoaded: true}}, []warehouse.LoadResult{first, second}); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	if again.reads != 0 {
+		t.Errorf("second Load read its rows %d times", again.reads)
+	}
+	a1 := loadJobID("alpipe", testLoadID, 1)
+	cfg := e.fake.jobConfig(a1)
+	if cfg == nil || cfg.Query == nil || cfg.Query.Query != emptyLoadSQL || cfg.Query.DestinationTable != nil {
+		t.Errorf("marker job %s: want a query job %q without destination, got %+v", a1, emptyLoadSQL, cfg)
+	}
+	if n := len(e.fake.tableRows(testDataset, warehouse.LineasPedido)); n != 0 {
+		t.Errorf("table holds %d rows, want 0", n)
+	}
+	if creates, _, _ := e.staging.log(); len(creates) != 0 {
+		t.Errorf("staged %v for no rows", creates)
+	}
+}
+
+// TestLoadConcurrent: duplicate deliveries of one file race through the
+// real path (each misses at lookup and stages its own file, or finds the
+// winner's job running): exactly one appends, the others get 409 or find
+// its job and report AlreadyLoaded, and no staged file is left behind.
+func TestLoadConcurrent(t *testing.T) {
+	e := newTestEnv(t)
+	e.fake.setRunningPolls(2)
+	const n = 6
+	results := make([]warehouse.LoadResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			results[i], errs[i] = e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 5)}})
+		})
+	}
+	wg.Wait()
+	loaded := 0
+	for i := range n {
+		switch {
+		case errs[i] != nil:
+			t.Errorf("Load %d: %v", i, errs[i])
+		case results[i] == warehouse.LoadResult{Rows: 5}:
+			loaded++
+		case results[i] != warehouse.LoadResult{AlreadyLoaded: true}:
+			t.Errorf("Load %d: %+v", i, results[i])
+		}
+	}
+	if loaded != 1 {
+		t.Errorf("%d Loads appended, want 1", loaded)
+	}
+	if got := len(e.fake.tableRows(testDataset, warehouse.LineasPedido)); got != 5 {
+		t.Errorf("table holds %d rows, want 5", got)
+	}
+	if left := e.staged(t); len(left) != 0 {
+		t.Errorf("staged objects left: %v", left)
+	}
+}
+
+// TestLoadJobErrorKind: a failed load job surfaces as *JobError, whose
+// Transient tells the caller whether another attempt can help.
+func TestLoadJobErrorKind(t *testing.T) {
+	tests := []struct {
+		name          string
+		reason        string
+		wantTransient bool
+	}{
+		{name: "BigQuery's own failure", reason: "backendError", wantTransient: true},
+		{name: "quota of table modifications", reason: "quotaExceeded", wantTransient: true},
+		{name: "data BigQuery refuses", reason: "invalid", wantTransient: false},
+		{name: "table gone", reason: "notFound", wantTransient: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			a1 := loadJobID("alpipe", testLoadID, 1)
+			e.fake.failJob(a1, tc.reason, "scripted")
+			_, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 1)}})
+			var je *JobError
+			if !errors.As(err, &je) {
+				t.Fatalf("error %v is not a *JobError", err)
+			}
+			got := []any{je.JobID, je.Reason, je.Message, je.Transient()}
+			if diff := cmp.Diff([]any{a1, tc.reason, "scripted", tc.wantTransient}, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package bigquery
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/bigquery"
+	"cloud.google.com/go/civil"
+	"google.golang.org/api/iterator"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// Query runs one read-only SQL statement (GoogleSQL) with the dataset as
+// the default dataset, so unqualified table names resolve as they do in
+// DuckDB, and renders every value as text the way the embedded warehouse
+// does. A dry run (free, not kept in the job history) first asks BigQuery
+// what kind of statement it is: anything but a SELECT (DML, DDL, scripts)
+// is refused before it can change the warehouse.
+func (w *Warehouse) Query(ctx context.Context, sql string) (warehouse.Result, error) {
+	if err := w.checkSelect(ctx, sql); err != nil {
+		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+	}
+	it, err := w.newQuery(sql).Read(ctx)
+	if err != nil {
+		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+	}
+	res := warehouse.Result{Rows: [][]string{}}
+	for {
+		var vals []bigquery.Value
+		err := it.Next(&vals)
+		if errors.Is(err, iterator.Done) {
+			break
+		}
+		if err != nil {
+			return warehouse.Result{}, fmt.Errorf("query: read rows: %w", err)
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = render(v)
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	res.Columns = make([]string, len(it.Schema))
+	for i, f := range it.Schema {
+		res.Columns[i] = f.Name
+	}
+	return res, nil
+}
+
+func (w *Warehouse) newQuery(sql string) *bigquery.Query {
+	q := w.client.Query(sql)
+	q.Location = w.opt.Location
+	q.DefaultProjectID = w.opt.Project
+	q.DefaultDatasetID = w.opt.Dataset
+	return q
+}
+
+// checkSelect dry-runs sql and accepts only a single SELECT statement.
+func (w *Warehouse) checkSelect(ctx context.Context, sql string) error {
+	q := w.newQuery(sql)
+	q.DryRun = true
+	j, err := q.Run(ctx)
+	if err != nil {
+		return err
+	}
+	kind := ""
+	if st := j.LastStatus(); st != nil && st.Statistics != nil {
+		if qs, ok := st.Statistics.Details.(*bigquery.QueryStatistics); ok {
+			kind = qs.StatementType
+		}
+	}
+	if kind != "SELECT" {
+		return fmt.Errorf("only a single SELECT statement is allowed, this is %s", cmp.Or(kind, "of unknown type"))
+	}
+	return nil
+}
+
+// maxDecimalScale is BIGNUMERIC's scale, the most fractional digits a
+// BigQuery decimal can have; NUMERIC has 9.
+const maxDecimalScale = 38
+
+// render writes one value as text: NULL as "NULL", NUMERIC exactly as the
+// shortest decimal ("179.8", "0", "-0.05", like numeric.Dec), DATE as
+// YYYY-MM-DD, TIMESTAMP as RFC 3339 in UTC.
+func render(v bigquery.Value) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case *big.Rat:
+		return ratString(x)
+	case civil.Date:
+		return x.String()
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case fmt.Stringer: // civil.Time, civil.DateTime, intervals
+		return x.String()
+	}
+	return fmt.Sprint(v)
+}
+
+// ratString renders a NUMERIC or BIGNUMERIC exactly: their values have at
+// most 38 fractional digits, so FloatString(38) loses nothing, and the
+// trailing zeros are then dropped.
+func ratString(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	s := r.FloatString(maxDecimalScale)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}

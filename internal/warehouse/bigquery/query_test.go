@@ -1,0 +1,144 @@
+package bigquery
+
+import (
+	"context"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigquery"
+	"cloud.google.com/go/civil"
+	"github.com/google/go-cmp/cmp"
+	bq "google.golang.org/api/bigquery/v2"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+func TestQuery(t *testing.T) {
+	const sql = "SELECT fecha, sku, unidades, importe, lineas, ingested_at FROM ventas_diarias_sku ORDER BY sku"
+	recorded := fakeResult{
+		fields: []*bq.TableFieldSchema{
+			{Name: "fecha", Type: "DATE", Mode: "NULLABLE"},
+			{Name: "sku", Type: "STRING", Mode: "NULLABLE"},
+			{Name: "unidades", Type: "INTEGER", Mode: "NULLABLE"},
+			{Name: "importe", Type: "NUMERIC", Mode: "NULLABLE"},
+			{Name: "lineas", Type: "INTEGER", Mode: "NULLABLE"},
+			{Name: "ingested_at", Type: "TIMESTAMP", Mode: "NULLABLE"},
+		},
+		rows: [][]any{
+			{"2026-03-14", "SKU-ABC", "3", "269.7", "2", "2026-03-14T09:30:15.123456Z"},
+			{"2026-03-14", "SKU-DEF", "1", "0.000000001", "1", "2026-03-14T09:30:15Z"},
+			{"2026-03-15", "SKU-GHI", "-2", "-12", "1", nil},
+			{nil, nil, nil, nil, nil, nil},
+			{"2026-03-16", "", "9223372036854775807", "99999999999999999999999999999.999999999", "0", "1969-12-31T23:59:59.999999Z"},
+		},
+	}
+	want := warehouse.Result{
+		Columns: []string{"fecha", "sku", "unidades", "importe", "lineas", "ingested_at"},
+		Rows: [][]string{
+			{"2026-03-14", "SKU-ABC", "3", "269.7", "2", "2026-03-14T09:30:15.123456Z"},
+			{"2026-03-14", "SKU-DEF", "1", "0.000000001", "1", "2026-03-14T09:30:15Z"},
+			{"2026-03-15", "SKU-GHI", "-2", "-12", "1", "NULL"},
+			{"NULL", "NULL", "NULL", "NULL", "NULL", "NULL"},
+			{"2026-03-16", "", "9223372036854775807", "99999999999999999999999999999.999999999", "0", "1969-12-31T23:59:59.999999Z"},
+		},
+	}
+	tests := []struct {
+		name        string
+		pageSize    int
+		wantFetches int // jobs.getQueryResults calls after jobs.query
+	}{
+		{name: "one page", pageSize: 1000, wantFetches: 0},
+		{name: "pages of two rows through getQueryResults", pageSize: 2, wantFetches: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			e.fake.record(sql, recorded)
+			e.fake.pageSize = tc.pageSize
+			got, err := e.w.Query(context.Background(), sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			fetches := 0
+			for _, c := range e.fake.callLog() {
+				if strings.HasPrefix(c, "jobs.getQueryResults ") {
+					fetches++
+				}
+			}
+			if fetches != tc.wantFetches {
+				t.Errorf("getQueryResults calls: %d, want %d (%v)", fetches, tc.wantFetches, e.fake.callLog())
+			}
+		})
+	}
+}
+
+func TestQueryEmptyResult(t *testing.T) {
+	const sql = "SELECT sku FROM opiniones WHERE puntuacion > 5"
+	e := newTestEnv(t)
+	e.fake.record(sql, fakeResult{fields: []*bq.TableFieldSchema{{Name: "sku", Type: "STRING"}}})
+	got, err := e.w.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(warehouse.Result{Columns: []string{"sku"}, Rows: [][]string{}}, got); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
+
+func TestQueryRefusesWrites(t *testing.T) {
+	tests := []struct {
+		name    string
+		sql     string
+		wantErr string
+	}{
+		{name: "DELETE", sql: "DELETE FROM lineas_pedido WHERE TRUE", wantErr: "only a single SELECT statement is allowed, this is DELETE"},
+		{name: "DDL", sql: "DROP TABLE lineas_pedido", wantErr: "this is DROP"},
+		{name: "script hiding a write", sql: "SELECT 1; DELETE FROM lineas_pedido WHERE TRUE", wantErr: "this is SCRIPT"},
+		{name: "SQL BigQuery cannot compile", sql: "SELEC 1", wantErr: "this is SELEC"},
+		{name: "unknown table", sql: "SELECT * FROM pedidos", wantErr: "invalidQuery"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			_, err := e.w.Query(context.Background(), tc.sql)
+			checkErr(t, err, tc.wantErr)
+			for _, c := range e.fake.callLog() {
+				if c == "jobs.query" {
+					t.Errorf("the statement ran: %v", e.fake.callLog())
+				}
+			}
+		})
+	}
+}
+
+func TestRender(t *testing.T) {
+	tests := []struct {
+		name string
+		in   bigquery.Value
+		want string
+	}{
+		{name: "NULL", in: nil, want: "NULL"},
+		{name: "NUMERIC trailing zeros dropped", in: big.NewRat(17980, 100), want: "179.8"},
+		{name: "NUMERIC integer", in: big.NewRat(-12, 1), want: "-12"},
+		{name: "NUMERIC small negative", in: big.NewRat(-5, 100), want: "-0.05"},
+		{name: "BIGNUMERIC 38 digits", in: new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil)), want: "0." + "0000000000000000000000000000000000000" + "1"},
+		{name: "DATE", in: civil.Date{Year: 2026, Month: 2, Day: 28}, want: "2026-02-28"},
+		{name: "TIMESTAMP in UTC", in: time.Date(2026, 3, 14, 11, 0, 0, 500000000, time.FixedZone("CET", 3600)), want: "2026-03-14T10:00:00.5Z"},
+		{name: "INT64", in: int64(-7), want: "-7"},
+		{name: "BOOL", in: true, want: "true"},
+		{name: "FLOAT64", in: 0.1, want: "0.1"},
+		{name: "TIME", in: civil.Time{Hour: 9, Minute: 5}, want: "09:05:00"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, render(tc.in)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

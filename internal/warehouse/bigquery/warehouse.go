@@ -1,0 +1,140 @@
+// Package bigquery is the production warehouse: the port of package
+// warehouse on Google BigQuery, through cloud.google.com/go/bigquery.
+//
+//   - Load stages a file's rows as newline-delimited JSON in Cloud Storage
+//     and appends them with one load job, whose ID is derived from the Load
+//     ID and an attempt number: load jobs are free and atomic, and a job ID
+//     can exist only once, which is what makes a load exactly once.
+//   - RefreshDaily overwrites one partition of an aggregate per date with a
+//     query job (table$YYYYMMDD, WRITE_TRUNCATE).
+//   - Append streams small rows (panes, dead letters) with insertAll.
+//   - Query runs read-only SQL with the dataset as the default dataset.
+//
+// Tables are created by Terraform (and by the live test), never here: every
+// job says CREATE_NEVER, so a missing or misnamed table fails loudly instead
+// of being created with a guessed schema.
+package bigquery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"cloud.google.com/go/bigquery"
+
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// Staging is where load files are written before a load job reads them
+// (objects.GCS satisfies it: Create returns a writer with Write/Close/Abort;
+// Delete ignores missing objects).
+type Staging interface {
+	Create(ctx context.Context, bucket, name, contentType string, metadata map[string]string) objects.Writer
+	Delete(ctx context.Context, bucket, name string) error
+}
+
+var _ Staging = (*objects.GCS)(nil)
+
+// Options configures the adapter.
+type Options struct {
+	Project  string // project holding the dataset
+	Dataset  string // the analytics dataset (alpinashop_analitica)
+	Location string // the dataset's location, e.g. "EU" or "europe-southwest1"
+
+	// StagingBucket and StagingPrefix say where load files are written:
+	// gs://<StagingBucket>/<StagingPrefix><load ID>/a<attempt>-<token>.ndjson
+	// (token: 16 hex digits per call). The bucket must be in the dataset's
+	// location, and should carry a lifecycle rule on the prefix that deletes
+	// leftovers (failed attempts, crashes before cleanup) after a few days.
+	StagingBucket string
+	StagingPrefix string
+
+	// JobPrefix starts every job ID, so this system's jobs are easy to find
+	// in the job history; default "alpipe".
+	JobPrefix string
+	// PollInterval is how often a running job is checked; default 1s.
+	PollInterval time.Duration
+}
+
+// DefaultJobPrefix is the JobPrefix used when Options leaves it empty.
+const DefaultJobPrefix = "alpipe"
+
+// DefaultPollInterval is the PollInterval used when Options leaves it zero.
+const DefaultPollInterval = time.Second
+
+// maxJobPrefixLen keeps "<prefix>-<ID>-a<attempt>" within BigQuery's 1,024
+// characters for every Load ID the port allows (900 bytes).
+const maxJobPrefixLen = 100
+
+// Warehouse is the BigQuery adapter. It is safe for concurrent use; create
+// one per instance and reuse it (the client holds the connection pool).
+type Warehouse struct {
+	client  *bigquery.Client
+	dataset *bigquery.Dataset
+	staging Staging
+	opt     Options
+	tables  map[string]warehouse.Table
+}
+
+var _ warehouse.Querier = (*Warehouse)(nil)
+
+// New checks the options and builds the adapter. It makes no request: a
+// wrong project or dataset surfaces on the first job, with BigQuery's reason.
+func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, error) {
+	var errs []error
+	if client == nil {
+		errs = append(errs, errors.New("nil BigQuery client"))
+	}
+	if staging == nil {
+		errs = append(errs, errors.New("nil staging store"))
+	}
+	for _, f := range []struct{ name, value string }{
+		{"project", opt.Project},
+		{"dataset", opt.Dataset},
+		// Without the location, jobs.get cannot find jobs outside the US and
+		// EU multi-regions and answers 404: Load would take a finished load
+		// for a missing one and stage the file again.
+		{"location", opt.Location},
+		{"staging bucket", opt.StagingBucket},
+	} {
+		if f.value == "" {
+			errs = append(errs, fmt.Errorf("empty %s", f.name))
+		}
+	}
+	if opt.JobPrefix == "" {
+		opt.JobPrefix = DefaultJobPrefix
+	}
+	if err := checkJobIDPart(opt.JobPrefix, maxJobPrefixLen); err != nil {
+		errs = append(errs, fmt.Errorf("job prefix: %w", err))
+	}
+	if opt.PollInterval < 0 {
+		errs = append(errs, fmt.Errorf("negative poll interval %s", opt.PollInterval))
+	}
+	if opt.PollInterval == 0 {
+		opt.PollInterval = DefaultPollInterval
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("bigquery warehouse: %w", errors.Join(errs...))
+	}
+	w := &Warehouse{
+		client:  client,
+		dataset: client.DatasetInProject(opt.Project, opt.Dataset),
+		staging: staging,
+		opt:     opt,
+		tables:  make(map[string]warehouse.Table),
+	}
+	for _, t := range warehouse.Tables() {
+		w.tables[t.Name] = t
+	}
+	return w, nil
+}
+
+func (w *Warehouse) table(name string) (warehouse.Table, error) {
+	t, ok := w.tables[name]
+	if !ok {
+		return warehouse.Table{}, fmt.Errorf("unknown table %q", name)
+	}
+	return t, nil
+}

@@ -1,0 +1,92 @@
+package bigquery
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/bigquery"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/api/option"
+)
+
+func TestNew(t *testing.T) {
+	client, err := bigquery.NewClient(context.Background(), testProject, option.WithoutAuthentication(), option.WithEndpoint("http://127.0.0.1:1/bigquery/v2/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	staging := &recordingStaging{}
+	valid := Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket}
+
+	tests := []struct {
+		name    string
+		client  *bigquery.Client
+		staging Staging
+		opt     func(o *Options)
+		wantErr []string // each must appear
+		want    Options  // the effective options, when valid
+	}{
+		{
+			name: "defaults filled in", client: client, staging: staging,
+			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket, JobPrefix: "alpipe", PollInterval: time.Second},
+		},
+		{
+			name: "given prefix and interval kept", client: client, staging: staging,
+			opt: func(o *Options) {
+				o.JobPrefix = "alpipe_prod"
+				o.PollInterval = 250 * time.Millisecond
+				o.StagingPrefix = "cargas/"
+			},
+			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket, StagingPrefix: "cargas/", JobPrefix: "alpipe_prod", PollInterval: 250 * time.Millisecond},
+		},
+		{name: "nil client", staging: staging, wantErr: []string{"nil BigQuery client"}},
+		{name: "nil staging", client: client, wantErr: []string{"nil staging store"}},
+		{
+			name: "every missing setting is named at once", client: client, staging: staging,
+			opt:     func(o *Options) { *o = Options{} },
+			wantErr: []string{"empty project", "empty dataset", "empty location", "empty staging bucket"},
+		},
+		{
+			name: "job prefix BigQuery would refuse", client: client, staging: staging,
+			opt:     func(o *Options) { o.JobPrefix = "alpipe.prod" },
+			wantErr: []string{"job prefix: byte '.'"},
+		},
+		{
+			name: "job prefix too long for 1,024-character job IDs", client: client, staging: staging,
+			opt:     func(o *Options) { o.JobPrefix = strings.Repeat("a", maxJobPrefixLen+1) },
+			wantErr: []string{"job prefix: 101 bytes"},
+		},
+		{
+			name: "negative poll interval", client: client, staging: staging,
+			opt:     func(o *Options) { o.PollInterval = -time.Second },
+			wantErr: []string{"negative poll interval"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := valid
+			if tc.opt != nil {
+				tc.opt(&opt)
+			}
+			var st Staging
+			if tc.staging != nil {
+				st = tc.staging
+			}
+			w, err := New(tc.client, st, opt)
+			for _, want := range tc.wantErr {
+				checkErr(t, err, want)
+			}
+			if len(tc.wantErr) > 0 {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, w.opt); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

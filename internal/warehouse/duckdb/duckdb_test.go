@@ -1,0 +1,318 @@
+package duckdb
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
+)
+
+var _ warehousetest.Warehouse = (*Warehouse)(nil)
+
+func open(t *testing.T, path string, opt Options) *Warehouse {
+	t.Helper()
+	if opt.TempDir == "" {
+		opt.TempDir = t.TempDir()
+	}
+	w, err := Open(path, opt)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := w.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return w
+}
+
+func TestConformance(t *testing.T) {
+	t.Run("in memory", func(t *testing.T) {
+		warehousetest.Run(t, func(t *testing.T) warehousetest.Warehouse {
+			return open(t, "", Options{})
+		})
+	})
+	t.Run("on disk", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("-short: the in-memory run covers the same code")
+		}
+		warehousetest.Run(t, func(t *testing.T) warehousetest.Warehouse {
+			return open(t, filepath.Join(t.TempDir(), "wh.duckdb"), Options{MemoryLimit: "128MB"})
+		})
+	})
+	t.Run("discarding view", func(t *testing.T) {
+		warehousetest.RunView(t, warehouse.Discarding, open(t, "", Options{Accumulation: warehouse.Discarding}))
+	})
+}
+
+func TestOpenRejectsBadOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		path string
+		opt  Options
+	}{
+		{"unknown accumulation", "", Options{Accumulation: "SOMETIMES"}},
+		{"path with a query", "wh.duckdb?access_mode=READ_ONLY", Options{}},
+		{"bad memory limit", "", Options{MemoryLimit: "lots"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Open(tc.path, tc.opt)
+			if err == nil {
+				w.Close()
+				t.Fatal("Open succeeded, want an error")
+			}
+		})
+	}
+}
+
+func TestLoadSurvivesReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "wh.duckdb")
+	w, err := Open(path, Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Load(ctx, warehouse.Load{ID: "f-1", Table: warehouse.LineasPedido, Rows: newOrderLines(10, "gs://b/o.csv", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w = open(t, path, Options{})
+	res, err := w.Load(ctx, warehouse.Load{ID: "f-1", Table: warehouse.LineasPedido, Rows: newOrderLines(10, "gs://b/o.csv", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(warehouse.LoadResult{AlreadyLoaded: true}, res); diff != "" {
+		t.Errorf("Load after reopen (-want +got)\n%s", diff)
+	}
+	checkQuery(t, w, "SELECT COUNT(*) FROM lineas_pedido", [][]string{{"10"}})
+}
+
+func TestOpenDetectsSchemaDrift(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wh.duckdb")
+	w := open(t, path, Options{})
+	if _, err := w.db.Exec("DROP VIEW " + warehouse.VentasHoraPais); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.Exec("ALTER TABLE " + warehouse.VentasHoraPaisPaneles + " DROP COLUMN emitted_at"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w2, err := Open(path, Options{TempDir: t.TempDir()})
+	if err == nil {
+		w2.Close()
+		t.Fatal("Open of a database whose table lost a column succeeded, want an error")
+	}
+	if !strings.Contains(err.Error(), warehouse.VentasHoraPaisPaneles) {
+		t.Errorf("error %q does not name the table", err)
+	}
+}
+
+// Loads larger than one spool file insert a file while writing the next;
+// a failure after the first file was inserted must still leave no row.
+func TestLoadAcrossSpoolFiles(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	w := open(t, "", Options{TempDir: tmp})
+	const n = 2*spoolRows + 1000
+	_, err := w.Load(ctx, warehouse.Load{ID: "broken", Table: warehouse.LineasPedido, Rows: &failAfter{RowSource: newOrderLines(n, "gs://b/o.csv", 1), n: spoolRows + 10}})
+	if !errors.Is(err, errBroke) {
+		t.Fatalf("Load: got %v, want %v", err, errBroke)
+	}
+	checkQuery(t, w, "SELECT COUNT(*) FROM lineas_pedido", [][]string{{"0"}})
+	res, err := w.Load(ctx, warehouse.Load{ID: "whole", Table: warehouse.LineasPedido, Rows: newOrderLines(n, "gs://b/o.csv", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != n {
+		t.Errorf("loaded %d rows, want %d", res.Rows, n)
+	}
+	// The sums are those of the generator, computed independently.
+	var units int64
+	var amount warehouse.Value
+	gen := newOrderLines(n, "", 1)
+	for gen.Next() {
+		units += gen.Row()[4].Int
+		s, err := amount.Dec.Add(gen.Row()[8].Dec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		amount.Dec = s
+	}
+	checkQuery(t, w, "SELECT COUNT(*), SUM(cantidad), SUM(importe), COUNT(DISTINCT source_line) FROM lineas_pedido",
+		[][]string{{"263144", strconv.FormatInt(units, 10), amount.Dec.String(), "263144"}})
+	left, err := filepath.Glob(filepath.Join(tmp, "alpipe-load-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("spool files left behind: %v", left)
+	}
+}
+
+func TestLoadStopsWhenCancelled(t *testing.T) {
+	w := open(t, "", Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	src := &cancelAfter{RowSource: newOrderLines(spoolRows+5000, "gs://b/o.csv", 1), n: spoolRows + 100, cancel: cancel}
+	if _, err := w.Load(ctx, warehouse.Load{ID: "c-1", Table: warehouse.LineasPedido, Rows: src}); err == nil {
+		t.Fatal("Load with a cancelled context succeeded, want an error")
+	}
+	checkQuery(t, w, "SELECT COUNT(*) FROM lineas_pedido", [][]string{{"0"}})
+}
+
+func TestQueryIsReadOnly(t *testing.T) {
+	ctx := context.Background()
+	w := open(t, "", Options{})
+	if _, err := w.Load(ctx, warehouse.Load{ID: "f-1", Table: warehouse.LineasPedido, Rows: newOrderLines(3, "gs://b/o.csv", 1)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"DELETE FROM lineas_pedido",
+		"SELECT 1; DELETE FROM lineas_pedido",
+		"DROP TABLE lineas_pedido",
+		"CREATE TABLE x AS SELECT 1",
+		"INSERT INTO lineas_pedido SELECT * FROM lineas_pedido",
+		"COPY lineas_pedido TO '" + filepath.Join(t.TempDir(), "out.csv") + "'",
+		"UPDATE lineas_pedido SET cantidad = 0",
+		"SET memory_limit = '1GB'",
+		"ATTACH ':memory:' AS other",
+	} {
+		t.Run(q, func(t *testing.T) {
+			if _, err := w.Query(ctx, q); err == nil {
+				t.Errorf("Query(%q) succeeded, want an error", q)
+			}
+		})
+	}
+	checkQuery(t, w, "SELECT COUNT(*), MIN(cantidad) FROM lineas_pedido", [][]string{{"3", "1"}})
+}
+
+func TestQueryRendersValues(t *testing.T) {
+	w := open(t, "", Options{})
+	tests := []struct {
+		name string
+		sql  string
+		want []string
+	}{
+		{"decimal", "SELECT CAST('0.300000000' AS DECIMAL(38,9))", []string{"0.3"}},
+		{"negative decimal below one", "SELECT CAST('-0.05' AS DECIMAL(38,9))", []string{"-0.05"}},
+		{"whole decimal", "SELECT CAST('120' AS DECIMAL(38,9))", []string{"120"}},
+		{"decimal beyond int64", "SELECT CAST('12345678901234567890123.123456789' AS DECIMAL(38,9))", []string{"12345678901234567890123.123456789"}},
+		{"small decimal", "SELECT CAST('1.5' AS DECIMAL(4,1))", []string{"1.5"}},
+		{"hugeint", "SELECT CAST(170141183460469231731687303715884105727 AS HUGEINT)", []string{"170141183460469231731687303715884105727"}},
+		{"bigint", "SELECT CAST(-9223372036854775808 AS BIGINT)", []string{"-9223372036854775808"}},
+		{"date", "SELECT DATE '1969-12-31'", []string{"1969-12-31"}},
+		{"timestamp", "SELECT TIMESTAMP '2026-03-14 18:42:00.5'", []string{"2026-03-14T18:42:00.5Z"}},
+		{"null", "SELECT NULL", []string{"NULL"}},
+		{"bool", "SELECT 1 < 2", []string{"true"}},
+		{"double", "SELECT CAST(0.5 AS DOUBLE)", []string{"0.5"}},
+		{"string", "SELECT 'ñ, \"x\"'", []string{`ñ, "x"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checkQuery(t, w, tc.sql, [][]string{tc.want})
+		})
+	}
+	t.Run("columns", func(t *testing.T) {
+		res, err := w.Query(context.Background(), "SELECT 1 AS uno, 'a' AS b WHERE false")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(warehouse.Result{Columns: []string{"uno", "b"}, Rows: [][]string{}}, res); diff != "" {
+			t.Errorf("(-want +got)\n%s", diff)
+		}
+	})
+}
+
+func TestTablesMatchTheirSchemas(t *testing.T) {
+	w := open(t, "", Options{})
+	for _, tbl := range warehouse.Tables() {
+		t.Run(tbl.Name, func(t *testing.T) {
+			var want [][]string
+			for _, f := range tbl.Schema {
+				typ, err := sqlType(f.Type)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nullable := "YES"
+				if f.Required() {
+					nullable = "NO"
+				}
+				want = append(want, []string{f.Name, typ, nullable})
+			}
+			checkQuery(t, w, "SELECT column_name, data_type, is_nullable FROM information_schema.columns"+
+				" WHERE table_schema = 'main' AND table_name = '"+tbl.Name+"' ORDER BY ordinal_position", want)
+		})
+	}
+}
+
+func checkQuery(t *testing.T, w *Warehouse, sql string, want [][]string) {
+	t.Helper()
+	res, err := w.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("Query(%q): %v", sql, err)
+	}
+	if diff := cmp.Diff(want, res.Rows); diff != "" {
+		t.Errorf("Query(%q) (-want +got)\n%s", sql, diff)
+	}
+}
+
+var errBroke = errors.New("source broke")
+
+// failAfter fails its source after n rows.
+type failAfter struct {
+	warehouse.RowSource
+	n, i int
+}
+
+func (f *failAfter) Next() bool {
+	if f.i >= f.n {
+		return false
+	}
+	f.i++
+	return f.RowSource.Next()
+}
+
+func (f *failAfter) Err() error {
+	if f.i >= f.n {
+		return errBroke
+	}
+	return f.RowSource.Err()
+}
+
+// cancelAfter cancels the load's context after n rows, as a caller whose
+// deadline passed would.
+type cancelAfter struct {
+	warehouse.RowSource
+	n, i   int
+	cancel func()
+}
+
+func (c *cancelAfter) Next() bool {
+	if c.i++; c.i == c.n {
+		c.cancel()
+	}
+	return c.RowSource.Next()
+}
+
+// A REQUIRED value repeated from the first row is written into the INSERT
+// as a literal; a NUL byte inside must survive that too.
+func TestLoadKeepsNULBytes(t *testing.T) {
+	ctx := context.Background()
+	w := open(t, "", Options{})
+	src := newOrderLines(3, "gs://b/o\x00'.csv", 1)
+	if _, err := w.Load(ctx, warehouse.Load{ID: "nul", Table: warehouse.LineasPedido, Rows: src}); err != nil {
+		t.Fatal(err)
+	}
+	checkQuery(t, w, "SELECT source_object, COUNT(*) FROM lineas_pedido GROUP BY source_object", [][]string{{"gs://b/o\x00'.csv", "3"}})
+}

@@ -1,0 +1,105 @@
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// maxIDLen is the longest Load ID accepted (see warehouse.Load).
+const maxIDLen = 900
+
+// Load appends req.Rows to req.Table atomically and exactly once per req.ID:
+// the ID's marker row is inserted in the same transaction as the rows, so
+// either both commit or neither does. If req.ID committed before, nothing is
+// read and AlreadyLoaded is true. Concurrent Loads of one ID queue behind a
+// lock, so the second one finds the marker rather than a write conflict.
+func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
+	if err := checkID(req.ID); err != nil {
+		return warehouse.LoadResult{}, fmt.Errorf("load %q: %w", req.ID, err)
+	}
+	t, err := w.table(req.Table)
+	if err != nil {
+		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, err)
+	}
+	unlock := w.loads.lock(req.ID)
+	defer unlock()
+
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, err)
+	}
+	defer conn.Close()
+	done, err := loaded(ctx, conn, req.ID)
+	if err != nil {
+		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, err)
+	}
+	if done {
+		return warehouse.LoadResult{AlreadyLoaded: true}, nil
+	}
+	var n int64
+	err = inTx(ctx, conn, func() error {
+		var err error
+		if n, err = w.bulk(ctx, conn, t, req.Rows); err != nil {
+			return err
+		}
+		_, err = conn.ExecContext(ctx, "INSERT INTO "+loadsTable+" VALUES (?, ?, ?, ?)",
+			req.ID, t.Name, n, time.Now().UTC())
+		return err
+	})
+	if err != nil {
+		// Another handle on the same database (the lock is per Warehouse)
+		// may have committed the ID meanwhile: that is not a failure.
+		if done, lerr := loaded(context.WithoutCancel(ctx), conn, req.ID); lerr == nil && done {
+			return warehouse.LoadResult{AlreadyLoaded: true}, nil
+		}
+		return warehouse.LoadResult{}, fmt.Errorf("load %s into %s: %w", req.ID, t.Name, err)
+	}
+	return warehouse.LoadResult{Rows: n}, nil
+}
+
+func loaded(ctx context.Context, conn *sql.Conn, id string) (bool, error) {
+	var n int
+	err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+loadsTable+" WHERE id = ?", id).Scan(&n)
+	return n > 0, err
+}
+
+// inTx runs fn inside one transaction on conn, committing when fn succeeds.
+// The transaction belongs to the dedicated connection rather than to an
+// sql.Tx, so anything run on that connection (the spool's inserter, or a
+// raw-connection Appender) takes part in it.
+func inTx(ctx context.Context, conn *sql.Conn, fn func() error) error {
+	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		// The rollback must run even when ctx is what failed fn.
+		_, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return errors.Join(err, rerr)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return err
+	}
+	return nil
+}
+
+func checkID(id string) error {
+	if id == "" {
+		return errors.New("empty load ID")
+	}
+	if len(id) > maxIDLen {
+		return fmt.Errorf("load ID longer than %d bytes", maxIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("load ID has byte %q at %d: only letters, digits, '_' and '-' are allowed", c, i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+var _ warehouse.Querier = (*Warehouse)(nil)
+
+// Query runs one read-only SQL statement and renders the answer as text:
+// DECIMAL exactly (never through a float), DATE as YYYY-MM-DD, TIMESTAMP as
+// RFC 3339 in UTC, NULL as "NULL". Anything but a single SELECT is refused,
+// and the statement runs in a transaction that is rolled back, so a query
+// cannot change the warehouse.
+func (w *Warehouse) Query(ctx context.Context, q string) (warehouse.Result, error) {
+	conn, err := w.db.Conn(ctx)
+	if err != nil {
+		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+	}
+	defer conn.Close()
+	if err := checkReadOnly(conn, q); err != nil {
+		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+	}
+	var res warehouse.Result
+	err = inTx(ctx, conn, func() error {
+		var err error
+		res, err = render(ctx, conn, q)
+		if err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+	}
+	return res, nil
+}
+
+// errRollback makes inTx roll a read back.
+var errRollback = errors.New("rollback")
+
+// checkReadOnly prepares q without running it (the context-free Prepare
+// refuses several statements; the context one would run all but the last)
+// and accepts only a SELECT.
+func checkReadOnly(conn *sql.Conn, q string) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*duckdb.Conn)
+		if !ok {
+			return fmt.Errorf("not a DuckDB connection: %T", dc)
+		}
+		stmt, err := c.Prepare(q)
+		if err != nil {
+			return err
+		}
+		ds, ok := stmt.(*duckdb.Stmt)
+		if !ok {
+			_ = stmt.Close()
+			return fmt.Errorf("not a DuckDB statement: %T", stmt)
+		}
+		typ, err := ds.StatementType()
+		_ = stmt.Close()
+		if err != nil {
+			return err
+		}
+		if typ != duckdb.STATEMENT_TYPE_SELECT {
+			return errors.New("only a single SELECT statement is allowed")
+		}
+		return nil
+	})
+}
+
+func render(ctx context.Context, conn *sql.Conn, q string) (warehouse.Result, error) {
+	rows, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return warehouse.Result{}, err
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return warehouse.Result{}, err
+	}
+	res := warehouse.Result{Columns: make([]string, len(types)), Rows: [][]string{}}
+	for i, t := range types {
+		res.Columns[i] = t.Name()
+	}
+	vals := make([]any, len(types))
+	ptrs := make([]any, len(types))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return warehouse.Result{}, err
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = formatValue(v, types[i].DatabaseTypeName())
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, rows.Err()
+}
+
+// formatValue renders one cell. DATE and TIMESTAMP both scan as time.Time,
+// so the column's type decides the form.
+func formatValue(v any, dbType string) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case int8, int16, int32, int64, uint8, uint16, uint32, uint64, int, uint:
+		return fmt.Sprint(x)
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case *big.Int:
+		return x.String()
+	case duckdb.Decimal:
+		return formatDecimal(x)
+	case time.Time:
+		if dbType == "DATE" {
+			return x.Format(time.DateOnly)
+		}
+		return x.UTC().Format(time.RFC3339Nano)
+	}
+	return fmt.Sprint(v)
+}
+
+// formatDecimal writes the shortest exact form of an unscaled value and a
+// scale, as numeric.Dec and BigQuery do: "0.3", "-12", "179.8".
+func formatDecimal(d duckdb.Decimal) string {
+	if d.Value == nil {
+		return "NULL"
+	}
+	digits := new(big.Int).Abs(d.Value).String()
+	scale := int(d.Scale)
+	if len(digits) <= scale {
+		digits = strings.Repeat("0", scale-len(digits)+1) + digits
+	}
+	intPart, frac := digits[:len(digits)-scale], strings.TrimRight(digits[len(digits)-scale:], "0")
+	s := intPart
+	if frac != "" {
+		s += "." + frac
+	}
+	if d.Value.Sign() < 0 {
+		s = "-" + s
+	}
+	return s
+}

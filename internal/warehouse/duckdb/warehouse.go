@@ -1,0 +1,296 @@
+// Package duckdb is the embedded warehouse: the local default behind the
+// same port as BigQuery, on DuckDB, whose DECIMAL(38,9) holds BigQuery
+// NUMERIC exactly. One process opens the database file read-write; the
+// goroutines of that process share it safely.
+package duckdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// Options tunes the embedded engine.
+type Options struct {
+	// Accumulation is the mode the dashboard view is created for:
+	// "ACCUMULATING" (default) or "DISCARDING".
+	Accumulation string
+	// MemoryLimit caps DuckDB's buffer pool, e.g. "256MB"; beyond it DuckDB
+	// spills to TempDir. Empty means DefaultMemoryLimit.
+	MemoryLimit string
+	// TempDir holds Load's spool files and DuckDB's spills. Empty means the
+	// system temporary directory.
+	TempDir string
+	// Threads caps DuckDB's worker threads. 0 means one per core but one:
+	// during a Load the producer of the rows (parsing the file) needs a
+	// core of its own, and one DuckDB thread keeps up with it.
+	Threads int
+}
+
+// DefaultMemoryLimit keeps a local run of the whole pipeline small: a Load
+// streams through spool files whatever the file size, and the test process
+// loading one 800,000-row file peaks at 110-160 MiB of RSS (BenchmarkLoad).
+const DefaultMemoryLimit = "64MB"
+
+// Warehouse is a DuckDB database holding every table of warehouse.Tables(),
+// the dashboard view and the bookkeeping that makes loads exactly once.
+type Warehouse struct {
+	db      *sql.DB
+	conn    *duckdb.Connector
+	tables  map[string]warehouse.Table
+	tempDir string
+	// bulk appends a Load's rows inside its transaction: spoolAndInsert,
+	// or appendRows when a benchmark compares the two.
+	bulk bulkFunc
+
+	loads   keyedMutex // one Load per ID at a time, so a duplicate waits and then sees the marker
+	refresh sync.Mutex // DuckDB aborts concurrent deletes of the same rows; refreshes are short, so queue them
+	appends keyedMutex // per table: the marker check and the insert of Append must not interleave
+}
+
+// The bookkeeping lives in its own schema so that it never shadows or joins
+// the analytical tables that queries see unqualified.
+const (
+	metaSchema  = "alpipe"
+	loadsTable  = metaSchema + ".cargas" // one row per committed Load ID
+	appendTable = metaSchema + ".anexos" // one row per (table, row ID) appended
+)
+
+// JemallocConf is the environment variable configuring the jemalloc inside
+// DuckDB. It is read when the process starts, so only the process's
+// launcher can set it. By default jemalloc keeps freed pages for seconds and
+// the process grows by tens of MiB with every large load although DuckDB
+// stays under its memory limit; JemallocReturnFreed gives them back at once
+// for about 7% more CPU per load (BenchmarkLoad, three 800,000-row loads:
+// peak RSS 135 against 200 MiB).
+const (
+	JemallocConf        = "DUCKDB_JE_MALLOC_CONF"
+	JemallocReturnFreed = "dirty_decay_ms:0,muzzy_decay_ms:0"
+)
+
+// Open opens (creating when needed) the database at path, "" meaning an
+// in-memory database, and makes sure every table, the view and the
+// bookkeeping tables exist. A table that exists with another schema than
+// warehouse.Tables() declares is reported rather than silently used.
+func Open(path string, opt Options) (*Warehouse, error) {
+	mode := opt.Accumulation
+	if mode == "" {
+		mode = warehouse.Accumulating
+	}
+	view, err := warehouse.ViewSQL(mode, warehouse.DuckDB, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse: %w", err)
+	}
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("open warehouse %q: path must not contain '?' or '#'", path)
+	}
+	tempDir := opt.TempDir
+	if tempDir == "" {
+		tempDir = os.TempDir()
+	}
+	if err := os.MkdirAll(tempDir, 0o755); err != nil {
+		return nil, fmt.Errorf("open warehouse: temp dir: %w", err)
+	}
+	memory := opt.MemoryLimit
+	if memory == "" {
+		memory = DefaultMemoryLimit
+	}
+	threads := opt.Threads
+	if threads <= 0 {
+		threads = max(1, runtime.NumCPU()-1)
+	}
+	cfg := url.Values{}
+	cfg.Set("temp_directory", tempDir)
+	cfg.Set("memory_limit", memory)
+	cfg.Set("threads", strconv.Itoa(threads))
+	// Insertion order is irrelevant to every table here, and keeping it
+	// would make DuckDB buffer more while loading.
+	cfg.Set("preserve_insertion_order", "false")
+	connector, err := duckdb.NewConnector(path+"?"+cfg.Encode(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse %q: %w", path, err)
+	}
+	w := &Warehouse{
+		db:      sql.OpenDB(connector),
+		conn:    connector,
+		tables:  make(map[string]warehouse.Table),
+		tempDir: tempDir,
+	}
+	w.bulk = w.spoolAndInsert
+	for _, t := range warehouse.Tables() {
+		w.tables[t.Name] = t
+	}
+	if err := w.create(context.Background(), view); err != nil {
+		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
+	}
+	return w, nil
+}
+
+// Close releases the database; it must not be used afterwards.
+func (w *Warehouse) Close() error {
+	return errors.Join(w.db.Close(), w.conn.Close())
+}
+
+func (w *Warehouse) create(ctx context.Context, view string) error {
+	stmts := []string{
+		"CREATE SCHEMA IF NOT EXISTS " + metaSchema,
+		"CREATE TABLE IF NOT EXISTS " + loadsTable + " (id VARCHAR PRIMARY KEY, tabla VARCHAR NOT NULL, filas BIGINT NOT NULL, cargado_en TIMESTAMP NOT NULL)",
+		"CREATE TABLE IF NOT EXISTS " + appendTable + " (tabla VARCHAR NOT NULL, id VARCHAR NOT NULL, PRIMARY KEY (tabla, id))",
+	}
+	for _, t := range warehouse.Tables() {
+		stmts = append(stmts, createTable(t))
+	}
+	stmts = append(stmts, "CREATE OR REPLACE VIEW "+warehouse.VentasHoraPais+" AS "+view)
+	for _, s := range stmts {
+		if _, err := w.db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", firstLine(s), err)
+		}
+	}
+	for _, t := range warehouse.Tables() {
+		if err := w.checkSchema(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sqlType maps a BigQuery column type to its DuckDB twin. NUMERIC is
+// DECIMAL(38,9): BigQuery's precision and scale, so no value is rounded.
+func sqlType(t warehouse.Type) (string, error) {
+	switch t {
+	case warehouse.String:
+		return "VARCHAR", nil
+	case warehouse.Int64:
+		return "BIGINT", nil
+	case warehouse.Numeric:
+		return "DECIMAL(38,9)", nil
+	case warehouse.Date:
+		return "DATE", nil
+	case warehouse.Timestamp:
+		return "TIMESTAMP", nil
+	}
+	return "", fmt.Errorf("no DuckDB type for %s", t)
+}
+
+func createTable(t warehouse.Table) string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS " + t.Name + " (")
+	for i, f := range t.Schema {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		typ, err := sqlType(f.Type)
+		if err != nil {
+			panic(fmt.Sprintf("table %s column %s: %v", t.Name, f.Name, err)) // schema files are checked by tests
+		}
+		b.WriteString(f.Name + " " + typ)
+		if f.Required() {
+			b.WriteString(" NOT NULL")
+		}
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// checkSchema compares an existing table with its declaration, so that a
+// database file created by an older schema fails loudly at start.
+func (w *Warehouse) checkSchema(ctx context.Context, t warehouse.Table) error {
+	rows, err := w.db.QueryContext(ctx,
+		`SELECT column_name, data_type, is_nullable FROM information_schema.columns
+		 WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position`, t.Name)
+	if err != nil {
+		return fmt.Errorf("schema of %s: %w", t.Name, err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var name, typ, nullable string
+		if err := rows.Scan(&name, &typ, &nullable); err != nil {
+			return fmt.Errorf("schema of %s: %w", t.Name, err)
+		}
+		got = append(got, name+" "+typ+" "+nullable)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("schema of %s: %w", t.Name, err)
+	}
+	want := make([]string, len(t.Schema))
+	for i, f := range t.Schema {
+		typ, _ := sqlType(f.Type)
+		nullable := "YES"
+		if f.Required() {
+			nullable = "NO"
+		}
+		want[i] = f.Name + " " + typ + " " + nullable
+	}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		return fmt.Errorf("table %s exists with columns (%s), but its schema declares (%s)",
+			t.Name, strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+	return nil
+}
+
+func (w *Warehouse) table(name string) (warehouse.Table, error) {
+	t, ok := w.tables[name]
+	if !ok {
+		return warehouse.Table{}, fmt.Errorf("unknown table %q", name)
+	}
+	return t, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '('); i > 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	if len(s) > 60 {
+		return s[:60]
+	}
+	return s
+}
+
+type bulkFunc func(ctx context.Context, conn *sql.Conn, t warehouse.Table, rows warehouse.RowSource) (int64, error)
+
+// keyedMutex serialises work per key without holding a lock per key forever.
+type keyedMutex struct {
+	mu   sync.Mutex
+	keys map[string]*keyedEntry
+}
+
+type keyedEntry struct {
+	mu   sync.Mutex
+	refs int
+}
+
+func (k *keyedMutex) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	if k.keys == nil {
+		k.keys = make(map[string]*keyedEntry)
+	}
+	e := k.keys[key]
+	if e == nil {
+		e = &keyedEntry{}
+		k.keys[key] = e
+	}
+	e.refs++
+	k.mu.Unlock()
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		k.mu.Lock()
+		e.refs--
+		if e.refs == 0 {
+			delete(k.keys, key)
+		}
+		k.mu.Unlock()
+	}
+}

@@ -1,0 +1,4 @@
+SELECT aggregation, window_start, window_end, pais, importe, pedidos, unidades, timing, pane_index
+FROM ventas_hora_pais_paneles
+WHERE TRUE
+QUALIFY ROW_NUMBER() OVER (PARTITION BY aggregation, window_start, pais ORDER BY pane_index DESC) = 1

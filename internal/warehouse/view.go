@@ -1,0 +1,67 @@
+package warehouse
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The accumulation modes of a windowed aggregation (see event-time.md).
+const (
+	Accumulating = "ACCUMULATING" // each pane holds the window's totals so far
+	Discarding   = "DISCARDING"   // each pane holds the change since the previous pane
+)
+
+// viewKey is the aggregation key column of VentasHoraPaisPaneles.
+const viewKey = "pais"
+
+// ViewColumns are the columns of the dashboard view VentasHoraPais, in order.
+var ViewColumns = []string{"aggregation", "window_start", "window_end", viewKey, "importe", "pedidos", "unidades", "timing", "pane_index"}
+
+// ViewSQL renders the SELECT that defines the dashboard view VentasHoraPais
+// over VentasHoraPaisPaneles for an accumulation mode, so that Terraform's
+// BigQuery view and the embedded warehouse share one definition:
+//
+//   - ACCUMULATING: the latest pane of each (aggregation, window_start, key);
+//     summing panes would double count.
+//   - DISCARDING: the sum of the panes of each (aggregation, window_start, key),
+//     with the timing and pane_index of the latest pane.
+//
+// BigQuery accepts QUALIFY only next to WHERE, GROUP BY or HAVING, hence the
+// WHERE TRUE. In DISCARDING mode a pane written twice (a streaming
+// insert's dedup is best effort) is counted once, by its identity.
+func ViewSQL(mode string, d Dialect, qualify func(table string) string) (string, error) {
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	if qualify == nil {
+		qualify = Unqualified
+	}
+	src := qualify(VentasHoraPaisPaneles)
+	window := "PARTITION BY aggregation, window_start, " + viewKey
+	cols := strings.Join(ViewColumns, ", ")
+	switch mode {
+	case Accumulating:
+		return "SELECT " + cols + "\n" +
+			"FROM " + src + "\n" +
+			"WHERE TRUE\n" +
+			"QUALIFY ROW_NUMBER() OVER (" + window + " ORDER BY pane_index DESC) = 1", nil
+	case Discarding:
+		i64 := d.int64Type()
+		return "SELECT " + cols + "\n" +
+			"FROM (\n" +
+			"  SELECT aggregation, window_start, window_end, " + viewKey + ",\n" +
+			"    SUM(importe) OVER (" + window + ") AS importe,\n" +
+			"    CAST(SUM(pedidos) OVER (" + window + ") AS " + i64 + ") AS pedidos,\n" +
+			"    CAST(SUM(unidades) OVER (" + window + ") AS " + i64 + ") AS unidades,\n" +
+			"    timing, pane_index,\n" +
+			"    ROW_NUMBER() OVER (" + window + " ORDER BY pane_index DESC) AS newest\n" +
+			"  FROM (\n" +
+			"    SELECT * FROM " + src + "\n" +
+			"    WHERE TRUE\n" +
+			"    QUALIFY ROW_NUMBER() OVER (" + window + ", pane_index ORDER BY emitted_at DESC) = 1\n" +
+			"  ) AS panes\n" +
+			") AS totals\n" +
+			"WHERE newest = 1", nil
+	}
+	return "", fmt.Errorf("warehouse: unknown accumulation mode %q (want %s or %s)", mode, Accumulating, Discarding)
+}

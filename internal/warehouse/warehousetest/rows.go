@@ -1,0 +1,186 @@
+package warehousetest
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// ingestedAt is the ingestion time of every row the suite loads; its
+// microseconds check that TIMESTAMP keeps them.
+var ingestedAt = time.Date(2026, 3, 15, 2, 0, 0, 123456000, time.UTC)
+
+// line is one lineas_pedido row, written as a test reads it.
+type line struct {
+	pedido   string
+	linea    int64
+	fecha    string // YYYY-MM-DD
+	sku      string
+	cantidad int64
+	precio   string // exact decimal text
+	cliente  string // "" means NULL
+	pais     string
+	object   string
+	gen      int64
+	srcLine  int64
+}
+
+// values builds the row in the column order of the table's schema, with
+// importe = cantidad * precio computed exactly.
+func (l line) values(t *testing.T) []warehouse.Value {
+	t.Helper()
+	precio := dec(t, l.precio)
+	importe, err := precio.MulInt(l.cantidad)
+	if err != nil {
+		t.Fatalf("importe of %+v: %v", l, err)
+	}
+	cliente := warehouse.NullValue()
+	if l.cliente != "" {
+		cliente = warehouse.StringValue(l.cliente)
+	}
+	return rowOf(t, warehouse.LineasPedido, map[string]warehouse.Value{
+		"pedido_id":         warehouse.StringValue(l.pedido),
+		"linea":             warehouse.IntValue(l.linea),
+		"fecha":             warehouse.DateValue(day(t, l.fecha)),
+		"sku":               warehouse.StringValue(l.sku),
+		"cantidad":          warehouse.IntValue(l.cantidad),
+		"precio_unitario":   warehouse.DecValue(precio),
+		"cliente_id":        cliente,
+		"pais":              warehouse.StringValue(l.pais),
+		"importe":           warehouse.DecValue(importe),
+		"source_object":     warehouse.StringValue(l.object),
+		"source_generation": warehouse.IntValue(l.gen),
+		"source_line":       warehouse.IntValue(l.srcLine),
+		"ingested_at":       warehouse.TimeValue(ingestedAt),
+	})
+}
+
+// rowOf orders named values as the table's schema does, so the suite does
+// not depend on column positions.
+func rowOf(t *testing.T, table string, byName map[string]warehouse.Value) []warehouse.Value {
+	t.Helper()
+	tbl, err := warehouse.Lookup(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byName) != len(tbl.Schema) {
+		t.Fatalf("%d values for the %d columns of %s", len(byName), len(tbl.Schema), table)
+	}
+	row := make([]warehouse.Value, len(tbl.Schema))
+	for i, f := range tbl.Schema {
+		v, ok := byName[f.Name]
+		if !ok {
+			t.Fatalf("no value for column %s of %s", f.Name, table)
+		}
+		row[i] = v
+	}
+	return row
+}
+
+func lines(t *testing.T, ls ...line) [][]warehouse.Value {
+	t.Helper()
+	out := make([][]warehouse.Value, len(ls))
+	for i, l := range ls {
+		out[i] = l.values(t)
+	}
+	return out
+}
+
+func dec(t *testing.T, s string) numeric.Dec {
+	t.Helper()
+	d, err := numeric.Parse(s, false)
+	if err != nil {
+		t.Fatalf("decimal %q: %v", s, err)
+	}
+	return d
+}
+
+func day(t *testing.T, s string) int32 {
+	t.Helper()
+	d, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		t.Fatalf("date %q: %v", s, err)
+	}
+	return warehouse.DateOf(d)
+}
+
+func ts(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatalf("timestamp %q: %v", s, err)
+	}
+	return v
+}
+
+// source is a RowSource over rows that fails with err after failAfter rows
+// when err is set, and counts how often it was asked for a row.
+type source struct {
+	rows      [][]warehouse.Value
+	failAfter int
+	err       error
+	i         int
+	nexts     atomic.Int64
+	cur       []warehouse.Value
+}
+
+func rowsOf(rows [][]warehouse.Value) *source { return &source{rows: rows} }
+
+var errBrokenSource = errors.New("source broke midway")
+
+func failingAfter(n int, rows [][]warehouse.Value) *source {
+	return &source{rows: rows, failAfter: n, err: errBrokenSource}
+}
+
+func (s *source) Next() bool {
+	s.nexts.Add(1)
+	if s.err != nil && s.i >= s.failAfter {
+		return false
+	}
+	if s.i >= len(s.rows) {
+		return false
+	}
+	// A fresh copy each time, as a source that reuses its buffer would
+	// overwrite the previous row.
+	s.cur = append(s.cur[:0], s.rows[s.i]...)
+	s.i++
+	return true
+}
+
+func (s *source) Row() []warehouse.Value { return s.cur }
+
+func (s *source) Err() error {
+	if s.err != nil && s.i >= s.failAfter {
+		return s.err
+	}
+	return nil
+}
+
+// query runs sql and returns its rows, failing the test on error.
+func query(t *testing.T, w Warehouse, sql string) [][]string {
+	t.Helper()
+	res, err := w.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("query %q: %v", sql, err)
+	}
+	return res.Rows
+}
+
+// check compares the rows of sql with want.
+func check(t *testing.T, w Warehouse, sql string, want [][]string) {
+	t.Helper()
+	got := query(t, w, sql)
+	if len(want) == 0 && len(got) == 0 {
+		return
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s: (-want +got)\n%s", sql, diff)
+	}
+}

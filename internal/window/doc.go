@@ -1,0 +1,24 @@
+// Package window is the pure core of the event-time aggregation specified in
+// docs/event-time.md: fixed windows, the watermark rule, lateness, and the
+// trigger that turns a (window, key)'s running totals into EARLY, ON_TIME and
+// LATE panes, in ACCUMULATING or DISCARDING mode.
+//
+// Nothing here reads a clock, does I/O or starts a goroutine. Every decision
+// is a function of explicit inputs (spec, persisted state, order, watermark,
+// processing time), so a processor can call it inside a document-store
+// transaction that may run more than once, and tests can replay any history.
+//
+// The state is split the way a store with about one write per second per
+// document needs it:
+//
+//   - WatermarkState, one per aggregation, written only by the timer tick.
+//   - Shard, N per (window, key), written by orders: partial sums plus the
+//     bookkeeping a tick needs (first un-emitted change, on-time flag, and the
+//     event and processing times that feed the watermark).
+//   - PaneState, one per (window, key), written by the tick (and, with a late
+//     delay of zero, by the late order whose correction pane it records).
+//
+// Combine folds a (window, key)'s shards into a Content; OnTick and
+// OnLateOrder turn a PaneState and a Content into the next PaneState and at
+// most one Pane. Pane semantics follow Apache Beam's PaneInfoTracker.
+package window

@@ -1,0 +1,120 @@
+package window
+
+import (
+	"fmt"
+	"hash/fnv"
+	"time"
+)
+
+// Order is one valid order as the aggregation sees it.
+type Order struct {
+	ID        string    // pedido_id: identity for dedup and the shard choice
+	Key       string    // the value of Spec.KeyField
+	EventTime time.Time // momento_evento
+	Measures  Measures  // OrderMeasures of the order
+}
+
+// ShardOf picks the shard of an order: FNV-1a (32 bit) of the pedido_id's
+// bytes modulo Shards. It is stable across processes and releases, so a
+// redelivered order lands in the same shard. Changing Shards while windows
+// are open moves orders to other shard numbers: read every shard that exists
+// (list them) rather than 0..Shards-1 if the count may change.
+func (s Spec) ShardOf(pedidoID string) int {
+	if s.Shards < 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(pedidoID)) // hash.Hash.Write never fails
+	return int(h.Sum32() % uint32(s.Shards))
+}
+
+// Shard is one of the N partial-sum documents of a (window, key), written by
+// the orders that hash to it and read by ticks. Zero value: an empty shard.
+type Shard struct {
+	Measures Measures `json:"measures"`
+	// OnTime: an order was accepted here while W < end, so the window held
+	// orders when the watermark reached its end and owes an ON_TIME pane.
+	OnTime bool `json:"on_time,omitempty"`
+	// Epoch is the PaneState.NextIndex that was current when PendingSince
+	// was set. Once a pane with that index exists, the change is emitted.
+	Epoch        int64     `json:"epoch"`
+	PendingSince time.Time `json:"pending_since,omitzero"`
+	MaxEventTime time.Time `json:"max_event_time,omitzero"`
+	LastAccepted time.Time `json:"last_accepted,omitzero"`
+}
+
+// Accept adds order o to its shard sh. st is the (window, key)'s PaneState as
+// read in the same transaction (zero if it does not exist yet), wm the
+// watermark the order was classified against, now the processing time.
+//
+// Reading st (one small document that only ticks write) is what lets the
+// shard remember when its first un-emitted change arrived without the order
+// writing any shared document. Accept refuses a too-late order: dropping it
+// is the caller's job.
+func (s Spec) Accept(sh Shard, st PaneState, o Order, wm, now time.Time) (Shard, error) {
+	w := s.WindowOf(o.EventTime)
+	if s.Classify(w, wm) == TooLate {
+		return sh, fmt.Errorf("accept order %s: window %s is too late at watermark %s",
+			o.ID, w.Start.Format(time.RFC3339), wm.Format(time.RFC3339))
+	}
+	m, err := sh.Measures.Add(o.Measures)
+	if err != nil {
+		return sh, fmt.Errorf("accept order %s: %w", o.ID, err)
+	}
+	sh.Measures = m
+	if !reached(wm, w.End) {
+		sh.OnTime = true
+	}
+	now = now.UTC()
+	if sh.PendingSince.IsZero() || sh.Epoch < st.NextIndex {
+		// Everything this shard held before was covered by a pane: this
+		// order starts a new run of un-emitted changes.
+		sh.Epoch, sh.PendingSince = st.NextIndex, now
+	} else if now.Before(sh.PendingSince) {
+		sh.PendingSince = now // instances' clocks disagree: keep the earliest
+	}
+	if o.EventTime.After(sh.MaxEventTime) {
+		sh.MaxEventTime = o.EventTime.UTC()
+	}
+	if now.After(sh.LastAccepted) {
+		sh.LastAccepted = now
+	}
+	return sh, nil
+}
+
+// Content is what a (window, key)'s shards add up to, read in the
+// transaction that calls OnTick or OnLateOrder.
+type Content struct {
+	Total Measures // sum over all shards
+	// FirstPending is the processing time of the earliest change not yet
+	// covered by a pane; zero when every change has been emitted.
+	FirstPending time.Time
+	OnTime       bool      // some order was accepted while W < end
+	MaxEventTime time.Time // for WatermarkState.Observe
+	LastAccepted time.Time // for WatermarkState.Observe
+}
+
+// Combine adds up the shards of a (window, key) against its PaneState st.
+// Missing shards are zero Shards and may be left out.
+func Combine(st PaneState, shards []Shard) (Content, error) {
+	var c Content
+	for i, sh := range shards {
+		t, err := c.Total.Add(sh.Measures)
+		if err != nil {
+			return Content{}, fmt.Errorf("combine shard %d: %w", i, err)
+		}
+		c.Total = t
+		if !sh.PendingSince.IsZero() && sh.Epoch >= st.NextIndex &&
+			(c.FirstPending.IsZero() || sh.PendingSince.Before(c.FirstPending)) {
+			c.FirstPending = sh.PendingSince
+		}
+		c.OnTime = c.OnTime || sh.OnTime
+		if sh.MaxEventTime.After(c.MaxEventTime) {
+			c.MaxEventTime = sh.MaxEventTime
+		}
+		if sh.LastAccepted.After(c.LastAccepted) {
+			c.LastAccepted = sh.LastAccepted
+		}
+	}
+	return c, nil
+}

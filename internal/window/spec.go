@@ -1,0 +1,114 @@
+package window
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Accumulation says what a pane carries.
+type Accumulation string
+
+const (
+	// Accumulating panes carry the window's totals so far; the latest pane is
+	// the current value.
+	Accumulating Accumulation = "ACCUMULATING"
+	// Discarding panes carry the change since the previous pane; the current
+	// value is the sum of the panes.
+	Discarding Accumulation = "DISCARDING"
+)
+
+// MaxShards bounds Spec.Shards: a tick reads every shard of every open
+// (window, key), so the count is a cost per tick, not free headroom.
+const MaxShards = 256
+
+// Spec configures one aggregation. Start from Defaults and override.
+type Spec struct {
+	Name            string        // stable aggregation name, also in table names and pane identities
+	KeyField        string        // order field that keys the aggregation; names the key column
+	WindowSize      time.Duration // S: fixed window size, a whole number of seconds
+	OutOfOrderness  time.Duration // D: how far the watermark trails the newest event time
+	IdleTimeout     time.Duration // I: no accepted order for this long makes the source idle
+	EarlyDelay      time.Duration // E: EARLY pane once the first un-emitted change is this old
+	AllowedLateness time.Duration // L: how long after the window end late orders still count
+	LateDelay       time.Duration // Ld: 0 emits each late correction with its order; > 0 batches them on ticks
+	Accumulation    Accumulation
+	Shards          int // N: partial-sum documents per (window, key)
+}
+
+// Defaults returns the specification's defaults for the aggregation
+// ventas_hora_pais.
+func Defaults() Spec {
+	return Spec{
+		Name:            "ventas_hora_pais",
+		KeyField:        "pais",
+		WindowSize:      time.Hour,
+		OutOfOrderness:  10 * time.Minute,
+		IdleTimeout:     5 * time.Minute,
+		EarlyDelay:      time.Minute,
+		AllowedLateness: 2 * time.Hour,
+		LateDelay:       0,
+		Accumulation:    Accumulating,
+		Shards:          8,
+	}
+}
+
+var (
+	nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+	// The key becomes a column of the panes table, so it must be a column
+	// name that does not collide with the pane's own columns.
+	keyRE       = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+	paneColumns = map[string]bool{
+		"aggregation": true, "window_start": true, "window_end": true,
+		"importe": true, "pedidos": true, "unidades": true, "pane_index": true,
+		"timing": true, "accumulation": true, "watermark": true, "emitted_at": true,
+	}
+)
+
+// Validate reports every problem of s at once.
+func (s Spec) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if !nameRE.MatchString(s.Name) {
+		bad("name %q must be 1-63 characters of a-z, 0-9 and _, starting with a letter (it names tables and documents)", s.Name)
+	}
+	switch {
+	case !keyRE.MatchString(s.KeyField):
+		bad("key field %q must be a column name: 1-63 characters of a-z, 0-9 and _, not starting with a digit", s.KeyField)
+	case paneColumns[s.KeyField]:
+		bad("key field %q collides with a column of the panes table", s.KeyField)
+	}
+	switch {
+	case s.WindowSize <= 0:
+		bad("window size %v must be positive", s.WindowSize)
+	case s.WindowSize%time.Second != 0:
+		bad("window size %v must be a whole number of seconds", s.WindowSize)
+	}
+	if s.OutOfOrderness < 0 {
+		bad("out-of-orderness %v must not be negative", s.OutOfOrderness)
+	}
+	if s.IdleTimeout <= 0 {
+		bad("idle timeout %v must be positive", s.IdleTimeout)
+	}
+	if s.EarlyDelay < 0 {
+		bad("early delay %v must not be negative", s.EarlyDelay)
+	}
+	if s.AllowedLateness < 0 {
+		bad("allowed lateness %v must not be negative", s.AllowedLateness)
+	}
+	if s.LateDelay < 0 {
+		bad("late delay %v must not be negative", s.LateDelay)
+	}
+	if s.Accumulation != Accumulating && s.Accumulation != Discarding {
+		bad("accumulation %q must be %s or %s", s.Accumulation, Accumulating, Discarding)
+	}
+	if s.Shards < 1 || s.Shards > MaxShards {
+		bad("shards %d must be between 1 and %d", s.Shards, MaxShards)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("aggregation %q: %w", s.Name, errors.Join(errs...))
+}

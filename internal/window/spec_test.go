@@ -1,0 +1,107 @@
+package window_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+func TestDefaults(t *testing.T) {
+	want := window.Spec{
+		Name:            "ventas_hora_pais",
+		KeyField:        "pais",
+		WindowSize:      time.Hour,
+		OutOfOrderness:  10 * time.Minute,
+		IdleTimeout:     5 * time.Minute,
+		EarlyDelay:      60 * time.Second,
+		AllowedLateness: 2 * time.Hour,
+		LateDelay:       0,
+		Accumulation:    window.Accumulating,
+		Shards:          8,
+	}
+	if diff := cmp.Diff(want, window.Defaults()); diff != "" {
+		t.Errorf("Defaults() (-want +got):\n%s", diff)
+	}
+	if err := window.Defaults().Validate(); err != nil {
+		t.Errorf("Defaults().Validate() = %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*window.Spec)
+		want   []string // substrings of the error, in order; nil: valid
+	}{
+		{name: "defaults", change: func(*window.Spec) {}},
+		{name: "zero delays and lateness are allowed", change: func(s *window.Spec) {
+			s.OutOfOrderness, s.EarlyDelay, s.AllowedLateness, s.LateDelay = 0, 0, 0, 0
+		}},
+		{name: "discarding, one shard, 7 minute windows", change: func(s *window.Spec) {
+			s.Accumulation, s.Shards, s.WindowSize = window.Discarding, 1, 7*time.Minute
+		}},
+		{name: "max shards", change: func(s *window.Spec) { s.Shards = window.MaxShards }},
+		{name: "empty name", change: func(s *window.Spec) { s.Name = "" },
+			want: []string{`aggregation "": name "" must be 1-63 characters`}},
+		{name: "name with a slash", change: func(s *window.Spec) { s.Name = "ventas/hora" },
+			want: []string{`name "ventas/hora" must be`}},
+		{name: "name with capitals", change: func(s *window.Spec) { s.Name = "Ventas" },
+			want: []string{`name "Ventas" must be`}},
+		{name: "key field empty", change: func(s *window.Spec) { s.KeyField = "" },
+			want: []string{`key field "" must be a column name`}},
+		{name: "key field collides with a pane column", change: func(s *window.Spec) { s.KeyField = "timing" },
+			want: []string{`key field "timing" collides with a column of the panes table`}},
+		{name: "zero window", change: func(s *window.Spec) { s.WindowSize = 0 },
+			want: []string{"window size 0s must be positive"}},
+		{name: "negative window", change: func(s *window.Spec) { s.WindowSize = -time.Hour },
+			want: []string{"window size -1h0m0s must be positive"}},
+		{name: "fractional window", change: func(s *window.Spec) { s.WindowSize = 1500 * time.Millisecond },
+			want: []string{"window size 1.5s must be a whole number of seconds"}},
+		{name: "negative out-of-orderness", change: func(s *window.Spec) { s.OutOfOrderness = -time.Second },
+			want: []string{"out-of-orderness -1s must not be negative"}},
+		{name: "zero idle timeout", change: func(s *window.Spec) { s.IdleTimeout = 0 },
+			want: []string{"idle timeout 0s must be positive"}},
+		{name: "negative early delay", change: func(s *window.Spec) { s.EarlyDelay = -time.Second },
+			want: []string{"early delay -1s must not be negative"}},
+		{name: "negative lateness", change: func(s *window.Spec) { s.AllowedLateness = -time.Second },
+			want: []string{"allowed lateness -1s must not be negative"}},
+		{name: "negative late delay", change: func(s *window.Spec) { s.LateDelay = -time.Second },
+			want: []string{"late delay -1s must not be negative"}},
+		{name: "unknown accumulation", change: func(s *window.Spec) { s.Accumulation = "accumulating" },
+			want: []string{`accumulation "accumulating" must be ACCUMULATING or DISCARDING`}},
+		{name: "zero shards", change: func(s *window.Spec) { s.Shards = 0 },
+			want: []string{"shards 0 must be between 1 and 256"}},
+		{name: "too many shards", change: func(s *window.Spec) { s.Shards = 257 },
+			want: []string{"shards 257 must be between 1 and 256"}},
+		{name: "every problem at once", change: func(s *window.Spec) { *s = window.Spec{} },
+			want: []string{"name", "key field", "window size", "idle timeout", "accumulation", "shards"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := window.Defaults()
+			tt.change(&s)
+			err := s.Validate()
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want an error mentioning %q", tt.want)
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				i := strings.Index(msg, w)
+				if i < 0 {
+					t.Fatalf("Validate() = %q, want it to mention %q (in order)", err, w)
+				}
+				msg = msg[i+len(w):]
+			}
+		})
+	}
+}

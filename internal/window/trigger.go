@@ -1,0 +1,120 @@
+package window
+
+import (
+	"fmt"
+	"time"
+)
+
+// Outcome is what OnTick or OnLateOrder decided for one (window, key).
+type Outcome struct {
+	// State is the PaneState to persist. It equals the state passed in when
+	// nothing changed, so the caller can skip the write.
+	State PaneState
+	// Pane, when not nil, must be recorded durably in the same transaction
+	// as State (the pane outbox); its ID makes rewriting it harmless.
+	Pane *Pane
+	// Expired: W >= end + L. After recording Pane, the (window, key)'s pane
+	// state and shards may be deleted; its dedup records once they are no
+	// longer needed to recognise redeliveries.
+	Expired bool
+}
+
+// OnTick runs the trigger of one (window, key) at a tick: wm is the
+// watermark this tick advanced to, now its processing time, st and c the
+// pane state and the combined shards read in the same transaction.
+//
+//   - W < end: an EARLY pane when something changed since the previous pane
+//     and the first un-emitted change is at least E old.
+//   - W >= end, ON_TIME owed (orders were accepted while W < end): the ON_TIME
+//     pane, whether or not anything changed (Beam's FIRE_ALWAYS).
+//   - W >= end otherwise: a LATE pane when something changed and the first
+//     un-emitted change is at least Ld old, or the window expires now.
+//   - W >= end + L: Expired, after the pane above (at most one per call).
+//
+// Running it again with the returned state, the same content and the same
+// times yields no pane: re-running a tick is harmless.
+func (s Spec) OnTick(wk WindowKey, st PaneState, c Content, wm, now time.Time) (Outcome, error) {
+	expired := reached(wm, s.ExpiryOf(wk.Window))
+	if !reached(wm, wk.Window.End) && st.onTime() == OnTimePending {
+		if changed(st, c) && due(c.FirstPending, s.EarlyDelay, now) {
+			return s.emit(wk, st, c, TimingEarly, wm, now, false)
+		}
+		return Outcome{State: st}, nil
+	}
+	return s.afterEnd(wk, st, c, wm, now, expired || due(c.FirstPending, s.LateDelay, now), expired)
+}
+
+// OnLateOrder runs the trigger while handling an accepted order that was
+// Late (end <= W < end + L). c must already include the order's shard as
+// returned by Accept. With a late delay of zero the correction pane is
+// emitted here; with Ld > 0 nothing happens and a later tick emits it.
+//
+// If the window still owes its ON_TIME pane (a processor that advanced W in
+// one transaction and runs the panes in others), that pane is ON_TIME, as in
+// Beam, so the timings stay EARLY* ON_TIME? LATE*.
+func (s Spec) OnLateOrder(wk WindowKey, st PaneState, c Content, wm, now time.Time) (Outcome, error) {
+	if s.LateDelay > 0 || s.Classify(wk.Window, wm) != Late {
+		return Outcome{State: st}, nil
+	}
+	return s.afterEnd(wk, st, c, wm, now, true, false)
+}
+
+// afterEnd decides once the watermark has reached the window end: the
+// ON_TIME pane if owed, else a LATE pane for un-emitted changes when flush.
+func (s Spec) afterEnd(wk WindowKey, st PaneState, c Content, wm, now time.Time, flush, expired bool) (Outcome, error) {
+	if st.onTime() == OnTimePending {
+		// Early panes only ever cover orders accepted while W < end.
+		if c.OnTime || st.NextIndex > 0 {
+			out, err := s.emit(wk, st, c, TimingOnTime, wm, now, expired)
+			return out, err
+		}
+		st.OnTime = OnTimeNever
+	}
+	if changed(st, c) && flush {
+		return s.emit(wk, st, c, TimingLate, wm, now, expired)
+	}
+	return Outcome{State: st, Expired: expired}, nil
+}
+
+func (s Spec) emit(wk WindowKey, st PaneState, c Content, t Timing, wm, now time.Time, expired bool) (Outcome, error) {
+	m := c.Total
+	if s.Accumulation == Discarding {
+		d, err := c.Total.Sub(st.Emitted)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("pane %s: %w", PaneID(s.Name, wk.Window.Start, wk.Key, st.NextIndex), err)
+		}
+		m = d
+	}
+	p := &Pane{
+		Aggregation:  s.Name,
+		Key:          wk.Key,
+		WindowStart:  wk.Window.Start.UTC(),
+		WindowEnd:    wk.Window.End.UTC(),
+		Index:        st.NextIndex,
+		Timing:       t,
+		Accumulation: s.Accumulation,
+		Measures:     m,
+		Watermark:    wm.UTC(),
+		EmittedAt:    now.UTC(),
+	}
+	st.OnTime = st.onTime()
+	if t == TimingOnTime {
+		st.OnTime = OnTimeDone
+	}
+	st.NextIndex++
+	st.Emitted = c.Total
+	return Outcome{State: st, Pane: p, Expired: expired}, nil
+}
+
+// changed reports a change since the previous pane. Every order adds one to
+// Pedidos, so the totals alone would do; FirstPending also counts so that a
+// shard's pending mark is never left behind.
+func changed(st PaneState, c Content) bool {
+	return c.Total != st.Emitted || !c.FirstPending.IsZero()
+}
+
+// due reports whether a change first seen at first is at least delay old. An
+// unknown time (zero) counts as due rather than holding the change forever.
+func due(first time.Time, delay time.Duration, now time.Time) bool {
+	return first.IsZero() || now.Sub(first) >= delay
+}

@@ -1,0 +1,203 @@
+package windowtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// StreamConfig shapes a random stream. Zero fields take the defaults shown.
+type StreamConfig struct {
+	Start  time.Time // processing time of the first event: 2026-03-14T17:00:00Z
+	Events int       // events before the closing tick: 200
+	Keys   []string  // key values: ES, FR, PT
+	// Open leaves the windows open. By default the stream ends with a tick
+	// late and idle enough to expire every window, so every accepted order
+	// has been emitted and the dashboard must equal Model.Final.
+	Open bool
+}
+
+// InvalidReasons are the kinds of broken message a stream contains.
+var InvalidReasons = []string{
+	"invalid: bad JSON",
+	"invalid: missing pedido_id",
+	"invalid: importe_total is not a decimal",
+	"invalid: bad pais",
+	"invalid: missing momento_evento",
+}
+
+// Stream generates deliveries and ticks for spec with non-decreasing
+// processing times: orders in and out of order, on time, late, too late and
+// from clocks running ahead, event times on window boundaries, redeliveries
+// (same message id), republishes (same pedido_id, new message id), invalid
+// messages, bursts at one instant, idle gaps, and repeated ticks at one
+// instant. The same r state gives the same stream.
+func Stream(r *rand.Rand, spec window.Spec, cfg StreamConfig) []Event {
+	if cfg.Start.IsZero() {
+		cfg.Start = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	}
+	if cfg.Events == 0 {
+		cfg.Events = 200
+	}
+	if len(cfg.Keys) == 0 {
+		cfg.Keys = []string{"ES", "FR", "PT"}
+	}
+	g := gen{r: r, spec: spec}
+	now := cfg.Start.UTC()
+	var events, sent []Event
+	orders, messages := 0, 0
+	nextMessage := func() string { messages++; return fmt.Sprintf("m-%06d", messages) }
+	for range cfg.Events {
+		now = now.Add(g.gap())
+		switch p := r.IntN(100); {
+		case p < 25:
+			events = append(events, Event{Kind: Tick, Now: now})
+			if r.IntN(8) == 0 {
+				events = append(events, Event{Kind: Tick, Now: now}) // overlapping scheduler call
+			}
+			continue
+		case p < 33 && len(sent) > 0:
+			e := sent[r.IntN(len(sent))] // Pub/Sub redelivery
+			e.Now = now
+			events = append(events, e)
+			continue
+		case p < 37 && len(sent) > 0:
+			e := sent[r.IntN(len(sent))] // republished by the shop
+			e.Now, e.MessageID = now, nextMessage()
+			events = append(events, e)
+			continue
+		case p < 41:
+			orders++
+			e := Event{Kind: Deliver, Now: now, MessageID: nextMessage(),
+				Order:   window.Order{ID: fmt.Sprintf("X-%06d", orders)},
+				Invalid: InvalidReasons[r.IntN(len(InvalidReasons))]}
+			events, sent = append(events, e), append(sent, e)
+			continue
+		}
+		orders++
+		e := Event{Kind: Deliver, Now: now, MessageID: nextMessage(), Order: window.Order{
+			ID:        fmt.Sprintf("P-%06d", orders),
+			Key:       cfg.Keys[r.IntN(len(cfg.Keys))],
+			EventTime: g.eventTime(now, cfg.Start),
+			Measures:  g.measures(),
+		}}
+		events, sent = append(events, e), append(sent, e)
+	}
+	if !cfg.Open {
+		// Idle for longer than I, and late enough that W = now - D passes
+		// end + L of any window an order (even a future-dated one) is in.
+		now = now.Add(spec.IdleTimeout + spec.OutOfOrderness + spec.WindowSize + spec.AllowedLateness +
+			spec.EarlyDelay + spec.LateDelay + 24*time.Hour)
+		events = append(events, Event{Kind: Tick, Now: now})
+	}
+	return events
+}
+
+type gen struct {
+	r    *rand.Rand
+	spec window.Spec
+}
+
+// between returns a uniform duration in [lo, hi], to the nanosecond.
+func (g gen) between(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(g.r.Int64N(int64(hi-lo)+1))
+}
+
+// gap is the processing time between two events. Half the gaps are whole
+// multiples of 15 s, like every delay RandomSpec draws, so that "exactly E
+// (or Ld, or I) later" happens often instead of with probability zero.
+func (g gen) gap() time.Duration {
+	d := g.rawGap()
+	if g.r.IntN(2) == 0 {
+		d = d.Truncate(15 * time.Second)
+	}
+	return d
+}
+
+func (g gen) rawGap() time.Duration {
+	s := g.spec
+	switch p := g.r.IntN(100); {
+	case p < 20:
+		return 0 // a burst: several events at one instant
+	case p < 60:
+		return g.between(0, 20*time.Second)
+	case p < 85:
+		return g.between(20*time.Second, 2*time.Minute)
+	case p < 97:
+		return g.between(2*time.Minute, s.IdleTimeout+s.EarlyDelay+s.LateDelay+2*time.Minute)
+	default: // the night: the source goes idle, windows close and expire
+		return g.between(s.WindowSize, s.WindowSize+s.AllowedLateness+s.OutOfOrderness+s.IdleTimeout)
+	}
+}
+
+// eventTime picks an order's event time relative to its arrival; half of
+// them on the same 15 s grid as the gaps, so event times also meet window
+// ends and watermarks exactly.
+func (g gen) eventTime(now, origin time.Time) time.Time {
+	t := g.rawEventTime(now)
+	if g.r.IntN(2) == 0 {
+		t = origin.Add(t.Sub(origin).Truncate(15 * time.Second))
+	}
+	return t
+}
+
+func (g gen) rawEventTime(now time.Time) time.Time {
+	s := g.spec
+	d := max(s.OutOfOrderness, 30*time.Second)
+	switch p := g.r.IntN(100); {
+	case p < 45: // the usual few seconds or minutes in transit
+		return now.Add(-g.between(0, d))
+	case p < 60: // the customer on the metro
+		return now.Add(-g.between(d, s.WindowSize+d))
+	case p < 75: // late, often within the allowed lateness
+		return now.Add(-g.between(s.WindowSize, s.WindowSize+s.AllowedLateness+d))
+	case p < 85: // mostly too late
+		return now.Add(-g.between(s.WindowSize+s.AllowedLateness, 2*(s.WindowSize+s.AllowedLateness+d)))
+	case p < 92: // a device whose clock runs ahead
+		return now.Add(g.between(time.Nanosecond, 2*d+5*time.Minute))
+	default: // exactly on a window boundary, or the last instant before one
+		t := g.spec.WindowOf(now.Add(-g.between(0, s.WindowSize+s.AllowedLateness))).Start
+		if g.r.IntN(2) == 0 {
+			t = t.Add(-time.Nanosecond)
+		}
+		return t
+	}
+}
+
+func (g gen) measures() window.Measures {
+	cents := g.r.Int64N(100_000) + 1 // 0.01 to 1000.00
+	lines := make([]int64, 1+g.r.IntN(4))
+	for i := range lines {
+		lines[i] = 1 + g.r.Int64N(3)
+	}
+	m, err := window.OrderMeasures(numeric.Dec(cents*10_000_000), lines...)
+	if err != nil {
+		panic(err) // small values cannot overflow
+	}
+	return m
+}
+
+// RandomSpec returns a valid spec with sizes and delays drawn to make the
+// interesting cases frequent in short streams: windows that do not divide an
+// hour, zero delays, zero lateness, both accumulation modes, one to eight
+// shards.
+func RandomSpec(r *rand.Rand) window.Spec {
+	s := window.Defaults()
+	s.WindowSize = pick(r, time.Hour, 10*time.Minute, 7*time.Minute, 25*time.Minute, 90*time.Second)
+	s.OutOfOrderness = pick(r, 0, 30*time.Second, 2*time.Minute, 10*time.Minute)
+	s.IdleTimeout = pick(r, time.Minute, 5*time.Minute)
+	s.EarlyDelay = pick(r, 0, 30*time.Second, time.Minute, 3*time.Minute)
+	s.AllowedLateness = pick(r, 0, 5*time.Minute, 30*time.Minute, 2*time.Hour)
+	s.LateDelay = pick(r, 0, 0, 45*time.Second, 3*time.Minute)
+	s.Accumulation = pick(r, window.Accumulating, window.Discarding)
+	s.Shards = pick(r, 1, 3, 8)
+	return s
+}
+
+func pick[T any](r *rand.Rand, vs ...T) T { return vs[r.IntN(len(vs))] }

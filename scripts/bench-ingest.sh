@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# End-to-end ingest benchmark through the local CLI: generates order-line
+# exports (default 800,000 and 8,000,000 rows, dirty rows at known lines),
+# starts `alpipe serve` on a fresh data folder for each, drops the file
+# (upload to the local fake GCS, ingest, DuckDB load, daily aggregate,
+# quarantine), and prints wall time, rows/s, MB/s and the server's peak RSS.
+#
+#   scripts/bench-ingest.sh                 # 800000 8000000
+#   scripts/bench-ingest.sh 800000          # one size
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=("$@")
+[[ ${#sizes[@]} -gt 0 ]] || sizes=(800000 8000000)
+
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+	[[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/alpipe" ./cmd/alpipe
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+server="http://127.0.0.1:$port"
+
+printf '%-10s %-9s %-10s %-8s %-12s %-9s %-9s %s\n' rows MB seconds status rows/s MB/s peakRSS loaded/quarantined
+for n in "${sizes[@]}"; do
+	file="$work/pedidos-$n.csv"
+	go run ./scripts/genorders -rows "$n" -o "$file" >/dev/null
+	mb=$(python3 -c "import os; print(f'{os.path.getsize(\"$file\")/1e6:.1f}')")
+	data="$work/data-$n"
+	"$work/alpipe" serve --addr "127.0.0.1:$port" --data "$data" >"$work/serve-$n.log" 2>&1 &
+	server_pid=$!
+	for _ in $(seq 1 100); do curl -fs "$server/_local/health" >/dev/null 2>&1 && break; sleep 0.1; done
+	start=$(date +%s.%N)
+	out=$("$work/alpipe" drop "$file" --object "exportaciones/2026/03/14/pedidos-$n.csv" --format json --server "$server")
+	end=$(date +%s.%N)
+	# The serve process re-executes itself once (allocator settings), so its
+	# PID stays the same; VmHWM is the peak resident size of that process.
+	rss=$(awk '/VmHWM/ {printf "%.0fMiB", $2/1024}' "/proc/$server_pid/status")
+	python3 - "$n" "$mb" "$start" "$end" "$rss" "$out" <<'EOF'
+import json, sys
+n, mb, start, end, rss, out = sys.argv[1:]
+rec = json.loads(out)
+secs = float(end) - float(start)
+c = rec["Counts"]
+print(f"{n:<10} {mb:<9} {secs:<10.2f} {rec['State']:<8} {int(n)/secs:<12,.0f} {float(mb)/secs:<9.1f} {rss:<9} {c['Loaded']}/{c['Quarantined']}")
+EOF
+	kill "$server_pid"
+	wait "$server_pid" 2>/dev/null || true
+	server_pid=""
+done

@@ -1,0 +1,89 @@
+// Command genorders writes a synthetic ERP order-lines export for the ingest
+// benchmark: CRLF, a BOM, quoted decimal commas, and dirty rows at known
+// lines, so the expected counts are exact.
+//
+//	go run ./scripts/genorders -rows 800000 -o /tmp/pedidos.csv
+//
+// Dirty rows (data line numbers; the header is line 1): every 100,000th row
+// from 412,337 on has an unquoted 89,90 (9 columns), and every 100,000th row
+// from 250,001 on has a negative quantity. It prints the expected counts.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+func main() {
+	rows := flag.Int("rows", 800_000, "data rows to write")
+	out := flag.String("o", "pedidos.csv", "output file")
+	flag.Parse()
+	if err := write(*out, *rows); err != nil {
+		fmt.Fprintln(os.Stderr, "genorders:", err)
+		os.Exit(1)
+	}
+}
+
+var (
+	skus      = []string{"MOCH-40L-AZ", "MOCH-25L-VR", "BOTA-TREK-42", "GORRO-LANA-RJ", "CALCET-MERINO", "FRONTAL-LED", "BASTON-CARB", "CHAQ-GTX-M"}
+	prices    = []string{"89,90", "64,50", "129,00", "19,95", "12,50", "39,99", "74,00", "249,00"}
+	countries = []string{"ES", "FR", "PT", "DE", "IT", "NL", "BE", "AT"}
+)
+
+func write(path string, n int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString("\ufeffpedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n")
+	bad := 0
+	var b []byte
+	for i := 1; i <= n; i++ {
+		line := i + 1 // physical line number of this row
+		k := i % len(skus)
+		b = b[:0]
+		b = append(b, "P-"...)
+		b = strconv.AppendInt(b, int64(1_000_000+i/3), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(i%3+1), 10)
+		b = append(b, ",2026-03-"...)
+		b = append(b, byte('0'+(i%28+1)/10), byte('0'+(i%28+1)%10))
+		b = append(b, ',')
+		b = append(b, skus[k]...)
+		qty := int64(i%4 + 1)
+		if line >= 250_002 && (line-250_002)%100_000 == 0 {
+			qty = -qty
+			bad++
+		}
+		b = append(b, ',')
+		b = strconv.AppendInt(b, qty, 10)
+		if line >= 412_337 && (line-412_337)%100_000 == 0 {
+			b = append(b, ',', '8', '9', ',', '9', '0') // unquoted decimal comma: 9 fields
+			bad++
+		} else {
+			b = append(b, ",\""...)
+			b = append(b, prices[k]...)
+			b = append(b, '"')
+		}
+		b = append(b, ",C-"...)
+		b = strconv.AppendInt(b, int64(i%50_000), 10)
+		b = append(b, ',')
+		b = append(b, countries[i%len(countries)]...)
+		b = append(b, '\r', '\n')
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Printf("%s: %d rows, expected loaded=%d quarantined=%d\n", path, n, n-bad, bad)
+	return nil
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Offline checks of the deployment code, run by the repository's test command:
+#   1. terraform fmt -check -recursive terraform
+#   2. tflint v0.64.0 with its bundled Terraform-language rules (terraform/.tflint.hcl)
+#   3. tfsec v1.26.0 (checks compiled in, --no-module-downloads)
+#   4. shellcheck of the deploy scripts, when shellcheck is installed
+# tflint and tfsec are built once from the Go module proxy into .cache/bin
+# (about 5 minutes on 2 cores) and reused afterwards, offline. Both scanners
+# run twice: with the defaults (first apply, no image yet) and with
+# terraform/testdata/deployed.tfvars, so that the resources that exist only
+# once an image is deployed are scanned too. Any finding fails the script.
+#
+# Usage: scripts/tf-check.sh            Environment: TF_CHECK_BIN (default <repo>/.cache/bin)
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="${TF_CHECK_BIN:-$ROOT/.cache/bin}"
+TF_DIR="$ROOT/terraform"
+DEPLOYED_VARS="testdata/deployed.tfvars" # relative to terraform/
+
+TFLINT_MODULE=github.com/terraform-linters/tflint
+TFLINT_VERSION=v0.64.0
+TFSEC_MODULE=github.com/aquasecurity/tfsec
+TFSEC_PACKAGE=github.com/aquasecurity/tfsec/cmd/tfsec
+TFSEC_VERSION=v1.26.0
+
+step() { printf '\n--- %s\n' "$*"; }
+
+# built_version BINARY MODULE prints the module version a Go binary was built
+# from, or nothing.
+built_version() {
+  [[ -x "$1" ]] || return 0
+  go version -m "$1" 2>/dev/null | awk -v mod="$2" '$1 == "mod" && $2 == mod { print $3 }'
+}
+
+# ensure_tool NAME MODULE PACKAGE VERSION builds the tool unless the cached
+# binary already is that version (so a version bump rebuilds it).
+ensure_tool() {
+  local name="$1" module="$2" package="$3" version="$4"
+  if [[ "$(built_version "$BIN/$name" "$module")" == "$version" ]]; then
+    return 0
+  fi
+  step "building $name $version into $BIN (first run only)"
+  mkdir -p "$BIN"
+  local start=$SECONDS
+  GOBIN="$BIN" GOFLAGS=-buildvcs=false go install "$package@$version"
+  printf '%s %s built in %ds\n' "$name" "$version" $((SECONDS - start))
+}
+
+ensure_tool tflint "$TFLINT_MODULE" "$TFLINT_MODULE" "$TFLINT_VERSION"
+ensure_tool tfsec "$TFSEC_MODULE" "$TFSEC_PACKAGE" "$TFSEC_VERSION"
+
+step "terraform fmt -check -recursive terraform"
+if command -v terraform >/dev/null 2>&1; then
+  # The CLI configuration is irrelevant to fmt; do not warn about a missing one.
+  TF_CLI_CONFIG_FILE=/dev/null terraform fmt -check -recursive -diff "$TF_DIR"
+else
+  # No Terraform binary on this machine: the same formatter (hclwrite, which
+  # terraform fmt is built on) is applied by a Go test.
+  echo "terraform not installed: checking the formatting with internal/deploy's TestTerraformIsFormatted"
+  (cd "$ROOT" && go test -count=1 -run '^TestTerraformIsFormatted$' ./internal/deploy)
+fi
+
+step "tflint $TFLINT_VERSION (bundled terraform ruleset, preset all)"
+(
+  cd "$TF_DIR"
+  "$BIN/tflint" --format compact --config .tflint.hcl
+  "$BIN/tflint" --format compact --config .tflint.hcl --var-file "$DEPLOYED_VARS"
+)
+echo "tflint: no issues"
+
+step "tfsec $TFSEC_VERSION"
+# --soft-fail is never used: any unignored finding fails. Justified ignores
+# are inline #tfsec:ignore:<rule> comments and are listed by --include-ignored.
+for vars in "" "$DEPLOYED_VARS"; do
+  args=(--no-module-downloads --no-color --concise-output --exclude-downloaded-modules)
+  if [[ -n "$vars" ]]; then
+    args+=(--tfvars-file "$TF_DIR/$vars")
+  fi
+  "$BIN/tfsec" "$TF_DIR" "${args[@]}"
+done
+
+step "shellcheck"
+if command -v shellcheck >/dev/null 2>&1; then
+  shellcheck "$ROOT/scripts/deploy.sh" "$ROOT/scripts/tf-check.sh"
+  echo "shellcheck: no issues"
+else
+  echo "shellcheck not installed: skipped (bash -n runs in internal/deploy's tests)"
+fi
+
+step "terraform checks passed"

@@ -1,0 +1,201 @@
+# Log-based metrics from the structured JSON logs (log/slog, one line per
+# ingested file, one per dropped order, one per tick). Field names are the
+# log contract: feed, state, rows_read, rows_loaded, rows_quarantined,
+# rejects (code -> count), reason, aggregation, watermark_lag_seconds.
+
+locals {
+  run_logs = "resource.type=\"cloud_run_revision\""
+
+  # The line that closes a file carries its counts.
+  ingest_file_filter = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.IngestCSV.service}\" AND jsonPayload.rows_read:*"
+
+  ingest_row_metrics = {
+    ingest_rows_read = {
+      field       = "jsonPayload.rows_read"
+      description = "Rows read per ingested file (header excluded), by feed."
+    }
+    ingest_rows_loaded = {
+      field       = "jsonPayload.rows_loaded"
+      description = "Rows loaded into the warehouse per ingested file, by feed."
+    }
+    ingest_rows_quarantined = {
+      field       = "jsonPayload.rows_quarantined"
+      description = "Rows sent to quarantine per ingested file, by feed. rows_read = rows_loaded + rows_quarantined."
+    }
+  }
+
+  # A file's row counts span 0 to a few million: powers of two up to 2^31.
+  row_buckets = {
+    num_finite_buckets = 32
+    growth_factor      = 2
+    scale              = 1
+  }
+
+  # PromQL names of log-based metrics: logging.googleapis.com/user/<name>
+  # with '/' mapped to '_' (Cloud Monitoring's PromQL naming rule).
+  promql_prefix = "logging_googleapis_com:user_"
+}
+
+resource "google_logging_metric" "ingest_rows" {
+  for_each = local.ingest_row_metrics
+
+  name        = "alpipe/${each.key}"
+  description = each.value.description
+  filter      = local.ingest_file_filter
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "DISTRIBUTION"
+    unit         = "1"
+    display_name = "alpipe ${replace(each.key, "_", " ")}"
+
+    labels {
+      key         = "feed"
+      value_type  = "STRING"
+      description = "Data contract (feed) of the file."
+    }
+  }
+
+  value_extractor  = "EXTRACT(${each.value.field})"
+  label_extractors = { feed = "EXTRACT(jsonPayload.feed)" }
+
+  bucket_options {
+    exponential_buckets {
+      num_finite_buckets = local.row_buckets.num_finite_buckets
+      growth_factor      = local.row_buckets.growth_factor
+      scale              = local.row_buckets.scale
+    }
+  }
+}
+
+# Rejected rows by feed and reason: `rejects` is a map from reason code to
+# count, and a log-based metric extracts one field, so each code gets its own
+# metric. Codes such as "fecha:invalid_date" contain a colon: the field path
+# quotes them, and the metric name spells the colon "__" (metric names may
+# not contain one).
+resource "google_logging_metric" "ingest_rows_rejected" {
+  for_each = toset(var.reject_codes)
+
+  name        = "alpipe/ingest_rows_rejected_${replace(each.key, ":", "__")}"
+  description = "Rows rejected with reason code ${each.key} per ingested file, by feed."
+  filter      = "${local.ingest_file_filter} AND jsonPayload.rejects.\"${each.key}\":*"
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "DISTRIBUTION"
+    unit         = "1"
+    display_name = "alpipe rows rejected (${each.key})"
+
+    labels {
+      key         = "feed"
+      value_type  = "STRING"
+      description = "Data contract (feed) of the file."
+    }
+  }
+
+  value_extractor  = "EXTRACT(jsonPayload.rejects.\"${each.key}\")"
+  label_extractors = { feed = "EXTRACT(jsonPayload.feed)" }
+
+  bucket_options {
+    exponential_buckets {
+      num_finite_buckets = local.row_buckets.num_finite_buckets
+      growth_factor      = local.row_buckets.growth_factor
+      scale              = local.row_buckets.scale
+    }
+  }
+}
+
+resource "google_logging_metric" "ingest_files" {
+  name        = "alpipe/ingest_files"
+  description = "Ingested file generations by feed and final ledger state (DONE, REJECTED, DUPLICATE, SKIPPED, ...)."
+  filter      = local.ingest_file_filter
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "alpipe files ingested"
+
+    labels {
+      key         = "feed"
+      value_type  = "STRING"
+      description = "Data contract (feed) of the file; empty when no contract matched."
+    }
+
+    labels {
+      key         = "state"
+      value_type  = "STRING"
+      description = "Ledger state the attempt ended in."
+    }
+  }
+
+  label_extractors = {
+    feed  = "EXTRACT(jsonPayload.feed)"
+    state = "EXTRACT(jsonPayload.state)"
+  }
+}
+
+# Orders dropped because their window had expired (reason too_late), and
+# messages that were not valid orders (reason "invalid: ..."): both are
+# acknowledged and written to pedidos_descartados; these count them.
+resource "google_logging_metric" "orders_late_dropped" {
+  name        = "alpipe/orders_late_dropped"
+  description = "Orders that arrived after their window's allowed lateness and were dropped from the aggregation (late_dropped)."
+  filter      = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.AggregateOrders.service}\" AND jsonPayload.reason=\"too_late\""
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "alpipe orders dropped too late"
+
+    labels {
+      key         = "aggregation"
+      value_type  = "STRING"
+      description = "Aggregation whose window had expired."
+    }
+  }
+
+  label_extractors = { aggregation = "EXTRACT(jsonPayload.aggregation)" }
+}
+
+resource "google_logging_metric" "orders_invalid" {
+  name        = "alpipe/orders_invalid"
+  description = "Pub/Sub messages that were not valid orders (bad JSON, missing pedido_id or momento_evento, bad amount or country)."
+  filter      = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.AggregateOrders.service}\" AND jsonPayload.reason=~\"^invalid\""
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "alpipe invalid order messages"
+  }
+}
+
+resource "google_logging_metric" "watermark_lag" {
+  name        = "alpipe/watermark_lag_seconds"
+  description = "now - watermark at each AdvanceWatermark tick, per aggregation. Healthy: about out_of_orderness plus one tick."
+  filter      = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.AdvanceWatermark.service}\" AND jsonPayload.watermark_lag_seconds:*"
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "DISTRIBUTION"
+    unit         = "s"
+    display_name = "alpipe watermark lag"
+
+    labels {
+      key         = "aggregation"
+      value_type  = "STRING"
+      description = "Aggregation whose watermark was advanced."
+    }
+  }
+
+  value_extractor  = "EXTRACT(jsonPayload.watermark_lag_seconds)"
+  label_extractors = { aggregation = "EXTRACT(jsonPayload.aggregation)" }
+
+  bucket_options {
+    explicit_buckets {
+      bounds = [60, 300, 600, 660, 720, 900, 1200, 1800, 3600, 7200, 14400, 86400]
+    }
+  }
+}

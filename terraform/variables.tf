@@ -1,0 +1,442 @@
+# ---------------------------------------------------------------------------
+# Project and placement
+# ---------------------------------------------------------------------------
+
+variable "project_id" {
+  description = "Google Cloud project that hosts alpipe and the analytics dataset (AlpinaShop: alpinashop-datos)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{4,28}[a-z0-9]$", var.project_id))
+    error_message = "project_id must be a project ID (6-30 lower-case letters, digits and hyphens), not a project number or name."
+  }
+}
+
+variable "region" {
+  description = "Region for every regional resource: buckets, Cloud Run, Eventarc, Scheduler, Artifact Registry, BigQuery and Firestore. The landing bucket and the Eventarc trigger must share it."
+  type        = string
+  default     = "europe-west1"
+
+  validation {
+    condition     = can(regex("^[a-z]+-[a-z]+[0-9]$", var.region))
+    error_message = "region must be a single region such as europe-west1: Eventarc storage triggers need the bucket's region, not a multi-region."
+  }
+}
+
+variable "image" {
+  description = "Container image of cmd/server, pinned by digest (REGION-docker.pkg.dev/PROJECT/REPO/server@sha256:...). Null on the very first apply: the services, triggers, push subscription and scheduler job are then left out until an image exists. Once they exist it only matters for a re-creation: the pipeline rolls images forward (see run.tf), and scripts/deploy.sh passes the running image on later applies."
+  type        = string
+  default     = null
+  nullable    = true
+
+  validation {
+    condition     = var.image == null || can(regex("^[a-z0-9.-]+(/[a-zA-Z0-9._-]+)+@sha256:[0-9a-f]{64}$", var.image))
+    error_message = "image must be pinned by digest (...@sha256:<64 hex>), so that what runs is exactly what was built and tested."
+  }
+}
+
+variable "deletion_protection" {
+  description = "Protects the services, the Firestore database and the BigQuery tables against `terraform destroy` and replacement. Turn off only to tear down a scratch project."
+  type        = bool
+  default     = true
+}
+
+# ---------------------------------------------------------------------------
+# Buckets
+# ---------------------------------------------------------------------------
+
+variable "landing_bucket" {
+  description = "Bucket the ERP writes its CSV exports to (exportaciones/YYYY/MM/DD/*.csv). Versioned, so an overwritten export stays readable by the generation its event names."
+  type        = string
+  default     = "alpinashop-catalogo"
+
+  validation {
+    condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.landing_bucket))
+    error_message = "landing_bucket must be a valid bucket name without dots."
+  }
+}
+
+variable "landing_noncurrent_version_days" {
+  description = "Days an overwritten (noncurrent) export generation is kept. Long enough to finish any retry of its event (Eventarc retries for up to 24 h) and to compare with the newer export."
+  type        = number
+  default     = 30
+
+  validation {
+    condition     = var.landing_noncurrent_version_days >= 2 && floor(var.landing_noncurrent_version_days) == var.landing_noncurrent_version_days
+    error_message = "landing_noncurrent_version_days must be a whole number of days, at least 2 (events are retried for up to 24 h)."
+  }
+}
+
+variable "quarantine_bucket" {
+  description = "Bucket for rejected rows: one object per source generation under quarantine_prefix, with line, reason and raw line."
+  type        = string
+  default     = "alpinashop-cuarentena"
+
+  validation {
+    condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.quarantine_bucket))
+    error_message = "quarantine_bucket must be a valid bucket name without dots."
+  }
+}
+
+variable "quarantine_prefix" {
+  description = "Object prefix of quarantine files (QUARANTINE_PREFIX)."
+  type        = string
+  default     = "cuarentena/"
+
+  validation {
+    condition     = can(regex("^[a-z0-9_-]+/$", var.quarantine_prefix))
+    error_message = "quarantine_prefix must be one path segment ending in '/'."
+  }
+}
+
+variable "quarantine_retention_days" {
+  description = "Days a quarantine file is kept before lifecycle deletion. It is a work list for people who fix and replay rows, not an archive: the source generation stays in the landing bucket and re-ingesting it rebuilds the file. 180 days spans two quarterly closes."
+  type        = number
+  default     = 180
+
+  validation {
+    condition     = var.quarantine_retention_days >= 30 && floor(var.quarantine_retention_days) == var.quarantine_retention_days
+    error_message = "quarantine_retention_days must be a whole number of days, at least 30, so that a month-end fix still finds its rows."
+  }
+}
+
+variable "staging_bucket" {
+  description = "Bucket for the NDJSON files that BigQuery load jobs read (STAGING_BUCKET). Its objects are transient."
+  type        = string
+  default     = "alpinashop-alpipe-staging"
+
+  validation {
+    condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.staging_bucket))
+    error_message = "staging_bucket must be a valid bucket name without dots."
+  }
+}
+
+variable "staging_prefix" {
+  description = "Object prefix of staged load files (STAGING_PREFIX)."
+  type        = string
+  default     = "staging/"
+
+  validation {
+    condition     = can(regex("^[a-z0-9_-]+/$", var.staging_prefix))
+    error_message = "staging_prefix must be one path segment ending in '/'."
+  }
+}
+
+variable "staging_retention_days" {
+  description = "Backstop lifecycle deletion of staged files. The ingest deletes them after a successful load; this only sweeps what a crash left behind, and must outlive a load job plus its retries."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = contains([1, 2], var.staging_retention_days)
+    error_message = "staging_retention_days must be 1 or 2: shorter could delete a file a running load job still reads, longer only pays for garbage."
+  }
+}
+
+variable "build_bucket" {
+  description = "Bucket for the source archives of builds submitted by hand (gcloud builds submit --gcs-source-staging-dir), readable by the deployer identity the pipeline runs as. Archives are deleted after a week."
+  type        = string
+  default     = "alpinashop-alpipe-build"
+
+  validation {
+    condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.build_bucket))
+    error_message = "build_bucket must be a valid bucket name without dots."
+  }
+}
+
+# ---------------------------------------------------------------------------
+# BigQuery and Firestore
+# ---------------------------------------------------------------------------
+
+variable "dataset_id" {
+  description = "BigQuery dataset of the analytics tables (BIGQUERY_DATASET)."
+  type        = string
+  default     = "alpinashop_analitica"
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_]{1,1024}$", var.dataset_id))
+    error_message = "dataset_id may contain only letters, digits and underscores."
+  }
+}
+
+variable "firestore_database" {
+  description = "Firestore (native mode) database that holds the ingest ledger and the window state (FIRESTORE_DATABASE)."
+  type        = string
+  default     = "(default)"
+
+  validation {
+    condition     = var.firestore_database == "(default)" || can(regex("^[a-z][a-z0-9-]{2,61}[a-z0-9]$", var.firestore_database))
+    error_message = "firestore_database must be (default) or a database ID of 4-63 lower-case letters, digits and hyphens."
+  }
+}
+
+variable "firestore_ttl_collection_groups" {
+  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger (ledger, ledger_md5) and the window state (windows, shards, orders dedup records). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must match the collection names the Firestore adapters write."
+  type        = list(string)
+  default     = ["ledger", "ledger_md5", "windows", "shards", "orders"]
+
+  validation {
+    condition     = length(var.firestore_ttl_collection_groups) == length(distinct(var.firestore_ttl_collection_groups)) && alltrue([for c in var.firestore_ttl_collection_groups : can(regex("^[a-z_][a-z0-9_]*$", c))])
+    error_message = "firestore_ttl_collection_groups must be distinct collection IDs (lower-case letters, digits, underscores)."
+  }
+}
+
+# ---------------------------------------------------------------------------
+# Ingest
+# ---------------------------------------------------------------------------
+
+variable "ledger_lease" {
+  description = "How long an ingest attempt owns a file before another delivery may take it over (LEDGER_LEASE). Must exceed the 540 s request timeout, or a redelivery could take over a file that is still loading. Whole units only, e.g. 10m or 9m30s."
+  type        = string
+  default     = "10m"
+
+  validation {
+    condition     = can(regex("^([0-9]+h)?([0-9]+m)?([0-9]+s)?$", var.ledger_lease)) && sum([for m in regexall("([0-9]+)([hms])", var.ledger_lease) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) > 540
+    error_message = "ledger_lease must be a duration such as 10m, longer than the 540s ingest timeout."
+  }
+}
+
+# ---------------------------------------------------------------------------
+# Orders stream
+# ---------------------------------------------------------------------------
+
+variable "orders_topic" {
+  description = "Pub/Sub topic the web application publishes confirmed orders to, with attribute momento_evento."
+  type        = string
+  default     = "pedidos-nuevos"
+
+  validation {
+    condition     = can(regex("^[a-zA-Z][a-zA-Z0-9._~+%-]{2,254}$", var.orders_topic))
+    error_message = "orders_topic must be a valid Pub/Sub topic ID."
+  }
+}
+
+variable "dead_letter_topic" {
+  description = "Topic that receives orders AggregateOrders failed to handle max_delivery_attempts times (transient failures only: invalid orders are acknowledged and recorded in pedidos_descartados)."
+  type        = string
+  default     = "pedidos-nuevos-dlq"
+
+  validation {
+    condition     = can(regex("^[a-zA-Z][a-zA-Z0-9._~+%-]{2,254}$", var.dead_letter_topic))
+    error_message = "dead_letter_topic must be a valid Pub/Sub topic ID."
+  }
+}
+
+variable "push_ack_deadline_seconds" {
+  description = "Ack deadline of the push subscription, which is also the push request timeout; the AggregateOrders request timeout is set to the same value so that Cloud Run never answers after Pub/Sub has given up."
+  type        = number
+  default     = 60
+
+  validation {
+    condition     = var.push_ack_deadline_seconds >= 10 && var.push_ack_deadline_seconds <= 600 && floor(var.push_ack_deadline_seconds) == var.push_ack_deadline_seconds
+    error_message = "push_ack_deadline_seconds must be a whole number between 10 and 600."
+  }
+}
+
+variable "push_retry_backoff" {
+  description = "Exponential backoff of push redeliveries, in seconds. The minimum spaces retries of a contended window; the maximum bounds how stale a retried order can get."
+  type = object({
+    minimum_seconds = number
+    maximum_seconds = number
+  })
+  default = {
+    minimum_seconds = 10
+    maximum_seconds = 600
+  }
+
+  validation {
+    condition     = var.push_retry_backoff.minimum_seconds >= 0 && var.push_retry_backoff.maximum_seconds <= 600 && var.push_retry_backoff.minimum_seconds <= var.push_retry_backoff.maximum_seconds
+    error_message = "push_retry_backoff must satisfy 0 <= minimum_seconds <= maximum_seconds <= 600."
+  }
+}
+
+variable "max_delivery_attempts" {
+  description = "Deliveries of one order before it goes to the dead-letter topic. With the default backoff, 10 attempts span about half an hour, longer than a Firestore or BigQuery incident usually lasts."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.max_delivery_attempts >= 5 && var.max_delivery_attempts <= 100 && floor(var.max_delivery_attempts) == var.max_delivery_attempts
+    error_message = "max_delivery_attempts must be a whole number between 5 and 100 (Pub/Sub limits)."
+  }
+}
+
+variable "stream" {
+  description = <<-EOT
+    Event-time aggregation settings, passed to AggregateOrders and AdvanceWatermark (which must agree) as
+    AGGREGATION, AGGREGATION_KEY, WINDOW_SIZE, OUT_OF_ORDERNESS, IDLE_TIMEOUT, EARLY_DELAY,
+    ALLOWED_LATENESS, LATE_DELAY, ACCUMULATION, STATE_SHARDS and TICK_LEASE. Semantics in
+    docs/event-time.md: fixed windows of window_size; watermark = max event time - out_of_orderness,
+    or processing time after idle_timeout without orders; EARLY panes early_delay after a change;
+    orders up to allowed_lateness after the window end give LATE panes (after late_delay); beyond it
+    they are dropped. Durations use whole h/m/s units (1h, 10m, 90s, 0s).
+  EOT
+  type = object({
+    aggregation      = optional(string, "ventas_hora_pais")
+    aggregation_key  = optional(string, "pais")
+    window_size      = optional(string, "1h")
+    out_of_orderness = optional(string, "10m")
+    idle_timeout     = optional(string, "5m")
+    early_delay      = optional(string, "60s")
+    allowed_lateness = optional(string, "2h")
+    late_delay       = optional(string, "0s")
+    accumulation     = optional(string, "ACCUMULATING")
+    state_shards     = optional(number, 8)
+    tick_lease       = optional(string, "2m")
+  })
+  default = {}
+
+  validation {
+    condition = alltrue([for d in [
+      var.stream.window_size, var.stream.out_of_orderness, var.stream.idle_timeout, var.stream.early_delay,
+      var.stream.allowed_lateness, var.stream.late_delay, var.stream.tick_lease,
+    ] : can(regex("^(0s|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$", d)) && d != ""])
+    error_message = "Every stream duration must be written in whole h/m/s units, e.g. 1h, 10m, 90s or 0s."
+  }
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9_]{0,62}$", var.stream.aggregation)) && can(regex("^[a-z][a-z0-9_]{0,62}$", var.stream.aggregation_key))
+    error_message = "stream.aggregation and stream.aggregation_key must be lower-case identifiers (they name documents and a column)."
+  }
+
+  validation {
+    # The key names a column of ventas_hora_pais_paneles and of the view
+    # (internal/warehouse/schema): another key needs another table.
+    condition     = var.stream.aggregation_key == "pais"
+    error_message = "stream.aggregation_key must be pais, the key column of ventas_hora_pais_paneles."
+  }
+
+  validation {
+    condition     = contains(["ACCUMULATING", "DISCARDING"], var.stream.accumulation)
+    error_message = "stream.accumulation must be ACCUMULATING or DISCARDING."
+  }
+
+  validation {
+    condition     = var.stream.state_shards >= 1 && var.stream.state_shards <= 64 && floor(var.stream.state_shards) == var.stream.state_shards
+    error_message = "stream.state_shards must be a whole number between 1 and 64: each shard sustains about one write per second per window and key."
+  }
+
+  validation {
+    # A window shorter than a minute would close faster than the scheduler ticks.
+    condition     = sum([for m in regexall("([0-9]+)([hms])", var.stream.window_size) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) >= 60
+    error_message = "stream.window_size must be at least 1m."
+  }
+
+  validation {
+    # The tick lease must outlive a tick's 60 s request timeout, or an overlapping
+    # tick could take over a tick that is still writing panes.
+    condition     = sum([for m in regexall("([0-9]+)([hms])", var.stream.tick_lease) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) > 60
+    error_message = "stream.tick_lease must be longer than 60s, the AdvanceWatermark request timeout."
+  }
+}
+
+variable "watermark_schedule" {
+  description = "Cron schedule of the AdvanceWatermark tick. Every minute keeps the dashboard within about a minute of real time; a tick costs one short request."
+  type        = string
+  default     = "* * * * *"
+
+  validation {
+    condition     = length(split(" ", var.watermark_schedule)) == 5
+    error_message = "watermark_schedule must be a five-field cron expression."
+  }
+}
+
+# ---------------------------------------------------------------------------
+# Capacity
+# ---------------------------------------------------------------------------
+
+variable "max_instances" {
+  description = <<-EOT
+    Upper bound of Cloud Run instances per function, a cost and quota guard.
+    IngestCSV: a handful of files a day, each one CPU-bound on its own instance; more parallel files
+    only spend BigQuery's 1,500 table modifications per table per day faster.
+    AggregateOrders: throughput per window and key is bounded by Firestore (about 1 write/s per
+    shard document), not by instances; more instances only add transaction contention.
+    AdvanceWatermark: one tick at a time is the design (a lease guards it); one instance suffices.
+  EOT
+  type = object({
+    IngestCSV        = optional(number, 5)
+    AggregateOrders  = optional(number, 10)
+    AdvanceWatermark = optional(number, 1)
+  })
+  default = {}
+
+  validation {
+    condition     = alltrue([for n in values(var.max_instances) : n >= 1 && n <= 100 && floor(n) == n])
+    error_message = "Every max_instances value must be a whole number between 1 and 100."
+  }
+}
+
+# ---------------------------------------------------------------------------
+# Images and operations
+# ---------------------------------------------------------------------------
+
+variable "artifact_repository" {
+  description = "Artifact Registry Docker repository for the server image."
+  type        = string
+  default     = "alpipe"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{0,61}[a-z0-9]$", var.artifact_repository))
+    error_message = "artifact_repository must be lower-case letters, digits and hyphens."
+  }
+}
+
+variable "reject_codes" {
+  description = "Row reject codes (keys of the `rejects` map in the per-file log line: row-level codes such as column_count, and <column>:<rule> codes from the feed contracts) that get their own log-based metric, so rejected rows can be charted by feed and reason. A test derives the full list from internal/contract and internal/ingest; a code missing here would still count in rows_quarantined."
+  type        = list(string)
+  default = [
+    "cantidad:below_min", "cantidad:invalid_int", "cantidad:out_of_range", "cantidad:required",
+    "column_count",
+    "fecha:invalid_date", "fecha:required",
+    "file_rejected",
+    "importe:out_of_range", "importe:required",
+    "invalid_utf8", "invalid_windows1252",
+    "linea:below_min", "linea:invalid_int", "linea:out_of_range", "linea:required",
+    "malformed_record",
+    "opinion_id:required",
+    "pais:not_iso3166", "pais:required",
+    "pedido_id:required",
+    "precio_unitario:below_min", "precio_unitario:invalid_numeric", "precio_unitario:out_of_range", "precio_unitario:required", "precio_unitario:too_precise",
+    "puntuacion:above_max", "puntuacion:below_min", "puntuacion:invalid_int", "puntuacion:out_of_range", "puntuacion:required",
+    "sku:required",
+  ]
+
+  validation {
+    condition     = alltrue([for c in var.reject_codes : can(regex("^[a-z][a-z0-9_]*(:[a-z][a-z0-9_]*)?$", c))])
+    error_message = "reject_codes must be lower-case identifiers, optionally <column>:<rule> (they become metric names and JSON field paths)."
+  }
+}
+
+variable "alert_notification_channels" {
+  description = "Cloud Monitoring notification channel IDs (projects/P/notificationChannels/N) that receive every alert. Empty: incidents only show in the console."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.alert_notification_channels : can(regex("^projects/[^/]+/notificationChannels/[0-9]+$", c))])
+    error_message = "alert_notification_channels must be full channel resource names."
+  }
+}
+
+variable "rejection_rate_threshold" {
+  description = "Alert when more than this fraction of the rows read in the last hour went to quarantine, per feed. The ERP's normal dirt is well under 1 %."
+  type        = number
+  default     = 0.05
+
+  validation {
+    condition     = var.rejection_rate_threshold > 0 && var.rejection_rate_threshold < 1
+    error_message = "rejection_rate_threshold must be a fraction between 0 and 1."
+  }
+}
+
+variable "watermark_lag_threshold_seconds" {
+  description = "Alert when the watermark trails processing time by more than this. Healthy lag is out_of_orderness plus one tick (about 11 min with the defaults)."
+  type        = number
+  default     = 1800
+
+  validation {
+    condition     = var.watermark_lag_threshold_seconds >= 600
+    error_message = "watermark_lag_threshold_seconds must be at least 600 (healthy lag already includes out_of_orderness)."
+  }
+}

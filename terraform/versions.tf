@@ -1,0 +1,19 @@
+terraform {
+  # 1.9 is the first release whose variable validations may refer to other
+  # variables; the stream settings rely on it.
+  required_version = ">= 1.9.0"
+
+  required_providers {
+    google = {
+      source  = "hashicorp/google"
+      version = ">= 6.14.0, < 8.0.0"
+    }
+  }
+
+  # State lives in a versioned bucket created by scripts/deploy.sh before the
+  # first `terraform init -backend-config=bucket=<project>-tfstate`. The
+  # configuration is partial so that the same code serves any project.
+  backend "gcs" {
+    prefix = "alpipe"
+  }
+}
