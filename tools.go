@@ -20,6 +20,6 @@ import (
 	_ "go.etcd.io/bbolt"
 	_ "golang.org/x/term"
 	_ "golang.org/x/text/encoding/charmap"
-	_ "google.golang.org/api/option"
 	_ "google.golang.org/api/iterator"
+	_ "google.golang.org/api/option"
 )

@@ -23,9 +23,9 @@ func TestLoad(t *testing.T) {
 		{name: "orders defaults are valid locally", cfg: &Orders{}, env: map[string]string{}},
 		{name: "watermark defaults are valid locally", cfg: &Watermark{}, env: map[string]string{}},
 		{
-			name: "bigquery without project, dataset or staging",
-			cfg:  &Ingest{},
-			env:  map[string]string{"WAREHOUSE": "bigquery", "BIGQUERY_DATASET": ""},
+			name:    "bigquery without project, dataset or staging",
+			cfg:     &Ingest{},
+			env:     map[string]string{"WAREHOUSE": "bigquery", "BIGQUERY_DATASET": ""},
 			wantErr: []string{"WAREHOUSE=bigquery needs GOOGLE_CLOUD_PROJECT", "WAREHOUSE=bigquery needs STAGING_BUCKET"},
 		},
 		{

@@ -133,7 +133,7 @@ func TestIngestCSVBadEventIsAcknowledged(t *testing.T) {
 func TestAggregateOrdersFormats(t *testing.T) {
 	body := func(id, pedido string) []byte {
 		data := base64.StdEncoding.EncodeToString([]byte(`{"pedido_id":"` + pedido + `","pais":"PT","importe_total":"10.00","lineas":[{"sku":"A","cantidad":1,"precio_unitario":"10.00"}]}`))
-		return []byte(`{"message":{"data":"` + data + `","attributes":{"momento_evento":"2026-03-14T17:30:00Z"},"messageId":"` + id + `","publishTime":"2026-03-14T17:31:00Z"},"subscription":"projects/p/subscriptions/s","deliveryAttempt":1}`)
+		return []byte(`{"message":{"data":"` + data + `","attributes":{"momento_evento":"2026-03-15T09:30:00Z"},"messageId":"` + id + `","publishTime":"2026-03-14T17:31:00Z"},"subscription":"projects/p/subscriptions/s","deliveryAttempt":1}`)
 	}
 	tests := []struct {
 		name   string

@@ -70,6 +70,6 @@ func TestConformanceFirestore(t *testing.T) {
 	newEmulatorStore(t) // skip early, once, with the reason
 	streamtest.RunWith(t, newEmulatorStore, streamtest.Features{
 		Streams: 3, Events: 120, DefaultStreams: 1, FaultStreams: 2,
-		HotKeyOrders: 50, HotKeyTimeout: 3 * time.Minute,
+		HotKeyOrders: 50, HotKeyTimeout: 3 * time.Minute, ChaosOrders: 120,
 	})
 }

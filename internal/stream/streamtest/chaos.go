@@ -21,7 +21,8 @@ import (
 )
 
 // testOrdersDuringTicks sends orders from several goroutines while two
-// tickers (their leases out of the way) advance a shared clock, so that
+// tickers (their leases out of the way) run; orders and ticks both advance
+// a shared clock, so that
 // orders race the watermark, late corrections race the ticks' panes and
 // expiry races orders into the expiring window. No model can say which pane
 // fires when, so the test checks what must hold anyway: every order has one
@@ -55,7 +56,7 @@ func testOrdersDuringTicks(t *testing.T, newStore func(t *testing.T) docstore.St
 				senderWG.Go(func() {
 					rnd := rand.New(rand.NewPCG(uint64(s), 0xc4a05))
 					for i := range perSender {
-						n := now()
+						n := start.Add(time.Duration(clock.Add(1)) * time.Second)
 						e := windowtest.Event{Kind: windowtest.Deliver, Now: n, MessageID: fmt.Sprintf("c-%d-%d", s, i),
 							Order: window.Order{ID: fmt.Sprintf("P-c%d-%04d", s, i), Key: Countries[rnd.IntN(3)],
 								EventTime: n.Add(-time.Duration(rnd.IntN(200)) * time.Second),
