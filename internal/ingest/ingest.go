@@ -126,7 +126,7 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 	}
 	switch claim.Decision {
 	case ledger.AlreadyFinished, ledger.DuplicateContent:
-		s.logOutcome(ctx, claim.Record, claim.Decision == ledger.AlreadyFinished)
+		s.logOutcome(ctx, claim.Record, claim.Decision == ledger.AlreadyFinished, timings{})
 		return claim.Record, nil
 	case ledger.Busy:
 		return claim.Record, fmt.Errorf("ingest %s: %w (owner %s, lease until %s)", key, ErrBusy, claim.Record.Owner, claim.Record.LeaseUntil.Format(time.RFC3339))
@@ -139,12 +139,13 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 	if !matched {
 		rec.State = ledger.Skipped
 		rec.Reason = "no contract matches this object name"
-		return s.finish(ctx, rec)
+		return s.finish(ctx, rec, timings{})
 	}
 	rec.Feed = feed.Name()
 	rec.LoadID = loadID(feed.Table(), key)
 
-	res, err := s.run(ctx, obj, feed, &rec)
+	var tm timings
+	res, err := s.run(ctx, obj, feed, &rec, &tm)
 	if err != nil {
 		rec.State = ledger.Failed
 		rec.Reason = err.Error()
@@ -156,10 +157,10 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 	}
 	rec.State = res.state
 	rec.Reason = res.reason
-	return s.finish(ctx, rec)
+	return s.finish(ctx, rec, tm)
 }
 
-func (s *Service) finish(ctx context.Context, rec ledger.Record) (ledger.Record, error) {
+func (s *Service) finish(ctx context.Context, rec ledger.Record, tm timings) (ledger.Record, error) {
 	rec.FinishedAt = s.now()
 	if err := s.ledger.Finish(ctx, rec, rec.FinishedAt); err != nil {
 		if errors.Is(err, ledger.ErrLeaseLost) {
@@ -171,7 +172,7 @@ func (s *Service) finish(ctx context.Context, rec ledger.Record) (ledger.Record,
 		return rec, fmt.Errorf("finish %s: %w", rec.Key, err)
 	}
 	s.stats.finished(rec)
-	s.logOutcome(ctx, rec, false)
+	s.logOutcome(ctx, rec, false, tm)
 	return rec, nil
 }
 
@@ -189,7 +190,7 @@ func newOwner() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered bool) {
+func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered bool, tm timings) {
 	level := slog.LevelInfo
 	switch {
 	case rec.State == ledger.Rejected:
@@ -211,5 +212,8 @@ func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered
 		"load_id", rec.LoadID,
 		"already_loaded", rec.AlreadyLoaded,
 		"attempt", rec.Attempt,
+		"load_ms", tm.Load.Milliseconds(),
+		"refresh_ms", tm.Refresh.Milliseconds(),
+		"duration_ms", tm.Total.Milliseconds(),
 	)
 }

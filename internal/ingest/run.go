@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
@@ -24,10 +25,18 @@ type runResult struct {
 	reason string
 }
 
+// timings are how long an attempt's phases took, logged with the outcome:
+// the first thing to look at when a file is slow.
+type timings struct {
+	Load, Refresh, Total time.Duration
+}
+
 // run streams one generation through validation into the warehouse and the
 // quarantine. It fills rec's counts. A returned error is transient: every
 // problem with the file's content ends as a result, never as an error.
-func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec *ledger.Record) (runResult, error) {
+func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec *ledger.Record, tm *timings) (runResult, error) {
+	started := time.Now()
+	defer func() { tm.Total = time.Since(started) }()
 	body, err := s.objects.Open(ctx, obj.Bucket, obj.Name, obj.Generation)
 	if errors.Is(err, objects.ErrNotFound) {
 		// A newer generation replaced it (or it was deleted) before we read
@@ -87,6 +96,7 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 
 	if src.binding != nil {
 		res, err := s.warehouse.Load(ctx, warehouse.Load{ID: rec.LoadID, Table: feed.Table(), Rows: src})
+		tm.Load = time.Since(started)
 		if err != nil {
 			return runResult{}, fmt.Errorf("load into %s: %w", feed.Table(), err)
 		}
@@ -105,6 +115,8 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	rec.Quarantine = q.objectName()
 
 	if src.binding != nil && len(src.dates) > 0 {
+		refreshStarted := time.Now()
+		defer func() { tm.Refresh = time.Since(refreshStarted) }()
 		dates := src.sortedDates()
 		for _, agg := range feed.Aggregates() {
 			if err := s.warehouse.RefreshDaily(ctx, agg, dates); err != nil {

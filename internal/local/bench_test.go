@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -48,6 +49,7 @@ func BenchmarkPushOrders(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
+					_, _ = io.Copy(io.Discard, resp.Body) // so the connection is reused
 					resp.Body.Close()
 					if resp.StatusCode != http.StatusOK {
 						b.Fatalf("HTTP %d", resp.StatusCode)

@@ -1,0 +1,388 @@
+package cost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// PerMillion expresses a share of messages exactly, as parts per million.
+type PerMillion int64
+
+// Country is a key of the aggregation and its share of the orders, in
+// parts per million of the orders.
+type Country struct {
+	Code  string     `json:"code"`
+	Share PerMillion `json:"share_ppm"`
+}
+
+// DelayBand is a share of the orders whose arrival trails their event time
+// by a delay drawn uniformly from [Min, Max).
+type DelayBand struct {
+	Share PerMillion    `json:"share_ppm"`
+	Min   time.Duration `json:"min"`
+	Max   time.Duration `json:"max"`
+}
+
+// Scenario is the simulated traffic. Orders arrive at a constant rate (the
+// day's average): every country has orders in every hour, which is the most
+// open windows a tick can meet, so the tick figures are an upper bound for
+// the quiet hours of the night.
+type Scenario struct {
+	OrdersPerDay int64         `json:"orders_per_day"`
+	Start        time.Time     `json:"start"`
+	WarmUp       time.Duration `json:"warm_up"`   // simulated, not counted: fills the open windows
+	Measured     time.Duration `json:"measured"`  // counted, then extrapolated linearly
+	TickEvery    time.Duration `json:"tick_every"`
+	Countries    []Country     `json:"countries"` // shares add up to one million
+	Delays       []DelayBand   `json:"delays"`    // shares add up to one million
+	// Duplicates: deliveries repeated by Pub/Sub (at-least-once), RedeliverAfter
+	// after the first. Invalid: messages that are not a valid order (here: no
+	// momento_evento attribute).
+	Duplicates     PerMillion    `json:"duplicates_ppm"`
+	RedeliverAfter time.Duration `json:"redeliver_after"`
+	Invalid        PerMillion    `json:"invalid_ppm"`
+	Seed           uint64        `json:"seed"`
+	Spec           window.Spec   `json:"spec"`
+}
+
+// DefaultScenario is AlpinaShop's traffic: 50,000 orders a day over 30
+// countries, Spain first, with a tail of orders held by mobile clients.
+// The shares are assumptions, stated in docs/cost.md.
+func DefaultScenario() Scenario {
+	return Scenario{
+		OrdersPerDay: 50_000,
+		Start:        time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
+		WarmUp:       4 * time.Hour,
+		Measured:     time.Hour,
+		TickEvery:    time.Minute,
+		Countries:    defaultCountries(),
+		Delays: []DelayBand{
+			{Share: 970_000, Min: 0, Max: 10 * time.Second},                 // online: published at once
+			{Share: 20_000, Min: 10 * time.Second, Max: 15 * time.Minute},   // metro, lifts: minutes
+			{Share: 8_000, Min: 15 * time.Minute, Max: 90 * time.Minute},    // late: after the ON_TIME pane
+			{Share: 2_000, Min: 150 * time.Minute, Max: 240 * time.Minute}, // hours: mostly too late
+		},
+		Duplicates:     2_000,
+		RedeliverAfter: 30 * time.Second,
+		Invalid:        500,
+		Seed:           20261123,
+		Spec:           window.Defaults(),
+	}
+}
+
+func defaultCountries() []Country {
+	// Spain, its neighbours and the big markets carry most of the orders;
+	// the other 22 share the rest equally.
+	big := []Country{
+		{"ES", 350_000}, {"FR", 120_000}, {"PT", 100_000}, {"DE", 80_000},
+		{"IT", 80_000}, {"GB", 40_000}, {"NL", 30_000}, {"BE", 24_000},
+	}
+	rest := []string{"AT", "CH", "IE", "DK", "SE", "NO", "FI", "PL", "CZ", "SK", "HU",
+		"RO", "BG", "GR", "HR", "SI", "LU", "EE", "LV", "LT", "MT", "CY"}
+	var used PerMillion
+	for _, c := range big {
+		used += c.Share
+	}
+	each := (1_000_000 - used) / PerMillion(len(rest))
+	out := append([]Country(nil), big...)
+	for i, code := range rest {
+		s := each
+		if i == 0 {
+			s += (1_000_000 - used) - each*PerMillion(len(rest)) // remainder, so shares sum to one million
+		}
+		out = append(out, Country{code, s})
+	}
+	return out
+}
+
+func (s Scenario) check() error {
+	var errs []error
+	if s.OrdersPerDay <= 0 || s.Measured <= 0 || s.WarmUp < 0 || s.TickEvery <= 0 {
+		errs = append(errs, errors.New("orders per day, measured interval and tick interval must be positive"))
+	}
+	if s.Measured%s.TickEvery != 0 || s.WarmUp%s.TickEvery != 0 {
+		errs = append(errs, fmt.Errorf("warm-up %v and measured %v must be whole numbers of ticks (%v)", s.WarmUp, s.Measured, s.TickEvery))
+	}
+	var cs, ds PerMillion
+	for _, c := range s.Countries {
+		cs += c.Share
+	}
+	for _, d := range s.Delays {
+		ds += d.Share
+		if d.Max <= d.Min {
+			errs = append(errs, fmt.Errorf("delay band [%v, %v) is empty", d.Min, d.Max))
+		}
+	}
+	if cs != 1_000_000 || ds != 1_000_000 {
+		errs = append(errs, fmt.Errorf("country shares add up to %d ppm and delay shares to %d ppm, want 1,000,000 each", cs, ds))
+	}
+	if err := s.Spec.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Measurement is what the processor did in the measured interval of a
+// Scenario, counted by CountingStore and CountingSink.
+type Measurement struct {
+	// Orders is the messages published in the interval (Invalid of them not
+	// valid orders); Deliveries adds the Pub/Sub redeliveries.
+	Orders     int64 `json:"orders"`
+	Invalid    int64 `json:"invalid"`
+	Deliveries int64 `json:"deliveries"`
+	// Fates of the deliveries: accepted, duplicate, too_late, invalid; Late
+	// counts the accepted ones that were late.
+	Fates map[stream.Fate]int64 `json:"fates"`
+	Late  int64                 `json:"late"`
+	Ticks int64                 `json:"ticks"`
+	// OpenWindows is the sum over the ticks of the (window, key)s open when
+	// each tick started.
+	OpenWindows int64 `json:"open_windows"`
+	// MessageBytes is the data plus attribute bytes of the deliveries.
+	MessageBytes int64 `json:"message_bytes"`
+	OrderOps     Ops   `json:"order_ops"`
+	TickOps      Ops   `json:"tick_ops"`
+	// Appends per table, charged to Handle (order) or Tick (tick).
+	OrderAppends map[string]Appends `json:"order_appends"`
+	TickAppends  map[string]Appends `json:"tick_appends"`
+	// PaneViewBytes and Panes give the bytes of the dashboard view's
+	// columns per pane row (over the whole run, warm-up included).
+	PaneViewBytes int64 `json:"pane_view_bytes"`
+	Panes         int64 `json:"panes"`
+}
+
+// Measure drives the real stream.Processor over a CountingStore on a
+// boltstore file in dir with the traffic of sc, and returns the counts of
+// the measured interval.
+func Measure(ctx context.Context, dir string, sc Scenario) (Measurement, error) {
+	if err := sc.check(); err != nil {
+		return Measurement{}, fmt.Errorf("measure: %w", err)
+	}
+	bs, err := boltstore.Open(filepath.Join(dir, "state.db"))
+	if err != nil {
+		return Measurement{}, fmt.Errorf("measure: %w", err)
+	}
+	defer bs.Close()
+	store := NewCountingStore(bs)
+	sink := NewCountingSink()
+	p, err := stream.New(store, sink, []window.Spec{sc.Spec}, contract.IsCountry, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return Measurement{}, fmt.Errorf("measure: %w", err)
+	}
+	sim := &simulation{sc: sc, p: p, store: store, sink: sink, rng: rand.New(rand.NewPCG(sc.Seed, 1))}
+	return sim.run(ctx)
+}
+
+type simulation struct {
+	sc    Scenario
+	p     *stream.Processor
+	store *CountingStore
+	sink  *CountingSink
+	rng   *rand.Rand
+
+	m        Measurement
+	counting bool
+}
+
+type redelivery struct {
+	at time.Time
+	d  order.Delivery
+}
+
+func (s *simulation) run(ctx context.Context) (Measurement, error) {
+	sc := s.sc
+	interval := time.Duration(int64(24*time.Hour) / sc.OrdersPerDay)
+	from := sc.Start.Add(sc.WarmUp)
+	end := from.Add(sc.Measured)
+	s.m.Fates = map[stream.Fate]int64{}
+
+	var (
+		seq     int64
+		next    = sc.Start
+		tick    = sc.Start.Add(sc.TickEvery)
+		pending []redelivery // in arrival order: each comes a fixed delay after its first delivery
+		before  struct {
+			order, tick Ops
+			oa, ta      map[string]Appends
+		}
+	)
+	tables := []string{warehouse.VentasHoraPaisPaneles, warehouse.PedidosDescartados}
+	snapshot := func() (Ops, Ops, map[string]Appends, map[string]Appends) {
+		oa, ta := map[string]Appends{}, map[string]Appends{}
+		for _, t := range tables {
+			oa[t] = s.sink.Appends(PhaseOrder, t)
+			ta[t] = s.sink.Appends(PhaseTick, t)
+		}
+		return s.store.Ops(PhaseOrder), s.store.Ops(PhaseTick), oa, ta
+	}
+	for {
+		// The earliest of: the next new message, the next redelivery, the
+		// next tick; messages before a tick at the same instant.
+		at := next
+		kind := "new"
+		if len(pending) > 0 && pending[0].at.Before(at) {
+			at, kind = pending[0].at, "again"
+		}
+		if tick.Before(at) {
+			at, kind = tick, "tick"
+		}
+		if !at.Before(end) {
+			break
+		}
+		if !s.counting && !at.Before(from) {
+			s.counting = true
+			before.order, before.tick, before.oa, before.ta = snapshot()
+		}
+		switch kind {
+		case "new":
+			seq++
+			d := s.newMessage(seq, at)
+			if s.rng.IntN(1_000_000) < int(sc.Duplicates) {
+				pending = append(pending, redelivery{at: at.Add(sc.RedeliverAfter), d: d})
+			}
+			if s.counting {
+				s.m.Orders++
+			}
+			if err := s.deliver(ctx, d, at); err != nil {
+				return Measurement{}, err
+			}
+			next = next.Add(interval)
+		case "again":
+			d := pending[0].d
+			pending = pending[1:]
+			if err := s.deliver(ctx, d, at); err != nil {
+				return Measurement{}, err
+			}
+		case "tick":
+			s.store.SetPhase(PhaseTick)
+			s.sink.SetPhase(PhaseTick)
+			res, err := s.p.Tick(ctx, at)
+			s.store.SetPhase(PhaseOrder)
+			s.sink.SetPhase(PhaseOrder)
+			if err != nil {
+				return Measurement{}, fmt.Errorf("tick at %s: %w", at.Format(time.RFC3339), err)
+			}
+			if s.counting {
+				s.m.Ticks++
+				for _, a := range res.Aggregations {
+					s.m.OpenWindows += int64(a.OpenWindows)
+				}
+			}
+			tick = tick.Add(sc.TickEvery)
+		}
+	}
+	order, tickOps, oa, ta := snapshot()
+	s.m.OrderOps = order.Sub(before.order)
+	s.m.TickOps = tickOps.Sub(before.tick)
+	s.m.OrderAppends, s.m.TickAppends = map[string]Appends{}, map[string]Appends{}
+	for _, t := range tables {
+		s.m.OrderAppends[t] = oa[t].sub(before.oa[t])
+		s.m.TickAppends[t] = ta[t].sub(before.ta[t])
+	}
+	s.m.PaneViewBytes, s.m.Panes = s.sink.ViewBytesPerPane()
+	return s.m, nil
+}
+
+// deliver hands one delivery to Handle and records its fate.
+func (s *simulation) deliver(ctx context.Context, d order.Delivery, now time.Time) error {
+	res, err := s.p.Handle(ctx, d, now)
+	if err != nil {
+		return fmt.Errorf("handle message %s at %s: %w", d.Message.ID(), now.Format(time.RFC3339), err)
+	}
+	if !s.counting {
+		return nil
+	}
+	s.m.Deliveries++
+	s.m.MessageBytes += int64(len(d.Message.Data))
+	for k, v := range d.Message.Attributes {
+		s.m.MessageBytes += int64(len(k) + len(v))
+	}
+	f := res.Fate()
+	if f == stream.Invalid && res.Duplicate {
+		f = stream.Duplicate
+	}
+	s.m.Fates[f]++
+	if f == stream.Invalid && !res.Duplicate {
+		s.m.Invalid++
+	}
+	if f == stream.Accepted && res.Aggregations[0].Lateness == window.Late {
+		s.m.Late++
+	}
+	return nil
+}
+
+// newMessage renders message seq, published at arrival: an order as the
+// web shop sends it, from a country and with an event-time delay drawn from
+// the scenario, or an invalid message.
+func (s *simulation) newMessage(seq int64, arrival time.Time) order.Delivery {
+	id := "W-" + strconv.FormatInt(1_000_000+seq, 10)
+	country := s.pickCountry()
+	lines := 1 + s.rng.IntN(3)
+	body := []byte(`{"pedido_id":"` + id + `","cliente_id":"C-` + strconv.Itoa(10_000+s.rng.IntN(90_000)) +
+		`","pais":"` + country + `","importe_total":"`)
+	var total int64 // cents
+	var items []byte
+	for i := range lines {
+		qty := 1 + s.rng.IntN(3)
+		cents := int64(500 + s.rng.IntN(30_000))
+		total += int64(qty) * cents
+		if i > 0 {
+			items = append(items, ',')
+		}
+		items = append(items, `{"sku":"`+skus[s.rng.IntN(len(skus))]+`","cantidad":`+strconv.Itoa(qty)+
+			`,"precio_unitario":"`+cents2(cents)+`"}`...)
+	}
+	body = append(body, cents2(total)+`","lineas":[`...)
+	body = append(body, items...)
+	body = append(body, "]}"...)
+	event := arrival.Add(-s.pickDelay())
+	attrs := map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)}
+	if s.rng.IntN(1_000_000) < int(s.sc.Invalid) {
+		attrs = map[string]string{} // the web shop forgot momento_evento
+	}
+	return order.Delivery{Format: "push", Message: order.Message{
+		MessageID: "m-" + strconv.FormatInt(seq, 10), Data: body, Attributes: attrs, PublishTime: arrival,
+	}}
+}
+
+var skus = []string{"MOCH-40L-AZ", "MOCH-40L-NG", "BAST-TREK-AL", "GUANT-GTX-M", "SACO-DORMIR-5",
+	"CUERDA-60M", "GORRO-LANA", "CHAQ-PLUMA-L", "BOTA-TREK-42", "FRONTAL-400"}
+
+func cents2(c int64) string {
+	return strconv.FormatInt(c/100, 10) + "." + fmt.Sprintf("%02d", c%100)
+}
+
+func (s *simulation) pickCountry() string {
+	r := PerMillion(s.rng.IntN(1_000_000))
+	for _, c := range s.sc.Countries {
+		if r < c.Share {
+			return c.Code
+		}
+		r -= c.Share
+	}
+	return s.sc.Countries[len(s.sc.Countries)-1].Code
+}
+
+func (s *simulation) pickDelay() time.Duration {
+	r := PerMillion(s.rng.IntN(1_000_000))
+	for _, b := range s.sc.Delays {
+		if r < b.Share {
+			return b.Min + time.Duration(s.rng.Int64N(int64(b.Max-b.Min)))
+		}
+		r -= b.Share
+	}
+	return 0
+}

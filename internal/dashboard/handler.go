@@ -1,0 +1,73 @@
+package dashboard
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"html/template"
+	"net/http"
+)
+
+// Paths the handler answers, relative to where it is mounted. Everything
+// else is a 404: mounted at "/" in the functions framework's mux the
+// handler is the catch-all, and must not answer for a mistyped function.
+const (
+	PagePath = "/"
+	APIPath  = "/api/dashboard"
+	JSPath   = "/assets/dashboard.js"
+	CSSPath  = "/assets/dashboard.css"
+)
+
+//go:embed assets
+var assets embed.FS
+
+var page = template.Must(template.ParseFS(assets, "assets/index.html"))
+
+// contentSecurity allows only the handler's own script, styles and fetches:
+// the page needs nothing else, so an injected script or style cannot run.
+const contentSecurity = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// Handler serves the page at "/", its two assets, and the snapshot it
+// polls at /api/dashboard. Mount it at the server's root (the page fetches
+// "api/dashboard" relative to itself).
+func Handler(src Source) http.Handler {
+	src = src.withDefaults()
+	var index bytes.Buffer
+	err := page.Execute(&index, struct {
+		Aggregation   string
+		RefreshMillis int64
+	}{src.Aggregation, src.Refresh.Milliseconds()})
+	if err != nil {
+		panic(err) // the template and its data are fixed here: a failure is a build defect, caught by the tests
+	}
+	html := index.Bytes()
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+PagePath+"{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", contentSecurity)
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(html)
+	})
+	mux.HandleFunc("GET "+JSPath, asset("assets/dashboard.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET "+CSSPath, asset("assets/dashboard.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("GET "+APIPath, func(w http.ResponseWriter, r *http.Request) {
+		snap := Take(r.Context(), src)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(snap)
+	})
+	return mux
+}
+
+func asset(name, contentType string) http.HandlerFunc {
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(b)
+	}
+}

@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gfs "cloud.google.com/go/firestore"
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+
+	"github.com/alpinashop/alpipe/functions"
+	"github.com/alpinashop/alpipe/internal/config"
+	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
+	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/logging"
+)
+
+// storyStart is where the virtual clock starts: before the first step of
+// the orders story, as in the embedded demo.
+var storyStart = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+
+// ackDeadline is the push request timeout. It exceeds the ~30 s a contended
+// transaction can stall on the Firestore emulator, so that a slow answer is
+// not taken for a failure and redelivered.
+const ackDeadline = 60 * time.Second
+
+// system is the running whole: one per test binary, because the functions
+// framework cannot stop its server (local.Start may be called once).
+type system struct {
+	srv     *local.Server
+	tap     *tap
+	tapSrv  *httptest.Server
+	project string // both emulators' project: unique per run, so runs sharing the emulators do not meet
+	ps      *pubsub.Client
+	topic   string // projects/<project>/topics/pedidos-nuevos
+	sub     string // its push subscription
+	fs      *gfs.Client
+	store   *fsstore.Store // the same Firestore database the functions use, for checks
+	logs    *syncBuffer    // the server's log, shown when a test fails
+	data    string
+}
+
+var shared struct {
+	once sync.Once
+	sys  *system
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if shared.sys != nil {
+		if err := shared.sys.close(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop the end-to-end system:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+// need returns the running system, starting it on first use, or skips the
+// test when the emulators are not there.
+func need(t *testing.T) *system {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the end-to-end test needs the Firestore and Pub/Sub emulators")
+	}
+	var missing []string
+	for _, v := range []string{"FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST"} {
+		if os.Getenv(v) == "" {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 {
+		t.Skipf("%s not set: scripts/e2e.sh (or scripts/test.sh) starts both emulators", strings.Join(missing, " and "))
+	}
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		shared.sys, shared.err = start(ctx)
+	})
+	if shared.err != nil {
+		t.Fatalf("start the end-to-end system: %v", shared.err)
+	}
+	s := shared.sys
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.logs.String())
+		}
+	})
+	return s
+}
+
+// start brings up the local server on the Firestore emulator, the tap in
+// front of its AggregateOrders, and topic pedidos-nuevos with a push
+// subscription to it on the Pub/Sub emulator. What it started before
+// failing stays in shared.sys for TestMain to stop.
+func start(ctx context.Context) (*system, error) {
+	s := &system{project: "alpipe-e2e-" + randomHex(6), logs: &syncBuffer{}}
+	var err error
+	if s.data, err = os.MkdirTemp("", "alpipe-e2e-"); err != nil {
+		return nil, err
+	}
+	shared.sys = s
+	s.srv, err = local.Start(ctx, local.Options{
+		Addr:    "127.0.0.1:0",
+		DataDir: s.data,
+		Clock:   local.VirtualClock(storyStart),
+		Logger:  logging.New(s.logs, slog.LevelInfo),
+		Env: map[string]string{
+			"STATE_STORE":          config.Firestore,
+			"GOOGLE_CLOUD_PROJECT": s.project,
+		},
+	})
+	if err != nil {
+		return s, fmt.Errorf("start local server: %w", err)
+	}
+	if s.fs, err = gfs.NewClient(ctx, s.project); err != nil {
+		return s, fmt.Errorf("firestore client: %w", err)
+	}
+	if s.store, err = fsstore.New(s.fs); err != nil {
+		return s, err
+	}
+
+	s.tap = newTap(s.srv.URL)
+	s.tapSrv = httptest.NewServer(s.tap)
+
+	if s.ps, err = pubsub.NewClient(ctx, s.project); err != nil {
+		return s, fmt.Errorf("pubsub client: %w", err)
+	}
+	s.topic = "projects/" + s.project + "/topics/" + local.Topic
+	if _, err := s.ps.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: s.topic}); err != nil {
+		return s, fmt.Errorf("create topic %s: %w", s.topic, err)
+	}
+	sub := &pubsubpb.Subscription{
+		Name:               "projects/" + s.project + "/subscriptions/" + local.Topic + "-push",
+		Topic:              s.topic,
+		PushConfig:         &pubsubpb.PushConfig{PushEndpoint: s.pushEndpoint()},
+		AckDeadlineSeconds: int32(ackDeadline / time.Second),
+	}
+	if _, err := s.ps.SubscriptionAdminClient.CreateSubscription(ctx, sub); err != nil {
+		return s, fmt.Errorf("create subscription %s: %w", sub.Name, err)
+	}
+	s.sub = sub.Name
+	return s, nil
+}
+
+// pushEndpoint is AggregateOrders' path on the tap, which forwards it to the
+// same path on the server.
+func (s *system) pushEndpoint() string {
+	return s.tapSrv.URL + "/" + functions.AggregateOrdersName
+}
+
+// close stops the pushes first (deleting the subscription), then the rest.
+func (s *system) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var errs []error
+	if s.ps != nil {
+		if s.sub != "" {
+			errs = append(errs, s.ps.SubscriptionAdminClient.DeleteSubscription(ctx, &pubsubpb.DeleteSubscriptionRequest{Subscription: s.sub}))
+		}
+		if s.topic != "" {
+			errs = append(errs, s.ps.TopicAdminClient.DeleteTopic(ctx, &pubsubpb.DeleteTopicRequest{Topic: s.topic}))
+		}
+		errs = append(errs, s.ps.Close())
+	}
+	if s.tapSrv != nil {
+		s.tapSrv.Close()
+	}
+	if s.fs != nil {
+		errs = append(errs, s.fs.Close())
+	}
+	if s.srv != nil {
+		errs = append(errs, s.srv.App.Close())
+	}
+	errs = append(errs, os.RemoveAll(s.data))
+	return errors.Join(errs...)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// syncBuffer is a log sink shared by the server's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

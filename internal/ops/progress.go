@@ -1,0 +1,132 @@
+package ops
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+// ProgressPrinter shows a backfill's progress: on a terminal one line
+// redrawn in place (a bar, objects, rows, rate, ETA), otherwise one plain
+// log line per finished object, which is what a CI log or a file wants.
+type ProgressPrinter struct {
+	w     io.Writer
+	tty   bool
+	every time.Duration
+
+	mu    sync.Mutex
+	drawn time.Time
+	width int // of the line on screen, to blank it
+}
+
+// NewProgressPrinter writes to w; tty selects the redrawn line (decide it
+// with golang.org/x/term.IsTerminal on w's file descriptor).
+func NewProgressPrinter(w io.Writer, tty bool) *ProgressPrinter {
+	return &ProgressPrinter{w: w, tty: tty, every: 100 * time.Millisecond}
+}
+
+// Update is a Backfill.Progress callback.
+func (p *ProgressPrinter) Update(pr Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.tty {
+		if pr.Last != nil {
+			fmt.Fprintln(p.w, plainLine(pr))
+		}
+		return
+	}
+	now := time.Now()
+	final := pr.Total >= 0 && pr.Done >= pr.Total
+	if !final && now.Sub(p.drawn) < p.every {
+		return
+	}
+	p.drawn = now
+	line := barLine(pr)
+	pad := max(p.width-len(line), 0)
+	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
+	p.width = len(line)
+}
+
+// Finish ends the redrawn line so that what follows starts on its own.
+func (p *ProgressPrinter) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.width > 0 {
+		fmt.Fprintln(p.w)
+		p.width = 0
+	}
+}
+
+const barWidth = 24
+
+func barLine(pr Progress) string {
+	var b strings.Builder
+	if pr.Total >= 0 {
+		filled := 0
+		if pr.Total > 0 {
+			filled = int(int64(barWidth) * pr.Done / pr.Total)
+		}
+		b.WriteString("[" + strings.Repeat("#", filled) + strings.Repeat("-", barWidth-filled) + "] ")
+		fmt.Fprintf(&b, "%d/%d objects", pr.Done, pr.Total)
+	} else {
+		fmt.Fprintf(&b, "%d objects (listing...)", pr.Done)
+	}
+	fmt.Fprintf(&b, "  %s rows  %s rows/s  %s", thousands(pr.Rows), thousands(int64(pr.RowsPerSecond())), eta(pr))
+	return b.String()
+}
+
+func plainLine(pr Progress) string {
+	o := pr.Last
+	total := "?"
+	if pr.Total >= 0 {
+		total = strconv.FormatInt(pr.Total, 10)
+	}
+	key := ledger.Key{Bucket: o.Object.Bucket, Object: o.Object.Name, Generation: o.Object.Generation}
+	var what string
+	switch {
+	case o.Err != nil:
+		what = "FAILED: " + oneLine(o.Err.Error())
+	case o.Skipped:
+		what = "skipped: already " + string(o.Record.State)
+	default:
+		c := o.Record.Counts
+		what = fmt.Sprintf("%s rows %d loaded %d quarantined %d", o.Record.State, c.Read, c.Loaded, c.Quarantined)
+		if o.Record.Reason != "" {
+			what += ": " + oneLine(o.Record.Reason)
+		}
+	}
+	return fmt.Sprintf("backfill %d/%s %s %s (%s rows/s, %s)", pr.Done, total, key, what, thousands(int64(pr.RowsPerSecond())), eta(pr))
+}
+
+func eta(pr Progress) string {
+	d, ok := pr.ETA()
+	if !ok {
+		return "ETA ?"
+	}
+	return "ETA " + d.Round(time.Second).String()
+}
+
+// thousands writes n with thousands separators, 1,234,567.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,326 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// LedgerLister lists every ledger record, newest first (ledger.Ledger).
+type LedgerLister interface {
+	List(ctx context.Context) ([]ledger.Record, error)
+}
+
+// StreamStatus reads the real-time aggregation's state (stream.Processor).
+type StreamStatus interface {
+	Status(ctx context.Context, now time.Time) ([]stream.AggregationStatus, error)
+	DeadLettersPending(ctx context.Context) (int, error)
+}
+
+// Sources are where a status report reads from. A nil source leaves its
+// section out with a note, so that a half-configured process still answers.
+type Sources struct {
+	Ledger    LedgerLister
+	Warehouse warehouse.Querier
+	Stream    StreamStatus
+	Now       func() time.Time // processing time; default time.Now
+}
+
+// StatusOptions shape a report.
+type StatusOptions struct {
+	Since    time.Duration // how far back files and discards count; default 24h
+	MaxFiles int           // files listed, newest first; default 50
+}
+
+// DefaultSince is the morning question's horizon: last night's files.
+const DefaultSince = 24 * time.Hour
+
+// Report answers the morning questions: did last night's files load, how
+// many rows were rejected and why, is the real-time view keeping up, and
+// how many messages were dead-lettered or dropped as too late.
+type Report struct {
+	Now       time.Time      `json:"now"`
+	Since     time.Time      `json:"since"`
+	Files     *FilesReport   `json:"files,omitempty"`
+	Stream    []StreamReport `json:"stream,omitempty"`
+	Discarded *DiscardReport `json:"discarded,omitempty"`
+	Problems  []string       `json:"problems,omitempty"` // sections that could not be read
+}
+
+// FilesReport is the ledger since Report.Since.
+type FilesReport struct {
+	// States counts the files started since Since, per ledger state.
+	States map[ledger.State]int `json:"states"`
+	// Rows are the rows of those files; Rejects the quarantined rows per
+	// reject code.
+	RowsRead        int64            `json:"rows_read"`
+	RowsLoaded      int64            `json:"rows_loaded"`
+	RowsQuarantined int64            `json:"rows_quarantined"`
+	Rejects         map[string]int64 `json:"rejects,omitempty"`
+	// Attention lists every FAILED or IN_PROGRESS file, however old: they
+	// are the ones a person may have to act on.
+	Attention []FileLine `json:"attention,omitempty"`
+	// Recent lists the files started since Since, newest first, up to
+	// MaxFiles; Omitted counts the rest.
+	Recent  []FileLine `json:"recent"`
+	Omitted int        `json:"omitted,omitempty"`
+}
+
+// FileLine is one ledger record, as a person reads it.
+type FileLine struct {
+	Object      string           `json:"object"` // gs://bucket/name#generation
+	Feed        string           `json:"feed,omitempty"`
+	State       ledger.State     `json:"state"`
+	Attempt     int              `json:"attempt"`
+	StartedAt   time.Time        `json:"started_at,omitzero"`
+	FinishedAt  time.Time        `json:"finished_at,omitzero"`
+	Read        int64            `json:"rows_read"`
+	Loaded      int64            `json:"rows_loaded"`
+	Quarantined int64            `json:"rows_quarantined"`
+	Rejects     map[string]int64 `json:"rejects,omitempty"`
+	Reason      string           `json:"reason,omitempty"`
+	Quarantine  string           `json:"quarantine,omitempty"`
+	DuplicateOf string           `json:"duplicate_of,omitempty"`
+	// For IN_PROGRESS: how long the attempt has run, and how long its lease
+	// still holds (negative: expired, so the next delivery takes over).
+	RunningSeconds   int64 `json:"running_seconds,omitempty"`
+	LeaseLeftSeconds int64 `json:"lease_left_seconds,omitempty"`
+	LeaseExpired     bool  `json:"lease_expired,omitempty"`
+}
+
+// StreamReport is one aggregation's real-time state.
+type StreamReport struct {
+	Aggregation  string    `json:"aggregation"`
+	Watermark    time.Time `json:"watermark,omitzero"` // zero: no order accepted yet
+	LagSeconds   int64     `json:"lag_seconds"`        // now - watermark
+	MaxEventTime time.Time `json:"max_event_time,omitzero"`
+	LastAccepted time.Time `json:"last_accepted,omitzero"`
+	OpenWindows  int       `json:"open_windows"` // open (window, key)s
+	// Windows groups the open (window, key)s by window, oldest first.
+	Windows     []WindowLine `json:"windows,omitempty"`
+	Outbox      int          `json:"outbox"` // rows waiting for the warehouse
+	TickRunning bool         `json:"tick_running,omitempty"`
+}
+
+// WindowLine is one open window and its keys.
+type WindowLine struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	Keys  []string  `json:"keys"`
+	// OnTimeOwed counts the keys whose ON_TIME pane is still to come.
+	OnTimeOwed int   `json:"on_time_owed"`
+	Panes      int64 `json:"panes"` // panes emitted so far, all keys
+}
+
+// DiscardReport counts pedidos_descartados: invalid messages (dead-lettered)
+// and orders dropped as too late.
+type DiscardReport struct {
+	Invalid      int64         `json:"invalid"`  // since Report.Since
+	TooLate      int64         `json:"too_late"` // since Report.Since
+	InvalidTotal int64         `json:"invalid_total"`
+	TooLateTotal int64         `json:"too_late_total"`
+	Reasons      []ReasonCount `json:"reasons,omitempty"` // since Since, most frequent first
+	// Pending counts invalid messages' rows not yet in the warehouse.
+	Pending int `json:"pending"`
+}
+
+// ReasonCount is how often one discard reason occurred.
+type ReasonCount struct {
+	Reason string `json:"reason"`
+	Count  int64  `json:"count"`
+}
+
+// maxReasons bounds the discard reasons listed.
+const maxReasons = 10
+
+// BuildReport reads every source. It never fails as a whole: a source that
+// cannot be read leaves its section out and says why in Problems.
+func BuildReport(ctx context.Context, src Sources, opt StatusOptions) Report {
+	if opt.Since <= 0 {
+		opt.Since = DefaultSince
+	}
+	if opt.MaxFiles <= 0 {
+		opt.MaxFiles = 50
+	}
+	now := time.Now
+	if src.Now != nil {
+		now = src.Now
+	}
+	rep := Report{Now: now().UTC()}
+	rep.Since = rep.Now.Add(-opt.Since)
+	problem := func(section string, err error) {
+		rep.Problems = append(rep.Problems, section+": "+oneLine(err.Error()))
+	}
+
+	if src.Ledger == nil {
+		problem("files", errNoSource("ledger"))
+	} else if recs, err := src.Ledger.List(ctx); err != nil {
+		problem("files", err)
+	} else {
+		rep.Files = filesReport(recs, rep.Now, rep.Since, opt.MaxFiles)
+	}
+
+	if src.Stream == nil {
+		problem("stream", errNoSource("stream processor"))
+	} else if aggs, err := src.Stream.Status(ctx, rep.Now); err != nil {
+		problem("stream", err)
+	} else {
+		for _, a := range aggs {
+			rep.Stream = append(rep.Stream, streamReport(a))
+		}
+	}
+
+	if src.Warehouse == nil {
+		problem("discarded", errNoSource("warehouse"))
+	} else if d, err := discards(ctx, src.Warehouse, rep.Since); err != nil {
+		problem("discarded", err)
+	} else {
+		rep.Discarded = d
+		if src.Stream != nil {
+			if n, err := src.Stream.DeadLettersPending(ctx); err != nil {
+				problem("discarded", err)
+			} else {
+				d.Pending = n
+			}
+		}
+	}
+	return rep
+}
+
+type errNoSource string
+
+func (e errNoSource) Error() string { return "no " + string(e) + " in this process" }
+
+func filesReport(recs []ledger.Record, now, since time.Time, maxFiles int) *FilesReport {
+	fr := &FilesReport{States: map[ledger.State]int{}, Recent: []FileLine{}}
+	for _, r := range recs {
+		recent := !r.StartedAt.Before(since)
+		if r.State == ledger.Failed || r.State == ledger.InProgress {
+			fr.Attention = append(fr.Attention, fileLine(r, now))
+		}
+		if !recent {
+			continue
+		}
+		fr.States[r.State]++
+		fr.RowsRead += r.Counts.Read
+		fr.RowsLoaded += r.Counts.Loaded
+		fr.RowsQuarantined += r.Counts.Quarantined
+		for code, n := range r.Counts.Rejects {
+			if fr.Rejects == nil {
+				fr.Rejects = map[string]int64{}
+			}
+			fr.Rejects[code] += n
+		}
+		if len(fr.Recent) < maxFiles {
+			fr.Recent = append(fr.Recent, fileLine(r, now))
+		} else {
+			fr.Omitted++
+		}
+	}
+	return fr
+}
+
+func fileLine(r ledger.Record, now time.Time) FileLine {
+	l := FileLine{
+		Object: r.Key.String(), Feed: r.Feed, State: r.State, Attempt: r.Attempt,
+		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		Read: r.Counts.Read, Loaded: r.Counts.Loaded, Quarantined: r.Counts.Quarantined,
+		Rejects: r.Counts.Rejects, Reason: r.Reason, Quarantine: r.Quarantine,
+	}
+	if r.DuplicateOf != nil {
+		l.DuplicateOf = r.DuplicateOf.String()
+	}
+	if r.State == ledger.InProgress {
+		l.RunningSeconds = int64(now.Sub(r.StartedAt).Seconds())
+		left := r.LeaseUntil.Sub(now)
+		l.LeaseLeftSeconds = int64(left.Seconds())
+		l.LeaseExpired = left <= 0
+	}
+	return l
+}
+
+func streamReport(a stream.AggregationStatus) StreamReport {
+	sr := StreamReport{
+		Aggregation: a.Aggregation, Watermark: a.Watermark, LagSeconds: int64(a.Lag.Seconds()),
+		MaxEventTime: a.MaxEventTime, LastAccepted: a.LastAccepted,
+		OpenWindows: len(a.OpenWindows), Outbox: a.Outbox, TickRunning: !a.TickLeaseUntil.IsZero(),
+	}
+	for _, w := range a.OpenWindows { // sorted by start, then key
+		n := len(sr.Windows)
+		if n == 0 || !sr.Windows[n-1].Start.Equal(w.Start) {
+			sr.Windows = append(sr.Windows, WindowLine{Start: w.Start, End: w.End})
+			n++
+		}
+		wl := &sr.Windows[n-1]
+		wl.Keys = append(wl.Keys, w.Key)
+		wl.Panes += w.Panes
+		if w.OnTime == "" || w.OnTime == window.OnTimePending {
+			wl.OnTimeOwed++
+		}
+	}
+	return sr
+}
+
+// discards counts pedidos_descartados in SQL that DuckDB and BigQuery both
+// accept: a naive TIMESTAMP literal is UTC in BigQuery and compares with
+// DuckDB's UTC TIMESTAMP column as is.
+func discards(ctx context.Context, q warehouse.Querier, since time.Time) (*DiscardReport, error) {
+	lit := "TIMESTAMP '" + since.UTC().Format("2006-01-02 15:04:05.999999") + "'"
+	res, err := q.Query(ctx, "SELECT CASE WHEN reason = '"+stream.ReasonTooLate+"' THEN 'too_late' ELSE 'invalid' END AS kind, "+
+		"COUNT(*) AS total, SUM(CASE WHEN received_at >= "+lit+" THEN 1 ELSE 0 END) AS recent "+
+		"FROM "+warehouse.PedidosDescartados+" GROUP BY 1")
+	if err != nil {
+		return nil, fmt.Errorf("count discards: %w", err)
+	}
+	d := &DiscardReport{}
+	for _, row := range res.Rows {
+		total, recent, err := ints(row[1], row[2])
+		if err != nil {
+			return nil, fmt.Errorf("count discards: %w", err)
+		}
+		if row[0] == "too_late" {
+			d.TooLateTotal, d.TooLate = total, recent
+		} else {
+			d.InvalidTotal, d.Invalid = total, recent
+		}
+	}
+	res, err = q.Query(ctx, "SELECT reason, COUNT(*) AS n FROM "+warehouse.PedidosDescartados+
+		" WHERE received_at >= "+lit+" GROUP BY reason ORDER BY n DESC, reason LIMIT "+strconv.Itoa(maxReasons))
+	if err != nil {
+		return nil, fmt.Errorf("discard reasons: %w", err)
+	}
+	for _, row := range res.Rows {
+		n, _, err := ints(row[1], "0")
+		if err != nil {
+			return nil, fmt.Errorf("discard reasons: %w", err)
+		}
+		d.Reasons = append(d.Reasons, ReasonCount{Reason: row[0], Count: n})
+	}
+	return d, nil
+}
+
+func ints(a, b string) (int64, int64, error) {
+	parse := func(s string) (int64, error) {
+		if s == "NULL" {
+			return 0, nil // SUM over no rows
+		}
+		return strconv.ParseInt(s, 10, 64)
+	}
+	x, err := parse(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := parse(b)
+	return x, y, err
+}
+
+// sortedCodes returns m's keys in order.
+func sortedCodes[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,0 +1,138 @@
+package ops
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+// stateOrder is how the file states are listed: the good news first.
+var stateOrder = []ledger.State{ledger.Done, ledger.Duplicate, ledger.Skipped, ledger.Rejected, ledger.Failed, ledger.InProgress}
+
+// WriteStatus prints a report for a person.
+func WriteStatus(w io.Writer, r Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	since := r.Now.Sub(r.Since).Round(time.Minute)
+	fmt.Fprintf(tw, "alpipe status at %s (files and discards of the last %s)\n", stamp(r.Now), human(since))
+
+	if f := r.Files; f != nil {
+		total := 0
+		var states []string
+		for _, s := range stateOrder {
+			if n := f.States[s]; n > 0 {
+				total += n
+				states = append(states, fmt.Sprintf("%s %d", s, n))
+			}
+		}
+		fmt.Fprintf(tw, "\nFiles: %d", total)
+		if len(states) > 0 {
+			fmt.Fprintf(tw, " (%s)", strings.Join(states, ", "))
+		}
+		fmt.Fprintf(tw, "\n  rows: %s read, %s loaded, %s quarantined\n", thousands(f.RowsRead), thousands(f.RowsLoaded), thousands(f.RowsQuarantined))
+		if len(f.Rejects) > 0 {
+			fmt.Fprintln(tw, "  quarantined rows by reason:")
+			for _, code := range sortedCodes(f.Rejects) {
+				fmt.Fprintf(tw, "    %s\t%s\n", code, thousands(f.Rejects[code]))
+			}
+		}
+		if len(f.Attention) > 0 {
+			fmt.Fprintln(tw, "  needs attention:")
+			for _, l := range f.Attention {
+				fmt.Fprintf(tw, "    %s\t%s\t%s\n", l.State, l.Object, attention(l))
+			}
+		}
+		if len(f.Recent) > 0 {
+			fmt.Fprintln(tw, "  newest first:")
+			fmt.Fprintln(tw, "    STARTED\tSTATE\tFEED\tREAD\tLOADED\tQUARANTINED\tOBJECT")
+			for _, l := range f.Recent {
+				fmt.Fprintf(tw, "    %s\t%s\t%s\t%d\t%d\t%d\t%s\n", stamp(l.StartedAt), l.State, dash(l.Feed), l.Read, l.Loaded, l.Quarantined, l.Object)
+			}
+			if f.Omitted > 0 {
+				fmt.Fprintf(tw, "    ... and %d older\n", f.Omitted)
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	for _, s := range r.Stream {
+		fmt.Fprintf(w, "\nStream %s:\n", s.Aggregation)
+		if s.Watermark.IsZero() {
+			fmt.Fprintln(w, "  watermark: none yet (no order accepted)")
+		} else {
+			fmt.Fprintf(w, "  watermark: %s, %s behind processing time\n", stamp(s.Watermark), human(time.Duration(s.LagSeconds)*time.Second))
+			fmt.Fprintf(w, "  newest event time: %s, last order accepted at %s\n", stamp(s.MaxEventTime), stamp(s.LastAccepted))
+		}
+		fmt.Fprintf(w, "  open windows: %d (window, key)s in %d windows\n", s.OpenWindows, len(s.Windows))
+		for _, wl := range s.Windows {
+			fmt.Fprintf(w, "    %s to %s  %s  panes %d, ON_TIME owed by %d\n", stamp(wl.Start), wl.End.UTC().Format("15:04:05Z"), strings.Join(wl.Keys, " "), wl.Panes, wl.OnTimeOwed)
+		}
+		if s.Outbox > 0 {
+			fmt.Fprintf(w, "  outbox: %d rows waiting for the warehouse (the next tick appends them)\n", s.Outbox)
+		}
+		if s.TickRunning {
+			fmt.Fprintln(w, "  a tick is running")
+		}
+	}
+
+	if d := r.Discarded; d != nil {
+		fmt.Fprintf(w, "\nDiscarded orders: %d dead-lettered (invalid), %d dropped as too late (all time: %d and %d)\n", d.Invalid, d.TooLate, d.InvalidTotal, d.TooLateTotal)
+		for _, rc := range d.Reasons {
+			fmt.Fprintf(w, "  %6d  %s\n", rc.Count, oneLine(rc.Reason))
+		}
+		if d.Pending > 0 {
+			fmt.Fprintf(w, "  %d dead letters waiting for the warehouse\n", d.Pending)
+		}
+	}
+	if len(r.Problems) > 0 {
+		fmt.Fprintln(w, "\nNot available:")
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
+	return nil
+}
+
+func attention(l FileLine) string {
+	switch l.State {
+	case ledger.InProgress:
+		s := fmt.Sprintf("attempt %d running for %s, ", l.Attempt, human(time.Duration(l.RunningSeconds)*time.Second))
+		if l.LeaseExpired {
+			return s + "lease expired: the next delivery takes over"
+		}
+		return s + "lease holds " + human(time.Duration(l.LeaseLeftSeconds)*time.Second) + " more"
+	default:
+		return fmt.Sprintf("attempt %d: %s", l.Attempt, oneLine(l.Reason))
+	}
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+// human renders a duration to the second, without the "0s" tails.
+func human(d time.Duration) string {
+	s := d.Round(time.Second).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
