@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/contract"
@@ -17,6 +18,7 @@ import (
 func (a *App) buildStream(ctx context.Context, name string) error {
 	var b config.Backends
 	var spec window.Spec
+	var lease time.Duration
 	switch name {
 	case "AggregateOrders":
 		var cfg config.Orders
@@ -29,14 +31,15 @@ func (a *App) buildStream(ctx context.Context, name string) error {
 		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
 			return err
 		}
-		b, spec = cfg.Backends, cfg.Spec()
+		b, spec, lease = cfg.Backends, cfg.Spec(), cfg.TickLease
 	default:
 		return fmt.Errorf("unknown function %q", name)
 	}
 	a.mu.Lock()
-	built := a.stream != nil
+	built := a.stream
 	a.mu.Unlock()
-	if built {
+	if built != nil {
+		built.SetTickLease(lease)
 		return nil
 	}
 	store, err := a.Store(ctx, b)
@@ -51,6 +54,7 @@ func (a *App) buildStream(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	p.SetTickLease(lease)
 	a.mu.Lock()
 	a.stream = p
 	a.mu.Unlock()

@@ -25,7 +25,7 @@ func (p *Processor) acquire(ctx context.Context, a aggregation, holder string, n
 		if busy = docs[0].Exists && l.Holder != holder && now.Before(l.Until); busy {
 			return nil
 		}
-		until := now.Add(TickLease)
+		until := now.Add(p.leaseDuration())
 		// The TTL only tidies up after a tick that died holding the lease.
 		return set(tx, a.paths.lease, leaseDoc{Holder: holder, Until: until}, until.Add(24*time.Hour))
 	})
@@ -56,4 +56,11 @@ func newHolder() (string, error) {
 		return "", fmt.Errorf("lease holder id: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+func (p *Processor) leaseDuration() time.Duration {
+	if p.tickLease > 0 {
+		return p.tickLease
+	}
+	return TickLease
 }

@@ -31,6 +31,15 @@ type Processor struct {
 	isCountry order.IsCountry
 	log       *slog.Logger
 	rows      *rowMapper
+	tickLease time.Duration
+}
+
+// SetTickLease changes how long a tick owns an aggregation (default
+// TickLease); call it before serving. Non-positive values are ignored.
+func (p *Processor) SetTickLease(d time.Duration) {
+	if d > 0 {
+		p.tickLease = d
+	}
 }
 
 type aggregation struct {
