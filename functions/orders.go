@@ -85,7 +85,9 @@ func AdvanceWatermark(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := proc.Tick(r.Context(), app.Now())
 	if errors.Is(err, stream.ErrTickBusy) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "another tick holds the lease; nothing done"})
+		// 200, not an error: the scheduler must not retry, the other tick
+		// does the work. The result marks every aggregation Busy.
+		writeJSON(w, http.StatusOK, res)
 		return
 	}
 	if err != nil {

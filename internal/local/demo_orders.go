@@ -40,6 +40,10 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 				return err
 			}
 			for _, a := range res.Aggregations {
+				if a.Busy {
+					fmt.Fprintf(w, "%s tick: another tick holds the lease; nothing done\n", now)
+					continue
+				}
 				fmt.Fprintf(w, "%s tick: watermark %s, %d panes, %d windows expired\n", now, clock(a.Watermark), len(a.Panes), a.Expired)
 				for _, p := range a.Panes {
 					fmt.Fprintf(w, "         %s\n", paneLine(p))
