@@ -40,6 +40,8 @@ fi
 # shellcheck source=scripts/lib/emulators.sh
 source scripts/lib/emulators.sh
 start_emulators
+# The dashboard's browser test needs Chromium and chromedriver (installed once).
+scripts/chromium.sh
 
 echo "== go test (with emulators)"
 go test -count=1 -timeout 20m "${pkgs[@]}"

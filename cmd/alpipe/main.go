@@ -39,6 +39,8 @@ func commands() []command {
 		{"query", "run SQL on the local warehouse", runQuery},
 		{"publish", "deliver orders from a JSONL file to AggregateOrders (or the Pub/Sub emulator)", runPublish},
 		{"tick", "call AdvanceWatermark, optionally moving a virtual clock first", runTick},
+		{"replay", "run the window engine over historical orders (a bounded stream)", runReplay},
+		{"reconcile", "compare real-time sales with lineas_pedido for a date", runReconcile},
 		{"demo", "start everything in-process and play the demo stories", runDemo},
 	}
 }

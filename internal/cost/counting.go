@@ -23,15 +23,15 @@ const (
 // Ops counts document store operations the way Firestore bills them.
 type Ops struct {
 	Transactions int64 `json:"transactions"` // RunTx calls
-	GetCalls     int64 `json:"get_calls"` // Tx.Get calls (one BatchGetDocuments RPC each)
+	GetCalls     int64 `json:"get_calls"`    // Tx.Get calls (one BatchGetDocuments RPC each)
 	// Reads is the documents asked for by Get, found or not: a lookup of a
 	// missing document is counted as a billed read (the conservative reading
 	// of Firestore's billing; ReadsMissing says how many of them there were).
 	Reads        int64 `json:"reads"`
 	ReadsMissing int64 `json:"reads_missing"`
-	Writes       int64 `json:"writes"` // Set, in committed transactions
-	Deletes      int64 `json:"deletes"` // Delete, in committed transactions
-	Lists        int64 `json:"lists"` // List calls (one query each)
+	Writes       int64 `json:"writes"`    // Set, in committed transactions
+	Deletes      int64 `json:"deletes"`   // Delete, in committed transactions
+	Lists        int64 `json:"lists"`     // List calls (one query each)
 	ListDocs     int64 `json:"list_docs"` // documents returned by List
 	// ListReads is what the queries are billed: the documents returned, and
 	// one read for a query that returns none.

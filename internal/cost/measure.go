@@ -43,8 +43,8 @@ type DelayBand struct {
 type Scenario struct {
 	OrdersPerDay int64         `json:"orders_per_day"`
 	Start        time.Time     `json:"start"`
-	WarmUp       time.Duration `json:"warm_up"`   // simulated, not counted: fills the open windows
-	Measured     time.Duration `json:"measured"`  // counted, then extrapolated linearly
+	WarmUp       time.Duration `json:"warm_up"`  // simulated, not counted: fills the open windows
+	Measured     time.Duration `json:"measured"` // counted, then extrapolated linearly
 	TickEvery    time.Duration `json:"tick_every"`
 	Countries    []Country     `json:"countries"` // shares add up to one million
 	Delays       []DelayBand   `json:"delays"`    // shares add up to one million
@@ -70,14 +70,14 @@ func DefaultScenario() Scenario {
 		TickEvery:    time.Minute,
 		Countries:    defaultCountries(),
 		Delays: []DelayBand{
-			{Share: 970_000, Min: 0, Max: 10 * time.Second},                 // online: published at once
-			{Share: 20_000, Min: 10 * time.Second, Max: 15 * time.Minute},   // metro, lifts: minutes
-			{Share: 8_000, Min: 15 * time.Minute, Max: 90 * time.Minute},    // late: after the ON_TIME pane
+			{Share: 970_000, Min: 0, Max: 10 * time.Second},                // online: published at once
+			{Share: 20_000, Min: 10 * time.Second, Max: 15 * time.Minute},  // metro, lifts: minutes
+			{Share: 8_000, Min: 15 * time.Minute, Max: 90 * time.Minute},   // late: after the ON_TIME pane
 			{Share: 2_000, Min: 150 * time.Minute, Max: 240 * time.Minute}, // hours: mostly too late
 		},
 		Duplicates:     2_000,
 		RedeliverAfter: 30 * time.Second,
-		Invalid:        500,
+		Invalid:        1_000,
 		Seed:           20261123,
 		Spec:           window.Defaults(),
 	}
@@ -166,32 +166,56 @@ type Measurement struct {
 
 // Measure drives the real stream.Processor over a CountingStore on a
 // boltstore file in dir with the traffic of sc, and returns the counts of
-// the measured interval.
+// the measured interval. The processor runs one call at a time (a Handle
+// or a Tick), so every operation is charged to the call that made it.
 func Measure(ctx context.Context, dir string, sc Scenario) (Measurement, error) {
-	if err := sc.check(); err != nil {
-		return Measurement{}, fmt.Errorf("measure: %w", err)
-	}
-	bs, err := boltstore.Open(filepath.Join(dir, "state.db"))
+	sim, closeStore, err := newSimulation(dir, sc)
 	if err != nil {
 		return Measurement{}, fmt.Errorf("measure: %w", err)
 	}
-	defer bs.Close()
-	store := NewCountingStore(bs)
-	sink := NewCountingSink()
-	p, err := stream.New(store, sink, []window.Spec{sc.Spec}, contract.IsCountry, slog.New(slog.DiscardHandler))
-	if err != nil {
+	defer closeStore()
+	from := sc.Start.Add(sc.WarmUp)
+	if err := sim.runUntil(ctx, from); err != nil {
+		return Measurement{}, fmt.Errorf("measure: warm-up: %w", err)
+	}
+	before := sim.snapshot()
+	sim.counting = true
+	if err := sim.runUntil(ctx, from.Add(sc.Measured)); err != nil {
 		return Measurement{}, fmt.Errorf("measure: %w", err)
 	}
-	sim := &simulation{sc: sc, p: p, store: store, sink: sink, rng: rand.New(rand.NewPCG(sc.Seed, 1))}
-	return sim.run(ctx)
+	after := sim.snapshot()
+	m := sim.m
+	m.OrderOps = after.order.Sub(before.order)
+	m.TickOps = after.tick.Sub(before.tick)
+	m.OrderAppends, m.TickAppends = map[string]Appends{}, map[string]Appends{}
+	for _, t := range sinkTables {
+		m.OrderAppends[t] = after.orderAppends[t].sub(before.orderAppends[t])
+		m.TickAppends[t] = after.tickAppends[t].sub(before.tickAppends[t])
+	}
+	m.PaneViewBytes, m.Panes = sim.sink.ViewBytesPerPane()
+	return m, nil
 }
 
+var sinkTables = []string{warehouse.VentasHoraPaisPaneles, warehouse.PedidosDescartados}
+
+// simulation replays a Scenario against a processor, event by event.
 type simulation struct {
 	sc    Scenario
 	p     *stream.Processor
 	store *CountingStore
 	sink  *CountingSink
 	rng   *rand.Rand
+
+	interval time.Duration // between new messages
+	seq      int64
+	next     time.Time    // the next new message
+	tick     time.Time    // the next tick
+	pending  []redelivery // in arrival order: each comes a fixed delay after its first delivery
+
+	// aroundTick and aroundHandle, when set, run each Tick and each
+	// Handle (benchmarks time them).
+	aroundTick   func(tick func() error) error
+	aroundHandle func(handle func() error) error
 
 	m        Measurement
 	counting bool
@@ -202,103 +226,131 @@ type redelivery struct {
 	d  order.Delivery
 }
 
-func (s *simulation) run(ctx context.Context) (Measurement, error) {
-	sc := s.sc
-	interval := time.Duration(int64(24*time.Hour) / sc.OrdersPerDay)
-	from := sc.Start.Add(sc.WarmUp)
-	end := from.Add(sc.Measured)
-	s.m.Fates = map[stream.Fate]int64{}
-
-	var (
-		seq     int64
-		next    = sc.Start
-		tick    = sc.Start.Add(sc.TickEvery)
-		pending []redelivery // in arrival order: each comes a fixed delay after its first delivery
-		before  struct {
-			order, tick Ops
-			oa, ta      map[string]Appends
-		}
-	)
-	tables := []string{warehouse.VentasHoraPaisPaneles, warehouse.PedidosDescartados}
-	snapshot := func() (Ops, Ops, map[string]Appends, map[string]Appends) {
-		oa, ta := map[string]Appends{}, map[string]Appends{}
-		for _, t := range tables {
-			oa[t] = s.sink.Appends(PhaseOrder, t)
-			ta[t] = s.sink.Appends(PhaseTick, t)
-		}
-		return s.store.Ops(PhaseOrder), s.store.Ops(PhaseTick), oa, ta
+func newSimulation(dir string, sc Scenario) (*simulation, func(), error) {
+	if err := sc.check(); err != nil {
+		return nil, nil, err
 	}
+	bs, err := boltstore.Open(filepath.Join(dir, "state.db"))
+	if err != nil {
+		return nil, nil, err
+	}
+	store := NewCountingStore(bs)
+	sink := NewCountingSink()
+	p, err := stream.New(store, sink, []window.Spec{sc.Spec}, contract.IsCountry, slog.New(slog.DiscardHandler))
+	if err != nil {
+		bs.Close()
+		return nil, nil, err
+	}
+	return &simulation{
+		sc: sc, p: p, store: store, sink: sink, rng: rand.New(rand.NewPCG(sc.Seed, 1)),
+		interval: time.Duration(int64(24*time.Hour) / sc.OrdersPerDay),
+		next:     sc.Start,
+		tick:     sc.Start.Add(sc.TickEvery),
+		m:        Measurement{Fates: map[stream.Fate]int64{}},
+	}, func() { bs.Close() }, nil
+}
+
+type snapshot struct {
+	order, tick               Ops
+	orderAppends, tickAppends map[string]Appends
+}
+
+func (s *simulation) snapshot() snapshot {
+	sn := snapshot{order: s.store.Ops(PhaseOrder), tick: s.store.Ops(PhaseTick),
+		orderAppends: map[string]Appends{}, tickAppends: map[string]Appends{}}
+	for _, t := range sinkTables {
+		sn.orderAppends[t] = s.sink.Appends(PhaseOrder, t)
+		sn.tickAppends[t] = s.sink.Appends(PhaseTick, t)
+	}
+	return sn
+}
+
+// runUntil handles every event before end, in time order: new messages,
+// redeliveries and ticks, messages before a tick at the same instant.
+func (s *simulation) runUntil(ctx context.Context, end time.Time) error {
 	for {
-		// The earliest of: the next new message, the next redelivery, the
-		// next tick; messages before a tick at the same instant.
-		at := next
-		kind := "new"
-		if len(pending) > 0 && pending[0].at.Before(at) {
-			at, kind = pending[0].at, "again"
+		at, kind := s.next, "new"
+		if len(s.pending) > 0 && s.pending[0].at.Before(at) {
+			at, kind = s.pending[0].at, "again"
 		}
-		if tick.Before(at) {
-			at, kind = tick, "tick"
+		if s.tick.Before(at) {
+			at, kind = s.tick, "tick"
 		}
 		if !at.Before(end) {
-			break
+			return nil
 		}
-		if !s.counting && !at.Before(from) {
-			s.counting = true
-			before.order, before.tick, before.oa, before.ta = snapshot()
-		}
+		var err error
 		switch kind {
 		case "new":
-			seq++
-			d := s.newMessage(seq, at)
-			if s.rng.IntN(1_000_000) < int(sc.Duplicates) {
-				pending = append(pending, redelivery{at: at.Add(sc.RedeliverAfter), d: d})
+			s.seq++
+			d := s.newMessage(s.seq, at)
+			if s.rng.IntN(1_000_000) < int(s.sc.Duplicates) {
+				s.pending = append(s.pending, redelivery{at: at.Add(s.sc.RedeliverAfter), d: d})
 			}
 			if s.counting {
 				s.m.Orders++
 			}
-			if err := s.deliver(ctx, d, at); err != nil {
-				return Measurement{}, err
-			}
-			next = next.Add(interval)
+			err = s.deliver(ctx, d, at)
+			s.next = s.next.Add(s.interval)
 		case "again":
-			d := pending[0].d
-			pending = pending[1:]
-			if err := s.deliver(ctx, d, at); err != nil {
-				return Measurement{}, err
-			}
+			d := s.pending[0].d
+			s.pending = s.pending[1:]
+			err = s.deliver(ctx, d, at)
 		case "tick":
-			s.store.SetPhase(PhaseTick)
-			s.sink.SetPhase(PhaseTick)
-			res, err := s.p.Tick(ctx, at)
-			s.store.SetPhase(PhaseOrder)
-			s.sink.SetPhase(PhaseOrder)
-			if err != nil {
-				return Measurement{}, fmt.Errorf("tick at %s: %w", at.Format(time.RFC3339), err)
-			}
-			if s.counting {
-				s.m.Ticks++
-				for _, a := range res.Aggregations {
-					s.m.OpenWindows += int64(a.OpenWindows)
-				}
-			}
-			tick = tick.Add(sc.TickEvery)
+			err = s.runTick(ctx, at)
+			s.tick = s.tick.Add(s.sc.TickEvery)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	order, tickOps, oa, ta := snapshot()
-	s.m.OrderOps = order.Sub(before.order)
-	s.m.TickOps = tickOps.Sub(before.tick)
-	s.m.OrderAppends, s.m.TickAppends = map[string]Appends{}, map[string]Appends{}
-	for _, t := range tables {
-		s.m.OrderAppends[t] = oa[t].sub(before.oa[t])
-		s.m.TickAppends[t] = ta[t].sub(before.ta[t])
+}
+
+func (s *simulation) runTick(ctx context.Context, at time.Time) error {
+	s.store.SetPhase(PhaseTick)
+	s.sink.SetPhase(PhaseTick)
+	defer func() {
+		s.store.SetPhase(PhaseOrder)
+		s.sink.SetPhase(PhaseOrder)
+	}()
+	var res stream.TickResult
+	tick := func() error {
+		var err error
+		res, err = s.p.Tick(ctx, at)
+		return err
 	}
-	s.m.PaneViewBytes, s.m.Panes = s.sink.ViewBytesPerPane()
-	return s.m, nil
+	var err error
+	if s.aroundTick != nil {
+		err = s.aroundTick(tick)
+	} else {
+		err = tick()
+	}
+	if err != nil {
+		return fmt.Errorf("tick at %s: %w", at.Format(time.RFC3339), err)
+	}
+	if s.counting {
+		s.m.Ticks++
+		for _, a := range res.Aggregations {
+			s.m.OpenWindows += int64(a.OpenWindows)
+		}
+	}
+	return nil
 }
 
 // deliver hands one delivery to Handle and records its fate.
 func (s *simulation) deliver(ctx context.Context, d order.Delivery, now time.Time) error {
-	res, err := s.p.Handle(ctx, d, now)
+	var res stream.Result
+	handle := func() error {
+		var err error
+		res, err = s.p.Handle(ctx, d, now)
+		return err
+	}
+	var err error
+	if s.aroundHandle != nil {
+		err = s.aroundHandle(handle)
+	} else {
+		err = handle()
+	}
 	if err != nil {
 		return fmt.Errorf("handle message %s at %s: %w", d.Message.ID(), now.Format(time.RFC3339), err)
 	}

@@ -36,6 +36,9 @@ var chromiumFlags = []string{
 func browserBinaries() (chromium, driver string, why string) {
 	find := func(env string, names ...string) string {
 		if p := os.Getenv(env); p != "" {
+			if _, err := os.Stat(p); err != nil {
+				return ""
+			}
 			return p
 		}
 		for _, n := range names {

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/replay"
 )
 
 // AdminPrefix is where the local-only endpoints live. They exist because the
@@ -32,7 +35,29 @@ func (s *Server) admin() http.Handler {
 	mux.HandleFunc("GET "+AdminPrefix+"ledger", s.handleLedger)
 	mux.HandleFunc("POST "+AdminPrefix+"clock", s.handleClock)
 	mux.HandleFunc("GET "+AdminPrefix+"stats", s.handleStats)
+	if h := s.replayHandler(); h != nil {
+		mux.Handle("POST "+AdminPrefix+"replay", h)
+	}
 	return mux
+}
+
+// replayHandler runs replays inside the server, which holds the warehouse.
+func (s *Server) replayHandler() http.Handler {
+	proc, err := s.App.StreamProcessor()
+	if err != nil {
+		return nil
+	}
+	wh, ok := s.App.Querier().(replay.Warehouse)
+	if !ok {
+		return nil
+	}
+	return replay.NewHandler(wh, replay.Options{
+		Specs:     proc.Specs(),
+		IsCountry: contract.IsCountry,
+		TempDir:   filepath.Join(s.data, "tmp"),
+		Now:       s.Clock.Now,
+		Log:       s.App.Logger(),
+	})
 }
 
 func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
@@ -108,7 +109,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{URL: "http://" + addr, App: app, Clock: opts.Clock, gcs: gcs, data: opts.DataDir}
-	if err := s.register(ctx); err != nil {
+	dash, err := s.dashboard(ctx, lookup)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.register(ctx, dash); err != nil {
 		return nil, err
 	}
 	host, port, _ := net.SplitHostPort(addr)
@@ -134,13 +139,40 @@ func duckDBOpener(lookup envconfig.Lookuper) func(context.Context, config.Backen
 
 // register mounts the fake GCS and the local admin endpoints beside the
 // functions, through the framework's own registry.
-func (s *Server) register(ctx context.Context) error {
+func (s *Server) register(ctx context.Context, dash http.Handler) error {
 	for _, p := range objects.LocalPaths() {
 		if err := funcframework.RegisterHTTPFunctionContext(ctx, p, s.gcs.Handler().ServeHTTP); err != nil {
 			return fmt.Errorf("mount local cloud storage at %s: %w", p, err)
 		}
 	}
-	return funcframework.RegisterHTTPFunctionContext(ctx, AdminPrefix, s.admin().ServeHTTP)
+	if err := funcframework.RegisterHTTPFunctionContext(ctx, AdminPrefix, s.admin().ServeHTTP); err != nil {
+		return err
+	}
+	// "/" is the mux's catch-all: the dashboard answers its own paths and
+	// 404 for anything else, while the functions keep theirs.
+	return funcframework.RegisterHTTPFunctionContext(ctx, dashboard.PagePath, dash.ServeHTTP)
+}
+
+// dashboard builds the local page over the server's own backends.
+func (s *Server) dashboard(ctx context.Context, lookup envconfig.Lookuper) (http.Handler, error) {
+	var cfg config.Watermark
+	if err := config.Load(ctx, &cfg, lookup); err != nil {
+		return nil, err
+	}
+	store, err := s.App.Store(ctx, cfg.Backends) // the store already open for the functions
+	if err != nil {
+		return nil, err
+	}
+	src := dashboard.Source{
+		Warehouse:   s.App.Querier(),
+		Watermarks:  dashboard.StoreWatermarks{Store: store},
+		Now:         s.Clock.Now,
+		Aggregation: cfg.Spec().Name,
+	}
+	if l := s.App.Ledger(); l != nil {
+		src.Ledger = l
+	}
+	return dashboard.Handler(src), nil
 }
 
 func resolveAddr(addr string) (string, error) {

@@ -22,6 +22,7 @@ type ProgressPrinter struct {
 	mu    sync.Mutex
 	drawn time.Time
 	width int // of the line on screen, to blank it
+	last  *Progress
 }
 
 // NewProgressPrinter writes to w; tty selects the redrawn line (decide it
@@ -40,23 +41,36 @@ func (p *ProgressPrinter) Update(pr Progress) {
 		}
 		return
 	}
+	p.last = &pr
 	now := time.Now()
 	final := pr.Total >= 0 && pr.Done >= pr.Total
 	if !final && now.Sub(p.drawn) < p.every {
 		return
 	}
 	p.drawn = now
+	p.draw(pr)
+}
+
+func (p *ProgressPrinter) draw(pr Progress) {
 	line := barLine(pr)
 	pad := max(p.width-len(line), 0)
 	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
 	p.width = len(line)
+	p.last = nil
 }
 
-// Finish ends the redrawn line so that what follows starts on its own.
+// Finish draws the last position if the throttle held it back and ends the
+// redrawn line, so that what follows starts on its own.
 func (p *ProgressPrinter) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.tty && p.width > 0 {
+	if !p.tty {
+		return
+	}
+	if p.last != nil {
+		p.draw(*p.last)
+	}
+	if p.width > 0 {
 		fmt.Fprintln(p.w)
 		p.width = 0
 	}

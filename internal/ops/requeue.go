@@ -222,7 +222,7 @@ func copyRows(w io.Writer, header string, quarantine io.Reader) (rows, blank int
 	}
 	cr := csv.NewReader(quarantine)
 	cr.ReuseRecord = true
-	cr.FieldsPerRecord = len(ingest.QuarantineHeader)
+	cr.FieldsPerRecord = -1 // checked below, to say what is wrong
 	head, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return 0, 0, errors.New("the quarantine file is empty")
@@ -242,6 +242,10 @@ func copyRows(w io.Writer, header string, quarantine io.Reader) (rows, blank int
 		}
 		if err != nil {
 			return rows, blank, fmt.Errorf("read the quarantine file: %w", err)
+		}
+		if len(rec) != len(ingest.QuarantineHeader) {
+			line, _ := cr.FieldPos(0)
+			return rows, blank, fmt.Errorf("quarantine file line %d: %d fields, want %d (%s)", line, len(rec), len(ingest.QuarantineHeader), strings.Join(ingest.QuarantineHeader, ","))
 		}
 		raw := rec[fila]
 		if strings.TrimSpace(raw) == "" {

@@ -65,8 +65,8 @@ type FilesReport struct {
 	RowsLoaded      int64            `json:"rows_loaded"`
 	RowsQuarantined int64            `json:"rows_quarantined"`
 	Rejects         map[string]int64 `json:"rejects,omitempty"`
-	// Attention lists every FAILED or IN_PROGRESS file, however old: they
-	// are the ones a person may have to act on.
+	// Attention lists the files a person may have to act on: every FAILED
+	// or IN_PROGRESS one however old, and those REJECTED since Since.
 	Attention []FileLine `json:"attention,omitempty"`
 	// Recent lists the files started since Since, newest first, up to
 	// MaxFiles; Omitted counts the rest.
@@ -203,7 +203,7 @@ func filesReport(recs []ledger.Record, now, since time.Time, maxFiles int) *File
 	fr := &FilesReport{States: map[ledger.State]int{}, Recent: []FileLine{}}
 	for _, r := range recs {
 		recent := !r.StartedAt.Before(since)
-		if r.State == ledger.Failed || r.State == ledger.InProgress {
+		if r.State == ledger.Failed || r.State == ledger.InProgress || (recent && r.State == ledger.Rejected) {
 			fr.Attention = append(fr.Attention, fileLine(r, now))
 		}
 		if !recent {

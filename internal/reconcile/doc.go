@@ -28,8 +28,10 @@
 // difference = batch - real time, per measure. A dropped order explains the
 // batch amounts of its own lines: a drop whose pedido_id has lines on date
 // D explains, in the country of those lines, SUM(importe), one order and
-// SUM(cantidad) of them. Each pedido_id explains once (a too_late record is
-// preferred to invalid ones). What remains,
+// SUM(cantidad) of them. Each (pedido_id, pais) explains once, however
+// many rows recorded it (a too_late record is preferred to invalid ones).
+// Drops are those of the aggregation (too_late) and the invalid messages
+// (which belong to none). What remains,
 //
 //	residual = difference - too_late explained - invalid explained,
 //

@@ -77,17 +77,23 @@
     }
     const barW = 26, barGap = 6, groupGap = 28, left = 70, right = 20, top = 76, plotH = 200, bottom = 50;
     const groupW = (g) => g.bars.length * barW + (g.bars.length - 1) * barGap;
-    const width = Math.max(320, left + groups.reduce((s, g) => s + groupW(g) + groupGap, 0) + right);
-    const height = top + plotH + bottom;
-    svg.setAttribute("width", width);
-    svg.setAttribute("height", height);
-    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
-    const base = top + plotH;
+    const size = (width, height) => {
+      svg.setAttribute("width", width);
+      svg.setAttribute("height", height);
+      svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    };
     if (!groups.length) {
-      svg.setAttribute("aria-label", "No panes yet");
-      plot.append(el("svg:text", { x: left, y: top + plotH / 2, class: "empty" }, "No panes yet: publish orders and let the watermark tick."));
+      const msg = snap.errors && snap.errors.bars ? "Sales unknown: the dashboard view could not be read (see above)."
+        : "No panes yet: publish orders and let the watermark tick.";
+      size(640, 60);
+      svg.setAttribute("aria-label", msg);
+      plot.append(el("svg:text", { x: 16, y: 34, class: "empty" }, msg));
       return;
     }
+    const width = Math.max(480, left + groups.reduce((s, g) => s + groupW(g) + groupGap, 0) + right);
+    const height = top + plotH + bottom;
+    size(width, height);
+    const base = top + plotH;
     svg.setAttribute("aria-label", "Sales per hour and country: " + bars.length + " bars over " + groups.length + " hours");
 
     const max = Math.max(...bars.map((b) => Math.abs(parseFloat(b.importe)) || 0)) || 1;
@@ -149,6 +155,11 @@
   function renderBarTable(snap) {
     const body = document.querySelector("#bars tbody");
     body.replaceChildren();
+    if (!(snap.bars || []).length) {
+      const tr = el("tr");
+      tr.append(el("td", { colspan: "7" }, snap.errors && snap.errors.bars ? "unknown" : "No panes yet."));
+      body.append(tr);
+    }
     for (const b of snap.bars || []) {
       const d = new Date(b.window_start);
       const tr = el("tr", { "data-window": b.window_start, "data-pais": b.pais });

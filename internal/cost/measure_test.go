@@ -1,0 +1,209 @@
+package cost
+
+import (
+	"encoding/json"
+	"flag"
+	"math/big"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+var update = flag.Bool("update", false, "measure again and rewrite recorded.json and docs/cost.md")
+
+// docPath is docs/cost.md from this package's directory.
+var docPath = filepath.Join("..", "..", "docs", "cost.md")
+
+// bound is a measured ratio and the range it must stay in, with the reason.
+type bound struct {
+	name   string
+	n, d   int64
+	lo, hi *big.Rat
+	why    string
+}
+
+func checkBounds(t *testing.T, bs []bound) {
+	t.Helper()
+	for _, b := range bs {
+		got := frac(b.n, b.d)
+		if got.Cmp(b.lo) < 0 || got.Cmp(b.hi) > 0 {
+			t.Errorf("%s = %s, want within [%s, %s]: %s", b.name, got.FloatString(3), b.lo.FloatString(2), b.hi.FloatString(2), b.why)
+		}
+	}
+}
+
+// streamBounds are the ranges the stream's counts must stay in, from the
+// document layout (stream's package comment) and the default Spec.
+func streamBounds(m Measurement, shards int64) []bound {
+	var tickRows, tickCalls int64
+	for _, a := range m.TickAppends {
+		tickRows += a.Rows
+		tickCalls += a.Calls
+	}
+	return []bound{
+		{"reads per order", m.OrderOps.BilledReads(), m.Orders, ri(4), big.NewRat(5, 1),
+			"an order reads the watermark, its dedup record, its cell and its shard; a cell's first order and late orders (Ld = 0: every shard) read more"},
+		{"writes per order", m.OrderOps.Writes, m.Orders, ri(2), big.NewRat(5, 2),
+			"an accepted order writes its shard and its dedup record; new cells, late corrections and dead letters add a few"},
+		{"deletes per order", m.OrderOps.Deletes, m.Orders, ri(0), big.NewRat(1, 20),
+			"an order deletes only the outbox rows of its late pane, too-late drop or dead letter"},
+		{"TTL deletes per order", m.OrderOps.TTLDeletes, m.Orders, big.NewRat(95, 100), big.NewRat(105, 100),
+			"one dedup record per message, left to the TTL policy"},
+		{"queries per order", m.OrderOps.Lists, m.Orders, ri(0), ri(0), "Handle never lists a collection"},
+		{"open windows per tick", m.OpenWindows, m.Ticks, ri(85), ri(125),
+			"30 countries x (the current hour + the 2 hours of allowed lateness + the hour waiting for W to pass end + L)"},
+		{"reads per open window per tick", m.TickOps.BilledReads(), m.OpenWindows, ri(shards + 2), ri(shards + 5),
+			"each open cell is listed, then read with all its shards; cells that emit are read again with their shards"},
+		{"writes per tick", m.TickOps.Writes, m.Ticks, ri(2), ri(60),
+			"the lease and the watermark, then per emitting cell its state and an outbox row"},
+		{"insertAll calls per tick", tickCalls, m.Ticks, ri(0), ri(2), "one append per table with rows"},
+		{"rows streamed per tick", tickRows, m.Ticks, ri(0), ri(40), "at most one pane per open (window, country) that changed"},
+	}
+}
+
+func fileBounds(f FileMeasurement) []bound {
+	return []bound{
+		{"ledger reads per file", f.Ledger.BilledReads(), 1, ri(3), ri(3), "Claim reads the record and the MD5 index, Finish the record"},
+		{"ledger writes per file", f.Ledger.Writes, 1, ri(3), ri(3), "Claim writes the index and the record, Finish the record"},
+		{"load jobs per file", f.Loads, 1, ri(1), ri(1), "one atomic load per file"},
+		{"refresh jobs per file", f.RefreshJobs, 1, ri(1), ri(2), "one per date the file touches: the day, and the day before for late lines"},
+		{"quarantined share", f.Quarantined, f.Lines, ri(0), big.NewRat(1, 500), "broken lines are 0.1% of the export"},
+		{"logical bytes per loaded line", f.LoadedBytes, f.Loaded, ri(150), ri(250), "13 columns, the lineage strings the largest"},
+	}
+}
+
+// TestMeasure measures the operation counts of the real stream processor
+// and ingest path, prints them, checks them against the bounds above and
+// against recorded.json. With -update it also runs the CPU benchmarks and
+// rewrites recorded.json and docs/cost.md.
+func TestMeasure(t *testing.T) {
+	sc := DefaultScenario()
+	m, err := Measure(t.Context(), fastDir(t), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := MeasureFile(t.Context(), fastDir(t), DefaultFileScenario())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.MarshalIndent(struct {
+		Stream Measurement     `json:"stream"`
+		File   FileMeasurement `json:"file"`
+	}{m, f}, "", "  ")
+	t.Logf("measured over %v after %v of warm-up (extrapolated linearly by orders, ticks and files):\n%s", sc.Measured, sc.WarmUp, out)
+	checkBounds(t, streamBounds(m, int64(sc.Spec.Shards)))
+	checkBounds(t, fileBounds(f))
+	for _, tc := range []struct {
+		name  string
+		table string
+	}{{"panes", warehouse.VentasHoraPaisPaneles}, {"dead letters", warehouse.PedidosDescartados}} {
+		if r := m.OrderAppends[tc.table].Repeats + m.TickAppends[tc.table].Repeats; r != 0 {
+			t.Errorf("%d %s appended twice: the outbox should append each row once when the sink never fails", r, tc.name)
+		}
+	}
+
+	variants := map[string]Measurement{}
+	if testing.Short() && !*update {
+		t.Log("variants not measured under -short")
+	} else {
+		for _, v := range Variants() {
+			if v.Scenario == nil {
+				continue
+			}
+			vs := v.Scenario(sc)
+			vm, err := Measure(t.Context(), fastDir(t), vs)
+			if err != nil {
+				t.Fatalf("variant %s: %v", v.Name, err)
+			}
+			variants[v.Name] = vm
+			t.Logf("variant %s: %s reads, %s writes per order; %s reads, %s writes per tick", v.Name,
+				Num(frac(vm.OrderOps.BilledReads(), vm.Orders), 2), Num(frac(vm.OrderOps.Writes, vm.Orders), 2),
+				Num(frac(vm.TickOps.BilledReads(), vm.Ticks), 1), Num(frac(vm.TickOps.Writes, vm.Ticks), 1))
+		}
+	}
+
+	if *update {
+		cpu := measureCPU(t)
+		checkCPU(t, cpu)
+		rec := Recorded{Scenario: sc, Stream: m, FileScenario: DefaultFileScenario(), File: f, Variants: variants, CPU: cpu}
+		b, err := json.MarshalIndent(rec, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(RecordedFile, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rewriteDoc(t, rec)
+		return
+	}
+	rec := readRecorded(t)
+	if diff := cmp.Diff(rec.Stream, m); diff != "" {
+		t.Errorf("stream counts differ from %s (-recorded +measured); if the change is intended, run go test ./internal/cost/ -run TestMeasure -update:\n%s", RecordedFile, diff)
+	}
+	if diff := cmp.Diff(rec.File, f); diff != "" {
+		t.Errorf("file counts differ from %s (-recorded +measured); if the change is intended, run go test ./internal/cost/ -run TestMeasure -update:\n%s", RecordedFile, diff)
+	}
+	for name, vm := range variants {
+		if diff := cmp.Diff(rec.Variants[name], vm); diff != "" {
+			t.Errorf("variant %s differs from %s (-recorded +measured):\n%s", name, RecordedFile, diff)
+		}
+	}
+	checkCPU(t, rec.CPU)
+}
+
+// checkCPU holds the CPU figures to bounds far above what they are: a
+// figure past them means the code changed its order of magnitude.
+func checkCPU(t *testing.T, c CPU) {
+	t.Helper()
+	for _, b := range []struct {
+		name   string
+		got    int64
+		lo, hi int64
+	}{
+		{"CPU per order", c.Order.Nanos, 1_000, 2_000_000},
+		{"CPU per tick", c.Tick.Nanos, 10_000, 200_000_000},
+		{"CPU per file", c.File.Nanos, 10_000_000, 5_000_000_000},
+		{"CPU per encoded line", c.Encode.Nanos, 10, 10_000},
+	} {
+		if b.got < b.lo || b.got > b.hi {
+			t.Errorf("%s = %d ns, want within [%d, %d]", b.name, b.got, b.lo, b.hi)
+		}
+	}
+}
+
+func readRecorded(t *testing.T) Recorded {
+	t.Helper()
+	b, err := os.ReadFile(RecordedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ParseRecorded(b)
+	if err != nil {
+		t.Fatalf("%s: %v (run go test ./internal/cost/ -run TestMeasure -update)", RecordedFile, err)
+	}
+	return r
+}
+
+// rewriteDoc fills docs/cost.md's generated blocks from rec.
+func rewriteDoc(t *testing.T, rec Recorded) {
+	t.Helper()
+	blocks, err := Blocks(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(docPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := FillDoc(string(doc), blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(docPath, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

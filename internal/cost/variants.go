@@ -1,0 +1,57 @@
+package cost
+
+import (
+	"fmt"
+	"time"
+)
+
+// Variant is one change to the inputs, for the "what would change the
+// picture" table. A variant with a Scenario is measured again (the
+// recorded measurement keeps it under Name); the others only change the
+// model's inputs.
+type Variant struct {
+	Name     string
+	Change   string
+	Scenario func(Scenario) Scenario
+	Apply    func(*Inputs)
+}
+
+// Variants are the changes docs/cost.md weighs.
+func Variants() []Variant {
+	return []Variant{
+		{Name: "shards-1", Change: "STATE_SHARDS = 1 (one partial-sum document per window and country)",
+			Scenario: func(s Scenario) Scenario { s.Spec.Shards = 1; return s }},
+		{Name: "shards-32", Change: "STATE_SHARDS = 32",
+			Scenario: func(s Scenario) Scenario { s.Spec.Shards = 32; return s }},
+		{Name: "tick-5min", Change: "a tick every 5 minutes instead of every minute (dashboard up to 5 min behind)",
+			Scenario: func(s Scenario) Scenario { s.TickEvery = 5 * time.Minute; return s },
+			Apply:    func(in *Inputs) { in.Volume.TickEvery = 5 * time.Minute }},
+		{Name: "late-delay-1m", Change: "late delay Ld = 1 min (late corrections batched into the tick)",
+			Scenario: func(s Scenario) Scenario { s.Spec.LateDelay = time.Minute; return s }},
+		{Name: "firestore-eur3", Change: "Firestore in the eur3 multi-region instead of europe-west1",
+			Apply: func(in *Inputs) { in.Prices = MultiRegionFirestore(in.Prices) }},
+		{Name: "orders-x10", Change: "10x the orders (500,000 a day), per-order counts as measured",
+			Apply: func(in *Inputs) { in.Volume.OrdersPerDay *= 10 }},
+		{Name: "dashboard-unfiltered", Change: "dashboard queries without a window_start filter (scan a year of panes)",
+			Apply: func(in *Inputs) { in.Assume.DashboardDaysScanned = 0 }},
+		{Name: "firestore-rtt-30ms", Change: "Firestore round trips of 30 ms instead of 10 ms",
+			Apply: func(in *Inputs) { in.Assume.FirestoreRPC = 30 * time.Millisecond }},
+	}
+}
+
+// VariantInputs returns base changed by v, with v's recorded measurement
+// when it has one.
+func VariantInputs(base Inputs, v Variant) (Inputs, error) {
+	in := base
+	if v.Scenario != nil {
+		m, ok := base.Recorded.Variants[v.Name]
+		if !ok {
+			return Inputs{}, fmt.Errorf("variant %s has no recorded measurement: run the measurement with -update", v.Name)
+		}
+		in.Stream = m
+	}
+	if v.Apply != nil {
+		v.Apply(&in)
+	}
+	return in, nil
+}

@@ -1,0 +1,341 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/alpinashop/alpipe/internal/reconcile"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// history is a small orders file in the format of `alpipe publish`: out of
+// event-time order, with a duplicate, invalid orders, a story's tick and
+// arrival times (both ignored), and an order outside the replayed dates.
+const history = `
+{"momento_evento": "2026-03-14T10:05:00Z", "pedido": {"pedido_id": "P-1", "cliente_id": "C-1", "pais": "ES", "importe_total": "179.80", "lineas": [{"sku": "MOCH-40L-AZ", "cantidad": 2, "precio_unitario": "89.90"}]}}
+{"momento_evento": "2026-03-14T10:59:59.999Z", "pedido_id": "P-2", "cliente_id": "C-2", "pais": "es", "importe_total": "0.10", "lineas": [{"sku": "X", "cantidad": 1, "precio_unitario": "0.10"}]}
+{"tick": "2026-03-14T11:00:00Z"}
+{"momento_evento": "2026-03-14T11:00:00+01:00", "pedido_id": "P-3", "pais": "FR", "importe_total": "0.20", "lineas": [{"sku": "X", "cantidad": 4, "precio_unitario": "0.05"}]}
+{"momento_evento": "2026-03-14T09:30:00Z", "llegada": "2026-03-14T13:00:00Z", "nota": "on the metro", "pedido": {"pedido_id": "P-4", "pais": "ES", "importe_total": "50.00", "lineas": [{"sku": "X", "cantidad": 3, "precio_unitario": "10"}, {"sku": "Y", "cantidad": 1, "precio_unitario": "20"}]}}
+{"momento_evento": "2026-03-14T10:20:00Z", "pedido": {"pedido_id": "P-1", "pais": "ES", "importe_total": "999", "lineas": []}}
+
+{"momento_evento": "2026-03-14T10:20:00Z", "pedido": {"pedido_id": "P-5", "pais": "XX", "importe_total": "1", "lineas": []}}
+{"pedido": {"pedido_id": "P-6", "pais": "ES", "importe_total": "1", "lineas": []}}
+{"momento_evento": "2026-03-16T08:00:00Z", "pedido": {"pedido_id": "P-7", "pais": "PT", "importe_total": "7", "lineas": []}}
+{"momento_evento": "2026-03-15T23:59:59Z", "pedido": {"pedido_id": "P-8", "pais": "DE", "importe_total": "12345678.123456789", "lineas": [{"sku": "Z", "cantidad": 9, "precio_unitario": "1"}]}}
+`
+
+// historyPanes are the exact sums of history's windows on 2026-03-14..15,
+// worked out by hand: one ON_TIME pane each.
+var historyPanes = [][]string{
+	{"ventas_hora_pais", "2026-03-14T09:00:00Z", "2026-03-14T10:00:00Z", "ES", "50", "1", "4", "0", "ON_TIME", "ACCUMULATING"},
+	{"ventas_hora_pais", "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z", "ES", "179.9", "2", "3", "0", "ON_TIME", "ACCUMULATING"},
+	{"ventas_hora_pais", "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z", "FR", "0.2", "1", "4", "0", "ON_TIME", "ACCUMULATING"},
+	{"ventas_hora_pais", "2026-03-15T23:00:00Z", "2026-03-16T00:00:00Z", "DE", "12345678.123456789", "1", "9", "0", "ON_TIME", "ACCUMULATING"},
+}
+
+func TestReplayJSONL(t *testing.T) {
+	ctx := context.Background()
+	w := openWarehouse(t)
+	opts := options(t)
+	dates, err := ParseDates("2026-03-14..2026-03-15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Dates = dates
+
+	rep, err := Run(ctx, w, NewJSONL(strings.NewReader(history)), "history", opts)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := Report{
+		Source: "history", Dates: "2026-03-14..2026-03-15", Started: replayStart,
+		Read: 9, Skipped: 1, Accepted: 5, Duplicates: 1, Invalid: 2,
+		InvalidSamples: []Sample{
+			{ID: "line 9", Reason: `invalid: pais "XX" is not an ISO 3166-1 alpha-2 code`},
+			{ID: "line 10", Reason: "invalid: missing attribute momento_evento"},
+		},
+		Segments: 1, Windows: 4, Written: 4,
+		// Orders handled at start - I, final tick at start: W = start - D.
+		Watermark: replayStart.Add(-10 * time.Minute), EmittedAt: replayStart,
+	}
+	if diff := cmp.Diff(want, rep); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(historyPanes, query(t, w, panesQuery)); diff != "" {
+		t.Errorf("panes (-want +got):\n%s", diff)
+	}
+	got := query(t, w, "SELECT DISTINCT watermark, emitted_at FROM ventas_hora_pais_paneles")
+	if diff := cmp.Diff([][]string{{"2026-03-20T08:50:00Z", "2026-03-20T09:00:00Z"}}, got); diff != "" {
+		t.Errorf("watermark and emission time (-want +got):\n%s", diff)
+	}
+	if n := query(t, w, "SELECT COUNT(*) FROM pedidos_descartados")[0][0]; n != "0" {
+		t.Errorf("pedidos_descartados has %s rows, want none: a replay records no live drops", n)
+	}
+
+	t.Run("re-run adds nothing", func(t *testing.T) {
+		again, err := Run(ctx, w, NewJSONL(strings.NewReader(history)), "history", opts)
+		if err != nil {
+			t.Fatalf("Run again: %v", err)
+		}
+		if again.Written != 0 || again.Unchanged != 4 || again.Conflicts != 0 || !again.OK() {
+			t.Errorf("re-run wrote %d, found %d unchanged and %d conflicts; want 0, 4, 0", again.Written, again.Unchanged, again.Conflicts)
+		}
+		if diff := cmp.Diff(historyPanes, query(t, w, panesQuery)); diff != "" {
+			t.Errorf("panes after the re-run (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestReplayRefusesWindowsWithOtherPanes(t *testing.T) {
+	ctx := context.Background()
+	w := openWarehouse(t)
+	// A live EARLY pane of the FR window, and an earlier replay of the DE
+	// window with other figures.
+	live := window.Pane{Aggregation: "ventas_hora_pais", Key: "FR", WindowStart: at("2026-03-14T10:00:00Z"), WindowEnd: at("2026-03-14T11:00:00Z"),
+		Timing: window.TimingEarly, Accumulation: window.Accumulating, Measures: window.Measures{Importe: dec(t, "0.15"), Pedidos: 1, Unidades: 3}}
+	old := window.Pane{Aggregation: "ventas_hora_pais", Key: "DE", WindowStart: at("2026-03-15T23:00:00Z"), WindowEnd: at("2026-03-16T00:00:00Z"),
+		Timing: window.TimingOnTime, Accumulation: window.Accumulating, Measures: window.Measures{Importe: dec(t, "1"), Pedidos: 1, Unidades: 1}}
+	appendPanes(t, w, live, old)
+
+	rep, err := Run(ctx, w, NewJSONL(strings.NewReader(history)), "history", options(t))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	wantConflicts := []Conflict{
+		{Aggregation: "ventas_hora_pais", WindowStart: old.WindowStart, Key: "DE", Replay: window.Measures{Importe: dec(t, "12345678.123456789"), Pedidos: 1, Unidades: 9},
+			Existing: 1, Latest: "ON_TIME #0 1/1/1"},
+		{Aggregation: "ventas_hora_pais", WindowStart: live.WindowStart, Key: "FR", Replay: window.Measures{Importe: dec(t, "0.2"), Pedidos: 1, Unidades: 4},
+			Existing: 1, Latest: "EARLY #0 0.15/1/3"},
+	}
+	sortConflicts := cmpopts.SortSlices(func(a, b Conflict) bool { return a.Key < b.Key })
+	if diff := cmp.Diff(wantConflicts, rep.ConflictSamples, sortConflicts); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+	if rep.OK() || rep.Conflicts != 2 || rep.Written != 3 || rep.Windows != 5 {
+		t.Errorf("OK=%v conflicts=%d written=%d windows=%d; want false, 2, 3, 5", rep.OK(), rep.Conflicts, rep.Written, rep.Windows)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "testdata/refused.golden", text.Bytes())
+	got := query(t, w, "SELECT pais, importe, timing FROM ventas_hora_pais_paneles WHERE pais IN ('FR', 'DE') ORDER BY pais")
+	if diff := cmp.Diff([][]string{{"DE", "1", "ON_TIME"}, {"FR", "0.15", "EARLY"}}, got); diff != "" {
+		t.Errorf("refused windows changed (-want +got):\n%s", diff)
+	}
+}
+
+func TestReplayBadLineWritesNothing(t *testing.T) {
+	w := openWarehouse(t)
+	in := history + "{not json\n"
+	rep, err := Run(context.Background(), w, NewJSONL(strings.NewReader(in)), "history", options(t))
+	var ie *InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "line 13") {
+		t.Fatalf("Run error = %v, want an *InputError naming line 13", err)
+	}
+	if rep.Written != 0 || len(query(t, w, panesQuery)) != 0 {
+		t.Errorf("a failed JSONL replay wrote %d panes, want none (one segment, closed only at the end)", rep.Written)
+	}
+}
+
+// TestReplayFromTable replays two dates of lineas_pedido and reconciles
+// them: the replayed panes are the batch figures exactly.
+func TestReplayFromTable(t *testing.T) {
+	ctx := context.Background()
+	const obj = "gs://alpinashop-catalogo/exportaciones/2026/03/15/pedidos.csv"
+	two := window.Defaults()
+	two.Name, two.WindowSize = "ventas_2d_pais", 48*time.Hour
+	tests := []struct {
+		name         string
+		specs        []window.Spec
+		wantSegments int
+		wantPanes    [][]string
+	}{
+		{
+			name:         "hourly windows: one segment per date, panes at noon",
+			specs:        []window.Spec{window.Defaults()},
+			wantSegments: 2,
+			wantPanes: [][]string{
+				{"ventas_hora_pais", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z", "ES", "239.8", "2", "4", "0", "ON_TIME", "ACCUMULATING"},
+				{"ventas_hora_pais", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z", "FR", "39.9", "1", "3", "0", "ON_TIME", "ACCUMULATING"},
+				{"ventas_hora_pais", "2026-03-15T12:00:00Z", "2026-03-15T13:00:00Z", "ES", "7.5", "1", "1", "0", "ON_TIME", "ACCUMULATING"},
+			},
+		},
+		{
+			name:         "a window spanning both dates keeps them in one segment",
+			specs:        []window.Spec{window.Defaults(), two},
+			wantSegments: 1,
+			wantPanes: [][]string{
+				{"ventas_2d_pais", "2026-03-14T00:00:00Z", "2026-03-16T00:00:00Z", "ES", "247.3", "3", "5", "0", "ON_TIME", "ACCUMULATING"},
+				{"ventas_2d_pais", "2026-03-14T00:00:00Z", "2026-03-16T00:00:00Z", "FR", "39.9", "1", "3", "0", "ON_TIME", "ACCUMULATING"},
+				{"ventas_hora_pais", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z", "ES", "239.8", "2", "4", "0", "ON_TIME", "ACCUMULATING"},
+				{"ventas_hora_pais", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z", "FR", "39.9", "1", "3", "0", "ON_TIME", "ACCUMULATING"},
+				{"ventas_hora_pais", "2026-03-15T12:00:00Z", "2026-03-15T13:00:00Z", "ES", "7.5", "1", "1", "0", "ON_TIME", "ACCUMULATING"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := openWarehouse(t)
+			// Generation 1 is superseded by the corrected generation 2.
+			loadLines(t, w, obj, 1, line{"P-1", "ES", "2026-03-14", 2, "99.90"})
+			loadLines(t, w, obj, 2,
+				line{"P-1", "ES", "2026-03-14", 2, "89.90"}, line{"P-1", "ES", "2026-03-14", 1, "10"},
+				line{"P-2", "ES", "2026-03-14", 1, "50"},
+				line{"P-3", "FR", "2026-03-14", 3, "13.30"},
+				line{"P-9", "ES", "2026-03-14", 1, "1"}, line{"P-9", "PT", "2026-03-14", 1, "1"}, // two countries: invalid
+				// The first order of 2026-03-15 is invalid too: the date's cut
+				// carries over to P-6.
+				line{"P-5", "ES", "2026-03-15", 1, "2"}, line{"P-5", "IT", "2026-03-15", 1, "2"},
+				line{"P-6", "ES", "2026-03-15", 1, "7.5"},
+				line{"P-0", "ES", "2026-03-13", 1, "1000"}, // outside the dates
+			)
+			opts := options(t, tt.specs...)
+			if opts.Dates, _ = ParseDates("2026-03-14..2026-03-15"); !opts.Dates.Set {
+				t.Fatal("dates not set")
+			}
+			rep, err := Run(ctx, w, NewTable(w, opts.Dates), SourceTable, opts)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if rep.Segments != tt.wantSegments || rep.Accepted != 4 || rep.Invalid != 2 || !rep.OK() {
+				t.Errorf("segments=%d accepted=%d invalid=%d OK=%v; want %d, 4, 2, true",
+					rep.Segments, rep.Accepted, rep.Invalid, rep.OK(), tt.wantSegments)
+			}
+			if diff := cmp.Diff(tt.wantPanes, query(t, w, panesQuery)); diff != "" {
+				t.Errorf("panes (-want +got):\n%s", diff)
+			}
+
+			// The batch figures of each date are the replayed ones, but for the
+			// orders whose lines name two countries.
+			for _, date := range []string{"2026-03-14", "2026-03-15"} {
+				r, err := reconcile.Run(ctx, w, reconcile.Request{Date: date})
+				if err != nil {
+					t.Fatalf("reconcile %s: %v", date, err)
+				}
+				var unexplained []string
+				for _, c := range r.Countries {
+					if c.Status != reconcile.Match {
+						unexplained = append(unexplained, c.Pais+":"+c.Residual.Importe.String())
+					}
+				}
+				want := map[string][]string{"2026-03-14": {"ES:1", "PT:1"}, "2026-03-15": {"ES:2", "IT:2"}}[date]
+				if diff := cmp.Diff(want, unexplained); diff != "" {
+					t.Errorf("reconcile %s, countries not matching (-want +got):\n%s", date, diff)
+				}
+			}
+
+			again, err := Run(ctx, w, NewTable(w, opts.Dates), SourceTable, opts)
+			if err != nil {
+				t.Fatalf("Run again: %v", err)
+			}
+			if again.Written != 0 || again.Unchanged != int64(len(tt.wantPanes)) || again.Conflicts != 0 {
+				t.Errorf("re-run wrote %d, unchanged %d, conflicts %d; want 0, %d, 0", again.Written, again.Unchanged, again.Conflicts, len(tt.wantPanes))
+			}
+			if diff := cmp.Diff(tt.wantPanes, query(t, w, panesQuery)); diff != "" {
+				t.Errorf("panes after the re-run (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReplayRejectsABrokenCut checks the guard against a source whose cut
+// is not kept: a later order in a closed segment's window would give that
+// window a second pane 0.
+func TestReplayRejectsABrokenCut(t *testing.T) {
+	msgs := []Message{
+		jsonMsg("P-1", "2026-03-14T10:00:00Z", false),
+		jsonMsg("P-2", "2026-03-14T12:00:00Z", true),
+		jsonMsg("P-3", "2026-03-14T10:30:00Z", false),
+	}
+	_, err := Run(context.Background(), openWarehouse(t), &slice{msgs: msgs}, "broken", options(t))
+	if err == nil || !strings.Contains(err.Error(), "closed segment") {
+		t.Fatalf("Run error = %v, want a closed-segment error", err)
+	}
+}
+
+func TestRunChecksOptions(t *testing.T) {
+	w := openWarehouse(t)
+	bad := window.Defaults()
+	bad.Shards = 0
+	for _, tt := range []struct {
+		name string
+		opts Options
+	}{
+		{"no aggregation", Options{}},
+		{"invalid spec", Options{Specs: []window.Spec{bad}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Run(context.Background(), w, &slice{}, "x", tt.opts); err == nil {
+				t.Error("Run succeeded, want an error")
+			}
+		})
+	}
+}
+
+type slice struct {
+	msgs []Message
+	i    int
+}
+
+func (s *slice) Next(context.Context) (Message, error) {
+	if s.i >= len(s.msgs) {
+		return Message{}, io.EOF
+	}
+	s.i++
+	return s.msgs[s.i-1], nil
+}
+
+func jsonMsg(id, eventTime string, cut bool) Message {
+	return Message{
+		ID:         id,
+		Data:       []byte(`{"pedido_id": "` + id + `", "pais": "ES", "importe_total": "1", "lineas": []}`),
+		Attributes: map[string]string{"momento_evento": eventTime},
+		Cut:        cut,
+	}
+}
+
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func appendPanes(t *testing.T, w Warehouse, panes ...window.Pane) {
+	t.Helper()
+	tb, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []warehouse.Row
+	for _, p := range panes {
+		named := map[string]warehouse.Value{
+			"aggregation": warehouse.StringValue(p.Aggregation), "window_start": warehouse.TimeValue(p.WindowStart),
+			"window_end": warehouse.TimeValue(p.WindowEnd), "pais": warehouse.StringValue(p.Key),
+			"importe": warehouse.DecValue(p.Measures.Importe), "pedidos": warehouse.IntValue(p.Measures.Pedidos),
+			"unidades": warehouse.IntValue(p.Measures.Unidades), "pane_index": warehouse.IntValue(p.Index),
+			"timing": warehouse.StringValue(string(p.Timing)), "accumulation": warehouse.StringValue(string(p.Accumulation)),
+			"watermark": warehouse.TimeValue(p.WindowStart), "emitted_at": warehouse.TimeValue(p.WindowStart),
+		}
+		vals := make([]warehouse.Value, len(tb.Schema))
+		for i, f := range tb.Schema {
+			vals[i] = named[f.Name]
+		}
+		rows = append(rows, warehouse.Row{ID: p.ID(), Values: vals})
+	}
+	if err := w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, rows); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,234 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/reconcile"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// guard is the segments' stream.Sink: it writes a replayed pane only to a
+// window that has no pane yet (see the package comment), and drops the
+// dead-letter rows of invalid orders, which the Report counts instead.
+type guard struct {
+	wh   Warehouse
+	keys map[string]keyColumn // by aggregation
+	cols columns
+
+	mu              sync.Mutex
+	written         int64
+	unchanged       int64
+	conflicts       int64
+	conflictSamples []Conflict
+}
+
+var _ stream.Sink = (*guard)(nil)
+
+// columns are the panes table's column positions the guard reads.
+type columns struct {
+	agg, start, index, timing, importe, pedidos, unidades int
+}
+
+// keyColumn is an aggregation's key column in the panes table.
+type keyColumn struct {
+	name string
+	pos  int
+}
+
+func newGuard(wh Warehouse, specs []window.Spec) *guard {
+	t, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
+	if err != nil {
+		panic(err) // the embedded schemas are part of the build
+	}
+	g := &guard{wh: wh, keys: map[string]keyColumn{}, cols: columns{
+		agg: t.Column("aggregation"), start: t.Column("window_start"),
+		index: t.Column("pane_index"), timing: t.Column("timing"), importe: t.Column("importe"),
+		pedidos: t.Column("pedidos"), unidades: t.Column("unidades"),
+	}}
+	for _, s := range specs {
+		g.keys[s.Name] = keyColumn{name: s.KeyField, pos: t.Column(s.KeyField)}
+	}
+	return g
+}
+
+func (g *guard) counts() (written, unchanged, conflicts int64, samples []Conflict) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.written, g.unchanged, g.conflicts, slices.Clone(g.conflictSamples)
+}
+
+// Append implements stream.Sink.
+func (g *guard) Append(ctx context.Context, table string, rows []warehouse.Row) error {
+	switch table {
+	case warehouse.PedidosDescartados:
+		return nil
+	case warehouse.VentasHoraPaisPaneles:
+	default:
+		return fmt.Errorf("replay: unexpected rows for table %s", table)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	byAgg := map[string][]replayed{}
+	var aggs []string
+	for _, r := range rows {
+		p, err := g.decode(r)
+		if err != nil {
+			return err
+		}
+		if _, ok := byAgg[p.agg]; !ok {
+			aggs = append(aggs, p.agg)
+		}
+		byAgg[p.agg] = append(byAgg[p.agg], p)
+	}
+	var write []warehouse.Row
+	var refused []Conflict
+	unchanged := int64(0)
+	for _, agg := range aggs {
+		ps := byAgg[agg]
+		existing, err := g.existing(ctx, agg, ps)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			have := existing[cellKey{p.start, p.key}]
+			switch {
+			case len(have) == 0:
+				write = append(write, p.row)
+			case len(have) == 1 && have[0].same(p):
+				unchanged++
+			default:
+				latest := have[len(have)-1]
+				refused = append(refused, Conflict{
+					Aggregation: agg, WindowStart: p.start, Key: p.key, Replay: p.measures, Existing: len(have),
+					Latest: fmt.Sprintf("%s #%d %s/%d/%d", latest.timing, latest.index,
+						latest.measures.Importe, latest.measures.Pedidos, latest.measures.Unidades),
+				})
+			}
+		}
+	}
+	if len(write) > 0 {
+		if err := g.wh.Append(ctx, table, write); err != nil {
+			return err
+		}
+	}
+	g.written += int64(len(write))
+	g.unchanged += unchanged
+	g.conflicts += int64(len(refused))
+	for _, c := range refused {
+		if len(g.conflictSamples) < maxSamples {
+			g.conflictSamples = append(g.conflictSamples, c)
+		}
+	}
+	return nil
+}
+
+// replayed is a pane row as the guard compares it.
+type replayed struct {
+	row      warehouse.Row
+	agg, key string
+	start    time.Time
+	index    int64
+	timing   string
+	measures window.Measures
+}
+
+type cellKey struct {
+	start time.Time
+	key   string
+}
+
+func (p replayed) same(o replayed) bool {
+	return p.index == o.index && p.timing == o.timing && p.measures == o.measures
+}
+
+func (g *guard) decode(r warehouse.Row) (replayed, error) {
+	v := r.Values
+	c := g.cols
+	if len(v) <= max(c.agg, c.start, c.index, c.timing, c.importe, c.pedidos, c.unidades) {
+		return replayed{}, fmt.Errorf("replay: pane row %s has %d values", r.ID, len(v))
+	}
+	p := replayed{row: r, agg: v[c.agg].Str, start: v[c.start].Time.UTC(), index: v[c.index].Int, timing: v[c.timing].Str,
+		measures: window.Measures{Importe: v[c.importe].Dec, Pedidos: v[c.pedidos].Int, Unidades: v[c.unidades].Int}}
+	k, ok := g.keys[p.agg]
+	if !ok {
+		return replayed{}, fmt.Errorf("replay: pane row %s of unknown aggregation %q", r.ID, p.agg)
+	}
+	if k.pos < 0 || k.pos >= len(v) {
+		return replayed{}, fmt.Errorf("replay: pane row %s: no key column %s", r.ID, k.name)
+	}
+	p.key = v[k.pos].Str
+	return p, nil
+}
+
+// existing reads the panes already in the table for the windows of ps, by
+// (window_start, key), in pane_index order.
+func (g *guard) existing(ctx context.Context, agg string, ps []replayed) (map[cellKey][]replayed, error) {
+	var starts []string
+	seen := map[time.Time]bool{}
+	for _, p := range ps {
+		if !seen[p.start] {
+			seen[p.start] = true
+			starts = append(starts, reconcile.TimestampLiteral(p.start))
+		}
+	}
+	// The aggregation name and key column passed window.Spec.Validate, so
+	// they are safe to write into the statement.
+	q := "SELECT window_start, " + g.keys[agg].name + " AS pane_key, pane_index, timing, importe, pedidos, unidades\n" +
+		"FROM " + warehouse.VentasHoraPaisPaneles + "\n" +
+		"WHERE aggregation = '" + agg + "' AND window_start IN (" + strings.Join(starts, ", ") + ")\n" +
+		"ORDER BY window_start, pane_key, pane_index"
+	res, err := g.wh.Query(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("replay: read existing panes of %s: %w", agg, err)
+	}
+	out := map[cellKey][]replayed{}
+	for i, r := range res.Rows {
+		p, err := parseExisting(res.Columns, r)
+		if err != nil {
+			return nil, fmt.Errorf("replay: existing pane row %d: %w", i+1, err)
+		}
+		k := cellKey{p.start, p.key}
+		out[k] = append(out[k], p)
+	}
+	return out, nil
+}
+
+func parseExisting(cols, vals []string) (replayed, error) {
+	get := func(name string) string {
+		if i := slices.Index(cols, name); i >= 0 && i < len(vals) {
+			return vals[i]
+		}
+		return ""
+	}
+	var p replayed
+	var errs []error
+	var err error
+	if p.start, err = time.Parse(time.RFC3339Nano, get("window_start")); err != nil {
+		errs = append(errs, err)
+	}
+	p.start = p.start.UTC()
+	p.key, p.timing = get("pane_key"), get("timing")
+	if p.index, err = strconv.ParseInt(get("pane_index"), 10, 64); err != nil {
+		errs = append(errs, err)
+	}
+	if p.measures.Importe, err = numeric.Parse(get("importe"), false); err != nil {
+		errs = append(errs, err)
+	}
+	if p.measures.Pedidos, err = strconv.ParseInt(get("pedidos"), 10, 64); err != nil {
+		errs = append(errs, err)
+	}
+	if p.measures.Unidades, err = strconv.ParseInt(get("unidades"), 10, 64); err != nil {
+		errs = append(errs, err)
+	}
+	return p, errors.Join(errs...)
+}
