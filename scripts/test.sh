@@ -41,7 +41,7 @@ fi
 source scripts/lib/emulators.sh
 start_emulators
 # The dashboard's browser test needs Chromium and chromedriver (installed once).
-scripts/chromium.sh
+scripts/chromium.sh || echo "Chromium could not be installed: the dashboard browser test will skip"
 
 echo "== go test (with emulators)"
 go test -count=1 -timeout 20m "${pkgs[@]}"
