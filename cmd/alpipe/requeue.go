@@ -40,6 +40,9 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("requeue: --format %q: want text or json", *format)
 	}
 	bucket, name, gs, err := ops.ParseGS(pos[0])
+	if err == nil && name == "" {
+		err = fmt.Errorf("%q names no object", pos[0])
+	}
 	if err != nil {
 		return fmt.Errorf("requeue: %w", err)
 	}

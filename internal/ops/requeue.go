@@ -280,11 +280,11 @@ func WriteRequeue(w io.Writer, res RequeueResult, quarantineBucket string) {
 	rec := res.Record
 	c := rec.Counts
 	fmt.Fprintf(w, "  status: %s  rows read/loaded/quarantined: %d/%d/%d\n", rec.State, c.Read, c.Loaded, c.Quarantined)
-	if rec.Reason != "" {
+	switch {
+	case rec.DuplicateOf != nil:
+		fmt.Fprintf(w, "  same content as %s: nothing loaded again\n", rec.DuplicateOf)
+	case rec.Reason != "":
 		fmt.Fprintf(w, "  reason: %s\n", oneLine(rec.Reason))
-	}
-	if rec.DuplicateOf != nil {
-		fmt.Fprintf(w, "  same content was already re-queued as %s: nothing loaded again\n", rec.DuplicateOf)
 	}
 	codes := make([]string, 0, len(c.Rejects))
 	for code := range c.Rejects {

@@ -1,0 +1,197 @@
+package cost
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+func newCounting(t *testing.T) *CountingStore {
+	t.Helper()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "count.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return NewCountingStore(s)
+}
+
+func TestCountingStore(t *testing.T) {
+	exp := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	errStop := errors.New("stop")
+	type step struct {
+		phase Phase
+		list  string // a List of this collection instead of a transaction
+		fn    func(tx docstore.Tx) error
+	}
+	set := func(path string, expire bool) func(tx docstore.Tx) error {
+		return func(tx docstore.Tx) error {
+			d := docstore.Doc{Path: path, Data: []byte(`{"n":1}`)}
+			if expire {
+				d.ExpireAt = exp
+			}
+			return tx.Set(d)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		phase Phase
+		want  Ops
+	}{
+		{
+			name: "a missing document is a read, and a write commits",
+			steps: []step{{phase: PhaseOrder, fn: func(tx docstore.Tx) error {
+				if _, err := tx.Get("a/1", "a/2"); err != nil {
+					return err
+				}
+				return tx.Set(docstore.Doc{Path: "a/1", Data: []byte(`{}`)})
+			}}},
+			phase: PhaseOrder,
+			want: Ops{Transactions: 1, GetCalls: 1, Reads: 2, ReadsMissing: 2, Writes: 1, RPCs: 3,
+				TxByKind: map[string]int64{"other": 1}, RPCsByKind: map[string]int64{"other": 3}},
+		},
+		{
+			name: "a failed transaction bills its reads, not its writes",
+			steps: []step{{phase: PhaseOrder, fn: func(tx docstore.Tx) error {
+				if _, err := tx.Get("a/1"); err != nil {
+					return err
+				}
+				if err := tx.Set(docstore.Doc{Path: "a/1", Data: []byte(`{}`)}); err != nil {
+					return err
+				}
+				return errStop
+			}}},
+			phase: PhaseOrder,
+			want: Ops{Transactions: 1, GetCalls: 1, Reads: 1, ReadsMissing: 1, RPCs: 3,
+				TxByKind: map[string]int64{"other": 1}, RPCsByKind: map[string]int64{"other": 3}},
+		},
+		{
+			name: "an empty query is billed one read",
+			steps: []step{
+				{phase: PhaseTick, fn: set("c/1", false)},
+				{phase: PhaseTick, fn: set("c/2", false)},
+				{phase: PhaseTick, list: "c"},
+				{phase: PhaseTick, list: "empty"},
+			},
+			phase: PhaseTick,
+			want: Ops{Transactions: 2, Writes: 2, Lists: 2, ListDocs: 2, ListReads: 3, RPCs: 6,
+				TxByKind: map[string]int64{"outbox-delete": 2}, RPCsByKind: map[string]int64{"outbox-delete": 4, "list": 2}},
+		},
+		{
+			name: "a document with an expiry is one TTL delete, unless deleted",
+			steps: []step{
+				{phase: PhaseOrder, fn: set("o/1", true)},
+				{phase: PhaseOrder, fn: set("o/1", true)}, // rewritten: still one
+				{phase: PhaseOrder, fn: set("o/2", true)},
+				{phase: PhaseOrder, fn: func(tx docstore.Tx) error { return tx.Delete("o/2") }},
+			},
+			phase: PhaseOrder,
+			want: Ops{Transactions: 4, Writes: 3, Deletes: 1, TTLDeletes: 1, TTLBytes: int64(len("o/1") + len(`{"n":1}`)), RPCs: 8,
+				TxByKind: map[string]int64{"outbox-delete": 4}, RPCsByKind: map[string]int64{"outbox-delete": 8}},
+		},
+		{
+			name: "tick transactions are named by what they read first",
+			steps: []step{
+				{phase: PhaseTick, fn: func(tx docstore.Tx) error { _, err := tx.Get("aggregations/a/control/lease"); return err }},
+				{phase: PhaseTick, fn: func(tx docstore.Tx) error {
+					_, err := tx.Get("aggregations/a/control/watermark", "aggregations/a/windows/w1")
+					return err
+				}},
+				{phase: PhaseTick, fn: func(tx docstore.Tx) error {
+					_, err := tx.Get("aggregations/a/control/watermark", "aggregations/a/windows/w1")
+					return err
+				}},
+			},
+			phase: PhaseTick,
+			want: Ops{Transactions: 3, GetCalls: 3, Reads: 5, ReadsMissing: 5, RPCs: 9,
+				TxByKind:   map[string]int64{"tick-lease": 1, "tick-watermark": 1, "tick-cell": 1},
+				RPCsByKind: map[string]int64{"tick-lease": 3, "tick-watermark": 3, "tick-cell": 3}},
+		},
+		{
+			name: "operations are charged to their phase",
+			steps: []step{
+				{phase: PhaseLedger, fn: func(tx docstore.Tx) error { _, err := tx.Get("ledger/x"); return err }},
+				{phase: PhaseOrder, fn: func(tx docstore.Tx) error {
+					_, err := tx.Get("aggregations/a/control/watermark", "aggregations/a/orders/1", "aggregations/a/windows/w")
+					return err
+				}},
+			},
+			phase: PhaseOrder,
+			want: Ops{Transactions: 1, GetCalls: 1, Reads: 3, ReadsMissing: 3, RPCs: 3,
+				TxByKind: map[string]int64{"order": 1}, RPCsByKind: map[string]int64{"order": 3}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCounting(t)
+			ctx := context.Background()
+			var phase Phase
+			for _, s := range tc.steps {
+				if s.phase != phase {
+					c.SetPhase(s.phase) // a new phase: for PhaseTick, a new tick
+					phase = s.phase
+				}
+				if s.list != "" {
+					if _, err := c.List(ctx, s.list); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := c.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error { return s.fn(tx) }); err != nil && !errors.Is(err, errStop) {
+					t.Fatal(err)
+				}
+			}
+			if diff := cmp.Diff(tc.want, c.Ops(tc.phase)); diff != "" {
+				t.Errorf("ops (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCountingSink(t *testing.T) {
+	pt, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A pane row with every column set: its logical size by the rules.
+	vals := make([]warehouse.Value, len(pt.Schema))
+	var want int64
+	for i, f := range pt.Schema {
+		switch f.Type {
+		case warehouse.String:
+			vals[i] = warehouse.StringValue("ES")
+			want += 4
+		case warehouse.Numeric:
+			vals[i] = warehouse.DecValue(numeric.Dec(1))
+			want += 16
+		default:
+			vals[i] = warehouse.IntValue(1)
+			want += 8
+		}
+	}
+	s := NewCountingSink()
+	s.SetPhase(PhaseTick)
+	row := warehouse.Row{ID: "p1", Values: vals}
+	if err := s.Append(context.Background(), pt.Name, []warehouse.Row{row, row}); err != nil {
+		t.Fatal(err)
+	}
+	wantAppends := Appends{Calls: 1, Rows: 2, Repeats: 1, LogicalBytes: 2 * want, BilledBytes: 2 * StreamingMinRowBytes}
+	if diff := cmp.Diff(wantAppends, s.Appends(PhaseTick, pt.Name)); diff != "" {
+		t.Errorf("appends (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(Appends{}, s.Appends(PhaseOrder, pt.Name)); diff != "" {
+		t.Errorf("appends charged to orders (-want +got):\n%s", diff)
+	}
+	if err := s.Append(context.Background(), pt.Name, []warehouse.Row{{ID: "short", Values: vals[:1]}}); err == nil {
+		t.Error("a row with missing columns was accepted")
+	}
+}
