@@ -14,7 +14,7 @@ const goldenPath = "../local/testdata/demo.golden"
 // mask hides generations, which come from the fake GCS's clock (as the
 // embedded demo's test does).
 func mask(s string) string {
-	return regexp.MustCompile(`(#|\.g|source-generation )\d{6,}`).ReplaceAllString(s, "${1}GEN")
+	return regexp.MustCompile(`(#|\.g|generation: )\d{6,}`).ReplaceAllString(s, "${1}GEN")
 }
 
 // golden is demo.golden cut into what this test compares.

@@ -74,6 +74,13 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 			return err
 		}
 		fmt.Fprintf(w, "redelivered %s: still %s, attempt %d, nothing loaded twice\n", first.Key, again.State, again.Attempt)
+		// The ERP sometimes exports the same file twice under another name.
+		copyName := strings.TrimSuffix(first.Key.Object, ".csv") + "-copia.csv"
+		dup, err := Drop(ctx, s.URL, copyName, files[0][0])
+		if err != nil {
+			return err
+		}
+		PrintRecord(w, dup)
 	}
 
 	fmt.Fprintln(w, "\n== Quarantined rows ==")
@@ -104,11 +111,11 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 
 // PrintRecord prints one file's outcome on a few lines.
 func PrintRecord(w io.Writer, rec ledger.Record) {
-	fmt.Fprintf(w, "%s\n  status: %s", rec.Key, rec.State)
+	fmt.Fprintf(w, "gs://%s/%s\n  generation: %d  status: %s", rec.Key.Bucket, rec.Key.Object, rec.Key.Generation, rec.State)
 	if rec.Feed != "" {
 		fmt.Fprintf(w, "  feed: %s", rec.Feed)
 	}
-	fmt.Fprintf(w, "  rows read/loaded/quarantined: %d/%d/%d\n", rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
+	fmt.Fprintf(w, "\n  rows read/loaded/quarantined: %d/%d/%d\n", rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
 	if rec.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", rec.Reason)
 	}

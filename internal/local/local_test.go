@@ -62,7 +62,7 @@ func TestDemo(t *testing.T) {
 	if err := srv.DemoOrders(ctx, &out, "../../testdata/pedidos/historia.jsonl"); err != nil {
 		t.Fatal(err)
 	}
-	got := regexp.MustCompile(`(#|\.g|source-generation )\d{6,}`).ReplaceAllString(out.String(), "${1}GEN")
+	got := regexp.MustCompile(`(#|\.g|generation: )\d{6,}`).ReplaceAllString(out.String(), "${1}GEN")
 	golden := filepath.Join("testdata", "demo.golden")
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
