@@ -7,6 +7,11 @@
 //	alpipe query SQL [--format table|csv|json] [--server URL]
 //	alpipe publish FILE.jsonl [--server URL]   (PUBSUB_EMULATOR_HOST set: to the emulator topic)
 //	alpipe tick [--now RFC3339] [--server URL]
+//	alpipe status [--since 24h] [--format text|json] [--server URL] [--cloud]
+//	alpipe backfill PREFIX|gs://BUCKET/PREFIX [--concurrency 4] [--server URL]
+//	alpipe requeue QUARANTINE_OBJECT [--file FIXED.csv] [--server URL]
+//	alpipe replay FILE.jsonl | --from-table [--dates A..B] [--server URL]
+//	alpipe reconcile --date YYYY-MM-DD [--server URL]
 //	alpipe demo [--testdata testdata]
 //
 // Errors are one line on stderr and a non-zero exit.
@@ -39,6 +44,9 @@ func commands() []command {
 		{"query", "run SQL on the local warehouse", runQuery},
 		{"publish", "deliver orders from a JSONL file to AggregateOrders (or the Pub/Sub emulator)", runPublish},
 		{"tick", "call AdvanceWatermark, optionally moving a virtual clock first", runTick},
+		{"status", "did last night's files load? rejects, watermark, open windows, drops", runStatus},
+		{"backfill", "ingest every object under a prefix through the file-drop path", runBackfill},
+		{"requeue", "turn a fixed quarantine file into a new landing object", runRequeue},
 		{"replay", "run the window engine over historical orders (a bounded stream)", runReplay},
 		{"reconcile", "compare real-time sales with lineas_pedido for a date", runReconcile},
 		{"demo", "start everything in-process and play the demo stories", runDemo},

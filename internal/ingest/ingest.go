@@ -162,7 +162,10 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 
 func (s *Service) finish(ctx context.Context, rec ledger.Record, tm timings) (ledger.Record, error) {
 	rec.FinishedAt = s.now()
-	if err := s.ledger.Finish(ctx, rec, rec.FinishedAt); err != nil {
+	// The work is done and idempotent; recording it must not be lost to a
+	// cancelled request, or the file would sit IN_PROGRESS until its lease
+	// expires.
+	if err := s.ledger.Finish(context.WithoutCancel(ctx), rec, rec.FinishedAt); err != nil {
 		if errors.Is(err, ledger.ErrLeaseLost) {
 			// Another attempt took over after our lease expired; our effects
 			// were idempotent and it will record the outcome itself.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/ops"
 	"github.com/alpinashop/alpipe/internal/replay"
 )
 
@@ -35,6 +36,7 @@ func (s *Server) admin() http.Handler {
 	mux.HandleFunc("GET "+AdminPrefix+"ledger", s.handleLedger)
 	mux.HandleFunc("POST "+AdminPrefix+"clock", s.handleClock)
 	mux.HandleFunc("GET "+AdminPrefix+"stats", s.handleStats)
+	mux.Handle("GET "+ops.StatusPath, ops.StatusHandler(ops.AppSources(s.App)))
 	if h := s.replayHandler(); h != nil {
 		mux.Handle("POST "+AdminPrefix+"replay", h)
 	}
