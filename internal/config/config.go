@@ -21,6 +21,9 @@ const (
 	Firestore = "firestore"
 	DuckDB    = "duckdb"
 	BigQuery  = "bigquery"
+	// Remote is the warehouse of a running `alpipe serve`, reached over
+	// HTTP: how the cgo-free cmd/server gets a warehouse on a laptop.
+	Remote = "remote"
 )
 
 // Backends selects where state and tables live. Unset, everything is
@@ -32,8 +35,10 @@ type Backends struct {
 	State     string `env:"STATE_STORE, default=embedded"`
 	Database  string `env:"FIRESTORE_DATABASE, default=(default)"`
 	Warehouse string `env:"WAREHOUSE, default=duckdb"`
-	Dataset   string `env:"BIGQUERY_DATASET, default=alpinashop_analitica"`
-	Location  string `env:"BIGQUERY_LOCATION, default=europe-west1"`
+	// WarehouseURL is the `alpipe serve` warehouse endpoint for WAREHOUSE=remote.
+	WarehouseURL string `env:"WAREHOUSE_URL, default=http://127.0.0.1:8080/_local/warehouse"`
+	Dataset      string `env:"BIGQUERY_DATASET, default=alpinashop_analitica"`
+	Location     string `env:"BIGQUERY_LOCATION, default=europe-west1"`
 	// StagingBucket holds the NDJSON files BigQuery load jobs read.
 	StagingBucket string `env:"STAGING_BUCKET"`
 	StagingPrefix string `env:"STAGING_PREFIX, default=staging/"`
@@ -68,8 +73,12 @@ func (b Backends) validate(needsStaging bool) []string {
 		if needsStaging && b.StagingBucket == "" {
 			probs = append(probs, "WAREHOUSE=bigquery needs STAGING_BUCKET for load jobs")
 		}
+	case Remote:
+		if b.WarehouseURL == "" {
+			probs = append(probs, "WAREHOUSE=remote needs WAREHOUSE_URL")
+		}
 	default:
-		probs = append(probs, fmt.Sprintf("WAREHOUSE=%q: want %s or %s", b.Warehouse, DuckDB, BigQuery))
+		probs = append(probs, fmt.Sprintf("WAREHOUSE=%q: want %s, %s or %s", b.Warehouse, DuckDB, BigQuery, Remote))
 	}
 	return probs
 }

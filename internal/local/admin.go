@@ -14,6 +14,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/ops"
 	"github.com/alpinashop/alpipe/internal/replay"
+	"github.com/alpinashop/alpipe/internal/warehouse/remote"
 )
 
 // AdminPrefix is where the local-only endpoints live. They exist because the
@@ -37,6 +38,11 @@ func (s *Server) admin() http.Handler {
 	mux.HandleFunc("POST "+AdminPrefix+"clock", s.handleClock)
 	mux.HandleFunc("GET "+AdminPrefix+"stats", s.handleStats)
 	mux.Handle("GET "+ops.StatusPath, ops.StatusHandler(ops.AppSources(s.App)))
+	if wh, ok := s.App.Querier().(remote.Backend); ok {
+		// Lets a cgo-free cmd/server (WAREHOUSE=remote) write to this
+		// server's DuckDB, which no second process may open. Local only.
+		mux.Handle(AdminPrefix+"warehouse/", http.StripPrefix(AdminPrefix+"warehouse", remote.Handler(wh)))
+	}
 	if h := s.replayHandler(); h != nil {
 		mux.Handle("POST "+AdminPrefix+"replay", h)
 	}

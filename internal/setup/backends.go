@@ -16,6 +16,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
 	bqwarehouse "github.com/alpinashop/alpipe/internal/warehouse/bigquery"
+	"github.com/alpinashop/alpipe/internal/warehouse/remote"
 )
 
 // Objects returns the Cloud Storage adapter, creating the client once.
@@ -89,7 +90,7 @@ func (a *App) Store(ctx context.Context, b config.Backends) (docstore.Store, err
 func (a *App) Warehouse(ctx context.Context, b config.Backends) (Warehouse, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	key := b.Warehouse + "|" + b.DataDir + "|" + b.Project + "|" + b.Dataset
+	key := b.Warehouse + "|" + b.DataDir + "|" + b.Project + "|" + b.Dataset + "|" + b.WarehouseURL
 	if w, ok := a.whs[key]; ok {
 		return w, nil
 	}
@@ -97,7 +98,7 @@ func (a *App) Warehouse(ctx context.Context, b config.Backends) (Warehouse, erro
 	switch b.Warehouse {
 	case config.DuckDB:
 		if a.opts.EmbeddedWarehouse == nil {
-			return nil, fmt.Errorf("WAREHOUSE=duckdb: this binary links no embedded engine (cmd/server is built without cgo); set WAREHOUSE=bigquery, or run the functions locally with `alpipe serve`")
+			return nil, fmt.Errorf("WAREHOUSE=duckdb: this binary links no embedded engine (cmd/server is built without cgo); set WAREHOUSE=bigquery, or WAREHOUSE=remote to use a running `alpipe serve`")
 		}
 		ew, err := a.opts.EmbeddedWarehouse(ctx, b)
 		if err != nil {
@@ -126,6 +127,12 @@ func (a *App) Warehouse(ctx context.Context, b config.Backends) (Warehouse, erro
 			return nil, err
 		}
 		w = bw
+	case config.Remote:
+		rw, err := remote.New(b.WarehouseURL, nil)
+		if err != nil {
+			return nil, fmt.Errorf("WAREHOUSE_URL: %w", err)
+		}
+		w = rw
 	default:
 		return nil, fmt.Errorf("WAREHOUSE=%q is not a known backend", b.Warehouse)
 	}

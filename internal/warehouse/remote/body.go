@@ -65,6 +65,10 @@ func (b *rowsBody) Read(p []byte) (int, error) {
 // the request instead of ending the body: the end line is never written.
 func (b *rowsBody) fill() {
 	b.buf, b.off = b.buf[:0], 0
+	if b.rows == nil {
+		b.err = errors.New("the load has no row source")
+		return
+	}
 	for len(b.buf) < bodyChunk {
 		if !b.rows.Next() {
 			if err := b.rows.Err(); err != nil {

@@ -251,5 +251,9 @@ func (c *Client) post(ctx context.Context, path string, q url.Values, contentTyp
 		}
 	}
 	req.Header.Set("Content-Type", contentType)
+	// Appends (by row ID), refreshes and queries are idempotent: let the
+	// transport resend one that met a keep-alive connection the server had
+	// just closed. A nil value marks it without sending the header.
+	req.Header["X-Idempotency-Key"] = nil
 	return c.do(req, op, want)
 }

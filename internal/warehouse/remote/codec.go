@@ -205,11 +205,9 @@ func (c *codec) decodeRow(line []byte, dst []warehouse.Value, withID bool) (id s
 			}
 			return "", p.fail("expected ','")
 		}
-		v, err := p.cell(k)
-		if err != nil {
+		if err := p.cell(k, &dst[i]); err != nil {
 			return "", fmt.Errorf("column %s: %w", c.table.Schema[i].Name, err)
 		}
-		dst[i] = v
 	}
 	if !p.consume(']') {
 		if p.peek() == ',' {
@@ -248,46 +246,55 @@ func (p *parser) fail(msg string) error {
 	return fmt.Errorf("%s at byte %d", msg, p.i)
 }
 
-// cell reads one value of kind k.
-func (p *parser) cell(k kind) (warehouse.Value, error) {
+// cell reads one value of kind k into v. v holds the previous row's value
+// of the column (the row buffer is reused): a string equal to it is kept
+// rather than allocated again, which spares most strings of a file, whose
+// lineage, countries and SKUs repeat from row to row.
+func (p *parser) cell(k kind, v *warehouse.Value) error {
 	if p.i+4 <= len(p.b) && string(p.b[p.i:p.i+4]) == "null" {
 		p.i += 4
-		return warehouse.NullValue(), nil
+		*v = warehouse.NullValue()
+		return nil
 	}
 	switch k {
 	case kindString:
 		b, err := p.stringCell()
 		if err != nil {
-			return warehouse.Value{}, err
+			return err
 		}
-		return warehouse.StringValue(string(b)), nil
+		if v.Null || string(b) != v.Str {
+			*v = warehouse.StringValue(string(b))
+		}
+		return nil
 	case kindNumeric:
 		b, err := p.str()
 		if err != nil {
-			return warehouse.Value{}, err
+			return err
 		}
 		d, err := numeric.ParseBytes(b, false)
 		if err != nil {
-			return warehouse.Value{}, fmt.Errorf("NUMERIC %q: %w", b, err)
+			return fmt.Errorf("NUMERIC %q: %w", b, err)
 		}
-		return warehouse.DecValue(d), nil
+		*v = warehouse.DecValue(d)
+		return nil
 	}
 	n, used, err := parseInt(p.b[p.i:])
 	if err != nil {
-		return warehouse.Value{}, p.fail(err.Error())
+		return p.fail(err.Error())
 	}
 	p.i += used
 	switch k {
 	case kindInt64:
-		return warehouse.IntValue(n), nil
+		*v = warehouse.IntValue(n)
 	case kindDate:
 		if n < math.MinInt32 || n > math.MaxInt32 {
-			return warehouse.Value{}, fmt.Errorf("DATE %d days is out of range", n)
+			return fmt.Errorf("DATE %d days is out of range", n)
 		}
-		return warehouse.DateValue(int32(n)), nil
+		*v = warehouse.DateValue(int32(n))
 	default: // kindTimestamp
-		return warehouse.TimeValue(time.UnixMicro(n)), nil
+		*v = warehouse.TimeValue(time.UnixMicro(n))
 	}
+	return nil
 }
 
 // stringCell reads a STRING cell: a JSON string or {"base64":"..."}.

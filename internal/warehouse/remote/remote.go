@@ -30,8 +30,10 @@
 //	TIMESTAMP  microseconds since the epoch, an integer: the precision both
 //	           warehouses keep, floored as their adapters floor it
 //
-// The body of a load ends with the line {"end":N}, N being the number of
-// rows sent. The handler's row source reports success only after that line
+// A load asks "Expect: 100-continue" and sends its rows only once the
+// backend starts reading them, so a load whose ID has committed reads
+// nothing from its source. Its body ends with the line {"end":N}, N being
+// the number of rows sent. The handler's row source reports success only after that line
 // and the end of the body: a load whose source fails midway aborts the
 // request, and a body cut short for any reason can never commit.
 //

@@ -77,8 +77,8 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// orderLines returns n valid lineas_pedido rows of one file, tagged.
-func orderLines(t testing.TB, tag string, n int) [][]warehouse.Value {
+// taggedLines returns n valid lineas_pedido rows of one file, tagged.
+func taggedLines(t testing.TB, tag string, n int) [][]warehouse.Value {
 	t.Helper()
 	tbl, err := warehouse.Lookup(warehouse.LineasPedido)
 	if err != nil {
@@ -150,7 +150,7 @@ func TestLoadCancelledMidwayCommitsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Enough rows that the body cannot be sent before the cancel lands.
-	src := &rowsSource{rows: orderLines(t, tag, 200_000), next: func(i int) error {
+	src := &rowsSource{rows: taggedLines(t, tag, 200_000), next: func(i int) error {
 		if i == 1000 {
 			cancel()
 		}
@@ -163,7 +163,7 @@ func TestLoadCancelledMidwayCommitsNothing(t *testing.T) {
 	if got := count(t, r.client, tag); got != "0" {
 		t.Errorf("%s rows visible after a cancelled load, want 0", got)
 	}
-	res, err := r.client.Load(context.Background(), warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: &rowsSource{rows: orderLines(t, tag, 3)}})
+	res, err := r.client.Load(context.Background(), warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: &rowsSource{rows: taggedLines(t, tag, 3)}})
 	if err != nil {
 		t.Fatalf("retry: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestLoadCancelledMidwayCommitsNothing(t *testing.T) {
 func TestLoadLeavesTheSourceAloneOnceItReturns(t *testing.T) {
 	r := newRig(t, duckdb.Options{}, nil)
 	const tag = "early"
-	rows := orderLines(t, tag, 100_000)
+	rows := taggedLines(t, tag, 100_000)
 	tbl, _ := warehouse.Lookup(warehouse.LineasPedido)
 	rows[10][tbl.Column("sku")] = warehouse.NullValue() // the warehouse fails on it long before the end
 	var returned atomic.Bool
@@ -202,7 +202,7 @@ func TestLoadLeavesTheSourceAloneOnceItReturns(t *testing.T) {
 func TestBackendErrorsNameWhatFailed(t *testing.T) {
 	r := newRig(t, duckdb.Options{}, nil)
 	ctx := context.Background()
-	bad := orderLines(t, "err", 2)
+	bad := taggedLines(t, "err", 2)
 	tbl, _ := warehouse.Lookup(warehouse.LineasPedido)
 	bad[1][tbl.Column("pais")] = warehouse.NullValue()
 	tests := []struct {
@@ -294,7 +294,7 @@ func TestCancelledContextFailsEveryCall(t *testing.T) {
 	r := newRig(t, duckdb.Options{}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	src := &rowsSource{rows: orderLines(t, "dead", 1)}
+	src := &rowsSource{rows: taggedLines(t, "dead", 1)}
 	calls := map[string]func() error{
 		"Load": func() error {
 			_, err := r.client.Load(ctx, warehouse.Load{ID: "dead-g1", Table: warehouse.LineasPedido, Rows: src})
@@ -367,27 +367,27 @@ func TestHandlerCommitsOnlyCompleteBodies(t *testing.T) {
 		want   string
 	}{
 		{name: "ends without its end line", code: 400, want: "before its end line",
-			body: func(tag string) string { return encodeLines(t, orderLines(t, tag, 3)) }},
+			body: func(tag string) string { return encodeLines(t, taggedLines(t, tag, 3)) }},
 		{name: "cut inside a row", code: 400, want: "row 3",
-			body: func(tag string) string { s := encodeLines(t, orderLines(t, tag, 3)); return s[:len(s)-20] }},
+			body: func(tag string) string { s := encodeLines(t, taggedLines(t, tag, 3)); return s[:len(s)-20] }},
 		{name: "end line counts other rows", code: 400, want: "claiming 4 rows after 3",
-			body: func(tag string) string { return encodeLines(t, orderLines(t, tag, 3)) + `{"end":4}` + "\n" }},
+			body: func(tag string) string { return encodeLines(t, taggedLines(t, tag, 3)) + `{"end":4}` + "\n" }},
 		{name: "data after the end line", code: 400, want: "goes on after its end line",
 			body: func(tag string) string {
-				return encodeLines(t, orderLines(t, tag, 3)) + `{"end":3}` + "\n" + encodeLines(t, orderLines(t, tag+"x", 1))
+				return encodeLines(t, taggedLines(t, tag, 3)) + `{"end":3}` + "\n" + encodeLines(t, taggedLines(t, tag+"x", 1))
 			}},
 		{name: "malformed row", code: 400, want: "row 2: column linea: expected an integer",
 			body: func(tag string) string {
-				lines := strings.SplitAfter(encodeLines(t, orderLines(t, tag, 3)), "\n")
+				lines := strings.SplitAfter(encodeLines(t, taggedLines(t, tag, 3)), "\n")
 				lines[1] = strings.Replace(lines[1], `,1,`, `,"1",`, 1)
 				return strings.Join(lines, "") + `{"end":3}` + "\n"
 			}},
 		{name: "row of the wrong width", code: 400, want: "row 1: 1 values for the 13 columns",
 			body: func(string) string { return `["x"]` + "\n" + `{"end":1}` + "\n" }},
 		{name: "no schema header", header: http.Header{}, code: 409, want: "run the same alpipe version",
-			body: func(tag string) string { return encodeLines(t, orderLines(t, tag, 1)) + `{"end":1}` + "\n" }},
+			body: func(tag string) string { return encodeLines(t, taggedLines(t, tag, 1)) + `{"end":1}` + "\n" }},
 		{name: "another schema", header: http.Header{schemaHeader: {"0123456789abcdef"}}, code: 409, want: `encoded for schema "0123456789abcdef"`,
-			body: func(tag string) string { return encodeLines(t, orderLines(t, tag, 1)) + `{"end":1}` + "\n" }},
+			body: func(tag string) string { return encodeLines(t, taggedLines(t, tag, 1)) + `{"end":1}` + "\n" }},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -403,7 +403,7 @@ func TestHandlerCommitsOnlyCompleteBodies(t *testing.T) {
 			if got := count(t, r.client, tag); got != "0" {
 				t.Errorf("%s rows committed, want 0", got)
 			}
-			res, err := r.client.Load(context.Background(), warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: &rowsSource{rows: orderLines(t, tag, 2)}})
+			res, err := r.client.Load(context.Background(), warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: &rowsSource{rows: taggedLines(t, tag, 2)}})
 			if err != nil || res != (warehouse.LoadResult{Rows: 2}) {
 				t.Errorf("load of the same ID afterwards: %+v, %v; want 2 rows", res, err)
 			}
@@ -507,7 +507,7 @@ func TestUnreachableServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &rowsSource{rows: orderLines(t, "down", 1)}
+	src := &rowsSource{rows: taggedLines(t, "down", 1)}
 	_, err = c.Load(context.Background(), warehouse.Load{ID: "down-g1", Table: warehouse.LineasPedido, Rows: src})
 	if err == nil || !strings.Contains(err.Error(), "remote warehouse: load down-g1 into lineas_pedido") {
 		t.Errorf("Load against a closed port: got %v, want an error naming the load", err)
