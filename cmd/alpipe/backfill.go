@@ -7,17 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/alpinashop/alpipe/internal/local"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/ops"
 	"github.com/alpinashop/alpipe/internal/ops/remote"
-	"github.com/alpinashop/alpipe/internal/setup"
 )
 
 // runBackfill ingests every object under a prefix through the file-drop
@@ -49,19 +46,11 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	b := &ops.Backfill{Concurrency: *concurrency, Grace: *grace}
 	if gs && !flagSet(fs, "server") {
-		app, err := setup.FromEnv(ctx, []string{"IngestCSV"}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
+		app, svc, objs, err := cloudIngest(ctx)
 		if err != nil {
 			return err
 		}
 		defer app.Close()
-		svc, err := app.IngestService()
-		if err != nil {
-			return err
-		}
-		objs, err := app.Objects(ctx)
-		if err != nil {
-			return err
-		}
 		b.Objects, b.Ledger, b.Ingest = objs, app.Ledger(), ops.Direct{Service: svc}
 	} else {
 		srv := remote.Server{URL: *server}

@@ -7,15 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/local"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/ops"
 	"github.com/alpinashop/alpipe/internal/ops/remote"
-	"github.com/alpinashop/alpipe/internal/setup"
 )
 
 // runRequeue turns a fixed quarantine file into a new landing object of its
@@ -52,19 +49,11 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	r := &ops.Requeue{Feeds: feeds, LandingBucket: *landing}
 	if gs && !flagSet(fs, "server") {
-		app, err := setup.FromEnv(ctx, []string{"IngestCSV"}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
+		app, svc, objs, err := cloudIngest(ctx)
 		if err != nil {
 			return err
 		}
 		defer app.Close()
-		svc, err := app.IngestService()
-		if err != nil {
-			return err
-		}
-		objs, err := app.Objects(ctx)
-		if err != nil {
-			return err
-		}
 		r.Objects, r.Ingest = objs, ops.Direct{Service: svc}
 	} else {
 		srv := remote.Server{URL: *server}

@@ -92,21 +92,11 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 			return err
 		}
 	}
-	for _, q := range []struct{ title, sql string }{
+	return s.printQueries(ctx, w, []titledQuery{
 		{"Loaded order lines (lineas_pedido)", "SELECT pedido_id, linea, fecha, sku, cantidad, precio_unitario, importe, pais, source_line FROM lineas_pedido ORDER BY pedido_id, linea"},
 		{"Loaded reviews (opiniones)", "SELECT opinion_id, sku, fecha, puntuacion, pais, texto FROM opiniones ORDER BY opinion_id"},
 		{"Daily aggregate (ventas_diarias_sku)", "SELECT fecha, sku, unidades, importe, lineas FROM ventas_diarias_sku ORDER BY fecha, sku"},
-	} {
-		fmt.Fprintf(w, "\n== %s ==\n", q.title)
-		res, err := Query(ctx, s.URL, q.sql)
-		if err != nil {
-			return err
-		}
-		if err := WriteResult(w, res, "table"); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 // PrintRecord prints one file's outcome on a few lines.
@@ -163,4 +153,21 @@ func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string
 		}
 		fmt.Fprintf(w, "  line %s  [%s] %s\n    %s\n", rec[0], rec[1], rec[2], strings.TrimRight(rec[3], "\r\n"))
 	}
+}
+
+// titledQuery is a query the demo prints under a title.
+type titledQuery struct{ title, sql string }
+
+func (s *Server) printQueries(ctx context.Context, w io.Writer, qs []titledQuery) error {
+	for _, q := range qs {
+		fmt.Fprintf(w, "\n== %s ==\n", q.title)
+		res, err := Query(ctx, s.URL, q.sql)
+		if err != nil {
+			return err
+		}
+		if err := WriteResult(w, res, "table"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

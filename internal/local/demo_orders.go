@@ -74,21 +74,11 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 			fmt.Fprintf(w, "         ^ %s\n", st.Note)
 		}
 	}
-	for _, q := range []struct{ title, sql string }{
+	return s.printQueries(ctx, w, []titledQuery{
 		{"Every pane (ventas_hora_pais_paneles)", "SELECT window_start, pais, pane_index, timing, importe, pedidos, unidades, watermark, emitted_at FROM ventas_hora_pais_paneles ORDER BY window_start, pais, pane_index"},
 		{"Dashboard view (ventas_hora_pais): current value per hour and country", "SELECT window_start, window_end, pais, importe, pedidos, unidades, timing, pane_index FROM ventas_hora_pais ORDER BY window_start, pais"},
 		{"Discarded orders (pedidos_descartados)", "SELECT pedido_id, reason, event_time, window_start, watermark, received_at FROM pedidos_descartados ORDER BY received_at"},
-	} {
-		fmt.Fprintf(w, "\n== %s ==\n", q.title)
-		res, err := Query(ctx, s.URL, q.sql)
-		if err != nil {
-			return err
-		}
-		if err := WriteResult(w, res, "table"); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 func clock(t time.Time) string {
