@@ -63,6 +63,7 @@ type Config struct {
 type Service struct {
 	objects   Objects
 	ledger    Ledger
+	locks     Locker
 	warehouse Warehouse
 	feeds     *contract.Registry
 	cfg       Config
@@ -71,8 +72,14 @@ type Service struct {
 	stats     *Stats
 }
 
+// LedgerLocker is the ledger with its locks (ledger.Ledger is both).
+type LedgerLocker interface {
+	Ledger
+	Locker
+}
+
 // New builds a Service; every dependency is required.
-func New(objs Objects, l Ledger, wh Warehouse, feeds *contract.Registry, cfg Config, now func() time.Time, log *slog.Logger) (*Service, error) {
+func New(objs Objects, l LedgerLocker, wh Warehouse, feeds *contract.Registry, cfg Config, now func() time.Time, log *slog.Logger) (*Service, error) {
 	var missing []string
 	for name, dep := range map[string]any{"objects": objs, "ledger": l, "warehouse": wh, "feeds": feeds, "clock": now, "logger": log} {
 		if isNil(dep) {
@@ -88,7 +95,7 @@ func New(objs Objects, l Ledger, wh Warehouse, feeds *contract.Registry, cfg Con
 	if cfg.MaxRecordBytes <= 0 {
 		cfg.MaxRecordBytes = 1 << 20
 	}
-	return &Service{objects: objs, ledger: l, warehouse: wh, feeds: feeds, cfg: cfg, now: now, log: log, stats: NewStats()}, nil
+	return &Service{objects: objs, ledger: l, locks: l, warehouse: wh, feeds: feeds, cfg: cfg, now: now, log: log, stats: NewStats()}, nil
 }
 
 func isNil(v any) bool {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +43,8 @@ type rig struct {
 	mu     sync.Mutex
 	faults faults
 	svc    *ingest.Service
+
+	refreshing, overlaps atomic.Int32
 }
 
 // faults make one call of a port fail, to simulate a crash or an outage at
@@ -191,6 +195,14 @@ func (f faultyLedger) Finish(ctx context.Context, rec ledger.Record, now time.Ti
 	return f.r.led.Finish(ctx, rec, now)
 }
 
+func (f faultyLedger) Lock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	return f.r.led.Lock(ctx, name, owner, now, ttl)
+}
+
+func (f faultyLedger) Unlock(ctx context.Context, name, owner string) error {
+	return f.r.led.Unlock(ctx, name, owner)
+}
+
 type faultyWarehouse struct{ r *rig }
 
 func (f faultyWarehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
@@ -212,6 +224,12 @@ func (f faultyWarehouse) RefreshDaily(ctx context.Context, agg string, dates []i
 	if err := f.r.take(&f.r.faults.refresh); err != nil {
 		return err
 	}
+	// Like a BigQuery query job, a refresh takes a while; record overlaps.
+	if f.r.refreshing.Add(1) > 1 {
+		f.r.overlaps.Add(1)
+	}
+	defer f.r.refreshing.Add(-1)
+	time.Sleep(20 * time.Millisecond)
 	return f.r.wh.RefreshDaily(ctx, agg, dates)
 }
 
@@ -437,5 +455,36 @@ func TestBusyWhileAnotherAttemptHoldsTheLease(t *testing.T) {
 	rec, err := r.svc.Ingest(ctx, obj)
 	if err != nil || rec.State != ledger.Done || rec.Attempt != 2 {
 		t.Fatalf("take-over = %s attempt %d, %v; want DONE attempt 2", rec.State, rec.Attempt, err)
+	}
+}
+
+// TestRefreshesNeverOverlap ingests several files of the same date at once:
+// their daily refreshes must run one after the other (see refresh.go), and
+// the aggregate must hold every file's rows.
+func TestRefreshesNeverOverlap(t *testing.T) {
+	r := newRig(t)
+	const files = 6
+	var wg sync.WaitGroup
+	errs := make([]error, files)
+	for i := range files {
+		obj := r.upload(fmt.Sprintf("exportaciones/2026/03/14/parte-%d.csv", i),
+			fmt.Sprintf("pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\nP-%d,1,2026-03-14,MOCH-40L-AZ,%d,\"89,90\",C-1,ES\r\n", i, i+1))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = r.svc.Ingest(context.Background(), obj)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("file %d: %v", i, err)
+		}
+	}
+	if n := r.overlaps.Load(); n != 0 {
+		t.Errorf("%d refreshes overlapped another", n)
+	}
+	if got := r.query("SELECT unidades, lineas FROM ventas_diarias_sku"); len(got) != 1 || got[0][0] != "21" || got[0][1] != "6" {
+		t.Errorf("ventas_diarias_sku = %v, want [[21 6]] (1+2+...+6 units over 6 lines)", got)
 	}
 }

@@ -25,6 +25,14 @@ type Ledger interface {
 	Finish(ctx context.Context, rec ledger.Record, now time.Time) error
 }
 
+// Locker serialises work that must not overlap across instances. Lock takes
+// the named lease for owner until now+ttl and reports false while another
+// owner holds it; Unlock releases it if owner still holds it.
+type Locker interface {
+	Lock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error)
+	Unlock(ctx context.Context, name, owner string) error
+}
+
 // Warehouse receives validated rows. Load is atomic and idempotent per
 // Load.ID; RefreshDaily rebuilds a daily aggregate for the given dates from
 // the rows loaded so far, replacing what those dates held.

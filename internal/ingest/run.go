@@ -119,7 +119,7 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 		defer func() { tm.Refresh = time.Since(refreshStarted) }()
 		dates := src.sortedDates()
 		for _, agg := range feed.Aggregates() {
-			if err := s.warehouse.RefreshDaily(ctx, agg, dates); err != nil {
+			if err := s.refresh(ctx, agg, dates, rec.Owner); err != nil {
 				return runResult{}, fmt.Errorf("refresh %s: %w", agg, err)
 			}
 		}

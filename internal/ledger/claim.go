@@ -79,7 +79,11 @@ func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner strin
 		if ok && ix.Key == key {
 			repoint = false
 		}
-		if ok && ix.Key != key {
+		// An earlier generation of the same object is not a "copy": a
+		// restored older content must load again, so that the newest
+		// generation is what the daily aggregates count.
+		sameObject := ok && ix.Key.Bucket == key.Bucket && ix.Key.Object == key.Object
+		if ok && ix.Key != key && !sameObject {
 			odocs, err := tx.Get(recordPath(ix.Key))
 			if err != nil {
 				return Claim{}, err
@@ -89,7 +93,10 @@ func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner strin
 				return Claim{}, err
 			}
 			switch {
-			case found && (other.State == Done || other.State == Rejected || other.State == Duplicate):
+			// Only content that was really loaded (Done, or a Duplicate of
+			// something Done) makes a copy redundant: a Rejected original may
+			// have read nothing (its generation was gone).
+			case found && (other.State == Done || other.State == Duplicate):
 				of := ix.Key
 				dup := Record{
 					Key:         key,
@@ -107,6 +114,11 @@ func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner strin
 				}
 				return Claim{Decision: DuplicateContent, Record: dup, Previous: previous}, nil
 			case found && other.State == InProgress && other.LeaseUntil.After(now):
+				return Claim{Decision: Busy, Record: other}, nil
+			case found && other.State == Failed:
+				// The original may have committed its load before failing; a
+				// copy loaded now could count the rows twice. Wait for the
+				// original's own redelivery to finish it.
 				return Claim{Decision: Busy, Record: other}, nil
 			}
 		}

@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 		{"FinishIsIdempotent", testFinishIsIdempotent},
 		{"ListNewestFirst", testListNewestFirst},
 		{"AwkwardNames", testAwkwardNames},
+		{"Locks", testLocks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -277,10 +278,11 @@ func testDuplicateContent(t *testing.T, l *ledger.Ledger) {
 	// A duplicate is final, and itself a source of duplicates.
 	wantDecision(t, claim(t, l, key2, md5A, "c", t0.Add(2*time.Hour)), ledger.AlreadyFinished)
 	// An overwrite with identical bytes is a new generation of the same
-	// object: also a duplicate.
+	// object, not a copy: it loads again (restoring older content must make
+	// it the newest generation the aggregates count).
 	k3 := key1
 	k3.Generation++
-	wantDecision(t, claim(t, l, k3, md5A, "d", t0.Add(3*time.Hour)), ledger.DuplicateContent)
+	wantDecision(t, claim(t, l, k3, md5A, "d", t0.Add(3*time.Hour)), ledger.Proceed)
 	// Other content proceeds.
 	k4 := key2
 	k4.Generation++
@@ -298,17 +300,17 @@ func testDuplicateWaitsForLiveOriginal(t *testing.T, l *ledger.Ledger) {
 		t.Error("a busy claim wrote a record")
 	}
 
-	// The original fails: the copy is no duplicate of anything loaded, so
-	// it proceeds and the content now belongs to it.
+	// The original fails: it may have committed its load before failing,
+	// so the copy keeps waiting for the original's own redelivery.
 	finish(t, l, c1.Record, ledger.Failed, t0.Add(2*time.Minute))
-	c2 := claim(t, l, key2, md5A, "b", t0.Add(3*time.Minute))
-	wantDecision(t, c2, ledger.Proceed)
-	wantDecision(t, claim(t, l, key1, md5A, "a2", t0.Add(4*time.Minute)), ledger.Busy)
-	finish(t, l, c2.Record, ledger.Done, t0.Add(5*time.Minute))
-	again := claim(t, l, key1, md5A, "a3", t0.Add(6*time.Minute))
+	wantDecision(t, claim(t, l, key2, md5A, "b", t0.Add(3*time.Minute)), ledger.Busy)
+	retry := claim(t, l, key1, md5A, "a2", t0.Add(4*time.Minute))
+	wantDecision(t, retry, ledger.Proceed)
+	finish(t, l, retry.Record, ledger.Done, t0.Add(5*time.Minute))
+	again := claim(t, l, key2, md5A, "b2", t0.Add(6*time.Minute))
 	wantDecision(t, again, ledger.DuplicateContent)
-	if *again.Record.DuplicateOf != key2 || again.Record.Attempt != 2 {
-		t.Errorf("record %+v, want attempt 2, duplicate of %s", again.Record, key2)
+	if *again.Record.DuplicateOf != key1 || again.Record.Attempt != 1 {
+		t.Errorf("record %+v, want attempt 1, duplicate of %s", again.Record, key1)
 	}
 }
 
@@ -325,6 +327,13 @@ func testOnlyLoadedContentDeduplicates(t *testing.T, l *ledger.Ledger) {
 		c := claim(t, l, k1, md5B, "a", t0)
 		finish(t, l, c.Record, ledger.Skipped, t0)
 		wantDecision(t, claim(t, l, k2, md5B, "b", t0), ledger.Proceed)
+	})
+	t.Run("rejected original (its generation was gone: nothing was read)", func(t *testing.T) {
+		k1, k2 := key1, key2
+		k1.Generation, k2.Generation = 31, 32
+		c := claim(t, l, k1, "md5-rejected", "a", t0)
+		finish(t, l, c.Record, ledger.Rejected, t0)
+		wantDecision(t, claim(t, l, k2, "md5-rejected", "b", t0), ledger.Proceed)
 	})
 	t.Run("expired original", func(t *testing.T) {
 		k1, k2 := key1, key2
@@ -451,5 +460,44 @@ func testAwkwardNames(t *testing.T, l *ledger.Ledger) {
 				t.Errorf("record key %v, want %v", got.Key, tc.key)
 			}
 		})
+	}
+}
+
+func testLocks(t *testing.T, l *ledger.Ledger) {
+	ctx := t.Context()
+	lock := func(owner string, at time.Time) bool {
+		t.Helper()
+		ok, err := l.Lock(ctx, "refresh/ventas_diarias_sku", owner, at, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	steps := []struct {
+		name string
+		do   func() bool
+		want bool
+	}{
+		{"free lock is taken", func() bool { return lock("a", t0) }, true},
+		{"held by another", func() bool { return lock("b", t0.Add(30*time.Second)) }, false},
+		{"holder extends it", func() bool { return lock("a", t0.Add(40*time.Second)) }, true},
+		{"expired lease is taken over", func() bool { return lock("b", t0.Add(2*time.Minute)) }, true},
+		{"old holder cannot release it", func() bool {
+			if err := l.Unlock(ctx, "refresh/ventas_diarias_sku", "a"); err != nil {
+				t.Fatal(err)
+			}
+			return lock("c", t0.Add(2*time.Minute+time.Second))
+		}, false},
+		{"released by its holder, free again", func() bool {
+			if err := l.Unlock(ctx, "refresh/ventas_diarias_sku", "b"); err != nil {
+				t.Fatal(err)
+			}
+			return lock("c", t0.Add(2*time.Minute+2*time.Second))
+		}, true},
+	}
+	for _, st := range steps {
+		if got := st.do(); got != st.want {
+			t.Fatalf("%s: Lock = %v, want %v", st.name, got, st.want)
+		}
 	}
 }
