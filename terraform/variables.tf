@@ -171,9 +171,9 @@ variable "firestore_database" {
 }
 
 variable "firestore_ttl_collection_groups" {
-  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger (ledger, ledger_md5) and the window state (windows, shards, orders dedup records). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must match the collection names the Firestore adapters write."
+  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger's locks (ledger_locks; ledger records themselves are history and never expire), the orders dedup records (orders), the tick lease (control) and the dead-letter dedup records (seen). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must match the collection names the Firestore adapters write."
   type        = list(string)
-  default     = ["ledger", "ledger_md5", "windows", "shards", "orders"]
+  default     = ["ledger_locks", "orders", "control", "seen"]
 
   validation {
     condition     = length(var.firestore_ttl_collection_groups) == length(distinct(var.firestore_ttl_collection_groups)) && alltrue([for c in var.firestore_ttl_collection_groups : can(regex("^[a-z_][a-z0-9_]*$", c))])
