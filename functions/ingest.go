@@ -77,7 +77,7 @@ func IngestCSV(ctx context.Context, e cloudevents.Event) error {
 	}
 	rec, err := svc.Ingest(ctx, obj)
 	if errors.Is(err, ingest.ErrBusy) {
-		log.InfoContext(ctx, "object busy; asking for redelivery", "object", rec.Key.String(), slog.String("error", err.Error()))
+		log.InfoContext(ctx, "object busy; asking for redelivery", "object", obj.Key().String(), "held_by", rec.Key.String(), slog.String("error", err.Error()))
 		return cloudevents.NewHTTPResult(http.StatusConflict, "%s", err.Error())
 	}
 	return err

@@ -42,6 +42,9 @@ type Backends struct {
 	// StagingBucket holds the NDJSON files BigQuery load jobs read.
 	StagingBucket string `env:"STAGING_BUCKET"`
 	StagingPrefix string `env:"STAGING_PREFIX, default=staging/"`
+	// Service is set by Cloud Run: there, embedded state would vanish with
+	// the instance, so it is refused.
+	Service string `env:"K_SERVICE"`
 }
 
 func (b Backends) validate(needsStaging bool) []string {
@@ -50,6 +53,11 @@ func (b Backends) validate(needsStaging bool) []string {
 	case Embedded:
 		if b.DataDir == "" {
 			probs = append(probs, "STATE_STORE=embedded needs ALPIPE_DATA_DIR")
+		}
+		// The ledger, dedup records and window state would live in one
+		// instance's file and vanish with it: double counts, lost panes.
+		if b.Service != "" || b.Warehouse == BigQuery {
+			probs = append(probs, "STATE_STORE=embedded keeps state in one instance's local file; on Cloud Run or with WAREHOUSE=bigquery set STATE_STORE=firestore")
 		}
 	case Firestore:
 		if b.Project == "" {

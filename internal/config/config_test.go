@@ -29,6 +29,18 @@ func TestLoad(t *testing.T) {
 			wantErr: []string{"WAREHOUSE=bigquery needs GOOGLE_CLOUD_PROJECT", "WAREHOUSE=bigquery needs STAGING_BUCKET"},
 		},
 		{
+			name:    "embedded state on Cloud Run",
+			cfg:     &Orders{},
+			env:     map[string]string{"K_SERVICE": "alpipe-orders"},
+			wantErr: []string{"STATE_STORE=embedded keeps state in one instance's local file"},
+		},
+		{
+			name:    "embedded state with BigQuery",
+			cfg:     &Ingest{},
+			env:     map[string]string{"WAREHOUSE": "bigquery", "GOOGLE_CLOUD_PROJECT": "p", "STAGING_BUCKET": "s"},
+			wantErr: []string{"STATE_STORE=embedded keeps state in one instance's local file"},
+		},
+		{
 			name:    "firestore without project",
 			cfg:     &Orders{},
 			env:     map[string]string{"STATE_STORE": "firestore"},

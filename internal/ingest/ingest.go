@@ -29,6 +29,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // Object identifies the generation of a landed object, as the finalize event
@@ -57,6 +58,9 @@ type Config struct {
 	QuarantineBucket string
 	QuarantinePrefix string // e.g. "cuarentena/"
 	MaxRecordBytes   int
+	// Deadline bounds one attempt; keep it below the ledger lease, so an
+	// attempt gives up before another may take the file over (0: none).
+	Deadline time.Duration
 }
 
 // Service ingests object generations.
@@ -120,6 +124,11 @@ func (s *Service) Stats() *Stats { return s.stats }
 // duplicate), now or by an earlier delivery. A non-nil error means a retry can
 // help (a backend was down, or another attempt is still working: ErrBusy).
 func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error) {
+	if s.cfg.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.cfg.Deadline)
+		defer cancel()
+	}
 	key := obj.Key()
 	feed, matched := s.feeds.Match(obj.Name)
 	md5 := obj.MD5
@@ -156,10 +165,20 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 	if err != nil {
 		rec.State = ledger.Failed
 		rec.Reason = err.Error()
+		permanent := warehouse.IsPermanent(err)
+		if permanent {
+			rec.Reason = "permanent (not retried; fix, then re-run with alpipe backfill): " + rec.Reason
+		}
 		if ferr := s.ledger.Finish(context.WithoutCancel(ctx), rec, s.now()); ferr != nil && !errors.Is(ferr, ledger.ErrLeaseLost) {
 			s.log.WarnContext(ctx, "could not release the ledger lease; it will expire", "object", key.String(), "error", ferr)
 		}
 		s.stats.failed(rec.Feed)
+		if permanent {
+			// Redelivering would fail the same way for 24 h, each attempt a
+			// table modification counted against the daily quota.
+			s.log.ErrorContext(ctx, "file failed permanently; not retried", "object", key.String(), "feed", rec.Feed, "reason", rec.Reason)
+			return rec, nil
+		}
 		return rec, fmt.Errorf("ingest %s: %w", key, err)
 	}
 	rec.State = res.state

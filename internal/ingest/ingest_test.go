@@ -488,3 +488,25 @@ func TestRefreshesNeverOverlap(t *testing.T) {
 		t.Errorf("ventas_diarias_sku = %v, want [[21 6]] (1+2+...+6 units over 6 lines)", got)
 	}
 }
+
+// TestPermanentWarehouseFailureIsNotRetried: a load the warehouse refuses
+// for good is acknowledged (no 24 h of redeliveries burning the table's
+// daily quota) and recorded FAILED with the reason; a later run after the
+// fix (alpipe backfill redelivers) takes it over.
+func TestPermanentWarehouseFailureIsNotRetried(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	obj := r.upload(seedOrders, readSeed(t, seedOrders))
+	r.faults.loadBefore = &warehouse.PermanentError{Err: errors.New("job x failed: invalid: no such field")}
+	rec, err := r.svc.Ingest(ctx, obj)
+	if err != nil {
+		t.Fatalf("Ingest = %v, want nil: a retry cannot help", err)
+	}
+	if rec.State != ledger.Failed || !strings.HasPrefix(rec.Reason, "permanent") {
+		t.Fatalf("record = %s %q, want FAILED permanent", rec.State, rec.Reason)
+	}
+	again, err := r.svc.Ingest(ctx, obj)
+	if err != nil || again.State != ledger.Done || again.Attempt != 2 {
+		t.Fatalf("after the fix: %s attempt %d, %v; want DONE attempt 2", again.State, again.Attempt, err)
+	}
+}

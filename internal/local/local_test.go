@@ -88,10 +88,17 @@ func TestDemo(t *testing.T) {
 }
 
 // TestIngestCSVThroughFramework sends the finalize event exactly as Eventarc
-// does (binary CloudEvent via sdk-go) and redelivers it.
+// does (binary CloudEvent via sdk-go) and redelivers it: one load.
 func TestIngestCSVThroughFramework(t *testing.T) {
 	ctx := context.Background()
-	attrs, err := Upload(ctx, srv.URL, LandingBucket, "exportaciones/2026/03/20/framework.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
+	file := filepath.Join(t.TempDir(), "framework.csv")
+	content := "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n" +
+		"P-FW-1,1,2026-03-20,MOCH-40L-AZ,3,\"89,90\",C-1,ES\r\n" +
+		"P-FW-2,1,2026-03-20,MOCH-40L-AZ,-1,\"89,90\",C-1,ES\r\n"
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	attrs, err := Upload(ctx, srv.URL, LandingBucket, "exportaciones/2026/03/20/framework.csv", file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,8 +116,16 @@ func TestIngestCSVThroughFramework(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.State != ledger.Duplicate && rec.State != ledger.Done {
-		t.Errorf("state = %s", rec.State)
+	got := []any{rec.State, rec.Attempt, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined}
+	if diff := cmp.Diff([]any{ledger.Done, 1, int64(2), int64(1), int64(1)}, got); diff != "" {
+		t.Errorf("state, attempt, read, loaded, quarantined (-want +got):\n%s", diff)
+	}
+	res, err := Query(ctx, srv.URL, "SELECT COUNT(*) FROM lineas_pedido WHERE pedido_id = 'P-FW-1'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows[0][0] != "1" {
+		t.Errorf("P-FW-1 loaded %s times, want once", res.Rows[0][0])
 	}
 }
 
@@ -178,5 +193,31 @@ func TestAggregateOrdersFormats(t *testing.T) {
 				t.Errorf("fate = %s, want %s", res.Aggregations[0].Fate, tt.fate)
 			}
 		})
+	}
+}
+
+// TestIngestCSVBusyAsksForRedelivery: while another attempt holds the
+// generation, IngestCSV answers 409 so that Eventarc redelivers later.
+func TestIngestCSVBusyAsksForRedelivery(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "busy.csv")
+	if err := os.WriteFile(file, []byte("pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\nP-BUSY,1,2026-03-21,MOCH-40L-AZ,1,\"89,90\",C-1,ES\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	attrs, err := Upload(ctx, srv.URL, LandingBucket, "exportaciones/2026/03/21/busy.csv", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation}
+	if _, err := srv.App.Ledger().Claim(ctx, key, attrs.MD5, "another-instance", srv.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e, err := FinalizeEvent(attrs, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := Deliver(ctx, srv.URL+"/"+functions.IngestCSVName, e)
+	if status != http.StatusConflict || err == nil {
+		t.Errorf("delivery while leased: HTTP %d, %v; want 409", status, err)
 	}
 }

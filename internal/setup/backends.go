@@ -3,6 +3,7 @@ package setup
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"cloud.google.com/go/bigquery"
 	"cloud.google.com/go/firestore"
@@ -144,6 +145,12 @@ func (a *App) Warehouse(ctx context.Context, b config.Backends) (Warehouse, erro
 }
 
 func (a *App) newIngest(ctx context.Context, cfg config.Ingest) (*ingest.Service, error) {
+	// The warehouse first: a misconfigured one is the likeliest mistake and
+	// must be reported before any cloud client asks for credentials.
+	wh, err := a.Warehouse(ctx, cfg.Backends)
+	if err != nil {
+		return nil, err
+	}
 	objs, err := a.Objects(ctx)
 	if err != nil {
 		return nil, err
@@ -159,10 +166,6 @@ func (a *App) newIngest(ctx context.Context, cfg config.Ingest) (*ingest.Service
 	a.mu.Lock()
 	a.ledger = l
 	a.mu.Unlock()
-	wh, err := a.Warehouse(ctx, cfg.Backends)
-	if err != nil {
-		return nil, err
-	}
 	feeds, err := contract.Default()
 	if err != nil {
 		return nil, err
@@ -171,5 +174,6 @@ func (a *App) newIngest(ctx context.Context, cfg config.Ingest) (*ingest.Service
 		QuarantineBucket: cfg.QuarantineBucket,
 		QuarantinePrefix: cfg.QuarantinePrefix,
 		MaxRecordBytes:   cfg.MaxRecordBytes,
+		Deadline:         cfg.Lease - time.Minute,
 	}, a.now, a.log)
 }

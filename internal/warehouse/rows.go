@@ -1,6 +1,9 @@
 package warehouse
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // RowSource streams rows in the column order of the target table's schema.
 // Row's slice is only valid until the next call to Next, so a source can
@@ -48,3 +51,18 @@ type Result struct {
 type Querier interface {
 	Query(ctx context.Context, sql string) (Result, error)
 }
+
+// IsPermanent reports whether err is a warehouse failure that no retry can
+// fix (the warehouse refused the rows or the request itself, as opposed to
+// being unavailable). Adapters mark such errors with a Permanent() method.
+func IsPermanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
+
+// PermanentError marks err as permanent.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string   { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error   { return e.Err }
+func (e *PermanentError) Permanent() bool { return true }

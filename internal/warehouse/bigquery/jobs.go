@@ -96,6 +96,11 @@ func (e *JobError) Transient() bool {
 	return false
 }
 
+// Permanent marks input and configuration failures for warehouse.IsPermanent:
+// the caller stops retrying instead of burning the table's daily quota of
+// modifications on jobs that fail the same way.
+func (e *JobError) Permanent() bool { return !e.Transient() }
+
 // jobError describes a job that finished unsuccessfully.
 func jobError(j *bigquery.Job, st *bigquery.JobStatus) error {
 	e := &JobError{JobID: j.ID(), err: st.Err()}

@@ -91,7 +91,7 @@ func (w *Warehouse) nextAttempt(ctx context.Context, id string) (attempt int, do
 		}
 		// Failed: its ID is spent, try the next one.
 	}
-	return 0, nil, fmt.Errorf("%w: %d jobs failed", ErrTooManyAttempts, maxAttempts)
+	return 0, nil, &warehouse.PermanentError{Err: fmt.Errorf("%w: %d jobs failed", ErrTooManyAttempts, maxAttempts)}
 }
 
 // runAttempt stages the rows for attempt n and runs its load job.
