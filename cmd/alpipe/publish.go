@@ -16,6 +16,7 @@ import (
 func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
 	server := serverFlag(fs)
+	format := fs.String("format", "text", "output: text or json")
 	project := fs.String("project", envOr("GOOGLE_CLOUD_PROJECT", "alpinashop-datos"), "project of the emulator topic")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -45,9 +46,13 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := enc.Encode(res.Result); err != nil {
-			return err
+		if *format == "json" {
+			if err := enc.Encode(res.Result); err != nil {
+				return err
+			}
+			continue
 		}
+		fmt.Fprintln(stdout, local.ResultLine(res.Result, st.EventTime))
 	}
 	return nil
 }
@@ -55,6 +60,7 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("tick", flag.ContinueOnError)
 	server := serverFlag(fs)
+	format := fs.String("format", "text", "output: text or json")
 	now := fs.String("now", "", "processing time to move a --virtual-clock server to first (RFC 3339)")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -72,9 +78,13 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(res)
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	local.PrintTick(stdout, res)
+	return nil
 }
 
 func envOr(name, def string) string {

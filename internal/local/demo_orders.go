@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -39,36 +40,14 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 			if err != nil {
 				return err
 			}
-			for _, a := range res.Aggregations {
-				if a.Busy {
-					fmt.Fprintf(w, "%s tick: another tick holds the lease; nothing done\n", now)
-					continue
-				}
-				fmt.Fprintf(w, "%s tick: watermark %s, %d panes, %d windows expired\n", now, clock(a.Watermark), len(a.Panes), a.Expired)
-				for _, p := range a.Panes {
-					fmt.Fprintf(w, "         %s\n", paneLine(p))
-				}
-			}
+			PrintTick(w, res)
 			continue
 		}
 		res, err := Push(ctx, s.URL, st, at)
 		if err != nil {
 			return err
 		}
-		r := res.Result
-		fate := string(r.Fate())
-		if r.Invalid != "" {
-			fate = r.Invalid
-		}
-		line := fmt.Sprintf("%s order %-9s event %s: %s", now, r.PedidoID, st.EventTime, fate)
-		for _, o := range r.Aggregations {
-			if !o.Window.Start.IsZero() {
-				line += fmt.Sprintf(" (window %s-%s %s)", clock(o.Window.Start), clock(o.Window.End), o.Key)
-			}
-			for _, p := range o.Panes {
-				line += "\n         " + paneLine(p)
-			}
-		}
+		line := now + " " + ResultLine(res.Result, st.EventTime)
 		fmt.Fprintln(w, line)
 		if st.Note != "" {
 			fmt.Fprintf(w, "         ^ %s\n", st.Note)
@@ -79,6 +58,39 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 		{"Dashboard view (ventas_hora_pais): current value per hour and country", "SELECT window_start, window_end, pais, importe, pedidos, unidades, timing, pane_index FROM ventas_hora_pais ORDER BY window_start, pais"},
 		{"Discarded orders (pedidos_descartados)", "SELECT pedido_id, reason, event_time, window_start, watermark, received_at FROM pedidos_descartados ORDER BY received_at"},
 	})
+}
+
+// PrintTick prints what a tick did, one line per aggregation and pane.
+func PrintTick(w io.Writer, res stream.TickResult) {
+	now := res.Now.UTC().Format("15:04:05")
+	for _, a := range res.Aggregations {
+		if a.Busy {
+			fmt.Fprintf(w, "%s tick: another tick holds the lease; nothing done\n", now)
+			continue
+		}
+		fmt.Fprintf(w, "%s tick: watermark %s, %d panes, %d windows expired\n", now, clock(a.Watermark), len(a.Panes), a.Expired)
+		for _, p := range a.Panes {
+			fmt.Fprintf(w, "         %s\n", paneLine(p))
+		}
+	}
+}
+
+// ResultLine says in one line (plus a line per pane) what happened to an order.
+func ResultLine(r stream.Result, eventTime string) string {
+	fate := string(r.Fate())
+	if r.Invalid != "" {
+		fate = r.Invalid
+	}
+	line := fmt.Sprintf("order %-9s event %s: %s", r.PedidoID, eventTime, fate)
+	for _, o := range r.Aggregations {
+		if !o.Window.Start.IsZero() {
+			line += fmt.Sprintf(" (window %s-%s %s)", clock(o.Window.Start), clock(o.Window.End), o.Key)
+		}
+		for _, p := range o.Panes {
+			line += "\n         " + paneLine(p)
+		}
+	}
+	return line
 }
 
 func clock(t time.Time) string {
