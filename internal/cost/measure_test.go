@@ -67,8 +67,8 @@ func streamBounds(m Measurement, shards int64) []bound {
 
 func fileBounds(f FileMeasurement) []bound {
 	return []bound{
-		{"ledger reads per file", f.Ledger.BilledReads(), 1, ri(5), ri(5), "Claim reads the record and the MD5 index, the refresh lock is read to take and to release it, Finish reads the record"},
-		{"ledger writes per file", f.Ledger.Writes, 1, ri(4), ri(4), "Claim writes the index and the record, the refresh lock is written once (released by a delete), Finish writes the record"},
+		{"ledger reads per file", f.Ledger.BilledReads(), 1, ri(7), ri(7), "Claim reads the record, the MD5 index and the object's current generation; the refresh lock is read to take and to release it; Finish reads the record and the current generation"},
+		{"ledger writes per file", f.Ledger.Writes, 1, ri(5), ri(5), "Claim writes the index and the record; the refresh lock is written once (released by a delete); Finish writes the record and the current generation"},
 		{"load jobs per file", f.Loads, 1, ri(1), ri(1), "one atomic load per file"},
 		{"refresh jobs per file", f.RefreshJobs, 1, ri(1), ri(2), "one per date the file touches: the day, and the day before for late lines"},
 		{"quarantined share", f.Quarantined, f.Lines, ri(0), big.NewRat(1, 500), "broken lines are 0.1% of the export"},

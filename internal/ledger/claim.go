@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -32,7 +33,7 @@ func (l *Ledger) Claim(ctx context.Context, key Key, md5, owner string, now time
 	now = now.UTC()
 	paths := []string{recordPath(key)}
 	if md5 != "" {
-		paths = append(paths, md5Path(md5))
+		paths = append(paths, md5Path(md5), objectPath(key))
 	}
 	var out Claim
 	err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
@@ -79,11 +80,22 @@ func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner strin
 		if ok && ix.Key == key {
 			repoint = false
 		}
-		// An earlier generation of the same object is not a "copy": a
-		// restored older content must load again, so that the newest
+		// An earlier generation of the same object is a copy only if it is
+		// still the object's newest loaded one: restoring an older content
+		// (A, B, then A again) must load again, so that the newest
 		// generation is what the daily aggregates count.
-		sameObject := ok && ix.Key.Bucket == key.Bucket && ix.Key.Object == key.Object
-		if ok && ix.Key != key && !sameObject {
+		if ok && ix.Key != key && ix.Key.Bucket == key.Bucket && ix.Key.Object == key.Object {
+			var cur current
+			if docs[2].Exists {
+				if err := json.Unmarshal(docs[2].Data, &cur); err != nil {
+					return Claim{}, fmt.Errorf("decode %s: %w", docs[2].Path, err)
+				}
+			}
+			if cur.Generation != ix.Key.Generation {
+				ok = false // not a copy of what the object holds now
+			}
+		}
+		if ok && ix.Key != key {
 			odocs, err := tx.Get(recordPath(ix.Key))
 			if err != nil {
 				return Claim{}, err

@@ -13,12 +13,23 @@ import (
 const (
 	recordCollection = "ledger"
 	md5Collection    = "ledger_md5"
+	// objectCollection holds, per object name, its newest DONE generation.
+	objectCollection = "ledger_objects"
 	// maxIDBytes is Firestore's document ID limit.
 	maxIDBytes = 1500
 )
 
 func recordPath(k Key) string   { return recordCollection + "/" + docID(k.String()) }
 func md5Path(md5 string) string { return md5Collection + "/" + docID(md5) }
+func objectPath(k Key) string   { return objectCollection + "/" + docID("gs://"+k.Bucket+"/"+k.Object) }
+
+// current is an object's newest loaded generation: an identical re-upload
+// of it changes nothing, while restoring an older content must load again
+// so that it becomes the newest generation the daily aggregates count.
+type current struct {
+	Generation int64  `json:"generation"`
+	MD5        string `json:"md5,omitempty"`
+}
 
 // docID is docstore.ID made safe for any object name: an ID over
 // Firestore's 1,500 bytes (a long object name with escaped non-ASCII) or of

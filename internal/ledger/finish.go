@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -23,7 +24,7 @@ func (l *Ledger) Finish(ctx context.Context, rec Record, now time.Time) error {
 	now = now.UTC()
 	path := recordPath(rec.Key)
 	err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(path)
+		docs, err := tx.Get(path, objectPath(rec.Key))
 		if err != nil {
 			return err
 		}
@@ -51,6 +52,23 @@ func (l *Ledger) Finish(ctx context.Context, rec Record, now time.Time) error {
 		out.Quarantine = rec.Quarantine
 		out.LoadID = rec.LoadID
 		out.AlreadyLoaded = rec.AlreadyLoaded
+		if out.State == Done {
+			var cur current
+			if docs[1].Exists {
+				if err := json.Unmarshal(docs[1].Data, &cur); err != nil {
+					return fmt.Errorf("decode %s: %w", docs[1].Path, err)
+				}
+			}
+			if out.Key.Generation >= cur.Generation {
+				d, err := encode(objectPath(out.Key), current{Generation: out.Key.Generation, MD5: out.MD5})
+				if err != nil {
+					return err
+				}
+				if err := tx.Set(d); err != nil {
+					return err
+				}
+			}
+		}
 		return l.put(tx, out)
 	})
 	if err != nil {

@@ -277,16 +277,29 @@ func testDuplicateContent(t *testing.T, l *ledger.Ledger) {
 	}
 	// A duplicate is final, and itself a source of duplicates.
 	wantDecision(t, claim(t, l, key2, md5A, "c", t0.Add(2*time.Hour)), ledger.AlreadyFinished)
-	// An overwrite with identical bytes is a new generation of the same
-	// object, not a copy: it loads again (restoring older content must make
-	// it the newest generation the aggregates count).
+	// An overwrite with identical bytes (the object's newest loaded content)
+	// changes nothing: a duplicate.
 	k3 := key1
 	k3.Generation++
-	wantDecision(t, claim(t, l, k3, md5A, "d", t0.Add(3*time.Hour)), ledger.Proceed)
-	// Other content proceeds.
+	wantDecision(t, claim(t, l, k3, md5A, "d", t0.Add(3*time.Hour)), ledger.DuplicateContent)
+	// Restoring an older content is not a copy: A, then B, then A again
+	// must load A again, so that it is the newest generation counted.
+	kB := key1
+	kB.Generation += 2
+	b := claim(t, l, kB, md5B, "e", t0.Add(4*time.Hour))
+	wantDecision(t, b, ledger.Proceed)
+	finish(t, l, b.Record, ledger.Done, t0.Add(4*time.Hour))
+	kA := key1
+	kA.Generation += 3
+	wantDecision(t, claim(t, l, kA, md5A, "f", t0.Add(5*time.Hour)), ledger.Proceed)
+	// B is loaded now, so a copy of B under another name is a duplicate.
 	k4 := key2
 	k4.Generation++
-	wantDecision(t, claim(t, l, k4, md5B, "e", t0.Add(3*time.Hour)), ledger.Proceed)
+	wantDecision(t, claim(t, l, k4, md5B, "g", t0.Add(6*time.Hour)), ledger.DuplicateContent)
+	// Content never seen proceeds.
+	k5 := key2
+	k5.Generation += 2
+	wantDecision(t, claim(t, l, k5, "md5-new", "h", t0.Add(6*time.Hour)), ledger.Proceed)
 }
 
 func testDuplicateWaitsForLiveOriginal(t *testing.T, l *ledger.Ledger) {
