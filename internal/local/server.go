@@ -118,8 +118,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	host, port, _ := net.SplitHostPort(addr)
 	errc := make(chan error, 1)
+	// The framework prints a "Serving function" line per registered path
+	// (eight here, five of them unnamed) to stdout while it starts; the CLI
+	// prints its own summary, so those lines are silenced until it answers.
+	restore := silenceStdout()
 	go func() { errc <- funcframework.StartHostPort(host, port) }()
-	if err := waitReady(ctx, s.URL, errc); err != nil {
+	err = waitReady(ctx, s.URL, errc)
+	restore()
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -211,4 +217,19 @@ func waitReady(ctx context.Context, url string, errc <-chan error) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return fmt.Errorf("server at %s did not become ready", url)
+}
+
+// silenceStdout points os.Stdout at the null device until the returned
+// function restores it.
+func silenceStdout() func() {
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return func() {}
+	}
+	saved := os.Stdout
+	os.Stdout = devnull
+	return func() {
+		os.Stdout = saved
+		devnull.Close()
+	}
 }
