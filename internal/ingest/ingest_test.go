@@ -16,9 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/contract"
-	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
@@ -26,20 +25,16 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
-const (
-	landing    = "alpinashop-catalogo"
-	quarantine = "alpinashop-cuarentena"
-)
+const landing, quarantine = ingesttest.Landing, ingesttest.Quarantine
 
-// rig is a Service on real parts: the in-process fake GCS, the embedded
-// state store and an in-memory DuckDB, with a settable clock and fault
-// injection points on every port.
+// rig is a Service on real parts (see ingesttest), with a settable clock and
+// fault injection points on every port.
 type rig struct {
 	t      *testing.T
 	gcs    *objects.GCS
 	led    *ledger.Ledger
 	wh     *duckdb.Warehouse
-	now    time.Time
+	clock  *ingesttest.Clock
 	mu     sync.Mutex
 	faults faults
 	svc    *ingest.Service
@@ -55,58 +50,16 @@ type faults struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	ctx := context.Background()
-	local, err := objects.StartLocal("", landing, quarantine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(local.Close)
-	client, err := local.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gcs, err := objects.NewGCS(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	led, err := ledger.New(store, ledger.Options{Lease: 10 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wh, err := duckdb.Open("", duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wh.Close() })
-	feeds, err := contract.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &rig{t: t, gcs: gcs, led: led, wh: wh, now: time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC)}
-	r.svc, err = ingest.New(faultyObjects{r}, faultyLedger{r}, faultyWarehouse{r}, feeds,
+	p := ingesttest.NewParts(t, landing, quarantine)
+	r := &rig{t: t, gcs: p.GCS, led: p.Ledger, wh: p.Warehouse, clock: ingesttest.NewClock(time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC))}
+	var err error
+	r.svc, err = ingest.New(faultyObjects{r}, faultyLedger{r}, faultyWarehouse{r}, p.Feeds,
 		ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096},
-		r.clock, logging.Discard())
+		r.clock.Now, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func (r *rig) clock() time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.now
-}
-
-func (r *rig) advance(d time.Duration) {
-	r.mu.Lock()
-	r.now = r.now.Add(d)
-	r.mu.Unlock()
 }
 
 // take returns and clears a fault.
@@ -120,24 +73,25 @@ func (r *rig) take(f *error) error {
 
 func (r *rig) upload(name, content string) ingest.Object {
 	r.t.Helper()
-	w := r.gcs.Create(context.Background(), landing, name, "text/csv", nil)
-	if _, err := io.WriteString(w, content); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		r.t.Fatal(err)
-	}
-	a := w.Attrs()
+	a := ingesttest.Put(r.t, r.gcs, landing, name, content, nil)
 	return ingest.Object{Bucket: landing, Name: name, Generation: a.Generation, MD5: a.MD5, Size: a.Size}
+}
+
+// ingestAtOnce delivers every object concurrently and returns each
+// delivery's error.
+func (r *rig) ingestAtOnce(objs ...ingest.Object) []error {
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	for i, obj := range objs {
+		wg.Go(func() { _, errs[i] = r.svc.Ingest(context.Background(), obj) })
+	}
+	wg.Wait()
+	return errs
 }
 
 func (r *rig) query(sql string) [][]string {
 	r.t.Helper()
-	res, err := r.wh.Query(context.Background(), sql)
-	if err != nil {
-		r.t.Fatalf("query %q: %v", sql, err)
-	}
-	return res.Rows
+	return ingesttest.Query(r.t, r.wh, sql)
 }
 
 func (r *rig) quarantineRows(name string) [][]string {
@@ -320,17 +274,11 @@ func TestRedeliveryAndDuplicatesLoadOnce(t *testing.T) {
 func TestConcurrentDeliveriesLoadOnce(t *testing.T) {
 	r := newRig(t)
 	obj := r.upload(seedOrders, readSeed(t, seedOrders))
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = r.svc.Ingest(context.Background(), obj)
-		}()
+	objs := make([]ingest.Object, 8)
+	for i := range objs {
+		objs[i] = obj
 	}
-	wg.Wait()
-	for i, err := range errs {
+	for i, err := range r.ingestAtOnce(objs...) {
 		if err != nil && !errors.Is(err, ingest.ErrBusy) {
 			t.Errorf("delivery %d: %v (want nil or ErrBusy)", i, err)
 		}
@@ -369,7 +317,7 @@ func TestCrashAtEachStep(t *testing.T) {
 			if _, err := r.svc.Ingest(ctx, obj); err == nil {
 				t.Fatal("first attempt succeeded despite the fault")
 			}
-			r.advance(11 * time.Minute) // a crashed attempt's lease expires
+			r.clock.Advance(11 * time.Minute) // a crashed attempt's lease expires
 			rec, err := r.svc.Ingest(ctx, obj)
 			if err != nil {
 				t.Fatalf("redelivery: %v", err)
@@ -445,13 +393,13 @@ func TestBusyWhileAnotherAttemptHoldsTheLease(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	obj := r.upload(seedOrders, readSeed(t, seedOrders))
-	if _, err := r.led.Claim(ctx, obj.Key(), obj.MD5, "other-instance", r.clock()); err != nil {
+	if _, err := r.led.Claim(ctx, obj.Key(), obj.MD5, "other-instance", r.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.svc.Ingest(ctx, obj); !errors.Is(err, ingest.ErrBusy) {
 		t.Fatalf("Ingest while leased = %v, want ErrBusy", err)
 	}
-	r.advance(11 * time.Minute)
+	r.clock.Advance(11 * time.Minute)
 	rec, err := r.svc.Ingest(ctx, obj)
 	if err != nil || rec.State != ledger.Done || rec.Attempt != 2 {
 		t.Fatalf("take-over = %s attempt %d, %v; want DONE attempt 2", rec.State, rec.Attempt, err)
@@ -463,20 +411,12 @@ func TestBusyWhileAnotherAttemptHoldsTheLease(t *testing.T) {
 // the aggregate must hold every file's rows.
 func TestRefreshesNeverOverlap(t *testing.T) {
 	r := newRig(t)
-	const files = 6
-	var wg sync.WaitGroup
-	errs := make([]error, files)
-	for i := range files {
-		obj := r.upload(fmt.Sprintf("exportaciones/2026/03/14/parte-%d.csv", i),
+	objs := make([]ingest.Object, 6)
+	for i := range objs {
+		objs[i] = r.upload(fmt.Sprintf("exportaciones/2026/03/14/parte-%d.csv", i),
 			fmt.Sprintf("pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\nP-%d,1,2026-03-14,MOCH-40L-AZ,%d,\"89,90\",C-1,ES\r\n", i, i+1))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = r.svc.Ingest(context.Background(), obj)
-		}()
 	}
-	wg.Wait()
-	for i, err := range errs {
+	for i, err := range r.ingestAtOnce(objs...) {
 		if err != nil {
 			t.Errorf("file %d: %v", i, err)
 		}

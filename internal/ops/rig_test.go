@@ -5,32 +5,24 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"net/http"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"cloud.google.com/go/storage"
-	"google.golang.org/api/option"
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
-const (
-	landing    = "alpinashop-catalogo"
-	quarantine = "alpinashop-cuarentena"
-)
+const landing, quarantine = ingesttest.Landing, ingesttest.Quarantine
 
-// rig is the ingest service on real parts: the in-process fake GCS, the
-// embedded state store and an in-memory DuckDB, on a settable clock.
+// rig is the ingest service on real parts (see ingesttest), on a settable
+// clock.
 type rig struct {
 	t     *testing.T
 	gcs   *objects.GCS
@@ -39,86 +31,29 @@ type rig struct {
 	wh    *duckdb.Warehouse
 	feeds *contract.Registry
 	svc   *ingest.Service
-
-	mu  sync.Mutex
-	now time.Time
+	clock *ingesttest.Clock
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	ctx := context.Background()
-	fake, err := objects.StartLocal("", landing, quarantine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
-	// A transport of the test's own, so that cleanup can close the
-	// connections a cancelled upload dialled but never used: the fake's
-	// shutdown would otherwise wait 5 s for them.
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(transport.CloseIdleConnections)
-	client, err := storage.NewClient(ctx,
-		option.WithEndpoint(fake.URL()+"/storage/v1/"),
-		option.WithHTTPClient(&http.Client{Transport: transport}),
-		storage.WithJSONReads())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	gcs, err := objects.NewGCS(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	led, err := ledger.New(store, ledger.Options{Lease: 10 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wh, err := duckdb.Open("", duckdb.Options{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wh.Close() })
-	feeds, err := contract.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &rig{t: t, gcs: gcs, store: store, led: led, wh: wh, feeds: feeds, now: time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC)}
-	r.svc, err = ingest.New(gcs, led, wh, feeds,
+	p := ingesttest.NewParts(t, landing, quarantine)
+	r := &rig{t: t, gcs: p.GCS, store: p.Store, led: p.Ledger, wh: p.Warehouse, feeds: p.Feeds,
+		clock: ingesttest.NewClock(time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC))}
+	var err error
+	r.svc, err = ingest.New(p.GCS, p.Ledger, p.Warehouse, p.Feeds,
 		ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/"},
-		r.clock, logging.Discard())
+		r.clock.Now, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func (r *rig) clock() time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.now
-}
-
-func (r *rig) advance(d time.Duration) {
-	r.mu.Lock()
-	r.now = r.now.Add(d)
-	r.mu.Unlock()
-}
+func (r *rig) advance(d time.Duration) { r.clock.Advance(d) }
 
 func (r *rig) put(bucket, name, content string, meta map[string]string) objects.Attrs {
 	r.t.Helper()
-	w := r.gcs.Create(context.Background(), bucket, name, "text/csv", meta)
-	if _, err := io.WriteString(w, content); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		r.t.Fatal(err)
-	}
-	return w.Attrs()
+	return ingesttest.Put(r.t, r.gcs, bucket, name, content, meta)
 }
 
 func (r *rig) read(bucket, name string) string {
@@ -137,11 +72,7 @@ func (r *rig) read(bucket, name string) string {
 
 func (r *rig) query(sql string) [][]string {
 	r.t.Helper()
-	res, err := r.wh.Query(context.Background(), sql)
-	if err != nil {
-		r.t.Fatalf("query %q: %v", sql, err)
-	}
-	return res.Rows
+	return ingesttest.Query(r.t, r.wh, sql)
 }
 
 const header = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\n"

@@ -3,78 +3,20 @@ package reconcile
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/replay/replaytest"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// line is one lineas_pedido row of a fixture.
-type line struct {
-	pedido, pais, fecha string
-	cantidad            int64
-	precio              string
-}
-
-// rowsOf is a RowSource over fixture lines of one source object generation.
-type rowsOf struct {
-	t      *testing.T
-	table  warehouse.Table
-	object string
-	gen    int64
-	lines  []line
-	i      int
-	row    []warehouse.Value
-}
-
-func (r *rowsOf) Next() bool {
-	if r.i >= len(r.lines) {
-		return false
-	}
-	l := r.lines[r.i]
-	r.i++
-	fecha, err := time.Parse(time.DateOnly, l.fecha)
-	if err != nil {
-		r.t.Fatalf("fecha %q: %v", l.fecha, err)
-	}
-	precio := dec(r.t, l.precio)
-	importe, err := precio.MulInt(l.cantidad)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.row = values(r.t, r.table, map[string]warehouse.Value{
-		"pedido_id": warehouse.StringValue(l.pedido), "linea": warehouse.IntValue(int64(r.i)),
-		"fecha": warehouse.DateValue(warehouse.DateOf(fecha)), "sku": warehouse.StringValue("MOCH-40L-AZ"),
-		"cantidad": warehouse.IntValue(l.cantidad), "precio_unitario": warehouse.DecValue(precio),
-		"pais": warehouse.StringValue(l.pais), "importe": warehouse.DecValue(importe),
-		"source_object": warehouse.StringValue(r.object), "source_generation": warehouse.IntValue(r.gen),
-		"source_line": warehouse.IntValue(int64(r.i + 1)), "ingested_at": warehouse.TimeValue(time.Date(2026, 3, 16, 2, 0, 0, 0, time.UTC)),
-	})
-	return true
-}
-
-func (r *rowsOf) Row() []warehouse.Value { return r.row }
-func (r *rowsOf) Err() error             { return nil }
-
-func dec(t *testing.T, s string) numeric.Dec {
-	t.Helper()
-	d, err := numeric.Parse(s, false)
-	if err != nil {
-		t.Fatalf("decimal %q: %v", s, err)
-	}
-	return d
-}
+// line is one lineas_pedido row of a fixture: pedido, pais, fecha,
+// cantidad, precio.
+type line replaytest.Line
 
 // values orders named values by table's schema; missing columns are NULL.
 func values(t *testing.T, table warehouse.Table, named map[string]warehouse.Value) []warehouse.Value {
@@ -103,15 +45,6 @@ func lookup(t *testing.T, name string) warehouse.Table {
 	return tb
 }
 
-func loadLines(t *testing.T, w *duckdb.Warehouse, object string, gen int64, lines ...line) {
-	t.Helper()
-	src := &rowsOf{t: t, table: lookup(t, warehouse.LineasPedido), object: object, gen: gen, lines: lines}
-	id := "test-" + strings.NewReplacer(".", "_", "/", "_", ":", "_").Replace(object) + "-" + strconv.FormatInt(gen, 10)
-	if _, err := w.Load(context.Background(), warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: src}); err != nil {
-		t.Fatalf("load %s: %v", id, err)
-	}
-}
-
 type pane struct {
 	agg, pais, start, timing, importe string
 	index, pedidos, unidades          int64
@@ -131,7 +64,7 @@ func appendPanes(t *testing.T, w *duckdb.Warehouse, panes ...pane) {
 			Values: values(t, tb, map[string]warehouse.Value{
 				"aggregation": warehouse.StringValue(p.agg), "window_start": warehouse.TimeValue(start),
 				"window_end": warehouse.TimeValue(start.Add(time.Hour)), "pais": warehouse.StringValue(p.pais),
-				"importe": warehouse.DecValue(dec(t, p.importe)), "pedidos": warehouse.IntValue(p.pedidos),
+				"importe": warehouse.DecValue(replaytest.Dec(t, p.importe)), "pedidos": warehouse.IntValue(p.pedidos),
 				"unidades": warehouse.IntValue(p.unidades), "pane_index": warehouse.IntValue(p.index),
 				"timing": warehouse.StringValue(p.timing), "accumulation": warehouse.StringValue(warehouse.Accumulating),
 				"watermark": warehouse.TimeValue(start), "emitted_at": warehouse.TimeValue(start),
@@ -179,31 +112,21 @@ func appendDrops(t *testing.T, w *duckdb.Warehouse, drops ...discarded) {
 	}
 }
 
-func openWarehouse(t *testing.T) *duckdb.Warehouse {
-	t.Helper()
-	w, err := duckdb.Open("", duckdb.Options{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("open DuckDB: %v", err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
-	return w
-}
-
 // fixture is a day (2026-03-14) whose differences are all explained, and a
 // next day whose ERP lines never reached the stream.
 func fixture(t *testing.T) *duckdb.Warehouse {
-	w := openWarehouse(t)
+	w := replaytest.OpenWarehouse(t)
 	const obj = "gs://alpinashop-catalogo/exportaciones/2026/03/15/pedidos.csv"
 	// Generation 1 had P-1 wrong; the corrected generation 2 replaces it.
-	loadLines(t, w, obj, 1, line{"P-1", "ES", "2026-03-14", 2, "99.90"})
-	loadLines(t, w, obj, 2,
+	replaytest.LoadLines(t, w, obj, 1, line{"P-1", "ES", "2026-03-14", 2, "99.90"})
+	replaytest.LoadLines(t, w, obj, 2,
 		line{"P-1", "ES", "2026-03-14", 2, "89.90"}, line{"P-1", "ES", "2026-03-14", 1, "10"},
 		line{"P-2", "ES", "2026-03-14", 1, "50"},
 		line{"P-3", "FR", "2026-03-14", 3, "13.30"},
 		line{"P-4", "FR", "2026-03-14", 1, "5"},
 		line{"P-6", "ES", "2026-03-15", 1, "7.5"},
 	)
-	loadLines(t, w, "gs://alpinashop-catalogo/exportaciones/2026/03/15/pt.csv", 7, line{"P-5", "PT", "2026-03-14", 1, "20"})
+	replaytest.LoadLines(t, w, "gs://alpinashop-catalogo/exportaciones/2026/03/15/pt.csv", 7, line{"P-5", "PT", "2026-03-14", 1, "20"})
 	appendPanes(t, w,
 		pane{"ventas_hora_pais", "ES", "2026-03-14T10:00:00Z", "EARLY", "179.8", 0, 1, 2},
 		pane{"ventas_hora_pais", "ES", "2026-03-14T10:00:00Z", "ON_TIME", "189.8", 1, 1, 3},
@@ -244,7 +167,7 @@ func TestRunExplainsADay(t *testing.T) {
 	if err := r.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "testdata/explained.golden", buf.Bytes())
+	replaytest.Golden(t, "testdata/explained.golden", buf.Bytes())
 }
 
 func TestRunFindsAnUnexplainedDay(t *testing.T) {
@@ -275,7 +198,7 @@ func TestRunDayInAZone(t *testing.T) {
 }
 
 func TestLoadRejectsBadRequests(t *testing.T) {
-	w := openWarehouse(t)
+	w := replaytest.OpenWarehouse(t)
 	for _, req := range []Request{
 		{Date: "14/03/2026"},
 		{Date: "2026-03-14", Aggregation: "x'; DROP TABLE lineas_pedido; --"},
@@ -283,24 +206,5 @@ func TestLoadRejectsBadRequests(t *testing.T) {
 		if _, err := Load(context.Background(), w, req); err == nil {
 			t.Errorf("Load(%+v) succeeded, want an error", req)
 		}
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
 	}
 }

@@ -9,19 +9,10 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 )
 
-// benchRows is the size of the reference order file of issue 2.
-const benchRows = 800_000
-
-// cpuTime is the process's user+system CPU time. This machine is shared,
-// so wall time alone says little; CPU per operation is reported beside it.
-func cpuTime() time.Duration {
-	var r syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r)
-	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-}
-
+// maxRSSMiB is the peak resident set so far: a Load must stream, not hold the file.
 func maxRSSMiB() float64 {
 	var r syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &r)
@@ -45,22 +36,7 @@ func BenchmarkLoad(b *testing.B) {
 			}
 			defer w.Close()
 			w.bulk = bc.bulk(w)
-			ctx := context.Background()
-			cpu0 := cpuTime()
-			i := 0
-			for b.Loop() {
-				i++
-				res, err := w.Load(ctx, warehouse.Load{ID: "bench-" + strconv.Itoa(i), Table: warehouse.LineasPedido,
-					Rows: newOrderLines(benchRows, "gs://landing/exportaciones/2026/03/14/pedidos.csv", int64(i))})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if res.Rows != benchRows {
-					b.Fatalf("loaded %d rows, want %d", res.Rows, benchRows)
-				}
-			}
-			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			warehousetest.BenchmarkLoad(b, w)
 			b.ReportMetric(maxRSSMiB(), "maxRSS-MiB")
 		})
 	}
@@ -77,25 +53,25 @@ func BenchmarkRefreshDaily(b *testing.B) {
 	ctx := context.Background()
 	for gen := range int64(2) {
 		if _, err := w.Load(ctx, warehouse.Load{ID: "gen-" + strconv.FormatInt(gen, 10), Table: warehouse.LineasPedido,
-			Rows: newOrderLines(benchRows, "gs://landing/exportaciones/2026/03/14/pedidos.csv", gen+1)}); err != nil {
+			Rows: warehousetest.OrderLines(warehousetest.BenchRows, warehousetest.BenchObject, gen+1)}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	today := warehouse.DateOf(time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC))
 	dates := []int32{today - 1, today - 2, today - 3}
-	cpu0 := cpuTime()
+	cpu0 := warehousetest.CPUTime()
 	for b.Loop() {
 		if err := w.RefreshDaily(ctx, warehouse.VentasDiariasSKU, dates); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64((warehousetest.CPUTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 	res, err := w.Query(ctx, "SELECT COUNT(*), SUM(lineas) FROM ventas_diarias_sku")
 	if err != nil {
 		b.Fatal(err)
 	}
-	if got := res.Rows[0][1]; got != strconv.Itoa(benchRows) {
-		b.Fatalf("aggregate counts %s lines, want %d (newest generation only)", got, benchRows)
+	if got := res.Rows[0][1]; got != strconv.Itoa(warehousetest.BenchRows) {
+		b.Fatalf("aggregate counts %s lines, want %d (newest generation only)", got, warehousetest.BenchRows)
 	}
 }
 
@@ -106,7 +82,7 @@ func BenchmarkEncode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	src := newOrderLines(benchRows, "gs://landing/exportaciones/2026/03/14/pedidos.csv", 1)
+	src := warehousetest.OrderLines(warehousetest.BenchRows, warehousetest.BenchObject, 1)
 	rows := make([][]warehouse.Value, 0, 4096)
 	for len(rows) < cap(rows) && src.Next() {
 		rows = append(rows, append([]warehouse.Value(nil), src.Row()...))

@@ -1,0 +1,135 @@
+// Package ingesttest builds what an ingest.Service runs on in tests from real
+// embedded engines, so that every package testing the ingest does so on the
+// same parts: the in-process fake GCS, the bolt state store with the ledger
+// on it, an in-memory DuckDB and the default feed contracts.
+package ingesttest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
+)
+
+// The buckets of the ERP drops and of the rejected rows, as deployed.
+const (
+	Landing    = "alpinashop-catalogo"
+	Quarantine = "alpinashop-cuarentena"
+)
+
+// Parts are the ports of an ingest.Service on real engines, private to one
+// test and closed when it ends.
+type Parts struct {
+	GCS       *objects.GCS
+	Store     *boltstore.Store
+	Ledger    *ledger.Ledger
+	Warehouse *duckdb.Warehouse
+	Feeds     *contract.Registry
+}
+
+// NewParts starts the parts, with the given buckets created empty in the
+// fake GCS.
+func NewParts(t *testing.T, buckets ...string) *Parts {
+	t.Helper()
+	p := &Parts{GCS: newGCS(t, buckets...), Store: openStore(t)}
+	led, err := ledger.New(p.Store, ledger.Options{Lease: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Ledger = led
+	p.Warehouse = openWarehouse(t)
+	p.Feeds = feeds(t)
+	return p
+}
+
+// Put writes content to bucket/name and returns the stored object's
+// attributes.
+func Put(t *testing.T, gcs *objects.GCS, bucket, name, content string, meta map[string]string) objects.Attrs {
+	t.Helper()
+	w := gcs.Create(context.Background(), bucket, name, "text/csv", meta)
+	if _, err := io.WriteString(w, content); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.Attrs()
+}
+
+// Query returns the rows of sql.
+func Query(t *testing.T, q warehouse.Querier, sql string) [][]string {
+	t.Helper()
+	res, err := q.Query(context.Background(), sql)
+	if err != nil {
+		t.Fatalf("query %q: %v", sql, err)
+	}
+	return res.Rows
+}
+
+func newGCS(t *testing.T, buckets ...string) *objects.GCS {
+	t.Helper()
+	fake, err := objects.StartLocal("", buckets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	// A transport of the test's own, so that cleanup can close the
+	// connections a cancelled upload dialled but never used: the fake's
+	// shutdown would otherwise wait 5 s for them.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(transport.CloseIdleConnections)
+	client, err := storage.NewClient(context.Background(),
+		option.WithEndpoint(fake.URL()+"/storage/v1/"),
+		option.WithHTTPClient(&http.Client{Transport: transport}),
+		storage.WithJSONReads())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	gcs, err := objects.NewGCS(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gcs
+}
+
+func openStore(t *testing.T) *boltstore.Store {
+	t.Helper()
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+func openWarehouse(t *testing.T) *duckdb.Warehouse {
+	t.Helper()
+	wh, err := duckdb.Open("", duckdb.Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { wh.Close() })
+	return wh
+}
+
+func feeds(t *testing.T) *contract.Registry {
+	t.Helper()
+	f, err := contract.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
