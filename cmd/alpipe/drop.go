@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,9 +39,7 @@ func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rec)
+		return printJSON(stdout, rec)
 	}
 	local.PrintRecord(stdout, rec)
 	return nil

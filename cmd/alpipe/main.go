@@ -19,6 +19,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -130,4 +131,19 @@ func reexecWithAllocatorSettings() {
 	env := append(os.Environ(), duckdb.JemallocConf+"="+duckdb.JemallocReturnFreed)
 	// On success Exec does not return; on failure we simply run as we are.
 	_ = syscall.Exec(exe, os.Args, env)
+}
+
+// printJSON writes v as indented JSON, the --format json of every command.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// report writes a command's report as JSON or as its own text.
+func report(w io.Writer, format string, rep interface{ WriteText(io.Writer) error }) error {
+	if format == "json" {
+		return printJSON(w, rep)
+	}
+	return rep.WriteText(w)
 }

@@ -79,9 +79,7 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printJSON(stdout, res)
 	}
 	local.PrintTick(stdout, res)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,9 +80,7 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return printJSON(stdout, res)
 	}
 	ops.WriteRequeue(stdout, res, bucket)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -49,9 +48,7 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(stdout, rep)
 	}
 	return ops.WriteStatus(stdout, rep)
 }
