@@ -16,8 +16,8 @@ import (
 func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", local.DefaultAddr, "listen address")
-	data := fs.String("data", ".local", "data folder for the embedded backends")
-	virtual := fs.Bool("virtual-clock", false, "processing time moves only by `alpipe tick --now T`")
+	data := fs.String("data", envOr("ALPIPE_DATA_DIR", ".local"), "data folder for the embedded backends (its default comes from ALPIPE_DATA_DIR when set)")
+	virtual := fs.Bool("virtual-clock", false, "processing time moves only by \"alpipe tick --now T\"")
 	start := fs.String("start", "", "start of the virtual clock (RFC 3339; default now)")
 	if _, err := parse(fs, args); err != nil {
 		return err

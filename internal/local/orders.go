@@ -160,6 +160,9 @@ func PublishEmulator(ctx context.Context, project string, steps []Step) (int, er
 	if os.Getenv("PUBSUB_EMULATOR_HOST") == "" {
 		return 0, errors.New("PUBSUB_EMULATOR_HOST is not set")
 	}
+	// An emulator that is not there must fail the command, not hang it.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
 	client, err := pubsub.NewClient(ctx, project)
 	if err != nil {
 		return 0, fmt.Errorf("pubsub client: %w", err)
