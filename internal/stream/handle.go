@@ -135,12 +135,14 @@ func (p *Processor) handleOrder(ctx context.Context, a aggregation, o window.Ord
 // deletes it when the window expires.
 func (p *Processor) ensureCell(ctx context.Context, a aggregation, w window.Window, key string) error {
 	path := a.paths.cell(window.WindowKey{Window: w, Key: key})
-	return p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(path)
-		if err != nil || docs[0].Exists {
-			return err
-		}
-		return set(tx, path, cellDoc{WindowStart: w.Start, WindowEnd: w.End, Key: key, Shards: a.spec.Shards}, time.Time{})
+	return p.cells.do(path, func() error {
+		return p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+			docs, err := tx.Get(path)
+			if err != nil || docs[0].Exists {
+				return err
+			}
+			return set(tx, path, cellDoc{WindowStart: w.Start, WindowEnd: w.End, Key: key, Shards: a.spec.Shards}, time.Time{})
+		})
 	})
 }
 

@@ -32,6 +32,7 @@ type Processor struct {
 	log       *slog.Logger
 	rows      *rowMapper
 	tickLease time.Duration
+	cells     flight // window documents being created by this process
 }
 
 // SetTickLease changes how long a tick owns an aggregation (default
