@@ -118,20 +118,19 @@ func PrintRecord(w io.Writer, rec ledger.Record) {
 }
 
 func (s *Server) statLanding(ctx context.Context, object string) (attrsOut objects.Attrs, err error) {
-	gcs, closeFn, err := Storage(ctx, s.URL)
+	// The server's own client, not a new one per call.
+	gcs, err := s.App.Objects(ctx)
 	if err != nil {
 		return attrsOut, err
 	}
-	defer closeFn()
 	return gcs.Stat(ctx, LandingBucket, object)
 }
 
 func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string) error {
-	gcs, closeFn, err := Storage(ctx, s.URL)
+	gcs, err := s.App.Objects(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
 	r, err := gcs.Open(ctx, QuarantineBucket, object, 0)
 	if err != nil {
 		return fmt.Errorf("open quarantine %s: %w", object, err)

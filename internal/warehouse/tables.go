@@ -8,7 +8,9 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"sync"
 )
 
 // Field is one column in BigQuery's schema JSON form, so the very same files
@@ -86,19 +88,41 @@ func Tables() []Table {
 	return out
 }
 
-// Lookup returns the named table.
+// parsed holds every table's schema, decoded once: adapters look tables up
+// per request (a remote load, an append), and the files never change.
+var parsed = sync.OnceValue(func() map[string]parsedTable {
+	out := make(map[string]parsedTable, len(layout))
+	for name, l := range layout {
+		var pt parsedTable
+		b, err := schemaFS.ReadFile("schema/" + name + ".json")
+		if err == nil {
+			err = json.Unmarshal(b, &pt.table.Schema)
+		}
+		if err != nil {
+			pt.err = fmt.Errorf("warehouse: schema of %s: %w", name, err)
+		}
+		pt.table.Name, pt.table.PartitionField, pt.table.Clustering = name, l.partition, l.clustering
+		out[name] = pt
+	}
+	return out
+})
+
+type parsedTable struct {
+	table Table
+	err   error
+}
+
+// Lookup returns the named table. The caller owns the returned slices.
 func Lookup(name string) (Table, error) {
-	l, ok := layout[name]
-	if !ok {
+	pt, ok := parsed()[name]
+	switch {
+	case !ok:
 		return Table{}, fmt.Errorf("warehouse: unknown table %q", name)
+	case pt.err != nil:
+		return Table{}, pt.err
 	}
-	b, err := schemaFS.ReadFile("schema/" + name + ".json")
-	if err != nil {
-		return Table{}, fmt.Errorf("warehouse: schema of %s: %w", name, err)
-	}
-	var fields []Field
-	if err := json.Unmarshal(b, &fields); err != nil {
-		return Table{}, fmt.Errorf("warehouse: schema of %s: %w", name, err)
-	}
-	return Table{Name: name, Schema: fields, PartitionField: l.partition, Clustering: l.clustering}, nil
+	t := pt.table
+	t.Schema = slices.Clone(t.Schema)
+	t.Clustering = slices.Clone(t.Clustering)
+	return t, nil
 }
