@@ -21,10 +21,11 @@ const (
 	IngestCSVName        = "IngestCSV"
 	AggregateOrdersName  = "AggregateOrders"
 	AdvanceWatermarkName = "AdvanceWatermark"
+	SweepLandingName     = "SweepLanding"
 )
 
 // Names lists every function.
-var Names = []string{IngestCSVName, AggregateOrdersName, AdvanceWatermarkName}
+var Names = []string{IngestCSVName, AggregateOrdersName, AdvanceWatermarkName, SweepLandingName}
 
 var process struct {
 	mu  sync.Mutex

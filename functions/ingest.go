@@ -76,6 +76,9 @@ func IngestCSV(ctx context.Context, e cloudevents.Event) error {
 		return nil
 	}
 	rec, err := svc.Ingest(ctx, obj)
+	if errors.Is(err, ingest.ErrNotLanding) {
+		return nil // logged by the service; no redelivery can make it one
+	}
 	if errors.Is(err, ingest.ErrBusy) {
 		log.InfoContext(ctx, "object busy; asking for redelivery", "object", obj.Key().String(), "held_by", rec.Key.String(), slog.String("error", err.Error()))
 		return cloudevents.NewHTTPResult(http.StatusConflict, "%s", err.Error())

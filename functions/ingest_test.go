@@ -1,12 +1,18 @@
 package functions
 
 import (
+	"context"
+	"encoding/json"
+	"strconv"
 	"testing"
+	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
+	"github.com/alpinashop/alpipe/internal/ledger"
 )
 
 func TestDecodeObject(t *testing.T) {
@@ -46,5 +52,36 @@ func TestDecodeObject(t *testing.T) {
 				t.Errorf("object (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// An event about an object outside the landing area (here the quarantine
+// bucket, which a mis-scoped trigger would deliver) is acknowledged and
+// neither loaded nor recorded.
+func TestIngestCSVAcknowledgesNonLandingEvents(t *testing.T) {
+	now := time.Now()
+	gcs, app := testApp(t, &now, nil, IngestCSVName)
+	const row = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\nP-1,1,2026-03-14,MOCH-40L-AZ,1,\"89,90\",C-1,ES\n"
+	a := ingesttest.Put(t, gcs, ingesttest.Quarantine, "exportaciones/2026/03/14/pedidos.csv", row, nil)
+
+	e := cloudevents.NewEvent()
+	e.SetID("q-1")
+	e.SetType(FinalizedType)
+	e.SetSource("//storage.googleapis.com/projects/_/buckets/" + a.Bucket)
+	data, _ := json.Marshal(map[string]string{"bucket": a.Bucket, "name": a.Name, "generation": strconv.FormatInt(a.Generation, 10), "md5Hash": a.MD5})
+	e.DataEncoded = data
+	if err := IngestCSV(context.Background(), e); err != nil {
+		t.Fatalf("IngestCSV = %v, want nil (acknowledged)", err)
+	}
+	_, recorded, err := app.Ledger().Get(context.Background(), ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation})
+	if err != nil || recorded {
+		t.Errorf("ledger record for the quarantine object: recorded=%v err=%v, want none", recorded, err)
+	}
+	rows, err := app.Querier().Query(context.Background(), "SELECT COUNT(*) FROM lineas_pedido")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows.Rows[0][0] != "0" {
+		t.Errorf("lineas_pedido rows = %s, want 0", rows.Rows[0][0])
 	}
 }

@@ -1,33 +1,40 @@
 #!/usr/bin/env bash
-# First deployment of alpipe into an empty Google Cloud project, by hand, in
-# this exact order (each step can also be run alone, and re-run safely):
+# First deployment of alpipe into a Google Cloud project, by hand, in this
+# exact order (each step can also be run alone, and re-run safely):
 #
 #   1. bootstrap  enable the APIs; create the versioned Terraform state bucket
-#   2. infra      terraform apply: buckets, BigQuery dataset, tables and view,
-#                 Firestore and its TTL policies, topics and dead-letter
-#                 subscription, identities and grants, Artifact Registry,
-#                 log-based metrics, alerts and dashboard. No services yet:
-#                 there is no image to run.
+#   2. infra      terraform apply. Once the services exist: the whole
+#                 configuration, passing the image the services run (so a
+#                 function added since is created with it). On a new project
+#                 (no service yet, no image to run): only what the build
+#                 needs (APIs, Artifact Registry repository, the buckets,
+#                 deployer identity and its grants), as -target applies.
 #   3. build      gcloud builds submit with cloudbuild.yaml (vet, tests with the
 #                 emulators, image build and push; _DEPLOY=false), then looks
-#                 up the pushed image's digest
-#   4. deploy     terraform apply -var image=<repo>/server@sha256:...: the three
-#                 Cloud Run services, their run.invoker grants, the Eventarc
-#                 trigger, the push subscription and the scheduler job; then
-#                 rolls existing services to that digest, as the pipeline does
+#                 up the pushed image's digest and records it in
+#                 .cache/deploy/image for the deploy step
+#   4. deploy     terraform apply -var image=<repo>/server@sha256:...: the
+#                 data, identities and observability, the four Cloud Run
+#                 services, their run.invoker grants, the Eventarc trigger,
+#                 the push subscription and the scheduler jobs; then rolls
+#                 existing services to that digest, as the pipeline does
 #   5. smoke      drop a CSV into the landing bucket, publish an order with
 #                 momento_evento, run the tick, read the view with bq query
 #
 # After this, every push to the main branch deploys through the Cloud Build
 # trigger (cloudbuild.yaml, running as alpipe-deployer); infrastructure
-# changes are applied with `scripts/deploy.sh infra`.
+# changes are applied with `scripts/deploy.sh infra`. Every gcloud and
+# terraform failure stops the script: nothing is guessed from a failed call.
 #
 # Usage: scripts/deploy.sh [bootstrap|infra|build|deploy|smoke]...   (none: all, in order)
 # Environment:
 #   PROJECT_ID       target project                     (default: alpinashop-datos)
 #   REGION           region of everything               (default: europe-west1)
 #   TF_STATE_BUCKET  Terraform state bucket             (default: <PROJECT_ID>-tfstate)
-#   IMAGE_TAG        image tag to build and deploy      (default: git HEAD, else a timestamp)
+#   IMAGE_TAG        image tag to build                 (default: git HEAD, plus -dirty-<time>
+#                    for a modified tree; computed once per run)
+#   IMAGE            image the deploy step deploys      (default: the one the last build
+#                    step recorded in .cache/deploy/image)
 #   AUTO_APPROVE     1: apply without Terraform's prompt (default: prompt)
 # Other Terraform variables (bucket names, stream settings, alert channels, ...)
 # go in terraform/terraform.tfvars, which Terraform reads by itself.
@@ -41,6 +48,24 @@ PROJECT_ID="${PROJECT_ID:-alpinashop-datos}"
 REGION="${REGION:-europe-west1}"
 TF_STATE_BUCKET="${TF_STATE_BUCKET:-${PROJECT_ID}-tfstate}"
 AUTO_APPROVE="${AUTO_APPROVE:-0}"
+# The build step records the digest it pushed here; the deploy step reads it.
+IMAGE_RECORD="$ROOT/.cache/deploy/image"
+# The first Cloud Run service: whether it exists tells a new project from a
+# deployed one, and its image is the one an infrastructure apply passes.
+PROBE_SERVICE=alpipe-ingest
+
+# What the build needs before any service can exist: the -target list of the
+# first infra apply on a new project. All the buckets, not only the build
+# one: the landing bucket's import block then applies to a targeted resource
+# (and a wrong landing_bucket fails this first, small apply).
+BOOTSTRAP_TARGETS=(
+  google_project_service.api
+  google_artifact_registry_repository.images
+  google_artifact_registry_repository_iam_member.deployer_writer
+  google_storage_bucket.bucket
+  google_storage_bucket_iam_member.deployer_build_sources
+  google_project_iam_member.deployer_log_writer
+)
 
 # The APIs alpipe uses; the same list as terraform/apis.tf (checked by a test).
 APIS=(
@@ -71,13 +96,16 @@ need() {
   done
 }
 
+# image_tag prints the tag to build. A modified tree gets a time stamp, so
+# main computes it once per run: build and deploy must agree on it.
 image_tag() {
   if [[ -n "${IMAGE_TAG:-}" ]]; then
     printf '%s\n' "$IMAGE_TAG"
   elif git -C "$ROOT" rev-parse --verify HEAD >/dev/null 2>&1; then
-    local sha
+    local sha status
     sha="$(git -C "$ROOT" rev-parse HEAD)"
-    if [[ -n "$(git -C "$ROOT" status --porcelain)" ]]; then
+    status="$(git -C "$ROOT" status --porcelain)"
+    if [[ -n "$status" ]]; then
       sha="$sha-dirty-$(date -u +%Y%m%d%H%M%S)"
     fi
     printf '%s\n' "$sha"
@@ -105,11 +133,14 @@ tf_output_key() {
   tf output -json "$1" | tr -d ' \n' | sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p"
 }
 
-# running_image prints the image the ingest service runs, if it exists, so
-# that an infrastructure apply never drops or re-creates the services.
+# running_image prints the image PROBE_SERVICE runs, or nothing when the
+# service does not exist. Any other failure (no credentials, wrong project,
+# API disabled) stops the script: guessing "no service" from a failed call
+# would make the infra step take the new-project path.
 running_image() {
-  gcloud run services describe alpipe-ingest --project="$PROJECT_ID" --region="$REGION" \
-    --format='value(spec.template.spec.containers[0].image)' 2>/dev/null || true
+  gcloud run services list --project="$PROJECT_ID" --region="$REGION" \
+    --filter="metadata.name=$PROBE_SERVICE" \
+    --format='value(spec.template.spec.containers[0].image)'
 }
 
 step_bootstrap() {
@@ -126,27 +157,34 @@ step_bootstrap() {
 step_infra() {
   log "2/5 infra: terraform apply"
   tf_init
-  local image
+  local image target args=()
   image="$(running_image)"
   if [[ -n "$image" ]]; then
+    # Existing services ignore it; a function added since is created with it.
     tf_apply -var "image=$image"
-  else
-    tf_apply
+    return
   fi
+  log "no $PROBE_SERVICE service yet: applying only what the build needs"
+  for target in "${BOOTSTRAP_TARGETS[@]}"; do
+    args+=("-target=$target")
+  done
+  tf_apply "${args[@]}"
 }
 
 step_build() {
-  log "3/5 build: Cloud Build (tests, image, push)"
-  local tag build_bucket
-  tag="$(image_tag)"
+  log "3/5 build: Cloud Build (tests, image, push) of $TAG"
+  local build_bucket image
   tf_init
   build_bucket="$(tf_output_key bucket_names build)"
   [[ -n "$build_bucket" ]] || die "no build bucket in the Terraform outputs: run the infra step first"
   gcloud builds submit "$ROOT" --project="$PROJECT_ID" --region="$REGION" \
     --config="$ROOT/cloudbuild.yaml" \
     --gcs-source-staging-dir="gs://$build_bucket/source" \
-    --substitutions="COMMIT_SHA=$tag,_REGION=$REGION,_DEPLOY=false"
-  printf '%s\n' "$(image_ref "$tag")"
+    --substitutions="COMMIT_SHA=$TAG,_REGION=$REGION,_DEPLOY=false"
+  image="$(image_ref "$TAG")"
+  mkdir -p "$(dirname "$IMAGE_RECORD")"
+  printf '%s\n' "$image" >"$IMAGE_RECORD"
+  printf '%s\n' "$image"
 }
 
 # image_ref TAG prints repository/server@sha256:... for a pushed tag.
@@ -159,15 +197,30 @@ image_ref() {
   printf '%s@%s\n' "$repo/server" "$digest"
 }
 
+# deploy_image prints what the deploy step deploys: IMAGE, else the digest
+# the last build step recorded, else (an explicit IMAGE_TAG) that tag's digest.
+deploy_image() {
+  if [[ -n "${IMAGE:-}" ]]; then
+    printf '%s\n' "$IMAGE"
+  elif [[ -s "$IMAGE_RECORD" ]]; then
+    cat "$IMAGE_RECORD"
+  elif [[ -n "${IMAGE_TAG:-}" ]]; then
+    image_ref "$IMAGE_TAG"
+  else
+    die "nothing to deploy: run the build step first, or set IMAGE=<repo>/server@sha256:..."
+  fi
+}
+
 step_deploy() {
-  log "4/5 deploy: services, trigger, push subscription, scheduler"
+  log "4/5 deploy: services, trigger, push subscription, scheduler jobs"
   local image service
   tf_init
-  image="$(image_ref "$(image_tag)")"
+  image="$(deploy_image)"
+  [[ "$image" == *@sha256:* ]] || die "refusing to deploy $image: not pinned by digest"
   tf_apply -var "image=$image"
   # Terraform creates the services with this image but, by design, does not
   # roll existing ones forward (run.tf ignores image changes): do it here.
-  for service in alpipe-ingest alpipe-orders alpipe-watermark; do
+  for service in alpipe-ingest alpipe-orders alpipe-watermark alpipe-sweeper; do
     gcloud run services update "$service" --project="$PROJECT_ID" --region="$REGION" \
       --image="$image" --quiet
   done
@@ -232,6 +285,9 @@ step_smoke() {
 
 main() {
   need gcloud terraform bq
+  # Once per run: a modified tree's tag carries the time, and the build and
+  # deploy steps of one run must name the same image.
+  TAG="$(image_tag)"
   local steps=("$@")
   if [[ ${#steps[@]} -eq 0 ]]; then
     steps=(bootstrap infra build deploy smoke)

@@ -3,8 +3,9 @@
 #
 # Starts the gcloud Firestore and Pub/Sub emulators on free ports, runs
 # gofmt, go vet and every Go test against them (unit, conformance suites,
-# emulator and end-to-end tests), runs the offline Terraform checks, and
-# stops the emulators whatever happens.
+# emulator and end-to-end tests, then the production-parity stack through
+# scripts/stack.sh), runs the offline Terraform checks, and stops the
+# emulators whatever happens.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh -short     no emulators: what `go test -short ./...` runs
@@ -44,7 +45,17 @@ start_emulators
 scripts/chromium.sh || echo "Chromium could not be installed: the dashboard browser test will skip"
 
 echo "== go test (with emulators)"
+if [[ ${#@} -eq 0 ]]; then
+	# The stack's proofs run once, below, through scripts/stack.sh (verbose,
+	# timed, on these emulators), not also here.
+	mapfile -t pkgs < <(go list ./... | grep -v '/internal/stack$')
+fi
 go test -count=1 -timeout 20m "${pkgs[@]}"
+
+if [[ ${#@} -eq 0 ]]; then
+	echo "== production-parity stack"
+	scripts/stack.sh
+fi
 
 if [[ -x scripts/tf-check.sh && ${#@} -eq 0 ]]; then
 	echo "== terraform offline checks"

@@ -1,9 +1,11 @@
-# Alert policies: the three questions that need a person now.
+# Alert policies: the questions that need a person now.
 locals {
   promql = {
     rows_read        = "${local.promql_prefix}${replace(google_logging_metric.ingest_rows["ingest_rows_read"].name, "/", "_")}"
     rows_quarantined = "${local.promql_prefix}${replace(google_logging_metric.ingest_rows["ingest_rows_quarantined"].name, "/", "_")}"
     watermark_lag    = "${local.promql_prefix}${replace(google_logging_metric.watermark_lag.name, "/", "_")}"
+    ingest_failed    = "${local.promql_prefix}${replace(google_logging_metric.ingest_failed.name, "/", "_")}"
+    sweep_found      = "${local.promql_prefix}${replace(google_logging_metric.sweep["sweep_found"].name, "/", "_")}"
   }
 }
 
@@ -122,6 +124,105 @@ resource "google_monitoring_alert_policy" "watermark_stalled" {
       The event-time watermark is not advancing: hourly sales panes stay EARLY and windows do not close.
       Check the Cloud Scheduler job ${local.functions.AdvanceWatermark.service}-tick (paused? failing with 403/5xx?)
       and the ${local.functions.AdvanceWatermark.service} logs (tick lease held by a crashed tick expires after ${var.stream.tick_lease}).
+    EOT
+  }
+}
+
+# "Did last night's files load?" A file attempt that fails answers non-2xx
+# and Eventarc retries it for up to 24 h; one that fails permanently is
+# recorded FAILED and waits for a person. Busy answers (409: another attempt
+# holds the file's lease) are the ledger working, not failures.
+resource "google_monitoring_alert_policy" "ingest_failures" {
+  display_name          = "alpipe: ingest failures"
+  combiner              = "OR"
+  severity              = "ERROR"
+  notification_channels = var.alert_notification_channels
+
+  conditions {
+    display_name = "Files FAILED permanently in the last hour"
+
+    condition_prometheus_query_language {
+      query               = <<-EOT
+        sum by (feed) (increase(${local.promql.ingest_failed}{monitored_resource="cloud_run_revision"}[1h])) > 0
+      EOT
+      duration            = "0s"
+      evaluation_interval = "300s"
+    }
+  }
+
+  conditions {
+    display_name = "${local.functions.IngestCSV.service} non-2xx answers in the last hour > ${var.ingest_error_threshold}"
+
+    condition_prometheus_query_language {
+      query               = <<-EOT
+        sum by (response_code) (increase(run_googleapis_com:request_count{monitored_resource="cloud_run_revision", service_name="${local.functions.IngestCSV.service}", response_code_class!="2xx", response_code!="409"}[1h]))
+        > ${var.ingest_error_threshold}
+      EOT
+      duration            = "0s"
+      evaluation_interval = "300s"
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "alpipe: ingest failures"
+    content   = <<-EOT
+      Files from gs://${var.landing_bucket} are failing to load. Find them in the ${local.functions.IngestCSV.service} logs
+      (severity ERROR; the object and reason are in each line) and in the ledger (state FAILED).
+      Non-2xx answers are retried by Eventarc for 24 h and, after that, picked up by ${local.functions.SweepLanding.service}
+      within ${var.sweep.window}; a permanent failure is not retried: fix the cause (an ERP export change, a schema
+      change), then re-run the file with alpipe backfill. Re-running is safe: the ledger loads each generation once.
+    EOT
+  }
+}
+
+# "No file left behind": the sweeper only finds files whose events all
+# failed (an outage of a day, a bad deploy). It loads them, but something
+# upstream is broken: say so once per finding. A sweeper that stops
+# reporting would leave that gap unwatched, so its silence alerts too.
+resource "google_monitoring_alert_policy" "sweeper_findings" {
+  display_name          = "alpipe: sweeper found files missed by their events"
+  combiner              = "OR"
+  severity              = "WARNING"
+  notification_channels = var.alert_notification_channels
+
+  conditions {
+    display_name = "Objects found by the sweeper in the last 30 min > 0"
+
+    condition_prometheus_query_language {
+      # 30 min spans two runs: one finding opens one incident, which closes
+      # on its own once the runs find nothing again.
+      query               = <<-EOT
+        sum(increase(${local.promql.sweep_found}_sum{monitored_resource="cloud_run_revision"}[30m])) > 0
+      EOT
+      duration            = "0s"
+      evaluation_interval = "300s"
+    }
+  }
+
+  conditions {
+    display_name = "No sweeper run reported for 1 h"
+
+    condition_prometheus_query_language {
+      query               = <<-EOT
+        absent_over_time(${local.promql.sweep_found}_count{monitored_resource="cloud_run_revision"}[1h])
+      EOT
+      duration            = "0s"
+      evaluation_interval = "300s"
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "alpipe: files loaded only by the sweeper"
+    content   = <<-EOT
+      ${local.functions.SweepLanding.service} found landing files older than ${var.sweep.grace} without a final ledger record:
+      every Eventarc delivery of them failed or was lost. The sweeper ingests them (its "sweep finished" log line
+      counts found, ingested, failed and skipped); check that they loaded, then find why the events failed:
+      ${local.functions.IngestCSV.service} down or failing (see "alpipe: ingest failures"), the Eventarc trigger
+      ${local.functions.IngestCSV.service}-finalized deleted or its identity without run.invoker.
+      If the condition is "no sweeper run reported": check the Cloud Scheduler job ${local.functions.SweepLanding.service}
+      (paused? failing with 403/5xx?) and the ${local.functions.SweepLanding.service} logs.
     EOT
   }
 }

@@ -12,6 +12,10 @@ resource "google_bigquery_dataset" "analytics" {
   delete_contents_on_destroy = false
   # Seven days of time travel: undo a bad replay or a wrong partition rewrite.
   max_time_travel_hours = "168"
+
+  lifecycle {
+    prevent_destroy = true
+  }
 }
 
 locals {
@@ -63,6 +67,14 @@ resource "google_bigquery_table" "table" {
   }
 
   clustering = each.value.clustering
+
+  # The analytics history. A change BigQuery can only make by re-creating a
+  # table (another partitioning, a narrowed schema) fails the plan here
+  # instead of dropping the data; such a change is a migration (copy, then
+  # swap), not an apply.
+  lifecycle {
+    prevent_destroy = true
+  }
 }
 
 # Current value per window and country, for the dashboard. The definition

@@ -1,6 +1,6 @@
 # One dashboard for the questions in the business context: did the files
-# load, how many rows were rejected and why, is the stream on time, are orders
-# dropped or dead-lettered. The layout is a JSON file (dashboards/); only
+# load (or fail, or need the sweeper), how many rows were rejected and why, is
+# the stream on time, are orders dropped or dead-lettered. The layout is a JSON file (dashboards/); only
 # names that come from variables are filled in.
 resource "google_monitoring_dashboard" "alpipe" {
   dashboard_json = templatefile("${path.module}/dashboards/alpipe.json.tftpl", {
@@ -13,6 +13,9 @@ resource "google_monitoring_dashboard" "alpipe" {
     late_dropped_metric     = replace(google_logging_metric.orders_late_dropped.name, "/", "_")
     invalid_metric          = replace(google_logging_metric.orders_invalid.name, "/", "_")
     watermark_lag_metric    = replace(google_logging_metric.watermark_lag.name, "/", "_")
+    ingest_failed_metric    = replace(google_logging_metric.ingest_failed.name, "/", "_")
+    sweep_metrics           = { for k, m in google_logging_metric.sweep : replace(k, "sweep_", "") => replace(m.name, "/", "_") }
+    ingest_service          = local.functions.IngestCSV.service
     push_subscription       = "${var.orders_topic}-${local.functions.AggregateOrders.service}"
     dead_letter_sub         = google_pubsub_subscription.dead_letter.name
   })

@@ -1,8 +1,8 @@
 # The identity the Cloud Build pipeline (cloudbuild.yaml) runs as. The
-# pipeline only builds, pushes and rolls the three services forward to a new
+# pipeline only builds, pushes and rolls the four services forward to a new
 # image digest; infrastructure changes are applied by a person with
 # Terraform. So this account gets no admin role: it can push to the one
-# repository, update (not create, delete or invoke) the three services, act
+# repository, update (not create, delete or invoke) the four services, act
 # as their runtime accounts for that update, read hand-submitted sources and
 # write build logs.
 
@@ -30,7 +30,7 @@ resource "google_project_iam_custom_role" "image_deployer" {
 }
 
 resource "google_cloud_run_v2_service_iam_member" "deployer" {
-  for_each = local.deployed
+  for_each = local.functions
 
   project  = var.project_id
   location = google_cloud_run_v2_service.function[each.key].location

@@ -1,4 +1,7 @@
-# Firestore (native mode) holds the ingest ledger and the window state.
+# Firestore (native mode) holds the ingest ledger and the window state, in a
+# named database of alpipe's own (var.firestore_database): the project's
+# (default) database may belong to the web application, and the TTL policies
+# and index exemptions below must touch nothing of it.
 resource "google_firestore_database" "state" {
   name        = var.firestore_database
   location_id = var.region
@@ -13,6 +16,16 @@ resource "google_firestore_database" "state" {
   # exactly-once, worth the small storage cost to be able to restore.
   point_in_time_recovery_enablement = "POINT_IN_TIME_RECOVERY_ENABLED"
   delete_protection_state           = var.deletion_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
+  # Even a destroy that gets past the guards below only forgets it.
+  deletion_policy = "ABANDON"
+
+  # The ledger (which file generation was loaded, rejected or skipped) makes
+  # ingestion exactly-once, and the window state holds the counts of open
+  # windows. A plan that would delete or re-create the database (a renamed
+  # firestore_database, another location) fails here instead.
+  lifecycle {
+    prevent_destroy = true
+  }
 }
 
 # TTL policies on expire_at: dedup records and expired window state, and
@@ -34,6 +47,21 @@ resource "google_firestore_field" "ttl" {
   field      = "expire_at"
 
   ttl_config {}
+
+  index_config {}
+}
+
+# Every document the adapters write keeps its payload in the string field
+# json (internal/docstore/firestore). Nothing queries it, and indexing a
+# string of up to a few hundred KiB would cost write latency and storage on
+# every order: its single-field indexes are disabled in every collection
+# group (empty index_config). expire_at is exempted by the TTL resource above.
+resource "google_firestore_field" "payload" {
+  for_each = toset(var.firestore_collection_groups)
+
+  database   = google_firestore_database.state.name
+  collection = each.key
+  field      = "json"
 
   index_config {}
 }

@@ -53,6 +53,18 @@ locals {
       buckets   = {}
       firestore = true
     }
+    # Ingests like IngestCSV, so the same grants; objectViewer on landing also
+    # holds storage.objects.list, which the sweeper needs to find missed files.
+    SweepLanding = {
+      project = ["roles/bigquery.jobUser"]
+      dataset = ["roles/bigquery.dataEditor"]
+      buckets = {
+        landing    = "roles/storage.objectViewer"
+        quarantine = "roles/storage.objectUser"
+        staging    = "roles/storage.objectUser"
+      }
+      firestore = true
+    }
   }
 
   runtime_project_grants = merge([

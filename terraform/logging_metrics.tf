@@ -1,13 +1,41 @@
 # Log-based metrics from the structured JSON logs (log/slog, one line per
-# ingested file, one per dropped order, one per tick). Field names are the
-# log contract: feed, state, rows_read, rows_loaded, rows_quarantined,
-# rejects (code -> count), reason, aggregation, watermark_lag_seconds.
+# ingested file, one per dropped order, one per tick, one per sweep). Field
+# names are the log contract: feed, state, rows_read, rows_loaded,
+# rows_quarantined, rejects (code -> count), reason, aggregation,
+# watermark_lag_seconds; message, found, ingested, failed, skipped.
 
 locals {
   run_logs = "resource.type=\"cloud_run_revision\""
 
+  # Files are ingested by IngestCSV and, when their events were lost, by
+  # SweepLanding through the same code: both services' lines count.
+  ingest_logs = "${local.run_logs} AND resource.labels.service_name=(\"${local.functions.IngestCSV.service}\" OR \"${local.functions.SweepLanding.service}\")"
+
   # The line that closes a file carries its counts.
-  ingest_file_filter = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.IngestCSV.service}\" AND jsonPayload.rows_read:*"
+  ingest_file_filter = "${local.ingest_logs} AND jsonPayload.rows_read:*"
+
+  # The line that closes a sweeper run: {"message": "sweep finished",
+  # "found": n, "ingested": n, "failed": n, "skipped": n}.
+  sweep_filter = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.SweepLanding.service}\" AND jsonPayload.message=\"sweep finished\""
+
+  sweep_metrics = {
+    sweep_found = {
+      field       = "jsonPayload.found"
+      description = "Landing objects a sweeper run found without a final ledger record after the grace period: files whose Eventarc events were all lost. Should be 0."
+    }
+    sweep_ingested = {
+      field       = "jsonPayload.ingested"
+      description = "Objects a sweeper run ingested (of those found)."
+    }
+    sweep_failed = {
+      field       = "jsonPayload.failed"
+      description = "Objects a sweeper run failed to ingest; the next run tries them again."
+    }
+    sweep_skipped = {
+      field       = "jsonPayload.skipped"
+      description = "Objects a sweeper run found but did not attempt: claimed by a live attempt, over SWEEP_MAX_OBJECTS, or the run was cancelled; a later run takes them."
+    }
+  }
 
   ingest_row_metrics = {
     ingest_rows_read = {
@@ -196,6 +224,58 @@ resource "google_logging_metric" "watermark_lag" {
   bucket_options {
     explicit_buckets {
       bounds = [60, 300, 600, 660, 720, 900, 1200, 1800, 3600, 7200, 14400, 86400]
+    }
+  }
+}
+
+# An attempt that ended FAILED for good (a permanent error: not retried, the
+# file waits for alpipe backfill) answers 2xx, so it shows in no request
+# metric: count its log line. Transient failures answer non-2xx and are
+# counted by Cloud Run's request_count (alerts.tf).
+resource "google_logging_metric" "ingest_failed" {
+  name        = "alpipe/ingest_failed"
+  description = "File attempts that ended FAILED without a retry (permanent errors), by feed. Each needs a fix and alpipe backfill."
+  filter      = "${local.ingest_logs} AND severity>=ERROR AND (jsonPayload.state=\"FAILED\" OR jsonPayload.reason=~\"^permanent\")"
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "alpipe files failed permanently"
+
+    labels {
+      key         = "feed"
+      value_type  = "STRING"
+      description = "Data contract (feed) of the file; empty when the failure came before a contract matched."
+    }
+  }
+
+  label_extractors = { feed = "EXTRACT(jsonPayload.feed)" }
+}
+
+# One value per sweeper run and count: found > 0 means files were missed by
+# their events and only the sweeper loaded them (alerts.tf).
+resource "google_logging_metric" "sweep" {
+  for_each = local.sweep_metrics
+
+  name        = "alpipe/${each.key}"
+  description = each.value.description
+  filter      = local.sweep_filter
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "DISTRIBUTION"
+    unit         = "1"
+    display_name = "alpipe ${replace(each.key, "_", " ")}"
+  }
+
+  value_extractor = "EXTRACT(${each.value.field})"
+
+  bucket_options {
+    exponential_buckets {
+      num_finite_buckets = 16
+      growth_factor      = 2
+      scale              = 1
     }
   }
 }

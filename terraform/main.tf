@@ -1,4 +1,4 @@
-# alpipe: AlpinaShop's data pipeline. One image (cmd/server) runs as three
+# alpipe: AlpinaShop's data pipeline. One image (cmd/server) runs as four
 # Cloud Run services, selected by FUNCTION_TARGET; this file declares them as
 # data, and the per-concern files (run.tf, iam.tf, eventarc.tf, pubsub.tf,
 # scheduler.tf, ...) iterate over that data instead of repeating blocks.
@@ -28,12 +28,32 @@ locals {
     BIGQUERY_LOCATION    = google_bigquery_dataset.analytics.location
   }
 
+  # Event-driven requests get at most 540 s (Eventarc's limit). The ingest
+  # stops its own attempt a margin earlier (INGEST_DEADLINE), so that the
+  # ledger write recording a failed attempt still happens inside the request
+  # instead of being cut off by the platform; both derive from here so they
+  # cannot drift apart.
+  event_timeout_seconds          = 540
+  ingest_deadline_margin_seconds = 60
+
+  # What loading a landing object needs: IngestCSV and SweepLanding ingest
+  # through the same path.
   ingest_env = {
+    LANDING_BUCKET    = google_storage_bucket.bucket["landing"].name
+    LANDING_PREFIXES  = join(",", var.landing_prefixes)
     STAGING_BUCKET    = google_storage_bucket.bucket["staging"].name
     STAGING_PREFIX    = var.staging_prefix
     QUARANTINE_BUCKET = google_storage_bucket.bucket["quarantine"].name
     QUARANTINE_PREFIX = var.quarantine_prefix
     LEDGER_LEASE      = var.ledger_lease
+    INGEST_DEADLINE   = "${local.event_timeout_seconds - local.ingest_deadline_margin_seconds}s"
+  }
+
+  sweep_env = {
+    SWEEP_WINDOW      = var.sweep.window
+    SWEEP_GRACE       = var.sweep.grace
+    SWEEP_MAX_OBJECTS = tostring(var.sweep.max_objects)
+    SWEEP_CONCURRENCY = tostring(var.sweep.concurrency)
   }
 
   # AggregateOrders and AdvanceWatermark must see identical stream settings:
@@ -50,9 +70,12 @@ locals {
     ACCUMULATION     = var.stream.accumulation
     STATE_SHARDS     = tostring(var.stream.state_shards)
     TICK_LEASE       = var.stream.tick_lease
+    MAX_CLOCK_SKEW   = var.stream.max_clock_skew
+    BATCH_WAIT       = var.stream.batch_wait
+    BATCH_MAX_ORDERS = tostring(var.stream.batch_max_orders)
   }
 
-  # The three functions. Keys are the FUNCTION_TARGET names registered in
+  # The four functions. Keys are the FUNCTION_TARGET names registered in
   # functions/. Each gets its own runtime service account (account) and its
   # own invoker identity (invoker), the only principal allowed to call it.
   functions = {
@@ -64,7 +87,7 @@ locals {
       trigger     = "storage"
       # Event-driven requests get at most 540 s; the ledger lease is longer
       # so that a redelivery never takes over a file still being loaded.
-      timeout = "540s"
+      timeout = "${local.event_timeout_seconds}s"
       # One file per instance: parsing is CPU-bound on the single vCPU, and
       # memory stays bounded by one stream's buffers.
       concurrency = 1
@@ -101,13 +124,32 @@ locals {
       memory      = "512Mi"
       env         = merge(local.backend_env, local.stream_env)
     }
+    SweepLanding = {
+      service     = "alpipe-sweeper"
+      account     = "alpipe-sweeper"
+      invoker     = "alpipe-sweeper-run"
+      description = "Cloud Scheduler (sweep_schedule, every 15 min by default) -> ingests landing files whose Eventarc events were all lost (no final ledger record after the grace period), through the IngestCSV path."
+      trigger     = "sweep"
+      # As long as an event-driven ingest, so that one object's ingest gets
+      # the same INGEST_DEADLINE as under IngestCSV.
+      timeout = "${local.event_timeout_seconds}s"
+      # One run at a time: it bounds its own work (SWEEP_MAX_OBJECTS,
+      # SWEEP_CONCURRENCY), and a second run in parallel would only race the
+      # first for the same files.
+      concurrency = 1
+      # SWEEP_CONCURRENCY files in flight, each with one stream's buffers.
+      memory = "1Gi"
+      env    = merge(local.backend_env, local.ingest_env, local.sweep_env)
+    }
   }
 
-  # Nothing can run before an image exists: on the first apply (image null)
-  # only the data, identities and observability are created.
-  deployed = { for k, f in local.functions : k => f if var.image != null }
-
-  storage_triggered  = { for k, f in local.deployed : k => f if f.trigger == "storage" }
-  pubsub_triggered   = { for k, f in local.deployed : k => f if f.trigger == "pubsub" }
-  schedule_triggered = { for k, f in local.deployed : k => f if f.trigger == "schedule" }
+  # Every function always exists in the configuration: which resources exist
+  # never depends on var.image, so an apply without it (an infrastructure
+  # change) cannot plan to destroy a service, the Eventarc trigger, the push
+  # subscription and its backlog, or a scheduler job. run.tf explains how the
+  # image is supplied.
+  storage_triggered  = { for k, f in local.functions : k => f if f.trigger == "storage" }
+  pubsub_triggered   = { for k, f in local.functions : k => f if f.trigger == "pubsub" }
+  schedule_triggered = { for k, f in local.functions : k => f if f.trigger == "schedule" }
+  sweep_triggered    = { for k, f in local.functions : k => f if f.trigger == "sweep" }
 }

@@ -1,5 +1,5 @@
 output "service_urls" {
-  description = "Cloud Run URL of each function, by FUNCTION_TARGET (empty until an image is deployed). Reachable only from inside the project, with an identity token of the function's invoker."
+  description = "Cloud Run URL of each function, by FUNCTION_TARGET. Reachable only from inside the project, with an identity token of the function's invoker."
   value       = { for k, s in google_cloud_run_v2_service.function : k => s.uri }
 }
 
@@ -44,6 +44,6 @@ output "image_repository" {
 }
 
 output "deployer_service_account" {
-  description = "Identity the Cloud Build pipeline runs as (cloudbuild.yaml serviceAccount): pushes images and rolls the three services forward, nothing else."
+  description = "Identity the Cloud Build pipeline runs as (cloudbuild.yaml serviceAccount): pushes images and rolls the four services forward, nothing else."
   value       = google_service_account.deployer.email
 }

@@ -8,6 +8,11 @@ resource "google_pubsub_topic" "orders" {
   # Seven days of retained messages let a new or repaired subscription seek
   # back and replay the campaign, at storage cost only.
   message_retention_duration = "604800s"
+
+  # Deleting the topic loses those seven days and detaches the subscriptions.
+  lifecycle {
+    prevent_destroy = true
+  }
 }
 
 resource "google_pubsub_topic" "dead_letter" {
@@ -25,6 +30,11 @@ resource "google_pubsub_subscription" "dead_letter" {
 
   expiration_policy {
     ttl = "" # never expire, even when nobody pulls for months
+  }
+
+  # Its messages are orders no window holds yet.
+  lifecycle {
+    prevent_destroy = true
   }
 }
 
@@ -62,6 +72,14 @@ resource "google_pubsub_subscription" "push" {
   dead_letter_policy {
     dead_letter_topic     = google_pubsub_topic.dead_letter.id
     max_delivery_attempts = var.max_delivery_attempts
+  }
+
+  # Its backlog is orders not yet counted: a plan that would delete or
+  # re-create the subscription (a rename, a changed topic) fails instead.
+  # Replacing it on purpose: create the new one, let the old one drain, then
+  # `terraform state rm` the old one.
+  lifecycle {
+    prevent_destroy = true
   }
 
   depends_on = [

@@ -1,7 +1,21 @@
-# The three Cloud Run services: one image, FUNCTION_TARGET picks the function
+# The Cloud Run services: one image, FUNCTION_TARGET picks the function
 # (cmd/server serves only that function, at "/").
+#
+# How the image reaches a service: Terraform sets it only when it creates the
+# service (the first deployment, a new function, a re-creation); afterwards
+# the pipeline rolls it forward and Terraform ignores it (lifecycle below).
+# So var.image is needed only by an apply that creates a service. Without it
+# the configuration still declares every service, with a stand-in image that
+# is never deployed: for an existing service the stand-in is ignored like any
+# image, and a service that would be created from it fails the plan (the
+# postcondition below) instead of running something that acknowledges orders
+# and file events without handling them.
+locals {
+  image_not_set = "image-not-set.invalid/alpipe/server@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+}
+
 resource "google_cloud_run_v2_service" "function" {
-  for_each = local.deployed
+  for_each = local.functions
 
   name                = each.value.service
   location            = var.region
@@ -28,7 +42,7 @@ resource "google_cloud_run_v2_service" "function" {
     }
 
     containers {
-      image = var.image
+      image = var.image != null ? var.image : local.image_not_set
 
       resources {
         limits = {
@@ -66,6 +80,13 @@ resource "google_cloud_run_v2_service" "function" {
       client,
       client_version,
     ]
+
+    # Planned image: the running one for an existing service (ignored
+    # above), the configured one for a service being created.
+    postcondition {
+      condition     = self.template[0].containers[0].image != local.image_not_set
+      error_message = "Service ${each.value.service} would be created, and var.image is not set: pass -var image=REGION-docker.pkg.dev/PROJECT/REPO/server@sha256:... (scripts/deploy.sh infra passes the image the services run; on a first deployment run its build and deploy steps)."
+    }
   }
 
   depends_on = [
@@ -78,7 +99,7 @@ resource "google_cloud_run_v2_service" "function" {
 
 # The only invoker of each service is its own trigger identity.
 resource "google_cloud_run_v2_service_iam_member" "invoker" {
-  for_each = local.deployed
+  for_each = local.functions
 
   project  = var.project_id
   location = google_cloud_run_v2_service.function[each.key].location

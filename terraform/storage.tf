@@ -4,6 +4,7 @@
 locals {
   buckets = {
     landing = {
+      # The ERP's own bucket: adopted, not created (import block below).
       name = var.landing_bucket
       # Versioning protects overwritten exports: every finalize event names a
       # generation, and a retried event must still be able to read the
@@ -99,4 +100,27 @@ resource "google_storage_bucket" "bucket" {
       }
     }
   }
+
+  # Landing holds the ERP's exports (the only copy of the raw sources) and
+  # quarantine the rows people are fixing. A plan that would delete or
+  # re-create a bucket (a renamed variable, a location other than the
+  # bucket's own) fails here instead. prevent_destroy cannot differ per
+  # instance, so the transient staging and build buckets are covered too: to
+  # move one, `terraform state rm` the old instance.
+  lifecycle {
+    prevent_destroy = true
+  }
+}
+
+# AlpinaShop's landing bucket exists before alpipe (the ERP writes to it):
+# the first apply adopts it into the state instead of creating it, which
+# would fail with 409. Once it is in the state the import is a no-op. An
+# import ID may use variables since Terraform 1.6 and an import block may
+# iterate since 1.7 (versions.tf requires 1.9): the for_each turns the import
+# off in a scratch project, where Terraform creates the bucket.
+import {
+  for_each = var.adopt_landing_bucket ? toset(["landing"]) : toset([])
+
+  to = google_storage_bucket.bucket[each.key]
+  id = "${var.project_id}/${var.landing_bucket}"
 }

@@ -24,7 +24,7 @@ variable "region" {
 }
 
 variable "image" {
-  description = "Container image of cmd/server, pinned by digest (REGION-docker.pkg.dev/PROJECT/REPO/server@sha256:...). Null on the very first apply: the services, triggers, push subscription and scheduler job are then left out until an image exists. Once they exist it only matters for a re-creation: the pipeline rolls images forward (see run.tf), and scripts/deploy.sh passes the running image on later applies."
+  description = "Container image of cmd/server, pinned by digest (REGION-docker.pkg.dev/PROJECT/REPO/server@sha256:...). Needed only by an apply that creates a service (the first deployment, a new function, a re-creation): the pipeline rolls images forward (see run.tf), so for existing services it is ignored, and an apply without it plans no change to the services, triggers, push subscription or scheduler jobs. An apply that would create a service without it fails at plan (run.tf). scripts/deploy.sh passes the image the services run."
   type        = string
   default     = null
   nullable    = true
@@ -36,7 +36,7 @@ variable "image" {
 }
 
 variable "deletion_protection" {
-  description = "Protects the services, the Firestore database and the BigQuery tables against `terraform destroy` and replacement. Turn off only to tear down a scratch project."
+  description = "The providers' own deletion protection of the services, the Firestore database and the BigQuery tables. Turn off only to tear down a scratch project. The data (subscriptions, Firestore database, BigQuery dataset and tables, buckets) is also guarded by prevent_destroy, which no variable can turn off: such a teardown first removes those objects from the state (terraform state rm) or deletes the project."
   type        = bool
   default     = true
 }
@@ -53,6 +53,23 @@ variable "landing_bucket" {
   validation {
     condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.landing_bucket))
     error_message = "landing_bucket must be a valid bucket name without dots."
+  }
+}
+
+variable "adopt_landing_bucket" {
+  description = "true (AlpinaShop): landing_bucket already exists, the ERP writes to it, and the first apply imports it into Terraform instead of creating it (an import block in storage.tf; creating it would fail with 409). From then on Terraform manages its versioning, lifecycle rule, uniform bucket-level access and public access prevention, and never destroys it (prevent_destroy). false: a scratch project without the ERP, where Terraform creates the bucket."
+  type        = bool
+  default     = true
+}
+
+variable "landing_prefixes" {
+  description = "Object prefixes of landing_bucket that hold ERP exports (LANDING_PREFIXES, joined with commas). IngestCSV and SweepLanding load only objects under them; an event for any other object is logged and acknowledged."
+  type        = list(string)
+  default     = ["exportaciones/"]
+
+  validation {
+    condition     = length(var.landing_prefixes) > 0 && alltrue([for p in var.landing_prefixes : can(regex("^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*/$", p))])
+    error_message = "landing_prefixes must be a non-empty list of folder prefixes ending in '/', without commas, e.g. [\"exportaciones/\"]."
   }
 }
 
@@ -154,19 +171,35 @@ variable "dataset_id" {
   default     = "alpinashop_analitica"
 
   validation {
-    condition     = can(regex("^[A-Za-z0-9_]{1,1024}$", var.dataset_id))
+    # RE2, Terraform's regex engine, allows at most 1000 repetitions: the
+    # length is checked apart.
+    condition     = can(regex("^[A-Za-z0-9_]+$", var.dataset_id)) && length(var.dataset_id) <= 1024
     error_message = "dataset_id may contain only letters, digits and underscores."
   }
 }
 
 variable "firestore_database" {
-  description = "Firestore (native mode) database that holds the ingest ledger and the window state (FIRESTORE_DATABASE)."
+  description = "Named Firestore (native mode) database of alpipe alone, holding the ingest ledger and the window state (FIRESTORE_DATABASE). Never (default): the web application may use that one, and alpipe's TTL policies and index exemptions must touch nothing of it."
   type        = string
-  default     = "(default)"
+  default     = "alpipe"
 
   validation {
-    condition     = var.firestore_database == "(default)" || can(regex("^[a-z][a-z0-9-]{2,61}[a-z0-9]$", var.firestore_database))
-    error_message = "firestore_database must be (default) or a database ID of 4-63 lower-case letters, digits and hyphens."
+    condition     = can(regex("^[a-z][a-z0-9-]{2,61}[a-z0-9]$", var.firestore_database))
+    error_message = "firestore_database must be a database ID of its own (4-63 lower-case letters, digits and hyphens, starting with a letter), not (default)."
+  }
+}
+
+variable "firestore_collection_groups" {
+  description = "Every collection group the Firestore adapters write in firestore_database. Each of their documents stores its payload in the string field json, which nothing queries: it is exempted from single-field indexing in each group (firestore.tf), as internal/docstore/firestore asks. Must list the collection names of internal/ledger and internal/stream (checked by a test)."
+  type        = list(string)
+  default = [
+    "agenda", "aggregations", "control", "deadletters", "deltas", "ledger", "ledger_locks", "ledger_md5",
+    "ledger_objects", "orders", "outbox", "seen", "shards", "stream", "windows",
+  ]
+
+  validation {
+    condition     = length(var.firestore_collection_groups) == length(distinct(var.firestore_collection_groups)) && alltrue([for c in var.firestore_collection_groups : can(regex("^[a-z_][a-z0-9_]*$", c))])
+    error_message = "firestore_collection_groups must be distinct collection IDs (lower-case letters, digits, underscores)."
   }
 }
 
@@ -178,6 +211,11 @@ variable "firestore_ttl_collection_groups" {
   validation {
     condition     = length(var.firestore_ttl_collection_groups) == length(distinct(var.firestore_ttl_collection_groups)) && alltrue([for c in var.firestore_ttl_collection_groups : can(regex("^[a-z_][a-z0-9_]*$", c))])
     error_message = "firestore_ttl_collection_groups must be distinct collection IDs (lower-case letters, digits, underscores)."
+  }
+
+  validation {
+    condition     = alltrue([for c in var.firestore_ttl_collection_groups : contains(var.firestore_collection_groups, c)])
+    error_message = "Every firestore_ttl_collection_groups entry must also be in firestore_collection_groups."
   }
 }
 
@@ -270,6 +308,15 @@ variable "stream" {
     or processing time after idle_timeout without orders; EARLY panes early_delay after a change;
     orders up to allowed_lateness after the window end give LATE panes (after late_delay); beyond it
     they are dropped. Durations use whole h/m/s units (1h, 10m, 90s, 0s).
+    Also MAX_CLOCK_SKEW, BATCH_WAIT and BATCH_MAX_ORDERS:
+    max_clock_skew: an order whose event time is further than this ahead of processing time is
+      invalid (dead-lettered with its reason and counted), so a wrong clock cannot open a window
+      that every tick reads for ever.
+    batch_wait: how long AggregateOrders holds a push request to combine it with concurrent ones
+      (orders of the same window and key are pre-summed, one transaction per shard per batch); 0s
+      turns batching off. Milliseconds allowed (10ms); at most 1s, it adds to every push's latency.
+    batch_max_orders: a batch is committed as soon as it holds this many orders, so it stays within
+      Firestore's 500 writes per transaction.
   EOT
   type = object({
     aggregation      = optional(string, "ventas_hora_pais")
@@ -283,15 +330,34 @@ variable "stream" {
     accumulation     = optional(string, "ACCUMULATING")
     state_shards     = optional(number, 8)
     tick_lease       = optional(string, "2m")
+    max_clock_skew   = optional(string, "24h")
+    batch_wait       = optional(string, "10ms")
+    batch_max_orders = optional(number, 200)
   })
   default = {}
 
   validation {
     condition = alltrue([for d in [
       var.stream.window_size, var.stream.out_of_orderness, var.stream.idle_timeout, var.stream.early_delay,
-      var.stream.allowed_lateness, var.stream.late_delay, var.stream.tick_lease,
+      var.stream.allowed_lateness, var.stream.late_delay, var.stream.tick_lease, var.stream.max_clock_skew,
     ] : can(regex("^(0s|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$", d)) && d != ""])
     error_message = "Every stream duration must be written in whole h/m/s units, e.g. 1h, 10m, 90s or 0s."
+  }
+
+  validation {
+    # Less than the watermark's own tolerance would call ordinary late clocks invalid.
+    condition     = try(sum([for m in regexall("([0-9]+)([hms])", var.stream.max_clock_skew) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) >= 60, false)
+    error_message = "stream.max_clock_skew must be at least 1m."
+  }
+
+  validation {
+    condition     = can(regex("^[0-9]+(ms|s)$", var.stream.batch_wait)) && try(endswith(var.stream.batch_wait, "ms") ? tonumber(trimsuffix(var.stream.batch_wait, "ms")) <= 1000 : tonumber(trimsuffix(var.stream.batch_wait, "s")) <= 1, false)
+    error_message = "stream.batch_wait must be a duration in ms or s between 0s and 1s, e.g. 10ms (0s: no batching)."
+  }
+
+  validation {
+    condition     = var.stream.batch_max_orders >= 1 && var.stream.batch_max_orders <= 250 && floor(var.stream.batch_max_orders) == var.stream.batch_max_orders
+    error_message = "stream.batch_max_orders must be a whole number between 1 and 250: an order adds at most two writes to its batch's transaction (its dedup record and a shard), and a transaction holds at most 500."
   }
 
   validation {
@@ -342,6 +408,71 @@ variable "watermark_schedule" {
 }
 
 # ---------------------------------------------------------------------------
+# Sweeper
+# ---------------------------------------------------------------------------
+
+variable "sweep" {
+  description = <<-EOT
+    SweepLanding settings (SWEEP_WINDOW, SWEEP_GRACE, SWEEP_MAX_OBJECTS, SWEEP_CONCURRENCY). Eventarc keeps
+    an undelivered event for 24 h and has no dead-letter topic; the sweeper lists the landing objects
+    created within window, older than grace, that have no final ledger record (DONE, REJECTED,
+    DUPLICATE, SKIPPED), and ingests them through the same path as IngestCSV.
+    window: how far back a run looks; longer than the longest outage to recover from (72h spans a
+      weekend). Older misses need a person (alpipe backfill).
+    grace: objects younger than this are left to Eventarc and its retries.
+    max_objects: objects ingested per run at most, so that a day of misses is caught up over a few
+      runs instead of one request that times out.
+    concurrency: objects ingested at once within a run.
+  EOT
+  type = object({
+    window      = optional(string, "72h")
+    grace       = optional(string, "30m")
+    max_objects = optional(number, 100)
+    concurrency = optional(number, 2)
+  })
+  default = {}
+
+  validation {
+    condition     = alltrue([for d in [var.sweep.window, var.sweep.grace] : can(regex("^([0-9]+h)?([0-9]+m)?([0-9]+s)?$", d)) && d != ""])
+    error_message = "sweep.window and sweep.grace must be written in whole h/m/s units, e.g. 72h or 30m."
+  }
+
+  validation {
+    # Grace must give Eventarc's first delivery and a full ingest (540 s) time to finish, and the
+    # window must extend past Eventarc's 24 h of retries, or the sweeper would never see the files
+    # it exists for.
+    condition = try(
+      sum([for m in regexall("([0-9]+)([hms])", var.sweep.grace) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) >= 600 &&
+      sum([for m in regexall("([0-9]+)([hms])", var.sweep.window) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) > 86400,
+      false
+    )
+    error_message = "sweep.grace must be at least 10m and sweep.window longer than 24h (Eventarc retries an event for 24 h)."
+  }
+
+  validation {
+    condition     = var.sweep.max_objects >= 1 && var.sweep.max_objects <= 1000 && floor(var.sweep.max_objects) == var.sweep.max_objects
+    error_message = "sweep.max_objects must be a whole number between 1 and 1000."
+  }
+
+  validation {
+    # One vCPU and the memory of main.tf: each object in flight holds one stream's buffers.
+    condition     = var.sweep.concurrency >= 1 && var.sweep.concurrency <= 4 && floor(var.sweep.concurrency) == var.sweep.concurrency
+    error_message = "sweep.concurrency must be a whole number between 1 and 4."
+  }
+}
+
+variable "sweep_schedule" {
+  description = "Cron schedule of the SweepLanding run. Every 15 minutes: a missed file is loaded at most grace plus 15 minutes after its events gave up, and an idle run costs one bucket listing."
+  type        = string
+  default     = "*/15 * * * *"
+
+  validation {
+    condition     = length(split(" ", var.sweep_schedule)) == 5
+    error_message = "sweep_schedule must be a five-field cron expression."
+  }
+}
+
+# ---------------------------------------------------------------------------
 # Capacity
 # ---------------------------------------------------------------------------
 
@@ -353,11 +484,14 @@ variable "max_instances" {
     AggregateOrders: throughput per window and key is bounded by Firestore (about 1 write/s per
     shard document), not by instances; more instances only add transaction contention.
     AdvanceWatermark: one tick at a time is the design (a lease guards it); one instance suffices.
+    SweepLanding: one run at a time (concurrency 1, one instance); a run overlapping the next
+    schedule is refused by Cloud Run and the next run continues.
   EOT
   type = object({
     IngestCSV        = optional(number, 5)
     AggregateOrders  = optional(number, 10)
     AdvanceWatermark = optional(number, 1)
+    SweepLanding     = optional(number, 1)
   })
   default = {}
 
@@ -388,7 +522,7 @@ variable "reject_codes" {
   default = [
     "cantidad:below_min", "cantidad:invalid_int", "cantidad:out_of_range", "cantidad:required",
     "column_count",
-    "fecha:invalid_date", "fecha:required",
+    "fecha:invalid_date", "fecha:out_of_partition_range", "fecha:required",
     "file_rejected",
     "importe:out_of_range", "importe:required",
     "invalid_utf8", "invalid_windows1252",
@@ -427,6 +561,17 @@ variable "rejection_rate_threshold" {
   validation {
     condition     = var.rejection_rate_threshold > 0 && var.rejection_rate_threshold < 1
     error_message = "rejection_rate_threshold must be a fraction between 0 and 1."
+  }
+}
+
+variable "ingest_error_threshold" {
+  description = "Alert when alpipe-ingest answers more than this many requests with a non-2xx status in an hour. Each one is a failed attempt at a file that Eventarc retries (10 s to 10 min apart); a single transient failure that the retry fixes is not worth a page, a file failing three times in an hour is."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = var.ingest_error_threshold >= 0 && floor(var.ingest_error_threshold) == var.ingest_error_threshold
+    error_message = "ingest_error_threshold must be a whole number, 0 or more."
   }
 }
 

@@ -1,6 +1,8 @@
 terraform {
   # 1.9 is the first release whose variable validations may refer to other
-  # variables; the stream settings rely on it.
+  # variables; the stream settings rely on it. It also covers the landing
+  # bucket's import block (storage.tf): import blocks came in 1.5, variables
+  # in their ID in 1.6 and for_each in 1.7.
   required_version = ">= 1.9.0"
 
   required_providers {

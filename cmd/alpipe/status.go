@@ -43,7 +43,7 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		defer app.Close()
-		rep = ops.BuildReport(ctx, ops.AppSources(app), ops.StatusOptions{Since: *since, MaxFiles: *files})
+		rep = ops.BuildReport(ctx, app.StatusSources(), ops.StatusOptions{Since: *since, MaxFiles: *files})
 	} else if rep, err = (remote.Server{URL: *server}).Status(ctx, *since, *files); err != nil {
 		return err
 	}

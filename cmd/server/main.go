@@ -1,8 +1,8 @@
 // Command server is the production entry point of every alpipe function: one
-// image, three Cloud Run services, each selecting its function with
+// image, four Cloud Run services, each selecting its function with
 // FUNCTION_TARGET (served at "/"); unset, every function is served at
 // "/<Name>". It listens on PORT (default 8080), builds with CGO_ENABLED=0 and
-// links no embedded engine, so it needs WAREHOUSE=bigquery.
+// links no embedded engine, so it needs WAREHOUSE=bigquery (or remote).
 package main
 
 import (
@@ -14,6 +14,8 @@ import (
 	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
 
 	"github.com/alpinashop/alpipe/functions"
+	"github.com/alpinashop/alpipe/internal/clock"
+	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/setup"
 )
@@ -28,18 +30,26 @@ func main() {
 
 func run(log *slog.Logger) error {
 	ctx := context.Background()
-	target := os.Getenv("FUNCTION_TARGET")
-	app, err := functions.Prepare(ctx, target, setup.Options{Logger: log})
+	var cfg config.Server
+	if err := config.Load(ctx, &cfg, nil); err != nil {
+		return err
+	}
+	opts := setup.Options{Logger: log}
+	if cfg.ClockFile != "" {
+		c, err := clock.NewFile(cfg.ClockFile)
+		if err != nil {
+			return fmt.Errorf("ALPIPE_CLOCK_FILE: %w", err)
+		}
+		opts.Now = c.Now
+		log.Warn("test clock in use: processing time is read from a file", "file", cfg.ClockFile)
+	}
+	app, err := functions.Prepare(ctx, cfg.Target, opts)
 	if err != nil {
-		return fmt.Errorf("start %s: %w", orAll(target), err)
+		return fmt.Errorf("start %s: %w", orAll(cfg.Target), err)
 	}
 	defer app.Close()
-	port := os.Getenv("PORT")
-	if port == "" {
-		port = "8080"
-	}
-	log.Info("serving", "function", orAll(target), "port", port)
-	return funcframework.Start(port)
+	log.Info("serving", "function", orAll(cfg.Target), "port", cfg.Port)
+	return funcframework.Start(cfg.Port)
 }
 
 func orAll(target string) string {

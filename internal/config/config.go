@@ -42,6 +42,14 @@ type Backends struct {
 	// StagingBucket holds the NDJSON files BigQuery load jobs read.
 	StagingBucket string `env:"STAGING_BUCKET"`
 	StagingPrefix string `env:"STAGING_PREFIX, default=staging/"`
+	// BigQueryEndpoint points the BigQuery client at a stand-in (host:port,
+	// plain HTTP, no credentials), as the emulator variables of the other
+	// services do: BigQuery has no emulator, so this is how the
+	// production-parity stack runs the real adapter against bqfake.
+	BigQueryEndpoint string `env:"BIGQUERY_EMULATOR_HOST"`
+	// FirestoreEmulator is read, not set, here: the client library honours it
+	// by itself, and the test clock is accepted only next to it.
+	FirestoreEmulator string `env:"FIRESTORE_EMULATOR_HOST"`
 	// Service is set by Cloud Run: there, embedded state would vanish with
 	// the instance, so it is refused.
 	Service string `env:"K_SERVICE"`
@@ -63,6 +71,9 @@ func (b Backends) validate(needsStaging bool) []string {
 		if b.Project == "" {
 			probs = append(probs, "STATE_STORE=firestore needs GOOGLE_CLOUD_PROJECT")
 		}
+		if !validDatabaseID(b.Database) {
+			probs = append(probs, fmt.Sprintf("FIRESTORE_DATABASE=%q is not a Firestore database ID ((default), or 4-63 of a-z, 0-9 and '-', starting with a letter)", b.Database))
+		}
 	default:
 		probs = append(probs, fmt.Sprintf("STATE_STORE=%q: want %s or %s", b.State, Embedded, Firestore))
 	}
@@ -75,15 +86,21 @@ func (b Backends) validate(needsStaging bool) []string {
 		if b.Project == "" {
 			probs = append(probs, "WAREHOUSE=bigquery needs GOOGLE_CLOUD_PROJECT")
 		}
-		if b.Dataset == "" {
-			probs = append(probs, "WAREHOUSE=bigquery needs BIGQUERY_DATASET")
+		if !validDatasetID(b.Dataset) {
+			probs = append(probs, fmt.Sprintf("WAREHOUSE=bigquery needs BIGQUERY_DATASET (letters, digits and '_', at most 1024), got %q", b.Dataset))
+		}
+		if b.Location == "" {
+			probs = append(probs, "WAREHOUSE=bigquery needs BIGQUERY_LOCATION")
+		}
+		if b.BigQueryEndpoint != "" && !validHostPort(b.BigQueryEndpoint) {
+			probs = append(probs, fmt.Sprintf("BIGQUERY_EMULATOR_HOST=%q: want host:port", b.BigQueryEndpoint))
 		}
 		if needsStaging && b.StagingBucket == "" {
 			probs = append(probs, "WAREHOUSE=bigquery needs STAGING_BUCKET for load jobs")
 		}
 	case Remote:
-		if b.WarehouseURL == "" {
-			probs = append(probs, "WAREHOUSE=remote needs WAREHOUSE_URL")
+		if !validHTTPURL(b.WarehouseURL) {
+			probs = append(probs, fmt.Sprintf("WAREHOUSE=remote needs WAREHOUSE_URL as an http(s) URL, got %q", b.WarehouseURL))
 		}
 	default:
 		probs = append(probs, fmt.Sprintf("WAREHOUSE=%q: want %s, %s or %s", b.Warehouse, DuckDB, BigQuery, Remote))
@@ -94,27 +111,70 @@ func (b Backends) validate(needsStaging bool) []string {
 // Ingest configures IngestCSV.
 type Ingest struct {
 	Backends
+	// LandingBucket and LandingPrefixes are the only objects IngestCSV
+	// loads: an event for any other bucket (quarantine, staging) or prefix
+	// is logged and acknowledged, never loaded.
+	LandingBucket    string        `env:"LANDING_BUCKET, default=alpinashop-catalogo"`
+	LandingPrefixes  []string      `env:"LANDING_PREFIXES, default=exportaciones/"`
 	QuarantineBucket string        `env:"QUARANTINE_BUCKET, default=alpinashop-cuarentena"`
 	QuarantinePrefix string        `env:"QUARANTINE_PREFIX, default=cuarentena/"`
 	Lease            time.Duration `env:"LEDGER_LEASE, default=10m"`
-	MaxRecordBytes   int           `env:"MAX_RECORD_BYTES, default=1048576"`
+	// Deadline is one attempt's own limit. It stays a margin below the
+	// platform's request timeout so that the attempt's clean-failure ledger
+	// write happens before Cloud Run cuts the request.
+	Deadline       time.Duration `env:"INGEST_DEADLINE, default=480s"`
+	MaxRecordBytes int           `env:"MAX_RECORD_BYTES, default=1048576"`
 }
+
+// EventDeadline is the longest an event-driven Cloud Run request may run
+// (Eventarc's limit, and the IngestCSV service's timeout in Terraform).
+const EventDeadline = 540 * time.Second
+
+// DeadlineMargin is what INGEST_DEADLINE must leave below EventDeadline for
+// the ledger write that records a failed attempt.
+const DeadlineMargin = 30 * time.Second
 
 // Validate reports every problem at once, so one restart fixes them all.
 func (c Ingest) Validate() error {
+	return joinProblems("IngestCSV", c.problems())
+}
+
+func (c Ingest) problems() []string {
 	probs := c.validate(true)
+	if c.LandingBucket == "" {
+		probs = append(probs, "LANDING_BUCKET is empty")
+	}
+	if len(c.LandingPrefixes) == 0 {
+		probs = append(probs, "LANDING_PREFIXES is empty (\"\" is not a prefix list; name the folders the ERP writes, e.g. exportaciones/)")
+	}
 	if c.QuarantineBucket == "" {
 		probs = append(probs, "QUARANTINE_BUCKET is empty")
 	}
-	if c.Lease < 9*time.Minute+time.Second {
+	if c.QuarantineBucket != "" && c.QuarantineBucket == c.LandingBucket && overlaps(c.LandingPrefixes, c.QuarantinePrefix) {
+		// Every quarantine file would fire the ingest of itself.
+		probs = append(probs, fmt.Sprintf("QUARANTINE_PREFIX=%q lies inside LANDING_PREFIXES of the same bucket", c.QuarantinePrefix))
+	}
+	if c.Lease < EventDeadline+time.Second {
 		// A lease shorter than the 540 s event deadline would let a redelivery
 		// take over a file that is still being loaded.
 		probs = append(probs, fmt.Sprintf("LEDGER_LEASE=%s must exceed the 540s function deadline", c.Lease))
 	}
+	if c.Deadline <= 0 || c.Deadline > EventDeadline-DeadlineMargin {
+		probs = append(probs, fmt.Sprintf("INGEST_DEADLINE=%s must be positive and at most %s (the 540s request timeout less a %s margin for the failure record)", c.Deadline, EventDeadline-DeadlineMargin, DeadlineMargin))
+	}
 	if c.MaxRecordBytes < 1024 {
 		probs = append(probs, fmt.Sprintf("MAX_RECORD_BYTES=%d is below 1024", c.MaxRecordBytes))
 	}
-	return joinProblems("IngestCSV", probs)
+	return probs
+}
+
+func overlaps(prefixes []string, p string) bool {
+	for _, l := range prefixes {
+		if strings.HasPrefix(p, l) || strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func joinProblems(fn string, probs []string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -70,6 +71,56 @@ func TestLoad(t *testing.T) {
 			env:     map[string]string{"WINDOW_SIZE": "una hora"},
 			wantErr: []string{"WINDOW_SIZE"},
 		},
+		{name: "sweep defaults are valid locally", cfg: &Sweep{}, env: map[string]string{}},
+		{name: "server defaults are valid", cfg: &Server{}, env: map[string]string{}},
+		{
+			name:    "ingest deadline without a margin below the request timeout",
+			cfg:     &Ingest{},
+			env:     map[string]string{"INGEST_DEADLINE": "540s"},
+			wantErr: []string{"INGEST_DEADLINE=9m0s must be positive and at most 8m30s"},
+		},
+		{
+			name:    "no landing area",
+			cfg:     &Ingest{},
+			env:     map[string]string{"LANDING_BUCKET": "", "LANDING_PREFIXES": ""},
+			wantErr: []string{"LANDING_BUCKET is empty", "LANDING_PREFIXES is empty"},
+		},
+		{
+			name:    "quarantine inside the landing area",
+			cfg:     &Ingest{},
+			env:     map[string]string{"QUARANTINE_BUCKET": "alpinashop-catalogo", "QUARANTINE_PREFIX": "exportaciones/cuarentena/"},
+			wantErr: []string{`QUARANTINE_PREFIX="exportaciones/cuarentena/" lies inside LANDING_PREFIXES`},
+		},
+		{
+			name:    "sweep window inside its grace",
+			cfg:     &Sweep{},
+			env:     map[string]string{"SWEEP_WINDOW": "10m", "SWEEP_MAX_OBJECTS": "0", "SWEEP_CONCURRENCY": "99"},
+			wantErr: []string{"SWEEP_WINDOW=10m0s must exceed SWEEP_GRACE=30m0s", "SWEEP_MAX_OBJECTS=0", "SWEEP_CONCURRENCY=99"},
+		},
+		{
+			name:    "test clock against real Firestore",
+			cfg:     &Server{},
+			env:     map[string]string{"ALPIPE_CLOCK_FILE": "/tmp/now", "PORT": "http"},
+			wantErr: []string{"ALPIPE_CLOCK_FILE is a test clock", `PORT="http"`},
+		},
+		{
+			name:    "firestore database and bigquery names the services would refuse",
+			cfg:     &Orders{},
+			env:     map[string]string{"STATE_STORE": "firestore", "GOOGLE_CLOUD_PROJECT": "p", "FIRESTORE_DATABASE": "Alpipe_DB", "WAREHOUSE": "bigquery", "BIGQUERY_DATASET": "alpinashop-analitica", "BIGQUERY_EMULATOR_HOST": "localhost"},
+			wantErr: []string{`FIRESTORE_DATABASE="Alpipe_DB"`, `BIGQUERY_DATASET (letters, digits and '_', at most 1024), got "alpinashop-analitica"`, `BIGQUERY_EMULATOR_HOST="localhost"`},
+		},
+		{
+			name:    "remote warehouse URL that is not one",
+			cfg:     &Watermark{},
+			env:     map[string]string{"WAREHOUSE": "remote", "WAREHOUSE_URL": "127.0.0.1:8080/_local/warehouse"},
+			wantErr: []string{"WAREHOUSE=remote needs WAREHOUSE_URL as an http(s) URL"},
+		},
+		{
+			name: "stream services need no staging bucket",
+			cfg:  &Orders{},
+			env: map[string]string{"WAREHOUSE": "bigquery", "STATE_STORE": "firestore", "GOOGLE_CLOUD_PROJECT": "alpinashop-datos",
+				"FIRESTORE_DATABASE": "alpipe", "K_SERVICE": "alpipe-orders"},
+		},
 		{
 			name: "production settings",
 			cfg:  &Ingest{},
@@ -125,7 +176,14 @@ func TestREADMEDocumentsEveryVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := ""
-	for _, f := range []string{"config.go", "stream.go"} {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -38,10 +39,54 @@ func (w Window) Spec() window.Spec {
 	}
 }
 
+// Stream is what the processor shared by AggregateOrders and
+// AdvanceWatermark takes besides the aggregation: one process serving both
+// builds one processor, so both functions read all of it.
+type Stream struct {
+	// TickLease bounds how long one tick may hold the aggregation: a tick
+	// that dies releases it by expiry, and an overlapping tick answers 200.
+	TickLease time.Duration `env:"TICK_LEASE, default=2m"`
+	// MaxClockSkew: an order dated more than this after processing time is
+	// invalid (dead-lettered, counted).
+	MaxClockSkew time.Duration `env:"MAX_CLOCK_SKEW, default=24h"`
+	// BatchWait is how long the first delivery of a batch waits for others
+	// in this instance; 0 turns batching off.
+	BatchWait time.Duration `env:"BATCH_WAIT, default=10ms"`
+	// BatchMaxOrders closes a batch early when it holds this many deliveries.
+	BatchMaxOrders int `env:"BATCH_MAX_ORDERS, default=200"`
+}
+
+func (s Stream) problems() []string {
+	var probs []string
+	if s.TickLease < 10*time.Second {
+		probs = append(probs, fmt.Sprintf("TICK_LEASE=%s is below 10s", s.TickLease))
+	}
+	if s.MaxClockSkew < time.Minute {
+		probs = append(probs, fmt.Sprintf("MAX_CLOCK_SKEW=%s is below 1m", s.MaxClockSkew))
+	}
+	if s.BatchWait < 0 || s.BatchWait > time.Second {
+		probs = append(probs, fmt.Sprintf("BATCH_WAIT=%s must be between 0 and 1s", s.BatchWait))
+	}
+	if s.BatchMaxOrders < 1 || s.BatchMaxOrders > stream.MaxBatchOrders {
+		probs = append(probs, fmt.Sprintf("BATCH_MAX_ORDERS=%d must be between 1 and %d", s.BatchMaxOrders, stream.MaxBatchOrders))
+	}
+	return probs
+}
+
+// Options are the processor's options for these settings.
+func (s Stream) Options() []stream.Option {
+	return []stream.Option{
+		stream.WithTickLease(s.TickLease),
+		stream.WithMaxClockSkew(s.MaxClockSkew),
+		stream.WithBatching(s.BatchWait, s.BatchMaxOrders),
+	}
+}
+
 // Orders configures AggregateOrders.
 type Orders struct {
 	Backends
 	Window
+	Stream
 }
 
 // Validate reports every problem at once.
@@ -50,6 +95,7 @@ func (c Orders) Validate() error {
 	if err := c.Spec().Validate(); err != nil {
 		probs = append(probs, err.Error())
 	}
+	probs = append(probs, c.Stream.problems()...)
 	return joinProblems("AggregateOrders", probs)
 }
 
@@ -57,9 +103,7 @@ func (c Orders) Validate() error {
 type Watermark struct {
 	Backends
 	Window
-	// TickLease bounds how long one tick may hold the aggregation: a tick
-	// that dies releases it by expiry, and an overlapping tick answers 200.
-	TickLease time.Duration `env:"TICK_LEASE, default=2m"`
+	Stream
 }
 
 // Validate reports every problem at once.
@@ -68,8 +112,6 @@ func (c Watermark) Validate() error {
 	if err := c.Spec().Validate(); err != nil {
 		probs = append(probs, err.Error())
 	}
-	if c.TickLease < 10*time.Second {
-		probs = append(probs, fmt.Sprintf("TICK_LEASE=%s is below 10s", c.TickLease))
-	}
+	probs = append(probs, c.Stream.problems()...)
 	return joinProblems("AdvanceWatermark", probs)
 }

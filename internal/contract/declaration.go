@@ -158,6 +158,8 @@ func compile(b []byte) (*Feed, error) {
 			return nil, fail("date_column %s: must be required, aggregates are keyed by it", d.DateColumn)
 		}
 		f.dateIndex = i
+		f.columns[i].partition = true
+		f.columns[i].codePartition = f.columns[i].name + ":out_of_partition_range"
 	}
 	if len(d.Aggregates) > 0 && f.dateIndex < 0 {
 		return nil, fail("aggregates need a date_column")

@@ -43,11 +43,15 @@ type column struct {
 	countries     bool     // ISO 3166-1 alpha-2
 	allowedValues []string // small sets: a linear scan beats a map
 	pattern       *regexp.Regexp
+	// partition: the feed's date_column, which partitions its table by DAY,
+	// so a date BigQuery cannot place in a partition must not reach a load.
+	partition bool
 
 	// Reject codes, built once so that a reject costs no string building
 	// beyond its detail.
 	codeRequired, codeInvalid, codeRange, codePrecision     string
 	codeBelow, codeAbove, codeSet, codePattern, codeTooLong string
+	codePartition                                           string
 }
 
 // bound is an inclusive or exclusive limit on a number.

@@ -17,7 +17,10 @@ type Reject struct {
 	// "column_count", "invalid_utf8", "invalid_windows1252", or
 	// "<column>:<rule>" with rule one of required, invalid_int,
 	// invalid_numeric, invalid_date, out_of_range, too_precise, below_min,
-	// above_max, not_iso3166, not_allowed, pattern, too_long.
+	// above_max, not_iso3166, not_allowed, pattern, too_long, or
+	// out_of_partition_range: the feed's date_column holds a valid date that
+	// BigQuery's DAY partitioning cannot place (outside 1960-01-01..2159-12-31);
+	// caught per row here, such a date would fail the whole file's load job.
 	Code string
 	// Detail is a sentence for the person reading the quarantine file.
 	Detail string
@@ -25,6 +28,23 @@ type Reject struct {
 
 // OK reports whether the row was accepted.
 func (r Reject) OK() bool { return r.Code == "" }
+
+// The dates a BigQuery DAY-partitioned table accepts in its partitioning
+// column.
+const (
+	FirstPartitionDate = "1960-01-01"
+	LastPartitionDate  = "2159-12-31"
+)
+
+var firstPartitionDay, lastPartitionDay = mustDate(FirstPartitionDate), mustDate(LastPartitionDate)
+
+func mustDate(s string) int32 {
+	d, ok := parseDate([]byte(s))
+	if !ok {
+		panic("contract: bad date constant " + s)
+	}
+	return d
+}
 
 // Row-level reject codes.
 const (
@@ -242,6 +262,9 @@ func (c *column) date(v []byte, out *warehouse.Value) Reject {
 	days, ok := parseDate(v)
 	if !ok {
 		return Reject{c.codeInvalid, fmt.Sprintf("%s: invalid date %s", c.name, quote(v))}
+	}
+	if c.partition && (days < firstPartitionDay || days > lastPartitionDay) {
+		return Reject{c.codePartition, fmt.Sprintf("%s: %s is outside the warehouse's daily partitions %s..%s", c.name, quote(v), FirstPartitionDate, LastPartitionDate)}
 	}
 	*out = warehouse.Value{Days: days}
 	return Reject{}

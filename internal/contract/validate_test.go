@@ -145,6 +145,11 @@ func TestValidateLineasPedido(t *testing.T) {
 		{name: "date spanish order", row: with(base, 2, "14/03/2026"), want: Reject{"fecha:invalid_date", `fecha: invalid date "14/03/2026"`}},
 		{name: "date with time", row: with(base, 2, "2026-03-14 10:00:00"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-03-14 10:00:00"`}},
 		{name: "date missing", row: with(base, 2, ""), want: Reject{"fecha:required", "fecha: required value is empty"}},
+		{name: "first partition day", row: with(base, 2, "1960-01-01"), vals: vals(func(v []warehouse.Value) { v[2] = date(t, "1960-01-01") })},
+		{name: "last partition day", row: with(base, 2, "2159-12-31"), vals: vals(func(v []warehouse.Value) { v[2] = date(t, "2159-12-31") })},
+		{name: "date before the partitions", row: with(base, 2, "1959-12-31"), want: Reject{"fecha:out_of_partition_range", `fecha: "1959-12-31" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
+		{name: "date after the partitions", row: with(base, 2, "2160-01-01"), want: Reject{"fecha:out_of_partition_range", `fecha: "2160-01-01" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
+		{name: "year one", row: with(base, 2, "0001-01-01"), want: Reject{"fecha:out_of_partition_range", `fecha: "0001-01-01" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
 		{name: "sku missing", row: with(base, 3, " "), want: Reject{"sku:required", "sku: required value is empty"}},
 		{name: "quantity negative", row: with(base, 4, "-2"), want: Reject{"cantidad:below_min", "cantidad: must be > 0, got -2"}},
 		{name: "quantity zero", row: with(base, 4, "0"), want: Reject{"cantidad:below_min", "cantidad: must be > 0, got 0"}},
@@ -196,9 +201,32 @@ func TestValidateOpiniones(t *testing.T) {
 		{name: "id missing", row: with(base, 0, ""), want: Reject{"opinion_id:required", "opinion_id: required value is empty"}},
 		{name: "sku missing", row: with(base, 1, ""), want: Reject{"sku:required", "sku: required value is empty"}},
 		{name: "date impossible", row: with(base, 2, "2026-04-31"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-04-31"`}},
+		{name: "date after the partitions", row: with(base, 2, "9999-12-31"), want: Reject{"fecha:out_of_partition_range", `fecha: "9999-12-31" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
 		{name: "country lower-case unknown", row: with(base, 5, "xx"), want: Reject{"pais:not_iso3166", `pais: "XX" is not an ISO 3166-1 alpha-2 country code`}},
 		{name: "extra field", row: append(base, "x"), want: Reject{"column_count", "expected 6 columns, got 7"}},
 		{name: "invalid utf-8 in text", row: with(base, 4, "c\xf3moda"), want: Reject{"invalid_utf8", `column 5 (texto): invalid UTF-8 "c\xf3moda"`}},
+	})
+}
+
+// Only the date_column partitions a table: another DATE column may hold
+// any valid date, and the code follows the declared date_column's name.
+func TestPartitionRangeAppliesToTheDateColumn(t *testing.T) {
+	reg, err := Parse(map[string][]byte{"d.json": []byte(`{
+  "feed": "fechas", "objects": "^fechas/", "table": "fechas", "encoding": "utf-8",
+  "columns": [
+    {"name": "dia", "type": "DATE", "required": true},
+    {"name": "nacimiento", "type": "DATE"}
+  ],
+  "date_column": "dia"
+}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := reg.Feed("fechas")
+	b := bind(t, f)
+	runValidate(t, b, []validateCase{
+		{name: "other date column unbounded", row: []string{"2026-03-14", "1901-05-02"}, vals: []warehouse.Value{date(t, "2026-03-14"), date(t, "1901-05-02")}},
+		{name: "date column bounded", row: []string{"1901-05-02", ""}, want: Reject{"dia:out_of_partition_range", `dia: "1901-05-02" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
 	})
 }
 

@@ -32,6 +32,13 @@ func Variants() []Variant {
 			Apply: func(in *Inputs) { in.Prices = MultiRegionFirestore(in.Prices) }},
 		{Name: "orders-x10", Change: "10x the orders (500,000 a day), per-order counts as measured",
 			Apply: func(in *Inputs) { in.Volume.OrdersPerDay *= 10 }},
+		{Name: "campaign-es-40", Change: "a campaign day: 500,000 orders, Spain 40% of them (FR 7%), measured again",
+			Scenario: func(s Scenario) Scenario {
+				s.OrdersPerDay = 500_000
+				s.Countries = campaign(s.Countries, "ES", 400_000, "FR")
+				return s
+			},
+			Apply: func(in *Inputs) { in.Volume.OrdersPerDay = 500_000 }},
 		{Name: "dashboard-unfiltered", Change: "dashboard queries without a window_start filter (scan a year of panes)",
 			Apply: func(in *Inputs) { in.Assume.DashboardDaysScanned = 0 }},
 		{Name: "firestore-rtt-30ms", Change: "Firestore round trips of 30 ms instead of 10 ms",
@@ -54,4 +61,23 @@ func VariantInputs(base Inputs, v Variant) (Inputs, error) {
 		v.Apply(&in)
 	}
 	return in, nil
+}
+
+// campaign gives country hot the share want, taking the difference from
+// country from, so the shares still add up to one million.
+func campaign(cs []Country, hot string, want PerMillion, from string) []Country {
+	out := append([]Country(nil), cs...)
+	var diff PerMillion
+	for i := range out {
+		if out[i].Code == hot {
+			diff = want - out[i].Share
+			out[i].Share = want
+		}
+	}
+	for i := range out {
+		if out[i].Code == from {
+			out[i].Share -= diff
+		}
+	}
+	return out
 }

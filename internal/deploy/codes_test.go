@@ -74,8 +74,9 @@ func contractRejectCodes(t *testing.T) []string {
 		MaxRunes      int         `json:"max_runes"`
 	}
 	var decl struct {
-		Columns []column `json:"columns"`
-		Derived []struct {
+		Columns    []column `json:"columns"`
+		DateColumn string   `json:"date_column"`
+		Derived    []struct {
 			Name string `json:"name"`
 		} `json:"derived"`
 	}
@@ -88,7 +89,7 @@ func contractRejectCodes(t *testing.T) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		decl.Columns, decl.Derived = nil, nil
+		decl.Columns, decl.DateColumn, decl.Derived = nil, "", nil
 		if err := json.Unmarshal(b, &decl); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -126,6 +127,11 @@ func contractRejectCodes(t *testing.T) []string {
 			case c.AllowedSet != "" || len(c.AllowedValues) > 0:
 				add("not_allowed")
 			}
+		}
+		// The date column partitions its table by DAY: a date BigQuery cannot
+		// place in a partition is a row-level rejection of its own.
+		if decl.DateColumn != "" {
+			codes[decl.DateColumn+":out_of_partition_range"] = true
 		}
 		for _, d := range decl.Derived {
 			codes[d.Name+":required"] = true

@@ -211,23 +211,63 @@ func TestDeployScript(t *testing.T) {
 	if loop == nil || !cmp.Equal(strings.Fields(loop[1]), services) {
 		t.Errorf("deploy.sh rolls %v, Terraform's services are %v", loop, services)
 	}
-	if !strings.Contains(script, "run services describe "+services[0]+" ") {
-		t.Errorf("running_image should describe %s", services[0])
+	if !strings.Contains(script, "PROBE_SERVICE="+services[0]+"\n") {
+		t.Errorf("the infra step should probe %s for the running image", services[0])
 	}
 	tick := ev.ctx.Variables["local"].GetAttr("functions").GetAttr("AdvanceWatermark").GetAttr("service").AsString() + "-tick"
 	if !strings.Contains(script, "scheduler jobs run "+tick+" ") {
 		t.Errorf("deploy.sh does not run the scheduler job %s", tick)
 	}
+
+	// A failing call must stop the script, never read as "nothing there".
+	for i, line := range strings.Split(script, "\n") {
+		code := strings.TrimSpace(line)
+		if strings.HasPrefix(code, "#") {
+			continue
+		}
+		if swallowed.MatchString(code) {
+			t.Errorf("deploy.sh:%d swallows a failure: %s", i+1, code)
+		}
+	}
+	// The tag is computed once per run (a modified tree's tag carries the time).
+	if n := strings.Count(script, "$(image_tag)"); n != 1 {
+		t.Errorf("image_tag is called %d times, want once (in main), shared by build and deploy", n)
+	}
+	// The first infra apply on a new project targets only what the build
+	// needs; each target must be a resource of the configuration.
+	targets := regexp.MustCompile(`(?s)BOOTSTRAP_TARGETS=\((.*?)\)`).FindStringSubmatch(script)
+	if targets == nil {
+		t.Fatal("BOOTSTRAP_TARGETS list not found")
+	}
+	for _, target := range strings.Fields(targets[1]) {
+		addr := strings.Trim(target, "'")
+		if i := strings.Index(addr, "["); i >= 0 {
+			key := strings.Trim(addr[i:], `[]"`)
+			addr = addr[:i]
+			r := cfg.lookup(t, addr)
+			if _, ok := ev.forEach(t, r)[key]; !ok {
+				t.Errorf("bootstrap target %s: %s has no instance %q", target, addr, key)
+			}
+			continue
+		}
+		cfg.lookup(t, addr)
+	}
 }
 
+// swallowed matches shell that turns a failed command into success.
+var swallowed = regexp.MustCompile(`\|\|\s*(true|:)(\s|;|$)|\|\|\s*echo\b`)
+
 // serviceNames returns the Cloud Run service names in IngestCSV,
-// AggregateOrders, AdvanceWatermark order.
+// AggregateOrders, AdvanceWatermark, SweepLanding order.
 func serviceNames(t *testing.T, ev *evaluator) []string {
 	t.Helper()
 	fns := ev.ctx.Variables["local"].GetAttr("functions")
 	var out []string
-	for _, fn := range []string{"IngestCSV", "AggregateOrders", "AdvanceWatermark"} {
+	for _, fn := range []string{"IngestCSV", "AggregateOrders", "AdvanceWatermark", "SweepLanding"} {
 		out = append(out, fns.GetAttr(fn).GetAttr("service").AsString())
+	}
+	if n := len(fns.AsValueMap()); n != len(out) {
+		t.Fatalf("Terraform declares %d functions, serviceNames knows %d: add the new one", n, len(out))
 	}
 	return out
 }

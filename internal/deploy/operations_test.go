@@ -2,12 +2,15 @@ package deploy
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -141,29 +144,106 @@ func TestAlertPolicies(t *testing.T) {
 			if nested(p.Block, "documentation") == nil {
 				t.Error("no documentation: the person paged needs to know what to do")
 			}
-			cond := nested(p.Block, "conditions")
-			if cond == nil {
+			var conds []*hclsyntax.Block
+			for _, b := range p.Block.Body.Blocks {
+				if b.Type == "conditions" {
+					conds = append(conds, b)
+				}
+			}
+			if len(conds) == 0 {
 				t.Fatal("no condition")
 			}
-			if q, ok := attr(cond, "condition_prometheus_query_language", "query"); ok {
-				query := ev.str(t, q.Expr, nil)
-				if !promqlMetric.MatchString(query) {
-					t.Errorf("query reads no log-based metric: %s", query)
+			for _, cond := range conds {
+				if q, ok := attr(cond, "condition_prometheus_query_language", "query"); ok {
+					query := ev.str(t, q.Expr, nil)
+					if !promqlMetric.MatchString(query) && !runMetric.MatchString(query) {
+						t.Errorf("query reads neither a log-based metric nor a Cloud Run request metric: %s", query)
+					}
+					checkQueryMetrics(t, p.Name, query, metrics)
 				}
-				checkQueryMetrics(t, p.Name, query, metrics)
-			}
-			if f, ok := attr(cond, "condition_threshold", "filter"); ok {
-				filter := ev.str(t, f.Expr, nil)
-				if !strings.Contains(filter, `subscription_id = "pedidos-nuevos-dlq-sub"`) {
-					t.Errorf("threshold filter does not watch the dead-letter subscription: %s", filter)
+				if f, ok := attr(cond, "condition_threshold", "filter"); ok {
+					filter := ev.str(t, f.Expr, nil)
+					if !strings.Contains(filter, `subscription_id = "pedidos-nuevos-dlq-sub"`) {
+						t.Errorf("threshold filter does not watch the dead-letter subscription: %s", filter)
+					}
 				}
 			}
 		})
 	}
 	sort.Strings(names)
-	if diff := cmp.Diff([]string{"dead_letter", "rejection_rate", "watermark_stalled"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"dead_letter", "ingest_failures", "rejection_rate", "sweeper_findings", "watermark_stalled"}, names); diff != "" {
 		t.Errorf("alert policies (-want +got):\n%s", diff)
 	}
+}
+
+// runMetric matches Cloud Run's built-in request metric in PromQL.
+var runMetric = regexp.MustCompile(`run_googleapis_com:request_count\{`)
+
+// Ingest failures page: files FAILED for good (a log-based count) and
+// non-2xx answers of the ingest service beyond the threshold, busy answers
+// (409, another attempt holds the file) excluded. The sweeper pages once when
+// it finds a file, and when it stops reporting.
+func TestFailureAndSweeperAlerts(t *testing.T) {
+	cfg := loadTerraform(t)
+	ev := deployed(t, cfg, nil).withConfigured(t, "google_logging_metric", "google_pubsub_subscription")
+	queries := func(name string) []string {
+		var out []string
+		for _, b := range cfg.lookup(t, "google_monitoring_alert_policy."+name).Block.Body.Blocks {
+			if q, ok := attr(b, "condition_prometheus_query_language", "query"); ok && b.Type == "conditions" {
+				out = append(out, strings.Join(strings.Fields(ev.str(t, q.Expr, nil)), " "))
+			}
+		}
+		return out
+	}
+	ingest := strings.Join(queries("ingest_failures"), "\n")
+	for _, want := range []string{
+		"logging_googleapis_com:user_alpipe_ingest_failed{",
+		`run_googleapis_com:request_count{monitored_resource="cloud_run_revision", service_name="alpipe-ingest", response_code_class!="2xx", response_code!="409"}`,
+		"> 2",
+	} {
+		if !strings.Contains(ingest, want) {
+			t.Errorf("ingest_failures queries lack %q:\n%s", want, ingest)
+		}
+	}
+	sweeper := strings.Join(queries("sweeper_findings"), "\n")
+	for _, want := range []string{
+		"increase(logging_googleapis_com:user_alpipe_sweep_found_sum{monitored_resource=\"cloud_run_revision\"}[30m])) > 0",
+		"absent_over_time(logging_googleapis_com:user_alpipe_sweep_found_count{",
+	} {
+		if !strings.Contains(sweeper, want) {
+			t.Errorf("sweeper_findings queries lack %q:\n%s", want, sweeper)
+		}
+	}
+
+	// What the metrics count.
+	metrics := ev.ctx.Variables["google_logging_metric"]
+	failed := metrics.GetAttr("ingest_failed").GetAttr("filter").AsString()
+	for _, want := range []string{`"alpipe-ingest" OR "alpipe-sweeper"`, "severity>=ERROR", `jsonPayload.reason=~"^permanent"`} {
+		if !strings.Contains(failed, want) {
+			t.Errorf("ingest_failed filter lacks %s: %s", want, failed)
+		}
+	}
+	if src := readRepoFile(t, "internal/ingest/ingest.go"); !strings.Contains(src, `"permanent (not retried`) {
+		t.Error(`internal/ingest no longer marks permanent failures with a reason starting "permanent": the ingest_failed metric counts nothing`)
+	}
+	found := metrics.GetAttr("sweep").GetAttr("sweep_found")
+	if got := found.GetAttr("value_extractor").AsString(); got != "EXTRACT(jsonPayload.found)" {
+		t.Errorf("sweep_found extracts %s, want jsonPayload.found", got)
+	}
+	// Files the sweeper ingests count like any other.
+	rows := metrics.GetAttr("ingest_rows").GetAttr("ingest_rows_read").GetAttr("filter").AsString()
+	if !strings.Contains(rows, `"alpipe-sweeper"`) {
+		t.Errorf("row metrics ignore files the sweeper ingests: %s", rows)
+	}
+}
+
+func readRepoFile(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // The log-based metrics read the fields the services log; a renamed field
@@ -175,6 +255,7 @@ func TestLogMetricsReadTheLogContract(t *testing.T) {
 	allowed := map[string]bool{
 		"feed": true, "state": true, "rows_read": true, "rows_loaded": true, "rows_quarantined": true,
 		"rejects": true, "reason": true, "aggregation": true, "watermark_lag_seconds": true,
+		"message": true, "found": true, "ingested": true, "failed": true, "skipped": true,
 	}
 	seen := map[string]bool{}
 	for _, typ := range cfg.ofType("google_logging_metric") {

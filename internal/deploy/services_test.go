@@ -17,7 +17,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-var functionTargets = []string{"AdvanceWatermark", "AggregateOrders", "IngestCSV"}
+var functionTargets = []string{"AdvanceWatermark", "AggregateOrders", "IngestCSV", "SweepLanding"}
 
 func TestEachServiceHasItsOwnServiceAccount(t *testing.T) {
 	cfg := loadTerraform(t)
@@ -106,6 +106,7 @@ func TestIngestTimeoutIs540Seconds(t *testing.T) {
 		want string
 	}{
 		{name: "IngestCSV", want: "540s"},
+		{name: "SweepLanding", want: "540s"},
 		{name: "AdvanceWatermark", want: "60s"},
 		{name: "AggregateOrders", want: "60s"}, // the push ack deadline
 	}
@@ -134,19 +135,27 @@ func TestServiceEnvironment(t *testing.T) {
 	ev := deployed(t, cfg, nil)
 	fns := ev.ctx.Variables["local"].GetAttr("functions")
 	backend := []string{"BIGQUERY_DATASET", "BIGQUERY_LOCATION", "FIRESTORE_DATABASE", "GOOGLE_CLOUD_PROJECT", "STATE_STORE", "WAREHOUSE"}
-	stream := []string{"ACCUMULATION", "AGGREGATION", "AGGREGATION_KEY", "ALLOWED_LATENESS", "EARLY_DELAY", "IDLE_TIMEOUT", "LATE_DELAY", "OUT_OF_ORDERNESS", "STATE_SHARDS", "TICK_LEASE", "WINDOW_SIZE"}
-	ingest := []string{"LEDGER_LEASE", "QUARANTINE_BUCKET", "QUARANTINE_PREFIX", "STAGING_BUCKET", "STAGING_PREFIX"}
+	stream := []string{
+		"ACCUMULATION", "AGGREGATION", "AGGREGATION_KEY", "ALLOWED_LATENESS", "BATCH_MAX_ORDERS", "BATCH_WAIT", "EARLY_DELAY",
+		"IDLE_TIMEOUT", "LATE_DELAY", "MAX_CLOCK_SKEW", "OUT_OF_ORDERNESS", "STATE_SHARDS", "TICK_LEASE", "WINDOW_SIZE",
+	}
+	ingest := []string{
+		"INGEST_DEADLINE", "LANDING_BUCKET", "LANDING_PREFIXES", "LEDGER_LEASE", "QUARANTINE_BUCKET", "QUARANTINE_PREFIX",
+		"STAGING_BUCKET", "STAGING_PREFIX",
+	}
+	sweep := []string{"SWEEP_CONCURRENCY", "SWEEP_GRACE", "SWEEP_MAX_OBJECTS", "SWEEP_WINDOW"}
 	want := map[string][]string{
 		"IngestCSV":        sorted(backend, ingest),
 		"AggregateOrders":  sorted(backend, stream),
 		"AdvanceWatermark": sorted(backend, stream),
+		"SweepLanding":     sorted(backend, ingest, sweep),
 	}
 	read := configEnvNames(t)
 	// A group of settings the configuration does not read at all yet (it is
 	// written in parallel, function by function) is reported, not failed;
 	// once one name of a group is read, every name of it must be.
 	groupRead := map[string]bool{}
-	for _, group := range [][]string{backend, stream, ingest} {
+	for _, group := range [][]string{backend, stream, ingest, sweep} {
 		for _, k := range group {
 			if read[k] {
 				for _, k := range group {
@@ -193,19 +202,60 @@ func TestServiceEnvironment(t *testing.T) {
 		"AGGREGATION": "ventas_hora_pais", "AGGREGATION_KEY": "pais", "WINDOW_SIZE": "1h",
 		"OUT_OF_ORDERNESS": "10m", "IDLE_TIMEOUT": "5m", "EARLY_DELAY": "60s", "ALLOWED_LATENESS": "2h",
 		"LATE_DELAY": "0s", "ACCUMULATION": "ACCUMULATING", "STATE_SHARDS": "8", "TICK_LEASE": "2m",
+		"MAX_CLOCK_SKEW": "24h", "BATCH_WAIT": "10ms", "BATCH_MAX_ORDERS": "200",
 	}
 	for k, v := range defaults {
 		if got := env[k].AsString(); got != v {
 			t.Errorf("%s = %q, want the spec default %q", k, got, v)
 		}
 	}
-	for _, k := range []string{"WINDOW_SIZE", "OUT_OF_ORDERNESS", "IDLE_TIMEOUT", "EARLY_DELAY", "ALLOWED_LATENESS", "LATE_DELAY", "TICK_LEASE"} {
+	for _, k := range []string{"WINDOW_SIZE", "OUT_OF_ORDERNESS", "IDLE_TIMEOUT", "EARLY_DELAY", "ALLOWED_LATENESS", "LATE_DELAY", "TICK_LEASE", "MAX_CLOCK_SKEW", "BATCH_WAIT"} {
 		if _, err := time.ParseDuration(env[k].AsString()); err != nil {
 			t.Errorf("%s: %v", k, err)
 		}
 	}
-	if _, err := strconv.Atoi(env["STATE_SHARDS"].AsString()); err != nil {
-		t.Errorf("STATE_SHARDS: %v", err)
+	for _, k := range []string{"STATE_SHARDS", "BATCH_MAX_ORDERS"} {
+		if _, err := strconv.Atoi(env[k].AsString()); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
+
+	// Ingest and sweeper defaults as interfaces agree them, in the form
+	// internal/config parses; the sweeper ingests exactly like IngestCSV.
+	ingestEnv := fns.GetAttr("IngestCSV").GetAttr("env").AsValueMap()
+	sweepEnv := fns.GetAttr("SweepLanding").GetAttr("env").AsValueMap()
+	known := map[string]string{
+		"LANDING_PREFIXES": "exportaciones/", "INGEST_DEADLINE": "480s", "LEDGER_LEASE": "10m",
+		"QUARANTINE_PREFIX": "cuarentena/", "STAGING_PREFIX": "staging/",
+	}
+	for k, v := range known {
+		if got := ingestEnv[k]; !got.IsKnown() || got.AsString() != v {
+			t.Errorf("IngestCSV %s = %#v, want %q", k, got, v)
+		}
+	}
+	for _, k := range ingest {
+		if !ingestEnv[k].RawEquals(sweepEnv[k]) {
+			t.Errorf("SweepLanding %s = %#v, IngestCSV has %#v: the sweeper must ingest like IngestCSV", k, sweepEnv[k], ingestEnv[k])
+		}
+	}
+	sweepDefaults := map[string]string{"SWEEP_WINDOW": "72h", "SWEEP_GRACE": "30m", "SWEEP_MAX_OBJECTS": "100", "SWEEP_CONCURRENCY": "2"}
+	for k, v := range sweepDefaults {
+		if got := sweepEnv[k].AsString(); got != v {
+			t.Errorf("%s = %q, want the agreed default %q", k, got, v)
+		}
+	}
+	for _, k := range []string{"SWEEP_WINDOW", "SWEEP_GRACE"} {
+		if _, err := time.ParseDuration(sweepEnv[k].AsString()); err != nil {
+			t.Errorf("%s: %v", k, err)
+		}
+	}
+	for _, k := range []string{"LANDING_BUCKET", "STAGING_BUCKET", "QUARANTINE_BUCKET"} {
+		if got := traversal(envExpr(t, cfg, "ingest_env", k)); !strings.HasPrefix(got, "google_storage_bucket.bucket[") {
+			t.Errorf("%s = %s, want the managed bucket's name (google_storage_bucket.bucket[...].name)", k, got)
+		}
+	}
+	if got := traversal(envExpr(t, cfg, "ingest_env", "LANDING_BUCKET")); got != `google_storage_bucket.bucket["landing"].name` {
+		t.Errorf("LANDING_BUCKET = %s, want the landing bucket Eventarc watches", got)
 	}
 	// Both stream services must agree on every setting.
 	if !fns.GetAttr("AggregateOrders").GetAttr("env").RawEquals(fns.GetAttr("AdvanceWatermark").GetAttr("env")) {

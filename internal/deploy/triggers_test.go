@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"regexp"
+	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -72,6 +73,19 @@ func TestSchedulerJobsAuthenticateWithOIDC(t *testing.T) {
 	if len(jobs) == 0 {
 		t.Fatal("no Cloud Scheduler job: nothing would advance the watermark")
 	}
+	// Which function each job resource calls.
+	targets := map[string][]string{
+		"google_cloud_scheduler_job.tick":  {"AdvanceWatermark"},
+		"google_cloud_scheduler_job.sweep": {"SweepLanding"},
+	}
+	var names []string
+	for _, r := range jobs {
+		names = append(names, r.addr())
+	}
+	sort.Strings(names)
+	if diff := cmp.Diff(keysOf(targets), names); diff != "" {
+		t.Errorf("scheduler job resources (-want +got):\n%s", diff)
+	}
 	for _, r := range jobs {
 		t.Run(r.addr(), func(t *testing.T) {
 			if nested(r.Block, "http_target") == nil {
@@ -104,10 +118,13 @@ func TestSchedulerJobsAuthenticateWithOIDC(t *testing.T) {
 				}
 			}
 			if a, ok := attr(r.Block, "http_target", "http_method"); !ok || ev.str(t, a.Expr, nil) != "POST" {
-				t.Error("http_target.http_method must be POST (AdvanceWatermark is an HTTP function called with a POST)")
+				t.Error("http_target.http_method must be POST (the scheduled functions are HTTP functions called with a POST)")
 			}
-			if got, want := keysOf(ev.forEach(t, r)), []string{"AdvanceWatermark"}; !cmp.Equal(got, want) {
+			if got, want := keysOf(ev.forEach(t, r)), targets[r.addr()]; !cmp.Equal(got, want) {
 				t.Errorf("scheduler jobs for %v, want %v", got, want)
+			}
+			if a, ok := r.Block.Body.Attributes["attempt_deadline"]; !ok || traversal(a.Expr) != "each.value.timeout" {
+				t.Error("attempt_deadline must be the service's own timeout (each.value.timeout)")
 			}
 		})
 	}

@@ -53,13 +53,34 @@ func (o Object) Key() ledger.Key {
 // takes over).
 var ErrBusy = errors.New("object generation is being ingested by another attempt")
 
+// ErrNotLanding means the object lies outside the landing area
+// (Config.LandingBucket and LandingPrefixes): nothing was loaded or
+// recorded. It is permanent, so an event about such an object is
+// acknowledged; a backfill reports it as a failure of the operator's choice of
+// prefix.
+var ErrNotLanding = errors.New("not a landing object")
+
+// FinishTimeout bounds the ledger write that records an attempt's outcome.
+// It runs on a context of its own, so that an attempt cut by its Deadline
+// still releases its claim; Deadline + FinishTimeout must stay below the
+// platform's request timeout, or the platform cuts that write too.
+const FinishTimeout = 15 * time.Second
+
 // Config are the settings of a Service.
 type Config struct {
 	QuarantineBucket string
 	QuarantinePrefix string // e.g. "cuarentena/"
-	MaxRecordBytes   int
+	// LandingBucket and LandingPrefixes are where the ERP drops files; an
+	// object elsewhere (a quarantine file, an event from a mis-scoped
+	// trigger) is never loaded. An empty LandingBucket accepts any bucket
+	// and no prefixes any name, but the quarantine location is always
+	// refused: loading a quarantine file would load rejected rows.
+	LandingBucket   string
+	LandingPrefixes []string
+	MaxRecordBytes  int
 	// Deadline bounds one attempt; keep it below the ledger lease, so an
-	// attempt gives up before another may take the file over (0: none).
+	// attempt gives up before another may take the file over, and below the
+	// platform's request timeout by more than FinishTimeout (0: none).
 	Deadline time.Duration
 }
 
@@ -96,6 +117,9 @@ func New(objs Objects, l LedgerLocker, wh Warehouse, feeds *contract.Registry, c
 	if cfg.QuarantineBucket == "" {
 		return nil, errors.New("ingest: quarantine bucket is empty")
 	}
+	if cfg.LandingBucket == cfg.QuarantineBucket && overlaps(cfg.LandingPrefixes, cfg.QuarantinePrefix) {
+		return nil, fmt.Errorf("ingest: quarantine gs://%s/%s lies inside the landing area: its files would be loaded", cfg.QuarantineBucket, cfg.QuarantinePrefix)
+	}
 	if cfg.MaxRecordBytes <= 0 {
 		cfg.MaxRecordBytes = 1 << 20
 	}
@@ -123,7 +147,17 @@ func (s *Service) Stats() *Stats { return s.stats }
 // acknowledged: the generation is finished (loaded, rejected, skipped or a
 // duplicate), now or by an earlier delivery. A non-nil error means a retry can
 // help (a backend was down, or another attempt is still working: ErrBusy).
+//
+// An object outside the landing area returns ErrNotLanding, touching nothing.
 func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error) {
+	if !s.landing(obj) {
+		level := slog.LevelInfo
+		if obj.Bucket != s.cfg.LandingBucket {
+			level = slog.LevelWarn // a trigger on the wrong bucket, most likely
+		}
+		s.log.Log(ctx, level, "event ignored: not a landing object", "bucket", obj.Bucket, "name", obj.Name, "generation", obj.Generation)
+		return ledger.Record{Key: obj.Key()}, fmt.Errorf("ingest %s: %w", obj.Key(), ErrNotLanding)
+	}
 	if s.cfg.Deadline > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.cfg.Deadline)
@@ -169,7 +203,10 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 		if permanent {
 			rec.Reason = "permanent (not retried; fix, then re-run with alpipe backfill): " + rec.Reason
 		}
-		if ferr := s.ledger.Finish(context.WithoutCancel(ctx), rec, s.now()); ferr != nil && !errors.Is(ferr, ledger.ErrLeaseLost) {
+		fctx, cancel := detached(ctx)
+		ferr := s.ledger.Finish(fctx, rec, s.now())
+		cancel()
+		if ferr != nil && !errors.Is(ferr, ledger.ErrLeaseLost) {
 			s.log.WarnContext(ctx, "could not release the ledger lease; it will expire", "object", key.String(), "error", ferr)
 		}
 		s.stats.failed(rec.Feed)
@@ -191,7 +228,9 @@ func (s *Service) finish(ctx context.Context, rec ledger.Record, tm timings) (le
 	// The work is done and idempotent; recording it must not be lost to a
 	// cancelled request, or the file would sit IN_PROGRESS until its lease
 	// expires.
-	if err := s.ledger.Finish(context.WithoutCancel(ctx), rec, rec.FinishedAt); err != nil {
+	fctx, cancel := detached(ctx)
+	defer cancel()
+	if err := s.ledger.Finish(fctx, rec, rec.FinishedAt); err != nil {
 		if errors.Is(err, ledger.ErrLeaseLost) {
 			// Another attempt took over after our lease expired; our effects
 			// were idempotent and it will record the outcome itself.
@@ -203,6 +242,13 @@ func (s *Service) finish(ctx context.Context, rec ledger.Record, tm timings) (le
 	s.stats.finished(rec)
 	s.logOutcome(ctx, rec, false, tm)
 	return rec, nil
+}
+
+// detached is the context of a write that must happen even though ctx has
+// expired (the attempt's Deadline) or been cancelled: it keeps ctx's values
+// for logging and tracing and bounds the write by FinishTimeout instead.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 }
 
 // loadID derives the warehouse load ID from the generation alone, so every

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,9 @@ import (
 
 const landing, quarantine = ingesttest.Landing, ingesttest.Quarantine
 
+// testStart is where every rig's clock starts.
+var testStart = time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC)
+
 // rig is a Service on real parts (see ingesttest), with a settable clock and
 // fault injection points on every port.
 type rig struct {
@@ -40,6 +44,18 @@ type rig struct {
 	svc    *ingest.Service
 
 	refreshing, overlaps atomic.Int32
+	// hangLoad makes loads wait for their context to end, like a warehouse
+	// that stopped answering.
+	hangLoad atomic.Bool
+	// finishes records the context state of every ledger Finish.
+	finishes []finishCall
+}
+
+type finishCall struct {
+	state       ledger.State
+	err         error // the context's error when Finish was called
+	hasDeadline bool
+	left        time.Duration
 }
 
 // faults make one call of a port fail, to simulate a crash or an outage at
@@ -50,12 +66,20 @@ type faults struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigWith(t, nil, logging.Discard())
+}
+
+// newRigWith is newRig with the Config edited and a logger of the test's.
+func newRigWith(t *testing.T, edit func(*ingest.Config), log *slog.Logger) *rig {
+	t.Helper()
 	p := ingesttest.NewParts(t, landing, quarantine)
-	r := &rig{t: t, gcs: p.GCS, led: p.Ledger, wh: p.Warehouse, clock: ingesttest.NewClock(time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC))}
+	r := &rig{t: t, gcs: p.GCS, led: p.Ledger, wh: p.Warehouse, clock: ingesttest.NewClock(testStart)}
+	cfg := ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096}
+	if edit != nil {
+		edit(&cfg)
+	}
 	var err error
-	r.svc, err = ingest.New(faultyObjects{r}, faultyLedger{r}, faultyWarehouse{r}, p.Feeds,
-		ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096},
-		r.clock.Now, logging.Discard())
+	r.svc, err = ingest.New(faultyObjects{r}, faultyLedger{r}, faultyWarehouse{r}, p.Feeds, cfg, r.clock.Now, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +165,13 @@ func (f faultyLedger) Claim(ctx context.Context, key ledger.Key, md5, owner stri
 }
 
 func (f faultyLedger) Finish(ctx context.Context, rec ledger.Record, now time.Time) error {
+	call := finishCall{state: rec.State, err: ctx.Err()}
+	if d, ok := ctx.Deadline(); ok {
+		call.hasDeadline, call.left = true, time.Until(d)
+	}
+	f.r.mu.Lock()
+	f.r.finishes = append(f.r.finishes, call)
+	f.r.mu.Unlock()
 	if rec.State.Final() {
 		if err := f.r.take(&f.r.faults.finish); err != nil {
 			return err
@@ -162,6 +193,10 @@ type faultyWarehouse struct{ r *rig }
 func (f faultyWarehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
 	if err := f.r.take(&f.r.faults.loadBefore); err != nil {
 		return warehouse.LoadResult{}, err
+	}
+	if f.r.hangLoad.Load() {
+		<-ctx.Done()
+		return warehouse.LoadResult{}, fmt.Errorf("load job: %w", ctx.Err())
 	}
 	res, err := f.r.wh.Load(ctx, req)
 	if err != nil {

@@ -39,7 +39,9 @@ func (s *Service) refresh(ctx context.Context, aggregate string, dates []int32, 
 		}
 	}
 	defer func() {
-		if err := s.locks.Unlock(context.WithoutCancel(ctx), name, owner); err != nil {
+		uctx, cancel := detached(ctx)
+		defer cancel()
+		if err := s.locks.Unlock(uctx, name, owner); err != nil {
 			s.log.WarnContext(ctx, "refresh lock not released; it expires by itself", "aggregate", aggregate, "error", err.Error())
 		}
 	}()

@@ -37,7 +37,7 @@ func (s *Server) admin() http.Handler {
 	mux.HandleFunc("GET "+AdminPrefix+"ledger", s.handleLedger)
 	mux.HandleFunc("POST "+AdminPrefix+"clock", s.handleClock)
 	mux.HandleFunc("GET "+AdminPrefix+"stats", s.handleStats)
-	mux.Handle("GET "+ops.StatusPath, ops.StatusHandler(ops.AppSources(s.App)))
+	mux.Handle("GET "+ops.StatusPath, ops.StatusHandler(s.App.StatusSources()))
 	if wh, ok := s.App.Querier().(remote.Backend); ok {
 		// Lets a cgo-free cmd/server (WAREHOUSE=remote) write to this
 		// server's DuckDB, which no second process may open. Local only.

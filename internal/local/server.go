@@ -8,9 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +26,7 @@ import (
 	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/dashboard"
-	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
@@ -47,6 +51,12 @@ type Options struct {
 	Env map[string]string
 	// Clock is the processing-time clock; nil means the wall clock.
 	Clock *Clock
+	// AllowRemote serves clients on other machines; without it a
+	// non-loopback Addr is refused (see guard).
+	AllowRemote bool
+	// Hosts are further Host header names to accept besides localhost and
+	// loopback IPs (a name in /etc/hosts, say).
+	Hosts []string
 }
 
 // Server is a running local system.
@@ -54,8 +64,9 @@ type Server struct {
 	URL   string
 	App   *setup.App
 	Clock *Clock
-	gcs   *objects.Local
+	gcs   *fakegcs.Server
 	data  string
+	guard guard
 }
 
 // Start brings up the fake GCS, the embedded backends and every function on
@@ -75,11 +86,22 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if os.Getenv("FUNCTION_TARGET") != "" {
 		return nil, errors.New("FUNCTION_TARGET is set: unset it to serve every function locally (or run cmd/server for one)")
 	}
-	addr, err := resolveAddr(opts.Addr)
+	if !isLoopbackAddr(opts.Addr) && !opts.AllowRemote {
+		return nil, fmt.Errorf("refusing to serve on %s: it is not a loopback address, and the server runs any SQL it is sent; serve on 127.0.0.1, or pass --allow-remote to expose it to the network", opts.Addr)
+	}
+	// The public listener is taken first, so a busy port fails here instead
+	// of a second server answering nothing while clients reach the first.
+	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w (is another `alpipe serve` running there? --addr 127.0.0.1:0 picks a free port)", opts.Addr, err)
+	}
+	addr := ln.Addr().String()
+	inner, err := resolveAddr("127.0.0.1:0")
+	if err != nil {
+		ln.Close()
 		return nil, err
 	}
-	gcs, err := objects.StartLocal(filepath.Join(opts.DataDir, "gcs"), LandingBucket, QuarantineBucket, StagingBucket)
+	gcs, err := fakegcs.Start(filepath.Join(opts.DataDir, "gcs"), LandingBucket, QuarantineBucket, StagingBucket)
 	if err != nil {
 		return nil, fmt.Errorf("start local cloud storage: %w", err)
 	}
@@ -91,6 +113,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		"ALPIPE_DATA_DIR":   opts.DataDir,
 		"STATE_STORE":       config.Embedded,
 		"WAREHOUSE":         config.DuckDB,
+		"LANDING_BUCKET":    LandingBucket,
 		"QUARANTINE_BUCKET": QuarantineBucket,
 		"STAGING_BUCKET":    StagingBucket,
 	}
@@ -108,24 +131,38 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{URL: "http://" + addr, App: app, Clock: opts.Clock, gcs: gcs, data: opts.DataDir}
+	g := newGuard(opts.AllowRemote, opts.Hosts)
+	s := &Server{URL: "http://" + addr, App: app, Clock: opts.Clock, gcs: gcs, data: opts.DataDir, guard: g}
 	dash, err := s.dashboard(ctx, lookup)
 	if err != nil {
+		ln.Close()
 		return nil, err
 	}
 	if err := s.register(ctx, dash); err != nil {
+		ln.Close()
 		return nil, err
 	}
-	host, port, _ := net.SplitHostPort(addr)
-	errc := make(chan error, 1)
+	// The framework cannot wrap the functions' handlers, so it listens on a
+	// private loopback port and everything reaches it through the guard.
+	host, port, _ := net.SplitHostPort(inner)
+	errc := make(chan error, 2)
 	// The framework prints a "Serving function" line per registered path
 	// (eight here, five of them unnamed) to stdout while it starts; the CLI
 	// prints its own summary, so those lines are silenced until it answers.
 	restore := silenceStdout()
 	go func() { errc <- funcframework.StartHostPort(host, port) }()
-	err = waitReady(ctx, s.URL, errc)
+	err = waitReady(ctx, "http://"+inner, errc)
 	restore()
 	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: inner})
+	proxy.FlushInterval = -1 // stream bodies both ways: drops and query results can be large
+	proxy.ErrorLog = log.New(io.Discard, "", 0)
+	front := &http.Server{Handler: g.wrap(proxy), ReadHeaderTimeout: 10 * time.Second}
+	go func() { errc <- front.Serve(ln) }()
+	if err := waitReady(ctx, s.URL, errc); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -146,17 +183,17 @@ func duckDBOpener(lookup envconfig.Lookuper) func(context.Context, config.Backen
 // register mounts the fake GCS and the local admin endpoints beside the
 // functions, through the framework's own registry.
 func (s *Server) register(ctx context.Context, dash http.Handler) error {
-	for _, p := range objects.LocalPaths() {
-		if err := funcframework.RegisterHTTPFunctionContext(ctx, p, s.gcs.Handler().ServeHTTP); err != nil {
+	for _, p := range fakegcs.Paths() {
+		if err := funcframework.RegisterHTTPFunctionContext(ctx, p, s.guard.wrap(s.gcs.Handler()).ServeHTTP); err != nil {
 			return fmt.Errorf("mount local cloud storage at %s: %w", p, err)
 		}
 	}
-	if err := funcframework.RegisterHTTPFunctionContext(ctx, AdminPrefix, s.admin().ServeHTTP); err != nil {
+	if err := funcframework.RegisterHTTPFunctionContext(ctx, AdminPrefix, s.guard.wrap(s.admin()).ServeHTTP); err != nil {
 		return err
 	}
 	// "/" is the mux's catch-all: the dashboard answers its own paths and
 	// 404 for anything else, while the functions keep theirs.
-	return funcframework.RegisterHTTPFunctionContext(ctx, dashboard.PagePath, dash.ServeHTTP)
+	return funcframework.RegisterHTTPFunctionContext(ctx, dashboard.PagePath, s.guard.wrap(dash).ServeHTTP)
 }
 
 // dashboard builds the local page over the server's own backends.

@@ -18,9 +18,9 @@ import (
 // retries a failed chunk from it, so this bounds both the memory of an
 // upload and the bytes re-sent after a transient error. Through the local
 // fake, 2 to 16 MiB chunks upload equally fast while the heap grows by about
-// 1.25 times the chunk (BenchmarkLocalRoundTrip); 4 MiB keeps a drop plus a
-// quarantine writer small against the 150 MiB budget of a local run and
-// still sends a 45 MB file to Cloud Storage in 12 requests.
+// 1.25 times the chunk (fakegcs.BenchmarkLocalRoundTrip); 4 MiB keeps a drop
+// plus a quarantine writer small against the 150 MiB budget of a local run
+// and still sends a 45 MB file to Cloud Storage in 12 requests.
 const DefaultChunkSize = 4 << 20
 
 // GCS is the Cloud Storage adapter.
@@ -29,9 +29,9 @@ type GCS struct {
 	chunkSize int
 }
 
-// NewGCS wraps a client built by NewClient or Local.Client. A client built
-// otherwise needs storage.WithJSONReads to read from the fake: XML reads use
-// paths outside LocalPaths.
+// NewGCS wraps a client built by NewClient or fakegcs.Server.Client. A
+// client built otherwise needs storage.WithJSONReads to read from the fake:
+// XML reads use paths outside fakegcs.Paths.
 func NewGCS(c *storage.Client) (*GCS, error) {
 	if c == nil {
 		return nil, errors.New("objects: nil storage client")

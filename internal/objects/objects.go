@@ -1,8 +1,8 @@
 // Package objects reads and writes Cloud Storage objects: the landing files
 // that trigger ingestion and the quarantine files it writes. One adapter, GCS,
-// talks to Cloud Storage through cloud.google.com/go/storage; Local runs an
-// in-process fake of the service (fake-gcs-server) so that the same client
-// code path runs on a laptop and in tests.
+// talks to Cloud Storage through cloud.google.com/go/storage; on a laptop and
+// in tests the same adapter talks to the in-process fake of package fakegcs,
+// which this package does not import, so production links no fake.
 package objects
 
 import (
@@ -32,7 +32,10 @@ type Attrs struct {
 }
 
 // Writer streams the content of a new object. Nothing is visible until Close
-// returns nil; Abort discards the upload and is a no-op after Close.
+// returns nil; Abort discards the upload and is a no-op after Close. When
+// Abort returns, the upload has stopped and never sent its end, so the
+// object does not appear later either (see gcsWriter.Abort for what a
+// server must honour), and Close returns an error.
 type Writer interface {
 	io.Writer
 	Close() error

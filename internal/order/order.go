@@ -74,10 +74,51 @@ func invalid(format string, a ...any) error { return &Invalid{Msg: fmt.Sprintf(f
 // agree on what a country is.
 type IsCountry func(code string) bool
 
+// Bounds on the identifiers that become document IDs downstream (at most
+// 1,500 bytes once escaped, which can triple non-ASCII text): an order
+// beyond them is invalid rather than an error that Pub/Sub would redeliver
+// forever.
+const (
+	MaxPedidoIDBytes  = 256
+	MaxClienteIDBytes = 256
+)
+
+// Event times outside [MinEventTime, MaxEventTime) are invalid: windows,
+// expiries and dedup TTLs near the ends of the years 0-9999 that RFC 3339
+// allows would leave the range of JSON times, Firestore timestamps and
+// BigQuery TIMESTAMPs, and fail forever instead of once.
+var (
+	MinEventTime = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxEventTime = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// DefaultMaxClockSkew is how far ahead of processing time an event time may
+// be (MAX_CLOCK_SKEW): a device clock a day fast is broken, and an order it
+// dates years ahead would open a window that stays open, and gets EARLY
+// panes, until then.
+const DefaultMaxClockSkew = 24 * time.Hour
+
+// Rules are what makes a message a valid order besides its shape.
+type Rules struct {
+	IsCountry IsCountry // nil: any two-letter code
+	// Now is the processing time; an event time more than MaxClockSkew
+	// after it is invalid. A zero Now or a MaxClockSkew <= 0 skips the check
+	// (a replay of old deliveries has no meaningful now).
+	Now          time.Time
+	MaxClockSkew time.Duration
+}
+
+// Parse validates one message body and its attributes with no clock-skew
+// check: Rules{IsCountry: isCountry}.Parse.
+func Parse(data []byte, attrs map[string]string, isCountry IsCountry) (Order, error) {
+	return Rules{IsCountry: isCountry}.Parse(data, attrs)
+}
+
 // Parse validates one message body and its attributes. Every problem is an
 // *Invalid: a message is either a valid order or invalid, never an error to
 // retry.
-func Parse(data []byte, attrs map[string]string, isCountry IsCountry) (Order, error) {
+func (r Rules) Parse(data []byte, attrs map[string]string) (Order, error) {
+	isCountry := r.IsCountry
 	raw, ok := attrs[EventTimeAttribute]
 	if !ok || strings.TrimSpace(raw) == "" {
 		return Order{}, invalid("missing attribute %s", EventTimeAttribute)
@@ -85,6 +126,14 @@ func Parse(data []byte, attrs map[string]string, isCountry IsCountry) (Order, er
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(raw))
 	if err != nil {
 		return Order{}, invalid("%s %q is not RFC 3339", EventTimeAttribute, raw)
+	}
+	if t.Before(MinEventTime) || !t.Before(MaxEventTime) {
+		return Order{}, invalid("%s %s is outside the years %d to %d",
+			EventTimeAttribute, t.UTC().Format(time.RFC3339Nano), MinEventTime.Year(), MaxEventTime.Year()-1)
+	}
+	if !r.Now.IsZero() && r.MaxClockSkew > 0 && t.Sub(r.Now) > r.MaxClockSkew {
+		return Order{}, invalid("%s %s is more than %s ahead of processing time %s",
+			EventTimeAttribute, t.UTC().Format(time.RFC3339Nano), r.MaxClockSkew, r.Now.UTC().Format(time.RFC3339Nano))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -101,6 +150,10 @@ func Parse(data []byte, attrs map[string]string, isCountry IsCountry) (Order, er
 	switch {
 	case o.PedidoID == "":
 		return Order{}, invalid("missing pedido_id")
+	case len(o.PedidoID) > MaxPedidoIDBytes:
+		return Order{}, invalid("pedido_id longer than %d bytes", MaxPedidoIDBytes)
+	case len(o.ClienteID) > MaxClienteIDBytes:
+		return Order{}, invalid("cliente_id longer than %d bytes", MaxClienteIDBytes)
 	case o.ImporteTotal < 0:
 		return Order{}, invalid("importe_total %s is negative", o.ImporteTotal)
 	case isCountry != nil && !isCountry(o.Pais):

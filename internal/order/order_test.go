@@ -1,6 +1,7 @@
 package order
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -53,10 +54,27 @@ func TestParse(t *testing.T) {
 		{name: "zero quantity", data: `{"pedido_id":"P","pais":"ES","importe_total":"1","lineas":[{"sku":"A","cantidad":0,"precio_unitario":"1"}]}`, attrs: at, wantErr: "invalid: lineas[0].cantidad 0 must be > 0"},
 		{name: "unknown field", data: `{"pedido_id":"P","pais":"ES","importe_total":"1","extra":1}`, attrs: at, wantErr: `invalid: body is not an order: unknown field "extra"`},
 		{name: "trailing data", data: seed + `{}`, attrs: at, wantErr: "invalid: body has data after the order object"},
+		{name: "event time before 1900", data: seed, attrs: map[string]string{EventTimeAttribute: "1899-12-31T23:59:59Z"},
+			wantErr: "invalid: momento_evento 1899-12-31T23:59:59Z is outside the years 1900 to 8999"},
+		{name: "event time in year 9000", data: seed, attrs: map[string]string{EventTimeAttribute: "9000-01-01T00:00:00Z"},
+			wantErr: "invalid: momento_evento 9000-01-01T00:00:00Z is outside the years 1900 to 8999"},
+		{name: "far future event time", data: seed, attrs: map[string]string{EventTimeAttribute: "2300-01-01T00:00:00Z"},
+			wantErr: "invalid: momento_evento 2300-01-01T00:00:00Z is more than 24h0m0s ahead of processing time 2026-03-14T17:45:00Z"},
+		{name: "event time just inside the skew", data: seed, attrs: map[string]string{EventTimeAttribute: "2026-03-15T17:45:00Z"},
+			want: Order{PedidoID: "P-000123", ClienteID: "C-88", Pais: "ES", ImporteTotal: dec("179.80"),
+				Lineas:    []Line{{SKU: "MOCH-40L-AZ", Cantidad: 2, PrecioUnitario: dec("89.90")}},
+				EventTime: time.Date(2026, 3, 15, 17, 45, 0, 0, time.UTC)}},
+		{name: "event time a nanosecond beyond the skew", data: seed, attrs: map[string]string{EventTimeAttribute: "2026-03-15T17:45:00.000000001Z"},
+			wantErr: "invalid: momento_evento 2026-03-15T17:45:00.000000001Z is more than 24h0m0s ahead of processing time 2026-03-14T17:45:00Z"},
+		{name: "pedido_id too long", data: `{"pedido_id":"` + strings.Repeat("P", MaxPedidoIDBytes+1) + `","pais":"ES","importe_total":"1"}`, attrs: at,
+			wantErr: "invalid: pedido_id longer than 256 bytes"},
+		{name: "cliente_id too long", data: `{"pedido_id":"P","cliente_id":"` + strings.Repeat("C", MaxClienteIDBytes+1) + `","pais":"ES","importe_total":"1"}`, attrs: at,
+			wantErr: "invalid: cliente_id longer than 256 bytes"},
 	}
+	rules := Rules{IsCountry: countries, Now: time.Date(2026, 3, 14, 17, 45, 0, 0, time.UTC), MaxClockSkew: DefaultMaxClockSkew}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Parse([]byte(tt.data), tt.attrs, countries)
+			got, err := rules.Parse([]byte(tt.data), tt.attrs)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("Parse error = %v, want %q", err, tt.wantErr)
@@ -87,5 +105,16 @@ func TestUnits(t *testing.T) {
 	o := Order{Lineas: []Line{{Cantidad: 2}, {Cantidad: 3}}}
 	if got := o.Units(); got != 5 {
 		t.Errorf("Units = %d, want 5", got)
+	}
+}
+
+func TestParseWithoutClockSkipsSkew(t *testing.T) {
+	const body = `{"pedido_id":"P-1","pais":"ES","importe_total":"1"}`
+	o, err := Parse([]byte(body), map[string]string{EventTimeAttribute: "2300-01-01T00:00:00Z"}, countries)
+	if err != nil {
+		t.Fatalf("Parse without a clock refused a future event time: %v", err)
+	}
+	if want := time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC); !o.EventTime.Equal(want) {
+		t.Errorf("event time %s, want %s", o.EventTime, want)
 	}
 }

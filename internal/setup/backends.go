@@ -3,10 +3,10 @@ package setup
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"cloud.google.com/go/bigquery"
 	"cloud.google.com/go/firestore"
+	"google.golang.org/api/option"
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/contract"
@@ -19,6 +19,19 @@ import (
 	bqwarehouse "github.com/alpinashop/alpipe/internal/warehouse/bigquery"
 	"github.com/alpinashop/alpipe/internal/warehouse/remote"
 )
+
+// bigQueryOptions points the client at BIGQUERY_EMULATOR_HOST when set, the
+// way the storage and Firestore clients honour their emulator variables:
+// plain HTTP and no credentials.
+func bigQueryOptions(b config.Backends) []option.ClientOption {
+	if b.BigQueryEndpoint == "" {
+		return nil
+	}
+	return []option.ClientOption{
+		option.WithEndpoint("http://" + b.BigQueryEndpoint + "/bigquery/v2/"),
+		option.WithoutAuthentication(),
+	}
+}
 
 // Objects returns the Cloud Storage adapter, creating the client once.
 func (a *App) Objects(ctx context.Context) (*objects.GCS, error) {
@@ -91,7 +104,7 @@ func (a *App) Store(ctx context.Context, b config.Backends) (docstore.Store, err
 func (a *App) Warehouse(ctx context.Context, b config.Backends) (Warehouse, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	key := b.Warehouse + "|" + b.DataDir + "|" + b.Project + "|" + b.Dataset + "|" + b.WarehouseURL
+	key := b.Warehouse + "|" + b.DataDir + "|" + b.Project + "|" + b.Dataset + "|" + b.WarehouseURL + "|" + b.StagingBucket + "|" + b.BigQueryEndpoint
 	if w, ok := a.whs[key]; ok {
 		return w, nil
 	}
@@ -110,15 +123,22 @@ func (a *App) Warehouse(ctx context.Context, b config.Backends) (Warehouse, erro
 		}
 		w = ew
 	case config.BigQuery:
-		client, err := bigquery.NewClient(ctx, b.Project)
+		client, err := bigquery.NewClient(ctx, b.Project, bigQueryOptions(b)...)
 		if err != nil {
 			return nil, fmt.Errorf("bigquery client: %w", err)
 		}
 		client.Location = b.Location
 		a.closers = append(a.closers, client.Close)
-		staging, err := a.objectsLocked(ctx)
-		if err != nil {
-			return nil, err
+		// Only a function that loads files stages them: the stream services
+		// append rows and must start without a staging bucket or a storage
+		// client.
+		var staging bqwarehouse.Staging
+		if b.StagingBucket != "" {
+			g, err := a.objectsLocked(ctx)
+			if err != nil {
+				return nil, err
+			}
+			staging = g
 		}
 		bw, err := bqwarehouse.New(client, staging, bqwarehouse.Options{
 			Project: b.Project, Dataset: b.Dataset, Location: b.Location,
@@ -173,7 +193,9 @@ func (a *App) newIngest(ctx context.Context, cfg config.Ingest) (*ingest.Service
 	return ingest.New(objs, l, wh, feeds, ingest.Config{
 		QuarantineBucket: cfg.QuarantineBucket,
 		QuarantinePrefix: cfg.QuarantinePrefix,
+		LandingBucket:    cfg.LandingBucket,
+		LandingPrefixes:  cfg.LandingPrefixes,
 		MaxRecordBytes:   cfg.MaxRecordBytes,
-		Deadline:         cfg.Lease - time.Minute,
+		Deadline:         cfg.Deadline,
 	}, a.now, a.log)
 }

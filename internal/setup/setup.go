@@ -23,15 +23,13 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/sweep"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Warehouse is everything the functions ask of a warehouse backend.
-type Warehouse interface {
-	ingest.Warehouse
-	Append(ctx context.Context, table string, rows []warehouse.Row) error
-	warehouse.Querier
-}
+// Warehouse is the warehouse port (its contract is in package warehouse):
+// every backend the functions may be given implements all of it.
+type Warehouse = warehouse.Warehouse
 
 // Options are the parts of the wiring a program may provide itself.
 type Options struct {
@@ -67,6 +65,7 @@ type App struct {
 	ledger  *ledger.Ledger
 	querier warehouse.Querier
 	stream  *stream.Processor
+	sweeper *sweep.Sweeper
 }
 
 // New returns an App with no services built yet.
@@ -96,23 +95,66 @@ func FromEnv(ctx context.Context, names []string, opts Options) (*App, error) {
 
 // Build loads the named function's configuration and builds its service.
 func (a *App) Build(ctx context.Context, name string) error {
+	if err := a.refuseUnlinked(ctx); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	switch name {
 	case "IngestCSV":
 		var cfg config.Ingest
 		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
 			return err
 		}
-		svc, err := a.newIngest(ctx, cfg)
-		if err != nil {
-			return fmt.Errorf("IngestCSV: %w", err)
+		_, err := a.BuildIngest(ctx, cfg)
+		return err
+	case "SweepLanding":
+		var cfg config.Sweep
+		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
+			return err
 		}
-		a.mu.Lock()
-		a.ingest = svc
-		a.mu.Unlock()
-		return nil
+		_, err := a.BuildSweep(ctx, cfg)
+		return err
 	default:
 		return a.buildStream(ctx, name)
 	}
+}
+
+// BuildIngest builds the IngestCSV service from its configuration, once per
+// process: later calls return the first service.
+func (a *App) BuildIngest(ctx context.Context, cfg config.Ingest) (*ingest.Service, error) {
+	a.mu.Lock()
+	built := a.ingest
+	a.mu.Unlock()
+	if built != nil {
+		return built, nil
+	}
+	svc, err := a.newIngest(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("IngestCSV: %w", err)
+	}
+	a.mu.Lock()
+	a.ingest = svc
+	a.mu.Unlock()
+	return svc, nil
+}
+
+// backendsOnly reads the backend selection alone; the function's own
+// configuration validates it.
+type backendsOnly struct{ config.Backends }
+
+func (backendsOnly) Validate() error { return nil }
+
+// refuseUnlinked turns a backend this binary cannot open into a
+// configuration error naming the variable, before anything is built: the
+// cgo-free cmd/server links no DuckDB.
+func (a *App) refuseUnlinked(ctx context.Context) error {
+	var b backendsOnly
+	if err := config.Load(ctx, &b, a.opts.Lookup); err != nil {
+		return err
+	}
+	if b.Warehouse == config.DuckDB && a.opts.EmbeddedWarehouse == nil {
+		return errors.Join(config.ErrInvalid, errors.New("WAREHOUSE=duckdb: this binary links no embedded warehouse (cmd/server is built without cgo); set WAREHOUSE=bigquery, or WAREHOUSE=remote to use a running `alpipe serve`"))
+	}
+	return nil
 }
 
 // Logger is the process logger.

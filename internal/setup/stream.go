@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/contract"
@@ -13,25 +12,26 @@ import (
 )
 
 // buildStream builds the processor shared by AggregateOrders and
-// AdvanceWatermark: both read the same aggregation settings, and one process
-// serving both (the local server) must use one processor over one store.
+// AdvanceWatermark: both read the same aggregation and processor settings
+// (config.Stream), and one process serving both (the local server) must use
+// one processor over one store, built once with all its options.
 func (a *App) buildStream(ctx context.Context, name string) error {
 	var b config.Backends
 	var spec window.Spec
-	var lease time.Duration
+	var st config.Stream
 	switch name {
 	case "AggregateOrders":
 		var cfg config.Orders
 		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
 			return err
 		}
-		b, spec = cfg.Backends, cfg.Spec()
+		b, spec, st = cfg.Backends, cfg.Spec(), cfg.Stream
 	case "AdvanceWatermark":
 		var cfg config.Watermark
 		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
 			return err
 		}
-		b, spec, lease = cfg.Backends, cfg.Spec(), cfg.TickLease
+		b, spec, st = cfg.Backends, cfg.Spec(), cfg.Stream
 	default:
 		return fmt.Errorf("unknown function %q", name)
 	}
@@ -39,8 +39,7 @@ func (a *App) buildStream(ctx context.Context, name string) error {
 	built := a.stream
 	a.mu.Unlock()
 	if built != nil {
-		built.SetTickLease(lease)
-		return nil
+		return nil // same environment, same settings
 	}
 	store, err := a.Store(ctx, b)
 	if err != nil {
@@ -50,13 +49,14 @@ func (a *App) buildStream(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	p, err := stream.New(store, wh, []window.Spec{spec}, contract.IsCountry, a.log)
+	p, err := stream.New(store, wh, []window.Spec{spec}, contract.IsCountry, a.log, st.Options()...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	p.SetTickLease(lease)
 	a.mu.Lock()
-	a.stream = p
+	if a.stream == nil {
+		a.stream = p
+	}
 	a.mu.Unlock()
 	return nil
 }

@@ -8,33 +8,62 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/order"
 )
 
+// maxIdentityBytes bounds an identity copied into a dead-letter record
+// (message ID, pedido_id): a push body may carry megabytes in either, and a
+// record must always fit a document (1 MiB) and its ID a document ID.
+const maxIdentityBytes = 1024
+
 // handleInvalid dead-letters a message that is not a valid order.
-func (p *Processor) handleInvalid(ctx context.Context, res Result, m order.Message, reason string, now time.Time) (Result, error) {
-	res.Invalid = reason
+func (p *Processor) handleInvalid(ctx context.Context, it *item) error {
+	m, now := it.push.Delivery.Message, it.now
+	res := &it.res
+	res.Invalid, res.Aggregations = it.invalid, nil
 	if res.PedidoID == "" {
 		res.PedidoID = peekPedidoID(m.Data)
 	}
+	res.PedidoID = clip(res.PedidoID, maxIdentityBytes)
 	raw := rawMessage(m.Data, m.Attributes)
 	id := m.ID()
-	if id == "" {
+	switch {
+	case id == "":
 		id = "sha256:" + digest([]byte(raw))
+	case len(id) > maxMessageIDBytes:
+		// Too long for a document ID: its digest identifies it as well.
+		id = "sha256:" + digest([]byte(id))
 	}
 	d := discard{
-		PedidoID: res.PedidoID, Reason: reason, EventTime: peekEventTime(m.Attributes),
-		ReceivedAt: now, MessageID: m.ID(), Raw: raw,
+		PedidoID: res.PedidoID, Reason: it.invalid, EventTime: peekEventTime(m.Attributes),
+		ReceivedAt: now, MessageID: clip(m.ID(), maxIdentityBytes), Raw: raw,
 	}
 	dup, err := p.deadLetter(ctx, invalidRowID(id), d, now)
 	if err != nil {
-		return res, fmt.Errorf("dead-letter message %s: %w", m.ID(), err)
+		return fmt.Errorf("dead-letter message %s: %w", clip(m.ID(), 64), err)
 	}
 	res.Duplicate = dup
-	p.logResult(ctx, res)
-	return res, nil
+	p.logResult(ctx, *res)
+	return nil
+}
+
+// maxMessageIDBytes bounds the message ID kept in a row identity, which becomes
+// a document ID (at most 1,500 bytes once escaped).
+const maxMessageIDBytes = 256
+
+// clip cuts s to at most n bytes without splitting a UTF-8 character.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // HandleUndecodable dead-letters a request body that is not a push request

@@ -8,18 +8,24 @@
 // # Document layout
 //
 // Designed for Firestore, where one document sustains about one write per
-// second: no document is written by every order.
+// second: no document is written by every order, and the tick reads what
+// changed, not what is open.
 //
-//	aggregations/<agg>/control/watermark       window.WatermarkState; written by the tick only
+//	aggregations/<agg>/control/watermark       window.WatermarkState; written by the tick only,
+//	                                           read by every order transaction
 //	aggregations/<agg>/control/lease           tick lease {holder, until}; written by ticks
-//	aggregations/<agg>/windows/<cell>          one open (window, key): the index entry the tick
-//	                                           lists AND its window.PaneState. Created by the
-//	                                           first order of the cell (only when missing),
-//	                                           then written by the tick, and by a late order
-//	                                           when the late delay Ld is 0. Deleted at expiry.
-//	aggregations/<agg>/windows/<cell>/shards/<n>  window.Shard n of the cell, n < the cell's
-//	                                           shard count; written by the orders that hash
-//	                                           to it, deleted at expiry
+//	aggregations/<agg>/deltas/<cell>_<n>       a change of a cell not yet folded in: the partial
+//	                                           sums (window.Shard) of the orders some batches
+//	                                           accepted, n < the cell's shard count. Written by
+//	                                           order batches; folded into the cell and deleted
+//	                                           by the tick
+//	aggregations/<agg>/windows/<cell>          one (window, key): its window.PaneState and the
+//	                                           sum of every change folded in. Written by the
+//	                                           tick, and by a late order when the late delay Ld
+//	                                           is 0. Deleted at expiry
+//	aggregations/<agg>/agenda/<window start>   the tick's index of one window's cells and their
+//	                                           next processing-time timer (EARLY/LATE delay);
+//	                                           written by ticks only
 //	aggregations/<agg>/orders/<hash>_<pedido_id>  dedup record: the order's fate (accepted
 //	                                           or too_late) in this aggregation; ExpireAt
 //	                                           (TTL) = max(now, end+L+D) + 7 days. <hash> is
@@ -35,50 +41,54 @@
 // with docstore.ID. Every document has its JSON payload in Doc.Data; the
 // Firestore TTL policy goes on the single ExpireAt field (expire_at).
 //
-// A cell records the shard count it was created with, and every order and
-// tick of that cell uses that count: changing Spec.Shards takes effect for
-// new cells only, and never moves an order of an open window to another
-// shard. Hot-key capacity is therefore about Shards writes per second per
-// (window, key) on Firestore (8 by default), sustained; bursts above it
-// queue on the shards' locks. With Ld = 0 every late order also writes its
-// cell, so a burst of late orders into one (window, key) contends on that
-// document: a late delay Ld > 0 batches them into the tick instead.
+// # Orders: combiner lifting
 //
-// # Transactions
+// With batching on (WithBatching: BATCH_WAIT, BATCH_MAX_ORDERS) the
+// deliveries an instance receives at once join one batch: the first waits
+// at most BATCH_WAIT for others, and while one batch commits the next keeps
+// filling. A batch is handled as if its orders came one after the other
+// (HandleBatch), in memory, over documents read once: the orders of one
+// (window, key) are summed into one delta, whose number n comes from the
+// first order's pedido_id so that concurrent batches of several instances
+// spread over the cell's deltas; each order's dedup record is written in the
+// same transaction, and a pedido_id met twice counts once. One transaction
+// per aggregation commits the batch, or as many as keep each under 480
+// writes and 8 MiB. Every delivery is answered once its batch committed
+// (2xx) or failed (503 for all: Pub/Sub redelivers, dedup keeps it exact).
 //
-// Every transaction reads everything before its first write, derives all
-// it writes from what it read (it may run several times), and has no effect
-// outside the store.
+// Order transaction (per aggregation and batch): read the watermark and the
+// dedup records, then the deltas the batch adds to; a duplicate stops at its
+// dedup record (dedup comes before classifying). A too-late order writes its
+// dedup record and its pedidos_descartados row into the outbox. An order on
+// time, or late with Ld > 0, is added to its delta by window.Spec.Accept.
+// Only a late order with Ld = 0 reads its cell and every delta of it: it
+// folds them into the cell, emits the correction pane into the outbox in the
+// same commit, and leaves a notice delta holding the newest event and
+// acceptance times, so that the tick still sees them. On-time orders never
+// read a document the tick writes besides the watermark.
 //
-// Order (one per aggregation): read the watermark, the dedup record, the
-// cell and the order's shard; a duplicate stops there (dedup comes before
-// classifying). A too-late order writes its dedup record and its
-// pedidos_descartados row into the outbox. Otherwise window.Spec.Accept
-// updates the shard, which is written with the dedup record. A late order
-// with Ld = 0 also reads every shard of its cell, and writes the cell's new
-// PaneState and the correction pane into the outbox in the same commit.
-// An order that finds its cell missing writes nothing: a small transaction
-// creates the cell (if still missing), then the order transaction runs
-// again, so that a burst into a new window contends on the cell once, not
-// in every order transaction.
+// # Tick: proportional to what changed
 //
-// Tick (per aggregation, under the lease): flush the outbox; list the open
-// cells; one transaction reads the watermark and every listed cell with its
-// shards, folds their newest event and acceptance times in and writes the
-// advanced watermark (so M and last are read where W is written); then one
-// transaction per cell that may change re-reads the watermark, the cell and
-// its shards, runs window.Spec.OnTick and writes the new PaneState and the
-// pane into the outbox, or deletes the expired cell and its shards; finally
-// the outbox is flushed again. A cell whose trigger, run on the watermark
-// transaction's snapshot, changes nothing gets no transaction, so a repeated
-// tick writes nothing but its lease. A cell created after the listing is
-// observed by the next tick, as if its first order had arrived just after
-// this one. A late order handled between the watermark transaction and its
-// cell's transaction emits the ON_TIME pane the cell still owes (as
-// window.Spec.OnLateOrder does), so timings stay EARLY* ON_TIME? LATE*.
-// The lease only saves duplicate work: two ticks at once still emit every
-// pane once, because a pane's index comes from the PaneState it is written
-// with.
+// Per aggregation, under the lease: flush the outbox; list the deltas and
+// the agenda (two snapshot queries, which take no lock, so the orders
+// writing deltas meanwhile are not held up); one transaction reads the
+// watermark, folds the listed deltas' newest event and acceptance times in,
+// advances W, and adds the cells it has not seen yet to the agenda, so that
+// the watermark's inputs come from the deltas and no document is written by
+// every order. Then it visits only the cells that may change: those with
+// deltas, those whose EARLY or LATE delay is due by the agenda, and every
+// cell of a window whose end (the ON_TIME round) or expiry W has reached.
+// One transaction per visited cell re-reads the watermark, reads the cell
+// and its deltas (the listed ones; every delta number for the ON_TIME pane
+// and at expiry, so that they cover everything accepted before them), runs
+// window.Spec.OnTick, writes the pane into the outbox and the cell with the
+// deltas folded in, deletes those deltas, or deletes the expired cell; the
+// agenda records each cell's next timer. A delta committed after the listing
+// is folded by the next tick, as if its orders had arrived just after this
+// one. A tick with nothing new and nothing due reads about seven documents
+// and writes only its lease; re-running a tick writes nothing else. The
+// lease only saves duplicate work: two ticks at once still emit every pane
+// once, because a pane's index comes from the PaneState it is written with.
 //
 // # Outbox
 //

@@ -16,6 +16,9 @@ import (
 // redelivery can come after the first delivery.
 const DedupRetention = 7 * 24 * time.Hour
 
+// MaxBatchOrders bounds WithBatching's batch size.
+const MaxBatchOrders = 1000
+
 // TickLease is how long a tick owns an aggregation. A tick releases it when
 // it ends; a tick that dies holding it delays the next ones by at most this
 // much processing time. A tick outliving its lease is still correct, only
@@ -26,7 +29,9 @@ const TickLease = 2 * time.Minute
 type paths struct {
 	watermark string
 	lease     string
-	windows   string // collection
+	windows   string // collection of cells
+	deltas    string // collection of changes not yet folded into their cell
+	agenda    string // collection: the tick's index of open cells, one document per window
 	orders    string // collection
 	outbox    string // collection
 }
@@ -37,6 +42,8 @@ func pathsOf(agg string) paths {
 		watermark: root + "/control/watermark",
 		lease:     root + "/control/lease",
 		windows:   root + "/windows",
+		deltas:    root + "/deltas",
+		agenda:    root + "/agenda",
 		orders:    root + "/orders",
 		outbox:    root + "/outbox",
 	}
@@ -51,12 +58,18 @@ func (p paths) cell(wk window.WindowKey) string {
 	return p.windows + "/" + cellID(wk)
 }
 
-func cellID(wk window.WindowKey) string {
-	return wk.Window.Start.UTC().Format("20060102T150405Z") + "_" + docstore.ID(wk.Key)
+// delta is the path of change document n of a cell. The cell ID ends in the
+// escaped key and n is digits only, so the last '_' splits them back.
+func (p paths) delta(wk window.WindowKey, n int) string {
+	return p.deltas + "/" + cellID(wk) + "_" + strconv.Itoa(n)
 }
 
-func shardPath(cell string, n int) string {
-	return cell + "/shards/" + strconv.Itoa(n)
+func (p paths) agendaOf(w window.Window) string {
+	return p.agenda + "/" + w.Start.UTC().Format("20060102T150405Z")
+}
+
+func cellID(wk window.WindowKey) string {
+	return wk.Window.Start.UTC().Format("20060102T150405Z") + "_" + docstore.ID(wk.Key)
 }
 
 // order is the dedup record's path. Shops number orders sequentially, and
@@ -68,18 +81,60 @@ func (p paths) order(pedidoID string) string {
 	return p.orders + "/" + fmt.Sprintf("%04x", h.Sum32()&0xffff) + "_" + docstore.ID(pedidoID)
 }
 
-// cellDoc is an open (window, key): the tick's index entry and its panes'
-// bookkeeping.
+// cellDoc is one (window, key) as the tick last folded it: its panes'
+// bookkeeping and every change folded in so far.
 type cellDoc struct {
-	WindowStart time.Time        `json:"window_start"`
-	WindowEnd   time.Time        `json:"window_end"`
-	Key         string           `json:"key"`
-	Shards      int              `json:"shards"` // fixed at creation: orders hash over this count
-	State       window.PaneState `json:"state"`
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	Key         string    `json:"key"`
+	// Shards bounds the delta numbers in use: a transaction that must see
+	// every change of the cell reads deltas 0..Shards-1.
+	Shards int              `json:"shards"`
+	State  window.PaneState `json:"state"`
+	// Folded is the sum of the changes folded in, as one shard whose
+	// pending mark is valid against State (window.Combine's rule).
+	Folded window.Shard `json:"folded"`
 }
 
 func (c cellDoc) windowKey() window.WindowKey {
 	return window.WindowKey{Window: window.Window{Start: c.WindowStart.UTC(), End: c.WindowEnd.UTC()}, Key: c.Key}
+}
+
+// deltaDoc is a change of a cell not yet folded into it: the partial sums of
+// the orders some batches accepted, and what the tick needs to find its
+// cell and advance the watermark. A delta that exists is never covered by
+// a pane: whatever emits a pane folds the deltas it read and deletes them.
+type deltaDoc struct {
+	WindowStart time.Time    `json:"window_start"`
+	WindowEnd   time.Time    `json:"window_end"`
+	Key         string       `json:"key"`
+	N           int          `json:"n"`
+	Part        window.Shard `json:"part"`
+}
+
+func (d deltaDoc) windowKey() window.WindowKey {
+	return window.WindowKey{Window: window.Window{Start: d.WindowStart.UTC(), End: d.WindowEnd.UTC()}, Key: d.Key}
+}
+
+// agendaDoc is the tick's index of the open cells of one window, written by
+// ticks only: which cells exist and when each next needs the tick without
+// a new order (its EARLY or LATE delay).
+type agendaDoc struct {
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	// OnTimeDone: every cell listed was ticked at W >= end, so none still
+	// owes its ON_TIME pane.
+	OnTimeDone bool                  `json:"on_time_done,omitempty"`
+	Cells      map[string]agendaCell `json:"cells"` // by cell ID
+}
+
+type agendaCell struct {
+	Key string    `json:"key"`
+	Due time.Time `json:"due,omitzero"` // zero: nothing waits on processing time
+}
+
+func (a agendaDoc) window() window.Window {
+	return window.Window{Start: a.WindowStart.UTC(), End: a.WindowEnd.UTC()}
 }
 
 // orderDoc is a dedup record: what the first delivery of a pedido_id did.

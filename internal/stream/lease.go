@@ -58,9 +58,4 @@ func newHolder() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-func (p *Processor) leaseDuration() time.Duration {
-	if p.tickLease > 0 {
-		return p.tickLease
-	}
-	return TickLease
-}
+func (p *Processor) leaseDuration() time.Duration { return p.opts.tickLease }

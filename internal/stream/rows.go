@@ -270,7 +270,7 @@ func peekPedidoID(data []byte) string {
 // range (the raw column still has it).
 func peekEventTime(attrs map[string]string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(attrs[order.EventTimeAttribute]))
-	if err != nil || t.Before(minEventTime) || !t.Before(maxEventTime) {
+	if err != nil || t.Before(order.MinEventTime) || !t.Before(order.MaxEventTime) {
 		return time.Time{}
 	}
 	return t.UTC()

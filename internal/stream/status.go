@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -125,4 +127,43 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now ti
 // collectionOf is the collection that holds the document at path.
 func collectionOf(path string) string {
 	return path[:max(strings.LastIndexByte(path, '/'), 0)]
+}
+
+// Watermark returns aggregation's W as the last tick wrote it: the zero time
+// while W is at minus infinity (no order accepted yet). It satisfies the
+// dashboard's WatermarkReader.
+func (p *Processor) Watermark(ctx context.Context, aggregation string) (time.Time, error) {
+	for _, a := range p.aggs {
+		if a.spec.Name == aggregation {
+			return ReadWatermark(ctx, p.store, aggregation)
+		}
+	}
+	return time.Time{}, fmt.Errorf("aggregation %q is not configured in this processor", aggregation)
+}
+
+// aggregationName is what may name an aggregation's documents.
+var aggregationName = regexp.MustCompile(`^[A-Za-z0-9_]{1,128}$`)
+
+// ReadWatermark reads aggregation's W from store without a Processor, for a
+// reader that has only the store (the local dashboard). It reads one
+// document in a transaction of one Get, so it holds up a tick for no longer
+// than that read, and never an order.
+func ReadWatermark(ctx context.Context, store docstore.Store, aggregation string) (time.Time, error) {
+	if !aggregationName.MatchString(aggregation) {
+		return time.Time{}, fmt.Errorf("aggregation name %q: want letters, digits and '_'", aggregation)
+	}
+	path := pathsOf(aggregation).watermark
+	var ws window.WatermarkState
+	err := store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+		ws = window.WatermarkState{}
+		docs, err := tx.Get(path)
+		if err != nil {
+			return err
+		}
+		return decodeDoc(docs[0], &ws)
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return ws.Watermark.UTC(), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/docstore/firestore"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 )
 
@@ -36,6 +37,22 @@ func TestConformanceBoltstore(t *testing.T) {
 		f = streamtest.Features{Streams: 2, Events: 100, DefaultStreams: 1, FaultStreams: 1}
 	}
 	streamtest.RunWith(t, func(t *testing.T) docstore.Store { return newBoltStore(t) }, f)
+}
+
+// batched turns batching on for a suite run: concurrent deliveries share
+// batches, and the property tests cut their streams into random batches.
+func batched(f streamtest.Features) streamtest.Features {
+	f.Options = []stream.Option{stream.WithBatching(2*time.Millisecond, 64)}
+	f.RandomBatches = true
+	return f
+}
+
+func TestConformanceBoltstoreBatched(t *testing.T) {
+	f := streamtest.Features{}
+	if testing.Short() {
+		f = streamtest.Features{Streams: 2, Events: 100, DefaultStreams: 1, FaultStreams: 1}
+	}
+	streamtest.RunWith(t, func(t *testing.T) docstore.Store { return newBoltStore(t) }, batched(f))
 }
 
 // newEmulatorStore returns a store on the Firestore emulator in a project of
@@ -72,4 +89,12 @@ func TestConformanceFirestore(t *testing.T) {
 		Streams: 3, Events: 120, DefaultStreams: 1, FaultStreams: 2,
 		HotKeyOrders: 50, HotKeyTimeout: 3 * time.Minute, ChaosOrders: 120,
 	})
+}
+
+func TestConformanceFirestoreBatched(t *testing.T) {
+	newEmulatorStore(t)
+	streamtest.RunWith(t, newEmulatorStore, batched(streamtest.Features{
+		Streams: 3, Events: 120, DefaultStreams: 1, FaultStreams: 2,
+		HotKeyOrders: 200, HotKeyTimeout: 3 * time.Minute, ChaosOrders: 120,
+	}))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -83,25 +84,23 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 	var errs []error
 	// Leftovers first: a pane waiting since a failed append goes out before
 	// any later pane of its window.
-	n, _, err := p.flushOutbox(ctx, a.paths.outbox)
-	at.Flushed += n
+	n, left, err := p.flushOutbox(ctx, a.paths.outbox)
+	at.Flushed, at.Pending = n, left
 	if err != nil {
 		// The state work below does not need the sink; its panes wait in
 		// the outbox with the others.
 		errs = append(errs, fmt.Errorf("flush outbox: %w", err))
 	}
 
-	listed, err := p.store.List(ctx, a.paths.windows)
+	changes, err := p.changes(ctx, a)
 	if err != nil {
-		return at, errors.Join(append(errs, fmt.Errorf("list %s: %w", a.paths.windows, err))...)
+		return at, errors.Join(append(errs, err)...)
 	}
-	cellPaths := make([]string, len(listed))
-	for i, d := range listed {
-		cellPaths[i] = d.Path
+	agendas, err := p.agendas(ctx, a)
+	if err != nil {
+		return at, errors.Join(append(errs, err)...)
 	}
-	at.OpenWindows = len(cellPaths)
-
-	before, after, snaps, err := p.advance(ctx, a, cellPaths, now)
+	before, after, err := p.advance(ctx, a, changes, agendas, now)
 	if err != nil {
 		return at, errors.Join(append(errs, fmt.Errorf("advance watermark: %w", err))...)
 	}
@@ -109,214 +108,403 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 	if !after.Watermark.IsZero() {
 		at.Lag = now.Sub(after.Watermark)
 	}
+	for _, ag := range agendas {
+		at.OpenWindows += len(ag.doc.Cells)
+	}
 
-	panes, expired, err := p.tickCells(ctx, a, snaps, after.Watermark, now)
+	visits := plan(a.spec, agendas, changes, after.Watermark, now)
+	at.Visited = len(visits)
+	panes, expired, err := p.tickCells(ctx, a, visits, now)
 	at.Panes, at.Expired = panes, expired
 	if err != nil {
 		errs = append(errs, err)
 	}
+	if err := p.updateAgendas(ctx, a, visits); err != nil {
+		errs = append(errs, fmt.Errorf("update agenda: %w", err))
+	}
 
-	n, left, err := p.flushOutbox(ctx, a.paths.outbox)
-	at.Flushed += n
-	at.Pending = left
-	if err != nil {
-		errs = append(errs, fmt.Errorf("flush outbox: %w", err))
+	// The panes just written, without listing the outbox again: whatever
+	// stays there is appended by the next tick's first flush.
+	var written []pending
+	for _, v := range visits {
+		if v.err == nil && v.written != nil {
+			written = append(written, *v.written)
+		}
+	}
+	if len(written) > 0 {
+		n, err := p.flush(ctx, written)
+		at.Flushed += n
+		at.Pending += len(written) - n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("flush outbox: %w", err))
+		}
 	}
 	return at, errors.Join(errs...)
 }
 
-// cellSnap is an open cell as the watermark transaction read it.
-type cellSnap struct {
-	path    string
-	cell    cellDoc
-	content window.Content
+// change is what the deltas listed at the start of a tick say about one
+// cell: where they are and the newest times in them.
+type change struct {
+	wk       window.WindowKey
+	paths    []string
+	maxEvent time.Time
+	last     time.Time
 }
 
-// advance is the watermark transaction: it reads W and every listed cell
-// with its shards, folds the cells' newest event and acceptance times in,
-// and writes the advanced W (only if anything changed).
-func (p *Processor) advance(ctx context.Context, a aggregation, cellPaths []string, now time.Time) (before, after window.WatermarkState, snaps []cellSnap, err error) {
+// changes lists the deltas: a snapshot query, which takes no lock, so the
+// orders writing deltas meanwhile are not held up. A delta committed after
+// it is seen by the next tick, as if its orders had arrived just after this
+// one.
+func (p *Processor) changes(ctx context.Context, a aggregation) (map[string]*change, error) {
+	docs, err := p.store.List(ctx, a.paths.deltas)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", a.paths.deltas, err)
+	}
+	out := map[string]*change{}
+	for _, d := range docs {
+		var dd deltaDoc
+		if err := decodeDoc(d, &dd); err != nil {
+			return nil, err
+		}
+		wk := dd.windowKey()
+		id := cellID(wk)
+		c := out[id]
+		if c == nil {
+			c = &change{wk: wk}
+			out[id] = c
+		}
+		c.paths = append(c.paths, d.Path)
+		c.maxEvent, c.last = newest(window.Shard{MaxEventTime: c.maxEvent, LastAccepted: c.last}, dd.Part)
+	}
+	return out, nil
+}
+
+// agendaEntry is one agenda document as a tick knows it.
+type agendaEntry struct {
+	path string
+	doc  agendaDoc
+}
+
+// agendas lists the agenda: one document per open window, written by ticks
+// only.
+func (p *Processor) agendas(ctx context.Context, a aggregation) (map[string]*agendaEntry, error) {
+	docs, err := p.store.List(ctx, a.paths.agenda)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", a.paths.agenda, err)
+	}
+	out := make(map[string]*agendaEntry, len(docs))
+	for _, d := range docs {
+		e := &agendaEntry{path: d.Path}
+		if err := decodeDoc(d, &e.doc); err != nil {
+			return nil, err
+		}
+		out[d.Path] = e
+	}
+	return out, nil
+}
+
+// advance is the watermark transaction: it folds the listed deltas' newest
+// event and acceptance times into the watermark state, advances W, and
+// indexes the cells that are new to the agenda. It reads only documents
+// ticks write, so it never waits on an order's transaction for more than
+// the watermark that orders read.
+func (p *Processor) advance(ctx context.Context, a aggregation, changes map[string]*change, agendas map[string]*agendaEntry, now time.Time) (before, after window.WatermarkState, err error) {
+	news := map[string][]*change{} // agenda path -> cells it lacks
+	for id, c := range changes {
+		ap := a.paths.agendaOf(c.wk.Window)
+		if e, ok := agendas[ap]; ok {
+			if _, in := e.doc.Cells[id]; in {
+				continue
+			}
+		}
+		news[ap] = append(news[ap], c)
+	}
+	agendaPaths := slices.Sorted(maps.Keys(news))
+	var updated []*agendaEntry
 	err = p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		before, after, snaps = window.WatermarkState{}, window.WatermarkState{}, nil
-		docs, err := tx.Get(append([]string{a.paths.watermark}, cellPaths...)...)
+		before, after, updated = window.WatermarkState{}, window.WatermarkState{}, nil
+		docs, err := tx.Get(append([]string{a.paths.watermark}, agendaPaths...)...)
 		if err != nil {
 			return err
 		}
 		if err := decodeDoc(docs[0], &before); err != nil {
 			return err
 		}
-		var shardPaths []string
-		for _, d := range docs[1:] {
-			if !d.Exists {
-				continue // expired since the listing
-			}
-			s := cellSnap{path: d.Path}
-			if err := decodeDoc(d, &s.cell); err != nil {
-				return err
-			}
-			if s.cell.Shards < 1 || s.cell.Shards > window.MaxShards {
-				return fmt.Errorf("%s: shard count %d out of range", d.Path, s.cell.Shards)
-			}
-			for n := range s.cell.Shards {
-				shardPaths = append(shardPaths, shardPath(d.Path, n))
-			}
-			snaps = append(snaps, s)
-		}
-		var sdocs []docstore.Doc
-		if len(shardPaths) > 0 {
-			if sdocs, err = tx.Get(shardPaths...); err != nil {
-				return err
-			}
-		}
 		after = before
-		for i := range snaps {
-			s := &snaps[i]
-			shards, rest, err := decodeShards(sdocs, s.cell.Shards)
-			if err != nil {
-				return err
-			}
-			sdocs = rest
-			if s.content, err = window.Combine(s.cell.State, shards); err != nil {
-				return fmt.Errorf("%s: %w", s.path, err)
-			}
-			after = after.Observe(s.content.MaxEventTime, s.content.LastAccepted)
+		for _, c := range changes {
+			after = after.Observe(c.maxEvent, c.last)
 		}
 		after = a.spec.AdvanceWatermark(after, now)
-		if sameWatermark(before, after) {
-			return nil
+		if !sameWatermark(before, after) {
+			if err := set(tx, a.paths.watermark, after, time.Time{}); err != nil {
+				return err
+			}
 		}
-		return set(tx, a.paths.watermark, after, time.Time{})
+		for i, ap := range agendaPaths {
+			w := news[ap][0].wk.Window
+			e := &agendaEntry{path: ap, doc: agendaDoc{WindowStart: w.Start, WindowEnd: w.End}}
+			if err := decodeDoc(docs[i+1], &e.doc); err != nil {
+				return err
+			}
+			if e.doc.Cells == nil {
+				e.doc.Cells = map[string]agendaCell{}
+			}
+			for _, c := range news[ap] {
+				if _, in := e.doc.Cells[cellID(c.wk)]; !in {
+					e.doc.Cells[cellID(c.wk)] = agendaCell{Key: c.wk.Key}
+				}
+			}
+			if err := set(tx, ap, e.doc, time.Time{}); err != nil {
+				return err
+			}
+			updated = append(updated, e)
+		}
+		return nil
 	})
-	return before, after, snaps, err
+	if err != nil {
+		return before, after, err
+	}
+	for _, e := range updated {
+		agendas[e.path] = e
+	}
+	return before, after, nil
 }
 
-// tickCells runs the trigger of every cell the snapshot says may change,
-// each in its own transaction. A cell with nothing to do at this tick is
-// not written, so re-running a tick is read-only.
-func (p *Processor) tickCells(ctx context.Context, a aggregation, snaps []cellSnap, wm, now time.Time) ([]window.Pane, int, error) {
+// visit is a cell a tick runs the trigger of, and the outcome.
+type visit struct {
+	wk     window.WindowKey
+	agenda string
+	listed []string // its deltas as listed
+	// all: read every delta the cell may have, because the pane now due
+	// (ON_TIME, or the last one at expiry) must cover every order accepted
+	// before it.
+	all bool
+	// onTime: the window's ON_TIME round; the agenda records it done once
+	// every cell of the window was ticked.
+	onTime  bool
+	pane    *window.Pane
+	written *pending  // the pane's outbox document
+	gone    bool      // expired and deleted, or already gone
+	due     time.Time // the cell's next processing-time timer
+	err     error
+}
+
+// plan picks the cells that may change at this tick: those with deltas,
+// those whose timer is due, and every cell of a window whose end or expiry
+// the watermark has reached. Any other cell's trigger would do nothing.
+func plan(s window.Spec, agendas map[string]*agendaEntry, changes map[string]*change, wm, now time.Time) []*visit {
+	var out []*visit
+	for _, ap := range slices.Sorted(maps.Keys(agendas)) {
+		ag := agendas[ap].doc
+		w := ag.window()
+		expired := reached(wm, s.ExpiryOf(w))
+		onTime := reached(wm, w.End) && !ag.OnTimeDone
+		for _, id := range slices.Sorted(maps.Keys(ag.Cells)) {
+			c := ag.Cells[id]
+			ch := changes[id]
+			due := !c.Due.IsZero() && !now.Before(c.Due)
+			if !expired && !onTime && ch == nil && !due {
+				continue
+			}
+			v := &visit{wk: window.WindowKey{Window: w, Key: c.Key}, agenda: ap, all: expired || onTime, onTime: onTime}
+			if ch != nil {
+				v.listed = ch.paths
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// tickCells runs the visits, each in its own transaction.
+func (p *Processor) tickCells(ctx context.Context, a aggregation, visits []*visit, now time.Time) ([]window.Pane, int, error) {
 	var (
-		mu      sync.Mutex
-		panes   []window.Pane
-		expired int
-		errs    []error
-		wg      sync.WaitGroup
-		sem     = make(chan struct{}, cellWorkers)
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, cellWorkers)
 	)
-	for _, s := range snaps {
-		out, err := a.spec.OnTick(s.cell.windowKey(), s.cell.State, s.content, wm, now)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", s.path, err))
-			continue
-		}
-		if out.Pane == nil && !out.Expired && out.State == s.cell.State {
-			continue
-		}
+	for _, v := range visits {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pane, gone, err := p.tickCell(ctx, a, s.path, now)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", s.path, err))
-				return
-			}
-			if pane != nil {
-				panes = append(panes, *pane)
-			}
-			if gone {
-				expired++
-			}
+			v.err = p.tickCell(ctx, a, v, now)
 		}()
 	}
 	wg.Wait()
+	var (
+		panes   []window.Pane
+		expired int
+		errs    []error
+	)
+	for _, v := range visits {
+		switch {
+		case v.err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", a.paths.cell(v.wk), v.err))
+			continue
+		case v.gone:
+			expired++
+		}
+		if v.pane != nil {
+			panes = append(panes, *v.pane)
+		}
+	}
 	slices.SortFunc(panes, func(x, y window.Pane) int {
 		return cmp.Or(x.WindowStart.Compare(y.WindowStart), cmp.Compare(x.Key, y.Key), cmp.Compare(x.Index, y.Index))
 	})
 	return panes, expired, errors.Join(errs...)
 }
 
-// tickCell is one cell's tick transaction. It reads W again rather than
-// trusting the tick's: a concurrent, later tick may have moved it, and a
-// pane must never carry a watermark older than one its cell already saw.
-func (p *Processor) tickCell(ctx context.Context, a aggregation, path string, now time.Time) (pane *window.Pane, expired bool, err error) {
-	err = p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		pane, expired = nil, false
-		docs, err := tx.Get(a.paths.watermark, path)
+// tickCell is one cell's tick transaction: it folds the cell's deltas in,
+// runs the trigger and writes the pane into the outbox, or deletes the
+// expired cell. It reads W again rather than trusting the tick's: a
+// concurrent, later tick may have moved it, and a pane must never carry a
+// watermark older than one its cell already saw. A cell with nothing to do
+// is not written, so re-running a tick is read-only.
+func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now time.Time) error {
+	return p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		v.pane, v.written, v.gone, v.due = nil, nil, false, time.Time{}
+		docs, err := tx.Get(a.paths.watermark)
 		if err != nil {
 			return err
 		}
-		if !docs[1].Exists {
-			return nil // expired by a concurrent tick
-		}
 		var ws window.WatermarkState
-		var cell cellDoc
 		if err := decodeDoc(docs[0], &ws); err != nil {
 			return err
 		}
-		if err := decodeDoc(docs[1], &cell); err != nil {
-			return err
-		}
-		if cell.Shards < 1 || cell.Shards > window.MaxShards {
-			return fmt.Errorf("shard count %d out of range", cell.Shards)
-		}
-		shardPaths := make([]string, cell.Shards)
-		for n := range shardPaths {
-			shardPaths[n] = shardPath(path, n)
-		}
-		sdocs, err := tx.Get(shardPaths...)
+		cv, err := p.readCell(tx, a, v.wk, v.listed, v.all)
 		if err != nil {
 			return err
 		}
-		shards, _, err := decodeShards(sdocs, cell.Shards)
+		if !cv.exists && len(cv.deltas) == 0 {
+			v.gone = true // expired by a concurrent tick
+			return nil
+		}
+		c, err := cv.content()
 		if err != nil {
 			return err
 		}
-		c, err := window.Combine(cell.State, shards)
-		if err != nil {
-			return err
-		}
-		out, err := a.spec.OnTick(cell.windowKey(), cell.State, c, ws.Watermark, now)
+		out, err := a.spec.OnTick(v.wk, cv.cell.State, c, ws.Watermark, now)
 		if err != nil {
 			return err
 		}
 		if out.Pane != nil {
-			if _, err := p.writeEntry(tx, a.paths.outbox, p.rows.paneEntry(*out.Pane)); err != nil {
+			pe, err := p.writeEntry(tx, a.paths.outbox, p.rows.paneEntry(*out.Pane))
+			if err != nil {
 				return err
 			}
-			pane = out.Pane
+			v.pane, v.written = out.Pane, &pe
+		}
+		for _, dp := range cv.deltas {
+			if err := tx.Delete(dp); err != nil {
+				return fmt.Errorf("delete %s: %w", dp, err)
+			}
 		}
 		if out.Expired {
-			expired = true
-			for _, sp := range shardPaths {
-				if err := tx.Delete(sp); err != nil {
-					return err
-				}
-			}
-			return tx.Delete(path)
+			v.gone = true
+			return tx.Delete(cv.path)
 		}
-		if out.State == cell.State {
+		folded, err := cv.fold(out.State)
+		if err != nil {
+			return err
+		}
+		v.due = nextDue(a.spec, v.wk, out.State, folded, ws.Watermark, now)
+		if cv.exists && len(cv.deltas) == 0 && out.State == cv.cell.State {
 			return nil
 		}
-		cell.State = out.State
-		return set(tx, path, cell, time.Time{})
+		cv.cell.State, cv.cell.Folded = out.State, folded
+		return set(tx, cv.path, cv.cell, time.Time{})
 	})
-	return pane, expired, err
 }
 
-// decodeShards decodes the first n documents of docs and returns the rest.
-func decodeShards(docs []docstore.Doc, n int) ([]window.Shard, []docstore.Doc, error) {
-	if len(docs) < n {
-		return nil, nil, fmt.Errorf("read %d shard documents, want %d", len(docs), n)
+// nextDue is when the cell's trigger next fires on processing time alone:
+// the EARLY (before the end) or LATE delay after its first change not yet
+// in a pane; zero when every change is in a pane. The watermark's timers
+// (end, expiry) are the window's, in the agenda.
+func nextDue(s window.Spec, wk window.WindowKey, st window.PaneState, folded window.Shard, wm, now time.Time) time.Time {
+	c, err := window.Combine(st, []window.Shard{folded})
+	if err != nil || (c.Total == st.Emitted && c.FirstPending.IsZero()) {
+		return time.Time{}
 	}
-	shards := make([]window.Shard, n)
-	for i := range n {
-		if err := decodeDoc(docs[i], &shards[i]); err != nil {
-			return nil, nil, err
+	if c.FirstPending.IsZero() {
+		return now // an unknown time counts as due, as in the trigger
+	}
+	if !reached(wm, wk.Window.End) && (st.OnTime == "" || st.OnTime == window.OnTimePending) {
+		return c.FirstPending.Add(s.EarlyDelay)
+	}
+	return c.FirstPending.Add(s.LateDelay)
+}
+
+// updateAgendas records what the visits found: each cell's next timer,
+// cells gone, windows whose ON_TIME round is complete, and drops the
+// document of a window with no cell left. One transaction per window
+// document, which only ticks write.
+func (p *Processor) updateAgendas(ctx context.Context, a aggregation, visits []*visit) error {
+	byAgenda := map[string][]*visit{}
+	for _, v := range visits {
+		byAgenda[v.agenda] = append(byAgenda[v.agenda], v)
+	}
+	var errs []error
+	for _, ap := range slices.Sorted(maps.Keys(byAgenda)) {
+		vs := byAgenda[ap]
+		err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+			docs, err := tx.Get(ap)
+			if err != nil || !docs[0].Exists {
+				return err // gone: a concurrent tick expired the window
+			}
+			var ag agendaDoc
+			if err := decodeDoc(docs[0], &ag); err != nil {
+				return err
+			}
+			changed := false
+			ok := map[string]bool{}
+			roundDone := true
+			for _, v := range vs {
+				id := cellID(v.wk)
+				if v.err != nil {
+					roundDone = false
+					continue
+				}
+				ok[id] = true
+				c, in := ag.Cells[id]
+				switch {
+				case !in:
+				case v.gone:
+					delete(ag.Cells, id)
+					changed = true
+				case !c.Due.Equal(v.due):
+					c.Due = v.due
+					ag.Cells[id] = c
+					changed = true
+				}
+				roundDone = roundDone && v.onTime
+			}
+			if roundDone && !ag.OnTimeDone {
+				for id := range ag.Cells {
+					roundDone = roundDone && ok[id]
+				}
+				if roundDone {
+					ag.OnTimeDone, changed = true, true
+				}
+			}
+			if len(ag.Cells) == 0 {
+				// Cells leave the agenda only when they expire.
+				return tx.Delete(ap)
+			}
+			if !changed {
+				return nil
+			}
+			return set(tx, ap, ag, time.Time{})
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ap, err))
 		}
 	}
-	return shards, docs[n:], nil
+	return errors.Join(errs...)
+}
+
+// reached reports wm >= t, treating the zero watermark as minus infinity.
+func reached(wm, t time.Time) bool {
+	return !wm.IsZero() && !wm.Before(t)
 }
 
 func sameWatermark(a, b window.WatermarkState) bool {
@@ -326,7 +514,7 @@ func sameWatermark(a, b window.WatermarkState) bool {
 func (p *Processor) logTick(ctx context.Context, at AggregationTick, err error) {
 	attrs := []any{"aggregation", at.Aggregation, "busy", at.Busy,
 		"watermark_before", at.WatermarkBefore, "watermark", at.Watermark, "lag_seconds", at.Lag.Seconds(),
-		"open_windows", at.OpenWindows, "panes", len(at.Panes), "expired", at.Expired,
+		"open_windows", at.OpenWindows, "visited", at.Visited, "panes", len(at.Panes), "expired", at.Expired,
 		"flushed", at.Flushed, "pending", at.Pending}
 	if err != nil {
 		p.log.ErrorContext(ctx, "tick incomplete; the next tick continues", append(attrs, "error", err.Error())...)

@@ -1,7 +1,6 @@
 package warehouse
 
 import (
-	"context"
 	"errors"
 )
 
@@ -44,12 +43,6 @@ type Row struct {
 type Result struct {
 	Columns []string
 	Rows    [][]string // NULL is rendered as "NULL"
-}
-
-// Querier runs read-only SQL against the warehouse. Unqualified table names
-// resolve to the analytics dataset.
-type Querier interface {
-	Query(ctx context.Context, sql string) (Result, error)
 }
 
 // IsPermanent reports whether err is a warehouse failure that no retry can

@@ -19,6 +19,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
@@ -80,7 +81,7 @@ func Query(t *testing.T, q warehouse.Querier, sql string) [][]string {
 
 func newGCS(t *testing.T, buckets ...string) *objects.GCS {
 	t.Helper()
-	fake, err := objects.StartLocal("", buckets...)
+	fake, err := fakegcs.Start("", buckets...)
 	if err != nil {
 		t.Fatal(err)
 	}

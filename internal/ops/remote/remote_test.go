@@ -258,7 +258,7 @@ func TestStatusThroughServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(ops.StatusPath, ops.StatusHandler(ops.AppSources(srv.App)))
+	mux.Handle(ops.StatusPath, ops.StatusHandler(srv.App.StatusSources()))
 	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
 	proxy := httptest.NewServer(mux)
 	defer proxy.Close()

@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -31,13 +30,13 @@ import (
 // fires when, so the test checks what must hold anyway: every order has one
 // fate, its window's panes are well formed, drops are exactly the too-late
 // orders, and once everything expired the view equals the accepted sums.
-func testOrdersDuringTicks(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 	for _, ld := range []time.Duration{0, 30 * time.Second} {
 		t.Run(fmt.Sprintf("Ld=%s", ld), func(t *testing.T) {
 			spec := window.Defaults()
 			spec.WindowSize, spec.OutOfOrderness, spec.IdleTimeout = time.Minute, 0, 30*time.Second
 			spec.EarlyDelay, spec.AllowedLateness, spec.LateDelay, spec.Shards = 0, time.Minute, ld, 3
-			r := newRig(t, newStore, spec)
+			r := newRig(t, en, spec)
 			r.store.IgnoreLeases(true)
 			start := at("18:00")
 			var clock atomic.Int64 // processing time, in seconds after start

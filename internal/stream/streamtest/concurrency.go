@@ -18,9 +18,9 @@ import (
 
 // testHotKey sends HotKeyOrders orders into one window and key at once:
 // none may be lost, and the EARLY pane that follows must hold their exact sum.
-func testHotKey(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+func testHotKey(t *testing.T, en env, f Features) {
 	spec := window.Defaults()
-	r := newRig(t, newStore, spec)
+	r := newRig(t, en, spec)
 	ctx, cancel := context.WithTimeout(t.Context(), f.HotKeyTimeout)
 	defer cancel()
 	now := at("18:30")
@@ -87,9 +87,9 @@ func testHotKey(t *testing.T, newStore func(t *testing.T) docstore.Store, f Feat
 
 // testConcurrentTicks runs ticks at once with the leases out of the way,
 // so that only the transactions keep them from emitting a pane twice.
-func testConcurrentTicks(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+func testConcurrentTicks(t *testing.T, en env, f Features) {
 	spec := window.Defaults()
-	r := newRig(t, newStore, spec)
+	r := newRig(t, en, spec)
 	ctx := t.Context()
 	model := windowtest.NewModel(spec)
 	s := &story{}
@@ -162,9 +162,9 @@ func testConcurrentTicks(t *testing.T, newStore func(t *testing.T) docstore.Stor
 
 // testTickLease checks that a tick skips an aggregation whose lease another
 // live tick holds, takes over an expired lease, and releases its own.
-func testTickLease(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+func testTickLease(t *testing.T, en env) {
 	spec := window.Defaults()
-	r := newRig(t, newStore, spec)
+	r := newRig(t, en, spec)
 	ctx := t.Context()
 	s := &story{}
 	e := s.deliver("18:30", "P-1", "ES", "18:25", "10", 1)

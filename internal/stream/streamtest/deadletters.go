@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -17,9 +16,9 @@ import (
 
 // testDeadLetters checks the pedidos_descartados rows of invalid messages,
 // undecodable requests and too-late orders, and that redeliveries add none.
-func testDeadLetters(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+func testDeadLetters(t *testing.T, en env) {
 	spec := window.Defaults()
-	r := newRig(t, newStore, spec)
+	r := newRig(t, en, spec)
 	ctx := t.Context()
 	now := at("18:30")
 	msg := func(id, body string, attrs map[string]string) order.Delivery {
@@ -43,6 +42,11 @@ func testDeadLetters(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 			map[string]string{order.EventTimeAttribute: "9999-12-31T23:59:59Z"}), "invalid: momento_evento 9999-12-31T23:59:59Z is outside the years", "P-4", false},
 		{"event time in year 0", msg("m-0000", `{"pedido_id":"P-5","pais":"ES","importe_total":"1"}`,
 			map[string]string{order.EventTimeAttribute: "0000-01-01T00:00:00Z"}), "invalid: momento_evento", "P-5", false},
+		{"event time far in the future", msg("m-2300", `{"pedido_id":"P-6","pais":"ES","importe_total":"1"}`,
+			map[string]string{order.EventTimeAttribute: "2300-01-01T00:00:00Z"}),
+			"invalid: momento_evento 2300-01-01T00:00:00Z is more than 24h0m0s ahead of processing time", "P-6", true},
+		{"pedido_id too long", msg("m-longid", `{"pedido_id":"`+strings.Repeat("P", order.MaxPedidoIDBytes+1)+`","pais":"ES","importe_total":"1"}`, evt),
+			"invalid: pedido_id longer than 256 bytes", strings.Repeat("P", order.MaxPedidoIDBytes+1), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,13 +89,38 @@ func testDeadLetters(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 	}
 
 	t.Run("event times far from now are orders", func(t *testing.T) {
-		for i, ts := range []string{"1969-12-31T23:59:59.999Z", "2099-01-01T00:00:00Z", "8999-12-31T23:59:59Z"} {
+		for i, ts := range []string{"1969-12-31T23:59:59.999Z", "1900-01-01T00:00:00Z", now.Add(24 * time.Hour).Format(time.RFC3339Nano)} {
 			d := msg(fmt.Sprintf("m-far-%d", i), fmt.Sprintf(`{"pedido_id":"P-far-%d","pais":"ES","importe_total":"1"}`, i),
 				map[string]string{order.EventTimeAttribute: ts})
 			res, err := r.p.Handle(ctx, d, now)
 			if err != nil || res.Fate() != stream.Accepted {
 				t.Errorf("event time %s: %+v, %v; want accepted", ts, res, err)
 			}
+		}
+	})
+
+	t.Run("oversized identities are cut to fit a document", func(t *testing.T) {
+		before := discardCount(r.sink)
+		id := strings.Repeat("m", 2<<20)
+		pedido := strings.Repeat("P", 2<<20)
+		d := msg(id, `{"pedido_id":"`+pedido+`","pais":"ES","importe_total":"1"}`, evt)
+		for range 2 {
+			res, err := r.p.Handle(ctx, d, now)
+			if err != nil || res.Fate() != stream.Invalid {
+				t.Fatalf("Handle: %v, %v; want the message dead-lettered", res.Invalid, err)
+			}
+		}
+		ds, err := r.sink.Discards()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != before+1 {
+			t.Fatalf("%d rows after the same message twice, want %d", len(ds), before+1)
+		}
+		row := ds[len(ds)-1]
+		if !strings.HasPrefix(row.ID, "invalid|sha256:") || len(row.ID) > 100 || len(row.MessageID) != 1024 || len(row.PedidoID) != 1024 ||
+			row.Reason != "invalid: pedido_id longer than 256 bytes" {
+			t.Errorf("row id %.80s, message id %d bytes, pedido_id %d bytes, reason %q", row.ID, len(row.MessageID), len(row.PedidoID), row.Reason)
 		}
 	})
 

@@ -2,6 +2,7 @@ package streamtest
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -11,7 +12,6 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
@@ -52,9 +52,9 @@ func (r *rig) samePanes(t *testing.T, model *windowtest.Model, keyField string) 
 
 // testSinkDown: the warehouse fails after the state commits; every pane,
 // drop and dead letter waits in the outbox and the next tick appends it.
-func testSinkDown(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+func testSinkDown(t *testing.T, en env) {
 	spec := window.Defaults()
-	r := newRig(t, newStore, spec)
+	r := newRig(t, en, spec)
 	model := windowtest.NewModel(spec)
 	s := &story{}
 	r.play(t, model, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1))
@@ -107,9 +107,9 @@ func testSinkDown(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 // testCrashBeforeOutboxDelete: the process dies after the sink took the rows
 // and before the outbox documents are deleted. The next tick appends them
 // again; the sink sees the same identities and nothing visible doubles.
-func testCrashBeforeOutboxDelete(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+func testCrashBeforeOutboxDelete(t *testing.T, en env) {
 	spec := window.Defaults()
-	r := newRig(t, newStore, spec)
+	r := newRig(t, en, spec)
 	model := windowtest.NewModel(spec)
 	s := &story{}
 	r.store.FailDeletes(isOutbox)
@@ -142,13 +142,13 @@ func testCrashBeforeOutboxDelete(t *testing.T, newStore func(t *testing.T) docst
 // testRandomFaults plays random streams while the sink and the outbox
 // deletes fail at random; once both heal, one tick later the sink holds
 // exactly the model's panes, drops and dead letters.
-func testRandomFaults(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+func testRandomFaults(t *testing.T, en env, f Features) {
 	for seed := range uint64(f.FaultStreams) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r0 := rand.New(rand.NewPCG(seed, 0xfa17))
 			spec := windowtest.RandomSpec(r0)
 			events := windowtest.Stream(r0, spec, windowtest.StreamConfig{Events: f.Events})
-			r := newRig(t, newStore, spec)
+			r := newRig(t, en, spec)
 			var mu sync.Mutex
 			faults := rand.New(rand.NewPCG(seed, 0xbad))
 			flip := func() bool { mu.Lock(); defer mu.Unlock(); return faults.IntN(10) < 3 }
@@ -215,12 +215,12 @@ func testRandomFaults(t *testing.T, newStore func(t *testing.T) docstore.Store, 
 // testTwoAggregations feeds one stream to two aggregations with different
 // windows, modes and shard counts: each must match its own model, and an
 // invalid message is dead-lettered once.
-func testTwoAggregations(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+func testTwoAggregations(t *testing.T, en env, f Features) {
 	a := window.Defaults()
 	a.WindowSize, a.AllowedLateness = 10*time.Minute, 30*time.Minute
 	b := a
 	b.Name, b.WindowSize, b.Accumulation, b.Shards, b.LateDelay = "ventas_7min_pais", 7*time.Minute, window.Discarding, 3, 45*time.Second
-	r := newRig(t, newStore, a, b)
+	r := newRig(t, en, a, b)
 	ma, mb := windowtest.NewModel(a), windowtest.NewModel(b)
 	events := windowtest.Stream(rand.New(rand.NewPCG(7, 7)), a, windowtest.StreamConfig{Events: f.Events})
 	for i, e := range events {
@@ -275,12 +275,13 @@ func testTwoAggregations(t *testing.T, newStore func(t *testing.T) docstore.Stor
 }
 
 // testShardCountChange restarts the processor with another shard count while
-// a window is open: the open window keeps its count (no order moves to
-// another shard), new windows take the new one, and the sums stay exact.
-func testShardCountChange(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+// a window is open: new orders spread over the new count of deltas, the
+// deltas written under the old count are still folded in, and the sums stay
+// exact.
+func testShardCountChange(t *testing.T, en env) {
 	spec := window.Defaults()
 	spec.Shards = 2
-	r := newRig(t, newStore, spec)
+	r := newRig(t, en, spec)
 	model := windowtest.NewModel(spec)
 	s := &story{}
 	for i := range 6 {
@@ -288,7 +289,7 @@ func testShardCountChange(t *testing.T, newStore func(t *testing.T) docstore.Sto
 	}
 	more := spec
 	more.Shards = 7
-	p2, err := stream.New(r.store, r.sink, []window.Spec{more}, IsCountry, testLogger(t))
+	p2, err := stream.New(r.store, r.sink, []window.Spec{more}, IsCountry, testLogger(t), r.opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,28 +299,23 @@ func testShardCountChange(t *testing.T, newStore func(t *testing.T) docstore.Sto
 			s.deliver("18:31", fmt.Sprintf("P-new-%d", i), "ES", "18:21", "2", 1),
 			s.deliver("18:31", fmt.Sprintf("P-fr-%d", i), "FR", "18:21", "3", 1))
 	}
-	maxShard := func(key string) int {
-		wk := window.WindowKey{Window: spec.WindowOf(at("18:21")), Key: key}
-		cell := "aggregations/" + spec.Name + "/windows/" + wk.Window.Start.UTC().Format("20060102T150405Z") + "_" + docstore.ID(key)
-		docs, err := r.store.List(t.Context(), cell+"/shards")
-		if err != nil {
-			t.Fatal(err)
-		}
-		top := -1
-		for _, d := range docs {
-			var n int
-			if _, err := fmt.Sscanf(d.Path[len(cell+"/shards/"):], "%d", &n); err != nil {
-				t.Fatalf("shard path %s: %v", d.Path, err)
-			}
-			top = max(top, n)
-		}
-		return top
+	docs, err := r.store.List(t.Context(), "aggregations/"+spec.Name+"/deltas")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := maxShard("ES"); got > 1 {
-		t.Errorf("the open ES window has shard %d, want only 0 and 1 (its count was 2)", got)
+	top := map[string]int{}
+	for _, d := range docs {
+		var dd struct {
+			Key string `json:"key"`
+			N   int    `json:"n"`
+		}
+		if err := json.Unmarshal(d.Data, &dd); err != nil {
+			t.Fatalf("delta %s: %v", d.Path, err)
+		}
+		top[dd.Key] = max(top[dd.Key], dd.N)
 	}
-	if got := maxShard("FR"); got < 2 {
-		t.Errorf("the new FR window uses shards up to %d only, want the new count 7 in use", got)
+	if top["FR"] < 2 {
+		t.Errorf("the FR window uses deltas up to %d only, want the new count 7 in use", top["FR"])
 	}
 	end := at("18:31").Add(5 * time.Hour)
 	r.play(t, model, tick(end.In(spain).Format("15:04:05")))

@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
@@ -66,7 +65,7 @@ func (c *coverage) check(t *testing.T, want map[string]bool) {
 	}
 }
 
-func testProperty(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+func testProperty(t *testing.T, en env, f Features) {
 	var cov coverage
 	total := 0
 	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
@@ -80,7 +79,7 @@ func testProperty(t *testing.T, newStore func(t *testing.T) docstore.Store, f Fe
 					cfg := windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
 					events := windowtest.Stream(r, spec, cfg)
 					var c coverage
-					runAgainstModel(t, newRig(t, newStore, spec), spec, events, cfg, &c)
+					runAgainstModel(t, newRig(t, en, spec), spec, events, cfg, &c)
 					cov.add(&c)
 				})
 			}
@@ -94,7 +93,7 @@ func testProperty(t *testing.T, newStore func(t *testing.T) docstore.Store, f Fe
 
 // testPropertyDefaults runs the production spec, whose hour windows and two
 // hours of lateness need longer streams to close.
-func testPropertyDefaults(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
+func testPropertyDefaults(t *testing.T, en env, f Features) {
 	var cov coverage
 	for seed := range uint64(f.DefaultStreams) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -102,7 +101,7 @@ func testPropertyDefaults(t *testing.T, newStore func(t *testing.T) docstore.Sto
 			spec := window.Defaults()
 			cfg := windowtest.StreamConfig{Events: 2 * f.Events}
 			var c coverage
-			runAgainstModel(t, newRig(t, newStore, spec), spec, windowtest.Stream(r, spec, cfg), cfg, &c)
+			runAgainstModel(t, newRig(t, en, spec), spec, windowtest.Stream(r, spec, cfg), cfg, &c)
 			cov.add(&c)
 		})
 	}
@@ -129,45 +128,76 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 		t.Fatalf("event %d %s at %s (message %s order %s %q): %s\nspec %+v",
 			i, e.Kind, e.Now.Format(time.RFC3339Nano), e.MessageID, e.Order.ID, e.Invalid, fmt.Sprintf(format, a...), spec)
 	}
-	for i, e := range events {
-		want := model.Apply(e)
+	// Batches of consecutive deliveries, when the rig asks for them: random
+	// sizes from one to eight, so that duplicates, late corrections and drops
+	// of one (window, key) share a batch.
+	batchRand := rand.New(rand.NewPCG(uint64(len(events)), 0xba7c4))
+	checkDelivery := func(i int, e windowtest.Event, res stream.Result) {
+		t.Helper()
+		if e.Invalid != "" {
+			if !strings.HasPrefix(res.Invalid, "invalid: ") || res.Duplicate != invalidSeen[e.MessageID] {
+				fail(i, e, "result %+v, want an invalid message (duplicate %v)", res, invalidSeen[e.MessageID])
+			}
+			if invalidSeen[e.MessageID] {
+				cov.duplicates++
+			} else {
+				cov.invalid++
+			}
+			invalidSeen[e.MessageID] = true
+			return
+		}
+		if res.Invalid != "" || len(res.Aggregations) != 1 {
+			fail(i, e, "result %+v, want one aggregation's outcome", res)
+		}
+		out := res.Aggregations[0]
+		prev, seen := fates[e.Order.ID]
+		switch {
+		case seen && (out.Fate != stream.Duplicate || out.Recorded != fateOf(prev)):
+			fail(i, e, "outcome %+v, want a duplicate of %s", out, prev)
+		case seen:
+			cov.duplicates++
+		case out.Fate == stream.Accepted:
+			fates[e.Order.ID] = windowtest.Accepted
+		case out.Fate == stream.TooLate:
+			fates[e.Order.ID] = windowtest.Dropped
+			cov.drops++
+		default:
+			fail(i, e, "outcome %+v for the first delivery of %s", out, e.Order.ID)
+		}
+	}
+	for i := 0; i < len(events); {
+		e := events[i]
+		n := 1 // events handled in this step
+		if e.Kind == windowtest.Deliver && r.batches {
+			for size := 1 + batchRand.IntN(8); n < size && i+n < len(events) && events[i+n].Kind == windowtest.Deliver; n++ {
+			}
+		}
+		step := events[i : i+n]
+		var want []window.Pane
+		for _, e := range step {
+			want = append(want, model.Apply(e)...)
+		}
 		before := paneCount(r.sink)
 		switch e.Kind {
 		case windowtest.Deliver:
-			d := Delivery(e)
-			res, err := r.p.Handle(ctx, d, e.Now)
+			pushes := make([]stream.Push, n)
+			for j, e := range step {
+				pushes[j] = stream.Push{Delivery: Delivery(e), Now: e.Now}
+			}
+			var results []stream.Result
+			var err error
+			if n == 1 && !r.batches {
+				var res stream.Result
+				res, err = r.p.Handle(ctx, pushes[0].Delivery, e.Now)
+				results = []stream.Result{res}
+			} else {
+				results, err = r.p.HandleBatch(ctx, pushes)
+			}
 			if err != nil {
-				fail(i, e, "Handle: %v", err)
+				fail(i, e, "Handle of %d deliveries: %v", n, err)
 			}
-			if e.Invalid != "" {
-				if !strings.HasPrefix(res.Invalid, "invalid: ") || res.Duplicate != invalidSeen[e.MessageID] {
-					fail(i, e, "result %+v, want an invalid message (duplicate %v)", res, invalidSeen[e.MessageID])
-				}
-				if invalidSeen[e.MessageID] {
-					cov.duplicates++
-				} else {
-					cov.invalid++
-				}
-				invalidSeen[e.MessageID] = true
-				break
-			}
-			if res.Invalid != "" || len(res.Aggregations) != 1 {
-				fail(i, e, "result %+v, want one aggregation's outcome", res)
-			}
-			out := res.Aggregations[0]
-			prev, seen := fates[e.Order.ID]
-			switch {
-			case seen && (out.Fate != stream.Duplicate || out.Recorded != fateOf(prev)):
-				fail(i, e, "outcome %+v, want a duplicate of %s", out, prev)
-			case seen:
-				cov.duplicates++
-			case out.Fate == stream.Accepted:
-				fates[e.Order.ID] = windowtest.Accepted
-			case out.Fate == stream.TooLate:
-				fates[e.Order.ID] = windowtest.Dropped
-				cov.drops++
-			default:
-				fail(i, e, "outcome %+v for the first delivery of %s", out, e.Order.ID)
+			for j, e := range step {
+				checkDelivery(i+j, e, results[j])
 			}
 		case windowtest.Tick:
 			res, err := r.p.Tick(ctx, e.Now)
@@ -190,20 +220,26 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 		windowtest.SortPanes(want)
 		windowtest.SortPanes(got)
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-			fail(i, e, "panes differ (-model +processor):\n%s", diff)
+			fail(i, e, "panes differ after %d events (-model +processor):\n%s", n, diff)
 		}
 		cov.count(spec, e, got)
 
-		// Invariant 6: the same message again, or the same tick again.
+		// Invariant 6: the same messages again, or the same tick again.
 		mark, panes, discards := r.store.Writes(), paneCount(r.sink), discardCount(r.sink)
 		switch e.Kind {
 		case windowtest.Deliver:
-			res, err := r.p.Handle(ctx, Delivery(e), e.Now)
+			pushes := make([]stream.Push, n)
+			for j, e := range step {
+				pushes[j] = stream.Push{Delivery: Delivery(e), Now: e.Now}
+			}
+			results, err := r.p.HandleBatch(ctx, pushes)
 			if err != nil {
 				fail(i, e, "Handle again: %v", err)
 			}
-			if dup := res.Duplicate || (len(res.Aggregations) == 1 && res.Aggregations[0].Fate == stream.Duplicate); !dup {
-				fail(i, e, "redelivery handled as %+v, want a duplicate", res)
+			for _, res := range results {
+				if dup := res.Duplicate || (len(res.Aggregations) == 1 && res.Aggregations[0].Fate == stream.Duplicate); !dup {
+					fail(i, e, "redelivery handled as %+v, want a duplicate", res)
+				}
 			}
 		case windowtest.Tick:
 			res, err := r.p.Tick(ctx, e.Now)
@@ -224,6 +260,7 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 			fail(i, e, "repeating it wrote %v, %d panes and %d discards", writes,
 				paneCount(r.sink)-panes, discardCount(r.sink)-discards)
 		}
+		i += n
 	}
 
 	all := r.panes(spec.KeyField)

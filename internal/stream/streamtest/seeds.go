@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
@@ -44,7 +43,7 @@ func seedFates() map[string][]stream.Fate {
 	}
 }
 
-func testSeeds(t *testing.T, newStore func(t *testing.T) docstore.Store) {
+func testSeeds(t *testing.T, en env) {
 	fates := seedFates()
 	for _, tt := range windowtest.Seeds() {
 		t.Run(tt.Name, func(t *testing.T) {
@@ -56,7 +55,7 @@ func testSeeds(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 			if tt.Change != nil {
 				tt.Change(&spec)
 			}
-			r := newRig(t, newStore, spec)
+			r := newRig(t, en, spec)
 			model := windowtest.NewModel(spec)
 			var fates []stream.Fate
 			var w time.Time

@@ -44,6 +44,12 @@ type Features struct {
 	// ChaosOrders is the number of orders sent from four goroutines while
 	// two tickers run, per late delay: 400.
 	ChaosOrders int
+	// Options are passed to every stream.New (batching, for one).
+	Options []stream.Option
+	// RandomBatches makes the property tests hand runs of consecutive
+	// deliveries to HandleBatch in batches of random size, which must
+	// change nothing the model can see.
+	RandomBatches bool
 }
 
 func (f Features) withDefaults() Features {
@@ -74,19 +80,26 @@ func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 // RunWith runs the suite sized by f.
 func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
 	f = f.withDefaults()
-	t.Run("SeedStories", func(t *testing.T) { testSeeds(t, newStore) })
-	t.Run("DeadLetters", func(t *testing.T) { testDeadLetters(t, newStore) })
-	t.Run("TwoAggregations", func(t *testing.T) { testTwoAggregations(t, newStore, f) })
-	t.Run("ShardCountFixedPerWindow", func(t *testing.T) { testShardCountChange(t, newStore) })
-	t.Run("PropertyAgainstModel", func(t *testing.T) { testProperty(t, newStore, f) })
-	t.Run("PropertyDefaults", func(t *testing.T) { testPropertyDefaults(t, newStore, f) })
-	t.Run("HotKey", func(t *testing.T) { testHotKey(t, newStore, f) })
-	t.Run("ConcurrentTicks", func(t *testing.T) { testConcurrentTicks(t, newStore, f) })
-	t.Run("OrdersDuringTicks", func(t *testing.T) { testOrdersDuringTicks(t, newStore, f) })
-	t.Run("TickLease", func(t *testing.T) { testTickLease(t, newStore) })
-	t.Run("SinkDownLosesNoPane", func(t *testing.T) { testSinkDown(t, newStore) })
-	t.Run("CrashBeforeOutboxDelete", func(t *testing.T) { testCrashBeforeOutboxDelete(t, newStore) })
-	t.Run("RandomFaults", func(t *testing.T) { testRandomFaults(t, newStore, f) })
+	en := env{newStore: newStore, f: f}
+	t.Run("SeedStories", func(t *testing.T) { testSeeds(t, en) })
+	t.Run("DeadLetters", func(t *testing.T) { testDeadLetters(t, en) })
+	t.Run("TwoAggregations", func(t *testing.T) { testTwoAggregations(t, en, f) })
+	t.Run("ShardCountChange", func(t *testing.T) { testShardCountChange(t, en) })
+	t.Run("PropertyAgainstModel", func(t *testing.T) { testProperty(t, en, f) })
+	t.Run("PropertyDefaults", func(t *testing.T) { testPropertyDefaults(t, en, f) })
+	t.Run("HotKey", func(t *testing.T) { testHotKey(t, en, f) })
+	t.Run("ConcurrentTicks", func(t *testing.T) { testConcurrentTicks(t, en, f) })
+	t.Run("OrdersDuringTicks", func(t *testing.T) { testOrdersDuringTicks(t, en, f) })
+	t.Run("TickLease", func(t *testing.T) { testTickLease(t, en) })
+	t.Run("SinkDownLosesNoPane", func(t *testing.T) { testSinkDown(t, en) })
+	t.Run("CrashBeforeOutboxDelete", func(t *testing.T) { testCrashBeforeOutboxDelete(t, en) })
+	t.Run("RandomFaults", func(t *testing.T) { testRandomFaults(t, en, f) })
+}
+
+// env is what every test of the suite builds its rig from.
+type env struct {
+	newStore func(t *testing.T) docstore.Store
+	f        Features
 }
 
 // rig is a processor over a recorded store and a recording sink.
@@ -96,17 +109,21 @@ type rig struct {
 	sink  *Sink
 	p     *stream.Processor
 	specs []window.Spec
+	opts  []stream.Option
+	// batches: the property tests hand consecutive deliveries to
+	// HandleBatch in batches of random size.
+	batches bool
 }
 
-func newRig(t *testing.T, newStore func(t *testing.T) docstore.Store, specs ...window.Spec) *rig {
+func newRig(t *testing.T, e env, specs ...window.Spec) *rig {
 	t.Helper()
-	rec := NewRecorder(newStore(t))
+	rec := NewRecorder(e.newStore(t))
 	sink := NewSink()
-	p, err := stream.New(rec, sink, specs, IsCountry, testLogger(t))
+	p, err := stream.New(rec, sink, specs, IsCountry, testLogger(t), e.f.Options...)
 	if err != nil {
 		t.Fatalf("stream.New: %v", err)
 	}
-	return &rig{t: t, store: rec, sink: sink, p: p, specs: specs}
+	return &rig{t: t, store: rec, sink: sink, p: p, specs: specs, opts: e.f.Options, batches: e.f.RandomBatches}
 }
 
 // open lists the open (window, key)s of aggregation agg.

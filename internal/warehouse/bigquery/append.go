@@ -18,7 +18,8 @@ import (
 const appendBatch = 500
 
 // Append streams rows into table with tabledata.insertAll, each row with
-// insertId = Row.ID.
+// insertId = Row.ID, or a hash of it when Row.ID is longer than BigQuery's
+// 128 characters (see insertID).
 //
 // Why insertAll rather than the Storage Write API: the rows are the panes of
 // the windowed aggregation and the dead letters, a few per minute, small and
@@ -63,7 +64,7 @@ func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.R
 	ins := w.dataset.Table(t.Name).Inserter()
 	for start := 0; start < len(savers); start += appendBatch {
 		if err := ins.Put(ctx, savers[start:min(start+appendBatch, len(savers))]); err != nil {
-			return fmt.Errorf("append to %s: %w", table, describePutError(err))
+			return fmt.Errorf("append to %s: %w", table, describePutError(err, rows[start:]))
 		}
 	}
 	return nil
@@ -106,11 +107,13 @@ func newRowSaver(t warehouse.Table, r warehouse.Row) (rowSaver, error) {
 		}
 		cells[f.Name] = json.RawMessage(b)
 	}
-	return rowSaver{id: r.ID, cells: cells}, nil
+	return rowSaver{id: insertID(r.ID), cells: cells}, nil
 }
 
-// describePutError names the rejected rows by ID, with BigQuery's reasons.
-func describePutError(err error) error {
+// describePutError names the rejected rows by their Row.ID (not the
+// insertId, which may be a hash), with BigQuery's reasons; rows is the
+// batch the error is about, indexed as the request was.
+func describePutError(err error, rows []warehouse.Row) error {
 	var multi bigquery.PutMultiError
 	if !errors.As(err, &multi) {
 		return err
@@ -126,7 +129,11 @@ func describePutError(err error) error {
 			}
 			reasons = append(reasons, e.Error())
 		}
-		parts = append(parts, fmt.Sprintf("row %s: %s", re.InsertID, strings.Join(reasons, "; ")))
+		id := re.InsertID
+		if re.RowIndex >= 0 && re.RowIndex < len(rows) {
+			id = rows[re.RowIndex].ID
+		}
+		parts = append(parts, fmt.Sprintf("row %s: %s", id, strings.Join(reasons, "; ")))
 	}
 	return fmt.Errorf("%d rows rejected: %s: %w", len(multi), strings.Join(parts, ", "), err)
 }

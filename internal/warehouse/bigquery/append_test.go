@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
 // pane builds a row of ventas_hora_pais_paneles whose ID is its identity.
@@ -47,7 +48,7 @@ func TestAppend(t *testing.T) {
 
 	tests := []struct {
 		name      string
-		setup     func(f *fakeBigQuery)
+		setup     func(f *bqfake.Fake)
 		batches   [][]warehouse.Row // successive Append calls
 		wantErr   string
 		wantCalls int
@@ -67,14 +68,14 @@ func TestAppend(t *testing.T) {
 		},
 		{
 			name:      "503 is retried with back-off",
-			setup:     func(f *fakeBigQuery) { f.fault("tabledata.insertAll", http.StatusServiceUnavailable, false) },
+			setup:     func(f *bqfake.Fake) { f.Fault("tabledata.insertAll", http.StatusServiceUnavailable, false) },
 			batches:   [][]warehouse.Row{{es}},
 			wantCalls: 2,
 			wantIDs:   []string{es.ID},
 		},
 		{
 			name:      "503 after the rows landed: the retry is deduplicated by insertId",
-			setup:     func(f *fakeBigQuery) { f.fault("tabledata.insertAll", http.StatusInternalServerError, true) },
+			setup:     func(f *bqfake.Fake) { f.Fault("tabledata.insertAll", http.StatusInternalServerError, true) },
 			batches:   [][]warehouse.Row{{es, fr}},
 			wantCalls: 2,
 			wantIDs:   []string{es.ID, fr.ID},
@@ -116,7 +117,7 @@ func TestAppend(t *testing.T) {
 			}
 			checkErr(t, err, tc.wantErr)
 			calls := 0
-			for _, c := range e.fake.callLog() {
+			for _, c := range e.fake.Calls() {
 				if strings.HasPrefix(c, "tabledata.insertAll ") {
 					calls++
 				}
@@ -125,7 +126,7 @@ func TestAppend(t *testing.T) {
 				t.Errorf("insertAll requests: %d, want %d", calls, tc.wantCalls)
 			}
 			if tc.wantIDs != nil {
-				if diff := cmp.Diff(tc.wantIDs, e.fake.insertIDs(testDataset, warehouse.VentasHoraPaisPaneles)); diff != "" {
+				if diff := cmp.Diff(tc.wantIDs, e.fake.InsertIDs(warehouse.VentasHoraPaisPaneles)); diff != "" {
 					t.Errorf("stored insertIds (-want +got):\n%s", diff)
 				}
 			}
@@ -148,12 +149,12 @@ func TestAppendRejectedRow(t *testing.T) {
 	}
 	tb.Schema = slices.Clone(tb.Schema)
 	tb.Schema[tb.Column("pais")].Type = warehouse.Int64
-	e.fake.addTable(testDataset, tb)
+	e.fake.SetTable(tb)
 
 	err = e.w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, []warehouse.Row{ok, rejected})
 	checkErr(t, err, "2 rows rejected: row "+rejected.ID+": invalid: field pais: Could not parse 'FR' as INT64")
 	checkErr(t, err, "row "+ok.ID+": stopped: ")
-	if n := len(e.fake.tableRows(testDataset, warehouse.VentasHoraPaisPaneles)); n != 0 {
+	if n := len(e.fake.Rows(warehouse.VentasHoraPaisPaneles)); n != 0 {
 		t.Errorf("%d rows landed, want 0", n)
 	}
 }
@@ -163,7 +164,7 @@ func TestAppendStoredValues(t *testing.T) {
 	if err := e.w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, []warehouse.Row{pane(t, "ES", 2, "250.10")}); err != nil {
 		t.Fatal(err)
 	}
-	rows := e.fake.tableRows(testDataset, warehouse.VentasHoraPaisPaneles)
+	rows := e.fake.Rows(warehouse.VentasHoraPaisPaneles)
 	if len(rows) != 1 {
 		t.Fatalf("got %d rows, want 1", len(rows))
 	}
@@ -179,15 +180,4 @@ func TestAppendStoredValues(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stored row (-want +got):\n%s", diff)
 	}
-}
-
-func (f *fakeBigQuery) insertIDs(dataset, table string) []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []string
-	for id := range f.tables[dataset+"."+table].insertIDs {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
 }

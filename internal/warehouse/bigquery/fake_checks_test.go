@@ -7,14 +7,16 @@ import (
 	"testing"
 
 	"cloud.google.com/go/bigquery"
+	"cloud.google.com/go/civil"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// TestFakeChecksRequests shows that fakeBigQuery refuses what BigQuery
-// refuses, so the adapter's passing tests mean something. Each case sends
-// a request through the real client, bypassing the adapter's own checks.
+// TestFakeChecksRequests shows that bqfake refuses what BigQuery refuses,
+// and answers and records what breaks a rule of this codebase, so the
+// adapter's passing tests mean something. Each case sends a request through
+// the real client, bypassing the adapter's own checks.
 func TestFakeChecksRequests(t *testing.T) {
 	lineasTable, err := warehouse.Lookup(warehouse.LineasPedido)
 	if err != nil {
@@ -86,8 +88,28 @@ func TestFakeChecksRequests(t *testing.T) {
 				row := rowSaver{id: bigquery.NoDedupeID, cells: map[string]bigquery.Value{"pedido_id": "x"}}
 				return e.w.dataset.Table(warehouse.LineasPedido).Inserter().Put(ctx, row)
 			},
-			wantErr:        `Message: "Missing required field: linea."; Reason: "invalid"`,
+			wantErr:        "Error 400: bqfake: insertAll row 0 of lineas_pedido has no insertId: a retry could duplicate it, invalid",
 			wantViolations: []string{"insertAll row 0 of lineas_pedido has no insertId: a retry could duplicate it"},
+		},
+		{
+			name: "insertAll row with a missing field",
+			run: func(ctx context.Context, e *testEnv) error {
+				row := rowSaver{id: "r1", cells: map[string]bigquery.Value{"pedido_id": "x"}}
+				return e.w.dataset.Table(warehouse.LineasPedido).Inserter().Put(ctx, row)
+			},
+			wantErr: `Message: "Missing required field: linea."; Reason: "invalid"`,
+		},
+		{
+			name: "insertId of 129 characters",
+			run: func(ctx context.Context, e *testEnv) error {
+				s, err := newRowSaver(lineasTable, warehouse.Row{ID: "x", Values: lineas(t, 1)[0]})
+				if err != nil {
+					return err
+				}
+				s.id = strings.Repeat("x", 129)
+				return e.w.dataset.Table(warehouse.LineasPedido).Inserter().Put(ctx, s)
+			},
+			wantErr: "insertId of 129 characters, more than 128",
 		},
 		{
 			name: "insertAll with a NUMERIC of ten decimals",
@@ -117,19 +139,113 @@ func TestFakeChecksRequests(t *testing.T) {
 				}
 				return waitErr(ctx, e, j)
 			},
-			wantErr:        "notFound: Not found: Table alpipe-test:alpinashop_analitica.lineas_pedido_v2",
-			wantViolations: []string{"load would create table alpinashop_analitica.lineas_pedido_v2: tables are Terraform's, loads must say CREATE_NEVER"},
+			wantErr:        "Error 400: bqfake: load into alpinashop_analitica.lineas_pedido_v2 may create the table",
+			wantViolations: []string{`load into alpinashop_analitica.lineas_pedido_v2 may create the table (create disposition ""): tables are Terraform's, loads must say CREATE_NEVER`},
+		},
+		{
+			name: "job without a location",
+			run: func(ctx context.Context, e *testEnv) error {
+				q := e.w.client.Query("SELECT 1")
+				q.JobID = "alpipe-q1"
+				_, err := q.Run(ctx)
+				return err
+			},
+			wantErr:        "Error 400: bqfake: job alpipe-q1 without a location",
+			wantViolations: []string{"job alpipe-q1 without a location: jobs.get could not find it outside the US and EU multi-regions"},
+		},
+		{
+			name: "label value with an upper-case letter",
+			run: func(ctx context.Context, e *testEnv) error {
+				q := e.w.client.Query("SELECT 1")
+				q.JobID = "alpipe-q2"
+				q.Location = fakeLocation
+				q.Labels = map[string]string{"alpipe-aggregate": "Ventas"}
+				_, err := q.Run(ctx)
+				return err
+			},
+			wantErr: `Invalid label value "Ventas"`,
+		},
+		{
+			name: "label value of 64 characters",
+			run: func(ctx context.Context, e *testEnv) error {
+				q := e.w.client.Query("SELECT 1")
+				q.JobID = "alpipe-q3"
+				q.Location = fakeLocation
+				q.Labels = map[string]string{"alpipe-aggregate": strings.Repeat("v", 64)}
+				_, err := q.Run(ctx)
+				return err
+			},
+			wantErr: "at most 63 characters",
+		},
+		{
+			name: "query of a table the dataset does not hold",
+			run: func(ctx context.Context, e *testEnv) error {
+				_, err := e.w.newQuery("SELECT * FROM pedidos").Read(ctx)
+				return err
+			},
+			wantErr: "Not found: Table alpipe-test:alpinashop_analitica.pedidos was not found",
+		},
+		{
+			name: "refresh of a partition outside the DAY range",
+			run: func(ctx context.Context, e *testEnv) error {
+				q := e.w.client.Query("SELECT 1")
+				q.JobID = "alpipe-r3"
+				q.Location = fakeLocation
+				q.Dst = e.w.dataset.Table("ventas_diarias_sku$21600101")
+				q.CreateDisposition = bigquery.CreateNever
+				_, err := q.Run(ctx)
+				return err
+			},
+			wantErr: "outside the DAY partition range 1960-01-01..2159-12-31",
+		},
+		{
+			name: "refresh whose date parameter is not its partition's date",
+			run: func(ctx context.Context, e *testEnv) error {
+				agg, err := warehouse.LookupAggregate(warehouse.VentasDiariasSKU)
+				if err != nil {
+					return err
+				}
+				sql, err := agg.SelectSQL(warehouse.BigQuery, e.w.qualify)
+				if err != nil {
+					return err
+				}
+				q := e.w.client.Query(sql)
+				q.JobID = "alpipe-r4"
+				q.Location = fakeLocation
+				q.Parameters = []bigquery.QueryParameter{{Name: warehouse.DateParam, Value: civil.Date{Year: 2026, Month: 3, Day: 13}}}
+				q.Dst = e.w.dataset.Table("ventas_diarias_sku$20260314")
+				q.WriteDisposition = bigquery.WriteTruncate
+				q.CreateDisposition = bigquery.CreateNever
+				_, err = q.Run(ctx)
+				return err
+			},
+			wantErr: `the @fecha parameter ("2026-03-13") is not the date of the partition it writes (ventas_diarias_sku$20260314)`,
+		},
+		{
+			// The client sends media to /upload/bigquery/v2/, outside the
+			// endpoint's path: the adapter stages in Cloud Storage instead,
+			// and the fake says so if that ever changes.
+			name: "load job with a media upload",
+			run: func(ctx context.Context, e *testEnv) error {
+				src := bigquery.NewReaderSource(strings.NewReader("{}\n"))
+				src.SourceFormat = bigquery.JSON
+				l := e.w.dataset.Table(warehouse.LineasPedido).LoaderFrom(src)
+				l.JobID = "alpipe-l4"
+				l.Location = fakeLocation
+				l.CreateDisposition = bigquery.CreateNever
+				_, err := l.Run(ctx)
+				return err
+			},
+			wantErr:        "Error 400: bqfake: unexpected request POST /upload/bigquery/v2/projects/alpipe-test/jobs",
+			wantViolations: []string{"unexpected request POST /upload/bigquery/v2/projects/alpipe-test/jobs: the adapter uses jobs.insert/get/query/getQueryResults and tabledata.insertAll only"},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newTestEnv(t)
-			e.fake.recordOnly = true
+			e := newLaxTestEnv(t)
 			err := tc.run(context.Background(), e)
 			checkErr(t, err, tc.wantErr)
-			e.fake.mu.Lock()
-			violations := e.fake.violations
-			e.fake.mu.Unlock()
+			violations := e.fake.Violations()
 			if diff := cmp.Diff(tc.wantViolations, violations); diff != "" {
 				t.Errorf("violations (-want +got):\n%s", diff)
 			}
@@ -142,6 +258,7 @@ func runQuery(ctx context.Context, e *testEnv, id, sql string, dst *bigquery.Tab
 	q.JobID = id
 	q.Location = fakeLocation
 	q.Dst = dst
+	q.CreateDisposition = bigquery.CreateNever
 	j, err := q.Run(ctx)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -12,11 +13,14 @@ import (
 
 	"cloud.google.com/go/bigquery"
 	"cloud.google.com/go/storage"
+	bq "google.golang.org/api/bigquery/v2"
 	"google.golang.org/api/option"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
 const (
@@ -26,21 +30,32 @@ const (
 	testPrefix  = "cargas/"
 )
 
-// testEnv is the adapter wired to fakeBigQuery, with staging on the
-// in-process fake Cloud Storage (objects.StartLocal) through the real
-// objects.GCS adapter, so the load files the fake reads are the bytes the
-// adapter uploaded.
+// fakeLocation is the dataset location the tests give the adapter.
+const fakeLocation = "EU"
+
+// testEnv is the adapter wired to bqfake, with staging on the in-process
+// fake Cloud Storage (fakegcs.Start) through the real objects.GCS adapter,
+// so the load files the fake reads are the bytes the adapter uploaded.
 type testEnv struct {
 	w       *Warehouse
-	fake    *fakeBigQuery
+	fake    *bqfake.Fake
 	gcs     *objects.GCS
 	staging *recordingStaging
 }
 
+// newTestEnv fails the test at cleanup on any bqfake violation.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
+	e := newLaxTestEnv(t)
+	e.fake.FailOnViolations(t)
+	return e
+}
+
+// newLaxTestEnv leaves violations to the test (see TestFakeChecksRequests).
+func newLaxTestEnv(t *testing.T) *testEnv {
+	t.Helper()
 	ctx := context.Background()
-	local, err := objects.StartLocal("", testBucket)
+	local, err := fakegcs.Start("", testBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,23 +78,22 @@ func newTestEnv(t *testing.T) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	staged := func(bucket, name string) ([]byte, bool) {
-		r, err := gcs.Open(ctx, bucket, name, 0)
-		if err != nil {
-			return nil, false
-		}
-		defer r.Close()
-		b, err := io.ReadAll(r)
-		return b, err == nil
+	fake, err := bqfake.New(bqfake.Options{
+		Project: testProject,
+		Dataset: testDataset,
+		Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
+			return gcs.Open(ctx, bucket, name, 0)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	fake := newFakeBigQuery(t, testProject, staged)
-	for _, tb := range warehouse.Tables() {
-		fake.addTable(testDataset, tb)
-	}
+	srv := httptest.NewServer(fake.Handler())
+	t.Cleanup(srv.Close)
 	client, err := bigquery.NewClient(ctx, testProject,
-		option.WithEndpoint(fake.endpoint()),
+		option.WithEndpoint(srv.URL+"/bigquery/v2/"),
 		option.WithoutAuthentication(),
-		option.WithHTTPClient(fake.srv.Client()),
+		option.WithHTTPClient(srv.Client()),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +112,42 @@ func newTestEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	return &testEnv{w: w, fake: fake, gcs: gcs, staging: rs}
+}
+
+// otherWriter is another instance's job racing ours for the same ID: its
+// label names it, and its load reads its own copy of the file.
+func otherWriter(fails *bq.ErrorProto) bqfake.Race {
+	return bqfake.Race{
+		Labels:     map[string]string{writerLabel: "other"},
+		SourceURIs: []string{"gs://other-bucket/other.ndjson"},
+		Fails:      fails,
+	}
+}
+
+func jobIDs(f *bqfake.Fake) []string {
+	var ids []string
+	for _, j := range f.Jobs() {
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+func jobConfig(f *bqfake.Fake, id string) *bq.JobConfiguration {
+	for _, j := range f.Jobs() {
+		if j.ID == id {
+			return j.Config
+		}
+	}
+	return nil
+}
+
+func jobState(f *bqfake.Fake, id string) string {
+	for _, j := range f.Jobs() {
+		if j.ID == id {
+			return j.State
+		}
+	}
+	return ""
 }
 
 // staged lists the objects left under the staging prefix.

@@ -43,6 +43,9 @@ var ErrTooManyAttempts = errors.New("too many failed load attempts")
 // A Load with no rows commits its ID too (a later Load of it reports
 // AlreadyLoaded), with a marker job instead of a load: see commitEmpty.
 func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
+	if w.opt.StagingBucket == "" {
+		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, ErrNoStaging)
+	}
 	if err := checkJobIDPart(req.ID, maxLoadIDLen); err != nil {
 		return warehouse.LoadResult{}, fmt.Errorf("load %q: invalid ID: %w", req.ID, err)
 	}

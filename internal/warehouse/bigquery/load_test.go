@@ -14,6 +14,7 @@ import (
 	bq "google.golang.org/api/bigquery/v2"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
 const testLoadID = "alpina-landing_exportaciones-2026-03-14-pedidos-csv_g1710408615123456"
@@ -50,7 +51,7 @@ func TestLoadJobIDs(t *testing.T) {
 			if diff := cmp.Diff(tc.wantJob, got); diff != "" {
 				t.Errorf("loadJobID (-want +got):\n%s", diff)
 			}
-			if !validJobID(got) {
+			if !bqfake.ValidJobID(got) {
 				t.Errorf("job ID %q is not valid for BigQuery (len %d)", got, len(got))
 			}
 			if diff := cmp.Diff(tc.wantStaging, stagingName("cargas/", tc.id, tc.attempt, "0123456789abcdef")); diff != "" {
@@ -91,7 +92,7 @@ func TestLoad(t *testing.T) {
 
 	tests := []struct {
 		name         string
-		setup        func(f *fakeBigQuery)
+		setup        func(f *bqfake.Fake)
 		rows         int
 		failAt       int
 		want         warehouse.LoadResult
@@ -114,7 +115,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name:         "load job still running is waited for",
-			setup:        func(f *fakeBigQuery) { f.setRunningPolls(3) },
+			setup:        func(f *bqfake.Fake) { f.SetRunningPolls(3) },
 			rows:         2,
 			want:         warehouse.LoadResult{Rows: 2},
 			wantInserts:  []string{a1},
@@ -124,7 +125,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name:        "retry after success reports AlreadyLoaded without reading or staging",
-			setup:       func(f *fakeBigQuery) { f.seedJob(a1, loadCfg, nil) },
+			setup:       func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, loadCfg, nil) },
 			rows:        3,
 			want:        warehouse.LoadResult{AlreadyLoaded: true},
 			wantInserts: nil,
@@ -132,7 +133,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name:         "earlier failed attempt moves on to a2",
-			setup:        func(f *fakeBigQuery) { f.seedJob(a1, loadCfg, failure) },
+			setup:        func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, loadCfg, failure) },
 			rows:         3,
 			want:         warehouse.LoadResult{Rows: 3},
 			wantInserts:  []string{a2},
@@ -142,17 +143,17 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name: "success after two failures is found at a3",
-			setup: func(f *fakeBigQuery) {
-				f.seedJob(a1, loadCfg, failure)
-				f.seedJob(a2, loadCfg, failure)
-				f.seedJob(loadJobID("alpipe", testLoadID, 3), loadCfg, nil)
+			setup: func(f *bqfake.Fake) {
+				f.SeedJob(a1, fakeLocation, loadCfg, failure)
+				f.SeedJob(a2, fakeLocation, loadCfg, failure)
+				f.SeedJob(loadJobID("alpipe", testLoadID, 3), fakeLocation, loadCfg, nil)
 			},
 			rows: 3,
 			want: warehouse.LoadResult{AlreadyLoaded: true},
 		},
 		{
 			name:         "job failing now is an error and keeps its file",
-			setup:        func(f *fakeBigQuery) { f.failJob(a1, "internalError", "scripted") },
+			setup:        func(f *bqfake.Fake) { f.FailJob(a1, "internalError", "scripted") },
 			rows:         3,
 			wantErr:      "job " + a1 + " failed",
 			wantInserts:  []string{a1},
@@ -163,7 +164,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name:         "409 from a racing instance waits for its job",
-			setup:        func(f *fakeBigQuery) { f.race(a1, fakeRace{writer: "other"}) },
+			setup:        func(f *bqfake.Fake) { f.Race(a1, otherWriter(nil)) },
 			rows:         3,
 			want:         warehouse.LoadResult{AlreadyLoaded: true},
 			wantInserts:  []string{a1},
@@ -173,7 +174,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name:         "409 from a racing instance whose job fails is an error",
-			setup:        func(f *fakeBigQuery) { f.race(a1, fakeRace{writer: "other", fails: failure}) },
+			setup:        func(f *bqfake.Fake) { f.Race(a1, otherWriter(failure)) },
 			rows:         3,
 			wantErr:      "job " + a1 + " failed",
 			wantInserts:  []string{a1},
@@ -183,7 +184,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name:         "503 on jobs.insert is retried by the client",
-			setup:        func(f *fakeBigQuery) { f.fault("jobs.insert", http.StatusServiceUnavailable, false) },
+			setup:        func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusServiceUnavailable, false) },
 			rows:         3,
 			want:         warehouse.LoadResult{Rows: 3},
 			wantInserts:  []string{a1, a1},
@@ -193,7 +194,7 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name:         "503 after the job was created: the retry's 409 is our own job",
-			setup:        func(f *fakeBigQuery) { f.fault("jobs.insert", http.StatusInternalServerError, true) },
+			setup:        func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusInternalServerError, true) },
 			rows:         3,
 			want:         warehouse.LoadResult{Rows: 3},
 			wantInserts:  []string{a1, a1},
@@ -230,7 +231,7 @@ func TestLoad(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantInserts, inserts(e.fake.callLog())); diff != "" {
+			if diff := cmp.Diff(tc.wantInserts, inserts(e.fake.Calls())); diff != "" {
 				t.Errorf("jobs.insert calls (-want +got):\n%s", diff)
 			}
 			creates, aborts, _ := e.staging.log()
@@ -240,7 +241,7 @@ func TestLoad(t *testing.T) {
 			if diff := cmp.Diff(tc.wantAborts, untoken(aborts)); diff != "" {
 				t.Errorf("aborted uploads (-want +got):\n%s", diff)
 			}
-			if n := len(e.fake.tableRows(testDataset, warehouse.LineasPedido)); n != tc.wantTableLen {
+			if n := len(e.fake.Rows(warehouse.LineasPedido)); n != tc.wantTableLen {
 				t.Errorf("table holds %d rows, want %d", n, tc.wantTableLen)
 			}
 			if diff := cmp.Diff(tc.wantLeft, untoken(e.staged(t))); diff != "" {
@@ -259,7 +260,7 @@ func TestLoadRetryAfterFailure(t *testing.T) {
 	e := newTestEnv(t)
 	a1 := loadJobID("alpipe", testLoadID, 1)
 	a2 := loadJobID("alpipe", testLoadID, 2)
-	e.fake.failJob(a1, "internalError", "scripted")
+	e.fake.FailJob(a1, "internalError", "scripted")
 	ctx := context.Background()
 	_, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 4)}})
 	checkErr(t, err, a1)
@@ -277,10 +278,10 @@ func TestLoadRetryAfterFailure(t *testing.T) {
 	if diff := cmp.Diff(warehouse.LoadResult{AlreadyLoaded: true}, again); diff != "" {
 		t.Errorf("third call (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{a1, a2}, inserts(e.fake.callLog())); diff != "" {
+	if diff := cmp.Diff([]string{a1, a2}, inserts(e.fake.Calls())); diff != "" {
 		t.Errorf("jobs.insert calls (-want +got):\n%s", diff)
 	}
-	if n := len(e.fake.tableRows(testDataset, warehouse.LineasPedido)); n != 4 {
+	if n := len(e.fake.Rows(warehouse.LineasPedido)); n != 4 {
 		t.Errorf("table holds %d rows, want 4", n)
 	}
 }
@@ -291,9 +292,9 @@ func TestLoadJobConfiguration(t *testing.T) {
 	if _, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 2)}}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := e.fake.jobConfig(loadJobID("alpipe", testLoadID, 1))
+	cfg := jobConfig(e.fake, loadJobID("alpipe", testLoadID, 1))
 	if cfg == nil || cfg.Load == nil {
-		t.Fatalf("no load job recorded: %v", e.fake.jobIDs())
+		t.Fatalf("no load job recorded: %v", jobIDs(e.fake))
 	}
 	l := cfg.Load
 	type summary struct {
@@ -342,7 +343,7 @@ func TestLoadedValues(t *testing.T) {
 	if _, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 2)}}); err != nil {
 		t.Fatal(err)
 	}
-	rows := e.fake.tableRows(testDataset, warehouse.LineasPedido)
+	rows := e.fake.Rows(warehouse.LineasPedido)
 	if len(rows) != 2 {
 		t.Fatalf("got %d rows, want 2", len(rows))
 	}
@@ -383,7 +384,7 @@ func TestLoadRejectsBadRequests(t *testing.T) {
 			e := newTestEnv(t)
 			_, err := e.w.Load(context.Background(), tc.req)
 			checkErr(t, err, tc.wantErr)
-			if got := inserts(e.fake.callLog()); len(got) != 0 {
+			if got := inserts(e.fake.Calls()); len(got) != 0 {
 				t.Errorf("jobs inserted: %v", got)
 			}
 		})
@@ -453,11 +454,11 @@ func TestLoadEmptyCommitsTheID(t *testing.T) {
 		t.Errorf("second Load read its rows %d times", again.reads)
 	}
 	a1 := loadJobID("alpipe", testLoadID, 1)
-	cfg := e.fake.jobConfig(a1)
+	cfg := jobConfig(e.fake, a1)
 	if cfg == nil || cfg.Query == nil || cfg.Query.Query != emptyLoadSQL || cfg.Query.DestinationTable != nil {
 		t.Errorf("marker job %s: want a query job %q without destination, got %+v", a1, emptyLoadSQL, cfg)
 	}
-	if n := len(e.fake.tableRows(testDataset, warehouse.LineasPedido)); n != 0 {
+	if n := len(e.fake.Rows(warehouse.LineasPedido)); n != 0 {
 		t.Errorf("table holds %d rows, want 0", n)
 	}
 	if creates, _, _ := e.staging.log(); len(creates) != 0 {
@@ -471,7 +472,7 @@ func TestLoadEmptyCommitsTheID(t *testing.T) {
 // its job and report AlreadyLoaded, and no staged file is left behind.
 func TestLoadConcurrent(t *testing.T) {
 	e := newTestEnv(t)
-	e.fake.setRunningPolls(2)
+	e.fake.SetRunningPolls(2)
 	const n = 6
 	results := make([]warehouse.LoadResult, n)
 	errs := make([]error, n)
@@ -496,7 +497,7 @@ func TestLoadConcurrent(t *testing.T) {
 	if loaded != 1 {
 		t.Errorf("%d Loads appended, want 1", loaded)
 	}
-	if got := len(e.fake.tableRows(testDataset, warehouse.LineasPedido)); got != 5 {
+	if got := len(e.fake.Rows(warehouse.LineasPedido)); got != 5 {
 		t.Errorf("table holds %d rows, want 5", got)
 	}
 	if left := e.staged(t); len(left) != 0 {
@@ -521,7 +522,7 @@ func TestLoadJobErrorKind(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
 			a1 := loadJobID("alpipe", testLoadID, 1)
-			e.fake.failJob(a1, tc.reason, "scripted")
+			e.fake.FailJob(a1, tc.reason, "scripted")
 			_, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 1)}})
 			var je *JobError
 			if !errors.As(err, &je) {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -65,7 +66,7 @@ func TestEncodeGolden(t *testing.T) {
 				got = append(got, '\n')
 			}
 			for i, line := range bytes.Split(bytes.TrimSuffix(got, []byte("\n")), []byte("\n")) {
-				if _, err := checkJSONRow(tb.Schema, line); err != nil {
+				if _, err := bqfake.CheckRow(tb.Schema, line); err != nil {
 					t.Errorf("line %d rejected by the fake: %v\n%s", i+1, err, line)
 				}
 			}

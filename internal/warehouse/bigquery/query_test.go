@@ -13,12 +13,13 @@ import (
 	bq "google.golang.org/api/bigquery/v2"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
 func TestQuery(t *testing.T) {
 	const sql = "SELECT fecha, sku, unidades, importe, lineas, ingested_at FROM ventas_diarias_sku ORDER BY sku"
-	recorded := fakeResult{
-		fields: []*bq.TableFieldSchema{
+	recorded := bqfake.Result{
+		Fields: []*bq.TableFieldSchema{
 			{Name: "fecha", Type: "DATE", Mode: "NULLABLE"},
 			{Name: "sku", Type: "STRING", Mode: "NULLABLE"},
 			{Name: "unidades", Type: "INTEGER", Mode: "NULLABLE"},
@@ -26,7 +27,7 @@ func TestQuery(t *testing.T) {
 			{Name: "lineas", Type: "INTEGER", Mode: "NULLABLE"},
 			{Name: "ingested_at", Type: "TIMESTAMP", Mode: "NULLABLE"},
 		},
-		rows: [][]any{
+		Rows: [][]any{
 			{"2026-03-14", "SKU-ABC", "3", "269.7", "2", "2026-03-14T09:30:15.123456Z"},
 			{"2026-03-14", "SKU-DEF", "1", "0.000000001", "1", "2026-03-14T09:30:15Z"},
 			{"2026-03-15", "SKU-GHI", "-2", "-12", "1", nil},
@@ -55,8 +56,8 @@ func TestQuery(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
-			e.fake.record(sql, recorded)
-			e.fake.pageSize = tc.pageSize
+			e.fake.Record(sql, recorded)
+			e.fake.SetPageSize(tc.pageSize)
 			got, err := e.w.Query(context.Background(), sql)
 			if err != nil {
 				t.Fatal(err)
@@ -65,13 +66,13 @@ func TestQuery(t *testing.T) {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
 			fetches := 0
-			for _, c := range e.fake.callLog() {
+			for _, c := range e.fake.Calls() {
 				if strings.HasPrefix(c, "jobs.getQueryResults ") {
 					fetches++
 				}
 			}
 			if fetches != tc.wantFetches {
-				t.Errorf("getQueryResults calls: %d, want %d (%v)", fetches, tc.wantFetches, e.fake.callLog())
+				t.Errorf("getQueryResults calls: %d, want %d (%v)", fetches, tc.wantFetches, e.fake.Calls())
 			}
 		})
 	}
@@ -80,7 +81,7 @@ func TestQuery(t *testing.T) {
 func TestQueryEmptyResult(t *testing.T) {
 	const sql = "SELECT sku FROM opiniones WHERE puntuacion > 5"
 	e := newTestEnv(t)
-	e.fake.record(sql, fakeResult{fields: []*bq.TableFieldSchema{{Name: "sku", Type: "STRING"}}})
+	e.fake.Record(sql, bqfake.Result{Fields: []*bq.TableFieldSchema{{Name: "sku", Type: "STRING"}}})
 	got, err := e.w.Query(context.Background(), sql)
 	if err != nil {
 		t.Fatal(err)
@@ -107,9 +108,9 @@ func TestQueryRefusesWrites(t *testing.T) {
 			e := newTestEnv(t)
 			_, err := e.w.Query(context.Background(), tc.sql)
 			checkErr(t, err, tc.wantErr)
-			for _, c := range e.fake.callLog() {
+			for _, c := range e.fake.Calls() {
 				if c == "jobs.query" {
-					t.Errorf("the statement ran: %v", e.fake.callLog())
+					t.Errorf("the statement ran: %v", e.fake.Calls())
 				}
 			}
 		})

@@ -49,6 +49,11 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	jobs := make([]started, 0, len(days))
 	var errs []error
 	for _, day := range days {
+		if err := checkPartitionDay(day); err != nil {
+			// No job could address the date; no retry will either.
+			errs = append(errs, &warehouse.PermanentError{Err: err})
+			continue
+		}
 		j, err := w.startRefresh(ctx, agg, sql, day)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(day), err))
@@ -77,6 +82,13 @@ func (w *Warehouse) startRefresh(ctx context.Context, agg warehouse.Aggregate, s
 	if err != nil {
 		return nil, err
 	}
+	if err := checkJobIDPart(jobID, maxJobIDLen); err != nil {
+		return nil, &warehouse.PermanentError{Err: fmt.Errorf("job ID %q: %w", jobID, err)}
+	}
+	labels := map[string]string{"alpipe-aggregate": agg.Table}
+	if err := checkLabels(labels); err != nil {
+		return nil, &warehouse.PermanentError{Err: err}
+	}
 	q := w.client.Query(sql)
 	q.JobID = jobID
 	q.Location = w.opt.Location
@@ -89,7 +101,7 @@ func (w *Warehouse) startRefresh(ctx context.Context, agg warehouse.Aggregate, s
 	q.Dst = w.dataset.Table(agg.Table + "$" + partitionID(day))
 	q.WriteDisposition = bigquery.WriteTruncate
 	q.CreateDisposition = bigquery.CreateNever
-	q.Labels = map[string]string{"alpipe-aggregate": agg.Table}
+	q.Labels = labels
 	j, err := q.Run(ctx)
 	if isDuplicate(err) {
 		// Only a retried insert of this very call can collide with a

@@ -2,6 +2,8 @@ package bigquery
 
 import (
 	"context"
+	"fmt"
+	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
 // refreshSummary is what matters of a refresh job's configuration.
@@ -46,7 +49,7 @@ func TestRefreshDaily(t *testing.T) {
 
 	tests := []struct {
 		name      string
-		setup     func(f *fakeBigQuery)
+		setup     func(f *bqfake.Fake)
 		dates     []string
 		want      []refreshSummary
 		wantCalls int // jobs.insert calls
@@ -66,21 +69,21 @@ func TestRefreshDaily(t *testing.T) {
 		},
 		{
 			name:      "running jobs are waited for",
-			setup:     func(f *fakeBigQuery) { f.setRunningPolls(2) },
+			setup:     func(f *bqfake.Fake) { f.SetRunningPolls(2) },
 			dates:     []string{"2026-03-14"},
 			want:      []refreshSummary{summary("20260314", "2026-03-14")},
 			wantCalls: 1,
 		},
 		{
 			name:      "503 on jobs.insert is retried",
-			setup:     func(f *fakeBigQuery) { f.fault("jobs.insert", http.StatusServiceUnavailable, false) },
+			setup:     func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusServiceUnavailable, false) },
 			dates:     []string{"2026-03-14"},
 			want:      []refreshSummary{summary("20260314", "2026-03-14")},
 			wantCalls: 2,
 		},
 		{
 			name:      "503 after the job was created: the retry's 409 is waited for",
-			setup:     func(f *fakeBigQuery) { f.fault("jobs.insert", http.StatusBadGateway, true) },
+			setup:     func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusBadGateway, true) },
 			dates:     []string{"2026-03-14"},
 			want:      []refreshSummary{summary("20260314", "2026-03-14")},
 			wantCalls: 2,
@@ -102,14 +105,14 @@ func TestRefreshDaily(t *testing.T) {
 			}
 			err := e.w.RefreshDaily(context.Background(), warehouse.VentasDiariasSKU, days)
 			checkErr(t, err, tc.wantErr)
-			calls := inserts(e.fake.callLog())
+			calls := inserts(e.fake.Calls())
 			if len(calls) != tc.wantCalls {
 				t.Errorf("jobs.insert calls %v, want %d", calls, tc.wantCalls)
 			}
 			var got []refreshSummary
-			for _, id := range e.fake.jobIDs() {
+			for _, id := range jobIDs(e.fake) {
 				got = append(got, summarize(t, e.fake, id))
-				if state := e.fake.jobState(id); state != "DONE" {
+				if state := jobState(e.fake, id); state != "DONE" {
 					t.Errorf("RefreshDaily returned while job %s is %s", id, state)
 				}
 			}
@@ -131,13 +134,13 @@ func TestRefreshDailyNewJobEachTime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ids := e.fake.jobIDs()
+	ids := jobIDs(e.fake)
 	if len(ids) != 2 || ids[0] == ids[1] {
 		t.Fatalf("job IDs %v, want two different ones", ids)
 	}
 	for _, id := range ids {
 		rest, ok := strings.CutPrefix(id, "alpipe-refresh-ventas_diarias_sku-20260314-")
-		if !ok || len(rest) != 16 || !validJobID(id) {
+		if !ok || len(rest) != 16 || !bqfake.ValidJobID(id) {
 			t.Errorf("job ID %q: want alpipe-refresh-ventas_diarias_sku-20260314-<16 hex>", id)
 		}
 	}
@@ -147,7 +150,7 @@ func TestRefreshDailyErrors(t *testing.T) {
 	tests := []struct {
 		name      string
 		aggregate string
-		setup     func(f *fakeBigQuery)
+		setup     func(f *bqfake.Fake)
 		dates     []string
 		wantErr   string
 	}{
@@ -155,13 +158,9 @@ func TestRefreshDailyErrors(t *testing.T) {
 		{
 			name:      "missing table under CREATE_NEVER fails the job, naming the date",
 			aggregate: warehouse.VentasDiariasSKU,
-			setup: func(f *fakeBigQuery) {
-				f.mu.Lock()
-				delete(f.tables, testDataset+"."+warehouse.VentasDiariasSKU)
-				f.mu.Unlock()
-			},
-			dates:   []string{"2026-03-13", "2026-03-14"},
-			wantErr: "2026-03-13: job alpipe-refresh-ventas_diarias_sku-20260313-",
+			setup:     func(f *bqfake.Fake) { f.DropTable(warehouse.VentasDiariasSKU) },
+			dates:     []string{"2026-03-13", "2026-03-14"},
+			wantErr:   "2026-03-13: job alpipe-refresh-ventas_diarias_sku-20260313-",
 		},
 	}
 	for _, tc := range tests {
@@ -180,9 +179,9 @@ func TestRefreshDailyErrors(t *testing.T) {
 	}
 }
 
-func summarize(t *testing.T, f *fakeBigQuery, id string) refreshSummary {
+func summarize(t *testing.T, f *bqfake.Fake, id string) refreshSummary {
 	t.Helper()
-	cfg := f.jobConfig(id)
+	cfg := jobConfig(f, id)
 	if cfg == nil || cfg.Query == nil {
 		t.Fatalf("job %s is not a query job", id)
 	}
@@ -203,4 +202,56 @@ func summarize(t *testing.T, f *fakeBigQuery, id string) refreshSummary {
 		s.Params = append(s.Params, p.Name+" "+p.ParameterType.Type+" "+p.ParameterValue.Value)
 	}
 	return s
+}
+
+// TestRefreshDailyModel: over bqfake, a refresh replaces exactly its date's
+// rows of ventas_diarias_sku with the figures of the newest generation of
+// each source object (the fake's Go model of the shared definition).
+func TestRefreshDailyModel(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	load := func(id string, rows [][]warehouse.Value) {
+		t.Helper()
+		if _, err := e.w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: rows}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refresh := func(dates ...string) {
+		t.Helper()
+		var days []int32
+		for _, d := range dates {
+			days = append(days, day(t, d))
+		}
+		if err := e.w.RefreshDaily(ctx, warehouse.VentasDiariasSKU, days); err != nil {
+			t.Fatal(err)
+		}
+	}
+	daily := func() []string {
+		var out []string
+		for _, r := range e.fake.Rows(warehouse.VentasDiariasSKU) {
+			out = append(out, fmt.Sprintf("%v %v %v %s %v", r["fecha"], r["sku"], r["unidades"], r["importe"].(*big.Rat).FloatString(2), r["lineas"]))
+		}
+		return out
+	}
+
+	gen1 := lineas(t, 3) // 2026-03-14, SKU-ABC, 2 units of 89.90 each line
+	other := lineas(t, 1)
+	other[0][2] = warehouse.DateValue(day(t, "2026-03-13"))
+	load("g1", append(gen1, other...))
+	refresh("2026-03-14")
+	if diff := cmp.Diff([]string{"2026-03-14 SKU-ABC 6 539.40 3"}, daily()); diff != "" {
+		t.Errorf("after generation 1 (-want +got):\n%s", diff)
+	}
+
+	// A corrected export of the same object: only its newest generation counts.
+	gen2 := lineas(t, 1)
+	gen2[0][10] = warehouse.IntValue(1710408615123457)
+	gen2[0][1] = warehouse.IntValue(9)
+	load("g2", gen2)
+	refresh("2026-03-14", "2026-03-13")
+	// The 13th keeps generation 1: the rule applies per date.
+	want := []string{"2026-03-13 SKU-ABC 2 179.80 1", "2026-03-14 SKU-ABC 2 179.80 1"}
+	if diff := cmp.Diff(want, daily()); diff != "" {
+		t.Errorf("after generation 2 (-want +got):\n%s", diff)
+	}
 }

@@ -48,6 +48,10 @@ type Options struct {
 	// (token: 16 hex digits per call). The bucket must be in the dataset's
 	// location, and should carry a lifecycle rule on the prefix that deletes
 	// leftovers (failed attempts, crashes before cleanup) after a few days.
+	//
+	// Only Load stages files, so the bucket is optional: the services that
+	// never load (AggregateOrders, AdvanceWatermark) run without one, and
+	// Load then fails with ErrNoStaging.
 	StagingBucket string
 	StagingPrefix string
 
@@ -64,6 +68,13 @@ const DefaultJobPrefix = "alpipe"
 // DefaultPollInterval is the PollInterval used when Options leaves it zero.
 const DefaultPollInterval = time.Second
 
+// ErrNoStaging is wrapped by Load when the adapter was built without a
+// staging bucket. It is a configuration error, not a property of the file:
+// it is not a warehouse.PermanentError, so the caller answers non-2xx and
+// the event is retried once STAGING_BUCKET is set, instead of quarantining
+// a good file.
+var ErrNoStaging = errors.New("no staging bucket configured (set STAGING_BUCKET): load jobs read their rows from it")
+
 // maxJobPrefixLen keeps "<prefix>-<ID>-a<attempt>" within BigQuery's 1,024
 // characters for every Load ID the port allows (900 bytes).
 const maxJobPrefixLen = 100
@@ -78,17 +89,19 @@ type Warehouse struct {
 	tables  map[string]warehouse.Table
 }
 
-var _ warehouse.Querier = (*Warehouse)(nil)
+var _ warehouse.Warehouse = (*Warehouse)(nil)
 
 // New checks the options and builds the adapter. It makes no request: a
 // wrong project or dataset surfaces on the first job, with BigQuery's reason.
+// staging may be nil only when opt.StagingBucket is empty (see
+// Options.StagingBucket).
 func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, error) {
 	var errs []error
 	if client == nil {
 		errs = append(errs, errors.New("nil BigQuery client"))
 	}
-	if staging == nil {
-		errs = append(errs, errors.New("nil staging store"))
+	if staging == nil && opt.StagingBucket != "" {
+		errs = append(errs, fmt.Errorf("nil staging store for staging bucket %q", opt.StagingBucket))
 	}
 	for _, f := range []struct{ name, value string }{
 		{"project", opt.Project},
@@ -97,7 +110,6 @@ func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, err
 		// EU multi-regions and answers 404: Load would take a finished load
 		// for a missing one and stage the file again.
 		{"location", opt.Location},
-		{"staging bucket", opt.StagingBucket},
 	} {
 		if f.value == "" {
 			errs = append(errs, fmt.Errorf("empty %s", f.name))

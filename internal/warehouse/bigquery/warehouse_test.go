@@ -2,6 +2,7 @@ package bigquery
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"cloud.google.com/go/bigquery"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/option"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 func TestNew(t *testing.T) {
@@ -42,11 +45,17 @@ func TestNew(t *testing.T) {
 			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket, StagingPrefix: "cargas/", JobPrefix: "alpipe_prod", PollInterval: 250 * time.Millisecond},
 		},
 		{name: "nil client", staging: staging, wantErr: []string{"nil BigQuery client"}},
-		{name: "nil staging", client: client, wantErr: []string{"nil staging store"}},
+		{name: "nil staging for a staging bucket", client: client, wantErr: []string{`nil staging store for staging bucket "` + testBucket + `"`}},
+		{
+			// The services that never load run without STAGING_BUCKET.
+			name: "no staging bucket and no staging store", client: client,
+			opt:  func(o *Options) { o.StagingBucket = "" },
+			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", JobPrefix: "alpipe", PollInterval: time.Second},
+		},
 		{
 			name: "every missing setting is named at once", client: client, staging: staging,
 			opt:     func(o *Options) { *o = Options{} },
-			wantErr: []string{"empty project", "empty dataset", "empty location", "empty staging bucket"},
+			wantErr: []string{"empty project", "empty dataset", "empty location"},
 		},
 		{
 			name: "job prefix BigQuery would refuse", client: client, staging: staging,
@@ -88,5 +97,31 @@ func TestNew(t *testing.T) {
 				t.Errorf("options (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestLoadWithoutStaging: an adapter built without a staging bucket serves
+// everything but Load, and Load fails before any request (the client points
+// at a closed port, so a request would fail differently) with an error that
+// names the variable to set and is not permanent: the file is fine, the
+// deployment is not.
+func TestLoadWithoutStaging(t *testing.T) {
+	client, err := bigquery.NewClient(context.Background(), testProject, option.WithoutAuthentication(), option.WithEndpoint("http://127.0.0.1:1/bigquery/v2/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	w, err := New(client, nil, Options{Project: testProject, Dataset: testDataset, Location: "EU"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Load(context.Background(), warehouse.Load{ID: "l1", Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 1)}})
+	if !errors.Is(err, ErrNoStaging) {
+		t.Fatalf("Load error = %v, want ErrNoStaging", err)
+	}
+	checkErr(t, err, "STAGING_BUCKET")
+	var perm *warehouse.PermanentError
+	if errors.As(err, &perm) {
+		t.Errorf("Load error %v is permanent; a missing setting must not quarantine the file", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 )
 
-var _ warehousetest.Warehouse = (*Warehouse)(nil)
 
 func open(t *testing.T, path string, opt Options) *Warehouse {
 	t.Helper()

@@ -15,7 +15,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-var _ warehouse.Querier = (*Warehouse)(nil)
+var _ warehouse.Warehouse = (*Warehouse)(nil)
 
 // Query runs one read-only SQL statement and renders the answer as text:
 // DECIMAL exactly (never through a float), DATE as YYYY-MM-DD, TIMESTAMP as

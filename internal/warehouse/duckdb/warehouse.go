@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -134,7 +135,35 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	if err := w.create(context.Background(), view); err != nil {
 		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
 	}
+	if err := w.confine(context.Background()); err != nil {
+		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
+	}
 	return w, nil
+}
+
+// confine shuts SQL out of the file system and the network: the local
+// server runs whatever SQL its query endpoint receives, and DuckDB would
+// otherwise read any file (read_text('/etc/passwd')), list folders, attach
+// databases or install extensions. Only the spool folder stays reachable,
+// for Load's read_csv and DuckDB's own spills, and the configuration is
+// locked so that no statement can undo this.
+func (w *Warehouse) confine(ctx context.Context) error {
+	dir, err := filepath.Abs(w.tempDir)
+	if err != nil {
+		return fmt.Errorf("confine: %w", err)
+	}
+	for _, stmt := range []string{
+		"SET allowed_directories = [" + quoteLiteral(dir+string(filepath.Separator)) + "]",
+		"SET enable_external_access = false",
+		"SET autoload_known_extensions = false",
+		"SET autoinstall_known_extensions = false",
+		"SET lock_configuration = true",
+	} {
+		if _, err := w.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("confine (%s): %w", stmt, err)
+		}
+	}
+	return nil
 }
 
 // Close releases the database; it must not be used afterwards.

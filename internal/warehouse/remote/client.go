@@ -22,7 +22,7 @@ type Client struct {
 	http *http.Client
 }
 
-var _ Backend = (*Client)(nil)
+var _ warehouse.Warehouse = (*Client)(nil)
 
 // ExpectContinueTimeout is how long the default client's Load waits for the
 // server to ask for the rows (100 Continue) before sending them anyway. The

@@ -43,7 +43,6 @@
 package remote
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 
@@ -52,12 +51,7 @@ import (
 
 // Backend is the warehouse a Handler serves; the DuckDB adapter is one, and
 // so is Client.
-type Backend interface {
-	Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error)
-	RefreshDaily(ctx context.Context, aggregate string, dates []int32) error
-	Append(ctx context.Context, table string, rows []warehouse.Row) error
-	Query(ctx context.Context, sql string) (warehouse.Result, error)
-}
+type Backend = warehouse.Warehouse
 
 // Request paths, relative to the mount point.
 const (

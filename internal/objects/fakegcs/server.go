@@ -1,9 +1,17 @@
-package objects
+// Package fakegcs is an in-process fake of Cloud Storage for tests and the
+// local CLI: fake-gcs-server's fakestorage, with uploads streamed to disk.
+// The real client library talks to it over HTTP, so the production adapter
+// (objects.GCS) runs unchanged against it. It lives apart from the adapter
+// so that the production binary links neither the fake nor its
+// dependencies (cmd/server's deps_test checks).
+package fakegcs
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -14,7 +22,7 @@ import (
 	"google.golang.org/api/option"
 )
 
-// Local is an in-process fake Cloud Storage (fake-gcs-server's fakestorage)
+// Server is an in-process fake Cloud Storage (fake-gcs-server's fakestorage)
 // that the real client library talks to over HTTP.
 //
 // With a folder, object bytes live on disk under <dir>/buckets in the fake's
@@ -22,37 +30,38 @@ import (
 // Downloads stream through the fake: its filesystem backend opens the file
 // and io.Copy's it to the response. Uploads would not: the fake holds every
 // upload whole in memory, in several copies (300 MiB of heap for a 40 MB
-// file), so Local answers the upload endpoint itself and streams the body to
+// file), so Server answers the upload endpoint itself and streams the body to
 // disk (see streamingUploads); the server side of a drop then needs 1 MiB of
 // copy buffers whatever the file size.
 // The filesystem backend keeps only the live generation: a read pinned to an
-// overwritten generation gets ErrNotFound, as on a bucket without Object
-// Versioning.
+// overwritten generation gets objects.ErrNotFound, as on a bucket without
+// Object Versioning.
 //
 // Without a folder (tests), the fake's memory backend holds objects and its
 // own upload code runs; its buckets have versioning on, so overwritten
 // generations stay readable by number, as on a versioned bucket.
-type Local struct {
+type Server struct {
 	fake    *fakestorage.Server
 	uploads *streamingUploads // nil for the memory backend
+	memory  bool
 	handler http.Handler
 	server  *http.Server
 	url     string
 }
 
-// LocalPaths are the URL path prefixes (subtree patterns) that the Go client
+// Paths are the URL path prefixes (subtree patterns) that the Go client
 // library uses against an emulator host, for a server that mounts Handler
 // beside other routes: the JSON API (metadata, list, delete and, with JSON
 // reads, downloads as ?alt=media), the upload endpoint (including resumable
 // session URLs, which the fake hands out under the same prefix), and the
 // download endpoint that objects' mediaLink points to.
-func LocalPaths() []string {
+func Paths() []string {
 	return []string{"/storage/v1/", "/upload/storage/v1/", "/download/storage/v1/"}
 }
 
-// StartLocal starts the fake on a free loopback port and creates the
+// Start starts the fake on a free loopback port and creates the
 // buckets. dir "" selects the memory backend.
-func StartLocal(dir string, buckets ...string) (*Local, error) {
+func Start(dir string, buckets ...string) (*Server, error) {
 	opts := fakestorage.Options{NoListener: true, Scheme: "http"}
 	var uploads *streamingUploads
 	if dir != "" {
@@ -71,7 +80,7 @@ func StartLocal(dir string, buckets ...string) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start fake storage: %w", err)
 	}
-	l := &Local{fake: fake, uploads: uploads}
+	l := &Server{fake: fake, uploads: uploads, memory: dir == ""}
 	l.handler = http.HandlerFunc(l.route)
 	for _, b := range buckets {
 		if err := l.createBucket(b); err != nil {
@@ -92,7 +101,7 @@ func StartLocal(dir string, buckets ...string) (*Local, error) {
 }
 
 // createBucket turns the fake's panic on a backend error into an error.
-func (l *Local) createBucket(name string) (err error) {
+func (l *Server) createBucket(name string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("create bucket %s: %v", name, r)
@@ -102,25 +111,44 @@ func (l *Local) createBucket(name string) (err error) {
 	return nil
 }
 
-func (l *Local) route(w http.ResponseWriter, r *http.Request) {
-	if l.uploads != nil {
-		if _, ok := uploadBucket(r.URL.Path); ok {
+func (l *Server) route(w http.ResponseWriter, r *http.Request) {
+	if _, ok := uploadBucket(r.URL.Path); ok {
+		if l.uploads != nil {
 			l.uploads.ServeHTTP(w, r)
+			return
+		}
+		if l.memory && !wholeBody(w, r) {
 			return
 		}
 	}
 	l.fake.HTTPHandler().ServeHTTP(w, r)
 }
 
-// Handler serves the fake, to mount under LocalPaths on another server (the
+// wholeBody reads an upload request to its end before the memory backend
+// sees it, and answers 400 to one that did not end. The fake stores a
+// multipart upload once it has parsed the closing boundary, which an aborted
+// single-shot upload still sends (see streamingUploads.multipart); only the
+// end of the request body tells a finished upload from an aborted one. The
+// memory backend holds every upload whole anyway.
+func wholeBody(w http.ResponseWriter, r *http.Request) bool {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "upload request body did not end: "+err.Error())
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return true
+}
+
+// Handler serves the fake, to mount under Paths on another server (the
 // CLI's serve mounts it beside the functions).
-func (l *Local) Handler() http.Handler { return l.handler }
+func (l *Server) Handler() http.Handler { return l.handler }
 
 // URL is the base URL of the fake's own listener, e.g. http://127.0.0.1:41234.
-func (l *Local) URL() string { return l.url }
+func (l *Server) URL() string { return l.url }
 
 // Client returns a real storage client pointed at the fake's own listener.
-func (l *Local) Client(ctx context.Context) (*storage.Client, error) {
+func (l *Server) Client(ctx context.Context) (*storage.Client, error) {
 	c, err := storage.NewClient(ctx,
 		option.WithEndpoint(l.url+"/storage/v1/"),
 		option.WithoutAuthentication(),
@@ -134,7 +162,7 @@ func (l *Local) Client(ctx context.Context) (*storage.Client, error) {
 
 // Close stops the listener and discards unfinished uploads. Stored objects
 // stay in the folder.
-func (l *Local) Close() {
+func (l *Server) Close() {
 	if l.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := l.server.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,4 +1,4 @@
-package objects
+package fakegcs
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/alpinashop/alpipe/internal/objects"
 )
 
 // BenchmarkLocalRoundTrip uploads a 40 MB order-lines file through the
@@ -26,13 +28,13 @@ func BenchmarkLocalRoundTrip(b *testing.B) {
 		native bool
 		chunk  int
 	}{
-		{"streaming/default-chunk", false, DefaultChunkSize},
+		{"streaming/default-chunk", false, objects.DefaultChunkSize},
 		{"streaming/single-shot", false, 0},
-		{"fake-native/default-chunk", true, DefaultChunkSize},
+		{"fake-native/default-chunk", true, objects.DefaultChunkSize},
 		{"fake-native/single-shot", true, 0},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			l, err := StartLocal(b.TempDir(), bucket)
+			l, err := Start(b.TempDir(), bucket)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -47,7 +49,7 @@ func BenchmarkLocalRoundTrip(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer c.Close()
-			g, _ := NewGCS(c)
+			g, _ := objects.NewGCS(c)
 			g = g.WithChunkSize(bc.chunk)
 
 			b.SetBytes(2 * size)

@@ -1,4 +1,4 @@
-package objects
+package fakegcs
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package objects
+package fakegcs
 
 import (
 	"compress/gzip"
@@ -170,11 +170,22 @@ func (u *streamingUploads) multipart(w http.ResponseWriter, r *http.Request, buc
 		apiError(w, http.StatusBadRequest, "multipart upload: "+err.Error())
 		return
 	}
-	// The closing boundary is the only proof that the client finished: a
-	// writer that was aborted mid-stream ends the body without it.
 	if _, err := mr.NextPart(); !errors.Is(err, io.EOF) {
 		sp.discard()
 		apiError(w, http.StatusBadRequest, "multipart upload: body ended without its closing boundary")
+		return
+	}
+	// The closing boundary does not prove that the client finished: when
+	// the media stream fails (objects' Writer.Abort), the client library's
+	// multipart writer still writes the closing boundary, and only then
+	// fails the request body, so the HTTP client never ends it (no final
+	// zero-length chunk, or a reset HTTP/2 stream) and drops the connection.
+	// Cloud Storage commits only a request whose body ended; so does this
+	// fake, or an aborted upload would land whenever the boundary reached
+	// the socket before the connection was torn down.
+	if _, err := io.Copy(io.Discard, r.Body); err != nil {
+		sp.discard()
+		apiError(w, http.StatusBadRequest, "multipart upload: request body did not end: "+err.Error())
 		return
 	}
 	u.finish(w, r, bucket, name, meta, conds, sp, "")

@@ -1,4 +1,4 @@
-package objects
+package fakegcs
 
 import (
 	"bufio"
@@ -18,17 +18,18 @@ import (
 	"testing"
 
 	"cloud.google.com/go/storage"
+	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/googleapi"
 )
 
 const bucket = "landing"
 
-func startFS(t *testing.T, dir string) (*Local, *GCS) {
+func startFS(t *testing.T, dir string) (*Server, *objects.GCS) {
 	t.Helper()
-	l, err := StartLocal(dir, bucket)
+	l, err := Start(dir, bucket)
 	if err != nil {
-		t.Fatalf("StartLocal: %v", err)
+		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(l.Close)
 	c, err := l.Client(t.Context())
@@ -36,14 +37,14 @@ func startFS(t *testing.T, dir string) (*Local, *GCS) {
 		t.Fatalf("Client: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	g, err := NewGCS(c)
+	g, err := objects.NewGCS(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l, g
 }
 
-func readAll(t *testing.T, g *GCS, name string) string {
+func readAll(t *testing.T, g *objects.GCS, name string) string {
 	t.Helper()
 	r, err := g.Open(t.Context(), bucket, name, 0)
 	if err != nil {
@@ -57,7 +58,7 @@ func readAll(t *testing.T, g *GCS, name string) string {
 	return string(b)
 }
 
-func put(t *testing.T, g *GCS, name, content string) Attrs {
+func put(t *testing.T, g *objects.GCS, name, content string) objects.Attrs {
 	t.Helper()
 	w := g.Create(t.Context(), bucket, name, "text/plain", nil)
 	io.WriteString(w, content)
@@ -78,7 +79,7 @@ func httpStatus(err error) int {
 // rawRequest writes an HTTP/1.1 request by hand and hangs up after body,
 // whatever Content-Length says: a client that dies mid-upload. It returns
 // the server's status line.
-func rawRequest(t *testing.T, l *Local, head string, body string) string {
+func rawRequest(t *testing.T, l *Server, head string, body string) string {
 	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(l.URL(), "http://"))
 	if err != nil {
@@ -140,7 +141,7 @@ func TestResumableSessionProtocol(t *testing.T) {
 		t.Fatalf("chunk cut by a hang-up answered %q, want a 400", got)
 	}
 	incomplete(do("PUT", loc, "bytes */*", ""), "bytes=0-9")
-	if _, err := g.Stat(t.Context(), bucket, "exportaciones/x.csv"); !errors.Is(err, ErrNotFound) {
+	if _, err := g.Stat(t.Context(), bucket, "exportaciones/x.csv"); !errors.Is(err, objects.ErrNotFound) {
 		t.Fatalf("Stat before finalize = %v, want ErrNotFound", err)
 	}
 
@@ -165,7 +166,7 @@ func TestResumableSessionProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum := md5.Sum([]byte("0123456789abcdefghij"))
-	want := Attrs{Bucket: bucket, Name: "exportaciones/x.csv", Generation: a.Generation, Size: 20,
+	want := objects.Attrs{Bucket: bucket, Name: "exportaciones/x.csv", Generation: a.Generation, Size: 20,
 		MD5: base64.StdEncoding.EncodeToString(sum[:]), CRC32C: a.CRC32C, Metadata: map[string]string{"feed": "lineas"}, Created: a.Created}
 	if diff := cmp.Diff(want, a); diff != "" {
 		t.Errorf("Stat (-want +got):\n%s", diff)
@@ -190,7 +191,7 @@ func TestTruncatedMultipartStoresNothing(t *testing.T) {
 	if got != "HTTP/1.1 400 Bad Request" {
 		t.Errorf("cut multipart upload answered %q, want a 400", got)
 	}
-	if _, err := g.Stat(t.Context(), bucket, "cut.csv"); !errors.Is(err, ErrNotFound) {
+	if _, err := g.Stat(t.Context(), bucket, "cut.csv"); !errors.Is(err, objects.ErrNotFound) {
 		t.Errorf("Stat = %v, want ErrNotFound", err)
 	}
 	if left, _ := os.ReadDir(filepath.Join(dir, "uploads")); len(left) != 0 {
@@ -198,10 +199,63 @@ func TestTruncatedMultipartStoresNothing(t *testing.T) {
 	}
 }
 
+// An aborted single-shot upload: the client library's multipart writer ends
+// the media part with the closing boundary even when the media stream fails
+// (Writer.Abort), then fails the request body, so the HTTP client sends the
+// boundary but never the final zero-length chunk and hangs up. That request
+// did not finish and must not commit, on either backend.
+func TestMultipartCutAfterClosingBoundaryStoresNothing(t *testing.T) {
+	chunk := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
+	body := chunk("--b\r\nContent-Type: application/json\r\n\r\n{\"name\":\"aborted.csv\"}\r\n") +
+		chunk("--b\r\nContent-Type: text/csv\r\n\r\nhalf a fi") +
+		chunk("\r\n--b--\r\n") // and no "0\r\n\r\n": the body never ends
+	head := "POST /upload/storage/v1/b/landing/o?uploadType=multipart HTTP/1.1\r\n" +
+		"Content-Type: multipart/related; boundary=b\r\nTransfer-Encoding: chunked"
+	for _, tc := range []struct {
+		name string
+		dir  func(t *testing.T) string
+	}{
+		{"filesystem", func(t *testing.T) string { return t.TempDir() }},
+		{"memory", func(t *testing.T) string { return "" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tc.dir(t)
+			l, g := startFS(t, dir)
+			if got := rawRequest(t, l, head, body); got != "HTTP/1.1 400 Bad Request" {
+				t.Errorf("multipart upload cut after its closing boundary answered %q, want a 400", got)
+			}
+			if _, err := g.Stat(t.Context(), bucket, "aborted.csv"); !errors.Is(err, objects.ErrNotFound) {
+				t.Errorf("Stat = %v, want ErrNotFound", err)
+			}
+			if dir != "" {
+				if left, _ := os.ReadDir(filepath.Join(dir, "uploads")); len(left) != 0 {
+					t.Errorf("spool files left behind: %v", left)
+				}
+			}
+
+			// The same request, ended properly, is stored: the request above
+			// failed for its missing end, not for its shape.
+			if got := rawRequest(t, l, head, body+"0\r\n\r\n"); got != "HTTP/1.1 200 OK" {
+				t.Fatalf("the same upload with its body ended answered %q, want 200", got)
+			}
+			if got := readAll(t, g, "aborted.csv"); got != "half a fi" {
+				t.Errorf("content %q, want %q", got, "half a fi")
+			}
+		})
+	}
+}
+
 func TestUploadPreconditionsAndChecksums(t *testing.T) {
-	_, g := startFS(t, t.TempDir())
+	l, g := startFS(t, t.TempDir())
 	first := put(t, g, "once.csv", "first")
-	obj := g.client.Bucket(bucket).Object("once.csv")
+	// The library's writer directly: the adapter exposes neither
+	// preconditions nor declared checksums.
+	c, err := l.Client(t.Context())
+	if err != nil {
+		t.Fatalf("Client: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	obj := c.Bucket(bucket).Object("once.csv")
 
 	for _, tc := range []struct {
 		name       string
@@ -290,7 +344,7 @@ func TestMissingBucket(t *testing.T) {
 	for _, err := range g.List(t.Context(), "nope", "") {
 		errs = append(errs, err)
 	}
-	if len(errs) != 1 || !errors.Is(errs[0], storage.ErrBucketNotExist) || errors.Is(errs[0], ErrNotFound) {
+	if len(errs) != 1 || !errors.Is(errs[0], storage.ErrBucketNotExist) || errors.Is(errs[0], objects.ErrNotFound) {
 		t.Errorf("List of a missing bucket yielded %v, want one storage.ErrBucketNotExist that is not ErrNotFound", errs)
 	}
 }

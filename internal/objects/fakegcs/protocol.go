@@ -1,4 +1,4 @@
-package objects
+package fakegcs
 
 import (
 	"encoding/base64"
@@ -142,7 +142,7 @@ func encodeCRC(c uint32) string {
 }
 
 // baseURL is the address the client used, so that a session URL works both
-// on Local's own listener and on a server that mounts Handler.
+// on Server's own listener and on a server that mounts Handler.
 func baseURL(r *http.Request) string {
 	scheme := "http"
 	if p := r.Header.Get("X-Forwarded-Proto"); p != "" {

@@ -1,0 +1,119 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
+	"github.com/alpinashop/alpipe/internal/logging"
+)
+
+// TestOnlyLandingObjectsAreLoaded: an event about an object outside the
+// landing bucket and prefixes (the quarantine file the ingest itself wrote,
+// a mis-scoped trigger) is logged and refused with ErrNotLanding, which the
+// function acknowledges; nothing is loaded and the ledger holds nothing.
+func TestOnlyLandingObjectsAreLoaded(t *testing.T) {
+	const header = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n"
+	const row = "PED-1,1,2026-03-14,MOCH-40L-AZ,2,\"89,90\",C-1,ES\r\n"
+	tests := []struct {
+		name    string
+		bucket  string
+		object  string
+		landing bool
+	}{
+		{name: "landing object", bucket: landing, object: "exportaciones/2026/03/14/pedidos.csv", landing: true},
+		{name: "quarantine bucket", bucket: quarantine, object: "cuarentena/lineas_pedido/exportaciones/2026/03/14/pedidos.csv"},
+		{name: "quarantine bucket with a landing-like name", bucket: quarantine, object: "exportaciones/2026/03/14/pedidos.csv"},
+		{name: "landing bucket outside the prefixes", bucket: landing, object: "tmp/exportaciones/2026/03/14/pedidos.csv"},
+		{name: "prefix needs its slash", bucket: landing, object: "exportaciones-viejas/2026/03/14/pedidos.csv"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			r := newRigWith(t, func(c *ingest.Config) {
+				c.LandingBucket, c.LandingPrefixes = landing, []string{"exportaciones/"}
+			}, logging.New(&logs, slog.LevelInfo))
+			a := ingesttest.Put(t, r.gcs, tt.bucket, tt.object, header+row, nil)
+			obj := ingest.Object{Bucket: tt.bucket, Name: tt.object, Generation: a.Generation, MD5: a.MD5, Size: a.Size}
+			rec, err := r.svc.Ingest(context.Background(), obj)
+			_, recorded, gerr := r.led.Get(context.Background(), obj.Key())
+			if gerr != nil {
+				t.Fatal(gerr)
+			}
+			loaded := r.query("SELECT COUNT(*) FROM lineas_pedido")[0][0]
+			if tt.landing {
+				if err != nil || !recorded || loaded != "1" {
+					t.Fatalf("landing object: err=%v recorded=%v loaded=%s, want nil, true, 1", err, recorded, loaded)
+				}
+				return
+			}
+			if !errors.Is(err, ingest.ErrNotLanding) {
+				t.Errorf("Ingest error = %v, want ErrNotLanding", err)
+			}
+			if rec.State != "" || recorded || loaded != "0" {
+				t.Errorf("state=%q recorded=%v loaded=%s, want nothing recorded or loaded", rec.State, recorded, loaded)
+			}
+			want := map[string]any{"message": "event ignored: not a landing object", "bucket": tt.bucket, "name": tt.object}
+			if diff := cmp.Diff(want, ignoredLine(t, logs.String())); diff != "" {
+				t.Errorf("log line (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// ignoredLine returns the message, bucket and name of the first
+// "event ignored" log line.
+func ignoredLine(t *testing.T, logs string) map[string]any {
+	t.Helper()
+	for _, line := range strings.Split(logs, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["message"] == "event ignored: not a landing object" {
+			return map[string]any{"message": m["message"], "bucket": m["bucket"], "name": m["name"]}
+		}
+	}
+	t.Fatalf("no ignored-event line in:\n%s", logs)
+	return nil
+}
+
+// Without a configured landing area the quarantine is still refused: it is
+// the one place whose files must never be loaded.
+func TestQuarantineRefusedWithoutLandingConfig(t *testing.T) {
+	r := newRig(t)
+	a := ingesttest.Put(t, r.gcs, quarantine, "cuarentena/lineas_pedido/x.csv", "pedido_id\r\n", nil)
+	_, err := r.svc.Ingest(context.Background(), ingest.Object{Bucket: quarantine, Name: a.Name, Generation: a.Generation})
+	if !errors.Is(err, ingest.ErrNotLanding) {
+		t.Fatalf("Ingest error = %v, want ErrNotLanding", err)
+	}
+}
+
+func TestNewRefusesQuarantineInsideLanding(t *testing.T) {
+	p := ingesttest.NewParts(t, landing)
+	tests := []struct {
+		name     string
+		prefixes []string
+		qprefix  string
+		wantErr  bool
+	}{
+		{name: "separate prefixes of one bucket", prefixes: []string{"exportaciones/"}, qprefix: "cuarentena/"},
+		{name: "quarantine under a landing prefix", prefixes: []string{"exportaciones/"}, qprefix: "exportaciones/cuarentena/", wantErr: true},
+		{name: "whole bucket is landing", qprefix: "cuarentena/", wantErr: true},
+		{name: "landing under the quarantine prefix", prefixes: []string{"cuarentena/exportaciones/"}, qprefix: "cuarentena/", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := ingest.Config{LandingBucket: landing, LandingPrefixes: tt.prefixes, QuarantineBucket: landing, QuarantinePrefix: tt.qprefix}
+			_, err := ingest.New(p.GCS, p.Ledger, p.Warehouse, p.Feeds, cfg, ingesttest.NewClock(testStart).Now, logging.Discard())
+			if (err != nil) != tt.wantErr {
+				t.Errorf("New error = %v, wantErr %v", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,116 @@
+package local
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestGuardRefuse(t *testing.T) {
+	tests := []struct {
+		name        string
+		allowRemote bool
+		hosts       []string
+		remote      string
+		host        string
+		header      map[string]string
+		want        string // "" = served
+	}{
+		{name: "the CLI", remote: "127.0.0.1:5000", host: "127.0.0.1:8080"},
+		{name: "localhost by name over IPv6", remote: "[::1]:5000", host: "localhost:8080"},
+		{name: "the dashboard's own fetch", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Origin": "http://127.0.0.1:8080", "Sec-Fetch-Site": "same-origin"}},
+		{name: "typed in the address bar", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Sec-Fetch-Site": "none"}},
+		{name: "another machine", remote: "192.0.2.7:5000", host: "127.0.0.1:8080", want: "not on this machine"},
+		{name: "another machine, allowed", allowRemote: true, remote: "192.0.2.7:5000", host: "laptop.lan:8080"},
+		{name: "DNS rebinding", remote: "127.0.0.1:5000", host: "attacker.example:8080", want: "DNS rebinding"},
+		{name: "a listed host name", hosts: []string{"Alpipe.Test"}, remote: "127.0.0.1:5000", host: "alpipe.test:8080"},
+		{name: "cross-site form post", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Origin": "https://attacker.example"}, want: "cross-origin"},
+		{name: "other port is another origin", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Origin": "http://127.0.0.1:3000"}, want: "cross-origin"},
+		{name: "sandboxed page", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Origin": "null"}, want: "opaque origin"},
+		{name: "cross-site no-cors fetch without Origin", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Sec-Fetch-Site": "cross-site"}, want: "cross-site"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGuard(tt.allowRemote, tt.hosts)
+			r := httptest.NewRequest(http.MethodPost, "http://"+tt.host+"/_local/query", nil)
+			r.RemoteAddr = tt.remote
+			r.Host = tt.host
+			for k, v := range tt.header {
+				r.Header.Set(k, v)
+			}
+			got := g.refuse(r)
+			if tt.want == "" && got != "" {
+				t.Fatalf("refused: %s", got)
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Fatalf("refusal %q does not say %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestServerRefusesTheAttacks sends the issue's attacks to the running
+// server: each must be refused while the CLI's own requests still work.
+func TestServerRefusesTheAttacks(t *testing.T) {
+	ctx := context.Background()
+	post := func(t *testing.T, path, body string, header map[string]string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range header {
+			if k == "Host" {
+				req.Host = v
+				continue
+			}
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	tests := []struct {
+		name, path, body string
+		header           map[string]string
+		wantStatus       int
+		wantBody         string
+	}{
+		{name: "cross-site replay writes no pane", path: AdminPrefix + "replay", body: `{}`, header: map[string]string{"Origin": "https://attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
+		{name: "cross-site order", path: "/AggregateOrders", body: `{}`, header: map[string]string{"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
+		{name: "rebound host name", path: AdminPrefix + "query", body: `{"sql":"SELECT 1"}`, header: map[string]string{"Host": "attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "DNS rebinding"},
+		{name: "reading a file through SQL", path: AdminPrefix + "query", body: `{"sql":"SELECT content FROM read_text('/etc/passwd')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
+		{name: "listing a folder through SQL", path: AdminPrefix + "query", body: `{"sql":"SELECT * FROM glob('/root/*')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
+		{name: "the CLI's query", path: AdminPrefix + "query", body: `{"sql":"SELECT 1 AS uno"}`, wantStatus: http.StatusOK, wantBody: "uno"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := post(t, tt.path, tt.body, tt.header)
+			if status != tt.wantStatus || !strings.Contains(body, tt.wantBody) {
+				t.Fatalf("got %d %q, want %d with %q", status, body, tt.wantStatus, tt.wantBody)
+			}
+		})
+	}
+}
+
+func TestNonLoopbackAddressNeedsAllowRemote(t *testing.T) {
+	_, err := Start(context.Background(), Options{Addr: "0.0.0.0:0", DataDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "--allow-remote") {
+		t.Fatalf("Start on 0.0.0.0 without AllowRemote: %v; want a refusal naming --allow-remote", err)
+	}
+}
+
+func TestBusyPortIsRefused(t *testing.T) {
+	_, err := Start(context.Background(), Options{Addr: strings.TrimPrefix(srv.URL, "http://"), DataDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "another `alpipe serve`") {
+		t.Fatalf("Start on a busy port: %v; want a refusal", err)
+	}
+}

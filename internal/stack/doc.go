@@ -1,0 +1,39 @@
+// Package stack runs alpipe on this machine as it is deployed, with only
+// Google's services replaced by local engines: the production binary
+// (cmd/server, CGO_ENABLED=0) once per Cloud Run service that Terraform
+// declares, each with exactly the environment Terraform gives it (read from
+// terraform/*.tf by internal/tfconfig, never copied by hand), plus only what
+// Cloud Run and the emulators add:
+//
+//   - FIRESTORE_EMULATOR_HOST (the gcloud Firestore emulator, holding the
+//     named database Terraform creates), STORAGE_EMULATOR_HOST (the
+//     in-process fake GCS of internal/objects/fakegcs, with Terraform's
+//     buckets), BIGQUERY_EMULATOR_HOST (the BigQuery fake of
+//     internal/warehouse/bigquery/bqfake, with the dataset's tables);
+//   - PORT, K_SERVICE, K_REVISION and K_CONFIGURATION as Cloud Run sets them;
+//   - ALPIPE_CLOCK_FILE, the test clock (the binary accepts it only next to
+//     FIRESTORE_EMULATOR_HOST). No credentials are needed: every client
+//     talks to an emulator without authentication.
+//
+// Around the processes it plays the parts of the platform:
+//
+//   - a front end per service (Frontend), as Cloud Run's: it forwards to the
+//     process, answers 503 when the process is down, records every request
+//     and can inject the failures a real delivery meets;
+//   - Pub/Sub: the gcloud emulator with the topics, the dead-letter pull
+//     subscription and the push subscription of pubsub.tf (ack deadline,
+//     retry policy, dead-letter policy, OIDC token), pushing to the front end;
+//   - Eventarc: every new object generation in the trigger's bucket becomes a
+//     binary-mode CloudEvent google.cloud.storage.object.v1.finalized with
+//     Eventarc's header set and StorageObjectData body, retried with
+//     exponential backoff on any non-2xx, given up after 24 h, all on a
+//     compressed scale (Backoff);
+//   - Cloud Scheduler: each job of scheduler.tf as an authenticated POST with
+//     its body and headers, fired by Scheduler.Fire or, in Scheduler.Run,
+//     whenever the clock passes a minute its cron schedule names.
+//
+// What the emulators ignore of the configuration is listed in
+// EmulatorGaps. The tests of this package need FIRESTORE_EMULATOR_HOST and
+// PUBSUB_EMULATOR_HOST and skip without them or under -short;
+// scripts/stack.sh starts both and runs them.
+package stack

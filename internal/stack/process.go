@@ -1,0 +1,251 @@
+package stack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/tfconfig"
+)
+
+// startTimeout bounds a process's start: building its clients and
+// listening takes well under a second.
+const startTimeout = 30 * time.Second
+
+// Process is one Cloud Run service: the production binary with the
+// service's environment.
+type Process struct {
+	Service tfconfig.Service
+	bin     string
+	extra   map[string]string // what Cloud Run and the emulators add
+	echo    io.Writer         // also receives the output, when set
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	port int
+	out  *syncBuffer
+	done chan struct{}
+	err  error // how the last run ended
+}
+
+// Env is the process's whole environment, sorted: Terraform's plus extras.
+func (p *Process) Env() []string {
+	all := map[string]string{}
+	for k, v := range p.Service.Env {
+		all[k] = v
+	}
+	for k, v := range p.extra {
+		all[k] = v
+	}
+	p.mu.Lock()
+	if p.port != 0 {
+		all["PORT"] = strconv.Itoa(p.port)
+	}
+	p.mu.Unlock()
+	out := make([]string, 0, len(all))
+	for k, v := range all {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Start runs the binary on a free port and waits until it listens. A
+// process that exits first (a refused configuration) is an error carrying
+// its output, which names the problem.
+func (p *Process) Start(ctx context.Context) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.cmd != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("%s is already running", p.Service.Name)
+	}
+	p.port = port
+	p.out = &syncBuffer{}
+	p.mu.Unlock()
+
+	cmd := exec.Command(p.bin)
+	cmd.Env = p.Env()
+	var w io.Writer = p.out
+	if p.echo != nil {
+		w = io.MultiWriter(p.out, prefixed(p.echo, p.Service.Name))
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	// Its own process group, so that a kill reaches nothing else.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", p.Service.Name, err)
+	}
+	done := make(chan struct{})
+	p.mu.Lock()
+	p.cmd, p.done = cmd, done
+	p.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.err = err
+		if p.cmd == cmd {
+			p.cmd = nil
+		}
+		p.mu.Unlock()
+		close(done)
+	}()
+
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	for {
+		select {
+		case <-done:
+			return fmt.Errorf("%s (FUNCTION_TARGET=%s) exited at start: %v; its output:\n%s", p.Service.Name, p.Service.Function, p.exitErr(), p.Output())
+		case <-deadline.C:
+			_ = p.Kill()
+			return fmt.Errorf("%s (FUNCTION_TARGET=%s) did not listen on %s within %s; its output:\n%s", p.Service.Name, p.Service.Function, addr, startTimeout, p.Output())
+		case <-ctx.Done():
+			_ = p.Kill()
+			return ctx.Err()
+		case <-tick.C:
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+				return nil
+			}
+		}
+	}
+}
+
+func (p *Process) exitErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// URL is where the process listens ("" when it is not running).
+func (p *Process) URL() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return ""
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(p.port)
+}
+
+// Running reports whether the process is up.
+func (p *Process) Running() bool { return p.URL() != "" }
+
+// Output is everything the process wrote (stdout and stderr: its JSON log
+// lines) in its last run.
+func (p *Process) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.out == nil {
+		return ""
+	}
+	return p.out.String()
+}
+
+// Kill sends SIGKILL, as a crashed or evicted instance dies, and waits.
+func (p *Process) Kill() error { return p.signal(syscall.SIGKILL) }
+
+// Stop sends SIGTERM, as Cloud Run does when it scales an instance down,
+// and waits.
+func (p *Process) Stop() error { return p.signal(syscall.SIGTERM) }
+
+func (p *Process) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %s: %w", p.Service.Name, err)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return fmt.Errorf("%s did not stop on %s within 10s", p.Service.Name, sig)
+	}
+}
+
+// Restart starts the process again after a Kill or Stop, on a new port
+// (its front end follows).
+func (p *Process) Restart(ctx context.Context) error {
+	if err := p.Kill(); err != nil {
+		return err
+	}
+	return p.Start(ctx)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// syncBuffer is an output sink shared by goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// prefixed writes each line with the service's name in front.
+func prefixed(w io.Writer, name string) io.Writer {
+	return &prefixWriter{w: w, prefix: []byte(name + " | ")}
+}
+
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix []byte
+	rest   []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rest = append(p.rest, b...)
+	for {
+		i := bytes.IndexByte(p.rest, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		line := append(append([]byte{}, p.prefix...), p.rest[:i+1]...)
+		p.rest = p.rest[i+1:]
+		if _, err := p.w.Write(line); err != nil {
+			return len(b), err
+		}
+	}
+}

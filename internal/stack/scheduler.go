@@ -1,0 +1,227 @@
+package stack
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/tfconfig"
+)
+
+// Scheduler calls the services of scheduler.tf's jobs as Cloud Scheduler
+// does: an HTTP request with the job's method, body and headers, an OIDC
+// token for the job's audience and Cloud Scheduler's own headers.
+type Scheduler struct {
+	now    func() time.Time
+	client *http.Client
+
+	mu   sync.Mutex
+	jobs []*schedJob
+}
+
+type schedJob struct {
+	tfconfig.SchedulerJob
+	target  *Frontend
+	minutes func(t time.Time) bool // whether the schedule fires at minute t
+	last    time.Time              // the last minute it fired for
+}
+
+// Call is one scheduler call and its answer.
+type Call struct {
+	Job    string
+	At     time.Time // the schedule time it stood for
+	Status int
+	Body   []byte
+}
+
+func newScheduler(now func() time.Time) *Scheduler {
+	return &Scheduler{now: now, client: &http.Client{}}
+}
+
+func (s *Scheduler) add(j tfconfig.SchedulerJob, target *Frontend) error {
+	m, err := cronMinutes(j.Schedule)
+	if err != nil {
+		return fmt.Errorf("scheduler job %s: %w", j.Name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.jobs = append(s.jobs, &schedJob{SchedulerJob: j, target: target, minutes: m})
+	return nil
+}
+
+// Jobs names the jobs.
+func (s *Scheduler) Jobs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, j := range s.jobs {
+		out = append(out, j.Name)
+	}
+	return out
+}
+
+// JobFor names the job that calls a service (by its FUNCTION_TARGET).
+func (s *Scheduler) JobFor(function string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range s.jobs {
+		if j.target.proc.Service.Function == function {
+			return j.Name, true
+		}
+	}
+	return "", false
+}
+
+// Fire calls a job's target now, once, as a manual "force run" does.
+func (s *Scheduler) Fire(ctx context.Context, job string) (Call, error) {
+	s.mu.Lock()
+	var j *schedJob
+	for _, c := range s.jobs {
+		if c.Name == job {
+			j = c
+		}
+	}
+	s.mu.Unlock()
+	if j == nil {
+		return Call{}, fmt.Errorf("no scheduler job %s", job)
+	}
+	return s.call(ctx, j, s.now().Truncate(time.Minute))
+}
+
+func (s *Scheduler) call(ctx context.Context, j *schedJob, at time.Time) (Call, error) {
+	c := Call{Job: j.Name, At: at}
+	if j.AttemptDeadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, j.AttemptDeadline)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, j.Method, j.target.URL()+"/", bytes.NewReader(j.Body))
+	if err != nil {
+		return c, err
+	}
+	for k, v := range j.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("User-Agent", "Google-Cloud-Scheduler")
+	req.Header.Set("X-CloudScheduler", "true")
+	req.Header.Set("X-CloudScheduler-JobName", j.Name)
+	req.Header.Set("X-CloudScheduler-ScheduleTime", at.UTC().Format(time.RFC3339))
+	if j.OIDCAudience != "" {
+		req.Header.Set("Authorization", "Bearer "+idToken(j.OIDCAudience, j.Name+"@scheduler", time.Now()))
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return c, fmt.Errorf("scheduler job %s: %w", j.Name, err)
+	}
+	defer resp.Body.Close()
+	c.Status = resp.StatusCode
+	c.Body, err = io.ReadAll(resp.Body)
+	if err != nil {
+		return c, fmt.Errorf("scheduler job %s: read answer: %w", j.Name, err)
+	}
+	if c.Status/100 != 2 {
+		return c, fmt.Errorf("scheduler job %s: HTTP %d: %s", j.Name, c.Status, bytes.TrimSpace(c.Body))
+	}
+	return c, nil
+}
+
+// Due fires, once each, every job whose schedule names a minute passed
+// since its last firing (at most one call per job: Cloud Scheduler does not
+// catch up missed runs either), and returns the calls made. The first Due
+// only records the current minute.
+func (s *Scheduler) Due(ctx context.Context) ([]Call, error) {
+	now := s.now().Truncate(time.Minute)
+	s.mu.Lock()
+	var due []*schedJob
+	for _, j := range s.jobs {
+		if j.last.IsZero() {
+			j.last = now
+			continue
+		}
+		fire := false
+		for m := j.last.Add(time.Minute); !m.After(now); m = m.Add(time.Minute) {
+			if j.minutes(m) {
+				fire = true
+			}
+		}
+		if fire {
+			due = append(due, j)
+		}
+		if now.After(j.last) {
+			j.last = now
+		}
+	}
+	s.mu.Unlock()
+	var calls []Call
+	var errs []string
+	for _, j := range due {
+		c, err := s.call(ctx, j, now)
+		calls = append(calls, c)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return calls, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return calls, nil
+}
+
+// Run calls Due every poll until ctx ends, passing each call to onCall.
+func (s *Scheduler) Run(ctx context.Context, poll time.Duration, onCall func(Call, error)) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		calls, err := s.Due(ctx)
+		for _, c := range calls {
+			if onCall != nil {
+				onCall(c, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// cronMinutes understands the schedules this configuration uses: every
+// field "*" but the minute, which is "*", "*/N" or a list of minutes.
+func cronMinutes(spec string) (func(time.Time) bool, error) {
+	f := strings.Fields(spec)
+	if len(f) != 5 {
+		return nil, fmt.Errorf("schedule %q: want five cron fields", spec)
+	}
+	for _, x := range f[1:] {
+		if x != "*" {
+			return nil, fmt.Errorf("schedule %q: only the minute field may be other than *", spec)
+		}
+	}
+	switch m := f[0]; {
+	case m == "*":
+		return func(time.Time) bool { return true }, nil
+	case strings.HasPrefix(m, "*/"):
+		n, err := strconv.Atoi(m[2:])
+		if err != nil || n < 1 || n > 59 {
+			return nil, fmt.Errorf("schedule %q: bad step", spec)
+		}
+		return func(t time.Time) bool { return t.Minute()%n == 0 }, nil
+	default:
+		set := map[int]bool{}
+		for _, p := range strings.Split(m, ",") {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n > 59 {
+				return nil, fmt.Errorf("schedule %q: bad minute %q", spec, p)
+			}
+			set[n] = true
+		}
+		return func(t time.Time) bool { return set[t.Minute()] }, nil
+	}
+}

@@ -1,0 +1,404 @@
+package stack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	gfs "cloud.google.com/go/firestore"
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
+
+	"github.com/alpinashop/alpipe/internal/clock"
+	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
+	"github.com/alpinashop/alpipe/internal/tfconfig"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
+)
+
+// Options configures a Stack.
+type Options struct {
+	// Binary is a built cmd/server (see Build); required.
+	Binary string
+	// Vars are Terraform variables on top of terraform/testdata/deployed.tfvars.
+	// project_id defaults to a new "alpipe-stack-<random>" per stack, so
+	// that stacks sharing the emulators never meet.
+	Vars map[string]string
+	// Start is the test clock's first reading: every process reads its
+	// processing time from one file (ALPIPE_CLOCK_FILE) that SetClock
+	// moves. Zero runs on the real clock, without the file.
+	Start time.Time
+	// Backoff is Eventarc's retry schedule (zero: DefaultBackoff).
+	Backoff Backoff
+	// Output also receives every process's output, each line prefixed
+	// with its service name (nil: kept per process only).
+	Output io.Writer
+	// Adjust may change a service's environment before it starts, for
+	// tests of a broken configuration; nil starts what Terraform deploys.
+	Adjust func(s *tfconfig.Service)
+}
+
+// Stack is the running whole.
+type Stack struct {
+	Project    string
+	Deployment *tfconfig.Deployment
+	Database   string            // the Firestore database ID
+	Dataset    string            // the BigQuery dataset
+	Buckets    map[string]string // Terraform's bucket key -> name
+
+	// Processes and their front ends, by FUNCTION_TARGET.
+	Processes map[string]*Process
+	Frontends map[string]*Frontend
+
+	Storage   *storage.Client // a client of the fake GCS, for tests
+	BigQuery  *bqfake.Fake
+	Firestore *gfs.Client // the pipeline's database on the emulator
+	PubSub    *pubsub.Client
+	Eventarc  *Eventarc // nil without a storage trigger
+	Scheduler *Scheduler
+
+	// URLs of the local engines, for people (scripts/stack.sh up).
+	StorageURL, BigQueryURL string
+
+	topics, subs []string // full names, deleted at Close
+	clockFile    string
+	dir          string
+	gcs          *fakegcs.Server
+	servers      []*httptest.Server
+
+	mu      sync.Mutex
+	now     time.Time
+	bqHooks []func(r *http.Request, body []byte)
+}
+
+// Emulators names the variables the stack needs from its environment.
+var Emulators = []string{"FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST"}
+
+// EmulatorGaps is what the stack's stand-ins do not do as Google does,
+// found by trying (see TestPushSubscriptionAsConfigured): the stack's
+// proofs hold up to these.
+var EmulatorGaps = []string{
+	"Pub/Sub emulator: stores the push subscription's OIDC token, retry policy and dead-letter policy and returns them, but pushes without an Authorization header (User-Agent Java/...), with its own redelivery timing instead of retry_policy's backoff, and never forwards to the dead-letter topic",
+	"Firestore emulator: no TTL policies and no single-field index exemptions (firestore.tf's google_firestore_field resources are not applied)",
+	"BigQuery (bqfake): SQL is not executed: ventas_diarias_sku (a query job) and the ventas_hora_pais view stay unverified here",
+	"fake GCS: no bucket notifications, the stack's Eventarc watches uploads through its front; no IAM, soft delete or lifecycle rules",
+	"Cloud Run: no OIDC check, no ingress restriction, no request timeout enforcement beyond the callers' own deadlines, one instance per service",
+}
+
+// Start brings the stack up: it fails, naming the service and quoting its
+// output, when any service does not start with its Terraform environment.
+func Start(ctx context.Context, opts Options) (s *Stack, err error) {
+	var missing []string
+	for _, v := range Emulators {
+		if os.Getenv(v) == "" {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("stack: %s not set (scripts/stack.sh starts the emulators)", strings.Join(missing, ", "))
+	}
+	if opts.Binary == "" {
+		return nil, errors.New("stack: Options.Binary is empty (see Build)")
+	}
+	if opts.Backoff == (Backoff{}) {
+		opts.Backoff = DefaultBackoff
+	}
+	vars := map[string]string{}
+	for k, v := range opts.Vars {
+		vars[k] = v
+	}
+	if vars["project_id"] == "" {
+		vars["project_id"] = "alpipe-stack-" + randomHex(4)
+	}
+	s = &Stack{Project: vars["project_id"], Processes: map[string]*Process{}, Frontends: map[string]*Frontend{}, now: opts.Start}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+			s = nil
+		}
+	}()
+	if s.dir, err = os.MkdirTemp("", "alpipe-stack-"); err != nil {
+		return s, err
+	}
+	if s.Deployment, err = tfconfig.Open(tfconfig.StringVars(vars)); err != nil {
+		return s, fmt.Errorf("read terraform: %w", err)
+	}
+	d := s.Deployment
+	if s.Database, err = d.FirestoreDatabase(); err != nil {
+		return s, err
+	}
+	if s.Dataset, _, err = d.Dataset(); err != nil {
+		return s, err
+	}
+	if s.Buckets, err = d.Buckets(); err != nil {
+		return s, err
+	}
+	services, err := d.Services()
+	if err != nil {
+		return s, err
+	}
+
+	if !opts.Start.IsZero() {
+		s.clockFile = filepath.Join(s.dir, "clock")
+		if err := clock.Set(s.clockFile, opts.Start); err != nil {
+			return s, err
+		}
+	}
+
+	// Cloud Storage, with every Terraform bucket, behind the hook that
+	// plays the bucket notifications Eventarc is built on.
+	var names []string
+	for _, b := range s.Buckets {
+		names = append(names, b)
+	}
+	if s.gcs, err = fakegcs.Start("", names...); err != nil {
+		return s, err
+	}
+	var onObject func(map[string]any)
+	gcsSrv := s.serve(storageHook(s.gcs.Handler(), func(obj map[string]any) {
+		if onObject != nil {
+			onObject(obj)
+		}
+	}))
+	s.StorageURL = gcsSrv.URL
+	if s.Storage, err = storage.NewClient(ctx, option.WithEndpoint(gcsSrv.URL+"/storage/v1/"), option.WithoutAuthentication(), storage.WithJSONReads()); err != nil {
+		return s, fmt.Errorf("storage client: %w", err)
+	}
+
+	// BigQuery: the fake, with the dataset's tables; load jobs read the
+	// staged files from the fake GCS.
+	if s.BigQuery, err = bqfake.New(bqfake.Options{
+		Project: s.Project, Dataset: s.Dataset,
+		Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
+			return s.Storage.Bucket(bucket).Object(name).NewReader(ctx)
+		},
+	}); err != nil {
+		return s, err
+	}
+	bqSrv := s.serve(s.bigQueryHook(s.BigQuery.Handler()))
+	s.BigQueryURL = bqSrv.URL
+
+	// The processes, each behind its front end.
+	for _, svc := range services {
+		if opts.Adjust != nil {
+			opts.Adjust(&svc)
+		}
+		extra := map[string]string{
+			"FIRESTORE_EMULATOR_HOST": os.Getenv("FIRESTORE_EMULATOR_HOST"),
+			"STORAGE_EMULATOR_HOST":   strings.TrimPrefix(gcsSrv.URL, "http://"),
+			"BIGQUERY_EMULATOR_HOST":  strings.TrimPrefix(bqSrv.URL, "http://"),
+			"K_SERVICE":               svc.Name,
+			"K_CONFIGURATION":         svc.Name,
+			"K_REVISION":              svc.Name + "-00001-stk",
+		}
+		if s.clockFile != "" {
+			extra["ALPIPE_CLOCK_FILE"] = s.clockFile
+		}
+		p := &Process{Service: svc, bin: opts.Binary, extra: extra, echo: opts.Output}
+		s.Processes[svc.Function] = p
+		s.Frontends[svc.Function] = newFrontend(p, svc.Timeout)
+	}
+	byName := map[string]*Frontend{}
+	for _, f := range s.Frontends {
+		byName[f.proc.Service.Name] = f
+	}
+
+	// Eventarc.
+	triggers, err := d.StorageTriggers()
+	if err != nil {
+		return s, err
+	}
+	if len(triggers) > 1 {
+		return s, fmt.Errorf("%d storage triggers: the stack plays one", len(triggers))
+	}
+	for _, t := range triggers {
+		f, ok := byName[t.Service]
+		if !ok {
+			return s, fmt.Errorf("trigger %s targets %s, which is not a deployed service", t.Name, t.Service)
+		}
+		s.Eventarc = newEventarc(t, f, f.proc.Service.URI, "eventarc-trigger@"+s.Project+".iam.gserviceaccount.com", opts.Backoff, f.proc.Service.Timeout)
+		onObject = s.Eventarc.finalized
+	}
+
+	// Cloud Scheduler.
+	s.Scheduler = newScheduler(s.Now)
+	jobs, err := d.SchedulerJobs()
+	if err != nil {
+		return s, err
+	}
+	for _, j := range jobs {
+		f, ok := byName[j.Service]
+		if !ok {
+			return s, fmt.Errorf("scheduler job %s targets %s, which is not a deployed service", j.Name, j.Service)
+		}
+		if err := s.Scheduler.add(j, f); err != nil {
+			return s, err
+		}
+	}
+
+	if err := s.startProcesses(ctx); err != nil {
+		return s, err
+	}
+	if s.Firestore, err = gfs.NewClientWithDatabase(ctx, s.Project, s.Database); err != nil {
+		return s, fmt.Errorf("firestore client: %w", err)
+	}
+	// Pub/Sub last: a push subscription pushes as soon as it exists.
+	if err := s.setUpPubSub(ctx, byName); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// startProcesses starts every service at once and reports every failure.
+func (s *Stack) startProcesses(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, 0, len(s.Processes))
+	var mu sync.Mutex
+	for _, p := range s.Processes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Start(ctx); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (s *Stack) serve(h http.Handler) *httptest.Server {
+	srv := httptest.NewServer(h)
+	s.servers = append(s.servers, srv)
+	return srv
+}
+
+// OnBigQuery calls hook after the fake answered each BigQuery request
+// (method, path and the request's body), e.g. to crash a process right
+// after its load job reached BigQuery.
+func (s *Stack) OnBigQuery(hook func(r *http.Request, body []byte)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bqHooks = append(s.bqHooks, hook)
+}
+
+func (s *Stack) bigQueryHook(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		next.ServeHTTP(w, r)
+		s.mu.Lock()
+		hooks := append([]func(*http.Request, []byte){}, s.bqHooks...)
+		s.mu.Unlock()
+		for _, h := range hooks {
+			h(r, body)
+		}
+	})
+}
+
+// Now is the stack's processing time: the test clock, or the real one.
+func (s *Stack) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clockFile == "" {
+		return time.Now().UTC()
+	}
+	return s.now
+}
+
+// SetClock moves every process's clock to t (never backwards).
+func (s *Stack) SetClock(t time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clockFile == "" {
+		return errors.New("the stack runs on the real clock (Options.Start is zero)")
+	}
+	if t.Before(s.now) {
+		return fmt.Errorf("clock moves forward only: %s is before %s", t, s.now)
+	}
+	if err := clock.Set(s.clockFile, t); err != nil {
+		return err
+	}
+	s.now = t
+	return nil
+}
+
+// Upload writes an object to the fake GCS, as the ERP does, and returns its
+// generation; with a storage trigger on the bucket, Eventarc delivers it.
+func (s *Stack) Upload(ctx context.Context, bucket, name string, data []byte) (int64, error) {
+	w := s.Storage.Bucket(bucket).Object(name).NewWriter(ctx)
+	w.ContentType = "text/csv"
+	if _, err := w.Write(data); err != nil {
+		_ = w.Close()
+		return 0, fmt.Errorf("upload gs://%s/%s: %w", bucket, name, err)
+	}
+	if err := w.Close(); err != nil {
+		return 0, fmt.Errorf("upload gs://%s/%s: %w", bucket, name, err)
+	}
+	return w.Attrs().Generation, nil
+}
+
+// Close stops the pushes first, then the rest, and removes what the stack
+// created on the emulators.
+func (s *Stack) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	var errs []error
+	errs = append(errs, s.tearDownPubSub(ctx))
+	if s.Eventarc != nil {
+		s.Eventarc.Close()
+	}
+	for _, p := range s.Processes {
+		errs = append(errs, p.Stop())
+	}
+	for _, f := range s.Frontends {
+		f.Close()
+	}
+	for _, srv := range s.servers {
+		srv.Close()
+	}
+	if s.gcs != nil {
+		s.gcs.Close()
+	}
+	if s.Storage != nil {
+		errs = append(errs, s.Storage.Close())
+	}
+	if s.Firestore != nil {
+		errs = append(errs, s.Firestore.Close())
+	}
+	if s.dir != "" {
+		errs = append(errs, os.RemoveAll(s.dir))
+	}
+	return errors.Join(errs...)
+}
+
+// Output is every process's output, for a failing test's message.
+func (s *Stack) Output() string {
+	var b strings.Builder
+	for fn, p := range s.Processes {
+		fmt.Fprintf(&b, "=== %s (%s)\n%s", p.Service.Name, fn, p.Output())
+	}
+	return b.String()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

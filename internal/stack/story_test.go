@@ -1,0 +1,442 @@
+package stack
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"github.com/google/go-cmp/cmp"
+
+	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/stream"
+)
+
+const (
+	testdata = "../../testdata"
+	story    = testdata + "/pedidos/historia.jsonl"
+	// waitTimeout bounds the wait for one delivery to be acknowledged: a
+	// push takes ~0.1 s, the emulator's first redelivery ~1 s, a file ~1 s.
+	waitTimeout = 30 * time.Second
+)
+
+// TestDemoStories plays the embedded demo's two stories through the stack
+// and expects what the embedded demo shows (internal/local/testdata/
+// demo.golden): the same file outcomes, quarantined rows, loaded rows,
+// order fates, ticks, panes and discarded orders. The daily aggregate
+// (ventas_diarias_sku) and the dashboard view are SQL, which the BigQuery
+// fake does not run: the test checks the refresh job's request instead, and
+// the view's input (the panes).
+func TestDemoStories(t *testing.T) {
+	t.Parallel()
+	s := need(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := readGolden(t)
+	for _, st := range []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"file drops", func(t *testing.T) { playFiles(ctx, t, s, g) }},
+		{"orders", func(t *testing.T) { playOrders(ctx, t, s, g) }},
+		{"final tables", func(t *testing.T) { checkStreamTables(t, s, g) }},
+	} {
+		// Each part builds on the state the previous one left.
+		if !t.Run(st.name, st.run) {
+			t.FailNow()
+		}
+	}
+}
+
+// demoFiles lists the CSV files under testdata/exportaciones, sorted, with
+// the object name each lands as (as local.DemoFiles does).
+func demoFiles(t *testing.T) [][2]string {
+	t.Helper()
+	var out [][2]string
+	err := filepath.WalkDir(filepath.Join(testdata, "exportaciones"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".csv") {
+			return err
+		}
+		rel, err := filepath.Rel(testdata, p)
+		out = append(out, [2]string{p, filepath.ToSlash(rel)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][1] < out[j][1] })
+	return out
+}
+
+func (s *Stack) ledger(t *testing.T) *ledger.Ledger {
+	t.Helper()
+	store, err := fsstore.New(s.Firestore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.New(store, ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// drop uploads a file to the landing bucket, waits until Eventarc's event
+// is acknowledged and returns the ledger's record of the generation.
+func drop(ctx context.Context, t *testing.T, s *Stack, l *ledger.Ledger, name string, data []byte) ledger.Record {
+	t.Helper()
+	landing := s.Buckets["landing"]
+	gen, err := s.Upload(ctx, landing, name, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Acked {
+		t.Fatalf("gs://%s/%s#%d: Eventarc gave up after %v", landing, name, gen, ev.Attempts)
+	}
+	key := ledger.Key{Bucket: landing, Object: name, Generation: gen}
+	rec, ok, err := l.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatalf("%s: acknowledged (%v) but no ledger record", key, ev.Attempts)
+	}
+	return rec
+}
+
+// printRecord prints one file's outcome as the demo does (local.PrintRecord).
+func printRecord(w io.Writer, rec ledger.Record, quarantineBucket string) {
+	fmt.Fprintf(w, "gs://%s/%s\n  generation: %d  status: %s", rec.Key.Bucket, rec.Key.Object, rec.Key.Generation, rec.State)
+	if rec.Feed != "" {
+		fmt.Fprintf(w, "  feed: %s", rec.Feed)
+	}
+	fmt.Fprintf(w, "\n  rows read/loaded/quarantined: %d/%d/%d\n", rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
+	if rec.Reason != "" {
+		fmt.Fprintf(w, "  reason: %s\n", rec.Reason)
+	}
+	if rec.DuplicateOf != nil {
+		fmt.Fprintf(w, "  duplicate of: %s\n", rec.DuplicateOf)
+	}
+	if rec.Quarantine != "" {
+		fmt.Fprintf(w, "  quarantine: gs://%s/%s\n", quarantineBucket, rec.Quarantine)
+	}
+}
+
+// playFiles drops the demo's files as the ERP does, redelivers the first
+// event and re-uploads the first file under another name, and compares what
+// a person sees with the embedded demo.
+func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
+	l := s.ledger(t)
+	quarantine := s.Buckets["quarantine"]
+	files := demoFiles(t)
+	var out bytes.Buffer
+	var recs []ledger.Record
+	for _, f := range files {
+		data, err := os.ReadFile(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := drop(ctx, t, s, l, f[1], data)
+		recs = append(recs, rec)
+		printRecord(&out, rec, quarantine)
+	}
+	// Eventarc delivers at least once: a redelivery loads nothing.
+	first := recs[0]
+	status, err := s.Eventarc.Redeliver(first.Key.Bucket, first.Key.Object, first.Key.Generation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status/100 != 2 {
+		t.Errorf("redelivery of %s: HTTP %d, want 2xx", first.Key, status)
+	}
+	again, _, err := l.Get(ctx, first.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&out, "redelivered %s: still %s, attempt %d, nothing loaded twice\n", first.Key, again.State, again.Attempt)
+	// The ERP sometimes exports the same file twice under another name.
+	data, err := os.ReadFile(files[0][0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dup := drop(ctx, t, s, l, strings.TrimSuffix(first.Key.Object, ".csv")+"-copia.csv", data)
+	printRecord(&out, dup, quarantine)
+	if diff := cmp.Diff(g.section(t, "File drops"), mask(out.String())); diff != "" {
+		t.Errorf("file drops (-embedded demo +stack):\n%s", diff)
+	}
+
+	var q bytes.Buffer
+	for _, rec := range recs {
+		if rec.Quarantine != "" {
+			printQuarantine(ctx, t, s, &q, quarantine, rec.Quarantine)
+		}
+	}
+	if diff := cmp.Diff(g.section(t, "Quarantined rows"), mask(q.String())); diff != "" {
+		t.Errorf("quarantined rows (-embedded demo +stack):\n%s", diff)
+	}
+
+	for _, tc := range []struct {
+		name, table string
+		columns     []string
+		sortBy      int
+	}{
+		{"Loaded order lines", "lineas_pedido", []string{"pedido_id", "linea", "fecha", "sku", "cantidad", "precio_unitario", "importe", "pais", "source_line"}, 2},
+		{"Loaded reviews", "opiniones", []string{"opinion_id", "sku", "fecha", "puntuacion", "pais", "texto"}, 1},
+	} {
+		got := table(s.BigQuery.Rows(tc.table), tc.columns, tc.sortBy)
+		if diff := cmp.Diff(g.section(t, tc.name), got); diff != "" {
+			t.Errorf("%s in BigQuery (-embedded demo +stack):\n%s", tc.table, diff)
+		}
+	}
+	checkRefreshJobs(t, s, []string{"20260314", "20260315"})
+}
+
+// checkRefreshJobs checks what can be checked of ventas_diarias_sku without
+// running SQL: one successful WRITE_TRUNCATE query job per touched date's
+// partition.
+func checkRefreshJobs(t *testing.T, s *Stack, dates []string) {
+	t.Helper()
+	got := map[string]bool{}
+	for _, j := range s.BigQuery.Jobs() {
+		q := j.Config.Query
+		if q == nil || q.DestinationTable == nil || j.Error != nil || j.State != "DONE" {
+			continue
+		}
+		if strings.HasPrefix(q.DestinationTable.TableId, "ventas_diarias_sku$") && q.WriteDisposition == "WRITE_TRUNCATE" {
+			got[strings.TrimPrefix(q.DestinationTable.TableId, "ventas_diarias_sku$")] = true
+		}
+	}
+	var gotDates []string
+	for d := range got {
+		gotDates = append(gotDates, d)
+	}
+	sort.Strings(gotDates)
+	if diff := cmp.Diff(dates, gotDates); diff != "" {
+		t.Errorf("ventas_diarias_sku partitions rebuilt (-want +got):\n%s", diff)
+	}
+}
+
+func printQuarantine(ctx context.Context, t *testing.T, s *Stack, w io.Writer, bucket, object string) {
+	t.Helper()
+	r, err := s.Storage.Bucket(bucket).Object(object).NewReader(ctx)
+	if err != nil {
+		t.Fatalf("open quarantine %s: %v", object, err)
+	}
+	defer r.Close()
+	fmt.Fprintf(w, "gs://%s/%s\n", bucket, object)
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	for i := 0; ; i++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("read quarantine %s: %v", object, err)
+		}
+		if i == 0 || len(rec) < 4 {
+			continue // header
+		}
+		fmt.Fprintf(w, "  line %s  [%s] %s\n    %s\n", rec[0], rec[1], rec[2], strings.TrimRight(rec[3], "\r\n"))
+	}
+}
+
+// storyFaults are push failures the orders story meets at the front end
+// of AggregateOrders; the final tables, equal to the embedded demo's, then
+// show each order counted once.
+var storyFaults = []struct {
+	pedidoID string
+	fault    Fault
+}{
+	{"P-001002", LoseAnswer}, // handled, but the answer is lost: the redelivery finds the dedup record
+	{"P-001004", Refuse},     // refused before the process: the redelivery is the first handling
+}
+
+// playOrders publishes each order of the story to the topic at its arrival
+// time (the test clock) and waits until its push is acknowledged; ticks are
+// Cloud Scheduler's job, fired at their times.
+func playOrders(ctx context.Context, t *testing.T, s *Stack, g golden) {
+	fe := s.Frontends["AggregateOrders"]
+	for _, f := range storyFaults {
+		fe.Inject(matchPedido(f.pedidoID), f.fault, 1)
+	}
+	job, ok := s.Scheduler.JobFor("AdvanceWatermark")
+	if !ok {
+		t.Fatal("no scheduler job calls AdvanceWatermark")
+	}
+	topic, err := s.ordersTopic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := s.PubSub.Publisher(topic)
+	defer pub.Stop()
+
+	var outline []string
+	for _, st := range readSteps(t, story) {
+		at := st.Arrival
+		if !st.Tick.IsZero() {
+			at = st.Tick
+		}
+		if err := s.SetClock(at); err != nil {
+			t.Fatal(err)
+		}
+		now := at.UTC().Format("15:04:05")
+		if !st.Tick.IsZero() {
+			call, err := s.Scheduler.Fire(ctx, job)
+			if err != nil {
+				t.Fatalf("tick at %s: %v", now, err)
+			}
+			var res stream.TickResult
+			if err := json.Unmarshal(call.Body, &res); err != nil {
+				t.Fatalf("tick at %s: %v: %s", now, err, call.Body)
+			}
+			for _, a := range res.Aggregations {
+				outline = append(outline, fmt.Sprintf("%s tick: watermark %s, %d panes, %d windows expired", now, hhmm(a.Watermark), len(a.Panes), a.Expired))
+			}
+			continue
+		}
+		msg := &pubsub.Message{Data: st.Order, Attributes: map[string]string{}}
+		if st.EventTime != "" {
+			msg.Attributes[order.EventTimeAttribute] = st.EventTime
+		}
+		id, err := pub.Publish(ctx, msg).Get(ctx)
+		if err != nil {
+			t.Fatalf("publish at %s: %v", now, err)
+		}
+		req, err := fe.Wait(ctx, waitTimeout, func(r Request) bool {
+			mid, _ := pushed(r.Body)
+			return mid == id && r.Acked()
+		})
+		if err != nil {
+			t.Fatalf("order at %s (message %s): %v", now, id, err)
+		}
+		outline = append(outline, fmt.Sprintf("%s order %s: %s", now, pedidoOf(req), fate(t, s, fe, id)))
+	}
+	if diff := cmp.Diff(g.outline(t), outline); diff != "" {
+		t.Errorf("what each step did (-embedded demo +stack):\n%s", diff)
+	}
+	for _, f := range storyFaults {
+		var statuses []string
+		for _, r := range fe.Requests() {
+			if _, p := pushed(r.Body); p == f.pedidoID {
+				statuses = append(statuses, fmt.Sprintf("called=%v status=%d", r.Called, r.Status))
+			}
+		}
+		if len(statuses) < 2 {
+			t.Errorf("%s: deliveries %v, want the injected failure and a redelivery", f.pedidoID, statuses)
+		}
+	}
+}
+
+func pedidoOf(r Request) string { _, p := pushed(r.Body); return p }
+
+func matchPedido(id string) func([]byte) bool {
+	return func(body []byte) bool { _, p := pushed(body); return p == id }
+}
+
+// ordersTopic is the topic of the push subscription to AggregateOrders.
+func (s *Stack) ordersTopic() (string, error) {
+	subs, err := s.Deployment.PushSubscriptions()
+	if err != nil {
+		return "", err
+	}
+	for _, sub := range subs {
+		if sub.Service == s.Processes["AggregateOrders"].Service.Name {
+			return s.TopicName(sub.Topic), nil
+		}
+	}
+	return "", errors.New("no push subscription to AggregateOrders")
+}
+
+// fate is what the function's first answer to a message says it did: the
+// first 200 (a lost answer does not change what handling did) or, for an
+// invalid message (answered 204 without a body), the reason recorded in
+// pedidos_descartados.
+func fate(t *testing.T, s *Stack, fe *Frontend, messageID string) string {
+	t.Helper()
+	for _, r := range fe.Requests() {
+		if mid, _ := pushed(r.Body); mid != messageID || !r.Called {
+			continue
+		}
+		switch r.FnStatus {
+		case http.StatusOK:
+			var res stream.Result
+			if err := json.Unmarshal(r.Answer, &res); err != nil {
+				t.Fatalf("message %s: %v: %s", messageID, err, r.Answer)
+			}
+			if res.Invalid != "" {
+				return res.Invalid
+			}
+			return string(res.Fate())
+		case http.StatusNoContent:
+			for _, row := range s.BigQuery.Rows("pedidos_descartados") {
+				if row["message_id"] == messageID {
+					return fmt.Sprint(row["reason"])
+				}
+			}
+			t.Fatalf("message %s answered 204 but is not in pedidos_descartados", messageID)
+		}
+	}
+	t.Fatalf("message %s: no answer from the function", messageID)
+	return ""
+}
+
+// checkStreamTables compares the panes and the discarded orders in
+// BigQuery with the demo's tables, and the view's rows as the view would
+// select them (the latest pane per window and country).
+func checkStreamTables(t *testing.T, s *Stack, g golden) {
+	panes := s.BigQuery.Rows("ventas_hora_pais_paneles")
+	got := table(panes, []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, 3)
+	if diff := cmp.Diff(g.section(t, "(ventas_hora_pais_paneles)"), got); diff != "" {
+		t.Errorf("panes in BigQuery (-embedded demo +stack):\n%s", diff)
+	}
+	latest := map[string]map[string]any{}
+	for _, p := range panes {
+		k := cell(p["window_start"]) + "|" + cell(p["pais"])
+		if cur, ok := latest[k]; !ok || cell(cur["pane_index"]) < cell(p["pane_index"]) {
+			latest[k] = p
+		}
+	}
+	var view []map[string]any
+	for _, p := range latest {
+		view = append(view, p)
+	}
+	got = table(view, []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"}, 3)
+	if diff := cmp.Diff(g.section(t, "(ventas_hora_pais)"), got); diff != "" {
+		t.Errorf("latest pane per window and country (-embedded demo's view +stack):\n%s", diff)
+	}
+	got = table(s.BigQuery.Rows("pedidos_descartados"), []string{"pedido_id", "reason", "event_time", "window_start", "watermark", "received_at"}, 0)
+	if diff := cmp.Diff(g.section(t, "(pedidos_descartados)"), sortedByReceived(got)); diff != "" {
+		t.Errorf("pedidos_descartados in BigQuery (-embedded demo +stack):\n%s", diff)
+	}
+}
+
+// sortedByReceived keeps the header and sorts the rows by their last
+// column (received_at), as the demo's query orders them.
+func sortedByReceived(tbl string) string {
+	lines := strings.Split(strings.TrimSuffix(tbl, "\n"), "\n")
+	rows := lines[1:]
+	sort.SliceStable(rows, func(i, j int) bool {
+		fi, fj := strings.Fields(rows[i]), strings.Fields(rows[j])
+		return fi[len(fi)-1] < fj[len(fj)-1]
+	})
+	return strings.Join(append(lines[:1], rows...), "\n") + "\n"
+}

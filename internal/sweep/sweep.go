@@ -1,0 +1,164 @@
+// Package sweep finds landing files whose finalize events never got an
+// acknowledged ingest and ingests them. Eventarc keeps an undelivered event
+// for 24 h and has no dead-letter topic, so after an outage or a bad deploy
+// a file could otherwise stay unloaded with nobody told.
+//
+// A sweep lists the landing prefixes, examines the objects created within
+// the window but longer ago than the grace period (younger ones are still
+// Eventarc's to deliver), and ingests those without a final ledger record
+// through the same path as a backfill. The ledger makes this safe against
+// the events arriving at the same time: a live claim is left alone, a
+// finished generation is never redone.
+package sweep
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/objects"
+)
+
+// Lister streams the live objects under a prefix (objects.GCS).
+type Lister interface {
+	List(ctx context.Context, bucket, prefix string) iter.Seq2[objects.Attrs, error]
+}
+
+// Ledger reads the ingest ledger and holds the run lock (ledger.Ledger).
+type Ledger interface {
+	Get(ctx context.Context, key ledger.Key) (ledger.Record, bool, error)
+	Lock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error)
+	Unlock(ctx context.Context, name, owner string) error
+}
+
+// Ingester runs one object generation through the file-drop path and
+// returns its final record (ops.Direct over the ingest service).
+type Ingester interface {
+	Ingest(ctx context.Context, obj objects.Attrs) (ledger.Record, error)
+}
+
+// Defaults of Options, as SWEEP_WINDOW, SWEEP_GRACE, SWEEP_MAX_OBJECTS and
+// SWEEP_CONCURRENCY default.
+const (
+	DefaultWindow      = 72 * time.Hour
+	DefaultGrace       = 30 * time.Minute
+	DefaultMaxObjects  = 100
+	DefaultConcurrency = 2
+)
+
+// runLockTTL bounds how long a crashed run blocks the next ones. A run that
+// outlives it may overlap the next; that only repeats ledger reads.
+const runLockTTL = 30 * time.Minute
+
+// ErrBusy means another run holds the sweep lock; the caller should report
+// success, the other run does the work.
+var ErrBusy = errors.New("sweep: another run is in progress")
+
+// Options configure a Sweeper. Zero durations and counts take the defaults.
+type Options struct {
+	Bucket   string
+	Prefixes []string // none: the whole bucket
+	// Window: objects created longer ago are not examined (their events
+	// expired long before; an older file is a backfill's business).
+	Window time.Duration
+	// Grace: objects younger than this are left to Eventarc.
+	Grace       time.Duration
+	MaxObjects  int // ingested per run at most; the rest wait for the next run
+	Concurrency int // objects ingested at once
+	Now         func() time.Time
+	Log         *slog.Logger
+}
+
+// Sweeper runs sweeps; it is safe for concurrent use (runs exclude each other).
+type Sweeper struct {
+	lister   Lister
+	ledger   Ledger
+	ingester Ingester
+	opts     Options
+	policy   policy
+}
+
+// New builds a Sweeper; lister, ledger, ingester, Bucket and Log are
+// required.
+func New(lister Lister, l Ledger, ing Ingester, opts Options) (*Sweeper, error) {
+	var missing []string
+	if lister == nil {
+		missing = append(missing, "lister")
+	}
+	if l == nil {
+		missing = append(missing, "ledger")
+	}
+	if ing == nil {
+		missing = append(missing, "ingester")
+	}
+	if opts.Log == nil {
+		missing = append(missing, "logger")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("sweep: missing dependencies: %s", strings.Join(missing, ", "))
+	}
+	if opts.Bucket == "" {
+		return nil, errors.New("sweep: no landing bucket")
+	}
+	if opts.Window < 0 || opts.Grace < 0 || opts.MaxObjects < 0 || opts.Concurrency < 0 {
+		return nil, fmt.Errorf("sweep: negative setting (window %s, grace %s, max objects %d, concurrency %d)", opts.Window, opts.Grace, opts.MaxObjects, opts.Concurrency)
+	}
+	opts.Window = cmpOr(opts.Window, DefaultWindow)
+	opts.Grace = cmpOr(opts.Grace, DefaultGrace)
+	opts.MaxObjects = cmpOr(opts.MaxObjects, DefaultMaxObjects)
+	opts.Concurrency = cmpOr(opts.Concurrency, DefaultConcurrency)
+	if opts.Grace >= opts.Window {
+		return nil, fmt.Errorf("sweep: grace %s must be shorter than the window %s", opts.Grace, opts.Window)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	opts.Prefixes = dedupe(opts.Prefixes)
+	return &Sweeper{lister: lister, ledger: l, ingester: ing, opts: opts, policy: policy{window: opts.Window, grace: opts.Grace}}, nil
+}
+
+func cmpOr[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// dedupe drops prefixes another one covers, so no object is listed twice.
+func dedupe(prefixes []string) []string {
+	if len(prefixes) == 0 {
+		return []string{""}
+	}
+	var out []string
+	for i, p := range prefixes {
+		covered := false
+		for j, q := range prefixes {
+			if j != i && strings.HasPrefix(p, q) && (p != q || j < i) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func newOwner() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// detached bounds a clean-up write that must outlive a cancelled run.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+}

@@ -1,0 +1,30 @@
+package warehousetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// testQueryReadOnly: Query refuses anything but a single SELECT, before it
+// runs. Every statement only touches this test's rows, so a backend that
+// failed to refuse one would still not disturb other tests.
+func testQueryReadOnly(t *testing.T, w Warehouse) {
+	ctx := context.Background()
+	tag := newTag(t)
+	obj := "gs://landing/" + tag + "/pedidos.csv"
+	if _, err := w.Load(ctx, warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, obj)...))}); err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	for _, sql := range []string{
+		"DELETE FROM lineas_pedido WHERE pedido_id LIKE '" + tag + "-%'",
+		"UPDATE lineas_pedido SET cantidad = 0 WHERE pedido_id LIKE '" + tag + "-%'",
+		"SELECT 1; DELETE FROM lineas_pedido WHERE pedido_id LIKE '" + tag + "-%'",
+	} {
+		if res, err := w.Query(ctx, sql); err == nil {
+			t.Errorf("Query(%q) = %v, want it refused", sql, res)
+		}
+	}
+	check(t, w, "SELECT COUNT(*), SUM(cantidad) FROM lineas_pedido WHERE pedido_id LIKE '"+tag+"-%'", [][]string{{"3", "6"}})
+}

@@ -1,0 +1,246 @@
+// Command hotkey is the load generator of scripts/hotkey.sh: it serves the
+// BigQuery fake for the production binary (hotkey bqfake), and pushes orders
+// to a running AggregateOrders as Pub/Sub push would, retrying every non-2xx,
+// then ticks AdvanceWatermark and checks the panes (hotkey load).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: hotkey bqfake|load [flags]")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "bqfake":
+		err = serveFake(os.Args[2:])
+	case "load":
+		err = load(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hotkey:", err)
+		os.Exit(1)
+	}
+}
+
+// serveFake serves bqfake on a free port and writes host:port to a file.
+func serveFake(args []string) error {
+	fs := flag.NewFlagSet("bqfake", flag.ExitOnError)
+	project := fs.String("project", "", "project")
+	dataset := fs.String("dataset", "alpinashop_analitica", "dataset")
+	addrFile := fs.String("addr-file", "", "file to write host:port to")
+	fs.Parse(args)
+	f, err := bqfake.New(bqfake.Options{Project: *project, Dataset: *dataset})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*addrFile, []byte(l.Addr().String()), 0o644); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, os.Kill)
+	defer stop()
+	srv := &http.Server{Handler: f.Handler()}
+	go func() { <-ctx.Done(); srv.Close() }()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+var thirty = []string{"ES", "FR", "PT", "DE", "IT", "NL", "BE", "AT", "CH", "IE", "GB", "PL", "SE", "DK", "NO",
+	"FI", "CZ", "SK", "HU", "RO", "BG", "GR", "HR", "SI", "LU", "EE", "LV", "LT", "MT", "CY"}
+
+func load(args []string) error {
+	fs := flag.NewFlagSet("load", flag.ExitOnError)
+	ordersURL := fs.String("orders", "", "AggregateOrders URL")
+	tickURL := fs.String("tick", "", "AdvanceWatermark URL (empty: no tick)")
+	clockFile := fs.String("clock", "", "the server's ALPIPE_CLOCK_FILE")
+	n := fs.Int("n", 2000, "orders")
+	inflight := fs.Int("inflight", 200, "requests in flight")
+	keys := fs.String("keys", "ES", `comma-separated countries, or "uniform30"`)
+	run := fs.String("run", "run", "prefix of the pedido_ids, unique per run")
+	label := fs.String("label", "", "what to call this run in the output")
+	fs.Parse(args)
+	countries := strings.Split(*keys, ",")
+	if *keys == "uniform30" {
+		countries = thirty
+	}
+	// Processing time: 30 minutes into an hour, the events five minutes
+	// before, so every order falls into one window per key.
+	now := time.Date(2026, 3, 14, 18, 30, 0, 0, time.UTC)
+	if *clockFile != "" {
+		if err := os.WriteFile(*clockFile, []byte(now.Format(time.RFC3339Nano)), 0o644); err != nil {
+			return err
+		}
+	}
+	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: *inflight + 10, MaxConnsPerHost: *inflight + 10}}
+
+	type batchSeen struct{ deliveries, txs, attempts int }
+	var (
+		mu        sync.Mutex
+		batches   = map[string]batchSeen{}
+		latencies []time.Duration
+		retries   atomic.Int64
+		next      atomic.Int64
+		wg        sync.WaitGroup
+		firstErr  error
+	)
+	want := map[string]int64{}
+	for i := range *n {
+		want[countries[i%len(countries)]]++
+	}
+	start := time.Now()
+	for range *inflight {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= *n {
+					return
+				}
+				key := countries[i%len(countries)]
+				id := fmt.Sprintf("%s-%06d", *run, i)
+				body := pushBody(id, key, now.Add(-5*time.Minute))
+				backoff := 10 * time.Millisecond
+				for attempt := 0; ; attempt++ {
+					t0 := time.Now()
+					res, code, err := post(client, *ordersURL, body)
+					if err == nil && code/100 == 2 {
+						mu.Lock()
+						latencies = append(latencies, time.Since(t0))
+						var r stream.Result
+						if json.Unmarshal(res, &r) == nil && r.Batch.ID != "" {
+							batches[r.Batch.ID] = batchSeen{r.Batch.Deliveries, r.Batch.Transactions, r.Batch.Attempts}
+						}
+						mu.Unlock()
+						break
+					}
+					retries.Add(1)
+					if attempt > 200 {
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = fmt.Errorf("order %s: gave up after %d attempts: %d %v %.200s", id, attempt, code, err, res)
+						}
+						mu.Unlock()
+						return
+					}
+					time.Sleep(backoff) // Pub/Sub's push backoff, compressed
+					backoff = min(2*backoff, time.Second)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return firstErr
+	}
+	txs, attempts, delivered := 0, 0, 0
+	for _, b := range batches {
+		txs, attempts, delivered = txs+b.txs, attempts+b.attempts, delivered+b.deliveries
+	}
+	slices.Sort(latencies)
+	pct := func(p float64) time.Duration { return latencies[min(len(latencies)-1, int(p*float64(len(latencies))))] }
+	fmt.Printf("%s: %d orders over %d key(s), %d in flight: %.1fs, %.0f orders/s, %d retried requests; %d batches (%.1f deliveries each), %d order transactions (%.4f per order), %d attempts; push latency p50 %s p99 %s\n",
+		*label, *n, len(countries), *inflight, elapsed.Seconds(), float64(*n)/elapsed.Seconds(), retries.Load(),
+		len(batches), float64(delivered)/float64(max(1, len(batches))), txs, float64(txs)/float64(*n), attempts,
+		pct(0.50).Round(100*time.Microsecond), pct(0.99).Round(100*time.Microsecond))
+
+	if *tickURL == "" {
+		return nil
+	}
+	// Two minutes later: past the EARLY delay, before the window's end.
+	later := now.Add(2 * time.Minute)
+	if err := os.WriteFile(*clockFile, []byte(later.Format(time.RFC3339Nano)), 0o644); err != nil {
+		return err
+	}
+	var tr stream.TickResult
+	for attempt := 0; ; attempt++ {
+		res, code, err := post(client, *tickURL, []byte(`{}`))
+		if err == nil && code == http.StatusOK {
+			if err := json.Unmarshal(res, &tr); err != nil {
+				return fmt.Errorf("tick answer: %w", err)
+			}
+			break
+		}
+		if attempt > 10 {
+			return fmt.Errorf("tick: %d %v %.300s", code, err, res)
+		}
+		time.Sleep(time.Second)
+	}
+	got := map[string]int64{}
+	var total int64
+	for _, a := range tr.Aggregations {
+		for _, p := range a.Panes {
+			got[p.Key] += p.Measures.Pedidos
+			total += p.Measures.Pedidos
+		}
+	}
+	bad := 0
+	for k, w := range want {
+		if got[k] != w {
+			bad++
+			fmt.Printf("%s: key %s: panes hold %d orders, want %d\n", *label, k, got[k], w)
+		}
+	}
+	if bad > 0 || len(got) != len(want) {
+		return fmt.Errorf("%s: the panes hold %d orders over %d keys, want %d over %d", *label, total, len(got), *n, len(want))
+	}
+	fmt.Printf("%s: tick emitted %d EARLY pane(s) holding exactly %d orders (%d per key as sent): none lost, none counted twice\n",
+		*label, len(got), total, want[countries[0]])
+	return nil
+}
+
+func pushBody(id, key string, event time.Time) []byte {
+	data := `{"pedido_id":"` + id + `","cliente_id":"C-1","pais":"` + key +
+		`","importe_total":"179.80","lineas":[{"sku":"MOCH-40L-AZ","cantidad":2,"precio_unitario":"89.90"}]}`
+	b, _ := json.Marshal(map[string]any{
+		"message": map[string]any{
+			"data":        base64.StdEncoding.EncodeToString([]byte(data)),
+			"attributes":  map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)},
+			"messageId":   "m-" + id,
+			"publishTime": event.Format(time.RFC3339Nano),
+		},
+		"subscription": "projects/p/subscriptions/pedidos-nuevos-push",
+	})
+	return b
+}
+
+func post(c *http.Client, url string, body []byte) ([]byte, int, error) {
+	resp, err := c.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return b, resp.StatusCode, err
+}
+
