@@ -6,6 +6,7 @@ locals {
     watermark_lag    = "${local.promql_prefix}${replace(google_logging_metric.watermark_lag.name, "/", "_")}"
     ingest_failed    = "${local.promql_prefix}${replace(google_logging_metric.ingest_failed.name, "/", "_")}"
     sweep_found      = "${local.promql_prefix}${replace(google_logging_metric.sweep["sweep_found"].name, "/", "_")}"
+    schema_drift     = "${local.promql_prefix}${replace(google_logging_metric.schema_drift.name, "/", "_")}"
   }
 }
 
@@ -223,6 +224,42 @@ resource "google_monitoring_alert_policy" "sweeper_findings" {
       ${local.functions.IngestCSV.service}-finalized deleted or its identity without run.invoker.
       If the condition is "no sweeper run reported": check the Cloud Scheduler job ${local.functions.SweepLanding.service}
       (paused? failing with 403/5xx?) and the ${local.functions.SweepLanding.service} logs.
+    EOT
+  }
+}
+
+# "Did the ERP change its export?" A column no contract declares is dropped
+# from the load; say so the day it first appears, once per column: the
+# condition holds only while the column is new (seen in the last hour, not
+# in the week before), so a column that keeps coming does not page again.
+resource "google_monitoring_alert_policy" "schema_drift" {
+  display_name          = "alpipe: new column in an ERP export"
+  combiner              = "OR"
+  severity              = "WARNING"
+  notification_channels = var.alert_notification_channels
+
+  conditions {
+    display_name = "Column added to a feed's files, first seen in the last hour"
+
+    condition_prometheus_query_language {
+      query               = <<-EOT
+        sum by (feed, column) (increase(${local.promql.schema_drift}{monitored_resource="cloud_run_revision", change="added"}[1h])) > 0
+        unless
+        sum by (feed, column) (increase(${local.promql.schema_drift}{monitored_resource="cloud_run_revision", change="added"}[7d] offset 1h)) > 0
+      EOT
+      duration            = "0s"
+      evaluation_interval = "300s"
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "alpipe: new column in an ERP export"
+    content   = <<-EOT
+      Files of feed $${metric.label.feed} carry a column the contract does not declare: $${metric.label.column}.
+      The files still load the declared columns; this one is not loaded. The ledger record of each file
+      (alpipe status, field drift) lists added and missing columns. Declare the column in the feed's
+      contract (and the table) if it is wanted, or set on_unknown_columns to reject for feeds that must stop.
     EOT
   }
 }

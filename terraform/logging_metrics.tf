@@ -2,7 +2,8 @@
 # ingested file, one per dropped order, one per tick, one per sweep). Field
 # names are the log contract: feed, state, rows_read, rows_loaded,
 # rows_quarantined, rejects (code -> count), reason, aggregation,
-# watermark_lag_seconds; message, found, ingested, failed, skipped.
+# watermark_lag_seconds; message, found, ingested, failed, skipped; and on the
+# "schema drift" lines of the ingester, column and change (added, missing).
 
 locals {
   run_logs = "resource.type=\"cloud_run_revision\""
@@ -277,5 +278,45 @@ resource "google_logging_metric" "sweep" {
       growth_factor      = 2
       scale              = 1
     }
+  }
+}
+
+# Schema drift: the ingester logs one "schema drift" line per column a file's
+# header adds to its contract (not loaded) or lacks (loaded as NULL), on the
+# file's first delivery only, so this counts files per drifted column.
+resource "google_logging_metric" "schema_drift" {
+  name        = "alpipe/schema_drift"
+  description = "Files whose header added a column the contract does not declare (its data is not loaded) or lacked a declared one, by feed, column and change."
+  filter      = "${local.ingest_logs} AND jsonPayload.message=\"schema drift\""
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "alpipe schema drift"
+
+    labels {
+      key         = "feed"
+      value_type  = "STRING"
+      description = "Data contract (feed) of the file."
+    }
+
+    labels {
+      key         = "column"
+      value_type  = "STRING"
+      description = "Header column name as the file wrote it (added), or the declared name (missing)."
+    }
+
+    labels {
+      key         = "change"
+      value_type  = "STRING"
+      description = "added or missing."
+    }
+  }
+
+  label_extractors = {
+    feed   = "EXTRACT(jsonPayload.feed)"
+    column = "EXTRACT(jsonPayload.column)"
+    change = "EXTRACT(jsonPayload.change)"
   }
 }

@@ -528,6 +528,7 @@ variable "reject_codes" {
     "invalid_utf8", "invalid_windows1252",
     "linea:below_min", "linea:invalid_int", "linea:out_of_range", "linea:required",
     "malformed_record",
+    "nul_byte",
     "opinion_id:required",
     "pais:not_iso3166", "pais:required",
     "pedido_id:required",

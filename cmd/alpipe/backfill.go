@@ -2,19 +2,21 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
 
-	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/ops"
-	"github.com/alpinashop/alpipe/internal/ops/remote"
 )
 
 // runBackfill ingests every object under a prefix through the file-drop
@@ -27,15 +29,18 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	concurrency := fs.Int("concurrency", ops.DefaultConcurrency, "objects ingested at once")
 	grace := fs.Duration("grace", 30*time.Second, "after Ctrl-C, how long the objects in flight may still finish")
 	format := fs.String("format", "text", "summary: text or json")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return errors.New("backfill: want exactly one PREFIX (of the local landing bucket, or gs://BUCKET/PREFIX)")
+		return errors.New("backfill: want exactly one PREFIX (of the local landing bucket, or gs://BUCKET/PREFIX; alpipe backfill --help)")
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("backfill: --format %q: want text or json", *format)
+	if err := checkFormat("backfill", *format, "text", "json"); err != nil {
+		return err
+	}
+	if localPath(pos[0]) {
+		return fmt.Errorf("backfill: %q is a local path, but backfill reads objects already in the landing bucket: upload the files first with alpipe drop --upload-only FILE --object exportaciones/YYYY/MM/DD/NAME, then backfill exportaciones/YYYY/MM/", pos[0])
 	}
 	if *concurrency < 1 {
 		return fmt.Errorf("backfill: --concurrency %d: want at least 1", *concurrency)
@@ -45,24 +50,30 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("backfill: %w", err)
 	}
 	b := &ops.Backfill{Concurrency: *concurrency, Grace: *grace}
+	var lister *objects.GCS
 	if gs && !flagSet(fs, "server") {
-		app, svc, objs, err := cloudIngest(ctx)
+		app, svc, objs, err := cloudIngest(ctx, "backfill gs://...")
 		if err != nil {
 			return err
 		}
 		defer app.Close()
 		b.Objects, b.Ledger, b.Ingest = objs, app.Ledger(), ops.Direct{Service: svc}
+		lister = objs
 	} else {
-		srv := remote.Server{URL: *server}
+		srv := client.Server{URL: *server}
 		gcs, closeFn, err := srv.Storage(ctx)
 		if err != nil {
 			return err
 		}
 		defer closeFn()
 		if !gs {
-			bucket = local.LandingBucket
+			bucket = client.LandingBucket
 		}
 		b.Objects, b.Ledger, b.Ingest = gcs, srv, srv
+		lister = gcs
+	}
+	if err := checkPrefix(ctx, lister, bucket, prefix); err != nil {
+		return fmt.Errorf("backfill: %w", err)
 	}
 
 	progress := ops.NewProgressPrinter(os.Stderr, term.IsTerminal(int(os.Stderr.Fd())))
@@ -73,9 +84,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+		if err := printJSON(stdout, sum); err != nil {
 			return err
 		}
 	} else if err := ops.WriteSummary(stdout, sum); err != nil {
@@ -96,4 +105,48 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// localPath reports whether a backfill argument names a file or folder on
+// this machine: object names never start with "." or "/".
+func localPath(arg string) bool {
+	return strings.HasPrefix(arg, ".") || strings.HasPrefix(arg, "/") || strings.HasPrefix(arg, "~")
+}
+
+// checkPrefix refuses a prefix under which the bucket holds nothing (a
+// typo would otherwise report "0 objects" and exit 0), saying which top
+// folders the bucket holds and which patterns the contracts load.
+func checkPrefix(ctx context.Context, objs *objects.GCS, bucket, prefix string) error {
+	for _, err := range objs.List(ctx, bucket, prefix) {
+		if err != nil {
+			return fmt.Errorf("list gs://%s/%s: %w", bucket, prefix, err)
+		}
+		return nil
+	}
+	tops := map[string]bool{}
+	seen := 0
+	for a, err := range objs.List(ctx, bucket, "") {
+		if err != nil {
+			return fmt.Errorf("list gs://%s: %w", bucket, err)
+		}
+		top, _, _ := strings.Cut(a.Name, "/")
+		tops[top+"/"] = true
+		if seen++; seen >= 10000 {
+			break // enough to name the top folders of a big bucket
+		}
+	}
+	var names []string
+	for t := range tops {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	holds := "nothing"
+	if len(names) > 0 {
+		holds = strings.Join(names, ", ")
+	}
+	msg := fmt.Sprintf("no object under %q in gs://%s (it holds %s)", prefix, bucket, holds)
+	if feeds, err := contract.Default(); err == nil {
+		msg += "; the contracts load " + patterns(feeds)
+	}
+	return errors.New(msg)
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/logging"
@@ -11,11 +13,36 @@ import (
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
+// cloudEnv checks, before anything connects, that the environment names
+// the production backends, and otherwise says what to set: the commands
+// that work on real buckets would fail later with an engine error.
+func cloudEnv(what string) error {
+	var missing []string
+	if os.Getenv("STATE_STORE") != "firestore" {
+		missing = append(missing, "STATE_STORE=firestore")
+	}
+	if os.Getenv("WAREHOUSE") != "bigquery" {
+		missing = append(missing, "WAREHOUSE=bigquery")
+	}
+	for _, v := range []string{"GOOGLE_CLOUD_PROJECT", "BIGQUERY_DATASET", "BIGQUERY_LOCATION"} {
+		if os.Getenv(v) == "" {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s works on the deployed backends: set %s as the deployed functions have them (terraform output), or drop --cloud / gs:// to use a local alpipe serve", what, strings.Join(missing, ", "))
+}
+
 // cloudIngest builds the production ingest service from the environment,
 // for commands that work on real buckets (gs://...) rather than through a
 // local server: the same code path as a file drop on Cloud Run. The caller
 // closes the returned App.
-func cloudIngest(ctx context.Context) (*setup.App, *ingest.Service, *objects.GCS, error) {
+func cloudIngest(ctx context.Context, what string) (*setup.App, *ingest.Service, *objects.GCS, error) {
+	if err := cloudEnv(what); err != nil {
+		return nil, nil, nil, err
+	}
 	app, err := setup.FromEnv(ctx, []string{"IngestCSV"}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
 	if err != nil {
 		return nil, nil, nil, err

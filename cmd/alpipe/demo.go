@@ -18,7 +18,7 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	testdata := fs.String("testdata", "testdata", "folder holding exportaciones/ and the order stories")
 	verbose := fs.Bool("v", false, "also print the functions' structured logs")
-	if _, err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args, stdout); err != nil {
 		return err
 	}
 	data, err := os.MkdirTemp("", "alpipe-demo-")

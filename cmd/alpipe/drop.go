@@ -6,13 +6,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/contract"
 )
 
+// serverFlag is --server of every client command; ALPIPE_SERVER sets its
+// default for a shell that works with a second server.
 func serverFlag(fs *flag.FlagSet) *string {
-	return fs.String("server", "http://"+local.DefaultAddr, "URL of a running \"alpipe serve\"")
+	return fs.String("server", envOr("ALPIPE_SERVER", client.DefaultURL), "URL of a running \"alpipe serve\" (default from ALPIPE_SERVER when set)")
 }
 
 func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
@@ -21,38 +26,91 @@ func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
 	format := fs.String("format", "text", "output: text or json")
 	uploadOnly := fs.Bool("upload-only", false, "only upload the file (no finalize event): stage history for \"alpipe backfill\"")
 	server := serverFlag(fs)
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return errors.New("drop: want exactly one FILE")
+		return errors.New("drop: want exactly one FILE (alpipe drop --help)")
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("drop: --format %q: want text or json", *format)
+	if err := checkFormat("drop", *format, "text", "json"); err != nil {
+		return err
+	}
+	if err := checkFile(pos[0]); err != nil {
+		return fmt.Errorf("drop: %w", err)
 	}
 	name := *object
 	if name == "" {
-		name = local.DefaultObject(pos[0], time.Now().UTC())
+		name = client.DefaultObject(pos[0], time.Now().UTC())
 	}
+	if _, err := feedFor(name); err != nil {
+		return fmt.Errorf("drop: %w", err)
+	}
+	srv := client.Server{URL: *server}
 	if *uploadOnly {
-		attrs, err := local.Upload(ctx, *server, local.LandingBucket, name, pos[0])
+		attrs, err := srv.Upload(ctx, client.LandingBucket, name, pos[0])
 		if err != nil {
 			return err
 		}
 		if *format == "json" {
-			return printJSON(stdout, attrs)
+			return printJSON(stdout, objectJSON(attrs))
 		}
 		fmt.Fprintf(stdout, "uploaded gs://%s/%s generation %d (not ingested)\n", attrs.Bucket, attrs.Name, attrs.Generation)
 		return nil
 	}
-	rec, err := local.Drop(ctx, *server, name, pos[0])
+	rec, err := srv.Drop(ctx, name, pos[0])
 	if err != nil {
 		return err
 	}
 	if *format == "json" {
-		return printJSON(stdout, rec)
+		return printJSON(stdout, recordJSON(rec))
 	}
-	local.PrintRecord(stdout, rec)
+	printRecord(stdout, rec)
 	return nil
+}
+
+// checkFile refuses a path that is not a readable regular file before any
+// network call, with the reason in the user's terms.
+func checkFile(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("%s: no such file", path)
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s is a folder: give one file", path)
+	}
+	return nil
+}
+
+// feedFor returns the contract an object name falls under, or says which
+// patterns exist: an object no contract owns would only be SKIPPED.
+func feedFor(object string) (*contract.Feed, error) {
+	feeds, err := contract.Default()
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := feeds.Match(object); ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("object %q matches no contract, so it would be skipped; give --object a name matching %s (alpipe contracts)", object, patterns(feeds))
+}
+
+// patterns names every feed with its object pattern, for error messages.
+func patterns(feeds *contract.Registry) string {
+	var out []string
+	for _, f := range feeds.Feeds() {
+		out = append(out, fmt.Sprintf("%s %s", f.Name(), feedPattern(f)))
+	}
+	return strings.Join(out, " or ")
+}
+
+func checkFormat(cmd, got string, want ...string) error {
+	for _, w := range want {
+		if got == w {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: --format %q: want %s", cmd, got, strings.Join(want, " or "))
 }

@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,15 +41,19 @@ func commands() []command {
 	return []command{
 		{"serve", "run every function locally with embedded backends", runServe},
 		{"drop", "upload a file to the local landing bucket and ingest it", runDrop},
+		{"validate", "check a file against its contract without loading it (a dry run)", runValidate},
+		{"contracts", "list the feeds: object patterns, tables, columns and rules", runContracts},
 		{"query", "run SQL on the local warehouse", runQuery},
 		{"publish", "deliver orders from a JSONL file to AggregateOrders (or the Pub/Sub emulator)", runPublish},
 		{"tick", "call AdvanceWatermark, optionally moving a virtual clock first", runTick},
 		{"status", "did last night's files load? rejects, watermark, open windows, drops", runStatus},
+		{"quarantine", "list quarantine files or download one (ls, get OBJECT)", runQuarantine},
 		{"backfill", "ingest every object under a prefix through the file-drop path", runBackfill},
 		{"requeue", "turn a fixed quarantine file into a new landing object", runRequeue},
 		{"replay", "run the window engine over historical orders (a bounded stream)", runReplay},
 		{"reconcile", "compare real-time sales with lineas_pedido for a date", runReconcile},
 		{"demo", "start everything in-process and play the demo stories", runDemo},
+		{"version", "print the version of this binary", runVersion},
 	}
 }
 
@@ -59,48 +62,69 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "alpipe: "+oneLine(err))
-		}
+		fmt.Fprintln(os.Stderr, "alpipe: "+oneLine(err))
 		os.Exit(1)
 	}
 }
 
+// dispatch runs one command. Asking for help is not an error: help goes
+// to stdout and the exit status is 0, as with gcloud and bq.
 func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
 		usage(os.Stderr)
-		if len(args) == 0 {
-			return errors.New("no command given")
+		return errors.New("no command given (alpipe help lists them)")
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return dispatch(ctx, []string{args[1], "--help"}, stdout)
 		}
-		return flag.ErrHelp
+		usage(stdout)
+		return nil
+	case "--version", "-version":
+		return runVersion(ctx, nil, stdout)
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout)
+			err := c.run(ctx, args[1:], stdout)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
 		}
 	}
-	return fmt.Errorf("unknown command %q (try alpipe help)", args[0])
+	names := make([]string, 0, len(commands()))
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	if s := suggest(args[0], names); s != "" {
+		return fmt.Errorf("unknown command %q: did you mean %q? (alpipe help lists the commands)", args[0], s)
+	}
+	return fmt.Errorf("unknown command %q (alpipe help lists the commands)", args[0])
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: alpipe COMMAND [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: alpipe COMMAND [ARGS] [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\nalpipe COMMAND --help shows a command's arguments, flags and an example.")
 }
 
 // parse reads flags that may come before or after positional arguments
-// ("drop FILE --object X" as well as "drop --object X FILE").
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// ("drop FILE --object X" as well as "drop --object X FILE"). --help
+// prints the command's help on stdout and returns flag.ErrHelp.
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
 	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(os.Stderr)
-				fs.PrintDefaults()
+				writeHelp(stdout, fs)
+				return nil, flag.ErrHelp
 			}
-			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
+			return nil, flagError(fs, err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -131,13 +155,6 @@ func reexecWithAllocatorSettings() {
 	env := append(os.Environ(), duckdb.JemallocConf+"="+duckdb.JemallocReturnFreed)
 	// On success Exec does not return; on failure we simply run as we are.
 	_ = syscall.Exec(exe, os.Args, env)
-}
-
-// printJSON writes v as indented JSON, the --format json of every command.
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // report writes a command's report as JSON or as its own text.

@@ -6,9 +6,12 @@ import (
 	"flag"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+const erpFile = "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv"
 
 func TestParseAcceptsFlagsAfterArguments(t *testing.T) {
 	tests := []struct {
@@ -25,7 +28,7 @@ func TestParseAcceptsFlagsAfterArguments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := flag.NewFlagSet("drop", flag.ContinueOnError)
 			obj := fs.String("object", "", "")
-			pos, err := parse(fs, tt.args)
+			pos, err := parse(fs, tt.args, &bytes.Buffer{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,29 +42,144 @@ func TestParseAcceptsFlagsAfterArguments(t *testing.T) {
 	}
 }
 
-func TestDispatchErrorsAreOneClearLine(t *testing.T) {
+// TestErrorsAreOneLineThatSaysWhatToDo covers the refusals that need no
+// server: each was a silent exit 0 or a misleading message before.
+func TestErrorsAreOneLineThatSaysWhatToDo(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want string
+		env  map[string]string
+		want []string
 	}{
-		{name: "unknown command", args: []string{"explode"}, want: `unknown command "explode"`},
-		{name: "unknown flag", args: []string{"drop", "--nope", "f.csv"}, want: "drop: flag provided but not defined: -nope"},
-		{name: "drop without a file", args: []string{"drop"}, want: "drop: want exactly one FILE"},
-		{name: "bad drop format", args: []string{"drop", "f.csv", "--format", "xml"}, want: `drop: --format "xml": want text or json`},
-		{name: "query without SQL", args: []string{"query"}, want: "query: want SQL"},
-		{name: "server not running", args: []string{"query", "SELECT 1", "--server", "http://127.0.0.1:1"}, want: "is `alpipe serve` running?"},
+		{name: "unknown command suggests", args: []string{"qurey"}, want: []string{`unknown command "qurey": did you mean "query"?`}},
+		{name: "unknown flag suggests", args: []string{"drop", "--objct", "f.csv"}, want: []string{"drop: unknown flag --objct: did you mean --object?", "alpipe drop --help"}},
+		{name: "unknown flag without a near one", args: []string{"drop", "--zzzzzz", "f.csv"}, want: []string{"drop: unknown flag --zzzzzz (alpipe drop --help lists the flags)"}},
+		{name: "flag without value", args: []string{"query", "--max-rows"}, want: []string{"query: --max-rows needs a value"}},
+		{name: "drop without a file", args: []string{"drop"}, want: []string{"drop: want exactly one FILE"}},
+		{name: "drop of a missing file", args: []string{"drop", "nope.csv", "--object", "exportaciones/2026/03/14/nope.csv"}, want: []string{"drop: nope.csv: no such file"}},
+		{name: "bad drop format", args: []string{"drop", erpFile, "--format", "xml"}, want: []string{`drop: --format "xml": want text or json`}},
+		{name: "drop to an object no contract owns", args: []string{"drop", erpFile, "--object", "otra/carpeta/p.csv"},
+			want: []string{`object "otra/carpeta/p.csv" matches no contract, so it would be skipped`, "lineas_pedido", "opiniones", "alpipe contracts"}},
+		{name: "query without SQL", args: []string{"query"}, want: []string{"query: want SQL"}},
+		{name: "backfill of a local folder", args: []string{"backfill", "./testdata/exportaciones/"}, want: []string{"is a local path", "drop --upload-only"}},
+		{name: "tick with a clock time", args: []string{"tick", "--now", "18:30", "--server", "http://127.0.0.1:1"}, want: []string{`tick: --now "18:30": want an RFC 3339 time`, "2026-03-14T18:30:00Z"}},
+		{name: "serve --start without --virtual-clock", args: []string{"serve", "--start", "2026-03-14T17:00:00Z"}, want: []string{"--start sets a virtual clock's start; add --virtual-clock"}},
+		{name: "serve with a bad log format", args: []string{"serve", "--log-format", "xml"}, want: []string{`--log-format "xml": want text or json`}},
+		{name: "publish of a CSV", args: []string{"publish", erpFile, "--server", "http://127.0.0.1:1"}, want: []string{"is not JSONL", "alpipe drop"}},
+		{name: "status --cloud without the cloud environment", args: []string{"status", "--cloud"},
+			env:  map[string]string{"STATE_STORE": "", "WAREHOUSE": "", "GOOGLE_CLOUD_PROJECT": ""},
+			want: []string{"status --cloud works on the deployed backends: set STATE_STORE=firestore, WAREHOUSE=bigquery, GOOGLE_CLOUD_PROJECT"}},
+		{name: "validate to an object no contract owns", args: []string{"validate", erpFile, "--object", "x.csv"}, want: []string{"matches no contract"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
 			var out bytes.Buffer
 			err := dispatch(context.Background(), tt.args, &out)
-			if err == nil || !strings.Contains(oneLine(err), tt.want) {
-				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			if err == nil {
+				t.Fatalf("no error; output:\n%s", out.String())
 			}
-			if strings.Contains(oneLine(err), "\n") {
-				t.Errorf("error spans lines: %q", oneLine(err))
+			msg := oneLine(err)
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error = %q, want it to contain %q", msg, w)
+				}
+			}
+			if strings.ContainsAny(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err.Error())
+			}
+			if strings.Contains(msg, "links no embedded engine") || strings.Contains(msg, "cannot parse") {
+				t.Errorf("error leaks internals: %q", msg)
 			}
 		})
+	}
+}
+
+// TestNoServerFailsFast: every client command says in one short line that
+// no server answers, within seconds (backfill used to print nothing for ten
+// minutes; drop printed a 300-character storage URL).
+func TestNoServerFailsFast(t *testing.T) {
+	const url = "http://127.0.0.1:1"
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "drop", args: []string{"drop", erpFile, "--object", "exportaciones/2026/03/14/pedidos-erp.csv"}},
+		{name: "drop --upload-only", args: []string{"drop", erpFile, "--object", "exportaciones/2026/03/14/pedidos-erp.csv", "--upload-only"}},
+		{name: "backfill", args: []string{"backfill", "exportaciones/"}},
+		{name: "query", args: []string{"query", "SELECT 1"}},
+		{name: "publish", args: []string{"publish", "../../testdata/pedidos/historia.jsonl"}},
+		{name: "tick", args: []string{"tick"}},
+		{name: "tick --now", args: []string{"tick", "--now", "2026-03-14T18:30:00Z"}},
+		{name: "status", args: []string{"status"}},
+		{name: "status OBJECT", args: []string{"status", "exportaciones/2026/03/14/pedidos-erp.csv"}},
+		{name: "quarantine ls", args: []string{"quarantine", "ls"}},
+		{name: "quarantine get", args: []string{"quarantine", "get", "x.csv"}},
+		{name: "requeue", args: []string{"requeue", "cuarentena/x.csv"}},
+		{name: "replay", args: []string{"replay", "--from-table"}},
+		{name: "reconcile", args: []string{"reconcile", "--date", "2026-03-14"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("PUBSUB_EMULATOR_HOST", "")
+			start := time.Now()
+			err := dispatch(context.Background(), append(tt.args, "--server", url), &bytes.Buffer{})
+			if err == nil {
+				t.Fatal("no error with no server")
+			}
+			msg := oneLine(err)
+			if want := "is `alpipe serve` running at " + url + "?"; !strings.Contains(msg, want) {
+				t.Errorf("error = %q, want it to contain %q", msg, want)
+			}
+			if len(msg) > 200 {
+				t.Errorf("error is %d characters: %q", len(msg), msg)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %s to fail", d)
+			}
+		})
+	}
+}
+
+// TestHelpOnEveryCommand: help is asked for, not an error: stdout, exit 0,
+// with a usage line, the arguments and an example.
+func TestHelpOnEveryCommand(t *testing.T) {
+	for _, c := range commands() {
+		for _, args := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				var out bytes.Buffer
+				if err := dispatch(context.Background(), args, &out); err != nil {
+					t.Fatalf("error %v; help must exit 0", err)
+				}
+				for _, want := range []string{"usage: alpipe " + c.name, "arguments:\n  ", "examples:\n  alpipe "} {
+					if !strings.Contains(out.String(), want) {
+						t.Errorf("help lacks %q:\n%s", want, out.String())
+					}
+				}
+			})
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		var out bytes.Buffer
+		if err := dispatch(context.Background(), args, &out); err != nil {
+			t.Errorf("%v: error %v; want exit 0", args, err)
+		}
+		if !strings.Contains(out.String(), "usage: alpipe COMMAND") || !strings.Contains(out.String(), "validate") {
+			t.Errorf("%v: usage missing on stdout:\n%s", args, out.String())
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		var out bytes.Buffer
+		if err := dispatch(context.Background(), args, &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out.String(), "alpipe ") || strings.Count(out.String(), "\n") != 1 {
+			t.Errorf("%v printed %q, want one line starting \"alpipe \"", args, out.String())
+		}
 	}
 }

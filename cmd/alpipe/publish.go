@@ -10,7 +10,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/stream"
 )
 
 func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
@@ -18,41 +20,65 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 	server := serverFlag(fs)
 	format := fs.String("format", "text", "output: text or json")
 	project := fs.String("project", envOr("GOOGLE_CLOUD_PROJECT", "alpinashop-datos"), "project of the emulator topic")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return errors.New("publish: want exactly one FILE.jsonl")
+		return errors.New("publish: want exactly one FILE.jsonl (alpipe publish --help)")
 	}
-	steps, err := local.ReadStepsFile(pos[0])
-	if err != nil {
+	if err := checkFormat("publish", *format, "text", "json"); err != nil {
 		return err
 	}
-	if os.Getenv("PUBSUB_EMULATOR_HOST") != "" {
-		n, err := local.PublishEmulator(ctx, *project, steps)
-		if err != nil {
-			return err
+	if err := checkFile(pos[0]); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	steps, err := client.ReadStepsFile(pos[0])
+	if err != nil {
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return fmt.Errorf("publish: %s is not JSONL (one JSON order per line, as testdata/pedidos/historia.jsonl); a CSV export goes through alpipe drop: %w", pos[0], err)
 		}
-		fmt.Fprintf(stdout, "published %d orders to projects/%s/topics/%s on the emulator at %s\n", n, *project, local.Topic, os.Getenv("PUBSUB_EMULATOR_HOST"))
+		return fmt.Errorf("publish: %w", err)
+	}
+	if os.Getenv("PUBSUB_EMULATOR_HOST") != "" {
+		n, err := client.PublishEmulator(ctx, *project, steps)
+		if err != nil {
+			return fmt.Errorf("publish: is the Pub/Sub emulator running at PUBSUB_EMULATOR_HOST=%s? %w", os.Getenv("PUBSUB_EMULATOR_HOST"), err)
+		}
+		if *format == "json" {
+			return printJSON(stdout, struct {
+				Published int    `json:"published"`
+				Topic     string `json:"topic"`
+			}{n, "projects/" + *project + "/topics/" + client.Topic})
+		}
+		fmt.Fprintf(stdout, "published %d orders to projects/%s/topics/%s on the emulator at %s\n", n, *project, client.Topic, os.Getenv("PUBSUB_EMULATOR_HOST"))
 		return nil
 	}
-	enc := json.NewEncoder(stdout)
+	srv := client.Server{URL: *server}
+	if err := srv.Ping(ctx); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	var results []stream.Result
 	for _, st := range steps {
 		if !st.Tick.IsZero() {
 			continue // ticks belong to stories; use `alpipe tick`
 		}
-		res, err := local.Push(ctx, *server, st, time.Now())
+		res, err := srv.Push(ctx, st, time.Now())
 		if err != nil {
-			return err
+			return fmt.Errorf("publish: %w", err)
 		}
 		if *format == "json" {
-			if err := enc.Encode(res.Result); err != nil {
-				return err
-			}
+			results = append(results, res.Result)
 			continue
 		}
 		fmt.Fprintln(stdout, local.ResultLine(res.Result, st.EventTime))
+	}
+	if *format == "json" {
+		if results == nil {
+			results = []stream.Result{}
+		}
+		return printJSON(stdout, results)
 	}
 	return nil
 }
@@ -61,28 +87,50 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("tick", flag.ContinueOnError)
 	server := serverFlag(fs)
 	format := fs.String("format", "text", "output: text or json")
-	now := fs.String("now", "", "processing time to move a --virtual-clock server to first (RFC 3339)")
-	if _, err := parse(fs, args); err != nil {
-		return err
-	}
-	if *now != "" {
-		t, err := time.Parse(time.RFC3339, *now)
-		if err != nil {
-			return fmt.Errorf("--now: %w", err)
-		}
-		if err := local.SetClock(ctx, *server, t); err != nil {
-			return err
-		}
-	}
-	res, err := local.Tick(ctx, *server)
+	now := fs.String("now", "", "processing time to move a --virtual-clock server to first (RFC 3339, e.g. 2026-03-14T18:30:00Z)")
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("tick: unexpected argument %q (a time goes in --now)", pos[0])
+	}
+	if err := checkFormat("tick", *format, "text", "json"); err != nil {
+		return err
+	}
+	srv := client.Server{URL: *server}
+	if *now != "" {
+		t, err := parseTime("tick: --now", *now)
+		if err != nil {
+			return err
+		}
+		got, err := srv.SetClock(ctx, t)
+		if err != nil {
+			return fmt.Errorf("tick: %w", err)
+		}
+		if got.After(t) {
+			return fmt.Errorf("tick: --now %s is earlier than the server's clock, %s: processing time never goes back; give a later time", t.UTC().Format(time.RFC3339), got.UTC().Format(time.RFC3339))
+		}
+	}
+	res, err := srv.Tick(ctx)
+	if err != nil {
+		return fmt.Errorf("tick: %w", err)
 	}
 	if *format == "json" {
 		return printJSON(stdout, res)
 	}
 	local.PrintTick(stdout, res)
 	return nil
+}
+
+// parseTime reads an RFC 3339 time, saying the expected form when the user
+// wrote a clock time or a date.
+func parseTime(what, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s %q: want an RFC 3339 time with date and zone, e.g. 2026-03-14T18:30:00Z", what, s)
+	}
+	return t, nil
 }
 
 func envOr(name, def string) string {

@@ -2,28 +2,166 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"regexp"
 	"strings"
 
-	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
+
+// defaultMaxRows is bq's default: a terminal is no place for a table.
+const defaultMaxRows = 100
 
 func runQuery(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	format := fs.String("format", "table", "output: table, csv or json")
+	maxRows := fs.Int("max-rows", defaultMaxRows, "rows printed at most (0: all)")
 	server := serverFlag(fs)
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) == 0 {
-		return errors.New("query: want SQL")
+		return errors.New(`query: want SQL, e.g. alpipe query "SELECT * FROM ventas_diarias_sku LIMIT 10"`)
 	}
-	res, err := local.Query(ctx, *server, strings.Join(pos, " "))
-	if err != nil {
+	if err := checkFormat("query", *format, "table", "csv", "json"); err != nil {
 		return err
 	}
-	return local.WriteResult(stdout, res, *format)
+	if *maxRows < 0 {
+		return fmt.Errorf("query: --max-rows %d: want 0 (all) or more", *maxRows)
+	}
+	sql := strings.TrimSuffix(strings.TrimSpace(strings.Join(pos, " ")), ";")
+	res, kinds, more, err := runLimited(ctx, client.Server{URL: *server}, sql, *maxRows)
+	if err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	if err := writeResult(stdout, res, kinds, *format); err != nil {
+		return err
+	}
+	footer := fmt.Sprintf("(%s rows)", thousands(len(res.Rows)))
+	if len(res.Rows) == 1 {
+		footer = "(1 row)"
+	}
+	if more {
+		footer = fmt.Sprintf("(first %s rows shown; more exist: --max-rows 0 prints all, or add LIMIT)", thousands(len(res.Rows)))
+	}
+	if *format == "table" {
+		fmt.Fprintln(stdout, footer)
+	} else if more {
+		// csv and json stay machine-readable; the warning goes aside.
+		fmt.Fprintln(os.Stderr, "alpipe query: "+footer)
+	}
+	return nil
+}
+
+var selectLike = regexp.MustCompile(`(?is)^\s*(select|with|from|values|table)\b`)
+
+// runLimited runs sql returning at most max rows (0: all) and whether more
+// exist. A query is wrapped in a LIMIT so that the server stops early; its
+// column types come from DESCRIBE so that numbers print as numbers. Either
+// step falls back quietly to the plain statement (DESCRIBE, SHOW ...).
+func runLimited(ctx context.Context, srv client.Server, sql string, max int) (warehouse.Result, []kind, bool, error) {
+	var kinds []kind
+	if selectLike.MatchString(sql) {
+		if d, err := srv.Query(ctx, "DESCRIBE "+sql); err == nil {
+			kinds = describeKinds(d)
+		} else if errors.Is(err, client.ErrUnreachable) {
+			return warehouse.Result{}, nil, false, err
+		}
+	}
+	var res warehouse.Result
+	var err error
+	if max > 0 && selectLike.MatchString(sql) {
+		res, err = srv.Query(ctx, fmt.Sprintf("SELECT * FROM (%s) AS q LIMIT %d", sql, max+1))
+		if err != nil && !errors.Is(err, client.ErrUnreachable) {
+			res, err = srv.Query(ctx, sql)
+		}
+	} else {
+		res, err = srv.Query(ctx, sql)
+	}
+	if err != nil {
+		return res, nil, false, err
+	}
+	if len(kinds) != len(res.Columns) {
+		kinds = make([]kind, len(res.Columns))
+	}
+	more := max > 0 && len(res.Rows) > max
+	if more {
+		res.Rows = res.Rows[:max]
+	}
+	return res, kinds, more, nil
+}
+
+func describeKinds(d warehouse.Result) []kind {
+	ti := -1
+	for i, c := range d.Columns {
+		if c == "column_type" {
+			ti = i
+		}
+	}
+	if ti < 0 {
+		return nil
+	}
+	kinds := make([]kind, len(d.Rows))
+	for i, r := range d.Rows {
+		kinds[i] = kindOf(r[ti])
+	}
+	return kinds
+}
+
+// writeResult renders a result as "table", "csv" or "json". JSON is an
+// array of objects whose keys keep the column order; integers and floats
+// are numbers, NUMERIC an exact string, NULL null.
+func writeResult(w io.Writer, res warehouse.Result, kinds []kind, format string) error {
+	switch format {
+	case "csv":
+		cw := csv.NewWriter(w)
+		if err := cw.Write(res.Columns); err != nil {
+			return err
+		}
+		if err := cw.WriteAll(res.Rows); err != nil {
+			return err
+		}
+		cw.Flush()
+		return cw.Error()
+	case "json":
+		out := make([]any, 0, len(res.Rows))
+		for _, r := range res.Rows {
+			o := make(object, 0, len(r))
+			for i, c := range res.Columns {
+				o = append(o, member{c, jsonValue(r[i], kinds[i])})
+			}
+			out = append(out, o)
+		}
+		return printJSON(w, out)
+	default:
+		rows := make([][]string, len(res.Rows))
+		for i, r := range res.Rows {
+			rows[i] = make([]string, len(r))
+			for j, v := range r {
+				rows[i][j] = cell(v, kinds[j])
+			}
+		}
+		return writeTable(w, res.Columns, rows, kinds)
+	}
+}
+
+func jsonValue(v string, k kind) any {
+	if v == "NULL" {
+		return nil
+	}
+	if k == kindInt || k == kindFloat {
+		var n json.Number = json.Number(v)
+		if _, err := n.Float64(); err == nil {
+			return n
+		}
+	}
+	return v
 }

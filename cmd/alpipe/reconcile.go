@@ -10,9 +10,8 @@ import (
 	"time"
 	_ "time/tzdata" // --zone must work on machines without a zoneinfo database
 
-	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/reconcile"
-	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -36,21 +35,21 @@ func runReconcile(ctx context.Context, args []string, stdout io.Writer) error {
 	zone := fs.String("zone", "UTC", "time zone of the day on the real-time side (IANA name, e.g. Europe/Madrid)")
 	format := fs.String("format", "text", "output: text or json")
 	server := serverFlag(fs)
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 || *date == "" {
 		return errors.New("reconcile: want --date YYYY-MM-DD and no other arguments")
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("reconcile: unknown format %q: want text or json", *format)
+	if err := checkFormat("reconcile", *format, "text", "json"); err != nil {
+		return err
 	}
 	loc, err := time.LoadLocation(*zone)
 	if err != nil {
 		return fmt.Errorf("reconcile: --zone: %w", err)
 	}
-	rep, err := reconcile.Run(ctx, serverQuerier(*server), reconcile.Request{Date: *date, Aggregation: *agg, Location: loc})
+	rep, err := reconcile.Run(ctx, client.Querier{Server: client.Server{URL: *server}}, reconcile.Request{Date: *date, Aggregation: *agg, Location: loc})
 	if err != nil {
 		return err
 	}
@@ -61,13 +60,4 @@ func runReconcile(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("reconcile %s: unexplained differences in %s", *date, strings.Join(rep.Unexplained, ", "))
 	}
 	return nil
-}
-
-// serverQuerier reads the warehouse of a running `alpipe serve`.
-type serverQuerier string
-
-var _ warehouse.Querier = serverQuerier("")
-
-func (s serverQuerier) Query(ctx context.Context, sql string) (warehouse.Result, error) {
-	return local.Query(ctx, string(s), sql)
 }

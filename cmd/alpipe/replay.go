@@ -12,7 +12,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/replay"
 )
 
@@ -35,15 +35,15 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	dates := fs.String("dates", "", "only these UTC dates of event time: YYYY-MM-DD or YYYY-MM-DD..YYYY-MM-DD (default: all)")
 	format := fs.String("format", "text", "output: text or json")
 	server := serverFlag(fs)
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if *fromTable == (len(pos) == 1) || len(pos) > 1 {
 		return errors.New("replay: want either FILE.jsonl (orders, as for publish) or --from-table")
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("replay: unknown format %q: want text or json", *format)
+	if err := checkFormat("replay", *format, "text", "json"); err != nil {
+		return err
 	}
 	if _, err := replay.ParseDates(*dates); err != nil {
 		return fmt.Errorf("replay: --%w", err)
@@ -63,7 +63,10 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		defer f.Close()
 		body = f // streamed: the file is never held in memory
 	}
-	rep, err := postReplay(ctx, *server+local.AdminPrefix+"replay?"+q.Encode(), body)
+	if err := (client.Server{URL: *server}).Ping(ctx); err != nil {
+		return fmt.Errorf("replay: %w", err)
+	}
+	rep, err := postReplay(ctx, strings.TrimSuffix(*server, "/")+client.AdminPrefix+"replay?"+q.Encode(), body)
 	if err != nil {
 		return err
 	}
@@ -84,7 +87,7 @@ func postReplay(ctx context.Context, target string, body io.Reader) (replay.Repo
 	req.Header.Set("Content-Type", replay.ContentType)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return replay.Report{}, fmt.Errorf("replay: is `alpipe serve` running? %w", err)
+		return replay.Report{}, fmt.Errorf("replay: the server stopped answering: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {

@@ -8,10 +8,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
-	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/ops"
-	"github.com/alpinashop/alpipe/internal/ops/remote"
 )
 
 // runRequeue turns a fixed quarantine file into a new landing object of its
@@ -22,18 +21,18 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 	server := serverFlag(fs)
 	file := fs.String("file", "", "read the fixed rows from this local copy of the quarantine file instead of the object")
 	object := fs.String("object", "", "name of the new landing object (default <source>.requeue-<UTC time>.csv next to the source)")
-	landing := fs.String("landing", local.LandingBucket, "landing bucket, when the quarantine object lost its source metadata")
+	landing := fs.String("landing", client.LandingBucket, "landing bucket, when the quarantine object lost its source metadata")
 	declared := fs.Bool("declared-header", false, "write the feed's declared header instead of the source file's")
 	format := fs.String("format", "text", "output: text or json")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return errors.New("requeue: want exactly one QUARANTINE_OBJECT (a name in the local quarantine bucket, or gs://BUCKET/NAME)")
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("requeue: --format %q: want text or json", *format)
+	if err := checkFormat("requeue", *format, "text", "json"); err != nil {
+		return err
 	}
 	bucket, name, gs, err := ops.ParseGS(pos[0])
 	if err == nil && name == "" {
@@ -48,21 +47,21 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	r := &ops.Requeue{Feeds: feeds, LandingBucket: *landing}
 	if gs && !flagSet(fs, "server") {
-		app, svc, objs, err := cloudIngest(ctx)
+		app, svc, objs, err := cloudIngest(ctx, "requeue gs://...")
 		if err != nil {
 			return err
 		}
 		defer app.Close()
 		r.Objects, r.Ingest = objs, ops.Direct{Service: svc}
 	} else {
-		srv := remote.Server{URL: *server}
+		srv := client.Server{URL: *server}
 		gcs, closeFn, err := srv.Storage(ctx)
 		if err != nil {
 			return err
 		}
 		defer closeFn()
 		if !gs {
-			bucket = local.QuarantineBucket
+			bucket = client.QuarantineBucket
 		}
 		r.Objects, r.Ingest = gcs, srv
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/logging"
 )
@@ -21,25 +23,36 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	virtual := fs.Bool("virtual-clock", false, "processing time moves only by \"alpipe tick --now T\"")
 	start := fs.String("start", "", "start of the virtual clock (RFC 3339; default now)")
 	allowRemote := fs.Bool("allow-remote", false, "serve clients on other machines too (needed for a non-loopback --addr); they can run any SQL and write data")
+	logFormat := fs.String("log-format", "", "log lines on stderr: text or json (default text on a terminal, json otherwise, as Cloud Logging reads)")
 	var hosts stringList
 	fs.Var(&hosts, "host", "a further Host name to accept besides localhost and loopback IPs (repeatable)")
-	if _, err := parse(fs, args); err != nil {
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("serve: unexpected argument %q (alpipe serve --help)", pos[0])
+	}
+	if *start != "" && !*virtual {
+		return fmt.Errorf("serve: --start sets a virtual clock's start; add --virtual-clock (the wall clock cannot be set)")
+	}
+	logger, err := serveLogger(*logFormat, os.Stderr)
+	if err != nil {
 		return err
 	}
 	clock := local.WallClock()
 	if *virtual {
 		t := time.Now().UTC()
 		if *start != "" {
-			var err error
-			if t, err = time.Parse(time.RFC3339, *start); err != nil {
-				return fmt.Errorf("--start: %w", err)
+			if t, err = parseTime("serve: --start", *start); err != nil {
+				return err
 			}
 		}
 		clock = local.VirtualClock(t)
 	}
 	srv, err := local.Start(ctx, local.Options{
 		Addr: *addr, DataDir: *data, Clock: clock,
-		Logger:      logging.New(os.Stderr, slog.LevelInfo),
+		Logger:      logger,
 		AllowRemote: *allowRemote, Hosts: hosts,
 	})
 	if err != nil {
@@ -63,4 +76,30 @@ func (l *stringList) String() string { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error {
 	*l = append(*l, v)
 	return nil
+}
+
+// serveLogger logs for a person on a terminal and for Cloud Logging's
+// parser otherwise, unless --log-format says which.
+func serveLogger(format string, w *os.File) (*slog.Logger, error) {
+	if format == "" {
+		format = "json"
+		if term.IsTerminal(int(w.Fd())) {
+			format = "text"
+		}
+	}
+	switch format {
+	case "json":
+		return logging.New(w, slog.LevelInfo), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo, ReplaceAttr: shortTime})), nil
+	}
+	return nil, fmt.Errorf("serve: --log-format %q: want text or json", format)
+}
+
+// shortTime prints the time of day in UTC: the date is the terminal's.
+func shortTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.String(slog.TimeKey, a.Value.Time().UTC().Format("15:04:05Z"))
+	}
+	return a
 }

@@ -7,15 +7,18 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sort"
 
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/ops"
-	"github.com/alpinashop/alpipe/internal/ops/remote"
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
 // runStatus answers the morning questions: did last night's files load, how
 // many rows were rejected and why, and is the real-time view keeping up.
+// With an OBJECT it prints that object's ledger history instead.
 func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	server := serverFlag(fs)
@@ -23,32 +26,83 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 	since := fs.Duration("since", ops.DefaultSince, "how far back files and discarded orders count")
 	files := fs.Int("files", 50, "files listed, newest first")
 	cloud := fs.Bool("cloud", false, "read the backends the environment names (as the deployed functions do) instead of a local server")
-	pos, err := parse(fs, args)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 0 {
-		return fmt.Errorf("status: unexpected argument %q", pos[0])
+	if len(pos) > 1 {
+		return fmt.Errorf("status: want at most one OBJECT, got %d arguments", len(pos))
 	}
-	if *format != "text" && *format != "json" {
-		return fmt.Errorf("status: --format %q: want text or json", *format)
+	if err := checkFormat("status", *format, "text", "json"); err != nil {
+		return err
 	}
 	if *since <= 0 || *files <= 0 {
 		return fmt.Errorf("status: --since and --files must be positive")
 	}
+	if len(pos) == 1 {
+		if *cloud {
+			return fmt.Errorf("status OBJECT reads a local server's ledger; --cloud is not supported with OBJECT yet")
+		}
+		return objectHistory(ctx, client.Server{URL: *server}, pos[0], *format, stdout)
+	}
 	var rep ops.Report
 	if *cloud {
+		if err := cloudEnv("status --cloud"); err != nil {
+			return err
+		}
 		app, err := setup.FromEnv(ctx, []string{"IngestCSV", "AdvanceWatermark"}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
 		if err != nil {
 			return err
 		}
 		defer app.Close()
 		rep = ops.BuildReport(ctx, app.StatusSources(), ops.StatusOptions{Since: *since, MaxFiles: *files})
-	} else if rep, err = (remote.Server{URL: *server}).Status(ctx, *since, *files); err != nil {
-		return err
+	} else if rep, err = (client.Server{URL: *server}).Status(ctx, *since, *files); err != nil {
+		return fmt.Errorf("status: %w", err)
 	}
 	if *format == "json" {
 		return printJSON(stdout, rep)
 	}
 	return ops.WriteStatus(stdout, rep)
+}
+
+// objectHistory prints every ledger record of one landing object (each
+// generation, oldest first), so that "what happened to this file" needs no
+// SQL. A gs://BUCKET/ prefix is accepted and stripped.
+func objectHistory(ctx context.Context, srv client.Server, arg, format string, stdout io.Writer) error {
+	bucket, name, gs, err := ops.ParseGS(arg)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	recs, err := srv.Ledger(ctx)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	var mine []ledger.Record
+	for _, r := range recs {
+		if r.Key.Object == name && (!gs || r.Key.Bucket == bucket) {
+			mine = append(mine, r)
+		}
+	}
+	if len(mine) == 0 {
+		return fmt.Errorf("status: the ledger has no record of %q (alpipe status lists recent files)", arg)
+	}
+	sort.Slice(mine, func(i, j int) bool { return mine[i].Key.Generation < mine[j].Key.Generation })
+	if format == "json" {
+		return printJSON(stdout, mine)
+	}
+	for i, r := range mine {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		printRecord(stdout, r)
+		fmt.Fprintf(stdout, "  attempt: %d", r.Attempt)
+		if !r.StartedAt.IsZero() {
+			fmt.Fprintf(stdout, "  started: %s", r.StartedAt.UTC().Format("2006-01-02T15:04:05Z"))
+		}
+		if !r.FinishedAt.IsZero() {
+			fmt.Fprintf(stdout, "  finished: %s (%s)", r.FinishedAt.UTC().Format("2006-01-02T15:04:05Z"), r.FinishedAt.Sub(r.StartedAt).Round(1e6))
+		}
+		fmt.Fprintln(stdout)
+	}
+	return nil
 }

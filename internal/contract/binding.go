@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -10,7 +11,27 @@ import (
 // none of its rows can be read with confidence.
 type FileError struct {
 	Reason string // e.g. "missing required column cantidad"
+	Drift  Drift  // the header's drift, when it could be read
 }
+
+// Drift is how a file's header differs from its contract: columns it has
+// that the contract does not declare (their data is not loaded) and declared
+// columns it lacks (loaded as NULL when optional).
+type Drift struct {
+	Added   []string `json:"added,omitempty"`   // in header order, as written (trimmed)
+	Missing []string `json:"missing,omitempty"` // in declared order
+}
+
+// Empty reports whether the header matches the contract's columns.
+func (d Drift) Empty() bool { return len(d.Added) == 0 && len(d.Missing) == 0 }
+
+// Bounds on what a Drift holds: it is stored in the ledger and logged, and a
+// header of ten thousand junk columns must not become a ten-thousand-item
+// record.
+const (
+	maxDriftColumns = 20
+	maxDriftName    = 64
+)
 
 func (e *FileError) Error() string { return e.Reason }
 
@@ -27,6 +48,8 @@ type Binding struct {
 	vals  [][]byte // fields as UTF-8
 	arena []byte   // string values of the current row
 	spans []span   // where each STRING column's value lies in arena
+	num   []byte   // a NUMERIC value without its thousands separators
+	drift Drift
 }
 
 // span locates a string value in the row arena; start < 0 means the value is
@@ -35,9 +58,10 @@ type span struct{ start, end int }
 
 // Bind maps a header row to the declared columns: by name, in any order,
 // case-insensitively, surrounding spaces ignored. Columns the contract does
-// not declare are allowed and ignored. A missing required column, a
-// declared column given twice, or a header that is not text in the feed's
-// encoding rejects the file with a *FileError.
+// not declare are ignored and reported by Drift, unless the feed says
+// on_unknown_columns: reject. A missing required column, a declared column
+// given twice, an unknown column in a rejecting feed, or a header that is
+// not text in the feed's encoding rejects the file with a *FileError.
 func (f *Feed) Bind(header [][]byte) (*Binding, error) {
 	b := &Binding{
 		feed:    f,
@@ -53,10 +77,13 @@ func (f *Feed) Bind(header [][]byte) (*Binding, error) {
 	}
 	for i, h := range header {
 		name := h
-		if f.encoding == Windows1252 {
-			t, ok := appendCP1252(nil, h)
+		if bytes.IndexByte(h, 0) >= 0 {
+			return nil, &FileError{Reason: "header column " + strconv.Itoa(i+1) + " holds a NUL byte"}
+		}
+		if f.charset != nil {
+			t, ok := f.charset.append(nil, h)
 			if !ok {
-				return nil, &FileError{Reason: "header column " + strconv.Itoa(i+1) + " is not valid windows-1252 text"}
+				return nil, &FileError{Reason: "header column " + strconv.Itoa(i+1) + " is not valid " + f.charset.name + " text"}
 			}
 			name = t
 		} else if !utf8.Valid(h) {
@@ -66,6 +93,7 @@ func (f *Feed) Bind(header [][]byte) (*Binding, error) {
 		// quotes) must not hide a column name.
 		n := strings.TrimSpace(strings.TrimPrefix(string(name), "\ufeff"))
 		b.names[i] = n
+		known := false
 		for ci := range f.columns {
 			if !strings.EqualFold(n, f.columns[ci].name) {
 				continue
@@ -74,23 +102,53 @@ func (f *Feed) Bind(header [][]byte) (*Binding, error) {
 				return nil, &FileError{Reason: "duplicate column " + f.columns[ci].name}
 			}
 			b.pos[ci] = i
+			known = true
+		}
+		if !known {
+			b.drift.Added = appendDrift(b.drift.Added, n, i)
 		}
 	}
 	var missing []string
 	for ci, c := range f.columns {
-		if b.pos[ci] < 0 && c.required {
+		if b.pos[ci] >= 0 {
+			continue
+		}
+		b.drift.Missing = appendDrift(b.drift.Missing, c.name, ci)
+		if c.required {
 			missing = append(missing, c.name)
 		}
 	}
 	switch len(missing) {
 	case 0:
 	case 1:
-		return nil, &FileError{Reason: "missing required column " + missing[0]}
+		return nil, &FileError{Reason: "missing required column " + missing[0], Drift: b.drift}
 	default:
-		return nil, &FileError{Reason: "missing required columns " + strings.Join(missing, ", ")}
+		return nil, &FileError{Reason: "missing required columns " + strings.Join(missing, ", "), Drift: b.drift}
+	}
+	if len(b.drift.Added) > 0 && f.onUnknown == UnknownReject {
+		return nil, &FileError{Reason: "columns not in the contract (on_unknown_columns is reject): " + strings.Join(b.drift.Added, ", "), Drift: b.drift}
 	}
 	return b, nil
 }
+
+// appendDrift adds a column name to a drift list within its bounds. A
+// header cell with no name is named by its position.
+func appendDrift(list []string, name string, i int) []string {
+	switch {
+	case len(list) == maxDriftColumns:
+		return append(list, "...")
+	case len(list) > maxDriftColumns:
+		return list
+	case name == "":
+		name = "#" + strconv.Itoa(i+1)
+	case len(name) > maxDriftName:
+		name = string(cutRunes([]byte(name), maxDriftName)) + "..."
+	}
+	return append(list, name)
+}
+
+// Drift returns how the bound header differs from the contract.
+func (b *Binding) Drift() Drift { return b.drift }
 
 // Columns returns the number of fields every row must have: the header's.
 func (b *Binding) Columns() int { return b.columns }

@@ -66,7 +66,7 @@ func TestBind(t *testing.T) {
 		{name: "declared column twice", feed: "lineas_pedido", header: []string{"pedido_id", "linea", "fecha", "sku", "SKU", "cantidad", "precio_unitario", "cliente_id", "pais"}, want: "duplicate column sku"},
 		{name: "header not utf-8", feed: "lineas_pedido", header: []string{"pedido_id", "l\xednea"}, want: "header column 2 is not valid UTF-8"},
 		{name: "a data row as header", feed: "lineas_pedido", header: []string{"P-1", "1", "2026-03-14", "S", "2", "89,90", "C", "ES"}, want: "missing required columns pedido_id, linea, fecha, sku, cantidad, precio_unitario, pais"},
-		{name: "binary header", feed: "opiniones", header: []string{"\x00\x01\x02"}, want: "missing required columns opinion_id, sku, fecha, puntuacion, pais"},
+		{name: "binary header", feed: "opiniones", header: []string{"\x00\x01\x02"}, want: "header column 1 holds a NUL byte"},
 		{name: "empty header", feed: "opiniones", header: []string{""}, want: "missing required columns opinion_id, sku, fecha, puntuacion, pais"},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,12 @@ import (
 //	  "description": "...",
 //	  "objects": "^exportaciones/...\\.csv$",   // Go regexp on the object name
 //	  "table": "lineas_pedido",                 // warehouse table
-//	  "encoding": "utf-8",                      // or "windows-1252"
+//	  "encoding": "utf-8",                      // or "windows-1252", "iso-8859-1"
+//	  "delimiter": [",", ";"],                  // or one: ";" (default ","); a list is sniffed from the header line
+//	  "quote": "\"",                            // or "'"
+//	  "thousands_separator": ".",               // grouping accepted in decimal_comma NUMERIC columns
+//	  "date_formats": ["YYYY-MM-DD", "DD/MM/YYYY"], // ISO first; then fixed-width YYYY/MM/DD layouts
+//	  "on_unknown_columns": "load",             // or "reject": a header column the contract does not know rejects the file
 //	  "columns": [ ... ],                       // in table order
 //	  "derived": [ ... ],                       // in table order, after columns
 //	  "date_column": "fecha",                   // DATE column aggregates are keyed by
@@ -49,10 +55,17 @@ type declaration struct {
 	Objects     string        `json:"objects"`
 	Table       string        `json:"table"`
 	Encoding    string        `json:"encoding"`
-	Columns     []columnDecl  `json:"columns"`
-	Derived     []derivedDecl `json:"derived"`
-	DateColumn  string        `json:"date_column"`
-	Aggregates  []string      `json:"aggregates"`
+	Delimiter   delimiterDecl `json:"delimiter"`
+	Quote       string        `json:"quote"`
+	// ThousandsSeparator and DateFormats are feed-wide: an ERP writes every
+	// column in one locale.
+	ThousandsSeparator string        `json:"thousands_separator"`
+	DateFormats        []string      `json:"date_formats"`
+	OnUnknownColumns   string        `json:"on_unknown_columns"`
+	Columns            []columnDecl  `json:"columns"`
+	Derived            []derivedDecl `json:"derived"`
+	DateColumn         string        `json:"date_column"`
+	Aggregates         []string      `json:"aggregates"`
 }
 
 type columnDecl struct {
@@ -117,17 +130,31 @@ func compile(b []byte) (*Feed, error) {
 	}
 	f.objects = re
 	switch d.Encoding {
-	case UTF8, Windows1252:
+	case UTF8:
 		f.encoding = d.Encoding
+	case Windows1252, ISO88591:
+		f.encoding = d.Encoding
+		f.charset = charsets[d.Encoding]
 	default:
-		return nil, fail("encoding %q: want %q or %q", d.Encoding, UTF8, Windows1252)
+		return nil, fail("encoding %q: want %q, %q or %q", d.Encoding, UTF8, Windows1252, ISO88591)
+	}
+	if f.dialect, err = compileDialect(d); err != nil {
+		return nil, fail("%w", err)
+	}
+	switch d.OnUnknownColumns {
+	case "", UnknownLoad:
+		f.onUnknown = UnknownLoad
+	case UnknownReject:
+		f.onUnknown = UnknownReject
+	default:
+		return nil, fail("on_unknown_columns %q: want %q or %q", d.OnUnknownColumns, UnknownLoad, UnknownReject)
 	}
 	if len(d.Columns) == 0 {
 		return nil, fail("no columns")
 	}
 	index := map[string]int{}
 	for _, cd := range d.Columns {
-		c, err := compileColumn(cd)
+		c, err := compileColumn(cd, f.dialect)
 		if err != nil {
 			return nil, fail("column %s: %w", cd.Name, err)
 		}
@@ -137,6 +164,9 @@ func compile(b []byte) (*Feed, error) {
 		index[c.name] = len(f.columns)
 		f.columns = append(f.columns, c)
 		f.header = append(f.header, c.name)
+	}
+	if f.dialect.thousands != 0 && !slices.ContainsFunc(f.columns, func(c column) bool { return c.decimalComma }) {
+		return nil, fail("thousands_separator: applies to NUMERIC columns normalised with decimal_comma, and none is")
 	}
 	for _, dd := range d.Derived {
 		dc, err := compileDerived(dd, f.columns, index)
@@ -168,7 +198,7 @@ func compile(b []byte) (*Feed, error) {
 	return f, nil
 }
 
-func compileColumn(d columnDecl) (column, error) {
+func compileColumn(d columnDecl, dl Dialect) (column, error) {
 	if !columnName.MatchString(d.Name) {
 		return column{}, fmt.Errorf("name must match %s", columnName)
 	}
@@ -192,6 +222,12 @@ func compileColumn(d columnDecl) (column, error) {
 		default:
 			return column{}, fmt.Errorf("normalisation %q does not apply to %s", n, c.typ)
 		}
+	}
+	if c.decimalComma {
+		c.thousands = dl.thousands
+	}
+	if c.typ == warehouse.Date {
+		c.dates = dl.dates
 	}
 	if c.upper && c.lower {
 		return column{}, errors.New("upper and lower exclude each other")

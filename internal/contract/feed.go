@@ -12,6 +12,17 @@ import (
 const (
 	UTF8        = "utf-8"
 	Windows1252 = "windows-1252"
+	ISO88591    = "iso-8859-1"
+)
+
+// What a feed does with header columns it does not declare
+// (on_unknown_columns).
+const (
+	// UnknownLoad loads the declared columns and records the others as drift.
+	UnknownLoad = "load"
+	// UnknownReject rejects the file: for feeds where an ERP change must
+	// stop the load until the contract says what the column means.
+	UnknownReject = "reject"
 )
 
 // Feed is one compiled contract. It is immutable and safe for concurrent use;
@@ -21,6 +32,9 @@ type Feed struct {
 	description string
 	table       string
 	encoding    string
+	charset     *charset // nil for UTF-8
+	dialect     Dialect
+	onUnknown   string
 	objects     *regexp.Regexp
 	columns     []column  // declared, in table order
 	derived     []derived // computed, in table order after the declared ones
@@ -37,6 +51,8 @@ type column struct {
 
 	trim, upper, lower, decimalComma bool
 	truncateRunes                    int
+	thousands                        byte         // grouping separator accepted with decimalComma, 0 if none
+	dates                            []dateLayout // formats tried after ISO
 
 	min, max      bound
 	maxRunes      int
@@ -85,8 +101,11 @@ func (f *Feed) Description() string { return f.description }
 // Table returns the warehouse table the feed fills.
 func (f *Feed) Table() string { return f.table }
 
-// Encoding returns the source text encoding: UTF8 or Windows1252.
+// Encoding returns the source text encoding: UTF8, Windows1252 or ISO88591.
 func (f *Feed) Encoding() string { return f.encoding }
+
+// OnUnknownColumns returns UnknownLoad or UnknownReject.
+func (f *Feed) OnUnknownColumns() string { return f.onUnknown }
 
 // Header returns the declared column names in declared order, the header a
 // corrected file is re-queued with.

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,7 @@ const goldenLimit = 2048
 // record after the header is read, then either valid or rejected.
 type outcome struct {
 	FileReason string // the file is refused as a whole
+	Drift      Drift
 	Read       int
 	Valid      int
 	Rejects    map[string]int
@@ -36,7 +38,10 @@ type outcome struct {
 // process runs a file through the reader and a feed's contract.
 func process(t *testing.T, f *Feed, src io.Reader) outcome {
 	t.Helper()
-	r := record.NewReader(src, record.Options{MaxRecordBytes: goldenLimit})
+	// As the ingester does: the delimiter is sniffed from the header line.
+	br := bufio.NewReaderSize(src, 8000)
+	head, _ := br.Peek(8000)
+	r := record.NewReader(br, record.Options{MaxRecordBytes: goldenLimit, Comma: f.SniffDelimiter(head), Quote: f.Quote()})
 	o := outcome{Rejects: map[string]int{}}
 	header, err := r.Next()
 	switch {
@@ -54,8 +59,11 @@ func process(t *testing.T, f *Feed, src io.Reader) outcome {
 		b, err = f.Bind(header.Fields)
 		if errors.As(err, &fe) {
 			o.FileReason = fe.Reason
+			o.Drift = fe.Drift
 		} else if err != nil {
 			t.Fatal(err)
+		} else {
+			o.Drift = b.Drift()
 		}
 	}
 	out := make([]warehouse.Value, f.Width())
@@ -92,6 +100,9 @@ func (o outcome) String() string {
 	if o.FileReason != "" {
 		fmt.Fprintf(&sb, "file rejected: %s\n", o.FileReason)
 	}
+	if !o.Drift.Empty() {
+		fmt.Fprintf(&sb, "drift: added %q, missing %q\n", o.Drift.Added, o.Drift.Missing)
+	}
 	for _, l := range o.lines {
 		sb.WriteString(l + "\n")
 	}
@@ -104,7 +115,7 @@ func (o outcome) String() string {
 
 // testRegistry is the embedded feeds plus the test-only ones in
 // testdata/feeds.
-func testRegistry(t *testing.T) *Registry {
+func testRegistry(t testing.TB) *Registry {
 	t.Helper()
 	files := map[string][]byte{}
 	for _, dir := range []string{"feeds", "testdata/feeds"} {

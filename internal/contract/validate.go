@@ -14,7 +14,7 @@ import (
 // Reject says why a row was refused. The zero value means the row is valid.
 type Reject struct {
 	// Code is stable and low-cardinality, for counters and metrics:
-	// "column_count", "invalid_utf8", "invalid_windows1252", or
+	// "column_count", "nul_byte", "invalid_utf8", "invalid_windows1252", or
 	// "<column>:<rule>" with rule one of required, invalid_int,
 	// invalid_numeric, invalid_date, out_of_range, too_precise, below_min,
 	// above_max, not_iso3166, not_allowed, pattern, too_long, or
@@ -51,6 +51,10 @@ const (
 	CodeColumnCount   = "column_count"
 	CodeInvalidUTF8   = "invalid_utf8"
 	CodeInvalidCP1252 = "invalid_windows1252"
+	// CodeNUL: a NUL byte is text in no encoding an ERP writes, BigQuery's
+	// CSV loader cuts values at it, and it is how a truncated or corrupt
+	// write shows; the row is refused wherever the byte sits.
+	CodeNUL = "nul_byte"
 )
 
 // Validate checks and normalises one data row. On success it fills
@@ -68,19 +72,25 @@ func (b *Binding) Validate(fields [][]byte, out []warehouse.Value) Reject {
 	}
 	f := b.feed
 	vals := fields
-	if f.encoding == Windows1252 {
+	// One invalid byte fails a whole BigQuery load job, so it must stop
+	// here, even in a column the contract ignores. Most values are plain
+	// ASCII, which one pass tells.
+	for i, v := range fields {
+		if plainText(v) {
+			continue
+		}
+		if bytes.IndexByte(v, 0) >= 0 {
+			return Reject{CodeNUL, fmt.Sprintf("column %d (%s): NUL byte in %s", i+1, b.names[i], quote(v))}
+		}
+		if f.charset == nil && !utf8.Valid(v) {
+			return Reject{CodeInvalidUTF8, fmt.Sprintf("column %d (%s): invalid UTF-8 %s", i+1, b.names[i], quote(v))}
+		}
+	}
+	if f.charset != nil {
 		if r := b.transcode(fields); !r.OK() {
 			return r
 		}
 		vals = b.vals
-	} else {
-		// One invalid byte fails a whole BigQuery load job, so it must
-		// stop here, even in a column the contract ignores.
-		for i, v := range fields {
-			if !utf8.Valid(v) {
-				return Reject{CodeInvalidUTF8, fmt.Sprintf("column %d (%s): invalid UTF-8 %s", i+1, b.names[i], quote(v))}
-			}
-		}
 	}
 	b.arena = b.arena[:0]
 	for ci := range f.columns {
@@ -107,7 +117,7 @@ func (b *Binding) Validate(fields [][]byte, out []warehouse.Value) Reject {
 		case warehouse.Int64:
 			r = c.integer(v, &out[ci])
 		case warehouse.Numeric:
-			r = c.decimal(v, &out[ci])
+			r = c.decimal(v, &out[ci], &b.num)
 		case warehouse.Date:
 			r = c.date(v, &out[ci])
 		}
@@ -141,8 +151,11 @@ func trimSpace(v []byte) []byte {
 	return bytes.TrimSpace(v)
 }
 
-// transcode decodes every field from Windows-1252 into b.vals.
+// transcode decodes every field from the feed's single-byte encoding into
+// b.vals. The fields themselves are left alone: a rejected row goes to the
+// quarantine in its original bytes.
 func (b *Binding) transcode(fields [][]byte) Reject {
+	cs := b.feed.charset
 	b.text = b.text[:0]
 	for i, v := range fields {
 		if isASCII(v) {
@@ -150,8 +163,8 @@ func (b *Binding) transcode(fields [][]byte) Reject {
 			continue
 		}
 		var ok bool
-		if b.text, ok = appendCP1252(b.text, v); !ok {
-			return Reject{CodeInvalidCP1252, fmt.Sprintf("column %d (%s): byte undefined in windows-1252 %s", i+1, b.names[i], quote(v))}
+		if b.text, ok = cs.append(b.text, v); !ok {
+			return Reject{cs.code, fmt.Sprintf("column %d (%s): byte undefined in %s %s", i+1, b.names[i], cs.name, quote(v))}
 		}
 		b.ends[i] = len(b.text)
 	}
@@ -234,11 +247,20 @@ func (c *column) integer(v []byte, out *warehouse.Value) Reject {
 	return Reject{}
 }
 
-func (c *column) decimal(v []byte, out *warehouse.Value) Reject {
+func (c *column) decimal(v []byte, out *warehouse.Value, scratch *[]byte) Reject {
 	// The Spanish ERP writes 89,90, other exports 89.90: a declared
 	// decimal_comma accepts both, but never both in one value (1.089,90).
 	comma := c.decimalComma && bytes.IndexByte(v, ',') >= 0
-	d, err := numeric.ParseBytes(v, comma)
+	var d numeric.Dec
+	var err error
+	if c.thousands != 0 && bytes.IndexByte(v, c.thousands) >= 0 {
+		var r Reject
+		if d, r, err = c.grouped(v, comma, scratch); !r.OK() {
+			return r
+		}
+	} else {
+		d, err = numeric.ParseBytes(v, comma)
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, numeric.ErrPrecision):
@@ -258,8 +280,32 @@ func (c *column) decimal(v []byte, out *warehouse.Value) Reject {
 	return Reject{}
 }
 
+// grouped parses a number holding the feed's thousands separator; scratch
+// is the binding's buffer for the ungrouped digits.
+func (c *column) grouped(v []byte, comma bool, scratch *[]byte) (numeric.Dec, Reject, error) {
+	if !comma && c.thousands == '.' && bytes.Count(v, []byte{'.'}) == 1 {
+		// 1.234 is a thousand and more in the ERP's locale and a bit more
+		// than one elsewhere; money is not guessed. 89.90 is not ambiguous.
+		if len(v)-bytes.IndexByte(v, '.')-1 == 3 {
+			return 0, Reject{c.codeInvalid, fmt.Sprintf("%s: ambiguous number %s: write the decimal comma (1.234,00) or no grouping", c.name, quote(v))}, nil
+		}
+		d, err := numeric.ParseBytes(v, false)
+		return d, Reject{}, err
+	}
+	u, ok := ungroup((*scratch)[:0], v, c.thousands)
+	*scratch = u
+	if !ok {
+		return 0, Reject{c.codeInvalid, fmt.Sprintf("%s: thousands not grouped in threes %s", c.name, quote(v))}, nil
+	}
+	d, err := numeric.ParseBytes(u, comma)
+	return d, Reject{}, err
+}
+
 func (c *column) date(v []byte, out *warehouse.Value) Reject {
 	days, ok := parseDate(v)
+	for i := 0; !ok && i < len(c.dates); i++ {
+		days, ok = c.dates[i].parse(v)
+	}
 	if !ok {
 		return Reject{c.codeInvalid, fmt.Sprintf("%s: invalid date %s", c.name, quote(v))}
 	}

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"encoding/binary"
 	"unicode"
 	"unicode/utf8"
 
@@ -156,30 +157,71 @@ func cutRunes(b []byte, n int) []byte {
 	return b
 }
 
-// cp1252 maps each Windows-1252 byte to its rune. The five bytes the code
-// page leaves undefined map to utf8.RuneError.
-var cp1252 = func() (t [256]rune) {
-	for i := range t {
-		t[i] = charmap.Windows1252.DecodeByte(byte(i))
+// charset decodes a single-byte encoding to UTF-8. Its table comes from
+// golang.org/x/text's charmap, the maintained definition of each code page;
+// a table lookup per byte keeps the per-field decoding free of the
+// transform.Transformer machinery, which costs an allocation per call.
+type charset struct {
+	name  string
+	code  string // reject code for a byte the code page leaves undefined
+	table [256]rune
+}
+
+var charsets = map[string]*charset{
+	Windows1252: newCharset(Windows1252, CodeInvalidCP1252, charmap.Windows1252),
+	// ISO-8859-1 defines all 256 bytes: its reject code is never given.
+	ISO88591: newCharset(ISO88591, "invalid_iso88591", charmap.ISO8859_1),
+}
+
+func newCharset(name, code string, cm *charmap.Charmap) *charset {
+	c := &charset{name: name, code: code}
+	for i := range c.table {
+		c.table[i] = cm.DecodeByte(byte(i))
 	}
-	return t
-}()
+	return c
+}
 
 // appendCP1252 appends b transcoded from Windows-1252 to UTF-8. ok is false
 // when b holds a byte the code page does not define.
 func appendCP1252(dst, b []byte) ([]byte, bool) {
+	return charsets[Windows1252].append(dst, b)
+}
+
+// append appends b transcoded to UTF-8. ok is false when b holds a byte the
+// code page does not define (charmap decodes those to U+FFFD).
+func (cs *charset) append(dst, b []byte) ([]byte, bool) {
 	for _, c := range b {
 		if c < utf8.RuneSelf {
 			dst = append(dst, c)
 			continue
 		}
-		r := cp1252[c]
+		r := cs.table[c]
 		if r == utf8.RuneError {
 			return dst, false
 		}
 		dst = utf8.AppendRune(dst, r)
 	}
 	return dst, true
+}
+
+// plainText reports whether b is ASCII without NUL bytes, 8 bytes at a
+// time: a byte is 0 or >= 0x80 only if the high bit of x|(x-0x01..01) is
+// set in some byte (a borrow may flag a byte above a zero one too, which
+// only sends the value to the exact checks).
+func plainText(b []byte) bool {
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if (x|(x-0x0101010101010101))&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c == 0 || c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isASCII reports whether b needs no transcoding.

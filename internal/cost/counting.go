@@ -242,16 +242,16 @@ func (c *CountingStore) kindLocked(first []string, gets int64) string {
 	case strings.HasPrefix(p, "stream/deadletters/seen/"):
 		return "dead-letter"
 	case strings.HasSuffix(p, "/control/watermark"):
-		if len(first) == 3 && strings.Contains(first[1], "/orders/") {
-			return "order"
+		if len(first) >= 2 && strings.Contains(first[1], "/orders/") {
+			return "order" // a batch of orders: the watermark and their dedup records
 		}
 		if c.phase == PhaseTick && !c.advanced {
 			c.advanced = true
 			return "tick-watermark"
 		}
 		return "tick-cell"
-	case strings.Contains(p, "/windows/") && len(first) == 1:
-		return "create-cell"
+	case strings.Contains(p, "/agenda/"):
+		return "tick-agenda"
 	}
 	return "other"
 }

@@ -110,8 +110,8 @@ func TestTickReadsAreBounded(t *testing.T) {
 	if quiet.visited != 0 || quiet.reads > base {
 		t.Errorf("a tick with nothing changed or due visited %d cells and read %d documents, want none and at most %d", quiet.visited, quiet.reads, base)
 	}
-	if one.visited != 1 {
-		t.Errorf("a tick after one order visited %d cells, want 1", one.visited)
+	if one.visited > 1 || one.reads > quiet.reads+5 {
+		t.Errorf("a tick after one order visited %d cells and read %d documents, want at most 1 and %d", one.visited, one.reads, quiet.reads+5)
 	}
 
 	// The night: everything closes and expires, then an idle hour is counted.

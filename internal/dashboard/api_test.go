@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,23 +21,70 @@ import (
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// fakeWarehouse answers every query with a fixed result; it records the
-// SQL so tests can see what was asked.
+// fakeWarehouse answers the bars query with res (or err) and the summary
+// query (the one over pedidos_descartados) with summary (or summaryErr);
+// it records the SQL so tests can see what was asked.
 type fakeWarehouse struct {
-	res warehouse.Result
-	err error
-	sql []string
+	res        warehouse.Result
+	err        error
+	summary    warehouse.Result
+	summaryErr error
+	sql        []string
 }
 
 func (f *fakeWarehouse) Query(_ context.Context, sql string) (warehouse.Result, error) {
 	f.sql = append(f.sql, sql)
+	if strings.Contains(sql, warehouse.PedidosDescartados) {
+		if f.summary.Columns == nil {
+			return summaryResult(), f.summaryErr
+		}
+		return f.summary, f.summaryErr
+	}
 	return f.res, f.err
 }
+
+// summaryResult is the summary query's answer: kind, what, n, pedido_id,
+// reason, event_time, window_start, received_at.
+func summaryResult(rows ...[]string) warehouse.Result {
+	return warehouse.Result{Columns: []string{"kind", "what", "n", "pedido_id", "reason", "event_time", "window_start", "received_at"}, Rows: rows}
+}
+
+var goodSummary = [][]string{
+	{"count", "dead_letter", "2", "NULL", "NULL", "NULL", "NULL", "2026-03-14T18:10:00Z"},
+	{"count", "too_late", "1", "NULL", "NULL", "NULL", "NULL", "2026-03-14T18:21:00Z"},
+	{"row", "dead_letter", "0", "NULL", "invalid: body is not JSON", "NULL", "NULL", "2026-03-14T18:01:00Z"},
+	{"row", "dead_letter", "0", "P-9", "invalid: importe_total: not a decimal", "2026-03-14T17:58:00Z", "NULL", "2026-03-14T18:10:00Z"},
+	{"row", "too_late", "0", "P-5", "too_late", "2026-03-14T15:10:00Z", "2026-03-14T15:00:00Z", "2026-03-14T18:21:00Z"},
+	{"country", "PT", "1", "NULL", "NULL", "NULL", "NULL", "NULL"},
+	{"country", "ES", "2", "NULL", "NULL", "NULL", "NULL", "NULL"},
+	{"country", "FR", "1", "NULL", "NULL", "NULL", "NULL", "NULL"},
+}
+
+// fakeStream answers Status with one aggregation's state.
+type fakeStream struct {
+	st  stream.AggregationStatus
+	err error
+}
+
+func (f fakeStream) Status(context.Context, time.Time) ([]stream.AggregationStatus, error) {
+	return []stream.AggregationStatus{f.st}, f.err
+}
+
+var goodStream = fakeStream{st: stream.AggregationStatus{
+	Aggregation: "ventas_hora_pais", Watermark: wm, LastAccepted: now.Add(-90 * time.Second),
+	OpenWindows: []stream.OpenWindow{
+		{Start: wm.Add(-time.Hour), End: wm, Key: "ES", Panes: 2, OnTime: window.OnTimeDone},
+		{Start: wm.Add(-time.Hour), End: wm, Key: "PT", Panes: 3, OnTime: window.OnTimeDone},
+		{Start: wm, End: wm.Add(time.Hour), Key: "ES", Panes: 1, OnTime: window.OnTimePending},
+	},
+}}
 
 type fakeLedger struct {
 	recs []ledger.Record
@@ -82,6 +130,7 @@ func records(n int) []ledger.Record {
 			Counts:     ledger.Counts{Read: 4, Loaded: 1, Quarantined: 3, Rejects: map[string]int64{"column_count": 1, "fecha:invalid_date": 2}},
 			StartedAt:  now.Add(-time.Duration(i) * time.Minute),
 			FinishedAt: now.Add(-time.Duration(i)*time.Minute + time.Second),
+			Quarantine: "cuarentena/lineas_pedido/2026/03/14/f" + string(rune('a'+i)) + ".csv.rechazos.csv",
 		}
 	}
 	return recs
@@ -114,15 +163,19 @@ func dec(t *testing.T, s string) numeric.Dec {
 }
 
 // TestAPIGolden pins the JSON the page reads, byte for byte: amounts as
-// exact strings, the watermark with its lag, the newest Files records.
+// exact strings, the watermark with its lag, freshness, discards, open
+// windows, the newest Files records with their quarantine links.
 func TestAPIGolden(t *testing.T) {
-	wh := &fakeWarehouse{res: viewResult(goodRows...)}
+	wh := &fakeWarehouse{res: viewResult(goodRows...), summary: summaryResult(goodSummary...)}
 	h := dashboard.Handler(dashboard.Source{
-		Warehouse:  wh,
-		Ledger:     fakeLedger{recs: records(4)},
-		Watermarks: fakeWatermark(wm, nil),
-		Now:        func() time.Time { return now },
-		Files:      3,
+		Warehouse:        wh,
+		Ledger:           fakeLedger{recs: records(4)},
+		Watermarks:       fakeWatermark(wm, nil),
+		Stream:           goodStream,
+		Now:              func() time.Time { return now },
+		Files:            3,
+		Latest:           2,
+		QuarantineBucket: "alpinashop-cuarentena",
 	})
 	_, body := getSnapshot(t, h)
 	var pretty bytes.Buffer
@@ -147,8 +200,18 @@ func TestAPIGolden(t *testing.T) {
 			t.Errorf("body lacks %s: money must stay an exact string", exact)
 		}
 	}
-	if len(wh.sql) != 1 || !strings.Contains(wh.sql[0], "LIMIT 24") || !strings.Contains(wh.sql[0], "'ventas_hora_pais'") {
-		t.Errorf("queries = %q, want one over the 24 newest windows of ventas_hora_pais", wh.sql)
+	// One query for the bars, one for everything else: a page left open
+	// against BigQuery costs two jobs per refresh, whatever the data.
+	slices.Sort(wh.sql) // they run concurrently; "SELECT 'count'..." (the summary) sorts before "SELECT v...."
+	if len(wh.sql) != 2 {
+		t.Fatalf("%d queries per refresh, want 2:\n%s", len(wh.sql), strings.Join(wh.sql, "\n---\n"))
+	}
+	bars, summary := wh.sql[1], wh.sql[0]
+	if !strings.Contains(bars, "LIMIT 24") || !strings.Contains(bars, "'ventas_hora_pais'") {
+		t.Errorf("bars query = %q, want the 24 newest windows of ventas_hora_pais", bars)
+	}
+	if !strings.Contains(summary, "<= 2") || !strings.Contains(summary, "aggregation = 'ventas_hora_pais'") {
+		t.Errorf("summary query = %q, want the 2 newest discards, too-late ones of ventas_hora_pais only", summary)
 	}
 }
 
@@ -158,6 +221,7 @@ func TestAPI(t *testing.T) {
 			Warehouse:  &fakeWarehouse{res: viewResult(goodRows[:1]...)},
 			Ledger:     fakeLedger{recs: records(1)},
 			Watermarks: fakeWatermark(wm, nil),
+			Stream:     goodStream,
 			Now:        func() time.Time { return now },
 		}
 	}
@@ -166,11 +230,27 @@ func TestAPI(t *testing.T) {
 		Pais: "ES", Importe: dec(t, "100.1"), Pedidos: 1, Unidades: 2, Timing: "ON_TIME", PaneIndex: 1,
 	}
 	file := dashboard.File{
-		Object: "gs://alpinashop-catalogo/exportaciones/2026/03/14/fa.csv#1000", State: ledger.Done, Feed: "lineas_pedido",
+		Object: "gs://alpinashop-catalogo/exportaciones/2026/03/14/fa.csv#1000", Bucket: "alpinashop-catalogo",
+		Name: "exportaciones/2026/03/14/fa.csv", Generation: 1000, State: ledger.Done, Feed: "lineas_pedido",
 		Read: 4, Loaded: 1, Quarantined: 3, Rejects: map[string]int64{"column_count": 1, "fecha:invalid_date": 2},
-		StartedAt: now, FinishedAt: now.Add(time.Second),
+		StartedAt: now, FinishedAt: now.Add(time.Second), Quarantine: "cuarentena/lineas_pedido/2026/03/14/fa.csv.rechazos.csv",
 	}
 	lag := &dashboard.Watermark{At: wm, LagSeconds: 1350, Lag: "22m30s"}
+	accepted := now.Add(-90 * time.Second)
+	fresh := dashboard.Freshness{LastOrderAccepted: &accepted, LastFileLoaded: &dashboard.LoadedFile{
+		Bucket: "alpinashop-catalogo", Name: "exportaciones/2026/03/14/fa.csv", Generation: 1000, FinishedAt: now.Add(time.Second)}}
+	open := &dashboard.OpenWindows{Cells: 3, Windows: 2, Latest: []dashboard.OpenWindow{
+		{WindowStart: wm, WindowEnd: wm.Add(time.Hour), Pais: "ES", Panes: 1, OnTime: "PENDING"},
+		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "PT", Panes: 3, OnTime: "DONE"},
+		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "ES", Panes: 2, OnTime: "DONE"},
+	}}
+	// snap is a snapshot of every part but those edit changes.
+	snap := func(edit func(*dashboard.Snapshot)) dashboard.Snapshot {
+		s := dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Watermark: lag, Freshness: fresh, Bars: []dashboard.Bar{bar},
+			Countries: []string{}, Discards: noDiscards, OpenWindows: open, Files: []dashboard.File{file}}
+		edit(&s)
+		return s
+	}
 	tests := []struct {
 		name   string
 		source func() dashboard.Source
@@ -179,7 +259,7 @@ func TestAPI(t *testing.T) {
 		{
 			name:   "every part",
 			source: full,
-			want:   dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Watermark: lag, Bars: []dashboard.Bar{bar}, Files: []dashboard.File{file}},
+			want:   snap(func(*dashboard.Snapshot) {}),
 		},
 		{
 			name: "no order accepted yet: watermark null, empty lists not null",
@@ -188,9 +268,11 @@ func TestAPI(t *testing.T) {
 				s.Warehouse = &fakeWarehouse{res: viewResult()}
 				s.Ledger = fakeLedger{}
 				s.Watermarks = fakeWatermark(time.Time{}, nil)
+				s.Stream = fakeStream{st: stream.AggregationStatus{Aggregation: "ventas_hora_pais"}}
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Bars: []dashboard.Bar{}, Files: []dashboard.File{}},
+			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Bars: []dashboard.Bar{}, Files: []dashboard.File{},
+				Countries: []string{}, Discards: noDiscards, OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}}},
 		},
 		{
 			name: "a failing warehouse leaves the other parts",
@@ -199,8 +281,10 @@ func TestAPI(t *testing.T) {
 				s.Warehouse = &fakeWarehouse{err: errors.New("bigquery: 503")}
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Watermark: lag, Bars: []dashboard.Bar{}, Files: []dashboard.File{file},
-				Errors: map[string]string{"bars": "query ventas_hora_pais: bigquery: 503"}},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Bars = []dashboard.Bar{}
+				s.Errors = map[string]string{"bars": "query ventas_hora_pais: bigquery: 503"}
+			}),
 		},
 		{
 			name: "failing ledger and watermark",
@@ -210,14 +294,17 @@ func TestAPI(t *testing.T) {
 				s.Watermarks = fakeWatermark(time.Time{}, errors.New("deadline exceeded"))
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Bars: []dashboard.Bar{bar}, Files: []dashboard.File{},
-				Errors: map[string]string{"files": "list ledger: unavailable", "watermark": "read watermark of ventas_hora_pais: deadline exceeded"}},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Watermark, s.Files, s.Freshness.LastFileLoaded = nil, []dashboard.File{}, nil
+				s.Errors = map[string]string{"files": "list ledger: unavailable", "watermark": "read watermark of ventas_hora_pais: deadline exceeded"}
+			}),
 		},
 		{
 			name:   "nothing configured",
 			source: func() dashboard.Source { return dashboard.Source{Now: func() time.Time { return now }} },
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Bars: []dashboard.Bar{}, Files: []dashboard.File{},
-				Errors: map[string]string{"bars": "not configured in this process", "files": "not configured in this process", "watermark": "not configured in this process"}},
+			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{}, Discards: noDiscards,
+				Errors: map[string]string{"bars": "not configured in this process", "discards": "not configured in this process", "files": "not configured in this process",
+					"stream": "not configured in this process", "watermark": "not configured in this process"}},
 		},
 		{
 			name: "an amount that is not a decimal is an error, never a guess",
@@ -226,8 +313,10 @@ func TestAPI(t *testing.T) {
 				s.Warehouse = &fakeWarehouse{res: viewResult([]string{"2026-03-14T17:00:00Z", "2026-03-14T18:00:00Z", "ES", "1e3", "1", "1", "EARLY", "0"})}
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Watermark: lag, Bars: []dashboard.Bar{}, Files: []dashboard.File{file},
-				Errors: map[string]string{"bars": `ventas_hora_pais row 1: importe "1e3": not a decimal number`}},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Bars = []dashboard.Bar{}
+				s.Errors = map[string]string{"bars": `ventas_hora_pais row 1: importe "1e3": not a decimal number`}
+			}),
 		},
 		{
 			name: "a missing column is reported",
@@ -236,8 +325,10 @@ func TestAPI(t *testing.T) {
 				s.Warehouse = &fakeWarehouse{res: warehouse.Result{Columns: []string{"window_start"}, Rows: [][]string{{"x"}}}}
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Watermark: lag, Bars: []dashboard.Bar{}, Files: []dashboard.File{file},
-				Errors: map[string]string{"bars": `ventas_hora_pais: answer has no column "window_end" (columns [window_start])`}},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Bars = []dashboard.Bar{}
+				s.Errors = map[string]string{"bars": `ventas_hora_pais: answer has no column "window_end" (columns [window_start])`}
+			}),
 		},
 		{
 			name: "bad timestamps and counts are all named",
@@ -246,19 +337,95 @@ func TestAPI(t *testing.T) {
 				s.Warehouse = &fakeWarehouse{res: viewResult([]string{"yesterday", "2026-03-14T18:00:00Z", "ES", "1", "one", "1", "EARLY", "0"})}
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Watermark: lag, Bars: []dashboard.Bar{}, Files: []dashboard.File{file},
-				Errors: map[string]string{"bars": `ventas_hora_pais row 1: window_start "yesterday": not an RFC 3339 time; pedidos "one": not an integer`}},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Bars = []dashboard.Bar{}
+				s.Errors = map[string]string{"bars": `ventas_hora_pais row 1: window_start "yesterday": not an RFC 3339 time; pedidos "one": not an integer`}
+			}),
 		},
 		{
 			name: "an aggregation name that could escape the SQL literal is refused",
 			source: func() dashboard.Source {
 				s := full()
 				s.Aggregation = "x' OR '1'='1"
-				s.Watermarks = nil
+				s.Watermarks, s.Stream = nil, nil
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "x' OR '1'='1", Now: now, Bars: []dashboard.Bar{}, Files: []dashboard.File{file},
-				Errors: map[string]string{"bars": `aggregation name "x' OR '1'='1": want letters, digits and '_'`, "watermark": "not configured in this process"}},
+			want: dashboard.Snapshot{Aggregation: "x' OR '1'='1", Now: now, Freshness: dashboard.Freshness{LastFileLoaded: fresh.LastFileLoaded},
+				Bars: []dashboard.Bar{}, Countries: []string{}, Discards: noDiscards, Files: []dashboard.File{file},
+				Errors: map[string]string{
+					"bars":      `aggregation name "x' OR '1'='1": want letters, digits and '_'`,
+					"discards":  `aggregation name "x' OR '1'='1": want letters, digits and '_'`,
+					"stream":    "not configured in this process",
+					"watermark": "not configured in this process",
+				}},
+		},
+		{
+			name: "discards and countries from the summary query",
+			source: func() dashboard.Source {
+				s := full()
+				s.Warehouse = &fakeWarehouse{res: viewResult(goodRows[:1]...), summary: summaryResult(goodSummary[1], goodSummary[4], goodSummary[6])}
+				return s
+			},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Countries = []string{"ES"}
+				s.Discards = dashboard.Discards{TooLate: 1, LatestDeadLetters: []dashboard.Discard{}, LatestTooLate: []dashboard.Discard{
+					{PedidoID: "P-5", Reason: "too_late", EventTime: wm.Add(-170 * time.Minute), WindowStart: wm.Add(-3 * time.Hour), ReceivedAt: wm.Add(21 * time.Minute)}}}
+			}),
+		},
+		{
+			name: "a failing summary leaves the chart",
+			source: func() dashboard.Source {
+				s := full()
+				s.Warehouse = &fakeWarehouse{res: viewResult(goodRows[:1]...), summaryErr: errors.New("bigquery: 503")}
+				return s
+			},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Errors = map[string]string{"discards": "query pedidos_descartados: bigquery: 503"}
+			}),
+		},
+		{
+			name: "a summary row of an unknown kind is an error",
+			source: func() dashboard.Source {
+				s := full()
+				s.Warehouse = &fakeWarehouse{res: viewResult(goodRows[:1]...), summary: summaryResult([]string{"total", "x", "1", "NULL", "NULL", "NULL", "NULL", "NULL"})}
+				return s
+			},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Errors = map[string]string{"discards": `pedidos_descartados row 1: kind "total": want count, row or country`}
+			}),
+		},
+		{
+			name: "a failing stream status leaves the rest",
+			source: func() dashboard.Source {
+				s := full()
+				s.Stream = fakeStream{err: errors.New("firestore: unavailable")}
+				return s
+			},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.OpenWindows, s.Freshness.LastOrderAccepted = nil, nil
+				s.Errors = map[string]string{"stream": "read stream status: firestore: unavailable"}
+			}),
+		},
+		{
+			name: "a watermark reader that is also the stream status answers both",
+			source: func() dashboard.Source {
+				s := full()
+				s.Stream = nil
+				s.Watermarks = processorLike{fakeWatermark(wm, nil), goodStream}
+				return s
+			},
+			want: snap(func(*dashboard.Snapshot) {}),
+		},
+		{
+			name: "quarantine links need the bucket; a base makes them absolute",
+			source: func() dashboard.Source {
+				s := full()
+				s.QuarantineBucket, s.DownloadBase = "alpinashop-cuarentena", "http://127.0.0.1:8080/"
+				return s
+			},
+			want: snap(func(s *dashboard.Snapshot) {
+				s.Files[0].QuarantineURL = "http://127.0.0.1:8080/download/storage/v1/b/alpinashop-cuarentena/o/cuarentena%2Flineas_pedido%2F2026%2F03%2F14%2Ffa.csv.rechazos.csv?alt=media"
+			}),
 		},
 	}
 	for _, tt := range tests {
@@ -269,6 +436,12 @@ func TestAPI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// processorLike is one value that is both ports, as *stream.Processor is.
+type processorLike struct {
+	dashboard.WatermarkFunc
+	fakeStream
 }
 
 func TestLagUsesProcessingTime(t *testing.T) {

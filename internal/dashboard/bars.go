@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -17,32 +18,41 @@ import (
 // before it is spliced into SQL as a literal.
 var aggregationName = regexp.MustCompile(`^[A-Za-z0-9_]{1,128}$`)
 
-// barsSQL selects the newest windows of the dashboard view. It is plain SQL
-// that both BigQuery and DuckDB accept: no interval arithmetic, whose
-// spelling differs, so "the last n windows" is a LIMIT over the distinct
-// window starts rather than a time range, which also keeps a quiet night
-// from emptying the chart.
-func barsSQL(aggregation string, windows int) (string, error) {
+// barsSQL selects the newest windows of the dashboard view that pass the
+// filter. It is plain SQL that both BigQuery and DuckDB accept: no interval
+// arithmetic, whose spelling differs, so "the last n windows" is a LIMIT
+// over the distinct window starts rather than a time range, which also
+// keeps a quiet night from emptying the chart. A date range reads all of
+// its windows (at most MaxRangeDays of hours).
+func barsSQL(aggregation string, windows int, f Filter) (string, error) {
 	if !aggregationName.MatchString(aggregation) {
 		return "", fmt.Errorf("aggregation name %q: want letters, digits and '_'", aggregation)
+	}
+	for _, p := range f.Paises {
+		if !paisCode.MatchString(p) {
+			return "", fmt.Errorf("pais %q: want a two-letter country code such as ES", p)
+		}
+	}
+	if f.ranged() {
+		windows = max(windows, MaxRangeDays*24)
 	}
 	lit := "'" + aggregation + "'"
 	return "SELECT v.window_start, v.window_end, v.pais, v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n" +
 		"FROM " + warehouse.VentasHoraPais + " AS v\n" +
 		"JOIN (\n" +
 		"  SELECT DISTINCT window_start FROM " + warehouse.VentasHoraPais + "\n" +
-		"  WHERE aggregation = " + lit + "\n" +
+		"  WHERE aggregation = " + lit + f.where("") + "\n" +
 		"  ORDER BY window_start DESC LIMIT " + strconv.Itoa(windows) + "\n" +
 		") AS w ON v.window_start = w.window_start\n" +
-		"WHERE v.aggregation = " + lit + "\n" +
+		"WHERE v.aggregation = " + lit + f.where("v.") + "\n" +
 		"ORDER BY v.window_start, v.pais", nil
 }
 
-func readBars(ctx context.Context, src Source) ([]Bar, error) {
+func readBars(ctx context.Context, src Source, f Filter) ([]Bar, error) {
 	if src.Warehouse == nil {
 		return nil, errNotConfigured
 	}
-	q, err := barsSQL(src.Aggregation, src.Windows)
+	q, err := barsSQL(src.Aggregation, src.Windows, f)
 	if err != nil {
 		return nil, err
 	}
@@ -92,11 +102,7 @@ func parseBars(res warehouse.Result) ([]Bar, error) {
 		}
 		b.Importe = imp
 		if len(errs) > 0 {
-			msgs := make([]string, len(errs))
-			for i, e := range errs {
-				msgs[i] = e.Error()
-			}
-			return nil, fmt.Errorf("%s row %d: %s", warehouse.VentasHoraPais, n+1, strings.Join(msgs, "; "))
+			return nil, fmt.Errorf("%s row %d: %w", warehouse.VentasHoraPais, n+1, joinErrs(errs))
 		}
 		bars = append(bars, b)
 	}
@@ -117,4 +123,13 @@ func parseInt(s, name string, errs []error) (int64, []error) {
 		return 0, append(errs, fmt.Errorf("%s %q: not an integer", name, s))
 	}
 	return n, errs
+}
+
+// joinErrs joins a row's errors on one line, so the page shows them all.
+func joinErrs(errs []error) error {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }

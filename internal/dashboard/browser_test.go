@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,9 +21,11 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/dashboard"
+	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // serverDriver plays the story against a running local server over HTTP,
@@ -52,12 +57,26 @@ func (d serverDriver) tick(ctx context.Context, now time.Time) error {
 
 // page is what the browser shows, read from the rendered DOM.
 type page struct {
-	Hours     []string   // hour labels under the chart's groups
-	Bars      []pageBar  // the chart's bars, left to right
+	Hours     []string   // hour labels on the live panel's time axis
+	Bars      []pageBar  // the live panel's bars, left to right
 	Rows      [][]string // the figures table, as rendered text
 	Watermark string
 	Files     [][]string
 	Errors    string
+	Status    string
+	Cards     map[string]string // card id -> its text, lines joined by " | "
+	Timeline  []pageBar         // the all-windows chart's bars
+	TimelineW float64           // x of its watermark marker, or -1
+	ChartW    float64           // x of the live panel's watermark marker, or -1
+	YTicks    []string          // y-axis labels of both charts
+	Dead      [][]string
+	Late      [][]string
+	Open      [][]string
+	QLinks    []string // quarantine links, absolute
+	BaseLines []int    // lines each file's base name takes
+	Countries []string // the country filter's choices
+	URL       string
+	Resources []string // every resource the page loaded
 }
 
 type pageBar struct {
@@ -65,12 +84,17 @@ type pageBar struct {
 	// "Window" key ("Right-hand side of 'instanceof' is not an object").
 	Start, Pais, Timing, Class string
 	Height                     float64 // drawn height, px
+	X                          float64 // drawn left edge, px
 	Title                      string
 }
 
 const readPage = `
 const text = (e) => (e ? e.textContent.trim() : "");
+const lines = (e) => e.innerText.trim().split("\n").map((s) => s.trim()).filter(Boolean).join(" | ");
 const cells = (sel) => [...document.querySelectorAll(sel + " tbody tr")].map((tr) => [...tr.cells].map((td) => td.innerText.trim()));
+const wmX = (sel) => { const l = document.querySelector(sel + " line.wm"); return l ? l.getBoundingClientRect().x : -1; };
+const card = {};
+for (const c of document.querySelectorAll(".card")) card[c.id] = c.querySelector("dd").innerText.trim().split("\n").map((s) => s.trim()).filter(Boolean).join(" | ");
 return {
   Hours: [...document.querySelectorAll("#chart text.hour")].map(text),
   Bars: [...document.querySelectorAll("#chart g.bar")].map((g) => ({
@@ -79,12 +103,32 @@ return {
     Timing: text(g.querySelector("text.timing")),
     Class: g.querySelector("rect").getAttribute("class"),
     Height: g.querySelector("rect").getBoundingClientRect().height,
+    X: g.querySelector("rect").getBoundingClientRect().x,
     Title: text(g.querySelector("title")),
   })),
+  Timeline: [...document.querySelectorAll("#timeline g.tbar")].map((g) => ({
+    Start: g.getAttribute("data-window"), Pais: "", Timing: "", Class: "",
+    Height: g.querySelector("rect").getBoundingClientRect().height,
+    X: g.querySelector("rect").getBoundingClientRect().x,
+    Title: text(g.querySelector("title")),
+  })),
+  TimelineW: wmX("#timeline"),
+  ChartW: wmX("#chart"),
+  YTicks: [...document.querySelectorAll("svg text.ytick")].map(text),
   Rows: cells("#bars"),
-  Watermark: document.getElementById("watermark").innerText.trim(),
+  Watermark: lines(document.getElementById("watermark")),
   Files: cells("#files"),
+  Dead: cells("#dead"),
+  Late: cells("#late"),
+  Open: cells("#open"),
+  QLinks: [...document.querySelectorAll("#files a.qlink")].map((a) => a.href),
+  BaseLines: [...document.querySelectorAll("#files td.object .base")].map((s) => s.getClientRects().length),
+  Countries: [...document.querySelectorAll("#f-pais option")].map((o) => o.value).filter(Boolean),
   Errors: document.getElementById("errors").hidden ? "" : document.getElementById("errors").innerText.trim(),
+  Status: document.getElementById("status").innerText.trim(),
+  Cards: card,
+  URL: location.href,
+  Resources: performance.getEntriesByType("resource").map((r) => r.name),
 };`
 
 // The local server cannot be stopped (the functions framework offers no
@@ -123,9 +167,11 @@ func startLocal(t *testing.T) (*local.Server, string) {
 	return localServer.srv, localServer.data
 }
 
-// dashboardURL is the local server itself once serve mounts the dashboard
-// at "/"; until then the test serves Handler beside it, over the server's
-// own warehouse, ledger and state store.
+// dashboardURL is the local server itself when serve mounts the dashboard
+// with every part wired (the stream's state and the quarantine bucket);
+// otherwise the test serves Handler beside it, over the server's own
+// warehouse, ledger, stream processor and state store, with quarantine
+// links to the server's fake GCS.
 func dashboardURL(t *testing.T, srv *local.Server, data string) string {
 	t.Helper()
 	resp, err := http.Get(srv.URL + dashboard.APIPath)
@@ -133,13 +179,39 @@ func dashboardURL(t *testing.T, srv *local.Server, data string) string {
 		var snap dashboard.Snapshot
 		mounted := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&snap) == nil && snap.Aggregation != ""
 		resp.Body.Close()
-		if mounted {
-			t.Logf("serve mounts the dashboard: testing %s/", srv.URL)
+		if mounted && snap.Errors[dashboard.PartStream] == "" {
+			t.Logf("serve mounts the dashboard with the stream's state: testing %s/", srv.URL)
 			return srv.URL
 		}
+		if mounted {
+			t.Logf("serve mounts the dashboard without the stream's state (%s): testing Handler beside it", snap.Errors[dashboard.PartStream])
+		}
 	}
-	// The same settings local.Start gives the functions, so that App.Store
-	// returns the store it already opened (the embedded file is locked).
+	store, _ := localBackends(t, srv, data)
+	proc, err := srv.App.StreamProcessor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(dashboard.Handler(dashboard.Source{
+		Warehouse:        srv.App.Querier(),
+		Ledger:           srv.App.Ledger(),
+		Watermarks:       dashboard.StoreWatermarks{Store: store},
+		Stream:           proc,
+		Now:              srv.Clock.Now,
+		Refresh:          250 * time.Millisecond,
+		QuarantineBucket: local.QuarantineBucket,
+		DownloadBase:     srv.URL + "/",
+	}))
+	t.Cleanup(ts.Close)
+	t.Logf("testing Handler at %s/ over the local server's backends", ts.URL)
+	return ts.URL
+}
+
+// localBackends returns the state store and warehouse the local server
+// already opened: the same settings local.Start gives the functions, so
+// that App returns them (the embedded files are locked).
+func localBackends(t *testing.T, srv *local.Server, data string) (docstore.Store, warehouse.Warehouse) {
+	t.Helper()
 	env := map[string]string{
 		"ALPIPE_DATA_DIR": data, "STATE_STORE": config.Embedded, "WAREHOUSE": config.DuckDB,
 		"QUARANTINE_BUCKET": local.QuarantineBucket, "STAGING_BUCKET": local.StagingBucket,
@@ -152,16 +224,33 @@ func dashboardURL(t *testing.T, srv *local.Server, data string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(dashboard.Handler(dashboard.Source{
-		Warehouse:  srv.App.Querier(),
-		Ledger:     srv.App.Ledger(),
-		Watermarks: dashboard.StoreWatermarks{Store: store},
-		Now:        srv.Clock.Now,
-		Refresh:    250 * time.Millisecond,
-	}))
-	t.Cleanup(ts.Close)
-	t.Logf("serve does not mount the dashboard yet: testing Handler at %s/ over the local server's backends", ts.URL)
-	return ts.URL
+	wh, err := srv.App.Warehouse(context.Background(), cfg.Backends)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, wh
+}
+
+// history appends ON_TIME panes of three hours on 1, 2 and 3 March, as a
+// replay of loaded history would: about a million euros an hour, beside
+// the live hours' tens of euros.
+func history(ctx context.Context, wh warehouse.Appender) error {
+	var rows []warehouse.Row
+	for d := 1; d <= 3; d++ {
+		for h := 10; h < 13; h++ {
+			start := time.Date(2026, 3, d, h, 0, 0, 0, time.UTC)
+			for i, pais := range []string{"ES", "PT"} {
+				imp := mustDec(fmt.Sprintf("%d.25", 1_000_000+d*10_000+h*100+i))
+				rows = append(rows, warehouse.Row{ID: fmt.Sprintf("history|%s|%s", start.Format(time.RFC3339), pais), Values: []warehouse.Value{
+					warehouse.StringValue(dashboard.DefaultAggregation), warehouse.TimeValue(start), warehouse.TimeValue(start.Add(time.Hour)),
+					warehouse.StringValue(pais), warehouse.DecValue(imp), warehouse.IntValue(10_000), warehouse.IntValue(25_000),
+					warehouse.IntValue(0), warehouse.StringValue("ON_TIME"), warehouse.StringValue(warehouse.Accumulating),
+					warehouse.TimeValue(start.Add(70 * time.Minute)), warehouse.TimeValue(start.Add(70 * time.Minute)),
+				}})
+			}
+		}
+	}
+	return wh.Append(ctx, warehouse.VentasHoraPaisPaneles, rows)
 }
 
 // waitFor reads the page until want(page) holds or the time is up; the
@@ -191,7 +280,9 @@ func waitFor(t *testing.T, wd *webDriver, limit time.Duration, what string, ok f
 // TestDashboardInChromium drops a file and publishes orders through the
 // local server's functions, opens the page in headless Chromium, and checks
 // what it shows; then plays more of the story with the page left open and
-// checks that it caught up by itself.
+// checks that it caught up by itself; then adds history of early March, a
+// dead letter and a too-late order, and checks the time axis, the scales,
+// the counts, the links and the filters as an operator would use them.
 func TestDashboardInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped under -short: starts the local server and headless Chromium")
@@ -213,7 +304,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.State != ledger.Done || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 3 {
+	if rec.State != ledger.Done || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 3 || rec.Quarantine == "" {
 		t.Fatalf("drop: %+v, want DONE with 1 loaded and 3 quarantined", rec)
 	}
 	d := serverDriver{url: srv.URL}
@@ -228,10 +319,10 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := wd.navigate(url + "/"); err != nil {
 		t.Fatal(err)
 	}
-	fileRow := []string{rec.Key.String(), "DONE", "lineas_pedido", "4", "1", "3", rec.FinishedAt.UTC().Format("2006-01-02 15:04:05"), rejects(rec.Counts.Rejects)}
+	fileRow := []string{rec.Key.Object, "DONE", "lineas_pedido", "4", "1", "3 download", rec.FinishedAt.UTC().Format("2006-01-02 15:04:05"), rejects(rec.Counts.Rejects)}
 	loaded := time.Now()
 	first := waitFor(t, wd, 15*time.Second, "act 1", func(p page) string {
-		return diffPage(p, wantAct1, "W = 2026-03-14 17:15:00 UTC, lag 10m 0s behind processing time 2026-03-14 17:25:00 UTC", fileRow)
+		return diffPage(p, wantAct1, "2026-03-14 17:15:00 | lag 10m 0s behind processing time 2026-03-14 17:25:00", fileRow)
 	})
 	t.Logf("page showed act 1 %s after navigation", time.Since(loaded).Round(time.Millisecond))
 	for _, b := range first.Bars {
@@ -245,7 +336,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	played := time.Now()
 	final := waitFor(t, wd, 20*time.Second, "act 2 without a reload", func(p page) string {
-		return diffPage(p, wantAct2, "W = 2026-03-14 18:00:00 UTC, lag 22m 0s behind processing time 2026-03-14 18:22:00 UTC", fileRow)
+		return diffPage(p, wantAct2, "2026-03-14 18:00:00 | lag 22m 0s behind processing time 2026-03-14 18:22:00", fileRow)
 	})
 	t.Logf("page refreshed itself to act 2 %s after the last tick", time.Since(played).Round(time.Millisecond))
 
@@ -261,25 +352,209 @@ func TestDashboardInChromium(t *testing.T) {
 	if !strings.Contains(final.Bars[1].Title, "60.05 €") || !strings.Contains(final.Bars[1].Title, "LATE (pane 2)") {
 		t.Errorf("PT 17:00 tooltip = %q", final.Bars[1].Title)
 	}
-	if shot := os.Getenv("DASHBOARD_SCREENSHOT"); shot != "" {
-		if err := wd.screenshot(shot); err != nil {
-			t.Error(err)
-		}
+
+	// Act 3: history, a message that is no order, an order too late for
+	// its window (15:10 closed for good at 16:00 + L = 18:00 <= W).
+	_, wh := localBackends(t, srv, data)
+	if err := history(ctx, wh); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := local.Push(ctx, srv.URL, local.Step{Arrival: at("18:22"), Order: []byte(`{"pedido_id":"P-BAD","pais":"ES"}`)}, at("18:22")); err != nil {
+		t.Fatal(err)
+	}
+	if err := play(ctx, d, []step{pedido("18:22", "P-6", "ES", "5.00", "5.00", 1, "15:10"), tick("18:22")}); err != nil {
+		t.Fatal(err)
+	}
+	full := waitFor(t, wd, 20*time.Second, "history, a dead letter and a too-late drop", func(p page) string {
+		if len(p.Timeline) != 11 {
+			return fmt.Sprintf("%d windows on the time axis, want 9 of history and 2 live", len(p.Timeline))
+		}
+		if p.Cards["card-dead"] != "1 | invalid messages" || p.Cards["card-late"] != "1 | orders after the allowed lateness" {
+			return fmt.Sprintf("cards %v", p.Cards)
+		}
+		return ""
+	})
+	checkOperatorView(t, full, srv.URL, rec)
+
+	shot := os.Getenv("DASHBOARD_SCREENSHOT")
+	if shot == "" {
+		shot = filepath.Join(t.TempDir(), "dashboard.png")
+	}
+	if err := wd.screenshot(shot); err != nil {
+		t.Error(err)
+	} else {
+		t.Logf("screenshot: %s", shot)
+	}
+
+	checkFilters(t, wd)
 	t.Logf("timing: server, drop and act 1 %s; whole test %s", setup.Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 }
 
-// diffPage says how p differs from a page showing bars, the watermark line
+// checkOperatorView checks the page with history, live hours, discards and
+// a quarantined file, as an operator reads it.
+func checkOperatorView(t *testing.T, p page, server string, rec ledger.Record) {
+	t.Helper()
+	// A real time axis: 1, 2 and 3 March 10:00 are a day apart, 3 to 14
+	// March eleven days, and W (14 March 18:00) sits one hour after the
+	// 17:00 window's left edge.
+	x := map[string]float64{}
+	hgt := map[string]float64{}
+	for _, b := range p.Timeline {
+		x[b.Start] = b.X
+		hgt[b.Start] = b.Height
+	}
+	dayW := x["2026-03-02T10:00:00Z"] - x["2026-03-01T10:00:00Z"]
+	if dayW < 20 {
+		t.Fatalf("1 to 2 March is %.1f px: not a time axis (bars %v)", dayW, x)
+	}
+	near := func(what string, got, want float64) {
+		if d := got - want; d < -2 || d > 2 {
+			t.Errorf("%s: %.1f px, want %.1f (±2) on a linear time axis", what, got, want)
+		}
+	}
+	near("2 to 3 March", x["2026-03-03T10:00:00Z"]-x["2026-03-02T10:00:00Z"], dayW)
+	near("3 March 10:00 to 14 March 17:00", x["2026-03-14T17:00:00Z"]-x["2026-03-03T10:00:00Z"], dayW*(11+7.0/24))
+	near("watermark marker after 14 March 17:00", p.TimelineW-x["2026-03-14T17:00:00Z"], dayW/24)
+	if p.ChartW < 0 {
+		t.Error("the live panel has no watermark marker")
+	}
+	// Live hours visible beside a million an hour: the log scale keeps the
+	// 50 € hour above a third of the million-euro one.
+	if r := hgt["2026-03-14T18:00:00Z"] / hgt["2026-03-03T12:00:00Z"]; r < 0.2 {
+		t.Errorf("14 March 18:00 (50 €) is %.1f px beside 3 March 12:00 (2 M€) at %.1f px: the live hour vanishes",
+			hgt["2026-03-14T18:00:00Z"], hgt["2026-03-03T12:00:00Z"])
+	}
+	for _, b := range p.Bars {
+		if b.Height < 10 || !strings.HasPrefix(b.Start, "2026-03-14") {
+			t.Errorf("live panel bar %s %s: %.1f px, want only 14 March, drawn on its own scale", b.Start, b.Pais, b.Height)
+		}
+	}
+	// Units and separators on the axes and in the figures.
+	for _, want := range []string{"1 M€", "100 k€", "1,000 €", "10 €", "100 €"} {
+		if !slices.Contains(p.YTicks, want) {
+			t.Errorf("y-axis labels %q lack %q", p.YTicks, want)
+		}
+	}
+	if !slices.ContainsFunc(p.Rows, func(r []string) bool { return len(r) > 2 && r[2] == "1,031,001.25 €" && r[3] == "10,000" }) {
+		t.Errorf("figures lack 3 March 10:00 PT as 1,031,001.25 € with 10,000 orders: %q", p.Rows)
+	}
+	// UTC everywhere: the server's clock, 24-hour, said to be UTC.
+	if !regexp.MustCompile(`^Updated 2026-03-14 18:22:00 UTC \(server clock\) · refreshes every [0-9.]+ s$`).MatchString(p.Status) {
+		t.Errorf("status = %q", p.Status)
+	}
+	// Freshness and the counts with their latest rows.
+	wantCards := map[string]string{
+		"card-wm":    "2026-03-14 18:00:00 | lag 22m 0s behind processing time 2026-03-14 18:22:00",
+		"card-order": "2026-03-14 18:21:00 | 1m 0s ago",
+		"card-file":  p.Cards["card-file"], // checked below: its seconds are the drop's
+		"card-dead":  "1 | invalid messages",
+		"card-late":  "1 | orders after the allowed lateness",
+		"card-open":  "2 | 4 (window, country) cells",
+	}
+	if diff := cmp.Diff(wantCards, p.Cards); diff != "" {
+		t.Errorf("cards (-want +got):\n%s", diff)
+	}
+	if f := p.Cards["card-file"]; !strings.HasPrefix(f, rec.FinishedAt.UTC().Format("2006-01-02 15:04:05")+" | 1h 2") || !strings.HasSuffix(f, " ago | "+rec.Key.Object) {
+		t.Errorf("last file loaded card = %q, want %s, how long before 18:22, and %s", f, rec.FinishedAt.UTC(), rec.Key.Object)
+	}
+	if len(p.Dead) != 1 || p.Dead[0][0] != "2026-03-14 18:22:00" || p.Dead[0][1] != "P-BAD" || !strings.HasPrefix(p.Dead[0][2], "invalid: ") {
+		t.Errorf("dead letters table = %q", p.Dead)
+	}
+	if diff := cmp.Diff([][]string{{"2026-03-14 18:22:00", "P-6", "2026-03-14 15:10:00", "14 Mar 15:00"}}, p.Late); diff != "" {
+		t.Errorf("too-late table (-want +got):\n%s", diff)
+	}
+	if len(p.Open) != 4 || p.Open[0][0] != "14 Mar 18:00–19:00" {
+		t.Errorf("open windows table = %q, want 4 cells, newest first", p.Open)
+	}
+	// Files: no generation in the label, the base name on one line, and a
+	// quarantine link that downloads the quarantine file.
+	for _, f := range p.Files {
+		if strings.Contains(f[0], "#") || regexp.MustCompile(`\d{10,}`).MatchString(f[0]) {
+			t.Errorf("file label %q carries a generation", f[0])
+		}
+	}
+	if slices.ContainsFunc(p.BaseLines, func(n int) bool { return n != 1 }) {
+		t.Errorf("file base names take %v lines: broken mid-word", p.BaseLines)
+	}
+	if len(p.QLinks) != 1 {
+		t.Fatalf("quarantine links = %q, want one", p.QLinks)
+	}
+	if !strings.HasPrefix(p.QLinks[0], server+"/download/storage/v1/b/"+local.QuarantineBucket+"/o/") {
+		t.Errorf("quarantine link %s is not the local server's download path", p.QLinks[0])
+	}
+	resp, err := http.Get(p.QLinks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), "linea,codigo,motivo,fila") || strings.Count(string(body), "\n") != 4 {
+		t.Errorf("GET %s: HTTP %d:\n%s\nwant the quarantine CSV: its header and 3 rows", p.QLinks[0], resp.StatusCode, body)
+	}
+	// Nothing from another host.
+	origin := p.URL[:strings.Index(p.URL[len("http://"):], "/")+len("http://")]
+	for _, r := range p.Resources {
+		if !strings.HasPrefix(r, origin+"/") {
+			t.Errorf("the page loaded %s, not from %s", r, origin)
+		}
+	}
+	if diff := cmp.Diff([]string{"ES", "FR", "PT"}, p.Countries); diff != "" {
+		t.Errorf("country choices (-want +got):\n%s", diff)
+	}
+}
+
+// checkFilters uses the filter form as an operator would: one country,
+// then early March only, then back to everything.
+func checkFilters(t *testing.T, wd *webDriver) {
+	t.Helper()
+	set := func(pais, from, to string) {
+		t.Helper()
+		script := fmt.Sprintf(`document.getElementById("f-pais").value = %q;
+document.getElementById("f-from").value = %q;
+document.getElementById("f-to").value = %q;
+document.getElementById("filters").requestSubmit();
+return null;`, pais, from, to)
+		if err := wd.execute(script, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("FR", "", "")
+	waitFor(t, wd, 10*time.Second, "France only", func(p page) string {
+		if !strings.HasSuffix(p.URL, "?pais=FR") {
+			return "URL " + p.URL
+		}
+		if len(p.Bars) != 1 || p.Bars[0].Pais != "FR" || len(p.Timeline) != 1 {
+			return fmt.Sprintf("bars %+v, timeline %d windows; want FR 18:00 only", p.Bars, len(p.Timeline))
+		}
+		return ""
+	})
+	set("", "2026-03-01", "2026-03-03")
+	p := waitFor(t, wd, 10*time.Second, "1 to 3 March", func(p page) string {
+		if len(p.Timeline) != 9 {
+			return fmt.Sprintf("%d windows on the time axis, want the 9 of 1 to 3 March", len(p.Timeline))
+		}
+		return ""
+	})
+	if p.TimelineW >= 0 {
+		t.Error("the watermark (14 March) is drawn on a chart of 1 to 3 March")
+	}
+	if err := wd.execute(`document.getElementById("f-reset").click(); return null;`, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, wd, 10*time.Second, "everything again", func(p page) string {
+		if len(p.Timeline) != 11 || strings.Contains(p.URL, "?") {
+			return fmt.Sprintf("%d windows at %s", len(p.Timeline), p.URL)
+		}
+		return ""
+	})
+}
+
+// diffPage says how p differs from a page showing bars, the watermark card
 // and the one file, or "" if it does not.
 func diffPage(p page, bars []dashboard.Bar, watermark string, file []string) string {
-	var wantHours []string
 	var wantBars []pageBar
 	var wantRows [][]string
 	for _, b := range bars {
-		hour := b.WindowStart.Format("15:04")
-		if !slices.Contains(wantHours, hour) {
-			wantHours = append(wantHours, hour)
-		}
 		wantBars = append(wantBars, pageBar{Start: b.WindowStart.Format(time.RFC3339), Pais: b.Pais, Timing: b.Timing, Class: "t-" + b.Timing})
 		wantRows = append(wantRows, []string{
 			b.WindowStart.Format("2 Jan 15:04") + "–" + b.WindowEnd.Format("15:04"), b.Pais, money(b.Importe.String()),
@@ -290,6 +565,13 @@ func diffPage(p page, bars []dashboard.Bar, watermark string, file []string) str
 	for i, b := range p.Bars {
 		gotBars[i] = pageBar{Start: b.Start, Pais: b.Pais, Timing: b.Timing, Class: b.Class}
 	}
+	// The live panel's axis labels every hour of its 12, up to the end of
+	// the newest window.
+	var wantHours []string
+	end := bars[len(bars)-1].WindowEnd
+	for t := end.Add(-12 * time.Hour); !t.After(end); t = t.Add(time.Hour) {
+		wantHours = append(wantHours, t.Format("15:04"))
+	}
 	want := page{Hours: wantHours, Bars: wantBars, Rows: wantRows, Watermark: watermark, Files: [][]string{file}}
 	got := page{Hours: p.Hours, Bars: gotBars, Rows: p.Rows, Watermark: p.Watermark, Files: p.Files, Errors: p.Errors}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -299,11 +581,14 @@ func diffPage(p page, bars []dashboard.Bar, watermark string, file []string) str
 }
 
 // money is how the page writes an amount: the exact decimal, at least two
-// decimals, and the euro sign.
+// decimals, thousands separators, and the euro sign.
 func money(s string) string {
 	i, f, _ := strings.Cut(s, ".")
 	for len(f) < 2 {
 		f += "0"
+	}
+	for n := len(i) - 3; n > 0; n -= 3 {
+		i = i[:n] + "," + i[n:]
 	}
 	return i + "." + f + " €"
 }

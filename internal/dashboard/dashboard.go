@@ -1,9 +1,12 @@
 // Package dashboard is the local operator's page: hourly sales per country
-// from the dashboard view (each bar marked with the timing of its latest
-// pane), the watermark and its lag, and the last ingested files with their
-// loaded and quarantined counts. The page is static (embedded HTML, CSS and
-// a little JavaScript, no framework) and refreshes itself from a JSON
-// snapshot, so the server does no rendering and the JSON is what tests pin.
+// from the dashboard view on an event-time axis (each bar marked with the
+// timing of its latest pane), the watermark and its lag, freshness (last
+// order accepted, last file loaded), dead letters, too-late drops and open
+// windows, and the last ingested files with their loaded and quarantined
+// counts and a link to each quarantine file. The page is static (embedded
+// HTML, CSS and a little JavaScript, no framework, nothing fetched from
+// another host) and refreshes itself from a JSON snapshot, so the server
+// does no rendering and the JSON is what tests pin.
 package dashboard
 
 import (
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -36,6 +40,14 @@ func (f WatermarkFunc) Watermark(ctx context.Context, aggregation string) (time.
 
 var _ WatermarkReader = WatermarkFunc(nil)
 
+// StreamStatus reads the stream processor's state without writing it: open
+// windows and the last accepted order; *stream.Processor is one.
+type StreamStatus interface {
+	Status(ctx context.Context, now time.Time) ([]stream.AggregationStatus, error)
+}
+
+var _ StreamStatus = (*stream.Processor)(nil)
+
 // Source is where the page's figures come from. A nil port leaves its part
 // of the page empty with a note, rather than failing the whole page, so the
 // page still helps while one backend is down or not configured.
@@ -43,6 +55,17 @@ type Source struct {
 	Warehouse  warehouse.Querier
 	Ledger     Ledger
 	Watermarks WatermarkReader
+	// Stream answers open windows and the last accepted order. Nil means
+	// Watermarks, when that is also a StreamStatus (the processor is both).
+	Stream StreamStatus
+	// QuarantineBucket is where ledger records' quarantine objects live;
+	// empty leaves the files without a quarantine link.
+	QuarantineBucket string
+	// DownloadBase prefixes the quarantine link, a Cloud Storage JSON API
+	// media download ("download/storage/v1/b/B/o/O?alt=media"). Empty keeps
+	// it relative to the page: the local server answers that path itself
+	// (its fake GCS), so the link works with no credentials and no network.
+	DownloadBase string
 	// Now is processing time, for the watermark's lag; nil means time.Now
 	// (the local server passes its virtual clock).
 	Now func() time.Time
@@ -52,6 +75,9 @@ type Source struct {
 	Windows int
 	// Files is how many of the newest ledger records are listed; default 10.
 	Files int
+	// Latest is how many of the newest dead letters, too-late drops and open
+	// windows are listed; default 5.
+	Latest int
 	// Refresh is how often the page fetches a new snapshot; default 5 s.
 	// Against BigQuery each refresh is a query (billed at least 10 MB), so
 	// a page left open in production wants a longer period.
@@ -64,6 +90,7 @@ const (
 	DefaultWindows     = 24
 	DefaultFiles       = 10
 	DefaultRefresh     = 5 * time.Second
+	DefaultLatest      = 5
 )
 
 func (s Source) withDefaults() Source {
@@ -78,6 +105,14 @@ func (s Source) withDefaults() Source {
 	}
 	if s.Files <= 0 {
 		s.Files = DefaultFiles
+	}
+	if s.Latest <= 0 {
+		s.Latest = DefaultLatest
+	}
+	if s.Stream == nil {
+		if st, ok := s.Watermarks.(StreamStatus); ok {
+			s.Stream = st
+		}
 	}
 	if s.Refresh <= 0 {
 		s.Refresh = DefaultRefresh

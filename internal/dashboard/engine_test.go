@@ -71,10 +71,16 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := at("17:00")
-	src := dashboard.Source{Warehouse: wh, Ledger: led, Watermarks: dashboard.StoreWatermarks{Store: store}, Now: func() time.Time { return clock }}
+	src := dashboard.Source{
+		Warehouse: wh, Ledger: led, Watermarks: dashboard.StoreWatermarks{Store: store}, Stream: p,
+		Now: func() time.Time { return clock }, QuarantineBucket: "alpinashop-cuarentena",
+	}
 
 	empty := dashboard.Take(ctx, src)
-	if diff := cmp.Diff(dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: clock, Bars: []dashboard.Bar{}, Files: []dashboard.File{}}, empty); diff != "" {
+	if diff := cmp.Diff(dashboard.Snapshot{
+		Aggregation: "ventas_hora_pais", Now: clock, Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{},
+		Discards: noDiscards, OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}},
+	}, empty); diff != "" {
 		t.Errorf("before anything (-want +got):\n%s", diff)
 	}
 
@@ -89,21 +95,54 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 	if err := play(ctx, d, act2); err != nil {
 		t.Fatal(err)
 	}
+	// A message that is no order (a dead letter) and an order of 15:10,
+	// whose window closed for good at 16:00 + L = 18:00 <= W (too late).
+	if _, err := p.Handle(ctx, order.Delivery{
+		Message:      order.Message{Data: []byte("not json"), MessageID: "m-bad", PublishTime: at("18:21")},
+		Subscription: "projects/p/subscriptions/pedidos-nuevos-push",
+	}, at("18:21")); err != nil {
+		t.Fatal(err)
+	}
+	if err := play(ctx, d, []step{pedido("18:21", "P-6", "ES", "5.00", "5.00", 1, "15:10"), tick("18:22")}); err != nil {
+		t.Fatal(err)
+	}
+	const quarantine = "cuarentena/lineas_pedido/2026/03/14/pedidos-erp.csv.7.rechazos.csv"
 	finish(t, led, ledger.Key{Bucket: "alpinashop-catalogo", Object: "exportaciones/2026/03/14/pedidos-erp.csv", Generation: 7}, at("18:21"),
-		ledger.Done, ledger.Counts{Read: 4, Loaded: 1, Quarantined: 3, Rejects: map[string]int64{"column_count": 1, "cantidad:below_min": 1, "fecha:invalid_date": 1}}, "")
+		ledger.Done, ledger.Counts{Read: 4, Loaded: 1, Quarantined: 3, Rejects: map[string]int64{"column_count": 1, "cantidad:below_min": 1, "fecha:invalid_date": 1}}, "", quarantine)
 	finish(t, led, ledger.Key{Bucket: "alpinashop-catalogo", Object: "exportaciones/2026/03/15/vacio.csv", Generation: 8}, at("18:22"),
-		ledger.Rejected, ledger.Counts{}, "empty file")
+		ledger.Rejected, ledger.Counts{}, "empty file", "")
 
 	clock = at("18:22")
 	got := dashboard.Take(ctx, src)
+	lastAccepted := at("18:21")
 	want := dashboard.Snapshot{
 		Aggregation: "ventas_hora_pais", Now: clock, Watermark: &wantWatermark, Bars: wantAct2,
+		Freshness: dashboard.Freshness{
+			LastOrderAccepted: &lastAccepted,
+			LastFileLoaded: &dashboard.LoadedFile{Bucket: "alpinashop-catalogo", Name: "exportaciones/2026/03/14/pedidos-erp.csv",
+				Generation: 7, FinishedAt: at("18:21").Add(time.Second)},
+		},
+		Countries: []string{"ES", "FR", "PT"},
+		Discards: dashboard.Discards{
+			DeadLetters: 1, TooLate: 1,
+			LatestDeadLetters: []dashboard.Discard{{Reason: "invalid: missing attribute momento_evento", ReceivedAt: at("18:21")}},
+			LatestTooLate:     []dashboard.Discard{{PedidoID: "P-6", Reason: "too_late", EventTime: at("15:10"), WindowStart: at("15:00"), ReceivedAt: at("18:21")}},
+		},
+		OpenWindows: &dashboard.OpenWindows{Cells: 4, Windows: 2, Latest: []dashboard.OpenWindow{
+			{WindowStart: at("18:00"), WindowEnd: at("19:00"), Pais: "FR", Panes: 1, OnTime: "PENDING"},
+			{WindowStart: at("18:00"), WindowEnd: at("19:00"), Pais: "ES", Panes: 1, OnTime: "PENDING"},
+			{WindowStart: at("17:00"), WindowEnd: at("18:00"), Pais: "PT", Panes: 3, OnTime: "DONE"},
+			{WindowStart: at("17:00"), WindowEnd: at("18:00"), Pais: "ES", Panes: 2, OnTime: "DONE"},
+		}},
 		Files: []dashboard.File{
-			{Object: "gs://alpinashop-catalogo/exportaciones/2026/03/15/vacio.csv#8", State: ledger.Rejected, Feed: "lineas_pedido",
+			{Object: "gs://alpinashop-catalogo/exportaciones/2026/03/15/vacio.csv#8", Bucket: "alpinashop-catalogo",
+				Name: "exportaciones/2026/03/15/vacio.csv", Generation: 8, State: ledger.Rejected, Feed: "lineas_pedido",
 				Reason: "empty file", StartedAt: at("18:22"), FinishedAt: at("18:22").Add(time.Second)},
-			{Object: "gs://alpinashop-catalogo/exportaciones/2026/03/14/pedidos-erp.csv#7", State: ledger.Done, Feed: "lineas_pedido",
+			{Object: "gs://alpinashop-catalogo/exportaciones/2026/03/14/pedidos-erp.csv#7", Bucket: "alpinashop-catalogo",
+				Name: "exportaciones/2026/03/14/pedidos-erp.csv", Generation: 7, State: ledger.Done, Feed: "lineas_pedido",
 				Read: 4, Loaded: 1, Quarantined: 3, Rejects: map[string]int64{"column_count": 1, "cantidad:below_min": 1, "fecha:invalid_date": 1},
-				StartedAt: at("18:21"), FinishedAt: at("18:21").Add(time.Second)},
+				StartedAt: at("18:21"), FinishedAt: at("18:21").Add(time.Second), Quarantine: quarantine,
+				QuarantineURL: "download/storage/v1/b/alpinashop-cuarentena/o/cuarentena%2Flineas_pedido%2F2026%2F03%2F14%2Fpedidos-erp.csv.7.rechazos.csv?alt=media"},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -114,9 +153,41 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 	if !got.Watermark.At.Equal(last.Watermark) || time.Duration(got.Watermark.LagSeconds)*time.Second != last.Lag {
 		t.Errorf("dashboard watermark %+v, the tick reported W %s lag %s", got.Watermark, last.Watermark, last.Lag)
 	}
+
+	// The filters run on DuckDB as they would on BigQuery: one country,
+	// one day, and a day with no window.
+	filtered := []struct {
+		name   string
+		filter dashboard.Filter
+		want   []dashboard.Bar
+	}{
+		{name: "ES only", filter: dashboard.Filter{Paises: []string{"ES"}}, want: []dashboard.Bar{wantAct2[0], wantAct2[2]}},
+		{name: "FR and PT on 14 March", filter: dashboard.Filter{Paises: []string{"FR", "PT"}, From: day(14), To: day(14)}, want: []dashboard.Bar{wantAct2[1], wantAct2[3]}},
+		{name: "13 March", filter: dashboard.Filter{From: day(13), To: day(13)}, want: []dashboard.Bar{}},
+		{name: "from 15 March", filter: dashboard.Filter{From: day(15)}, want: []dashboard.Bar{}},
+		{name: "up to 14 March", filter: dashboard.Filter{To: day(14)}, want: wantAct2},
+	}
+	for _, tt := range filtered {
+		t.Run(tt.name, func(t *testing.T) {
+			got := dashboard.TakeFiltered(ctx, src, tt.filter)
+			if got.Errors != nil {
+				t.Fatalf("errors: %v", got.Errors)
+			}
+			if diff := cmp.Diff(tt.want, got.Bars); diff != "" {
+				t.Errorf("bars (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"ES", "FR", "PT"}, got.Countries); diff != "" {
+				t.Errorf("countries ignore the filter (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
-func finish(t *testing.T, l *ledger.Ledger, key ledger.Key, now time.Time, state ledger.State, counts ledger.Counts, reason string) {
+var noDiscards = dashboard.Discards{LatestDeadLetters: []dashboard.Discard{}, LatestTooLate: []dashboard.Discard{}}
+
+func day(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
+
+func finish(t *testing.T, l *ledger.Ledger, key ledger.Key, now time.Time, state ledger.State, counts ledger.Counts, reason, quarantine string) {
 	t.Helper()
 	ctx := context.Background()
 	c, err := l.Claim(ctx, key, "md5-"+key.Object, "test", now)
@@ -124,7 +195,7 @@ func finish(t *testing.T, l *ledger.Ledger, key ledger.Key, now time.Time, state
 		t.Fatalf("claim %s: %v, %v", key, c.Decision, err)
 	}
 	rec := c.Record
-	rec.State, rec.Feed, rec.Counts, rec.Reason = state, "lineas_pedido", counts, reason
+	rec.State, rec.Feed, rec.Counts, rec.Reason, rec.Quarantine = state, "lineas_pedido", counts, reason, quarantine
 	if err := l.Finish(ctx, rec, now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,12 @@ func Handler(src Source) http.Handler {
 	mux.HandleFunc("GET "+JSPath, asset("assets/dashboard.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET "+CSSPath, asset("assets/dashboard.css", "text/css; charset=utf-8"))
 	mux.HandleFunc("GET "+APIPath, func(w http.ResponseWriter, r *http.Request) {
-		snap := Take(r.Context(), src)
+		f, err := ParseFilter(r.URL.Query())
+		if err != nil {
+			http.Error(w, "filter: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		snap := TakeFiltered(r.Context(), src, f)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		_ = json.NewEncoder(w).Encode(snap)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -11,17 +12,47 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 )
 
-// Snapshot is the JSON the page renders (GET /api/dashboard).
+// Snapshot is the JSON the page renders (GET /api/dashboard). Every time
+// in it is UTC.
 type Snapshot struct {
 	Aggregation string    `json:"aggregation"`
 	Now         time.Time `json:"now"`
+	// Filter is the one the bars were read with; absent for the default
+	// view (every country, the newest windows).
+	Filter *Filter `json:"filter,omitempty"`
 	// Watermark is null until the aggregation has accepted an order.
 	Watermark *Watermark `json:"watermark"`
+	Freshness Freshness  `json:"freshness"`
 	Bars      []Bar      `json:"bars"`
-	Files     []File     `json:"files"`
-	// Errors says, per part of the page ("bars", "watermark", "files"),
-	// why it could not be read; the other parts are still filled in.
+	// Countries are every country the view holds, for the filter.
+	Countries []string `json:"countries"`
+	Discards  Discards `json:"discards"`
+	// OpenWindows is null when the stream's state cannot be read here.
+	OpenWindows *OpenWindows `json:"open_windows"`
+	Files       []File       `json:"files"`
+	// Errors says, per part of the page ("bars", "watermark", "files",
+	// "discards", "stream"), why it could not be read; the other parts are
+	// still filled in.
 	Errors map[string]string `json:"errors,omitempty"`
+}
+
+// Freshness says how recent the newest inputs are, so that a quiet page is
+// told apart from a stalled pipeline.
+type Freshness struct {
+	// LastOrderAccepted is the processing time of the last order the
+	// stream accepted, as its last tick saw it; null before any.
+	LastOrderAccepted *time.Time `json:"last_order_accepted"`
+	// LastFileLoaded is the newest file the ledger finished as DONE; null
+	// before any.
+	LastFileLoaded *LoadedFile `json:"last_file_loaded"`
+}
+
+// LoadedFile is a file's name and when its load finished.
+type LoadedFile struct {
+	Bucket     string    `json:"bucket"`
+	Name       string    `json:"name"`
+	Generation int64     `json:"generation"`
+	FinishedAt time.Time `json:"finished_at"`
 }
 
 // Watermark is an aggregation's watermark and how far it trails processing
@@ -47,7 +78,12 @@ type Bar struct {
 
 // File is one ledger record as the page lists it.
 type File struct {
-	Object      string           `json:"object"` // gs://bucket/object#generation
+	Object string `json:"object"` // gs://bucket/object#generation
+	// Bucket, Name and Generation are Object's parts: the page shows the
+	// name and keeps the generation (16 digits) for a tooltip.
+	Bucket      string           `json:"bucket"`
+	Name        string           `json:"name"`
+	Generation  int64            `json:"generation"`
 	State       ledger.State     `json:"state"`
 	Feed        string           `json:"feed,omitempty"`
 	Read        int64            `json:"read"`
@@ -57,6 +93,10 @@ type File struct {
 	Reason      string           `json:"reason,omitempty"`
 	StartedAt   time.Time        `json:"started_at,omitzero"`
 	FinishedAt  time.Time        `json:"finished_at,omitzero"`
+	// Quarantine is the quarantine object's name when rows were set aside,
+	// and QuarantineURL its download (absent without Source.QuarantineBucket).
+	Quarantine    string `json:"quarantine,omitempty"`
+	QuarantineURL string `json:"quarantine_url,omitempty"`
 }
 
 // Parts of the page, as keys of Snapshot.Errors.
@@ -64,18 +104,33 @@ const (
 	PartBars      = "bars"
 	PartWatermark = "watermark"
 	PartFiles     = "files"
+	PartDiscards  = "discards"
+	PartStream    = "stream"
 )
 
 var errNotConfigured = errors.New("not configured in this process")
 
-// Take reads the three sources at once (a BigQuery query takes about a
-// second; the page should not wait for the sum) and assembles a Snapshot.
-// A failing source fills Errors, never the returned error: the page shows
-// what it can.
+// Take reads the default view; see TakeFiltered.
 func Take(ctx context.Context, src Source) Snapshot {
+	return TakeFiltered(ctx, src, Filter{})
+}
+
+// TakeFiltered reads the sources at once (a BigQuery query takes about a
+// second; the page should not wait for the sum) and assembles a Snapshot.
+// It runs two warehouse queries (the bars, and one summary of discards and
+// countries), whatever the data: a page left open costs a fixed amount per
+// refresh. A failing source fills Errors, never the returned error: the
+// page shows what it can.
+func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 	src = src.withDefaults()
 	now := src.Now().UTC()
-	snap := Snapshot{Aggregation: src.Aggregation, Now: now, Bars: []Bar{}, Files: []File{}}
+	snap := Snapshot{
+		Aggregation: src.Aggregation, Now: now, Bars: []Bar{}, Files: []File{}, Countries: []string{},
+		Discards: Discards{LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}},
+	}
+	if f.ranged() || len(f.Paises) > 0 {
+		snap.Filter = &f
+	}
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -87,12 +142,20 @@ func Take(ctx context.Context, src Source) Snapshot {
 		errs[part] = err.Error()
 	}
 	wg.Go(func() {
-		bars, err := readBars(ctx, src)
+		bars, err := readBars(ctx, src, f)
 		if err != nil {
 			fail(PartBars, err)
 			return
 		}
 		snap.Bars = bars
+	})
+	wg.Go(func() {
+		sum, err := readSummary(ctx, src)
+		if err != nil {
+			fail(PartDiscards, err)
+			return
+		}
+		snap.Discards, snap.Countries = sum.discards, sum.countries
 	})
 	wg.Go(func() {
 		if src.Watermarks == nil {
@@ -107,6 +170,17 @@ func Take(ctx context.Context, src Source) Snapshot {
 		snap.Watermark = watermarkAt(w, now)
 	})
 	wg.Go(func() {
+		st, err := readStream(ctx, src, now)
+		if err != nil {
+			fail(PartStream, err)
+			return
+		}
+		snap.OpenWindows = &st.open
+		if !st.lastAccepted.IsZero() {
+			snap.Freshness.LastOrderAccepted = &st.lastAccepted
+		}
+	})
+	wg.Go(func() {
 		if src.Ledger == nil {
 			fail(PartFiles, errNotConfigured)
 			return
@@ -116,7 +190,8 @@ func Take(ctx context.Context, src Source) Snapshot {
 			fail(PartFiles, err)
 			return
 		}
-		snap.Files = lastFiles(recs, src.Files)
+		snap.Files = lastFiles(recs, src)
+		snap.Freshness.LastFileLoaded = lastLoaded(recs)
 	})
 	wg.Wait()
 	if len(errs) > 0 {
@@ -135,14 +210,17 @@ func watermarkAt(w, now time.Time) *Watermark {
 	return &Watermark{At: w.UTC(), LagSeconds: int64(lag / time.Second), Lag: lag.String()}
 }
 
-// lastFiles keeps the n newest records; List already orders them newest
-// first.
-func lastFiles(recs []ledger.Record, n int) []File {
-	recs = recs[:min(n, len(recs))]
+// lastFiles keeps the src.Files newest records; List already orders them
+// newest first.
+func lastFiles(recs []ledger.Record, src Source) []File {
+	recs = recs[:min(src.Files, len(recs))]
 	out := make([]File, len(recs))
 	for i, r := range recs {
 		out[i] = File{
 			Object:      r.Key.String(),
+			Bucket:      r.Key.Bucket,
+			Name:        r.Key.Object,
+			Generation:  r.Key.Generation,
 			State:       r.State,
 			Feed:        r.Feed,
 			Read:        r.Counts.Read,
@@ -152,7 +230,32 @@ func lastFiles(recs []ledger.Record, n int) []File {
 			Reason:      r.Reason,
 			StartedAt:   r.StartedAt,
 			FinishedAt:  r.FinishedAt,
+			Quarantine:  r.Quarantine,
+		}
+		if r.Quarantine != "" && src.QuarantineBucket != "" {
+			out[i].QuarantineURL = downloadURL(src.DownloadBase, src.QuarantineBucket, r.Quarantine)
 		}
 	}
 	return out
+}
+
+// lastLoaded is the newest DONE record by finish time (List orders by
+// start, and a long load can finish after a later short one).
+func lastLoaded(recs []ledger.Record) *LoadedFile {
+	var best *ledger.Record
+	for i, r := range recs {
+		if r.State == ledger.Done && !r.FinishedAt.IsZero() && (best == nil || r.FinishedAt.After(best.FinishedAt)) {
+			best = &recs[i]
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return &LoadedFile{Bucket: best.Key.Bucket, Name: best.Key.Object, Generation: best.Key.Generation, FinishedAt: best.FinishedAt.UTC()}
+}
+
+// downloadURL is the Cloud Storage JSON API media download of an object,
+// the path the local server's fake GCS also answers.
+func downloadURL(base, bucket, object string) string {
+	return base + "download/storage/v1/b/" + url.PathEscape(bucket) + "/o/" + url.PathEscape(object) + "?alt=media"
 }

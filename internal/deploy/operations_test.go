@@ -171,7 +171,7 @@ func TestAlertPolicies(t *testing.T) {
 		})
 	}
 	sort.Strings(names)
-	if diff := cmp.Diff([]string{"dead_letter", "ingest_failures", "rejection_rate", "sweeper_findings", "watermark_stalled"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"dead_letter", "ingest_failures", "rejection_rate", "schema_drift", "sweeper_findings", "watermark_stalled"}, names); diff != "" {
 		t.Errorf("alert policies (-want +got):\n%s", diff)
 	}
 }
@@ -256,6 +256,7 @@ func TestLogMetricsReadTheLogContract(t *testing.T) {
 		"feed": true, "state": true, "rows_read": true, "rows_loaded": true, "rows_quarantined": true,
 		"rejects": true, "reason": true, "aggregation": true, "watermark_lag_seconds": true,
 		"message": true, "found": true, "ingested": true, "failed": true, "skipped": true,
+		"column": true, "change": true, // the "schema drift" line of internal/ingest
 	}
 	seen := map[string]bool{}
 	for _, typ := range cfg.ofType("google_logging_metric") {

@@ -78,6 +78,10 @@ type Config struct {
 	LandingBucket   string
 	LandingPrefixes []string
 	MaxRecordBytes  int
+	// MaxExpansion bounds decompressed bytes per stored byte of a gzip
+	// object (0: DefaultMaxExpansion); beyond it the file is rejected as a
+	// zip bomb.
+	MaxExpansion int
 	// Deadline bounds one attempt; keep it below the ledger lease, so an
 	// attempt gives up before another may take the file over, and below the
 	// platform's request timeout by more than FinishTimeout (0: none).
@@ -290,5 +294,33 @@ func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered
 		"load_ms", tm.Load.Milliseconds(),
 		"refresh_ms", tm.Refresh.Milliseconds(),
 		"duration_ms", tm.Total.Milliseconds(),
+		"drift_added", driftList(rec.Drift, true),
+		"drift_missing", driftList(rec.Drift, false),
 	)
+	if rec.Drift == nil || redelivered {
+		return
+	}
+	// One line per drifted column, which the log-based metric
+	// alpipe/schema_drift counts by feed, column and change: the alert then
+	// opens one incident per new column, however many files carry it.
+	for _, c := range rec.Drift.Added {
+		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed, "column", c, "change", "added", "state", string(rec.State))
+	}
+	for _, c := range rec.Drift.Missing {
+		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed, "column", c, "change", "missing", "state", string(rec.State))
+	}
+}
+
+// driftList returns one side of a drift for the log line; an empty list, not
+// null, when there is none, so the field always has one type.
+func driftList(d *ledger.Drift, added bool) []string {
+	switch {
+	case d == nil:
+		return []string{}
+	case added && d.Added != nil:
+		return d.Added
+	case !added && d.Missing != nil:
+		return d.Missing
+	}
+	return []string{}
 }

@@ -29,7 +29,7 @@ const (
 // quarantineName is deterministic per source generation, so a retried
 // attempt overwrites its own earlier quarantine file instead of adding one.
 func quarantineName(prefix, feed string, obj Object) string {
-	base := strings.TrimSuffix(obj.Name, ".csv")
+	base := strings.TrimSuffix(strings.TrimSuffix(obj.Name, ".gz"), ".csv")
 	return prefix + feed + "/" + base + ".g" + strconv.FormatInt(obj.Generation, 10) + ".csv"
 }
 

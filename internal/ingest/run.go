@@ -51,16 +51,31 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	q := newQuarantine(ctx, s.objects, s.cfg.QuarantineBucket, quarantineName(s.cfg.QuarantinePrefix, feed.Name(), obj), obj, feed.Name())
 	defer q.abort()
 
-	// Like git, call content binary when its first bytes hold a NUL: no CSV
-	// export has one, and quarantining an image line by line helps nobody.
-	peek := bufio.NewReaderSize(body, binarySniff)
-	if head, err := peek.Peek(binarySniff); bytes.IndexByte(head, 0) >= 0 {
-		return runResult{ledger.Rejected, "binary content: NUL byte in the first 8000 bytes"}, nil
+	text, err := decode(body, obj.Name, s.cfg.MaxExpansion)
+	if reason, ok := rejection(err); ok {
+		return runResult{ledger.Rejected, reason}, nil
+	} else if err != nil {
+		return runResult{}, fmt.Errorf("open: %w", err)
+	}
+	peek := bufio.NewReaderSize(text, binarySniff)
+	head, err := peek.Peek(binarySniff)
+	if reason, ok := rejection(err); ok {
+		return runResult{ledger.Rejected, reason}, nil
 	} else if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return runResult{}, fmt.Errorf("read: %w", err)
 	}
-	reader := record.NewReader(peek, record.Options{MaxRecordBytes: s.cfg.MaxRecordBytes})
+	if binary(head) {
+		return runResult{ledger.Rejected, "binary content: NUL byte in the first 8000 bytes"}, nil
+	}
+	reader := record.NewReader(peek, record.Options{
+		MaxRecordBytes: s.cfg.MaxRecordBytes,
+		Comma:          feed.SniffDelimiter(head),
+		Quote:          feed.Quote(),
+	})
 	header, err := reader.Next()
+	if reason, ok := rejection(err); ok {
+		return runResult{ledger.Rejected, reason}, nil
+	}
 	switch {
 	case errors.Is(err, io.EOF):
 		return runResult{ledger.Rejected, "empty object: no header row"}, nil
@@ -88,15 +103,20 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 		// each goes to quarantine with the file's reason, so the file can be
 		// fixed and re-queued as a whole.
 		src.fileReason = fileErr.Reason
+		rec.Drift = ledgerDrift(fileErr.Drift)
 	case err != nil:
 		return runResult{}, fmt.Errorf("bind header: %w", err)
 	default:
 		src.binding = binding
+		rec.Drift = ledgerDrift(binding.Drift())
 	}
 
 	if src.binding != nil {
 		res, err := s.warehouse.Load(ctx, warehouse.Load{ID: rec.LoadID, Table: feed.Table(), Rows: src})
 		tm.Load = time.Since(started)
+		if reason, ok := rejection(err); ok {
+			return rejectContent(rec, reason), nil
+		}
 		if err != nil {
 			return runResult{}, fmt.Errorf("load into %s: %w", feed.Table(), err)
 		}
@@ -105,6 +125,9 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	// Drain what the load did not read (all of it when the ID had committed
 	// already), so the counts and the quarantine are complete on every attempt.
 	for src.Next() {
+	}
+	if reason, ok := rejection(src.Err()); ok {
+		return rejectContent(rec, reason), nil
 	}
 	if err := src.Err(); err != nil {
 		return runResult{}, err
@@ -128,6 +151,39 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 		return runResult{ledger.Rejected, src.fileReason}, nil
 	}
 	return runResult{state: ledger.Done}, nil
+}
+
+// rejectContent ends a file whose bytes turned out unreadable part way
+// (corrupt gzip, zip bomb): nothing was committed, so no row counts as
+// loaded or quarantined, and the quarantine written so far is discarded.
+func rejectContent(rec *ledger.Record, reason string) runResult {
+	rec.Counts = ledger.Counts{}
+	return runResult{ledger.Rejected, reason}
+}
+
+// binary calls content binary, like git, when its first bytes hold NULs: no
+// CSV export has them, and quarantining an image line by line helps nobody.
+// A stray NUL in a text file (a corrupt value) is a row-level rejection
+// instead, so the test is on the header line or on NULs in numbers (more
+// than 1 in 100 bytes), which text does not have and images do.
+func binary(head []byte) bool {
+	n := bytes.Count(head, []byte{0})
+	if n == 0 {
+		return false
+	}
+	line := head
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		line = head[:i]
+	}
+	return bytes.IndexByte(line, 0) >= 0 || n*100 > len(head)
+}
+
+// ledgerDrift converts a header drift for the ledger record; nil when none.
+func ledgerDrift(d contract.Drift) *ledger.Drift {
+	if d.Empty() {
+		return nil
+	}
+	return &ledger.Drift{Added: d.Added, Missing: d.Missing}
 }
 
 func (s *rowSource) sortedDates() []int32 {

@@ -12,7 +12,7 @@ import (
 
 // Finish records the outcome of the attempt that rec.Owner holds: rec is
 // the record Claim returned, with State (Done, Rejected, Skipped or
-// Failed), Feed, Counts, Reason, Quarantine, LoadID and AlreadyLoaded
+// Failed), Feed, Counts, Reason, Quarantine, LoadID, AlreadyLoaded and Drift
 // filled in; the rest is kept from the stored record. If another owner took
 // the key over it returns ErrLeaseLost and changes nothing. Repeating a
 // Finish that already committed (a retry after an ambiguous error) is a
@@ -52,6 +52,7 @@ func (l *Ledger) Finish(ctx context.Context, rec Record, now time.Time) error {
 		out.Quarantine = rec.Quarantine
 		out.LoadID = rec.LoadID
 		out.AlreadyLoaded = rec.AlreadyLoaded
+		out.Drift = rec.Drift
 		if out.State == Done {
 			var cur current
 			if docs[1].Exists {

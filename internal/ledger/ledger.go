@@ -89,6 +89,16 @@ type Record struct {
 	Quarantine    string `json:"quarantine,omitempty"`
 	LoadID        string `json:"load_id,omitempty"`
 	AlreadyLoaded bool   `json:"already_loaded,omitempty"`
+	// Drift is how the file's header differed from its contract; nil when
+	// it matched. It is recorded even when the file loaded, so that an ERP
+	// change is seen the day it happens, not when someone misses a column.
+	Drift *Drift `json:"drift,omitempty"`
+}
+
+// Drift is the schema drift of one file's header against its contract.
+type Drift struct {
+	Added   []string `json:"added,omitempty"`   // header columns the contract does not declare (not loaded)
+	Missing []string `json:"missing,omitempty"` // declared columns the header lacks
 }
 
 // Decision is what a Claim tells the caller to do.

@@ -28,6 +28,12 @@ type QueryRequest struct {
 	SQL string `json:"sql"`
 }
 
+// maxAdminBody bounds the body of an admin request that is decoded whole:
+// a query's SQL is a few KB, and a 50 MB body cost the server over a GB of
+// allocations (the JSON decoder's buffer, the string, DuckDB's parse and
+// the echo in its answer).
+const maxAdminBody = 1 << 20
+
 func (s *Server) admin() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+AdminPrefix+"health", func(w http.ResponseWriter, _ *http.Request) {
@@ -46,7 +52,22 @@ func (s *Server) admin() http.Handler {
 	if h := s.replayHandler(); h != nil {
 		mux.Handle("POST "+AdminPrefix+"replay", h)
 	}
-	return mux
+	return boundBodies(mux)
+}
+
+// boundBodies caps the request body at maxAdminBody except on the routes
+// that stream theirs: a warehouse load, an append (remote.Handler caps it
+// at its own size) and a replay's JSONL. The warehouse's query and refresh
+// carry SQL or dates, as small as the query endpoint's.
+func boundBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case AdminPrefix + "warehouse/load", AdminPrefix + "warehouse/append", AdminPrefix + "replay":
+		default:
+			r.Body = http.MaxBytesReader(w, r.Body, maxAdminBody)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // replayHandler runs replays inside the server, which holds the warehouse.
@@ -70,7 +91,12 @@ func (s *Server) replayHandler() http.Handler {
 
 func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
 	var req QueryRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || strings.TrimSpace(req.SQL) == "" {
+	err := json.NewDecoder(r.Body).Decode(&req)
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		httpError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("query body larger than %d bytes", tooLarge.Limit))
+		return
+	}
+	if err != nil || strings.TrimSpace(req.SQL) == "" {
 		httpError(w, http.StatusBadRequest, errors.New("body must be {\"sql\": \"...\"}"))
 		return
 	}

@@ -1,33 +1,21 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // Query runs read-only SQL on the server's warehouse.
 func Query(ctx context.Context, server, sql string) (warehouse.Result, error) {
-	body, err := json.Marshal(QueryRequest{SQL: sql})
-	if err != nil {
-		return warehouse.Result{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, server+AdminPrefix+"query", bytes.NewReader(body))
-	if err != nil {
-		return warehouse.Result{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	var res warehouse.Result
-	err = doJSON(req, &res)
-	return res, err
+	return client.Server{URL: server}.Query(ctx, sql)
 }
 
 // WriteResult renders a result as "table", "csv" or "json".

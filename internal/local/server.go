@@ -69,6 +69,11 @@ type Server struct {
 	guard guard
 }
 
+// dataLock holds the data folder (lockDataDir) while the process lives. It
+// is package state rather than a field of Server because a caller may drop
+// the Server and block: the file's finalizer would then free the folder.
+var dataLock *os.File
+
 // Start brings up the fake GCS, the embedded backends and every function on
 // opts.Addr, and returns once the server answers. The functions framework
 // offers no way to stop its server, so a Server lives until the process
@@ -89,6 +94,17 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if !isLoopbackAddr(opts.Addr) && !opts.AllowRemote {
 		return nil, fmt.Errorf("refusing to serve on %s: it is not a loopback address, and the server runs any SQL it is sent; serve on 127.0.0.1, or pass --allow-remote to expose it to the network", opts.Addr)
 	}
+	// The data folder is claimed before anything opens a file in it.
+	lock, err := lockDataDir(opts.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			_ = lock.Close()
+		}
+	}()
 	// The public listener is taken first, so a busy port fails here instead
 	// of a second server answering nothing while clients reach the first.
 	ln, err := net.Listen("tcp", opts.Addr)
@@ -165,6 +181,8 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := waitReady(ctx, s.URL, errc); err != nil {
 		return nil, err
 	}
+	started = true
+	dataLock = lock
 	return s, nil
 }
 

@@ -89,6 +89,9 @@ type FileLine struct {
 	Reason      string           `json:"reason,omitempty"`
 	Quarantine  string           `json:"quarantine,omitempty"`
 	DuplicateOf string           `json:"duplicate_of,omitempty"`
+	// Drift is how the file's header differed from its contract (columns
+	// added, columns missing); absent when it matched.
+	Drift *ledger.Drift `json:"drift,omitempty"`
 	// For IN_PROGRESS: how long the attempt has run, and how long its lease
 	// still holds (negative: expired, so the next delivery takes over).
 	RunningSeconds   int64 `json:"running_seconds,omitempty"`
@@ -234,6 +237,7 @@ func fileLine(r ledger.Record, now time.Time) FileLine {
 		StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 		Read: r.Counts.Read, Loaded: r.Counts.Loaded, Quarantined: r.Counts.Quarantined,
 		Rejects: r.Counts.Rejects, Reason: r.Reason, Quarantine: r.Quarantine,
+		Drift: r.Drift,
 	}
 	if r.DuplicateOf != nil {
 		l.DuplicateOf = r.DuplicateOf.String()

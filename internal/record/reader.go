@@ -44,6 +44,7 @@ type Record struct {
 type Options struct {
 	MaxRecordBytes int  // longest accepted record; 0 means DefaultMaxRecordBytes
 	Comma          byte // field separator; 0 means ','; never a quote, CR or LF
+	Quote          byte // quote character; 0 means '"'; never the separator, CR or LF
 }
 
 // Reader reads records from an io.Reader.
@@ -62,6 +63,7 @@ type Reader struct {
 
 	max      int
 	comma    byte
+	quote    byte
 	tooLong  string
 	raw      []byte // the current record: a copy in own, or a line of buf
 	own      []byte // storage for records assembled by copying
@@ -104,11 +106,16 @@ func NewReader(src io.Reader, opt Options) *Reader {
 	if comma == 0 {
 		comma = ','
 	}
+	quote := opt.Quote
+	if quote == 0 {
+		quote = '"'
+	}
 	return &Reader{
 		src:     src,
 		buf:     make([]byte, bufSize),
 		max:     limit,
 		comma:   comma,
+		quote:   quote,
 		tooLong: "record longer than " + strconv.Itoa(limit) + " bytes",
 	}
 }
@@ -159,7 +166,7 @@ func (r *Reader) Next() (Record, error) {
 			}
 			return rec, err
 		}
-		if bytes.IndexByte(line, '"') >= 0 {
+		if bytes.IndexByte(line, r.quote) >= 0 {
 			// Quoted fields on one line (the ERP quotes every decimal
 			// comma) are split in place too, unless a quoted field goes on
 			// past the line end: then the record is assembled by copying.
@@ -423,7 +430,7 @@ func (r *Reader) finish(start int) Record {
 			// once keeps data within the limit too.
 			r.data = make([]byte, 0, len(r.raw))
 		}
-		r.data = unescape(r.data, r.raw[s.start:s.end])
+		r.data = unescape(r.data, r.raw[s.start:s.end], r.quote)
 	}
 	f := r.fields[:0]
 	d := r.data
@@ -432,7 +439,7 @@ func (r *Reader) finish(start int) Record {
 			f = append(f, r.raw[s.start:s.end:s.end])
 			continue
 		}
-		n := s.end - s.start - bytes.Count(r.raw[s.start:s.end], []byte{'"'})/2
+		n := s.end - s.start - bytes.Count(r.raw[s.start:s.end], []byte{r.quote})/2
 		f = append(f, d[:n:n])
 		d = d[n:]
 	}
@@ -440,10 +447,10 @@ func (r *Reader) finish(start int) Record {
 	return Record{Line: start, Fields: f, Raw: r.raw}
 }
 
-// unescape appends q with each "" pair turned into one quote.
-func unescape(dst, q []byte) []byte {
+// unescape appends q with each doubled quote turned into one.
+func unescape(dst, q []byte, quote byte) []byte {
 	for {
-		i := bytes.IndexByte(q, '"')
+		i := bytes.IndexByte(q, quote)
 		if i < 0 {
 			return append(dst, q...)
 		}
@@ -456,14 +463,14 @@ func unescape(dst, q []byte) []byte {
 // spans as they close. It works on locals: this loop is the cost of every
 // quoted record.
 func (r *Reader) scan() {
-	raw, comma := r.raw, r.comma
+	raw, comma, quote := r.raw, r.comma, r.quote
 	st, cur, spans := r.st, r.cur, r.spans
 	i := r.scanned
 	for i < len(raw) {
 		switch st {
 		case sFieldStart:
 			switch raw[i] {
-			case '"':
+			case quote:
 				cur = span{start: i + 1}
 				st = sQuoted
 				i++
@@ -476,14 +483,14 @@ func (r *Reader) scan() {
 			}
 		case sUnquoted:
 			j := i
-			for j < len(raw) && raw[j] != comma && raw[j] != '"' {
+			for j < len(raw) && raw[j] != comma && raw[j] != quote {
 				j++
 			}
 			i = j
 			if j == len(raw) {
 				break
 			}
-			if raw[j] == '"' {
+			if raw[j] == quote {
 				r.problem = ProblemBareQuote
 				st = sBroken
 				break
@@ -493,7 +500,7 @@ func (r *Reader) scan() {
 			st = sFieldStart
 			i++
 		case sQuoted:
-			j := bytes.IndexByte(raw[i:], '"')
+			j := bytes.IndexByte(raw[i:], quote)
 			if j < 0 {
 				i = len(raw)
 				break
@@ -502,7 +509,7 @@ func (r *Reader) scan() {
 			st = sQuote
 		case sQuote:
 			switch raw[i] {
-			case '"':
+			case quote:
 				cur.esc = true
 				st = sQuoted
 			case comma:

@@ -124,6 +124,10 @@ func TestReader(t *testing.T) {
 		{name: "unterminated quote at end of input", in: "a\n\"b,c\nd\n", want: []rec{{1, f("a"), "a", ""}, {2, nil, "\"b,c\nd", ProblemUnterminatedQuote}}},
 		{name: "semicolon separator", in: "a;\"b;c\";d\n", opt: Options{Comma: ';'}, want: []rec{{1, f("a", "b;c", "d"), `a;"b;c";d`, ""}}},
 		{name: "comma is data with another separator", in: "1,5;x\n", opt: Options{Comma: ';'}, want: []rec{{1, f("1,5", "x"), "1,5;x", ""}}},
+		{name: "single quote as quote", in: "a;'b;''c''';\"d\"\n", opt: Options{Comma: ';', Quote: '\''}, want: []rec{{1, f("a", "b;'c'", `"d"`), `a;'b;''c''';"d"`, ""}}},
+		{name: "single quote spanning lines", in: "'a\nb',c\n", opt: Options{Quote: '\''}, want: []rec{{1, f("a\nb", "c"), "'a\nb',c", ""}}},
+		{name: "double quote is data with another quote", in: "x\"y,z\n", opt: Options{Quote: '\''}, want: []rec{{1, f(`x"y`, "z"), `x"y,z`, ""}}},
+		{name: "bare single quote", in: "ab'c,d\n", opt: Options{Quote: '\''}, want: []rec{{1, nil, "ab'c,d", ProblemBareQuote}}},
 		{
 			name: "record of exactly the limit",
 			in:   "abcde\r\nok\n",

@@ -88,11 +88,12 @@ var Emulators = []string{"FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST"}
 // found by trying (see TestPushSubscriptionAsConfigured): the stack's
 // proofs hold up to these.
 var EmulatorGaps = []string{
-	"Pub/Sub emulator: stores the push subscription's OIDC token, retry policy and dead-letter policy and returns them, but pushes without an Authorization header (User-Agent Java/...), with its own redelivery timing instead of retry_policy's backoff, and never forwards to the dead-letter topic",
+	"Pub/Sub emulator: stores the push subscription's OIDC token, retry policy and dead-letter policy and returns them; pushes without an Authorization header (User-Agent Java/...) and without deliveryAttempt in the body; redelivers on its own timing (about 1 s, then 15-20 s) instead of retry_policy's 10-600 s; does forward to the dead-letter topic after max_delivery_attempts, some 30 s after the last attempt",
 	"Firestore emulator: no TTL policies and no single-field index exemptions (firestore.tf's google_firestore_field resources are not applied)",
-	"BigQuery (bqfake): SQL is not executed: ventas_diarias_sku (a query job) and the ventas_hora_pais view stay unverified here",
-	"fake GCS: no bucket notifications, the stack's Eventarc watches uploads through its front; no IAM, soft delete or lifecycle rules",
-	"Cloud Run: no OIDC check, no ingress restriction, no request timeout enforcement beyond the callers' own deadlines, one instance per service",
+	"BigQuery (bqfake): SQL is not executed, so ventas_diarias_sku's figures (a query job) and the ventas_hora_pais view stay unverified here; the refresh job's request and the panes the view reads are checked",
+	"fake GCS: no bucket notifications (the stack's Eventarc sees uploads through its front), no IAM, soft delete, lifecycle rules, and object times come from the real clock, not the test clock",
+	"Eventarc: the delivery is played by the stack (headers, body, retries and the 24 h give-up as documented, on a compressed scale); the Pub/Sub transport Eventarc uses underneath is not",
+	"Cloud Run: no OIDC check, no ingress restriction, no request timeout beyond the callers' deadlines, one instance per service (no concurrency limit, no scale-out)",
 }
 
 // Start brings the stack up: it fails, naming the service and quoting its

@@ -207,6 +207,45 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 		}
 	}
 	checkRefreshJobs(t, s, []string{"20260314", "20260315"})
+	checkEventHeaders(t, s, files[0][1])
+}
+
+// checkEventHeaders checks the first delivery to IngestCSV carried
+// Eventarc's binary-mode header set for the first file.
+func checkEventHeaders(t *testing.T, s *Stack, object string) {
+	t.Helper()
+	reqs := s.Frontends["IngestCSV"].Requests()
+	if len(reqs) == 0 {
+		t.Fatal("IngestCSV's front end saw no request")
+	}
+	h := reqs[0].Header
+	landing := s.Buckets["landing"]
+	for name, want := range map[string]string{
+		"Ce-Type":        "google.cloud.storage.object.v1.finalized",
+		"Ce-Specversion": "1.0",
+		"Ce-Source":      "//storage.googleapis.com/projects/_/buckets/" + landing,
+		"Ce-Subject":     "objects/" + object,
+		"Ce-Bucket":      landing,
+		"Content-Type":   "application/json; charset=utf-8",
+	} {
+		if got := h.Get(name); got != want {
+			t.Errorf("event header %s: %q, want %q", name, got, want)
+		}
+	}
+	for _, name := range []string{"Ce-Id", "Ce-Time", "User-Agent"} {
+		if h.Get(name) == "" {
+			t.Errorf("event header %s missing", name)
+		}
+	}
+	if !strings.HasPrefix(h.Get("Authorization"), "Bearer ") {
+		t.Errorf("Authorization %q: want a Bearer ID token", h.Get("Authorization"))
+	}
+	var data struct {
+		Bucket, Name, Generation string
+	}
+	if err := json.Unmarshal(reqs[0].Body, &data); err != nil || data.Bucket != landing || data.Name != object || data.Generation == "" {
+		t.Errorf("StorageObjectData %s (err %v): want bucket, name and generation as a string", reqs[0].Body, err)
+	}
 }
 
 // checkRefreshJobs checks what can be checked of ventas_diarias_sku without

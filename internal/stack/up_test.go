@@ -41,8 +41,9 @@ func TestUp(t *testing.T) {
 	fmt.Printf("  Firestore         FIRESTORE_EMULATOR_HOST=%s  database %s\n", os.Getenv("FIRESTORE_EMULATOR_HOST"), s.Database)
 	fmt.Printf("  Pub/Sub           PUBSUB_EMULATOR_HOST=%s  GOOGLE_CLOUD_PROJECT=%s\n", os.Getenv("PUBSUB_EMULATOR_HOST"), s.Project)
 	fmt.Printf("  Cloud Scheduler   jobs %v, every minute of the real clock\n", s.Scheduler.Jobs())
-	fmt.Printf("\nA file drop (Eventarc delivers it to IngestCSV):\n  STORAGE_EMULATOR_HOST=%s go run ./cmd/alpipe drop FILE.csv --object exportaciones/2026/03/14/x.csv --upload-only\n", s.StorageURL[len("http://"):])
-	fmt.Printf("An order (pushed to AggregateOrders):\n  PUBSUB_EMULATOR_HOST=%s GOOGLE_CLOUD_PROJECT=%s go run ./cmd/alpipe publish testdata/pedidos/historia.jsonl\n", os.Getenv("PUBSUB_EMULATOR_HOST"), s.Project)
+	fmt.Printf("\nA file drop (Eventarc delivers it to IngestCSV):\n  curl -X POST --data-binary @testdata/exportaciones/2026/03/14/pedidos-erp.csv -H 'Content-Type: text/csv' \\\n    '%s/upload/storage/v1/b/%s/o?uploadType=media&name=exportaciones/2026/03/14/pedidos-erp.csv'\n", s.StorageURL, s.Buckets["landing"])
+	fmt.Printf("Orders (pushed to AggregateOrders):\n  PUBSUB_EMULATOR_HOST=%s go run ./cmd/alpipe publish --project %s testdata/pedidos/historia.jsonl\n", os.Getenv("PUBSUB_EMULATOR_HOST"), s.Project)
+	fmt.Printf("Rows are in the BigQuery fake's memory; the ledger and window state in Firestore (project %s, database %s).\n", s.Project, s.Database)
 	fmt.Println("Ctrl-C stops it.")
 	s.Scheduler.Run(ctx, time.Second, func(c Call, err error) {
 		fmt.Printf("scheduler: %s at %s: HTTP %d %v\n", c.Job, c.At.Format(time.TimeOnly), c.Status, err)

@@ -131,6 +131,28 @@ type agendaDoc struct {
 type agendaCell struct {
 	Key string    `json:"key"`
 	Due time.Time `json:"due,omitzero"` // zero: nothing waits on processing time
+	// Seen is the fingerprint of the deltas the last visit read and left
+	// unfolded because they emitted nothing yet (their EARLY or LATE delay
+	// runs): listing them again unchanged is no reason to visit the cell.
+	Seen string `json:"seen,omitempty"`
+}
+
+// fingerprint identifies a set of deltas' contents: every accepted order
+// adds one to a delta's Pedidos and a late cell leaves a new notice, so
+// any change to a cell's deltas changes it.
+func fingerprint(parts []window.Shard) string {
+	if len(parts) == 0 {
+		return ""
+	}
+	var pedidos int64
+	var last time.Time
+	for _, p := range parts {
+		pedidos += p.Measures.Pedidos
+		if p.LastAccepted.After(last) {
+			last = p.LastAccepted
+		}
+	}
+	return strconv.Itoa(len(parts)) + "/" + strconv.FormatInt(pedidos, 10) + "/" + strconv.FormatInt(last.UnixNano(), 10)
 }
 
 func (a agendaDoc) window() window.Window {

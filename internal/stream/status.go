@@ -113,6 +113,27 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now ti
 			Panes: c.State.NextIndex, OnTime: on,
 		})
 	}
+	// Cells whose orders no tick has folded in yet are only in the agenda.
+	agenda, err := p.store.List(ctx, a.paths.agenda)
+	if err != nil {
+		return st, fmt.Errorf("list %s: %w", a.paths.agenda, err)
+	}
+	known := map[window.WindowKey]bool{}
+	for _, w := range st.OpenWindows {
+		known[window.WindowKey{Window: window.Window{Start: w.Start, End: w.End}, Key: w.Key}] = true
+	}
+	for _, d := range agenda {
+		var ag agendaDoc
+		if err := decodeDoc(d, &ag); err != nil {
+			return st, err
+		}
+		for _, c := range ag.Cells {
+			wk := window.WindowKey{Window: ag.window(), Key: c.Key}
+			if !known[wk] {
+				st.OpenWindows = append(st.OpenWindows, OpenWindow{Start: wk.Window.Start, End: wk.Window.End, Key: c.Key, OnTime: window.OnTimePending})
+			}
+		}
+	}
 	slices.SortFunc(st.OpenWindows, func(x, y OpenWindow) int {
 		return cmp.Or(x.Start.Compare(y.Start), cmp.Compare(x.Key, y.Key))
 	})

@@ -112,14 +112,14 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 		at.OpenWindows += len(ag.doc.Cells)
 	}
 
-	visits := plan(a.spec, agendas, changes, after.Watermark, now)
+	visits, notes := plan(a.spec, agendas, changes, after.Watermark, now)
 	at.Visited = len(visits)
 	panes, expired, err := p.tickCells(ctx, a, visits, now)
 	at.Panes, at.Expired = panes, expired
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if err := p.updateAgendas(ctx, a, visits); err != nil {
+	if err := p.updateAgendas(ctx, a, append(visits, notes...)); err != nil {
 		errs = append(errs, fmt.Errorf("update agenda: %w", err))
 	}
 
@@ -147,6 +147,7 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 type change struct {
 	wk       window.WindowKey
 	paths    []string
+	parts    []window.Shard
 	maxEvent time.Time
 	last     time.Time
 }
@@ -173,7 +174,7 @@ func (p *Processor) changes(ctx context.Context, a aggregation) (map[string]*cha
 			c = &change{wk: wk}
 			out[id] = c
 		}
-		c.paths = append(c.paths, d.Path)
+		c.paths, c.parts = append(c.paths, d.Path), append(c.parts, dd.Part)
 		c.maxEvent, c.last = newest(window.Shard{MaxEventTime: c.maxEvent, LastAccepted: c.last}, dd.Part)
 	}
 	return out, nil
@@ -286,14 +287,17 @@ type visit struct {
 	written *pending  // the pane's outbox document
 	gone    bool      // expired and deleted, or already gone
 	due     time.Time // the cell's next processing-time timer
+	seen    string    // fingerprint of the deltas left unfolded
+	ran     bool      // a visit; else a note of a new due time
 	err     error
 }
 
-// plan picks the cells that may change at this tick: those with deltas,
-// those whose timer is due, and every cell of a window whose end or expiry
-// the watermark has reached. Any other cell's trigger would do nothing.
-func plan(s window.Spec, agendas map[string]*agendaEntry, changes map[string]*change, wm, now time.Time) []*visit {
-	var out []*visit
+// plan picks the cells that may change at this tick: those whose timer is
+// due, and every cell of a window whose end or expiry the watermark has
+// reached. A cell with new deltas and nothing due is not visited: the
+// deltas' own pending marks say when its EARLY (or LATE) delay runs out, and
+// a note puts that in the agenda. Any other cell's trigger would do nothing.
+func plan(s window.Spec, agendas map[string]*agendaEntry, changes map[string]*change, wm, now time.Time) (visits, notes []*visit) {
 	for _, ap := range slices.Sorted(maps.Keys(agendas)) {
 		ag := agendas[ap].doc
 		w := ag.window()
@@ -301,19 +305,50 @@ func plan(s window.Spec, agendas map[string]*agendaEntry, changes map[string]*ch
 		onTime := reached(wm, w.End) && !ag.OnTimeDone
 		for _, id := range slices.Sorted(maps.Keys(ag.Cells)) {
 			c := ag.Cells[id]
-			ch := changes[id]
-			due := !c.Due.IsZero() && !now.Before(c.Due)
-			if !expired && !onTime && ch == nil && !due {
-				continue
-			}
 			v := &visit{wk: window.WindowKey{Window: w, Key: c.Key}, agenda: ap, all: expired || onTime, onTime: onTime}
+			due := c.Due
+			ch := changes[id]
 			if ch != nil {
 				v.listed = ch.paths
+				if fingerprint(ch.parts) != c.Seen {
+					d, ok := deltaDue(s, w, ch.parts, wm)
+					if !ok {
+						due = now // a delta with nothing pending (a late cell's notice): fold it now
+					} else if due.IsZero() || d.Before(due) {
+						due = d
+					}
+					if !expired && !onTime && now.Before(due) {
+						v.due, v.seen = due, fingerprint(ch.parts)
+						notes = append(notes, v)
+						continue
+					}
+				}
 			}
-			out = append(out, v)
+			if expired || onTime || (!due.IsZero() && !now.Before(due)) {
+				visits = append(visits, v)
+			}
 		}
 	}
-	return out
+	return visits, notes
+}
+
+// deltaDue is when the earliest pending change among parts is due: the
+// EARLY delay before the window's end, the LATE delay after it. ok is false
+// when no part is pending.
+func deltaDue(s window.Spec, w window.Window, parts []window.Shard, wm time.Time) (time.Time, bool) {
+	var first time.Time
+	for _, p := range parts {
+		if !p.PendingSince.IsZero() && (first.IsZero() || p.PendingSince.Before(first)) {
+			first = p.PendingSince
+		}
+	}
+	if first.IsZero() {
+		return time.Time{}, false
+	}
+	if reached(wm, w.End) {
+		return first.Add(s.LateDelay), true
+	}
+	return first.Add(s.EarlyDelay), true
 }
 
 // tickCells runs the visits, each in its own transaction.
@@ -327,7 +362,7 @@ func (p *Processor) tickCells(ctx context.Context, a aggregation, visits []*visi
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			v.err = p.tickCell(ctx, a, v, now)
+			v.ran, v.err = true, p.tickCell(ctx, a, v, now)
 		}()
 	}
 	wg.Wait()
@@ -362,7 +397,7 @@ func (p *Processor) tickCells(ctx context.Context, a aggregation, visits []*visi
 // is not written, so re-running a tick is read-only.
 func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now time.Time) error {
 	return p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		v.pane, v.written, v.gone, v.due = nil, nil, false, time.Time{}
+		v.pane, v.written, v.gone, v.due, v.seen = nil, nil, false, time.Time{}, ""
 		docs, err := tx.Get(a.paths.watermark)
 		if err != nil {
 			return err
@@ -386,6 +421,20 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 		out, err := a.spec.OnTick(v.wk, cv.cell.State, c, ws.Watermark, now)
 		if err != nil {
 			return err
+		}
+		if cv.exists && out.Pane == nil && !out.Expired && out.State == cv.cell.State {
+			// Nothing to emit yet: the deltas stay as they are, and the
+			// agenda remembers them and when their delay runs out. Folding
+			// them now would write the cell at every tick an order arrives.
+			f, err := cv.fold(out.State)
+			if err != nil {
+				return err
+			}
+			if due := nextDue(a.spec, v.wk, out.State, f, ws.Watermark, now); !due.IsZero() {
+				v.due, v.seen = due, fingerprint(cv.parts)
+				return nil
+			}
+			// Nothing pending (a late cell's notice): fold it away.
 		}
 		if out.Pane != nil {
 			pe, err := p.writeEntry(tx, a.paths.outbox, p.rows.paneEntry(*out.Pane))
@@ -457,32 +506,36 @@ func (p *Processor) updateAgendas(ctx context.Context, a aggregation, visits []*
 			}
 			changed := false
 			ok := map[string]bool{}
-			roundDone := true
+			// The ON_TIME round is done when every cell of the window was
+			// visited in it without an error.
+			round, failed := false, false
 			for _, v := range vs {
 				id := cellID(v.wk)
 				if v.err != nil {
-					roundDone = false
+					failed = true
 					continue
 				}
-				ok[id] = true
+				if v.ran && v.onTime {
+					ok[id], round = true, true
+				}
 				c, in := ag.Cells[id]
 				switch {
 				case !in:
 				case v.gone:
 					delete(ag.Cells, id)
 					changed = true
-				case !c.Due.Equal(v.due):
-					c.Due = v.due
+				case !c.Due.Equal(v.due) || c.Seen != v.seen:
+					c.Due, c.Seen = v.due, v.seen
 					ag.Cells[id] = c
 					changed = true
 				}
-				roundDone = roundDone && v.onTime
 			}
-			if roundDone && !ag.OnTimeDone {
+			if round && !failed && !ag.OnTimeDone {
+				done := true
 				for id := range ag.Cells {
-					roundDone = roundDone && ok[id]
+					done = done && ok[id]
 				}
-				if roundDone {
+				if done {
 					ag.OnTimeDone, changed = true, true
 				}
 			}

@@ -393,11 +393,15 @@ const DeployedVarsFile = "testdata/deployed.tfvars"
 
 // Deployed returns an evaluator for a configuration with an image, i.e. with
 // the services, triggers, push subscription and scheduler job present:
-// DeployedVarsFile, then extra on top.
+// DeployedVarsFile when the module has one, then extra on top (which must
+// then set image itself).
 func Deployed(cfg *Config, extra map[string]cty.Value) (*Evaluator, error) {
-	vars, err := ReadTFVars(filepath.Join(cfg.Dir, DeployedVarsFile))
-	if err != nil {
-		return nil, err
+	vars := map[string]cty.Value{}
+	path := filepath.Join(cfg.Dir, DeployedVarsFile)
+	if _, err := os.Stat(path); err == nil {
+		if vars, err = ReadTFVars(path); err != nil {
+			return nil, err
+		}
 	}
 	for k, v := range extra {
 		vars[k] = v

@@ -369,6 +369,7 @@ func testCountsRoundTrip(t *testing.T, l *ledger.Ledger) {
 	rec.Quarantine = "cuarentena/lineas_pedido/2026/11/29/pedidos.csv#1764410400000001.csv"
 	rec.LoadID = "alpipe_load_landing_pedidos_1764410400000001_1"
 	rec.AlreadyLoaded = true
+	rec.Drift = &ledger.Drift{Added: []string{"canal"}, Missing: []string{"cliente_id"}}
 	fin := t0.Add(90 * time.Second)
 	if err := l.Finish(t.Context(), rec, fin); err != nil {
 		t.Fatal(err)

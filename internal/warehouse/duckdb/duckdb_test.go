@@ -14,7 +14,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 )
 
-
 func open(t *testing.T, path string, opt Options) *Warehouse {
 	t.Helper()
 	if opt.TempDir == "" {

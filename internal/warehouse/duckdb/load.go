@@ -41,6 +41,11 @@ func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.Loa
 	if done {
 		return warehouse.LoadResult{AlreadyLoaded: true}, nil
 	}
+	release, err := w.acquire(ctx)
+	if err != nil {
+		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, err)
+	}
+	defer release()
 	var n int64
 	err = inTx(ctx, conn, func() error {
 		var err error

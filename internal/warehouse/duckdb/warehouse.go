@@ -31,12 +31,16 @@ type Options struct {
 	// spills to TempDir. Empty means DefaultMemoryLimit.
 	MemoryLimit string
 	// TempDir holds Load's spool files and DuckDB's spills. Empty means the
-	// system temporary directory.
+	// system temporary directory. Open removes the spool files a crash left
+	// there, unless another open warehouse uses the folder too.
 	TempDir string
 	// Threads caps DuckDB's worker threads. 0 means one per core but one:
 	// during a Load the producer of the rows (parsing the file) needs a
 	// core of its own, and one DuckDB thread keeps up with it.
 	Threads int
+	// MaxLoads is how many Loads run at once; the others wait their turn.
+	// 0 sizes it for the memory limit and the threads (see loadSlots).
+	MaxLoads int
 }
 
 // DefaultMemoryLimit keeps a local run of the whole pipeline small: a Load
@@ -51,6 +55,7 @@ type Warehouse struct {
 	conn    *duckdb.Connector
 	tables  map[string]warehouse.Table
 	tempDir string
+	spool   *os.File // holds the temp folder's shared lock (claimSpoolDir)
 	// bulk appends a Load's rows inside its transaction: spoolAndInsert,
 	// or appendRows when a benchmark compares the two.
 	bulk bulkFunc
@@ -58,6 +63,9 @@ type Warehouse struct {
 	loads   keyedMutex // one Load per ID at a time, so a duplicate waits and then sees the marker
 	refresh sync.Mutex // DuckDB aborts concurrent deletes of the same rows; refreshes are short, so queue them
 	appends keyedMutex // per table: the marker check and the insert of Append must not interleave
+	// slots bounds the Loads in flight: each holds memory until it
+	// commits, and concurrent drops would otherwise overrun memory_limit.
+	slots chan struct{}
 }
 
 // The bookkeeping lives in its own schema so that it never shadows or joins
@@ -100,8 +108,19 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	if tempDir == "" {
 		tempDir = os.TempDir()
 	}
+	// DuckDB checks its own spill files against allowed_directories (see
+	// confine), which holds an absolute path: a relative temp_directory
+	// failed that check and aborted the process when Close removed it.
+	tempDir, err = filepath.Abs(tempDir)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse: temp dir: %w", err)
+	}
 	if err := os.MkdirAll(tempDir, 0o755); err != nil {
 		return nil, fmt.Errorf("open warehouse: temp dir: %w", err)
+	}
+	spool, err := claimSpoolDir(tempDir)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse: %w", err)
 	}
 	memory := opt.MemoryLimit
 	if memory == "" {
@@ -120,13 +139,14 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	cfg.Set("preserve_insertion_order", "false")
 	connector, err := duckdb.NewConnector(path+"?"+cfg.Encode(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("open warehouse %q: %w", path, err)
+		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), spool.Close())
 	}
 	w := &Warehouse{
 		db:      sql.OpenDB(connector),
 		conn:    connector,
 		tables:  make(map[string]warehouse.Table),
 		tempDir: tempDir,
+		spool:   spool,
 	}
 	w.bulk = w.spoolAndInsert
 	for _, t := range warehouse.Tables() {
@@ -138,6 +158,15 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	if err := w.confine(context.Background()); err != nil {
 		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
 	}
+	slots := opt.MaxLoads
+	if slots <= 0 {
+		limit, err := w.memoryLimit(context.Background())
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
+		}
+		slots = loadSlots(limit, threads)
+	}
+	w.slots = make(chan struct{}, slots)
 	return w, nil
 }
 
@@ -168,7 +197,11 @@ func (w *Warehouse) confine(ctx context.Context) error {
 
 // Close releases the database; it must not be used afterwards.
 func (w *Warehouse) Close() error {
-	return errors.Join(w.db.Close(), w.conn.Close())
+	serr := w.spool.Close()
+	if errors.Is(serr, os.ErrClosed) { // Close twice, as database/sql allows
+		serr = nil
+	}
+	return errors.Join(w.db.Close(), w.conn.Close(), serr)
 }
 
 func (w *Warehouse) create(ctx context.Context, view string) error {

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+)
+
+// feedPattern is the feed's object pattern when package contract exposes
+// it; until then the table stands in, so the messages stay useful.
+func feedPattern(f *contract.Feed) string {
+	if p, ok := any(f).(interface{ ObjectPattern() string }); ok {
+		return p.ObjectPattern()
+	}
+	return "(objects loading table " + f.Table() + ")"
+}
+
+// feedDoc is one feed as `contracts --format json` prints it.
+type feedDoc struct {
+	Feed        string   `json:"feed"`
+	Description string   `json:"description"`
+	Objects     string   `json:"objects"`
+	Table       string   `json:"table"`
+	Encoding    string   `json:"encoding"`
+	Header      []string `json:"header"`
+	Columns     []colDoc `json:"columns"`
+	Unknown     string   `json:"on_unknown_columns"`
+	DateFormats []string `json:"date_formats,omitempty"`
+	Aggregates  []string `json:"aggregates,omitempty"`
+}
+
+type colDoc struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Required bool   `json:"required"`
+	Rules    string `json:"rules,omitempty"`
+}
+
+func runContracts(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("contracts", flag.ContinueOnError)
+	format := fs.String("format", "text", "output: text or json")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return errors.New("contracts: takes no arguments")
+	}
+	if err := checkFormat("contracts", *format, "text", "json"); err != nil {
+		return err
+	}
+	feeds, err := contract.Default()
+	if err != nil {
+		return err
+	}
+	var docs []feedDoc
+	for _, f := range feeds.Feeds() {
+		d := feedDoc{
+			Feed: f.Name(), Description: f.Description(), Objects: feedPattern(f), Table: f.Table(),
+			Encoding: f.Encoding(), Header: f.Header(), Unknown: f.OnUnknownColumns(),
+			DateFormats: f.DateFormats(), Aggregates: f.Aggregates(),
+		}
+		for _, c := range f.Schema() {
+			d.Columns = append(d.Columns, colDoc{Name: c.Name, Type: string(c.Type), Required: c.Mode == "REQUIRED", Rules: firstNonEmpty(ruleOf(f, c.Name), c.Description)})
+		}
+		docs = append(docs, d)
+	}
+	if *format == "json" {
+		return printJSON(stdout, docs)
+	}
+	for i, d := range docs {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		fmt.Fprintf(stdout, "%s: %s\n  objects: %s\n  table:   %s   encoding: %s   unknown columns: %s\n", d.Feed, d.Description, d.Objects, d.Table, d.Encoding, d.Unknown)
+		if len(d.DateFormats) > 0 {
+			fmt.Fprintf(stdout, "  dates:   %s\n", strings.Join(d.DateFormats, ", "))
+		}
+		if len(d.Aggregates) > 0 {
+			fmt.Fprintf(stdout, "  feeds:   %s\n", strings.Join(d.Aggregates, ", "))
+		}
+		rows := [][]string{}
+		for _, c := range d.Columns {
+			req := ""
+			if c.Required {
+				req = "required"
+			}
+			rows = append(rows, []string{c.Name, c.Type, req, c.Rules})
+		}
+		var b strings.Builder
+		if err := writeTable(&b, []string{"column", "type", "", "rules"}, rows, nil); err != nil {
+			return err
+		}
+		for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+			fmt.Fprintln(stdout, "  "+l)
+		}
+	}
+	return nil
+}
+
+// ruleOf is a column's rules in words when package contract exposes them.
+func ruleOf(f *contract.Feed, column string) string {
+	if r, ok := any(f).(interface{ Rules(string) string }); ok {
+		return r.Rules(column)
+	}
+	return ""
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

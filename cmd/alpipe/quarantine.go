@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/ops"
+)
+
+// runQuarantine lists and fetches quarantine files through the server's
+// fake Cloud Storage, so that reading rejected rows needs no curl and no
+// URL-quoting.
+func runQuarantine(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("quarantine", flag.ContinueOnError)
+	server := serverFlag(fs)
+	format := fs.String("format", "text", "ls output: text or json")
+	out := fs.String("o", "", "get: write to this file (- for stdout; default the object's base name here)")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return errors.New("quarantine: want ls [PREFIX] or get OBJECT (alpipe quarantine --help)")
+	}
+	if err := checkFormat("quarantine", *format, "text", "json"); err != nil {
+		return err
+	}
+	srv := client.Server{URL: *server}
+	switch pos[0] {
+	case "ls", "list":
+		if len(pos) > 2 {
+			return errors.New("quarantine ls: want at most one PREFIX")
+		}
+		prefix := ""
+		if len(pos) == 2 {
+			prefix = pos[1]
+		}
+		return quarantineList(ctx, srv, prefix, *format, stdout)
+	case "get", "cat":
+		if len(pos) != 2 {
+			return errors.New("quarantine get: want exactly one OBJECT (alpipe quarantine ls lists them)")
+		}
+		return quarantineGet(ctx, srv, pos[1], *out, stdout)
+	}
+	return fmt.Errorf("quarantine: unknown subcommand %q: want ls or get", pos[0])
+}
+
+func quarantineList(ctx context.Context, srv client.Server, prefix, format string, stdout io.Writer) error {
+	gcs, closeFn, err := srv.Storage(ctx)
+	if err != nil {
+		return fmt.Errorf("quarantine ls: %w", err)
+	}
+	defer closeFn()
+	var files []objects.Attrs
+	for a, err := range gcs.List(ctx, client.QuarantineBucket, prefix) {
+		if err != nil {
+			return fmt.Errorf("quarantine ls: %w", err)
+		}
+		files = append(files, a)
+	}
+	if format == "json" {
+		if files == nil {
+			files = []objects.Attrs{}
+		}
+		return printJSON(stdout, files)
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(stdout, "no quarantine files under gs://%s/%s\n", client.QuarantineBucket, prefix)
+		return nil
+	}
+	rows := make([][]string, 0, len(files))
+	for _, a := range files {
+		rows = append(rows, []string{a.Created.UTC().Format("2006-01-02T15:04:05Z"), thousands(a.Size), a.Name})
+	}
+	if err := writeTable(stdout, []string{"created", "bytes", "object"}, rows, []kind{kindText, kindInt, kindText}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "(%s files; alpipe quarantine get OBJECT fetches one)\n", thousands(len(files)))
+	return nil
+}
+
+func quarantineGet(ctx context.Context, srv client.Server, arg, out string, stdout io.Writer) error {
+	bucket, name, gs, err := ops.ParseGS(arg)
+	if err != nil {
+		return fmt.Errorf("quarantine get: %w", err)
+	}
+	if !gs {
+		bucket = client.QuarantineBucket
+	}
+	gcs, closeFn, err := srv.Storage(ctx)
+	if err != nil {
+		return fmt.Errorf("quarantine get: %w", err)
+	}
+	defer closeFn()
+	r, err := gcs.Open(ctx, bucket, name, 0)
+	if errors.Is(err, objects.ErrNotFound) {
+		return fmt.Errorf("quarantine get: no object %q in gs://%s (alpipe quarantine ls lists them)", name, bucket)
+	}
+	if err != nil {
+		return fmt.Errorf("quarantine get: %w", err)
+	}
+	defer r.Close()
+	if out == "-" {
+		_, err := io.Copy(stdout, r)
+		return err
+	}
+	if out == "" {
+		out = path.Base(name)
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return fmt.Errorf("quarantine get: %w", err)
+	}
+	n, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("quarantine get: write %s: %w", out, err)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s bytes)\n", out, thousands(n))
+	return nil
+}

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/objects"
+)
+
+// recordJSON and objectJSON are the --format json documents of drop.
+func recordJSON(rec ledger.Record) any { return rec }
+func objectJSON(a objects.Attrs) any   { return a }
+
+// printRecord prints one file's outcome on a few lines, naming the
+// quarantine file in the form `alpipe quarantine get` takes.
+func printRecord(w io.Writer, rec ledger.Record) {
+	fmt.Fprintf(w, "gs://%s/%s\n  generation: %d  status: %s", rec.Key.Bucket, rec.Key.Object, rec.Key.Generation, rec.State)
+	if rec.Feed != "" {
+		fmt.Fprintf(w, "  feed: %s", rec.Feed)
+	}
+	fmt.Fprintf(w, "\n  rows read/loaded/quarantined: %s/%s/%s\n", thousands(rec.Counts.Read), thousands(rec.Counts.Loaded), thousands(rec.Counts.Quarantined))
+	if rec.Reason != "" {
+		fmt.Fprintf(w, "  reason: %s\n", rec.Reason)
+	}
+	if rec.DuplicateOf != nil {
+		fmt.Fprintf(w, "  duplicate of: %s\n", rec.DuplicateOf)
+	}
+	if rec.Quarantine != "" {
+		fmt.Fprintf(w, "  quarantine: gs://%s/%s\n  fetch it:   alpipe quarantine get %s\n", client.QuarantineBucket, rec.Quarantine, rec.Quarantine)
+	}
+}

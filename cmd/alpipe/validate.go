@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/record"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// validation is what `alpipe validate` found: the verdict IngestCSV would
+// reach on the rows, without a server, a load or a quarantine file.
+type validation struct {
+	File       string           `json:"file"`
+	Object     string           `json:"object"`
+	Feed       string           `json:"feed"`
+	Table      string           `json:"table"`
+	FileReason string           `json:"file_reason,omitempty"` // the whole file would be rejected
+	Read       int64            `json:"rows_read"`
+	Valid      int64            `json:"rows_valid"`
+	Rejected   int64            `json:"rows_rejected"`
+	Rejects    map[string]int64 `json:"rejects"`
+	Examples   []rejectedRow    `json:"examples"`
+}
+
+type rejectedRow struct {
+	Line   int    `json:"line"`
+	Code   string `json:"code"`
+	Detail string `json:"detail"`
+}
+
+func runValidate(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	object := fs.String("object", "", "object name the file would land as, which picks the contract (default exportaciones/<today>/<file name>)")
+	show := fs.Int("show", 10, "rejected rows shown as examples")
+	format := fs.String("format", "text", "output: text or json")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("validate: want exactly one FILE (alpipe validate --help)")
+	}
+	if err := checkFormat("validate", *format, "text", "json"); err != nil {
+		return err
+	}
+	if err := checkFile(pos[0]); err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
+	name := *object
+	if name == "" {
+		name = client.DefaultObject(pos[0], time.Now().UTC())
+	}
+	feed, err := feedFor(name)
+	if err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
+	v, err := validateFile(pos[0], name, feed, *show)
+	if err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
+	if *format == "json" {
+		err = printJSON(stdout, v)
+	} else {
+		err = v.writeText(stdout)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case v.FileReason != "":
+		return fmt.Errorf("validate: %s would be rejected whole: %s", pos[0], v.FileReason)
+	case v.Rejected > 0:
+		return fmt.Errorf("validate: %s of %s rows would be quarantined", thousands(v.Rejected), thousands(v.Read))
+	}
+	return nil
+}
+
+// binarySniff matches IngestCSV: a NUL in the first 8000 bytes marks a
+// binary file.
+const binarySniff = 8000
+
+func validateFile(path, object string, feed *contract.Feed, show int) (*validation, error) {
+	v := &validation{File: path, Object: object, Feed: feed.Name(), Table: feed.Table(), Rejects: map[string]int64{}, Examples: []rejectedRow{}}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var body io.Reader = f
+	if strings.HasSuffix(object, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			v.FileReason = "not gzip: " + err.Error()
+			return v, nil
+		}
+		defer zr.Close()
+		body = zr
+	}
+	peek := bufio.NewReaderSize(body, binarySniff)
+	head, err := peek.Peek(binarySniff)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, err
+	}
+	if strings.IndexByte(string(head), 0) >= 0 {
+		v.FileReason = "binary content: NUL byte in the first 8000 bytes"
+		return v, nil
+	}
+	r := record.NewReader(peek, record.Options{Comma: feed.SniffDelimiter(head), Quote: feed.Quote()})
+	header, err := r.Next()
+	switch {
+	case errors.Is(err, io.EOF):
+		v.FileReason = "empty object: no header row"
+		return v, nil
+	case err != nil:
+		return nil, fmt.Errorf("read header: %w", err)
+	case header.Problem != "":
+		v.FileReason = "unreadable header: " + header.Problem
+		return v, nil
+	}
+	binding, err := feed.Bind(header.Fields)
+	var fileErr *contract.FileError
+	if errors.As(err, &fileErr) {
+		v.FileReason = fileErr.Reason
+	} else if err != nil {
+		return nil, fmt.Errorf("bind header: %w", err)
+	}
+	row := make([]warehouse.Value, feed.Width())
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read line %d: %w", rec.Line, err)
+		}
+		v.Read++
+		var rej contract.Reject
+		switch {
+		case rec.Problem != "":
+			rej = contract.Reject{Code: "malformed_record", Detail: rec.Problem}
+		case binding == nil:
+			rej = contract.Reject{Code: "file_rejected", Detail: "file rejected: " + v.FileReason}
+		default:
+			rej = binding.Validate(rec.Fields, row)
+		}
+		if rej.OK() {
+			v.Valid++
+			continue
+		}
+		v.Rejected++
+		v.Rejects[rej.Code]++
+		if len(v.Examples) < show {
+			v.Examples = append(v.Examples, rejectedRow{Line: rec.Line, Code: rej.Code, Detail: rej.Detail})
+		}
+	}
+	return v, nil
+}
+
+func (v *validation) writeText(w io.Writer) error {
+	fmt.Fprintf(w, "%s as %s\n  feed: %s  table: %s\n", v.File, v.Object, v.Feed, v.Table)
+	if v.FileReason != "" {
+		fmt.Fprintf(w, "  FILE REJECTED: %s\n", v.FileReason)
+	}
+	fmt.Fprintf(w, "  rows read/valid/rejected: %s/%s/%s\n", thousands(v.Read), thousands(v.Valid), thousands(v.Rejected))
+	if len(v.Rejects) > 0 {
+		codes := make([]string, 0, len(v.Rejects))
+		for c := range v.Rejects {
+			codes = append(codes, c)
+		}
+		sort.Slice(codes, func(i, j int) bool {
+			return v.Rejects[codes[i]] > v.Rejects[codes[j]] || v.Rejects[codes[i]] == v.Rejects[codes[j]] && codes[i] < codes[j]
+		})
+		rows := make([][]string, 0, len(codes))
+		for _, c := range codes {
+			rows = append(rows, []string{c, thousands(v.Rejects[c])})
+		}
+		fmt.Fprintln(w)
+		if err := writeTable(w, []string{"reject", "rows"}, rows, []kind{kindText, kindInt}); err != nil {
+			return err
+		}
+	}
+	if len(v.Examples) > 0 {
+		fmt.Fprintln(w)
+		rows := make([][]string, 0, len(v.Examples))
+		for _, e := range v.Examples {
+			rows = append(rows, []string{thousands(e.Line), e.Code, e.Detail})
+		}
+		if err := writeTable(w, []string{"line", "reject", "detail"}, rows, []kind{kindInt, kindText, kindText}); err != nil {
+			return err
+		}
+	}
+	if v.FileReason == "" && v.Rejected == 0 {
+		fmt.Fprintln(w, "  every row is valid")
+	}
+	return nil
+}

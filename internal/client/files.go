@@ -1,0 +1,196 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/objects"
+)
+
+// DefaultObject names a local file in the landing bucket the way the ERP
+// does: reviews under exportaciones/YYYY/MM/, order lines under
+// exportaciones/YYYY/MM/DD/, dated by day.
+func DefaultObject(file string, day time.Time) string {
+	base := filepath.Base(file)
+	if strings.HasPrefix(base, "opiniones-") {
+		return path.Join("exportaciones", day.Format("2006/01"), base)
+	}
+	return path.Join("exportaciones", day.Format("2006/01/02"), base)
+}
+
+// Storage returns a Cloud Storage adapter talking to the server's fake, the
+// way any other process would: through STORAGE_EMULATOR_HOST. It checks the
+// server answers first: the storage client would retry for minutes.
+func (s Server) Storage(ctx context.Context) (*objects.GCS, func(), error) {
+	if err := s.Ping(ctx); err != nil {
+		return nil, nil, err
+	}
+	u, _ := url.Parse(s.URL) // Ping parsed it
+	if err := os.Setenv("STORAGE_EMULATOR_HOST", u.Host); err != nil {
+		return nil, nil, err
+	}
+	c, err := objects.NewClient(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := objects.NewGCS(c)
+	if err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return g, func() { c.Close() }, nil
+}
+
+// Upload writes file to bucket/object on the server's fake Cloud Storage,
+// streaming, and returns the new generation's attributes.
+func (s Server) Upload(ctx context.Context, bucket, object, file string) (objects.Attrs, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return objects.Attrs{}, err
+	}
+	defer f.Close()
+	gcs, closeFn, err := s.Storage(ctx)
+	if err != nil {
+		return objects.Attrs{}, err
+	}
+	defer closeFn()
+	w := gcs.Create(ctx, bucket, object, "text/csv", nil)
+	if _, err := io.Copy(w, f); err != nil {
+		w.Abort()
+		return objects.Attrs{}, fmt.Errorf("upload %s: %w", file, err)
+	}
+	if err := w.Close(); err != nil {
+		return objects.Attrs{}, fmt.Errorf("upload %s: %w", file, err)
+	}
+	return w.Attrs(), nil
+}
+
+// FinalizeEvent builds the CloudEvent Eventarc sends for a new generation:
+// binary mode, StorageObjectData with its int64 fields as JSON strings.
+func FinalizeEvent(a objects.Attrs, now time.Time) (cloudevents.Event, error) {
+	e := cloudevents.NewEvent()
+	e.SetID(randomID())
+	e.SetType(FinalizedType)
+	e.SetSource("//storage.googleapis.com/projects/_/buckets/" + a.Bucket)
+	e.SetSubject("objects/" + a.Name)
+	e.SetTime(now)
+	var crc [4]byte
+	binary.BigEndian.PutUint32(crc[:], a.CRC32C)
+	data := map[string]any{
+		"kind":           "storage#object",
+		"bucket":         a.Bucket,
+		"name":           a.Name,
+		"generation":     strconv.FormatInt(a.Generation, 10),
+		"metageneration": "1",
+		"size":           strconv.FormatInt(a.Size, 10),
+		"md5Hash":        a.MD5,
+		"crc32c":         base64.StdEncoding.EncodeToString(crc[:]),
+		"contentType":    "text/csv",
+		"timeCreated":    a.Created.UTC().Format(time.RFC3339Nano),
+		"updated":        a.Created.UTC().Format(time.RFC3339Nano),
+	}
+	if err := e.SetData(cloudevents.ApplicationJSON, data); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// ErrNotAcknowledged is returned when the function answered non-2xx.
+var ErrNotAcknowledged = errors.New("event not acknowledged")
+
+// Deliver sends e to the function at url as Eventarc does and returns the
+// HTTP status.
+func Deliver(ctx context.Context, url string, e cloudevents.Event) (int, error) {
+	c, err := cloudevents.NewClientHTTP()
+	if err != nil {
+		return 0, err
+	}
+	res := c.Send(cloudevents.ContextWithTarget(ctx, url), e)
+	var hr *cehttp.Result
+	if cloudevents.ResultAs(res, &hr) {
+		if cloudevents.IsACK(res) {
+			return hr.StatusCode, nil
+		}
+		return hr.StatusCode, fmt.Errorf("%w: HTTP %d: %v", ErrNotAcknowledged, hr.StatusCode, res)
+	}
+	if cloudevents.IsUndelivered(res) {
+		return 0, fmt.Errorf("deliver to %s: %w", url, res)
+	}
+	return 0, nil
+}
+
+// Drop uploads file to the landing bucket, delivers its finalize event to
+// IngestCSV and waits for the ledger to hold the final outcome.
+func (s Server) Drop(ctx context.Context, object, file string) (ledger.Record, error) {
+	attrs, err := s.Upload(ctx, LandingBucket, object, file)
+	if err != nil {
+		return ledger.Record{}, err
+	}
+	return s.Notify(ctx, attrs)
+}
+
+// Notify delivers the finalize event of an existing generation and waits for
+// its outcome: a 409 (another attempt holds it) is retried as Eventarc would.
+func (s Server) Notify(ctx context.Context, attrs objects.Attrs) (ledger.Record, error) {
+	e, err := FinalizeEvent(attrs, time.Now())
+	if err != nil {
+		return ledger.Record{}, err
+	}
+	key := ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation}
+	for delay := 100 * time.Millisecond; ; delay *= 2 {
+		status, err := Deliver(ctx, s.base()+"/"+IngestCSVName, e)
+		if err == nil {
+			return s.FetchRecord(ctx, key)
+		}
+		if status == 0 {
+			return ledger.Record{}, fmt.Errorf("ingest %s: %w", key, s.unreachable(err))
+		}
+		if status != http.StatusConflict || delay > 30*time.Second {
+			return ledger.Record{}, fmt.Errorf("ingest %s: %w", key, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ledger.Record{}, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// FetchRecord reads one ledger record from the server.
+func (s Server) FetchRecord(ctx context.Context, key ledger.Key) (ledger.Record, error) {
+	q := url.Values{"bucket": {key.Bucket}, "object": {key.Object}, "generation": {strconv.FormatInt(key.Generation, 10)}}
+	var rec ledger.Record
+	_, err := s.getJSON(ctx, AdminPrefix+"ledger?"+q.Encode(), &rec)
+	return rec, err
+}
+
+// Ledger reads every ledger record the server holds.
+func (s Server) Ledger(ctx context.Context) ([]ledger.Record, error) {
+	var recs []ledger.Record
+	_, err := s.getJSON(ctx, AdminPrefix+"ledger", &recs)
+	return recs, err
+}
+
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,210 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"cloud.google.com/go/pubsub/v2"
+	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/stream"
+)
+
+// Topic is the topic the web application publishes orders on.
+const Topic = "pedidos-nuevos"
+
+// Step is one line of an orders file: an order to publish (with its event
+// time and, for stories, the processing time it arrives at), or a tick.
+type Step struct {
+	Arrival   time.Time       // llegada: processing time of delivery (zero: now)
+	EventTime string          // momento_evento attribute, passed through as written
+	Order     json.RawMessage // the message body
+	Tick      time.Time       // non-zero: call AdvanceWatermark at this time instead
+	Note      string          // nota: what the step shows
+}
+
+// ReadSteps reads an orders JSONL file. A line is either
+//
+//	{"momento_evento": "...", "pedido": {...}, "llegada": "...", "nota": "..."}
+//	{"momento_evento": "...", "pedido_id": "...", ...}   (the order itself, plus its event time)
+//	{"tick": "2026-03-14T19:00:00Z"}
+func ReadSteps(r io.Reader) ([]Step, error) {
+	var steps []Step
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 10<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(line, &fields); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		var s Step
+		if raw, ok := fields["tick"]; ok {
+			if err := json.Unmarshal(raw, &s.Tick); err != nil {
+				return nil, fmt.Errorf("line %d: tick: %w", n, err)
+			}
+			steps = append(steps, s)
+			continue
+		}
+		if raw, ok := fields["momento_evento"]; ok {
+			_ = json.Unmarshal(raw, &s.EventTime)
+			delete(fields, "momento_evento")
+		}
+		if raw, ok := fields["llegada"]; ok {
+			if err := json.Unmarshal(raw, &s.Arrival); err != nil {
+				return nil, fmt.Errorf("line %d: llegada: %w", n, err)
+			}
+			delete(fields, "llegada")
+		}
+		if raw, ok := fields["nota"]; ok {
+			_ = json.Unmarshal(raw, &s.Note)
+			delete(fields, "nota")
+		}
+		if raw, ok := fields["pedido"]; ok {
+			s.Order = raw
+		} else {
+			b, err := json.Marshal(fields)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", n, err)
+			}
+			s.Order = b
+		}
+		steps = append(steps, s)
+	}
+	return steps, sc.Err()
+}
+
+// ReadStepsFile reads an orders JSONL file from disk.
+func ReadStepsFile(path string) ([]Step, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	steps, err := ReadSteps(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return steps, nil
+}
+
+func (s Step) attributes() map[string]string {
+	if s.EventTime == "" {
+		return map[string]string{}
+	}
+	return map[string]string{order.EventTimeAttribute: s.EventTime}
+}
+
+// PushResult is what AggregateOrders answered to one push request.
+type PushResult struct {
+	Status int
+	Result stream.Result
+}
+
+// Push delivers one order to the server's AggregateOrders as a Pub/Sub push
+// subscription does: the wrapped envelope, base64 data, attributes.
+func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (PushResult, error) {
+	env := order.Delivery{
+		Message: order.Message{
+			Data:        s.Order, // []byte: base64 in JSON, as Pub/Sub sends it
+			Attributes:  s.attributes(),
+			MessageID:   randomID(),
+			PublishTime: publishTime.UTC(),
+		},
+		Subscription: "projects/alpinashop-datos/subscriptions/pedidos-nuevos-push",
+	}
+	body, err := json.Marshal(env)
+	if err != nil {
+		return PushResult{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base()+"/"+AggregateOrdersName, bytes.NewReader(body))
+	if err != nil {
+		return PushResult{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return PushResult{}, ctx.Err()
+		}
+		return PushResult{}, srv.unreachable(err)
+	}
+	defer resp.Body.Close()
+	out := PushResult{Status: resp.StatusCode}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode/100 != 2 {
+		return out, fmt.Errorf("AggregateOrders answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	if len(b) > 0 {
+		_ = json.Unmarshal(b, &out.Result)
+	}
+	return out, nil
+}
+
+// PublishEmulator publishes steps' orders to topic pedidos-nuevos on the
+// Pub/Sub emulator (PUBSUB_EMULATOR_HOST), creating the topic if needed.
+func PublishEmulator(ctx context.Context, project string, steps []Step) (int, error) {
+	if os.Getenv("PUBSUB_EMULATOR_HOST") == "" {
+		return 0, errors.New("PUBSUB_EMULATOR_HOST is not set")
+	}
+	// An emulator that is not there must fail the command, not hang it.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	client, err := pubsub.NewClient(ctx, project)
+	if err != nil {
+		return 0, fmt.Errorf("pubsub client: %w", err)
+	}
+	defer client.Close()
+	topic := "projects/" + project + "/topics/" + Topic
+	if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil && status.Code(err) != codes.AlreadyExists {
+		return 0, fmt.Errorf("create topic %s: %w", topic, err)
+	}
+	pub := client.Publisher(topic)
+	defer pub.Stop()
+	var results []*pubsub.PublishResult
+	for _, s := range steps {
+		if !s.Tick.IsZero() {
+			continue
+		}
+		results = append(results, pub.Publish(ctx, &pubsub.Message{Data: s.Order, Attributes: s.attributes()}))
+	}
+	for i, r := range results {
+		if _, err := r.Get(ctx); err != nil {
+			return i, fmt.Errorf("publish: %w", err)
+		}
+	}
+	return len(results), nil
+}
+
+// SetClock moves a virtual-clock server's processing time to t and
+// returns the time the server's clock then shows.
+func (s Server) SetClock(ctx context.Context, t time.Time) (time.Time, error) {
+	var out struct {
+		Now time.Time `json:"now"`
+	}
+	_, err := s.postJSON(ctx, AdminPrefix+"clock?now="+url.QueryEscape(t.UTC().Format(time.RFC3339Nano)), nil, &out)
+	return out.Now, err
+}
+
+// Tick calls AdvanceWatermark as Cloud Scheduler does (a plain POST).
+func (s Server) Tick(ctx context.Context) (stream.TickResult, error) {
+	var res stream.TickResult
+	_, err := s.postJSON(ctx, "/"+AdvanceWatermarkName, strings.NewReader("{}"), &res)
+	return res, err
+}

@@ -1,0 +1,273 @@
+package contract
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+func TestParseRejectsBadDialects(t *testing.T) {
+	tests := []struct {
+		name string
+		file []byte
+		want string // substring of the error
+	}{
+		{name: "delimiter of two characters", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": ";;",`), want: `feed f: delimiter ";;"`},
+		{name: "delimiter a letter", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": "x",`), want: `feed f: delimiter "x"`},
+		{name: "delimiter a quote", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": "\"",`), want: `delimiter "\""`},
+		{name: "delimiter list empty", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": [],`), want: "delimiter: empty list"},
+		{name: "delimiter listed twice", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": [";", ";"],`), want: `delimiter ";": listed twice`},
+		{name: "delimiter a number", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": 44,`), want: "delimiter: want a string or a list"},
+		{name: "quote a letter", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "quote": "q",`), want: `feed f: quote "q"`},
+		{name: "thousands without a decimal comma column", file: []byte(strings.Replace(string(decl(t, `"normalize": ["decimal_comma"]`, `"normalize": ["trim"]`)), `"encoding": "utf-8",`, `"encoding": "utf-8", "thousands_separator": ".",`, 1)), want: "thousands_separator: applies to NUMERIC columns normalised with decimal_comma"},
+		{name: "thousands a comma", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "thousands_separator": ",",`), want: `thousands_separator ","`},
+		{name: "date formats without ISO first", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["DD/MM/YYYY", "YYYY-MM-DD"],`), want: `date_formats: must start with "YYYY-MM-DD"`},
+		{name: "date formats empty", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": [],`), want: `date_formats: must start with "YYYY-MM-DD"`},
+		{name: "date format ambiguous", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DD/MM/YYYY", "MM/DD/YYYY"],`), want: `"DD/MM/YYYY" and "MM/DD/YYYY" are ambiguous`},
+		{name: "date format twice", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "YYYY-MM-DD"],`), want: `"YYYY-MM-DD" listed twice`},
+		{name: "date format with time", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DD/MM/YYYY hh:mm"],`), want: `date_formats: "DD/MM/YYYY hh:mm": want YYYY, MM and DD`},
+		{name: "date format two-digit year", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DD/MM/YY"],`), want: `"DD/MM/YY"`},
+		{name: "date format mixed separators", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DD/MM-YYYY"],`), want: `"DD/MM-YYYY"`},
+		{name: "date format one separator", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DDMM/YYYY"],`), want: `"DDMM/YYYY"`},
+		{name: "unknown columns policy", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "on_unknown_columns": "ignore",`), want: `on_unknown_columns "ignore": want "load" or "reject"`},
+		{name: "encoding latin1 spelt otherwise", file: decl(t, `"utf-8"`, `"latin-1"`), want: `encoding "latin-1": want "utf-8", "windows-1252" or "iso-8859-1"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(map[string][]byte{"f.json": tt.file})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Parse error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDialectDefaultsAndAccessors(t *testing.T) {
+	reg, err := Parse(map[string][]byte{
+		"a.json": []byte(goodDecl),
+		"b.json": decl(t, `"feed": "f", "objects": "^x/.*\\.csv$", "table": "t", "encoding": "utf-8",`,
+			`"feed": "g", "objects": "^y/", "table": "t", "encoding": "iso-8859-1", "delimiter": [";", ","], "quote": "'",
+			 "thousands_separator": " ", "date_formats": ["YYYY-MM-DD", "DD.MM.YYYY", "YYYYMMDD"], "on_unknown_columns": "reject",`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type dialect struct {
+		Delimiters, Quote, Thousands, Encoding, Unknown string
+		Dates                                           []string
+	}
+	var got []dialect
+	for _, f := range reg.Feeds() {
+		got = append(got, dialect{string(f.Delimiters()), string(f.Quote()), string(f.ThousandsSeparator()), f.Encoding(), f.OnUnknownColumns(), f.DateFormats()})
+	}
+	want := []dialect{
+		{",", `"`, "\x00", "utf-8", "load", []string{"YYYY-MM-DD"}},
+		{";,", "'", " ", "iso-8859-1", "reject", []string{"YYYY-MM-DD", "DD.MM.YYYY", "YYYYMMDD"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("dialects (-want +got):\n%s", diff)
+	}
+}
+
+func TestSniffDelimiter(t *testing.T) {
+	reg, err := Parse(map[string][]byte{
+		"one.json":  []byte(goodDecl),
+		"list.json": decl(t, `"feed": "f", "objects": "^x/.*\\.csv$"`, `"feed": "g", "objects": "^y/", "delimiter": [",", ";", "\t"]`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := reg.Feed("f")
+	list, _ := reg.Feed("g")
+	tests := []struct {
+		name   string
+		feed   *Feed
+		header string
+		want   byte
+	}{
+		{name: "single delimiter is never sniffed", feed: one, header: "a;b;c\n", want: ','},
+		{name: "comma", feed: list, header: "pedido_id,linea,fecha\r\nP;1;2\n", want: ','},
+		{name: "semicolon, rows not looked at", feed: list, header: "pedido_id;linea;fecha\r\nP,1,2,3,4,5\n", want: ';'},
+		{name: "tab", feed: list, header: "a\tb\tc", want: '\t'},
+		{name: "more semicolons than commas", feed: list, header: "a,b;c;d\n", want: ';'},
+		{name: "quoted separators do not count", feed: list, header: "\"a;b;c\",d,e\n", want: ','},
+		{name: "tie goes to the first declared", feed: list, header: "a,b;c\n", want: ','},
+		{name: "one column: the first declared", feed: list, header: "pedido_id\n", want: ','},
+		{name: "empty", feed: list, header: "", want: ','},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.feed.SniffDelimiter([]byte(tt.header)); got != tt.want {
+				t.Errorf("SniffDelimiter(%q) = %q, want %q", tt.header, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDateLayouts(t *testing.T) {
+	tests := []struct {
+		name, layout, in, want string // want "" for a rejection
+	}{
+		{name: "day first slash", layout: "DD/MM/YYYY", in: "20/03/2026", want: "2026-03-20"},
+		{name: "day first dot", layout: "DD.MM.YYYY", in: "29.02.2024", want: "2024-02-29"},
+		{name: "month first", layout: "MM/DD/YYYY", in: "03/20/2026", want: "2026-03-20"},
+		{name: "compact", layout: "YYYYMMDD", in: "20260320", want: "2026-03-20"},
+		{name: "year first slash", layout: "YYYY/MM/DD", in: "2026/03/20", want: "2026-03-20"},
+		{name: "wrong separator", layout: "DD/MM/YYYY", in: "20-03-2026"},
+		{name: "not a leap year", layout: "DD/MM/YYYY", in: "29/02/2025"},
+		{name: "month 13", layout: "DD/MM/YYYY", in: "01/13/2026"},
+		{name: "unpadded", layout: "DD/MM/YYYY", in: "1/3/2026"},
+		{name: "too long", layout: "DD/MM/YYYY", in: "20/03/20266"},
+		{name: "letters", layout: "YYYYMMDD", in: "2026MA20"},
+		{name: "year zero", layout: "DD/MM/YYYY", in: "01/01/0000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := compileDateLayout(tt.layout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			days, ok := l.parse([]byte(tt.in))
+			got := ""
+			if ok {
+				got = warehouse.FormatDate(days)
+			}
+			if got != tt.want {
+				t.Errorf("%s.parse(%q) = %q, want %q", tt.layout, tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUngroup(t *testing.T) {
+	tests := []struct {
+		name, in string
+		sep      byte
+		want     string // "" for a rejection
+	}{
+		{name: "thousands", in: "1.234,50", sep: '.', want: "1234,50"},
+		{name: "millions", in: "12.345.678,9", sep: '.', want: "12345678,9"},
+		{name: "no decimals", in: "1.234", sep: '.', want: "1234"},
+		{name: "negative", in: "-1.234,5", sep: '.', want: "-1234,5"},
+		{name: "space", in: "1 234,5", sep: ' ', want: "1234,5"},
+		{name: "apostrophe", in: "1'234'567", sep: '\'', want: "1234567"},
+		{name: "group of two", in: "1.23,5", sep: '.'},
+		{name: "group of four", in: "1.2345,5", sep: '.'},
+		{name: "first group of four", in: "1234.567,5", sep: '.'},
+		{name: "leading separator", in: ".234,5", sep: '.'},
+		{name: "trailing separator", in: "1.234.,5", sep: '.'},
+		{name: "double separator", in: "1..234", sep: '.'},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, ok := ungroup(nil, []byte(tt.in), tt.sep)
+			got := ""
+			if ok {
+				got = string(out)
+			}
+			if got != tt.want {
+				t.Errorf("ungroup(%q, %q) = %q, %v; want %q", tt.in, tt.sep, out, ok, tt.want)
+			}
+		})
+	}
+}
+
+func TestBindDrift(t *testing.T) {
+	strict, err := Parse(map[string][]byte{"f.json": decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "on_unknown_columns": "reject",`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose, err := Parse(map[string][]byte{"f.json": []byte(goodDecl)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("x", 100)
+	many := make([]string, 0, 30)
+	for i := range 30 {
+		many = append(many, "c"+string(rune('a'+i%26))+strings.Repeat("z", i/26))
+	}
+	tests := []struct {
+		name   string
+		reg    *Registry
+		header []string
+		want   Drift
+		reason string // FileError; "" when the header binds
+	}{
+		{name: "exact header", reg: loose, header: []string{"id", "n", "p", "d"}},
+		{name: "added column", reg: loose, header: []string{"id", "n", "canal", "p", "d"}, want: Drift{Added: []string{"canal"}}},
+		{name: "added keeps the file's spelling", reg: loose, header: []string{"id", "n", " Canal ", "p", "d"}, want: Drift{Added: []string{"Canal"}}},
+		{name: "unnamed column", reg: loose, header: []string{"id", "n", "p", "d", ""}, want: Drift{Added: []string{"#5"}}},
+		{name: "long name cut", reg: loose, header: []string{"id", "n", "p", "d", long}, want: Drift{Added: []string{long[:64] + "..."}}},
+		{name: "many columns bounded", reg: loose, header: append([]string{"id", "n", "p", "d"}, many...), want: Drift{Added: append(append([]string(nil), many[:20]...), "...")}},
+		{name: "required missing rejects with drift", reg: loose, header: []string{"id", "n", "d", "canal"}, want: Drift{Added: []string{"canal"}, Missing: []string{"p"}}, reason: "missing required column p"},
+		{name: "strict feed rejects an added column", reg: strict, header: []string{"id", "n", "p", "d", "canal", "origen"}, want: Drift{Added: []string{"canal", "origen"}}, reason: "columns not in the contract (on_unknown_columns is reject): canal, origen"},
+		{name: "strict feed loads an exact header", reg: strict, header: []string{"D", "P", "N", "ID"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _ := tt.reg.Feed("f")
+			b, err := f.Bind(bytesOf(tt.header...))
+			var got Drift
+			reason := ""
+			var fe *FileError
+			switch {
+			case errors.As(err, &fe):
+				got, reason = fe.Drift, fe.Reason
+			case err != nil:
+				t.Fatal(err)
+			default:
+				got = b.Drift()
+			}
+			if reason != tt.reason {
+				t.Errorf("reason %q, want %q", reason, tt.reason)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("drift (-want +got):\n%s", diff)
+			}
+			if got.Empty() != (len(tt.want.Added)+len(tt.want.Missing) == 0) {
+				t.Errorf("Empty() = %v", got.Empty())
+			}
+		})
+	}
+}
+
+func TestISO88591DefinesEveryByte(t *testing.T) {
+	cs := charsets[ISO88591]
+	for c := 0x80; c <= 0xff; c++ {
+		out, ok := cs.append(nil, []byte{byte(c)})
+		if !ok || string(out) != string(rune(c)) {
+			t.Errorf("byte %#x decodes to %q, %v; want U+%04X", c, out, ok, c)
+		}
+	}
+}
+
+func TestPlainText(t *testing.T) {
+	want := func(b []byte) bool {
+		for _, c := range b {
+			if c == 0 || c >= 0x80 {
+				return false
+			}
+		}
+		return true
+	}
+	inputs := []string{"", "a", "PED-2026-0000001", "1234567", "12345678", "123456789", "\x00", "abcdefg\x00", "abcdefgh\x00", "\x01\x01\x01\x01\x01\x01\x01\x00", "\x00\x01\x01\x01\x01\x01\x01\x01", "Pérez", "abcdefgh\x80", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f"}
+	// Every position of a NUL or a high byte in values of 1 to 24 bytes.
+	for n := 1; n <= 24; n++ {
+		for i := range n {
+			for _, c := range []byte{0, 0x80, 0xff, 0x01} {
+				b := []byte(strings.Repeat("a", n))
+				b[i] = c
+				inputs = append(inputs, string(b))
+			}
+		}
+	}
+	for _, in := range inputs {
+		if got := plainText([]byte(in)); got != want([]byte(in)) {
+			t.Errorf("plainText(%q) = %v", in, got)
+		}
+	}
+}

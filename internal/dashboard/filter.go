@@ -1,0 +1,110 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Filter narrows the chart to some countries and an event-time range of
+// whole UTC days. The zero Filter is the default view: every country, the
+// newest Source.Windows windows.
+type Filter struct {
+	Paises []string `json:"pais,omitempty"`
+	// From and To are UTC days, both included: windows starting in
+	// [From 00:00, To+1 00:00). Zero means unbounded on that side.
+	From time.Time `json:"from,omitzero"`
+	To   time.Time `json:"to,omitzero"`
+}
+
+// MaxRangeDays bounds a date range: its windows are all read in one query,
+// and a year of hours would neither fit the page nor the query budget.
+const MaxRangeDays = 62
+
+// paisCode is what a country filter may hold: the view's keys are ISO
+// 3166-1 alpha-2 codes, and the code is spliced into SQL as a literal.
+var paisCode = regexp.MustCompile(`^[A-Z]{2}$`)
+
+// ParseFilter reads ?pais=ES,PT&from=2026-03-01&to=2026-03-14 (pais may
+// also repeat). An error names the parameter and what it wants: the page
+// shows it, and a 400 is better than a silently unfiltered chart.
+func ParseFilter(q url.Values) (Filter, error) {
+	var f Filter
+	for _, v := range q["pais"] {
+		for p := range strings.SplitSeq(v, ",") {
+			p = strings.ToUpper(strings.TrimSpace(p))
+			if p == "" {
+				continue
+			}
+			if !paisCode.MatchString(p) {
+				return Filter{}, fmt.Errorf("pais %q: want a two-letter country code such as ES", p)
+			}
+			if !slices.Contains(f.Paises, p) {
+				f.Paises = append(f.Paises, p)
+			}
+		}
+	}
+	slices.Sort(f.Paises)
+	day := func(name string) (time.Time, error) {
+		s := strings.TrimSpace(q.Get(name))
+		if s == "" {
+			return time.Time{}, nil
+		}
+		t, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%s %q: want a UTC day as YYYY-MM-DD", name, s)
+		}
+		return t, nil
+	}
+	var err error
+	if f.From, err = day("from"); err != nil {
+		return Filter{}, err
+	}
+	if f.To, err = day("to"); err != nil {
+		return Filter{}, err
+	}
+	if !f.From.IsZero() && !f.To.IsZero() {
+		if f.To.Before(f.From) {
+			return Filter{}, fmt.Errorf("to %s is before from %s", f.To.Format(time.DateOnly), f.From.Format(time.DateOnly))
+		}
+		if days := int(f.To.Sub(f.From)/(24*time.Hour)) + 1; days > MaxRangeDays {
+			return Filter{}, fmt.Errorf("from %s to %s is %d days: at most %d", f.From.Format(time.DateOnly), f.To.Format(time.DateOnly), days, MaxRangeDays)
+		}
+	}
+	return f, nil
+}
+
+// ranged reports whether the filter bounds event time.
+func (f Filter) ranged() bool { return !f.From.IsZero() || !f.To.IsZero() }
+
+// until is the exclusive end of the range: the day after To.
+func (f Filter) until() time.Time { return f.To.AddDate(0, 0, 1) }
+
+// timestampLiteral is a UTC instant as both BigQuery (whose TIMESTAMP
+// literal without an offset is UTC) and DuckDB (whose TIMESTAMP columns
+// hold UTC) read it.
+func timestampLiteral(t time.Time) string {
+	return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05") + "'"
+}
+
+// where is the filter's SQL conditions on the view, each starting " AND ".
+func (f Filter) where(alias string) string {
+	var b strings.Builder
+	if !f.From.IsZero() {
+		b.WriteString(" AND " + alias + "window_start >= " + timestampLiteral(f.From))
+	}
+	if !f.To.IsZero() {
+		b.WriteString(" AND " + alias + "window_start < " + timestampLiteral(f.until()))
+	}
+	if len(f.Paises) > 0 {
+		lits := make([]string, len(f.Paises))
+		for i, p := range f.Paises {
+			lits[i] = "'" + p + "'" // checked by ParseFilter against paisCode
+		}
+		b.WriteString(" AND " + alias + "pais IN (" + strings.Join(lits, ", ") + ")")
+	}
+	return b.String()
+}

@@ -1,0 +1,123 @@
+package dashboard_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/dashboard"
+)
+
+func TestParseFilter(t *testing.T) {
+	tests := []struct {
+		name    string
+		query   string
+		want    dashboard.Filter
+		wantErr string
+	}{
+		{name: "none", query: "", want: dashboard.Filter{}},
+		{name: "countries, listed or repeated, upper-cased, sorted, once each", query: "pais=pt,ES&pais=es&pais=",
+			want: dashboard.Filter{Paises: []string{"ES", "PT"}}},
+		{name: "a range of days", query: "from=2026-03-01&to=2026-03-14", want: dashboard.Filter{From: day(1), To: day(14)}},
+		{name: "one side", query: "from=2026-03-14", want: dashboard.Filter{From: day(14)}},
+		{name: "a code that could escape the literal", query: "pais=E'", wantErr: `pais "E'": want a two-letter country code such as ES`},
+		{name: "a name, not a code", query: "pais=Spain", wantErr: `pais "SPAIN": want a two-letter country code such as ES`},
+		{name: "a local time", query: "from=14/03/2026", wantErr: `from "14/03/2026": want a UTC day as YYYY-MM-DD`},
+		{name: "backwards", query: "from=2026-03-14&to=2026-03-01", wantErr: "to 2026-03-01 is before from 2026-03-14"},
+		{name: "too long", query: "from=2026-01-01&to=2026-03-14", wantErr: "from 2026-01-01 to 2026-03-14 is 73 days: at most 62"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := url.ParseQuery(tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := dashboard.ParseFilter(q)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("filter (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFilterInQuery: the API's filter reaches the bars query as UTC
+// bounds and country literals (the DuckDB run is in the engine test), and
+// a bad one is a 400 that says what is wrong.
+func TestFilterInQuery(t *testing.T) {
+	tests := []struct {
+		name       string
+		query      string
+		status     int
+		want       []string // substrings of the bars query, or of the 400's body
+		unwanted   []string
+		wantFilter *dashboard.Filter
+	}{
+		{name: "default view", query: "", status: 200, want: []string{"LIMIT 24"}, unwanted: []string{"TIMESTAMP", "pais IN"}},
+		{
+			name: "range and countries", query: "?pais=PT,ES&from=2026-03-01&to=2026-03-14", status: 200,
+			want: []string{
+				"AND window_start >= TIMESTAMP '2026-03-01 00:00:00' AND window_start < TIMESTAMP '2026-03-15 00:00:00' AND pais IN ('ES', 'PT')",
+				"AND v.window_start >= TIMESTAMP '2026-03-01 00:00:00'", "AND v.pais IN ('ES', 'PT')", "LIMIT 1488",
+			},
+			wantFilter: &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
+		},
+		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, want: []string{`filter: pais "ES';DROP"`}},
+		{name: "bad day", query: "?to=yesterday", status: 400, want: []string{`filter: to "yesterday": want a UTC day as YYYY-MM-DD`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wh := &fakeWarehouse{res: viewResult(goodRows...)}
+			h := dashboard.Handler(dashboard.Source{Warehouse: wh, Now: func() time.Time { return now }})
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, dashboard.APIPath+tt.query, nil))
+			if rec.Code != tt.status {
+				t.Fatalf("HTTP %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			text := rec.Body.String()
+			if tt.status == http.StatusOK {
+				var snap dashboard.Snapshot
+				if err := json.Unmarshal(rec.Body.Bytes(), &snap); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tt.wantFilter, snap.Filter); diff != "" {
+					t.Errorf("snapshot's filter (-want +got):\n%s", diff)
+				}
+				var bars []string
+				for _, q := range wh.sql {
+					if strings.HasPrefix(q, "SELECT v.") {
+						bars = append(bars, q)
+					}
+				}
+				if len(bars) != 1 {
+					t.Fatalf("bars queries = %q, want one", bars)
+				}
+				text = bars[0]
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("lacks %q:\n%s", w, text)
+				}
+			}
+			for _, u := range tt.unwanted {
+				if strings.Contains(text, u) {
+					t.Errorf("has %q:\n%s", u, text)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,68 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/stream"
+)
+
+// OpenWindows are the (window, country) cells the stream still holds state
+// for: windows that can still change, until the watermark passes their end
+// plus the allowed lateness. Latest lists the newest windows first.
+type OpenWindows struct {
+	Cells   int          `json:"cells"`   // open (window, country) pairs
+	Windows int          `json:"windows"` // distinct open windows
+	Latest  []OpenWindow `json:"latest"`
+}
+
+// OpenWindow is one open (window, country) and its pane bookkeeping.
+type OpenWindow struct {
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	Pais        string    `json:"pais"`
+	Panes       int64     `json:"panes"`   // panes emitted so far
+	OnTime      string    `json:"on_time"` // whether its ON_TIME pane is still owed
+}
+
+// streamPart is what the page takes from the stream's state.
+type streamPart struct {
+	open         OpenWindows
+	lastAccepted time.Time
+}
+
+func readStream(ctx context.Context, src Source, now time.Time) (streamPart, error) {
+	if src.Stream == nil {
+		return streamPart{}, errNotConfigured
+	}
+	all, err := src.Stream.Status(ctx, now)
+	if err != nil {
+		return streamPart{}, fmt.Errorf("read stream status: %w", err)
+	}
+	i := slices.IndexFunc(all, func(s stream.AggregationStatus) bool { return s.Aggregation == src.Aggregation })
+	if i < 0 {
+		return streamPart{}, fmt.Errorf("aggregation %q is not configured in the stream processor", src.Aggregation)
+	}
+	return streamOf(all[i], src.Latest), nil
+}
+
+// streamOf keeps the newest latest cells (Status lists oldest window first).
+func streamOf(st stream.AggregationStatus, latest int) streamPart {
+	p := streamPart{lastAccepted: st.LastAccepted.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}}}
+	var prev time.Time
+	for _, w := range st.OpenWindows {
+		if !w.Start.Equal(prev) {
+			p.open.Windows++
+			prev = w.Start
+		}
+	}
+	for i := len(st.OpenWindows) - 1; i >= 0 && len(p.open.Latest) < latest; i-- {
+		w := st.OpenWindows[i]
+		p.open.Latest = append(p.open.Latest, OpenWindow{
+			WindowStart: w.Start.UTC(), WindowEnd: w.End.UTC(), Pais: w.Key, Panes: w.Panes, OnTime: string(w.OnTime),
+		})
+	}
+	return p
+}

@@ -1,0 +1,145 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// DefaultMaxExpansion bounds how many decompressed bytes a gzip object may
+// yield per stored byte when Config.MaxExpansion is zero. ERP exports
+// compress 5 to 20 times; a zip bomb does a thousand times and more.
+const DefaultMaxExpansion = 200
+
+// expansionSlack is decompressed output always allowed on top of the ratio,
+// so that a small file's gzip header overhead never counts against it.
+const expansionSlack = 1 << 20
+
+// contentError is a problem with the object's bytes themselves (corrupt
+// gzip, a zip bomb): retrying reads the same bytes, so the file is rejected
+// as a whole with this reason.
+type contentError struct{ reason string }
+
+func (e *contentError) Error() string { return e.reason }
+
+// rejection returns the whole-file reason if err comes from the object's
+// content.
+func rejection(err error) (string, bool) {
+	var ce *contentError
+	if errors.As(err, &ce) {
+		return ce.reason, true
+	}
+	return "", false
+}
+
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// decode returns the object's text: the body itself, or its gzip stream
+// decompressed. Gzip is recognised by its magic bytes, not by metadata: an
+// object stored with Content-Encoding: gzip, read raw, and a .csv.gz
+// matched by the contract's pattern both start with them, and a CSV never
+// does (0x1f is a control character). Cloud Storage's decompressive
+// transcoding, when a reader asks for it, hands over plain text, which
+// passes through.
+func decode(body io.Reader, name string, maxExpansion int) (io.Reader, error) {
+	if maxExpansion <= 0 {
+		maxExpansion = DefaultMaxExpansion
+	}
+	src := &countingReader{r: body}
+	br := bufio.NewReader(src)
+	head, err := br.Peek(len(gzipMagic))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, src.wrap(err)
+	}
+	if !bytes.Equal(head, gzipMagic) {
+		if strings.HasSuffix(name, ".gz") && len(head) > 0 {
+			return nil, &contentError{"named .gz but not gzip content"}
+		}
+		return br, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, src.wrap(fmt.Errorf("gzip header: %w", err))
+	}
+	return &boundedReader{zr: zr, src: src, ratio: int64(maxExpansion)}, nil
+}
+
+// countingReader counts the stored bytes read and keeps the source's own
+// error, so that a failed read of the store (transient) is told apart from
+// a corrupt stream (permanent).
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		c.err = err
+	}
+	return n, err
+}
+
+// wrap classifies an error of the decompressor.
+func (c *countingReader) wrap(err error) error {
+	if c.err != nil {
+		return fmt.Errorf("read object: %w", c.err)
+	}
+	return &contentError{"gzip: " + strings.TrimPrefix(err.Error(), "gzip: ")}
+}
+
+// boundedReader decompresses, refusing to yield more than ratio bytes per
+// stored byte read so far: the bomb is stopped after a few megabytes, not
+// after filling the disk or the load job.
+type boundedReader struct {
+	zr    *gzip.Reader
+	src   *countingReader
+	ratio int64
+	out   int64
+	err   error
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.zr.Read(p)
+	b.out += int64(n)
+	if b.out > b.src.n*b.ratio+expansionSlack {
+		b.err = &contentError{fmt.Sprintf("gzip expands more than %d times (%d bytes from %d stored bytes): refused as a zip bomb", b.ratio, b.out, b.src.n)}
+		return 0, b.err
+	}
+	switch {
+	case err == nil, errors.Is(err, io.EOF):
+	default:
+		err = b.src.wrap(err)
+		b.err = err
+	}
+	return n, err
+}
+
+// Decode is the ingester's decoding stage for tools that read a file as
+// IngestCSV does without loading it (alpipe validate): body's text, gunzipped
+// when it is gzip, with the expansion bound (0: DefaultMaxExpansion).
+// Errors, from Decode or from reading its result, that Rejection
+// recognises reject the whole file; others are the source's own.
+func Decode(body io.Reader, name string, maxExpansion int) (io.Reader, error) {
+	return decode(body, name, maxExpansion)
+}
+
+// Rejection returns the whole-file reason of an error of Decode's reader
+// (corrupt gzip, zip bomb), and false for any other error.
+func Rejection(err error) (string, bool) { return rejection(err) }
+
+// Binary reports whether a file's first 8000 bytes (BinarySniff) make it
+// binary content, rejected as a whole: see binary.
+func Binary(head []byte) bool { return binary(head) }
+
+// BinarySniff is how much of a file's decoded text Binary looks at.
+const BinarySniff = binarySniff

@@ -1,0 +1,327 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+// erpDir holds the exports as the ERP really writes them (issue 12).
+const erpDir = "../../testdata/erp"
+
+// erpRig is a Service on the real parts with the embedded feeds plus the
+// test feeds of testdata/erp/feeds (a Windows-1252 one and one that rejects
+// unknown columns), logging JSON into a buffer.
+type erpRig struct {
+	t   *testing.T
+	p   *ingesttest.Parts
+	svc *ingest.Service
+	log bytes.Buffer
+}
+
+func newERPRig(t *testing.T, edit func(*ingest.Config)) *erpRig {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, pattern := range []string{"../contract/feeds/*.json", erpDir + "/feeds/*.json"} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil || len(paths) == 0 {
+			t.Fatalf("glob %s: %v (%d files)", pattern, err, len(paths))
+		}
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[p] = b
+		}
+	}
+	reg, err := contract.Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &erpRig{t: t, p: ingesttest.NewParts(t, landing, quarantine)}
+	cfg := ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096}
+	if edit != nil {
+		edit(&cfg)
+	}
+	clock := ingesttest.NewClock(testStart)
+	log := slog.New(slog.NewJSONHandler(&r.log, nil))
+	if r.svc, err = ingest.New(r.p.GCS, r.p.Ledger, r.p.Warehouse, reg, cfg, clock.Now, log); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// drop uploads a fixture of testdata/erp under name and ingests it.
+func (r *erpRig) drop(fixture, name string) ledger.Record {
+	r.t.Helper()
+	b, err := os.ReadFile(filepath.Join(erpDir, fixture))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return r.dropBytes(b, name)
+}
+
+func (r *erpRig) dropBytes(b []byte, name string) ledger.Record {
+	r.t.Helper()
+	a := ingesttest.Put(r.t, r.p.GCS, landing, name, string(b), nil)
+	rec, err := r.svc.Ingest(context.Background(), ingest.Object{Bucket: landing, Name: name, Generation: a.Generation, MD5: a.MD5, Size: a.Size})
+	if err != nil {
+		r.t.Fatalf("Ingest %s: %v", name, err)
+	}
+	return rec
+}
+
+func (r *erpRig) query(sql string) [][]string {
+	r.t.Helper()
+	return ingesttest.Query(r.t, r.p.Warehouse, sql)
+}
+
+// quarantined returns the quarantine file's rows, header excluded, as raw
+// strings.
+func (r *erpRig) quarantined(rec ledger.Record) [][]string {
+	r.t.Helper()
+	if rec.Quarantine == "" {
+		return nil
+	}
+	return (&rig{t: r.t, gcs: r.p.GCS}).quarantineRows(rec.Quarantine)[1:]
+}
+
+// logLines returns the JSON log lines with the given message.
+func (r *erpRig) logLines(msg string) []map[string]any {
+	r.t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(r.log.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			r.t.Fatalf("log line %q: %v", l, err)
+		}
+		if m["msg"] == msg {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+type counts struct{ Read, Loaded, Quarantined int64 }
+
+func countsOf(rec ledger.Record) counts {
+	return counts{rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined}
+}
+
+func TestERPExtraColumnIsDriftNotSilence(t *testing.T) {
+	r := newERPRig(t, nil)
+	rec := r.drop("pedidos-erp-canal.csv", "exportaciones/2026/03/20/pedidos-erp.csv")
+	if diff := cmp.Diff(counts{2, 2, 0}, countsOf(rec)); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	wantDrift := &ledger.Drift{Added: []string{"canal"}, Missing: []string{"cliente_id"}}
+	if diff := cmp.Diff(wantDrift, rec.Drift); diff != "" {
+		t.Errorf("returned drift (-want +got):\n%s", diff)
+	}
+	stored, ok, err := r.p.Ledger.Get(context.Background(), rec.Key)
+	if err != nil || !ok {
+		t.Fatalf("ledger record: %v, %v", ok, err)
+	}
+	if diff := cmp.Diff(wantDrift, stored.Drift); diff != "" {
+		t.Errorf("ledger drift (-want +got):\n%s", diff)
+	}
+	done := r.logLines("file done")
+	if len(done) != 1 {
+		t.Fatalf("%d 'file done' lines, want 1:\n%s", len(done), r.log.String())
+	}
+	got := []any{done[0]["drift_added"], done[0]["drift_missing"]}
+	if diff := cmp.Diff([]any{[]any{"canal"}, []any{"cliente_id"}}, got); diff != "" {
+		t.Errorf("outcome line drift fields (-want +got):\n%s", diff)
+	}
+	var drift []string
+	for _, l := range r.logLines("schema drift") {
+		drift = append(drift, l["feed"].(string)+" "+l["change"].(string)+" "+l["column"].(string))
+	}
+	if diff := cmp.Diff([]string{"lineas_pedido added canal", "lineas_pedido missing cliente_id"}, drift); diff != "" {
+		t.Errorf("schema drift lines (-want +got):\n%s", diff)
+	}
+
+	var driftCounters []string
+	for _, c := range r.svc.Stats().Snapshot() {
+		if strings.HasPrefix(c.Name, "schema_drift") {
+			driftCounters = append(driftCounters, fmt.Sprintf("%s=%d", c.Name, c.Value))
+		}
+	}
+	if diff := cmp.Diff([]string{"schema_drift{feed=lineas_pedido,change=added,column=canal}=1", "schema_drift{feed=lineas_pedido,change=missing,column=cliente_id}=1"}, driftCounters); diff != "" {
+		t.Errorf("drift counters (-want +got):\n%s", diff)
+	}
+
+	// A redelivery logs the outcome again but not the drift: the metric
+	// counts files, not deliveries.
+	r.log.Reset()
+	if _, err := r.svc.Ingest(context.Background(), ingest.Object{Bucket: landing, Name: rec.Key.Object, Generation: rec.Key.Generation, MD5: rec.MD5}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.logLines("schema drift")); n != 0 {
+		t.Errorf("redelivery logged %d schema drift lines, want 0", n)
+	}
+}
+
+func TestERPUnknownColumnRejectsWhenTheContractSaysSo(t *testing.T) {
+	r := newERPRig(t, nil)
+	rec := r.drop("pedidos-erp-canal.csv", "exportaciones-estricto/pedidos-erp.csv")
+	got := []any{rec.State, rec.Reason, countsOf(rec)}
+	want := []any{ledger.Rejected, "columns not in the contract (on_unknown_columns is reject): canal", counts{2, 0, 2}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("state, reason, counts (-want +got):\n%s", diff)
+	}
+	if rec.Drift == nil || len(rec.Drift.Added) != 1 {
+		t.Errorf("drift %+v, want canal added", rec.Drift)
+	}
+	if n := r.query("SELECT count(*) FROM lineas_pedido")[0][0]; n != "0" {
+		t.Errorf("%s rows loaded, want 0", n)
+	}
+}
+
+func TestERPSemicolonDecimalCommaDayFirst(t *testing.T) {
+	r := newERPRig(t, nil)
+	rec := r.drop("pedidos-erp-punto-y-coma.csv", "exportaciones/2026/03/20/pedidos-erp.csv")
+	if diff := cmp.Diff(counts{4, 3, 1}, countsOf(rec)); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if rec.Drift != nil {
+		t.Errorf("drift %+v, want none", rec.Drift)
+	}
+	rows := r.query("SELECT pedido_id, linea, CAST(fecha AS VARCHAR), CAST(precio_unitario AS VARCHAR), coalesce(cliente_id, 'NULL') FROM lineas_pedido ORDER BY pedido_id, linea")
+	want := [][]string{
+		{"PED-7101", "1", "2026-03-20", "1234.500000000", "CLI-1"},
+		{"PED-7101", "2", "2026-03-20", "89.900000000", "Pérez; Ana"},
+		{"PED-7102", "1", "2026-03-21", "12.000000000", "NULL"},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("loaded rows (-want +got):\n%s", diff)
+	}
+	q := r.quarantined(rec)
+	if len(q) != 1 || q[0][1] != "precio_unitario:invalid_numeric" || q[0][3] != "PED-7103;1;21/03/2026;GORRO-LANA;1;1.23,4;CLI-2;FR" {
+		t.Errorf("quarantine %q, want the badly grouped price, raw", q)
+	}
+}
+
+func TestERPGzip(t *testing.T) {
+	wantRows := counts{3, 2, 1}
+	tests := []struct {
+		name string
+		// object is the landed name: a .csv.gz the contract's pattern
+		// matches, or a .csv stored with Content-Encoding: gzip, which a
+		// raw read returns compressed.
+		object string
+	}{
+		{name: "gz suffix", object: "exportaciones/2026/03/22/pedidos-erp.csv.gz"},
+		{name: "content-encoding gzip", object: "exportaciones/2026/03/22/pedidos-erp.csv"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newERPRig(t, nil)
+			rec := r.drop("pedidos-erp.csv.gz", tt.object)
+			got := []any{rec.State, countsOf(rec)}
+			if diff := cmp.Diff([]any{ledger.Done, wantRows}, got); diff != "" {
+				t.Errorf("state, counts (-want +got):\n%s", diff)
+			}
+			if n := r.query("SELECT count(*) FROM lineas_pedido")[0][0]; n != "2" {
+				t.Errorf("%s rows loaded, want 2", n)
+			}
+			q := r.quarantined(rec)
+			if len(q) != 1 || q[0][3] != `PED-7202,1,2026-03-22,BOTA-TREK-42,0,"129,00",CLI-8,IT` {
+				t.Errorf("quarantine %q, want the decompressed raw line", q)
+			}
+			if !strings.HasPrefix(rec.Quarantine, "cuarentena/lineas_pedido/exportaciones/2026/03/22/pedidos-erp.g") {
+				t.Errorf("quarantine name %s, want the .csv.gz suffix replaced", rec.Quarantine)
+			}
+		})
+	}
+}
+
+func TestERPGzipRejections(t *testing.T) {
+	good, err := os.ReadFile(filepath.Join(erpDir, "pedidos-erp.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb, err := os.ReadFile(filepath.Join(erpDir, "pedidos-bomba.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		content []byte
+		object  string
+		reason  string // prefix
+	}{
+		{name: "zip bomb", content: bomb, object: "exportaciones/2026/03/25/pedidos-bomba.csv.gz", reason: "gzip expands more than 200 times"},
+		{name: "truncated", content: good[:len(good)-20], object: "exportaciones/2026/03/25/cortado.csv.gz", reason: "gzip: unexpected EOF"},
+		{name: "bad checksum", content: append(bytes.Clone(good[:len(good)-8]), 0, 0, 0, 0, 0, 0, 0, 0), object: "exportaciones/2026/03/25/suma.csv.gz", reason: "gzip: invalid checksum"},
+		{name: "named gz but plain", content: []byte("pedido_id\r\n"), object: "exportaciones/2026/03/25/falso.csv.gz", reason: "named .gz but not gzip content"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newERPRig(t, nil)
+			rec := r.dropBytes(tt.content, tt.object)
+			if rec.State != ledger.Rejected || !strings.HasPrefix(rec.Reason, tt.reason) {
+				t.Errorf("state %s, reason %q; want REJECTED, %q...", rec.State, rec.Reason, tt.reason)
+			}
+			if diff := cmp.Diff(counts{}, countsOf(rec)); diff != "" {
+				t.Errorf("counts (-want +got):\n%s", diff)
+			}
+			if rec.Quarantine != "" {
+				t.Errorf("quarantine %s written for a rejected stream", rec.Quarantine)
+			}
+			if n := r.query("SELECT count(*) FROM lineas_pedido")[0][0]; n != "0" {
+				t.Errorf("%s rows loaded, want 0", n)
+			}
+		})
+	}
+}
+
+func TestERPWindows1252(t *testing.T) {
+	r := newERPRig(t, nil)
+	rec := r.drop("pedidos-erp-cp1252.csv", "exportaciones-cp1252/pedidos-erp.csv")
+	if diff := cmp.Diff(counts{3, 2, 1}, countsOf(rec)); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	rows := r.query("SELECT cliente_id FROM lineas_pedido ORDER BY pedido_id")
+	if diff := cmp.Diff([][]string{{"Muñoz Ibáñez"}, {"“Peña” €"}}, rows); diff != "" {
+		t.Errorf("decoded text (-want +got):\n%s", diff)
+	}
+	q := r.quarantined(rec)
+	if len(q) != 1 || q[0][1] != contract.CodeInvalidCP1252 || q[0][3] != "PED-7303,1,2026-03-23,GORRO-LANA,1,\"12,00\",Jos\x81,ES" {
+		t.Errorf("quarantine %q, want the undefined byte, raw", q)
+	}
+}
+
+func TestERPNULBytesAreRowRejections(t *testing.T) {
+	r := newERPRig(t, nil)
+	rec := r.drop("pedidos-erp-nul.csv", "exportaciones/2026/03/24/pedidos-erp.csv")
+	got := []any{rec.State, countsOf(rec), rec.Counts.Rejects}
+	want := []any{ledger.Done, counts{200, 198, 2}, map[string]int64{contract.CodeNUL: 2}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("state, counts, rejects (-want +got):\n%s", diff)
+	}
+	if n := r.query("SELECT count(*) FROM lineas_pedido WHERE contains(sku, chr(0)) OR contains(cliente_id, chr(0))")[0][0]; n != "0" {
+		t.Errorf("%s rows with a NUL loaded", n)
+	}
+	var lines []string
+	for _, q := range r.quarantined(rec) {
+		lines = append(lines, q[0])
+	}
+	if diff := cmp.Diff([]string{"4", "181"}, lines); diff != "" {
+		t.Errorf("quarantined lines (-want +got):\n%s", diff)
+	}
+}
