@@ -12,12 +12,20 @@ import (
 )
 
 // feedPattern is the feed's object pattern when package contract exposes
-// it; until then the table stands in, so the messages stay useful.
+// it. Until then an example name stands in, one the registry itself
+// confirms belongs to the feed, so the message cannot mislead.
 func feedPattern(f *contract.Feed) string {
 	if p, ok := any(f).(interface{ ObjectPattern() string }); ok {
 		return p.ObjectPattern()
 	}
-	return "(objects loading table " + f.Table() + ")"
+	if reg, err := contract.Default(); err == nil {
+		for _, ex := range []string{"exportaciones/2026/03/14/NAME.csv", "exportaciones/2026/03/opiniones-NAME.csv"} {
+			if g, ok := reg.Match(ex); ok && g.Name() == f.Name() {
+				return "(e.g. " + ex + ")"
+			}
+		}
+	}
+	return "(table " + f.Table() + ")"
 }
 
 // feedDoc is one feed as `contracts --format json` prints it.
@@ -93,7 +101,7 @@ func runContracts(_ context.Context, args []string, stdout io.Writer) error {
 			rows = append(rows, []string{c.Name, c.Type, req, c.Rules})
 		}
 		var b strings.Builder
-		if err := writeTable(&b, []string{"column", "type", "", "rules"}, rows, nil); err != nil {
+		if err := writeTable(&b, []string{"column", "type", "mode", "rules"}, rows, nil); err != nil {
 			return err
 		}
 		for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {

@@ -17,7 +17,7 @@ import (
 // serverFlag is --server of every client command; ALPIPE_SERVER sets its
 // default for a shell that works with a second server.
 func serverFlag(fs *flag.FlagSet) *string {
-	return fs.String("server", envOr("ALPIPE_SERVER", client.DefaultURL), "URL of a running \"alpipe serve\" (default from ALPIPE_SERVER when set)")
+	return fs.String("server", envOr("ALPIPE_SERVER", client.DefaultURL), "URL of a running \"alpipe serve\" (ALPIPE_SERVER overrides the default)")
 }
 
 func runDrop(ctx context.Context, args []string, stdout io.Writer) error {

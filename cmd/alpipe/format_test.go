@@ -11,6 +11,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 // TestJSONStyle: one style for every --format json. tick used to print Go
@@ -143,5 +144,19 @@ func TestContractsAndValidate(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("validate JSON lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestTextNumbers: quantities get separators, money two decimals, and
+// identifiers (generations, line numbers) stay as written.
+func TestTextNumbers(t *testing.T) {
+	kinds := describeKinds(warehouse.Result{Columns: []string{"column_name", "column_type"},
+		Rows: [][]string{{"source_generation", "BIGINT"}, {"source_line", "BIGINT"}, {"cantidad", "BIGINT"}}})
+	got := []string{cell("1796130640498135", kinds[0]), cell("1234", kinds[1]), cell("1234", kinds[2]),
+		paneLine(window.Pane{Key: "fr", Measures: window.Measures{Importe: numeric.Dec(65400000000), Pedidos: 2, Unidades: 1500}})}
+	want := []string{"1796130640498135", "1234", "1,234",
+		"pane FR -inf--inf #0         importe=65.40 pedidos=2 unidades=1,500"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }

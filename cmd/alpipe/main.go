@@ -106,7 +106,7 @@ func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: alpipe COMMAND [ARGS] [flags]\n\ncommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nalpipe COMMAND --help shows a command's arguments, flags and an example.")
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/client"
-	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
@@ -72,7 +71,7 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 			results = append(results, res.Result)
 			continue
 		}
-		fmt.Fprintln(stdout, local.ResultLine(res.Result, st.EventTime))
+		fmt.Fprintln(stdout, resultLine(res.Result, st.EventTime))
 	}
 	if *format == "json" {
 		if results == nil {
@@ -119,7 +118,7 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 	if *format == "json" {
 		return printJSON(stdout, res)
 	}
-	local.PrintTick(stdout, res)
+	printTick(stdout, res)
 	return nil
 }
 

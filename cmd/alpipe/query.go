@@ -100,9 +100,12 @@ func runLimited(ctx context.Context, srv client.Server, sql string, max int) (wa
 }
 
 func describeKinds(d warehouse.Result) []kind {
-	ti := -1
+	ni, ti := -1, -1
 	for i, c := range d.Columns {
-		if c == "column_type" {
+		switch c {
+		case "column_name":
+			ni = i
+		case "column_type":
 			ti = i
 		}
 	}
@@ -112,9 +115,16 @@ func describeKinds(d warehouse.Result) []kind {
 	kinds := make([]kind, len(d.Rows))
 	for i, r := range d.Rows {
 		kinds[i] = kindOf(r[ti])
+		if kinds[i] == kindInt && ni >= 0 && identifier.MatchString(r[ni]) {
+			kinds[i] = kindCode
+		}
 	}
 	return kinds
 }
+
+// identifier matches integer columns that name things rather than count
+// them (a generation, a line number, an ID): no thousands separators.
+var identifier = regexp.MustCompile(`(?i)(^|_)(id|generation|gen|line|linea|year|anio|code|codigo)$`)
 
 // writeResult renders a result as "table", "csv" or "json". JSON is an
 // array of objects whose keys keep the column order; integers and floats
@@ -157,7 +167,7 @@ func jsonValue(v string, k kind) any {
 	if v == "NULL" {
 		return nil
 	}
-	if k == kindInt || k == kindFloat {
+	if k == kindInt || k == kindFloat || k == kindCode {
 		var n json.Number = json.Number(v)
 		if _, err := n.Float64(); err == nil {
 			return n

@@ -41,6 +41,7 @@ const (
 	kindInt
 	kindDecimal // exact NUMERIC/DECIMAL: money, printed with two decimals at least
 	kindFloat
+	kindCode // an integer that identifies: right-aligned, not grouped
 )
 
 // kindOf maps a warehouse type name (DuckDB's DESCRIBE, or BigQuery's) to

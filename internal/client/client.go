@@ -44,6 +44,16 @@ type Server struct {
 // ErrUnreachable marks a server that did not answer at all.
 var ErrUnreachable = errors.New("server unreachable")
 
+// unreachableError is one short sentence; errors.Is(err, ErrUnreachable)
+// holds for it.
+type unreachableError struct{ url, cause string }
+
+func (e unreachableError) Error() string {
+	return fmt.Sprintf("is `alpipe serve` running at %s? (%s)", e.url, e.cause)
+}
+
+func (e unreachableError) Is(target error) bool { return target == ErrUnreachable }
+
 // pingTimeout bounds the health check: a local server answers in
 // milliseconds, and a client that waits longer only hides the problem.
 const pingTimeout = 3 * time.Second
@@ -78,7 +88,7 @@ func (s Server) Ping(ctx context.Context) error {
 // unreachable says in one short line that nothing answered, without the
 // request URL Go's errors repeat (a storage URL runs to 300 characters).
 func (s Server) unreachable(err error) error {
-	return fmt.Errorf("%w: is `alpipe serve` running at %s? (%s)", ErrUnreachable, s.URL, cause(err))
+	return unreachableError{url: s.URL, cause: cause(err)}
 }
 
 func cause(err error) string {

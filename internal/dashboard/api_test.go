@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,11 +37,15 @@ type fakeWarehouse struct {
 	err        error
 	summary    warehouse.Result
 	summaryErr error
-	sql        []string
+
+	mu  sync.Mutex // the snapshot's two queries run at once
+	sql []string
 }
 
 func (f *fakeWarehouse) Query(_ context.Context, sql string) (warehouse.Result, error) {
+	f.mu.Lock()
 	f.sql = append(f.sql, sql)
+	f.mu.Unlock()
 	if strings.Contains(sql, warehouse.PedidosDescartados) {
 		if f.summary.Columns == nil {
 			return summaryResult(), f.summaryErr

@@ -91,7 +91,8 @@ type pageBar struct {
 const readPage = `
 const text = (e) => (e ? e.textContent.trim() : "");
 const lines = (e) => e.innerText.trim().split("\n").map((s) => s.trim()).filter(Boolean).join(" | ");
-const cells = (sel) => [...document.querySelectorAll(sel + " tbody tr")].map((tr) => [...tr.cells].map((td) => td.innerText.trim()));
+// textContent, not innerText: the figures table sits in a closed <details>.
+const cells = (sel) => [...document.querySelectorAll(sel + " tbody tr")].map((tr) => [...tr.cells].map((td) => td.textContent.replace(/\s+/g, " ").trim()));
 const wmX = (sel) => { const l = document.querySelector(sel + " line.wm"); return l ? l.getBoundingClientRect().x : -1; };
 const card = {};
 for (const c of document.querySelectorAll(".card")) card[c.id] = c.querySelector("dd").innerText.trim().split("\n").map((s) => s.trim()).filter(Boolean).join(" | ");
@@ -362,7 +363,12 @@ func TestDashboardInChromium(t *testing.T) {
 	if _, err := local.Push(ctx, srv.URL, local.Step{Arrival: at("18:22"), Order: []byte(`{"pedido_id":"P-BAD","pais":"ES"}`)}, at("18:22")); err != nil {
 		t.Fatal(err)
 	}
-	if err := play(ctx, d, []step{pedido("18:22", "P-6", "ES", "5.00", "5.00", 1, "15:10"), tick("18:22")}); err != nil {
+	late := pedido("18:22", "P-6", "ES", "5.00", "5.00", 1, "15:10")
+	res, err := local.Push(ctx, srv.URL, local.Step{Arrival: late.At, EventTime: late.EventTime.Format(time.RFC3339), Order: late.body()}, late.At)
+	if err != nil || len(res.Result.Aggregations) != 1 || res.Result.Aggregations[0].Fate != "too_late" {
+		t.Fatalf("order P-6: %+v, %v; want too_late", res.Result, err)
+	}
+	if err := d.tick(ctx, at("18:22")); err != nil {
 		t.Fatal(err)
 	}
 	full := waitFor(t, wd, 20*time.Second, "history, a dead letter and a too-late drop", func(p page) string {
@@ -379,6 +385,10 @@ func TestDashboardInChromium(t *testing.T) {
 	shot := os.Getenv("DASHBOARD_SCREENSHOT")
 	if shot == "" {
 		shot = filepath.Join(t.TempDir(), "dashboard.png")
+	}
+	// The whole page, as an operator scrolls it.
+	if err := wd.resize(1280, 1900); err != nil {
+		t.Error(err)
 	}
 	if err := wd.screenshot(shot); err != nil {
 		t.Error(err)

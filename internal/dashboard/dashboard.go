@@ -79,8 +79,8 @@ type Source struct {
 	// windows are listed; default 5.
 	Latest int
 	// Refresh is how often the page fetches a new snapshot; default 5 s.
-	// Against BigQuery each refresh is a query (billed at least 10 MB), so
-	// a page left open in production wants a longer period.
+	// Against BigQuery each refresh is two queries (each billed at least
+	// 10 MB), so a page left open in production wants a longer period.
 	Refresh time.Duration
 }
 

@@ -43,7 +43,9 @@ const (
 // discards of each kind, and the countries the view holds (the country
 // filter's choices, which a filtered chart cannot tell). Every SELECT of
 // the UNION has the same eight columns: kind, what, n, pedido_id, reason,
-// event_time, window_start, received_at.
+// event_time, window_start, received_at. The QUALIFY sits in a subquery
+// (next to its WHERE, as BigQuery wants) so no dialect has to decide
+// which member of the UNION it belongs to.
 func summarySQL(aggregation string, latest int) (string, error) {
 	if !aggregationName.MatchString(aggregation) {
 		return "", fmt.Errorf("aggregation name %q: want letters, digits and '_'", aggregation)
@@ -58,9 +60,11 @@ func summarySQL(aggregation string, latest int) (string, error) {
 		"FROM " + warehouse.PedidosDescartados + "\n" + mine + "\n" +
 		"GROUP BY what\n" +
 		"UNION ALL\n" +
-		"SELECT 'row' AS kind, " + kind + " AS what, 0 AS n, pedido_id, reason, event_time, window_start, received_at\n" +
-		"FROM " + warehouse.PedidosDescartados + "\n" + mine + "\n" +
-		"QUALIFY ROW_NUMBER() OVER (PARTITION BY " + kind + " ORDER BY received_at DESC) <= " + strconv.Itoa(latest) + "\n" +
+		"SELECT * FROM (\n" +
+		"  SELECT 'row' AS kind, " + kind + " AS what, 0 AS n, pedido_id, reason, event_time, window_start, received_at\n" +
+		"  FROM " + warehouse.PedidosDescartados + "\n  " + mine + "\n" +
+		"  QUALIFY ROW_NUMBER() OVER (PARTITION BY " + kind + " ORDER BY received_at DESC) <= " + strconv.Itoa(latest) + "\n" +
+		") AS latest\n" +
 		"UNION ALL\n" +
 		"SELECT 'country' AS kind, pais AS what, COUNT(*) AS n,\n" +
 		"  CAST(NULL AS STRING) AS pedido_id, CAST(NULL AS STRING) AS reason, CAST(NULL AS TIMESTAMP) AS event_time,\n" +

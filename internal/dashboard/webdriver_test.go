@@ -213,3 +213,9 @@ func (wd *webDriver) screenshot(path string) error {
 	}
 	return os.WriteFile(path, png, 0o644)
 }
+
+// resize sets the browser window's outer size, e.g. tall enough for a
+// screenshot of the whole page.
+func (wd *webDriver) resize(width, height int) error {
+	return wd.call(http.MethodPost, "/session/"+wd.session+"/window/rect", map[string]int{"width": width, "height": height}, nil)
+}

@@ -44,11 +44,39 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // matched by the contract's pattern both start with them, and a CSV never
 // does (0x1f is a control character). Cloud Storage's decompressive
 // transcoding, when a reader asks for it, hands over plain text, which
-// passes through.
-func decode(body io.Reader, name string, maxExpansion int) (io.Reader, error) {
+// passes through, bounded by the stored size instead: stored is the
+// object's size as the event reports it (0: unknown), which for a
+// transcoded object is its compressed size.
+func decode(body io.Reader, name string, stored int64, maxExpansion int) (io.Reader, error) {
 	if maxExpansion <= 0 {
 		maxExpansion = DefaultMaxExpansion
 	}
+	r, err := gunzip(body, name, maxExpansion)
+	if err != nil || stored <= 0 {
+		return r, err
+	}
+	return &sizeBound{r: r, limit: stored*int64(maxExpansion) + expansionSlack, ratio: maxExpansion, stored: stored}, nil
+}
+
+// sizeBound stops a text longer than its object's stored size allows.
+type sizeBound struct {
+	r      io.Reader
+	n      int64
+	limit  int64
+	stored int64
+	ratio  int
+}
+
+func (s *sizeBound) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.n += int64(n)
+	if s.n > s.limit {
+		return 0, &contentError{fmt.Sprintf("content expands more than %d times its stored %d bytes: refused as a zip bomb", s.ratio, s.stored)}
+	}
+	return n, err
+}
+
+func gunzip(body io.Reader, name string, maxExpansion int) (io.Reader, error) {
 	src := &countingReader{r: body}
 	br := bufio.NewReader(src)
 	head, err := br.Peek(len(gzipMagic))
@@ -126,20 +154,22 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 
 // Decode is the ingester's decoding stage for tools that read a file as
 // IngestCSV does without loading it (alpipe validate): body's text, gunzipped
-// when it is gzip, with the expansion bound (0: DefaultMaxExpansion).
-// Errors, from Decode or from reading its result, that Rejection
-// recognises reject the whole file; others are the source's own.
-func Decode(body io.Reader, name string, maxExpansion int) (io.Reader, error) {
-	return decode(body, name, maxExpansion)
+// when it is gzip, with the expansion bound (0: DefaultMaxExpansion) over
+// the bytes read and over stored, the file's size (0: unknown). Errors,
+// from Decode or from reading its result, that Rejection recognises reject
+// the whole file; others are the source's own.
+func Decode(body io.Reader, name string, stored int64, maxExpansion int) (io.Reader, error) {
+	return decode(body, name, stored, maxExpansion)
 }
 
 // Rejection returns the whole-file reason of an error of Decode's reader
 // (corrupt gzip, zip bomb), and false for any other error.
 func Rejection(err error) (string, bool) { return rejection(err) }
 
-// Binary reports whether a file's first 8000 bytes (BinarySniff) make it
-// binary content, rejected as a whole: see binary.
-func Binary(head []byte) bool { return binary(head) }
+// BinaryReason returns why a file whose decoded text starts with head (its
+// first BinarySniff bytes) is rejected as a whole as not being text, or ""
+// when it is text.
+func BinaryReason(head []byte) string { return binaryReason(head) }
 
 // BinarySniff is how much of a file's decoded text Binary looks at.
 const BinarySniff = binarySniff

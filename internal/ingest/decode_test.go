@@ -56,6 +56,7 @@ func TestDecode(t *testing.T) {
 		src      io.Reader
 		object   string
 		ratio    int
+		stored   int64  // the event's object size
 		want     string // decoded text, when no error
 		reject   string // whole-file reason (prefix)
 		failWith error  // a transient error, wrapped
@@ -68,6 +69,8 @@ func TestDecode(t *testing.T) {
 		{name: "two gzip members", src: bytes.NewReader(append(gz(t, text[:10]), gz(t, text[10:])...)), object: "a.csv.gz", want: string(text)},
 		{name: "bomb under the default ratio", src: bytes.NewReader(bomb), object: "a.csv.gz", reject: "gzip expands more than 200 times"},
 		{name: "bomb under a small ratio", src: bytes.NewReader(gz(t, bytes.Repeat(text, 100000))), object: "a.csv.gz", ratio: 5, reject: "gzip expands more than 5 times"},
+		{name: "transcoded by the store, within its stored size", src: bytes.NewReader(text), object: "a.csv", stored: int64(len(good)), want: string(text)},
+		{name: "transcoded bomb: plain text past the stored size", src: bytes.NewReader(bytes.Repeat([]byte{'\n'}, 4<<20)), object: "a.csv", stored: 1000, reject: "content expands more than 200 times its stored 1000 bytes"},
 		{name: "truncated stream", src: bytes.NewReader(good[:len(good)-10]), object: "a.csv.gz", reject: "gzip: unexpected EOF"},
 		{name: "corrupt checksum", src: bytes.NewReader(append(bytes.Clone(good[:len(good)-8]), 1, 2, 3, 4, byte(len(text)), 0, 0, 0)), object: "a.csv.gz", reject: "gzip: invalid checksum"},
 		{name: "corrupt header", src: bytes.NewReader([]byte{0x1f, 0x8b, 0x99, 0}), object: "a.csv.gz", reject: "gzip: "},
@@ -77,7 +80,7 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := decode(tt.src, tt.object, tt.ratio)
+			r, err := decode(tt.src, tt.object, tt.stored, tt.ratio)
 			var got []byte
 			if err == nil {
 				got, err = io.ReadAll(r)
@@ -114,6 +117,15 @@ func TestBinary(t *testing.T) {
 		{name: "nuls everywhere", head: "a,b\n" + strings.Repeat("1\x00\x00\x00,2\n", 100), want: true},
 	}
 	for _, tt := range tests {
+		if got := binaryReason([]byte(tt.head)) != ""; got != tt.want {
+			t.Errorf("%s: binaryReason = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	utf16 := "\xff\xfep\x00e\x00d\x00"
+	if got := binaryReason([]byte(utf16)); !strings.HasPrefix(got, "UTF-16 text") {
+		t.Errorf("binaryReason(UTF-16) = %q", got)
+	}
+	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := binary([]byte(tt.head)); got != tt.want {
 				t.Errorf("binary = %v, want %v", got, tt.want)
@@ -144,7 +156,7 @@ func BenchmarkGzipParseValidate(b *testing.B) {
 	b.ResetTimer()
 	total := 0
 	for range b.N {
-		text, err := decode(bytes.NewReader(data), "p.csv.gz", 0)
+		text, err := decode(bytes.NewReader(data), "p.csv.gz", int64(len(data)), 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -304,6 +304,13 @@ func TestERPWindows1252(t *testing.T) {
 	if len(q) != 1 || q[0][1] != contract.CodeInvalidCP1252 || q[0][3] != "PED-7303,1,2026-03-23,GORRO-LANA,1,\"12,00\",Jos\x81,ES" {
 		t.Errorf("quarantine %q, want the undefined byte, raw", q)
 	}
+	a, err := r.p.GCS.Stat(context.Background(), quarantine, rec.Quarantine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Metadata[ingest.MetaSourceEncoding]; got != contract.Windows1252 {
+		t.Errorf("quarantine metadata %s = %q, want %q", ingest.MetaSourceEncoding, got, contract.Windows1252)
+	}
 }
 
 func TestERPNULBytesAreRowRejections(t *testing.T) {

@@ -24,6 +24,9 @@ const (
 	MetaSourceGeneration = "source-generation"
 	MetaFeed             = "feed"
 	MetaSourceHeader     = "source-header"
+	// MetaSourceEncoding is set when the source is not UTF-8: the raw rows
+	// in the fila column keep the source's bytes (windows-1252, ...).
+	MetaSourceEncoding = "source-encoding"
 )
 
 // quarantineName is deterministic per source generation, so a retried
@@ -41,6 +44,7 @@ type quarantine struct {
 	bucket  string
 	name    string
 	meta    map[string]string
+	ctype   string
 
 	w       objects.Writer
 	buf     *bufio.Writer
@@ -49,12 +53,18 @@ type quarantine struct {
 	written bool
 }
 
-func newQuarantine(ctx context.Context, objs Objects, bucket, name string, src Object, feed string) *quarantine {
-	return &quarantine{ctx: ctx, objects: objs, bucket: bucket, name: name, meta: map[string]string{
+func newQuarantine(ctx context.Context, objs Objects, bucket, name string, src Object, feed *contract.Feed) *quarantine {
+	q := &quarantine{ctx: ctx, objects: objs, bucket: bucket, name: name, ctype: "text/csv; charset=utf-8", meta: map[string]string{
 		MetaSourceObject:     "gs://" + src.Bucket + "/" + src.Name,
 		MetaSourceGeneration: strconv.FormatInt(src.Generation, 10),
-		MetaFeed:             feed,
+		MetaFeed:             feed.Name(),
 	}}
+	if enc := feed.Encoding(); enc != contract.UTF8 {
+		// Not one charset: the reasons are UTF-8, the raw rows the source's.
+		q.ctype = "text/csv"
+		q.meta[MetaSourceEncoding] = enc
+	}
+	return q
 }
 
 func (q *quarantine) setHeader(raw []byte) {
@@ -65,7 +75,7 @@ func (q *quarantine) setHeader(raw []byte) {
 
 func (q *quarantine) add(line int, r contract.Reject, raw []byte) error {
 	if q.w == nil {
-		q.w = q.objects.Create(q.ctx, q.bucket, q.name, "text/csv; charset=utf-8", q.meta)
+		q.w = q.objects.Create(q.ctx, q.bucket, q.name, q.ctype, q.meta)
 		q.buf = bufio.NewWriterSize(q.w, 64<<10)
 		q.csv = csv.NewWriter(q.buf)
 		if err := q.csv.Write(QuarantineHeader); err != nil {

@@ -48,10 +48,10 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	}
 	defer body.Close()
 
-	q := newQuarantine(ctx, s.objects, s.cfg.QuarantineBucket, quarantineName(s.cfg.QuarantinePrefix, feed.Name(), obj), obj, feed.Name())
+	q := newQuarantine(ctx, s.objects, s.cfg.QuarantineBucket, quarantineName(s.cfg.QuarantinePrefix, feed.Name(), obj), obj, feed)
 	defer q.abort()
 
-	text, err := decode(body, obj.Name, s.cfg.MaxExpansion)
+	text, err := decode(body, obj.Name, obj.Size, s.cfg.MaxExpansion)
 	if reason, ok := rejection(err); ok {
 		return runResult{ledger.Rejected, reason}, nil
 	} else if err != nil {
@@ -64,8 +64,8 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	} else if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return runResult{}, fmt.Errorf("read: %w", err)
 	}
-	if binary(head) {
-		return runResult{ledger.Rejected, "binary content: NUL byte in the first 8000 bytes"}, nil
+	if reason := binaryReason(head); reason != "" {
+		return runResult{ledger.Rejected, reason}, nil
 	}
 	reader := record.NewReader(peek, record.Options{
 		MaxRecordBytes: s.cfg.MaxRecordBytes,
@@ -176,6 +176,19 @@ func binary(head []byte) bool {
 		line = head[:i]
 	}
 	return bytes.IndexByte(line, 0) >= 0 || n*100 > len(head)
+}
+
+// binaryReason says why a file's first bytes are not CSV text, or "".
+// Excel's "Unicode text" export is UTF-16, which is binary to a CSV reader
+// (a NUL after every ASCII letter) but deserves a reason one can act on.
+func binaryReason(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return "UTF-16 text (byte order mark): export the file as CSV in UTF-8, or in the encoding its contract declares"
+	case binary(head):
+		return "binary content: NUL byte in the first 8000 bytes"
+	}
+	return ""
 }
 
 // ledgerDrift converts a header drift for the ledger record; nil when none.

@@ -86,9 +86,9 @@ func barLine(pr Progress) string {
 			filled = int(int64(barWidth) * pr.Done / pr.Total)
 		}
 		b.WriteString("[" + strings.Repeat("#", filled) + strings.Repeat("-", barWidth-filled) + "] ")
-		fmt.Fprintf(&b, "%d/%d objects", pr.Done, pr.Total)
+		fmt.Fprintf(&b, "%s/%s objects", thousands(pr.Done), thousands(pr.Total))
 	} else {
-		fmt.Fprintf(&b, "%d objects (listing...)", pr.Done)
+		fmt.Fprintf(&b, "%s objects (listing...)", thousands(pr.Done))
 	}
 	fmt.Fprintf(&b, "  %s rows  %s rows/s  %s", thousands(pr.Rows), thousands(int64(pr.RowsPerSecond())), eta(pr))
 	return b.String()
@@ -98,7 +98,7 @@ func plainLine(pr Progress) string {
 	o := pr.Last
 	total := "?"
 	if pr.Total >= 0 {
-		total = strconv.FormatInt(pr.Total, 10)
+		total = thousands(pr.Total)
 	}
 	key := ledger.Key{Bucket: o.Object.Bucket, Object: o.Object.Name, Generation: o.Object.Generation}
 	var what string
@@ -109,12 +109,12 @@ func plainLine(pr Progress) string {
 		what = "skipped: already " + string(o.Record.State)
 	default:
 		c := o.Record.Counts
-		what = fmt.Sprintf("%s rows %d loaded %d quarantined %d", o.Record.State, c.Read, c.Loaded, c.Quarantined)
+		what = fmt.Sprintf("%s rows %s loaded %s quarantined %s", o.Record.State, thousands(c.Read), thousands(c.Loaded), thousands(c.Quarantined))
 		if o.Record.Reason != "" {
 			what += ": " + oneLine(o.Record.Reason)
 		}
 	}
-	return fmt.Sprintf("backfill %d/%s %s %s (%s rows/s, %s)", pr.Done, total, key, what, thousands(int64(pr.RowsPerSecond())), eta(pr))
+	return fmt.Sprintf("backfill %s/%s %s %s (%s rows/s, %s)", thousands(pr.Done), total, key, what, thousands(int64(pr.RowsPerSecond())), eta(pr))
 }
 
 func eta(pr Progress) string {

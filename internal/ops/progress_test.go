@@ -54,14 +54,14 @@ func TestProgressPrinter(t *testing.T) {
 			updates: []ops.Progress{
 				with(at, done), with(at, nil), with(at, skipped), with(at, failed),
 			},
-			want: "backfill 2/8 gs://b/exportaciones/2026/03/14/p.csv#7 DONE rows 1500 loaded 1497 quarantined 3 (1,500 rows/s, ETA 6s)\n" +
+			want: "backfill 2/8 gs://b/exportaciones/2026/03/14/p.csv#7 DONE rows 1,500 loaded 1,497 quarantined 3 (1,500 rows/s, ETA 6s)\n" +
 				"backfill 2/8 gs://b/exportaciones/2026/03/14/p.csv#7 skipped: already DUPLICATE (1,500 rows/s, ETA 6s)\n" +
 				"backfill 2/8 gs://b/exportaciones/2026/03/14/p.csv#7 FAILED: load into lineas_pedido: timeout (1,500 rows/s, ETA 6s)\n",
 		},
 		{
 			name:    "log lines while the count is unknown",
 			updates: []ops.Progress{{Total: -1, Done: 1, Rows: 1500, Elapsed: time.Second, Last: done}},
-			want:    "backfill 1/? gs://b/exportaciones/2026/03/14/p.csv#7 DONE rows 1500 loaded 1497 quarantined 3 (1,500 rows/s, ETA ?)\n",
+			want:    "backfill 1/? gs://b/exportaciones/2026/03/14/p.csv#7 DONE rows 1,500 loaded 1,497 quarantined 3 (1,500 rows/s, ETA ?)\n",
 		},
 		{
 			name:    "terminal line",
@@ -79,7 +79,7 @@ func TestProgressPrinter(t *testing.T) {
 			name:    "terminal line while listing",
 			tty:     true,
 			updates: []ops.Progress{{Total: -1, Done: 1234, Rows: 1234567, Elapsed: time.Second}},
-			want:    "\r1234 objects (listing...)  1,234,567 rows  1,234,567 rows/s  ETA ?\n",
+			want:    "\r1,234 objects (listing...)  1,234,567 rows  1,234,567 rows/s  ETA ?\n",
 		},
 	}
 	for _, tt := range tests {

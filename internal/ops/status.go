@@ -72,6 +72,9 @@ type FilesReport struct {
 	// MaxFiles; Omitted counts the rest.
 	Recent  []FileLine `json:"recent"`
 	Omitted int        `json:"omitted,omitempty"`
+	// Drift lists the columns by which files since Since differed from
+	// their contracts (schema drift), with when each was first seen.
+	Drift []DriftLine `json:"drift,omitempty"`
 }
 
 // FileLine is one ledger record, as a person reads it.
@@ -228,6 +231,7 @@ func filesReport(recs []ledger.Record, now, since time.Time, maxFiles int) *File
 			fr.Omitted++
 		}
 	}
+	fr.Drift = driftLines(recs, since)
 	return fr
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
 )
@@ -25,19 +26,24 @@ func WriteStatus(w io.Writer, r Report) error {
 		for _, s := range stateOrder {
 			if n := f.States[s]; n > 0 {
 				total += n
-				states = append(states, fmt.Sprintf("%s %d", s, n))
+				states = append(states, fmt.Sprintf("%s %s", s, thousands(int64(n))))
 			}
 		}
-		fmt.Fprintf(tw, "\nFiles: %d", total)
+		fmt.Fprintf(tw, "\nFiles: %s", thousands(int64(total)))
 		if len(states) > 0 {
 			fmt.Fprintf(tw, " (%s)", strings.Join(states, ", "))
 		}
 		fmt.Fprintf(tw, "\n  rows: %s read, %s loaded, %s quarantined\n", thousands(f.RowsRead), thousands(f.RowsLoaded), thousands(f.RowsQuarantined))
 		if len(f.Rejects) > 0 {
-			fmt.Fprintln(tw, "  quarantined rows by reason:")
-			for _, code := range sortedCodes(f.Rejects) {
-				fmt.Fprintf(tw, "    %s\t%s\n", code, thousands(f.Rejects[code]))
+			if err := tw.Flush(); err != nil {
+				return err
 			}
+			fmt.Fprintln(w, "  quarantined rows by reason:")
+			var rows [][]string
+			for _, code := range sortedCodes(f.Rejects) {
+				rows = append(rows, []string{code, thousands(f.Rejects[code])})
+			}
+			writeAligned(w, "    ", rows, map[int]bool{1: true})
 		}
 		if len(f.Attention) > 0 {
 			fmt.Fprintln(tw, "  needs attention:")
@@ -45,19 +51,32 @@ func WriteStatus(w io.Writer, r Report) error {
 				fmt.Fprintf(tw, "    %s\t%s\t%s\n", l.State, l.Object, attention(l))
 			}
 		}
-		if len(f.Recent) > 0 {
-			fmt.Fprintln(tw, "  newest first:")
-			fmt.Fprintln(tw, "    STARTED\tSTATE\tFEED\tREAD\tLOADED\tQUARANTINED\tOBJECT")
-			for _, l := range f.Recent {
-				fmt.Fprintf(tw, "    %s\t%s\t%s\t%d\t%d\t%d\t%s\n", stamp(l.StartedAt), l.State, dash(l.Feed), l.Read, l.Loaded, l.Quarantined, l.Object)
-			}
-			if f.Omitted > 0 {
-				fmt.Fprintf(tw, "    ... and %d older\n", f.Omitted)
-			}
-		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if f := r.Files; f != nil && len(f.Recent) > 0 {
+		fmt.Fprintln(w, "  newest first:")
+		rows := [][]string{{"STARTED", "STATE", "FEED", "READ", "LOADED", "QUARANTINED", "OBJECT"}}
+		for _, l := range f.Recent {
+			rows = append(rows, []string{stamp(l.StartedAt), string(l.State), dash(l.Feed), thousands(l.Read), thousands(l.Loaded), thousands(l.Quarantined), l.Object})
+		}
+		writeAligned(w, "    ", rows, map[int]bool{3: true, 4: true, 5: true})
+		if f.Omitted > 0 {
+			fmt.Fprintf(w, "    ... and %s older\n", thousands(int64(f.Omitted)))
+		}
+		var quarantined []string
+		for _, l := range f.Recent {
+			if l.Quarantine != "" {
+				quarantined = append(quarantined, l.Quarantine)
+			}
+		}
+		if len(quarantined) > 0 {
+			fmt.Fprintln(w, "  quarantine files (alpipe quarantine get NAME fetches one):")
+			for _, q := range quarantined {
+				fmt.Fprintf(w, "    %s\n", q)
+			}
+		}
 	}
 
 	for _, s := range r.Stream {
@@ -81,10 +100,13 @@ func WriteStatus(w io.Writer, r Report) error {
 	}
 
 	if d := r.Discarded; d != nil {
-		fmt.Fprintf(w, "\nDiscarded orders: %d dead-lettered (invalid), %d dropped as too late (all time: %d and %d)\n", d.Invalid, d.TooLate, d.InvalidTotal, d.TooLateTotal)
+		fmt.Fprintf(w, "\nDiscarded orders: %s dead-lettered (invalid), %s dropped as too late (all time: %s and %s)\n",
+			thousands(int64(d.Invalid)), thousands(int64(d.TooLate)), thousands(int64(d.InvalidTotal)), thousands(int64(d.TooLateTotal)))
+		var rows [][]string
 		for _, rc := range d.Reasons {
-			fmt.Fprintf(w, "  %6d  %s\n", rc.Count, oneLine(rc.Reason))
+			rows = append(rows, []string{thousands(int64(rc.Count)), oneLine(rc.Reason)})
 		}
+		writeAligned(w, "  ", rows, map[int]bool{0: true})
 		if d.Pending > 0 {
 			fmt.Fprintf(w, "  %d dead letters waiting for the warehouse\n", d.Pending)
 		}
@@ -135,4 +157,34 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeAligned prints rows as columns two spaces apart, the columns in
+// right right-aligned (numbers), the last column unpadded.
+func writeAligned(w io.Writer, indent string, rows [][]string, right map[int]bool) {
+	width := map[int]int{}
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		b.WriteString(indent)
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			switch {
+			case right[i]:
+				b.WriteString(pad + c)
+			case i < len(r)-1:
+				b.WriteString(c + pad)
+			default:
+				b.WriteString(c)
+			}
+			if i < len(r)-1 {
+				b.WriteString("  ")
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
 }

@@ -91,7 +91,7 @@ func (s *failingStore) RunTx(ctx context.Context, fn func(context.Context, docst
 func TestBatchAnswersEveryDeliveryWithItsBatch(t *testing.T) {
 	store := &failingStore{Store: newBoltStore(t)}
 	p, err := stream.New(store, nopSink{}, []window.Spec{window.Defaults()}, streamtest.IsCountry, logging.Discard(),
-		stream.WithBatching(20*time.Millisecond, 50))
+		stream.WithBatching(200*time.Millisecond, 50))
 	if err != nil {
 		t.Fatal(err)
 	}

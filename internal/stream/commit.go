@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -118,6 +120,26 @@ func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []
 				g := &cellGroup{wk: wk, late: l == window.Late && s.LateDelay == 0, n: s.ShardOf(it.o.PedidoID)}
 				groups[wk] = g
 				cells = append(cells, g)
+			}
+		}
+		// A cell with one order in the batch and none from this instance in
+		// the last second is not hot: its delta is this instance's, so that
+		// at low traffic a cell's orders gather in one delta per instance
+		// instead of one per order (fewer documents for the tick to list and
+		// read). A hot cell's batches spread over the deltas by their first
+		// pedido_id, for commits not to meet on one document.
+		count := map[*cellGroup]int{}
+		var first *item
+		for _, it := range items {
+			w := s.WindowOf(it.o.EventTime)
+			if g := groups[window.WindowKey{Window: w, Key: it.keys[ai]}]; g != nil {
+				count[g]++
+				first = it
+			}
+		}
+		for _, g := range cells {
+			if !p.hot.touch(a.paths.cell(g.wk), first.now) && count[g] < 2 {
+				g.n = p.instanceDelta(s)
 			}
 		}
 		var deltaPaths []string
@@ -328,4 +350,32 @@ func (p *Processor) writeGroup(tx docstore.Tx, a aggregation, g *cellGroup) erro
 	d.N = g.n % v.cell.Shards
 	d.Part = window.Shard{MaxEventTime: g.maxTime, LastAccepted: g.last}
 	return set(tx, a.paths.delta(g.wk, d.N), d, time.Time{})
+}
+
+// instanceDelta is this process's delta number in spec s.
+func (p *Processor) instanceDelta(s window.Spec) int {
+	h := fnv.New32a()
+	h.Write([]byte(p.instance))
+	return int(h.Sum32() % uint32(max(1, s.Shards)))
+}
+
+// hotCells remembers when this process last wrote each cell, to tell a hot
+// cell from a quiet one.
+type hotCells struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// touch records a write of cell at now and reports whether the previous one
+// was less than a second before.
+func (h *hotCells) touch(cell string, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last == nil || len(h.last) > 10_000 {
+		h.last = map[string]time.Time{} // forgetting only makes a cell look quiet once
+	}
+	prev, ok := h.last[cell]
+	h.last[cell] = now
+	d := now.Sub(prev)
+	return ok && d < time.Second && d > -time.Second
 }

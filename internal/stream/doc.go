@@ -75,20 +75,24 @@
 // watermark, folds the listed deltas' newest event and acceptance times in,
 // advances W, and adds the cells it has not seen yet to the agenda, so that
 // the watermark's inputs come from the deltas and no document is written by
-// every order. Then it visits only the cells that may change: those with
-// deltas, those whose EARLY or LATE delay is due by the agenda, and every
-// cell of a window whose end (the ON_TIME round) or expiry W has reached.
-// One transaction per visited cell re-reads the watermark, reads the cell
-// and its deltas (the listed ones; every delta number for the ON_TIME pane
-// and at expiry, so that they cover everything accepted before them), runs
-// window.Spec.OnTick, writes the pane into the outbox and the cell with the
-// deltas folded in, deletes those deltas, or deletes the expired cell; the
-// agenda records each cell's next timer. A delta committed after the listing
-// is folded by the next tick, as if its orders had arrived just after this
-// one. A tick with nothing new and nothing due reads about seven documents
-// and writes only its lease; re-running a tick writes nothing else. The
-// lease only saves duplicate work: two ticks at once still emit every pane
-// once, because a pane's index comes from the PaneState it is written with.
+// every order. A cell's new deltas carry their own pending marks, so the
+// tick knows from the listing alone when their EARLY (or LATE) delay runs
+// out and notes it in the agenda. It visits only the cells that have a
+// timer due, and every cell of a window whose end (the ON_TIME round) or
+// expiry W has reached. One transaction per visit re-reads the watermark,
+// reads the cell and its deltas (the listed ones; every delta number for
+// the ON_TIME pane and at expiry, so that they cover everything accepted
+// before them) and runs window.Spec.OnTick; when it emits a pane (into the
+// outbox) it folds the deltas into the cell and deletes them, at expiry it
+// deletes the cell, and a visit that emits nothing and changes no state
+// writes nothing (but the first, which creates the cell). The agenda records each
+// cell's next timer and the fingerprint of the deltas already accounted
+// for. A delta committed after the listing is seen by the next tick, as if
+// its orders had arrived just after this one. A tick with nothing new and
+// nothing due reads about seven documents and writes only its lease;
+// re-running a tick writes nothing else. The lease only saves duplicate
+// work: two ticks at once still emit every pane once, because a pane's
+// index comes from the PaneState it is written with.
 //
 // # Outbox
 //

@@ -114,6 +114,9 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 
 	visits, notes := plan(a.spec, agendas, changes, after.Watermark, now)
 	at.Visited = len(visits)
+	for _, c := range changes {
+		at.Deltas += len(c.paths)
+	}
 	panes, expired, err := p.tickCells(ctx, a, visits, now)
 	at.Panes, at.Expired = panes, expired
 	if err != nil {

@@ -243,4 +243,3 @@ func post(c *http.Client, url string, body []byte) ([]byte, int, error) {
 	b, err := io.ReadAll(resp.Body)
 	return b, resp.StatusCode, err
 }
-

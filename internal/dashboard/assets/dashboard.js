@@ -189,10 +189,12 @@
     plot.append(el("svg:line", { x1: left, x2: right, y1: base, y2: base, class: "axis" }));
   }
 
-  function wmMarker(plot, x, wmAt, top, base, label) {
-    const wx = x(wmAt);
+  // wmMarker draws W as a dashed line at its time; the label goes to the
+  // line's left when the right edge is near, so it is never cut off.
+  function wmMarker(plot, x, wmAt, top, base, right, label) {
+    const wx = x(wmAt), flip = wx + 8 * label.length > right + 16;
     plot.append(el("svg:line", { x1: wx, x2: wx, y1: top - 6, y2: base, class: "wm", "data-at": new Date(wmAt).toISOString() }));
-    plot.append(el("svg:text", { x: wx + 4, y: top - 8, class: "wm-label" }, label));
+    plot.append(el("svg:text", { x: flip ? wx - 4 : wx + 4, y: top - 8, "text-anchor": flip ? "end" : "start", class: "wm-label" }, label));
   }
 
   // niceStep picks 1, 2 or 5 times a power of ten for about four grid lines.
@@ -240,6 +242,8 @@
     let [t0, t1] = span(snap, bars);
     const wmAt = snap.watermark ? Date.parse(snap.watermark.at) : NaN;
     if (!isNaN(wmAt) && !snap.filter) { t0 = Math.min(t0, wmAt); t1 = Math.max(t1, wmAt); }
+    // Over days, whole UTC days: the axis starts on a labelled midnight.
+    if (t1 - t0 > 2 * DAY) { t0 = Math.floor(t0 / DAY) * DAY; t1 = Math.ceil(t1 / DAY) * DAY; }
     const x = (t) => left + ((t - t0) / (t1 - t0)) * (right - left);
     const max = Math.max(...[...totals.values()].map((t) => t.sum), 1);
     const decades = Math.max(1, Math.ceil(Math.log10(max)));
@@ -254,7 +258,7 @@
     const liveEnd = Math.max(...bars.map((b) => Date.parse(b.window_end)));
     const ls = Math.max(t0, liveEnd - LIVE_HOURS * HOUR);
     plot.append(el("svg:rect", { x: x(ls), y: top, width: Math.max(1, x(liveEnd) - x(ls)), height: base - top, class: "live-span" }));
-    const hourW = Math.max(2, x(t0 + HOUR) - x(t0) - 1);
+    const hourW = Math.max(4, x(t0 + HOUR) - x(t0) - 1);
     for (const t of totals.values()) {
       const s = Date.parse(t.start), bx = x(s), by = y(t.sum);
       const g = el("svg:g", { class: "tbar", "data-window": t.start, "data-total": String(Math.round(t.sum * 100) / 100) });
@@ -266,7 +270,7 @@
     }
     timeAxis(plot, x, t0, t1, left, right, base, "tl-hour", 14);
     plot.append(el("svg:text", { x: right, y: height - 4, "text-anchor": "end", class: "axis-title" }, "event time (UTC)"));
-    if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, "W " + day(new Date(wmAt)) + " " + hhmm(new Date(wmAt)));
+    if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, right, "W " + day(new Date(wmAt)) + " " + hhmm(new Date(wmAt)));
     svg.setAttribute("aria-label", "Sales per hour: " + totals.size + " windows from " + stamp(new Date(t0)) + " to " + stamp(new Date(t1)) + " UTC, log scale");
   }
 
@@ -324,7 +328,7 @@
     }
     timeAxis(plot, x, t0, t1, left, right, base, "hour", LIVE_HOURS);
     plot.append(el("svg:text", { x: right, y: height - 4, "text-anchor": "end", class: "axis-title" }, "event time (UTC), window start"));
-    if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, "W " + hhmm(new Date(wmAt)));
+    if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, right, "W " + hhmm(new Date(wmAt)));
     svg.setAttribute("aria-label", "Sales per hour and country, " + day(new Date(t0)) + " " + hhmm(new Date(t0)) + " to " + day(new Date(t1)) + " " + hhmm(new Date(t1)) + " UTC: " + bars.length + " bars");
   }
 

@@ -101,7 +101,7 @@ func (w *Warehouse) writeSpools(t warehouse.Table, rows warehouse.RowSource, fil
 				return n, nil
 			}
 			var err error
-			if f, err = os.CreateTemp(w.tempDir, "alpipe-load-*.csv"); err != nil {
+			if f, err = os.CreateTemp(w.tempDir, spoolPattern); err != nil {
 				return n, fmt.Errorf("spool: %w", err)
 			}
 			if bw == nil {

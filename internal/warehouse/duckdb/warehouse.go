@@ -109,8 +109,9 @@ func Open(path string, opt Options) (*Warehouse, error) {
 		tempDir = os.TempDir()
 	}
 	// DuckDB checks its own spill files against allowed_directories (see
-	// confine), which holds an absolute path: a relative temp_directory
-	// failed that check and aborted the process when Close removed it.
+	// confine), fixed at Open, but resolves a relative temp_directory on
+	// each use: after a change of working folder, spilling failed and
+	// Close aborted the process.
 	tempDir, err = filepath.Abs(tempDir)
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse: temp dir: %w", err)

@@ -1,4 +1,4 @@
-package remote_test
+package client_test
 
 import (
 	"context"
@@ -19,13 +19,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/ops"
-	"github.com/alpinashop/alpipe/internal/ops/remote"
 )
 
 // The functions framework cannot stop its server, so one local server, on
@@ -33,7 +33,7 @@ import (
 var srv *local.Server
 
 func TestMain(m *testing.M) {
-	data, err := os.MkdirTemp("", "alpipe-ops-remote-test-")
+	data, err := os.MkdirTemp("", "alpipe-client-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -52,7 +52,7 @@ func TestMain(m *testing.M) {
 
 func storage(t *testing.T) *objects.GCS {
 	t.Helper()
-	gcs, closeFn, err := remote.Server{URL: srv.URL}.Storage(context.Background())
+	gcs, closeFn, err := client.Server{URL: srv.URL}.Storage(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func (s *stopAfter) Ingest(ctx context.Context, a objects.Attrs) (ledger.Record,
 // skips; every row is loaded once.
 func TestBackfillThroughServer(t *testing.T) {
 	gcs := storage(t)
-	server := remote.Server{URL: srv.URL}
+	server := client.Server{URL: srv.URL}
 	const files = 6
 	want := map[string]string{}
 	total := 0
@@ -177,8 +177,8 @@ func TestBackfillThroughServer(t *testing.T) {
 func TestRequeueThroughServer(t *testing.T) {
 	ctx := context.Background()
 	gcs := storage(t)
-	server := remote.Server{URL: srv.URL}
-	rec, err := local.Drop(ctx, srv.URL, "exportaciones/2026/03/14/pedidos-erp.csv", "../../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
+	server := client.Server{URL: srv.URL}
+	rec, err := local.Drop(ctx, srv.URL, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestStatusThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (remote.Server{URL: srv.URL}).Ingest(ctx, a); err != nil {
+	if _, err := (client.Server{URL: srv.URL}).Ingest(ctx, a); err != nil {
 		t.Fatal(err)
 	}
 
@@ -263,7 +263,7 @@ func TestStatusThroughServer(t *testing.T) {
 	proxy := httptest.NewServer(mux)
 	defer proxy.Close()
 
-	rep, err := remote.Server{URL: proxy.URL}.Status(ctx, 0, 0)
+	rep, err := client.Server{URL: proxy.URL}.Status(ctx, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestStatusThroughServer(t *testing.T) {
 		t.Errorf("text report:\n%s", text)
 	}
 
-	_, err = remote.Server{URL: srv.URL}.Status(ctx, 0, 0)
+	_, err = client.Server{URL: srv.URL}.Status(ctx, 0, 0)
 	if err != nil && !strings.Contains(err.Error(), "no "+ops.StatusPath+" endpoint") {
 		t.Errorf("server without the endpoint: %v", err)
 	}

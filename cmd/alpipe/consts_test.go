@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/functions"
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/local"
+)
+
+// TestClientNamesMatchTheServer: package client repeats the server's names
+// so as not to link it; this is where a drift would show.
+func TestClientNamesMatchTheServer(t *testing.T) {
+	got := []string{client.DefaultAddr, client.AdminPrefix, client.LandingBucket, client.QuarantineBucket,
+		client.IngestCSVName, client.AggregateOrdersName, client.AdvanceWatermarkName, client.FinalizedType}
+	want := []string{local.DefaultAddr, local.AdminPrefix, local.LandingBucket, local.QuarantineBucket,
+		functions.IngestCSVName, functions.AggregateOrdersName, functions.AdvanceWatermarkName, functions.FinalizedType}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("client names (-server +client):\n%s", diff)
+	}
+}
+
+// TestServeLogFormat: JSON for Cloud Logging when stderr is not a terminal
+// (the README's background serve flooded the terminal), text on request.
+func TestServeLogFormat(t *testing.T) {
+	tests := []struct {
+		name, format, want string
+	}{
+		{name: "default off a terminal is JSON", format: "", want: `"message":"hello"`},
+		{name: "text", format: "text", want: "msg=hello"},
+		{name: "json", format: "json", want: `"severity":"INFO"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := serveLogger(tt.format, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Info("hello")
+			f.Close()
+			b, _ := os.ReadFile(f.Name())
+			if !strings.Contains(string(b), tt.want) {
+				t.Errorf("log %q lacks %q", b, tt.want)
+			}
+		})
+	}
+}
