@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // helpText is what `alpipe COMMAND --help` prints besides the flags: the
@@ -151,6 +152,19 @@ func flagError(fs *flag.FlagSet, err error) error {
 		return fmt.Errorf("%s: --%s needs a value (alpipe %s --help)", fs.Name(), name, fs.Name())
 	}
 	msg = strings.Replace(msg, "for flag -", "for --", 1)
+	if i := strings.Index(msg, "for --"); i >= 0 {
+		name, _, _ := strings.Cut(msg[i+len("for --"):], ":")
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				switch g.Get().(type) {
+				case time.Duration:
+					msg = strings.TrimSuffix(msg, ": parse error") + ": want a duration such as 90m or 24h"
+				case int:
+					msg = strings.TrimSuffix(msg, ": parse error") + ": want a whole number"
+				}
+			}
+		}
+	}
 	return fmt.Errorf("%s: %s (alpipe %s --help)", fs.Name(), msg, fs.Name())
 }
 

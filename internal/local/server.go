@@ -229,6 +229,11 @@ func (s *Server) dashboard(ctx context.Context, lookup envconfig.Lookuper) (http
 		Watermarks:  dashboard.StoreWatermarks{Store: store},
 		Now:         s.Clock.Now,
 		Aggregation: cfg.Spec().Name,
+		// The fake GCS on this address answers the download links itself.
+		QuarantineBucket: QuarantineBucket,
+	}
+	if proc, err := s.App.StreamProcessor(); err == nil {
+		src.Stream = proc
 	}
 	if l := s.App.Ledger(); l != nil {
 		src.Ledger = l

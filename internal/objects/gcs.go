@@ -52,11 +52,17 @@ func (g *GCS) WithChunkSize(n int) *GCS {
 // Open reads one exact generation (0 = the live one), streaming. The library
 // checks the CRC32C of a full read at EOF, so a torn read surfaces as an
 // error from Read rather than as wrong bytes.
+//
+// An object stored with Content-Encoding: gzip comes back as its stored
+// bytes, not inflated: otherwise Go's transport asks for gzip and inflates
+// the answer itself, without any bound on the expansion and without the
+// CRC32C check, and a zip bomb would pass the ingest's ratio cap, which
+// sniffs the gzip magic and decompresses under its own limit.
 func (g *GCS) Open(ctx context.Context, bucket, name string, generation int64) (io.ReadCloser, error) {
 	if generation < 0 {
 		return nil, fmt.Errorf("open %s: negative generation %d", describe(bucket, name, 0), generation)
 	}
-	o := g.client.Bucket(bucket).Object(name)
+	o := g.client.Bucket(bucket).Object(name).ReadCompressed(true)
 	if generation > 0 {
 		o = o.Generation(generation)
 	}

@@ -1,10 +1,15 @@
 package objects_test
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
 	"os"
 	"testing"
 
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/objects/objectstest"
 )
 
@@ -42,5 +47,69 @@ func TestConformanceLiveGCS(t *testing.T) {
 func TestNewGCSRejectsNilClient(t *testing.T) {
 	if _, err := objects.NewGCS(nil); err == nil {
 		t.Error("NewGCS(nil) = nil error, want one")
+	}
+}
+
+// TestOpenReadsStoredGzipBytes pins what Open returns for an object stored
+// with Content-Encoding: gzip: the stored bytes, never a decompressed
+// stream. Without ReadCompressed the library lets Go's transport ask for
+// gzip and inflate the answer on the fly, with no bound on the expansion,
+// so a zip bomb would get past the ingest's ratio cap (it sniffs the gzip
+// magic and decompresses itself) and the CRC32C check would be skipped.
+func TestOpenReadsStoredGzipBytes(t *testing.T) {
+	const bucket = "gzip-test"
+	var plain bytes.Buffer
+	for i := range 2000 {
+		fmt.Fprintf(&plain, "PED-%d,1,2026-03-22,BOTA,1,12.00,CLI,ES\n", i)
+	}
+	var stored bytes.Buffer
+	zw := gzip.NewWriter(&stored)
+	if _, err := zw.Write(plain.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		dir  string // "" = the fake's memory backend, as the stack runs it
+	}{{"memory", ""}, {"folder", t.TempDir()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := fakegcs.Start(tc.dir, bucket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			c, err := srv.Client(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			w := c.Bucket(bucket).Object("pedidos.csv").NewWriter(t.Context())
+			w.ContentType = "text/csv"
+			w.ContentEncoding = "gzip"
+			if _, err := w.Write(stored.Bytes()); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			g, err := objects.NewGCS(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := g.Open(t.Context(), bucket, "pedidos.csv", w.Attrs().Generation)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			got, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, stored.Bytes()) {
+				t.Errorf("Open returned %d bytes starting %q, want the %d stored gzip bytes (plain text is %d bytes)", len(got), got[:min(len(got), 16)], stored.Len(), plain.Len())
+			}
+		})
 	}
 }
