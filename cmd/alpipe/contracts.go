@@ -11,22 +11,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/contract"
 )
 
-// feedPattern is the feed's object pattern when package contract exposes
-// it. Until then an example name stands in, one the registry itself
-// confirms belongs to the feed, so the message cannot mislead.
-func feedPattern(f *contract.Feed) string {
-	if p, ok := any(f).(interface{ ObjectPattern() string }); ok {
-		return p.ObjectPattern()
-	}
-	if reg, err := contract.Default(); err == nil {
-		for _, ex := range []string{"exportaciones/2026/03/14/NAME.csv", "exportaciones/2026/03/opiniones-NAME.csv"} {
-			if g, ok := reg.Match(ex); ok && g.Name() == f.Name() {
-				return "(e.g. " + ex + ")"
-			}
-		}
-	}
-	return "(table " + f.Table() + ")"
-}
+// feedPattern is the feed's object pattern, as declared.
+func feedPattern(f *contract.Feed) string { return f.ObjectPattern() }
 
 // feedDoc is one feed as `contracts --format json` prints it.
 type feedDoc struct {
@@ -111,13 +97,8 @@ func runContracts(_ context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-// ruleOf is a column's rules in words when package contract exposes them.
-func ruleOf(f *contract.Feed, column string) string {
-	if r, ok := any(f).(interface{ Rules(string) string }); ok {
-		return r.Rules(column)
-	}
-	return ""
-}
+// ruleOf is a column's rules in words.
+func ruleOf(f *contract.Feed, column string) string { return f.Rules(column) }
 
 func firstNonEmpty(s ...string) string {
 	for _, v := range s {

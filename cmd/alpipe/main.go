@@ -2,19 +2,26 @@
 // through the functions framework, with a fake Cloud Storage, an embedded
 // state store and DuckDB as the warehouse, all in one data folder.
 //
-//	alpipe serve [--addr 127.0.0.1:8080] [--data .local] [--virtual-clock]
-//	alpipe drop FILE [--object PATH] [--format text|json] [--server URL]
-//	alpipe query SQL [--format table|csv|json] [--server URL]
-//	alpipe publish FILE.jsonl [--server URL]   (PUBSUB_EMULATOR_HOST set: to the emulator topic)
+//	alpipe serve [--addr 127.0.0.1:8080] [--data .local] [--virtual-clock [--start T]] [--log-format text|json]
+//	alpipe drop FILE [--object PATH] [--upload-only] [--format text|json] [--server URL]
+//	alpipe validate FILE [--object PATH]          (no server: a dry run of the contract)
+//	alpipe contracts                              (no server: feeds, patterns, columns)
+//	alpipe query SQL [--max-rows 100] [--format table|csv|json] [--server URL]
+//	alpipe publish FILE.jsonl [--server URL]      (PUBSUB_EMULATOR_HOST set: to the emulator topic)
 //	alpipe tick [--now RFC3339] [--server URL]
-//	alpipe status [--since 24h] [--format text|json] [--server URL] [--cloud]
+//	alpipe status [OBJECT] [--since 24h] [--format text|json] [--server URL] [--cloud]
+//	alpipe quarantine ls [PREFIX] | get OBJECT [-o FILE]
 //	alpipe backfill PREFIX|gs://BUCKET/PREFIX [--concurrency 4] [--server URL]
 //	alpipe requeue QUARANTINE_OBJECT [--file FIXED.csv] [--server URL]
 //	alpipe replay FILE.jsonl | --from-table [--dates A..B] [--server URL]
 //	alpipe reconcile --date YYYY-MM-DD [--server URL]
 //	alpipe demo [--testdata testdata]
+//	alpipe version
 //
-// Errors are one line on stderr and a non-zero exit.
+// alpipe COMMAND --help shows each command's arguments, flags and example.
+// Errors are one line on stderr and a non-zero exit; --format json is one
+// document in one style (see printJSON). Client commands talk to serve
+// through package client and fail at once when it does not answer.
 package main
 
 import (

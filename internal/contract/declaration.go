@@ -129,6 +129,7 @@ func compile(b []byte) (*Feed, error) {
 		return nil, fail("objects pattern: %w", err)
 	}
 	f.objects = re
+	f.rules = describeRules(d.Columns, d.Derived)
 	switch d.Encoding {
 	case UTF8:
 		f.encoding = d.Encoding

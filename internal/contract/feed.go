@@ -41,6 +41,7 @@ type Feed struct {
 	header      []string
 	dateIndex   int
 	aggregates  []string
+	rules       map[string]string // column -> its rules in words, for people
 }
 
 // column is a compiled declared column.

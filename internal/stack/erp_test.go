@@ -1,0 +1,348 @@
+package stack
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+// erpDir holds the exports as the ERP really writes them (issue 12), the
+// same fixtures internal/ingest/erp_test.go ingests embedded.
+const erpDir = testdata + "/erp"
+
+// erpColumns are the lineas_pedido columns the ERP cases compare.
+var erpColumns = []string{"pedido_id", "linea", "fecha", "sku", "cantidad", "precio_unitario", "importe", "cliente_id", "pais"}
+
+// TestERPExports drops the ERP's export variants into the landing bucket as
+// the ERP does (an upload to Cloud Storage, delivered by Eventarc to the
+// IngestCSV service) and checks each outcome as deployed: the ledger record,
+// the rows in BigQuery, the quarantine file and the process's log. Only the
+// deployed contracts (internal/contract/feeds) apply: the test feeds of
+// testdata/erp/feeds are not in the binary.
+func TestERPExports(t *testing.T) {
+	t.Parallel()
+	s := need(t, Options{})
+	s.BigQuery.FailOnViolations(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l := s.ledger(t)
+	quarantine := s.Buckets["quarantine"]
+
+	t.Run("extra column is drift, not silence", func(t *testing.T) {
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/20/pedidos-erp-canal.csv", readERP(t, "pedidos-erp-canal.csv"))
+		if diff := cmp.Diff(erpOutcome{ledger.Done, 2, 2, 0, ""}, outcomeOf(rec)); diff != "" {
+			t.Errorf("outcome (-want +got):\n%s", diff)
+		}
+		wantDrift := &ledger.Drift{Added: []string{"canal"}, Missing: []string{"cliente_id"}}
+		if diff := cmp.Diff(wantDrift, rec.Drift); diff != "" {
+			t.Errorf("ledger drift (-want +got):\n%s", diff)
+		}
+		want := erpTable(
+			"PED-7001  1  2026-03-20  MOCH-40L-AZ  2  89.9  179.8  NULL  ES",
+			"PED-7002  1  2026-03-20  GORRO-LANA   1  12    12     NULL  PT",
+		)
+		if diff := cmp.Diff(want, loaded(s, "PED-70")); diff != "" {
+			t.Errorf("lineas_pedido (-want +got):\n%s", diff)
+		}
+		done := logLines(t, s, "file done", rec.Key)
+		if len(done) != 1 {
+			t.Fatalf("%d 'file done' lines for %s, want 1", len(done), rec.Key)
+		}
+		got := []any{done[0]["drift_added"], done[0]["drift_missing"]}
+		if diff := cmp.Diff([]any{[]any{"canal"}, []any{"cliente_id"}}, got); diff != "" {
+			t.Errorf("IngestCSV's outcome line, drift fields (-want +got):\n%s", diff)
+		}
+		var drift []string
+		for _, m := range logLines(t, s, "schema drift", rec.Key) {
+			drift = append(drift, m["severity"].(string)+" "+m["feed"].(string)+" "+m["change"].(string)+" "+m["column"].(string))
+		}
+		if diff := cmp.Diff([]string{"WARNING lineas_pedido added canalX", "WARNING lineas_pedido missing cliente_id"}, drift); diff != "" {
+			t.Errorf("IngestCSV's schema drift lines, which the log-based metric counts (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("semicolons, decimal comma, thousands, day first", func(t *testing.T) {
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/21/pedidos-erp-punto-y-coma.csv", readERP(t, "pedidos-erp-punto-y-coma.csv"))
+		if diff := cmp.Diff(erpOutcome{ledger.Done, 4, 3, 1, ""}, outcomeOf(rec)); diff != "" {
+			t.Errorf("outcome (-want +got):\n%s", diff)
+		}
+		if rec.Drift != nil {
+			t.Errorf("drift %+v, want none", rec.Drift)
+		}
+		want := erpTable(
+			"PED-7101  1  2026-03-20  SACO-DORMIR-5  1  1234.6  1234.5  CLI-1       ES",
+			"PED-7101  2  2026-03-20  CUERDA-60M     2  89.9    179.8   Pérez; Ana  ES",
+			"PED-7102  1  2026-03-21  GORRO-LANA     3  12      36      NULL        FR",
+		)
+		if diff := cmp.Diff(want, loaded(s, "PED-71")); diff != "" {
+			t.Errorf("lineas_pedido (-want +got):\n%s", diff)
+		}
+		q := quarantined(ctx, t, s, quarantine, rec.Quarantine)
+		if diff := cmp.Diff([][]string{{"5", "precio_unitario:invalid_numeric", "PED-7103;1;21/03/2026;GORRO-LANA;1;1.23,4;CLI-2;FR"}}, q); diff != "" {
+			t.Errorf("quarantine: line, code, raw text (-want +got):\n%s", diff)
+		}
+	})
+
+	for _, tc := range []struct {
+		name, object, contentEncoding string
+		prefix                        string // the pedido_id prefix of the case's rows
+	}{
+		{"gzip by .csv.gz name", "exportaciones/2026/03/22/pedidos-erp.csv.gz", "", "PED-72"},
+		// Read through the production client, such an object arrives
+		// inflated by Go's transport (objects.TestOpenInflatesStoredGzip):
+		// the ingest sees CSV text, and the ledger still keys on the MD5
+		// of the stored bytes. Its rows get other IDs so that the ledger
+		// does not take it for a copy of the previous case's file.
+		{"gzip stored with Content-Encoding", "exportaciones/2026/03/23/pedidos-erp.csv", "gzip", "PED-74"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gz := regzip(t, readERP(t, "pedidos-erp.csv.gz"), "PED-72", tc.prefix)
+			rec := dropEncoded(ctx, t, s, l, tc.object, gz, tc.contentEncoding)
+			if diff := cmp.Diff(erpOutcome{ledger.Done, 3, 2, 1, ""}, outcomeOf(rec)); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+			sum := md5.Sum(gz)
+			if want := base64.StdEncoding.EncodeToString(sum[:]); rec.MD5 != want {
+				t.Errorf("ledger MD5 %s, want %s (the stored gzip bytes)", rec.MD5, want)
+			}
+			want := erpTable(
+				tc.prefix+"01  1  2026-03-22  MOCH-40L-AZ  1  89.9   89.9  CLI-9  ES",
+				tc.prefix+"01  2  2026-03-22  FRONTAL-400  2  39.95  79.8  CLI-9  ES",
+			)
+			if diff := cmp.Diff(want, loaded(s, tc.prefix)); diff != "" {
+				t.Errorf("lineas_pedido (-want +got):\n%s", diff)
+			}
+			q := quarantined(ctx, t, s, quarantine, rec.Quarantine)
+			if len(q) != 1 || q[0][2] != tc.prefix+`02,1,2026-03-22,BOTA-TREK-42,0,"129,00",CLI-8,IT` {
+				t.Errorf("quarantine %q, want the zero quantity as its decompressed raw line", q)
+			}
+		})
+	}
+
+	t.Run("zip bomb is a whole-file rejection", func(t *testing.T) {
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/25/pedidos-bomba.csv.gz", readERP(t, "pedidos-bomba.csv.gz"))
+		got := outcomeOf(rec)
+		if got.State != ledger.Rejected || !strings.HasPrefix(got.Reason, "gzip expands more than 300 times") {
+			t.Errorf("state %s, reason %q; want REJECTED, gzip expands more than 200 times...", got.State, got.Reason)
+		}
+		if got.Read != 0 || got.Loaded != 0 || got.Quarantined != 0 || rec.Quarantine != "" {
+			t.Errorf("counts %d/%d/%d, quarantine %q: want nothing read, loaded or quarantined", got.Read, got.Loaded, got.Quarantined, rec.Quarantine)
+		}
+		if rows := loaded(s, "PED-75"); rows != erpTable() {
+			t.Errorf("lineas_pedido has rows of the bomb:\n%s", rows)
+		}
+		if lines := logLines(t, s, "file rejected", rec.Key); len(lines) != 1 || lines[0]["severity"] != "ERROR" {
+			t.Errorf("IngestCSV logged %v for the bomb, want one ERROR 'file rejected' line", lines)
+		}
+		if !s.Processes["IngestCSV"].Running() {
+			t.Error("IngestCSV is no longer running after the bomb")
+		}
+	})
+
+	// The deployed lineas_pedido contract declares utf-8, and no deployed
+	// feed declares windows-1252 (only the test feed pedidos_cp1252 of
+	// testdata/erp/feeds does, which the binary does not embed). As
+	// deployed, a windows-1252 export therefore loads nothing garbled: each
+	// row with a non-UTF-8 byte goes to quarantine with its bytes unchanged.
+	t.Run("windows-1252 under the deployed utf-8 contract", func(t *testing.T) {
+		raw := readERP(t, "pedidos-erp-cp1252.csv")
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/24/pedidos-erp-cp1252.csv", raw)
+		if diff := cmp.Diff(erpOutcome{ledger.Done, 3, 0, 3, ""}, outcomeOf(rec)); diff != "" {
+			t.Errorf("outcome (-want +got):\n%s", diff)
+		}
+		if rows := loaded(s, "PED-73"); rows != erpTable() {
+			t.Errorf("lineas_pedido has rows of the windows-1252 export:\n%s", rows)
+		}
+		var want [][]string
+		for i, line := range strings.Split(strings.TrimRight(string(raw), "\r\n"), "\n")[1:] {
+			want = append(want, []string{strconv.Itoa(i + 2), contract.CodeNUL, strings.TrimRight(line, "\r")})
+		}
+		if diff := cmp.Diff(want, quarantined(ctx, t, s, quarantine, rec.Quarantine)); diff != "" {
+			t.Errorf("quarantine: line, code, raw bytes (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// erpOutcome is what the ledger says of a file.
+type erpOutcome struct {
+	State                     ledger.State
+	Read, Loaded, Quarantined int64
+	Reason                    string
+}
+
+func outcomeOf(rec ledger.Record) erpOutcome {
+	return erpOutcome{rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined, rec.Reason}
+}
+
+func readERP(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(erpDir + "/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// dropEncoded is drop with the object's Content-Encoding set, as an ERP
+// that uploads with gsutil -Z or an explicit header stores it.
+func dropEncoded(ctx context.Context, t *testing.T, s *Stack, l *ledger.Ledger, name string, data []byte, contentEncoding string) ledger.Record {
+	t.Helper()
+	if contentEncoding == "" {
+		return drop(ctx, t, s, l, name, data)
+	}
+	landing := s.Buckets["landing"]
+	w := s.Storage.Bucket(landing).Object(name).NewWriter(ctx)
+	w.ContentType = "text/csv"
+	w.ContentEncoding = contentEncoding
+	if _, err := w.Write(data); err != nil {
+		_ = w.Close()
+		t.Fatalf("upload gs://%s/%s: %v", landing, name, err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("upload gs://%s/%s: %v", landing, name, err)
+	}
+	gen := w.Attrs().Generation
+	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, waitTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.Acked {
+		t.Fatalf("gs://%s/%s#%d: Eventarc gave up after %v", landing, name, gen, ev.Attempts)
+	}
+	key := ledger.Key{Bucket: landing, Object: name, Generation: gen}
+	rec, ok, err := l.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		t.Fatalf("%s: acknowledged but no ledger record", key)
+	}
+	return rec
+}
+
+// loaded renders the lineas_pedido rows whose pedido_id starts with prefix
+// as the demo prints tables.
+func loaded(s *Stack, prefix string) string {
+	var rows []map[string]any
+	for _, r := range s.BigQuery.Rows("lineas_pedido") {
+		if id, _ := r["pedido_id"].(string); strings.HasPrefix(id, prefix) {
+			rows = append(rows, r)
+		}
+	}
+	return table(rows, erpColumns, 2)
+}
+
+// erpTable builds the expected table from rows whose cells are separated by
+// two or more spaces.
+func erpTable(rows ...string) string {
+	var out []map[string]any
+	for _, r := range rows {
+		var cells []string
+		for _, c := range strings.Split(r, "  ") {
+			if c = strings.TrimSpace(c); c != "" {
+				cells = append(cells, c)
+			}
+		}
+		m := map[string]any{}
+		for i, c := range erpColumns {
+			if i < len(cells) && cells[i] != "NULL" {
+				m[c] = cells[i]
+			}
+		}
+		out = append(out, m)
+	}
+	return table(out, erpColumns, 2)
+}
+
+// quarantined reads a quarantine file's rows, header excluded: the source
+// line, the reason code and the raw text (line end trimmed).
+func quarantined(ctx context.Context, t *testing.T, s *Stack, bucket, object string) [][]string {
+	t.Helper()
+	if object == "" {
+		return nil
+	}
+	r, err := s.Storage.Bucket(bucket).Object(object).NewReader(ctx)
+	if err != nil {
+		t.Fatalf("open quarantine %s: %v", object, err)
+	}
+	defer r.Close()
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	var out [][]string
+	for i := 0; ; i++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("read quarantine %s: %v", object, err)
+		}
+		if i == 0 || len(rec) < 4 {
+			continue
+		}
+		out = append(out, []string{rec[0], rec[1], strings.TrimRight(rec[3], "\r\n")})
+	}
+}
+
+// logLines returns IngestCSV's structured log entries with the message
+// given about one object.
+func logLines(t *testing.T, s *Stack, message string, key ledger.Key) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(s.Processes["IngestCSV"].Output(), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("IngestCSV log line %q: %v", line, err)
+		}
+		if m["message"] == message && m["object"] == key.String() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// regzip returns the gzip fixture with old replaced by new in its text,
+// compressed again; the fixture itself when they are equal.
+func regzip(t *testing.T, gz []byte, old, new string) []byte {
+	t.Helper()
+	if old == new {
+		return gz
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	if _, err := zw.Write(bytes.ReplaceAll(text, []byte(old), []byte(new))); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
