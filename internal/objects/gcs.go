@@ -55,10 +55,12 @@ func (g *GCS) WithChunkSize(n int) *GCS {
 //
 // An object stored with Content-Encoding: gzip comes back inflated (see
 // TestOpenInflatesStoredGzip): Go's transport asks for gzip and inflates
-// the answer itself, without the CRC32C check and without a bound on the
-// expansion. ReadCompressed(true) would return the stored bytes, but with
-// JSON reads (which the fake needs, see NewClient) the API library refuses
-// the request ("custom Accept-Encoding headers not allowed").
+// the answer as it streams, unbounded and without the CRC32C check, so a
+// reader that must bound the expansion bounds the text by the object's
+// stored size (the ingest does). ReadCompressed(true) would return the
+// stored bytes, but with JSON reads (which the fake needs, see NewClient)
+// the API library refuses the request ("custom Accept-Encoding headers not
+// allowed").
 func (g *GCS) Open(ctx context.Context, bucket, name string, generation int64) (io.ReadCloser, error) {
 	if generation < 0 {
 		return nil, fmt.Errorf("open %s: negative generation %d", describe(bucket, name, 0), generation)

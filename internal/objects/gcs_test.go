@@ -55,11 +55,12 @@ func TestNewGCSRejectsNilClient(t *testing.T) {
 
 // TestOpenInflatesStoredGzip pins what Open returns, against the fake as
 // the stack runs it, for an object the ERP stored with Content-Encoding:
-// gzip: the inflated text, inflated by Go's transport (not transcoded by the
-// server), so the ingest's zip-bomb cap, which applies to gzip bytes it
-// sniffs, does not see it. The stored bytes would need ReadCompressed(true),
-// which the API library refuses on JSON reads; the case pins that too, so
-// that a library upgrade that lifts it fails here and Open can switch.
+// gzip: the inflated text, inflated by Go's transport (the fake, like Cloud
+// Storage, sends the stored bytes when asked for gzip), not the stored
+// bytes the ingest would sniff as gzip, so the ingest bounds such text by
+// the stored size. The stored bytes would need ReadCompressed(true), which
+// the API library refuses on JSON reads; the case pins that too, so that a
+// library upgrade that lifts it fails here and Open can switch.
 func TestOpenInflatesStoredGzip(t *testing.T) {
 	const bucket = "gzip-test"
 	var plain bytes.Buffer

@@ -12,6 +12,7 @@ import (
 type Option func(*options) error
 
 type options struct {
+	instance     string
 	tickLease    time.Duration
 	batchWait    time.Duration
 	batchMax     int
@@ -64,6 +65,19 @@ func WithMaxClockSkew(d time.Duration) Option {
 			return fmt.Errorf("max clock skew %s must be positive", d)
 		}
 		o.maxClockSkew = d
+		return nil
+	}
+}
+
+// WithInstanceID names this process among the instances (default: random).
+// It picks the delta a quiet (window, key)'s orders gather in; a fixed name
+// makes a simulation repeatable.
+func WithInstanceID(id string) Option {
+	return func(o *options) error {
+		if id == "" {
+			return fmt.Errorf("empty instance id")
+		}
+		o.instance = id
 		return nil
 	}
 }

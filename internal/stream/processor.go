@@ -96,11 +96,15 @@ func New(store docstore.Store, sink Sink, specs []window.Spec, isCountry order.I
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	instance, err := newHolder()
-	if err != nil {
-		return nil, fmt.Errorf("stream processor: %w", err)
+	instance := o.instance
+	if instance == "" {
+		h, err := newHolder()
+		if err != nil {
+			return nil, fmt.Errorf("stream processor: %w", err)
+		}
+		instance = h[:8]
 	}
-	p := &Processor{store: store, sink: sink, aggs: aggs, isCountry: isCountry, log: log, rows: rows, opts: o, instance: instance[:8]}
+	p := &Processor{store: store, sink: sink, aggs: aggs, isCountry: isCountry, log: log, rows: rows, opts: o, instance: instance}
 	if o.batchWait > 0 {
 		p.batches = newBatcher(p, o.batchWait, o.batchMax)
 	}
