@@ -68,7 +68,6 @@ func newRig(t *testing.T, opt duckdb.Options, wrap func(Backend) Backend) *rig {
 	return &rig{client: c, wh: wh, srv: srv}
 }
 
-
 func TestConformance(t *testing.T) {
 	warehousetest.Run(t, func(t *testing.T) warehousetest.Warehouse {
 		return newRig(t, duckdb.Options{}, nil).client
