@@ -62,7 +62,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(os.Stderr, "WARNING: --allow-remote: anyone who reaches %s can run SQL on this warehouse and write data to it\n", srv.URL)
 	}
 	fmt.Fprintf(stdout, "alpipe serving at %s (data in %s)\n", srv.URL, *data)
-	fmt.Fprintf(stdout, "  functions: %s/IngestCSV  %s/AggregateOrders  %s/AdvanceWatermark\n", srv.URL, srv.URL, srv.URL)
+	fmt.Fprintf(stdout, "  functions: %s/IngestCSV  %s/AggregateOrders  %s/AdvanceWatermark  %s/SweepLanding\n", srv.URL, srv.URL, srv.URL, srv.URL)
 	fmt.Fprintf(stdout, "  cloud storage: STORAGE_EMULATOR_HOST=%s\n", srv.URL[len("http://"):])
 	<-ctx.Done()
 	return srv.App.Close()
