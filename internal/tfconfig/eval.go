@@ -391,10 +391,11 @@ func ReadTFVars(path string) (map[string]cty.Value, error) {
 // plan with.
 const DeployedVarsFile = "testdata/deployed.tfvars"
 
-// Deployed returns an evaluator for a configuration with an image, i.e. with
-// the services, triggers, push subscription and scheduler job present:
-// DeployedVarsFile when the module has one, then extra on top (which must
-// then set image itself).
+// Deployed returns an evaluator for the configuration as a deployment plans
+// it, with an image: DeployedVarsFile when the module has one, then extra on
+// top (which must then set image itself). The services and their triggers
+// are declared with or without an image; the image only decides what a new
+// service would run.
 func Deployed(cfg *Config, extra map[string]cty.Value) (*Evaluator, error) {
 	vars := map[string]cty.Value{}
 	path := filepath.Join(cfg.Dir, DeployedVarsFile)
