@@ -47,9 +47,6 @@ type Backends struct {
 	// services do: BigQuery has no emulator, so this is how the
 	// production-parity stack runs the real adapter against bqfake.
 	BigQueryEndpoint string `env:"BIGQUERY_EMULATOR_HOST"`
-	// FirestoreEmulator is read, not set, here: the client library honours it
-	// by itself, and the test clock is accepted only next to it.
-	FirestoreEmulator string `env:"FIRESTORE_EMULATOR_HOST"`
 	// Service is set by Cloud Run: there, embedded state would vanish with
 	// the instance, so it is refused.
 	Service string `env:"K_SERVICE"`

@@ -54,11 +54,11 @@ func (g guard) refuse(r *http.Request) string {
 	if !isLoopbackName(host) && !g.hosts[host] && !g.allowRemote {
 		return fmt.Sprintf("host %q is not this machine (DNS rebinding protection; serve --host NAME allows another name)", r.Host)
 	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameOrigin(o, r.Host) {
-		return fmt.Sprintf("cross-origin request from %s refused", o)
-	}
-	if o := r.Header.Get("Origin"); o == "null" {
+	switch o := r.Header.Get("Origin"); {
+	case o == "null":
 		return "request from an opaque origin refused"
+	case o != "" && !sameOrigin(o, r.Host):
+		return fmt.Sprintf("cross-origin request from %s refused", o)
 	}
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":

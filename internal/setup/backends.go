@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"cloud.google.com/go/bigquery"
@@ -112,7 +113,10 @@ func (a *App) Warehouse(ctx context.Context, b config.Backends) (Warehouse, erro
 	switch b.Warehouse {
 	case config.DuckDB:
 		if a.opts.EmbeddedWarehouse == nil {
-			return nil, fmt.Errorf("WAREHOUSE=duckdb: this binary links no embedded engine (cmd/server is built without cgo); set WAREHOUSE=bigquery, or WAREHOUSE=remote to use a running `alpipe serve`")
+			// A setting this binary cannot honour is the configuration's
+			// fault, refused before any client exists (the warehouse is
+			// built first): report it as such, naming the variable.
+			return nil, errors.Join(config.ErrInvalid, errors.New("WAREHOUSE=duckdb: this binary links no embedded warehouse (cmd/server is built without cgo); set WAREHOUSE=bigquery, or WAREHOUSE=remote to use a running `alpipe serve`"))
 		}
 		ew, err := a.opts.EmbeddedWarehouse(ctx, b)
 		if err != nil {

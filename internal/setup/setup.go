@@ -95,9 +95,6 @@ func FromEnv(ctx context.Context, names []string, opts Options) (*App, error) {
 
 // Build loads the named function's configuration and builds its service.
 func (a *App) Build(ctx context.Context, name string) error {
-	if err := a.refuseUnlinked(ctx); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
 	switch name {
 	case "IngestCSV":
 		var cfg config.Ingest
@@ -135,26 +132,6 @@ func (a *App) BuildIngest(ctx context.Context, cfg config.Ingest) (*ingest.Servi
 	a.ingest = svc
 	a.mu.Unlock()
 	return svc, nil
-}
-
-// backendsOnly reads the backend selection alone; the function's own
-// configuration validates it.
-type backendsOnly struct{ config.Backends }
-
-func (backendsOnly) Validate() error { return nil }
-
-// refuseUnlinked turns a backend this binary cannot open into a
-// configuration error naming the variable, before anything is built: the
-// cgo-free cmd/server links no DuckDB.
-func (a *App) refuseUnlinked(ctx context.Context) error {
-	var b backendsOnly
-	if err := config.Load(ctx, &b, a.opts.Lookup); err != nil {
-		return err
-	}
-	if b.Warehouse == config.DuckDB && a.opts.EmbeddedWarehouse == nil {
-		return errors.Join(config.ErrInvalid, errors.New("WAREHOUSE=duckdb: this binary links no embedded warehouse (cmd/server is built without cgo); set WAREHOUSE=bigquery, or WAREHOUSE=remote to use a running `alpipe serve`"))
-	}
-	return nil
 }
 
 // Logger is the process logger.

@@ -3,8 +3,6 @@ package setup_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/tfconfig"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
@@ -47,13 +46,11 @@ func deployedEnv(t *testing.T) map[string]map[string]string {
 	return out
 }
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
 func build(t *testing.T, function string, env map[string]string) error {
 	t.Helper()
 	app, err := setup.FromEnv(context.Background(), []string{function}, setup.Options{
 		Lookup: envconfig.MapLookuper(env),
-		Logger: quiet(),
+		Logger: logging.Discard(),
 	})
 	if err == nil {
 		if cerr := app.Close(); cerr != nil {
@@ -160,7 +157,7 @@ func TestEveryFunctionBuildsOnEmbeddedDefaults(t *testing.T) {
 		t.Run(function, func(t *testing.T) {
 			app, err := setup.FromEnv(context.Background(), []string{function}, setup.Options{
 				Lookup: envconfig.MapLookuper(map[string]string{"ALPIPE_DATA_DIR": filepath.Join(dir, function)}),
-				Logger: quiet(),
+				Logger: logging.Discard(),
 				EmbeddedWarehouse: func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
 					return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})
 				},
