@@ -31,12 +31,7 @@ func (r Reject) OK() bool { return r.Code == "" }
 
 // The dates a BigQuery DAY-partitioned table accepts in its partitioning
 // column.
-const (
-	FirstPartitionDate = "1960-01-01"
-	LastPartitionDate  = "2159-12-31"
-)
-
-var firstPartitionDay, lastPartitionDay = mustDate(FirstPartitionDate), mustDate(LastPartitionDate)
+var firstPartitionDay, lastPartitionDay = mustDate(warehouse.FirstPartitionDate), mustDate(warehouse.LastPartitionDate)
 
 func mustDate(s string) int32 {
 	d, ok := parseDate([]byte(s))
@@ -310,7 +305,7 @@ func (c *column) date(v []byte, out *warehouse.Value) Reject {
 		return Reject{c.codeInvalid, fmt.Sprintf("%s: invalid date %s", c.name, quote(v))}
 	}
 	if c.partition && (days < firstPartitionDay || days > lastPartitionDay) {
-		return Reject{c.codePartition, fmt.Sprintf("%s: %s is outside the warehouse's daily partitions %s..%s", c.name, quote(v), FirstPartitionDate, LastPartitionDate)}
+		return Reject{c.codePartition, fmt.Sprintf("%s: %s is outside the warehouse's daily partitions %s..%s", c.name, quote(v), warehouse.FirstPartitionDate, warehouse.LastPartitionDate)}
 	}
 	*out = warehouse.Value{Days: days}
 	return Reject{}

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/contract/contracttest"
 	"github.com/alpinashop/alpipe/internal/record"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -138,20 +138,15 @@ func TestBinary(t *testing.T) {
 // decompression with its expansion bound, record reader, contract
 // validation. Compare with contract.BenchmarkParseValidate.
 func BenchmarkGzipParseValidate(b *testing.B) {
-	const rows = 200_000
-	var plain bytes.Buffer
-	plain.WriteString("pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n")
-	for i := range rows {
-		fmt.Fprintf(&plain, "PED-2026-%07d,%d,2026-03-%02d,MOCH-40L-AZ,%d,\"%d,%02d\",CLI-%05d,ES\r\n", 100000+i/2, 1+i%2, 1+i%28, 1+i%4, 5+i%300, i%100, i%50000)
-	}
-	data := gz(b, plain.Bytes())
+	plain := contracttest.OrderLines(200_000) // the rows contract.BenchmarkParseValidate reads
+	data := gz(b, plain)
 	reg, err := contract.Default()
 	if err != nil {
 		b.Fatal(err)
 	}
 	f, _ := reg.Feed("lineas_pedido")
 	out := make([]warehouse.Value, f.Width())
-	b.SetBytes(int64(plain.Len()))
+	b.SetBytes(int64(len(plain)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	total := 0

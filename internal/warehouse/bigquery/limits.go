@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"time"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // BigQuery's limits that the adapter checks before a request is sent, so
@@ -21,9 +23,17 @@ const (
 
 // The DAY partitions BigQuery can address with a $YYYYMMDD decorator.
 var (
-	firstPartition = time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)
-	lastPartition  = time.Date(2159, 12, 31, 0, 0, 0, 0, time.UTC)
+	firstPartition = mustDate(warehouse.FirstPartitionDate)
+	lastPartition  = mustDate(warehouse.LastPartitionDate)
 )
+
+func mustDate(s string) time.Time {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		panic("bigquery: bad date constant " + s)
+	}
+	return t
+}
 
 // hashedInsertIDPrefix starts an insertId derived from a long row ID.
 const hashedInsertIDPrefix = "sha256-"
@@ -72,7 +82,7 @@ func labelText(s string) bool {
 func checkPartitionDay(day int32) error {
 	t := time.Unix(int64(day)*86400, 0).UTC()
 	if t.Before(firstPartition) || t.After(lastPartition) {
-		return fmt.Errorf("date %s is outside BigQuery's DAY partition range 1960-01-01..2159-12-31", t.Format(time.DateOnly))
+		return fmt.Errorf("date %s is outside BigQuery's DAY partition range %s..%s", t.Format(time.DateOnly), warehouse.FirstPartitionDate, warehouse.LastPartitionDate)
 	}
 	return nil
 }

@@ -176,14 +176,11 @@ func Open(path string, opt Options) (*Warehouse, error) {
 // otherwise read any file (read_text('/etc/passwd')), list folders, attach
 // databases or install extensions. Only the spool folder stays reachable,
 // for Load's read_csv and DuckDB's own spills, and the configuration is
-// locked so that no statement can undo this.
+// locked so that no statement can undo this. The folder is named as Open
+// made it, absolute.
 func (w *Warehouse) confine(ctx context.Context) error {
-	dir, err := filepath.Abs(w.tempDir)
-	if err != nil {
-		return fmt.Errorf("confine: %w", err)
-	}
 	for _, stmt := range []string{
-		"SET allowed_directories = [" + quoteLiteral(dir+string(filepath.Separator)) + "]",
+		"SET allowed_directories = [" + quoteLiteral(w.tempDir+string(filepath.Separator)) + "]",
 		"SET enable_external_access = false",
 		"SET autoload_known_extensions = false",
 		"SET autoinstall_known_extensions = false",
