@@ -56,7 +56,7 @@ func OpenConfig(cfg *Config, vars map[string]cty.Value) (*Deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Deployment{ev: ev.clone()}
+	d := &Deployment{ev: ev}
 	if v, ok := ev.Vars["project_id"]; ok && v.IsKnown() && !v.IsNull() {
 		d.project = v.AsString()
 	}
@@ -207,6 +207,35 @@ func (d *Deployment) instances(r Resource) ([]instance, error) {
 	return out, nil
 }
 
+// eachInstance calls fn for every instance of every resource in rs, stopping
+// at the first error.
+func (d *Deployment) eachInstance(rs []Resource, fn func(Resource, instance) error) error {
+	for _, r := range rs {
+		ins, err := d.instances(r)
+		if err != nil {
+			return err
+		}
+		for _, in := range ins {
+			if err := fn(r, in); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// subscriptions are the google_pubsub_subscription resources with
+// (push) or without a push_config block.
+func (d *Deployment) subscriptions(push bool) []Resource {
+	var out []Resource
+	for _, r := range d.ev.Cfg.OfType("google_pubsub_subscription") {
+		if (Nested(r.Block, "push_config") != nil) == push {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // str evaluates the attribute at path (nested blocks, then the attribute)
 // of one instance; ok is false when the configuration does not set it.
 func (d *Deployment) str(r Resource, in instance, path ...string) (string, bool, error) {
@@ -239,6 +268,19 @@ func (d *Deployment) value(r Resource, in instance, path ...string) (cty.Value, 
 		return cty.NilVal, fmt.Errorf("%s: %w", d.name(r, in), err)
 	}
 	return v, nil
+}
+
+// int evaluates the attribute at path to a whole number (0 when unset).
+func (d *Deployment) int(r Resource, in instance, path ...string) (int, error) {
+	v, err := d.value(r, in, path...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := toInt(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %s: %w", d.name(r, in), strings.Join(path, "."), err)
+	}
+	return n, nil
 }
 
 func toInt(v cty.Value) (int, error) {
@@ -290,18 +332,13 @@ func Services(vars map[string]cty.Value) ([]Service, error) {
 // Services lists the deployed Cloud Run services, sorted by function.
 func (d *Deployment) Services() ([]Service, error) {
 	var out []Service
-	for _, r := range d.ev.Cfg.OfType("google_cloud_run_v2_service") {
-		ins, err := d.instances(r)
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range ins {
-			s, err := d.service(r, in)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, s)
-		}
+	err := d.eachInstance(d.ev.Cfg.OfType("google_cloud_run_v2_service"), func(r Resource, in instance) error {
+		s, err := d.service(r, in)
+		out = append(out, s)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	triggers, err := d.triggers()
 	if err != nil {
@@ -334,12 +371,8 @@ func (d *Deployment) service(r Resource, in instance) (Service, error) {
 			return s, fmt.Errorf("%s: template.timeout: %w", d.name(r, in), err)
 		}
 	}
-	v, err := d.value(r, in, "template", "max_instance_request_concurrency")
-	if err != nil {
+	if s.Concurrency, err = d.int(r, in, "template", "max_instance_request_concurrency"); err != nil {
 		return s, err
-	}
-	if s.Concurrency, err = toInt(v); err != nil {
-		return s, fmt.Errorf("%s: max_instance_request_concurrency: %w", d.name(r, in), err)
 	}
 	containers := Nested(r.Block, "template", "containers")
 	if containers == nil {
@@ -482,78 +515,59 @@ type PushSubscription struct {
 // PushSubscriptions lists the push subscriptions.
 func (d *Deployment) PushSubscriptions() ([]PushSubscription, error) {
 	var out []PushSubscription
-	for _, r := range d.ev.Cfg.OfType("google_pubsub_subscription") {
-		if Nested(r.Block, "push_config") == nil {
-			continue
+	err := d.eachInstance(d.subscriptions(true), func(r Resource, in instance) error {
+		var err error
+		p := PushSubscription{NoWrapper: Nested(r.Block, "push_config", "no_wrapper") != nil}
+		strs := []struct {
+			dst  *string
+			path []string
+		}{
+			{&p.Name, []string{"name"}},
+			{&p.Topic, []string{"topic"}},
+			{&p.Service, []string{"push_config", "push_endpoint"}},
+			{&p.DeadLetterTopic, []string{"dead_letter_policy", "dead_letter_topic"}},
+			{&p.OIDCAudience, []string{"push_config", "oidc_token", "audience"}},
+			{&p.OIDCAccountEmail, []string{"push_config", "oidc_token", "service_account_email"}},
 		}
-		ins, err := d.instances(r)
+		for _, s := range strs {
+			if *s.dst, _, err = d.str(r, in, s.path...); err != nil {
+				return err
+			}
+		}
+		p.Topic, p.DeadLetterTopic = lastSegment(p.Topic), lastSegment(p.DeadLetterTopic)
+		p.Service = d.serviceOfURI(p.Service)
+		durs := []struct {
+			dst  *time.Duration
+			path []string
+		}{
+			{&p.MinBackoff, []string{"retry_policy", "minimum_backoff"}},
+			{&p.MaxBackoff, []string{"retry_policy", "maximum_backoff"}},
+		}
+		for _, s := range durs {
+			v, ok, err := d.str(r, in, s.path...)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if *s.dst, err = time.ParseDuration(v); err != nil {
+				return fmt.Errorf("%s: %s: %w", d.name(r, in), strings.Join(s.path, "."), err)
+			}
+		}
+		if p.MaxDeliveries, err = d.int(r, in, "dead_letter_policy", "max_delivery_attempts"); err != nil {
+			return err
+		}
+		secs, err := d.int(r, in, "ack_deadline_seconds")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, in := range ins {
-			p := PushSubscription{NoWrapper: Nested(r.Block, "push_config", "no_wrapper") != nil}
-			strs := []struct {
-				dst  *string
-				path []string
-			}{
-				{&p.Name, []string{"name"}},
-				{&p.Topic, []string{"topic"}},
-				{&p.Service, []string{"push_config", "push_endpoint"}},
-				{&p.DeadLetterTopic, []string{"dead_letter_policy", "dead_letter_topic"}},
-				{&p.OIDCAudience, []string{"push_config", "oidc_token", "audience"}},
-				{&p.OIDCAccountEmail, []string{"push_config", "oidc_token", "service_account_email"}},
-			}
-			for _, s := range strs {
-				if *s.dst, _, err = d.str(r, in, s.path...); err != nil {
-					return nil, err
-				}
-			}
-			p.Topic, p.DeadLetterTopic = lastSegment(p.Topic), lastSegment(p.DeadLetterTopic)
-			p.Service = d.serviceOfURI(p.Service)
-			durs := []struct {
-				dst  *time.Duration
-				path []string
-			}{
-				{&p.MinBackoff, []string{"retry_policy", "minimum_backoff"}},
-				{&p.MaxBackoff, []string{"retry_policy", "maximum_backoff"}},
-			}
-			for _, s := range durs {
-				v, ok, err := d.str(r, in, s.path...)
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					continue
-				}
-				if *s.dst, err = time.ParseDuration(v); err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", d.name(r, in), strings.Join(s.path, "."), err)
-				}
-			}
-			for _, n := range []struct {
-				dst  *int
-				path []string
-			}{
-				{&p.MaxDeliveries, []string{"dead_letter_policy", "max_delivery_attempts"}},
-			} {
-				v, err := d.value(r, in, n.path...)
-				if err != nil {
-					return nil, err
-				}
-				if *n.dst, err = toInt(v); err != nil {
-					return nil, fmt.Errorf("%s: %s: %w", d.name(r, in), strings.Join(n.path, "."), err)
-				}
-			}
-			v, err := d.value(r, in, "ack_deadline_seconds")
-			if err != nil {
-				return nil, err
-			}
-			secs, err := toInt(v)
-			if err != nil {
-				return nil, fmt.Errorf("%s: ack_deadline_seconds: %w", d.name(r, in), err)
-			}
-			p.AckDeadline = time.Duration(secs) * time.Second
-			out = append(out, p)
-		}
+		p.AckDeadline = time.Duration(secs) * time.Second
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -569,34 +583,26 @@ type PullSubscription struct {
 // PullSubscriptions lists the subscriptions without push_config.
 func (d *Deployment) PullSubscriptions() ([]PullSubscription, error) {
 	var out []PullSubscription
-	for _, r := range d.ev.Cfg.OfType("google_pubsub_subscription") {
-		if Nested(r.Block, "push_config") != nil {
-			continue
+	err := d.eachInstance(d.subscriptions(false), func(r Resource, in instance) error {
+		var err error
+		var p PullSubscription
+		if p.Name, _, err = d.str(r, in, "name"); err != nil {
+			return err
 		}
-		ins, err := d.instances(r)
+		if p.Topic, _, err = d.str(r, in, "topic"); err != nil {
+			return err
+		}
+		p.Topic = lastSegment(p.Topic)
+		secs, err := d.int(r, in, "ack_deadline_seconds")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, in := range ins {
-			var p PullSubscription
-			if p.Name, _, err = d.str(r, in, "name"); err != nil {
-				return nil, err
-			}
-			if p.Topic, _, err = d.str(r, in, "topic"); err != nil {
-				return nil, err
-			}
-			p.Topic = lastSegment(p.Topic)
-			v, err := d.value(r, in, "ack_deadline_seconds")
-			if err != nil {
-				return nil, err
-			}
-			secs, err := toInt(v)
-			if err != nil {
-				return nil, err
-			}
-			p.AckDeadline = time.Duration(secs) * time.Second
-			out = append(out, p)
-		}
+		p.AckDeadline = time.Duration(secs) * time.Second
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -605,18 +611,13 @@ func (d *Deployment) PullSubscriptions() ([]PullSubscription, error) {
 // Topics lists the Pub/Sub topic IDs.
 func (d *Deployment) Topics() ([]string, error) {
 	var out []string
-	for _, r := range d.ev.Cfg.OfType("google_pubsub_topic") {
-		ins, err := d.instances(r)
-		if err != nil {
-			return nil, err
-		}
-		for _, in := range ins {
-			n, _, err := d.str(r, in, "name")
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, n)
-		}
+	err := d.eachInstance(d.ev.Cfg.OfType("google_pubsub_topic"), func(r Resource, in instance) error {
+		n, _, err := d.str(r, in, "name")
+		out = append(out, n)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Strings(out)
 	return out, nil
@@ -639,68 +640,63 @@ type SchedulerJob struct {
 // SchedulerJobs lists the scheduler jobs.
 func (d *Deployment) SchedulerJobs() ([]SchedulerJob, error) {
 	var out []SchedulerJob
-	for _, r := range d.ev.Cfg.OfType("google_cloud_scheduler_job") {
-		ins, err := d.instances(r)
+	err := d.eachInstance(d.ev.Cfg.OfType("google_cloud_scheduler_job"), func(r Resource, in instance) error {
+		var err error
+		j := SchedulerJob{Headers: map[string]string{}, Method: "POST"}
+		var uri, body, deadline string
+		for _, s := range []struct {
+			dst  *string
+			path []string
+		}{
+			{&j.Name, []string{"name"}},
+			{&j.Schedule, []string{"schedule"}},
+			{&j.TimeZone, []string{"time_zone"}},
+			{&uri, []string{"http_target", "uri"}},
+			{&body, []string{"http_target", "body"}},
+			{&deadline, []string{"attempt_deadline"}},
+			{&j.OIDCAudience, []string{"http_target", "oidc_token", "audience"}},
+		} {
+			if *s.dst, _, err = d.str(r, in, s.path...); err != nil {
+				return err
+			}
+		}
+		if m, ok, err := d.str(r, in, "http_target", "http_method"); err != nil {
+			return err
+		} else if ok {
+			j.Method = m
+		}
+		j.Service = d.serviceOfURI(uri)
+		if body != "" {
+			if j.Body, err = base64.StdEncoding.DecodeString(body); err != nil {
+				return fmt.Errorf("%s: http_target.body is not base64: %w", d.name(r, in), err)
+			}
+		}
+		if deadline != "" {
+			if j.AttemptDeadline, err = time.ParseDuration(deadline); err != nil {
+				return fmt.Errorf("%s: attempt_deadline: %w", d.name(r, in), err)
+			}
+		}
+		hv, err := d.value(r, in, "http_target", "headers")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, in := range ins {
-			j := SchedulerJob{Headers: map[string]string{}, Method: "POST"}
-			var uri, body, deadline string
-			for _, s := range []struct {
-				dst  *string
-				path []string
-			}{
-				{&j.Name, []string{"name"}},
-				{&j.Schedule, []string{"schedule"}},
-				{&j.TimeZone, []string{"time_zone"}},
-				{&uri, []string{"http_target", "uri"}},
-				{&body, []string{"http_target", "body"}},
-				{&deadline, []string{"attempt_deadline"}},
-				{&j.OIDCAudience, []string{"http_target", "oidc_token", "audience"}},
-			} {
-				if *s.dst, _, err = d.str(r, in, s.path...); err != nil {
-					return nil, err
+		if hv != cty.NilVal && !hv.IsNull() {
+			for k, v := range hv.AsValueMap() {
+				sv, err := convert.Convert(v, cty.String)
+				if err != nil {
+					return fmt.Errorf("%s: header %s: %w", d.name(r, in), k, err)
 				}
+				j.Headers[k] = sv.AsString()
 			}
-			if m, ok, err := d.str(r, in, "http_target", "http_method"); err != nil {
-				return nil, err
-			} else if ok {
-				j.Method = m
-			}
-			j.Service = d.serviceOfURI(uri)
-			if body != "" {
-				if j.Body, err = base64.StdEncoding.DecodeString(body); err != nil {
-					return nil, fmt.Errorf("%s: http_target.body is not base64: %w", d.name(r, in), err)
-				}
-			}
-			if deadline != "" {
-				if j.AttemptDeadline, err = time.ParseDuration(deadline); err != nil {
-					return nil, fmt.Errorf("%s: attempt_deadline: %w", d.name(r, in), err)
-				}
-			}
-			hv, err := d.value(r, in, "http_target", "headers")
-			if err != nil {
-				return nil, err
-			}
-			if hv != cty.NilVal && !hv.IsNull() {
-				for k, v := range hv.AsValueMap() {
-					sv, err := convert.Convert(v, cty.String)
-					if err != nil {
-						return nil, fmt.Errorf("%s: header %s: %w", d.name(r, in), k, err)
-					}
-					j.Headers[k] = sv.AsString()
-				}
-			}
-			rv, err := d.value(r, in, "retry_config", "retry_count")
-			if err != nil {
-				return nil, err
-			}
-			if j.RetryCount, err = toInt(rv); err != nil {
-				return nil, err
-			}
-			out = append(out, j)
 		}
+		if j.RetryCount, err = d.int(r, in, "retry_config", "retry_count"); err != nil {
+			return err
+		}
+		out = append(out, j)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -717,47 +713,46 @@ type StorageTrigger struct {
 // StorageTriggers lists the Eventarc triggers with a bucket criterion.
 func (d *Deployment) StorageTriggers() ([]StorageTrigger, error) {
 	var out []StorageTrigger
-	for _, r := range d.ev.Cfg.OfType("google_eventarc_trigger") {
-		ins, err := d.instances(r)
-		if err != nil {
-			return nil, err
+	err := d.eachInstance(d.ev.Cfg.OfType("google_eventarc_trigger"), func(r Resource, in instance) error {
+		var err error
+		var t StorageTrigger
+		if t.Name, _, err = d.str(r, in, "name"); err != nil {
+			return err
 		}
-		for _, in := range ins {
-			var t StorageTrigger
-			if t.Name, _, err = d.str(r, in, "name"); err != nil {
-				return nil, err
+		if t.Service, _, err = d.str(r, in, "destination", "cloud_run_service", "service"); err != nil {
+			return err
+		}
+		for _, b := range r.Block.Body.Blocks {
+			if b.Type != "matching_criteria" {
+				continue
 			}
-			if t.Service, _, err = d.str(r, in, "destination", "cloud_run_service", "service"); err != nil {
-				return nil, err
+			attr, aok := b.Body.Attributes["attribute"]
+			val, vok := b.Body.Attributes["value"]
+			if !aok || !vok {
+				continue
 			}
-			for _, b := range r.Block.Body.Blocks {
-				if b.Type != "matching_criteria" {
-					continue
-				}
-				attr, aok := b.Body.Attributes["attribute"]
-				val, vok := b.Body.Attributes["value"]
-				if !aok || !vok {
-					continue
-				}
-				a, err := d.ev.Str(attr.Expr, in.each)
-				if err != nil {
-					return nil, err
-				}
-				v, err := d.ev.Str(val.Expr, in.each)
-				if err != nil {
-					return nil, err
-				}
-				switch a {
-				case "type":
-					t.EventType = v
-				case "bucket":
-					t.Bucket = v
-				}
+			a, err := d.ev.Str(attr.Expr, in.each)
+			if err != nil {
+				return err
 			}
-			if t.Bucket != "" {
-				out = append(out, t)
+			v, err := d.ev.Str(val.Expr, in.each)
+			if err != nil {
+				return err
+			}
+			switch a {
+			case "type":
+				t.EventType = v
+			case "bucket":
+				t.Bucket = v
 			}
 		}
+		if t.Bucket != "" {
+			out = append(out, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -778,22 +773,20 @@ func (d *Deployment) FirestoreDatabase() (string, error) {
 func (d *Deployment) Buckets() (map[string]string, error) {
 	out := map[string]string{}
 	rs := append(d.ev.Cfg.OfType("google_storage_bucket"), d.ev.Cfg.DataOfType("google_storage_bucket")...)
-	for _, r := range rs {
-		ins, err := d.instances(r)
+	err := d.eachInstance(rs, func(r Resource, in instance) error {
+		n, _, err := d.str(r, in, "name")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, in := range ins {
-			n, _, err := d.str(r, in, "name")
-			if err != nil {
-				return nil, err
-			}
-			key := in.key
-			if in.each == nil {
-				key = r.Name
-			}
-			out[key] = n
+		key := in.key
+		if in.each == nil {
+			key = r.Name
 		}
+		out[key] = n
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
