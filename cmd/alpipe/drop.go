@@ -30,21 +30,9 @@ func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return errors.New("drop: want exactly one FILE (alpipe drop --help)")
-	}
-	if err := checkFormat("drop", *format, "text", "json"); err != nil {
+	name, _, err := fileTarget("drop", pos, *object, *format)
+	if err != nil {
 		return err
-	}
-	if err := checkFile(pos[0]); err != nil {
-		return fmt.Errorf("drop: %w", err)
-	}
-	name := *object
-	if name == "" {
-		name = client.DefaultObject(pos[0], time.Now().UTC())
-	}
-	if _, err := feedFor(name); err != nil {
-		return fmt.Errorf("drop: %w", err)
 	}
 	srv := client.Server{URL: *server}
 	if *uploadOnly {
@@ -53,7 +41,7 @@ func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		if *format == "json" {
-			return printJSON(stdout, objectJSON(attrs))
+			return printJSON(stdout, attrs)
 		}
 		fmt.Fprintf(stdout, "uploaded gs://%s/%s generation %d (not ingested)\n", attrs.Bucket, attrs.Name, attrs.Generation)
 		return nil
@@ -63,10 +51,33 @@ func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		return printJSON(stdout, recordJSON(rec))
+		return printJSON(stdout, rec)
 	}
 	printRecord(stdout, rec)
 	return nil
+}
+
+// fileTarget checks the arguments of a command that takes one FILE (drop,
+// validate) before any other work, and returns the object name the file
+// would land as and the contract that name falls under.
+func fileTarget(cmd string, pos []string, object, format string) (string, *contract.Feed, error) {
+	if len(pos) != 1 {
+		return "", nil, fmt.Errorf("%s: want exactly one FILE (alpipe %s --help)", cmd, cmd)
+	}
+	if err := checkFormat(cmd, format, "text", "json"); err != nil {
+		return "", nil, err
+	}
+	if err := checkFile(pos[0]); err != nil {
+		return "", nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	if object == "" {
+		object = client.DefaultObject(pos[0], time.Now().UTC())
+	}
+	feed, err := feedFor(object)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return object, feed, nil
 }
 
 // checkFile refuses a path that is not a readable regular file before any

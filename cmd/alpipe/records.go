@@ -6,12 +6,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
-	"github.com/alpinashop/alpipe/internal/objects"
 )
-
-// recordJSON and objectJSON are the --format json documents of drop.
-func recordJSON(rec ledger.Record) any { return rec }
-func objectJSON(a objects.Attrs) any   { return a }
 
 // printRecord prints one file's outcome on a few lines, naming the
 // quarantine file in the form `alpipe quarantine get` takes.

@@ -11,9 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
 
-	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/record"
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -49,22 +47,9 @@ func runValidate(_ context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return errors.New("validate: want exactly one FILE (alpipe validate --help)")
-	}
-	if err := checkFormat("validate", *format, "text", "json"); err != nil {
-		return err
-	}
-	if err := checkFile(pos[0]); err != nil {
-		return fmt.Errorf("validate: %w", err)
-	}
-	name := *object
-	if name == "" {
-		name = client.DefaultObject(pos[0], time.Now().UTC())
-	}
-	feed, err := feedFor(name)
+	name, feed, err := fileTarget("validate", pos, *object, *format)
 	if err != nil {
-		return fmt.Errorf("validate: %w", err)
+		return err
 	}
 	v, err := validateFile(pos[0], name, feed, *show)
 	if err != nil {

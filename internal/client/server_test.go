@@ -80,7 +80,7 @@ func upload(t *testing.T, name string, n int) int {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := local.Upload(context.Background(), srv.URL, local.LandingBucket, name, path); err != nil {
+	if _, err := (client.Server{URL: srv.URL}).Upload(context.Background(), client.LandingBucket, name, path); err != nil {
 		t.Fatal(err)
 	}
 	return valid
@@ -88,7 +88,7 @@ func upload(t *testing.T, name string, n int) int {
 
 func query(t *testing.T, sql string) [][]string {
 	t.Helper()
-	res, err := local.Query(context.Background(), srv.URL, sql)
+	res, err := (client.Server{URL: srv.URL}).Query(context.Background(), sql)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestRequeueThroughServer(t *testing.T) {
 	ctx := context.Background()
 	gcs := storage(t)
 	server := client.Server{URL: srv.URL}
-	rec, err := local.Drop(ctx, srv.URL, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
+	rec, err := server.Drop(ctx, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
 	if err != nil {
 		t.Fatal(err)
 	}

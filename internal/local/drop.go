@@ -15,26 +15,15 @@ import (
 // not link the server; these forward to it for the demo and the tests that
 // drive a server they started.
 
-// DefaultObject: see client.DefaultObject.
-func DefaultObject(file string, day time.Time) string { return client.DefaultObject(file, day) }
-
 // Upload writes file to bucket/object on the server's fake Cloud Storage.
 func Upload(ctx context.Context, server, bucket, object, file string) (objects.Attrs, error) {
 	return client.Server{URL: server}.Upload(ctx, bucket, object, file)
-}
-
-// Storage returns a Cloud Storage adapter talking to the server's fake.
-func Storage(ctx context.Context, server string) (*objects.GCS, func(), error) {
-	return client.Server{URL: server}.Storage(ctx)
 }
 
 // FinalizeEvent: see client.FinalizeEvent.
 func FinalizeEvent(a objects.Attrs, now time.Time) (cloudevents.Event, error) {
 	return client.FinalizeEvent(a, now)
 }
-
-// ErrNotAcknowledged is returned when the function answered non-2xx.
-var ErrNotAcknowledged = client.ErrNotAcknowledged
 
 // Deliver sends e to the function at url as Eventarc does.
 func Deliver(ctx context.Context, url string, e cloudevents.Event) (int, error) {

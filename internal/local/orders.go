@@ -29,11 +29,6 @@ func Push(ctx context.Context, server string, s Step, publishTime time.Time) (Pu
 	return client.Server{URL: server}.Push(ctx, s, publishTime)
 }
 
-// PublishEmulator publishes steps' orders to the Pub/Sub emulator.
-func PublishEmulator(ctx context.Context, project string, steps []Step) (int, error) {
-	return client.PublishEmulator(ctx, project, steps)
-}
-
 // SetClock moves a virtual-clock server's processing time to t.
 func SetClock(ctx context.Context, server string, t time.Time) error {
 	_, err := client.Server{URL: server}.SetClock(ctx, t)

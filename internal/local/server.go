@@ -111,10 +111,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (is another `alpipe serve` running there? --addr 127.0.0.1:0 picks a free port)", opts.Addr, err)
 	}
+	defer func() {
+		if !started {
+			_ = ln.Close()
+		}
+	}()
 	addr := ln.Addr().String()
 	inner, err := resolveAddr("127.0.0.1:0")
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
 	gcs, err := fakegcs.Start(filepath.Join(opts.DataDir, "gcs"), LandingBucket, QuarantineBucket, StagingBucket)
@@ -151,11 +155,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{URL: "http://" + addr, App: app, Clock: opts.Clock, gcs: gcs, data: opts.DataDir, guard: g}
 	dash, err := s.dashboard(ctx, lookup)
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
 	if err := s.register(ctx, dash); err != nil {
-		ln.Close()
 		return nil, err
 	}
 	// The framework cannot wrap the functions' handlers, so it listens on a
@@ -170,7 +172,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	err = waitReady(ctx, "http://"+inner, errc)
 	restore()
 	if err != nil {
-		ln.Close()
 		return nil, err
 	}
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: inner})
