@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -23,10 +22,8 @@ type StoreWatermarks struct {
 var _ WatermarkReader = StoreWatermarks{}
 
 // Watermark returns the aggregation's W, or the zero time before the first
-// tick that saw an accepted order.
+// tick that saw an accepted order. stream.ReadWatermark refuses a name that
+// would address another document.
 func (s StoreWatermarks) Watermark(ctx context.Context, aggregation string) (time.Time, error) {
-	if !aggregationName.MatchString(aggregation) {
-		return time.Time{}, fmt.Errorf("aggregation name %q: want letters, digits and '_'", aggregation)
-	}
 	return stream.ReadWatermark(ctx, s.Store, aggregation)
 }

@@ -44,8 +44,9 @@ type cellGroup struct {
 	wk   window.WindowKey
 	late bool // emits the late correction pane with its orders (Ld = 0)
 	// Otherwise the orders are summed into delta n of the cell.
-	n     int
-	delta window.Shard
+	n      int
+	delta  window.Shard
+	orders int // items of the transaction in the cell, duplicates included
 	// late: the cell and its deltas as read, then updated in memory.
 	view    cellView
 	folded  bool
@@ -68,6 +69,13 @@ func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []
 		written []pending
 		outs    []Outcome
 	)
+	// Each item's dedup record and cell, known before the transaction.
+	ops := make([]string, len(items))
+	wks := make([]window.WindowKey, len(items))
+	for i, it := range items {
+		ops[i] = a.paths.order(it.o.PedidoID)
+		wks[i] = window.WindowKey{Window: s.WindowOf(it.o.EventTime), Key: it.keys[ai]}
+	}
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		bs.Attempts++
 		done, written, outs = 0, nil, make([]Outcome, len(items))
@@ -75,8 +83,7 @@ func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []
 
 		paths := []string{a.paths.watermark}
 		index := map[string]int{}
-		for _, it := range items {
-			op := a.paths.order(it.o.PedidoID)
+		for _, op := range ops {
 			if _, ok := index[op]; !ok {
 				index[op] = len(paths)
 				paths = append(paths, op)
@@ -91,6 +98,10 @@ func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []
 			return err
 		}
 		wm := ws.Watermark
+		lateness := make([]window.Lateness, len(items))
+		for i, wk := range wks {
+			lateness[i] = s.Classify(wk.Window, wm)
+		}
 		records := map[string]orderDoc{}
 		for op, i := range index {
 			if docs[i].Exists {
@@ -105,17 +116,14 @@ func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []
 		// The cells the new orders go to, and what to read for them.
 		groups := map[window.WindowKey]*cellGroup{}
 		var cells []*cellGroup
-		for _, it := range items {
-			op := a.paths.order(it.o.PedidoID)
-			if _, dup := records[op]; dup {
+		for i, it := range items {
+			if _, dup := records[ops[i]]; dup {
 				continue
 			}
-			w := s.WindowOf(it.o.EventTime)
-			l := s.Classify(w, wm)
+			l, wk := lateness[i], wks[i]
 			if l == window.TooLate {
 				continue
 			}
-			wk := window.WindowKey{Window: w, Key: it.keys[ai]}
 			if groups[wk] == nil {
 				g := &cellGroup{wk: wk, late: l == window.Late && s.LateDelay == 0, n: s.ShardOf(it.o.PedidoID)}
 				groups[wk] = g
@@ -128,17 +136,15 @@ func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []
 		// instead of one per order (fewer documents for the tick to list and
 		// read). A hot cell's batches spread over the deltas by their first
 		// pedido_id, for commits not to meet on one document.
-		count := map[*cellGroup]int{}
 		var first *item
-		for _, it := range items {
-			w := s.WindowOf(it.o.EventTime)
-			if g := groups[window.WindowKey{Window: w, Key: it.keys[ai]}]; g != nil {
-				count[g]++
+		for i, it := range items {
+			if g := groups[wks[i]]; g != nil {
+				g.orders++
 				first = it
 			}
 		}
 		for _, g := range cells {
-			if !p.hot.touch(a.paths.cell(g.wk), first.now) && count[g] < 2 {
+			if !p.hot.touch(a.paths.cell(g.wk), first.now) && g.orders < 2 {
 				g.n = p.instanceDelta(s)
 			}
 		}
@@ -172,16 +178,15 @@ func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []
 		writes, bytes := 0, 0
 		var entries []entry
 		for i, it := range items {
-			op := a.paths.order(it.o.PedidoID)
-			w := s.WindowOf(it.o.EventTime)
-			wk := window.WindowKey{Window: w, Key: it.keys[ai]}
+			op, wk := ops[i], wks[i]
+			w := wk.Window
 			out := Outcome{Aggregation: s.Name, Window: w, Key: wk.Key}
 			if rec, dup := records[op]; dup {
 				out.Fate, out.Recorded = Duplicate, rec.Fate
 				outs[i], done = out, i+1
 				continue
 			}
-			out.Watermark, out.Lateness = wm, s.Classify(w, wm)
+			out.Watermark, out.Lateness = wm, lateness[i]
 			g := groups[wk]
 			need, size := 1, docOverhead
 			switch {
@@ -241,7 +246,7 @@ func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []
 			if overflow[i] != "" || outs[i].Fate == Duplicate {
 				continue
 			}
-			op := a.paths.order(it.o.PedidoID)
+			op := ops[i]
 			rec := records[op]
 			expire := it.now.Add(DedupRetention)
 			if rec.Fate == Accepted {

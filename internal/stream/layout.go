@@ -96,10 +96,6 @@ type cellDoc struct {
 	Folded window.Shard `json:"folded"`
 }
 
-func (c cellDoc) windowKey() window.WindowKey {
-	return window.WindowKey{Window: window.Window{Start: c.WindowStart.UTC(), End: c.WindowEnd.UTC()}, Key: c.Key}
-}
-
 // deltaDoc is a change of a cell not yet folded into it: the partial sums of
 // the orders some batches accepted, and what the tick needs to find its
 // cell and advance the watermark. A delta that exists is never covered by

@@ -313,7 +313,7 @@ func plan(s window.Spec, agendas map[string]*agendaEntry, changes map[string]*ch
 			ch := changes[id]
 			if ch != nil {
 				v.listed = ch.paths
-				if fingerprint(ch.parts) != c.Seen {
+				if fp := fingerprint(ch.parts); fp != c.Seen {
 					d, ok := deltaDue(s, w, ch.parts, wm)
 					if !ok {
 						due = now // a delta with nothing pending (a late cell's notice): fold it now
@@ -321,7 +321,7 @@ func plan(s window.Spec, agendas map[string]*agendaEntry, changes map[string]*ch
 						due = d
 					}
 					if !expired && !onTime && now.Before(due) {
-						v.due, v.seen = due, fingerprint(ch.parts)
+						v.due, v.seen = due, fp
 						notes = append(notes, v)
 						continue
 					}
