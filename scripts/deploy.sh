@@ -283,7 +283,18 @@ step_smoke() {
   echo "smoke test passed"
 }
 
+usage() {
+  # The header comment above is the help text: print it without the '#'.
+  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" | sed '/^set -euo/,$d'
+}
+
 main() {
+  case "${1:-}" in
+    -h | --help | help)
+      usage
+      return 0
+      ;;
+  esac
   need gcloud terraform bq
   # Once per run: a modified tree's tag carries the time, and the build and
   # deploy steps of one run must name the same image.
@@ -296,7 +307,7 @@ main() {
   for step in "${steps[@]}"; do
     case "$step" in
       bootstrap | infra | build | deploy | smoke) "step_$step" ;;
-      *) die "unknown step $step (want bootstrap, infra, build, deploy or smoke)" ;;
+      *) die "unknown step $step (want bootstrap, infra, build, deploy or smoke; --help explains each)" ;;
     esac
   done
 }

@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# The one test command (README, .ci/run and cloudbuild.yaml all call it).
+# The one test command: the README's and the one .ci/run calls. Cloud Build
+# (cloudbuild.yaml) does not call it: its build has no gcloud emulators on
+# the machine, so it runs the Go part of this script (gofmt, go vet,
+# go test ./... against emulator containers) plus terraform validate and test;
+# the production-parity stack, the browser test, tflint, tfsec and shellcheck
+# run here only.
 #
 # Starts the gcloud Firestore and Pub/Sub emulators on free ports, runs
 # gofmt, go vet and every Go test against them (unit, conformance suites,
@@ -31,6 +36,19 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+echo "== shellcheck"
+# Every shell script of the repository. CI installs shellcheck (.ci/run), so
+# there a missing shellcheck is a failure, not a skip.
+if command -v shellcheck >/dev/null 2>&1; then
+	shellcheck .ci/run scripts/*.sh scripts/lib/*.sh
+	echo "shellcheck: no findings"
+elif [[ "${CI:-}" == "true" ]]; then
+	echo "shellcheck is not installed (apt-get install shellcheck); CI requires it" >&2
+	exit 1
+else
+	echo "shellcheck not installed: skipped here (apt-get install shellcheck; CI runs it)"
+fi
 
 if [[ $short -eq 1 ]]; then
 	echo "== go test -short"
