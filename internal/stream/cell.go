@@ -39,7 +39,7 @@ func (p *Processor) readCell(tx docstore.Tx, a aggregation, wk window.WindowKey,
 		return v, err
 	}
 	if v.cell.Shards < 1 || v.cell.Shards > window.MaxShards {
-		return v, fmt.Errorf("%s: shard count %d out of range", v.path, v.cell.Shards)
+		return v, unreadable(fmt.Errorf("%s: shard count %d out of range", v.path, v.cell.Shards))
 	}
 	paths := listed
 	if all {

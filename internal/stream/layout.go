@@ -84,6 +84,7 @@ func (p paths) order(pedidoID string) string {
 // cellDoc is one (window, key) as the tick last folded it: its panes'
 // bookkeeping and every change folded in so far.
 type cellDoc struct {
+	Layout      int       `json:"layout"` // StateLayout; absent (0) in documents written before it
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
 	Key         string    `json:"key"`
@@ -101,6 +102,7 @@ type cellDoc struct {
 // cell and advance the watermark. A delta that exists is never covered by
 // a pane: whatever emits a pane folds the deltas it read and deletes them.
 type deltaDoc struct {
+	Layout      int          `json:"layout"` // StateLayout; absent (0) in documents written before it
 	WindowStart time.Time    `json:"window_start"`
 	WindowEnd   time.Time    `json:"window_end"`
 	Key         string       `json:"key"`
@@ -116,6 +118,7 @@ func (d deltaDoc) windowKey() window.WindowKey {
 // ticks only: which cells exist and when each next needs the tick without
 // a new order (its EARLY or LATE delay).
 type agendaDoc struct {
+	Layout      int       `json:"layout"` // StateLayout; absent (0) in documents written before it
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
 	// OnTimeDone: every cell listed was ticked at W >= end, so none still
@@ -131,6 +134,11 @@ type agendaCell struct {
 	// unfolded because they emitted nothing yet (their EARLY or LATE delay
 	// runs): listing them again unchanged is no reason to visit the cell.
 	Seen string `json:"seen,omitempty"`
+	// Error is why the cell's last visit failed for good (state this binary
+	// cannot read or add up), since FailingSince; empty once a visit
+	// succeeds. The cell stays on the agenda and every tick retries it.
+	Error        string    `json:"error,omitempty"`
+	FailingSince time.Time `json:"failing_since,omitzero"`
 }
 
 // fingerprint identifies a set of deltas' contents: every accepted order
@@ -178,6 +186,12 @@ type seenDoc struct {
 }
 
 func encodeDoc(path string, v any, expireAt time.Time) (docstore.Doc, error) {
+	switch d := v.(type) {
+	case window.WatermarkState:
+		v = watermarkDoc{WatermarkState: d}.stamped()
+	case versioned:
+		v = d.stamped()
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return docstore.Doc{}, fmt.Errorf("encode %s: %w", path, err)
@@ -185,13 +199,26 @@ func encodeDoc(path string, v any, expireAt time.Time) (docstore.Doc, error) {
 	return docstore.Doc{Path: path, Data: b, ExpireAt: expireAt}, nil
 }
 
-// decodeDoc fills v from d; a missing document leaves v as it is.
+// decodeDoc fills v from d; a missing document leaves v as it is. A
+// document that does not decode, or window state of another layout, is an
+// ErrUnreadableState: retrying does not help.
 func decodeDoc(d docstore.Doc, v any) error {
 	if !d.Exists {
 		return nil
 	}
+	if ws, ok := v.(*window.WatermarkState); ok {
+		w := watermarkDoc{WatermarkState: *ws}
+		if err := decodeDoc(d, &w); err != nil {
+			return err
+		}
+		*ws = w.WatermarkState
+		return nil
+	}
 	if err := json.Unmarshal(d.Data, v); err != nil {
-		return fmt.Errorf("decode %s: %w", d.Path, err)
+		return unreadable(fmt.Errorf("decode %s: %w", d.Path, err))
+	}
+	if s, ok := v.(versioned); ok {
+		return checkLayout(d.Path, s.layoutOf())
 	}
 	return nil
 }

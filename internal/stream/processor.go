@@ -211,6 +211,11 @@ type AggregationTick struct {
 	Expired int           // (window, key)s whose state was deleted
 	Flushed int           // outbox rows appended to the sink
 	Pending int           // outbox rows left for the next tick (sink failed)
+	// Failing are the (window, key)s, or documents of them, that this tick
+	// could not read or add up; every other cell was processed. They are
+	// not an error of the tick (retrying at once cannot help): each stays
+	// on its agenda and the next ticks try it again. See FailingCell.
+	Failing []FailingCell
 }
 
 // ErrTickBusy is returned by Tick when another tick held the lease of every

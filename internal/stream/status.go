@@ -3,6 +3,7 @@ package stream
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -32,6 +33,10 @@ type AggregationStatus struct {
 	// TickLeaseUntil is when the current tick's lease ends; zero when no
 	// tick holds it.
 	TickLeaseUntil time.Time
+	// Failing are the cells the last ticks could not process, with their
+	// error (as the agenda recorded them), and the documents this status
+	// could not read; the other cells are open as usual.
+	Failing []FailingCell
 }
 
 // OpenWindow is one open (window, key) and its pane bookkeeping.
@@ -79,7 +84,11 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now ti
 		case a.paths.watermark:
 			var ws window.WatermarkState
 			if err := decodeDoc(d, &ws); err != nil {
-				return st, err
+				if !errors.Is(err, ErrUnreadableState) {
+					return st, err
+				}
+				st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
+				continue
 			}
 			st.Watermark, st.MaxEventTime, st.LastAccepted = ws.Watermark, ws.MaxEventTime, ws.LastAccepted
 		case a.paths.lease:
@@ -102,7 +111,11 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now ti
 	for _, d := range cells {
 		var c cellDoc
 		if err := decodeDoc(d, &c); err != nil {
-			return st, err
+			if !errors.Is(err, ErrUnreadableState) {
+				return st, err
+			}
+			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
+			continue
 		}
 		on := c.State.OnTime
 		if on == "" {
@@ -125,15 +138,23 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now ti
 	for _, d := range agenda {
 		var ag agendaDoc
 		if err := decodeDoc(d, &ag); err != nil {
-			return st, err
+			if !errors.Is(err, ErrUnreadableState) {
+				return st, err
+			}
+			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
+			continue
 		}
 		for _, c := range ag.Cells {
 			wk := window.WindowKey{Window: ag.window(), Key: c.Key}
+			if c.Error != "" {
+				st.Failing = append(st.Failing, failingOf(a, wk, errors.New(c.Error), c.FailingSince))
+			}
 			if !known[wk] {
 				st.OpenWindows = append(st.OpenWindows, OpenWindow{Start: wk.Window.Start, End: wk.Window.End, Key: c.Key, OnTime: window.OnTimePending})
 			}
 		}
 	}
+	st.Failing = dedupFailing(st.Failing)
 	slices.SortFunc(st.OpenWindows, func(x, y OpenWindow) int {
 		return cmp.Or(x.Start.Compare(y.Start), cmp.Compare(x.Key, y.Key))
 	})

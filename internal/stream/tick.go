@@ -92,15 +92,17 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 		errs = append(errs, fmt.Errorf("flush outbox: %w", err))
 	}
 
-	changes, err := p.changes(ctx, a)
+	changes, badDeltas, err := p.changes(ctx, a)
 	if err != nil {
 		return at, errors.Join(append(errs, err)...)
 	}
-	agendas, err := p.agendas(ctx, a)
+	agendas, badAgendas, err := p.agendas(ctx, a)
 	if err != nil {
 		return at, errors.Join(append(errs, err)...)
 	}
-	before, after, err := p.advance(ctx, a, changes, agendas, now)
+	at.Failing = append(badDeltas, badAgendas...)
+	defer func() { sortFailing(at.Failing) }()
+	before, after, err := p.advance(ctx, a, changes, agendas, unreadablePaths(badAgendas), now)
 	if err != nil {
 		return at, errors.Join(append(errs, fmt.Errorf("advance watermark: %w", err))...)
 	}
@@ -121,6 +123,11 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 	at.Panes, at.Expired = panes, expired
 	if err != nil {
 		errs = append(errs, err)
+	}
+	for _, v := range visits {
+		if errors.Is(v.err, ErrUnreadableState) {
+			at.Failing = append(at.Failing, failingOf(a, v.wk, v.err, v.failingSince(agendas, now)))
+		}
 	}
 	if err := p.updateAgendas(ctx, a, append(visits, notes...)); err != nil {
 		errs = append(errs, fmt.Errorf("update agenda: %w", err))
@@ -159,16 +166,31 @@ type change struct {
 // orders writing deltas meanwhile are not held up. A delta committed after
 // it is seen by the next tick, as if its orders had arrived just after this
 // one.
-func (p *Processor) changes(ctx context.Context, a aggregation) (map[string]*change, error) {
+//
+// A delta that cannot be read is reported, not fatal. When its path names
+// its cell, the cell is listed with it, so that the cell's visits read it
+// and fail (and are retried) rather than emit panes without it.
+func (p *Processor) changes(ctx context.Context, a aggregation) (map[string]*change, []FailingCell, error) {
 	docs, err := p.store.List(ctx, a.paths.deltas)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", a.paths.deltas, err)
+		return nil, nil, fmt.Errorf("list %s: %w", a.paths.deltas, err)
 	}
 	out := map[string]*change{}
+	var bad []FailingCell
 	for _, d := range docs {
 		var dd deltaDoc
 		if err := decodeDoc(d, &dd); err != nil {
-			return nil, err
+			if !errors.Is(err, ErrUnreadableState) {
+				return nil, nil, err
+			}
+			f := failingDoc(a, d.Path, err)
+			bad = append(bad, f)
+			if f.WindowStart.IsZero() {
+				continue
+			}
+			// Its part is unknown: the zero part leaves the watermark as
+			// it is, and its fingerprint makes the cell's visit due.
+			dd = deltaDoc{WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Key: f.Key}
 		}
 		wk := dd.windowKey()
 		id := cellID(wk)
@@ -180,7 +202,7 @@ func (p *Processor) changes(ctx context.Context, a aggregation) (map[string]*cha
 		c.paths, c.parts = append(c.paths, d.Path), append(c.parts, dd.Part)
 		c.maxEvent, c.last = newest(window.Shard{MaxEventTime: c.maxEvent, LastAccepted: c.last}, dd.Part)
 	}
-	return out, nil
+	return out, bad, nil
 }
 
 // agendaEntry is one agenda document as a tick knows it.
@@ -190,21 +212,36 @@ type agendaEntry struct {
 }
 
 // agendas lists the agenda: one document per open window, written by ticks
-// only.
-func (p *Processor) agendas(ctx context.Context, a aggregation) (map[string]*agendaEntry, error) {
+// only. A document that cannot be read is reported and left alone: its
+// window's cells wait, with their deltas, until it can be.
+func (p *Processor) agendas(ctx context.Context, a aggregation) (map[string]*agendaEntry, []FailingCell, error) {
 	docs, err := p.store.List(ctx, a.paths.agenda)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", a.paths.agenda, err)
+		return nil, nil, fmt.Errorf("list %s: %w", a.paths.agenda, err)
 	}
 	out := make(map[string]*agendaEntry, len(docs))
+	var bad []FailingCell
 	for _, d := range docs {
 		e := &agendaEntry{path: d.Path}
 		if err := decodeDoc(d, &e.doc); err != nil {
-			return nil, err
+			if !errors.Is(err, ErrUnreadableState) {
+				return nil, nil, err
+			}
+			bad = append(bad, failingDoc(a, d.Path, err))
+			continue
 		}
 		out[d.Path] = e
 	}
-	return out, nil
+	return out, bad, nil
+}
+
+// unreadablePaths are the paths of fs.
+func unreadablePaths(fs []FailingCell) map[string]bool {
+	out := make(map[string]bool, len(fs))
+	for _, f := range fs {
+		out[f.Path] = true
+	}
+	return out
 }
 
 // advance is the watermark transaction: it folds the listed deltas' newest
@@ -212,10 +249,16 @@ func (p *Processor) agendas(ctx context.Context, a aggregation) (map[string]*age
 // indexes the cells that are new to the agenda. It reads only documents
 // ticks write, so it never waits on an order's transaction for more than
 // the watermark that orders read.
-func (p *Processor) advance(ctx context.Context, a aggregation, changes map[string]*change, agendas map[string]*agendaEntry, now time.Time) (before, after window.WatermarkState, err error) {
+//
+// A cell whose agenda document cannot be read (skip) is not indexed: it
+// waits with its deltas, and the document is reported at every tick.
+func (p *Processor) advance(ctx context.Context, a aggregation, changes map[string]*change, agendas map[string]*agendaEntry, skip map[string]bool, now time.Time) (before, after window.WatermarkState, err error) {
 	news := map[string][]*change{} // agenda path -> cells it lacks
 	for id, c := range changes {
 		ap := a.paths.agendaOf(c.wk.Window)
+		if skip[ap] {
+			continue
+		}
 		if e, ok := agendas[ap]; ok {
 			if _, in := e.doc.Cells[id]; in {
 				continue
@@ -293,6 +336,20 @@ type visit struct {
 	seen    string    // fingerprint of the deltas left unfolded
 	ran     bool      // a visit; else a note of a new due time
 	err     error
+	since   time.Time // when the cell first failed; set with an unreadable err
+}
+
+// failingSince is when v's cell started failing: as its agenda recorded,
+// or now when this is its first failure.
+func (v *visit) failingSince(agendas map[string]*agendaEntry, now time.Time) time.Time {
+	if e, ok := agendas[v.agenda]; ok {
+		if c, in := e.doc.Cells[cellID(v.wk)]; in && !c.FailingSince.IsZero() {
+			v.since = c.FailingSince
+			return v.since
+		}
+	}
+	v.since = now
+	return now
 }
 
 // plan picks the cells that may change at this tick: those whose timer is
@@ -354,7 +411,9 @@ func deltaDue(s window.Spec, w window.Window, parts []window.Shard, wm time.Time
 	return first.Add(s.EarlyDelay), true
 }
 
-// tickCells runs the visits, each in its own transaction.
+// tickCells runs the visits, each in its own transaction. A visit that
+// fails with ErrUnreadableState is left out of the error: the caller
+// reports its cell as failing.
 func (p *Processor) tickCells(ctx context.Context, a aggregation, visits []*visit, now time.Time) ([]window.Pane, int, error) {
 	var (
 		wg  sync.WaitGroup
@@ -376,6 +435,8 @@ func (p *Processor) tickCells(ctx context.Context, a aggregation, visits []*visi
 	)
 	for _, v := range visits {
 		switch {
+		case errors.Is(v.err, ErrUnreadableState):
+			continue // reported as failing, not an error of the tick
 		case v.err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", a.paths.cell(v.wk), v.err))
 			continue
@@ -417,13 +478,15 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 			v.gone = true // expired by a concurrent tick
 			return nil
 		}
+		// The sums and the trigger are pure: their errors (a measure out
+		// of range) come back on every retry.
 		c, err := cv.content()
 		if err != nil {
-			return err
+			return unreadable(err)
 		}
 		out, err := a.spec.OnTick(v.wk, cv.cell.State, c, ws.Watermark, now)
 		if err != nil {
-			return err
+			return unreadable(err)
 		}
 		if cv.exists && out.Pane == nil && !out.Expired && out.State == cv.cell.State {
 			// Nothing to emit yet: the deltas stay as they are, and the
@@ -431,7 +494,7 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 			// them now would write the cell at every tick an order arrives.
 			f, err := cv.fold(out.State)
 			if err != nil {
-				return err
+				return unreadable(err)
 			}
 			if due := nextDue(a.spec, v.wk, out.State, f, ws.Watermark, now); !due.IsZero() {
 				v.due, v.seen = due, fingerprint(cv.parts)
@@ -457,7 +520,7 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 		}
 		folded, err := cv.fold(out.State)
 		if err != nil {
-			return err
+			return unreadable(err)
 		}
 		v.due = nextDue(a.spec, v.wk, out.State, folded, ws.Watermark, now)
 		if cv.exists && len(cv.deltas) == 0 && out.State == cv.cell.State {
@@ -515,7 +578,19 @@ func (p *Processor) updateAgendas(ctx context.Context, a aggregation, visits []*
 			for _, v := range vs {
 				id := cellID(v.wk)
 				if v.err != nil {
+					// The window's ON_TIME round stays open: the cell
+					// still owes its pane, and is visited again.
 					failed = true
+					if c, in := ag.Cells[id]; in && errors.Is(v.err, ErrUnreadableState) {
+						msg := clip(v.err.Error(), maxCellError)
+						if c.FailingSince.IsZero() {
+							c.FailingSince = v.since
+						}
+						if c.Error != msg || !c.FailingSince.Equal(v.since) {
+							c.Error = msg
+							ag.Cells[id], changed = c, true
+						}
+					}
 					continue
 				}
 				if v.ran && v.onTime {
@@ -527,8 +602,9 @@ func (p *Processor) updateAgendas(ctx context.Context, a aggregation, visits []*
 				case v.gone:
 					delete(ag.Cells, id)
 					changed = true
-				case !c.Due.Equal(v.due) || c.Seen != v.seen:
+				case !c.Due.Equal(v.due) || c.Seen != v.seen || c.Error != "":
 					c.Due, c.Seen = v.due, v.seen
+					c.Error, c.FailingSince = "", time.Time{} // it recovered
 					ag.Cells[id] = c
 					changed = true
 				}
@@ -571,7 +647,16 @@ func (p *Processor) logTick(ctx context.Context, at AggregationTick, err error) 
 	attrs := []any{"aggregation", at.Aggregation, "busy", at.Busy,
 		"watermark_before", at.WatermarkBefore, "watermark", at.Watermark, "lag_seconds", at.Lag.Seconds(),
 		"open_windows", at.OpenWindows, "visited", at.Visited, "panes", len(at.Panes), "expired", at.Expired,
-		"flushed", at.Flushed, "pending", at.Pending}
+		"flushed", at.Flushed, "pending", at.Pending, "failing_cells", len(at.Failing)}
+	// One line per failing cell, each carrying failing_cell: the
+	// log-based metric alpipe/tick_failing_cells counts them.
+	for _, f := range at.Failing {
+		fa := []any{"aggregation", f.Aggregation, "failing_cell", f.Path, "window_start", f.WindowStart, "key", f.Key, "error", f.Error}
+		if !f.Since.IsZero() {
+			fa = append(fa, "failing_since", f.Since)
+		}
+		p.log.ErrorContext(ctx, "cell failing; the other cells were processed and the next tick retries it", fa...)
+	}
 	if err != nil {
 		p.log.ErrorContext(ctx, "tick incomplete; the next tick continues", append(attrs, "error", err.Error())...)
 		return
