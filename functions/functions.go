@@ -1,22 +1,25 @@
-// Package functions registers alpipe's Cloud Run functions with the
-// functions framework. It only decodes requests, gets the dependencies built
-// for this process and calls the core; there is no business logic here.
+// Package functions is alpipe's wiring table: one entry per Cloud Run
+// function, each naming the function, reading its configuration and
+// building its HTTP handler over clients built once for the process. It
+// only decodes requests and calls the core; there is no business logic here.
 //
-// The framework registers handlers in init(), before main can pass anything
-// in, so the dependencies live in one process-wide value built once: either
-// provided by an embedding program (the local CLI, with its embedded engines
-// and virtual clock) or built from the environment on Prepare.
+// Adding a function is one entry in table plus its handler file. Both
+// cmd/server (one function per Cloud Run service, or all) and `alpipe
+// serve` (all, beside the local routes) serve what Build returns; nothing
+// is registered in init() and no process-wide value holds the clients.
 package functions
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
+	"net/http"
+	"slices"
 
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
-// Names of the functions, as registered and as FUNCTION_TARGET selects them.
+// Names of the functions, as routed and as FUNCTION_TARGET selects them.
 const (
 	IngestCSVName        = "IngestCSV"
 	AggregateOrdersName  = "AggregateOrders"
@@ -24,44 +27,75 @@ const (
 	SweepLandingName     = "SweepLanding"
 )
 
+// Function is one entry of the wiring table.
+type Function struct {
+	Name string
+	// Build loads the function's configuration (through app's lookup,
+	// validated) and builds its handler over app's shared clients, failing
+	// on the first invalid setting or unreachable dependency.
+	Build func(ctx context.Context, app *setup.App) (http.Handler, error)
+}
+
+// table is every function this image serves, in the order they are built.
+var table = []Function{
+	{Name: IngestCSVName, Build: buildIngestCSV},
+	{Name: AggregateOrdersName, Build: buildAggregateOrders},
+	{Name: AdvanceWatermarkName, Build: buildAdvanceWatermark},
+	{Name: SweepLandingName, Build: buildSweepLanding},
+}
+
 // Names lists every function.
-var Names = []string{IngestCSVName, AggregateOrdersName, AdvanceWatermarkName, SweepLandingName}
-
-var process struct {
-	mu  sync.Mutex
-	app *setup.App
-}
-
-// Provide installs the dependencies every function of this process uses.
-// The local CLI calls it before serving.
-func Provide(app *setup.App) {
-	process.mu.Lock()
-	defer process.mu.Unlock()
-	process.app = app
-}
-
-// Prepare builds the dependencies of target (every function when target is
-// empty) from the environment, validating the configuration, so that a
-// server with an incomplete production setting refuses to start instead of
-// failing its first request.
-func Prepare(ctx context.Context, target string, opts setup.Options) (*setup.App, error) {
-	names := Names
-	if target != "" {
-		names = []string{target}
+var Names = func() []string {
+	n := make([]string, len(table))
+	for i, f := range table {
+		n[i] = f.Name
 	}
-	app, err := setup.FromEnv(ctx, names, opts)
+	return n
+}()
+
+// Handler is one built function.
+type Handler struct {
+	Name string
+	http.Handler
+}
+
+// Process is what Prepare built: the process's clients and the handlers of
+// its functions over them. Close releases the clients.
+type Process struct {
+	App      *setup.App
+	Handlers []Handler
+}
+
+// Close releases every client and embedded engine.
+func (p *Process) Close() error { return p.App.Close() }
+
+// Prepare builds the named functions (every function when names is empty)
+// up front, so that a server with an incomplete production setting refuses
+// to start instead of failing its first request.
+func Prepare(ctx context.Context, names []string, opts setup.Options) (*Process, error) {
+	if len(names) == 0 {
+		names = Names
+	}
+	app := setup.New(opts)
+	hs, err := build(ctx, app, names)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, app.Close())
 	}
-	Provide(app)
-	return app, nil
+	return &Process{App: app, Handlers: hs}, nil
 }
 
-func current() (*setup.App, error) {
-	process.mu.Lock()
-	defer process.mu.Unlock()
-	if process.app == nil {
-		return nil, fmt.Errorf("functions: dependencies not prepared (call functions.Prepare or Provide before serving)")
+func build(ctx context.Context, app *setup.App, names []string) ([]Handler, error) {
+	hs := make([]Handler, 0, len(names))
+	for _, n := range names {
+		i := slices.IndexFunc(table, func(f Function) bool { return f.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown function %q (want one of %v)", n, Names)
+		}
+		h, err := table[i].Build(ctx, app)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		hs = append(hs, Handler{Name: n, Handler: h})
 	}
-	return process.app, nil
+	return hs, nil
 }

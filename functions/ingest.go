@@ -9,18 +9,15 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 
+	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/setup"
 )
 
 // FinalizedType is the Eventarc event for a new object generation.
 const FinalizedType = "google.cloud.storage.object.v1.finalized"
-
-func init() {
-	functions.CloudEvent(IngestCSVName, IngestCSV)
-}
 
 // StorageObjectData is the part of Eventarc's StorageObjectData we use. The
 // int64 fields arrive as JSON strings.
@@ -52,36 +49,63 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// IngestCSV handles a finalize event. Permanent problems (an event that can
+func buildIngestCSV(ctx context.Context, app *setup.App) (http.Handler, error) {
+	var cfg config.Ingest
+	if err := config.Load(ctx, &cfg, app.Lookup()); err != nil {
+		return nil, err
+	}
+	svc, err := app.BuildIngest(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return cloudEventHandler(ctx, IngestCSV{Service: svc, Log: app.Logger()}.Receive)
+}
+
+// cloudEventHandler serves fn as the functions framework serves a
+// CloudEvent function (sdk-go's receive handler: an error answers 500, an
+// HTTP result its code), behind the checks of what Eventarc sends.
+func cloudEventHandler(ctx context.Context, fn func(context.Context, cloudevents.Event) error) (http.Handler, error) {
+	p, err := cloudevents.NewHTTP()
+	if err != nil {
+		return nil, fmt.Errorf("cloudevents protocol: %w", err)
+	}
+	h, err := cloudevents.NewHTTPReceiveHandler(ctx, p, fn)
+	if err != nil {
+		return nil, fmt.Errorf("cloudevents handler: %w", err)
+	}
+	return cloudEventsOnly(bounded(maxFinalizeBody, h)), nil
+}
+
+// IngestCSV handles finalize events with the ingest service.
+type IngestCSV struct {
+	Service *ingest.Service
+	Log     *slog.Logger
+}
+
+// Receive handles one finalize event. Permanent problems (an event that can
 // never be processed) are logged and acknowledged; transient ones return an
 // error so that Eventarc redelivers.
-func IngestCSV(ctx context.Context, e cloudevents.Event) error {
-	app, err := current()
-	if err != nil {
-		return err
-	}
-	svc, err := app.IngestService()
-	if err != nil {
-		return err
-	}
-	log := app.Logger()
+func (f IngestCSV) Receive(ctx context.Context, e cloudevents.Event) error {
 	if e.Type() != FinalizedType {
-		log.InfoContext(ctx, "event ignored: not an object finalize", "type", e.Type(), "id", e.ID())
+		f.Log.InfoContext(ctx, "event ignored: not an object finalize", "type", e.Type(), "id", e.ID())
 		return nil
 	}
 	obj, err := DecodeObject(e)
 	if err != nil {
 		// Redelivering a malformed event cannot help.
-		log.ErrorContext(ctx, "event dropped: undecodable StorageObjectData", "id", e.ID(), "error", err.Error())
+		f.Log.ErrorContext(ctx, "event dropped: undecodable StorageObjectData", "id", e.ID(), "error", err.Error())
 		return nil
 	}
-	rec, err := svc.Ingest(ctx, obj)
+	rec, err := f.Service.Ingest(ctx, obj)
 	if errors.Is(err, ingest.ErrNotLanding) {
 		return nil // logged by the service; no redelivery can make it one
 	}
 	if errors.Is(err, ingest.ErrBusy) {
-		log.InfoContext(ctx, "object busy; asking for redelivery", "object", obj.Key().String(), "held_by", rec.Key.String(), slog.String("error", err.Error()))
+		f.Log.InfoContext(ctx, "object busy; asking for redelivery", "object", obj.Key().String(), "held_by", rec.Key.String(), slog.String("error", err.Error()))
 		return cloudevents.NewHTTPResult(http.StatusConflict, "%s", err.Error())
+	}
+	if err != nil {
+		f.Log.WarnContext(ctx, "ingest failed; asking for redelivery", "object", obj.Key().String(), "error", err.Error())
 	}
 	return err
 }

@@ -60,7 +60,8 @@ func TestDecodeObject(t *testing.T) {
 // neither loaded nor recorded.
 func TestIngestCSVAcknowledgesNonLandingEvents(t *testing.T) {
 	now := time.Now()
-	gcs, app := testApp(t, &now, nil, IngestCSVName)
+	gcs, p := testProcess(t, &now, nil, IngestCSVName)
+	app := p.App
 	const row = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\nP-1,1,2026-03-14,MOCH-40L-AZ,1,\"89,90\",C-1,ES\n"
 	a := ingesttest.Put(t, gcs, ingesttest.Quarantine, "exportaciones/2026/03/14/pedidos.csv", row, nil)
 
@@ -70,7 +71,11 @@ func TestIngestCSVAcknowledgesNonLandingEvents(t *testing.T) {
 	e.SetSource("//storage.googleapis.com/projects/_/buckets/" + a.Bucket)
 	data, _ := json.Marshal(map[string]string{"bucket": a.Bucket, "name": a.Name, "generation": strconv.FormatInt(a.Generation, 10), "md5Hash": a.MD5})
 	e.DataEncoded = data
-	if err := IngestCSV(context.Background(), e); err != nil {
+	svc, err := app.IngestService()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (IngestCSV{Service: svc, Log: app.Logger()}).Receive(context.Background(), e); err != nil {
 		t.Fatalf("IngestCSV = %v, want nil (acknowledged)", err)
 	}
 	_, recorded, err := app.Ledger().Get(context.Background(), ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation})

@@ -1,16 +1,26 @@
 package functions
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 
-	"github.com/GoogleCloudPlatform/functions-framework-go/functions"
-
+	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/sweep"
 )
 
-func init() {
-	functions.HTTP(SweepLandingName, SweepLanding)
+func buildSweepLanding(ctx context.Context, app *setup.App) (http.Handler, error) {
+	var cfg config.Sweep
+	if err := config.Load(ctx, &cfg, app.Lookup()); err != nil {
+		return nil, err
+	}
+	s, err := app.BuildSweep(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return jsonOnly(bounded(maxTickBody, SweepLanding{Sweeper: s, Log: app.Logger()})), nil
 }
 
 // SweepLanding is the Cloud Scheduler call that ingests the landing files
@@ -19,19 +29,15 @@ func init() {
 // and the next call retries. An overlapping call finds the run lock taken
 // and answers 200 with "busy": the scheduler must not retry it, the run in
 // progress does the work.
-func SweepLanding(w http.ResponseWriter, r *http.Request) {
-	app, err := current()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	s, err := app.Sweeper()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusServiceUnavailable)
-		return
-	}
-	sum, err := s.Run(r.Context())
+type SweepLanding struct {
+	Sweeper *sweep.Sweeper
+	Log     *slog.Logger
+}
+
+func (f SweepLanding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sum, err := f.Sweeper.Run(r.Context())
 	if err != nil && !errors.Is(err, sweep.ErrBusy) {
+		f.Log.ErrorContext(r.Context(), "sweep failed", "error", err.Error())
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

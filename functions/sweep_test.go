@@ -29,14 +29,18 @@ import (
 // defaults over a fake GCS, on a clock the test sets.
 func sweepApp(t *testing.T, now *time.Time, env map[string]string) *objects.GCS {
 	t.Helper()
-	gcs, _ := testApp(t, now, env, SweepLandingName)
+	gcs, p := testProcess(t, now, env, SweepLandingName)
+	sweeper = handler(t, p, SweepLandingName)
 	return gcs
 }
 
-// testApp provides the process with the named functions built from the
-// embedded defaults over a fake GCS with the landing and quarantine
-// buckets, on a clock the test sets.
-func testApp(t *testing.T, now *time.Time, env map[string]string, names ...string) (*objects.GCS, *setup.App) {
+// sweeper is the SweepLanding handler the last sweepApp built.
+var sweeper http.Handler
+
+// testProcess builds the named functions from the embedded defaults over a
+// fake GCS with the landing and quarantine buckets, on a clock the test
+// sets.
+func testProcess(t *testing.T, now *time.Time, env map[string]string, names ...string) (*objects.GCS, *Process) {
 	t.Helper()
 	fake, err := fakegcs.Start("", ingesttest.Landing, ingesttest.Quarantine)
 	if err != nil {
@@ -49,7 +53,7 @@ func testApp(t *testing.T, now *time.Time, env map[string]string, names ...strin
 	}
 	lookup := map[string]string{"ALPIPE_DATA_DIR": t.TempDir()}
 	maps.Copy(lookup, env)
-	app, err := setup.FromEnv(context.Background(), names, setup.Options{
+	p, err := Prepare(context.Background(), names, setup.Options{
 		Lookup:  envconfig.MapLookuper(lookup),
 		Now:     func() time.Time { return *now },
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -61,25 +65,36 @@ func testApp(t *testing.T, now *time.Time, env map[string]string, names ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	Provide(app)
 	t.Cleanup(func() {
-		Provide(nil)
-		_ = app.Close()
+		_ = p.Close()
 		_ = client.Close()
 	})
 	gcs, err := objects.NewGCS(client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gcs, app
+	return gcs, p
+}
+
+// handler is the built handler of the named function of p.
+func handler(t *testing.T, p *Process, name string) http.Handler {
+	t.Helper()
+	for _, h := range p.Handlers {
+		if h.Name == name {
+			return h.Handler
+		}
+	}
+	t.Fatalf("%s was not built", name)
+	return nil
 }
 
 func callSweep(t *testing.T) (int, sweep.Summary) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
 	req.Header.Set("Authorization", "Bearer oidc-token")
-	SweepLanding(rec, req)
+	req.Header.Set("Content-Type", "application/json") // as terraform/scheduler.tf sends it
+	sweeper.ServeHTTP(rec, req)
 	var sum sweep.Summary
 	if rec.Code == http.StatusOK {
 		if err := json.Unmarshal(rec.Body.Bytes(), &sum); err != nil {
@@ -115,12 +130,6 @@ func TestSweepLandingLoadsAFileItsEventMissed(t *testing.T) {
 }
 
 func TestSweepLandingStatus(t *testing.T) {
-	t.Run("not prepared", func(t *testing.T) {
-		Provide(nil)
-		if code, _ := callSweep(t); code != http.StatusServiceUnavailable {
-			t.Errorf("status = %d, want 503", code)
-		}
-	})
 	t.Run("listing fails", func(t *testing.T) {
 		now := time.Now()
 		// A landing bucket the fake does not have: the listing fails.
@@ -128,7 +137,9 @@ func TestSweepLandingStatus(t *testing.T) {
 		rec := httptest.NewRecorder()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		SweepLanding(rec, httptest.NewRequest(http.MethodPost, "/", nil).WithContext(ctx))
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}")).WithContext(ctx)
+		req.Header.Set("Content-Type", "application/json")
+		sweeper.ServeHTTP(rec, req)
 		if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "sweep") {
 			t.Errorf("status = %d %q, want 500 naming the sweep", rec.Code, rec.Body.String())
 		}

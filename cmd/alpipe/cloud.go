@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
@@ -43,10 +44,11 @@ func cloudIngest(ctx context.Context, what string) (*setup.App, *ingest.Service,
 	if err := cloudEnv(what); err != nil {
 		return nil, nil, nil, err
 	}
-	app, err := setup.FromEnv(ctx, []string{"IngestCSV"}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
+	proc, err := functions.Prepare(ctx, []string{functions.IngestCSVName}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	app := proc.App
 	svc, err := app.IngestService()
 	if err == nil {
 		var objs *objects.GCS

@@ -65,7 +65,8 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "  functions: %s/IngestCSV  %s/AggregateOrders  %s/AdvanceWatermark  %s/SweepLanding\n", srv.URL, srv.URL, srv.URL, srv.URL)
 	fmt.Fprintf(stdout, "  cloud storage: STORAGE_EMULATOR_HOST=%s\n", srv.URL[len("http://"):])
 	<-ctx.Done()
-	return srv.App.Close()
+	// The CLI's context ends on SIGINT or SIGTERM: drain like cmd/server.
+	return srv.Shutdown("signal received")
 }
 
 // stringList is a repeatable string flag.

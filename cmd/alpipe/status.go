@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 
+	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
@@ -50,10 +51,11 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := cloudEnv("status --cloud"); err != nil {
 			return err
 		}
-		app, err := setup.FromEnv(ctx, []string{"IngestCSV", "AdvanceWatermark"}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
+		proc, err := functions.Prepare(ctx, []string{functions.IngestCSVName, functions.AdvanceWatermarkName}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
 		if err != nil {
 			return err
 		}
+		app := proc.App
 		defer app.Close()
 		rep = ops.BuildReport(ctx, app.StatusSources(), ops.StatusOptions{Since: *since, MaxFiles: *files})
 	} else if rep, err = (client.Server{URL: *server}).Status(ctx, *since, *files); err != nil {

@@ -3,35 +3,48 @@
 // FUNCTION_TARGET (served at "/"); unset, every function is served at
 // "/<Name>". It listens on PORT (default 8080), builds with CGO_ENABLED=0 and
 // links no embedded engine, so it needs WAREHOUSE=bigquery (or remote).
+//
+// It serves with its own http.Server rather than funcframework.Start, which
+// cannot shut down: on SIGTERM (Cloud Run's scale-in and deploys) it drains
+// the requests in flight for SHUTDOWN_GRACE, cancels the rest so that they
+// record a clean failure, closes its clients and exits 0.
 package main
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
-
-	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
+	"os/signal"
+	"syscall"
 
 	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/httpserve"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
 func main() {
 	log := logging.New(os.Stdout, slog.LevelInfo)
-	if err := run(log); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := run(ctx, log); err != nil {
 		log.Error("server stopped", "error", err.Error())
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger) error {
-	ctx := context.Background()
+func run(ctx context.Context, log *slog.Logger) error {
 	var cfg config.Server
 	if err := config.Load(ctx, &cfg, nil); err != nil {
+		return err
+	}
+	var serving config.Serving
+	if err := config.Load(ctx, &serving, nil); err != nil {
 		return err
 	}
 	opts := setup.Options{Logger: log}
@@ -43,13 +56,30 @@ func run(log *slog.Logger) error {
 		opts.Now = c.Now
 		log.Warn("test clock in use: processing time is read from a file", "file", cfg.ClockFile)
 	}
-	app, err := functions.Prepare(ctx, cfg.Target, opts)
+	var names []string
+	if cfg.Target != "" {
+		names = []string{cfg.Target}
+	}
+	proc, err := functions.Prepare(ctx, names, opts)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", orAll(cfg.Target), err)
 	}
-	defer app.Close()
+	defer func() {
+		if err := proc.Close(); err != nil {
+			log.Warn("closing clients", "error", err.Error())
+		}
+	}()
+	mux := http.NewServeMux()
+	if err := functions.Mount(mux, proc.Handlers, cfg.Target, serving.RequestTimeout(), log); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", ":"+cfg.Port)
+	if err != nil {
+		return fmt.Errorf("listen on port %s: %w", cfg.Port, err)
+	}
+	srv := httpserve.New(mux, httpserve.Options{Grace: serving.ShutdownGrace, Logger: log, Name: orAll(cfg.Target)})
 	log.Info("serving", "function", orAll(cfg.Target), "port", cfg.Port)
-	return funcframework.Start(cfg.Port)
+	return srv.Run(ctx, ln)
 }
 
 func orAll(target string) string {

@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	_ = srv.App.Close()
+	_ = srv.Shutdown("tests done")
 	os.RemoveAll(data)
 	os.Exit(code)
 }

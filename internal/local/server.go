@@ -1,31 +1,28 @@
-// Package local runs the whole system on a laptop: the functions through the
-// functions framework, an in-process fake Cloud Storage on the same address,
-// and the embedded state store and warehouse in one data folder. It also
-// holds the client side the CLI uses against such a server (drop, query).
+// Package local runs the whole system on a laptop behind one door: one TCP
+// listener whose every route (the functions, an in-process fake Cloud
+// Storage, the local endpoints and the dashboard) sits on one mux behind the
+// guard, and the embedded state store and warehouse in one data folder. It
+// also holds the client side the CLI uses against such a server (drop,
+// query).
 package local
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/GoogleCloudPlatform/functions-framework-go/funcframework"
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/dashboard"
+	"github.com/alpinashop/alpipe/internal/httpserve"
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
@@ -61,12 +58,14 @@ type Options struct {
 
 // Server is a running local system.
 type Server struct {
-	URL   string
-	App   *setup.App
-	Clock *Clock
-	gcs   *fakegcs.Server
-	data  string
-	guard guard
+	URL    string
+	App    *setup.App
+	Clock  *Clock
+	gcs    *fakegcs.Server
+	data   string
+	guard  guard
+	http   *httpserve.Server
+	served chan error // Serve's result, once it returned
 }
 
 // dataLock holds the data folder (lockDataDir) while the process lives. It
@@ -75,9 +74,8 @@ type Server struct {
 var dataLock *os.File
 
 // Start brings up the fake GCS, the embedded backends and every function on
-// opts.Addr, and returns once the server answers. The functions framework
-// offers no way to stop its server, so a Server lives until the process
-// exits; Start may be called once per process.
+// opts.Addr, the only socket it opens: the in-process storage client reaches
+// the fake through memory, not through a port of its own. Shutdown stops it.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.DataDir == "" {
 		opts.DataDir = ".local"
@@ -87,6 +85,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.Clock == nil {
 		opts.Clock = WallClock()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if os.Getenv("FUNCTION_TARGET") != "" {
 		return nil, errors.New("FUNCTION_TARGET is set: unset it to serve every function locally (or run cmd/server for one)")
@@ -99,32 +100,28 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	var closers []func()
 	started := false
 	defer func() {
 		if !started {
+			for i := len(closers) - 1; i >= 0; i-- {
+				closers[i]()
+			}
 			_ = lock.Close()
 		}
 	}()
-	// The public listener is taken first, so a busy port fails here instead
-	// of a second server answering nothing while clients reach the first.
+	// The listener is taken first, so a busy port fails here instead of a
+	// second server answering nothing while clients reach the first.
 	ln, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (is another `alpipe serve` running there? --addr 127.0.0.1:0 picks a free port)", opts.Addr, err)
 	}
-	defer func() {
-		if !started {
-			_ = ln.Close()
-		}
-	}()
-	addr := ln.Addr().String()
-	inner, err := resolveAddr("127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
+	closers = append(closers, func() { _ = ln.Close() })
 	gcs, err := fakegcs.Start(filepath.Join(opts.DataDir, "gcs"), LandingBucket, QuarantineBucket, StagingBucket)
 	if err != nil {
 		return nil, fmt.Errorf("start local cloud storage: %w", err)
 	}
+	closers = append(closers, gcs.Close)
 	client, err := gcs.Client(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("local cloud storage client: %w", err)
@@ -141,86 +138,114 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		env[k] = v
 	}
 	lookup := envconfig.MultiLookuper(envconfig.MapLookuper(env), envconfig.OsLookuper())
-	app, err := functions.Prepare(ctx, "", setup.Options{
+	var wm config.Watermark
+	if err := config.Load(ctx, &wm, lookup); err != nil {
+		return nil, err
+	}
+	var serving config.Serving
+	if err := config.Load(ctx, &serving, lookup); err != nil {
+		return nil, err
+	}
+	proc, err := functions.Prepare(ctx, nil, setup.Options{
 		Lookup:            lookup,
 		Now:               opts.Clock.Now,
 		Logger:            opts.Logger,
-		EmbeddedWarehouse: duckDBOpener(lookup),
+		EmbeddedWarehouse: duckDBOpener(wm.Accumulation),
 		Storage:           client,
 	})
 	if err != nil {
 		return nil, err
 	}
-	g := newGuard(opts.AllowRemote, opts.Hosts)
-	s := &Server{URL: "http://" + addr, App: app, Clock: opts.Clock, gcs: gcs, data: opts.DataDir, guard: g}
-	dash, err := s.dashboard(ctx, lookup)
+	closers = append(closers, func() { _ = proc.Close() })
+	s := &Server{URL: "http://" + ln.Addr().String(), App: proc.App, Clock: opts.Clock, gcs: gcs, data: opts.DataDir,
+		guard: newGuard(opts.AllowRemote, opts.Hosts), served: make(chan error, 1)}
+	dash, err := s.dashboard(ctx, wm)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.register(ctx, dash); err != nil {
+	mux := http.NewServeMux()
+	for _, p := range fakegcs.Paths() {
+		mux.Handle(p, s.gcs.Handler())
+	}
+	if err := functions.Mount(mux, proc.Handlers, "", serving.RequestTimeout(), opts.Logger); err != nil {
 		return nil, err
 	}
-	// The framework cannot wrap the functions' handlers, so it listens on a
-	// private loopback port and everything reaches it through the guard.
-	host, port, _ := net.SplitHostPort(inner)
-	errc := make(chan error, 2)
-	// The framework prints a "Serving function" line per registered path
-	// (eight here, five of them unnamed) to stdout while it starts; the CLI
-	// prints its own summary, so those lines are silenced until it answers.
-	restore := silenceStdout()
-	go func() { errc <- funcframework.StartHostPort(host, port) }()
-	err = waitReady(ctx, "http://"+inner, errc)
-	restore()
-	if err != nil {
-		return nil, err
-	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: inner})
-	proxy.FlushInterval = -1 // stream bodies both ways: drops and query results can be large
-	proxy.ErrorLog = log.New(io.Discard, "", 0)
-	front := &http.Server{Handler: g.wrap(proxy), ReadHeaderTimeout: 10 * time.Second}
-	go func() { errc <- front.Serve(ln) }()
-	if err := waitReady(ctx, s.URL, errc); err != nil {
-		return nil, err
-	}
+	mux.Handle(AdminPrefix, s.admin())
+	// "/" is the mux's catch-all: the dashboard answers its own paths and
+	// 404 for anything else, such as the fake's /_internal/ routes, which
+	// are not mounted.
+	mux.Handle(dashboard.PagePath, dash)
+	s.http = httpserve.New(s.guard.wrap(noCORS(mux)), httpserve.Options{Grace: serving.ShutdownGrace, Logger: opts.Logger, Name: "alpipe serve"})
+	go func() { s.served <- s.http.Serve(ln) }()
 	started = true
 	dataLock = lock
 	return s, nil
 }
 
+// Shutdown drains the requests in flight (SHUTDOWN_GRACE, then cancels
+// them), then closes the backends and the fake storage. reason is logged.
+func (s *Server) Shutdown(reason string) error {
+	s.http.Shutdown(reason)
+	err := errors.Join(<-s.served, s.App.Close())
+	s.gcs.Close()
+	return err
+}
+
+// noCORS drops every Access-Control-Allow-* header a handler sets:
+// fake-gcs-server allows any origin with credentials, and no page of
+// another origin may read what this server answers.
+func noCORS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(corsFilter{ResponseWriter: w}, r)
+	})
+}
+
+type corsFilter struct{ http.ResponseWriter }
+
+func (c corsFilter) strip() {
+	h := c.ResponseWriter.Header()
+	for k := range h {
+		if strings.HasPrefix(k, "Access-Control-Allow-") {
+			delete(h, k)
+		}
+	}
+}
+
+func (c corsFilter) WriteHeader(code int) {
+	c.strip()
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c corsFilter) Write(b []byte) (int, error) {
+	c.strip()
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes of
+// streamed answers).
+func (c corsFilter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// Flush keeps streamed answers streaming through the filter.
+func (c corsFilter) Flush() {
+	c.strip()
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // duckDBOpener opens the embedded warehouse with the dashboard view of the
 // configured accumulation mode.
-func duckDBOpener(lookup envconfig.Lookuper) func(context.Context, config.Backends) (setup.Warehouse, error) {
+func duckDBOpener(accumulation string) func(context.Context, config.Backends) (setup.Warehouse, error) {
 	return func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
-		acc, _ := lookup.Lookup("ACCUMULATION")
 		return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{
-			Accumulation: strings.ToUpper(acc),
+			Accumulation: strings.ToUpper(accumulation),
 			TempDir:      filepath.Join(b.DataDir, "tmp"),
 		})
 	}
 }
 
-// register mounts the fake GCS and the local admin endpoints beside the
-// functions, through the framework's own registry.
-func (s *Server) register(ctx context.Context, dash http.Handler) error {
-	for _, p := range fakegcs.Paths() {
-		if err := funcframework.RegisterHTTPFunctionContext(ctx, p, s.guard.wrap(s.gcs.Handler()).ServeHTTP); err != nil {
-			return fmt.Errorf("mount local cloud storage at %s: %w", p, err)
-		}
-	}
-	if err := funcframework.RegisterHTTPFunctionContext(ctx, AdminPrefix, s.guard.wrap(s.admin()).ServeHTTP); err != nil {
-		return err
-	}
-	// "/" is the mux's catch-all: the dashboard answers its own paths and
-	// 404 for anything else, while the functions keep theirs.
-	return funcframework.RegisterHTTPFunctionContext(ctx, dashboard.PagePath, s.guard.wrap(dash).ServeHTTP)
-}
-
 // dashboard builds the local page over the server's own backends.
-func (s *Server) dashboard(ctx context.Context, lookup envconfig.Lookuper) (http.Handler, error) {
-	var cfg config.Watermark
-	if err := config.Load(ctx, &cfg, lookup); err != nil {
-		return nil, err
-	}
+func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Handler, error) {
 	store, err := s.App.Store(ctx, cfg.Backends) // the store already open for the functions
 	if err != nil {
 		return nil, err
@@ -240,57 +265,4 @@ func (s *Server) dashboard(ctx context.Context, lookup envconfig.Lookuper) (http
 		src.Ledger = l
 	}
 	return dashboard.Handler(src), nil
-}
-
-func resolveAddr(addr string) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", fmt.Errorf("address %q: %w", addr, err)
-	}
-	if port != "0" {
-		return addr, nil
-	}
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-func waitReady(ctx context.Context, url string, errc <-chan error) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-errc:
-			return fmt.Errorf("serve %s: %w", url, err)
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		resp, err := http.Get(url + AdminPrefix + "health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("server at %s did not become ready", url)
-}
-
-// silenceStdout points os.Stdout at the null device until the returned
-// function restores it.
-func silenceStdout() func() {
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return func() {}
-	}
-	saved := os.Stdout
-	os.Stdout = devnull
-	return func() {
-		os.Stdout = saved
-		devnull.Close()
-	}
 }

@@ -1,6 +1,8 @@
 // Package setup wires configuration to adapters and services: it is the one
 // place that knows which backend implements which port. Clients are created
-// once per process and shared by the functions the process serves.
+// once per process and shared by the functions the process serves; which
+// functions those are, and their configuration, is package functions'
+// wiring table, which builds them all before the process serves.
 package setup
 
 import (
@@ -80,39 +82,12 @@ func New(opts Options) *App {
 	return a
 }
 
-// FromEnv builds the services of the named functions from configuration,
-// failing on the first invalid setting or unreachable dependency.
-func FromEnv(ctx context.Context, names []string, opts Options) (*App, error) {
-	a := New(opts)
-	for _, n := range names {
-		if err := a.Build(ctx, n); err != nil {
-			_ = a.Close()
-			return nil, err
-		}
+// Lookup is where the functions read their configuration.
+func (a *App) Lookup() envconfig.Lookuper {
+	if a.opts.Lookup == nil {
+		return envconfig.OsLookuper()
 	}
-	return a, nil
-}
-
-// Build loads the named function's configuration and builds its service.
-func (a *App) Build(ctx context.Context, name string) error {
-	switch name {
-	case "IngestCSV":
-		var cfg config.Ingest
-		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
-			return err
-		}
-		_, err := a.BuildIngest(ctx, cfg)
-		return err
-	case "SweepLanding":
-		var cfg config.Sweep
-		if err := config.Load(ctx, &cfg, a.opts.Lookup); err != nil {
-			return err
-		}
-		_, err := a.BuildSweep(ctx, cfg)
-		return err
-	default:
-		return a.buildStream(ctx, name)
-	}
+	return a.opts.Lookup
 }
 
 // BuildIngest builds the IngestCSV service from its configuration, once per
@@ -126,7 +101,7 @@ func (a *App) BuildIngest(ctx context.Context, cfg config.Ingest) (*ingest.Servi
 	}
 	svc, err := a.newIngest(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("IngestCSV: %w", err)
+		return nil, err
 	}
 	a.mu.Lock()
 	a.ingest = svc

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/setup"
@@ -48,7 +49,7 @@ func deployedEnv(t *testing.T) map[string]map[string]string {
 
 func build(t *testing.T, function string, env map[string]string) error {
 	t.Helper()
-	app, err := setup.FromEnv(context.Background(), []string{function}, setup.Options{
+	app, err := functions.Prepare(context.Background(), []string{function}, setup.Options{
 		Lookup: envconfig.MapLookuper(env),
 		Logger: logging.Discard(),
 	})
@@ -153,9 +154,9 @@ func loadConfig(function string, env map[string]string) error {
 func TestEveryFunctionBuildsOnEmbeddedDefaults(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:9")
-	for _, function := range []string{"IngestCSV", "AggregateOrders", "AdvanceWatermark", "SweepLanding"} {
+	for _, function := range functions.Names {
 		t.Run(function, func(t *testing.T) {
-			app, err := setup.FromEnv(context.Background(), []string{function}, setup.Options{
+			app, err := functions.Prepare(context.Background(), []string{function}, setup.Options{
 				Lookup: envconfig.MapLookuper(map[string]string{"ALPIPE_DATA_DIR": filepath.Join(dir, function)}),
 				Logger: logging.Discard(),
 				EmbeddedWarehouse: func(_ context.Context, b config.Backends) (setup.Warehouse, error) {

@@ -3,7 +3,6 @@ package setup
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/ops"
@@ -22,11 +21,11 @@ func (a *App) BuildSweep(ctx context.Context, cfg config.Sweep) (*sweep.Sweeper,
 	}
 	svc, err := a.BuildIngest(ctx, cfg.Ingest)
 	if err != nil {
-		return nil, fmt.Errorf("SweepLanding: %w", err)
+		return nil, err
 	}
 	objs, err := a.Objects(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("SweepLanding: %w", err)
+		return nil, err
 	}
 	s, err := sweep.New(objs, a.Ledger(), ops.Direct{Service: svc}, sweep.Options{
 		Bucket:      cfg.LandingBucket,
@@ -39,7 +38,7 @@ func (a *App) BuildSweep(ctx context.Context, cfg config.Sweep) (*sweep.Sweeper,
 		Log:         a.log,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("SweepLanding: %w", err)
+		return nil, err
 	}
 	a.mu.Lock()
 	a.sweeper = s

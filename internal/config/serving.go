@@ -1,0 +1,42 @@
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Serving configures how a process serves its functions and how it stops:
+// cmd/server on Cloud Run and `alpipe serve` on a laptop read the same
+// variables.
+type Serving struct {
+	// ShutdownGrace is how long requests in flight may run after SIGTERM
+	// before their contexts are cancelled. Cloud Run kills the instance
+	// 10 s after SIGTERM, so the grace plus the time a cancelled ingest
+	// needs to record its failure must stay under that.
+	ShutdownGrace time.Duration `env:"SHUTDOWN_GRACE, default=8s"`
+	// RequestTimeoutSeconds bounds each request's context, as the functions
+	// framework does with the same variable; 0 leaves requests to their
+	// callers' deadlines.
+	RequestTimeoutSeconds int `env:"CLOUD_RUN_TIMEOUT_SECONDS"`
+}
+
+// maxShutdownGrace keeps the grace within what any platform waits: Cloud
+// Run's 10 s is the shortest we deploy to.
+const maxShutdownGrace = 10 * time.Second
+
+// Validate reports every problem at once.
+func (c Serving) Validate() error {
+	var probs []string
+	if c.ShutdownGrace <= 0 || c.ShutdownGrace >= maxShutdownGrace {
+		probs = append(probs, fmt.Sprintf("SHUTDOWN_GRACE=%s: want more than 0 and less than %s (Cloud Run kills an instance %s after SIGTERM)", c.ShutdownGrace, maxShutdownGrace, maxShutdownGrace))
+	}
+	if c.RequestTimeoutSeconds < 0 {
+		probs = append(probs, fmt.Sprintf("CLOUD_RUN_TIMEOUT_SECONDS=%d is negative", c.RequestTimeoutSeconds))
+	}
+	return joinProblems("server", probs)
+}
+
+// RequestTimeout is the per-request deadline, 0 for none.
+func (c Serving) RequestTimeout() time.Duration {
+	return time.Duration(c.RequestTimeoutSeconds) * time.Second
+}
