@@ -89,6 +89,12 @@ var goodStream = fakeStream{st: stream.AggregationStatus{
 		{Start: wm.Add(-time.Hour), End: wm, Key: "PT", Panes: 3, OnTime: window.OnTimeDone},
 		{Start: wm, End: wm.Add(time.Hour), Key: "ES", Panes: 1, OnTime: window.OnTimePending},
 	},
+	Failing: []stream.FailingCell{
+		{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/windows/20260314T170000Z_PT", WindowStart: wm.Add(-time.Hour), WindowEnd: wm,
+			Key: "PT", Error: "decode aggregations/ventas_hora_pais/windows/20260314T170000Z_PT: unexpected end of JSON input", Since: now.Add(-time.Hour)},
+		{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/agenda/20260314T170000Z",
+			Error: "aggregations/ventas_hora_pais/agenda/20260314T170000Z: state layout 2 found, this binary reads layout 1"},
+	},
 }}
 
 type fakeLedger struct {
@@ -248,6 +254,11 @@ func TestAPI(t *testing.T) {
 		{WindowStart: wm, WindowEnd: wm.Add(time.Hour), Pais: "ES", Panes: 1, OnTime: "PENDING"},
 		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "PT", Panes: 3, OnTime: "DONE"},
 		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "ES", Panes: 2, OnTime: "DONE"},
+	}, Failing: []dashboard.FailingCell{
+		{WindowStart: ptr(wm.Add(-time.Hour)), WindowEnd: ptr(wm), Pais: "PT", Document: "aggregations/ventas_hora_pais/windows/20260314T170000Z_PT",
+			Error: "decode aggregations/ventas_hora_pais/windows/20260314T170000Z_PT: unexpected end of JSON input", Since: ptr(now.Add(-time.Hour))},
+		{Document: "aggregations/ventas_hora_pais/agenda/20260314T170000Z",
+			Error: "aggregations/ventas_hora_pais/agenda/20260314T170000Z: state layout 2 found, this binary reads layout 1"},
 	}}
 	// snap is a snapshot of every part but those edit changes.
 	snap := func(edit func(*dashboard.Snapshot)) dashboard.Snapshot {
@@ -277,7 +288,7 @@ func TestAPI(t *testing.T) {
 				return s
 			},
 			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Bars: []dashboard.Bar{}, Files: []dashboard.File{},
-				Countries: []string{}, Discards: noDiscards, OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}}},
+				Countries: []string{}, Discards: noDiscards, OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}}},
 		},
 		{
 			name: "a failing warehouse leaves the other parts",
@@ -514,3 +525,5 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("page CSP = %q: want scripts from the handler only", csp)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

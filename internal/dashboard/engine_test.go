@@ -79,7 +79,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 	empty := dashboard.Take(ctx, src)
 	if diff := cmp.Diff(dashboard.Snapshot{
 		Aggregation: "ventas_hora_pais", Now: clock, Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{},
-		Discards: noDiscards, OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}},
+		Discards: noDiscards, OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}},
 	}, empty); diff != "" {
 		t.Errorf("before anything (-want +got):\n%s", diff)
 	}
@@ -133,7 +133,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 			{WindowStart: at("18:00"), WindowEnd: at("19:00"), Pais: "ES", Panes: 1, OnTime: "PENDING"},
 			{WindowStart: at("17:00"), WindowEnd: at("18:00"), Pais: "PT", Panes: 3, OnTime: "DONE"},
 			{WindowStart: at("17:00"), WindowEnd: at("18:00"), Pais: "ES", Panes: 2, OnTime: "DONE"},
-		}},
+		}, Failing: []dashboard.FailingCell{}},
 		Files: []dashboard.File{
 			{Object: "gs://alpinashop-catalogo/exportaciones/2026/03/15/vacio.csv#8", Bucket: "alpinashop-catalogo",
 				Name: "exportaciones/2026/03/15/vacio.csv", Generation: 8, State: ledger.Rejected, Feed: "lineas_pedido",

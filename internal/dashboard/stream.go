@@ -16,6 +16,21 @@ type OpenWindows struct {
 	Cells   int          `json:"cells"`   // open (window, country) pairs
 	Windows int          `json:"windows"` // distinct open windows
 	Latest  []OpenWindow `json:"latest"`
+	// Failing are the cells the tick cannot process, with their error:
+	// every other cell goes on, these wait (their panes owed, their data
+	// kept) and are retried at every tick until fixed.
+	Failing []FailingCell `json:"failing"`
+}
+
+// FailingCell is one (window, country) the tick cannot process, or a
+// document of one it cannot read.
+type FailingCell struct {
+	WindowStart *time.Time `json:"window_start"` // null when the document names no window
+	WindowEnd   *time.Time `json:"window_end"`
+	Pais        string     `json:"pais"`
+	Document    string     `json:"document"` // its path in the state store
+	Error       string     `json:"error"`
+	Since       *time.Time `json:"since"` // first failing tick; null when unknown
 }
 
 // OpenWindow is one open (window, country) and its pane bookkeeping.
@@ -50,7 +65,13 @@ func readStream(ctx context.Context, src Source, now time.Time) (streamPart, err
 
 // streamOf keeps the newest latest cells (Status lists oldest window first).
 func streamOf(st stream.AggregationStatus, latest int) streamPart {
-	p := streamPart{lastAccepted: st.LastAccepted.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}}}
+	p := streamPart{lastAccepted: st.LastAccepted.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}, Failing: []FailingCell{}}}
+	for _, f := range st.Failing {
+		p.open.Failing = append(p.open.Failing, FailingCell{
+			WindowStart: timeOrNull(f.WindowStart), WindowEnd: timeOrNull(f.WindowEnd), Pais: f.Key,
+			Document: f.Path, Error: f.Error, Since: timeOrNull(f.Since),
+		})
+	}
 	var prev time.Time
 	for _, w := range st.OpenWindows {
 		if !w.Start.Equal(prev) {
@@ -65,4 +86,12 @@ func streamOf(st stream.AggregationStatus, latest int) streamPart {
 		})
 	}
 	return p
+}
+
+func timeOrNull(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }

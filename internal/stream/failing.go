@@ -78,40 +78,60 @@ func failingOf(a aggregation, wk window.WindowKey, err error, since time.Time) F
 		WindowEnd: wk.Window.End.UTC(), Key: wk.Key, Error: clip(err.Error(), maxCellError), Since: since}
 }
 
-// failingDoc reports a document that does not decode, naming its cell when
-// its path does (a delta's does).
+// failingDoc reports a document that does not decode, naming its window
+// (and key) when its path does: a cell's, a delta's and an agenda
+// document's do.
 func failingDoc(a aggregation, path string, err error) FailingCell {
 	f := FailingCell{Aggregation: a.spec.Name, Path: path, Error: clip(err.Error(), maxCellError)}
-	if wk, ok := deltaCell(a.spec, path); ok {
+	if wk, ok := docCell(a.spec, path); ok {
 		f.WindowStart, f.WindowEnd, f.Key = wk.Window.Start, wk.Window.End, wk.Key
 	}
 	return f
 }
 
-// deltaCell reads the cell of a delta from its path: the window start, '_',
-// the key escaped with docstore.ID, '_', the delta number.
-func deltaCell(s window.Spec, path string) (window.WindowKey, bool) {
-	id := path[strings.LastIndexByte(path, '/')+1:]
+// docCell reads the cell a state document belongs to from its path (see
+// the package comment): deltas/<start>_<key>_<n>, windows/<start>_<key>,
+// agenda/<start> (no key), with <key> escaped by docstore.ID.
+func docCell(s window.Spec, path string) (window.WindowKey, bool) {
 	const stamp = "20060102T150405Z"
-	cut := strings.LastIndexByte(id, '_')
-	if len(id) < len(stamp)+2 || id[len(stamp)] != '_' || cut <= len(stamp) {
-		return window.WindowKey{}, false
-	}
-	if _, err := strconv.Atoi(id[cut+1:]); err != nil {
+	dir, id := path[:max(strings.LastIndexByte(path, '/'), 0)], path[strings.LastIndexByte(path, '/')+1:]
+	coll := dir[strings.LastIndexByte(dir, '/')+1:]
+	if len(id) < len(stamp) {
 		return window.WindowKey{}, false
 	}
 	start, err := time.Parse(stamp, id[:len(stamp)])
 	if err != nil {
 		return window.WindowKey{}, false
 	}
-	key, err := url.PathUnescape(id[len(stamp)+1 : cut])
+	w := window.Window{Start: start.UTC(), End: start.UTC().Add(s.WindowSize)}
+	rest := id[len(stamp):]
+	switch coll {
+	case "agenda":
+		return window.WindowKey{Window: w}, rest == ""
+	case "deltas":
+		cut := strings.LastIndexByte(rest, '_')
+		if cut < 1 {
+			return window.WindowKey{}, false
+		}
+		if _, err := strconv.Atoi(rest[cut+1:]); err != nil {
+			return window.WindowKey{}, false
+		}
+		rest = rest[:cut]
+	case "windows":
+	default:
+		return window.WindowKey{}, false
+	}
+	if len(rest) < 2 || rest[0] != '_' {
+		return window.WindowKey{}, false
+	}
+	key, err := url.PathUnescape(rest[1:])
 	if err != nil {
 		return window.WindowKey{}, false
 	}
 	if key == "\x00" {
 		key = "" // docstore.ID's escape of the empty key
 	}
-	return window.WindowKey{Window: window.Window{Start: start.UTC(), End: start.UTC().Add(s.WindowSize)}, Key: key}, true
+	return window.WindowKey{Window: w, Key: key}, true
 }
 
 func sortFailing(fs []FailingCell) {

@@ -96,7 +96,7 @@ func TestEncodeStampsLayout(t *testing.T) {
 	}
 }
 
-func TestDeltaCell(t *testing.T) {
+func TestDocCell(t *testing.T) {
 	s := window.Defaults()
 	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	w := window.Window{Start: start, End: start.Add(s.WindowSize)}
@@ -112,15 +112,19 @@ func TestDeltaCell(t *testing.T) {
 		{name: "no delta number", path: "aggregations/a/deltas/20260314T170000Z_ES", wantOK: false},
 		{name: "not a window start", path: "aggregations/a/deltas/garbage_ES_1", wantOK: false},
 		{name: "bad escape", path: "aggregations/a/deltas/20260314T170000Z_%zz_1", wantOK: false},
+		{name: "cell", path: pathsOf("a").cell(window.WindowKey{Window: w, Key: "a_b"}), want: window.WindowKey{Window: w, Key: "a_b"}, wantOK: true},
+		{name: "agenda document", path: pathsOf("a").agendaOf(w), want: window.WindowKey{Window: w}, wantOK: true},
+		{name: "agenda document with a suffix", path: pathsOf("a").agendaOf(w) + "x", wantOK: false},
+		{name: "dedup record", path: "aggregations/a/orders/20260314T170000Z_ES", wantOK: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := deltaCell(s, tt.path)
+			got, ok := docCell(s, tt.path)
 			if ok != tt.wantOK {
-				t.Fatalf("deltaCell(%q) ok = %t, want %t", tt.path, ok, tt.wantOK)
+				t.Fatalf("docCell(%q) ok = %t, want %t", tt.path, ok, tt.wantOK)
 			}
 			if diff := cmp.Diff(tt.want, got); ok && diff != "" {
-				t.Errorf("deltaCell(%q) (-want +got):\n%s", tt.path, diff)
+				t.Errorf("docCell(%q) (-want +got):\n%s", tt.path, diff)
 			}
 		})
 	}

@@ -149,7 +149,9 @@
     set("dead-letters", err.discards ? "unknown" : count(d.dead_letters || 0), "invalid messages", d.dead_letters > 0 ? "warn" : "");
     set("too-late", err.discards ? "unknown" : count(d.too_late || 0), "orders after the allowed lateness", d.too_late > 0 ? "warn" : "");
     const ow = snap.open_windows;
-    if (ow) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells");
+    const failing = (ow && ow.failing) || [];
+    if (ow && failing.length) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells, " + count(failing.length) + " failing", "warn");
+    else if (ow) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells");
     else set("open-windows", "unknown", err.stream ? "stream state not readable here" : "");
   }
 
@@ -404,6 +406,19 @@
     }
   }
 
+  function renderFailing(snap) {
+    const body = document.querySelector("#failing tbody");
+    body.replaceChildren();
+    const ow = snap.open_windows;
+    if (!ow || !(ow.failing || []).length) placeholder(body, 4, ow ? "None." : "unknown");
+    for (const f of (ow && ow.failing) || []) {
+      const s = f.window_start && new Date(f.window_start), tr = el("tr", { class: "warn" });
+      tr.append(el("td", { title: f.document }, s ? day(s) + " " + hhmm(s) + "–" + hhmm(new Date(f.window_end)) : f.document),
+        el("td", {}, f.pais), el("td", {}, f.since ? stamp(new Date(f.since)) : ""), el("td", { class: "reason" }, f.error));
+      body.append(tr);
+    }
+  }
+
   function renderFiles(snap) {
     const body = document.querySelector("#files tbody");
     body.replaceChildren();
@@ -452,6 +467,7 @@
     renderBarTable(snap);
     renderDiscards(snap);
     renderOpen(snap);
+    renderFailing(snap);
     renderFiles(snap);
     renderErrors(snap.errors);
     const f = snap.filter, note = [];
