@@ -7,6 +7,7 @@ locals {
     ingest_failed    = "${local.promql_prefix}${replace(google_logging_metric.ingest_failed.name, "/", "_")}"
     sweep_found      = "${local.promql_prefix}${replace(google_logging_metric.sweep["sweep_found"].name, "/", "_")}"
     schema_drift     = "${local.promql_prefix}${replace(google_logging_metric.schema_drift.name, "/", "_")}"
+    failing_cells    = "${local.promql_prefix}${replace(google_logging_metric.tick_failing_cells.name, "/", "_")}"
   }
 }
 
@@ -260,6 +261,44 @@ resource "google_monitoring_alert_policy" "schema_drift" {
       The files still load the declared columns; this one is not loaded. The ledger record of each file
       (alpipe status, field drift) lists added and missing columns. Declare the column in the feed's
       contract (and the table) if it is wanted, or set on_unknown_columns to reject for feeds that must stop.
+    EOT
+  }
+}
+
+# "Is every hourly number going to be final?" A cell the tick cannot process
+# does not stop the others (the tick answers 2xx), so neither the watermark
+# nor the request metrics show it: its own log line does. Every tick logs
+# every failing cell again, so the condition holds until it is fixed.
+resource "google_monitoring_alert_policy" "failing_cells" {
+  display_name          = "alpipe: cells the tick cannot process"
+  combiner              = "OR"
+  severity              = "ERROR"
+  notification_channels = var.alert_notification_channels
+
+  conditions {
+    display_name = "Failing-cell lines in the last 15 min, per aggregation"
+
+    condition_prometheus_query_language {
+      query               = <<-EOT
+        sum by (aggregation) (increase(${local.promql.failing_cells}{monitored_resource="cloud_run_revision"}[15m])) > 0
+      EOT
+      duration            = "0s"
+      evaluation_interval = "300s"
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "alpipe: a (window, key) cannot be processed"
+    content   = <<-EOT
+      The tick of aggregation $${metric.label.aggregation} skips one or more cells whose state it cannot read or add up;
+      every other window still gets its panes and expires. The failing cell keeps its orders and owes its ON_TIME pane:
+      nothing is dropped, but its number stays stale until fixed.
+      Which cell and why: the ${local.functions.AdvanceWatermark.service} logs (message "cell failing", fields failing_cell
+      and error), the AdvanceWatermark answer (Failing) and the local dashboard (Failing cells).
+      "state layout N found, this binary reads layout M": a binary of another state layout is serving (a rollback
+      or a mixed deploy): deploy the matching revision. A decode error or "measure out of range": repair or remove the
+      named document in Firestore (database ${var.firestore_database}); the next tick emits the cell's owed pane.
     EOT
   }
 }

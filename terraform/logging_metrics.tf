@@ -320,3 +320,29 @@ resource "google_logging_metric" "schema_drift" {
     change = "EXTRACT(jsonPayload.change)"
   }
 }
+
+# A (window, key) whose state the tick cannot read or add up (a document that
+# does not decode, state of another state layout, a sum out of range) is
+# skipped and reported, and the tick answers 2xx for the other cells, so it
+# shows in no request metric: count the "cell failing" lines, one per failing
+# cell (or document of one) and tick. The tick retries the cell every time.
+resource "google_logging_metric" "tick_failing_cells" {
+  name        = "alpipe/tick_failing_cells"
+  description = "Cells (window, key) a tick could not process, one per cell and tick, by aggregation. Each waits, its data kept, until its state is repaired or the right binary runs."
+  filter      = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.AdvanceWatermark.service}\" AND severity>=ERROR AND jsonPayload.failing_cell:*"
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "alpipe failing cells"
+
+    labels {
+      key         = "aggregation"
+      value_type  = "STRING"
+      description = "Aggregation of the failing cell."
+    }
+  }
+
+  label_extractors = { aggregation = "EXTRACT(jsonPayload.aggregation)" }
+}

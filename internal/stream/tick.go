@@ -657,6 +657,11 @@ func (p *Processor) logTick(ctx context.Context, at AggregationTick, err error) 
 		}
 		p.log.ErrorContext(ctx, "cell failing; the other cells were processed and the next tick retries it", fa...)
 	}
+	if !at.Busy && !at.Watermark.IsZero() {
+		// The field the log-based metric alpipe/watermark_lag_seconds
+		// reads; none while W is at minus infinity or another tick ran.
+		attrs = append(attrs, "watermark_lag_seconds", at.Lag.Seconds())
+	}
 	if err != nil {
 		p.log.ErrorContext(ctx, "tick incomplete; the next tick continues", append(attrs, "error", err.Error())...)
 		return
