@@ -66,6 +66,7 @@ type Server struct {
 	guard  guard
 	http   *httpserve.Server
 	served chan error // Serve's result, once it returned
+	lock   *os.File   // the data folder's lock, released by Shutdown
 }
 
 // dataLock holds the data folder (lockDataDir) while the process lives. It
@@ -158,7 +159,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	closers = append(closers, func() { _ = proc.Close() })
 	s := &Server{URL: "http://" + ln.Addr().String(), App: proc.App, Clock: opts.Clock, gcs: gcs, data: opts.DataDir,
-		guard: newGuard(opts.AllowRemote, opts.Hosts), served: make(chan error, 1)}
+		guard: newGuard(opts.AllowRemote, opts.Hosts), served: make(chan error, 1), lock: lock}
 	dash, err := s.dashboard(ctx, wm)
 	if err != nil {
 		return nil, err
@@ -188,10 +189,13 @@ func (s *Server) Shutdown(reason string) error {
 	s.http.Shutdown(reason)
 	err := errors.Join(<-s.served, s.App.Close())
 	s.gcs.Close()
-	return err
+	if dataLock == s.lock {
+		dataLock = nil
+	}
+	return errors.Join(err, s.lock.Close())
 }
 
-// noCORS drops every Access-Control-Allow-* header a handler sets:
+// noCORS drops every Access-Control-* header a handler sets:
 // fake-gcs-server allows any origin with credentials, and no page of
 // another origin may read what this server answers.
 func noCORS(next http.Handler) http.Handler {
@@ -205,7 +209,7 @@ type corsFilter struct{ http.ResponseWriter }
 func (c corsFilter) strip() {
 	h := c.ResponseWriter.Header()
 	for k := range h {
-		if strings.HasPrefix(k, "Access-Control-Allow-") {
+		if strings.HasPrefix(k, "Access-Control-") {
 			delete(h, k)
 		}
 	}
