@@ -35,7 +35,7 @@ func TestJSONStyle(t *testing.T) {
 		},
 		{
 			name: "NUMERIC is an exact string",
-			in:   inner{Importe: numeric.Dec(8990000000)},
+			in:   inner{Importe: numeric.FromNanos(8990000000)},
 			want: `"importe": "8.99"`,
 		},
 		{
@@ -153,7 +153,7 @@ func TestTextNumbers(t *testing.T) {
 	kinds := describeKinds(warehouse.Result{Columns: []string{"column_name", "column_type"},
 		Rows: [][]string{{"source_generation", "BIGINT"}, {"source_line", "BIGINT"}, {"cantidad", "BIGINT"}}})
 	got := []string{cell("1796130640498135", kinds[0]), cell("1234", kinds[1]), cell("1234", kinds[2]),
-		paneLine(window.Pane{Key: "fr", Measures: window.Measures{Importe: numeric.Dec(65400000000), Pedidos: 2, Unidades: 1500}})}
+		paneLine(window.Pane{Key: "fr", Measures: window.Measures{Importe: numeric.FromNanos(65400000000), Pedidos: 2, Unidades: 1500}})}
 	want := []string{"1796130640498135", "1234", "1,234",
 		"pane FR -inf--inf #0         importe=65.40 pedidos=2 unidades=1,500"}
 	if diff := cmp.Diff(want, got); diff != "" {

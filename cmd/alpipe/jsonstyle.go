@@ -63,7 +63,7 @@ func (o object) MarshalJSON() ([]byte, error) {
 var (
 	timeType     = reflect.TypeOf(time.Time{})
 	durationType = reflect.TypeOf(time.Duration(0))
-	decType      = reflect.TypeOf(numeric.Dec(0))
+	decType      = reflect.TypeOf(numeric.Dec{})
 	rawType      = reflect.TypeOf(json.RawMessage(nil))
 	objectType   = reflect.TypeOf(object(nil))
 )

@@ -40,19 +40,34 @@ func (d *derived) compute(out []warehouse.Value, at int) Reject {
 
 // intOp applies op to two INT64 values, reporting overflow.
 func intOp(op byte, a, b int64) (int64, bool) {
-	var r numeric.Dec
-	var err error
-	// Dec arithmetic on raw units is overflow-checked int64 arithmetic,
-	// whatever the scale.
+	var r int64
+	var over bool
 	switch op {
 	case '*':
-		r, err = numeric.Dec(a).MulInt(b)
+		hi, lo := bits.Mul64(uabs(a), uabs(b))
+		neg := (a < 0) != (b < 0)
+		if hi != 0 || lo > math.MaxInt64+1 || lo == math.MaxInt64+1 && !neg {
+			return 0, false
+		}
+		r = int64(lo) //nolint:gosec // range checked above; MinInt64 wraps to itself
+		if neg {
+			r = -r
+		}
 	case '+':
-		r, err = numeric.Dec(a).Add(numeric.Dec(b))
+		r = a + b
+		over = (r > a) != (b > 0)
 	default:
-		r, err = numeric.Dec(a).Sub(numeric.Dec(b))
+		r = a - b
+		over = (r < a) != (b > 0)
 	}
-	return int64(r), err == nil
+	return r, !over
+}
+
+func uabs(n int64) uint64 {
+	if n < 0 {
+		return -uint64(n) //nolint:gosec // MinInt64 gives 1<<63, its magnitude
+	}
+	return uint64(n)
 }
 
 // decimal applies op when at least one operand is NUMERIC.
@@ -65,17 +80,19 @@ func (d *derived) decimal(x, y *warehouse.Value) (numeric.Dec, bool) {
 	case d.op == '*' && d.tb == warehouse.Int64:
 		r, err = x.Dec.MulInt(y.Int)
 	case d.op == '*':
-		return mulDec(x.Dec, y.Dec)
+		// Exact or refused: a product needing more than 9 decimals is not
+		// rounded.
+		r, err = x.Dec.Mul(y.Dec)
 	default:
 		a, b := x.Dec, y.Dec
 		if d.ta == warehouse.Int64 {
 			if a, err = numeric.FromInt(x.Int); err != nil {
-				return 0, false
+				return numeric.Dec{}, false
 			}
 		}
 		if d.tb == warehouse.Int64 {
 			if b, err = numeric.FromInt(y.Int); err != nil {
-				return 0, false
+				return numeric.Dec{}, false
 			}
 		}
 		if d.op == '+' {
@@ -85,36 +102,4 @@ func (d *derived) decimal(x, y *warehouse.Value) (numeric.Dec, bool) {
 		}
 	}
 	return r, err == nil
-}
-
-// mulDec multiplies two NUMERIC values exactly: the product must be
-// representable with 9 decimals and within range.
-func mulDec(a, b numeric.Dec) (numeric.Dec, bool) {
-	neg := (a < 0) != (b < 0)
-	hi, lo := bits.Mul64(abs(a), abs(b))
-	const unit = 1_000_000_000
-	if hi >= unit {
-		return 0, false
-	}
-	q, rem := bits.Div64(hi, lo, unit)
-	if rem != 0 {
-		return 0, false
-	}
-	if neg {
-		if q > 1<<63 {
-			return 0, false
-		}
-		return numeric.Dec(-int64(q)), true //nolint:gosec // checked above
-	}
-	if q > math.MaxInt64 {
-		return 0, false
-	}
-	return numeric.Dec(q), true
-}
-
-func abs(d numeric.Dec) uint64 {
-	if d < 0 {
-		return uint64(-d) //nolint:gosec // MinInt64 gives 1<<63, its magnitude
-	}
-	return uint64(d)
 }

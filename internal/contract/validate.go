@@ -261,14 +261,14 @@ func (c *column) decimal(v []byte, out *warehouse.Value, scratch *[]byte) Reject
 		case errors.Is(err, numeric.ErrPrecision):
 			return Reject{c.codePrecision, fmt.Sprintf("%s: more than %d decimal places %s", c.name, numeric.Scale, quote(v))}
 		case errors.Is(err, numeric.ErrOverflow):
-			return Reject{c.codeRange, fmt.Sprintf("%s: number out of range %s", c.name, quote(v))}
+			return Reject{c.codeRange, fmt.Sprintf("%s: number outside NUMERIC's range (%d integer digits, %d decimals) %s", c.name, numeric.Precision-numeric.Scale, numeric.Scale, quote(v))}
 		}
 		return Reject{c.codeInvalid, fmt.Sprintf("%s: not a decimal number %s", c.name, quote(v))}
 	}
-	if c.min.set && (d < c.min.d || c.min.exclusive && d == c.min.d) {
+	if c.min.set && (d.Cmp(c.min.d) < 0 || c.min.exclusive && d == c.min.d) {
 		return Reject{c.codeBelow, fmt.Sprintf("%s: must be %s, got %s", c.name, c.min.text, d)}
 	}
-	if c.max.set && (d > c.max.d || c.max.exclusive && d == c.max.d) {
+	if c.max.set && (d.Cmp(c.max.d) > 0 || c.max.exclusive && d == c.max.d) {
 		return Reject{c.codeAbove, fmt.Sprintf("%s: must be %s, got %s", c.name, c.max.text, d)}
 	}
 	*out = warehouse.Value{Dec: d}
@@ -282,7 +282,7 @@ func (c *column) grouped(v []byte, comma bool, scratch *[]byte) (numeric.Dec, Re
 		// 1.234 is a thousand and more in the ERP's locale and a bit more
 		// than one elsewhere; money is not guessed. 89.90 is not ambiguous.
 		if len(v)-bytes.IndexByte(v, '.')-1 == 3 {
-			return 0, Reject{c.codeInvalid, fmt.Sprintf("%s: ambiguous number %s: write the decimal comma (1.234,00) or no grouping", c.name, quote(v))}, nil
+			return numeric.Dec{}, Reject{c.codeInvalid, fmt.Sprintf("%s: ambiguous number %s: write the decimal comma (1.234,00) or no grouping", c.name, quote(v))}, nil
 		}
 		d, err := numeric.ParseBytes(v, false)
 		return d, Reject{}, err
@@ -290,7 +290,7 @@ func (c *column) grouped(v []byte, comma bool, scratch *[]byte) (numeric.Dec, Re
 	u, ok := ungroup((*scratch)[:0], v, c.thousands)
 	*scratch = u
 	if !ok {
-		return 0, Reject{c.codeInvalid, fmt.Sprintf("%s: thousands not grouped in threes %s", c.name, quote(v))}, nil
+		return numeric.Dec{}, Reject{c.codeInvalid, fmt.Sprintf("%s: thousands not grouped in threes %s", c.name, quote(v))}, nil
 	}
 	d, err := numeric.ParseBytes(u, comma)
 	return d, Reject{}, err

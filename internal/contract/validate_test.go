@@ -172,13 +172,16 @@ func TestValidateLineasPedido(t *testing.T) {
 		{name: "price with currency", row: with(base, 5, "89,90 €"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "89,90 €"`}},
 		{name: "price with exponent", row: with(base, 5, "8.99e1"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "8.99e1"`}},
 		{name: "price too precise", row: with(base, 5, "0,0000000001"), want: Reject{"precio_unitario:too_precise", `precio_unitario: more than 9 decimal places "0,0000000001"`}},
-		{name: "price out of range", row: with(base, 5, "10000000000"), want: Reject{"precio_unitario:out_of_range", `precio_unitario: number out of range "10000000000"`}},
+		{name: "price out of range", row: with(base, 5, "100000000000000000000000000000"), want: Reject{"precio_unitario:out_of_range", `precio_unitario: number outside NUMERIC's range (29 integer digits, 9 decimals) "100000000000000000000000000000"`}},
+		{name: "price at NUMERIC's bound", row: with(with(base, 4, "1"), 5, "99999999999999999999999999999,999999999"), vals: vals(func(v []warehouse.Value) {
+			v[4], v[5], v[8] = num(1), dec(t, "99999999999999999999999999999.999999999"), dec(t, "99999999999999999999999999999.999999999")
+		})},
 		{name: "price missing", row: with(base, 5, ""), want: Reject{"precio_unitario:required", "precio_unitario: required value is empty"}},
 		{name: "country unknown", row: with(base, 7, "UK"), want: Reject{"pais:not_iso3166", `pais: "UK" is not an ISO 3166-1 alpha-2 country code`}},
 		{name: "country name", row: with(base, 7, "España"), want: Reject{"pais:not_iso3166", `pais: "ESPAÑA" is not an ISO 3166-1 alpha-2 country code`}},
 		{name: "country alpha-3", row: with(base, 7, "ESP"), want: Reject{"pais:not_iso3166", `pais: "ESP" is not an ISO 3166-1 alpha-2 country code`}},
 		{name: "country missing", row: with(base, 7, ""), want: Reject{"pais:required", "pais: required value is empty"}},
-		{name: "amount overflows", row: with(with(base, 4, "1000000000"), 5, "10"), want: Reject{"importe:out_of_range", "importe: cantidad * precio_unitario is out of range or not exact at 9 decimals"}},
+		{name: "amount overflows", row: with(with(base, 4, "1000000000"), 5, "100000000000000000000"), want: Reject{"importe:out_of_range", "importe: cantidad * precio_unitario is out of range or not exact at 9 decimals"}},
 	})
 }
 
@@ -305,7 +308,10 @@ func TestValidateKitchenSink(t *testing.T) {
 		{name: "product not exact at 9 decimals", row: with(with(base, 5, "0,00001"), 6, "0.00001"), want: Reject{"p_por_q:out_of_range", "p_por_q: p * q is out of range or not exact at 9 decimals"}},
 		{name: "int product overflows", row: with(with(base, 3, "-9223372036854775808"), 4, "-1"), want: Reject{"a_por_b:out_of_range", "a_por_b: a * b is out of range or not exact at 9 decimals"}},
 		{name: "int difference overflows", row: with(with(base, 3, "-9223372036854775808"), 4, "1"), want: Reject{"a_menos_b:out_of_range", "a_menos_b: a - b is out of range or not exact at 9 decimals"}},
-		{name: "int to numeric overflows", row: with(base, 3, "-10000000000"), want: Reject{"p_menos_a:out_of_range", "p_menos_a: p - a is out of range or not exact at 9 decimals"}},
+		{name: "int to numeric beyond the old int64 decimals is exact", row: with(base, 3, "-10000000000"), vals: vals(func(v []warehouse.Value) {
+			v[3], v[7], v[8], v[9] = num(-10000000000), num(40000000000), num(-10000000004), num(-9999999996)
+			v[11], v[12] = dec(t, "10000000002.5"), dec(t, "-9999999997.5")
+		})},
 
 		{name: "undefined windows-1252 byte", row: with(base, 2, "a\x81"), want: Reject{"invalid_windows1252", `column 3 (nombre): byte undefined in windows-1252 "a\x81"`}},
 		{name: "pattern", row: with(base, 0, "ab12"), want: Reject{"code:pattern", `code: "ab12" does not match ^[a-z]{2}-[0-9]+$`}},
@@ -385,6 +391,9 @@ func TestArithmetic(t *testing.T) {
 		{name: "product", op: '*', a: 3, b: -4, want: -12, ok: true},
 		{name: "product overflow", op: '*', a: 1 << 32, b: 1 << 31},
 		{name: "product min by -1", op: '*', a: minInt, b: -1},
+		{name: "product min by 1", op: '*', a: minInt, b: 1, want: minInt, ok: true},
+		{name: "product reaching min", op: '*', a: -(1 << 31), b: 1 << 32, want: minInt, ok: true},
+		{name: "product reaching -min", op: '*', a: 1 << 31, b: 1 << 32},
 		{name: "sum", op: '+', a: 3, b: -4, want: -1, ok: true},
 		{name: "sum overflow", op: '+', a: maxInt, b: 1},
 		{name: "sum underflow", op: '+', a: minInt, b: -1},
@@ -412,13 +421,17 @@ func TestArithmetic(t *testing.T) {
 		{name: "not exact", a: "0.00001", b: "0.00001"},
 		{name: "max", a: "9223372036.854775807", b: "1", want: "9223372036.854775807"},
 		{name: "min", a: "-9223372036.854775808", b: "1", want: "-9223372036.854775808"},
-		{name: "min negated", a: "-9223372036.854775808", b: "-1"},
-		{name: "overflow", a: "100000", b: "100000"},
+		{name: "old int64 min negated", a: "-9223372036.854775808", b: "-1", want: "9223372036.854775808"},
+		{name: "beyond int64", a: "100000", b: "100000", want: "10000000000"},
+		{name: "NUMERIC max", a: "99999999999999999999999999999.999999999", b: "1", want: "99999999999999999999999999999.999999999"},
+		{name: "NUMERIC min negated", a: "-99999999999999999999999999999.999999999", b: "-1", want: "99999999999999999999999999999.999999999"},
+		{name: "overflow", a: "10000000000000000000", b: "10000000000"},
 	}
 	for _, tt := range decs {
 		t.Run("numeric "+tt.name, func(t *testing.T) {
 			a, b := dec(t, tt.a).Dec, dec(t, tt.b).Dec
-			got, ok := mulDec(a, b)
+			got, err := a.Mul(b)
+			ok := err == nil
 			if tt.want == "" {
 				if ok {
 					t.Errorf("%s * %s = %s, want a refusal", a, b, got)

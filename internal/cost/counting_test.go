@@ -171,7 +171,7 @@ func TestCountingSink(t *testing.T) {
 			vals[i] = warehouse.StringValue("ES")
 			want += 4
 		case warehouse.Numeric:
-			vals[i] = warehouse.DecValue(numeric.Dec(1))
+			vals[i] = warehouse.DecValue(numeric.FromNanos(1))
 			want += 16
 		default:
 			vals[i] = warehouse.IntValue(1)

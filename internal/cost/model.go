@@ -152,10 +152,10 @@ func (b Bill) Service(name string) (list, total numeric.Dec, err error) {
 			continue
 		}
 		if list, err = list.Add(l.List); err != nil {
-			return 0, 0, err
+			return numeric.Dec{}, numeric.Dec{}, err
 		}
 		if total, err = total.Add(l.Cost); err != nil {
-			return 0, 0, err
+			return numeric.Dec{}, numeric.Dec{}, err
 		}
 	}
 	return list, total, nil
@@ -482,7 +482,7 @@ func (b *builder) shared(in Inputs, u Usage) {
 	q := div(add(u.RefreshScanBytes, u.DashboardScanBytes), ri(tib))
 	b.line("BigQuery", "queries: daily refresh + dashboard", q, ri(fr.BigQueryQueryTiB), p.BigQueryQuery,
 		Num(div(add(u.RefreshScanBytes, u.DashboardScanBytes), ri(gib)), 1)+" GiB")
-	b.line("BigQuery", "load jobs", u.FilesPerMonth, u.FilesPerMonth, Price{Amount: 0, Per: 1, Unit: "load job", Source: bigqueryPricing, Read: ReadOn + " (stored copy)", Note: "loading data is free"},
+	b.line("BigQuery", "load jobs", u.FilesPerMonth, u.FilesPerMonth, Price{Per: 1, Unit: "load job", Source: bigqueryPricing, Read: ReadOn + " (stored copy)", Note: "loading data is free"},
 		Num(u.FilesPerMonth, 0)+" jobs")
 	gcs := div(u.StorageBytes, ri(gib))
 	b.line("Cloud Storage", "exports and quarantine kept "+fmt.Sprint(in.Volume.RetainedMonths)+" months", gcs, new(big.Rat), p.StorageStandard, Num(gcs, 2)+" GiB")

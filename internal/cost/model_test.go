@@ -2,6 +2,7 @@ package cost
 
 import (
 	"bytes"
+	"errors"
 	"math/big"
 	"os"
 	"strings"
@@ -43,8 +44,11 @@ func TestCharge(t *testing.T) {
 	if _, err := charge(Price{Amount: usd("1"), Per: 0}, ri(1)); err == nil {
 		t.Error("a price for zero units was accepted")
 	}
-	if _, err := charge(Price{Amount: usd("1000"), Per: 1}, ri(1<<40)); err == nil {
-		t.Error("an amount beyond a Dec did not overflow")
+	if got, err := charge(Price{Amount: usd("1000"), Per: 1}, ri(1<<40)); err != nil || got.String() != "1099511627776000" {
+		t.Errorf("an amount past the old int64 range = %s, %v; want 1099511627776000", got, err)
+	}
+	if _, err := charge(Price{Amount: usd("1000000000000000000000"), Per: 1}, ri(1<<40)); !errors.Is(err, numeric.ErrOverflow) {
+		t.Errorf("an amount beyond NUMERIC: %v, want ErrOverflow", err)
 	}
 }
 
@@ -54,8 +58,9 @@ func TestMoneyAndNum(t *testing.T) {
 		got  string
 		want string
 	}{
-		{"zero", Money(0), "$0.00"},
-		{"below a cent", Money(numeric.Dec(4_000_000)), "<$0.01"},
+		{"zero", Money(numeric.Dec{}), "$0.00"},
+		{"NUMERIC's largest", Money(numeric.Max()), "$100,000,000,000,000,000,000,000,000,000.00"},
+		{"below a cent", Money(numeric.FromNanos(4_000_000)), "<$0.01"},
 		{"half a cent rounds up", Money(usd("0.005")), "$0.01"},
 		{"thousands", Money(usd("1234567.891")), "$1,234,567.89"},
 		{"negative", Money(usd("-2.5")), "-$2.50"},
@@ -136,7 +141,7 @@ func TestPublishedPrices(t *testing.T) {
 		"DataflowStreamingEngine": p.DataflowStreamingEngine,
 	} {
 		switch {
-		case pr.Amount <= 0 || pr.Per <= 0:
+		case pr.Amount.Sign() <= 0 || pr.Per <= 0:
 			t.Errorf("%s: %s per %d is not a price", name, pr.Amount, pr.Per)
 		case !strings.HasPrefix(pr.Source, "https://"):
 			t.Errorf("%s: source %q is not a page", name, pr.Source)
@@ -171,7 +176,7 @@ func TestDataflowBaseline(t *testing.T) {
 		if !found {
 			t.Errorf("%s has no vCPU line", a.Name)
 		}
-		if a.Bill.Total <= rep.Bill.Total {
+		if a.Bill.Total.Cmp(rep.Bill.Total) <= 0 {
 			t.Errorf("%s costs %s, not more than alpipe's %s: check the inputs", a.Name, Money(a.Bill.Total), Money(rep.Bill.Total))
 		}
 	}

@@ -78,9 +78,9 @@ const (
 // charge is qty units at price p, rounded half up to the nano-dollar.
 func charge(p Price, qty *big.Rat) (numeric.Dec, error) {
 	if p.Per <= 0 {
-		return 0, fmt.Errorf("price of %s has no quantity", p.Unit)
+		return numeric.Dec{}, fmt.Errorf("price of %s has no quantity", p.Unit)
 	}
-	v := mul(qty, ri(int64(p.Amount)), frac(1, p.Per))
+	v := mul(qty, new(big.Rat).SetInt(p.Amount.BigNanos()), frac(1, p.Per))
 	return roundNanos(v)
 }
 
@@ -90,13 +90,14 @@ func roundNanos(v *big.Rat) (numeric.Dec, error) {
 	a := new(big.Rat).Abs(v)
 	a.Add(a, big.NewRat(1, 2))
 	n := new(big.Int).Quo(a.Num(), a.Denom())
-	if !n.IsInt64() {
-		return 0, fmt.Errorf("amount %s nano-dollars: %w", v.FloatString(0), numeric.ErrOverflow)
-	}
 	if neg {
-		return numeric.Dec(-n.Int64()), nil
+		n.Neg(n)
 	}
-	return numeric.Dec(n.Int64()), nil
+	d, err := numeric.FromBigNanos(n)
+	if err != nil {
+		return numeric.Dec{}, fmt.Errorf("amount %s nano-dollars: %w", v.FloatString(0), err)
+	}
+	return d, nil
 }
 
 func sumDec(ds ...numeric.Dec) (numeric.Dec, error) {
@@ -104,7 +105,7 @@ func sumDec(ds ...numeric.Dec) (numeric.Dec, error) {
 	for _, d := range ds {
 		var err error
 		if t, err = t.Add(d); err != nil {
-			return 0, err
+			return numeric.Dec{}, err
 		}
 	}
 	return t, nil
@@ -113,16 +114,17 @@ func sumDec(ds ...numeric.Dec) (numeric.Dec, error) {
 // Money renders d in dollars and cents, rounded half up; an amount that is
 // not zero but rounds to it shows as "<$0.01".
 func Money(d numeric.Dec) string {
-	const cent = numeric.Dec(10_000_000) // 1e9 / 100
-	neg := d < 0
-	if neg {
-		d = -d
-	}
-	cents := (d + cent/2) / cent
-	if cents == 0 && d != 0 {
+	n := d.BigNanos()
+	neg := n.Sign() < 0
+	n.Abs(n)
+	const cent = 10_000_000 // 1e9 / 100
+	cents := new(big.Int).Add(n, big.NewInt(cent/2))
+	cents.Quo(cents, big.NewInt(cent))
+	if cents.Sign() == 0 && n.Sign() != 0 {
 		return "<$0.01"
 	}
-	s := "$" + group(fmt.Sprint(int64(cents/100))) + fmt.Sprintf(".%02d", int64(cents%100))
+	dollars, c := new(big.Int).QuoRem(cents, big.NewInt(100), new(big.Int))
+	s := "$" + group(dollars.String()) + fmt.Sprintf(".%02d", c.Int64())
 	if neg {
 		s = "-" + s
 	}

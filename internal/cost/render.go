@@ -66,8 +66,8 @@ func summary(in Inputs, rep Report) (string, error) {
 		Money(fs[1]), Money(fs[0]), Money(run[1]), Money(run[0]))
 	for _, a := range rep.Dataflow {
 		ratio := "n/a"
-		if rep.Bill.List > 0 {
-			ratio = Num(frac(int64(a.Bill.List), int64(rep.Bill.List)), 1) + "x"
+		if rep.Bill.List.Sign() > 0 {
+			ratio = Num(new(big.Rat).SetFrac(a.Bill.List.BigNanos(), rep.Bill.List.BigNanos()), 1) + "x"
 		}
 		fmt.Fprintf(&b, "- The same system with the real-time path on %s: %s a month (%s at list prices, %s alpipe's list total).\n",
 			a.Name, Money(a.Bill.Total), Money(a.Bill.List), ratio)

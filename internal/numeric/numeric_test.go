@@ -11,9 +11,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// nanos is the Dec of s units of 10^-9, for the tests' wide literals.
+func nanos(t testing.TB, s string) Dec {
+	t.Helper()
+	n, ok := new(big.Int).SetString(s, 10)
+	if !ok {
+		t.Fatalf("bad literal %q", s)
+	}
+	d, err := FromBigNanos(n)
+	if err != nil {
+		t.Fatalf("FromBigNanos(%s): %v", s, err)
+	}
+	return d
+}
+
 const (
-	maxDec = Dec(math.MaxInt64)
-	minDec = Dec(math.MinInt64)
+	maxText = "99999999999999999999999999999.999999999"
+	maxNano = "99999999999999999999999999999999999999"
 )
 
 func TestParse(t *testing.T) {
@@ -21,24 +35,29 @@ func TestParse(t *testing.T) {
 		name  string
 		in    string
 		comma bool
-		want  Dec
+		want  string // units of 10^-9
 		err   error
 	}{
-		{name: "integer", in: "3", want: 3 * unit},
-		{name: "price", in: "89.90", want: 89_900_000_000},
-		{name: "negative", in: "-0.05", want: -50_000_000},
-		{name: "plus sign", in: "+0.5", want: 500_000_000},
-		{name: "no integer part", in: ".5", want: 500_000_000},
-		{name: "no fraction digits", in: "5.", want: 5 * unit},
-		{name: "negative zero", in: "-0", want: 0},
-		{name: "leading zeros", in: "0000000000000000000000089.9", want: 89_900_000_000},
-		{name: "nine decimals", in: "0.000000001", want: 1},
-		{name: "trailing zeros past the scale", in: "1.50000000000000", want: 1_500_000_000},
-		{name: "max", in: "9223372036.854775807", want: maxDec},
-		{name: "min", in: "-9223372036.854775808", want: minDec},
-		{name: "decimal comma", in: "89,90", comma: true, want: 89_900_000_000},
-		{name: "decimal comma negative", in: "-0,5", comma: true, want: -500_000_000},
-		{name: "integer with comma allowed", in: "12", comma: true, want: 12 * unit},
+		{name: "integer", in: "3", want: "3000000000"},
+		{name: "price", in: "89.90", want: "89900000000"},
+		{name: "negative", in: "-0.05", want: "-50000000"},
+		{name: "plus sign", in: "+0.5", want: "500000000"},
+		{name: "no integer part", in: ".5", want: "500000000"},
+		{name: "no fraction digits", in: "5.", want: "5000000000"},
+		{name: "negative zero", in: "-0", want: "0"},
+		{name: "leading zeros", in: "0000000000000000000000000000000000089.9", want: "89900000000"},
+		{name: "nine decimals", in: "0.000000001", want: "1"},
+		{name: "trailing zeros past the scale", in: "1.50000000000000", want: "1500000000"},
+		{name: "old int64 max", in: "9223372036.854775807", want: "9223372036854775807"},
+		{name: "nine thousand millions", in: "9000000000", want: "9000000000000000000"},
+		{name: "nineteen integer digits", in: "9999999999999999999.5", want: "9999999999999999999500000000"},
+		{name: "twenty integer digits", in: "18446744073709551616", want: "18446744073709551616000000000"},
+		{name: "max", in: maxText, want: maxNano},
+		{name: "min", in: "-" + maxText, want: "-" + maxNano},
+		{name: "max without decimals", in: "99999999999999999999999999999", want: "99999999999999999999999999999000000000"},
+		{name: "decimal comma", in: "89,90", comma: true, want: "89900000000"},
+		{name: "decimal comma negative", in: "-0,5", comma: true, want: "-500000000"},
+		{name: "integer with comma allowed", in: "12", comma: true, want: "12000000000"},
 
 		{name: "empty", in: "", err: ErrSyntax},
 		{name: "sign only", in: "-", err: ErrSyntax},
@@ -56,21 +75,25 @@ func TestParse(t *testing.T) {
 		{name: "underscore", in: "1_000", err: ErrSyntax},
 		{name: "currency", in: "89.90€", err: ErrSyntax},
 		{name: "non-ascii digit", in: "٣", err: ErrSyntax},
+		{name: "syntax after many digits", in: "1234567890123456789012345x", err: ErrSyntax},
 		{name: "ten decimals", in: "0.0000000001", err: ErrPrecision},
-		{name: "max plus one unit", in: "9223372036.854775808", err: ErrOverflow},
-		{name: "min minus one unit", in: "-9223372036.854775809", err: ErrOverflow},
-		{name: "integer too large", in: "9223372037", err: ErrOverflow},
-		{name: "far too large", in: "123456789012345678901234567890", err: ErrOverflow},
+		{name: "thirty integer digits", in: "100000000000000000000000000000", err: ErrOverflow},
+		{name: "min minus one integer", in: "-100000000000000000000000000000", err: ErrOverflow},
+		{name: "far too large", in: "123456789012345678901234567890123456789012345", err: ErrOverflow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var want Dec
+			if tt.err == nil {
+				want = nanos(t, tt.want)
+			}
 			got, err := Parse(tt.in, tt.comma)
-			if !errors.Is(err, tt.err) || got != tt.want {
-				t.Errorf("Parse(%q, %v) = %d, %v; want %d, %v", tt.in, tt.comma, got, err, tt.want, tt.err)
+			if !errors.Is(err, tt.err) || got != want {
+				t.Errorf("Parse(%q, %v) = %s, %v; want %s, %v", tt.in, tt.comma, got, err, want, tt.err)
 			}
 			gotB, errB := ParseBytes([]byte(tt.in), tt.comma)
 			if gotB != got || !errors.Is(errB, tt.err) {
-				t.Errorf("ParseBytes differs from Parse: %d, %v", gotB, errB)
+				t.Errorf("ParseBytes differs from Parse: %s, %v", gotB, errB)
 			}
 		})
 	}
@@ -78,164 +101,275 @@ func TestParse(t *testing.T) {
 
 func TestString(t *testing.T) {
 	tests := []struct {
-		name string
-		in   Dec
-		want string
+		name  string
+		nanos string
+		want  string
 	}{
-		{name: "zero", in: 0, want: "0"},
-		{name: "integer", in: 179 * unit, want: "179"},
-		{name: "trailing zeros dropped", in: 179_800_000_000, want: "179.8"},
-		{name: "small negative", in: -50_000_000, want: "-0.05"},
-		{name: "smallest", in: 1, want: "0.000000001"},
-		{name: "smallest negative", in: -1, want: "-0.000000001"},
-		{name: "max", in: maxDec, want: "9223372036.854775807"},
-		{name: "min", in: minDec, want: "-9223372036.854775808"},
+		{name: "zero", nanos: "0", want: "0"},
+		{name: "integer", nanos: "179000000000", want: "179"},
+		{name: "trailing zeros dropped", nanos: "179800000000", want: "179.8"},
+		{name: "small negative", nanos: "-50000000", want: "-0.05"},
+		{name: "smallest", nanos: "1", want: "0.000000001"},
+		{name: "smallest negative", nanos: "-1", want: "-0.000000001"},
+		{name: "old int64 min", nanos: "-9223372036854775808", want: "-9223372036.854775808"},
+		{name: "a quotient with an inner zero block", nanos: "10000000000000000000000000000", want: "10000000000000000000"},
+		{name: "above 2^64 units", nanos: "18446744073709551617", want: "18446744073.709551617"},
+		{name: "max", nanos: maxNano, want: maxText},
+		{name: "min", nanos: "-" + maxNano, want: "-" + maxText},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.in.String(); got != tt.want {
+			in := nanos(t, tt.nanos)
+			if got := in.String(); got != tt.want {
 				t.Errorf("String() = %q, want %q", got, tt.want)
 			}
-			if got := string(tt.in.AppendText([]byte("x="))); got != "x="+tt.want {
+			if got := string(in.AppendText([]byte("x="))); got != "x="+tt.want {
 				t.Errorf("AppendText = %q", got)
 			}
+			if got := string(in.AppendNanos(nil)); got != tt.nanos {
+				t.Errorf("AppendNanos = %q, want %q", got, tt.nanos)
+			}
 			back, err := Parse(tt.want, false)
-			if err != nil || back != tt.in {
-				t.Errorf("Parse(String()) = %d, %v", back, err)
+			if err != nil || back != in {
+				t.Errorf("Parse(String()) = %s, %v", back, err)
 			}
 		})
 	}
 }
 
-// TestRoundTrip checks String and Parse against each other on random values
-// over the whole range.
+var limit, _ = new(big.Int).SetString(maxNano, 10)
+
+// randomBig draws values over the whole range in units: magnitudes of every
+// bit length alike, and NUMERIC's bounds and their neighbours often.
+func randomBig(rng *rand.Rand) *big.Int {
+	var n *big.Int
+	switch rng.IntN(6) {
+	case 0:
+		n = new(big.Int).Sub(limit, big.NewInt(rng.Int64N(3)))
+	case 1:
+		n = big.NewInt(rng.Int64N(1 << 20))
+	default:
+		n = new(big.Int).SetUint64(rng.Uint64())
+		n.Lsh(n, 64).Or(n, new(big.Int).SetUint64(rng.Uint64()))
+		n.Rsh(n, uint(rng.IntN(128)))
+		for n.Cmp(limit) > 0 {
+			n.Rsh(n, 1)
+		}
+	}
+	if rng.IntN(2) == 0 {
+		n.Neg(n)
+	}
+	return n
+}
+
+func fromBig(t testing.TB, n *big.Int) Dec {
+	t.Helper()
+	d, err := FromBigNanos(n)
+	if err != nil {
+		t.Fatalf("FromBigNanos(%s): %v", n, err)
+	}
+	return d
+}
+
+// TestRoundTrip checks String, Parse and the big.Int conversions against
+// each other on random values over the whole range.
 func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := 0; i < 100_000; i++ {
-		d := Dec(rng.Int64())
-		if i%2 == 0 {
-			d = -d
-		}
-		if i%3 == 0 {
-			d /= Dec(rng.Int64N(unit) + 1) // short values too
+	for range 100_000 {
+		n := randomBig(rng)
+		d := fromBig(t, n)
+		if got := d.BigNanos(); got.Cmp(n) != 0 {
+			t.Fatalf("BigNanos(FromBigNanos(%s)) = %s", n, got)
 		}
 		s := d.String()
 		back, err := Parse(s, false)
 		if err != nil || back != d {
-			t.Fatalf("Parse(%q) = %d, %v; want %d", s, back, err, d)
+			t.Fatalf("Parse(%q) = %s, %v; want %s", s, back, err, d)
+		}
+		if want := new(big.Rat).SetFrac(n, big.NewInt(unit)); want.RatString() != new(big.Rat).SetFrac(back.BigNanos(), big.NewInt(unit)).RatString() {
+			t.Fatalf("%s is not %s", s, want.RatString())
+		}
+		if v, ok := d.Nanos(); ok != n.IsInt64() || ok && v != n.Int64() {
+			t.Fatalf("Nanos(%s) = %d, %v", n, v, ok)
 		}
 	}
 	if allocs := testing.AllocsPerRun(100, func() {
-		var buf [32]byte
-		_ = Dec(123456789).AppendText(buf[:0])
+		var buf [48]byte
+		_ = Max().AppendText(buf[:0])
 		_, _ = ParseBytes([]byte("89,90"), true)
+		_, _ = ParseBytes([]byte(maxText), false)
 	}); allocs != 0 {
 		t.Errorf("AppendText and ParseBytes allocate %.1f times", allocs)
 	}
 }
 
-// exact computes a Dec operation with big integers: the reference.
-func exact(op string, a, b int64) (Dec, bool) {
-	x, y := big.NewInt(a), big.NewInt(b)
-	var r big.Int
-	switch op {
-	case "+":
-		r.Add(x, y)
-	case "-":
-		r.Sub(x, y)
-	case "*":
-		r.Mul(x, y)
+// FuzzParse checks that whatever Parse accepts prints back to a text that
+// parses to the same value, and that it agrees with math/big on the value.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"0", "89.90", "-0.05", maxText, "-" + maxText, "100000000000000000000000000000", "1.0000000000", "18446744073709551616.5"} {
+		f.Add(s)
 	}
-	if !r.IsInt64() {
-		return 0, false
-	}
-	return Dec(r.Int64()), true
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := Parse(s, false)
+		r, ok := new(big.Rat).SetString(s)
+		if err != nil {
+			if ok && errors.Is(err, ErrOverflow) {
+				if m := new(big.Rat).Abs(r); m.Cmp(new(big.Rat).SetFrac(limit, big.NewInt(unit))) <= 0 {
+					t.Fatalf("Parse(%q) overflows, but %s is in range", s, m.RatString())
+				}
+			}
+			return
+		}
+		back, err := Parse(d.String(), false)
+		if err != nil || back != d {
+			t.Fatalf("Parse(String(Parse(%q))) = %s, %v; want %s", s, back, err, d)
+		}
+		if got := new(big.Rat).SetFrac(d.BigNanos(), big.NewInt(unit)); !ok || got.Cmp(r) != 0 {
+			t.Fatalf("Parse(%q) = %s, big.Rat says %v", s, d, r)
+		}
+	})
 }
 
 func TestArithmetic(t *testing.T) {
 	tests := []struct {
 		name string
 		op   string
-		a    Dec
-		b    int64 // a Dec for + and -, a count for MulInt
-		want Dec
+		a    string // units
+		b    string // units for + - x, a count for MulInt
+		want string
 		err  error
 	}{
-		{name: "add", op: "+", a: 89_900_000_000, b: 10_100_000_000, want: 100 * unit},
-		{name: "add negative", op: "+", a: 5, b: -7, want: -2},
-		{name: "add zero to max", op: "+", a: maxDec, b: 0, want: maxDec},
-		{name: "add overflow", op: "+", a: maxDec, b: 1, err: ErrOverflow},
-		{name: "add underflow", op: "+", a: minDec, b: -1, err: ErrOverflow},
-		{name: "add min and max", op: "+", a: minDec, b: math.MaxInt64, want: -1},
-		{name: "sub", op: "-", a: 100 * unit, b: 10_100_000_000, want: 89_900_000_000},
-		{name: "sub overflow", op: "-", a: maxDec, b: -1, err: ErrOverflow},
-		{name: "sub underflow", op: "-", a: minDec, b: 1, err: ErrOverflow},
-		{name: "sub min from zero", op: "-", a: 0, b: math.MinInt64, err: ErrOverflow},
-		{name: "sub min from -1", op: "-", a: -1, b: math.MinInt64, want: maxDec},
-		{name: "mul price by quantity", op: "*", a: 89_900_000_000, b: 2, want: 179_800_000_000},
-		{name: "mul by zero", op: "*", a: maxDec, b: 0, want: 0},
-		{name: "mul zero", op: "*", a: 0, b: math.MinInt64, want: 0},
-		{name: "mul negative", op: "*", a: -1_500_000_000, b: 3, want: -4_500_000_000},
-		{name: "mul overflow", op: "*", a: maxDec/2 + 1, b: 2, err: ErrOverflow},
-		{name: "mul min by -1", op: "*", a: minDec, b: -1, err: ErrOverflow},
-		{name: "mul -1 by min", op: "*", a: -1, b: math.MinInt64, err: ErrOverflow},
-		{name: "mul 1 by min", op: "*", a: 1, b: math.MinInt64, want: minDec},
-		{name: "mul huge count", op: "*", a: 2, b: math.MaxInt64, err: ErrOverflow},
+		{name: "add", op: "+", a: "89900000000", b: "10100000000", want: "100000000000"},
+		{name: "add negative", op: "+", a: "5", b: "-7", want: "-2"},
+		{name: "add past int64", op: "+", a: "9000000000000000000", b: "9000000000000000000", want: "18000000000000000000"},
+		{name: "add zero to max", op: "+", a: maxNano, b: "0", want: maxNano},
+		{name: "add overflow at the bound", op: "+", a: maxNano, b: "1", err: ErrOverflow},
+		{name: "add max to max wraps no int128", op: "+", a: maxNano, b: maxNano, err: ErrOverflow},
+		{name: "add min to min", op: "+", a: "-" + maxNano, b: "-" + maxNano, err: ErrOverflow},
+		{name: "add underflow", op: "+", a: "-" + maxNano, b: "-1", err: ErrOverflow},
+		{name: "add min and max", op: "+", a: "-" + maxNano, b: maxNano, want: "0"},
+		{name: "sub", op: "-", a: "100000000000", b: "10100000000", want: "89900000000"},
+		{name: "sub overflow", op: "-", a: maxNano, b: "-1", err: ErrOverflow},
+		{name: "sub underflow", op: "-", a: "-" + maxNano, b: "1", err: ErrOverflow},
+		{name: "sub min from -1", op: "-", a: "-1", b: "-" + maxNano, want: "99999999999999999999999999999999999998"},
+		{name: "mul price by quantity", op: "*", a: "89900000000", b: "2", want: "179800000000"},
+		{name: "mul by zero", op: "*", a: maxNano, b: "0", want: "0"},
+		{name: "mul zero", op: "*", a: "0", b: "-9223372036854775808", want: "0"},
+		{name: "mul negative", op: "*", a: "-1500000000", b: "3", want: "-4500000000"},
+		{name: "mul to the bound", op: "*", a: "11111111111111111111111111111111111111", b: "9", want: maxNano},
+		{name: "mul one past the bound", op: "*", a: "50000000000000000000000000000000000000", b: "2", err: ErrOverflow},
+		{name: "mul past 2^128", op: "*", a: maxNano, b: "9223372036854775807", err: ErrOverflow},
+		{name: "mul min int64", op: "*", a: "-1", b: "-9223372036854775808", want: "9223372036854775808"},
+		{name: "dec times dec", op: "x", a: "89900000000", b: "2500000000", want: "224750000000"},
+		{name: "dec times dec negative", op: "x", a: "-1500000000", b: "1500000000", want: "-2250000000"},
+		{name: "dec times dec too precise", op: "x", a: "1", b: "1", err: ErrPrecision},
+		{name: "dec times dec at the bound", op: "x", a: maxNano, b: "1000000000", want: maxNano},
+		{name: "dec times dec overflow", op: "x", a: maxNano, b: "1000000001", err: ErrOverflow},
+		{name: "dec times dec far past 2^128", op: "x", a: maxNano, b: maxNano, err: ErrOverflow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			a := nanos(t, tt.a)
 			var got Dec
 			var err error
 			switch tt.op {
 			case "+":
-				got, err = tt.a.Add(Dec(tt.b))
+				got, err = a.Add(nanos(t, tt.b))
 			case "-":
-				got, err = tt.a.Sub(Dec(tt.b))
+				got, err = a.Sub(nanos(t, tt.b))
+			case "x":
+				got, err = a.Mul(nanos(t, tt.b))
 			case "*":
-				got, err = tt.a.MulInt(tt.b)
+				n, ok := new(big.Int).SetString(tt.b, 10)
+				if !ok || !n.IsInt64() {
+					t.Fatalf("bad count %s", tt.b)
+				}
+				got, err = a.MulInt(n.Int64())
 			}
-			if !errors.Is(err, tt.err) || got != tt.want {
-				t.Errorf("%d %s %d = %d, %v; want %d, %v", tt.a, tt.op, tt.b, got, err, tt.want, tt.err)
+			var want Dec
+			if tt.err == nil {
+				want = nanos(t, tt.want)
+			}
+			if !errors.Is(err, tt.err) || got != want {
+				t.Errorf("%s %s %s = %s, %v; want %s, %v", tt.a, tt.op, tt.b, got.AppendNanos(nil), err, tt.want, tt.err)
 			}
 		})
 	}
 }
 
-// TestArithmeticAgainstBig compares Add, Sub and MulInt with math/big on
-// random operands, many of them near the edges.
+// TestArithmeticAgainstBig compares Add, Sub, MulInt, Mul and Cmp with
+// math/big on random operands over the whole range, many at the bounds:
+// an operation fails exactly when math/big's result leaves NUMERIC.
 func TestArithmeticAgainstBig(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	edge := []int64{0, 1, -1, 2, -2, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1, 1 << 32, -(1 << 32), 3037000499, 3037000500}
-	pick := func() int64 {
-		switch rng.IntN(3) {
-		case 0:
-			return edge[rng.IntN(len(edge))]
-		case 1:
-			return rng.Int64N(1<<40) - 1<<39
+	counts := []int64{0, 1, -1, 2, -2, 9, 10, math.MaxInt64, math.MinInt64, 1 << 32, 3037000499}
+	inRange := func(r *big.Int) bool { return new(big.Int).Abs(r).Cmp(limit) <= 0 }
+	for range 200_000 {
+		x, y := randomBig(rng), randomBig(rng)
+		a, b := fromBig(t, x), fromBig(t, y)
+		n := counts[rng.IntN(len(counts))]
+		if rng.IntN(2) == 0 {
+			n = int64(rng.Uint64() >> rng.IntN(64)) //nolint:gosec // any int64
 		}
-		return int64(rng.Uint64())
+		check := func(op string, got Dec, err error, want *big.Int, exact bool) {
+			t.Helper()
+			switch {
+			case !exact:
+				if !errors.Is(err, ErrPrecision) && !errors.Is(err, ErrOverflow) {
+					t.Fatalf("%s %s %s: %v, want ErrPrecision", x, op, y, err)
+				}
+			case !inRange(want):
+				if !errors.Is(err, ErrOverflow) {
+					t.Fatalf("%s %s %s (n %d) = %s, %v; want ErrOverflow", x, op, y, n, got, err)
+				}
+			case err != nil || got.BigNanos().Cmp(want) != 0:
+				t.Fatalf("%s %s %s (n %d) = %s, %v; want %s", x, op, y, n, got.AppendNanos(nil), err, want)
+			}
+		}
+		got, err := a.Add(b)
+		check("+", got, err, new(big.Int).Add(x, y), true)
+		got, err = a.Sub(b)
+		check("-", got, err, new(big.Int).Sub(x, y), true)
+		got, err = a.MulInt(n)
+		check("*n", got, err, new(big.Int).Mul(x, big.NewInt(n)), true)
+		q, r := new(big.Int).QuoRem(new(big.Int).Mul(x, y), big.NewInt(unit), new(big.Int))
+		got, err = a.Mul(b)
+		check("x", got, err, q, r.Sign() == 0 || !inRange(q))
+		if got, want := a.Cmp(b), x.Cmp(y); got != want {
+			t.Fatalf("Cmp(%s, %s) = %d, want %d", x, y, got, want)
+		}
+		if a.Sign() != x.Sign() {
+			t.Fatalf("Sign(%s) = %d", x, a.Sign())
+		}
 	}
-	for i := 0; i < 200_000; i++ {
-		a, b := pick(), pick()
-		for _, op := range []string{"+", "-", "*"} {
-			var got Dec
-			var err error
-			switch op {
-			case "+":
-				got, err = Dec(a).Add(Dec(b))
-			case "-":
-				got, err = Dec(a).Sub(Dec(b))
-			case "*":
-				got, err = Dec(a).MulInt(b)
-			}
-			want, ok := exact(op, a, b)
-			if ok != (err == nil) || (ok && got != want) {
-				t.Fatalf("%d %s %d = %d, %v; want %d (in range: %v)", a, op, b, got, err, want, ok)
-			}
-			if err != nil && !errors.Is(err, ErrOverflow) {
-				t.Fatalf("%d %s %d: error %v, want ErrOverflow", a, op, b, err)
-			}
-		}
+}
+
+func TestBounds(t *testing.T) {
+	if got := Max().String(); got != maxText {
+		t.Errorf("Max() = %s, want %s", got, maxText)
+	}
+	if got := Min().String(); got != "-"+maxText {
+		t.Errorf("Min() = %s", got)
+	}
+	one := FromNanos(1)
+	if _, err := Max().Add(one); !errors.Is(err, ErrOverflow) {
+		t.Errorf("Max()+1e-9: %v, want ErrOverflow", err)
+	}
+	if _, err := Min().Sub(one); !errors.Is(err, ErrOverflow) {
+		t.Errorf("Min()-1e-9: %v, want ErrOverflow", err)
+	}
+	if d, err := Max().Sub(one); err != nil || d.Cmp(Max()) >= 0 {
+		t.Errorf("Max()-1e-9 = %s, %v", d, err)
+	}
+	over := new(big.Int).Add(limit, big.NewInt(1))
+	if _, err := FromBigNanos(over); !errors.Is(err, ErrOverflow) {
+		t.Errorf("FromBigNanos(10^38): %v, want ErrOverflow", err)
+	}
+	if _, err := FromBigNanos(new(big.Int).Lsh(big.NewInt(1), 200)); !errors.Is(err, ErrOverflow) {
+		t.Errorf("FromBigNanos(2^200): %v, want ErrOverflow", err)
+	}
+	if (Dec{}) != FromNanos(0) || !(Dec{}).IsZero() || (Dec{}).String() != "0" {
+		t.Errorf("the zero value is not 0")
 	}
 }
 
@@ -243,22 +377,23 @@ func TestFromIntAndAddMul(t *testing.T) {
 	tests := []struct {
 		name string
 		got  func() (Dec, error)
-		want Dec
+		want string
 		err  error
 	}{
-		{name: "from int", got: func() (Dec, error) { return FromInt(42) }, want: 42 * unit},
-		{name: "from negative int", got: func() (Dec, error) { return FromInt(-3) }, want: -3 * unit},
-		{name: "from largest int", got: func() (Dec, error) { return FromInt(9223372036) }, want: 9223372036 * unit},
-		{name: "from too large int", got: func() (Dec, error) { return FromInt(9223372037) }, err: ErrOverflow},
-		{name: "add mul", got: func() (Dec, error) { return Dec(500_000_000).AddMul(2, 3) }, want: 6_500_000_000},
-		{name: "add mul overflow in the product", got: func() (Dec, error) { return Dec(0).AddMul(1<<20, 1<<20) }, err: ErrOverflow},
-		{name: "add mul overflow in the sum", got: func() (Dec, error) { return maxDec.AddMul(1, 1) }, err: ErrOverflow},
+		{name: "from int", got: func() (Dec, error) { return FromInt(42) }, want: "42"},
+		{name: "from negative int", got: func() (Dec, error) { return FromInt(-3) }, want: "-3"},
+		{name: "from largest int", got: func() (Dec, error) { return FromInt(math.MaxInt64) }, want: "9223372036854775807"},
+		{name: "from smallest int", got: func() (Dec, error) { return FromInt(math.MinInt64) }, want: "-9223372036854775808"},
+		{name: "add mul", got: func() (Dec, error) { return FromNanos(500_000_000).AddMul(2, 3) }, want: "6.5"},
+		{name: "add mul beyond int64", got: func() (Dec, error) { return Dec{}.AddMul(1<<40, 1<<40) }, want: "1208925819614629174706176"},
+		{name: "add mul overflow in the product", got: func() (Dec, error) { return Dec{}.AddMul(math.MaxInt64, math.MaxInt64) }, err: ErrOverflow},
+		{name: "add mul overflow in the sum", got: func() (Dec, error) { return Max().AddMul(1, 1) }, err: ErrOverflow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.got()
-			if !errors.Is(err, tt.err) || got != tt.want {
-				t.Errorf("= %d, %v; want %d, %v", got, err, tt.want, tt.err)
+			if !errors.Is(err, tt.err) || (err == nil && got.String() != tt.want) {
+				t.Errorf("= %s, %v; want %s, %v", got, err, tt.want, tt.err)
 			}
 		})
 	}
@@ -269,15 +404,15 @@ func TestJSON(t *testing.T) {
 		Importe Dec  `json:"importe"`
 		Precio  *Dec `json:"precio,omitempty"`
 	}
-	price := Dec(89_900_000_000)
+	price := FromNanos(89_900_000_000)
 	marshal := []struct {
 		name string
 		in   line
 		want string
 	}{
-		{name: "string form", in: line{Importe: 179_800_000_000, Precio: &price}, want: `{"importe":"179.8","precio":"89.9"}`},
+		{name: "string form", in: line{Importe: FromNanos(179_800_000_000), Precio: &price}, want: `{"importe":"179.8","precio":"89.9"}`},
 		{name: "zero", in: line{}, want: `{"importe":"0"}`},
-		{name: "min", in: line{Importe: minDec}, want: `{"importe":"-9223372036.854775808"}`},
+		{name: "min", in: line{Importe: Min()}, want: `{"importe":"-` + maxText + `"}`},
 	}
 	for _, tt := range marshal {
 		t.Run("marshal "+tt.name, func(t *testing.T) {
@@ -296,16 +431,18 @@ func TestJSON(t *testing.T) {
 		want    line
 		wantErr bool
 	}{
-		{name: "string", in: `{"importe":"179.80"}`, want: line{Importe: 179_800_000_000}},
-		{name: "bare number, never through float64", in: `{"importe":9223372036.854775807}`, want: line{Importe: maxDec}},
-		{name: "escaped string", in: `{"importe":"\u0031.5"}`, want: line{Importe: 1_500_000_000}},
+		{name: "string", in: `{"importe":"179.80"}`, want: line{Importe: FromNanos(179_800_000_000)}},
+		{name: "state of the int64 version", in: `{"importe":"-9223372036.854775808"}`, want: line{Importe: FromNanos(math.MinInt64)}},
+		{name: "bare number, never through float64", in: `{"importe":` + maxText + `}`, want: line{Importe: Max()}},
+		{name: "escaped string", in: `{"importe":"1.5"}`, want: line{Importe: FromNanos(1_500_000_000)}},
 		{name: "null leaves the value alone", in: `{"importe":null,"precio":null}`, want: line{}},
-		{name: "null pointer field stays nil", in: `{"importe":"1","precio":null}`, want: line{Importe: unit}},
-		{name: "pointer field", in: `{"importe":"1","precio":"89.9"}`, want: line{Importe: unit, Precio: &price}},
+		{name: "null pointer field stays nil", in: `{"importe":"1","precio":null}`, want: line{Importe: FromNanos(unit)}},
+		{name: "pointer field", in: `{"importe":"1","precio":"89.9"}`, want: line{Importe: FromNanos(unit), Precio: &price}},
 		{name: "exponent refused", in: `{"importe":1e3}`, wantErr: true},
 		{name: "empty string refused", in: `{"importe":""}`, wantErr: true},
 		{name: "comma refused", in: `{"importe":"89,90"}`, wantErr: true},
 		{name: "too precise refused", in: `{"importe":"0.0000000001"}`, wantErr: true},
+		{name: "out of range refused", in: `{"importe":"100000000000000000000000000000"}`, wantErr: true},
 		{name: "boolean refused", in: `{"importe":true}`, wantErr: true},
 	}
 	for _, tt := range unmarshal {
@@ -324,9 +461,9 @@ func TestJSON(t *testing.T) {
 		})
 	}
 	t.Run("null keeps a previous value", func(t *testing.T) {
-		d := Dec(7)
-		if err := d.UnmarshalJSON([]byte("null")); err != nil || d != 7 {
-			t.Errorf("UnmarshalJSON(null) = %v, value %d; want a no-op", err, d)
+		d := FromNanos(7)
+		if err := d.UnmarshalJSON([]byte("null")); err != nil || d != FromNanos(7) {
+			t.Errorf("UnmarshalJSON(null) = %v, value %s; want a no-op", err, d)
 		}
 	})
 }

@@ -154,7 +154,7 @@ func (r Rules) Parse(data []byte, attrs map[string]string) (Order, error) {
 		return Order{}, invalid("pedido_id longer than %d bytes", MaxPedidoIDBytes)
 	case len(o.ClienteID) > MaxClienteIDBytes:
 		return Order{}, invalid("cliente_id longer than %d bytes", MaxClienteIDBytes)
-	case o.ImporteTotal < 0:
+	case o.ImporteTotal.Sign() < 0:
 		return Order{}, invalid("importe_total %s is negative", o.ImporteTotal)
 	case isCountry != nil && !isCountry(o.Pais):
 		return Order{}, invalid("pais %q is not an ISO 3166-1 alpha-2 code", o.Pais)
@@ -165,7 +165,7 @@ func (r Rules) Parse(data []byte, attrs map[string]string) (Order, error) {
 		if l.Cantidad <= 0 {
 			return Order{}, invalid("lineas[%d].cantidad %d must be > 0", i, l.Cantidad)
 		}
-		if l.PrecioUnitario < 0 {
+		if l.PrecioUnitario.Sign() < 0 {
 			return Order{}, invalid("lineas[%d].precio_unitario %s is negative", i, l.PrecioUnitario)
 		}
 	}

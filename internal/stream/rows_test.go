@@ -68,7 +68,7 @@ func TestRows(t *testing.T) {
 	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	pane := window.Pane{Aggregation: "ventas_hora_pais", Key: "ES", WindowStart: start, WindowEnd: start.Add(time.Hour),
 		Index: 2, Timing: window.TimingLate, Accumulation: window.Accumulating,
-		Measures:  window.Measures{Importe: numeric.Dec(279_800_000_000), Pedidos: 2, Unidades: 3},
+		Measures:  window.Measures{Importe: numeric.FromNanos(279_800_000_000), Pedidos: 2, Unidades: 3},
 		Watermark: start.Add(90 * time.Minute), EmittedAt: start.Add(100 * time.Minute)}
 	recv := start.Add(4 * time.Hour)
 	tests := []struct {
@@ -82,7 +82,7 @@ func TestRows(t *testing.T) {
 			want: map[string]warehouse.Value{
 				"aggregation": warehouse.StringValue("ventas_hora_pais"), "window_start": warehouse.TimeValue(start),
 				"window_end": warehouse.TimeValue(start.Add(time.Hour)), "pais": warehouse.StringValue("ES"),
-				"importe": warehouse.DecValue(numeric.Dec(279_800_000_000)), "pedidos": warehouse.IntValue(2),
+				"importe": warehouse.DecValue(numeric.FromNanos(279_800_000_000)), "pedidos": warehouse.IntValue(2),
 				"unidades": warehouse.IntValue(3), "pane_index": warehouse.IntValue(2), "timing": warehouse.StringValue("LATE"),
 				"accumulation": warehouse.StringValue("ACCUMULATING"), "watermark": warehouse.TimeValue(start.Add(90 * time.Minute)),
 				"emitted_at": warehouse.TimeValue(start.Add(100 * time.Minute)),

@@ -36,7 +36,7 @@ func OrderMeasures(importeTotal numeric.Dec, quantities ...int64) (Measures, err
 func (m Measures) Add(o Measures) (Measures, error) {
 	imp, err := m.Importe.Add(o.Importe)
 	if err != nil {
-		return Measures{}, fmt.Errorf("importe %s + %s: %w", m.Importe, o.Importe, ErrOverflow)
+		return Measures{}, fmt.Errorf("importe %s + %s: %w: %w", m.Importe, o.Importe, ErrOverflow, err)
 	}
 	ped, err := addInt("pedidos", m.Pedidos, o.Pedidos)
 	if err != nil {
@@ -53,7 +53,7 @@ func (m Measures) Add(o Measures) (Measures, error) {
 func (m Measures) Sub(o Measures) (Measures, error) {
 	imp, err := m.Importe.Sub(o.Importe)
 	if err != nil {
-		return Measures{}, fmt.Errorf("importe %s - %s: %w", m.Importe, o.Importe, ErrOverflow)
+		return Measures{}, fmt.Errorf("importe %s - %s: %w: %w", m.Importe, o.Importe, ErrOverflow, err)
 	}
 	ped, err := subInt("pedidos", m.Pedidos, o.Pedidos)
 	if err != nil {

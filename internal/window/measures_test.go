@@ -50,7 +50,7 @@ func TestOrderMeasures(t *testing.T) {
 }
 
 func TestMeasuresAddSub(t *testing.T) {
-	big := window.Measures{Importe: numeric.Dec(math.MaxInt64), Pedidos: math.MaxInt64, Unidades: math.MaxInt64}
+	big := window.Measures{Importe: numeric.Max(), Pedidos: math.MaxInt64, Unidades: math.MaxInt64}
 	tests := []struct {
 		name   string
 		a, b   window.Measures
@@ -62,12 +62,14 @@ func TestMeasuresAddSub(t *testing.T) {
 		{name: "exact decimals", a: ms("89.90", 1, 2), b: ms("0.10", 1, 1), add: ms("90", 2, 3), sub: ms("89.8", 0, 1)},
 		{name: "zero", a: ms("0", 0, 0), b: ms("0", 0, 0), add: ms("0", 0, 0), sub: ms("0", 0, 0)},
 		{name: "sub below zero is allowed", a: ms("1", 1, 1), b: ms("2", 2, 2), add: ms("3", 3, 3), sub: ms("-1", -1, -1)},
-		{name: "importe overflows", a: window.Measures{Importe: numeric.Dec(math.MaxInt64)}, b: ms("0.000000001", 0, 0),
-			sub:    window.Measures{Importe: numeric.Dec(math.MaxInt64 - 1)},
-			addErr: "importe 9223372036.854775807 + 0.000000001: measure out of range"},
-		{name: "importe underflows on sub", a: window.Measures{Importe: numeric.Dec(math.MinInt64)}, b: ms("0.000000001", 0, 0),
-			add:    window.Measures{Importe: numeric.Dec(math.MinInt64 + 1)},
-			subErr: "importe -9223372036.854775808 - 0.000000001: measure out of range"},
+		{name: "importe overflows", a: window.Measures{Importe: numeric.Max()}, b: ms("0.000000001", 0, 0),
+			sub:    ms("99999999999999999999999999999.999999998", 0, 0),
+			addErr: "importe 99999999999999999999999999999.999999999 + 0.000000001: measure out of range: outside NUMERIC's range"},
+		{name: "importe underflows on sub", a: window.Measures{Importe: numeric.Min()}, b: ms("0.000000001", 0, 0),
+			add:    ms("-99999999999999999999999999999.999999998", 0, 0),
+			subErr: "importe -99999999999999999999999999999.999999999 - 0.000000001: measure out of range: outside NUMERIC's range"},
+		{name: "importe past the old int64 range", a: ms("9000000000", 1, 0), b: ms("9000000000", 1, 0),
+			add: ms("18000000000", 2, 0), sub: ms("0", 0, 0)},
 		{name: "pedidos overflow", a: window.Measures{Pedidos: math.MaxInt64}, b: ms("0", 1, 0),
 			sub: window.Measures{Pedidos: math.MaxInt64 - 1}, addErr: "pedidos 9223372036854775807 + 1: measure out of range"},
 		{name: "unidades overflow", a: window.Measures{Unidades: math.MaxInt64}, b: ms("0", 0, 1),
@@ -75,7 +77,7 @@ func TestMeasuresAddSub(t *testing.T) {
 		{name: "sub of the minimum cannot negate", a: ms("0", 0, 0), b: window.Measures{Pedidos: math.MinInt64},
 			add: window.Measures{Pedidos: math.MinInt64}, subErr: "pedidos 0 - -9223372036854775808: measure out of range"},
 		{name: "pedidos underflow on sub", a: window.Measures{Pedidos: -2}, b: big,
-			addErr: "", add: window.Measures{Importe: numeric.Dec(math.MaxInt64), Pedidos: math.MaxInt64 - 2, Unidades: math.MaxInt64},
+			addErr: "", add: window.Measures{Importe: numeric.Max(), Pedidos: math.MaxInt64 - 2, Unidades: math.MaxInt64},
 			subErr: "pedidos -2 - 9223372036854775807: measure out of range"},
 	}
 	for _, tt := range tests {

@@ -130,8 +130,8 @@ func TestAccept(t *testing.T) {
 		{name: "too late is refused", sh: pending, o: o, wm: "2026-03-14T20:00:00Z", now: "2026-03-14T20:10:00Z",
 			want: pending, wantErr: "accept order P-1: window 2026-03-14T17:00:00Z is too late at watermark 2026-03-14T20:00:00Z"},
 		{name: "overflow is refused", o: o, now: "2026-03-14T17:51:00Z",
-			sh:      window.Shard{Measures: window.Measures{Importe: numeric.Dec(math.MaxInt64)}},
-			want:    window.Shard{Measures: window.Measures{Importe: numeric.Dec(math.MaxInt64)}},
+			sh:      window.Shard{Measures: window.Measures{Importe: numeric.Max()}},
+			want:    window.Shard{Measures: window.Measures{Importe: numeric.Max()}},
 			wantErr: "accept order P-1: importe"},
 	}
 	for _, tt := range tests {

@@ -2,7 +2,6 @@ package window_test
 
 import (
 	"errors"
-	"math"
 	"testing"
 	"time"
 
@@ -262,8 +261,8 @@ func runTrigger(t *testing.T, tests []triggerCase, fn triggerFunc) {
 func TestDiscardingDeltaOverflow(t *testing.T) {
 	s := window.Defaults()
 	s.Accumulation = window.Discarding
-	st := window.PaneState{NextIndex: 1, Emitted: window.Measures{Importe: numeric.Dec(math.MinInt64 + 1), Pedidos: 1}}
-	c := window.Content{Total: window.Measures{Importe: numeric.Dec(math.MaxInt64), Pedidos: 2}, OnTime: true}
+	st := window.PaneState{NextIndex: 1, Emitted: window.Measures{Importe: numeric.Min(), Pedidos: 1}}
+	c := window.Content{Total: window.Measures{Importe: numeric.Max(), Pedidos: 2}, OnTime: true}
 	_, err := s.OnTick(cellWK, st, c, ts("2026-03-14T18:00:00Z"), ts("2026-03-14T18:10:00Z"))
 	if !errors.Is(err, window.ErrOverflow) {
 		t.Fatalf("OnTick error = %v, want ErrOverflow", err)

@@ -62,7 +62,7 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 						e := windowtest.Event{Kind: windowtest.Deliver, Now: n, MessageID: fmt.Sprintf("c-%d-%d", s, i),
 							Order: window.Order{ID: fmt.Sprintf("P-c%d-%04d", s, i), Key: Countries[rnd.IntN(3)],
 								EventTime: n.Add(-time.Duration(rnd.IntN(200)) * time.Second),
-								Measures:  window.Measures{Importe: numeric.Dec(rnd.Int64N(1e12) + 1), Pedidos: 1, Unidades: 1}}}
+								Measures:  window.Measures{Importe: numeric.FromNanos(rnd.Int64N(1e12) + 1), Pedidos: 1, Unidades: 1}}}
 						res, err := r.p.Handle(t.Context(), Delivery(e), n)
 						if err != nil {
 							fail(fmt.Errorf("order %s: %w", e.Order.ID, err))

@@ -28,7 +28,7 @@ func testHotKey(t *testing.T, en env, f Features) {
 	var want window.Measures
 	events := make([]windowtest.Event, n)
 	for i := range n {
-		m := window.Measures{Importe: numeric.Dec(int64(i+1) * 10_000_000), Pedidos: 1, Unidades: int64(i%3 + 1)}
+		m := window.Measures{Importe: numeric.FromNanos(int64(i+1) * 10_000_000), Pedidos: 1, Unidades: int64(i%3 + 1)}
 		events[i] = windowtest.Event{Kind: windowtest.Deliver, Now: now, MessageID: fmt.Sprintf("hot-%03d", i),
 			Order: window.Order{ID: fmt.Sprintf("P-hot-%03d", i), Key: "ES", EventTime: at("18:20").Add(time.Duration(i) * time.Second), Measures: m}}
 		var err error

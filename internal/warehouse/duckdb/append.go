@@ -105,7 +105,7 @@ func bindArgs(schema []warehouse.Field, row []warehouse.Value) ([]any, error) {
 		case warehouse.Int64:
 			args[i] = v.Int
 		case warehouse.Numeric:
-			args[i] = int64(v.Dec)
+			args[i] = string(v.Dec.AppendNanos(nil)) // units as text: they may pass 64 bits
 		case warehouse.Date:
 			args[i] = warehouse.FormatDate(v.Days)
 		case warehouse.Timestamp:

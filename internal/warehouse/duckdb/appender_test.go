@@ -73,7 +73,7 @@ func cellsOf(args []driver.Value, schema []warehouse.Field, row []warehouse.Valu
 		case warehouse.Int64:
 			args[i] = v.Int
 		case warehouse.Numeric:
-			args[i] = int64(v.Dec)
+			args[i] = string(v.Dec.AppendNanos(nil))
 		case warehouse.Date:
 			args[i] = warehouse.DayTime(v.Days)
 		case warehouse.Timestamp:

@@ -228,7 +228,7 @@ func (e *csvEncoder) append(b []byte, row []warehouse.Value) ([]byte, error) {
 		case kindInt64:
 			b = strconv.AppendInt(b, v.Int, 10)
 		case kindNumeric:
-			b = strconv.AppendInt(b, int64(v.Dec), 10)
+			b = v.Dec.AppendNanos(b)
 		case kindDate:
 			b = strconv.AppendInt(b, int64(v.Days), 10)
 		case kindTimestamp:
@@ -314,7 +314,8 @@ func insertFromCSV(t warehouse.Table, path string, first []warehouse.Value) stri
 func spoolColumn(f warehouse.Field, name string) (csvType, expr string) {
 	switch f.Type {
 	case warehouse.Numeric:
-		return "BIGINT", "CAST(" + name + " AS DECIMAL(38,0)) * " + nanoUnit
+		// HUGEINT: NUMERIC's 38 digits of units pass 64 bits.
+		return "HUGEINT", "CAST(" + name + " AS DECIMAL(38,0)) * " + nanoUnit
 	case warehouse.Timestamp:
 		return "BIGINT", "make_timestamp(" + name + ")"
 	case warehouse.Date:
@@ -337,7 +338,7 @@ func literal(f warehouse.Field, v warehouse.Value) string {
 	case warehouse.Int64:
 		return "CAST(" + strconv.FormatInt(v.Int, 10) + " AS BIGINT)"
 	case warehouse.Numeric:
-		return "CAST(" + strconv.FormatInt(int64(v.Dec), 10) + " AS DECIMAL(38,0)) * " + nanoUnit
+		return "CAST(" + string(v.Dec.AppendNanos(nil)) + " AS DECIMAL(38,0)) * " + nanoUnit
 	case warehouse.Date:
 		return "DATE '" + warehouse.FormatDate(v.Days) + "'"
 	case warehouse.Timestamp:

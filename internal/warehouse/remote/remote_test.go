@@ -94,10 +94,10 @@ func taggedLines(t testing.TB, tag string, n int) [][]warehouse.Value {
 		set("fecha", warehouse.DateValue(20526))
 		set("sku", warehouse.StringValue(tag+"-MOCH"))
 		set("cantidad", warehouse.IntValue(2))
-		set("precio_unitario", warehouse.DecValue(89_900_000_000))
+		set("precio_unitario", warehouse.DecValue(numeric.FromNanos(89_900_000_000)))
 		set("cliente_id", warehouse.NullValue())
 		set("pais", warehouse.StringValue("ES"))
-		set("importe", warehouse.DecValue(179_800_000_000))
+		set("importe", warehouse.DecValue(numeric.FromNanos(179_800_000_000)))
 		set("source_object", warehouse.StringValue("gs://landing/"+tag+".csv"))
 		set("source_generation", warehouse.IntValue(1712345678901234))
 		set("source_line", warehouse.IntValue(int64(i+2)))
@@ -522,7 +522,7 @@ func TestAppendAndQueryExtremeValues(t *testing.T) {
 	r := newRig(t, duckdb.Options{}, nil)
 	ctx := context.Background()
 	tbl, _ := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
-	min, max := numeric.Dec(-1<<63), numeric.Dec(1<<63-1)
+	min, max := numeric.Min(), numeric.Max()
 	row := func(id string, importe numeric.Dec, pedidos int64, ws time.Time) warehouse.Row {
 		v := make([]warehouse.Value, len(tbl.Schema))
 		set := func(col string, x warehouse.Value) { v[tbl.Column(col)] = x }
@@ -552,8 +552,8 @@ func TestAppendAndQueryExtremeValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"-9223372036.854775808", "-9223372036854775807", "9223372036854775807", "0001-01-01T00:00:00.000001Z", "ÑÑ"},
-		{"9223372036.854775807", "9223372036854775807", "-9223372036854775807", "9999-12-31T22:59:59.999999Z", "ÑÑ"},
+		{"-99999999999999999999999999999.999999999", "-9223372036854775807", "9223372036854775807", "0001-01-01T00:00:00.000001Z", "ÑÑ"},
+		{"99999999999999999999999999999.999999999", "9223372036854775807", "-9223372036854775807", "9999-12-31T22:59:59.999999Z", "ÑÑ"},
 	}
 	if diff := cmp.Diff(want, res.Rows); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)

@@ -42,8 +42,8 @@ func (o *orderLines) Next() bool {
 	i := o.i
 	o.i++
 	cantidad := int64(1 + i%5)
-	precio := numeric.Dec(int64(1+i%9000) * 10_000_000) // 0.01 .. 90.00
-	importe, _ := precio.MulInt(cantidad)               // at most 450.00: no overflow
+	precio := numeric.FromNanos(int64(1+i%9000) * 10_000_000) // 0.01 .. 90.00
+	importe, _ := precio.MulInt(cantidad)                     // at most 450.00: no overflow
 	r := o.row
 	r[0] = warehouse.StringValue(o.ids[i%len(o.ids)])
 	r[1] = warehouse.IntValue(int64(1 + i%4))

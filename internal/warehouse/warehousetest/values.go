@@ -86,6 +86,9 @@ func testNumericExact(t *testing.T, w Warehouse) {
 		{"largest numeric.Dec", "9223372036.854775807", 1, []string{"9223372036.854775807", "9223372036.854775807"}},
 		{"zero", "0", 4, []string{"0", "0"}},
 		{"trailing zeros", "89.900", 2, []string{"89.9", "179.8"}},
+		{"units past 64 bits", "12345678901234567890.123456789", 1, []string{"12345678901234567890.123456789", "12345678901234567890.123456789"}},
+		{"NUMERIC's largest", "99999999999999999999999999999.999999999", 1, []string{"99999999999999999999999999999.999999999", "99999999999999999999999999999.999999999"}},
+		{"NUMERIC's smallest", "-99999999999999999999999999999.999999999", 1, []string{"-99999999999999999999999999999.999999999", "-99999999999999999999999999999.999999999"}},
 	}
 	var ls []line
 	for i, tc := range tests {
@@ -112,14 +115,15 @@ func testNumericExact(t *testing.T, w Warehouse) {
 		want  string
 	}{
 		{"0.1 + 0.2 is 0.3", "2, 3", "0.3"},
-		{"sums beyond the range of numeric.Dec stay exact", "4, 7, 9", "9346829005.778232596"},
+		{"sums beyond the old int64 range stay exact", "4, 7, 9", "9346829005.778232596"},
+		{"NUMERIC's bounds cancel", "11, 12", "0"},
 	}
 	for _, s := range sums {
 		t.Run(s.name, func(t *testing.T) {
 			check(t, w, "SELECT SUM(importe) FROM lineas_pedido WHERE pedido_id = '"+tag+"-P' AND source_line IN ("+s.lines+")", [][]string{{s.want}})
 		})
 	}
-	t.Run("twice the largest numeric.Dec", func(t *testing.T) {
+	t.Run("twice the old int64 largest", func(t *testing.T) {
 		check(t, w, "SELECT SUM(importe) * 2 FROM lineas_pedido WHERE pedido_id = '"+tag+"-P' AND source_line = 7", [][]string{{"18446744073.709551614"}})
 	})
 }

@@ -237,14 +237,15 @@ func (m *Model) windowOf(t time.Time) (start, end time.Time) {
 func sum(orders []accepted) window.Measures {
 	var imp, ped, uni big.Int
 	for _, a := range orders {
-		imp.Add(&imp, big.NewInt(int64(a.m.Importe)))
+		imp.Add(&imp, a.m.Importe.BigNanos())
 		ped.Add(&ped, big.NewInt(a.m.Pedidos))
 		uni.Add(&uni, big.NewInt(a.m.Unidades))
 	}
-	if !imp.IsInt64() || !ped.IsInt64() || !uni.IsInt64() {
+	d, err := numeric.FromBigNanos(&imp)
+	if err != nil || !ped.IsInt64() || !uni.IsInt64() {
 		panic("windowtest: model sums overflow; generate smaller orders")
 	}
-	return window.Measures{Importe: numeric.Dec(imp.Int64()), Pedidos: ped.Int64(), Unidades: uni.Int64()}
+	return window.Measures{Importe: d, Pedidos: ped.Int64(), Unidades: uni.Int64()}
 }
 
 func (m *Model) sortedCells() []*cell {

@@ -176,7 +176,7 @@ func (g gen) measures() window.Measures {
 	for i := range lines {
 		lines[i] = 1 + g.r.Int64N(3)
 	}
-	m, err := window.OrderMeasures(numeric.Dec(cents*10_000_000), lines...)
+	m, err := window.OrderMeasures(numeric.FromNanos(cents*10_000_000), lines...)
 	if err != nil {
 		panic(err) // small values cannot overflow
 	}

@@ -68,7 +68,7 @@ func TestStreamShape(t *testing.T) {
 			if e.Order.Key != "ES" && e.Order.Key != "IT" {
 				t.Fatalf("event %d has key %q outside the configured keys", i, e.Order.Key)
 			}
-			if e.Order.Measures.Pedidos != 1 || e.Order.Measures.Unidades < 1 || e.Order.Measures.Importe <= 0 {
+			if e.Order.Measures.Pedidos != 1 || e.Order.Measures.Unidades < 1 || e.Order.Measures.Importe.Sign() <= 0 {
 				t.Fatalf("event %d has implausible measures %+v", i, e.Order.Measures)
 			}
 		}
@@ -97,7 +97,7 @@ func TestModelStory(t *testing.T) {
 	at := func(s string) time.Time { return time.Date(2026, 3, 14, hh(s), mm(s), 0, 0, time.UTC) }
 	ord := func(id, evt string) window.Order {
 		return window.Order{ID: id, Key: "ES", EventTime: at(evt),
-			Measures: window.Measures{Importe: numeric.Dec(1_000_000_000), Pedidos: 1, Unidades: 1}}
+			Measures: window.Measures{Importe: numeric.FromNanos(1_000_000_000), Pedidos: 1, Unidades: 1}}
 	}
 	steps := []windowtest.Event{
 		{Kind: windowtest.Deliver, Now: at("17:51"), MessageID: "1", Order: ord("P-1", "17:42")},
@@ -133,7 +133,7 @@ func TestModelStory(t *testing.T) {
 		t.Errorf("W = %s settled = %v, want 20:20 and settled", m.Watermark(), m.Settled())
 	}
 	wk := window.WindowKey{Window: window.Window{Start: at("17:00"), End: at("18:00")}, Key: "ES"}
-	want := map[window.WindowKey]window.Measures{wk: {Importe: numeric.Dec(2_000_000_000), Pedidos: 2, Unidades: 2}}
+	want := map[window.WindowKey]window.Measures{wk: {Importe: numeric.FromNanos(2_000_000_000), Pedidos: 2, Unidades: 2}}
 	if diff := cmp.Diff(want, m.Final()); diff != "" {
 		t.Errorf("final (-want +got):\n%s", diff)
 	}
@@ -160,7 +160,7 @@ func TestView(t *testing.T) {
 	w := window.Window{Start: time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC), End: time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC)}
 	mk := func(idx int64, mode window.Accumulation, pedidos int64) window.Pane {
 		return window.Pane{Aggregation: "a", Key: "ES", WindowStart: w.Start, WindowEnd: w.End, Index: idx,
-			Accumulation: mode, Measures: window.Measures{Importe: numeric.Dec(pedidos * 10), Pedidos: pedidos}}
+			Accumulation: mode, Measures: window.Measures{Importe: numeric.FromNanos(pedidos * 10), Pedidos: pedidos}}
 	}
 	wk := window.WindowKey{Window: w, Key: "ES"}
 	tests := []struct {
@@ -171,10 +171,10 @@ func TestView(t *testing.T) {
 		{name: "none", want: map[window.WindowKey]window.Measures{}},
 		{name: "accumulating: the highest index, whatever the order",
 			panes: []window.Pane{mk(2, window.Accumulating, 5), mk(0, window.Accumulating, 1), mk(1, window.Accumulating, 3)},
-			want:  map[window.WindowKey]window.Measures{wk: {Importe: 50, Pedidos: 5}}},
+			want:  map[window.WindowKey]window.Measures{wk: {Importe: numeric.FromNanos(50), Pedidos: 5}}},
 		{name: "discarding: the sum",
 			panes: []window.Pane{mk(1, window.Discarding, 2), mk(0, window.Discarding, 1), mk(2, window.Discarding, 0)},
-			want:  map[window.WindowKey]window.Measures{wk: {Importe: 30, Pedidos: 3}}},
+			want:  map[window.WindowKey]window.Measures{wk: {Importe: numeric.FromNanos(30), Pedidos: 3}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
