@@ -22,7 +22,7 @@ const defaultMaxRows = 100
 func runQuery(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	format := fs.String("format", "table", "output: table, csv or json")
-	maxRows := fs.Int("max-rows", defaultMaxRows, "rows printed at most (0: all)")
+	maxRows := fs.Int("max-rows", defaultMaxRows, "rows printed at most (0: all, up to the server's ALPIPE_QUERY_MAX_ROWS)")
 	server := serverFlag(fs)
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
@@ -63,10 +63,13 @@ func runQuery(ctx context.Context, args []string, stdout io.Writer) error {
 
 var selectLike = regexp.MustCompile(`(?is)^\s*(select|with|from|values|table)\b`)
 
-// runLimited runs sql returning at most max rows (0: all) and whether more
-// exist. A query is wrapped in a LIMIT so that the server stops early; its
-// column types come from DESCRIBE so that numbers print as numbers. Either
-// step falls back quietly to the plain statement (DESCRIBE, SHOW ...).
+// runLimited runs sql returning at most max rows (0: as many as the
+// server's cap allows) and whether more exist. A query is wrapped in a
+// LIMIT so that the engine can stop early (a top-N instead of a sort);
+// its column types come from DESCRIBE so that numbers print as numbers.
+// Either step falls back quietly to the plain statement (DESCRIBE, SHOW
+// ...). The server bounds every answer: one it stopped (a cap, its
+// timeout) is an error, and none of its rows is printed.
 func runLimited(ctx context.Context, srv client.Server, sql string, max int) (warehouse.Result, []kind, bool, error) {
 	var kinds []kind
 	if selectLike.MatchString(sql) {
@@ -76,25 +79,30 @@ func runLimited(ctx context.Context, srv client.Server, sql string, max int) (wa
 			return warehouse.Result{}, nil, false, err
 		}
 	}
-	var res warehouse.Result
+	var c warehouse.Collect
+	run := func(q string) (bool, error) {
+		c = warehouse.Collect{}
+		return srv.QueryRows(ctx, q, int64(max), &c)
+	}
+	var more bool
 	var err error
 	if max > 0 && selectLike.MatchString(sql) {
-		res, err = srv.Query(ctx, fmt.Sprintf("SELECT * FROM (%s) AS q LIMIT %d", sql, max+1))
-		if err != nil && !errors.Is(err, client.ErrUnreachable) {
-			res, err = srv.Query(ctx, sql)
+		more, err = run(fmt.Sprintf("SELECT * FROM (%s) AS q LIMIT %d", sql, max+1))
+		if err != nil && !errors.Is(err, client.ErrUnreachable) && !errors.Is(err, client.ErrIncomplete) {
+			more, err = run(sql)
 		}
 	} else {
-		res, err = srv.Query(ctx, sql)
+		more, err = run(sql)
+	}
+	if errors.Is(err, client.ErrIncomplete) {
+		return warehouse.Result{}, nil, false, fmt.Errorf("%w (no row printed: they are not the whole answer; add a LIMIT or --max-rows)", err)
 	}
 	if err != nil {
-		return res, nil, false, err
+		return warehouse.Result{}, nil, false, err
 	}
+	res := c.Result
 	if len(kinds) != len(res.Columns) {
 		kinds = make([]kind, len(res.Columns))
-	}
-	more := max > 0 && len(res.Rows) > max
-	if more {
-		res.Rows = res.Rows[:max]
 	}
 	return res, kinds, more, nil
 }

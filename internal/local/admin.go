@@ -1,15 +1,16 @@
 package local
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/ops"
@@ -23,11 +24,6 @@ import (
 // server instead.
 const AdminPrefix = "/_local/"
 
-// QueryRequest is the body of POST /_local/query.
-type QueryRequest struct {
-	SQL string `json:"sql"`
-}
-
 // maxAdminBody bounds the body of an admin request that is decoded whole:
 // a query's SQL is a few KB, and a 50 MB body cost the server over a GB of
 // allocations (the JSON decoder's buffer, the string, DuckDB's parse and
@@ -39,7 +35,7 @@ func (s *Server) admin() http.Handler {
 	mux.HandleFunc("GET "+AdminPrefix+"health", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("POST "+AdminPrefix+"query", s.handleQuery)
+	mux.Handle("POST "+AdminPrefix+"query", s.queryHandler())
 	mux.HandleFunc("GET "+AdminPrefix+"ledger", s.handleLedger)
 	mux.HandleFunc("POST "+AdminPrefix+"clock", s.handleClock)
 	mux.HandleFunc("GET "+AdminPrefix+"stats", s.handleStats)
@@ -89,28 +85,17 @@ func (s *Server) replayHandler() http.Handler {
 	})
 }
 
-func (s *Server) handleQuery(w http.ResponseWriter, r *http.Request) {
-	var req QueryRequest
-	err := json.NewDecoder(r.Body).Decode(&req)
-	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
-		httpError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("query body larger than %d bytes", tooLarge.Limit))
-		return
+// queryHandler bounds /_local/query by config.Query. The caps are read
+// where the functions read theirs; if they are invalid the server still
+// starts (the functions need none of them) but refuses every query with
+// the reason, rather than answer without bounds.
+func (s *Server) queryHandler() http.Handler {
+	h := &queryHandler{querier: s.App.Querier, log: s.App.Logger()}
+	if err := config.Load(context.Background(), &h.caps, s.App.Lookup()); err != nil {
+		h.capsErr = err
+		h.log.Error("local queries are refused until the configuration is fixed", "error", err)
 	}
-	if err != nil || strings.TrimSpace(req.SQL) == "" {
-		httpError(w, http.StatusBadRequest, errors.New("body must be {\"sql\": \"...\"}"))
-		return
-	}
-	q := s.App.Querier()
-	if q == nil {
-		httpError(w, http.StatusServiceUnavailable, errors.New("no warehouse is open"))
-		return
-	}
-	res, err := q.Query(r.Context(), req.SQL)
-	if err != nil {
-		httpError(w, http.StatusBadRequest, err)
-		return
-	}
-	writeJSON(w, res)
+	return h
 }
 
 func (s *Server) handleLedger(w http.ResponseWriter, r *http.Request) {

@@ -18,41 +18,63 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Query runs one read-only SQL statement (GoogleSQL) with the dataset as
-// the default dataset, so unqualified table names resolve as they do in
-// DuckDB, and renders every value as text the way the embedded warehouse
-// does. A dry run (free, not kept in the job history) first asks BigQuery
-// what kind of statement it is: anything but a SELECT (DML, DDL, scripts)
-// is refused before it can change the warehouse.
+var _ warehouse.RowStreamer = (*Warehouse)(nil)
+
+// Query runs one read-only SQL statement and returns its whole answer (see
+// QueryRows).
 func (w *Warehouse) Query(ctx context.Context, sql string) (warehouse.Result, error) {
+	var c warehouse.Collect
+	if err := w.QueryRows(ctx, sql, &c); err != nil {
+		return warehouse.Result{}, err
+	}
+	return c.Result, nil
+}
+
+// QueryRows runs one read-only SQL statement (GoogleSQL) with the dataset
+// as the default dataset, so unqualified table names resolve as they do in
+// DuckDB, and hands its answer to sink page by page as the iterator fetches
+// it, every value rendered as text the way the embedded warehouse does. A
+// dry run (free, not kept in the job history) first asks BigQuery what kind
+// of statement it is: anything but a SELECT (DML, DDL, scripts) is refused
+// before it can change the warehouse.
+func (w *Warehouse) QueryRows(ctx context.Context, sql string, sink warehouse.RowSink) error {
 	if err := w.checkSelect(ctx, sql); err != nil {
-		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+		return fmt.Errorf("query: %w", err)
 	}
 	it, err := w.newQuery(sql).Read(ctx)
 	if err != nil {
-		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+		return fmt.Errorf("query: %w", err)
 	}
-	res := warehouse.Result{Rows: [][]string{}}
-	for {
+	// The schema is known once the first page is read, so the first row is
+	// fetched before the columns are handed on.
+	var row []string
+	for n := 0; ; n++ {
 		var vals []bigquery.Value
 		err := it.Next(&vals)
-		if errors.Is(err, iterator.Done) {
-			break
+		done := errors.Is(err, iterator.Done)
+		if err != nil && !done {
+			return fmt.Errorf("query: read rows: %w", err)
 		}
-		if err != nil {
-			return warehouse.Result{}, fmt.Errorf("query: read rows: %w", err)
+		if n == 0 {
+			names := make([]string, len(it.Schema))
+			for i, f := range it.Schema {
+				names[i] = f.Name
+			}
+			if err := sink.Columns(names); err != nil {
+				return err
+			}
 		}
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = render(v)
+		if done {
+			return nil
 		}
-		res.Rows = append(res.Rows, row)
+		row = row[:0]
+		for _, v := range vals {
+			row = append(row, render(v))
+		}
+		if err := sink.Row(row); err != nil {
+			return err
+		}
 	}
-	res.Columns = make([]string, len(it.Schema))
-	for i, f := range it.Schema {
-		res.Columns[i] = f.Name
-	}
-	return res, nil
 }
 
 func (w *Warehouse) newQuery(sql string) *bigquery.Query {

@@ -17,33 +17,43 @@ import (
 
 var _ warehouse.Warehouse = (*Warehouse)(nil)
 
-// Query runs one read-only SQL statement and renders the answer as text:
-// DECIMAL exactly (never through a float), DATE as YYYY-MM-DD, TIMESTAMP as
-// RFC 3339 in UTC, NULL as "NULL". Anything but a single SELECT is refused,
-// and the statement runs in a transaction that is rolled back, so a query
-// cannot change the warehouse.
+var _ warehouse.RowStreamer = (*Warehouse)(nil)
+
+// Query runs one read-only SQL statement and returns its whole answer (see
+// QueryRows); callers that cannot bound the answer stream it instead.
 func (w *Warehouse) Query(ctx context.Context, q string) (warehouse.Result, error) {
+	var c warehouse.Collect
+	if err := w.QueryRows(ctx, q, &c); err != nil {
+		return warehouse.Result{}, err
+	}
+	return c.Result, nil
+}
+
+// QueryRows runs one read-only SQL statement and hands its answer to sink
+// as text, one row at a time: DECIMAL exactly (never through a float), DATE
+// as YYYY-MM-DD, TIMESTAMP as RFC 3339 in UTC, NULL as "NULL". Anything but
+// a single SELECT is refused, and the statement runs in a transaction that
+// is rolled back, so a query cannot change the warehouse. Cancelling ctx
+// interrupts DuckDB.
+func (w *Warehouse) QueryRows(ctx context.Context, q string, sink warehouse.RowSink) error {
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
-		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+		return fmt.Errorf("query: %w", err)
 	}
 	defer conn.Close()
 	if err := checkReadOnly(conn, q); err != nil {
-		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+		return fmt.Errorf("query: %w", err)
 	}
-	var res warehouse.Result
 	err = inTx(ctx, conn, func() error {
-		var err error
-		res, err = render(ctx, conn, q)
-		if err != nil {
+		if err := render(ctx, conn, q, sink); err != nil {
 			return err
 		}
 		return errRollback
 	})
 	if !errors.Is(err, errRollback) {
-		return warehouse.Result{}, fmt.Errorf("query: %w", err)
+		return fmt.Errorf("query: %w", err)
 	}
-	return res, nil
+	return nil
 }
 
 // errRollback makes inTx roll a read back.
@@ -79,36 +89,41 @@ func checkReadOnly(conn *sql.Conn, q string) error {
 	})
 }
 
-func render(ctx context.Context, conn *sql.Conn, q string) (warehouse.Result, error) {
+func render(ctx context.Context, conn *sql.Conn, q string, sink warehouse.RowSink) error {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
-		return warehouse.Result{}, err
+		return err
 	}
 	defer rows.Close()
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return warehouse.Result{}, err
+		return err
 	}
-	res := warehouse.Result{Columns: make([]string, len(types)), Rows: [][]string{}}
+	names := make([]string, len(types))
 	for i, t := range types {
-		res.Columns[i] = t.Name()
+		names[i] = t.Name()
+	}
+	if err := sink.Columns(names); err != nil {
+		return err
 	}
 	vals := make([]any, len(types))
 	ptrs := make([]any, len(types))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	row := make([]string, len(vals))
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return warehouse.Result{}, err
+			return err
 		}
-		row := make([]string, len(vals))
 		for i, v := range vals {
 			row[i] = formatValue(v, types[i].DatabaseTypeName())
 		}
-		res.Rows = append(res.Rows, row)
+		if err := sink.Row(row); err != nil {
+			return err
+		}
 	}
-	return res, rows.Err()
+	return rows.Err()
 }
 
 // formatValue renders one cell. DATE and TIMESTAMP both scan as time.Time,

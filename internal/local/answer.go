@@ -1,0 +1,176 @@
+package local
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/config"
+)
+
+// errStop is how an answer tells the warehouse to stop reading rows: a cap
+// was reached, or the rows the client asked for were sent.
+var errStop = errors.New("answer stopped")
+
+// limitError is an answer stopped by one of the server's caps. It names
+// the setting, so that whoever reads it knows which knob to turn.
+type limitError struct {
+	msg   string
+	limit string // the environment variable
+}
+
+func (e *limitError) Error() string { return e.msg + ": " + e.limit }
+
+// answer is the warehouse.RowSink that writes a query's answer to the
+// client as NDJSON while the warehouse reads it (see client.QueryContentType):
+// it holds one row at a time and a fixed buffer, whatever the answer's size.
+type answer struct {
+	w     http.ResponseWriter
+	bw    *bufio.Writer
+	caps  config.Query
+	want  int64 // rows the client asked for (<= caps.MaxRows)
+	line  []byte
+	rows  int64
+	bytes int64
+	// started: the head went out with status 200; from then on every
+	// outcome is told by the end line.
+	started bool
+	more    bool
+	limit   *limitError
+}
+
+func newAnswer(w http.ResponseWriter, caps config.Query, want int64) *answer {
+	if want <= 0 || want > caps.MaxRows {
+		want = caps.MaxRows
+	}
+	return &answer{w: w, caps: caps, want: want}
+}
+
+func (a *answer) Columns(names []string) error {
+	line, err := json.Marshal(client.QueryHead{Columns: names})
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	if int64(len(line)) > a.caps.MaxBytes {
+		a.limit = &limitError{msg: fmt.Sprintf("answer stopped before its first row: its %d column names take %d bytes, more than %d", len(names), len(line), a.caps.MaxBytes), limit: "ALPIPE_QUERY_MAX_BYTES"}
+		return errStop
+	}
+	a.w.Header().Set("Content-Type", client.QueryContentType)
+	a.w.Header().Set("X-Content-Type-Options", "nosniff")
+	a.w.WriteHeader(http.StatusOK)
+	a.started = true
+	a.bw = bufio.NewWriterSize(a.w, 32<<10)
+	return a.write(line)
+}
+
+func (a *answer) Row(cells []string) error {
+	if a.rows == a.want {
+		// One row beyond what may be sent: the answer is longer than this.
+		if a.want < a.caps.MaxRows {
+			a.more = true
+		} else {
+			a.limit = &limitError{msg: fmt.Sprintf("answer stopped at %d rows", a.rows), limit: "ALPIPE_QUERY_MAX_ROWS"}
+		}
+		return errStop
+	}
+	a.line = appendRow(a.line[:0], cells)
+	if a.bytes+int64(len(a.line)) > a.caps.MaxBytes {
+		a.limit = &limitError{msg: fmt.Sprintf("answer stopped at %d rows, %d bytes: the next row would pass %d bytes", a.rows, a.bytes, a.caps.MaxBytes), limit: "ALPIPE_QUERY_MAX_BYTES"}
+		return errStop
+	}
+	a.rows++
+	return a.write(a.line)
+}
+
+func (a *answer) write(b []byte) error {
+	n, err := a.bw.Write(b)
+	a.bytes += int64(n)
+	return err
+}
+
+// end writes the end line: the count, or why the answer stopped early
+// (failure nil and no cap hit: complete).
+func (a *answer) end(failure error) error {
+	e := client.QueryEnd{Rows: a.rows, More: a.more}
+	switch {
+	case a.limit != nil:
+		e.Error, e.Limit = a.limit.Error(), a.limit.limit
+	case failure != nil:
+		e.Error = failure.Error()
+		var le *limitError
+		if errors.As(failure, &le) {
+			e.Limit = le.limit
+		}
+	}
+	line, err := json.Marshal(client.QueryTail{End: e})
+	if err != nil {
+		return err
+	}
+	if err := a.write(append(line, '\n')); err != nil {
+		return err
+	}
+	return a.bw.Flush()
+}
+
+// appendRow appends cells as one JSON array and a newline.
+func appendRow(dst []byte, cells []string) []byte {
+	dst = append(dst, '[')
+	for i, c := range cells {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, c)
+	}
+	return append(dst, ']', '\n')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s as encoding/json does (invalid UTF-8 becomes
+// U+FFFD, as it did when the answer was one json.Encoder document) without
+// an allocation per cell.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,196 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
+)
+
+// counting is a warehouse that makes up n rows one at a time, each cell
+// cell; after stallAfter rows (if set) it waits for ctx, as an engine busy
+// on a slow scan does.
+type counting struct {
+	n, stallAfter int
+	cell          string
+	// each, if set, runs before every row (the memory test samples there).
+	each func(i int)
+}
+
+func (c counting) QueryRows(ctx context.Context, _ string, sink warehouse.RowSink) error {
+	if err := sink.Columns([]string{"i", "s"}); err != nil {
+		return err
+	}
+	row := make([]string, 2)
+	for i := range c.n {
+		if c.stallAfter > 0 && i == c.stallAfter {
+			<-ctx.Done()
+			return fmt.Errorf("query: %w", ctx.Err())
+		}
+		if c.each != nil {
+			c.each(i)
+		}
+		row[0], row[1] = fmt.Sprint(i), c.cell
+		if err := sink.Row(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c counting) Query(ctx context.Context, sql string) (warehouse.Result, error) {
+	var col warehouse.Collect
+	err := c.QueryRows(ctx, sql, &col)
+	return col.Result, err
+}
+
+func queryServer(t *testing.T, q warehouse.Querier, caps config.Query) client.Server {
+	t.Helper()
+	h := &queryHandler{querier: func() warehouse.Querier { return q }, caps: caps, log: logging.Discard()}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return client.Server{URL: ts.URL}
+}
+
+// TestQueryCaps: every cap stops the answer with an error that names its
+// variable, and a reader never takes a stopped answer for a whole one; the
+// client's own max_rows is no error but "more exist".
+func TestQueryCaps(t *testing.T) {
+	caps := config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: time.Minute}
+	tests := []struct {
+		name     string
+		wh       counting
+		caps     config.Query
+		maxRows  int64
+		wantRows int
+		wantMore bool
+		wantErr  string // "" for a whole answer
+	}{
+		{name: "under every cap", wh: counting{n: 7, cell: "x"}, caps: caps, wantRows: 7},
+		{name: "exactly the row cap is whole", wh: counting{n: 10, cell: "x"}, caps: caps, wantRows: 10},
+		{name: "one row past the row cap", wh: counting{n: 11, cell: "x"}, caps: caps, wantRows: 10, wantErr: "answer stopped at 10 rows: ALPIPE_QUERY_MAX_ROWS"},
+		{name: "byte cap", wh: counting{n: 10, cell: strings.Repeat("y", 300)}, caps: caps, wantRows: 3, wantErr: "ALPIPE_QUERY_MAX_BYTES"},
+		{name: "column names past the byte cap", wh: counting{n: 1, cell: "x"}, caps: config.Query{MaxRows: 10, MaxBytes: 5, Timeout: time.Minute}, wantErr: "HTTP 400: answer stopped before its first row: its 2 column names take 22 bytes, more than 5: ALPIPE_QUERY_MAX_BYTES"},
+		{name: "client's max_rows with more rows", wh: counting{n: 11, cell: "x"}, caps: caps, maxRows: 4, wantRows: 4, wantMore: true},
+		{name: "client's max_rows, no more rows", wh: counting{n: 4, cell: "x"}, caps: caps, maxRows: 4, wantRows: 4},
+		{name: "client's max_rows above the cap", wh: counting{n: 1, cell: "x"}, caps: caps, maxRows: 11, wantErr: "HTTP 400: max_rows 11 is above this server's cap of 10 rows: ALPIPE_QUERY_MAX_ROWS"},
+		{name: "timeout after the first rows", wh: counting{n: 10, stallAfter: 2, cell: "x"}, caps: config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: 50 * time.Millisecond}, wantRows: 2, wantErr: "query cancelled after 50ms: ALPIPE_QUERY_TIMEOUT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := queryServer(t, tt.wh, tt.caps)
+			var got warehouse.Collect
+			more, err := srv.QueryRows(t.Context(), "SELECT", tt.maxRows, &got)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && !strings.Contains(gotErr, tt.wantErr) {
+				t.Fatalf("error %q, want one containing %q", gotErr, tt.wantErr)
+			}
+			if got.Result.Columns != nil && (err != nil) != errors.Is(err, client.ErrIncomplete) {
+				t.Errorf("error %v after the head does not wrap ErrIncomplete", err)
+			}
+			if diff := cmp.Diff([]any{tt.wantRows, tt.wantMore}, []any{len(got.Result.Rows), more}); diff != "" {
+				t.Errorf("rows, more (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestQueryTimeoutCancelsDuckDB: a query that would run for minutes is
+// interrupted in the engine when ALPIPE_QUERY_TIMEOUT passes, and the
+// client is told which setting stopped it.
+func TestQueryTimeoutCancelsDuckDB(t *testing.T) {
+	wh, err := duckdb.Open(filepath.Join(t.TempDir(), "w.duckdb"), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wh.Close() })
+	srv := queryServer(t, wh, config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: 200 * time.Millisecond})
+	start := time.Now()
+	_, err = srv.QueryRows(t.Context(), "SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b", 0, &warehouse.Collect{})
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "HTTP 504: query cancelled after 200ms: ALPIPE_QUERY_TIMEOUT") {
+		t.Errorf("error %v, want the timeout named", err)
+	}
+	// 10^12 products take DuckDB minutes on two cores; 30 s is only a
+	// bound that proves the engine stopped, far above the interrupt's delay.
+	if took > 30*time.Second {
+		t.Errorf("the cancelled query answered after %s", took)
+	}
+	// The engine is free again: the connection was given back.
+	if _, err := srv.Query(t.Context(), "SELECT 1"); err != nil {
+		t.Errorf("a query after the timeout: %v", err)
+	}
+}
+
+// TestQueryAnswerStreams: an answer far larger than the memory it may use
+// goes out while the rows are made, never held: the heap, sampled while the
+// rows are produced, stays a small fraction of the bytes sent.
+func TestQueryAnswerStreams(t *testing.T) {
+	const rows, cellLen = 400_000, 500 // 200 MB of answer
+	var peak uint64
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	wh := counting{n: rows, cell: strings.Repeat("z", cellLen), each: func(i int) {
+		if i%20_000 == 0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapAlloc)
+		}
+	}}
+	h := &queryHandler{querier: func() warehouse.Querier { return wh }, caps: config.Query{MaxRows: rows, MaxBytes: 1 << 30, Timeout: time.Minute}, log: logging.Discard()}
+	w := &countingWriter{header: http.Header{}}
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/_local/query", strings.NewReader(`{"sql":"SELECT"}`)))
+	if w.code != http.StatusOK || w.n < rows*cellLen {
+		t.Fatalf("answered %d with %d bytes, want 200 and at least %d", w.code, w.n, rows*cellLen)
+	}
+	if !strings.Contains(w.last, fmt.Sprintf(`{"end":{"rows":%d}}`, rows)) {
+		t.Errorf("the answer ends %q, want its end line", w.last)
+	}
+	grown := int64(peak) - int64(base)
+	if grown > 32<<20 {
+		t.Errorf("the heap grew by %d MB while %d MB were answered", grown>>20, w.n>>20)
+	}
+	t.Logf("answered %d MB; heap grew at most %d KB", w.n>>20, max(grown, 0)>>10)
+}
+
+// countingWriter is a ResponseWriter that keeps nothing but a count and
+// the last write.
+type countingWriter struct {
+	header http.Header
+	code   int
+	n      int
+	last   string
+}
+
+func (w *countingWriter) Header() http.Header { return w.header }
+
+func (w *countingWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	w.n += len(b)
+	w.last = string(b[max(0, len(b)-200):])
+	return len(b), nil
+}

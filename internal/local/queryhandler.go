@@ -1,0 +1,118 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// queryHandler serves POST /_local/query: any read-only SQL, answered as a
+// stream within the caps of config.Query (see client.QueryContentType for
+// the answer's form).
+type queryHandler struct {
+	querier func() warehouse.Querier
+	caps    config.Query
+	// capsErr: the caps' configuration is invalid; every query is refused
+	// with it rather than run without bounds.
+	capsErr error
+	log     *slog.Logger
+}
+
+func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.capsErr != nil {
+		httpError(w, http.StatusServiceUnavailable, h.capsErr)
+		return
+	}
+	var req client.QueryRequest
+	err := json.NewDecoder(r.Body).Decode(&req)
+	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+		httpError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("query body larger than %d bytes", tooLarge.Limit))
+		return
+	}
+	if err != nil || strings.TrimSpace(req.SQL) == "" {
+		httpError(w, http.StatusBadRequest, errors.New("body must be {\"sql\": \"...\", \"max_rows\": n}"))
+		return
+	}
+	switch {
+	case req.MaxRows < 0:
+		httpError(w, http.StatusBadRequest, fmt.Errorf("max_rows %d: want 0 (up to the server's cap) or more", req.MaxRows))
+		return
+	case req.MaxRows > h.caps.MaxRows:
+		httpError(w, http.StatusBadRequest, fmt.Errorf("max_rows %d is above this server's cap of %d rows: ALPIPE_QUERY_MAX_ROWS", req.MaxRows, h.caps.MaxRows))
+		return
+	}
+	q := h.querier()
+	if q == nil {
+		httpError(w, http.StatusServiceUnavailable, errors.New("no warehouse is open"))
+		return
+	}
+	timeout := &limitError{msg: fmt.Sprintf("query cancelled after %s", h.caps.Timeout), limit: "ALPIPE_QUERY_TIMEOUT"}
+	ctx, cancel := context.WithTimeoutCause(r.Context(), h.caps.Timeout, timeout)
+	defer cancel()
+	a := newAnswer(w, h.caps, req.MaxRows)
+	err = streamer(q).QueryRows(ctx, req.SQL, a)
+	if errors.Is(err, errStop) {
+		err = nil // a cap or the client's max_rows; a.limit tells which
+	}
+	if err != nil && errors.Is(context.Cause(ctx), timeout) {
+		err = timeout
+	}
+	if a.limit != nil || errors.Is(err, timeout) {
+		stop := a.limit
+		if stop == nil {
+			stop = timeout
+		}
+		h.log.WarnContext(r.Context(), "query answer stopped", "limit", stop.limit, "rows", a.rows, "bytes", a.bytes, "error", stop.Error())
+	}
+	if a.started {
+		// The status is sent; the end line carries the outcome. An error
+		// writing it is the client gone, with nobody left to tell.
+		_ = a.end(err)
+		return
+	}
+	switch {
+	case a.limit != nil:
+		httpError(w, http.StatusBadRequest, a.limit)
+	case errors.Is(err, timeout):
+		httpError(w, http.StatusGatewayTimeout, timeout)
+	case err != nil:
+		httpError(w, http.StatusBadRequest, err)
+	default:
+		httpError(w, http.StatusInternalServerError, errors.New("the warehouse answered without columns"))
+	}
+}
+
+// streamer is q's streaming side; a backend that only answers whole (none
+// of the built-in ones) is streamed from memory, within the same caps.
+func streamer(q warehouse.Querier) warehouse.RowStreamer {
+	if s, ok := q.(warehouse.RowStreamer); ok {
+		return s
+	}
+	return wholeStreamer{q}
+}
+
+type wholeStreamer struct{ q warehouse.Querier }
+
+func (s wholeStreamer) QueryRows(ctx context.Context, sql string, sink warehouse.RowSink) error {
+	res, err := s.q.Query(ctx, sql)
+	if err != nil {
+		return err
+	}
+	if err := sink.Columns(res.Columns); err != nil {
+		return err
+	}
+	for _, r := range res.Rows {
+		if err := sink.Row(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
