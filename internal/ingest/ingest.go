@@ -38,8 +38,11 @@ type Object struct {
 	Bucket     string
 	Name       string
 	Generation int64
-	MD5        string // base64, as GCS reports it; "" for composite objects
-	Size       int64
+	// MD5 is base64, as GCS reports it; "" when the event has none (a
+	// composite object, an event from another source): contentMD5 then
+	// finds it.
+	MD5  string
+	Size int64
 }
 
 // Key returns the object's ledger key.
@@ -169,9 +172,12 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 	}
 	key := obj.Key()
 	feed, matched := s.feeds.Match(obj.Name)
-	md5 := obj.MD5
-	if !matched {
-		md5 = "" // content dedup is only meaningful for files we load
+	md5 := "" // content dedup is only meaningful for files we load
+	if matched {
+		var err error
+		if md5, err = s.contentMD5(ctx, obj); err != nil {
+			return ledger.Record{Key: key}, fmt.Errorf("ingest %s: %w", key, err)
+		}
 	}
 	owner := newOwner()
 	claim, err := s.ledger.Claim(ctx, key, md5, owner, s.now())

@@ -104,6 +104,23 @@ func (g *GCS) Stat(ctx context.Context, bucket, name string) (Attrs, error) {
 	return toAttrs(a), nil
 }
 
+// Describe describes one exact generation (0: the live one); a generation
+// that no longer exists wraps ErrNotFound.
+func (g *GCS) Describe(ctx context.Context, bucket, name string, generation int64) (Attrs, error) {
+	if generation < 0 {
+		return Attrs{}, fmt.Errorf("describe %s: negative generation %d", describe(bucket, name, 0), generation)
+	}
+	o := g.client.Bucket(bucket).Object(name)
+	if generation > 0 {
+		o = o.Generation(generation)
+	}
+	a, err := o.Attrs(ctx)
+	if err != nil {
+		return Attrs{}, fmt.Errorf("describe %s: %w", describe(bucket, name, generation), mapErr(err))
+	}
+	return toAttrs(a), nil
+}
+
 // List yields the live generation of every object whose name starts with
 // prefix, in name order, fetching pages as the caller iterates. A missing
 // bucket is an error wrapping storage.ErrBucketNotExist, not ErrNotFound: it
