@@ -16,6 +16,7 @@
 //	alpipe replay FILE.jsonl | --from-table [--dates A..B] [--server URL]
 //	alpipe reconcile --date YYYY-MM-DD [--server URL]
 //	alpipe demo [--testdata testdata]
+//	alpipe doctor [--addr 127.0.0.1:8080] [--data .local] [--format text|json]
 //	alpipe version
 //
 // alpipe COMMAND --help shows each command's arguments, flags and example.
@@ -60,6 +61,7 @@ func commands() []command {
 		{"replay", "run the window engine over historical orders (a bounded stream)", runReplay},
 		{"reconcile", "compare real-time sales with lineas_pedido for a date", runReconcile},
 		{"demo", "start everything in-process and play the demo stories", runDemo},
+		{"doctor", "check this machine for what the set-up commands need; print each fix", runDoctor},
 		{"version", "print the version of this binary", runVersion},
 	}
 }
