@@ -41,6 +41,12 @@
 // with docstore.ID. Every document has its JSON payload in Doc.Data; the
 // Firestore TTL policy goes on the single ExpireAt field (expire_at).
 //
+// The window state (watermark, deltas, cells, agenda) carries "layout":
+// StateLayout. A document without it was written before the field existed
+// and is layout 1; any other layout is refused by name ("state layout 2
+// found, this binary reads layout 1"): the tick reports the cell as failing
+// (see FailingCell) and an order transaction fails, so Pub/Sub redelivers.
+//
 // # Orders: combiner lifting
 //
 // With batching on (WithBatching: BATCH_WAIT, BATCH_MAX_ORDERS) the
