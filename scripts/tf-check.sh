@@ -4,13 +4,25 @@
 #   2. tflint v0.64.0 with its bundled Terraform-language rules (terraform/.tflint.hcl)
 #   3. tfsec v1.26.0 (checks compiled in, --no-module-downloads), on a copy of
 #      the module without its import blocks, which this tfsec cannot parse
-#   4. shellcheck of the deploy scripts, when shellcheck is installed
+#   4. terraform validate and terraform test (terraform/tests/*.tftest.hcl,
+#      against mock_provider "google" with the real provider's schema)
+#   5. shellcheck of the deploy scripts, when shellcheck is installed
 # tflint and tfsec are built once from the Go module proxy into .cache/bin
 # (about 5 minutes on 2 cores) and reused afterwards, offline. Both scanners
 # run twice: with the defaults (no image: an infrastructure apply) and with
 # terraform/testdata/deployed.tfvars (an image: a deployment), which must
 # declare the same resources (internal/deploy checks it) but evaluate some
 # values differently. Any finding fails the script.
+#
+# terraform validate and test need the hashicorp/google provider: from the
+# filesystem mirror in ../shared/terraform when it sits beside the
+# repository (offline), else from the registry, cached in .cache/terraform.
+# They run on a scratch copy of terraform/ (next to a link to internal/,
+# which the module reads), so that neither .terraform/ nor a lock file is
+# written into the repository: the mirror's provider is not byte-identical
+# to the registry's release, and its hashes in a committed
+# .terraform.lock.hcl would make production's terraform init refuse the
+# official one.
 #
 # Usage: scripts/tf-check.sh            Environment: TF_CHECK_BIN (default <repo>/.cache/bin)
 
@@ -104,6 +116,44 @@ for vars in "" "$DEPLOYED_VARS"; do
   fi
   "$BIN/tfsec" "$SCAN_DIR" "${args[@]}"
 done
+
+step "terraform validate and terraform test"
+if ! command -v terraform >/dev/null 2>&1; then
+  echo "terraform not installed: terraform validate and terraform test cannot run (install Terraform >= 1.9)" >&2
+  exit 1
+fi
+TF_WORK="$SCAN_ROOT/tf"
+mkdir -p "$TF_WORK/terraform"
+cp -R "$TF_DIR/." "$TF_WORK/terraform/"
+rm -rf "$TF_WORK/terraform/.terraform" "$TF_WORK/terraform/.terraform.lock.hcl"
+ln -s "$ROOT/internal" "$TF_WORK/internal"
+MIRROR="$ROOT/../shared/terraform"
+if [[ -x "$MIRROR/cliconfig" ]]; then
+  echo "provider: filesystem mirror $(cd "$MIRROR" && pwd)"
+  "$MIRROR/cliconfig" >"$TF_WORK/terraform.rc"
+else
+  echo "provider: registry (no ../shared/terraform), cached in .cache/terraform/plugins"
+  mkdir -p "$ROOT/.cache/terraform/plugins"
+  printf 'plugin_cache_dir = "%s"\n' "$ROOT/.cache/terraform/plugins" >"$TF_WORK/terraform.rc"
+fi
+# terraform test destroys what its runs applied, and prevent_destroy (which
+# no variable can switch off) would fail that teardown of the mock state.
+# An override file, in the scratch copy only, lifts it for the tests;
+# internal/deploy checks prevent_destroy on the module itself, as a test of
+# the configuration's text, which is all terraform test cannot see.
+awk '/^resource "[^"]+" "[^"]+" \{/ { addr = $2 " " $3 }
+  /^[[:space:]]*prevent_destroy[[:space:]]*=[[:space:]]*true/ {
+    printf "resource %s {\n  lifecycle {\n    prevent_destroy = false\n  }\n}\n\n", addr
+  }' "$TF_DIR"/*.tf >"$TF_WORK/terraform/teardown_override.tf"
+(
+  export TF_CLI_CONFIG_FILE="$TF_WORK/terraform.rc" TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1
+  cd "$TF_WORK/terraform"
+  terraform init -backend=false -input=false -no-color >/dev/null
+  terraform validate -no-color
+  start=$SECONDS
+  terraform test -no-color
+  printf 'terraform test took %ds\n' $((SECONDS - start))
+)
 
 step "shellcheck"
 if command -v shellcheck >/dev/null 2>&1; then

@@ -1,13 +1,17 @@
-// Package deploy holds the offline checks of the deployment: the tests in
-// this package parse terraform/*.tf, cloudbuild.yaml, the Dockerfile and
-// scripts/deploy.sh, and verify what tflint and tfsec do not (push and
-// scheduler OIDC tokens, no public principal, one identity per service, the
-// dead-letter wiring, table schemas against internal/warehouse, the ingest
-// timeout and deadline, resources that do not depend on var.image,
-// prevent_destroy on state, the landing bucket's import, alpipe's own
-// Firestore database, the sweeper, alerts and log metrics). No provider
-// binary or cloud account is needed: expressions are evaluated with the HCL
-// and cty libraries Terraform itself is built on. Where the terraform CLI is
-// installed, the variable validations also run in it, and deploy.sh runs
-// against stubbed gcloud, terraform and bq.
+// Package deploy holds the offline checks of the deployment that Terraform
+// cannot make itself. What Terraform can check runs in terraform test
+// (terraform/tests, via scripts/tf-check.sh): OIDC on the push subscription
+// and the scheduler jobs, the invoker and runtime grants, one identity per
+// service, the dead-letter wiring, the variable validations and the
+// services' postcondition, an infrastructure change without an image, and
+// each service's environment against terraform/services.json.
+//
+// The tests here read the module's text or compare it with the Go code:
+// prevent_destroy (a lifecycle setting no terraform test can observe, and
+// which its teardown has to lift), no public principal written anywhere,
+// the landing bucket's import block, services.json against internal/config's
+// env tags, table schemas against internal/warehouse, Firestore collections
+// against the adapters, alerts and log metrics against the log lines,
+// cloudbuild.yaml, the Dockerfile and scripts/deploy.sh (run against stubbed
+// gcloud, terraform and bq). Expressions are evaluated with internal/tfconfig.
 package deploy

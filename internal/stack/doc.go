@@ -1,9 +1,10 @@
 // Package stack runs alpipe on this machine as it is deployed, with only
 // Google's services replaced by local engines: the production binary
 // (cmd/server, CGO_ENABLED=0) once per Cloud Run service that Terraform
-// declares, each with exactly the environment Terraform gives it (read from
-// terraform/*.tf by internal/tfconfig, never copied by hand), plus only what
-// Cloud Run and the emulators add:
+// declares, each with exactly the environment Terraform gives it (the data
+// of terraform/services.json, which Terraform's own test holds to the
+// planned services; the stack substitutes only its own project), plus only
+// what Cloud Run and the emulators add:
 //
 //   - FIRESTORE_EMULATOR_HOST (the gcloud Firestore emulator, holding the
 //     named database Terraform creates), STORAGE_EMULATOR_HOST (the

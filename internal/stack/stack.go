@@ -32,7 +32,9 @@ type Options struct {
 	Binary string
 	// Vars are Terraform variables on top of terraform/testdata/deployed.tfvars.
 	// project_id defaults to a new "alpipe-stack-<random>" per stack, so
-	// that stacks sharing the emulators never meet.
+	// that stacks sharing the emulators never meet. They shape the topics,
+	// subscriptions, jobs and triggers; the services' environment is
+	// terraform/services.json's whatever they say (Adjust changes it).
 	Vars map[string]string
 	// Start is the test clock's first reading: every process reads its
 	// processing time from one file (ALPIPE_CLOCK_FILE) that SetClock

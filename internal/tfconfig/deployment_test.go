@@ -47,7 +47,7 @@ func TestDeploymentAccessors(t *testing.T) {
 		want any
 	}{
 		{
-			name: "services: name, the container's whole environment, timeout, concurrency, trigger",
+			name: "services: services.json in the deployment's project, with trigger and URI",
 			got:  func() (any, error) { return d.Services() },
 			want: []Service{
 				{Function: "Ingest", Name: "svc-ingest", Env: with(map[string]string{"FUNCTION_TARGET": "Ingest"}),
@@ -113,17 +113,6 @@ func TestDeploymentAccessors(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestDeploymentWithoutImageHasNoServices(t *testing.T) {
-	d := openFixture(t, map[string]cty.Value{"image": cty.NullVal(cty.String)})
-	svcs, err := d.Services()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(svcs) != 0 {
-		t.Errorf("image null: got %d services, want none (nothing runs before an image exists)", len(svcs))
 	}
 }
 
