@@ -78,6 +78,9 @@ locals {
   # The four functions. Keys are the FUNCTION_TARGET names registered in
   # functions/. Each gets its own runtime service account (account) and its
   # own invoker identity (invoker), the only principal allowed to call it.
+  # services.json records each one's name, timeout, concurrency and env as
+  # deployed (the stack starts its processes from it); terraform test holds
+  # it equal to the plan, so a change here fails until it is updated.
   functions = {
     IngestCSV = {
       service     = "alpipe-ingest"
