@@ -2,9 +2,12 @@ package stream
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -121,4 +124,92 @@ func newest(parts ...window.Shard) (maxEvent, last time.Time) {
 		}
 	}
 	return maxEvent, last
+}
+
+// The headroom check: no order is accepted whose window total would leave
+// the range BigQuery stores (NUMERIC for importe, INT64 for the counts),
+// so that the tick, which adds a cell's parts up, never meets a sum it
+// cannot hold (the poison cell of an unsummable window).
+//
+// The total of a cell is its Folded sums plus every delta, and an on-time
+// order reads only its own delta: reading every delta of a hot cell in
+// every order would make concurrent batches conflict on each other's
+// deltas. So the check is a bound most orders pass at no cost beyond one
+// more document read (the cell, which only ticks and late orders write),
+// and an exact sum for the few that do not:
+//
+//   - fast: the cell is not marked Exact, its Folded sums are at most half
+//     of each range, and the order's delta after adding it is at most
+//     1/(2*MaxShards) of each range. While no cell is marked, every delta
+//     was written under that bound, so the total of Folded and at most
+//     MaxShards deltas is within range: half plus MaxShards shares.
+//   - exact: otherwise the transaction reads the cell with every delta
+//     number it may use (at most MaxShards documents), adds them up
+//     exactly, and refuses the order that would take the total out of
+//     range. It marks the cell Exact, since its delta may now pass the
+//     share that the fast bound assumes of every delta: from then on every
+//     order of that cell takes the exact path (the mark stays until the
+//     cell expires).
+//
+// Measures of accepted orders are never negative (order.Parse refuses
+// negative amounts and quantities), so a cell's sums only grow, every
+// partial sum the tick makes is at most the total, and Folded never shrinks
+// below the half that sent orders to the exact path. The fast bound is
+// reached only by cells past 10^26 in one delta or 5*10^28 in all,
+// which no shop's hour makes: the exact path is a guard, not a cost.
+var (
+	cellHalf   = fractionOfRange(2)
+	deltaShare = fractionOfRange(2 * window.MaxShards)
+)
+
+// fractionOfRange is the largest value of each measure divided by k.
+func fractionOfRange(k int64) window.Measures {
+	n := numeric.Max().BigNanos()
+	d, err := numeric.FromBigNanos(n.Quo(n, big.NewInt(k)))
+	if err != nil {
+		panic(err) // smaller than Max
+	}
+	return window.Measures{Importe: d, Pedidos: math.MaxInt64 / k, Unidades: math.MaxInt64 / k}
+}
+
+// within reports whether every measure of m is within ±lim.
+func within(m, lim window.Measures) bool {
+	return m.Importe.Cmp(lim.Importe) <= 0 && m.Importe.Cmp(lim.Importe.Neg()) >= 0 &&
+		m.Pedidos <= lim.Pedidos && m.Pedidos >= -lim.Pedidos &&
+		m.Unidades <= lim.Unidades && m.Unidades >= -lim.Unidades
+}
+
+// headroom checks that g's cell, with g.delta as it now stands, totals
+// within range. want: the exact check needs the cell read in full (into
+// full) first. An error wraps window.ErrOverflow: the last order added to
+// g.delta must be refused.
+func headroom(g *cellGroup, full map[window.WindowKey]cellView) (want bool, err error) {
+	if g.cellErr != nil {
+		// A cell that does not decode stops its tick, which reports it;
+		// its orders wait in deltas for the repair under the delta bound
+		// alone, and beyond it fail (Pub/Sub redelivers) rather than be
+		// refused for a state no order caused.
+		if within(g.delta.Measures, deltaShare) {
+			return false, nil
+		}
+		return false, g.cellErr
+	}
+	if !g.cell.Exact && !g.exact && within(g.cell.Folded.Measures, cellHalf) && within(g.delta.Measures, deltaShare) {
+		return false, nil
+	}
+	v, ok := full[g.wk]
+	if !ok {
+		return true, nil
+	}
+	total, err := g.delta.Measures.Add(v.cell.Folded.Measures)
+	for i := 0; err == nil && i < len(v.deltas); i++ {
+		if v.deltas[i] != g.deltaPath {
+			total, err = total.Add(v.parts[i].Measures)
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("its total would leave the range BigQuery stores: %w", err)
+	}
+	g.exact = true
+	return false, nil
 }

@@ -95,6 +95,9 @@ type cellDoc struct {
 	// Folded is the sum of the changes folded in, as one shard whose
 	// pending mark is valid against State (window.Combine's rule).
 	Folded window.Shard `json:"folded"`
+	// Exact: an order passed the exact headroom check here (cell.go), so
+	// every order of the cell sums the cell exactly before it is accepted.
+	Exact bool `json:"exact,omitempty"`
 }
 
 // deltaDoc is a change of a cell not yet folded into it: the partial sums of

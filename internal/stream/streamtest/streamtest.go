@@ -95,6 +95,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Feature
 	t.Run("CrashBeforeOutboxDelete", func(t *testing.T) { testCrashBeforeOutboxDelete(t, en) })
 	t.Run("RandomFaults", func(t *testing.T) { testRandomFaults(t, en, f) })
 	t.Run("PoisonCell", func(t *testing.T) { testPoisonCell(t, en) })
+	t.Run("Headroom", func(t *testing.T) { testHeadroom(t, en) })
 }
 
 // env is what every test of the suite builds its rig from.

@@ -1,0 +1,127 @@
+package streamtest
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
+)
+
+// testHeadroom: window totals hold BigQuery NUMERIC's range, and the order
+// that would take one past it is dead-lettered when it arrives, with the
+// reason, while the others are counted and the tick emits every pane (the
+// sum is never found out of range by the tick).
+func testHeadroom(t *testing.T, en env) {
+	t.Run("five orders of 9,000,000,000 sum exactly", func(t *testing.T) {
+		r := newRig(t, en, window.Defaults())
+		s := &story{}
+		for _, id := range []string{"P-1", "P-2", "P-3", "P-4", "P-5"} {
+			accepted(t, r, s.deliver("18:30", id, "ES", "18:25", "9000000000", 1))
+		}
+		tickOK(t, r, "18:32")
+		tickOK(t, r, "19:12")
+		want := []string{"#0 EARLY 45000000000 pedidos=5", "#1 ON_TIME 45000000000 pedidos=5"}
+		if diff := cmp.Diff(want, importeLines(r.panes("pais"))); diff != "" {
+			t.Errorf("panes (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("the order that would leave NUMERIC is dead-lettered", func(t *testing.T) {
+		r := newRig(t, en, window.Defaults())
+		s := &story{}
+		const big = "30000000000000000000000000000" // 3e28: the fourth would pass 10^29
+		accepted(t, r, s.deliver("18:30", "P-1", "ES", "18:25", big, 1))
+		accepted(t, r, s.deliver("18:30", "P-2", "ES", "18:26", big, 1))
+		accepted(t, r, s.deliver("18:30", "P-f", "FR", "18:26", "1", 1))
+		// The EARLY pane folds the first two into the cell: the check sums
+		// the cell and its deltas.
+		tickOK(t, r, "18:32")
+
+		// One batch: the third fits, the fourth would pass the bound, the
+		// fifth fits again.
+		events := []windowtest.Event{
+			s.deliver("18:40", "P-3", "ES", "18:39", big, 1),
+			s.deliver("18:40", "P-4", "ES", "18:39", big, 1),
+			s.deliver("18:40", "P-5", "ES", "18:39", "5000000000000000000000000000", 1),
+		}
+		pushes := make([]stream.Push, len(events))
+		for i, e := range events {
+			pushes[i] = stream.Push{Delivery: Delivery(e), Now: e.Now}
+		}
+		before := discardCount(r.sink)
+		res, err := r.p.HandleBatch(t.Context(), pushes)
+		if err != nil {
+			t.Fatalf("HandleBatch: %v; want the batch handled (2xx)", err)
+		}
+		var fates []stream.Fate
+		for _, x := range res {
+			fates = append(fates, x.Fate())
+		}
+		if diff := cmp.Diff([]stream.Fate{stream.Accepted, stream.Invalid, stream.Accepted}, fates); diff != "" {
+			t.Fatalf("fates (-want +got):\n%s", diff)
+		}
+		const reason = "would leave the range BigQuery stores"
+		if !strings.Contains(res[1].Invalid, reason) || !strings.Contains(res[1].Invalid, "outside NUMERIC's range") ||
+			!strings.Contains(res[1].Invalid, "key \"ES\"") {
+			t.Errorf("reason %q; want it to name the window, the key and NUMERIC's range", res[1].Invalid)
+		}
+		if n := discardCount(r.sink); n != before+1 {
+			t.Errorf("%d dead-letter rows added, want 1", n-before)
+		}
+		// A redelivery is a duplicate of the dead letter, not a second try.
+		again, err := r.p.Handle(t.Context(), Delivery(events[1]), at("18:41"))
+		if err != nil || !again.Duplicate {
+			t.Errorf("redelivery of the refused order: %+v, %v; want a duplicate", again, err)
+		}
+
+		tickOK(t, r, "18:42")
+		tickOK(t, r, "19:12")
+		got := importeLines(r.panes("pais"))
+		want := []string{
+			"#0 EARLY 60000000000000000000000000000 pedidos=2",
+			"#1 EARLY 95000000000000000000000000000 pedidos=4",
+			"#2 ON_TIME 95000000000000000000000000000 pedidos=4",
+			"FR #0 EARLY 1 pedidos=1", "FR #1 ON_TIME 1 pedidos=1",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("panes (-want +got):\n%s", diff)
+		}
+		res2 := tickOK(t, r, "21:15")
+		if got := res2.Aggregations[0].Expired; got != 2 {
+			t.Errorf("windows expired = %d, want 2", got)
+		}
+		r.noConflicts()
+	})
+}
+
+func accepted(t *testing.T, r *rig, e windowtest.Event) {
+	t.Helper()
+	res, err := r.p.Handle(t.Context(), Delivery(e), e.Now)
+	if err != nil || res.Fate() != stream.Accepted {
+		t.Fatalf("order %s: %+v, %v; want it accepted", e.Order.ID, res, err)
+	}
+}
+
+// importeLines renders the panes of aggregation ventas_hora_pais with their
+// exact importe; keys other than ES are named.
+func importeLines(ps []window.Pane) []string {
+	var out []string
+	for _, p := range ps {
+		if p.Aggregation != "ventas_hora_pais" {
+			continue
+		}
+		line := "#" + strconv.FormatInt(p.Index, 10) + " " + string(p.Timing) + " " + p.Measures.Importe.String() + " pedidos=" + strconv.FormatInt(p.Measures.Pedidos, 10)
+		if p.Key != "ES" {
+			line = p.Key + " " + line
+		}
+		out = append(out, line)
+	}
+	slices.Sort(out)
+	return out
+}
