@@ -63,15 +63,19 @@
 // (2xx) or failed (503 for all: Pub/Sub redelivers, dedup keeps it exact).
 //
 // Order transaction (per aggregation and batch): read the watermark and the
-// dedup records, then the deltas the batch adds to; a duplicate stops at its
-// dedup record (dedup comes before classifying). A too-late order writes its
-// dedup record and its pedidos_descartados row into the outbox. An order on
-// time, or late with Ld > 0, is added to its delta by window.Spec.Accept.
-// Only a late order with Ld = 0 reads its cell and every delta of it: it
-// folds them into the cell, emits the correction pane into the outbox in the
-// same commit, and leaves a notice delta holding the newest event and
-// acceptance times, so that the tick still sees them. On-time orders never
-// read a document the tick writes besides the watermark.
+// dedup records, then the deltas the batch adds to and their cells; a
+// duplicate stops at its dedup record (dedup comes before classifying). A
+// too-late order writes its dedup record and its pedidos_descartados row
+// into the outbox. An order on time, or late with Ld > 0, is added to its
+// delta by window.Spec.Accept, once the headroom check (cell.go) knows the
+// cell's total stays within the range BigQuery stores; the order that
+// would take it past is dead-lettered with the reason. The cell document
+// (which ticks write once per visit) gives that check its bound; only a
+// cell near the bound reads every delta. A late order with Ld = 0 reads its
+// cell and every delta of it: it folds them into the cell, emits the
+// correction pane into the outbox in the same commit, and leaves a notice
+// delta holding the newest event and acceptance times, so that the tick
+// still sees them.
 //
 // # Tick: proportional to what changed
 //
