@@ -22,7 +22,7 @@ import (
 // requests still running at the end of the grace, for them to return: long
 // enough for an ingest to write its failure to the ledger, short enough that
 // grace + wait stays under Cloud Run's 10 s.
-const DefaultCutWait = 1500 * time.Millisecond
+const DefaultCutWait = time.Second
 
 // Options configure a Server.
 type Options struct {
