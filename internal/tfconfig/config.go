@@ -1,10 +1,14 @@
 // Package tfconfig reads the Terraform configuration (terraform/*.tf) without
-// a provider or a cloud account: it parses the root module and evaluates what
-// a plan knows before apply (variables, locals, configured resource
-// attributes) with the HCL and cty libraries Terraform itself is built on.
-// The offline deployment checks (internal/deploy) and the production-parity
-// stack (internal/stack) both read the deployment from here, so neither
-// keeps a hand-made copy of what Terraform deploys.
+// a provider or a cloud account, for what Terraform itself cannot give: the
+// checks of internal/deploy that compare the module's text with the Go code,
+// and the topology the stack (internal/stack) replays before any plan exists
+// (topics, subscriptions, scheduler jobs, the Eventarc trigger, buckets,
+// dataset, database), under variables a test sets (e.g. max_delivery_attempts)
+// and without the terraform binary or provider. It parses the root module and
+// evaluates what a plan knows before apply with the HCL and cty libraries
+// Terraform is built on. The services' environment is not evaluated here: it
+// is the data of terraform/services.json, held equal to the plan by
+// terraform test. Every policy Terraform can check runs in terraform test.
 package tfconfig
 
 import (

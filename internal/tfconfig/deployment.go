@@ -74,15 +74,6 @@ func StringVars(m map[string]string) map[string]cty.Value {
 	return out
 }
 
-// Evaluator is the resolved evaluator: resource attributes are known.
-func (d *Deployment) Evaluator() *Evaluator { return d.ev }
-
-// Project is var.project_id.
-func (d *Deployment) Project() string { return d.project }
-
-// Region is var.region.
-func (d *Deployment) Region() string { return d.region }
-
 // resolve gives every resource and data source its configured attributes
 // plus placeholders, in passes, because resources refer to each other in
 // any order (a pass sees the previous one's values); four passes cover the
