@@ -89,6 +89,11 @@ var helps = map[string]helpText{
 		args:     "none. Starts a private server on a free port and a temporary data folder, plays the demo stories and exits.",
 		examples: []string{"alpipe demo"},
 	},
+	"ls": {
+		usage:    "alpipe ls [PREFIX|gs://BUCKET/PREFIX] [--max 1000] [--format text|json] [--server URL]",
+		args:     "PREFIX  optional: objects of the landing bucket under it; gs://BUCKET/PREFIX lists another local bucket (alpinashop-cuarentena, alpinashop-staging).",
+		examples: []string{"alpipe ls exportaciones/2026/03/", "alpipe ls gs://alpinashop-cuarentena/ --format json"},
+	},
 	"doctor": {
 		usage:    "alpipe doctor [--addr 127.0.0.1:8080] [--data .local] [--format text|json]",
 		args:     "none. Checks Go, gcc, gcloud and its Firestore and Pub/Sub emulators, Java, Chromium and chromedriver, serve's port and data folder; prints the fix for each missing piece and exits 1 when a required one is missing. No server is needed.",

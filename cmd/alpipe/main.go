@@ -10,6 +10,7 @@
 //	alpipe publish FILE.jsonl [--server URL]      (PUBSUB_EMULATOR_HOST set: to the emulator topic)
 //	alpipe tick [--now RFC3339] [--server URL]
 //	alpipe status [OBJECT] [--since 24h] [--format text|json] [--server URL] [--cloud]
+//	alpipe ls [PREFIX|gs://BUCKET/PREFIX] [--max 1000] [--format text|json] [--server URL]
 //	alpipe quarantine ls [PREFIX] | get OBJECT [-o FILE]
 //	alpipe backfill PREFIX|gs://BUCKET/PREFIX [--concurrency 4] [--server URL]
 //	alpipe requeue QUARANTINE_OBJECT [--file FIXED.csv] [--server URL]
@@ -55,6 +56,7 @@ func commands() []command {
 		{"publish", "deliver orders from a JSONL file to AggregateOrders (or the Pub/Sub emulator)", runPublish},
 		{"tick", "call AdvanceWatermark, optionally moving a virtual clock first", runTick},
 		{"status", "did last night's files load? rejects, watermark, open windows, drops", runStatus},
+		{"ls", "list objects of the local buckets (landing by default)", runLs},
 		{"quarantine", "list quarantine files or download one (ls, get OBJECT)", runQuarantine},
 		{"backfill", "ingest every object under a prefix through the file-drop path", runBackfill},
 		{"requeue", "turn a fixed quarantine file into a new landing object", runRequeue},

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
+	"github.com/alpinashop/alpipe/internal/ops"
+)
+
+// runLs lists objects of the local buckets, as `gcloud storage ls -l` does:
+// what landed, before asking status what became of it. The listing streams
+// page by page from the server; only the rows printed are held.
+func runLs(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
+	server := serverFlag(fs)
+	format := fs.String("format", "text", "text or json")
+	limit := fs.Int("max", 1000, "list at most this many objects (0: all)")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := checkFormat("ls", *format, "text", "json"); err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return errors.New("ls: want at most one PREFIX or gs://BUCKET/PREFIX")
+	}
+	if *limit < 0 {
+		return fmt.Errorf("ls: --max must be 0 or more, not %d", *limit)
+	}
+	bucket, prefix, err := lsTarget(pos)
+	if err != nil {
+		return fmt.Errorf("ls: %w", err)
+	}
+	srv := client.Server{URL: *server}
+	gcs, closeFn, err := srv.Storage(ctx)
+	if err != nil {
+		return fmt.Errorf("ls: %w", err)
+	}
+	defer closeFn()
+	files := []objects.Attrs{}
+	more := false
+	for a, err := range gcs.List(ctx, bucket, prefix) {
+		if err != nil {
+			return fmt.Errorf("ls gs://%s/%s: %w", bucket, prefix, err)
+		}
+		if *limit > 0 && len(files) == *limit {
+			more = true
+			break
+		}
+		files = append(files, a)
+	}
+	if *format == "json" {
+		return printJSON(stdout, files)
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(stdout, "no objects under gs://%s/%s\n", bucket, prefix)
+		return nil
+	}
+	rows := make([][]string, 0, len(files))
+	for _, a := range files {
+		rows = append(rows, []string{a.Created.UTC().Format("2006-01-02T15:04:05Z"), thousands(a.Size), fmt.Sprint(a.Generation), "gs://" + a.Bucket + "/" + a.Name})
+	}
+	if err := writeTable(stdout, []string{"created", "bytes", "generation", "object"}, rows, []kind{kindText, kindInt, kindInt, kindText}); err != nil {
+		return err
+	}
+	if more {
+		fmt.Fprintf(stdout, "(first %s; --max 0 lists all; alpipe status OBJECT tells what became of one)\n", plural(len(files), "object", "objects"))
+		return nil
+	}
+	fmt.Fprintf(stdout, "(%s; alpipe status OBJECT tells what became of one)\n", plural(len(files), "object", "objects"))
+	return nil
+}
+
+// lsTarget reads PREFIX (of the landing bucket) or gs://BUCKET/PREFIX of
+// one of the local buckets, refusing names the server would refuse.
+func lsTarget(pos []string) (bucket, prefix string, err error) {
+	bucket = client.LandingBucket
+	if len(pos) == 1 {
+		b, p, gs, err := ops.ParseGS(pos[0])
+		if err != nil {
+			return "", "", err
+		}
+		prefix = p
+		if gs {
+			if err := objname.Bucket(b); err != nil {
+				return "", "", err
+			}
+			bucket = b
+		}
+	}
+	if err := objname.Prefix(prefix); err != nil {
+		return "", "", err
+	}
+	return bucket, prefix, nil
+}
