@@ -35,7 +35,8 @@ func (s *Server) admin() http.Handler {
 	mux.HandleFunc("GET "+AdminPrefix+"health", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.Handle("POST "+AdminPrefix+"query", s.queryHandler())
+	qh := s.queryHandler()
+	mux.Handle("POST "+AdminPrefix+"query", qh)
 	mux.HandleFunc("GET "+AdminPrefix+"ledger", s.handleLedger)
 	mux.HandleFunc("POST "+AdminPrefix+"clock", s.handleClock)
 	mux.HandleFunc("GET "+AdminPrefix+"stats", s.handleStats)
@@ -43,7 +44,7 @@ func (s *Server) admin() http.Handler {
 	if wh, ok := s.App.Querier().(remote.Backend); ok {
 		// Lets a cgo-free cmd/server (WAREHOUSE=remote) write to this
 		// server's DuckDB, which no second process may open. Local only.
-		mux.Handle(AdminPrefix+"warehouse/", http.StripPrefix(AdminPrefix+"warehouse", remote.Handler(wh)))
+		mux.Handle(AdminPrefix+"warehouse/", http.StripPrefix(AdminPrefix+"warehouse", remote.Handler(boundedWarehouse{Warehouse: wh, caps: qh.caps, capsErr: qh.capsErr})))
 	}
 	if h := s.replayHandler(); h != nil {
 		mux.Handle("POST "+AdminPrefix+"replay", h)
@@ -85,11 +86,12 @@ func (s *Server) replayHandler() http.Handler {
 	})
 }
 
-// queryHandler bounds /_local/query by config.Query. The caps are read
+// queryHandler bounds /_local/query (and the warehouse route's queries) by
+// config.Query. The caps are read
 // where the functions read theirs; if they are invalid the server still
 // starts (the functions need none of them) but refuses every query with
 // the reason, rather than answer without bounds.
-func (s *Server) queryHandler() http.Handler {
+func (s *Server) queryHandler() *queryHandler {
 	h := &queryHandler{querier: s.App.Querier, log: s.App.Logger()}
 	if err := config.Load(context.Background(), &h.caps, s.App.Lookup()); err != nil {
 		h.capsErr = err

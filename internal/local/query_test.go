@@ -139,6 +139,41 @@ func TestQueryTimeoutCancelsDuckDB(t *testing.T) {
 	}
 }
 
+// TestWarehouseRouteQueryCaps: the warehouse route (a cgo-free
+// cmd/server's queries) answers whole, so past a cap it fails naming it
+// instead of sending fewer rows.
+func TestWarehouseRouteQueryCaps(t *testing.T) {
+	wh, err := duckdb.Open(filepath.Join(t.TempDir(), "w.duckdb"), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wh.Close() })
+	b := boundedWarehouse{Warehouse: wh, caps: config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: 200 * time.Millisecond}}
+	tests := []struct {
+		name     string
+		sql      string
+		wantRows int
+		wantErr  string
+	}{
+		{name: "at the row cap", sql: "SELECT * FROM range(10)", wantRows: 10},
+		{name: "past the row cap", sql: "SELECT * FROM range(11)", wantErr: "answer stopped at 10 rows: ALPIPE_QUERY_MAX_ROWS"},
+		{name: "past the byte cap", sql: "SELECT repeat('x', 600) FROM range(2)", wantErr: "answer stopped at 1 rows: its cells pass 1024 bytes: ALPIPE_QUERY_MAX_BYTES"},
+		{name: "past the timeout", sql: "SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b", wantErr: "query cancelled after 200ms: ALPIPE_QUERY_TIMEOUT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := b.Query(t.Context(), tt.sql)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff([]any{tt.wantRows, tt.wantErr}, []any{len(res.Rows), gotErr}); diff != "" {
+				t.Errorf("rows, error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestQueryAnswerStreams: an answer far larger than the memory it may use
 // goes out while the rows are made, never held: the heap, sampled while the
 // rows are produced, stays a small fraction of the bytes sent.
