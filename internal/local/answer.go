@@ -29,10 +29,13 @@ func (e *limitError) Error() string { return e.msg + ": " + e.limit }
 // client as NDJSON while the warehouse reads it (see client.QueryContentType):
 // it holds one row at a time and a fixed buffer, whatever the answer's size.
 type answer struct {
-	w     http.ResponseWriter
-	bw    *bufio.Writer
-	caps  config.Query
-	want  int64 // rows the client asked for (<= caps.MaxRows)
+	w    http.ResponseWriter
+	bw   *bufio.Writer
+	caps config.Query
+	want int64 // rows that may be sent (<= caps.MaxRows)
+	// asked: want is the client's own max_rows, so reaching it means "more
+	// exist", not a cap that cut the answer.
+	asked bool
 	line  []byte
 	rows  int64
 	bytes int64
@@ -44,10 +47,11 @@ type answer struct {
 }
 
 func newAnswer(w http.ResponseWriter, caps config.Query, want int64) *answer {
-	if want <= 0 || want > caps.MaxRows {
+	asked := want > 0 && want <= caps.MaxRows
+	if !asked {
 		want = caps.MaxRows
 	}
-	return &answer{w: w, caps: caps, want: want}
+	return &answer{w: w, caps: caps, want: want, asked: asked}
 }
 
 func (a *answer) Columns(names []string) error {
@@ -71,7 +75,7 @@ func (a *answer) Columns(names []string) error {
 func (a *answer) Row(cells []string) error {
 	if a.rows == a.want {
 		// One row beyond what may be sent: the answer is longer than this.
-		if a.want < a.caps.MaxRows {
+		if a.asked {
 			a.more = true
 		} else {
 			a.limit = &limitError{msg: fmt.Sprintf("answer stopped at %d rows", a.rows), limit: "ALPIPE_QUERY_MAX_ROWS"}

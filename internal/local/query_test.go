@@ -86,6 +86,7 @@ func TestQueryCaps(t *testing.T) {
 		{name: "byte cap", wh: counting{n: 10, cell: strings.Repeat("y", 300)}, caps: caps, wantRows: 3, wantErr: "ALPIPE_QUERY_MAX_BYTES"},
 		{name: "column names past the byte cap", wh: counting{n: 1, cell: "x"}, caps: config.Query{MaxRows: 10, MaxBytes: 5, Timeout: time.Minute}, wantErr: "HTTP 400: answer stopped before its first row: its 2 column names take 22 bytes, more than 5: ALPIPE_QUERY_MAX_BYTES"},
 		{name: "client's max_rows with more rows", wh: counting{n: 11, cell: "x"}, caps: caps, maxRows: 4, wantRows: 4, wantMore: true},
+		{name: "client's max_rows at the cap, more rows", wh: counting{n: 11, cell: "x"}, caps: caps, maxRows: 10, wantRows: 10, wantMore: true},
 		{name: "client's max_rows, no more rows", wh: counting{n: 4, cell: "x"}, caps: caps, maxRows: 4, wantRows: 4},
 		{name: "client's max_rows above the cap", wh: counting{n: 1, cell: "x"}, caps: caps, maxRows: 11, wantErr: "HTTP 400: max_rows 11 is above this server's cap of 10 rows: ALPIPE_QUERY_MAX_ROWS"},
 		{name: "timeout after the first rows", wh: counting{n: 10, stallAfter: 2, cell: "x"}, caps: config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: 50 * time.Millisecond}, wantRows: 2, wantErr: "query cancelled after 50ms: ALPIPE_QUERY_TIMEOUT"},
