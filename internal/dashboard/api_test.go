@@ -254,7 +254,7 @@ func TestAPI(t *testing.T) {
 		{WindowStart: wm, WindowEnd: wm.Add(time.Hour), Pais: "ES", Panes: 1, OnTime: "PENDING"},
 		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "PT", Panes: 3, OnTime: "DONE"},
 		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "ES", Panes: 2, OnTime: "DONE"},
-	}, Failing: []dashboard.FailingCell{
+	}, FailingCells: 2, Failing: []dashboard.FailingCell{
 		{WindowStart: ptr(wm.Add(-time.Hour)), WindowEnd: ptr(wm), Pais: "PT", Document: "aggregations/ventas_hora_pais/windows/20260314T170000Z_PT",
 			Error: "decode aggregations/ventas_hora_pais/windows/20260314T170000Z_PT: unexpected end of JSON input", Since: ptr(now.Add(-time.Hour))},
 		{Document: "aggregations/ventas_hora_pais/agenda/20260314T170000Z",

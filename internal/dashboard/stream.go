@@ -18,8 +18,10 @@ type OpenWindows struct {
 	Latest  []OpenWindow `json:"latest"`
 	// Failing are the cells the tick cannot process, with their error:
 	// every other cell goes on, these wait (their panes owed, their data
-	// kept) and are retried at every tick until fixed.
-	Failing []FailingCell `json:"failing"`
+	// kept) and are retried at every tick until fixed. The oldest windows'
+	// first, as many as Latest; FailingCells counts them all.
+	Failing      []FailingCell `json:"failing"`
+	FailingCells int           `json:"failing_cells"`
 }
 
 // FailingCell is one (window, country) the tick cannot process, or a
@@ -66,7 +68,8 @@ func readStream(ctx context.Context, src Source, now time.Time) (streamPart, err
 // streamOf keeps the newest latest cells (Status lists oldest window first).
 func streamOf(st stream.AggregationStatus, latest int) streamPart {
 	p := streamPart{lastAccepted: st.LastAccepted.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}, Failing: []FailingCell{}}}
-	for _, f := range st.Failing {
+	p.open.FailingCells = len(st.Failing)
+	for _, f := range st.Failing[:min(len(st.Failing), latest)] {
 		p.open.Failing = append(p.open.Failing, FailingCell{
 			WindowStart: timeOrNull(f.WindowStart), WindowEnd: timeOrNull(f.WindowEnd), Pais: f.Key,
 			Document: f.Path, Error: f.Error, Since: timeOrNull(f.Since),

@@ -48,6 +48,11 @@ import (
 // maxCellError bounds the error text kept in the agenda and reported.
 const maxCellError = 1024
 
+// MaxReportedFailing bounds the failing cells a tick answers and logs, so
+// that state broken everywhere (a binary of another layout) does not make
+// every answer and tick log as large as the state.
+const MaxReportedFailing = 100
+
 // FailingCell is a (window, key) a tick could not process, or a document of
 // one it could not read, and why.
 type FailingCell struct {

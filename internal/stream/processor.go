@@ -214,8 +214,11 @@ type AggregationTick struct {
 	// Failing are the (window, key)s, or documents of them, that this tick
 	// could not read or add up; every other cell was processed. They are
 	// not an error of the tick (retrying at once cannot help): each stays
-	// on its agenda and the next ticks try it again. See FailingCell.
-	Failing []FailingCell
+	// on its agenda and the next ticks try it again. See FailingCell. At
+	// most MaxReportedFailing, the first by window and key; FailingCells
+	// counts them all.
+	Failing      []FailingCell
+	FailingCells int
 }
 
 // ErrTickBusy is returned by Tick when another tick held the lease of every

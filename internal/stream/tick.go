@@ -101,7 +101,11 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 		return at, errors.Join(append(errs, err)...)
 	}
 	at.Failing = append(badDeltas, badAgendas...)
-	defer func() { sortFailing(at.Failing) }()
+	defer func() {
+		sortFailing(at.Failing)
+		at.FailingCells = len(at.Failing)
+		at.Failing = at.Failing[:min(len(at.Failing), MaxReportedFailing)]
+	}()
 	before, after, err := p.advance(ctx, a, changes, agendas, unreadablePaths(badAgendas), now)
 	if err != nil {
 		return at, errors.Join(append(errs, fmt.Errorf("advance watermark: %w", err))...)
@@ -647,7 +651,7 @@ func (p *Processor) logTick(ctx context.Context, at AggregationTick, err error) 
 	attrs := []any{"aggregation", at.Aggregation, "busy", at.Busy,
 		"watermark_before", at.WatermarkBefore, "watermark", at.Watermark, "lag_seconds", at.Lag.Seconds(),
 		"open_windows", at.OpenWindows, "visited", at.Visited, "panes", len(at.Panes), "expired", at.Expired,
-		"flushed", at.Flushed, "pending", at.Pending, "failing_cells", len(at.Failing)}
+		"flushed", at.Flushed, "pending", at.Pending, "failing_cells", at.FailingCells}
 	// One line per failing cell, each carrying failing_cell: the
 	// log-based metric alpipe/tick_failing_cells counts them.
 	for _, f := range at.Failing {
