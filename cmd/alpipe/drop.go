@@ -12,6 +12,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
 // serverFlag is --server of every client command; ALPIPE_SERVER sets its
@@ -72,6 +73,12 @@ func fileTarget(cmd string, pos []string, object, format string) (string, *contr
 	}
 	if object == "" {
 		object = client.DefaultObject(pos[0], time.Now().UTC())
+	}
+	// Before any upload: the server would refuse the name, or worse, store
+	// it and then fail to deliver its event (a newline cannot travel in the
+	// event's headers).
+	if err := objname.Local(object); err != nil {
+		return "", nil, fmt.Errorf("%s: --object: %w", cmd, err)
 	}
 	feed, err := feedFor(object)
 	if err != nil {

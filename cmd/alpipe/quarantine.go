@@ -11,6 +11,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 	"github.com/alpinashop/alpipe/internal/ops"
 )
 
@@ -41,6 +42,9 @@ func runQuarantine(ctx context.Context, args []string, stdout io.Writer) error {
 		prefix := ""
 		if len(pos) == 2 {
 			prefix = pos[1]
+		}
+		if err := objname.Prefix(prefix); err != nil {
+			return fmt.Errorf("quarantine ls: %w", err)
 		}
 		return quarantineList(ctx, srv, prefix, *format, stdout)
 	case "get", "cat":
@@ -87,12 +91,9 @@ func quarantineList(ctx context.Context, srv client.Server, prefix, format strin
 }
 
 func quarantineGet(ctx context.Context, srv client.Server, arg, out string, stdout io.Writer) error {
-	bucket, name, gs, err := ops.ParseGS(arg)
+	bucket, name, err := quarantineObject(arg)
 	if err != nil {
 		return fmt.Errorf("quarantine get: %w", err)
-	}
-	if !gs {
-		bucket = client.QuarantineBucket
 	}
 	gcs, closeFn, err := srv.Storage(ctx)
 	if err != nil {
@@ -127,4 +128,22 @@ func quarantineGet(ctx context.Context, srv client.Server, arg, out string, stdo
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s bytes)\n", out, thousands(n))
 	return nil
+}
+
+// quarantineObject reads OBJECT or gs://BUCKET/OBJECT and refuses anything
+// but an object of the quarantine bucket: another bucket, or a name such as
+// "../alpinashop-catalogo/x" that would leave it on a server that maps
+// names to files.
+func quarantineObject(arg string) (bucket, name string, err error) {
+	bucket, name, gs, err := ops.ParseGS(arg)
+	if err != nil {
+		return "", "", err
+	}
+	if gs && bucket != client.QuarantineBucket {
+		return "", "", fmt.Errorf("%q is not in the quarantine bucket: quarantine get reads only gs://%s", arg, client.QuarantineBucket)
+	}
+	if err := objname.Local(name); err != nil {
+		return "", "", err
+	}
+	return client.QuarantineBucket, name, nil
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
 // DefaultObject names a local file in the landing bucket the way the ERP
@@ -61,7 +63,15 @@ func (s Server) Storage(ctx context.Context) (*objects.GCS, func(), error) {
 
 // Upload writes file to bucket/object on the server's fake Cloud Storage,
 // streaming, and returns the new generation's attributes.
+// A name the server would refuse, or could store but never deliver an event
+// for, is refused before anything is sent.
 func (s Server) Upload(ctx context.Context, bucket, object, file string) (objects.Attrs, error) {
+	if err := objname.Bucket(bucket); err != nil {
+		return objects.Attrs{}, err
+	}
+	if err := objname.Local(object); err != nil {
+		return objects.Attrs{}, err
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return objects.Attrs{}, err
@@ -131,10 +141,13 @@ func Deliver(ctx context.Context, url string, e cloudevents.Event) (int, error) 
 		}
 		return hr.StatusCode, fmt.Errorf("%w: HTTP %d: %v", ErrNotAcknowledged, hr.StatusCode, res)
 	}
-	if cloudevents.IsUndelivered(res) {
-		return 0, fmt.Errorf("deliver to %s: %w", url, res)
+	// No HTTP answer: the request never left (a header value the HTTP
+	// client refuses) or nothing answered. Either way nothing was
+	// delivered, and saying so is the caller's only way to know.
+	if res == nil {
+		return 0, fmt.Errorf("deliver to %s: no HTTP answer", url)
 	}
-	return 0, nil
+	return 0, fmt.Errorf("deliver to %s: %w", url, res)
 }
 
 // Drop uploads file to the landing bucket, delivers its finalize event to
@@ -161,7 +174,10 @@ func (s Server) Notify(ctx context.Context, attrs objects.Attrs) (ledger.Record,
 			return s.FetchRecord(ctx, key)
 		}
 		if status == 0 {
-			return ledger.Record{}, fmt.Errorf("ingest %s: %w", key, s.unreachable(err))
+			if networkError(err) {
+				return ledger.Record{}, fmt.Errorf("ingest %s: %w", key, s.unreachable(err))
+			}
+			return ledger.Record{}, fmt.Errorf("ingest %s: event not delivered: %w", key, err)
 		}
 		if status != http.StatusConflict || delay > 30*time.Second {
 			return ledger.Record{}, fmt.Errorf("ingest %s: %w", key, err)
@@ -193,4 +209,11 @@ func randomID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// networkError tells "nothing answered" (dial refused, reset, timeout) from
+// a request that could not be sent at all.
+func networkError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) || errors.Is(err, context.DeadlineExceeded)
 }

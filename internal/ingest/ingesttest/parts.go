@@ -7,13 +7,9 @@ package ingesttest
 import (
 	"context"
 	"io"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"cloud.google.com/go/storage"
-	"google.golang.org/api/option"
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
@@ -86,15 +82,7 @@ func newGCS(t *testing.T, buckets ...string) *objects.GCS {
 		t.Fatal(err)
 	}
 	t.Cleanup(fake.Close)
-	// A transport of the test's own, so that cleanup can close the
-	// connections a cancelled upload dialled but never used: the fake's
-	// shutdown would otherwise wait 5 s for them.
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(transport.CloseIdleConnections)
-	client, err := storage.NewClient(context.Background(),
-		option.WithEndpoint(fake.URL()+"/storage/v1/"),
-		option.WithHTTPClient(&http.Client{Transport: transport}),
-		storage.WithJSONReads())
+	client, err := fake.Client(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

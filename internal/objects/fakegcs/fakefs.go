@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"cloud.google.com/go/storage"
 	"github.com/pkg/xattr"
+
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
 // fakeFS places finished uploads directly in fake-gcs-server's filesystem
@@ -90,26 +91,47 @@ func (f *fakeFS) bucketExists(bucket string) bool {
 	return err == nil && st.IsDir()
 }
 
-// objectPath maps an object name to its file, refusing names that a folder
-// tree cannot hold faithfully. The fake itself joins names unchecked, so a
-// name with ".." would escape the bucket folder.
+// objectPath maps an object name to its file. The guard has already
+// refused names that the folder tree cannot hold (objname.Local); the check
+// is repeated here because this is where a name becomes a path, and the
+// fake itself joins names unchecked.
 func (f *fakeFS) objectPath(bucket, name string) (string, error) {
-	switch {
-	case name == "":
-		return "", errors.New("empty object name")
-	case !utf8.ValidString(name) || strings.ContainsRune(name, 0):
-		return "", errors.New("object name is not valid UTF-8 or contains NUL")
-	case strings.HasSuffix(name, "/"):
-		return "", errors.New("object names ending in / (folder placeholders) are not supported by the local filesystem fake")
-	case !f.xattr && strings.HasSuffix(name, fakeMetadataSuffix):
-		return "", fmt.Errorf("object names ending in %s are reserved by the local filesystem fake on this file system", fakeMetadataSuffix)
+	if err := objname.Local(name); err != nil {
+		return "", err
 	}
-	for seg := range strings.SplitSeq(name, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return "", fmt.Errorf("object name %q has an empty, . or .. segment, which the local filesystem fake cannot store", name)
-		}
+	if !f.xattr && strings.HasSuffix(name, fakeMetadataSuffix) {
+		return "", fmt.Errorf("object name %q: names ending in %s are reserved by the local storage fake on this file system", name, fakeMetadataSuffix)
 	}
 	return filepath.Join(f.bucketDir(bucket), filepath.FromSlash(name)), nil
+}
+
+// confine is the last check before a file is written: path must lie inside
+// the bucket's folder, both as written and with every symbolic link of its
+// folder resolved, whatever name produced it.
+func (f *fakeFS) confine(bucket, path string) error {
+	dir := f.bucketDir(bucket)
+	if !inside(dir, path) {
+		return fmt.Errorf("%s is outside the bucket folder %s", path, dir)
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	realParent, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if realParent != realDir && !inside(realDir, realParent) {
+		return fmt.Errorf("%s resolves outside the bucket folder %s", path, dir)
+	}
+	return nil
+}
+
+// inside reports whether path lies strictly below dir, lexically.
+func inside(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && !filepath.IsAbs(rel) &&
+		rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // liveGeneration reads the generation of the object stored at path, 0 when
@@ -137,12 +159,19 @@ func (f *fakeFS) liveGeneration(path string) int64 {
 // content and attributes appear together. There is no fsync: this is a
 // developer's local data, and syncing 45 MB would cost a good part of a
 // drop's time budget.
-func (f *fakeFS) place(spool *os.File, path string, attrs fakeStoredAttrs) error {
+func (f *fakeFS) place(spool *os.File, bucket, path string, attrs fakeStoredAttrs) error {
 	encoded, err := json.Marshal(attrs)
 	if err != nil {
 		return err
 	}
+	if !inside(f.bucketDir(bucket), path) {
+		// Before MkdirAll, which would create folders outside.
+		return fmt.Errorf("%s is outside the bucket folder", path)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	if err := f.confine(bucket, path); err != nil {
 		return err
 	}
 	if f.xattr {

@@ -20,10 +20,13 @@ import (
 	"cloud.google.com/go/storage"
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"google.golang.org/api/option"
+
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
 // Server is an in-process fake Cloud Storage (fake-gcs-server's fakestorage)
-// that the real client library talks to over HTTP.
+// that the real client library talks to over HTTP, in process (Client) or
+// through whatever server mounts Handler.
 //
 // With a folder, object bytes live on disk under <dir>/buckets in the fake's
 // filesystem layout, and in-progress uploads under <dir>/uploads.
@@ -44,8 +47,9 @@ type Server struct {
 	fake    *fakestorage.Server
 	uploads *streamingUploads // nil for the memory backend
 	memory  bool
+	buckets map[string]bool // the only buckets served; fixed at Start
 	handler http.Handler
-	server  *http.Server
+	server  *http.Server // only after Listen
 	url     string
 }
 
@@ -59,8 +63,9 @@ func Paths() []string {
 	return []string{"/storage/v1/", "/upload/storage/v1/", "/download/storage/v1/"}
 }
 
-// Start starts the fake on a free loopback port and creates the
-// buckets. dir "" selects the memory backend.
+// Start starts the fake and creates the buckets. dir "" selects the memory
+// backend. The fake does not listen: mount Handler on a server (the CLI's
+// serve does, behind its guard) and use Client for in-process access.
 func Start(dir string, buckets ...string) (*Server, error) {
 	opts := fakestorage.Options{NoListener: true, Scheme: "http"}
 	var uploads *streamingUploads
@@ -80,23 +85,19 @@ func Start(dir string, buckets ...string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start fake storage: %w", err)
 	}
-	l := &Server{fake: fake, uploads: uploads, memory: dir == ""}
-	l.handler = http.HandlerFunc(l.route)
+	l := &Server{fake: fake, uploads: uploads, memory: dir == "", buckets: map[string]bool{}}
+	l.handler = http.HandlerFunc(l.guard)
 	for _, b := range buckets {
+		if err := objname.Bucket(b); err != nil {
+			l.Close()
+			return nil, err
+		}
 		if err := l.createBucket(b); err != nil {
 			l.Close()
 			return nil, err
 		}
+		l.buckets[b] = true
 	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		l.Close()
-		return nil, fmt.Errorf("listen for fake storage: %w", err)
-	}
-	l.url = "http://" + ln.Addr().String()
-	l.server = &http.Server{Handler: l.handler, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = l.server.Serve(ln) }()
 	return l, nil
 }
 
@@ -111,7 +112,9 @@ func (l *Server) createBucket(name string) (err error) {
 	return nil
 }
 
-func (l *Server) route(w http.ResponseWriter, r *http.Request) {
+// serve passes a request the guard let through to the upload code or the
+// fake.
+func (l *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if _, ok := uploadBucket(r.URL.Path); ok {
 		if l.uploads != nil {
 			l.uploads.ServeHTTP(w, r)
@@ -141,17 +144,35 @@ func wholeBody(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // Handler serves the fake, to mount under Paths on another server (the
-// CLI's serve mounts it beside the functions).
+// CLI's serve mounts it beside the functions, behind its guard). It is the
+// only way in: it answers only the routes the client library uses, checks
+// every bucket and object name, and sends no CORS headers (guard.go).
 func (l *Server) Handler() http.Handler { return l.handler }
 
-// URL is the base URL of the fake's own listener, e.g. http://127.0.0.1:41234.
-func (l *Server) URL() string { return l.url }
+// Listen serves Handler on a free loopback port and returns its base URL,
+// e.g. http://127.0.0.1:41234. Only for tests that need a real socket (a
+// client that hangs up mid-request); Close stops it. Nothing else listens.
+func (l *Server) Listen() (string, error) {
+	if l.server != nil {
+		return l.url, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("listen for fake storage: %w", err)
+	}
+	l.url = "http://" + ln.Addr().String()
+	l.server = &http.Server{Handler: l.handler, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = l.server.Serve(ln) }()
+	return l.url, nil
+}
 
-// Client returns a real storage client pointed at the fake's own listener.
+// Client returns a real storage client that reaches Handler in process,
+// through an in-memory transport (transport.go): no socket is opened, and
+// uploads and downloads stream as they would over one.
 func (l *Server) Client(ctx context.Context) (*storage.Client, error) {
 	c, err := storage.NewClient(ctx,
-		option.WithEndpoint(l.url+"/storage/v1/"),
-		option.WithoutAuthentication(),
+		option.WithEndpoint("http://"+inMemoryHost+"/storage/v1/"),
+		option.WithHTTPClient(&http.Client{Transport: handlerTransport{h: l.handler}}),
 		storage.WithJSONReads(),
 	)
 	if err != nil {
@@ -160,8 +181,8 @@ func (l *Server) Client(ctx context.Context) (*storage.Client, error) {
 	return c, nil
 }
 
-// Close stops the listener and discards unfinished uploads. Stored objects
-// stay in the folder.
+// Close stops the test listener, if any, and discards unfinished uploads.
+// Stored objects stay in the folder.
 func (l *Server) Close() {
 	if l.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -389,7 +389,7 @@ func (u *streamingUploads) commit(r *http.Request, bucket, name string, meta *ra
 		Updated:            fakeTime(now),
 		Generation:         max(now.UnixMicro(), live+1), // the fake's clock, kept increasing
 	}
-	if err := u.fs.place(sp.f, path, stored); err != nil {
+	if err := u.fs.place(sp.f, bucket, path, stored); err != nil {
 		status := http.StatusInternalServerError
 		switch {
 		case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EEXIST), errors.Is(err, syscall.ENOTEMPTY):

@@ -81,11 +81,12 @@ func httpStatus(err error) int {
 // the server's status line.
 func rawRequest(t *testing.T, l *Server, head string, body string) string {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(l.URL(), "http://"))
+	host := strings.TrimPrefix(listenURL(t, l), "http://")
+	conn, err := net.Dial("tcp", host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(conn, "%s\r\nHost: %s\r\n\r\n%s", head, strings.TrimPrefix(l.URL(), "http://"), body)
+	fmt.Fprintf(conn, "%s\r\nHost: %s\r\n\r\n%s", head, host, body)
 	conn.(*net.TCPConn).CloseWrite()
 	// Wait for the answer, so the server has finished with the request.
 	status, _ := bufio.NewReader(conn).ReadString('\n')
@@ -93,8 +94,20 @@ func rawRequest(t *testing.T, l *Server, head string, body string) string {
 	return strings.TrimSpace(status)
 }
 
+// listenURL opens the fake's test listener, for requests the storage client
+// would never send.
+func listenURL(t *testing.T, l *Server) string {
+	t.Helper()
+	u, err := l.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
 func TestResumableSessionProtocol(t *testing.T) {
 	l, g := startFS(t, t.TempDir())
+	base := listenURL(t, l)
 	do := func(method, url, contentRange, body string) *http.Response {
 		t.Helper()
 		req, err := http.NewRequest(method, url, strings.NewReader(body))
@@ -121,7 +134,7 @@ func TestResumableSessionProtocol(t *testing.T) {
 		}
 	}
 
-	res := do("POST", l.URL()+"/upload/storage/v1/b/landing/o?uploadType=resumable",
+	res := do("POST", base+"/upload/storage/v1/b/landing/o?uploadType=resumable",
 		"", `{"name":"exportaciones/x.csv","contentType":"text/csv","metadata":{"feed":"lineas"}}`)
 	loc := res.Header.Get("Location")
 	if res.StatusCode != 200 || loc == "" {
@@ -136,7 +149,7 @@ func TestResumableSessionProtocol(t *testing.T) {
 		t.Fatalf("short chunk: status %d, want 400", res.StatusCode)
 	}
 	// A client that hangs up mid-chunk leaves nothing behind either.
-	u := strings.TrimPrefix(loc, l.URL())
+	u := strings.TrimPrefix(loc, base)
 	if got := rawRequest(t, l, "POST "+u+" HTTP/1.1\r\nContent-Range: bytes 10-19/*\r\nContent-Length: 10", "abc"); got != "HTTP/1.1 400 Bad Request" {
 		t.Fatalf("chunk cut by a hang-up answered %q, want a 400", got)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sync"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigquery"
-	"cloud.google.com/go/storage"
 	bq "google.golang.org/api/bigquery/v2"
 	"google.golang.org/api/option"
 
@@ -60,16 +58,7 @@ func newLaxTestEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(local.Close)
-	// Our own transport, so its idle connections can be closed before the
-	// fake stops: http.Server.Shutdown waits up to 5 s for a connection
-	// the client dialled but never used, and Local.Close shuts down.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	sc, err := storage.NewClient(ctx,
-		option.WithEndpoint(local.URL()+"/storage/v1/"),
-		option.WithHTTPClient(&http.Client{Transport: tr}),
-		storage.WithJSONReads(),
-	)
+	sc, err := local.Client(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

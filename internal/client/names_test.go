@@ -1,0 +1,96 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/objects"
+)
+
+// TestUploadRefusesBadNames: a name that Cloud Storage or the local folder
+// layout refuses is refused before any request, with the rule. The server
+// URL answers nothing, so reaching the network would fail differently.
+func TestUploadRefusesBadNames(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "x.csv")
+	if err := os.WriteFile(file, []byte("a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dead := client.Server{URL: "http://127.0.0.1:1"}
+	for _, tc := range []struct {
+		name, bucket, object, want string
+	}{
+		{name: "newline", bucket: client.LandingBucket, object: "exportaciones/a\nb.csv", want: "control character U+000A"},
+		{name: "carriage return", bucket: client.LandingBucket, object: "exportaciones/a\r.csv", want: "U+000D"},
+		{name: "parent segment", bucket: client.LandingBucket, object: "../alpinashop-cuarentena/x.csv", want: "empty, . or .. segment"},
+		{name: "folder placeholder", bucket: client.LandingBucket, object: "exportaciones/", want: "ends in /"},
+		{name: "empty", bucket: client.LandingBucket, object: "", want: "empty"},
+		{name: "too long", bucket: client.LandingBucket, object: strings.Repeat("a", 1025), want: "more than Cloud Storage's 1024"},
+		{name: "bucket with a path", bucket: "../alpinashop-catalogo", object: "x.csv", want: "bucket name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := dead.Upload(context.Background(), tc.bucket, tc.object, file)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, client.ErrUnreachable) {
+				t.Errorf("Upload = %v, want a refusal naming %q before any request", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestDeliverFailsBeforeHTTP: an event that never reaches the function is
+// an error, not a silent success (drop used to print "GET /_local/ledger:
+// HTTP 404" after an event with a newline in its subject never left).
+func TestDeliverFailsBeforeHTTP(t *testing.T) {
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(fn.Close)
+	for _, tc := range []struct {
+		name, url, object string
+		wantStatus        int
+		wantErr           string // "" is no error
+	}{
+		{name: "delivered", url: fn.URL, object: "exportaciones/x.csv", wantStatus: 200},
+		{name: "newline in the subject", url: fn.URL, object: "exportaciones/a\nb.csv", wantErr: "invalid header field value"},
+		{name: "nothing listening", url: "http://127.0.0.1:1", object: "exportaciones/x.csv", wantErr: "connection refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := client.FinalizeEvent(objects.Attrs{Bucket: client.LandingBucket, Name: tc.object, Generation: 1}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, err := client.Deliver(context.Background(), tc.url, e)
+			if status != tc.wantStatus || (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("Deliver = %d, %v; want %d and an error containing %q", status, err, tc.wantStatus, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestNotifySaysWhyNothingWasDelivered: drop's delivery failing before any
+// HTTP exchange ends in an error with the reason; only a dead server is
+// reported as one.
+func TestNotifySaysWhyNothingWasDelivered(t *testing.T) {
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(fn.Close)
+	for _, tc := range []struct {
+		name, url, object string
+		want              string
+		unreachable       bool
+	}{
+		{name: "undeliverable event", url: fn.URL, object: "exportaciones/a\nb.csv", want: "event not delivered"},
+		{name: "no server", url: "http://127.0.0.1:1", object: "exportaciones/x.csv", want: "is `alpipe serve` running", unreachable: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := client.Server{URL: tc.url}.Notify(context.Background(), objects.Attrs{Bucket: client.LandingBucket, Name: tc.object, Generation: 1})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, client.ErrUnreachable) != tc.unreachable {
+				t.Errorf("Notify = %v, want an error containing %q (unreachable %v)", err, tc.want, tc.unreachable)
+			}
+		})
+	}
+}

@@ -1,0 +1,286 @@
+package fakegcs_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
+)
+
+// The sandbox for FuzzNoPathOut:
+//
+//	sandbox/canary.txt                      (and one in every level below)
+//	sandbox/l1/l2/l3/l4/data/canary.txt     the local server's data folder
+//	sandbox/l1/l2/l3/l4/data/gcs/           the fake's folder (Start's dir)
+//	    buckets/landing/                    where requests may write
+//	    buckets/other/secret.csv            another bucket's object
+//	    uploads/                            spool files
+//
+// Every file outside buckets/landing and uploads is sealed: no request may
+// create, change or remove anything there, and no answer may contain a
+// canary's or the other bucket's secret bytes, nor may those bytes be
+// copied into the landing bucket.
+const (
+	canaryBytes = "CANARY-7f3c2a-must-never-be-read-or-changed"
+	secretBytes = "SECRET-other-bucket-9d1e"
+	fuzzBucket  = "landing"
+	otherBucket = "other"
+)
+
+type sandbox struct {
+	root, gcs string
+	h         http.Handler
+	sealed    map[string]string
+}
+
+func newSandbox(t testing.TB) *sandbox {
+	t.Helper()
+	root := t.TempDir()
+	data := filepath.Join(root, "l1", "l2", "l3", "l4", "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for d := data; ; d = filepath.Dir(d) {
+		if err := os.WriteFile(filepath.Join(d, "canary.txt"), []byte(canaryBytes), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if d == root {
+			break
+		}
+	}
+	gcs := filepath.Join(data, "gcs")
+	l, err := fakegcs.Start(gcs, fuzzBucket, otherBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	s := &sandbox{root: root, gcs: gcs, h: l.Handler()}
+	// A source object for compose, copy and rewrite, and the secret.
+	for _, o := range []struct{ bucket, name, body string }{
+		{fuzzBucket, "src.csv", "a,b\n1,2\n"},
+		{otherBucket, "secret.csv", secretBytes},
+	} {
+		res := s.do(t, http.MethodPost, "/upload/storage/v1/b/"+o.bucket+"/o?uploadType=media&name="+url.QueryEscape(o.name), o.body)
+		if res.Code != http.StatusOK {
+			t.Fatalf("seed %s/%s: %d %s", o.bucket, o.name, res.Code, res.Body)
+		}
+	}
+	s.sealed = s.snapshot(t)
+	return s
+}
+
+// do sends one request straight to the handler, with the target exactly as
+// given (no client-side cleaning or escaping). A target that no HTTP server
+// would parse is skipped: it never reaches a handler.
+func (s *sandbox) do(t testing.TB, method, target, body string) *httptest.ResponseRecorder {
+	t.Helper()
+	u, err := url.ParseRequestURI(target)
+	rec := httptest.NewRecorder()
+	if err != nil {
+		rec.Code = 0
+		return rec
+	}
+	req := &http.Request{
+		Method: method, URL: u, RequestURI: target, Host: "127.0.0.1:8080",
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)),
+	}
+	req = req.WithContext(t.Context())
+	if strings.Contains(target, "uploadType=multipart") {
+		req.Header.Set("Content-Type", "multipart/related; boundary=b")
+	} else if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	s.h.ServeHTTP(rec, req)
+	return rec
+}
+
+// snapshot records every sealed file: its mode, size and content hash.
+func (s *sandbox) snapshot(t testing.TB) map[string]string {
+	t.Helper()
+	open := map[string]bool{
+		filepath.Join(s.gcs, "buckets", fuzzBucket): true,
+		filepath.Join(s.gcs, "uploads"):             true,
+	}
+	out := map[string]string{}
+	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if open[p] {
+			return filepath.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sum := ""
+		if info.Mode().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h := sha256.Sum256(b)
+			sum = hex.EncodeToString(h[:8])
+		}
+		rel, _ := filepath.Rel(s.root, p)
+		out[rel] = fmt.Sprintf("%v %d %s", info.Mode(), info.Size(), sum)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// leaked reports a secret found in the landing bucket's files, where a copy
+// or rewrite from outside would put it.
+func (s *sandbox) leaked(t testing.TB) string {
+	t.Helper()
+	var found string
+	_ = filepath.WalkDir(filepath.Join(s.gcs, "buckets", fuzzBucket), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		if bytes.Contains(b, []byte(canaryBytes)) || bytes.Contains(b, []byte(secretBytes)) {
+			found = p
+		}
+		return nil
+	})
+	return found
+}
+
+// request is one route of the fuzz, with the fuzzed name where that route
+// takes a name.
+type request struct {
+	route, method, target, body string
+	// checked: the name reaches the handler unaltered, so a name that
+	// objname.Local refuses must be refused with 400.
+	checked bool
+}
+
+func requests(name, bucket string) []request {
+	esc := url.PathEscape(name)
+	q := url.QueryEscape(name)
+	meta, _ := json.Marshal(map[string]string{"name": name})
+	sources, _ := json.Marshal(map[string]any{"sourceObjects": []map[string]string{{"name": name}}})
+	srcOnly, _ := json.Marshal(map[string]any{"sourceObjects": []map[string]string{{"name": "src.csv"}}})
+	o := "/storage/v1/b/" + fuzzBucket + "/o/"
+	var out []request
+	for _, n := range []struct {
+		seg     string
+		checked bool
+	}{{esc, true}, {name, false}} { // escaped as the library sends it, and raw
+		out = append(out,
+			request{"compose destination", "POST", o + n.seg + "/compose", string(srcOnly), n.checked},
+			request{"copy destination", "POST", o + "src.csv/copyTo/b/" + fuzzBucket + "/o/" + n.seg, "", n.checked},
+			request{"copy source", "POST", o + n.seg + "/copyTo/b/" + fuzzBucket + "/o/copied.csv", "", n.checked},
+			request{"rewrite destination", "POST", o + "src.csv/rewriteTo/b/" + fuzzBucket + "/o/" + n.seg, "", n.checked},
+			request{"rewrite source", "POST", o + n.seg + "/rewriteTo/b/" + fuzzBucket + "/o/rewritten.csv", "", n.checked},
+			request{"download", "GET", "/download/storage/v1/b/" + fuzzBucket + "/o/" + n.seg + "?alt=media", "", n.checked},
+			request{"media read", "GET", o + n.seg + "?alt=media", "", n.checked},
+			request{"metadata get", "GET", o + n.seg, "", n.checked},
+			request{"metadata patch", "PATCH", o + n.seg, `{"metadata":{"k":"v"}}`, n.checked},
+			request{"metadata update", "PUT", o + n.seg, `{"metadata":{"k":"v"}}`, n.checked},
+			request{"delete", "DELETE", o + n.seg, "", n.checked},
+		)
+	}
+	return append(out,
+		request{"compose source", "POST", o + "composed.csv/compose", string(sources), true},
+		request{"upload media", "POST", "/upload/storage/v1/b/" + fuzzBucket + "/o?uploadType=media&name=" + q, "x", true},
+		request{"upload multipart", "POST", "/upload/storage/v1/b/" + fuzzBucket + "/o?uploadType=multipart",
+			"--b\r\nContent-Type: application/json\r\n\r\n" + string(meta) + "\r\n--b\r\nContent-Type: text/csv\r\n\r\nx\r\n--b--\r\n", true},
+		request{"upload resumable", "POST", "/upload/storage/v1/b/" + fuzzBucket + "/o?uploadType=resumable", string(meta), true},
+		request{"list prefix", "GET", o[:len(o)-1] + "?prefix=" + q, "", false},
+		request{"list other bucket", "GET", "/storage/v1/b/" + url.PathEscape(bucket) + "/o", "", false},
+		request{"download other bucket", "GET", "/download/storage/v1/b/" + url.PathEscape(bucket) + "/o/" + esc + "?alt=media", "", false},
+		request{"raw other bucket", "GET", "/storage/v1/b/" + bucket + "/o/" + name + "?alt=media", "", false},
+	)
+}
+
+// traversalSeeds are names an attacker tries first.
+var traversalSeeds = []string{
+	"..%2F..%2F..%2F..%2Fcanary.txt",
+	"../../../../canary.txt",
+	"../../../../../../canary.txt",
+	"../../../../../../../../../../canary.txt",
+	"../../canary.txt",
+	"../other/secret.csv",
+	"%2e%2e/%2e%2e/%2e%2e/%2e%2e/canary.txt",
+	"%252e%252e%252f%252e%252e%252fcanary.txt",
+	`..\..\..\..\canary.txt`,
+	"..;/..;/canary.txt",
+	"....//....//canary.txt",
+	"a/../../../../../canary.txt",
+	"/l1/l2/canary.txt",
+	"./canary.txt",
+	"x/./y", "a//b", ".", "..", "", "/", "dir/",
+	"canary.txt\x00.csv",
+	"a\nb.csv", "a\r\nb.csv", "tab\there",
+	"x.metadata",
+	"．．/．．/canary.txt",
+	"ñandú/../../año.csv",
+	"\u202e../canary.txt",
+	strings.Repeat("a", 1025),
+	strings.Repeat("../", 340) + "canary.txt",
+	strings.Repeat("x/", 512),
+	"exportaciones/2026/12/01/lineas-pedido-1.csv",
+}
+
+// FuzzNoPathOut sends every route a fuzzed object name (escaped as the
+// client library sends it, and raw) and a fuzzed bucket, and checks that
+// nothing outside the landing bucket's folder is created, changed or read:
+// the sealed files are unchanged, no answer carries a canary or the other
+// bucket's secret, and no copy of them appears in the landing bucket. A
+// name objname.Local refuses is refused with 400 where it enters.
+func FuzzNoPathOut(f *testing.F) {
+	for _, n := range traversalSeeds {
+		f.Add(n, fuzzBucket)
+	}
+	for _, b := range []string{"..", "../gcs", "%2e%2e", "other", "Landing", "goog", "."} {
+		f.Add("src.csv", b)
+	}
+	s := newSandbox(f)
+	f.Fuzz(func(t *testing.T, name, bucket string) {
+		for _, r := range requests(name, bucket) {
+			res := s.do(t, r.method, r.target, r.body)
+			got := res.Body.String()
+			if strings.Contains(got, canaryBytes) {
+				t.Fatalf("%s %q: the answer holds a canary from outside the data folder", r.route, name)
+			}
+			if strings.Contains(got, secretBytes) && bucket != otherBucket {
+				t.Fatalf("%s %q (bucket %q): the answer holds the other bucket's object", r.route, name, bucket)
+			}
+			// GET .../o/ with an empty name is the listing, as in the fake.
+			listing := name == "" && r.method == http.MethodGet
+			if r.checked && !listing && res.Code != 0 && objname.Local(name) != nil && res.Code != http.StatusBadRequest {
+				t.Errorf("%s %q: status %d, want 400 for a name the naming rules refuse (%v)", r.route, name, res.Code, objname.Local(name))
+			}
+			if h := res.Header(); h.Get("Access-Control-Allow-Origin") != "" || h.Get("Access-Control-Allow-Credentials") != "" {
+				t.Errorf("%s: CORS header in the answer: %v", r.route, h)
+			}
+		}
+		if diff := cmp.Diff(s.sealed, s.snapshot(t)); diff != "" {
+			t.Fatalf("name %q bucket %q changed files outside the landing bucket (-before +after):\n%s", name, bucket, diff)
+		}
+		if p := s.leaked(t); p != "" {
+			t.Fatalf("name %q bucket %q copied a secret into %s", name, bucket, p)
+		}
+	})
+}
