@@ -44,6 +44,16 @@ var helps = map[string]helpText{
 		args:     "SQL  one read-only statement on the local warehouse (quote it). At most --max-rows rows are printed (0: all).",
 		examples: []string{`alpipe query "SELECT * FROM ventas_diarias_sku ORDER BY fecha, sku"`, `alpipe query "SELECT pais, sum(importe) FROM lineas_pedido GROUP BY 1" --format json`},
 	},
+	"tables": {
+		usage:    "alpipe tables [--format text|json]",
+		args:     "none. Lists the tables and views of alpinashop_analitica with their layout, from the embedded schemas Terraform also uses. No server is needed.",
+		examples: []string{"alpipe tables"},
+	},
+	"schema": {
+		usage:    "alpipe schema TABLE [--format text|json]",
+		args:     "TABLE  a table or view (alpipe tables lists them). Prints its columns, types, modes and descriptions. No server is needed.",
+		examples: []string{"alpipe schema lineas_pedido", "alpipe schema ventas_hora_pais --format json"},
+	},
 	"publish": {
 		usage:    "alpipe publish FILE.jsonl [--format text|json] [--server URL] [--project ID]",
 		args:     "FILE.jsonl  orders, one JSON object per line with its momento_evento (see testdata/pedidos/historia.jsonl). With PUBSUB_EMULATOR_HOST set they go to topic pedidos-nuevos on the emulator.",

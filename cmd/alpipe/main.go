@@ -7,6 +7,8 @@
 //	alpipe validate FILE [--object PATH]          (no server: a dry run of the contract)
 //	alpipe contracts                              (no server: feeds, patterns, columns)
 //	alpipe query SQL [--max-rows 100] [--format table|csv|json] [--server URL]
+//	alpipe tables [--format text|json]                (no server: the dataset's tables and views)
+//	alpipe schema TABLE [--format text|json]          (no server: one table's columns)
 //	alpipe publish FILE.jsonl [--server URL]      (PUBSUB_EMULATOR_HOST set: to the emulator topic)
 //	alpipe tick [--now RFC3339] [--server URL]
 //	alpipe status [OBJECT] [--since 24h] [--format text|json] [--server URL] [--cloud]
@@ -53,6 +55,8 @@ func commands() []command {
 		{"validate", "check a file against its contract without loading it (a dry run)", runValidate},
 		{"contracts", "list the feeds: object patterns, tables, columns and rules", runContracts},
 		{"query", "run SQL on the local warehouse", runQuery},
+		{"tables", "list the warehouse's tables and views (no server needed)", runTables},
+		{"schema", "show a table's columns, types and descriptions (no server needed)", runSchema},
 		{"publish", "deliver orders from a JSONL file to AggregateOrders (or the Pub/Sub emulator)", runPublish},
 		{"tick", "call AdvanceWatermark, optionally moving a virtual clock first", runTick},
 		{"status", "did last night's files load? rejects, watermark, open windows, drops", runStatus},

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// tables and schema answer "what can I query?" without a server: the
+// schemas are the embedded files Terraform also creates the tables from,
+// so what they print is what both warehouses hold.
+
+// tableDoc is one table as `tables --format json` and `schema --format
+// json` print it.
+type tableDoc struct {
+	Table       string            `json:"table"`
+	Kind        string            `json:"kind"`
+	PartitionBy string            `json:"partitioned_by_day_of,omitempty"`
+	ClusteredBy []string          `json:"clustered_by,omitempty"`
+	Over        string            `json:"over,omitempty"`
+	Columns     []warehouse.Field `json:"columns,omitempty"`
+	Description string            `json:"description,omitempty"`
+}
+
+// viewDocs are the views: their columns are those of the table they read.
+var viewDocs = []tableDoc{{
+	Table: warehouse.VentasHoraPais, Kind: "view", Over: warehouse.VentasHoraPaisPaneles,
+	Description: "the latest pane of each (window_start, pais): the dashboard's figures",
+}}
+
+func tableDocs() []tableDoc {
+	var docs []tableDoc
+	for _, t := range warehouse.Tables() {
+		docs = append(docs, tableDoc{Table: t.Name, Kind: "table", PartitionBy: t.PartitionField, ClusteredBy: t.Clustering, Columns: t.Schema})
+	}
+	for _, v := range viewDocs {
+		t, err := warehouse.Lookup(v.Over)
+		if err == nil {
+			v.Columns = t.Schema
+		}
+		docs = append(docs, v)
+	}
+	return docs
+}
+
+func runTables(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("tables", flag.ContinueOnError)
+	format := fs.String("format", "text", "output: text or json")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := checkFormat("tables", *format, "text", "json"); err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("tables: takes no arguments (alpipe schema %s shows one table's columns)", pos[0])
+	}
+	docs := tableDocs()
+	if *format == "json" {
+		for i := range docs {
+			docs[i].Columns = nil
+		}
+		return printJSON(stdout, docs)
+	}
+	rows := make([][]string, 0, len(docs))
+	for _, d := range docs {
+		layout := "over " + d.Over
+		if d.Kind == "table" {
+			layout = "day of " + d.PartitionBy + ", clustered by " + strings.Join(d.ClusteredBy, ", ")
+		}
+		rows = append(rows, []string{d.Table, d.Kind, fmt.Sprint(len(d.Columns)), layout})
+	}
+	if err := writeTable(stdout, []string{"table", "kind", "columns", "layout"}, rows, []kind{kindText, kindText, kindInt, kindText}); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "(dataset alpinashop_analitica; alpipe schema TABLE shows the columns)")
+	return nil
+}
+
+func runSchema(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
+	format := fs.String("format", "text", "output: text or json")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := checkFormat("schema", *format, "text", "json"); err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("schema: want exactly one TABLE (alpipe tables lists them)")
+	}
+	docs := tableDocs()
+	names := make([]string, 0, len(docs))
+	for _, d := range docs {
+		names = append(names, d.Table)
+		if d.Table != pos[0] {
+			continue
+		}
+		if *format == "json" {
+			return printJSON(stdout, d)
+		}
+		rows := make([][]string, 0, len(d.Columns))
+		for _, c := range d.Columns {
+			rows = append(rows, []string{c.Name, string(c.Type), c.Mode, c.Description})
+		}
+		if d.Kind == "view" {
+			fmt.Fprintf(stdout, "%s: a view over %s, %s\n", d.Table, d.Over, d.Description)
+		}
+		return writeTable(stdout, []string{"column", "type", "mode", "description"}, rows, []kind{kindText, kindText, kindText, kindText})
+	}
+	if s := suggest(pos[0], names); s != "" {
+		return fmt.Errorf("schema: no table %q: did you mean %q? (alpipe tables lists them)", pos[0], s)
+	}
+	return fmt.Errorf("schema: no table %q (alpipe tables lists them)", pos[0])
+}
