@@ -193,40 +193,7 @@ func (p *Processor) readOrders(tx docstore.Tx, a aggregation, items []*item, ops
 		}
 	}
 
-	// The cells the new orders go to. A cell with one order in the batch
-	// and none from this instance in the last second is not hot: its delta
-	// is this instance's, so that at low traffic a cell's orders gather in
-	// one delta per instance instead of one per order (fewer documents for
-	// the tick to list and read). A hot cell's batches spread over the
-	// deltas by their first pedido_id, for commits not to meet on one
-	// document.
-	byWK := map[window.WindowKey]*cellGroup{}
-	var now time.Time
-	for i, it := range items {
-		if _, dup := rd.records[ops[i]]; dup {
-			continue
-		}
-		l, wk := s.Classify(wks[i].Window, rd.wm), wks[i]
-		if l == window.TooLate {
-			continue
-		}
-		if byWK[wk] == nil {
-			g := &cellGroup{wk: wk, late: l == window.Late && s.LateDelay == 0, n: s.ShardOf(it.o.PedidoID)}
-			byWK[wk] = g
-			rd.groups = append(rd.groups, g)
-		}
-	}
-	for i, it := range items {
-		if g := byWK[wks[i]]; g != nil {
-			g.orders++
-			now = it.now
-		}
-	}
-	for _, g := range rd.groups {
-		if g.orders < 2 && !p.hot.recent(a.paths.cell(g.wk), now) {
-			g.n = p.instanceDelta(s)
-		}
-	}
+	rd.groups = p.cellGroups(a, items, ops, wks, rd)
 	var get []string
 	var of []*cellGroup
 	for _, g := range rd.groups {
@@ -263,6 +230,47 @@ func (p *Processor) readOrders(tx docstore.Tx, a aggregation, items []*item, ops
 		}
 	}
 	return rd, nil
+}
+
+// cellGroups returns the cells the new orders of items go to (not
+// duplicates, not too late), with the delta each adds to. A cell with one
+// order in the batch and none from this instance in the last second is not
+// hot: its delta is this instance's, so that at low traffic a cell's orders
+// gather in one delta per instance instead of one per order (fewer
+// documents for the tick to list and read). A hot cell's batches spread
+// over the deltas by their first pedido_id, for commits not to meet on one
+// document.
+func (p *Processor) cellGroups(a aggregation, items []*item, ops []string, wks []window.WindowKey, rd orderRead) []*cellGroup {
+	s := a.spec
+	var groups []*cellGroup
+	byWK := map[window.WindowKey]*cellGroup{}
+	for i, it := range items {
+		if _, dup := rd.records[ops[i]]; dup {
+			continue
+		}
+		l, wk := s.Classify(wks[i].Window, rd.wm), wks[i]
+		if l == window.TooLate {
+			continue
+		}
+		if byWK[wk] == nil {
+			g := &cellGroup{wk: wk, late: l == window.Late && s.LateDelay == 0, n: s.ShardOf(it.o.PedidoID)}
+			byWK[wk] = g
+			groups = append(groups, g)
+		}
+	}
+	var now time.Time
+	for i, it := range items {
+		if g := byWK[wks[i]]; g != nil {
+			g.orders++
+			now = it.now
+		}
+	}
+	for _, g := range groups {
+		if g.orders < 2 && !p.hot.recent(a.paths.cell(g.wk), now) {
+			g.n = p.instanceDelta(s)
+		}
+	}
+	return groups
 }
 
 // planOrders handles items one after the other, in memory, until the
