@@ -65,9 +65,9 @@ var helps = map[string]helpText{
 		examples: []string{"alpipe tick --now 2026-03-14T18:25:00Z"},
 	},
 	"status": {
-		usage:    "alpipe status [OBJECT] [--since 24h] [--files 50] [--format text|json] [--server URL] [--cloud]",
+		usage:    "alpipe status [OBJECT] [--since 24h] [--files 50] [--state FAILED] [--watch 10s] [--format text|json] [--server URL] [--cloud]",
 		args:     "OBJECT  optional: a landing object name; prints that object's ledger history (every generation and attempt outcome).",
-		examples: []string{"alpipe status", "alpipe status exportaciones/2026/03/14/pedidos-erp.csv", "alpipe status --since 72h --format json"},
+		examples: []string{"alpipe status", "alpipe status exportaciones/2026/03/14/pedidos-erp.csv", "alpipe status --state FAILED", "alpipe status --watch 10s", "alpipe status --since 72h --format json"},
 	},
 	"quarantine": {
 		usage:    "alpipe quarantine ls [PREFIX] [--format text|json] [--server URL]\n       alpipe quarantine get OBJECT [-o FILE] [--server URL]",

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/client"
@@ -27,9 +29,50 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 	since := fs.Duration("since", ops.DefaultSince, "how far back files and discarded orders count")
 	files := fs.Int("files", 50, "files listed, newest first")
 	cloud := fs.Bool("cloud", false, "read the backends the environment names (as the deployed functions do) instead of a local server")
+	stateFlag := fs.String("state", "", "list the files in this ledger state, however old (FAILED, IN_PROGRESS, DONE, REJECTED, SKIPPED, DUPLICATE)")
+	every := fs.Duration("watch", 0, "print the report again at this interval (e.g. 10s) until Ctrl-C")
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
+	}
+	if *every < 0 || (*every > 0 && *every < time.Second) {
+		return fmt.Errorf("status: --watch wants an interval of at least 1s, e.g. --watch 10s")
+	}
+	if *every > 0 {
+		rest := withoutFlag(args, "watch")
+		return watch(ctx, *every, 0, stdout, func() error { return runStatus(ctx, rest, stdout) })
+	}
+	if *stateFlag != "" {
+		if len(pos) > 0 {
+			return fmt.Errorf("status: --state lists files; it does not take an OBJECT")
+		}
+		st, err := parseState(*stateFlag)
+		if err != nil {
+			return err
+		}
+		if err := checkFormat("status", *format, "text", "json"); err != nil {
+			return err
+		}
+		if *files <= 0 {
+			return fmt.Errorf("status: --files must be positive")
+		}
+		var recs []ledger.Record
+		if *cloud {
+			if err := cloudEnv("status --cloud"); err != nil {
+				return err
+			}
+			proc, err := functions.Prepare(ctx, []string{functions.IngestCSVName}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
+			if err != nil {
+				return err
+			}
+			defer proc.App.Close()
+			if recs, err = proc.App.Ledger().List(ctx); err != nil {
+				return fmt.Errorf("status: %w", err)
+			}
+		} else if recs, err = (client.Server{URL: *server}).Ledger(ctx); err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		return filesInState(recs, st, *files, *format, stdout)
 	}
 	if len(pos) > 1 {
 		return fmt.Errorf("status: want at most one OBJECT, got %d arguments", len(pos))
@@ -107,4 +150,22 @@ func objectHistory(ctx context.Context, srv client.Server, arg, format string, s
 		fmt.Fprintln(stdout)
 	}
 	return nil
+}
+
+// withoutFlag drops --name and -name (with "=value" or the next argument as
+// its value) from args, so that --watch can re-run the same command.
+func withoutFlag(args []string, name string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		bare := strings.TrimLeft(a, "-")
+		switch {
+		case a != bare && bare == name:
+			i++ // its value is the next argument
+		case a != bare && strings.HasPrefix(bare, name+"="):
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+// ledgerStates are the states `status --state` accepts, in the order a
+// person reads them.
+var ledgerStates = []ledger.State{ledger.InProgress, ledger.Done, ledger.Rejected, ledger.Skipped, ledger.Duplicate, ledger.Failed}
+
+// parseState reads --state case-insensitively and names the valid ones.
+func parseState(s string) (ledger.State, error) {
+	st := ledger.State(strings.ToUpper(strings.TrimSpace(s)))
+	if slices.Contains(ledgerStates, st) {
+		return st, nil
+	}
+	names := make([]string, len(ledgerStates))
+	for i, v := range ledgerStates {
+		names[i] = string(v)
+	}
+	return "", fmt.Errorf("status: --state %q is not a ledger state (want one of %s)", s, strings.Join(names, ", "))
+}
+
+// filesInState prints every ledger record in state, newest first, however
+// old: "which files failed?" has no time horizon.
+func filesInState(recs []ledger.Record, state ledger.State, max int, format string, stdout io.Writer) error {
+	var mine []ledger.Record
+	for _, r := range recs {
+		if r.State == state {
+			mine = append(mine, r)
+		}
+	}
+	slices.SortStableFunc(mine, func(a, b ledger.Record) int { return b.StartedAt.Compare(a.StartedAt) })
+	more := len(mine) - max
+	if more > 0 {
+		mine = mine[:max]
+	}
+	if format == "json" {
+		if mine == nil {
+			mine = []ledger.Record{}
+		}
+		return printJSON(stdout, mine)
+	}
+	if len(mine) == 0 {
+		fmt.Fprintf(stdout, "no files in state %s\n", state)
+		return nil
+	}
+	rows := make([][]string, 0, len(mine))
+	for _, r := range mine {
+		rows = append(rows, []string{r.StartedAt.UTC().Format("2006-01-02T15:04:05Z"), fmt.Sprint(r.Key.Generation), "gs://" + r.Key.Bucket + "/" + r.Key.Object, oneLineReason(r.Reason)})
+	}
+	if err := writeTable(stdout, []string{"started", "generation", "object", "reason"}, rows, []kind{kindText, kindInt, kindText, kindText}); err != nil {
+		return err
+	}
+	if more > 0 {
+		fmt.Fprintf(stdout, "(%s in state %s; %d more: raise --files)\n", plural(len(mine), "file", "files"), state, more)
+		return nil
+	}
+	fmt.Fprintf(stdout, "(%s in state %s; alpipe status OBJECT shows one's history)\n", plural(len(mine), "file", "files"), state)
+	return nil
+}
+
+func oneLineReason(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+// watch runs report every interval until ctx ends (Ctrl-C), each time after
+// a separator line with the time, so that a person can leave it open during
+// a backfill. count > 0 stops after that many reports (tests).
+func watch(ctx context.Context, interval time.Duration, count int, stdout io.Writer, report func() error) error {
+	for i := 0; count <= 0 || i < count; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(interval):
+			}
+		}
+		fmt.Fprintf(stdout, "── %s (every %s; Ctrl-C stops)\n", time.Now().UTC().Format("15:04:05Z"), interval)
+		if err := report(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

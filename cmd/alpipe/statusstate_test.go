@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+)
+
+func TestParseState(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     ledger.State
+		wantErr  string
+	}{
+		{name: "upper case", in: "FAILED", want: ledger.Failed},
+		{name: "lower case", in: "in_progress", want: ledger.InProgress},
+		{name: "unknown names the valid ones", in: "LOST", wantErr: "want one of IN_PROGRESS, DONE, REJECTED, SKIPPED, DUPLICATE, FAILED"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseState(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("parseState(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestFilesInStateNewestFirstAndBounded(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2026, 3, 14, h, 0, 0, 0, time.UTC) }
+	rec := func(obj string, st ledger.State, h int) ledger.Record {
+		return ledger.Record{Key: ledger.Key{Bucket: "b", Object: obj, Generation: int64(h)}, State: st, StartedAt: at(h), Reason: "load: backend\nunavailable"}
+	}
+	recs := []ledger.Record{rec("a.csv", ledger.Failed, 1), rec("b.csv", ledger.Done, 2), rec("c.csv", ledger.Failed, 3), rec("d.csv", ledger.Failed, 2)}
+	var out bytes.Buffer
+	if err := filesInState(recs, ledger.Failed, 2, "text", &out); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"started               generation  object        reason",
+		"2026-03-14T03:00:00Z           3  gs://b/c.csv  load: backend unavailable",
+		"2026-03-14T02:00:00Z           2  gs://b/d.csv  load: backend unavailable",
+		"(2 files in state FAILED; 1 more: raise --files)",
+	}
+	if diff := cmp.Diff(want, strings.Split(strings.TrimRight(out.String(), "\n"), "\n")); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+func TestWithoutFlag(t *testing.T) {
+	got := withoutFlag([]string{"--watch", "10s", "--since", "1h", "-watch=5s", "--format=json"}, "watch")
+	if diff := cmp.Diff([]string{"--since", "1h", "--format=json"}, got); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+}
+
+func TestWatchRepeatsTheReport(t *testing.T) {
+	var out bytes.Buffer
+	n := 0
+	err := watch(context.Background(), time.Millisecond, 3, &out, func() error { n++; out.WriteString("report\n"); return nil })
+	if err != nil || n != 3 || strings.Count(out.String(), "Ctrl-C stops") != 3 {
+		t.Errorf("watch ran the report %d times (err %v):\n%s", n, err, out.String())
+	}
+}
+
+func TestStatusStateThroughTheServer(t *testing.T) {
+	dropERP(t)
+	out, err := run(t, "status", "--state", "done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "gs://alpinashop-catalogo/exportaciones/2026/03/14/pedidos-erp.csv") || !strings.Contains(out, "in state DONE") {
+		t.Errorf("status --state done:\n%s", out)
+	}
+	if _, err := run(t, "status", "--watch", "10ms"); err == nil || !strings.Contains(err.Error(), "at least 1s") {
+		t.Errorf("status --watch 10ms: %v, want a refusal", err)
+	}
+}
