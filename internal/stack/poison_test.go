@@ -66,7 +66,9 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 		if err := json.Unmarshal(c.Body, &res); err != nil || len(res.Aggregations) != 1 {
 			t.Fatalf("tick answer %s: %v", c.Body, err)
 		}
-		return res.Aggregations[0]
+		a := res.Aggregations[0]
+		t.Logf("tick %s: HTTP %d, watermark %s, %d panes, %d expired, failing %v", s.Now().Format("15:04"), c.Status, hhmm(a.Watermark), len(a.Panes), a.Expired, a.Failing)
+		return a
 	}
 	tickAt(10) // EARLY panes: the cells exist in Firestore now
 
@@ -117,6 +119,7 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s #%s %s pedidos=%s", cell(p["pais"]), cell(p["pane_index"]), cell(p["timing"]), cell(p["pedidos"])))
 	}
 	sort.Strings(got)
+	t.Logf("panes: %s", strings.Join(got, ", "))
 	want := []string{
 		"DE #0 EARLY pedidos=1", "DE #1 ON_TIME pedidos=1",
 		"ES #0 EARLY pedidos=1", "ES #1 ON_TIME pedidos=1",
