@@ -90,7 +90,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if os.Getenv("FUNCTION_TARGET") != "" {
+	var process config.Server
+	if err := config.Load(ctx, &process, nil); err != nil {
+		return nil, err
+	}
+	if process.Target != "" {
 		return nil, errors.New("FUNCTION_TARGET is set: unset it to serve every function locally (or run cmd/server for one)")
 	}
 	if !isLoopbackAddr(opts.Addr) && !opts.AllowRemote {
