@@ -124,13 +124,13 @@ if ! command -v terraform >/dev/null 2>&1; then
 fi
 TF_WORK="$SCAN_ROOT/tf"
 mkdir -p "$TF_WORK/terraform"
-cp -R "$TF_DIR/." "$TF_WORK/terraform/"
-rm -rf "$TF_WORK/terraform/.terraform" "$TF_WORK/terraform/.terraform.lock.hcl"
+# Without a working directory someone may have initialised in terraform/.
+tar -C "$TF_DIR" --exclude=./.terraform --exclude=./.terraform.lock.hcl -cf - . | tar -C "$TF_WORK/terraform" -xf -
 ln -s "$ROOT/internal" "$TF_WORK/internal"
 MIRROR="$ROOT/../shared/terraform"
-if [[ -x "$MIRROR/cliconfig" ]]; then
+if [[ -f "$MIRROR/cliconfig" ]]; then
   echo "provider: filesystem mirror $(cd "$MIRROR" && pwd)"
-  "$MIRROR/cliconfig" >"$TF_WORK/terraform.rc"
+  sh "$MIRROR/cliconfig" >"$TF_WORK/terraform.rc"
 else
   echo "provider: registry (no ../shared/terraform), cached in .cache/terraform/plugins"
   mkdir -p "$ROOT/.cache/terraform/plugins"
@@ -138,9 +138,9 @@ else
 fi
 # terraform test destroys what its runs applied, and prevent_destroy (which
 # no variable can switch off) would fail that teardown of the mock state.
-# An override file, in the scratch copy only, lifts it for the tests;
-# internal/deploy checks prevent_destroy on the module itself, as a test of
-# the configuration's text, which is all terraform test cannot see.
+# An override file, in the scratch copy only, lifts it for the tests. No
+# test run can observe a lifecycle setting: internal/deploy checks
+# prevent_destroy in the module's text.
 awk '/^resource "[^"]+" "[^"]+" \{/ { addr = $2 " " $3 }
   /^[[:space:]]*prevent_destroy[[:space:]]*=[[:space:]]*true/ {
     printf "resource %s {\n  lifecycle {\n    prevent_destroy = false\n  }\n}\n\n", addr
