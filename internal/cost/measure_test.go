@@ -45,8 +45,8 @@ func streamBounds(m Measurement, _ int64) []bound {
 		tickCalls += a.Calls
 	}
 	return []bound{
-		{"reads per order", m.OrderOps.BilledReads(), m.Orders, ri(3), big.NewRat(7, 2),
-			"a batch of one order reads the watermark, its dedup record and the delta it adds to; a late order (Ld = 0) reads its cell and every delta of it"},
+		{"reads per order", m.OrderOps.BilledReads(), m.Orders, ri(4), big.NewRat(9, 2),
+			"a batch of one order reads the watermark, its dedup record, the delta it adds to and its cell (the headroom check); a late order (Ld = 0) reads its cell and every delta of it"},
 		{"writes per order", m.OrderOps.Writes, m.Orders, ri(2), big.NewRat(5, 2),
 			"an accepted order writes its shard and its dedup record; new cells, late corrections and dead letters add a few"},
 		{"deletes per order", m.OrderOps.Deletes, m.Orders, ri(0), big.NewRat(1, 20),
