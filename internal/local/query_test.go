@@ -140,6 +140,53 @@ func TestQueryTimeoutCancelsDuckDB(t *testing.T) {
 	}
 }
 
+// recording refuses SQL that starts with refuse and records every
+// statement it is asked to run.
+type recording struct {
+	counting
+	refuse string
+	sqls   *[]string
+}
+
+func (r recording) QueryRows(ctx context.Context, sql string, sink warehouse.RowSink) error {
+	*r.sqls = append(*r.sqls, sql)
+	if r.refuse != "" && strings.HasPrefix(sql, r.refuse) {
+		return errors.New("syntax error")
+	}
+	return r.counting.QueryRows(ctx, sql, sink)
+}
+
+// TestQueryAsksTheEngineForNoMoreThanItMaySend: DuckDB's driver holds a
+// whole result before the first row is read, so the server wraps the query
+// in a LIMIT of what the answer may need, and runs it as sent when it
+// cannot be wrapped (SHOW, DESCRIBE).
+func TestQueryAsksTheEngineForNoMoreThanItMaySend(t *testing.T) {
+	caps := config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: time.Minute}
+	tests := []struct {
+		name    string
+		sql     string
+		maxRows int64
+		refuse  string
+		want    []string
+	}{
+		{name: "the cap and one", sql: "SELECT i FROM t -- all of them;\n ;", want: []string{"SELECT * FROM (\nSELECT i FROM t -- all of them\n) AS q LIMIT 11"}},
+		{name: "the client's max_rows and one", sql: "SELECT 1", maxRows: 3, want: []string{"SELECT * FROM (\nSELECT 1\n) AS q LIMIT 4"}},
+		{name: "not wrappable: as sent", sql: "SHOW TABLES", refuse: "SELECT * FROM (", want: []string{"SELECT * FROM (\nSHOW TABLES\n) AS q LIMIT 11", "SHOW TABLES"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sqls []string
+			srv := queryServer(t, recording{counting: counting{n: 1, cell: "x"}, refuse: tt.refuse, sqls: &sqls}, caps)
+			if _, err := srv.QueryRows(t.Context(), tt.sql, tt.maxRows, &warehouse.Collect{}); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, sqls); diff != "" {
+				t.Errorf("statements run (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestWarehouseRouteQueryCaps: the warehouse route (a cgo-free
 // cmd/server's queries) answers whole, so past a cap it fails naming it
 // instead of sending fewer rows.

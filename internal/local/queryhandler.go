@@ -58,7 +58,13 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeoutCause(r.Context(), h.caps.Timeout, timeout)
 	defer cancel()
 	a := newAnswer(w, h.caps, req.MaxRows)
-	err = streamer(q).QueryRows(ctx, req.SQL, a)
+	st := streamer(q)
+	err = st.QueryRows(ctx, limited(req.SQL, a.want+1), a)
+	if err != nil && !a.started && ctx.Err() == nil && !errors.Is(err, errStop) {
+		// Not wrappable (SHOW, DESCRIBE, a trailing comment): as sent,
+		// which also gives the error in the query's own words.
+		err = st.QueryRows(ctx, req.SQL, a)
+	}
 	if errors.Is(err, errStop) {
 		err = nil // a cap or the client's max_rows; a.limit tells which
 	}
@@ -88,6 +94,16 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		httpError(w, http.StatusInternalServerError, errors.New("the warehouse answered without columns"))
 	}
+}
+
+// limited wraps sql in a LIMIT of the rows the answer may need (one past
+// what it may send, to tell "more"), because DuckDB's driver materialises a
+// result before the first row is read: 20 M rows held 860 MB in the engine
+// even with the answer streamed. The newlines keep a trailing comment from
+// swallowing the wrap; anything that is not one SELECT fails to prepare.
+func limited(sql string, n int64) string {
+	sql = strings.TrimRight(strings.TrimSpace(sql), "; \t\n")
+	return fmt.Sprintf("SELECT * FROM (\n%s\n) AS q LIMIT %d", sql, n)
 }
 
 // streamer is q's streaming side; a backend that only answers whole (none
