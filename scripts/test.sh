@@ -68,7 +68,21 @@ if [[ ${#@} -eq 0 ]]; then
 	# timed, on these emulators), not also here.
 	mapfile -t pkgs < <(go list ./... | grep -v '/internal/stack$')
 fi
-go test -count=1 -timeout 20m "${pkgs[@]}"
+# The tests run with a temporary folder of their own, so that what they
+# leave behind shows: every folder our code or tests create is named
+# alpipe-*, and none may outlive its test.
+test_tmp=$(mktemp -d)
+TMPDIR="$test_tmp" go test -count=1 -timeout 20m "${pkgs[@]}"
+leftover=$(find "$test_tmp" -mindepth 1 -maxdepth 1 -name 'alpipe-*' -printf '%f\n')
+others=$(find "$test_tmp" -mindepth 1 -maxdepth 1 ! -name 'alpipe-*' -printf '%f\n')
+rm -rf "$test_tmp"
+if [[ -n "$others" ]]; then
+	echo "note: third-party tools left in the tests' temporary folder: $others"
+fi
+if [[ -n "$leftover" ]]; then
+	echo "the tests left temporary folders behind: $leftover" >&2
+	exit 1
+fi
 
 if [[ ${#@} -eq 0 ]]; then
 	echo "== production-parity stack"

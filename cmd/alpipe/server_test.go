@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -13,13 +14,27 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
-// The functions framework cannot stop its server, so the tests that need
-// one share a single server on a virtual clock, started on first use.
+// The tests that need a server share one on a virtual clock, started on
+// first use and stopped, with its data folder removed, by TestMain.
 var (
 	shared     *local.Server
+	sharedData string
 	sharedErr  error
 	sharedOnce sync.Once
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		if err := shared.Shutdown("tests done"); err != nil {
+			fmt.Fprintln(os.Stderr, "stop the shared server:", err)
+		}
+	}
+	if sharedData != "" {
+		os.RemoveAll(sharedData)
+	}
+	os.Exit(code)
+}
 
 func server(t *testing.T) string {
 	t.Helper()
@@ -29,6 +44,7 @@ func server(t *testing.T) string {
 			sharedErr = err
 			return
 		}
+		sharedData = data
 		clock := local.VirtualClock(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
 		shared, sharedErr = local.Start(context.Background(), local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clock, Logger: logging.Discard()})
 	})

@@ -28,8 +28,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/ops"
 )
 
-// The functions framework cannot stop its server, so one local server, on
-// a virtual clock, serves every test of this package.
+// One local server, on a virtual clock, serves every test of this package;
+// TestMain stops it and removes its data folder.
 var srv *local.Server
 
 func TestMain(m *testing.M) {
@@ -45,7 +45,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	_ = srv.App.Close()
+	if err := srv.Shutdown("tests done"); err != nil {
+		fmt.Fprintln(os.Stderr, "stop the local server:", err)
+	}
 	os.RemoveAll(data)
 	os.Exit(code)
 }
