@@ -194,6 +194,16 @@ func (d Dec) Sub(o Dec) (Dec, error) {
 
 // MulInt returns d*n exactly, or ErrOverflow.
 func (d Dec) MulInt(n int64) (Dec, error) {
+	if d.hi == 0 && n > 0 {
+		// The common case, a non-negative amount below 2^64 units times a
+		// count: one multiplication.
+		hi, lo := bits.Mul64(d.lo, uint64(n))
+		p := Dec{hi: hi, lo: lo}
+		if hi >= maxHi && !p.inRange() {
+			return Dec{}, ErrOverflow
+		}
+		return p, nil
+	}
 	if d.IsZero() || n == 0 {
 		return Dec{}, nil
 	}
@@ -281,6 +291,9 @@ func ParseBytes(b []byte, comma bool) (Dec, error) {
 // it plus a digit still fits a uint64.
 const smallInt = (1<<64 - 1 - 9) / 10
 
+// parse is the common case: an integer part that fits one word (19 digits
+// or fewer), read in the same loop as a 64-bit decimal would be. A longer
+// one is read again by parseWide.
 func parse[T string | []byte](s T, comma bool) (Dec, error) {
 	if len(s) == 0 {
 		return Dec{}, ErrSyntax
@@ -294,11 +307,7 @@ func parse[T string | []byte](s T, comma bool) (Dec, error) {
 	case '+':
 		i++
 	}
-	// The integer part is one word until it outgrows it (20 digits or
-	// more), then two: the common amounts never pay for the wide path.
 	var intPart, frac uint64
-	var wide Dec
-	isWide := false
 	intDigits, fracDigits := 0, 0
 	seenSep := false
 	for ; i < len(s); i++ {
@@ -317,13 +326,63 @@ func parse[T string | []byte](s T, comma bool) (Dec, error) {
 				fracDigits++
 				continue
 			}
+			if intPart > smallInt {
+				return parseWide(s, comma)
+			}
+			intPart = intPart*10 + d
 			intDigits++
-			if !isWide {
-				if intPart <= smallInt {
-					intPart = intPart*10 + d
+		case (c == '.' && !comma) || (c == ',' && comma):
+			if seenSep {
+				return Dec{}, ErrSyntax
+			}
+			seenSep = true
+		default:
+			return Dec{}, ErrSyntax
+		}
+	}
+	if intDigits == 0 && fracDigits == 0 {
+		return Dec{}, ErrSyntax
+	}
+	for n := fracDigits; n < Scale; n++ {
+		frac *= 10
+	}
+	// Below 2^64 * 10^9, far inside NUMERIC's 10^38.
+	hi, lo := bits.Mul64(intPart, unit)
+	lo, carry := bits.Add64(lo, frac, 0)
+	v := Dec{hi: hi + carry, lo: lo}
+	if neg {
+		v = v.Neg()
+	}
+	return v, nil
+}
+
+// parseWide reads a decimal whose integer part passed one word: two words,
+// checked against NUMERIC's 29 integer digits as each digit arrives.
+func parseWide[T string | []byte](s T, comma bool) (Dec, error) {
+	i := 0
+	neg := s[0] == '-'
+	if s[0] == '-' || s[0] == '+' {
+		i++
+	}
+	var wide Dec
+	var frac uint64
+	fracDigits := 0
+	seenSep := false
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			d := uint64(c - '0')
+			if seenSep {
+				if fracDigits == Scale {
+					if d != 0 {
+						return Dec{}, ErrPrecision
+					}
 					continue
 				}
-				isWide, wide = true, Dec{lo: intPart}
+				frac = frac*10 + d
+				fracDigits++
+				continue
 			}
 			// wide <= 10^29 here, so ten times it plus a digit fits.
 			h, l := bits.Mul64(wide.lo, 10)
@@ -341,24 +400,13 @@ func parse[T string | []byte](s T, comma bool) (Dec, error) {
 			return Dec{}, ErrSyntax
 		}
 	}
-	if intDigits == 0 && fracDigits == 0 {
-		return Dec{}, ErrSyntax
-	}
 	for n := fracDigits; n < Scale; n++ {
 		frac *= 10
 	}
-	var v Dec
-	if !isWide {
-		hi, lo := bits.Mul64(intPart, unit)
-		lo, carry := bits.Add64(lo, frac, 0)
-		// Below 2^64 * 10^9, far inside NUMERIC's 10^38.
-		v = Dec{hi: hi + carry, lo: lo}
-	} else {
-		// wide <= 10^29-1, so wide*10^9 + frac <= 10^38-1: in range.
-		h, lo := bits.Mul64(wide.lo, unit)
-		lo, carry := bits.Add64(lo, frac, 0)
-		v = Dec{hi: wide.hi*unit + h + carry, lo: lo}
-	}
+	// wide <= 10^29-1, so wide*10^9 + frac <= 10^38-1: in range.
+	h, lo := bits.Mul64(wide.lo, unit)
+	lo, carry := bits.Add64(lo, frac, 0)
+	v := Dec{hi: wide.hi*unit + h + carry, lo: lo}
 	if neg {
 		v = v.Neg()
 	}
