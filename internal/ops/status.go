@@ -114,6 +114,19 @@ type StreamReport struct {
 	Windows     []WindowLine `json:"windows,omitempty"`
 	Outbox      int          `json:"outbox"` // rows waiting for the warehouse
 	TickRunning bool         `json:"tick_running,omitempty"`
+	// Failing are the cells the ticks cannot process, with their error:
+	// every other cell goes on, these are retried at every tick.
+	Failing []FailingLine `json:"failing,omitempty"`
+}
+
+// FailingLine is a cell (or a document of one) the ticks cannot process.
+type FailingLine struct {
+	Document    string    `json:"document"`
+	WindowStart time.Time `json:"window_start,omitzero"`
+	WindowEnd   time.Time `json:"window_end,omitzero"`
+	Key         string    `json:"key,omitempty"`
+	Since       time.Time `json:"since,omitzero"`
+	Error       string    `json:"error"`
 }
 
 // WindowLine is one open window and its keys.
@@ -260,6 +273,9 @@ func streamReport(a stream.AggregationStatus) StreamReport {
 		Aggregation: a.Aggregation, Watermark: a.Watermark, LagSeconds: int64(a.Lag.Seconds()),
 		MaxEventTime: a.MaxEventTime, LastAccepted: a.LastAccepted,
 		OpenWindows: len(a.OpenWindows), Outbox: a.Outbox, TickRunning: !a.TickLeaseUntil.IsZero(),
+	}
+	for _, f := range a.Failing {
+		sr.Failing = append(sr.Failing, FailingLine{Document: f.Path, WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Key: f.Key, Since: f.Since, Error: f.Error})
 	}
 	for _, w := range a.OpenWindows { // sorted by start, then key
 		n := len(sr.Windows)

@@ -87,12 +87,13 @@ func WriteStatus(w io.Writer, r Report) error {
 			fmt.Fprintf(w, "  watermark: %s, %s behind processing time\n", stamp(s.Watermark), human(time.Duration(s.LagSeconds)*time.Second))
 			fmt.Fprintf(w, "  newest event time: %s, last order accepted at %s\n", stamp(s.MaxEventTime), stamp(s.LastAccepted))
 		}
-		fmt.Fprintf(w, "  open windows: %d (window, key)s in %d windows\n", s.OpenWindows, len(s.Windows))
+		fmt.Fprintf(w, "  open windows: %s in %s\n", plural(s.OpenWindows, "(window, key)", "(window, key)s"), plural(len(s.Windows), "window", "windows"))
 		for _, wl := range s.Windows {
-			fmt.Fprintf(w, "    %s to %s  %s  panes %d, ON_TIME owed by %d\n", stamp(wl.Start), wl.End.UTC().Format("15:04:05Z"), strings.Join(wl.Keys, " "), wl.Panes, wl.OnTimeOwed)
+			fmt.Fprintf(w, "    %s to %s  %s  %s, ON_TIME owed by %s\n", stamp(wl.Start), wl.End.UTC().Format("15:04:05Z"), strings.Join(wl.Keys, " "), plural(int(wl.Panes), "pane", "panes"), plural(wl.OnTimeOwed, "key", "keys"))
 		}
+		writeFailing(w, s.Failing)
 		if s.Outbox > 0 {
-			fmt.Fprintf(w, "  outbox: %d rows waiting for the warehouse (the next tick appends them)\n", s.Outbox)
+			fmt.Fprintf(w, "  outbox: %s waiting for the warehouse (the next tick appends them)\n", plural(s.Outbox, "row", "rows"))
 		}
 		if s.TickRunning {
 			fmt.Fprintln(w, "  a tick is running")
@@ -108,7 +109,7 @@ func WriteStatus(w io.Writer, r Report) error {
 		}
 		writeAligned(w, "  ", rows, map[int]bool{0: true})
 		if d.Pending > 0 {
-			fmt.Fprintf(w, "  %d dead letters waiting for the warehouse\n", d.Pending)
+			fmt.Fprintf(w, "  %s waiting for the warehouse\n", plural(d.Pending, "dead letter", "dead letters"))
 		}
 	}
 	if len(r.Problems) > 0 {
@@ -118,6 +119,40 @@ func WriteStatus(w io.Writer, r Report) error {
 		}
 	}
 	return nil
+}
+
+// writeFailing lists the cells the ticks cannot process, each with its
+// error, so that a person sees what to repair; nothing when there are none.
+func writeFailing(w io.Writer, fs []FailingLine) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  failing: %s the ticks cannot process (every other cell goes on; these are retried at every tick):\n", plural(len(fs), "cell", "cells"))
+	for _, f := range fs {
+		cell := f.Document
+		if !f.WindowStart.IsZero() {
+			cell = stamp(f.WindowStart) + " to " + f.WindowEnd.UTC().Format("15:04:05Z")
+			if f.Key != "" {
+				cell += " " + f.Key
+			}
+		}
+		since := ""
+		if !f.Since.IsZero() {
+			since = " since " + stamp(f.Since)
+		}
+		fmt.Fprintf(w, "    %s%s: %s\n", cell, since, oneLine(f.Error))
+		if !f.WindowStart.IsZero() {
+			fmt.Fprintf(w, "      document %s\n", f.Document)
+		}
+	}
+}
+
+// plural writes a count with the noun that agrees with it: 1 file, 2 files.
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(int64(n)) + " " + many
 }
 
 func attention(l FileLine) string {

@@ -17,9 +17,9 @@ const maxNotes = 20
 func WriteSummary(w io.Writer, s Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	elapsed := time.Duration(s.Seconds * float64(time.Second)).Round(100 * time.Millisecond)
-	fmt.Fprintf(tw, "backfill %s: %d objects in %s\n", s.Prefix, s.Listed, elapsed)
-	fmt.Fprintf(tw, "  loaded:\t%d files, %s rows loaded of %s read, %s quarantined\n",
-		s.Loaded, thousands(s.RowsLoaded), thousands(s.RowsRead), thousands(s.RowsQuarantined))
+	fmt.Fprintf(tw, "backfill %s: %s in %s\n", s.Prefix, plural(s.Listed, "object", "objects"), elapsed)
+	fmt.Fprintf(tw, "  loaded:\t%s, %s loaded of %s read, %s quarantined\n",
+		plural(s.Loaded, "file", "files"), plural(int(s.RowsLoaded), "row", "rows"), thousands(s.RowsRead), thousands(s.RowsQuarantined))
 	fmt.Fprintf(tw, "  skipped:\t%d already final in the ledger\n", s.Skipped)
 	fmt.Fprintf(tw, "  duplicates:\t%d (same content as an earlier object)\n", len(s.Duplicates))
 	if s.NoContract > 0 {

@@ -1,0 +1,89 @@
+package ops_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/stream"
+)
+
+// fakeStream answers a fixed status, as a processor whose state holds
+// cells the ticks cannot process would.
+type fakeStream struct{ status []stream.AggregationStatus }
+
+func (f fakeStream) Status(context.Context, time.Time) ([]stream.AggregationStatus, error) {
+	return f.status, nil
+}
+func (fakeStream) DeadLettersPending(context.Context) (int, error) { return 0, nil }
+
+// TestStatusFailingCells: the status report lists every cell the ticks
+// cannot process with its window, key, since when, the error and the
+// document to repair, and says nothing about failing cells when there are
+// none.
+func TestStatusFailingCells(t *testing.T) {
+	w := time.Date(2026, 3, 15, 6, 0, 0, 0, time.UTC)
+	cell := stream.FailingCell{
+		Aggregation: "ventas_hora_pais", Path: "streams/ventas_hora_pais/windows/20260315T060000Z_es",
+		WindowStart: w, WindowEnd: w.Add(time.Hour), Key: "es", Since: w.Add(70 * time.Minute),
+		Error: "decode cell: layout 9 found,\nthis binary reads layout 1",
+	}
+	doc := stream.FailingCell{Aggregation: "ventas_hora_pais", Path: "streams/ventas_hora_pais/deltas/garbage", Error: "not a delta path"}
+	tests := []struct {
+		name      string
+		failing   []stream.FailingCell
+		wantLines string // the report's failing section, "" for none
+	}{
+		{name: "none", failing: nil, wantLines: ""},
+		{name: "one cell", failing: []stream.FailingCell{cell}, wantLines: `  failing: 1 cell the ticks cannot process (every other cell goes on; these are retried at every tick):
+    2026-03-15 06:00:00Z to 07:00:00Z es since 2026-03-15 07:10:00Z: decode cell: layout 9 found, this binary reads layout 1
+      document streams/ventas_hora_pais/windows/20260315T060000Z_es
+`},
+		{name: "a cell and a document without a cell", failing: []stream.FailingCell{cell, doc}, wantLines: `  failing: 2 cells the ticks cannot process (every other cell goes on; these are retried at every tick):
+    2026-03-15 06:00:00Z to 07:00:00Z es since 2026-03-15 07:10:00Z: decode cell: layout 9 found, this binary reads layout 1
+      document streams/ventas_hora_pais/windows/20260315T060000Z_es
+    streams/ventas_hora_pais/deltas/garbage: not a delta path
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := ops.Sources{
+				Stream: fakeStream{[]stream.AggregationStatus{{Aggregation: "ventas_hora_pais", Failing: tt.failing}}},
+				Now:    func() time.Time { return morning },
+			}
+			rep := ops.BuildReport(context.Background(), src, ops.StatusOptions{})
+			if len(rep.Stream) != 1 || len(rep.Stream[0].Failing) != len(tt.failing) {
+				t.Fatalf("report stream %+v, want %d failing cells", rep.Stream, len(tt.failing))
+			}
+			var buf bytes.Buffer
+			if err := ops.WriteStatus(&buf, rep); err != nil {
+				t.Fatal(err)
+			}
+			got := buf.String()
+			start := strings.Index(got, "  failing: ")
+			if tt.wantLines == "" {
+				if start >= 0 || strings.Contains(got, "failing") {
+					t.Errorf("report mentions failing cells when there are none:\n%s", got)
+				}
+				return
+			}
+			if start < 0 {
+				t.Fatalf("report lacks the failing cells:\n%s", got)
+			}
+			end := strings.Index(got[start:], "\n\n")
+			if end < 0 {
+				end = len(got) - start
+			} else {
+				end++
+			}
+			if diff := cmp.Diff(tt.wantLines, got[start:start+end]); diff != "" {
+				t.Errorf("failing section (-want +got):\n%s\nwhole report:\n%s", diff, got)
+			}
+		})
+	}
+}
