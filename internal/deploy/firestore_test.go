@@ -11,58 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/zclconf/go-cty/cty"
 )
 
-// The pipeline keeps its state in a named database of its own, so its TTL
-// policies and index exemptions touch nothing of the web application's
-// (default) database, and every service is pointed at that database.
-func TestFirestoreDatabaseIsAlpipesOwn(t *testing.T) {
-	cfg := loadTerraform(t)
-	ev := deployed(t, cfg, nil)
-	if got := ev.vars["firestore_database"].AsString(); got != "alpipe" {
-		t.Errorf("firestore_database default %q, want alpipe", got)
-	}
-	tests := []struct {
-		name  string
-		value string
-		ok    bool
-	}{
-		{name: "the default", value: "alpipe", ok: true},
-		{name: "another named database", value: "alpipe-test", ok: true},
-		{name: "the application's database", value: "(default)", ok: false},
-		{name: "too short", value: "ab", ok: false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := validationsHold(t, cfg, "firestore_database", cty.StringVal(tc.value)); got != tc.ok {
-				t.Errorf("validation of %q passes = %v, want %v", tc.value, got, tc.ok)
-			}
-		})
-	}
-
-	db := cfg.lookup(t, "google_firestore_database.state")
-	if got := traversal(db.Block.Body.Attributes["name"].Expr); got != "var.firestore_database" {
-		t.Errorf("database name = %s, want var.firestore_database", got)
-	}
-	if got := traversal(envExpr(t, cfg, "backend_env", "FIRESTORE_DATABASE")); got != "google_firestore_database.state.name" {
-		t.Errorf("FIRESTORE_DATABASE = %s, want google_firestore_database.state.name", got)
-	}
-	for _, r := range cfg.ofType("google_firestore_field") {
-		if got := traversal(r.Block.Body.Attributes["database"].Expr); got != "google_firestore_database.state.name" {
-			t.Errorf("%s: database = %s, want google_firestore_database.state.name (the default database is not alpipe's)", r.addr(), got)
-		}
-	}
-	cond, ok := attr(cfg.lookup(t, "google_project_iam_member.firestore_user").Block, "condition", "expression")
-	if !ok || !refsOf(cond.Expr)["google_firestore_database.state.name"] {
-		t.Error("the datastore.user grant must be conditioned on alpipe's database")
-	}
-}
-
 // Every document keeps its payload in the string field json, which nothing
-// queries: its single-field indexes are disabled in every collection group
-// the adapters write (internal/docstore/firestore asks for it).
+// queries: its single-field indexes are disabled (terraform test checks the
+// empty index_config) in every collection group the adapters write
+// (internal/docstore/firestore asks for it), which only their Go source says.
 func TestPayloadFieldIsNotIndexed(t *testing.T) {
 	cfg := loadTerraform(t)
 	ev := deployed(t, cfg, nil)
@@ -76,13 +30,6 @@ func TestPayloadFieldIsNotIndexed(t *testing.T) {
 		t.Fatalf("got %d google_firestore_field resources for json, want 1 iterating over the collection groups", len(payload))
 	}
 	r := payload[0]
-	ic := nested(r.Block, "index_config")
-	if ic == nil || len(ic.Body.Blocks) > 0 || len(ic.Body.Attributes) > 0 {
-		t.Error("json needs an empty index_config {} (all single-field indexes off)")
-	}
-	if nested(r.Block, "ttl_config") != nil {
-		t.Error("json is no TTL field")
-	}
 	groups := keysOf(ev.forEach(t, r))
 	if got := traversal(r.Block.Body.Attributes["collection"].Expr); got != "each.key" {
 		t.Errorf("collection = %s, want each.key", got)
@@ -106,30 +53,6 @@ func TestPayloadFieldIsNotIndexed(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("collection groups the adapters write but var.firestore_collection_groups lacks, so their json stays indexed: %v", missing)
 	}
-}
-
-// validationsHold evaluates every validation of a variable with value.
-func validationsHold(t *testing.T, cfg *tfConfig, name string, value cty.Value) bool {
-	t.Helper()
-	v, ok := cfg.Variables[name]
-	if !ok {
-		t.Fatalf("variable %s missing", name)
-	}
-	ev := deployed(t, cfg, map[string]cty.Value{name: value})
-	n := 0
-	for _, b := range v.Body.Blocks {
-		if b.Type != "validation" {
-			continue
-		}
-		n++
-		if !ev.eval(t, b.Body.Attributes["condition"].Expr, nil).True() {
-			return false
-		}
-	}
-	if n == 0 {
-		t.Fatalf("variable %s has no validation", name)
-	}
-	return true
 }
 
 // adapterCollections finds the Firestore collection IDs the ledger and the

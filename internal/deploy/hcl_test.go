@@ -94,8 +94,6 @@ func nested(b *hclsyntax.Block, path ...string) *hclsyntax.Block { return tfconf
 // traversal renders a plain reference canonically, or "".
 func traversal(expr hcl.Expression) string { return tfconfig.Traversal(expr) }
 
-func renderTraversal(trav hcl.Traversal) string { return tfconfig.RenderTraversal(trav) }
-
 func renderRef(expr hcl.Expression) string { return tfconfig.RenderRef(expr) }
 
 // evaluator evaluates what a plan knows offline (see tfconfig.Evaluator).

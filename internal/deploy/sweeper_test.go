@@ -5,10 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // The sweeper's alert reads its "sweep finished" line; the line must exist.
@@ -43,43 +39,6 @@ func TestSweepLogLineExists(t *testing.T) {
 	if !found {
 		t.Errorf("no \"sweep finished\" log line in internal/sweep: the sweeper metrics and alert would see nothing")
 	}
-}
-
-// objectItem returns the value expression of key in an object constructor.
-func objectItem(t *testing.T, expr hcl.Expression, key string) hcl.Expression {
-	t.Helper()
-	obj, ok := expr.(*hclsyntax.ObjectConsExpr)
-	if !ok {
-		t.Fatalf("%s: not an object constructor", expr.Range())
-	}
-	for _, item := range obj.Items {
-		k, diags := item.KeyExpr.Value(nil)
-		if !diags.HasErrors() && k.Type() == cty.String && k.AsString() == key {
-			return item.ValueExpr
-		}
-	}
-	t.Fatalf("%s: no key %s", expr.Range(), key)
-	return nil
-}
-
-// envExpr returns the expression of one variable in an environment local
-// (an object constructor such as local.ingest_env).
-func envExpr(t *testing.T, cfg *tfConfig, local, name string) hcl.Expression {
-	t.Helper()
-	a, ok := cfg.Locals[local]
-	if !ok {
-		t.Fatalf("local.%s missing", local)
-	}
-	return objectItem(t, a.Expr, name)
-}
-
-// refsOf returns the references an expression makes, rendered.
-func refsOf(expr hcl.Expression) map[string]bool {
-	out := map[string]bool{}
-	for _, v := range expr.Variables() {
-		out[renderTraversal(v)] = true
-	}
-	return out
 }
 
 func contains(list []string, s string) bool {

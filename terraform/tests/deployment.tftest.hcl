@@ -336,6 +336,20 @@ run "first_deployment" {
     error_message = "The Pub/Sub service agent mints the tokens of the push and Eventarc invokers, and of no other account."
   }
 
+  # --- alpipe's own Firestore database: never (default), which the web
+  # application may use; its TTL policies, index exemptions and the
+  # services' grant touch only it.
+  assert {
+    condition = (google_firestore_database.state.name == "alpipe" &&
+      alltrue([for f in merge(google_firestore_field.payload, google_firestore_field.ttl) : f.database == google_firestore_database.state.name]) &&
+    alltrue([for e in google_cloud_run_v2_service.function["IngestCSV"].template[0].containers[0].env : e.value == "alpipe" if e.name == "FIRESTORE_DATABASE"]))
+    error_message = "The database, its fields and the services' FIRESTORE_DATABASE must all be alpipe's own database."
+  }
+  assert {
+    condition     = alltrue([for f in google_firestore_field.payload : f.field == "json" && length(f.index_config) == 1 && length(f.index_config[0].indexes) == 0 && length(f.ttl_config) == 0])
+    error_message = "The json payload field needs an empty index_config (all single-field indexes off) and no TTL."
+  }
+
   # --- Dead letters: the policy on the push subscription, a pull
   # subscription that keeps them, and the Pub/Sub service agent's grants.
   assert {

@@ -41,10 +41,11 @@ run "largest_accepted_settings" {
   }
 }
 
-run "no_batching" {
+run "no_batching_and_another_named_database" {
   command = plan
   variables {
-    stream = { batch_wait = "0s" }
+    stream             = { batch_wait = "0s" }
+    firestore_database = "alpipe-test"
   }
 }
 
@@ -52,6 +53,14 @@ run "the_applications_firestore_database" {
   command = plan
   variables {
     firestore_database = "(default)"
+  }
+  expect_failures = [var.firestore_database]
+}
+
+run "firestore_database_too_short" {
+  command = plan
+  variables {
+    firestore_database = "ab"
   }
   expect_failures = [var.firestore_database]
 }
