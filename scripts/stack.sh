@@ -10,8 +10,11 @@
 #
 #   scripts/stack.sh              the proofs (about 2 minutes, of which the
 #                                 first build of cmd/server without cgo)
-#   scripts/stack.sh up           start the stack on the real clock and keep it
-#                                 running, printing its URLs; Ctrl-C stops it
+#   scripts/stack.sh up           start the stack and keep it running for a
+#                                 person, printing its URLs, the commands to
+#                                 try and how to list what BigQuery holds;
+#                                 on the story's clock (2026-03-14 20:30 UTC,
+#                                 moving with the real one); Ctrl-C stops it
 #   scripts/stack.sh -run Crash   extra arguments go to `go test`
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +27,7 @@ fi
 
 if [[ "${1:-}" == "up" ]]; then
 	shift
+	echo "== building cmd/server (CGO_ENABLED=0) and the stack; about 2 minutes the first time, seconds after"
 	STACK_UP=1 go test -count=1 -v -timeout 0 -run '^TestUp$' "$@" ./internal/stack/
 	exit 0
 fi

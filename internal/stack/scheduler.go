@@ -66,6 +66,22 @@ func (s *Scheduler) Jobs() []string {
 	return out
 }
 
+// JobSchedule is one job as a person reads it.
+type JobSchedule struct {
+	Job, Schedule, Service string
+}
+
+// Schedules lists the jobs with their cron schedules and target services.
+func (s *Scheduler) Schedules() []JobSchedule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []JobSchedule
+	for _, j := range s.jobs {
+		out = append(out, JobSchedule{Job: j.Name, Schedule: j.Schedule, Service: j.target.proc.Service.Name})
+	}
+	return out
+}
+
 // JobFor names the job that calls a service (by its FUNCTION_TARGET).
 func (s *Scheduler) JobFor(function string) (string, bool) {
 	s.mu.Lock()

@@ -1,0 +1,215 @@
+package stack
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// Console limits: an answer lists at most this many rows, so that a large
+// table cannot flood a terminal or the stack's memory.
+const (
+	consoleDefaultLimit = 100
+	consoleMaxLimit     = 1000
+)
+
+// Console is what a person asks the running stack (scripts/stack.sh up):
+// the BigQuery fake's tables and rows, which no SQL can reach (the fake
+// runs none), and the stack's clock. It serves loopback clients only.
+//
+//	GET  /tables              each table with its number of rows
+//	GET  /tables/NAME?limit=N the first N rows (default 100, at most 1000), one JSON object a line
+//	GET  /clock               the stack's processing time
+//	POST /clock?to=RFC3339    moves it forward (a test clock only)
+type Console struct {
+	s *Stack
+}
+
+// NewConsole serves the console of s.
+func NewConsole(s *Stack) *Console { return &Console{s: s} }
+
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if reason := consoleRefuse(r); reason != "" {
+		http.Error(w, "stack console: "+reason, http.StatusForbidden)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	switch path := r.URL.Path; {
+	case path == "/tables" || path == "/tables/":
+		if !allowMethod(w, r, http.MethodGet) {
+			return
+		}
+		c.tables(w)
+	case strings.HasPrefix(path, "/tables/"):
+		if !allowMethod(w, r, http.MethodGet) {
+			return
+		}
+		c.rows(w, r, strings.TrimPrefix(path, "/tables/"))
+	case path == "/clock":
+		c.clock(w, r)
+	case path == "/":
+		if !allowMethod(w, r, http.MethodGet) {
+			return
+		}
+		fmt.Fprint(w, "GET /tables, GET /tables/NAME?limit=N, GET /clock, POST /clock?to=2026-03-14T21:00:00Z\n")
+	default:
+		http.Error(w, fmt.Sprintf("no %s here: GET /tables lists the BigQuery fake's tables", path), http.StatusNotFound)
+	}
+}
+
+func allowMethod(w http.ResponseWriter, r *http.Request, methods ...string) bool {
+	for _, m := range methods {
+		if r.Method == m {
+			return true
+		}
+	}
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	http.Error(w, fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, strings.Join(methods, " or ")), http.StatusMethodNotAllowed)
+	return false
+}
+
+func (c *Console) tables(w http.ResponseWriter) {
+	for _, t := range warehouse.Tables() {
+		n := len(c.s.BigQuery.Rows(t.Name))
+		fmt.Fprintf(w, "%-28s %s\n", t.Name, plural(n, "row"))
+	}
+}
+
+func (c *Console) rows(w http.ResponseWriter, r *http.Request, name string) {
+	t, err := warehouse.Lookup(name)
+	if err != nil {
+		var names []string
+		for _, t := range warehouse.Tables() {
+			names = append(names, t.Name)
+		}
+		http.Error(w, fmt.Sprintf("no table %q: the tables are %s", name, strings.Join(names, ", ")), http.StatusNotFound)
+		return
+	}
+	limit := consoleDefaultLimit
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > consoleMaxLimit {
+			http.Error(w, fmt.Sprintf("limit=%q: want a number from 1 to %d", v, consoleMaxLimit), http.StatusBadRequest)
+			return
+		}
+		limit = n
+	}
+	rows := c.s.BigQuery.Rows(t.Name)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	for i, row := range rows {
+		if i == limit {
+			break
+		}
+		b, err := rowJSON(t.Schema, row)
+		if err != nil {
+			fmt.Fprintf(w, "{\"error\":%q}\n", err.Error())
+			return
+		}
+		_, _ = w.Write(append(b, '\n'))
+	}
+	if len(rows) > limit {
+		// A trailer line a reader can tell from a row: rows have the table's columns.
+		fmt.Fprintf(w, "{\"more_rows\":%d,\"hint\":\"?limit=%d shows up to %d\"}\n", len(rows)-limit, consoleMaxLimit, consoleMaxLimit)
+	}
+}
+
+// rowJSON writes a row's columns in the table's order; NUMERIC values are
+// exact decimal strings, as BigQuery's REST API gives them.
+func rowJSON(schema []warehouse.Field, row map[string]any) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range schema {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.Name)
+		b.Write(k)
+		b.WriteByte(':')
+		v := row[f.Name]
+		if r, ok := v.(*big.Rat); ok {
+			v = ratText(r)
+		}
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		b.Write(enc)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// ratText is r as an exact decimal: NUMERIC holds at most 9 decimal places.
+func ratText(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	s := strings.TrimRight(r.FloatString(9), "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+func (c *Console) clock(w http.ResponseWriter, r *http.Request) {
+	if !allowMethod(w, r, http.MethodGet, http.MethodPost) {
+		return
+	}
+	if r.Method == http.MethodPost {
+		v := r.URL.Query().Get("to")
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			http.Error(w, fmt.Sprintf("to=%q: want a time such as 2026-03-14T21:00:00Z", v), http.StatusBadRequest)
+			return
+		}
+		if err := c.s.SetClock(t); err != nil {
+			http.Error(w, "move the clock: "+err.Error(), http.StatusConflict)
+			return
+		}
+	}
+	fmt.Fprintf(w, "%s\n", c.s.Now().UTC().Format(time.RFC3339))
+}
+
+// consoleRefuse keeps the console to this machine's own tools: a loopback
+// client naming a loopback host (a page whose DNS name was rebound to
+// 127.0.0.1 sends its own name), and no request a browser marks as
+// coming from another site.
+func consoleRefuse(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if ip, err := netip.ParseAddr(host); err != nil || !ip.Unmap().IsLoopback() {
+		return fmt.Sprintf("client %s is not on this machine", r.RemoteAddr)
+	}
+	name := r.Host
+	if h, _, err := net.SplitHostPort(r.Host); err == nil {
+		name = h
+	}
+	name = strings.Trim(name, "[]")
+	if ip, err := netip.ParseAddr(name); !(strings.EqualFold(name, "localhost") || err == nil && ip.Unmap().IsLoopback()) {
+		return fmt.Sprintf("host %q is not this machine", r.Host)
+	}
+	if r.Header.Get("Origin") != "" {
+		return "requests from web pages are refused"
+	}
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "none":
+	default:
+		return "cross-site request refused"
+	}
+	return ""
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
