@@ -27,8 +27,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// The functions framework cannot stop its server, so one server, on a
-// virtual clock, serves every test of this package.
+// One server, on a virtual clock, serves most tests of this package
+// (starting one costs DuckDB and the embedded store a second each).
 var srv *Server
 
 func TestMain(m *testing.M) {
