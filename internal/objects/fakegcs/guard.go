@@ -2,9 +2,12 @@ package fakegcs
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -266,3 +269,44 @@ func (w *noCORS) Flush() {
 }
 
 func (w *noCORS) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// bodyName reads the object name of a multipart or resumable upload to the
+// memory backend from its body, the way the fake does (fakestorage/upload.go:
+// the name query parameter, else the metadata's name). It reports false when
+// the body names nothing it can read; the fake then refuses the upload or
+// takes the query's name, which the guard checked. The memory backend keeps
+// objects in memory, so this is about the naming rules only: no name there
+// reaches a file.
+func bodyName(r *http.Request, body []byte) (string, bool) {
+	q := r.URL.Query()
+	if q.Get("name") != "" || q.Has("upload_id") {
+		return "", false
+	}
+	var rd io.Reader = bytes.NewReader(body)
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(rd)
+		if err != nil {
+			return "", false
+		}
+		rd = zr // read only as far as the metadata
+	}
+	var meta struct{ Name string }
+	switch {
+	case q.Get("uploadType") == "multipart":
+		_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil {
+			return "", false
+		}
+		part, err := multipart.NewReader(rd, params["boundary"]).NextPart()
+		if err != nil || json.NewDecoder(io.LimitReader(part, 1<<20)).Decode(&meta) != nil {
+			return "", false
+		}
+	case q.Get("uploadType") == "resumable" || r.Header.Get("X-Goog-Upload-Protocol") == "resumable":
+		if json.NewDecoder(io.LimitReader(rd, 1<<20)).Decode(&meta) != nil {
+			return "", false
+		}
+	default:
+		return "", false
+	}
+	return meta.Name, true
+}

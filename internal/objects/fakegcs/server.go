@@ -120,7 +120,7 @@ func (l *Server) serve(w http.ResponseWriter, r *http.Request) {
 			l.uploads.ServeHTTP(w, r)
 			return
 		}
-		if l.memory && !wholeBody(w, r) {
+		if l.memory && !l.wholeBody(w, r) {
 			return
 		}
 	}
@@ -133,13 +133,22 @@ func (l *Server) serve(w http.ResponseWriter, r *http.Request) {
 // single-shot upload still sends (see streamingUploads.multipart); only the
 // end of the request body tells a finished upload from an aborted one. The
 // memory backend holds every upload whole anyway.
-func wholeBody(w http.ResponseWriter, r *http.Request) bool {
+//
+// The body is also where a multipart or resumable upload names its object,
+// so the name is checked here, as the streaming uploads check theirs.
+func (l *Server) wholeBody(w http.ResponseWriter, r *http.Request) bool {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
 		apiError(w, http.StatusBadRequest, "upload request body did not end: "+err.Error())
 		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
+	if name, ok := bodyName(r, b); ok {
+		if err := l.checkObject(name); err != nil {
+			apiError(w, http.StatusBadRequest, err.Error())
+			return false
+		}
+	}
 	return true
 }
 
