@@ -2,9 +2,9 @@
 # The one test command: the README's and the one .ci/run calls. Cloud Build
 # (cloudbuild.yaml) does not call it: its build has no gcloud emulators on
 # the machine, so it runs the Go part of this script (gofmt, go vet,
-# go test ./... against emulator containers) plus terraform validate and test;
-# the production-parity stack, the browser test, tflint, tfsec and shellcheck
-# run here only.
+# go test ./... against emulator containers) plus terraform fmt and validate;
+# the production-parity stack, the browser test, tflint, tfsec, terraform test
+# and shellcheck run here only.
 #
 # Starts the gcloud Firestore and Pub/Sub emulators on free ports, runs
 # gofmt, go vet and every Go test against them (unit, conformance suites,
