@@ -69,17 +69,23 @@ func storyEnd(steps []step) time.Time {
 func runClock(ctx context.Context, s *Stack, poll time.Duration, out io.Writer) {
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	last := time.Now()
+	offset := s.Now().Sub(time.Now())
 	_, _ = s.Scheduler.Due(ctx) // records the starting minute
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			// A console jump between Now and SetClock makes this one
-			// step fail (backwards); the next step goes on from the jump.
-			_ = s.SetClock(s.Now().Add(now.Sub(last)))
-			last = now
+			// Whole seconds, so that the services see 20:31:00, not
+			// 20:31:00.000008687.
+			want := now.Add(offset).Truncate(time.Second)
+			if cur := s.Now(); cur.After(want) {
+				offset = cur.Sub(now) // the console moved it: go on from there
+				continue
+			}
+			// A console jump between Now and SetClock makes this step
+			// fail (backwards); the next one goes on from the jump.
+			_ = s.SetClock(want)
 		}
 		calls, err := s.Scheduler.Due(ctx)
 		for _, c := range calls {
