@@ -52,6 +52,22 @@ type QueryTail struct {
 	End QueryEnd `json:"end"`
 }
 
+// QueryError is a query the server refused or could not run, before its
+// answer began: Msg is the server's words (the engine's message may span
+// lines, as DuckDB's caret under the SQL does). The request's plumbing is
+// kept apart, in Status and Debug, so that a person reads only the reason.
+type QueryError struct {
+	Status int
+	Msg    string
+}
+
+func (e *QueryError) Error() string { return e.Msg }
+
+// Debug is the error with how it travelled, for logs.
+func (e *QueryError) Debug() string {
+	return fmt.Sprintf("POST %squery: HTTP %d: %s", AdminPrefix, e.Status, e.Msg)
+}
+
 // ErrIncomplete marks an answer that stopped before its last row.
 var ErrIncomplete = errors.New("incomplete answer")
 
@@ -79,7 +95,7 @@ func (s Server) QueryRows(ctx context.Context, sql string, maxRows int64, sink w
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return false, fmt.Errorf("POST %squery: HTTP %d: %s", AdminPrefix, resp.StatusCode, strings.TrimSpace(string(b)))
+		return false, &QueryError{Status: resp.StatusCode, Msg: strings.TrimSpace(string(b))}
 	}
 	end, err := readAnswer(resp.Body, sink)
 	if err != nil {

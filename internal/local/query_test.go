@@ -84,11 +84,11 @@ func TestQueryCaps(t *testing.T) {
 		{name: "exactly the row cap is whole", wh: counting{n: 10, cell: "x"}, caps: caps, wantRows: 10},
 		{name: "one row past the row cap", wh: counting{n: 11, cell: "x"}, caps: caps, wantRows: 10, wantErr: "answer stopped at 10 rows: ALPIPE_QUERY_MAX_ROWS"},
 		{name: "byte cap", wh: counting{n: 10, cell: strings.Repeat("y", 300)}, caps: caps, wantRows: 3, wantErr: "ALPIPE_QUERY_MAX_BYTES"},
-		{name: "column names past the byte cap", wh: counting{n: 1, cell: "x"}, caps: config.Query{MaxRows: 10, MaxBytes: 5, Timeout: time.Minute}, wantErr: "HTTP 400: answer stopped before its first row: its 2 column names take 22 bytes, more than 5: ALPIPE_QUERY_MAX_BYTES"},
+		{name: "column names past the byte cap", wh: counting{n: 1, cell: "x"}, caps: config.Query{MaxRows: 10, MaxBytes: 5, Timeout: time.Minute}, wantErr: "answer stopped before its first row: its 2 column names take 22 bytes, more than 5: ALPIPE_QUERY_MAX_BYTES"},
 		{name: "client's max_rows with more rows", wh: counting{n: 11, cell: "x"}, caps: caps, maxRows: 4, wantRows: 4, wantMore: true},
 		{name: "client's max_rows at the cap, more rows", wh: counting{n: 11, cell: "x"}, caps: caps, maxRows: 10, wantRows: 10, wantMore: true},
 		{name: "client's max_rows, no more rows", wh: counting{n: 4, cell: "x"}, caps: caps, maxRows: 4, wantRows: 4},
-		{name: "client's max_rows above the cap", wh: counting{n: 1, cell: "x"}, caps: caps, maxRows: 11, wantErr: "HTTP 400: max_rows 11 is above this server's cap of 10 rows: ALPIPE_QUERY_MAX_ROWS"},
+		{name: "client's max_rows above the cap", wh: counting{n: 1, cell: "x"}, caps: caps, maxRows: 11, wantErr: "max_rows 11 is above this server's cap of 10 rows: ALPIPE_QUERY_MAX_ROWS"},
 		{name: "timeout after the first rows", wh: counting{n: 10, stallAfter: 2, cell: "x"}, caps: config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: 50 * time.Millisecond}, wantRows: 2, wantErr: "query cancelled after 50ms: ALPIPE_QUERY_TIMEOUT"},
 	}
 	for _, tt := range tests {
@@ -126,8 +126,9 @@ func TestQueryTimeoutCancelsDuckDB(t *testing.T) {
 	start := time.Now()
 	_, err = srv.QueryRows(t.Context(), "SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b", 0, &warehouse.Collect{})
 	took := time.Since(start)
-	if err == nil || !strings.Contains(err.Error(), "HTTP 504: query cancelled after 200ms: ALPIPE_QUERY_TIMEOUT") {
-		t.Errorf("error %v, want the timeout named", err)
+	var qe *client.QueryError
+	if !errors.As(err, &qe) || qe.Status != http.StatusGatewayTimeout || !strings.Contains(qe.Msg, "query cancelled after 200ms: ALPIPE_QUERY_TIMEOUT") {
+		t.Errorf("error %v, want HTTP 504 naming the timeout", err)
 	}
 	// 10^12 products take DuckDB minutes on two cores; 30 s is only a
 	// bound that proves the engine stopped, far above the interrupt's delay.
@@ -171,6 +172,7 @@ func TestQueryAsksTheEngineForNoMoreThanItMaySend(t *testing.T) {
 	}{
 		{name: "the cap and one", sql: "SELECT i FROM t -- all of them;\n ;", want: []string{"SELECT * FROM (\nSELECT i FROM t -- all of them\n) AS q LIMIT 11"}},
 		{name: "the client's max_rows and one", sql: "SELECT 1", maxRows: 3, want: []string{"SELECT * FROM (\nSELECT 1\n) AS q LIMIT 4"}},
+		{name: "a trailing ';' and comment are not a second statement", sql: "SELECT 1; -- done\n", want: []string{"SELECT * FROM (\nSELECT 1\n) AS q LIMIT 11"}},
 		{name: "not wrappable: as sent", sql: "SHOW TABLES", refuse: "SELECT * FROM (", want: []string{"SELECT * FROM (\nSHOW TABLES\n) AS q LIMIT 11", "SHOW TABLES"}},
 	}
 	for _, tt := range tests {
@@ -276,4 +278,35 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	w.n += len(b)
 	w.last = string(b[max(0, len(b)-200):])
 	return len(b), nil
+}
+
+// TestQueryRefusesSeveralStatements: SQL of several statements is refused
+// before the engine sees it, in words that say what to do, not DuckDB's
+// "missing context for multi-statement query: try using PrepareContext".
+func TestQueryRefusesSeveralStatements(t *testing.T) {
+	tests := []struct {
+		name string
+		sql  string
+		want string
+	}{
+		{name: "two selects", sql: "SELECT 1; SELECT 2", want: "one statement at a time: this SQL holds 2 statements separated by ';'; send them one by one"},
+		{name: "only a semicolon", sql: " ; -- nothing", want: "no statement: the SQL holds only blanks, comments or ';'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sqls []string
+			srv := queryServer(t, recording{counting: counting{n: 1, cell: "x"}, sqls: &sqls}, config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: time.Minute})
+			_, err := srv.QueryRows(t.Context(), tt.sql, 0, &warehouse.Collect{})
+			var qe *client.QueryError
+			if !errors.As(err, &qe) || qe.Status != http.StatusBadRequest {
+				t.Fatalf("error %v, want an HTTP 400 QueryError", err)
+			}
+			if diff := cmp.Diff(tt.want, qe.Error()); diff != "" {
+				t.Errorf("message (-want +got):\n%s", diff)
+			}
+			if len(sqls) != 0 {
+				t.Errorf("the engine was asked %q", sqls)
+			}
+		})
+	}
 }

@@ -49,6 +49,13 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, fmt.Errorf("max_rows %d is above this server's cap of %d rows: ALPIPE_QUERY_MAX_ROWS", req.MaxRows, h.caps.MaxRows))
 		return
 	}
+	// DuckDB's own refusal of several statements names a Go API; and a
+	// trailing ';' or comment must not break the LIMIT wrap below.
+	sql, err := client.OneStatement(req.SQL)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err)
+		return
+	}
 	q := h.querier()
 	if q == nil {
 		httpError(w, http.StatusServiceUnavailable, errors.New("no warehouse is open"))
@@ -59,11 +66,11 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	a := newAnswer(w, h.caps, req.MaxRows)
 	st := streamer(q)
-	err = st.QueryRows(ctx, limited(req.SQL, a.want+1), a)
+	err = st.QueryRows(ctx, limited(sql, a.want+1), a)
 	if err != nil && !a.started && ctx.Err() == nil && !errors.Is(err, errStop) {
 		// Not wrappable (SHOW, DESCRIBE, a trailing comment): as sent,
 		// which also gives the error in the query's own words.
-		err = st.QueryRows(ctx, req.SQL, a)
+		err = st.QueryRows(ctx, sql, a)
 	}
 	if errors.Is(err, errStop) {
 		err = nil // a cap or the client's max_rows; a.limit tells which
