@@ -58,7 +58,17 @@ ensure_tool() {
   step "building $name $version into $BIN (first run only)"
   mkdir -p "$BIN"
   local start=$SECONDS
-  GOBIN="$BIN" GOFLAGS=-buildvcs=false go install "$package@$version"
+  echo "(downloads and compiles its modules: about 1-3 minutes the first time; one line when done)"
+  # go prints a "go: downloading" line per module (about a hundred for
+  # tflint): kept out of the way, shown only if the build fails.
+  local log
+  log=$(mktemp)
+  if ! GOBIN="$BIN" GOFLAGS=-buildvcs=false go install "$package@$version" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
   printf '%s %s built in %ds\n' "$name" "$version" $((SECONDS - start))
 }
 
@@ -114,7 +124,13 @@ for vars in "" "$DEPLOYED_VARS"; do
   if [[ -n "$vars" ]]; then
     args+=(--tfvars-file "$SCAN_DIR/$vars")
   fi
-  "$BIN/tfsec" "$SCAN_DIR" "${args[@]}"
+  # tfsec's own "No problems detected!" would print once per variable set
+  # without saying which; one line each, naming the set, instead.
+  if ! out=$("$BIN/tfsec" "$SCAN_DIR" "${args[@]}" 2>&1); then
+    echo "$out" >&2
+    exit 1
+  fi
+  echo "tfsec: no problems with ${vars:-the default variables}"
 done
 
 step "terraform validate and terraform test"
