@@ -105,6 +105,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One clock per folder: ages and "last 24h" never mix two timelines.
+	if err := claimClock(opts.DataDir, opts.Clock); err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
 	var closers []func()
 	started := false
 	defer func() {
