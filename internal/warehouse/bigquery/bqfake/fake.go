@@ -47,9 +47,14 @@
 // What this fake does not do, and so stays unverified until the live
 // conformance run against a real project:
 //
-//   - SQL is not executed. A SELECT answers what Record recorded for its
-//     exact text, or an empty result with no columns; so the dashboard
-//     view's dedup and every query's figures are unverified here. Whether
+//   - SQL is not executed, but for one SELECT form (selectrows.go: columns
+//     or SUMs of one table, '=' and IN filters joined by AND, ORDER BY
+//     columns), computed from the rows held and sent as BigQuery sends
+//     them (NUMERIC as a decimal string; a NUMERIC sum past the type's
+//     range is a numeric overflow). Any other SELECT answers what Record
+//     recorded for its exact text, or an empty result with no columns; so
+//     the dashboard view's dedup and most queries' figures are unverified
+//     here. Whether
 //     BigQuery compiles the SQL is not checked beyond the statement kind of
 //     a dry run (its first keyword) and the tables it names.
 //   - A refresh job (RefreshDaily: WRITE_TRUNCATE of <aggregate>$YYYYMMDD)

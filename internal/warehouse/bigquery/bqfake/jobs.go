@@ -343,9 +343,9 @@ func splitGSURI(uri string) (bucket, name string, ok bool) {
 }
 
 // planQuery checks a query job and returns its effect: nothing, since SQL
-// is not run (see the package doc); the caller holds mu. A SELECT without a
-// destination keeps its recorded result (or an empty one) for
-// getQueryResults.
+// is not run beyond one SELECT form (see the package doc); the caller holds
+// mu. A SELECT without a destination keeps its answer (recorded, computed
+// or empty) for getQueryResults.
 func (f *Fake) planQuery(c *bq.JobConfigurationQuery) (func() *bq.ErrorProto, *Result, error) {
 	if c.UseLegacySql == nil || *c.UseLegacySql {
 		return nil, nil, fmt.Errorf("query: this fake accepts only GoogleSQL (useLegacySql=false)")
@@ -357,7 +357,10 @@ func (f *Fake) planQuery(c *bq.JobConfigurationQuery) (func() *bq.ErrorProto, *R
 		return nil, nil, &reasonError{reason: "invalidQuery", msg: err.Error()}
 	}
 	if c.DestinationTable == nil {
-		res := f.results[c.Query]
+		res, err := f.selectAnswer(c.Query)
+		if err != nil {
+			return nil, nil, &reasonError{reason: "invalidQuery", msg: err.Error()}
+		}
 		return nil, &res, nil
 	}
 	dst := c.DestinationTable

@@ -10,8 +10,8 @@ import (
 	bq "google.golang.org/api/bigquery/v2"
 )
 
-// query answers jobs.query: the recorded result of the SQL text, or an
-// empty one (SQL is not executed).
+// query answers jobs.query: the recorded result of the SQL text, the
+// computed one of the one SELECT form the fake executes, or an empty one.
 func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 	var in bq.QueryRequest
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
@@ -41,7 +41,11 @@ func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalidQuery", err.Error())
 		return
 	}
-	res := f.results[in.Query]
+	res, err := f.selectAnswer(in.Query)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalidQuery", err.Error())
+		return
+	}
 	f.queryCount++
 	id := fmt.Sprintf("job_fake%d", f.queryCount)
 	j := f.newJob(id, in.Location, &bq.JobConfiguration{Query: &bq.JobConfigurationQuery{Query: in.Query}})
