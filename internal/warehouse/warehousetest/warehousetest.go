@@ -3,7 +3,8 @@
 // runs it from its own tests, so that the local default and production
 // behave alike. DuckDB (embedded) and the remote client run all of it; the
 // BigQuery adapter runs it over bqfake with Features.NoQueryResults (the
-// fake runs no SQL) and, against a real project, all of it (live_test.go).
+// fake runs only simple SELECTs, whose rows are compared: see Executor)
+// and, against a real project, all of it (live_test.go).
 //
 // The suite only uses SQL that DuckDB and BigQuery both accept, with
 // unqualified table names (a BigQuery adapter sets a default dataset). Every
