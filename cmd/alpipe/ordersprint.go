@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -19,11 +20,30 @@ func printTick(w io.Writer, res stream.TickResult) {
 			fmt.Fprintf(w, "%s tick: another tick holds the lease; nothing done\n", now)
 			continue
 		}
-		fmt.Fprintf(w, "%s tick: watermark %s, %s panes, %s windows expired\n", now, hhmm(a.Watermark), thousands(len(a.Panes)), thousands(a.Expired))
+		failing := ""
+		if a.FailingCells > 0 {
+			failing = ", " + counted(a.FailingCells, "cell", "cells") + " failing (retried at every tick)"
+		}
+		fmt.Fprintf(w, "%s tick: watermark %s, %s, %s expired%s\n", now, hhmm(a.Watermark),
+			counted(len(a.Panes), "pane", "panes"), counted(a.Expired, "window", "windows"), failing)
 		for _, p := range a.Panes {
 			fmt.Fprintf(w, "         %s\n", paneLine(p))
 		}
+		for _, f := range a.Failing {
+			fmt.Fprintf(w, "         %s\n", local.FailingLine(f))
+		}
+		if more := a.FailingCells - len(a.Failing); more > 0 {
+			fmt.Fprintf(w, "         ... and %s\n", counted(more, "more failing cell", "more failing cells"))
+		}
 	}
+}
+
+// counted is plural with thousands separators: 1 pane, 1,200 panes.
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
 }
 
 // resultLine says in one line (plus a line per pane) what happened to an order.

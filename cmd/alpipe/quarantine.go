@@ -86,7 +86,7 @@ func quarantineList(ctx context.Context, srv client.Server, prefix, format strin
 	if err := writeTable(stdout, []string{"created", "bytes", "object"}, rows, []kind{kindText, kindInt, kindText}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "(%s files; alpipe quarantine get OBJECT fetches one)\n", thousands(len(files)))
+	fmt.Fprintf(stdout, "(%s; alpipe quarantine get OBJECT fetches one)\n", counted(len(files), "file", "files"))
 	return nil
 }
 

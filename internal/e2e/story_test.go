@@ -192,7 +192,7 @@ func (s *system) playOrders(ctx context.Context, t *testing.T, g golden) {
 				t.Fatalf("tick at %s: %v", now, err)
 			}
 			for _, a := range res.Aggregations {
-				line := fmt.Sprintf("%s tick: watermark %s, %d panes, %d windows expired", now, hhmm(a.Watermark), len(a.Panes), a.Expired)
+				line := local.TickLine(now, a)
 				t.Log(line)
 				outline = append(outline, line)
 			}

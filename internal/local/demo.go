@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
@@ -169,4 +170,12 @@ func (s *Server) printQueries(ctx context.Context, w io.Writer, qs []titledQuery
 		}
 	}
 	return nil
+}
+
+// plural writes a count with the noun that agrees with it: 1 pane, 2 panes.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -68,11 +68,48 @@ func PrintTick(w io.Writer, res stream.TickResult) {
 			fmt.Fprintf(w, "%s tick: another tick holds the lease; nothing done\n", now)
 			continue
 		}
-		fmt.Fprintf(w, "%s tick: watermark %s, %d panes, %d windows expired\n", now, clock(a.Watermark), len(a.Panes), a.Expired)
+		fmt.Fprintln(w, TickLine(now, a))
 		for _, p := range a.Panes {
 			fmt.Fprintf(w, "         %s\n", paneLine(p))
 		}
+		for _, f := range a.Failing {
+			fmt.Fprintf(w, "         %s\n", FailingLine(f))
+		}
+		if more := a.FailingCells - len(a.Failing); more > 0 {
+			fmt.Fprintf(w, "         ... and %s\n", plural(more, "more failing cell", "more failing cells"))
+		}
 	}
+}
+
+// TickLine is a tick's summary line for one aggregation, now being the
+// tick's time as the line starts with it ("15:04:05"): the e2e and stack
+// tests rebuild the demo's story outline with it.
+func TickLine(now string, a stream.AggregationTick) string {
+	return fmt.Sprintf("%s tick: watermark %s, %s, %s expired%s", now, clock(a.Watermark),
+		plural(len(a.Panes), "pane", "panes"), plural(a.Expired, "window", "windows"), failingCount(a))
+}
+
+// failingCount is the tick line's note of the cells it could not process;
+// nothing when there are none, so that a healthy tick reads as before.
+func failingCount(a stream.AggregationTick) string {
+	if a.FailingCells == 0 {
+		return ""
+	}
+	return ", " + plural(a.FailingCells, "cell", "cells") + " failing (retried at every tick)"
+}
+
+// FailingLine says which cell a tick could not process, since when, and
+// why, on one line: what a person needs to find the document to repair.
+func FailingLine(f stream.FailingCell) string {
+	since := ""
+	if !f.Since.IsZero() {
+		since = " since " + f.Since.UTC().Format("2006-01-02 15:04:05")
+	}
+	cell := f.Path
+	if !f.WindowStart.IsZero() {
+		cell = strings.ToUpper(f.Key) + " " + clock(f.WindowStart) + "-" + clock(f.WindowEnd) + " (" + f.Path + ")"
+	}
+	return "failing " + cell + since + ": " + strings.Join(strings.Fields(f.Error), " ")
 }
 
 // ResultLine says in one line (plus a line per pane) what happened to an order.

@@ -348,7 +348,7 @@ func playOrders(ctx context.Context, t *testing.T, s *Stack, g golden) {
 				t.Fatalf("tick at %s: %v: %s", now, err, call.Body)
 			}
 			for _, a := range res.Aggregations {
-				outline = append(outline, fmt.Sprintf("%s tick: watermark %s, %d panes, %d windows expired", now, hhmm(a.Watermark), len(a.Panes), a.Expired))
+				outline = append(outline, fmt.Sprintf("%s tick: watermark %s, %s, %s expired", now, hhmm(a.Watermark), counted(len(a.Panes), "pane", "panes"), counted(a.Expired, "window", "windows")))
 			}
 			continue
 		}
@@ -478,4 +478,12 @@ func sortedByReceived(tbl string) string {
 		return fi[len(fi)-1] < fj[len(fj)-1]
 	})
 	return strings.Join(append(lines[:1], rows...), "\n") + "\n"
+}
+
+// counted writes a count as the demo's tick lines do: 1 pane, 2 panes.
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprint(n) + " " + many
 }
