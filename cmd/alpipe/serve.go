@@ -64,6 +64,7 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "alpipe serving at %s (data in %s)\n", srv.URL, *data)
 	fmt.Fprintf(stdout, "  functions: %s/IngestCSV  %s/AggregateOrders  %s/AdvanceWatermark  %s/SweepLanding\n", srv.URL, srv.URL, srv.URL, srv.URL)
 	fmt.Fprintf(stdout, "  cloud storage: STORAGE_EMULATOR_HOST=%s\n", srv.URL[len("http://"):])
+	fmt.Fprintf(stdout, "  %s\n", clockBanner(clock))
 	<-ctx.Done()
 	// The CLI's context ends on SIGINT or SIGTERM: drain like cmd/server.
 	return srv.Shutdown("signal received")
@@ -103,4 +104,14 @@ func shortTime(groups []string, a slog.Attr) slog.Attr {
 		return slog.String(slog.TimeKey, a.Value.Time().UTC().Format("15:04:05Z"))
 	}
 	return a
+}
+
+// clockBanner says which clock the server runs on: on a virtual clock
+// nothing moves until `alpipe tick --now T`, which surprises anyone who
+// does not know it.
+func clockBanner(c *local.Clock) string {
+	if !c.Virtual() {
+		return "clock: the wall clock (processing time is now)"
+	}
+	return "clock: virtual, at " + c.Now().Format(time.RFC3339) + "; it moves only with alpipe tick --now T"
 }
