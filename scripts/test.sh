@@ -37,6 +37,15 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== go mod tidy"
+# go.mod and go.sum must be what the imports need: nothing marked indirect
+# that is imported, nothing kept that is not.
+if ! tidy=$(go mod tidy -diff 2>&1); then
+	printf '%s\n' "$tidy" >&2
+	echo "go.mod or go.sum is not tidy: run 'go mod tidy' and commit the result" >&2
+	exit 1
+fi
+
 echo "== shellcheck"
 # Every shell script of the repository. CI installs shellcheck (.ci/run), so
 # there a missing shellcheck is a failure, not a skip.
