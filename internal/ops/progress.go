@@ -114,6 +114,11 @@ func plainLine(pr Progress) string {
 			what += ": " + oneLine(o.Record.Reason)
 		}
 	}
+	if pr.Rows == 0 {
+		// Only skips so far: no row rate to show, and an ETA from skips
+		// (which take milliseconds) would promise the loads ahead in 1s.
+		return fmt.Sprintf("backfill %s/%s %s %s", thousands(pr.Done), total, key, what)
+	}
 	return fmt.Sprintf("backfill %s/%s %s %s (%s rows/s, %s)", thousands(pr.Done), total, key, what, thousands(int64(pr.RowsPerSecond())), eta(pr))
 }
 

@@ -59,6 +59,11 @@ func TestProgressPrinter(t *testing.T) {
 				"backfill 2/8 gs://b/exportaciones/2026/03/14/p.csv#7 FAILED: load into lineas_pedido: timeout (1,500 rows/s, ETA 6s)\n",
 		},
 		{
+			name:    "only skips so far: no rate, no ETA",
+			updates: []ops.Progress{{Total: 8, TotalBytes: 800, Done: 1, DoneBytes: 100, Elapsed: 30 * time.Millisecond, Last: skipped}},
+			want:    "backfill 1/8 gs://b/exportaciones/2026/03/14/p.csv#7 skipped: already DUPLICATE\n",
+		},
+		{
 			name:    "log lines while the count is unknown",
 			updates: []ops.Progress{{Total: -1, Done: 1, Rows: 1500, Elapsed: time.Second, Last: done}},
 			want:    "backfill 1/? gs://b/exportaciones/2026/03/14/p.csv#7 DONE rows 1,500 loaded 1,497 quarantined 3 (1,500 rows/s, ETA ?)\n",
