@@ -25,7 +25,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/docstore/internal/contract"
+	"github.com/alpinashop/alpipe/internal/docstore/internal/firestorerules"
 )
 
 var _ docstore.Store = (*Store)(nil)
@@ -129,8 +129,8 @@ func (s *Store) RunTx(ctx context.Context, fn func(ctx context.Context, tx docst
 	if fn == nil {
 		return errors.New("boltstore: RunTx: nil function")
 	}
-	if contract.InTx(ctx) {
-		return contract.ErrNested
+	if firestorerules.InTx(ctx) {
+		return firestorerules.ErrNested
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -261,12 +261,12 @@ func call(r *request, t *tx) (res result) {
 			res = result{panicked: true, panicVal: p, stack: debug.Stack()}
 		}
 	}()
-	return result{err: t.end(r.fn(contract.WithTx(r.ctx), t))}
+	return result{err: t.end(r.fn(firestorerules.WithTx(r.ctx), t))}
 }
 
 // List implements docstore.Store. It reads the last committed state.
 func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, error) {
-	if err := contract.CollectionPath(collection); err != nil {
+	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {

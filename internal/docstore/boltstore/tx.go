@@ -6,7 +6,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/docstore/internal/contract"
+	"github.com/alpinashop/alpipe/internal/docstore/internal/firestorerules"
 )
 
 // tx buffers its writes until fn returns: reads see the state before the
@@ -15,7 +15,7 @@ import (
 type tx struct {
 	mu     sync.Mutex // bbolt transactions are not safe for concurrent use
 	b      *bolt.Bucket
-	rules  contract.Rules
+	rules  firestorerules.Rules
 	writes []write
 }
 

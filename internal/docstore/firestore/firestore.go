@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/docstore/internal/contract"
+	"github.com/alpinashop/alpipe/internal/docstore/internal/firestorerules"
 )
 
 var _ docstore.Store = (*Store)(nil)
@@ -69,15 +69,15 @@ func (s *Store) RunTx(ctx context.Context, fn func(ctx context.Context, tx docst
 	if fn == nil {
 		return errors.New("docstore firestore: RunTx: nil function")
 	}
-	if contract.InTx(ctx) {
-		return contract.ErrNested
+	if firestorerules.InTx(ctx) {
+		return firestorerules.ErrNested
 	}
 	// fnFailed tells fn's own error (returned as is, like the embedded
 	// store does) from the client's and the commit's (wrapped).
 	var fnFailed bool
 	err := s.client.RunTransaction(ctx, func(ctx context.Context, ftx *gfs.Transaction) error {
 		t := &tx{client: s.client, ftx: ftx}
-		err := t.end(fn(contract.WithTx(ctx), t))
+		err := t.end(fn(firestorerules.WithTx(ctx), t))
 		fnFailed = false
 		if err != nil && t.aborted != nil {
 			// A read lost a lock conflict: answer ABORTED whatever fn made
@@ -100,7 +100,7 @@ func (s *Store) RunTx(ctx context.Context, fn func(ctx context.Context, tx docst
 
 // List implements docstore.Store.
 func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, error) {
-	if err := contract.CollectionPath(collection); err != nil {
+	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
 	}
 	it := s.client.Collection(collection).OrderBy(gfs.DocumentID, gfs.Asc).Documents(ctx)
@@ -136,7 +136,7 @@ type tx struct {
 	mu      sync.Mutex // the client's Transaction is not safe for concurrent use
 	client  *gfs.Client
 	ftx     *gfs.Transaction
-	rules   contract.Rules
+	rules   firestorerules.Rules
 	aborted error
 }
 
@@ -231,7 +231,7 @@ func fromSnapshot(path string, snap *gfs.DocumentSnapshot) (docstore.Doc, error)
 		if !ok {
 			return docstore.Doc{}, fmt.Errorf("document %s: field %q is %T, want a timestamp", path, fieldExpireAt, v)
 		}
-		d.ExpireAt = contract.NormTime(ts)
+		d.ExpireAt = firestorerules.NormTime(ts)
 	}
 	return d, nil
 }

@@ -1,7 +1,7 @@
-// Package contract holds the checks of the docstore contract that every
+// Package firestorerules holds Firestore's refusals that every docstore
 // adapter must apply identically, so that the embedded store refuses exactly
 // what Firestore refuses (limits checked against the gcloud emulator).
-package contract
+package firestorerules
 
 import (
 	"fmt"
