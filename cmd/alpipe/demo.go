@@ -21,6 +21,9 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := parse(fs, args, stdout); err != nil {
 		return err
 	}
+	// The first line comes at once: what follows takes some seconds, and a
+	// silent terminal after a long `go run` compile looks hung.
+	fmt.Fprintln(os.Stderr, "alpipe demo: starting the functions, a fake Cloud Storage, the embedded store and DuckDB in a temporary folder; then the file drops and the orders story (about 10-40 s)")
 	data, err := os.MkdirTemp("", "alpipe-demo-")
 	if err != nil {
 		return err
