@@ -122,9 +122,9 @@ func upBanner(w io.Writer, s *Stack, consoleURL string) {
 		p("  Cloud Scheduler   %s calls %s %s (%q in terraform/scheduler.tf), on the stack's clock\n", j.Job, j.Service, cronText(j.Schedule), j.Schedule)
 	}
 	p("\nTry:\n")
-	p("  Orders (Pub/Sub pushes them to AggregateOrders). All of %s's orders arrive at once, now (%s on the\n", upStory, s.Now().Format("15:04"))
-	p("  story's clock), not at their story arrival times: lag_seconds = the stack's clock - the event time, 2-3 h here. The next\n")
-	p("  watermark tick emits their first panes; once no order came for IDLE_TIMEOUT (5m) the watermark reaches the clock\n")
+	p("  Orders (Pub/Sub pushes them to AggregateOrders). All of %s's orders arrive at once, at the stack's\n", upStory)
+	p("  clock when you publish, not at their story arrival times: lag_seconds = the stack's clock - the event time, 2-3 h here.\n")
+	p("  Within two watermark ticks (minutes) their EARLY panes are in BigQuery; once no order came for IDLE_TIMEOUT (5m) the watermark reaches the clock\n")
 	p("  minus OUT_OF_ORDERNESS (10m) and closes their windows:\n")
 	p("    PUBSUB_EMULATOR_HOST=%s go run ./cmd/alpipe publish --project %s %s\n", os.Getenv("PUBSUB_EMULATOR_HOST"), s.Project, upStory)
 	if b, ok := s.Buckets["landing"]; ok {
