@@ -85,7 +85,7 @@ func PrintTick(w io.Writer, res stream.TickResult) {
 // tick's time as the line starts with it ("15:04:05"): the e2e and stack
 // tests rebuild the demo's story outline with it.
 func TickLine(now string, a stream.AggregationTick) string {
-	return fmt.Sprintf("%s tick: watermark %s, %s, %s expired%s", now, clock(a.Watermark),
+	return fmt.Sprintf("%s tick: watermark %s, %s, %s expired%s", now, clockHHMM(a.Watermark),
 		plural(len(a.Panes), "pane", "panes"), plural(a.Expired, "window", "windows"), failingCount(a))
 }
 
@@ -107,7 +107,7 @@ func FailingLine(f stream.FailingCell) string {
 	}
 	cell := f.Path
 	if !f.WindowStart.IsZero() {
-		cell = strings.ToUpper(f.Key) + " " + clock(f.WindowStart) + "-" + clock(f.WindowEnd) + " (" + f.Path + ")"
+		cell = strings.ToUpper(f.Key) + " " + clockHHMM(f.WindowStart) + "-" + clockHHMM(f.WindowEnd) + " (" + f.Path + ")"
 	}
 	return "failing " + cell + since + ": " + strings.Join(strings.Fields(f.Error), " ")
 }
@@ -121,7 +121,7 @@ func ResultLine(r stream.Result, eventTime string) string {
 	line := fmt.Sprintf("order %-9s event %s: %s", r.PedidoID, eventTime, fate)
 	for _, o := range r.Aggregations {
 		if !o.Window.Start.IsZero() {
-			line += fmt.Sprintf(" (window %s-%s %s)", clock(o.Window.Start), clock(o.Window.End), o.Key)
+			line += fmt.Sprintf(" (window %s-%s %s)", clockHHMM(o.Window.Start), clockHHMM(o.Window.End), o.Key)
 		}
 		for _, p := range o.Panes {
 			line += "\n         " + paneLine(p)
@@ -130,7 +130,7 @@ func ResultLine(r stream.Result, eventTime string) string {
 	return line
 }
 
-func clock(t time.Time) string {
+func clockHHMM(t time.Time) string {
 	if t.IsZero() {
 		return "-inf"
 	}
@@ -139,6 +139,6 @@ func clock(t time.Time) string {
 
 func paneLine(p window.Pane) string {
 	return fmt.Sprintf("pane %s %s-%s #%d %-7s importe=%s pedidos=%d unidades=%d",
-		strings.ToUpper(p.Key), clock(p.WindowStart), clock(p.WindowEnd), p.Index, p.Timing,
+		strings.ToUpper(p.Key), clockHHMM(p.WindowStart), clockHHMM(p.WindowEnd), p.Index, p.Timing,
 		p.Measures.Importe, p.Measures.Pedidos, p.Measures.Unidades)
 }
