@@ -75,6 +75,13 @@ type page struct {
 	QLinks    []string // quarantine links, absolute
 	BaseLines []int    // lines each file's base name takes
 	Countries []string // the country filter's choices
+	Selected  []string // the countries the filter control shows chosen
+	Note      string   // the filter's note ("showing ES, PT")
+	Invalid   []string // ids of the filter controls marked invalid
+	IDCells   []string // order id cells of the discards tables: "text lines white-space"
+	TLLegend  string   // the all-windows chart's legend
+	LiveLabel string   // the label of the band behind the all-windows chart
+	Empty     []string // the charts' empty-state messages
 	URL       string
 	Resources []string // every resource the page loaded
 }
@@ -108,7 +115,7 @@ return {
     Title: text(g.querySelector("title")),
   })),
   Timeline: [...document.querySelectorAll("#timeline g.tbar")].map((g) => ({
-    Start: g.getAttribute("data-window"), Pais: "", Timing: "", Class: "",
+    Start: g.getAttribute("data-window"), Pais: "", Timing: getComputedStyle(g.querySelector("rect")).fill, Class: g.getAttribute("class"),
     Height: g.querySelector("rect").getBoundingClientRect().height,
     X: g.querySelector("rect").getBoundingClientRect().x,
     Title: text(g.querySelector("title")),
@@ -125,6 +132,17 @@ return {
   QLinks: [...document.querySelectorAll("#files a.qlink")].map((a) => a.href),
   BaseLines: [...document.querySelectorAll("#files td.object .base")].map((s) => s.getClientRects().length),
   Countries: [...document.querySelectorAll("#f-pais option")].map((o) => o.value).filter(Boolean),
+  Selected: [...document.getElementById("f-pais").selectedOptions].map((o) => o.value),
+  Note: text(document.getElementById("f-note")),
+  Invalid: [...document.querySelectorAll("#filters [aria-invalid=true]")].map((e) => e.id),
+  IDCells: [...document.querySelectorAll("#dead td.id, #late td.id")].map((td) => {
+    const r = document.createRange();
+    r.selectNodeContents(td);
+    return td.textContent + " " + r.getClientRects().length + " " + getComputedStyle(td).whiteSpace;
+  }),
+  TLLegend: lines(document.getElementById("tl-legend")),
+  LiveLabel: text(document.querySelector("#timeline text.live-label")),
+  Empty: [...document.querySelectorAll("svg text.empty")].map(text),
   Errors: document.getElementById("errors").hidden ? "" : document.getElementById("errors").innerText.trim(),
   Status: document.getElementById("status").innerText.trim(),
   Cards: card,
@@ -397,6 +415,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 
 	checkFilters(t, wd)
+	checkFilterURLs(t, wd, url)
 	t.Logf("timing: server, drop and act 1 %s; whole test %s", setup.Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 }
 
@@ -510,6 +529,98 @@ func checkOperatorView(t *testing.T, p page, server string, rec ledger.Record) {
 	}
 	if diff := cmp.Diff([]string{"ES", "FR", "PT"}, p.Countries); diff != "" {
 		t.Errorf("country choices (-want +got):\n%s", diff)
+	}
+	checkTimelineKinds(t, p)
+	// Order IDs on one line each, never "P-00100" above "5".
+	for _, c := range p.IDCells {
+		if !strings.HasSuffix(c, " 1 nowrap") {
+			t.Errorf("order id cell %q: want one line, white-space nowrap", c)
+		}
+	}
+	if len(p.IDCells) != 2 {
+		t.Errorf("order id cells %q, want P-BAD and P-6", p.IDCells)
+	}
+}
+
+// checkTimelineKinds: on the all-windows chart an hour with an EARLY pane
+// is drawn hatched, unlike a final hour, and the legend says so; the band
+// behind the bars is labelled.
+func checkTimelineKinds(t *testing.T, p page) {
+	t.Helper()
+	early := map[string]bool{}
+	for _, b := range p.Bars {
+		if b.Timing == "EARLY" {
+			early[b.Start] = true
+		}
+	}
+	if len(early) == 0 {
+		t.Fatalf("no EARLY bar on the live panel to check the all-windows chart with: %+v", p.Bars)
+	}
+	for _, b := range p.Timeline {
+		hatched := strings.HasPrefix(b.Timing, "url(")
+		if want := early[b.Start]; (b.Class == "tbar early") != want || hatched != want {
+			t.Errorf("all-windows bar %s: class %q, fill %s; want EARLY drawn hatched = %t", b.Start, b.Class, b.Timing, want)
+		}
+	}
+	for _, want := range []string{"final hour", "EARLY hour: provisional, may still grow", "the hours of the live chart below"} {
+		if !strings.Contains(p.TLLegend, want) {
+			t.Errorf("all-windows legend %q lacks %q", p.TLLegend, want)
+		}
+	}
+	if p.LiveLabel == "" {
+		t.Error("the band behind the all-windows chart has no label")
+	}
+}
+
+// checkFilterURLs opens the page with filters in its URL, as a link or a
+// person typing would: the controls show what the URL holds, and a filter
+// the server refuses is shown refused, with its reason and no figures.
+func checkFilterURLs(t *testing.T, wd *webDriver, url string) {
+	t.Helper()
+	if err := wd.navigate(url + "/?pais=ES,PT"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, wd, 10*time.Second, "ES and PT chosen", func(p page) string {
+		if diff := cmp.Diff([]string{"ES", "PT"}, p.Selected); diff != "" {
+			return "country control (-want +got):\n" + diff
+		}
+		if p.Note != "showing ES, PT" {
+			return "note " + p.Note
+		}
+		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return b.Pais != "ES" && b.Pais != "PT" }) {
+			return fmt.Sprintf("bars %+v, want ES and PT only", p.Bars)
+		}
+		return ""
+	})
+	if err := wd.navigate(url + "/?from=2026-14-03"); err != nil {
+		t.Fatal(err)
+	}
+	const why = "from: 2026-14-03 is not a date YYYY-MM-DD"
+	p := waitFor(t, wd, 10*time.Second, "the bad date refused", func(p page) string {
+		if p.Errors != "filter: "+why {
+			return "errors box " + p.Errors
+		}
+		if !strings.HasPrefix(p.Note, "filter refused: "+why) {
+			return "note " + p.Note
+		}
+		return ""
+	})
+	if diff := cmp.Diff([]string{"f-from"}, p.Invalid); diff != "" {
+		t.Errorf("controls marked invalid (-want +got):\n%s", diff)
+	}
+	if len(p.Bars) != 0 || len(p.Timeline) != 0 || len(p.Rows) != 1 || p.Rows[0][0] != "Filter refused." {
+		t.Errorf("a refused filter shows bars %d, timeline %d, rows %q: want none", len(p.Bars), len(p.Timeline), p.Rows)
+	}
+	for id, c := range p.Cards {
+		if c != "– | filter refused" {
+			t.Errorf("card %s = %q, want – | filter refused", id, c)
+		}
+	}
+	if len(p.Empty) != 2 || !strings.Contains(p.Empty[0], why) {
+		t.Errorf("charts say %q, want the refusal", p.Empty)
+	}
+	if strings.Contains(p.Status, "showing the last figures") {
+		t.Errorf("status %q", p.Status)
 	}
 }
 

@@ -28,9 +28,23 @@ const MaxRangeDays = 62
 // 3166-1 alpha-2 codes, and the code is spliced into SQL as a literal.
 var paisCode = regexp.MustCompile(`^[A-Z]{2}$`)
 
+// FilterError is a filter the page cannot show: Param names the query
+// parameter, so the page can mark its control, and the message says what
+// it holds and what it wants ("from: 2026-14-03 is not a date YYYY-MM-DD").
+type FilterError struct {
+	Param string `json:"param"`
+	Msg   string `json:"error"`
+}
+
+func (e *FilterError) Error() string { return e.Msg }
+
+func filterErr(param, format string, args ...any) error {
+	return &FilterError{Param: param, Msg: param + ": " + fmt.Sprintf(format, args...)}
+}
+
 // ParseFilter reads ?pais=ES,PT&from=2026-03-01&to=2026-03-14 (pais may
-// also repeat). An error names the parameter and what it wants: the page
-// shows it, and a 400 is better than a silently unfiltered chart.
+// also repeat). An error is a *FilterError: the page shows it, and a 400 is
+// better than a silently unfiltered chart.
 func ParseFilter(q url.Values) (Filter, error) {
 	var f Filter
 	for _, v := range q["pais"] {
@@ -40,7 +54,7 @@ func ParseFilter(q url.Values) (Filter, error) {
 				continue
 			}
 			if !paisCode.MatchString(p) {
-				return Filter{}, fmt.Errorf("pais %q: want a two-letter country code such as ES", p)
+				return Filter{}, filterErr("pais", "%s is not a two-letter country code such as ES", p)
 			}
 			if !slices.Contains(f.Paises, p) {
 				f.Paises = append(f.Paises, p)
@@ -55,7 +69,7 @@ func ParseFilter(q url.Values) (Filter, error) {
 		}
 		t, err := time.Parse(time.DateOnly, s)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("%s %q: want a UTC day as YYYY-MM-DD", name, s)
+			return time.Time{}, filterErr(name, "%s is not a date YYYY-MM-DD", s)
 		}
 		return t, nil
 	}
@@ -68,10 +82,10 @@ func ParseFilter(q url.Values) (Filter, error) {
 	}
 	if !f.From.IsZero() && !f.To.IsZero() {
 		if f.To.Before(f.From) {
-			return Filter{}, fmt.Errorf("to %s is before from %s", f.To.Format(time.DateOnly), f.From.Format(time.DateOnly))
+			return Filter{}, filterErr("to", "%s is before from %s", f.To.Format(time.DateOnly), f.From.Format(time.DateOnly))
 		}
 		if days := int(f.To.Sub(f.From)/(24*time.Hour)) + 1; days > MaxRangeDays {
-			return Filter{}, fmt.Errorf("from %s to %s is %d days: at most %d", f.From.Format(time.DateOnly), f.To.Format(time.DateOnly), days, MaxRangeDays)
+			return Filter{}, filterErr("to", "%s to %s is %d days, at most %d", f.From.Format(time.DateOnly), f.To.Format(time.DateOnly), days, MaxRangeDays)
 		}
 	}
 	return f, nil

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -26,11 +27,12 @@ func TestParseFilter(t *testing.T) {
 			want: dashboard.Filter{Paises: []string{"ES", "PT"}}},
 		{name: "a range of days", query: "from=2026-03-01&to=2026-03-14", want: dashboard.Filter{From: day(1), To: day(14)}},
 		{name: "one side", query: "from=2026-03-14", want: dashboard.Filter{From: day(14)}},
-		{name: "a code that could escape the literal", query: "pais=E'", wantErr: `pais "E'": want a two-letter country code such as ES`},
-		{name: "a name, not a code", query: "pais=Spain", wantErr: `pais "SPAIN": want a two-letter country code such as ES`},
-		{name: "a local time", query: "from=14/03/2026", wantErr: `from "14/03/2026": want a UTC day as YYYY-MM-DD`},
-		{name: "backwards", query: "from=2026-03-14&to=2026-03-01", wantErr: "to 2026-03-01 is before from 2026-03-14"},
-		{name: "too long", query: "from=2026-01-01&to=2026-03-14", wantErr: "from 2026-01-01 to 2026-03-14 is 73 days: at most 62"},
+		{name: "a code that could escape the literal", query: "pais=E'", wantErr: `pais: E' is not a two-letter country code such as ES`},
+		{name: "a name, not a code", query: "pais=Spain", wantErr: `pais: SPAIN is not a two-letter country code such as ES`},
+		{name: "a local time", query: "from=14/03/2026", wantErr: `from: 14/03/2026 is not a date YYYY-MM-DD`},
+		{name: "no such month", query: "from=2026-14-03", wantErr: `from: 2026-14-03 is not a date YYYY-MM-DD`},
+		{name: "backwards", query: "from=2026-03-14&to=2026-03-01", wantErr: "to: 2026-03-01 is before from 2026-03-14"},
+		{name: "too long", query: "from=2026-01-01&to=2026-03-14", wantErr: "to: 2026-01-01 to 2026-03-14 is 73 days, at most 62"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,6 +44,10 @@ func TestParseFilter(t *testing.T) {
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				var fe *dashboard.FilterError
+				if !errors.As(err, &fe) || !strings.HasPrefix(tt.wantErr, fe.Param+": ") {
+					t.Errorf("error %#v does not name its parameter", err)
 				}
 				return
 			}
@@ -76,8 +82,8 @@ func TestFilterInQuery(t *testing.T) {
 			},
 			wantFilter: &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
 		},
-		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, want: []string{`filter: pais "ES';DROP"`}},
-		{name: "bad day", query: "?to=yesterday", status: 400, want: []string{`filter: to "yesterday": want a UTC day as YYYY-MM-DD`}},
+		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, want: []string{`{"param":"pais","error":"pais: ES';DROP is not a two-letter country code such as ES"}`}},
+		{name: "bad day", query: "?to=yesterday", status: 400, want: []string{`{"param":"to","error":"to: yesterday is not a date YYYY-MM-DD"}`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,7 +54,16 @@ func Handler(src Source) http.Handler {
 	mux.HandleFunc("GET "+APIPath, func(w http.ResponseWriter, r *http.Request) {
 		f, err := ParseFilter(r.URL.Query())
 		if err != nil {
-			http.Error(w, "filter: "+err.Error(), http.StatusBadRequest)
+			// JSON, so that the page can name the control at fault and show
+			// the refusal instead of figures it did not filter.
+			fe, ok := err.(*FilterError)
+			if !ok {
+				fe = &FilterError{Msg: err.Error()}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(fe)
 			return
 		}
 		snap := TakeFiltered(r.Context(), src, f)

@@ -96,21 +96,27 @@
     fTo.value = query.get("to") || "";
   }
 
+  // wanted is the countries the URL asks for, as the server reads them.
+  const wanted = () => (query.get("pais") || "").split(",").map((p) => p.trim().toUpperCase()).filter(Boolean);
+
+  // syncCountries offers every country seen and each one the URL asks for,
+  // and selects exactly those the URL asks for: what the note says shown.
   function syncCountries(countries) {
-    const want = query.get("pais") || "";
-    const have = [...fPais.options].slice(1).map((o) => o.value);
-    const all = [...new Set([...countries, ...(want ? want.split(",") : [])])].sort();
+    const want = wanted();
+    const have = [...fPais.options].map((o) => o.value);
+    const all = [...new Set([...countries, ...want])].sort();
     if (all.join() !== have.join()) {
-      fPais.replaceChildren(el("option", { value: "" }, "All countries"));
+      fPais.replaceChildren();
       for (const c of all) fPais.append(el("option", { value: c }, c));
     }
-    fPais.value = want;
+    for (const o of fPais.options) o.selected = want.includes(o.value);
   }
 
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     query = new URLSearchParams();
-    if (fPais.value) query.set("pais", fPais.value);
+    const paises = [...fPais.selectedOptions].map((o) => o.value).filter(Boolean);
+    if (paises.length) query.set("pais", paises.join(","));
     if (fFrom.value) query.set("from", fFrom.value);
     if (fTo.value) query.set("to", fTo.value);
     history.replaceState(null, "", "?" + query.toString());
@@ -234,9 +240,11 @@
     if (!bars.length) return emptyChart(svg, plot, snap);
     const totals = new Map();
     for (const b of bars) {
-      const t = totals.get(b.window_start) || { start: b.window_start, end: b.window_end, sum: 0, n: 0 };
+      const t = totals.get(b.window_start) || { start: b.window_start, end: b.window_end, sum: 0, n: 0, early: false };
       t.sum += parseFloat(b.importe) || 0;
       t.n += b.pedidos;
+      // One provisional country makes the hour's total provisional.
+      t.early = t.early || b.timing === "EARLY";
       totals.set(b.window_start, t);
     }
     const width = 1150, height = 230, left = 78, right = width - 20, top = 24, base = 180;
@@ -260,12 +268,16 @@
     const liveEnd = Math.max(...bars.map((b) => Date.parse(b.window_end)));
     const ls = Math.max(t0, liveEnd - LIVE_HOURS * HOUR);
     plot.append(el("svg:rect", { x: x(ls), y: top, width: Math.max(1, x(liveEnd) - x(ls)), height: base - top, class: "live-span" }));
+    // Anchored at the band's right edge: the band ends at the newest hour,
+    // usually the chart's right edge, so the label runs back into the chart.
+    plot.append(el("svg:text", { x: Math.min(x(liveEnd), right) - 3, y: top + 11, "text-anchor": "end", class: "live-label" }, "live chart below"));
     const hourW = Math.max(4, x(t0 + HOUR) - x(t0) - 1);
     for (const t of totals.values()) {
       const s = Date.parse(t.start), bx = x(s), by = y(t.sum);
-      const g = el("svg:g", { class: "tbar", "data-window": t.start, "data-total": String(Math.round(t.sum * 100) / 100) });
+      const g = el("svg:g", { class: t.early ? "tbar early" : "tbar", "data-window": t.start, "data-total": String(Math.round(t.sum * 100) / 100) });
       g.append(
-        el("svg:title", {}, day(new Date(s)) + " " + hhmm(new Date(s)) + "–" + hhmm(new Date(t.end)) + " UTC · " + euros(t.sum) + " · " + count(t.n) + " orders"),
+        el("svg:title", {}, day(new Date(s)) + " " + hhmm(new Date(s)) + "–" + hhmm(new Date(t.end)) + " UTC · " + euros(t.sum) + " · " + count(t.n) + " orders" +
+          (t.early ? " · EARLY: provisional, may still grow" : "")),
         el("svg:rect", { x: bx, y: Math.min(by, base - 2), width: hourW, height: Math.max(base - by, 2) }),
       );
       plot.append(g);
@@ -381,13 +393,13 @@
     if (!(d.latest_dead_letters || []).length) placeholder(dead, 3, bad ? "unknown" : "None.");
     for (const r of d.latest_dead_letters || []) {
       const tr = el("tr");
-      tr.append(el("td", {}, when(r.received_at)), el("td", { class: "id" }, r.pedido_id || "–"), el("td", { class: "reason" }, r.reason));
+      tr.append(el("td", { class: "when" }, when(r.received_at)), el("td", { class: "id" }, r.pedido_id || "–"), el("td", { class: "reason" }, r.reason));
       dead.append(tr);
     }
     if (!(d.latest_too_late || []).length) placeholder(late, 4, bad ? "unknown" : "None.");
     for (const r of d.latest_too_late || []) {
       const tr = el("tr"), w = r.window_start ? new Date(r.window_start) : null;
-      tr.append(el("td", {}, when(r.received_at)), el("td", { class: "id" }, r.pedido_id || "–"), el("td", {}, when(r.event_time)),
+      tr.append(el("td", { class: "when" }, when(r.received_at)), el("td", { class: "id" }, r.pedido_id || "–"), el("td", { class: "when" }, when(r.event_time)),
         el("td", {}, w ? day(w) + " " + hhmm(w) : "–"));
       late.append(tr);
     }
@@ -475,11 +487,57 @@
       if (f.pais) note.push(f.pais.join(", "));
       if (f.from || f.to) note.push((f.from ? isoDay(new Date(f.from)) : "…") + " to " + (f.to ? isoDay(new Date(f.to)) : "…"));
     }
-    document.getElementById("f-note").textContent = f ? "showing " + note.join(" · ") : "showing the newest windows of every country";
+    markInvalid("");
+    const fNote = document.getElementById("f-note");
+    fNote.classList.remove("refused");
+    fNote.textContent = f ? "showing " + note.join(" · ") : "showing the newest windows of every country";
     const status = document.getElementById("status");
     status.classList.remove("stale");
     status.textContent = "Updated " + stamp(new Date(snap.now)) + " UTC (server clock) · refreshes every " + every / 1000 + " s";
     document.body.dataset.updated = snap.now;
+  }
+
+  // markInvalid flags the control of the parameter the server refused, and
+  // clears the others.
+  function markInvalid(param) {
+    for (const [p, c] of [["pais", fPais], ["from", fFrom], ["to", fTo]]) {
+      if (p === param) c.setAttribute("aria-invalid", "true");
+      else c.removeAttribute("aria-invalid");
+    }
+  }
+
+  // refused shows a filter the server would not apply: the reason, the
+  // control at fault, and no figures at all, since any would not be the
+  // ones asked for. The page keeps polling: Reset or a fix shows figures.
+  function refused(r) {
+    const msg = r.error || "the filter was refused";
+    syncCountries([]);
+    for (const id of ["watermark", "last-order", "last-file", "dead-letters", "too-late", "open-windows"]) {
+      const dd = document.getElementById(id);
+      dd.replaceChildren(el("strong", {}, "–"), el("span", { class: "sub" }, "filter refused"));
+      dd.parentElement.className = "card";
+    }
+    for (const [svgId, plotId] of [["timeline", "tl-plot"], ["chart", "plot"]]) {
+      const svg = document.getElementById(svgId), plot = document.getElementById(plotId);
+      plot.replaceChildren();
+      size(svg, 900, 60);
+      svg.setAttribute("aria-label", "Filter refused: " + msg);
+      plot.append(el("svg:text", { x: 16, y: 34, class: "empty" }, "Filter refused (" + msg + "): nothing shown."));
+    }
+    for (const [sel, cols] of [["#bars", 7], ["#dead", 3], ["#late", 4], ["#open", 4], ["#failing", 4], ["#files", 8]]) {
+      const body = document.querySelector(sel + " tbody");
+      body.replaceChildren();
+      placeholder(body, cols, "Filter refused.");
+    }
+    renderErrors({ filter: msg });
+    delete document.body.dataset.updated;
+    markInvalid(r.param || "");
+    const fNote = document.getElementById("f-note");
+    fNote.classList.add("refused");
+    fNote.textContent = "filter refused: " + msg + " · nothing shown; correct it or press Reset";
+    const status = document.getElementById("status");
+    status.classList.add("stale");
+    status.textContent = "Filter refused by the server · refreshes every " + every / 1000 + " s";
   }
 
   let timer = null, seq = 0;
@@ -489,13 +547,19 @@
     const mine = ++seq;
     try {
       const resp = await fetch("api/dashboard" + (query.toString() ? "?" + query.toString() : ""), { cache: "no-store" });
+      if (resp.status === 400 && (resp.headers.get("Content-Type") || "").startsWith("application/json")) {
+        const refusal = await resp.json();
+        if (mine === seq) refused(refusal);
+        return;
+      }
       if (!resp.ok) throw new Error("HTTP " + resp.status + ": " + (await resp.text()).trim());
       const snap = await resp.json();
       if (mine === seq) render(snap);
     } catch (err) {
       const status = document.getElementById("status");
       status.classList.add("stale");
-      status.textContent = "Could not refresh (" + err.message + "); showing the last figures. Retrying every " + every / 1000 + " s.";
+      const shown = document.body.dataset.updated ? "showing the figures of " + stamp(new Date(document.body.dataset.updated)) + " UTC" : "nothing shown yet";
+      status.textContent = "Could not refresh (" + err.message + "); " + shown + ". Retrying every " + every / 1000 + " s.";
     } finally {
       if (mine === seq) timer = setTimeout(refresh, every);
     }
