@@ -40,9 +40,9 @@ var helps = map[string]helpText{
 		examples: []string{"alpipe contracts"},
 	},
 	"query": {
-		usage:    "alpipe query SQL [--max-rows 100] [--format table|csv|json] [--server URL]",
-		args:     "SQL  one read-only statement on the local warehouse (quote it). At most --max-rows rows are printed (0: all).",
-		examples: []string{`alpipe query "SELECT * FROM ventas_diarias_sku ORDER BY fecha, sku"`, `alpipe query "SELECT pais, sum(importe) FROM lineas_pedido GROUP BY 1" --format json`},
+		usage:    "alpipe query SQL [--max-rows 100] [--format table|csv|json|jsonl] [--output FILE] [--server URL]",
+		args:     "SQL  one read-only statement on the local warehouse (quote it). At most --max-rows rows are printed (0: all). --output FILE streams every row (csv, or jsonl for .jsonl) to FILE, written only when the answer is whole.",
+		examples: []string{`alpipe query "SELECT * FROM ventas_diarias_sku ORDER BY fecha, sku"`, `alpipe query "SELECT pais, sum(importe) FROM lineas_pedido GROUP BY 1" --format json`, `alpipe query "SELECT * FROM lineas_pedido" --output lineas.csv`},
 	},
 	"tables": {
 		usage:    "alpipe tables [--format text|json]",

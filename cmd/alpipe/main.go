@@ -6,7 +6,7 @@
 //	alpipe drop FILE [--object PATH] [--upload-only] [--format text|json] [--server URL]
 //	alpipe validate FILE [--object PATH]          (no server: a dry run of the contract)
 //	alpipe contracts                              (no server: feeds, patterns, columns)
-//	alpipe query SQL [--max-rows 100] [--format table|csv|json] [--server URL]
+//	alpipe query SQL [--max-rows 100] [--format table|csv|json|jsonl] [--output FILE] [--server URL]
 //	alpipe tables [--format text|json]                (no server: the dataset's tables and views)
 //	alpipe schema TABLE [--format text|json]          (no server: one table's columns)
 //	alpipe publish FILE.jsonl [--server URL]      (PUBSUB_EMULATOR_HOST set: to the emulator topic)
@@ -23,7 +23,8 @@
 //	alpipe version
 //
 // alpipe COMMAND --help shows each command's arguments, flags and example.
-// Errors are one line on stderr and a non-zero exit; --format json is one
+// Errors are one line on stderr (under it, a query error may show its SQL
+// line and caret) and a non-zero exit; --format json is one
 // document in one style (see printJSON). Client commands talk to serve
 // through package client and fail at once when it does not answer.
 package main
@@ -77,7 +78,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := dispatch(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "alpipe: "+oneLine(err))
+		fmt.Fprintln(os.Stderr, "alpipe: "+errorText(err))
 		os.Exit(1)
 	}
 }

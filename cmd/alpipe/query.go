@@ -21,8 +21,9 @@ const defaultMaxRows = 100
 
 func runQuery(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
-	format := fs.String("format", "table", "output: table, csv or json")
-	maxRows := fs.Int("max-rows", defaultMaxRows, "rows printed at most (0: all, up to the server's ALPIPE_QUERY_MAX_ROWS)")
+	format := fs.String("format", "table", "output: table, csv, json or jsonl (one JSON object per row)")
+	maxRows := fs.Int("max-rows", defaultMaxRows, "rows printed at most (0: all, up to the server's ALPIPE_QUERY_MAX_ROWS); with --output the default is all")
+	output := fs.String("output", "", "write the rows to this file as they arrive (csv or jsonl), replacing it only once the answer is whole")
 	server := serverFlag(fs)
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
@@ -31,16 +32,46 @@ func runQuery(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(pos) == 0 {
 		return errors.New(`query: want SQL, e.g. alpipe query "SELECT * FROM ventas_diarias_sku LIMIT 10"`)
 	}
-	if err := checkFormat("query", *format, "table", "csv", "json"); err != nil {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *output != "" {
+		if !set["format"] {
+			*format = formatOf(*output)
+		}
+		if !set["max-rows"] {
+			*maxRows = 0
+		}
+		if err := checkFormat("query --output", *format, "csv", "jsonl"); err != nil {
+			return err
+		}
+	} else if err := checkFormat("query", *format, "table", "csv", "json", "jsonl"); err != nil {
 		return err
 	}
 	if *maxRows < 0 {
 		return fmt.Errorf("query: --max-rows %d: want 0 (all) or more", *maxRows)
 	}
-	sql := strings.TrimSuffix(strings.TrimSpace(strings.Join(pos, " ")), ";")
-	res, kinds, more, err := runLimited(ctx, client.Server{URL: *server}, sql, *maxRows)
+	sql, err := client.OneStatement(strings.Join(pos, " "))
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
+	}
+	srv := client.Server{URL: *server}
+	if *output != "" {
+		return queryToFile(ctx, srv, sql, *maxRows, *format, *output, stdout)
+	}
+	var c warehouse.Collect
+	kinds, more, err := runLimited(ctx, srv, sql, *maxRows, func([]kind) warehouse.RowSink {
+		c = warehouse.Collect{}
+		return &c
+	})
+	if errors.Is(err, client.ErrIncomplete) {
+		return fmt.Errorf("query: %w (no row printed: they are not the whole answer; add a LIMIT or --max-rows)", err)
+	}
+	if err != nil {
+		return fmt.Errorf("query: %w", personal(err))
+	}
+	res := c.Result
+	if len(kinds) != len(res.Columns) {
+		kinds = make([]kind, len(res.Columns))
 	}
 	if err := writeResult(stdout, res, kinds, *format); err != nil {
 		return err
@@ -63,48 +94,50 @@ func runQuery(ctx context.Context, args []string, stdout io.Writer) error {
 
 var selectLike = regexp.MustCompile(`(?is)^\s*(select|with|from|values|table)\b`)
 
-// runLimited runs sql returning at most max rows (0: as many as the
-// server's cap allows) and whether more exist. A query is wrapped in a
-// LIMIT so that the engine can stop early (a top-N instead of a sort);
-// its column types come from DESCRIBE so that numbers print as numbers.
-// Either step falls back quietly to the plain statement (DESCRIBE, SHOW
-// ...). The server bounds every answer: one it stopped (a cap, its
-// timeout) is an error, and none of its rows is printed.
-func runLimited(ctx context.Context, srv client.Server, sql string, max int) (warehouse.Result, []kind, bool, error) {
+// sinkError is a failure of the local side of an answer (the disk): no
+// reason to run the query again.
+type sinkError struct{ err error }
+
+func (e *sinkError) Error() string { return e.err.Error() }
+func (e *sinkError) Unwrap() error { return e.err }
+
+// runLimited runs sql (one statement) into the sink newSink makes, with at
+// most max rows (0: as many as the server's cap allows), and reports
+// whether more exist. A query is wrapped in a LIMIT so that the engine can
+// stop early (a top-N instead of a sort); its column types come from
+// DESCRIBE so that numbers print as numbers. Either step falls back quietly
+// to the plain statement (DESCRIBE, SHOW ...); the fallback makes a new
+// sink, and happens only while no row has reached one. The server bounds
+// every answer: one it stopped (a cap, its timeout) is an error wrapping
+// client.ErrIncomplete.
+func runLimited(ctx context.Context, srv client.Server, sql string, max int, newSink func([]kind) warehouse.RowSink) ([]kind, bool, error) {
 	var kinds []kind
 	if selectLike.MatchString(sql) {
 		if d, err := srv.Query(ctx, "DESCRIBE "+sql); err == nil {
 			kinds = describeKinds(d)
 		} else if errors.Is(err, client.ErrUnreachable) {
-			return warehouse.Result{}, nil, false, err
+			return nil, false, err
 		}
 	}
-	var c warehouse.Collect
 	run := func(q string) (bool, error) {
-		c = warehouse.Collect{}
-		return srv.QueryRows(ctx, q, int64(max), &c)
+		return srv.QueryRows(ctx, q, int64(max), newSink(kinds))
 	}
 	var more bool
 	var err error
 	if max > 0 && selectLike.MatchString(sql) {
-		more, err = run(fmt.Sprintf("SELECT * FROM (%s) AS q LIMIT %d", sql, max+1))
-		if err != nil && !errors.Is(err, client.ErrUnreachable) && !errors.Is(err, client.ErrIncomplete) {
+		// The newlines keep a trailing comment from swallowing the wrap.
+		more, err = run(fmt.Sprintf("SELECT * FROM (\n%s\n) AS q LIMIT %d", sql, max+1))
+		var se *sinkError
+		if err != nil && !errors.Is(err, client.ErrUnreachable) && !errors.Is(err, client.ErrIncomplete) && !errors.As(err, &se) {
 			more, err = run(sql)
 		}
 	} else {
 		more, err = run(sql)
 	}
-	if errors.Is(err, client.ErrIncomplete) {
-		return warehouse.Result{}, nil, false, fmt.Errorf("%w (no row printed: they are not the whole answer; add a LIMIT or --max-rows)", err)
-	}
 	if err != nil {
-		return warehouse.Result{}, nil, false, err
+		return nil, false, err
 	}
-	res := c.Result
-	if len(kinds) != len(res.Columns) {
-		kinds = make([]kind, len(res.Columns))
-	}
-	return res, kinds, more, nil
+	return kinds, more, nil
 }
 
 func describeKinds(d warehouse.Result) []kind {
@@ -134,7 +167,7 @@ func describeKinds(d warehouse.Result) []kind {
 // them (a generation, a line number, an ID): no thousands separators.
 var identifier = regexp.MustCompile(`(?i)(^|_)(id|generation|gen|line|linea|year|anio|code|codigo)$`)
 
-// writeResult renders a result as "table", "csv" or "json". JSON is an
+// writeResult renders a result as "table", "csv", "json" or "jsonl". JSON is an
 // array of objects whose keys keep the column order; integers and floats
 // are numbers, NUMERIC an exact string, NULL null.
 func writeResult(w io.Writer, res warehouse.Result, kinds []kind, format string) error {
@@ -149,6 +182,17 @@ func writeResult(w io.Writer, res warehouse.Result, kinds []kind, format string)
 		}
 		cw.Flush()
 		return cw.Error()
+	case "jsonl":
+		rw := newRowWriter(w, "jsonl", kinds)
+		if err := rw.Columns(res.Columns); err != nil {
+			return err
+		}
+		for _, r := range res.Rows {
+			if err := rw.Row(r); err != nil {
+				return err
+			}
+		}
+		return rw.flush()
 	case "json":
 		out := make([]any, 0, len(res.Rows))
 		for _, r := range res.Rows {
