@@ -1,4 +1,6 @@
-// Package clock provides the processing-time clocks a process can run on.
+// Package clock holds the processing-time clocks a process can run on: the
+// machine's, a virtual one a local server moves (Local), and one shared by
+// several processes through a file (File).
 package clock
 
 import (
