@@ -93,7 +93,7 @@ func TestQuarantineListAndGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, q) || !strings.Contains(out, "(1 files;") {
+	if !strings.Contains(out, q) || !strings.Contains(out, "(1 file;") {
 		t.Errorf("quarantine ls does not list %s:\n%s", q, out)
 	}
 	out, err = run(t, "quarantine", "get", q, "-o", "-")
