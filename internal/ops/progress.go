@@ -88,9 +88,9 @@ func barLine(pr Progress) string {
 		b.WriteString("[" + strings.Repeat("#", filled) + strings.Repeat("-", barWidth-filled) + "] ")
 		fmt.Fprintf(&b, "%s/%s objects", thousands(pr.Done), thousands(pr.Total))
 	} else {
-		fmt.Fprintf(&b, "%s objects (listing...)", thousands(pr.Done))
+		fmt.Fprintf(&b, "%s (listing...)", plural(pr.Done, "object", "objects"))
 	}
-	fmt.Fprintf(&b, "  %s rows  %s rows/s  %s", thousands(pr.Rows), thousands(int64(pr.RowsPerSecond())), eta(pr))
+	fmt.Fprintf(&b, "  %s  %s rows/s  %s", plural(pr.Rows, "row", "rows"), thousands(int64(pr.RowsPerSecond())), eta(pr))
 	return b.String()
 }
 

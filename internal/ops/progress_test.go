@@ -78,7 +78,7 @@ func TestProgressPrinter(t *testing.T) {
 			name:    "terminal line: throttled updates, the last drawn on finish",
 			tty:     true,
 			updates: []ops.Progress{{Total: -1, Done: 1, Rows: 10, Elapsed: time.Second}, {Total: -1, Done: 2, Rows: 20, Elapsed: time.Second}},
-			want:    "\r1 objects (listing...)  10 rows  10 rows/s  ETA ?\r2 objects (listing...)  20 rows  20 rows/s  ETA ?\n",
+			want:    "\r1 object (listing...)  10 rows  10 rows/s  ETA ?\r2 objects (listing...)  20 rows  20 rows/s  ETA ?\n",
 		},
 		{
 			name:    "terminal line while listing",
