@@ -31,6 +31,13 @@ type cellView struct {
 // before this transaction escapes it: the ON_TIME pane, expiry, a late
 // correction).
 func (p *Processor) readCell(tx docstore.Tx, a aggregation, wk window.WindowKey, listed []string, all bool) (cellView, error) {
+	return p.readCellFor(tx, a, wk, listed, func(cellDoc) bool { return all })
+}
+
+// readCellFor is readCell deciding all from the cell as read, in the same
+// transaction: whether a pane must cover every delta depends on the cell's
+// pane state, which only this read knows for sure.
+func (p *Processor) readCellFor(tx docstore.Tx, a aggregation, wk window.WindowKey, listed []string, needAll func(cellDoc) bool) (cellView, error) {
 	v := cellView{wk: wk, path: a.paths.cell(wk)}
 	docs, err := tx.Get(v.path)
 	if err != nil {
@@ -45,7 +52,7 @@ func (p *Processor) readCell(tx docstore.Tx, a aggregation, wk window.WindowKey,
 		return v, unreadable(fmt.Errorf("%s: shard count %d out of range", v.path, v.cell.Shards))
 	}
 	paths := listed
-	if all {
+	if needAll(v.cell) {
 		seen := map[string]bool{}
 		paths = nil
 		for n := range max(v.cell.Shards, a.spec.Shards) {

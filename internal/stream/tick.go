@@ -474,7 +474,17 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 		if err := decodeDoc(docs[0], &ws); err != nil {
 			return err
 		}
-		cv, err := p.readCell(tx, a, v.wk, v.listed, v.all)
+		// Every delta, when the W read here makes the pane owed now one
+		// that must cover every order accepted before it, even if the W
+		// the tick planned with did not: a concurrent tick may have moved
+		// W past the window's end or expiry since. Reading only the
+		// listed deltas then would expire the cell while a delta written
+		// after the listing survives it (recreating the cell at pane
+		// index 0, whose panes clash with the ones already appended), or
+		// emit the ON_TIME pane without on-time orders.
+		cv, err := p.readCellFor(tx, a, v.wk, v.listed, func(c cellDoc) bool {
+			return v.all || mustCoverAll(a.spec, v.wk.Window, c.State, ws.Watermark)
+		})
 		if err != nil {
 			return err
 		}
@@ -533,6 +543,17 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 		cv.cell.State, cv.cell.Folded = out.State, folded
 		return set(tx, cv.path, cv.cell, time.Time{})
 	})
+}
+
+// mustCoverAll reports whether the trigger at W wm may emit a pane that
+// covers every order of the cell accepted so far: the window expires, or
+// its ON_TIME pane is owed (which also decides whether the window ever
+// held an on-time order).
+func mustCoverAll(s window.Spec, w window.Window, st window.PaneState, wm time.Time) bool {
+	if reached(wm, s.ExpiryOf(w)) {
+		return true
+	}
+	return reached(wm, w.End) && (st.OnTime == "" || st.OnTime == window.OnTimePending)
 }
 
 // nextDue is when the cell's trigger next fires on processing time alone:
