@@ -9,7 +9,7 @@ import (
 
 // TestDeployScriptHelp: `scripts/deploy.sh --help` prints its header (the
 // steps, the usage line and the environment) and exits 0 without needing
-// gcloud, terraform or bq; an unknown step points at --help.
+// gcloud, terraform or bq.
 func TestDeployScriptHelp(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not installed")
