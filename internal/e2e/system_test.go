@@ -36,8 +36,8 @@ var storyStart = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 // not taken for a failure and redelivered.
 const ackDeadline = 60 * time.Second
 
-// system is the running whole: one per test binary, because the functions
-// framework cannot stop its server (local.Start may be called once).
+// system is the running whole: one per test binary, shared by its tests
+// because it takes a while to start; TestMain shuts it down.
 type system struct {
 	srv     *local.Server
 	tap     *tap
@@ -183,7 +183,7 @@ func (s *system) close() error {
 		errs = append(errs, s.fs.Close())
 	}
 	if s.srv != nil {
-		errs = append(errs, s.srv.App.Close())
+		errs = append(errs, s.srv.Shutdown("tests done"))
 	}
 	errs = append(errs, os.RemoveAll(s.data))
 	return errors.Join(errs...)
