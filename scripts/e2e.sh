@@ -3,7 +3,7 @@
 # Firestore and Pub/Sub emulators on free ports, runs the end-to-end test
 # against them, and stops them whatever happens.
 #
-# The test starts the functions locally (functions framework, fake GCS,
+# The test starts the functions locally (alpipe serve's one mux, fake GCS,
 # DuckDB), creates topic pedidos-nuevos with a push subscription to
 # AggregateOrders on the emulator, and plays the Step 1 and Step 2 demo
 # stories, expecting the embedded demo's results. scripts/test.sh runs the

@@ -1,5 +1,5 @@
 // Command alpipe runs AlpinaShop's pipeline on a laptop: every function
-// through the functions framework, with a fake Cloud Storage, an embedded
+// on one mux (functions.Mount, internal/httpserve), with a fake Cloud Storage, an embedded
 // state store and DuckDB as the warehouse, all in one data folder.
 //
 //	alpipe serve [--addr 127.0.0.1:8080] [--data .local] [--virtual-clock [--start T]] [--log-format text|json]

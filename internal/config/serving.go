@@ -20,15 +20,21 @@ type Serving struct {
 	RequestTimeoutSeconds int `env:"CLOUD_RUN_TIMEOUT_SECONDS"`
 }
 
-// maxShutdownGrace keeps the grace within what any platform waits: Cloud
-// Run's 10 s is the shortest we deploy to.
-const maxShutdownGrace = 10 * time.Second
+// killDelay is how long Cloud Run waits after SIGTERM before it kills an
+// instance, the shortest of the platforms we deploy to. After the grace the
+// server still waits up to 1 s for cancelled requests to record their
+// failure (httpserve.DefaultCutWait) and then closes its clients, so the
+// grace may take at most what is left: 8.5 s.
+const (
+	killDelay        = 10 * time.Second
+	maxShutdownGrace = killDelay - time.Second - 500*time.Millisecond
+)
 
 // Validate reports every problem at once.
 func (c Serving) Validate() error {
 	var probs []string
-	if c.ShutdownGrace <= 0 || c.ShutdownGrace >= maxShutdownGrace {
-		probs = append(probs, fmt.Sprintf("SHUTDOWN_GRACE=%s: want more than 0 and less than %s (Cloud Run kills an instance %s after SIGTERM)", c.ShutdownGrace, maxShutdownGrace, maxShutdownGrace))
+	if c.ShutdownGrace <= 0 || c.ShutdownGrace > maxShutdownGrace {
+		probs = append(probs, fmt.Sprintf("SHUTDOWN_GRACE=%s: want more than 0 and at most %s (Cloud Run kills an instance %s after SIGTERM; the cancelled requests and the clients' close need the rest)", c.ShutdownGrace, maxShutdownGrace, killDelay))
 	}
 	if c.RequestTimeoutSeconds < 0 {
 		probs = append(probs, fmt.Sprintf("CLOUD_RUN_TIMEOUT_SECONDS=%d is negative", c.RequestTimeoutSeconds))

@@ -18,6 +18,8 @@ func TestServingValidate(t *testing.T) {
 	}{
 		{name: "defaults: 8 s, under Cloud Run's 10 s", env: map[string]string{}, grace: 8 * time.Second},
 		{name: "a shorter grace", env: map[string]string{"SHUTDOWN_GRACE": "2s"}, grace: 2 * time.Second},
+		{name: "the longest grace that leaves time for the cut and the close", env: map[string]string{"SHUTDOWN_GRACE": "8.5s"}, grace: 8500 * time.Millisecond},
+		{name: "9.5 s plus the 1 s cut wait would outlive Cloud Run's 10 s", env: map[string]string{"SHUTDOWN_GRACE": "9.5s"}, wantErr: "at most 8.5s"},
 		{name: "Cloud Run's whole 10 s leaves nothing for the cut", env: map[string]string{"SHUTDOWN_GRACE": "10s"}, wantErr: "SHUTDOWN_GRACE"},
 		{name: "no grace", env: map[string]string{"SHUTDOWN_GRACE": "0s"}, wantErr: "SHUTDOWN_GRACE"},
 		{name: "negative request timeout", env: map[string]string{"CLOUD_RUN_TIMEOUT_SECONDS": "-1"}, wantErr: "CLOUD_RUN_TIMEOUT_SECONDS"},

@@ -9,7 +9,7 @@ import (
 )
 
 // Paths the handler answers, relative to where it is mounted. Everything
-// else is a 404: mounted at "/" in the functions framework's mux the
+// else is a 404: mounted at "/" in the local server's mux the
 // handler is the catch-all, and must not answer for a mistyped function.
 const (
 	PagePath = "/"

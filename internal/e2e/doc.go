@@ -1,5 +1,5 @@
 // Package e2e runs the whole system on real parts: the functions through the
-// functions framework (internal/local), the gcloud Pub/Sub emulator pushing
+// local server (internal/local), the gcloud Pub/Sub emulator pushing
 // topic pedidos-nuevos to AggregateOrders, the gcloud Firestore emulator
 // holding the ledger and the window state, the in-process fake Cloud Storage
 // and DuckDB. It plays the demo stories of Steps 1 and 2 through them and
