@@ -3,9 +3,9 @@
 # (cloudbuild.yaml) does not call it: its build has no gcloud emulators on
 # the machine, so it runs the Go part of this script (gofmt, go vet,
 # go test ./... against emulator containers) plus terraform fmt and validate;
-# the production-parity stack, the browser tests, tflint, tfsec, terraform test,
-# shellcheck, the go mod tidy check and the leftover-folder check run here
-# only.
+# the production-parity stack, the browser tests, tflint, tfsec, terraform
+# test, the script lint, the go mod tidy check and the leftover-folder check
+# run here only.
 #
 # Starts the gcloud Firestore and Pub/Sub emulators on free ports, runs
 # gofmt, go vet and every Go test against them (unit, conformance suites,
