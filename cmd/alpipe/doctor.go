@@ -194,9 +194,13 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 		f.Detail, f.Fix = "is a file, not a folder", "remove it, or pass --data with another folder"
 	default:
 		f.OK, f.Detail = true, "present"
+		if b, err := h.readFile(filepath.Join(dataDir, "clock")); err == nil {
+			// serve refuses a folder of the other clock (one clock per folder).
+			f.Detail += ", written on the " + strings.TrimSpace(string(b)) + " clock (serve with the other clock needs another --data)"
+		}
 		if b, err := h.readFile(filepath.Join(dataDir, "serve.lock")); err == nil {
 			if pid := atoi(strings.TrimSpace(string(b))); h.alive(pid) {
-				f.Detail = fmt.Sprintf("present, used by a running alpipe serve (PID %d)", pid)
+				f.Detail += fmt.Sprintf("; used by a running alpipe serve (PID %d)", pid)
 			}
 		}
 	}

@@ -15,13 +15,14 @@ import (
 
 // fakeHost is a machine described by what is installed on it.
 type fakeHost struct {
-	paths    map[string]string // tool -> path
-	outputs  map[string]string // tool -> version output
-	files    map[string]bool   // existing paths (folders)
-	lockPID  string
-	alivePID int
-	busyPort bool
-	serving  bool
+	paths     map[string]string // tool -> path
+	outputs   map[string]string // tool -> version output
+	files     map[string]bool   // existing paths (folders)
+	lockPID   string
+	clockMark string
+	alivePID  int
+	busyPort  bool
+	serving   bool
 }
 
 type fakeInfo struct {
@@ -51,6 +52,9 @@ func (h fakeHost) host() host {
 		readFile: func(p string) ([]byte, error) {
 			if strings.HasSuffix(p, "serve.lock") && h.lockPID != "" {
 				return []byte(h.lockPID + "\n"), nil
+			}
+			if strings.HasSuffix(p, "/clock") && h.clockMark != "" {
+				return []byte(h.clockMark + "\n"), nil
 			}
 			return nil, os.ErrNotExist
 		},
@@ -159,10 +163,10 @@ func TestDoctorFindings(t *testing.T) {
 func TestDoctorNamesTheServeHoldingTheFolder(t *testing.T) {
 	h := complete()
 	h.files[".local"] = true
-	h.lockPID, h.alivePID = "4242", 4242
+	h.lockPID, h.alivePID, h.clockMark = "4242", 4242, "wall"
 	for _, f := range diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local") {
 		if strings.HasPrefix(f.Check, "data folder") {
-			if want := "present, used by a running alpipe serve (PID 4242)"; f.Detail != want || !f.OK {
+			if want := "present, written on the wall clock (serve with the other clock needs another --data); used by a running alpipe serve (PID 4242)"; f.Detail != want || !f.OK {
 				t.Errorf("data folder finding = %+v, want OK with %q", f, want)
 			}
 			return

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/objects"
@@ -57,6 +58,10 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 		files = append(files, a)
 	}
 	if *format == "json" {
+		if more {
+			// stdout stays one JSON document; the cut is said aside.
+			fmt.Fprintf(os.Stderr, "alpipe ls: first %s only; --max 0 lists all\n", plural(len(files), "object", "objects"))
+		}
 		return printJSON(stdout, files)
 	}
 	if len(files) == 0 {

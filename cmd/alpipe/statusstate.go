@@ -69,8 +69,8 @@ func filesInState(recs []ledger.Record, state ledger.State, max int, format stri
 
 func oneLineReason(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 120 {
-		s = s[:117] + "..."
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:117]) + "..." // runes, so an accented letter is never cut in two
 	}
 	return s
 }

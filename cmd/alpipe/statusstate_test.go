@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -86,5 +87,12 @@ func TestStatusStateThroughTheServer(t *testing.T) {
 	}
 	if _, err := run(t, "status", "--watch", "10ms"); err == nil || !strings.Contains(err.Error(), "at least 1s") {
 		t.Errorf("status --watch 10ms: %v, want a refusal", err)
+	}
+}
+
+func TestOneLineReasonKeepsWholeLetters(t *testing.T) {
+	got := oneLineReason(strings.Repeat("é", 130))
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "...") || utf8.RuneCountInString(got) != 120 {
+		t.Errorf("oneLineReason cut %q (valid UTF-8: %v, %d runes)", got, utf8.ValidString(got), utf8.RuneCountInString(got))
 	}
 }

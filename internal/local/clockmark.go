@@ -23,8 +23,12 @@ type ClockMismatchError struct {
 }
 
 func (e *ClockMismatchError) Error() string {
-	return fmt.Sprintf("data folder %s was written on the %s clock and this server runs on the %s clock: ages and \"last 24h\" would mix the two timelines; pass --data with another folder (e.g. %s-%s), or remove %s to start afresh",
-		e.Dir, e.Folder, e.Now, strings.TrimSuffix(e.Dir, string(filepath.Separator)), e.Now, e.Dir)
+	other := strings.TrimSuffix(e.Dir, string(filepath.Separator)) + "-wall"
+	if e.Now == "virtual" {
+		other = strings.TrimSuffix(e.Dir, string(filepath.Separator)) + "-orders" // the README's folder for the orders story
+	}
+	return fmt.Sprintf("data folder %s was written on the %s clock and this server runs on the %s clock: ages and \"last 24h\" would mix the two timelines; pass --data with another folder (e.g. %s), or remove %s to start afresh",
+		e.Dir, e.Folder, e.Now, other, e.Dir)
 }
 
 func clockKind(c *Clock) string {
