@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -157,23 +156,6 @@ func (l *Server) wholeBody(w http.ResponseWriter, r *http.Request) bool {
 // only way in: it answers only the routes the client library uses, checks
 // every bucket and object name, and sends no CORS headers (guard.go).
 func (l *Server) Handler() http.Handler { return l.handler }
-
-// Listen serves Handler on a free loopback port and returns its base URL,
-// e.g. http://127.0.0.1:41234. Only for tests that need a real socket (a
-// client that hangs up mid-request); Close stops it. Nothing else listens.
-func (l *Server) Listen() (string, error) {
-	if l.server != nil {
-		return l.url, nil
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("listen for fake storage: %w", err)
-	}
-	l.url = "http://" + ln.Addr().String()
-	l.server = &http.Server{Handler: l.handler, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = l.server.Serve(ln) }()
-	return l.url, nil
-}
 
 // Client returns a real storage client that reaches Handler in process,
 // through an in-memory transport (transport.go): no socket is opened, and
