@@ -87,7 +87,9 @@ func watch(ctx context.Context, interval time.Duration, count int, stdout io.Wri
 			case <-time.After(interval):
 			}
 		}
-		fmt.Fprintf(stdout, "── %s (every %s; Ctrl-C stops)\n", time.Now().UTC().Format("15:04:05Z"), interval)
+		// No time of this machine here: the report carries the server's
+		// clock, which may be a virtual one.
+		fmt.Fprintf(stdout, "── report %d (every %s; Ctrl-C stops)\n", i+1, interval)
 		if err := report(); err != nil {
 			return err
 		}
