@@ -3,7 +3,6 @@ package bigquery
 import (
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -29,7 +28,7 @@ type rowEncoder struct {
 func newRowEncoder(t warehouse.Table) *rowEncoder {
 	e := &rowEncoder{table: t, keys: make([][]byte, len(t.Schema))}
 	for i, f := range t.Schema {
-		k := appendJSONString(nil, f.Name)
+		k := warehouse.AppendJSONString(nil, f.Name)
 		e.keys[i] = append(k, ':')
 	}
 	return e
@@ -74,7 +73,7 @@ func (e *rowEncoder) appendRow(dst []byte, row []warehouse.Value) ([]byte, error
 func appendCell(dst []byte, typ warehouse.Type, v warehouse.Value) ([]byte, error) {
 	switch typ {
 	case warehouse.String:
-		return appendJSONString(dst, v.Str), nil
+		return warehouse.AppendJSONString(dst, v.Str), nil
 	case warehouse.Int64:
 		if v.Int >= -maxExactJSONInt && v.Int <= maxExactJSONInt {
 			return strconv.AppendInt(dst, v.Int, 10), nil
@@ -99,50 +98,4 @@ func appendCell(dst []byte, typ warehouse.Type, v warehouse.Value) ([]byte, erro
 		return append(dst, '"'), nil
 	}
 	return dst, fmt.Errorf("unsupported column type %q", typ)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
-// as encoding/json does: the feeds reject such rows before they get here,
-// and one bad byte would otherwise fail a whole load job.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -138,7 +138,7 @@ func TestAppendJSONString(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := appendJSONString(nil, tc.in)
+			b := warehouse.AppendJSONString(nil, tc.in)
 			if !json.Valid(b) {
 				t.Fatalf("invalid JSON: %s", b)
 			}
