@@ -144,8 +144,6 @@ func parseEnd(line []byte) (int64, error) {
 	return n, nil
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString appends s as a JSON string when it is valid UTF-8, and as
 // {"base64":"..."} otherwise: JSON cannot carry other bytes, and replacing
 // them (as encoding/json does) would change the value in transit.
@@ -155,30 +153,8 @@ func appendString(dst []byte, s string) []byte {
 		dst = base64.StdEncoding.AppendEncode(dst, []byte(s))
 		return append(dst, '"', '}')
 	}
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	// Valid UTF-8 is written exactly as the BigQuery load files write it.
+	return warehouse.AppendJSONString(dst, s)
 }
 
 // decodeRow parses one line (without its newline) into dst, which has one
