@@ -3,7 +3,7 @@
 # locally: docker build -t alpipe-server . && docker run -e FUNCTION_TARGET=IngestCSV -p 8080:8080 alpipe-server
 
 # The toolchain matches go.mod's go directive exactly (checked by
-# internal/deploy), so the build never downloads another toolchain.
+# test/deploy), so the build never downloads another toolchain.
 FROM golang:1.26.8-bookworm AS build
 
 WORKDIR /src

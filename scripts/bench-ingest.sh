@@ -29,7 +29,7 @@ server="http://127.0.0.1:$port"
 printf '%-10s %-9s %-10s %-8s %-12s %-9s %-15s %-20s %s\n' rows MB seconds status rows/s MB/s peakRSS/anon loaded/quarantined "ingest phases (server log)" 
 for n in "${sizes[@]}"; do
 	file="$work/pedidos-$n.csv"
-	go run ./scripts/genorders -rows "$n" -o "$file" >/dev/null
+	go run ./tools/genorders -rows "$n" -o "$file" >/dev/null
 	mb=$(python3 -c "import os; print(f'{os.path.getsize(\"$file\")/1e6:.1f}')")
 	data="$work/data-$n"
 	"$work/alpipe" serve --addr "127.0.0.1:$port" --data "$data" >"$work/serve-$n.log" 2>&1 &

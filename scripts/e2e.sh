@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The end-to-end run on real parts (internal/e2e): starts the gcloud
+# The end-to-end run on real parts (test/e2e): starts the gcloud
 # Firestore and Pub/Sub emulators on free ports, runs the end-to-end test
 # against them, and stops them whatever happens.
 #
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib/emulators.sh
 start_emulators
 
-echo "== go test ./internal/e2e/ (with emulators)"
+echo "== go test ./test/e2e/ (with emulators)"
 start=$SECONDS
-go test -count=1 -v -timeout 3m "$@" ./internal/e2e/
+go test -count=1 -v -timeout 3m "$@" ./test/e2e/
 echo "== end-to-end run passed (go test: $((SECONDS - start)) s)"

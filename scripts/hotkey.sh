@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hot-key and uniform load through the production binary on the Firestore
 # emulator: starts the emulator (scripts/lib/emulators.sh), the BigQuery fake
-# (scripts/hotkey bqfake), and cmd/server twice, as the two Cloud Run
+# (tools/hotkey bqfake), and cmd/server twice, as the two Cloud Run
 # services (FUNCTION_TARGET=AggregateOrders and AdvanceWatermark) with
 # STATE_STORE=firestore, WAREHOUSE=bigquery and a test clock. Then, with
 # batching on (BATCH_WAIT=10ms, the default) unless told otherwise:
@@ -32,7 +32,7 @@ trap cleanup EXIT
 
 start_emulators
 CGO_ENABLED=0 go build -o "$work/server" ./cmd/server
-go build -o "$work/hotkey" ./scripts/hotkey
+go build -o "$work/hotkey" ./tools/hotkey
 
 free() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 wait_http() { # URL LOG

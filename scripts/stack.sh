@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The production-parity stack (internal/stack): the production binary
+# The production-parity stack (test/stack): the production binary
 # (cmd/server, CGO_ENABLED=0) once per Cloud Run service of terraform/, each
 # with exactly the environment Terraform gives it, on the Firestore and
 # Pub/Sub emulators, the in-process fake GCS with Eventarc's deliveries, the
@@ -28,13 +28,13 @@ fi
 if [[ "${1:-}" == "up" ]]; then
 	shift
 	echo "== building cmd/server (CGO_ENABLED=0) and the stack; about 2 minutes the first time, seconds after"
-	STACK_UP=1 go test -count=1 -v -timeout 0 -run '^TestUp$' "$@" ./internal/stack/
+	STACK_UP=1 go test -count=1 -v -timeout 0 -run '^TestUp$' "$@" ./test/stack/
 	exit 0
 fi
 
-echo "== go test ./internal/stack/ (production binary, Terraform's environment, emulators)"
+echo "== go test ./test/stack/ (production binary, Terraform's environment, emulators)"
 start=$SECONDS
 # -parallel 4: each proof runs its own stack (a project of its own) and
 # mostly waits on the emulators; the dead-letter proof alone waits ~95 s.
-go test -count=1 -v -parallel 4 -timeout 6m "$@" ./internal/stack/
+go test -count=1 -v -parallel 4 -timeout 6m "$@" ./test/stack/
 echo "== stack proofs passed in $((SECONDS - start)) s"

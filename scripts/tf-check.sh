@@ -11,7 +11,7 @@
 # (about 5 minutes on 2 cores) and reused afterwards, offline. Both scanners
 # run twice: with the defaults (no image: an infrastructure apply) and with
 # terraform/testdata/deployed.tfvars (an image: a deployment), which must
-# declare the same resources (internal/deploy checks it) but evaluate some
+# declare the same resources (test/deploy checks it) but evaluate some
 # values differently. Any finding fails the script.
 #
 # terraform validate and test need the hashicorp/google provider: from the
@@ -82,8 +82,8 @@ if command -v terraform >/dev/null 2>&1; then
 else
   # No Terraform binary on this machine: the same formatter (hclwrite, which
   # terraform fmt is built on) is applied by a Go test.
-  echo "terraform not installed: checking the formatting with internal/deploy's TestTerraformIsFormatted"
-  (cd "$ROOT" && go test -count=1 -run '^TestTerraformIsFormatted$' ./internal/deploy)
+  echo "terraform not installed: checking the formatting with test/deploy's TestTerraformIsFormatted"
+  (cd "$ROOT" && go test -count=1 -run '^TestTerraformIsFormatted$' ./test/deploy)
 fi
 
 step "tflint $TFLINT_VERSION (bundled terraform ruleset, preset all)"
@@ -155,7 +155,7 @@ fi
 # terraform test destroys what its runs applied, and prevent_destroy (which
 # no variable can switch off) would fail that teardown of the mock state.
 # An override file, in the scratch copy only, lifts it for the tests. No
-# test run can observe a lifecycle setting: internal/deploy checks
+# test run can observe a lifecycle setting: test/deploy checks
 # prevent_destroy in the module's text.
 awk '/^resource "[^"]+" "[^"]+" \{/ { addr = $2 " " $3 }
   /^[[:space:]]*prevent_destroy[[:space:]]*=[[:space:]]*true/ {
@@ -176,7 +176,7 @@ if command -v shellcheck >/dev/null 2>&1; then
   shellcheck "$ROOT/scripts/deploy.sh" "$ROOT/scripts/tf-check.sh"
   echo "shellcheck: no issues"
 else
-  echo "shellcheck not installed: skipped (bash -n runs in internal/deploy's tests)"
+  echo "shellcheck not installed: skipped (bash -n runs in test/deploy's tests)"
 fi
 
 step "terraform checks passed"

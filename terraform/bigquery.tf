@@ -1,6 +1,6 @@
 # The analytics dataset. Table schemas are NOT written here: they are read
 # from internal/warehouse/schema/<table>.json, the single source of truth the
-# Go code embeds, and a test (internal/deploy) checks that every table below
+# Go code embeds, and a test (test/deploy) checks that every table below
 # matches warehouse.Lookup: same schema file, partitioning and clustering.
 
 resource "google_bigquery_dataset" "analytics" {

@@ -14,8 +14,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/setup"
-	"github.com/alpinashop/alpipe/internal/tfconfig"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // deployedEnv is each Terraform service's environment as Cloud Run gives it,

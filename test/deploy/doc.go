@@ -13,5 +13,5 @@
 // env tags, table schemas against internal/warehouse, Firestore collections
 // against the adapters, alerts and log metrics against the log lines,
 // cloudbuild.yaml, the Dockerfile and scripts/deploy.sh (run against stubbed
-// gcloud, terraform and bq). Expressions are evaluated with internal/tfconfig.
+// gcloud, terraform and bq). Expressions are evaluated with test/tfconfig.
 package deploy

@@ -9,7 +9,7 @@ import (
 
 // goldenPath is the embedded demo's expected output: this test expects the
 // same from the real parts, so it has no golden file of its own.
-const goldenPath = "../local/testdata/demo.golden"
+const goldenPath = "../../internal/local/testdata/demo.golden"
 
 // mask hides generations, which come from the fake GCS's clock (as the
 // embedded demo's test does).

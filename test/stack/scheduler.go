@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/tfconfig"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // Scheduler calls the services of scheduler.tf's jobs as Cloud Scheduler

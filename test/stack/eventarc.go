@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/tfconfig"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // Backoff is Eventarc's retry schedule for a failed delivery, in real time:

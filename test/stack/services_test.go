@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/tfconfig"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // TestServicesStartWithTerraformEnvironment: every service Terraform

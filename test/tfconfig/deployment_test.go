@@ -141,7 +141,7 @@ func TestEvaluatorReportsErrors(t *testing.T) {
 
 // TestRepositoryDeployment reads the real terraform/: every service the
 // image runs has its FUNCTION_TARGET, a trigger and its target, so the stack
-// (internal/stack) can start exactly what is deployed.
+// (test/stack) can start exactly what is deployed.
 func TestRepositoryDeployment(t *testing.T) {
 	d, err := Open(StringVars(map[string]string{"project_id": "alpipe-tfconfig"}))
 	if err != nil {

@@ -9,11 +9,11 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 
-	"github.com/alpinashop/alpipe/internal/tfconfig"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
-// The evaluator lives in internal/tfconfig, shared with the stack
-// (internal/stack) that starts what Terraform deploys. These are the test
+// The evaluator lives in test/tfconfig, shared with the stack
+// (test/stack) that starts what Terraform deploys. These are the test
 // helpers of this package over it: a failure to parse or evaluate fails the
 // test.
 

@@ -142,10 +142,10 @@ func TestMeasure(t *testing.T) {
 	}
 	rec := readRecorded(t)
 	if diff := cmp.Diff(rec.Stream, m); diff != "" {
-		t.Errorf("stream counts differ from %s (-recorded +measured); if the change is intended, run go test ./internal/cost/ -run TestMeasure -update:\n%s", RecordedFile, diff)
+		t.Errorf("stream counts differ from %s (-recorded +measured); if the change is intended, run go test ./tools/cost/ -run TestMeasure -update:\n%s", RecordedFile, diff)
 	}
 	if diff := cmp.Diff(rec.File, f); diff != "" {
-		t.Errorf("file counts differ from %s (-recorded +measured); if the change is intended, run go test ./internal/cost/ -run TestMeasure -update:\n%s", RecordedFile, diff)
+		t.Errorf("file counts differ from %s (-recorded +measured); if the change is intended, run go test ./tools/cost/ -run TestMeasure -update:\n%s", RecordedFile, diff)
 	}
 	for name, vm := range variants {
 		if diff := cmp.Diff(rec.Variants[name], vm); diff != "" {
@@ -183,7 +183,7 @@ func readRecorded(t *testing.T) Recorded {
 	}
 	r, err := ParseRecorded(b)
 	if err != nil {
-		t.Fatalf("%s: %v (run go test ./internal/cost/ -run TestMeasure -update)", RecordedFile, err)
+		t.Fatalf("%s: %v (run go test ./tools/cost/ -run TestMeasure -update)", RecordedFile, err)
 	}
 	return r
 }

@@ -103,11 +103,11 @@ func benchFile(b *testing.B) {
 }
 
 // BenchmarkStreamCPU prints the CPU figures of the real-time path:
-// go test -run XXX -bench StreamCPU -cpu 1 ./internal/cost/
+// go test -run XXX -bench StreamCPU -cpu 1 ./tools/cost/
 func BenchmarkStreamCPU(b *testing.B) { benchStream(b) }
 
 // BenchmarkFileCPU prints the CPU figure of one export's ingestion:
-// go test -run XXX -bench FileCPU -cpu 1 ./internal/cost/
+// go test -run XXX -bench FileCPU -cpu 1 ./tools/cost/
 func BenchmarkFileCPU(b *testing.B) { benchFile(b) }
 
 // measureCPU runs the benchmarks and returns their figures.
@@ -121,11 +121,11 @@ func measureCPU(t *testing.T) CPU {
 	}
 	return CPU{
 		Order: Figure{Nanos: int64(s.Extra["cpu-ns/order"]), Per: "delivery",
-			Command: "go test -run XXX -bench StreamCPU -cpu 1 ./internal/cost/", Metric: "cpu-ns/order (getrusage user+sys around Handle)", On: on},
+			Command: "go test -run XXX -bench StreamCPU -cpu 1 ./tools/cost/", Metric: "cpu-ns/order (getrusage user+sys around Handle)", On: on},
 		Tick: Figure{Nanos: int64(s.Extra["cpu-ns/tick"]), Per: "tick",
-			Command: "go test -run XXX -bench StreamCPU -cpu 1 ./internal/cost/", Metric: "cpu-ns/tick (getrusage user+sys around Tick)", On: on},
+			Command: "go test -run XXX -bench StreamCPU -cpu 1 ./tools/cost/", Metric: "cpu-ns/tick (getrusage user+sys around Tick)", On: on},
 		File: Figure{Nanos: int64(f.Extra["cpu-ns/file"]), Per: "file of " + Num(ri(DefaultFileScenario().Lines), 0) + " lines",
-			Command: "go test -run XXX -bench FileCPU -cpu 1 ./internal/cost/", Metric: "cpu-ns/file (getrusage user+sys around Ingest)", On: on},
+			Command: "go test -run XXX -bench FileCPU -cpu 1 ./tools/cost/", Metric: "cpu-ns/file (getrusage user+sys around Ingest)", On: on},
 		Encode: EncodeFigure,
 	}
 }

@@ -1,7 +1,7 @@
 // Package tfconfig reads the Terraform configuration (terraform/*.tf) without
 // a provider or a cloud account, for what Terraform itself cannot give: the
-// checks of internal/deploy that compare the module's text with the Go code,
-// and the topology the stack (internal/stack) replays before any plan exists
+// checks of test/deploy that compare the module's text with the Go code,
+// and the topology the stack (test/stack) replays before any plan exists
 // (topics, subscriptions, scheduler jobs, the Eventarc trigger, buckets,
 // dataset, database), under variables a test sets (e.g. max_delivery_attempts)
 // and without the terraform binary or provider. It parses the root module and

@@ -22,8 +22,8 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
-	"github.com/alpinashop/alpipe/internal/tfconfig"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // Options configures a Stack.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/tfconfig"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // startTimeout bounds a process's start: building its clients and

@@ -2,7 +2,7 @@
 // benchmark: CRLF, a BOM, quoted decimal commas, and dirty rows at known
 // lines, so the expected counts are exact.
 //
-//	go run ./scripts/genorders -rows 800000 -o /tmp/pedidos.csv
+//	go run ./tools/genorders -rows 800000 -o /tmp/pedidos.csv
 //
 // Dirty rows (data line numbers; the header is line 1): every 100,000th row
 // from 412,337 on has an unquoted 89,90 (9 columns), and every 100,000th row

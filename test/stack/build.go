@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/alpinashop/alpipe/internal/tfconfig"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // Build compiles cmd/server as the Dockerfile does (CGO_ENABLED=0) into dir

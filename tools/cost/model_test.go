@@ -216,7 +216,7 @@ func TestFillDoc(t *testing.T) {
 
 // TestCostDocMatchesModel recomputes every figure of docs/cost.md from the
 // model and recorded.json, and fails if the document says anything else.
-// go test ./internal/cost/ -run TestCostDocMatchesModel -update rewrites
+// go test ./tools/cost/ -run TestCostDocMatchesModel -update rewrites
 // the generated blocks (the prose around them is kept).
 func TestCostDocMatchesModel(t *testing.T) {
 	rec := readRecorded(t)
@@ -236,7 +236,7 @@ func TestCostDocMatchesModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, string(doc)); diff != "" {
-		t.Errorf("docs/cost.md differs from the model (-model +document); run go test ./internal/cost/ -run TestCostDocMatchesModel -update:\n%s", diff)
+		t.Errorf("docs/cost.md differs from the model (-model +document); run go test ./tools/cost/ -run TestCostDocMatchesModel -update:\n%s", diff)
 	}
 }
 

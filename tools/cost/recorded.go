@@ -7,7 +7,7 @@ import (
 )
 
 // RecordedFile is the file, in this package's directory, that holds the
-// recorded measurement. `go test ./internal/cost/ -run TestMeasure -update`
+// recorded measurement. `go test ./tools/cost/ -run TestMeasure -update`
 // rewrites it (and docs/cost.md).
 const RecordedFile = "recorded.json"
 

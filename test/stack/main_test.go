@@ -101,7 +101,7 @@ func need(t *testing.T, opts Options) *Stack {
 
 // goldenPath is the embedded demo's expected output: the stack must show
 // the same, so it has no golden file of its own.
-const goldenPath = "../local/testdata/demo.golden"
+const goldenPath = "../../internal/local/testdata/demo.golden"
 
 // mask hides generations, which come from the fake GCS's clock.
 func mask(s string) string {
