@@ -1,7 +1,7 @@
 // Package window is the pure core of the event-time aggregation specified in
-// docs/event-time.md: fixed windows, the watermark rule, lateness, and the
-// trigger that turns a (window, key)'s running totals into EARLY, ON_TIME and
-// LATE panes, in ACCUMULATING or DISCARDING mode.
+// docs/event-time.md: fixed and sliding windows, the watermark rule, lateness,
+// and the trigger that turns a (window, key)'s running totals into EARLY,
+// ON_TIME and LATE panes, in ACCUMULATING or DISCARDING mode.
 //
 // Nothing here reads a clock, does I/O or starts a goroutine. Every decision
 // is a function of explicit inputs (spec, persisted state, order, watermark,
@@ -17,6 +17,10 @@
 //     event and processing times that feed the watermark).
 //   - PaneState, one per (window, key), written by the tick (and, with a late
 //     delay of zero, by the late order whose correction pane it records).
+//
+// With sliding windows an element is in several windows (Spec.WindowsOf):
+// the caller accepts it once per window, each with Order.Window set, and
+// everything below works per (window, key) unchanged.
 //
 // Combine folds a (window, key)'s shards into a Content; OnTick and
 // OnLateOrder turn a PaneState and a Content into the next PaneState and at

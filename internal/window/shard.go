@@ -6,12 +6,26 @@ import (
 	"time"
 )
 
-// Order is one valid order as the aggregation sees it.
+// Order is one element as the aggregation sees it: a valid order, or the
+// part of one that counts in one cell (the lines of one SKU), in one window.
 type Order struct {
 	ID        string    // pedido_id: identity for dedup and the shard choice
 	Key       string    // the value of Spec.KeyField
 	EventTime time.Time // momento_evento
-	Measures  Measures  // OrderMeasures of the order
+	Measures  Measures  // OrderMeasures of the order, or of its lines of Key
+	// Window is the window the element counts in: one of
+	// Spec.WindowsOf(EventTime). Zero means Spec.WindowOf(EventTime), the
+	// only window of a fixed spec.
+	Window Window
+}
+
+// WindowIn returns the window o counts in under s: o.Window, or
+// s.WindowOf(o.EventTime) when o.Window is zero.
+func (o Order) WindowIn(s Spec) Window {
+	if o.Window.Start.IsZero() && o.Window.End.IsZero() {
+		return s.WindowOf(o.EventTime)
+	}
+	return o.Window
 }
 
 // ShardOf picks the shard of an order: FNV-1a (32 bit) of the pedido_id's
@@ -43,16 +57,22 @@ type Shard struct {
 	LastAccepted time.Time `json:"last_accepted,omitzero"`
 }
 
-// Accept adds order o to its shard sh. st is the (window, key)'s PaneState as
+// Accept adds order o to its shard sh of the (window, key) o.WindowIn(s),
+// o.Key. st is the (window, key)'s PaneState as
 // read in the same transaction (zero if it does not exist yet), wm the
 // watermark the order was classified against, now the processing time.
 //
 // Reading st (one small document that only ticks write) is what lets the
 // shard remember when its first un-emitted change arrived without the order
 // writing any shared document. Accept refuses a too-late order: dropping it
-// is the caller's job.
+// is the caller's job. It also refuses a Window that is not one of
+// WindowsOf(o.EventTime).
 func (s Spec) Accept(sh Shard, st PaneState, o Order, wm, now time.Time) (Shard, error) {
-	w := s.WindowOf(o.EventTime)
+	w := o.WindowIn(s)
+	if !s.IsWindowOf(w, o.EventTime) {
+		return sh, fmt.Errorf("accept order %s: window [%s, %s) is not a window of %s event time %s",
+			o.ID, w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano), s.Name, o.EventTime.Format(time.RFC3339Nano))
+	}
 	if s.Classify(w, wm) == TooLate {
 		return sh, fmt.Errorf("accept order %s: window %s is too late at watermark %s",
 			o.ID, w.Start.Format(time.RFC3339), wm.Format(time.RFC3339))

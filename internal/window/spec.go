@@ -27,7 +27,8 @@ const MaxShards = 256
 type Spec struct {
 	Name            string        // stable aggregation name, also in table names and pane identities
 	KeyField        string        // order field that keys the aggregation; names the key column
-	WindowSize      time.Duration // S: fixed window size, a whole number of seconds
+	WindowSize      time.Duration // S: window size, a whole number of seconds
+	Period          time.Duration // P: sliding period, dividing S (Beam's SlidingWindows); 0: fixed windows (P = S)
 	OutOfOrderness  time.Duration // D: how far the watermark trails the newest event time
 	IdleTimeout     time.Duration // I: no accepted order for this long makes the source idle
 	EarlyDelay      time.Duration // E: EARLY pane once the first un-emitted change is this old
@@ -85,6 +86,17 @@ func (s Spec) Validate() error {
 		bad("window size %v must be positive", s.WindowSize)
 	case s.WindowSize%time.Second != 0:
 		bad("window size %v must be a whole number of seconds", s.WindowSize)
+	}
+	switch {
+	case s.Period < 0:
+		bad("period %v must not be negative (0 means fixed windows)", s.Period)
+	case s.Period == 0:
+	case s.Period%time.Second != 0:
+		bad("period %v must be a whole number of seconds", s.Period)
+	case s.WindowSize > 0 && s.Period > s.WindowSize:
+		bad("period %v must not exceed the window size %v", s.Period, s.WindowSize)
+	case s.WindowSize > 0 && s.WindowSize%s.Period != 0:
+		bad("period %v must divide the window size %v", s.Period, s.WindowSize)
 	}
 	if s.OutOfOrderness < 0 {
 		bad("out-of-orderness %v must not be negative", s.OutOfOrderness)

@@ -8,22 +8,86 @@ type Window struct {
 	End   time.Time
 }
 
-// WindowOf returns the fixed window holding event time t: windows are aligned
-// to the Unix epoch in UTC, so for t before 1970 the start is floored, not
-// truncated toward zero. The result is in UTC without a monotonic reading, so
-// equal windows compare equal with == and can key a map.
+// Sliding reports whether s has sliding windows (0 < Period < WindowSize).
+func (s Spec) Sliding() bool {
+	return s.Period > 0 && s.Period < s.WindowSize
+}
+
+// PeriodOrSize is the distance between consecutive window starts: Period,
+// or WindowSize for fixed windows.
+func (s Spec) PeriodOrSize() time.Duration {
+	if s.Period > 0 {
+		return s.Period
+	}
+	return s.WindowSize
+}
+
+// WindowOf returns the newest window holding event time t: the one starting
+// at t floored to the period. For fixed windows it is the only one. For
+// sliding windows it is the last of WindowsOf(t), the one that closes and
+// expires last, so its ExpiryOf bounds how long an order's dedup record is
+// needed.
+//
+// Windows are aligned to the Unix epoch in UTC, so for t before 1970 the
+// start is floored, not truncated toward zero. The result is in UTC without
+// a monotonic reading, so equal windows compare equal with == and can key a
+// map.
 func (s Spec) WindowOf(t time.Time) Window {
-	size := int64(s.WindowSize / time.Second)
+	size, period := s.seconds()
+	start := floorTo(t.Unix(), period)
+	return window(start, size)
+}
+
+// WindowsOf returns every window holding event time t, ascending by start:
+// WindowSize/Period windows whose starts are the multiples of the period in
+// (t - WindowSize, t]. For fixed windows it is []Window{WindowOf(t)}.
+func (s Spec) WindowsOf(t time.Time) []Window {
+	size, period := s.seconds()
+	last := floorTo(t.Unix(), period)
+	n := size / period
+	ws := make([]Window, n)
+	for i := range n {
+		ws[i] = window(last-(n-1-i)*period, size)
+	}
+	return ws
+}
+
+// IsWindowOf reports whether w is one of WindowsOf(t): it holds t, has the
+// spec's size and starts on a multiple of the period.
+func (s Spec) IsWindowOf(w Window, t time.Time) bool {
+	size, period := s.seconds()
+	return w.Contains(t) && w.Start.Nanosecond() == 0 &&
+		w.End.Sub(w.Start) == time.Duration(size)*time.Second &&
+		floorTo(w.Start.Unix(), period) == w.Start.Unix()
+}
+
+// seconds returns the size and period in whole seconds, never zero and with
+// the period dividing the size: an invalid spec must not divide by zero or
+// loop (Validate reports it), so it degrades to fixed windows.
+func (s Spec) seconds() (size, period int64) {
+	size = int64(s.WindowSize / time.Second)
 	if size <= 0 {
-		size = 1 // an invalid spec must not divide by zero; Validate reports it
+		size = 1
 	}
-	// t.Unix() is already the floor in seconds (nanoseconds are always >= 0)
-	// and whole-second sizes make the floor on seconds exact.
-	sec := t.Unix()
-	start := sec / size * size
+	period = int64(s.Period / time.Second)
+	if period <= 0 || period > size || size%period != 0 {
+		period = size
+	}
+	return size, period
+}
+
+// floorTo floors sec to a multiple of step (> 0), toward minus infinity.
+// t.Unix() is already the floor in seconds (nanoseconds are always >= 0),
+// and whole-second steps make the floor on seconds exact.
+func floorTo(sec, step int64) int64 {
+	start := sec / step * step
 	if start > sec {
-		start -= size
+		start -= step
 	}
+	return start
+}
+
+func window(start, size int64) Window {
 	return Window{
 		Start: time.Unix(start, 0).UTC(),
 		End:   time.Unix(start+size, 0).UTC(),
