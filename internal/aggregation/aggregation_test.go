@@ -1,0 +1,189 @@
+package aggregation
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// The two shipped aggregations, field by field: ventas_hora_pais is exactly
+// the single aggregation of the previous version (window.Defaults), so its
+// state, panes and tables carry over unchanged.
+func TestShippedDeclarations(t *testing.T) {
+	ds, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hourly := window.Defaults()
+	sliding := hourly
+	sliding.Name, sliding.KeyField, sliding.Period = "ventas_sku_hora_movil", KeySKU, 15*time.Minute
+	tests := []struct {
+		name     string
+		want     window.Spec
+		file     string
+		typ      string
+		measures []string
+	}{
+		{name: "ventas_hora_pais", want: hourly, file: "declarations/ventas_hora_pais.json", typ: Fixed, measures: []string{"importe", "pedidos", "unidades"}},
+		{name: "ventas_sku_hora_movil", want: sliding, file: "declarations/ventas_sku_hora_movil.json", typ: Sliding, measures: []string{"importe", "unidades", "pedidos"}},
+	}
+	if len(ds) != len(tests) {
+		t.Fatalf("%d declarations embedded, want %d", len(ds), len(tests))
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := ds[i]
+			if diff := cmp.Diff(tt.want, d.Spec()); diff != "" {
+				t.Errorf("Spec() (-want +got):\n%s", diff)
+			}
+			if d.File != tt.file || d.WindowType != tt.typ || d.PanesTable() != tt.name+"_paneles" || d.View() != tt.name || d.Description == "" {
+				t.Errorf("file %s, type %s, panes %s, view %s, description %q", d.File, d.WindowType, d.PanesTable(), d.View(), d.Description)
+			}
+			if diff := cmp.Diff(tt.measures, d.Measures); diff != "" {
+				t.Errorf("measures (-want +got):\n%s", diff)
+			}
+			got, err := Lookup(tt.name)
+			if err != nil || got.Name != tt.name {
+				t.Errorf("Lookup(%s) = %s, %v", tt.name, got.Name, err)
+			}
+		})
+	}
+}
+
+// Every problem of every file is reported at once, naming the file and
+// the field, so one edit fixes a broken declaration.
+func TestParseReportsEveryProblem(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string // in testdata/
+		want  []string // each in the error
+	}{
+		{name: "period must divide size", files: []string{"period_not_dividing.json"},
+			want: []string{"testdata/period_not_dividing.json: window.period: 7m must divide window.size 1h"}},
+		{name: "period on a fixed window", files: []string{"fixed_with_period.json"},
+			want: []string{"testdata/fixed_with_period.json: window.period: \"15m\" is set on a fixed window"}},
+		{name: "unknown field", files: []string{"misspelt_field.json"},
+			want: []string{"testdata/misspelt_field.json: decode: json: unknown field \"acumulation\""}},
+		{name: "name must be the file name", files: []string{"named_otherwise.json"},
+			want: []string{`testdata/named_otherwise.json: name: "ventas_hora_pais" must equal the file name named_otherwise.json`}},
+		{name: "subset of measures, period of the size", files: []string{"subset_of_measures.json"},
+			want: []string{
+				"testdata/subset_of_measures.json: measures: lacks pedidos, unidades",
+				"testdata/subset_of_measures.json: window.period: 2h must be shorter than window.size 2h",
+			}},
+		{name: "every field wrong", files: []string{"everything_wrong.json"},
+			want: []string{
+				`everything_wrong.json: name: "Otra-Cosa" must be 1-55 characters`,
+				"everything_wrong.json: description: is empty",
+				"everything_wrong.json: window.size: 90s must be a positive whole number of minutes",
+				`everything_wrong.json: window.type: "tumbling" must be fixed or sliding`,
+				`everything_wrong.json: key: "producto" must be one of pais, cliente_id, sku`,
+				`everything_wrong.json: measures: "margen" is not a measure`,
+				`everything_wrong.json: measures: "importe" is listed twice`,
+				"everything_wrong.json: measures: lacks pedidos, unidades",
+				"everything_wrong.json: out_of_orderness: -1m must not be negative",
+				"everything_wrong.json: idle_timeout: 0s must be positive",
+				"everything_wrong.json: early_delay: 1.5s must be a whole number of seconds",
+				`everything_wrong.json: allowed_lateness: "dos horas" is not a duration`,
+				"everything_wrong.json: late_delay: is missing (write 0s for none)",
+				`everything_wrong.json: accumulation: "SUMMING" must be ACCUMULATING or DISCARDING`,
+			}},
+		{name: "problems of several files together", files: []string{"period_not_dividing.json", "fixed_with_period.json"},
+			want: []string{"period_not_dividing.json: window.period", "fixed_with_period.json: window.period"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string][]byte{}
+			for _, f := range tt.files {
+				b, err := os.ReadFile(filepath.Join("testdata", f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				files["testdata/"+f] = b
+			}
+			ds, err := Parse(files)
+			if err == nil {
+				t.Fatalf("Parse accepted %v: %+v", tt.files, ds)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			if n := strings.Count(err.Error(), "\n") + 1; n != len(tt.want) {
+				t.Errorf("%d problems reported, want %d:\n%v", n, len(tt.want), err)
+			}
+		})
+	}
+}
+
+func TestNamesAreUnique(t *testing.T) {
+	b, err := os.ReadFile("declarations/ventas_hora_pais.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse(map[string][]byte{"a/ventas_hora_pais.json": b, "b/ventas_hora_pais.json": b})
+	want := `b/ventas_hora_pais.json: name: "ventas_hora_pais" is already declared in a/ventas_hora_pais.json`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	ds, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		want    []string
+		got     []string
+		wantErr string
+	}{
+		{name: "none selects all", got: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}},
+		{name: "one", want: []string{"ventas_sku_hora_movil"}, got: []string{"ventas_sku_hora_movil"}},
+		{name: "declaration order, not the list's", want: []string{"ventas_sku_hora_movil", "ventas_hora_pais"}, got: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}},
+		{name: "unknown and twice, both reported", want: []string{"ventas_dia", "ventas_hora_pais", "ventas_hora_pais"},
+			wantErr: `aggregation "ventas_dia" is not declared (declared: ventas_hora_pais, ventas_sku_hora_movil)` + "\n" + `aggregation "ventas_hora_pais" is named twice`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sel, err := Select(ds, tt.want)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Errorf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.got, names(sel)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Default hands out copies: a caller editing its measures cannot change
+// what the next caller reads.
+func TestDefaultIsImmutable(t *testing.T) {
+	ds, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds[0].Measures[0] = "x"
+	again, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Measures[0] == "x" {
+		t.Error("Default shares its measures with callers")
+	}
+}

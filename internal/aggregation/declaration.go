@@ -1,0 +1,316 @@
+package aggregation
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// declaration is the JSON form of an aggregation, one file in
+// declarations/, named after the aggregation:
+//
+//	{
+//	  "name": "ventas_sku_hora_movil",       // = the file name; names the view, <name>_paneles and state documents
+//	  "description": "...",
+//	  "window": {"type": "sliding", "size": "1h", "period": "15m"},  // or {"type": "fixed", "size": "1h"}
+//	  "key": "sku",                          // pais, cliente_id or sku (one cell per order line)
+//	  "measures": ["importe", "pedidos", "unidades"],  // all three, any order (see Measures)
+//	  "out_of_orderness": "10m",             // D
+//	  "idle_timeout": "5m",                  // I
+//	  "early_delay": "1m",                   // E
+//	  "allowed_lateness": "2h",              // L
+//	  "late_delay": "0s",                    // Ld
+//	  "accumulation": "ACCUMULATING"         // or DISCARDING
+//	}
+//
+// Every field is required: a declaration says what it computes, with no
+// default hidden in code. Durations are Go durations; sizes and periods are
+// whole minutes, the watermark ticks once a minute.
+type declaration struct {
+	Name            string     `json:"name"`
+	Description     string     `json:"description"`
+	Window          windowDecl `json:"window"`
+	Key             string     `json:"key"`
+	Measures        []string   `json:"measures"`
+	OutOfOrderness  string     `json:"out_of_orderness"`
+	IdleTimeout     string     `json:"idle_timeout"`
+	EarlyDelay      string     `json:"early_delay"`
+	AllowedLateness string     `json:"allowed_lateness"`
+	LateDelay       string     `json:"late_delay"`
+	Accumulation    string     `json:"accumulation"`
+}
+
+type windowDecl struct {
+	Type   string `json:"type"`
+	Size   string `json:"size"`
+	Period string `json:"period"`
+}
+
+// Dir is the folder of the embedded declarations, which Terraform also
+// reads (../internal/aggregation/declarations from terraform/).
+const Dir = "declarations"
+
+//go:embed declarations/*.json
+var declFS embed.FS
+
+// name is the rule of window.Spec less the room "_paneles" takes, so that
+// the panes table's name is an identifier of at most 63 characters too.
+var name = regexp.MustCompile(`^[a-z][a-z0-9_]{0,54}$`)
+
+var embedded = sync.OnceValues(func() ([]Declaration, error) {
+	entries, err := declFS.ReadDir(Dir)
+	if err != nil {
+		return nil, fmt.Errorf("aggregation: read embedded declarations: %w", err)
+	}
+	files := make(map[string][]byte, len(entries))
+	for _, e := range entries {
+		p := path.Join(Dir, e.Name())
+		b, err := declFS.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("aggregation: read %s: %w", p, err)
+		}
+		files[p] = b
+	}
+	return Parse(files)
+})
+
+// Default returns the embedded declarations, validated, sorted by name. The
+// caller owns the returned slice.
+func Default() ([]Declaration, error) {
+	ds, err := embedded()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Declaration, len(ds))
+	for i, d := range ds {
+		out[i] = d.clone()
+	}
+	return out, nil
+}
+
+// Lookup returns the embedded declaration of that name.
+func Lookup(name string) (Declaration, error) {
+	ds, err := embedded()
+	if err != nil {
+		return Declaration{}, err
+	}
+	for _, d := range ds {
+		if d.Name == name {
+			return d.clone(), nil
+		}
+	}
+	return Declaration{}, fmt.Errorf("aggregation %q is not declared (declared: %s)", name, strings.Join(names(ds), ", "))
+}
+
+// Select returns the declarations named, in declaration order; no names
+// selects them all. Every unknown name is reported at once.
+func Select(ds []Declaration, want []string) ([]Declaration, error) {
+	if len(want) == 0 {
+		return ds, nil
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, w := range want {
+		switch {
+		case seen[w]:
+			errs = append(errs, fmt.Errorf("aggregation %q is named twice", w))
+		case !slices.Contains(names(ds), w):
+			errs = append(errs, fmt.Errorf("aggregation %q is not declared (declared: %s)", w, strings.Join(names(ds), ", ")))
+		}
+		seen[w] = true
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	var out []Declaration
+	for _, d := range ds {
+		if seen[d.Name] {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func names(ds []Declaration) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// Parse compiles declarations keyed by file path (the base name, less
+// .json, must be the aggregation's name). Every problem of every file is
+// reported at once, each as "<file>: <field>: <problem>", so one edit fixes
+// them all. The result is sorted by name.
+func Parse(files map[string][]byte) ([]Declaration, error) {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var (
+		out  []Declaration
+		errs []error
+		seen = map[string]string{}
+	)
+	for _, p := range paths {
+		d, probs := compile(p, files[p])
+		for _, pr := range probs {
+			errs = append(errs, fmt.Errorf("%s: %s", p, pr))
+		}
+		if len(probs) > 0 {
+			continue
+		}
+		if prev, dup := seen[d.Name]; dup {
+			errs = append(errs, fmt.Errorf("%s: name: %q is already declared in %s", p, d.Name, prev))
+			continue
+		}
+		seen[d.Name] = p
+		out = append(out, d)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("aggregation declarations: %w", errors.Join(errs...))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// compile decodes and checks one file; problems name the JSON field.
+func compile(file string, b []byte) (Declaration, []string) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields() // a misspelt field must not fall back to nothing
+	var raw declaration
+	if err := dec.Decode(&raw); err != nil {
+		return Declaration{}, []string{"decode: " + err.Error()}
+	}
+	if dec.More() {
+		return Declaration{}, []string{"decode: trailing data after the declaration"}
+	}
+	var probs []string
+	bad := func(field, format string, args ...any) {
+		probs = append(probs, field+": "+fmt.Sprintf(format, args...))
+	}
+	d := Declaration{File: file, Name: raw.Name, Description: strings.TrimSpace(raw.Description), WindowType: raw.Window.Type, Key: raw.Key,
+		Measures: slices.Clone(raw.Measures), Accumulation: window.Accumulation(raw.Accumulation)}
+
+	base := strings.TrimSuffix(path.Base(file), ".json")
+	switch {
+	case !name.MatchString(raw.Name):
+		bad("name", "%q must be 1-55 characters of a-z, 0-9 and _, starting with a letter (it names the view, the table %s and state documents)", raw.Name, PanesTable("<name>"))
+	case strings.HasSuffix(raw.Name, PanesSuffix):
+		bad("name", "%q must not end in %s: the view of one aggregation would be the panes table of another", raw.Name, PanesSuffix)
+	case raw.Name != base:
+		bad("name", "%q must equal the file name %s", raw.Name, base+".json")
+	}
+	if d.Description == "" {
+		bad("description", "is empty: say what the aggregation answers (it describes the view and the table)")
+	}
+
+	minutes := func(field, s string) time.Duration {
+		v, err := time.ParseDuration(s)
+		switch {
+		case s == "":
+			bad(field, "is missing")
+		case err != nil:
+			bad(field, "%q is not a duration such as 1h or 15m", s)
+		case v <= 0 || v%time.Minute != 0:
+			bad(field, "%s must be a positive whole number of minutes (the watermark ticks once a minute)", s)
+		default:
+			return v
+		}
+		return 0
+	}
+	d.Size = minutes("window.size", raw.Window.Size)
+	switch raw.Window.Type {
+	case Fixed:
+		if raw.Window.Period != "" {
+			bad("window.period", "%q is set on a fixed window: a period belongs to type %s", raw.Window.Period, Sliding)
+		}
+	case Sliding:
+		d.Period = minutes("window.period", raw.Window.Period)
+		if d.Size > 0 && d.Period > 0 {
+			switch {
+			case d.Period >= d.Size:
+				bad("window.period", "%s must be shorter than window.size %s (a period of the size is type %s)", raw.Window.Period, raw.Window.Size, Fixed)
+			case d.Size%d.Period != 0:
+				bad("window.period", "%s must divide window.size %s", raw.Window.Period, raw.Window.Size)
+			}
+		}
+	default:
+		bad("window.type", "%q must be %s or %s", raw.Window.Type, Fixed, Sliding)
+	}
+
+	if !slices.Contains(Keys, raw.Key) {
+		bad("key", "%q must be one of %s", raw.Key, strings.Join(Keys, ", "))
+	}
+	measureProblems(raw.Measures, bad)
+
+	nonNegative := func(field, s string, positive bool) time.Duration {
+		v, err := time.ParseDuration(s)
+		switch {
+		case s == "":
+			bad(field, "is missing (write 0s for none)")
+		case err != nil:
+			bad(field, "%q is not a duration such as 10m or 0s", s)
+		case v%time.Second != 0:
+			bad(field, "%s must be a whole number of seconds", s)
+		case positive && v <= 0:
+			bad(field, "%s must be positive", s)
+		case v < 0:
+			bad(field, "%s must not be negative", s)
+		default:
+			return v
+		}
+		return 0
+	}
+	d.OutOfOrderness = nonNegative("out_of_orderness", raw.OutOfOrderness, false)
+	d.IdleTimeout = nonNegative("idle_timeout", raw.IdleTimeout, true)
+	d.EarlyDelay = nonNegative("early_delay", raw.EarlyDelay, false)
+	d.AllowedLateness = nonNegative("allowed_lateness", raw.AllowedLateness, false)
+	d.LateDelay = nonNegative("late_delay", raw.LateDelay, false)
+	if d.Accumulation != window.Accumulating && d.Accumulation != window.Discarding {
+		bad("accumulation", "%q must be %s or %s", raw.Accumulation, window.Accumulating, window.Discarding)
+	}
+
+	// The core's own rules, in case they ever say more than the ones above.
+	if len(probs) == 0 {
+		if err := d.Spec().Validate(); err != nil {
+			probs = append(probs, err.Error())
+		}
+	}
+	return d, probs
+}
+
+func measureProblems(ms []string, bad func(field, format string, args ...any)) {
+	seen := map[string]bool{}
+	for _, m := range ms {
+		switch {
+		case !slices.Contains(Measures, m):
+			bad("measures", "%q is not a measure (%s)", m, strings.Join(Measures, ", "))
+		case seen[m]:
+			bad("measures", "%q is listed twice", m)
+		}
+		seen[m] = true
+	}
+	var missing []string
+	for _, m := range Measures {
+		if !seen[m] {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) > 0 {
+		bad("measures", "lacks %s: every panes table carries %s and the core computes all three, so a declaration lists all three", strings.Join(missing, ", "), strings.Join(Measures, ", "))
+	}
+}
