@@ -3,11 +3,13 @@ package aggregation
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/window"
 )
@@ -185,5 +187,35 @@ func TestDefaultIsImmutable(t *testing.T) {
 	}
 	if again[0].Measures[0] == "x" {
 		t.Error("Default shares its measures with callers")
+	}
+}
+
+// Every allowed key has its column descriptions, and nothing else does:
+// Terraform describes the tables' columns from the same file.
+func TestKeyColumnsDescribeEveryKey(t *testing.T) {
+	m, err := parsedKeyColumns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for k := range m {
+		got = append(got, k)
+	}
+	if diff := cmp.Diff(Keys, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("keys described (-Keys +key_columns.json):\n%s", diff)
+	}
+	for _, k := range Keys {
+		d, err := ColumnDescriptions(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d[k] == "" {
+			t.Errorf("key %s: its column has no description", k)
+		}
+		for col := range d {
+			if col != k && !slices.Contains(Measures, col) {
+				t.Errorf("key %s: describes %s, neither the key nor a measure", k, col)
+			}
+		}
 	}
 }

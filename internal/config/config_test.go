@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-envconfig"
+
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 func TestLoad(t *testing.T) {
@@ -62,14 +64,21 @@ func TestLoad(t *testing.T) {
 		{
 			name:    "bad window settings are all reported",
 			cfg:     &Orders{},
-			env:     map[string]string{"ACCUMULATION": "SUMMING", "STATE_SHARDS": "0"},
-			wantErr: []string{"accumulation", "shards 0"},
+			env:     map[string]string{"AGGREGATIONS": "ventas_dia,ventas_hora_pais", "STATE_SHARDS": "0"},
+			wantErr: []string{"STATE_SHARDS=0 must be between 1 and 256", `AGGREGATIONS: aggregation "ventas_dia" is not declared (declared: ventas_hora_pais, ventas_sku_hora_movil)`},
 		},
 		{
-			name:    "unparseable duration",
+			name:    "unparseable shard count",
 			cfg:     &Watermark{},
-			env:     map[string]string{"WINDOW_SIZE": "una hora"},
-			wantErr: []string{"WINDOW_SIZE"},
+			env:     map[string]string{"STATE_SHARDS": "ocho"},
+			wantErr: []string{"STATE_SHARDS"},
+		},
+		{
+			name: "the retired per-aggregation variables are refused, not ignored",
+			cfg:  &Watermark{},
+			env:  map[string]string{"WINDOW_SIZE": "30m", "ACCUMULATION": "DISCARDING", "AGGREGATION": "ventas_hora_pais"},
+			wantErr: []string{"AGGREGATION, WINDOW_SIZE, ACCUMULATION no longer configure anything",
+				"internal/aggregation/declarations/<name>.json"},
 		},
 		{name: "sweep defaults are valid locally", cfg: &Sweep{}, env: map[string]string{}},
 		{name: "server defaults are valid", cfg: &Server{}, env: map[string]string{}},
@@ -149,15 +158,58 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// Unset, the environment runs every declared aggregation, and the first is
+// exactly the previous version's one aggregation (docs/event-time.md's
+// defaults), so its state and tables carry over.
 func TestDefaultsMatchTheSpecification(t *testing.T) {
 	var c Orders
 	if err := Load(context.Background(), &c, envconfig.MapLookuper(nil)); err != nil {
 		t.Fatal(err)
 	}
-	s := c.Spec()
-	if s.WindowSize != time.Hour || s.OutOfOrderness != 10*time.Minute || s.IdleTimeout != 5*time.Minute ||
-		s.EarlyDelay != time.Minute || s.AllowedLateness != 2*time.Hour || s.LateDelay != 0 || s.Accumulation != "ACCUMULATING" {
-		t.Errorf("defaults %+v differ from docs/event-time.md", s)
+	specs := c.Specs()
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	if diff := cmp.Diff([]string{"ventas_hora_pais", "ventas_sku_hora_movil"}, names); diff != "" {
+		t.Fatalf("running aggregations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(window.Defaults(), specs[0]); diff != "" {
+		t.Errorf("ventas_hora_pais (-docs/event-time.md +declared):\n%s", diff)
+	}
+	if diff := cmp.Diff(specs[0], c.Spec()); diff != "" {
+		t.Errorf("Spec() is not the first of Specs() (-want +got):\n%s", diff)
+	}
+}
+
+func TestAggregationsSelectsAndShardsApplyToAll(t *testing.T) {
+	tests := []struct {
+		name   string
+		env    map[string]string
+		want   []string
+		shards int
+	}{
+		{name: "unset runs all", env: map[string]string{}, want: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}, shards: 8},
+		{name: "empty runs all", env: map[string]string{"AGGREGATIONS": ""}, want: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}, shards: 8},
+		{name: "one", env: map[string]string{"AGGREGATIONS": "ventas_sku_hora_movil", "STATE_SHARDS": "16"}, want: []string{"ventas_sku_hora_movil"}, shards: 16},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Watermark
+			if err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env)); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range c.Specs() {
+				got = append(got, s.Name)
+				if s.Shards != tt.shards {
+					t.Errorf("%s: %d shards, want %d", s.Name, s.Shards, tt.shards)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

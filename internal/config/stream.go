@@ -2,41 +2,128 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Window is the event-time aggregation, with the specification's defaults
-// (docs/event-time.md).
+// Window selects the event-time aggregations this deployment runs. What
+// each one computes (window, key, measures, D, I, E, L, Ld, accumulation)
+// is declared as data in internal/aggregation/declarations; only what is a
+// deployment's choice is read from the environment.
 type Window struct {
-	Aggregation     string        `env:"AGGREGATION, default=ventas_hora_pais"`
-	Key             string        `env:"AGGREGATION_KEY, default=pais"`
-	Size            time.Duration `env:"WINDOW_SIZE, default=1h"`
-	OutOfOrderness  time.Duration `env:"OUT_OF_ORDERNESS, default=10m"`
-	IdleTimeout     time.Duration `env:"IDLE_TIMEOUT, default=5m"`
-	EarlyDelay      time.Duration `env:"EARLY_DELAY, default=60s"`
-	AllowedLateness time.Duration `env:"ALLOWED_LATENESS, default=2h"`
-	LateDelay       time.Duration `env:"LATE_DELAY, default=0s"`
-	Accumulation    string        `env:"ACCUMULATION, default=ACCUMULATING"`
-	Shards          int           `env:"STATE_SHARDS, default=8"`
+	// Aggregations names the declared aggregations to run, comma-separated;
+	// unset runs every declared one. AggregateOrders and AdvanceWatermark
+	// must run the same set (Terraform sets neither, so both run all).
+	Aggregations []string `env:"AGGREGATIONS"`
+	// Shards is capacity, not semantics: partial-sum documents per
+	// (window, key) of every aggregation.
+	Shards int `env:"STATE_SHARDS, default=8"`
+	// Retired are the variables that configured the one aggregation before
+	// aggregations were declared as data. They are read only to be refused:
+	// ignoring one would run something else than its setter asked for.
+	Retired retiredWindow
 }
 
-// Spec turns the settings into the core's aggregation specification.
-func (w Window) Spec() window.Spec {
-	return window.Spec{
-		Name:            w.Aggregation,
-		KeyField:        w.Key,
-		WindowSize:      w.Size,
-		OutOfOrderness:  w.OutOfOrderness,
-		IdleTimeout:     w.IdleTimeout,
-		EarlyDelay:      w.EarlyDelay,
-		AllowedLateness: w.AllowedLateness,
-		LateDelay:       w.LateDelay,
-		Accumulation:    window.Accumulation(w.Accumulation),
-		Shards:          w.Shards,
+// retiredWindow holds the retired variables, as text so that any value is
+// caught.
+type retiredWindow struct {
+	Aggregation     string `env:"AGGREGATION"`
+	Key             string `env:"AGGREGATION_KEY"`
+	Size            string `env:"WINDOW_SIZE"`
+	OutOfOrderness  string `env:"OUT_OF_ORDERNESS"`
+	IdleTimeout     string `env:"IDLE_TIMEOUT"`
+	EarlyDelay      string `env:"EARLY_DELAY"`
+	AllowedLateness string `env:"ALLOWED_LATENESS"`
+	LateDelay       string `env:"LATE_DELAY"`
+	Accumulation    string `env:"ACCUMULATION"`
+}
+
+func (r retiredWindow) problem() string {
+	var set []string
+	for _, v := range []struct{ name, value string }{
+		{"AGGREGATION", r.Aggregation}, {"AGGREGATION_KEY", r.Key}, {"WINDOW_SIZE", r.Size},
+		{"OUT_OF_ORDERNESS", r.OutOfOrderness}, {"IDLE_TIMEOUT", r.IdleTimeout}, {"EARLY_DELAY", r.EarlyDelay},
+		{"ALLOWED_LATENESS", r.AllowedLateness}, {"LATE_DELAY", r.LateDelay}, {"ACCUMULATION", r.Accumulation},
+	} {
+		if v.value != "" {
+			set = append(set, v.name)
+		}
 	}
+	if len(set) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s no longer configure anything: each aggregation declares its window, key, delays and accumulation in internal/aggregation/declarations/<name>.json (alpipe aggregations lists them); unset them, and use AGGREGATIONS to choose which declared aggregations run", strings.Join(set, ", "))
+}
+
+// Declarations returns the declarations of the running aggregations, in
+// name order.
+func (w Window) Declarations() ([]aggregation.Declaration, error) {
+	all, err := aggregation.Default()
+	if err != nil {
+		return nil, err
+	}
+	sel, err := aggregation.Select(all, w.Aggregations)
+	if err != nil {
+		return nil, fmt.Errorf("AGGREGATIONS: %w", err)
+	}
+	return sel, nil
+}
+
+// Specs are the core's specifications of the running aggregations, in
+// name order, with this deployment's shard count. It is nil when the
+// settings are invalid, which Validate (and so Load) reports first.
+func (w Window) Specs() []window.Spec {
+	ds, err := w.Declarations()
+	if err != nil {
+		return nil
+	}
+	out := make([]window.Spec, len(ds))
+	for i, d := range ds {
+		out[i] = d.Spec()
+		out[i].Shards = w.Shards
+	}
+	return out
+}
+
+// Spec is the first running aggregation (ventas_hora_pais unless
+// AGGREGATIONS leaves it out), for callers that still run one aggregation
+// per processor. New code takes Specs.
+func (w Window) Spec() window.Spec {
+	if s := w.Specs(); len(s) > 0 {
+		return s[0]
+	}
+	return window.Spec{}
+}
+
+func (w Window) problems() []string {
+	var probs []string
+	if p := w.Retired.problem(); p != "" {
+		probs = append(probs, p)
+	}
+	if w.Shards < 1 || w.Shards > window.MaxShards {
+		probs = append(probs, fmt.Sprintf("STATE_SHARDS=%d must be between 1 and %d", w.Shards, window.MaxShards))
+	}
+	ds, err := w.Declarations()
+	switch {
+	case err != nil:
+		return append(probs, err.Error())
+	case len(ds) == 0:
+		return append(probs, "no aggregation is declared in internal/aggregation/declarations")
+	case len(probs) > 0:
+		return probs
+	}
+	// The declarations passed the core's rules with the default shard
+	// count; this deployment's count is the only thing added since.
+	for _, s := range w.Specs() {
+		if err := s.Validate(); err != nil {
+			probs = append(probs, err.Error())
+		}
+	}
+	return probs
 }
 
 // Stream is what the processor shared by AggregateOrders and
@@ -92,9 +179,7 @@ type Orders struct {
 // Validate reports every problem at once.
 func (c Orders) Validate() error {
 	probs := c.validate(false)
-	if err := c.Spec().Validate(); err != nil {
-		probs = append(probs, err.Error())
-	}
+	probs = append(probs, c.Window.problems()...)
 	probs = append(probs, c.Stream.problems()...)
 	return joinProblems("AggregateOrders", probs)
 }
@@ -109,9 +194,7 @@ type Watermark struct {
 // Validate reports every problem at once.
 func (c Watermark) Validate() error {
 	probs := c.validate(false)
-	if err := c.Spec().Validate(); err != nil {
-		probs = append(probs, err.Error())
-	}
+	probs = append(probs, c.Window.problems()...)
 	probs = append(probs, c.Stream.problems()...)
 	return joinProblems("AdvanceWatermark", probs)
 }

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/alpinashop/alpipe/internal/aggregation"
 )
 
 // Field is one column in BigQuery's schema JSON form, so the very same files
@@ -45,11 +47,14 @@ func (t Table) Column(name string) int {
 
 // The tables of dataset alpinashop_analitica.
 const (
-	LineasPedido          = "lineas_pedido"
-	Opiniones             = "opiniones"
-	VentasDiariasSKU      = "ventas_diarias_sku"
+	LineasPedido       = "lineas_pedido"
+	Opiniones          = "opiniones"
+	VentasDiariasSKU   = "ventas_diarias_sku"
+	PedidosDescartados = "pedidos_descartados"
+	// VentasHoraPaisPaneles is the panes table of the aggregation
+	// ventas_hora_pais, declared in internal/aggregation like every other,
+	// and the template of every panes table.
 	VentasHoraPaisPaneles = "ventas_hora_pais_paneles"
-	PedidosDescartados    = "pedidos_descartados"
 	// VentasHoraPais is the dashboard view over VentasHoraPaisPaneles.
 	VentasHoraPais = "ventas_hora_pais"
 )
@@ -61,19 +66,42 @@ var layout = map[string]struct {
 	partition  string
 	clustering []string
 }{
-	LineasPedido:          {"fecha", []string{"sku"}},
-	Opiniones:             {"fecha", []string{"sku"}},
-	VentasDiariasSKU:      {"fecha", []string{"sku"}},
-	VentasHoraPaisPaneles: {"window_start", []string{"pais"}},
-	PedidosDescartados:    {"received_at", []string{"reason"}},
+	LineasPedido:       {"fecha", []string{"sku"}},
+	Opiniones:          {"fecha", []string{"sku"}},
+	VentasDiariasSKU:   {"fecha", []string{"sku"}},
+	PedidosDescartados: {"received_at", []string{"reason"}},
 }
 
-// Tables returns every table, sorted by name. The schemas are read from the
-// embedded schema/*.json files; a malformed file is a build defect, caught
-// by the package tests, so it panics here.
+// Every declared aggregation (internal/aggregation) has a panes table built
+// from panesTemplate, the panes table of ventas_hora_pais, whose key column
+// is panesTemplateKey: same columns, with the key column named after the
+// aggregation's key; partitioned by day of window_start, clustered by the
+// key.
+const (
+	panesTemplate    = VentasHoraPaisPaneles
+	panesTemplateKey = "pais"
+	panesPartition   = "window_start"
+)
+
+// View is the dashboard view of one aggregation over its panes table.
+type View struct {
+	Name         string // the aggregation's name
+	Panes        string // its panes table
+	Key          string // its key column
+	Accumulation string // Accumulating or Discarding: what its panes carry
+}
+
+// Tables returns every table, sorted by name: the fixed ones and the panes
+// table of every declared aggregation. The schemas are read from the
+// embedded schema/*.json files and the declarations; a malformed file is a
+// build defect, caught by the package tests, so it panics here.
 func Tables() []Table {
-	names := make([]string, 0, len(layout))
-	for n := range layout {
+	c := parsed()
+	if c.err != nil {
+		panic(c.err)
+	}
+	names := make([]string, 0, len(c.tables))
+	for n := range c.tables {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -88,10 +116,52 @@ func Tables() []Table {
 	return out
 }
 
-// parsed holds every table's schema, decoded once: adapters look tables up
-// per request (a remote load, an append), and the files never change.
-var parsed = sync.OnceValue(func() map[string]parsedTable {
-	out := make(map[string]parsedTable, len(layout))
+// Views returns the view of every declared aggregation, sorted by name. It
+// panics on malformed declarations, as Tables does.
+func Views() []View {
+	c := parsed()
+	if c.err != nil {
+		panic(c.err)
+	}
+	return slices.Clone(c.views)
+}
+
+// PanesTable builds the panes table of the aggregation name keyed by key
+// from the template, ventas_hora_pais_paneles.json: the key column takes
+// the key's name, and the columns whose meaning depends on the key take the
+// descriptions internal/aggregation gives them.
+func PanesTable(name, key string) (Table, error) {
+	var schema []Field
+	b, err := schemaFS.ReadFile("schema/" + panesTemplate + ".json")
+	if err == nil {
+		err = json.Unmarshal(b, &schema)
+	}
+	if err != nil {
+		return Table{}, fmt.Errorf("warehouse: schema of %s: %w", panesTemplate, err)
+	}
+	desc, err := aggregation.ColumnDescriptions(key)
+	if err != nil {
+		return Table{}, fmt.Errorf("warehouse: panes table of %s: %w", name, err)
+	}
+	for i := range schema {
+		f := &schema[i]
+		if f.Name == panesTemplateKey {
+			f.Name = key
+		} else if f.Name == key {
+			return Table{}, fmt.Errorf("warehouse: panes table of %s: key %q is a column of the panes table already", name, key)
+		}
+		if d, ok := desc[f.Name]; ok {
+			f.Description = d
+		}
+	}
+	return Table{Name: aggregation.PanesTable(name), Schema: schema, PartitionField: panesPartition, Clustering: []string{key}}, nil
+}
+
+// parsed holds every table's schema and every view, decoded once: adapters
+// look tables up per request (a remote load, an append), and neither the
+// files nor the declarations change.
+var parsed = sync.OnceValue(func() catalogue {
+	c := catalogue{tables: make(map[string]parsedTable, len(layout)+2)}
 	for name, l := range layout {
 		var pt parsedTable
 		b, err := schemaFS.ReadFile("schema/" + name + ".json")
@@ -102,10 +172,35 @@ var parsed = sync.OnceValue(func() map[string]parsedTable {
 			pt.err = fmt.Errorf("warehouse: schema of %s: %w", name, err)
 		}
 		pt.table.Name, pt.table.PartitionField, pt.table.Clustering = name, l.partition, l.clustering
-		out[name] = pt
+		c.tables[name] = pt
 	}
-	return out
+	decls, err := aggregation.Default()
+	if err != nil {
+		c.err = fmt.Errorf("warehouse: %w", err)
+		return c
+	}
+	for _, d := range decls {
+		t, err := PanesTable(d.Name, d.Key)
+		for _, n := range []string{t.Name, d.View()} {
+			if _, dup := c.tables[n]; dup && err == nil {
+				err = fmt.Errorf("warehouse: aggregation %s: %s is already a table", d.Name, n)
+			}
+		}
+		if err != nil {
+			c.err = err
+			return c
+		}
+		c.tables[t.Name] = parsedTable{table: t}
+		c.views = append(c.views, View{Name: d.View(), Panes: t.Name, Key: d.Key, Accumulation: string(d.Accumulation)})
+	}
+	return c
 })
+
+type catalogue struct {
+	tables map[string]parsedTable
+	views  []View // sorted by name, as the declarations are
+	err    error  // the declarations could not be read: no panes table is known
+}
 
 type parsedTable struct {
 	table Table
@@ -114,8 +209,11 @@ type parsedTable struct {
 
 // Lookup returns the named table. The caller owns the returned slices.
 func Lookup(name string) (Table, error) {
-	pt, ok := parsed()[name]
+	c := parsed()
+	pt, ok := c.tables[name]
 	switch {
+	case !ok && c.err != nil:
+		return Table{}, c.err
 	case !ok:
 		return Table{}, fmt.Errorf("warehouse: unknown table %q", name)
 	case pt.err != nil:

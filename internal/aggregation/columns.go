@@ -1,0 +1,45 @@
+package aggregation
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sync"
+)
+
+// keyColumns is, per key, the descriptions of the panes table's columns
+// that differ from the template table's (the key column, and measures whose
+// meaning changes when the cell is a line's SKU). It is data because
+// Terraform reads it too (../internal/aggregation/key_columns.json), to
+// describe the columns of the tables it creates exactly as
+// internal/warehouse does.
+//
+//go:embed key_columns.json
+var keyColumns []byte
+
+// KeyColumnsFile is keyColumns' path in this package.
+const KeyColumnsFile = "key_columns.json"
+
+var parsedKeyColumns = sync.OnceValues(func() (map[string]map[string]string, error) {
+	var m map[string]map[string]string
+	if err := json.Unmarshal(keyColumns, &m); err != nil {
+		return nil, fmt.Errorf("aggregation: %s: %w", KeyColumnsFile, err)
+	}
+	return m, nil
+})
+
+// ColumnDescriptions returns, for a panes table keyed by key, the column
+// descriptions that replace the template's, by column name (the key column
+// under the key's own name).
+func ColumnDescriptions(key string) (map[string]string, error) {
+	m, err := parsedKeyColumns()
+	if err != nil {
+		return nil, err
+	}
+	d, ok := m[key]
+	if !ok {
+		return nil, fmt.Errorf("aggregation: %s describes no key %q", KeyColumnsFile, key)
+	}
+	return maps.Clone(d), nil
+}

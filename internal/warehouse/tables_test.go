@@ -1,0 +1,135 @@
+package warehouse
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/aggregation"
+)
+
+// ventas_hora_pais_paneles is what it was before aggregations were
+// declared: the template file as it stands, partitioned by window_start,
+// clustered by pais. Built from its declaration, it must not move a column.
+func TestVentasHoraPaisPanelesIsTheTemplate(t *testing.T) {
+	var schema []Field
+	b, err := schemaFS.ReadFile("schema/" + VentasHoraPaisPaneles + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
+	want := Table{Name: VentasHoraPaisPaneles, Schema: schema, PartitionField: "window_start", Clustering: []string{"pais"}}
+	got, err := Lookup(VentasHoraPaisPaneles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-schema file +Lookup):\n%s", diff)
+	}
+}
+
+// Every declared aggregation has its panes table and its view; the tables
+// are the fixed ones plus those.
+func TestEveryDeclaredAggregationHasTableAndView(t *testing.T) {
+	decls, err := aggregation.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTables := []string{LineasPedido, Opiniones, PedidosDescartados, VentasDiariasSKU}
+	var wantViews []View
+	for _, d := range decls {
+		wantTables = append(wantTables, d.PanesTable())
+		wantViews = append(wantViews, View{Name: d.Name, Panes: d.PanesTable(), Key: d.Key, Accumulation: string(d.Accumulation)})
+	}
+	sort.Strings(wantTables)
+	var got []string
+	for _, tb := range Tables() {
+		got = append(got, tb.Name)
+	}
+	if diff := cmp.Diff(wantTables, got); diff != "" {
+		t.Errorf("tables (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantViews, Views()); diff != "" {
+		t.Errorf("views (-want +got):\n%s", diff)
+	}
+	if Views()[0].Name != VentasHoraPais || Views()[0].Panes != VentasHoraPaisPaneles {
+		t.Errorf("first view %+v, want ventas_hora_pais over its panes", Views()[0])
+	}
+}
+
+func TestPanesTable(t *testing.T) {
+	template, err := Lookup(VentasHoraPaisPaneles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		agg, key string
+		// changed is the columns that differ from the template's, by index.
+		changed map[int]Field
+		wantErr string
+	}{
+		{name: "country key: the template itself", agg: "ventas_hora_pais", key: "pais"},
+		{name: "customer key: only the key column", agg: "ventas_cliente", key: "cliente_id", changed: map[int]Field{
+			3: {Name: "cliente_id", Type: String, Mode: "REQUIRED", Description: "aggregation key: customer"},
+		}},
+		{name: "SKU key: the key column and what the measures mean per line", agg: "ventas_sku_hora_movil", key: "sku", changed: map[int]Field{
+			3: {Name: "sku", Type: String, Mode: "REQUIRED", Description: "aggregation key: SKU of the order line (trimmed, upper-cased); one cell per SKU of each order"},
+			4: {Name: "importe", Type: Numeric, Mode: "REQUIRED", Description: "sum of cantidad x precio_unitario over the SKU's lines (accumulated or delta, see accumulation)"},
+			5: {Name: "pedidos", Type: Int64, Mode: "REQUIRED", Description: "number of distinct orders with a line of the SKU"},
+			6: {Name: "unidades", Type: Int64, Mode: "REQUIRED", Description: "sum of the quantities of the SKU's lines"},
+		}},
+		{name: "a key no declaration may have", agg: "x", key: "producto", wantErr: `describes no key "producto"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := PanesTable(tt.agg, tt.key)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := template
+			want.Name, want.Clustering = tt.agg+"_paneles", []string{tt.key}
+			for i, f := range tt.changed {
+				want.Schema[i] = f
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The sliding aggregation's view reads its own panes table by its own key.
+func TestViewSQLOfADeclaredAggregation(t *testing.T) {
+	v := View{Name: "ventas_sku_hora_movil", Panes: "ventas_sku_hora_movil_paneles", Key: "sku", Accumulation: Accumulating}
+	got, err := v.SQL(DuckDB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "SELECT aggregation, window_start, window_end, sku, importe, pedidos, unidades, timing, pane_index\n" +
+		"FROM ventas_sku_hora_movil_paneles\n" +
+		"WHERE TRUE\n" +
+		"QUALIFY ROW_NUMBER() OVER (PARTITION BY aggregation, window_start, sku ORDER BY pane_index DESC) = 1"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	old, err := ViewSQL(Discarding, BigQuery, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := View{Name: VentasHoraPais, Panes: VentasHoraPaisPaneles, Key: "pais", Accumulation: Discarding}.SQL(BigQuery, nil)
+	if err != nil || same != old {
+		t.Errorf("View.SQL of ventas_hora_pais differs from ViewSQL (%v):\n%s\n%s", err, same, old)
+	}
+}
