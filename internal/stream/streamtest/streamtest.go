@@ -167,13 +167,18 @@ func (r *rig) panes(keyField string) []window.Pane {
 
 func (r *rig) panesOf(agg string) []window.Pane {
 	r.t.Helper()
-	var out []window.Pane
-	for _, p := range r.panes("pais") {
-		if p.Aggregation == agg {
-			out = append(out, p)
+	for _, s := range r.specs {
+		if s.Name != agg {
+			continue
 		}
+		ps, err := r.sink.PanesOf(s)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return ps
 	}
-	return out
+	r.t.Fatalf("no aggregation %s", agg)
+	return nil
 }
 
 func (r *rig) noConflicts() {
