@@ -130,7 +130,7 @@ type item struct {
 	ms      window.Measures
 	elems   [][]element // per aggregation: what the order counts in
 	missing [][]int     // per aggregation: lines without a SKU
-	invalid string // the dead-letter reason; "" for a valid order
+	invalid string      // the dead-letter reason; "" for a valid order
 }
 
 // prepare parses a delivery. Everything that makes it invalid is known

@@ -196,7 +196,7 @@ type Outcome struct {
 	// SKUMissing are the indexes of the lines without a SKU (key sku), each
 	// recorded in pedidos_descartados.
 	SKUMissing []int
-	Watermark time.Time // the W the order was classified against; zero: none yet
+	Watermark  time.Time // the W the order was classified against; zero: none yet
 	// Panes emitted with the order: the LATE correction of a late order
 	// when the late delay is 0 (or the ON_TIME pane its window still owed).
 	Panes []window.Pane

@@ -66,8 +66,8 @@ func tooLateRowIDOf(s window.Spec, pedidoID string, w window.Window) string {
 func skuMissingRowID(agg, pedidoID string, line int) string {
 	return ReasonSKUMissing + "|" + agg + "|" + pedidoID + "|" + strconv.Itoa(line)
 }
-func invalidRowID(messageID string) string     { return "invalid|" + messageID }
-func undecodableRowID(sum string) string       { return "undecodable|" + sum }
+func invalidRowID(messageID string) string { return "invalid|" + messageID }
+func undecodableRowID(sum string) string   { return "undecodable|" + sum }
 
 // rowMapper turns outbox entries into warehouse rows by the tables' schemas,
 // so a column added to a schema file fails New instead of a flush.

@@ -41,7 +41,7 @@ func TestNewFailsFast(t *testing.T) {
 		{name: "invalid spec", specs: []window.Spec{named("x", func(s *window.Spec) { s.Shards = 0 })}, want: "shards 0"},
 		{name: "same name twice", specs: []window.Spec{window.Defaults(), window.Defaults()}, want: "configured twice"},
 		{name: "key field not in orders", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "color" })}, want: `key field "color" is neither a field of an order nor "sku"`},
-		{name: "key sku, sliding", specs: []window.Spec{window.Defaults(), named("ventas_sku_hora_movil", func(s *window.Spec) { s.KeyField, s.Period = "sku", 15 * time.Minute })}},
+		{name: "key sku, sliding", specs: []window.Spec{window.Defaults(), named("ventas_sku_hora_movil", func(s *window.Spec) { s.KeyField, s.Period = "sku", 15*time.Minute })}},
 		{name: "key cliente_id", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "cliente_id" })}},
 	}
 	for _, tt := range tests {
