@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -112,34 +111,15 @@ func newRowMapper(specs []window.Spec) (*rowMapper, error) {
 // PanesTableOf is the panes table of aggregation s, as New maps its rows.
 func PanesTableOf(s window.Spec) (warehouse.Table, error) { return panesTableOf(s) }
 
-// panesTableOf is the warehouse's table <name>_paneles when it declares
-// one; otherwise the columns of ventas_hora_pais_paneles with the key column
-// named after s's key (docs/event-time.md: "Every further aggregation
-// <name> has the table <name>_paneles with the columns of
-// ventas_hora_pais_paneles").
+// panesTableOf is the table the warehouse declares for s's panes, or, for
+// an aggregation it does not declare (tests, a declaration being added),
+// the one it builds from the template: ventas_hora_pais_paneles's columns
+// with the key column named after s's key (docs/event-time.md).
 func panesTableOf(s window.Spec) (warehouse.Table, error) {
-	name := PanesTable(s.Name)
-	if t, err := warehouse.Lookup(name); err == nil {
+	if t, err := warehouse.Lookup(PanesTable(s.Name)); err == nil {
 		return t, nil
 	}
-	base, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
-	if err != nil {
-		return warehouse.Table{}, err
-	}
-	const baseKey = "pais"
-	t := warehouse.Table{Name: name, PartitionField: base.PartitionField, Schema: slices.Clone(base.Schema)}
-	for i, f := range t.Schema {
-		if f.Name == baseKey {
-			t.Schema[i].Name = s.KeyField
-		}
-	}
-	for _, c := range base.Clustering {
-		if c == baseKey {
-			c = s.KeyField
-		}
-		t.Clustering = append(t.Clustering, c)
-	}
-	return t, nil
+	return warehouse.PanesTable(s.Name, s.KeyField)
 }
 
 func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) warehouse.Value, error) {
