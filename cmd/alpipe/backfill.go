@@ -16,7 +16,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
 // runBackfill ingests every object under a prefix through the file-drop
@@ -26,7 +26,7 @@ import (
 func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("backfill", flag.ContinueOnError)
 	server := serverFlag(fs)
-	concurrency := fs.Int("concurrency", ops.DefaultConcurrency, "objects ingested at once")
+	concurrency := fs.Int("concurrency", reingest.DefaultConcurrency, "objects ingested at once")
 	grace := fs.Duration("grace", 30*time.Second, "after Ctrl-C, how long the objects in flight may still finish")
 	format := fs.String("format", "text", "summary: text or json")
 	pos, err := parse(fs, args, stdout)
@@ -45,11 +45,11 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	if *concurrency < 1 {
 		return fmt.Errorf("backfill: --concurrency %d: want at least 1", *concurrency)
 	}
-	bucket, prefix, gs, err := ops.ParseGS(pos[0])
+	bucket, prefix, gs, err := reingest.ParseGS(pos[0])
 	if err != nil {
 		return fmt.Errorf("backfill: %w", err)
 	}
-	b := &ops.Backfill{Concurrency: *concurrency, Grace: *grace}
+	b := &reingest.Backfill{Concurrency: *concurrency, Grace: *grace}
 	var lister *objects.GCS
 	if gs && !flagSet(fs, "server") {
 		app, svc, objs, err := cloudIngest(ctx, "backfill gs://...")
@@ -57,7 +57,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		defer app.Close()
-		b.Objects, b.Ledger, b.Ingest = objs, app.Ledger(), ops.Direct{Service: svc}
+		b.Objects, b.Ledger, b.Ingest = objs, app.Ledger(), reingest.Direct{Service: svc}
 		lister = objs
 	} else {
 		srv := client.Server{URL: *server}
@@ -76,7 +76,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("backfill: %w", err)
 	}
 
-	progress := ops.NewProgressPrinter(os.Stderr, term.IsTerminal(int(os.Stderr.Fd())))
+	progress := reingest.NewProgressPrinter(os.Stderr, term.IsTerminal(int(os.Stderr.Fd())))
 	b.Progress = progress.Update
 	sum, err := b.Run(ctx, bucket, prefix)
 	progress.Finish()
@@ -87,7 +87,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := printJSON(stdout, sum); err != nil {
 			return err
 		}
-	} else if err := ops.WriteSummary(stdout, sum); err != nil {
+	} else if err := reingest.WriteSummary(stdout, sum); err != nil {
 		return err
 	}
 	switch {

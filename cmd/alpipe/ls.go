@@ -11,7 +11,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
 // runLs lists objects of the local buckets, as `gcloud storage ls -l` does:
@@ -88,7 +88,7 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 func lsTarget(pos []string) (bucket, prefix string, err error) {
 	bucket = client.LandingBucket
 	if len(pos) == 1 {
-		b, p, gs, err := ops.ParseGS(pos[0])
+		b, p, gs, err := reingest.ParseGS(pos[0])
 		if err != nil {
 			return "", "", err
 		}

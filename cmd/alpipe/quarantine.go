@@ -12,7 +12,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
 // runQuarantine lists and fetches quarantine files through the server's
@@ -135,7 +135,7 @@ func quarantineGet(ctx context.Context, srv client.Server, arg, out string, stdo
 // "../alpinashop-catalogo/x" that would leave it on a server that maps
 // names to files.
 func quarantineObject(arg string) (bucket, name string, err error) {
-	bucket, name, gs, err := ops.ParseGS(arg)
+	bucket, name, gs, err := reingest.ParseGS(arg)
 	if err != nil {
 		return "", "", err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
 // runRequeue turns a fixed quarantine file into a new landing object of its
@@ -34,7 +34,7 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := checkFormat("requeue", *format, "text", "json"); err != nil {
 		return err
 	}
-	bucket, name, gs, err := ops.ParseGS(pos[0])
+	bucket, name, gs, err := reingest.ParseGS(pos[0])
 	if err == nil && name == "" {
 		err = fmt.Errorf("%q names no object", pos[0])
 	}
@@ -45,14 +45,14 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r := &ops.Requeue{Feeds: feeds, LandingBucket: *landing}
+	r := &reingest.Requeue{Feeds: feeds, LandingBucket: *landing}
 	if gs && !flagSet(fs, "server") {
 		app, svc, objs, err := cloudIngest(ctx, "requeue gs://...")
 		if err != nil {
 			return err
 		}
 		defer app.Close()
-		r.Objects, r.Ingest = objs, ops.Direct{Service: svc}
+		r.Objects, r.Ingest = objs, reingest.Direct{Service: svc}
 	} else {
 		srv := client.Server{URL: *server}
 		gcs, closeFn, err := srv.Storage(ctx)
@@ -65,7 +65,7 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		r.Objects, r.Ingest = gcs, srv
 	}
-	req := ops.RequeueRequest{Bucket: bucket, Name: name, Object: *object, DeclaredHeader: *declared}
+	req := reingest.RequeueRequest{Bucket: bucket, Name: name, Object: *object, DeclaredHeader: *declared}
 	if *file != "" {
 		f, err := os.Open(*file)
 		if err != nil {
@@ -81,6 +81,6 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 	if *format == "json" {
 		return printJSON(stdout, res)
 	}
-	ops.WriteRequeue(stdout, res, bucket)
+	reingest.WriteRequeue(stdout, res, bucket)
 	return nil
 }

@@ -15,8 +15,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 	"github.com/alpinashop/alpipe/internal/setup"
+	"github.com/alpinashop/alpipe/internal/status"
 )
 
 // runStatus answers the morning questions: did last night's files load, how
@@ -26,7 +27,7 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	server := serverFlag(fs)
 	format := fs.String("format", "text", "output: text or json")
-	since := fs.Duration("since", ops.DefaultSince, "how far back files and discarded orders count")
+	since := fs.Duration("since", status.DefaultSince, "how far back files and discarded orders count")
 	files := fs.Int("files", 50, "files listed, newest first")
 	cloud := fs.Bool("cloud", false, "read the backends the environment names (as the deployed functions do) instead of a local server")
 	stateFlag := fs.String("state", "", "list the files in this ledger state, however old (FAILED, IN_PROGRESS, DONE, REJECTED, SKIPPED, DUPLICATE)")
@@ -89,7 +90,7 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return objectHistory(ctx, client.Server{URL: *server}, pos[0], *format, stdout)
 	}
-	var rep ops.Report
+	var rep status.Report
 	if *cloud {
 		if err := cloudEnv("status --cloud"); err != nil {
 			return err
@@ -100,21 +101,21 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		app := proc.App
 		defer app.Close()
-		rep = ops.BuildReport(ctx, app.StatusSources(), ops.StatusOptions{Since: *since, MaxFiles: *files})
+		rep = status.BuildReport(ctx, app.StatusSources(), status.Options{Since: *since, MaxFiles: *files})
 	} else if rep, err = (client.Server{URL: *server}).Status(ctx, *since, *files); err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
 	if *format == "json" {
 		return printJSON(stdout, rep)
 	}
-	return ops.WriteStatus(stdout, rep)
+	return status.WriteText(stdout, rep)
 }
 
 // objectHistory prints every ledger record of one landing object (each
 // generation, oldest first), so that "what happened to this file" needs no
 // SQL. A gs://BUCKET/ prefix is accepted and stripped.
 func objectHistory(ctx context.Context, srv client.Server, arg, format string, stdout io.Writer) error {
-	bucket, name, gs, err := ops.ParseGS(arg)
+	bucket, name, gs, err := reingest.ParseGS(arg)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}

@@ -10,13 +10,14 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/status"
 )
 
 // The ops commands (backfill, requeue) run against a server through these.
 var (
-	_ ops.LedgerReader = Server{}
-	_ ops.Ingester     = Server{}
+	_ reingest.LedgerReader = Server{}
+	_ reingest.Ingester     = Server{}
 )
 
 // Get reads one ledger record; a generation the ledger has never seen is
@@ -40,8 +41,11 @@ func (s Server) Ingest(ctx context.Context, obj objects.Attrs) (ledger.Record, e
 	return s.Notify(ctx, obj)
 }
 
+// StatusPath is where the local server serves the status report.
+const StatusPath = AdminPrefix + "status"
+
 // Status fetches the status report; since and files 0 mean the defaults.
-func (s Server) Status(ctx context.Context, since time.Duration, files int) (ops.Report, error) {
+func (s Server) Status(ctx context.Context, since time.Duration, files int) (status.Report, error) {
 	q := url.Values{}
 	if since > 0 {
 		q.Set("since", since.String())
@@ -49,10 +53,10 @@ func (s Server) Status(ctx context.Context, since time.Duration, files int) (ops
 	if files > 0 {
 		q.Set("files", strconv.Itoa(files))
 	}
-	var rep ops.Report
-	status, err := s.getJSON(ctx, ops.StatusPath+"?"+q.Encode(), &rep)
-	if status == http.StatusNotFound {
-		return rep, fmt.Errorf("the server at %s has no %s endpoint: is it an older alpipe serve?", s.URL, ops.StatusPath)
+	var rep status.Report
+	code, err := s.getJSON(ctx, StatusPath+"?"+q.Encode(), &rep)
+	if code == http.StatusNotFound {
+		return rep, fmt.Errorf("the server at %s has no %s endpoint: is it an older alpipe serve?", s.URL, StatusPath)
 	}
 	return rep, err
 }

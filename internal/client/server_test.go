@@ -25,7 +25,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/status"
 )
 
 // One local server, on a virtual clock, serves every test of this package;
@@ -99,7 +100,7 @@ func query(t *testing.T, sql string) [][]string {
 
 // stopAfter cancels the run when its n-th object finishes, as Ctrl-C.
 type stopAfter struct {
-	ops.Ingester
+	reingest.Ingester
 	n      int64
 	done   atomic.Int64
 	cancel context.CancelFunc
@@ -133,8 +134,8 @@ func TestBackfillThroughServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var lines strings.Builder
-	printer := ops.NewProgressPrinter(&lines, false)
-	first, err := (&ops.Backfill{Objects: gcs, Ledger: server, Ingest: &stopAfter{Ingester: server, n: 2, cancel: cancel},
+	printer := reingest.NewProgressPrinter(&lines, false)
+	first, err := (&reingest.Backfill{Objects: gcs, Ledger: server, Ingest: &stopAfter{Ingester: server, n: 2, cancel: cancel},
 		Concurrency: 2, Grace: 30 * time.Second, Progress: printer.Update}).Run(ctx, local.LandingBucket, "exportaciones/2025/01/")
 	if err != nil {
 		t.Fatal(err)
@@ -147,14 +148,14 @@ func TestBackfillThroughServer(t *testing.T) {
 		t.Errorf("%d progress lines for %d files:\n%s", n, first.Loaded, lines.String())
 	}
 
-	second, err := (&ops.Backfill{Objects: gcs, Ledger: server, Ingest: server, Concurrency: 2}).Run(context.Background(), local.LandingBucket, "exportaciones/2025/01/")
+	second, err := (&reingest.Backfill{Objects: gcs, Ledger: server, Ingest: server, Concurrency: 2}).Run(context.Background(), local.LandingBucket, "exportaciones/2025/01/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if second.Interrupted || len(second.Failed) > 0 || second.Skipped != first.Loaded || second.Loaded != files-first.Loaded {
 		t.Errorf("second run: %+v; want the %d files the first left, after skipping %d", second, files-first.Loaded, first.Loaded)
 	}
-	third, err := (&ops.Backfill{Objects: gcs, Ledger: server, Ingest: server}).Run(context.Background(), local.LandingBucket, "exportaciones/2025/01/")
+	third, err := (&reingest.Backfill{Objects: gcs, Ledger: server, Ingest: server}).Run(context.Background(), local.LandingBucket, "exportaciones/2025/01/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,13 +219,13 @@ func TestRequeueThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rq := &ops.Requeue{Objects: gcs, Ingest: server, Feeds: feeds, LandingBucket: local.LandingBucket}
-	res, err := rq.Run(ctx, ops.RequeueRequest{Bucket: local.QuarantineBucket, Name: rec.Quarantine, Rows: in})
+	rq := &reingest.Requeue{Objects: gcs, Ingest: server, Feeds: feeds, LandingBucket: local.LandingBucket}
+	res, err := rq.Run(ctx, reingest.RequeueRequest{Bucket: local.QuarantineBucket, Name: rec.Quarantine, Rows: in})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	ops.WriteRequeue(&out, res, local.QuarantineBucket)
+	reingest.WriteRequeue(&out, res, local.QuarantineBucket)
 	for _, must := range []string{
 		"status: DONE  rows read/loaded/quarantined: 3/1/2",
 		"still wrong: cantidad:below_min 1",
@@ -260,7 +261,7 @@ func TestStatusThroughServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(ops.StatusPath, ops.StatusHandler(srv.App.StatusSources()))
+	mux.Handle(client.StatusPath, status.Handler(srv.App.StatusSources()))
 	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
 	proxy := httptest.NewServer(mux)
 	defer proxy.Close()
@@ -273,7 +274,7 @@ func TestStatusThroughServer(t *testing.T) {
 		t.Fatalf("report: %+v", rep)
 	}
 	key := ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation}.String()
-	var line *ops.FileLine
+	var line *status.FileLine
 	for i := range rep.Files.Recent {
 		if rep.Files.Recent[i].Object == key {
 			line = &rep.Files.Recent[i]
@@ -283,7 +284,7 @@ func TestStatusThroughServer(t *testing.T) {
 		t.Errorf("report of %s: %+v", key, line)
 	}
 
-	resp, err := http.Get(proxy.URL + ops.StatusPath + "?format=text")
+	resp, err := http.Get(proxy.URL + client.StatusPath + "?format=text")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestStatusThroughServer(t *testing.T) {
 	}
 
 	_, err = client.Server{URL: srv.URL}.Status(ctx, 0, 0)
-	if err != nil && !strings.Contains(err.Error(), "no "+ops.StatusPath+" endpoint") {
+	if err != nil && !strings.Contains(err.Error(), "no "+client.StatusPath+" endpoint") {
 		t.Errorf("server without the endpoint: %v", err)
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
-	"github.com/alpinashop/alpipe/internal/ops"
 	"github.com/alpinashop/alpipe/internal/replay"
+	"github.com/alpinashop/alpipe/internal/status"
 	"github.com/alpinashop/alpipe/internal/warehouse/remote"
 )
 
@@ -40,7 +40,7 @@ func (s *Server) admin() http.Handler {
 	mux.HandleFunc("GET "+AdminPrefix+"ledger", s.handleLedger)
 	mux.HandleFunc("POST "+AdminPrefix+"clock", s.handleClock)
 	mux.HandleFunc("GET "+AdminPrefix+"stats", s.handleStats)
-	mux.Handle("GET "+ops.StatusPath, ops.StatusHandler(s.App.StatusSources()))
+	mux.Handle("GET "+AdminPrefix+"status", status.Handler(s.App.StatusSources()))
 	if wh, ok := s.App.Querier().(remote.Backend); ok {
 		// Lets a cgo-free cmd/server (WAREHOUSE=remote) write to this
 		// server's DuckDB, which no second process may open. Local only.

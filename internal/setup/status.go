@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/status"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // StatusSources reads a process's services as they are when each report is
 // built, so a server may mount the handler before every function is ready.
-func (app *App) StatusSources() ops.Sources {
-	return ops.Sources{Ledger: appLedger{app}, Warehouse: appQuerier{app}, Stream: appStream{app}, Now: app.Now}
+func (app *App) StatusSources() status.Sources {
+	return status.Sources{Ledger: appLedger{app}, Warehouse: appQuerier{app}, Stream: appStream{app}, Now: app.Now}
 }
 
 type appLedger struct{ app *App }

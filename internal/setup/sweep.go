@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/alpinashop/alpipe/internal/config"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 	"github.com/alpinashop/alpipe/internal/sweep"
 )
 
@@ -27,7 +27,7 @@ func (a *App) BuildSweep(ctx context.Context, cfg config.Sweep) (*sweep.Sweeper,
 	if err != nil {
 		return nil, err
 	}
-	s, err := sweep.New(objs, a.Ledger(), ops.Direct{Service: svc}, sweep.Options{
+	s, err := sweep.New(objs, a.Ledger(), reingest.Direct{Service: svc}, sweep.Options{
 		Bucket:      cfg.LandingBucket,
 		Prefixes:    cfg.LandingPrefixes,
 		Window:      cfg.Window,

@@ -12,7 +12,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
 // Run sweeps once. A non-nil error means the listing or a ledger read
@@ -103,12 +103,12 @@ func (s *Sweeper) ingest(ctx context.Context, sum *Summary, queue []queued) {
 		at[sum.Objects[q.index].Object] = q.index
 		sum.Objects[q.index].Outcome, sum.Objects[q.index].Reason = Skipped, "not started: the run was cancelled"
 	}
-	b := &ops.Backfill{
+	b := &reingest.Backfill{
 		Objects:     queueLister(queue),
 		Ledger:      s.ledger,
 		Ingest:      s.ingester,
 		Concurrency: s.opts.Concurrency,
-		Progress: func(p ops.Progress) {
+		Progress: func(p reingest.Progress) {
 			if p.Last == nil {
 				return
 			}
@@ -124,7 +124,7 @@ func (s *Sweeper) ingest(ctx context.Context, sum *Summary, queue []queued) {
 }
 
 // settle records what the backfill did with one found object.
-func settle(f *FoundObject, o ops.Outcome) {
+func settle(f *FoundObject, o reingest.Outcome) {
 	f.State, f.Reason = o.Record.State, o.Record.Reason
 	switch {
 	case errors.Is(o.Err, ingest.ErrBusy):
@@ -142,7 +142,7 @@ func settle(f *FoundObject, o ops.Outcome) {
 
 // queueLister serves the queued objects as a listing, so that a backfill
 // ingests exactly them.
-func queueLister(queue []queued) ops.Lister {
+func queueLister(queue []queued) reingest.Lister {
 	return listFunc(func(_ context.Context, bucket, prefix string) iter.Seq2[objects.Attrs, error] {
 		return func(yield func(objects.Attrs, error) bool) {
 			for _, q := range queue {
@@ -182,5 +182,5 @@ func (s *Sweeper) log(ctx context.Context, sum Summary) {
 var (
 	_ Lister   = (*objects.GCS)(nil)
 	_ Ledger   = (*ledger.Ledger)(nil)
-	_ Ingester = ops.Direct{}
+	_ Ingester = reingest.Direct{}
 )

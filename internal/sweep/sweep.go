@@ -39,7 +39,7 @@ type Ledger interface {
 }
 
 // Ingester runs one object generation through the file-drop path and
-// returns its final record (ops.Direct over the ingest service).
+// returns its final record (reingest.Direct over the ingest service).
 type Ingester interface {
 	Ingest(ctx context.Context, obj objects.Attrs) (ledger.Record, error)
 }

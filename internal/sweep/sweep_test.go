@@ -21,7 +21,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 	"github.com/alpinashop/alpipe/internal/sweep"
 )
 
@@ -75,7 +75,7 @@ func (r *rig) start(at time.Time) {
 func (r *rig) sweeper(ing sweep.Ingester, edit func(*sweep.Options)) *sweep.Sweeper {
 	r.t.Helper()
 	if ing == nil {
-		ing = ops.Direct{Service: r.svc, BusyWait: time.Millisecond}
+		ing = reingest.Direct{Service: r.svc, BusyWait: time.Millisecond}
 	}
 	opts := sweep.Options{Bucket: landing, Prefixes: []string{"exportaciones/"}, Now: r.clock.Now, Log: logging.New(r.logs, slog.LevelInfo)}
 	if edit != nil {
@@ -243,7 +243,7 @@ func TestLimitConcurrencyAndFailures(t *testing.T) {
 		names = append(names, a.Name)
 	}
 	r.start(first.Created.Add(time.Hour))
-	ing := &inFlight{inner: ops.Direct{Service: r.svc, BusyWait: time.Millisecond}, fail: map[string]error{names[0]: errors.New("ingest service unreachable")}}
+	ing := &inFlight{inner: reingest.Direct{Service: r.svc, BusyWait: time.Millisecond}, fail: map[string]error{names[0]: errors.New("ingest service unreachable")}}
 	s := r.sweeper(ing, func(o *sweep.Options) { o.MaxObjects, o.Concurrency = 3, 2 })
 
 	sum := r.run(s)
@@ -331,7 +331,7 @@ func TestListingFailureIsTransient(t *testing.T) {
 	r := newRig(t)
 	a := r.put("exportaciones/2026/03/14/p.csv", orders("L", 1))
 	r.start(a.Created.Add(time.Hour))
-	ing := &inFlight{inner: ops.Direct{Service: r.svc}}
+	ing := &inFlight{inner: reingest.Direct{Service: r.svc}}
 	s, err := sweep.New(failingLister{[]objects.Attrs{a}}, r.parts.Ledger, ing, sweep.Options{Bucket: landing, Now: r.clock.Now, Log: logging.Discard()})
 	if err != nil {
 		t.Fatal(err)
@@ -349,7 +349,7 @@ func TestListingFailureIsTransient(t *testing.T) {
 
 func TestNewRefusesIncompleteSetup(t *testing.T) {
 	p := ingesttest.NewParts(t, landing)
-	ing := ops.Direct{}
+	ing := reingest.Direct{}
 	log := logging.Discard()
 	tests := []struct {
 		name   string

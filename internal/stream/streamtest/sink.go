@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
@@ -30,7 +29,6 @@ type Sink struct {
 	conflicts []string
 	failing   bool
 	failNext  int
-	failTable map[string]bool
 	// failIf, when set, is asked before every append whether to fail it.
 	// Set it before the sink is in use.
 	failIf func() bool
@@ -55,12 +53,7 @@ func (s *Sink) Append(_ context.Context, table string, rows []warehouse.Row) err
 	if s.failIf != nil && s.failIf() {
 		return ErrSinkDown
 	}
-	if s.failTable[table] {
-		return fmt.Errorf("append to %s: %w", table, ErrSinkDown)
-	}
-	if _, err := warehouse.Lookup(table); err != nil && !strings.HasSuffix(table, "_paneles") {
-		// The panes table of an aggregation the warehouse does not
-		// declare is derived by the processor (stream.PanesTableOf).
+	if _, err := warehouse.Lookup(table); err != nil {
 		return err
 	}
 	ids := s.byID[table]
@@ -90,16 +83,6 @@ func (s *Sink) SetFailing(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failing = on
-}
-
-// FailTable makes every append to table fail (true) or succeed (false).
-func (s *Sink) FailTable(table string, on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failTable == nil {
-		s.failTable = map[string]bool{}
-	}
-	s.failTable[table] = on
 }
 
 // FailNext makes the next n appends fail.
@@ -149,25 +132,6 @@ func (s *Sink) Panes(keyField string) ([]window.Pane, error) {
 	out := make([]window.Pane, 0, len(rows))
 	for _, r := range rows {
 		p, err := decodePane(t, keyField, r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// PanesOf decodes the distinct pane rows of aggregation spec's panes table,
-// in first-append order.
-func (s *Sink) PanesOf(spec window.Spec) ([]window.Pane, error) {
-	t, err := stream.PanesTableOf(spec)
-	if err != nil {
-		return nil, err
-	}
-	rows := s.Rows(t.Name)
-	out := make([]window.Pane, 0, len(rows))
-	for _, r := range rows {
-		p, err := decodePane(t, spec.KeyField, r)
 		if err != nil {
 			return nil, err
 		}

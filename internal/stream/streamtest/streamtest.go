@@ -167,18 +167,13 @@ func (r *rig) panes(keyField string) []window.Pane {
 
 func (r *rig) panesOf(agg string) []window.Pane {
 	r.t.Helper()
-	for _, s := range r.specs {
-		if s.Name != agg {
-			continue
+	var out []window.Pane
+	for _, p := range r.panes("pais") {
+		if p.Aggregation == agg {
+			out = append(out, p)
 		}
-		ps, err := r.sink.PanesOf(s)
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		return ps
 	}
-	r.t.Fatalf("no aggregation %s", agg)
-	return nil
+	return out
 }
 
 func (r *rig) noConflicts() {

@@ -1,4 +1,4 @@
-package ops_test
+package status_test
 
 import (
 	"bytes"
@@ -16,13 +16,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
-	"github.com/alpinashop/alpipe/internal/ops"
 	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/status"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 )
+
+const landing = ingesttest.Landing
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
@@ -32,9 +35,11 @@ var morning = time.Date(2026, 3, 15, 8, 0, 0, 0, time.UTC)
 // night writes a night's worth of ledger records and orders into real
 // engines (the embedded store, DuckDB, the stream processor) and returns
 // the sources a report reads.
-func night(t *testing.T) ops.Sources {
+func night(t *testing.T) status.Sources {
 	t.Helper()
-	r := newRig(t)
+	// The ingest service's real parts (see ingesttest): the report reads
+	// what they hold.
+	r := ingesttest.NewParts(t, landing, ingesttest.Quarantine)
 	ctx := context.Background()
 	at := func(hhmm string) time.Time {
 		d, err := time.Parse("2006-01-02 15:04", hhmm)
@@ -46,14 +51,14 @@ func night(t *testing.T) ops.Sources {
 	file := func(name string, gen int64, md5 string, start time.Time, finish func(ledger.Record) ledger.Record) {
 		t.Helper()
 		key := ledger.Key{Bucket: landing, Object: name, Generation: gen}
-		c, err := r.led.Claim(ctx, key, md5, "owner-"+name, start)
+		c, err := r.Ledger.Claim(ctx, key, md5, "owner-"+name, start)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if finish == nil || c.Decision != ledger.Proceed {
 			return
 		}
-		if err := r.led.Finish(ctx, finish(c.Record), start.Add(90*time.Second)); err != nil {
+		if err := r.Ledger.Finish(ctx, finish(c.Record), start.Add(90*time.Second)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,7 +90,7 @@ func night(t *testing.T) ops.Sources {
 	file("exportaciones/2026/03/15/pedidos-erp.csv", 1, "md5-c", at("2026-03-15 07:55"), nil) // still running
 	file("exportaciones/2026/03/12/colgado.csv", 1, "md5-d", at("2026-03-13 09:00"), nil)     // a crashed attempt, never redelivered
 
-	proc, err := stream.New(r.store, r.wh, []window.Spec{window.Defaults()}, contract.IsCountry, logging.Discard())
+	proc, err := stream.New(r.Store, r.Warehouse, []window.Spec{window.Defaults()}, contract.IsCountry, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,19 +113,19 @@ func night(t *testing.T) ops.Sources {
 		t.Fatal(err)
 	}
 	deliver("m6", orderJSON("P-6", "PT"), "2026-03-15T03:30:00Z", at("2026-03-15 07:45")) // its window closed at 06:00
-	return ops.Sources{Ledger: r.led, Warehouse: r.wh, Stream: proc, Now: func() time.Time { return morning }}
+	return status.Sources{Ledger: r.Ledger, Warehouse: r.Warehouse, Stream: proc, Now: func() time.Time { return morning }}
 }
 
 // TestStatusReport renders the morning report of a night with every kind
 // of outcome and compares it with the golden file.
 func TestStatusReport(t *testing.T) {
 	src := night(t)
-	rep := ops.BuildReport(context.Background(), src, ops.StatusOptions{})
+	rep := status.BuildReport(context.Background(), src, status.Options{})
 	if len(rep.Problems) > 0 {
 		t.Fatalf("problems: %v", rep.Problems)
 	}
 	var buf bytes.Buffer
-	if err := ops.WriteStatus(&buf, rep); err != nil {
+	if err := status.WriteText(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "status.golden", buf.String())
@@ -160,19 +165,19 @@ func TestStatusReport(t *testing.T) {
 	}
 }
 
-// TestStatusHandler serves the same report as JSON and as text.
-func TestStatusHandler(t *testing.T) {
+// TestHandler serves the same report as JSON and as text.
+func TestHandler(t *testing.T) {
 	src := night(t)
-	srv := httptest.NewServer(ops.StatusHandler(src))
+	srv := httptest.NewServer(status.Handler(src))
 	defer srv.Close()
-	want := ops.BuildReport(context.Background(), src, ops.StatusOptions{Since: 12 * time.Hour})
+	want := status.BuildReport(context.Background(), src, status.Options{Since: 12 * time.Hour})
 
 	resp, err := http.Get(srv.URL + "?since=12h")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var got ops.Report
+	var got status.Report
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
@@ -210,8 +215,8 @@ func TestStatusHandler(t *testing.T) {
 // TestStatusWithoutSources: a process missing a part still answers, and
 // says what it could not read.
 func TestStatusWithoutSources(t *testing.T) {
-	rep := ops.BuildReport(context.Background(), ops.Sources{Now: func() time.Time { return morning }}, ops.StatusOptions{})
-	want := ops.Report{
+	rep := status.BuildReport(context.Background(), status.Sources{Now: func() time.Time { return morning }}, status.Options{})
+	want := status.Report{
 		Now: morning, Since: morning.Add(-24 * time.Hour),
 		Problems: []string{
 			"files: no ledger in this process",

@@ -1,4 +1,4 @@
-package ops_test
+package status_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/status"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
@@ -52,16 +52,16 @@ func TestStatusFailingCells(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src := ops.Sources{
+			src := status.Sources{
 				Stream: fakeStream{[]stream.AggregationStatus{{Aggregation: "ventas_hora_pais", Failing: tt.failing}}},
 				Now:    func() time.Time { return morning },
 			}
-			rep := ops.BuildReport(context.Background(), src, ops.StatusOptions{})
+			rep := status.BuildReport(context.Background(), src, status.Options{})
 			if len(rep.Stream) != 1 || len(rep.Stream[0].Failing) != len(tt.failing) {
 				t.Fatalf("report stream %+v, want %d failing cells", rep.Stream, len(tt.failing))
 			}
 			var buf bytes.Buffer
-			if err := ops.WriteStatus(&buf, rep); err != nil {
+			if err := status.WriteText(&buf, rep); err != nil {
 				t.Fatal(err)
 			}
 			got := buf.String()

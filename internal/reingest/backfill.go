@@ -1,4 +1,4 @@
-package ops
+package reingest
 
 import (
 	"context"
@@ -333,3 +333,5 @@ func (s *Summary) add(o Outcome, interrupted bool) {
 }
 
 var _ Lister = (*objects.GCS)(nil)
+
+var _ LedgerReader = (*ledger.Ledger)(nil)

@@ -1,4 +1,4 @@
-package ops
+package reingest
 
 import (
 	"fmt"
@@ -149,3 +149,11 @@ func thousands(n int64) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// plural writes a count with the noun that agrees with it: 1 file, 2 files.
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(int64(n)) + " " + many
+}

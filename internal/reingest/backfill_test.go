@@ -1,4 +1,4 @@
-package ops_test
+package reingest_test
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
 // interruptAfter cancels the backfill when its n-th object finishes, as a
 // person pressing Ctrl-C would: the objects still in flight are cut short.
 type interruptAfter struct {
-	inner  ops.Ingester
+	inner  reingest.Ingester
 	n      int64
 	done   atomic.Int64
 	cancel context.CancelFunc
@@ -55,8 +55,8 @@ func TestBackfillResumesAfterInterrupt(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopper := &interruptAfter{inner: ops.Direct{Service: r.svc, BusyWait: time.Millisecond}, n: 4, cancel: cancel}
-	first, err := (&ops.Backfill{Objects: r.gcs, Ledger: r.led, Ingest: stopper, Concurrency: 3}).Run(ctx, landing, "exportaciones/2026/02/")
+	stopper := &interruptAfter{inner: reingest.Direct{Service: r.svc, BusyWait: time.Millisecond}, n: 4, cancel: cancel}
+	first, err := (&reingest.Backfill{Objects: r.gcs, Ledger: r.led, Ingest: stopper, Concurrency: 3}).Run(ctx, landing, "exportaciones/2026/02/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestBackfillResumesAfterInterrupt(t *testing.T) {
 	// An attempt cancelled between its load and its ledger record keeps
 	// its lease; the next run takes over once it expires.
 	r.advance(11 * time.Minute)
-	second, err := (&ops.Backfill{Objects: r.gcs, Ledger: r.led, Ingest: ops.Direct{Service: r.svc}, Concurrency: 3}).Run(context.Background(), landing, "exportaciones/2026/02/")
+	second, err := (&reingest.Backfill{Objects: r.gcs, Ledger: r.led, Ingest: reingest.Direct{Service: r.svc}, Concurrency: 3}).Run(context.Background(), landing, "exportaciones/2026/02/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestBackfillResumesAfterInterrupt(t *testing.T) {
 		}
 	}
 
-	third, err := (&ops.Backfill{Objects: r.gcs, Ledger: r.led, Ingest: ops.Direct{Service: r.svc}}).Run(context.Background(), landing, "exportaciones/2026/02/")
+	third, err := (&reingest.Backfill{Objects: r.gcs, Ledger: r.led, Ingest: reingest.Direct{Service: r.svc}}).Run(context.Background(), landing, "exportaciones/2026/02/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func listLedger(t *testing.T, r *rig) []ledger.Record {
 
 // failOn makes one object's ingestion fail, as an outage would.
 type failOn struct {
-	inner ops.Ingester
+	inner reingest.Ingester
 	name  string
 }
 
@@ -156,11 +156,11 @@ func TestBackfillSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var progress []ops.Progress
-	b := &ops.Backfill{
+	var progress []reingest.Progress
+	b := &reingest.Backfill{
 		Objects: r.gcs, Ledger: r.led, Concurrency: 1,
-		Ingest:   failOn{ops.Direct{Service: r.svc}, "exportaciones/2026/03/05/caido.csv"},
-		Progress: func(p ops.Progress) { progress = append(progress, p) },
+		Ingest:   failOn{reingest.Direct{Service: r.svc}, "exportaciones/2026/03/05/caido.csv"},
+		Progress: func(p reingest.Progress) { progress = append(progress, p) },
 	}
 	got, err := b.Run(ctx, landing, "exportaciones/2026/03/")
 	if err != nil {
@@ -174,7 +174,7 @@ func TestBackfillSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ops.Summary{
+	want := reingest.Summary{
 		Prefix:          "gs://" + landing + "/exportaciones/2026/03/",
 		Listed:          7,
 		Loaded:          2,
@@ -184,9 +184,9 @@ func TestBackfillSummary(t *testing.T) {
 		Rejects:         map[string]int64{"cantidad:below_min": 3, "pais:not_iso3166": 1},
 		Skipped:         1,
 		NoContract:      1,
-		Duplicates:      []ops.FileNote{{Object: key(c), Reason: fmt.Sprintf("same content (MD5 %s) as %s", a.MD5, key(a))}},
-		Rejected:        []ops.FileNote{{Object: key(empty), Reason: "empty object: no header row"}},
-		Failed:          []ops.FileNote{{Object: key(caido), Reason: "load into lineas_pedido: warehouse unavailable"}},
+		Duplicates:      []reingest.FileNote{{Object: key(c), Reason: fmt.Sprintf("same content (MD5 %s) as %s", a.MD5, key(a))}},
+		Rejected:        []reingest.FileNote{{Object: key(empty), Reason: "empty object: no header row"}},
+		Failed:          []reingest.FileNote{{Object: key(caido), Reason: "load into lineas_pedido: warehouse unavailable"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("summary (-want +got):\n%s", diff)

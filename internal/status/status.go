@@ -1,4 +1,4 @@
-package ops
+package status
 
 import (
 	"context"
@@ -34,8 +34,8 @@ type Sources struct {
 	Now       func() time.Time // processing time; default time.Now
 }
 
-// StatusOptions shape a report.
-type StatusOptions struct {
+// Options shape a report.
+type Options struct {
 	Since    time.Duration // how far back files and discards count; default 24h
 	MaxFiles int           // files listed, newest first; default 50
 }
@@ -162,7 +162,7 @@ const maxReasons = 10
 
 // BuildReport reads every source. It never fails as a whole: a source that
 // cannot be read leaves its section out and says why in Problems.
-func BuildReport(ctx context.Context, src Sources, opt StatusOptions) Report {
+func BuildReport(ctx context.Context, src Sources, opt Options) Report {
 	if opt.Since <= 0 {
 		opt.Since = DefaultSince
 	}

@@ -1,4 +1,4 @@
-package ops_test
+package reingest_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package ops
+package status
 
 import (
 	"encoding/json"
@@ -11,21 +11,19 @@ import (
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
-// StatusPath is where the local server mounts StatusHandler.
-const StatusPath = "/_local/status"
-
-// StatusHandler answers GET with the status report: JSON by default,
+// Handler answers GET with the status report: JSON by default,
 // ?format=text for the text a person reads; ?since=12h (a Go duration)
-// and ?files=N shape it. The local server mounts it at StatusPath, since
-// only the process holding the embedded engines can read them.
-func StatusHandler(src Sources) http.Handler {
+// and ?files=N shape it. Where it is mounted is the server's business: the
+// local server serves it, since only the process holding the embedded
+// engines can read them.
+func Handler(src Sources) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "use GET", http.StatusMethodNotAllowed)
 			return
 		}
-		opt, format, err := statusQuery(r)
+		opt, format, err := parseQuery(r)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -33,7 +31,7 @@ func StatusHandler(src Sources) http.Handler {
 		rep := BuildReport(r.Context(), src, opt)
 		if format == "text" {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			_ = WriteStatus(w, rep)
+			_ = WriteText(w, rep)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -43,9 +41,9 @@ func StatusHandler(src Sources) http.Handler {
 	})
 }
 
-func statusQuery(r *http.Request) (StatusOptions, string, error) {
+func parseQuery(r *http.Request) (Options, string, error) {
 	q := r.URL.Query()
-	var opt StatusOptions
+	var opt Options
 	if s := q.Get("since"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d <= 0 {
@@ -74,5 +72,4 @@ func statusQuery(r *http.Request) (StatusOptions, string, error) {
 var (
 	_ LedgerLister = (*ledger.Ledger)(nil)
 	_ StreamStatus = (*stream.Processor)(nil)
-	_ LedgerReader = (*ledger.Ledger)(nil)
 )

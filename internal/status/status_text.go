@@ -1,8 +1,9 @@
-package ops
+package status
 
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,8 +15,8 @@ import (
 // stateOrder is how the file states are listed: the good news first.
 var stateOrder = []ledger.State{ledger.Done, ledger.Duplicate, ledger.Skipped, ledger.Rejected, ledger.Failed, ledger.InProgress}
 
-// WriteStatus prints a report for a person.
-func WriteStatus(w io.Writer, r Report) error {
+// WriteText prints a report for a person.
+func WriteText(w io.Writer, r Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	since := r.Now.Sub(r.Since).Round(time.Minute)
 	fmt.Fprintf(tw, "alpipe status at %s (files and discards of the last %s)\n", stamp(r.Now), human(since))
@@ -223,3 +224,23 @@ func writeAligned(w io.Writer, indent string, rows [][]string, right map[int]boo
 		fmt.Fprintln(w, b.String())
 	}
 }
+
+// thousands writes n with thousands separators, 1,234,567.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

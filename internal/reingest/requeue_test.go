@@ -1,4 +1,4 @@
-package ops_test
+package reingest_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ledger"
-	"github.com/alpinashop/alpipe/internal/ops"
+	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
 const seedFile = "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv"
@@ -71,19 +71,19 @@ func TestRequeue(t *testing.T) {
 	tests := []struct {
 		name string
 		// request re-queues the fixed file, as the person hands it over.
-		request func(r *rig, q, fixed string) ops.RequeueRequest
+		request func(r *rig, q, fixed string) reingest.RequeueRequest
 	}{
 		{
 			name: "fixed in a local copy",
-			request: func(r *rig, q, fixed string) ops.RequeueRequest {
-				return ops.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(fixed)}
+			request: func(r *rig, q, fixed string) reingest.RequeueRequest {
+				return reingest.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(fixed)}
 			},
 		},
 		{
 			name: "edited copy uploaded over the object, losing its metadata",
-			request: func(r *rig, q, fixed string) ops.RequeueRequest {
+			request: func(r *rig, q, fixed string) reingest.RequeueRequest {
 				r.put(quarantine, q, fixed, nil)
-				return ops.RequeueRequest{Bucket: quarantine, Name: q}
+				return reingest.RequeueRequest{Bucket: quarantine, Name: q}
 			},
 		},
 	}
@@ -93,7 +93,7 @@ func TestRequeue(t *testing.T) {
 			ctx := context.Background()
 			q := seedQuarantine(t, r)
 			fixed := fixDate(t, r.read(quarantine, q))
-			rq := &ops.Requeue{Objects: r.gcs, Ingest: ops.Direct{Service: r.svc}, Feeds: r.feeds, LandingBucket: landing,
+			rq := &reingest.Requeue{Objects: r.gcs, Ingest: reingest.Direct{Service: r.svc}, Feeds: r.feeds, LandingBucket: landing,
 				Now: func() time.Time { return requeueTime }}
 			res, err := rq.Run(ctx, tt.request(r, q, fixed))
 			if err != nil {
@@ -162,8 +162,8 @@ func TestRequeueRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			q := seedQuarantine(t, r)
-			rq := &ops.Requeue{Objects: r.gcs, Ingest: ops.Direct{Service: r.svc}, Feeds: r.feeds, LandingBucket: landing}
-			_, err := rq.Run(context.Background(), ops.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(tt.content), Object: tt.object})
+			rq := &reingest.Requeue{Objects: r.gcs, Ingest: reingest.Direct{Service: r.svc}, Feeds: r.feeds, LandingBucket: landing}
+			_, err := rq.Run(context.Background(), reingest.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(tt.content), Object: tt.object})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error %v; want one containing %q", err, tt.wantErr)
 			}
@@ -195,7 +195,7 @@ func TestRequeueName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ops.RequeueName(tt.source, at); got != tt.want {
+			if got := reingest.RequeueName(tt.source, at); got != tt.want {
 				t.Errorf("RequeueName(%q) = %q; want %q", tt.source, got, tt.want)
 			}
 		})
@@ -219,7 +219,7 @@ func TestSourceOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, src, ok := ops.SourceOf(feeds, tt.quarantine)
+			f, src, ok := reingest.SourceOf(feeds, tt.quarantine)
 			got := [2]string{}
 			if ok {
 				got = [2]string{f.Name(), src}
