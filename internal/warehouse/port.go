@@ -46,7 +46,13 @@ import "context"
 //   - A call that fails may have appended some of its rows: the caller
 //     retries the whole call, which the identity makes harmless.
 //
-// Query runs one read-only GoogleSQL/DuckDB SELECT:
+// Read runs one of the named reads of this package (Reader): the SQL it
+// declares, with its typed parameters, answered as Query answers. Every
+// read the product makes goes through it, so warehousetest runs each one
+// against every adapter.
+//
+// Query runs one read-only GoogleSQL/DuckDB SELECT that a person typed
+// (`alpipe query`; no product code calls it, and a test keeps it so):
 //   - Read-only: anything but a single SELECT (DML, DDL, scripts) is
 //     refused before it can change the warehouse.
 //   - Unqualified table names resolve to the analytics dataset.
@@ -60,6 +66,7 @@ type Warehouse interface {
 	Loader
 	Refresher
 	Appender
+	Reader
 	Querier
 }
 
@@ -78,8 +85,10 @@ type Appender interface {
 	Append(ctx context.Context, table string, rows []Row) error
 }
 
-// Querier runs read-only SQL against the warehouse. Unqualified table names
-// resolve to the analytics dataset (see Warehouse).
+// Querier runs read-only SQL that a person typed against the warehouse,
+// for `alpipe query` alone: product code reads through Reader's named
+// reads (querier_test.go keeps it so). Unqualified table names resolve to
+// the analytics dataset (see Warehouse).
 type Querier interface {
 	Query(ctx context.Context, sql string) (Result, error)
 }

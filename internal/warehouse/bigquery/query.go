@@ -45,6 +45,11 @@ func (w *Warehouse) QueryRows(ctx context.Context, sql string, sink warehouse.Ro
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
 	}
+	return collect(it, sink)
+}
+
+// collect hands an answer to sink as text, page by page.
+func collect(it *bigquery.RowIterator, sink warehouse.RowSink) error {
 	// The schema is known once the first page is read, so the first row is
 	// fetched before the columns are handed on.
 	var row []string

@@ -40,8 +40,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		serve = h.refresh
 	case pathQuery:
 		serve = h.query
+	case pathRead:
+		serve = h.read
 	default:
-		http.Error(w, fmt.Sprintf("no warehouse endpoint %q: want %s, %s, %s or %s", r.URL.Path, pathLoad, pathAppend, pathRefresh, pathQuery), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("no warehouse endpoint %q: want %s, %s, %s, %s or %s", r.URL.Path, pathLoad, pathAppend, pathRefresh, pathQuery, pathRead), http.StatusNotFound)
 		return
 	}
 	if r.Method != http.MethodPost {

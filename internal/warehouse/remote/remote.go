@@ -17,6 +17,7 @@
 //	POST append?table=T         body: NDJSON [id, cells...], end line  -> 204
 //	POST refresh-daily          {"aggregate":A,"dates":[days...]}      -> 204
 //	POST query                  {"sql":S}                              -> {"columns":[...],"rows":[[...]]}
+//	POST read                   {"name":N,"params":[...]}              -> as query (see read.go)
 //
 // A row is a JSON array of cells in the column order of the table's schema
 // (warehouse.Lookup), decoded by that schema, so every value is exact:
@@ -59,6 +60,7 @@ const (
 	pathAppend  = "append"
 	pathRefresh = "refresh-daily"
 	pathQuery   = "query"
+	pathRead    = "read"
 )
 
 const (

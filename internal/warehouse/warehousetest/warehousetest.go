@@ -3,8 +3,9 @@
 // runs it from its own tests, so that the local default and production
 // behave alike. DuckDB (embedded) and the remote client run all of it; the
 // BigQuery adapter runs it over bqfake with Features.NoQueryResults (the
-// fake runs only simple SELECTs, whose rows are compared: see Executor)
-// and, against a real project, all of it (live_test.go).
+// fake runs only simple SELECTs, whose rows are compared: see Executor;
+// it answers the named reads from its rows, which are always compared:
+// see reads.go) and, against a real project, all of it (live_test.go).
 //
 // The suite only uses SQL that DuckDB and BigQuery both accept, with
 // unqualified table names (a BigQuery adapter sets a default dataset). Every
@@ -109,15 +110,16 @@ func RunWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Features
 			tc.run(t, open(t))
 		})
 	}
+	mode := f.Accumulation
+	if mode == "" {
+		mode = warehouse.Accumulating
+	}
 	if !f.NoView {
-		mode := f.Accumulation
-		if mode == "" {
-			mode = warehouse.Accumulating
-		}
 		t.Run("ViewShowsTheCurrentValue", func(t *testing.T) {
 			RunView(t, mode, open(t))
 		})
 	}
+	runReads(t, open, mode)
 }
 
 // newTag returns a marker unique to one test run, usable in SQL literals.

@@ -47,7 +47,10 @@
 // What this fake does not do, and so stays unverified until the live
 // conformance run against a real project:
 //
-//   - SQL is not executed, but for one SELECT form (selectrows.go: columns
+//   - SQL is not executed, but for the named reads of package warehouse
+//     (reads.go: a query whose text is exactly one, with its parameters
+//     typed as declared, is answered by a Go model of it from the rows
+//     held) and one SELECT form (selectrows.go: columns
 //     or SUMs of one table, '=' and IN filters joined by AND, ORDER BY
 //     columns), computed from the rows held and sent as BigQuery sends
 //     them (NUMERIC as a decimal string; a NUMERIC sum past the type's
@@ -99,6 +102,9 @@ type Options struct {
 	// RunningPolls is how many jobs.get calls answer RUNNING before a job is
 	// DONE; 0 completes jobs at insert.
 	RunningPolls int
+	// Accumulation is the mode the dashboard view is modelled in when a
+	// named read uses it (reads.go); "" means ACCUMULATING.
+	Accumulation string
 }
 
 // Fake is the fake BigQuery. It is safe for concurrent use.
@@ -117,6 +123,7 @@ type Fake struct {
 	races        map[string]Race
 	failJobs     map[string]*bq.ErrorProto
 	runningPolls int
+	accumulation string
 	results      map[string]Result
 	pageSize     int
 	queryCount   int
@@ -183,6 +190,11 @@ func New(opt Options) (*Fake, error) {
 	if opt.RunningPolls < 0 {
 		errs = append(errs, fmt.Errorf("negative RunningPolls %d", opt.RunningPolls))
 	}
+	switch opt.Accumulation {
+	case "", warehouse.Accumulating, warehouse.Discarding:
+	default:
+		errs = append(errs, fmt.Errorf("accumulation %q: want %s or %s", opt.Accumulation, warehouse.Accumulating, warehouse.Discarding))
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("bqfake: %w", errors.Join(errs...))
 	}
@@ -191,17 +203,21 @@ func New(opt Options) (*Fake, error) {
 		dataset:      opt.Dataset,
 		staged:       opt.Staged,
 		tables:       make(map[string]*table),
-		views:        map[string]bool{warehouse.VentasHoraPais: true},
+		views:        make(map[string]bool),
 		jobs:         make(map[string]*job),
 		faults:       make(map[string][]fault),
 		races:        make(map[string]Race),
 		failJobs:     make(map[string]*bq.ErrorProto),
 		runningPolls: opt.RunningPolls,
+		accumulation: opt.Accumulation,
 		results:      make(map[string]Result),
 		pageSize:     1000,
 	}
 	for _, t := range warehouse.Tables() {
 		f.SetTable(t)
+	}
+	for _, v := range warehouse.Views() {
+		f.views[v.Name] = true
 	}
 	return f, nil
 }

@@ -357,7 +357,7 @@ func (f *Fake) planQuery(c *bq.JobConfigurationQuery) (func() *bq.ErrorProto, *R
 		return nil, nil, &reasonError{reason: "invalidQuery", msg: err.Error()}
 	}
 	if c.DestinationTable == nil {
-		res, err := f.selectAnswer(c.Query)
+		res, err := f.selectAnswer(c.Query, c.QueryParameters)
 		if err != nil {
 			return nil, nil, &reasonError{reason: "invalidQuery", msg: err.Error()}
 		}

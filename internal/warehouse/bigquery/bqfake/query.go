@@ -41,7 +41,7 @@ func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalidQuery", err.Error())
 		return
 	}
-	res, err := f.selectAnswer(in.Query)
+	res, err := f.selectAnswer(in.Query, in.QueryParameters)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalidQuery", err.Error())
 		return

@@ -287,9 +287,13 @@ func wireType(t warehouse.Type) string {
 	return string(t)
 }
 
-// selectAnswer is a SELECT's result: the recorded one, else the computed one for
-// the executed form, else an empty one. The caller holds mu.
-func (f *Fake) selectAnswer(sql string) (Result, error) {
+// selectAnswer is a SELECT's result: a named read's, computed by its model;
+// else the recorded one, else the computed one for the executed form, else
+// an empty one. The caller holds mu.
+func (f *Fake) selectAnswer(sql string, params []*bq.QueryParameter) (Result, error) {
+	if q, ok := namedRead(sql); ok {
+		return f.answerRead(q, params)
+	}
 	if res, ok := f.results[sql]; ok {
 		return res, nil
 	}

@@ -82,7 +82,7 @@ func TestExecutedSelect(t *testing.T) {
 				t.Fatalf("Executes(%q) = false", tc.sql)
 			}
 			f.mu.Lock()
-			res, err := f.selectAnswer(tc.sql)
+			res, err := f.selectAnswer(tc.sql, nil)
 			f.mu.Unlock()
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {

@@ -28,7 +28,8 @@ func stripLiterals(sql string) string {
 // checkTables reports the first table the SQL reads that the dataset does
 // not hold, in BigQuery's words; the caller holds mu.
 func (f *Fake) checkTables(sql string, def *bq.DatasetReference) error {
-	s := extractFn.ReplaceAllString(stripLiterals(sql), "0")
+	// A parameter named like a keyword (@from) is not one.
+	s := paramRef.ReplaceAllString(extractFn.ReplaceAllString(stripLiterals(sql), "0"), "0")
 	ctes := map[string]bool{}
 	for _, m := range cteName.FindAllStringSubmatch(s, -1) {
 		ctes[strings.ToLower(m[1])] = true

@@ -1,0 +1,260 @@
+package warehouse
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+)
+
+// Reader runs one of the named reads this package declares (reads_*.go):
+// the product's own questions of the warehouse (the dashboard, status,
+// replay, reconcile, the demo). A Statement can only be made here, from a
+// registered name and typed parameters, so no consumer writes SQL and
+// every read the product makes is one that warehousetest runs against
+// every adapter. Values come back as text, as Query renders them; each
+// named read decodes its rows into typed values (NUMERIC into numeric.Dec).
+type Reader interface {
+	Read(ctx context.Context, s Statement) (Result, error)
+}
+
+// ParamSpec declares one parameter of a named read: @Name in its SQL, of
+// Type; an Array parameter appears only as "UNNEST(@Name)".
+type ParamSpec struct {
+	Name  string
+	Type  Type
+	Array bool
+}
+
+// Param is a parameter's value: Values holds one value, or an array's
+// elements. A parameter is never NULL (optional filters are flags or
+// sentinels), so both engines type it from its declaration alone.
+type Param struct {
+	ParamSpec
+	Values []Value
+}
+
+// NamedQuery is a registered read: its name, its SQL text (fixed: every
+// value travels as a parameter) and its parameters.
+type NamedQuery struct {
+	Name   string
+	SQL    string
+	Params []ParamSpec
+}
+
+// Statement is a named read with its parameters' values, ready for an
+// adapter to run.
+type Statement struct {
+	q      *NamedQuery
+	params []Param
+}
+
+// Name is the statement's registered name.
+func (s Statement) Name() string { return s.q.Name }
+
+// SQL is the statement's text, with @name parameters (GoogleSQL's form).
+func (s Statement) SQL() string { return s.q.SQL }
+
+// Params are the parameters' values, in declaration order.
+func (s Statement) Params() []Param { return slices.Clone(s.params) }
+
+// Param returns the value of the parameter name.
+func (s Statement) Param(name string) (Param, bool) {
+	i := slices.IndexFunc(s.params, func(p Param) bool { return p.Name == name })
+	if i < 0 {
+		return Param{}, false
+	}
+	return s.params[i], true
+}
+
+// registry holds every named read, by name.
+var registry = map[string]*NamedQuery{}
+
+func register(name, sql string, params ...ParamSpec) *NamedQuery {
+	if _, dup := registry[name]; dup {
+		panic("warehouse: named read " + name + " registered twice")
+	}
+	used := map[string]bool{}
+	for _, m := range paramRef.FindAllStringSubmatch(sql, -1) {
+		used[m[1]] = true
+	}
+	for _, p := range params {
+		if !used[p.Name] {
+			panic("warehouse: named read " + name + " declares @" + p.Name + " and does not use it")
+		}
+		delete(used, p.Name)
+	}
+	for p := range used {
+		panic("warehouse: named read " + name + " uses @" + p + " without declaring it")
+	}
+	q := &NamedQuery{Name: name, SQL: sql, Params: params}
+	registry[name] = q
+	return q
+}
+
+// NamedQueries lists every named read, by name, for the adapters that
+// recognise them (bqfake answers each from its own rows).
+func NamedQueries() []NamedQuery {
+	out := make([]NamedQuery, 0, len(registry))
+	for _, q := range registry {
+		out = append(out, *q)
+	}
+	slices.SortFunc(out, func(a, b NamedQuery) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// NewStatement rebuilds a statement received by name (the remote
+// adapter's wire): the name must be registered and params must match its
+// declaration exactly.
+func NewStatement(name string, params []Param) (Statement, error) {
+	q, ok := registry[name]
+	if !ok {
+		return Statement{}, fmt.Errorf("no named read %q", name)
+	}
+	return q.bind(params)
+}
+
+func (q *NamedQuery) bind(params []Param) (Statement, error) {
+	if len(params) != len(q.Params) {
+		return Statement{}, fmt.Errorf("read %s: %d parameters, want %d", q.Name, len(params), len(q.Params))
+	}
+	out := make([]Param, len(params))
+	for i, spec := range q.Params {
+		j := slices.IndexFunc(params, func(p Param) bool { return p.Name == spec.Name })
+		if j < 0 {
+			return Statement{}, fmt.Errorf("read %s: no parameter %s", q.Name, spec.Name)
+		}
+		p := params[j]
+		if p.ParamSpec != spec {
+			return Statement{}, fmt.Errorf("read %s: parameter %s is %s (array %t), want %s (array %t)", q.Name, spec.Name, p.Type, p.Array, spec.Type, spec.Array)
+		}
+		if !spec.Array && len(p.Values) != 1 {
+			return Statement{}, fmt.Errorf("read %s: parameter %s has %d values, want 1", q.Name, spec.Name, len(p.Values))
+		}
+		if slices.ContainsFunc(p.Values, func(v Value) bool { return v.Null }) {
+			return Statement{}, fmt.Errorf("read %s: parameter %s holds a NULL", q.Name, spec.Name)
+		}
+		out[i] = Param{ParamSpec: spec, Values: slices.Clone(p.Values)}
+	}
+	return Statement{q: q, params: out}, nil
+}
+
+// statement binds values given in declaration order; a mismatch is a
+// defect of this package, caught by its tests.
+func (q *NamedQuery) statement(values ...[]Value) Statement {
+	params := make([]Param, len(q.Params))
+	for i, spec := range q.Params {
+		params[i] = Param{ParamSpec: spec, Values: values[i]}
+	}
+	s, err := q.bind(params)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func one(v Value) []Value { return []Value{v} }
+
+var paramRef = regexp.MustCompile(`@([A-Za-z_][A-Za-z0-9_]*)`)
+
+// Inline returns the statement's SQL with each parameter written as a
+// literal, for an engine run without GoogleSQL's parameters (DuckDB): an
+// array's UNNEST(@p) becomes a list "(a, b)", "(NULL)" when empty, which
+// an IN reads as matching nothing. The literals are made here from typed
+// values, never from text a person typed.
+func (s Statement) Inline() string {
+	sql := unnestRef.ReplaceAllStringFunc(s.q.SQL, func(ref string) string {
+		p, _ := s.Param(unnestRef.FindStringSubmatch(ref)[1])
+		if len(p.Values) == 0 {
+			return "(NULL)"
+		}
+		lits := make([]string, len(p.Values))
+		for i, v := range p.Values {
+			lits[i] = literal(p.Type, v)
+		}
+		return "(" + strings.Join(lits, ", ") + ")"
+	})
+	return paramRef.ReplaceAllStringFunc(sql, func(ref string) string {
+		p, _ := s.Param(ref[1:])
+		return literal(p.Type, p.Values[0])
+	})
+}
+
+var unnestRef = regexp.MustCompile(`UNNEST\(@([A-Za-z_][A-Za-z0-9_]*)\)`)
+
+// literal writes v as a SQL literal both engines read the same way.
+func literal(t Type, v Value) string {
+	switch t {
+	case String:
+		return "'" + strings.ReplaceAll(v.Str, "'", "''") + "'"
+	case Int64:
+		if v.Int < 0 {
+			return "(" + strconv.FormatInt(v.Int, 10) + ")"
+		}
+		return strconv.FormatInt(v.Int, 10)
+	case Numeric:
+		return "CAST('" + v.Dec.String() + "' AS NUMERIC)"
+	case Date:
+		return "DATE '" + FormatDate(v.Days) + "'"
+	case Timestamp:
+		return "TIMESTAMP '" + v.Time.UTC().Format("2006-01-02 15:04:05.999999") + "'"
+	}
+	panic("warehouse: no literal for type " + string(t))
+}
+
+// FormatParam writes a parameter value as text: STRING as it is, INT64 and
+// NUMERIC in decimal, DATE as YYYY-MM-DD, TIMESTAMP as RFC 3339 in UTC
+// (microseconds, the precision both engines keep).
+func FormatParam(t Type, v Value) string {
+	switch t {
+	case String:
+		return v.Str
+	case Int64:
+		return strconv.FormatInt(v.Int, 10)
+	case Numeric:
+		return v.Dec.String()
+	case Date:
+		return FormatDate(v.Days)
+	case Timestamp:
+		return v.Time.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
+	}
+	return ""
+}
+
+// ParseParam reads FormatParam's text back.
+func ParseParam(t Type, s string) (Value, error) {
+	switch t {
+	case String:
+		return StringValue(s), nil
+	case Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return Value{}, fmt.Errorf("INT64 %q: %w", s, err)
+		}
+		return IntValue(n), nil
+	case Numeric:
+		d, err := numeric.Parse(s, false)
+		if err != nil {
+			return Value{}, fmt.Errorf("NUMERIC %q: %w", s, err)
+		}
+		return DecValue(d), nil
+	case Date:
+		d, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			return Value{}, fmt.Errorf("DATE %q: %w", s, err)
+		}
+		return DateValue(DateOf(d)), nil
+	case Timestamp:
+		ts, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return Value{}, fmt.Errorf("TIMESTAMP %q: %w", s, err)
+		}
+		return TimeValue(ts), nil
+	}
+	return Value{}, fmt.Errorf("parameter type %q: want STRING, INT64, NUMERIC, DATE or TIMESTAMP", t)
+}

@@ -1,0 +1,221 @@
+package warehouse
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+)
+
+// ReasonTooLate is the reason of pedidos_descartados' too-late drops, as
+// the stream writes it (stream.ReasonTooLate; a test keeps them equal).
+// Every other reason is an invalid message's, "invalid: ...".
+const ReasonTooLate = "too_late"
+
+// Unbounded ends of a time range: BigQuery's TIMESTAMP range, which DuckDB
+// also holds, so "no bound" is a parameter like any other.
+var (
+	MinTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
+)
+
+// HourlySale is one (window, key) row of the dashboard view: its current
+// value and the timing and index of the pane that set it.
+type HourlySale struct {
+	WindowStart time.Time
+	WindowEnd   time.Time
+	Pais        string
+	Importe     numeric.Dec
+	Pedidos     int64
+	Unidades    int64
+	Timing      string // EARLY, ON_TIME or LATE
+	PaneIndex   int64
+}
+
+var hourlySaleColumns = []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"}
+
+func decodeHourlySale(c *cells) HourlySale {
+	return HourlySale{
+		WindowStart: c.time("window_start"), WindowEnd: c.time("window_end"), Pais: c.str("pais"),
+		Importe: c.dec("importe"), Pedidos: c.int("pedidos"), Unidades: c.int("unidades"),
+		Timing: c.str("timing"), PaneIndex: c.int("pane_index"),
+	}
+}
+
+// NewestWindows asks for the view's rows of the newest Windows windows
+// (distinct window starts) of Aggregation that pass the filter: windows
+// starting in [From, Until) (zero: unbounded) and, when Paises is not
+// empty, those countries. "The last n windows" is a LIMIT over the
+// distinct starts rather than a time range, so a quiet night does not
+// empty the chart.
+type NewestWindows struct {
+	Aggregation string
+	Windows     int
+	From, Until time.Time
+	Paises      []string
+}
+
+var newestWindowsQuery = register("newest_windows",
+	"SELECT v.window_start, v.window_end, v.pais, v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
+		"FROM "+VentasHoraPais+" AS v\n"+
+		"JOIN (\n"+
+		"  SELECT DISTINCT window_start FROM "+VentasHoraPais+"\n"+
+		"  WHERE aggregation = @aggregation AND window_start >= @start_time AND window_start < @end_time\n"+
+		"    AND (@any_pais = 1 OR pais IN UNNEST(@paises))\n"+
+		"  ORDER BY window_start DESC LIMIT @max_windows\n"+
+		") AS w ON v.window_start = w.window_start\n"+
+		"WHERE v.aggregation = @aggregation AND v.window_start >= @start_time AND v.window_start < @end_time\n"+
+		"  AND (@any_pais = 1 OR v.pais IN UNNEST(@paises))\n"+
+		"ORDER BY v.window_start, v.pais",
+	ParamSpec{Name: "aggregation", Type: String},
+	ParamSpec{Name: "start_time", Type: Timestamp},
+	ParamSpec{Name: "end_time", Type: Timestamp},
+	ParamSpec{Name: "any_pais", Type: Int64},
+	ParamSpec{Name: "paises", Type: String, Array: true},
+	ParamSpec{Name: "max_windows", Type: Int64},
+)
+
+// ReadNewestWindows runs NewestWindows: rows by window start, then country.
+func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]HourlySale, error) {
+	from, until := q.From, q.Until
+	if from.IsZero() {
+		from = MinTime
+	}
+	if until.IsZero() {
+		until = MaxTime
+	}
+	anyPais := int64(0)
+	if len(q.Paises) == 0 {
+		anyPais = 1
+	}
+	paises := make([]Value, len(q.Paises))
+	for i, p := range q.Paises {
+		paises[i] = StringValue(p)
+	}
+	s := newestWindowsQuery.statement(one(StringValue(q.Aggregation)), one(TimeValue(from)), one(TimeValue(until)),
+		one(IntValue(anyPais)), paises, one(IntValue(int64(q.Windows))))
+	return run(ctx, r, s, hourlySaleColumns, decodeHourlySale)
+}
+
+// Discard is one row of pedidos_descartados as a summary lists it (the raw
+// message stays in the warehouse: it may be a megabyte).
+type Discard struct {
+	PedidoID    string    // "" when the message could not be parsed
+	Reason      string    // "invalid: ..." or ReasonTooLate
+	EventTime   time.Time // zero when unknown
+	WindowStart time.Time // zero for an invalid message
+	ReceivedAt  time.Time
+}
+
+// DiscardSummary is what ReadDiscardSummary answers: the dead letters
+// (invalid messages) and too-late drops of one aggregation, the newest of
+// each first, and the countries the dashboard view holds for it.
+type DiscardSummary struct {
+	DeadLetters, TooLate             int64
+	LatestDeadLetters, LatestTooLate []Discard
+	Countries                        []string
+}
+
+var discardSummaryQuery = func() *NamedQuery {
+	kind := "CASE WHEN reason = '" + ReasonTooLate + "' THEN 'too_late' ELSE 'dead_letter' END"
+	// Another aggregation's too-late drops are not this one's.
+	mine := "WHERE (reason <> '" + ReasonTooLate + "' OR aggregation = @aggregation)"
+	// One statement (one BigQuery job per refresh, not four). Every SELECT
+	// of the UNION has the same eight columns. The QUALIFY sits in a
+	// subquery (next to its WHERE, as BigQuery wants) so no dialect has to
+	// decide which member of the UNION it belongs to.
+	return register("discard_summary",
+		"SELECT 'count' AS kind, "+kind+" AS what, COUNT(*) AS n,\n"+
+			"  CAST(NULL AS STRING) AS pedido_id, CAST(NULL AS STRING) AS reason, CAST(NULL AS TIMESTAMP) AS event_time,\n"+
+			"  CAST(NULL AS TIMESTAMP) AS window_start, MAX(received_at) AS received_at\n"+
+			"FROM "+PedidosDescartados+"\n"+mine+"\n"+
+			"GROUP BY what\n"+
+			"UNION ALL\n"+
+			"SELECT * FROM (\n"+
+			"  SELECT 'row' AS kind, "+kind+" AS what, 0 AS n, pedido_id, reason, event_time, window_start, received_at\n"+
+			"  FROM "+PedidosDescartados+"\n  "+mine+"\n"+
+			"  QUALIFY ROW_NUMBER() OVER (PARTITION BY "+kind+" ORDER BY received_at DESC) <= @max_latest\n"+
+			") AS latest\n"+
+			"UNION ALL\n"+
+			"SELECT 'country' AS kind, pais AS what, COUNT(*) AS n,\n"+
+			"  CAST(NULL AS STRING) AS pedido_id, CAST(NULL AS STRING) AS reason, CAST(NULL AS TIMESTAMP) AS event_time,\n"+
+			"  CAST(NULL AS TIMESTAMP) AS window_start, CAST(NULL AS TIMESTAMP) AS received_at\n"+
+			"FROM "+VentasHoraPais+"\n"+
+			"WHERE aggregation = @aggregation\n"+
+			"GROUP BY pais",
+		ParamSpec{Name: "aggregation", Type: String},
+		ParamSpec{Name: "max_latest", Type: Int64},
+	)
+}()
+
+var discardSummaryColumns = []string{"kind", "what", "n", "pedido_id", "reason", "event_time", "window_start", "received_at"}
+
+// ReadDiscardSummary counts the discards of aggregation and lists the
+// latest newest of each kind (ties by pedido_id), and the view's countries
+// in order, in one query.
+func ReadDiscardSummary(ctx context.Context, r Reader, aggregation string, latest int) (DiscardSummary, error) {
+	type line struct {
+		kind, what string
+		n          int64
+		d          Discard
+	}
+	s := discardSummaryQuery.statement(one(StringValue(aggregation)), one(IntValue(int64(latest))))
+	lines, err := run(ctx, r, s, discardSummaryColumns, func(c *cells) line {
+		l := line{kind: c.str("kind"), what: c.str("what")}
+		switch l.kind {
+		case "count":
+			l.n = c.int("n")
+		case "row":
+			l.d = Discard{PedidoID: c.str("pedido_id"), Reason: c.str("reason"), EventTime: c.time("event_time"),
+				WindowStart: c.time("window_start"), ReceivedAt: c.time("received_at")}
+			if l.d.ReceivedAt.IsZero() {
+				c.errs = append(c.errs, fmt.Errorf("received_at %q: not an RFC 3339 time", c.raw("received_at")))
+			}
+		case "country":
+		default:
+			c.errs = append(c.errs, fmt.Errorf("kind %q: want count, row or country", l.kind))
+		}
+		return l
+	})
+	if err != nil {
+		return DiscardSummary{}, err
+	}
+	sum := DiscardSummary{LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}, Countries: []string{}}
+	for _, l := range lines {
+		tooLate := l.what == "too_late"
+		switch {
+		case l.kind == "count" && tooLate:
+			sum.TooLate = l.n
+		case l.kind == "count":
+			sum.DeadLetters = l.n
+		case l.kind == "row" && tooLate:
+			sum.LatestTooLate = append(sum.LatestTooLate, l.d)
+		case l.kind == "row":
+			sum.LatestDeadLetters = append(sum.LatestDeadLetters, l.d)
+		default:
+			sum.Countries = append(sum.Countries, l.what)
+		}
+	}
+	newest := func(a, b Discard) int {
+		return cmp.Or(b.ReceivedAt.Compare(a.ReceivedAt), cmp.Compare(a.PedidoID, b.PedidoID))
+	}
+	slices.SortFunc(sum.LatestDeadLetters, newest)
+	slices.SortFunc(sum.LatestTooLate, newest)
+	slices.Sort(sum.Countries)
+	return sum, nil
+}
+
+// run reads s through r and decodes its rows.
+func run[T any](ctx context.Context, r Reader, s Statement, cols []string, f func(c *cells) T) ([]T, error) {
+	if r == nil {
+		return nil, fmt.Errorf("read %s: no warehouse", s.Name())
+	}
+	res, err := r.Read(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.Name(), err)
+	}
+	return scan(s.Name(), res, cols, f)
+}

@@ -1,0 +1,380 @@
+package warehousetest
+
+import (
+	"context"
+	"hash/fnv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// The named reads (warehouse.NamedQueries) are checked with rows each test
+// seeds, on every adapter: their answers are always compared, bqfake
+// included (it answers them from its rows with a model of each, see
+// bqfake/reads.go), so the SQL that DuckDB runs and the model agree.
+
+// readTests are the tests of the named reads, by read name; RunWith fails
+// a read without one.
+var readTests = map[string]func(t *testing.T, w Warehouse, mode string){
+	"newest_windows":  testNewestWindows,
+	"windows_between": testWindowsBetween,
+	"discard_summary": testDiscardSummary,
+	"discard_counts":  testDiscardCounts,
+	"discard_reasons": testDiscardReasons,
+	"line_dates":      testLineDates,
+	"day_orders":      testDayOrders,
+	"country_totals":  testCountryTotals,
+	"day_drops":       testDayDrops,
+	"panes":           testPanes,
+}
+
+var decEqual = cmp.Comparer(func(a, b numeric.Dec) bool { return a.Equal(b) })
+
+func diff[T any](t *testing.T, what string, want, got T) {
+	t.Helper()
+	if d := cmp.Diff(want, got, decEqual); d != "" {
+		t.Errorf("%s: (-want +got)\n%s", what, d)
+	}
+}
+
+func must[T any](t *testing.T, what string) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return v
+	}
+}
+
+// tagDay is a date of lineas_pedido that only this test's tag uses, so
+// the date-wide reads hold in a dataset the tests share.
+func tagDay(tag string) int32 {
+	h := fnv.New32a()
+	h.Write([]byte(tag))
+	return warehouse.DateOf(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) + int32(h.Sum32()%20000)
+}
+
+// seedWindows appends the panes of aggregation tag: windows 10:00 to 13:00
+// of 2026-03-14, for ES, FR and PT, ES at 12:00 in two panes written as
+// mode writes them (both show 25.5, 3, 5, ON_TIME, pane 1), and one pane
+// of another aggregation. It returns the window starts.
+func seedWindows(t *testing.T, w Warehouse, tag, mode string) (w10, w11, w12, w13 time.Time) {
+	t.Helper()
+	const h10, h11, h12, h13 = "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z"
+	second := pane(t, tag, mode, h12, "ES", 1, "ON_TIME", "25.5", 3, 5)
+	if mode == warehouse.Discarding {
+		second = pane(t, tag, mode, h12, "ES", 1, "ON_TIME", "15.5", 2, 3)
+	}
+	rows := []warehouse.Row{
+		pane(t, tag, mode, h10, "ES", 0, "ON_TIME", "1.1", 1, 1),
+		pane(t, tag, mode, h10, "FR", 0, "ON_TIME", "2.2", 1, 2),
+		pane(t, tag, mode, h11, "FR", 0, "LATE", "3.3", 1, 3),
+		pane(t, tag, mode, h12, "ES", 0, "EARLY", "10", 1, 2),
+		second,
+		pane(t, tag, mode, h12, "PT", 0, "ON_TIME", "99999999999999999999.999999999", 7, 7),
+		pane(t, tag, mode, h13, "FR", 0, "EARLY", "0.1", 1, 1),
+		pane(t, tag+"x", mode, h13, "ES", 0, "EARLY", "5", 1, 1),
+	}
+	if err := w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, rows); err != nil {
+		t.Fatalf("Append panes: %v", err)
+	}
+	return ts(t, h10), ts(t, h11), ts(t, h12), ts(t, h13)
+}
+
+func sale(t *testing.T, start time.Time, pais, importe string, pedidos, unidades int64, timing string, index int64) warehouse.HourlySale {
+	return warehouse.HourlySale{WindowStart: start, WindowEnd: start.Add(time.Hour), Pais: pais, Importe: dec(t, importe),
+		Pedidos: pedidos, Unidades: unidades, Timing: timing, PaneIndex: index}
+}
+
+func testNewestWindows(t *testing.T, w Warehouse, mode string) {
+	ctx := context.Background()
+	tag := newTag(t)
+	w10, w11, w12, w13 := seedWindows(t, w, tag, mode)
+	es12 := sale(t, w12, "ES", "25.5", 3, 5, "ON_TIME", 1)
+	pt12 := sale(t, w12, "PT", "99999999999999999999.999999999", 7, 7, "ON_TIME", 0)
+	fr10, fr11, fr13 := sale(t, w10, "FR", "2.2", 1, 2, "ON_TIME", 0), sale(t, w11, "FR", "3.3", 1, 3, "LATE", 0), sale(t, w13, "FR", "0.1", 1, 1, "EARLY", 0)
+	tests := []struct {
+		name string
+		q    warehouse.NewestWindows
+		want []warehouse.HourlySale
+	}{
+		{name: "the newest two windows", q: warehouse.NewestWindows{Aggregation: tag, Windows: 2},
+			want: []warehouse.HourlySale{es12, pt12, fr13}},
+		{name: "the newest two windows holding FR", q: warehouse.NewestWindows{Aggregation: tag, Windows: 2, Paises: []string{"FR"}},
+			want: []warehouse.HourlySale{fr11, fr13}},
+		{name: "a range, ES and FR", q: warehouse.NewestWindows{Aggregation: tag, Windows: 24, From: w10, Until: w13, Paises: []string{"ES", "FR"}},
+			want: []warehouse.HourlySale{sale(t, w10, "ES", "1.1", 1, 1, "ON_TIME", 0), fr10, fr11, es12}},
+		{name: "no window", q: warehouse.NewestWindows{Aggregation: tag, Windows: 0}, want: []warehouse.HourlySale{}},
+		{name: "another aggregation", q: warehouse.NewestWindows{Aggregation: tag + "y", Windows: 24}, want: []warehouse.HourlySale{}},
+	}
+	for _, tc := range tests {
+		got := must[[]warehouse.HourlySale](t, tc.name)(warehouse.ReadNewestWindows(ctx, w, tc.q))
+		diff(t, tc.name, tc.want, got)
+	}
+}
+
+func testWindowsBetween(t *testing.T, w Warehouse, mode string) {
+	tag := newTag(t)
+	_, w11, w12, w13 := seedWindows(t, w, tag, mode)
+	got := must[[]warehouse.HourlySale](t, "windows_between")(warehouse.ReadWindowsBetween(context.Background(), w, tag, w11, w13))
+	diff(t, "windows 11:00 to 13:00", []warehouse.HourlySale{
+		sale(t, w11, "FR", "3.3", 1, 3, "LATE", 0),
+		sale(t, w12, "ES", "25.5", 3, 5, "ON_TIME", 1),
+		sale(t, w12, "PT", "99999999999999999999.999999999", 7, 7, "ON_TIME", 0),
+	}, got)
+}
+
+// drop is one pedidos_descartados row; zero times and "" are NULL.
+type drop struct {
+	id, pedido, aggregation, reason string
+	event, window, received         time.Time
+}
+
+func (d drop) row(t *testing.T) warehouse.Row {
+	str := func(s string) warehouse.Value {
+		if s == "" {
+			return warehouse.NullValue()
+		}
+		return warehouse.StringValue(s)
+	}
+	tm := func(v time.Time) warehouse.Value {
+		if v.IsZero() {
+			return warehouse.NullValue()
+		}
+		return warehouse.TimeValue(v)
+	}
+	return warehouse.Row{ID: d.id, Values: rowOf(t, warehouse.PedidosDescartados, map[string]warehouse.Value{
+		"pedido_id": str(d.pedido), "aggregation": str(d.aggregation), "reason": str(d.reason),
+		"event_time": tm(d.event), "window_start": tm(d.window), "watermark": warehouse.NullValue(),
+		"received_at": tm(d.received), "message_id": str(d.id), "raw": str("{}"),
+	})}
+}
+
+func appendDrops(t *testing.T, w Warehouse, ds ...drop) {
+	t.Helper()
+	rows := make([]warehouse.Row, len(ds))
+	for i, d := range ds {
+		rows[i] = d.row(t)
+	}
+	if err := w.Append(context.Background(), warehouse.PedidosDescartados, rows); err != nil {
+		t.Fatalf("Append drops: %v", err)
+	}
+}
+
+func (d drop) discard() warehouse.Discard {
+	return warehouse.Discard{PedidoID: d.pedido, Reason: d.reason, EventTime: d.event, WindowStart: d.window, ReceivedAt: d.received}
+}
+
+// future is after any row the other tests write, so this test's discards
+// are the newest even in a dataset the tests share.
+var future = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
+	ctx := context.Background()
+	tag := newTag(t)
+	read := func() warehouse.DiscardSummary {
+		return must[warehouse.DiscardSummary](t, "discard_summary")(warehouse.ReadDiscardSummary(ctx, w, tag, 2))
+	}
+	before := read()
+	at := func(m int) time.Time { return future.Add(time.Duration(m)*time.Minute + 500*time.Microsecond) }
+	ev := ts(t, "2026-03-14T10:20:00Z")
+	d1 := drop{id: tag + "-1", reason: "invalid: " + tag + " not JSON", received: at(1)}
+	d2 := drop{id: tag + "-2", pedido: tag + "-p2", reason: "invalid: " + tag + " no pais", event: ev, received: at(2)}
+	d3 := drop{id: tag + "-3", pedido: tag + "-p3", reason: "invalid: " + tag + " no pais", event: ev, received: at(3)}
+	l1 := drop{id: tag + "-4", pedido: tag + "-p4", aggregation: tag, reason: warehouse.ReasonTooLate, event: ev, window: ev.Truncate(time.Hour), received: at(1)}
+	l2 := drop{id: tag + "-5", pedido: tag + "-p5", aggregation: tag, reason: warehouse.ReasonTooLate, event: ev, window: ev.Truncate(time.Hour), received: at(2)}
+	other := drop{id: tag + "-6", pedido: tag + "-p6", aggregation: tag + "x", reason: warehouse.ReasonTooLate, event: ev, window: ev.Truncate(time.Hour), received: at(9)}
+	appendDrops(t, w, d1, d2, d3, l1, l2, other)
+	seedWindows(t, w, tag, mode)
+	got := read()
+	diff(t, "counts", [2]int64{before.DeadLetters + 3, before.TooLate + 2}, [2]int64{got.DeadLetters, got.TooLate})
+	got.DeadLetters, got.TooLate = 0, 0
+	diff(t, "summary", warehouse.DiscardSummary{
+		LatestDeadLetters: []warehouse.Discard{d3.discard(), d2.discard()},
+		LatestTooLate:     []warehouse.Discard{l2.discard(), l1.discard()},
+		Countries:         []string{"ES", "FR", "PT"},
+	}, got)
+}
+
+func testDiscardCounts(t *testing.T, w Warehouse, _ string) {
+	ctx := context.Background()
+	tag := newTag(t)
+	since := future.Add(time.Hour)
+	read := func() warehouse.DiscardCounts {
+		return must[warehouse.DiscardCounts](t, "discard_counts")(warehouse.ReadDiscardCounts(ctx, w, since))
+	}
+	before := read()
+	appendDrops(t, w,
+		drop{id: tag + "-1", reason: "invalid: " + tag, received: since.Add(-time.Microsecond)},
+		drop{id: tag + "-2", reason: "invalid: " + tag, received: since},
+		drop{id: tag + "-3", aggregation: tag, reason: warehouse.ReasonTooLate, received: since.Add(time.Minute)},
+	)
+	got := read()
+	diff(t, "counts", warehouse.DiscardCounts{
+		InvalidTotal: before.InvalidTotal + 2, Invalid: before.Invalid + 1,
+		TooLateTotal: before.TooLateTotal + 1, TooLate: before.TooLate + 1,
+	}, got)
+}
+
+func testDiscardReasons(t *testing.T, w Warehouse, _ string) {
+	tag := newTag(t)
+	since := future.Add(2 * time.Hour)
+	var ds []drop
+	for i, reason := range []string{"invalid: " + tag + " b", "invalid: " + tag + " a", "invalid: " + tag + " b", warehouse.ReasonTooLate, "invalid: " + tag + " c", "invalid: " + tag + " old"} {
+		at := since.Add(time.Duration(i) * time.Second)
+		if reason == "invalid: "+tag+" old" {
+			at = since.Add(-time.Second)
+		}
+		ds = append(ds, drop{id: tag + "-" + string(rune('a'+i)), reason: reason, received: at})
+	}
+	appendDrops(t, w, ds...)
+	got := must[[]warehouse.ReasonCount](t, "discard_reasons")(warehouse.ReadDiscardReasons(context.Background(), w, since, 3))
+	diff(t, "reasons", []warehouse.ReasonCount{
+		{Reason: "invalid: " + tag + " b", Count: 2},
+		{Reason: "invalid: " + tag + " a", Count: 1},
+		{Reason: "invalid: " + tag + " c", Count: 1},
+	}, got)
+}
+
+// seedLines loads the lines of tagDay(tag): an object in two generations
+// (only the newest counts), an order whose lines name two countries, a
+// customer left NULL, and money that a float would round.
+func seedLines(t *testing.T, w Warehouse, tag string) (d int32, fecha string) {
+	t.Helper()
+	d = tagDay(tag)
+	fecha = warehouse.FormatDate(d)
+	next := warehouse.FormatDate(d + 2)
+	a, b := tag+"/a.csv", tag+"/b.csv"
+	load(t, w, tag+"-a1",
+		line{tag + "-p1", 1, fecha, tag + "-s1", 9, "9.99", "c1", "ES", a, 1, 2},
+		line{tag + "-p9", 1, next, tag + "-s1", 1, "1", "c9", "ES", a, 1, 3})
+	load(t, w, tag+"-a2",
+		line{tag + "-p1", 1, fecha, tag + "-s1", 1, "0.1", "c1", "ES", a, 2, 2},
+		line{tag + "-p1", 2, fecha, tag + "-s2", 2, "0.1", "c1", "ES", a, 2, 3},
+		line{tag + "-p2", 1, fecha, tag + "-s1", 1, "0.2", "", "FR", a, 2, 4})
+	load(t, w, tag+"-b1",
+		line{tag + "-p3", 1, fecha, tag + "-s3", 3, "33.333333333", "c3", "PT", b, 7, 2},
+		line{tag + "-p3", 2, fecha, tag + "-s3", 1, "0.000000001", "c3", "ES", b, 7, 3})
+	return d, fecha
+}
+
+func testLineDates(t *testing.T, w Warehouse, _ string) {
+	tag := newTag(t)
+	d, _ := seedLines(t, w, tag)
+	ctx := context.Background()
+	got := must[[]int32](t, "line_dates")(warehouse.ReadLineDates(ctx, w, d-1, d+5))
+	diff(t, "dates around the tag's", []int32{d, d + 2}, got)
+	got = must[[]int32](t, "line_dates")(warehouse.ReadLineDates(ctx, w, d+1, d+2))
+	diff(t, "bounds included", []int32{d + 2}, got)
+	all := must[[]int32](t, "line_dates")(warehouse.ReadLineDates(ctx, w, warehouse.FirstDate, warehouse.LastDate))
+	for _, want := range []int32{d, d + 2} {
+		if !containsDay(all, want) {
+			t.Errorf("every date: %v lacks %s", all, warehouse.FormatDate(want))
+		}
+	}
+}
+
+func containsDay(ds []int32, d int32) bool {
+	for _, x := range ds {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+func testDayOrders(t *testing.T, w Warehouse, _ string) {
+	tag := newTag(t)
+	d, _ := seedLines(t, w, tag)
+	got := must[[]warehouse.DayOrder](t, "day_orders")(warehouse.ReadDayOrders(context.Background(), w, d))
+	diff(t, "orders", []warehouse.DayOrder{
+		{PedidoID: tag + "-p1", Pais: "ES", PaisMax: "ES", ClienteID: "c1", Importe: dec(t, "0.3"), Unidades: 3},
+		{PedidoID: tag + "-p2", Pais: "FR", PaisMax: "FR", Importe: dec(t, "0.2"), Unidades: 1},
+		{PedidoID: tag + "-p3", Pais: "ES", PaisMax: "PT", ClienteID: "c3", Importe: dec(t, "100.000000000"), Unidades: 4},
+	}, got)
+}
+
+func testCountryTotals(t *testing.T, w Warehouse, _ string) {
+	tag := newTag(t)
+	d, _ := seedLines(t, w, tag)
+	got := must[[]warehouse.CountryTotal](t, "country_totals")(warehouse.ReadCountryTotals(context.Background(), w, d))
+	diff(t, "totals", []warehouse.CountryTotal{
+		{Pais: "ES", Importe: dec(t, "0.300000001"), Pedidos: 2, Unidades: 4},
+		{Pais: "FR", Importe: dec(t, "0.2"), Pedidos: 1, Unidades: 1},
+		{Pais: "PT", Importe: dec(t, "99.999999999"), Pedidos: 1, Unidades: 3},
+	}, got)
+}
+
+func testDayDrops(t *testing.T, w Warehouse, _ string) {
+	tag := newTag(t)
+	d, _ := seedLines(t, w, tag)
+	from := warehouse.DayTime(d)
+	until := from.Add(24 * time.Hour)
+	in, out := from.Add(3*time.Hour), until.Add(time.Hour)
+	late := drop{id: tag + "-1", pedido: tag + "-p3", aggregation: tag, reason: warehouse.ReasonTooLate, event: out, window: out.Truncate(time.Hour), received: out}
+	bad := drop{id: tag + "-2", pedido: tag + "-q1", reason: "invalid: " + tag + " bad pais", event: in, received: out}
+	noTime := drop{id: tag + "-3", reason: "invalid: " + tag + " not JSON", received: in}
+	appendDrops(t, w, late, bad, noTime,
+		drop{id: tag + "-4", pedido: tag + "-p1", aggregation: tag + "x", reason: warehouse.ReasonTooLate, event: in, window: in, received: in},
+		drop{id: tag + "-5", pedido: tag + "-q2", aggregation: tag, reason: warehouse.ReasonTooLate, event: out, window: out, received: out},
+		drop{id: tag + "-6", reason: "invalid: " + tag + " later", received: out},
+	)
+	got := must[[]warehouse.DayDrop](t, "day_drops")(warehouse.ReadDayDrops(context.Background(), w, d, tag, from, until))
+	diff(t, "drops", []warehouse.DayDrop{
+		{Discard: noTime.discard()},
+		{Discard: late.discard(), Matched: true, Pais: "ES", Importe: dec(t, "0.000000001"), Unidades: 1},
+		{Discard: late.discard(), Matched: true, Pais: "PT", Importe: dec(t, "99.999999999"), Unidades: 3},
+		{Discard: bad.discard()},
+	}, sortDrops(got))
+}
+
+// sortDrops orders the rows of one pedido_id by country: the read orders
+// by pedido_id, reason and arrival, which leaves an order whose lines name
+// two countries in either order.
+func sortDrops(ds []warehouse.DayDrop) []warehouse.DayDrop {
+	for i := 1; i < len(ds); i++ {
+		for j := i; j > 0 && ds[j].PedidoID == ds[j-1].PedidoID && ds[j].Reason == ds[j-1].Reason &&
+			ds[j].ReceivedAt.Equal(ds[j-1].ReceivedAt) && ds[j].Pais < ds[j-1].Pais; j-- {
+			ds[j], ds[j-1] = ds[j-1], ds[j]
+		}
+	}
+	return ds
+}
+
+func testPanes(t *testing.T, w Warehouse, mode string) {
+	tag := newTag(t)
+	w10, _, w12, _ := seedWindows(t, w, tag, mode)
+	got := must[[]warehouse.Pane](t, "panes")(warehouse.ReadPanes(context.Background(), w, tag, []time.Time{w12, w10}))
+	es12 := warehouse.Pane{WindowStart: w12, Key: "ES", PaneIndex: 1, Timing: "ON_TIME", Importe: dec(t, "25.5"), Pedidos: 3, Unidades: 5}
+	if mode == warehouse.Discarding {
+		es12.Importe, es12.Pedidos, es12.Unidades = dec(t, "15.5"), 2, 3
+	}
+	diff(t, "panes", []warehouse.Pane{
+		{WindowStart: w10, Key: "ES", PaneIndex: 0, Timing: "ON_TIME", Importe: dec(t, "1.1"), Pedidos: 1, Unidades: 1},
+		{WindowStart: w10, Key: "FR", PaneIndex: 0, Timing: "ON_TIME", Importe: dec(t, "2.2"), Pedidos: 1, Unidades: 2},
+		{WindowStart: w12, Key: "ES", PaneIndex: 0, Timing: "EARLY", Importe: dec(t, "10"), Pedidos: 1, Unidades: 2},
+		es12,
+		{WindowStart: w12, Key: "PT", PaneIndex: 0, Timing: "ON_TIME", Importe: dec(t, "99999999999999999999.999999999"), Pedidos: 7, Unidades: 7},
+	}, got)
+	none := must[[]warehouse.Pane](t, "panes")(warehouse.ReadPanes(context.Background(), w, tag, nil))
+	diff(t, "no window", []warehouse.Pane{}, none)
+}
+
+// runReads runs the test of every named read, and fails for a read
+// without one.
+func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
+	for _, q := range warehouse.NamedQueries() {
+		test, ok := readTests[q.Name]
+		t.Run("Read/"+q.Name, func(t *testing.T) {
+			if !ok {
+				t.Fatalf("named read %s has no test in warehousetest (reads.go)", q.Name)
+			}
+			test(t, open(t), mode)
+		})
+	}
+}
