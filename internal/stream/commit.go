@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,13 +23,14 @@ const (
 	docOverhead = 1 << 10
 )
 
-// commitOrders runs the order transactions of one aggregation for items,
-// in order, as many as the transaction limits require (usually one), and
-// returns the outbox rows they wrote.
-func (p *Processor) commitOrders(ctx context.Context, a aggregation, ai int, items []*item, bs *BatchInfo) ([]pending, error) {
+// commitOrders runs the order transactions for items, in order, as many as
+// the transaction limits require (usually one): each writes the deltas of
+// every aggregation of its orders with their dedup records. It returns the
+// outbox rows they wrote.
+func (p *Processor) commitOrders(ctx context.Context, items []*item, legacy legacyState, bs *BatchInfo) ([]pending, error) {
 	var written []pending
 	for rest := items; len(rest) > 0; {
-		n, rows, err := p.orderTx(ctx, a, ai, rest, bs)
+		n, rows, err := p.orderTx(ctx, rest, legacy, bs)
 		bs.Transactions++
 		if err != nil {
 			return written, err
@@ -48,7 +49,7 @@ type cellGroup struct {
 	n         int
 	deltaPath string
 	delta     window.Shard
-	orders    int // items of the transaction in the cell, duplicates included
+	orders    int // elements of the transaction in the cell, duplicates included
 	// cell is the cell document as read (its defaults when missing): what
 	// the headroom check needs of it. cellErr: it does not decode.
 	cell    cellDoc
@@ -66,146 +67,332 @@ type cellGroup struct {
 
 // orderRead is what an order transaction read, before deciding anything.
 type orderRead struct {
-	wm      time.Time
-	records map[string]orderDoc // dedup records that exist, by path
-	groups  []*cellGroup        // the cells the new orders go to, as read
+	// stored are the dedup records found, by pedido_id: the recorded fate
+	// per aggregation (a legacy record names one aggregation).
+	stored map[string]map[string]Fate
+	aggs   []aggRead // per aggregation
+}
+
+// aggRead is what an order transaction read of one aggregation.
+type aggRead struct {
+	wm     time.Time
+	groups []*cellGroup // the cells the new orders go to, as read
 	// full are cells read with every delta for the exact headroom check,
 	// by window and key.
 	full map[window.WindowKey]cellView
 }
 
-// orderPlan is what an order transaction does, decided in memory from an
-// orderRead by planOrders.
-type orderPlan struct {
-	done    int        // items handled: a prefix
-	outs    []Outcome  // per item handled
-	invalid []string   // per item: why a window total would leave its range
-	records []orderDoc // per item: the dedup record to write (Fate "" for none)
-	groups  []*cellGroup
-	entries []entry // outbox rows
+// aggPlan is what an order transaction does in one aggregation, decided in
+// memory from an aggRead by planAgg.
+type aggPlan struct {
+	outs []Outcome   // per item
+	recs []aggRecord // per item: its part of the dedup record
+	// cum and cumBytes are the writes and bytes after each item, so that
+	// the transaction can cut the batch where the limits are reached.
+	cum      []int
+	cumBytes []int
+	groups   []*cellGroup
+	entries  []entry
 	// wants are cells to read in full before planning again.
 	wants []window.WindowKey
-	err   error // the state read cannot take an order; retrying may help
+	// bad is the item whose sums leave the range (-1: none), and why.
+	bad    int
+	reason string
+	err    error // the state read cannot take an order; retrying may help
 }
 
-// orderTx handles a prefix of items in one transaction of aggregation a, as
-// if one after the other, and returns how many it handled. It reads the
-// watermark, every item's dedup record, and then, for the cells the new
-// orders go to, the delta they add to and the cell document (for the
-// headroom check), or for late orders whose pane is due at once the cell
-// with every delta. Orders contend with the tick on the watermark, on a
-// cell the tick rewrites while they commit, and on a cell whose late
-// correction they emit.
+// orderTx handles a prefix of items in one transaction, as if one after the
+// other, in every aggregation, and returns how many it handled. It reads
+// each aggregation's watermark and every item's dedup record (and, while
+// the upgrade from the per-aggregation records lasts, those), and then, for
+// the cells the new orders go to, the delta they add to and the cell
+// document (for the headroom check), or for late orders whose pane is due
+// at once the cell with every delta. Orders contend with the tick on the
+// watermark, on a cell the tick rewrites while they commit, and on a cell
+// whose late correction they emit.
 //
-// The transaction is read, plan, write: planOrders decides in memory from
-// what was read and may ask for more reads (the exact headroom check); the
-// closure, which the store may run again, changes nothing outside it. The
-// hot-cell memory is updated once the commit succeeded.
-func (p *Processor) orderTx(ctx context.Context, a aggregation, ai int, items []*item, bs *BatchInfo) (int, []pending, error) {
-	s := a.spec
-	// Each item's dedup record and cell, known before the transaction.
-	ops := make([]string, len(items))
-	wks := make([]window.WindowKey, len(items))
-	for i, it := range items {
-		ops[i] = a.paths.order(it.o.PedidoID)
-		wks[i] = window.WindowKey{Window: s.WindowOf(it.o.EventTime), Key: it.keys[ai]}
-	}
+// The transaction is read, plan, write: planAgg decides in memory from what
+// was read and may ask for more reads (the exact headroom check), and an
+// order whose sums would leave their range in one aggregation is taken out
+// of every one (it is invalid: it counts nowhere). The closure, which the
+// store may run again, changes nothing outside it. The hot-cell memory is
+// updated once the commit succeeded.
+func (p *Processor) orderTx(ctx context.Context, items []*item, legacy legacyState, bs *BatchInfo) (int, []pending, error) {
 	var (
-		pl      orderPlan
+		tp      txPlan
 		written []pending
+		rd      orderRead
 	)
+	specs := make([]window.Spec, len(p.aggs))
+	for ai, a := range p.aggs {
+		specs[ai] = a.spec
+	}
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		bs.Attempts++
-		rd, err := p.readOrders(tx, a, items, ops, wks)
-		if err != nil {
+		var err error
+		if rd, err = p.readOrders(tx, items, legacy); err != nil {
 			return err
 		}
+		bad := map[int]string{}
 		for {
-			pl = planOrders(s, p.rows, items, ops, wks, rd)
-			if pl.err != nil {
-				return pl.err
+			tp = planTx(specs, p.rows, items, rd, bad)
+			if tp.err != nil {
+				return tp.err
 			}
-			if len(pl.wants) == 0 {
+			if len(tp.wants) == 0 {
 				break
 			}
-			for _, wk := range pl.wants {
-				if rd.full[wk], err = p.readCell(tx, a, wk, nil, true); err != nil {
+			for _, w := range tp.wants {
+				if rd.aggs[w.agg].full[w.wk], err = p.readCell(tx, p.aggs[w.agg], w.wk, nil, true); err != nil {
 					return err
 				}
 			}
 		}
-		if pl.done == 0 {
-			return errors.New("one order exceeds a transaction's limits") // unreachable with MaxShards <= 256
-		}
-		written, err = p.writeOrders(tx, a, items, ops, pl)
+		written, err = p.writeOrders(tx, items[:tp.n], tp.skip, tp.plans)
 		return err
 	})
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(items) > 0 {
-		for _, g := range pl.groups {
+	for ai, a := range p.aggs {
+		for _, g := range tp.plans[ai].groups {
 			if g.touched {
 				p.hot.touch(a.paths.cell(g.wk), items[0].now)
 			}
 		}
 	}
-	for i, it := range items[:pl.done] {
-		if pl.invalid[i] != "" {
-			it.invalid = pl.invalid[i]
+	for i, it := range items[:tp.n] {
+		if r, ok := tp.bad[i]; ok {
+			it.invalid = r
 			continue
 		}
-		it.res.Aggregations = append(it.res.Aggregations, pl.outs[i])
+		for ai, a := range p.aggs {
+			out := tp.plans[ai].outs[i]
+			if tp.skip[i] {
+				out = duplicateOutcome(a.spec, ai, it, rd.stored, tp.dup[i], tp.plans[ai])
+			}
+			it.res.Aggregations = append(it.res.Aggregations, out)
+		}
 	}
-	return pl.done, written, nil
+	return tp.n, written, nil
 }
 
-// readOrders reads what planOrders needs: the watermark and the dedup
-// records, then for each cell a new order goes to, its delta and cell
-// document, or (late, Ld = 0) the cell with every delta.
-func (p *Processor) readOrders(tx docstore.Tx, a aggregation, items []*item, ops []string, wks []window.WindowKey) (orderRead, error) {
-	s := a.spec
-	rd := orderRead{records: map[string]orderDoc{}, full: map[window.WindowKey]cellView{}}
-	paths := []string{a.paths.watermark}
-	index := map[string]int{}
-	for _, op := range ops {
-		if _, ok := index[op]; !ok {
-			index[op] = len(paths)
-			paths = append(paths, op)
+// txPlan is what an order transaction does in every aggregation.
+type txPlan struct {
+	plans []aggPlan // per aggregation, over items[:n]
+	n     int       // the items handled: a prefix
+	skip  []bool    // per item: not handled (a duplicate or invalid)
+	dup   []int     // per item: the earlier item of the batch it repeats, -1 none
+	bad   map[int]string
+	wants []want // cells to read in full before planning again
+	err   error
+}
+
+type want struct {
+	agg int
+	wk  window.WindowKey
+}
+
+// planTx plans items in every aggregation (specs, in configuration order)
+// from what was read: the longest prefix that fits one transaction, where
+// an order whose sums would leave their range in any aggregation is taken
+// out of every one and recorded in bad (invalid: it counts nowhere). It is
+// pure but for bad, which it fills; when it returns wants, the caller
+// reads them into rd and calls it again with the same bad.
+func planTx(specs []window.Spec, rows *rowMapper, items []*item, rd orderRead, bad map[int]string) txPlan {
+	tp := txPlan{n: len(items), bad: bad}
+	for {
+		tp.skip, tp.dup = duplicates(items[:tp.n], rd.stored, bad)
+		tp.plans = make([]aggPlan, len(specs))
+		replan := false
+		for ai, s := range specs {
+			pl := planAgg(s, rows, ai, items[:tp.n], tp.skip, rd.aggs[ai])
+			tp.plans[ai] = pl
+			if pl.err != nil {
+				tp.err = pl.err
+				return tp
+			}
+			for _, wk := range pl.wants {
+				tp.wants = append(tp.wants, want{agg: ai, wk: wk})
+			}
+			if pl.bad >= 0 && len(pl.wants) == 0 {
+				bad[pl.bad], replan = pl.reason, true
+				break
+			}
+		}
+		if len(tp.wants) > 0 {
+			return tp
+		}
+		if replan {
+			continue
+		}
+		k := fits(tp.plans, tp.skip, tp.n)
+		if k == 0 {
+			// One order alone needs more writes than a transaction takes:
+			// no retry can commit it.
+			bad[0] = fmt.Sprintf("invalid: the order touches more documents than one transaction can write (%d)", maxTxWrites)
+			tp.n = 1
+			continue
+		}
+		if k < tp.n {
+			tp.n = k
+			continue
+		}
+		return tp
+	}
+}
+
+// duplicates marks the items that are not handled: those recorded before
+// (stored), those that repeat an earlier item of the batch (dup names it)
+// and those found invalid (bad).
+func duplicates(items []*item, stored map[string]map[string]Fate, bad map[int]string) (skip []bool, dup []int) {
+	skip, dup = make([]bool, len(items)), make([]int, len(items))
+	first := map[string]int{}
+	for i, it := range items {
+		dup[i] = -1
+		if _, ok := bad[i]; ok {
+			skip[i] = true
+			continue
+		}
+		if _, ok := stored[it.o.PedidoID]; ok {
+			skip[i] = true
+			continue
+		}
+		if j, ok := first[it.o.PedidoID]; ok {
+			skip[i], dup[i] = true, j
+			continue
+		}
+		first[it.o.PedidoID] = i
+	}
+	return skip, dup
+}
+
+// fits returns the longest prefix of the n planned items whose writes and
+// bytes, in every aggregation and with their dedup records, stay within a
+// transaction's limits (the first item's bytes always fit).
+func fits(plans []aggPlan, skip []bool, n int) int {
+	records := 0
+	for i := range n {
+		if !skip[i] {
+			records++
+		}
+		writes, bytes := records, records*docOverhead
+		for _, pl := range plans {
+			writes += pl.cum[i]
+			bytes += pl.cumBytes[i]
+		}
+		if writes > maxTxWrites || (i > 0 && bytes > maxTxBytes) {
+			return i
+		}
+	}
+	return n
+}
+
+// duplicateOutcome is the outcome of a delivery already handled: by an
+// earlier transaction (stored), or by item first of this one.
+func duplicateOutcome(s window.Spec, ai int, it *item, stored map[string]map[string]Fate, first int, pl aggPlan) Outcome {
+	out := Outcome{Aggregation: s.Name, Fate: Duplicate}
+	if els := it.elems[ai]; len(els) > 0 {
+		out.Window, out.Key = els[len(els)-1].wk.Window, els[len(els)-1].wk.Key
+	} else {
+		out.Window = s.WindowOf(it.o.EventTime)
+	}
+	if first >= 0 {
+		out.Recorded = pl.outs[first].Fate
+	} else {
+		out.Recorded = stored[it.o.PedidoID][s.Name]
+	}
+	return out
+}
+
+// readOrders reads what planAgg needs: the watermarks and the dedup
+// records (new and, while they can exist, legacy), then for each cell a
+// new order goes to, its delta and cell document, or (late, Ld = 0) the
+// cell with every delta.
+func (p *Processor) readOrders(tx docstore.Tx, items []*item, legacy legacyState) (orderRead, error) {
+	rd := orderRead{stored: map[string]map[string]Fate{}, aggs: make([]aggRead, len(p.aggs))}
+	paths := make([]string, 0, len(p.aggs)+len(items))
+	for _, a := range p.aggs {
+		paths = append(paths, a.paths.watermark)
+	}
+	type lookup struct {
+		pedidoID string
+		agg      string // "" for the record of every aggregation
+	}
+	var looks []lookup
+	seen := map[string]bool{}
+	useLegacy := len(items) > 0 && legacy.active(items[0].now)
+	for _, it := range items {
+		id := it.o.PedidoID
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		paths = append(paths, dedupPath(id))
+		looks = append(looks, lookup{pedidoID: id})
+		if useLegacy {
+			for _, a := range legacy.aggs {
+				paths = append(paths, a.paths.legacyOrder(id))
+				looks = append(looks, lookup{pedidoID: id, agg: a.spec.Name})
+			}
 		}
 	}
 	docs, err := tx.Get(paths...)
 	if err != nil {
 		return rd, err
 	}
-	var ws window.WatermarkState
-	if err := decodeDoc(docs[0], &ws); err != nil {
-		return rd, err
+	for ai := range p.aggs {
+		var ws window.WatermarkState
+		if err := decodeDoc(docs[ai], &ws); err != nil {
+			return rd, err
+		}
+		rd.aggs[ai] = aggRead{wm: ws.Watermark, full: map[window.WindowKey]cellView{}}
 	}
-	rd.wm = ws.Watermark
-	for op, i := range index {
-		if docs[i].Exists {
-			var rec orderDoc
-			if err := decodeDoc(docs[i], &rec); err != nil {
+	for i, l := range looks {
+		d := docs[len(p.aggs)+i]
+		if !d.Exists {
+			continue
+		}
+		fates := rd.stored[l.pedidoID]
+		if fates == nil {
+			fates = map[string]Fate{}
+			rd.stored[l.pedidoID] = fates
+		}
+		if l.agg != "" {
+			var rec legacyOrderDoc
+			if err := decodeDoc(d, &rec); err != nil {
 				return rd, err
 			}
-			rd.records[op] = rec
+			fates[l.agg] = rec.Fate
+			continue
+		}
+		var rec dedupDoc
+		if err := decodeDoc(d, &rec); err != nil {
+			return rd, err
+		}
+		for name, r := range rec.Aggregations {
+			fates[name] = r.Fate
 		}
 	}
 
-	rd.groups = p.cellGroups(a, items, ops, wks, rd)
+	skip, _ := duplicates(items, rd.stored, nil)
 	var get []string
 	var of []*cellGroup
-	for _, g := range rd.groups {
-		if g.late {
-			if g.view, err = p.readCell(tx, a, g.wk, nil, true); err != nil {
-				return rd, err
+	for ai, a := range p.aggs {
+		ar := &rd.aggs[ai]
+		ar.groups = p.cellGroups(a, ai, items, skip, ar.wm)
+		for _, g := range ar.groups {
+			if g.late {
+				if g.view, err = p.readCell(tx, a, g.wk, nil, true); err != nil {
+					return rd, err
+				}
+				continue
 			}
-			continue
+			g.deltaPath = a.paths.delta(g.wk, g.n)
+			g.cell = cellDoc{WindowStart: g.wk.Window.Start, WindowEnd: g.wk.Window.End, Key: g.wk.Key, Shards: a.spec.Shards}
+			get = append(get, g.deltaPath, a.paths.cell(g.wk))
+			of = append(of, g)
 		}
-		g.deltaPath = a.paths.delta(g.wk, g.n)
-		get = append(get, g.deltaPath, a.paths.cell(g.wk))
-		of = append(of, g)
 	}
 	if len(get) == 0 {
 		return rd, nil
@@ -220,7 +407,6 @@ func (p *Processor) readOrders(tx docstore.Tx, a aggregation, items []*item, ops
 			return rd, err
 		}
 		g.delta = dd.Part
-		g.cell = cellDoc{WindowStart: g.wk.Window.Start, WindowEnd: g.wk.Window.End, Key: g.wk.Key, Shards: s.Shards}
 		if err := decodeDoc(gdocs[2*i+1], &g.cell); errors.Is(err, ErrUnreadableState) {
 			// The tick reports this cell; its orders wait in deltas for
 			// the repair (see headroom).
@@ -232,37 +418,36 @@ func (p *Processor) readOrders(tx docstore.Tx, a aggregation, items []*item, ops
 	return rd, nil
 }
 
-// cellGroups returns the cells the new orders of items go to (not
-// duplicates, not too late), with the delta each adds to. A cell with one
-// order in the batch and none from this instance in the last second is not
-// hot: its delta is this instance's, so that at low traffic a cell's orders
-// gather in one delta per instance instead of one per order (fewer
-// documents for the tick to list and read). A hot cell's batches spread
-// over the deltas by their first pedido_id, for commits not to meet on one
-// document.
-func (p *Processor) cellGroups(a aggregation, items []*item, ops []string, wks []window.WindowKey, rd orderRead) []*cellGroup {
+// cellGroups returns the cells of aggregation a that the new orders of
+// items go to (not skipped, not too late), with the delta each adds to. A
+// cell with one element in the batch and none from this instance in the
+// last second is not hot: its delta is this instance's, so that at low
+// traffic a cell's orders gather in one delta per instance instead of one
+// per order (fewer documents for the tick to list and read). A hot cell's
+// batches spread over the deltas by their first pedido_id, for commits not
+// to meet on one document.
+func (p *Processor) cellGroups(a aggregation, ai int, items []*item, skip []bool, wm time.Time) []*cellGroup {
 	s := a.spec
 	var groups []*cellGroup
 	byWK := map[window.WindowKey]*cellGroup{}
-	for i, it := range items {
-		if _, dup := rd.records[ops[i]]; dup {
-			continue
-		}
-		l, wk := s.Classify(wks[i].Window, rd.wm), wks[i]
-		if l == window.TooLate {
-			continue
-		}
-		if byWK[wk] == nil {
-			g := &cellGroup{wk: wk, late: l == window.Late && s.LateDelay == 0, n: s.ShardOf(it.o.PedidoID)}
-			byWK[wk] = g
-			groups = append(groups, g)
-		}
-	}
 	var now time.Time
 	for i, it := range items {
-		if g := byWK[wks[i]]; g != nil {
+		if skip[i] {
+			continue
+		}
+		now = it.now
+		for _, e := range it.elems[ai] {
+			l := s.Classify(e.wk.Window, wm)
+			if l == window.TooLate {
+				continue
+			}
+			g := byWK[e.wk]
+			if g == nil {
+				g = &cellGroup{wk: e.wk, late: l == window.Late && s.LateDelay == 0, n: s.ShardOf(it.o.PedidoID)}
+				byWK[e.wk] = g
+				groups = append(groups, g)
+			}
 			g.orders++
-			now = it.now
 		}
 	}
 	for _, g := range groups {
@@ -273,132 +458,173 @@ func (p *Processor) cellGroups(a aggregation, items []*item, ops []string, wks [
 	return groups
 }
 
-// planOrders handles items one after the other, in memory, until the
-// transaction is full: the outcome of each, the sums of each cell, the
-// pane of a late cell and the outbox rows. It is pure: rd is not changed
-// (its groups are copied), so a plan can be made again after more reads.
-func planOrders(s window.Spec, rows *rowMapper, items []*item, ops []string, wks []window.WindowKey, rd orderRead) orderPlan {
-	pl := orderPlan{outs: make([]Outcome, len(items)), invalid: make([]string, len(items)), records: make([]orderDoc, len(items))}
+// planAgg handles items one after the other, in memory, in aggregation s
+// (the ai-th): the outcome of each, the sums of each cell, the pane of a
+// late cell and the outbox rows. It is pure: ar is not changed (its groups
+// are copied), so a plan can be made again after more reads or with fewer
+// items. It stops at the first item whose sums leave their range (bad).
+func planAgg(s window.Spec, rows *rowMapper, ai int, items []*item, skip []bool, ar aggRead) aggPlan {
+	pl := aggPlan{outs: make([]Outcome, len(items)), recs: make([]aggRecord, len(items)),
+		cum: make([]int, len(items)), cumBytes: make([]int, len(items)), bad: -1}
 	groups := map[window.WindowKey]*cellGroup{}
-	for _, g := range rd.groups {
+	for _, g := range ar.groups {
 		c := *g
 		groups[g.wk] = &c
 		pl.groups = append(pl.groups, &c)
 	}
-	records := make(map[string]orderDoc, len(rd.records))
-	maps.Copy(records, rd.records)
 	writes, bytes := 0, 0
 	for i, it := range items {
-		op, wk := ops[i], wks[i]
-		w := wk.Window
-		out := Outcome{Aggregation: s.Name, Window: w, Key: wk.Key}
-		if rec, dup := records[op]; dup {
-			out.Fate, out.Recorded = Duplicate, rec.Fate
-			pl.outs[i], pl.done = out, i+1
+		if skip[i] {
+			pl.cum[i], pl.cumBytes[i] = writes, bytes
 			continue
 		}
-		out.Watermark, out.Lateness = rd.wm, s.Classify(w, rd.wm)
-		g := groups[wk]
-		need, size := 1, docOverhead
-		switch {
-		case out.Lateness == window.TooLate:
-			need, size = 2, 2*docOverhead+len(it.push.Delivery.Message.Data)
-		case !g.touched && g.late:
-			need += 3 + len(g.view.deltas)
-		case !g.touched:
-			need++
-		case g.late:
-			need++
-		}
-		if g != nil && !g.late && !g.touched && !g.cell.Exact {
-			need++ // the cell, should the orders enter the exact headroom check
-		}
-		if writes+need > maxTxWrites || (i > 0 && bytes+size > maxTxBytes) {
-			break
-		}
-		rec := orderDoc{MessageID: clip(it.push.Delivery.Message.ID(), maxIdentityBytes), WindowStart: w.Start, Key: wk.Key, Watermark: rd.wm, ReceivedAt: it.now}
-		if out.Lateness == window.TooLate {
-			out.Fate, rec.Fate = TooLate, TooLate
-			pl.entries = append(pl.entries, rows.discardEntry(tooLateRowID(s.Name, it.o.PedidoID), discard{
-				PedidoID: it.o.PedidoID, Aggregation: s.Name, Reason: ReasonTooLate,
-				EventTime: it.o.EventTime.UTC(), WindowStart: w.Start, Watermark: rd.wm, ReceivedAt: it.now,
-				MessageID: rec.MessageID, Raw: rawMessage(it.push.Delivery.Message.Data, it.push.Delivery.Message.Attributes),
+		out := Outcome{Aggregation: s.Name, Watermark: ar.wm}
+		rec := aggRecord{Watermark: ar.wm}
+		m := it.push.Delivery.Message
+		msgID := clip(m.ID(), maxIdentityBytes)
+		for _, line := range it.missing[ai] {
+			out.SKUMissing = append(out.SKUMissing, line)
+			pl.entries = append(pl.entries, rows.discardEntry(skuMissingRowID(s.Name, it.o.PedidoID, line), discard{
+				PedidoID: it.o.PedidoID, Aggregation: s.Name, Reason: ReasonSKUMissing,
+				EventTime: it.o.EventTime.UTC(), ReceivedAt: it.now, MessageID: msgID,
+				Raw: rawLine(m.Data, m.Attributes, line),
 			}))
-			records[op], pl.records[i] = rec, rec
-			pl.outs[i], pl.done = out, i+1
-			writes, bytes = writes+need, bytes+size
-			continue
+			writes, bytes = writes+1, bytes+docOverhead+min(len(m.Data), MaxRawBytes)
 		}
-		wo := window.Order{ID: it.o.PedidoID, Key: wk.Key, EventTime: it.o.EventTime, Measures: it.ms}
-		before := *g
-		pane, err := acceptInto(s, g, wo, rd.wm, it.now)
-		if err == nil && !g.late {
-			var want bool
-			want, err = headroom(g, rd.full)
-			if want {
-				*g = before
-				pl.wants = append(pl.wants, wk)
+		dropped := map[time.Time]bool{}
+		var last, lastAccepted *ElementOutcome
+		for _, e := range it.elems[ai] {
+			w := e.wk.Window
+			eo := ElementOutcome{Window: w, Key: e.wk.Key, Lateness: s.Classify(w, ar.wm)}
+			if eo.Lateness == window.TooLate {
+				eo.Fate = TooLate
+				out.Elements = append(out.Elements, eo)
+				if !dropped[w.Start] {
+					dropped[w.Start] = true
+					rec.TooLate = append(rec.TooLate, w.Start)
+					pl.entries = append(pl.entries, rows.discardEntry(tooLateRowIDOf(s, it.o.PedidoID, w), discard{
+						PedidoID: it.o.PedidoID, Aggregation: s.Name, Reason: ReasonTooLate,
+						EventTime: it.o.EventTime.UTC(), WindowStart: w.Start, Watermark: ar.wm, ReceivedAt: it.now,
+						MessageID: msgID, Raw: rawMessage(m.Data, m.Attributes),
+					}))
+					writes, bytes = writes+1, bytes+docOverhead+min(len(m.Data), MaxRawBytes)
+				}
+				continue
+			}
+			g := groups[e.wk]
+			need := 0
+			switch {
+			case !g.touched && g.late:
+				need += 3 + len(g.view.deltas)
+			case !g.touched:
+				need++
+			case g.late:
+				need++
+			}
+			if !g.late && !g.touched && !g.cell.Exact {
+				need++ // the cell, should the orders enter the exact headroom check
+			}
+			wo := window.Order{ID: it.o.PedidoID, Key: e.wk.Key, EventTime: it.o.EventTime, Measures: e.ms, Window: w}
+			before := *g
+			pane, err := acceptInto(s, g, wo, ar.wm, it.now)
+			if err == nil && !g.late {
+				var want bool
+				want, err = headroom(g, ar.full)
+				if want {
+					*g = before
+					pl.wants = append(pl.wants, e.wk)
+					return pl
+				}
+			}
+			if err != nil && !errors.Is(err, window.ErrOverflow) {
+				pl.err = err
 				return pl
 			}
+			if err != nil {
+				// The window's totals would leave the range BigQuery
+				// stores: no retry can ever succeed, so the message is
+				// dead-lettered with the reason.
+				pl.bad = i
+				pl.reason = fmt.Sprintf("invalid: aggregation %s: window %s key %q: %v", s.Name, w.Start.Format(time.RFC3339), e.wk.Key, err)
+				return pl
+			}
+			g.touched = true
+			if pane != nil {
+				out.Panes = append(out.Panes, *pane)
+				pl.entries = append(pl.entries, rows.paneEntry(*pane))
+				bytes += docOverhead
+			}
+			if !containsTime(rec.Accepted, w.Start) {
+				rec.Accepted = append(rec.Accepted, w.Start)
+			}
+			eo.Fate = Accepted
+			out.Elements = append(out.Elements, eo)
+			lastAccepted = &out.Elements[len(out.Elements)-1]
+			writes, bytes = writes+need, bytes+need*docOverhead
 		}
-		if err != nil && !errors.Is(err, window.ErrOverflow) {
-			pl.err = err
-			return pl
+		if len(out.Elements) > 0 {
+			last = &out.Elements[len(out.Elements)-1]
 		}
-		if err != nil {
-			// The window's totals would leave the range BigQuery stores:
-			// no retry can ever succeed, so the message is dead-lettered
-			// with the reason.
-			*g = before
-			pl.invalid[i] = fmt.Sprintf("invalid: aggregation %s: window %s key %q: %v", s.Name, w.Start.Format(time.RFC3339), wk.Key, err)
-			pl.done = i + 1
-			continue
+		switch {
+		case lastAccepted != nil:
+			out.Fate = Accepted
+			last = lastAccepted
+		case last != nil:
+			out.Fate = TooLate
+		default:
+			out.Fate = NoElements
+			out.Window = s.WindowOf(it.o.EventTime)
 		}
-		g.touched = true
-		if pane != nil {
-			out.Panes = []window.Pane{*pane}
-			pl.entries = append(pl.entries, rows.paneEntry(*pane))
+		if last != nil {
+			out.Window, out.Key, out.Lateness = last.Window, last.Key, last.Lateness
 		}
-		out.Fate, rec.Fate = Accepted, Accepted
-		records[op], pl.records[i] = rec, rec
-		pl.outs[i], pl.done = out, i+1
-		writes, bytes = writes+need, bytes+size
+		rec.Fate = out.Fate
+		slices.SortFunc(rec.Accepted, time.Time.Compare)
+		pl.outs[i], pl.recs[i] = out, rec
+		pl.cum[i], pl.cumBytes[i] = writes, bytes
 	}
 	return pl
 }
 
-// writeOrders writes a plan: dedup records, deltas, late cells, cells that
-// entered the exact headroom check, outbox rows.
-func (p *Processor) writeOrders(tx docstore.Tx, a aggregation, items []*item, ops []string, pl orderPlan) ([]pending, error) {
-	s := a.spec
-	for i, it := range items[:pl.done] {
-		rec := pl.records[i]
-		if rec.Fate == "" {
-			continue // duplicate, or dead-lettered
-		}
-		expire := it.now.Add(DedupRetention)
-		if rec.Fate == Accepted {
-			expire = dedupExpiry(it.now, s.ExpiryOf(pl.outs[i].Window).Add(s.OutOfOrderness))
-		}
-		if err := set(tx, ops[i], rec, expire); err != nil {
-			return nil, err
-		}
-	}
-	for _, g := range pl.groups {
-		if !g.touched {
+func containsTime(ts []time.Time, t time.Time) bool {
+	return slices.ContainsFunc(ts, t.Equal)
+}
+
+// writeOrders writes the plans of items: each handled order's dedup record
+// and, per aggregation, its deltas, late cells, cells that entered the
+// exact headroom check, and outbox rows.
+func (p *Processor) writeOrders(tx docstore.Tx, items []*item, skip []bool, plans []aggPlan) ([]pending, error) {
+	for i, it := range items {
+		if skip[i] {
 			continue
 		}
-		if err := p.writeGroup(tx, a, g); err != nil {
+		rec := dedupDoc{MessageID: clip(it.push.Delivery.Message.ID(), maxIdentityBytes), ReceivedAt: it.now,
+			Aggregations: make(map[string]aggRecord, len(p.aggs))}
+		for ai, a := range p.aggs {
+			rec.Aggregations[a.spec.Name] = plans[ai].recs[i]
+		}
+		if err := set(tx, dedupPath(it.o.PedidoID), rec, recordExpiry(p.specs, rec, it.now)); err != nil {
 			return nil, err
 		}
 	}
 	var written []pending
-	for _, e := range pl.entries {
-		pe, err := p.writeEntry(tx, a.paths.outbox, e)
-		if err != nil {
-			return nil, err
+	for ai, a := range p.aggs {
+		pl := plans[ai]
+		for _, g := range pl.groups {
+			if !g.touched {
+				continue
+			}
+			if err := p.writeGroup(tx, a, g); err != nil {
+				return nil, err
+			}
 		}
-		written = append(written, pe)
+		for _, e := range pl.entries {
+			pe, err := p.writeEntry(tx, a.paths.outbox, e)
+			if err != nil {
+				return nil, err
+			}
+			written = append(written, pe)
+		}
 	}
 	return written, nil
 }

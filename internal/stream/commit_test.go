@@ -95,34 +95,35 @@ func TestPlanOrders(t *testing.T) {
 			if tt.cell.unreadable {
 				g.cellErr = unreadable(errString("decode: garbage"))
 			}
-			rd := orderRead{wm: start.Add(-time.Minute), records: map[string]orderDoc{}, groups: []*cellGroup{g}, full: map[window.WindowKey]cellView{}}
+			rd := orderRead{stored: map[string]map[string]Fate{}, aggs: []aggRead{{wm: start.Add(-time.Minute), groups: []*cellGroup{g}, full: map[window.WindowKey]cellView{}}}}
 			if tt.cell.full {
 				v := cellView{wk: wk, cell: g.cell, deltas: []string{own}, parts: []window.Shard{g.delta}}
 				for i, o := range tt.cell.others {
 					v.deltas = append(v.deltas, own+string(rune('a'+i)))
 					v.parts = append(v.parts, window.Shard{Measures: ms(o, 1)})
 				}
-				rd.full[wk] = v
+				rd.aggs[0].full[wk] = v
 			}
 			var items []*item
-			var ops []string
-			var wks []window.WindowKey
 			for i, a := range tt.amounts {
 				id := "P-" + string(rune('1'+i))
+				m := ms(a, 1)
 				items = append(items, &item{
 					push: Push{Delivery: order.Delivery{Message: order.Message{MessageID: "m" + id, Data: []byte("{}")}}},
-					now:  now, o: order.Order{PedidoID: id, EventTime: start.Add(10 * time.Minute)}, ms: ms(a, 1)})
-				ops = append(ops, "orders/"+id)
-				wks = append(wks, wk)
+					now:  now, o: order.Order{PedidoID: id, EventTime: start.Add(10 * time.Minute)}, ms: m,
+					elems: [][]element{{{wk: wk, ms: m}}}, missing: [][]int{nil}})
 			}
 			if tt.dup >= 0 {
-				rd.records[ops[tt.dup]] = orderDoc{Fate: Accepted}
+				rd.stored[items[tt.dup].o.PedidoID] = map[string]Fate{s.Name: Accepted}
 			}
 			before := *g
-			pl := planOrders(s, rows, items, ops, wks, rd)
-			if after := rd.groups[0]; after.delta != before.delta || after.exact != before.exact || after.touched != before.touched || len(rd.records) != countDup(tt.dup) {
-				t.Fatalf("planOrders changed what was read: delta %v exact %v touched %v records %d", after.delta.Measures, after.exact, after.touched, len(rd.records))
+			bad := map[int]string{}
+			tp := planTx([]window.Spec{s}, rows, items, rd, bad)
+			if after := rd.aggs[0].groups[0]; after.delta != before.delta || after.exact != before.exact || after.touched != before.touched || len(rd.stored) != countDup(tt.dup) {
+				t.Fatalf("planTx changed what was read: delta %v exact %v touched %v records %d", after.delta.Measures, after.exact, after.touched, len(rd.stored))
 			}
+			pl := tp.plans[0]
+			pl.err = tp.err
 			if tt.wantErr != "" {
 				if pl.err == nil || !strings.Contains(pl.err.Error(), tt.wantErr) {
 					t.Fatalf("plan error %v, want one containing %q", pl.err, tt.wantErr)
@@ -133,23 +134,23 @@ func TestPlanOrders(t *testing.T) {
 				t.Fatalf("plan error %v", pl.err)
 			}
 			if tt.wants {
-				if diff := cmp.Diff([]window.WindowKey{wk}, pl.wants); diff != "" {
+				if diff := cmp.Diff([]want{{agg: 0, wk: wk}}, tp.wants, cmp.AllowUnexported(want{})); diff != "" {
 					t.Errorf("wants (-want +got):\n%s", diff)
 				}
 				return
 			}
-			if len(pl.wants) != 0 {
-				t.Fatalf("plan wants %v, want none", pl.wants)
+			if len(tp.wants) != 0 {
+				t.Fatalf("plan wants %v, want none", tp.wants)
 			}
 			var got []string
-			for i := range pl.done {
+			for i := range tp.n {
 				switch {
-				case pl.invalid[i] != "":
+				case bad[i] != "":
 					got = append(got, "invalid")
-					if !strings.Contains(pl.invalid[i], "would leave the range BigQuery stores") || pl.records[i].Fate != "" {
-						t.Errorf("item %d: reason %q, record %+v", i, pl.invalid[i], pl.records[i])
+					if !strings.Contains(bad[i], "would leave the range BigQuery stores") || pl.recs[i].Fate != "" {
+						t.Errorf("item %d: reason %q, record %+v", i, bad[i], pl.recs[i])
 					}
-				case pl.outs[i].Fate == Duplicate:
+				case tp.skip[i]:
 					got = append(got, "duplicate")
 				default:
 					got = append(got, string(pl.outs[i].Fate))

@@ -65,20 +65,21 @@ func (p *Processor) HandleBatch(ctx context.Context, pushes []Push) ([]Result, e
 		return out
 	}
 	var written []pending
-	for ai, a := range p.aggs {
-		var live []*item
-		for _, it := range items {
-			if it.invalid == "" {
-				live = append(live, it)
-			}
+	var live []*item
+	for _, it := range items {
+		if it.invalid == "" {
+			live = append(live, it)
 		}
-		if len(live) == 0 {
-			break
-		}
-		rows, err := p.commitOrders(ctx, a, ai, live, bs)
-		written = append(written, rows...)
+	}
+	if len(live) > 0 {
+		legacy, err := p.dedupFence(ctx, live[0].now)
 		if err != nil {
-			return results(), fmt.Errorf("handle %d orders in aggregation %s: %w", len(live), a.spec.Name, err)
+			return results(), fmt.Errorf("handle %d orders: %w", len(live), err)
+		}
+		rows, err := p.commitOrders(ctx, live, legacy, bs)
+		written = rows
+		if err != nil {
+			return results(), fmt.Errorf("handle %d orders: %w", len(live), err)
 		}
 	}
 	var errs []error
@@ -99,10 +100,7 @@ func (p *Processor) HandleBatch(ctx context.Context, pushes []Push) ([]Result, e
 			for _, it := range items {
 				for i := range it.res.Aggregations {
 					o := &it.res.Aggregations[i]
-					o.Pending = len(o.Panes)
-					if o.Fate == TooLate {
-						o.Pending = 1
-					}
+					o.Pending = o.rows()
 				}
 			}
 		}
@@ -129,9 +127,10 @@ type item struct {
 	now     time.Time
 	res     Result
 	o       order.Order
-	keys    []string // the order's key in each aggregation
 	ms      window.Measures
-	invalid string // the dead-letter reason; "" for a valid order
+	elems   [][]element // per aggregation: what the order counts in
+	missing [][]int     // per aggregation: lines without a SKU
+	invalid string      // the dead-letter reason; "" for a valid order
 }
 
 // prepare parses a delivery. Everything that makes it invalid is known
@@ -156,9 +155,12 @@ func (p *Processor) prepare(ps Push) *item {
 		it.invalid = "invalid: " + err.Error()
 		return it
 	}
-	it.keys = make([]string, len(p.aggs))
+	it.elems, it.missing = make([][]element, len(p.aggs)), make([][]int, len(p.aggs))
 	for i, a := range p.aggs {
-		it.keys[i], _ = o.Field(a.spec.KeyField) // New checked the field exists
+		if it.elems[i], it.missing[i], err = elementsOf(a.spec, o, it.ms); err != nil {
+			it.invalid = fmt.Sprintf("invalid: aggregation %s: %v", a.spec.Name, err)
+			return it
+		}
 	}
 	return it
 }

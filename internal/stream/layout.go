@@ -3,7 +3,6 @@ package stream
 import (
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"time"
 
@@ -32,7 +31,7 @@ type paths struct {
 	windows   string // collection of cells
 	deltas    string // collection of changes not yet folded into their cell
 	agenda    string // collection: the tick's index of open cells, one document per window
-	orders    string // collection
+	orders    string // collection of the previous layout's dedup records (read during the upgrade only)
 	outbox    string // collection
 }
 
@@ -70,15 +69,6 @@ func (p paths) agendaOf(w window.Window) string {
 
 func cellID(wk window.WindowKey) string {
 	return wk.Window.Start.UTC().Format("20060102T150405Z") + "_" + docstore.ID(wk.Key)
-}
-
-// order is the dedup record's path. Shops number orders sequentially, and
-// Firestore splits a collection by ID range: a hash prefix spreads the
-// records' writes over the key space instead of hammering its end.
-func (p paths) order(pedidoID string) string {
-	h := fnv.New32a()
-	h.Write([]byte(pedidoID))
-	return p.orders + "/" + fmt.Sprintf("%04x", h.Sum32()&0xffff) + "_" + docstore.ID(pedidoID)
 }
 
 // cellDoc is one (window, key) as the tick last folded it: its panes'
@@ -164,16 +154,6 @@ func fingerprint(parts []window.Shard) string {
 
 func (a agendaDoc) window() window.Window {
 	return window.Window{Start: a.WindowStart.UTC(), End: a.WindowEnd.UTC()}
-}
-
-// orderDoc is a dedup record: what the first delivery of a pedido_id did.
-type orderDoc struct {
-	Fate        Fate      `json:"fate"` // Accepted or TooLate
-	MessageID   string    `json:"message_id"`
-	WindowStart time.Time `json:"window_start"`
-	Key         string    `json:"key"`
-	Watermark   time.Time `json:"watermark,omitzero"`
-	ReceivedAt  time.Time `json:"received_at"`
 }
 
 // leaseDoc is the tick lease of an aggregation.

@@ -39,6 +39,8 @@ type Processor struct {
 	instance  string   // random, names this process's batches
 	batchSeq  atomic.Uint64
 	hot       hotCells
+	specs     map[string]window.Spec // by name
+	fence     fence                  // the dedup layout's control document, once read
 }
 
 type aggregation struct {
@@ -77,8 +79,8 @@ func New(store docstore.Store, sink Sink, specs []window.Spec, isCountry order.I
 			continue
 		}
 		names[s.Name] = true
-		if _, ok := (order.Order{}).Field(s.KeyField); !ok {
-			errs = append(errs, fmt.Errorf("aggregation %q: key field %q is not a field of an order", s.Name, s.KeyField))
+		if !keyFieldOK(s.KeyField) {
+			errs = append(errs, fmt.Errorf("aggregation %q: key field %q is neither a field of an order nor %q", s.Name, s.KeyField, KeySKU))
 			continue
 		}
 		aggs = append(aggs, aggregation{spec: s, paths: pathsOf(s.Name)})
@@ -104,7 +106,11 @@ func New(store docstore.Store, sink Sink, specs []window.Spec, isCountry order.I
 		}
 		instance = h[:8]
 	}
-	p := &Processor{store: store, sink: sink, aggs: aggs, isCountry: isCountry, log: log, rows: rows, opts: o, instance: instance}
+	p := &Processor{store: store, sink: sink, aggs: aggs, isCountry: isCountry, log: log, rows: rows, opts: o, instance: instance,
+		specs: map[string]window.Spec{}}
+	for _, a := range aggs {
+		p.specs[a.spec.Name] = a.spec
+	}
 	if o.batchWait > 0 {
 		p.batches = newBatcher(p, o.batchWait, o.batchMax)
 	}
@@ -126,8 +132,11 @@ type Fate string
 const (
 	Accepted  Fate = "accepted"  // counted in its window
 	Duplicate Fate = "duplicate" // the pedido_id was handled before; nothing changed
-	TooLate   Fate = "too_late"  // dropped: end + L <= W; recorded in pedidos_descartados
+	TooLate   Fate = "too_late"  // dropped: end + L <= W in each of its windows; recorded in pedidos_descartados
 	Invalid   Fate = "invalid"   // not a valid order; recorded in pedidos_descartados
+	// NoElements: the order has nothing to count in the aggregation (key
+	// sku, and no line has a SKU); its lines are recorded as sku_missing.
+	NoElements Fate = "no_elements"
 )
 
 // Result says what Handle did with one delivery.
@@ -161,24 +170,62 @@ func (r Result) Fate() Fate {
 	return r.Aggregations[0].Fate
 }
 
-// Outcome is what happened to a valid order in one aggregation.
+// Outcome is what happened to a valid order in one aggregation. An order
+// makes one element per window it belongs to (several with sliding
+// windows) and, with key sku, per distinct SKU of its lines; each element
+// is accepted or dropped as too late on its own (Elements).
 type Outcome struct {
 	Aggregation string
-	Fate        Fate // Accepted, Duplicate or TooLate
-	// Recorded is, for a Duplicate, the fate of the first delivery.
+	// Fate is Accepted when some element counted, TooLate when every one
+	// was dropped, NoElements when there was none, or Duplicate.
+	Fate Fate
+	// Recorded is, for a Duplicate, the fate of the first delivery ("" when
+	// it was handled before this aggregation existed).
 	Recorded Fate
-	// Lateness against Watermark: OnTime or Late when accepted, TooLate
-	// when dropped; unset for a duplicate.
-	Lateness  window.Lateness
-	Window    window.Window
-	Key       string
-	Watermark time.Time // the W the order was classified against; zero: none yet
+	// Lateness, Window and Key are those of the last accepted element, or
+	// of the last element when none was accepted: for a fixed window keyed
+	// by an order field, the order's only element. Lateness is against
+	// Watermark: OnTime or Late when accepted, TooLate when dropped; unset
+	// for a duplicate.
+	Lateness window.Lateness
+	Window   window.Window
+	Key      string
+	// Elements are the order's (window, key)s, by key then window start;
+	// empty for a duplicate.
+	Elements []ElementOutcome
+	// SKUMissing are the indexes of the lines without a SKU (key sku), each
+	// recorded in pedidos_descartados.
+	SKUMissing []int
+	Watermark  time.Time // the W the order was classified against; zero: none yet
 	// Panes emitted with the order: the LATE correction of a late order
 	// when the late delay is 0 (or the ON_TIME pane its window still owed).
 	Panes []window.Pane
 	// Pending counts rows of this message left in the outbox because the
 	// sink failed; the next tick appends them.
 	Pending int
+}
+
+// ElementOutcome is what happened to one element of an order: its part in
+// one (window, key).
+type ElementOutcome struct {
+	Window   window.Window
+	Key      string
+	Fate     Fate // Accepted or TooLate
+	Lateness window.Lateness
+}
+
+// rows counts the outbox rows the outcome wrote: its panes, one drop per
+// window, its lines without a SKU.
+func (o Outcome) rows() int {
+	n := len(o.Panes) + len(o.SKUMissing)
+	seen := map[time.Time]bool{}
+	for _, e := range o.Elements {
+		if e.Fate == TooLate && !seen[e.Window.Start] {
+			seen[e.Window.Start] = true
+			n++
+		}
+	}
+	return n
 }
 
 // TickResult says what a Tick did.

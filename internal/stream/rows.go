@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -46,39 +47,79 @@ type discard struct {
 // Row identities: stable, so that a redelivery or a second flush appends
 // nothing new.
 func tooLateRowID(agg, pedidoID string) string { return "too_late|" + agg + "|" + pedidoID }
-func invalidRowID(messageID string) string     { return "invalid|" + messageID }
-func undecodableRowID(sum string) string       { return "undecodable|" + sum }
+
+// tooLateRowIDOf is the identity of dropping an order from window w of s:
+// with fixed windows an order has one window, and the identity keeps the
+// form rows had before sliding windows, so that a row written by the
+// previous version is the same row; with sliding windows it names the
+// window, as one order may be dropped from several.
+func tooLateRowIDOf(s window.Spec, pedidoID string, w window.Window) string {
+	if !s.Sliding() {
+		return tooLateRowID(s.Name, pedidoID)
+	}
+	return tooLateRowID(s.Name, pedidoID) + "|" + w.Start.UTC().Format(time.RFC3339)
+}
+
+// skuMissingRowID is the identity of a line without a SKU in an
+// aggregation keyed by sku.
+func skuMissingRowID(agg, pedidoID string, line int) string {
+	return ReasonSKUMissing + "|" + agg + "|" + pedidoID + "|" + strconv.Itoa(line)
+}
+func invalidRowID(messageID string) string { return "invalid|" + messageID }
+func undecodableRowID(sum string) string   { return "undecodable|" + sum }
 
 // rowMapper turns outbox entries into warehouse rows by the tables' schemas,
 // so a column added to a schema file fails New instead of a flush.
 type rowMapper struct {
-	panes    warehouse.Table
+	panes    map[string]paneTable // by aggregation
 	discards warehouse.Table
-	paneCols map[string][]func(window.Pane) warehouse.Value // by aggregation
 	discCols []func(discard) warehouse.Value
 }
 
+// paneTable is the panes table of one aggregation, <name>_paneles.
+type paneTable struct {
+	table warehouse.Table
+	cols  []func(window.Pane) warehouse.Value
+}
+
+// PanesTable names the panes table of an aggregation.
+func PanesTable(agg string) string { return agg + "_paneles" }
+
 func newRowMapper(specs []window.Spec) (*rowMapper, error) {
-	pt, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
-	if err != nil {
-		return nil, err
-	}
 	dt, err := warehouse.Lookup(warehouse.PedidosDescartados)
 	if err != nil {
 		return nil, err
 	}
-	m := &rowMapper{panes: pt, discards: dt, paneCols: map[string][]func(window.Pane) warehouse.Value{}}
+	m := &rowMapper{discards: dt, panes: map[string]paneTable{}}
 	for _, s := range specs {
+		pt, err := panesTableOf(s)
+		if err != nil {
+			return nil, fmt.Errorf("aggregation %q: %w", s.Name, err)
+		}
 		cols, err := paneColumns(pt, s.KeyField)
 		if err != nil {
 			return nil, fmt.Errorf("aggregation %q: %w", s.Name, err)
 		}
-		m.paneCols[s.Name] = cols
+		m.panes[s.Name] = paneTable{table: pt, cols: cols}
 	}
 	if m.discCols, err = discardColumns(dt); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// PanesTableOf is the panes table of aggregation s, as New maps its rows.
+func PanesTableOf(s window.Spec) (warehouse.Table, error) { return panesTableOf(s) }
+
+// panesTableOf is the table the warehouse declares for s's panes, or, for
+// an aggregation it does not declare (tests, a declaration being added),
+// the one it builds from the template: ventas_hora_pais_paneles's columns
+// with the key column named after s's key (docs/event-time.md).
+func panesTableOf(s window.Spec) (warehouse.Table, error) {
+	if t, err := warehouse.Lookup(PanesTable(s.Name)); err == nil {
+		return t, nil
+	}
+	return warehouse.PanesTable(s.Name, s.KeyField)
 }
 
 func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) warehouse.Value, error) {
@@ -173,13 +214,16 @@ func discardColumns(t warehouse.Table) ([]func(discard) warehouse.Value, error) 
 // row renders an outbox entry as a row of its table.
 func (m *rowMapper) row(e entry) (warehouse.Row, error) {
 	switch {
-	case e.Pane != nil && e.Table == m.panes.Name:
-		cols, ok := m.paneCols[e.Pane.Aggregation]
+	case e.Pane != nil:
+		pt, ok := m.panes[e.Pane.Aggregation]
 		if !ok {
 			return warehouse.Row{}, fmt.Errorf("outbox row %s: pane of unknown aggregation %q", e.RowID, e.Pane.Aggregation)
 		}
-		vals := make([]warehouse.Value, len(cols))
-		for i, c := range cols {
+		if e.Table != pt.table.Name {
+			return warehouse.Row{}, fmt.Errorf("outbox row %s: pane of %s for table %q, want %s", e.RowID, e.Pane.Aggregation, e.Table, pt.table.Name)
+		}
+		vals := make([]warehouse.Value, len(pt.cols))
+		for i, c := range pt.cols {
 			vals[i] = c(*e.Pane)
 		}
 		return warehouse.Row{ID: e.RowID, Values: vals}, nil
@@ -194,7 +238,7 @@ func (m *rowMapper) row(e entry) (warehouse.Row, error) {
 }
 
 func (m *rowMapper) paneEntry(p window.Pane) entry {
-	return entry{Table: m.panes.Name, RowID: p.ID(), Pane: &p}
+	return entry{Table: m.panes[p.Aggregation].table.Name, RowID: p.ID(), Pane: &p}
 }
 
 func (m *rowMapper) discardEntry(rowID string, d discard) entry {
@@ -204,7 +248,18 @@ func (m *rowMapper) discardEntry(rowID string, d discard) entry {
 // rawMessage renders what was received for the raw column: the body (as
 // text when it is UTF-8, else base64) and the attributes, as JSON.
 func rawMessage(data []byte, attrs map[string]string) string {
+	return rawOf(data, attrs, nil)
+}
+
+// rawLine is rawMessage naming the order line the row is about
+// ("line": its index in lineas).
+func rawLine(data []byte, attrs map[string]string, line int) string {
+	return rawOf(data, attrs, &line)
+}
+
+func rawOf(data []byte, attrs map[string]string, line *int) string {
 	var r struct {
+		Line       *int              `json:"line,omitempty"`
 		Data       *string           `json:"data,omitempty"`
 		DataBase64 *string           `json:"data_base64,omitempty"`
 		Bytes      *int              `json:"data_bytes,omitempty"` // the body's length, when cut
@@ -226,6 +281,7 @@ func rawMessage(data []byte, attrs map[string]string) string {
 		s := base64.StdEncoding.EncodeToString(body)
 		r.DataBase64 = &s
 	}
+	r.Line = line
 	r.Attributes = attrs
 	if len(attrs) > 64 || attrBytes(attrs) > MaxRawBytes {
 		r.Attributes = map[string]string{"_dropped": fmt.Sprintf("%d attributes", len(attrs))}

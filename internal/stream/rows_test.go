@@ -40,8 +40,9 @@ func TestNewFailsFast(t *testing.T) {
 		{name: "none", want: "no aggregation configured"},
 		{name: "invalid spec", specs: []window.Spec{named("x", func(s *window.Spec) { s.Shards = 0 })}, want: "shards 0"},
 		{name: "same name twice", specs: []window.Spec{window.Defaults(), window.Defaults()}, want: "configured twice"},
-		{name: "key field not in orders", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "sku" })}, want: `key field "sku" is not a field of an order`},
-		{name: "key field without a column", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "cliente_id" })}, want: `key field "cliente_id" has no column in table ventas_hora_pais_paneles`},
+		{name: "key field not in orders", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "color" })}, want: `key field "color" is neither a field of an order nor "sku"`},
+		{name: "key sku, sliding", specs: []window.Spec{window.Defaults(), named("ventas_sku_hora_movil", func(s *window.Spec) { s.KeyField, s.Period = "sku", 15*time.Minute })}},
+		{name: "key cliente_id", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "cliente_id" })}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

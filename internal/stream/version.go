@@ -16,7 +16,18 @@ import (
 // Layout 1 is the first to carry the number. Documents written before carry
 // no "layout" field and are layout 1: the fields have not changed since, so
 // existing deployments keep working without a migration.
-const StateLayout = 1
+//
+// Layout 2 moved the dedup records from one per order and aggregation
+// (aggregations/<agg>/orders/...) to one per order (stream/dedup/orders/...).
+// The window state itself is unchanged, so this binary reads layout 1 as
+// well (MinStateLayout); what layout 2 is for is the other direction: the
+// previous binary refuses the watermark document re-stamped with layout 2
+// (dedupFence), so it cannot count an order whose dedup record it would not
+// see.
+const StateLayout = 2
+
+// MinStateLayout is the oldest layout this binary reads.
+const MinStateLayout = 1
 
 // ErrUnreadableState marks window state that retrying cannot read: a
 // document that does not decode, of another layout, or whose sums do not
@@ -32,7 +43,7 @@ type LayoutError struct {
 }
 
 func (e *LayoutError) Error() string {
-	return fmt.Sprintf("%s: state layout %d found, this binary reads layout %d", e.Path, e.Found, StateLayout)
+	return fmt.Sprintf("%s: state layout %d found, this binary reads layouts %d to %d", e.Path, e.Found, MinStateLayout, StateLayout)
 }
 
 // Is makes a LayoutError an ErrUnreadableState.
@@ -61,13 +72,13 @@ type versioned interface {
 	stamped() any
 }
 
-// checkLayout refuses a layout other than StateLayout; 0 (no field) is the
-// layout 1 of the documents written before the field existed.
+// checkLayout refuses a layout outside MinStateLayout..StateLayout; 0 (no
+// field) is the layout 1 of the documents written before the field existed.
 func checkLayout(path string, found int) error {
 	if found == 0 {
 		found = 1
 	}
-	if found != StateLayout {
+	if found < MinStateLayout || found > StateLayout {
 		return &LayoutError{Path: path, Found: found}
 	}
 	return nil

@@ -23,16 +23,18 @@ func TestDecodeLayout(t *testing.T) {
 	}{
 		{name: "cell without a layout field is layout 1", data: `{"key":"ES","shards":1}`, into: func() any { return &cellDoc{} }},
 		{name: "cell of layout 1", data: `{"layout":1,"key":"ES","shards":1}`, into: func() any { return &cellDoc{} }},
-		{name: "cell of layout 2", data: `{"layout":2,"key":"ES"}`, into: func() any { return &cellDoc{} },
-			wantErr: path + ": state layout 2 found, this binary reads layout 1", unreadable: true},
+		{name: "cell of layout 2", data: `{"layout":2,"key":"ES","shards":1}`, into: func() any { return &cellDoc{} }},
+		{name: "cell of layout 3", data: `{"layout":3,"key":"ES"}`, into: func() any { return &cellDoc{} },
+			wantErr: path + ": state layout 3 found, this binary reads layouts 1 to 2", unreadable: true},
 		{name: "delta of layout 7", data: `{"layout":7}`, into: func() any { return &deltaDoc{} },
-			wantErr: path + ": state layout 7 found, this binary reads layout 1", unreadable: true},
+			wantErr: path + ": state layout 7 found, this binary reads layouts 1 to 2", unreadable: true},
 		{name: "agenda of layout -1", data: `{"layout":-1}`, into: func() any { return &agendaDoc{} },
-			wantErr: path + ": state layout -1 found, this binary reads layout 1", unreadable: true},
+			wantErr: path + ": state layout -1 found, this binary reads layouts 1 to 2", unreadable: true},
 		{name: "agenda without a layout field", data: `{"cells":{}}`, into: func() any { return &agendaDoc{} }},
 		{name: "watermark without a layout field", data: `{"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} }},
-		{name: "watermark of layout 2", data: `{"layout":2,"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} },
-			wantErr: path + ": state layout 2 found, this binary reads layout 1", unreadable: true},
+		{name: "watermark of layout 2", data: `{"layout":2,"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} }},
+		{name: "watermark of layout 3", data: `{"layout":3,"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} },
+			wantErr: path + ": state layout 3 found, this binary reads layouts 1 to 2", unreadable: true},
 		{name: "cell that does not decode", data: `{"state":"garbage"}`, into: func() any { return &cellDoc{} },
 			wantErr: "decode " + path + ": json: cannot unmarshal string into Go struct field cellDoc.state of type window.PaneState", unreadable: true},
 		{name: "layout that is not a number", data: `{"layout":"2"}`, into: func() any { return &deltaDoc{} },
@@ -67,7 +69,7 @@ func TestEncodeStampsLayout(t *testing.T) {
 		{name: "delta", v: deltaDoc{Key: "ES"}, want: float64(StateLayout)},
 		{name: "agenda", v: agendaDoc{}, want: float64(StateLayout)},
 		{name: "watermark", v: window.WatermarkState{Watermark: wm}, want: float64(StateLayout)},
-		{name: "dedup record is no window state", v: orderDoc{Fate: Accepted}, want: nil},
+		{name: "dedup record is no window state", v: dedupDoc{MessageID: "m"}, want: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,8 +44,8 @@ func testPoisonCell(t *testing.T, en env) {
 		{
 			name:    "cell of a newer layout",
 			coll:    "windows",
-			corrupt: func(b []byte) []byte { return bytes.Replace(b, []byte(`"layout":1`), []byte(`"layout":2`), 1) },
-			wantErr: "state layout 2 found, this binary reads layout 1",
+			corrupt: func(b []byte) []byte { return bytes.Replace(b, []byte(`"layout":2`), []byte(`"layout":3`), 1) },
+			wantErr: "state layout 3 found, this binary reads layouts 1 to 2",
 			wantES:  []string{"#0 EARLY pedidos=1 unidades=1", "#1 ON_TIME pedidos=1 unidades=1"},
 		},
 		{
@@ -63,9 +63,9 @@ func testPoisonCell(t *testing.T, en env) {
 			name:        "delta of a newer layout",
 			coll:        "deltas",
 			beforeTick:  true,
-			corrupt:     func(b []byte) []byte { return bytes.Replace(b, []byte(`"layout":1`), []byte(`"layout":2`), 1) },
-			wantErr:     "state layout 2 found, this binary reads layout 1",
-			wantOrderES: "state layout 2 found, this binary reads layout 1",
+			corrupt:     func(b []byte) []byte { return bytes.Replace(b, []byte(`"layout":2`), []byte(`"layout":3`), 1) },
+			wantErr:     "state layout 3 found, this binary reads layouts 1 to 2",
+			wantOrderES: "state layout 3 found, this binary reads layouts 1 to 2",
 			wantES:      []string{"#0 ON_TIME pedidos=1 unidades=1"},
 		},
 	}

@@ -2,13 +2,16 @@ package streamtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
@@ -29,6 +32,7 @@ type Sink struct {
 	conflicts []string
 	failing   bool
 	failNext  int
+	failTable map[string]bool
 	// failIf, when set, is asked before every append whether to fail it.
 	// Set it before the sink is in use.
 	failIf func() bool
@@ -53,7 +57,12 @@ func (s *Sink) Append(_ context.Context, table string, rows []warehouse.Row) err
 	if s.failIf != nil && s.failIf() {
 		return ErrSinkDown
 	}
-	if _, err := warehouse.Lookup(table); err != nil {
+	if s.failTable[table] {
+		return fmt.Errorf("append to %s: %w", table, ErrSinkDown)
+	}
+	if _, err := warehouse.Lookup(table); err != nil && !strings.HasSuffix(table, "_paneles") {
+		// The panes table of an aggregation the warehouse does not
+		// declare is derived by the processor (stream.PanesTableOf).
 		return err
 	}
 	ids := s.byID[table]
@@ -83,6 +92,16 @@ func (s *Sink) SetFailing(on bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failing = on
+}
+
+// FailTable makes every append to table fail (true) or succeed (false).
+func (s *Sink) FailTable(table string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failTable == nil {
+		s.failTable = map[string]bool{}
+	}
+	s.failTable[table] = on
 }
 
 // FailNext makes the next n appends fail.
@@ -132,6 +151,25 @@ func (s *Sink) Panes(keyField string) ([]window.Pane, error) {
 	out := make([]window.Pane, 0, len(rows))
 	for _, r := range rows {
 		p, err := decodePane(t, keyField, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// PanesOf decodes the distinct pane rows of aggregation spec's panes table,
+// in first-append order.
+func (s *Sink) PanesOf(spec window.Spec) ([]window.Pane, error) {
+	t, err := stream.PanesTableOf(spec)
+	if err != nil {
+		return nil, err
+	}
+	rows := s.Rows(t.Name)
+	out := make([]window.Pane, 0, len(rows))
+	for _, r := range rows {
+		p, err := decodePane(t, spec.KeyField, r)
 		if err != nil {
 			return nil, err
 		}
@@ -221,6 +259,30 @@ func (s *Sink) Drops(agg string) ([]windowtest.Drop, error) {
 			out = append(out, windowtest.Drop{PedidoID: d.PedidoID, WindowStart: d.WindowStart, Watermark: d.Watermark, ReceivedAt: d.ReceivedAt})
 		}
 	}
+	return out, nil
+}
+
+// SKUMissing returns the sku_missing rows as "<aggregation>|<pedido_id>|<line>",
+// sorted; the line index is the "line" of the raw column.
+func (s *Sink) SKUMissing() ([]string, error) {
+	ds, err := s.Discards()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range ds {
+		if d.Reason != stream.ReasonSKUMissing {
+			continue
+		}
+		var raw struct {
+			Line *int `json:"line"`
+		}
+		if err := json.Unmarshal([]byte(d.Raw), &raw); err != nil || raw.Line == nil {
+			return nil, fmt.Errorf("sku_missing row %s: raw %q names no line (%v)", d.ID, d.Raw, err)
+		}
+		out = append(out, fmt.Sprintf("%s|%s|%d", d.Aggregation, d.PedidoID, *raw.Line))
+	}
+	slices.Sort(out)
 	return out, nil
 }
 

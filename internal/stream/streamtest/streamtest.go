@@ -84,6 +84,8 @@ func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Feature
 	t.Run("SeedStories", func(t *testing.T) { testSeeds(t, en) })
 	t.Run("DeadLetters", func(t *testing.T) { testDeadLetters(t, en) })
 	t.Run("TwoAggregations", func(t *testing.T) { testTwoAggregations(t, en, f) })
+	t.Run("ShippedPairScenario", func(t *testing.T) { testMultiScenario(t, en) })
+	t.Run("PropertySeveralAggregations", func(t *testing.T) { testMultiProperty(t, en, f) })
 	t.Run("ShardCountChange", func(t *testing.T) { testShardCountChange(t, en) })
 	t.Run("PropertyAgainstModel", func(t *testing.T) { testProperty(t, en, f) })
 	t.Run("PropertyDefaults", func(t *testing.T) { testPropertyDefaults(t, en, f) })
@@ -167,13 +169,18 @@ func (r *rig) panes(keyField string) []window.Pane {
 
 func (r *rig) panesOf(agg string) []window.Pane {
 	r.t.Helper()
-	var out []window.Pane
-	for _, p := range r.panes("pais") {
-		if p.Aggregation == agg {
-			out = append(out, p)
+	for _, s := range r.specs {
+		if s.Name != agg {
+			continue
 		}
+		ps, err := r.sink.PanesOf(s)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		return ps
 	}
-	return out
+	r.t.Fatalf("no aggregation %s", agg)
+	return nil
 }
 
 func (r *rig) noConflicts() {
