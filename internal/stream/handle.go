@@ -38,11 +38,11 @@ func (p *Processor) Handle(ctx context.Context, d order.Delivery, now time.Time)
 
 // HandleBatch processes deliveries as one batch, with exactly the effect of
 // handling them one after the other in slice order at their own processing
-// times: orders of one (window, key) are summed in memory and written once,
-// each order's dedup record is written in the same transaction as its sum,
-// and a pedido_id seen twice counts once. The batch takes one transaction
-// per aggregation unless Firestore's limits on one transaction (500 writes,
-// 10 MiB) split it.
+// times: elements of one (window, key) are summed in memory and written
+// once, each order's one dedup record is written in the same transaction as
+// its sums in every aggregation, and a pedido_id seen twice counts once. The
+// batch takes one transaction unless Firestore's limits on one transaction
+// (500 writes, 10 MiB) split it.
 //
 // It returns one Result per delivery, in order. A nil error means every
 // delivery's effect is durable; an error means some may not be, and every

@@ -14,8 +14,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Sink receives panes (table ventas_hora_pais_paneles) and discarded
-// messages (pedidos_descartados). It must be idempotent per Row.ID: a row
+// Sink receives panes (table <aggregation>_paneles, PanesTable) and
+// discarded messages (pedidos_descartados). It must be idempotent per Row.ID: a row
 // whose ID was appended to the table before is ignored, because the outbox
 // appends again whatever it cannot prove was appended.
 type Sink interface {

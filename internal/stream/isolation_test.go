@@ -1,0 +1,137 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/stream/streamtest"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// prefixFailingStore fails every read and listing of the documents under
+// prefix while fail is set: one aggregation's state unavailable.
+type prefixFailingStore struct {
+	docstore.Store
+	prefix string
+	mu     sync.Mutex
+	fail   bool
+}
+
+func (s *prefixFailingStore) failing(path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fail && strings.HasPrefix(path, s.prefix)
+}
+
+func (s *prefixFailingStore) set(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = on
+}
+
+func (s *prefixFailingStore) List(ctx context.Context, collection string) ([]docstore.Doc, error) {
+	if s.failing(collection) {
+		return nil, errors.New("store unavailable for " + collection)
+	}
+	return s.Store.List(ctx, collection)
+}
+
+func (s *prefixFailingStore) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {
+	return s.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		return fn(ctx, failingTx{Tx: tx, s: s})
+	})
+}
+
+type failingTx struct {
+	docstore.Tx
+	s *prefixFailingStore
+}
+
+func (t failingTx) Get(paths ...string) ([]docstore.Doc, error) {
+	for _, p := range paths {
+		if t.s.failing(p) {
+			return nil, errors.New("store unavailable for " + p)
+		}
+	}
+	return t.Tx.Get(paths...)
+}
+
+// TestTickIsolatesAggregations: the tick of one aggregation failing (its
+// state unreadable, then its panes table refusing rows) does not stop the
+// other's panes; the tick still answers an error, so that Cloud Scheduler
+// retries, and the failed aggregation catches up once it recovers, with
+// nothing lost.
+func TestTickIsolatesAggregations(t *testing.T) {
+	ctx := context.Background()
+	hora, sku := window.Defaults(), skuSpec()
+	store := &prefixFailingStore{Store: newBoltStore(t), prefix: "aggregations/" + sku.Name + "/"}
+	sink := streamtest.NewSink()
+	p, err := stream.New(store, sink, []window.Spec{hora, sku}, streamtest.IsCountry, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	if _, err := p.Handle(ctx, upgradeDelivery("P-1", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
+		t.Fatal(err)
+	}
+	panes := func(s window.Spec) int {
+		ps, err := sink.PanesOf(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ps)
+	}
+
+	store.set(true)
+	tr, err := p.Tick(ctx, at(17, 12))
+	if err == nil || !strings.Contains(err.Error(), sku.Name) || strings.Contains(err.Error(), "aggregation "+hora.Name) {
+		t.Fatalf("tick error %v, want one naming %s only", err, sku.Name)
+	}
+	if n := panes(hora); n != 1 || len(tr.Aggregations[0].Panes) != 1 {
+		t.Fatalf("%s panes %d while %s failed, want its EARLY pane", hora.Name, n, sku.Name)
+	}
+	store.set(false)
+
+	sink.FailTable(stream.PanesTable(sku.Name), true)
+	if _, err := p.Tick(ctx, at(17, 13)); err == nil || !strings.Contains(err.Error(), stream.PanesTable(sku.Name)) {
+		t.Fatalf("tick error %v, want the failing table named", err)
+	}
+	if _, err := p.Handle(ctx, upgradeDelivery("P-2", "ES", "1.00", at(17, 6)), at(17, 14)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Tick(ctx, at(17, 16)); err == nil {
+		t.Fatal("tick with a failing table answered success")
+	}
+	if n := panes(hora); n != 2 {
+		t.Fatalf("%s panes %d while %s's table failed, want 2", hora.Name, n, sku.Name)
+	}
+	if n := panes(sku); n != 0 {
+		t.Fatalf("%s panes %d through a failing table", sku.Name, n)
+	}
+
+	sink.FailTable(stream.PanesTable(sku.Name), false)
+	if _, err := p.Tick(ctx, at(17, 17)); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := sink.PanesOf(sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The four windows of 17:05 and 17:06: EARLY with P-1, then again
+	// with P-1 and P-2 (the first emitted while the table failed, kept in
+	// the outbox until it recovered).
+	if len(ps) != 8 {
+		t.Fatalf("%s panes after recovery: %+v, want two per window of the four", sku.Name, ps)
+	}
+	last := ps[len(ps)-1]
+	if last.Measures.Pedidos != 2 || last.Index != 1 {
+		t.Errorf("last pane %+v, want the second pane with both orders", last)
+	}
+}
