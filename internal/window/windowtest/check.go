@@ -86,7 +86,9 @@ func CheckWatermark(spec window.Spec, prev, got, now time.Time) error {
 //     has panes, and none the model did not;
 //   - once the model is Settled, the view of the panes equals Final
 //     (invariant 1).
-func (m *Model) CheckPanes(panes []window.Pane) error {
+func (m *Model) CheckPanes(panes []window.Pane) error { return m.a.checkPanes(panes) }
+
+func (a *agg) checkPanes(panes []window.Pane) error {
 	var p problems
 	byID := map[string]window.Pane{}
 	cells := map[window.WindowKey][]window.Pane{}
@@ -104,7 +106,7 @@ func (m *Model) CheckPanes(panes []window.Pane) error {
 
 	for wk, ps := range cells {
 		slices.SortFunc(ps, func(a, b window.Pane) int { return cmp.Compare(a.Index, b.Index) })
-		c := m.cells[cellID{wk.Window.Start.Unix(), wk.Key}]
+		c := a.cells[cellID{wk.Window.Start.Unix(), wk.Key}]
 		name := fmt.Sprintf("%s key %q", wk.Window.Start.Format(time.RFC3339), wk.Key)
 		if c == nil || !c.start.Equal(wk.Window.Start) {
 			p.addf("window %s: %d panes but no accepted order", name, len(ps))
@@ -120,8 +122,8 @@ func (m *Model) CheckPanes(panes []window.Pane) error {
 				p.addf("window %s: pane indexes %v are not contiguous from 0", name, indexes(ps))
 				break
 			}
-			if pn.Aggregation != m.spec.Name || pn.Accumulation != m.spec.Accumulation {
-				p.addf("pane %s: aggregation %q mode %s, want %q %s", pn.ID(), pn.Aggregation, pn.Accumulation, m.spec.Name, m.spec.Accumulation)
+			if pn.Aggregation != a.spec.Name || pn.Accumulation != a.spec.Accumulation {
+				p.addf("pane %s: aggregation %q mode %s, want %q %s", pn.ID(), pn.Aggregation, pn.Accumulation, a.spec.Name, a.spec.Accumulation)
 			}
 			atEnd := !pn.Watermark.IsZero() && !pn.Watermark.Before(c.end)
 			s := 0
@@ -148,7 +150,7 @@ func (m *Model) CheckPanes(panes []window.Pane) error {
 				p.addf("window %s: timings %v are not EARLY* ON_TIME? LATE*", name, timings(ps))
 			}
 			stage = max(stage, s)
-			if i > 0 && m.spec.Accumulation == window.Accumulating && pn.Measures.Pedidos < ps[i-1].Measures.Pedidos {
+			if i > 0 && a.spec.Accumulation == window.Accumulating && pn.Measures.Pedidos < ps[i-1].Measures.Pedidos {
 				p.addf("pane %s: accumulating pane has %d pedidos, fewer than the previous %d", pn.ID(), pn.Measures.Pedidos, ps[i-1].Measures.Pedidos)
 			}
 		}
@@ -156,18 +158,18 @@ func (m *Model) CheckPanes(panes []window.Pane) error {
 			p.addf("window %s: %d ON_TIME panes, want %d", name, onTime, want)
 		}
 	}
-	for _, c := range m.sortedCells() {
+	for _, c := range a.sortedCells() {
 		if c.next > 0 && len(cells[c.windowKey()]) == 0 {
 			p.addf("window %s key %q: no pane, the model emitted %d", c.start.Format(time.RFC3339), c.key, c.next)
 		}
 	}
 
-	if m.Settled() {
+	if a.settled() {
 		view, err := View(slices.Collect(maps.Values(byID)))
 		if err != nil {
 			p.addf("%v", err)
 		}
-		for wk, want := range m.Final() {
+		for wk, want := range a.final() {
 			if got := view[wk]; got != want {
 				p.addf("window %s key %q: final value %+v, want the sum of its accepted orders %+v",
 					wk.Window.Start.Format(time.RFC3339), wk.Key, got, want)
@@ -183,7 +185,7 @@ func (m *Model) CheckPanes(panes []window.Pane) error {
 func (m *Model) CheckDrops(drops []Drop) error {
 	var p problems
 	want := map[string]Drop{}
-	for _, d := range m.drops {
+	for _, d := range m.a.drops {
 		want[d.PedidoID] = d
 	}
 	got := map[string]bool{}
@@ -200,7 +202,7 @@ func (m *Model) CheckDrops(drops []Drop) error {
 		if !d.WindowStart.Equal(w.WindowStart) {
 			p.addf("order %s dropped with window %s, want %s", d.PedidoID, d.WindowStart, w.WindowStart)
 		}
-		if end := d.WindowStart.Add(m.spec.WindowSize + m.spec.AllowedLateness); d.Watermark.Before(end) {
+		if end := d.WindowStart.Add(m.a.spec.WindowSize + m.a.spec.AllowedLateness); d.Watermark.Before(end) {
 			p.addf("order %s dropped at watermark %s, before end + L = %s", d.PedidoID, d.Watermark, end)
 		}
 	}

@@ -13,7 +13,8 @@ import (
 type StreamConfig struct {
 	Start  time.Time // processing time of the first event: 2026-03-14T17:00:00Z
 	Events int       // events before the closing tick: 200
-	Keys   []string  // key values: ES, FR, PT
+	Keys   []string  // key values: ES, FR, PT (MultiStream: the pais values)
+	SKUs   []string  // MultiStream only: SKUs of the lines, see DefaultSKUs
 	// Open leaves the windows open. By default the stream ends with a tick
 	// late and idle enough to expire every window, so every accepted order
 	// has been emitted and the dashboard must equal Model.Final.

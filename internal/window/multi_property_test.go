@@ -1,0 +1,290 @@
+package window_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
+)
+
+// multiCoverage counts what the random multi-aggregation streams
+// exercised, so that the property tests fail if the generator stops
+// producing the cases they exist for.
+type multiCoverage struct {
+	timings      map[window.Timing]int
+	lateAccepted int // LATE panes emitted while handling an order (Ld = 0)
+	lateBatched  int // LATE panes emitted by a tick before expiry (Ld > 0)
+	expiryFlush  int // final LATE panes forced by expiry
+	drops        int // too-late (order, window)s
+	partial      int // orders too late for older windows that count in newer ones
+	skuMissing   int
+	sameSKUTwice int // orders with two lines of one SKU
+	noSKU        int // orders with no line carrying a SKU
+	duplicates   int
+	invalid      int
+	batches      int // batches of more than one delivery
+	streams      int
+}
+
+func (c *multiCoverage) require(t *testing.T, names ...string) {
+	t.Helper()
+	t.Logf("coverage: %+v", *c)
+	got := map[string]int{
+		"EARLY": c.timings[window.TimingEarly], "ON_TIME": c.timings[window.TimingOnTime], "LATE": c.timings[window.TimingLate],
+		"late pane with its order": c.lateAccepted, "late pane batched by a tick": c.lateBatched,
+		"final pane at expiry": c.expiryFlush, "too-late drop": c.drops,
+		"order too late for its older windows only": c.partial, "line without a SKU": c.skuMissing,
+		"order with two lines of one SKU": c.sameSKUTwice, "order without a SKU": c.noSKU,
+		"duplicate": c.duplicates, "invalid": c.invalid, "batch": c.batches,
+	}
+	for _, n := range names {
+		if got[n] == 0 {
+			t.Errorf("the streams never produced a %s", n)
+		}
+	}
+}
+
+var allMultiCases = []string{"EARLY", "ON_TIME", "LATE", "late pane with its order", "late pane batched by a tick",
+	"final pane at expiry", "too-late drop", "order too late for its older windows only", "line without a SKU",
+	"order with two lines of one SKU", "order without a SKU", "duplicate", "invalid", "batch"}
+
+// TestMultiPropertyAgainstModel: random sets of one to three aggregations
+// (fixed and sliding windows, keys pais, cliente_id and sku), random
+// streams of whole orders, random batch boundaries, both accumulation
+// modes, Ld = 0 and Ld > 0: the driver over package window emits exactly
+// the reference model's panes, drops, fates and sku_missing records.
+func TestMultiPropertyAgainstModel(t *testing.T) {
+	seeds := 120
+	if testing.Short() {
+		seeds = 8
+	}
+	cov := multiCoverage{timings: map[window.Timing]int{}}
+	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
+		for _, lateDelay := range []time.Duration{0, 45 * time.Second} {
+			for seed := range uint64(seeds) {
+				r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^0x5117de))
+				specs := windowtest.RandomSpecs(r)
+				for i := range specs {
+					specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
+				}
+				cfg := windowtest.StreamConfig{Open: seed%10 == 9}
+				events := windowtest.MultiStream(r, specs, cfg)
+				if err := runMultiAgainstModel(specs, events, cfg, seed, &cov); err != nil {
+					t.Fatalf("%s Ld=%v seed %d, specs %+v:\n%v", mode, lateDelay, seed, specs, err)
+				}
+			}
+		}
+	}
+	cov.require(t, allMultiCases...)
+}
+
+// TestMultiPropertyShipped runs the two shipped aggregations side by side:
+// ventas_hora_pais (fixed 1 h, pais) and ventas_sku_hora_movil (1 h every
+// 15 min, sku), in both modes and with Ld = 0 and Ld > 0.
+func TestMultiPropertyShipped(t *testing.T) {
+	seeds := 25
+	if testing.Short() {
+		seeds = 1
+	}
+	cov := multiCoverage{timings: map[window.Timing]int{}}
+	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
+		for _, lateDelay := range []time.Duration{0, 3 * time.Minute} {
+			for seed := range uint64(seeds) {
+				r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^0x5417))
+				specs := windowtest.ShippedSpecs()
+				for i := range specs {
+					specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
+				}
+				cfg := windowtest.StreamConfig{Events: 400}
+				if err := runMultiAgainstModel(specs, windowtest.MultiStream(r, specs, cfg), cfg, seed, &cov); err != nil {
+					t.Fatalf("%s Ld=%v seed %d: %v", mode, lateDelay, seed, err)
+				}
+			}
+		}
+	}
+	cov.require(t, "EARLY", "ON_TIME", "LATE", "late pane with its order", "late pane batched by a tick",
+		"too-late drop", "order too late for its older windows only", "line without a SKU", "duplicate")
+}
+
+// runMultiAgainstModel plays events through the driver, deliveries in
+// random batches, and through the model, and checks after every step that
+// both emitted the same panes and watermarks and that repeating the step
+// changes nothing; at the end, that drops, fates, sku_missing records and
+// every invariant agree per aggregation.
+func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, cfg windowtest.StreamConfig, seed uint64, cov *multiCoverage) error {
+	model := windowtest.NewMulti(specs...)
+	drv := newMultiDriver(specs)
+	byName := map[string]window.Spec{}
+	for _, s := range specs {
+		byName[s.Name] = s
+	}
+	batchRand := rand.New(rand.NewPCG(seed, 0xba7c4))
+	seenIDs := map[string]bool{}
+	for i := 0; i < len(events); {
+		e := events[i]
+		n := 1
+		if e.Kind == windowtest.Deliver {
+			for size := 1 + batchRand.IntN(8); n < size && i+n < len(events) && events[i+n].Kind == windowtest.Deliver; n++ {
+			}
+		}
+		step := events[i : i+n]
+		var want []window.Pane
+		for _, e := range step {
+			want = append(want, model.Apply(e)...)
+		}
+		run := func() ([]window.Pane, error) {
+			if e.Kind == windowtest.Tick {
+				return drv.tick(e.Now)
+			}
+			return drv.deliverBatch(step)
+		}
+		got, err := run()
+		if err != nil {
+			return fmt.Errorf("event %d %s: %w", i, e.Kind, err)
+		}
+		windowtest.SortPanes(want)
+		windowtest.SortPanes(got)
+		// DeepEqual first: cmp.Diff on every step would dominate the run.
+		if !reflect.DeepEqual(want, got) {
+			return fmt.Errorf("event %d %s at %s (%d events, first order %+v): panes differ (-model +driver):\n%s",
+				i, e.Kind, e.Now, n, e.Order, cmp.Diff(want, got))
+		}
+		for _, a := range drv.aggs {
+			if w := model.Watermark(a.spec.Name); !w.Equal(a.ws.Watermark) {
+				return fmt.Errorf("event %d: %s watermark %s, model %s", i, a.spec.Name, a.ws.Watermark, w)
+			}
+		}
+
+		// Invariant 6: the same messages again, or the same tick again.
+		before := drv.snapshot()
+		again, err := run()
+		if err != nil {
+			return fmt.Errorf("event %d again: %w", i, err)
+		}
+		if after := drv.snapshot(); !reflect.DeepEqual(before, after) || len(again) > 0 {
+			return fmt.Errorf("event %d %s repeated changed the state (-before +after):\n%s\npanes: %+v",
+				i, e.Kind, cmp.Diff(before, after), again)
+		}
+		cov.count(byName, step, got, seenIDs)
+		i += n
+	}
+
+	for _, a := range drv.aggs {
+		name := a.spec.Name
+		if err := model.CheckPanes(name, model.Panes(name)); err != nil {
+			return fmt.Errorf("the model breaks an invariant: %w", err)
+		}
+		if err := model.CheckPanes(name, a.panes); err != nil {
+			return err
+		}
+		if err := model.CheckDrops(name, a.drops); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(model.Drops(name), a.drops); diff != "" {
+			return fmt.Errorf("%s: drops differ (-model +driver):\n%s", name, diff)
+		}
+		if err := model.CheckFates(name, a.fates); err != nil {
+			return err
+		}
+		cov.drops += len(a.drops)
+		cov.partial += partialDrops(model.Fates(name))
+	}
+	if diff := cmp.Diff(model.SKUMissing(), drv.missing); diff != "" {
+		return fmt.Errorf("sku_missing records differ (-model +driver):\n%s", diff)
+	}
+	if got, want := len(drv.invalid), len(model.InvalidMessages()); got != want {
+		return fmt.Errorf("%d invalid messages, model %d", got, want)
+	}
+	if got, want := len(drv.seen), len(model.Orders()); got != want {
+		return fmt.Errorf("%d dedup records, model %d orders", got, want)
+	}
+	if !cfg.Open {
+		if !model.Settled() {
+			return fmt.Errorf("the closing tick left changes un-emitted")
+		}
+		for _, a := range drv.aggs {
+			if len(a.cells) != 0 {
+				return fmt.Errorf("%s: the closing tick left %d windows unexpired", a.spec.Name, len(a.cells))
+			}
+			view, err := windowtest.View(a.panes)
+			if err != nil {
+				return err
+			}
+			if diff := cmp.Diff(model.Final(a.spec.Name), view); diff != "" {
+				return fmt.Errorf("%s: dashboard view differs from the sums of accepted elements (-want +got):\n%s", a.spec.Name, diff)
+			}
+		}
+	}
+	cov.streams++
+	return nil
+}
+
+// partialDrops counts the orders with a dropped and an accepted window.
+func partialDrops(fates map[windowtest.OrderWindow]windowtest.Fate) int {
+	seen := map[string]windowtest.Fate{}
+	n := 0
+	for ow, f := range fates {
+		switch prev, ok := seen[ow.PedidoID]; {
+		case !ok:
+			seen[ow.PedidoID] = f
+		case prev != f && prev != "both":
+			seen[ow.PedidoID] = "both"
+			n++
+		}
+	}
+	return n
+}
+
+func (c *multiCoverage) count(specs map[string]window.Spec, step []windowtest.MultiEvent, panes []window.Pane, seen map[string]bool) {
+	if len(step) > 1 {
+		c.batches++
+	}
+	for _, e := range step {
+		if e.Kind != windowtest.Deliver {
+			continue
+		}
+		switch {
+		case e.Invalid != "":
+			c.invalid++
+			continue
+		case seen[e.Order.PedidoID]:
+			c.duplicates++
+			continue
+		}
+		seen[e.Order.PedidoID] = true
+		skus := map[string]int{}
+		for _, l := range e.Order.Lineas {
+			sku := strings.ToUpper(strings.TrimSpace(l.SKU))
+			if sku == "" {
+				c.skuMissing++
+				continue
+			}
+			skus[sku]++
+			if skus[sku] == 2 {
+				c.sameSKUTwice++
+			}
+		}
+		if len(skus) == 0 {
+			c.noSKU++
+		}
+	}
+	for _, p := range panes {
+		c.timings[p.Timing]++
+		switch {
+		case p.Timing != window.TimingLate:
+		case step[0].Kind == windowtest.Deliver:
+			c.lateAccepted++
+		case p.Watermark.Before(p.WindowEnd.Add(specs[p.Aggregation].AllowedLateness)):
+			c.lateBatched++
+		default:
+			c.expiryFlush++
+		}
+	}
+}

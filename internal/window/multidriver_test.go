@@ -1,0 +1,297 @@
+package window_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	ord "github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
+)
+
+// multiDriver is driver for several aggregations fed whole orders, the way
+// the stream processor is meant to run them: one dedup record per order for
+// every aggregation; per aggregation its own watermark document, cells and
+// outbox; an order's elements (one per order, or one per SKU of its lines)
+// accepted once per window of its event time, each with Order.Window set.
+// A batch of deliveries is one transaction: it reads every watermark once
+// and sees its own earlier writes.
+type multiDriver struct {
+	aggs    []*aggDocs
+	seen    map[string]bool // dedup records, per order
+	invalid map[string]bool
+	missing []windowtest.SKUMissing
+}
+
+type aggDocs struct {
+	spec  window.Spec
+	ws    window.WatermarkState
+	cells map[window.WindowKey]*cellDocs
+	panes []window.Pane
+	drops []windowtest.Drop
+	fates map[windowtest.OrderWindow]windowtest.Fate
+}
+
+func newMultiDriver(specs []window.Spec) *multiDriver {
+	d := &multiDriver{seen: map[string]bool{}, invalid: map[string]bool{}}
+	for _, s := range specs {
+		d.aggs = append(d.aggs, &aggDocs{spec: s, cells: map[window.WindowKey]*cellDocs{},
+			fates: map[windowtest.OrderWindow]windowtest.Fate{}})
+	}
+	return d
+}
+
+// deliverBatch handles consecutive deliveries in one transaction and
+// returns the panes it recorded.
+func (d *multiDriver) deliverBatch(batch []windowtest.MultiEvent) ([]window.Pane, error) {
+	before := d.paneCounts()
+	wms := make([]time.Time, len(d.aggs))
+	for i, a := range d.aggs {
+		wms[i] = a.ws.Watermark
+	}
+	for _, e := range batch {
+		if err := d.deliver(e, wms); err != nil {
+			return nil, fmt.Errorf("deliver %s: %w", e.MessageID, err)
+		}
+	}
+	return d.panesSince(before), nil
+}
+
+func (d *multiDriver) deliver(e windowtest.MultiEvent, wms []time.Time) error {
+	if e.Invalid != "" {
+		d.invalid[e.MessageID] = true
+		return nil
+	}
+	o := e.Order
+	if d.seen[o.PedidoID] {
+		return nil
+	}
+	for i, a := range d.aggs {
+		elems, missing, err := elementsOf(a.spec.KeyField, o)
+		if err != nil {
+			return err
+		}
+		for _, line := range missing {
+			d.missing = append(d.missing, windowtest.SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: line, ReceivedAt: e.Now})
+		}
+		if len(elems) == 0 {
+			continue
+		}
+		for _, w := range a.spec.WindowsOf(o.EventTime) {
+			if err := a.deliverWindow(o, elems, w, wms[i], e.Now); err != nil {
+				return err
+			}
+		}
+	}
+	d.seen[o.PedidoID] = true
+	return nil
+}
+
+// deliverWindow counts an order's elements in window w, or drops the
+// (order, window) when it is too late.
+func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm, now time.Time) error {
+	ow := windowtest.OrderWindow{PedidoID: o.PedidoID, WindowStart: w.Start}
+	lateness := a.spec.Classify(w, wm)
+	if lateness == window.TooLate {
+		a.fates[ow] = windowtest.Dropped
+		a.drops = append(a.drops, windowtest.Drop{PedidoID: o.PedidoID, WindowStart: w.Start, Watermark: wm, ReceivedAt: now})
+		return nil
+	}
+	for _, el := range elems {
+		wk := window.WindowKey{Window: w, Key: el.key}
+		c := a.cells[wk]
+		if c == nil {
+			c = &cellDocs{Shards: make([]window.Shard, a.spec.Shards)}
+		}
+		n := a.spec.ShardOf(o.PedidoID)
+		sh, err := a.spec.Accept(c.Shards[n], c.State, window.Order{
+			ID: o.PedidoID, Key: el.key, EventTime: o.EventTime, Measures: el.m, Window: w}, wm, now)
+		if err != nil {
+			return err
+		}
+		// Only the shard written goes through the store's encoding; the
+		// others are as stored already.
+		if sh, err = roundTrip(sh); err != nil {
+			return err
+		}
+		shards := slices.Clone(c.Shards)
+		shards[n] = sh
+		st := c.State
+		var pane *window.Pane
+		if lateness == window.Late && a.spec.LateDelay == 0 {
+			content, err := window.Combine(st, shards)
+			if err != nil {
+				return err
+			}
+			out, err := a.spec.OnLateOrder(wk, st, content, wm, now)
+			if err != nil {
+				return err
+			}
+			st, pane = out.State, out.Pane
+		}
+		c.Shards = shards
+		if st != c.State {
+			if c.State, err = roundTrip(st); err != nil {
+				return err
+			}
+		}
+		a.cells[wk] = c
+		if pane != nil {
+			stored, err := roundTrip(*pane)
+			if err != nil {
+				return err
+			}
+			a.panes = append(a.panes, stored)
+		}
+	}
+	a.fates[ow] = windowtest.Accepted
+	return nil
+}
+
+// keyed is one element of an order: what it adds to one key.
+type keyed struct {
+	key string
+	m   window.Measures
+}
+
+// elementsOf is the implementation's side of "keys from lines", written
+// with package numeric and window.Measures as a processor would.
+func elementsOf(key string, o ord.Order) ([]keyed, []int, error) {
+	if key != windowtest.KeySKU {
+		qs := make([]int64, len(o.Lineas))
+		for i, l := range o.Lineas {
+			qs[i] = l.Cantidad
+		}
+		m, err := window.OrderMeasures(o.ImporteTotal, qs...)
+		if err != nil {
+			return nil, nil, err
+		}
+		v, ok := o.Field(key)
+		if !ok {
+			return nil, nil, fmt.Errorf("no key field %q", key)
+		}
+		return []keyed{{key: v, m: m}}, nil, nil
+	}
+	var out []keyed
+	var missing []int
+	for i, l := range o.Lineas {
+		sku := strings.ToUpper(strings.TrimSpace(l.SKU))
+		if sku == "" {
+			missing = append(missing, i)
+			continue
+		}
+		amount, err := l.PrecioUnitario.MulInt(l.Cantidad)
+		if err != nil {
+			return nil, nil, fmt.Errorf("lineas[%d]: %w", i, err)
+		}
+		m := window.Measures{Importe: amount, Pedidos: 1, Unidades: l.Cantidad}
+		j := slices.IndexFunc(out, func(k keyed) bool { return k.key == sku })
+		if j < 0 {
+			out = append(out, keyed{key: sku, m: m})
+			continue
+		}
+		// Another line of the same SKU: its amounts add, the order counts once.
+		m.Pedidos = 0
+		if out[j].m, err = out[j].m.Add(m); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, missing, nil
+}
+
+// tick advances every aggregation's watermark and runs its panes, as the
+// one timer function does for all of them.
+func (d *multiDriver) tick(now time.Time) ([]window.Pane, error) {
+	before := d.paneCounts()
+	for _, a := range d.aggs {
+		if err := a.tick(now); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.spec.Name, err)
+		}
+	}
+	return d.panesSince(before), nil
+}
+
+func (a *aggDocs) tick(now time.Time) error {
+	ws := a.ws
+	contents := map[window.WindowKey]window.Content{}
+	for wk, c := range a.cells {
+		content, err := window.Combine(c.State, c.Shards)
+		if err != nil {
+			return err
+		}
+		contents[wk] = content
+		ws = ws.Observe(content.MaxEventTime, content.LastAccepted)
+	}
+	ws = a.spec.AdvanceWatermark(ws, now)
+	if err := windowtest.CheckWatermark(a.spec, a.ws.Watermark, ws.Watermark, now); err != nil {
+		return err
+	}
+	for _, wk := range sortedKeys(a.cells) {
+		c := a.cells[wk]
+		out, err := a.spec.OnTick(wk, c.State, contents[wk], ws.Watermark, now)
+		if err != nil {
+			return err
+		}
+		if out.Pane != nil {
+			stored, err := roundTrip(*out.Pane)
+			if err != nil {
+				return err
+			}
+			a.panes = append(a.panes, stored)
+		}
+		if out.Expired {
+			delete(a.cells, wk)
+			continue
+		}
+		if out.State != c.State { // unchanged: the tick skips the write
+			if c.State, err = roundTrip(out.State); err != nil {
+				return err
+			}
+		}
+	}
+	var err error
+	a.ws, err = roundTrip(ws)
+	return err
+}
+
+func (d *multiDriver) paneCounts() []int {
+	out := make([]int, len(d.aggs))
+	for i, a := range d.aggs {
+		out[i] = len(a.panes)
+	}
+	return out
+}
+
+func (d *multiDriver) panesSince(before []int) []window.Pane {
+	var out []window.Pane
+	for i, a := range d.aggs {
+		out = append(out, a.panes[before[i]:]...)
+	}
+	return out
+}
+
+// multiSnapshot is the driver's durable state, for "changes nothing" checks.
+type multiSnapshot struct {
+	Seen, Invalid, Missing int
+	Aggs                   []aggSnapshot
+}
+
+type aggSnapshot struct {
+	WS                  window.WatermarkState
+	Cells               map[window.WindowKey]cellDocs
+	Panes, Drops, Fates int
+}
+
+func (d *multiDriver) snapshot() multiSnapshot {
+	s := multiSnapshot{Seen: len(d.seen), Invalid: len(d.invalid), Missing: len(d.missing)}
+	for _, a := range d.aggs {
+		cells := map[window.WindowKey]cellDocs{}
+		for wk, c := range a.cells {
+			cells[wk] = cellDocs{State: c.State, Shards: slices.Clone(c.Shards)}
+		}
+		s.Aggs = append(s.Aggs, aggSnapshot{WS: a.ws, Cells: cells, Panes: len(a.panes), Drops: len(a.drops), Fates: len(a.fates)})
+	}
+	return s
+}

@@ -1,0 +1,348 @@
+package windowtest
+
+import (
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// Keys Multi knows how to take from an order (docs/event-time.md, "Windows
+// and keys"): two order fields, and the SKU of each line.
+const (
+	KeyPais      = "pais"
+	KeyClienteID = "cliente_id"
+	KeySKU       = "sku"
+)
+
+// ReasonSKUMissing is the dead-letter reason of a line without a SKU.
+const ReasonSKUMissing = "sku_missing"
+
+// MultiEvent is one step of a stream for several aggregations: the delivery
+// of one Pub/Sub message holding a whole order, or a tick of the timer that
+// serves every aggregation. Events of a stream have non-decreasing Now.
+type MultiEvent struct {
+	Kind Kind
+	Now  time.Time // processing time
+	// MessageID is the Pub/Sub message id: a redelivery repeats it, a
+	// republish of the same order gets a new one.
+	MessageID string
+	// Order is the order as the message carries it: PedidoID, ClienteID,
+	// Pais, ImporteTotal, Lineas (SKUs as written, not yet normalised) and
+	// EventTime (momento_evento). A valid order is one order.Parse accepts.
+	Order order.Order
+	// Invalid, when not empty, is why the message is not a valid order
+	// ("invalid: ..."); render such a message broken in that way. Order is
+	// then only a template for the rest of the message.
+	Invalid string
+}
+
+// SKUMissing is a line without a SKU, as the dead-letter sink records it
+// (reason ReasonSKUMissing): for each aggregation keyed by sku, on the
+// first delivery of the order, whatever its lateness.
+type SKUMissing struct {
+	Aggregation string
+	PedidoID    string
+	Line        int // index in lineas
+	ReceivedAt  time.Time
+}
+
+// Multi is the reference implementation of the specification for several
+// aggregations fed the same orders. It is not safe for concurrent use.
+//
+// Contract, for a system under test fed the same MultiEvents:
+//
+//   - Dedup is per order across every aggregation: the first valid delivery
+//     of a pedido_id decides everything; later ones (redelivery or
+//     republish) change nothing anywhere.
+//   - Invalid messages count nowhere (InvalidMessages).
+//   - An order's elements in an aggregation: key pais or cliente_id, one
+//     element keyed by that field (as the order carries it) with importe =
+//     importe_total, unidades = the sum of cantidades, pedidos 1. Key sku,
+//     one element per distinct SKU (trimmed, upper-cased) with importe =
+//     sum of cantidad x precio_unitario and unidades = sum of cantidades
+//     over its lines, pedidos 1 (so a cell's pedidos counts distinct
+//     orders); a line whose SKU is empty after trimming is in no element
+//     and gives a SKUMissing. An order with no element in an aggregation
+//     (no line with a SKU) is not in it: no fate, no drop, no effect on its
+//     watermark.
+//   - Per aggregation and per window of the event time (Spec.WindowsOf):
+//     the (order, window) is dropped when end + L <= W of that aggregation
+//     at delivery (one Drop, whatever the number of elements), else every
+//     element counts in its (window, key) cell; Late windows with Ld = 0
+//     emit their LATE panes with the order.
+//   - Each aggregation has its own watermark: M and last over the orders
+//     it accepted in at least one window, its own D and I, advanced by every
+//     tick; its own panes, exactly as Model's.
+//
+// Apply returns the panes of every aggregation that the event emitted
+// (Pane.Aggregation tells them apart); the accessors taking a name answer
+// for one aggregation and panic on an unknown name.
+type Multi struct {
+	aggs    []*agg
+	byName  map[string]*agg
+	now     time.Time
+	seen    map[string]bool // pedido_id: the per-order dedup record
+	invalid map[string]bool // message ids
+	missing []SKUMissing
+}
+
+// NewMulti returns a model of the aggregations specs, each valid, with a
+// distinct name and a key Multi knows (KeyPais, KeyClienteID, KeySKU). It
+// panics otherwise: specs are written by tests.
+func NewMulti(specs ...window.Spec) *Multi {
+	m := &Multi{byName: map[string]*agg{}, seen: map[string]bool{}, invalid: map[string]bool{}}
+	if len(specs) == 0 {
+		panic("windowtest.NewMulti: no aggregation")
+	}
+	for _, s := range specs {
+		if err := s.Validate(); err != nil {
+			panic(fmt.Sprintf("windowtest.NewMulti: %v", err))
+		}
+		if m.byName[s.Name] != nil {
+			panic(fmt.Sprintf("windowtest.NewMulti: two aggregations named %s", s.Name))
+		}
+		switch s.KeyField {
+		case KeyPais, KeyClienteID, KeySKU:
+		default:
+			panic(fmt.Sprintf("windowtest.NewMulti: %s: key %q is none of pais, cliente_id, sku", s.Name, s.KeyField))
+		}
+		a := newAgg(s)
+		m.aggs = append(m.aggs, a)
+		m.byName[s.Name] = a
+	}
+	return m
+}
+
+// Apply plays one event and returns the panes it emitted, of every
+// aggregation, in emission order. It panics if events go back in
+// processing time.
+func (m *Multi) Apply(e MultiEvent) []window.Pane {
+	if e.Now.Before(m.now) {
+		panic(fmt.Sprintf("windowtest: event at %s after one at %s", e.Now, m.now))
+	}
+	m.now = e.Now
+	before := make([]int, len(m.aggs))
+	for i, a := range m.aggs {
+		before[i] = len(a.panes)
+	}
+	switch e.Kind {
+	case Deliver:
+		m.deliver(e)
+	case Tick:
+		for _, a := range m.aggs {
+			a.tick(e.Now)
+		}
+	default:
+		panic(fmt.Sprintf("windowtest: unknown event kind %v", e.Kind))
+	}
+	// Aggregations act one after the other, so this is emission order.
+	var out []window.Pane
+	for i, a := range m.aggs {
+		out = append(out, a.panes[before[i]:]...)
+	}
+	return out
+}
+
+func (m *Multi) deliver(e MultiEvent) {
+	if e.Invalid != "" {
+		m.invalid[e.MessageID] = true
+		return
+	}
+	o := e.Order
+	if m.seen[o.PedidoID] {
+		return
+	}
+	m.seen[o.PedidoID] = true
+	for _, a := range m.aggs {
+		elems, missing := elementsOf(a.spec.KeyField, o)
+		for _, i := range missing {
+			m.missing = append(m.missing, SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: i, ReceivedAt: e.Now})
+		}
+		a.deliver(o.PedidoID, o.EventTime, elems, e.Now)
+	}
+}
+
+// elementsOf computes an order's elements under key with big integers, and
+// the indexes of its lines without a SKU when keyed by sku.
+func elementsOf(key string, o order.Order) (elems []element, missing []int) {
+	if key != KeySKU {
+		var units big.Int
+		for _, l := range o.Lineas {
+			units.Add(&units, big.NewInt(l.Cantidad))
+		}
+		k := o.Pais
+		if key == KeyClienteID {
+			k = o.ClienteID
+		}
+		return []element{{key: k, m: measures(o.ImporteTotal.BigNanos(), &units)}}, nil
+	}
+	type acc struct{ imp, units big.Int }
+	bySKU := map[string]*acc{}
+	var skus []string
+	for i, l := range o.Lineas {
+		sku := strings.ToUpper(strings.TrimSpace(l.SKU))
+		if sku == "" {
+			missing = append(missing, i)
+			continue
+		}
+		s := bySKU[sku]
+		if s == nil {
+			s = &acc{}
+			bySKU[sku] = s
+			skus = append(skus, sku)
+		}
+		s.imp.Add(&s.imp, new(big.Int).Mul(l.PrecioUnitario.BigNanos(), big.NewInt(l.Cantidad)))
+		s.units.Add(&s.units, big.NewInt(l.Cantidad))
+	}
+	for _, sku := range skus {
+		elems = append(elems, element{key: sku, m: measures(&bySKU[sku].imp, &bySKU[sku].units)})
+	}
+	return elems, missing
+}
+
+func measures(importeNanos, units *big.Int) window.Measures {
+	d, err := numeric.FromBigNanos(importeNanos)
+	if err != nil || !units.IsInt64() {
+		panic("windowtest: an order's measures overflow; generate smaller orders")
+	}
+	return window.Measures{Importe: d, Pedidos: 1, Unidades: units.Int64()}
+}
+
+func (m *Multi) agg(name string) *agg {
+	a := m.byName[name]
+	if a == nil {
+		panic(fmt.Sprintf("windowtest: no aggregation %q in the model", name))
+	}
+	return a
+}
+
+// Names returns the aggregations' names in the order NewMulti got them.
+func (m *Multi) Names() []string {
+	out := make([]string, len(m.aggs))
+	for i, a := range m.aggs {
+		out[i] = a.spec.Name
+	}
+	return out
+}
+
+// Spec returns the spec of aggregation name.
+func (m *Multi) Spec(name string) window.Spec { return m.agg(name).spec }
+
+// Watermark is W of aggregation name after the events so far (zero: none yet).
+func (m *Multi) Watermark(name string) time.Time { return m.agg(name).w }
+
+// Panes returns every pane of aggregation name, in emission order.
+func (m *Multi) Panes(name string) []window.Pane { return slices.Clone(m.agg(name).panes) }
+
+// Drops returns the too-late (order, window)s of aggregation name, in the
+// order they were dropped (an order's windows oldest first).
+func (m *Multi) Drops(name string) []Drop { return slices.Clone(m.agg(name).drops) }
+
+// Fates returns, for aggregation name, the fate of every (order, window)
+// of the orders it holds elements of.
+func (m *Multi) Fates(name string) map[OrderWindow]Fate {
+	a := m.agg(name)
+	out := make(map[OrderWindow]Fate, len(a.fates))
+	for k, f := range a.fates {
+		out[k] = f
+	}
+	return out
+}
+
+// Final returns, for aggregation name, the exact sum of the elements
+// accepted in every (window, key): what its dashboard view must show once
+// every change has been emitted.
+func (m *Multi) Final(name string) map[window.WindowKey]window.Measures { return m.agg(name).final() }
+
+// Settled reports whether every accepted element of every aggregation has
+// been emitted in a pane.
+func (m *Multi) Settled() bool {
+	for _, a := range m.aggs {
+		if !a.settled() {
+			return false
+		}
+	}
+	return true
+}
+
+// SKUMissing returns the lines without a SKU, in the order recorded (per
+// order, aggregations in NewMulti order, lines ascending).
+func (m *Multi) SKUMissing() []SKUMissing { return slices.Clone(m.missing) }
+
+// Orders returns the distinct pedido_ids of valid deliveries, sorted: the
+// dedup records a system must hold.
+func (m *Multi) Orders() []string { return sortedKeys(m.seen) }
+
+// InvalidMessages returns the distinct message ids of invalid messages, sorted.
+func (m *Multi) InvalidMessages() []string { return sortedKeys(m.invalid) }
+
+// CheckPanes is Model.CheckPanes for aggregation name: panes must be that
+// aggregation's panes only.
+func (m *Multi) CheckPanes(name string, panes []window.Pane) error {
+	return m.agg(name).checkPanes(panes)
+}
+
+// CheckDrops checks invariant 3 for aggregation name: the drops are
+// exactly the model's too-late (order, window)s (rewrites of one are
+// harmless), each at a watermark at or past end + L.
+func (m *Multi) CheckDrops(name string, drops []Drop) error {
+	a := m.agg(name)
+	var p problems
+	want := map[OrderWindow]bool{}
+	for _, d := range a.drops {
+		want[OrderWindow{d.PedidoID, normalTime(d.WindowStart)}] = true
+	}
+	got := map[OrderWindow]bool{}
+	for _, d := range drops {
+		ow := OrderWindow{d.PedidoID, normalTime(d.WindowStart)}
+		if got[ow] {
+			continue
+		}
+		got[ow] = true
+		if !want[ow] {
+			p.addf("%s: order %s dropped from window %s; the model says %q", name, d.PedidoID,
+				d.WindowStart.Format(time.RFC3339), a.fates[ow])
+			continue
+		}
+		if end := d.WindowStart.Add(a.spec.WindowSize + a.spec.AllowedLateness); d.Watermark.Before(end) {
+			p.addf("%s: order %s dropped from window %s at watermark %s, before end + L = %s",
+				name, d.PedidoID, d.WindowStart.Format(time.RFC3339), d.Watermark, end)
+		}
+	}
+	for _, d := range a.drops {
+		if ow := (OrderWindow{d.PedidoID, normalTime(d.WindowStart)}); !got[ow] {
+			p.addf("%s: order %s was not dropped from window %s; the model dropped it",
+				name, d.PedidoID, d.WindowStart.Format(time.RFC3339))
+		}
+	}
+	return p.err()
+}
+
+// CheckFates checks invariant 2 for aggregation name: every (order,
+// window) has exactly the model's fate, and there are no others.
+func (m *Multi) CheckFates(name string, fates map[OrderWindow]Fate) error {
+	a := m.agg(name)
+	var p problems
+	norm := make(map[OrderWindow]Fate, len(fates))
+	for k, f := range fates {
+		norm[OrderWindow{k.PedidoID, normalTime(k.WindowStart)}] = f
+	}
+	for k, f := range a.fates {
+		if got := norm[k]; got != f {
+			p.addf("%s: order %s window %s is %q, want %q", name, k.PedidoID, k.WindowStart.Format(time.RFC3339), got, f)
+		}
+	}
+	for k, f := range norm {
+		if _, ok := a.fates[k]; !ok {
+			p.addf("%s: order %s window %s is %q, but the model holds no element of it there",
+				name, k.PedidoID, k.WindowStart.Format(time.RFC3339), f)
+		}
+	}
+	return p.err()
+}

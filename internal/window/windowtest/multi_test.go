@@ -1,0 +1,370 @@
+package windowtest_test
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
+)
+
+// utc is hh:mm on 2026-03-14 in UTC.
+func utc(hhmm string) time.Time { return time.Date(2026, 3, 14, hh(hhmm), mm(hhmm), 0, 0, time.UTC) }
+
+func money(s string) numeric.Dec {
+	d, err := numeric.Parse(s, false)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func line(sku string, n int64, price string) order.Line {
+	return order.Line{SKU: sku, Cantidad: n, PrecioUnitario: money(price)}
+}
+
+func deliver(now, msg, id, pais, eventTime, total string, lines ...order.Line) windowtest.MultiEvent {
+	return windowtest.MultiEvent{Kind: windowtest.Deliver, Now: utc(now), MessageID: msg, Order: order.Order{
+		PedidoID: id, ClienteID: "C-" + id, Pais: pais, ImporteTotal: money(total), Lineas: lines, EventTime: utc(eventTime)}}
+}
+
+func tickAt(now string) windowtest.MultiEvent {
+	return windowtest.MultiEvent{Kind: windowtest.Tick, Now: utc(now)}
+}
+
+func mpane(agg, key, start string, size time.Duration, idx int64, timing window.Timing,
+	importe string, pedidos, unidades int64, wm, emitted string) window.Pane {
+	return window.Pane{Aggregation: agg, Key: key, WindowStart: utc(start), WindowEnd: utc(start).Add(size),
+		Index: idx, Timing: timing, Accumulation: window.Accumulating,
+		Measures:  window.Measures{Importe: money(importe), Pedidos: pedidos, Unidades: unidades},
+		Watermark: utc(wm), EmittedAt: utc(emitted)}
+}
+
+// An order too late for its oldest sliding windows still counts in its
+// newer ones, each dropped (order, window) is recorded with its window, and
+// the fixed aggregation beside it counts the same order as a late one.
+// Defaults: D 10 min, I 5 min, E 60 s, L 2 h, Ld 0.
+func TestMultiTooLateForOldestWindowCountsInNewer(t *testing.T) {
+	specs := windowtest.ShippedSpecs()
+	const pais, sku = "ventas_hora_pais", "ventas_sku_hora_movil"
+	m := windowtest.NewMulti(specs...)
+	m.Apply(deliver("19:45", "m1", "P-0", "ES", "19:45", "10", line("GORRO-LANA", 1, "10")))
+	m.Apply(tickAt("19:46")) // both: W = 19:45 - 10 min = 19:35 (and EARLY panes of P-0)
+	var panes []window.Pane
+	for _, e := range []windowtest.MultiEvent{
+		// Made at 17:10: windows 16:15, 16:30, 16:45, 17:00 (ends 17:15 to
+		// 18:00, expiries 19:15 to 20:00). At W = 19:35 the first two are
+		// too late, the last two late but within L.
+		deliver("19:47", "m2", "P-1", "FR", "17:10", "27.50",
+			line("MOCH-40L-AZ", 2, "10"), line(" ", 1, "5"), line("moch-40l-az ", 1, "2.5")),
+		deliver("19:48", "m3", "P-1", "FR", "17:10", "27.50"), // republished: counted once
+	} {
+		panes = append(panes, m.Apply(e)...)
+	}
+	want := []window.Pane{
+		mpane(pais, "FR", "17:00", time.Hour, 0, window.TimingLate, "27.5", 1, 4, "19:35", "19:47"),
+		mpane(sku, "MOCH-40L-AZ", "16:45", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:47"),
+		mpane(sku, "MOCH-40L-AZ", "17:00", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:47"),
+	}
+	windowtest.SortPanes(panes)
+	if diff := cmp.Diff(want, panes); diff != "" {
+		t.Errorf("panes (-want +got):\n%s", diff)
+	}
+	wantDrops := []windowtest.Drop{
+		{PedidoID: "P-1", WindowStart: utc("16:15"), Watermark: utc("19:35"), ReceivedAt: utc("19:47")},
+		{PedidoID: "P-1", WindowStart: utc("16:30"), Watermark: utc("19:35"), ReceivedAt: utc("19:47")},
+	}
+	if diff := cmp.Diff(wantDrops, m.Drops(sku)); diff != "" {
+		t.Errorf("%s drops (-want +got):\n%s", sku, diff)
+	}
+	if d := m.Drops(pais); len(d) != 0 {
+		t.Errorf("%s drops %+v, want none", pais, d)
+	}
+	fates := m.Fates(sku)
+	for start, want := range map[string]windowtest.Fate{
+		"16:15": windowtest.Dropped, "16:30": windowtest.Dropped, "16:45": windowtest.Accepted, "17:00": windowtest.Accepted,
+	} {
+		if got := fates[windowtest.OrderWindow{PedidoID: "P-1", WindowStart: utc(start)}]; got != want {
+			t.Errorf("P-1 in window %s is %q, want %q", start, got, want)
+		}
+	}
+	if diff := cmp.Diff([]windowtest.SKUMissing{{Aggregation: sku, PedidoID: "P-1", Line: 1, ReceivedAt: utc("19:47")}},
+		m.SKUMissing()); diff != "" {
+		t.Errorf("sku_missing (-want +got):\n%s", diff)
+	}
+	for _, name := range m.Names() {
+		if err := m.CheckPanes(name, m.Panes(name)); err != nil {
+			t.Errorf("the model's own panes: %v", err)
+		}
+		if err := m.CheckDrops(name, m.Drops(name)); err != nil {
+			t.Errorf("the model's own drops: %v", err)
+		}
+	}
+}
+
+// Keys from lines and order fields, and a watermark per aggregation.
+func TestMultiKeysAndWatermarks(t *testing.T) {
+	byPais := window.Defaults()
+	byClient := window.Defaults()
+	byClient.Name, byClient.KeyField = "ventas_cliente", windowtest.KeyClienteID
+	bySKU := window.Defaults()
+	bySKU.Name, bySKU.KeyField, bySKU.Period = "ventas_sku", windowtest.KeySKU, 30*time.Minute
+	bySKU.OutOfOrderness = 0 // its own D: its watermark differs from the others'
+	m := windowtest.NewMulti(byPais, byClient, bySKU)
+	for _, e := range []windowtest.MultiEvent{
+		// Two lines of one SKU (written differently) add up and count once.
+		deliver("17:40", "m1", "P-1", "ES", "17:35", "100.00",
+			line("MOCH-40L-AZ", 1, "45.125"), line("\tmoch-40L-az", 2, "10"), line("BOTA-TREK-42", 1, "9.875")),
+		// No line with a SKU: counts by pais and client, in no SKU cell, and
+		// does not move the SKU aggregation's watermark.
+		deliver("17:50", "m2", "P-2", "ES", "17:49", "7", line("", 1, "7")),
+		deliver("17:51", "m3", "P-3", "PT", "17:20", "0"), // no lines at all
+		tickAt("17:52"),
+	} {
+		m.Apply(e)
+	}
+	// By pais and client: M = 17:49, last accepted 17:51, W = 17:49 - 10 min.
+	// By SKU only P-1 counts: last accepted 17:40, idle at 17:52 (I = 5 min)
+	// although P-2 and P-3 arrived since, so W = now - D with its D = 0.
+	wantWM := map[string]string{"ventas_hora_pais": "17:39", "ventas_cliente": "17:39", "ventas_sku": "17:52"}
+	for name, wm := range wantWM {
+		if got := m.Watermark(name); !got.Equal(utc(wm)) {
+			t.Errorf("%s watermark %s, want %s", name, got.Format("15:04"), wm)
+		}
+	}
+	h := window.Window{Start: utc("17:00"), End: utc("18:00")}
+	ms := func(importe string, pedidos, unidades int64) window.Measures {
+		return window.Measures{Importe: money(importe), Pedidos: pedidos, Unidades: unidades}
+	}
+	wantFinal := map[string]map[window.WindowKey]window.Measures{
+		"ventas_hora_pais": {
+			{Window: h, Key: "ES"}: ms("107", 2, 5),
+			{Window: h, Key: "PT"}: ms("0", 1, 0),
+		},
+		"ventas_cliente": {
+			{Window: h, Key: "C-P-1"}: ms("100", 1, 4),
+			{Window: h, Key: "C-P-2"}: ms("7", 1, 1),
+			{Window: h, Key: "C-P-3"}: ms("0", 1, 0),
+		},
+		"ventas_sku": { // 17:35 is in the windows starting 17:00 and 17:30
+			{Window: window.Window{Start: utc("17:00"), End: utc("18:00")}, Key: "MOCH-40L-AZ"}:  ms("65.125", 1, 3),
+			{Window: window.Window{Start: utc("17:00"), End: utc("18:00")}, Key: "BOTA-TREK-42"}: ms("9.875", 1, 1),
+			{Window: window.Window{Start: utc("17:30"), End: utc("18:30")}, Key: "MOCH-40L-AZ"}:  ms("65.125", 1, 3),
+			{Window: window.Window{Start: utc("17:30"), End: utc("18:30")}, Key: "BOTA-TREK-42"}: ms("9.875", 1, 1),
+		},
+	}
+	for name, want := range wantFinal {
+		if diff := cmp.Diff(want, m.Final(name)); diff != "" {
+			t.Errorf("%s final (-want +got):\n%s", name, diff)
+		}
+	}
+	if f := m.Fates("ventas_sku"); len(f) != 2 {
+		t.Errorf("ventas_sku fates %v, want P-1's two windows only", f)
+	}
+	if diff := cmp.Diff([]windowtest.SKUMissing{{Aggregation: "ventas_sku", PedidoID: "P-2", Line: 0, ReceivedAt: utc("17:50")}},
+		m.SKUMissing()); diff != "" {
+		t.Errorf("sku_missing (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"P-1", "P-2", "P-3"}, m.Orders()); diff != "" {
+		t.Errorf("orders (-want +got):\n%s", diff)
+	}
+}
+
+func TestMultiRefusesBadSpecs(t *testing.T) {
+	sliding := window.Defaults()
+	sliding.Period = 15 * time.Minute
+	other := window.Defaults()
+	other.KeyField = "pedido_id"
+	tests := []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{name: "no aggregation", f: func() { windowtest.NewMulti() }, want: "no aggregation"},
+		{name: "two with one name", f: func() { windowtest.NewMulti(window.Defaults(), window.Defaults()) }, want: "two aggregations named"},
+		{name: "unknown key", f: func() { windowtest.NewMulti(other) }, want: `key "pedido_id"`},
+		{name: "invalid spec", f: func() { windowtest.NewMulti(window.Spec{}) }, want: "must be"},
+		{name: "Model is for fixed windows", f: func() { windowtest.NewModel(sliding) }, want: "use NewMulti"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if s, _ := r.(string); !strings.Contains(s, tt.want) {
+					t.Errorf("panic %v, want one mentioning %q", r, tt.want)
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+func TestMultiStreamShape(t *testing.T) {
+	specs := windowtest.ShippedSpecs()
+	gen := func(seed uint64) []windowtest.MultiEvent {
+		return windowtest.MultiStream(rand.New(rand.NewPCG(seed, 1)), specs, windowtest.StreamConfig{Events: 2000})
+	}
+	events := gen(3)
+	if diff := cmp.Diff(events, gen(3)); diff != "" {
+		t.Fatalf("same seed, different streams (-a +b):\n%s", diff)
+	}
+	if cmp.Equal(events, gen(4)) {
+		t.Errorf("different seeds gave the same stream")
+	}
+	counts := map[string]int{}
+	for i, e := range events {
+		if i > 0 && e.Now.Before(events[i-1].Now) {
+			t.Fatalf("event %d goes back in time", i)
+		}
+		if e.Kind != windowtest.Deliver || e.Invalid != "" {
+			continue
+		}
+		o := e.Order
+		var sum numeric.Dec
+		skus := map[string]bool{}
+		for _, l := range o.Lineas {
+			if l.Cantidad < 1 || l.PrecioUnitario.Sign() <= 0 {
+				t.Fatalf("event %d: implausible line %+v", i, l)
+			}
+			a, _ := l.PrecioUnitario.MulInt(l.Cantidad)
+			sum, _ = sum.Add(a)
+			switch n := strings.ToUpper(strings.TrimSpace(l.SKU)); {
+			case n == "":
+				counts["line without a SKU"]++
+			case n != l.SKU:
+				counts["SKU to normalise"]++
+				fallthrough
+			case skus[n]:
+				if skus[n] {
+					counts["two lines of one SKU"]++
+				}
+			}
+			skus[strings.ToUpper(strings.TrimSpace(l.SKU))] = true
+		}
+		switch {
+		case len(o.Lineas) == 0:
+			counts["no lines"]++
+		case sum != o.ImporteTotal:
+			counts["importe_total besides the lines"]++
+		}
+		if !o.EventTime.Equal(o.EventTime.Truncate(15 * time.Minute)) {
+			continue
+		}
+		counts["on a period boundary"]++
+	}
+	for _, k := range []string{"line without a SKU", "SKU to normalise", "two lines of one SKU", "no lines",
+		"importe_total besides the lines", "on a period boundary"} {
+		if counts[k] == 0 {
+			t.Errorf("no %s in 2000 events: %v", k, counts)
+		}
+	}
+	if last := events[len(events)-1]; last.Kind != windowtest.Tick {
+		t.Errorf("the stream does not end with a closing tick")
+	}
+}
+
+// TestMultiChecksDetectViolations proves the per-aggregation checks can fail.
+func TestMultiChecksDetectViolations(t *testing.T) {
+	specs := windowtest.ShippedSpecs()
+	m := windowtest.NewMulti(specs...)
+	for _, e := range windowtest.MultiStream(rand.New(rand.NewPCG(5, 6)), specs, windowtest.StreamConfig{Events: 400}) {
+		m.Apply(e)
+	}
+	const sku = "ventas_sku_hora_movil"
+	drops, fates := m.Drops(sku), m.Fates(sku)
+	if len(drops) < 2 || len(m.Panes(sku)) < 10 {
+		t.Fatalf("the stream is too dull: %d drops, %d panes", len(drops), len(m.Panes(sku)))
+	}
+	if err := m.CheckDrops(sku, append(drops, drops[0])); err != nil {
+		t.Errorf("correct drops (one rewritten) rejected: %v", err)
+	}
+	if err := m.CheckFates(sku, fates); err != nil {
+		t.Errorf("correct fates rejected: %v", err)
+	}
+	if err := m.CheckPanes(sku, m.Panes(sku)); err != nil {
+		t.Errorf("correct panes rejected: %v", err)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{name: "a dropped window missing", err: m.CheckDrops(sku, drops[1:]), want: "was not dropped from window"},
+		{name: "a drop of another window", err: m.CheckDrops(sku, append(drops[:1:1], windowtest.Drop{
+			PedidoID: drops[0].PedidoID, WindowStart: drops[0].WindowStart.Add(-15 * time.Minute), Watermark: drops[0].Watermark})),
+			want: "dropped from window"},
+		{name: "a drop before end + L", err: m.CheckDrops(sku, append([]windowtest.Drop{{
+			PedidoID: drops[0].PedidoID, WindowStart: drops[0].WindowStart, Watermark: drops[0].WindowStart}}, drops[1:]...)),
+			want: "before end + L"},
+		{name: "another aggregation's panes", err: m.CheckPanes(sku, m.Panes("ventas_hora_pais")), want: "no accepted order"},
+		{name: "a fate flipped", err: m.CheckFates(sku, func() map[windowtest.OrderWindow]windowtest.Fate {
+			f := m.Fates(sku)
+			for k, v := range f {
+				if v == windowtest.Dropped {
+					f[k] = windowtest.Accepted
+					break
+				}
+			}
+			return f
+		}()), want: `want "dropped"`},
+		{name: "a fate for a window the order is not in", err: m.CheckFates(sku, func() map[windowtest.OrderWindow]windowtest.Fate {
+			f := m.Fates(sku)
+			f[windowtest.OrderWindow{PedidoID: "P-ghost", WindowStart: utc("17:00")}] = windowtest.Accepted
+			return f
+		}()), want: "holds no element"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+				t.Errorf("check = %v, want a problem mentioning %q", tt.err, tt.want)
+			}
+		})
+	}
+}
+
+// Multi with one fixed aggregation keyed by pais is Model: fed the same
+// random streams (each order one line carrying all its units), both emit
+// the same panes after every event and the same drops and fates.
+func TestMultiReducesToModel(t *testing.T) {
+	seeds := 40
+	if testing.Short() {
+		seeds = 8
+	}
+	for seed := range uint64(seeds) {
+		r := rand.New(rand.NewPCG(seed, 0x3e9))
+		spec := windowtest.RandomSpec(r)
+		model, multi := windowtest.NewModel(spec), windowtest.NewMulti(spec)
+		for i, e := range windowtest.Stream(r, spec, windowtest.StreamConfig{}) {
+			me := windowtest.MultiEvent{Kind: e.Kind, Now: e.Now, MessageID: e.MessageID, Invalid: e.Invalid,
+				Order: order.Order{PedidoID: e.Order.ID, Pais: e.Order.Key, ImporteTotal: e.Order.Measures.Importe,
+					EventTime: e.Order.EventTime}}
+			if u := e.Order.Measures.Unidades; u > 0 {
+				me.Order.Lineas = []order.Line{{SKU: "X", Cantidad: u, PrecioUnitario: money("1")}}
+			}
+			want, got := model.Apply(e), multi.Apply(me)
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("seed %d event %d: panes (-Model +Multi):\n%s", seed, i, diff)
+			}
+		}
+		if diff := cmp.Diff(model.Drops(), multi.Drops(spec.Name)); diff != "" {
+			t.Fatalf("seed %d: drops (-Model +Multi):\n%s", seed, diff)
+		}
+		fates := map[string]windowtest.Fate{}
+		for ow, f := range multi.Fates(spec.Name) {
+			fates[ow.PedidoID] = f
+		}
+		if diff := cmp.Diff(model.Fates(), fates); diff != "" {
+			t.Fatalf("seed %d: fates (-Model +Multi):\n%s", seed, diff)
+		}
+		if diff := cmp.Diff(model.InvalidMessages(), multi.InvalidMessages()); diff != "" {
+			t.Fatalf("seed %d: invalid messages (-Model +Multi):\n%s", seed, diff)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package windowtest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// DefaultSKUs are the SKUs of MultiStream's lines unless StreamConfig.SKUs
+// says otherwise: the campaign's backpack and two others.
+var DefaultSKUs = []string{"MOCH-40L-AZ", "BOTA-TREK-42", "GORRO-LANA"}
+
+// MultiStream generates deliveries of whole orders and ticks for the
+// aggregations specs, with non-decreasing processing times and everything
+// Stream has (in and out of order, late, too late, future clocks, window
+// and period boundaries, redeliveries, republishes, invalid messages,
+// bursts, idle gaps, repeated ticks). Each order has zero to four lines:
+// SKUs written with stray case and spaces, two lines of one SKU, lines
+// without a SKU, prices with up to three decimals; importe_total is the
+// lines' sum plus sometimes shipping, so it differs from the lines' sum.
+// Each event draws its timing from one of the specs, so every aggregation's
+// windows and lateness are met. The same r state gives the same stream.
+func MultiStream(r *rand.Rand, specs []window.Spec, cfg StreamConfig) []MultiEvent {
+	if len(specs) == 0 {
+		panic("windowtest.MultiStream: no aggregation")
+	}
+	if cfg.Start.IsZero() {
+		cfg.Start = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	}
+	if cfg.Events == 0 {
+		cfg.Events = 200
+	}
+	if len(cfg.Keys) == 0 {
+		cfg.Keys = []string{"ES", "FR", "PT"}
+	}
+	if len(cfg.SKUs) == 0 {
+		cfg.SKUs = DefaultSKUs
+	}
+	now := cfg.Start.UTC()
+	var events, sent []MultiEvent
+	orders, messages := 0, 0
+	nextMessage := func() string { messages++; return fmt.Sprintf("m-%06d", messages) }
+	for range cfg.Events {
+		g := gen{r: r, spec: pick(r, specs...)}
+		now = now.Add(g.gap())
+		switch p := r.IntN(100); {
+		case p < 25:
+			events = append(events, MultiEvent{Kind: Tick, Now: now})
+			if r.IntN(8) == 0 {
+				events = append(events, MultiEvent{Kind: Tick, Now: now})
+			}
+			continue
+		case p < 33 && len(sent) > 0:
+			e := sent[r.IntN(len(sent))] // Pub/Sub redelivery
+			e.Now = now
+			events = append(events, e)
+			continue
+		case p < 37 && len(sent) > 0:
+			e := sent[r.IntN(len(sent))] // republished by the shop
+			e.Now, e.MessageID = now, nextMessage()
+			events = append(events, e)
+			continue
+		}
+		orders++
+		e := MultiEvent{Kind: Deliver, Now: now, MessageID: nextMessage(),
+			Order: g.order(fmt.Sprintf("P-%06d", orders), now, cfg)}
+		if r.IntN(100) < 6 {
+			e.Order.PedidoID = fmt.Sprintf("X-%06d", orders)
+			e.Invalid = InvalidReasons[r.IntN(len(InvalidReasons))]
+		}
+		events, sent = append(events, e), append(sent, e)
+	}
+	if !cfg.Open {
+		// Idle for longer than any I, and late enough that every W passes
+		// end + L of any window an order (even a future-dated one) is in.
+		var wait time.Duration
+		for _, s := range specs {
+			wait = max(wait, s.IdleTimeout+s.OutOfOrderness+s.WindowSize+s.AllowedLateness+s.EarlyDelay+s.LateDelay)
+		}
+		events = append(events, MultiEvent{Kind: Tick, Now: now.Add(wait + 24*time.Hour)})
+	}
+	return events
+}
+
+func (g gen) order(id string, now time.Time, cfg StreamConfig) order.Order {
+	o := order.Order{
+		PedidoID:  id,
+		ClienteID: fmt.Sprintf("C-%d", 1+g.r.IntN(5)),
+		Pais:      cfg.Keys[g.r.IntN(len(cfg.Keys))],
+		EventTime: g.eventTime(now, cfg.Start).UTC(),
+	}
+	n := 1 + g.r.IntN(4)
+	if g.r.IntN(25) == 0 {
+		n = 0
+	}
+	var total numeric.Dec
+	for range n {
+		l := order.Line{SKU: cfg.SKUs[g.r.IntN(len(cfg.SKUs))], Cantidad: 1 + g.r.Int64N(3)}
+		switch p := g.r.IntN(100); {
+		case p < 6:
+			l.SKU = ""
+		case p < 9:
+			l.SKU = "  "
+		case p < 24:
+			l.SKU = strings.ToLower(l.SKU)
+		case p < 34:
+			l.SKU = " " + l.SKU + "\t"
+		}
+		if g.r.IntN(5) == 0 {
+			l.PrecioUnitario = numeric.FromNanos((1 + g.r.Int64N(500_000)) * 1_000_000) // 0.001 to 500.000
+		} else {
+			l.PrecioUnitario = numeric.FromNanos((1 + g.r.Int64N(50_000)) * 10_000_000) // 0.01 to 500.00
+		}
+		amount, err := l.PrecioUnitario.MulInt(l.Cantidad)
+		if err == nil {
+			total, err = total.Add(amount)
+		}
+		if err != nil {
+			panic(err) // small values cannot overflow
+		}
+		o.Lineas = append(o.Lineas, l)
+	}
+	if g.r.IntN(2) == 0 {
+		var err error
+		if total, err = total.Add(numeric.FromNanos(4_950_000_000)); err != nil { // shipping 4.95
+			panic(err)
+		}
+	}
+	o.ImporteTotal = total
+	return o
+}
+
+// ShippedSpecs are the two aggregations the deployment ships (issue 17):
+// ventas_hora_pais, window.Defaults(); and ventas_sku_hora_movil, sliding
+// windows of 1 h every 15 min keyed by sku with the same D, I, E, L, Ld and
+// ACCUMULATING. Tests change modes and delays on the copies they get.
+func ShippedSpecs() []window.Spec {
+	pais := window.Defaults()
+	sku := window.Defaults()
+	sku.Name, sku.KeyField, sku.Period = "ventas_sku_hora_movil", KeySKU, 15*time.Minute
+	return []window.Spec{pais, sku}
+}
+
+// RandomSpecs returns one to three valid aggregations with distinct names,
+// each with its own key (pais, cliente_id or sku), fixed or sliding windows
+// (periods that divide sizes, including ones that do not divide an hour)
+// and delays drawn as RandomSpec draws them.
+func RandomSpecs(r *rand.Rand) []window.Spec {
+	type shape struct{ size, period time.Duration }
+	shapes := []shape{
+		{time.Hour, 15 * time.Minute}, {time.Hour, 20 * time.Minute}, {10 * time.Minute, 5 * time.Minute},
+		{21 * time.Minute, 7 * time.Minute}, {90 * time.Second, 30 * time.Second}, {10 * time.Minute, 2 * time.Minute},
+		{time.Hour, 0}, {7 * time.Minute, 0}, {25 * time.Minute, 0},
+	}
+	n := 1 + r.IntN(3)
+	specs := make([]window.Spec, n)
+	for i := range specs {
+		s := RandomSpec(r)
+		sh := pick(r, shapes...)
+		s.Name = fmt.Sprintf("agg_%d", i)
+		s.KeyField = pick(r, KeyPais, KeyClienteID, KeySKU, KeySKU)
+		s.WindowSize, s.Period = sh.size, sh.period
+		specs[i] = s
+	}
+	return specs
+}
