@@ -58,9 +58,9 @@ type Shard struct {
 }
 
 // Accept adds order o to its shard sh of the (window, key) o.WindowIn(s),
-// o.Key. st is the (window, key)'s PaneState as
-// read in the same transaction (zero if it does not exist yet), wm the
-// watermark the order was classified against, now the processing time.
+// o.Key. st is that cell's PaneState as read in the same transaction (zero
+// if it does not exist yet), wm the watermark the order was classified
+// against, now the processing time.
 //
 // Reading st (one small document that only ticks write) is what lets the
 // shard remember when its first un-emitted change arrived without the order
