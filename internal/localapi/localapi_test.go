@@ -1,0 +1,96 @@
+package localapi_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// TestAnswerRoundTrip: what the server writes (AppendRow between a head and
+// an end line) the client reads back cell for cell, whatever the cells
+// hold.
+func TestAnswerRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		rows [][]string
+	}{
+		{name: "no rows", rows: [][]string{}},
+		{name: "plain", rows: [][]string{{"PED-1", "179.8"}, {"PED-2", "NULL"}}},
+		{name: "quotes, newlines, controls and non-ASCII", rows: [][]string{{"a \"b\"\n\tc\x01", "Muy cómoda ✓ <&>"}}},
+		{name: "empty cells", rows: [][]string{{"", ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			b.WriteString(`{"columns":["a","b"]}` + "\n")
+			var line []byte
+			for _, r := range tt.rows {
+				line = localapi.AppendRow(line[:0], r)
+				b.Write(line)
+			}
+			fmt.Fprintf(&b, `{"end":{"rows":%d}}`+"\n", len(tt.rows))
+			var got warehouse.Collect
+			if _, err := localapi.ReadAnswer(&b, &got); err != nil {
+				t.Fatal(err)
+			}
+			want := warehouse.Result{Columns: []string{"a", "b"}, Rows: tt.rows}
+			if diff := cmp.Diff(want, got.Result); diff != "" {
+				t.Errorf("read back (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadAnswerRefusesACutAnswer: an answer without its end line is an
+// error wrapping ErrIncomplete, never a shorter result.
+func TestReadAnswerRefusesACutAnswer(t *testing.T) {
+	var got warehouse.Collect
+	_, err := localapi.ReadAnswer(bytes.NewBufferString(`{"columns":["a"]}`+"\n"+`["1"]`+"\n"), &got)
+	if !errors.Is(err, localapi.ErrIncomplete) {
+		t.Fatalf("error %v, want ErrIncomplete", err)
+	}
+}
+
+// TestLedgerAndClockURLs: what the client sends, the server reads back.
+func TestLedgerAndClockURLs(t *testing.T) {
+	key := ledger.Key{Bucket: localapi.LandingBucket, Object: "exportaciones/a b&c.csv", Generation: 1700000000000001}
+	u, err := url.Parse(localapi.LedgerURL(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Path != localapi.LedgerPath {
+		t.Errorf("path %q, want %q", u.Path, localapi.LedgerPath)
+	}
+	got, ok, err := localapi.LedgerKey(u.Query())
+	if err != nil || !ok {
+		t.Fatalf("LedgerKey: %v, %v", ok, err)
+	}
+	if diff := cmp.Diff(key, got); diff != "" {
+		t.Errorf("ledger key (-want +got):\n%s", diff)
+	}
+	if _, ok, err := localapi.LedgerKey(url.Values{}); ok || err != nil {
+		t.Errorf("no object named: ok %v, err %v; want the whole ledger", ok, err)
+	}
+
+	at := time.Date(2026, 3, 14, 17, 5, 0, 123, time.FixedZone("CET", 3600))
+	u, err = url.Parse(localapi.ClockURL(at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := localapi.ClockTime(u.Query())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Equal(at) || u.Path != localapi.ClockPath {
+		t.Errorf("clock %s at %s, want %s at %s", back, u.Path, at, localapi.ClockPath)
+	}
+}

@@ -1,0 +1,44 @@
+package render
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/stream"
+)
+
+// TestPrintTickFailing: `alpipe tick` says how many cells failed and lists
+// each with its error; a healthy tick says nothing of failing cells; counts
+// of one read as one.
+func TestPrintTickFailing(t *testing.T) {
+	now := time.Date(2026, 3, 14, 17, 25, 0, 0, time.UTC)
+	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	cell := stream.FailingCell{Path: "streams/ventas_hora_pais/windows/20260314T170000Z_pt", WindowStart: w, WindowEnd: w.Add(time.Hour),
+		Key: "pt", Since: now.Add(-time.Minute), Error: "add up: importe overflows"}
+	tests := []struct {
+		name string
+		tick stream.AggregationTick
+		want string
+	}{
+		{name: "healthy", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1200},
+			want: "17:25:00 tick: watermark 17:15, 0 panes, 1,200 windows expired\n"},
+		{name: "failing", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingCell{cell}, FailingCells: 2},
+			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 cells failing (retried at every tick)\n" +
+				"         failing PT 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_pt) since 2026-03-14 17:24:00: add up: importe overflows\n" +
+				"         ... and 1 more failing cell\n"},
+		{name: "busy", tick: stream.AggregationTick{Busy: true},
+			want: "17:25:00 tick: another tick holds the lease; nothing done\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			Tick(&b, stream.TickResult{Now: now, Aggregations: []stream.AggregationTick{tt.tick}})
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("Tick (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

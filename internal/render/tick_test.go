@@ -1,0 +1,47 @@
+package render
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/stream"
+)
+
+// TestPrintTick: a tick's line counts in words that agree with the number,
+// and lists every cell the tick could not process with its error; a tick
+// without failing cells prints exactly what it did before they existed.
+func TestTick(t *testing.T) {
+	now := time.Date(2026, 3, 14, 17, 25, 0, 0, time.UTC)
+	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	cell := stream.FailingCell{Path: "streams/ventas_hora_pais/windows/20260314T170000Z_es", WindowStart: w, WindowEnd: w.Add(time.Hour),
+		Key: "es", Since: now.Add(-5 * time.Minute), Error: "decode: layout 9 found,\n this binary reads layout 1"}
+	doc := stream.FailingCell{Path: "streams/ventas_hora_pais/deltas/garbage", Error: "not a delta path"}
+	tests := []struct {
+		name string
+		tick stream.AggregationTick
+		want string
+	}{
+		{name: "healthy", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 2},
+			want: "17:25:00 tick: watermark 17:15, 0 panes, 2 windows expired\n"},
+		{name: "one of each", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingCell{cell}, FailingCells: 1},
+			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 1 cell failing (retried at every tick)\n" +
+				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20:00: decode: layout 9 found, this binary reads layout 1\n"},
+		{name: "more failing than reported", tick: stream.AggregationTick{Failing: []stream.FailingCell{cell, doc}, FailingCells: 5},
+			want: "17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 cells failing (retried at every tick)\n" +
+				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20:00: decode: layout 9 found, this binary reads layout 1\n" +
+				"         failing streams/ventas_hora_pais/deltas/garbage: not a delta path\n" +
+				"         ... and 3 more failing cells\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			Tick(&b, stream.TickResult{Now: now, Aggregations: []stream.AggregationTick{tt.tick}})
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("Tick (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
