@@ -1,12 +1,13 @@
 # The analytics dataset. Table schemas are NOT written here: they are read
 # from internal/warehouse/schema/<table>.json, the single source of truth the
-# Go code embeds, and a test (test/deploy) checks that every table below
-# matches warehouse.Lookup: same schema file, partitioning and clustering.
+# Go code embeds (panes tables: built from ventas_hora_pais_paneles.json per
+# declared aggregation), and a test (test/deploy) checks that every table
+# below matches warehouse.Lookup: same schema, partitioning and clustering.
 
 resource "google_bigquery_dataset" "analytics" {
   dataset_id  = var.dataset_id
   location    = var.region
-  description = "AlpinaShop analytics: ERP order lines and reviews (alpipe ingest), daily SKU sales, hourly sales panes per country and dropped orders (alpipe stream)."
+  description = "AlpinaShop analytics: ERP order lines and reviews (alpipe ingest), daily SKU sales, the panes and views of the event-time aggregations and dropped orders (alpipe stream)."
 
   # A destroy must never take the data with it.
   delete_contents_on_destroy = false
@@ -27,39 +28,68 @@ locals {
       description = "Clean ERP order lines, appended once per source file generation (load jobs)."
       partition   = "fecha"
       clustering  = ["sku"]
+      schema      = file("${local.schema_dir}/lineas_pedido.json")
     }
     opiniones = {
       description = "Product reviews from the monthly ERP export."
       partition   = "fecha"
       clustering  = ["sku"]
+      schema      = file("${local.schema_dir}/opiniones.json")
     }
     ventas_diarias_sku = {
       description = "Units, amount and lines per day and SKU, rebuilt per touched day (partition overwrite)."
       partition   = "fecha"
       clustering  = ["sku"]
-    }
-    ventas_hora_pais_paneles = {
-      description = "Every pane (EARLY, ON_TIME, LATE) of the hourly sales per country, identity (aggregation, window_start, pais, pane_index). Read through the ventas_hora_pais view."
-      partition   = "window_start"
-      clustering  = ["pais"]
+      schema      = file("${local.schema_dir}/ventas_diarias_sku.json")
     }
     pedidos_descartados = {
-      description = "Orders dropped from the aggregation: invalid messages and orders past allowed lateness, with reason, window and watermark."
+      description = "Orders dropped from an aggregation (invalid messages, and (order, window) pairs past allowed lateness), with reason, aggregation, window and watermark."
       partition   = "received_at"
       clustering  = ["reason"]
+      schema      = file("${local.schema_dir}/pedidos_descartados.json")
+    }
+  }
+
+  # The event-time aggregations, declared as data: one file per aggregation,
+  # named after it, which the services embed (internal/aggregation) and
+  # which alone decides which panes tables and views exist. Adding a file
+  # adds a table and a view; a test (test/deploy) holds these to the Go
+  # declarations and to internal/warehouse's tables and views.
+  aggregation_dir = "${path.module}/../internal/aggregation/declarations"
+  aggregations = {
+    for f in fileset(local.aggregation_dir, "*.json") :
+    trimsuffix(f, ".json") => jsondecode(file("${local.aggregation_dir}/${f}"))
+  }
+
+  # Every panes table is built as warehouse.PanesTable builds it: the
+  # columns of ventas_hora_pais_paneles.json, the key column (pais there)
+  # named after the aggregation's key, and the descriptions that depend on
+  # the key from internal/aggregation/key_columns.json.
+  panes_template     = jsondecode(file("${local.schema_dir}/ventas_hora_pais_paneles.json"))
+  panes_template_key = "pais"
+  key_columns        = jsondecode(file("${path.module}/../internal/aggregation/key_columns.json"))
+  panes_tables = {
+    for name, a in local.aggregations : "${name}_paneles" => {
+      description = "Every pane (EARLY, ON_TIME, LATE) of the aggregation ${name}, identity (aggregation, window_start, ${a.key}, pane_index); ${a.window.type} windows of ${a.window.size}${a.window.type == "sliding" ? " every ${a.window.period}" : ""}. Read through the ${name} view. ${a.description}"
+      partition   = "window_start"
+      clustering  = [a.key]
+      schema = jsonencode([for c in local.panes_template : merge(c, {
+        name        = c.name == local.panes_template_key ? a.key : c.name
+        description = lookup(local.key_columns[a.key], c.name == local.panes_template_key ? a.key : c.name, c.description)
+      })])
     }
   }
 }
 
 resource "google_bigquery_table" "table" {
-  for_each = local.tables
+  for_each = merge(local.tables, local.panes_tables)
 
   dataset_id          = google_bigquery_dataset.analytics.dataset_id
   table_id            = each.key
   description         = each.value.description
   deletion_protection = var.deletion_protection
 
-  schema = file("${local.schema_dir}/${each.key}.json")
+  schema = each.value.schema
 
   time_partitioning {
     type  = "DAY"
@@ -77,24 +107,33 @@ resource "google_bigquery_table" "table" {
   }
 }
 
-# Current value per window and country, for the dashboard. The definition
-# depends on the accumulation mode the stream services run with (the same
-# var.stream.accumulation): ACCUMULATING keeps the latest pane, DISCARDING
-# sums the panes. Both first drop re-written copies of a pane (streaming
-# inserts deduplicate only on a best-effort basis), so nothing is counted
-# twice.
-resource "google_bigquery_table" "ventas_hora_pais" {
+# Current value per window and key of each aggregation, for the dashboard.
+# The definition depends on the aggregation's declared accumulation mode:
+# ACCUMULATING keeps the latest pane, DISCARDING sums the panes. Both first
+# drop re-written copies of a pane (streaming inserts deduplicate only on a
+# best-effort basis), so nothing is counted twice.
+resource "google_bigquery_table" "view" {
+  for_each = local.aggregations
+
   dataset_id          = google_bigquery_dataset.analytics.dataset_id
-  table_id            = "ventas_hora_pais"
-  description         = "Current sales per hour and country (${lower(var.stream.accumulation)} panes), with the timing and index of the latest pane: ON_TIME or LATE means final for now."
+  table_id            = each.key
+  description         = "Current value per window and ${each.value.key} (${lower(each.value.accumulation)} panes), with the timing and index of the latest pane: ON_TIME or LATE means final for now. ${each.value.description}"
   deletion_protection = var.deletion_protection
 
   view {
-    query = templatefile("${path.module}/sql/ventas_hora_pais_${lower(var.stream.accumulation)}.sql", {
+    query = templatefile("${path.module}/sql/view_${lower(each.value.accumulation)}.sql", {
       project = var.project_id
       dataset = google_bigquery_dataset.analytics.dataset_id
-      panes   = google_bigquery_table.table["ventas_hora_pais_paneles"].table_id
+      panes   = google_bigquery_table.table["${each.key}_paneles"].table_id
+      key     = each.value.key
     })
     use_legacy_sql = false
   }
+}
+
+# The view of ventas_hora_pais was the only one, at this address, before
+# aggregations were declared as data.
+moved {
+  from = google_bigquery_table.ventas_hora_pais
+  to   = google_bigquery_table.view["ventas_hora_pais"]
 }

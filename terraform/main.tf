@@ -57,17 +57,11 @@ locals {
   }
 
   # AggregateOrders and AdvanceWatermark must see identical stream settings:
-  # both are built from this one map.
+  # both are built from this one map. The aggregations themselves are not
+  # settings: both services run every one declared in
+  # internal/aggregation/declarations (embedded in the image), the same
+  # files bigquery.tf creates their tables and views from.
   stream_env = {
-    AGGREGATION      = var.stream.aggregation
-    AGGREGATION_KEY  = var.stream.aggregation_key
-    WINDOW_SIZE      = var.stream.window_size
-    OUT_OF_ORDERNESS = var.stream.out_of_orderness
-    IDLE_TIMEOUT     = var.stream.idle_timeout
-    EARLY_DELAY      = var.stream.early_delay
-    ALLOWED_LATENESS = var.stream.allowed_lateness
-    LATE_DELAY       = var.stream.late_delay
-    ACCUMULATION     = var.stream.accumulation
     STATE_SHARDS     = tostring(var.stream.state_shards)
     TICK_LEASE       = var.stream.tick_lease
     MAX_CLOCK_SKEW   = var.stream.max_clock_skew

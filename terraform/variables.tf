@@ -301,14 +301,16 @@ variable "max_delivery_attempts" {
 
 variable "stream" {
   description = <<-EOT
-    Event-time aggregation settings, passed to AggregateOrders and AdvanceWatermark (which must agree) as
-    AGGREGATION, AGGREGATION_KEY, WINDOW_SIZE, OUT_OF_ORDERNESS, IDLE_TIMEOUT, EARLY_DELAY,
-    ALLOWED_LATENESS, LATE_DELAY, ACCUMULATION, STATE_SHARDS and TICK_LEASE. Semantics in
-    docs/event-time.md: fixed windows of window_size; watermark = max event time - out_of_orderness,
-    or processing time after idle_timeout without orders; EARLY panes early_delay after a change;
-    orders up to allowed_lateness after the window end give LATE panes (after late_delay); beyond it
-    they are dropped. Durations use whole h/m/s units (1h, 10m, 90s, 0s).
-    Also MAX_CLOCK_SKEW, BATCH_WAIT and BATCH_MAX_ORDERS:
+    Settings of the stream processor per deployment, passed to AggregateOrders and AdvanceWatermark (which
+    must agree) as STATE_SHARDS, TICK_LEASE, MAX_CLOCK_SKEW, BATCH_WAIT and BATCH_MAX_ORDERS. What each
+    aggregation computes (window, key, measures, out-of-orderness, idle timeout, early delay, allowed
+    lateness, late delay, accumulation) is not a variable: it is declared as data, one file per
+    aggregation in internal/aggregation/declarations, which the services embed and from which this
+    module creates each aggregation's panes table and view (bigquery.tf). Semantics in
+    docs/event-time.md. Durations use whole h/m/s units (1h, 10m, 90s, 0s).
+    state_shards: partial-sum documents per window and key of every aggregation; each sustains about
+      one write per second.
+    tick_lease: how long one tick may hold the aggregations; a tick that dies releases them by expiry.
     max_clock_skew: an order whose event time is further than this ahead of processing time is
       invalid (dead-lettered with its reason and counted), so a wrong clock cannot open a window
       that every tick reads for ever.
@@ -319,15 +321,6 @@ variable "stream" {
       Firestore's 500 writes per transaction.
   EOT
   type = object({
-    aggregation      = optional(string, "ventas_hora_pais")
-    aggregation_key  = optional(string, "pais")
-    window_size      = optional(string, "1h")
-    out_of_orderness = optional(string, "10m")
-    idle_timeout     = optional(string, "5m")
-    early_delay      = optional(string, "60s")
-    allowed_lateness = optional(string, "2h")
-    late_delay       = optional(string, "0s")
-    accumulation     = optional(string, "ACCUMULATING")
     state_shards     = optional(number, 8)
     tick_lease       = optional(string, "2m")
     max_clock_skew   = optional(string, "24h")
@@ -337,11 +330,9 @@ variable "stream" {
   default = {}
 
   validation {
-    condition = alltrue([for d in [
-      var.stream.window_size, var.stream.out_of_orderness, var.stream.idle_timeout, var.stream.early_delay,
-      var.stream.allowed_lateness, var.stream.late_delay, var.stream.tick_lease, var.stream.max_clock_skew,
-    ] : can(regex("^(0s|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$", d)) && d != ""])
-    error_message = "Every stream duration must be written in whole h/m/s units, e.g. 1h, 10m, 90s or 0s."
+    condition = alltrue([for d in [var.stream.tick_lease, var.stream.max_clock_skew] :
+    can(regex("^(0s|([0-9]+h)?([0-9]+m)?([0-9]+s)?)$", d)) && d != ""])
+    error_message = "stream.tick_lease and stream.max_clock_skew must be written in whole h/m/s units, e.g. 2m or 24h."
   }
 
   validation {
@@ -361,37 +352,14 @@ variable "stream" {
   }
 
   validation {
-    condition     = can(regex("^[a-z][a-z0-9_]{0,62}$", var.stream.aggregation)) && can(regex("^[a-z][a-z0-9_]{0,62}$", var.stream.aggregation_key))
-    error_message = "stream.aggregation and stream.aggregation_key must be lower-case identifiers (they name documents and a column)."
-  }
-
-  validation {
-    # The key names a column of ventas_hora_pais_paneles and of the view
-    # (internal/warehouse/schema): another key needs another table.
-    condition     = var.stream.aggregation_key == "pais"
-    error_message = "stream.aggregation_key must be pais, the key column of ventas_hora_pais_paneles."
-  }
-
-  validation {
-    condition     = contains(["ACCUMULATING", "DISCARDING"], var.stream.accumulation)
-    error_message = "stream.accumulation must be ACCUMULATING or DISCARDING."
-  }
-
-  validation {
     condition     = var.stream.state_shards >= 1 && var.stream.state_shards <= 64 && floor(var.stream.state_shards) == var.stream.state_shards
     error_message = "stream.state_shards must be a whole number between 1 and 64: each shard sustains about one write per second per window and key."
   }
 
   validation {
-    # A window shorter than a minute would close faster than the scheduler ticks.
-    condition     = sum([for m in regexall("([0-9]+)([hms])", var.stream.window_size) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) >= 60
-    error_message = "stream.window_size must be at least 1m."
-  }
-
-  validation {
     # The tick lease must outlive a tick's 60 s request timeout, or an overlapping
     # tick could take over a tick that is still writing panes.
-    condition     = sum([for m in regexall("([0-9]+)([hms])", var.stream.tick_lease) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) > 60
+    condition     = try(sum([for m in regexall("([0-9]+)([hms])", var.stream.tick_lease) : tonumber(m[0]) * { h = 3600, m = 60, s = 1 }[m[1]]]) > 60, false)
     error_message = "stream.tick_lease must be longer than 60s, the AdvanceWatermark request timeout."
   }
 }

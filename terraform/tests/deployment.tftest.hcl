@@ -377,6 +377,46 @@ run "first_deployment" {
     g.member == "serviceAccount:service-123456789012@gcp-sa-pubsub.iam.gserviceaccount.com"]) && keys(google_pubsub_subscription_iam_member.dead_letter_subscriber) == keys(google_pubsub_subscription.push)
     error_message = "The Pub/Sub service agent must be able to acknowledge on each push subscription, or it never forwards dead letters."
   }
+
+  # --- BigQuery: every aggregation declared in internal/aggregation has its
+  # panes table and its view, and nothing else does. The declarations are
+  # read here as the services embed them, independently of the module's
+  # locals; test/deploy holds both to the Go declarations and tables.
+  assert {
+    condition     = sort(keys(google_bigquery_table.view)) == sort([for f in fileset("../internal/aggregation/declarations", "*.json") : trimsuffix(f, ".json")]) && keys(google_bigquery_table.view) == ["ventas_hora_pais", "ventas_sku_hora_movil"]
+    error_message = "Views ${jsonencode(keys(google_bigquery_table.view))}, want one per declaration: ventas_hora_pais and ventas_sku_hora_movil."
+  }
+  assert {
+    condition = sort(keys(google_bigquery_table.table)) == sort(concat(
+      ["lineas_pedido", "opiniones", "pedidos_descartados", "ventas_diarias_sku"],
+      [for f in fileset("../internal/aggregation/declarations", "*.json") : "${trimsuffix(f, ".json")}_paneles"],
+    ))
+    error_message = "Tables ${jsonencode(keys(google_bigquery_table.table))}, want the four fixed ones and <name>_paneles per declaration."
+  }
+  assert {
+    condition = alltrue([for f in fileset("../internal/aggregation/declarations", "*.json") : (
+      google_bigquery_table.table["${jsondecode(file("../internal/aggregation/declarations/${f}")).name}_paneles"].clustering == tolist([jsondecode(file("../internal/aggregation/declarations/${f}")).key]) &&
+      google_bigquery_table.table["${jsondecode(file("../internal/aggregation/declarations/${f}")).name}_paneles"].time_partitioning[0].field == "window_start" &&
+      google_bigquery_table.table["${jsondecode(file("../internal/aggregation/declarations/${f}")).name}_paneles"].time_partitioning[0].type == "DAY" &&
+      [for c in jsondecode(google_bigquery_table.table["${jsondecode(file("../internal/aggregation/declarations/${f}")).name}_paneles"].schema) : c.name] ==
+      ["aggregation", "window_start", "window_end", jsondecode(file("../internal/aggregation/declarations/${f}")).key, "importe", "pedidos", "unidades", "pane_index", "timing", "accumulation", "watermark", "emitted_at"]
+    )])
+    error_message = "Every panes table must be partitioned by day of window_start, clustered by its aggregation's key, with the columns of ventas_hora_pais_paneles and the key column named after the key."
+  }
+  assert {
+    condition = alltrue([for k, v in google_bigquery_table.view : (
+      v.table_id == k && v.view[0].use_legacy_sql == false &&
+      strcontains(v.view[0].query, "FROM `alpinashop-datos.alpinashop_analitica.${k}_paneles`") &&
+      strcontains(v.view[0].query, "PARTITION BY aggregation, window_start, ${jsondecode(file("../internal/aggregation/declarations/${k}.json")).key} ORDER BY pane_index DESC") &&
+      strcontains(v.view[0].query, "SUM(importe) OVER") == (jsondecode(file("../internal/aggregation/declarations/${k}.json")).accumulation == "DISCARDING")
+    )])
+    error_message = "Each view must read its own panes table, by its own key, in its declared accumulation mode (latest pane for ACCUMULATING, sum for DISCARDING)."
+  }
+  # ventas_hora_pais keeps the one schema it had: the template file itself.
+  assert {
+    condition     = jsondecode(google_bigquery_table.table["ventas_hora_pais_paneles"].schema) == jsondecode(file("../internal/warehouse/schema/ventas_hora_pais_paneles.json"))
+    error_message = "ventas_hora_pais_paneles must keep the schema of internal/warehouse/schema/ventas_hora_pais_paneles.json."
+  }
 }
 
 # An infrastructure change: the same configuration, no image. It must plan

@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,11 +12,15 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// One source of truth: Terraform reads each table's schema from the same
-// JSON file the Go code embeds, and declares the layout tables.go declares.
+// One source of truth: Terraform reads each fixed table's schema from the
+// very JSON file the Go code embeds, builds each panes table from the same
+// template and declarations as warehouse.PanesTable, and declares the
+// layout tables.go declares: every table of warehouse.Tables(), and no
+// other, with the same schema, partitioning and clustering.
 func TestTableSchemasMatchWarehouse(t *testing.T) {
 	cfg := loadTerraform(t)
 	ev := newEvaluator(t, cfg, nil)
@@ -30,10 +36,6 @@ func TestTableSchemasMatchWarehouse(t *testing.T) {
 	}
 
 	schema := r.Block.Body.Attributes["schema"]
-	call, ok := schema.Expr.(*hclsyntax.FunctionCallExpr)
-	if !ok || call.Name != "file" {
-		t.Fatalf("schema must be file(...) of internal/warehouse/schema/<table>.json, not an inline copy (got %T)", schema.Expr)
-	}
 	for name, value := range tables {
 		t.Run(name, func(t *testing.T) {
 			wt, err := warehouse.Lookup(name)
@@ -41,12 +43,19 @@ func TestTableSchemasMatchWarehouse(t *testing.T) {
 				t.Fatal(err)
 			}
 			each := [2]cty.Value{cty.StringVal(name), value}
-			path := ev.str(t, call.Args[0], &each)
-			if !strings.HasSuffix(path, "/internal/warehouse/schema/"+name+".json") {
-				t.Errorf("schema file %s is not the warehouse's own schema/%s.json", path, name)
+			text := ev.str(t, schema.Expr, &each)
+			if !strings.HasSuffix(name, aggregation.PanesSuffix) {
+				// Not an inline copy: the file itself, byte for byte.
+				file, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "warehouse", "schema", name+".json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if text != string(file) {
+					t.Errorf("schema of %s is not internal/warehouse/schema/%s.json as it stands", name, name)
+				}
 			}
 			var got []warehouse.Field
-			if err := json.Unmarshal([]byte(ev.str(t, schema.Expr, &each)), &got); err != nil {
+			if err := json.Unmarshal([]byte(text), &got); err != nil {
 				t.Fatalf("schema of %s: %v", name, err)
 			}
 			if diff := cmp.Diff(wt.Schema, got); diff != "" {
@@ -78,41 +87,103 @@ func TestTableSchemasMatchWarehouse(t *testing.T) {
 	}
 }
 
-// The view is defined once, by internal/warehouse.ViewSQL (the embedded
-// warehouse creates it from there); the Terraform SQL must say the same.
+// Terraform reads the declarations the services embed: the same
+// aggregations, with the same keys and accumulation modes.
+func TestTerraformReadsTheDeclarations(t *testing.T) {
+	decls, err := aggregation.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type agg struct{ Name, Key, Accumulation string }
+	var want []agg
+	for _, d := range decls {
+		want = append(want, agg{d.Name, d.Key, string(d.Accumulation)})
+	}
+	cfg := loadTerraform(t)
+	views := newEvaluator(t, cfg, nil).forEach(t, cfg.lookup(t, "google_bigquery_table.view"))
+	var got []agg
+	for _, name := range keysOf(views) {
+		v := views[name]
+		got = append(got, agg{name, v.GetAttr("key").AsString(), v.GetAttr("accumulation").AsString()})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("aggregations (-internal/aggregation +terraform):\n%s", diff)
+	}
+}
+
+// Each view is defined once, by internal/warehouse's View.SQL (the embedded
+// warehouse creates it from there); the Terraform SQL must say the same for
+// every declared aggregation, in both accumulation modes.
 func TestViewMatchesWarehouseDefinition(t *testing.T) {
 	cfg := loadTerraform(t)
-	view := cfg.lookup(t, "google_bigquery_table.ventas_hora_pais")
-	if got := newEvaluator(t, cfg, nil).str(t, view.Block.Body.Attributes["table_id"].Expr, nil); got != warehouse.VentasHoraPais {
-		t.Errorf("view table_id = %q, want %q", got, warehouse.VentasHoraPais)
-	}
+	view := cfg.lookup(t, "google_bigquery_table.view")
+	ev := deployed(t, cfg, nil).withConfigured(t, "google_bigquery_dataset", "google_bigquery_table")
+	instances := ev.forEach(t, view)
 	if a, ok := attr(view.Block, "view", "use_legacy_sql"); !ok || a.Expr.(*hclsyntax.LiteralValueExpr).Val.True() {
 		t.Error("the view must use GoogleSQL (use_legacy_sql = false)")
 	}
-	panes := "`alpinashop-datos.alpinashop_analitica." + warehouse.VentasHoraPaisPaneles + "`"
 	qualify := func(table string) string { return "`alpinashop-datos.alpinashop_analitica." + table + "`" }
-	for _, mode := range []string{warehouse.Accumulating, warehouse.Discarding} {
-		t.Run(mode, func(t *testing.T) {
-			ev := deployed(t, cfg, map[string]cty.Value{
-				"stream": cty.ObjectVal(map[string]cty.Value{"accumulation": cty.StringVal(mode)}),
-			}).withConfigured(t, "google_bigquery_dataset", "google_bigquery_table")
-			a, _ := attr(view.Block, "view", "query")
-			got := normaliseSQL(ev.str(t, a.Expr, nil))
-			want, err := warehouse.ViewSQL(mode, warehouse.BigQuery, qualify)
-			if err != nil {
-				t.Fatal(err)
+	views := warehouse.Views()
+	if len(views) != len(instances) {
+		t.Fatalf("%d views in warehouse.Views(), %d in Terraform", len(views), len(instances))
+	}
+	for _, wv := range views {
+		for _, mode := range []string{warehouse.Accumulating, warehouse.Discarding} {
+			t.Run(wv.Name+"/"+mode, func(t *testing.T) {
+				decl, ok := instances[wv.Name]
+				if !ok {
+					t.Fatalf("no view %s in Terraform", wv.Name)
+				}
+				// The declaration as Terraform reads it, in this mode.
+				attrs := decl.AsValueMap()
+				attrs["accumulation"] = cty.StringVal(mode)
+				each := [2]cty.Value{cty.StringVal(wv.Name), cty.ObjectVal(attrs)}
+				if got := ev.str(t, view.Block.Body.Attributes["table_id"].Expr, &each); got != wv.Name {
+					t.Errorf("view table_id = %q, want %q", got, wv.Name)
+				}
+				a, _ := attr(view.Block, "view", "query")
+				got := normaliseSQL(ev.str(t, a.Expr, &each))
+				wv.Accumulation = mode
+				want, err := wv.SQL(warehouse.BigQuery, qualify)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != normaliseSQL(want) {
+					t.Errorf("Terraform view differs from warehouse View.SQL(BigQuery):\nterraform: %s\nwarehouse: %s", got, normaliseSQL(want))
+				}
+				if panes := qualify(wv.Panes); !strings.Contains(got, "FROM "+panes) {
+					t.Errorf("view does not read %s", panes)
+				}
+				sel := regexp.MustCompile(`^SELECT (.*?) FROM `).FindStringSubmatch(got)
+				if sel == nil || !cmp.Equal(strings.Split(sel[1], ", "), wv.Columns()) {
+					t.Errorf("view columns %v, want %v", sel, wv.Columns())
+				}
+			})
+		}
+	}
+}
+
+// The tables and the view of ventas_hora_pais keep their state: its panes
+// table is still google_bigquery_table.table["ventas_hora_pais_paneles"]
+// (TestTableSchemasMatchWarehouse), and its view, the module's only one
+// before aggregations were declared, moves to the per-aggregation resource
+// instead of being destroyed and created again.
+func TestVentasHoraPaisKeepsItsAddresses(t *testing.T) {
+	cfg := loadTerraform(t)
+	var moved [][2]string
+	for _, name := range keysOf(cfg.Files) {
+		for _, b := range cfg.Files[name].Body.(*hclsyntax.Body).Blocks {
+			if b.Type == "moved" {
+				moved = append(moved, [2]string{traversal(b.Body.Attributes["from"].Expr), traversal(b.Body.Attributes["to"].Expr)})
 			}
-			if got != normaliseSQL(want) {
-				t.Errorf("Terraform view differs from warehouse.ViewSQL(%s, BigQuery):\nterraform: %s\nwarehouse: %s", mode, got, normaliseSQL(want))
-			}
-			if !strings.Contains(got, "FROM "+panes) {
-				t.Errorf("view does not read %s", panes)
-			}
-			sel := regexp.MustCompile(`^SELECT (.*?) FROM `).FindStringSubmatch(got)
-			if sel == nil || !cmp.Equal(strings.Split(sel[1], ", "), warehouse.ViewColumns) {
-				t.Errorf("view columns %v, want %v", sel, warehouse.ViewColumns)
-			}
-		})
+		}
+	}
+	want := [][2]string{{"google_bigquery_table.ventas_hora_pais", `google_bigquery_table.view["ventas_hora_pais"]`}}
+	if diff := cmp.Diff(want, moved); diff != "" {
+		t.Errorf("moved blocks (-want +got):\n%s", diff)
+	}
+	if _, err := cfg.tf.Lookup("google_bigquery_table.ventas_hora_pais"); err == nil {
+		t.Error("google_bigquery_table.ventas_hora_pais is declared again: the moved block would have nothing to move")
 	}
 }
 

@@ -225,6 +225,51 @@ func Functions(dir string) map[string]function.Function {
 			return cty.StringVal(s), nil
 		},
 	})
+	// fileset lists the files under a folder (relative to the module) whose
+	// names relative to it match a pattern; patterns with ** are not
+	// needed by the module, so not supported.
+	filesetFn := function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "path", Type: cty.String}, {Name: "pattern", Type: cty.String}},
+		Type:   function.StaticReturnType(cty.Set(cty.String)),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			base := args[0].AsString()
+			if !filepath.IsAbs(base) {
+				base = filepath.Join(dir, base)
+			}
+			matches, err := filepath.Glob(filepath.Join(base, args[1].AsString()))
+			if err != nil {
+				return cty.NilVal, err
+			}
+			if len(matches) == 0 {
+				return cty.SetValEmpty(cty.String), nil
+			}
+			var out []cty.Value
+			for _, m := range matches {
+				rel, err := filepath.Rel(base, m)
+				if err != nil {
+					return cty.NilVal, err
+				}
+				out = append(out, cty.StringVal(filepath.ToSlash(rel)))
+			}
+			return cty.SetVal(out), nil
+		},
+	})
+	// lookup(map or object, key, default), as Terraform's.
+	lookupFn := function.New(&function.Spec{
+		Params: []function.Parameter{{Name: "inputMap", Type: cty.DynamicPseudoType}, {Name: "key", Type: cty.String}, {Name: "default", Type: cty.DynamicPseudoType}},
+		Type:   function.StaticReturnType(cty.DynamicPseudoType),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			m, key := args[0], args[1].AsString()
+			ty := m.Type()
+			switch {
+			case ty.IsObjectType() && ty.HasAttribute(key):
+				return m.GetAttr(key), nil
+			case ty.IsMapType() && m.HasIndex(cty.StringVal(key)).True():
+				return m.Index(cty.StringVal(key)), nil
+			}
+			return args[2], nil
+		},
+	})
 	fns := map[string]function.Function{
 		"base64encode": function.New(&function.Spec{
 			Params: []function.Parameter{{Name: "s", Type: cty.String}},
@@ -237,6 +282,7 @@ func Functions(dir string) map[string]function.Function {
 		"contains":   stdlib.ContainsFunc,
 		"distinct":   stdlib.DistinctFunc,
 		"file":       fileFn,
+		"fileset":    filesetFn,
 		"flatten":    stdlib.FlattenFunc,
 		"format":     stdlib.FormatFunc,
 		"join":       stdlib.JoinFunc,
@@ -244,6 +290,7 @@ func Functions(dir string) map[string]function.Function {
 		"jsonencode": stdlib.JSONEncodeFunc,
 		"keys":       stdlib.KeysFunc,
 		"length":     stdlib.LengthFunc,
+		"lookup":     lookupFn,
 		"lower":      stdlib.LowerFunc,
 		"merge":      stdlib.MergeFunc,
 		"regex":      stdlib.RegexFunc,
@@ -253,6 +300,7 @@ func Functions(dir string) map[string]function.Function {
 		"tonumber":   stdlib.MakeToFunc(cty.Number),
 		"toset":      stdlib.MakeToFunc(cty.Set(cty.DynamicPseudoType)),
 		"tostring":   stdlib.MakeToFunc(cty.String),
+		"trimsuffix": stdlib.TrimSuffixFunc,
 		"try":        tryfunc.TryFunc,
 		"upper":      stdlib.UpperFunc,
 		"values":     stdlib.ValuesFunc,
