@@ -29,24 +29,27 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// fakeWarehouse answers the bars query with res (or err) and the summary
-// query (the one over pedidos_descartados) with summary (or summaryErr);
-// it records the SQL so tests can see what was asked.
+// fakeWarehouse answers the bars read with res (or err) and the summary
+// read (discard_summary) with summary (or summaryErr); it records each
+// statement, and its SQL as DuckDB would run it, so tests can see what was
+// asked.
 type fakeWarehouse struct {
 	res        warehouse.Result
 	err        error
 	summary    warehouse.Result
 	summaryErr error
 
-	mu  sync.Mutex // the snapshot's two queries run at once
-	sql []string
+	mu    sync.Mutex // the snapshot's two reads run at once
+	sql   []string
+	stmts []warehouse.Statement
 }
 
-func (f *fakeWarehouse) Query(_ context.Context, sql string) (warehouse.Result, error) {
+func (f *fakeWarehouse) Read(_ context.Context, s warehouse.Statement) (warehouse.Result, error) {
 	f.mu.Lock()
-	f.sql = append(f.sql, sql)
+	f.sql = append(f.sql, s.Inline())
+	f.stmts = append(f.stmts, s)
 	f.mu.Unlock()
-	if strings.Contains(sql, warehouse.PedidosDescartados) {
+	if s.Name() == "discard_summary" {
 		if f.summary.Columns == nil {
 			return summaryResult(), f.summaryErr
 		}
@@ -527,3 +530,11 @@ func TestRoutes(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestTooLateReason: the summary read counts a drop as too late by the
+// reason the stream writes.
+func TestTooLateReason(t *testing.T) {
+	if stream.ReasonTooLate != warehouse.ReasonTooLate {
+		t.Errorf("stream.ReasonTooLate = %q, warehouse.ReasonTooLate = %q: the discard reads would miscount", stream.ReasonTooLate, warehouse.ReasonTooLate)
+	}
+}

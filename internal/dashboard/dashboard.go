@@ -15,7 +15,6 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/stream"
-	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // Ledger lists the ingest ledger's records, newest first; *ledger.Ledger is
@@ -52,7 +51,7 @@ var _ StreamStatus = (*stream.Processor)(nil)
 // of the page empty with a note, rather than failing the whole page, so the
 // page still helps while one backend is down or not configured.
 type Source struct {
-	Warehouse  warehouse.Querier
+	Warehouse  Warehouse
 	Ledger     Ledger
 	Watermarks WatermarkReader
 	// Stream answers open windows and the last accepted order. Nil means

@@ -25,7 +25,7 @@ type Filter struct {
 const MaxRangeDays = 62
 
 // paisCode is what a country filter may hold: the view's keys are ISO
-// 3166-1 alpha-2 codes, and the code is spliced into SQL as a literal.
+// 3166-1 alpha-2 codes.
 var paisCode = regexp.MustCompile(`^[A-Z]{2}$`)
 
 // FilterError is a filter the page cannot show: Param names the query
@@ -96,29 +96,3 @@ func (f Filter) ranged() bool { return !f.From.IsZero() || !f.To.IsZero() }
 
 // until is the exclusive end of the range: the day after To.
 func (f Filter) until() time.Time { return f.To.AddDate(0, 0, 1) }
-
-// timestampLiteral is a UTC instant as both BigQuery (whose TIMESTAMP
-// literal without an offset is UTC) and DuckDB (whose TIMESTAMP columns
-// hold UTC) read it.
-func timestampLiteral(t time.Time) string {
-	return "TIMESTAMP '" + t.UTC().Format("2006-01-02 15:04:05") + "'"
-}
-
-// where is the filter's SQL conditions on the view, each starting " AND ".
-func (f Filter) where(alias string) string {
-	var b strings.Builder
-	if !f.From.IsZero() {
-		b.WriteString(" AND " + alias + "window_start >= " + timestampLiteral(f.From))
-	}
-	if !f.To.IsZero() {
-		b.WriteString(" AND " + alias + "window_start < " + timestampLiteral(f.until()))
-	}
-	if len(f.Paises) > 0 {
-		lits := make([]string, len(f.Paises))
-		for i, p := range f.Paises {
-			lits[i] = "'" + p + "'" // checked by ParseFilter against paisCode
-		}
-		b.WriteString(" AND " + alias + "pais IN (" + strings.Join(lits, ", ") + ")")
-	}
-	return b.String()
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/dashboard"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 func TestParseFilter(t *testing.T) {
@@ -61,29 +62,33 @@ func TestParseFilter(t *testing.T) {
 	}
 }
 
-// TestFilterInQuery: the API's filter reaches the bars query as UTC
-// bounds and country literals (the DuckDB run is in the engine test), and
-// a bad one is a 400 that says what is wrong.
+// TestFilterInQuery: the API's filter reaches the bars read as typed
+// parameters (UTC bounds, the countries; the DuckDB run is in the engine
+// test), and a bad one is a 400 that says what is wrong.
 func TestFilterInQuery(t *testing.T) {
+	all := []string{}
 	tests := []struct {
 		name       string
 		query      string
 		status     int
-		want       []string // substrings of the bars query, or of the 400's body
-		unwanted   []string
+		want       map[string][]string // the bars read's parameters, as text
+		body       string              // a substring of the 400's body
 		wantFilter *dashboard.Filter
 	}{
-		{name: "default view", query: "", status: 200, want: []string{"LIMIT 24"}, unwanted: []string{"TIMESTAMP", "pais IN"}},
+		{name: "default view", query: "", status: 200, want: map[string][]string{
+			"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_pais": {"1"}, "paises": all,
+			"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"},
+		}},
 		{
 			name: "range and countries", query: "?pais=PT,ES&from=2026-03-01&to=2026-03-14", status: 200,
-			want: []string{
-				"AND window_start >= TIMESTAMP '2026-03-01 00:00:00' AND window_start < TIMESTAMP '2026-03-15 00:00:00' AND pais IN ('ES', 'PT')",
-				"AND v.window_start >= TIMESTAMP '2026-03-01 00:00:00'", "AND v.pais IN ('ES', 'PT')", "LIMIT 1488",
+			want: map[string][]string{
+				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_pais": {"0"}, "paises": {"ES", "PT"},
+				"start_time": {"2026-03-01T00:00:00Z"}, "end_time": {"2026-03-15T00:00:00Z"},
 			},
 			wantFilter: &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
 		},
-		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, want: []string{`{"param":"pais","error":"pais: ES';DROP is not a two-letter country code such as ES"}`}},
-		{name: "bad day", query: "?to=yesterday", status: 400, want: []string{`{"param":"to","error":"to: yesterday is not a date YYYY-MM-DD"}`}},
+		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, body: `{"param":"pais","error":"pais: ES';DROP is not a two-letter country code such as ES"}`},
+		{name: "bad day", query: "?to=yesterday", status: 400, body: `{"param":"to","error":"to: yesterday is not a date YYYY-MM-DD"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,35 +99,37 @@ func TestFilterInQuery(t *testing.T) {
 			if rec.Code != tt.status {
 				t.Fatalf("HTTP %d, want %d: %s", rec.Code, tt.status, rec.Body)
 			}
-			text := rec.Body.String()
-			if tt.status == http.StatusOK {
-				var snap dashboard.Snapshot
-				if err := json.Unmarshal(rec.Body.Bytes(), &snap); err != nil {
-					t.Fatal(err)
+			if tt.status != http.StatusOK {
+				if !strings.Contains(rec.Body.String(), tt.body) {
+					t.Errorf("body lacks %q:\n%s", tt.body, rec.Body)
 				}
-				if diff := cmp.Diff(tt.wantFilter, snap.Filter); diff != "" {
-					t.Errorf("snapshot's filter (-want +got):\n%s", diff)
-				}
-				var bars []string
-				for _, q := range wh.sql {
-					if strings.HasPrefix(q, "SELECT v.") {
-						bars = append(bars, q)
-					}
-				}
-				if len(bars) != 1 {
-					t.Fatalf("bars queries = %q, want one", bars)
-				}
-				text = bars[0]
+				return
 			}
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("lacks %q:\n%s", w, text)
+			var snap dashboard.Snapshot
+			if err := json.Unmarshal(rec.Body.Bytes(), &snap); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantFilter, snap.Filter); diff != "" {
+				t.Errorf("snapshot's filter (-want +got):\n%s", diff)
+			}
+			var bars []warehouse.Statement
+			for _, s := range wh.stmts {
+				if s.Name() == "newest_windows" {
+					bars = append(bars, s)
 				}
 			}
-			for _, u := range tt.unwanted {
-				if strings.Contains(text, u) {
-					t.Errorf("has %q:\n%s", u, text)
+			if len(bars) != 1 {
+				t.Fatalf("%d bars reads, want one", len(bars))
+			}
+			got := map[string][]string{}
+			for _, p := range bars[0].Params() {
+				got[p.Name] = []string{}
+				for _, v := range p.Values {
+					got[p.Name] = append(got[p.Name], warehouse.FormatParam(p.Type, v))
 				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("bars read's parameters (-want +got):\n%s", diff)
 			}
 		})
 	}

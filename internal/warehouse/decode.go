@@ -1,9 +1,9 @@
 package warehouse
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
@@ -18,7 +18,8 @@ type cells struct {
 }
 
 // scan decodes every row of res with f; the named read's columns must all
-// be present, and each row as wide as the columns.
+// be present, and each row as wide as the columns. Errors name what is
+// read and the row, and list every bad cell of it.
 func scan[T any](read string, res Result, want []string, f func(c *cells) T) ([]T, error) {
 	cols := make(map[string]int, len(res.Columns))
 	for i, c := range res.Columns {
@@ -26,18 +27,22 @@ func scan[T any](read string, res Result, want []string, f func(c *cells) T) ([]
 	}
 	for _, c := range want {
 		if _, ok := cols[c]; !ok {
-			return nil, fmt.Errorf("read %s: answer has no column %q (columns %v)", read, c, res.Columns)
+			return nil, fmt.Errorf("%s: answer has no column %q (columns %v)", read, c, res.Columns)
 		}
 	}
 	out := make([]T, 0, len(res.Rows))
 	for n, vals := range res.Rows {
 		if len(vals) != len(res.Columns) {
-			return nil, fmt.Errorf("read %s: row %d: %d cells for %d columns", read, n+1, len(vals), len(res.Columns))
+			return nil, fmt.Errorf("%s row %d: %d cells for %d columns", read, n+1, len(vals), len(res.Columns))
 		}
 		c := &cells{cols: cols, vals: vals}
 		v := f(c)
 		if len(c.errs) > 0 {
-			return nil, fmt.Errorf("read %s: row %d: %w", read, n+1, errors.Join(c.errs...))
+			msgs := make([]string, len(c.errs))
+			for i, e := range c.errs {
+				msgs[i] = e.Error()
+			}
+			return nil, fmt.Errorf("%s row %d: %s", read, n+1, strings.Join(msgs, "; "))
 		}
 		out = append(out, v)
 	}

@@ -45,6 +45,9 @@ type NamedQuery struct {
 	Name   string
 	SQL    string
 	Params []ParamSpec
+	// Reads names what the read is of (its main table or view), for
+	// errors: "query pedidos_descartados: ...".
+	Reads string
 }
 
 // Statement is a named read with its parameters' values, ready for an
@@ -75,7 +78,7 @@ func (s Statement) Param(name string) (Param, bool) {
 // registry holds every named read, by name.
 var registry = map[string]*NamedQuery{}
 
-func register(name, sql string, params ...ParamSpec) *NamedQuery {
+func register(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 	if _, dup := registry[name]; dup {
 		panic("warehouse: named read " + name + " registered twice")
 	}
@@ -92,7 +95,7 @@ func register(name, sql string, params ...ParamSpec) *NamedQuery {
 	for p := range used {
 		panic("warehouse: named read " + name + " uses @" + p + " without declaring it")
 	}
-	q := &NamedQuery{Name: name, SQL: sql, Params: params}
+	q := &NamedQuery{Name: name, SQL: sql, Params: params, Reads: reads}
 	registry[name] = q
 	return q
 }

@@ -58,7 +58,7 @@ type NewestWindows struct {
 	Paises      []string
 }
 
-var newestWindowsQuery = register("newest_windows",
+var newestWindowsQuery = register("newest_windows", VentasHoraPais,
 	"SELECT v.window_start, v.window_end, v.pais, v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
 		"FROM "+VentasHoraPais+" AS v\n"+
 		"JOIN (\n"+
@@ -127,7 +127,7 @@ var discardSummaryQuery = func() *NamedQuery {
 	// of the UNION has the same eight columns. The QUALIFY sits in a
 	// subquery (next to its WHERE, as BigQuery wants) so no dialect has to
 	// decide which member of the UNION it belongs to.
-	return register("discard_summary",
+	return register("discard_summary", PedidosDescartados,
 		"SELECT 'count' AS kind, "+kind+" AS what, COUNT(*) AS n,\n"+
 			"  CAST(NULL AS STRING) AS pedido_id, CAST(NULL AS STRING) AS reason, CAST(NULL AS TIMESTAMP) AS event_time,\n"+
 			"  CAST(NULL AS TIMESTAMP) AS window_start, MAX(received_at) AS received_at\n"+
@@ -211,11 +211,11 @@ func ReadDiscardSummary(ctx context.Context, r Reader, aggregation string, lates
 // run reads s through r and decodes its rows.
 func run[T any](ctx context.Context, r Reader, s Statement, cols []string, f func(c *cells) T) ([]T, error) {
 	if r == nil {
-		return nil, fmt.Errorf("read %s: no warehouse", s.Name())
+		return nil, fmt.Errorf("query %s: no warehouse", s.q.Reads)
 	}
 	res, err := r.Read(ctx, s)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.Name(), err)
+		return nil, fmt.Errorf("query %s: %w", s.q.Reads, err)
 	}
-	return scan(s.Name(), res, cols, f)
+	return scan(s.q.Reads, res, cols, f)
 }

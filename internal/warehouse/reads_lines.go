@@ -27,7 +27,7 @@ func currentLines(indent string) string {
 		"WHERE l.fecha = @day", "\n", "\n"+indent)
 }
 
-var lineDatesQuery = register("line_dates",
+var lineDatesQuery = register("line_dates", LineasPedido,
 	"SELECT DISTINCT fecha FROM "+LineasPedido+" WHERE fecha >= @first_day AND fecha <= @last_day ORDER BY fecha",
 	ParamSpec{Name: "first_day", Type: Date},
 	ParamSpec{Name: "last_day", Type: Date},
@@ -58,7 +58,7 @@ type DayOrder struct {
 	Unidades      int64
 }
 
-var dayOrdersQuery = register("day_orders",
+var dayOrdersQuery = register("day_orders", LineasPedido,
 	"SELECT l.pedido_id AS pedido_id, MIN(l.pais) AS pais, MAX(l.pais) AS pais_max, MIN(l.cliente_id) AS cliente_id,\n"+
 		"  SUM(l.importe) AS importe, SUM(l.cantidad) AS unidades\n"+
 		"FROM (\n  "+currentLines("  ")+"\n) AS l\n"+
@@ -87,7 +87,7 @@ type CountryTotal struct {
 	Unidades int64
 }
 
-var countryTotalsQuery = register("country_totals",
+var countryTotalsQuery = register("country_totals", LineasPedido,
 	"SELECT l.pais AS pais, SUM(l.importe) AS importe, COUNT(DISTINCT l.pedido_id) AS pedidos, SUM(l.cantidad) AS unidades\n"+
 		"FROM (\n  "+currentLines("  ")+"\n) AS l\n"+
 		"GROUP BY l.pais\nORDER BY pais",
@@ -102,7 +102,7 @@ func ReadCountryTotals(ctx context.Context, r Reader, day int32) ([]CountryTotal
 	})
 }
 
-var windowsBetweenQuery = register("windows_between",
+var windowsBetweenQuery = register("windows_between", VentasHoraPais,
 	"SELECT window_start, window_end, pais, importe, pedidos, unidades, timing, pane_index\n"+
 		"FROM "+VentasHoraPais+"\n"+
 		"WHERE aggregation = @aggregation AND window_start >= @start_time AND window_start < @end_time\n"+
@@ -131,7 +131,7 @@ type DayDrop struct {
 
 var dayDropsQuery = func() *NamedQuery {
 	in := func(col string) string { return "(d." + col + " >= @start_time AND d." + col + " < @end_time)" }
-	return register("day_drops",
+	return register("day_drops", PedidosDescartados,
 		"SELECT d.pedido_id AS pedido_id, d.reason AS reason, d.event_time AS event_time, d.window_start AS window_start,\n"+
 			"  d.received_at AS received_at, b.pais AS pais, b.importe AS importe, b.unidades AS unidades\n"+
 			"FROM "+PedidosDescartados+" AS d\n"+
@@ -183,7 +183,7 @@ type Pane struct {
 // ReadPanes reads.
 const PanesKey = viewKey
 
-var panesQuery = register("panes",
+var panesQuery = register("panes", VentasHoraPaisPaneles,
 	"SELECT window_start, "+viewKey+" AS pane_key, pane_index, timing, importe, pedidos, unidades\n"+
 		"FROM "+VentasHoraPaisPaneles+"\n"+
 		"WHERE aggregation = @aggregation AND window_start IN UNNEST(@starts)\n"+

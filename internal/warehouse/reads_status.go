@@ -12,7 +12,7 @@ type DiscardCounts struct {
 	TooLateTotal, TooLate int64
 }
 
-var discardCountsQuery = register("discard_counts",
+var discardCountsQuery = register("discard_counts", PedidosDescartados,
 	"SELECT CASE WHEN reason = '"+ReasonTooLate+"' THEN 'too_late' ELSE 'invalid' END AS kind, "+
 		"COUNT(*) AS total, SUM(CASE WHEN received_at >= @since THEN 1 ELSE 0 END) AS recent "+
 		"FROM "+PedidosDescartados+" GROUP BY 1",
@@ -46,7 +46,7 @@ type ReasonCount struct {
 	Count  int64
 }
 
-var discardReasonsQuery = register("discard_reasons",
+var discardReasonsQuery = register("discard_reasons", PedidosDescartados,
 	"SELECT reason, COUNT(*) AS n FROM "+PedidosDescartados+
 		" WHERE received_at >= @since GROUP BY reason ORDER BY n DESC, reason LIMIT @max_reasons",
 	ParamSpec{Name: "since", Type: Timestamp},
