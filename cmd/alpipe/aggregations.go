@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/aggregation"
+	"github.com/alpinashop/alpipe/internal/render"
+)
+
+// aggregationDoc is one aggregation as `aggregations --format json` prints
+// it; durations become <name>_seconds, as in every JSON answer.
+type aggregationDoc struct {
+	Aggregation     string        `json:"aggregation"`
+	Description     string        `json:"description"`
+	File            string        `json:"file"`
+	Window          string        `json:"window"`
+	Size            time.Duration `json:"size"`
+	Period          time.Duration `json:"period,omitempty"`
+	Key             string        `json:"key"`
+	Measures        []string      `json:"measures"`
+	OutOfOrderness  time.Duration `json:"out_of_orderness"`
+	IdleTimeout     time.Duration `json:"idle_timeout"`
+	EarlyDelay      time.Duration `json:"early_delay"`
+	AllowedLateness time.Duration `json:"allowed_lateness"`
+	LateDelay       time.Duration `json:"late_delay"`
+	Accumulation    string        `json:"accumulation"`
+	PanesTable      string        `json:"panes_table"`
+	View            string        `json:"view"`
+}
+
+func runAggregations(_ context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("aggregations", flag.ContinueOnError)
+	format := fs.String("format", "text", "output: text or json")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return errors.New("aggregations: takes no arguments")
+	}
+	if err := checkFormat("aggregations", *format, "text", "json"); err != nil {
+		return err
+	}
+	decls, err := aggregation.Default()
+	if err != nil {
+		return err
+	}
+	docs := make([]aggregationDoc, 0, len(decls))
+	for _, d := range decls {
+		docs = append(docs, aggregationDoc{
+			Aggregation: d.Name, Description: d.Description, File: "internal/aggregation/" + d.File,
+			Window: d.WindowType, Size: d.Size, Period: d.Period, Key: d.Key, Measures: d.Measures,
+			OutOfOrderness: d.OutOfOrderness, IdleTimeout: d.IdleTimeout, EarlyDelay: d.EarlyDelay,
+			AllowedLateness: d.AllowedLateness, LateDelay: d.LateDelay, Accumulation: string(d.Accumulation),
+			PanesTable: d.PanesTable(), View: d.View(),
+		})
+	}
+	if *format == "json" {
+		return render.JSON(stdout, docs)
+	}
+	for i, d := range docs {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		window := d.Window + " " + shortDuration(d.Size)
+		if d.Period > 0 {
+			window += " every " + shortDuration(d.Period)
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", d.Aggregation, d.Description)
+		fmt.Fprintf(stdout, "  window:   %s   key: %s   measures: %s\n", window, d.Key, strings.Join(d.Measures, ", "))
+		fmt.Fprintf(stdout, "  timing:   out-of-orderness %s, idle %s, early %s, lateness %s, late delay %s\n",
+			shortDuration(d.OutOfOrderness), shortDuration(d.IdleTimeout), shortDuration(d.EarlyDelay), shortDuration(d.AllowedLateness), shortDuration(d.LateDelay))
+		fmt.Fprintf(stdout, "  panes:    %s   view: %s (%s)\n", d.PanesTable, d.View, strings.ToLower(d.Accumulation))
+		fmt.Fprintf(stdout, "  file:     %s\n", d.File)
+	}
+	return nil
+}
+
+// shortDuration writes a duration as the declarations do: 1h, 15m, 1h30m,
+// 0s, without Go's trailing zero units.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

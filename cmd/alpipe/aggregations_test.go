@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The text listing, whole: what a person reads to learn what a deployment
+// computes without opening the declarations.
+func TestAggregationsText(t *testing.T) {
+	var out bytes.Buffer
+	if err := dispatch(t.Context(), []string{"aggregations"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `ventas_hora_pais: Sales per hour and country: the hourly dashboard.
+  window:   fixed 1h   key: pais   measures: importe, pedidos, unidades
+  timing:   out-of-orderness 10m, idle 5m, early 1m, lateness 2h, late delay 0s
+  panes:    ventas_hora_pais_paneles   view: ventas_hora_pais (accumulating)
+  file:     internal/aggregation/declarations/ventas_hora_pais.json
+
+ventas_sku_hora_movil: Sales per SKU over the last hour, every quarter of an hour: how a campaign product is selling.
+  window:   sliding 1h every 15m   key: sku   measures: importe, unidades, pedidos
+  timing:   out-of-orderness 10m, idle 5m, early 1m, lateness 2h, late delay 0s
+  panes:    ventas_sku_hora_movil_paneles   view: ventas_sku_hora_movil (accumulating)
+  file:     internal/aggregation/declarations/ventas_sku_hora_movil.json
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// The JSON listing keeps the project's one JSON style: snake_case keys,
+// durations in seconds under <name>_seconds, a fixed window without a
+// period.
+func TestAggregationsJSON(t *testing.T) {
+	var out bytes.Buffer
+	if err := dispatch(t.Context(), []string{"aggregations", "--format", "json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	want := []map[string]any{
+		{
+			"aggregation": "ventas_hora_pais", "description": "Sales per hour and country: the hourly dashboard.",
+			"file": "internal/aggregation/declarations/ventas_hora_pais.json", "window": "fixed", "size_seconds": 3600.0,
+			"key": "pais", "measures": []any{"importe", "pedidos", "unidades"},
+			"out_of_orderness_seconds": 600.0, "idle_timeout_seconds": 300.0, "early_delay_seconds": 60.0,
+			"allowed_lateness_seconds": 7200.0, "late_delay_seconds": 0.0, "accumulation": "ACCUMULATING",
+			"panes_table": "ventas_hora_pais_paneles", "view": "ventas_hora_pais",
+		},
+		{
+			"aggregation": "ventas_sku_hora_movil", "description": "Sales per SKU over the last hour, every quarter of an hour: how a campaign product is selling.",
+			"file": "internal/aggregation/declarations/ventas_sku_hora_movil.json", "window": "sliding", "size_seconds": 3600.0, "period_seconds": 900.0,
+			"key": "sku", "measures": []any{"importe", "unidades", "pedidos"},
+			"out_of_orderness_seconds": 600.0, "idle_timeout_seconds": 300.0, "early_delay_seconds": 60.0,
+			"allowed_lateness_seconds": 7200.0, "late_delay_seconds": 0.0, "accumulation": "ACCUMULATING",
+			"panes_table": "ventas_sku_hora_movil_paneles", "view": "ventas_sku_hora_movil",
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestAggregationsRefusesArguments(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "an argument", args: []string{"aggregations", "ventas_hora_pais"}, want: "aggregations: takes no arguments"},
+		{name: "an unknown format", args: []string{"aggregations", "--format", "yaml"}, want: "yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := dispatch(t.Context(), tt.args, &out)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one naming %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{name: "hours", in: "1h", want: "1h"},
+		{name: "minutes", in: "15m", want: "15m"},
+		{name: "hours and minutes", in: "1h30m", want: "1h30m"},
+		{name: "seconds", in: "90s", want: "1m30s"},
+		{name: "zero", in: "0s", want: "0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d, err := time.ParseDuration(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := shortDuration(d); got != tt.want {
+				t.Errorf("shortDuration(%s) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
