@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 // The two shipped aggregations, field by field: ventas_hora_pais is exactly
@@ -217,5 +218,22 @@ func TestKeyColumnsDescribeEveryKey(t *testing.T) {
 				t.Errorf("key %s: describes %s, neither the key nor a measure", k, col)
 			}
 		}
+	}
+}
+
+// The property tests of window and stream run windowtest.ShippedSpecs,
+// which window's own tests cannot read from here (this package imports
+// window): they must be what the declarations say.
+func TestShippedSpecsOfTheReferenceModelAreTheDeclarations(t *testing.T) {
+	ds, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declared []window.Spec
+	for _, d := range ds {
+		declared = append(declared, d.Spec())
+	}
+	if diff := cmp.Diff(declared, windowtest.ShippedSpecs()); diff != "" {
+		t.Errorf("(-declarations +windowtest.ShippedSpecs):\n%s", diff)
 	}
 }
