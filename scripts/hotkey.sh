@@ -4,10 +4,14 @@
 # (tools/hotkey bqfake), and cmd/server twice, as the two Cloud Run
 # services (FUNCTION_TARGET=AggregateOrders and AdvanceWatermark) with
 # STATE_STORE=firestore, WAREHOUSE=bigquery and a test clock. Then, with
-# batching on (BATCH_WAIT=10ms, the default) unless told otherwise:
-#   1. 2,000 orders for ONE (window, key), 200 requests in flight, each
-#      retried on non-2xx as Pub/Sub push would; a tick; the pane must hold
-#      exactly 2,000 orders;
+# batching on (BATCH_WAIT=10ms, the default) unless told otherwise, and
+# every declared aggregation on (ventas_hora_pais, and ventas_sku_hora_movil:
+# four sliding windows per line):
+#   1. 2,000 orders of ONE SKU for ONE country (one cell of ventas_hora_pais,
+#      four of ventas_sku_hora_movil), 200 requests in flight, each retried
+#      on non-2xx as Pub/Sub push would; a tick; the panes must hold exactly
+#      2,000 orders in each aggregation (and in each of the four windows),
+#      or the run fails. Target: at least 500 orders/s;
 #   2. the same over 30 countries;
 #   3. push latency at 1 request in flight (200 orders) with batching on and
 #      off (BATCH_WAIT=0), and at 200 in flight (the hot key again, warm);

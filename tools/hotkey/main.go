@@ -1,7 +1,9 @@
 // Command hotkey is the load generator of scripts/hotkey.sh: it serves the
 // BigQuery fake for the production binary (hotkey bqfake), and pushes orders
 // to a running AggregateOrders as Pub/Sub push would, retrying every non-2xx,
-// then ticks AdvanceWatermark and checks the panes (hotkey load).
+// then ticks AdvanceWatermark and checks that every order is counted exactly
+// once in both aggregations, ventas_hora_pais and ventas_sku_hora_movil
+// (hotkey load); any other count fails the run.
 package main
 
 import (
@@ -196,27 +198,83 @@ func load(args []string) error {
 		}
 		time.Sleep(time.Second)
 	}
-	got := map[string]int64{}
-	var total int64
+	return checkPanes(*label, tr, want, *n)
+}
+
+// The aggregations the production binary runs (every declared one) and
+// what each must hold after the tick: ventas_hora_pais one pane per
+// country with its orders; ventas_sku_hora_movil, every order being one
+// line of hotSKU, one pane per sliding window of the event time (four)
+// with every order.
+const (
+	aggPais = "ventas_hora_pais"
+	aggSKU  = "ventas_sku_hora_movil"
+	hotSKU  = "MOCH-40L-AZ"
+	// skuWindows is the windows of one event time in aggSKU: 1 h every 15 min.
+	skuWindows = 4
+)
+
+// checkPanes fails unless every order is counted exactly once in each
+// aggregation: per country in aggPais, in each of its windows in aggSKU.
+func checkPanes(label string, tr stream.TickResult, want map[string]int64, n int) error {
+	var problems []string
+	seen := map[string]bool{}
 	for _, a := range tr.Aggregations {
-		for _, p := range a.Panes {
-			got[p.Key] += p.Measures.Pedidos
-			total += p.Measures.Pedidos
+		seen[a.Aggregation] = true
+		switch a.Aggregation {
+		case aggPais:
+			got := map[string]int64{}
+			var total int64
+			for _, p := range a.Panes {
+				got[p.Key] += p.Measures.Pedidos
+				total += p.Measures.Pedidos
+			}
+			for k, w := range want {
+				if got[k] != w {
+					problems = append(problems, fmt.Sprintf("%s: key %s: panes hold %d orders, want %d", a.Aggregation, k, got[k], w))
+				}
+			}
+			if len(got) != len(want) {
+				problems = append(problems, fmt.Sprintf("%s: panes over %d keys, want %d", a.Aggregation, len(got), len(want)))
+			}
+			fmt.Printf("%s: %s: tick emitted %d pane(s) holding %d orders (%d per key as sent)\n", label, a.Aggregation, len(a.Panes), total, want[firstKey(want)])
+		case aggSKU:
+			byWindow := map[time.Time]int64{}
+			for _, p := range a.Panes {
+				if p.Key != hotSKU {
+					problems = append(problems, fmt.Sprintf("%s: pane of key %s, want only %s", a.Aggregation, p.Key, hotSKU))
+					continue
+				}
+				byWindow[p.WindowStart] += p.Measures.Pedidos
+			}
+			for w, got := range byWindow {
+				if got != int64(n) {
+					problems = append(problems, fmt.Sprintf("%s: window %s: panes hold %d orders, want %d", a.Aggregation, w.Format("15:04"), got, n))
+				}
+			}
+			if len(byWindow) != skuWindows {
+				problems = append(problems, fmt.Sprintf("%s: panes of %d windows, want %d", a.Aggregation, len(byWindow), skuWindows))
+			}
+			fmt.Printf("%s: %s: tick emitted %d pane(s), one per window of the event time, each holding %d orders of %s\n", label, a.Aggregation, len(a.Panes), n, hotSKU)
 		}
 	}
-	bad := 0
-	for k, w := range want {
-		if got[k] != w {
-			bad++
-			fmt.Printf("%s: key %s: panes hold %d orders, want %d\n", *label, k, got[k], w)
+	for _, name := range []string{aggPais, aggSKU} {
+		if !seen[name] {
+			problems = append(problems, fmt.Sprintf("the tick ran no aggregation %s: both must be on", name))
 		}
 	}
-	if bad > 0 || len(got) != len(want) {
-		return fmt.Errorf("%s: the panes hold %d orders over %d keys, want %d over %d", *label, total, len(got), *n, len(want))
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: orders not counted exactly once:\n  %s", label, strings.Join(problems, "\n  "))
 	}
-	fmt.Printf("%s: tick emitted %d EARLY pane(s) holding exactly %d orders (%d per key as sent): none lost, none counted twice\n",
-		*label, len(got), total, want[countries[0]])
+	fmt.Printf("%s: every order counted exactly once in both aggregations: none lost, none counted twice\n", label)
 	return nil
+}
+
+func firstKey(m map[string]int64) string {
+	for k := range m {
+		return k
+	}
+	return ""
 }
 
 func pushBody(id, key string, event time.Time) []byte {
