@@ -63,7 +63,7 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 			t.Fatalf("tick at +%d min: %v; want 200 for the cells it could process", minutes, err)
 		}
 		var res stream.TickResult
-		if err := json.Unmarshal(c.Body, &res); err != nil || len(res.Aggregations) != 1 {
+		if err := json.Unmarshal(c.Body, &res); err != nil || len(res.Aggregations) == 0 || res.Aggregations[0].Aggregation != "ventas_hora_pais" {
 			t.Fatalf("tick answer %s: %v", c.Body, err)
 		}
 		a := res.Aggregations[0]
