@@ -11,7 +11,9 @@ import (
 	_ "time/tzdata" // --zone must work on machines without a zoneinfo database
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/reconcile"
+	"github.com/alpinashop/alpipe/internal/warehouse/remote"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -26,8 +28,8 @@ import (
 // listed with its real-time value and the too-late drops and invalid
 // messages placed in it; a dropped order explains the batch figures of its
 // own lines. A country whose difference the drops do not explain exactly
-// makes the command exit non-zero. The queries go through the server's
-// read-only query endpoint (POST /_local/query); see package reconcile.
+// makes the command exit non-zero. The named reads go through the
+// server's warehouse route (localapi.WarehousePath); see package reconcile.
 func runReconcile(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	date := fs.String("date", "", "fecha to reconcile, YYYY-MM-DD (required): judged per day and country, since lineas_pedido has no time of day; hours are listed as detail")
@@ -49,7 +51,16 @@ func runReconcile(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("reconcile: --zone: %w", err)
 	}
-	rep, err := reconcile.Run(ctx, client.Querier{Server: client.Server{URL: *server}}, reconcile.Request{Date: *date, Aggregation: *agg, Location: loc})
+	// The named reads go to the server's warehouse route (remote's wire),
+	// once the server answers at all.
+	if err := (client.Server{URL: *server}).Ping(ctx); err != nil {
+		return fmt.Errorf("reconcile: %w", err)
+	}
+	wh, err := remote.New(strings.TrimRight(*server, "/")+localapi.WarehousePath, nil)
+	if err != nil {
+		return fmt.Errorf("reconcile: --server: %w", err)
+	}
+	rep, err := reconcile.Run(ctx, wh, reconcile.Request{Date: *date, Aggregation: *agg, Location: loc})
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,11 @@ import (
 )
 
 // Warehouse is what a replay needs of the warehouse: appending panes (the
-// stream's sink) and reading the panes table and lineas_pedido. Both the
-// DuckDB and the BigQuery adapters are one.
+// stream's sink) and reading the panes table and lineas_pedido (the named
+// reads panes, line_dates and day_orders). Every adapter is one.
 type Warehouse interface {
 	stream.Sink
-	warehouse.Querier
+	warehouse.Reader
 }
 
 // Source yields the messages of a replay, in order.

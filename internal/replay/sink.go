@@ -2,16 +2,11 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/numeric"
-	"github.com/alpinashop/alpipe/internal/reconcile"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -173,62 +168,27 @@ func (g *guard) decode(r warehouse.Row) (replayed, error) {
 // existing reads the panes already in the table for the windows of ps, by
 // (window_start, key), in pane_index order.
 func (g *guard) existing(ctx context.Context, agg string, ps []replayed) (map[cellKey][]replayed, error) {
-	var starts []string
+	if k := g.keys[agg].name; k != warehouse.PanesKey {
+		return nil, fmt.Errorf("replay: read existing panes of %s: key %s, the panes table's is %s", agg, k, warehouse.PanesKey)
+	}
+	var starts []time.Time
 	seen := map[time.Time]bool{}
 	for _, p := range ps {
 		if !seen[p.start] {
 			seen[p.start] = true
-			starts = append(starts, reconcile.TimestampLiteral(p.start))
+			starts = append(starts, p.start)
 		}
 	}
-	// The aggregation name and key column passed window.Spec.Validate, so
-	// they are safe to write into the statement.
-	q := "SELECT window_start, " + g.keys[agg].name + " AS pane_key, pane_index, timing, importe, pedidos, unidades\n" +
-		"FROM " + warehouse.VentasHoraPaisPaneles + "\n" +
-		"WHERE aggregation = '" + agg + "' AND window_start IN (" + strings.Join(starts, ", ") + ")\n" +
-		"ORDER BY window_start, pane_key, pane_index"
-	res, err := g.wh.Query(ctx, q)
+	panes, err := warehouse.ReadPanes(ctx, g.wh, agg, starts)
 	if err != nil {
 		return nil, fmt.Errorf("replay: read existing panes of %s: %w", agg, err)
 	}
 	out := map[cellKey][]replayed{}
-	for i, r := range res.Rows {
-		p, err := parseExisting(res.Columns, r)
-		if err != nil {
-			return nil, fmt.Errorf("replay: existing pane row %d: %w", i+1, err)
-		}
+	for _, pn := range panes {
+		p := replayed{start: pn.WindowStart, key: pn.Key, index: pn.PaneIndex, timing: pn.Timing,
+			measures: window.Measures{Importe: pn.Importe, Pedidos: pn.Pedidos, Unidades: pn.Unidades}}
 		k := cellKey{p.start, p.key}
 		out[k] = append(out[k], p)
 	}
 	return out, nil
-}
-
-func parseExisting(cols, vals []string) (replayed, error) {
-	get := func(name string) string {
-		if i := slices.Index(cols, name); i >= 0 && i < len(vals) {
-			return vals[i]
-		}
-		return ""
-	}
-	var p replayed
-	var errs []error
-	var err error
-	if p.start, err = time.Parse(time.RFC3339Nano, get("window_start")); err != nil {
-		errs = append(errs, err)
-	}
-	p.start = p.start.UTC()
-	p.key, p.timing = get("pane_key"), get("timing")
-	if p.index, err = strconv.ParseInt(get("pane_index"), 10, 64); err != nil {
-		errs = append(errs, err)
-	}
-	if p.measures.Importe, err = numeric.Parse(get("importe"), false); err != nil {
-		errs = append(errs, err)
-	}
-	if p.measures.Pedidos, err = strconv.ParseInt(get("pedidos"), 10, 64); err != nil {
-		errs = append(errs, err)
-	}
-	if p.measures.Unidades, err = strconv.ParseInt(get("unidades"), 10, 64); err != nil {
-		errs = append(errs, err)
-	}
-	return p, errors.Join(errs...)
 }
