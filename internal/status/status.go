@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
@@ -29,7 +28,7 @@ type StreamStatus interface {
 // section out with a note, so that a half-configured process still answers.
 type Sources struct {
 	Ledger    LedgerLister
-	Warehouse warehouse.Querier
+	Warehouse warehouse.Reader // the named reads discard_counts and discard_reasons
 	Stream    StreamStatus
 	Now       func() time.Time // processing time; default time.Now
 }
@@ -293,57 +292,22 @@ func streamReport(a stream.AggregationStatus) StreamReport {
 	return sr
 }
 
-// discards counts pedidos_descartados in SQL that DuckDB and BigQuery both
-// accept: a naive TIMESTAMP literal is UTC in BigQuery and compares with
-// DuckDB's UTC TIMESTAMP column as is.
-func discards(ctx context.Context, q warehouse.Querier, since time.Time) (*DiscardReport, error) {
-	lit := "TIMESTAMP '" + since.UTC().Format("2006-01-02 15:04:05.999999") + "'"
-	res, err := q.Query(ctx, "SELECT CASE WHEN reason = '"+stream.ReasonTooLate+"' THEN 'too_late' ELSE 'invalid' END AS kind, "+
-		"COUNT(*) AS total, SUM(CASE WHEN received_at >= "+lit+" THEN 1 ELSE 0 END) AS recent "+
-		"FROM "+warehouse.PedidosDescartados+" GROUP BY 1")
+// discards counts pedidos_descartados through the named reads
+// discard_counts and discard_reasons.
+func discards(ctx context.Context, r warehouse.Reader, since time.Time) (*DiscardReport, error) {
+	c, err := warehouse.ReadDiscardCounts(ctx, r, since)
 	if err != nil {
 		return nil, fmt.Errorf("count discards: %w", err)
 	}
-	d := &DiscardReport{}
-	for _, row := range res.Rows {
-		total, recent, err := ints(row[1], row[2])
-		if err != nil {
-			return nil, fmt.Errorf("count discards: %w", err)
-		}
-		if row[0] == "too_late" {
-			d.TooLateTotal, d.TooLate = total, recent
-		} else {
-			d.InvalidTotal, d.Invalid = total, recent
-		}
-	}
-	res, err = q.Query(ctx, "SELECT reason, COUNT(*) AS n FROM "+warehouse.PedidosDescartados+
-		" WHERE received_at >= "+lit+" GROUP BY reason ORDER BY n DESC, reason LIMIT "+strconv.Itoa(maxReasons))
+	d := &DiscardReport{InvalidTotal: c.InvalidTotal, Invalid: c.Invalid, TooLateTotal: c.TooLateTotal, TooLate: c.TooLate}
+	reasons, err := warehouse.ReadDiscardReasons(ctx, r, since, maxReasons)
 	if err != nil {
 		return nil, fmt.Errorf("discard reasons: %w", err)
 	}
-	for _, row := range res.Rows {
-		n, _, err := ints(row[1], "0")
-		if err != nil {
-			return nil, fmt.Errorf("discard reasons: %w", err)
-		}
-		d.Reasons = append(d.Reasons, ReasonCount{Reason: row[0], Count: n})
+	for _, rc := range reasons {
+		d.Reasons = append(d.Reasons, ReasonCount{Reason: rc.Reason, Count: rc.Count})
 	}
 	return d, nil
-}
-
-func ints(a, b string) (int64, int64, error) {
-	parse := func(s string) (int64, error) {
-		if s == "NULL" {
-			return 0, nil // SUM over no rows
-		}
-		return strconv.ParseInt(s, 10, 64)
-	}
-	x, err := parse(a)
-	if err != nil {
-		return 0, 0, err
-	}
-	y, err := parse(b)
-	return x, y, err
 }
 
 // sortedCodes returns m's keys in order.
