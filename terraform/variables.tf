@@ -326,8 +326,28 @@ variable "stream" {
     max_clock_skew   = optional(string, "24h")
     batch_wait       = optional(string, "10ms")
     batch_max_orders = optional(number, 200)
+    # Retired: declared per aggregation since aggregations are data. Kept
+    # in the type only so that a tfvars still setting one fails the
+    # validation below instead of being dropped without a word.
+    aggregation      = optional(string)
+    aggregation_key  = optional(string)
+    window_size      = optional(string)
+    out_of_orderness = optional(string)
+    idle_timeout     = optional(string)
+    early_delay      = optional(string)
+    allowed_lateness = optional(string)
+    late_delay       = optional(string)
+    accumulation     = optional(string)
   })
   default = {}
+
+  validation {
+    condition = alltrue([for v in [
+      var.stream.aggregation, var.stream.aggregation_key, var.stream.window_size, var.stream.out_of_orderness,
+      var.stream.idle_timeout, var.stream.early_delay, var.stream.allowed_lateness, var.stream.late_delay, var.stream.accumulation,
+    ] : v == null])
+    error_message = "stream.aggregation, aggregation_key, window_size, out_of_orderness, idle_timeout, early_delay, allowed_lateness, late_delay and accumulation are no longer settings: each aggregation declares them in internal/aggregation/declarations/<name>.json (alpipe aggregations lists them). Remove them from your variables."
+  }
 
   validation {
     condition = alltrue([for d in [var.stream.tick_lease, var.stream.max_clock_skew] :

@@ -176,3 +176,13 @@ run "project_number_instead_of_id" {
   }
   expect_failures = [var.project_id]
 }
+
+# What each aggregation computes is declared as data now: a variable file
+# still setting it fails instead of being silently dropped.
+run "retired_aggregation_settings" {
+  command = plan
+  variables {
+    stream = { accumulation = "DISCARDING", window_size = "30m" }
+  }
+  expect_failures = [var.stream]
+}
