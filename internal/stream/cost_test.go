@@ -83,6 +83,7 @@ func TestOrderCost(t *testing.T) {
 	tests := []struct {
 		name   string
 		legacy bool // the store holds a watermark of the previous layout
+		later  time.Duration
 		skus   []string
 		want   cost
 	}{
@@ -90,6 +91,8 @@ func TestOrderCost(t *testing.T) {
 		{name: "one SKU", skus: []string{"A"}, want: cost{Transactions: 1, Reads: 3 + 2*5, Writes: 1 + 5}},
 		{name: "two SKUs", skus: []string{"A", "B"}, want: cost{Transactions: 1, Reads: 3 + 2*9, Writes: 1 + 9}},
 		{name: "one SKU during the upgrade window", legacy: true, skus: []string{"A"}, want: cost{Transactions: 1, Reads: 4 + 2*5, Writes: 1 + 5}},
+		{name: "one SKU after the upgrade window", legacy: true, later: stream.DedupRetention + stream.LegacyDedupMargin,
+			skus: []string{"A"}, want: cost{Transactions: 1, Reads: 3 + 2*5, Writes: 1 + 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,7 +110,7 @@ func TestOrderCost(t *testing.T) {
 				t.Fatal(err)
 			}
 			st.take()
-			res, err := p.Handle(ctx, body("C-1", tt.skus...), at(17, 10))
+			res, err := p.Handle(ctx, body("C-1", tt.skus...), at(17, 10).Add(tt.later))
 			if err != nil || res.Fate() != stream.Accepted {
 				t.Fatalf("%+v %v", res, err)
 			}
