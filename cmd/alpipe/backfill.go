@@ -15,8 +15,10 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // runBackfill ingests every object under a prefix through the file-drop
@@ -57,7 +59,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		defer app.Close()
-		b.Objects, b.Ledger, b.Ingest = objs, app.Ledger(), reingest.Direct{Service: svc}
+		b.Objects, b.Ledger, b.Ingest = objs, app.Ledger, reingest.Direct{Service: svc}
 		lister = objs
 	} else {
 		srv := client.Server{URL: *server}
@@ -67,7 +69,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		defer closeFn()
 		if !gs {
-			bucket = client.LandingBucket
+			bucket = localapi.LandingBucket
 		}
 		b.Objects, b.Ledger, b.Ingest = gcs, srv, srv
 		lister = gcs
@@ -84,7 +86,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		if err := printJSON(stdout, sum); err != nil {
+		if err := render.JSON(stdout, sum); err != nil {
 			return err
 		}
 	} else if err := reingest.WriteSummary(stdout, sum); err != nil {

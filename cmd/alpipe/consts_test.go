@@ -7,21 +7,34 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/sethvargo/go-envconfig"
 
 	"github.com/alpinashop/alpipe/functions"
-	"github.com/alpinashop/alpipe/internal/client"
-	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
-// TestClientNamesMatchTheServer: package client repeats the server's names
-// so as not to link it; this is where a drift would show.
-func TestClientNamesMatchTheServer(t *testing.T) {
-	got := []string{client.DefaultAddr, client.AdminPrefix, client.LandingBucket, client.QuarantineBucket,
-		client.IngestCSVName, client.AggregateOrdersName, client.AdvanceWatermarkName, client.FinalizedType}
-	want := []string{local.DefaultAddr, local.AdminPrefix, local.LandingBucket, local.QuarantineBucket,
-		functions.IngestCSVName, functions.AggregateOrdersName, functions.AdvanceWatermarkName, functions.FinalizedType}
+// TestFunctionRoutesMatchTheFunctions: the client reaches the functions at
+// localapi's names; the wiring table is where a function's name is given.
+// This is where a drift would show.
+func TestFunctionRoutesMatchTheFunctions(t *testing.T) {
+	got := []string{localapi.IngestCSV, localapi.AggregateOrders, localapi.AdvanceWatermark, localapi.FinalizedType}
+	want := []string{functions.IngestCSVName, functions.AggregateOrdersName, functions.AdvanceWatermarkName, functions.FinalizedType}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("client names (-server +client):\n%s", diff)
+		t.Errorf("function names (-functions +localapi):\n%s", diff)
+	}
+}
+
+// TestRemoteWarehouseDefaultIsTheServersRoute: WAREHOUSE_URL's default
+// (a struct tag, which cannot name a constant) is where serve mounts its
+// warehouse.
+func TestRemoteWarehouseDefaultIsTheServersRoute(t *testing.T) {
+	var b config.Backends
+	if err := envconfig.ProcessWith(t.Context(), &envconfig.Config{Target: &b, Lookuper: envconfig.MapLookuper(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	if want := localapi.DefaultURL + localapi.WarehousePath; b.WarehouseURL != want {
+		t.Errorf("WAREHOUSE_URL defaults to %q, want %q", b.WarehouseURL, want)
 	}
 }
 

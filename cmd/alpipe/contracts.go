@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // feedPattern is the feed's object pattern, as declared.
@@ -65,7 +66,7 @@ func runContracts(_ context.Context, args []string, stdout io.Writer) error {
 		docs = append(docs, d)
 	}
 	if *format == "json" {
-		return printJSON(stdout, docs)
+		return render.JSON(stdout, docs)
 	}
 	for i, d := range docs {
 		if i > 0 {
@@ -87,7 +88,7 @@ func runContracts(_ context.Context, args []string, stdout io.Writer) error {
 			rows = append(rows, []string{c.Name, c.Type, req, c.Rules})
 		}
 		var b strings.Builder
-		if err := writeTable(&b, []string{"column", "type", "mode", "rules"}, rows, nil); err != nil {
+		if err := render.Table(&b, []string{"column", "type", "mode", "rules"}, rows, nil); err != nil {
 			return err
 		}
 		for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {

@@ -17,7 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // doctor checks what a laptop needs for the README's two set-up commands
@@ -65,7 +66,7 @@ func realHost() host {
 		serving: func(ctx context.Context, addr string) bool {
 			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/_local/health", nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+localapi.HealthPath, nil)
 			if err != nil {
 				return false
 			}
@@ -210,7 +211,7 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 
 func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	addr := fs.String("addr", client.DefaultAddr, "the address alpipe serve would listen on")
+	addr := fs.String("addr", localapi.DefaultAddr, "the address alpipe serve would listen on")
 	data := fs.String("data", envOr("ALPIPE_DATA_DIR", ".local"), "the data folder alpipe serve would use (default from ALPIPE_DATA_DIR when set)")
 	format := fs.String("format", "text", "text or json")
 	rest, err := parse(fs, args, stdout)
@@ -229,7 +230,7 @@ func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	switch *format {
 	case "json":
-		if err := printJSON(stdout, findings); err != nil {
+		if err := render.JSON(stdout, findings); err != nil {
 			return err
 		}
 	case "text":

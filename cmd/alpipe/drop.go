@@ -12,13 +12,15 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // serverFlag is --server of every client command; ALPIPE_SERVER sets its
 // default for a shell that works with a second server.
 func serverFlag(fs *flag.FlagSet) *string {
-	return fs.String("server", envOr("ALPIPE_SERVER", client.DefaultURL), "URL of a running \"alpipe serve\" (ALPIPE_SERVER overrides the default)")
+	return fs.String("server", envOr("ALPIPE_SERVER", localapi.DefaultURL), "URL of a running \"alpipe serve\" (ALPIPE_SERVER overrides the default)")
 }
 
 func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
@@ -37,12 +39,12 @@ func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	srv := client.Server{URL: *server}
 	if *uploadOnly {
-		attrs, err := srv.Upload(ctx, client.LandingBucket, name, pos[0])
+		attrs, err := srv.Upload(ctx, localapi.LandingBucket, name, pos[0])
 		if err != nil {
 			return err
 		}
 		if *format == "json" {
-			return printJSON(stdout, attrs)
+			return render.JSON(stdout, attrs)
 		}
 		fmt.Fprintf(stdout, "uploaded gs://%s/%s generation %d (not ingested)\n", attrs.Bucket, attrs.Name, attrs.Generation)
 		return nil
@@ -52,7 +54,7 @@ func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		return printJSON(stdout, rec)
+		return render.JSON(stdout, rec)
 	}
 	printRecord(stdout, rec)
 	return nil

@@ -34,6 +34,11 @@ var helps = map[string]helpText{
 		args:     "FILE  a local CSV export, checked against the contract its object name matches (--object, default as for drop). Nothing is loaded; no server is needed.",
 		examples: []string{"alpipe validate testdata/exportaciones/2026/03/14/pedidos-erp.csv --object exportaciones/2026/03/14/pedidos-erp.csv"},
 	},
+	"aggregations": {
+		usage:    "alpipe aggregations [--format text|json]",
+		args:     "none. Lists the declared event-time aggregations (internal/aggregation/declarations): window, key, measures, delays, accumulation, panes table and view. No server is needed.",
+		examples: []string{"alpipe aggregations", "alpipe aggregations --format json"},
+	},
 	"contracts": {
 		usage:    "alpipe contracts [--format text|json]",
 		args:     "none. Lists the embedded feeds: object pattern, table, columns, types and rules. No server is needed.",

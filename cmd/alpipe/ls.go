@@ -9,9 +9,11 @@ import (
 	"os"
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // runLs lists objects of the local buckets, as `gcloud storage ls -l` does:
@@ -62,7 +64,7 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 			// stdout stays one JSON document; the cut is said aside.
 			fmt.Fprintf(os.Stderr, "alpipe ls: first %s only; --max 0 lists all\n", plural(len(files), "object", "objects"))
 		}
-		return printJSON(stdout, files)
+		return render.JSON(stdout, files)
 	}
 	if len(files) == 0 {
 		fmt.Fprintf(stdout, "no objects under gs://%s/%s\n", bucket, prefix)
@@ -70,9 +72,9 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	rows := make([][]string, 0, len(files))
 	for _, a := range files {
-		rows = append(rows, []string{a.Created.UTC().Format("2006-01-02T15:04:05Z"), thousands(a.Size), fmt.Sprint(a.Generation), "gs://" + a.Bucket + "/" + a.Name})
+		rows = append(rows, []string{a.Created.UTC().Format("2006-01-02T15:04:05Z"), render.Thousands(a.Size), fmt.Sprint(a.Generation), "gs://" + a.Bucket + "/" + a.Name})
 	}
-	if err := writeTable(stdout, []string{"created", "bytes", "generation", "object"}, rows, []kind{kindText, kindInt, kindInt, kindText}); err != nil {
+	if err := render.Table(stdout, []string{"created", "bytes", "generation", "object"}, rows, []render.Kind{render.Text, render.Int, render.Int, render.Text}); err != nil {
 		return err
 	}
 	if more {
@@ -86,7 +88,7 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 // lsTarget reads PREFIX (of the landing bucket) or gs://BUCKET/PREFIX of
 // one of the local buckets, refusing names the server would refuse.
 func lsTarget(pos []string) (bucket, prefix string, err error) {
-	bucket = client.LandingBucket
+	bucket = localapi.LandingBucket
 	if len(pos) == 1 {
 		b, p, gs, err := reingest.ParseGS(pos[0])
 		if err != nil {

@@ -6,6 +6,7 @@
 //	alpipe drop FILE [--object PATH] [--upload-only] [--format text|json] [--server URL]
 //	alpipe validate FILE [--object PATH]          (no server: a dry run of the contract)
 //	alpipe contracts                              (no server: feeds, patterns, columns)
+//	alpipe aggregations                           (no server: windows, keys, delays, tables)
 //	alpipe query SQL [--max-rows 100] [--format table|csv|json|jsonl] [--output FILE] [--server URL]
 //	alpipe tables [--format text|json]                (no server: the dataset's tables and views)
 //	alpipe schema TABLE [--format text|json]          (no server: one table's columns)
@@ -25,7 +26,7 @@
 // alpipe COMMAND --help shows each command's arguments, flags and example.
 // Errors are one line on stderr (under it, a query error may show its SQL
 // line and caret) and a non-zero exit; --format json is one
-// document in one style (see printJSON). Client commands talk to serve
+// document in one style (see render.JSON). Client commands talk to serve
 // through package client and fail at once when it does not answer.
 package main
 
@@ -40,6 +41,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
@@ -55,6 +57,7 @@ func commands() []command {
 		{"drop", "upload a file to the local landing bucket and ingest it", runDrop},
 		{"validate", "check a file against its contract without loading it (a dry run)", runValidate},
 		{"contracts", "list the feeds: object patterns, tables, columns and rules", runContracts},
+		{"aggregations", "list the event-time aggregations: windows, keys, delays and tables", runAggregations},
 		{"query", "run SQL on the local warehouse", runQuery},
 		{"tables", "list the warehouse's tables and views (no server needed)", runTables},
 		{"schema", "show a table's columns, types and descriptions (no server needed)", runSchema},
@@ -176,7 +179,7 @@ func reexecWithAllocatorSettings() {
 // report writes a command's report as JSON or as its own text.
 func report(w io.Writer, format string, rep interface{ WriteText(io.Writer) error }) error {
 	if format == "json" {
-		return printJSON(w, rep)
+		return render.JSON(w, rep)
 	}
 	return rep.WriteText(w)
 }

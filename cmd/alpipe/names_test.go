@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
 // TestBadNamesRefusedBeforeAnyRequest: drop, validate and quarantine refuse
@@ -28,8 +29,8 @@ func TestBadNamesRefusedBeforeAnyRequest(t *testing.T) {
 		{name: "drop out of the bucket", args: []string{"drop", erpFile, "--object", "exportaciones/../../alpinashop-cuarentena/x.csv"}, want: "empty, . or .. segment"},
 		{name: "validate with a carriage return", args: []string{"validate", erpFile, "--object", "exportaciones/2026/03/14/a\r.csv"}, want: "U+000D"},
 		{name: "quarantine get of another bucket by path", args: []string{"quarantine", "get", "../alpinashop-catalogo/exportaciones/x.csv"}, want: "empty, . or .. segment"},
-		{name: "quarantine get of another bucket by URL", args: []string{"quarantine", "get", "gs://alpinashop-catalogo/exportaciones/x.csv"}, want: "quarantine get reads only gs://" + client.QuarantineBucket},
-		{name: "quarantine get leaving by URL", args: []string{"quarantine", "get", "gs://" + client.QuarantineBucket + "/../x"}, want: ".. segment"},
+		{name: "quarantine get of another bucket by URL", args: []string{"quarantine", "get", "gs://alpinashop-catalogo/exportaciones/x.csv"}, want: "quarantine get reads only gs://" + localapi.QuarantineBucket},
+		{name: "quarantine get leaving by URL", args: []string{"quarantine", "get", "gs://" + localapi.QuarantineBucket + "/../x"}, want: ".. segment"},
 		{name: "quarantine ls with a newline", args: []string{"quarantine", "ls", "cuarentena/\n"}, want: "U+000A"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,7 +47,7 @@ func TestBadNamesRefusedBeforeAnyRequest(t *testing.T) {
 }
 
 func TestQuarantineObject(t *testing.T) {
-	q := client.QuarantineBucket
+	q := localapi.QuarantineBucket
 	for _, tc := range []struct {
 		name, arg, wantName, wantErr string
 	}{

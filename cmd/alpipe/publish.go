@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
@@ -46,12 +48,12 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 			return fmt.Errorf("publish: is the Pub/Sub emulator running at PUBSUB_EMULATOR_HOST=%s? %w", os.Getenv("PUBSUB_EMULATOR_HOST"), err)
 		}
 		if *format == "json" {
-			return printJSON(stdout, struct {
+			return render.JSON(stdout, struct {
 				Published int    `json:"published"`
 				Topic     string `json:"topic"`
-			}{n, "projects/" + *project + "/topics/" + client.Topic})
+			}{n, "projects/" + *project + "/topics/" + localapi.Topic})
 		}
-		fmt.Fprintf(stdout, "published %d orders to projects/%s/topics/%s on the emulator at %s\n", n, *project, client.Topic, os.Getenv("PUBSUB_EMULATOR_HOST"))
+		fmt.Fprintf(stdout, "published %d orders to projects/%s/topics/%s on the emulator at %s\n", n, *project, localapi.Topic, os.Getenv("PUBSUB_EMULATOR_HOST"))
 		return nil
 	}
 	srv := client.Server{URL: *server}
@@ -71,13 +73,13 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 			results = append(results, res.Result)
 			continue
 		}
-		fmt.Fprintln(stdout, resultLine(res.Result, st.EventTime))
+		fmt.Fprintln(stdout, render.OrderLine(res.Result, st.EventTime))
 	}
 	if *format == "json" {
 		if results == nil {
 			results = []stream.Result{}
 		}
-		return printJSON(stdout, results)
+		return render.JSON(stdout, results)
 	}
 	return nil
 }
@@ -116,9 +118,9 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("tick: %w", err)
 	}
 	if *format == "json" {
-		return printJSON(stdout, res)
+		return render.JSON(stdout, res)
 	}
-	printTick(stdout, res)
+	render.Tick(stdout, res)
 	return nil
 }
 

@@ -10,9 +10,11 @@ import (
 	"path"
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // runQuarantine lists and fetches quarantine files through the server's
@@ -63,7 +65,7 @@ func quarantineList(ctx context.Context, srv client.Server, prefix, format strin
 	}
 	defer closeFn()
 	var files []objects.Attrs
-	for a, err := range gcs.List(ctx, client.QuarantineBucket, prefix) {
+	for a, err := range gcs.List(ctx, localapi.QuarantineBucket, prefix) {
 		if err != nil {
 			return fmt.Errorf("quarantine ls: %w", err)
 		}
@@ -73,20 +75,20 @@ func quarantineList(ctx context.Context, srv client.Server, prefix, format strin
 		if files == nil {
 			files = []objects.Attrs{}
 		}
-		return printJSON(stdout, files)
+		return render.JSON(stdout, files)
 	}
 	if len(files) == 0 {
-		fmt.Fprintf(stdout, "no quarantine files under gs://%s/%s\n", client.QuarantineBucket, prefix)
+		fmt.Fprintf(stdout, "no quarantine files under gs://%s/%s\n", localapi.QuarantineBucket, prefix)
 		return nil
 	}
 	rows := make([][]string, 0, len(files))
 	for _, a := range files {
-		rows = append(rows, []string{a.Created.UTC().Format("2006-01-02T15:04:05Z"), thousands(a.Size), a.Name})
+		rows = append(rows, []string{a.Created.UTC().Format("2006-01-02T15:04:05Z"), render.Thousands(a.Size), a.Name})
 	}
-	if err := writeTable(stdout, []string{"created", "bytes", "object"}, rows, []kind{kindText, kindInt, kindText}); err != nil {
+	if err := render.Table(stdout, []string{"created", "bytes", "object"}, rows, []render.Kind{render.Text, render.Int, render.Text}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "(%s; alpipe quarantine get OBJECT fetches one)\n", counted(len(files), "file", "files"))
+	fmt.Fprintf(stdout, "(%s; alpipe quarantine get OBJECT fetches one)\n", render.Counted(len(files), "file", "files"))
 	return nil
 }
 
@@ -126,7 +128,7 @@ func quarantineGet(ctx context.Context, srv client.Server, arg, out string, stdo
 	if err != nil {
 		return fmt.Errorf("quarantine get: write %s: %w", out, err)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s bytes)\n", out, thousands(n))
+	fmt.Fprintf(stdout, "wrote %s (%s bytes)\n", out, render.Thousands(n))
 	return nil
 }
 
@@ -139,11 +141,11 @@ func quarantineObject(arg string) (bucket, name string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if gs && bucket != client.QuarantineBucket {
-		return "", "", fmt.Errorf("%q is not in the quarantine bucket: quarantine get reads only gs://%s", arg, client.QuarantineBucket)
+	if gs && bucket != localapi.QuarantineBucket {
+		return "", "", fmt.Errorf("%q is not in the quarantine bucket: quarantine get reads only gs://%s", arg, localapi.QuarantineBucket)
 	}
 	if err := objname.Local(name); err != nil {
 		return "", "", err
 	}
-	return client.QuarantineBucket, name, nil
+	return localapi.QuarantineBucket, name, nil
 }

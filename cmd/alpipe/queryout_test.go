@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
 // TestQueryErrorsReadAsSentences: what a person sees after "alpipe: " is
@@ -74,8 +74,8 @@ func TestQueryOneTrailingSemicolon(t *testing.T) {
 }
 
 // TestQueryOutputFile: --output streams every row (not --max-rows' 100)
-// to the file, in csv or jsonl by flag or by extension, says how many, and
-// leaves nothing else in the folder.
+// to the file, in csv or jsonl by flag or by extension (money with its
+// scale in both), says how many, and leaves nothing else in the folder.
 func TestQueryOutputFile(t *testing.T) {
 	const sql = "SELECT i AS id_linea, 'a,b&c' AS s, CAST(i * 0.25 AS DECIMAL(10,2)) AS importe FROM range(3) t(i)"
 	tests := []struct {
@@ -85,11 +85,11 @@ func TestQueryOutputFile(t *testing.T) {
 		wantFile string
 	}{
 		{name: "csv by extension", file: "out.csv",
-			wantFile: "id_linea,s,importe\n0,\"a,b&c\",0\n1,\"a,b&c\",0.25\n2,\"a,b&c\",0.5\n"},
+			wantFile: "id_linea,s,importe\n0,\"a,b&c\",0.00\n1,\"a,b&c\",0.25\n2,\"a,b&c\",0.50\n"},
 		{name: "jsonl by extension", file: "out.jsonl",
-			wantFile: `{"id_linea":0,"s":"a,b&c","importe":"0"}` + "\n" + `{"id_linea":1,"s":"a,b&c","importe":"0.25"}` + "\n" + `{"id_linea":2,"s":"a,b&c","importe":"0.5"}` + "\n"},
+			wantFile: `{"id_linea":0,"s":"a,b&c","importe":"0.00"}` + "\n" + `{"id_linea":1,"s":"a,b&c","importe":"0.25"}` + "\n" + `{"id_linea":2,"s":"a,b&c","importe":"0.50"}` + "\n"},
 		{name: "jsonl by flag", file: "out.txt", args: []string{"--format", "jsonl"},
-			wantFile: `{"id_linea":0,"s":"a,b&c","importe":"0"}` + "\n" + `{"id_linea":1,"s":"a,b&c","importe":"0.25"}` + "\n" + `{"id_linea":2,"s":"a,b&c","importe":"0.5"}` + "\n"},
+			wantFile: `{"id_linea":0,"s":"a,b&c","importe":"0.00"}` + "\n" + `{"id_linea":1,"s":"a,b&c","importe":"0.25"}` + "\n" + `{"id_linea":2,"s":"a,b&c","importe":"0.50"}` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,7 +135,7 @@ func TestQueryOutputCutLeavesNoFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", client.QueryContentType)
+				w.Header().Set("Content-Type", localapi.QueryContentType)
 				w.WriteHeader(tt.status)
 				_, _ = io.WriteString(w, tt.body)
 			}))

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // printRecord prints one file's outcome on a few lines, naming the
@@ -15,7 +16,7 @@ func printRecord(w io.Writer, rec ledger.Record) {
 	if rec.Feed != "" {
 		fmt.Fprintf(w, "  feed: %s", rec.Feed)
 	}
-	fmt.Fprintf(w, "\n  rows read/loaded/quarantined: %s/%s/%s\n", thousands(rec.Counts.Read), thousands(rec.Counts.Loaded), thousands(rec.Counts.Quarantined))
+	fmt.Fprintf(w, "\n  rows read/loaded/quarantined: %s/%s/%s\n", render.Thousands(rec.Counts.Read), render.Thousands(rec.Counts.Loaded), render.Thousands(rec.Counts.Quarantined))
 	if rec.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", rec.Reason)
 	}
@@ -23,6 +24,6 @@ func printRecord(w io.Writer, rec ledger.Record) {
 		fmt.Fprintf(w, "  duplicate of: %s\n", rec.DuplicateOf)
 	}
 	if rec.Quarantine != "" {
-		fmt.Fprintf(w, "  quarantine: gs://%s/%s\n  fetch it:   alpipe quarantine get %s\n", client.QuarantineBucket, rec.Quarantine, rec.Quarantine)
+		fmt.Fprintf(w, "  quarantine: gs://%s/%s\n  fetch it:   alpipe quarantine get %s\n", localapi.QuarantineBucket, rec.Quarantine, rec.Quarantine)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/replay"
 )
 
@@ -66,7 +67,7 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := (client.Server{URL: *server}).Ping(ctx); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	rep, err := postReplay(ctx, strings.TrimSuffix(*server, "/")+client.AdminPrefix+"replay?"+q.Encode(), body)
+	rep, err := postReplay(ctx, strings.TrimSuffix(*server, "/")+localapi.ReplayPath+"?"+q.Encode(), body)
 	if err != nil {
 		return err
 	}

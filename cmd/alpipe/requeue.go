@@ -10,7 +10,9 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // runRequeue turns a fixed quarantine file into a new landing object of its
@@ -21,7 +23,7 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 	server := serverFlag(fs)
 	file := fs.String("file", "", "read the fixed rows from this local copy of the quarantine file instead of the object")
 	object := fs.String("object", "", "name of the new landing object (default <source>.requeue-<UTC time>.csv next to the source)")
-	landing := fs.String("landing", client.LandingBucket, "landing bucket, when the quarantine object lost its source metadata")
+	landing := fs.String("landing", localapi.LandingBucket, "landing bucket, when the quarantine object lost its source metadata")
 	declared := fs.Bool("declared-header", false, "write the feed's declared header instead of the source file's")
 	format := fs.String("format", "text", "output: text or json")
 	pos, err := parse(fs, args, stdout)
@@ -61,7 +63,7 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		defer closeFn()
 		if !gs {
-			bucket = client.QuarantineBucket
+			bucket = localapi.QuarantineBucket
 		}
 		r.Objects, r.Ingest = gcs, srv
 	}
@@ -79,7 +81,7 @@ func runRequeue(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *format == "json" {
-		return printJSON(stdout, res)
+		return render.JSON(stdout, res)
 	}
 	reingest.WriteRequeue(stdout, res, bucket)
 	return nil

@@ -13,12 +13,13 @@ import (
 	"golang.org/x/term"
 
 	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
 func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", local.DefaultAddr, "listen address")
+	addr := fs.String("addr", localapi.DefaultAddr, "listen address")
 	data := fs.String("data", envOr("ALPIPE_DATA_DIR", ".local"), "data folder for the embedded backends (its default comes from ALPIPE_DATA_DIR when set)")
 	virtual := fs.Bool("virtual-clock", false, "processing time moves only by \"alpipe tick --now T\"")
 	start := fs.String("start", "", "start of the virtual clock (RFC 3339; default now)")

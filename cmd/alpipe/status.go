@@ -16,6 +16,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/status"
 )
@@ -67,7 +68,7 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 				return err
 			}
 			defer proc.App.Close()
-			if recs, err = proc.App.Ledger().List(ctx); err != nil {
+			if recs, err = proc.App.Ledger.List(ctx); err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
 		} else if recs, err = (client.Server{URL: *server}).Ledger(ctx); err != nil {
@@ -106,7 +107,7 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("status: %w", err)
 	}
 	if *format == "json" {
-		return printJSON(stdout, rep)
+		return render.JSON(stdout, rep)
 	}
 	return status.WriteText(stdout, rep)
 }
@@ -134,7 +135,7 @@ func objectHistory(ctx context.Context, srv client.Server, arg, format string, s
 	}
 	sort.Slice(mine, func(i, j int) bool { return mine[i].Key.Generation < mine[j].Key.Generation })
 	if format == "json" {
-		return printJSON(stdout, mine)
+		return render.JSON(stdout, mine)
 	}
 	for i, r := range mine {
 		if i > 0 {

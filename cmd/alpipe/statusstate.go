@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // ledgerStates are the states `status --state` accepts, in the order a
@@ -46,7 +47,7 @@ func filesInState(recs []ledger.Record, state ledger.State, max int, format stri
 		if mine == nil {
 			mine = []ledger.Record{}
 		}
-		return printJSON(stdout, mine)
+		return render.JSON(stdout, mine)
 	}
 	if len(mine) == 0 {
 		fmt.Fprintf(stdout, "no files in state %s\n", state)
@@ -56,7 +57,7 @@ func filesInState(recs []ledger.Record, state ledger.State, max int, format stri
 	for _, r := range mine {
 		rows = append(rows, []string{r.StartedAt.UTC().Format("2006-01-02T15:04:05Z"), fmt.Sprint(r.Key.Generation), "gs://" + r.Key.Bucket + "/" + r.Key.Object, oneLineReason(r.Reason)})
 	}
-	if err := writeTable(stdout, []string{"started", "generation", "object", "reason"}, rows, []kind{kindText, kindInt, kindText, kindText}); err != nil {
+	if err := render.Table(stdout, []string{"started", "generation", "object", "reason"}, rows, []render.Kind{render.Text, render.Int, render.Text, render.Text}); err != nil {
 		return err
 	}
 	if more > 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -26,18 +27,27 @@ type tableDoc struct {
 	Description string            `json:"description,omitempty"`
 }
 
-// viewDocs are the views: their columns are those of the table they read.
-var viewDocs = []tableDoc{{
-	Table: warehouse.VentasHoraPais, Kind: "view", Over: warehouse.VentasHoraPaisPaneles,
-	Description: "the latest pane of each (window_start, pais): the dashboard's figures",
-}}
+// viewDocs are the views, one per declared aggregation: their columns are
+// those of the table they read.
+func viewDocs() []tableDoc {
+	var docs []tableDoc
+	for _, v := range warehouse.Views() {
+		what := "the latest pane"
+		if v.Accumulation == warehouse.Discarding {
+			what = "the sum of the panes"
+		}
+		docs = append(docs, tableDoc{Table: v.Name, Kind: "view", Over: v.Panes,
+			Description: what + " of each (window_start, " + v.Key + "): the dashboard's figures"})
+	}
+	return docs
+}
 
 func tableDocs() []tableDoc {
 	var docs []tableDoc
 	for _, t := range warehouse.Tables() {
 		docs = append(docs, tableDoc{Table: t.Name, Kind: "table", PartitionBy: t.PartitionField, ClusteredBy: t.Clustering, Columns: t.Schema})
 	}
-	for _, v := range viewDocs {
+	for _, v := range viewDocs() {
 		t, err := warehouse.Lookup(v.Over)
 		if err == nil {
 			v.Columns = t.Schema
@@ -65,7 +75,7 @@ func runTables(_ context.Context, args []string, stdout io.Writer) error {
 		for i := range docs {
 			docs[i].Columns = nil
 		}
-		return printJSON(stdout, docs)
+		return render.JSON(stdout, docs)
 	}
 	rows := make([][]string, 0, len(docs))
 	for _, d := range docs {
@@ -75,7 +85,7 @@ func runTables(_ context.Context, args []string, stdout io.Writer) error {
 		}
 		rows = append(rows, []string{d.Table, d.Kind, fmt.Sprint(len(d.Columns)), layout})
 	}
-	if err := writeTable(stdout, []string{"table", "kind", "columns", "layout"}, rows, []kind{kindText, kindText, kindInt, kindText}); err != nil {
+	if err := render.Table(stdout, []string{"table", "kind", "columns", "layout"}, rows, []render.Kind{render.Text, render.Text, render.Int, render.Text}); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "(dataset alpinashop_analitica; alpipe schema TABLE shows the columns)")
@@ -103,7 +113,7 @@ func runSchema(_ context.Context, args []string, stdout io.Writer) error {
 			continue
 		}
 		if *format == "json" {
-			return printJSON(stdout, d)
+			return render.JSON(stdout, d)
 		}
 		rows := make([][]string, 0, len(d.Columns))
 		for _, c := range d.Columns {
@@ -112,7 +122,7 @@ func runSchema(_ context.Context, args []string, stdout io.Writer) error {
 		if d.Kind == "view" {
 			fmt.Fprintf(stdout, "%s: a view over %s, %s\n", d.Table, d.Over, d.Description)
 		}
-		return writeTable(stdout, []string{"column", "type", "mode", "description"}, rows, []kind{kindText, kindText, kindText, kindText})
+		return render.Table(stdout, []string{"column", "type", "mode", "description"}, rows, []render.Kind{render.Text, render.Text, render.Text, render.Text})
 	}
 	if s := suggest(pos[0], names); s != "" {
 		return fmt.Errorf("schema: no table %q: did you mean %q? (alpipe tables lists them)", pos[0], s)

@@ -29,7 +29,9 @@ func TestTablesListsEveryTableAndTheView(t *testing.T) {
 	for _, tb := range warehouse.Tables() {
 		want = append(want, tb.Name+" table")
 	}
-	want = append(want, warehouse.VentasHoraPais+" view")
+	for _, v := range warehouse.Views() {
+		want = append(want, v.Name+" view")
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tables (-want +got):\n%s", diff)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/record"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -56,7 +57,7 @@ func runValidate(_ context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("validate: %w", err)
 	}
 	if *format == "json" {
-		err = printJSON(stdout, v)
+		err = render.JSON(stdout, v)
 	} else {
 		err = v.writeText(stdout)
 	}
@@ -67,7 +68,7 @@ func runValidate(_ context.Context, args []string, stdout io.Writer) error {
 	case v.FileReason != "":
 		return fmt.Errorf("validate: %s would be rejected whole: %s", pos[0], v.FileReason)
 	case v.Rejected > 0:
-		return fmt.Errorf("validate: %s of %s rows would be quarantined", thousands(v.Rejected), thousands(v.Read))
+		return fmt.Errorf("validate: %s of %s rows would be quarantined", render.Thousands(v.Rejected), render.Thousands(v.Read))
 	}
 	return nil
 }
@@ -158,7 +159,7 @@ func (v *validation) writeText(w io.Writer) error {
 	if v.FileReason != "" {
 		fmt.Fprintf(w, "  FILE REJECTED: %s\n", v.FileReason)
 	}
-	fmt.Fprintf(w, "  rows read/valid/rejected: %s/%s/%s\n", thousands(v.Read), thousands(v.Valid), thousands(v.Rejected))
+	fmt.Fprintf(w, "  rows read/valid/rejected: %s/%s/%s\n", render.Thousands(v.Read), render.Thousands(v.Valid), render.Thousands(v.Rejected))
 	if len(v.Rejects) > 0 {
 		codes := make([]string, 0, len(v.Rejects))
 		for c := range v.Rejects {
@@ -169,10 +170,10 @@ func (v *validation) writeText(w io.Writer) error {
 		})
 		rows := make([][]string, 0, len(codes))
 		for _, c := range codes {
-			rows = append(rows, []string{c, thousands(v.Rejects[c])})
+			rows = append(rows, []string{c, render.Thousands(v.Rejects[c])})
 		}
 		fmt.Fprintln(w)
-		if err := writeTable(w, []string{"reject", "rows"}, rows, []kind{kindText, kindInt}); err != nil {
+		if err := render.Table(w, []string{"reject", "rows"}, rows, []render.Kind{render.Text, render.Int}); err != nil {
 			return err
 		}
 	}
@@ -180,9 +181,9 @@ func (v *validation) writeText(w io.Writer) error {
 		fmt.Fprintln(w)
 		rows := make([][]string, 0, len(v.Examples))
 		for _, e := range v.Examples {
-			rows = append(rows, []string{thousands(e.Line), e.Code, e.Detail})
+			rows = append(rows, []string{render.Thousands(e.Line), e.Code, e.Detail})
 		}
-		if err := writeTable(w, []string{"line", "reject", "detail"}, rows, []kind{kindInt, kindText, kindText}); err != nil {
+		if err := render.Table(w, []string{"line", "reject", "detail"}, rows, []render.Kind{render.Int, render.Text, render.Text}); err != nil {
 			return err
 		}
 	}

@@ -17,24 +17,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/alpinashop/alpipe/internal/localapi"
 )
-
-// The server's names, repeated here so that this package need not import
-// the server (cmd/alpipe's tests check they agree).
-const (
-	DefaultAddr      = "127.0.0.1:8080"
-	AdminPrefix      = "/_local/"
-	LandingBucket    = "alpinashop-catalogo"
-	QuarantineBucket = "alpinashop-cuarentena"
-
-	IngestCSVName        = "IngestCSV"
-	AggregateOrdersName  = "AggregateOrders"
-	AdvanceWatermarkName = "AdvanceWatermark"
-	FinalizedType        = "google.cloud.storage.object.v1.finalized"
-)
-
-// DefaultURL is where client commands look for the server.
-const DefaultURL = "http://" + DefaultAddr
 
 // Server is a running `alpipe serve`, by its base URL.
 type Server struct {
@@ -65,11 +50,11 @@ func (s Server) base() string { return strings.TrimSuffix(s.URL, "/") }
 func (s Server) Ping(ctx context.Context) error {
 	u, err := url.Parse(s.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Errorf("--server %q: want a URL such as %s", s.URL, DefaultURL)
+		return fmt.Errorf("--server %q: want a URL such as %s", s.URL, localapi.DefaultURL)
 	}
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base()+AdminPrefix+"health", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base()+localapi.HealthPath, nil)
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// TestLinksNoServer keeps the client light: a client command must not link
+// TestLinksNoServer keeps the client light (and the contract, the renderer
+// and the ops packages it runs): a client command must not link
 // the local server, the composition root or DuckDB (minutes of cgo build,
 // and a second process must never open the server's files).
 func TestLinksNoServer(t *testing.T) {
-	for _, pkg := range []string{"../client", "../ops"} {
+	for _, pkg := range []string{"../client", "../localapi", "../render", "../reingest", "../status"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

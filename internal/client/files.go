@@ -23,6 +23,7 @@ import (
 	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
@@ -98,7 +99,7 @@ func (s Server) Upload(ctx context.Context, bucket, object, file string) (object
 func FinalizeEvent(a objects.Attrs, now time.Time) (cloudevents.Event, error) {
 	e := cloudevents.NewEvent()
 	e.SetID(randomID())
-	e.SetType(FinalizedType)
+	e.SetType(localapi.FinalizedType)
 	e.SetSource("//storage.googleapis.com/projects/_/buckets/" + a.Bucket)
 	e.SetSubject("objects/" + a.Name)
 	e.SetTime(now)
@@ -153,7 +154,7 @@ func Deliver(ctx context.Context, url string, e cloudevents.Event) (int, error) 
 // Drop uploads file to the landing bucket, delivers its finalize event to
 // IngestCSV and waits for the ledger to hold the final outcome.
 func (s Server) Drop(ctx context.Context, object, file string) (ledger.Record, error) {
-	attrs, err := s.Upload(ctx, LandingBucket, object, file)
+	attrs, err := s.Upload(ctx, localapi.LandingBucket, object, file)
 	if err != nil {
 		return ledger.Record{}, err
 	}
@@ -169,7 +170,7 @@ func (s Server) Notify(ctx context.Context, attrs objects.Attrs) (ledger.Record,
 	}
 	key := ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation}
 	for delay := 100 * time.Millisecond; ; delay *= 2 {
-		status, err := Deliver(ctx, s.base()+"/"+IngestCSVName, e)
+		status, err := Deliver(ctx, s.base()+localapi.FunctionPath(localapi.IngestCSV), e)
 		if err == nil {
 			return s.FetchRecord(ctx, key)
 		}
@@ -192,16 +193,15 @@ func (s Server) Notify(ctx context.Context, attrs objects.Attrs) (ledger.Record,
 
 // FetchRecord reads one ledger record from the server.
 func (s Server) FetchRecord(ctx context.Context, key ledger.Key) (ledger.Record, error) {
-	q := url.Values{"bucket": {key.Bucket}, "object": {key.Object}, "generation": {strconv.FormatInt(key.Generation, 10)}}
 	var rec ledger.Record
-	_, err := s.getJSON(ctx, AdminPrefix+"ledger?"+q.Encode(), &rec)
+	_, err := s.getJSON(ctx, localapi.LedgerURL(key), &rec)
 	return rec, err
 }
 
 // Ledger reads every ledger record the server holds.
 func (s Server) Ledger(ctx context.Context) ([]ledger.Record, error) {
 	var recs []ledger.Record
-	_, err := s.getJSON(ctx, AdminPrefix+"ledger", &recs)
+	_, err := s.getJSON(ctx, localapi.LedgerPath, &recs)
 	return recs, err
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
 )
 
@@ -27,12 +28,12 @@ func TestUploadRefusesBadNames(t *testing.T) {
 	for _, tc := range []struct {
 		name, bucket, object, want string
 	}{
-		{name: "newline", bucket: client.LandingBucket, object: "exportaciones/a\nb.csv", want: "control character U+000A"},
-		{name: "carriage return", bucket: client.LandingBucket, object: "exportaciones/a\r.csv", want: "U+000D"},
-		{name: "parent segment", bucket: client.LandingBucket, object: "../alpinashop-cuarentena/x.csv", want: "empty, . or .. segment"},
-		{name: "folder placeholder", bucket: client.LandingBucket, object: "exportaciones/", want: "ends in /"},
-		{name: "empty", bucket: client.LandingBucket, object: "", want: "empty"},
-		{name: "too long", bucket: client.LandingBucket, object: strings.Repeat("a", 1025), want: "more than Cloud Storage's 1024"},
+		{name: "newline", bucket: localapi.LandingBucket, object: "exportaciones/a\nb.csv", want: "control character U+000A"},
+		{name: "carriage return", bucket: localapi.LandingBucket, object: "exportaciones/a\r.csv", want: "U+000D"},
+		{name: "parent segment", bucket: localapi.LandingBucket, object: "../alpinashop-cuarentena/x.csv", want: "empty, . or .. segment"},
+		{name: "folder placeholder", bucket: localapi.LandingBucket, object: "exportaciones/", want: "ends in /"},
+		{name: "empty", bucket: localapi.LandingBucket, object: "", want: "empty"},
+		{name: "too long", bucket: localapi.LandingBucket, object: strings.Repeat("a", 1025), want: "more than Cloud Storage's 1024"},
 		{name: "bucket with a path", bucket: "../alpinashop-catalogo", object: "x.csv", want: "bucket name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestDeliverFailsBeforeHTTP(t *testing.T) {
 		{name: "nothing listening", url: "http://127.0.0.1:1", object: "exportaciones/x.csv", wantErr: "connection refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := client.FinalizeEvent(objects.Attrs{Bucket: client.LandingBucket, Name: tc.object, Generation: 1}, time.Now())
+			e, err := client.FinalizeEvent(objects.Attrs{Bucket: localapi.LandingBucket, Name: tc.object, Generation: 1}, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +88,7 @@ func TestNotifySaysWhyNothingWasDelivered(t *testing.T) {
 		{name: "no server", url: "http://127.0.0.1:1", object: "exportaciones/x.csv", want: "is `alpipe serve` running", unreachable: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := client.Server{URL: tc.url}.Notify(context.Background(), objects.Attrs{Bucket: client.LandingBucket, Name: tc.object, Generation: 1})
+			_, err := client.Server{URL: tc.url}.Notify(context.Background(), objects.Attrs{Bucket: localapi.LandingBucket, Name: tc.object, Generation: 1})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, client.ErrUnreachable) != tc.unreachable {
 				t.Errorf("Notify = %v, want an error containing %q (unreachable %v)", err, tc.want, tc.unreachable)
 			}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -19,12 +18,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
-
-// Topic is the topic the web application publishes orders on.
-const Topic = "pedidos-nuevos"
 
 // Step is one line of an orders file: an order to publish (with its event
 // time and, for stories, the processing time it arrives at), or a tick.
@@ -133,7 +130,7 @@ func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (Push
 	if err != nil {
 		return PushResult{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base()+"/"+AggregateOrdersName, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base()+localapi.FunctionPath(localapi.AggregateOrders), bytes.NewReader(body))
 	if err != nil {
 		return PushResult{}, err
 	}
@@ -171,7 +168,7 @@ func PublishEmulator(ctx context.Context, project string, steps []Step) (int, er
 		return 0, fmt.Errorf("pubsub client: %w", err)
 	}
 	defer client.Close()
-	topic := "projects/" + project + "/topics/" + Topic
+	topic := "projects/" + project + "/topics/" + localapi.Topic
 	if _, err := client.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: topic}); err != nil && status.Code(err) != codes.AlreadyExists {
 		return 0, fmt.Errorf("create topic %s: %w", topic, err)
 	}
@@ -195,16 +192,14 @@ func PublishEmulator(ctx context.Context, project string, steps []Step) (int, er
 // SetClock moves a virtual-clock server's processing time to t and
 // returns the time the server's clock then shows.
 func (s Server) SetClock(ctx context.Context, t time.Time) (time.Time, error) {
-	var out struct {
-		Now time.Time `json:"now"`
-	}
-	_, err := s.postJSON(ctx, AdminPrefix+"clock?now="+url.QueryEscape(t.UTC().Format(time.RFC3339Nano)), nil, &out)
+	var out localapi.ClockAnswer
+	_, err := s.postJSON(ctx, localapi.ClockURL(t), nil, &out)
 	return out.Now, err
 }
 
 // Tick calls AdvanceWatermark as Cloud Scheduler does (a plain POST).
 func (s Server) Tick(ctx context.Context) (stream.TickResult, error) {
 	var res stream.TickResult
-	_, err := s.postJSON(ctx, "/"+AdvanceWatermarkName, strings.NewReader("{}"), &res)
+	_, err := s.postJSON(ctx, localapi.FunctionPath(localapi.AdvanceWatermark), strings.NewReader("{}"), &res)
 	return res, err
 }

@@ -8,49 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
-
-// QueryRequest is the body of POST /_local/query. MaxRows asks for at most
-// that many rows (0: as many as the server's cap allows); the server refuses
-// a MaxRows above its cap rather than quietly sending fewer.
-type QueryRequest struct {
-	SQL     string `json:"sql"`
-	MaxRows int64  `json:"max_rows,omitempty"`
-}
-
-// The answer to POST /_local/query is NDJSON (QueryContentType), written
-// while the warehouse reads it: a head line {"columns":[...]}, one JSON
-// array of cells per row, and an end line {"end":{...}} (QueryEnd). The
-// status goes out with the head, so whatever stops the answer after it (a
-// cap, the timeout, a failing engine) is told by the end line; an answer
-// without its end line was cut on the way. Either way the reader reports
-// an error, never a shorter result as if it were whole.
-const QueryContentType = "application/x-ndjson"
-
-// QueryHead is the first line of an answer.
-type QueryHead struct {
-	Columns []string `json:"columns"`
-}
-
-// QueryEnd is the last line of an answer, {"end":{...}}.
-type QueryEnd struct {
-	Rows int64 `json:"rows"`
-	// More: the request's MaxRows was reached and more rows exist.
-	More bool `json:"more,omitempty"`
-	// Error is set when the answer was stopped before its last row; Limit
-	// then names the setting that stopped it, if one did.
-	Error string `json:"error,omitempty"`
-	Limit string `json:"limit,omitempty"`
-}
-
-// QueryTail wraps QueryEnd on the wire, so that a reader tells it from the
-// head by its key.
-type QueryTail struct {
-	End QueryEnd `json:"end"`
-}
 
 // QueryError is a query the server refused or could not run, before its
 // answer began: Msg is the server's words (the engine's message may span
@@ -65,22 +28,20 @@ func (e *QueryError) Error() string { return e.Msg }
 
 // Debug is the error with how it travelled, for logs.
 func (e *QueryError) Debug() string {
-	return fmt.Sprintf("POST %squery: HTTP %d: %s", AdminPrefix, e.Status, e.Msg)
+	return fmt.Sprintf("POST %s: HTTP %d: %s", localapi.QueryPath, e.Status, e.Msg)
 }
-
-// ErrIncomplete marks an answer that stopped before its last row.
-var ErrIncomplete = errors.New("incomplete answer")
 
 // QueryRows runs read-only SQL on the server's warehouse and hands the
 // answer to sink as it arrives. It reports whether rows beyond maxRows
 // exist. An answer stopped by one of the server's caps, or cut on the way,
-// is an error wrapping ErrIncomplete, after sink has seen its first rows.
+// is an error wrapping localapi.ErrIncomplete, after sink has seen its
+// first rows.
 func (s Server) QueryRows(ctx context.Context, sql string, maxRows int64, sink warehouse.RowSink) (more bool, err error) {
-	body, err := json.Marshal(QueryRequest{SQL: sql, MaxRows: maxRows})
+	body, err := json.Marshal(localapi.QueryRequest{SQL: sql, MaxRows: maxRows})
 	if err != nil {
 		return false, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base()+AdminPrefix+"query", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base()+localapi.QueryPath, bytes.NewReader(body))
 	if err != nil {
 		return false, err
 	}
@@ -97,57 +58,11 @@ func (s Server) QueryRows(ctx context.Context, sql string, maxRows int64, sink w
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		return false, &QueryError{Status: resp.StatusCode, Msg: strings.TrimSpace(string(b))}
 	}
-	end, err := readAnswer(resp.Body, sink)
+	end, err := localapi.ReadAnswer(resp.Body, sink)
 	if err != nil {
 		return false, err
 	}
 	return end.More, nil
-}
-
-// readAnswer decodes an answer into sink and returns its end line; a
-// stopped or cut answer is an error.
-func readAnswer(r io.Reader, sink warehouse.RowSink) (QueryEnd, error) {
-	dec := json.NewDecoder(r)
-	var head QueryHead
-	if err := dec.Decode(&head); err != nil {
-		return QueryEnd{}, fmt.Errorf("read the answer's columns: %w", err)
-	}
-	if err := sink.Columns(head.Columns); err != nil {
-		return QueryEnd{}, err
-	}
-	var n int64
-	var line json.RawMessage
-	var row []string
-	for {
-		if err := dec.Decode(&line); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return QueryEnd{}, fmt.Errorf("%w: the answer broke off after %d rows, before its end line: %w", ErrIncomplete, n, err)
-		}
-		if len(line) > 0 && line[0] == '{' {
-			var tail QueryTail
-			if err := json.Unmarshal(line, &tail); err != nil {
-				return QueryEnd{}, fmt.Errorf("%w: after %d rows: bad end line: %w", ErrIncomplete, n, err)
-			}
-			end := tail.End
-			if end.Error != "" {
-				return end, fmt.Errorf("%w: %s", ErrIncomplete, end.Error)
-			}
-			if end.Rows != n {
-				return end, fmt.Errorf("%w: the answer claims %d rows after %d", ErrIncomplete, end.Rows, n)
-			}
-			return end, nil
-		}
-		row = row[:0]
-		if err := json.Unmarshal(line, &row); err != nil {
-			return QueryEnd{}, fmt.Errorf("%w: row %d: %w", ErrIncomplete, n+1, err)
-		}
-		if err := sink.Row(row); err != nil {
-			return QueryEnd{}, err
-		}
-		n++
-	}
 }
 
 // Query runs read-only SQL on the server's warehouse and returns its whole
@@ -168,4 +83,63 @@ var _ warehouse.Querier = Querier{}
 
 func (q Querier) Query(ctx context.Context, sql string) (warehouse.Result, error) {
 	return q.Server.Query(ctx, sql)
+}
+
+var selectLike = regexp.MustCompile(`(?is)^\s*(select|with|from|values|table)\b`)
+
+// QueryTyped runs sql (one statement) into the sink newSink makes, with at
+// most max rows (0: as many as the server's cap allows), and reports
+// whether more exist. newSink is given the answer's column names and
+// warehouse types, from DESCRIBE, so that numbers can print as numbers and
+// money with its scale; both are nil when the warehouse cannot describe
+// the statement (SHOW, DESCRIBE ...). A query is wrapped in a LIMIT so
+// that the engine can stop early (a top-N instead of a sort). Either step
+// falls back quietly to the plain statement when the server refuses it;
+// the fallback makes a new sink, and happens only while no row has reached
+// one. The server bounds every answer: one it stopped (a cap, its timeout)
+// is an error wrapping localapi.ErrIncomplete.
+func (s Server) QueryTyped(ctx context.Context, sql string, max int, newSink func(names, types []string) warehouse.RowSink) (more bool, err error) {
+	var names, types []string
+	if selectLike.MatchString(sql) {
+		if d, err := s.Query(ctx, "DESCRIBE "+sql); err == nil {
+			names, types = described(d)
+		} else if errors.Is(err, ErrUnreachable) {
+			return false, err
+		}
+	}
+	run := func(q string) (bool, error) {
+		return s.QueryRows(ctx, q, int64(max), newSink(names, types))
+	}
+	if max > 0 && selectLike.MatchString(sql) {
+		// The newlines keep a trailing comment from swallowing the wrap.
+		more, err = run(fmt.Sprintf("SELECT * FROM (\n%s\n) AS q LIMIT %d", sql, max+1))
+		var qe *QueryError
+		if errors.As(err, &qe) {
+			more, err = run(sql)
+		}
+	} else {
+		more, err = run(sql)
+	}
+	return more, err
+}
+
+// described reads DESCRIBE's answer: each column's name and type.
+func described(d warehouse.Result) (names, types []string) {
+	ni, ti := -1, -1
+	for i, c := range d.Columns {
+		switch c {
+		case "column_name":
+			ni = i
+		case "column_type":
+			ti = i
+		}
+	}
+	if ni < 0 || ti < 0 {
+		return nil, nil
+	}
+	for _, r := range d.Rows {
+		names = append(names, r[ni])
+		types = append(types, r[ti])
+	}
+	return names, types
 }

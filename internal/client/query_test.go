@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -35,14 +36,14 @@ func TestQueryRowsNeverTakesACutAnswerForWhole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", client.QueryContentType)
+				w.Header().Set("Content-Type", localapi.QueryContentType)
 				_, _ = io.WriteString(w, tt.body)
 			}))
 			defer ts.Close()
 			var got warehouse.Collect
 			more, err := client.Server{URL: ts.URL}.QueryRows(t.Context(), "SELECT 1", 0, &got)
 			if tt.wantErr != "" {
-				if err == nil || !errors.Is(err, client.ErrIncomplete) || len(err.Error()) < len(tt.wantErr) || err.Error()[:len(tt.wantErr)] != tt.wantErr {
+				if err == nil || !errors.Is(err, localapi.ErrIncomplete) || len(err.Error()) < len(tt.wantErr) || err.Error()[:len(tt.wantErr)] != tt.wantErr {
 					t.Fatalf("error %v, want one starting %q and wrapping ErrIncomplete", err, tt.wantErr)
 				}
 				return

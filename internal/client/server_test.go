@@ -23,6 +23,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/reingest"
@@ -83,7 +84,7 @@ func upload(t *testing.T, name string, n int) int {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (client.Server{URL: srv.URL}).Upload(context.Background(), client.LandingBucket, name, path); err != nil {
+	if _, err := (client.Server{URL: srv.URL}).Upload(context.Background(), localapi.LandingBucket, name, path); err != nil {
 		t.Fatal(err)
 	}
 	return valid
@@ -126,7 +127,7 @@ func TestBackfillThroughServer(t *testing.T) {
 	for d := 1; d <= files; d++ {
 		name := fmt.Sprintf("exportaciones/2025/01/%02d/pedidos.csv", d)
 		valid := upload(t, name, 30+d)
-		want["gs://"+local.LandingBucket+"/"+name] = strconv.Itoa(valid)
+		want["gs://"+localapi.LandingBucket+"/"+name] = strconv.Itoa(valid)
 		total += valid
 	}
 	upload(t, "exportaciones/2025/02/01/fuera.csv", 5) // outside the prefix
@@ -136,7 +137,7 @@ func TestBackfillThroughServer(t *testing.T) {
 	var lines strings.Builder
 	printer := reingest.NewProgressPrinter(&lines, false)
 	first, err := (&reingest.Backfill{Objects: gcs, Ledger: server, Ingest: &stopAfter{Ingester: server, n: 2, cancel: cancel},
-		Concurrency: 2, Grace: 30 * time.Second, Progress: printer.Update}).Run(ctx, local.LandingBucket, "exportaciones/2025/01/")
+		Concurrency: 2, Grace: 30 * time.Second, Progress: printer.Update}).Run(ctx, localapi.LandingBucket, "exportaciones/2025/01/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,14 +149,14 @@ func TestBackfillThroughServer(t *testing.T) {
 		t.Errorf("%d progress lines for %d files:\n%s", n, first.Loaded, lines.String())
 	}
 
-	second, err := (&reingest.Backfill{Objects: gcs, Ledger: server, Ingest: server, Concurrency: 2}).Run(context.Background(), local.LandingBucket, "exportaciones/2025/01/")
+	second, err := (&reingest.Backfill{Objects: gcs, Ledger: server, Ingest: server, Concurrency: 2}).Run(context.Background(), localapi.LandingBucket, "exportaciones/2025/01/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if second.Interrupted || len(second.Failed) > 0 || second.Skipped != first.Loaded || second.Loaded != files-first.Loaded {
 		t.Errorf("second run: %+v; want the %d files the first left, after skipping %d", second, files-first.Loaded, first.Loaded)
 	}
-	third, err := (&reingest.Backfill{Objects: gcs, Ledger: server, Ingest: server}).Run(context.Background(), local.LandingBucket, "exportaciones/2025/01/")
+	third, err := (&reingest.Backfill{Objects: gcs, Ledger: server, Ingest: server}).Run(context.Background(), localapi.LandingBucket, "exportaciones/2025/01/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestBackfillThroughServer(t *testing.T) {
 	}
 
 	got := map[string]string{}
-	for _, row := range query(t, "SELECT source_object, COUNT(*) FROM lineas_pedido WHERE source_object LIKE 'gs://"+local.LandingBucket+"/exportaciones/2025/01/%' GROUP BY 1") {
+	for _, row := range query(t, "SELECT source_object, COUNT(*) FROM lineas_pedido WHERE source_object LIKE 'gs://"+localapi.LandingBucket+"/exportaciones/2025/01/%' GROUP BY 1") {
 		got[row[0]] = row[1]
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -188,7 +189,7 @@ func TestRequeueThroughServer(t *testing.T) {
 	if rec.Counts.Quarantined != 3 {
 		t.Fatalf("seed file: %+v; want 3 rows quarantined", rec.Counts)
 	}
-	body, err := gcs.Open(ctx, local.QuarantineBucket, rec.Quarantine, 0)
+	body, err := gcs.Open(ctx, localapi.QuarantineBucket, rec.Quarantine, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,18 +220,18 @@ func TestRequeueThroughServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rq := &reingest.Requeue{Objects: gcs, Ingest: server, Feeds: feeds, LandingBucket: local.LandingBucket}
-	res, err := rq.Run(ctx, reingest.RequeueRequest{Bucket: local.QuarantineBucket, Name: rec.Quarantine, Rows: in})
+	rq := &reingest.Requeue{Objects: gcs, Ingest: server, Feeds: feeds, LandingBucket: localapi.LandingBucket}
+	res, err := rq.Run(ctx, reingest.RequeueRequest{Bucket: localapi.QuarantineBucket, Name: rec.Quarantine, Rows: in})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	reingest.WriteRequeue(&out, res, local.QuarantineBucket)
+	reingest.WriteRequeue(&out, res, localapi.QuarantineBucket)
 	for _, must := range []string{
 		"status: DONE  rows read/loaded/quarantined: 3/1/2",
 		"still wrong: cantidad:below_min 1",
 		"still wrong: column_count 1",
-		"back in quarantine: gs://" + local.QuarantineBucket + "/cuarentena/lineas_pedido/exportaciones/2026/03/14/pedidos-erp.requeue-",
+		"back in quarantine: gs://" + localapi.QuarantineBucket + "/cuarentena/lineas_pedido/exportaciones/2026/03/14/pedidos-erp.requeue-",
 	} {
 		if !strings.Contains(out.String(), must) {
 			t.Errorf("requeue output lacks %q:\n%s", must, out.String())
@@ -248,7 +249,7 @@ func TestStatusThroughServer(t *testing.T) {
 	ctx := context.Background()
 	upload(t, "exportaciones/2026/03/16/estado.csv", 12)
 	gcs := storage(t)
-	a, err := gcs.Stat(ctx, local.LandingBucket, "exportaciones/2026/03/16/estado.csv")
+	a, err := gcs.Stat(ctx, localapi.LandingBucket, "exportaciones/2026/03/16/estado.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestStatusThroughServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(client.StatusPath, status.Handler(srv.App.StatusSources()))
+	mux.Handle(localapi.StatusPath, status.Handler(srv.App.StatusSources()))
 	mux.Handle("/", httputil.NewSingleHostReverseProxy(target))
 	proxy := httptest.NewServer(mux)
 	defer proxy.Close()
@@ -284,7 +285,7 @@ func TestStatusThroughServer(t *testing.T) {
 		t.Errorf("report of %s: %+v", key, line)
 	}
 
-	resp, err := http.Get(proxy.URL + client.StatusPath + "?format=text")
+	resp, err := http.Get(proxy.URL + localapi.StatusPath + "?format=text")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func TestStatusThroughServer(t *testing.T) {
 	}
 
 	_, err = client.Server{URL: srv.URL}.Status(ctx, 0, 0)
-	if err != nil && !strings.Contains(err.Error(), "no "+client.StatusPath+" endpoint") {
+	if err != nil && !strings.Contains(err.Error(), "no "+localapi.StatusPath+" endpoint") {
 		t.Errorf("server without the endpoint: %v", err)
 	}
 }

@@ -7,9 +7,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/config"
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
 // errStop is how an answer tells the warehouse to stop reading rows: a cap
@@ -26,7 +25,7 @@ type limitError struct {
 func (e *limitError) Error() string { return e.msg + ": " + e.limit }
 
 // answer is the warehouse.RowSink that writes a query's answer to the
-// client as NDJSON while the warehouse reads it (see client.QueryContentType):
+// client as NDJSON while the warehouse reads it (see localapi.QueryContentType):
 // it holds one row at a time and a fixed buffer, whatever the answer's size.
 type answer struct {
 	w    http.ResponseWriter
@@ -55,7 +54,7 @@ func newAnswer(w http.ResponseWriter, caps config.Query, want int64) *answer {
 }
 
 func (a *answer) Columns(names []string) error {
-	line, err := json.Marshal(client.QueryHead{Columns: names})
+	line, err := json.Marshal(localapi.QueryHead{Columns: names})
 	if err != nil {
 		return err
 	}
@@ -64,7 +63,7 @@ func (a *answer) Columns(names []string) error {
 		a.limit = &limitError{msg: fmt.Sprintf("answer stopped before its first row: its %d column names take %d bytes, more than %d", len(names), len(line), a.caps.MaxBytes), limit: "ALPIPE_QUERY_MAX_BYTES"}
 		return errStop
 	}
-	a.w.Header().Set("Content-Type", client.QueryContentType)
+	a.w.Header().Set("Content-Type", localapi.QueryContentType)
 	a.w.Header().Set("X-Content-Type-Options", "nosniff")
 	a.w.WriteHeader(http.StatusOK)
 	a.started = true
@@ -82,7 +81,7 @@ func (a *answer) Row(cells []string) error {
 		}
 		return errStop
 	}
-	a.line = appendRow(a.line[:0], cells)
+	a.line = localapi.AppendRow(a.line[:0], cells)
 	if a.bytes+int64(len(a.line)) > a.caps.MaxBytes {
 		a.limit = &limitError{msg: fmt.Sprintf("answer stopped at %d rows, %d bytes: the next row would pass %d bytes", a.rows, a.bytes, a.caps.MaxBytes), limit: "ALPIPE_QUERY_MAX_BYTES"}
 		return errStop
@@ -100,7 +99,7 @@ func (a *answer) write(b []byte) error {
 // end writes the end line: the count, or why the answer stopped early
 // (failure nil and no cap hit: complete).
 func (a *answer) end(failure error) error {
-	e := client.QueryEnd{Rows: a.rows, More: a.more}
+	e := localapi.QueryEnd{Rows: a.rows, More: a.more}
 	switch {
 	case a.limit != nil:
 		e.Error, e.Limit = a.limit.Error(), a.limit.limit
@@ -111,7 +110,7 @@ func (a *answer) end(failure error) error {
 			e.Limit = le.limit
 		}
 	}
-	line, err := json.Marshal(client.QueryTail{End: e})
+	line, err := json.Marshal(localapi.QueryTail{End: e})
 	if err != nil {
 		return err
 	}
@@ -119,16 +118,4 @@ func (a *answer) end(failure error) error {
 		return err
 	}
 	return a.bw.Flush()
-}
-
-// appendRow appends cells as one JSON array and a newline.
-func appendRow(dst []byte, cells []string) []byte {
-	dst = append(dst, '[')
-	for i, c := range cells {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = warehouse.AppendJSONString(dst, c)
-	}
-	return append(dst, ']', '\n')
 }

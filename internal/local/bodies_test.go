@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
 // filler reads as prefix, then n bytes of 'x', then suffix, without holding
@@ -46,12 +48,12 @@ func TestLargeBodiesAreBounded(t *testing.T) {
 		wantCode                   int
 		maxAllocMiB                uint64
 	}{
-		{name: "query", path: "/_local/query", prefix: `{"sql": "SELECT '`, suffix: `'"}`, wantCode: http.StatusRequestEntityTooLarge, maxAllocMiB: 8},
-		{name: "warehouse query", path: "/_local/warehouse/query", prefix: `{"sql": "SELECT '`, suffix: `'"}`, wantCode: http.StatusBadRequest, maxAllocMiB: 8},
-		{name: "warehouse refresh", path: "/_local/warehouse/refresh-daily", prefix: `{"aggregate": "`, suffix: `"}`, wantCode: http.StatusBadRequest, maxAllocMiB: 8},
+		{name: "query", path: localapi.QueryPath, prefix: `{"sql": "SELECT '`, suffix: `'"}`, wantCode: http.StatusRequestEntityTooLarge, maxAllocMiB: 8},
+		{name: "warehouse query", path: localapi.WarehousePath + "/query", prefix: `{"sql": "SELECT '`, suffix: `'"}`, wantCode: http.StatusBadRequest, maxAllocMiB: 8},
+		{name: "warehouse refresh", path: localapi.WarehousePath + "/refresh-daily", prefix: `{"aggregate": "`, suffix: `"}`, wantCode: http.StatusBadRequest, maxAllocMiB: 8},
 		{name: "clock", path: "/_local/clock?now=2026-03-14T17:00:00Z", wantCode: http.StatusOK, maxAllocMiB: 8},
 		{name: "warehouse load without its schema", path: "/_local/warehouse/load?table=lineas_pedido&id=big", wantCode: http.StatusConflict, maxAllocMiB: 8},
-		{name: "upload streams to disk", path: "/upload/storage/v1/b/" + StagingBucket + "/o?uploadType=media&name=big.bin", wantCode: http.StatusOK, maxAllocMiB: 8},
+		{name: "upload streams to disk", path: "/upload/storage/v1/b/" + localapi.StagingBucket + "/o?uploadType=media&name=big.bin", wantCode: http.StatusOK, maxAllocMiB: 8},
 		// Bounded by its own reader: one JSONL line holds at most 10 MB.
 		// (The push endpoint reads at most 10 MB too, in functions; a push
 		// would leave a dead letter in the data the demo test compares.)

@@ -9,9 +9,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// boundedWarehouse is what /_local/warehouse/ serves to a cgo-free
+// boundedWarehouse is what localapi.WarehousePath serves to a cgo-free
 // cmd/server: the warehouse as it is, except that Query, whose wire form
-// is one JSON document held whole, is held to /_local/query's caps. An
+// is one JSON document held whole, is held to localapi.QueryPath's caps. An
 // answer past one fails naming it (the remote client gets an error, never
 // fewer rows); the server holds at most about MaxBytes of cells.
 type boundedWarehouse struct {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
 // A hostile page, served from another loopback origin and opened in
@@ -84,7 +86,7 @@ func TestHostilePageGetsNothing(t *testing.T) {
 	t.Cleanup(func() { _ = s.Shutdown("test") })
 	ctx := context.Background()
 	const qname = "cuarentena/2026/03/14/rechazos.csv"
-	for _, o := range []struct{ bucket, name string }{{LandingBucket, "exportaciones/2026/03/14/pedidos.csv"}, {QuarantineBucket, qname}} {
+	for _, o := range []struct{ bucket, name string }{{localapi.LandingBucket, "exportaciones/2026/03/14/pedidos.csv"}, {localapi.QuarantineBucket, qname}} {
 		resp, err := http.Post(s.URL+"/upload/storage/v1/b/"+o.bucket+"/o?uploadType=media&name="+o.name, "text/csv", strings.NewReader("a,b\n1,2\n"))
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +142,7 @@ type state struct {
 func snapshot(ctx context.Context, t *testing.T, s *Server) state {
 	t.Helper()
 	st := state{Objects: map[string][]string{}}
-	for _, b := range []string{LandingBucket, QuarantineBucket, StagingBucket} {
+	for _, b := range []string{localapi.LandingBucket, localapi.QuarantineBucket, localapi.StagingBucket} {
 		resp, err := http.Get(s.URL + "/storage/v1/b/" + b + "/o")
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +157,7 @@ func snapshot(ctx context.Context, t *testing.T, s *Server) state {
 			st.Objects[b] = append(st.Objects[b], it.Name)
 		}
 	}
-	recs, err := s.App.Ledger().List(ctx)
+	recs, err := s.App.Ledger.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +167,7 @@ func snapshot(ctx context.Context, t *testing.T, s *Server) state {
 		t.Fatal(err)
 	}
 	st.Lines = fmt.Sprint(res.Rows)
-	proc, err := s.App.StreamProcessor()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.DeadLetters, err = proc.DeadLettersPending(ctx); err != nil {
+	if st.DeadLetters, err = s.App.Stream.DeadLettersPending(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return st

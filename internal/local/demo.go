@@ -9,11 +9,14 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/render"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // DemoFiles lists the CSV files under dir/exportaciones, sorted, with the
@@ -53,10 +56,11 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 	if len(files) == 0 {
 		return fmt.Errorf("no CSV files under %s/exportaciones: run the demo from the repository root or pass --testdata", testdata)
 	}
+	srv := client.Server{URL: s.URL}
 	fmt.Fprintln(w, "== File drops ==")
 	var recs []ledger.Record
 	for _, f := range files {
-		rec, err := Drop(ctx, s.URL, f[1], f[0])
+		rec, err := srv.Drop(ctx, f[1], f[0])
 		if err != nil {
 			return err
 		}
@@ -70,14 +74,14 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 		if err != nil {
 			return err
 		}
-		again, err := Notify(ctx, s.URL, attrs)
+		again, err := srv.Notify(ctx, attrs)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "redelivered %s: still %s, attempt %d, nothing loaded twice\n", first.Key, again.State, again.Attempt)
 		// The ERP sometimes exports the same file twice under another name.
 		copyName := strings.TrimSuffix(first.Key.Object, ".csv") + "-copia.csv"
-		dup, err := Drop(ctx, s.URL, copyName, files[0][0])
+		dup, err := srv.Drop(ctx, copyName, files[0][0])
 		if err != nil {
 			return err
 		}
@@ -94,9 +98,9 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 		}
 	}
 	return s.printQueries(ctx, w, []titledQuery{
-		{"Loaded order lines (lineas_pedido)", "SELECT pedido_id, linea, fecha, sku, cantidad, precio_unitario, importe, pais, source_line FROM lineas_pedido ORDER BY pedido_id, linea"},
-		{"Loaded reviews (opiniones)", "SELECT opinion_id, sku, fecha, puntuacion, pais, texto FROM opiniones ORDER BY opinion_id"},
-		{"Daily aggregate (ventas_diarias_sku)", "SELECT fecha, sku, unidades, importe, lineas FROM ventas_diarias_sku ORDER BY fecha, sku"},
+		{"Loaded order lines (lineas_pedido)", warehouse.ListLineasPedido},
+		{"Loaded reviews (opiniones)", warehouse.ListOpiniones},
+		{"Daily aggregate (ventas_diarias_sku)", warehouse.ListVentasDiariasSKU},
 	})
 }
 
@@ -114,30 +118,22 @@ func PrintRecord(w io.Writer, rec ledger.Record) {
 		fmt.Fprintf(w, "  duplicate of: %s\n", rec.DuplicateOf)
 	}
 	if rec.Quarantine != "" {
-		fmt.Fprintf(w, "  quarantine: gs://%s/%s\n", QuarantineBucket, rec.Quarantine)
+		fmt.Fprintf(w, "  quarantine: gs://%s/%s\n", localapi.QuarantineBucket, rec.Quarantine)
 	}
 }
 
 func (s *Server) statLanding(ctx context.Context, object string) (attrsOut objects.Attrs, err error) {
 	// The server's own client, not a new one per call.
-	gcs, err := s.App.Objects(ctx)
-	if err != nil {
-		return attrsOut, err
-	}
-	return gcs.Stat(ctx, LandingBucket, object)
+	return s.App.Objects.Stat(ctx, localapi.LandingBucket, object)
 }
 
 func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string) error {
-	gcs, err := s.App.Objects(ctx)
-	if err != nil {
-		return err
-	}
-	r, err := gcs.Open(ctx, QuarantineBucket, object, 0)
+	r, err := s.App.Objects.Open(ctx, localapi.QuarantineBucket, object, 0)
 	if err != nil {
 		return fmt.Errorf("open quarantine %s: %w", object, err)
 	}
 	defer r.Close()
-	fmt.Fprintf(w, "gs://%s/%s\n", QuarantineBucket, object)
+	fmt.Fprintf(w, "gs://%s/%s\n", localapi.QuarantineBucket, object)
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	for i := 0; ; i++ {
@@ -155,27 +151,42 @@ func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string
 	}
 }
 
-// titledQuery is a query the demo prints under a title.
-type titledQuery struct{ title, sql string }
+// titledQuery is a listing (a named read of package warehouse) the demo
+// prints under a title.
+type titledQuery struct{ title, listing string }
 
+// printQueries prints listings of the server's warehouse as PrintTable
+// prints a query: render's "text" table, money with its scale.
 func (s *Server) printQueries(ctx context.Context, w io.Writer, qs []titledQuery) error {
 	for _, q := range qs {
 		fmt.Fprintf(w, "\n== %s ==\n", q.title)
-		res, err := Query(ctx, s.URL, q.sql)
+		res, types, err := warehouse.ReadListing(ctx, s.App.Warehouse, q.listing)
 		if err != nil {
 			return err
 		}
-		if err := WriteResult(w, res, "table"); err != nil {
+		names := make([]string, len(types))
+		for i, t := range types {
+			names[i] = string(t)
+		}
+		if err := render.Result(w, res, render.Kinds(res.Columns, names), "text"); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// plural writes a count with the noun that agrees with it: 1 pane, 2 panes.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
+// PrintTable runs sql on the server as `alpipe query` does and prints its
+// whole answer as the demo shows tables: render's "text" table, every
+// column left-aligned and money with its scale.
+func (s *Server) PrintTable(ctx context.Context, w io.Writer, sql string) error {
+	var c warehouse.Collect
+	var kinds []render.Kind
+	_, err := client.Server{URL: s.URL}.QueryTyped(ctx, sql, 0, func(names, types []string) warehouse.RowSink {
+		c, kinds = warehouse.Collect{}, render.Kinds(names, types)
+		return &c
+	})
+	if err != nil {
+		return err
 	}
-	return strconv.Itoa(n) + " " + many
+	return render.Result(w, c.Result, kinds, "text")
 }

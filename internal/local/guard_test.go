@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
 func TestGuardRefuse(t *testing.T) {
@@ -35,7 +37,7 @@ func TestGuardRefuse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGuard(tt.allowRemote, tt.hosts)
-			r := httptest.NewRequest(http.MethodPost, "http://"+tt.host+"/_local/query", nil)
+			r := httptest.NewRequest(http.MethodPost, "http://"+tt.host+localapi.QueryPath, nil)
 			r.RemoteAddr = tt.remote
 			r.Host = tt.host
 			for k, v := range tt.header {
@@ -84,12 +86,12 @@ func TestServerRefusesTheAttacks(t *testing.T) {
 		wantStatus       int
 		wantBody         string
 	}{
-		{name: "cross-site replay writes no pane", path: AdminPrefix + "replay", body: `{}`, header: map[string]string{"Origin": "https://attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
+		{name: "cross-site replay writes no pane", path: localapi.Prefix + "replay", body: `{}`, header: map[string]string{"Origin": "https://attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
 		{name: "cross-site order", path: "/AggregateOrders", body: `{}`, header: map[string]string{"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
-		{name: "rebound host name", path: AdminPrefix + "query", body: `{"sql":"SELECT 1"}`, header: map[string]string{"Host": "attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "DNS rebinding"},
-		{name: "reading a file through SQL", path: AdminPrefix + "query", body: `{"sql":"SELECT content FROM read_text('/etc/passwd')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
-		{name: "listing a folder through SQL", path: AdminPrefix + "query", body: `{"sql":"SELECT * FROM glob('/root/*')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
-		{name: "the CLI's query", path: AdminPrefix + "query", body: `{"sql":"SELECT 1 AS uno"}`, wantStatus: http.StatusOK, wantBody: "uno"},
+		{name: "rebound host name", path: localapi.Prefix + "query", body: `{"sql":"SELECT 1"}`, header: map[string]string{"Host": "attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "DNS rebinding"},
+		{name: "reading a file through SQL", path: localapi.Prefix + "query", body: `{"sql":"SELECT content FROM read_text('/etc/passwd')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
+		{name: "listing a folder through SQL", path: localapi.Prefix + "query", body: `{"sql":"SELECT * FROM glob('/root/*')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
+		{name: "the CLI's query", path: localapi.Prefix + "query", body: `{"sql":"SELECT 1 AS uno"}`, wantStatus: http.StatusOK, wantBody: "uno"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

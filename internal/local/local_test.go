@@ -20,7 +20,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/functions"
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 )
@@ -98,21 +100,21 @@ func TestIngestCSVThroughFramework(t *testing.T) {
 	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	attrs, err := Upload(ctx, srv.URL, LandingBucket, "exportaciones/2026/03/20/framework.csv", file)
+	attrs, err := client.Server{URL: srv.URL}.Upload(ctx, localapi.LandingBucket, "exportaciones/2026/03/20/framework.csv", file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := FinalizeEvent(attrs, time.Now())
+	e, err := client.FinalizeEvent(attrs, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		status, err := Deliver(ctx, srv.URL+"/"+functions.IngestCSVName, e)
+		status, err := client.Deliver(ctx, srv.URL+"/"+functions.IngestCSVName, e)
 		if err != nil || status/100 != 2 {
 			t.Fatalf("delivery %d: HTTP %d, %v", i, status, err)
 		}
 	}
-	rec, err := FetchRecord(ctx, srv.URL, ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation})
+	rec, err := client.Server{URL: srv.URL}.FetchRecord(ctx, ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +122,7 @@ func TestIngestCSVThroughFramework(t *testing.T) {
 	if diff := cmp.Diff([]any{ledger.Done, 1, int64(2), int64(1), int64(1)}, got); diff != "" {
 		t.Errorf("state, attempt, read, loaded, quarantined (-want +got):\n%s", diff)
 	}
-	res, err := Query(ctx, srv.URL, "SELECT COUNT(*) FROM lineas_pedido WHERE pedido_id = 'P-FW-1'")
+	res, err := client.Server{URL: srv.URL}.Query(ctx, "SELECT COUNT(*) FROM lineas_pedido WHERE pedido_id = 'P-FW-1'")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +139,7 @@ func TestIngestCSVBadEventIsAcknowledged(t *testing.T) {
 	if err := e.SetData(cloudevents.ApplicationJSON, map[string]string{"bucket": "x"}); err != nil {
 		t.Fatal(err)
 	}
-	status, err := Deliver(context.Background(), srv.URL+"/"+functions.IngestCSVName, e)
+	status, err := client.Deliver(context.Background(), srv.URL+"/"+functions.IngestCSVName, e)
 	if err != nil || status/100 != 2 {
 		t.Errorf("undecodable event: HTTP %d, %v; want 2xx (a retry cannot help)", status, err)
 	}
@@ -204,19 +206,19 @@ func TestIngestCSVBusyAsksForRedelivery(t *testing.T) {
 	if err := os.WriteFile(file, []byte("pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\nP-BUSY,1,2026-03-21,MOCH-40L-AZ,1,\"89,90\",C-1,ES\r\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	attrs, err := Upload(ctx, srv.URL, LandingBucket, "exportaciones/2026/03/21/busy.csv", file)
+	attrs, err := client.Server{URL: srv.URL}.Upload(ctx, localapi.LandingBucket, "exportaciones/2026/03/21/busy.csv", file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation}
-	if _, err := srv.App.Ledger().Claim(ctx, key, attrs.MD5, "another-instance", srv.Clock.Now()); err != nil {
+	if _, err := srv.App.Ledger.Claim(ctx, key, attrs.MD5, "another-instance", srv.Clock.Now()); err != nil {
 		t.Fatal(err)
 	}
-	e, err := FinalizeEvent(attrs, time.Now())
+	e, err := client.FinalizeEvent(attrs, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	status, err := Deliver(ctx, srv.URL+"/"+functions.IngestCSVName, e)
+	status, err := client.Deliver(ctx, srv.URL+"/"+functions.IngestCSVName, e)
 	if status != http.StatusConflict || err == nil {
 		t.Errorf("delivery while leased: HTTP %d, %v; want 409", status, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
@@ -109,8 +110,8 @@ func TestStorageEmulatorHasNoSideRoutes(t *testing.T) {
 	}{
 		{name: "delete every bucket", method: http.MethodPost, path: "/_internal/delete_all", want: http.StatusNotFound},
 		{name: "reseed", method: http.MethodPut, path: "/_internal/config", want: http.StatusNotFound},
-		{name: "list the landing bucket", method: http.MethodGet, path: "/storage/v1/b/" + LandingBucket + "/o", want: http.StatusOK},
-		{name: "bucket metadata", method: http.MethodGet, path: "/storage/v1/b/" + QuarantineBucket, want: http.StatusOK},
+		{name: "list the landing bucket", method: http.MethodGet, path: "/storage/v1/b/" + localapi.LandingBucket + "/o", want: http.StatusOK},
+		{name: "bucket metadata", method: http.MethodGet, path: "/storage/v1/b/" + localapi.QuarantineBucket, want: http.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,7 +136,7 @@ func TestStorageEmulatorHasNoSideRoutes(t *testing.T) {
 			}
 		})
 	}
-	for _, b := range []string{LandingBucket, QuarantineBucket, StagingBucket} {
+	for _, b := range []string{localapi.LandingBucket, localapi.QuarantineBucket, localapi.StagingBucket} {
 		resp, err := http.Get(srv.URL + "/storage/v1/b/" + b)
 		if err != nil {
 			t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
@@ -103,7 +104,7 @@ func TestQueryCaps(t *testing.T) {
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && !strings.Contains(gotErr, tt.wantErr) {
 				t.Fatalf("error %q, want one containing %q", gotErr, tt.wantErr)
 			}
-			if got.Result.Columns != nil && (err != nil) != errors.Is(err, client.ErrIncomplete) {
+			if got.Result.Columns != nil && (err != nil) != errors.Is(err, localapi.ErrIncomplete) {
 				t.Errorf("error %v after the head does not wrap ErrIncomplete", err)
 			}
 			if diff := cmp.Diff([]any{tt.wantRows, tt.wantMore}, []any{len(got.Result.Rows), more}); diff != "" {

@@ -9,14 +9,14 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// queryHandler serves POST /_local/query: any read-only SQL, answered as a
-// stream within the caps of config.Query (see client.QueryContentType for
-// the answer's form).
+// queryHandler serves POST localapi.QueryPath: any read-only SQL, answered
+// as a stream within the caps of config.Query (see localapi.QueryContentType
+// for the answer's form).
 type queryHandler struct {
 	querier func() warehouse.Querier
 	caps    config.Query
@@ -31,7 +31,7 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, h.capsErr)
 		return
 	}
-	var req client.QueryRequest
+	var req localapi.QueryRequest
 	err := json.NewDecoder(r.Body).Decode(&req)
 	if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
 		httpError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("query body larger than %d bytes", tooLarge.Limit))
@@ -51,7 +51,7 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// DuckDB's own refusal of several statements names a Go API; and a
 	// trailing ';' or comment must not break the LIMIT wrap below.
-	sql, err := client.OneStatement(req.SQL)
+	sql, err := localapi.OneStatement(req.SQL)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err)
 		return

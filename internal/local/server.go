@@ -1,9 +1,9 @@
 // Package local runs the whole system on a laptop behind one door: one TCP
 // listener whose every route (the functions, an in-process fake Cloud
 // Storage, the local endpoints and the dashboard) sits on one mux behind the
-// guard, and the embedded state store and warehouse in one data folder. It
-// also holds the client side the CLI uses against such a server (drop,
-// query).
+// guard, and the embedded state store and warehouse in one data folder.
+// Its routes and names are package localapi's; the CLI and the demo reach
+// it through package client.
 package local
 
 import (
@@ -23,20 +23,11 @@ import (
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/httpserve"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
-
-// The local buckets, named as in production.
-const (
-	LandingBucket    = "alpinashop-catalogo"
-	QuarantineBucket = "alpinashop-cuarentena"
-	StagingBucket    = "alpinashop-staging"
-)
-
-// DefaultAddr is where serve listens and where client commands look.
-const DefaultAddr = "127.0.0.1:8080"
 
 // Options configure a local server.
 type Options struct {
@@ -44,7 +35,7 @@ type Options struct {
 	DataDir string // default ./.local
 	Logger  *slog.Logger
 	// Env overrides configuration variables (as the process environment
-	// would), e.g. {"WINDOW_SIZE": "1h"}.
+	// would), e.g. {"STATE_SHARDS": "4"}.
 	Env map[string]string
 	// Clock is the processing-time clock; nil means the wall clock.
 	Clock *Clock
@@ -82,7 +73,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		opts.DataDir = ".local"
 	}
 	if opts.Addr == "" {
-		opts.Addr = DefaultAddr
+		opts.Addr = localapi.DefaultAddr
 	}
 	if opts.Clock == nil {
 		opts.Clock = WallClock()
@@ -127,7 +118,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w (is another `alpipe serve` running there? --addr 127.0.0.1:0 picks a free port)", opts.Addr, err)
 	}
 	closers = append(closers, func() { _ = ln.Close() })
-	gcs, err := fakegcs.Start(filepath.Join(opts.DataDir, "gcs"), LandingBucket, QuarantineBucket, StagingBucket)
+	gcs, err := fakegcs.Start(filepath.Join(opts.DataDir, "gcs"), localapi.LandingBucket, localapi.QuarantineBucket, localapi.StagingBucket)
 	if err != nil {
 		return nil, fmt.Errorf("start local cloud storage: %w", err)
 	}
@@ -140,9 +131,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		"ALPIPE_DATA_DIR":   opts.DataDir,
 		"STATE_STORE":       config.Embedded,
 		"WAREHOUSE":         config.DuckDB,
-		"LANDING_BUCKET":    LandingBucket,
-		"QUARANTINE_BUCKET": QuarantineBucket,
-		"STAGING_BUCKET":    StagingBucket,
+		"LANDING_BUCKET":    localapi.LandingBucket,
+		"QUARANTINE_BUCKET": localapi.QuarantineBucket,
+		"STAGING_BUCKET":    localapi.StagingBucket,
 	}
 	for k, v := range opts.Env {
 		env[k] = v
@@ -157,10 +148,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	proc, err := functions.Prepare(ctx, nil, setup.Options{
-		Lookup:            lookup,
-		Now:               opts.Clock.Now,
-		Logger:            opts.Logger,
-		EmbeddedWarehouse: duckDBOpener(wm.Accumulation),
+		Lookup: lookup,
+		Now:    opts.Clock.Now,
+		Logger: opts.Logger,
+		// Each view in its aggregation's declared mode (internal/aggregation).
+		EmbeddedWarehouse: duckDBOpener(""),
 		Storage:           client,
 	})
 	if err != nil {
@@ -180,7 +172,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := functions.Mount(mux, proc.Handlers, "", serving.RequestTimeout(), opts.Logger); err != nil {
 		return nil, err
 	}
-	mux.Handle(AdminPrefix, s.admin())
+	mux.Handle(localapi.Prefix, s.admin())
 	// "/" is the mux's catch-all: the dashboard answers its own paths and
 	// 404 for anything else, such as the fake's /_internal/ routes, which
 	// are not mounted.
@@ -259,22 +251,18 @@ func duckDBOpener(accumulation string) func(context.Context, config.Backends) (s
 
 // dashboard builds the local page over the server's own backends.
 func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Handler, error) {
-	store, err := s.App.Store(ctx, cfg.Backends) // the store already open for the functions
-	if err != nil {
-		return nil, err
-	}
 	src := dashboard.Source{
-		Warehouse:   s.App.Querier(),
-		Watermarks:  dashboard.StoreWatermarks{Store: store},
+		Warehouse:   s.App.Warehouse,
+		Watermarks:  dashboard.StoreWatermarks{Store: s.App.Store}, // the store already open for the functions
 		Now:         s.Clock.Now,
 		Aggregation: cfg.Spec().Name,
 		// The fake GCS on this address answers the download links itself.
-		QuarantineBucket: QuarantineBucket,
+		QuarantineBucket: localapi.QuarantineBucket,
 	}
-	if proc, err := s.App.StreamProcessor(); err == nil {
+	if proc := s.App.Stream; proc != nil {
 		src.Stream = proc
 	}
-	if l := s.App.Ledger(); l != nil {
+	if l := s.App.Ledger; l != nil {
 		src.Ledger = l
 	}
 	return dashboard.Handler(src), nil

@@ -14,10 +14,12 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 const (
@@ -166,7 +168,7 @@ func (s *system) playFiles(ctx context.Context, t *testing.T, g golden) {
 // their times. Then it compares each step's outcome with the demo's and
 // checks the injected failures were redelivered.
 func (s *system) playOrders(ctx context.Context, t *testing.T, g golden) {
-	steps, err := local.ReadStepsFile(story)
+	steps, err := client.ReadStepsFile(story)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,12 +189,12 @@ func (s *system) playOrders(ctx context.Context, t *testing.T, g golden) {
 		s.srv.Clock.Set(at)
 		now := s.srv.Clock.Now().Format("15:04:05")
 		if !st.Tick.IsZero() {
-			res, err := local.Tick(ctx, s.srv.URL)
+			res, err := client.Server{URL: s.srv.URL}.Tick(ctx)
 			if err != nil {
 				t.Fatalf("tick at %s: %v", now, err)
 			}
 			for _, a := range res.Aggregations {
-				line := local.TickLine(now, a)
+				line := render.TickLine(now, a)
 				t.Log(line)
 				outline = append(outline, line)
 			}
@@ -284,13 +286,9 @@ func (s *system) checkDedupRecord(ctx context.Context, t *testing.T, pedidoID, m
 // checkTables compares the demo's closing tables.
 func (s *system) checkTables(ctx context.Context, t *testing.T, g golden) {
 	for _, q := range finalTables {
-		res, err := local.Query(ctx, s.srv.URL, q.sql)
-		if err != nil {
-			t.Fatalf("%s: %v", q.table, err)
-		}
 		var got bytes.Buffer
-		if err := local.WriteResult(&got, res, "table"); err != nil {
-			t.Fatal(err)
+		if err := s.srv.PrintTable(ctx, &got, q.sql); err != nil {
+			t.Fatalf("%s: %v", q.table, err)
 		}
 		if diff := cmp.Diff(g.table(t, q.table), got.String()); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", q.table, diff)

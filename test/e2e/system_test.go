@@ -24,6 +24,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/config"
 	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
 	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
@@ -139,12 +140,12 @@ func start(ctx context.Context) (*system, error) {
 	if s.ps, err = pubsub.NewClient(ctx, s.project); err != nil {
 		return s, fmt.Errorf("pubsub client: %w", err)
 	}
-	s.topic = "projects/" + s.project + "/topics/" + local.Topic
+	s.topic = "projects/" + s.project + "/topics/" + localapi.Topic
 	if _, err := s.ps.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: s.topic}); err != nil {
 		return s, fmt.Errorf("create topic %s: %w", s.topic, err)
 	}
 	sub := &pubsubpb.Subscription{
-		Name:               "projects/" + s.project + "/subscriptions/" + local.Topic + "-push",
+		Name:               "projects/" + s.project + "/subscriptions/" + localapi.Topic + "-push",
 		Topic:              s.topic,
 		PushConfig:         &pubsubpb.PushConfig{PushEndpoint: s.pushEndpoint()},
 		AckDeadlineSeconds: int32(ackDeadline / time.Second),

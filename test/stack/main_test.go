@@ -16,6 +16,8 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // binary is cmd/server, built once per test run by TestMain.
@@ -168,7 +170,7 @@ func (g golden) outline(t *testing.T) []string {
 // --- tables as the demo prints them ----------------------------------------
 
 // table renders rows of the BigQuery fake as the demo prints query results
-// (local.WriteResult's "table" format), with the columns given, sorted by
+// (render's "text" table), with the columns given, sorted by
 // the first sortBy columns.
 func table(rows []map[string]any, columns []string, sortBy int) string {
 	cells := make([][]string, 0, len(rows))
@@ -202,8 +204,8 @@ func table(rows []map[string]any, columns []string, sortBy int) string {
 	return b.String()
 }
 
-// cell prints a value as the demo does: NULL, exact decimals without
-// trailing zeros, timestamps in RFC 3339 UTC.
+// cell prints a value as the demo does: NULL, exact decimals with their
+// scale (render.Scaled: 179.80), timestamps in RFC 3339 UTC.
 func cell(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -211,7 +213,7 @@ func cell(v any) string {
 	case *big.Rat:
 		s := x.FloatString(9)
 		s = strings.TrimRight(s, "0")
-		return strings.TrimSuffix(s, ".")
+		return render.Scaled(strings.TrimSuffix(s, "."))
 	case string:
 		for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999 MST", "2006-01-02 15:04:05.999999999"} {
 			if ts, err := time.Parse(layout, x); err == nil {

@@ -98,7 +98,7 @@ func TestRedeliveryStormCountsOnce(t *testing.T) {
 	}
 	for _, p := range panes {
 		got := fmt.Sprintf("%s %s pedidos=%s importe=%s", cell(p["pais"]), cell(p["timing"]), cell(p["pedidos"]), cell(p["importe"]))
-		want := fmt.Sprintf("ES %s pedidos=1 importe=89.9", cell(p["timing"]))
+		want := fmt.Sprintf("ES %s pedidos=1 importe=89.90", cell(p["timing"]))
 		if got != want {
 			t.Errorf("pane %s, want %s", got, want)
 		}
