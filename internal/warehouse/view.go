@@ -30,15 +30,27 @@ var ViewColumns = []string{"aggregation", "window_start", "window_end", viewKey,
 // WHERE TRUE. In DISCARDING mode a pane written twice (a streaming
 // insert's dedup is best effort) is counted once, by its identity.
 func ViewSQL(mode string, d Dialect, qualify func(table string) string) (string, error) {
+	return View{Name: VentasHoraPais, Panes: VentasHoraPaisPaneles, Key: viewKey, Accumulation: mode}.SQL(d, qualify)
+}
+
+// Columns are the view's columns, in order: ViewColumns with v's key.
+func (v View) Columns() []string {
+	return []string{"aggregation", "window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"}
+}
+
+// SQL renders the SELECT that defines v over its panes table, as ViewSQL
+// does for VentasHoraPais, in v's accumulation mode.
+func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) {
 	if err := d.check(); err != nil {
 		return "", err
 	}
 	if qualify == nil {
 		qualify = Unqualified
 	}
-	src := qualify(VentasHoraPaisPaneles)
+	mode, viewKey := v.Accumulation, v.Key
+	src := qualify(v.Panes)
 	window := "PARTITION BY aggregation, window_start, " + viewKey
-	cols := strings.Join(ViewColumns, ", ")
+	cols := strings.Join(v.Columns(), ", ")
 	switch mode {
 	case Accumulating:
 		return "SELECT " + cols + "\n" +

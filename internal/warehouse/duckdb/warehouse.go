@@ -24,8 +24,9 @@ import (
 
 // Options tunes the embedded engine.
 type Options struct {
-	// Accumulation is the mode the dashboard view is created for:
-	// "ACCUMULATING" (default) or "DISCARDING".
+	// Accumulation, when set ("ACCUMULATING" or "DISCARDING"), is the mode
+	// every dashboard view is created for; empty, each view takes its
+	// aggregation's declared mode.
 	Accumulation string
 	// MemoryLimit caps DuckDB's buffer pool, e.g. "256MB"; beyond it DuckDB
 	// spills to TempDir. Empty means DefaultMemoryLimit.
@@ -93,13 +94,18 @@ const (
 // bookkeeping tables exist. A table that exists with another schema than
 // warehouse.Tables() declares is reported rather than silently used.
 func Open(path string, opt Options) (*Warehouse, error) {
-	mode := opt.Accumulation
-	if mode == "" {
-		mode = warehouse.Accumulating
-	}
-	view, err := warehouse.ViewSQL(mode, warehouse.DuckDB, nil)
-	if err != nil {
-		return nil, fmt.Errorf("open warehouse: %w", err)
+	// Each declared aggregation's view, in its declared mode unless
+	// opt.Accumulation overrides them all.
+	var views []string
+	for _, v := range warehouse.Views() {
+		if opt.Accumulation != "" {
+			v.Accumulation = opt.Accumulation
+		}
+		sql, err := v.SQL(warehouse.DuckDB, nil)
+		if err != nil {
+			return nil, fmt.Errorf("open warehouse: %w", err)
+		}
+		views = append(views, "CREATE OR REPLACE VIEW "+v.Name+" AS "+sql)
 	}
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("open warehouse %q: path must not contain '?' or '#'", path)
@@ -112,7 +118,7 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	// confine), fixed at Open, but resolves a relative temp_directory on
 	// each use: after a change of working folder, spilling failed and
 	// Close aborted the process.
-	tempDir, err = filepath.Abs(tempDir)
+	tempDir, err := filepath.Abs(tempDir)
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse: temp dir: %w", err)
 	}
@@ -153,7 +159,7 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	for _, t := range warehouse.Tables() {
 		w.tables[t.Name] = t
 	}
-	if err := w.create(context.Background(), view); err != nil {
+	if err := w.create(context.Background(), views); err != nil {
 		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
 	}
 	if err := w.confine(context.Background()); err != nil {
@@ -202,7 +208,7 @@ func (w *Warehouse) Close() error {
 	return errors.Join(w.db.Close(), w.conn.Close(), serr)
 }
 
-func (w *Warehouse) create(ctx context.Context, view string) error {
+func (w *Warehouse) create(ctx context.Context, views []string) error {
 	stmts := []string{
 		"CREATE SCHEMA IF NOT EXISTS " + metaSchema,
 		"CREATE TABLE IF NOT EXISTS " + loadsTable + " (id VARCHAR PRIMARY KEY, tabla VARCHAR NOT NULL, filas BIGINT NOT NULL, cargado_en TIMESTAMP NOT NULL)",
@@ -211,7 +217,7 @@ func (w *Warehouse) create(ctx context.Context, view string) error {
 	for _, t := range warehouse.Tables() {
 		stmts = append(stmts, createTable(t))
 	}
-	stmts = append(stmts, "CREATE OR REPLACE VIEW "+warehouse.VentasHoraPais+" AS "+view)
+	stmts = append(stmts, views...)
 	for _, s := range stmts {
 		if _, err := w.db.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("%s: %w", firstLine(s), err)
