@@ -40,7 +40,7 @@ func allFunctions(t *testing.T) http.Handler {
 	now := time.Now()
 	_, p := testProcess(t, &now, nil, Names...)
 	mux := http.NewServeMux()
-	if err := Mount(mux, p.Handlers, "", 0, p.App.Logger()); err != nil {
+	if err := Mount(mux, p.Handlers, "", 0, p.App.Log); err != nil {
 		t.Fatal(err)
 	}
 	return mux

@@ -1,12 +1,22 @@
 // Package functions is alpipe's wiring table: one entry per Cloud Run
-// function, each naming the function, reading its configuration and
-// building its HTTP handler over clients built once for the process. It
-// only decodes requests and calls the core; there is no business logic here.
+// function, naming the function, its configuration struct (package config),
+// what it runs on (planned into a setup.Plan from that configuration) and
+// its HTTP handler. It only decodes requests and calls the core; there is
+// no business logic here.
 //
-// Adding a function is one entry in table plus its handler file. Both
-// cmd/server (one function per Cloud Run service, or all) and `alpipe
-// serve` (all, beside the local routes) serve what Build returns; nothing
-// is registered in init() and no process-wide value holds the clients.
+// Prepare loads and validates the configuration of every function served,
+// then builds all their clients and services at once (setup.Build: one
+// client per backend for the process, however many functions name it),
+// then their handlers; only then does a program serve them. Both cmd/server
+// (one function per Cloud Run service, or all) and `alpipe serve` (all,
+// beside the local routes) mount what Prepare returns with Mount. Nothing
+// is registered in init(), no process-wide value holds the clients, and no
+// function name is spelled outside this package.
+//
+// Adding a function is one entry in table plus its handler file here and
+// its core package: the entry's plan says which services it needs (a new
+// kind of service is a field of setup.App and a step of setup.Build), and
+// its handler reads them from the built setup.App.
 package functions
 
 import (
@@ -15,7 +25,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
@@ -27,21 +41,57 @@ const (
 	SweepLandingName     = "SweepLanding"
 )
 
+// table is every function this image serves, in the order they are built.
+var table = []Function{
+	entry(IngestCSVName,
+		func(c *config.Ingest, p *setup.Plan) error { return p.Ingest(*c) },
+		ingestCSV),
+	entry(AggregateOrdersName,
+		func(c *config.Orders, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) },
+		aggregateOrders),
+	entry(AdvanceWatermarkName,
+		func(c *config.Watermark, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) },
+		advanceWatermark),
+	entry(SweepLandingName,
+		func(c *config.Sweep, p *setup.Plan) error { return p.Sweep(*c) },
+		sweepLanding),
+}
+
 // Function is one entry of the wiring table.
 type Function struct {
 	Name string
-	// Build loads the function's configuration (through app's lookup,
-	// validated) and builds its handler over app's shared clients, failing
-	// on the first invalid setting or unreachable dependency.
-	Build func(ctx context.Context, app *setup.App) (http.Handler, error)
+	// newConfig is a zero value of the function's configuration struct.
+	newConfig func() config.Validator
+	// plan loads the function's configuration (through lookup, validated)
+	// and adds what the function runs on to p; the handler it returns is
+	// built once p is.
+	plan func(ctx context.Context, lookup envconfig.Lookuper, p *setup.Plan) (handlerOf, error)
 }
 
-// table is every function this image serves, in the order they are built.
-var table = []Function{
-	{Name: IngestCSVName, Build: buildIngestCSV},
-	{Name: AggregateOrdersName, Build: buildAggregateOrders},
-	{Name: AdvanceWatermarkName, Build: buildAdvanceWatermark},
-	{Name: SweepLandingName, Build: buildSweepLanding},
+// handlerOf builds a function's handler over the process's built parts.
+type handlerOf func(ctx context.Context, app *setup.App) (http.Handler, error)
+
+// entry makes the table entry of a function configured by a C: plan names
+// the services it needs from its configuration, handler builds its HTTP
+// handler over them.
+func entry[C any, P interface {
+	*C
+	config.Validator
+}](name string, plan func(*C, *setup.Plan) error, handler func(context.Context, *C, *setup.App) (http.Handler, error)) Function {
+	return Function{
+		Name:      name,
+		newConfig: func() config.Validator { return P(new(C)) },
+		plan: func(ctx context.Context, lookup envconfig.Lookuper, p *setup.Plan) (handlerOf, error) {
+			cfg := new(C)
+			if err := config.Load(ctx, P(cfg), lookup); err != nil {
+				return nil, err
+			}
+			if err := plan(cfg, p); err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context, app *setup.App) (http.Handler, error) { return handler(ctx, cfg, app) }, nil
+		},
+	}
 }
 
 // Names lists every function.
@@ -53,14 +103,32 @@ var Names = func() []string {
 	return n
 }()
 
+// Config is a zero value of the named function's configuration struct, for
+// a program or test that loads it on its own (config.Load).
+func Config(name string) (config.Validator, error) {
+	f, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return f.newConfig(), nil
+}
+
+func lookup(name string) (Function, error) {
+	i := slices.IndexFunc(table, func(f Function) bool { return f.Name == name })
+	if i < 0 {
+		return Function{}, fmt.Errorf("unknown function %q (want one of %v)", name, Names)
+	}
+	return table[i], nil
+}
+
 // Handler is one built function.
 type Handler struct {
 	Name string
 	http.Handler
 }
 
-// Process is what Prepare built: the process's clients and the handlers of
-// its functions over them. Close releases the clients.
+// Process is what Prepare built: the process's clients and services and
+// the handlers of its functions over them. Close releases the clients.
 type Process struct {
 	App      *setup.App
 	Handlers []Handler
@@ -71,31 +139,34 @@ func (p *Process) Close() error { return p.App.Close() }
 
 // Prepare builds the named functions (every function when names is empty)
 // up front, so that a server with an incomplete production setting refuses
-// to start instead of failing its first request.
+// to start instead of failing its first request. Every function's
+// configuration is read and validated before any client exists.
 func Prepare(ctx context.Context, names []string, opts setup.Options) (*Process, error) {
 	if len(names) == 0 {
 		names = Names
 	}
-	app := setup.New(opts)
-	hs, err := build(ctx, app, names)
-	if err != nil {
-		return nil, errors.Join(err, app.Close())
-	}
-	return &Process{App: app, Handlers: hs}, nil
-}
-
-func build(ctx context.Context, app *setup.App, names []string) ([]Handler, error) {
-	hs := make([]Handler, 0, len(names))
-	for _, n := range names {
-		i := slices.IndexFunc(table, func(f Function) bool { return f.Name == n })
-		if i < 0 {
-			return nil, fmt.Errorf("unknown function %q (want one of %v)", n, Names)
-		}
-		h, err := table[i].Build(ctx, app)
+	var plan setup.Plan
+	handlers := make([]handlerOf, len(names))
+	for i, n := range names {
+		f, err := lookup(n)
 		if err != nil {
+			return nil, err
+		}
+		if handlers[i], err = f.plan(ctx, opts.Lookup, &plan); err != nil {
 			return nil, fmt.Errorf("%s: %w", n, err)
 		}
-		hs = append(hs, Handler{Name: n, Handler: h})
 	}
-	return hs, nil
+	app, err := setup.Build(ctx, plan, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", strings.Join(names, ", "), err)
+	}
+	hs := make([]Handler, len(names))
+	for i, n := range names {
+		h, err := handlers[i](ctx, app)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", n, err), app.Close())
+		}
+		hs[i] = Handler{Name: n, Handler: h}
+	}
+	return &Process{App: app, Handlers: hs}, nil
 }

@@ -49,16 +49,8 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func buildIngestCSV(ctx context.Context, app *setup.App) (http.Handler, error) {
-	var cfg config.Ingest
-	if err := config.Load(ctx, &cfg, app.Lookup()); err != nil {
-		return nil, err
-	}
-	svc, err := app.BuildIngest(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return cloudEventHandler(ctx, IngestCSV{Service: svc, Log: app.Logger()}.Receive)
+func ingestCSV(ctx context.Context, _ *config.Ingest, app *setup.App) (http.Handler, error) {
+	return cloudEventHandler(ctx, IngestCSV{Service: app.Ingest, Log: app.Log}.Receive)
 }
 
 // cloudEventHandler serves fn as the functions framework serves a

@@ -71,14 +71,10 @@ func TestIngestCSVAcknowledgesNonLandingEvents(t *testing.T) {
 	e.SetSource("//storage.googleapis.com/projects/_/buckets/" + a.Bucket)
 	data, _ := json.Marshal(map[string]string{"bucket": a.Bucket, "name": a.Name, "generation": strconv.FormatInt(a.Generation, 10), "md5Hash": a.MD5})
 	e.DataEncoded = data
-	svc, err := app.IngestService()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (IngestCSV{Service: svc, Log: app.Logger()}).Receive(context.Background(), e); err != nil {
+	if err := (IngestCSV{Service: app.Ingest, Log: app.Log}).Receive(context.Background(), e); err != nil {
 		t.Fatalf("IngestCSV = %v, want nil (acknowledged)", err)
 	}
-	_, recorded, err := app.Ledger().Get(context.Background(), ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation})
+	_, recorded, err := app.Ledger.Get(context.Background(), ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation})
 	if err != nil || recorded {
 		t.Errorf("ledger record for the quarantine object: recorded=%v err=%v, want none", recorded, err)
 	}

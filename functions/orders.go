@@ -20,28 +20,12 @@ import (
 // push body unless the URL names the topic. As an HTTP function we read
 // both formats ourselves (order.DecodePush).
 
-func buildAggregateOrders(ctx context.Context, app *setup.App) (http.Handler, error) {
-	var cfg config.Orders
-	if err := config.Load(ctx, &cfg, app.Lookup()); err != nil {
-		return nil, err
-	}
-	proc, err := app.BuildStream(ctx, cfg.Backends, cfg.Spec(), cfg.Stream)
-	if err != nil {
-		return nil, err
-	}
-	return jsonOnly(bounded(maxPushBody, AggregateOrders{Processor: proc, Now: app.Now, Log: app.Logger()})), nil
+func aggregateOrders(_ context.Context, _ *config.Orders, app *setup.App) (http.Handler, error) {
+	return jsonOnly(bounded(maxPushBody, AggregateOrders{Processor: app.Stream, Now: app.Now, Log: app.Log})), nil
 }
 
-func buildAdvanceWatermark(ctx context.Context, app *setup.App) (http.Handler, error) {
-	var cfg config.Watermark
-	if err := config.Load(ctx, &cfg, app.Lookup()); err != nil {
-		return nil, err
-	}
-	proc, err := app.BuildStream(ctx, cfg.Backends, cfg.Spec(), cfg.Stream)
-	if err != nil {
-		return nil, err
-	}
-	return jsonOnly(bounded(maxTickBody, AdvanceWatermark{Processor: proc, Now: app.Now, Log: app.Logger()})), nil
+func advanceWatermark(_ context.Context, _ *config.Watermark, app *setup.App) (http.Handler, error) {
+	return jsonOnly(bounded(maxTickBody, AdvanceWatermark{Processor: app.Stream, Now: app.Now, Log: app.Log})), nil
 }
 
 // AggregateOrders handles one Pub/Sub push delivery of topic pedidos-nuevos

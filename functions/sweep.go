@@ -11,16 +11,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/sweep"
 )
 
-func buildSweepLanding(ctx context.Context, app *setup.App) (http.Handler, error) {
-	var cfg config.Sweep
-	if err := config.Load(ctx, &cfg, app.Lookup()); err != nil {
-		return nil, err
-	}
-	s, err := app.BuildSweep(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return jsonOnly(bounded(maxTickBody, SweepLanding{Sweeper: s, Log: app.Logger()})), nil
+func sweepLanding(_ context.Context, _ *config.Sweep, app *setup.App) (http.Handler, error) {
+	return jsonOnly(bounded(maxTickBody, SweepLanding{Sweeper: app.Sweeper, Log: app.Log})), nil
 }
 
 // SweepLanding is the Cloud Scheduler call that ingests the landing files

@@ -17,13 +17,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/sethvargo/go-envconfig"
 
-	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -34,10 +34,10 @@ import (
 type serverDriver struct{ url string }
 
 func (d serverDriver) order(ctx context.Context, s step) error {
-	if err := local.SetClock(ctx, d.url, s.At); err != nil {
+	if _, err := (client.Server{URL: d.url}).SetClock(ctx, s.At); err != nil {
 		return err
 	}
-	res, err := local.Push(ctx, d.url, local.Step{Arrival: s.At, EventTime: s.EventTime.Format(time.RFC3339), Order: s.body()}, s.At)
+	res, err := client.Server{URL: d.url}.Push(ctx, client.Step{Arrival: s.At, EventTime: s.EventTime.Format(time.RFC3339), Order: s.body()}, s.At)
 	if err != nil {
 		return err
 	}
@@ -48,10 +48,10 @@ func (d serverDriver) order(ctx context.Context, s step) error {
 }
 
 func (d serverDriver) tick(ctx context.Context, now time.Time) error {
-	if err := local.SetClock(ctx, d.url, now); err != nil {
+	if _, err := (client.Server{URL: d.url}).SetClock(ctx, now); err != nil {
 		return err
 	}
-	_, err := local.Tick(ctx, d.url)
+	_, err := client.Server{URL: d.url}.Tick(ctx)
 	return err
 }
 
@@ -206,19 +206,16 @@ func dashboardURL(t *testing.T, srv *local.Server, data string) string {
 			t.Logf("serve mounts the dashboard without the stream's state (%s): testing Handler beside it", snap.Errors[dashboard.PartStream])
 		}
 	}
-	store, _ := localBackends(t, srv, data)
-	proc, err := srv.App.StreamProcessor()
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, wh := localBackends(srv)
+	proc := srv.App.Stream
 	ts := httptest.NewServer(dashboard.Handler(dashboard.Source{
-		Warehouse:        srv.App.Querier(),
-		Ledger:           srv.App.Ledger(),
+		Warehouse:        wh,
+		Ledger:           srv.App.Ledger,
 		Watermarks:       dashboard.StoreWatermarks{Store: store},
 		Stream:           proc,
 		Now:              srv.Clock.Now,
 		Refresh:          250 * time.Millisecond,
-		QuarantineBucket: local.QuarantineBucket,
+		QuarantineBucket: localapi.QuarantineBucket,
 		DownloadBase:     srv.URL + "/",
 	}))
 	t.Cleanup(ts.Close)
@@ -227,27 +224,9 @@ func dashboardURL(t *testing.T, srv *local.Server, data string) string {
 }
 
 // localBackends returns the state store and warehouse the local server
-// already opened: the same settings local.Start gives the functions, so
-// that App returns them (the embedded files are locked).
-func localBackends(t *testing.T, srv *local.Server, data string) (docstore.Store, warehouse.Warehouse) {
-	t.Helper()
-	env := map[string]string{
-		"ALPIPE_DATA_DIR": data, "STATE_STORE": config.Embedded, "WAREHOUSE": config.DuckDB,
-		"QUARANTINE_BUCKET": local.QuarantineBucket, "STAGING_BUCKET": local.StagingBucket,
-	}
-	var cfg config.Watermark
-	if err := config.Load(context.Background(), &cfg, envconfig.MultiLookuper(envconfig.MapLookuper(env), envconfig.OsLookuper())); err != nil {
-		t.Fatal(err)
-	}
-	store, err := srv.App.Store(context.Background(), cfg.Backends)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wh, err := srv.App.Warehouse(context.Background(), cfg.Backends)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return store, wh
+// already opened (the embedded files are locked against a second opener).
+func localBackends(srv *local.Server) (docstore.Store, warehouse.Warehouse) {
+	return srv.App.Store, srv.App.Warehouse
 }
 
 // history appends ON_TIME panes of three hours on 1, 2 and 3 March, as a
@@ -319,7 +298,7 @@ func TestDashboardInChromium(t *testing.T) {
 	localServer.played = true
 	url := dashboardURL(t, srv, data)
 
-	rec, err := local.Drop(ctx, srv.URL, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
+	rec, err := client.Server{URL: srv.URL}.Drop(ctx, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,15 +353,15 @@ func TestDashboardInChromium(t *testing.T) {
 
 	// Act 3: history, a message that is no order, an order too late for
 	// its window (15:10 closed for good at 16:00 + L = 18:00 <= W).
-	_, wh := localBackends(t, srv, data)
+	_, wh := localBackends(srv)
 	if err := history(ctx, wh); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := local.Push(ctx, srv.URL, local.Step{Arrival: at("18:22"), Order: []byte(`{"pedido_id":"P-BAD","pais":"ES"}`)}, at("18:22")); err != nil {
+	if _, err := (client.Server{URL: srv.URL}).Push(ctx, client.Step{Arrival: at("18:22"), Order: []byte(`{"pedido_id":"P-BAD","pais":"ES"}`)}, at("18:22")); err != nil {
 		t.Fatal(err)
 	}
 	late := pedido("18:22", "P-6", "ES", "5.00", "5.00", 1, "15:10")
-	res, err := local.Push(ctx, srv.URL, local.Step{Arrival: late.At, EventTime: late.EventTime.Format(time.RFC3339), Order: late.body()}, late.At)
+	res, err := client.Server{URL: srv.URL}.Push(ctx, client.Step{Arrival: late.At, EventTime: late.EventTime.Format(time.RFC3339), Order: late.body()}, late.At)
 	if err != nil || len(res.Result.Aggregations) != 1 || res.Result.Aggregations[0].Fate != "too_late" {
 		t.Fatalf("order P-6: %+v, %v; want too_late", res.Result, err)
 	}
@@ -508,7 +487,7 @@ func checkOperatorView(t *testing.T, p page, server string, rec ledger.Record) {
 	if len(p.QLinks) != 1 {
 		t.Fatalf("quarantine links = %q, want one", p.QLinks)
 	}
-	if !strings.HasPrefix(p.QLinks[0], server+"/download/storage/v1/b/"+local.QuarantineBucket+"/o/") {
+	if !strings.HasPrefix(p.QLinks[0], server+"/download/storage/v1/b/"+localapi.QuarantineBucket+"/o/") {
 		t.Errorf("quarantine link %s is not the local server's download path", p.QLinks[0])
 	}
 	resp, err := http.Get(p.QLinks[0])

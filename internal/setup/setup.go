@@ -1,18 +1,16 @@
 // Package setup wires configuration to adapters and services: it is the one
-// place that knows which backend implements which port. Clients are created
-// once per process and shared by the functions the process serves; which
-// functions those are, and their configuration, is package functions'
-// wiring table, which builds them all before the process serves.
+// place that knows which backend implements which port. A program says what
+// its process runs in a Plan (package functions' wiring table fills it from
+// each function's configuration struct); Build then opens every client the
+// plan needs, once, and builds the services over them, all before the
+// process serves. Nothing is built on first use and nothing is looked up by
+// name: an App is the typed result of one Build.
 package setup
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"sync"
 	"time"
 
 	"cloud.google.com/go/storage"
@@ -22,8 +20,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ledger"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/status"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/sweep"
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -35,7 +33,8 @@ type Warehouse = warehouse.Warehouse
 
 // Options are the parts of the wiring a program may provide itself.
 type Options struct {
-	// Lookup reads configuration; nil means the process environment.
+	// Lookup reads configuration; nil means the process environment (read
+	// by package config).
 	Lookup envconfig.Lookuper
 	// Now is the processing-time clock; nil means time.Now.
 	Now func() time.Time
@@ -50,110 +49,62 @@ type Options struct {
 	Storage *storage.Client
 }
 
-// App holds one process's clients and services.
+// App is one process's clients and the services its functions run, as
+// Build made them from a Plan. A field is nil exactly when no planned
+// function uses it: a process serving only AggregateOrders has no Objects,
+// Ledger, Ingest or Sweeper.
 type App struct {
-	opts Options
-	log  *slog.Logger
-	now  func() time.Time
+	// Clients, one of each for the process whatever number of functions
+	// name the same backend.
+	Objects   *objects.GCS
+	Store     docstore.Store
+	Warehouse Warehouse
 
-	mu      sync.Mutex
-	storage *storage.Client
-	objects *objects.GCS
-	stores  map[string]docstore.Store
-	whs     map[string]Warehouse
+	// Services. IngestCSV and SweepLanding share Ingest and Ledger, so that
+	// a swept file takes exactly the path of a file drop; AggregateOrders
+	// and AdvanceWatermark share Stream, one processor over one store.
+	Ledger  *ledger.Ledger
+	Ingest  *ingest.Service
+	Stream  *stream.Processor
+	Sweeper *sweep.Sweeper
+
+	Log    *slog.Logger
+	Now    func() time.Time
+	Lookup envconfig.Lookuper // nil: the process environment
+
 	closers []func() error
-
-	ingest  *ingest.Service
-	ledger  *ledger.Ledger
-	querier warehouse.Querier
-	stream  *stream.Processor
-	sweeper *sweep.Sweeper
 }
 
-// New returns an App with no services built yet.
-func New(opts Options) *App {
-	a := &App{opts: opts, log: opts.Logger, now: opts.Now, stores: map[string]docstore.Store{}, whs: map[string]Warehouse{}}
-	if a.log == nil {
-		a.log = logging.New(os.Stdout, slog.LevelInfo)
-	}
-	if a.now == nil {
-		a.now = time.Now
-	}
-	return a
-}
-
-// Lookup is where the functions read their configuration.
-func (a *App) Lookup() envconfig.Lookuper {
-	if a.opts.Lookup == nil {
-		return envconfig.OsLookuper()
-	}
-	return a.opts.Lookup
-}
-
-// BuildIngest builds the IngestCSV service from its configuration, once per
-// process: later calls return the first service.
-func (a *App) BuildIngest(ctx context.Context, cfg config.Ingest) (*ingest.Service, error) {
-	a.mu.Lock()
-	built := a.ingest
-	a.mu.Unlock()
-	if built != nil {
-		return built, nil
-	}
-	svc, err := a.newIngest(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	a.mu.Lock()
-	a.ingest = svc
-	a.mu.Unlock()
-	return svc, nil
-}
-
-// Logger is the process logger.
-func (a *App) Logger() *slog.Logger { return a.log }
-
-// Now is the process clock.
-func (a *App) Now() time.Time { return a.now() }
-
-// IngestService returns the IngestCSV service.
-func (a *App) IngestService() (*ingest.Service, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.ingest == nil {
-		return nil, errors.New("IngestCSV is not configured in this process")
-	}
-	return a.ingest, nil
-}
-
-// Ledger is the ingest ledger, once IngestCSV is built.
-func (a *App) Ledger() *ledger.Ledger {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.ledger
-}
-
-// Querier reads the warehouse the functions write, once one is open.
+// Querier reads the warehouse the functions write; nil when none is open.
 func (a *App) Querier() warehouse.Querier {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.querier
+	if a.Warehouse == nil {
+		return nil
+	}
+	return a.Warehouse
 }
 
-// Close releases every client and embedded engine.
+// StatusSources are the parts of this process the status report reads; a
+// part the process does not run is left out, and the report says so.
+func (a *App) StatusSources() status.Sources {
+	src := status.Sources{Now: a.Now}
+	if a.Ledger != nil {
+		src.Ledger = a.Ledger
+	}
+	if a.Warehouse != nil {
+		src.Warehouse = a.Warehouse
+	}
+	if a.Stream != nil {
+		src.Stream = a.Stream
+	}
+	return src
+}
+
+// Close releases every client and embedded engine, the last opened first.
 func (a *App) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	var errs []error
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		errs = append(errs, a.closers[i]())
 	}
 	a.closers = nil
 	return errors.Join(errs...)
-}
-
-func (a *App) dataPath(b config.Backends, name string) (string, error) {
-	if err := os.MkdirAll(b.DataDir, 0o750); err != nil {
-		return "", fmt.Errorf("data folder %s: %w", b.DataDir, err)
-	}
-	return filepath.Join(b.DataDir, name), nil
 }

@@ -86,19 +86,19 @@ func TestConfigurationRefusesWhatConstructorsWould(t *testing.T) {
 		set      map[string]string
 		wantVar  string // "" = must build
 	}{
-		{name: "orders as deployed", function: "AggregateOrders"},
-		{name: "orders without a project", function: "AggregateOrders", set: map[string]string{"GOOGLE_CLOUD_PROJECT": ""}, wantVar: "GOOGLE_CLOUD_PROJECT"},
-		{name: "orders with a bad database ID", function: "AggregateOrders", set: map[string]string{"FIRESTORE_DATABASE": "Mi Base"}, wantVar: "FIRESTORE_DATABASE"},
-		{name: "watermark with no dataset", function: "AdvanceWatermark", set: map[string]string{"BIGQUERY_DATASET": ""}, wantVar: "BIGQUERY_DATASET"},
-		{name: "watermark with no location", function: "AdvanceWatermark", set: map[string]string{"BIGQUERY_LOCATION": ""}, wantVar: "BIGQUERY_LOCATION"},
-		{name: "watermark with a short tick lease", function: "AdvanceWatermark", set: map[string]string{"TICK_LEASE": "1s"}, wantVar: "TICK_LEASE"},
-		{name: "orders with zero shards", function: "AggregateOrders", set: map[string]string{"STATE_SHARDS": "0"}, wantVar: "shards"},
-		{name: "ingest as deployed", function: "IngestCSV"},
-		{name: "ingest without staging", function: "IngestCSV", set: map[string]string{"STAGING_BUCKET": ""}, wantVar: "STAGING_BUCKET"},
-		{name: "ingest with a lease under the deadline", function: "IngestCSV", set: map[string]string{"LEDGER_LEASE": "5m"}, wantVar: "LEDGER_LEASE"},
-		{name: "ingest with embedded state", function: "IngestCSV", set: map[string]string{"STATE_STORE": "embedded"}, wantVar: "STATE_STORE"},
-		{name: "ingest with the embedded warehouse", function: "IngestCSV", set: map[string]string{"WAREHOUSE": "duckdb", "STATE_STORE": "embedded", "K_SERVICE": ""}, wantVar: "WAREHOUSE"},
-		{name: "ingest with a remote warehouse that is no URL", function: "IngestCSV", set: map[string]string{"WAREHOUSE": "remote", "WAREHOUSE_URL": "::"}, wantVar: "WAREHOUSE_URL"},
+		{name: "orders as deployed", function: functions.AggregateOrdersName},
+		{name: "orders without a project", function: functions.AggregateOrdersName, set: map[string]string{"GOOGLE_CLOUD_PROJECT": ""}, wantVar: "GOOGLE_CLOUD_PROJECT"},
+		{name: "orders with a bad database ID", function: functions.AggregateOrdersName, set: map[string]string{"FIRESTORE_DATABASE": "Mi Base"}, wantVar: "FIRESTORE_DATABASE"},
+		{name: "watermark with no dataset", function: functions.AdvanceWatermarkName, set: map[string]string{"BIGQUERY_DATASET": ""}, wantVar: "BIGQUERY_DATASET"},
+		{name: "watermark with no location", function: functions.AdvanceWatermarkName, set: map[string]string{"BIGQUERY_LOCATION": ""}, wantVar: "BIGQUERY_LOCATION"},
+		{name: "watermark with a short tick lease", function: functions.AdvanceWatermarkName, set: map[string]string{"TICK_LEASE": "1s"}, wantVar: "TICK_LEASE"},
+		{name: "orders with zero shards", function: functions.AggregateOrdersName, set: map[string]string{"STATE_SHARDS": "0"}, wantVar: "STATE_SHARDS"},
+		{name: "ingest as deployed", function: functions.IngestCSVName},
+		{name: "ingest without staging", function: functions.IngestCSVName, set: map[string]string{"STAGING_BUCKET": ""}, wantVar: "STAGING_BUCKET"},
+		{name: "ingest with a lease under the deadline", function: functions.IngestCSVName, set: map[string]string{"LEDGER_LEASE": "5m"}, wantVar: "LEDGER_LEASE"},
+		{name: "ingest with embedded state", function: functions.IngestCSVName, set: map[string]string{"STATE_STORE": "embedded"}, wantVar: "STATE_STORE"},
+		{name: "ingest with the embedded warehouse", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "duckdb", "STATE_STORE": "embedded", "K_SERVICE": ""}, wantVar: "WAREHOUSE"},
+		{name: "ingest with a remote warehouse that is no URL", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "remote", "WAREHOUSE_URL": "::"}, wantVar: "WAREHOUSE_URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,18 +133,9 @@ func TestConfigurationRefusesWhatConstructorsWould(t *testing.T) {
 }
 
 func loadConfig(function string, env map[string]string) error {
-	var cfg config.Validator
-	switch function {
-	case "IngestCSV":
-		cfg = &config.Ingest{}
-	case "AggregateOrders":
-		cfg = &config.Orders{}
-	case "AdvanceWatermark":
-		cfg = &config.Watermark{}
-	case "SweepLanding":
-		cfg = &config.Sweep{}
-	default:
-		return errors.New("unknown function " + function)
+	cfg, err := functions.Config(function)
+	if err != nil {
+		return err
 	}
 	return config.Load(context.Background(), cfg, envconfig.MapLookuper(env))
 }
