@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -77,7 +78,7 @@ func (r Report) WriteText(w io.Writer) error {
 }
 
 func fig(m window.Measures) string {
-	return m.Importe.String() + "/" + strconv.FormatInt(m.Pedidos, 10) + "/" + strconv.FormatInt(m.Unidades, 10)
+	return render.Money(m.Importe) + "/" + strconv.FormatInt(m.Pedidos, 10) + "/" + strconv.FormatInt(m.Unidades, 10)
 }
 
 func orDash(s string) string {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // WriteText renders the report for a person.
@@ -43,7 +45,7 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintln(tw, "  AGGREGATION\tWINDOW_START\tKEY\tREPLAY\tEXISTING PANES\tLATEST")
 		for _, c := range r.ConflictSamples {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s/%d/%d\t%d\t%s\n", c.Aggregation, c.WindowStart.Format(time.RFC3339), c.Key,
-				c.Replay.Importe, c.Replay.Pedidos, c.Replay.Unidades, c.Existing, c.Latest)
+				render.Money(c.Replay.Importe), c.Replay.Pedidos, c.Replay.Unidades, c.Existing, c.Latest)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

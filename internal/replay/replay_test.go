@@ -113,7 +113,7 @@ func TestReplayRefusesWindowsWithOtherPanes(t *testing.T) {
 	}
 	wantConflicts := []Conflict{
 		{Aggregation: "ventas_hora_pais", WindowStart: old.WindowStart, Key: "DE", Replay: window.Measures{Importe: dec(t, "12345678.123456789"), Pedidos: 1, Unidades: 9},
-			Existing: 1, Latest: "ON_TIME #0 1/1/1"},
+			Existing: 1, Latest: "ON_TIME #0 1.00/1/1"},
 		{Aggregation: "ventas_hora_pais", WindowStart: live.WindowStart, Key: "FR", Replay: window.Measures{Importe: dec(t, "0.2"), Pedidos: 1, Unidades: 4},
 			Existing: 1, Latest: "EARLY #0 0.15/1/3"},
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -106,7 +107,7 @@ func (g *guard) Append(ctx context.Context, table string, rows []warehouse.Row) 
 				refused = append(refused, Conflict{
 					Aggregation: agg, WindowStart: p.start, Key: p.key, Replay: p.measures, Existing: len(have),
 					Latest: fmt.Sprintf("%s #%d %s/%d/%d", latest.timing, latest.index,
-						latest.measures.Importe, latest.measures.Pedidos, latest.measures.Unidades),
+						render.Money(latest.measures.Importe), latest.measures.Pedidos, latest.measures.Unidades),
 				})
 			}
 		}
