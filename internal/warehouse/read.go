@@ -48,6 +48,8 @@ type NamedQuery struct {
 	// Reads names what the read is of (its main table or view), for
 	// errors: "query pedidos_descartados: ...".
 	Reads string
+	// Listing, for a listing (ReadListing), says what it lists.
+	Listing *Listing
 }
 
 // Statement is a named read with its parameters' values, ready for an

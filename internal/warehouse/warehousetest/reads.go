@@ -3,6 +3,7 @@ package warehousetest
 import (
 	"context"
 	"hash/fnv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,13 @@ var readTests = map[string]func(t *testing.T, w Warehouse, mode string){
 	"country_totals":  testCountryTotals,
 	"day_drops":       testDayDrops,
 	"panes":           testPanes,
+	// One test covers every listing.
+	warehouse.ListLineasPedido:     testListings,
+	warehouse.ListOpiniones:        testListings,
+	warehouse.ListVentasDiariasSKU: testListings,
+	warehouse.ListPanes:            testListings,
+	warehouse.ListView:             testListings,
+	warehouse.ListDiscards:         testListings,
 }
 
 var decEqual = cmp.Comparer(func(a, b numeric.Dec) bool { return a.Equal(b) })
@@ -376,5 +384,106 @@ func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 			}
 			test(t, open(t), mode)
 		})
+	}
+}
+
+// testListings checks every listing's columns and types, and, for the
+// tables this test seeds, its rows (the test's own, found by their tag
+// or their tag's times) in the listing's order, as text.
+func testListings(t *testing.T, w Warehouse, mode string) {
+	ctx := context.Background()
+	tag := newTag(t)
+	d := tagDay(tag)
+	fecha := warehouse.FormatDate(d)
+	load(t, w, tag+"-l1",
+		line{tag + "-p2", 1, fecha, tag + "-s1", 1, "0.2", "", "FR", tag + "/l.csv", 1, 4},
+		line{tag + "-p1", 2, fecha, tag + "-s2", 2, "0.10", "c1", "ES", tag + "/l.csv", 1, 3},
+		line{tag + "-p1", 1, fecha, tag + "-s1", 3, "1", "c1", "ES", tag + "/l.csv", 1, 2})
+	if err := w.RefreshDaily(ctx, warehouse.VentasDiariasSKU, []int32{d}); err != nil {
+		t.Fatalf("RefreshDaily: %v", err)
+	}
+	start := warehouse.DayTime(d).Add(10 * time.Hour)
+	h := func(n int) string { return start.Add(time.Duration(n) * time.Hour).Format(time.RFC3339) }
+	if err := w.Append(ctx, warehouse.VentasHoraPaisPaneles, []warehouse.Row{
+		pane(t, tag, mode, h(1), "ES", 0, "EARLY", "1.5", 1, 1),
+		pane(t, tag, mode, h(0), "PT", 0, "ON_TIME", "2", 1, 2),
+		pane(t, tag, mode, h(0), "ES", 0, "ON_TIME", "3", 1, 3),
+	}); err != nil {
+		t.Fatalf("Append panes: %v", err)
+	}
+	appendDrops(t, w,
+		drop{id: tag + "-2", pedido: tag + "-q2", aggregation: tag, reason: warehouse.ReasonTooLate, event: start, window: start, received: start.Add(2 * time.Hour)},
+		drop{id: tag + "-1", pedido: tag + "-q1", reason: "invalid: " + tag, event: start, received: start.Add(time.Hour)},
+	)
+	mine := func(c int, prefix string) func([]string) bool {
+		return func(r []string) bool { return strings.HasPrefix(r[c], prefix) }
+	}
+	inDay := func(r []string) bool { return strings.HasPrefix(r[0], fecha) }
+	// A pane 0's watermark and emission (see pane), for the window at h(n).
+	wm := func(n int) string { return start.Add(time.Duration(n)*time.Hour + 50*time.Minute).Format(time.RFC3339) }
+	em := func(n int) string { return start.Add(time.Duration(n)*time.Hour + 61*time.Minute).Format(time.RFC3339) }
+	tests := []struct {
+		name  string
+		cols  []string
+		types []warehouse.Type
+		keep  func([]string) bool // the test's rows; nil: rows not checked
+		want  [][]string
+	}{
+		{name: warehouse.ListLineasPedido, keep: mine(0, tag),
+			cols:  []string{"pedido_id", "linea", "fecha", "sku", "cantidad", "precio_unitario", "importe", "pais", "source_line"},
+			types: []warehouse.Type{warehouse.String, warehouse.Int64, warehouse.Date, warehouse.String, warehouse.Int64, warehouse.Numeric, warehouse.Numeric, warehouse.String, warehouse.Int64},
+			want: [][]string{
+				{tag + "-p1", "1", fecha, tag + "-s1", "3", "1", "3", "ES", "2"},
+				{tag + "-p1", "2", fecha, tag + "-s2", "2", "0.1", "0.2", "ES", "3"},
+				{tag + "-p2", "1", fecha, tag + "-s1", "1", "0.2", "0.2", "FR", "4"},
+			}},
+		{name: warehouse.ListOpiniones,
+			cols:  []string{"opinion_id", "sku", "fecha", "puntuacion", "pais", "texto"},
+			types: []warehouse.Type{warehouse.String, warehouse.String, warehouse.Date, warehouse.Int64, warehouse.String, warehouse.String}},
+		{name: warehouse.ListVentasDiariasSKU, keep: mine(1, tag),
+			cols:  []string{"fecha", "sku", "unidades", "importe", "lineas"},
+			types: []warehouse.Type{warehouse.Date, warehouse.String, warehouse.Int64, warehouse.Numeric, warehouse.Int64},
+			want:  [][]string{{fecha, tag + "-s1", "4", "3.2", "2"}, {fecha, tag + "-s2", "2", "0.2", "1"}}},
+		{name: warehouse.ListPanes, keep: inDay,
+			cols:  []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"},
+			types: []warehouse.Type{warehouse.Timestamp, warehouse.String, warehouse.Int64, warehouse.String, warehouse.Numeric, warehouse.Int64, warehouse.Int64, warehouse.Timestamp, warehouse.Timestamp},
+			want: [][]string{
+				{h(0), "ES", "0", "ON_TIME", "3", "1", "3", wm(0), em(0)},
+				{h(0), "PT", "0", "ON_TIME", "2", "1", "2", wm(0), em(0)},
+				{h(1), "ES", "0", "EARLY", "1.5", "1", "1", wm(1), em(1)},
+			}},
+		{name: warehouse.ListView, keep: inDay,
+			cols:  []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"},
+			types: []warehouse.Type{warehouse.Timestamp, warehouse.Timestamp, warehouse.String, warehouse.Numeric, warehouse.Int64, warehouse.Int64, warehouse.String, warehouse.Int64},
+			want: [][]string{
+				{h(0), h(1), "ES", "3", "1", "3", "ON_TIME", "0"},
+				{h(0), h(1), "PT", "2", "1", "2", "ON_TIME", "0"},
+				{h(1), h(2), "ES", "1.5", "1", "1", "EARLY", "0"},
+			}},
+		{name: warehouse.ListDiscards, keep: mine(0, tag),
+			cols:  []string{"pedido_id", "reason", "event_time", "window_start", "watermark", "received_at"},
+			types: []warehouse.Type{warehouse.String, warehouse.String, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp},
+			want: [][]string{
+				{tag + "-q1", "invalid: " + tag, h(0), "NULL", "NULL", h(1)},
+				{tag + "-q2", warehouse.ReasonTooLate, h(0), h(0), "NULL", h(2)},
+			}},
+	}
+	for _, tc := range tests {
+		res, types, err := warehouse.ReadListing(ctx, w, tc.name)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		diff(t, tc.name+" columns", tc.cols, res.Columns)
+		diff(t, tc.name+" types", tc.types, types)
+		if tc.keep == nil {
+			continue
+		}
+		got := [][]string{}
+		for _, r := range res.Rows {
+			if tc.keep(r) {
+				got = append(got, r)
+			}
+		}
+		diff(t, tc.name+" rows", tc.want, got)
 	}
 }

@@ -160,6 +160,9 @@ func (f *Fake) answerRead(q warehouse.NamedQuery, params []*bq.QueryParameter) (
 	case "panes":
 		return f.panes(a), nil
 	}
+	if q.Listing != nil {
+		return f.listing(*q.Listing)
+	}
 	return Result{}, violationf("named read %s has no model in bqfake: add one to reads.go", q.Name)
 }
 
@@ -660,4 +663,63 @@ func (f *Fake) panes(a readArgs) Result {
 			cellText(rowRat(r, "importe")), cellText(rowInt(r, "pedidos")), cellText(rowInt(r, "unidades"))})
 	}
 	return res
+}
+
+// listing lists a table, or the view's model, as a Listing says.
+func (f *Fake) listing(l warehouse.Listing) (Result, error) {
+	types, err := l.Types()
+	if err != nil {
+		return Result{}, err
+	}
+	var rows []map[string]any
+	if l.From == warehouse.VentasHoraPais {
+		for _, v := range f.view() {
+			rows = append(rows, map[string]any{"aggregation": v.agg, "window_start": timeText(v.start, true), "window_end": timeText(v.end, true),
+				"pais": v.pais, "importe": v.importe, "pedidos": v.pedidos, "unidades": v.unidades, "timing": v.timing, "pane_index": v.index})
+		}
+	} else if t, ok := f.tables[l.From]; ok {
+		rows = slices.Clone(t.rows)
+	}
+	typeOf := map[string]warehouse.Type{}
+	res := Result{Rows: [][]any{}}
+	for i, c := range l.Columns {
+		typeOf[c] = types[i]
+		res.Fields = append(res.Fields, &bq.TableFieldSchema{Name: c, Type: wireType(types[i]), Mode: "NULLABLE"})
+	}
+	t, _ := warehouse.Lookup(l.From)
+	for _, fl := range t.Schema {
+		if _, ok := typeOf[fl.Name]; !ok {
+			typeOf[fl.Name] = fl.Type
+		}
+	}
+	typed := func(r map[string]any, c string) any {
+		if typeOf[c] == warehouse.Timestamp {
+			if ts, ok := rowTime(r, c); ok {
+				return ts.UnixMicro()
+			}
+			return nil
+		}
+		return r[c]
+	}
+	slices.SortStableFunc(rows, func(x, y map[string]any) int {
+		for _, c := range l.OrderBy {
+			if d := compareCells(typed(x, c), typed(y, c)); d != 0 {
+				return d
+			}
+		}
+		return 0
+	})
+	for _, r := range rows {
+		out := make([]any, len(l.Columns))
+		for i, c := range l.Columns {
+			if types[i] == warehouse.Timestamp {
+				ts, ok := rowTime(r, c)
+				out[i] = timeText(ts, ok)
+				continue
+			}
+			out[i] = cellText(r[c])
+		}
+		res.Rows = append(res.Rows, out)
+	}
+	return res, nil
 }

@@ -1,0 +1,88 @@
+package warehouse
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Listing is a named read that lists a table or the dashboard view whole:
+// some of its columns, in an order. It is what the demo prints, so its
+// answer keeps the text cells (a person reads them) and says each
+// column's type (money is printed with its scale).
+type Listing struct {
+	From    string // a table, or VentasHoraPais
+	Columns []string
+	OrderBy []string // columns, ascending
+}
+
+// The listings, by name.
+const (
+	ListLineasPedido     = "list_lineas_pedido"
+	ListOpiniones        = "list_opiniones"
+	ListVentasDiariasSKU = "list_ventas_diarias_sku"
+	ListPanes            = "list_panes"
+	ListView             = "list_view"
+	ListDiscards         = "list_discards"
+)
+
+func init() {
+	for _, e := range []struct {
+		name string
+		l    Listing
+	}{
+		{ListLineasPedido, Listing{LineasPedido, []string{"pedido_id", "linea", "fecha", "sku", "cantidad", "precio_unitario", "importe", "pais", "source_line"}, []string{"pedido_id", "linea"}}},
+		{ListOpiniones, Listing{Opiniones, []string{"opinion_id", "sku", "fecha", "puntuacion", "pais", "texto"}, []string{"opinion_id"}}},
+		{ListVentasDiariasSKU, Listing{VentasDiariasSKU, []string{"fecha", "sku", "unidades", "importe", "lineas"}, []string{"fecha", "sku"}}},
+		{ListPanes, Listing{VentasHoraPaisPaneles, []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, []string{"window_start", "pais", "pane_index"}}},
+		{ListView, Listing{VentasHoraPais, []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"}, []string{"window_start", "pais"}}},
+		{ListDiscards, Listing{PedidosDescartados, []string{"pedido_id", "reason", "event_time", "window_start", "watermark", "received_at"}, []string{"received_at"}}},
+	} {
+		l := e.l
+		q := register(e.name, l.From, "SELECT "+strings.Join(l.Columns, ", ")+" FROM "+l.From+" ORDER BY "+strings.Join(l.OrderBy, ", "))
+		q.Listing = &l
+	}
+}
+
+// Types are the listed columns' types, from the table's schema (the
+// view's, from its panes table's).
+func (l Listing) Types() ([]Type, error) {
+	from := l.From
+	if from == VentasHoraPais {
+		from = VentasHoraPaisPaneles
+	}
+	t, err := Lookup(from)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Type, len(l.Columns))
+	for i, c := range l.Columns {
+		j := t.Column(c)
+		if j < 0 {
+			return nil, fmt.Errorf("listing of %s: no column %s", l.From, c)
+		}
+		out[i] = t.Schema[j].Type
+	}
+	return out, nil
+}
+
+// ReadListing runs the listing name and returns its answer as text, with
+// each column's type.
+func ReadListing(ctx context.Context, r Reader, name string) (Result, []Type, error) {
+	q, ok := registry[name]
+	if !ok || q.Listing == nil {
+		return Result{}, nil, fmt.Errorf("no listing %q", name)
+	}
+	types, err := q.Listing.Types()
+	if err != nil {
+		return Result{}, nil, err
+	}
+	res, err := r.Read(ctx, q.statement())
+	if err != nil {
+		return Result{}, nil, fmt.Errorf("query %s: %w", q.Reads, err)
+	}
+	if len(res.Columns) != len(q.Listing.Columns) {
+		return Result{}, nil, fmt.Errorf("%s: answer has columns %v, want %v", q.Reads, res.Columns, q.Listing.Columns)
+	}
+	return res, types, nil
+}
