@@ -2,6 +2,7 @@ package cost
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
@@ -111,9 +112,10 @@ type CountingStore struct {
 
 	mu    sync.Mutex
 	phase Phase
-	// advanced: the current tick has run its watermark transaction, so
-	// later watermark-first transactions of the tick are cell transactions.
-	advanced bool
+	// advanced holds the aggregations (by watermark path) whose watermark
+	// transaction the current tick has run, so that their later
+	// watermark-first transactions are cell transactions.
+	advanced map[string]bool
 	ops      map[Phase]*Ops
 	// ttl holds the live documents written with an ExpireAt, by the phase
 	// that created them, and their size when written.
@@ -130,7 +132,7 @@ var _ docstore.Store = (*CountingStore)(nil)
 // NewCountingStore wraps s; operations are charged to PhaseOrder until
 // SetPhase says otherwise.
 func NewCountingStore(s docstore.Store) *CountingStore {
-	return &CountingStore{store: s, phase: PhaseOrder, ops: map[Phase]*Ops{}, ttl: map[string]ttlDoc{}}
+	return &CountingStore{store: s, phase: PhaseOrder, advanced: map[string]bool{}, ops: map[Phase]*Ops{}, ttl: map[string]ttlDoc{}}
 }
 
 // SetPhase charges the following operations to p. Starting PhaseTick again
@@ -139,7 +141,7 @@ func (c *CountingStore) SetPhase(p Phase) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.phase = p
-	c.advanced = false
+	c.advanced = map[string]bool{}
 }
 
 // Ops returns the counts charged to p so far.
@@ -226,9 +228,11 @@ func (c *CountingStore) RunTx(ctx context.Context, fn func(ctx context.Context, 
 }
 
 // kindLocked names a transaction by its first read, following the
-// documents' layout (stream's and ledger's package comments). Within a
-// tick the first transaction that reads the watermark first is the
-// watermark transaction; the ones after it are per-cell transactions.
+// documents' layout (stream's and ledger's package comments). An order
+// transaction reads every aggregation's watermark and the orders' dedup
+// records at once. Within a tick the first transaction that reads an
+// aggregation's watermark first is its watermark transaction; the ones
+// after it are per-cell transactions.
 func (c *CountingStore) kindLocked(first []string, gets int64) string {
 	if gets == 0 || len(first) == 0 {
 		return "outbox-delete"
@@ -242,14 +246,16 @@ func (c *CountingStore) kindLocked(first []string, gets int64) string {
 	case strings.HasPrefix(p, "stream/deadletters/seen/"):
 		return "dead-letter"
 	case strings.HasSuffix(p, "/control/watermark"):
-		if len(first) >= 2 && strings.Contains(first[1], "/orders/") {
-			return "order" // a batch of orders: the watermark and their dedup records
+		if slices.ContainsFunc(first[1:], func(q string) bool { return strings.Contains(q, "/orders/") }) {
+			return "order" // a batch of orders: the watermarks and their dedup records
 		}
-		if c.phase == PhaseTick && !c.advanced {
-			c.advanced = true
+		if c.phase == PhaseTick && !c.advanced[p] {
+			c.advanced[p] = true
 			return "tick-watermark"
 		}
 		return "tick-cell"
+	case p == "stream/dedup":
+		return "dedup-fence" // once per process: the upgrade's fence
 	case strings.Contains(p, "/agenda/"):
 		return "tick-agenda"
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 func newCounting(t *testing.T) *CountingStore {
@@ -178,7 +179,7 @@ func TestCountingSink(t *testing.T) {
 			want += 8
 		}
 	}
-	s := NewCountingSink()
+	s := NewCountingSink([]window.Spec{window.Defaults()})
 	s.SetPhase(PhaseTick)
 	row := warehouse.Row{ID: "p1", Values: vals}
 	if err := s.Append(context.Background(), pt.Name, []warehouse.Row{row, row}); err != nil {

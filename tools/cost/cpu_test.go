@@ -38,7 +38,10 @@ func fastDir(tb testing.TB) string {
 // iteration, after the warm-up, and reports the CPU time of the Handle
 // calls per delivery and of the Tick calls per tick.
 func benchStream(b *testing.B) {
-	sc := DefaultScenario()
+	sc, err := DefaultScenario()
+	if err != nil {
+		b.Fatal(err)
+	}
 	sim, closeStore, err := newSimulation(fastDir(b), sc)
 	if err != nil {
 		b.Fatal(err)

@@ -167,11 +167,15 @@ func ExportFile(fs FileScenario) []byte {
 		}
 		c := countries[rng.IntN(len(countries))].Code
 		fmt.Fprintf(&b, "P%07d,%d,%s,%s,%d,\"%d,%02d\",C%05d,%s\r\n",
-			orderNo, line, date, skus[rng.IntN(len(skus))], 1+rng.IntN(4),
+			orderNo, line, date, fileSKUs[rng.IntN(len(fileSKUs))], 1+rng.IntN(4),
 			5+rng.IntN(300), rng.IntN(100), rng.IntN(50_000), c)
 	}
 	return b.Bytes()
 }
+
+// fileSKUs are the SKUs of the generated export.
+var fileSKUs = []string{"MOCH-40L-AZ", "MOCH-40L-NG", "BAST-TREK-AL", "GUANT-GTX-M", "SACO-DORMIR-5",
+	"CUERDA-60M", "GORRO-LANA", "CHAQ-PLUMA-L", "BOTA-TREK-42", "FRONTAL-400"}
 
 // countingObjects is an in-memory ingest.Objects that counts its calls.
 type countingObjects struct {

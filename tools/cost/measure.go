@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/order"
@@ -54,14 +56,45 @@ type Scenario struct {
 	Duplicates     PerMillion    `json:"duplicates_ppm"`
 	RedeliverAfter time.Duration `json:"redeliver_after"`
 	Invalid        PerMillion    `json:"invalid_ppm"`
-	Seed           uint64        `json:"seed"`
-	Spec           window.Spec   `json:"spec"`
+	// Lines is how many lines an order has (shares add up to one million);
+	// the lines of an order have distinct SKUs (the shop's cart merges a
+	// product added twice), drawn from Catalogue.
+	Lines     []LineCount `json:"lines"`
+	Catalogue Catalogue   `json:"catalogue"`
+	Seed      uint64      `json:"seed"`
+	// Specs are the aggregations the processor runs: every shipped one
+	// (internal/aggregation) unless a variant says otherwise.
+	Specs []window.Spec `json:"specs"`
+}
+
+// LineCount is a share of the orders that have Lines lines.
+type LineCount struct {
+	Lines int        `json:"lines"`
+	Share PerMillion `json:"share_ppm"`
+}
+
+// Catalogue is the SKUs an order line is drawn from: SKUs of them, ranked
+// by popularity, the one of rank r drawn with a weight proportional to 1/r
+// (Zipf's law with exponent 1). Top names the first ranks; the others get
+// generated codes.
+type Catalogue struct {
+	SKUs int      `json:"skus"`
+	Top  []string `json:"top"`
 }
 
 // DefaultScenario is AlpinaShop's traffic: 50,000 orders a day over 30
-// countries, Spain first, with a tail of orders held by mobile clients.
-// The shares are assumptions, stated in docs/cost.md.
-func DefaultScenario() Scenario {
+// countries, Spain first, with a tail of orders held by mobile clients,
+// 2.3 lines an order over a catalogue of 3,000 SKUs, run through every
+// shipped aggregation. The shares are assumptions, stated in docs/cost.md.
+func DefaultScenario() (Scenario, error) {
+	decls, err := aggregation.Default()
+	if err != nil {
+		return Scenario{}, fmt.Errorf("default scenario: %w", err)
+	}
+	var specs []window.Spec
+	for _, d := range decls {
+		specs = append(specs, d.Spec())
+	}
 	return Scenario{
 		OrdersPerDay: 50_000,
 		Start:        time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
@@ -78,9 +111,15 @@ func DefaultScenario() Scenario {
 		Duplicates:     2_000,
 		RedeliverAfter: 30 * time.Second,
 		Invalid:        1_000,
-		Seed:           20261123,
-		Spec:           window.Defaults(),
-	}
+		// 2.3 lines an order on average (the issue's figure).
+		Lines: []LineCount{{1, 350_000}, {2, 300_000}, {3, 150_000}, {4, 100_000}, {5, 100_000}},
+		// About 500 products in sizes and colours; Zipf's law with exponent 1
+		// gives the top 20% of the SKUs 81% of the lines, the shop's 80/20.
+		Catalogue: Catalogue{SKUs: 3_000, Top: []string{"MOCH-40L-AZ", "MOCH-25L-VR", "BOTA-TREK-42", "GORRO-LANA-RJ",
+			"CALCET-MERINO", "FRONTAL-LED", "BASTON-CARB", "CHAQ-GTX-M"}},
+		Seed:  20261123,
+		Specs: specs,
+	}, nil
 }
 
 func defaultCountries() []Country {
@@ -116,9 +155,21 @@ func (s Scenario) check() error {
 	if s.Measured%s.TickEvery != 0 || s.WarmUp%s.TickEvery != 0 {
 		errs = append(errs, fmt.Errorf("warm-up %v and measured %v must be whole numbers of ticks (%v)", s.WarmUp, s.Measured, s.TickEvery))
 	}
-	var cs, ds PerMillion
+	var cs, ds, ls PerMillion
 	for _, c := range s.Countries {
 		cs += c.Share
+	}
+	for _, l := range s.Lines {
+		ls += l.Share
+		if l.Lines < 1 || l.Lines > s.Catalogue.SKUs {
+			errs = append(errs, fmt.Errorf("orders of %d lines: want 1 to the catalogue's %d SKUs", l.Lines, s.Catalogue.SKUs))
+		}
+	}
+	if ls != 1_000_000 {
+		errs = append(errs, fmt.Errorf("line count shares add up to %d ppm, want 1,000,000", ls))
+	}
+	if s.Catalogue.SKUs < len(s.Catalogue.Top) {
+		errs = append(errs, fmt.Errorf("catalogue of %d SKUs names %d", s.Catalogue.SKUs, len(s.Catalogue.Top)))
 	}
 	for _, d := range s.Delays {
 		ds += d.Share
@@ -129,8 +180,13 @@ func (s Scenario) check() error {
 	if cs != 1_000_000 || ds != 1_000_000 {
 		errs = append(errs, fmt.Errorf("country shares add up to %d ppm and delay shares to %d ppm, want 1,000,000 each", cs, ds))
 	}
-	if err := s.Spec.Validate(); err != nil {
-		errs = append(errs, err)
+	if len(s.Specs) == 0 {
+		errs = append(errs, errors.New("no aggregation"))
+	}
+	for _, sp := range s.Specs {
+		if err := sp.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -148,9 +204,12 @@ type Measurement struct {
 	Fates map[stream.Fate]int64 `json:"fates"`
 	Late  int64                 `json:"late"`
 	Ticks int64                 `json:"ticks"`
-	// OpenWindows is the sum over the ticks of the (window, key)s open when
-	// each tick started.
-	OpenWindows int64 `json:"open_windows"`
+	// Lines is the order lines of the valid messages published in the
+	// interval.
+	Lines int64 `json:"lines"`
+	// OpenWindows is, per aggregation, the sum over the ticks of the
+	// (window, key)s open when each tick started.
+	OpenWindows map[string]int64 `json:"open_windows"`
 	// MessageBytes is the data plus attribute bytes of the deliveries.
 	MessageBytes int64 `json:"message_bytes"`
 	OrderOps     Ops   `json:"order_ops"`
@@ -158,10 +217,16 @@ type Measurement struct {
 	// Appends per table, charged to Handle (order) or Tick (tick).
 	OrderAppends map[string]Appends `json:"order_appends"`
 	TickAppends  map[string]Appends `json:"tick_appends"`
-	// PaneViewBytes and Panes give the bytes of the dashboard view's
-	// columns per pane row (over the whole run, warm-up included).
-	PaneViewBytes int64 `json:"pane_view_bytes"`
-	Panes         int64 `json:"panes"`
+	// PaneViews holds, per panes table, the bytes of its dashboard view's
+	// columns in the pane rows and the rows (over the whole run, warm-up
+	// included).
+	PaneViews map[string]PaneView `json:"pane_views"`
+}
+
+// PaneView is the size of the view columns of a panes table's rows.
+type PaneView struct {
+	Bytes int64 `json:"bytes"`
+	Panes int64 `json:"panes"`
 }
 
 // Measure drives the real stream.Processor over a CountingStore on a
@@ -188,15 +253,23 @@ func Measure(ctx context.Context, dir string, sc Scenario) (Measurement, error) 
 	m.OrderOps = after.order.Sub(before.order)
 	m.TickOps = after.tick.Sub(before.tick)
 	m.OrderAppends, m.TickAppends = map[string]Appends{}, map[string]Appends{}
-	for _, t := range sinkTables {
+	for _, t := range sinkTables(sc.Specs) {
 		m.OrderAppends[t] = after.orderAppends[t].sub(before.orderAppends[t])
 		m.TickAppends[t] = after.tickAppends[t].sub(before.tickAppends[t])
 	}
-	m.PaneViewBytes, m.Panes = sim.sink.ViewBytesPerPane()
+	m.PaneViews = sim.sink.PaneViews()
 	return m, nil
 }
 
-var sinkTables = []string{warehouse.VentasHoraPaisPaneles, warehouse.PedidosDescartados}
+// sinkTables are the tables the processor appends to: every aggregation's
+// panes and the discarded messages.
+func sinkTables(specs []window.Spec) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, aggregation.PanesTable(s.Name))
+	}
+	return append(out, warehouse.PedidosDescartados)
+}
 
 // simulation replays a Scenario against a processor, event by event.
 type simulation struct {
@@ -205,6 +278,7 @@ type simulation struct {
 	store *CountingStore
 	sink  *CountingSink
 	rng   *rand.Rand
+	skus  catalogue
 
 	interval time.Duration // between new messages
 	seq      int64
@@ -235,20 +309,21 @@ func newSimulation(dir string, sc Scenario) (*simulation, func(), error) {
 		return nil, nil, err
 	}
 	store := NewCountingStore(bs)
-	sink := NewCountingSink()
+	sink := NewCountingSink(sc.Specs)
 	// One instance with a fixed name: the deltas it picks, and so the
 	// counts, are the same at every run.
-	p, err := stream.New(store, sink, []window.Spec{sc.Spec}, contract.IsCountry, slog.New(slog.DiscardHandler), stream.WithInstanceID("sim"))
+	p, err := stream.New(store, sink, sc.Specs, contract.IsCountry, slog.New(slog.DiscardHandler), stream.WithInstanceID("sim"))
 	if err != nil {
 		bs.Close()
 		return nil, nil, err
 	}
 	return &simulation{
 		sc: sc, p: p, store: store, sink: sink, rng: rand.New(rand.NewPCG(sc.Seed, 1)),
+		skus:     newCatalogue(sc.Catalogue),
 		interval: time.Duration(int64(24*time.Hour) / sc.OrdersPerDay),
 		next:     sc.Start,
 		tick:     sc.Start.Add(sc.TickEvery),
-		m:        Measurement{Fates: map[stream.Fate]int64{}},
+		m:        Measurement{Fates: map[stream.Fate]int64{}, OpenWindows: map[string]int64{}},
 	}, func() { bs.Close() }, nil
 }
 
@@ -260,7 +335,7 @@ type snapshot struct {
 func (s *simulation) snapshot() snapshot {
 	sn := snapshot{order: s.store.Ops(PhaseOrder), tick: s.store.Ops(PhaseTick),
 		orderAppends: map[string]Appends{}, tickAppends: map[string]Appends{}}
-	for _, t := range sinkTables {
+	for _, t := range sinkTables(s.sc.Specs) {
 		sn.orderAppends[t] = s.sink.Appends(PhaseOrder, t)
 		sn.tickAppends[t] = s.sink.Appends(PhaseTick, t)
 	}
@@ -333,7 +408,7 @@ func (s *simulation) runTick(ctx context.Context, at time.Time) error {
 	if s.counting {
 		s.m.Ticks++
 		for _, a := range res.Aggregations {
-			s.m.OpenWindows += int64(a.OpenWindows)
+			s.m.OpenWindows[a.Aggregation] += int64(a.OpenWindows)
 		}
 	}
 	return nil
@@ -384,19 +459,19 @@ func (s *simulation) deliver(ctx context.Context, d order.Delivery, now time.Tim
 func (s *simulation) newMessage(seq int64, arrival time.Time) order.Delivery {
 	id := "W-" + strconv.FormatInt(1_000_000+seq, 10)
 	country := s.pickCountry()
-	lines := 1 + s.rng.IntN(3)
+	ranks := s.pickSKUs()
 	body := []byte(`{"pedido_id":"` + id + `","cliente_id":"C-` + strconv.Itoa(10_000+s.rng.IntN(90_000)) +
 		`","pais":"` + country + `","importe_total":"`)
 	var total int64 // cents
 	var items []byte
-	for i := range lines {
+	for i, r := range ranks {
 		qty := 1 + s.rng.IntN(3)
 		cents := int64(500 + s.rng.IntN(30_000))
 		total += int64(qty) * cents
 		if i > 0 {
 			items = append(items, ',')
 		}
-		items = append(items, `{"sku":"`+skus[s.rng.IntN(len(skus))]+`","cantidad":`+strconv.Itoa(qty)+
+		items = append(items, `{"sku":"`+s.skus.names[r]+`","cantidad":`+strconv.Itoa(qty)+
 			`,"precio_unitario":"`+cents2(cents)+`"}`...)
 	}
 	body = append(body, cents2(total)+`","lineas":[`...)
@@ -406,14 +481,34 @@ func (s *simulation) newMessage(seq int64, arrival time.Time) order.Delivery {
 	attrs := map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)}
 	if s.rng.IntN(1_000_000) < int(s.sc.Invalid) {
 		attrs = map[string]string{} // the web shop forgot momento_evento
+	} else if s.counting {
+		s.m.Lines += int64(len(ranks))
 	}
 	return order.Delivery{Format: "push", Message: order.Message{
 		MessageID: "m-" + strconv.FormatInt(seq, 10), Data: body, Attributes: attrs, PublishTime: arrival,
 	}}
 }
 
-var skus = []string{"MOCH-40L-AZ", "MOCH-40L-NG", "BAST-TREK-AL", "GUANT-GTX-M", "SACO-DORMIR-5",
-	"CUERDA-60M", "GORRO-LANA", "CHAQ-PLUMA-L", "BOTA-TREK-42", "FRONTAL-400"}
+// pickSKUs draws an order's line count from the scenario and as many
+// distinct SKUs (ranks in the catalogue).
+func (s *simulation) pickSKUs() []int {
+	n := s.sc.Lines[len(s.sc.Lines)-1].Lines
+	r := PerMillion(s.rng.IntN(1_000_000))
+	for _, l := range s.sc.Lines {
+		if r < l.Share {
+			n = l.Lines
+			break
+		}
+		r -= l.Share
+	}
+	ranks := make([]int, 0, n)
+	for len(ranks) < n {
+		if k := s.skus.draw(s.rng); !slices.Contains(ranks, k) {
+			ranks = append(ranks, k)
+		}
+	}
+	return ranks
+}
 
 func cents2(c int64) string {
 	return strconv.FormatInt(c/100, 10) + "." + fmt.Sprintf("%02d", c%100)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/aggregation"
 )
 
 var update = flag.Bool("update", false, "measure again and rewrite recorded.json and docs/cost.md")
@@ -37,32 +37,61 @@ func checkBounds(t *testing.T, bs []bound) {
 }
 
 // streamBounds are the ranges the stream's counts must stay in, from the
-// document layout (stream's package comment) and the default Spec.
-func streamBounds(m Measurement, _ int64) []bound {
+// document layout (stream's package comment) and the scenario's
+// aggregations.
+func streamBounds(sc Scenario, m Measurement) []bound {
 	var tickRows, tickCalls int64
 	for _, a := range m.TickAppends {
 		tickRows += a.Rows
 		tickCalls += a.Calls
 	}
+	cells := orderCells(sc, m)
 	return []bound{
-		{"reads per order", m.OrderOps.BilledReads(), m.Orders, ri(4), big.NewRat(9, 2),
-			"a batch of one order reads the watermark, its dedup record, the delta it adds to and its cell (the headroom check); a late order (Ld = 0) reads its cell and every delta of it"},
-		{"writes per order", m.OrderOps.Writes, m.Orders, ri(2), big.NewRat(5, 2),
-			"an accepted order writes its shard and its dedup record; new cells, late corrections and dead letters add a few"},
-		{"deletes per order", m.OrderOps.Deletes, m.Orders, ri(0), big.NewRat(1, 20),
-			"an order deletes only the outbox rows of its late pane, too-late drop or dead letter"},
+		{"reads per (window, key) an order adds to", m.OrderOps.BilledReads(), cells, ri(2), big.NewRat(13, 5),
+			"per (window, key) a delta and its cell (the headroom check); per order every aggregation's watermark and the dedup record; a late order (Ld = 0) reads its cell and every delta of it"},
+		{"writes per (window, key) an order adds to", m.OrderOps.Writes, cells, ri(1), big.NewRat(5, 4),
+			"per (window, key) its delta; per order its one dedup record; late corrections and dead letters add a few"},
+		{"deletes per order", m.OrderOps.Deletes, m.Orders, ri(0), big.NewRat(3, 20),
+			"an order deletes only the deltas a late correction folds and the outbox rows of its late panes, too-late drops or dead letter"},
 		{"TTL deletes per order", m.OrderOps.TTLDeletes, m.Orders, big.NewRat(95, 100), big.NewRat(105, 100),
-			"one dedup record per message, left to the TTL policy"},
+			"one dedup record per message, for every aggregation at once, left to the TTL policy"},
 		{"queries per order", m.OrderOps.Lists, m.Orders, ri(0), ri(0), "Handle never lists a collection"},
-		{"open windows per tick", m.OpenWindows, m.Ticks, ri(85), ri(125),
+		{"open (window, pais)s per tick", m.OpenWindows["ventas_hora_pais"], m.Ticks, ri(85), ri(125),
 			"30 countries x (the current hour + the 2 hours of allowed lateness + the hour waiting for W to pass end + L)"},
-		{"reads per open window per tick", m.TickOps.BilledReads(), m.OpenWindows, big.NewRat(1, 2), ri(2),
-			"a tick reads a constant (lease, outboxes, deltas, agenda, watermark) and a few documents per cell that changed or has a timer due, never the open state; at this rate about 30 cells change every minute, and once an hour a window's 30 cells get their ON_TIME pane and another's expire (reading every delta number, STATE_SHARDS)"},
-		{"writes per tick", m.TickOps.Writes, m.Ticks, ri(2), ri(60),
-			"the lease and the watermark, then per emitting cell its state and an outbox row"},
-		{"insertAll calls per tick", tickCalls, m.Ticks, ri(0), ri(2), "one append per table with rows"},
-		{"rows streamed per tick", tickRows, m.Ticks, ri(0), ri(40), "at most one pane per open (window, country) that changed"},
+		{"open (window, sku)s per tick", m.OpenWindows["ventas_sku_hora_movil"], m.Ticks, ri(11_000), ri(17_000),
+			"about 1,225 SKUs sell in an hour; a window is open from its start until W = now - D passes end + L: 13 windows started every 15 minutes"},
+		{"reads per open window per tick", m.TickOps.BilledReads(), openWindows(m), big.NewRat(1, 10), ri(2),
+			"a tick reads a constant (lease, outboxes, deltas, agenda, watermark) and a few documents per cell that changed or has a timer due, never the open state: about 230 (window, sku)s and 30 (window, pais)s change every minute, and every 15 minutes a SKU window's ~1,225 cells get their ON_TIME pane and another's expire (reading every delta number, STATE_SHARDS)"},
+		{"writes per tick", m.TickOps.Writes, m.Ticks, ri(2), ri(900),
+			"the lease and the watermark of each aggregation, then per emitting cell its state and an outbox row"},
+		{"insertAll calls per tick", tickCalls, m.Ticks, ri(0), ri(4), "one append per table with rows, 500 rows at most each"},
+		{"rows streamed per tick", tickRows, m.Ticks, ri(0), ri(400), "at most one pane per open (window, key) that changed or reached its ON_TIME round"},
 	}
+}
+
+// orderCells is the (window, key)s the measured orders add to, counted
+// from the scenario: per valid order, each aggregation's windows per
+// element times its elements (one, or one per line for the key sku, the
+// lines of an order having distinct SKUs).
+func orderCells(sc Scenario, m Measurement) int64 {
+	var n int64
+	for _, sp := range sc.Specs {
+		per := int64(sp.WindowSize / sp.PeriodOrSize())
+		if sp.KeyField == aggregation.KeySKU {
+			n += per * m.Lines
+		} else {
+			n += per * (m.Orders - m.Invalid)
+		}
+	}
+	return n
+}
+
+func openWindows(m Measurement) int64 {
+	var n int64
+	for _, v := range m.OpenWindows {
+		n += v
+	}
+	return n
 }
 
 func fileBounds(f FileMeasurement) []bound {
@@ -81,7 +110,10 @@ func fileBounds(f FileMeasurement) []bound {
 // against recorded.json. With -update it also runs the CPU benchmarks and
 // rewrites recorded.json and docs/cost.md.
 func TestMeasure(t *testing.T) {
-	sc := DefaultScenario()
+	sc, err := DefaultScenario()
+	if err != nil {
+		t.Fatal(err)
+	}
 	m, err := Measure(t.Context(), fastDir(t), sc)
 	if err != nil {
 		t.Fatal(err)
@@ -95,14 +127,11 @@ func TestMeasure(t *testing.T) {
 		File   FileMeasurement `json:"file"`
 	}{m, f}, "", "  ")
 	t.Logf("measured over %v after %v of warm-up (extrapolated linearly by orders, ticks and files):\n%s", sc.Measured, sc.WarmUp, out)
-	checkBounds(t, streamBounds(m, int64(sc.Spec.Shards)))
+	checkBounds(t, streamBounds(sc, m))
 	checkBounds(t, fileBounds(f))
-	for _, tc := range []struct {
-		name  string
-		table string
-	}{{"panes", warehouse.VentasHoraPaisPaneles}, {"dead letters", warehouse.PedidosDescartados}} {
-		if r := m.OrderAppends[tc.table].Repeats + m.TickAppends[tc.table].Repeats; r != 0 {
-			t.Errorf("%d %s appended twice: the outbox should append each row once when the sink never fails", r, tc.name)
+	for _, table := range sinkTables(sc.Specs) {
+		if r := m.OrderAppends[table].Repeats + m.TickAppends[table].Repeats; r != 0 {
+			t.Errorf("%d rows of %s appended twice: the outbox should append each row once when the sink never fails", r, table)
 		}
 	}
 

@@ -3,11 +3,12 @@ package cost
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
+	"slices"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
-	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // Volume is AlpinaShop's traffic.
@@ -210,7 +211,7 @@ type Usage struct {
 	PubSubBytes         *big.Rat
 	StreamedRows        *big.Rat
 	StreamedBilledBytes *big.Rat
-	PanesPerDay         *big.Rat
+	PanesPerDay         map[string]*big.Rat // by panes table
 	BigQueryStoredBytes *big.Rat
 	RefreshJobs         *big.Rat
 	RefreshScanBytes    *big.Rat
@@ -300,8 +301,13 @@ func usage(in Inputs) Usage {
 	rtt := seconds(a.FirestoreRPC)
 	gran := seconds(a.Granularity)
 	cpuSec := func(fg Figure) *big.Rat { return frac(fg.Nanos, int64(time.Second)) }
-	orderAppends := m.OrderAppends[warehouse.VentasHoraPaisPaneles].Calls + m.OrderAppends[warehouse.PedidosDescartados].Calls
-	tickAppends := m.TickAppends[warehouse.VentasHoraPaisPaneles].Calls + m.TickAppends[warehouse.PedidosDescartados].Calls
+	var orderAppends, tickAppends int64
+	for _, ap := range m.OrderAppends {
+		orderAppends += ap.Calls
+	}
+	for _, ap := range m.TickAppends {
+		tickAppends += ap.Calls
+	}
 	u.OrderWall = add(cpuSec(cpu.Order),
 		mul(frac(m.OrderOps.RPCs, m.Deliveries), rtt),
 		mul(frac(orderAppends, m.Deliveries), seconds(a.InsertAll)))
@@ -348,25 +354,22 @@ func usage(in Inputs) Usage {
 	u.PubSubBytes = mul(add(u.OrdersPerMonth, u.DeliveriesPerMonth), maxRat(size, ri(a.PubSubMinBytes)))
 
 	// BigQuery streaming: the rows appended by orders and by ticks.
-	var oRows, oBilled, oLogical, tRows, tBilled, tLogical, tPanes, oPanes int64
-	for table, ap := range m.OrderAppends {
+	var oRows, oBilled, oLogical, tRows, tBilled, tLogical int64
+	for _, ap := range m.OrderAppends {
 		oRows, oBilled, oLogical = oRows+ap.Rows, oBilled+ap.BilledBytes, oLogical+ap.LogicalBytes
-		if table == warehouse.VentasHoraPaisPaneles {
-			oPanes += ap.Rows
-		}
 	}
-	for table, ap := range m.TickAppends {
+	for _, ap := range m.TickAppends {
 		tRows, tBilled, tLogical = tRows+ap.Rows, tBilled+ap.BilledBytes, tLogical+ap.LogicalBytes
-		if table == warehouse.VentasHoraPaisPaneles {
-			tPanes += ap.Rows
-		}
 	}
 	monthly := func(o, t int64) *big.Rat {
 		return add(mul(u.OrdersPerMonth, perOrder(o)), mul(u.TicksPerMonth, perTick(t)))
 	}
 	u.StreamedRows = monthly(oRows, tRows)
 	u.StreamedBilledBytes = monthly(oBilled, tBilled)
-	u.PanesPerDay = div(monthly(oPanes, tPanes), days)
+	u.PanesPerDay = map[string]*big.Rat{}
+	for _, table := range slices.Sorted(maps.Keys(m.PaneViews)) {
+		u.PanesPerDay[table] = div(monthly(m.OrderAppends[table].Rows, m.TickAppends[table].Rows), days)
+	}
 
 	// BigQuery storage after RetainedMonths: the loaded lines and the
 	// streamed rows, at their logical size.
@@ -381,13 +384,17 @@ func usage(in Inputs) Usage {
 	partition := mul(frac(f.RefreshScanBytes, f.Loaded), frac(f.Loaded, f.Lines), linesDay)
 	minScan := ri(a.MinQueryBytes)
 	u.RefreshScanBytes = mul(u.RefreshJobs, maxRat(partition, minScan))
-	viewPerPane := frac(m.PaneViewBytes, max(1, m.Panes))
 	scanDays := ri(a.DashboardDaysScanned)
 	if a.DashboardDaysScanned == 0 {
 		scanDays = mul(days, months)
 	}
-	perQuery := maxRat(mul(viewPerPane, u.PanesPerDay, scanDays), minScan)
-	u.DashboardScanBytes = mul(ri(a.DashboardQueriesPerDay), days, perQuery)
+	// Each aggregation's view is queried DashboardQueriesPerDay times.
+	u.DashboardScanBytes = new(big.Rat)
+	for table, perDay := range u.PanesPerDay {
+		pv := m.PaneViews[table]
+		perQuery := maxRat(mul(frac(pv.Bytes, max(1, pv.Panes)), perDay, scanDays), minScan)
+		u.DashboardScanBytes = add(u.DashboardScanBytes, mul(ri(a.DashboardQueriesPerDay), days, perQuery))
+	}
 
 	// Cloud Storage: the exports and quarantine files kept, the operations
 	// of each file.

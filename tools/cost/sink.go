@@ -3,10 +3,14 @@ package cost
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 // StreamingMinRowBytes is the size BigQuery bills a streamed (insertAll) row
@@ -45,17 +49,35 @@ type CountingSink struct {
 	phase Phase
 	seen  map[string]bool
 	by    map[Phase]map[string]*Appends
-	// viewBytes is the logical size of the dashboard view's columns in the
-	// pane rows, for the bytes a dashboard query scans.
-	viewBytes int64
-	panes     int64
+	// viewCols are the dashboard view's columns of each panes table; views
+	// sums their logical size in the pane rows, for the bytes a dashboard
+	// query scans.
+	viewCols map[string][]string
+	views    map[string]PaneView
 }
 
 var _ stream.Sink = (*CountingSink)(nil)
 
-// NewCountingSink returns an empty sink.
-func NewCountingSink() *CountingSink {
-	return &CountingSink{phase: PhaseOrder, seen: map[string]bool{}, by: map[Phase]map[string]*Appends{}}
+// NewCountingSink returns an empty sink for the panes tables of specs.
+func NewCountingSink(specs []window.Spec) *CountingSink {
+	s := &CountingSink{phase: PhaseOrder, seen: map[string]bool{}, by: map[Phase]map[string]*Appends{},
+		viewCols: map[string][]string{}, views: map[string]PaneView{}}
+	for _, sp := range specs {
+		s.viewCols[aggregation.PanesTable(sp.Name)] = viewColumns(sp.KeyField)
+	}
+	return s
+}
+
+// viewColumns are the columns an aggregation's view selects: those of
+// ventas_hora_pais with its key column instead of pais.
+func viewColumns(key string) []string {
+	out := slices.Clone(warehouse.ViewColumns)
+	for i, c := range out {
+		if c == "pais" {
+			out[i] = key
+		}
+	}
+	return out
 }
 
 // SetPhase charges the following appends to p.
@@ -96,9 +118,11 @@ func (s *CountingSink) Append(_ context.Context, table string, rows []warehouse.
 		n := LogicalBytes(t, r.Values)
 		a.LogicalBytes += n
 		a.BilledBytes += max(n, StreamingMinRowBytes)
-		if table == warehouse.VentasHoraPaisPaneles {
-			s.panes++
-			s.viewBytes += logicalBytesOf(t, r.Values, warehouse.ViewColumns)
+		if cols, ok := s.viewCols[table]; ok {
+			v := s.views[table]
+			v.Panes++
+			v.Bytes += logicalBytesOf(t, r.Values, cols)
+			s.views[table] = v
 		}
 	}
 	return nil
@@ -114,12 +138,12 @@ func (s *CountingSink) Appends(p Phase, table string) Appends {
 	return Appends{}
 }
 
-// ViewBytesPerPane is the average logical size of the dashboard view's
-// columns in a pane row, in bytes (0 before any pane).
-func (s *CountingSink) ViewBytesPerPane() (total, panes int64) {
+// PaneViews returns, per panes table, the logical size of its view's
+// columns in the pane rows appended so far and their number.
+func (s *CountingSink) PaneViews() map[string]PaneView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.viewBytes, s.panes
+	return maps.Clone(s.views)
 }
 
 // LogicalBytes is a row's size by BigQuery's data size calculation: STRING

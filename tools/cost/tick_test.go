@@ -21,7 +21,7 @@ import (
 // idle hour of ticks reads almost nothing.
 func TestTickReadsAreBounded(t *testing.T) {
 	store := newCounting(t)
-	p, err := stream.New(store, NewCountingSink(), []window.Spec{window.Defaults()}, contract.IsCountry, slog.New(slog.DiscardHandler))
+	p, err := stream.New(store, NewCountingSink([]window.Spec{window.Defaults()}), []window.Spec{window.Defaults()}, contract.IsCountry, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,10 @@ package cost
 
 import (
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 // Variant is one change to the inputs, for the "what would change the
@@ -16,18 +19,25 @@ type Variant struct {
 	Apply    func(*Inputs)
 }
 
+// OnlyFirst is the variant that runs the first shipped aggregation alone
+// (ventas_hora_pais): the difference to the full bill is what the others
+// cost.
+const OnlyFirst = "only-first-aggregation"
+
 // Variants are the changes docs/cost.md weighs.
 func Variants() []Variant {
 	return []Variant{
-		{Name: "shards-1", Change: "STATE_SHARDS = 1 (one partial-sum document per window and country)",
-			Scenario: func(s Scenario) Scenario { s.Spec.Shards = 1; return s }},
+		{Name: OnlyFirst, Change: "ventas_hora_pais alone (no ventas_sku_hora_movil), the bill before issue 17",
+			Scenario: func(s Scenario) Scenario { s.Specs = s.Specs[:1]; return s }},
+		{Name: "shards-1", Change: "STATE_SHARDS = 1 (one partial-sum document per window and key)",
+			Scenario: func(s Scenario) Scenario { return eachSpec(s, func(sp *window.Spec) { sp.Shards = 1 }) }},
 		{Name: "shards-32", Change: "STATE_SHARDS = 32",
-			Scenario: func(s Scenario) Scenario { s.Spec.Shards = 32; return s }},
+			Scenario: func(s Scenario) Scenario { return eachSpec(s, func(sp *window.Spec) { sp.Shards = 32 }) }},
 		{Name: "tick-5min", Change: "a tick every 5 minutes instead of every minute (dashboard up to 5 min behind)",
 			Scenario: func(s Scenario) Scenario { s.TickEvery = 5 * time.Minute; return s },
 			Apply:    func(in *Inputs) { in.Volume.TickEvery = 5 * time.Minute }},
 		{Name: "late-delay-1m", Change: "late delay Ld = 1 min (late corrections batched into the tick)",
-			Scenario: func(s Scenario) Scenario { s.Spec.LateDelay = time.Minute; return s }},
+			Scenario: func(s Scenario) Scenario { return eachSpec(s, func(sp *window.Spec) { sp.LateDelay = time.Minute }) }},
 		{Name: "firestore-eur3", Change: "Firestore in the eur3 multi-region instead of europe-west1",
 			Apply: func(in *Inputs) { in.Prices = MultiRegionFirestore(in.Prices) }},
 		{Name: "orders-x10", Change: "10x the orders (500,000 a day), per-order counts as measured",
@@ -39,11 +49,26 @@ func Variants() []Variant {
 				return s
 			},
 			Apply: func(in *Inputs) { in.Volume.OrdersPerDay = 500_000 }},
+		{Name: "dashboard-shared", Change: "the dashboard's 720 queries a day shared by the views (one aggregation shown at a time)",
+			Apply: func(in *Inputs) {
+				in.Assume.DashboardQueriesPerDay /= int64(max(1, len(in.Recorded.Scenario.Specs)))
+			}},
+		{Name: "dashboard-1-day", Change: "dashboard queries scan one day of panes (today's partition) instead of two",
+			Apply: func(in *Inputs) { in.Assume.DashboardDaysScanned = 1 }},
 		{Name: "dashboard-unfiltered", Change: "dashboard queries without a window_start filter (scan a year of panes)",
 			Apply: func(in *Inputs) { in.Assume.DashboardDaysScanned = 0 }},
 		{Name: "firestore-rtt-30ms", Change: "Firestore round trips of 30 ms instead of 10 ms",
 			Apply: func(in *Inputs) { in.Assume.FirestoreRPC = 30 * time.Millisecond }},
 	}
+}
+
+// eachSpec returns s with change applied to every aggregation.
+func eachSpec(s Scenario, change func(*window.Spec)) Scenario {
+	s.Specs = slices.Clone(s.Specs)
+	for i := range s.Specs {
+		change(&s.Specs[i])
+	}
+	return s
 }
 
 // VariantInputs returns base changed by v, with v's recorded measurement
