@@ -3,12 +3,12 @@ package reingest
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // ProgressPrinter shows a backfill's progress: on a terminal one line
@@ -86,11 +86,11 @@ func barLine(pr Progress) string {
 			filled = int(int64(barWidth) * pr.Done / pr.Total)
 		}
 		b.WriteString("[" + strings.Repeat("#", filled) + strings.Repeat("-", barWidth-filled) + "] ")
-		fmt.Fprintf(&b, "%s/%s objects", thousands(pr.Done), thousands(pr.Total))
+		fmt.Fprintf(&b, "%s/%s objects", render.Thousands(pr.Done), render.Thousands(pr.Total))
 	} else {
-		fmt.Fprintf(&b, "%s (listing...)", plural(pr.Done, "object", "objects"))
+		fmt.Fprintf(&b, "%s (listing...)", render.Counted(int(pr.Done), "object", "objects"))
 	}
-	fmt.Fprintf(&b, "  %s  %s rows/s  %s", plural(pr.Rows, "row", "rows"), thousands(int64(pr.RowsPerSecond())), eta(pr))
+	fmt.Fprintf(&b, "  %s  %s rows/s  %s", render.Counted(int(pr.Rows), "row", "rows"), render.Thousands(int64(pr.RowsPerSecond())), eta(pr))
 	return b.String()
 }
 
@@ -98,7 +98,7 @@ func plainLine(pr Progress) string {
 	o := pr.Last
 	total := "?"
 	if pr.Total >= 0 {
-		total = thousands(pr.Total)
+		total = render.Thousands(pr.Total)
 	}
 	key := ledger.Key{Bucket: o.Object.Bucket, Object: o.Object.Name, Generation: o.Object.Generation}
 	var what string
@@ -109,7 +109,7 @@ func plainLine(pr Progress) string {
 		what = "skipped: already " + string(o.Record.State)
 	default:
 		c := o.Record.Counts
-		what = fmt.Sprintf("%s rows %s loaded %s quarantined %s", o.Record.State, thousands(c.Read), thousands(c.Loaded), thousands(c.Quarantined))
+		what = fmt.Sprintf("%s rows %s loaded %s quarantined %s", o.Record.State, render.Thousands(c.Read), render.Thousands(c.Loaded), render.Thousands(c.Quarantined))
 		if o.Record.Reason != "" {
 			what += ": " + oneLine(o.Record.Reason)
 		}
@@ -117,9 +117,9 @@ func plainLine(pr Progress) string {
 	if pr.Rows == 0 {
 		// Only skips so far: no row rate to show, and an ETA from skips
 		// (which take milliseconds) would promise the loads ahead in 1s.
-		return fmt.Sprintf("backfill %s/%s %s %s", thousands(pr.Done), total, key, what)
+		return fmt.Sprintf("backfill %s/%s %s %s", render.Thousands(pr.Done), total, key, what)
 	}
-	return fmt.Sprintf("backfill %s/%s %s %s (%s rows/s, %s)", thousands(pr.Done), total, key, what, thousands(int64(pr.RowsPerSecond())), eta(pr))
+	return fmt.Sprintf("backfill %s/%s %s %s (%s rows/s, %s)", render.Thousands(pr.Done), total, key, what, render.Thousands(int64(pr.RowsPerSecond())), eta(pr))
 }
 
 func eta(pr Progress) string {
@@ -130,30 +130,4 @@ func eta(pr Progress) string {
 	return "ETA " + d.Round(time.Second).String()
 }
 
-// thousands writes n with thousands separators, 1,234,567.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// plural writes a count with the noun that agrees with it: 1 file, 2 files.
-func plural[N int | int64](n N, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return thousands(int64(n)) + " " + many
-}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // maxNotes bounds each list of files a summary prints; the JSON form has
@@ -17,9 +19,9 @@ const maxNotes = 20
 func WriteSummary(w io.Writer, s Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	elapsed := time.Duration(s.Seconds * float64(time.Second)).Round(100 * time.Millisecond)
-	fmt.Fprintf(tw, "backfill %s: %s in %s\n", s.Prefix, plural(s.Listed, "object", "objects"), elapsed)
+	fmt.Fprintf(tw, "backfill %s: %s in %s\n", s.Prefix, render.Counted(int(s.Listed), "object", "objects"), elapsed)
 	fmt.Fprintf(tw, "  loaded:\t%s, %s loaded of %s read, %s quarantined\n",
-		plural(s.Loaded, "file", "files"), plural(int(s.RowsLoaded), "row", "rows"), thousands(s.RowsRead), thousands(s.RowsQuarantined))
+		render.Counted(int(s.Loaded), "file", "files"), render.Counted(int(s.RowsLoaded), "row", "rows"), render.Thousands(s.RowsRead), render.Thousands(s.RowsQuarantined))
 	fmt.Fprintf(tw, "  skipped:\t%d already final in the ledger\n", s.Skipped)
 	fmt.Fprintf(tw, "  duplicates:\t%d (same content as an earlier object)\n", len(s.Duplicates))
 	if s.NoContract > 0 {
@@ -30,7 +32,7 @@ func WriteSummary(w io.Writer, s Summary) error {
 	if len(s.Rejects) > 0 {
 		fmt.Fprintln(tw, "quarantined rows by reason:")
 		for _, code := range slices.Sorted(maps.Keys(s.Rejects)) {
-			fmt.Fprintf(tw, "  %s\t%s\n", code, thousands(s.Rejects[code]))
+			fmt.Fprintf(tw, "  %s\t%s\n", code, render.Thousands(s.Rejects[code]))
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -3,13 +3,13 @@ package status
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // stateOrder is how the file states are listed: the good news first.
@@ -27,14 +27,14 @@ func WriteText(w io.Writer, r Report) error {
 		for _, s := range stateOrder {
 			if n := f.States[s]; n > 0 {
 				total += n
-				states = append(states, fmt.Sprintf("%s %s", s, thousands(int64(n))))
+				states = append(states, fmt.Sprintf("%s %s", s, render.Thousands(int64(n))))
 			}
 		}
-		fmt.Fprintf(tw, "\nFiles: %s", thousands(int64(total)))
+		fmt.Fprintf(tw, "\nFiles: %s", render.Thousands(int64(total)))
 		if len(states) > 0 {
 			fmt.Fprintf(tw, " (%s)", strings.Join(states, ", "))
 		}
-		fmt.Fprintf(tw, "\n  rows: %s read, %s loaded, %s quarantined\n", thousands(f.RowsRead), thousands(f.RowsLoaded), thousands(f.RowsQuarantined))
+		fmt.Fprintf(tw, "\n  rows: %s read, %s loaded, %s quarantined\n", render.Thousands(f.RowsRead), render.Thousands(f.RowsLoaded), render.Thousands(f.RowsQuarantined))
 		if len(f.Rejects) > 0 {
 			if err := tw.Flush(); err != nil {
 				return err
@@ -42,7 +42,7 @@ func WriteText(w io.Writer, r Report) error {
 			fmt.Fprintln(w, "  quarantined rows by reason:")
 			var rows [][]string
 			for _, code := range sortedCodes(f.Rejects) {
-				rows = append(rows, []string{code, thousands(f.Rejects[code])})
+				rows = append(rows, []string{code, render.Thousands(f.Rejects[code])})
 			}
 			writeAligned(w, "    ", rows, map[int]bool{1: true})
 		}
@@ -60,11 +60,11 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintln(w, "  newest first:")
 		rows := [][]string{{"STARTED", "STATE", "FEED", "READ", "LOADED", "QUARANTINED", "OBJECT"}}
 		for _, l := range f.Recent {
-			rows = append(rows, []string{stamp(l.StartedAt), string(l.State), dash(l.Feed), thousands(l.Read), thousands(l.Loaded), thousands(l.Quarantined), l.Object})
+			rows = append(rows, []string{stamp(l.StartedAt), string(l.State), dash(l.Feed), render.Thousands(l.Read), render.Thousands(l.Loaded), render.Thousands(l.Quarantined), l.Object})
 		}
 		writeAligned(w, "    ", rows, map[int]bool{3: true, 4: true, 5: true})
 		if f.Omitted > 0 {
-			fmt.Fprintf(w, "    ... and %s older\n", thousands(int64(f.Omitted)))
+			fmt.Fprintf(w, "    ... and %s older\n", render.Thousands(int64(f.Omitted)))
 		}
 		var quarantined []string
 		for _, l := range f.Recent {
@@ -88,13 +88,13 @@ func WriteText(w io.Writer, r Report) error {
 			fmt.Fprintf(w, "  watermark: %s, %s behind processing time\n", stamp(s.Watermark), human(time.Duration(s.LagSeconds)*time.Second))
 			fmt.Fprintf(w, "  newest event time: %s, last order accepted at %s\n", stamp(s.MaxEventTime), stamp(s.LastAccepted))
 		}
-		fmt.Fprintf(w, "  open windows: %s in %s\n", plural(s.OpenWindows, "(window, key)", "(window, key)s"), plural(len(s.Windows), "window", "windows"))
+		fmt.Fprintf(w, "  open windows: %s in %s\n", render.Counted(s.OpenWindows, "(window, key)", "(window, key)s"), render.Counted(len(s.Windows), "window", "windows"))
 		for _, wl := range s.Windows {
-			fmt.Fprintf(w, "    %s to %s  %s  %s, ON_TIME owed by %s\n", stamp(wl.Start), wl.End.UTC().Format("15:04:05Z"), strings.Join(wl.Keys, " "), plural(int(wl.Panes), "pane", "panes"), plural(wl.OnTimeOwed, "key", "keys"))
+			fmt.Fprintf(w, "    %s to %s  %s  %s, ON_TIME owed by %s\n", stamp(wl.Start), wl.End.UTC().Format("15:04:05Z"), strings.Join(wl.Keys, " "), render.Counted(int(wl.Panes), "pane", "panes"), render.Counted(wl.OnTimeOwed, "key", "keys"))
 		}
 		writeFailing(w, s.Failing)
 		if s.Outbox > 0 {
-			fmt.Fprintf(w, "  outbox: %s waiting for the warehouse (the next tick appends them)\n", plural(s.Outbox, "row", "rows"))
+			fmt.Fprintf(w, "  outbox: %s waiting for the warehouse (the next tick appends them)\n", render.Counted(s.Outbox, "row", "rows"))
 		}
 		if s.TickRunning {
 			fmt.Fprintln(w, "  a tick is running")
@@ -103,14 +103,14 @@ func WriteText(w io.Writer, r Report) error {
 
 	if d := r.Discarded; d != nil {
 		fmt.Fprintf(w, "\nDiscarded orders: %s dead-lettered (invalid), %s dropped as too late (all time: %s and %s)\n",
-			thousands(int64(d.Invalid)), thousands(int64(d.TooLate)), thousands(int64(d.InvalidTotal)), thousands(int64(d.TooLateTotal)))
+			render.Thousands(int64(d.Invalid)), render.Thousands(int64(d.TooLate)), render.Thousands(int64(d.InvalidTotal)), render.Thousands(int64(d.TooLateTotal)))
 		var rows [][]string
 		for _, rc := range d.Reasons {
-			rows = append(rows, []string{thousands(int64(rc.Count)), oneLine(rc.Reason)})
+			rows = append(rows, []string{render.Thousands(int64(rc.Count)), oneLine(rc.Reason)})
 		}
 		writeAligned(w, "  ", rows, map[int]bool{0: true})
 		if d.Pending > 0 {
-			fmt.Fprintf(w, "  %s waiting for the warehouse\n", plural(d.Pending, "dead letter", "dead letters"))
+			fmt.Fprintf(w, "  %s waiting for the warehouse\n", render.Counted(d.Pending, "dead letter", "dead letters"))
 		}
 	}
 	if len(r.Problems) > 0 {
@@ -128,7 +128,7 @@ func writeFailing(w io.Writer, fs []FailingLine) {
 	if len(fs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  failing: %s the ticks cannot process (every other cell goes on; these are retried at every tick):\n", plural(len(fs), "cell", "cells"))
+	fmt.Fprintf(w, "  failing: %s the ticks cannot process (every other cell goes on; these are retried at every tick):\n", render.Counted(len(fs), "cell", "cells"))
 	for _, f := range fs {
 		cell := f.Document
 		if !f.WindowStart.IsZero() {
@@ -146,14 +146,6 @@ func writeFailing(w io.Writer, fs []FailingLine) {
 			fmt.Fprintf(w, "      document %s\n", f.Document)
 		}
 	}
-}
-
-// plural writes a count with the noun that agrees with it: 1 file, 2 files.
-func plural[N int | int64](n N, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return thousands(int64(n)) + " " + many
 }
 
 func attention(l FileLine) string {
@@ -223,24 +215,6 @@ func writeAligned(w io.Writer, indent string, rows [][]string, right map[int]boo
 		}
 		fmt.Fprintln(w, b.String())
 	}
-}
-
-// thousands writes n with thousands separators, 1,234,567.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
