@@ -35,10 +35,11 @@ type columns struct {
 	agg, start, index, timing, importe, pedidos, unidades int
 }
 
-// keyColumn is an aggregation's key column in the panes table.
+// keyColumn is an aggregation's panes table and its key column there.
 type keyColumn struct {
-	name string
-	pos  int
+	table string
+	name  string
+	pos   int
 }
 
 func newGuard(wh Warehouse, specs []window.Spec) *guard {
@@ -46,15 +47,31 @@ func newGuard(wh Warehouse, specs []window.Spec) *guard {
 	if err != nil {
 		panic(err) // the embedded schemas are part of the build
 	}
+	// Every panes table is the template's columns, in its order, with the
+	// key column renamed (warehouse.PanesTable): positions are the same.
 	g := &guard{wh: wh, keys: map[string]keyColumn{}, cols: columns{
 		agg: t.Column("aggregation"), start: t.Column("window_start"),
 		index: t.Column("pane_index"), timing: t.Column("timing"), importe: t.Column("importe"),
 		pedidos: t.Column("pedidos"), unidades: t.Column("unidades"),
 	}}
 	for _, s := range specs {
-		g.keys[s.Name] = keyColumn{name: s.KeyField, pos: t.Column(s.KeyField)}
+		k := keyColumn{table: stream.PanesTable(s.Name), name: s.KeyField, pos: -1}
+		if pt, err := stream.PanesTableOf(s); err == nil {
+			k.table, k.pos = pt.Name, pt.Column(s.KeyField)
+		}
+		g.keys[s.Name] = k
 	}
 	return g
+}
+
+// aggregationOf returns the aggregation whose panes table is table.
+func (g *guard) aggregationOf(table string) (string, bool) {
+	for name, k := range g.keys {
+		if k.table == table {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 func (g *guard) counts() (written, unchanged, conflicts int64, samples []Conflict) {
@@ -65,11 +82,10 @@ func (g *guard) counts() (written, unchanged, conflicts int64, samples []Conflic
 
 // Append implements stream.Sink.
 func (g *guard) Append(ctx context.Context, table string, rows []warehouse.Row) error {
-	switch table {
-	case warehouse.PedidosDescartados:
+	if table == warehouse.PedidosDescartados {
 		return nil
-	case warehouse.VentasHoraPaisPaneles:
-	default:
+	}
+	if _, ok := g.aggregationOf(table); !ok {
 		return fmt.Errorf("replay: unexpected rows for table %s", table)
 	}
 	g.mu.Lock()
@@ -169,9 +185,6 @@ func (g *guard) decode(r warehouse.Row) (replayed, error) {
 // existing reads the panes already in the table for the windows of ps, by
 // (window_start, key), in pane_index order.
 func (g *guard) existing(ctx context.Context, agg string, ps []replayed) (map[cellKey][]replayed, error) {
-	if k := g.keys[agg].name; k != warehouse.PanesKey {
-		return nil, fmt.Errorf("replay: read existing panes of %s: key %s, the panes table's is %s", agg, k, warehouse.PanesKey)
-	}
 	var starts []time.Time
 	seen := map[time.Time]bool{}
 	for _, p := range ps {
@@ -180,7 +193,7 @@ func (g *guard) existing(ctx context.Context, agg string, ps []replayed) (map[ce
 			starts = append(starts, p.start)
 		}
 	}
-	panes, err := warehouse.ReadPanes(ctx, g.wh, agg, starts)
+	panes, err := warehouse.ReadPanes(ctx, g.wh, agg, agg, starts)
 	if err != nil {
 		return nil, fmt.Errorf("replay: read existing panes of %s: %w", agg, err)
 	}

@@ -50,6 +50,9 @@ type NamedQuery struct {
 	Reads string
 	// Listing, for a listing (ReadListing), says what it lists.
 	Listing *Listing
+	// View, for a read of one aggregation's panes table or view, is that
+	// aggregation's.
+	View *View
 }
 
 // Statement is a named read with its parameters' values, ready for an
@@ -105,6 +108,7 @@ func register(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 // NamedQueries lists every named read, by name, for the adapters that
 // recognise them (bqfake answers each from its own rows).
 func NamedQueries() []NamedQuery {
+	panesReads()
 	out := make([]NamedQuery, 0, len(registry))
 	for _, q := range registry {
 		out = append(out, *q)
@@ -117,6 +121,7 @@ func NamedQueries() []NamedQuery {
 // adapter's wire): the name must be registered and params must match its
 // declaration exactly.
 func NewStatement(name string, params []Param) (Statement, error) {
+	panesReads()
 	q, ok := registry[name]
 	if !ok {
 		return Statement{}, fmt.Errorf("no named read %q", name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
@@ -179,27 +180,44 @@ type Pane struct {
 	Unidades    int64
 }
 
-// PanesKey is the key column of VentasHoraPaisPaneles, the only one
-// ReadPanes reads.
-const PanesKey = viewKey
+// panesReads are the panes reads, one per declared aggregation (its panes
+// table and key column), registered on first use: "panes" for
+// ventas_hora_pais, "panes:<name>" for the others.
+var panesReads = sync.OnceValue(func() map[string]*NamedQuery {
+	out := map[string]*NamedQuery{}
+	for _, v := range Views() {
+		name := "panes"
+		if v.Name != VentasHoraPais {
+			name += ":" + v.Name
+		}
+		q := register(name, v.Panes,
+			"SELECT window_start, "+v.Key+" AS pane_key, pane_index, timing, importe, pedidos, unidades\n"+
+				"FROM "+v.Panes+"\n"+
+				"WHERE aggregation = @aggregation AND window_start IN UNNEST(@starts)\n"+
+				"ORDER BY window_start, pane_key, pane_index",
+			ParamSpec{Name: "aggregation", Type: String},
+			ParamSpec{Name: "starts", Type: Timestamp, Array: true},
+		)
+		view := v
+		q.View = &view
+		out[v.Name] = q
+	}
+	return out
+})
 
-var panesQuery = register("panes", VentasHoraPaisPaneles,
-	"SELECT window_start, "+viewKey+" AS pane_key, pane_index, timing, importe, pedidos, unidades\n"+
-		"FROM "+VentasHoraPaisPaneles+"\n"+
-		"WHERE aggregation = @aggregation AND window_start IN UNNEST(@starts)\n"+
-		"ORDER BY window_start, pane_key, pane_index",
-	ParamSpec{Name: "aggregation", Type: String},
-	ParamSpec{Name: "starts", Type: Timestamp, Array: true},
-)
-
-// ReadPanes returns the panes of aggregation already written for the
-// windows starting at starts, by window start, key and pane index.
-func ReadPanes(ctx context.Context, r Reader, aggregation string, starts []time.Time) ([]Pane, error) {
+// ReadPanes returns the panes of aggregation already written to the panes
+// table of the declared aggregation table (the same name, but in tests) for
+// the windows starting at starts, by window start, key and pane index.
+func ReadPanes(ctx context.Context, r Reader, table, aggregation string, starts []time.Time) ([]Pane, error) {
+	q, ok := panesReads()[table]
+	if !ok {
+		return nil, fmt.Errorf("read panes: aggregation %q is not declared (internal/aggregation), so it has no panes table", table)
+	}
 	vs := make([]Value, len(starts))
 	for i, t := range starts {
 		vs[i] = TimeValue(t)
 	}
-	s := panesQuery.statement(one(StringValue(aggregation)), vs)
+	s := q.statement(one(StringValue(aggregation)), vs)
 	return run(ctx, r, s, []string{"window_start", "pane_key", "pane_index", "timing", "importe", "pedidos", "unidades"}, func(c *cells) Pane {
 		return Pane{WindowStart: c.time("window_start"), Key: c.str("pane_key"), PaneIndex: c.int("pane_index"), Timing: c.str("timing"),
 			Importe: c.dec("importe"), Pedidos: c.int("pedidos"), Unidades: c.int("unidades")}

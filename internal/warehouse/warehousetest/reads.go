@@ -3,6 +3,7 @@ package warehousetest
 import (
 	"context"
 	"hash/fnv"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -357,7 +358,7 @@ func sortDrops(ds []warehouse.DayDrop) []warehouse.DayDrop {
 func testPanes(t *testing.T, w Warehouse, mode string) {
 	tag := newTag(t)
 	w10, _, w12, _ := seedWindows(t, w, tag, mode)
-	got := must[[]warehouse.Pane](t, "panes")(warehouse.ReadPanes(context.Background(), w, tag, []time.Time{w12, w10}))
+	got := must[[]warehouse.Pane](t, "panes")(warehouse.ReadPanes(context.Background(), w, warehouse.VentasHoraPais, tag, []time.Time{w12, w10}))
 	es12 := warehouse.Pane{WindowStart: w12, Key: "ES", PaneIndex: 1, Timing: "ON_TIME", Importe: dec(t, "25.5"), Pedidos: 3, Unidades: 5}
 	if mode == warehouse.Discarding {
 		es12.Importe, es12.Pedidos, es12.Unidades = dec(t, "15.5"), 2, 3
@@ -369,7 +370,7 @@ func testPanes(t *testing.T, w Warehouse, mode string) {
 		es12,
 		{WindowStart: w12, Key: "PT", PaneIndex: 0, Timing: "ON_TIME", Importe: dec(t, "99999999999999999999.999999999"), Pedidos: 7, Unidades: 7},
 	}, got)
-	none := must[[]warehouse.Pane](t, "panes")(warehouse.ReadPanes(context.Background(), w, tag, nil))
+	none := must[[]warehouse.Pane](t, "panes")(warehouse.ReadPanes(context.Background(), w, warehouse.VentasHoraPais, tag, nil))
 	diff(t, "no window", []warehouse.Pane{}, none)
 }
 
@@ -378,6 +379,10 @@ func testPanes(t *testing.T, w Warehouse, mode string) {
 func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 	for _, q := range warehouse.NamedQueries() {
 		test, ok := readTests[q.Name]
+		if q.View != nil && strings.HasPrefix(q.Name, "panes:") {
+			view := *q.View
+			test, ok = func(t *testing.T, w Warehouse, mode string) { testPanesOf(t, w, mode, view) }, true
+		}
 		t.Run("Read/"+q.Name, func(t *testing.T) {
 			if !ok {
 				t.Fatalf("named read %s has no test in warehousetest (reads.go)", q.Name)
@@ -486,4 +491,31 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 		}
 		diff(t, tc.name+" rows", tc.want, got)
 	}
+}
+
+// testPanesOf checks the panes read of another declared aggregation: its
+// own panes table, keyed by its own key column.
+func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
+	tag := newTag(t)
+	start := warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
+	row := func(offset time.Duration, key string, index int64, importe string) warehouse.Row {
+		ws := start.Add(offset)
+		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
+			Values: rowOf(t, v.Panes, map[string]warehouse.Value{
+				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
+				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
+				"unidades": warehouse.IntValue(index + 1), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("EARLY"),
+				"accumulation": warehouse.StringValue(mode), "watermark": warehouse.TimeValue(ws), "emitted_at": warehouse.TimeValue(ws.Add(time.Minute)),
+			})}
+	}
+	if err := w.Append(context.Background(), v.Panes, []warehouse.Row{
+		row(15*time.Minute, "B", 0, "2"), row(0, "B", 1, "1.10"), row(0, "A", 0, "0.000000001"), row(0, "B", 0, "1"),
+	}); err != nil {
+		t.Fatalf("Append to %s: %v", v.Panes, err)
+	}
+	got := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(context.Background(), w, v.Name, tag, []time.Time{start}))
+	pane := func(key string, index int64, importe string) warehouse.Pane {
+		return warehouse.Pane{WindowStart: start, Key: key, PaneIndex: index, Timing: "EARLY", Importe: dec(t, importe), Pedidos: 1, Unidades: index + 1}
+	}
+	diff(t, "panes of "+v.Name, []warehouse.Pane{pane("A", 0, "0.000000001"), pane("B", 0, "1"), pane("B", 1, "1.1")}, got)
 }

@@ -157,8 +157,9 @@ func (f *Fake) answerRead(q warehouse.NamedQuery, params []*bq.QueryParameter) (
 		return f.countryTotals(a), nil
 	case "day_drops":
 		return f.dayDrops(a), nil
-	case "panes":
-		return f.panes(a), nil
+	}
+	if q.View != nil && (q.Name == "panes" || strings.HasPrefix(q.Name, "panes:")) {
+		return f.panes(*q.View, a), nil
 	}
 	if q.Listing != nil {
 		return f.listing(*q.Listing)
@@ -633,7 +634,7 @@ func compareBool(x, y bool) int {
 	return 1
 }
 
-func (f *Fake) panes(a readArgs) Result {
+func (f *Fake) panes(v warehouse.View, a readArgs) Result {
 	agg := a.str("aggregation")
 	var starts []time.Time
 	for _, s := range a["starts"] {
@@ -641,7 +642,7 @@ func (f *Fake) panes(a readArgs) Result {
 		starts = append(starts, t)
 	}
 	var rows []map[string]any
-	if t, ok := f.tables[warehouse.VentasHoraPaisPaneles]; ok {
+	if t, ok := f.tables[v.Panes]; ok {
 		for _, r := range t.rows {
 			ws, _ := rowTime(r, "window_start")
 			if r["aggregation"] == agg && slices.ContainsFunc(starts, ws.Equal) {
@@ -652,14 +653,14 @@ func (f *Fake) panes(a readArgs) Result {
 	slices.SortStableFunc(rows, func(x, y map[string]any) int {
 		tx, _ := rowTime(x, "window_start")
 		ty, _ := rowTime(y, "window_start")
-		return cmp.Or(tx.Compare(ty), strings.Compare(fmt.Sprint(x["pais"]), fmt.Sprint(y["pais"])),
+		return cmp.Or(tx.Compare(ty), strings.Compare(fmt.Sprint(x[v.Key]), fmt.Sprint(y[v.Key])),
 			cmp.Compare(rowInt(x, "pane_index"), rowInt(y, "pane_index")))
 	})
 	res := Result{Fields: fields("window_start", "TIMESTAMP", "pane_key", "STRING", "pane_index", "INTEGER", "timing", "STRING",
 		"importe", "NUMERIC", "pedidos", "INTEGER", "unidades", "INTEGER"), Rows: [][]any{}}
 	for _, r := range rows {
 		ws, _ := rowTime(r, "window_start")
-		res.Rows = append(res.Rows, []any{timeText(ws, true), r["pais"], cellText(rowInt(r, "pane_index")), r["timing"],
+		res.Rows = append(res.Rows, []any{timeText(ws, true), r[v.Key], cellText(rowInt(r, "pane_index")), r["timing"],
 			cellText(rowRat(r, "importe")), cellText(rowInt(r, "pedidos")), cellText(rowInt(r, "unidades"))})
 	}
 	return res
