@@ -79,15 +79,18 @@ func OrderLine(r stream.Result, eventTime string) string {
 		fate = r.Invalid
 	}
 	line := fmt.Sprintf("order %-9s event %s: %s", r.PedidoID, eventTime, fate)
+	// Every aggregation's window on the order's line, then the panes: with
+	// several aggregations a window note must not trail another's pane.
+	var panes string
 	for _, o := range r.Aggregations {
 		if !o.Window.Start.IsZero() {
 			line += fmt.Sprintf(" (window %s-%s %s)", hhmm(o.Window.Start), hhmm(o.Window.End), o.Key)
 		}
 		for _, p := range o.Panes {
-			line += "\n         " + PaneLine(p)
+			panes += "\n         " + PaneLine(p)
 		}
 	}
-	return line
+	return line + panes
 }
 
 func hhmm(t time.Time) string {

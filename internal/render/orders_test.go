@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 // TestTick: a tick's line (`alpipe tick`, the demo) counts in words that
@@ -50,6 +52,34 @@ func TestTick(t *testing.T) {
 			Tick(&b, stream.TickResult{Now: now, Aggregations: []stream.AggregationTick{tt.tick}})
 			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
 				t.Errorf("Tick (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOrderLine: an order's line names its window in every aggregation,
+// and the panes it emitted follow on lines of their own.
+func TestOrderLine(t *testing.T) {
+	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	win := window.Window{Start: w, End: w.Add(time.Hour)}
+	pane := window.Pane{Key: "es", WindowStart: w, WindowEnd: w.Add(time.Hour), Index: 2, Timing: window.TimingLate,
+		Measures: window.Measures{Importe: numeric.FromNanos(329_650_000_000), Pedidos: 3, Unidades: 4}}
+	tests := []struct {
+		name string
+		res  stream.Result
+		want string
+	}{
+		{name: "one aggregation", res: stream.Result{PedidoID: "P-1", Aggregations: []stream.Outcome{{Fate: stream.Accepted, Window: win, Key: "ES"}}},
+			want: "order P-1       event 2026-03-14T18:02:00+01:00: accepted (window 17:00-18:00 ES)"},
+		{name: "two aggregations, a pane in the first", res: stream.Result{PedidoID: "P-1", Aggregations: []stream.Outcome{
+			{Fate: stream.Accepted, Window: win, Key: "ES", Panes: []window.Pane{pane}}, {Fate: stream.Accepted, Window: win, Key: "FRONTAL-LED"}}},
+			want: "order P-1       event 2026-03-14T18:02:00+01:00: accepted (window 17:00-18:00 ES) (window 17:00-18:00 FRONTAL-LED)\n" +
+				"         pane ES 17:00-18:00 #2 LATE    importe=329.65 pedidos=3 unidades=4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, OrderLine(tt.res, "2026-03-14T18:02:00+01:00")); diff != "" {
+				t.Errorf("OrderLine (-want +got):\n%s", diff)
 			}
 		})
 	}
