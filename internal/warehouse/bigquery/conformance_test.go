@@ -3,6 +3,7 @@ package bigquery
 import (
 	"testing"
 
+	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 )
@@ -33,3 +34,12 @@ type executing struct {
 func (e executing) Executes(sql string) bool { return e.fake.Executes(sql) }
 
 var _ warehousetest.Executor = executing{}
+
+// TestReadsDiscarding runs the named reads over a fake whose dashboard view
+// is modelled in DISCARDING mode.
+func TestReadsDiscarding(t *testing.T) {
+	warehousetest.RunReads(t, func(t *testing.T) warehousetest.Warehouse {
+		e := newTestEnvWith(t, bqfake.Options{Accumulation: warehouse.Discarding})
+		return e.w
+	}, warehouse.Discarding)
+}

@@ -44,13 +44,24 @@ type testEnv struct {
 // newTestEnv fails the test at cleanup on any bqfake violation.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	e := newLaxTestEnv(t)
+	return newTestEnvWith(t, bqfake.Options{})
+}
+
+// newTestEnvWith is newTestEnv over a fake with the given accumulation.
+func newTestEnvWith(t *testing.T, opt bqfake.Options) *testEnv {
+	t.Helper()
+	e := newLaxTestEnvWith(t, opt)
 	e.fake.FailOnViolations(t)
 	return e
 }
 
 // newLaxTestEnv leaves violations to the test (see TestFakeChecksRequests).
 func newLaxTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	return newLaxTestEnvWith(t, bqfake.Options{})
+}
+
+func newLaxTestEnvWith(t *testing.T, opt bqfake.Options) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	local, err := fakegcs.Start("", testBucket)
@@ -68,8 +79,9 @@ func newLaxTestEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	fake, err := bqfake.New(bqfake.Options{
-		Project: testProject,
-		Dataset: testDataset,
+		Project:      testProject,
+		Dataset:      testDataset,
+		Accumulation: opt.Accumulation,
 		Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
 			return gcs.Open(ctx, bucket, name, 0)
 		},

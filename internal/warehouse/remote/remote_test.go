@@ -74,6 +74,9 @@ func TestConformance(t *testing.T) {
 	})
 	t.Run("discarding view", func(t *testing.T) {
 		warehousetest.RunView(t, warehouse.Discarding, newRig(t, duckdb.Options{Accumulation: warehouse.Discarding}, nil).client)
+		warehousetest.RunReads(t, func(t *testing.T) warehousetest.Warehouse {
+			return newRig(t, duckdb.Options{Accumulation: warehouse.Discarding}, nil).client
+		}, warehouse.Discarding)
 	})
 }
 

@@ -374,6 +374,14 @@ func testPanes(t *testing.T, w Warehouse, mode string) {
 	diff(t, "no window", []warehouse.Pane{}, none)
 }
 
+// RunReads runs the named reads' tests against warehouses whose view was
+// created for mode (RunWith runs them in its mode; an adapter adds the
+// other, as it does with RunView).
+func RunReads(t *testing.T, newWarehouse func(t *testing.T) Warehouse, mode string) {
+	t.Helper()
+	runReads(t, newWarehouse, mode)
+}
+
 // runReads runs the test of every named read, and fails for a read
 // without one.
 func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
