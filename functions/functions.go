@@ -13,10 +13,13 @@
 // is registered in init(), no process-wide value holds the clients, and no
 // function name is spelled outside this package.
 //
-// Adding a function is one entry in table plus its handler file here and
-// its core package: the entry's plan says which services it needs (a new
-// kind of service is a field of setup.App and a step of setup.Build), and
-// its handler reads them from the built setup.App.
+// Adding a function is one entry in table (its name, its configuration
+// struct, its plan and its handler) plus its handler file here and its core
+// package. A function whose service is its own plans only the clients it
+// uses (setup.Plan.Clients) and builds its service over them in its
+// handler, from its package's constructor; only a service that two
+// functions share (the ingest service, the stream processor) has a Plan
+// method and a step in setup.Build, so that it is built once.
 package functions
 
 import (
