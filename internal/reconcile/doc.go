@@ -21,7 +21,8 @@
 // Batch rows follow the warehouse's newest-generation rule (the rule of
 // ventas_diarias_sku): of each source object only the rows of its newest
 // loaded generation for the date count, so a corrected re-export is not
-// counted twice. CurrentLinesSQL is that rule, shared with package replay.
+// counted twice. The named reads of package warehouse that reconcile uses
+// (country_totals, day_drops) share that rule with replay's day_orders.
 //
 // # What explains a difference
 //

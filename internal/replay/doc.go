@@ -56,7 +56,8 @@
 // UTC-12 to UTC+11, so a reader of the day in Madrid or in UTC finds the
 // orders on their fecha, and reconcile (per day and country) agrees
 // exactly with a table replay. Orders are read per date under the
-// newest-generation rule (reconcile.CurrentLinesSQL), grouped per
+// newest-generation rule (the named read day_orders of package
+// warehouse, which shares the rule with reconcile's reads), grouped per
 // pedido_id: pais (an order whose lines name several countries is
 // invalid), importe_total = SUM(importe), and one summary line with
 // cantidad = SUM(cantidad), so unidades = SUM(cantidad).
