@@ -258,6 +258,67 @@ func TestReplayFromTable(t *testing.T) {
 	}
 }
 
+// TestReplayFromTableLeavesOutSKUKeys: the table source replays an order as
+// one summary line (no SKU, no price), so an aggregation keyed by sku is
+// left out and said so, rather than written with a "*" key and no amount;
+// the JSONL source keeps the lines and replays it.
+func TestReplayFromTableLeavesOutSKUKeys(t *testing.T) {
+	ctx := context.Background()
+	sku := window.Defaults()
+	sku.Name, sku.KeyField = "ventas_sku_hora_movil", "sku"
+	const skuPanes = "SELECT aggregation, sku, importe, pedidos, unidades FROM ventas_sku_hora_movil_paneles ORDER BY window_start, sku"
+	tests := []struct {
+		name            string
+		source          func(w Warehouse, opts Options) Source
+		wantNotReplayed []string
+		wantSKUPanes    int
+	}{
+		{
+			name: "table: left out",
+			source: func(w Warehouse, opts Options) Source {
+				return NewTable(w, opts.Dates)
+			},
+			wantNotReplayed: []string{"ventas_sku_hora_movil"},
+		},
+		{
+			name:         "JSONL: replayed",
+			source:       func(Warehouse, Options) Source { return NewJSONL(strings.NewReader(history)) },
+			wantSKUPanes: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := openWarehouse(t)
+			loadLines(t, w, "gs://b/o.csv", 1, line{"P-1", "ES", "2026-03-14", 2, "89.90"})
+			opts := options(t, window.Defaults(), sku)
+			opts.Dates, _ = ParseDates("2026-03-14")
+			rep, err := Run(ctx, w, tt.source(w, opts), "test", opts)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if diff := cmp.Diff(tt.wantNotReplayed, rep.NotReplayed); diff != "" {
+				t.Errorf("not replayed (-want +got):\n%s", diff)
+			}
+			got := query(t, w, skuPanes)
+			if len(got) < tt.wantSKUPanes || (tt.wantSKUPanes == 0 && len(got) != 0) {
+				t.Errorf("SKU panes %q, want %d or more", got, tt.wantSKUPanes)
+			}
+			for _, r := range got {
+				if r[1] == "*" || r[2] == "0" {
+					t.Errorf("SKU pane %q: a summary line's key or amount", r)
+				}
+			}
+			var text bytes.Buffer
+			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if said := strings.Contains(text.String(), "not replayed"); said != (len(tt.wantNotReplayed) > 0) {
+				t.Errorf("report says not replayed: %t, want %t:\n%s", said, len(tt.wantNotReplayed) > 0, text.String())
+			}
+		})
+	}
+}
+
 // TestReplayRejectsABrokenCut checks the guard against a source whose cut
 // is not kept: a later order in a closed segment's window would give that
 // window a second pane 0.
