@@ -478,11 +478,11 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 				{h(1), h(2), "ES", "1.5", "1", "1", "EARLY", "0"},
 			}},
 		{name: warehouse.ListDiscards, keep: mine(0, tag),
-			cols:  []string{"pedido_id", "reason", "event_time", "window_start", "watermark", "received_at"},
-			types: []warehouse.Type{warehouse.String, warehouse.String, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp},
+			cols:  []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"},
+			types: []warehouse.Type{warehouse.String, warehouse.String, warehouse.String, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp},
 			want: [][]string{
-				{tag + "-q1", "invalid: " + tag, h(0), "NULL", "NULL", h(1)},
-				{tag + "-q2", warehouse.ReasonTooLate, h(0), h(0), "NULL", h(2)},
+				{tag + "-q1", "NULL", "invalid: " + tag, h(0), "NULL", "NULL", h(1)},
+				{tag + "-q2", tag, warehouse.ReasonTooLate, h(0), h(0), "NULL", h(2)},
 			}},
 	}
 	for _, tc := range tests {
