@@ -120,6 +120,7 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 
 	visits, notes := plan(a.spec, agendas, changes, after.Watermark, now)
 	at.Visited = len(visits)
+	p.relist(ctx, a, visits, after.Watermark)
 	for _, c := range changes {
 		at.Deltas += len(c.paths)
 	}
@@ -332,7 +333,12 @@ type visit struct {
 	all bool
 	// onTime: the window's ON_TIME round; the agenda records it done once
 	// every cell of the window was ticked.
-	onTime  bool
+	onTime bool
+	// fresh: listed comes from a listing taken after W reached listedW was
+	// committed (relist), so it holds every delta an order wrote while it
+	// read a W short of listedW.
+	fresh   bool
+	listedW time.Time
 	pane    *window.Pane
 	written *pending  // the pane's outbox document
 	gone    bool      // expired and deleted, or already gone
@@ -483,7 +489,7 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 		// index 0, whose panes clash with the ones already appended), or
 		// emit the ON_TIME pane without on-time orders.
 		cv, err := p.readCellFor(tx, a, v.wk, v.listed, func(c cellDoc) bool {
-			return v.all || mustCoverAll(a.spec, v.wk.Window, c.State, ws.Watermark)
+			return (v.all || mustCoverAll(a.spec, v.wk.Window, c.State, ws.Watermark)) && !v.covers(a.spec, ws.Watermark)
 		})
 		if err != nil {
 			return err
@@ -543,6 +549,50 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 		cv.cell.State, cv.cell.Folded = out.State, folded
 		return set(tx, cv.path, cv.cell, time.Time{})
 	})
+}
+
+// relist lists the deltas again for the visits whose pane must cover every
+// order accepted before it (ON_TIME, expiry), once the watermark
+// transaction has committed W = wm. Every order transaction reads W and
+// an order writes a delta of a window only while the W it read is short of
+// the window's expiry (on time: short of its end), so the orders that
+// read a W short of wm committed before wm was written, and this listing
+// sees their deltas. The visit then reads those instead of every delta
+// number the cell may use, most of which do not exist: at an ON_TIME round
+// or an expiry of a window of many keys, that was most of a tick's reads.
+// A delta a late order writes after the listing is left for the next
+// visit, as if the order had come just after this tick. A listing that
+// fails leaves the visits reading every delta number.
+func (p *Processor) relist(ctx context.Context, a aggregation, visits []*visit, wm time.Time) {
+	if !slices.ContainsFunc(visits, func(v *visit) bool { return v.all }) {
+		return
+	}
+	fresh, _, err := p.changes(ctx, a)
+	if err != nil {
+		return
+	}
+	for _, v := range visits {
+		if !v.all {
+			continue
+		}
+		v.fresh, v.listedW, v.listed = true, wm, nil
+		if c := fresh[cellID(v.wk)]; c != nil {
+			v.listed = c.paths
+		}
+	}
+}
+
+// covers reports whether v's fresh listing holds every delta that the pane
+// owed at W wm must cover: the listing came after a W that had reached the
+// same timer (the window's expiry, or else its end) as wm.
+func (v *visit) covers(s window.Spec, wm time.Time) bool {
+	if !v.fresh {
+		return false
+	}
+	if reached(v.listedW, s.ExpiryOf(v.wk.Window)) {
+		return true
+	}
+	return !reached(wm, s.ExpiryOf(v.wk.Window)) && reached(v.listedW, v.wk.Window.End)
 }
 
 // mustCoverAll reports whether the trigger at W wm may emit a pane that
