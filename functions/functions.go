@@ -33,14 +33,17 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
 // Names of the functions, as routed and as FUNCTION_TARGET selects them.
 const (
-	IngestCSVName        = "IngestCSV"
-	AggregateOrdersName  = "AggregateOrders"
-	AdvanceWatermarkName = "AdvanceWatermark"
+	// The three the local client calls are named once, in the local API
+	// contract both sides link.
+	IngestCSVName        = localapi.IngestCSV
+	AggregateOrdersName  = localapi.AggregateOrders
+	AdvanceWatermarkName = localapi.AdvanceWatermark
 	SweepLandingName     = "SweepLanding"
 )
 

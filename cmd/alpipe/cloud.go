@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/alpinashop/alpipe/functions"
+	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
@@ -18,22 +19,11 @@ import (
 // the production backends, and otherwise says what to set: the commands
 // that work on real buckets would fail later with an engine error.
 func cloudEnv(what string) error {
-	var missing []string
-	if os.Getenv("STATE_STORE") != "firestore" {
-		missing = append(missing, "STATE_STORE=firestore")
-	}
-	if os.Getenv("WAREHOUSE") != "bigquery" {
-		missing = append(missing, "WAREHOUSE=bigquery")
-	}
-	for _, v := range []string{"GOOGLE_CLOUD_PROJECT", "BIGQUERY_DATASET", "BIGQUERY_LOCATION"} {
-		if os.Getenv(v) == "" {
-			missing = append(missing, v)
-		}
-	}
-	if len(missing) == 0 {
+	var c config.Cloud
+	if err := config.Load(context.Background(), &c, nil); err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s works on the deployed backends: set %s as the deployed functions have them (terraform output), or drop --cloud / gs:// to use a local alpipe serve", what, strings.Join(missing, ", "))
+	return fmt.Errorf("%s works on the deployed backends: set %s as the deployed functions have them (terraform output), or drop --cloud / gs:// to use a local alpipe serve", what, strings.Join(c.Missing(), ", "))
 }
 
 // cloudIngest builds the production ingest service from the environment,

@@ -212,7 +212,7 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	addr := fs.String("addr", localapi.DefaultAddr, "the address alpipe serve would listen on")
-	data := fs.String("data", envOr("ALPIPE_DATA_DIR", ".local"), "the data folder alpipe serve would use (default from ALPIPE_DATA_DIR when set)")
+	data := fs.String("data", cliEnv().DataDir, "the data folder alpipe serve would use (default from ALPIPE_DATA_DIR when set)")
 	format := fs.String("format", "text", "text or json")
 	rest, err := parse(fs, args, stdout)
 	if err != nil {

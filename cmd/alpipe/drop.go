@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -20,7 +21,7 @@ import (
 // serverFlag is --server of every client command; ALPIPE_SERVER sets its
 // default for a shell that works with a second server.
 func serverFlag(fs *flag.FlagSet) *string {
-	return fs.String("server", envOr("ALPIPE_SERVER", localapi.DefaultURL), "URL of a running \"alpipe serve\" (ALPIPE_SERVER overrides the default)")
+	return fs.String("server", cmp.Or(cliEnv().Server, localapi.DefaultURL), "URL of a running \"alpipe serve\" (ALPIPE_SERVER overrides the default)")
 }
 
 func runDrop(ctx context.Context, args []string, stdout io.Writer) error {

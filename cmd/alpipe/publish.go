@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/client"
@@ -20,7 +19,7 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
 	server := serverFlag(fs)
 	format := fs.String("format", "text", "output: text or json")
-	project := fs.String("project", envOr("GOOGLE_CLOUD_PROJECT", "alpinashop-datos"), "project of the emulator topic")
+	project := fs.String("project", cliEnv().Project, "project of the emulator topic")
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -42,10 +41,10 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return fmt.Errorf("publish: %w", err)
 	}
-	if os.Getenv("PUBSUB_EMULATOR_HOST") != "" {
-		n, err := client.PublishEmulator(ctx, *project, steps)
+	if host := cliEnv().PubSubEmulator; host != "" {
+		n, err := client.PublishEmulator(ctx, host, *project, steps)
 		if err != nil {
-			return fmt.Errorf("publish: is the Pub/Sub emulator running at PUBSUB_EMULATOR_HOST=%s? %w", os.Getenv("PUBSUB_EMULATOR_HOST"), err)
+			return fmt.Errorf("publish: is the Pub/Sub emulator running at PUBSUB_EMULATOR_HOST=%s? %w", host, err)
 		}
 		if *format == "json" {
 			return render.JSON(stdout, struct {
@@ -53,7 +52,7 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 				Topic     string `json:"topic"`
 			}{n, "projects/" + *project + "/topics/" + localapi.Topic})
 		}
-		fmt.Fprintf(stdout, "published %d orders to projects/%s/topics/%s on the emulator at %s\n", n, *project, localapi.Topic, os.Getenv("PUBSUB_EMULATOR_HOST"))
+		fmt.Fprintf(stdout, "published %d orders to projects/%s/topics/%s on the emulator at %s\n", n, *project, localapi.Topic, host)
 		return nil
 	}
 	srv := client.Server{URL: *server}
@@ -132,11 +131,4 @@ func parseTime(what, s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%s %q: want an RFC 3339 time with date and zone, e.g. 2026-03-14T18:30:00Z", what, s)
 	}
 	return t, nil
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

@@ -20,7 +20,7 @@ import (
 func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", localapi.DefaultAddr, "listen address")
-	data := fs.String("data", envOr("ALPIPE_DATA_DIR", ".local"), "data folder for the embedded backends (its default comes from ALPIPE_DATA_DIR when set)")
+	data := fs.String("data", cliEnv().DataDir, "data folder for the embedded backends (its default comes from ALPIPE_DATA_DIR when set)")
 	virtual := fs.Bool("virtual-clock", false, "processing time moves only by \"alpipe tick --now T\"")
 	start := fs.String("start", "", "start of the virtual clock (RFC 3339; default now)")
 	allowRemote := fs.Bool("allow-remote", false, "serve clients on other machines too (needed for a non-loopback --addr); they can run any SQL and write data")

@@ -155,9 +155,10 @@ func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (Push
 }
 
 // PublishEmulator publishes steps' orders to topic pedidos-nuevos on the
-// Pub/Sub emulator (PUBSUB_EMULATOR_HOST), creating the topic if needed.
-func PublishEmulator(ctx context.Context, project string, steps []Step) (int, error) {
-	if os.Getenv("PUBSUB_EMULATOR_HOST") == "" {
+// Pub/Sub emulator at host (PUBSUB_EMULATOR_HOST, which the client library
+// reads itself), creating the topic if needed.
+func PublishEmulator(ctx context.Context, host, project string, steps []Step) (int, error) {
+	if host == "" {
 		return 0, errors.New("PUBSUB_EMULATOR_HOST is not set")
 	}
 	// An emulator that is not there must fail the command, not hang it.

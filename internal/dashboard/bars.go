@@ -25,8 +25,8 @@ func checkAggregation(name string) error {
 	return nil
 }
 
-// readBars reads the newest windows of the dashboard view that pass the
-// filter. A date range reads all of its windows (at most MaxRangeDays of
+// readBars reads the newest windows of the chosen aggregation's view that
+// pass the filter. A date range reads all of its windows (at most MaxRangeDays of
 // hours).
 func readBars(ctx context.Context, src Source, f Filter) ([]Bar, error) {
 	if src.Warehouse == nil {
@@ -40,7 +40,16 @@ func readBars(ctx context.Context, src Source, f Filter) ([]Bar, error) {
 			return nil, fmt.Errorf("pais %q: want a two-letter country code such as ES", p)
 		}
 	}
-	q := warehouse.NewestWindows{Aggregation: src.Aggregation, Windows: src.Windows, From: f.From, Paises: f.Paises}
+	key, ok := warehouse.ViewKey(src.Aggregation)
+	if !ok {
+		return nil, fmt.Errorf("aggregation %s: not declared (internal/aggregation), so it has no view", src.Aggregation)
+	}
+	keys, err := f.keysFor(src.Aggregation, key)
+	if err != nil {
+		return nil, err
+	}
+	// Each aggregation's view is read by its own key column.
+	q := warehouse.NewestWindows{View: src.Aggregation, Aggregation: src.Aggregation, Windows: src.Windows, From: f.From, Keys: keys}
 	if f.ranged() {
 		q.Windows = max(q.Windows, MaxRangeDays*24)
 	}

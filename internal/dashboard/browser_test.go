@@ -229,6 +229,7 @@ func dashboardURL(t *testing.T, srv *local.Server, data string) string {
 		Refresh:          250 * time.Millisecond,
 		QuarantineBucket: localapi.QuarantineBucket,
 		DownloadBase:     srv.URL + "/",
+		Aggregations:     []string{dashboard.DefaultAggregation, skuAggregation},
 	}))
 	t.Cleanup(ts.Close)
 	t.Logf("testing Handler at %s/ over the local server's backends", ts.URL)
@@ -407,6 +408,7 @@ func TestDashboardInChromium(t *testing.T) {
 
 	checkFilters(t, wd)
 	checkFilterURLs(t, wd, url)
+	checkAggregationChoice(t, wd, url)
 	t.Logf("timing: server, drop and act 1 %s; whole test %s", setup.Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 }
 
@@ -711,4 +713,71 @@ func rejects(m map[string]int64) string {
 		parts = append(parts, fmt.Sprintf("%s: %d", k, m[k]))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// skuAggregation is the declared aggregation keyed by the line's SKU.
+const skuAggregation = "ventas_sku_hora_movil"
+
+// checkAggregationChoice chooses the SKU aggregation in the page's control,
+// as a person would: the bars are then the SKU's (the story sells one,
+// MOCH-40L-AZ), read from that aggregation's view; choosing
+// ventas_hora_pais again brings the countries back.
+func checkAggregationChoice(t *testing.T, wd *webDriver, url string) {
+	t.Helper()
+	if err := wd.navigate(url + "/"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, wd, 10*time.Second, "the default aggregation's bars", func(p page) string {
+		if len(p.Bars) == 0 || p.Bars[0].Pais == "" {
+			return fmt.Sprintf("bars %+v", p.Bars)
+		}
+		return ""
+	})
+	var control struct {
+		Options []string
+		Chosen  string
+	}
+	if err := wd.execute(`const s = document.getElementById("f-agg");
+return {Options: [...s.options].map((o) => o.value), Chosen: s.value};`, &control); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{dashboard.DefaultAggregation, skuAggregation}, control.Options); diff != "" || control.Chosen != dashboard.DefaultAggregation {
+		t.Errorf("aggregation control chooses %q among (-want +got):\n%s", control.Chosen, diff)
+	}
+	choose := func(name string) {
+		t.Helper()
+		script := fmt.Sprintf(`const s = document.getElementById("f-agg");
+s.value = %q;
+s.dispatchEvent(new Event("change"));
+return null;`, name)
+		if err := wd.execute(script, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	choose(skuAggregation)
+	waitFor(t, wd, 10*time.Second, "SKU bars", func(p page) string {
+		if !strings.HasSuffix(p.URL, "?aggregation="+skuAggregation) {
+			return "URL " + p.URL
+		}
+		if p.Errors != "" {
+			return "errors " + p.Errors
+		}
+		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return b.Pais != "MOCH-40L-AZ" }) {
+			return fmt.Sprintf("bars %+v, want MOCH-40L-AZ's only", p.Bars)
+		}
+		if len(p.Rows) == 0 || p.Rows[0][1] != "MOCH-40L-AZ" {
+			return fmt.Sprintf("figures table %q, want MOCH-40L-AZ's rows", p.Rows)
+		}
+		return ""
+	})
+	choose(dashboard.DefaultAggregation)
+	waitFor(t, wd, 10*time.Second, "country bars again", func(p page) string {
+		if strings.Contains(p.URL, "aggregation=") {
+			return "URL " + p.URL
+		}
+		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return len(b.Pais) != 2 }) {
+			return fmt.Sprintf("bars %+v, want countries", p.Bars)
+		}
+		return ""
+	})
 }

@@ -11,6 +11,7 @@ package dashboard
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
@@ -70,6 +71,11 @@ type Source struct {
 	Now func() time.Time
 	// Aggregation names the aggregation shown; default "ventas_hora_pais".
 	Aggregation string
+	// Aggregations are the declared aggregations a person may choose
+	// between (?aggregation=), by name, as the server's wiring passes them
+	// from the declarations; Aggregation is always one of them. Default:
+	// Aggregation alone.
+	Aggregations []string
 	// Windows is how many of the newest hourly windows are charted; default 24.
 	Windows int
 	// Files is how many of the newest ledger records are listed; default 10.
@@ -98,6 +104,9 @@ func (s Source) withDefaults() Source {
 	}
 	if s.Aggregation == "" {
 		s.Aggregation = DefaultAggregation
+	}
+	if !slices.Contains(s.Aggregations, s.Aggregation) {
+		s.Aggregations = append([]string{s.Aggregation}, s.Aggregations...)
 	}
 	if s.Windows <= 0 {
 		s.Windows = DefaultWindows

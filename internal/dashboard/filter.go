@@ -14,6 +14,9 @@ import (
 // newest Source.Windows windows.
 type Filter struct {
 	Paises []string `json:"pais,omitempty"`
+	// Keys are values of the chosen aggregation's key (?key=, SKUs for one
+	// keyed by sku; for ventas_hora_pais they join Paises).
+	Keys []string `json:"key,omitempty"`
 	// From and To are UTC days, both included: windows starting in
 	// [From 00:00, To+1 00:00). Zero means unbounded on that side.
 	From time.Time `json:"from,omitzero"`
@@ -62,6 +65,24 @@ func ParseFilter(q url.Values) (Filter, error) {
 		}
 	}
 	slices.Sort(f.Paises)
+	for _, v := range q["key"] {
+		for k := range strings.SplitSeq(v, ",") {
+			k = strings.TrimSpace(k)
+			if k == "" {
+				continue
+			}
+			if !keyValue.MatchString(k) {
+				return Filter{}, filterErr("key", "%.64q is not a key such as MOCH-40L-AZ (letters, digits, '.', '_', '-'; at most 64)", k)
+			}
+			if !slices.Contains(f.Keys, k) {
+				f.Keys = append(f.Keys, k)
+			}
+		}
+	}
+	if len(f.Keys) > MaxKeys {
+		return Filter{}, filterErr("key", "%d keys, at most %d", len(f.Keys), MaxKeys)
+	}
+	slices.Sort(f.Keys)
 	day := func(name string) (time.Time, error) {
 		s := strings.TrimSpace(q.Get(name))
 		if s == "" {
@@ -90,6 +111,39 @@ func ParseFilter(q url.Values) (Filter, error) {
 	}
 	return f, nil
 }
+
+// MaxKeys bounds the key filter: its values travel in one query.
+const MaxKeys = 50
+
+// keyValue is what a key filter's value may be: a SKU, a customer id or a
+// country code.
+var keyValue = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// keysFor returns the values the filter keeps of a view keyed by key: for
+// pais the countries and the keys (each a country code), for another key
+// the keys; a country filter on a view not keyed by country is refused.
+func (f Filter) keysFor(aggregation, key string) ([]string, error) {
+	if key != "pais" {
+		if len(f.Paises) > 0 {
+			return nil, filterErr("pais", "aggregation %s is keyed by %s, not by country: filter it with key", aggregation, key)
+		}
+		return f.Keys, nil
+	}
+	out := slices.Clone(f.Paises)
+	for _, k := range f.Keys {
+		if !paisCode.MatchString(k) {
+			return nil, filterErr("key", "%s is not a two-letter country code such as ES (aggregation %s is keyed by pais)", k, aggregation)
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// narrows reports whether the filter differs from the default view.
+func (f Filter) narrows() bool { return f.ranged() || len(f.Paises) > 0 || len(f.Keys) > 0 }
 
 // ranged reports whether the filter bounds event time.
 func (f Filter) ranged() bool { return !f.From.IsZero() || !f.To.IsZero() }

@@ -74,26 +74,52 @@ func TestFilterInQuery(t *testing.T) {
 		want       map[string][]string // the bars read's parameters, as text
 		body       string              // a substring of the 400's body
 		wantFilter *dashboard.Filter
+		read       string // the bars read; "" is newest_windows
 	}{
 		{name: "default view", query: "", status: 200, want: map[string][]string{
-			"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_pais": {"1"}, "paises": all,
+			"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_key": {"1"}, "keys": all,
 			"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"},
 		}},
 		{
 			name: "range and countries", query: "?pais=PT,ES&from=2026-03-01&to=2026-03-14", status: 200,
 			want: map[string][]string{
-				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_pais": {"0"}, "paises": {"ES", "PT"},
+				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"0"}, "keys": {"ES", "PT"},
 				"start_time": {"2026-03-01T00:00:00Z"}, "end_time": {"2026-03-15T00:00:00Z"},
 			},
 			wantFilter: &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
 		},
+		{
+			name: "the SKU aggregation, read by its own view and key", query: "?aggregation=ventas_sku_hora_movil&key=MOCH-40L-AZ", status: 200,
+			read: "newest_windows:ventas_sku_hora_movil",
+			want: map[string][]string{
+				"aggregation": {"ventas_sku_hora_movil"}, "max_windows": {"24"}, "any_key": {"0"}, "keys": {"MOCH-40L-AZ"},
+				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"},
+			},
+			wantFilter: &dashboard.Filter{Keys: []string{"MOCH-40L-AZ"}},
+		},
+		{
+			name: "a key filter on ventas_hora_pais is a country filter", query: "?key=FR&pais=ES", status: 200,
+			want: map[string][]string{
+				"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_key": {"0"}, "keys": {"ES", "FR"},
+				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"},
+			},
+			wantFilter: &dashboard.Filter{Paises: []string{"ES"}, Keys: []string{"FR"}},
+		},
+		{name: "an unknown aggregation", query: "?aggregation=ventas_2d_pais", status: 400,
+			body: `{"param":"aggregation","error":"aggregation: \"ventas_2d_pais\" is not a declared aggregation (want one of ventas_hora_pais, ventas_sku_hora_movil)"}`},
+		{name: "an aggregation name that could escape", query: "?aggregation=x%27%20OR%20%271%27%3D%271", status: 400, body: `"param":"aggregation"`},
+		{name: "a country filter on the SKU aggregation", query: "?aggregation=ventas_sku_hora_movil&pais=ES", status: 400,
+			body: `{"param":"pais","error":"pais: aggregation ventas_sku_hora_movil is keyed by sku, not by country: filter it with key"}`},
+		{name: "a key that is no country on ventas_hora_pais", query: "?key=MOCH-40L-AZ", status: 400, body: `"param":"key"`},
+		{name: "a bad key", query: "?aggregation=ventas_sku_hora_movil&key=a%27b", status: 400, body: `"param":"key"`},
 		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, body: `{"param":"pais","error":"pais: ES';DROP is not a two-letter country code such as ES"}`},
 		{name: "bad day", query: "?to=yesterday", status: 400, body: `{"param":"to","error":"to: yesterday is not a date YYYY-MM-DD"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			wh := &fakeWarehouse{res: viewResult(goodRows...)}
-			h := dashboard.Handler(dashboard.Source{Warehouse: wh, Now: func() time.Time { return now }})
+			h := dashboard.Handler(dashboard.Source{Warehouse: wh, Now: func() time.Time { return now },
+				Aggregations: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}})
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, dashboard.APIPath+tt.query, nil))
 			if rec.Code != tt.status {
@@ -112,9 +138,13 @@ func TestFilterInQuery(t *testing.T) {
 			if diff := cmp.Diff(tt.wantFilter, snap.Filter); diff != "" {
 				t.Errorf("snapshot's filter (-want +got):\n%s", diff)
 			}
+			read := tt.read
+			if read == "" {
+				read = "newest_windows"
+			}
 			var bars []warehouse.Statement
 			for _, s := range wh.stmts {
-				if s.Name() == "newest_windows" {
+				if s.Name() == read {
 					bars = append(bars, s)
 				}
 			}

@@ -35,8 +35,9 @@ func Handler(src Source) http.Handler {
 	var index bytes.Buffer
 	err := page.Execute(&index, struct {
 		Aggregation   string
+		Aggregations  []string
 		RefreshMillis int64
-	}{src.Aggregation, src.Refresh.Milliseconds()})
+	}{src.Aggregation, src.Aggregations, src.Refresh.Milliseconds()})
 	if err != nil {
 		panic(err) // the template and its data are fixed here: a failure is a build defect, caught by the tests
 	}
@@ -52,7 +53,7 @@ func Handler(src Source) http.Handler {
 	mux.HandleFunc("GET "+JSPath, asset("assets/dashboard.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET "+CSSPath, asset("assets/dashboard.css", "text/css; charset=utf-8"))
 	mux.HandleFunc("GET "+APIPath, func(w http.ResponseWriter, r *http.Request) {
-		f, err := ParseFilter(r.URL.Query())
+		chosen, f, err := parseRequest(src, r.URL.Query())
 		if err != nil {
 			// JSON, so that the page can name the control at fault and show
 			// the refusal instead of figures it did not filter.
@@ -66,7 +67,7 @@ func Handler(src Source) http.Handler {
 			_ = json.NewEncoder(w).Encode(fe)
 			return
 		}
-		snap := TakeFiltered(r.Context(), src, f)
+		snap := TakeFiltered(r.Context(), chosen, f)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		_ = json.NewEncoder(w).Encode(snap)

@@ -128,7 +128,7 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 		Aggregation: src.Aggregation, Now: now, Bars: []Bar{}, Files: []File{}, Countries: []string{},
 		Discards: Discards{LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}},
 	}
-	if f.ranged() || len(f.Paises) > 0 {
+	if f.narrows() {
 		snap.Filter = &f
 	}
 	var (

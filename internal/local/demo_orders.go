@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"time"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -12,8 +15,10 @@ import (
 
 // DemoOrders plays an orders story (see testdata/pedidos/historia.jsonl)
 // against a virtual-clock server: each order is pushed at its arrival time,
-// each tick runs at its time, and what happened is printed, then the panes,
-// the dashboard view and the discarded orders.
+// each tick runs at its time, and what happened is printed (render's order
+// and tick lines: with several aggregations, each named), then the panes
+// and dashboard view of ventas_hora_pais, the view of every other
+// aggregation that ran, and the discarded orders.
 func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) error {
 	if !s.Clock.Virtual() {
 		return fmt.Errorf("the orders story needs a virtual-clock server")
@@ -24,6 +29,7 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 		return err
 	}
 	fmt.Fprintln(w, "\n== Orders in real time (processing time in UTC) ==")
+	var ran []string // the aggregations the ticks ran, in configuration order
 	for _, st := range steps {
 		at := st.Arrival
 		if !st.Tick.IsZero() {
@@ -41,6 +47,11 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 				return err
 			}
 			render.Tick(w, res)
+			for _, a := range res.Aggregations {
+				if !slices.Contains(ran, a.Aggregation) {
+					ran = append(ran, a.Aggregation)
+				}
+			}
 			continue
 		}
 		res, err := srv.Push(ctx, st, at)
@@ -53,9 +64,59 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 			fmt.Fprintf(w, "         ^ %s\n", st.Note)
 		}
 	}
-	return s.printQueries(ctx, w, []titledQuery{
+	if err := s.printQueries(ctx, w, []titledQuery{
 		{"Every pane (ventas_hora_pais_paneles)", warehouse.ListPanes},
 		{"Dashboard view (ventas_hora_pais): current value per hour and country", warehouse.ListView},
+	}); err != nil {
+		return err
+	}
+	for _, name := range ran {
+		if name == warehouse.VentasHoraPais {
+			continue
+		}
+		if err := s.printView(ctx, w, name); err != nil {
+			return err
+		}
+	}
+	return s.printQueries(ctx, w, []titledQuery{
 		{"Discarded orders (pedidos_descartados)", warehouse.ListDiscards},
 	})
+}
+
+// printView prints the view of the declared aggregation name, the current
+// value of each window and key, as `alpipe query` would show it: the
+// question a person asks of it, e.g. how a SKU sold over the last hour.
+func (s *Server) printView(ctx context.Context, w io.Writer, name string) error {
+	d, err := aggregation.Lookup(name)
+	if err != nil {
+		return err
+	}
+	windows := "hour"
+	if d.WindowType == aggregation.Sliding {
+		windows = fmt.Sprintf("sliding window (%s every %s)", duration(d.Size), duration(d.Period))
+	} else if d.Size != time.Hour {
+		windows = duration(d.Size) + " window"
+	}
+	fmt.Fprintf(w, "\n== Dashboard view (%s): current value per %s and %s ==\n", d.View(), windows, d.Key)
+	return s.PrintTable(ctx, w, ViewSQL(d))
+}
+
+// ViewSQL is the demo's query of an aggregation's view: its current value
+// per window and key, by window and key. The e2e test compares the same.
+func ViewSQL(d aggregation.Declaration) string {
+	return "SELECT window_start, window_end, " + d.Key + ", importe, pedidos, unidades, timing, pane_index FROM " + d.View() +
+		" ORDER BY window_start, " + d.Key
+}
+
+// duration prints a whole-minute duration as a declaration says it: 1h,
+// 15m, 1h30m.
+func duration(d time.Duration) string {
+	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+	switch {
+	case m == 0:
+		return fmt.Sprintf("%dh", h)
+	case h == 0:
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%dh%dm", h, m)
 }

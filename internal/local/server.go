@@ -259,6 +259,10 @@ func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Hand
 		// The fake GCS on this address answers the download links itself.
 		QuarantineBucket: localapi.QuarantineBucket,
 	}
+	// The page offers every running aggregation's view.
+	for _, spec := range cfg.Specs() {
+		src.Aggregations = append(src.Aggregations, spec.Name)
+	}
 	if proc := s.App.Stream; proc != nil {
 		src.Stream = proc
 	}

@@ -10,15 +10,14 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Tick prints what a tick did, one line per aggregation and pane.
+// Tick prints what a tick did, one line per aggregation and pane. With
+// several aggregations each tick line names its aggregation, and the pane
+// lines under it are that aggregation's.
 func Tick(w io.Writer, res stream.TickResult) {
 	now := res.Now.UTC().Format("15:04:05")
+	named := len(res.Aggregations) > 1
 	for _, a := range res.Aggregations {
-		if a.Busy {
-			fmt.Fprintf(w, "%s tick: another tick holds the lease; nothing done\n", now)
-			continue
-		}
-		fmt.Fprintln(w, TickLine(now, a))
+		fmt.Fprintln(w, TickLine(now, a, named))
 		for _, p := range a.Panes {
 			fmt.Fprintf(w, "         %s\n", PaneLine(p))
 		}
@@ -32,10 +31,18 @@ func Tick(w io.Writer, res stream.TickResult) {
 }
 
 // TickLine is a tick's summary line for one aggregation, now being the
-// tick's time as the line starts with it ("15:04:05"): the e2e and stack
-// tests rebuild the demo's story outline with it.
-func TickLine(now string, a stream.AggregationTick) string {
-	return fmt.Sprintf("%s tick: watermark %s, %s, %s expired%s", now, hhmm(a.Watermark),
+// tick's time as the line starts with it ("15:04:05"); named (several
+// aggregations ran) puts the aggregation's name after "tick". The e2e and
+// stack tests rebuild the demo's story outline with it.
+func TickLine(now string, a stream.AggregationTick, named bool) string {
+	tick := now + " tick"
+	if named {
+		tick += " " + a.Aggregation
+	}
+	if a.Busy {
+		return tick + ": another tick holds the lease; nothing done"
+	}
+	return fmt.Sprintf("%s: watermark %s, %s, %s expired%s", tick, hhmm(a.Watermark),
 		Counted(len(a.Panes), "pane", "panes"), Counted(a.Expired, "window", "windows"), failingCount(a))
 }
 
@@ -72,25 +79,80 @@ func FailingLine(f stream.FailingCell) string {
 }
 
 // OrderLine says in one line (plus a line per pane) what happened to an
-// order.
+// order: its fate and window in the first aggregation, as when it is the
+// only one, then that aggregation's panes; then, for every other
+// aggregation, a line naming it with the order's fate and windows there
+// (AggregationLine) and its panes. A pane line thus always follows the line
+// of its own aggregation.
 func OrderLine(r stream.Result, eventTime string) string {
 	fate := string(r.Fate())
 	if r.Invalid != "" {
 		fate = r.Invalid
 	}
 	line := fmt.Sprintf("order %-9s event %s: %s", r.PedidoID, eventTime, fate)
-	// Every aggregation's window on the order's line, then the panes: with
-	// several aggregations a window note must not trail another's pane.
-	var panes string
-	for _, o := range r.Aggregations {
-		if !o.Window.Start.IsZero() {
-			line += fmt.Sprintf(" (window %s-%s %s)", hhmm(o.Window.Start), hhmm(o.Window.End), o.Key)
+	for i, o := range r.Aggregations {
+		if i == 0 {
+			if !o.Window.Start.IsZero() {
+				line += fmt.Sprintf(" (window %s-%s %s)", hhmm(o.Window.Start), hhmm(o.Window.End), o.Key)
+			}
+		} else {
+			line += "\n         " + AggregationLine(o)
 		}
 		for _, p := range o.Panes {
-			panes += "\n         " + PaneLine(p)
+			line += "\n         " + PaneLine(p)
 		}
 	}
-	return line + panes
+	return line
+}
+
+// AggregationLine says what happened to an order in one aggregation that
+// is not the first: "ventas_sku_hora_movil: accepted (MOCH-40L-AZ in 4
+// windows 16:15-17:15 to 17:00-18:00)", each key's accepted windows, then
+// those it was too late for, then its lines without a key. The e2e and
+// stack tests read the aggregation and fate from it.
+func AggregationLine(o stream.Outcome) string {
+	line := o.Aggregation + ": " + string(o.Fate)
+	var parts []string
+	for i := 0; i < len(o.Elements); {
+		key := o.Elements[i].Key
+		var in, late []window.Window
+		for ; i < len(o.Elements) && o.Elements[i].Key == key; i++ {
+			if e := o.Elements[i]; e.Fate == stream.TooLate {
+				late = append(late, e.Window)
+			} else {
+				in = append(in, e.Window)
+			}
+		}
+		part := key
+		if len(in) > 0 {
+			part += " in " + windows(in)
+		}
+		if len(late) > 0 {
+			if len(in) > 0 {
+				part += ","
+			}
+			part += " too late for " + windows(late)
+		}
+		parts = append(parts, part)
+	}
+	if n := len(o.SKUMissing); n > 0 {
+		parts = append(parts, Counted(n, "line", "lines")+" without a SKU")
+	}
+	if len(parts) > 0 {
+		line += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return line
+}
+
+// windows names windows sorted by start: one as "window 17:00-18:00",
+// several as "4 windows 16:15-17:15 to 17:00-18:00" (a sliding window's
+// are consecutive periods).
+func windows(ws []window.Window) string {
+	span := func(w window.Window) string { return hhmm(w.Start) + "-" + hhmm(w.End) }
+	if len(ws) == 1 {
+		return "window " + span(ws[0])
+	}
+	return Counted(len(ws), "window", "windows") + " " + span(ws[0]) + " to " + span(ws[len(ws)-1])
 }
 
 func hhmm(t time.Time) string {

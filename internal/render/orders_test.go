@@ -57,13 +57,62 @@ func TestTick(t *testing.T) {
 	}
 }
 
-// TestOrderLine: an order's line names its window in every aggregation,
-// and the panes it emitted follow on lines of their own.
+// TestTickSeveral: with several aggregations each tick line names its
+// aggregation (a busy one too), and each pane line follows its own.
+func TestTickSeveral(t *testing.T) {
+	now := time.Date(2026, 3, 14, 17, 8, 0, 0, time.UTC)
+	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	pane := func(key string, start time.Time) window.Pane {
+		return window.Pane{Key: key, WindowStart: start, WindowEnd: start.Add(time.Hour), Timing: window.TimingEarly,
+			Measures: window.Measures{Importe: numeric.FromNanos(89_900_000_000), Pedidos: 1, Unidades: 1}}
+	}
+	tests := []struct {
+		name string
+		res  stream.TickResult
+		want string
+	}{
+		{name: "both ran", res: stream.TickResult{Now: now, Aggregations: []stream.AggregationTick{
+			{Aggregation: "ventas_hora_pais", Watermark: now.Add(-13 * time.Minute), Panes: []window.Pane{pane("es", w)}},
+			{Aggregation: "ventas_sku_hora_movil", Watermark: now.Add(-13 * time.Minute), Expired: 2,
+				Panes: []window.Pane{pane("MOCH-40L-AZ", w.Add(-15*time.Minute)), pane("MOCH-40L-AZ", w)}}}},
+			want: "17:08:00 tick ventas_hora_pais: watermark 16:55, 1 pane, 0 windows expired\n" +
+				"         pane ES 17:00-18:00 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n" +
+				"17:08:00 tick ventas_sku_hora_movil: watermark 16:55, 2 panes, 2 windows expired\n" +
+				"         pane MOCH-40L-AZ 16:45-17:45 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n" +
+				"         pane MOCH-40L-AZ 17:00-18:00 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n"},
+		{name: "one busy", res: stream.TickResult{Now: now, Aggregations: []stream.AggregationTick{
+			{Aggregation: "ventas_hora_pais", Busy: true}, {Aggregation: "ventas_sku_hora_movil"}}},
+			want: "17:08:00 tick ventas_hora_pais: another tick holds the lease; nothing done\n" +
+				"17:08:00 tick ventas_sku_hora_movil: watermark -inf, 0 panes, 0 windows expired\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			Tick(&b, tt.res)
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("Tick (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOrderLine: an order's line says its fate and window in the first
+// aggregation; every other aggregation has a line of its own naming it,
+// with the order's fate there and its windows by key (those too late
+// apart); each pane follows the line of its aggregation.
 func TestOrderLine(t *testing.T) {
 	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	win := window.Window{Start: w, End: w.Add(time.Hour)}
 	pane := window.Pane{Key: "es", WindowStart: w, WindowEnd: w.Add(time.Hour), Index: 2, Timing: window.TimingLate,
 		Measures: window.Measures{Importe: numeric.FromNanos(329_650_000_000), Pedidos: 3, Unidades: 4}}
+	// slide is the sliding window (1 h every 15 min) starting m minutes
+	// after w.
+	slide := func(m int) window.Window {
+		s := w.Add(time.Duration(m) * time.Minute)
+		return window.Window{Start: s, End: s.Add(time.Hour)}
+	}
+	skuPane := window.Pane{Key: "FRONTAL-LED", WindowStart: slide(-30).Start, WindowEnd: slide(-30).End, Timing: window.TimingLate,
+		Measures: window.Measures{Importe: numeric.FromNanos(59_950_000_000), Pedidos: 1, Unidades: 1}}
 	tests := []struct {
 		name string
 		res  stream.Result
@@ -71,10 +120,30 @@ func TestOrderLine(t *testing.T) {
 	}{
 		{name: "one aggregation", res: stream.Result{PedidoID: "P-1", Aggregations: []stream.Outcome{{Fate: stream.Accepted, Window: win, Key: "ES"}}},
 			want: "order P-1       event 2026-03-14T18:02:00+01:00: accepted (window 17:00-18:00 ES)"},
-		{name: "two aggregations, a pane in the first", res: stream.Result{PedidoID: "P-1", Aggregations: []stream.Outcome{
-			{Fate: stream.Accepted, Window: win, Key: "ES", Panes: []window.Pane{pane}}, {Fate: stream.Accepted, Window: win, Key: "FRONTAL-LED"}}},
-			want: "order P-1       event 2026-03-14T18:02:00+01:00: accepted (window 17:00-18:00 ES) (window 17:00-18:00 FRONTAL-LED)\n" +
-				"         pane ES 17:00-18:00 #2 LATE    importe=329.65 pedidos=3 unidades=4"},
+		{name: "two aggregations, a pane in each: each pane follows its aggregation's line", res: stream.Result{PedidoID: "P-1", Aggregations: []stream.Outcome{
+			{Aggregation: "ventas_hora_pais", Fate: stream.Accepted, Window: win, Key: "ES", Panes: []window.Pane{pane}},
+			{Aggregation: "ventas_sku_hora_movil", Fate: stream.Accepted, Window: win, Key: "FRONTAL-LED", Panes: []window.Pane{skuPane},
+				Elements: []stream.ElementOutcome{
+					{Window: slide(-45), Key: "FRONTAL-LED", Fate: stream.TooLate}, {Window: slide(-30), Key: "FRONTAL-LED", Fate: stream.Accepted},
+					{Window: slide(-15), Key: "FRONTAL-LED", Fate: stream.Accepted}, {Window: slide(0), Key: "FRONTAL-LED", Fate: stream.Accepted},
+				}}}},
+			want: "order P-1       event 2026-03-14T18:02:00+01:00: accepted (window 17:00-18:00 ES)\n" +
+				"         pane ES 17:00-18:00 #2 LATE    importe=329.65 pedidos=3 unidades=4\n" +
+				"         ventas_sku_hora_movil: accepted (FRONTAL-LED in 3 windows 16:30-17:30 to 17:00-18:00, too late for window 16:15-17:15)\n" +
+				"         pane FRONTAL-LED 16:30-17:30 #0 LATE    importe=59.95 pedidos=1 unidades=1"},
+		{name: "second aggregation: several keys, all too late, a line without a SKU", res: stream.Result{PedidoID: "P-2", Aggregations: []stream.Outcome{
+			{Aggregation: "ventas_hora_pais", Fate: stream.TooLate, Window: win, Key: "FR"},
+			{Aggregation: "ventas_sku_hora_movil", Fate: stream.TooLate, SKUMissing: []int{2}, Elements: []stream.ElementOutcome{
+				{Window: slide(-15), Key: "A", Fate: stream.TooLate}, {Window: slide(0), Key: "A", Fate: stream.TooLate},
+				{Window: slide(0), Key: "B", Fate: stream.TooLate},
+			}}}},
+			want: "order P-2       event 2026-03-14T18:02:00+01:00: too_late (window 17:00-18:00 FR)\n" +
+				"         ventas_sku_hora_movil: too_late (A too late for 2 windows 16:45-17:45 to 17:00-18:00; B too late for window 17:00-18:00; 1 line without a SKU)"},
+		{name: "second aggregation: a duplicate has no elements", res: stream.Result{PedidoID: "P-3", Aggregations: []stream.Outcome{
+			{Aggregation: "ventas_hora_pais", Fate: stream.Duplicate, Window: win, Key: "ES"},
+			{Aggregation: "ventas_sku_hora_movil", Fate: stream.Duplicate, Window: win, Key: "MOCH-40L-AZ"}}},
+			want: "order P-3       event 2026-03-14T18:02:00+01:00: duplicate (window 17:00-18:00 ES)\n" +
+				"         ventas_sku_hora_movil: duplicate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -27,6 +28,9 @@ func (r Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "panes written\t%d\n", r.Written)
 	fmt.Fprintf(tw, "already there\t%d (identical: a re-run adds nothing)\n", r.Unchanged)
 	fmt.Fprintf(tw, "refused\t%d (the window has other panes)\n", r.Conflicts)
+	if len(r.NotReplayed) > 0 {
+		fmt.Fprintf(tw, "not replayed\t%s (the source does not keep their key)\n", strings.Join(r.NotReplayed, ", "))
+	}
 	if !r.EmittedAt.IsZero() {
 		fmt.Fprintf(tw, "final tick\t%s, watermark %s\n", r.EmittedAt.Format(time.RFC3339), r.Watermark.Format(time.RFC3339))
 	}

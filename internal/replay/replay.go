@@ -29,6 +29,14 @@ type Source interface {
 	Next(ctx context.Context) (Message, error)
 }
 
+// KeyLimited is a Source whose messages keep only some of an order's
+// fields: an aggregation keyed by another field would be replayed wrong.
+type KeyLimited interface {
+	// Keeps reports whether the messages carry the key field as the
+	// original orders did.
+	Keeps(keyField string) bool
+}
+
 // Message is one order as the stream receives it.
 type Message struct {
 	Data       []byte            // the message body
@@ -100,6 +108,9 @@ type Report struct {
 	// panes for them (live ones, or a replay of different data).
 	Conflicts       int64      `json:"conflicts"`
 	ConflictSamples []Conflict `json:"conflict_samples,omitempty"`
+	// NotReplayed are the aggregations left out because the source cannot
+	// give their key (the table source has no lines, so no SKU).
+	NotReplayed []string `json:"not_replayed,omitempty"`
 	// Watermark and EmittedAt are those of the last segment's final tick.
 	Watermark time.Time `json:"watermark,omitzero"`
 	EmittedAt time.Time `json:"emitted_at,omitzero"`
@@ -128,18 +139,40 @@ type Conflict struct {
 // On error the Report says what was done before it: closed segments'
 // panes are written, and running the replay again adds nothing to them.
 func Run(ctx context.Context, wh Warehouse, src Source, name string, opts Options) (Report, error) {
+	notReplayed := keepKeys(src, &opts)
 	if err := checkOptions(wh, src, &opts); err != nil {
 		return Report{}, err
 	}
 	start := opts.Now().UTC()
 	r := &runner{wh: wh, src: src, opts: opts, start: start, guard: newGuard(wh, opts.Specs)}
-	r.rep = Report{Source: name, Started: start}
+	r.rep = Report{Source: name, Started: start, NotReplayed: notReplayed}
 	if opts.Dates.Set {
 		r.rep.Dates = opts.Dates.String()
 	}
 	err := r.run(ctx)
 	r.rep.Written, r.rep.Unchanged, r.rep.Conflicts, r.rep.ConflictSamples = r.guard.counts()
 	return r.rep, err
+}
+
+// keepKeys drops from opts the aggregations whose key a KeyLimited src
+// does not keep, and returns their names: writing their panes would write
+// wrong figures under their names.
+func keepKeys(src Source, opts *Options) []string {
+	kl, ok := src.(KeyLimited)
+	if !ok {
+		return nil
+	}
+	var dropped []string
+	var kept []window.Spec
+	for _, s := range opts.Specs {
+		if kl.Keeps(s.KeyField) {
+			kept = append(kept, s)
+		} else {
+			dropped = append(dropped, s.Name)
+		}
+	}
+	opts.Specs = kept
+	return dropped
 }
 
 func checkOptions(wh Warehouse, src Source, opts *Options) error {

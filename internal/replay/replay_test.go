@@ -153,18 +153,27 @@ func TestReplayBadLineWritesNothing(t *testing.T) {
 func TestReplayFromTable(t *testing.T) {
 	ctx := context.Background()
 	const obj = "gs://alpinashop-catalogo/exportaciones/2026/03/15/pedidos.csv"
+	// ventas_hora_pais with two-day windows: the embedded warehouse holds
+	// only the declared aggregations' panes tables, and the SKU one cannot
+	// stand in (the table source replays an order as one summary line, with
+	// no SKU or price). A window holding both dates keeps them in one
+	// segment.
 	two := window.Defaults()
-	two.Name, two.WindowSize = "ventas_2d_pais", 48*time.Hour
+	two.WindowSize = 48 * time.Hour
 	tests := []struct {
 		name         string
 		specs        []window.Spec
 		wantSegments int
 		wantPanes    [][]string
+		// reconciles: the windows are hourly, as reconcile compares them
+		// with a date's batch figures.
+		reconciles bool
 	}{
 		{
 			name:         "hourly windows: one segment per date, panes at noon",
 			specs:        []window.Spec{window.Defaults()},
 			wantSegments: 2,
+			reconciles:   true,
 			wantPanes: [][]string{
 				{"ventas_hora_pais", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z", "ES", "239.8", "2", "4", "0", "ON_TIME", "ACCUMULATING"},
 				{"ventas_hora_pais", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z", "FR", "39.9", "1", "3", "0", "ON_TIME", "ACCUMULATING"},
@@ -173,14 +182,11 @@ func TestReplayFromTable(t *testing.T) {
 		},
 		{
 			name:         "a window spanning both dates keeps them in one segment",
-			specs:        []window.Spec{window.Defaults(), two},
+			specs:        []window.Spec{two},
 			wantSegments: 1,
 			wantPanes: [][]string{
-				{"ventas_2d_pais", "2026-03-14T00:00:00Z", "2026-03-16T00:00:00Z", "ES", "247.3", "3", "5", "0", "ON_TIME", "ACCUMULATING"},
-				{"ventas_2d_pais", "2026-03-14T00:00:00Z", "2026-03-16T00:00:00Z", "FR", "39.9", "1", "3", "0", "ON_TIME", "ACCUMULATING"},
-				{"ventas_hora_pais", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z", "ES", "239.8", "2", "4", "0", "ON_TIME", "ACCUMULATING"},
-				{"ventas_hora_pais", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z", "FR", "39.9", "1", "3", "0", "ON_TIME", "ACCUMULATING"},
-				{"ventas_hora_pais", "2026-03-15T12:00:00Z", "2026-03-15T13:00:00Z", "ES", "7.5", "1", "1", "0", "ON_TIME", "ACCUMULATING"},
+				{"ventas_hora_pais", "2026-03-14T00:00:00Z", "2026-03-16T00:00:00Z", "ES", "247.3", "3", "5", "0", "ON_TIME", "ACCUMULATING"},
+				{"ventas_hora_pais", "2026-03-14T00:00:00Z", "2026-03-16T00:00:00Z", "FR", "39.9", "1", "3", "0", "ON_TIME", "ACCUMULATING"},
 			},
 		},
 	}
@@ -219,6 +225,9 @@ func TestReplayFromTable(t *testing.T) {
 			// The batch figures of each date are the replayed ones, but for the
 			// orders whose lines name two countries.
 			for _, date := range []string{"2026-03-14", "2026-03-15"} {
+				if !tt.reconciles {
+					break
+				}
 				r, err := reconcile.Run(ctx, w, reconcile.Request{Date: date})
 				if err != nil {
 					t.Fatalf("reconcile %s: %v", date, err)
@@ -244,6 +253,67 @@ func TestReplayFromTable(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantPanes, query(t, w, panesQuery)); diff != "" {
 				t.Errorf("panes after the re-run (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReplayFromTableLeavesOutSKUKeys: the table source replays an order as
+// one summary line (no SKU, no price), so an aggregation keyed by sku is
+// left out and said so, rather than written with a "*" key and no amount;
+// the JSONL source keeps the lines and replays it.
+func TestReplayFromTableLeavesOutSKUKeys(t *testing.T) {
+	ctx := context.Background()
+	sku := window.Defaults()
+	sku.Name, sku.KeyField = "ventas_sku_hora_movil", "sku"
+	const skuPanes = "SELECT aggregation, sku, importe, pedidos, unidades FROM ventas_sku_hora_movil_paneles ORDER BY window_start, sku"
+	tests := []struct {
+		name            string
+		source          func(w Warehouse, opts Options) Source
+		wantNotReplayed []string
+		wantSKUPanes    int
+	}{
+		{
+			name: "table: left out",
+			source: func(w Warehouse, opts Options) Source {
+				return NewTable(w, opts.Dates)
+			},
+			wantNotReplayed: []string{"ventas_sku_hora_movil"},
+		},
+		{
+			name:         "JSONL: replayed",
+			source:       func(Warehouse, Options) Source { return NewJSONL(strings.NewReader(history)) },
+			wantSKUPanes: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := openWarehouse(t)
+			loadLines(t, w, "gs://b/o.csv", 1, line{"P-1", "ES", "2026-03-14", 2, "89.90"})
+			opts := options(t, window.Defaults(), sku)
+			opts.Dates, _ = ParseDates("2026-03-14")
+			rep, err := Run(ctx, w, tt.source(w, opts), "test", opts)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if diff := cmp.Diff(tt.wantNotReplayed, rep.NotReplayed); diff != "" {
+				t.Errorf("not replayed (-want +got):\n%s", diff)
+			}
+			got := query(t, w, skuPanes)
+			if len(got) < tt.wantSKUPanes || (tt.wantSKUPanes == 0 && len(got) != 0) {
+				t.Errorf("SKU panes %q, want %d or more", got, tt.wantSKUPanes)
+			}
+			for _, r := range got {
+				if r[1] == "*" || r[2] == "0" {
+					t.Errorf("SKU pane %q: a summary line's key or amount", r)
+				}
+			}
+			var text bytes.Buffer
+			if err := rep.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if said := strings.Contains(text.String(), "not replayed"); said != (len(tt.wantNotReplayed) > 0) {
+				t.Errorf("report says not replayed: %t, want %t:\n%s", said, len(tt.wantNotReplayed) > 0, text.String())
 			}
 		})
 	}

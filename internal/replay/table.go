@@ -90,6 +90,12 @@ func (t *Table) listDays(ctx context.Context) error {
 // of its lines' quantities.
 const summarySKU = "*"
 
+var _ KeyLimited = (*Table)(nil)
+
+// Keeps implements KeyLimited: a replayed order keeps its country and
+// customer, but its lines are one summary line (no SKU, no price).
+func (t *Table) Keeps(keyField string) bool { return keyField == "pais" || keyField == "cliente_id" }
+
 func (t *Table) message(r warehouse.DayOrder) (Message, error) {
 	id := r.PedidoID
 	m := Message{

@@ -109,6 +109,7 @@ func register(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 // recognise them (bqfake answers each from its own rows).
 func NamedQueries() []NamedQuery {
 	panesReads()
+	newestWindowsReads()
 	out := make([]NamedQuery, 0, len(registry))
 	for _, q := range registry {
 		out = append(out, *q)
@@ -122,6 +123,7 @@ func NamedQueries() []NamedQuery {
 // declaration exactly.
 func NewStatement(name string, params []Param) (Statement, error) {
 	panesReads()
+	newestWindowsReads()
 	q, ok := registry[name]
 	if !ok {
 		return Statement{}, fmt.Errorf("no named read %q", name)

@@ -67,8 +67,8 @@ func TestInline(t *testing.T) {
 			{ParamSpec: warehouse.ParamSpec{Name: "aggregation", Type: warehouse.String}, Values: []warehouse.Value{warehouse.StringValue("o'brien")}},
 			{ParamSpec: warehouse.ParamSpec{Name: "start_time", Type: warehouse.Timestamp}, Values: []warehouse.Value{warehouse.TimeValue(at)}},
 			{ParamSpec: warehouse.ParamSpec{Name: "end_time", Type: warehouse.Timestamp}, Values: []warehouse.Value{warehouse.TimeValue(at)}},
-			{ParamSpec: warehouse.ParamSpec{Name: "any_pais", Type: warehouse.Int64}, Values: []warehouse.Value{warehouse.IntValue(0)}},
-			{ParamSpec: warehouse.ParamSpec{Name: "paises", Type: warehouse.String, Array: true}, Values: []warehouse.Value{warehouse.StringValue("ES"), warehouse.StringValue("PT")}},
+			{ParamSpec: warehouse.ParamSpec{Name: "any_key", Type: warehouse.Int64}, Values: []warehouse.Value{warehouse.IntValue(0)}},
+			{ParamSpec: warehouse.ParamSpec{Name: "keys", Type: warehouse.String, Array: true}, Values: []warehouse.Value{warehouse.StringValue("ES"), warehouse.StringValue("PT")}},
 			{ParamSpec: warehouse.ParamSpec{Name: "max_windows", Type: warehouse.Int64}, Values: []warehouse.Value{warehouse.IntValue(-3)}},
 		}, want: []string{"aggregation = 'o''brien'", "window_start >= TIMESTAMP '2026-03-14 18:00:00.123456'", "(0 = 1 OR pais IN ('ES', 'PT'))", "LIMIT (-3)"}},
 		{name: "an empty array", read: "panes", params: []warehouse.Param{

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
@@ -45,41 +46,77 @@ func decodeHourlySale(c *cells) HourlySale {
 	}
 }
 
-// NewestWindows asks for the view's rows of the newest Windows windows
-// (distinct window starts) of Aggregation that pass the filter: windows
-// starting in [From, Until) (zero: unbounded) and, when Paises is not
-// empty, those countries. "The last n windows" is a LIMIT over the
-// distinct starts rather than a time range, so a quiet night does not
-// empty the chart.
+// NewestWindows asks for the rows of the newest Windows windows (distinct
+// window starts) of Aggregation in the dashboard view View (empty:
+// VentasHoraPais) that pass the filter: windows starting in [From, Until)
+// (zero: unbounded) and, when Keys is not empty, those values of the
+// view's key (countries for ventas_hora_pais, SKUs for a view keyed by
+// sku). "The last n windows" is a LIMIT over the distinct starts rather
+// than a time range, so a quiet night does not empty the chart.
 type NewestWindows struct {
+	View        string
 	Aggregation string
 	Windows     int
 	From, Until time.Time
-	Paises      []string
+	Keys        []string
 }
 
-var newestWindowsQuery = register("newest_windows", VentasHoraPais,
-	"SELECT v.window_start, v.window_end, v.pais, v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
-		"FROM "+VentasHoraPais+" AS v\n"+
-		"JOIN (\n"+
-		"  SELECT DISTINCT window_start FROM "+VentasHoraPais+"\n"+
-		"  WHERE aggregation = @aggregation AND window_start >= @start_time AND window_start < @end_time\n"+
-		"    AND (@any_pais = 1 OR pais IN UNNEST(@paises))\n"+
-		"  ORDER BY window_start DESC LIMIT @max_windows\n"+
-		") AS w ON v.window_start = w.window_start\n"+
-		"WHERE v.aggregation = @aggregation AND v.window_start >= @start_time AND v.window_start < @end_time\n"+
-		"  AND (@any_pais = 1 OR v.pais IN UNNEST(@paises))\n"+
-		"ORDER BY v.window_start, v.pais",
-	ParamSpec{Name: "aggregation", Type: String},
-	ParamSpec{Name: "start_time", Type: Timestamp},
-	ParamSpec{Name: "end_time", Type: Timestamp},
-	ParamSpec{Name: "any_pais", Type: Int64},
-	ParamSpec{Name: "paises", Type: String, Array: true},
-	ParamSpec{Name: "max_windows", Type: Int64},
-)
+// newestWindowsReads are the newest-windows reads, one per declared
+// aggregation's view (its key column), registered on first use, as the
+// panes reads are: "newest_windows" for ventas_hora_pais,
+// "newest_windows:<name>" for the others.
+var newestWindowsReads = sync.OnceValue(func() map[string]*NamedQuery {
+	out := map[string]*NamedQuery{}
+	for _, v := range Views() {
+		name := "newest_windows"
+		if v.Name != VentasHoraPais {
+			name += ":" + v.Name
+		}
+		q := register(name, v.Name,
+			"SELECT v.window_start, v.window_end, v."+v.Key+", v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
+				"FROM "+v.Name+" AS v\n"+
+				"JOIN (\n"+
+				"  SELECT DISTINCT window_start FROM "+v.Name+"\n"+
+				"  WHERE aggregation = @aggregation AND window_start >= @start_time AND window_start < @end_time\n"+
+				"    AND (@any_key = 1 OR "+v.Key+" IN UNNEST(@keys))\n"+
+				"  ORDER BY window_start DESC LIMIT @max_windows\n"+
+				") AS w ON v.window_start = w.window_start\n"+
+				"WHERE v.aggregation = @aggregation AND v.window_start >= @start_time AND v.window_start < @end_time\n"+
+				"  AND (@any_key = 1 OR v."+v.Key+" IN UNNEST(@keys))\n"+
+				"ORDER BY v.window_start, v."+v.Key,
+			ParamSpec{Name: "aggregation", Type: String},
+			ParamSpec{Name: "start_time", Type: Timestamp},
+			ParamSpec{Name: "end_time", Type: Timestamp},
+			ParamSpec{Name: "any_key", Type: Int64},
+			ParamSpec{Name: "keys", Type: String, Array: true},
+			ParamSpec{Name: "max_windows", Type: Int64},
+		)
+		view := v
+		q.View = &view
+		out[v.Name] = q
+	}
+	return out
+})
 
-// ReadNewestWindows runs NewestWindows: rows by window start, then country.
+// ViewKey returns the key column of the declared aggregation's view name,
+// and false for a name no declaration gives.
+func ViewKey(name string) (string, bool) {
+	q, ok := newestWindowsReads()[name]
+	if !ok {
+		return "", false
+	}
+	return q.View.Key, true
+}
+
+// ReadNewestWindows runs NewestWindows: rows by window start, then key.
+// Each row's Pais holds its key value: a country, or for a view keyed
+// otherwise (sku), that key's value.
 func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]HourlySale, error) {
+	view := cmp.Or(q.View, VentasHoraPais)
+	nq, ok := newestWindowsReads()[view]
+	if !ok {
+		return nil, fmt.Errorf("read newest windows: %q is not the view of a declared aggregation (internal/aggregation)", view)
+	}
 	from, until := q.From, q.Until
 	if from.IsZero() {
 		from = MinTime
@@ -87,17 +124,26 @@ func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]Hourly
 	if until.IsZero() {
 		until = MaxTime
 	}
-	anyPais := int64(0)
-	if len(q.Paises) == 0 {
-		anyPais = 1
+	anyKey := int64(0)
+	if len(q.Keys) == 0 {
+		anyKey = 1
 	}
-	paises := make([]Value, len(q.Paises))
-	for i, p := range q.Paises {
-		paises[i] = StringValue(p)
+	keys := make([]Value, len(q.Keys))
+	for i, k := range q.Keys {
+		keys[i] = StringValue(k)
 	}
-	s := newestWindowsQuery.statement(one(StringValue(q.Aggregation)), one(TimeValue(from)), one(TimeValue(until)),
-		one(IntValue(anyPais)), paises, one(IntValue(int64(q.Windows))))
-	return run(ctx, r, s, hourlySaleColumns, decodeHourlySale)
+	s := nq.statement(one(StringValue(q.Aggregation)), one(TimeValue(from)), one(TimeValue(until)),
+		one(IntValue(anyKey)), keys, one(IntValue(int64(q.Windows))))
+	key := nq.View.Key
+	cols := slices.Clone(hourlySaleColumns)
+	cols[slices.Index(cols, "pais")] = key
+	return run(ctx, r, s, cols, func(c *cells) HourlySale {
+		return HourlySale{
+			WindowStart: c.time("window_start"), WindowEnd: c.time("window_end"), Pais: c.str(key),
+			Importe: c.dec("importe"), Pedidos: c.int("pedidos"), Unidades: c.int("unidades"),
+			Timing: c.str("timing"), PaneIndex: c.int("pane_index"),
+		}
+	})
 }
 
 // Discard is one row of pedidos_descartados as a summary lists it (the raw

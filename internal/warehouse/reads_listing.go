@@ -36,7 +36,9 @@ func init() {
 		{ListVentasDiariasSKU, Listing{VentasDiariasSKU, []string{"fecha", "sku", "unidades", "importe", "lineas"}, []string{"fecha", "sku"}}},
 		{ListPanes, Listing{VentasHoraPaisPaneles, []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, []string{"window_start", "pais", "pane_index"}}},
 		{ListView, Listing{VentasHoraPais, []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"}, []string{"window_start", "pais"}}},
-		{ListDiscards, Listing{PedidosDescartados, []string{"pedido_id", "reason", "event_time", "window_start", "watermark", "received_at"}, []string{"received_at"}}},
+		// An order too late for several windows or aggregations has a row
+		// for each, received together: aggregation and window order them.
+		{ListDiscards, Listing{PedidosDescartados, []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, []string{"received_at", "aggregation", "window_start"}}},
 	} {
 		l := e.l
 		q := register(e.name, l.From, "SELECT "+strings.Join(l.Columns, ", ")+" FROM "+l.From+" ORDER BY "+strings.Join(l.OrderBy, ", "))

@@ -14,6 +14,7 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/go-cmp/cmp"
 
+	decl "github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
@@ -25,8 +26,9 @@ import (
 const (
 	testdata = "../../testdata"
 	story    = testdata + "/pedidos/historia.jsonl"
-	// aggregation is the default AGGREGATION, whose state the checks read.
-	aggregation = "ventas_hora_pais"
+	// dedupRecords holds an order's one dedup record for every aggregation
+	// (see package stream).
+	dedupRecords = "stream/dedup/orders"
 	// handleTimeout bounds the wait for one message: a push takes ~0.1 s
 	// and a redelivery ~1 s on the emulator.
 	handleTimeout = 15 * time.Second
@@ -66,7 +68,15 @@ var storyFaults = []struct {
 var finalTables = []struct{ table, sql string }{
 	{"ventas_hora_pais_paneles", "SELECT window_start, pais, pane_index, timing, importe, pedidos, unidades, watermark, emitted_at FROM ventas_hora_pais_paneles ORDER BY window_start, pais, pane_index"},
 	{"ventas_hora_pais", "SELECT window_start, window_end, pais, importe, pedidos, unidades, timing, pane_index FROM ventas_hora_pais ORDER BY window_start, pais"},
-	{"pedidos_descartados", "SELECT pedido_id, reason, event_time, window_start, watermark, received_at FROM pedidos_descartados ORDER BY received_at"},
+	{"ventas_sku_hora_movil", local.ViewSQL(must(decl.Lookup("ventas_sku_hora_movil")))},
+	{"pedidos_descartados", "SELECT pedido_id, aggregation, reason, event_time, window_start, watermark, received_at FROM pedidos_descartados ORDER BY received_at, aggregation, window_start"},
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // storyPlayed is set once TestDemoStories has started in this process.
@@ -194,7 +204,7 @@ func (s *system) playOrders(ctx context.Context, t *testing.T, g golden) {
 				t.Fatalf("tick at %s: %v", now, err)
 			}
 			for _, a := range res.Aggregations {
-				line := render.TickLine(now, a)
+				line := render.TickLine(now, a, len(res.Aggregations) > 1)
 				t.Log(line)
 				outline = append(outline, line)
 			}
@@ -222,6 +232,9 @@ func (s *system) playOrders(ctx context.Context, t *testing.T, g golden) {
 		line := fmt.Sprintf("%s order %s: %s", now, res.PedidoID, fateText(res))
 		t.Logf("%s (message %s, %d deliveries)", line, id, len(atts))
 		outline = append(outline, line)
+		for _, o := range res.Aggregations[min(1, len(res.Aggregations)):] {
+			outline = append(outline, fmt.Sprintf("%s order %s %s: %s", now, res.PedidoID, o.Aggregation, o.Fate))
+		}
 		attempts[res.PedidoID] = atts
 		if _, seen := firstID[res.PedidoID]; !seen {
 			firstID[res.PedidoID] = id
@@ -256,12 +269,12 @@ func firstAnswer(atts []attempt) (attempt, bool) {
 }
 
 // checkDedupRecord checks that the order's dedup record is in Firestore
-// (aggregations/<agg>/orders/<hash>_<pedido_id>, see package stream) and
+// (stream/dedup/orders/<hash>_<pedido_id>, see package stream) and
 // names the first message that carried it: a duplicate or a redelivery
 // must not have replaced it.
 func (s *system) checkDedupRecord(ctx context.Context, t *testing.T, pedidoID, messageID string) {
 	t.Helper()
-	docs, err := s.store.List(ctx, "aggregations/"+aggregation+"/orders")
+	docs, err := s.store.List(ctx, dedupRecords)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,16 +148,25 @@ func (g golden) section(t *testing.T, part string) string {
 }
 
 // outline is the orders story reduced to what each step did: the order's
-// fate ("17:05:00 order P-001001: accepted") and each tick's summary line.
+// fate ("17:05:00 order P-001001: accepted"), its fate in every other
+// aggregation ("17:05:00 order P-001001 ventas_sku_hora_movil: accepted",
+// from the line the demo prints under the order's) and each tick's summary
+// line (naming its aggregation when several ran).
 func (g golden) outline(t *testing.T) []string {
 	t.Helper()
 	orderLine := regexp.MustCompile(`^(\S+) order (\S+)\s+event \S+: (.*?)(?: \(window .*)?$`)
-	tickLine := regexp.MustCompile(`^\S+ tick: `)
+	aggregationLine := regexp.MustCompile(`^ {9}([a-z0-9_]+): (\S+)`)
+	tickLine := regexp.MustCompile(`^\S+ tick(?: \S+)?: `)
 	var out []string
+	order := "" // the order whose lines follow
 	for _, line := range strings.Split(g.section(t, "Orders in real time"), "\n") {
 		if m := orderLine.FindStringSubmatch(line); m != nil {
-			out = append(out, m[1]+" order "+m[2]+": "+m[3])
+			order = m[1] + " order " + m[2]
+			out = append(out, order+": "+m[3])
+		} else if m := aggregationLine.FindStringSubmatch(line); m != nil && order != "" {
+			out = append(out, order+" "+m[1]+": "+m[2])
 		} else if tickLine.MatchString(line) {
+			order = ""
 			out = append(out, line)
 		}
 	}

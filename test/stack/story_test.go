@@ -348,7 +348,11 @@ func playOrders(ctx context.Context, t *testing.T, s *Stack, g golden) {
 				t.Fatalf("tick at %s: %v: %s", now, err, call.Body)
 			}
 			for _, a := range res.Aggregations {
-				outline = append(outline, fmt.Sprintf("%s tick: watermark %s, %s, %s expired", now, hhmm(a.Watermark), counted(len(a.Panes), "pane", "panes"), counted(a.Expired, "window", "windows")))
+				tick := now + " tick"
+				if len(res.Aggregations) > 1 {
+					tick += " " + a.Aggregation
+				}
+				outline = append(outline, fmt.Sprintf("%s: watermark %s, %s, %s expired", tick, hhmm(a.Watermark), counted(len(a.Panes), "pane", "panes"), counted(a.Expired, "window", "windows")))
 			}
 			continue
 		}
@@ -367,7 +371,11 @@ func playOrders(ctx context.Context, t *testing.T, s *Stack, g golden) {
 		if err != nil {
 			t.Fatalf("order at %s (message %s): %v", now, id, err)
 		}
-		outline = append(outline, fmt.Sprintf("%s order %s: %s", now, pedidoOf(req), fate(t, s, fe, id)))
+		fate, others := fate(t, s, fe, id)
+		outline = append(outline, fmt.Sprintf("%s order %s: %s", now, pedidoOf(req), fate))
+		for _, o := range others {
+			outline = append(outline, fmt.Sprintf("%s order %s %s: %s", now, pedidoOf(req), o.Aggregation, o.Fate))
+		}
 	}
 	if diff := cmp.Diff(g.outline(t), outline); diff != "" {
 		t.Errorf("what each step did (-embedded demo +stack):\n%s", diff)
@@ -408,8 +416,9 @@ func (s *Stack) ordersTopic() (string, error) {
 // fate is what the function's first answer to a message says it did: the
 // first 200 (a lost answer does not change what handling did) or, for an
 // invalid message (answered 204 without a body), the reason recorded in
-// pedidos_descartados.
-func fate(t *testing.T, s *Stack, fe *Frontend, messageID string) string {
+// pedidos_descartados; with the outcomes in the aggregations after the
+// first (none for an invalid message).
+func fate(t *testing.T, s *Stack, fe *Frontend, messageID string) (string, []stream.Outcome) {
 	t.Helper()
 	for _, r := range fe.Requests() {
 		if mid, _ := pushed(r.Body); mid != messageID || !r.Called {
@@ -422,34 +431,49 @@ func fate(t *testing.T, s *Stack, fe *Frontend, messageID string) string {
 				t.Fatalf("message %s: %v: %s", messageID, err, r.Answer)
 			}
 			if res.Invalid != "" {
-				return res.Invalid
+				return res.Invalid, nil
 			}
-			return string(res.Fate())
+			return string(res.Fate()), res.Aggregations[min(1, len(res.Aggregations)):]
 		case http.StatusNoContent:
 			for _, row := range s.BigQuery.Rows("pedidos_descartados") {
 				if row["message_id"] == messageID {
-					return fmt.Sprint(row["reason"])
+					return fmt.Sprint(row["reason"]), nil
 				}
 			}
 			t.Fatalf("message %s answered 204 but is not in pedidos_descartados", messageID)
 		}
 	}
 	t.Fatalf("message %s: no answer from the function", messageID)
-	return ""
+	return "", nil
 }
 
 // checkStreamTables compares the panes and the discarded orders in
-// BigQuery with the demo's tables, and the view's rows as the view would
-// select them (the latest pane per window and country).
+// BigQuery with the demo's tables, and each aggregation's view rows as the
+// view would select them (the latest pane per window and key).
 func checkStreamTables(t *testing.T, s *Stack, g golden) {
 	panes := s.BigQuery.Rows("ventas_hora_pais_paneles")
 	got := table(panes, []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, 3)
 	if diff := cmp.Diff(g.section(t, "(ventas_hora_pais_paneles)"), got); diff != "" {
 		t.Errorf("panes in BigQuery (-embedded demo +stack):\n%s", diff)
 	}
+	for _, v := range []struct{ name, key string }{{"ventas_hora_pais", "pais"}, {"ventas_sku_hora_movil", "sku"}} {
+		got = table(latestPanes(s.BigQuery.Rows(v.name+"_paneles"), v.key), []string{"window_start", "window_end", v.key, "importe", "pedidos", "unidades", "timing", "pane_index"}, 3)
+		if diff := cmp.Diff(g.section(t, "("+v.name+")"), got); diff != "" {
+			t.Errorf("latest pane per window and %s (-embedded demo's view %s +stack):\n%s", v.key, v.name, diff)
+		}
+	}
+	got = table(s.BigQuery.Rows("pedidos_descartados"), []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, 0)
+	if diff := cmp.Diff(g.section(t, "(pedidos_descartados)"), sortedByReceived(got)); diff != "" {
+		t.Errorf("pedidos_descartados in BigQuery (-embedded demo +stack):\n%s", diff)
+	}
+}
+
+// latestPanes is what an ACCUMULATING view selects: the latest pane of
+// each window and key.
+func latestPanes(panes []map[string]any, key string) []map[string]any {
 	latest := map[string]map[string]any{}
 	for _, p := range panes {
-		k := cell(p["window_start"]) + "|" + cell(p["pais"])
+		k := cell(p["window_start"]) + "|" + cell(p[key])
 		if cur, ok := latest[k]; !ok || cell(cur["pane_index"]) < cell(p["pane_index"]) {
 			latest[k] = p
 		}
@@ -458,25 +482,21 @@ func checkStreamTables(t *testing.T, s *Stack, g golden) {
 	for _, p := range latest {
 		view = append(view, p)
 	}
-	got = table(view, []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"}, 3)
-	if diff := cmp.Diff(g.section(t, "(ventas_hora_pais)"), got); diff != "" {
-		t.Errorf("latest pane per window and country (-embedded demo's view +stack):\n%s", diff)
-	}
-	got = table(s.BigQuery.Rows("pedidos_descartados"), []string{"pedido_id", "reason", "event_time", "window_start", "watermark", "received_at"}, 0)
-	if diff := cmp.Diff(g.section(t, "(pedidos_descartados)"), sortedByReceived(got)); diff != "" {
-		t.Errorf("pedidos_descartados in BigQuery (-embedded demo +stack):\n%s", diff)
-	}
+	return view
 }
 
-// sortedByReceived keeps the header and sorts the rows by their last
-// column (received_at), as the demo's query orders them.
+// sortedByReceived keeps the header and sorts the rows as the demo's query
+// orders them: by received_at (the last column), then aggregation (the
+// second) and window_start (the third from the end), which order the rows
+// of an order too late for several windows.
 func sortedByReceived(tbl string) string {
 	lines := strings.Split(strings.TrimSuffix(tbl, "\n"), "\n")
 	rows := lines[1:]
-	sort.SliceStable(rows, func(i, j int) bool {
-		fi, fj := strings.Fields(rows[i]), strings.Fields(rows[j])
-		return fi[len(fi)-1] < fj[len(fj)-1]
-	})
+	key := func(row string) string {
+		f := strings.Fields(row)
+		return f[len(f)-1] + "|" + f[1] + "|" + f[len(f)-3]
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return key(rows[i]) < key(rows[j]) })
 	return strings.Join(append(lines[:1], rows...), "\n") + "\n"
 }
 

@@ -89,9 +89,14 @@
 
   const form = document.getElementById("filters");
   const fPais = document.getElementById("f-pais"), fFrom = document.getElementById("f-from"), fTo = document.getElementById("f-to");
+  // The aggregation chosen: its options are the server's declared ones,
+  // the default is left out of the URL.
+  const fAgg = document.getElementById("f-agg"), fKey = document.getElementById("f-key");
   let query = new URLSearchParams(location.search);
 
   function loadFilter() {
+    fAgg.value = query.get("aggregation") || fAgg.dataset.default;
+    fKey.value = query.get("key") || "";
     fFrom.value = query.get("from") || "";
     fTo.value = query.get("to") || "";
   }
@@ -116,11 +121,20 @@
     ev.preventDefault();
     query = new URLSearchParams();
     const paises = [...fPais.selectedOptions].map((o) => o.value).filter(Boolean);
+    if (fAgg.value && fAgg.value !== fAgg.dataset.default) query.set("aggregation", fAgg.value);
     if (paises.length) query.set("pais", paises.join(","));
+    if (fKey.value.trim()) query.set("key", fKey.value.trim());
     if (fFrom.value) query.set("from", fFrom.value);
     if (fTo.value) query.set("to", fTo.value);
     history.replaceState(null, "", "?" + query.toString());
     refreshNow();
+  });
+  // Another aggregation has other keys: its choice drops the key filters
+  // and applies at once.
+  fAgg.addEventListener("change", () => {
+    for (const o of fPais.options) o.selected = false;
+    fKey.value = "";
+    form.requestSubmit();
   });
   document.getElementById("f-reset").addEventListener("click", () => {
     query = new URLSearchParams();
@@ -473,6 +487,7 @@
 
   function render(snap) {
     syncCountries(snap.countries || []);
+    if (snap.aggregation) document.getElementById("agg-name").textContent = snap.aggregation;
     renderCards(snap);
     renderTimeline(snap);
     renderChart(snap);
@@ -485,6 +500,7 @@
     const f = snap.filter, note = [];
     if (f) {
       if (f.pais) note.push(f.pais.join(", "));
+      if (f.key) note.push(f.key.join(", "));
       if (f.from || f.to) note.push((f.from ? isoDay(new Date(f.from)) : "…") + " to " + (f.to ? isoDay(new Date(f.to)) : "…"));
     }
     markInvalid("");
@@ -500,7 +516,7 @@
   // markInvalid flags the control of the parameter the server refused, and
   // clears the others.
   function markInvalid(param) {
-    for (const [p, c] of [["pais", fPais], ["from", fFrom], ["to", fTo]]) {
+    for (const [p, c] of [["aggregation", fAgg], ["pais", fPais], ["key", fKey], ["from", fFrom], ["to", fTo]]) {
       if (p === param) c.setAttribute("aria-invalid", "true");
       else c.removeAttribute("aria-invalid");
     }

@@ -114,9 +114,9 @@ func testNewestWindows(t *testing.T, w Warehouse, mode string) {
 	}{
 		{name: "the newest two windows", q: warehouse.NewestWindows{Aggregation: tag, Windows: 2},
 			want: []warehouse.HourlySale{es12, pt12, fr13}},
-		{name: "the newest two windows holding FR", q: warehouse.NewestWindows{Aggregation: tag, Windows: 2, Paises: []string{"FR"}},
+		{name: "the newest two windows holding FR", q: warehouse.NewestWindows{Aggregation: tag, Windows: 2, Keys: []string{"FR"}},
 			want: []warehouse.HourlySale{fr11, fr13}},
-		{name: "a range, ES and FR", q: warehouse.NewestWindows{Aggregation: tag, Windows: 24, From: w10, Until: w13, Paises: []string{"ES", "FR"}},
+		{name: "a range, ES and FR", q: warehouse.NewestWindows{Aggregation: tag, Windows: 24, From: w10, Until: w13, Keys: []string{"ES", "FR"}},
 			want: []warehouse.HourlySale{sale(t, w10, "ES", "1.1", 1, 1, "ON_TIME", 0), fr10, fr11, es12}},
 		{name: "no window", q: warehouse.NewestWindows{Aggregation: tag, Windows: 0}, want: []warehouse.HourlySale{}},
 		{name: "another aggregation", q: warehouse.NewestWindows{Aggregation: tag + "y", Windows: 24}, want: []warehouse.HourlySale{}},
@@ -391,6 +391,10 @@ func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 			view := *q.View
 			test, ok = func(t *testing.T, w Warehouse, mode string) { testPanesOf(t, w, mode, view) }, true
 		}
+		if q.View != nil && strings.HasPrefix(q.Name, "newest_windows:") {
+			view := *q.View
+			test, ok = func(t *testing.T, w Warehouse, mode string) { testNewestWindowsOf(t, w, mode, view) }, true
+		}
 		t.Run("Read/"+q.Name, func(t *testing.T) {
 			if !ok {
 				t.Fatalf("named read %s has no test in warehousetest (reads.go)", q.Name)
@@ -474,11 +478,11 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 				{h(1), h(2), "ES", "1.5", "1", "1", "EARLY", "0"},
 			}},
 		{name: warehouse.ListDiscards, keep: mine(0, tag),
-			cols:  []string{"pedido_id", "reason", "event_time", "window_start", "watermark", "received_at"},
-			types: []warehouse.Type{warehouse.String, warehouse.String, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp},
+			cols:  []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"},
+			types: []warehouse.Type{warehouse.String, warehouse.String, warehouse.String, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp, warehouse.Timestamp},
 			want: [][]string{
-				{tag + "-q1", "invalid: " + tag, h(0), "NULL", "NULL", h(1)},
-				{tag + "-q2", warehouse.ReasonTooLate, h(0), h(0), "NULL", h(2)},
+				{tag + "-q1", "NULL", "invalid: " + tag, h(0), "NULL", "NULL", h(1)},
+				{tag + "-q2", tag, warehouse.ReasonTooLate, h(0), h(0), "NULL", h(2)},
 			}},
 	}
 	for _, tc := range tests {
@@ -526,4 +530,66 @@ func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 		return warehouse.Pane{WindowStart: start, Key: key, PaneIndex: index, Timing: "EARLY", Importe: dec(t, importe), Pedidos: 1, Unidades: index + 1}
 	}
 	diff(t, "panes of "+v.Name, []warehouse.Pane{pane("A", 0, "0.000000001"), pane("B", 0, "1"), pane("B", 1, "1.1")}, got)
+}
+
+// testNewestWindowsOf checks the newest-windows read of another declared
+// aggregation's view: its own panes table, filtered and answered by its
+// own key column, and a view it does not declare is refused.
+func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
+	ctx := context.Background()
+	tag := newTag(t)
+	start := warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
+	row := func(offset time.Duration, key string, index int64, importe string, unidades int64) warehouse.Row {
+		ws := start.Add(offset)
+		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
+			Values: rowOf(t, v.Panes, map[string]warehouse.Value{
+				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
+				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
+				"unidades": warehouse.IntValue(unidades), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("ON_TIME"),
+				"accumulation": warehouse.StringValue(mode), "watermark": warehouse.TimeValue(ws), "emitted_at": warehouse.TimeValue(ws.Add(time.Minute)),
+			})}
+	}
+	// Window 09:15 holds A in two panes; in DISCARDING mode the second is
+	// the change, so both modes show 3 and 2 units.
+	second := row(15*time.Minute, "A", 1, "3", 2)
+	if mode == warehouse.Discarding {
+		second = row(15*time.Minute, "A", 1, "2", 1)
+	}
+	if err := w.Append(ctx, v.Panes, []warehouse.Row{
+		row(0, "A", 0, "0.5", 1), row(0, "B", 0, "7", 7),
+		row(15*time.Minute, "A", 0, "1", 1), second,
+		row(30*time.Minute, "B", 0, "99999999999999999999.999999999", 9),
+	}); err != nil {
+		t.Fatalf("Append to %s: %v", v.Panes, err)
+	}
+	sale := func(offset time.Duration, key, importe string, unidades, pedidos, index int64) warehouse.HourlySale {
+		ws := start.Add(offset)
+		return warehouse.HourlySale{WindowStart: ws, WindowEnd: ws.Add(time.Hour), Pais: key, Importe: dec(t, importe),
+			Pedidos: pedidos, Unidades: unidades, Timing: "ON_TIME", PaneIndex: index}
+	}
+	pedidosA := int64(1)
+	if mode == warehouse.Discarding {
+		pedidosA = 2
+	}
+	a0, b0 := sale(0, "A", "0.5", 1, 1, 0), sale(0, "B", "7", 7, 1, 0)
+	a15, b30 := sale(15*time.Minute, "A", "3", 2, pedidosA, 1), sale(30*time.Minute, "B", "99999999999999999999.999999999", 9, 1, 0)
+	tests := []struct {
+		name string
+		q    warehouse.NewestWindows
+		want []warehouse.HourlySale
+	}{
+		{name: "the newest two windows", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag, Windows: 2}, want: []warehouse.HourlySale{a15, b30}},
+		{name: "the newest two windows holding A", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag, Windows: 2, Keys: []string{"A"}},
+			want: []warehouse.HourlySale{a0, a15}},
+		{name: "a range", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag, Windows: 24, From: start, Until: start.Add(30 * time.Minute)},
+			want: []warehouse.HourlySale{a0, b0, a15}},
+		{name: "another aggregation", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag + "y", Windows: 24}, want: []warehouse.HourlySale{}},
+	}
+	for _, tc := range tests {
+		got := must[[]warehouse.HourlySale](t, tc.name)(warehouse.ReadNewestWindows(ctx, w, tc.q))
+		diff(t, v.Name+": "+tc.name, tc.want, got)
+	}
+	if _, err := warehouse.ReadNewestWindows(ctx, w, warehouse.NewestWindows{View: v.Name + "_x", Aggregation: tag, Windows: 1}); err == nil {
+		t.Errorf("newest windows of undeclared view %s_x: no error", v.Name)
+	}
 }

@@ -139,8 +139,6 @@ func (f *Fake) answerRead(q warehouse.NamedQuery, params []*bq.QueryParameter) (
 	}
 	a := readArgs(vals)
 	switch q.Name {
-	case "newest_windows":
-		return f.newestWindows(a), nil
 	case "windows_between":
 		return f.windowsBetween(a), nil
 	case "discard_summary":
@@ -157,6 +155,9 @@ func (f *Fake) answerRead(q warehouse.NamedQuery, params []*bq.QueryParameter) (
 		return f.countryTotals(a), nil
 	case "day_drops":
 		return f.dayDrops(a), nil
+	}
+	if q.View != nil && (q.Name == "newest_windows" || strings.HasPrefix(q.Name, "newest_windows:")) {
+		return f.newestWindows(*q.View, a), nil
 	}
 	if q.View != nil && (q.Name == "panes" || strings.HasPrefix(q.Name, "panes:")) {
 		return f.panes(*q.View, a), nil
@@ -216,7 +217,7 @@ func strCell(s string, ok bool) any {
 	return s
 }
 
-// viewRow is one row of the dashboard view.
+// viewRow is one row of a dashboard view; pais holds its key's value.
 type viewRow struct {
 	agg, pais, timing string
 	start, end        time.Time
@@ -231,7 +232,13 @@ type viewRow struct {
 // DISCARDING, the sum of its panes (a pane written twice counted once, the
 // newest emission) with the latest pane's timing and index.
 func (f *Fake) view() []viewRow {
-	t, ok := f.tables[warehouse.VentasHoraPaisPaneles]
+	return f.viewOf(warehouse.VentasHoraPaisPaneles, "pais")
+}
+
+// viewOf computes, as view does, the view over the panes table panes
+// keyed by the column key.
+func (f *Fake) viewOf(panes, key string) []viewRow {
+	t, ok := f.tables[panes]
 	if !ok {
 		return nil
 	}
@@ -248,7 +255,7 @@ func (f *Fake) view() []viewRow {
 	for _, r := range t.rows {
 		start, _ := rowTime(r, "window_start")
 		agg, _ := rowStr(r, "aggregation")
-		pais, _ := rowStr(r, "pais")
+		pais, _ := rowStr(r, key)
 		k := paneKey{cellKey{agg, pais, start}, rowInt(r, "pane_index")}
 		old, seen := newest[k]
 		if !seen {
@@ -291,12 +298,16 @@ func (f *Fake) view() []viewRow {
 	return out
 }
 
-var viewFields = fields("window_start", "TIMESTAMP", "window_end", "TIMESTAMP", "pais", "STRING", "importe", "NUMERIC",
-	"pedidos", "INTEGER", "unidades", "INTEGER", "timing", "STRING", "pane_index", "INTEGER")
+// viewFields are a view's columns as its reads answer them, its key
+// column named key.
+func viewFields(key string) []*bq.TableFieldSchema {
+	return fields("window_start", "TIMESTAMP", "window_end", "TIMESTAMP", key, "STRING", "importe", "NUMERIC",
+		"pedidos", "INTEGER", "unidades", "INTEGER", "timing", "STRING", "pane_index", "INTEGER")
+}
 
-func viewAnswer(rows []viewRow) Result {
+func viewAnswer(rows []viewRow, key string) Result {
 	slices.SortFunc(rows, func(a, b viewRow) int { return cmp.Or(a.start.Compare(b.start), strings.Compare(a.pais, b.pais)) })
-	res := Result{Fields: viewFields, Rows: [][]any{}}
+	res := Result{Fields: viewFields(key), Rows: [][]any{}}
 	for _, v := range rows {
 		res.Rows = append(res.Rows, []any{timeText(v.start, true), timeText(v.end, true), v.pais, cellText(v.importe),
 			cellText(v.pedidos), cellText(v.unidades), v.timing, cellText(v.index)})
@@ -306,15 +317,16 @@ func viewAnswer(rows []viewRow) Result {
 
 func inRange(t, from, until time.Time) bool { return !t.Before(from) && t.Before(until) }
 
-func (f *Fake) newestWindows(a readArgs) Result {
+// newestWindows answers the newest-windows read of the view v.
+func (f *Fake) newestWindows(v warehouse.View, a readArgs) Result {
 	agg, from, until := a.str("aggregation"), a.time("start_time"), a.time("end_time")
-	anyPais, paises := a.int("any_pais") == 1, a["paises"]
+	anyKey, keys := a.int("any_key") == 1, a["keys"]
 	pass := func(v viewRow) bool {
-		return v.agg == agg && inRange(v.start, from, until) && (anyPais || slices.Contains(paises, v.pais))
+		return v.agg == agg && inRange(v.start, from, until) && (anyKey || slices.Contains(keys, v.pais))
 	}
 	var rows []viewRow
 	var starts []time.Time
-	for _, v := range f.view() {
+	for _, v := range f.viewOf(v.Panes, v.Key) {
 		if pass(v) {
 			rows = append(rows, v)
 			if !slices.ContainsFunc(starts, v.start.Equal) {
@@ -325,13 +337,13 @@ func (f *Fake) newestWindows(a readArgs) Result {
 	slices.SortFunc(starts, func(x, y time.Time) int { return y.Compare(x) })
 	starts = starts[:min(len(starts), int(max(a.int("max_windows"), 0)))]
 	rows = slices.DeleteFunc(rows, func(v viewRow) bool { return !slices.ContainsFunc(starts, v.start.Equal) })
-	return viewAnswer(rows)
+	return viewAnswer(rows, v.Key)
 }
 
 func (f *Fake) windowsBetween(a readArgs) Result {
 	agg, from, until := a.str("aggregation"), a.time("start_time"), a.time("end_time")
 	rows := slices.DeleteFunc(f.view(), func(v viewRow) bool { return v.agg != agg || !inRange(v.start, from, until) })
-	return viewAnswer(rows)
+	return viewAnswer(rows, "pais")
 }
 
 func (f *Fake) discards() []map[string]any {
