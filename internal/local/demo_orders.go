@@ -84,12 +84,16 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 }
 
 // printView prints the view of the declared aggregation name, the current
-// value of each window and key, as `alpipe query` would show it: the
+// value of each window and key, as the other listings are printed: the
 // question a person asks of it, e.g. how a SKU sold over the last hour.
 func (s *Server) printView(ctx context.Context, w io.Writer, name string) error {
 	d, err := aggregation.Lookup(name)
 	if err != nil {
 		return err
+	}
+	listing, ok := warehouse.ViewListing(name)
+	if !ok {
+		return fmt.Errorf("print view: aggregation %q has no view listing", name)
 	}
 	windows := "hour"
 	if d.WindowType == aggregation.Sliding {
@@ -97,15 +101,9 @@ func (s *Server) printView(ctx context.Context, w io.Writer, name string) error 
 	} else if d.Size != time.Hour {
 		windows = duration(d.Size) + " window"
 	}
-	fmt.Fprintf(w, "\n== Dashboard view (%s): current value per %s and %s ==\n", d.View(), windows, d.Key)
-	return s.PrintTable(ctx, w, ViewSQL(d))
-}
-
-// ViewSQL is the demo's query of an aggregation's view: its current value
-// per window and key, by window and key. The e2e test compares the same.
-func ViewSQL(d aggregation.Declaration) string {
-	return "SELECT window_start, window_end, " + d.Key + ", importe, pedidos, unidades, timing, pane_index FROM " + d.View() +
-		" ORDER BY window_start, " + d.Key
+	return s.printQueries(ctx, w, []titledQuery{
+		{fmt.Sprintf("Dashboard view (%s): current value per %s and %s", d.View(), windows, d.Key), listing},
+	})
 }
 
 // duration prints a whole-minute duration as a declaration says it: 1h,

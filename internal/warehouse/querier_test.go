@@ -22,7 +22,7 @@ var queryCallers = []string{
 	"internal/client",                   // its client of /_local/query
 	"internal/local/queryhandler.go",    // /_local/query
 	"internal/local/boundedwh.go",       // the bounded warehouse route
-	"internal/local/demo.go#PrintTable", // alpipe query's table, for a test's own SQL
+	"internal/local/demo.go#PrintTable", // alpipe query's table, for test/e2e's own SQL (the demo prints listings)
 	"internal/warehouse/bigquery",       // the adapters
 	"internal/warehouse/duckdb",         //
 	"internal/warehouse/remote",         //

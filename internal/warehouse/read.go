@@ -110,6 +110,7 @@ func register(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 func NamedQueries() []NamedQuery {
 	panesReads()
 	newestWindowsReads()
+	listViewReads()
 	out := make([]NamedQuery, 0, len(registry))
 	for _, q := range registry {
 		out = append(out, *q)
@@ -124,6 +125,7 @@ func NamedQueries() []NamedQuery {
 func NewStatement(name string, params []Param) (Statement, error) {
 	panesReads()
 	newestWindowsReads()
+	listViewReads()
 	q, ok := registry[name]
 	if !ok {
 		return Statement{}, fmt.Errorf("no named read %q", name)

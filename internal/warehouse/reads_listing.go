@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Listing is a named read that lists a table or the dashboard view whole:
@@ -11,7 +12,7 @@ import (
 // answer keeps the text cells (a person reads them) and says each
 // column's type (money is printed with its scale).
 type Listing struct {
-	From    string // a table, or VentasHoraPais
+	From    string // a table, or a declared aggregation's view
 	Columns []string
 	OrderBy []string // columns, ascending
 }
@@ -22,7 +23,7 @@ const (
 	ListOpiniones        = "list_opiniones"
 	ListVentasDiariasSKU = "list_ventas_diarias_sku"
 	ListPanes            = "list_panes"
-	ListView             = "list_view"
+	ListView             = "list_view" // ventas_hora_pais; "list_view:<name>" for the other views (ViewListing)
 	ListDiscards         = "list_discards"
 )
 
@@ -41,17 +42,57 @@ func init() {
 		{ListDiscards, Listing{PedidosDescartados, []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, []string{"received_at", "aggregation", "window_start"}}},
 	} {
 		l := e.l
-		q := register(e.name, l.From, "SELECT "+strings.Join(l.Columns, ", ")+" FROM "+l.From+" ORDER BY "+strings.Join(l.OrderBy, ", "))
-		q.Listing = &l
+		registerListing(e.name, l)
 	}
 }
 
-// Types are the listed columns' types, from the table's schema (the
-// view's, from its panes table's).
+func registerListing(name string, l Listing) *NamedQuery {
+	q := register(name, l.From, "SELECT "+strings.Join(l.Columns, ", ")+" FROM "+l.From+" ORDER BY "+strings.Join(l.OrderBy, ", "))
+	q.Listing = &l
+	return q
+}
+
+// listViewReads are the listings of the views of the declared aggregations
+// other than ventas_hora_pais (ListView lists it), one per view (its key
+// column), registered on first use as the panes reads are:
+// "list_view:<name>".
+var listViewReads = sync.OnceValue(func() map[string]*NamedQuery {
+	out := map[string]*NamedQuery{}
+	for _, v := range Views() {
+		if v.Name == VentasHoraPais {
+			continue
+		}
+		q := registerListing(ListView+":"+v.Name, Listing{v.Name,
+			[]string{"window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"},
+			[]string{"window_start", v.Key}})
+		view := v
+		q.View = &view
+		out[v.Name] = q
+	}
+	return out
+})
+
+// ViewListing returns the name of the listing of the declared aggregation
+// name's view, and false for a name no declaration gives.
+func ViewListing(name string) (string, bool) {
+	if name == VentasHoraPais {
+		return ListView, true
+	}
+	q, ok := listViewReads()[name]
+	if !ok {
+		return "", false
+	}
+	return q.Name, true
+}
+
+// Types are the listed columns' types, from the table's schema (a view's,
+// from its panes table's).
 func (l Listing) Types() ([]Type, error) {
 	from := l.From
-	if from == VentasHoraPais {
-		from = VentasHoraPaisPaneles
+	for _, v := range Views() {
+		if v.Name == from {
+			from = v.Panes
+		}
 	}
 	t, err := Lookup(from)
 	if err != nil {
@@ -71,6 +112,7 @@ func (l Listing) Types() ([]Type, error) {
 // ReadListing runs the listing name and returns its answer as text, with
 // each column's type.
 func ReadListing(ctx context.Context, r Reader, name string) (Result, []Type, error) {
+	listViewReads()
 	q, ok := registry[name]
 	if !ok || q.Listing == nil {
 		return Result{}, nil, fmt.Errorf("no listing %q", name)

@@ -14,7 +14,6 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/go-cmp/cmp"
 
-	decl "github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
@@ -68,15 +67,9 @@ var storyFaults = []struct {
 var finalTables = []struct{ table, sql string }{
 	{"ventas_hora_pais_paneles", "SELECT window_start, pais, pane_index, timing, importe, pedidos, unidades, watermark, emitted_at FROM ventas_hora_pais_paneles ORDER BY window_start, pais, pane_index"},
 	{"ventas_hora_pais", "SELECT window_start, window_end, pais, importe, pedidos, unidades, timing, pane_index FROM ventas_hora_pais ORDER BY window_start, pais"},
-	{"ventas_sku_hora_movil", local.ViewSQL(must(decl.Lookup("ventas_sku_hora_movil")))},
+	// The view of the sliding aggregation (internal/aggregation/declarations), keyed by sku.
+	{"ventas_sku_hora_movil", "SELECT window_start, window_end, sku, importe, pedidos, unidades, timing, pane_index FROM ventas_sku_hora_movil ORDER BY window_start, sku"},
 	{"pedidos_descartados", "SELECT pedido_id, aggregation, reason, event_time, window_start, watermark, received_at FROM pedidos_descartados ORDER BY received_at, aggregation, window_start"},
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
 
 // storyPlayed is set once TestDemoStories has started in this process.

@@ -395,6 +395,10 @@ func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 			view := *q.View
 			test, ok = func(t *testing.T, w Warehouse, mode string) { testNewestWindowsOf(t, w, mode, view) }, true
 		}
+		if q.View != nil && strings.HasPrefix(q.Name, warehouse.ListView+":") {
+			view, name := *q.View, q.Name
+			test, ok = func(t *testing.T, w Warehouse, mode string) { testListViewOf(t, w, mode, view, name) }, true
+		}
 		t.Run("Read/"+q.Name, func(t *testing.T) {
 			if !ok {
 				t.Fatalf("named read %s has no test in warehousetest (reads.go)", q.Name)
@@ -592,4 +596,61 @@ func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.Vie
 	if _, err := warehouse.ReadNewestWindows(ctx, w, warehouse.NewestWindows{View: v.Name + "_x", Aggregation: tag, Windows: 1}); err == nil {
 		t.Errorf("newest windows of undeclared view %s_x: no error", v.Name)
 	}
+}
+
+// testListViewOf checks the listing of another declared aggregation's
+// view: named by ViewListing, its own key column, the panes table's
+// types, and the view's rows (the current value per window and key) by
+// window start, then key.
+func testListViewOf(t *testing.T, w Warehouse, mode string, v warehouse.View, name string) {
+	ctx := context.Background()
+	if got, ok := warehouse.ViewListing(v.Name); !ok || got != name {
+		t.Errorf("ViewListing(%s) = %q, %v; want %q, true", v.Name, got, ok, name)
+	}
+	if _, ok := warehouse.ViewListing(v.Name + "_x"); ok {
+		t.Errorf("ViewListing(%s_x): a listing of an undeclared view", v.Name)
+	}
+	tag := newTag(t)
+	fecha := warehouse.FormatDate(tagDay(tag))
+	start := warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
+	row := func(offset time.Duration, key string, index int64, importe string, unidades int64) warehouse.Row {
+		ws := start.Add(offset)
+		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
+			Values: rowOf(t, v.Panes, map[string]warehouse.Value{
+				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
+				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
+				"unidades": warehouse.IntValue(unidades), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("ON_TIME"),
+				"accumulation": warehouse.StringValue(mode), "watermark": warehouse.TimeValue(ws), "emitted_at": warehouse.TimeValue(ws.Add(time.Minute)),
+			})}
+	}
+	// Window 09:15 holds A in two panes; in DISCARDING mode the second is
+	// the change, so both modes show 3 and 2 units.
+	second, pedidosA := row(15*time.Minute, "A", 1, "3", 2), "1"
+	if mode == warehouse.Discarding {
+		second, pedidosA = row(15*time.Minute, "A", 1, "2", 1), "2"
+	}
+	if err := w.Append(ctx, v.Panes, []warehouse.Row{
+		row(15*time.Minute, "A", 0, "1", 1), second, row(0, "B", 0, "7", 7), row(0, "A", 0, "0.5", 1),
+	}); err != nil {
+		t.Fatalf("Append to %s: %v", v.Panes, err)
+	}
+	res, types, err := warehouse.ReadListing(ctx, w, name)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	diff(t, name+" columns", []string{"window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"}, res.Columns)
+	diff(t, name+" types", []warehouse.Type{warehouse.Timestamp, warehouse.Timestamp, warehouse.String, warehouse.Numeric,
+		warehouse.Int64, warehouse.Int64, warehouse.String, warehouse.Int64}, types)
+	at := func(offset time.Duration) string { return start.Add(offset).Format(time.RFC3339) }
+	got := [][]string{}
+	for _, r := range res.Rows {
+		if strings.HasPrefix(r[0], fecha) {
+			got = append(got, r)
+		}
+	}
+	diff(t, name+" rows", [][]string{
+		{at(0), at(time.Hour), "A", "0.5", "1", "1", "ON_TIME", "0"},
+		{at(0), at(time.Hour), "B", "7", "1", "7", "ON_TIME", "0"},
+		{at(15 * time.Minute), at(75 * time.Minute), "A", "3", pedidosA, "2", "ON_TIME", "1"},
+	}, got)
 }

@@ -678,17 +678,18 @@ func (f *Fake) panes(v warehouse.View, a readArgs) Result {
 	return res
 }
 
-// listing lists a table, or the view's model, as a Listing says.
+// listing lists a table, or a view's model, as a Listing says.
 func (f *Fake) listing(l warehouse.Listing) (Result, error) {
 	types, err := l.Types()
 	if err != nil {
 		return Result{}, err
 	}
 	var rows []map[string]any
-	if l.From == warehouse.VentasHoraPais {
-		for _, v := range f.view() {
+	if i := slices.IndexFunc(warehouse.Views(), func(v warehouse.View) bool { return v.Name == l.From }); i >= 0 {
+		view := warehouse.Views()[i]
+		for _, v := range f.viewOf(view.Panes, view.Key) {
 			rows = append(rows, map[string]any{"aggregation": v.agg, "window_start": timeText(v.start, true), "window_end": timeText(v.end, true),
-				"pais": v.pais, "importe": v.importe, "pedidos": v.pedidos, "unidades": v.unidades, "timing": v.timing, "pane_index": v.index})
+				view.Key: v.pais, "importe": v.importe, "pedidos": v.pedidos, "unidades": v.unidades, "timing": v.timing, "pane_index": v.index})
 		}
 	} else if t, ok := f.tables[l.From]; ok {
 		rows = slices.Clone(t.rows)
