@@ -38,33 +38,15 @@ func (p *Processor) readCell(tx docstore.Tx, a aggregation, wk window.WindowKey,
 // transaction: whether a pane must cover every delta depends on the cell's
 // pane state, which only this read knows for sure.
 func (p *Processor) readCellFor(tx docstore.Tx, a aggregation, wk window.WindowKey, listed []string, needAll func(cellDoc) bool) (cellView, error) {
-	v := cellView{wk: wk, path: a.paths.cell(wk)}
-	docs, err := tx.Get(v.path)
+	docs, err := tx.Get(a.paths.cell(wk))
+	if err != nil {
+		return cellView{wk: wk, path: a.paths.cell(wk)}, err
+	}
+	v, err := cellOf(a, wk, docs[0])
 	if err != nil {
 		return v, err
 	}
-	v.exists = docs[0].Exists
-	v.cell = cellDoc{WindowStart: wk.Window.Start, WindowEnd: wk.Window.End, Key: wk.Key, Shards: a.spec.Shards}
-	if err := decodeDoc(docs[0], &v.cell); err != nil {
-		return v, err
-	}
-	if v.cell.Shards < 1 || v.cell.Shards > window.MaxShards {
-		return v, unreadable(fmt.Errorf("%s: shard count %d out of range", v.path, v.cell.Shards))
-	}
-	paths := listed
-	if needAll(v.cell) {
-		seen := map[string]bool{}
-		paths = nil
-		for n := range max(v.cell.Shards, a.spec.Shards) {
-			paths = append(paths, a.paths.delta(wk, n))
-			seen[paths[n]] = true
-		}
-		for _, l := range listed {
-			if !seen[l] {
-				paths = append(paths, l)
-			}
-		}
-	}
+	paths := deltaPathsOf(a, v, listed, needAll(v.cell))
 	if len(paths) == 0 {
 		return v, nil
 	}
@@ -72,13 +54,51 @@ func (p *Processor) readCellFor(tx docstore.Tx, a aggregation, wk window.WindowK
 	if err != nil {
 		return v, err
 	}
+	return v, v.addDeltas(ddocs)
+}
+
+// cellOf decodes the cell document d of wk (its defaults when missing).
+func cellOf(a aggregation, wk window.WindowKey, d docstore.Doc) (cellView, error) {
+	v := cellView{wk: wk, path: a.paths.cell(wk), exists: d.Exists}
+	v.cell = cellDoc{WindowStart: wk.Window.Start, WindowEnd: wk.Window.End, Key: wk.Key, Shards: a.spec.Shards}
+	if err := decodeDoc(d, &v.cell); err != nil {
+		return v, err
+	}
+	if v.cell.Shards < 1 || v.cell.Shards > window.MaxShards {
+		return v, unreadable(fmt.Errorf("%s: shard count %d out of range", v.path, v.cell.Shards))
+	}
+	return v, nil
+}
+
+// deltaPathsOf are the deltas to read with cell v: those listed, and when
+// all is set every delta number the cell may use.
+func deltaPathsOf(a aggregation, v cellView, listed []string, all bool) []string {
+	if !all {
+		return listed
+	}
+	seen := map[string]bool{}
+	var paths []string
+	for n := range max(v.cell.Shards, a.spec.Shards) {
+		paths = append(paths, a.paths.delta(v.wk, n))
+		seen[paths[n]] = true
+	}
+	for _, l := range listed {
+		if !seen[l] {
+			paths = append(paths, l)
+		}
+	}
+	return paths
+}
+
+// addDeltas adds the delta documents read (ddocs) to v.
+func (v *cellView) addDeltas(ddocs []docstore.Doc) error {
 	for _, d := range ddocs {
 		if !d.Exists {
 			continue
 		}
 		var dd deltaDoc
 		if err := decodeDoc(d, &dd); err != nil {
-			return v, err
+			return err
 		}
 		part := dd.Part
 		part.Epoch = v.cell.State.NextIndex
@@ -86,7 +106,7 @@ func (p *Processor) readCellFor(tx docstore.Tx, a aggregation, wk window.WindowK
 		v.parts = append(v.parts, part)
 		v.cell.Shards = max(v.cell.Shards, dd.N+1)
 	}
-	return v, nil
+	return nil
 }
 
 // content adds up the cell for its trigger.

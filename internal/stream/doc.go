@@ -42,7 +42,9 @@
 //	                                           next processing-time timer (EARLY/LATE delay);
 //	                                           written by ticks only
 //	aggregations/<agg>/outbox/<row id>         a pane, too-late or sku_missing row not yet in
-//	                                           the warehouse
+//	                                           the warehouse; or the panes of one tick
+//	                                           transaction, {"rows": [...]}, under the
+//	                                           first one's row id
 //	aggregations/<agg>/orders/<hash>_<id>      the previous layout's dedup record (one per order
 //	                                           and aggregation): no longer written; read only
 //	                                           during the upgrade (below)
@@ -150,13 +152,23 @@
 // tick knows from the listing alone when their EARLY (or LATE) delay runs
 // out and notes it in the agenda. It visits only the cells that have a
 // timer due, and every cell of a window whose end (the ON_TIME round) or
-// expiry W has reached. One transaction per visit re-reads the watermark,
-// reads the cell and its deltas (the listed ones; every delta number for
-// the ON_TIME pane and at expiry, so that they cover everything accepted
-// before them) and runs window.Spec.OnTick; when it emits a pane (into the
-// outbox) it folds the deltas into the cell and deletes them, at expiry it
-// deletes the cell, and a visit that emits nothing and changes no state
-// writes nothing (but the first, which creates the cell). The agenda records each
+// expiry W has reached. When some window's ON_TIME round or expiry is due,
+// the tick lists the deltas again after the watermark transaction
+// committed (relist): every order reads W, and an order writes a delta of
+// a window only while the W it read is short of the window's expiry (on
+// time: of its end), so that listing holds every delta the ON_TIME pane
+// or the expiry must cover, and those visits read it instead of every
+// delta number the cell may use (most of which do not exist). A visit
+// whose transaction reads a W past the one the listing followed (a
+// concurrent tick) reads every delta number, as before. One transaction
+// visits up to 16 cells (tickChunk): it re-reads the watermark, reads the
+// cells in one call and then their deltas in one call, and runs
+// window.Spec.OnTick per cell; when a cell emits a pane it folds the
+// deltas into the cell and deletes them, at expiry it deletes the cell,
+// and a visit that emits nothing and changes no state writes nothing (but
+// the first, which creates the cell). The panes of one transaction go into
+// one outbox document. A cell whose state cannot be read gets its error
+// and writes nothing; the other cells of the transaction commit. The agenda records each
 // cell's next timer and the fingerprint of the deltas already accounted
 // for. A delta committed after the listing is seen by the next tick, as if
 // its orders had arrived just after this one. A tick with nothing new and
@@ -177,12 +189,16 @@
 // # Outbox
 //
 // A pane or a discarded message is written into an outbox document in the
-// transaction whose state change caused it; it is then appended to the Sink
-// with its stable Row.ID (the pane identity, "too_late|<agg>|<pedido_id>"
-// for fixed windows as before, "too_late|<agg>|<pedido_id>|<window start>"
-// for sliding ones, "sku_missing|<agg>|<pedido_id>|<line>",
-// "invalid|<message id>" or "undecodable|<sha-256 of the body>"), and the
-// outbox document is deleted. A failure between the steps leaves the outbox
-// document, which the next tick appends again; the Sink ignores the repeated
-// Row.ID, so nothing is lost and nothing visible is duplicated.
+// transaction whose state change caused it (the panes of one tick
+// transaction into one document, appended and deleted together); it is
+// then appended to the Sink with its stable Row.ID (the pane identity,
+// "too_late|<agg>|<pedido_id>" for fixed windows as before,
+// "too_late|<agg>|<pedido_id>|<window start>" for sliding ones,
+// "sku_missing|<agg>|<pedido_id>|<line>", "invalid|<message id>" or
+// "undecodable|<sha-256 of the body>"), and the outbox document is
+// deleted. A failure between the steps leaves the outbox document, which
+// the next tick appends again; the Sink ignores the repeated Row.ID, so
+// nothing is lost and nothing visible is duplicated. A binary older than
+// the several-row document reads it as a row it cannot render and leaves
+// it in place (a rollback delays those panes, it loses none).
 package stream

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -15,16 +16,50 @@ import (
 // transaction after a long sink outage left many rows behind.
 const flushBatch = 200
 
-// pending is an outbox document and its row.
+// pending is an outbox document and its rows: one row, written in the
+// entry format; or, for a tick transaction that emitted several panes,
+// rows in the outboxDoc format (writeEntries).
 type pending struct {
-	path string
-	e    entry
+	path    string
+	entries []entry
+}
+
+// outboxDoc is an outbox document of several rows. A binary older than it
+// decodes it as an entry with no row, cannot render it and leaves it in
+// place, so a rollback loses nothing.
+type outboxDoc struct {
+	Rows []entry `json:"rows"`
 }
 
 // writeEntry puts e into the outbox collection inside tx.
 func (p *Processor) writeEntry(tx docstore.Tx, outbox string, e entry) (pending, error) {
-	pe := pending{path: outbox + "/" + docstore.ID(e.RowID), e: e}
+	pe := pending{path: outbox + "/" + docstore.ID(e.RowID), entries: []entry{e}}
 	return pe, set(tx, pe.path, e, time.Time{})
+}
+
+// writeEntries puts es into one outbox document inside tx, named by the
+// first row's ID (a row ID is written once, so the name is unique).
+func (p *Processor) writeEntries(tx docstore.Tx, outbox string, es []entry) (pending, error) {
+	if len(es) == 1 {
+		return p.writeEntry(tx, outbox, es[0])
+	}
+	pe := pending{path: outbox + "/" + docstore.ID(es[0].RowID), entries: es}
+	return pe, set(tx, pe.path, outboxDoc{Rows: es}, time.Time{})
+}
+
+// decodeOutbox reads an outbox document of either format.
+func decodeOutbox(d docstore.Doc) ([]entry, error) {
+	var v struct {
+		entry
+		Rows []entry `json:"rows"`
+	}
+	if err := json.Unmarshal(d.Data, &v); err != nil {
+		return nil, err
+	}
+	if len(v.Rows) > 0 {
+		return v.Rows, nil
+	}
+	return []entry{v.entry}, nil
 }
 
 // flushOutbox appends every row waiting in an outbox collection, then
@@ -34,53 +69,81 @@ func (p *Processor) flushOutbox(ctx context.Context, outbox string) (flushed, le
 	if err != nil {
 		return 0, 0, fmt.Errorf("list %s: %w", outbox, err)
 	}
-	entries := make([]pending, 0, len(docs))
+	pes := make([]pending, 0, len(docs))
+	rows := 0
 	for _, d := range docs {
-		var e entry
-		if err := json.Unmarshal(d.Data, &e); err != nil {
+		es, err := decodeOutbox(d)
+		if err != nil {
 			// A document no build of this package wrote: keep it for a person.
 			p.log.ErrorContext(ctx, "unreadable outbox document left in place", "path", d.Path, "error", err.Error())
 			left++
 			continue
 		}
-		entries = append(entries, pending{path: d.Path, e: e})
+		pes = append(pes, pending{path: d.Path, entries: es})
+		rows += len(es)
 	}
-	n, err := p.flush(ctx, entries)
-	return n, left + len(entries) - n, err
+	n, err := p.flush(ctx, pes)
+	return n, left + rows - n, err
 }
 
-// flush appends the rows of entries to the sink, table by table, then
-// deletes the outbox documents of the tables that took them. A crash or
-// failure between the two leaves the documents, and the next flush appends
-// the same Row.IDs again, which the sink ignores. A table that fails does
-// not hold back the other. It returns the rows appended and deleted.
-func (p *Processor) flush(ctx context.Context, entries []pending) (int, error) {
+// flush appends the rows of the outbox documents pes to the sink, table by
+// table, then deletes the documents all of whose rows some table took. A
+// crash or failure between the two leaves the documents, and the next
+// flush appends the same Row.IDs again, which the sink ignores. A table
+// that fails does not hold back the others. It returns the rows appended
+// and deleted.
+func (p *Processor) flush(ctx context.Context, pes []pending) (int, error) {
 	done := 0
 	var errs []error
-	for start := 0; start < len(entries); start += flushBatch {
-		batch := entries[start:min(start+flushBatch, len(entries))]
+	for start := 0; start < len(pes); {
+		// A document's rows go in one batch, so that it is deleted only
+		// once all of them are appended.
+		end, n := start, 0
+		for end < len(pes) && (end == start || n+len(pes[end].entries) <= flushBatch) {
+			n += len(pes[end].entries)
+			end++
+		}
+		batch := pes[start:end]
+		start = end
 		var tables []string
 		rows := map[string][]warehouse.Row{}
-		paths := map[string][]string{}
+		var docs []pending
 		for _, pe := range batch {
-			r, err := p.rows.row(pe.e)
-			if err != nil {
-				p.log.ErrorContext(ctx, "outbox row cannot be rendered; left in place", "path", pe.path, "error", err.Error())
+			rs := make([]warehouse.Row, 0, len(pe.entries))
+			for _, e := range pe.entries {
+				r, err := p.rows.row(e)
+				if err != nil {
+					p.log.ErrorContext(ctx, "outbox row cannot be rendered; its document is left in place", "path", pe.path, "error", err.Error())
+					rs = nil
+					break
+				}
+				rs = append(rs, r)
+			}
+			if rs == nil {
 				continue
 			}
-			if _, ok := rows[pe.e.Table]; !ok {
-				tables = append(tables, pe.e.Table)
+			for i, e := range pe.entries {
+				if _, ok := rows[e.Table]; !ok {
+					tables = append(tables, e.Table)
+				}
+				rows[e.Table] = append(rows[e.Table], rs[i])
 			}
-			rows[pe.e.Table] = append(rows[pe.e.Table], r)
-			paths[pe.e.Table] = append(paths[pe.e.Table], pe.path)
+			docs = append(docs, pe)
 		}
-		var appended []string
+		failed := map[string]bool{}
 		for _, t := range tables {
 			if err := p.sink.Append(ctx, t, rows[t]); err != nil {
 				errs = append(errs, fmt.Errorf("append %d rows to %s: %w", len(rows[t]), t, err))
-				continue
+				failed[t] = true
 			}
-			appended = append(appended, paths[t]...)
+		}
+		var appended []string
+		cleared := 0
+		for _, pe := range docs {
+			if !slices.ContainsFunc(pe.entries, func(e entry) bool { return failed[e.Table] }) {
+				appended = append(appended, pe.path)
+				cleared += len(pe.entries)
+			}
 		}
 		if len(appended) == 0 {
 			continue
@@ -97,7 +160,7 @@ func (p *Processor) flush(ctx context.Context, entries []pending) (int, error) {
 			errs = append(errs, fmt.Errorf("clear %d outbox documents: %w", len(appended), err))
 			continue
 		}
-		done += len(appended)
+		done += cleared
 	}
 	return done, errors.Join(errs...)
 }

@@ -120,10 +120,11 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 
 	visits, notes := plan(a.spec, agendas, changes, after.Watermark, now)
 	at.Visited = len(visits)
+	p.relist(ctx, a, visits, after.Watermark)
 	for _, c := range changes {
 		at.Deltas += len(c.paths)
 	}
-	panes, expired, err := p.tickCells(ctx, a, visits, now)
+	panes, expired, written, err := p.tickCells(ctx, a, visits, now)
 	at.Panes, at.Expired = panes, expired
 	if err != nil {
 		errs = append(errs, err)
@@ -139,16 +140,14 @@ func (p *Processor) tickAggregation(ctx context.Context, a aggregation, now time
 
 	// The panes just written, without listing the outbox again: whatever
 	// stays there is appended by the next tick's first flush.
-	var written []pending
-	for _, v := range visits {
-		if v.err == nil && v.written != nil {
-			written = append(written, *v.written)
-		}
-	}
 	if len(written) > 0 {
+		rows := 0
+		for _, pe := range written {
+			rows += len(pe.entries)
+		}
 		n, err := p.flush(ctx, written)
 		at.Flushed += n
-		at.Pending += len(written) - n
+		at.Pending += rows - n
 		if err != nil {
 			errs = append(errs, fmt.Errorf("flush outbox: %w", err))
 		}
@@ -332,9 +331,13 @@ type visit struct {
 	all bool
 	// onTime: the window's ON_TIME round; the agenda records it done once
 	// every cell of the window was ticked.
-	onTime  bool
+	onTime bool
+	// fresh: listed comes from a listing taken after W reached listedW was
+	// committed (relist), so it holds every delta an order wrote while it
+	// read a W short of listedW.
+	fresh   bool
+	listedW time.Time
 	pane    *window.Pane
-	written *pending  // the pane's outbox document
 	gone    bool      // expired and deleted, or already gone
 	due     time.Time // the cell's next processing-time timer
 	seen    string    // fingerprint of the deltas left unfolded
@@ -415,20 +418,50 @@ func deltaDue(s window.Spec, w window.Window, parts []window.Shard, wm time.Time
 	return first.Add(s.EarlyDelay), true
 }
 
-// tickCells runs the visits, each in its own transaction. A visit that
-// fails with ErrUnreadableState is left out of the error: the caller
-// reports its cell as failing.
-func (p *Processor) tickCells(ctx context.Context, a aggregation, visits []*visit, now time.Time) ([]window.Pane, int, error) {
+// cellsPerTx is how many cells one tick transaction visits at most: their
+// panes go into one outbox document instead of one each, and the
+// transaction reads the cells, then their deltas, in one call each.
+const cellsPerTx = 16
+
+// tickCells runs the visits, in transactions of up to cellsPerTx cells
+// each. A visit that fails with ErrUnreadableState is left out of the
+// error (the caller reports its cell as failing) and does not stop the
+// other cells of its transaction. It returns the panes emitted and the
+// outbox documents written.
+func (p *Processor) tickCells(ctx context.Context, a aggregation, visits []*visit, now time.Time) ([]window.Pane, int, []pending, error) {
 	var (
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, cellWorkers)
+		wg      sync.WaitGroup
+		sem     = make(chan struct{}, cellWorkers)
+		mu      sync.Mutex
+		written []pending
 	)
-	for _, v := range visits {
+	for start := 0; start < len(visits); start += cellsPerTx {
+		group := visits[start:min(start+cellsPerTx, len(visits))]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			v.ran, v.err = true, p.tickCell(ctx, a, v, now)
+			for rest := group; len(rest) > 0; {
+				n, pe, err := p.tickChunk(ctx, a, rest, now)
+				if err != nil {
+					for _, v := range rest {
+						if v.err == nil {
+							v.err = err
+						}
+						v.ran = true
+					}
+					return
+				}
+				for _, v := range rest[:n] {
+					v.ran = true
+				}
+				if pe != nil {
+					mu.Lock()
+					written = append(written, *pe)
+					mu.Unlock()
+				}
+				rest = rest[n:]
+			}
 		}()
 	}
 	wg.Wait()
@@ -454,19 +487,43 @@ func (p *Processor) tickCells(ctx context.Context, a aggregation, visits []*visi
 	slices.SortFunc(panes, func(x, y window.Pane) int {
 		return cmp.Or(x.WindowStart.Compare(y.WindowStart), cmp.Compare(x.Key, y.Key), cmp.Compare(x.Index, y.Index))
 	})
-	return panes, expired, errors.Join(errs...)
+	return panes, expired, written, errors.Join(errs...)
 }
 
-// tickCell is one cell's tick transaction: it folds the cell's deltas in,
-// runs the trigger and writes the pane into the outbox, or deletes the
-// expired cell. It reads W again rather than trusting the tick's: a
-// concurrent, later tick may have moved it, and a pane must never carry a
-// watermark older than one its cell already saw. A cell with nothing to do
-// is not written, so re-running a tick is read-only.
+// tickCell is the tick transaction of one cell (tickChunk of one visit).
 func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now time.Time) error {
-	return p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		v.pane, v.written, v.gone, v.due, v.seen = nil, nil, false, time.Time{}, ""
-		docs, err := tx.Get(a.paths.watermark)
+	_, _, err := p.tickChunk(ctx, a, []*visit{v}, now)
+	if err == nil {
+		err = v.err
+	}
+	return err
+}
+
+// tickChunk is one tick transaction over a prefix of vs (at least one
+// visit), as many as a transaction's writes allow; it returns how many,
+// and the outbox document of their panes. Per cell it folds the cell's
+// deltas in, runs the trigger and writes the pane, or deletes the expired
+// cell. It reads W again rather than trusting the tick's: a concurrent,
+// later tick may have moved it, and a pane must never carry a watermark
+// older than one its cell already saw. A cell with nothing to do is not
+// written, so re-running a tick is read-only. A cell whose state cannot
+// be read gets its error in visit.err and writes nothing; the others
+// commit.
+func (p *Processor) tickChunk(ctx context.Context, a aggregation, vs []*visit, now time.Time) (int, *pending, error) {
+	var (
+		n  int
+		pe *pending
+	)
+	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		n, pe = len(vs), nil
+		for _, v := range vs {
+			v.pane, v.gone, v.due, v.seen, v.err = nil, false, time.Time{}, "", nil
+		}
+		cellPaths := make([]string, len(vs))
+		for i, v := range vs {
+			cellPaths[i] = a.paths.cell(v.wk)
+		}
+		docs, err := tx.Get(append([]string{a.paths.watermark}, cellPaths...)...)
 		if err != nil {
 			return err
 		}
@@ -481,68 +538,176 @@ func (p *Processor) tickCell(ctx context.Context, a aggregation, v *visit, now t
 		// listed deltas then would expire the cell while a delta written
 		// after the listing survives it (recreating the cell at pane
 		// index 0, whose panes clash with the ones already appended), or
-		// emit the ON_TIME pane without on-time orders.
-		cv, err := p.readCellFor(tx, a, v.wk, v.listed, func(c cellDoc) bool {
-			return v.all || mustCoverAll(a.spec, v.wk.Window, c.State, ws.Watermark)
-		})
-		if err != nil {
-			return err
-		}
-		if !cv.exists && len(cv.deltas) == 0 {
-			v.gone = true // expired by a concurrent tick
-			return nil
-		}
-		// The sums and the trigger are pure: their errors (a measure out
-		// of range) come back on every retry.
-		c, err := cv.content()
-		if err != nil {
-			return unreadable(err)
-		}
-		out, err := a.spec.OnTick(v.wk, cv.cell.State, c, ws.Watermark, now)
-		if err != nil {
-			return unreadable(err)
-		}
-		if cv.exists && out.Pane == nil && !out.Expired && out.State == cv.cell.State {
-			// Nothing to emit yet: the deltas stay as they are, and the
-			// agenda remembers them and when their delay runs out. Folding
-			// them now would write the cell at every tick an order arrives.
-			f, err := cv.fold(out.State)
+		// emit the ON_TIME pane without on-time orders. A fresh listing
+		// (relist) already holds them.
+		cvs := make([]cellView, len(vs))
+		deltaPaths := make([][]string, len(vs))
+		var all []string
+		writes := 1 // the outbox document
+		for i, v := range vs {
+			cv, err := cellOf(a, v.wk, docs[i+1])
 			if err != nil {
-				return unreadable(err)
+				v.err = err
+				continue
 			}
-			if due := nextDue(a.spec, v.wk, out.State, f, ws.Watermark, now); !due.IsZero() {
-				v.due, v.seen = due, fingerprint(cv.parts)
-				return nil
+			cvs[i] = cv
+			need := (v.all || mustCoverAll(a.spec, v.wk.Window, cv.cell.State, ws.Watermark)) && !v.covers(a.spec, ws.Watermark)
+			deltaPaths[i] = deltaPathsOf(a, cv, v.listed, need)
+			writes += 1 + len(deltaPaths[i])
+			if i > 0 && writes > maxTxWrites {
+				n = i
+				break
 			}
-			// Nothing pending (a late cell's notice): fold it away.
+			all = append(all, deltaPaths[i]...)
 		}
-		if out.Pane != nil {
-			pe, err := p.writeEntry(tx, a.paths.outbox, p.rows.paneEntry(*out.Pane))
+		var ddocs []docstore.Doc
+		if len(all) > 0 {
+			if ddocs, err = tx.Get(all...); err != nil {
+				return err
+			}
+		}
+		var entries []entry
+		for i, v := range vs[:n] {
+			got := ddocs[:len(deltaPaths[i])]
+			ddocs = ddocs[len(deltaPaths[i]):]
+			if v.err != nil {
+				continue
+			}
+			cv := cvs[i]
+			if err := cv.addDeltas(got); err != nil {
+				v.err = err
+				continue
+			}
+			e, err := p.visitCell(tx, a, v, cv, ws, now)
+			if err != nil && errors.Is(err, ErrUnreadableState) {
+				v.err = err
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			v.pane, v.written = out.Pane, &pe
-		}
-		for _, dp := range cv.deltas {
-			if err := tx.Delete(dp); err != nil {
-				return fmt.Errorf("delete %s: %w", dp, err)
+			if e != nil {
+				entries = append(entries, *e)
 			}
 		}
-		if out.Expired {
-			v.gone = true
-			return tx.Delete(cv.path)
+		if len(entries) > 0 {
+			w, err := p.writeEntries(tx, a.paths.outbox, entries)
+			if err != nil {
+				return err
+			}
+			pe = &w
 		}
-		folded, err := cv.fold(out.State)
-		if err != nil {
-			return unreadable(err)
-		}
-		v.due = nextDue(a.spec, v.wk, out.State, folded, ws.Watermark, now)
-		if cv.exists && len(cv.deltas) == 0 && out.State == cv.cell.State {
-			return nil
-		}
-		cv.cell.State, cv.cell.Folded = out.State, folded
-		return set(tx, cv.path, cv.cell, time.Time{})
+		return nil
 	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return n, pe, nil
+}
+
+// visitCell runs the trigger of v's cell as read (cv) at W ws and writes
+// what it decided: the deltas folded in and deleted, the cell written or,
+// expired, deleted. It returns the pane's outbox row, for the caller to
+// write. A state it cannot add up is an ErrUnreadableState returned before
+// anything is written, so the transaction can go on with other cells.
+func (p *Processor) visitCell(tx docstore.Tx, a aggregation, v *visit, cv cellView, ws window.WatermarkState, now time.Time) (*entry, error) {
+	if !cv.exists && len(cv.deltas) == 0 {
+		v.gone = true // expired by a concurrent tick
+		return nil, nil
+	}
+	// The sums and the trigger are pure: their errors (a measure out of
+	// range) come back on every retry.
+	c, err := cv.content()
+	if err != nil {
+		return nil, unreadable(err)
+	}
+	out, err := a.spec.OnTick(v.wk, cv.cell.State, c, ws.Watermark, now)
+	if err != nil {
+		return nil, unreadable(err)
+	}
+	var folded window.Shard
+	if !out.Expired {
+		if folded, err = cv.fold(out.State); err != nil {
+			return nil, unreadable(err)
+		}
+	}
+	if cv.exists && out.Pane == nil && !out.Expired && out.State == cv.cell.State {
+		// Nothing to emit yet: the deltas stay as they are, and the
+		// agenda remembers them and when their delay runs out. Folding
+		// them now would write the cell at every tick an order arrives.
+		if due := nextDue(a.spec, v.wk, out.State, folded, ws.Watermark, now); !due.IsZero() {
+			v.due, v.seen = due, fingerprint(cv.parts)
+			return nil, nil
+		}
+		// Nothing pending (a late cell's notice): fold it away.
+	}
+	var e *entry
+	if out.Pane != nil {
+		pe := p.rows.paneEntry(*out.Pane)
+		v.pane, e = out.Pane, &pe
+	}
+	for _, dp := range cv.deltas {
+		if err := tx.Delete(dp); err != nil {
+			return nil, fmt.Errorf("delete %s: %w", dp, err)
+		}
+	}
+	if out.Expired {
+		v.gone = true
+		if err := tx.Delete(cv.path); err != nil {
+			return nil, fmt.Errorf("delete %s: %w", cv.path, err)
+		}
+		return e, nil
+	}
+	v.due = nextDue(a.spec, v.wk, out.State, folded, ws.Watermark, now)
+	if cv.exists && len(cv.deltas) == 0 && out.State == cv.cell.State {
+		return e, nil
+	}
+	cv.cell.State, cv.cell.Folded = out.State, folded
+	return e, set(tx, cv.path, cv.cell, time.Time{})
+}
+
+// relist lists the deltas again for the visits whose pane must cover every
+// order accepted before it (ON_TIME, expiry), once the watermark
+// transaction has committed W = wm. Every order transaction reads W and
+// an order writes a delta of a window only while the W it read is short of
+// the window's expiry (on time: short of its end), so the orders that
+// read a W short of wm committed before wm was written, and this listing
+// sees their deltas. The visit then reads those instead of every delta
+// number the cell may use, most of which do not exist: at an ON_TIME round
+// or an expiry of a window of many keys, that was most of a tick's reads.
+// A delta a late order writes after the listing is left for the next
+// visit, as if the order had come just after this tick. A listing that
+// fails leaves the visits reading every delta number.
+func (p *Processor) relist(ctx context.Context, a aggregation, visits []*visit, wm time.Time) {
+	if !slices.ContainsFunc(visits, func(v *visit) bool { return v.all }) {
+		return
+	}
+	fresh, _, err := p.changes(ctx, a)
+	if err != nil {
+		return
+	}
+	for _, v := range visits {
+		if !v.all {
+			continue
+		}
+		v.fresh, v.listedW, v.listed = true, wm, nil
+		if c := fresh[cellID(v.wk)]; c != nil {
+			v.listed = c.paths
+		}
+	}
+}
+
+// covers reports whether v's fresh listing holds every delta that the pane
+// owed at W wm must cover: the listing came after a W that had reached the
+// same timer (the window's expiry, or else its end) as wm.
+func (v *visit) covers(s window.Spec, wm time.Time) bool {
+	if !v.fresh {
+		return false
+	}
+	if reached(v.listedW, s.ExpiryOf(v.wk.Window)) {
+		return true
+	}
+	return !reached(wm, s.ExpiryOf(v.wk.Window)) && reached(v.listedW, v.wk.Window.End)
 }
 
 // mustCoverAll reports whether the trigger at W wm may emit a pane that

@@ -39,17 +39,32 @@ func TestTickCellReadsEveryDeltaForTheWatermarkItReads(t *testing.T) {
 	wk := window.WindowKey{Window: w, Key: "ES"}
 	one := window.Measures{Importe: numeric.FromNanos(1e9), Pedidos: 1, Unidades: 1}
 	tests := []struct {
-		name       string
-		wm         time.Time
-		state      window.PaneState
-		wantTiming window.Timing
-		wantIndex  int64
-		wantGone   bool
+		name  string
+		wm    time.Time
+		state window.PaneState
+		// fresh, listedW: the visit's listing was taken after W reached
+		// listedW (relist).
+		fresh       bool
+		listedW     time.Time
+		wantTiming  window.Timing
+		wantIndex   int64
+		wantGone    bool
+		wantPedidos int64
+		wantLeft    int
 	}{
 		{name: "W reached expiry since the tick planned", wm: w.End.Add(90 * time.Second),
-			state: window.PaneState{NextIndex: 2, OnTime: window.OnTimeDone, Emitted: one}, wantTiming: window.TimingLate, wantIndex: 2, wantGone: true},
+			state: window.PaneState{NextIndex: 2, OnTime: window.OnTimeDone, Emitted: one}, wantTiming: window.TimingLate, wantIndex: 2, wantGone: true, wantPedidos: 3},
 		{name: "W reached the end since the tick planned: ON_TIME owed", wm: w.End.Add(10 * time.Second),
-			state: window.PaneState{NextIndex: 1, OnTime: window.OnTimePending, Emitted: one}, wantTiming: window.TimingOnTime, wantIndex: 1},
+			state: window.PaneState{NextIndex: 1, OnTime: window.OnTimePending, Emitted: one}, wantTiming: window.TimingOnTime, wantIndex: 1, wantPedidos: 3},
+		// A listing taken once W had reached the end holds every delta of
+		// an order that read a W short of it: delta 1 stands for a late
+		// order's, written after the listing, which the next visit folds.
+		{name: "listed after W reached the end: the listing is read, not every delta number", wm: w.End.Add(10 * time.Second),
+			fresh: true, listedW: w.End.Add(10 * time.Second),
+			state: window.PaneState{NextIndex: 1, OnTime: window.OnTimePending, Emitted: one}, wantTiming: window.TimingOnTime, wantIndex: 1, wantPedidos: 2, wantLeft: 1},
+		{name: "listed after W reached the end, W reached expiry since: every delta", wm: w.End.Add(90 * time.Second),
+			fresh: true, listedW: w.End.Add(10 * time.Second),
+			state: window.PaneState{NextIndex: 2, OnTime: window.OnTimeDone, Emitted: one}, wantTiming: window.TimingLate, wantIndex: 2, wantGone: true, wantPedidos: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +104,7 @@ func TestTickCellReadsEveryDeltaForTheWatermarkItReads(t *testing.T) {
 			}
 			// Planned before W moved: only delta 0 listed, nothing due at
 			// the window's end or expiry.
-			v := &visit{wk: wk, listed: []string{a.paths.delta(wk, 0)}}
+			v := &visit{wk: wk, listed: []string{a.paths.delta(wk, 0)}, fresh: tt.fresh, listedW: tt.listedW}
 			if err := p.tickCell(ctx, a, v, tt.wm.Add(time.Minute)); err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +122,7 @@ func TestTickCellReadsEveryDeltaForTheWatermarkItReads(t *testing.T) {
 				Gone       bool
 				DeltasLeft int
 			}
-			want := outcome{Timing: tt.wantTiming, Index: tt.wantIndex, Pedidos: 3, Gone: tt.wantGone}
+			want := outcome{Timing: tt.wantTiming, Index: tt.wantIndex, Pedidos: tt.wantPedidos, Gone: tt.wantGone, DeltasLeft: tt.wantLeft}
 			got := outcome{Timing: v.pane.Timing, Index: v.pane.Index, Pedidos: v.pane.Measures.Pedidos, Gone: v.gone, DeltasLeft: len(left)}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("tick of the cell (-want +got):\n%s", diff)

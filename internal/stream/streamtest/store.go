@@ -2,6 +2,7 @@ package streamtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -79,6 +80,21 @@ func (r *Recorder) WritesSince(mark int) []Write {
 type Write struct {
 	Path   string
 	Delete bool
+	// Rows is how many rows a set outbox document holds: a tick
+	// transaction that emits several panes writes them in one.
+	Rows int
+}
+
+// outboxRows is how many rows an outbox document's payload holds: those
+// under "rows", or one.
+func outboxRows(data []byte) int {
+	var v struct {
+		Rows []json.RawMessage `json:"rows"`
+	}
+	if json.Unmarshal(data, &v) == nil && len(v.Rows) > 0 {
+		return len(v.Rows)
+	}
+	return 1
 }
 
 func (w Write) String() string {
@@ -159,7 +175,11 @@ func (t *recTx) Set(d docstore.Doc) error {
 	if err := t.Tx.Set(d); err != nil {
 		return err
 	}
-	t.add(Write{Path: d.Path})
+	w := Write{Path: d.Path}
+	if isOutbox(d.Path) {
+		w.Rows = outboxRows(d.Data)
+	}
+	t.add(w)
 	return nil
 }
 

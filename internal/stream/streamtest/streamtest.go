@@ -153,7 +153,9 @@ func (r *rig) outbox() int {
 		if err != nil {
 			r.t.Fatalf("list %s: %v", c, err)
 		}
-		n += len(docs)
+		for _, d := range docs {
+			n += outboxRows(d.Data)
+		}
 	}
 	return n
 }
