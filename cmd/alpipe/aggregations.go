@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -35,16 +33,8 @@ type aggregationDoc struct {
 }
 
 func runAggregations(_ context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("aggregations", flag.ContinueOnError)
-	format := fs.String("format", "text", "output: text or json")
-	pos, err := parse(fs, args, stdout)
+	format, err := listingFlags("aggregations", args, stdout)
 	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return errors.New("aggregations: takes no arguments")
-	}
-	if err := checkFormat("aggregations", *format, "text", "json"); err != nil {
 		return err
 	}
 	decls, err := aggregation.Default()
@@ -61,7 +51,7 @@ func runAggregations(_ context.Context, args []string, stdout io.Writer) error {
 			PanesTable: d.PanesTable(), View: d.View(),
 		})
 	}
-	if *format == "json" {
+	if format == "json" {
 		return render.JSON(stdout, docs)
 	}
 	for i, d := range docs {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -37,16 +35,8 @@ type colDoc struct {
 }
 
 func runContracts(_ context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("contracts", flag.ContinueOnError)
-	format := fs.String("format", "text", "output: text or json")
-	pos, err := parse(fs, args, stdout)
+	format, err := listingFlags("contracts", args, stdout)
 	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return errors.New("contracts: takes no arguments")
-	}
-	if err := checkFormat("contracts", *format, "text", "json"); err != nil {
 		return err
 	}
 	feeds, err := contract.Default()
@@ -65,7 +55,7 @@ func runContracts(_ context.Context, args []string, stdout io.Writer) error {
 		}
 		docs = append(docs, d)
 	}
-	if *format == "json" {
+	if format == "json" {
 		return render.JSON(stdout, docs)
 	}
 	for i, d := range docs {

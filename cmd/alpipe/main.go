@@ -154,6 +154,24 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) 
 	}
 }
 
+// listingFlags parses the flags of a command that lists something the binary
+// carries (contracts, aggregations): no arguments, --format text or json.
+func listingFlags(name string, args []string, stdout io.Writer) (string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	format := fs.String("format", "text", "output: text or json")
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) > 0 {
+		return "", fmt.Errorf("%s: takes no arguments", name)
+	}
+	if err := checkFormat(name, *format, "text", "json"); err != nil {
+		return "", err
+	}
+	return *format, nil
+}
+
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
