@@ -9,6 +9,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"github.com/alpinashop/alpipe/internal/render"
 	"io"
 	"os"
 	"strconv"
@@ -276,6 +277,10 @@ func erpTable(rows ...string) string {
 		for i, c := range erpColumns {
 			if i < len(cells) && cells[i] != "NULL" {
 				m[c] = cells[i]
+				if c == "precio_unitario" || c == "importe" {
+					// NUMERIC is shown with its scale, as cell() shows what BigQuery returns.
+					m[c] = render.Scaled(cells[i])
+				}
 			}
 		}
 		out = append(out, m)
