@@ -177,9 +177,6 @@ func TestDefaultsMatchTheSpecification(t *testing.T) {
 	if diff := cmp.Diff(window.Defaults(), specs[0]); diff != "" {
 		t.Errorf("ventas_hora_pais (-docs/event-time.md +declared):\n%s", diff)
 	}
-	if diff := cmp.Diff(specs[0], c.Spec()); diff != "" {
-		t.Errorf("Spec() is not the first of Specs() (-want +got):\n%s", diff)
-	}
 }
 
 func TestAggregationsSelectsAndShardsApplyToAll(t *testing.T) {

@@ -89,15 +89,6 @@ func (w Window) Specs() []window.Spec {
 	return out
 }
 
-// Spec is the first running aggregation (ventas_hora_pais unless
-// AGGREGATIONS leaves it out), for callers that still run one aggregation
-// per processor. New code takes Specs.
-func (w Window) Spec() window.Spec {
-	if s := w.Specs(); len(s) > 0 {
-		return s[0]
-	}
-	return window.Spec{}
-}
 
 func (w Window) problems() []string {
 	var probs []string

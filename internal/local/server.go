@@ -252,16 +252,19 @@ func duckDBOpener(accumulation string) func(context.Context, config.Backends) (s
 // dashboard builds the local page over the server's own backends.
 func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Handler, error) {
 	src := dashboard.Source{
-		Warehouse:   s.App.Warehouse,
-		Watermarks:  dashboard.StoreWatermarks{Store: s.App.Store}, // the store already open for the functions
-		Now:         s.Clock.Now,
-		Aggregation: cfg.Spec().Name,
+		Warehouse:  s.App.Warehouse,
+		Watermarks: dashboard.StoreWatermarks{Store: s.App.Store}, // the store already open for the functions
+		Now:        s.Clock.Now,
 		// The fake GCS on this address answers the download links itself.
 		QuarantineBucket: localapi.QuarantineBucket,
 	}
-	// The page offers every running aggregation's view.
+	// The page offers every running aggregation's view and opens on the
+	// first (ventas_hora_pais unless AGGREGATIONS leaves it out).
 	for _, spec := range cfg.Specs() {
 		src.Aggregations = append(src.Aggregations, spec.Name)
+	}
+	if len(src.Aggregations) > 0 {
+		src.Aggregation = src.Aggregations[0]
 	}
 	if proc := s.App.Stream; proc != nil {
 		src.Stream = proc

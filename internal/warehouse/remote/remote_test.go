@@ -432,6 +432,12 @@ func TestHandlerRefusesOtherRequests(t *testing.T) {
 		{"query that is not JSON", "POST", "query", `SELECT 1`, 400, "read request"},
 		{"refresh with an unknown field", "POST", "refresh-daily", `{"aggregate":"ventas_diarias_sku","days":[1]}`, 400, "unknown field"},
 		{"refresh with text dates", "POST", "refresh-daily", `{"aggregate":"ventas_diarias_sku","dates":["2026-03-14"]}`, 400, "read request"},
+		// The read endpoint runs only the reads this binary registers,
+		// with the parameters they declare: no SQL travels over it.
+		{"read without a name", "POST", "read", `{}`, 400, `{"name": "...", "params": [...]}`},
+		{"read of SQL instead of a name", "POST", "read", `{"name":"SELECT * FROM read_csv('/etc/passwd')","params":[]}`, 400, "no named read"},
+		{"read with a missing parameter", "POST", "read", `{"name":"discard_counts","params":[]}`, 400, "parameters, want"},
+		{"read with an unknown field", "POST", "read", `{"name":"discard_counts","sql":"SELECT 1"}`, 400, "unknown field"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
