@@ -89,7 +89,6 @@ func (w Window) Specs() []window.Spec {
 	return out
 }
 
-
 func (w Window) problems() []string {
 	var probs []string
 	if p := w.Retired.problem(); p != "" {
