@@ -26,6 +26,12 @@
 //   - RunTx with the context of a running transaction fails (no nesting);
 //     fn must not wait for another transaction of the same store. List
 //     inside fn reads committed state, not the transaction's writes.
+//   - A document may carry a Tag, an indexed label that ListTag finds by
+//     equality (Firestore: a string field with its automatic single-field
+//     index). A tag is valid UTF-8 of at most 1,500 bytes, Firestore's limit
+//     on an indexed string (longer values are indexed truncated, so equality
+//     would be unreliable); empty means none. A bad tag fails RunTx like a
+//     bad path.
 //   - Documents carry an optional ExpireAt (Firestore TTL). Expiry is not
 //     enforced on read: an expired document stays visible until a TTL sweep
 //     deletes it, so callers compare ExpireAt with their clock themselves.
@@ -41,11 +47,12 @@ import (
 	"time"
 )
 
-// Doc is a stored document: a JSON payload plus its expiry time.
+// Doc is a stored document: a JSON payload plus its expiry time and tag.
 type Doc struct {
 	Path     string
 	Data     []byte    // JSON object
 	ExpireAt time.Time // zero: never expires
+	Tag      string    // indexed label for ListTag; empty: none
 	Exists   bool      // false for a Get of a missing document
 }
 
@@ -56,6 +63,13 @@ type Store interface {
 	// List returns every document directly inside collection (a path with an
 	// odd number of segments), ordered by ID. It is not transactional.
 	List(ctx context.Context, collection string) ([]Doc, error)
+	// ListTag returns every document directly inside collection whose Tag
+	// equals tag, ordered by ID; tag must be a valid non-empty tag. Like
+	// List it is not transactional and reads committed state. On Firestore
+	// it is an equality query, billed one read per document returned (one
+	// for none), so callers keep tags selective: a tag that names a closed
+	// batch of documents, not a category that grows without bound.
+	ListTag(ctx context.Context, collection, tag string) ([]Doc, error)
 }
 
 // Tx is one transaction's view of the store.
@@ -77,6 +91,9 @@ var (
 	// ErrBadPath is returned for a path that does not name a document (or a
 	// collection, for List).
 	ErrBadPath = errors.New("docstore: bad path")
+	// ErrBadTag is returned for a Doc.Tag that is not valid UTF-8 of at
+	// most 1,500 bytes, and for an empty or invalid tag given to ListTag.
+	ErrBadTag = errors.New("docstore: bad tag")
 )
 
 // ID turns free text (an object name, an order id) into a document ID that

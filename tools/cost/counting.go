@@ -32,8 +32,8 @@ type Ops struct {
 	ReadsMissing int64 `json:"reads_missing"`
 	Writes       int64 `json:"writes"`    // Set, in committed transactions
 	Deletes      int64 `json:"deletes"`   // Delete, in committed transactions
-	Lists        int64 `json:"lists"`     // List calls (one query each)
-	ListDocs     int64 `json:"list_docs"` // documents returned by List
+	Lists        int64 `json:"lists"`     // List and ListTag calls (one query each)
+	ListDocs     int64 `json:"list_docs"` // documents returned by List and ListTag
 	// ListReads is what the queries are billed: the documents returned, and
 	// one read for a query that returns none.
 	ListReads int64 `json:"list_reads"`
@@ -41,15 +41,15 @@ type Ops struct {
 	// Delete removed: each will be deleted once by the TTL policy, billed as
 	// a delete (and outside the free quota).
 	TTLDeletes int64 `json:"ttl_deletes"`
-	// TTLBytes is the size (path + data) of those documents when written,
-	// for the storage estimate.
+	// TTLBytes is the size (path + data + tag) of those documents when
+	// written, for the storage estimate.
 	TTLBytes int64 `json:"ttl_bytes"`
 	// RPCs estimates the round trips of the Firestore client: two per
-	// transaction (begin, commit), one per Get and one per List.
+	// transaction (begin, commit), one per Get and one per List or ListTag.
 	RPCs int64 `json:"rpcs"`
 	// TxByKind counts transactions by what they do (see txKind).
 	TxByKind map[string]int64 `json:"tx_by_kind"`
-	// RPCsByKind splits RPCs the same way; lists are under "list".
+	// RPCsByKind splits RPCs the same way; List and ListTag are under "list".
 	RPCsByKind map[string]int64 `json:"rpcs_by_kind"`
 }
 
@@ -163,6 +163,19 @@ func (c *CountingStore) opsLocked(p Phase) *Ops {
 // List implements docstore.Store.
 func (c *CountingStore) List(ctx context.Context, collection string) ([]docstore.Doc, error) {
 	docs, err := c.store.List(ctx, collection)
+	c.countQuery(len(docs), err)
+	return docs, err
+}
+
+// ListTag implements docstore.Store. It is a query like List and billed
+// alike: the documents returned, at least one read.
+func (c *CountingStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+	docs, err := c.store.ListTag(ctx, collection, tag)
+	c.countQuery(len(docs), err)
+	return docs, err
+}
+
+func (c *CountingStore) countQuery(n int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	o := c.opsLocked(c.phase)
@@ -170,10 +183,9 @@ func (c *CountingStore) List(ctx context.Context, collection string) ([]docstore
 	o.RPCs++
 	o.RPCsByKind["list"]++
 	if err == nil {
-		o.ListDocs += int64(len(docs))
-		o.ListReads += max(1, int64(len(docs)))
+		o.ListDocs += int64(n)
+		o.ListReads += max(1, int64(n))
 	}
-	return docs, err
 }
 
 // RunTx implements docstore.Store. Reads are counted for every run of fn
@@ -309,7 +321,7 @@ func (t *countingTx) Set(d docstore.Doc) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.writes = append(t.writes, write{path: d.Path, expires: !d.ExpireAt.IsZero(), bytes: int64(len(d.Path) + len(d.Data))})
+	t.writes = append(t.writes, write{path: d.Path, expires: !d.ExpireAt.IsZero(), bytes: int64(len(d.Path) + len(d.Data) + len(d.Tag))})
 	return nil
 }
 

@@ -32,6 +32,7 @@ func TestCountingStore(t *testing.T) {
 	type step struct {
 		phase Phase
 		list  string // a List of this collection instead of a transaction
+		tag   string // with list: a ListTag of this tag
 		fn    func(tx docstore.Tx) error
 	}
 	set := func(path string, expire bool) func(tx docstore.Tx) error {
@@ -89,6 +90,38 @@ func TestCountingStore(t *testing.T) {
 				TxByKind: map[string]int64{"outbox-delete": 2}, RPCsByKind: map[string]int64{"outbox-delete": 4, "list": 2}},
 		},
 		{
+			name: "a tag listing is a query billed like a listing",
+			steps: []step{
+				{phase: PhaseTick, fn: func(tx docstore.Tx) error {
+					for _, d := range []docstore.Doc{
+						{Path: "c/1", Data: []byte(`{}`), Tag: "g"},
+						{Path: "c/2", Data: []byte(`{}`), Tag: "g"},
+						{Path: "c/3", Data: []byte(`{}`), Tag: "h"},
+						{Path: "c/4", Data: []byte(`{}`)},
+					} {
+						if err := tx.Set(d); err != nil {
+							return err
+						}
+					}
+					return nil
+				}},
+				{phase: PhaseTick, list: "c", tag: "g"},
+				{phase: PhaseTick, list: "c", tag: "none"},
+			},
+			phase: PhaseTick,
+			want: Ops{Transactions: 1, Writes: 4, Lists: 2, ListDocs: 2, ListReads: 3, RPCs: 4,
+				TxByKind: map[string]int64{"outbox-delete": 1}, RPCsByKind: map[string]int64{"outbox-delete": 2, "list": 2}},
+		},
+		{
+			name: "a tag counts in the size of a document that expires",
+			steps: []step{{phase: PhaseOrder, fn: func(tx docstore.Tx) error {
+				return tx.Set(docstore.Doc{Path: "o/1", Data: []byte(`{"n":1}`), Tag: "gen-7", ExpireAt: exp})
+			}}},
+			phase: PhaseOrder,
+			want: Ops{Transactions: 1, Writes: 1, TTLDeletes: 1, TTLBytes: int64(len("o/1") + len(`{"n":1}`) + len("gen-7")), RPCs: 2,
+				TxByKind: map[string]int64{"outbox-delete": 1}, RPCsByKind: map[string]int64{"outbox-delete": 2}},
+		},
+		{
 			name: "a document with an expiry is one TTL delete, unless deleted",
 			steps: []step{
 				{phase: PhaseOrder, fn: set("o/1", true)},
@@ -142,7 +175,13 @@ func TestCountingStore(t *testing.T) {
 					phase = s.phase
 				}
 				if s.list != "" {
-					if _, err := c.List(ctx, s.list); err != nil {
+					var err error
+					if s.tag != "" {
+						_, err = c.ListTag(ctx, s.list, s.tag)
+					} else {
+						_, err = c.List(ctx, s.list)
+					}
+					if err != nil {
 						t.Fatal(err)
 					}
 					continue

@@ -216,7 +216,7 @@ func (s *Store) runBatch(batch []*request) {
 	results := make([]result, len(batch))
 	ran := make([]bool, len(batch))
 	err := s.db.Update(func(btx *bolt.Tx) error {
-		b := btx.Bucket(bucketDocs)
+		bs := bucketsOf(btx)
 		for i, r := range batch {
 			if !r.state.CompareAndSwap(queued, taken) {
 				continue
@@ -226,7 +226,7 @@ func (s *Store) runBatch(batch []*request) {
 				results[i] = result{err: err}
 				continue
 			}
-			t := &tx{b: b}
+			t := &tx{bs: bs}
 			results[i] = call(r, t)
 			if results[i].err != nil || results[i].panicked {
 				continue
@@ -283,6 +283,34 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 			return nil, ErrClosed
 		}
 		return nil, fmt.Errorf("list %s: %w", collection, err)
+	}
+	return docs, nil
+}
+
+// ListTag implements docstore.Store through the tag index: it reads the
+// documents returned, never the rest of the collection. It reads the last
+// committed state.
+func (s *Store) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+	if err := firestorerules.CollectionPath(collection); err != nil {
+		return nil, err
+	}
+	if err := firestorerules.CheckTag(tag, true); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var docs []docstore.Doc
+	err := s.db.View(func(btx *bolt.Tx) error {
+		var err error
+		docs, err = listTag(bucketsOf(btx), collection, tag)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+			return nil, ErrClosed
+		}
+		return nil, fmt.Errorf("list %s tagged %.40q: %w", collection, tag, err)
 	}
 	return docs, nil
 }

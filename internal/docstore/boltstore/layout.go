@@ -17,17 +17,31 @@ import (
 // and never interleaved with deeper documents.
 //
 // Value: version byte, flags byte, [expiry as int64 Unix microseconds,
-// big-endian, if flagExpire], then the JSON payload.
+// big-endian, if flagExpire], [tag length as uint16 big-endian and the tag,
+// if flagTag], then the JSON payload.
+//
+// Bucket "tags" indexes the tagged documents for ListTag: key collection +
+// 0xFF + tag + 0xFF + id, empty value. Tags are UTF-8 too, so one
+// collection's documents with one tag are again a contiguous range sorted
+// by ID. The commit that writes a document updates its index key, so the
+// two buckets never disagree.
+//
+// Format 1 (before tags) had no "tags" bucket and no flagTag; Open upgrades
+// such a file in place to format 2 (its documents have no tag, so the new
+// index starts empty) and reads its values as they are. A build that only
+// knows format 1 then refuses the file instead of misreading tagged values.
 var (
 	bucketDocs = []byte("docs")
+	bucketTags = []byte("tags")
 	bucketMeta = []byte("meta")
 	keyFormat  = []byte("format")
 )
 
 const (
-	formatVersion = 1
+	formatVersion = 2
 	sep           = 0xFF
 	flagExpire    = 1
+	flagTag       = 2
 )
 
 func initLayout(btx *bolt.Tx) error {
@@ -35,15 +49,25 @@ func initLayout(btx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	if v := meta.Get(keyFormat); v != nil {
-		if len(v) != 1 || v[0] != formatVersion {
-			return fmt.Errorf("unknown docstore file format %v (this build reads %d)", v, formatVersion)
-		}
-	} else if err := meta.Put(keyFormat, []byte{formatVersion}); err != nil {
+	if v := meta.Get(keyFormat); v != nil && (len(v) != 1 || v[0] < 1 || v[0] > formatVersion) {
+		return fmt.Errorf("unknown docstore file format %v (this build reads 1 to %d)", v, formatVersion)
+	}
+	if _, err := btx.CreateBucketIfNotExists(bucketDocs); err != nil {
 		return err
 	}
-	_, err = btx.CreateBucketIfNotExists(bucketDocs)
-	return err
+	if _, err := btx.CreateBucketIfNotExists(bucketTags); err != nil {
+		return err
+	}
+	return meta.Put(keyFormat, []byte{formatVersion})
+}
+
+// buckets are the bbolt buckets a transaction works in.
+type buckets struct {
+	docs, tags *bolt.Bucket
+}
+
+func bucketsOf(btx *bolt.Tx) buckets {
+	return buckets{docs: btx.Bucket(bucketDocs), tags: btx.Bucket(bucketTags)}
 }
 
 func docKey(collection, id string) []byte {
@@ -53,31 +77,74 @@ func docKey(collection, id string) []byte {
 	return append(k, id...)
 }
 
+func tagKey(collection, tag, id string) []byte {
+	k := make([]byte, 0, len(collection)+len(tag)+2+len(id))
+	k = append(k, collection...)
+	k = append(k, sep)
+	k = append(k, tag...)
+	k = append(k, sep)
+	return append(k, id...)
+}
+
 func encode(d docstore.Doc) []byte {
-	v := make([]byte, 2, 2+8+len(d.Data))
+	v := make([]byte, 2, 2+8+2+len(d.Tag)+len(d.Data))
 	v[0] = formatVersion
 	if !d.ExpireAt.IsZero() {
-		v[1] = flagExpire
+		v[1] |= flagExpire
 		v = binary.BigEndian.AppendUint64(v, uint64(d.ExpireAt.UnixMicro()))
+	}
+	if d.Tag != "" {
+		// Tags are at most 1,500 bytes (firestorerules.MaxTagBytes).
+		v[1] |= flagTag
+		v = binary.BigEndian.AppendUint16(v, uint16(len(d.Tag)))
+		v = append(v, d.Tag...)
 	}
 	return append(v, d.Data...)
 }
 
-// decode copies out of v, which bbolt owns only during the transaction.
-func decode(path string, v []byte) (docstore.Doc, error) {
-	if len(v) < 2 || v[0] != formatVersion {
-		return docstore.Doc{}, fmt.Errorf("document %s: corrupt value", path)
+// header is a value split into its parts; the slices alias the value.
+type header struct {
+	expire []byte // 8 bytes, or nil
+	tag    []byte
+	data   []byte
+}
+
+func parse(path string, v []byte) (header, error) {
+	if len(v) < 2 || v[0] < 1 || v[0] > formatVersion || (v[0] == 1 && v[1]&flagTag != 0) {
+		return header{}, fmt.Errorf("document %s: corrupt value", path)
 	}
-	d := docstore.Doc{Path: path, Exists: true}
+	var h header
 	rest := v[2:]
 	if v[1]&flagExpire != 0 {
 		if len(rest) < 8 {
-			return docstore.Doc{}, fmt.Errorf("document %s: corrupt expiry", path)
+			return header{}, fmt.Errorf("document %s: corrupt expiry", path)
 		}
-		d.ExpireAt = time.UnixMicro(int64(binary.BigEndian.Uint64(rest))).UTC()
-		rest = rest[8:]
+		h.expire, rest = rest[:8], rest[8:]
 	}
-	d.Data = bytes.Clone(rest)
+	if v[1]&flagTag != 0 {
+		if len(rest) < 2 {
+			return header{}, fmt.Errorf("document %s: corrupt tag", path)
+		}
+		n := int(binary.BigEndian.Uint16(rest))
+		if len(rest) < 2+n {
+			return header{}, fmt.Errorf("document %s: corrupt tag", path)
+		}
+		h.tag, rest = rest[2:2+n], rest[2+n:]
+	}
+	h.data = rest
+	return h, nil
+}
+
+// decode copies out of v, which bbolt owns only during the transaction.
+func decode(path string, v []byte) (docstore.Doc, error) {
+	h, err := parse(path, v)
+	if err != nil {
+		return docstore.Doc{}, err
+	}
+	d := docstore.Doc{Path: path, Tag: string(h.tag), Data: bytes.Clone(h.data), Exists: true}
+	if h.expire != nil {
+		d.ExpireAt = time.UnixMicro(int64(binary.BigEndian.Uint64(h.expire))).UTC()
+	}
 	return d, nil
 }
 
@@ -93,4 +160,68 @@ func list(b *bolt.Bucket, collection string) ([]docstore.Doc, error) {
 		docs = append(docs, d)
 	}
 	return docs, nil
+}
+
+// listTag walks the index range of collection and tag, reading each
+// document it names: the cost follows the documents returned, not the
+// collection's size.
+func listTag(bs buckets, collection, tag string) ([]docstore.Doc, error) {
+	prefix := tagKey(collection, tag, "")
+	docs := []docstore.Doc{}
+	c := bs.tags.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		id := string(k[len(prefix):])
+		path := collection + "/" + id
+		v := bs.docs.Get(docKey(collection, id))
+		if v == nil {
+			return nil, fmt.Errorf("tag index names %s, which does not exist", path)
+		}
+		d, err := decode(path, v)
+		if err != nil {
+			return nil, err
+		}
+		if d.Tag != tag {
+			return nil, fmt.Errorf("tag index lists %s under a tag it does not carry", path)
+		}
+		docs = append(docs, d)
+	}
+	return docs, nil
+}
+
+// put stores v at collection/id and moves the document's index key from
+// its old tag (if any) to tag (if any).
+func (bs buckets) put(collection, id, tag string, v []byte) error {
+	if err := bs.unindex(collection, id); err != nil {
+		return err
+	}
+	if err := bs.docs.Put(docKey(collection, id), v); err != nil {
+		return err
+	}
+	if tag == "" {
+		return nil
+	}
+	return bs.tags.Put(tagKey(collection, tag, id), nil)
+}
+
+// remove deletes collection/id and its index key.
+func (bs buckets) remove(collection, id string) error {
+	if err := bs.unindex(collection, id); err != nil {
+		return err
+	}
+	return bs.docs.Delete(docKey(collection, id))
+}
+
+func (bs buckets) unindex(collection, id string) error {
+	old := bs.docs.Get(docKey(collection, id))
+	if old == nil {
+		return nil
+	}
+	h, err := parse(collection+"/"+id, old)
+	if err != nil {
+		return err
+	}
+	if len(h.tag) == 0 {
+		return nil
+	}
+	return bs.tags.Delete(tagKey(collection, string(h.tag), id))
 }

@@ -3,8 +3,6 @@ package boltstore
 import (
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/docstore/internal/firestorerules"
 )
@@ -14,14 +12,15 @@ import (
 // the shared bbolt transaction.
 type tx struct {
 	mu     sync.Mutex // bbolt transactions are not safe for concurrent use
-	b      *bolt.Bucket
+	bs     buckets
 	rules  firestorerules.Rules
 	writes []write
 }
 
 type write struct {
-	key []byte
-	val []byte // nil: delete
+	collection, id string
+	tag            string
+	val            []byte // nil: delete
 }
 
 var _ docstore.Tx = (*tx)(nil)
@@ -35,7 +34,7 @@ func (t *tx) Get(paths ...string) ([]docstore.Doc, error) {
 	}
 	docs := make([]docstore.Doc, len(ps))
 	for i, p := range ps {
-		v := t.b.Get(docKey(p.Collection, p.ID))
+		v := t.bs.docs.Get(docKey(p.Collection, p.ID))
 		if v == nil {
 			docs[i] = docstore.Doc{Path: p.Full}
 			continue
@@ -54,7 +53,7 @@ func (t *tx) Set(d docstore.Doc) error {
 	if err != nil {
 		return err
 	}
-	t.writes = append(t.writes, write{key: docKey(p.Collection, p.ID), val: encode(nd)})
+	t.writes = append(t.writes, write{collection: p.Collection, id: p.ID, tag: nd.Tag, val: encode(nd)})
 	return nil
 }
 
@@ -65,7 +64,7 @@ func (t *tx) Delete(path string) error {
 	if err != nil {
 		return err
 	}
-	t.writes = append(t.writes, write{key: docKey(p.Collection, p.ID)})
+	t.writes = append(t.writes, write{collection: p.Collection, id: p.ID})
 	return nil
 }
 
@@ -76,14 +75,14 @@ func (t *tx) end(fnErr error) error {
 }
 
 // apply writes in order, so the last write to a document wins, as in a
-// Firestore commit.
+// Firestore commit; each write moves the document's tag index key with it.
 func (t *tx) apply() error {
 	for _, w := range t.writes {
 		var err error
 		if w.val == nil {
-			err = t.b.Delete(w.key)
+			err = t.bs.remove(w.collection, w.id)
 		} else {
-			err = t.b.Put(w.key, w.val)
+			err = t.bs.put(w.collection, w.id, w.tag, w.val)
 		}
 		if err != nil {
 			return err

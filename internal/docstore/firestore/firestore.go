@@ -1,13 +1,17 @@
 // Package firestore is the production docstore: Cloud Firestore in native
 // mode through cloud.google.com/go/firestore.
 //
-// Paths map 1:1 to Firestore document paths. A document holds two fields:
-// "json", the payload as a string (readable in the console), and
-// "expire_at", a timestamp set only when the document expires; it is the
-// field to name in each collection group's TTL policy. Exempt "json" from
-// single-field indexing (nothing queries it, and indexing a large string
-// costs write latency) and "expire_at" too (TTL does not need the index,
-// and monotonically rising timestamps make index hotspots).
+// Paths map 1:1 to Firestore document paths. A document holds up to three
+// fields: "json", the payload as a string (readable in the console);
+// "expire_at", a timestamp set only when the document expires, the field
+// to name in each collection group's TTL policy; and "tag", a string set
+// only when Doc.Tag is non-empty. Exempt "json" from single-field indexing
+// (nothing queries it, and indexing a large string costs write latency)
+// and "expire_at" too (TTL does not need the index, and monotonically
+// rising timestamps make index hotspots). "tag" must keep its automatic
+// single-field index in collection scope: ListTag is an equality query on
+// it ordered by document ID, which that index serves with no composite
+// index; an exemption would make ListTag fail with FAILED_PRECONDITION.
 package firestore
 
 import (
@@ -31,6 +35,7 @@ var _ docstore.Store = (*Store)(nil)
 const (
 	fieldJSON     = "json"
 	fieldExpireAt = "expire_at"
+	fieldTag      = "tag"
 )
 
 // Store is a docstore.Store on a Firestore client.
@@ -103,7 +108,26 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
 	}
-	it := s.client.Collection(collection).OrderBy(gfs.DocumentID, gfs.Asc).Documents(ctx)
+	q := s.client.Collection(collection).OrderBy(gfs.DocumentID, gfs.Asc)
+	return query(ctx, collection, q, "list "+collection)
+}
+
+// ListTag implements docstore.Store with an equality query on the "tag"
+// field, billed one read per document returned.
+func (s *Store) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+	if err := firestorerules.CollectionPath(collection); err != nil {
+		return nil, err
+	}
+	if err := firestorerules.CheckTag(tag, true); err != nil {
+		return nil, err
+	}
+	q := s.client.Collection(collection).Where(fieldTag, "==", tag).OrderBy(gfs.DocumentID, gfs.Asc)
+	return query(ctx, collection, q, fmt.Sprintf("list %s tagged %.40q", collection, tag))
+}
+
+// query runs q over the direct documents of collection.
+func query(ctx context.Context, collection string, q gfs.Query, what string) ([]docstore.Doc, error) {
+	it := q.Documents(ctx)
 	defer it.Stop()
 	docs := []docstore.Doc{}
 	for {
@@ -115,7 +139,7 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 			if ctx.Err() != nil && isContextCode(err) {
 				err = ctx.Err()
 			}
-			return nil, fmt.Errorf("list %s: %w", collection, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		d, err := fromSnapshot(collection+"/"+snap.Ref.ID, snap)
 		if err != nil {
@@ -194,6 +218,9 @@ func (t *tx) Set(d docstore.Doc) error {
 	if !nd.ExpireAt.IsZero() {
 		fields[fieldExpireAt] = nd.ExpireAt
 	}
+	if nd.Tag != "" {
+		fields[fieldTag] = nd.Tag
+	}
 	if err := t.ftx.Set(t.client.Doc(p.Full), fields); err != nil {
 		return t.rules.Fail(fmt.Errorf("set %s: %w", p.Full, err))
 	}
@@ -232,6 +259,13 @@ func fromSnapshot(path string, snap *gfs.DocumentSnapshot) (docstore.Doc, error)
 			return docstore.Doc{}, fmt.Errorf("document %s: field %q is %T, want a timestamp", path, fieldExpireAt, v)
 		}
 		d.ExpireAt = firestorerules.NormTime(ts)
+	}
+	if v, ok := data[fieldTag]; ok && v != nil {
+		tag, ok := v.(string)
+		if !ok {
+			return docstore.Doc{}, fmt.Errorf("document %s: field %q is %T, want a string", path, fieldTag, v)
+		}
+		d.Tag = tag
 	}
 	return d, nil
 }

@@ -11,8 +11,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore"
 )
 
-// The Firestore adapter stores Data in a string field "json" and ExpireAt
-// in a timestamp field "expire_at"; the size limits below are Firestore's
+// The Firestore adapter stores Data in a string field "json", ExpireAt in a
+// timestamp field "expire_at" and a non-empty Tag in a string field "tag"
+// (tag.go); the size limits below are Firestore's
 // for that layout, so the embedded store refuses the same documents.
 const (
 	// MaxDataBytes is the emulator's (and Firestore's) cap on one string
@@ -44,7 +45,13 @@ func CheckDoc(d docstore.Doc) (Path, docstore.Doc, error) {
 	if err := checkData(d.Data); err != nil {
 		return Path{}, docstore.Doc{}, fmt.Errorf("%w: %s: %v", ErrBadData, d.Path, err)
 	}
+	if err := checkTagOf(p, d.Tag); err != nil {
+		return Path{}, docstore.Doc{}, err
+	}
 	size := p.nameBytes + jsonFieldBytes + len(d.Data) + docOverheadBytes
+	if d.Tag != "" {
+		size += tagBytes(d.Tag)
+	}
 	if !d.ExpireAt.IsZero() {
 		if d.ExpireAt.Before(minTime) || d.ExpireAt.After(maxTime) {
 			return Path{}, docstore.Doc{}, fmt.Errorf("%w: %s: expiry %v outside years 1-9999", ErrBadData, d.Path, d.ExpireAt)
@@ -54,7 +61,7 @@ func CheckDoc(d docstore.Doc) (Path, docstore.Doc, error) {
 	if size > maxDocBytes {
 		return Path{}, docstore.Doc{}, fmt.Errorf("%w: %s: document of %d bytes exceeds Firestore's 1 MiB", ErrBadData, d.Path, size)
 	}
-	return p, docstore.Doc{Path: d.Path, Data: d.Data, ExpireAt: NormTime(d.ExpireAt), Exists: true}, nil
+	return p, docstore.Doc{Path: d.Path, Data: d.Data, ExpireAt: NormTime(d.ExpireAt), Tag: d.Tag, Exists: true}, nil
 }
 
 // NormTime returns t as Firestore gives it back: UTC, microseconds.

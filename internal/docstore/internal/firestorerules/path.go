@@ -97,9 +97,14 @@ func nameSize(segs []string) int {
 }
 
 func badPath(p, why string) error {
+	return fmt.Errorf("%w %q: %s", docstore.ErrBadPath, shortPath(p), why)
+}
+
+// shortPath keeps error messages readable for paths up to 6 KiB long.
+func shortPath(p string) string {
 	const show = 80
 	if len(p) > show {
-		p = p[:show] + "..."
+		return p[:show] + "..."
 	}
-	return fmt.Errorf("%w %q: %s", docstore.ErrBadPath, p, why)
+	return p
 }

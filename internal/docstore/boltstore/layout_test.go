@@ -1,0 +1,267 @@
+package boltstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+)
+
+func openTemp(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// writeFormat1 writes a file as a build before tags did: format 1, no
+// "tags" bucket, values without flagTag.
+func writeFormat1(t *testing.T, path string, expire time.Time) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(btx *bolt.Tx) error {
+		meta, err := btx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(keyFormat, []byte{1}); err != nil {
+			return err
+		}
+		docs, err := btx.CreateBucket(bucketDocs)
+		if err != nil {
+			return err
+		}
+		v := binary.BigEndian.AppendUint64([]byte{1, flagExpire}, uint64(expire.UnixMicro()))
+		if err := docs.Put(docKey("old", "expiring"), append(v, `{"v":1}`...)); err != nil {
+			return err
+		}
+		return docs.Put(docKey("old", "plain"), append([]byte{1, 0}, `{"v":2}`...))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpensFormat1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	exp := time.Date(2026, 12, 1, 10, 0, 0, 123000, time.UTC)
+	writeFormat1(t, path, exp)
+	s := openTemp(t, path)
+	ctx := t.Context()
+
+	want := []docstore.Doc{
+		{Path: "old/expiring", Data: []byte(`{"v":1}`), ExpireAt: exp, Exists: true},
+		{Path: "old/plain", Data: []byte(`{"v":2}`), Exists: true},
+	}
+	got, err := s.List(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("List of a format 1 file (-want +got):\n%s", diff)
+	}
+	// Retagging an old document indexes it; rewriting the other drops its
+	// old-format value.
+	err = s.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+		if err := tx.Set(docstore.Doc{Path: "old/plain", Data: []byte(`{"v":3}`), Tag: "g"}); err != nil {
+			return err
+		}
+		return tx.Delete("old/expiring")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tag  string
+		want []docstore.Doc
+	}{
+		{"retagged", "g", []docstore.Doc{{Path: "old/plain", Data: []byte(`{"v":3}`), Tag: "g", Exists: true}}},
+		{"other tag", "h", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.ListTag(ctx, "old", tc.tag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("ListTag(old, %s) (-want +got):\n%s", tc.tag, diff)
+			}
+		})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := readFormat(t, path); !bytes.Equal(v, []byte{formatVersion}) {
+		t.Errorf("format after Open = %v, want %d", v, formatVersion)
+	}
+}
+
+func readFormat(t *testing.T, path string) []byte {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v []byte
+	db.View(func(btx *bolt.Tx) error {
+		v = bytes.Clone(btx.Bucket(bucketMeta).Get(keyFormat))
+		return nil
+	})
+	return v
+}
+
+func TestRefusesUnknownFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format []byte
+	}{
+		{"newer", []byte{formatVersion + 1}},
+		{"zero", []byte{0}},
+		{"two bytes", []byte{1, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.db")
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(btx *bolt.Tx) error {
+				meta, err := btx.CreateBucket(bucketMeta)
+				if err != nil {
+					return err
+				}
+				return meta.Put(keyFormat, tc.format)
+			})
+			db.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(path)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !strings.Contains(err.Error(), "unknown docstore file format") {
+				t.Errorf("Open = %v, want an unknown format error", err)
+			}
+		})
+	}
+}
+
+// TestTagIndexFollowsDocs runs random writes, some in failing
+// transactions, and checks that the index holds exactly one key per tagged
+// document, the one of its current tag.
+func TestTagIndexFollowsDocs(t *testing.T) {
+	s := openTemp(t, filepath.Join(t.TempDir(), "idx.db"))
+	rng := rand.New(rand.NewPCG(1, 2))
+	paths := []string{"c/a", "c/b", "c/c", "c/a/s/x", "d/a", "c2/a"}
+	tags := []string{"", "t1", "t2", "t1/é"}
+	errFail := errors.New("fail")
+	for i := range 300 {
+		fail := rng.IntN(5) == 0
+		err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+			for range 1 + rng.IntN(4) {
+				p := paths[rng.IntN(len(paths))]
+				var err error
+				if rng.IntN(4) == 0 {
+					err = tx.Delete(p)
+				} else {
+					err = tx.Set(docstore.Doc{Path: p, Data: []byte(`{}`), Tag: tags[rng.IntN(len(tags))]})
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if fail {
+				return errFail
+			}
+			return nil
+		})
+		if err != nil && !(fail && errors.Is(err, errFail)) {
+			t.Fatalf("transaction %d: %v", i, err)
+		}
+	}
+	var want, got []string
+	err := s.db.View(func(btx *bolt.Tx) error {
+		bs := bucketsOf(btx)
+		if err := bs.docs.ForEach(func(k, v []byte) error {
+			i := bytes.IndexByte(k, sep)
+			h, err := parse(string(k), v)
+			if err != nil {
+				return err
+			}
+			if len(h.tag) > 0 {
+				want = append(want, fmt.Sprintf("%s|%s|%s", k[:i], h.tag, k[i+1:]))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return bs.tags.ForEach(func(k, _ []byte) error {
+			got = append(got, string(bytes.ReplaceAll(k, []byte{sep}, []byte("|"))))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Fatal("no tagged documents left: the sequence proves nothing")
+	}
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("tag index (-want +got):\n%s", diff)
+	}
+}
+
+// TestListTagReadsOnlyTagged shows that ListTag does not walk the
+// collection: a corrupt untagged document breaks List but not ListTag.
+func TestListTagReadsOnlyTagged(t *testing.T) {
+	s := openTemp(t, filepath.Join(t.TempDir(), "scan.db"))
+	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+		for i := range 50 {
+			if err := tx.Set(docstore.Doc{Path: fmt.Sprintf("c/%02d", i), Data: []byte(`{}`)}); err != nil {
+				return err
+			}
+		}
+		return tx.Set(docstore.Doc{Path: "c/25x", Data: []byte(`{}`), Tag: "g"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Update(func(btx *bolt.Tx) error {
+		return btx.Bucket(bucketDocs).Put(docKey("c", "24"), []byte{9})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(t.Context(), "c"); err == nil {
+		t.Fatal("List read past a corrupt document: the check below proves nothing")
+	}
+	docs, err := s.ListTag(t.Context(), "c", "g")
+	if err != nil {
+		t.Fatalf("ListTag read an untagged document: %v", err)
+	}
+	if len(docs) != 1 || docs[0].Path != "c/25x" {
+		t.Errorf("ListTag = %+v, want c/25x", docs)
+	}
+}

@@ -1,0 +1,372 @@
+package docstoretest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+)
+
+func tagged(path, data, tag string) docstore.Doc {
+	return docstore.Doc{Path: path, Data: []byte(data), Tag: tag}
+}
+
+// listTag lists collection's documents tagged tag, failing t on error.
+func listTag(t *testing.T, s docstore.Store, collection, tag string) []docstore.Doc {
+	t.Helper()
+	docs, err := s.ListTag(t.Context(), collection, tag)
+	if err != nil {
+		t.Fatalf("ListTag(%s, %.40q): %v", collection, tag, err)
+	}
+	return docs
+}
+
+func pathsOf(docs []docstore.Doc) []string {
+	var ps []string
+	for _, d := range docs {
+		ps = append(ps, d.Path)
+	}
+	return ps
+}
+
+// testTagRoundTrip: Get, List and ListTag give the tag back, and ListTag
+// finds exactly the collection's direct documents with that exact tag,
+// ordered by ID.
+func testTagRoundTrip(t *testing.T, s docstore.Store) {
+	exp := docstore.Doc{Path: "tg/b", Data: []byte(`{"v":"b"}`), Tag: "g1", ExpireAt: zoned()}
+	set(t, s,
+		exp,
+		// IDs whose byte order differs from naive expectations.
+		tagged("tg/a", `{"v":"a"}`, "g1"),
+		tagged("tg/B", `{"v":"B"}`, "g1"),
+		tagged("tg/é", `{"v":"é"}`, "g1"),
+		tagged("tg/10", `{"v":"10"}`, "g1"),
+		tagged("tg/9", `{"v":"9"}`, "g1"),
+		doc("tg/untagged", `{}`),
+		tagged("tg/other", `{}`, "g2"),
+		tagged("tg/longer", `{}`, "g10"), // g1 is a prefix of it
+		tagged("tg/shorter", `{}`, "g"),  // a prefix of g1
+		tagged("tg/upper", `{}`, "G1"),
+		tagged("tg/spaced", `{}`, "g1 "),
+		tagged("tg/uni", `{}`, "señal ñ/é"),
+		tagged("tg/a/tg/deep", `{}`, "g1"),  // subcollection named like its parent
+		tagged("tg/a/sub/deep", `{}`, "g1"), // in a subcollection: not a direct child
+		tagged("other/x/tg/q", `{}`, "g1"),  // same collection ID elsewhere
+		tagged("tg2/a", `{}`, "g1"),         // sibling collection sharing the prefix
+		tagged("t/g", `{}`, "g1"),
+	)
+
+	wantB := docstore.Doc{Path: "tg/b", Data: []byte(`{"v":"b"}`), Tag: "g1", Exists: true,
+		ExpireAt: zoned().UTC().Truncate(time.Microsecond)}
+	if diff := diffDocs([]docstore.Doc{wantB, {Path: "tg/untagged", Data: []byte(`{}`), Exists: true}},
+		get(t, s, "tg/b", "tg/untagged")); diff != "" {
+		t.Errorf("Get (-want +got):\n%s", diff)
+	}
+	all, err := s.List(t.Context(), "tg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := map[string]string{}
+	for _, d := range all {
+		tags[d.Path] = d.Tag
+	}
+	for path, want := range map[string]string{"tg/b": "g1", "tg/untagged": "", "tg/uni": "señal ñ/é", "tg/upper": "G1"} {
+		if tags[path] != want {
+			t.Errorf("List gave %s tag %q, want %q", path, tags[path], want)
+		}
+	}
+
+	want := []docstore.Doc{
+		{Path: "tg/10", Data: []byte(`{"v":"10"}`), Tag: "g1", Exists: true},
+		{Path: "tg/9", Data: []byte(`{"v":"9"}`), Tag: "g1", Exists: true},
+		{Path: "tg/B", Data: []byte(`{"v":"B"}`), Tag: "g1", Exists: true},
+		{Path: "tg/a", Data: []byte(`{"v":"a"}`), Tag: "g1", Exists: true},
+		wantB,
+		{Path: "tg/é", Data: []byte(`{"v":"é"}`), Tag: "g1", Exists: true},
+	}
+	if diff := diffDocs(want, listTag(t, s, "tg", "g1")); diff != "" {
+		t.Errorf("ListTag(tg, g1) (-want +got):\n%s", diff)
+	}
+
+	for _, tc := range []struct {
+		name       string
+		collection string
+		tag        string
+		want       []string
+	}{
+		{"another tag", "tg", "g2", []string{"tg/other"}},
+		{"tag with g1 as prefix", "tg", "g10", []string{"tg/longer"}},
+		{"prefix of g1", "tg", "g", []string{"tg/shorter"}},
+		{"case matters", "tg", "G1", []string{"tg/upper"}},
+		{"trailing space matters", "tg", "g1 ", []string{"tg/spaced"}},
+		{"non-ASCII and slash", "tg", "señal ñ/é", []string{"tg/uni"}},
+		{"no such tag", "tg", "g3", nil},
+		{"subcollection named like its parent", "tg/a/tg", "g1", []string{"tg/a/tg/deep"}},
+		{"subcollection", "tg/a/sub", "g1", []string{"tg/a/sub/deep"}},
+		{"same collection ID elsewhere", "other/x/tg", "g1", []string{"other/x/tg/q"}},
+		{"sibling collection", "tg2", "g1", []string{"tg2/a"}},
+		{"empty collection", "nothing", "g1", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := listTag(t, s, tc.collection, tc.tag)
+			if diff := diffStrings(tc.want, pathsOf(got)); diff != "" {
+				t.Errorf("ListTag(%s, %q) (-want +got):\n%s", tc.collection, tc.tag, diff)
+			}
+			for _, d := range got {
+				if d.Tag != tc.tag || !d.Exists {
+					t.Errorf("ListTag returned %+v, want an existing document tagged %q", d, tc.tag)
+				}
+			}
+		})
+	}
+}
+
+// testTagMoves: a write that changes, clears or deletes moves the document
+// out of its old tag's listing, in one transaction with its other writes.
+func testTagMoves(t *testing.T, s docstore.Store) {
+	set(t, s,
+		tagged("mv/changed", `{}`, "old"),
+		tagged("mv/cleared", `{}`, "old"),
+		tagged("mv/deleted", `{}`, "old"),
+		tagged("mv/kept", `{"v":1}`, "old"),
+		tagged("mv/twice", `{}`, "old"),
+		tagged("mv/deleted-then-set", `{}`, "old"),
+		tagged("mv/set-then-deleted", `{}`, "old"),
+		tagged("mv/kept/sub/x", `{}`, "old"), // deleting a parent leaves its subcollections
+	)
+	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+		for _, op := range []func() error{
+			func() error { return tx.Set(tagged("mv/changed", `{}`, "new")) },
+			func() error { return tx.Set(doc("mv/cleared", `{}`)) },
+			func() error { return tx.Delete("mv/deleted") },
+			func() error { return tx.Set(tagged("mv/kept", `{"v":2}`, "old")) },
+			func() error { return tx.Set(tagged("mv/twice", `{}`, "new")) },
+			func() error { return tx.Set(tagged("mv/twice", `{}`, "third")) },
+			func() error { return tx.Delete("mv/deleted-then-set") },
+			func() error { return tx.Set(tagged("mv/deleted-then-set", `{}`, "new")) },
+			func() error { return tx.Set(tagged("mv/set-then-deleted", `{}`, "new")) },
+			func() error { return tx.Delete("mv/set-then-deleted") },
+			func() error { return tx.Set(tagged("mv/fresh", `{}`, "new")) },
+		} {
+			if err := op(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("RunTx: %v", err)
+	}
+	for _, tc := range []struct {
+		name       string
+		collection string
+		tag        string
+		want       []string
+	}{
+		{"old", "mv", "old", []string{"mv/kept"}},
+		{"new", "mv", "new", []string{"mv/changed", "mv/deleted-then-set", "mv/fresh"}},
+		{"last write wins", "mv", "third", []string{"mv/twice"}},
+		{"subcollection untouched", "mv/kept/sub", "old", []string{"mv/kept/sub/x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := diffStrings(tc.want, pathsOf(listTag(t, s, tc.collection, tc.tag))); diff != "" {
+				t.Errorf("ListTag(%s, %s) (-want +got):\n%s", tc.collection, tc.tag, diff)
+			}
+		})
+	}
+	if got := listTag(t, s, "mv", "old"); len(got) == 1 && string(got[0].Data) != `{"v":2}` {
+		t.Errorf("ListTag gave mv/kept data %s, want the replacement's", got[0].Data)
+	}
+
+	// Later transactions move documents again, and a delete empties a tag.
+	set(t, s, tagged("mv/cleared", `{}`, "old"), tagged("mv/changed", `{}`, "old"))
+	err = s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+		return tx.Delete("mv/twice")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tag  string
+		want []string
+	}{
+		{"back to old", "old", []string{"mv/changed", "mv/cleared", "mv/kept"}},
+		{"left new", "new", []string{"mv/deleted-then-set", "mv/fresh"}},
+		{"deleted", "third", nil},
+	} {
+		t.Run("again/"+tc.name, func(t *testing.T) {
+			if diff := diffStrings(tc.want, pathsOf(listTag(t, s, "mv", tc.tag))); diff != "" {
+				t.Errorf("ListTag(mv, %s) (-want +got):\n%s", tc.tag, diff)
+			}
+		})
+	}
+}
+
+// testTagFailedTx: the tags of a transaction that fails are not listed,
+// and the documents it meant to move stay where they were.
+func testTagFailedTx(t *testing.T, s docstore.Store) {
+	set(t, s, tagged("ft/a", `{}`, "before"))
+	for _, tc := range []struct {
+		name string
+		fn   func(tx docstore.Tx) error
+		want error
+	}{
+		{"fn fails", func(tx docstore.Tx) error {
+			if err := tx.Set(tagged("ft/new", `{}`, "after")); err != nil {
+				return err
+			}
+			if err := tx.Set(tagged("ft/a", `{}`, "after")); err != nil {
+				return err
+			}
+			return errBoom
+		}, errBoom},
+		{"bad tag dropped", func(tx docstore.Tx) error {
+			if err := tx.Set(tagged("ft/new", `{}`, "after")); err != nil {
+				return err
+			}
+			if err := tx.Delete("ft/a"); err != nil {
+				return err
+			}
+			tx.Set(tagged("ft/bad", `{}`, strings.Repeat("x", 1501)))
+			return nil
+		}, docstore.ErrBadTag},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error { return tc.fn(tx) })
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("RunTx = %v, want %v", err, tc.want)
+			}
+			for _, c := range []struct {
+				tag  string
+				want []string
+			}{
+				{"before", []string{"ft/a"}},
+				{"after", nil},
+				{strings.Repeat("x", 1500), nil},
+			} {
+				if diff := diffStrings(c.want, pathsOf(listTag(t, s, "ft", c.tag))); diff != "" {
+					t.Errorf("ListTag(ft, %.10q) (-want +got):\n%s", c.tag, diff)
+				}
+			}
+			wantExists(t, s, "ft/new", false)
+		})
+	}
+}
+
+// testTagValidation: Set refuses a tag Firestore could not index exactly,
+// failing the transaction even if fn drops the error; ListTag refuses an
+// empty or invalid tag.
+func testTagValidation(t *testing.T, s docstore.Store) {
+	// A document name of exactly Firestore's 6 KiB: with a tag its index
+	// entry reaches the 7.5 KiB limit at 1,499 tag bytes.
+	long := "a/" + strings.Repeat("x", 1500) + "/b/" + strings.Repeat("x", 1500) + "/c/" + strings.Repeat("x", 1500) +
+		"/d/" + strings.Repeat("x", 1500) + "/e/" + strings.Repeat("x", 113)
+	for _, tc := range []struct {
+		name string
+		doc  docstore.Doc
+	}{
+		{"over 1500 bytes", tagged("tv/a", `{}`, strings.Repeat("x", 1501))},
+		{"over 1500 bytes of multi-byte runes", tagged("tv/a", `{}`, strings.Repeat("é", 751))},
+		{"invalid UTF-8", tagged("tv/a", `{}`, "g\xff")},
+		{"index entry over 7.5 KiB", tagged(long, `{}`, strings.Repeat("t", 1500))},
+	} {
+		t.Run("Set/"+tc.name, func(t *testing.T) {
+			var setErr error
+			err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+				if err := tx.Set(doc("tv/other", `{}`)); err != nil {
+					return err
+				}
+				setErr = tx.Set(tc.doc)
+				return nil // dropped on purpose
+			})
+			if !errors.Is(setErr, docstore.ErrBadTag) {
+				t.Errorf("Set = %v, want ErrBadTag", setErr)
+			}
+			if !errors.Is(err, docstore.ErrBadTag) {
+				t.Errorf("RunTx after a dropped Set error = %v, want ErrBadTag", err)
+			}
+			wantExists(t, s, "tv/other", false)
+			wantExists(t, s, tc.doc.Path, false)
+		})
+	}
+	t.Run("Set/at the limits", func(t *testing.T) {
+		limits := []docstore.Doc{
+			tagged("tvok/a", `{}`, strings.Repeat("x", 1500)),
+			tagged("tvok/b", `{}`, strings.Repeat("é", 750)),
+			tagged(long, `{}`, strings.Repeat("t", 1499)),
+		}
+		set(t, s, limits...)
+		for _, d := range limits {
+			collection := d.Path[:strings.LastIndexByte(d.Path, '/')]
+			got := listTag(t, s, collection, d.Tag)
+			if diff := diffStrings([]string{d.Path}, pathsOf(got)); diff != "" {
+				t.Errorf("ListTag(%.20s..., %.10q...) (-want +got):\n%s", collection, d.Tag, diff)
+			}
+		}
+	})
+
+	canceled, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, tc := range []struct {
+		name       string
+		ctx        context.Context
+		collection string
+		tag        string
+		want       error
+	}{
+		{"empty tag", t.Context(), "tv", "", docstore.ErrBadTag},
+		{"tag over 1500 bytes", t.Context(), "tv", strings.Repeat("x", 1501), docstore.ErrBadTag},
+		{"invalid UTF-8 tag", t.Context(), "tv", "\xff", docstore.ErrBadTag},
+		{"document path", t.Context(), "tv/a", "g", docstore.ErrBadPath},
+		{"empty collection path", t.Context(), "", "g", docstore.ErrBadPath},
+		{"reserved collection", t.Context(), "__tv__", "g", docstore.ErrBadPath},
+		{"canceled context", canceled, "tv", "g", context.Canceled},
+	} {
+		t.Run("ListTag/"+tc.name, func(t *testing.T) {
+			docs, err := s.ListTag(tc.ctx, tc.collection, tc.tag)
+			if !errors.Is(err, tc.want) {
+				t.Errorf("ListTag(%q, %.40q) = %v, %v; want %v", tc.collection, tc.tag, docs, err, tc.want)
+			}
+		})
+	}
+}
+
+// testListTagIsNotTransactional: ListTag inside fn sees committed state,
+// not the transaction's pending writes.
+func testListTagIsNotTransactional(t *testing.T, s docstore.Store) {
+	set(t, s, tagged("ltt/a", `{}`, "g"))
+	var inside []string
+	err := s.RunTx(t.Context(), func(ctx context.Context, tx docstore.Tx) error {
+		if _, err := tx.Get("ltt/a"); err != nil {
+			return err
+		}
+		if err := tx.Set(tagged("ltt/b", `{}`, "g")); err != nil {
+			return err
+		}
+		if err := tx.Set(doc("ltt/a", `{}`)); err != nil {
+			return err
+		}
+		docs, err := s.ListTag(ctx, "ltt", "g")
+		inside = pathsOf(docs)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		got  []string
+		want []string
+	}{
+		{"inside the transaction: committed only", inside, []string{"ltt/a"}},
+		{"after the commit", pathsOf(listTag(t, s, "ltt", "g")), []string{"ltt/b"}},
+	} {
+		if diff := diffStrings(tc.want, tc.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
