@@ -28,10 +28,10 @@
 //     inside fn reads committed state, not the transaction's writes.
 //   - A document may carry a Tag, an indexed label that ListTag finds by
 //     equality (Firestore: a string field with its automatic single-field
-//     index). A tag is valid UTF-8 of at most 1,500 bytes, Firestore's limit
-//     on an indexed string (longer values are indexed truncated, so equality
-//     would be unreliable); empty means none. A bad tag fails RunTx like a
-//     bad path.
+//     index). A tag is valid UTF-8 of at most 1,499 bytes: Firestore's
+//     1,500-byte limit on an indexed string counts its bytes plus one, and
+//     a longer value is indexed truncated and refused in a query. Empty
+//     means none. A bad tag fails RunTx like a bad path.
 //   - Documents carry an optional ExpireAt (Firestore TTL). Expiry is not
 //     enforced on read: an expired document stays visible until a TTL sweep
 //     deletes it, so callers compare ExpireAt with their clock themselves.
@@ -92,7 +92,7 @@ var (
 	// collection, for List).
 	ErrBadPath = errors.New("docstore: bad path")
 	// ErrBadTag is returned for a Doc.Tag that is not valid UTF-8 of at
-	// most 1,500 bytes, and for an empty or invalid tag given to ListTag.
+	// most 1,499 bytes, and for an empty or invalid tag given to ListTag.
 	ErrBadTag = errors.New("docstore: bad tag")
 )
 

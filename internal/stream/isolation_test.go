@@ -43,6 +43,13 @@ func (s *prefixFailingStore) List(ctx context.Context, collection string) ([]doc
 	return s.Store.List(ctx, collection)
 }
 
+func (s *prefixFailingStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+	if s.failing(collection) {
+		return nil, errors.New("store unavailable for " + collection)
+	}
+	return s.Store.ListTag(ctx, collection, tag)
+}
+
 func (s *prefixFailingStore) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {
 	return s.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		return fn(ctx, failingTx{Tx: tx, s: s})

@@ -94,7 +94,7 @@ func encode(d docstore.Doc) []byte {
 		v = binary.BigEndian.AppendUint64(v, uint64(d.ExpireAt.UnixMicro()))
 	}
 	if d.Tag != "" {
-		// Tags are at most 1,500 bytes (firestorerules.MaxTagBytes).
+		// A tag fits in uint16: at most firestorerules.MaxTagBytes.
 		v[1] |= flagTag
 		v = binary.BigEndian.AppendUint16(v, uint16(len(d.Tag)))
 		v = append(v, d.Tag...)

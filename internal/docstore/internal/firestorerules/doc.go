@@ -45,8 +45,8 @@ func CheckDoc(d docstore.Doc) (Path, docstore.Doc, error) {
 	if err := checkData(d.Data); err != nil {
 		return Path{}, docstore.Doc{}, fmt.Errorf("%w: %s: %v", ErrBadData, d.Path, err)
 	}
-	if err := checkTagOf(p, d.Tag); err != nil {
-		return Path{}, docstore.Doc{}, err
+	if err := CheckTag(d.Tag, false); err != nil {
+		return Path{}, docstore.Doc{}, fmt.Errorf("%w (document %s)", err, shortPath(d.Path))
 	}
 	size := p.nameBytes + jsonFieldBytes + len(d.Data) + docOverheadBytes
 	if d.Tag != "" {

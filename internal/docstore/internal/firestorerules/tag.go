@@ -9,16 +9,19 @@ import (
 
 // The Firestore adapter stores Doc.Tag in a string field "tag" that keeps
 // its automatic single-field index, so the limits on indexed values apply.
+//
+// An index entry (at most 7.5 KiB) holds the document name (at most 6 KiB,
+// path.go), the field (name bytes+1, value bytes+1) and 32 bytes: the
+// longest name with the longest tag is exactly 7,680 bytes, so a valid
+// path and tag never exceed it and it needs no check of its own.
 const (
-	// MaxTagBytes is Firestore's limit on an indexed string value: longer
-	// ones are indexed truncated, which would make equality unreliable.
-	MaxTagBytes = 1500
-	// maxIndexEntryBytes is Firestore's limit on one index entry: the
-	// document name, the indexed field (name bytes+1, value bytes+1) and 32.
-	// A write whose entry exceeds it is refused.
-	maxIndexEntryBytes = 7680
-	tagFieldNameBytes  = len("tag") + 1
-	indexEntryOverhead = 32
+	// MaxTagBytes is Firestore's limit on an indexed string: 1,500 bytes
+	// counting a string as its UTF-8 bytes plus one. A longer value is
+	// indexed truncated and refused as a query value ("too large to be
+	// used in a query", checked against the emulator), so a document with
+	// it could never be listed.
+	MaxTagBytes      = 1499
+	tagFieldOverhead = len("tag") + 1 + 1
 )
 
 // CheckTag validates tag as a Doc.Tag (empty: none) or, with need, as the
@@ -36,18 +39,4 @@ func CheckTag(tag string, need bool) error {
 }
 
 // tagBytes is what a non-empty tag adds to the document's size.
-func tagBytes(tag string) int { return tagFieldNameBytes + len(tag) + 1 }
-
-// checkTagOf validates the tag of a document at p.
-func checkTagOf(p Path, tag string) error {
-	if err := CheckTag(tag, false); err != nil {
-		return fmt.Errorf("%w (document %s)", err, shortPath(p.Full))
-	}
-	if tag == "" {
-		return nil
-	}
-	if n := p.nameBytes + tagBytes(tag) + indexEntryOverhead; n > maxIndexEntryBytes {
-		return fmt.Errorf("%w: index entry of %d bytes (document name and tag) exceeds Firestore's 7.5 KiB (document %s)", docstore.ErrBadTag, n, shortPath(p.Full))
-	}
-	return nil
-}
+func tagBytes(tag string) int { return tagFieldOverhead + len(tag) }
