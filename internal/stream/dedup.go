@@ -1,11 +1,8 @@
 package stream
 
 import (
-	"context"
 	"fmt"
 	"hash/fnv"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -45,9 +42,17 @@ func hashedID(pedidoID string) string {
 // dedupDoc is an order's dedup record: what its first delivery did in each
 // aggregation.
 type dedupDoc struct {
+	PedidoID     string               `json:"pedido_id,omitempty"`
 	MessageID    string               `json:"message_id"`
 	ReceivedAt   time.Time            `json:"received_at"`
+	EventTime    time.Time            `json:"event_time,omitzero"`
 	Aggregations map[string]aggRecord `json:"aggregations"`
+	// Gen is the generation the order transaction read (also the
+	// document's tag), and Elements, per aggregation, what the order
+	// counts in, for the tick's fold of that generation. Records of
+	// layout 2 have neither: their orders are in deltas.
+	Gen      int64                   `json:"gen,omitempty"`
+	Elements map[string][]recElement `json:"elements,omitempty"`
 }
 
 // aggRecord is an order's fate in one aggregation: per window (start) it
@@ -67,90 +72,13 @@ type legacyOrderDoc struct {
 	Fate Fate `json:"fate"`
 }
 
-// dedupControlDoc records when this dedup layout started, and which
-// aggregations the previous layout may have left records in.
+// dedupControlDoc is layout 2's control document (stream/dedup): when
+// its dedup layout started, and which aggregations the previous layout may
+// have left records in. Layout 3 copies it into the control document.
 type dedupControlDoc struct {
 	Since       time.Time `json:"since"`
 	LegacyUntil time.Time `json:"legacy_until"`
 	Legacy      []string  `json:"legacy,omitempty"`
-}
-
-// legacyState is what the order transactions need of the control document.
-type legacyState struct {
-	until time.Time
-	aggs  []aggregation // configured aggregations whose legacy records may exist
-}
-
-// active reports whether a redelivery handled by the previous layout can
-// still arrive at now.
-func (l legacyState) active(now time.Time) bool {
-	return len(l.aggs) > 0 && now.Before(l.until)
-}
-
-// fence caches the control document for the process.
-type fence struct {
-	mu    sync.Mutex
-	ready bool
-	st    legacyState
-}
-
-// dedupFence returns the legacy state, establishing it on the first start of
-// this layout. That first transaction re-stamps every configured
-// aggregation's watermark document with StateLayout: the previous version
-// reads the watermark in every order transaction and refuses a layout it
-// does not know, so from that commit on it cannot count an order (it fails
-// and Pub/Sub redelivers to this version), and every order it did count has
-// a legacy record. An aggregation whose watermark document existed is one
-// the previous version may have served; only those are consulted, and only
-// until LegacyUntil. Read once per process.
-func (p *Processor) dedupFence(ctx context.Context, now time.Time) (legacyState, error) {
-	p.fence.mu.Lock()
-	defer p.fence.mu.Unlock()
-	if p.fence.ready {
-		return p.fence.st, nil
-	}
-	var ctl dedupControlDoc
-	err := p.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		ctl = dedupControlDoc{}
-		paths := []string{dedupControl}
-		for _, a := range p.aggs {
-			paths = append(paths, a.paths.watermark)
-		}
-		docs, err := tx.Get(paths...)
-		if err != nil {
-			return err
-		}
-		if docs[0].Exists {
-			return decodeDoc(docs[0], &ctl)
-		}
-		ctl.Since = now.UTC()
-		ctl.LegacyUntil = ctl.Since.Add(DedupRetention + LegacyDedupMargin)
-		for i, a := range p.aggs {
-			var ws window.WatermarkState
-			d := docs[i+1]
-			if d.Exists {
-				if err := decodeDoc(d, &ws); err != nil {
-					return err
-				}
-				ctl.Legacy = append(ctl.Legacy, a.spec.Name)
-			}
-			if err := set(tx, a.paths.watermark, ws, time.Time{}); err != nil {
-				return err
-			}
-		}
-		return set(tx, dedupControl, ctl, time.Time{})
-	})
-	if err != nil {
-		return legacyState{}, fmt.Errorf("read the dedup layout's control document: %w", err)
-	}
-	st := legacyState{until: ctl.LegacyUntil}
-	for _, a := range p.aggs {
-		if slices.Contains(ctl.Legacy, a.spec.Name) {
-			st.aggs = append(st.aggs, a)
-		}
-	}
-	p.fence.ready, p.fence.st = true, st
-	return st, nil
 }
 
 // legacyOrderPath is the previous layout's dedup record of an order in one

@@ -72,11 +72,10 @@ func (p *Processor) HandleBatch(ctx context.Context, pushes []Push) ([]Result, e
 		}
 	}
 	if len(live) > 0 {
-		legacy, err := p.dedupFence(ctx, live[0].now)
-		if err != nil {
+		if err := p.ensureControl(ctx, live[0].now); err != nil {
 			return results(), fmt.Errorf("handle %d orders: %w", len(live), err)
 		}
-		rows, err := p.commitOrders(ctx, live, legacy, bs)
+		rows, err := p.commitOrders(ctx, live, bs)
 		written = rows
 		if err != nil {
 			return results(), fmt.Errorf("handle %d orders: %w", len(live), err)

@@ -33,6 +33,8 @@ type paths struct {
 	agenda    string // collection: the tick's index of open cells, one document per window
 	orders    string // collection of the previous layout's dedup records (read during the upgrade only)
 	outbox    string // collection
+	state     string // collection: layout 3's window state, partDoc per window and part
+	parked    string // collection: elements of windows whose state could not be read
 }
 
 func pathsOf(agg string) paths {
@@ -45,6 +47,8 @@ func pathsOf(agg string) paths {
 		agenda:    root + "/agenda",
 		orders:    root + "/orders",
 		outbox:    root + "/outbox",
+		state:     root + "/state",
+		parked:    root + "/parked",
 	}
 }
 

@@ -38,7 +38,6 @@ type Processor struct {
 	batches   *batcher // nil: batching off
 	instance  string   // random, names this process's batches
 	batchSeq  atomic.Uint64
-	hot       hotCells
 	specs     map[string]window.Spec // by name
 	fence     fence                  // the dedup layout's control document, once read
 }
@@ -251,9 +250,9 @@ type AggregationTick struct {
 	// orders, a due EARLY or LATE delay, or a window end or expiry reached.
 	// The tick's reads are a few per visited cell plus a constant.
 	Visited int
-	// Deltas counts the delta documents listed: the changes since the
-	// last tick, one per (window, key) and delta number written since.
-	Deltas  int
+	// Records counts the elements of the dedup records folded: the
+	// orders' changes since the last tick.
+	Records int
 	Panes   []window.Pane // emitted by this tick, sorted by identity
 	Expired int           // (window, key)s whose state was deleted
 	Flushed int           // outbox rows appended to the sink

@@ -66,6 +66,11 @@ func skuMissingRowID(agg, pedidoID string, line int) string {
 	return ReasonSKUMissing + "|" + agg + "|" + pedidoID + "|" + strconv.Itoa(line)
 }
 func invalidRowID(messageID string) string { return "invalid|" + messageID }
+
+// overflowRowID dead-letters an order in one aggregation whose window
+// total it would take out of the range BigQuery stores (found by the
+// fold, which is where the totals are).
+func overflowRowID(agg, pedidoID string) string { return "overflow|" + agg + "|" + pedidoID }
 func undecodableRowID(sum string) string   { return "undecodable|" + sum }
 
 // rowMapper turns outbox entries into warehouse rows by the tables' schemas,

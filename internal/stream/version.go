@@ -24,7 +24,7 @@ import (
 // previous binary refuses the watermark document re-stamped with layout 2
 // (dedupFence), so it cannot count an order whose dedup record it would not
 // see.
-const StateLayout = 2
+const StateLayout = 3
 
 // MinStateLayout is the oldest layout this binary reads.
 const MinStateLayout = 1
@@ -102,6 +102,10 @@ func (d agendaDoc) stamped() any    { d.Layout = StateLayout; return d }
 func (d watermarkDoc) stamped() any { d.Layout = StateLayout; return d }
 
 var (
+	_ versioned = controlDoc{}
+	_ versioned = foldDoc{}
+	_ versioned = partDoc{}
+	_ versioned = parkedDoc{}
 	_ versioned = cellDoc{}
 	_ versioned = deltaDoc{}
 	_ versioned = agendaDoc{}

@@ -1,0 +1,649 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// Firestore's limits on one transaction are 500 writes and 10 MiB of
+// requests; a batch that would pass these margins below them is split.
+const (
+	maxTxWrites = 480
+	maxTxBytes  = 8 << 20
+	// docOverhead is what a write costs besides its payload in the
+	// estimate: path, field names, timestamps.
+	docOverhead = 1 << 10
+	// elementBytes estimates an element's share of a dedup record.
+	elementBytes = 160
+)
+
+// commitOrders runs the order transactions for items, in order, as many as
+// the transaction limits require (usually one). It returns the outbox rows
+// they wrote.
+func (p *Processor) commitOrders(ctx context.Context, items []*item, bs *BatchInfo) ([]pending, error) {
+	var written []pending
+	for rest := items; len(rest) > 0; {
+		n, rows, err := p.orderTx(ctx, rest, bs)
+		bs.Transactions++
+		if err != nil {
+			return written, err
+		}
+		written = append(written, rows...)
+		rest = rest[n:]
+	}
+	return written, nil
+}
+
+// orderRead is what an order transaction read before deciding anything.
+type orderRead struct {
+	ctl controlDoc
+	// stored are the dedup records found, by pedido_id: the recorded fate
+	// per aggregation (a legacy record names one aggregation).
+	stored map[string]map[string]Fate
+	// late are the windows of late elements whose correction the order
+	// emits itself (Ld = 0), per aggregation, by window start; lateOK says
+	// per aggregation whether the fold state allows it (no advance of the
+	// watermark waiting for its fold).
+	late   []map[time.Time]*windowState
+	lateOK []bool
+	folds  []foldDoc
+	readLt []bool // per aggregation: the fold document was read
+}
+
+// aggPlan is what an order transaction does in one aggregation, decided in
+// memory by planAgg.
+type aggPlan struct {
+	outs     []Outcome      // per item
+	recs     []aggRecord    // per item: its part of the dedup record
+	elems    [][]recElement // per item: its elements for the fold
+	cum      []int          // writes after each item
+	cumBytes []int
+	entries  []entry
+	late     map[time.Time]*windowState // late windows as changed
+	wants    []time.Time                // late windows to read first
+	bad      int
+	reason   string
+	err      error
+}
+
+// orderTx handles a prefix of items in one transaction, as if one after the
+// other, in every aggregation, and returns how many it handled. It reads
+// the control document (the open generation and every watermark) and each
+// item's dedup record, and writes each new order's dedup record, tagged
+// with the generation, carrying its elements for the fold: one read of a
+// shared document and one write per order, whatever the windows and keys
+// it counts in. Only a late order whose correction is due at once (Ld = 0)
+// reads and writes its window's state, and a too-late window or a line
+// without a SKU writes its pedidos_descartados row into the outbox.
+//
+// The closure, which the store may run again, changes nothing outside it.
+func (p *Processor) orderTx(ctx context.Context, items []*item, bs *BatchInfo) (int, []pending, error) {
+	var (
+		n       int
+		plans   []aggPlan
+		skip    []bool
+		dup     []int
+		bad     map[int]string
+		rd      orderRead
+		written []pending
+	)
+	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		bs.Attempts++
+		var err error
+		if rd, err = p.readOrders(tx, items); err != nil {
+			return err
+		}
+		bad = map[int]string{}
+		n = len(items)
+		for {
+			skip, dup = duplicates(items[:n], rd.stored, bad)
+			plans = make([]aggPlan, len(p.aggs))
+			var wants []want
+			replan := false
+			for ai, a := range p.aggs {
+				pl := p.planAgg(a.spec, ai, items[:n], skip, rd)
+				if pl.err != nil {
+					return pl.err
+				}
+				plans[ai] = pl
+				for _, w := range pl.wants {
+					wants = append(wants, want{agg: ai, start: w})
+				}
+				if len(pl.wants) == 0 && pl.bad >= 0 {
+					bad[pl.bad], replan = pl.reason, true
+					break
+				}
+			}
+			if len(wants) > 0 {
+				if err := p.readLate(tx, &rd, wants); err != nil {
+					return err
+				}
+				continue
+			}
+			if replan {
+				continue
+			}
+			k := fits(plans, skip, n)
+			if k == 0 {
+				bad[0] = fmt.Sprintf("invalid: the order needs more writes than one transaction takes (%d)", maxTxWrites)
+				n = 1
+				continue
+			}
+			if k < n {
+				n = k
+				continue
+			}
+			break
+		}
+		written, err = p.writeOrders(tx, rd.ctl, items[:n], skip, plans)
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	for i, it := range items[:n] {
+		if r, ok := bad[i]; ok {
+			it.invalid = r
+			continue
+		}
+		for ai, a := range p.aggs {
+			out := plans[ai].outs[i]
+			if skip[i] {
+				out = duplicateOutcome(a.spec, ai, it, rd.stored, dup[i], plans[ai])
+			}
+			it.res.Aggregations = append(it.res.Aggregations, out)
+		}
+	}
+	return n, written, nil
+}
+
+type want struct {
+	agg   int
+	start time.Time
+}
+
+// duplicates marks the items that are not handled: those recorded before
+// (stored), those that repeat an earlier item of the batch (dup names it)
+// and those found invalid (bad).
+func duplicates(items []*item, stored map[string]map[string]Fate, bad map[int]string) (skip []bool, dup []int) {
+	skip, dup = make([]bool, len(items)), make([]int, len(items))
+	first := map[string]int{}
+	for i, it := range items {
+		dup[i] = -1
+		if _, ok := bad[i]; ok {
+			skip[i] = true
+			continue
+		}
+		if _, ok := stored[it.o.PedidoID]; ok {
+			skip[i] = true
+			continue
+		}
+		if j, ok := first[it.o.PedidoID]; ok {
+			skip[i], dup[i] = true, j
+			continue
+		}
+		first[it.o.PedidoID] = i
+	}
+	return skip, dup
+}
+
+// fits returns the longest prefix of the n planned items whose writes and
+// bytes, with their dedup records, stay within a transaction's limits (the
+// first item's bytes always fit).
+func fits(plans []aggPlan, skip []bool, n int) int {
+	records := 0
+	for i := range n {
+		if !skip[i] {
+			records++
+		}
+		writes, bytes := records, records*docOverhead
+		for _, pl := range plans {
+			writes += pl.cum[i]
+			bytes += pl.cumBytes[i]
+		}
+		if writes > maxTxWrites || (i > 0 && bytes > maxTxBytes) {
+			return i
+		}
+	}
+	return n
+}
+
+// duplicateOutcome is the outcome of a delivery already handled: by an
+// earlier transaction (stored), or by item first of this one.
+func duplicateOutcome(s window.Spec, ai int, it *item, stored map[string]map[string]Fate, first int, pl aggPlan) Outcome {
+	out := Outcome{Aggregation: s.Name, Fate: Duplicate}
+	if els := it.elems[ai]; len(els) > 0 {
+		out.Window, out.Key = els[len(els)-1].wk.Window, els[len(els)-1].wk.Key
+	} else {
+		out.Window = s.WindowOf(it.o.EventTime)
+	}
+	if first >= 0 {
+		out.Recorded = pl.outs[first].Fate
+	} else {
+		out.Recorded = stored[it.o.PedidoID][s.Name]
+	}
+	return out
+}
+
+// readOrders reads the control document and the dedup records (new and,
+// while they can exist, legacy).
+func (p *Processor) readOrders(tx docstore.Tx, items []*item) (orderRead, error) {
+	rd := orderRead{stored: map[string]map[string]Fate{}, late: make([]map[time.Time]*windowState, len(p.aggs)),
+		lateOK: make([]bool, len(p.aggs)), folds: make([]foldDoc, len(p.aggs)), readLt: make([]bool, len(p.aggs))}
+	for ai := range p.aggs {
+		rd.late[ai] = map[time.Time]*windowState{}
+	}
+	type lookup struct {
+		pedidoID string
+		agg      string // "" for the record of every aggregation
+	}
+	var looks []lookup
+	paths := []string{controlPath}
+	seen := map[string]bool{}
+	for _, it := range items {
+		if id := it.o.PedidoID; !seen[id] {
+			seen[id] = true
+			paths = append(paths, dedupPath(id))
+			looks = append(looks, lookup{pedidoID: id})
+		}
+	}
+	docs, err := tx.Get(paths...)
+	if err != nil {
+		return rd, err
+	}
+	if !docs[0].Exists {
+		return rd, errors.New("the control document stream/control is missing")
+	}
+	if err := decodeDoc(docs[0], &rd.ctl); err != nil {
+		return rd, err
+	}
+	var legacy []aggregation
+	if len(items) > 0 && items[0].now.Before(rd.ctl.LegacyUntil) {
+		for _, a := range p.aggs {
+			if slices.Contains(rd.ctl.Legacy, a.spec.Name) {
+				legacy = append(legacy, a)
+			}
+		}
+	}
+	var lpaths []string
+	var llooks []lookup
+	for _, l := range looks {
+		for _, a := range legacy {
+			lpaths = append(lpaths, a.paths.legacyOrder(l.pedidoID))
+			llooks = append(llooks, lookup{pedidoID: l.pedidoID, agg: a.spec.Name})
+		}
+	}
+	var ldocs []docstore.Doc
+	if len(lpaths) > 0 {
+		if ldocs, err = tx.Get(lpaths...); err != nil {
+			return rd, err
+		}
+	}
+	found := func(l lookup, d docstore.Doc) error {
+		if !d.Exists {
+			return nil
+		}
+		fates := rd.stored[l.pedidoID]
+		if fates == nil {
+			fates = map[string]Fate{}
+			rd.stored[l.pedidoID] = fates
+		}
+		if l.agg != "" {
+			var rec legacyOrderDoc
+			if err := decodeDoc(d, &rec); err != nil {
+				return err
+			}
+			fates[l.agg] = rec.Fate
+			return nil
+		}
+		var rec dedupDoc
+		if err := decodeDoc(d, &rec); err != nil {
+			return err
+		}
+		for name, r := range rec.Aggregations {
+			fates[name] = r.Fate
+		}
+		return nil
+	}
+	for i, l := range looks {
+		if err := found(l, docs[i+1]); err != nil {
+			return rd, err
+		}
+	}
+	for i, l := range llooks {
+		if err := found(l, ldocs[i]); err != nil {
+			return rd, err
+		}
+	}
+	return rd, nil
+}
+
+// readLate reads, for the late windows wanted, the aggregation's fold
+// document (once) and the windows' state.
+func (p *Processor) readLate(tx docstore.Tx, rd *orderRead, wants []want) error {
+	var paths []string
+	for ai, a := range p.aggs {
+		if !rd.readLt[ai] && slices.ContainsFunc(wants, func(w want) bool { return w.agg == ai }) {
+			paths = append(paths, a.paths.foldPath())
+		}
+	}
+	if len(paths) > 0 {
+		docs, err := tx.Get(paths...)
+		if err != nil {
+			return err
+		}
+		i := 0
+		for ai := range p.aggs {
+			if rd.readLt[ai] || !slices.ContainsFunc(wants, func(w want) bool { return w.agg == ai }) {
+				continue
+			}
+			d := docs[i]
+			i++
+			rd.readLt[ai] = true
+			if !d.Exists {
+				continue // nothing folded yet: the fold emits the correction
+			}
+			if err := decodeDoc(d, &rd.folds[ai]); err != nil {
+				return err
+			}
+			ac := rd.ctl.Aggs[p.aggs[ai].spec.Name]
+			rd.lateOK[ai] = !rd.folds[ai].Migrating && rd.folds[ai].Folded >= ac.Advanced
+		}
+	}
+	var get []string
+	var of []*windowState
+	for _, w := range wants {
+		a := p.aggs[w.agg]
+		if _, ok := rd.late[w.agg][w.start]; ok {
+			continue
+		}
+		ws := &windowState{}
+		rd.late[w.agg][w.start] = ws
+		if !rd.lateOK[w.agg] {
+			continue
+		}
+		e, ok := rd.folds[w.agg].Windows[windowID(w.start)]
+		if !ok {
+			e = windowEntry{Start: w.start, End: w.start.Add(a.spec.WindowSize), Parts: 1}
+		}
+		if e.Error != "" || e.Parked {
+			// Its state cannot be read: the fold parks the element.
+			ws.entry.Error = "failing"
+			continue
+		}
+		ws.entry = e
+		for _, pp := range partPaths(a, e) {
+			get = append(get, pp)
+			of = append(of, ws)
+		}
+	}
+	if len(get) == 0 {
+		return nil
+	}
+	docs, err := tx.Get(get...)
+	if err != nil {
+		return err
+	}
+	for i, ws := range of {
+		ws.read = append(ws.read, docs[i])
+	}
+	for _, m := range rd.late {
+		for _, ws := range m {
+			if ws.keys != nil || len(ws.read) == 0 {
+				continue
+			}
+			keys, err := readParts(ws.read)
+			if err != nil {
+				return err
+			}
+			ws.keys = keys
+		}
+	}
+	return nil
+}
+
+// planAgg handles items one after the other, in memory, in aggregation s
+// (the ai-th). It is pure: rd is not changed (late windows are copied), so
+// a plan can be made again after more reads or with fewer items.
+func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, rd orderRead) aggPlan {
+	wm := rd.ctl.Aggs[s.Name].Watermark
+	pl := aggPlan{outs: make([]Outcome, len(items)), recs: make([]aggRecord, len(items)), elems: make([][]recElement, len(items)),
+		cum: make([]int, len(items)), cumBytes: make([]int, len(items)), bad: -1, late: map[time.Time]*windowState{}}
+	writes, bytes := 0, 0
+	for i, it := range items {
+		if skip[i] {
+			pl.cum[i], pl.cumBytes[i] = writes, bytes
+			continue
+		}
+		out := Outcome{Aggregation: s.Name, Watermark: wm}
+		rec := aggRecord{Watermark: wm}
+		m := it.push.Delivery.Message
+		msgID := clip(m.ID(), maxIdentityBytes)
+		for _, line := range it.missing[ai] {
+			out.SKUMissing = append(out.SKUMissing, line)
+			pl.entries = append(pl.entries, p.rows.discardEntry(skuMissingRowID(s.Name, it.o.PedidoID, line), discard{
+				PedidoID: it.o.PedidoID, Aggregation: s.Name, Reason: ReasonSKUMissing,
+				EventTime: it.o.EventTime.UTC(), ReceivedAt: it.now, MessageID: msgID,
+				Raw: rawLine(m.Data, m.Attributes, line),
+			}))
+			writes, bytes = writes+1, bytes+docOverhead+min(len(m.Data), MaxRawBytes)
+		}
+		dropped := map[time.Time]bool{}
+		var last, lastAccepted *ElementOutcome
+		for _, e := range it.elems[ai] {
+			w := e.wk.Window
+			eo := ElementOutcome{Window: w, Key: e.wk.Key, Lateness: s.Classify(w, wm)}
+			if eo.Lateness == window.TooLate {
+				eo.Fate = TooLate
+				out.Elements = append(out.Elements, eo)
+				if !dropped[w.Start] {
+					dropped[w.Start] = true
+					rec.TooLate = append(rec.TooLate, w.Start)
+					pl.entries = append(pl.entries, p.rows.discardEntry(tooLateRowIDOf(s, it.o.PedidoID, w), discard{
+						PedidoID: it.o.PedidoID, Aggregation: s.Name, Reason: ReasonTooLate,
+						EventTime: it.o.EventTime.UTC(), WindowStart: w.Start, Watermark: wm, ReceivedAt: it.now,
+						MessageID: msgID, Raw: rawMessage(m.Data, m.Attributes),
+					}))
+					writes, bytes = writes+1, bytes+docOverhead+min(len(m.Data), MaxRawBytes)
+				}
+				continue
+			}
+			re := recElement{Start: w.Start, Key: e.wk.Key, M: e.ms, Wm: wm}
+			if eo.Lateness == window.Late && s.LateDelay == 0 {
+				pane, applied, err := pl.applyLate(s, ai, rd, e, it, wm, &writes, &bytes)
+				if errors.Is(err, window.ErrOverflow) {
+					// The window's totals would leave the range BigQuery
+					// stores: no retry can ever succeed, so the message is
+					// dead-lettered with the reason.
+					pl.bad = i
+					pl.reason = fmt.Sprintf("invalid: aggregation %s: window %s key %q: %v", s.Name, w.Start.Format(time.RFC3339), e.wk.Key, err)
+					return pl
+				}
+				if err != nil {
+					pl.err = err
+					return pl
+				}
+				if len(pl.wants) > 0 {
+					continue // read first, then plan again
+				}
+				re.Applied = applied
+				if pane != nil {
+					out.Panes = append(out.Panes, *pane)
+					pl.entries = append(pl.entries, p.rows.paneEntry(*pane))
+					writes, bytes = writes+1, bytes+docOverhead
+				}
+			}
+			pl.elems[i] = append(pl.elems[i], re)
+			bytes += elementBytes
+			if !containsTime(rec.Accepted, w.Start) {
+				rec.Accepted = append(rec.Accepted, w.Start)
+			}
+			eo.Fate = Accepted
+			out.Elements = append(out.Elements, eo)
+			lastAccepted = &out.Elements[len(out.Elements)-1]
+		}
+		if len(out.Elements) > 0 {
+			last = &out.Elements[len(out.Elements)-1]
+		}
+		switch {
+		case lastAccepted != nil:
+			out.Fate = Accepted
+			last = lastAccepted
+		case last != nil:
+			out.Fate = TooLate
+		default:
+			out.Fate = NoElements
+			out.Window = s.WindowOf(it.o.EventTime)
+		}
+		if last != nil {
+			out.Window, out.Key, out.Lateness = last.Window, last.Key, last.Lateness
+		}
+		rec.Fate = out.Fate
+		slices.SortFunc(rec.Accepted, time.Time.Compare)
+		pl.outs[i], pl.recs[i] = out, rec
+		pl.cum[i], pl.cumBytes[i] = writes, bytes
+	}
+	return pl
+}
+
+// applyLate emits the correction of a late element (Ld = 0) with its
+// order: it adds the element to its window's state as read and runs the
+// trigger. When the window's state is not read yet it asks for it (wants);
+// when the aggregation's fold is behind the watermark (an advance not yet
+// folded: the correction must cover orders the fold has not added) or the
+// window's state cannot be read, the element goes to the fold like any
+// other, which emits the correction at the next tick (applied false).
+func (pl *aggPlan) applyLate(s window.Spec, ai int, rd orderRead, e element, it *item, wm time.Time, writes, bytes *int) (*window.Pane, bool, error) {
+	start := e.wk.Window.Start
+	ws, ok := pl.late[start]
+	if !ok {
+		read, ok := rd.late[ai][start]
+		if !ok {
+			pl.wants = append(pl.wants, start)
+			return nil, false, nil
+		}
+		if !rd.lateOK[ai] || read.entry.Error != "" {
+			return nil, false, nil
+		}
+		ws = &windowState{entry: read.entry, keys: maps.Clone(read.keys), read: read.read}
+		if ws.keys == nil {
+			ws.keys = map[string]keyState{}
+		}
+		pl.late[start] = ws
+		*writes += max(1, ws.entry.Parts)
+		*bytes += docOverhead * max(1, ws.entry.Parts)
+	}
+	ks := ws.keys[e.wk.Key]
+	o := window.Order{ID: it.o.PedidoID, Key: e.wk.Key, EventTime: it.o.EventTime, Measures: e.ms, Window: e.wk.Window}
+	sum, err := s.Accept(ks.Sum, ks.State, o, wm, it.now)
+	if err != nil {
+		return nil, false, err
+	}
+	c, err := window.Combine(ks.State, []window.Shard{sum})
+	if err != nil {
+		return nil, false, err
+	}
+	out, err := s.OnLateOrder(e.wk, ks.State, c, wm, it.now)
+	if err != nil {
+		return nil, false, err
+	}
+	if out.Pane != nil {
+		if sum, err = fold(out.State, sum); err != nil {
+			return nil, false, err
+		}
+	}
+	ws.keys[e.wk.Key] = keyState{State: out.State, Sum: sum}
+	ws.dirty = true
+	return out.Pane, true, nil
+}
+
+func containsTime(ts []time.Time, t time.Time) bool {
+	return slices.ContainsFunc(ts, t.Equal)
+}
+
+// writeOrders writes each handled order's dedup record, tagged with the
+// open generation, the late windows' state and the outbox rows.
+func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, skip []bool, plans []aggPlan) ([]pending, error) {
+	for i, it := range items {
+		if skip[i] {
+			continue
+		}
+		rec := dedupDoc{PedidoID: it.o.PedidoID, MessageID: clip(it.push.Delivery.Message.ID(), maxIdentityBytes), ReceivedAt: it.now,
+			EventTime: it.o.EventTime.UTC(), Gen: ctl.Gen,
+			Aggregations: make(map[string]aggRecord, len(p.aggs)), Elements: map[string][]recElement{}}
+		for ai, a := range p.aggs {
+			rec.Aggregations[a.spec.Name] = plans[ai].recs[i]
+			if len(plans[ai].elems[i]) > 0 {
+				rec.Elements[a.spec.Name] = plans[ai].elems[i]
+			}
+		}
+		d, err := encodeDoc(dedupPath(it.o.PedidoID), rec, recordExpiry(p.specs, rec, it.now))
+		if err != nil {
+			return nil, err
+		}
+		d.Tag = genTag(ctl.Gen)
+		if err := tx.Set(d); err != nil {
+			return nil, fmt.Errorf("write %s: %w", d.Path, err)
+		}
+	}
+	var written []pending
+	for ai, a := range p.aggs {
+		pl := plans[ai]
+		for _, start := range slices.SortedFunc(maps.Keys(pl.late), time.Time.Compare) {
+			ws := pl.late[start]
+			if !ws.dirty {
+				continue
+			}
+			if err := writeWindow(tx, a, ws); err != nil {
+				return nil, err
+			}
+		}
+		for _, e := range pl.entries {
+			pe, err := p.writeEntry(tx, a.paths.outbox, e)
+			if err != nil {
+				return nil, err
+			}
+			written = append(written, pe)
+		}
+	}
+	return written, nil
+}
+
+// writeWindow writes a window's state documents that changed. The number
+// of parts may grow (encodeParts); it never shrinks, so no part is left
+// behind.
+func writeWindow(tx docstore.Tx, a aggregation, ws *windowState) error {
+	docs, parts, err := encodeParts(a, ws.entry, ws.keys)
+	if err != nil {
+		return err
+	}
+	ws.entry.Parts = parts
+	for i, d := range docs {
+		if i < len(ws.read) && ws.read[i].Exists && string(ws.read[i].Data) == string(d.Data) {
+			continue
+		}
+		if err := tx.Set(d); err != nil {
+			return fmt.Errorf("write %s: %w", d.Path, err)
+		}
+	}
+	return nil
+}
+
+// fold merges parts into one shard as of pane state st: measures add up,
+// flags and times keep their extremes, and the earliest pending mark that
+// is still pending against st survives.
+func fold(st window.PaneState, parts ...window.Shard) (window.Shard, error) {
+	c, err := window.Combine(st, parts)
+	if err != nil {
+		return window.Shard{}, err
+	}
+	return window.Shard{Measures: c.Total, OnTime: c.OnTime, Epoch: st.NextIndex, PendingSince: c.FirstPending,
+		MaxEventTime: c.MaxEventTime, LastAccepted: c.LastAccepted}, nil
+}
