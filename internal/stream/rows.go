@@ -71,7 +71,7 @@ func invalidRowID(messageID string) string { return "invalid|" + messageID }
 // total it would take out of the range BigQuery stores (found by the
 // fold, which is where the totals are).
 func overflowRowID(agg, pedidoID string) string { return "overflow|" + agg + "|" + pedidoID }
-func undecodableRowID(sum string) string   { return "undecodable|" + sum }
+func undecodableRowID(sum string) string        { return "undecodable|" + sum }
 
 // rowMapper turns outbox entries into warehouse rows by the tables' schemas,
 // so a column added to a schema file fails New instead of a flush.

@@ -1,7 +1,7 @@
 package stream
 
 import (
-		"fmt"
+	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
@@ -54,12 +54,12 @@ func (d controlDoc) stamped() any  { d.Layout = StateLayout; return d }
 // foldDoc is an aggregation's fold state, written by its fold transaction
 // only: the last generation folded in, and the agenda of its open windows.
 type foldDoc struct {
-	Layout  int                    `json:"layout"`
-	Folded  int64                  `json:"folded"`
+	Layout int   `json:"layout"`
+	Folded int64 `json:"folded"`
 	// Migrating: the previous layout's cells and deltas are being moved
 	// into Windows; nothing folds until that is done.
 	Migrating bool                   `json:"migrating,omitempty"`
-	Windows map[string]windowEntry `json:"windows,omitempty"` // by windowID
+	Windows   map[string]windowEntry `json:"windows,omitempty"` // by windowID
 }
 
 func (d foldDoc) layoutOf() int { return d.Layout }
@@ -104,7 +104,7 @@ type keyState struct {
 // parkedDoc holds elements folded while their window's state could not be
 // read, tagged with the window's ID so that the repairing fold finds them.
 type parkedDoc struct {
-	Layout   int       `json:"layout"`
+	Layout   int        `json:"layout"`
 	Elements []foldElem `json:"elements"`
 }
 
@@ -116,10 +116,10 @@ func (d parkedDoc) stamped() any  { d.Layout = StateLayout; return d }
 // against. Applied: a late element whose correction the order transaction
 // emitted itself (Ld = 0); the fold only notes its window and times.
 type recElement struct {
-	Start   time.Time        `json:"w"`
-	Key     string           `json:"k"`
-	M       window.Measures  `json:"m"`
-	Wm      time.Time        `json:"wm,omitzero"`
+	Start   time.Time       `json:"w"`
+	Key     string          `json:"k"`
+	M       window.Measures `json:"m"`
+	Wm      time.Time       `json:"wm,omitzero"`
 	Applied bool            `json:"applied,omitempty"`
 }
 
