@@ -16,20 +16,26 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// countingStore counts committed transactions' document reads and writes.
+// countingStore counts committed transactions' document reads and writes
+// (those of the run that committed), and the queries outside them with the
+// documents they returned: Firestore bills a query one read per document,
+// and at least one.
 type countingStore struct {
 	docstore.Store
 	mu                 sync.Mutex
 	txs, reads, writes int
+	queries, listed    int
 }
 
-type cost struct{ Transactions, Reads, Writes int }
+// cost is what the counting store saw: Reads and Writes in committed
+// transactions, Queries (List, ListTag) and the documents they Listed.
+type cost struct{ Transactions, Reads, Writes, Queries, Listed int }
 
 func (s *countingStore) take() cost {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := cost{s.txs, s.reads, s.writes}
-	s.txs, s.reads, s.writes = 0, 0, 0
+	c := cost{s.txs, s.reads, s.writes, s.queries, s.listed}
+	s.txs, s.reads, s.writes, s.queries, s.listed = 0, 0, 0, 0, 0
 	return c
 }
 
@@ -47,6 +53,25 @@ func (s *countingStore) RunTx(ctx context.Context, fn func(context.Context, docs
 	return err
 }
 
+func (s *countingStore) listedNow(docs []docstore.Doc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queries++
+	s.listed += len(docs)
+}
+
+func (s *countingStore) List(ctx context.Context, collection string) ([]docstore.Doc, error) {
+	docs, err := s.Store.List(ctx, collection)
+	s.listedNow(docs)
+	return docs, err
+}
+
+func (s *countingStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+	docs, err := s.Store.ListTag(ctx, collection, tag)
+	s.listedNow(docs)
+	return docs, err
+}
+
 type countingTx struct {
 	docstore.Tx
 	reads, writes *int
@@ -60,11 +85,21 @@ func (t countingTx) Set(d docstore.Doc) error { *t.writes++; return t.Tx.Set(d) 
 func (t countingTx) Delete(path string) error { *t.writes++; return t.Tx.Delete(path) }
 
 // TestOrderCost pins what an order costs in the store with both shipped
-// aggregations (the figures doc.go gives and docs/cost.md counts): one
-// transaction; 2 watermarks, 1 dedup record and (delta + cell) per cell
-// read; 1 dedup record and 1 delta per cell written; during the upgrade
-// window, one more read per order (the legacy record). The first order of
-// a process also reads the dedup control document once.
+// aggregations (the figures doc.go gives and docs/cost.md counts), handled
+// alone: one transaction that reads the control document (the open
+// generation and every watermark) and the order's dedup record, and writes
+// that record alone, tagged with the generation and carrying the order's
+// elements for the tick's fold: 2 reads and 1 write, whatever its windows
+// and SKUs. During the upgrade window it also reads the previous layout's
+// record of each legacy aggregation (ventas_hora_pais: one more read). A
+// late order whose correction is due at once (Ld = 0, the shipped default)
+// emits it itself: per aggregation with a late element it also reads the
+// fold document and each late window's state (one part each here), and
+// writes each late window's state and its LATE pane's outbox row, so
+// 2 + sum(1 + windows) reads and 1 + 2 x windows writes; once the rows are
+// in the warehouse a second transaction deletes their outbox documents
+// (one write each). An order runs no query. The first order of a process also reads (and on a new store
+// creates) the control document once, which is not counted here.
 func TestOrderCost(t *testing.T) {
 	ctx := context.Background()
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
@@ -82,17 +117,29 @@ func TestOrderCost(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		legacy bool // the store holds a watermark of the previous layout
+		legacy bool // the store holds the previous layout's state
 		later  time.Duration
-		skus   []string
-		want   cost
+		// tick: a tick at 18:15 (W = 18:05: every window of 17:05 ended,
+		// none expired) runs between the orders, so the second is late.
+		tick      bool
+		skus      []string
+		wantFate  stream.Fate
+		wantPanes int // LATE panes the order emitted itself
+		want      cost
 	}{
-		// cells: 1 (pais) + 4 windows x k SKUs
-		{name: "one SKU", skus: []string{"A"}, want: cost{Transactions: 1, Reads: 3 + 2*5, Writes: 1 + 5}},
-		{name: "two SKUs", skus: []string{"A", "B"}, want: cost{Transactions: 1, Reads: 3 + 2*9, Writes: 1 + 9}},
-		{name: "one SKU during the upgrade window", legacy: true, skus: []string{"A"}, want: cost{Transactions: 1, Reads: 4 + 2*5, Writes: 1 + 5}},
+		{name: "one SKU", skus: []string{"A"}, wantFate: stream.Accepted, want: cost{Transactions: 1, Reads: 2, Writes: 1}},
+		{name: "two SKUs", skus: []string{"A", "B"}, wantFate: stream.Accepted, want: cost{Transactions: 1, Reads: 2, Writes: 1}},
+		{name: "ten SKUs", skus: []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"}, wantFate: stream.Accepted,
+			want: cost{Transactions: 1, Reads: 2, Writes: 1}},
+		{name: "one SKU during the upgrade window", legacy: true, skus: []string{"A"}, wantFate: stream.Accepted,
+			want: cost{Transactions: 1, Reads: 3, Writes: 1}},
 		{name: "one SKU after the upgrade window", legacy: true, later: stream.DedupRetention + stream.LegacyDedupMargin,
-			skus: []string{"A"}, want: cost{Transactions: 1, Reads: 3 + 2*5, Writes: 1 + 5}},
+			skus: []string{"A"}, wantFate: stream.Accepted, want: cost{Transactions: 1, Reads: 2, Writes: 1}},
+		// Late in 1 window of ventas_hora_pais and 4 of the SKU's sliding
+		// ones: reads 2 + (1 + 1) + (1 + 4), writes 1 + 2 x (1 + 4); then
+		// the 5 outbox rows' deletion.
+		{name: "late order with Ld = 0", tick: true, later: time.Hour + 6*time.Minute, skus: []string{"A"},
+			wantFate: stream.Accepted, wantPanes: 5, want: cost{Transactions: 2, Reads: 9, Writes: 11 + 5}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,10 +156,22 @@ func TestOrderCost(t *testing.T) {
 			if _, err := p.Handle(ctx, body("C-0", tt.skus...), at(17, 10)); err != nil {
 				t.Fatal(err)
 			}
+			if tt.tick {
+				if _, err := p.Tick(ctx, at(18, 15)); err != nil {
+					t.Fatal(err)
+				}
+			}
 			st.take()
 			res, err := p.Handle(ctx, body("C-1", tt.skus...), at(17, 10).Add(tt.later))
-			if err != nil || res.Fate() != stream.Accepted {
-				t.Fatalf("%+v %v", res, err)
+			if err != nil || res.Fate() != tt.wantFate {
+				t.Fatalf("%+v %v, want %s", res, err, tt.wantFate)
+			}
+			panes := 0
+			for _, a := range res.Aggregations {
+				panes += len(a.Panes)
+			}
+			if panes != tt.wantPanes {
+				t.Errorf("the order emitted %d panes, want %d", panes, tt.wantPanes)
 			}
 			if diff := cmp.Diff(tt.want, st.take()); diff != "" {
 				t.Errorf("cost of an order (-want +got):\n%s", diff)

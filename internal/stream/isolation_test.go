@@ -16,10 +16,12 @@ import (
 )
 
 // prefixFailingStore fails every read and listing of the documents under
-// prefix while fail is set: one aggregation's state unavailable.
+// prefix (but those ending in except, when set) while fail is set: one
+// aggregation's state unavailable.
 type prefixFailingStore struct {
 	docstore.Store
 	prefix string
+	except string
 	mu     sync.Mutex
 	fail   bool
 }
@@ -27,7 +29,7 @@ type prefixFailingStore struct {
 func (s *prefixFailingStore) failing(path string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.fail && strings.HasPrefix(path, s.prefix)
+	return s.fail && strings.HasPrefix(path, s.prefix) && (s.except == "" || !strings.HasSuffix(path, s.except))
 }
 
 func (s *prefixFailingStore) set(on bool) {
@@ -71,14 +73,33 @@ func (t failingTx) Get(paths ...string) ([]docstore.Doc, error) {
 }
 
 // TestTickIsolatesAggregations: the tick of one aggregation failing (its
-// state unreadable, then its panes table refusing rows) does not stop the
-// other's panes; the tick still answers an error, so that Cloud Scheduler
-// retries, and the failed aggregation catches up once it recovers, with
-// nothing lost.
+// documents unreadable, then its panes table refusing rows) does not stop
+// the other's panes; the tick still answers an error, so that Cloud
+// Scheduler retries, and the failed aggregation catches up once it
+// recovers, with nothing lost. Only aggregations/<agg>/ fails: the control
+// document and the dedup records are shared and stay readable. When the
+// lease is readable the failing aggregation gets as far as its fold state,
+// and the generation the tick closes meanwhile (the other aggregation folds
+// it) must still reach it later.
 func TestTickIsolatesAggregations(t *testing.T) {
+	tests := []struct {
+		name   string
+		except string // a path suffix under the prefix that stays readable
+	}{
+		{name: "every document of the aggregation unavailable"},
+		{name: "lease readable, window state unavailable", except: "/control/lease"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testTickIsolates(t, tt.except)
+		})
+	}
+}
+
+func testTickIsolates(t *testing.T, except string) {
 	ctx := context.Background()
 	hora, sku := window.Defaults(), skuSpec()
-	store := &prefixFailingStore{Store: newBoltStore(t), prefix: "aggregations/" + sku.Name + "/"}
+	store := &prefixFailingStore{Store: newBoltStore(t), prefix: "aggregations/" + sku.Name + "/", except: except}
 	sink := streamtest.NewSink()
 	p, err := stream.New(store, sink, []window.Spec{hora, sku}, streamtest.IsCountry, logging.Discard())
 	if err != nil {
@@ -103,6 +124,9 @@ func TestTickIsolatesAggregations(t *testing.T) {
 	}
 	if n := panes(hora); n != 1 || len(tr.Aggregations[0].Panes) != 1 {
 		t.Fatalf("%s panes %d while %s failed, want its EARLY pane", hora.Name, n, sku.Name)
+	}
+	if n := len(tr.Aggregations[1].Panes); n != 0 {
+		t.Fatalf("%s emitted %d panes while its state failed", sku.Name, n)
 	}
 	store.set(false)
 
@@ -137,8 +161,21 @@ func TestTickIsolatesAggregations(t *testing.T) {
 	if len(ps) != 8 {
 		t.Fatalf("%s panes after recovery: %+v, want two per window of the four", sku.Name, ps)
 	}
-	last := ps[len(ps)-1]
-	if last.Measures.Pedidos != 2 || last.Index != 1 {
-		t.Errorf("last pane %+v, want the second pane with both orders", last)
+	for _, pn := range ps {
+		want := int64(1)
+		if pn.Index == 1 {
+			want = 2
+		}
+		if pn.Measures.Pedidos != want || pn.Index > 1 {
+			t.Errorf("pane %+v, want index 0 with P-1, index 1 with both orders", pn)
+		}
+	}
+	// The other aggregation counted each order once, too.
+	hp, err := sink.PanesOf(hora)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := hp[len(hp)-1]; last.Measures.Pedidos != 2 || last.Index != 1 {
+		t.Errorf("%s last pane %+v, want the second pane with both orders", hora.Name, last)
 	}
 }

@@ -24,17 +24,37 @@ func TestDecodeLayout(t *testing.T) {
 		{name: "cell without a layout field is layout 1", data: `{"key":"ES","shards":1}`, into: func() any { return &cellDoc{} }},
 		{name: "cell of layout 1", data: `{"layout":1,"key":"ES","shards":1}`, into: func() any { return &cellDoc{} }},
 		{name: "cell of layout 2", data: `{"layout":2,"key":"ES","shards":1}`, into: func() any { return &cellDoc{} }},
-		{name: "cell of layout 3", data: `{"layout":3,"key":"ES"}`, into: func() any { return &cellDoc{} },
-			wantErr: path + ": state layout 3 found, this binary reads layouts 1 to 2", unreadable: true},
+		{name: "cell of layout 3", data: `{"layout":3,"key":"ES"}`, into: func() any { return &cellDoc{} }},
+		{name: "cell of layout 4", data: `{"layout":4,"key":"ES"}`, into: func() any { return &cellDoc{} },
+			wantErr: path + ": state layout 4 found, this binary reads layouts 1 to 3", unreadable: true},
 		{name: "delta of layout 7", data: `{"layout":7}`, into: func() any { return &deltaDoc{} },
-			wantErr: path + ": state layout 7 found, this binary reads layouts 1 to 2", unreadable: true},
+			wantErr: path + ": state layout 7 found, this binary reads layouts 1 to 3", unreadable: true},
 		{name: "agenda of layout -1", data: `{"layout":-1}`, into: func() any { return &agendaDoc{} },
-			wantErr: path + ": state layout -1 found, this binary reads layouts 1 to 2", unreadable: true},
+			wantErr: path + ": state layout -1 found, this binary reads layouts 1 to 3", unreadable: true},
 		{name: "agenda without a layout field", data: `{"cells":{}}`, into: func() any { return &agendaDoc{} }},
 		{name: "watermark without a layout field", data: `{"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} }},
 		{name: "watermark of layout 2", data: `{"layout":2,"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} }},
-		{name: "watermark of layout 3", data: `{"layout":3,"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} },
-			wantErr: path + ": state layout 3 found, this binary reads layouts 1 to 2", unreadable: true},
+		// Layout 3 re-stamps the previous watermark document, which it
+		// no longer writes otherwise: that is the fence against layout 2.
+		{name: "watermark of layout 3", data: `{"layout":3,"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} }},
+		{name: "watermark of layout 4", data: `{"layout":4,"watermark":"2026-03-14T17:00:00Z"}`, into: func() any { return &window.WatermarkState{} },
+			wantErr: path + ": state layout 4 found, this binary reads layouts 1 to 3", unreadable: true},
+		// Layout 3's documents: a newer binary's are refused by name, so
+		// that a rollback fails its orders and ticks instead of mis-reading.
+		{name: "control of layout 3", data: `{"layout":3,"gen":7,"aggs":{}}`, into: func() any { return &controlDoc{} }},
+		{name: "control of layout 4", data: `{"layout":4,"gen":7}`, into: func() any { return &controlDoc{} },
+			wantErr: path + ": state layout 4 found, this binary reads layouts 1 to 3", unreadable: true},
+		{name: "fold of layout 3", data: `{"layout":3,"folded":6,"windows":{}}`, into: func() any { return &foldDoc{} }},
+		{name: "fold of layout 4", data: `{"layout":4,"folded":6}`, into: func() any { return &foldDoc{} },
+			wantErr: path + ": state layout 4 found, this binary reads layouts 1 to 3", unreadable: true},
+		{name: "window part of layout 3", data: `{"layout":3,"keys":{}}`, into: func() any { return &partDoc{} }},
+		{name: "window part of layout 4", data: `{"layout":4,"keys":{}}`, into: func() any { return &partDoc{} },
+			wantErr: path + ": state layout 4 found, this binary reads layouts 1 to 3", unreadable: true},
+		{name: "window part that does not decode", data: `{"layout":3,"keys":[]}`, into: func() any { return &partDoc{} },
+			wantErr: "decode " + path + ": json: cannot unmarshal array into Go struct field partDoc.keys of type map[string]stream.keyState", unreadable: true},
+		{name: "parked elements of layout 3", data: `{"layout":3,"elements":[]}`, into: func() any { return &parkedDoc{} }},
+		{name: "parked elements of layout 4", data: `{"layout":4,"elements":[]}`, into: func() any { return &parkedDoc{} },
+			wantErr: path + ": state layout 4 found, this binary reads layouts 1 to 3", unreadable: true},
 		{name: "cell that does not decode", data: `{"state":"garbage"}`, into: func() any { return &cellDoc{} },
 			wantErr: "decode " + path + ": json: cannot unmarshal string into Go struct field cellDoc.state of type window.PaneState", unreadable: true},
 		{name: "layout that is not a number", data: `{"layout":"2"}`, into: func() any { return &deltaDoc{} },
@@ -69,7 +89,11 @@ func TestEncodeStampsLayout(t *testing.T) {
 		{name: "delta", v: deltaDoc{Key: "ES"}, want: float64(StateLayout)},
 		{name: "agenda", v: agendaDoc{}, want: float64(StateLayout)},
 		{name: "watermark", v: window.WatermarkState{Watermark: wm}, want: float64(StateLayout)},
-		{name: "dedup record is no window state", v: dedupDoc{MessageID: "m"}, want: nil},
+		{name: "control", v: controlDoc{Gen: 3}, want: float64(StateLayout)},
+		{name: "fold", v: foldDoc{Folded: 2}, want: float64(StateLayout)},
+		{name: "window part", v: partDoc{Start: wm}, want: float64(StateLayout)},
+		{name: "parked elements", v: parkedDoc{}, want: float64(StateLayout)},
+		{name: "dedup record is no window state", v: dedupDoc{MessageID: "m", Gen: 3}, want: nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +142,10 @@ func TestDocCell(t *testing.T) {
 		{name: "agenda document", path: pathsOf("a").agendaOf(w), want: window.WindowKey{Window: w}, wantOK: true},
 		{name: "agenda document with a suffix", path: pathsOf("a").agendaOf(w) + "x", wantOK: false},
 		{name: "dedup record", path: "aggregations/a/orders/20260314T170000Z_ES", wantOK: false},
+		// Layout 3's window state names its window and part, not a key:
+		// the fold reports it as a failing window itself (Key empty).
+		{name: "window part", path: pathsOf("a").statePart(start, 0), wantOK: false},
+		{name: "parked elements", path: pathsOf("a").parkedOf(start, 4), wantOK: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
