@@ -44,10 +44,15 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 		errs = append(errs, fmt.Errorf("flush dead letters: %w", err))
 	}
 	res.Aggregations = make([]AggregationTick, len(p.aggs))
+	// ticks holds every aggregation's part, live or not: an aggregation
+	// whose lease could not be acquired (a store failure) is not live, and
+	// its error must still fail the tick.
+	ticks := make([]*aggTick, len(p.aggs))
 	var live []*aggTick
 	for i, a := range p.aggs {
 		res.Aggregations[i].Aggregation = a.spec.Name
 		t := &aggTick{a: a, at: &res.Aggregations[i]}
+		ticks[i] = t
 		holder, err := newHolder()
 		if err == nil {
 			var busy bool
@@ -75,12 +80,7 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 			if at.Busy {
 				busy++
 			}
-			var err error
-			for _, t := range live {
-				if t.a.spec.Name == a.spec.Name {
-					err = t.err
-				}
-			}
+			err := ticks[i].err
 			sortFailing(at.Failing)
 			at.FailingCells = len(at.Failing)
 			at.Failing = at.Failing[:min(len(at.Failing), MaxReportedFailing)]

@@ -18,20 +18,19 @@ import (
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
-// TestPoisonCellDoesNotStopTheTick: one (window, key)'s document in
+// TestPoisonCellDoesNotStopTheTick: one window's state document in
 // Firestore is corrupted behind the production binary's back. The
-// scheduler's ticks still answer 200, report that cell with its error (in
-// the answer and as a failing_cell log field), and the other windows get
-// their ON_TIME panes and expire. Once the document is repaired, the cell
-// emits the ON_TIME pane it owes, with its order, and expires.
+// scheduler's ticks still answer 200 and report that window with its error
+// (in the answer and as a failing_cell log field); another window gets its
+// panes and expires; an order for the poisoned window that arrives
+// meanwhile is accepted and parked, and the window is kept past its expiry.
+// Once the document is repaired, the window emits the ON_TIME pane it owes,
+// with every order, and expires.
 func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := s.SetClock(storyStart.Add(5 * time.Minute)); err != nil {
-		t.Fatal(err)
-	}
 	fe := s.Frontends["AggregateOrders"]
 	topic, err := s.ordersTopic()
 	if err != nil {
@@ -39,28 +38,36 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	}
 	pub := s.PubSub.Publisher(topic)
 	defer pub.Stop()
-	for i, pais := range []string{"ES", "FR", "DE"} {
-		body := fmt.Sprintf(`{"pedido_id":"P-POISON-%s","cliente_id":"C-1","pais":"%s","importe_total":"%d.50","lineas":[{"sku":"MOCH-40L-AZ","cantidad":%d,"precio_unitario":"%d.50"}]}`, pais, pais, 10*(i+1), i+1, 10*(i+1)/(i+1))
-		id, err := pub.Publish(ctx, &pubsub.Message{
-			Data:       []byte(body),
-			Attributes: map[string]string{order.EventTimeAttribute: "2026-03-14T18:02:00+01:00"},
-		}).Get(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fe.Wait(ctx, waitTimeout, func(r Request) bool { m, _ := pushed(r.Body); return m == id && r.Acked() }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	job, _ := s.Scheduler.JobFor("AdvanceWatermark")
-	tickAt := func(minutes int) stream.AggregationTick {
+	clock := func(minutes int) {
 		t.Helper()
 		if err := s.SetClock(storyStart.Add(time.Duration(minutes) * time.Minute)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	publish := func(id, pais, eventTime string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"pedido_id":"%s","cliente_id":"C-1","pais":"%s","importe_total":"10.50","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"10.50"}]}`, id, pais)
+		mid, err := pub.Publish(ctx, &pubsub.Message{
+			Data:       []byte(body),
+			Attributes: map[string]string{order.EventTimeAttribute: eventTime},
+		}).Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fe.Wait(ctx, waitTimeout, func(r Request) bool { m, _ := pushed(r.Body); return m == mid && r.Acked() }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock(5)
+	publish("P-POISON-ES", "ES", "2026-03-14T18:02:00+01:00")
+	publish("P-POISON-FR", "FR", "2026-03-14T18:03:00+01:00")
+	job, _ := s.Scheduler.JobFor("AdvanceWatermark")
+	tickAt := func(minutes int) stream.AggregationTick {
+		t.Helper()
+		clock(minutes)
 		c, err := s.Scheduler.Fire(ctx, job)
 		if err != nil {
-			t.Fatalf("tick at +%d min: %v; want 200 for the cells it could process", minutes, err)
+			t.Fatalf("tick at +%d min: %v; want 200 for the windows it could process", minutes, err)
 		}
 		var res stream.TickResult
 		if err := json.Unmarshal(c.Body, &res); err != nil || len(res.Aggregations) == 0 || res.Aggregations[0].Aggregation != "ventas_hora_pais" {
@@ -70,49 +77,64 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 		t.Logf("tick %s: HTTP %d, watermark %s, %d panes, %d expired, failing %v", s.Now().Format("15:04"), c.Status, hhmm(a.Watermark), len(a.Panes), a.Expired, a.Failing)
 		return a
 	}
-	tickAt(10) // EARLY panes: the cells exist in Firestore now
+	tickAt(10) // EARLY panes: the window's state document exists in Firestore now
 
 	store, err := fsstore.New(s.Firestore)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const coll = "aggregations/ventas_hora_pais/windows"
-	path, original := cellDocument(ctx, t, store, coll, "ES")
-	putDocument(ctx, t, store, path, []byte(`{"layout":1,"state":"garbage"}`))
+	// The window 18:00-19:00 (Spain) of both orders: one state document.
+	const (
+		agg  = "aggregations/ventas_hora_pais"
+		path = agg + "/state/20260314T170000Z_0"
+	)
+	original := getDocument(ctx, t, store, path)
+	putDocument(ctx, t, store, path, []byte(`{"layout":3,"keys":"garbage"}`))
 
 	wantFailing := func(at stream.AggregationTick) {
 		t.Helper()
-		if len(at.Failing) != 1 || at.Failing[0].Key != "ES" || at.Failing[0].Path != path || !strings.Contains(at.Failing[0].Error, "decode "+path) {
-			t.Errorf("failing cells %+v; want the ES cell %s with its decode error", at.Failing, path)
+		if len(at.Failing) != 1 || at.Failing[0].Key != "" || at.Failing[0].Path != path || !strings.Contains(at.Failing[0].Error, "decode "+path) {
+			t.Errorf("failing %+v; want the window %s with its decode error", at.Failing, path)
 		}
 	}
-	at := tickAt(75) // W = 18:05 >= 18:00: ON_TIME for FR and DE
+	// An order for the poisoned window (on time: parked by the fold) and
+	// one for the next window (19:00-20:00), which goes on.
+	clock(65)
+	publish("P-POISON-ES-2", "ES", "2026-03-14T18:50:00+01:00")
+	publish("P-POISON-DE", "DE", "2026-03-14T19:02:00+01:00")
+	at := tickAt(70) // DE's EARLY pane; 18:00 failing
 	wantFailing(at)
-	at = tickAt(195) // W = 20:05 >= 18:00 + 2 h: FR and DE expire
+	at = tickAt(135) // W = 20:05 >= 20:00: DE's ON_TIME pane
 	wantFailing(at)
-	if at.Expired != 2 {
-		t.Errorf("expired %d windows, want 2 (FR and DE; ES kept)", at.Expired)
+	at = tickAt(195) // W = 21:05 >= 18:00's expiry: kept, as it fails
+	wantFailing(at)
+	if at.Expired != 0 {
+		t.Errorf("expired %d keys at 21:15, want 0 (18:00 is failing; 19:00 expires at 22:00)", at.Expired)
 	}
 	logged := false
 	for _, line := range strings.Split(s.Processes["AdvanceWatermark"].Output(), "\n") {
 		var l struct {
 			FailingCell string `json:"failing_cell"`
-			Key         string `json:"key"`
 			Error       string `json:"error"`
 		}
-		if json.Unmarshal([]byte(line), &l) == nil && l.FailingCell == path && l.Key == "ES" && l.Error != "" {
+		if json.Unmarshal([]byte(line), &l) == nil && l.FailingCell == path && l.Error != "" {
 			logged = true
 		}
 	}
 	if !logged {
-		t.Errorf("no log line with failing_cell=%s, key and error: the log-based metric counts nothing", path)
+		t.Errorf("no log line with failing_cell=%s and error: the log-based metric counts nothing", path)
 	}
 
-	// Repaired: the next tick emits the ON_TIME pane ES owes and expires it.
+	// Repaired: the next tick folds the parked order, emits the ON_TIME
+	// panes 18:00 owes and expires it; then 19:00 expires on time.
 	putDocument(ctx, t, store, path, original)
 	at = tickAt(200)
-	if len(at.Failing) != 0 || at.Expired != 1 {
-		t.Errorf("after the repair: failing %+v, expired %d; want none failing and ES expired", at.Failing, at.Expired)
+	if len(at.Failing) != 0 || at.Expired != 2 {
+		t.Errorf("after the repair: failing %+v, expired %d; want none failing and ES and FR of 18:00 expired", at.Failing, at.Expired)
+	}
+	at = tickAt(255) // W = 22:05: DE's window expires
+	if at.Expired != 1 {
+		t.Errorf("expired %d keys at 22:15, want 1 (DE)", at.Expired)
 	}
 	var got []string
 	for _, p := range s.BigQuery.Rows("ventas_hora_pais_paneles") {
@@ -122,32 +144,35 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	t.Logf("panes: %s", strings.Join(got, ", "))
 	want := []string{
 		"DE #0 EARLY pedidos=1", "DE #1 ON_TIME pedidos=1",
-		"ES #0 EARLY pedidos=1", "ES #1 ON_TIME pedidos=1",
+		"ES #0 EARLY pedidos=1", "ES #1 ON_TIME pedidos=2",
 		"FR #0 EARLY pedidos=1", "FR #1 ON_TIME pedidos=1",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("panes in BigQuery (-want +got):\n%s", diff)
 	}
-	if docs, err := store.List(ctx, coll); err != nil || len(docs) != 0 {
-		t.Errorf("cells left after every window expired: %d, %v", len(docs), err)
+	for _, coll := range []string{agg + "/state", agg + "/parked"} {
+		if docs, err := store.List(ctx, coll); err != nil || len(docs) != 0 {
+			t.Errorf("%s: %d documents left after every window expired, %v", coll, len(docs), err)
+		}
 	}
 }
 
-// cellDocument finds the document of key in coll and its bytes.
-func cellDocument(ctx context.Context, t *testing.T, store docstore.Store, coll, key string) (string, []byte) {
+// getDocument returns the bytes of the document at path, which must exist.
+func getDocument(ctx context.Context, t *testing.T, store docstore.Store, path string) []byte {
 	t.Helper()
-	docs, err := store.List(ctx, coll)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range docs {
-		var k struct{ Key string }
-		if json.Unmarshal(d.Data, &k) == nil && k.Key == key {
-			return d.Path, d.Data
+	var d docstore.Doc
+	err := store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+		docs, err := tx.Get(path)
+		if err != nil {
+			return err
 		}
+		d = docs[0]
+		return nil
+	})
+	if err != nil || !d.Exists {
+		t.Fatalf("read %s: exists %v, %v", path, d.Exists, err)
 	}
-	t.Fatalf("no %s document in %s (%d documents)", key, coll, len(docs))
-	return "", nil
+	return d.Data
 }
 
 // putDocument writes data at path through the store port, as a bad hand

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -13,10 +14,12 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// testHeadroom: window totals hold BigQuery NUMERIC's range, and the order
-// that would take one past it is dead-lettered when it arrives, with the
-// reason, while the others are counted and the tick emits every pane (the
-// sum is never found out of range by the tick).
+// testHeadroom: window totals hold BigQuery NUMERIC's range. The order that
+// would take a key's total past it is accepted by Handle (an order
+// transaction does not read the totals) and dead-lettered by the fold, in
+// that aggregation only, with the reason; the others are counted and the
+// tick emits every pane (a total in the window state is never out of
+// range).
 func testHeadroom(t *testing.T, en env) {
 	t.Run("five orders of 9,000,000,000 sum exactly", func(t *testing.T) {
 		r := newRig(t, en, window.Defaults())
@@ -32,19 +35,22 @@ func testHeadroom(t *testing.T, en env) {
 		}
 	})
 
-	t.Run("the order that would leave NUMERIC is dead-lettered", func(t *testing.T) {
+	t.Run("the order that would leave NUMERIC is dead-lettered by the fold", func(t *testing.T) {
+		const agg = "ventas_hora_pais"
 		r := newRig(t, en, window.Defaults())
 		s := &story{}
 		const big = "30000000000000000000000000000" // 3e28: the fourth would pass 10^29
 		accepted(t, r, s.deliver("18:30", "P-1", "ES", "18:25", big, 1))
 		accepted(t, r, s.deliver("18:30", "P-2", "ES", "18:26", big, 1))
 		accepted(t, r, s.deliver("18:30", "P-f", "FR", "18:26", "1", 1))
-		// The EARLY pane folds the first two into the cell: the check sums
-		// the cell and its deltas.
+		// The EARLY pane folds the first two into the window state: the
+		// check adds to the key's total there.
 		tickOK(t, r, "18:32")
 
 		// One batch: the third fits, the fourth would pass the bound, the
-		// fifth fits again.
+		// fifth fits again. An order transaction does not read the window's
+		// totals (layout 3), so all three are accepted; the fold, which
+		// has the totals, dead-letters the fourth in this aggregation.
 		events := []windowtest.Event{
 			s.deliver("18:40", "P-3", "ES", "18:39", big, 1),
 			s.deliver("18:40", "P-4", "ES", "18:39", big, 1),
@@ -54,7 +60,6 @@ func testHeadroom(t *testing.T, en env) {
 		for i, e := range events {
 			pushes[i] = stream.Push{Delivery: Delivery(e), Now: e.Now}
 		}
-		before := discardCount(r.sink)
 		res, err := r.p.HandleBatch(t.Context(), pushes)
 		if err != nil {
 			t.Fatalf("HandleBatch: %v; want the batch handled (2xx)", err)
@@ -63,24 +68,38 @@ func testHeadroom(t *testing.T, en env) {
 		for _, x := range res {
 			fates = append(fates, x.Fate())
 		}
-		if diff := cmp.Diff([]stream.Fate{stream.Accepted, stream.Invalid, stream.Accepted}, fates); diff != "" {
+		if diff := cmp.Diff([]stream.Fate{stream.Accepted, stream.Accepted, stream.Accepted}, fates); diff != "" {
 			t.Fatalf("fates (-want +got):\n%s", diff)
 		}
-		const reason = "would leave the range BigQuery stores"
-		if !strings.Contains(res[1].Invalid, reason) || !strings.Contains(res[1].Invalid, "outside NUMERIC's range") ||
-			!strings.Contains(res[1].Invalid, "key \"ES\"") {
-			t.Errorf("reason %q; want it to name the window, the key and NUMERIC's range", res[1].Invalid)
-		}
-		if n := discardCount(r.sink); n != before+1 {
-			t.Errorf("%d dead-letter rows added, want 1", n-before)
-		}
-		// A redelivery is a duplicate of the dead letter, not a second try.
-		again, err := r.p.Handle(t.Context(), Delivery(events[1]), at("18:41"))
-		if err != nil || !again.Duplicate {
-			t.Errorf("redelivery of the refused order: %+v, %v; want a duplicate", again, err)
+		if n := discardCount(r.sink); n != 0 {
+			t.Errorf("%d rows dead-lettered before the tick; want none (the fold finds the overflow)", n)
 		}
 
 		tickOK(t, r, "18:42")
+		ds, err := r.sink.Discards()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != 1 {
+			t.Fatalf("dead-letter rows %+v; want one, P-4's", ds)
+		}
+		d := ds[0]
+		start := at("18:00").UTC()
+		wantReason := "invalid: aggregation " + agg + ": window " + start.Format(time.RFC3339) + " key \"ES\": "
+		if d.ID != "overflow|"+agg+"|P-4" || d.PedidoID != "P-4" || d.Aggregation != agg || !d.WindowStart.Equal(start) {
+			t.Errorf("dead letter %+v; want row overflow|%s|P-4 of P-4 in window %s", d, agg, start)
+		}
+		if !strings.HasPrefix(d.Reason, wantReason) || !strings.Contains(d.Reason, "outside NUMERIC's range") {
+			t.Errorf("reason %q; want it to start with %q and name NUMERIC's range", d.Reason, wantReason)
+		}
+		// A redelivery is a duplicate of the accepted order: it is neither
+		// counted nor dead-lettered again.
+		again, err := r.p.Handle(t.Context(), Delivery(events[1]), at("18:43"))
+		if err != nil || again.Fate() != stream.Duplicate {
+			t.Errorf("redelivery of the dead-lettered order: %+v, %v; want a duplicate", again, err)
+		}
+
+		tickOK(t, r, "18:44")
 		tickOK(t, r, "19:12")
 		got := importeLines(r.panes("pais"))
 		want := []string{
@@ -92,9 +111,12 @@ func testHeadroom(t *testing.T, en env) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("panes (-want +got):\n%s", diff)
 		}
+		if n := discardCount(r.sink); n != 1 {
+			t.Errorf("%d dead-letter rows at the end, want 1 (P-4's)", n)
+		}
 		res2 := tickOK(t, r, "21:15")
 		if got := res2.Aggregations[0].Expired; got != 2 {
-			t.Errorf("windows expired = %d, want 2", got)
+			t.Errorf("keys expired = %d, want 2", got)
 		}
 		r.noConflicts()
 	})

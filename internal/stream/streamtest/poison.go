@@ -6,229 +6,438 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// testPoisonCell: one (window, key) whose stored state cannot be read or is
-// of another layout does not stop the tick. The other windows get their
-// ON_TIME panes and expire, the tick succeeds and reports the cell with its
-// error, the cell stays and is retried; once readable again it emits the
-// ON_TIME pane it owes, with every order, and expires.
+// testPoisonCell: a window whose stored state cannot be read (a document
+// that does not decode, or state of a newer layout) does not stop the tick.
+// The tick succeeds (2xx) and reports that window with its error; the other
+// windows get their panes and expire; orders for the poisoned window that
+// arrive meanwhile, on time or late, are accepted and parked, not lost; the
+// window is not expired while it fails. Once its state is readable again,
+// the next tick folds the parked orders and emits the ON_TIME pane it owes
+// with every accepted order, then expires it.
+//
+// A store failure (not unreadable state) is different: it is an error of
+// the tick (non-2xx, retried), never a failing window. So is a dedup record
+// that does not decode; see testPoisonRecord.
 func testPoisonCell(t *testing.T, en env) {
 	const agg = "ventas_hora_pais"
 	tests := []struct {
-		name string
-		// coll is the collection of the document to corrupt, after the
-		// first tick (cells exist then) or before it (deltas).
-		coll        string
-		beforeTick  bool
-		corrupt     func([]byte) []byte
-		wantErr     string
-		wantOrderES string // the error a new ES order meets; "" when accepted
-		wantES      []string
+		name    string
+		corrupt func([]byte) []byte
+		wantErr string // %s: the state document's path
 	}{
 		{
-			name:    "cell document does not decode",
-			coll:    "windows",
-			corrupt: func([]byte) []byte { return []byte(`{"state":"garbage"}`) },
-			wantErr: "decode aggregations/" + agg + "/windows/",
-			wantES:  []string{"#0 EARLY pedidos=1 unidades=1", "#1 ON_TIME pedidos=1 unidades=1"},
+			name:    "state document does not decode",
+			corrupt: func([]byte) []byte { return []byte(`{"layout":3,"keys":"garbage"}`) },
+			wantErr: "decode %s: ",
 		},
 		{
-			name:    "cell of a newer layout",
-			coll:    "windows",
-			corrupt: func(b []byte) []byte { return bytes.Replace(b, []byte(`"layout":2`), []byte(`"layout":3`), 1) },
-			wantErr: "state layout 3 found, this binary reads layouts 1 to 2",
-			wantES:  []string{"#0 EARLY pedidos=1 unidades=1", "#1 ON_TIME pedidos=1 unidades=1"},
-		},
-		{
-			name:       "delta document does not decode",
-			coll:       "deltas",
-			beforeTick: true,
-			corrupt:    func([]byte) []byte { return []byte(`{"part":7}`) },
-			wantErr:    "decode aggregations/" + agg + "/deltas/",
-			// The order path reads the delta it adds to and fails, so
-			// Pub/Sub redelivers the order instead of it being mis-counted.
-			wantOrderES: "decode aggregations/" + agg + "/deltas/",
-			wantES:      []string{"#0 ON_TIME pedidos=1 unidades=1"},
-		},
-		{
-			name:        "delta of a newer layout",
-			coll:        "deltas",
-			beforeTick:  true,
-			corrupt:     func(b []byte) []byte { return bytes.Replace(b, []byte(`"layout":2`), []byte(`"layout":3`), 1) },
-			wantErr:     "state layout 3 found, this binary reads layouts 1 to 2",
-			wantOrderES: "state layout 3 found, this binary reads layouts 1 to 2",
-			wantES:      []string{"#0 ON_TIME pedidos=1 unidades=1"},
+			name:    "state document of a newer layout",
+			corrupt: func(b []byte) []byte { return bytes.Replace(b, []byte(`"layout":3`), []byte(`"layout":4`), 1) },
+			wantErr: "%s: state layout 4 found, this binary reads layouts 1 to 3",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := t.Context()
 			r := newRig(t, en, window.Defaults())
 			s := &story{}
+			// Window 18:00 (the one to poison) holds two keys: its state
+			// is one document for both.
 			r.play(t, nil,
 				s.deliver("18:30", "P-1", "ES", "18:25", "100", 1),
-				s.deliver("18:30", "P-2", "FR", "18:26", "200", 2),
-				s.deliver("18:30", "P-3", "DE", "18:27", "300", 3))
+				s.deliver("18:30", "P-2", "FR", "18:26", "200", 2))
+			tickOK(t, r, "18:32") // EARLY panes: the state document exists now
 
-			var path string
-			var original []byte
-			corrupt := func() {
-				path, original = esDocument(t, r.store, "aggregations/"+agg+"/"+tt.coll)
-				putRaw(t, r.store, path, tt.corrupt(original))
+			path := "aggregations/" + agg + "/state/" + at("18:00").UTC().Format("20060102T150405Z") + "_0"
+			original := getRaw(t, r.store, path)
+			if !original.Exists {
+				t.Fatalf("no state document %s after the first fold", path)
 			}
-			if tt.beforeTick {
-				corrupt()
-			}
-			tickOK(t, r, "18:32")
-			if !tt.beforeTick {
-				corrupt()
-			}
-			// A new ES order: accepted into a new delta when the cell is
-			// corrupt (orders do not read the cell before W reaches the
-			// end); refused when the delta it adds to is unreadable.
-			_, err := r.p.Handle(ctx, Delivery(s.deliver("18:40:30", "P-4", "ES", "18:39", "1", 0)), at("18:40:30"))
-			if tt.wantOrderES == "" && err != nil {
-				t.Fatalf("ES order with a corrupt cell: %v; want it accepted", err)
-			}
-			if tt.wantOrderES != "" && (err == nil || !strings.Contains(err.Error(), tt.wantOrderES)) {
-				t.Fatalf("ES order with an unreadable delta: error %v; want one containing %q (non-2xx: redelivered)", err, tt.wantOrderES)
-			}
-			esOrders, esUnits := 1, 1
-			if err == nil {
-				esOrders++
+			putRaw(t, r.store, docstore.Doc{Path: path, Data: tt.corrupt(original.Data)})
+			wantErr := fmt.Sprintf(tt.wantErr, path)
+
+			// An on-time order for the poisoned window: accepted (orders
+			// do not read window state before W reaches the end).
+			accepted(t, r, s.deliver("18:40", "P-3", "ES", "18:39", "400", 4))
+			res := tickOK(t, r, "18:42")
+			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
+			if n := r.count("aggregations/" + agg + "/parked"); n == 0 {
+				t.Errorf("no parked document after a fold into the failing window: P-3 would be lost")
 			}
 
-			// W reaches the end: FR and DE get their ON_TIME panes.
-			res := tickOK(t, r, "19:12")
-			checkFailing(t, res.Aggregations[0].Failing, tt.wantErr)
-			// W reaches the expiry: FR and DE expire, ES stays.
+			// Another window goes on: DE's 19:00 window gets its EARLY
+			// pane while 18:00 fails, and one more order for 18:00 is
+			// parked in a later generation.
+			accepted(t, r, s.deliver("19:06", "P-4", "DE", "19:05", "800", 8))
+			accepted(t, r, s.deliver("19:06", "P-5", "ES", "18:58", "1600", 16))
+			res = tickOK(t, r, "19:08")
+			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
+
+			// W = 19:10 passes 18:00's end: its ON_TIME pane is owed but
+			// its state cannot be read.
+			res = tickOK(t, r, "19:20")
+			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
+			// A late order for it (Ld = 0): the order transaction sees the
+			// window failing and leaves the element to the fold, which
+			// parks it; the order is accepted, not refused.
+			accepted(t, r, s.deliver("19:21", "P-6", "FR", "18:50", "3200", 32))
+
+			// W = 20:05: DE's window gets its ON_TIME pane.
+			res = tickOK(t, r, "20:15")
+			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
+			// W = 21:05 passes 18:00's expiry: a failing window is never
+			// expired (its state and parked orders are kept).
 			res = tickOK(t, r, "21:15")
-			checkFailing(t, res.Aggregations[0].Failing, tt.wantErr)
-			if got := res.Aggregations[0].Expired; got != 2 {
-				t.Errorf("windows expired at 21:15 = %d, want 2 (FR and DE)", got)
-			}
-			st, err := r.p.Status(ctx, at("21:16"))
-			if err != nil {
-				t.Fatalf("status with a failing cell: %v", err)
-			}
-			if got := st[0].Failing; len(got) == 0 || !strings.Contains(got[len(got)-1].Error, tt.wantErr) || got[len(got)-1].Key != "ES" {
-				t.Errorf("status failing = %+v; want the ES cell with %q", got, tt.wantErr)
-			}
-			if len(st[0].OpenWindows) != 1 || st[0].OpenWindows[0].Key != "ES" {
-				t.Errorf("open windows after expiry = %+v; want only the failing ES cell, kept", st[0].OpenWindows)
+			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
+			if got := res.Aggregations[0].Expired; got != 0 {
+				t.Errorf("keys expired at 21:15 = %d, want 0 (18:00 is failing, 19:00 expires at 22:00)", got)
 			}
 
-			// Repaired (the right binary deployed): the ES window emits
-			// the ON_TIME pane it owes with every order, then expires.
-			putRaw(t, r.store, path, original)
+			// Repaired (the right binary deployed, the document restored):
+			// the parked orders are folded, the ON_TIME pane 18:00 owes
+			// covers every accepted order, and the window expires.
+			putRaw(t, r.store, original)
 			res = tickOK(t, r, "21:20")
-			if f := res.Aggregations[0].Failing; len(f) != 0 {
-				t.Errorf("failing after the repair: %+v", f)
+			if ag := res.Aggregations[0]; len(ag.Failing) != 0 || ag.FailingCells != 0 {
+				t.Errorf("failing after the repair: %d %+v", ag.FailingCells, ag.Failing)
 			}
+			if got := res.Aggregations[0].Expired; got != 2 {
+				t.Errorf("keys expired after the repair = %d, want 2 (ES and FR of 18:00)", got)
+			}
+			if n := r.count("aggregations/" + agg + "/parked"); n != 0 {
+				t.Errorf("%d parked documents left after the repair", n)
+			}
+			res = tickOK(t, r, "22:15") // W = 22:05
 			if got := res.Aggregations[0].Expired; got != 1 {
-				t.Errorf("windows expired after the repair = %d, want 1 (ES)", got)
+				t.Errorf("keys expired at 22:15 = %d, want 1 (DE of 19:00)", got)
 			}
-			if n := r.open(agg); n != 0 {
-				t.Errorf("%d cells left after every window expired", n)
+			if n := r.count("aggregations/" + agg + "/state"); n != 0 {
+				t.Errorf("%d state documents left after every window expired", n)
 			}
-			wantES := tt.wantES
-			if esOrders == 2 {
-				last := fmt.Sprintf("pedidos=%d unidades=%d", esOrders, esUnits)
-				wantES = append(wantES[:len(wantES)-1:len(wantES)-1], strings.Replace(wantES[len(wantES)-1], "pedidos=1 unidades=1", last, 1))
-			}
-			want := map[string][]string{
-				"ES": wantES,
-				"FR": {"#0 EARLY pedidos=1 unidades=2", "#1 ON_TIME pedidos=1 unidades=2"},
-				"DE": {"#0 EARLY pedidos=1 unidades=3", "#1 ON_TIME pedidos=1 unidades=3"},
+
+			want := []string{
+				"18:00 ES #0 EARLY pedidos=1 unidades=1",
+				"18:00 ES #1 ON_TIME pedidos=3 unidades=21",
+				"18:00 FR #0 EARLY pedidos=1 unidades=2",
+				"18:00 FR #1 ON_TIME pedidos=2 unidades=34",
+				"19:00 DE #0 EARLY pedidos=1 unidades=8",
+				"19:00 DE #1 ON_TIME pedidos=1 unidades=8",
 			}
 			if diff := cmp.Diff(want, paneLines(r.panes("pais"))); diff != "" {
 				t.Errorf("panes (-want +got):\n%s", diff)
+			}
+			if n := discardCount(r.sink); n != 0 {
+				t.Errorf("%d orders dead-lettered; want none (every order was accepted and counted)", n)
 			}
 			r.noConflicts()
 		})
 	}
 
-	t.Run("store failure is an error of the tick", func(t *testing.T) {
-		r := newRig(t, en, window.Defaults())
-		s := &story{}
-		r.play(t, nil, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1))
-		r.store.FailDeletes(func(p string) bool { return strings.Contains(p, "/deltas/") })
-		res, err := r.p.Tick(t.Context(), at("18:32"))
-		if !errors.Is(err, ErrInjected) || errors.Is(err, stream.ErrUnreadableState) {
-			t.Errorf("tick with the store failing: %v; want the injected error, not an unreadable cell (non-2xx, retried)", err)
+	t.Run("dedup record does not decode", func(t *testing.T) { testPoisonRecord(t, en) })
+
+	// Store failures: the tick answers an error (non-2xx: the scheduler
+	// retries) and reports no failing window; once the store works, the
+	// next tick does what the failed one did not.
+	failures := []struct {
+		name string
+		// before runs before the failing tick; inject makes the store
+		// fail and returns the function that heals it.
+		before  []string
+		inject  func(r *rig, fs *failingStore) (heal func())
+		failAt  string
+		againAt string
+		want    []string
+	}{
+		{
+			name: "reading a window's state",
+			inject: func(_ *rig, fs *failingStore) func() {
+				fs.failGets(func(p string) bool { return strings.Contains(p, "/state/") })
+				return func() { fs.failGets(nil) }
+			},
+			failAt: "18:32", againAt: "18:33",
+			want: []string{"18:00 ES #0 EARLY pedidos=1 unidades=1"},
+		},
+		{
+			name: "acquiring the lease",
+			inject: func(_ *rig, fs *failingStore) func() {
+				fs.failGets(func(p string) bool { return strings.HasSuffix(p, "/control/lease") })
+				return func() { fs.failGets(nil) }
+			},
+			failAt: "18:32", againAt: "18:33",
+			want: []string{"18:00 ES #0 EARLY pedidos=1 unidades=1"},
+		},
+		{
+			name: "listing a generation of records",
+			inject: func(_ *rig, fs *failingStore) func() {
+				fs.failListTag(true)
+				return func() { fs.failListTag(false) }
+			},
+			failAt: "18:32", againAt: "18:33",
+			want: []string{"18:00 ES #0 EARLY pedidos=1 unidades=1"},
+		},
+		{
+			name:   "deleting an expired window's state",
+			before: []string{"18:32"},
+			inject: func(r *rig, _ *failingStore) func() {
+				r.store.FailDeletes(func(p string) bool { return strings.Contains(p, "/state/") })
+				return func() { r.store.FailDeletes(nil) }
+			},
+			failAt: "21:15", againAt: "21:16",
+			want: []string{"18:00 ES #0 EARLY pedidos=1 unidades=1", "18:00 ES #1 ON_TIME pedidos=1 unidades=1"},
+		},
+	}
+	for _, tt := range failures {
+		t.Run("store failure is an error of the tick: "+tt.name, func(t *testing.T) {
+			var fs *failingStore
+			fen := env{f: en.f, newStore: func(t *testing.T) docstore.Store {
+				fs = &failingStore{Store: en.newStore(t)}
+				return fs
+			}}
+			r := newRig(t, fen, window.Defaults())
+			s := &story{}
+			r.play(t, nil, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1))
+			for _, now := range tt.before {
+				tickOK(t, r, now)
+			}
+			heal := tt.inject(r, fs)
+			res, err := r.p.Tick(t.Context(), at(tt.failAt))
+			if !errors.Is(err, ErrInjected) || errors.Is(err, stream.ErrUnreadableState) {
+				t.Errorf("tick with the store failing: %v; want the injected error, not unreadable state (non-2xx, retried)", err)
+			}
+			if ag := res.Aggregations[0]; len(ag.Failing) != 0 || ag.FailingCells != 0 {
+				t.Errorf("a store failure reported as failing windows: %d %+v", ag.FailingCells, ag.Failing)
+			}
+			heal()
+			tickOK(t, r, tt.againAt)
+			if diff := cmp.Diff(tt.want, paneLines(r.panes("pais"))); diff != "" {
+				t.Errorf("panes once the store works (-want +got):\n%s", diff)
+			}
+			r.noConflicts()
+		})
+	}
+}
+
+// testPoisonRecord: a dedup record that does not decode. Its elements, and
+// so its windows and times, are unknown: skipping it would drop an
+// accepted order for good (its generation would be folded past), and
+// reporting it as a failing window cannot name the window. So the tick
+// returns an error naming the record (non-2xx: the scheduler retries, and
+// the tick log says which document), holding W and the fold of its
+// generation, for every aggregation, until it is repaired. Orders keep
+// being accepted meanwhile (an order transaction reads only the control
+// document and its own record), and once the record reads again the next
+// tick folds every accepted order. A redelivery of the broken order itself
+// fails (its dedup record cannot be read): Pub/Sub keeps it too.
+func testPoisonRecord(t *testing.T, en env) {
+	ctx := t.Context()
+	r := newRig(t, en, window.Defaults())
+	s := &story{}
+	p2 := s.deliver("18:30", "P-2", "FR", "18:26", "200", 2)
+	r.play(t, nil, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1), p2)
+
+	docs, err := r.store.List(ctx, "stream/dedup/orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var original docstore.Doc
+	for _, d := range docs {
+		var rec struct {
+			PedidoID string `json:"pedido_id"`
 		}
-		if f := res.Aggregations[0].Failing; len(f) != 0 {
-			t.Errorf("a store failure reported as failing cells: %+v", f)
+		if json.Unmarshal(d.Data, &rec) == nil && rec.PedidoID == "P-2" {
+			original = d
 		}
-	})
+	}
+	if original.Path == "" || original.Tag == "" {
+		t.Fatalf("no tagged dedup record of P-2 among %d records (%+v)", len(docs), original)
+	}
+	// The tag is kept, as a hand edit in the console would: the record is
+	// still in its generation.
+	broken := original
+	broken.Data = []byte(`{"pedido_id":"P-2","elements":"garbage"}`)
+	putRaw(t, r.store, broken)
+
+	for _, now := range []string{"18:32", "18:42"} {
+		_, err := r.p.Tick(ctx, at(now))
+		if err == nil || !errors.Is(err, stream.ErrUnreadableState) || !strings.Contains(err.Error(), original.Path) {
+			t.Errorf("tick at %s with an unreadable record: %v; want an error naming %s (non-2xx, retried)", now, err, original.Path)
+		}
+		if now == "18:32" {
+			// Accepted meanwhile, as any order.
+			accepted(t, r, s.deliver("18:40", "P-3", "DE", "18:39", "300", 3))
+		}
+	}
+	if n := paneCount(r.sink); n != 0 {
+		t.Errorf("%d panes while a record of the generation is unreadable; want none (its generation is not folded)", n)
+	}
+	if _, err := r.p.Handle(ctx, Delivery(p2), at("18:43")); err == nil {
+		t.Errorf("redelivery of the order whose record is unreadable: accepted; want an error (redelivered later)")
+	}
+
+	putRaw(t, r.store, original)
+	tickOK(t, r, "18:45")
+	tickOK(t, r, "19:12")
+	want := []string{
+		"18:00 DE #0 EARLY pedidos=1 unidades=3", "18:00 DE #1 ON_TIME pedidos=1 unidades=3",
+		"18:00 ES #0 EARLY pedidos=1 unidades=1", "18:00 ES #1 ON_TIME pedidos=1 unidades=1",
+		"18:00 FR #0 EARLY pedidos=1 unidades=2", "18:00 FR #1 ON_TIME pedidos=1 unidades=2",
+	}
+	if diff := cmp.Diff(want, paneLines(r.panes("pais"))); diff != "" {
+		t.Errorf("panes after the repair (-want +got):\n%s", diff)
+	}
+	// Redelivered now, it is the duplicate it is.
+	if res, err := r.p.Handle(ctx, Delivery(p2), at("19:13")); err != nil || res.Fate() != stream.Duplicate || res.Aggregations[0].Recorded != stream.Accepted {
+		t.Errorf("redelivery after the repair: %+v, %v; want a duplicate", res, err)
+	}
+	r.noConflicts()
 }
 
 func tickOK(t *testing.T, r *rig, now string) stream.TickResult {
 	t.Helper()
 	res, err := r.p.Tick(t.Context(), at(now))
 	if err != nil {
-		t.Fatalf("tick at %s with one failing cell: %v; want success for the others (2xx)", now, err)
+		t.Fatalf("tick at %s with one failing window: %v; want success for the others (2xx)", now, err)
 	}
 	return res
 }
 
-// checkFailing wants the ES cell reported with wantErr, and nothing else
-// but documents of it.
-func checkFailing(t *testing.T, got []stream.FailingCell, wantErr string) {
+// checkFailing wants exactly the poisoned window reported: its state
+// document, its extent, no key, the error, failing since the first tick
+// that met it.
+func checkFailing(t *testing.T, at stream.AggregationTick, path, wantErr string, since time.Time) {
 	t.Helper()
-	if len(got) == 0 {
-		t.Fatalf("no failing cell reported; want the ES cell with %q", wantErr)
+	if at.FailingCells != 1 || len(at.Failing) != 1 {
+		t.Fatalf("failing %d %+v; want the window of %s with %q", at.FailingCells, at.Failing, path, wantErr)
 	}
-	for _, f := range got {
-		if f.Key != "ES" || f.Aggregation != "ventas_hora_pais" || !strings.Contains(f.Error, wantErr) || f.WindowStart.IsZero() {
-			t.Errorf("failing %+v; want the ES cell with %q", f, wantErr)
-		}
+	f := at.Failing[0]
+	start := since.Truncate(time.Hour)
+	if f.Aggregation != "ventas_hora_pais" || f.Path != path || f.Key != "" || !f.WindowStart.Equal(start) ||
+		!f.WindowEnd.Equal(start.Add(time.Hour)) || !strings.Contains(f.Error, wantErr) || !f.Since.Equal(since) {
+		t.Errorf("failing %+v; want the window %s of %s with %q since %s", f, start, path, wantErr, since)
 	}
 }
 
-// esDocument finds the ES document of coll and its bytes.
-func esDocument(t *testing.T, s docstore.Store, coll string) (string, []byte) {
-	t.Helper()
-	docs, err := s.List(context.Background(), coll)
+// count lists the documents of a collection.
+func (r *rig) count(coll string) int {
+	r.t.Helper()
+	docs, err := r.store.List(context.Background(), coll)
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatalf("list %s: %v", coll, err)
 	}
-	for _, d := range docs {
-		var k struct{ Key string }
-		if json.Unmarshal(d.Data, &k) == nil && k.Key == "ES" {
-			return d.Path, d.Data
-		}
-	}
-	t.Fatalf("no ES document in %s (%d documents)", coll, len(docs))
-	return "", nil
+	return len(docs)
 }
 
-// putRaw writes data at path through the store's port, as a bad deploy or
-// a hand edit would.
-func putRaw(t *testing.T, s docstore.Store, path string, data []byte) {
+// getRaw reads the document at path as it is stored.
+func getRaw(t *testing.T, s docstore.Store, path string) docstore.Doc {
 	t.Helper()
+	var d docstore.Doc
 	err := s.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
-		return tx.Set(docstore.Doc{Path: path, Data: data})
+		docs, err := tx.Get(path)
+		if err != nil {
+			return err
+		}
+		d = docs[0]
+		return nil
 	})
 	if err != nil {
-		t.Fatalf("write %s: %v", path, err)
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return d
+}
+
+// putRaw writes d through the store's port, as a bad deploy or a hand edit
+// would.
+func putRaw(t *testing.T, s docstore.Store, d docstore.Doc) {
+	t.Helper()
+	d.Exists = false
+	err := s.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
+		return tx.Set(d)
+	})
+	if err != nil {
+		t.Fatalf("write %s: %v", d.Path, err)
 	}
 }
 
-// paneLines are the panes per key, in order, without the amounts.
-func paneLines(ps []window.Pane) map[string][]string {
-	out := map[string][]string{}
+// paneLines renders the panes as "<window hh:mm in Spain> <key> #<index> <timing>
+// pedidos=.. unidades=..", sorted.
+func paneLines(ps []window.Pane) []string {
+	var out []string
 	for _, p := range ps {
-		out[p.Key] = append(out[p.Key], fmt.Sprintf("#%d %s pedidos=%d unidades=%d", p.Index, p.Timing, p.Measures.Pedidos, p.Measures.Unidades))
+		out = append(out, fmt.Sprintf("%s %s #%d %s pedidos=%d unidades=%d", p.WindowStart.In(windowtest.Spain).Format("15:04"),
+			p.Key, p.Index, p.Timing, p.Measures.Pedidos, p.Measures.Unidades))
 	}
+	slices.Sort(out)
 	return out
+}
+
+// failingStore makes reads of chosen paths, or every ListTag, fail with
+// ErrInjected, as an unreachable store would.
+type failingStore struct {
+	docstore.Store
+	mu      sync.Mutex
+	get     func(path string) bool
+	listTag bool
+}
+
+func (s *failingStore) failGets(fail func(path string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.get = fail
+}
+
+func (s *failingStore) failListTag(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listTag = on
+}
+
+func (s *failingStore) failsGet(path string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.get != nil && s.get(path)
+}
+
+// RunTx implements docstore.Store.
+func (s *failingStore) RunTx(ctx context.Context, fn func(ctx context.Context, tx docstore.Tx) error) error {
+	return s.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		return fn(ctx, failingTx{Tx: tx, s: s})
+	})
+}
+
+// ListTag implements docstore.Store.
+func (s *failingStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+	s.mu.Lock()
+	fail := s.listTag
+	s.mu.Unlock()
+	if fail {
+		return nil, fmt.Errorf("list %s tag %s: %w", collection, tag, ErrInjected)
+	}
+	return s.Store.ListTag(ctx, collection, tag)
+}
+
+type failingTx struct {
+	docstore.Tx
+	s *failingStore
+}
+
+func (t failingTx) Get(paths ...string) ([]docstore.Doc, error) {
+	for _, p := range paths {
+		if t.s.failsGet(p) {
+			return nil, fmt.Errorf("get %s: %w", p, ErrInjected)
+		}
+	}
+	return t.Tx.Get(paths...)
 }
