@@ -1,0 +1,187 @@
+package stream_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/stream/streamtest"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// TestQuietTickWritesOnlyLeases: a tick that finds no new order and no
+// timer due writes nothing but its leases (taken and given back, per
+// aggregation), whether it repeats the previous tick's now or comes later
+// while W has no reason to move; a tick writing more would cost a write
+// per aggregation every minute for nothing. Its reads are pinned too, with
+// both shipped aggregations.
+func TestQuietTickWritesOnlyLeases(t *testing.T) {
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	tests := []struct {
+		name string
+		next time.Time // the quiet tick, after one at 17:22
+	}{
+		{name: "the same tick again", next: at(17, 22)},
+		// Not idle yet (the last order came at 17:20) and nothing pending:
+		// W stays at the newest event time - D.
+		{name: "a minute later", next: at(17, 23)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			cs := &countingStore{Store: newBoltStore(t)}
+			st := streamtest.NewRecorder(cs)
+			hora, sku := window.Defaults(), skuSpec()
+			p, err := stream.New(st, streamtest.NewSink(), []window.Spec{hora, sku}, streamtest.IsCountry, logging.Discard())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, pais := range []string{"ES", "FR", "ES"} {
+				id := fmt.Sprintf("Q-%d", i)
+				if _, err := p.Handle(ctx, upgradeDelivery(id, pais, "5.00", at(17, 5+i)), at(17, 20)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// 17:21: the orders folded, their EARLY delay not run out yet;
+			// 17:22: the EARLY panes.
+			for _, now := range []time.Time{at(17, 21), at(17, 22)} {
+				if _, err := p.Tick(ctx, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mark := st.Writes()
+			cs.take()
+			tr, err := p.Tick(ctx, tt.next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, w := range st.WritesSince(mark) {
+				got = append(got, w.String())
+			}
+			if diff := cmp.Diff(leaseWrites(hora, sku), got); diff != "" {
+				t.Errorf("writes of a quiet tick (-want +got):\n%s", diff)
+			}
+			// Per aggregation: lease taken and given back (1 read each),
+			// fold state (fold + control) and the fold transaction that
+			// finds nothing to change (fold + control); once: control and
+			// the advance (1 read each, W unchanged: no write). Queries:
+			// the dead-letter outbox, each aggregation's outbox and the
+			// open generation, all empty.
+			want := cost{Transactions: 10, Reads: 14, Writes: 4, Queries: 4}
+			if diff := cmp.Diff(want, cs.take()); diff != "" {
+				t.Errorf("cost of a quiet tick (-want +got):\n%s", diff)
+			}
+			for _, a := range tr.Aggregations {
+				if len(a.Panes) != 0 || a.Records != 0 {
+					t.Errorf("%s: quiet tick emitted %d panes from %d records", a.Aggregation, len(a.Panes), a.Records)
+				}
+			}
+		})
+	}
+}
+
+// leaseWrites are a tick's lease writes: each aggregation's taken, then
+// each given back.
+func leaseWrites(specs ...window.Spec) []string {
+	var out []string
+	for _, s := range specs {
+		out = append(out, "set aggregations/"+s.Name+"/control/lease")
+	}
+	for _, s := range specs {
+		out = append(out, "delete aggregations/"+s.Name+"/control/lease")
+	}
+	return out
+}
+
+// TestTickReadsBounded: a tick's reads follow what changed since the last
+// tick, not history. With n windows open (ended, ON_TIME emitted, kept for
+// late orders by a long allowed lateness) and one new order, the tick
+// costs the same whatever n: its fold reads the fold document (the agenda
+// of every open window, one document) and the new order's window only.
+//
+// The figures, one aggregation: 8 transactions — lease taken (1 read,
+// 1 write), fold state (fold + control), control, closing the open
+// generation (1 read, 1 write), the watermark advance (1 read, 1 write:
+// W moved, which closes one more generation), the fold (fold + control +
+// the window's part; writes the part, the EARLY pane's outbox document and
+// the fold document), the outbox row's deletion once in the warehouse
+// (1 write), lease given back (1 read, 1 write): 10 reads, 8 writes.
+// 5 queries: the dead-letter and the aggregation's outboxes (empty), the
+// open generation before and after closing it (the new order's record
+// each time) and the generation the advance closed (empty): 2 documents
+// listed. Firestore bills an empty query one read.
+func TestTickReadsBounded(t *testing.T) {
+	want := cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}
+	tests := []struct {
+		name string
+		open int
+	}{
+		{name: "3 open windows", open: 3},
+		{name: "40 open windows", open: 40},
+		{name: "150 open windows", open: 150},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, tr := tickCost(t, tt.open)
+			if got := tr.Aggregations[0].OpenWindows; got != tt.open {
+				t.Fatalf("%d open windows before the fold, want %d", got, tt.open)
+			}
+			if got := len(tr.Aggregations[0].Panes); got != 1 {
+				t.Fatalf("%d panes, want the new order's EARLY pane", got)
+			}
+			if diff := cmp.Diff(want, c); diff != "" {
+				t.Errorf("cost of a tick with %d open windows and 1 new order (-want +got):\n%s", tt.open, diff)
+			}
+		})
+	}
+}
+
+// tickCost builds n open windows of one aggregation, then handles one new
+// order and measures the next tick.
+func tickCost(t *testing.T, n int) (cost, stream.TickResult) {
+	t.Helper()
+	ctx := context.Background()
+	st := &countingStore{Store: newBoltStore(t)}
+	s := window.Defaults()
+	s.AllowedLateness = 1000 * time.Hour
+	p, err := stream.New(st, streamtest.NewSink(), []window.Spec{s}, streamtest.IsCountry, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	now := base.Add(time.Duration(n)*time.Hour + 20*time.Minute)
+	var pushes []stream.Push
+	for i := range n {
+		pushes = append(pushes, stream.Push{Now: now,
+			Delivery: upgradeDelivery(fmt.Sprintf("H-%d", i), "ES", "1.00", base.Add(time.Duration(i)*time.Hour+5*time.Minute))})
+	}
+	if _, err := p.HandleBatch(ctx, pushes); err != nil {
+		t.Fatal(err)
+	}
+	// Idle: W = now - D passes every window's end; all emit ON_TIME.
+	now = now.Add(10 * time.Minute)
+	if _, err := p.Tick(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	ev := now.Add(2 * time.Minute)
+	res, err := p.Handle(ctx, upgradeDelivery("N-1", "ES", "2.00", ev), ev.Add(time.Minute))
+	if err != nil || res.Fate() != stream.Accepted {
+		t.Fatalf("%+v %v", res, err)
+	}
+	st.take()
+	tr, err := p.Tick(ctx, ev.Add(2*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(fmt.Sprint(tr.Aggregations[0].Failing), "ES") {
+		t.Fatalf("failing windows: %+v", tr.Aggregations[0].Failing)
+	}
+	return st.take(), tr
+}
