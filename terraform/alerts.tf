@@ -265,10 +265,12 @@ resource "google_monitoring_alert_policy" "schema_drift" {
   }
 }
 
-# "Is every hourly number going to be final?" A cell the tick cannot process
-# does not stop the others (the tick answers 2xx), so neither the watermark
-# nor the request metrics show it: its own log line does. Every tick logs
-# every failing cell again, so the condition holds until it is fixed.
+# "Is every hourly number going to be final?" A window the tick cannot
+# process (state layout 3 keeps state per window; the names below say
+# "cells" from the layouts before) does not stop the others (the tick
+# answers 2xx), so neither the watermark nor the request metrics show it:
+# its own log line does. Every tick logs every failing window again, so the
+# condition holds until it is fixed.
 resource "google_monitoring_alert_policy" "failing_cells" {
   display_name          = "alpipe: cells the tick cannot process"
   combiner              = "OR"

@@ -38,7 +38,14 @@ resource "google_firestore_database" "state" {
 # a write hot spot, and no query filters on it.
 #
 # No composite index is declared: the adapters read documents by path and
-# list collections by document ID, which Firestore serves without one.
+# list collections by document ID, which Firestore serves without one. The
+# one query on a field is the stream's ListTag: an equality query on the
+# string field tag (ordered by document ID) over stream/dedup/orders, the
+# collection group "orders", which finds the dedup records of one
+# generation for the tick to fold. Its automatic single-field index serves
+# it, so tag must never be exempted from indexing (no google_firestore_field
+# for it, in "orders" or any group): without the index the query fails with
+# FAILED_PRECONDITION and no tick can fold an order.
 resource "google_firestore_field" "ttl" {
   for_each = toset(var.firestore_ttl_collection_groups)
 

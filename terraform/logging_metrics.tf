@@ -321,11 +321,13 @@ resource "google_logging_metric" "schema_drift" {
   }
 }
 
-# A (window, key) whose state the tick cannot read or add up (a document that
-# does not decode, state of another state layout, a sum out of range) is
-# skipped and reported, and the tick answers 2xx for the other cells, so it
-# shows in no request metric: count the "cell failing" lines, one per failing
-# cell (or document of one) and tick. The tick retries the cell every time.
+# A window whose state the tick cannot read or add up (a document that does
+# not decode, state of another state layout, a sum out of range) is skipped
+# and reported, its new orders parked, and the tick answers 2xx for the other
+# windows, so it shows in no request metric: count the "window failing"
+# lines (field failing_cell: the window's state document), one per failing
+# window and tick. The tick retries the window every time. The metric keeps
+# its name from state layouts 1 and 2, which reported (window, key) cells.
 resource "google_logging_metric" "tick_failing_cells" {
   name        = "alpipe/tick_failing_cells"
   description = "Cells (window, key) a tick could not process, one per cell and tick, by aggregation. Each waits, its data kept, until its state is repaired or the right binary runs."

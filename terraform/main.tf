@@ -57,7 +57,9 @@ locals {
   }
 
   # AggregateOrders and AdvanceWatermark must see identical stream settings:
-  # both are built from this one map. The aggregations themselves are not
+  # both are built from this one map. STATE_SHARDS is still read and
+  # validated (1 to 256) but state layout 3 stores no per-key shards: it
+  # changes nothing any more. The aggregations themselves are not
   # settings: both services run every one declared in
   # internal/aggregation/declarations (embedded in the image), the same
   # files bigquery.tf creates their tables and views from.
@@ -101,9 +103,11 @@ locals {
       # would only cause a duplicate delivery.
       timeout = "${var.push_ack_deadline_seconds}s"
       # Requests wait on their batch's Firestore transaction, not on CPU, and
-      # the requests one instance holds at once are its batch (combiner
-      # lifting): a batch of up to BATCH_MAX_ORDERS (200) per delta document
-      # write is what gives one hot key 8 x 200 = 1,600 orders/s on paper.
+      # the requests one instance holds at once are its batch: up to
+      # BATCH_MAX_ORDERS (200) orders per transaction. Since state layout 3
+      # an order writes only its own dedup record (and reads stream/control,
+      # which only ticks write), so a hot key is no write hot spot; batching
+      # saves transactions, not contention.
       concurrency = 200
       memory      = "512Mi"
       env         = merge(local.backend_env, local.stream_env)

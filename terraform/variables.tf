@@ -194,7 +194,7 @@ variable "firestore_collection_groups" {
   type        = list(string)
   default = [
     "agenda", "aggregations", "control", "deadletters", "deltas", "ledger", "ledger_locks", "ledger_md5",
-    "ledger_objects", "orders", "outbox", "seen", "shards", "stream", "windows",
+    "ledger_objects", "orders", "outbox", "parked", "seen", "shards", "state", "stream", "windows",
   ]
 
   validation {

@@ -25,7 +25,7 @@ func Tick(w io.Writer, res stream.TickResult) {
 			fmt.Fprintf(w, "         %s\n", FailingLine(f))
 		}
 		if more := a.FailingCells - len(a.Failing); more > 0 {
-			fmt.Fprintf(w, "         ... and %s\n", Counted(more, "more failing cell", "more failing cells"))
+			fmt.Fprintf(w, "         ... and %s\n", Counted(more, "more failing window", "more failing windows"))
 		}
 	}
 }
@@ -46,13 +46,15 @@ func TickLine(now string, a stream.AggregationTick, named bool) string {
 		Counted(len(a.Panes), "pane", "panes"), Counted(a.Expired, "window", "windows"), failingCount(a))
 }
 
-// failingCount is the tick line's note of the cells it could not process;
-// nothing when there are none, so that a healthy tick reads as before.
+// failingCount is the tick line's note of the windows it could not
+// process (layout 3 keeps state per window; stream.FailingCell keeps its
+// name from when it was per (window, key)); nothing when there are none,
+// so that a healthy tick reads as before.
 func failingCount(a stream.AggregationTick) string {
 	if a.FailingCells == 0 {
 		return ""
 	}
-	return ", " + Counted(a.FailingCells, "cell", "cells") + " failing (retried at every tick)"
+	return ", " + Counted(a.FailingCells, "window", "windows") + " failing (retried at every tick)"
 }
 
 // Counted writes a count with the noun that agrees with it, with
@@ -64,8 +66,9 @@ func Counted(n int, one, many string) string {
 	return Thousands(n) + " " + many
 }
 
-// FailingLine says which cell a tick could not process, since when, and
-// why, on one line: what a person needs to find the document to repair.
+// FailingLine says which window (or, met while the previous layout's state
+// is migrated, which cell) a tick could not process, since when, and why,
+// on one line: what a person needs to find the document to repair.
 func FailingLine(f stream.FailingCell) string {
 	since := ""
 	if !f.Since.IsZero() {
@@ -73,7 +76,10 @@ func FailingLine(f stream.FailingCell) string {
 	}
 	cell := f.Path
 	if !f.WindowStart.IsZero() {
-		cell = strings.ToUpper(f.Key) + " " + hhmm(f.WindowStart) + "-" + hhmm(f.WindowEnd) + " (" + f.Path + ")"
+		cell = hhmm(f.WindowStart) + "-" + hhmm(f.WindowEnd) + " (" + f.Path + ")"
+		if f.Key != "" {
+			cell = strings.ToUpper(f.Key) + " " + cell
+		}
 	}
 	return "failing " + cell + since + ": " + strings.Join(strings.Fields(f.Error), " ")
 }

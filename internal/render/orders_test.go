@@ -13,14 +13,16 @@ import (
 )
 
 // TestTick: a tick's line (`alpipe tick`, the demo) counts in words that
-// agree with the number, with separators; it says how many cells failed and
-// lists each with its error on one line; a healthy tick says nothing of
-// failing cells, so it prints exactly what it did before they existed.
+// agree with the number, with separators; it says how many windows failed
+// and lists each with its error on one line (a layout-3 window by its
+// extent and state document, a previous layout's cell with its key too); a
+// healthy tick says nothing of failing windows, so it prints exactly what
+// it did before they existed.
 func TestTick(t *testing.T) {
 	now := time.Date(2026, 3, 14, 17, 25, 0, 0, time.UTC)
 	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
-	cell := stream.FailingCell{Path: "streams/ventas_hora_pais/windows/20260314T170000Z_pt", WindowStart: w, WindowEnd: w.Add(time.Hour),
-		Key: "pt", Since: now.Add(-time.Minute), Error: "add up: importe overflows"}
+	cell := stream.FailingCell{Path: "aggregations/ventas_hora_pais/state/20260314T170000Z_0", WindowStart: w, WindowEnd: w.Add(time.Hour),
+		Since: now.Add(-time.Minute), Error: "add up: importe overflows"}
 	es := stream.FailingCell{Path: "streams/ventas_hora_pais/windows/20260314T170000Z_es", WindowStart: w, WindowEnd: w.Add(time.Hour),
 		Key: "es", Since: now.Add(-5 * time.Minute), Error: "decode: layout 9 found,\n this binary reads layout 1"}
 	doc := stream.FailingCell{Path: "streams/ventas_hora_pais/deltas/garbage", Error: "not a delta path"}
@@ -32,17 +34,17 @@ func TestTick(t *testing.T) {
 		{name: "healthy", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1200},
 			want: "17:25:00 tick: watermark 17:15, 0 panes, 1,200 windows expired\n"},
 		{name: "failing", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingCell{cell}, FailingCells: 2},
-			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 cells failing (retried at every tick)\n" +
-				"         failing PT 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_pt) since 2026-03-14 17:24:00: add up: importe overflows\n" +
-				"         ... and 1 more failing cell\n"},
+			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 windows failing (retried at every tick)\n" +
+				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/state/20260314T170000Z_0) since 2026-03-14 17:24:00: add up: importe overflows\n" +
+				"         ... and 1 more failing window\n"},
 		{name: "one of each", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingCell{es}, FailingCells: 1},
-			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 1 cell failing (retried at every tick)\n" +
+			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 1 window failing (retried at every tick)\n" +
 				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20:00: decode: layout 9 found, this binary reads layout 1\n"},
 		{name: "more failing than reported", tick: stream.AggregationTick{Failing: []stream.FailingCell{es, doc}, FailingCells: 5},
-			want: "17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 cells failing (retried at every tick)\n" +
+			want: "17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 windows failing (retried at every tick)\n" +
 				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20:00: decode: layout 9 found, this binary reads layout 1\n" +
 				"         failing streams/ventas_hora_pais/deltas/garbage: not a delta path\n" +
-				"         ... and 3 more failing cells\n"},
+				"         ... and 3 more failing windows\n"},
 		{name: "busy", tick: stream.AggregationTick{Busy: true},
 			want: "17:25:00 tick: another tick holds the lease; nothing done\n"},
 	}

@@ -108,17 +108,22 @@ type StreamReport struct {
 	LagSeconds   int64     `json:"lag_seconds"`        // now - watermark
 	MaxEventTime time.Time `json:"max_event_time,omitzero"`
 	LastAccepted time.Time `json:"last_accepted,omitzero"`
-	OpenWindows  int       `json:"open_windows"` // open (window, key)s
+	// OpenWindows counts the open (window, key)s: the keys in the
+	// windows' state, so the orders a tick has folded in.
+	OpenWindows int `json:"open_windows"`
 	// Windows groups the open (window, key)s by window, oldest first.
 	Windows     []WindowLine `json:"windows,omitempty"`
 	Outbox      int          `json:"outbox"` // rows waiting for the warehouse
 	TickRunning bool         `json:"tick_running,omitempty"`
-	// Failing are the cells the ticks cannot process, with their error:
-	// every other cell goes on, these are retried at every tick.
+	// Failing are the windows the ticks cannot process, with their error
+	// (no key: layout 3 keeps state per window; a key names a previous
+	// layout's cell, met during the upgrade), and documents this report
+	// could not read: every other window goes on, these are retried at
+	// every tick.
 	Failing []FailingLine `json:"failing,omitempty"`
 }
 
-// FailingLine is a cell (or a document of one) the ticks cannot process.
+// FailingLine is a window (or a document of one) the ticks cannot process.
 type FailingLine struct {
 	Document    string    `json:"document"`
 	WindowStart time.Time `json:"window_start,omitzero"`

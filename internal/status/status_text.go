@@ -122,13 +122,14 @@ func WriteText(w io.Writer, r Report) error {
 	return nil
 }
 
-// writeFailing lists the cells the ticks cannot process, each with its
-// error, so that a person sees what to repair; nothing when there are none.
+// writeFailing lists the windows the ticks cannot process (with a key:
+// a previous layout's cell, met during the upgrade), each with its error,
+// so that a person sees what to repair; nothing when there are none.
 func writeFailing(w io.Writer, fs []FailingLine) {
 	if len(fs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  failing: %s the ticks cannot process (every other cell goes on; these are retried at every tick):\n", render.Counted(len(fs), "cell", "cells"))
+	fmt.Fprintf(w, "  failing: %s the ticks cannot process (every other window goes on; these are retried at every tick):\n", render.Counted(len(fs), "window", "windows"))
 	for _, f := range fs {
 		cell := f.Document
 		if !f.WindowStart.IsZero() {

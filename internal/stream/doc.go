@@ -14,191 +14,232 @@
 // order's measures; keyed by sku, one per (distinct SKU of its lines,
 // trimmed and upper-cased; window) with importe = sum of cantidad x
 // precio_unitario, unidades = sum of cantidad and pedidos = 1. A line
-// without a SKU counts in no cell and is recorded in pedidos_descartados
+// without a SKU counts in no window and is recorded in pedidos_descartados
 // (reason sku_missing, the line index in raw's "line"). Each element is a
 // window.Order with its Window set, accepted or dropped on its own: an order
 // may be too late for its oldest windows and count in newer ones, and each
 // dropped (order, window) is one pedidos_descartados row.
 //
-// # Document layout
+// # Document layout (state layout 3)
 //
-// Designed for Firestore, where one document sustains about one write per
-// second: no document is written by every order, and the tick reads what
-// changed, not what is open.
+// Designed for Firestore's bill and its limit of about one write per second
+// per document: an order writes one document of its own and reads one
+// shared document that only ticks write; the tick reads the orders since
+// the last tick by one indexed query and rewrites each window they touch
+// once, with all its keys.
 //
-//	aggregations/<agg>/control/watermark       window.WatermarkState; written by the tick only,
-//	                                           read by every order transaction
+//	stream/control                             controlDoc: the open generation (gen); per
+//	                                           aggregation its window.WatermarkState, the
+//	                                           generation its last advance closed (advanced)
+//	                                           and the first whose records may hold its
+//	                                           elements (since); the upgrade from layout 1
+//	                                           (since, legacy_until, legacy). Read by every
+//	                                           order transaction, written by ticks only
+//	stream/dedup/orders/<hash>_<pedido_id>     dedupDoc, the dedup record, one per order for
+//	                                           every aggregation: per aggregation its fate
+//	                                           (accepted, too_late, no_elements), the W it was
+//	                                           classified against and the window starts it
+//	                                           counted in and was dropped from; and its
+//	                                           elements (window, key, measures), which carry
+//	                                           the order to the fold. Tag (docstore.Doc.Tag)
+//	                                           "g<gen>": the generation it was written in.
+//	                                           ExpireAt (TTL) = max(now, newest end+L+D it
+//	                                           counted in) + 7 days. <hash> is 4 hex digits of
+//	                                           FNV-1a(pedido_id), so that sequential order
+//	                                           numbers do not make a hotspot at the end of
+//	                                           the collection's key range
+//	aggregations/<agg>/control/fold            foldDoc: the last generation folded in (folded),
+//	                                           migrating, and the agenda of open windows: per
+//	                                           window its extent, how many state documents
+//	                                           (parts), its next processing-time timer (due),
+//	                                           on_time_done, and while its state cannot be
+//	                                           read, error, failing_since and parked. Written
+//	                                           by the fold only
 //	aggregations/<agg>/control/lease           tick lease {holder, until}; written by ticks
-//	aggregations/<agg>/deltas/<cell>_<n>       a change of a cell not yet folded in: the partial
-//	                                           sums (window.Shard) of the orders some batches
-//	                                           accepted, n < the cell's shard count. Written by
-//	                                           order batches; folded into the cell and deleted
-//	                                           by the tick
-//	aggregations/<agg>/windows/<cell>          one (window, key): its window.PaneState and the
-//	                                           sum of every change folded in. Written by the
-//	                                           tick, and by a late order when the late delay Ld
-//	                                           is 0. Deleted at expiry
-//	aggregations/<agg>/agenda/<window start>   the tick's index of one window's cells and their
-//	                                           next processing-time timer (EARLY/LATE delay);
-//	                                           written by ticks only
-//	aggregations/<agg>/outbox/<row id>         a pane, too-late or sku_missing row not yet in
-//	                                           the warehouse; or the panes of one tick
-//	                                           transaction, {"rows": [...]}, under the
+//	aggregations/<agg>/state/<window>_<part>   partDoc: the keys of one window that hash
+//	                                           (FNV-1a) to the part, each with its
+//	                                           window.PaneState and the sum (window.Shard) of
+//	                                           every element folded in. A window starts as one
+//	                                           part and doubles its parts while one would
+//	                                           pass 256 KiB (never shrinks). Written by the
+//	                                           fold, and by a late order when the late delay
+//	                                           Ld is 0. Deleted when its last key expires
+//	aggregations/<agg>/parked/<window>_<gen>   elements folded while their window's state
+//	                                           could not be read (below)
+//	aggregations/<agg>/outbox/<row id>         a pane, too-late, sku_missing or overflow row
+//	                                           not yet in the warehouse; or up to 400 rows of
+//	                                           one transaction, {"rows": [...]}, under the
 //	                                           first one's row id
-//	aggregations/<agg>/orders/<hash>_<id>      the previous layout's dedup record (one per order
-//	                                           and aggregation): no longer written; read only
-//	                                           during the upgrade (below)
-//	stream/dedup/orders/<hash>_<pedido_id>     dedup record, one per order for every
-//	                                           aggregation: per aggregation its fate
-//	                                           (accepted, too_late, no_elements) and the
-//	                                           window starts it counted in and was dropped
-//	                                           from. ExpireAt (TTL) = max(now, newest
-//	                                           end+L+D it counted in) + 7 days. <hash> is 4
-//	                                           hex digits of FNV-1a(pedido_id), so that
-//	                                           sequential order numbers do not make a
-//	                                           hotspot at the end of the collection's key range
-//	stream/dedup                               control: when this dedup layout first started
-//	                                           (since), until when the previous layout's
-//	                                           records are read (legacy_until), and for which
-//	                                           aggregations (legacy)
 //	stream/deadletters/seen/<row id>           dedup record of an invalid message; ExpireAt
 //	                                           = now + 7 days
 //	stream/deadletters/outbox/<row id>         an invalid message's row not yet in the warehouse
 //
-// <cell> is the window start as 20060102T150405Z, '_', and the key escaped
-// with docstore.ID. Every document has its JSON payload in Doc.Data; the
-// Firestore TTL policy goes on the single ExpireAt field (expire_at).
+// Read only during the upgrade (below): aggregations/<agg>/control/watermark
+// (layouts 1 and 2's W, frozen and re-stamped with layout 3), the previous
+// layouts' window state aggregations/<agg>/{windows,deltas,agenda}/...,
+// layout 2's control document stream/dedup and layout 1's per-aggregation
+// dedup records aggregations/<agg>/orders/<hash>_<pedido_id>.
 //
-// The window state (watermark, deltas, cells, agenda) carries "layout":
-// StateLayout. A document without it was written before the field existed
-// and is layout 1; layouts 1 and 2 are read (the window state did not
-// change between them), any other is refused by name ("state layout 3
-// found, this binary reads layouts 1 to 2"): the tick reports the cell as
-// failing (see FailingCell) and an order transaction fails, so Pub/Sub
-// redelivers.
+// <window> is the window start as 20060102T150405Z. Every document has its
+// JSON payload in Doc.Data; the Firestore TTL policy goes on the single
+// ExpireAt field (expire_at), and the tag is the indexed field tag. The
+// state documents (control, fold, parts, parked, and the frozen watermark)
+// carry "layout": StateLayout. A document without it was written before the
+// field existed and is layout 1; layouts 1 to 3 are read, any other is
+// refused by name ("state layout 4 found, this binary reads layouts 1 to
+// 3"): the fold reports the window as failing (see FailingCell) and an
+// order transaction fails, so Pub/Sub redelivers.
 //
-// # Upgrade from layout 1
+// # Orders: 2 reads and 1 write
 //
-// Layout 1 kept one dedup record per order and aggregation. Cells, deltas,
-// agendas, watermarks and outboxes keep their paths, so open windows carry
-// on. The first order transaction of a process reads stream/dedup (once per
-// process); the first process of layout 2 creates it, in one transaction
-// that also re-stamps every configured aggregation's watermark document with
-// layout 2. The previous binary reads the watermark in every order
-// transaction and refuses layout 2, so from that commit on it cannot count
-// an order (its deliveries fail and Pub/Sub redelivers them to this
-// version), and every order it counted has its legacy record. Aggregations
-// whose watermark existed then are the legacy ones. Until legacy_until
-// (since + DedupRetention + LegacyDedupMargin: Pub/Sub cannot redeliver a
-// message published before the fence later than that) an order transaction
-// also reads, per order, the legacy record of each legacy aggregation: one
-// more read per order for ventas_hora_pais, for eight days; none after, and
-// none ever on a new deployment. A legacy record makes the order a duplicate
-// in every aggregation (an aggregation added by the upgrade never counts an
-// order the previous version handled).
-//
-// # Orders: combiner lifting
+// Order transaction (per batch of deliveries, every aggregation at once,
+// orderTx): read stream/control and each order's dedup record (and, until
+// legacy_until, its layout-1 record in each legacy aggregation); a
+// duplicate stops at its dedup record in every aggregation at once. Each
+// element is classified against its aggregation's W (window.Spec.Classify):
+// a too-late (order, window) writes its pedidos_descartados row into the
+// aggregation's outbox; every other element goes into the order's dedup
+// record, tagged with the open generation, for the tick to fold. No window
+// state is read or written, so orders of one hot key do not contend, and
+// what an order costs does not depend on its windows and keys: handled
+// alone, 1 transaction, 2 reads (control, dedup record) and 1 write (the
+// record), plus one write per too-late window or line without a SKU. A
+// batch shares the control read: 1 + n reads and n writes for n orders.
 //
 // With batching on (WithBatching: BATCH_WAIT, BATCH_MAX_ORDERS) the
-// deliveries an instance receives at once join one batch: the first waits
-// at most BATCH_WAIT for others, and while one batch commits the next keeps
-// filling. A batch is handled as if its orders came one after the other
-// (HandleBatch), in memory, over documents read once: the orders of one
-// (window, key) are summed into one delta, whose number n comes from the
-// first order's pedido_id so that concurrent batches of several instances
-// spread over the cell's deltas; each order's dedup record is written in the
-// same transaction, and a pedido_id met twice counts once. One transaction
-// commits the batch in every aggregation, or as many as keep each under
-// 480 writes and 8 MiB, each order's dedup record always with all its
-// deltas. Every delivery is answered once its batch committed (2xx) or
-// failed (503 for all: Pub/Sub redelivers, dedup keeps it exact).
+// deliveries an instance receives at once join one batch, handled as if
+// its orders came one after the other (HandleBatch): one transaction, or as
+// many as keep each under 480 writes and 8 MiB (an order's record always
+// whole); a pedido_id met twice counts once. Every delivery is answered
+// once its batch committed (2xx) or failed (503 for all: Pub/Sub
+// redelivers, dedup keeps it exact).
 //
-// Order transaction (per batch, every aggregation): read every
-// aggregation's watermark and the dedup records (and the legacy ones during
-// the upgrade), then the deltas the batch adds to and their cells; a
-// duplicate stops at its dedup record (dedup comes before classifying) in
-// every aggregation at once. A too-late (order, window) writes its
-// pedidos_descartados row into its aggregation's outbox. An element on
-// time, or late with Ld > 0, is added to its delta by window.Spec.Accept,
-// once the headroom check (cell.go) knows the cell's total stays within the
-// range BigQuery stores; an order one of whose elements would take a cell
-// past is taken out of every aggregation and dead-lettered with the reason
-// (an invalid order counts nowhere), as is an order that alone needs more
-// writes than a transaction takes.
+// Late with Ld = 0: the correction is due at once, so such an element is
+// applied by the order itself: the transaction also reads the fold document
+// and the window's state parts, adds the element (window.Spec.Accept, with
+// the headroom check), runs window.Spec.OnLateOrder, writes the parts and
+// the LATE pane's outbox row in the same commit, and marks the element
+// applied in the record (the fold then only notes its times and window).
+// A window total leaving NUMERIC's range there makes the order invalid in
+// every aggregation (dead-lettered with the reason), as before layout 3.
+// When the fold is behind the watermark (an advance not yet folded: the
+// correction would miss orders) or the window is failing or migrating,
+// the element goes to the fold like any other and its LATE pane comes with
+// the next tick.
 //
-// What an order costs, both shipped aggregations on (ventas_hora_pais and
-// ventas_sku_hora_movil: 4 windows per SKU), handled alone: 1 transaction;
-// reads: 2 watermarks + 1 dedup record + (delta + cell) per cell it touches
-// (1 + 4 x distinct SKUs), so 2 x (1 + 4k) + 3 with k SKUs; writes: 1 dedup
-// record + 1 delta per cell (1 + 4k), plus one row per too-late window or
-// line without a SKU. In a batch, orders of one cell share its delta and
-// cell reads and its delta write. The cell document
-// (which ticks write once per visit) gives that check its bound; only a
-// cell near the bound reads every delta. A late order with Ld = 0 reads its
-// cell and every delta of it: it folds them into the cell, emits the
-// correction pane into the outbox in the same commit, and leaves a notice
-// delta holding the newest event and acceptance times, so that the tick
-// still sees them.
+// # Tick: generations, advance, fold
 //
-// # Tick: proportional to what changed
+// Per aggregation under its own lease (an aggregation whose lease another
+// live tick holds is skipped: AggregationTick.Busy), a tick (tickLive):
 //
-// Per aggregation, under its own lease: flush the outbox; list the deltas and
-// the agenda (two snapshot queries, which take no lock, so the orders
-// writing deltas meanwhile are not held up); one transaction reads the
-// watermark, folds the listed deltas' newest event and acceptance times in,
-// advances W, and adds the cells it has not seen yet to the agenda, so that
-// the watermark's inputs come from the deltas and no document is written by
-// every order. A cell's new deltas carry their own pending marks, so the
-// tick knows from the listing alone when their EARLY (or LATE) delay runs
-// out and notes it in the agenda. It visits only the cells that have a
-// timer due, and every cell of a window whose end (the ON_TIME round) or
-// expiry W has reached. When some window's ON_TIME round or expiry is due,
-// the tick lists the deltas again after the watermark transaction
-// committed (relist): every order reads W, and an order writes a delta of
-// a window only while the W it read is short of the window's expiry (on
-// time: of its end), so that listing holds every delta the ON_TIME pane
-// or the expiry must cover, and those visits read it instead of every
-// delta number the cell may use (most of which do not exist). A visit
-// whose transaction reads a W past the one the listing followed (a
-// concurrent tick) reads every delta number, as before. One transaction
-// visits up to 16 cells (tickChunk): it re-reads the watermark, reads the
-// cells in one call and then their deltas in one call, and runs
-// window.Spec.OnTick per cell; when a cell emits a pane it folds the
-// deltas into the cell and deletes them, at expiry it deletes the cell,
-// and a visit that emits nothing and changes no state writes nothing (but
-// the first, which creates the cell). The panes of one transaction go into
-// one outbox document. A cell whose state cannot be read gets its error
-// and writes nothing; the other cells of the transaction commit. The agenda records each
-// cell's next timer and the fingerprint of the deltas already accounted
-// for. A delta committed after the listing is seen by the next tick, as if
-// its orders had arrived just after this one. A tick with nothing new and
-// nothing due reads about seven documents and writes only its lease;
-// re-running a tick writes nothing else. The lease only saves duplicate
-// work: two ticks at once still emit every pane once, because a pane's
-// index comes from the PaneState it is written with.
+//  1. flushes the outbox and reads the fold document (migrating the
+//     previous layout's state on the first tick, below);
+//  2. lists the open generation by its tag (docstore.Store.ListTag: on
+//     Firestore an equality query served by the automatic index of tag,
+//     billed one read per record, one for none). When it holds records
+//     it closes it (control.gen++): every order transaction that read it
+//     and had not committed conflicts on the control document and runs
+//     again in the next generation, so once closed a generation is final
+//     and is listed again to be complete;
+//  3. runs one advance transaction for every aggregation: it observes the
+//     newest event and acceptance times of the records not yet folded,
+//     advances each W (window.Spec.AdvanceWatermark) and, when some W
+//     moved, closes the generation opened meanwhile, whose orders were
+//     classified against the old W; that one is listed too. It writes
+//     nothing when no W moved;
+//  4. folds, per aggregation, the generations up to the one its advance
+//     closed, at its new W (fold).
 //
-// A tick handles the aggregations one after the other, and a failure in one
-// (its store transactions failing, its panes table refusing rows) does not
-// stop the others: each gets its tick, and Tick then answers the joined
-// error (non-2xx, so that Cloud Scheduler retries; a retry repeats nothing
-// done). Order transactions are one for all aggregations, so an
-// aggregation whose state cannot be read fails the orders (Pub/Sub
-// redelivers them): one dedup record for every aggregation is what keeps a
-// redelivery from counting twice anywhere.
+// Every order classified against a W is thus in a generation the fold at
+// the next W covers, which is what makes an ON_TIME pane complete. The
+// control document is written at most twice per tick.
+//
+// Fold: one transaction reads the fold document, the control document and
+// the state parts of every window the records touch or whose timer is due
+// (its EARLY/LATE delay, its ON_TIME round or its expiry reached, or it
+// is failing): the touched windows and due ones up to 8 windows in all;
+// further due windows (after an outage) take one transaction per 8. It
+// adds the records' elements in acceptance order (window.Spec.Accept),
+// runs window.Spec.OnTick for every key of every window visited, writes
+// the parts that changed, deletes the keys and windows that expired,
+// records each window's next timer and puts the panes into outbox
+// documents of at most 400 rows. It moves folded from the previous
+// generation to the one advanced; a concurrent tick that got there first
+// makes it do nothing. Its work is proportional to the orders since the
+// last tick and the windows due, never to history. A tick with nothing
+// new whose W does not move writes nothing but its leases; re-running a
+// tick at the same now writes nothing else; when W moves with no order
+// (idle) it writes the control document and each fold document once. The
+// lease only saves duplicate work: two ticks at once still emit every
+// pane once.
+//
+// Headroom: an element that would take its key's total out of the range
+// BigQuery stores (NUMERIC) is refused by Spec.Accept in the fold, and the
+// order is dead-lettered in THAT AGGREGATION ONLY, by the tick: none of its
+// elements there is added, and its pedidos_descartados row has row id
+// "overflow|<agg>|<pedido_id>" and reason "invalid: aggregation <agg>:
+// window <start> key "<k>": ...". Handle answered it as accepted (its
+// record is its dedup record: a redelivery stays a duplicate) and it counts
+// in the other aggregations. This deviates from layout 2, where the order
+// transaction saw the window's totals and dead-lettered such an order as
+// invalid in every aggregation; layout 3's order transaction does not read
+// window state (but on the Ld = 0 path above, which still refuses it).
+//
+// Parked elements: a window whose state parts cannot be read (see
+// FailingCell) is reported, its agenda entry keeps the error and since
+// when, and the elements the fold meets for it are written to
+// parked/<window>_<generation> instead of being lost; the window is never
+// expired while it fails. Every tick visits it again; the first fold that
+// reads it adds its parked elements first, deletes them and emits the
+// panes it owes. The other windows go on as usual.
+//
+// A tick handles the aggregations' folds one after the other, and a failure
+// in one (its store transactions failing, its panes table refusing rows)
+// does not stop the others: each gets its tick, and Tick then answers the
+// joined error (non-2xx, so that Cloud Scheduler retries; a retry repeats
+// nothing done). A dedup record that does not decode is such an error: its
+// generation cannot be folded without it.
+//
+// # Upgrade from layouts 1 and 2
+//
+// The first process of layout 3 (its first order or tick, ensureControl)
+// creates stream/control in one transaction that copies every configured
+// aggregation's W from aggregations/<agg>/control/watermark and re-stamps
+// that document with layout 3. The previous binary reads its watermark
+// document in every order transaction and refuses a layout it does not
+// know, so from that commit on it cannot count an order (its deliveries
+// fail and Pub/Sub redelivers them to this version), and its cells and
+// deltas are final. The first tick of each aggregation then moves them
+// into window state (migrate: whole cells with their deltas, at most 300
+// documents per transaction, each deleting what it moved, so a cut-short
+// migration resumes); until that is done the fold document says migrating
+// and nothing folds nor applies a late correction. Migrated windows are
+// due at once, so the next fold runs their triggers.
+//
+// Layout 2's dedup records have the same path as layout 3's and stay
+// duplicates. Layout 1 kept one record per order and aggregation: the
+// upgrade from it goes on as layout 2 started it (stream/dedup is copied
+// into the control document) or starts now for a layout-1 state. Until
+// legacy_until (since + DedupRetention + LegacyDedupMargin: Pub/Sub cannot
+// redeliver a message published before the fence later than that) an order
+// transaction also reads, per order, the legacy record of each legacy
+// aggregation: one more read per order for eight days, none after, and
+// none ever on a new deployment. A legacy record makes the order a
+// duplicate in every aggregation. An aggregation configured later starts
+// at the open generation (since): no earlier record holds its elements.
 //
 // # Outbox
 //
 // A pane or a discarded message is written into an outbox document in the
-// transaction whose state change caused it (the panes of one tick
-// transaction into one document, appended and deleted together); it is
-// then appended to the Sink with its stable Row.ID (the pane identity,
-// "too_late|<agg>|<pedido_id>" for fixed windows as before,
+// transaction whose state change caused it (an order's too-late and
+// sku_missing rows and its Ld = 0 LATE pane with the order; a fold's panes
+// and overflow rows, up to 400 per document, with the fold); it is then
+// appended to the Sink with its stable Row.ID (the pane identity,
+// "too_late|<agg>|<pedido_id>" for fixed windows,
 // "too_late|<agg>|<pedido_id>|<window start>" for sliding ones,
-// "sku_missing|<agg>|<pedido_id>|<line>", "invalid|<message id>" or
-// "undecodable|<sha-256 of the body>"), and the outbox document is
-// deleted. A failure between the steps leaves the outbox document, which
-// the next tick appends again; the Sink ignores the repeated Row.ID, so
-// nothing is lost and nothing visible is duplicated. A binary older than
-// the several-row document reads it as a row it cannot render and leaves
-// it in place (a rollback delays those panes, it loses none).
+// "sku_missing|<agg>|<pedido_id>|<line>", "overflow|<agg>|<pedido_id>",
+// "invalid|<message id>" or "undecodable|<sha-256 of the body>"), and the
+// outbox document is deleted. A failure between the steps leaves the
+// outbox document, which the next tick appends again; the Sink ignores the
+// repeated Row.ID, so nothing is lost and nothing visible is duplicated.
 package stream

@@ -25,17 +25,23 @@ type AggregationStatus struct {
 	LastAccepted time.Time // processing time of the last accepted order seen by a tick
 	// Lag is now - W; 0 while W is at minus infinity.
 	Lag time.Duration
-	// OpenWindows are the (window, key)s with state, oldest window first.
+	// OpenWindows are the (window, key)s with state, oldest window first:
+	// the keys of the windows' state documents, so the orders a tick has
+	// folded in (and late corrections emitted with their order). Orders
+	// since the last tick are still in their dedup records and show at
+	// the next one. A window whose state cannot be read has no keys to
+	// list: it is in Failing instead.
 	OpenWindows []OpenWindow
-	// Outbox counts panes and too-late rows not yet in the warehouse (the
-	// sink failed; the next tick appends them).
+	// Outbox counts panes, too-late and sku_missing rows not yet in the
+	// warehouse (the sink failed; the next tick appends them).
 	Outbox int
 	// TickLeaseUntil is when the current tick's lease ends; zero when no
 	// tick holds it.
 	TickLeaseUntil time.Time
-	// Failing are the cells the last ticks could not process, with their
-	// error (as the agenda recorded them), and the documents this status
-	// could not read; the other cells are open as usual.
+	// Failing are the windows the last ticks could not process, with their
+	// error and since when (as the fold's agenda recorded them; Key empty,
+	// Path their state document 0), and the documents this status could
+	// not read; the other windows are open as usual.
 	Failing []FailingCell
 }
 
@@ -52,16 +58,52 @@ type OpenWindow struct {
 // without writing anything and without transactions: it is a snapshot per
 // collection, good enough for a status page, and it never contends with
 // the order and tick transactions. now only computes the lag.
+//
+// Its reads: the stream collection (the control document, once), and per
+// aggregation its control collection (fold agenda, lease), its window
+// state documents and its outbox. During the upgrade from layout 2 (no
+// control document yet, or a fold not yet migrated) it reads the previous
+// layout's watermark, cells and agenda instead.
 func (p *Processor) Status(ctx context.Context, now time.Time) ([]AggregationStatus, error) {
+	now = now.UTC()
+	ctl, ctlErr, err := p.statusControl(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]AggregationStatus, 0, len(p.aggs))
 	for _, a := range p.aggs {
-		st, err := p.aggregationStatus(ctx, a, now.UTC())
+		st, err := p.aggregationStatus(ctx, a, ctl, ctlErr, now)
 		if err != nil {
 			return nil, fmt.Errorf("status of aggregation %s: %w", a.spec.Name, err)
 		}
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// statusControl reads the control document by listing its collection (no
+// transaction). ctl is nil when it does not exist yet; ctlErr is set when
+// it cannot be read (another layout): every aggregation reports it.
+func (p *Processor) statusControl(ctx context.Context) (ctl *controlDoc, ctlErr *FailingCell, err error) {
+	coll := collectionOf(controlPath)
+	docs, err := p.store.List(ctx, coll)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list %s: %w", coll, err)
+	}
+	for _, d := range docs {
+		if d.Path != controlPath {
+			continue
+		}
+		var c controlDoc
+		if err := decodeDoc(d, &c); err != nil {
+			if !errors.Is(err, ErrUnreadableState) {
+				return nil, nil, err
+			}
+			return nil, &FailingCell{Path: d.Path, Error: clip(err.Error(), maxCellError)}, nil
+		}
+		return &c, nil, nil
+	}
+	return nil, nil, nil
 }
 
 // DeadLettersPending counts invalid messages' rows not yet in the warehouse.
@@ -73,15 +115,30 @@ func (p *Processor) DeadLettersPending(ctx context.Context) (int, error) {
 	return len(docs), nil
 }
 
-func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now time.Time) (AggregationStatus, error) {
+func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *controlDoc, ctlErr *FailingCell, now time.Time) (AggregationStatus, error) {
 	st := AggregationStatus{Aggregation: a.spec.Name}
-	control, err := p.store.List(ctx, collectionOf(a.paths.watermark))
-	if err != nil {
-		return st, fmt.Errorf("list control documents: %w", err)
+	if ctlErr != nil {
+		f := *ctlErr
+		f.Aggregation = a.spec.Name
+		st.Failing = append(st.Failing, f)
 	}
+	if ctl != nil {
+		ws := ctl.Aggs[a.spec.Name].WatermarkState
+		st.Watermark, st.MaxEventTime, st.LastAccepted = ws.Watermark, ws.MaxEventTime, ws.LastAccepted
+	}
+	coll := collectionOf(a.paths.watermark)
+	control, err := p.store.List(ctx, coll)
+	if err != nil {
+		return st, fmt.Errorf("list %s: %w", coll, err)
+	}
+	var fd *foldDoc
 	for _, d := range control {
 		switch d.Path {
 		case a.paths.watermark:
+			if ctl != nil || ctlErr != nil {
+				continue // copied into the control document: no longer W
+			}
+			// Layout 2 still serving (no layout-3 process has run): its W.
 			var ws window.WatermarkState
 			if err := decodeDoc(d, &ws); err != nil {
 				if !errors.Is(err, ErrUnreadableState) {
@@ -91,6 +148,16 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now ti
 				continue
 			}
 			st.Watermark, st.MaxEventTime, st.LastAccepted = ws.Watermark, ws.MaxEventTime, ws.LastAccepted
+		case a.paths.foldPath():
+			var f foldDoc
+			if err := decodeDoc(d, &f); err != nil {
+				if !errors.Is(err, ErrUnreadableState) {
+					return st, err
+				}
+				st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
+				continue
+			}
+			fd = &f
 		case a.paths.lease:
 			var l leaseDoc
 			if err := decodeDoc(d, &l); err != nil {
@@ -101,45 +168,99 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now ti
 			}
 		}
 	}
+	st.Watermark, st.MaxEventTime, st.LastAccepted = st.Watermark.UTC(), st.MaxEventTime.UTC(), st.LastAccepted.UTC()
 	if !st.Watermark.IsZero() {
 		st.Lag = now.Sub(st.Watermark)
 	}
+	if err := p.windowStatus(ctx, a, fd, &st); err != nil {
+		return st, err
+	}
+	if fd == nil || fd.Migrating {
+		// The first tick of layout 3 has not moved the previous layout's
+		// cells yet (or is moving them): those still open are there.
+		if err := p.legacyWindowStatus(ctx, a, &st); err != nil {
+			return st, err
+		}
+	}
+	st.Failing = dedupFailing(st.Failing)
+	slices.SortFunc(st.OpenWindows, func(x, y OpenWindow) int {
+		return cmp.Or(x.Start.Compare(y.Start), cmp.Compare(x.Key, y.Key))
+	})
+	if st.Outbox, err = p.outboxRows(ctx, a.paths.outbox); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// windowStatus adds the keys of every window state document and the
+// windows the fold's agenda records as failing.
+func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc, st *AggregationStatus) error {
+	if fd != nil {
+		for _, e := range fd.Windows {
+			if e.Error != "" {
+				st.Failing = append(st.Failing, FailingCell{Aggregation: a.spec.Name, Path: a.paths.statePart(e.Start, 0),
+					WindowStart: e.Start.UTC(), WindowEnd: e.End.UTC(), Error: e.Error, Since: e.FailingSince})
+			}
+		}
+	}
+	// Listing the collection, not the agenda's parts, also finds a window
+	// a late order (Ld = 0) created before any tick put it on the agenda.
+	parts, err := p.store.List(ctx, a.paths.state)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", a.paths.state, err)
+	}
+	for _, d := range parts {
+		var pd partDoc
+		if err := decodeDoc(d, &pd); err != nil {
+			if !errors.Is(err, ErrUnreadableState) {
+				return err
+			}
+			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
+			continue
+		}
+		for k, ks := range pd.Keys {
+			st.OpenWindows = append(st.OpenWindows, openWindow(pd.Start, pd.End, k, ks.State))
+		}
+	}
+	return nil
+}
+
+// legacyWindowStatus adds the previous layout's cells, and the cells only
+// its agenda knows (orders no tick had folded in yet), unless layout 3's
+// state already lists them.
+func (p *Processor) legacyWindowStatus(ctx context.Context, a aggregation, st *AggregationStatus) error {
+	known := map[window.WindowKey]bool{}
+	for _, w := range st.OpenWindows {
+		known[window.WindowKey{Window: window.Window{Start: w.Start, End: w.End}, Key: w.Key}] = true
+	}
 	cells, err := p.store.List(ctx, a.paths.windows)
 	if err != nil {
-		return st, fmt.Errorf("list %s: %w", a.paths.windows, err)
+		return fmt.Errorf("list %s: %w", a.paths.windows, err)
 	}
 	for _, d := range cells {
 		var c cellDoc
 		if err := decodeDoc(d, &c); err != nil {
 			if !errors.Is(err, ErrUnreadableState) {
-				return st, err
+				return err
 			}
 			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
 			continue
 		}
-		on := c.State.OnTime
-		if on == "" {
-			on = window.OnTimePending
+		wk := window.WindowKey{Window: window.Window{Start: c.WindowStart.UTC(), End: c.WindowEnd.UTC()}, Key: c.Key}
+		if !known[wk] {
+			known[wk] = true
+			st.OpenWindows = append(st.OpenWindows, openWindow(c.WindowStart, c.WindowEnd, c.Key, c.State))
 		}
-		st.OpenWindows = append(st.OpenWindows, OpenWindow{
-			Start: c.WindowStart.UTC(), End: c.WindowEnd.UTC(), Key: c.Key,
-			Panes: c.State.NextIndex, OnTime: on,
-		})
 	}
-	// Cells whose orders no tick has folded in yet are only in the agenda.
 	agenda, err := p.store.List(ctx, a.paths.agenda)
 	if err != nil {
-		return st, fmt.Errorf("list %s: %w", a.paths.agenda, err)
-	}
-	known := map[window.WindowKey]bool{}
-	for _, w := range st.OpenWindows {
-		known[window.WindowKey{Window: window.Window{Start: w.Start, End: w.End}, Key: w.Key}] = true
+		return fmt.Errorf("list %s: %w", a.paths.agenda, err)
 	}
 	for _, d := range agenda {
 		var ag agendaDoc
 		if err := decodeDoc(d, &ag); err != nil {
 			if !errors.Is(err, ErrUnreadableState) {
-				return st, err
+				return err
 			}
 			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
 			continue
@@ -150,20 +271,40 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, now ti
 				st.Failing = append(st.Failing, failingOf(a, wk, errors.New(c.Error), c.FailingSince))
 			}
 			if !known[wk] {
+				known[wk] = true
 				st.OpenWindows = append(st.OpenWindows, OpenWindow{Start: wk.Window.Start, End: wk.Window.End, Key: c.Key, OnTime: window.OnTimePending})
 			}
 		}
 	}
-	st.Failing = dedupFailing(st.Failing)
-	slices.SortFunc(st.OpenWindows, func(x, y OpenWindow) int {
-		return cmp.Or(x.Start.Compare(y.Start), cmp.Compare(x.Key, y.Key))
-	})
-	outbox, err := p.store.List(ctx, a.paths.outbox)
-	if err != nil {
-		return st, fmt.Errorf("list %s: %w", a.paths.outbox, err)
+	return nil
+}
+
+func openWindow(start, end time.Time, key string, s window.PaneState) OpenWindow {
+	on := s.OnTime
+	if on == "" {
+		on = window.OnTimePending
 	}
-	st.Outbox = len(outbox)
-	return st, nil
+	return OpenWindow{Start: start.UTC(), End: end.UTC(), Key: key, Panes: s.NextIndex, OnTime: on}
+}
+
+// outboxRows counts the rows waiting in an outbox collection: a tick's
+// document holds up to outboxRowsPerDoc panes. A document that does not
+// decode counts as one row, as the tick counts it.
+func (p *Processor) outboxRows(ctx context.Context, outbox string) (int, error) {
+	docs, err := p.store.List(ctx, outbox)
+	if err != nil {
+		return 0, fmt.Errorf("list %s: %w", outbox, err)
+	}
+	n := 0
+	for _, d := range docs {
+		es, err := decodeOutbox(d)
+		if err != nil {
+			n++
+			continue
+		}
+		n += len(es)
+	}
+	return n, nil
 }
 
 // collectionOf is the collection that holds the document at path.
@@ -187,19 +328,34 @@ func (p *Processor) Watermark(ctx context.Context, aggregation string) (time.Tim
 var aggregationName = regexp.MustCompile(`^[A-Za-z0-9_]{1,128}$`)
 
 // ReadWatermark reads aggregation's W from store without a Processor, for a
-// reader that has only the store (the local dashboard). It reads one
-// document in a transaction of one Get, so it holds up a tick for no longer
-// than that read, and never an order.
+// reader that has only the store (the local dashboard). W lives in the
+// control document (stream/control), which every order transaction reads
+// and only ticks write: this transaction of one Get holds up a tick for no
+// longer than that read, and never an order. Before the first layout-3
+// process created it, W is the previous layout's watermark document (one
+// more read).
 func ReadWatermark(ctx context.Context, store docstore.Store, aggregation string) (time.Time, error) {
 	if !aggregationName.MatchString(aggregation) {
 		return time.Time{}, fmt.Errorf("aggregation name %q: want letters, digits and '_'", aggregation)
 	}
-	path := pathsOf(aggregation).watermark
 	var ws window.WatermarkState
+	path := controlPath
 	err := store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		ws = window.WatermarkState{}
-		docs, err := tx.Get(path)
+		ws, path = window.WatermarkState{}, controlPath
+		docs, err := tx.Get(controlPath)
 		if err != nil {
+			return err
+		}
+		if docs[0].Exists {
+			var ctl controlDoc
+			if err := decodeDoc(docs[0], &ctl); err != nil {
+				return err
+			}
+			ws = ctl.Aggs[aggregation].WatermarkState
+			return nil
+		}
+		path = pathsOf(aggregation).watermark
+		if docs, err = tx.Get(path); err != nil {
 			return err
 		}
 		return decodeDoc(docs[0], &ws)

@@ -55,6 +55,24 @@ func TestPayloadFieldIsNotIndexed(t *testing.T) {
 	}
 }
 
+// The stream's tick lists a generation's dedup records with ListTag, an
+// equality query on the field tag that only its automatic single-field
+// index serves: no field resource may exempt it, in any collection group,
+// or every fold fails with FAILED_PRECONDITION.
+func TestTagFieldStaysIndexed(t *testing.T) {
+	cfg := loadTerraform(t)
+	ev := deployed(t, cfg, nil)
+	fields := cfg.ofType("google_firestore_field")
+	if len(fields) == 0 {
+		t.Fatal("no google_firestore_field resource found: the test reads the wrong configuration")
+	}
+	for _, r := range fields {
+		if f := ev.str(t, r.Block.Body.Attributes["field"].Expr, nil); f == "tag" {
+			t.Errorf("a google_firestore_field configures the field tag: ListTag needs its automatic single-field index")
+		}
+	}
+}
+
 // adapterCollections finds the Firestore collection IDs the ledger and the
 // stream write, from their source: the ledger's *Collection constants, and
 // the collection segments of the path literals the stream concatenates
@@ -98,6 +116,11 @@ func adapterCollections(t *testing.T) map[string]string {
 						}
 						for _, e := range []ast.Expr{n.X, n.Y} {
 							s, ok := stringLit(e)
+							if e == n.Y && replacesLastID(n.X) {
+								// strings.TrimSuffix(doc, "/<id>") + "/<other id>":
+								// a sibling document, not a collection under one.
+								continue
+							}
 							if ok && strings.Contains(s, "/") && segment.MatchString(s) {
 								addPath(out, s, where)
 							}
@@ -121,6 +144,25 @@ func addPath(out map[string]string, path, where string) {
 			out[seg] = where
 		}
 	}
+}
+
+// replacesLastID reports whether e is strings.TrimSuffix(path, "/<id>")
+// with a one-segment suffix: what is appended to it names a document of
+// the same collection (the stream's fold document, next to its watermark).
+func replacesLastID(e ast.Expr) bool {
+	call, ok := e.(*ast.CallExpr)
+	if !ok || len(call.Args) != 2 {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "TrimSuffix" {
+		return false
+	}
+	if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "strings" {
+		return false
+	}
+	suffix, ok := stringLit(call.Args[1])
+	return ok && strings.HasPrefix(suffix, "/") && !strings.Contains(suffix[1:], "/")
 }
 
 func stringLit(e ast.Expr) (string, bool) {

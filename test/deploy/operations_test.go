@@ -257,7 +257,7 @@ func TestLogMetricsReadTheLogContract(t *testing.T) {
 		"rejects": true, "reason": true, "aggregation": true, "watermark_lag_seconds": true,
 		"message": true, "found": true, "ingested": true, "failed": true, "skipped": true,
 		"column": true, "change": true, // the "schema drift" line of internal/ingest
-		"failing_cell": true, // the "cell failing" line of internal/stream's tick
+		"failing_cell": true, // the "window failing" line of internal/stream's tick
 	}
 	seen := map[string]bool{}
 	for _, typ := range cfg.ofType("google_logging_metric") {

@@ -1,0 +1,201 @@
+package stream_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/stream/streamtest"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// TestStatusAcrossTheUpgrade: Status and ReadWatermark read W, the open
+// (window, key)s, the failing windows and the outbox wherever the state
+// is: the previous layout's documents before any layout-3 process ran, W
+// from stream/control and the cells still in the previous layout once the
+// fence is up, the window state after the first tick; a window whose state
+// stops reading is reported (its part, its window, no key) and leaves the
+// open list; the fold's report of it (with since when) replaces the bare
+// decode error; rows a failing sink left are counted by rows, not by
+// documents. Status writes nothing.
+func TestStatusAcrossTheUpgrade(t *testing.T) {
+	ctx := context.Background()
+	st := newBoltStore(t)
+	loadFixture(t, st, "testdata/upgrade/layout1.json")
+	sink := streamtest.NewSink()
+	hora := window.Defaults()
+	p, err := stream.New(st, sink, []window.Spec{hora}, streamtest.IsCountry, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	w17 := window.Window{Start: at(17, 0), End: at(18, 0)}
+	open := func(w window.Window, key string, panes int64, on window.OnTimeStatus) stream.OpenWindow {
+		return stream.OpenWindow{Start: w.Start, End: w.End, Key: key, Panes: panes, OnTime: on}
+	}
+	status := func(t *testing.T, now time.Time) stream.AggregationStatus {
+		t.Helper()
+		all, err := p.Status(ctx, now)
+		if err != nil {
+			t.Fatalf("Status: %v", err)
+		}
+		if len(all) != 1 {
+			t.Fatalf("Status answered %d aggregations, want 1", len(all))
+		}
+		return all[0]
+	}
+	check := func(t *testing.T, want stream.AggregationStatus, got stream.AggregationStatus) {
+		t.Helper()
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("status (-want +got):\n%s", diff)
+		}
+		wm, err := stream.ReadWatermark(ctx, st, hora.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !wm.Equal(want.Watermark) {
+			t.Errorf("ReadWatermark = %s, want %s (as Status)", wm, want.Watermark)
+		}
+	}
+
+	// The previous binary's state, no layout-3 process yet: its watermark
+	// document is W and its cells are open.
+	layout1 := stream.AggregationStatus{Aggregation: hora.Name,
+		Watermark: at(17, 5), MaxEventTime: at(17, 15), LastAccepted: at(17, 20), Lag: 19 * time.Minute,
+		OpenWindows: []stream.OpenWindow{open(w17, "ES", 1, window.OnTimePending), open(w17, "FR", 1, window.OnTimePending)}}
+	check(t, layout1, status(t, at(17, 24)))
+	if d := get(t, st, "stream/control"); d.Exists {
+		t.Fatalf("Status created stream/control: it must write nothing")
+	}
+
+	// The fence is up (an order of this version ran), no tick yet: W comes
+	// from stream/control (a copy), the cells are not migrated yet.
+	if _, err := p.Handle(ctx, upgradeDelivery("P-6", "ES", "1.00", at(17, 19)), at(17, 24)); err != nil {
+		t.Fatal(err)
+	}
+	check(t, layout1, status(t, at(17, 24)))
+
+	// The first tick moves the cells (and the order) into window state.
+	res, err := p.Tick(ctx, at(17, 25))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ticked := res.Aggregations[0]
+	if ticked.Watermark.IsZero() || len(ticked.Failing) > 0 {
+		t.Fatalf("first tick: %+v", ticked)
+	}
+	esPanes := int64(1)
+	for _, pn := range ticked.Panes {
+		if pn.Key == "ES" {
+			esPanes = pn.Index + 1
+		}
+	}
+	after := stream.AggregationStatus{Aggregation: hora.Name,
+		Watermark: ticked.Watermark, MaxEventTime: at(17, 19), LastAccepted: at(17, 24), Lag: at(17, 30).Sub(ticked.Watermark),
+		OpenWindows: []stream.OpenWindow{open(w17, "ES", esPanes, window.OnTimePending), open(w17, "FR", 1, window.OnTimePending)}}
+	check(t, after, status(t, at(17, 30)))
+
+	// Window 17:00's state stops reading: Status reports its part, then,
+	// once a tick met it, the fold's report with since when.
+	part := "aggregations/" + hora.Name + "/state/20260314T170000Z_0"
+	d := get(t, st, part)
+	if !d.Exists {
+		t.Fatalf("no state document %s after the first tick", part)
+	}
+	set(t, st, docstore.Doc{Path: part, Data: bytes.Replace(d.Data, []byte(`"layout":3`), []byte(`"layout":4`), 1)})
+	layoutErr := part + ": state layout 4 found, this binary reads layouts 1 to 3"
+	broken := after
+	broken.OpenWindows = nil
+	broken.Failing = []stream.FailingCell{{Aggregation: hora.Name, Path: part, WindowStart: w17.Start, WindowEnd: w17.End, Error: layoutErr}}
+	check(t, broken, status(t, at(17, 30)))
+
+	// An order for it makes the next tick visit it.
+	if _, err := p.Handle(ctx, upgradeDelivery("P-7", "PT", "2.00", at(17, 26)), at(17, 31)); err != nil {
+		t.Fatal(err)
+	}
+	res, err = p.Tick(ctx, at(17, 33))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk := res.Aggregations[0]; tk.FailingCells != 1 {
+		t.Fatalf("tick at 17:33 reports %d failing windows %+v, want 17:00", tk.FailingCells, tk.Failing)
+	}
+	want := broken
+	want.Watermark, want.Lag = res.Aggregations[0].Watermark, at(17, 40).Sub(res.Aggregations[0].Watermark)
+	want.MaxEventTime, want.LastAccepted = at(17, 26), at(17, 31)
+	want.Failing = []stream.FailingCell{{Aggregation: hora.Name, Path: part, WindowStart: w17.Start, WindowEnd: w17.End, Error: layoutErr, Since: at(17, 33)}}
+	check(t, want, status(t, at(17, 40)))
+}
+
+// TestStatusCountsOutboxRows: a fold writes the panes of one transaction
+// into one outbox document; while the sink fails, Status counts its rows,
+// as the tick's Pending does, not the documents.
+func TestStatusCountsOutboxRows(t *testing.T) {
+	ctx := context.Background()
+	st := newBoltStore(t)
+	sink := streamtest.NewSink()
+	hora := window.Defaults()
+	p, err := stream.New(st, sink, []window.Spec{hora}, streamtest.IsCountry, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	sink.SetFailing(true)
+	for i, pais := range []string{"ES", "FR", "PT"} {
+		id := "P-" + pais
+		if _, err := p.Handle(ctx, upgradeDelivery(id, pais, "5.00", at(17, 10+i)), at(17, 10+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := p.Tick(ctx, at(17, 20))
+	if err == nil {
+		t.Fatal("tick with a failing sink answered no error")
+	}
+	tk := res.Aggregations[0]
+	if len(tk.Panes) != 3 || tk.Pending != 3 {
+		t.Fatalf("tick: %d panes, %d pending; want 3 EARLY panes left in the outbox", len(tk.Panes), tk.Pending)
+	}
+	docs, err := st.List(ctx, "aggregations/"+hora.Name+"/outbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := p.Status(ctx, at(17, 21))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := all[0].Outbox; got != 3 || len(docs) != 1 {
+		t.Errorf("Status outbox = %d rows in %d documents, want 3 rows in 1", got, len(docs))
+	}
+}
+
+func get(t *testing.T, st docstore.Store, path string) docstore.Doc {
+	t.Helper()
+	var d docstore.Doc
+	err := st.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
+		docs, err := tx.Get(path)
+		if err != nil {
+			return err
+		}
+		d = docs[0]
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func set(t *testing.T, st docstore.Store, d docstore.Doc) {
+	t.Helper()
+	err := st.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error { return tx.Set(d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+}
