@@ -83,7 +83,8 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The window 18:00-19:00 (Spain) of both orders: one state document.
+	// The window 17:00-18:00 UTC of both orders: one state document. Times
+	// below are UTC, as the tick log lines print them.
 	const (
 		agg  = "aggregations/ventas_hora_pais"
 		path = agg + "/state/20260314T170000Z_0"
@@ -98,18 +99,18 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 		}
 	}
 	// An order for the poisoned window (on time: parked by the fold) and
-	// one for the next window (19:00-20:00), which goes on.
+	// one for the next window (18:00-19:00), which goes on.
 	clock(65)
 	publish("P-POISON-ES-2", "ES", "2026-03-14T18:50:00+01:00")
 	publish("P-POISON-DE", "DE", "2026-03-14T19:02:00+01:00")
-	at := tickAt(70) // DE's EARLY pane; 18:00 failing
+	at := tickAt(70) // DE's EARLY pane; 17:00 failing
 	wantFailing(at)
-	at = tickAt(135) // W = 20:05 >= 20:00: DE's ON_TIME pane
+	at = tickAt(135) // W = 19:05 >= 19:00: DE's ON_TIME pane
 	wantFailing(at)
-	at = tickAt(195) // W = 21:05 >= 18:00's expiry: kept, as it fails
+	at = tickAt(195) // W = 20:05 >= 17:00's expiry (20:00): kept, as it fails
 	wantFailing(at)
 	if at.Expired != 0 {
-		t.Errorf("expired %d keys at 21:15, want 0 (18:00 is failing; 19:00 expires at 22:00)", at.Expired)
+		t.Errorf("expired %d keys at +195 min, want 0 (17:00 is failing; 18:00 expires at 21:00)", at.Expired)
 	}
 	logged := false
 	for _, line := range strings.Split(s.Processes["AdvanceWatermark"].Output(), "\n") {
@@ -126,15 +127,15 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	}
 
 	// Repaired: the next tick folds the parked order, emits the ON_TIME
-	// panes 18:00 owes and expires it; then 19:00 expires on time.
+	// panes 17:00 owes and expires it; then 18:00 expires on time.
 	putDocument(ctx, t, store, path, original)
 	at = tickAt(200)
 	if len(at.Failing) != 0 || at.Expired != 2 {
-		t.Errorf("after the repair: failing %+v, expired %d; want none failing and ES and FR of 18:00 expired", at.Failing, at.Expired)
+		t.Errorf("after the repair: failing %+v, expired %d; want none failing and ES and FR of 17:00 expired", at.Failing, at.Expired)
 	}
-	at = tickAt(255) // W = 22:05: DE's window expires
+	at = tickAt(255) // W = 21:05 >= 21:00: DE's window expires
 	if at.Expired != 1 {
-		t.Errorf("expired %d keys at 22:15, want 1 (DE)", at.Expired)
+		t.Errorf("expired %d keys at +255 min, want 1 (DE)", at.Expired)
 	}
 	var got []string
 	for _, p := range s.BigQuery.Rows("ventas_hora_pais_paneles") {
