@@ -2,13 +2,16 @@ package stream_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
@@ -184,4 +187,109 @@ func tickCost(t *testing.T, n int) (cost, stream.TickResult) {
 		t.Fatalf("failing windows: %+v", tr.Aggregations[0].Failing)
 	}
 	return st.take(), tr
+}
+
+// foldFailingStore fails the transactions that write path while fail is
+// set: the fold transaction of a tick whose watermark advance committed.
+type foldFailingStore struct {
+	docstore.Store
+	path string
+	mu   sync.Mutex
+	fail bool
+}
+
+func (s *foldFailingStore) set(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = on
+}
+
+func (s *foldFailingStore) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {
+	return s.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		return fn(ctx, pathFailingTx{Tx: tx, s: s})
+	})
+}
+
+type pathFailingTx struct {
+	docstore.Tx
+	s *foldFailingStore
+}
+
+func (t pathFailingTx) Set(d docstore.Doc) error {
+	t.s.mu.Lock()
+	fail := t.s.fail && d.Path == t.s.path
+	t.s.mu.Unlock()
+	if fail {
+		return errFoldDown
+	}
+	return t.Tx.Set(d)
+}
+
+var errFoldDown = errors.New("injected: the fold transaction fails")
+
+// TestLateOrderWhileFoldBehind: W advanced past a window's end but the
+// fold of that advance failed, so the window's state lacks the ON_TIME
+// round. The panes that fold computed never committed, so none may reach
+// the warehouse: the next fold emits the same pane index, and the
+// warehouse keeps the first row of an identity. A late order (Ld = 0)
+// then cannot emit its correction from that state (it would miss what the
+// fold has not added): it is accepted, its element goes to the fold like
+// any other, and the next tick emits the pane with every order in it,
+// once.
+func TestLateOrderWhileFoldBehind(t *testing.T) {
+	ctx := context.Background()
+	hora := window.Defaults()
+	st := &foldFailingStore{Store: newBoltStore(t), path: "aggregations/" + hora.Name + "/control/fold"}
+	sink := streamtest.NewSink()
+	p, err := stream.New(st, sink, []window.Spec{hora}, streamtest.IsCountry, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	if _, err := p.Handle(ctx, upgradeDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Tick(ctx, at(17, 12)); err != nil {
+		t.Fatal(err)
+	}
+	st.set(true)
+	if _, err := p.Tick(ctx, at(18, 15)); !errors.Is(err, errFoldDown) {
+		t.Fatalf("tick with its fold failing: %v, want the injected error", err)
+	}
+	st.set(false)
+	if n := sink.Count(stream.PanesTable(hora.Name)); n != 1 {
+		t.Errorf("%d panes in the warehouse after a fold that did not commit, want only the EARLY one before it", n)
+	}
+	res, err := p.Handle(ctx, upgradeDelivery("B", "ES", "2.00", at(17, 30)), at(18, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := res.Aggregations[0]; o.Fate != stream.Accepted || o.Lateness != window.Late || len(o.Panes) != 0 {
+		t.Fatalf("late order while the fold is behind: %+v, want accepted late, its correction left to the fold", o)
+	}
+	if _, err := p.Tick(ctx, at(18, 17)); err != nil {
+		t.Fatal(err)
+	}
+	if c := sink.Conflicts(); len(c) != 0 {
+		t.Errorf("two different panes under one identity: %v", c)
+	}
+	type pane struct {
+		Index   int64
+		Importe string
+		Pedidos int64
+	}
+	var got []pane
+	ps, err := sink.PanesOf(hora)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		got = append(got, pane{p.Index, p.Measures.Importe.String(), p.Measures.Pedidos})
+	}
+	// EARLY with A; then, once the fold runs, the pane after it holds A
+	// and B (its timing is the fold's: W passed the end before it ran).
+	want := []pane{{0, "10", 1}, {1, "12", 2}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("panes in the warehouse (-want +got):\n%s", diff)
+	}
 }
