@@ -106,6 +106,25 @@ func testPoisonCell(t *testing.T, en env) {
 				t.Errorf("keys expired at 21:15 = %d, want 0 (18:00 is failing, 19:00 expires at 22:00)", got)
 			}
 
+			// The status page shows the window failing, and the open
+			// windows it can read: the 19:00 window's DE.
+			st, err := r.p.Status(t.Context(), at("21:16"))
+			if err != nil {
+				t.Fatalf("status with a failing window: %v", err)
+			}
+			if f := st[0].Failing; len(f) == 0 || slices.ContainsFunc(f, func(f stream.FailingCell) bool {
+				return f.Path != path || !strings.Contains(f.Error, wantErr)
+			}) {
+				t.Errorf("status failing = %+v; want the window of %s with %q", f, path, wantErr)
+			}
+			var open []string
+			for _, w := range st[0].OpenWindows {
+				open = append(open, w.Start.In(windowtest.Spain).Format("15:04")+" "+w.Key)
+			}
+			if diff := cmp.Diff([]string{"19:00 DE"}, open); diff != "" {
+				t.Errorf("status open windows (-want +got):\n%s", diff)
+			}
+
 			// Repaired (the right binary deployed, the document restored):
 			// the parked orders are folded, the ON_TIME pane 18:00 owes
 			// covers every accepted order, and the window expires.
