@@ -47,7 +47,7 @@ type Ops struct {
 	// RPCs estimates the round trips of the Firestore client: two per
 	// transaction (begin, commit), one per Get and one per List or ListTag.
 	RPCs int64 `json:"rpcs"`
-	// TxByKind counts transactions by what they do (see txKind).
+	// TxByKind counts transactions by what they do (see kindLocked).
 	TxByKind map[string]int64 `json:"tx_by_kind"`
 	// RPCsByKind splits RPCs the same way; List and ListTag are under "list".
 	RPCsByKind map[string]int64 `json:"rpcs_by_kind"`
@@ -112,11 +112,11 @@ type CountingStore struct {
 
 	mu    sync.Mutex
 	phase Phase
-	// advanced holds the aggregations (by watermark path) whose watermark
-	// transaction the current tick has run, so that their later
-	// watermark-first transactions are cell transactions.
-	advanced map[string]bool
-	ops      map[Phase]*Ops
+	// folded holds the aggregations (by fold document path) whose fold
+	// state the current tick has read, so that their later fold-first
+	// transactions are fold transactions.
+	folded map[string]bool
+	ops    map[Phase]*Ops
 	// ttl holds the live documents written with an ExpireAt, by the phase
 	// that created them, and their size when written.
 	ttl map[string]ttlDoc
@@ -132,7 +132,7 @@ var _ docstore.Store = (*CountingStore)(nil)
 // NewCountingStore wraps s; operations are charged to PhaseOrder until
 // SetPhase says otherwise.
 func NewCountingStore(s docstore.Store) *CountingStore {
-	return &CountingStore{store: s, phase: PhaseOrder, advanced: map[string]bool{}, ops: map[Phase]*Ops{}, ttl: map[string]ttlDoc{}}
+	return &CountingStore{store: s, phase: PhaseOrder, folded: map[string]bool{}, ops: map[Phase]*Ops{}, ttl: map[string]ttlDoc{}}
 }
 
 // SetPhase charges the following operations to p. Starting PhaseTick again
@@ -141,7 +141,7 @@ func (c *CountingStore) SetPhase(p Phase) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.phase = p
-	c.advanced = map[string]bool{}
+	c.folded = map[string]bool{}
 }
 
 // Ops returns the counts charged to p so far.
@@ -241,10 +241,12 @@ func (c *CountingStore) RunTx(ctx context.Context, fn func(ctx context.Context, 
 
 // kindLocked names a transaction by its first read, following the
 // documents' layout (stream's and ledger's package comments). An order
-// transaction reads every aggregation's watermark and the orders' dedup
-// records at once. Within a tick the first transaction that reads an
-// aggregation's watermark first is its watermark transaction; the ones
-// after it are per-cell transactions.
+// transaction reads the control document and the orders' dedup records at
+// once. The tick's transactions on the control document (reading the open
+// generation, closing it, advancing the watermarks) are tick-control. An
+// aggregation's fold document is read first twice in a tick: to learn what
+// was folded (tick-fold-state, the first in the tick), then by each fold
+// transaction (tick-fold).
 func (c *CountingStore) kindLocked(first []string, gets int64) string {
 	if gets == 0 || len(first) == 0 {
 		return "outbox-delete"
@@ -257,19 +259,20 @@ func (c *CountingStore) kindLocked(first []string, gets int64) string {
 		return "ledger"
 	case strings.HasPrefix(p, "stream/deadletters/seen/"):
 		return "dead-letter"
-	case strings.HasSuffix(p, "/control/watermark"):
-		if slices.ContainsFunc(first[1:], func(q string) bool { return strings.Contains(q, "/orders/") }) {
-			return "order" // a batch of orders: the watermarks and their dedup records
+	case p == "stream/control":
+		switch {
+		case slices.Contains(first[1:], "stream/dedup"):
+			return "control-fence" // once per process: creates or completes the control document
+		case slices.ContainsFunc(first[1:], func(q string) bool { return strings.Contains(q, "/orders/") }):
+			return "order" // a batch of orders: the control document and their dedup records
 		}
-		if c.phase == PhaseTick && !c.advanced[p] {
-			c.advanced[p] = true
-			return "tick-watermark"
+		return "tick-control"
+	case strings.HasSuffix(p, "/control/fold"):
+		if c.phase == PhaseTick && !c.folded[p] {
+			c.folded[p] = true
+			return "tick-fold-state"
 		}
-		return "tick-cell"
-	case p == "stream/dedup":
-		return "dedup-fence" // once per process: the upgrade's fence
-	case strings.Contains(p, "/agenda/"):
-		return "tick-agenda"
+		return "tick-fold"
 	}
 	return "other"
 }
@@ -294,6 +297,11 @@ type countingTx struct {
 
 func (t *countingTx) Get(paths ...string) ([]docstore.Doc, error) {
 	docs, err := t.Tx.Get(paths...)
+	if len(paths) == 0 {
+		// The Firestore adapter sends no request for an empty Get (a fold
+		// with no window to visit asks for none): nothing is billed.
+		return docs, err
+	}
 	t.mu.Lock()
 	if t.gets == 0 {
 		t.first = append([]string(nil), paths...)

@@ -138,25 +138,73 @@ func TestCountingStore(t *testing.T) {
 			steps: []step{
 				{phase: PhaseTick, fn: func(tx docstore.Tx) error { _, err := tx.Get("aggregations/a/control/lease"); return err }},
 				{phase: PhaseTick, fn: func(tx docstore.Tx) error {
-					_, err := tx.Get("aggregations/a/control/watermark", "aggregations/a/windows/w1")
+					_, err := tx.Get("aggregations/a/control/fold", "stream/control")
+					return err
+				}},
+				{phase: PhaseTick, fn: func(tx docstore.Tx) error { _, err := tx.Get("stream/control"); return err }},
+				{phase: PhaseTick, fn: func(tx docstore.Tx) error {
+					if _, err := tx.Get("aggregations/a/control/fold", "stream/control"); err != nil {
+						return err
+					}
+					_, err := tx.Get("aggregations/a/state/20261123T090000Z_0")
 					return err
 				}},
 				{phase: PhaseTick, fn: func(tx docstore.Tx) error {
-					_, err := tx.Get("aggregations/a/control/watermark", "aggregations/a/windows/w1")
+					_, err := tx.Get("aggregations/b/control/fold", "stream/control")
 					return err
 				}},
 			},
 			phase: PhaseTick,
-			want: Ops{Transactions: 3, GetCalls: 3, Reads: 5, ReadsMissing: 5, RPCs: 9,
-				TxByKind:   map[string]int64{"tick-lease": 1, "tick-watermark": 1, "tick-cell": 1},
-				RPCsByKind: map[string]int64{"tick-lease": 3, "tick-watermark": 3, "tick-cell": 3}},
+			want: Ops{Transactions: 5, GetCalls: 6, Reads: 9, ReadsMissing: 9, RPCs: 16,
+				TxByKind:   map[string]int64{"tick-lease": 1, "tick-control": 1, "tick-fold-state": 2, "tick-fold": 1},
+				RPCsByKind: map[string]int64{"tick-lease": 3, "tick-control": 3, "tick-fold-state": 6, "tick-fold": 4}},
+		},
+		{
+			name: "a new tick reads the fold state again",
+			steps: []step{
+				{phase: PhaseTick, fn: func(tx docstore.Tx) error { _, err := tx.Get("aggregations/a/control/fold"); return err }},
+				{phase: PhaseOrder, fn: func(tx docstore.Tx) error { return nil }},
+				{phase: PhaseTick, fn: func(tx docstore.Tx) error { _, err := tx.Get("aggregations/a/control/fold"); return err }},
+			},
+			phase: PhaseTick,
+			want: Ops{Transactions: 2, GetCalls: 2, Reads: 2, ReadsMissing: 2, RPCs: 6,
+				TxByKind: map[string]int64{"tick-fold-state": 2}, RPCsByKind: map[string]int64{"tick-fold-state": 6}},
+		},
+		{
+			name: "an empty Get is no request",
+			steps: []step{{phase: PhaseTick, fn: func(tx docstore.Tx) error {
+				if _, err := tx.Get(); err != nil {
+					return err
+				}
+				_, err := tx.Get("aggregations/a/control/fold")
+				return err
+			}}},
+			phase: PhaseTick,
+			want: Ops{Transactions: 1, GetCalls: 1, Reads: 1, ReadsMissing: 1, RPCs: 3,
+				TxByKind: map[string]int64{"tick-fold-state": 1}, RPCsByKind: map[string]int64{"tick-fold-state": 3}},
+		},
+		{
+			name: "the control fence and orders are named apart",
+			steps: []step{
+				{phase: PhaseOrder, fn: func(tx docstore.Tx) error {
+					_, err := tx.Get("stream/control", "stream/dedup", "aggregations/a/control/watermark")
+					return err
+				}},
+				{phase: PhaseOrder, fn: func(tx docstore.Tx) error {
+					_, err := tx.Get("stream/control", "stream/dedup/orders/ab_W-1")
+					return err
+				}},
+			},
+			phase: PhaseOrder,
+			want: Ops{Transactions: 2, GetCalls: 2, Reads: 5, ReadsMissing: 5, RPCs: 6,
+				TxByKind: map[string]int64{"control-fence": 1, "order": 1}, RPCsByKind: map[string]int64{"control-fence": 3, "order": 3}},
 		},
 		{
 			name: "operations are charged to their phase",
 			steps: []step{
 				{phase: PhaseLedger, fn: func(tx docstore.Tx) error { _, err := tx.Get("ledger/x"); return err }},
 				{phase: PhaseOrder, fn: func(tx docstore.Tx) error {
-					_, err := tx.Get("aggregations/a/control/watermark", "aggregations/a/orders/1", "aggregations/a/windows/w")
+					_, err := tx.Get("stream/control", "stream/dedup/orders/ab_1", "stream/dedup/orders/cd_2")
 					return err
 				}},
 			},

@@ -208,7 +208,7 @@ type Measurement struct {
 	// interval.
 	Lines int64 `json:"lines"`
 	// OpenWindows is, per aggregation, the sum over the ticks of the
-	// (window, key)s open when each tick started.
+	// windows open when each tick started (AggregationTick.OpenWindows).
 	OpenWindows map[string]int64 `json:"open_windows"`
 	// MessageBytes is the data plus attribute bytes of the deliveries.
 	MessageBytes int64 `json:"message_bytes"`
@@ -310,8 +310,8 @@ func newSimulation(dir string, sc Scenario) (*simulation, func(), error) {
 	}
 	store := NewCountingStore(bs)
 	sink := NewCountingSink(sc.Specs)
-	// One instance with a fixed name: the deltas it picks, and so the
-	// counts, are the same at every run.
+	// One instance with a fixed name: what it names (its batches), and so
+	// the counts, are the same at every run.
 	p, err := stream.New(store, sink, sc.Specs, contract.IsCountry, slog.New(slog.DiscardHandler), stream.WithInstanceID("sim"))
 	if err != nil {
 		bs.Close()

@@ -43,9 +43,6 @@ type Assumptions struct {
 	// Cloud Run: what each request waits for besides its own CPU.
 	FirestoreRPC time.Duration `json:"firestore_rpc"` // one Firestore round trip in the region
 	InsertAll    time.Duration `json:"insert_all"`    // one BigQuery insertAll call
-	// CellWorkers is how many per-cell tick transactions run at once
-	// (stream's cellWorkers).
-	CellWorkers  int64         `json:"cell_workers"`
 	FileTransfer time.Duration `json:"file_transfer"` // reading the export and uploading the staged NDJSON
 	LoadJobWait  time.Duration `json:"load_job_wait"`
 	RefreshWait  time.Duration `json:"refresh_wait"` // the refresh jobs of a file run in parallel
@@ -57,8 +54,12 @@ type Assumptions struct {
 
 	PubSubMinBytes int64 `json:"pubsub_min_bytes"` // billed per publish and per push request at least
 
-	// Dashboard: queries of the view a day, and the days of panes each one
+	// Dashboard: queries of a view a day, and the days of panes each one
 	// scans (partition pruning on window_start); 0 scans every retained day.
+	// DashboardEachView: every aggregation's view is queried that often;
+	// otherwise one dashboard shows one aggregation at a time (the page's
+	// ?aggregation=), counted as the view that costs the most to scan.
+	DashboardEachView      bool  `json:"dashboard_each_view"`
 	DashboardQueriesPerDay int64 `json:"dashboard_queries_per_day"`
 	DashboardDaysScanned   int64 `json:"dashboard_days_scanned"`
 	MinQueryBytes          int64 `json:"min_query_bytes"` // billed per table a query reads at least
@@ -89,7 +90,6 @@ func DefaultAssumptions() Assumptions {
 	return Assumptions{
 		FirestoreRPC:           10 * time.Millisecond,
 		InsertAll:              100 * time.Millisecond,
-		CellWorkers:            8,
 		FileTransfer:           2 * time.Second,
 		LoadJobWait:            20 * time.Second,
 		RefreshWait:            5 * time.Second,
@@ -216,8 +216,11 @@ type Usage struct {
 	RefreshJobs         *big.Rat
 	RefreshScanBytes    *big.Rat
 	DashboardScanBytes  *big.Rat
-	StorageBytes        *big.Rat
-	ClassA, ClassB      *big.Rat
+	// DashboardTables are the panes tables whose views the dashboard's
+	// queries read, sorted.
+	DashboardTables []string
+	StorageBytes    *big.Rat
+	ClassA, ClassB  *big.Rat
 }
 
 // FirestoreDay are a day's billed Firestore operations.
@@ -273,8 +276,8 @@ func (in Inputs) check() error {
 	if v.OrdersPerDay < 0 || v.FilesPerDay < 0 || v.DaysPerMonth <= 0 || v.TickEvery <= 0 || (24*time.Hour)%v.TickEvery != 0 {
 		errs = append(errs, fmt.Errorf("volume %+v: days and tick interval must be positive, the interval must divide a day", v))
 	}
-	if in.Assume.CellWorkers <= 0 || in.Assume.Granularity <= 0 {
-		errs = append(errs, errors.New("cell workers and billing granularity must be positive"))
+	if in.Assume.Granularity <= 0 {
+		errs = append(errs, errors.New("the billing granularity must be positive"))
 	}
 	return errors.Join(errs...)
 }
@@ -312,10 +315,10 @@ func usage(in Inputs) Usage {
 		mul(frac(m.OrderOps.RPCs, m.Deliveries), rtt),
 		mul(frac(orderAppends, m.Deliveries), seconds(a.InsertAll)))
 	u.OrderBilled = ceilTo(u.OrderWall, gran)
-	cellRPCs := m.TickOps.RPCsByKind["tick-cell"]
+	// A tick's transactions and queries run one after another (stream's
+	// tickLive), so each round trip adds to its time.
 	u.TickWall = add(cpuSec(cpu.Tick),
-		mul(perTick(m.TickOps.RPCs-cellRPCs), rtt),
-		mul(perTick(cellRPCs), frac(1, a.CellWorkers), rtt),
+		mul(perTick(m.TickOps.RPCs), rtt),
 		mul(perTick(tickAppends), seconds(a.InsertAll)))
 	u.TickBilled = ceilTo(u.TickWall, gran)
 	u.FileWall = add(
@@ -388,12 +391,27 @@ func usage(in Inputs) Usage {
 	if a.DashboardDaysScanned == 0 {
 		scanDays = mul(days, months)
 	}
-	// Each aggregation's view is queried DashboardQueriesPerDay times.
-	u.DashboardScanBytes = new(big.Rat)
+	// A query of a view reads its columns of the days it scans; the
+	// dashboard queries every view DashboardQueriesPerDay times a day, or
+	// (one aggregation shown at a time) the one that costs the most.
+	perQuery := map[string]*big.Rat{}
 	for table, perDay := range u.PanesPerDay {
 		pv := m.PaneViews[table]
-		perQuery := maxRat(mul(frac(pv.Bytes, max(1, pv.Panes)), perDay, scanDays), minScan)
-		u.DashboardScanBytes = add(u.DashboardScanBytes, mul(ri(a.DashboardQueriesPerDay), days, perQuery))
+		perQuery[table] = maxRat(mul(frac(pv.Bytes, max(1, pv.Panes)), perDay, scanDays), minScan)
+	}
+	u.DashboardTables = slices.Sorted(maps.Keys(perQuery))
+	if !a.DashboardEachView && len(u.DashboardTables) > 1 {
+		top := u.DashboardTables[0]
+		for _, table := range u.DashboardTables[1:] {
+			if perQuery[table].Cmp(perQuery[top]) > 0 {
+				top = table
+			}
+		}
+		u.DashboardTables = []string{top}
+	}
+	u.DashboardScanBytes = new(big.Rat)
+	for _, table := range u.DashboardTables {
+		u.DashboardScanBytes = add(u.DashboardScanBytes, mul(ri(a.DashboardQueriesPerDay), days, perQuery[table]))
 	}
 
 	// Cloud Storage: the exports and quarantine files kept, the operations

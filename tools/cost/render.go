@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -53,18 +54,11 @@ func Blocks(r Recorded) (map[string]string, error) {
 
 func summary(in Inputs, rep Report) (string, error) {
 	var b strings.Builder
-	fs, err := serviceTotals(rep.Bill, "Firestore")
-	if err != nil {
-		return "", err
-	}
-	run, err := serviceTotals(rep.Bill, "Cloud Run")
-	if err != nil {
-		return "", err
-	}
 	fmt.Fprintf(&b, "- **alpipe, all services: %s a month** after the free usage Google grants (%s at list prices), at %s orders and %d export a day.\n",
 		Money(rep.Bill.Total), Money(rep.Bill.List), Num(ri(in.Volume.OrdersPerDay), 0), in.Volume.FilesPerDay)
-	fmt.Fprintf(&b, "- Firestore is most of it: %s (%s at list prices); Cloud Run %s (%s at list prices).\n",
-		Money(fs[1]), Money(fs[0]), Money(run[1]), Money(run[0]))
+	if err := servicesLine(&b, rep.Bill); err != nil {
+		return "", err
+	}
 	for _, a := range rep.Dataflow {
 		ratio := "n/a"
 		if rep.Bill.List.Sign() > 0 {
@@ -81,6 +75,46 @@ func summary(in Inputs, rep Report) (string, error) {
 		Num(add(u.Stream.Reads, u.Ledger.Reads), 0), Num(add(u.Stream.Writes, u.Ledger.Writes), 0),
 		pct(tickShare(in)))
 	return b.String(), nil
+}
+
+// servicesLine lists the services from the most expensive after free
+// usage, and the bill's most expensive line with what the bill is without
+// it.
+func servicesLine(b *strings.Builder, bill Bill) error {
+	type svc struct {
+		name string
+		tot  [2]numeric.Dec
+	}
+	var svcs []svc
+	for _, name := range bill.Services() {
+		tot, err := serviceTotals(bill, name)
+		if err != nil {
+			return err
+		}
+		svcs = append(svcs, svc{name, tot})
+	}
+	slices.SortStableFunc(svcs, func(x, y svc) int { return y.tot[1].Cmp(x.tot[1]) })
+	var parts []string
+	for _, sv := range svcs {
+		parts = append(parts, fmt.Sprintf("%s %s (%s at list prices)", sv.name, Money(sv.tot[1]), Money(sv.tot[0])))
+	}
+	fmt.Fprintf(b, "- By service, after free usage: %s.\n", strings.Join(parts, ", "))
+	if len(bill.Lines) == 0 {
+		return nil
+	}
+	top := bill.Lines[0]
+	for _, l := range bill.Lines[1:] {
+		if l.Cost.Cmp(top.Cost) > 0 {
+			top = l
+		}
+	}
+	rest, err := bill.Total.Sub(top.Cost)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "- The largest line after free usage: %s, %s, %s a month (%s); the rest of the bill comes to %s.\n",
+		top.Service, top.Item, Money(top.Cost), top.Shown, Money(rest))
+	return nil
 }
 
 // Target is what the issue asks alpipe to cost at most a month, after free
@@ -192,7 +226,7 @@ func scenarioTable(r Recorded) string {
 	t.add("measured hour, lines", fmt.Sprintf("%s order lines in the valid messages, %s a message", Num(ri(r.Stream.Lines), 0),
 		Num(frac(r.Stream.Lines, max(1, r.Stream.Orders-r.Stream.Invalid)), 2)))
 	for _, sp := range s.Specs {
-		t.add("open (window, "+sp.KeyField+")s, "+sp.Name, fmt.Sprintf("%s per tick on average", Num(frac(r.Stream.OpenWindows[sp.Name], max(1, r.Stream.Ticks)), 1)))
+		t.add("open windows, "+sp.Name, fmt.Sprintf("%s per tick on average", Num(frac(r.Stream.OpenWindows[sp.Name], max(1, r.Stream.Ticks)), 1)))
 	}
 	f := r.FileScenario
 	t.add("export file", fmt.Sprintf("%s lines, %s bytes; %s%% dated the day before, %s%% broken", Num(ri(r.File.Lines), 0), Num(ri(r.File.Bytes), 0), ppm(f.DayBefore), ppm(f.Broken)))
@@ -214,8 +248,8 @@ func aggregationText(sp window.Spec) string {
 	if sp.Sliding() {
 		w = fmt.Sprintf("sliding %v windows every %v (%d windows per element)", sp.WindowSize, sp.Period, sp.WindowSize/sp.Period)
 	}
-	return fmt.Sprintf("%s: %s, key %s, D = %v, L = %v, E = %v, Ld = %v, %s, %d shards", sp.Name, w, sp.KeyField,
-		sp.OutOfOrderness, sp.AllowedLateness, sp.EarlyDelay, sp.LateDelay, sp.Accumulation, sp.Shards)
+	return fmt.Sprintf("%s: %s, key %s, D = %v, L = %v, E = %v, Ld = %v, %s", sp.Name, w, sp.KeyField,
+		sp.OutOfOrderness, sp.AllowedLateness, sp.EarlyDelay, sp.LateDelay, sp.Accumulation)
 }
 
 func pct1(x *big.Rat) string { return Num(mul(x, ri(100)), 1) + "%" }
@@ -469,16 +503,46 @@ func assumptionsTable(in Inputs) string {
 	t.add("export", fmt.Sprintf("%d a day of %s lines, %s bytes kept in the landing bucket", v.FilesPerDay, Num(ri(v.LinesPerFile), 0), Num(ri(v.BytesPerFile), 0)))
 	t.add("Firestore round trip (same region)", a.FirestoreRPC.String())
 	t.add("BigQuery insertAll call", a.InsertAll.String())
-	t.add("tick cell transactions in parallel", fmt.Sprint(a.CellWorkers))
 	t.add("per file: transfers / load job / refresh jobs", fmt.Sprintf("%v / %v / %v", a.FileTransfer, a.LoadJobWait, a.RefreshWait))
 	t.add("Cloud Run instance", fmt.Sprintf("%d vCPU, %d MiB, request-based billing, requests not overlapping, rounded up to %v", a.VCPU, a.MemoryMiB, a.Granularity))
 	t.add("Pub/Sub bytes billed per publish and per push", Num(ri(a.PubSubMinBytes), 0)+" at least")
-	t.add("dashboard", fmt.Sprintf("%d queries a day of each aggregation's view, each scanning %d days of its panes (at least %s MiB)", a.DashboardQueriesPerDay, a.DashboardDaysScanned, Num(frac(a.MinQueryBytes, mib), 0)))
+	t.add("dashboard", dashboardText(in))
 	t.add("Firestore storage", fmt.Sprintf("dedup records kept %d days, %d bytes of overhead per document", a.DedupDays, a.DocOverhead))
 	t.add("Cloud Storage operations per file besides those measured", fmt.Sprintf("%d Class A (ERP upload, staged NDJSON), %d Class B (load job)", a.ExtraClassAPerFile, a.ExtraClassBPerFile))
 	t.add("Dataflow job", fmt.Sprintf("%d workers of %d vCPU and %s GB, always on; %d GB disk each without Streaming Engine, %d GB with it; Streaming Engine processes each message byte %d times",
 		a.DataflowWorkers, a.DataflowVCPUs, Num(frac(a.DataflowMemoryMB, 1000), 2), a.DataflowDiskGB, a.DataflowSEDiskGB, a.DataflowSEPerByte))
 	return t.String()
+}
+
+// dashboardText states the dashboard's queries: one page open all day
+// showing one aggregation (the view that costs the most to scan), or
+// every aggregation's view.
+func dashboardText(in Inputs) string {
+	a := in.Assume
+	scan := fmt.Sprintf("each scanning %d days of its panes", a.DashboardDaysScanned)
+	if a.DashboardDaysScanned == 0 {
+		scan = "each scanning every retained day of its panes"
+	}
+	scan += fmt.Sprintf(" (at least %s MiB)", Num(frac(a.MinQueryBytes, mib), 0))
+	if a.DashboardEachView {
+		return fmt.Sprintf("%d queries a day of each aggregation's view, %s", a.DashboardQueriesPerDay, scan)
+	}
+	var views []string
+	for _, table := range usage(in).DashboardTables {
+		views = append(views, viewOf(in.Recorded.Scenario.Specs, table))
+	}
+	return fmt.Sprintf("one dashboard open all day, showing one aggregation at a time (the page's ?aggregation=), refreshed %d times a day; each refresh one query of the view %s (of the views, the one that costs the most to scan), %s; the page's second query per refresh (the discard summary) is not counted",
+		a.DashboardQueriesPerDay, strings.Join(views, ", "), scan)
+}
+
+// viewOf names the view (the aggregation) of a panes table.
+func viewOf(specs []window.Spec, table string) string {
+	for _, sp := range specs {
+		if aggregation.PanesTable(sp.Name) == table {
+			return sp.Name
+		}
+	}
+	return table
 }
 
 var blockRE = regexp.MustCompile(`(?s)<!-- cost:([a-z-]+) -->\n.*?<!-- /cost:([a-z-]+) -->`)
