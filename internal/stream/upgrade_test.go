@@ -483,3 +483,193 @@ func TestUpgradeMigrationCutShort(t *testing.T) {
 		handle(p2, upgradeDelivery(id, "ES", "1.00", at(17, 19)), at(18, 20), stream.Duplicate)
 	}
 }
+
+// TestUpgradeFromLayout2 starts from the state the layout-2 binary (commit
+// 242660c: one dedup record per order for every aggregation, window state
+// in cells, deltas and agendas, both shipped aggregations) left mid-window
+// — testdata/upgrade/layout2.json, made by
+// testdata/upgrade/generate_layout2_test.go.txt, the same story as
+// layout1.json's but in both aggregations; P-5 was too late for the hour
+// and late, with its LATE panes, in two sliding windows. This is the
+// upgrade production takes. Every order the previous version handled is a
+// duplicate (its dedup records stay where they are), its cells and deltas
+// move into window state on the first tick, and the panes continue with
+// every order once.
+func TestUpgradeFromLayout2(t *testing.T) {
+	ctx := context.Background()
+	st := newBoltStore(t)
+	loadFixture(t, st, "testdata/upgrade/layout2.json")
+	sink := streamtest.NewSink()
+	hora, sku := window.Defaults(), skuSpec()
+	p, err := stream.New(st, sink, []window.Spec{hora, sku}, streamtest.IsCountry, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	type fate struct{ Hora, HoraRecorded, SKU, SKURecorded stream.Fate }
+	fates := func(res []stream.Result) []fate {
+		var got []fate
+		for _, r := range res {
+			got = append(got, fate{r.Aggregations[0].Fate, r.Aggregations[0].Recorded, r.Aggregations[1].Fate, r.Aggregations[1].Recorded})
+		}
+		return got
+	}
+	olds := []stream.Push{
+		{Delivery: upgradeDelivery("P-1", "ES", "10.00", at(17, 5))},
+		{Delivery: upgradeDelivery("P-4", "ES", "7.00", at(17, 18))},
+		{Delivery: upgradeDelivery("P-5", "FR", "3.00", at(14, 30))},
+	}
+	oldFates := []fate{
+		{stream.Duplicate, stream.Accepted, stream.Duplicate, stream.Accepted},
+		{stream.Duplicate, stream.Accepted, stream.Duplicate, stream.Accepted},
+		{stream.Duplicate, stream.TooLate, stream.Duplicate, stream.Accepted},
+	}
+	batch := func(now time.Time, ps ...stream.Push) []stream.Push {
+		out := slices.Clone(ps)
+		for i := range out {
+			out[i].Now = now
+		}
+		return out
+	}
+	p6 := stream.Push{Delivery: upgradeDelivery("P-6", "ES", "1.00", at(17, 19))}
+	res, err := p.HandleBatch(ctx, batch(at(17, 24), append(slices.Clone(olds), p6)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(append(slices.Clone(oldFates), fate{stream.Accepted, "", stream.Accepted, ""}), fates(res)); diff != "" {
+		t.Fatalf("fates (-want +got):\n%s", diff)
+	}
+	for _, s := range []window.Spec{hora, sku} {
+		path := "aggregations/" + s.Name + "/control/watermark"
+		if w := docData(t, st, path); !strings.Contains(w, `"layout":3`) || !strings.Contains(w, `"watermark":"2026-03-14T17:05:00Z"`) {
+			t.Errorf("%s after the first order of layout 3: %s, want its W stamped layout 3", path, w)
+		}
+	}
+	var ctl struct {
+		Gen         int64                                 `json:"gen"`
+		Aggs        map[string]struct{ Watermark string } `json:"aggs"`
+		Since       time.Time                             `json:"since"`
+		LegacyUntil time.Time                             `json:"legacy_until"`
+		Legacy      []string                              `json:"legacy"`
+	}
+	if err := json.Unmarshal([]byte(docData(t, st, "stream/control")), &ctl); err != nil {
+		t.Fatal(err)
+	}
+	// Layout 2's upgrade window (from layout 1) carries on as it started:
+	// since and legacy_until are copied from stream/dedup.
+	if !ctl.Since.Equal(at(17, 20)) || !ctl.LegacyUntil.Equal(at(17, 20).Add(stream.DedupRetention+stream.LegacyDedupMargin)) ||
+		len(ctl.Legacy) != 0 || ctl.Gen != 1 || len(ctl.Aggs) != 2 {
+		t.Errorf("control document %+v, want layout 2's since and legacy_until, no legacy aggregation, generation 1, both aggregations", ctl)
+	}
+
+	tr, err := p.Tick(ctx, at(18, 15))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type pane struct {
+		Key     string
+		Index   int64
+		Timing  window.Timing
+		Importe string
+		Pedidos int64
+	}
+	panesOf := func(ps []window.Pane) []pane {
+		var out []pane
+		for _, p := range ps {
+			out = append(out, pane{p.Key + "@" + p.WindowStart.Format("15:04"), p.Index, p.Timing, p.Measures.Importe.String(), p.Measures.Pedidos})
+		}
+		return out
+	}
+	wantHora := []pane{
+		{"ES@17:00", 1, window.TimingOnTime, "23", 4}, // P-1, P-3 (cell), P-4 (delta), P-6
+		{"FR@17:00", 1, window.TimingOnTime, "20", 1},
+	}
+	if diff := cmp.Diff(wantHora, panesOf(tr.Aggregations[0].Panes)); diff != "" {
+		t.Errorf("ventas_hora_pais panes after the upgrade (-want +got):\n%s", diff)
+	}
+	// Every order of the story but P-5 (14:30) is in the windows of
+	// 16:15..17:15 that hold its event time; index 1 follows the EARLY
+	// panes of the previous version.
+	wantSKU := []pane{
+		{"MOCH-40L-AZ@16:15", 1, window.TimingOnTime, "30", 2}, // P-1, P-2
+		{"MOCH-40L-AZ@16:30", 1, window.TimingOnTime, "43", 5}, // P-1, P-2, P-3, P-4, P-6
+		{"MOCH-40L-AZ@16:45", 1, window.TimingOnTime, "43", 5}, // the same
+		{"MOCH-40L-AZ@17:00", 1, window.TimingOnTime, "43", 5}, // the same
+		{"MOCH-40L-AZ@17:15", 1, window.TimingEarly, "13", 3},  // P-3, P-4, P-6: still open
+	}
+	if diff := cmp.Diff(wantSKU, panesOf(tr.Aggregations[1].Panes)); diff != "" {
+		t.Errorf("ventas_sku_hora_movil panes after the upgrade (-want +got):\n%s", diff)
+	}
+	// P-5's late windows (14:15, 14:30) expire at W = 18:05, their LATE
+	// panes already emitted by the previous version.
+	if n := tr.Aggregations[1].Expired; n != 2 {
+		t.Errorf("%d keys expired in %s, want P-5's two late windows", n, sku.Name)
+	}
+	for _, s := range []window.Spec{hora, sku} {
+		if n := legacyDocs(t, st, s.Name); n != 0 {
+			t.Errorf("%s: %d documents of the previous layout after the first tick, want none", s.Name, n)
+		}
+	}
+
+	p7 := stream.Push{Delivery: upgradeDelivery("P-7", "ES", "2.00", at(17, 30))}
+	res, err = p.HandleBatch(ctx, batch(at(18, 16), append(slices.Clone(olds), p6, p7)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(oldFates), fate{stream.Duplicate, stream.Accepted, stream.Duplicate, stream.Accepted},
+		fate{stream.Accepted, "", stream.Accepted, ""})
+	if diff := cmp.Diff(want, fates(res)); diff != "" {
+		t.Fatalf("fates of the redeliveries (-want +got):\n%s", diff)
+	}
+	wantLate := []pane{{"ES@17:00", 2, window.TimingLate, "25", 5}}
+	if diff := cmp.Diff(wantLate, panesOf(res[len(res)-1].Aggregations[0].Panes)); diff != "" {
+		t.Errorf("late ES pane after the upgrade (-want +got):\n%s", diff)
+	}
+	// In the SKU's sliding windows P-7 (17:30) is late in those of 16:45
+	// and 17:00 (ended), on time in 17:15 and 17:30.
+	wantLateSKU := []pane{
+		{"MOCH-40L-AZ@16:45", 2, window.TimingLate, "45", 6},
+		{"MOCH-40L-AZ@17:00", 2, window.TimingLate, "45", 6},
+	}
+	if diff := cmp.Diff(wantLateSKU, panesOf(res[len(res)-1].Aggregations[1].Panes)); diff != "" {
+		t.Errorf("late SKU panes after the upgrade (-want +got):\n%s", diff)
+	}
+}
+
+// TestUpgradeKeepsDeltaTimesInW: the previous layout's watermark document
+// had not yet observed the orders waiting in deltas (its tick observed
+// them when it listed the deltas): in the fixture, P-4 (event 17:18,
+// accepted 17:23) is only in deltas. The upgrade must not forget their
+// times: at 17:26 the source is not idle (P-4 came 3 minutes ago), so W =
+// 17:18 - D = 17:08 in both aggregations, as the previous version's tick
+// would have made it, not the idle now - D = 17:16.
+func TestUpgradeKeepsDeltaTimesInW(t *testing.T) {
+	tests := []struct {
+		name    string
+		fixture string
+		specs   []window.Spec
+	}{
+		{name: "layout 1", fixture: "testdata/upgrade/layout1.json", specs: []window.Spec{window.Defaults()}},
+		{name: "layout 2", fixture: "testdata/upgrade/layout2.json", specs: []window.Spec{window.Defaults(), skuSpec()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newBoltStore(t)
+			loadFixture(t, st, tt.fixture)
+			p, err := stream.New(st, streamtest.NewSink(), tt.specs, streamtest.IsCountry, logging.Discard())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := p.Tick(context.Background(), time.Date(2026, 3, 14, 17, 26, 0, 0, time.UTC))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := time.Date(2026, 3, 14, 17, 8, 0, 0, time.UTC)
+			for _, a := range tr.Aggregations {
+				if !a.Watermark.Equal(want) {
+					t.Errorf("%s: W %s after the first tick of layout 3, want %s (P-4's event time - D)", a.Aggregation, a.Watermark.Format("15:04"), want.Format("15:04"))
+				}
+			}
+		})
+	}
+}
