@@ -7,6 +7,7 @@ package streamtest
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"strings"
@@ -130,14 +131,32 @@ func newRig(t *testing.T, e env, specs ...window.Spec) *rig {
 	return &rig{t: t, store: rec, sink: sink, p: p, specs: specs, opts: e.f.Options, batches: e.f.RandomBatches}
 }
 
-// open lists the open (window, key)s of aggregation agg.
+// open counts the state of aggregation agg still stored: its windows'
+// state documents, parked elements and the windows its agenda lists.
 func (r *rig) open(agg string) int {
 	r.t.Helper()
-	docs, err := r.store.List(context.Background(), "aggregations/"+agg+"/windows")
-	if err != nil {
-		r.t.Fatalf("list open windows: %v", err)
+	n := 0
+	for _, c := range []string{"aggregations/" + agg + "/state", "aggregations/" + agg + "/parked"} {
+		docs, err := r.store.List(context.Background(), c)
+		if err != nil {
+			r.t.Fatalf("list %s: %v", c, err)
+		}
+		n += len(docs)
 	}
-	return len(docs)
+	var fold struct {
+		Windows map[string]json.RawMessage `json:"windows"`
+	}
+	err := r.store.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
+		docs, err := tx.Get("aggregations/" + agg + "/control/fold")
+		if err != nil || !docs[0].Exists {
+			return err
+		}
+		return json.Unmarshal(docs[0].Data, &fold)
+	})
+	if err != nil {
+		r.t.Fatalf("read the fold document of %s: %v", agg, err)
+	}
+	return n + len(fold.Windows)
 }
 
 // outbox counts the rows waiting in every outbox.
