@@ -11,25 +11,31 @@ import (
 
 // OpenWindows are the (window, country) cells the stream still holds state
 // for: windows that can still change, until the watermark passes their end
-// plus the allowed lateness. Latest lists the newest windows first.
+// plus the allowed lateness. Latest lists the newest windows first. They
+// are the orders a tick has folded in: those since the last tick show at
+// the next one, and a failing window's countries are not known (it is in
+// Failing, not counted in Windows).
 type OpenWindows struct {
 	Cells   int          `json:"cells"`   // open (window, country) pairs
 	Windows int          `json:"windows"` // distinct open windows
 	Latest  []OpenWindow `json:"latest"`
-	// Failing are the cells the tick cannot process, with their error:
-	// every other cell goes on, these wait (their panes owed, their data
-	// kept) and are retried at every tick until fixed. The oldest windows'
-	// first, as many as Latest; FailingCells counts them all.
+	// Failing are the windows the tick cannot process, with their error:
+	// every other window goes on, these wait (their panes owed, their data
+	// and new orders kept) and are retried at every tick until fixed. The
+	// oldest first, as many as Latest; FailingCells counts them all. The
+	// JSON names keep "cell" from the state layouts that kept state per
+	// (window, country).
 	Failing      []FailingCell `json:"failing"`
 	FailingCells int           `json:"failing_cells"`
 }
 
-// FailingCell is one (window, country) the tick cannot process, or a
-// document of one it cannot read.
+// FailingCell is one window the tick cannot process (Pais empty: state
+// layout 3 keeps a window's countries together; a country names a previous
+// layout's cell, met during the upgrade), or a document Status cannot read.
 type FailingCell struct {
 	WindowStart *time.Time `json:"window_start"` // null when the document names no window
 	WindowEnd   *time.Time `json:"window_end"`
-	Pais        string     `json:"pais"`
+	Pais        string     `json:"pais"`     // "" for a whole window
 	Document    string     `json:"document"` // its path in the state store
 	Error       string     `json:"error"`
 	Since       *time.Time `json:"since"` // first failing tick; null when unknown

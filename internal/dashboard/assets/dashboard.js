@@ -170,7 +170,7 @@
     set("too-late", err.discards ? "unknown" : count(d.too_late || 0), "orders after the allowed lateness", d.too_late > 0 ? "warn" : "");
     const ow = snap.open_windows;
     const failing = (ow && ow.failing) || [];
-    if (ow && failing.length) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells, " + count(ow.failing_cells) + " failing", "warn");
+    if (ow && failing.length) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells, " + count(ow.failing_cells) + " failing windows", "warn");
     else if (ow) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells");
     else set("open-windows", "unknown", err.stream ? "stream state not readable here" : "");
   }
