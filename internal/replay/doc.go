@@ -23,9 +23,7 @@
 // tick runs at max(Now, newest window end + L + D), the first time the
 // watermark rule lets W reach the input's end. So a replay of the past emits
 // its panes at Now with watermark Now - D; a replay of future-dated orders
-// emits them at the input's end. The spec is the live one except Shards,
-// set to 1: shards only spread Firestore writes, a single writer needs
-// none, and the sums do not depend on them.
+// emits them at the input's end. The specs are the live ones.
 //
 // Duplicates are handled as live: the same pedido_id counts once per
 // segment (the first one read, since orders of one pedido_id are handled

@@ -58,18 +58,13 @@ func openSegment(ctx context.Context, g *guard, opts Options, handle time.Time) 
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	specs := make([]window.Spec, len(opts.Specs))
-	for i, s := range opts.Specs {
-		s.Shards = 1 // see the package comment: one writer, same sums
-		specs[i] = s
-	}
-	proc, err := stream.New(store, g, specs, opts.IsCountry, opts.Log)
+	proc, err := stream.New(store, g, opts.Specs, opts.IsCountry, opts.Log)
 	if err != nil {
 		_ = store.Close()
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	s := &segment{dir: dir, store: store, proc: proc, specs: specs, handle: handle}
+	s := &segment{dir: dir, store: store, proc: proc, specs: opts.Specs, handle: handle}
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	s.jobs = make([]chan order.Delivery, opts.Workers)
 	for i := range s.jobs {
