@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -175,6 +176,63 @@ func TestOrderCost(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, st.take()); diff != "" {
 				t.Errorf("cost of an order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBatchCost: a batch of orders shares the control document's read and
+// one transaction: 1 + n reads and n writes for n new orders, whatever
+// their keys and windows, and a delivery repeated within the batch costs
+// its record's read only once.
+func TestBatchCost(t *testing.T) {
+	ctx := context.Background()
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	tests := []struct {
+		name   string
+		orders int
+		repeat bool // the last delivery repeats the first
+		want   cost
+	}{
+		{name: "10 orders", orders: 10, want: cost{Transactions: 1, Reads: 11, Writes: 10}},
+		{name: "100 orders", orders: 100, want: cost{Transactions: 1, Reads: 101, Writes: 100}},
+		{name: "10 orders and a repeat", orders: 10, repeat: true, want: cost{Transactions: 1, Reads: 11, Writes: 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := &countingStore{Store: newBoltStore(t)}
+			p, err := stream.New(st, streamtest.NewSink(), []window.Spec{window.Defaults(), skuSpec()}, streamtest.IsCountry, logging.Discard())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Handle(ctx, upgradeDelivery("C-0", "ES", "1.00", at(17, 5)), at(17, 10)); err != nil {
+				t.Fatal(err)
+			}
+			st.take()
+			var pushes []stream.Push
+			for i := range tt.orders {
+				pais := []string{"ES", "FR", "PT"}[i%3]
+				pushes = append(pushes, stream.Push{Now: at(17, 10),
+					Delivery: upgradeDelivery(fmt.Sprintf("C-%d", i+1), pais, "1.00", at(17, i%10))})
+			}
+			if tt.repeat {
+				pushes = append(pushes, pushes[0])
+			}
+			res, err := p.HandleBatch(ctx, pushes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range res {
+				want := stream.Accepted
+				if tt.repeat && i == len(res)-1 {
+					want = stream.Duplicate
+				}
+				if r.Fate() != want {
+					t.Fatalf("order %d: %s, want %s", i, r.Fate(), want)
+				}
+			}
+			if diff := cmp.Diff(tt.want, st.take()); diff != "" {
+				t.Errorf("cost of a batch (-want +got):\n%s", diff)
 			}
 		})
 	}
