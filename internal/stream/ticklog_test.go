@@ -26,8 +26,9 @@ func TestTickLogFeedsTheMetrics(t *testing.T) {
 	w := time.Date(2026, 3, 14, 18, 5, 0, 0, time.UTC)
 	p.logTick(context.Background(), AggregationTick{
 		Aggregation: "ventas_hora_pais", Watermark: w, Lag: 10 * time.Minute, FailingCells: 1,
-		Failing: []FailingCell{{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/windows/20260314T170000Z_ES",
-			WindowStart: w.Add(-65 * time.Minute), Key: "ES", Error: "decode: bad", Since: w.Add(-time.Hour)}},
+		// A failing window as layout 3 reports it: its state part 0, no key.
+		Failing: []FailingCell{{Aggregation: "ventas_hora_pais", Path: pathsOf("ventas_hora_pais").statePart(w.Add(-65*time.Minute), 0),
+			WindowStart: w.Add(-65 * time.Minute), Error: "decode: bad", Since: w.Add(-time.Hour)}},
 	}, nil)
 
 	var lines []map[string]any
