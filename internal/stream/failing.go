@@ -68,8 +68,8 @@ const MaxReportedFailing = 100
 
 // FailingCell is a window a tick could not process, or a document Status
 // could not read, and why. In layout 3 a tick reports whole windows (Key
-// empty); a (window, key) with a key is the previous layout's cell, met
-// while its state is migrated.
+// empty); one with a key is a previous layout's cell, which only Status
+// reports, while the cells await their migration (the first tick).
 type FailingCell struct {
 	Aggregation string
 	// Path is the document that failed: the window's state document 0 for
