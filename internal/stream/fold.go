@@ -109,8 +109,16 @@ type aggTick struct {
 	holder string
 	fd     foldDoc
 	err    error
-	ok     bool // its fold state was read: it takes part in the generations
+	// catchUp: the aggregation's fold is more than maxFoldGens generations
+	// behind (after an outage): this tick only adds the next maxFoldGens
+	// generations' elements, at the W it has, and neither advances W nor
+	// runs triggers, so that no transaction grows with the outage.
+	catchUp bool
 }
+
+// maxFoldGens bounds the generations one fold adds (about an hour of
+// ticks), and so the windows one fold transaction rewrites.
+const maxFoldGens = 60
 
 // tickLive runs the tick of the aggregations whose lease it holds:
 //
@@ -149,8 +157,19 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 		return fmt.Errorf("read control: %w", err)
 	}
 	gens := &genCache{docs: map[int64][]docstore.Doc{}}
+	var normal []*aggTick
 	from := ctl.Gen
 	for _, t := range ready {
+		if ctl.Gen-1-t.fd.Folded > maxFoldGens {
+			t.catchUp = true
+			for g := t.fd.Folded + 1; g <= t.fd.Folded+maxFoldGens; g++ {
+				if err := gens.list(ctx, p.store, g); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		normal = append(normal, t)
 		from = min(from, t.fd.Folded)
 	}
 	for g := from + 1; g < ctl.Gen; g++ {
@@ -174,7 +193,7 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 			}
 		}
 	}
-	adv, err := p.advance(ctx, ready, gens, closed, now)
+	adv, err := p.advance(ctx, normal, gens, closed, now)
 	if err != nil {
 		return fmt.Errorf("advance watermark: %w", err)
 	}
@@ -185,6 +204,10 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 	}
 	for _, t := range ready {
 		a := t.a
+		if t.catchUp {
+			p.catchUp(ctx, t, gens, ctl.Aggs[a.spec.Name].WatermarkState, now)
+			continue
+		}
 		st := adv.states[a.spec.Name]
 		t.at.WatermarkBefore, t.at.Watermark = st[0].Watermark, st[1].Watermark
 		if !st[1].Watermark.IsZero() {
@@ -217,6 +240,29 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 		}
 	}
 	return nil
+}
+
+// catchUp adds the next maxFoldGens generations of a lagging aggregation
+// at its current W, without triggers (see aggTick.catchUp).
+func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws window.WatermarkState, now time.Time) {
+	t.at.WatermarkBefore, t.at.Watermark = ws.Watermark, ws.Watermark
+	if !ws.Watermark.IsZero() {
+		t.at.Lag = now.Sub(ws.Watermark)
+	}
+	to := t.fd.Folded + maxFoldGens
+	elems, err := gens.elements(t.a, t.fd.Folded, to)
+	if err != nil {
+		t.err = errors.Join(t.err, err)
+		return
+	}
+	t.at.Records = len(elems)
+	t.at.OpenWindows = len(t.fd.Windows)
+	fr, err := p.foldTx(ctx, t.a, elems, nil, true, true, false, t.fd.Folded, to, ws.Watermark, now)
+	t.at.Visited = fr.visited
+	t.at.Failing = append(t.at.Failing, fr.failing...)
+	if err != nil {
+		t.err = errors.Join(t.err, fmt.Errorf("catch up generations %d to %d: %w", t.fd.Folded+1, to, err))
+	}
 }
 
 // readControlDoc reads the control document outside a transaction's
@@ -431,7 +477,7 @@ func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems [
 		if i == 0 {
 			ce = elems
 		}
-		r, err := p.foldTx(ctx, a, ce, ids, i == 0, parked, fd.Folded, advanced, wm, now)
+		r, err := p.foldTx(ctx, a, ce, ids, i == 0, false, parked, fd.Folded, advanced, wm, now)
 		fr.panes = append(fr.panes, r.panes...)
 		fr.expired += r.expired
 		fr.visited += r.visited
@@ -464,7 +510,7 @@ func isDue(s window.Spec, e windowEntry, wm, now time.Time) bool {
 // ids. Every key of a visited window gets its trigger; a window whose
 // state cannot be read is reported and its elements are parked, so the
 // others go on.
-func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem, ids []string, records, anyParked bool, prior, advanced int64, wm, now time.Time) (foldResult, error) {
+func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem, ids []string, records, addOnly, anyParked bool, prior, advanced int64, wm, now time.Time) (foldResult, error) {
 	var fr foldResult
 	var parked []parkedSet
 	if anyParked {
@@ -487,7 +533,7 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 		if err := decodeDoc(docs[1], &ctl); err != nil {
 			return err
 		}
-		if records && (fd.Folded != prior || fd.Migrating || ctl.Aggs[a.spec.Name].Advanced > advanced) {
+		if records && (fd.Folded != prior || fd.Migrating || (!addOnly && ctl.Aggs[a.spec.Name].Advanced > advanced)) {
 			return nil // a concurrent tick folded, or advanced again: its fold covers these
 		}
 		if fd.Windows == nil {
@@ -509,6 +555,12 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 				ent = windowEntry{Start: e.Window.Start, End: e.Window.End, Parts: 1}
 			}
 			visit[id] = &windowState{entry: ent}
+		}
+		for _, e := range elems {
+			// A late order that wrote the window itself says how many
+			// parts it left.
+			ws := visit[windowID(e.Window.Start)]
+			ws.entry.Parts = max(ws.entry.Parts, e.Parts)
 		}
 		order := slices.Sorted(maps.Keys(visit))
 		var paths []string
@@ -570,6 +622,17 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 					if err := set(tx, a.paths.parkedOf(ws.entry.Start, advanced), parkedDoc{Elements: park[id]}, time.Time{}); err != nil {
 						return err
 					}
+				}
+				fd.Windows[id] = ws.entry
+				continue
+			}
+			if addOnly {
+				// The triggers run once the fold has caught up; parked
+				// elements are taken then too (Parked stays).
+				ws.entry.Due = now
+				ws.entry.Error, ws.entry.FailingSince = "", time.Time{}
+				if err := writeWindow(tx, a, ws); err != nil {
+					return err
 				}
 				fd.Windows[id] = ws.entry
 				continue

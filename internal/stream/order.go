@@ -571,6 +571,21 @@ func containsTime(ts []time.Time, t time.Time) bool {
 // writeOrders writes each handled order's dedup record, tagged with the
 // open generation, the late windows' state and the outbox rows.
 func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, skip []bool, plans []aggPlan) ([]pending, error) {
+	// Late windows first: their records say how many parts they left.
+	parts := make([]map[time.Time]int, len(p.aggs))
+	for ai, a := range p.aggs {
+		parts[ai] = map[time.Time]int{}
+		for _, start := range slices.SortedFunc(maps.Keys(plans[ai].late), time.Time.Compare) {
+			ws := plans[ai].late[start]
+			if !ws.dirty {
+				continue
+			}
+			if err := writeWindow(tx, a, ws); err != nil {
+				return nil, err
+			}
+			parts[ai][start] = ws.entry.Parts
+		}
+	}
 	for i, it := range items {
 		if skip[i] {
 			continue
@@ -580,8 +595,14 @@ func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, s
 			Aggregations: make(map[string]aggRecord, len(p.aggs)), Elements: map[string][]recElement{}}
 		for ai, a := range p.aggs {
 			rec.Aggregations[a.spec.Name] = plans[ai].recs[i]
-			if len(plans[ai].elems[i]) > 0 {
-				rec.Elements[a.spec.Name] = plans[ai].elems[i]
+			els := slices.Clone(plans[ai].elems[i])
+			for j := range els {
+				if els[j].Applied {
+					els[j].Parts = parts[ai][els[j].Start]
+				}
+			}
+			if len(els) > 0 {
+				rec.Elements[a.spec.Name] = els
 			}
 		}
 		d, err := encodeDoc(dedupPath(it.o.PedidoID), rec, recordExpiry(p.specs, rec, it.now))
@@ -595,17 +616,7 @@ func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, s
 	}
 	var written []pending
 	for ai, a := range p.aggs {
-		pl := plans[ai]
-		for _, start := range slices.SortedFunc(maps.Keys(pl.late), time.Time.Compare) {
-			ws := pl.late[start]
-			if !ws.dirty {
-				continue
-			}
-			if err := writeWindow(tx, a, ws); err != nil {
-				return nil, err
-			}
-		}
-		for _, e := range pl.entries {
+		for _, e := range plans[ai].entries {
 			pe, err := p.writeEntry(tx, a.paths.outbox, e)
 			if err != nil {
 				return nil, err

@@ -121,6 +121,9 @@ type recElement struct {
 	M       window.Measures `json:"m"`
 	Wm      time.Time       `json:"wm,omitzero"`
 	Applied bool            `json:"applied,omitempty"`
+	// Parts: for an applied element, the parts its window's state had
+	// after the order wrote it (a window the agenda does not know yet).
+	Parts int `json:"parts,omitempty"`
 }
 
 // foldElem is one element ready to fold: the record's element with its
@@ -135,6 +138,7 @@ type foldElem struct {
 	At       time.Time       `json:"at"`
 	Message  string          `json:"message_id,omitempty"`
 	Applied  bool            `json:"applied,omitempty"`
+	Parts    int             `json:"parts,omitempty"`
 }
 
 func (e foldElem) wk() window.WindowKey { return window.WindowKey{Window: e.Window, Key: e.Key} }
@@ -240,7 +244,7 @@ func recordElements(s window.Spec, pedidoID string, rec dedupDoc) ([]foldElem, e
 			return nil, fmt.Errorf("record of %s: window %s is not one of %s at %s", pedidoID, w.Start, s.Name, rec.EventTime)
 		}
 		out = append(out, foldElem{Window: w, Key: re.Key, M: re.M, Wm: re.Wm, PedidoID: pedidoID,
-			Event: rec.EventTime.UTC(), At: rec.ReceivedAt.UTC(), Message: rec.MessageID, Applied: re.Applied})
+			Event: rec.EventTime.UTC(), At: rec.ReceivedAt.UTC(), Message: rec.MessageID, Applied: re.Applied, Parts: re.Parts})
 	}
 	return out, nil
 }
