@@ -173,6 +173,13 @@
 // lease only saves duplicate work: two ticks at once still emit every
 // pane once.
 //
+// Catching up: an aggregation whose fold is more than 60 generations
+// behind (maxFoldGens, about an hour of ticks: after an outage of its
+// fold) takes no part in the advance; each tick adds the next 60
+// generations' elements to its windows at the W it has, without running
+// triggers (the windows are marked due), so that no transaction grows with
+// the outage; once caught up it advances and triggers as usual.
+//
 // Headroom: an element that would take its key's total out of the range
 // BigQuery stores (NUMERIC) is refused by Spec.Accept in the fold, and the
 // order is dead-lettered in THAT AGGREGATION ONLY, by the tick: none of its
@@ -214,7 +221,9 @@
 // documents per transaction, each deleting what it moved, so a cut-short
 // migration resumes); until that is done the fold document says migrating
 // and nothing folds nor applies a late correction. Migrated windows are
-// due at once, so the next fold runs their triggers.
+// due at once, so the next fold runs their triggers, and the newest event
+// and acceptance times of the deltas no previous tick had seen go into W's
+// state with the last step (else W would advance as if idle).
 //
 // Layout 2's dedup records have the same path as layout 3's and stay
 // duplicates. Layout 1 kept one record per order and aggregation: the
