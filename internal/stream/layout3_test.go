@@ -13,6 +13,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -291,5 +292,98 @@ func TestLateOrderWhileFoldBehind(t *testing.T) {
 	want := []pane{{0, "10", 1}, {1, "12", 2}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("panes in the warehouse (-want +got):\n%s", diff)
+	}
+}
+
+// skuOrder is an order with one line of 1.00 per SKU.
+func skuOrder(id string, event time.Time, skus []string) order.Delivery {
+	var lines []string
+	for _, s := range skus {
+		lines = append(lines, `{"sku":"`+s+`","cantidad":1,"precio_unitario":"1.00"}`)
+	}
+	return order.Delivery{Format: "push", Message: order.Message{MessageID: "m-" + id,
+		Data:       []byte(`{"pedido_id":"` + id + `","pais":"ES","importe_total":"1.00","lineas":[` + strings.Join(lines, ",") + `]}`),
+		Attributes: map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)}}}
+}
+
+func skus(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf("S%04d", i))
+	}
+	return out
+}
+
+// TestLateOrderSplitsWindowState: a window's state is split into more
+// documents by key hash once one would pass 256 KiB. When the keys a late
+// order adds itself (Ld = 0) take it past, the order's transaction splits
+// it, and every later reader (the fold, the next late order) must read
+// every part: no key's state may be lost, so each key's next pane
+// continues its index with every order in it.
+func TestLateOrderSplitsWindowState(t *testing.T) {
+	ctx := context.Background()
+	st := newBoltStore(t)
+	sink := streamtest.NewSink()
+	s := window.Defaults()
+	s.Name, s.KeyField = "ventas_sku_hora", stream.KeySKU
+	p, err := stream.New(st, sink, []window.Spec{s}, streamtest.IsCountry, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	// 800 keys: one state document of about 210 KB.
+	if res, err := p.Handle(ctx, skuOrder("A", at(17, 5), skus(0, 800)), at(17, 10)); err != nil || res.Fate() != stream.Accepted {
+		t.Fatalf("%v %v", res.Fate(), err)
+	}
+	if tr, err := p.Tick(ctx, at(18, 15)); err != nil || len(tr.Aggregations[0].Panes) != 800 {
+		t.Fatalf("tick: %v, want 800 ON_TIME panes", err)
+	}
+	parts := func() int {
+		ds, err := st.List(ctx, "aggregations/"+s.Name+"/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ds)
+	}
+	if n := parts(); n != 1 {
+		t.Fatalf("%d state documents for 800 keys, want 1", n)
+	}
+	// 250 more keys, late: the order's LATE panes and the window's state
+	// (now past 256 KiB: split in two) are written with it.
+	res, err := p.Handle(ctx, skuOrder("B", at(17, 30), skus(800, 1050)), at(18, 16))
+	if err != nil || len(res.Aggregations[0].Panes) != 250 {
+		t.Fatalf("late order: %+v %v, want 250 LATE panes", res.Aggregations[0].Fate, err)
+	}
+	if n := parts(); n != 2 {
+		t.Fatalf("%d state documents for 1050 keys, want 2", n)
+	}
+	// A late order for each of some keys of the first order and of the
+	// second: each key's pane continues its index with both its orders.
+	type pane struct {
+		Key     string
+		Index   int64
+		Pedidos int64
+	}
+	var got, want []pane
+	for _, k := range append(skus(0, 10), skus(800, 810)...) {
+		res, err := p.Handle(ctx, skuOrder("C-"+k, at(17, 40), []string{k}), at(18, 17))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pn := range res.Aggregations[0].Panes {
+			got = append(got, pane{pn.Key, pn.Index, pn.Measures.Pedidos})
+		}
+		want = append(want, pane{k, 1, 2}) // ON_TIME or LATE 0 before
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LATE panes after the split (-want +got):\n%s", diff)
+	}
+	if tr, err := p.Tick(ctx, at(18, 20)); err != nil {
+		t.Fatal(err)
+	} else if n := tr.Aggregations[0].FailingCells; n != 0 {
+		t.Errorf("%d failing windows after the split", n)
+	}
+	if c := sink.Conflicts(); len(c) != 0 {
+		t.Errorf("%d pane identities appended with different rows, the first: %.300s", len(c), c[0])
 	}
 }
