@@ -563,24 +563,16 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 			ws.entry.Parts = max(ws.entry.Parts, e.Parts)
 		}
 		order := slices.Sorted(maps.Keys(visit))
-		var paths []string
-		for _, id := range order {
-			paths = append(paths, partPaths(a, visit[id].entry)...)
+		wins := make([]*windowState, len(order))
+		for i, id := range order {
+			wins[i] = visit[id]
 		}
-		pdocs, err := tx.Get(paths...)
+		bad, err := readWindows(tx, a, wins)
 		if err != nil {
 			return err
 		}
-		var failed []string
-		for _, id := range order {
-			ws := visit[id]
-			k := max(1, ws.entry.Parts)
-			ws.read, pdocs = pdocs[:k], pdocs[k:]
-			if ws.keys, err = readParts(ws.read); err != nil {
-				if !errors.Is(err, ErrUnreadableState) {
-					return err
-				}
-				failed = append(failed, id)
+		for _, ws := range wins {
+			if err, ok := bad[ws]; ok {
 				ws.keys = nil
 				ws.entry.Error = clip(err.Error(), maxCellError)
 				if ws.entry.FailingSince.IsZero() {
@@ -683,7 +675,12 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 		}
 		return tx.Set(nd)
 	})
-	return fr, err
+	if err != nil {
+		// Nothing of a transaction that did not commit may reach the
+		// warehouse: its panes would carry indexes the next fold reuses.
+		return foldResult{}, err
+	}
+	return fr, nil
 }
 
 // addRecord adds one order's elements in aggregation a to the windows'

@@ -157,21 +157,16 @@ func (p *Processor) migrate(ctx context.Context, a aggregation, folded int64, no
 				wins[id] = &windowState{entry: e}
 				ids = append(ids, id)
 			}
-			var paths []string
-			for _, id := range ids {
-				paths = append(paths, partPaths(a, wins[id].entry)...)
+			list := make([]*windowState, len(ids))
+			for i, id := range ids {
+				list[i] = wins[id]
 			}
-			pdocs, err := tx.Get(paths...)
+			bad, err := readWindows(tx, a, list)
 			if err != nil {
 				return err
 			}
-			for _, id := range ids {
-				ws := wins[id]
-				k := max(1, ws.entry.Parts)
-				ws.read, pdocs = pdocs[:k], pdocs[k:]
-				if ws.keys, err = readParts(ws.read); err != nil {
-					return err
-				}
+			for _, err := range bad {
+				return err
 			}
 			for _, c := range batch {
 				ws := wins[windowID(c.wk.Window.Start)]

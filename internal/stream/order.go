@@ -357,8 +357,7 @@ func (p *Processor) readLate(tx docstore.Tx, rd *orderRead, wants []want) error 
 			rd.lateOK[ai] = !rd.folds[ai].Migrating && rd.folds[ai].Folded >= ac.Advanced
 		}
 	}
-	var get []string
-	var of []*windowState
+	byAgg := make([][]*windowState, len(p.aggs))
 	for _, w := range wants {
 		a := p.aggs[w.agg]
 		if _, ok := rd.late[w.agg][w.start]; ok {
@@ -379,31 +378,18 @@ func (p *Processor) readLate(tx docstore.Tx, rd *orderRead, wants []want) error 
 			continue
 		}
 		ws.entry = e
-		for _, pp := range partPaths(a, e) {
-			get = append(get, pp)
-			of = append(of, ws)
+		byAgg[w.agg] = append(byAgg[w.agg], ws)
+	}
+	for ai, ws := range byAgg {
+		if len(ws) == 0 {
+			continue
 		}
-	}
-	if len(get) == 0 {
-		return nil
-	}
-	docs, err := tx.Get(get...)
-	if err != nil {
-		return err
-	}
-	for i, ws := range of {
-		ws.read = append(ws.read, docs[i])
-	}
-	for _, m := range rd.late {
-		for _, ws := range m {
-			if ws.keys != nil || len(ws.read) == 0 {
-				continue
-			}
-			keys, err := readParts(ws.read)
-			if err != nil {
-				return err
-			}
-			ws.keys = keys
+		bad, err := readWindows(tx, p.aggs[ai], ws)
+		if err != nil {
+			return err
+		}
+		for _, err := range bad {
+			return err
 		}
 	}
 	return nil

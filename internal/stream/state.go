@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -88,6 +90,7 @@ func (e windowEntry) window() window.Window {
 // each with its pane state and the sum of every element folded in.
 type partDoc struct {
 	Layout int                 `json:"layout"`
+	Parts  int                 `json:"parts,omitempty"` // how many parts the window had when written
 	Start  time.Time           `json:"start"`
 	End    time.Time           `json:"end"`
 	Keys   map[string]keyState `json:"keys"`
@@ -194,6 +197,67 @@ func readParts(docs []docstore.Doc) (map[string]keyState, error) {
 	return keys, nil
 }
 
+// readWindows reads the state documents of the windows ws, as many parts
+// as each entry says, in one call; then again for those whose documents
+// say they were split into more parts since (a late order splits a window
+// before the fold's agenda knows it). It fills read and keys. A window
+// whose state cannot be read (ErrUnreadableState) gets keys nil and its
+// error in the map; any other error ends the transaction.
+func readWindows(tx docstore.Tx, a aggregation, ws []*windowState) (map[*windowState]error, error) {
+	bad := map[*windowState]error{}
+	todo := ws
+	for len(todo) > 0 {
+		var paths []string
+		var of []*windowState
+		for _, w := range todo {
+			w.entry.Parts = max(1, w.entry.Parts)
+			for i := len(w.read); i < w.entry.Parts; i++ {
+				paths = append(paths, a.paths.statePart(w.entry.Start, i))
+				of = append(of, w)
+			}
+		}
+		if len(paths) == 0 {
+			break
+		}
+		docs, err := tx.Get(paths...)
+		if err != nil {
+			return nil, err
+		}
+		for i, w := range of {
+			w.read = append(w.read, docs[i])
+		}
+		var again []*windowState
+		for _, w := range todo {
+			more := w.entry.Parts
+			for _, d := range w.read {
+				var head struct {
+					Parts int `json:"parts"`
+				}
+				if d.Exists && json.Unmarshal(d.Data, &head) == nil {
+					more = max(more, head.Parts)
+				}
+			}
+			if more > w.entry.Parts {
+				w.entry.Parts = more
+				again = append(again, w)
+			}
+		}
+		todo = again
+	}
+	for _, w := range ws {
+		keys, err := readParts(w.read)
+		if err != nil {
+			if !errors.Is(err, ErrUnreadableState) {
+				return nil, err
+			}
+			bad[w] = err
+			continue
+		}
+		w.keys = keys
+	}
+	return bad, nil
+}
+
 // encodeParts splits a window's keys over parts documents, doubling parts
 // while one would pass splitBytes.
 func encodeParts(a aggregation, e windowEntry, keys map[string]keyState) ([]docstore.Doc, int, error) {
@@ -201,7 +265,7 @@ func encodeParts(a aggregation, e windowEntry, keys map[string]keyState) ([]docs
 	for {
 		byPart := make([]partDoc, parts)
 		for i := range byPart {
-			byPart[i] = partDoc{Start: e.Start, End: e.End, Keys: map[string]keyState{}}
+			byPart[i] = partDoc{Start: e.Start, End: e.End, Parts: parts, Keys: map[string]keyState{}}
 		}
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			byPart[partOf(k, parts)].Keys[k] = keys[k]
