@@ -1,0 +1,466 @@
+package stream
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// Tick runs the watermark timer at processing time now, for every
+// aggregation: it appends rows left in the outboxes, closes the open
+// generation of dedup records, and per aggregation advances W and folds
+// the closed generations' elements into the window state, emitting the
+// EARLY, ON_TIME, batched LATE and expiry panes. Its work is proportional
+// to the orders since the last tick and the windows whose timer is due,
+// never to history.
+//
+// Each aggregation is guarded by a lease; when another live tick holds it
+// that aggregation is skipped (AggregationTick.Busy), and when all are, Tick
+// returns ErrTickBusy. Running Tick again at the same now changes nothing
+// but the generation. An error means some work is left for the next tick;
+// nothing is lost.
+func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, tickErr error) {
+	now = now.UTC()
+	res = TickResult{Now: now}
+	var errs []error
+	if err := p.ensureControl(ctx, now); err != nil {
+		return res, err
+	}
+	n, left, err := p.flushOutbox(ctx, deadOutbox)
+	res.DeadLetters, res.DeadLettersPending = n, left
+	if err != nil {
+		errs = append(errs, fmt.Errorf("flush dead letters: %w", err))
+	}
+	res.Aggregations = make([]AggregationTick, len(p.aggs))
+	// ticks holds every aggregation's part, live or not: an aggregation
+	// whose lease could not be acquired (a store failure) is not live, and
+	// its error must still fail the tick.
+	ticks := make([]*aggTick, len(p.aggs))
+	var live []*aggTick
+	for i, a := range p.aggs {
+		res.Aggregations[i].Aggregation = a.spec.Name
+		t := &aggTick{a: a, at: &res.Aggregations[i]}
+		ticks[i] = t
+		holder, err := newHolder()
+		if err == nil {
+			var busy bool
+			busy, err = p.acquire(ctx, a, holder, now)
+			t.at.Busy = busy && err == nil
+		}
+		if err != nil {
+			t.err = fmt.Errorf("acquire lease: %w", err)
+		} else if !t.at.Busy {
+			t.holder = holder
+			live = append(live, t)
+		}
+	}
+	defer func() {
+		for _, t := range live {
+			// Released even when the caller gave up, so the next tick need
+			// not wait for the lease to run out.
+			if rerr := p.release(context.WithoutCancel(ctx), t.a, t.holder); rerr != nil {
+				t.err = errors.Join(t.err, fmt.Errorf("release lease: %w", rerr))
+			}
+		}
+		busy := 0
+		for i, a := range p.aggs {
+			at := &res.Aggregations[i]
+			if at.Busy {
+				busy++
+			}
+			err := ticks[i].err
+			sortFailing(at.Failing)
+			at.FailingCells = len(at.Failing)
+			at.Failing = at.Failing[:min(len(at.Failing), MaxReportedFailing)]
+			if err != nil {
+				errs = append(errs, fmt.Errorf("tick aggregation %s at %s: %w", a.spec.Name, now.Format(time.RFC3339), err))
+			}
+			p.logTick(ctx, *at, err)
+		}
+		tickErr = errors.Join(errs...)
+		if tickErr == nil && busy == len(p.aggs) {
+			tickErr = ErrTickBusy
+		}
+	}()
+	if len(live) > 0 {
+		if err := p.tickLive(ctx, live, now); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return res, nil
+}
+
+// aggTick is one aggregation's part in a tick.
+type aggTick struct {
+	a      aggregation
+	at     *AggregationTick
+	holder string
+	fd     foldDoc
+	err    error
+	// catchUp: the aggregation's fold is more than maxFoldGens generations
+	// behind (after an outage): this tick only adds the next maxFoldGens
+	// generations' elements, at the W it has, and neither advances W nor
+	// runs triggers, so that no transaction grows with the outage.
+	catchUp bool
+}
+
+// maxFoldGens bounds the generations one fold adds (about an hour of
+// ticks), and so the windows one fold transaction rewrites.
+const maxFoldGens = 60
+
+// tickLive runs the tick of the aggregations whose lease it holds:
+//
+//  1. Each flushes its outbox and reads its fold state.
+//  2. The open generation is listed; when it holds records it is closed
+//     (every order transaction that read it has committed: any still
+//     running conflicts on the control document and runs again with the
+//     next) and listed again, now final.
+//  3. One transaction observes the records' newest times, advances every
+//     aggregation's W and, if some W moved, closes the generation opened
+//     meanwhile, whose orders were classified against the old W; that one
+//     is listed too.
+//  4. Each aggregation folds the generations up to the one its advance
+//     closed and runs its triggers at its new W.
+//
+// A tick with nothing new and nothing due writes nothing but its leases.
+func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time) error {
+	var ready []*aggTick
+	for _, t := range live {
+		n, left, err := p.flushOutbox(ctx, t.a.paths.outbox)
+		t.at.Flushed, t.at.Pending = n, left
+		if err != nil {
+			t.err = errors.Join(t.err, fmt.Errorf("flush outbox: %w", err))
+		}
+		if t.fd, err = p.foldState(ctx, t.a, now); err != nil {
+			t.err = errors.Join(t.err, err)
+			continue
+		}
+		ready = append(ready, t)
+	}
+	if len(ready) == 0 {
+		return nil
+	}
+	ctl, err := p.readControlDoc(ctx)
+	if err != nil {
+		return fmt.Errorf("read control: %w", err)
+	}
+	gens := &genCache{docs: map[int64][]docstore.Doc{}}
+	var normal []*aggTick
+	from := ctl.Gen
+	for _, t := range ready {
+		if ctl.Gen-1-t.fd.Folded > maxFoldGens {
+			t.catchUp = true
+			for g := t.fd.Folded + 1; g <= t.fd.Folded+maxFoldGens; g++ {
+				if err := gens.list(ctx, p.store, g); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		normal = append(normal, t)
+		from = min(from, t.fd.Folded)
+	}
+	for g := from + 1; g < ctl.Gen; g++ {
+		if err := gens.list(ctx, p.store, g); err != nil {
+			return err
+		}
+	}
+	open, err := p.store.ListTag(ctx, dedupRecords, genTag(ctl.Gen))
+	if err != nil {
+		return fmt.Errorf("list generation %d: %w", ctl.Gen, err)
+	}
+	closed := ctl.Gen - 1
+	if len(open) > 0 {
+		if closed, err = p.closeGen(ctx); err != nil {
+			return fmt.Errorf("close generation: %w", err)
+		}
+		// A concurrent tick may have closed some since the read.
+		for g := ctl.Gen; g <= closed; g++ {
+			if err := gens.list(ctx, p.store, g); err != nil {
+				return err
+			}
+		}
+	}
+	adv, err := p.advance(ctx, normal, gens, closed, now)
+	if err != nil {
+		return fmt.Errorf("advance watermark: %w", err)
+	}
+	for g := closed + 1; g <= adv.closed; g++ {
+		if err := gens.list(ctx, p.store, g); err != nil {
+			return err
+		}
+	}
+	for _, t := range ready {
+		a := t.a
+		if t.catchUp {
+			p.catchUp(ctx, t, gens, ctl.Aggs[a.spec.Name].WatermarkState, now)
+			continue
+		}
+		st := adv.states[a.spec.Name]
+		t.at.WatermarkBefore, t.at.Watermark = st[0].Watermark, st[1].Watermark
+		if !st[1].Watermark.IsZero() {
+			t.at.Lag = now.Sub(st[1].Watermark)
+		}
+		elems, err := gens.elements(a, t.fd.Folded, adv.closed)
+		if err != nil {
+			t.err = errors.Join(t.err, err)
+			continue
+		}
+		t.at.Records = len(elems)
+		t.at.OpenWindows = len(t.fd.Windows)
+		fr, err := p.fold(ctx, a, t.fd, elems, adv.closed, st[1].Watermark, now)
+		t.at.Panes, t.at.Expired, t.at.Visited = fr.panes, fr.expired, fr.visited
+		t.at.Failing = append(t.at.Failing, fr.failing...)
+		if err != nil {
+			t.err = errors.Join(t.err, err)
+		}
+		if len(fr.written) > 0 {
+			rows := 0
+			for _, pe := range fr.written {
+				rows += len(pe.entries)
+			}
+			n, err := p.flush(ctx, fr.written)
+			t.at.Flushed += n
+			t.at.Pending += rows - n
+			if err != nil {
+				t.err = errors.Join(t.err, fmt.Errorf("flush outbox: %w", err))
+			}
+		}
+	}
+	return nil
+}
+
+// catchUp adds the next maxFoldGens generations of a lagging aggregation
+// at its current W, without triggers (see aggTick.catchUp).
+func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws window.WatermarkState, now time.Time) {
+	t.at.WatermarkBefore, t.at.Watermark = ws.Watermark, ws.Watermark
+	if !ws.Watermark.IsZero() {
+		t.at.Lag = now.Sub(ws.Watermark)
+	}
+	to := t.fd.Folded + maxFoldGens
+	elems, err := gens.elements(t.a, t.fd.Folded, to)
+	if err != nil {
+		t.err = errors.Join(t.err, err)
+		return
+	}
+	t.at.Records = len(elems)
+	t.at.OpenWindows = len(t.fd.Windows)
+	fr, err := p.foldTx(ctx, t.a, elems, nil, true, true, false, t.fd.Folded, to, ws.Watermark, now)
+	t.at.Visited = fr.visited
+	t.at.Failing = append(t.at.Failing, fr.failing...)
+	if err != nil {
+		t.err = errors.Join(t.err, fmt.Errorf("catch up generations %d to %d: %w", t.fd.Folded+1, to, err))
+	}
+}
+
+// readControlDoc reads the control document outside a transaction's
+// writes.
+func (p *Processor) readControlDoc(ctx context.Context) (controlDoc, error) {
+	var ctl controlDoc
+	err := p.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+		var err error
+		ctl, err = readControl(tx)
+		return err
+	})
+	return ctl, err
+}
+
+// closeGen closes the open generation and returns it.
+func (p *Processor) closeGen(ctx context.Context) (int64, error) {
+	var closed int64
+	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		ctl, err := readControl(tx)
+		if err != nil {
+			return err
+		}
+		closed = ctl.Gen
+		ctl.Gen++
+		return set(tx, controlPath, ctl, time.Time{})
+	})
+	return closed, err
+}
+
+func readControl(tx docstore.Tx) (controlDoc, error) {
+	docs, err := tx.Get(controlPath)
+	if err != nil {
+		return controlDoc{}, err
+	}
+	if !docs[0].Exists {
+		return controlDoc{}, errors.New("the control document stream/control is missing")
+	}
+	var ctl controlDoc
+	if err := decodeDoc(docs[0], &ctl); err != nil {
+		return controlDoc{}, err
+	}
+	return ctl, nil
+}
+
+// genCache holds the records of final generations listed by one tick, for
+// every aggregation to fold from.
+type genCache struct {
+	docs map[int64][]docstore.Doc
+}
+
+func (c *genCache) list(ctx context.Context, s docstore.Store, g int64) error {
+	if _, ok := c.docs[g]; ok {
+		return nil
+	}
+	docs, err := s.ListTag(ctx, dedupRecords, genTag(g))
+	if err != nil {
+		return fmt.Errorf("list generation %d: %w", g, err)
+	}
+	c.docs[g] = docs
+	return nil
+}
+
+// elements returns the elements in aggregation a of the records of
+// generations (from, to], in the order the orders were accepted.
+func (c *genCache) elements(a aggregation, from, to int64) ([]foldElem, error) {
+	var out []foldElem
+	for g := from + 1; g <= to; g++ {
+		for _, d := range c.docs[g] {
+			var rec dedupDoc
+			if err := decodeDoc(d, &rec); err != nil {
+				return nil, err
+			}
+			els, err := recordElements(a.spec, rec.PedidoID, rec)
+			if err != nil {
+				return nil, unreadable(fmt.Errorf("%s: %w", d.Path, err))
+			}
+			out = append(out, els...)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y foldElem) int {
+		return cmp.Or(x.At.Compare(y.At), cmp.Compare(x.PedidoID, y.PedidoID))
+	})
+	return out, nil
+}
+
+// foldState reads the aggregation's fold document; on the first tick of
+// this layout it migrates the previous layout's state into it.
+func (p *Processor) foldState(ctx context.Context, a aggregation, now time.Time) (foldDoc, error) {
+	var (
+		fd     foldDoc
+		exists bool
+		since  int64
+	)
+	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		fd, exists = foldDoc{}, false
+		docs, err := tx.Get(a.paths.foldPath(), controlPath)
+		if err != nil {
+			return err
+		}
+		var ctl controlDoc
+		if err := decodeDoc(docs[1], &ctl); err != nil {
+			return err
+		}
+		since = ctl.Aggs[a.spec.Name].Since
+		exists = docs[0].Exists
+		return decodeDoc(docs[0], &fd)
+	})
+	if err != nil {
+		return fd, fmt.Errorf("read %s: %w", a.paths.foldPath(), err)
+	}
+	if exists && !fd.Migrating {
+		return fd, nil
+	}
+	return p.migrate(ctx, a, max(0, since-1), now)
+}
+
+// advanced is what the watermark transaction did: per aggregation its
+// state before and after, and the last generation whose records the fold
+// at the new W must cover.
+type advanced struct {
+	states map[string][2]window.WatermarkState
+	closed int64
+}
+
+// advance is the watermark transaction, one for every aggregation of the
+// tick: it observes the newest event and acceptance times of the records
+// up to closed, advances each W and, when some W moved, closes the open
+// generation with it, so that every order classified against the W before
+// is in a generation the fold covers. It writes nothing when no W moved.
+func (p *Processor) advance(ctx context.Context, ready []*aggTick, gens *genCache, closed int64, now time.Time) (advanced, error) {
+	var adv advanced
+	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		adv = advanced{states: map[string][2]window.WatermarkState{}, closed: closed}
+		ctl, err := readControl(tx)
+		if err != nil {
+			return err
+		}
+		moved := false
+		for _, t := range ready {
+			name := t.a.spec.Name
+			ac := ctl.Aggs[name]
+			before := ac.WatermarkState
+			after := before
+			elems, err := gens.elements(t.a, t.fd.Folded, closed)
+			if err != nil {
+				return err
+			}
+			for _, e := range elems {
+				after = after.Observe(e.Event, e.At)
+			}
+			after = t.a.spec.AdvanceWatermark(after, now)
+			adv.states[name] = [2]window.WatermarkState{before, after}
+			if !sameWatermark(before, after) {
+				moved = true
+				ac.WatermarkState = after
+				ctl.Aggs[name] = ac
+			}
+		}
+		if !moved {
+			return nil
+		}
+		adv.closed = ctl.Gen
+		for _, t := range ready {
+			ac := ctl.Aggs[t.a.spec.Name]
+			ac.Advanced = ctl.Gen
+			ctl.Aggs[t.a.spec.Name] = ac
+		}
+		ctl.Gen++
+		return set(tx, controlPath, ctl, time.Time{})
+	})
+	return adv, err
+}
+
+func sameWatermark(a, b window.WatermarkState) bool {
+	return a.Watermark.Equal(b.Watermark) && a.MaxEventTime.Equal(b.MaxEventTime) && a.LastAccepted.Equal(b.LastAccepted)
+}
+
+// reached reports wm >= t, treating the zero watermark as minus infinity.
+func reached(wm, t time.Time) bool {
+	return !wm.IsZero() && !wm.Before(t)
+}
+
+func (p *Processor) logTick(ctx context.Context, at AggregationTick, err error) {
+	attrs := []any{"aggregation", at.Aggregation, "busy", at.Busy,
+		"watermark_before", at.WatermarkBefore, "watermark", at.Watermark, "lag_seconds", at.Lag.Seconds(),
+		"open_windows", at.OpenWindows, "records", at.Records, "visited", at.Visited, "panes", len(at.Panes), "expired", at.Expired,
+		"flushed", at.Flushed, "pending", at.Pending, "failing_cells", at.FailingCells}
+	// One line per failing cell, each carrying failing_cell: the
+	// log-based metric alpipe/tick_failing_cells counts them.
+	for _, f := range at.Failing {
+		fa := []any{"aggregation", f.Aggregation, "failing_cell", f.Path, "window_start", f.WindowStart, "key", f.Key, "error", f.Error}
+		if !f.Since.IsZero() {
+			fa = append(fa, "failing_since", f.Since)
+		}
+		p.log.ErrorContext(ctx, "window failing; the other windows were processed and the next tick retries it", fa...)
+	}
+	if !at.Busy && !at.Watermark.IsZero() {
+		// The field the log-based metric alpipe/watermark_lag_seconds
+		// reads; none while W is at minus infinity or another tick ran.
+		attrs = append(attrs, "watermark_lag_seconds", at.Lag.Seconds())
+	}
+	if err != nil {
+		p.log.ErrorContext(ctx, "tick incomplete; the next tick continues", append(attrs, "error", err.Error())...)
+		return
+	}
+	p.log.InfoContext(ctx, "tick", attrs...)
+}
