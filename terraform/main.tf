@@ -57,14 +57,13 @@ locals {
   }
 
   # AggregateOrders and AdvanceWatermark must see identical stream settings:
-  # both are built from this one map. STATE_SHARDS is still read and
-  # validated (1 to 256) but state layout 3 stores no per-key shards: it
-  # changes nothing any more. The aggregations themselves are not
-  # settings: both services run every one declared in
+  # both are built from this one map. STATE_SHARDS is retired (state
+  # layout 3 keeps no per-key partial-sum documents): the services refuse
+  # to start with it, so it is not set. The aggregations themselves are
+  # not settings: both services run every one declared in
   # internal/aggregation/declarations (embedded in the image), the same
   # files bigquery.tf creates their tables and views from.
   stream_env = {
-    STATE_SHARDS     = tostring(var.stream.state_shards)
     TICK_LEASE       = var.stream.tick_lease
     MAX_CLOCK_SKEW   = var.stream.max_clock_skew
     BATCH_WAIT       = var.stream.batch_wait

@@ -302,26 +302,26 @@ variable "max_delivery_attempts" {
 variable "stream" {
   description = <<-EOT
     Settings of the stream processor per deployment, passed to AggregateOrders and AdvanceWatermark (which
-    must agree) as STATE_SHARDS, TICK_LEASE, MAX_CLOCK_SKEW, BATCH_WAIT and BATCH_MAX_ORDERS. What each
+    must agree) as TICK_LEASE, MAX_CLOCK_SKEW, BATCH_WAIT and BATCH_MAX_ORDERS. What each
     aggregation computes (window, key, measures, out-of-orderness, idle timeout, early delay, allowed
     lateness, late delay, accumulation) is not a variable: it is declared as data, one file per
     aggregation in internal/aggregation/declarations, which the services embed and from which this
     module creates each aggregation's panes table and view (bigquery.tf). Semantics in
     docs/event-time.md. Durations use whole h/m/s units (1h, 10m, 90s, 0s).
-    state_shards: partial-sum documents per window and key of every aggregation; each sustains about
-      one write per second.
     tick_lease: how long one tick may hold the aggregations; a tick that dies releases them by expiry.
     max_clock_skew: an order whose event time is further than this ahead of processing time is
       invalid (dead-lettered with its reason and counted), so a wrong clock cannot open a window
       that every tick reads for ever.
     batch_wait: how long AggregateOrders holds a push request to combine it with concurrent ones
-      (orders of the same window and key are pre-summed, one transaction per shard per batch); 0s
-      turns batching off. Milliseconds allowed (10ms); at most 1s, it adds to every push's latency.
-    batch_max_orders: a batch is committed as soon as it holds this many orders, so it stays within
-      Firestore's 500 writes per transaction.
+      (the batch commits in one transaction, where each order writes its dedup record); 0s turns
+      batching off. Milliseconds allowed (10ms); at most 1s, it adds to every push's latency.
+    batch_max_orders: a batch is committed as soon as it holds this many orders, so it usually fits
+      one transaction (Firestore takes 500 writes; a batch that needs more is split).
+    state_shards is retired: state layout 3 keeps no per-key partial-sum documents (an order writes
+      only its dedup record, the tick sums each window), so there is nothing to shard and nothing
+      replaces it.
   EOT
   type = object({
-    state_shards     = optional(number, 8)
     tick_lease       = optional(string, "2m")
     max_clock_skew   = optional(string, "24h")
     batch_wait       = optional(string, "10ms")
@@ -338,6 +338,9 @@ variable "stream" {
     allowed_lateness = optional(string)
     late_delay       = optional(string)
     accumulation     = optional(string)
+    # Retired with state layout 3, which keeps no per-key partial-sum
+    # documents: kept in the type only to be refused below.
+    state_shards = optional(number)
   })
   default = {}
 
@@ -368,12 +371,12 @@ variable "stream" {
 
   validation {
     condition     = var.stream.batch_max_orders >= 1 && var.stream.batch_max_orders <= 250 && floor(var.stream.batch_max_orders) == var.stream.batch_max_orders
-    error_message = "stream.batch_max_orders must be a whole number between 1 and 250: an order adds at most two writes to its batch's transaction (its dedup record and a shard), and a transaction holds at most 500."
+    error_message = "stream.batch_max_orders must be a whole number between 1 and 250: a batch usually commits in one transaction (each order writes its dedup record; Firestore takes at most 500 writes), and a larger batch only holds its pushes longer."
   }
 
   validation {
-    condition     = var.stream.state_shards >= 1 && var.stream.state_shards <= 64 && floor(var.stream.state_shards) == var.stream.state_shards
-    error_message = "stream.state_shards must be a whole number between 1 and 64: each shard sustains about one write per second per window and key."
+    condition     = var.stream.state_shards == null
+    error_message = "stream.state_shards is retired and configures nothing: since state layout 3 an order writes only its own dedup record and the tick sums each window's orders, so there are no per-key partial-sum documents to spread over and nothing replaces it. Remove it from your variables."
   }
 
   validation {
@@ -469,8 +472,9 @@ variable "max_instances" {
     Upper bound of Cloud Run instances per function, a cost and quota guard.
     IngestCSV: a handful of files a day, each one CPU-bound on its own instance; more parallel files
     only spend BigQuery's 1,500 table modifications per table per day faster.
-    AggregateOrders: throughput per window and key is bounded by Firestore (about 1 write/s per
-    shard document), not by instances; more instances only add transaction contention.
+    AggregateOrders: since state layout 3 an order writes only its own dedup record, so no window
+    or key is a write hot spot: throughput is bounded by instances times the orders each holds in
+    its batch, and by Firestore's overall write rate, not by a per-key document.
     AdvanceWatermark: one tick at a time is the design (a lease guards it); one instance suffices.
     SweepLanding: one run at a time (concurrency 1, one instance); a run overlapping the next
     schedule is refused by Cloud Run and the next run continues.

@@ -72,11 +72,7 @@ func (d Declaration) PanesTable() string { return PanesTable(d.Name) }
 // View is the name of the aggregation's dashboard view.
 func (d Declaration) View() string { return d.Name }
 
-// DefaultShards is the shard count Spec gives; a deployment sets its own
-// (STATE_SHARDS), as shards are capacity, not semantics.
-const DefaultShards = 8
-
-// Spec is the core's specification of the aggregation, with DefaultShards.
+// Spec is the core's specification of the aggregation.
 func (d Declaration) Spec() window.Spec {
 	return window.Spec{
 		Name:            d.Name,
@@ -89,7 +85,6 @@ func (d Declaration) Spec() window.Spec {
 		AllowedLateness: d.AllowedLateness,
 		LateDelay:       d.LateDelay,
 		Accumulation:    d.Accumulation,
-		Shards:          DefaultShards,
 	}
 }
 

@@ -19,13 +19,24 @@ type Window struct {
 	// unset runs every declared one. AggregateOrders and AdvanceWatermark
 	// must run the same set (Terraform sets neither, so both run all).
 	Aggregations []string `env:"AGGREGATIONS"`
-	// Shards is capacity, not semantics: partial-sum documents per
-	// (window, key) of every aggregation.
-	Shards int `env:"STATE_SHARDS, default=8"`
 	// Retired are the variables that configured the one aggregation before
 	// aggregations were declared as data. They are read only to be refused:
 	// ignoring one would run something else than its setter asked for.
 	Retired retiredWindow
+	// RetiredShards is STATE_SHARDS, which chose how many partial-sum
+	// documents a (window, key) had in state layouts 1 and 2. Layout 3 keeps
+	// none, so it would change nothing: read as text (any value, even one
+	// that is not a number) only to be refused, so that whoever sets it
+	// learns that the capacity it bought is gone rather than believe it.
+	RetiredShards string `env:"STATE_SHARDS"`
+}
+
+// retiredShardsProblem explains why STATE_SHARDS is refused; "" when unset.
+func (w Window) retiredShardsProblem() string {
+	if w.RetiredShards == "" {
+		return ""
+	}
+	return fmt.Sprintf("STATE_SHARDS=%s is retired and configures nothing: since state layout 3 an order writes only its own dedup record and the tick sums each window's orders, so there are no per-key partial-sum documents to spread over and nothing replaces it; unset it", w.RetiredShards)
 }
 
 // retiredWindow holds the retired variables, as text so that any value is
@@ -74,8 +85,8 @@ func (w Window) Declarations() ([]aggregation.Declaration, error) {
 }
 
 // Specs are the core's specifications of the running aggregations, in
-// name order, with this deployment's shard count. It is nil when the
-// settings are invalid, which Validate (and so Load) reports first.
+// name order. It is nil when the settings are invalid, which Validate (and
+// so Load) reports first.
 func (w Window) Specs() []window.Spec {
 	ds, err := w.Declarations()
 	if err != nil {
@@ -84,7 +95,6 @@ func (w Window) Specs() []window.Spec {
 	out := make([]window.Spec, len(ds))
 	for i, d := range ds {
 		out[i] = d.Spec()
-		out[i].Shards = w.Shards
 	}
 	return out
 }
@@ -94,24 +104,18 @@ func (w Window) problems() []string {
 	if p := w.Retired.problem(); p != "" {
 		probs = append(probs, p)
 	}
-	if w.Shards < 1 || w.Shards > window.MaxShards {
-		probs = append(probs, fmt.Sprintf("STATE_SHARDS=%d must be between 1 and %d", w.Shards, window.MaxShards))
+	if p := w.retiredShardsProblem(); p != "" {
+		probs = append(probs, p)
 	}
+	// The declarations passed the core's rules when they were parsed, and
+	// the environment adds nothing to them, so the selection is all that
+	// is left to check.
 	ds, err := w.Declarations()
 	switch {
 	case err != nil:
-		return append(probs, err.Error())
+		probs = append(probs, err.Error())
 	case len(ds) == 0:
-		return append(probs, "no aggregation is declared in internal/aggregation/declarations")
-	case len(probs) > 0:
-		return probs
-	}
-	// The declarations passed the core's rules with the default shard
-	// count; this deployment's count is the only thing added since.
-	for _, s := range w.Specs() {
-		if err := s.Validate(); err != nil {
-			probs = append(probs, err.Error())
-		}
+		probs = append(probs, "no aggregation is declared in internal/aggregation/declarations")
 	}
 	return probs
 }

@@ -337,7 +337,7 @@ func TestReplayRejectsABrokenCut(t *testing.T) {
 func TestRunChecksOptions(t *testing.T) {
 	w := openWarehouse(t)
 	bad := window.Defaults()
-	bad.Shards = 0
+	bad.IdleTimeout = 0
 	for _, tt := range []struct {
 		name string
 		opts Options

@@ -38,7 +38,7 @@ func TestNewFailsFast(t *testing.T) {
 		{name: "defaults", specs: []window.Spec{window.Defaults()}},
 		{name: "two aggregations", specs: []window.Spec{window.Defaults(), named("ventas_15min_pais", func(s *window.Spec) { s.WindowSize = 15 * time.Minute })}},
 		{name: "none", want: "no aggregation configured"},
-		{name: "invalid spec", specs: []window.Spec{named("x", func(s *window.Spec) { s.Shards = 0 })}, want: "shards 0"},
+		{name: "invalid spec", specs: []window.Spec{named("x", func(s *window.Spec) { s.IdleTimeout = 0 })}, want: "idle timeout 0s must be positive"},
 		{name: "same name twice", specs: []window.Spec{window.Defaults(), window.Defaults()}, want: "configured twice"},
 		{name: "key field not in orders", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "color" })}, want: `key field "color" is neither a field of an order nor "sku"`},
 		{name: "key sku, sliding", specs: []window.Spec{window.Defaults(), named("ventas_sku_hora_movil", func(s *window.Spec) { s.KeyField, s.Period = "sku", 15*time.Minute })}},

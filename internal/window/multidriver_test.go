@@ -103,9 +103,9 @@ func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm,
 		wk := window.WindowKey{Window: w, Key: el.key}
 		c := a.cells[wk]
 		if c == nil {
-			c = &cellDocs{Shards: make([]window.Shard, a.spec.Shards)}
+			c = &cellDocs{Shards: make([]window.Shard, driverShards)}
 		}
-		n := a.spec.ShardOf(o.PedidoID)
+		n := shardOf(o.PedidoID)
 		sh, err := a.spec.Accept(c.Shards[n], c.State, window.Order{
 			ID: o.PedidoID, Key: el.key, EventTime: o.EventTime, Measures: el.m, Window: w}, wm, now)
 		if err != nil {

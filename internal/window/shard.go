@@ -2,14 +2,13 @@ package window
 
 import (
 	"fmt"
-	"hash/fnv"
 	"time"
 )
 
 // Order is one element as the aggregation sees it: a valid order, or the
 // part of one that counts in one cell (the lines of one SKU), in one window.
 type Order struct {
-	ID        string    // pedido_id: identity for dedup and the shard choice
+	ID        string    // pedido_id: identity for dedup
 	Key       string    // the value of Spec.KeyField
 	EventTime time.Time // momento_evento
 	Measures  Measures  // OrderMeasures of the order, or of its lines of Key
@@ -28,22 +27,11 @@ func (o Order) WindowIn(s Spec) Window {
 	return o.Window
 }
 
-// ShardOf picks the shard of an order: FNV-1a (32 bit) of the pedido_id's
-// bytes modulo Shards. It is stable across processes and releases, so a
-// redelivered order lands in the same shard. Changing Shards while windows
-// are open moves orders to other shard numbers: read every shard that exists
-// (list them) rather than 0..Shards-1 if the count may change.
-func (s Spec) ShardOf(pedidoID string) int {
-	if s.Shards < 1 {
-		return 0
-	}
-	h := fnv.New32a()
-	h.Write([]byte(pedidoID)) // hash.Hash.Write never fails
-	return int(h.Sum32() % uint32(s.Shards))
-}
-
-// Shard is one of the N partial-sum documents of a (window, key), written by
-// the orders that hash to it and read by ticks. Zero value: an empty shard.
+// Shard is a partial sum of the orders of a (window, key) with the marks
+// the trigger needs; Combine adds partial sums up. State layout 3 keeps one
+// per key in its window state (the tick's fold adds orders to it); the name
+// is from the layouts that spread a key's orders over several documents.
+// Zero value: an empty shard.
 type Shard struct {
 	Measures Measures `json:"measures"`
 	// OnTime: an order was accepted here while W < end, so the window held

@@ -12,60 +12,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-func TestShardOf(t *testing.T) {
-	// FNV-1a 32-bit values computed independently:
-	// "" 0x811c9dc5, "a" 0xe40c292c, "P-000123" 0x3358d306,
-	// "P-000124" 0x3658d7bf, "pedido/ñ" 0xf8e24315.
-	tests := []struct {
-		name   string
-		id     string
-		shards int
-		want   int
-	}{
-		{name: "empty id", id: "", shards: 8, want: 5},
-		{name: "one byte", id: "a", shards: 8, want: 4},
-		{name: "seed order", id: "P-000123", shards: 8, want: 6},
-		{name: "next order", id: "P-000124", shards: 8, want: 7},
-		{name: "three shards", id: "P-000123", shards: 3, want: 2},
-		{name: "max shards", id: "P-000124", shards: 256, want: 191},
-		{name: "UTF-8 bytes", id: "pedido/ñ", shards: 256, want: 21},
-		{name: "one shard", id: "P-000123", shards: 1, want: 0},
-		{name: "invalid spec does not panic", id: "P-000123", shards: 0, want: 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := window.Defaults()
-			s.Shards = tt.shards
-			if got := s.ShardOf(tt.id); got != tt.want {
-				t.Errorf("ShardOf(%q) with %d shards = %d, want %d", tt.id, tt.shards, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestShardOfSpreads(t *testing.T) {
-	s := window.Defaults()
-	counts := make([]int, s.Shards)
-	for i := range 8000 {
-		counts[s.ShardOf(orderID(i))]++
-	}
-	for n, c := range counts {
-		if c < 800 || c > 1200 { // 1000 expected per shard
-			t.Errorf("shard %d got %d of 8000 sequential ids: %v", n, c, counts)
-		}
-	}
-}
-
-func orderID(i int) string {
-	const digits = "0123456789"
-	b := []byte("P-000000")
-	for p := len(b) - 1; i > 0; p-- {
-		b[p] = digits[i%10]
-		i /= 10
-	}
-	return string(b)
-}
-
 func order(id, key, eventTime, importe string, unidades int64) window.Order {
 	return window.Order{ID: id, Key: key, EventTime: ts(eventTime),
 		Measures: window.Measures{Importe: dec(importe), Pedidos: 1, Unidades: unidades}}

@@ -19,10 +19,6 @@ const (
 	Discarding Accumulation = "DISCARDING"
 )
 
-// MaxShards bounds Spec.Shards: a tick reads every shard of every open
-// (window, key), so the count is a cost per tick, not free headroom.
-const MaxShards = 256
-
 // Spec configures one aggregation. Start from Defaults and override.
 type Spec struct {
 	Name            string        // stable aggregation name, also in table names and pane identities
@@ -35,7 +31,6 @@ type Spec struct {
 	AllowedLateness time.Duration // L: how long after the window end late orders still count
 	LateDelay       time.Duration // Ld: 0 emits each late correction with its order; > 0 batches them on ticks
 	Accumulation    Accumulation
-	Shards          int // N: partial-sum documents per (window, key)
 }
 
 // Defaults returns the specification's defaults for the aggregation
@@ -51,7 +46,6 @@ func Defaults() Spec {
 		AllowedLateness: 2 * time.Hour,
 		LateDelay:       0,
 		Accumulation:    Accumulating,
-		Shards:          8,
 	}
 }
 
@@ -115,9 +109,6 @@ func (s Spec) Validate() error {
 	}
 	if s.Accumulation != Accumulating && s.Accumulation != Discarding {
 		bad("accumulation %q must be %s or %s", s.Accumulation, Accumulating, Discarding)
-	}
-	if s.Shards < 1 || s.Shards > MaxShards {
-		bad("shards %d must be between 1 and %d", s.Shards, MaxShards)
 	}
 	if len(errs) == 0 {
 		return nil

@@ -21,7 +21,6 @@ func TestDefaults(t *testing.T) {
 		AllowedLateness: 2 * time.Hour,
 		LateDelay:       0,
 		Accumulation:    window.Accumulating,
-		Shards:          8,
 	}
 	if diff := cmp.Diff(want, window.Defaults()); diff != "" {
 		t.Errorf("Defaults() (-want +got):\n%s", diff)
@@ -41,10 +40,9 @@ func TestValidate(t *testing.T) {
 		{name: "zero delays and lateness are allowed", change: func(s *window.Spec) {
 			s.OutOfOrderness, s.EarlyDelay, s.AllowedLateness, s.LateDelay = 0, 0, 0, 0
 		}},
-		{name: "discarding, one shard, 7 minute windows", change: func(s *window.Spec) {
-			s.Accumulation, s.Shards, s.WindowSize = window.Discarding, 1, 7*time.Minute
+		{name: "discarding, 7 minute windows", change: func(s *window.Spec) {
+			s.Accumulation, s.WindowSize = window.Discarding, 7*time.Minute
 		}},
-		{name: "max shards", change: func(s *window.Spec) { s.Shards = window.MaxShards }},
 		{name: "sliding 1 h every 15 min", change: func(s *window.Spec) { s.Period = 15 * time.Minute }},
 		{name: "period equal to the size", change: func(s *window.Spec) { s.Period = time.Hour }},
 		{name: "negative period", change: func(s *window.Spec) { s.Period = -time.Minute },
@@ -85,12 +83,8 @@ func TestValidate(t *testing.T) {
 			want: []string{"late delay -1s must not be negative"}},
 		{name: "unknown accumulation", change: func(s *window.Spec) { s.Accumulation = "accumulating" },
 			want: []string{`accumulation "accumulating" must be ACCUMULATING or DISCARDING`}},
-		{name: "zero shards", change: func(s *window.Spec) { s.Shards = 0 },
-			want: []string{"shards 0 must be between 1 and 256"}},
-		{name: "too many shards", change: func(s *window.Spec) { s.Shards = 257 },
-			want: []string{"shards 257 must be between 1 and 256"}},
 		{name: "every problem at once", change: func(s *window.Spec) { *s = window.Spec{} },
-			want: []string{"name", "key field", "window size", "idle timeout", "accumulation", "shards"}},
+			want: []string{"name", "key field", "window size", "idle timeout", "accumulation"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

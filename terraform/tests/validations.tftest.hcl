@@ -186,3 +186,13 @@ run "retired_aggregation_settings" {
   }
   expect_failures = [var.stream]
 }
+
+# State layout 3 keeps no per-key partial-sum documents: a variable file
+# still setting the shard count fails instead of seeming to buy capacity.
+run "retired_state_shards" {
+  command = plan
+  variables {
+    stream = { state_shards = 8 }
+  }
+  expect_failures = [var.stream]
+}

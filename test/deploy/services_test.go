@@ -49,7 +49,7 @@ func TestServiceEnvironment(t *testing.T) {
 	backend := []string{"BIGQUERY_DATASET", "BIGQUERY_LOCATION", "FIRESTORE_DATABASE", "FUNCTION_TARGET", "GOOGLE_CLOUD_PROJECT", "STATE_STORE", "WAREHOUSE"}
 	// What each aggregation computes is declared in internal/aggregation,
 	// not set here: only what is a deployment's choice.
-	stream := []string{"BATCH_MAX_ORDERS", "BATCH_WAIT", "MAX_CLOCK_SKEW", "STATE_SHARDS", "TICK_LEASE"}
+	stream := []string{"BATCH_MAX_ORDERS", "BATCH_WAIT", "MAX_CLOCK_SKEW", "TICK_LEASE"}
 	ingest := []string{
 		"INGEST_DEADLINE", "LANDING_BUCKET", "LANDING_PREFIXES", "LEDGER_LEASE", "QUARANTINE_BUCKET", "QUARANTINE_PREFIX",
 		"STAGING_BUCKET", "STAGING_PREFIX",
@@ -88,7 +88,7 @@ func TestServiceEnvironment(t *testing.T) {
 	// and strconv accept.
 	env := services["AggregateOrders"].Env
 	defaults := map[string]string{
-		"STATE_SHARDS": "8", "TICK_LEASE": "2m", "MAX_CLOCK_SKEW": "24h", "BATCH_WAIT": "10ms", "BATCH_MAX_ORDERS": "200",
+		"TICK_LEASE": "2m", "MAX_CLOCK_SKEW": "24h", "BATCH_WAIT": "10ms", "BATCH_MAX_ORDERS": "200",
 	}
 	for k, v := range defaults {
 		if got := env[k]; got != v {
@@ -96,10 +96,11 @@ func TestServiceEnvironment(t *testing.T) {
 		}
 	}
 	// internal/config refuses the variables that configured the one
-	// aggregation before aggregations were declared as data: a service
+	// aggregation before aggregations were declared as data, and
+	// STATE_SHARDS, which state layout 3 has nothing to apply to: a service
 	// given one would not start.
 	for _, s := range services {
-		for _, k := range []string{"AGGREGATION", "AGGREGATION_KEY", "WINDOW_SIZE", "OUT_OF_ORDERNESS", "IDLE_TIMEOUT", "EARLY_DELAY", "ALLOWED_LATENESS", "LATE_DELAY", "ACCUMULATION"} {
+		for _, k := range []string{"AGGREGATION", "AGGREGATION_KEY", "WINDOW_SIZE", "OUT_OF_ORDERNESS", "IDLE_TIMEOUT", "EARLY_DELAY", "ALLOWED_LATENESS", "LATE_DELAY", "ACCUMULATION", "STATE_SHARDS"} {
 			if _, set := s.Env[k]; set {
 				t.Errorf("%s sets the retired %s", s.Service, k)
 			}
@@ -110,10 +111,8 @@ func TestServiceEnvironment(t *testing.T) {
 			t.Errorf("%s: %v", k, err)
 		}
 	}
-	for _, k := range []string{"STATE_SHARDS", "BATCH_MAX_ORDERS"} {
-		if _, err := strconv.Atoi(env[k]); err != nil {
-			t.Errorf("%s: %v", k, err)
-		}
+	if _, err := strconv.Atoi(env["BATCH_MAX_ORDERS"]); err != nil {
+		t.Errorf("BATCH_MAX_ORDERS: %v", err)
 	}
 
 	// Ingest and sweeper defaults as interfaces agree them, in the form

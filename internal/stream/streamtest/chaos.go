@@ -35,7 +35,7 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 		t.Run(fmt.Sprintf("Ld=%s", ld), func(t *testing.T) {
 			spec := window.Defaults()
 			spec.WindowSize, spec.OutOfOrderness, spec.IdleTimeout = time.Minute, 0, 30*time.Second
-			spec.EarlyDelay, spec.AllowedLateness, spec.LateDelay, spec.Shards = 0, time.Minute, ld, 3
+			spec.EarlyDelay, spec.AllowedLateness, spec.LateDelay = 0, time.Minute, ld
 			r := newRig(t, en, spec)
 			r.store.IgnoreLeases(true)
 			start := at("18:00")

@@ -54,8 +54,8 @@ func testHotKey(t *testing.T, en env, f Features) {
 		t.Fatalf("concurrent orders into one window and key: %v", err)
 	}
 	txs, runs, most := r.store.Contention()
-	t.Logf("%d concurrent orders into one window and key (%d shards) in %v: %d transactions, %d runs, at most %d runs of one",
-		n, spec.Shards, elapsed, txs, runs, most)
+	t.Logf("%d concurrent orders into one window and key in %v: %d transactions, %d runs, at most %d runs of one",
+		n, elapsed, txs, runs, most)
 
 	res, err := r.p.Tick(ctx, now.Add(2*time.Minute))
 	if err != nil {

@@ -87,7 +87,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Feature
 	t.Run("TwoAggregations", func(t *testing.T) { testTwoAggregations(t, en, f) })
 	t.Run("ShippedPairScenario", func(t *testing.T) { testMultiScenario(t, en) })
 	t.Run("PropertySeveralAggregations", func(t *testing.T) { testMultiProperty(t, en, f) })
-	t.Run("ShardCountChange", func(t *testing.T) { testShardCountChange(t, en) })
+	t.Run("RestartWhileOpen", func(t *testing.T) { testRestartWhileOpen(t, en) })
 	t.Run("PropertyAgainstModel", func(t *testing.T) { testProperty(t, en, f) })
 	t.Run("PropertyDefaults", func(t *testing.T) { testPropertyDefaults(t, en, f) })
 	t.Run("HotKey", func(t *testing.T) { testHotKey(t, en, f) })
