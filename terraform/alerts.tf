@@ -266,19 +266,22 @@ resource "google_monitoring_alert_policy" "schema_drift" {
 }
 
 # "Is every hourly number going to be final?" A window the tick cannot
-# process (state layout 3 keeps state per window; the names below say
-# "cells" from the layouts before) does not stop the others (the tick
-# answers 2xx), so neither the watermark nor the request metrics show it:
-# its own log line does. Every tick logs every failing window again, so the
-# condition holds until it is fixed.
+# process does not stop the others (the tick answers 2xx), so neither the
+# watermark nor the request metrics show it: its own log line does. Every
+# tick logs every failing window again, so the condition holds until it is
+# fixed. State layout 3 keeps state per window, so what the operator reads
+# says "windows"; the resource name and the metric it counts
+# (tick_failing_cells, log field failing_cell) keep the "cells" of layouts
+# 1 and 2, since renaming them would break the dashboards, alerts and log
+# queries that already refer to them.
 resource "google_monitoring_alert_policy" "failing_cells" {
-  display_name          = "alpipe: cells the tick cannot process"
+  display_name          = "alpipe: windows the tick cannot process"
   combiner              = "OR"
   severity              = "ERROR"
   notification_channels = var.alert_notification_channels
 
   conditions {
-    display_name = "Failing-cell lines in the last 15 min, per aggregation"
+    display_name = "Failing-window lines in the last 15 min, per aggregation"
 
     condition_prometheus_query_language {
       query               = <<-EOT
@@ -291,16 +294,17 @@ resource "google_monitoring_alert_policy" "failing_cells" {
 
   documentation {
     mime_type = "text/markdown"
-    subject   = "alpipe: a (window, key) cannot be processed"
+    subject   = "alpipe: a window cannot be processed"
     content   = <<-EOT
-      The tick of aggregation $${metric.label.aggregation} skips one or more cells whose state it cannot read or add up;
-      every other window still gets its panes and expires. The failing cell keeps its orders and owes its ON_TIME pane:
-      nothing is dropped, but its number stays stale until fixed.
-      Which cell and why: the ${local.functions.AdvanceWatermark.service} logs (message "cell failing", fields failing_cell
-      and error), the AdvanceWatermark answer (Failing) and the local dashboard (Failing cells).
+      The tick of aggregation $${metric.label.aggregation} skips one or more windows whose state it cannot read or add up;
+      every other window still gets its panes and expires. The failing window keeps its orders (new ones are parked
+      until it reads again) and owes its panes: nothing is dropped, but its numbers stay stale until fixed.
+      Which window and why: the ${local.functions.AdvanceWatermark.service} logs (message "window failing; the other
+      windows were processed and the next tick retries it", fields failing_cell (the window's state document),
+      window_start and error), the AdvanceWatermark answer (Failing) and the local dashboard (Failing windows).
       "state layout N found, this binary reads layout M": a binary of another state layout is serving (a rollback
       or a mixed deploy): deploy the matching revision. A decode error or "measure out of range": repair or remove the
-      named document in Firestore (database ${var.firestore_database}); the next tick emits the cell's owed pane.
+      named document in Firestore (database ${var.firestore_database}); the next tick emits the window's owed panes.
     EOT
   }
 }

@@ -326,23 +326,27 @@ resource "google_logging_metric" "schema_drift" {
 # and reported, its new orders parked, and the tick answers 2xx for the other
 # windows, so it shows in no request metric: count the "window failing"
 # lines (field failing_cell: the window's state document), one per failing
-# window and tick. The tick retries the window every time. The metric keeps
-# its name from state layouts 1 and 2, which reported (window, key) cells.
+# window and tick. The tick retries the window every time. The metric's
+# name (alpipe/tick_failing_cells) and the log field it filters on
+# (failing_cell) keep the "cells" of state layouts 1 and 2, which reported
+# (window, key) cells: renaming either would break the dashboards, alert
+# policies and saved log queries that already refer to them. What the
+# operator reads (description, display name) says "windows".
 resource "google_logging_metric" "tick_failing_cells" {
   name        = "alpipe/tick_failing_cells"
-  description = "Cells (window, key) a tick could not process, one per cell and tick, by aggregation. Each waits, its data kept, until its state is repaired or the right binary runs."
+  description = "Windows a tick could not process, one per window and tick, by aggregation. Each waits, its data kept (new orders parked), until its state is repaired or the right binary runs."
   filter      = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.AdvanceWatermark.service}\" AND severity>=ERROR AND jsonPayload.failing_cell:*"
 
   metric_descriptor {
     metric_kind  = "DELTA"
     value_type   = "INT64"
     unit         = "1"
-    display_name = "alpipe failing cells"
+    display_name = "alpipe failing windows"
 
     labels {
       key         = "aggregation"
       value_type  = "STRING"
-      description = "Aggregation of the failing cell."
+      description = "Aggregation of the failing window."
     }
   }
 

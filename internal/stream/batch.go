@@ -19,9 +19,10 @@ const commitSlots = 1
 const batchDeadline = 2 * time.Minute
 
 // batcher gathers the deliveries that arrive at one instance within a short
-// wait into one batch, so that orders for the same (window, key) are summed
-// in memory and reach the store as one write per batch: Beam's combiner
-// lifting, applied to concurrent push requests. At most commitSlots batches
+// wait into one batch, so that they share one transaction (split only at
+// Firestore's limits): one read of stream/control and one commit for many
+// orders, each of which writes only its own dedup record. Their sums are
+// not made here but by the tick's fold. At most commitSlots batches
 // commit at a time; while they do, the next one keeps filling, so under
 // load a batch is about a commit's worth of arrivals.
 type batcher struct {

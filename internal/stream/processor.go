@@ -245,10 +245,11 @@ type AggregationTick struct {
 	WatermarkBefore time.Time
 	Watermark       time.Time     // W after the tick; zero: no order accepted yet
 	Lag             time.Duration // now - W (0 while W is at minus infinity)
-	OpenWindows     int           // (window, key)s open when the tick started
-	// Visited counts the (window, key)s whose trigger ran: those with new
-	// orders, a due EARLY or LATE delay, or a window end or expiry reached.
-	// The tick's reads are a few per visited cell plus a constant.
+	OpenWindows     int           // windows on the fold's agenda when the tick started (not keys)
+	// Visited counts the keys whose trigger ran: every key of each window
+	// the tick touched (new orders) or that was due (an EARLY or LATE
+	// delay, a window end or expiry reached). The tick reads the state
+	// documents of those windows, not one document per key.
 	Visited int
 	// Records counts the elements of the dedup records folded: the
 	// orders' changes since the last tick.
@@ -257,12 +258,15 @@ type AggregationTick struct {
 	Expired int           // (window, key)s whose state was deleted
 	Flushed int           // outbox rows appended to the sink
 	Pending int           // outbox rows left for the next tick (sink failed)
-	// Failing are the (window, key)s, or documents of them, that this tick
-	// could not read or add up; every other cell was processed. They are
-	// not an error of the tick (retrying at once cannot help): each stays
-	// on its agenda and the next ticks try it again. See FailingCell. At
-	// most MaxReportedFailing, the first by window and key; FailingCells
-	// counts them all.
+	// Failing are the windows (Path a state document of the window; Key
+	// set only for a cell of the previous layout being migrated) that this
+	// tick could not read or add up; every other window was processed.
+	// They are not an error of the tick (retrying at once cannot help):
+	// each stays on the fold's agenda, its new elements parked, and the
+	// next ticks try it again. See FailingCell, whose name is from the
+	// layouts that reported (window, key) cells. At most
+	// MaxReportedFailing, the first by window; FailingCells counts them
+	// all.
 	Failing      []FailingCell
 	FailingCells int
 }
