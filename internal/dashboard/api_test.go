@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -265,8 +266,8 @@ func TestAPI(t *testing.T) {
 	}}
 	// snap is a snapshot of every part but those edit changes.
 	snap := func(edit func(*dashboard.Snapshot)) dashboard.Snapshot {
-		s := dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Watermark: lag, Freshness: fresh, Bars: []dashboard.Bar{bar},
-			Countries: []string{}, Discards: noDiscards, OpenWindows: open, Files: []dashboard.File{file}}
+		s := dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Range: lastDay(now), Watermark: lag, Freshness: fresh, Bars: []dashboard.Bar{bar},
+			Countries: []string{}, Discards: noDiscards(now), OpenWindows: open, Files: []dashboard.File{file}}
 		edit(&s)
 		return s
 	}
@@ -290,8 +291,8 @@ func TestAPI(t *testing.T) {
 				s.Stream = fakeStream{st: stream.AggregationStatus{Aggregation: "ventas_hora_pais"}}
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Bars: []dashboard.Bar{}, Files: []dashboard.File{},
-				Countries: []string{}, Discards: noDiscards, OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}}},
+			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Range: lastDay(now), Bars: []dashboard.Bar{}, Files: []dashboard.File{},
+				Countries: []string{}, Discards: noDiscards(now), OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}}},
 		},
 		{
 			name: "a failing warehouse leaves the other parts",
@@ -321,7 +322,7 @@ func TestAPI(t *testing.T) {
 		{
 			name:   "nothing configured",
 			source: func() dashboard.Source { return dashboard.Source{Now: func() time.Time { return now }} },
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{}, Discards: noDiscards,
+			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Range: lastDay(now), Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{}, Discards: noDiscards(now),
 				Errors: map[string]string{"bars": "not configured in this process", "discards": "not configured in this process", "files": "not configured in this process",
 					"stream": "not configured in this process", "watermark": "not configured in this process"}},
 		},
@@ -369,8 +370,8 @@ func TestAPI(t *testing.T) {
 				s.Watermarks, s.Stream = nil, nil
 				return s
 			},
-			want: dashboard.Snapshot{Aggregation: "x' OR '1'='1", Now: now, Freshness: dashboard.Freshness{LastFileLoaded: fresh.LastFileLoaded},
-				Bars: []dashboard.Bar{}, Countries: []string{}, Discards: noDiscards, Files: []dashboard.File{file},
+			want: dashboard.Snapshot{Aggregation: "x' OR '1'='1", Now: now, Range: lastDay(now), Freshness: dashboard.Freshness{LastFileLoaded: fresh.LastFileLoaded},
+				Bars: []dashboard.Bar{}, Countries: []string{}, Discards: noDiscards(now), Files: []dashboard.File{file},
 				Errors: map[string]string{
 					"bars":      `aggregation name "x' OR '1'='1": want letters, digits and '_'`,
 					"discards":  `aggregation name "x' OR '1'='1": want letters, digits and '_'`,
@@ -387,7 +388,7 @@ func TestAPI(t *testing.T) {
 			},
 			want: snap(func(s *dashboard.Snapshot) {
 				s.Countries = []string{"ES"}
-				s.Discards = dashboard.Discards{TooLate: 1, LatestDeadLetters: []dashboard.Discard{}, LatestTooLate: []dashboard.Discard{
+				s.Discards = dashboard.Discards{Since: now.Add(-24 * time.Hour), TooLate: 1, LatestDeadLetters: []dashboard.Discard{}, LatestTooLate: []dashboard.Discard{
 					{PedidoID: "P-5", Reason: "too_late", EventTime: wm.Add(-170 * time.Minute), WindowStart: wm.Add(-3 * time.Hour), ReceivedAt: wm.Add(21 * time.Minute)}}}
 			}),
 		},
@@ -536,5 +537,27 @@ func ptr[T any](v T) *T { return &v }
 func TestTooLateReason(t *testing.T) {
 	if stream.ReasonTooLate != warehouse.ReasonTooLate {
 		t.Errorf("stream.ReasonTooLate = %q, warehouse.ReasonTooLate = %q: the discard reads would miscount", stream.ReasonTooLate, warehouse.ReasonTooLate)
+	}
+}
+
+// TestPageRefresh: the page's period is the Source's; unset, 2 minutes,
+// the period for a page over BigQuery, where each refresh is billed.
+func TestPageRefresh(t *testing.T) {
+	tests := []struct {
+		name    string
+		refresh time.Duration
+		want    string
+	}{
+		{name: "unset: the BigQuery default", want: `data-refresh-ms="120000"`},
+		{name: "a local warehouse", refresh: dashboard.LocalRefresh, want: `data-refresh-ms="5000"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			dashboard.Handler(dashboard.Source{Refresh: tt.refresh}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+			if got := regexp.MustCompile(`data-refresh-ms="[0-9]*"`).FindString(rec.Body.String()); got != tt.want {
+				t.Errorf("page's period %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

@@ -26,9 +26,9 @@ func checkAggregation(name string) error {
 }
 
 // readBars reads the newest windows of the chosen aggregation's view that
-// pass the filter. A date range reads all of its windows (at most MaxRangeDays of
-// hours).
-func readBars(ctx context.Context, src Source, f Filter) ([]Bar, error) {
+// pass the filter and start in rng. A date range reads all of its windows
+// (at most MaxRangeDays of hours).
+func readBars(ctx context.Context, src Source, f Filter, rng Range) ([]Bar, error) {
 	if src.Warehouse == nil {
 		return nil, errNotConfigured
 	}
@@ -49,12 +49,10 @@ func readBars(ctx context.Context, src Source, f Filter) ([]Bar, error) {
 		return nil, err
 	}
 	// Each aggregation's view is read by its own key column.
-	q := warehouse.NewestWindows{View: src.Aggregation, Aggregation: src.Aggregation, Windows: src.Windows, From: f.From, Keys: keys}
+	q := warehouse.NewestWindows{View: src.Aggregation, Aggregation: src.Aggregation, Windows: src.Windows,
+		From: rng.From, Until: rng.until(), Keys: keys}
 	if f.ranged() {
 		q.Windows = max(q.Windows, MaxRangeDays*24)
-	}
-	if !f.To.IsZero() {
-		q.Until = f.until()
 	}
 	sales, err := warehouse.ReadNewestWindows(ctx, src.Warehouse, q)
 	if err != nil {

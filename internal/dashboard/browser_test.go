@@ -381,12 +381,30 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := d.tick(ctx, at("18:22")); err != nil {
 		t.Fatal(err)
 	}
-	full := waitFor(t, wd, 20*time.Second, "history, a dead letter and a too-late drop", func(p page) string {
+	// The default view is the last 24 hours: the live hours, not early
+	// March's history, and it says so next to the filter.
+	waitFor(t, wd, 20*time.Second, "the last 24 hours, a dead letter and a too-late drop", func(p page) string {
+		if len(p.Timeline) != 2 {
+			return fmt.Sprintf("%d windows on the time axis, want the 2 live ones of the last 24 h", len(p.Timeline))
+		}
+		if p.Note != "showing the newest windows of the last 24 h (From and To choose other days)" {
+			return "note " + p.Note
+		}
+		if p.Cards["card-dead"] != "1 | invalid messages, last 24 h" || p.Cards["card-late"] != "1 | orders after the allowed lateness, last 24 h" {
+			return fmt.Sprintf("cards %v", p.Cards)
+		}
+		return ""
+	})
+	// From 1 March: history and the live hours on one time axis.
+	if err := wd.navigate(url + "/?from=2026-03-01"); err != nil {
+		t.Fatal(err)
+	}
+	full := waitFor(t, wd, 20*time.Second, "history from 1 March", func(p page) string {
 		if len(p.Timeline) != 11 {
 			return fmt.Sprintf("%d windows on the time axis, want 9 of history and 2 live", len(p.Timeline))
 		}
-		if p.Cards["card-dead"] != "1 | invalid messages" || p.Cards["card-late"] != "1 | orders after the allowed lateness" {
-			return fmt.Sprintf("cards %v", p.Cards)
+		if p.Note != "showing 2026-03-01 to now" {
+			return "note " + p.Note
 		}
 		return ""
 	})
@@ -469,8 +487,8 @@ func checkOperatorView(t *testing.T, p page, server string, rec ledger.Record) {
 		"card-wm":    "2026-03-14 18:00:00 | lag 22m 0s behind processing time 2026-03-14 18:22:00",
 		"card-order": "2026-03-14 18:21:00 | 1m 0s ago",
 		"card-file":  p.Cards["card-file"], // checked below: its seconds are the drop's
-		"card-dead":  "1 | invalid messages",
-		"card-late":  "1 | orders after the allowed lateness",
+		"card-dead":  "1 | invalid messages, last 24 h",
+		"card-late":  "1 | orders after the allowed lateness, last 24 h",
 		"card-open":  "2 | 4 (window, country) cells",
 	}
 	if diff := cmp.Diff(wantCards, p.Cards); diff != "" {
@@ -577,7 +595,7 @@ func checkFilterURLs(t *testing.T, wd *webDriver, url string) {
 		if diff := cmp.Diff([]string{"ES", "PT"}, p.Selected); diff != "" {
 			return "country control (-want +got):\n" + diff
 		}
-		if p.Note != "showing ES, PT" {
+		if p.Note != "showing ES, PT · last 24 h" {
 			return "note " + p.Note
 		}
 		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return b.Pais != "ES" && b.Pais != "PT" }) {
@@ -618,7 +636,7 @@ func checkFilterURLs(t *testing.T, wd *webDriver, url string) {
 }
 
 // checkFilters uses the filter form as an operator would: one country,
-// then early March only, then back to everything.
+// then early March only, then back to the default view (the last 24 h).
 func checkFilters(t *testing.T, wd *webDriver) {
 	t.Helper()
 	set := func(pais, from, to string) {
@@ -647,6 +665,9 @@ return null;`, pais, from, to)
 		if len(p.Timeline) != 9 {
 			return fmt.Sprintf("%d windows on the time axis, want the 9 of 1 to 3 March", len(p.Timeline))
 		}
+		if p.Note != "showing 2026-03-01 to 2026-03-03" {
+			return "note " + p.Note
+		}
 		return ""
 	})
 	if p.TimelineW >= 0 {
@@ -655,9 +676,9 @@ return null;`, pais, from, to)
 	if err := wd.execute(`document.getElementById("f-reset").click(); return null;`, nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, wd, 10*time.Second, "everything again", func(p page) string {
-		if len(p.Timeline) != 11 || strings.Contains(p.URL, "?") {
-			return fmt.Sprintf("%d windows at %s", len(p.Timeline), p.URL)
+	waitFor(t, wd, 10*time.Second, "the default view again", func(p page) string {
+		if len(p.Timeline) != 2 || strings.Contains(p.URL, "?") {
+			return fmt.Sprintf("%d windows at %s, want the 2 of the last 24 h", len(p.Timeline), p.URL)
 		}
 		return ""
 	})

@@ -1,12 +1,14 @@
 // Package dashboard is the local operator's page: hourly sales per country
 // from the dashboard view on an event-time axis (each bar marked with the
-// timing of its latest pane), the watermark and its lag, freshness (last
-// order accepted, last file loaded), dead letters, too-late drops and open
-// windows, and the last ingested files with their loaded and quarantined
-// counts and a link to each quarantine file. The page is static (embedded
-// HTML, CSS and a little JavaScript, no framework, nothing fetched from
-// another host) and refreshes itself from a JSON snapshot, so the server
-// does no rendering and the JSON is what tests pin.
+// timing of its latest pane; the windows of the last 24 hours unless the
+// person chooses days), the watermark and its lag, freshness (last order
+// accepted, last file loaded), the last 24 hours' dead letters and
+// too-late drops, open windows, and the last ingested files with their
+// loaded and quarantined counts and a link to each quarantine file. The
+// page is static (embedded HTML, CSS and a little JavaScript, no
+// framework, nothing fetched from another host) and refreshes itself from
+// a JSON snapshot, so the server does no rendering and the JSON is what
+// tests pin.
 package dashboard
 
 import (
@@ -83,9 +85,11 @@ type Source struct {
 	// Latest is how many of the newest dead letters, too-late drops and open
 	// windows are listed; default 5.
 	Latest int
-	// Refresh is how often the page fetches a new snapshot; default 5 s.
-	// Against BigQuery each refresh is two queries (each billed at least
-	// 10 MB), so a page left open in production wants a longer period.
+	// Refresh is how often the page fetches a new snapshot; default
+	// DefaultRefresh. Against BigQuery each refresh is two queries, each
+	// billed at least 10 MB per table it reads, so the default suits a page
+	// left open all day in production; a free warehouse (the embedded one
+	// of alpipe serve) sets LocalRefresh.
 	Refresh time.Duration
 }
 
@@ -94,9 +98,26 @@ const (
 	DefaultAggregation = "ventas_hora_pais"
 	DefaultWindows     = 24
 	DefaultFiles       = 10
-	DefaultRefresh     = 5 * time.Second
 	DefaultLatest      = 5
+	// DefaultRefresh is the page's period when the wiring sets none, the
+	// one for a page over BigQuery: panes change at most once a minute (a
+	// tick), and at 5 s one open page would cost 720 times more queries a
+	// day than at 2 minutes (docs/cost.md) for figures that had not moved.
+	DefaultRefresh = 2 * time.Minute
+	// LocalRefresh is the period over a warehouse that bills nothing per
+	// query (the embedded DuckDB, or that of another alpipe serve): there
+	// the page may follow a demo closely.
+	LocalRefresh = 5 * time.Second
 )
+
+// DefaultRange is how far back, in processing time (Source.Now), the
+// default view reaches: without ?from the bars are the newest windows that
+// started in the last DefaultRange, and the discard counts are of the
+// discards received in it. window_start and received_at are the
+// partitioning columns of the panes tables and of pedidos_descartados, so
+// BigQuery reads at most two daily partitions of each instead of every day
+// ever written.
+const DefaultRange = 24 * time.Hour
 
 func (s Source) withDefaults() Source {
 	if s.Now == nil {

@@ -11,6 +11,9 @@ import (
 // letters) and orders that came after their window's allowed lateness
 // (too-late drops, of this aggregation), with the newest of each.
 type Discards struct {
+	// Since bounds them: the counts and lists are of the discards received
+	// since (processing time), the last DefaultRange.
+	Since             time.Time `json:"since"`
 	DeadLetters       int64     `json:"dead_letters"`
 	TooLate           int64     `json:"too_late"`
 	LatestDeadLetters []Discard `json:"latest_dead_letters"`
@@ -29,26 +32,32 @@ type Discard struct {
 
 // summary is the page's second and last read: in one statement (one
 // BigQuery job per refresh, not four), the discard counts, the newest
-// discards of each kind, and the countries the view holds (the country
-// filter's choices, which a filtered chart cannot tell).
+// discards of each kind, and the countries the view holds in the range
+// shown (the country filter's choices, which a chart filtered by country
+// cannot tell).
 type summary struct {
 	discards  Discards
 	countries []string
 }
 
-func readSummary(ctx context.Context, src Source) (summary, error) {
+// readSummary reads the discards received since and the countries of the
+// windows in rng: each part bounded on its table's partitioning column
+// (received_at, window_start), whatever the person asked.
+func readSummary(ctx context.Context, src Source, since time.Time, rng Range) (summary, error) {
 	if src.Warehouse == nil {
 		return summary{}, errNotConfigured
 	}
 	if err := checkAggregation(src.Aggregation); err != nil {
 		return summary{}, err
 	}
-	s, err := warehouse.ReadDiscardSummary(ctx, src.Warehouse, src.Aggregation, src.Latest)
+	s, err := warehouse.ReadDiscardSummary(ctx, src.Warehouse, warehouse.DiscardSummaryQuery{
+		Aggregation: src.Aggregation, Latest: src.Latest, Since: since, From: rng.From, Until: rng.until(),
+	})
 	if err != nil {
 		return summary{}, err
 	}
 	return summary{
-		discards: Discards{DeadLetters: s.DeadLetters, TooLate: s.TooLate,
+		discards: Discards{Since: since, DeadLetters: s.DeadLetters, TooLate: s.TooLate,
 			LatestDeadLetters: discardsOf(s.LatestDeadLetters), LatestTooLate: discardsOf(s.LatestTooLate)},
 		countries: s.Countries,
 	}, nil

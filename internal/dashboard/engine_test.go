@@ -78,8 +78,8 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 
 	empty := dashboard.Take(ctx, src)
 	if diff := cmp.Diff(dashboard.Snapshot{
-		Aggregation: "ventas_hora_pais", Now: clock, Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{},
-		Discards: noDiscards, OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}},
+		Aggregation: "ventas_hora_pais", Now: clock, Range: lastDay(clock), Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{},
+		Discards: noDiscards(clock), OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}},
 	}, empty); diff != "" {
 		t.Errorf("before anything (-want +got):\n%s", diff)
 	}
@@ -116,7 +116,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 	got := dashboard.Take(ctx, src)
 	lastAccepted := at("18:21")
 	want := dashboard.Snapshot{
-		Aggregation: "ventas_hora_pais", Now: clock, Watermark: &wantWatermark, Bars: wantAct2,
+		Aggregation: "ventas_hora_pais", Now: clock, Range: lastDay(clock), Watermark: &wantWatermark, Bars: wantAct2,
 		Freshness: dashboard.Freshness{
 			LastOrderAccepted: &lastAccepted,
 			LastFileLoaded: &dashboard.LoadedFile{Bucket: "alpinashop-catalogo", Name: "exportaciones/2026/03/14/pedidos-erp.csv",
@@ -124,7 +124,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 		},
 		Countries: []string{"ES", "FR", "PT"},
 		Discards: dashboard.Discards{
-			DeadLetters: 1, TooLate: 1,
+			Since: clock.Add(-24 * time.Hour), DeadLetters: 1, TooLate: 1,
 			LatestDeadLetters: []dashboard.Discard{{Reason: "invalid: missing attribute momento_evento", ReceivedAt: at("18:21")}},
 			LatestTooLate:     []dashboard.Discard{{PedidoID: "P-6", Reason: "too_late", EventTime: at("15:10"), WindowStart: at("15:00"), ReceivedAt: at("18:21")}},
 		},
@@ -155,20 +155,37 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 	}
 
 	// The filters run on DuckDB as they would on BigQuery: one country,
-	// one day, and a day with no window.
+	// one day, and a day with no window; without a from, the windows of
+	// the last 24 hours of processing time, and the discards received in
+	// them. The country choices ignore the country filter but not the
+	// range (the choices of the days shown).
+	all := []string{"ES", "FR", "PT"}
 	filtered := []struct {
-		name   string
-		filter dashboard.Filter
-		want   []dashboard.Bar
+		name      string
+		now       time.Time
+		filter    dashboard.Filter
+		want      []dashboard.Bar
+		countries []string
+		discards  [2]int64 // dead letters, too late
 	}{
-		{name: "ES only", filter: dashboard.Filter{Paises: []string{"ES"}}, want: []dashboard.Bar{wantAct2[0], wantAct2[2]}},
-		{name: "FR and PT on 14 March", filter: dashboard.Filter{Paises: []string{"FR", "PT"}, From: day(14), To: day(14)}, want: []dashboard.Bar{wantAct2[1], wantAct2[3]}},
-		{name: "13 March", filter: dashboard.Filter{From: day(13), To: day(13)}, want: []dashboard.Bar{}},
-		{name: "from 15 March", filter: dashboard.Filter{From: day(15)}, want: []dashboard.Bar{}},
-		{name: "up to 14 March", filter: dashboard.Filter{To: day(14)}, want: wantAct2},
+		{name: "ES only", filter: dashboard.Filter{Paises: []string{"ES"}}, want: []dashboard.Bar{wantAct2[0], wantAct2[2]}, countries: all, discards: [2]int64{1, 1}},
+		{name: "FR and PT on 14 March", filter: dashboard.Filter{Paises: []string{"FR", "PT"}, From: day(14), To: day(14)}, want: []dashboard.Bar{wantAct2[1], wantAct2[3]},
+			countries: all, discards: [2]int64{1, 1}},
+		{name: "13 March", filter: dashboard.Filter{From: day(13), To: day(13)}, want: []dashboard.Bar{}, countries: []string{}, discards: [2]int64{1, 1}},
+		{name: "from 15 March", filter: dashboard.Filter{From: day(15)}, want: []dashboard.Bar{}, countries: []string{}, discards: [2]int64{1, 1}},
+		{name: "up to 14 March", filter: dashboard.Filter{To: day(14)}, want: wantAct2, countries: all, discards: [2]int64{1, 1}},
+		{name: "a day later the default view is empty", now: at("18:22").Add(24 * time.Hour), want: []dashboard.Bar{}, countries: []string{}},
+		{name: "a day later the 18:00 window is still in the last 24 hours", now: at("17:59").Add(24 * time.Hour),
+			want: []dashboard.Bar{wantAct2[2], wantAct2[3]}, countries: []string{"ES", "FR"}, discards: [2]int64{1, 1}},
+		{name: "a day later an explicit day still shows", now: at("18:22").Add(24 * time.Hour), filter: dashboard.Filter{From: day(14), To: day(14)},
+			want: wantAct2, countries: all},
 	}
 	for _, tt := range filtered {
 		t.Run(tt.name, func(t *testing.T) {
+			src := src
+			if !tt.now.IsZero() {
+				src.Now = func() time.Time { return tt.now }
+			}
 			got := dashboard.TakeFiltered(ctx, src, tt.filter)
 			if got.Errors != nil {
 				t.Fatalf("errors: %v", got.Errors)
@@ -176,14 +193,26 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got.Bars); diff != "" {
 				t.Errorf("bars (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]string{"ES", "FR", "PT"}, got.Countries); diff != "" {
-				t.Errorf("countries ignore the filter (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.countries, got.Countries); diff != "" {
+				t.Errorf("countries (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.discards, [2]int64{got.Discards.DeadLetters, got.Discards.TooLate}); diff != "" {
+				t.Errorf("discards of the last 24 hours, dead letters and too late (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-var noDiscards = dashboard.Discards{LatestDeadLetters: []dashboard.Discard{}, LatestTooLate: []dashboard.Discard{}}
+// noDiscards is the summary of no discard at processing time now: the
+// counts are of the last 24 hours.
+func noDiscards(now time.Time) dashboard.Discards {
+	return dashboard.Discards{Since: now.Add(-24 * time.Hour), LatestDeadLetters: []dashboard.Discard{}, LatestTooLate: []dashboard.Discard{}}
+}
+
+// lastDay is the default view's range at processing time now.
+func lastDay(now time.Time) dashboard.Range {
+	return dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24}
+}
 
 func day(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
 

@@ -62,48 +62,90 @@ func TestParseFilter(t *testing.T) {
 	}
 }
 
-// TestFilterInQuery: the API's filter reaches the bars read as typed
-// parameters (UTC bounds, the countries; the DuckDB run is in the engine
-// test), and a bad one is a 400 that says what is wrong.
+// TestFilterInQuery: the API's filter reaches the bars read and the
+// discard summary as typed parameters (UTC bounds, the countries; the
+// DuckDB run is in the engine test), every read bounded below on its
+// table's partitioning column, and a bad filter is a 400 that says what is
+// wrong.
 func TestFilterInQuery(t *testing.T) {
 	all := []string{}
+	// Without from, the last 24 hours of processing time (now is
+	// 2026-03-14T18:22:30Z); the discards always so.
+	const dayAgo = "2026-03-13T18:22:30Z"
+	const open = "9999-12-31T23:59:59.999999Z"
+	summary := func(agg, start, end string) map[string][]string {
+		return map[string][]string{"aggregation": {agg}, "max_latest": {"5"}, "since": {dayAgo}, "start_time": {start}, "end_time": {end}}
+	}
 	tests := []struct {
-		name       string
-		query      string
-		status     int
-		want       map[string][]string // the bars read's parameters, as text
-		body       string              // a substring of the 400's body
-		wantFilter *dashboard.Filter
-		read       string // the bars read; "" is newest_windows
+		name        string
+		query       string
+		status      int
+		want        map[string][]string // the bars read's parameters, as text
+		wantSummary map[string][]string // the discard summary's
+		body        string              // a substring of the 400's body
+		wantFilter  *dashboard.Filter
+		wantRange   dashboard.Range
+		read        string // the bars read; "" is newest_windows
 	}{
-		{name: "default view", query: "", status: 200, want: map[string][]string{
-			"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_key": {"1"}, "keys": all,
-			"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"},
-		}},
+		{
+			name: "default view: the last 24 hours", query: "", status: 200,
+			want: map[string][]string{
+				"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_key": {"1"}, "keys": all,
+				"start_time": {dayAgo}, "end_time": {open},
+			},
+			wantSummary: summary("ventas_hora_pais", dayAgo, open),
+			wantRange:   dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+		},
 		{
 			name: "range and countries", query: "?pais=PT,ES&from=2026-03-01&to=2026-03-14", status: 200,
 			want: map[string][]string{
 				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"0"}, "keys": {"ES", "PT"},
 				"start_time": {"2026-03-01T00:00:00Z"}, "end_time": {"2026-03-15T00:00:00Z"},
 			},
-			wantFilter: &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
+			wantSummary: summary("ventas_hora_pais", "2026-03-01T00:00:00Z", "2026-03-15T00:00:00Z"),
+			wantFilter:  &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
+			wantRange:   dashboard.Range{From: day(1), Until: ptr(day(15))},
+		},
+		{
+			name: "from alone: from that day on, as the person chose", query: "?from=2026-03-01", status: 200,
+			want: map[string][]string{
+				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"1"}, "keys": all,
+				"start_time": {"2026-03-01T00:00:00Z"}, "end_time": {open},
+			},
+			wantSummary: summary("ventas_hora_pais", "2026-03-01T00:00:00Z", open),
+			wantFilter:  &dashboard.Filter{From: day(1)},
+			wantRange:   dashboard.Range{From: day(1)},
+		},
+		{
+			name: "to alone: the 62 days that end with it, an explicit range's limit", query: "?to=2026-03-14", status: 200,
+			want: map[string][]string{
+				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"1"}, "keys": all,
+				"start_time": {"2026-01-12T00:00:00Z"}, "end_time": {"2026-03-15T00:00:00Z"},
+			},
+			wantSummary: summary("ventas_hora_pais", "2026-01-12T00:00:00Z", "2026-03-15T00:00:00Z"),
+			wantFilter:  &dashboard.Filter{To: day(14)},
+			wantRange:   dashboard.Range{From: time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC), Until: ptr(day(15))},
 		},
 		{
 			name: "the SKU aggregation, read by its own view and key", query: "?aggregation=ventas_sku_hora_movil&key=MOCH-40L-AZ", status: 200,
 			read: "newest_windows:ventas_sku_hora_movil",
 			want: map[string][]string{
 				"aggregation": {"ventas_sku_hora_movil"}, "max_windows": {"24"}, "any_key": {"0"}, "keys": {"MOCH-40L-AZ"},
-				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"},
+				"start_time": {dayAgo}, "end_time": {open},
 			},
-			wantFilter: &dashboard.Filter{Keys: []string{"MOCH-40L-AZ"}},
+			wantSummary: summary("ventas_sku_hora_movil", dayAgo, open),
+			wantFilter:  &dashboard.Filter{Keys: []string{"MOCH-40L-AZ"}},
+			wantRange:   dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
 		},
 		{
 			name: "a key filter on ventas_hora_pais is a country filter", query: "?key=FR&pais=ES", status: 200,
 			want: map[string][]string{
 				"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_key": {"0"}, "keys": {"ES", "FR"},
-				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"},
+				"start_time": {dayAgo}, "end_time": {open},
 			},
-			wantFilter: &dashboard.Filter{Paises: []string{"ES"}, Keys: []string{"FR"}},
+			wantSummary: summary("ventas_hora_pais", dayAgo, open),
+			wantFilter:  &dashboard.Filter{Paises: []string{"ES"}, Keys: []string{"FR"}},
+			wantRange:   dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
 		},
 		{name: "an unknown aggregation", query: "?aggregation=ventas_2d_pais", status: 400,
 			body: `{"param":"aggregation","error":"aggregation: \"ventas_2d_pais\" is not a declared aggregation (want one of ventas_hora_pais, ventas_sku_hora_movil)"}`},
@@ -138,28 +180,38 @@ func TestFilterInQuery(t *testing.T) {
 			if diff := cmp.Diff(tt.wantFilter, snap.Filter); diff != "" {
 				t.Errorf("snapshot's filter (-want +got):\n%s", diff)
 			}
+			if diff := cmp.Diff(tt.wantRange, snap.Range); diff != "" {
+				t.Errorf("snapshot's range (-want +got):\n%s", diff)
+			}
 			read := tt.read
 			if read == "" {
 				read = "newest_windows"
 			}
-			var bars []warehouse.Statement
-			for _, s := range wh.stmts {
-				if s.Name() == read {
-					bars = append(bars, s)
+			params := func(name string) map[string][]string {
+				t.Helper()
+				var stmts []warehouse.Statement
+				for _, s := range wh.stmts {
+					if s.Name() == name {
+						stmts = append(stmts, s)
+					}
 				}
-			}
-			if len(bars) != 1 {
-				t.Fatalf("%d bars reads, want one", len(bars))
-			}
-			got := map[string][]string{}
-			for _, p := range bars[0].Params() {
-				got[p.Name] = []string{}
-				for _, v := range p.Values {
-					got[p.Name] = append(got[p.Name], warehouse.FormatParam(p.Type, v))
+				if len(stmts) != 1 {
+					t.Fatalf("%d %s reads, want one", len(stmts), name)
 				}
+				got := map[string][]string{}
+				for _, p := range stmts[0].Params() {
+					got[p.Name] = []string{}
+					for _, v := range p.Values {
+						got[p.Name] = append(got[p.Name], warehouse.FormatParam(p.Type, v))
+					}
+				}
+				return got
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, params(read)); diff != "" {
 				t.Errorf("bars read's parameters (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantSummary, params("discard_summary")); diff != "" {
+				t.Errorf("discard summary's parameters (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -18,8 +18,11 @@ type Snapshot struct {
 	Aggregation string    `json:"aggregation"`
 	Now         time.Time `json:"now"`
 	// Filter is the one the bars were read with; absent for the default
-	// view (every country, the newest windows).
+	// view (every country, the newest windows of the last DefaultRange).
 	Filter *Filter `json:"filter,omitempty"`
+	// Range is the event-time range the bars and the country choices were
+	// read from, the filter's or the default's.
+	Range Range `json:"range"`
 	// Watermark is null until the aggregation has accepted an order.
 	Watermark *Watermark `json:"watermark"`
 	Freshness Freshness  `json:"freshness"`
@@ -118,15 +121,18 @@ func Take(ctx context.Context, src Source) Snapshot {
 // TakeFiltered reads the sources at once (a BigQuery query takes about a
 // second; the page should not wait for the sum) and assembles a Snapshot.
 // It runs two warehouse queries (the bars, and one summary of discards and
-// countries), whatever the data: a page left open costs a fixed amount per
-// refresh. A failing source fills Errors, never the returned error: the
-// page shows what it can.
+// countries), whatever the data, each bounded on the partitioning columns
+// (the filter's range or the last DefaultRange of window_start, the last
+// DefaultRange of received_at): a page left open costs a fixed amount per
+// refresh, not one that grows with the days kept. A failing source fills
+// Errors, never the returned error: the page shows what it can.
 func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 	src = src.withDefaults()
 	now := src.Now().UTC()
+	rng, since := rangeOf(f, now), now.Add(-DefaultRange)
 	snap := Snapshot{
-		Aggregation: src.Aggregation, Now: now, Bars: []Bar{}, Files: []File{}, Countries: []string{},
-		Discards: Discards{LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}},
+		Aggregation: src.Aggregation, Now: now, Range: rng, Bars: []Bar{}, Files: []File{}, Countries: []string{},
+		Discards: Discards{Since: since, LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}},
 	}
 	if f.narrows() {
 		snap.Filter = &f
@@ -142,7 +148,7 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 		errs[part] = err.Error()
 	}
 	wg.Go(func() {
-		bars, err := readBars(ctx, src, f)
+		bars, err := readBars(ctx, src, f, rng)
 		if err != nil {
 			fail(PartBars, err)
 			return
@@ -150,7 +156,7 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 		snap.Bars = bars
 	})
 	wg.Go(func() {
-		sum, err := readSummary(ctx, src)
+		sum, err := readSummary(ctx, src, since, rng)
 		if err != nil {
 			fail(PartDiscards, err)
 			return

@@ -117,13 +117,7 @@ func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]Hourly
 	if !ok {
 		return nil, fmt.Errorf("read newest windows: %q is not the view of a declared aggregation (internal/aggregation)", view)
 	}
-	from, until := q.From, q.Until
-	if from.IsZero() {
-		from = MinTime
-	}
-	if until.IsZero() {
-		until = MaxTime
-	}
+	from, until := orMin(q.From), orMax(q.Until)
 	anyKey := int64(0)
 	if len(q.Keys) == 0 {
 		anyKey = 1
@@ -157,18 +151,36 @@ type Discard struct {
 }
 
 // DiscardSummary is what ReadDiscardSummary answers: the dead letters
-// (invalid messages) and too-late drops of one aggregation, the newest of
-// each first, and the countries the dashboard view holds for it.
+// (invalid messages) and too-late drops of one aggregation received in its
+// range, the newest of each first, and the countries the dashboard view
+// holds for it in its window range.
 type DiscardSummary struct {
 	DeadLetters, TooLate             int64
 	LatestDeadLetters, LatestTooLate []Discard
 	Countries                        []string
 }
 
+// DiscardSummaryQuery asks for the discard summary of Aggregation, with the
+// Latest newest discards of each kind. Each part is bounded on its table's
+// partitioning column, so that BigQuery reads only the days asked for, not
+// every day ever written: the discards by received_at (pedidos_descartados
+// is partitioned by day of received_at) from Since, the countries by
+// window_start (the panes' partitioning column) in [From, Until). A zero
+// bound is unbounded, which reads every partition: the dashboard always
+// passes both lower bounds.
+type DiscardSummaryQuery struct {
+	Aggregation string
+	Latest      int
+	Since       time.Time
+	From, Until time.Time
+}
+
 var discardSummaryQuery = func() *NamedQuery {
 	kind := "CASE WHEN reason = '" + ReasonTooLate + "' THEN 'too_late' ELSE 'dead_letter' END"
-	// Another aggregation's too-late drops are not this one's.
-	mine := "WHERE (reason <> '" + ReasonTooLate + "' OR aggregation = @aggregation)"
+	// received_at first: it is the partitioning column, and the bound is
+	// what keeps a refresh to a day or two of partitions. Another
+	// aggregation's too-late drops are not this one's.
+	mine := "WHERE received_at >= @since AND (reason <> '" + ReasonTooLate + "' OR aggregation = @aggregation)"
 	// One statement (one BigQuery job per refresh, not four). Every SELECT
 	// of the UNION has the same eight columns. The QUALIFY sits in a
 	// subquery (next to its WHERE, as BigQuery wants) so no dialect has to
@@ -190,25 +202,30 @@ var discardSummaryQuery = func() *NamedQuery {
 			"  CAST(NULL AS STRING) AS pedido_id, CAST(NULL AS STRING) AS reason, CAST(NULL AS TIMESTAMP) AS event_time,\n"+
 			"  CAST(NULL AS TIMESTAMP) AS window_start, CAST(NULL AS TIMESTAMP) AS received_at\n"+
 			"FROM "+VentasHoraPais+"\n"+
-			"WHERE aggregation = @aggregation\n"+
+			"WHERE aggregation = @aggregation AND window_start >= @start_time AND window_start < @end_time\n"+
 			"GROUP BY pais",
 		ParamSpec{Name: "aggregation", Type: String},
 		ParamSpec{Name: "max_latest", Type: Int64},
+		ParamSpec{Name: "since", Type: Timestamp},
+		ParamSpec{Name: "start_time", Type: Timestamp},
+		ParamSpec{Name: "end_time", Type: Timestamp},
 	)
 }()
 
 var discardSummaryColumns = []string{"kind", "what", "n", "pedido_id", "reason", "event_time", "window_start", "received_at"}
 
-// ReadDiscardSummary counts the discards of aggregation and lists the
-// latest newest of each kind (ties by pedido_id), and the view's countries
-// in order, in one query.
-func ReadDiscardSummary(ctx context.Context, r Reader, aggregation string, latest int) (DiscardSummary, error) {
+// ReadDiscardSummary counts the discards of q.Aggregation received since
+// q.Since and lists the q.Latest newest of each kind (ties by pedido_id),
+// and the view's countries of windows in [q.From, q.Until) in order, in
+// one query.
+func ReadDiscardSummary(ctx context.Context, r Reader, q DiscardSummaryQuery) (DiscardSummary, error) {
 	type line struct {
 		kind, what string
 		n          int64
 		d          Discard
 	}
-	s := discardSummaryQuery.statement(one(StringValue(aggregation)), one(IntValue(int64(latest))))
+	s := discardSummaryQuery.statement(one(StringValue(q.Aggregation)), one(IntValue(int64(q.Latest))),
+		one(TimeValue(orMin(q.Since))), one(TimeValue(orMin(q.From))), one(TimeValue(orMax(q.Until))))
 	lines, err := run(ctx, r, s, discardSummaryColumns, func(c *cells) line {
 		l := line{kind: c.str("kind"), what: c.str("what")}
 		switch l.kind {
@@ -252,6 +269,21 @@ func ReadDiscardSummary(ctx context.Context, r Reader, aggregation string, lates
 	slices.SortFunc(sum.LatestTooLate, newest)
 	slices.Sort(sum.Countries)
 	return sum, nil
+}
+
+// orMin and orMax read the zero time as no bound on that side.
+func orMin(t time.Time) time.Time {
+	if t.IsZero() {
+		return MinTime
+	}
+	return t
+}
+
+func orMax(t time.Time) time.Time {
+	if t.IsZero() {
+		return MaxTime
+	}
+	return t
 }
 
 // run reads s through r and decodes its rows.

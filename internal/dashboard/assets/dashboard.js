@@ -11,7 +11,9 @@
   const TIMINGS = ["EARLY", "ON_TIME", "LATE"];
   const HOUR = 3600e3, DAY = 24 * HOUR;
   const LIVE_HOURS = 12;
-  const every = Number(document.body.dataset.refreshMs) || 5000;
+  const every = Number(document.body.dataset.refreshMs) || 120000;
+  // period says the refresh period as a person would: "5 s", "2 min".
+  const period = (ms) => (ms >= 60e3 && ms % 60e3 === 0 ? ms / 60e3 + " min" : ms / 1000 + " s");
 
   // group inserts thousands separators into a string of digits, by text.
   function group(int) {
@@ -166,8 +168,10 @@
       document.getElementById("last-file").append(name);
     } else set("last-file", err.files ? "unknown" : "none yet");
     const d = snap.discards || {};
-    set("dead-letters", err.discards ? "unknown" : count(d.dead_letters || 0), "invalid messages", d.dead_letters > 0 ? "warn" : "");
-    set("too-late", err.discards ? "unknown" : count(d.too_late || 0), "orders after the allowed lateness", d.too_late > 0 ? "warn" : "");
+    // The counts are of the discards received in the last day, not ever.
+    const recent = d.since ? ", last " + Math.round((Date.parse(snap.now) - Date.parse(d.since)) / HOUR) + " h" : "";
+    set("dead-letters", err.discards ? "unknown" : count(d.dead_letters || 0), "invalid messages" + recent, d.dead_letters > 0 ? "warn" : "");
+    set("too-late", err.discards ? "unknown" : count(d.too_late || 0), "orders after the allowed lateness" + recent, d.too_late > 0 ? "warn" : "");
     const ow = snap.open_windows;
     const failing = (ow && ow.failing) || [];
     if (ow && failing.length) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells, " + count(ow.failing_cells) + " failing windows", "warn");
@@ -228,10 +232,20 @@
 
   function emptyChart(svg, plot, snap) {
     const msg = snap.errors && snap.errors.bars ? "Sales unknown: the dashboard view could not be read (see above)."
-      : snap.filter ? "No panes match the filter." : "No panes yet: publish orders and let the watermark tick.";
+      : snap.filter ? "No panes match the filter."
+      : "No panes in the " + rangeText(snap) + ": publish orders and let the watermark tick, or choose a From day for older windows.";
     size(svg, 640, 60);
     svg.setAttribute("aria-label", msg);
     plot.append(el("svg:text", { x: 16, y: 34, class: "empty" }, msg));
+  }
+
+  // rangeText says which event-time range the bars were read from: the
+  // default's "last 24 h", or an explicit range's days ("now" when open).
+  function rangeText(snap) {
+    const r = snap.range;
+    if (!r) return "newest windows";
+    if (r.last_hours) return "last " + r.last_hours + " h";
+    return isoDay(new Date(r.from)) + " to " + (r.until ? isoDay(new Date(Date.parse(r.until) - DAY)) : "now");
   }
 
   // span is the event-time range a chart covers: the filter's days when
@@ -497,19 +511,21 @@
     renderFailing(snap);
     renderFiles(snap);
     renderErrors(snap.errors);
+    // The note says which range is shown, so that a chart of the last day
+    // is never taken for all the data there is.
     const f = snap.filter, note = [];
     if (f) {
       if (f.pais) note.push(f.pais.join(", "));
       if (f.key) note.push(f.key.join(", "));
-      if (f.from || f.to) note.push((f.from ? isoDay(new Date(f.from)) : "…") + " to " + (f.to ? isoDay(new Date(f.to)) : "…"));
     }
+    note.push(rangeText(snap));
     markInvalid("");
     const fNote = document.getElementById("f-note");
     fNote.classList.remove("refused");
-    fNote.textContent = f ? "showing " + note.join(" · ") : "showing the newest windows of every country";
+    fNote.textContent = f ? "showing " + note.join(" · ") : "showing the newest windows of the " + rangeText(snap) + " (From and To choose other days)";
     const status = document.getElementById("status");
     status.classList.remove("stale");
-    status.textContent = "Updated " + stamp(new Date(snap.now)) + " UTC (server clock) · refreshes every " + every / 1000 + " s";
+    status.textContent = "Updated " + stamp(new Date(snap.now)) + " UTC (server clock) · refreshes every " + period(every);
     document.body.dataset.updated = snap.now;
   }
 
@@ -553,7 +569,7 @@
     fNote.textContent = "filter refused: " + msg + " · nothing shown; correct it or press Reset";
     const status = document.getElementById("status");
     status.classList.add("stale");
-    status.textContent = "Filter refused by the server · refreshes every " + every / 1000 + " s";
+    status.textContent = "Filter refused by the server · refreshes every " + period(every);
   }
 
   let timer = null, seq = 0;
@@ -575,7 +591,7 @@
       const status = document.getElementById("status");
       status.classList.add("stale");
       const shown = document.body.dataset.updated ? "showing the figures of " + stamp(new Date(document.body.dataset.updated)) + " UTC" : "nothing shown yet";
-      status.textContent = "Could not refresh (" + err.message + "); " + shown + ". Retrying every " + every / 1000 + " s.";
+      status.textContent = "Could not refresh (" + err.message + "); " + shown + ". Retrying every " + period(every) + ".";
     } finally {
       if (mine === seq) timer = setTimeout(refresh, every);
     }

@@ -187,9 +187,18 @@ func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 	ctx := context.Background()
 	tag := newTag(t)
 	read := func() warehouse.DiscardSummary {
-		return must[warehouse.DiscardSummary](t, "discard_summary")(warehouse.ReadDiscardSummary(ctx, w, tag, 2))
+		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2}
+		return must[warehouse.DiscardSummary](t, "discard_summary")(warehouse.ReadDiscardSummary(ctx, w, q))
+	}
+	// bounded reads what the dashboard's default view reads: discards
+	// received since a time, countries of the windows in a range.
+	since := future.Add(2 * time.Minute)
+	bounded := func(from, until time.Time) warehouse.DiscardSummary {
+		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2, Since: since, From: from, Until: until}
+		return must[warehouse.DiscardSummary](t, "discard_summary bounded")(warehouse.ReadDiscardSummary(ctx, w, q))
 	}
 	before := read()
+	beforeBounded := bounded(time.Time{}, time.Time{})
 	at := func(m int) time.Time { return future.Add(time.Duration(m)*time.Minute + 500*time.Microsecond) }
 	ev := ts(t, "2026-03-14T10:20:00Z")
 	d1 := drop{id: tag + "-1", reason: "invalid: " + tag + " not JSON", received: at(1)}
@@ -199,7 +208,7 @@ func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 	l2 := drop{id: tag + "-5", pedido: tag + "-p5", aggregation: tag, reason: warehouse.ReasonTooLate, event: ev, window: ev.Truncate(time.Hour), received: at(2)}
 	other := drop{id: tag + "-6", pedido: tag + "-p6", aggregation: tag + "x", reason: warehouse.ReasonTooLate, event: ev, window: ev.Truncate(time.Hour), received: at(9)}
 	appendDrops(t, w, d1, d2, d3, l1, l2, other)
-	seedWindows(t, w, tag, mode)
+	_, _, w12, w13 := seedWindows(t, w, tag, mode)
 	got := read()
 	diff(t, "counts", [2]int64{before.DeadLetters + 3, before.TooLate + 2}, [2]int64{got.DeadLetters, got.TooLate})
 	got.DeadLetters, got.TooLate = 0, 0
@@ -207,6 +216,16 @@ func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 		LatestDeadLetters: []warehouse.Discard{d3.discard(), d2.discard()},
 		LatestTooLate:     []warehouse.Discard{l2.discard(), l1.discard()},
 		Countries:         []string{"ES", "FR", "PT"},
+	}, got)
+	// Received since 2 minutes past: d2, d3 and l2, not d1 and l1; the
+	// countries of the 12:00 window alone.
+	got = bounded(w12, w13)
+	diff(t, "bounded counts", [2]int64{beforeBounded.DeadLetters + 2, beforeBounded.TooLate + 1}, [2]int64{got.DeadLetters, got.TooLate})
+	got.DeadLetters, got.TooLate = 0, 0
+	diff(t, "bounded summary", warehouse.DiscardSummary{
+		LatestDeadLetters: []warehouse.Discard{d3.discard(), d2.discard()},
+		LatestTooLate:     []warehouse.Discard{l2.discard()},
+		Countries:         []string{"ES", "PT"},
 	}, got)
 }
 

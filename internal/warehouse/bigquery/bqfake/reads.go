@@ -357,7 +357,8 @@ var summaryFields = fields("kind", "STRING", "what", "STRING", "n", "INTEGER", "
 	"event_time", "TIMESTAMP", "window_start", "TIMESTAMP", "received_at", "TIMESTAMP")
 
 func (f *Fake) discardSummary(a readArgs) Result {
-	agg, latest := a.str("aggregation"), a.int("max_latest")
+	agg, latest, since := a.str("aggregation"), a.int("max_latest"), a.time("since")
+	from, until := a.time("start_time"), a.time("end_time")
 	kind := func(r map[string]any) string {
 		if r["reason"] == warehouse.ReasonTooLate {
 			return "too_late"
@@ -366,6 +367,9 @@ func (f *Fake) discardSummary(a readArgs) Result {
 	}
 	byKind := map[string][]map[string]any{}
 	for _, r := range f.discards() {
+		if rt, ok := rowTime(r, "received_at"); !ok || rt.Before(since) {
+			continue
+		}
 		if ra, ok := rowStr(r, "aggregation"); r["reason"] != warehouse.ReasonTooLate || (ok && ra == agg) {
 			byKind[kind(r)] = append(byKind[kind(r)], r)
 		}
@@ -396,7 +400,7 @@ func (f *Fake) discardSummary(a readArgs) Result {
 	}
 	countries := map[string]int64{}
 	for _, v := range f.view() {
-		if v.agg == agg {
+		if v.agg == agg && inRange(v.start, from, until) {
 			countries[v.pais]++
 		}
 	}

@@ -1,0 +1,52 @@
+package local
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/config"
+)
+
+// TestDashboardRefresh: the page over BigQuery refreshes every 2 minutes
+// (each refresh is two billed queries), over a warehouse that bills
+// nothing every 5 s.
+func TestDashboardRefresh(t *testing.T) {
+	tests := []struct {
+		name      string
+		warehouse string
+		want      time.Duration
+	}{
+		{name: "embedded DuckDB", warehouse: config.DuckDB, want: 5 * time.Second},
+		{name: "another alpipe serve's warehouse", warehouse: config.Remote, want: 5 * time.Second},
+		{name: "BigQuery", warehouse: config.BigQuery, want: 2 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, dashboardRefresh(tt.warehouse)); diff != "" {
+				t.Errorf("refresh (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestServedDashboardRefreshesEvery5s: the page alpipe serve mounts over
+// its embedded warehouse carries the 5 s period.
+func TestServedDashboardRefreshesEvery5s(t *testing.T) {
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `data-refresh-ms="5000"`) {
+		t.Errorf("GET /: HTTP %d, want 200 and the page with data-refresh-ms=\"5000\":\n%.400s", resp.StatusCode, body)
+	}
+}

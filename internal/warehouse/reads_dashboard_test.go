@@ -1,0 +1,128 @@
+package warehouse_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
+)
+
+// TestDashboardReadsBoundPartitions: every table the dashboard's reads
+// scan is filtered on its partitioning column (tables.go), by a parameter,
+// so that a bounded read makes BigQuery prune to the days asked for
+// instead of scanning a year of panes at every refresh.
+func TestDashboardReadsBoundPartitions(t *testing.T) {
+	partition := func(table string) string {
+		tb, err := warehouse.Lookup(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tb.PartitionField
+	}
+	views := map[string]string{}
+	for _, v := range warehouse.Views() {
+		views[v.Name] = v.Panes
+	}
+	tests := []struct {
+		name  string
+		read  string
+		table string // a table or a view (then its panes table's partitioning)
+		want  string // the bound, as the SQL writes it
+	}{
+		{name: "newest windows of ventas_hora_pais", read: "newest_windows", table: warehouse.VentasHoraPais, want: "window_start >= @start_time"},
+		{name: "newest windows of the SKU view", read: "newest_windows:ventas_sku_hora_movil", table: "ventas_sku_hora_movil", want: "window_start >= @start_time"},
+		{name: "summary: the discards", read: "discard_summary", table: warehouse.PedidosDescartados, want: "received_at >= @since"},
+		{name: "summary: the countries", read: "discard_summary", table: warehouse.VentasHoraPais, want: "window_start >= @start_time"},
+	}
+	queries := map[string]string{}
+	for _, q := range warehouse.NamedQueries() {
+		queries[q.Name] = q.SQL
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sql, ok := queries[tt.read]
+			if !ok {
+				t.Fatalf("no named read %s", tt.read)
+			}
+			table := tt.table
+			if panes, ok := views[table]; ok {
+				table = panes
+			}
+			col := partition(table)
+			if col == "" || !strings.HasPrefix(tt.want, col+" ") {
+				t.Fatalf("%s is partitioned by %q; the test expects a bound %q on it", table, col, tt.want)
+			}
+			// Each FROM of the table is followed by its WHERE with the bound.
+			n := strings.Count(sql, "FROM "+tt.table+"\n")
+			if n == 0 {
+				t.Fatalf("%s does not read %s:\n%s", tt.read, tt.table, sql)
+			}
+			for i, part := range strings.Split(sql, "FROM "+tt.table+"\n")[1:] {
+				where, _, _ := strings.Cut(strings.TrimSpace(part), "\n")
+				if !strings.HasPrefix(where, "WHERE ") || !strings.Contains(where, tt.want) {
+					t.Errorf("%s: read %d of %s is filtered by %q, want %q (its partitioning column)", tt.read, i+1, tt.table, where, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// statementReader records the statement it is asked and answers nothing.
+type statementReader struct{ got warehouse.Statement }
+
+func (r *statementReader) Read(_ context.Context, s warehouse.Statement) (warehouse.Result, error) {
+	r.got = s
+	return warehouse.Result{Columns: []string{"kind", "what", "n", "pedido_id", "reason", "event_time", "window_start", "received_at"}}, nil
+}
+
+// TestReadDiscardSummaryParams: the summary's bounds reach the read as
+// typed parameters; a zero bound is the open end of TIMESTAMP's range.
+func TestReadDiscardSummaryParams(t *testing.T) {
+	since := time.Date(2026, 3, 13, 18, 22, 30, 0, time.UTC)
+	until := time.Date(2026, 3, 15, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		q    warehouse.DiscardSummaryQuery
+		want map[string][]string
+	}{
+		{
+			name: "the dashboard's default: the last 24 hours",
+			q:    warehouse.DiscardSummaryQuery{Aggregation: "ventas_hora_pais", Latest: 5, Since: since, From: since},
+			want: map[string][]string{"aggregation": {"ventas_hora_pais"}, "max_latest": {"5"}, "since": {"2026-03-13T18:22:30Z"},
+				"start_time": {"2026-03-13T18:22:30Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"}},
+		},
+		{
+			name: "a range of windows",
+			q:    warehouse.DiscardSummaryQuery{Aggregation: "a", Latest: 2, Since: since, From: since.Add(-24 * time.Hour), Until: until},
+			want: map[string][]string{"aggregation": {"a"}, "max_latest": {"2"}, "since": {"2026-03-13T18:22:30Z"},
+				"start_time": {"2026-03-12T18:22:30Z"}, "end_time": {"2026-03-15T00:00:00Z"}},
+		},
+		{
+			name: "unbounded",
+			q:    warehouse.DiscardSummaryQuery{Aggregation: "a", Latest: 1},
+			want: map[string][]string{"aggregation": {"a"}, "max_latest": {"1"}, "since": {"0001-01-01T00:00:00Z"},
+				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &statementReader{}
+			if _, err := warehouse.ReadDiscardSummary(context.Background(), r, tt.q); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]string{}
+			for _, p := range r.got.Params() {
+				for _, v := range p.Values {
+					got[p.Name] = append(got[p.Name], warehouse.FormatParam(p.Type, v))
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("discard_summary parameters (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
