@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -249,6 +250,18 @@ func duckDBOpener(accumulation string) func(context.Context, config.Backends) (s
 	}
 }
 
+// dashboardRefresh is the page's period over the warehouse WAREHOUSE
+// selects: BigQuery bills every refresh (two queries of at least 10 MB
+// each), so the page over it keeps dashboard.DefaultRefresh (2 minutes,
+// panes change at most once a minute); the embedded or a remote local
+// warehouse costs nothing, and the page follows a demo every 5 s.
+func dashboardRefresh(warehouse string) time.Duration {
+	if warehouse == config.BigQuery {
+		return dashboard.DefaultRefresh
+	}
+	return dashboard.LocalRefresh
+}
+
 // dashboard builds the local page over the server's own backends.
 func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Handler, error) {
 	src := dashboard.Source{
@@ -257,6 +270,7 @@ func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Hand
 		Now:        s.Clock.Now,
 		// The fake GCS on this address answers the download links itself.
 		QuarantineBucket: localapi.QuarantineBucket,
+		Refresh:          dashboardRefresh(cfg.Warehouse),
 	}
 	// The page offers every running aggregation's view and opens on the
 	// first (ventas_hora_pais unless AGGREGATIONS leaves it out).
