@@ -540,7 +540,7 @@ func TestTooLateReason(t *testing.T) {
 	}
 }
 
-// TestPageRefresh: the page's period is the Source's; unset, 2 minutes,
+// TestPageRefresh: the page's period is the Source's; unset, 5 minutes,
 // the period for a page over BigQuery, where each refresh is billed.
 func TestPageRefresh(t *testing.T) {
 	tests := []struct {
@@ -548,7 +548,7 @@ func TestPageRefresh(t *testing.T) {
 		refresh time.Duration
 		want    string
 	}{
-		{name: "unset: the BigQuery default", want: `data-refresh-ms="120000"`},
+		{name: "unset: the BigQuery default", want: `data-refresh-ms="300000"`},
 		{name: "a local warehouse", refresh: dashboard.LocalRefresh, want: `data-refresh-ms="5000"`},
 	}
 	for _, tt := range tests {

@@ -100,10 +100,14 @@ const (
 	DefaultFiles       = 10
 	DefaultLatest      = 5
 	// DefaultRefresh is the page's period when the wiring sets none, the
-	// one for a page over BigQuery: panes change at most once a minute (a
-	// tick), and at 5 s one open page would cost 720 times more queries a
-	// day than at 2 minutes (docs/cost.md) for figures that had not moved.
-	DefaultRefresh = 2 * time.Minute
+	// one for a page over BigQuery. Panes change at most once a minute (a
+	// tick) and the SKU view's sliding windows move every 15 minutes, while
+	// a refresh of ventas_sku_hora_movil scans up to two days of its panes
+	// (tens of MB): every 5 minutes one page open around the clock stays
+	// within BigQuery's free monthly TiB (docs/cost.md), every 2 minutes it
+	// does not; at 5 s it would run 60 times the queries of 5 minutes for
+	// figures that had not moved.
+	DefaultRefresh = 5 * time.Minute
 	// LocalRefresh is the period over a warehouse that bills nothing per
 	// query (the embedded DuckDB, or that of another alpipe serve): there
 	// the page may follow a demo closely.

@@ -36,7 +36,7 @@ type Options struct {
 	DataDir string // default ./.local
 	Logger  *slog.Logger
 	// Env overrides configuration variables (as the process environment
-	// would), e.g. {"STATE_SHARDS": "4"}.
+	// would), e.g. {"BATCH_WAIT": "0s"}.
 	Env map[string]string
 	// Clock is the processing-time clock; nil means the wall clock.
 	Clock *Clock
@@ -252,7 +252,7 @@ func duckDBOpener(accumulation string) func(context.Context, config.Backends) (s
 
 // dashboardRefresh is the page's period over the warehouse WAREHOUSE
 // selects: BigQuery bills every refresh (two queries of at least 10 MB
-// each), so the page over it keeps dashboard.DefaultRefresh (2 minutes,
+// each), so the page over it keeps dashboard.DefaultRefresh (5 minutes,
 // panes change at most once a minute); the embedded or a remote local
 // warehouse costs nothing, and the page follows a demo every 5 s.
 func dashboardRefresh(warehouse string) time.Duration {

@@ -11,7 +11,7 @@
   const TIMINGS = ["EARLY", "ON_TIME", "LATE"];
   const HOUR = 3600e3, DAY = 24 * HOUR;
   const LIVE_HOURS = 12;
-  const every = Number(document.body.dataset.refreshMs) || 120000;
+  const every = Number(document.body.dataset.refreshMs) || 300000;
   // period says the refresh period as a person would: "5 s", "2 min".
   const period = (ms) => (ms >= 60e3 && ms % 60e3 === 0 ? ms / 60e3 + " min" : ms / 1000 + " s");
 
