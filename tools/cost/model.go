@@ -8,7 +8,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
+	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // Volume is AlpinaShop's traffic.
@@ -54,15 +57,20 @@ type Assumptions struct {
 
 	PubSubMinBytes int64 `json:"pubsub_min_bytes"` // billed per publish and per push request at least
 
-	// Dashboard: queries of a view a day, and the days of panes each one
-	// scans (partition pruning on window_start); 0 scans every retained day.
-	// DashboardEachView: every aggregation's view is queried that often;
-	// otherwise one dashboard shows one aggregation at a time (the page's
-	// ?aggregation=), counted as the view that costs the most to scan.
-	DashboardEachView      bool  `json:"dashboard_each_view"`
-	DashboardQueriesPerDay int64 `json:"dashboard_queries_per_day"`
-	DashboardDaysScanned   int64 `json:"dashboard_days_scanned"`
-	MinQueryBytes          int64 `json:"min_query_bytes"` // billed per table a query reads at least
+	// Dashboard: pages left open around the clock, each refreshing every
+	// DashboardRefresh; every refresh runs two queries, its view over the
+	// last DashboardRange and the discard summary (pedidos_descartados
+	// received in that range and the ventas_hora_pais view over it).
+	// DashboardDaysScanned are the daily partitions such a bound reaches
+	// (window_start, received_at); 0 scans every retained day.
+	// DashboardEachView: one page per aggregation; otherwise one page (the
+	// page's ?aggregation= shows one at a time), counted on the view that
+	// costs the most to scan.
+	DashboardEachView    bool          `json:"dashboard_each_view"`
+	DashboardRefresh     time.Duration `json:"dashboard_refresh"`
+	DashboardRange       time.Duration `json:"dashboard_range"`
+	DashboardDaysScanned int64         `json:"dashboard_days_scanned"`
+	MinQueryBytes        int64         `json:"min_query_bytes"` // billed per table a query reads at least
 
 	// Firestore storage: days a dedup record lives (7 days of retention after
 	// its window, up to a day until the TTL sweep), and the bytes Firestore
@@ -88,29 +96,38 @@ type Assumptions struct {
 // DefaultAssumptions are the assumptions of docs/cost.md.
 func DefaultAssumptions() Assumptions {
 	return Assumptions{
-		FirestoreRPC:           10 * time.Millisecond,
-		InsertAll:              100 * time.Millisecond,
-		FileTransfer:           2 * time.Second,
-		LoadJobWait:            20 * time.Second,
-		RefreshWait:            5 * time.Second,
-		VCPU:                   1,
-		MemoryMiB:              512,
-		Granularity:            100 * time.Millisecond,
-		PubSubMinBytes:         1_000,
-		DashboardQueriesPerDay: 720,
-		DashboardDaysScanned:   2,
-		MinQueryBytes:          10 * mib,
-		DedupDays:              8,
-		DocOverhead:            100,
-		ExtraClassAPerFile:     2,
-		ExtraClassBPerFile:     1,
-		DataflowWorkers:        2,
-		DataflowVCPUs:          1,
-		DataflowMemoryMB:       3_750,
-		DataflowDiskGB:         400,
-		DataflowSEDiskGB:       30,
-		DataflowSEPerByte:      2,
+		FirestoreRPC:         10 * time.Millisecond,
+		InsertAll:            100 * time.Millisecond,
+		FileTransfer:         2 * time.Second,
+		LoadJobWait:          20 * time.Second,
+		RefreshWait:          5 * time.Second,
+		VCPU:                 1,
+		MemoryMiB:            512,
+		Granularity:          100 * time.Millisecond,
+		PubSubMinBytes:       1_000,
+		DashboardRefresh:     dashboard.DefaultRefresh,
+		DashboardRange:       dashboard.DefaultRange,
+		DashboardDaysScanned: daysTouched(dashboard.DefaultRange),
+		MinQueryBytes:        10 * mib,
+		DedupDays:            8,
+		DocOverhead:          100,
+		ExtraClassAPerFile:   2,
+		ExtraClassBPerFile:   1,
+		DataflowWorkers:      2,
+		DataflowVCPUs:        1,
+		DataflowMemoryMB:     3_750,
+		DataflowDiskGB:       400,
+		DataflowSEDiskGB:     30,
+		DataflowSEPerByte:    2,
 	}
+}
+
+// daysTouched is how many daily partitions a range of length d ending now
+// reaches at most: it starts part-way through a day unless it starts at
+// midnight.
+func daysTouched(d time.Duration) int64 {
+	day := 24 * time.Hour
+	return int64((d+day-1)/day) + 1
 }
 
 // Inputs are everything the model needs.
@@ -215,9 +232,15 @@ type Usage struct {
 	BigQueryStoredBytes *big.Rat
 	RefreshJobs         *big.Rat
 	RefreshScanBytes    *big.Rat
-	DashboardScanBytes  *big.Rat
+	// Dashboard: refreshes a day (of each page), and the bytes a month its
+	// view queries and its discard summaries scan; DashboardScanBytes is
+	// their sum.
+	DashboardRefreshesPerDay *big.Rat
+	DashboardViewBytes       *big.Rat
+	DashboardSummaryBytes    *big.Rat
+	DashboardScanBytes       *big.Rat
 	// DashboardTables are the panes tables whose views the dashboard's
-	// queries read, sorted.
+	// pages show (one page each), sorted.
 	DashboardTables []string
 	StorageBytes    *big.Rat
 	ClassA, ClassB  *big.Rat
@@ -275,6 +298,9 @@ func (in Inputs) check() error {
 	}
 	if v.OrdersPerDay < 0 || v.FilesPerDay < 0 || v.DaysPerMonth <= 0 || v.TickEvery <= 0 || (24*time.Hour)%v.TickEvery != 0 {
 		errs = append(errs, fmt.Errorf("volume %+v: days and tick interval must be positive, the interval must divide a day", v))
+	}
+	if in.Assume.DashboardRefresh <= 0 {
+		errs = append(errs, errors.New("the dashboard's refresh period must be positive"))
 	}
 	if in.Assume.Granularity <= 0 {
 		errs = append(errs, errors.New("the billing granularity must be positive"))
@@ -391,14 +417,26 @@ func usage(in Inputs) Usage {
 	if a.DashboardDaysScanned == 0 {
 		scanDays = mul(days, months)
 	}
-	// A query of a view reads its columns of the days it scans; the
-	// dashboard queries every view DashboardQueriesPerDay times a day, or
-	// (one aggregation shown at a time) the one that costs the most.
+	// A query reads the referenced columns of the days it scans of each
+	// table, at least MinQueryBytes per table. A view query is counted at
+	// its view's columns; the discard summary at the view's columns of
+	// ventas_hora_pais and whole rows of pedidos_descartados, an upper
+	// bound (it reads fewer columns of both).
+	scan := func(perDay, rowBytes *big.Rat) *big.Rat { return maxRat(mul(rowBytes, perDay, scanDays), minScan) }
 	perQuery := map[string]*big.Rat{}
 	for table, perDay := range u.PanesPerDay {
 		pv := m.PaneViews[table]
-		perQuery[table] = maxRat(mul(frac(pv.Bytes, max(1, pv.Panes)), perDay, scanDays), minScan)
+		perQuery[table] = scan(perDay, frac(pv.Bytes, max(1, pv.Panes)))
 	}
+	dl := warehouse.PedidosDescartados
+	deadLettersDay := div(monthly(m.OrderAppends[dl].LogicalBytes, m.TickAppends[dl].LogicalBytes), days)
+	// Without ventas_hora_pais in the scenario its view is still read (an
+	// empty table), billed the minimum.
+	countries := minScan
+	if q, ok := perQuery[aggregation.PanesTable(warehouse.VentasHoraPais)]; ok {
+		countries = q
+	}
+	summary := add(scan(deadLettersDay, ri(1)), countries)
 	u.DashboardTables = slices.Sorted(maps.Keys(perQuery))
 	if !a.DashboardEachView && len(u.DashboardTables) > 1 {
 		top := u.DashboardTables[0]
@@ -409,10 +447,16 @@ func usage(in Inputs) Usage {
 		}
 		u.DashboardTables = []string{top}
 	}
-	u.DashboardScanBytes = new(big.Rat)
+	// Every page refreshes DashboardRefreshesPerDay times a day, each time
+	// its view query and its discard summary.
+	u.DashboardRefreshesPerDay = frac(int64(24*time.Hour), int64(a.DashboardRefresh))
+	refreshes := mul(u.DashboardRefreshesPerDay, days)
+	u.DashboardViewBytes, u.DashboardSummaryBytes = new(big.Rat), new(big.Rat)
 	for _, table := range u.DashboardTables {
-		u.DashboardScanBytes = add(u.DashboardScanBytes, mul(ri(a.DashboardQueriesPerDay), days, perQuery[table]))
+		u.DashboardViewBytes = add(u.DashboardViewBytes, mul(refreshes, perQuery[table]))
+		u.DashboardSummaryBytes = add(u.DashboardSummaryBytes, mul(refreshes, summary))
 	}
+	u.DashboardScanBytes = add(u.DashboardViewBytes, u.DashboardSummaryBytes)
 
 	// Cloud Storage: the exports and quarantine files kept, the operations
 	// of each file.
@@ -506,7 +550,8 @@ func (b *builder) shared(in Inputs, u Usage) {
 	b.line("BigQuery", "storage after "+fmt.Sprint(in.Volume.RetainedMonths)+" months", stored, ri(fr.BigQueryStorGiB), p.BigQueryStorage, Num(stored, 2)+" GiB")
 	q := div(add(u.RefreshScanBytes, u.DashboardScanBytes), ri(tib))
 	b.line("BigQuery", "queries: daily refresh + dashboard", q, ri(fr.BigQueryQueryTiB), p.BigQueryQuery,
-		Num(div(add(u.RefreshScanBytes, u.DashboardScanBytes), ri(gib)), 1)+" GiB")
+		Num(div(add(u.RefreshScanBytes, u.DashboardScanBytes), ri(gib)), 1)+" GiB (dashboard: views "+
+			Num(div(u.DashboardViewBytes, ri(gib)), 1)+" GiB, discard summaries "+Num(div(u.DashboardSummaryBytes, ri(gib)), 1)+" GiB)")
 	b.line("BigQuery", "load jobs", u.FilesPerMonth, u.FilesPerMonth, Price{Per: 1, Unit: "load job", Source: bigqueryPricing, Read: ReadOn + " (stored copy)", Note: "loading data is free"},
 		Num(u.FilesPerMonth, 0)+" jobs")
 	gcs := div(u.StorageBytes, ri(gib))

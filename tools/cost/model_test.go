@@ -256,3 +256,86 @@ func TestEmbeddedRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDashboardFollowsThePage: the model's dashboard is the page's own
+// behaviour over BigQuery (dashboard.DefaultRefresh, dashboard.DefaultRange),
+// and every refresh pays its discard summary, two tables of at least
+// MinQueryBytes each, besides its view query.
+func TestDashboardFollowsThePage(t *testing.T) {
+	rec, err := LoadRecorded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		RefreshesPerDay string
+		DaysScanned     int64
+		Tables          []string
+		SummaryGiB      string // a month
+	}
+	// Both tables of the summary are far below 10 MiB over two days at this
+	// volume, so a refresh's summary is billed 20 MiB: 288 x 30 x 20 MiB
+	// = 168.75 GiB a month per page.
+	for _, tc := range []struct {
+		name   string
+		change func(*Inputs)
+		want   got
+	}{
+		{"as the page does", func(*Inputs) {}, got{"288", 2, []string{"ventas_sku_hora_movil_paneles"}, "168.75"}},
+		{"every 2 minutes", func(in *Inputs) { in.Assume.DashboardRefresh = 2 * time.Minute },
+			got{"720", 2, []string{"ventas_sku_hora_movil_paneles"}, "421.88"}},
+		{"a page per view", func(in *Inputs) { in.Assume.DashboardEachView = true },
+			got{"288", 2, []string{"ventas_hora_pais_paneles", "ventas_sku_hora_movil_paneles"}, "337.50"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := DefaultInputs(rec)
+			tc.change(&in)
+			u := usage(in)
+			g := got{Num(u.DashboardRefreshesPerDay, 0), in.Assume.DashboardDaysScanned, u.DashboardTables,
+				Num(div(u.DashboardSummaryBytes, ri(gib)), 2)}
+			if diff := cmp.Diff(tc.want, g); diff != "" {
+				t.Errorf("dashboard (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDaysTouched(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rng  time.Duration
+		want int64
+	}{
+		{"the page's last 24 hours", 24 * time.Hour, 2},
+		{"an hour", time.Hour, 2},
+		{"a day and a minute", 24*time.Hour + time.Minute, 3},
+		{"two days", 48 * time.Hour, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, daysTouched(tc.rng)); diff != "" {
+				t.Errorf("daysTouched(%v) (-want +got):\n%s", tc.rng, diff)
+			}
+		})
+	}
+}
+
+func TestDurationText(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    time.Duration
+		want string
+	}{
+		{"hours", 24 * time.Hour, "24 hours"},
+		{"one hour", time.Hour, "1 hour"},
+		{"minutes", 5 * time.Minute, "5 minutes"},
+		{"ninety minutes", 90 * time.Minute, "90 minutes"},
+		{"seconds", 5 * time.Second, "5 seconds"},
+		{"fraction", 1500 * time.Millisecond, "1.5s"},
+		{"zero", 0, "0s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, DurationText(tc.d)); diff != "" {
+				t.Errorf("DurationText(%v) (-want +got):\n%s", tc.d, diff)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -514,25 +515,46 @@ func assumptionsTable(in Inputs) string {
 	return t.String()
 }
 
-// dashboardText states the dashboard's queries: one page open all day
-// showing one aggregation (the view that costs the most to scan), or
-// every aggregation's view.
+// dashboardText states the dashboard's queries: the pages open around the
+// clock, how often they refresh and what each refresh reads.
 func dashboardText(in Inputs) string {
 	a := in.Assume
-	scan := fmt.Sprintf("each scanning %d days of its panes", a.DashboardDaysScanned)
-	if a.DashboardDaysScanned == 0 {
-		scan = "each scanning every retained day of its panes"
-	}
-	scan += fmt.Sprintf(" (at least %s MiB)", Num(frac(a.MinQueryBytes, mib), 0))
-	if a.DashboardEachView {
-		return fmt.Sprintf("%d queries a day of each aggregation's view, %s", a.DashboardQueriesPerDay, scan)
-	}
+	u := usage(in)
 	var views []string
-	for _, table := range usage(in).DashboardTables {
+	for _, table := range u.DashboardTables {
 		views = append(views, viewOf(in.Recorded.Scenario.Specs, table))
 	}
-	return fmt.Sprintf("one dashboard open all day, showing one aggregation at a time (the page's ?aggregation=), refreshed %d times a day; each refresh one query of the view %s (of the views, the one that costs the most to scan), %s; the page's second query per refresh (the discard summary) is not counted",
-		a.DashboardQueriesPerDay, strings.Join(views, ", "), scan)
+	pages := fmt.Sprintf("one page open around the clock on the view %s (the page shows one aggregation at a time, ?aggregation=; of the views, the one that costs the most to scan)", strings.Join(views, ", "))
+	if a.DashboardEachView {
+		pages = fmt.Sprintf("one page per aggregation open around the clock (views %s)", strings.Join(views, ", "))
+	}
+	rng := DurationText(a.DashboardRange)
+	bound := fmt.Sprintf("the last %s (window_start >= now - %s: at most %d daily partitions of its panes)", rng, rng, a.DashboardDaysScanned)
+	summaryBound := fmt.Sprintf("received_at >= now - %s, at most %d daily partitions", rng, a.DashboardDaysScanned)
+	if a.DashboardDaysScanned == 0 {
+		bound = "no bound on window_start (every retained day of its panes)"
+		summaryBound = "no bound on received_at, every retained day"
+	}
+	return fmt.Sprintf("%s, refreshing every %s (%s refreshes a day); each refresh two queries: the view over %s, and the discard summary, which reads pedidos_descartados (%s; counted at whole rows) and the %s view over the same window_start range; each table a query reads billed at least %s MiB",
+		pages, DurationText(a.DashboardRefresh), Num(u.DashboardRefreshesPerDay, 0), bound, summaryBound, warehouse.VentasHoraPais, Num(frac(a.MinQueryBytes, mib), 0))
+}
+
+// DurationText writes d in its largest whole unit, as the prose does:
+// "24 hours", "5 minutes", "5 seconds"; other durations as Go prints them.
+func DurationText(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}} {
+		if d <= 0 || d%u.d != 0 {
+			continue
+		}
+		if n := d / u.d; n != 1 {
+			return fmt.Sprintf("%d %ss", n, u.name)
+		}
+		return "1 " + u.name
+	}
+	return d.String()
 }
 
 // viewOf names the view (the aggregation) of a panes table.
