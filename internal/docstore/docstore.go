@@ -68,8 +68,10 @@ type Store interface {
 	// List it is not transactional and reads committed state. On Firestore
 	// it is an equality query, billed one read per document returned (one
 	// for none), so callers keep tags selective: a tag that names a closed
-	// batch of documents, not a category that grows without bound.
-	ListTag(ctx context.Context, collection, tag string) ([]Doc, error)
+	// batch of documents, not a category that grows without bound. limit
+	// > 0 returns at most the first limit documents (billed as many, one
+	// for none: the cheap way to ask whether a tag has any); <= 0, all.
+	ListTag(ctx context.Context, collection, tag string, limit int) ([]Doc, error)
 }
 
 // Tx is one transaction's view of the store.

@@ -67,8 +67,8 @@ func (s *countingStore) List(ctx context.Context, collection string) ([]docstore
 	return docs, err
 }
 
-func (s *countingStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
-	docs, err := s.Store.ListTag(ctx, collection, tag)
+func (s *countingStore) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
+	docs, err := s.Store.ListTag(ctx, collection, tag, limit)
 	s.listedNow(docs)
 	return docs, err
 }

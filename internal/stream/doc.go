@@ -134,13 +134,13 @@
 //
 //  1. flushes the outbox and reads the fold document (migrating the
 //     previous layout's state on the first tick, below);
-//  2. lists the open generation by its tag (docstore.Store.ListTag: on
-//     Firestore an equality query served by the automatic index of tag,
-//     billed one read per record, one for none). When it holds records
-//     it closes it (control.gen++): every order transaction that read it
-//     and had not committed conflicts on the control document and runs
-//     again in the next generation, so once closed a generation is final
-//     and is listed again to be complete;
+//  2. asks the open generation for one record by its tag
+//     (docstore.Store.ListTag with limit 1: on Firestore an equality query
+//     served by the automatic index of tag, one billed read). When it has
+//     any it closes it (control.gen++): every order transaction that read
+//     it and had not committed conflicts on the control document and runs
+//     again in the next generation, so once closed a generation is final,
+//     and it is listed whole (one read per record);
 //  3. runs one advance transaction for every aggregation: it observes the
 //     newest event and acceptance times of the records not yet folded,
 //     advances each W (window.Spec.AdvanceWatermark) and, when some W

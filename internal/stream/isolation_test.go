@@ -45,11 +45,11 @@ func (s *prefixFailingStore) List(ctx context.Context, collection string) ([]doc
 	return s.Store.List(ctx, collection)
 }
 
-func (s *prefixFailingStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+func (s *prefixFailingStore) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
 	if s.failing(collection) {
 		return nil, errors.New("store unavailable for " + collection)
 	}
-	return s.Store.ListTag(ctx, collection, tag)
+	return s.Store.ListTag(ctx, collection, tag, limit)
 }
 
 func (s *prefixFailingStore) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {

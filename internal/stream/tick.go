@@ -117,10 +117,11 @@ const maxFoldGens = 60
 // tickLive runs the tick of the aggregations whose lease it holds:
 //
 //  1. Each flushes its outbox and reads its fold state.
-//  2. The open generation is listed; when it holds records it is closed
+//  2. The open generation is asked for one record (a query of limit 1,
+//     one billed read); when it has any it is closed
 //     (every order transaction that read it has committed: any still
 //     running conflicts on the control document and runs again with the
-//     next) and listed again, now final.
+//     next) and listed, now final.
 //  3. One transaction observes the records' newest times, advances every
 //     aggregation's W and, if some W moved, closes the generation opened
 //     meanwhile, whose orders were classified against the old W; that one
@@ -171,7 +172,7 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 			return err
 		}
 	}
-	open, err := p.store.ListTag(ctx, dedupRecords, genTag(ctl.Gen))
+	open, err := p.store.ListTag(ctx, dedupRecords, genTag(ctl.Gen), 1)
 	if err != nil {
 		return fmt.Errorf("list generation %d: %w", ctl.Gen, err)
 	}
@@ -311,7 +312,7 @@ func (c *genCache) list(ctx context.Context, s docstore.Store, g int64) error {
 	if _, ok := c.docs[g]; ok {
 		return nil
 	}
-	docs, err := s.ListTag(ctx, dedupRecords, genTag(g))
+	docs, err := s.ListTag(ctx, dedupRecords, genTag(g), 0)
 	if err != nil {
 		return fmt.Errorf("list generation %d: %w", g, err)
 	}

@@ -319,11 +319,11 @@ func (s *cutStore) List(ctx context.Context, collection string) ([]docstore.Doc,
 	return s.Store.List(ctx, collection)
 }
 
-func (s *cutStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+func (s *cutStore) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
 	if s.isDown() {
 		return nil, errCut
 	}
-	return s.Store.ListTag(ctx, collection, tag)
+	return s.Store.ListTag(ctx, collection, tag, limit)
 }
 
 type stateWriteTx struct {

@@ -169,8 +169,8 @@ func (c *CountingStore) List(ctx context.Context, collection string) ([]docstore
 
 // ListTag implements docstore.Store. It is a query like List and billed
 // alike: the documents returned, at least one read.
-func (c *CountingStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
-	docs, err := c.store.ListTag(ctx, collection, tag)
+func (c *CountingStore) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
+	docs, err := c.store.ListTag(ctx, collection, tag, limit)
 	c.countQuery(len(docs), err)
 	return docs, err
 }

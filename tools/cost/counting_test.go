@@ -225,7 +225,7 @@ func TestCountingStore(t *testing.T) {
 				if s.list != "" {
 					var err error
 					if s.tag != "" {
-						_, err = c.ListTag(ctx, s.list, s.tag)
+						_, err = c.ListTag(ctx, s.list, s.tag, 0)
 					} else {
 						_, err = c.List(ctx, s.list)
 					}

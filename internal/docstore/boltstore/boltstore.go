@@ -290,7 +290,7 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 // ListTag implements docstore.Store through the tag index: it reads the
 // documents returned, never the rest of the collection. It reads the last
 // committed state.
-func (s *Store) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+func (s *Store) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
 	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
 	}
@@ -303,7 +303,7 @@ func (s *Store) ListTag(ctx context.Context, collection, tag string) ([]docstore
 	var docs []docstore.Doc
 	err := s.db.View(func(btx *bolt.Tx) error {
 		var err error
-		docs, err = listTag(bucketsOf(btx), collection, tag)
+		docs, err = listTag(bucketsOf(btx), collection, tag, limit)
 		return err
 	})
 	if err != nil {

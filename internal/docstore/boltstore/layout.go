@@ -165,11 +165,11 @@ func list(b *bolt.Bucket, collection string) ([]docstore.Doc, error) {
 // listTag walks the index range of collection and tag, reading each
 // document it names: the cost follows the documents returned, not the
 // collection's size.
-func listTag(bs buckets, collection, tag string) ([]docstore.Doc, error) {
+func listTag(bs buckets, collection, tag string, limit int) ([]docstore.Doc, error) {
 	prefix := tagKey(collection, tag, "")
 	docs := []docstore.Doc{}
 	c := bs.tags.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && (limit <= 0 || len(docs) < limit); k, _ = c.Next() {
 		id := string(k[len(prefix):])
 		path := collection + "/" + id
 		v := bs.docs.Get(docKey(collection, id))

@@ -99,7 +99,7 @@ func TestOpensFormat1(t *testing.T) {
 		{"other tag", "h", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.ListTag(ctx, "old", tc.tag)
+			got, err := s.ListTag(ctx, "old", tc.tag, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +257,7 @@ func TestListTagReadsOnlyTagged(t *testing.T) {
 	if _, err := s.List(t.Context(), "c"); err == nil {
 		t.Fatal("List read past a corrupt document: the check below proves nothing")
 	}
-	docs, err := s.ListTag(t.Context(), "c", "g")
+	docs, err := s.ListTag(t.Context(), "c", "g", 0)
 	if err != nil {
 		t.Fatalf("ListTag read an untagged document: %v", err)
 	}

@@ -17,7 +17,7 @@ func tagged(path, data, tag string) docstore.Doc {
 // listTag lists collection's documents tagged tag, failing t on error.
 func listTag(t *testing.T, s docstore.Store, collection, tag string) []docstore.Doc {
 	t.Helper()
-	docs, err := s.ListTag(t.Context(), collection, tag)
+	docs, err := s.ListTag(t.Context(), collection, tag, 0)
 	if err != nil {
 		t.Fatalf("ListTag(%s, %.40q): %v", collection, tag, err)
 	}
@@ -89,6 +89,30 @@ func testTagRoundTrip(t *testing.T, s docstore.Store) {
 	}
 	if diff := diffDocs(want, listTag(t, s, "tg", "g1")); diff != "" {
 		t.Errorf("ListTag(tg, g1) (-want +got):\n%s", diff)
+	}
+	// A limit returns the first documents by ID: the cheap "is there any".
+	for _, tc := range []struct {
+		name  string
+		limit int
+		want  int
+	}{
+		{name: "limit 1", limit: 1, want: 1},
+		{name: "limit 2", limit: 2, want: 2},
+		{name: "limit past the count", limit: 100, want: len(want)},
+		{name: "negative means all", limit: -1, want: len(want)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.ListTag(t.Context(), "tg", "g1", tc.limit)
+			if err != nil {
+				t.Fatalf("ListTag(tg, g1, %d): %v", tc.limit, err)
+			}
+			if diff := diffDocs(want[:tc.want], got); diff != "" {
+				t.Errorf("ListTag(tg, g1, %d) (-want +got):\n%s", tc.limit, diff)
+			}
+		})
+	}
+	if got, err := s.ListTag(t.Context(), "tg", "g3", 1); err != nil || len(got) != 0 {
+		t.Errorf("ListTag(tg, g3, 1) = %v, %v; want none", got, err)
 	}
 
 	for _, tc := range []struct {
@@ -327,7 +351,7 @@ func testTagValidation(t *testing.T, s docstore.Store) {
 		{"canceled context", canceled, "tv", "g", context.Canceled},
 	} {
 		t.Run("ListTag/"+tc.name, func(t *testing.T) {
-			docs, err := s.ListTag(tc.ctx, tc.collection, tc.tag)
+			docs, err := s.ListTag(tc.ctx, tc.collection, tc.tag, 0)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("ListTag(%q, %.40q) = %v, %v; want %v", tc.collection, tc.tag, docs, err, tc.want)
 			}
@@ -350,7 +374,7 @@ func testListTagIsNotTransactional(t *testing.T, s docstore.Store) {
 		if err := tx.Set(doc("ltt/a", `{}`)); err != nil {
 			return err
 		}
-		docs, err := s.ListTag(ctx, "ltt", "g")
+		docs, err := s.ListTag(ctx, "ltt", "g", 0)
 		inside = pathsOf(docs)
 		return err
 	})

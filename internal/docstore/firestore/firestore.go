@@ -114,7 +114,7 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 
 // ListTag implements docstore.Store with an equality query on the "tag"
 // field, billed one read per document returned.
-func (s *Store) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+func (s *Store) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
 	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
 	}
@@ -122,6 +122,9 @@ func (s *Store) ListTag(ctx context.Context, collection, tag string) ([]docstore
 		return nil, err
 	}
 	q := s.client.Collection(collection).Where(fieldTag, "==", tag).OrderBy(gfs.DocumentID, gfs.Asc)
+	if limit > 0 {
+		q = q.Limit(limit)
+	}
 	return query(ctx, collection, q, fmt.Sprintf("list %s tagged %.40q", collection, tag))
 }
 

@@ -437,14 +437,14 @@ func (s *failingStore) RunTx(ctx context.Context, fn func(ctx context.Context, t
 }
 
 // ListTag implements docstore.Store.
-func (s *failingStore) ListTag(ctx context.Context, collection, tag string) ([]docstore.Doc, error) {
+func (s *failingStore) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
 	s.mu.Lock()
 	fail := s.listTag
 	s.mu.Unlock()
 	if fail {
 		return nil, fmt.Errorf("list %s tag %s: %w", collection, tag, ErrInjected)
 	}
-	return s.Store.ListTag(ctx, collection, tag)
+	return s.Store.ListTag(ctx, collection, tag, limit)
 }
 
 type failingTx struct {
