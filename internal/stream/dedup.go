@@ -11,8 +11,8 @@ import (
 
 // One dedup record per order, for every aggregation at once
 // (docs/event-time.md: "a redelivered order is ignored by every aggregation
-// at once"), written in the transaction that writes the order's deltas in
-// every aggregation.
+// at once"), the only document an order transaction writes: it carries the
+// order's elements for every aggregation to the tick's fold (state.go).
 const (
 	dedupControl = "stream/dedup"        // dedupControlDoc
 	dedupRecords = "stream/dedup/orders" // dedupDoc per order

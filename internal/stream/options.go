@@ -70,8 +70,8 @@ func WithMaxClockSkew(d time.Duration) Option {
 }
 
 // WithInstanceID names this process among the instances (default: random).
-// It picks the delta a quiet (window, key)'s orders gather in; a fixed name
-// makes a simulation repeatable.
+// It names the process's batches (BatchInfo.ID) in logs and load tests; a
+// fixed name makes a simulation repeatable.
 func WithInstanceID(id string) Option {
 	return func(o *options) error {
 		if id == "" {

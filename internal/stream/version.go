@@ -7,8 +7,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// StateLayout is the layout of the window state (cells, deltas, agendas and
-// the watermark document) that this binary reads and writes. Change it with
+// StateLayout is the layout of the stream's state (the control document,
+// fold documents, window state, parked elements) that this binary reads
+// and writes. Change it with
 // any change to those documents that an older binary would mis-read, so
 // that a binary meeting state of another layout refuses it instead (a
 // rollback after a deploy, two revisions serving at once).
@@ -22,8 +23,15 @@ import (
 // The window state itself is unchanged, so this binary reads layout 1 as
 // well (MinStateLayout); what layout 2 is for is the other direction: the
 // previous binary refuses the watermark document re-stamped with layout 2
-// (dedupFence), so it cannot count an order whose dedup record it would not
+// (its fence), so it cannot count an order whose dedup record it would not
 // see.
+//
+// Layout 3 replaced the per-(window, key) cells, deltas and agendas by one
+// document per order (its dedup record, carrying its elements, tagged
+// with a generation), window state documents written by the tick's fold,
+// and stream/control. Layouts 1 and 2 are read only to migrate them
+// (migrate.go); the first process re-stamps the old watermark documents
+// with 3 so that the binaries before refuse to count (ensureControl).
 const StateLayout = 3
 
 // MinStateLayout is the oldest layout this binary reads.
