@@ -30,7 +30,7 @@ type foldResult struct {
 // windows and runs the trigger of every key of the windows they touched or
 // whose timer is due, at W wm: one transaction for the records (with up to
 // windowsPerTx due windows), then one per windowsPerTx further due windows.
-func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems []foldElem, advanced int64, wm, now time.Time) (foldResult, error) {
+func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems []foldElem, observed, advanced int64, wm, now time.Time) (foldResult, error) {
 	var fr foldResult
 	touched := map[string]bool{}
 	for _, e := range elems {
@@ -54,7 +54,7 @@ func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems [
 		if i == 0 {
 			ce = elems
 		}
-		r, err := p.foldTx(ctx, a, ce, ids, i == 0, false, parked, fd.Folded, advanced, wm, now)
+		r, err := p.foldTx(ctx, a, ce, ids, i == 0, false, parked, fd.Folded, observed, advanced, wm, now)
 		fr.panes = append(fr.panes, r.panes...)
 		fr.expired += r.expired
 		fr.visited += r.visited
@@ -87,7 +87,7 @@ func isDue(s window.Spec, e windowEntry, wm, now time.Time) bool {
 // ids. Every key of a visited window gets its trigger; a window whose
 // state cannot be read is reported and its elements are parked, so the
 // others go on.
-func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem, ids []string, records, addOnly, anyParked bool, prior, advanced int64, wm, now time.Time) (foldResult, error) {
+func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem, ids []string, records, addOnly, anyParked bool, prior, observed, advanced int64, wm, now time.Time) (foldResult, error) {
 	var fr foldResult
 	var parked []parkedSet
 	if anyParked {
@@ -110,8 +110,14 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 		if err := decodeDoc(docs[1], &ctl); err != nil {
 			return err
 		}
-		if records && (fd.Folded != prior || fd.Migrating || (!addOnly && ctl.Aggs[a.spec.Name].Advanced > advanced)) {
-			return nil // a concurrent tick folded, or advanced again: its fold covers these
+		if records && (fd.Folded != prior || fd.Migrating) {
+			return nil // a concurrent tick folded these
+		}
+		if !addOnly && ctl.Aggs[a.spec.Name].Advanced > advanced {
+			// A concurrent tick advanced W again: its fold covers these, at
+			// its W; running the triggers at this older W could emit a pane
+			// behind one it already wrote.
+			return nil
 		}
 		if fd.Windows == nil {
 			fd.Windows = map[string]windowEntry{}
@@ -158,13 +164,32 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 			}
 		}
 		// Parked elements of windows readable again come first: they were
-		// accepted before anything listed now.
+		// accepted before anything listed now. The listing came before the
+		// transaction, so only those still there are taken, as read here:
+		// a concurrent tick may have taken them already.
 		var all []foldElem
 		var unpark []string
+		var pp []string
 		for _, pk := range parked {
 			if ws := visit[windowID(pk.start)]; ws != nil && ws.keys != nil {
-				all = append(all, pk.elems...)
-				unpark = append(unpark, pk.path)
+				pp = append(pp, pk.path)
+			}
+		}
+		if len(pp) > 0 {
+			pdocs, err := tx.Get(pp...)
+			if err != nil {
+				return err
+			}
+			for _, d := range pdocs {
+				if !d.Exists {
+					continue
+				}
+				var pd parkedDoc
+				if err := decodeDoc(d, &pd); err != nil {
+					return err
+				}
+				all = append(all, pd.Elements...)
+				unpark = append(unpark, d.Path)
 			}
 		}
 		all = append(all, elems...)
@@ -242,6 +267,16 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 		}
 		if records {
 			fd.Folded = advanced
+			if !addOnly {
+				// The advance observed fd's unseen times and the records
+				// up to observed.
+				fd.UnseenEvent, fd.UnseenAccepted = time.Time{}, time.Time{}
+			}
+			for _, e := range elems {
+				if addOnly || e.Gen > observed {
+					fd.UnseenEvent, fd.UnseenAccepted = later(fd.UnseenEvent, e.Event), later(fd.UnseenAccepted, e.At)
+				}
+			}
 		}
 		nd, err := encodeDoc(a.paths.foldPath(), fd, time.Time{})
 		if err != nil {
@@ -272,12 +307,13 @@ func (p *Processor) addRecord(a aggregation, visit map[string]*windowState, rec 
 		ks  keyState
 	}
 	var changes []change
+	parks := map[string][]foldElem{}
 	staged := map[*windowState]map[string]keyState{}
 	for _, e := range rec {
 		id := windowID(e.Window.Start)
 		ws := visit[id]
 		if ws.keys == nil {
-			park[id] = append(park[id], e)
+			parks[id] = append(parks[id], e)
 			continue
 		}
 		if e.Applied {
@@ -309,6 +345,9 @@ func (p *Processor) addRecord(a aggregation, visit map[string]*windowState, rec 
 	for _, c := range changes {
 		c.ws.keys[c.key] = c.ks
 		c.ws.dirty = true
+	}
+	for id, es := range parks {
+		park[id] = append(park[id], es...)
 	}
 	return entry{}, true
 }

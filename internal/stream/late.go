@@ -72,8 +72,11 @@ func (p *Processor) readLate(tx docstore.Tx, rd *orderRead, wants []want) error 
 		if err != nil {
 			return err
 		}
-		for _, err := range bad {
-			return err
+		for w, err := range bad {
+			// The fold parks the element and reports the window, rather
+			// than this batch failing until the window expires and its
+			// late orders turn too late.
+			w.entry.Error = clip(err.Error(), maxCellError)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -130,6 +131,12 @@ func (p *Processor) orderTx(ctx context.Context, items []*item, bs *BatchInfo) (
 			if replan {
 				continue
 			}
+			if i, size := oversized(plans, skip, n); i >= 0 {
+				// One document holds an order's elements: one this large
+				// could never be written, so no retry can help.
+				bad[i] = fmt.Sprintf("invalid: the order counts in too many windows and keys for one dedup record (%d bytes of elements, at most %d)", size, maxRecordElements)
+				continue
+			}
 			k := fits(plans, skip, n)
 			if k == 0 {
 				bad[0] = fmt.Sprintf("invalid: the order needs more writes than one transaction takes (%d)", maxTxWrites)
@@ -213,6 +220,39 @@ func fits(plans []aggPlan, skip []bool, n int) int {
 		}
 	}
 	return n
+}
+
+// maxRecordElements bounds the encoded elements of one dedup record, well
+// under a document's 1 MiB (the record's other fields are small).
+const maxRecordElements = 768 << 10
+
+// oversized returns the first of the n planned items whose elements would
+// not fit one dedup record, and their size; -1 when all fit.
+func oversized(plans []aggPlan, skip []bool, n int) (int, int) {
+	for i := range n {
+		if skip[i] {
+			continue
+		}
+		count := 0
+		for _, pl := range plans {
+			count += len(pl.elems[i])
+		}
+		if count*elementBytes < maxRecordElements/2 {
+			continue // the common case, without encoding anything
+		}
+		size := 0
+		for _, pl := range plans {
+			b, err := json.Marshal(pl.elems[i])
+			if err != nil {
+				return i, 0
+			}
+			size += len(b)
+		}
+		if size > maxRecordElements {
+			return i, size
+		}
+	}
+	return -1, 0
 }
 
 // duplicateOutcome is the outcome of a delivery already handled: by an

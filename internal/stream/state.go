@@ -61,6 +61,11 @@ type foldDoc struct {
 	// Migrating: the previous layout's cells and deltas are being moved
 	// into Windows; nothing folds until that is done.
 	Migrating bool                   `json:"migrating,omitempty"`
+	// Unseen: the newest event and acceptance times of elements folded
+	// that no advance observed (those of the generation the advance itself
+	// closed, and of catch-up folds); the next advance observes them.
+	UnseenEvent    time.Time `json:"unseen_event,omitzero"`
+	UnseenAccepted time.Time `json:"unseen_accepted,omitzero"`
 	Windows   map[string]windowEntry `json:"windows,omitempty"` // by windowID
 }
 
@@ -142,6 +147,7 @@ type foldElem struct {
 	Message  string          `json:"message_id,omitempty"`
 	Applied  bool            `json:"applied,omitempty"`
 	Parts    int             `json:"parts,omitempty"`
+	Gen      int64           `json:"gen,omitempty"` // its record's generation
 }
 
 func (e foldElem) wk() window.WindowKey { return window.WindowKey{Window: e.Window, Key: e.Key} }
@@ -308,7 +314,7 @@ func recordElements(s window.Spec, pedidoID string, rec dedupDoc) ([]foldElem, e
 			return nil, fmt.Errorf("record of %s: window %s is not one of %s at %s", pedidoID, w.Start, s.Name, rec.EventTime)
 		}
 		out = append(out, foldElem{Window: w, Key: re.Key, M: re.M, Wm: re.Wm, PedidoID: pedidoID,
-			Event: rec.EventTime.UTC(), At: rec.ReceivedAt.UTC(), Message: rec.MessageID, Applied: re.Applied, Parts: re.Parts})
+			Event: rec.EventTime.UTC(), At: rec.ReceivedAt.UTC(), Message: rec.MessageID, Applied: re.Applied, Parts: re.Parts, Gen: rec.Gen})
 	}
 	return out, nil
 }

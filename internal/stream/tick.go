@@ -108,6 +108,15 @@ type aggTick struct {
 	// generations' elements, at the W it has, and neither advances W nor
 	// runs triggers, so that no transaction grows with the outage.
 	catchUp bool
+	skip    bool // its records cannot be read: no advance, no fold this tick
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // maxFoldGens bounds the generations one fold adds (about an hour of
@@ -188,7 +197,26 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 			}
 		}
 	}
-	adv, err := p.advance(ctx, normal, gens, closed, now)
+	// What each advance observes: the records up to the generation just
+	// closed and what earlier folds added unseen. An aggregation whose
+	// records cannot be read sits this tick out; the others go on.
+	seen := map[string][2]time.Time{}
+	var observing []*aggTick
+	for _, t := range normal {
+		elems, err := gens.elements(t.a, t.fd.Folded, closed)
+		if err != nil {
+			t.err = errors.Join(t.err, err)
+			t.skip = true
+			continue
+		}
+		ev, at := t.fd.UnseenEvent, t.fd.UnseenAccepted
+		for _, e := range elems {
+			ev, at = later(ev, e.Event), later(at, e.At)
+		}
+		seen[t.a.spec.Name] = [2]time.Time{ev, at}
+		observing = append(observing, t)
+	}
+	adv, err := p.advance(ctx, observing, seen, closed, now)
 	if err != nil {
 		return fmt.Errorf("advance watermark: %w", err)
 	}
@@ -199,6 +227,9 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 	}
 	for _, t := range ready {
 		a := t.a
+		if t.skip {
+			continue
+		}
 		if t.catchUp {
 			p.catchUp(ctx, t, gens, ctl.Aggs[a.spec.Name].WatermarkState, now)
 			continue
@@ -215,7 +246,7 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 		}
 		t.at.Records = len(elems)
 		t.at.OpenWindows = len(t.fd.Windows)
-		fr, err := p.fold(ctx, a, t.fd, elems, adv.closed, st[1].Watermark, now)
+		fr, err := p.fold(ctx, a, t.fd, elems, closed, adv.closed, st[1].Watermark, now)
 		t.at.Panes, t.at.Expired, t.at.Visited = fr.panes, fr.expired, fr.visited
 		t.at.Failing = append(t.at.Failing, fr.failing...)
 		if err != nil {
@@ -252,7 +283,7 @@ func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws 
 	}
 	t.at.Records = len(elems)
 	t.at.OpenWindows = len(t.fd.Windows)
-	fr, err := p.foldTx(ctx, t.a, elems, nil, true, true, false, t.fd.Folded, to, ws.Watermark, now)
+	fr, err := p.foldTx(ctx, t.a, elems, nil, true, true, false, t.fd.Folded, t.fd.Folded, to, ws.Watermark, now)
 	t.at.Visited = fr.visited
 	t.at.Failing = append(t.at.Failing, fr.failing...)
 	if err != nil {
@@ -387,7 +418,7 @@ type advanced struct {
 // up to closed, advances each W and, when some W moved, closes the open
 // generation with it, so that every order classified against the W before
 // is in a generation the fold covers. It writes nothing when no W moved.
-func (p *Processor) advance(ctx context.Context, ready []*aggTick, gens *genCache, closed int64, now time.Time) (advanced, error) {
+func (p *Processor) advance(ctx context.Context, ready []*aggTick, seen map[string][2]time.Time, closed int64, now time.Time) (advanced, error) {
 	var adv advanced
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		adv = advanced{states: map[string][2]window.WatermarkState{}, closed: closed}
@@ -401,13 +432,7 @@ func (p *Processor) advance(ctx context.Context, ready []*aggTick, gens *genCach
 			ac := ctl.Aggs[name]
 			before := ac.WatermarkState
 			after := before
-			elems, err := gens.elements(t.a, t.fd.Folded, closed)
-			if err != nil {
-				return err
-			}
-			for _, e := range elems {
-				after = after.Observe(e.Event, e.At)
-			}
+			after = after.Observe(seen[name][0], seen[name][1])
 			after = t.a.spec.AdvanceWatermark(after, now)
 			adv.states[name] = [2]window.WatermarkState{before, after}
 			if !sameWatermark(before, after) {
