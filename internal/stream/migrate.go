@@ -12,19 +12,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// newest returns the latest event time and acceptance time in parts.
-func newest(parts ...window.Shard) (maxEvent, last time.Time) {
-	for _, s := range parts {
-		if s.MaxEventTime.After(maxEvent) {
-			maxEvent = s.MaxEventTime
-		}
-		if s.LastAccepted.After(last) {
-			last = s.LastAccepted
-		}
-	}
-	return maxEvent, last
-}
-
 // migrateDocsPerTx bounds the previous layout's documents one migration
 // transaction moves (and deletes).
 const migrateDocsPerTx = 300
@@ -104,25 +91,11 @@ func (p *Processor) migrate(ctx context.Context, a aggregation, folded int64, no
 		}
 		return 0
 	})
-	// The previous layout folded the deltas' newest event and acceptance
-	// times into W only when its tick listed them: those of deltas no tick
-	// saw yet go into the control document's watermark state with the last
-	// step, or W would advance as if no order had come since (the idle rule).
-	var maxEvent, lastAccepted time.Time
-	for _, c := range byCell {
-		e, l := newest(append([]window.Shard{c.cell.Folded}, c.parts...)...)
-		if e.After(maxEvent) {
-			maxEvent = e
-		}
-		if l.After(lastAccepted) {
-			lastAccepted = l
-		}
-	}
 	var fd foldDoc
 	step := func(batch []*oldCell, deletes []string, last bool) error {
 		return p.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
 			fd = foldDoc{}
-			docs, err := tx.Get(a.paths.foldPath(), controlPath)
+			docs, err := tx.Get(a.paths.foldPath())
 			if err != nil {
 				return err
 			}
@@ -131,10 +104,6 @@ func (p *Processor) migrate(ctx context.Context, a aggregation, folded int64, no
 			}
 			if docs[0].Exists && !fd.Migrating {
 				return nil // another tick finished it
-			}
-			var ctl controlDoc
-			if err := decodeDoc(docs[1], &ctl); err != nil {
-				return err
 			}
 			if !docs[0].Exists {
 				fd = foldDoc{Folded: folded, Migrating: true, Windows: map[string]windowEntry{}}
@@ -175,6 +144,12 @@ func (p *Processor) migrate(ctx context.Context, a aggregation, folded int64, no
 					return unreadable(fmt.Errorf("migrate %s: %w", cellID(c.wk), err))
 				}
 				ws.keys[c.wk.Key] = keyState{State: c.cell.State, Sum: sum}
+				// The previous layout folded the deltas' newest event and
+				// acceptance times into W only when its tick listed them:
+				// the next advance observes them (Unseen, kept across the
+				// steps of a migration cut short), or W would move as if
+				// no order had come since (the idle rule).
+				fd.UnseenEvent, fd.UnseenAccepted = later(fd.UnseenEvent, sum.MaxEventTime), later(fd.UnseenAccepted, sum.LastAccepted)
 				for _, pp := range c.paths {
 					if err := tx.Delete(pp); err != nil {
 						return err
@@ -195,13 +170,6 @@ func (p *Processor) migrate(ctx context.Context, a aggregation, folded int64, no
 			}
 			if last {
 				fd.Migrating = false
-				if ac, ok := ctl.Aggs[a.spec.Name]; ok && docs[1].Exists {
-					ac.WatermarkState = ac.Observe(maxEvent, lastAccepted)
-					ctl.Aggs[a.spec.Name] = ac
-					if err := set(tx, controlPath, ctl, time.Time{}); err != nil {
-						return err
-					}
-				}
 			}
 			return set(tx, a.paths.foldPath(), fd, time.Time{})
 		})

@@ -60,13 +60,13 @@ type foldDoc struct {
 	Folded int64 `json:"folded"`
 	// Migrating: the previous layout's cells and deltas are being moved
 	// into Windows; nothing folds until that is done.
-	Migrating bool                   `json:"migrating,omitempty"`
+	Migrating bool `json:"migrating,omitempty"`
 	// Unseen: the newest event and acceptance times of elements folded
 	// that no advance observed (those of the generation the advance itself
 	// closed, and of catch-up folds); the next advance observes them.
-	UnseenEvent    time.Time `json:"unseen_event,omitzero"`
-	UnseenAccepted time.Time `json:"unseen_accepted,omitzero"`
-	Windows   map[string]windowEntry `json:"windows,omitempty"` // by windowID
+	UnseenEvent    time.Time              `json:"unseen_event,omitzero"`
+	UnseenAccepted time.Time              `json:"unseen_accepted,omitzero"`
+	Windows        map[string]windowEntry `json:"windows,omitempty"` // by windowID
 }
 
 func (d foldDoc) layoutOf() int { return d.Layout }
