@@ -110,7 +110,10 @@
 // deliveries an instance receives at once join one batch, handled as if
 // its orders came one after the other (HandleBatch): one transaction, or as
 // many as keep each under 480 writes and 8 MiB (an order's record always
-// whole); a pedido_id met twice counts once. Every delivery is answered
+// whole); a pedido_id met twice counts once. An order whose elements
+// would not fit one record (maxRecordElements: thousands of distinct SKUs
+// times their windows) is dead-lettered as invalid, since no retry could
+// write it. Every delivery is answered
 // once its batch committed (2xx) or failed (503 for all: Pub/Sub
 // redelivers, dedup keeps it exact).
 //
@@ -123,9 +126,13 @@
 // A window total leaving NUMERIC's range there makes the order invalid in
 // every aggregation (dead-lettered with the reason), as before layout 3.
 // When the fold is behind the watermark (an advance not yet folded: the
-// correction would miss orders) or the window is failing or migrating,
-// the element goes to the fold like any other and its LATE pane comes with
-// the next tick.
+// correction would miss orders), the window is failing (its state does not
+// read: the fold then parks the element) or migrating, the element goes to
+// the fold like any other and its LATE pane comes with the next tick. Such
+// deferred elements sit in generations the next fold adds; a late order
+// that applies itself before that fold emits a pane without them, and the
+// next tick's pane includes them (totals are exact, the intermediate
+// correction is short of them).
 //
 // # Tick: generations, advance, fold
 //
@@ -178,7 +185,12 @@
 // fold) takes no part in the advance; each tick adds the next 60
 // generations' elements to its windows at the W it has, without running
 // triggers (the windows are marked due), so that no transaction grows with
-// the outage; once caught up it advances and triggers as usual.
+// the outage; once caught up it advances and triggers as usual. The bound
+// is in generations, and only ticks close generations: with the ticks
+// stopped for hours while orders flow, one generation holds them all and
+// its fold rewrites every window they touched in one transaction, which
+// past Firestore's 10 MiB would fail on every tick (not bounded further:
+// keep the tick's alert on).
 //
 // Headroom: an element that would take its key's total out of the range
 // BigQuery stores (NUMERIC) is refused by Spec.Accept in the fold, and the
@@ -197,15 +209,21 @@
 // when, and the elements the fold meets for it are written to
 // parked/<window>_<generation> instead of being lost; the window is never
 // expired while it fails. Every tick visits it again; the first fold that
-// reads it adds its parked elements first, deletes them and emits the
-// panes it owes. The other windows go on as usual.
+// reads it adds its parked elements first (as they stand in its own
+// transaction: a concurrent tick may have taken them), deletes them and
+// emits the panes it owes. The other windows go on as usual.
 //
 // A tick handles the aggregations' folds one after the other, and a failure
 // in one (its store transactions failing, its panes table refusing rows)
 // does not stop the others: each gets its tick, and Tick then answers the
 // joined error (non-2xx, so that Cloud Scheduler retries; a retry repeats
 // nothing done). A dedup record that does not decode is such an error: its
-// generation cannot be folded without it.
+// generation cannot be folded without it; its aggregation takes no part in
+// the advance and folds nothing until it reads (the others go on). The
+// watermark observes the records up to the generation the tick closed;
+// those of the generation its advance closes (orders of the moments
+// between) are folded then and observed by the next advance (the fold
+// document's unseen times).
 //
 // # Upgrade from layouts 1 and 2
 //
