@@ -3,7 +3,6 @@ package stream
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -99,19 +98,4 @@ func (p *Processor) ensureControl(ctx context.Context, now time.Time) error {
 	}
 	p.fence.ready = true
 	return nil
-}
-
-// legacyAggs are the configured aggregations whose layout-1 dedup records
-// may still be read at now.
-func (p *Processor) legacyAggs(ctl controlDoc, now time.Time) []aggregation {
-	if !now.Before(ctl.LegacyUntil) {
-		return nil
-	}
-	var out []aggregation
-	for _, a := range p.aggs {
-		if slices.Contains(ctl.Legacy, a.spec.Name) {
-			out = append(out, a)
-		}
-	}
-	return out
 }

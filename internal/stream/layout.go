@@ -138,24 +138,6 @@ type agendaCell struct {
 	FailingSince time.Time `json:"failing_since,omitzero"`
 }
 
-// fingerprint identifies a set of deltas' contents: every accepted order
-// adds one to a delta's Pedidos and a late cell leaves a new notice, so
-// any change to a cell's deltas changes it.
-func fingerprint(parts []window.Shard) string {
-	if len(parts) == 0 {
-		return ""
-	}
-	var pedidos int64
-	var last time.Time
-	for _, p := range parts {
-		pedidos += p.Measures.Pedidos
-		if p.LastAccepted.After(last) {
-			last = p.LastAccepted
-		}
-	}
-	return strconv.Itoa(len(parts)) + "/" + strconv.FormatInt(pedidos, 10) + "/" + strconv.FormatInt(last.UnixNano(), 10)
-}
-
 func (a agendaDoc) window() window.Window {
 	return window.Window{Start: a.WindowStart.UTC(), End: a.WindowEnd.UTC()}
 }

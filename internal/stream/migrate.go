@@ -37,11 +37,10 @@ func (p *Processor) migrate(ctx context.Context, a aggregation, folded int64, no
 		return foldDoc{}, fmt.Errorf("list %s: %w", a.paths.agenda, err)
 	}
 	type oldCell struct {
-		wk     window.WindowKey
-		paths  []string
-		cell   cellDoc
-		parts  []window.Shard
-		broken error
+		wk    window.WindowKey
+		paths []string
+		cell  cellDoc
+		parts []window.Shard
 	}
 	byCell := map[window.WindowKey]*oldCell{}
 	get := func(wk window.WindowKey) *oldCell {

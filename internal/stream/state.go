@@ -150,8 +150,6 @@ type foldElem struct {
 	Gen      int64           `json:"gen,omitempty"` // its record's generation
 }
 
-func (e foldElem) wk() window.WindowKey { return window.WindowKey{Window: e.Window, Key: e.Key} }
-
 func (e foldElem) order() window.Order {
 	return window.Order{ID: e.PedidoID, Key: e.Key, EventTime: e.Event, Measures: e.M, Window: e.Window}
 }
