@@ -146,10 +146,7 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 			ws.entry.Parts = max(ws.entry.Parts, e.Parts)
 		}
 		order := slices.Sorted(maps.Keys(visit))
-		wins := make([]*windowState, len(order))
-		for i, id := range order {
-			wins[i] = visit[id]
-		}
+		wins := inOrder(visit)
 		bad, err := readWindows(tx, a, wins)
 		if err != nil {
 			return err

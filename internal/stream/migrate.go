@@ -125,11 +125,7 @@ func (p *Processor) migrate(ctx context.Context, a aggregation, folded int64, no
 				wins[id] = &windowState{entry: e}
 				ids = append(ids, id)
 			}
-			list := make([]*windowState, len(ids))
-			for i, id := range ids {
-				list[i] = wins[id]
-			}
-			bad, err := readWindows(tx, a, list)
+			bad, err := readWindows(tx, a, inOrder(wins))
 			if err != nil {
 				return err
 			}

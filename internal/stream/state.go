@@ -262,6 +262,16 @@ func readWindows(tx docstore.Tx, a aggregation, ws []*windowState) (map[*windowS
 	return bad, nil
 }
 
+// inOrder returns the windows of ws by window ID, for reading them in one
+// call (readWindows) and writing them in a stable order.
+func inOrder(ws map[string]*windowState) []*windowState {
+	out := make([]*windowState, 0, len(ws))
+	for _, id := range slices.Sorted(maps.Keys(ws)) {
+		out = append(out, ws[id])
+	}
+	return out
+}
+
 // encodeParts splits a window's keys over parts documents, doubling parts
 // while one would pass splitBytes.
 func encodeParts(a aggregation, e windowEntry, keys map[string]keyState) ([]docstore.Doc, int, error) {

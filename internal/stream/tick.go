@@ -160,7 +160,7 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 	if err != nil {
 		return fmt.Errorf("read control: %w", err)
 	}
-	gens := &genCache{docs: map[int64][]docstore.Doc{}}
+	gens := &genCache{recs: map[int64][]listedRecord{}}
 	var normal []*aggTick
 	from := ctl.Gen
 	for _, t := range ready {
@@ -333,21 +333,34 @@ func readControl(tx docstore.Tx) (controlDoc, error) {
 	return ctl, nil
 }
 
-// genCache holds the records of final generations listed by one tick, for
-// every aggregation to fold from.
+// genCache holds the records of final generations listed by one tick,
+// decoded once, for every aggregation to fold from.
 type genCache struct {
-	docs map[int64][]docstore.Doc
+	recs map[int64][]listedRecord
+}
+
+// listedRecord is a listed dedup record as decoded, or why it does not
+// decode (reported by elements, to the aggregations that need it).
+type listedRecord struct {
+	path string
+	rec  dedupDoc
+	err  error
 }
 
 func (c *genCache) list(ctx context.Context, s docstore.Store, g int64) error {
-	if _, ok := c.docs[g]; ok {
+	if _, ok := c.recs[g]; ok {
 		return nil
 	}
 	docs, err := s.ListTag(ctx, dedupRecords, genTag(g), 0)
 	if err != nil {
 		return fmt.Errorf("list generation %d: %w", g, err)
 	}
-	c.docs[g] = docs
+	recs := make([]listedRecord, len(docs))
+	for i, d := range docs {
+		recs[i].path = d.Path
+		recs[i].err = decodeDoc(d, &recs[i].rec)
+	}
+	c.recs[g] = recs
 	return nil
 }
 
@@ -356,14 +369,13 @@ func (c *genCache) list(ctx context.Context, s docstore.Store, g int64) error {
 func (c *genCache) elements(a aggregation, from, to int64) ([]foldElem, error) {
 	var out []foldElem
 	for g := from + 1; g <= to; g++ {
-		for _, d := range c.docs[g] {
-			var rec dedupDoc
-			if err := decodeDoc(d, &rec); err != nil {
-				return nil, err
+		for _, r := range c.recs[g] {
+			if r.err != nil {
+				return nil, r.err
 			}
-			els, err := recordElements(a.spec, rec.PedidoID, rec)
+			els, err := recordElements(a.spec, r.rec.PedidoID, r.rec)
 			if err != nil {
-				return nil, unreadable(fmt.Errorf("%s: %w", d.Path, err))
+				return nil, unreadable(fmt.Errorf("%s: %w", r.path, err))
 			}
 			out = append(out, els...)
 		}

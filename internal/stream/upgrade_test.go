@@ -26,6 +26,18 @@ import (
 
 // skuSpec is the shipped ventas_sku_hora_movil: sliding windows of an hour
 // every 15 minutes, keyed by the line's SKU, the defaults otherwise.
+// fate is what a delivery did in both shipped aggregations, and what their
+// records said for a duplicate.
+type fate struct{ Hora, HoraRecorded, SKU, SKURecorded stream.Fate }
+
+func fates(res []stream.Result) []fate {
+	var got []fate
+	for _, r := range res {
+		got = append(got, fate{r.Aggregations[0].Fate, r.Aggregations[0].Recorded, r.Aggregations[1].Fate, r.Aggregations[1].Recorded})
+	}
+	return got
+}
+
 func skuSpec() window.Spec {
 	s := window.Defaults()
 	s.Name, s.KeyField, s.Period = "ventas_sku_hora_movil", stream.KeySKU, 15*time.Minute
@@ -109,14 +121,6 @@ func TestUpgradeFromLayout1(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
-	type fate struct{ Hora, HoraRecorded, SKU, SKURecorded stream.Fate }
-	fates := func(res []stream.Result) []fate {
-		var got []fate
-		for _, r := range res {
-			got = append(got, fate{r.Aggregations[0].Fate, r.Aggregations[0].Recorded, r.Aggregations[1].Fate, r.Aggregations[1].Recorded})
-		}
-		return got
-	}
 	redelivered := []stream.Push{
 		{Delivery: upgradeDelivery("P-1", "ES", "10.00", at(17, 5)), Now: at(17, 24)},
 		{Delivery: upgradeDelivery("P-4", "ES", "7.00", at(17, 18)), Now: at(17, 24)},
@@ -506,14 +510,6 @@ func TestUpgradeFromLayout2(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
-	type fate struct{ Hora, HoraRecorded, SKU, SKURecorded stream.Fate }
-	fates := func(res []stream.Result) []fate {
-		var got []fate
-		for _, r := range res {
-			got = append(got, fate{r.Aggregations[0].Fate, r.Aggregations[0].Recorded, r.Aggregations[1].Fate, r.Aggregations[1].Recorded})
-		}
-		return got
-	}
 	olds := []stream.Push{
 		{Delivery: upgradeDelivery("P-1", "ES", "10.00", at(17, 5))},
 		{Delivery: upgradeDelivery("P-4", "ES", "7.00", at(17, 18))},
