@@ -135,7 +135,7 @@ func validateFile(path, object string, feed *contract.Feed, show int) (*validati
 		var rej contract.Reject
 		switch {
 		case rec.Problem != "":
-			rej = contract.Reject{Code: "malformed_record", Detail: rec.Problem}
+			rej = contract.Unreadable(rec.Problem)
 		case binding == nil:
 			rej = contract.Reject{Code: "file_rejected", Detail: "file rejected: " + v.FileReason}
 		default:

@@ -79,7 +79,7 @@ func process(t *testing.T, f *Feed, src io.Reader) outcome {
 		var rej Reject
 		switch {
 		case rec.Problem != "":
-			rej = Reject{"malformed_record", rec.Problem}
+			rej = Unreadable(rec.Problem)
 		case b == nil:
 			rej = Reject{"file_rejected", o.FileReason}
 		default:

@@ -14,6 +14,7 @@ import (
 // Reject says why a row was refused. The zero value means the row is valid.
 type Reject struct {
 	// Code is stable and low-cardinality, for counters and metrics:
+	// "malformed_record" or "unterminated_quote" (see Unreadable),
 	// "column_count", "nul_byte", "invalid_utf8", "invalid_windows1252", or
 	// "<column>:<rule>" with rule one of required, invalid_int,
 	// invalid_numeric, invalid_date, out_of_range, too_precise, below_min,

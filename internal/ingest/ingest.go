@@ -7,10 +7,14 @@
 //  2. stream the object, validating each row; valid rows go to one atomic
 //     warehouse load whose ID derives from the generation (a repeated load of
 //     the same ID adds nothing), rejected rows to a quarantine object whose
-//     name derives from the generation (a rewrite replaces it);
+//     name derives from the generation (a rewrite replaces it). The
+//     quarantine is committed when the stream ends, before the load can
+//     commit: a file whose rejected rows cannot be written loads nothing;
 //  3. rebuild the daily aggregates for the dates the file touched (a
 //     replacement, so repeating it is harmless);
-//  4. finish the ledger record with the counts.
+//  4. finish the ledger record with the counts. A FAILED record counts only
+//     what is committed: rows read, and rows loaded or quarantined only if
+//     their load or quarantine object committed.
 //
 // A crash between any two steps leaves the lease to expire; the redelivered
 // event takes over and repeats the steps, and each step is idempotent.
@@ -123,6 +127,9 @@ func New(objs Objects, l LedgerLocker, wh Warehouse, feeds *contract.Registry, c
 	}
 	if cfg.QuarantineBucket == "" {
 		return nil, errors.New("ingest: quarantine bucket is empty")
+	}
+	if len(cfg.QuarantinePrefix) > maxQuarantinePrefix {
+		return nil, fmt.Errorf("ingest: quarantine prefix is %d bytes, more than %d: quarantine names would not fit", len(cfg.QuarantinePrefix), maxQuarantinePrefix)
 	}
 	if cfg.LandingBucket == cfg.QuarantineBucket && overlaps(cfg.LandingPrefixes, cfg.QuarantinePrefix) {
 		return nil, fmt.Errorf("ingest: quarantine gs://%s/%s lies inside the landing area: its files would be loaded", cfg.QuarantineBucket, cfg.QuarantinePrefix)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/ledger"
@@ -42,6 +43,7 @@ type rig struct {
 	mu     sync.Mutex
 	faults faults
 	svc    *ingest.Service
+	feeds  *contract.Registry
 
 	refreshing, overlaps atomic.Int32
 	// hangLoad makes loads wait for their context to end, like a warehouse
@@ -62,6 +64,9 @@ type finishCall struct {
 // that step. Each is consumed when it fires.
 type faults struct {
 	openErr, loadBefore, loadAfter, refresh, quarantineClose, finish error
+	// loadCut reads every row, then fails the load uncommitted: a job cut
+	// by its deadline, a BigQuery load job that fails.
+	loadCut error
 }
 
 func newRig(t *testing.T) *rig {
@@ -72,8 +77,13 @@ func newRig(t *testing.T) *rig {
 // newRigWith is newRig with the Config edited and a logger of the test's.
 func newRigWith(t *testing.T, edit func(*ingest.Config), log *slog.Logger) *rig {
 	t.Helper()
-	p := ingesttest.NewParts(t, landing, quarantine)
-	r := &rig{t: t, gcs: p.GCS, led: p.Ledger, wh: p.Warehouse, clock: ingesttest.NewClock(testStart)}
+	return newRigOn(t, ingesttest.NewParts(t, landing, quarantine), edit, log)
+}
+
+// newRigOn is newRigWith on the given parts.
+func newRigOn(t *testing.T, p *ingesttest.Parts, edit func(*ingest.Config), log *slog.Logger) *rig {
+	t.Helper()
+	r := &rig{t: t, gcs: p.GCS, led: p.Ledger, wh: p.Warehouse, feeds: p.Feeds, clock: ingesttest.NewClock(testStart)}
 	cfg := ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096}
 	if edit != nil {
 		edit(&cfg)
@@ -193,6 +203,11 @@ type faultyWarehouse struct{ r *rig }
 func (f faultyWarehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
 	if err := f.r.take(&f.r.faults.loadBefore); err != nil {
 		return warehouse.LoadResult{}, err
+	}
+	if err := f.r.take(&f.r.faults.loadCut); err != nil {
+		for req.Rows.Next() {
+		}
+		return warehouse.LoadResult{}, errors.Join(err, req.Rows.Err())
 	}
 	if f.r.hangLoad.Load() {
 		<-ctx.Done()

@@ -2,14 +2,20 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
 // QuarantineHeader is the header of every quarantine file: the source line
@@ -29,11 +35,71 @@ const (
 	MetaSourceEncoding = "source-encoding"
 )
 
+// A quarantine name must fit wherever it is stored, or the rejected rows of
+// a file have nowhere to go: Cloud Storage takes 1,024 bytes, and the local
+// fake stores each "/" segment as a file name of at most 255 bytes, beside a
+// "<segment>.metadata" file where the file system has no extended
+// attributes.
+const (
+	maxNameBytes    = objname.MaxObjectBytes
+	maxSegmentBytes = 255 - len(".metadata")
+	// maxQuarantinePrefix leaves any feed and object room in maxNameBytes.
+	maxQuarantinePrefix = 512
+)
+
 // quarantineName is deterministic per source generation, so a retried
-// attempt overwrites its own earlier quarantine file instead of adding one.
+// attempt overwrites its own earlier quarantine file instead of adding one:
+// <prefix><feed>/<object without .csv or .csv.gz>.g<generation>.csv. When
+// that does not fit (a landing name near its own limits), the object part
+// is cut to fit and gets "~" and 16 hex digits of the SHA-256 of the whole
+// landing name before ".g", so long names that share a beginning keep names
+// of their own.
 func quarantineName(prefix, feed string, obj Object) string {
+	head := prefix + feed + "/"
 	base := strings.TrimSuffix(strings.TrimSuffix(obj.Name, ".gz"), ".csv")
-	return prefix + feed + "/" + base + ".g" + strconv.FormatInt(obj.Generation, 10) + ".csv"
+	tail := ".g" + strconv.FormatInt(obj.Generation, 10) + ".csv"
+	if name := head + base + tail; fits(name) {
+		return name
+	}
+	sum := sha256.Sum256([]byte(obj.Name))
+	tail = "~" + hex.EncodeToString(sum[:8]) + tail
+	segs := strings.Split(base, "/")
+	for i, seg := range segs {
+		segs[i] = cut(seg, maxSegmentBytes)
+	}
+	short := cut(strings.Join(segs, "/"), maxNameBytes-len(head)-len(tail))
+	dir, last := "", short
+	if i := strings.LastIndexByte(short, '/'); i >= 0 {
+		dir, last = short[:i+1], short[i+1:]
+	}
+	return head + dir + cut(last, maxSegmentBytes-len(tail)) + tail
+}
+
+// fits reports whether name fits Cloud Storage and the local fake.
+func fits(name string) bool {
+	if len(name) > maxNameBytes {
+		return false
+	}
+	for seg := range strings.SplitSeq(name, "/") {
+		if len(seg) > maxSegmentBytes {
+			return false
+		}
+	}
+	return true
+}
+
+// cut shortens s to at most n bytes without splitting a UTF-8 sequence.
+func cut(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // quarantine writes rejected rows of one file. The object is created on the
@@ -50,7 +116,12 @@ type quarantine struct {
 	buf     *bufio.Writer
 	csv     *csv.Writer
 	rec     [4]string
-	written bool
+	closed  bool
+	err     error // of close
+	written bool  // committed: close succeeded
+
+	scratch bytes.Buffer // the leading fields of a row whose fila is streamed
+	lead    *csv.Writer
 }
 
 func newQuarantine(ctx context.Context, objs Objects, bucket, name string, src Object, feed *contract.Feed) *quarantine {
@@ -73,7 +144,11 @@ func (q *quarantine) setHeader(raw []byte) {
 	}
 }
 
-func (q *quarantine) add(line int, r contract.Reject, raw []byte) error {
+// add writes one rejected row. rest, when not nil, streams the bytes of a
+// row longer than the reader's limit that follow raw (record.Reader's
+// CopyRest): the fila column then holds the row whole, without the row
+// ever being held whole.
+func (q *quarantine) add(line int, r contract.Reject, raw []byte, rest func(io.Writer) (int64, error)) error {
 	if q.w == nil {
 		q.w = q.objects.Create(q.ctx, q.bucket, q.name, q.ctype, q.meta)
 		q.buf = bufio.NewWriterSize(q.w, 64<<10)
@@ -83,23 +158,76 @@ func (q *quarantine) add(line int, r contract.Reject, raw []byte) error {
 		}
 	}
 	q.rec = [4]string{strconv.Itoa(line), r.Code, r.Detail, string(raw)}
-	return q.csv.Write(q.rec[:])
-}
-
-// close commits the quarantine object, if any row was rejected.
-func (q *quarantine) close() error {
-	if q.w == nil {
-		return nil
+	if rest == nil {
+		return q.csv.Write(q.rec[:])
 	}
+	// encoding/csv writes whole fields only: the leading fields go through
+	// it, the fila is quoted here, as it would quote it.
+	if q.lead == nil {
+		q.lead = csv.NewWriter(&q.scratch)
+	}
+	q.scratch.Reset()
+	if err := q.lead.Write(q.rec[:3]); err != nil {
+		return err
+	}
+	q.lead.Flush()
 	q.csv.Flush()
 	if err := q.csv.Error(); err != nil {
 		return err
 	}
-	if err := q.buf.Flush(); err != nil {
+	q.buf.Write(bytes.TrimSuffix(q.scratch.Bytes(), []byte{'\n'}))
+	q.buf.WriteString(`,"`)
+	if _, err := (quoted{q.buf}).Write(raw); err != nil {
 		return err
 	}
-	if err := q.w.Close(); err != nil {
+	if _, err := rest(quoted{q.buf}); err != nil {
 		return err
+	}
+	_, err := q.buf.WriteString("\"\n")
+	return err
+}
+
+// quoted writes the inside of a quoted CSV field: every quote doubled.
+type quoted struct{ w *bufio.Writer }
+
+func (q quoted) Write(p []byte) (int, error) {
+	n := 0
+	for {
+		i := bytes.IndexByte(p, '"')
+		if i < 0 {
+			m, err := q.w.Write(p)
+			return n + m, err
+		}
+		m, err := q.w.Write(p[:i+1])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if err := q.w.WriteByte('"'); err != nil {
+			return n, err
+		}
+		p = p[i+1:]
+	}
+}
+
+// close commits the quarantine object, if any row was rejected. Only the
+// first call does; later ones report its outcome.
+func (q *quarantine) close() error {
+	if q.w == nil || q.closed {
+		return q.err
+	}
+	q.closed = true
+	q.csv.Flush()
+	q.err = q.csv.Error()
+	if q.err == nil {
+		q.err = q.buf.Flush()
+	}
+	if q.err == nil {
+		q.err = q.w.Close()
+	}
+	if q.err != nil {
+		q.err = fmt.Errorf("write quarantine: %w", q.err)
+		return q.err
 	}
 	q.written = true
 	return nil

@@ -16,15 +16,18 @@ import (
 // source_generation, source_line, ingested_at (see warehouse/schema).
 const lineageColumns = 4
 
-// Reject codes for problems found before the contract sees a row.
-const (
-	codeMalformed    = "malformed_record"
-	codeFileRejected = "file_rejected"
-)
+// codeFileRejected: the header refused the file, and so each of its rows.
+const codeFileRejected = "file_rejected"
 
 // rowSource yields the valid rows of a file to the warehouse and sends every
 // other row to the quarantine as it goes, so the file is read once, in one
 // pass, whatever its size. It implements warehouse.RowSource.
+//
+// At the end of the file it commits the quarantine object before reporting
+// the end, so the quarantine is written before the load can commit: the
+// warehouse commits only a source that ended without Err (warehouse.Load),
+// and a quarantine that cannot be written is this source's Err. A file is
+// thus never loaded without its rejected rows.
 type rowSource struct {
 	reader     *record.Reader
 	feed       *contract.Feed
@@ -56,6 +59,9 @@ func (s *rowSource) Next() bool {
 		rec, err := s.reader.Next()
 		if errors.Is(err, io.EOF) {
 			s.done = true
+			if err := s.q.close(); err != nil {
+				s.fail(err)
+			}
 			return false
 		}
 		if err != nil {
@@ -77,7 +83,7 @@ func (s *rowSource) accept(rec record.Record) bool {
 	var reject contract.Reject
 	switch {
 	case rec.Problem != "":
-		reject = contract.Reject{Code: codeMalformed, Detail: rec.Problem}
+		reject = contract.Unreadable(rec.Problem)
 	case s.binding == nil:
 		reject = contract.Reject{Code: codeFileRejected, Detail: "file rejected: " + s.fileReason}
 	default:
@@ -95,7 +101,11 @@ func (s *rowSource) accept(rec record.Record) bool {
 		s.counts.Rejects = map[string]int64{}
 	}
 	s.counts.Rejects[reject.Code]++
-	if err := s.q.add(rec.Line, reject, rec.Raw); err != nil {
+	var rest func(io.Writer) (int64, error)
+	if rec.Long {
+		rest = s.reader.CopyRest
+	}
+	if err := s.q.add(rec.Line, reject, rec.Raw, rest); err != nil {
 		s.fail(fmt.Errorf("quarantine line %d: %w", rec.Line, err))
 	}
 	return false

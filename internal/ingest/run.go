@@ -114,26 +114,31 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	if src.binding != nil {
 		res, err := s.warehouse.Load(ctx, warehouse.Load{ID: rec.LoadID, Table: feed.Table(), Rows: src})
 		tm.Load = time.Since(started)
-		if reason, ok := rejection(err); ok {
-			return rejectContent(rec, reason), nil
-		}
 		if err != nil {
-			return runResult{}, fmt.Errorf("load into %s: %w", feed.Table(), err)
+			if serr := src.Err(); serr != nil {
+				err = serr // the source stopped the load: its reason, not the relay
+			} else {
+				err = fmt.Errorf("load into %s: %w", feed.Table(), err)
+			}
+			if reason, ok := rejection(err); ok {
+				return rejectContent(rec, reason), nil
+			}
+			uncommitted(rec, q, false)
+			return runResult{}, err
 		}
 		rec.AlreadyLoaded = res.AlreadyLoaded
 	}
 	// Drain what the load did not read (all of it when the ID had committed
-	// already), so the counts and the quarantine are complete on every attempt.
+	// already), so the counts and the quarantine are complete on every
+	// attempt; the source commits the quarantine at the file's end.
 	for src.Next() {
 	}
 	if reason, ok := rejection(src.Err()); ok {
 		return rejectContent(rec, reason), nil
 	}
 	if err := src.Err(); err != nil {
+		uncommitted(rec, q, rec.AlreadyLoaded)
 		return runResult{}, err
-	}
-	if err := q.close(); err != nil {
-		return runResult{}, fmt.Errorf("write quarantine: %w", err)
 	}
 	rec.Quarantine = q.objectName()
 
@@ -151,6 +156,22 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 		return runResult{ledger.Rejected, src.fileReason}, nil
 	}
 	return runResult{state: ledger.Done}, nil
+}
+
+// uncommitted makes a failed attempt's counts say only what is committed:
+// the rows it read; its valid rows if loaded (by an earlier attempt, when
+// the load ID had committed); its rejected rows if their quarantine object
+// was written, which it is before the load commits, so it can stand while
+// the load failed (the retry rewrites it).
+func uncommitted(rec *ledger.Record, q *quarantine, loaded bool) {
+	if !loaded {
+		rec.Counts.Loaded = 0
+	}
+	rec.Quarantine = q.objectName()
+	if rec.Quarantine == "" {
+		rec.Counts.Quarantined = 0
+		rec.Counts.Rejects = nil
+	}
 }
 
 // rejectContent ends a file whose bytes turned out unreadable part way

@@ -7,6 +7,20 @@
 // stay bounded whatever the input (a 1 GB line costs MaxRecordBytes, not
 // 1 GB), and the steady state must not allocate, because every order line of
 // every export goes through here.
+//
+// A stray quote must not take the rows after it along. A quoted field may
+// go on past the end of its line, but a record that does so is only
+// accepted if it closes well formed within MaxRecordBytes. When it does not
+// (the input ends inside the quotes, the record would pass the limit, or it
+// is malformed after all: text after a closing quote, a bare quote), only
+// its first physical line is the record: it gets ProblemUnterminatedQuote, at that line's number, and
+// reading resumes at the next physical line, which is read again from its
+// first byte as a record of its own. The rule is deterministic: the same
+// bytes always split the same way, whatever the read sizes.
+//
+// A single line longer than MaxRecordBytes is a record with a Problem whose
+// Raw holds its first MaxRecordBytes bytes; the rest of the line (up to the
+// next line feed, quotes or not) is streamed by CopyRest, or skipped.
 package record
 
 import (
@@ -38,6 +52,9 @@ type Record struct {
 	Fields  [][]byte // values, quotes removed and "" unescaped; nil when Problem is set
 	Raw     []byte   // the record's bytes as read, without the trailing CR/LF
 	Problem string   // why the record is malformed; empty when it is fine
+	// Long means the record is a line longer than MaxRecordBytes: Raw is
+	// its first MaxRecordBytes bytes, and Reader.CopyRest streams the rest.
+	Long bool
 }
 
 // Options tunes a Reader. The zero value is usable.
@@ -61,20 +78,28 @@ type Reader struct {
 	lines   int   // line feeds consumed so far
 	started bool  // the BOM check has been done
 
-	max      int
-	comma    byte
-	quote    byte
-	tooLong  string
-	raw      []byte // the current record: a copy in own, or a line of buf
-	own      []byte // storage for records assembled by copying
-	data     []byte // unescaped values of quoted fields holding ""
-	spans    []span // field boundaries in raw
-	fields   [][]byte
-	st       state
-	cur      span // field being scanned
-	problem  string
-	scanned  int // bytes of raw already seen by the state machine
-	overflow bool
+	max     int
+	comma   byte
+	quote   byte
+	tooLong string
+	raw     []byte // the current record: a copy in own, or a line of buf
+	own     []byte // storage for records assembled by copying
+	data    []byte // unescaped values of quoted fields holding ""
+	spans   []span // field boundaries in raw
+	fields  [][]byte
+	st      state
+	cur     span // field being scanned
+	problem string
+	scanned int // bytes of raw already seen by the state machine
+
+	// A record that went on past its first line: raw[:firstEnd] is that
+	// line with its line end (firstEOL bytes), and secondAt the source
+	// offset of the line after it, where reading resumes if the record
+	// turns out malformed. firstEnd is 0 while the record is on one line.
+	firstEnd, firstEOL int
+	secondAt           int64
+	// pending: the rest of a Long record's line is still unread.
+	pending bool
 
 	copyAll bool // tests: assemble every record by copying, to check the in-place paths
 }
@@ -121,7 +146,8 @@ func NewReader(src io.Reader, opt Options) *Reader {
 }
 
 // BytesRead returns how many bytes of the source the records returned so far
-// (and the lines skipped) were made of.
+// (and the lines skipped) were made of. The rest of a Long record counts
+// once CopyRest or the next Next has read it.
 func (r *Reader) BytesRead() int64 { return r.base + int64(r.r) }
 
 // Next returns the next record, skipping blank lines. It returns io.EOF at
@@ -130,6 +156,11 @@ func (r *Reader) BytesRead() int64 { return r.base + int64(r.r) }
 func (r *Reader) Next() (Record, error) {
 	if !r.started {
 		if err := r.start(); err != nil {
+			return Record{}, err
+		}
+	}
+	if r.pending {
+		if _, err := r.CopyRest(io.Discard); err != nil {
 			return Record{}, err
 		}
 	}
@@ -266,32 +297,16 @@ func (r *Reader) slow() (rec Record, blank bool, err error) {
 				return Record{}, false, r.err
 			}
 			// The end of the input ends the record, whatever its state.
-			if r.overflow {
-				return r.overlong(start), false, nil
-			}
 			if r.blank() {
 				return Record{}, true, nil
 			}
 			if r.st == sQuoted {
 				r.problem = ProblemUnterminatedQuote
-				r.raw = bytes.TrimSuffix(r.raw, lf)
-				r.raw = bytes.TrimSuffix(r.raw, []byte{'\r'})
 			}
-			return r.finish(start), false, nil
+			return r.end(start, nil), false, nil
 		}
 		b := r.buf[r.r:r.w]
 		i := bytes.IndexByte(b, '\n')
-		if r.overflow {
-			// Resynchronise at the next line feed, ignoring quotes: a stray
-			// quote must not turn the rest of the file into one record.
-			if i < 0 {
-				r.r = r.w
-				continue
-			}
-			r.r += i + 1
-			r.lines++
-			return r.overlong(start), false, nil
-		}
 		if i < 0 {
 			// No line end in the buffer: take what there is, except a final
 			// CR, which may be the first half of a CRLF.
@@ -307,40 +322,168 @@ func (r *Reader) slow() (rec Record, blank bool, err error) {
 				}
 				continue
 			}
-			r.r += n
-			if r.take(b[:n]) {
-				r.scan()
+			if len(r.raw)+n > r.max {
+				return r.overlong(start), false, nil
 			}
+			r.r += n
+			r.take(b[:n])
+			r.scan()
 			continue
 		}
 		seg := b[:i]
-		r.r += i + 1
-		r.lines++
 		// A CR before the LF ends the line, unless a quoted field is still
 		// open: then CRLF is content.
 		cr := len(seg) > 0 && seg[len(seg)-1] == '\r'
 		if cr {
 			seg = seg[:len(seg)-1]
 		}
-		if !r.take(seg) {
+		if len(r.raw)+len(seg) > r.max {
 			return r.overlong(start), false, nil
 		}
+		r.r += i + 1
+		r.lines++
+		r.take(seg)
 		r.scan()
-		if r.st != sQuoted {
-			if r.blank() {
-				return Record{}, true, nil
-			}
-			return r.finish(start), false, nil
-		}
 		eol := lf
 		if cr {
 			eol = crlf
 		}
-		if !r.take(eol) {
-			return r.overlong(start), false, nil
+		if r.st != sQuoted {
+			if r.blank() {
+				return Record{}, true, nil
+			}
+			return r.end(start, eol), false, nil
 		}
+		if len(r.raw)+len(eol) > r.max {
+			// The quoted field cannot go on to the next line within the limit.
+			r.problem = ProblemUnterminatedQuote
+			return r.end(start, eol), false, nil
+		}
+		r.take(eol)
 		r.scan()
+		if r.firstEnd == 0 {
+			r.firstEnd, r.firstEOL, r.secondAt = len(r.raw), len(eol), r.base+int64(r.r)
+		}
 	}
+}
+
+// end returns the record scanned so far; eol is the line end consumed after
+// it, if any. A malformed record that went on past its first line is not a
+// record: see rewind.
+func (r *Reader) end(start int, eol []byte) Record {
+	if r.problem != "" && r.firstEnd > 0 {
+		return r.rewind(start, eol)
+	}
+	return r.finish(start)
+}
+
+// overlong ends a record that the bytes at r.r would take past the limit.
+func (r *Reader) overlong(start int) Record {
+	if r.firstEnd > 0 {
+		// A quoted field ran on for lines up to the limit: a stray quote,
+		// most likely, with valid rows after it.
+		r.problem = ProblemUnterminatedQuote
+		return r.rewind(start, nil)
+	}
+	// One line longer than the limit: its first max bytes are the record,
+	// and the rest of it, up to the next LF whatever its quotes, is left
+	// for CopyRest, so that a stray quote cannot carry the record further.
+	n := r.max - len(r.raw)
+	r.take(r.buf[r.r : r.r+n])
+	r.r += n
+	r.pending = true
+	return Record{Line: start, Raw: r.raw, Problem: r.tooLong, Long: true}
+}
+
+// rewind returns the first line of the record being assembled as a record
+// with ProblemUnterminatedQuote and moves the reader back to the start of
+// the second line, so that the lines the open quote took in are read again
+// as records of their own. eol is the line end consumed after raw, if any.
+//
+// The bytes are normally still in the buffer; when a refill has dropped
+// them, the rest of raw goes back in front of the unread input instead.
+func (r *Reader) rewind(start int, eol []byte) Record {
+	rec := Record{Line: start, Raw: r.raw[:r.firstEnd-r.firstEOL], Problem: ProblemUnterminatedQuote}
+	r.lines = start
+	if at := r.secondAt - r.base; at >= 0 {
+		r.r = int(at)
+		return rec
+	}
+	rest := r.raw[r.firstEnd:]
+	replay := make([]byte, 0, len(rest)+len(eol)+r.w-r.r)
+	replay = append(append(append(replay, rest...), eol...), r.buf[r.r:r.w]...)
+	r.base += int64(r.w) - int64(len(replay))
+	r.r, r.w = 0, 0
+	switch r.err {
+	case nil:
+		r.src = io.MultiReader(bytes.NewReader(replay), r.src)
+	case io.EOF:
+		r.src = bytes.NewReader(replay)
+	default:
+		r.src = io.MultiReader(bytes.NewReader(replay), errReader{r.err})
+	}
+	r.err = nil
+	return rec
+}
+
+// errReader fails with the error the source failed with before a rewind.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// CopyRest writes the rest of a Long record to w: the bytes of its line
+// after Raw, without the line end, streamed through the read buffer. Call it
+// before the next Next, which otherwise skips them; for any other record it
+// writes nothing. An error of w leaves the rest to be skipped by Next.
+func (r *Reader) CopyRest(w io.Writer) (int64, error) {
+	var n int64
+	for r.pending {
+		if r.r == r.w {
+			if r.err == nil {
+				r.fill()
+				continue
+			}
+			r.pending = false // the end of the input ends the line
+			if r.err != io.EOF {
+				return n, r.err
+			}
+			return n, nil
+		}
+		b := r.buf[r.r:r.w]
+		chunk, next := b, len(b)
+		i := bytes.IndexByte(b, '\n')
+		switch {
+		case i >= 0:
+			chunk, next = b[:i], i+1
+			if k := len(chunk); k > 0 && chunk[k-1] == '\r' {
+				chunk = chunk[:k-1]
+			}
+		case b[len(b)-1] == '\r':
+			// Maybe the first half of a CRLF: decide once more is read.
+			chunk, next = b[:len(b)-1], len(b)-1
+			if next == 0 {
+				if r.err == nil {
+					r.fill()
+				} else {
+					r.r++ // a CR ending the input ends the line
+				}
+				continue
+			}
+		}
+		if len(chunk) > 0 {
+			m, err := w.Write(chunk)
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
+		}
+		r.r += next
+		if i >= 0 {
+			r.lines++
+			r.pending = false
+		}
+	}
+	return n, nil
 }
 
 var (
@@ -356,7 +499,7 @@ func (r *Reader) reset(raw []byte) {
 	r.cur = span{}
 	r.problem = ""
 	r.scanned = 0
-	r.overflow = false
+	r.firstEnd, r.firstEOL, r.secondAt = 0, 0, 0
 }
 
 // blank reports whether the record scanned so far is a blank line: nothing,
@@ -374,15 +517,8 @@ func onlyCR(b []byte) bool {
 	return true
 }
 
-// take appends p to raw. It reports false, keeping only the first max bytes,
-// when the record becomes too long.
-func (r *Reader) take(p []byte) bool {
-	ok := true
-	if len(r.raw)+len(p) > r.max {
-		p = p[:r.max-len(r.raw)]
-		r.overflow = true
-		ok = false
-	}
+// take appends p to raw; the callers keep raw within max.
+func (r *Reader) take(p []byte) {
 	if need := len(r.raw) + len(p); need > cap(r.raw) {
 		// Grow by doubling, but never past max: append's own growth could
 		// reserve up to twice the limit.
@@ -393,15 +529,6 @@ func (r *Reader) take(p []byte) bool {
 	}
 	r.raw = append(r.raw, p...)
 	r.own = r.raw[:0] // keep the storage for the next record
-	return ok
-}
-
-// overlong returns the over-long record, raw truncated to max bytes.
-func (r *Reader) overlong(start int) Record {
-	if len(r.raw) > r.max {
-		r.raw = r.raw[:r.max]
-	}
-	return Record{Line: start, Raw: r.raw, Problem: r.tooLong}
 }
 
 // finish builds the record from the spans found by scan.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -121,7 +122,31 @@ func TestReader(t *testing.T) {
 		{name: "bare quote", in: "a,b\"c,d\nok\n", want: []rec{{1, nil, `a,b"c,d`, ProblemBareQuote}, {2, f("ok"), "ok", ""}}},
 		{name: "bare quote does not open a field", in: "a\"\nb\"\nok\n", want: []rec{{1, nil, `a"`, ProblemBareQuote}, {2, nil, `b"`, ProblemBareQuote}, {3, f("ok"), "ok", ""}}},
 		{name: "text after closing quote", in: "\"a\"b,c\nok\n", want: []rec{{1, nil, `"a"b,c`, ProblemAfterQuote}, {2, f("ok"), "ok", ""}}},
-		{name: "unterminated quote at end of input", in: "a\n\"b,c\nd\n", want: []rec{{1, f("a"), "a", ""}, {2, nil, "\"b,c\nd", ProblemUnterminatedQuote}}},
+		{name: "unterminated quote at end of input", in: "a\n\"b,c\nd\n", want: []rec{{1, f("a"), "a", ""}, {2, nil, "\"b,c", ProblemUnterminatedQuote}, {3, f("d"), "d", ""}}},
+		{name: "unterminated quote on the last line", in: "a\n\"b,c", want: []rec{{1, f("a"), "a", ""}, {2, nil, "\"b,c", ProblemUnterminatedQuote}}},
+		{name: "unterminated quote, CRLF", in: "\"b\r\nc\r\n", want: []rec{{1, nil, "\"b", ProblemUnterminatedQuote}, {2, f("c"), "c", ""}}},
+		{
+			name: "stray quote closed by a quoted value of a later line",
+			in:   "x,\"1,2\nz,9\nz,\"3,4\",w\nok\n",
+			want: []rec{{1, nil, "x,\"1,2", ProblemUnterminatedQuote}, {2, f("z", "9"), "z,9", ""}, {3, f("z", "3,4", "w"), "z,\"3,4\",w", ""}, {4, f("ok"), "ok", ""}},
+		},
+		{
+			name: "quote closed on a later line, then a bare quote",
+			in:   "\"a\nb\",c\"d\nok\n",
+			want: []rec{{1, nil, "\"a", ProblemUnterminatedQuote}, {2, nil, "b\",c\"d", ProblemBareQuote}, {3, f("ok"), "ok", ""}},
+		},
+		{
+			name: "quoted field open at the end of a line of exactly the limit",
+			in:   "\"abcd\nok\n",
+			opt:  Options{MaxRecordBytes: 5},
+			want: []rec{{1, nil, "\"abcd", ProblemUnterminatedQuote}, {2, f("ok"), "ok", ""}},
+		},
+		{
+			name: "quoted newline within the limit is content",
+			in:   "\"ab\ncd\",e\nok\n",
+			opt:  Options{MaxRecordBytes: 9},
+			want: []rec{{1, f("ab\ncd", "e"), "\"ab\ncd\",e", ""}, {3, f("ok"), "ok", ""}},
+		},
 		{name: "semicolon separator", in: "a;\"b;c\";d\n", opt: Options{Comma: ';'}, want: []rec{{1, f("a", "b;c", "d"), `a;"b;c";d`, ""}}},
 		{name: "comma is data with another separator", in: "1,5;x\n", opt: Options{Comma: ';'}, want: []rec{{1, f("1,5", "x"), "1,5;x", ""}}},
 		{name: "single quote as quote", in: "a;'b;''c''';\"d\"\n", opt: Options{Comma: ';', Quote: '\''}, want: []rec{{1, f("a", "b;'c'", `"d"`), `a;'b;''c''';"d"`, ""}}},
@@ -147,16 +172,22 @@ func TestReader(t *testing.T) {
 			want: []rec{{1, f("ok"), "ok", ""}, {2, nil, "abcde", "record longer than 5 bytes"}},
 		},
 		{
-			name: "over-long quoted record resyncs at the next LF ignoring quotes",
-			in:   "\"ab\ncdefg\"h,\"\nok\n",
+			name: "over-long line resyncs at its LF ignoring quotes",
+			in:   "\"abcdefg\"h,\"\nok\n",
 			opt:  Options{MaxRecordBytes: 6},
-			want: []rec{{1, nil, "\"ab\ncd", "record longer than 6 bytes"}, {3, f("ok"), "ok", ""}},
+			want: []rec{{1, nil, "\"abcde", "record longer than 6 bytes"}, {2, f("ok"), "ok", ""}},
 		},
 		{
-			name: "stray quote swallows lines only up to the limit",
+			name: "quoted record going over the limit on its next line",
+			in:   "\"ab\ncdefg\"h,\"\nok\n",
+			opt:  Options{MaxRecordBytes: 6},
+			want: []rec{{1, nil, "\"ab", ProblemUnterminatedQuote}, {2, nil, "cdefg\"", "record longer than 6 bytes"}, {3, f("ok"), "ok", ""}},
+		},
+		{
+			name: "stray quote swallows no line",
 			in:   "\"x\nl2\nl3\nl4\nl5\n",
 			opt:  Options{MaxRecordBytes: 8},
-			want: []rec{{1, nil, "\"x\nl2\nl3", "record longer than 8 bytes"}, {4, f("l4"), "l4", ""}, {5, f("l5"), "l5", ""}},
+			want: []rec{{1, nil, "\"x", ProblemUnterminatedQuote}, {2, f("l2"), "l2", ""}, {3, f("l3"), "l3", ""}, {4, f("l4"), "l4", ""}, {5, f("l5"), "l5", ""}},
 		},
 		{
 			name: "non UTF-8 bytes pass through",
@@ -183,6 +214,135 @@ func TestReader(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestReaderCopyRest streams the rest of over-long lines: Raw plus the rest
+// is the line, without its line end, whatever the read sizes.
+func TestReaderCopyRest(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string // per record: Raw, then what CopyRest wrote
+		copy bool     // call CopyRest; otherwise Next skips the rest
+	}{
+		{name: "crlf", in: "h\nabcdefgh\r\nok\n", want: []string{"h", "", "abcde", "fgh", "ok", ""}, copy: true},
+		{name: "quotes are not looked at", in: "\"bcde\"\"h\n\"\nok\n", want: []string{"\"bcde", "\"\"h", "\"", "", "ok", ""}, copy: true},
+		{name: "CR inside the rest is content", in: "abcdef\rg\r\r\nok", want: []string{"abcde", "f\rg\r", "ok", ""}, copy: true},
+		{name: "rest ends the input", in: "abcdefgh\r", want: []string{"abcde", "fgh"}, copy: true},
+		{name: "skipped by Next", in: "abcdefgh\r\nok\n", want: []string{"abcde", "", "ok", ""}},
+	}
+	for _, tt := range tests {
+		for _, fd := range feeders {
+			t.Run(tt.name+"/"+fd.name, func(t *testing.T) {
+				r := NewReader(fd.wrap(strings.NewReader(tt.in)), Options{MaxRecordBytes: 5})
+				var got []string
+				for {
+					rec, err := r.Next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, string(rec.Raw))
+					var rest strings.Builder
+					if tt.copy {
+						n, err := r.CopyRest(&rest)
+						if err != nil || n != int64(rest.Len()) {
+							t.Fatalf("CopyRest = %d, %v; wrote %d", n, err, rest.Len())
+						}
+						if rec.Long != (rest.Len() > 0) {
+							t.Errorf("line %d: Long = %v with a rest of %q", rec.Line, rec.Long, rest.String())
+						}
+					}
+					got = append(got, rest.String())
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("raw and rest (-want +got):\n%s", diff)
+				}
+				if r.BytesRead() != int64(len(tt.in)) {
+					t.Errorf("BytesRead = %d, want %d", r.BytesRead(), len(tt.in))
+				}
+			})
+		}
+	}
+}
+
+// TestReaderStrayQuoteBeforeManyRows is issue 23's file: one row opens a
+// quote it never closes, and far more than MaxRecordBytes of valid rows
+// follow. Only that row is rejected, at its line; every row after it reads.
+func TestReaderStrayQuoteBeforeManyRows(t *testing.T) {
+	const rows = 30000
+	var sb strings.Builder
+	sb.WriteString("h1,h2\r\nP-0,\"89,90\r\n")
+	for i := 1; i <= rows; i++ {
+		fmt.Fprintf(&sb, "P-%d,%d,2026-03-14,MOCH-40L-AZ,1,9.90,CLI-1,ES\r\n", i, i)
+	}
+	for _, fd := range feeders[:2] {
+		t.Run(fd.name, func(t *testing.T) {
+			got, n := collect(t, fd.wrap(strings.NewReader(sb.String())), Options{})
+			if len(got) != rows+2 {
+				t.Fatalf("%d records, want %d", len(got), rows+2)
+			}
+			if diff := cmp.Diff(rec{2, nil, "P-0,\"89,90", ProblemUnterminatedQuote}, got[1]); diff != "" {
+				t.Errorf("stray row (-want +got):\n%s", diff)
+			}
+			for i, g := range got[2:] {
+				if g.Problem != "" || g.Line != i+3 {
+					t.Fatalf("record %+v after the stray row, want line %d read", g, i+3)
+				}
+			}
+			if n != int64(sb.Len()) {
+				t.Errorf("BytesRead = %d, want %d", n, sb.Len())
+			}
+		})
+	}
+}
+
+// TestReaderRewindKeepsSourceError: lines read again after a stray quote
+// come before the source's error, which stays sticky. The error arrives with
+// the last bytes, after a refill dropped the line to read again.
+func TestReaderRewindKeepsSourceError(t *testing.T) {
+	boom := errors.New("connection reset")
+	src := &chunks{parts: []string{"\"a\n", "b\"", "x\nz"}, err: boom}
+	r := NewReader(src, Options{})
+	var got []rec
+	var err error
+	for {
+		var g Record
+		if g, err = r.Next(); err != nil {
+			break
+		}
+		got = append(got, rec{g.Line, nil, string(g.Raw), g.Problem})
+	}
+	want := []rec{{1, nil, `"a`, ProblemUnterminatedQuote}, {2, nil, `b"x`, ProblemBareQuote}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	if !errors.Is(err, boom) {
+		t.Errorf("error = %v, want %v", err, boom)
+	}
+	if _, again := r.Next(); !errors.Is(again, boom) {
+		t.Errorf("second error = %v, want it sticky", again)
+	}
+}
+
+// chunks returns one part per Read, the last one with err.
+type chunks struct {
+	parts []string
+	err   error
+}
+
+func (c *chunks) Read(p []byte) (int, error) {
+	if len(c.parts) == 0 {
+		return 0, c.err
+	}
+	n := copy(p, c.parts[0])
+	c.parts = c.parts[1:]
+	if len(c.parts) == 0 {
+		return n, c.err
+	}
+	return n, nil
 }
 
 // TestReaderAcrossBufferBoundary puts records of every kind on both sides of

@@ -40,7 +40,19 @@ type Parts struct {
 // fake GCS.
 func NewParts(t *testing.T, buckets ...string) *Parts {
 	t.Helper()
-	p := &Parts{GCS: newGCS(t, buckets...), Store: openStore(t)}
+	return newParts(t, "", buckets...)
+}
+
+// NewDiskParts is NewParts with the fake GCS storing objects as files, as
+// `alpipe serve` does: a name the file system cannot hold fails there.
+func NewDiskParts(t *testing.T, buckets ...string) *Parts {
+	t.Helper()
+	return newParts(t, t.TempDir(), buckets...)
+}
+
+func newParts(t *testing.T, dir string, buckets ...string) *Parts {
+	t.Helper()
+	p := &Parts{GCS: newGCS(t, dir, buckets...), Store: openStore(t)}
 	led, err := ledger.New(p.Store, ledger.Options{Lease: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +87,9 @@ func Query(t *testing.T, q warehouse.Querier, sql string) [][]string {
 	return res.Rows
 }
 
-func newGCS(t *testing.T, buckets ...string) *objects.GCS {
+func newGCS(t *testing.T, dir string, buckets ...string) *objects.GCS {
 	t.Helper()
-	fake, err := fakegcs.Start("", buckets...)
+	fake, err := fakegcs.Start(dir, buckets...)
 	if err != nil {
 		t.Fatal(err)
 	}

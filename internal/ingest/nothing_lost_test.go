@@ -1,0 +1,192 @@
+package ingest_test
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/reingest"
+)
+
+// Issue 23: every row read is loaded or quarantined with a reason, and a
+// file's outcome never disagrees with the warehouse.
+
+const ordersHeader = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n"
+
+func orderLine(i int) string {
+	return fmt.Sprintf("PED-%05d,1,2026-03-14,MOCH-40L-AZ,1,\"89,90\",CLI-1,ES", i)
+}
+
+// TestLongLandingNameQuarantines drops a changed copy of the sample file
+// under the longest name its contract accepts in one folder: the quarantine
+// name derived from it must still fit, so the file is DONE, not FAILED with
+// its valid row loaded and its rejected rows nowhere. The fake stores
+// objects as files, as `alpipe serve` does, where a segment has 255 bytes.
+func TestLongLandingNameQuarantines(t *testing.T) {
+	r := newRigOn(t, ingesttest.NewDiskParts(t, landing, quarantine), nil, logging.Discard())
+	ctx := context.Background()
+	name := "exportaciones/2026/03/14/" + strings.Repeat("q", 247) + ".csv"
+	content := strings.Replace(readSeed(t, seedOrders), "PED-2026-0314-0002", "PED-2026-0314-0902", 1)
+	obj := r.upload(name, content)
+	rec, err := r.svc.Ingest(ctx, obj)
+	if err != nil {
+		t.Errorf("Ingest: %.200s...", err)
+	}
+	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); rec.State != ledger.Done && got[0][0] != "0" {
+		t.Errorf("%s, yet lineas_pedido holds %s rows of it", rec.State, got[0][0])
+	}
+	got := []any{rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined}
+	if diff := cmp.Diff([]any{ledger.Done, int64(4), int64(1), int64(3)}, got); diff != "" {
+		t.Fatalf("state, read, loaded, quarantined (-want +got):\n%s", diff)
+	}
+	if q := r.quarantineRows(rec.Quarantine); len(q) != 4 {
+		t.Errorf("quarantine %s has %d rows, want header + 3", rec.Quarantine, len(q))
+	}
+	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
+		t.Errorf("lineas_pedido rows = %s, want 1", got[0][0])
+	}
+	again, err := r.svc.Ingest(ctx, obj) // the sweep's redelivery
+	if err != nil || again.State != ledger.Done {
+		t.Errorf("redelivery = %s, %v; want DONE", again.State, err)
+	}
+}
+
+// TestQuarantineFailureLoadsNothing: the quarantine is written before the
+// load commits, so a file whose quarantine cannot be written loads nothing
+// and says why.
+func TestQuarantineFailureLoadsNothing(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	obj := r.upload(seedOrders, readSeed(t, seedOrders))
+	r.faults.quarantineClose = errors.New("file name too long")
+	rec, err := r.svc.Ingest(ctx, obj)
+	if err == nil {
+		t.Fatal("Ingest succeeded although the quarantine could not be written")
+	}
+	if rec.State != ledger.Failed || !strings.Contains(rec.Reason, "write quarantine") || !strings.Contains(rec.Reason, "file name too long") {
+		t.Errorf("record = %s %q, want FAILED saying write quarantine ... file name too long", rec.State, rec.Reason)
+	}
+	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "0" {
+		t.Errorf("lineas_pedido rows = %s after a failed quarantine, want 0", got[0][0])
+	}
+	if rec.Counts.Loaded != 0 || rec.Counts.Quarantined != 0 || rec.Quarantine != "" {
+		t.Errorf("counts loaded=%d quarantined=%d quarantine=%q, want nothing committed", rec.Counts.Loaded, rec.Counts.Quarantined, rec.Quarantine)
+	}
+}
+
+// TestFailedRecordCountsOnlyWhatCommitted: a load cut after reading every
+// row commits nothing, and the FAILED record says so: what was read, no row
+// loaded.
+func TestFailedRecordCountsOnlyWhatCommitted(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	obj := r.upload(seedOrders, readSeed(t, seedOrders))
+	r.faults.loadCut = errors.New("load job cut by its deadline")
+	rec, err := r.svc.Ingest(ctx, obj)
+	if err == nil {
+		t.Fatal("Ingest succeeded although the load was cut")
+	}
+	stored, ok, gerr := r.led.Get(ctx, obj.Key())
+	if gerr != nil || !ok {
+		t.Fatalf("ledger Get = %v, %v", ok, gerr)
+	}
+	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "0" {
+		t.Fatalf("lineas_pedido rows = %s after a cut load, want 0", got[0][0])
+	}
+	for _, c := range []ledger.Record{rec, stored} {
+		if c.State != ledger.Failed || c.Counts.Read != 4 || c.Counts.Loaded != 0 {
+			t.Errorf("record = %s read=%d loaded=%d, want FAILED 4 read, 0 loaded", c.State, c.Counts.Read, c.Counts.Loaded)
+		}
+		// Quarantined rows count only when their quarantine object was
+		// committed, and then it holds exactly them.
+		var inObject int64
+		if c.Quarantine != "" {
+			inObject = int64(len(r.quarantineRows(c.Quarantine)) - 1)
+		}
+		if c.Counts.Quarantined != inObject {
+			t.Errorf("quarantined = %d, but the quarantine object %q holds %d rows", c.Counts.Quarantined, c.Quarantine, inObject)
+		}
+	}
+}
+
+// TestStrayQuoteLosesNoRow: one row opens a quote it never closes, and
+// thousands of bytes of valid rows follow. The row is rejected alone, as an
+// unterminated quote at its own line, the rows after it load, and re-queueing
+// the quarantine file with the quote fixed restores it.
+func TestStrayQuoteLosesNoRow(t *testing.T) {
+	r := newRig(t) // MaxRecordBytes 4096
+	ctx := context.Background()
+	const valid = 200
+	stray := "PED-00000,1,2026-03-14,MOCH-40L-AZ,1,\"89,90,CLI-1,ES"
+	var sb strings.Builder
+	sb.WriteString(ordersHeader + stray + "\r\n")
+	for i := 1; i <= valid; i++ {
+		sb.WriteString(orderLine(i) + "\r\n")
+	}
+	obj := r.upload(seedOrders, sb.String())
+	rec, err := r.svc.Ingest(ctx, obj)
+	if err != nil {
+		t.Fatalf("Ingest: %v", err)
+	}
+	got := []any{rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined, rec.Counts.Rejects}
+	want := []any{ledger.Done, int64(valid + 1), int64(valid), int64(1), map[string]int64{"unterminated_quote": 1}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("state, read, loaded, quarantined, rejects (-want +got):\n%s", diff)
+	}
+	q := r.quarantineRows(rec.Quarantine)
+	if len(q) != 2 || q[1][0] != "2" || q[1][1] != "unterminated_quote" || q[1][3] != stray {
+		t.Fatalf("quarantine = %q, want one row: line 2, unterminated_quote, the stray line whole", q)
+	}
+
+	// A person closes the quote in a local copy and re-queues it.
+	var fixed strings.Builder
+	w := csv.NewWriter(&fixed)
+	_ = w.Write(ingest.QuarantineHeader)
+	_ = w.Write([]string{q[1][0], q[1][1], q[1][2], strings.Replace(stray, `"89,90,`, `"89,90",`, 1)})
+	w.Flush()
+	rq := &reingest.Requeue{Objects: r.gcs, Ingest: reingest.Direct{Service: r.svc}, Feeds: r.feeds, LandingBucket: landing}
+	res, err := rq.Run(ctx, reingest.RequeueRequest{Bucket: quarantine, Name: rec.Quarantine, Rows: strings.NewReader(fixed.String())})
+	if err != nil {
+		t.Fatalf("requeue: %v", err)
+	}
+	if res.Record.State != ledger.Done || res.Record.Counts.Loaded != 1 {
+		t.Errorf("requeue record = %s loaded %d, want DONE 1", res.Record.State, res.Record.Counts.Loaded)
+	}
+	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != fmt.Sprint(valid+1) {
+		t.Errorf("lineas_pedido rows = %s after the requeue, want %d: every row of the file", got[0][0], valid+1)
+	}
+}
+
+// TestLongRecordQuarantinedWhole: a line longer than MaxRecordBytes goes to
+// quarantine with all its bytes, streamed, so its fila can be fixed and
+// re-queued; the line after it loads.
+func TestLongRecordQuarantinedWhole(t *testing.T) {
+	r := newRig(t) // MaxRecordBytes 4096
+	long := "PED-00001,1,2026-03-14,MOCH-40L-AZ,1,\"89,90\",CLI-" + strings.Repeat("x\"y,", 3000) + ",ES"
+	rec, err := r.svc.Ingest(context.Background(), r.upload(seedOrders, ordersHeader+long+"\r\n"+orderLine(2)+"\r\n"))
+	if err != nil {
+		t.Fatalf("Ingest: %v", err)
+	}
+	if rec.State != ledger.Done || rec.Counts.Read != 2 || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 1 {
+		t.Fatalf("record = %s %d/%d/%d, want DONE 2/1/1", rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
+	}
+	q := r.quarantineRows(rec.Quarantine)
+	if len(q) != 2 {
+		t.Fatalf("quarantine has %d rows, want header + 1", len(q))
+	}
+	if q[1][0] != "2" || q[1][1] != "malformed_record" || q[1][2] != "record longer than 4096 bytes" {
+		t.Errorf("quarantine row = %q ... , want line 2, malformed_record, record longer than 4096 bytes", q[1][:3])
+	}
+	if q[1][3] != long {
+		t.Errorf("fila has %d bytes, want the %d bytes of the line, whole", len(q[1][3]), len(long))
+	}
+}
