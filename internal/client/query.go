@@ -92,12 +92,11 @@ var selectLike = regexp.MustCompile(`(?is)^\s*(select|with|from|values|table)\b`
 // whether more exist. newSink is given the answer's column names and
 // warehouse types, from DESCRIBE, so that numbers can print as numbers and
 // money with its scale; both are nil when the warehouse cannot describe
-// the statement (SHOW, DESCRIBE ...). A query is wrapped in a LIMIT so
-// that the engine can stop early (a top-N instead of a sort). Either step
-// falls back quietly to the plain statement when the server refuses it;
-// the fallback makes a new sink, and happens only while no row has reached
-// one. The server bounds every answer: one it stopped (a cap, its timeout)
-// is an error wrapping localapi.ErrIncomplete.
+// the statement (SHOW, DESCRIBE ...). The statement is sent once: the
+// server wraps it in the LIMIT the answer needs and falls back to it as
+// sent, so a second try here would only run a refused or timed-out query
+// again. The server bounds every answer: one it stopped (a cap, its
+// timeout) is an error wrapping localapi.ErrIncomplete.
 func (s Server) QueryTyped(ctx context.Context, sql string, max int, newSink func(names, types []string) warehouse.RowSink) (more bool, err error) {
 	var names, types []string
 	if selectLike.MatchString(sql) {
@@ -107,20 +106,7 @@ func (s Server) QueryTyped(ctx context.Context, sql string, max int, newSink fun
 			return false, err
 		}
 	}
-	run := func(q string) (bool, error) {
-		return s.QueryRows(ctx, q, int64(max), newSink(names, types))
-	}
-	if max > 0 && selectLike.MatchString(sql) {
-		// The newlines keep a trailing comment from swallowing the wrap.
-		more, err = run(fmt.Sprintf("SELECT * FROM (\n%s\n) AS q LIMIT %d", sql, max+1))
-		var qe *QueryError
-		if errors.As(err, &qe) {
-			more, err = run(sql)
-		}
-	} else {
-		more, err = run(sql)
-	}
-	return more, err
+	return s.QueryRows(ctx, sql, int64(max), newSink(names, types))
 }
 
 // described reads DESCRIBE's answer: each column's name and type.

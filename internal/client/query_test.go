@@ -1,10 +1,12 @@
 package client_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,6 +58,49 @@ func TestQueryRowsNeverTakesACutAnswerForWhole(t *testing.T) {
 			}
 			if more != tt.wantMore {
 				t.Errorf("more = %v, want %v", more, tt.wantMore)
+			}
+		})
+	}
+}
+
+// TestQueryTypedRunsAStatementOnce: a refused or timed-out query is not
+// sent again (a 60 s timeout used to cost 120 s): the server already
+// wraps it in its LIMIT and falls back to the plain statement itself.
+func TestQueryTypedRunsAStatementOnce(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		msg    string
+	}{
+		{name: "timed out", status: http.StatusGatewayTimeout, msg: "query cancelled after 1m0s: ALPIPE_QUERY_TIMEOUT"},
+		{name: "refused", status: http.StatusBadRequest, msg: `Catalog Error: Table with name nope does not exist!`},
+		{name: "no warehouse", status: http.StatusServiceUnavailable, msg: "no warehouse is open"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs []string
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var req localapi.QueryRequest
+				if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+					t.Errorf("decode the request: %v", err)
+				}
+				if strings.HasPrefix(req.SQL, "DESCRIBE ") {
+					http.Error(w, "not describable", http.StatusBadRequest)
+					return
+				}
+				runs = append(runs, req.SQL)
+				http.Error(w, tt.msg, tt.status)
+			}))
+			defer ts.Close()
+			_, err := client.Server{URL: ts.URL}.QueryTyped(t.Context(), "SELECT * FROM nope", 100, func(_, _ []string) warehouse.RowSink {
+				return &warehouse.Collect{}
+			})
+			var qe *client.QueryError
+			if !errors.As(err, &qe) || qe.Status != tt.status || qe.Msg != tt.msg {
+				t.Fatalf("error %#v, want a QueryError %d %q", err, tt.status, tt.msg)
+			}
+			if diff := cmp.Diff([]string{"SELECT * FROM nope"}, runs); diff != "" {
+				t.Errorf("statements run (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,8 +1,12 @@
 package clock
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestLocal(t *testing.T) {
@@ -37,4 +41,35 @@ func TestLocal(t *testing.T) {
 			t.Errorf("wall clock read %v (virtual %v), want about %v in UTC", got, c.Virtual(), before)
 		}
 	})
+}
+
+// TestLocalPersist: a Set is saved before the clock shows it, and a Set
+// that cannot be saved leaves the clock where it was.
+func TestLocalPersist(t *testing.T) {
+	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	c := Virtual(start)
+	var saved []time.Time
+	fail := false
+	c.Persist(func(t time.Time) error {
+		if fail {
+			return errors.New("disk full")
+		}
+		saved = append(saved, t)
+		return nil
+	})
+	for _, s := range []time.Time{start.Add(time.Hour), start, start.Add(time.Hour)} {
+		if err := c.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([]time.Time{start.Add(time.Hour)}, saved); diff != "" {
+		t.Errorf("saved (-want +got):\n%s", diff)
+	}
+	fail = true
+	if err := c.Set(start.Add(2 * time.Hour)); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Set with a failing save = %v, want its error", err)
+	}
+	if got := c.Now(); !got.Equal(start.Add(time.Hour)) {
+		t.Errorf("after a failed save the clock reads %v, want %v", got, start.Add(time.Hour))
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // Filter narrows the chart to some countries and an event-time range of
@@ -22,6 +24,14 @@ type Filter struct {
 	From time.Time `json:"from,omitzero"`
 	To   time.Time `json:"to,omitzero"`
 }
+
+// firstDay and lastDay bound the days of a filter: a range's bounds are
+// warehouse timestamps, and the end of to's day (the next midnight) must
+// be one too. A day outside them used to be read as an empty chart.
+var (
+	firstDay = warehouse.MinTime
+	lastDay  = warehouse.MaxTime.Truncate(24*time.Hour).AddDate(0, 0, -1)
+)
 
 // MaxRangeDays bounds a date range: its windows are all read in one query,
 // and a year of hours would neither fit the page nor the query budget.
@@ -91,6 +101,10 @@ func ParseFilter(q url.Values) (Filter, error) {
 		t, err := time.Parse(time.DateOnly, s)
 		if err != nil {
 			return time.Time{}, filterErr(name, "%s is not a date YYYY-MM-DD", s)
+		}
+		if t.Before(firstDay) || t.After(lastDay) {
+			return time.Time{}, filterErr(name, "%s is outside %s to %s, the days a range can hold (the warehouse's timestamps end at %s)",
+				s, firstDay.Format(time.DateOnly), lastDay.Format(time.DateOnly), warehouse.MaxTime.Format(time.RFC3339Nano))
 		}
 		return t, nil
 	}

@@ -34,6 +34,9 @@ func TestParseFilter(t *testing.T) {
 		{name: "no such month", query: "from=2026-14-03", wantErr: `from: 2026-14-03 is not a date YYYY-MM-DD`},
 		{name: "backwards", query: "from=2026-03-14&to=2026-03-01", wantErr: "to: 2026-03-01 is before from 2026-03-14"},
 		{name: "too long", query: "from=2026-01-01&to=2026-03-14", wantErr: "to: 2026-01-01 to 2026-03-14 is 73 days, at most 62"},
+		{name: "an end past the warehouse's last timestamp", query: "to=9999-12-31", wantErr: "to: 9999-12-31 is outside 0001-01-01 to 9999-12-30, the days a range can hold (the warehouse's timestamps end at 9999-12-31T23:59:59.999999Z)"},
+		{name: "a start before the first one", query: "from=0000-12-31", wantErr: "from: 0000-12-31 is outside 0001-01-01 to 9999-12-30, the days a range can hold (the warehouse's timestamps end at 9999-12-31T23:59:59.999999Z)"},
+		{name: "the last day a range can hold", query: "from=9999-12-30&to=9999-12-30", want: dashboard.Filter{From: time.Date(9999, 12, 30, 0, 0, 0, 0, time.UTC), To: time.Date(9999, 12, 30, 0, 0, 0, 0, time.UTC)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,6 +159,17 @@ func TestFilterInQuery(t *testing.T) {
 		{name: "a bad key", query: "?aggregation=ventas_sku_hora_movil&key=a%27b", status: 400, body: `"param":"key"`},
 		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, body: `{"param":"pais","error":"pais: ES';DROP is not a two-letter country code such as ES"}`},
 		{name: "bad day", query: "?to=yesterday", status: 400, body: `{"param":"to","error":"to: yesterday is not a date YYYY-MM-DD"}`},
+		{name: "an end no timestamp can hold", query: "?to=9999-12-31", status: 400, body: `{"param":"to","error":"to: 9999-12-31 is outside 0001-01-01 to 9999-12-30`},
+		{
+			name: "to alone near the first day: from the warehouse's first timestamp", query: "?to=0001-01-05", status: 200,
+			want: map[string][]string{
+				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"1"}, "keys": all,
+				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"0001-01-06T00:00:00Z"},
+			},
+			wantSummary: summary("ventas_hora_pais", "0001-01-01T00:00:00Z", "0001-01-06T00:00:00Z"),
+			wantFilter:  &dashboard.Filter{To: time.Date(1, 1, 5, 0, 0, 0, 0, time.UTC)},
+			wantRange:   dashboard.Range{From: warehouse.MinTime, Until: ptr(time.Date(1, 1, 6, 0, 0, 0, 0, time.UTC))},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,8 @@ type Range struct {
 // has a lower bound on window_start, the panes' partitioning column, so no
 // read scans every day ever written: without from and to the last
 // DefaultRange; with to alone the MaxRangeDays days that end with it (the
-// limit an explicit range has); with from, from on, as the person chose.
+// limit an explicit range has, from the first day a range can hold at the
+// earliest); with from, from on, as the person chose.
 func rangeOf(f Filter, now time.Time) Range {
 	switch {
 	case !f.From.IsZero():
@@ -31,7 +32,11 @@ func rangeOf(f Filter, now time.Time) Range {
 		return r
 	case !f.To.IsZero():
 		until := f.until()
-		return Range{From: until.AddDate(0, 0, -MaxRangeDays), Until: &until}
+		from := until.AddDate(0, 0, -MaxRangeDays)
+		if from.Before(firstDay) {
+			from = firstDay
+		}
+		return Range{From: from, Until: &until}
 	}
 	return Range{From: now.Add(-DefaultRange), LastHours: int(DefaultRange / time.Hour)}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 
@@ -132,7 +133,10 @@ func (s *Server) handleClock(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err)
 		return
 	}
-	s.Clock.Set(t)
+	if err := s.Clock.Set(t); err != nil {
+		httpError(w, http.StatusInternalServerError, fmt.Errorf("set the virtual clock: %w", err))
+		return
+	}
 	writeJSON(w, localapi.ClockAnswer{Now: s.Clock.Now()})
 }
 

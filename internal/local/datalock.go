@@ -1,12 +1,17 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
 )
 
 // lockName is the file in the data folder that a running serve holds
@@ -66,4 +71,22 @@ func writePID(f *os.File) error {
 	}
 	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return err
+}
+
+// releaseDeadLeases ends the ledger leases and locks a serve killed (kill -9)
+// or crashed left in the folder, so that a backfill takes its files over at
+// once instead of waiting out LEDGER_LEASE (10 min). The folder's lock is
+// the proof: no other process can open the store while this one holds it,
+// so whoever took a lease in it has died. It must run after lockDataDir and
+// before this server takes a lease itself. Production never does this: a
+// lease's holder there may be alive on another instance.
+func releaseDeadLeases(ctx context.Context, led *ledger.Ledger, now time.Time, log *slog.Logger) error {
+	n, err := led.ReleaseLeases(ctx, now, "abandoned: the alpipe serve that held it stopped without finishing (killed or crashed); the next delivery or backfill takes it over")
+	if err != nil {
+		return fmt.Errorf("release the leases of a stopped serve: %w", err)
+	}
+	if n > 0 {
+		log.WarnContext(ctx, "released the ledger leases of a serve that stopped without finishing", "leases", n)
+	}
+	return nil
 }

@@ -8,6 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/logging"
 )
 
 // TestSecondServeOnTheDataFolder starts a second server on the data folder
@@ -75,5 +80,45 @@ func TestLockDataDirAfterCrash(t *testing.T) {
 	}
 	if got, want := string(b), strconv.Itoa(os.Getpid())+"\n"; got != want {
 		t.Errorf("lock file holds %q, want %q", got, want)
+	}
+}
+
+// TestRestartTakesOverADeadServesLeases: a serve killed mid-ingest (kill -9)
+// leaves its ledger lease behind; the next serve on the folder holds the
+// folder's lock, which proves that holder dead, so the file is taken over
+// at once instead of after LEDGER_LEASE.
+func TestRestartTakesOverADeadServesLeases(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	t0 := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	key := ledger.Key{Bucket: localapi.LandingBucket, Object: "exportaciones/2026/03/14/pedidos.csv", Generation: 1}
+	first, err := Start(ctx, Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: VirtualClock(t0), Logger: logging.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed, err := first.App.Ledger.Claim(ctx, key, "", "killed", t0)
+	if err != nil || killed.Decision != ledger.Proceed {
+		t.Fatalf("first serve's claim: %v, %v", killed.Decision, err)
+	}
+	// Shutdown stands in for kill -9: it leaves the lease as it is.
+	if err := first.Shutdown("killed"); err != nil {
+		t.Fatal(err)
+	}
+
+	later := t0.Add(time.Minute)
+	second, err := Start(ctx, Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: VirtualClock(later), Logger: logging.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Shutdown("test done")
+	if err := releaseDeadLeases(ctx, second.App.Ledger, later, logging.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	next, err := second.App.Ledger.Claim(ctx, key, "", "next", later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Decision != ledger.Proceed || next.Previous == nil || next.Previous.Owner != "killed" {
+		t.Fatalf("claim after the restart: %v over %+v; want proceed over the killed serve's attempt", next.Decision, next.Previous)
 	}
 }

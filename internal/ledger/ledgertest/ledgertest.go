@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 		{"ListNewestFirst", testListNewestFirst},
 		{"AwkwardNames", testAwkwardNames},
 		{"Locks", testLocks},
+		{"ReleaseLeases", testReleaseLeases},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

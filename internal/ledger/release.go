@@ -1,0 +1,81 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/docstore"
+)
+
+// ReleaseLeases ends every lease in the store: each IN_PROGRESS record
+// becomes FAILED with reason (so the next delivery takes it over at once
+// and the status report shows why), and every named lock is dropped. It
+// returns how many it released.
+//
+// Only a caller that can prove every holder dead may call it, and only
+// before it takes a lease itself: the local server, once it holds its data
+// folder's lock (no other process can open the store, so whoever took a
+// lease in it has died: kill -9, a crash). In production a lease's holder
+// may be alive on another instance, and expiry is the only proof.
+func (l *Ledger) ReleaseLeases(ctx context.Context, now time.Time, reason string) (int, error) {
+	now = now.UTC()
+	n := 0
+	recs, err := l.store.List(ctx, recordCollection)
+	if err != nil {
+		return n, fmt.Errorf("release leases: %w", err)
+	}
+	for _, d := range recs {
+		rec, _, err := decodeRecord(d)
+		if err != nil {
+			return n, fmt.Errorf("release leases: %w", err)
+		}
+		if rec.State != InProgress {
+			continue
+		}
+		released, err := l.release(ctx, rec, now, reason)
+		if err != nil {
+			return n, err
+		}
+		if released {
+			n++
+		}
+	}
+	locks, err := l.store.List(ctx, lockCollection)
+	if err != nil {
+		return n, fmt.Errorf("release locks: %w", err)
+	}
+	for _, d := range locks {
+		if err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error { return tx.Delete(d.Path) }); err != nil {
+			return n, fmt.Errorf("release lock %s: %w", d.Path, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// release fails rec's attempt unless the record moved on since it was listed.
+func (l *Ledger) release(ctx context.Context, rec Record, now time.Time, reason string) (bool, error) {
+	var released bool
+	err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+		released = false
+		docs, err := tx.Get(recordPath(rec.Key))
+		if err != nil {
+			return err
+		}
+		cur, ok, err := decodeRecord(docs[0])
+		if err != nil || !ok || cur.State != InProgress || cur.Owner != rec.Owner || cur.Attempt != rec.Attempt {
+			return err
+		}
+		cur.State = Failed
+		cur.Reason = reason
+		cur.FinishedAt = now
+		cur.LeaseUntil = time.Time{}
+		released = true
+		return l.put(tx, cur)
+	})
+	if err != nil {
+		return false, fmt.Errorf("release %s: %w", rec.Key, err)
+	}
+	return released, nil
+}
