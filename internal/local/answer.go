@@ -9,7 +9,10 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
+
+var _ duckdb.RowCapped = (*answer)(nil)
 
 // errStop is how an answer tells the warehouse to stop reading rows: a cap
 // was reached, or the rows the client asked for were sent.
@@ -88,6 +91,15 @@ func (a *answer) Row(cells []string) error {
 	}
 	a.rows++
 	return a.write(a.line)
+}
+
+// MaxRowBytes: a row whose cells pass the answer's byte cap can never be
+// sent, so the warehouse refuses it before copying it out (duckdb.RowCapped).
+func (a *answer) MaxRowBytes() int64 { return a.caps.MaxBytes }
+
+func (a *answer) RowTooLarge(size int64) error {
+	a.limit = &limitError{msg: fmt.Sprintf("answer stopped at %d rows: the next row holds %d bytes of cells, more than %d", a.rows, size, a.caps.MaxBytes), limit: "ALPIPE_QUERY_MAX_BYTES"}
+	return errStop
 }
 
 func (a *answer) write(b []byte) error {

@@ -7,7 +7,10 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
+
+var _ duckdb.RowCapped = (*cappedCollect)(nil)
 
 // boundedWarehouse is what localapi.WarehousePath serves to a cgo-free
 // cmd/server: the warehouse as it is, except that Query, whose wire form
@@ -62,4 +65,13 @@ func (c *cappedCollect) Row(cells []string) error {
 		return errStop
 	}
 	return c.Collect.Row(cells)
+}
+
+// MaxRowBytes and RowTooLarge keep a row past the byte cap in the
+// warehouse (duckdb.RowCapped).
+func (c *cappedCollect) MaxRowBytes() int64 { return c.caps.MaxBytes }
+
+func (c *cappedCollect) RowTooLarge(size int64) error {
+	c.limit = &limitError{msg: fmt.Sprintf("answer stopped at %d rows: the next row holds %d bytes of cells, more than %d", len(c.Result.Rows), size, c.caps.MaxBytes), limit: "ALPIPE_QUERY_MAX_BYTES"}
+	return errStop
 }

@@ -311,3 +311,58 @@ func TestQueryRefusesSeveralStatements(t *testing.T) {
 		})
 	}
 }
+
+// TestQueryRowPastTheByteCapNeverReachesGo: a row larger than
+// ALPIPE_QUERY_MAX_BYTES is refused by DuckDB before it leaves the engine,
+// on both routes, naming the cap: scanning it into Go, rendering and
+// encoding it took `serve` to 5 GB for a 1 GB cell, past every cap. The
+// engine makes the value in its own memory; the Go heap must not.
+func TestQueryRowPastTheByteCapNeverReachesGo(t *testing.T) {
+	wh, err := duckdb.Open(filepath.Join(t.TempDir(), "w.duckdb"), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wh.Close() })
+	const big = 24 << 20
+	caps := config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: time.Minute}
+	srv := queryServer(t, wh, caps)
+	bounded := boundedWarehouse{Warehouse: wh, caps: caps}
+	tests := []struct {
+		name string
+		sql  string
+		run  func(sql string) error
+		want string
+	}{
+		{name: "query endpoint, one cell", sql: fmt.Sprintf("SELECT repeat('x', %d) AS big", big),
+			run:  func(sql string) error { _, err := srv.QueryRows(t.Context(), sql, 0, &warehouse.Collect{}); return err },
+			want: fmt.Sprintf("answer stopped at 0 rows: the next row holds %d bytes of cells, more than 1048576: ALPIPE_QUERY_MAX_BYTES", big)},
+		{name: "query endpoint, a row of cells each under the cap", sql: "SELECT repeat('x', 600000) AS a, repeat('y', 600000) AS b, 1 AS c",
+			run:  func(sql string) error { _, err := srv.QueryRows(t.Context(), sql, 0, &warehouse.Collect{}); return err },
+			want: "answer stopped at 0 rows: the next row holds 1200000 bytes of cells, more than 1048576: ALPIPE_QUERY_MAX_BYTES"},
+		{name: "warehouse route, a big value made but not answered", sql: fmt.Sprintf("SELECT 1 AS small UNION ALL SELECT strlen(repeat('x', %d))", big),
+			run:  func(sql string) error { _, err := bounded.Query(t.Context(), sql); return err },
+			want: ""},
+		{name: "warehouse route, a blob", sql: fmt.Sprintf("SELECT CAST(repeat('x', %d) AS BLOB) AS big", big),
+			run:  func(sql string) error { _, err := bounded.Query(t.Context(), sql); return err },
+			want: fmt.Sprintf("answer stopped at 0 rows: the next row holds %d bytes of cells, more than 1048576: ALPIPE_QUERY_MAX_BYTES", big)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			err := tt.run(tt.sql)
+			runtime.ReadMemStats(&after)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if tt.want == "" && err != nil || tt.want != "" && !strings.Contains(gotErr, tt.want) {
+				t.Errorf("error %q, want one containing %q", gotErr, tt.want)
+			}
+			if grown := after.TotalAlloc - before.TotalAlloc; grown > 16<<20 {
+				t.Errorf("Go allocated %d MB answering it", grown>>20)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
@@ -80,13 +82,27 @@ func (s Statement) Param(name string) (Param, bool) {
 	return s.params[i], true
 }
 
-// registry holds every named read, by name.
-var registry = map[string]*NamedQuery{}
+// static holds the reads fixed at compile time (register's).
+var static []*NamedQuery
 
+// sealed is set once namedReads has been built: a read registered after
+// would be missing from it, a defect register refuses.
+var sealed atomic.Bool
+
+// register declares a read fixed at compile time. Only package-level
+// variables (and init) call it, so it runs during package initialisation,
+// in one goroutine, before anything can read the registry.
 func register(name, reads, sql string, params ...ParamSpec) *NamedQuery {
-	if _, dup := registry[name]; dup {
-		panic("warehouse: named read " + name + " registered twice")
+	if sealed.Load() {
+		panic("warehouse: named read " + name + " registered after the registry was built")
 	}
+	q := newRead(name, reads, sql, params...)
+	static = append(static, q)
+	return q
+}
+
+// newRead checks that sql uses exactly the parameters it declares.
+func newRead(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 	used := map[string]bool{}
 	for _, m := range paramRef.FindAllStringSubmatch(sql, -1) {
 		used[m[1]] = true
@@ -100,19 +116,55 @@ func register(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 	for p := range used {
 		panic("warehouse: named read " + name + " uses @" + p + " without declaring it")
 	}
-	q := &NamedQuery{Name: name, SQL: sql, Params: params, Reads: reads}
-	registry[name] = q
-	return q
+	return &NamedQuery{Name: name, SQL: sql, Params: params, Reads: reads}
 }
+
+// readSet is every named read: by name, and the per-view ones by view.
+type readSet struct {
+	byName                         map[string]*NamedQuery
+	panes, newestWindows, listView map[string]*NamedQuery
+}
+
+// namedReads builds the registry once and nothing writes it after, so any
+// number of goroutines may make their first read at once (a dashboard
+// refresh racing a replay). It is built on first use, not at package
+// initialisation, because the per-view reads need the aggregations'
+// declarations, which Views panics on when malformed.
+var namedReads = sync.OnceValue(func() readSet {
+	sealed.Store(true)
+	rs := readSet{byName: map[string]*NamedQuery{}, panes: map[string]*NamedQuery{},
+		newestWindows: map[string]*NamedQuery{}, listView: map[string]*NamedQuery{}}
+	add := func(q *NamedQuery) {
+		if _, dup := rs.byName[q.Name]; dup {
+			panic("warehouse: named read " + q.Name + " registered twice")
+		}
+		rs.byName[q.Name] = q
+	}
+	for _, q := range static {
+		add(q)
+	}
+	for _, v := range Views() {
+		perView := func(byView map[string]*NamedQuery, q *NamedQuery) {
+			if q == nil {
+				return
+			}
+			q.View = &v
+			add(q)
+			byView[v.Name] = q
+		}
+		perView(rs.panes, panesRead(v))
+		perView(rs.newestWindows, newestWindowsRead(v))
+		perView(rs.listView, listViewRead(v))
+	}
+	return rs
+})
 
 // NamedQueries lists every named read, by name, for the adapters that
 // recognise them (bqfake answers each from its own rows).
 func NamedQueries() []NamedQuery {
-	panesReads()
-	newestWindowsReads()
-	listViewReads()
-	out := make([]NamedQuery, 0, len(registry))
-	for _, q := range registry {
+	rs := namedReads()
+	out := make([]NamedQuery, 0, len(rs.byName))
+	for _, q := range rs.byName {
 		out = append(out, *q)
 	}
 	slices.SortFunc(out, func(a, b NamedQuery) int { return strings.Compare(a.Name, b.Name) })
@@ -123,10 +175,7 @@ func NamedQueries() []NamedQuery {
 // adapter's wire): the name must be registered and params must match its
 // declaration exactly.
 func NewStatement(name string, params []Param) (Statement, error) {
-	panesReads()
-	newestWindowsReads()
-	listViewReads()
-	q, ok := registry[name]
+	q, ok := namedReads().byName[name]
 	if !ok {
 		return Statement{}, fmt.Errorf("no named read %q", name)
 	}

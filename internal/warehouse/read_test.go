@@ -1,7 +1,13 @@
 package warehouse_test
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,4 +139,57 @@ func TestParamText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNamedReadsFirstUseIsRaceFree: the first uses of the named reads may
+// come from any goroutines at once (serve's dashboard refresh racing a
+// replay), so the registry they consult must be built once and never
+// written after. A first use happens once per process, so the test runs
+// them in a fresh child of its own binary (built with -race when the test
+// is) and fails on the child's race report or crash.
+func TestNamedReadsFirstUseIsRaceFree(t *testing.T) {
+	const child = "ALPIPE_WAREHOUSE_FIRST_USE_CHILD"
+	if os.Getenv(child) == "1" {
+		firstUsesAtOnce()
+		fmt.Println(firstUsesMade)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNamedReadsFirstUseIsRaceFree$", "-test.count=1", "-test.timeout=60s")
+	cmd.Env = append(os.Environ(), child+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || bytes.Contains(out, []byte("DATA RACE")) || !bytes.Contains(out, []byte(firstUsesMade)) {
+		t.Fatalf("concurrent first uses of the named reads: %v\n%s", err, out)
+	}
+}
+
+// firstUsesMade is what the child prints, so a child that ran nothing
+// does not pass.
+const firstUsesMade = "first uses made"
+
+// firstUsesAtOnce makes every kind of first use of the registry together:
+// each of the per-view reads (panes, newest windows, listings) and the
+// lookups by name.
+func firstUsesAtOnce() {
+	const view = "ventas_sku_hora_movil" // not ventas_hora_pais, whose listing is static
+	uses := []func(){
+		func() { warehouse.ViewKey(view) },
+		func() { warehouse.ViewListing(view) },
+		func() { warehouse.ReadPanes(context.Background(), nil, view, "a", nil) },
+		func() { warehouse.NewStatement("panes", nil) },
+		func() { warehouse.NamedQueries() },
+		func() { warehouse.ReadListing(context.Background(), nil, warehouse.ListView+":"+view) },
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, use := range uses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { recover() }() // a nil Reader: only the lookup matters
+			<-start
+			use()
+		}()
+	}
+	close(start)
+	wg.Wait()
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
@@ -61,47 +60,39 @@ type NewestWindows struct {
 	Keys        []string
 }
 
-// newestWindowsReads are the newest-windows reads, one per declared
-// aggregation's view (its key column), registered on first use, as the
-// panes reads are: "newest_windows" for ventas_hora_pais,
-// "newest_windows:<name>" for the others.
-var newestWindowsReads = sync.OnceValue(func() map[string]*NamedQuery {
-	out := map[string]*NamedQuery{}
-	for _, v := range Views() {
-		name := "newest_windows"
-		if v.Name != VentasHoraPais {
-			name += ":" + v.Name
-		}
-		q := register(name, v.Name,
-			"SELECT v.window_start, v.window_end, v."+v.Key+", v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
-				"FROM "+v.Name+" AS v\n"+
-				"JOIN (\n"+
-				"  SELECT DISTINCT window_start FROM "+v.Name+"\n"+
-				"  WHERE aggregation = @aggregation AND window_start >= @start_time AND window_start < @end_time\n"+
-				"    AND (@any_key = 1 OR "+v.Key+" IN UNNEST(@keys))\n"+
-				"  ORDER BY window_start DESC LIMIT @max_windows\n"+
-				") AS w ON v.window_start = w.window_start\n"+
-				"WHERE v.aggregation = @aggregation AND v.window_start >= @start_time AND v.window_start < @end_time\n"+
-				"  AND (@any_key = 1 OR v."+v.Key+" IN UNNEST(@keys))\n"+
-				"ORDER BY v.window_start, v."+v.Key,
-			ParamSpec{Name: "aggregation", Type: String},
-			ParamSpec{Name: "start_time", Type: Timestamp},
-			ParamSpec{Name: "end_time", Type: Timestamp},
-			ParamSpec{Name: "any_key", Type: Int64},
-			ParamSpec{Name: "keys", Type: String, Array: true},
-			ParamSpec{Name: "max_windows", Type: Int64},
-		)
-		view := v
-		q.View = &view
-		out[v.Name] = q
+// newestWindowsRead is the newest-windows read of one declared
+// aggregation's view (its key column): "newest_windows" for
+// ventas_hora_pais, "newest_windows:<name>" for the others.
+func newestWindowsRead(v View) *NamedQuery {
+	name := "newest_windows"
+	if v.Name != VentasHoraPais {
+		name += ":" + v.Name
 	}
-	return out
-})
+	return newRead(name, v.Name,
+		"SELECT v.window_start, v.window_end, v."+v.Key+", v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
+			"FROM "+v.Name+" AS v\n"+
+			"JOIN (\n"+
+			"  SELECT DISTINCT window_start FROM "+v.Name+"\n"+
+			"  WHERE aggregation = @aggregation AND window_start >= @start_time AND window_start < @end_time\n"+
+			"    AND (@any_key = 1 OR "+v.Key+" IN UNNEST(@keys))\n"+
+			"  ORDER BY window_start DESC LIMIT @max_windows\n"+
+			") AS w ON v.window_start = w.window_start\n"+
+			"WHERE v.aggregation = @aggregation AND v.window_start >= @start_time AND v.window_start < @end_time\n"+
+			"  AND (@any_key = 1 OR v."+v.Key+" IN UNNEST(@keys))\n"+
+			"ORDER BY v.window_start, v."+v.Key,
+		ParamSpec{Name: "aggregation", Type: String},
+		ParamSpec{Name: "start_time", Type: Timestamp},
+		ParamSpec{Name: "end_time", Type: Timestamp},
+		ParamSpec{Name: "any_key", Type: Int64},
+		ParamSpec{Name: "keys", Type: String, Array: true},
+		ParamSpec{Name: "max_windows", Type: Int64},
+	)
+}
 
 // ViewKey returns the key column of the declared aggregation's view name,
 // and false for a name no declaration gives.
 func ViewKey(name string) (string, bool) {
-	q, ok := newestWindowsReads()[name]
+	q, ok := namedReads().newestWindows[name]
 	if !ok {
 		return "", false
 	}
@@ -113,7 +104,7 @@ func ViewKey(name string) (string, bool) {
 // otherwise (sku), that key's value.
 func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]HourlySale, error) {
 	view := cmp.Or(q.View, VentasHoraPais)
-	nq, ok := newestWindowsReads()[view]
+	nq, ok := namedReads().newestWindows[view]
 	if !ok {
 		return nil, fmt.Errorf("read newest windows: %q is not the view of a declared aggregation (internal/aggregation)", view)
 	}

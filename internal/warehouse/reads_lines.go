@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
@@ -180,36 +179,29 @@ type Pane struct {
 	Unidades    int64
 }
 
-// panesReads are the panes reads, one per declared aggregation (its panes
-// table and key column), registered on first use: "panes" for
-// ventas_hora_pais, "panes:<name>" for the others.
-var panesReads = sync.OnceValue(func() map[string]*NamedQuery {
-	out := map[string]*NamedQuery{}
-	for _, v := range Views() {
-		name := "panes"
-		if v.Name != VentasHoraPais {
-			name += ":" + v.Name
-		}
-		q := register(name, v.Panes,
-			"SELECT window_start, "+v.Key+" AS pane_key, pane_index, timing, importe, pedidos, unidades\n"+
-				"FROM "+v.Panes+"\n"+
-				"WHERE aggregation = @aggregation AND window_start IN UNNEST(@starts)\n"+
-				"ORDER BY window_start, pane_key, pane_index",
-			ParamSpec{Name: "aggregation", Type: String},
-			ParamSpec{Name: "starts", Type: Timestamp, Array: true},
-		)
-		view := v
-		q.View = &view
-		out[v.Name] = q
+// panesRead is the panes read of one declared aggregation's view (its
+// panes table and key column): "panes" for ventas_hora_pais,
+// "panes:<name>" for the others.
+func panesRead(v View) *NamedQuery {
+	name := "panes"
+	if v.Name != VentasHoraPais {
+		name += ":" + v.Name
 	}
-	return out
-})
+	return newRead(name, v.Panes,
+		"SELECT window_start, "+v.Key+" AS pane_key, pane_index, timing, importe, pedidos, unidades\n"+
+			"FROM "+v.Panes+"\n"+
+			"WHERE aggregation = @aggregation AND window_start IN UNNEST(@starts)\n"+
+			"ORDER BY window_start, pane_key, pane_index",
+		ParamSpec{Name: "aggregation", Type: String},
+		ParamSpec{Name: "starts", Type: Timestamp, Array: true},
+	)
+}
 
 // ReadPanes returns the panes of aggregation already written to the panes
 // table of the declared aggregation table (the same name, but in tests) for
 // the windows starting at starts, by window start, key and pane index.
 func ReadPanes(ctx context.Context, r Reader, table, aggregation string, starts []time.Time) ([]Pane, error) {
-	q, ok := panesReads()[table]
+	q, ok := namedReads().panes[table]
 	if !ok {
 		return nil, fmt.Errorf("read panes: aggregation %q is not declared (internal/aggregation), so it has no panes table", table)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // Listing is a named read that lists a table or the dashboard view whole:
@@ -47,30 +46,29 @@ func init() {
 }
 
 func registerListing(name string, l Listing) *NamedQuery {
-	q := register(name, l.From, "SELECT "+strings.Join(l.Columns, ", ")+" FROM "+l.From+" ORDER BY "+strings.Join(l.OrderBy, ", "))
+	q := register(name, l.From, listingSQL(l))
 	q.Listing = &l
 	return q
 }
 
-// listViewReads are the listings of the views of the declared aggregations
-// other than ventas_hora_pais (ListView lists it), one per view (its key
-// column), registered on first use as the panes reads are:
-// "list_view:<name>".
-var listViewReads = sync.OnceValue(func() map[string]*NamedQuery {
-	out := map[string]*NamedQuery{}
-	for _, v := range Views() {
-		if v.Name == VentasHoraPais {
-			continue
-		}
-		q := registerListing(ListView+":"+v.Name, Listing{v.Name,
-			[]string{"window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"},
-			[]string{"window_start", v.Key}})
-		view := v
-		q.View = &view
-		out[v.Name] = q
+func listingSQL(l Listing) string {
+	return "SELECT " + strings.Join(l.Columns, ", ") + " FROM " + l.From + " ORDER BY " + strings.Join(l.OrderBy, ", ")
+}
+
+// listViewRead is the listing of one declared aggregation's view (its key
+// column), "list_view:<name>"; nil for ventas_hora_pais, which ListView
+// lists.
+func listViewRead(v View) *NamedQuery {
+	if v.Name == VentasHoraPais {
+		return nil
 	}
-	return out
-})
+	l := Listing{v.Name,
+		[]string{"window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"},
+		[]string{"window_start", v.Key}}
+	q := newRead(ListView+":"+v.Name, l.From, listingSQL(l))
+	q.Listing = &l
+	return q
+}
 
 // ViewListing returns the name of the listing of the declared aggregation
 // name's view, and false for a name no declaration gives.
@@ -78,7 +76,7 @@ func ViewListing(name string) (string, bool) {
 	if name == VentasHoraPais {
 		return ListView, true
 	}
-	q, ok := listViewReads()[name]
+	q, ok := namedReads().listView[name]
 	if !ok {
 		return "", false
 	}
@@ -112,8 +110,7 @@ func (l Listing) Types() ([]Type, error) {
 // ReadListing runs the listing name and returns its answer as text, with
 // each column's type.
 func ReadListing(ctx context.Context, r Reader, name string) (Result, []Type, error) {
-	listViewReads()
-	q, ok := registry[name]
+	q, ok := namedReads().byName[name]
 	if !ok || q.Listing == nil {
 		return Result{}, nil, fmt.Errorf("no listing %q", name)
 	}

@@ -32,24 +32,41 @@ func (w *Warehouse) Query(ctx context.Context, q string) (warehouse.Result, erro
 // QueryRows runs one read-only SQL statement and hands its answer to sink
 // as text, one row at a time: DECIMAL exactly (never through a float), DATE
 // as YYYY-MM-DD, TIMESTAMP as RFC 3339 in UTC, NULL as "NULL". Anything but
-// a single SELECT is refused, and the statement runs in a transaction that
-// is rolled back, so a query cannot change the warehouse. Cancelling ctx
-// interrupts DuckDB.
+// a single SELECT is refused, as are the functions that reach past the
+// tables (refusal), and the statement runs in a transaction that is rolled
+// back, so a query cannot change the warehouse. A RowCapped sink's cap is
+// kept by DuckDB. Cancelling ctx interrupts DuckDB.
 func (w *Warehouse) QueryRows(ctx context.Context, q string, sink warehouse.RowSink) error {
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
 	}
 	defer conn.Close()
-	if err := checkReadOnly(conn, q); err != nil {
+	cols, err := checkReadOnly(conn, q)
+	if err != nil {
 		return fmt.Errorf("query: %w", err)
 	}
+	if err := refuseFunctions(ctx, conn, q); err != nil {
+		return fmt.Errorf("query: %w", err)
+	}
+	run := q
+	capped, isCapped := sink.(RowCapped)
+	if isCapped {
+		run = capRows(q, cols, capped.MaxRowBytes())
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.name
+	}
 	err = inTx(ctx, conn, func() error {
-		if err := render(ctx, conn, q, sink); err != nil {
+		if err := render(ctx, conn, run, names, sink); err != nil {
 			return err
 		}
 		return errRollback
 	})
+	if size, ok := rowTooLarge(err); ok && isCapped {
+		return fmt.Errorf("query: %w", capped.RowTooLarge(size))
+	}
 	if !errors.Is(err, errRollback) {
 		return fmt.Errorf("query: %w", err)
 	}
@@ -59,11 +76,18 @@ func (w *Warehouse) QueryRows(ctx context.Context, q string, sink warehouse.RowS
 // errRollback makes inTx roll a read back.
 var errRollback = errors.New("rollback")
 
+// column is one column of a statement's answer, as preparing it tells.
+type column struct {
+	name string
+	typ  duckdb.Type
+}
+
 // checkReadOnly prepares q without running it (the context-free Prepare
-// refuses several statements; the context one would run all but the last)
-// and accepts only a SELECT.
-func checkReadOnly(conn *sql.Conn, q string) error {
-	return conn.Raw(func(dc any) error {
+// refuses several statements; the context one would run all but the last),
+// accepts only a SELECT and returns its columns.
+func checkReadOnly(conn *sql.Conn, q string) ([]column, error) {
+	var cols []column
+	err := conn.Raw(func(dc any) error {
 		c, ok := dc.(*duckdb.Conn)
 		if !ok {
 			return fmt.Errorf("not a DuckDB connection: %T", dc)
@@ -72,24 +96,38 @@ func checkReadOnly(conn *sql.Conn, q string) error {
 		if err != nil {
 			return err
 		}
+		defer stmt.Close()
 		ds, ok := stmt.(*duckdb.Stmt)
 		if !ok {
-			_ = stmt.Close()
 			return fmt.Errorf("not a DuckDB statement: %T", stmt)
 		}
 		typ, err := ds.StatementType()
-		_ = stmt.Close()
 		if err != nil {
 			return err
 		}
 		if typ != duckdb.STATEMENT_TYPE_SELECT {
 			return errors.New("only a single SELECT statement is allowed")
 		}
+		n, err := ds.ColumnCount()
+		if err != nil {
+			return err
+		}
+		cols = make([]column, n)
+		for i := range cols {
+			if cols[i].name, err = ds.ColumnName(i); err != nil {
+				return err
+			}
+			// A type the driver cannot name is measured as text.
+			cols[i].typ, _ = ds.ColumnType(i)
+		}
 		return nil
 	})
+	return cols, err
 }
 
-func render(ctx context.Context, conn *sql.Conn, q string, sink warehouse.RowSink) error {
+// render runs q and hands its rows to sink under names, the columns of the
+// statement as it was sent (a wrap renames repeated names).
+func render(ctx context.Context, conn *sql.Conn, q string, names []string, sink warehouse.RowSink) error {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
 		return err
@@ -99,9 +137,8 @@ func render(ctx context.Context, conn *sql.Conn, q string, sink warehouse.RowSin
 	if err != nil {
 		return err
 	}
-	names := make([]string, len(types))
-	for i, t := range types {
-		names[i] = t.Name()
+	if len(names) != len(types) {
+		return fmt.Errorf("the statement prepared with %d columns answers %d", len(names), len(types))
 	}
 	if err := sink.Columns(names); err != nil {
 		return err
