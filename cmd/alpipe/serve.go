@@ -23,10 +23,10 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	data := fs.String("data", cliEnv().DataDir, "data folder for the embedded backends (its default comes from ALPIPE_DATA_DIR when set)")
 	virtual := fs.Bool("virtual-clock", false, "processing time moves only by \"alpipe tick --now T\"")
 	start := fs.String("start", "", "start of the virtual clock (RFC 3339; default now)")
-	allowRemote := fs.Bool("allow-remote", false, "serve clients on other machines too (needed for a non-loopback --addr); they can run any SQL and write data")
+	allowRemote := fs.Bool("allow-remote", false, "serve clients on other machines too (needed for a non-loopback --addr); they can run any SQL and write data, and must reach this machine by a name given with --host")
 	logFormat := fs.String("log-format", "", "log lines on stderr: text or json (default text on a terminal, json otherwise, as Cloud Logging reads)")
 	var hosts stringList
-	fs.Var(&hosts, "host", "a further Host name to accept besides localhost and loopback IPs (repeatable)")
+	fs.Var(&hosts, "host", "a further Host name (or IP) to accept besides localhost and loopback IPs, the only ones clients may use, even with --allow-remote (repeatable)")
 	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -61,6 +61,9 @@ func runServe(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if *allowRemote {
 		fmt.Fprintf(os.Stderr, "WARNING: --allow-remote: anyone who reaches %s can run SQL on this warehouse and write data to it\n", srv.URL)
+		if len(hosts) == 0 {
+			fmt.Fprintln(os.Stderr, "WARNING: --allow-remote without --host: only localhost and loopback IPs are accepted as Host names (against DNS rebinding), so other machines are refused; add --host NAME for the name or IP they use")
+		}
 	}
 	fmt.Fprintf(stdout, "alpipe serving at %s (data in %s)\n", srv.URL, *data)
 	fmt.Fprintf(stdout, "  functions: %s/IngestCSV  %s/AggregateOrders  %s/AdvanceWatermark  %s/SweepLanding\n", srv.URL, srv.URL, srv.URL, srv.URL)

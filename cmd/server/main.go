@@ -1,8 +1,10 @@
 // Command server is the production entry point of every alpipe function: one
 // image, four Cloud Run services, each selecting its function with
 // FUNCTION_TARGET (served at "/"); unset, every function is served at
-// "/<Name>". It listens on PORT (default 8080), builds with CGO_ENABLED=0 and
-// links no embedded engine, so it needs WAREHOUSE=bigquery (or remote).
+// "/<Name>". It listens on PORT (default 8080), on every interface on Cloud
+// Run (K_SERVICE set) and on 127.0.0.1 elsewhere. It builds with
+// CGO_ENABLED=0 and links no embedded engine, so it needs WAREHOUSE=bigquery
+// (or remote).
 //
 // It serves with its own http.Server rather than funcframework.Start, which
 // cannot shut down: on SIGTERM (Cloud Run's scale-in and deploys) it drains
@@ -19,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/clock"
@@ -73,13 +76,60 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err := functions.Mount(mux, proc.Handlers, cfg.Target, serving.RequestTimeout(), log); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", ":"+cfg.Port)
-	if err != nil {
-		return fmt.Errorf("listen on port %s: %w", cfg.Port, err)
+	var plat platform
+	if err := config.Load(ctx, &plat, nil); err != nil {
+		return err
 	}
-	srv := httpserve.New(mux, httpserve.Options{Grace: serving.ShutdownGrace, Logger: log, Name: orAll(cfg.Target)})
-	log.Info("serving", "function", orAll(cfg.Target), "port", cfg.Port)
+	ln, err := listen(plat.Service, cfg.Port)
+	if err != nil {
+		return err
+	}
+	srv := httpserve.New(mux, httpserve.Options{Grace: serving.ShutdownGrace, Logger: log, Name: orAll(cfg.Target), Limits: limits(plat.Service)})
+	log.Info("serving", "function", orAll(cfg.Target), "addr", ln.Addr().String(), "bind", bindReason(plat.Service))
 	return srv.Run(ctx, ln)
+}
+
+// platform is what the server reads of where it runs: Cloud Run sets
+// K_SERVICE.
+type platform struct {
+	Service string `env:"K_SERVICE"`
+}
+
+func (platform) Validate() error { return nil }
+
+// listen binds every interface on Cloud Run, whose front end reaches the
+// container from outside, and loopback anywhere else: on a laptop the
+// server must not take events from the network it happens to be on.
+func listen(service, port string) (net.Listener, error) {
+	host := "127.0.0.1"
+	if service != "" {
+		host = ""
+	}
+	addr := net.JoinHostPort(host, port)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+func bindReason(service string) string {
+	if service != "" {
+		return "every interface: on Cloud Run (K_SERVICE=" + service + ")"
+	}
+	return "loopback only: K_SERVICE is unset, so this is not Cloud Run"
+}
+
+// limits are httpserve's defaults, but on Cloud Run. There the front end is
+// the only client: it caps the requests per instance itself
+// (max_instance_request_concurrency), and it keeps idle connections to the
+// container for reuse; closing one sooner than it does races a request sent
+// on it, so the idle timeout outlasts Google's front-end keep-alive (600 s).
+func limits(service string) httpserve.Limits {
+	if service != "" {
+		return httpserve.Limits{IdleTimeout: 620 * time.Second}
+	}
+	return httpserve.Limits{MaxConns: httpserve.DefaultMaxConns}
 }
 
 func orAll(target string) string {

@@ -34,6 +34,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Name says what is served, in the log lines (e.g. "IngestCSV").
 	Name string
+	// Limits bound what clients can hold of the server (limits.go).
+	Limits Limits
 }
 
 // Server is one http.Server whose requests share a base context that
@@ -56,11 +58,14 @@ func New(h http.Handler, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	opts.Limits = opts.Limits.withDefaults()
 	base, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, cancel: cancel}
 	s.http = &http.Server{
 		Handler:           s.track(h),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: opts.Limits.HeaderTimeout,
+		IdleTimeout:       opts.Limits.IdleTimeout,
+		WriteTimeout:      opts.Limits.WriteTimeout,
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	return s
@@ -77,8 +82,16 @@ func (s *Server) track(h http.Handler) http.Handler {
 			s.completed++
 			s.mu.Unlock()
 		}()
+		boundBody(w, r, s.opts.Limits.BodyTimeout)
 		h.ServeHTTP(w, r)
 	})
+}
+
+// closeIdle closes the keep-alive connections waiting for a next request;
+// net/http does that only when keep-alives are switched off.
+func (s *Server) closeIdle() {
+	s.http.SetKeepAlivesEnabled(false)
+	s.http.SetKeepAlivesEnabled(true)
 }
 
 func (s *Server) counts() (inFlight, completed int) {
@@ -88,7 +101,13 @@ func (s *Server) counts() (inFlight, completed int) {
 }
 
 // Serve accepts on ln until Shutdown; it returns nil once Shutdown began.
+// Call it once.
 func (s *Server) Serve(ln net.Listener) error {
+	if n := s.opts.Limits.MaxConns; n > 0 {
+		limited := newLimitListener(ln, n, s.closeIdle)
+		s.http.ConnState = limited.connState
+		ln = limited
+	}
 	if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}

@@ -16,8 +16,10 @@ import (
 //   - clients must connect from a loopback address, unless the user asked
 //     for the network (serve --allow-remote);
 //   - the Host header must name this machine (localhost or a loopback IP)
-//     or a host the user listed: a page whose DNS name was rebound to
-//     127.0.0.1 sends its own name and is refused;
+//     or a host the user listed (serve --host): a page whose DNS name was
+//     rebound to 127.0.0.1, or to this machine's address on the network,
+//     sends its own name and is refused. --allow-remote keeps this check:
+//     clients on other machines use a name (or IP) given with --host;
 //   - a request a browser marks as cross-origin (Origin of another site,
 //     Sec-Fetch-Site cross-site or same-site) is refused, so a web page in
 //     the user's browser cannot post to it. The CLI, the storage client and
@@ -51,7 +53,7 @@ func (g guard) refuse(r *http.Request) string {
 		return fmt.Sprintf("client %s is not on this machine (serve --allow-remote serves the network)", r.RemoteAddr)
 	}
 	host := hostOnly(r.Host)
-	if !isLoopbackName(host) && !g.hosts[host] && !g.allowRemote {
+	if !isLoopbackName(host) && !g.hosts[host] {
 		return fmt.Sprintf("host %q is not this machine (DNS rebinding protection; serve --host NAME allows another name)", r.Host)
 	}
 	switch o := r.Header.Get("Origin"); {

@@ -46,6 +46,9 @@ type Options struct {
 	// Hosts are further Host header names to accept besides localhost and
 	// loopback IPs (a name in /etc/hosts, say).
 	Hosts []string
+	// Limits bound what clients can hold (httpserve's defaults for zero
+	// fields; MaxConns 0 is httpserve.DefaultMaxConns).
+	Limits httpserve.Limits
 }
 
 // Server is a running local system.
@@ -160,6 +163,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	closers = append(closers, func() { _ = proc.Close() })
+	// Holding the data folder's lock proves every lease in it belongs to a
+	// serve that is gone: release them now instead of waiting LEDGER_LEASE.
+	if err := releaseDeadLeases(ctx, proc.App.Ledger, opts.Clock.Now(), opts.Logger); err != nil {
+		return nil, err
+	}
 	s := &Server{URL: "http://" + ln.Addr().String(), App: proc.App, Clock: opts.Clock, gcs: gcs, data: opts.DataDir,
 		guard: newGuard(opts.AllowRemote, opts.Hosts), served: make(chan error, 1), lock: lock}
 	dash, err := s.dashboard(ctx, wm)
@@ -178,7 +186,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// 404 for anything else, such as the fake's /_internal/ routes, which
 	// are not mounted.
 	mux.Handle(dashboard.PagePath, dash)
-	s.http = httpserve.New(s.guard.wrap(noCORS(mux)), httpserve.Options{Grace: serving.ShutdownGrace, Logger: opts.Logger, Name: "alpipe serve"})
+	limits := opts.Limits
+	if limits.MaxConns == 0 {
+		limits.MaxConns = httpserve.DefaultMaxConns
+	}
+	s.http = httpserve.New(s.guard.wrap(noCORS(mux)), httpserve.Options{Grace: serving.ShutdownGrace, Logger: opts.Logger, Name: "alpipe serve", Limits: limits})
 	go func() { s.served <- s.http.Serve(ln) }()
 	started = true
 	dataLock = lock

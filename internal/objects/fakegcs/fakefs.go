@@ -105,6 +105,26 @@ func (f *fakeFS) objectPath(bucket, name string) (string, error) {
 	return filepath.Join(f.bucketDir(bucket), filepath.FromSlash(name)), nil
 }
 
+// fileConflict says why the object name cannot be a file: Cloud Storage
+// holds "a" beside "a/b.csv", a folder tree cannot.
+func (f *fakeFS) fileConflict(bucket, name string) error {
+	path, err := f.objectPath(bucket, name)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("object name %q is the folder of other objects (%s/...) in the local storage fake, which keeps objects as files: one name cannot be both", name, name)
+	}
+	dir := f.bucketDir(bucket)
+	for p := filepath.Dir(path); inside(dir, p); p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			return fmt.Errorf("object name %q needs %q as a folder, but it is an object in the local storage fake, which keeps objects as files", name, filepath.ToSlash(rel))
+		}
+	}
+	return nil
+}
+
 // confine is the last check before a file is written: path must lie inside
 // the bucket's folder, both as written and with every symbolic link of its
 // folder resolved, whatever name produced it.

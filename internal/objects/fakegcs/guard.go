@@ -2,7 +2,6 @@ package fakegcs
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -60,9 +59,23 @@ func (l *Server) guard(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, "Host "+r.Host+" is not served by the local storage fake")
 		return
 	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
+		if _, upload := uploadBucket(r.URL.Path); !upload {
+			// The fake would inflate it without bound, and the client
+			// library compresses no other request.
+			apiError(w, http.StatusBadRequest, fmt.Sprintf("Content-Encoding %q is accepted by the local storage fake on uploads only", ce))
+			return
+		}
+	}
 	rt, status, err := l.parseRoute(r)
 	if err == nil {
 		status, err = l.checkNames(rt)
+	}
+	if err == nil {
+		status, err = l.checkTarget(rt)
+	}
+	if err == nil && r.Header.Get("Content-Encoding") == "gzip" {
+		status, err = http.StatusBadRequest, inflateBody(r) // inflate.go
 	}
 	if err != nil {
 		apiError(w, status, err.Error())
@@ -152,10 +165,6 @@ func (l *Server) parseRoute(r *http.Request) (route, int, error) {
 // composeSources reads the compose request's body, as the fake will decode
 // it, and returns its source names; the body is put back for the fake.
 func composeSources(r *http.Request) ([]string, error) {
-	if ce := r.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		// The fake would inflate it after this check had read the bytes.
-		return nil, fmt.Errorf("compose: Content-Encoding %q is not accepted by the local storage fake", ce)
-	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxComposeBody+1))
 	if err != nil {
 		return nil, fmt.Errorf("compose: read request body: %w", err)
@@ -201,6 +210,28 @@ func (l *Server) checkNames(rt route) (int, error) {
 		if err := objname.Prefix(p); err != nil {
 			return http.StatusBadRequest, err
 		}
+	}
+	return 0, nil
+}
+
+// checkTarget refuses a compose, copy or rewrite onto a name the folder
+// tree cannot hold as a file (fakeFS.fileConflict), which the fake would
+// answer with a 500. An upload meets the same conflict when it commits.
+func (l *Server) checkTarget(rt route) (int, error) {
+	if l.uploads == nil {
+		return 0, nil
+	}
+	var b, o string
+	switch rt.kind {
+	case "compose":
+		b, o = rt.buckets[0], rt.objects[0]
+	case "copyTo", "rewriteTo":
+		b, o = rt.buckets[1], rt.objects[1]
+	default:
+		return 0, nil
+	}
+	if err := l.uploads.fs.fileConflict(b, o); err != nil {
+		return http.StatusConflict, err
 	}
 	return 0, nil
 }
@@ -289,14 +320,7 @@ func bodyName(r *http.Request, body []byte) (string, bool) {
 	if q.Get("name") != "" || q.Has("upload_id") {
 		return "", false
 	}
-	var rd io.Reader = bytes.NewReader(body)
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(rd)
-		if err != nil {
-			return "", false
-		}
-		rd = zr // read only as far as the metadata
-	}
+	rd := bytes.NewReader(body) // inflated already, if it was gzip (guard)
 	var meta struct{ Name string }
 	switch {
 	case q.Get("uploadType") == "multipart":

@@ -167,7 +167,7 @@ func firstNonEmpty(s ...string) string {
 func apiError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	reason := map[int]string{400: "invalid", 404: "notFound", 409: "conflict", 412: "conditionNotMet"}[status]
+	reason := map[int]string{400: "invalid", 404: "notFound", 409: "conflict", 412: "conditionNotMet", 413: "uploadTooLarge", 429: "rateLimitExceeded"}[status]
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
 		"code": status, "message": msg,
 		"errors": []map[string]string{{"domain": "global", "reason": firstNonEmpty(reason, "backendError"), "message": msg}},

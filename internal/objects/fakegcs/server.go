@@ -127,7 +127,8 @@ func (l *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // wholeBody reads an upload request to its end before the memory backend
-// sees it, and answers 400 to one that did not end. The fake stores a
+// sees it, and answers 400 to one that did not end (413 to a gzip body past
+// its bound, inflate.go). The fake stores a
 // multipart upload once it has parsed the closing boundary, which an aborted
 // single-shot upload still sends (see streamingUploads.multipart); only the
 // end of the request body tells a finished upload from an aborted one. The
@@ -138,7 +139,7 @@ func (l *Server) serve(w http.ResponseWriter, r *http.Request) {
 func (l *Server) wholeBody(w http.ResponseWriter, r *http.Request) bool {
 	b, err := io.ReadAll(r.Body)
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "upload request body did not end: "+err.Error())
+		apiError(w, receiveStatus(err), "upload: read body: "+err.Error())
 		return false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))

@@ -8,6 +8,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"net/http"
 	"os"
 	"sync"
 )
@@ -20,7 +21,7 @@ func (u *streamingUploads) receive(src io.Reader) (*spoolFile, error) {
 	}
 	if _, err := sp.copyFrom(src); err != nil {
 		sp.discard()
-		return nil, fmt.Errorf("body ended early: %w", err)
+		return nil, fmt.Errorf("read body: %w", err)
 	}
 	return sp, nil
 }
@@ -28,7 +29,9 @@ func (u *streamingUploads) receive(src io.Reader) (*spoolFile, error) {
 func (u *streamingUploads) newSpool() (*spoolFile, error) {
 	f, err := os.CreateTemp(u.spool, "upload-*")
 	if err != nil {
-		return nil, err
+		// The server's trouble (out of descriptors or disk), not the
+		// request's.
+		return nil, &statusError{http.StatusServiceUnavailable, fmt.Errorf("spool file for the upload: %w", err)}
 	}
 	return &spoolFile{f: f, md5: md5.New()}, nil
 }

@@ -1,7 +1,6 @@
 package fakegcs
 
 import (
-	"compress/gzip"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -17,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -48,6 +48,11 @@ type streamingUploads struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+
+	maxSessions     int          // resumable sessions with a spool file at once (caps.go)
+	maxSessionBytes int64        // bytes their spool files may hold together
+	spools          atomic.Int64 // sessions with a spool file: not finished, cancelled or expired
+	held            atomic.Int64 // bytes their spool files hold
 }
 
 // sessionTTL bounds how long an abandoned resumable upload (a client that
@@ -73,7 +78,8 @@ func newStreamingUploads(fs *fakeFS, spool string) (*streamingUploads, error) {
 	if err := os.MkdirAll(spool, 0o700); err != nil {
 		return nil, err
 	}
-	return &streamingUploads{fs: fs, spool: spool, sessions: map[string]*session{}}, nil
+	return &streamingUploads{fs: fs, spool: spool, sessions: map[string]*session{},
+		maxSessions: defaultMaxSessions, maxSessionBytes: defaultMaxSessionBytes}, nil
 }
 
 // uploadBucket returns the bucket of a JSON API upload URL.
@@ -91,15 +97,7 @@ func uploadBucket(path string) (string, bool) {
 
 func (u *streamingUploads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	bucket, _ := uploadBucket(r.URL.Path)
-	q := r.URL.Query()
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			apiError(w, http.StatusBadRequest, "bad gzip request body: "+err.Error())
-			return
-		}
-		r.Body = zr
-	}
+	q := r.URL.Query() // a gzip body is inflated already (guard)
 	if id := q.Get("upload_id"); id != "" {
 		switch r.Method {
 		case http.MethodPost, http.MethodPut:
@@ -167,7 +165,7 @@ func (u *streamingUploads) multipart(w http.ResponseWriter, r *http.Request, buc
 	name := firstNonEmpty(r.URL.Query().Get("name"), meta.Name)
 	sp, err := u.receive(part)
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "multipart upload: "+err.Error())
+		apiError(w, receiveStatus(err), "multipart upload: "+err.Error())
 		return
 	}
 	if _, err := mr.NextPart(); !errors.Is(err, io.EOF) {
@@ -185,7 +183,7 @@ func (u *streamingUploads) multipart(w http.ResponseWriter, r *http.Request, buc
 	// the socket before the connection was torn down.
 	if _, err := io.Copy(io.Discard, r.Body); err != nil {
 		sp.discard()
-		apiError(w, http.StatusBadRequest, "multipart upload: request body did not end: "+err.Error())
+		apiError(w, receiveStatus(err), "multipart upload: request body did not end: "+err.Error())
 		return
 	}
 	u.finish(w, r, bucket, name, meta, conds, sp, "")
@@ -196,7 +194,7 @@ func (u *streamingUploads) media(w http.ResponseWriter, r *http.Request, bucket 
 	name := r.URL.Query().Get("name")
 	sp, err := u.receive(r.Body)
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "media upload: "+err.Error())
+		apiError(w, receiveStatus(err), "media upload: "+err.Error())
 		return
 	}
 	u.finish(w, r, bucket, name, meta, conds, sp, r.Header.Get("X-Goog-Hash"))
@@ -218,7 +216,7 @@ func (u *streamingUploads) start(w http.ResponseWriter, r *http.Request, bucket 
 	}
 	sp, err := u.newSpool()
 	if err != nil {
-		apiError(w, http.StatusInternalServerError, err.Error())
+		apiError(w, receiveStatus(err), err.Error())
 		return
 	}
 	var idBytes [16]byte
@@ -227,6 +225,14 @@ func (u *streamingUploads) start(w http.ResponseWriter, r *http.Request, bucket 
 
 	u.mu.Lock()
 	u.sweepLocked(time.Now())
+	if u.spools.Load() >= int64(u.maxSessions) {
+		u.mu.Unlock()
+		sp.discard()
+		err := u.tooManySessions()
+		apiError(w, receiveStatus(err), err.Error())
+		return
+	}
+	u.spools.Add(1)
 	u.sessions[id] = &session{bucket: bucket, name: name, meta: meta, conds: conds, spool: sp, touched: time.Now()}
 	u.mu.Unlock()
 
@@ -283,13 +289,18 @@ func (u *streamingUploads) chunk(w http.ResponseWriter, r *http.Request, id stri
 		apiError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	if _, err := sp.copyFrom(r.Body); err != nil {
+	body := u.holding(r.Body)
+	rollback := func() {
 		sp.rollback(mark)
-		apiError(w, http.StatusBadRequest, "chunk body ended early: "+err.Error())
+		body.giveBack()
+	}
+	if _, err := sp.copyFrom(body); err != nil {
+		rollback()
+		apiError(w, receiveStatus(err), "chunk: read body: "+err.Error())
 		return
 	}
 	if cr.hasRange && sp.size != cr.end+1 {
-		sp.rollback(mark)
+		rollback()
 		apiError(w, http.StatusBadRequest, fmt.Sprintf("chunk body does not match Content-Range %q", r.Header.Get("Content-Range")))
 		return
 	}
@@ -299,7 +310,7 @@ func (u *streamingUploads) chunk(w http.ResponseWriter, r *http.Request, id stri
 		case sp.size == cr.total:
 			final = true
 		case sp.size > cr.total:
-			sp.rollback(mark)
+			rollback()
 			apiError(w, http.StatusBadRequest, fmt.Sprintf("received %d bytes, more than the declared total %d", sp.size, cr.total))
 			return
 		}
@@ -319,6 +330,8 @@ func (u *streamingUploads) chunk(w http.ResponseWriter, r *http.Request, id stri
 		return
 	}
 	hashHeader := r.Header.Get("X-Goog-Hash")
+	u.spools.Add(-1)
+	u.held.Add(-sp.size)
 	s.spool = nil // finish owns it now, whatever happens
 	resp, status, err := u.commit(r, s.bucket, s.name, s.meta, s.conds, sp, hashHeader)
 	if err != nil {
@@ -440,7 +453,15 @@ func (u *streamingUploads) cancel(id string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	u.dropSpool(s)
+}
+
+// dropSpool discards a session's spool file, and with it the session's
+// place and bytes under the caps; the caller holds s.mu.
+func (u *streamingUploads) dropSpool(s *session) {
 	if s.spool != nil {
+		u.spools.Add(-1)
+		u.held.Add(-s.spool.size)
 		s.spool.discard()
 		s.spool = nil
 	}
@@ -454,10 +475,7 @@ func (u *streamingUploads) sweepLocked(now time.Time) {
 			continue
 		}
 		if now.Sub(s.touched) > sessionTTL {
-			if s.spool != nil {
-				s.spool.discard()
-				s.spool = nil
-			}
+			u.dropSpool(s)
 			delete(u.sessions, id)
 		}
 		s.mu.Unlock()

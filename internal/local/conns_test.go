@@ -1,0 +1,163 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alpinashop/alpipe/internal/httpserve"
+	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/logging"
+)
+
+// acceptedConns counts the connections to addr that this process has
+// accepted, from /proc/net/tcp: established sockets whose local end is addr
+// and whose inode is one of the process's descriptors. A connection the
+// kernel completed but the server has not accepted has no descriptor yet.
+func acceptedConns(t *testing.T, addr string) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc on this system: %v", err)
+	}
+	own := map[string]bool{}
+	for _, fd := range fds {
+		link, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err == nil && strings.HasPrefix(link, "socket:[") {
+			own[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
+		}
+	}
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Skipf("no /proc/net/tcp: %v", err)
+	}
+	n := 0
+	for line := range strings.SplitSeq(string(b), "\n") {
+		f := strings.Fields(line)
+		// sl local_address rem_address st ... inode (field 9)
+		if len(f) >= 10 && f[3] == "01" && own[f[9]] && procAddr(f[1]) == addr {
+			n++
+		}
+	}
+	return n
+}
+
+// TestServeBoundsConnections: the local server closes idle connections,
+// cuts slow bodies and holds at most its limit of connections while it
+// keeps answering everyone. The issue's 1,100 idle connections under
+// `ulimit -n 1024` ended in `accept4: too many open files` and a dead
+// server.
+func TestServeBoundsConnections(t *testing.T) {
+	const limit, clients = 4, 12
+	s, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
+		Clock: VirtualClock(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)), Logger: logging.Discard(),
+		Limits: httpserve.Limits{MaxConns: limit, IdleTimeout: 400 * time.Millisecond, BodyTimeout: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown("test done") })
+	addr := strings.TrimPrefix(s.URL, "http://")
+	health := "GET " + localapi.HealthPath + " HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
+
+	dial := func(t *testing.T) (net.Conn, *bufio.Reader) {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c, bufio.NewReader(c)
+	}
+	// answer reads one answer; the deadline stands for a client's patience.
+	answer := func(c net.Conn, br *bufio.Reader) (int, error) {
+		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return 0, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	// closedWithin reports an error unless the server closes c within d.
+	closedWithin := func(c net.Conn, br *bufio.Reader, d time.Duration) error {
+		_ = c.SetReadDeadline(time.Now().Add(d))
+		_, err := br.ReadByte()
+		if err == nil {
+			return errors.New("the server sent more")
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return fmt.Errorf("still open after %s", d)
+		}
+		return nil
+	}
+
+	t.Run("more clients than the limit are all answered", func(t *testing.T) {
+		errs := make(chan error, clients)
+		for range clients {
+			c, br := dial(t)
+			go func() {
+				// Each client keeps its connection open after its answer.
+				if _, err := io.WriteString(c, health); err != nil {
+					errs <- err
+					return
+				}
+				code, err := answer(c, br)
+				if err == nil && code != http.StatusOK {
+					err = fmt.Errorf("status %d", code)
+				}
+				errs <- err
+			}()
+		}
+		for range clients {
+			if err := <-errs; err != nil {
+				t.Errorf("a client: %v", err)
+			}
+		}
+		if n := acceptedConns(t, addr); n > limit {
+			t.Errorf("the server holds %d connections, want at most %d", n, limit)
+		}
+		resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(s.URL + localapi.HealthPath)
+		if err != nil {
+			t.Fatalf("a new client while %d connections are open: %v", clients, err)
+		}
+		resp.Body.Close()
+	})
+	t.Run("an idle connection is closed", func(t *testing.T) {
+		c, br := dial(t)
+		if _, err := io.WriteString(c, health); err != nil {
+			t.Fatal(err)
+		}
+		if code, err := answer(c, br); err != nil || code != http.StatusOK {
+			t.Fatalf("health: %d %v", code, err)
+		}
+		if err := closedWithin(c, br, 2*time.Second); err != nil {
+			t.Errorf("idle connection: %v", err)
+		}
+	})
+	t.Run("a slow body is cut", func(t *testing.T) {
+		c, br := dial(t)
+		start := time.Now()
+		if _, err := io.WriteString(c, "POST "+localapi.QueryPath+" HTTP/1.1\r\nHost: "+addr+
+			"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"sql\": \"SEL"); err != nil {
+			t.Fatal(err)
+		}
+		code, err := answer(c, br)
+		t.Logf("slow body answered %d (%v) after %s", code, err, time.Since(start))
+		if err := closedWithin(c, br, 2*time.Second); err != nil {
+			t.Errorf("connection of a slow body: %v", err)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("the slow body held its connection %s", took)
+		}
+	})
+}

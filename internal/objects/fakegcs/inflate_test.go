@@ -1,0 +1,91 @@
+package fakegcs
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/objects"
+)
+
+func gzipped(t *testing.T, b []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// TestGzipRequestBodyIsBounded: an upload sent with Content-Encoding: gzip
+// is inflated as Cloud Storage does, within the bound the ingest puts on a
+// stored .gz object; the 1,043,718 bytes became a 1 GiB object.
+// Beyond the bound the upload is refused with 413 and stores nothing.
+func TestGzipRequestBodyIsBounded(t *testing.T) {
+	var csv strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&csv, "P-%06d,ES,2026-03-14T17:%02d:00Z,12.50\n", i, i%60)
+	}
+	bomb := gzipped(t, make([]byte, 64<<20)) // about 64 KiB that inflate 1,000 times
+	for _, backend := range []string{"filesystem", "memory"} {
+		tests := []struct {
+			name, body string
+			wantCode   int
+			want       string // the stored object, when 200
+		}{
+			{name: "a compressed CSV is stored inflated", body: gzipped(t, []byte(csv.String())), wantCode: http.StatusOK, want: csv.String()},
+			{name: "a zip bomb is refused", body: bomb, wantCode: http.StatusRequestEntityTooLarge},
+			{name: "a body that is not gzip", body: "a,b\n", wantCode: http.StatusBadRequest},
+		}
+		for _, tt := range tests {
+			t.Run(backend+"/"+tt.name, func(t *testing.T) {
+				dir := ""
+				if backend == "filesystem" {
+					dir = t.TempDir()
+				}
+				l, g := startFS(t, dir)
+				rec := serveFake(l, http.MethodPost, "/upload/storage/v1/b/"+bucket+"/o?uploadType=media&name=x.csv",
+					map[string]string{"Content-Encoding": "gzip", "Content-Type": "text/csv"}, tt.body)
+				t.Logf("%d bytes sent: %d %.200s", len(tt.body), rec.Code, rec.Body)
+				if rec.Code != tt.wantCode {
+					t.Fatalf("status %d, want %d", rec.Code, tt.wantCode)
+				}
+				if tt.wantCode == http.StatusRequestEntityTooLarge && !strings.Contains(apiMessage(rec), "expands more than") {
+					t.Errorf("refusal %q does not say why", apiMessage(rec))
+				}
+				if tt.wantCode != http.StatusOK {
+					if _, err := g.Stat(t.Context(), bucket, "x.csv"); !errors.Is(err, objects.ErrNotFound) {
+						t.Errorf("Stat after a refused upload = %v, want ErrNotFound", err)
+					}
+					if dir != "" {
+						if left, _ := os.ReadDir(filepath.Join(dir, "uploads")); len(left) != 0 {
+							t.Errorf("spool files left behind: %v", left)
+						}
+					}
+					return
+				}
+				if got := readAll(t, g, "x.csv"); got != tt.want {
+					t.Errorf("stored %d bytes, want the %d bytes inflated", len(got), len(tt.want))
+				}
+			})
+		}
+	}
+}
+
+// The request bodies' bound is the ingest's for stored .gz objects.
+func TestGzipBoundIsTheIngests(t *testing.T) {
+	if maxExpansion != ingest.DefaultMaxExpansion {
+		t.Errorf("maxExpansion = %d, ingest.DefaultMaxExpansion = %d", maxExpansion, ingest.DefaultMaxExpansion)
+	}
+}
