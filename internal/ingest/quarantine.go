@@ -42,7 +42,7 @@ const (
 // attributes.
 const (
 	maxNameBytes    = objname.MaxObjectBytes
-	maxSegmentBytes = 255 - len(".metadata")
+	maxSegmentBytes = objname.MaxSegmentBytes
 	// maxQuarantinePrefix leaves any feed and object room in maxNameBytes.
 	maxQuarantinePrefix = 512
 )
@@ -58,48 +58,21 @@ func quarantineName(prefix, feed string, obj Object) string {
 	head := prefix + feed + "/"
 	base := strings.TrimSuffix(strings.TrimSuffix(obj.Name, ".gz"), ".csv")
 	tail := ".g" + strconv.FormatInt(obj.Generation, 10) + ".csv"
-	if name := head + base + tail; fits(name) {
+	if name := head + base + tail; objname.Fits(name) {
 		return name
 	}
 	sum := sha256.Sum256([]byte(obj.Name))
 	tail = "~" + hex.EncodeToString(sum[:8]) + tail
 	segs := strings.Split(base, "/")
 	for i, seg := range segs {
-		segs[i] = cut(seg, maxSegmentBytes)
+		segs[i] = objname.Cut(seg, maxSegmentBytes)
 	}
-	short := cut(strings.Join(segs, "/"), maxNameBytes-len(head)-len(tail))
+	short := objname.Cut(strings.Join(segs, "/"), maxNameBytes-len(head)-len(tail))
 	dir, last := "", short
 	if i := strings.LastIndexByte(short, '/'); i >= 0 {
 		dir, last = short[:i+1], short[i+1:]
 	}
-	return head + dir + cut(last, maxSegmentBytes-len(tail)) + tail
-}
-
-// fits reports whether name fits Cloud Storage and the local fake.
-func fits(name string) bool {
-	if len(name) > maxNameBytes {
-		return false
-	}
-	for seg := range strings.SplitSeq(name, "/") {
-		if len(seg) > maxSegmentBytes {
-			return false
-		}
-	}
-	return true
-}
-
-// cut shortens s to at most n bytes without splitting a UTF-8 sequence.
-func cut(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	return head + dir + objname.Cut(last, maxSegmentBytes-len(tail)) + tail
 }
 
 // quarantine writes rejected rows of one file. The object is created on the

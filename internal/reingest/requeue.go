@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,60 +155,14 @@ func (r *Requeue) origin(q objects.Attrs) (feed *contract.Feed, bucket, name str
 		}
 		return f, b, n, nil
 	}
-	f, n, ok := SourceOf(r.Feeds, q.Name)
-	if !ok {
-		return nil, "", "", fmt.Errorf("neither metadata nor the name <prefix><feed>/<object>.g<generation>.csv says which file it quarantines")
+	f, n, err := SourceOf(r.Feeds, q.Name)
+	if err != nil {
+		return nil, "", "", fmt.Errorf("metadata %s is gone: %w", ingest.MetaSourceObject, err)
 	}
 	if r.LandingBucket == "" {
 		return nil, "", "", fmt.Errorf("metadata %s is gone and no landing bucket is configured", ingest.MetaSourceObject)
 	}
 	return f, r.LandingBucket, n, nil
-}
-
-var quarantineSuffix = regexp.MustCompile(`^(.+)\.g[0-9]+\.csv$`)
-
-// SourceOf reads back the feed and source object from a quarantine object
-// name, <prefix><feed>/<object without .csv>.g<generation>.csv.
-func SourceOf(feeds *contract.Registry, quarantine string) (*contract.Feed, string, bool) {
-	for _, f := range feeds.Feeds() {
-		seg := f.Name() + "/"
-		for i := 0; ; {
-			j := strings.Index(quarantine[i:], seg)
-			if j < 0 {
-				break
-			}
-			at := i + j
-			i = at + 1
-			if at > 0 && quarantine[at-1] != '/' {
-				continue
-			}
-			m := quarantineSuffix.FindStringSubmatch(quarantine[at+len(seg):])
-			if m == nil {
-				continue
-			}
-			src := m[1] + ".csv"
-			if g, ok := feeds.Match(src); ok && g.Name() == f.Name() {
-				return f, src, true
-			}
-		}
-	}
-	return nil, "", false
-}
-
-var requeueSuffix = regexp.MustCompile(`\.requeue-[0-9]{8}T[0-9]{6}Z$`)
-
-// RequeueName names a re-queued file next to its source:
-// dir/name.csv becomes dir/name.requeue-20260315T083000Z.csv, and a
-// re-queue of a re-queued file replaces the earlier time rather than
-// stacking them.
-func RequeueName(source string, now time.Time) string {
-	dir, file := path.Split(source)
-	ext := path.Ext(file)
-	base := requeueSuffix.ReplaceAllString(strings.TrimSuffix(file, ext), "")
-	if ext == "" {
-		ext = ".csv"
-	}
-	return dir + base + ".requeue-" + now.UTC().Format("20060102T150405Z") + ext
 }
 
 // copyRows writes header and the fila column of every quarantine row to w,

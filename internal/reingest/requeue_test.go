@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -24,11 +25,17 @@ var requeueTime = time.Date(2026, 3, 15, 8, 30, 0, 0, time.UTC)
 // returns its quarantine object's name.
 func seedQuarantine(t *testing.T, r *rig) string {
 	t.Helper()
+	return seedQuarantineAs(t, r, "exportaciones/2026/03/14/pedidos-erp.csv")
+}
+
+// seedQuarantineAs is seedQuarantine with the seed file landed as name.
+func seedQuarantineAs(t *testing.T, r *rig, name string) string {
+	t.Helper()
 	content, err := os.ReadFile(seedFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := r.put(landing, "exportaciones/2026/03/14/pedidos-erp.csv", string(content), nil)
+	a := r.put(landing, name, string(content), nil)
 	rec, err := r.svc.Ingest(context.Background(), ingest.Object{Bucket: landing, Name: a.Name, Generation: a.Generation, MD5: a.MD5})
 	if err != nil {
 		t.Fatal(err)
@@ -185,18 +192,49 @@ func TestRequeueRefuses(t *testing.T) {
 }
 
 func TestRequeueName(t *testing.T) {
+	feeds, err := contract.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
 	at := time.Date(2026, 3, 15, 9, 4, 5, 0, time.FixedZone("CET", 3600))
+	const day, month, stamp = "exportaciones/2026/03/14/", "exportaciones/2026/03/", ".requeue-20260315T080405Z.csv"
+	q, euro, o := strings.Repeat("q", 247), strings.Repeat("€", 80), strings.Repeat("o", 240)
 	tests := []struct {
 		name, source, want string
 	}{
-		{name: "next to the source", source: "exportaciones/2026/03/14/pedidos-erp.csv", want: "exportaciones/2026/03/14/pedidos-erp.requeue-20260315T080405Z.csv"},
-		{name: "a requeue of a requeue replaces the time", source: "exportaciones/2026/03/14/pedidos-erp.requeue-20260315T070000Z.csv", want: "exportaciones/2026/03/14/pedidos-erp.requeue-20260315T080405Z.csv"},
-		{name: "no extension", source: "x/datos", want: "x/datos.requeue-20260315T080405Z.csv"},
+		{name: "next to the source", source: day + "pedidos-erp.csv", want: day + "pedidos-erp" + stamp},
+		{name: "a requeue of a requeue replaces the time", source: day + "pedidos-erp.requeue-20260315T070000Z.csv", want: day + "pedidos-erp" + stamp},
+		{name: "no extension", source: "x/datos", want: "x/datos" + stamp},
+		// The new object is plain CSV: named .gz it would match no feed,
+		// and ingest would refuse it as not gzip.
+		{name: "a gzip source", source: day + "p.csv.gz", want: day + "p" + stamp},
+		// 247 + 25 + 4 bytes: more than a local segment holds.
+		{name: "a long source is cut, with a hash of its name", source: day + q + ".csv", want: day + strings.Repeat("q", 200) + "~69a5635df23f8e16" + stamp},
+		{name: "a requeue of a cut requeue replaces the time", source: day + strings.Repeat("q", 200) + "~69a5635df23f8e16.requeue-20260315T070000Z.csv", want: day + strings.Repeat("q", 200) + "~69a5635df23f8e16" + stamp},
+		{name: "cut between characters, not inside one", source: day + euro + ".csv", want: day + strings.Repeat("€", 66) + "~882fa2597a35c484" + stamp},
+		{name: "a long review file stays a review file", source: month + "opiniones-" + o + ".csv", want: month + "opiniones-" + strings.Repeat("o", 190) + "~bd4b14c856d68b18" + stamp},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := reingest.RequeueName(tt.source, at); got != tt.want {
+			got := reingest.RequeueName(tt.source, at)
+			if got != tt.want {
 				t.Errorf("RequeueName(%q) = %q; want %q", tt.source, got, tt.want)
+			}
+			// Where it is written: Cloud Storage and the local fake (each
+			// segment beside its ".metadata" file).
+			if len(got) > 1024 || !utf8.ValidString(got) {
+				t.Errorf("RequeueName(%q) is %d bytes or not UTF-8; want valid UTF-8 of at most 1024 bytes", tt.source, len(got))
+			}
+			for seg := range strings.SplitSeq(got, "/") {
+				if len(seg) > 255-len(".metadata") {
+					t.Errorf("RequeueName(%q) has a segment of %d bytes; want at most %d", tt.source, len(seg), 255-len(".metadata"))
+				}
+			}
+			// Where it goes: the source's feed, so requeue accepts it.
+			if f, ok := feeds.Match(tt.source); ok {
+				if g, ok := feeds.Match(got); !ok || g.Name() != f.Name() {
+					t.Errorf("RequeueName(%q) = %q does not match feed %s's object pattern", tt.source, got, f.Name())
+				}
 			}
 		})
 	}
@@ -207,24 +245,35 @@ func TestSourceOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const notOne = "is not <prefix><feed>/<object>.g<generation>.csv"
 	tests := []struct {
 		name, quarantine, feed, source string
+		wantErr                        string
 	}{
 		{name: "order lines", quarantine: "cuarentena/lineas_pedido/exportaciones/2026/03/14/pedidos-erp.g1773500000000000.csv", feed: "lineas_pedido", source: "exportaciones/2026/03/14/pedidos-erp.csv"},
 		{name: "reviews, no prefix", quarantine: "opiniones/exportaciones/2026/03/opiniones-marzo.g12.csv", feed: "opiniones", source: "exportaciones/2026/03/opiniones-marzo.csv"},
 		{name: "a requeued file's quarantine", quarantine: "q/lineas_pedido/exportaciones/2026/03/14/p.requeue-20260315T080405Z.g9.csv", feed: "lineas_pedido", source: "exportaciones/2026/03/14/p.requeue-20260315T080405Z.csv"},
-		{name: "no generation", quarantine: "cuarentena/lineas_pedido/exportaciones/2026/03/14/p.csv"},
-		{name: "source outside the feed", quarantine: "cuarentena/lineas_pedido/otros/p.g1.csv"},
-		{name: "feed name inside a word", quarantine: "cuarentena/xlineas_pedido/exportaciones/2026/03/14/p.g1.csv"},
+		{name: "no generation", quarantine: "cuarentena/lineas_pedido/exportaciones/2026/03/14/p.csv", wantErr: notOne},
+		{name: "source outside the feed", quarantine: "cuarentena/lineas_pedido/otros/p.g1.csv", wantErr: notOne},
+		{name: "feed name inside a word", quarantine: "cuarentena/xlineas_pedido/exportaciones/2026/03/14/p.g1.csv", wantErr: notOne},
+		// ingest cut the 247 q's of the source: reading the rest back
+		// would name a file that never existed.
+		{name: "a shortened name", quarantine: "cuarentena/lineas_pedido/exportaciones/2026/03/14/" + strings.Repeat("q", 200) + "~69a5635df23f8e16.g1.csv",
+			wantErr: "cannot be read back from a shortened name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, src, ok := reingest.SourceOf(feeds, tt.quarantine)
-			got := [2]string{}
-			if ok {
-				got = [2]string{f.Name(), src}
+			f, src, err := reingest.SourceOf(feeds, tt.quarantine)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("SourceOf(%q) = %v, %q, %v; want an error containing %q", tt.quarantine, f, src, err, tt.wantErr)
+				}
+				return
 			}
-			if diff := cmp.Diff([2]string{tt.feed, tt.source}, got); diff != "" {
+			if err != nil {
+				t.Fatalf("SourceOf(%q): %v", tt.quarantine, err)
+			}
+			if diff := cmp.Diff([2]string{tt.feed, tt.source}, [2]string{f.Name(), src}); diff != "" {
 				t.Errorf("SourceOf(%q) (-want +got):\n%s", tt.quarantine, diff)
 			}
 		})

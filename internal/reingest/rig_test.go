@@ -36,7 +36,18 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	p := ingesttest.NewParts(t, landing, quarantine)
+	return rigOn(t, ingesttest.NewParts(t, landing, quarantine))
+}
+
+// newDiskRig is newRig with objects stored as files, as `alpipe serve`
+// stores them: a name the file system cannot hold fails.
+func newDiskRig(t *testing.T) *rig {
+	t.Helper()
+	return rigOn(t, ingesttest.NewDiskParts(t, landing, quarantine))
+}
+
+func rigOn(t *testing.T, p *ingesttest.Parts) *rig {
+	t.Helper()
 	r := &rig{t: t, gcs: p.GCS, store: p.Store, led: p.Ledger, wh: p.Warehouse, feeds: p.Feeds,
 		clock: ingesttest.NewClock(time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC))}
 	var err error
