@@ -9,14 +9,10 @@ resource "google_bigquery_dataset" "analytics" {
   location    = var.region
   description = "AlpinaShop analytics: ERP order lines and reviews (alpipe ingest), daily SKU sales, the panes and views of the event-time aggregations and dropped orders (alpipe stream)."
 
-  # A destroy must never take the data with it.
-  delete_contents_on_destroy = false
+  # A destroy takes the data with it in dev only (environment.tf).
+  delete_contents_on_destroy = !local.production
   # Seven days of time travel: undo a bad replay or a wrong partition rewrite.
   max_time_travel_hours = "168"
-
-  lifecycle {
-    prevent_destroy = true
-  }
 }
 
 locals {
@@ -84,10 +80,14 @@ locals {
 resource "google_bigquery_table" "table" {
   for_each = merge(local.tables, local.panes_tables)
 
-  dataset_id          = google_bigquery_dataset.analytics.dataset_id
-  table_id            = each.key
-  description         = each.value.description
-  deletion_protection = var.deletion_protection
+  dataset_id  = google_bigquery_dataset.analytics.dataset_id
+  table_id    = each.key
+  description = each.value.description
+  # The analytics history. In prod, a change BigQuery can only make by
+  # re-creating a table (another partitioning, a narrowed schema) fails the
+  # plan (environment.tf) instead of dropping the data; such a change is a
+  # migration (copy, then swap), not an apply.
+  deletion_protection = local.production
 
   schema = each.value.schema
 
@@ -97,14 +97,6 @@ resource "google_bigquery_table" "table" {
   }
 
   clustering = each.value.clustering
-
-  # The analytics history. A change BigQuery can only make by re-creating a
-  # table (another partitioning, a narrowed schema) fails the plan here
-  # instead of dropping the data; such a change is a migration (copy, then
-  # swap), not an apply.
-  lifecycle {
-    prevent_destroy = true
-  }
 }
 
 # Current value per window and key of each aggregation, for the dashboard.
@@ -118,7 +110,7 @@ resource "google_bigquery_table" "view" {
   dataset_id          = google_bigquery_dataset.analytics.dataset_id
   table_id            = each.key
   description         = "Current value per window and ${each.value.key} (${lower(each.value.accumulation)} panes), with the timing and index of the latest pane: ON_TIME or LATE means final for now. ${each.value.description}"
-  deletion_protection = var.deletion_protection
+  deletion_protection = local.production
 
   view {
     query = templatefile("${path.module}/sql/view_${lower(each.value.accumulation)}.sql", {

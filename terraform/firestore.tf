@@ -15,17 +15,14 @@ resource "google_firestore_database" "state" {
   # Seven days of point-in-time recovery: the ledger is what makes ingestion
   # exactly-once, worth the small storage cost to be able to restore.
   point_in_time_recovery_enablement = "POINT_IN_TIME_RECOVERY_ENABLED"
-  delete_protection_state           = var.deletion_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
-  # Even a destroy that gets past the guards below only forgets it.
-  deletion_policy = "ABANDON"
-
   # The ledger (which file generation was loaded, rejected or skipped) makes
   # ingestion exactly-once, and the window state holds the counts of open
-  # windows. A plan that would delete or re-create the database (a renamed
-  # firestore_database, another location) fails here instead.
-  lifecycle {
-    prevent_destroy = true
-  }
+  # windows. In prod a plan that would delete or re-create the database (a
+  # renamed firestore_database, another location) fails (environment.tf),
+  # the API refuses to delete it, and a destroy that got past both would
+  # only forget it. A dev environment's destroy deletes it.
+  delete_protection_state = local.production ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
+  deletion_policy         = local.production ? "ABANDON" : "DELETE"
 }
 
 # TTL policies on expire_at: dedup records and expired window state, and

@@ -47,3 +47,9 @@ output "deployer_service_account" {
   description = "Identity the Cloud Build pipeline runs as (cloudbuild.yaml serviceAccount): pushes images and rolls the four services forward, nothing else."
   value       = google_service_account.deployer.email
 }
+
+output "dashboard_url" {
+  description = "Cloud Monitoring console URL of the alpipe dashboard (files, rejected rows, stream lag, dropped and dead-lettered orders)."
+  # The dashboard's ID is projects/<number>/dashboards/<dashboard ID>.
+  value = "https://console.cloud.google.com/monitoring/dashboards/builder/${regex("[^/]+$", google_monitoring_dashboard.alpipe.id)}?project=${var.project_id}"
+}

@@ -9,10 +9,8 @@ resource "google_pubsub_topic" "orders" {
   # back and replay the campaign, at storage cost only.
   message_retention_duration = "604800s"
 
-  # Deleting the topic loses those seven days and detaches the subscriptions.
-  lifecycle {
-    prevent_destroy = true
-  }
+  # Deleting the topic loses those seven days and detaches the
+  # subscriptions: guarded in prod (environment.tf).
 }
 
 resource "google_pubsub_topic" "dead_letter" {
@@ -28,13 +26,10 @@ resource "google_pubsub_subscription" "dead_letter" {
   ack_deadline_seconds       = 60
   message_retention_duration = "604800s"
 
+  # Its messages are orders no window holds yet: guarded in prod
+  # (environment.tf).
   expiration_policy {
     ttl = "" # never expire, even when nobody pulls for months
-  }
-
-  # Its messages are orders no window holds yet.
-  lifecycle {
-    prevent_destroy = true
   }
 }
 
@@ -74,14 +69,10 @@ resource "google_pubsub_subscription" "push" {
     max_delivery_attempts = var.max_delivery_attempts
   }
 
-  # Its backlog is orders not yet counted: a plan that would delete or
-  # re-create the subscription (a rename, a changed topic) fails instead.
-  # Replacing it on purpose: create the new one, let the old one drain, then
-  # `terraform state rm` the old one.
-  lifecycle {
-    prevent_destroy = true
-  }
-
+  # Its backlog is orders not yet counted: in prod a plan that would delete
+  # or re-create the subscription (a rename, a changed topic) fails
+  # (environment.tf). Replacing it on purpose: create the new one, let the
+  # old one drain, then `terraform state rm` the old one and its guard.
   depends_on = [
     google_cloud_run_v2_service_iam_member.invoker,
     google_service_account_iam_member.pubsub_token_creator,

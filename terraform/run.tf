@@ -20,7 +20,7 @@ resource "google_cloud_run_v2_service" "function" {
   name                = each.value.service
   location            = var.region
   description         = each.value.description
-  deletion_protection = var.deletion_protection
+  deletion_protection = local.production
 
   # Only internal traffic: Eventarc, Pub/Sub push and Cloud Scheduler calls
   # from this project count as internal, and nothing else needs to reach

@@ -2,10 +2,17 @@
 # All of them: uniform bucket-level access (IAM only, no object ACLs) and
 # public access prevention enforced, so no grant can ever make them public.
 locals {
+  # Bucket names are global: unless a variable names one, each is named
+  # after the project (or name_prefix), so that no default names one of
+  # production's and two deployments never collide. coalesce skips the
+  # variables' default, "".
+  bucket_prefix = coalesce(var.name_prefix, var.project_id)
+
   buckets = {
     landing = {
-      # The ERP's own bucket: adopted, not created (import block below).
-      name = var.landing_bucket
+      # Production: the ERP's own bucket, adopted, not created (import block
+      # below).
+      name = coalesce(var.landing_bucket, "${local.bucket_prefix}-landing")
       # Versioning protects overwritten exports: every finalize event names a
       # generation, and a retried event must still be able to read the
       # generation it names after the ERP overwrote the file.
@@ -20,7 +27,7 @@ locals {
       }]
     }
     quarantine = {
-      name = var.quarantine_bucket
+      name = coalesce(var.quarantine_bucket, "${local.bucket_prefix}-quarantine")
       # Not versioned and no locked retention policy: a quarantine file is a
       # work list. Step 5 replays fixed rows and may rewrite or remove it, and
       # it can always be rebuilt from the source generation in landing.
@@ -34,7 +41,7 @@ locals {
       }]
     }
     staging = {
-      name = var.staging_bucket
+      name = coalesce(var.staging_bucket, "${local.bucket_prefix}-staging")
       # Transient load files: the ingest deletes them after each load; the
       # lifecycle rule is only the backstop for crashed attempts. Soft delete
       # would bill a week of storage for every deleted file, for nothing.
@@ -48,7 +55,7 @@ locals {
       }]
     }
     build = {
-      name = var.build_bucket
+      name = coalesce(var.build_bucket, "${local.bucket_prefix}-build")
       # Source archives of builds submitted by hand; worthless after the build.
       versioning          = false
       soft_delete_seconds = 0
@@ -74,7 +81,9 @@ resource "google_storage_bucket" "bucket" {
   storage_class               = "STANDARD"
   uniform_bucket_level_access = true
   public_access_prevention    = "enforced"
-  force_destroy               = false
+  # Emptied by a destroy only in dev, and never when adopted: an adopted
+  # bucket's objects are not the module's (environment.tf).
+  force_destroy = !local.production && !(each.key == "landing" && var.adopt_landing_bucket)
 
   versioning {
     enabled = each.value.versioning
@@ -100,16 +109,6 @@ resource "google_storage_bucket" "bucket" {
       }
     }
   }
-
-  # Landing holds the ERP's exports (the only copy of the raw sources) and
-  # quarantine the rows people are fixing. A plan that would delete or
-  # re-create a bucket (a renamed variable, a location other than the
-  # bucket's own) fails here instead. prevent_destroy cannot differ per
-  # instance, so the transient staging and build buckets are covered too: to
-  # move one, `terraform state rm` the old instance.
-  lifecycle {
-    prevent_destroy = true
-  }
 }
 
 # AlpinaShop's landing bucket exists before alpipe (the ERP writes to it):
@@ -117,10 +116,11 @@ resource "google_storage_bucket" "bucket" {
 # would fail with 409. Once it is in the state the import is a no-op. An
 # import ID may use variables since Terraform 1.6 and an import block may
 # iterate since 1.7 (versions.tf requires 1.9): the for_each turns the import
-# off in a scratch project, where Terraform creates the bucket.
+# off unless adopt_landing_bucket (env/prod.tfvars), so that Terraform
+# creates the bucket of any other environment.
 import {
   for_each = var.adopt_landing_bucket ? toset(["landing"]) : toset([])
 
   to = google_storage_bucket.bucket[each.key]
-  id = "${var.project_id}/${var.landing_bucket}"
+  id = "${var.project_id}/${local.buckets[each.key].name}"
 }

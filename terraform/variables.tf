@@ -3,12 +3,33 @@
 # ---------------------------------------------------------------------------
 
 variable "project_id" {
-  description = "Google Cloud project that hosts alpipe and the analytics dataset (AlpinaShop: alpinashop-datos)."
+  description = "Google Cloud project that hosts alpipe and the analytics dataset. No default: production's (alpinashop-datos) is set in env/prod.tfvars."
   type        = string
 
   validation {
     condition     = can(regex("^[a-z][a-z0-9-]{4,28}[a-z0-9]$", var.project_id))
     error_message = "project_id must be a project ID (6-30 lower-case letters, digits and hyphens), not a project number or name."
+  }
+}
+
+variable "environment" {
+  description = "dev or prod, no default. prod: every object holding data is guarded against deletion and re-creation (a plan that would do either fails; environment.tf), the providers' and APIs' deletion protections are on, and alerts must notify someone (alert_notification_channels). dev: none of that, so that `terraform destroy` removes everything the module created; alerts may go nowhere, with a warning at every plan."
+  type        = string
+
+  validation {
+    condition     = contains(["dev", "prod"], var.environment)
+    error_message = "environment must be dev or prod."
+  }
+}
+
+variable "name_prefix" {
+  description = "First part of the names of the buckets the module names itself: name_prefix followed by -landing, -quarantine, -staging or -build. Bucket names are global, so the default is project_id; a *_bucket variable names that bucket instead."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.name_prefix == null || can(regex("^[a-z0-9][a-z0-9-]{1,50}[a-z0-9]$", var.name_prefix))
+    error_message = "name_prefix must be 3-52 lower-case letters, digits and hyphens (it starts bucket names)."
   }
 }
 
@@ -35,31 +56,33 @@ variable "image" {
   }
 }
 
-variable "deletion_protection" {
-  description = "The providers' own deletion protection of the services, the Firestore database and the BigQuery tables. Turn off only to tear down a scratch project. The data (subscriptions, Firestore database, BigQuery dataset and tables, buckets) is also guarded by prevent_destroy, which no variable can turn off: such a teardown first removes those objects from the state (terraform state rm) or deletes the project."
-  type        = bool
-  default     = true
-}
-
 # ---------------------------------------------------------------------------
 # Buckets
 # ---------------------------------------------------------------------------
 
 variable "landing_bucket" {
-  description = "Bucket the ERP writes its CSV exports to (exportaciones/YYYY/MM/DD/*.csv). Versioned, so an overwritten export stays readable by the generation its event names."
+  description = "Bucket the ERP writes its CSV exports to (exportaciones/YYYY/MM/DD/*.csv). Versioned, so an overwritten export stays readable by the generation its event names. Empty (the default): name_prefix followed by -landing."
   type        = string
-  default     = "alpinashop-catalogo"
+  default     = ""
+  nullable    = false
 
   validation {
-    condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.landing_bucket))
+    condition     = var.landing_bucket == "" || can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.landing_bucket))
     error_message = "landing_bucket must be a valid bucket name without dots."
   }
 }
 
 variable "adopt_landing_bucket" {
-  description = "true (AlpinaShop): landing_bucket already exists, the ERP writes to it, and the first apply imports it into Terraform instead of creating it (an import block in storage.tf; creating it would fail with 409). From then on Terraform manages its versioning, lifecycle rule, uniform bucket-level access and public access prevention, and never destroys it (prevent_destroy). false: a scratch project without the ERP, where Terraform creates the bucket."
+  description = "true (production, env/prod.tfvars): landing_bucket already exists, the ERP writes to it, and the first apply imports it into Terraform instead of creating it (an import block in storage.tf; creating it would fail with 409). From then on Terraform manages its versioning, lifecycle rule, uniform bucket-level access and public access prevention, never empties it, and a plan that would delete it fails (environment.tf), in any environment. false: Terraform creates the bucket."
   type        = bool
-  default     = true
+  default     = false
+
+  validation {
+    # Adopting a name derived from the project would import whatever bucket
+    # happens to have it.
+    condition     = !var.adopt_landing_bucket || var.landing_bucket != ""
+    error_message = "adopt_landing_bucket = true imports an existing bucket: name it with landing_bucket."
+  }
 }
 
 variable "landing_prefixes" {
@@ -85,12 +108,13 @@ variable "landing_noncurrent_version_days" {
 }
 
 variable "quarantine_bucket" {
-  description = "Bucket for rejected rows: one object per source generation under quarantine_prefix, with line, reason and raw line."
+  description = "Bucket for rejected rows: one object per source generation under quarantine_prefix, with line, reason and raw line. Empty (the default): name_prefix followed by -quarantine."
   type        = string
-  default     = "alpinashop-cuarentena"
+  default     = ""
+  nullable    = false
 
   validation {
-    condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.quarantine_bucket))
+    condition     = var.quarantine_bucket == "" || can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.quarantine_bucket))
     error_message = "quarantine_bucket must be a valid bucket name without dots."
   }
 }
@@ -118,12 +142,13 @@ variable "quarantine_retention_days" {
 }
 
 variable "staging_bucket" {
-  description = "Bucket for the NDJSON files that BigQuery load jobs read (STAGING_BUCKET). Its objects are transient."
+  description = "Bucket for the NDJSON files that BigQuery load jobs read (STAGING_BUCKET). Its objects are transient. Empty (the default): name_prefix followed by -staging."
   type        = string
-  default     = "alpinashop-alpipe-staging"
+  default     = ""
+  nullable    = false
 
   validation {
-    condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.staging_bucket))
+    condition     = var.staging_bucket == "" || can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.staging_bucket))
     error_message = "staging_bucket must be a valid bucket name without dots."
   }
 }
@@ -151,12 +176,13 @@ variable "staging_retention_days" {
 }
 
 variable "build_bucket" {
-  description = "Bucket for the source archives of builds submitted by hand (gcloud builds submit --gcs-source-staging-dir), readable by the deployer identity the pipeline runs as. Archives are deleted after a week."
+  description = "Bucket for the source archives of builds submitted by hand (gcloud builds submit --gcs-source-staging-dir), readable by the deployer identity the pipeline runs as. Archives are deleted after a week. Empty (the default): name_prefix followed by -build."
   type        = string
-  default     = "alpinashop-alpipe-build"
+  default     = ""
+  nullable    = false
 
   validation {
-    condition     = can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.build_bucket))
+    condition     = var.build_bucket == "" || can(regex("^[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]$", var.build_bucket))
     error_message = "build_bucket must be a valid bucket name without dots."
   }
 }
@@ -509,7 +535,7 @@ variable "artifact_repository" {
 }
 
 variable "reject_codes" {
-  description = "Row reject codes (keys of the `rejects` map in the per-file log line: row-level codes such as column_count, and <column>:<rule> codes from the feed contracts) that get their own log-based metric, so rejected rows can be charted by feed and reason. A test derives the full list from internal/contract and internal/ingest; a code missing here would still count in rows_quarantined."
+  description = "Row reject codes (keys of the `rejects` map in the per-file log line: row-level codes such as column_count, and COLUMN:RULE codes from the feed contracts, such as pais:required) that get their own log-based metric, so rejected rows can be charted by feed and reason. A test derives the full list from internal/contract and internal/ingest; a code missing here would still count in rows_quarantined."
   type        = list(string)
   default = [
     "cantidad:below_min", "cantidad:invalid_int", "cantidad:out_of_range", "cantidad:required",
@@ -527,6 +553,7 @@ variable "reject_codes" {
     "precio_unitario:below_min", "precio_unitario:invalid_numeric", "precio_unitario:out_of_range", "precio_unitario:required", "precio_unitario:too_precise",
     "puntuacion:above_max", "puntuacion:below_min", "puntuacion:invalid_int", "puntuacion:out_of_range", "puntuacion:required",
     "sku:required",
+    "unterminated_quote",
   ]
 
   validation {
@@ -536,13 +563,18 @@ variable "reject_codes" {
 }
 
 variable "alert_notification_channels" {
-  description = "Cloud Monitoring notification channel IDs (projects/P/notificationChannels/N) that receive every alert. Empty: incidents only show in the console."
+  description = "Cloud Monitoring notification channel IDs (projects/P/notificationChannels/N) that receive every alert. Empty: incidents only show in the console, which prod refuses and dev allows with a warning at every plan."
   type        = list(string)
   default     = []
 
   validation {
     condition     = alltrue([for c in var.alert_notification_channels : can(regex("^projects/[^/]+/notificationChannels/[0-9]+$", c))])
     error_message = "alert_notification_channels must be full channel resource names."
+  }
+
+  validation {
+    condition     = var.environment != "prod" || length(var.alert_notification_channels) > 0
+    error_message = "A prod environment needs alert_notification_channels: alerts that notify nobody are a silent failure. List the on-call channels (gcloud beta monitoring channels list)."
   }
 }
 

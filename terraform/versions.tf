@@ -7,8 +7,10 @@ terraform {
 
   required_providers {
     google = {
-      source  = "hashicorp/google"
-      version = ">= 6.14.0, < 8.0.0"
+      source = "hashicorp/google"
+      # One major: 7.45 is the release the module is tested with (offline,
+      # against its schema); a new major is an upgrade to make on purpose.
+      version = "~> 7.45"
     }
   }
 

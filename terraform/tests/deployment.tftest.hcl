@@ -20,100 +20,109 @@ mock_provider "google" {
   }
 }
 
-# The landing bucket is imported (storage.tf), and a mock provider cannot
-# import: the override gives the imported object instead.
+# The dashboard's ID as the API gives it, for its console URL.
 override_resource {
-  target = google_storage_bucket.bucket["landing"]
+  target = google_monitoring_dashboard.alpipe
+  values = { id = "projects/123456789012/dashboards/0f1e2d3c-alpipe" }
 }
 
 override_resource {
   target = google_service_account.function["IngestCSV"]
   values = {
-    email  = "alpipe-ingest@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-ingest@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-ingest@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-ingest@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-ingest@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-ingest@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 override_resource {
   target = google_service_account.function["AggregateOrders"]
   values = {
-    email  = "alpipe-orders@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-orders@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-orders@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-orders@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-orders@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-orders@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 override_resource {
   target = google_service_account.function["AdvanceWatermark"]
   values = {
-    email  = "alpipe-watermark@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-watermark@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-watermark@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-watermark@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-watermark@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-watermark@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 override_resource {
   target = google_service_account.function["SweepLanding"]
   values = {
-    email  = "alpipe-sweeper@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-sweeper@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-sweeper@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-sweeper@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-sweeper@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-sweeper@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 override_resource {
   target = google_service_account.invoker["IngestCSV"]
   values = {
-    email  = "alpipe-ingest-trigger@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-ingest-trigger@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-ingest-trigger@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-ingest-trigger@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-ingest-trigger@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-ingest-trigger@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 override_resource {
   target = google_service_account.invoker["AggregateOrders"]
   values = {
-    email  = "alpipe-orders-push@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-orders-push@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-orders-push@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-orders-push@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-orders-push@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-orders-push@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 override_resource {
   target = google_service_account.invoker["AdvanceWatermark"]
   values = {
-    email  = "alpipe-watermark-tick@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-watermark-tick@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-watermark-tick@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-watermark-tick@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-watermark-tick@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-watermark-tick@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 override_resource {
   target = google_service_account.invoker["SweepLanding"]
   values = {
-    email  = "alpipe-sweeper-run@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-sweeper-run@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-sweeper-run@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-sweeper-run@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-sweeper-run@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-sweeper-run@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 override_resource {
   target = google_service_account.deployer
   values = {
-    email  = "alpipe-deployer@alpinashop-datos.iam.gserviceaccount.com"
-    member = "serviceAccount:alpipe-deployer@alpinashop-datos.iam.gserviceaccount.com"
-    name   = "projects/alpinashop-datos/serviceAccounts/alpipe-deployer@alpinashop-datos.iam.gserviceaccount.com"
+    email  = "alpipe-deployer@alpipe-dev-example.iam.gserviceaccount.com"
+    member = "serviceAccount:alpipe-deployer@alpipe-dev-example.iam.gserviceaccount.com"
+    name   = "projects/alpipe-dev-example/serviceAccounts/alpipe-deployer@alpipe-dev-example.iam.gserviceaccount.com"
   }
 }
 
 variables {
-  # As terraform/testdata/deployed.tfvars.
-  project_id = "alpinashop-datos"
-  image      = "europe-west1-docker.pkg.dev/alpinashop-datos/alpipe/server@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+  # As terraform/testdata/deployed.tfvars (and a channel, so that the
+  # alerts notify someone): a dev environment, which the end of the test
+  # destroys, as prevent_destroy anywhere in it would not let it.
+  project_id                  = "alpipe-dev-example"
+  environment                 = "dev"
+  alert_notification_channels = ["projects/alpipe-dev-example/notificationChannels/1"]
+  image                       = "europe-west1-docker.pkg.dev/alpipe-dev-example/alpipe/server@sha256:0000000000000000000000000000000000000000000000000000000000000000"
 }
 
 run "first_deployment" {
+  assert {
+    condition     = output.dashboard_url == "https://console.cloud.google.com/monitoring/dashboards/builder/0f1e2d3c-alpipe?project=alpipe-dev-example"
+    error_message = "dashboard_url ${output.dashboard_url}: want the console URL of the dashboard's ID in the project."
+  }
+
   # The four functions, each a service of its own.
   assert {
     condition     = keys(google_cloud_run_v2_service.function) == ["AdvanceWatermark", "AggregateOrders", "IngestCSV", "SweepLanding"]
@@ -226,7 +235,7 @@ run "first_deployment" {
   assert {
     condition = alltrue([for k, g in google_project_iam_member.firestore_user :
       g.role == "roles/datastore.user" && g.member == google_service_account.function[k].member &&
-    g.condition[0].expression == "resource.name == \"projects/alpinashop-datos/databases/${google_firestore_database.state.name}\""]) && length(google_project_iam_member.firestore_user) == 4
+    g.condition[0].expression == "resource.name == \"projects/alpipe-dev-example/databases/${google_firestore_database.state.name}\""]) && length(google_project_iam_member.firestore_user) == 4
     error_message = "Every runtime account uses Firestore, through a grant narrowed to alpipe's own database."
   }
 
@@ -406,7 +415,7 @@ run "first_deployment" {
   assert {
     condition = alltrue([for k, v in google_bigquery_table.view : (
       v.table_id == k && v.view[0].use_legacy_sql == false &&
-      strcontains(v.view[0].query, "FROM `alpinashop-datos.alpinashop_analitica.${k}_paneles`") &&
+      strcontains(v.view[0].query, "FROM `alpipe-dev-example.alpinashop_analitica.${k}_paneles`") &&
       strcontains(v.view[0].query, "PARTITION BY aggregation, window_start, ${jsondecode(file("../internal/aggregation/declarations/${k}.json")).key} ORDER BY pane_index DESC") &&
       strcontains(v.view[0].query, "SUM(importe) OVER") == (jsondecode(file("../internal/aggregation/declarations/${k}.json")).accumulation == "DISCARDING")
     )])
@@ -479,7 +488,7 @@ run "infrastructure_change" {
     error_message = "An apply without an image would rename or move a scheduler job or the Eventarc trigger (a replacement)."
   }
   assert {
-    condition     = alltrue([for s in google_cloud_run_v2_service.function : s.template[0].containers[0].image == "europe-west1-docker.pkg.dev/alpinashop-datos/alpipe/server@sha256:0000000000000000000000000000000000000000000000000000000000000000"])
+    condition     = alltrue([for s in google_cloud_run_v2_service.function : s.template[0].containers[0].image == "europe-west1-docker.pkg.dev/alpipe-dev-example/alpipe/server@sha256:0000000000000000000000000000000000000000000000000000000000000000"])
     error_message = "An apply without an image must keep the image the services run (ignore_changes), never the stand-in."
   }
 }

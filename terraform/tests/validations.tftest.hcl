@@ -13,13 +13,11 @@ mock_provider "google" {
   }
 }
 
-override_resource {
-  target = google_storage_bucket.bucket["landing"]
-}
-
 variables {
-  project_id = "alpinashop-datos"
-  image      = "europe-west1-docker.pkg.dev/alpinashop-datos/alpipe/server@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+  project_id                  = "alpipe-dev-example"
+  environment                 = "dev"
+  alert_notification_channels = ["projects/alpipe-dev-example/notificationChannels/1"]
+  image                       = "europe-west1-docker.pkg.dev/alpipe-dev-example/alpipe/server@sha256:0000000000000000000000000000000000000000000000000000000000000000"
 }
 
 # Without var.image the services hold a stand-in image that must never be
@@ -195,4 +193,30 @@ run "retired_state_shards" {
     stream = { state_shards = 8 }
   }
   expect_failures = [var.stream]
+}
+
+run "an_environment_other_than_dev_or_prod" {
+  command = plan
+  variables {
+    environment = "staging"
+  }
+  expect_failures = [var.environment]
+}
+
+# Importing a bucket named after the project would adopt whatever bucket
+# happens to have that name.
+run "adopting_a_landing_bucket_without_naming_it" {
+  command = plan
+  variables {
+    adopt_landing_bucket = true
+  }
+  expect_failures = [var.adopt_landing_bucket]
+}
+
+run "name_prefix_not_fit_for_a_bucket" {
+  command = plan
+  variables {
+    name_prefix = "Alpipe_Dev"
+  }
+  expect_failures = [var.name_prefix]
 }

@@ -9,7 +9,8 @@ import (
 
 // TestDeployScriptHelp: `scripts/deploy.sh --help` prints its header (the
 // steps, the usage line and the environment) and exits 0 without needing
-// gcloud, terraform or bq.
+// gcloud, terraform or bq. Without a target it prints the same and exits 2
+// (TestDeployScriptNeedsATarget).
 func TestDeployScriptHelp(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not installed")
@@ -20,7 +21,7 @@ func TestDeployScriptHelp(t *testing.T) {
 		if err != nil {
 			t.Fatalf("deploy.sh %s: %v\n%s", flag, err, out)
 		}
-		for _, want := range []string{"1. bootstrap", "5. smoke", "Usage: scripts/deploy.sh [bootstrap|infra|build|deploy|smoke]", "PROJECT_ID"} {
+		for _, want := range []string{"bootstrap  enable", "smoke      dev only", "Usage: scripts/deploy.sh --project ID --env dev|prod", "PROJECT_ID", "exits 2"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("deploy.sh %s does not print %q:\n%s", flag, want, out)
 			}

@@ -25,8 +25,18 @@ if [[ -n "${STUB_FAIL:-}" && "$*" == *"$STUB_FAIL"* ]]; then
   exit 1
 fi
 case "$tool $*" in
-  "terraform -chdir="*" output -json bucket_names") echo '{"build": "b-build", "landing": "b-landing"}' ;;
+  "terraform -chdir="*" output -json bucket_names") echo '{"build": "b-build", "landing": "b-landing", "quarantine": "b-quarantine", "staging": "b-staging"}' ;;
   "terraform -chdir="*" output -raw image_repository") printf 'europe-west1-docker.pkg.dev/p/alpipe' ;;
+  "terraform -chdir="*" output -raw dataset") printf 'alpipe-dev-1:alpinashop_analitica' ;;
+  "terraform -chdir="*" output -raw orders_topic") printf 'pedidos-nuevos' ;;
+  "gcloud storage cp "*)
+    # The uploaded file, and the object it became, for the listing below.
+    cat "$3" >>"$STUB_LOG.csv"
+    printf '%s\n' "$4" >>"$STUB_LOG.objects" ;;
+  "gcloud storage ls "*)
+    # Every uploaded object has a quarantine file of the same name.
+    sed 's#^gs://[^/]*/#gs://b-quarantine/cuarentena/lineas_pedido/#' "$STUB_LOG.objects" ;;
+  "bq query "*) printf 'f0_\n1\n' ;;
   "gcloud builds submit"*)
     # A build takes time: a tag computed again afterwards would differ.
     sleep 1.1
@@ -49,6 +59,7 @@ type deployRun struct {
 	calls []string // "tool args", in order
 	err   error
 	out   string
+	log   string // the stubs' log; its .csv holds what gcloud storage cp uploaded
 }
 
 func (r deployRun) matching(re string) []string {
@@ -84,6 +95,16 @@ func newDeployCheckout(t *testing.T, dirty bool) string {
 	if err := os.WriteFile(filepath.Join(repo, "scripts", "deploy.sh"), src, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Production's variables name production's project, which a dev run
+	// must not target.
+	if vars, err := os.ReadFile(filepath.Join(repoRoot(t), "terraform", "env", "prod.tfvars")); err == nil {
+		if err := os.MkdirAll(filepath.Join(repo, "terraform", "env"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, "terraform", "env", "prod.tfvars"), vars, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
@@ -102,7 +123,13 @@ func newDeployCheckout(t *testing.T, dirty bool) string {
 	return repo
 }
 
-func runDeploy(t *testing.T, repo string, env map[string]string, steps ...string) deployRun {
+func runDeploy(t *testing.T, repo string, env map[string]string, args ...string) deployRun {
+	t.Helper()
+	return runDeployTyping(t, repo, env, "", args...)
+}
+
+// runDeployTyping runs deploy.sh with typed as its standard input.
+func runDeployTyping(t *testing.T, repo string, env map[string]string, typed string, args ...string) deployRun {
 	t.Helper()
 	// Outside the checkout, so that the stubs do not make the tree dirty.
 	bin := repo + "-stubs"
@@ -115,35 +142,64 @@ func runDeploy(t *testing.T, repo string, env map[string]string, steps ...string
 		}
 	}
 	log := filepath.Join(bin, "calls.log")
-	_ = os.Remove(log)
-	cmd := exec.Command(filepath.Join(repo, "scripts", "deploy.sh"), steps...)
-	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "STUB_LOG="+log, "AUTO_APPROVE=1",
-		"IMAGE=", "IMAGE_TAG=", "STUB_RUNNING=", "STUB_FAIL=")
+	for _, f := range []string{log, log + ".csv", log + ".objects"} {
+		_ = os.Remove(f)
+	}
+	cmd := exec.Command(filepath.Join(repo, "scripts", "deploy.sh"), args...)
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "STUB_LOG="+log,
+		"IMAGE=", "IMAGE_TAG=", "STUB_RUNNING=", "STUB_FAIL=", "PROJECT_ID=", "REGION=", "TF_STATE_BUCKET=")
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	cmd.Stdin = strings.NewReader(typed)
 	out, err := cmd.CombinedOutput()
 	b, _ := os.ReadFile(log)
 	var calls []string
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		if l != "" {
-			calls = append(calls, l)
+			calls = append(calls, strings.ReplaceAll(l, repo, "REPO"))
 		}
 	}
-	return deployRun{calls: calls, err: err, out: string(out)}
+	return deployRun{calls: calls, err: err, out: string(out), log: log}
 }
 
 const (
 	running = "europe-west1-docker.pkg.dev/p/alpipe/server@sha256:2222222222222222222222222222222222222222222222222222222222222222"
 	built   = "europe-west1-docker.pkg.dev/p/alpipe/server@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+
+	// A dev target applying without asking, and what it plans with.
+	devVars  = "-var project_id=alpipe-dev-1 -var environment=dev -var region=europe-west1"
+	devPlan  = "terraform -chdir=REPO/terraform plan -input=false -out=REPO/.cache/deploy/alpipe-dev-1.tfplan " + devVars
+	devApply = "terraform -chdir=REPO/terraform apply -input=false REPO/.cache/deploy/alpipe-dev-1.tfplan"
+
+	prodPlan  = "terraform -chdir=REPO/terraform plan -input=false -out=REPO/.cache/deploy/alpinashop-datos.tfplan -var-file=REPO/terraform/env/prod.tfvars -var project_id=alpinashop-datos -var environment=prod -var region=europe-west1 -var image=" + running
+	prodApply = "terraform -chdir=REPO/terraform apply -input=false REPO/.cache/deploy/alpinashop-datos.tfplan"
 )
+
+var (
+	dev  = []string{"--project", "alpipe-dev-1", "--env", "dev", "--yes"}
+	prod = []string{"--project", "alpinashop-datos", "--env", "prod"}
+)
+
+func target(base []string, steps ...string) []string {
+	return append(append([]string{}, base...), steps...)
+}
+
+func rolled(image string) []string {
+	var out []string
+	for _, s := range []string{"alpipe-ingest", "alpipe-orders", "alpipe-watermark", "alpipe-sweeper"} {
+		out = append(out, "gcloud run services update "+s+" --project=alpipe-dev-1 --region=europe-west1 --image="+image+" --quiet")
+	}
+	return out
+}
 
 func TestDeployScriptBehaviour(t *testing.T) {
 	tests := []struct {
 		name  string
 		dirty bool
 		env   map[string]string
-		runs  [][]string // invocations, each a list of steps, in order
+		typed string     // the answer to the confirmation, if asked
+		runs  [][]string // invocations, each a list of arguments, in order
 		// want: per regexp over the calls of the last invocation, the calls
 		// that match it, in order.
 		want    map[string][]string
@@ -152,73 +208,123 @@ func TestDeployScriptBehaviour(t *testing.T) {
 		{
 			name: "infra on a deployed project passes the running image",
 			env:  map[string]string{"STUB_RUNNING": running},
-			runs: [][]string{{"infra"}},
-			want: map[string][]string{` apply `: {"terraform -chdir=TF apply -input=false -var project_id=alpinashop-datos -var region=europe-west1 -auto-approve -var image=" + running}},
+			runs: [][]string{target(dev, "infra")},
+			want: map[string][]string{` (plan|apply) `: {devPlan + " -var image=" + running, devApply}},
 		},
 		{
 			name: "infra on a new project applies only what the build needs",
-			runs: [][]string{{"infra"}},
-			want: map[string][]string{` apply `: {"terraform -chdir=TF apply -input=false -var project_id=alpinashop-datos -var region=europe-west1 -auto-approve " +
+			runs: [][]string{target(dev, "infra")},
+			want: map[string][]string{` (plan|apply) `: {devPlan + " " +
 				"-target=google_project_service.api -target=google_artifact_registry_repository.images " +
 				"-target=google_artifact_registry_repository_iam_member.deployer_writer -target=google_storage_bucket.bucket " +
-				"-target=google_storage_bucket_iam_member.deployer_build_sources -target=google_project_iam_member.deployer_log_writer"}},
+				"-target=google_storage_bucket_iam_member.deployer_build_sources -target=google_project_iam_member.deployer_log_writer", devApply}},
 		},
 		{
-			name:    "a failing gcloud call stops infra before any apply",
+			name:    "a failing gcloud call stops infra before any plan",
 			env:     map[string]string{"STUB_RUNNING": running, "STUB_FAIL": "run services list"},
-			runs:    [][]string{{"infra"}},
-			want:    map[string][]string{` apply `: nil},
+			runs:    [][]string{target(dev, "infra")},
+			want:    map[string][]string{` (plan|apply) `: nil},
 			wantErr: true,
 		},
 		{
 			name:  "build and deploy of a modified tree in one run name one image",
 			dirty: true,
-			runs:  [][]string{{"build", "deploy"}},
+			runs:  [][]string{target(dev, "build", "deploy")},
 			want: map[string][]string{
-				` apply `: {"terraform -chdir=TF apply -input=false -var project_id=alpinashop-datos -var region=europe-west1 -auto-approve -var image=" + built},
-				`run services update`: {
-					"gcloud run services update alpipe-ingest --project=alpinashop-datos --region=europe-west1 --image=" + built + " --quiet",
-					"gcloud run services update alpipe-orders --project=alpinashop-datos --region=europe-west1 --image=" + built + " --quiet",
-					"gcloud run services update alpipe-watermark --project=alpinashop-datos --region=europe-west1 --image=" + built + " --quiet",
-					"gcloud run services update alpipe-sweeper --project=alpinashop-datos --region=europe-west1 --image=" + built + " --quiet",
-				},
+				` (plan|apply) `:      {devPlan + " -var image=" + built, devApply},
+				`run services update`: rolled(built),
 			},
 		},
 		{
 			name:  "deploy after a separate build run deploys what was built",
 			dirty: true,
-			runs:  [][]string{{"build"}, {"deploy"}},
+			runs:  [][]string{target(dev, "build"), target(dev, "deploy")},
 			want: map[string][]string{
-				` apply `:             {"terraform -chdir=TF apply -input=false -var project_id=alpinashop-datos -var region=europe-west1 -auto-approve -var image=" + built},
+				` (plan|apply) `:      {devPlan + " -var image=" + built, devApply},
 				`artifacts|builds`:    nil, // no new lookup by a recomputed tag
-				`run services update`: {"gcloud run services update alpipe-ingest --project=alpinashop-datos --region=europe-west1 --image=" + built + " --quiet", "gcloud run services update alpipe-orders --project=alpinashop-datos --region=europe-west1 --image=" + built + " --quiet", "gcloud run services update alpipe-watermark --project=alpinashop-datos --region=europe-west1 --image=" + built + " --quiet", "gcloud run services update alpipe-sweeper --project=alpinashop-datos --region=europe-west1 --image=" + built + " --quiet"},
+				`run services update`: rolled(built),
 			},
 		},
 		{
-			name:    "deploy with nothing built refuses",
-			runs:    [][]string{{"deploy"}},
-			want:    map[string][]string{` apply `: nil},
+			name:    "deploy to another project than the build's refuses",
+			dirty:   true,
+			runs:    [][]string{target(dev, "build"), {"--project", "alpipe-dev-2", "--env", "dev", "--yes", "deploy"}},
+			want:    map[string][]string{` (plan|apply) `: nil},
 			wantErr: true,
+		},
+		{
+			name:    "deploy with nothing built refuses",
+			runs:    [][]string{target(dev, "deploy")},
+			want:    map[string][]string{` (plan|apply) `: nil},
+			wantErr: true,
+		},
+		{
+			name: "all is a first deployment, without smoke",
+			runs: [][]string{target(dev, "all")},
+			want: map[string][]string{
+				`services enable|builds submit| apply |run services update|pubsub|bq `: append([]string{
+					"gcloud services enable artifactregistry.googleapis.com bigquery.googleapis.com cloudbuild.googleapis.com cloudresourcemanager.googleapis.com cloudscheduler.googleapis.com eventarc.googleapis.com firestore.googleapis.com iam.googleapis.com iamcredentials.googleapis.com logging.googleapis.com monitoring.googleapis.com pubsub.googleapis.com run.googleapis.com serviceusage.googleapis.com storage.googleapis.com --project=alpipe-dev-1",
+					devApply,
+					"gcloud builds submit REPO --project=alpipe-dev-1 --region=europe-west1 --config=REPO/cloudbuild.yaml --gcs-source-staging-dir=gs://b-build/source --substitutions=COMMIT_SHA=TAG,_REGION=europe-west1,_DEPLOY=false",
+					devApply,
+				}, rolled(built)...),
+			},
+		},
+		{
+			name: "dev applies after a yes",
+			env:  map[string]string{"STUB_RUNNING": running},
+			// No --yes.
+			typed: "yes\n",
+			runs:  [][]string{{"--project", "alpipe-dev-1", "--env", "dev", "infra"}},
+			want:  map[string][]string{` apply `: {devApply}},
+		},
+		{
+			name:    "prod shows the plan and applies nothing unanswered",
+			env:     map[string]string{"STUB_RUNNING": running},
+			runs:    [][]string{target(prod, "infra")},
+			want:    map[string][]string{` (plan|apply) `: {prodPlan}},
+			wantErr: true,
+		},
+		{
+			name:    "prod takes no yes for the project ID",
+			env:     map[string]string{"STUB_RUNNING": running},
+			typed:   "yes\n",
+			runs:    [][]string{target(prod, "infra")},
+			want:    map[string][]string{` (plan|apply) `: {prodPlan}},
+			wantErr: true,
+		},
+		{
+			name:  "prod applies its plan once the project ID is typed",
+			env:   map[string]string{"STUB_RUNNING": running},
+			typed: "alpinashop-datos\n",
+			runs:  [][]string{target(prod, "infra")},
+			want:  map[string][]string{` (plan|apply) `: {prodPlan, prodApply}},
+		},
+		{
+			name: "prod applies its plan with --yes",
+			env:  map[string]string{"STUB_RUNNING": running},
+			runs: [][]string{target(prod, "--yes", "infra")},
+			want: map[string][]string{` (plan|apply) `: {prodPlan, prodApply}},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := newDeployCheckout(t, tc.dirty)
 			var run deployRun
-			for i, steps := range tc.runs {
-				run = runDeploy(t, repo, tc.env, steps...)
+			for i, args := range tc.runs {
+				run = runDeployTyping(t, repo, tc.env, tc.typed, args...)
 				if i < len(tc.runs)-1 && run.err != nil {
-					t.Fatalf("deploy.sh %v: %v\n%s", steps, run.err, run.out)
+					t.Fatalf("deploy.sh %v: %v\n%s", args, run.err, run.out)
 				}
 			}
 			if gotErr := run.err != nil; gotErr != tc.wantErr {
 				t.Fatalf("deploy.sh %v: error %v, want error %v\n%s", tc.runs[len(tc.runs)-1], run.err, tc.wantErr, run.out)
 			}
-			tfDir := filepath.Join(repo, "scripts", "..", "terraform")
+			commit := regexp.MustCompile(`COMMIT_SHA=[^,]*,`)
 			for re, want := range tc.want {
 				var got []string
 				for _, c := range run.matching(re) {
-					got = append(got, strings.ReplaceAll(c, tfDir, "TF"))
+					got = append(got, commit.ReplaceAllString(c, "COMMIT_SHA=TAG,"))
 				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("calls matching %q (-want +got):\n%s\nall calls:\n%s\noutput:\n%s", re, diff, strings.Join(run.calls, "\n"), run.out)

@@ -1,7 +1,9 @@
 package deploy
 
 import (
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,35 +14,67 @@ import (
 	"github.com/zclconf/go-cty/cty"
 )
 
-// State that would be lost with its resource is guarded by prevent_destroy:
-// a plan that would delete or re-create it fails instead.
-func TestStatefulResourcesPreventDestroy(t *testing.T) {
+// prevent_destroy cannot depend on a variable, and terraform destroy must
+// work on a dev environment: no resource of the module sets it, except one
+// guard per object holding production's data (terraform_data, in prod
+// only), whose triggers_replace is the object's ID. A plan that would
+// delete or re-create such an object would also destroy its guard, and
+// fails. The provider's own deletion protections follow the environment
+// too (asserted by terraform test).
+func TestOnlyProductionDataPreventsDestroy(t *testing.T) {
 	cfg := loadTerraform(t)
-	for _, addr := range []string{
-		"google_pubsub_subscription.push",        // undelivered orders
-		"google_pubsub_subscription.dead_letter", // dead-lettered orders
-		"google_pubsub_topic.orders",             // seven days of retained orders
-		"google_firestore_database.state",        // the ledger and the window state
-		"google_bigquery_dataset.analytics",
-		"google_bigquery_table.table",
-		"google_storage_bucket.bucket", // landing: the ERP's exports
-	} {
-		t.Run(addr, func(t *testing.T) {
-			r := cfg.lookup(t, addr)
-			a, ok := attr(r.Block, "lifecycle", "prevent_destroy")
-			if !ok {
-				t.Fatal("no lifecycle.prevent_destroy")
+	for _, r := range cfg.Resources {
+		if _, ok := attr(r.Block, "lifecycle", "prevent_destroy"); ok && r.addr() != "terraform_data.production_data" {
+			t.Errorf("%s sets prevent_destroy: a dev environment could not be destroyed", r.addr())
+		}
+	}
+	guard := cfg.lookup(t, "terraform_data.production_data")
+	a, ok := attr(guard.Block, "lifecycle", "prevent_destroy")
+	if !ok {
+		t.Fatal("terraform_data.production_data: no lifecycle.prevent_destroy")
+	}
+	if v, diags := a.Expr.Value(nil); diags.HasErrors() || v.Type() != cty.Bool || !v.True() {
+		t.Errorf("prevent_destroy = %s, want the literal true", hclText(cfg, a.Expr))
+	}
+	if a, ok := attr(guard.Block, "triggers_replace"); !ok || traversal(a.Expr) != "each.value" {
+		t.Error("terraform_data.production_data: triggers_replace must be each.value, the guarded object's ID")
+	}
+
+	tables := keysOf(newEvaluator(t, cfg, map[string]cty.Value{"project_id": cty.StringVal("p-1234"), "environment": cty.StringVal("dev")}).
+		forEach(t, cfg.lookup(t, "google_bigquery_table.table")))
+	prod := []string{
+		"bucket/landing",    // the ERP's exports, the only copy of the raw sources
+		"bucket/quarantine", // rows people are fixing
+		"database/state",    // the ledger and the window state
+		"dataset/analytics",
+		"subscription/AggregateOrders", // undelivered orders
+		"subscription/dead_letter",     // dead-lettered orders
+		"topic/orders",                 // seven days of retained orders
+	}
+	for _, table := range tables {
+		prod = append(prod, "table/"+table)
+	}
+	sort.Strings(prod)
+	tests := []struct {
+		name string
+		vars map[string]cty.Value
+		want []string
+	}{
+		{name: "prod", vars: map[string]cty.Value{"environment": cty.StringVal("prod"), "landing_bucket": cty.StringVal("erp-exports"), "adopt_landing_bucket": cty.True}, want: prod},
+		{name: "dev", vars: map[string]cty.Value{"environment": cty.StringVal("dev")}, want: []string{}},
+		{name: "dev with an adopted landing bucket, which is not the module's to delete", vars: map[string]cty.Value{"environment": cty.StringVal("dev"), "landing_bucket": cty.StringVal("erp-exports"), "adopt_landing_bucket": cty.True}, want: []string{"bucket/landing"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.vars["project_id"] = cty.StringVal("p-1234")
+			got := keysOf(newEvaluator(t, cfg, tc.vars).forEach(t, guard))
+			if got == nil {
+				got = []string{}
 			}
-			v, diags := a.Expr.Value(nil)
-			if diags.HasErrors() || v.Type() != cty.Bool || !v.True() {
-				t.Errorf("prevent_destroy = %s, want the literal true", hclText(cfg, a.Expr))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("guarded objects (-want +got):\n%s", diff)
 			}
 		})
-	}
-	// The provider's own guard on the database: a destroy only forgets it.
-	db := cfg.lookup(t, "google_firestore_database.state")
-	if a, ok := attr(db.Block, "deletion_policy"); !ok || newEvaluator(t, cfg, nil).str(t, a.Expr, nil) != "ABANDON" {
-		t.Error(`google_firestore_database.state: deletion_policy must be "ABANDON"`)
 	}
 }
 
@@ -67,7 +101,7 @@ func TestLandingBucketIsAdopted(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := deployed(t, cfg, map[string]cty.Value{"adopt_landing_bucket": cty.BoolVal(tc.adopt)})
+			ev := deployed(t, cfg, map[string]cty.Value{"adopt_landing_bucket": cty.BoolVal(tc.adopt), "landing_bucket": cty.StringVal("erp-exports")})
 			fe := ev.eval(t, imp.Body.Attributes["for_each"].Expr, nil)
 			got := []string{}
 			for _, v := range fe.AsValueSlice() {
@@ -93,8 +127,8 @@ func TestLandingBucketIsAdopted(t *testing.T) {
 	}
 	if d := cfg.Variables["adopt_landing_bucket"]; d == nil {
 		t.Fatal("variable adopt_landing_bucket missing")
-	} else if v, _ := d.Body.Attributes["default"].Expr.Value(nil); !v.True() {
-		t.Error("adopt_landing_bucket must default to true: AlpinaShop's landing bucket exists")
+	} else if v, _ := d.Body.Attributes["default"].Expr.Value(nil); v.True() {
+		t.Error("adopt_landing_bucket must default to false: only production's variables (env/prod.tfvars) adopt the ERP's bucket")
 	}
 
 	// Import blocks need 1.5, a variable in their ID 1.6, for_each 1.7.
@@ -156,4 +190,60 @@ func filenameOf(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// Bucket names are global: no default may name one of production's, or a
+// scratch deployment with the defaults would collide with (or adopt)
+// AlpinaShop's buckets. Unset, each bucket is named after the project, or
+// name_prefix; production names its buckets in env/prod.tfvars.
+func TestBucketNamesComeFromTheProject(t *testing.T) {
+	cfg := loadTerraform(t)
+	named := func(prefix string) map[string]string {
+		out := map[string]string{}
+		for _, role := range []string{"build", "landing", "quarantine", "staging"} {
+			out[role] = prefix + "-" + role
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		vars map[string]cty.Value
+		want map[string]string
+	}{
+		{name: "one project", vars: map[string]cty.Value{"project_id": cty.StringVal("alpipe-dev-a")}, want: named("alpipe-dev-a")},
+		{name: "another project", vars: map[string]cty.Value{"project_id": cty.StringVal("alpipe-dev-b")}, want: named("alpipe-dev-b")},
+		{name: "a prefix", vars: map[string]cty.Value{"project_id": cty.StringVal("alpipe-dev-a"), "name_prefix": cty.StringVal("acme-alpipe")}, want: named("acme-alpipe")},
+		{name: "one bucket named", vars: map[string]cty.Value{"project_id": cty.StringVal("alpipe-dev-a"), "quarantine_bucket": cty.StringVal("q-of-my-own")},
+			want: map[string]string{"build": "alpipe-dev-a-build", "landing": "alpipe-dev-a-landing", "quarantine": "q-of-my-own", "staging": "alpipe-dev-a-staging"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.vars["environment"] = cty.StringVal("dev")
+			ev := newEvaluator(t, cfg, tc.vars)
+			got := map[string]string{}
+			for role, b := range ev.ctx.Variables["local"].GetAttr("buckets").AsValueMap() {
+				got[role] = b.GetAttr("name").AsString()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("bucket names (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	prod := tfvars(t, filepath.Join(cfg.Dir, "env", "prod.tfvars"))
+	for name, b := range cfg.Variables {
+		a, ok := b.Body.Attributes["default"]
+		if !ok {
+			continue
+		}
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() || v.IsNull() || v.Type() != cty.String {
+			continue
+		}
+		for pv, pval := range prod {
+			if strings.HasSuffix(pv, "_bucket") && pval.Type() == cty.String && pval.AsString() == v.AsString() {
+				t.Errorf("variable %s defaults to %q, production's %s", name, v.AsString(), pv)
+			}
+		}
+	}
 }

@@ -47,10 +47,12 @@ func TestDeploymentAccessors(t *testing.T) {
 		want any
 	}{
 		{
-			name: "services: services.json in the deployment's project, with trigger and URI",
+			name: "services: services.json in the deployment's project and buckets, with trigger and URI",
 			got:  func() (any, error) { return d.Services() },
 			want: []Service{
-				{Function: "Ingest", Name: "svc-ingest", Env: with(map[string]string{"FUNCTION_TARGET": "Ingest"}),
+				// The landing bucket is named after the project: the file's
+				// name, of the file's project, becomes this deployment's.
+				{Function: "Ingest", Name: "svc-ingest", Env: with(map[string]string{"FUNCTION_TARGET": "Ingest", "LANDING_BUCKET": "land-run-1234"}),
 					Timeout: 540 * time.Second, Concurrency: 1, Trigger: "storage", URI: uri("svc-ingest")},
 				{Function: "Orders", Name: "svc-orders", Env: with(map[string]string{
 					"FUNCTION_TARGET": "Orders",
@@ -180,6 +182,24 @@ func TestRepositoryDeployment(t *testing.T) {
 	for fn, s := range byFn {
 		if s.Env["FIRESTORE_DATABASE"] != db {
 			t.Errorf("%s: FIRESTORE_DATABASE=%q, want the database Terraform creates, %q", fn, s.Env["FIRESTORE_DATABASE"], db)
+		}
+	}
+	// The buckets are named after the project: the stack creates these
+	// names, and the services must use them.
+	buckets, err := d.Buckets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"landing", "quarantine", "staging"} {
+		if want := "alpipe-tfconfig-" + role; buckets[role] != want {
+			t.Errorf("%s bucket %q, want %q", role, buckets[role], want)
+		}
+	}
+	for fn, s := range byFn {
+		for env, role := range map[string]string{"LANDING_BUCKET": "landing", "QUARANTINE_BUCKET": "quarantine", "STAGING_BUCKET": "staging"} {
+			if v, ok := s.Env[env]; ok && v != buckets[role] {
+				t.Errorf("%s: %s=%q, want the %s bucket Terraform creates, %q", fn, env, v, role, buckets[role])
+			}
 		}
 	}
 }

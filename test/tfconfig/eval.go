@@ -270,6 +270,24 @@ func Functions(dir string) map[string]function.Function {
 			return args[2], nil
 		},
 	})
+	// coalesce skips empty strings as well as nulls, as Terraform's does
+	// (cty's skips only nulls): a variable's "" means "not set".
+	coalesceFn := function.New(&function.Spec{
+		VarParam: &function.Parameter{Name: "vals", Type: cty.DynamicPseudoType, AllowNull: true, AllowUnknown: true},
+		Type:     function.StaticReturnType(cty.DynamicPseudoType),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			for _, v := range args {
+				if !v.IsKnown() {
+					return cty.DynamicVal, nil
+				}
+				if v.IsNull() || (v.Type() == cty.String && v.AsString() == "") {
+					continue
+				}
+				return v, nil
+			}
+			return cty.NilVal, fmt.Errorf("no non-null, non-empty-string arguments")
+		},
+	})
 	fns := map[string]function.Function{
 		"base64encode": function.New(&function.Spec{
 			Params: []function.Parameter{{Name: "s", Type: cty.String}},
@@ -279,6 +297,7 @@ func Functions(dir string) map[string]function.Function {
 			},
 		}),
 		"can":        tryfunc.CanFunc,
+		"coalesce":   coalesceFn,
 		"contains":   stdlib.ContainsFunc,
 		"distinct":   stdlib.DistinctFunc,
 		"file":       fileFn,

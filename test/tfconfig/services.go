@@ -91,10 +91,12 @@ func Services(vars map[string]cty.Value) ([]Service, error) {
 
 // Services lists the deployed Cloud Run services, sorted by function: the
 // data of ServicesFile, in this deployment's project (GOOGLE_CLOUD_PROJECT
-// is the project_id variable, which the stack sets per stack), with the
-// trigger and placeholder URI the configuration gives each. Variables that
-// would change a service's environment are not reflected: the environment
-// is the file's, which Terraform's test holds to the deployed one.
+// is the project_id variable, which the stack sets per stack) and with its
+// buckets (named after the project unless a variable names them), with the
+// trigger and placeholder URI the configuration gives each. Other variables
+// that would change a service's environment are not reflected: the
+// environment is the file's, which Terraform's test holds to the deployed
+// one.
 func (d *Deployment) Services() ([]Service, error) {
 	out, err := readServices(d.ev.Cfg.Dir)
 	if err != nil {
@@ -104,13 +106,48 @@ func (d *Deployment) Services() ([]Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	renamed, err := d.renamedBuckets()
+	if err != nil {
+		return nil, err
+	}
 	for i := range out {
 		s := &out[i]
+		for k, v := range s.Env {
+			if name, ok := renamed[v]; ok {
+				s.Env[k] = name
+			}
+		}
 		if _, ok := s.Env["GOOGLE_CLOUD_PROJECT"]; ok && d.project != "" {
 			s.Env["GOOGLE_CLOUD_PROJECT"] = d.project
 		}
 		s.URI = PlaceholderServiceURI(s.Name, d.region)
 		s.Trigger = triggers[s.Name]
+	}
+	return out, nil
+}
+
+// renamedBuckets maps the name each bucket has in ServicesFile (the
+// deployment of DeployedVarsFile alone) to its name in this deployment,
+// for the buckets whose names differ.
+func (d *Deployment) renamedBuckets() (map[string]string, error) {
+	// Bucket names depend on variables only: no resolve is needed.
+	ev, err := Deployed(d.ev.Cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	file, err := (&Deployment{ev: ev}).Buckets()
+	if err != nil {
+		return nil, fmt.Errorf("buckets of %s: %w", DeployedVarsFile, err)
+	}
+	here, err := d.Buckets()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for key, name := range file {
+		if here[key] != name {
+			out[name] = here[key]
+		}
 	}
 	return out, nil
 }

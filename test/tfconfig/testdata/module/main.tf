@@ -27,7 +27,7 @@ locals {
     STAGING_BUCKET       = google_storage_bucket.bucket["staging"].name
   }
   functions = {
-    Ingest = { service = "svc-ingest", timeout = "540s", concurrency = 1, env = local.common }
+    Ingest = { service = "svc-ingest", timeout = "540s", concurrency = 1, env = merge(local.common, { LANDING_BUCKET = google_storage_bucket.bucket["landing"].name }) }
     Orders = { service = "svc-orders", timeout = "60s", concurrency = 40, env = merge(local.common, { AGENT = local.agent }) }
     Tick   = { service = "svc-tick", timeout = "60s", concurrency = 4, env = local.common }
   }
