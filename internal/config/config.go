@@ -1,6 +1,6 @@
 // Package config reads each function's configuration from the environment,
 // once, into one typed struct per function, and validates it before the
-// function serves anything. Every variable is documented in the README
+// function serves anything. Every variable is documented in docs/configuration.md
 // (the table there is checked against these tags by TestREADMEDocumentsEveryVariable).
 package config
 

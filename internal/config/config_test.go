@@ -223,10 +223,10 @@ func TestInvalidIsMarked(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsEveryVariable keeps the README's configuration table
-// in step with the env tags.
+// TestREADMEDocumentsEveryVariable keeps the configuration table, which the
+// README points to, in step with the env tags.
 func TestREADMEDocumentsEveryVariable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestREADMEDocumentsEveryVariable(t *testing.T) {
 	}
 	for _, m := range regexp.MustCompile("env:\"([A-Z_]+)").FindAllStringSubmatch(src, -1) {
 		if !strings.Contains(string(readme), "`"+m[1]+"`") {
-			t.Errorf("README does not document %s", m[1])
+			t.Errorf("docs/configuration.md does not document %s", m[1])
 		}
 	}
 }
