@@ -13,6 +13,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
@@ -79,13 +80,24 @@ type IngestCSV struct {
 // error so that Eventarc redelivers.
 func (f IngestCSV) Receive(ctx context.Context, e cloudevents.Event) error {
 	if e.Type() != FinalizedType {
-		f.Log.InfoContext(ctx, "event ignored: not an object finalize", "type", e.Type(), "id", e.ID())
+		// A deletion or metadata change loads nothing, now or on a retry.
+		f.Log.InfoContext(ctx, "event ignored: not an object finalize", "type", e.Type(), "id", e.ID(),
+			"reason", "type "+e.Type()+" is not "+FinalizedType)
 		return nil
 	}
 	obj, err := DecodeObject(e)
 	if err != nil {
 		// Redelivering a malformed event cannot help.
 		f.Log.ErrorContext(ctx, "event dropped: undecodable StorageObjectData", "id", e.ID(), "error", err.Error())
+		return nil
+	}
+	if err := objname.Object(obj.Name); err != nil {
+		// Every attempt would fail the same way (Cloud Storage refuses the
+		// name), and a 5xx would have Eventarc retry it for 24 h. The reason
+		// is "permanent", as a file failed for good logs it, so the
+		// ingest_failed metric counts it.
+		f.Log.ErrorContext(ctx, "event refused: Cloud Storage cannot hold this object", "id", e.ID(),
+			"object", obj.Key().String(), "reason", "permanent (not retried): "+err.Error())
 		return nil
 	}
 	rec, err := f.Service.Ingest(ctx, obj)

@@ -1,9 +1,14 @@
 package functions
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +89,72 @@ func TestIngestCSVAcknowledgesNonLandingEvents(t *testing.T) {
 	}
 	if rows.Rows[0][0] != "0" {
 		t.Errorf("lineas_pedido rows = %s, want 0", rows.Rows[0][0])
+	}
+}
+
+// TestIngestCSVAcknowledgesWhatNoRetryCanProcess: an event that can never be
+// processed is answered 2xx, so that Eventarc does not retry it for 24 h,
+// and logged with its reason: a name Cloud Storage cannot hold (it would
+// fail the same way on every attempt) at ERROR with a "permanent" reason,
+// as a file failed for good is (the ingest_failed metric counts it), and an
+// event of another type than finalize at INFO.
+func TestIngestCSVAcknowledgesWhatNoRetryCanProcess(t *testing.T) {
+	now := time.Now()
+	_, p := testProcess(t, &now, nil, IngestCSVName)
+	var logs bytes.Buffer
+	h, err := cloudEventHandler(context.Background(), IngestCSV{Service: p.App.Ingest, Log: slog.New(slog.NewJSONHandler(&logs, nil))}.Receive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := func(name string) string {
+		return `{"bucket":"alpinashop-catalogo","name":"` + name + `","generation":"1"}`
+	}
+	type line struct {
+		Level  string `json:"level"`
+		Msg    string `json:"msg"`
+		Reason string `json:"reason"`
+	}
+	tests := []struct {
+		name   string
+		header http.Header
+		body   string
+		want   line // the event's log line; its reason is matched as a prefix
+	}{
+		{name: "NUL in the object name", header: finalizeHeaders, body: data(`exportaciones/2026/03/14/pe\u0000didos.csv`),
+			want: line{Level: "ERROR", Msg: "event refused: Cloud Storage cannot hold this object", Reason: "permanent (not retried): object name \"exportaciones/2026/03/14/pe\\x00didos.csv\" has the control character U+0000"}},
+		{name: "LF in the object name", header: finalizeHeaders, body: data(`exportaciones/2026/03/14/a\nb.csv`),
+			want: line{Level: "ERROR", Msg: "event refused: Cloud Storage cannot hold this object", Reason: "permanent (not retried): object name \"exportaciones/2026/03/14/a\\nb.csv\" has the control character U+000A"}},
+		{name: "object deleted, binary mode", header: headers(finalizeHeaders, "", "Ce-Type", "google.cloud.storage.object.v1.deleted"), body: data("exportaciones/2026/03/14/pedidos.csv"),
+			want: line{Level: "INFO", Msg: "event ignored: not an object finalize", Reason: "type google.cloud.storage.object.v1.deleted"}},
+		{name: "object deleted, structured mode", header: http.Header{"Content-Type": {"application/cloudevents+json"}},
+			body: `{"specversion":"1.0","id":"e-2","source":"//storage.googleapis.com/projects/_/buckets/alpinashop-catalogo","type":"google.cloud.storage.object.v1.deleted","datacontenttype":"application/json","data":` + data("exportaciones/2026/03/14/pedidos.csv") + `}`,
+			want: line{Level: "INFO", Msg: "event ignored: not an object finalize", Reason: "type google.cloud.storage.object.v1.deleted"}},
+		{name: "metadata updated", header: headers(finalizeHeaders, "", "Ce-Type", "google.cloud.storage.object.v1.metadataUpdated"), body: data("exportaciones/2026/03/14/pedidos.csv"),
+			want: line{Level: "INFO", Msg: "event ignored: not an object finalize", Reason: "type google.cloud.storage.object.v1.metadataUpdated"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs.Reset()
+			req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(tt.body))
+			req.Header = tt.header.Clone()
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code/100 != 2 {
+				t.Errorf("status %d %q, want 2xx: no retry can process this event", rec.Code, rec.Body.String())
+			}
+			var got line
+			for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+				if err := json.Unmarshal([]byte(l), &got); err == nil && strings.HasPrefix(got.Msg, "event") {
+					break
+				}
+				got = line{Msg: l}
+			}
+			if strings.HasPrefix(got.Reason, tt.want.Reason) {
+				got.Reason = tt.want.Reason
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("log line (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -21,7 +20,7 @@ import (
 // both formats ourselves (order.DecodePush).
 
 func aggregateOrders(_ context.Context, _ *config.Orders, app *setup.App) (http.Handler, error) {
-	return jsonOnly(bounded(maxPushBody, AggregateOrders{Processor: app.Stream, Now: app.Now, Log: app.Log})), nil
+	return jsonOnly(AggregateOrders{Processor: app.Stream, Now: app.Now, Log: app.Log, budget: newMemBudget(pushBudget)}), nil
 }
 
 func advanceWatermark(_ context.Context, _ *config.Watermark, app *setup.App) (http.Handler, error) {
@@ -36,16 +35,19 @@ type AggregateOrders struct {
 	Processor *stream.Processor
 	Now       func() time.Time
 	Log       *slog.Logger
+	// budget bounds the memory of the pushes in flight (pushBudget) and
+	// each body to maxPushBody.
+	budget *memBudget
 }
 
 func (f AggregateOrders) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	now := f.Now()
-	body, err := io.ReadAll(r.Body) // bounded by maxPushBody
-	if err != nil {
-		http.Error(w, "read body: "+err.Error(), http.StatusServiceUnavailable)
+	body, held, ok := f.budget.readPush(w, r)
+	if !ok {
 		return
 	}
+	defer func() { f.budget.release(held) }()
 	d, derr := order.DecodePush(r.Header, body)
 	if derr != nil {
 		if err := f.Processor.HandleUndecodable(ctx, body, "invalid: "+derr.Error(), now); err != nil {
@@ -55,6 +57,16 @@ func (f AggregateOrders) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 		return
+	}
+	// What the processor makes of an order grows with its lines, known
+	// only now.
+	if cost := int64(order.Lines(d.Message.Data)) * pushLineCost; cost > 0 {
+		ok, used := f.budget.reserve(cost)
+		if !ok {
+			f.budget.busy(w, cost, used)
+			return
+		}
+		held += cost
 	}
 	res, err := f.Processor.Handle(ctx, d, now)
 	if err != nil {

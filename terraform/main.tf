@@ -107,6 +107,16 @@ locals {
       # an order writes only its own dedup record (and reads stream/control,
       # which only ticks write), so a hot key is no write hot spot; batching
       # saves transactions, not contention.
+      #
+      # Memory does not grow with concurrency: each push reserves, before it
+      # is read, what handling it can allocate (functions/budget.go: 256 KiB
+      # + 8 x its body + 16 KiB per order line, upper bounds that
+      # TestPushCostCoversAllocations holds) from a 160 MiB budget per
+      # instance, and one that does not fit gets 503 unread, which Pub/Sub
+      # redelivers. Pushes hold at most 160 MiB, so with about 40 MiB of
+      # clients and runtime the heap stays under 2 x (160 + 40) = 400 MiB
+      # at GOGC=100 (the GC lets it reach twice what is live): below 512Mi.
+      # Change pushBudget with memory.
       concurrency = 200
       memory      = "512Mi"
       env         = merge(local.backend_env, local.stream_env)

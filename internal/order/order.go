@@ -81,6 +81,10 @@ type IsCountry func(code string) bool
 const (
 	MaxPedidoIDBytes  = 256
 	MaxClienteIDBytes = 256
+	// A SKU keys windows (ventas_sku_hora_movil) and its dedup record's
+	// elements: a longer one could never be stored, and its order would be
+	// redelivered until Pub/Sub gave it up.
+	MaxSKUBytes = 256
 )
 
 // Event times outside [MinEventTime, MaxEventTime) are invalid: windows,
@@ -135,6 +139,13 @@ func (r Rules) Parse(data []byte, attrs map[string]string) (Order, error) {
 		return Order{}, invalid("%s %s is more than %s ahead of processing time %s",
 			EventTimeAttribute, t.UTC().Format(time.RFC3339Nano), r.MaxClockSkew, r.Now.UTC().Format(time.RFC3339Nano))
 	}
+	sh, err := scan(data)
+	if err != nil {
+		return Order{}, invalid("%s", err)
+	}
+	if sh.longest > MaxLineas {
+		return Order{}, invalid("%q has more than %d elements; an order has at most %d lines", clipBytes(sh.longestKey, 64), MaxLineas, MaxLineas)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var o Order
@@ -164,6 +175,9 @@ func (r Rules) Parse(data []byte, attrs map[string]string) (Order, error) {
 	for i, l := range o.Lineas {
 		if l.Cantidad <= 0 {
 			return Order{}, invalid("lineas[%d].cantidad %d must be > 0", i, l.Cantidad)
+		}
+		if len(l.SKU) > MaxSKUBytes {
+			return Order{}, invalid("lineas[%d].sku longer than %d bytes", i, MaxSKUBytes)
 		}
 		if l.PrecioUnitario.Sign() < 0 {
 			return Order{}, invalid("lineas[%d].precio_unitario %s is negative", i, l.PrecioUnitario)

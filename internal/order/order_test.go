@@ -78,6 +78,8 @@ func TestParse(t *testing.T) {
 			wantErr: "invalid: pedido_id longer than 256 bytes"},
 		{name: "cliente_id too long", data: `{"pedido_id":"P","cliente_id":"` + strings.Repeat("C", MaxClienteIDBytes+1) + `","pais":"ES","importe_total":"1"}`, attrs: at,
 			wantErr: "invalid: cliente_id longer than 256 bytes"},
+		{name: "sku too long", data: `{"pedido_id":"P","pais":"ES","importe_total":"1","lineas":[{"sku":"A","cantidad":1,"precio_unitario":"1"},{"sku":"` + strings.Repeat("S", MaxSKUBytes+1) + `","cantidad":1,"precio_unitario":"1"}]}`, attrs: at,
+			wantErr: "invalid: lineas[1].sku longer than 256 bytes"},
 	}
 	rules := Rules{IsCountry: countries, Now: time.Date(2026, 3, 14, 17, 45, 0, 0, time.UTC), MaxClockSkew: DefaultMaxClockSkew}
 	for _, tt := range tests {

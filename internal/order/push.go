@@ -2,6 +2,7 @@ package order
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -42,8 +43,10 @@ type Delivery struct {
 // DecodePush reads a push request body in either accepted format. Both carry
 // the same {"message": ..., "subscription": ...} body: Pub/Sub's wrapped push
 // adds deliveryAttempt, Eventarc's binary CloudEvent puts its metadata in
-// ce-* headers. An error means the body is not a push request at all; such a
-// request is still dead-lettered with its raw bytes, never retried.
+// ce-* headers. An error means the body is not a push request at all, or
+// holds text that decoding would change (invalid_utf8: two message IDs
+// could decode alike); such a request is still dead-lettered with its raw
+// bytes, never retried.
 func DecodePush(h http.Header, body []byte) (Delivery, error) {
 	var d Delivery
 	d.Format = "push"
@@ -55,6 +58,13 @@ func DecodePush(h http.Header, body []byte) (Delivery, error) {
 	}
 	if ct := h.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return d, fmt.Errorf("content type %q, want application/json", ct)
+	}
+	if _, err := scan(body); err != nil {
+		var te *textError
+		if errors.As(err, &te) {
+			te.in = "push body"
+		}
+		return d, err
 	}
 	if err := json.Unmarshal(body, &d); err != nil {
 		return d, fmt.Errorf("not a push body: %w", err)
