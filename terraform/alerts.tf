@@ -8,6 +8,7 @@ locals {
     sweep_found      = "${local.promql_prefix}${replace(google_logging_metric.sweep["sweep_found"].name, "/", "_")}"
     schema_drift     = "${local.promql_prefix}${replace(google_logging_metric.schema_drift.name, "/", "_")}"
     failing_cells    = "${local.promql_prefix}${replace(google_logging_metric.tick_failing_cells.name, "/", "_")}"
+    refresh_overflow = "${local.promql_prefix}${replace(google_logging_metric.refresh_overflow.name, "/", "_")}"
   }
 }
 
@@ -40,7 +41,7 @@ resource "google_monitoring_alert_policy" "rejection_rate" {
     subject   = "alpipe: many rows rejected"
     content   = <<-EOT
       A share above ${var.rejection_rate_threshold} of the rows of feed $${metric.label.feed} read in the last hour were quarantined.
-      Reasons: dashboard "alpipe", chart "Rows rejected by reason". Rows: gs://${var.quarantine_bucket}/${var.quarantine_prefix}<feed>/.
+      Reasons: dashboard "alpipe", chart "Rows rejected by reason". Rows: gs://${local.buckets.quarantine.name}/${var.quarantine_prefix}<feed>/.
       Usual causes: a changed ERP export (columns renamed, another decimal format or encoding).
     EOT
   }
@@ -169,7 +170,7 @@ resource "google_monitoring_alert_policy" "ingest_failures" {
     mime_type = "text/markdown"
     subject   = "alpipe: ingest failures"
     content   = <<-EOT
-      Files from gs://${var.landing_bucket} are failing to load. Find them in the ${local.functions.IngestCSV.service} logs
+      Files from gs://${local.buckets.landing.name} are failing to load. Find them in the ${local.functions.IngestCSV.service} logs
       (severity ERROR; the object and reason are in each line) and in the ledger (state FAILED).
       Non-2xx answers are retried by Eventarc for 24 h and, after that, picked up by ${local.functions.SweepLanding.service}
       within ${var.sweep.window}; a permanent failure is not retried: fix the cause (an ERP export change, a schema
@@ -305,6 +306,48 @@ resource "google_monitoring_alert_policy" "failing_cells" {
       "state layout N found, this binary reads layout M": a binary of another state layout is serving (a rollback
       or a mixed deploy): deploy the matching revision. A decode error or "measure out of range": repair or remove the
       named document in Firestore (database ${var.firestore_database}); the next tick emits the window's owed panes.
+    EOT
+  }
+}
+
+# "Are the daily figures complete?" A (date, SKU) whose sum its column
+# cannot hold is left out of the daily aggregate while the file loads DONE
+# and every other group is refreshed: only its "refresh overflow" line says
+# so. One incident per date, SKU and column; it holds while files of that
+# date keep reporting it, and closes on its own a day after the last.
+resource "google_monitoring_alert_policy" "refresh_overflow" {
+  display_name          = "alpipe: daily sum out of range"
+  combiner              = "OR"
+  severity              = "ERROR"
+  notification_channels = var.alert_notification_channels
+
+  conditions {
+    display_name = "Daily sums left out of range in the last hour, per date, SKU and column"
+
+    condition_prometheus_query_language {
+      query               = <<-EOT
+        sum by (aggregate, date, sku, column) (increase(${local.promql.refresh_overflow}{monitored_resource="cloud_run_revision"}[1h])) > 0
+      EOT
+      duration            = "0s"
+      evaluation_interval = "300s"
+    }
+  }
+
+  alert_strategy {
+    auto_close = "86400s"
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    subject   = "alpipe: daily sum out of range"
+    content   = <<-EOT
+      The $${metric.label.column} of SKU $${metric.label.sku} on $${metric.label.date} adds up past what its column of
+      $${metric.label.aggregate} holds (NUMERIC: ±99999999999999999999999999999.999999999; INT64), so that group is
+      missing from $${metric.label.aggregate}; every other SKU and date is refreshed and the files loaded DONE.
+      The sum is in the ${local.functions.IngestCSV.service} logs (message "refresh overflow", field sum), and
+      alpipe status lists each such file (DONE, with the reason). Find the order lines of that date and SKU in
+      lineas_pedido (an amount in the wrong unit, a corrupt export), correct the source file and upload it again:
+      its newest generation replaces the old rows and the next refresh puts the group back.
     EOT
   }
 }

@@ -16,6 +16,7 @@ resource "google_monitoring_dashboard" "alpipe" {
     ingest_failed_metric    = replace(google_logging_metric.ingest_failed.name, "/", "_")
     schema_drift_metric     = replace(google_logging_metric.schema_drift.name, "/", "_")
     failing_cells_metric    = replace(google_logging_metric.tick_failing_cells.name, "/", "_")
+    refresh_overflow_metric = replace(google_logging_metric.refresh_overflow.name, "/", "_")
     sweep_metrics           = { for k, m in google_logging_metric.sweep : replace(k, "sweep_", "") => replace(m.name, "/", "_") }
     ingest_service          = local.functions.IngestCSV.service
     push_subscription       = "${var.orders_topic}-${local.functions.AggregateOrders.service}"

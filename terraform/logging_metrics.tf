@@ -2,8 +2,9 @@
 # ingested file, one per dropped order, one per tick, one per sweep). Field
 # names are the log contract: feed, state, rows_read, rows_loaded,
 # rows_quarantined, rejects (code -> count), reason, aggregation,
-# watermark_lag_seconds; message, found, ingested, failed, skipped; and on the
-# "schema drift" lines of the ingester, column and change (added, missing).
+# watermark_lag_seconds; message, found, ingested, failed, skipped; on the
+# "schema drift" lines of the ingester, column and change (added, missing);
+# and on its "refresh overflow" lines, aggregate, date, sku, column and sum.
 
 locals {
   run_logs = "resource.type=\"cloud_run_revision\""
@@ -351,4 +352,55 @@ resource "google_logging_metric" "tick_failing_cells" {
   }
 
   label_extractors = { aggregation = "EXTRACT(jsonPayload.aggregation)" }
+}
+
+# A daily aggregate's sum out of its column's range (NUMERIC, INT64): the
+# refresh leaves that (date, SKU) group out of the aggregate, refreshes every
+# other one, and the file still ends DONE (its rows are loaded), so neither
+# the failure metrics nor the request metrics see it. The ingester logs one
+# "refresh overflow" line per sum and refresh, and every later file of that
+# date logs it again while its rows stay as they are: few series, each of a
+# date and SKU that a person must look at.
+resource "google_logging_metric" "refresh_overflow" {
+  name        = "alpipe/refresh_overflow"
+  description = "Sums of a daily aggregate out of their column's range at a refresh, by aggregate, date, SKU and column: that group is missing from the aggregate until its source rows are corrected."
+  filter      = "${local.ingest_logs} AND severity>=ERROR AND jsonPayload.message=\"refresh overflow\""
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "alpipe daily sums out of range"
+
+    labels {
+      key         = "aggregate"
+      value_type  = "STRING"
+      description = "Daily aggregate table (ventas_diarias_sku)."
+    }
+
+    labels {
+      key         = "date"
+      value_type  = "STRING"
+      description = "Date (YYYY-MM-DD) of the group left out."
+    }
+
+    labels {
+      key         = "sku"
+      value_type  = "STRING"
+      description = "SKU of the group left out."
+    }
+
+    labels {
+      key         = "column"
+      value_type  = "STRING"
+      description = "Measure whose sum is out of range (importe, unidades)."
+    }
+  }
+
+  label_extractors = {
+    aggregate = "EXTRACT(jsonPayload.aggregate)"
+    date      = "EXTRACT(jsonPayload.date)"
+    sku       = "EXTRACT(jsonPayload.sku)"
+    column    = "EXTRACT(jsonPayload.column)"
+  }
 }

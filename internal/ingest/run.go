@@ -142,20 +142,22 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	}
 	rec.Quarantine = q.objectName()
 
+	// A daily sum out of range does not fail the file: its rows are
+	// loaded and every other group refreshed; the note names the groups
+	// left out, and status lists a DONE file with a reason.
+	note := ""
 	if src.binding != nil && len(src.dates) > 0 {
 		refreshStarted := time.Now()
 		defer func() { tm.Refresh = time.Since(refreshStarted) }()
-		dates := src.sortedDates()
-		for _, agg := range feed.Aggregates() {
-			if err := s.refresh(ctx, agg, dates, rec.Owner); err != nil {
-				return runResult{}, fmt.Errorf("refresh %s: %w", agg, err)
-			}
+		var err error
+		if note, err = s.refreshAggregates(ctx, feed.Aggregates(), src.sortedDates(), rec.Owner); err != nil {
+			return runResult{}, err
 		}
 	}
 	if src.fileReason != "" {
 		return runResult{ledger.Rejected, src.fileReason}, nil
 	}
-	return runResult{state: ledger.Done}, nil
+	return runResult{state: ledger.Done, reason: note}, nil
 }
 
 // uncommitted makes a failed attempt's counts say only what is committed:

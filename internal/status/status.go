@@ -65,7 +65,9 @@ type FilesReport struct {
 	RowsQuarantined int64            `json:"rows_quarantined"`
 	Rejects         map[string]int64 `json:"rejects,omitempty"`
 	// Attention lists the files a person may have to act on: every FAILED
-	// or IN_PROGRESS one however old, and those REJECTED since Since.
+	// or IN_PROGRESS one however old, and those REJECTED since Since, or
+	// DONE with a reason (loaded, but the refresh left a daily sum out of
+	// its column's range: see ingest's "refresh overflow").
 	Attention []FileLine `json:"attention,omitempty"`
 	// Recent lists the files started since Since, newest first, up to
 	// MaxFiles; Omitted counts the rest.
@@ -226,7 +228,7 @@ func filesReport(recs []ledger.Record, now, since time.Time, maxFiles int) *File
 	fr := &FilesReport{States: map[ledger.State]int{}, Recent: []FileLine{}}
 	for _, r := range recs {
 		recent := !r.StartedAt.Before(since)
-		if r.State == ledger.Failed || r.State == ledger.InProgress || (recent && r.State == ledger.Rejected) {
+		if r.State == ledger.Failed || r.State == ledger.InProgress || (recent && (r.State == ledger.Rejected || r.State == ledger.Done && r.Reason != "")) {
 			fr.Attention = append(fr.Attention, fileLine(r, now))
 		}
 		if !recent {

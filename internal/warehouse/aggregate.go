@@ -1,15 +1,20 @@
 package warehouse
 
 import (
+	"cmp"
 	"fmt"
+	"math/big"
+	"slices"
 	"strings"
+	"time"
 )
 
 // Dialect is the SQL engine a shared definition (aggregate, view) is rendered
 // for. Each definition is written once, in the subset of SQL that both
 // engines accept; a dialect only changes the spellings that differ (query
-// parameters and the name of the 64-bit integer type), so the embedded
-// warehouse and BigQuery cannot drift apart.
+// parameters, type names, and how a sum is kept exact past its column's
+// range: see Dialect.sum), so the embedded warehouse and BigQuery cannot
+// drift apart.
 type Dialect string
 
 // The dialects the warehouse runs on.
@@ -34,8 +39,7 @@ func (d Dialect) Param(name string) string {
 	return "$" + name
 }
 
-// int64Type names INT64. DuckDB sums BIGINT into HUGEINT, so integer sums are
-// cast back to the column type and the SELECT can be inserted as it is.
+// int64Type names INT64 (the view casts with it).
 func (d Dialect) int64Type() string {
 	if d == BigQuery {
 		return "INT64"
@@ -113,18 +117,39 @@ func LookupAggregate(name string) (Aggregate, error) {
 // SelectSQL renders the query computing the aggregate's rows for the single
 // date given as the DATE parameter DateParam (@fecha or $fecha), with the
 // columns in the order of the aggregate table's schema: BigQuery runs it as
-// a query job writing Table$YYYYMMDD with WRITE_TRUNCATE.
+// a query job writing Table$YYYYMMDD with WRITE_TRUNCATE. It is RowsSQL
+// over the groups of that date: a group with a sum out of its column's
+// range is left out (OverflowSQL lists it).
 func (a Aggregate) SelectSQL(d Dialect, qualify func(table string) string) (string, error) {
-	return a.render(d, qualify, func(col string) string {
+	groups, err := a.groups(d, qualify, func(col string) string {
 		return col + " = " + d.Param(DateParam)
 	})
+	if err != nil {
+		return "", err
+	}
+	return a.RowsSQL(d, subquery(groups))
 }
 
-// SelectDatesSQL is SelectSQL for several dates at once (days since
-// 1970-01-01), written as DATE literals so an engine can prune storage by
-// date; an engine that rebuilds several dates in one statement (DuckDB) uses
-// it. Each date's rows are computed exactly as SelectSQL computes them.
-func (a Aggregate) SelectDatesSQL(d Dialect, qualify func(table string) string, dates []int32) (string, error) {
+// OverflowSQL renders OverflowsSQL over the groups of the given dates
+// (GroupsSQL): the groups SelectSQL leaves out. The dates are DATE
+// literals, so the text names them.
+func (a Aggregate) OverflowSQL(d Dialect, qualify func(table string) string, dates []int32) (string, error) {
+	groups, err := a.GroupsSQL(d, qualify, dates)
+	if err != nil {
+		return "", err
+	}
+	return a.OverflowsSQL(d, subquery(groups))
+}
+
+// GroupsSQL renders the query computing, for several dates at once (days
+// since 1970-01-01, written as DATE literals so an engine can prune storage
+// by date), one row per group (date and keys) of the newest generation of
+// each (date, source object), every measure summed exactly in a type wider
+// than its column, so no sum can fail the query. RowsSQL and OverflowsSQL
+// read its answer: an engine that rebuilds several dates in one statement
+// keeps it in a table and reads it twice (DuckDB) instead of computing it
+// twice.
+func (a Aggregate) GroupsSQL(d Dialect, qualify func(table string) string, dates []int32) (string, error) {
 	if len(dates) == 0 {
 		return "", fmt.Errorf("warehouse: aggregate %s: no dates", a.Table)
 	}
@@ -136,54 +161,123 @@ func (a Aggregate) SelectDatesSQL(d Dialect, qualify func(table string) string, 
 		b.WriteString("DATE '" + FormatDate(day) + "'")
 	}
 	list := b.String()
-	return a.render(d, qualify, func(col string) string {
-		return col + " IN (" + list + ")"
-	})
+	return a.groups(d, qualify, func(col string) string { return col + " IN (" + list + ")" })
 }
 
-// render writes the aggregate as a join with the newest generation of each
-// (date, source object): a grouped MAX and an equi-join run as hash
-// operations in both engines, where a window function would sort.
-func (a Aggregate) render(d Dialect, qualify func(string) string, onDates func(col string) string) (string, error) {
-	if err := d.check(); err != nil {
-		return "", err
-	}
-	target, err := Lookup(a.Table)
+// RowsSQL renders the aggregate's rows from groups, the answer of GroupsSQL
+// (a table name, or a parenthesized query): the groups whose sums fit
+// their columns, narrowed to them, in the order of the table's schema.
+func (a Aggregate) RowsSQL(d Dialect, groups string) (string, error) {
+	p, err := a.plan(d)
 	if err != nil {
 		return "", err
 	}
-	source, err := Lookup(a.Source)
-	if err != nil {
-		return "", err
-	}
-	exprs := make(map[string]string, len(target.Schema))
-	exprs[a.DateColumn] = "l." + a.DateColumn
-	for _, k := range a.Keys {
-		exprs[k] = "l." + k
-	}
-	for _, m := range a.Measures {
-		e, err := a.measureExpr(d, source, m)
-		if err != nil {
-			return "", err
-		}
-		exprs[m.Column] = e
-	}
+	target, _ := Lookup(a.Table) // plan checked it
 	cols := make([]string, 0, len(target.Schema))
 	for _, f := range target.Schema {
-		e, ok := exprs[f.Name]
+		e, ok := p.outer[f.Name]
 		if !ok {
 			return "", fmt.Errorf("warehouse: aggregate %s: no expression for column %s", a.Table, f.Name)
 		}
-		delete(exprs, f.Name)
+		delete(p.outer, f.Name)
 		cols = append(cols, e+" AS "+f.Name)
 	}
-	if len(exprs) > 0 {
-		return "", fmt.Errorf("warehouse: aggregate %s: %d expressions match no column", a.Table, len(exprs))
+	if len(p.outer) > 0 {
+		return "", fmt.Errorf("warehouse: aggregate %s: %d expressions match no column", a.Table, len(p.outer))
+	}
+	sql := "SELECT " + strings.Join(cols, ", ") + "\nFROM " + groups + " AS g"
+	if len(p.fits) > 0 {
+		sql += "\nWHERE " + strings.Join(p.fits, " AND ")
+	}
+	return sql, nil
+}
+
+// OverflowsSQL renders, from groups (as in RowsSQL), the groups that
+// RowsSQL leaves out because a sum does not fit its column: one row per
+// group, every value as text (the date, then the keys, then one cell per
+// SUM measure in declaration order: the exact sum when it is out of range,
+// NULL when it fits). ParseOverflow reads its rows.
+func (a Aggregate) OverflowsSQL(d Dialect, groups string) (string, error) {
+	p, err := a.plan(d)
+	if err != nil {
+		return "", err
+	}
+	cols := []string{"CAST(g." + a.DateColumn + " AS " + d.stringType() + ") AS " + a.DateColumn}
+	for _, k := range a.Keys {
+		cols = append(cols, "CAST(g."+k+" AS "+d.stringType()+") AS "+k)
+	}
+	cols = append(cols, p.report...)
+	where := "FALSE"
+	if len(p.fits) > 0 {
+		where = "NOT (" + strings.Join(p.fits, " AND ") + ")"
+	}
+	return "SELECT " + strings.Join(cols, ", ") + "\nFROM " + groups + " AS g\nWHERE " + where, nil
+}
+
+// subquery parenthesizes sql, indented, for a FROM clause.
+func subquery(sql string) string {
+	return "(\n  " + strings.ReplaceAll(sql, "\n", "\n  ") + "\n)"
+}
+
+// plan is an aggregate's two levels, per dialect: the items of the grouping
+// level (inner), and over its columns (g.<name>) each column's value
+// (outer), the conditions that its sums fit their columns (fits) and the
+// report of those that do not (report).
+type plan struct {
+	inner        []string
+	outer        map[string]string
+	fits, report []string
+}
+
+func (a Aggregate) plan(d Dialect) (plan, error) {
+	if err := d.check(); err != nil {
+		return plan{}, err
+	}
+	if _, err := Lookup(a.Table); err != nil {
+		return plan{}, err
+	}
+	source, err := Lookup(a.Source)
+	if err != nil {
+		return plan{}, err
 	}
 	for _, c := range append([]string{a.DateColumn, a.ObjectColumn, a.GenerationColumn}, a.Keys...) {
 		if source.Column(c) < 0 {
-			return "", fmt.Errorf("warehouse: aggregate %s: source %s has no column %s", a.Table, a.Source, c)
+			return plan{}, fmt.Errorf("warehouse: aggregate %s: source %s has no column %s", a.Table, a.Source, c)
 		}
+	}
+	p := plan{
+		inner: []string{"l." + a.DateColumn + " AS " + a.DateColumn},
+		outer: map[string]string{a.DateColumn: "g." + a.DateColumn},
+	}
+	for _, k := range a.Keys {
+		p.inner = append(p.inner, "l."+k+" AS "+k)
+		p.outer[k] = "g." + k
+	}
+	for _, m := range a.Measures {
+		f, err := a.measure(d, source, m)
+		if err != nil {
+			return plan{}, err
+		}
+		p.inner = append(p.inner, f.agg...)
+		if f.fits == "" {
+			p.outer[m.Column] = f.narrow
+			continue
+		}
+		p.outer[m.Column] = "CASE WHEN " + f.fits + " THEN " + f.narrow + " END"
+		p.fits = append(p.fits, f.fits)
+		p.report = append(p.report, "CASE WHEN "+f.fits+" THEN NULL ELSE "+f.text+" END AS "+m.Column)
+	}
+	return p, nil
+}
+
+// groups renders GroupsSQL with the dates chosen by onDates: the rows of the
+// newest generation of each (date, source object) come from a join with a
+// grouped MAX (an equi-join and a grouped MAX run as hash operations in
+// both engines, where a window function would sort).
+func (a Aggregate) groups(d Dialect, qualify func(string) string, onDates func(col string) string) (string, error) {
+	p, err := a.plan(d)
+	if err != nil {
+		return "", err
 	}
 	if qualify == nil {
 		qualify = Unqualified
@@ -195,7 +289,7 @@ func (a Aggregate) render(d Dialect, qualify func(string) string, onDates func(c
 		groupBy = append(groupBy, "l."+k)
 	}
 	var b strings.Builder
-	b.WriteString("SELECT " + strings.Join(cols, ", ") + "\n")
+	b.WriteString("SELECT " + strings.Join(p.inner, ", ") + "\n")
 	b.WriteString("FROM " + src + " AS l\n")
 	b.WriteString("JOIN (\n")
 	b.WriteString("  SELECT " + dc + ", " + oc + ", MAX(" + gc + ") AS " + gc + "\n")
@@ -209,22 +303,239 @@ func (a Aggregate) render(d Dialect, qualify func(string) string, onDates func(c
 	return b.String(), nil
 }
 
-func (a Aggregate) measureExpr(d Dialect, source Table, m Measure) (string, error) {
+// sumForm is one measure as the two levels of an aggregate spell it: agg, the
+// inner level's items ("<expr> AS <name>"); fits, a condition over them
+// (g.<name>) that holds when the sum fits the column, "" when it always
+// does; narrow, the column's value, evaluated only where fits holds (a
+// CASE: neither engine promises to filter before it projects); text, the
+// exact sum as a decimal string.
+type sumForm struct {
+	agg                []string
+	fits, narrow, text string
+}
+
+func (a Aggregate) measure(d Dialect, source Table, m Measure) (sumForm, error) {
 	switch {
 	case m.Func == "COUNT" && m.Source == "":
-		return "COUNT(*)", nil
+		return sumForm{agg: []string{"COUNT(*) AS " + m.Column}, narrow: "g." + m.Column}, nil
 	case m.Func == "SUM":
 		i := source.Column(m.Source)
 		if i < 0 {
-			return "", fmt.Errorf("warehouse: aggregate %s: source %s has no column %s", a.Table, a.Source, m.Source)
+			return sumForm{}, fmt.Errorf("warehouse: aggregate %s: source %s has no column %s", a.Table, a.Source, m.Source)
 		}
-		switch source.Schema[i].Type {
-		case Int64:
-			return "CAST(SUM(l." + m.Source + ") AS " + d.int64Type() + ")", nil
-		case Numeric:
-			return "SUM(l." + m.Source + ")", nil
+		switch t := source.Schema[i].Type; t {
+		case Int64, Numeric:
+			return d.sum("l."+m.Source, m.Column, t), nil
 		}
-		return "", fmt.Errorf("warehouse: aggregate %s: cannot sum %s column %s", a.Table, source.Schema[i].Type, m.Source)
+		return sumForm{}, fmt.Errorf("warehouse: aggregate %s: cannot sum %s column %s", a.Table, source.Schema[i].Type, m.Source)
 	}
-	return "", fmt.Errorf("warehouse: aggregate %s: unsupported measure %s(%s)", a.Table, m.Func, m.Source)
+	return sumForm{}, fmt.Errorf("warehouse: aggregate %s: unsupported measure %s(%s)", a.Table, m.Func, m.Source)
+}
+
+// The ranges of the summed column types, as SQL literals.
+const (
+	minInt64   = "-9223372036854775808"
+	maxInt64   = "9223372036854775807"
+	maxNumeric = "99999999999999999999999999999.999999999"
+)
+
+// sum sums src exactly into column col of type t (INT64 or NUMERIC).
+//
+// BigQuery sums in BIGNUMERIC (76 digits, 38 of them integral), which holds
+// the sum of billions of NUMERIC or INT64 values, and compares it with the
+// column's bounds.
+//
+// DuckDB sums INT64 into HUGEINT already. Its widest decimal is
+// DECIMAL(38,9), whose SUM fails once a running total passes 128 bits and
+// returns totals past 38 digits unchecked below that, so a NUMERIC is
+// split: a value under 10^9 in magnitude (every real amount) is summed as
+// DECIMAL(18,9), whose 64-bit values DuckDB adds into 128 bits as fast as
+// the plain SUM; a larger one adds its integral part to a HUGEINT sum
+// (TRUNC is slow, but only those rows pay it) and its fraction to the
+// DECIMAL(18,9) sum. The group's sum is then <col>_int + <col>_nano/10^9
+// with 0 <= <col>_nano < 10^9 (the decimal sum is small: its floor moves to
+// the integral part), which fits NUMERIC when -10^29 < sum < 10^29.
+func (d Dialect) sum(src, col string, t Type) sumForm {
+	g := "g." + col
+	if d == BigQuery {
+		bound := func(v string) string { return "BIGNUMERIC '" + v + "'" }
+		f := sumForm{
+			agg:  []string{"SUM(CAST(" + src + " AS BIGNUMERIC)) AS " + col},
+			text: "CAST(" + g + " AS STRING)",
+		}
+		if t == Int64 {
+			f.fits = g + " BETWEEN " + bound(minInt64) + " AND " + bound(maxInt64)
+			f.narrow = "CAST(" + g + " AS INT64)"
+		} else {
+			f.fits = g + " BETWEEN " + bound("-"+maxNumeric) + " AND " + bound(maxNumeric)
+			f.narrow = "CAST(" + g + " AS NUMERIC)"
+		}
+		return f
+	}
+	if t == Int64 {
+		return sumForm{
+			agg:    []string{"SUM(" + src + ") AS " + col},
+			fits:   g + " BETWEEN " + minInt64 + " AND " + maxInt64,
+			narrow: "CAST(" + g + " AS BIGINT)",
+			text:   "CAST(" + g + " AS VARCHAR)",
+		}
+	}
+	const (
+		e9   = "1000000000"
+		e29  = "100000000000000000000000000000"
+		max  = "99999999999999999999999999999"
+		nano = "CAST('0.000000001' AS DECIMAL(10,9))"
+	)
+	small := "TRY_CAST(" + src + " AS DECIMAL(18,9))"
+	frac := "SUM(COALESCE(" + small + ", CAST(" + src + " - TRUNC(" + src + ") AS DECIMAL(18,9))))"
+	whole := "SUM(CASE WHEN " + small + " IS NULL THEN CAST(TRUNC(" + src + ") AS HUGEINT) ELSE 0 END)"
+	j, r := g+"_int", g+"_nano"
+	return sumForm{
+		agg: []string{
+			whole + " + CAST(FLOOR(" + frac + ") AS HUGEINT) AS " + col + "_int",
+			"CAST((" + frac + " - FLOOR(" + frac + ")) * " + e9 + " AS BIGINT) AS " + col + "_nano",
+		},
+		fits:   j + " BETWEEN -" + e29 + " AND " + max + " AND (" + j + " > -" + e29 + " OR " + r + " > 0)",
+		narrow: "CAST(" + j + " * " + e9 + " + " + r + " AS DECIMAL(38,0)) * " + nano,
+		text: "CASE WHEN " + j + " >= 0 OR " + r + " = 0" +
+			" THEN CAST(" + j + " AS VARCHAR) || '.' || LPAD(CAST(" + r + " AS VARCHAR), 9, '0')" +
+			" ELSE '-' || CAST(-1 - " + j + " AS VARCHAR) || '.' || LPAD(CAST(" + e9 + " - " + r + " AS VARCHAR), 9, '0') END",
+	}
+}
+
+// stringType names STRING.
+func (d Dialect) stringType() string {
+	if d == BigQuery {
+		return "STRING"
+	}
+	return "VARCHAR"
+}
+
+// Overflow is one sum of a refreshed group that its column cannot hold
+// (NUMERIC's ±99999999999999999999999999999.999999999, INT64's range):
+// the group is left out of the aggregate and reported, and every other
+// group of the date is refreshed, so one group never stops a date.
+type Overflow struct {
+	Date   int32    `json:"date"`   // the group's date, days since 1970-01-01
+	Keys   []string `json:"keys"`   // the group's values of Aggregate.Keys, in order
+	Column string   `json:"column"` // the measure whose sum is out of range
+	Sum    string   `json:"sum"`    // that sum, exact, as the shortest decimal
+}
+
+// OverflowError is what RefreshDaily returns when it refreshed every group
+// of the given dates but those whose sums are out of range: the refresh
+// succeeded otherwise, and retrying it gives the same answer until the
+// source rows change, so a caller reports it rather than retries.
+type OverflowError struct {
+	Aggregate string
+	KeyNames  []string // Aggregate.Keys, naming Overflow.Keys
+	Overflows []Overflow
+}
+
+func (e *OverflowError) Error() string { return e.Summary(len(e.Overflows)) }
+
+// Summary is Error naming at most n of the sums, for a record or a page
+// that must stay short (the log has them all).
+func (e *OverflowError) Summary(n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "aggregate %s: sums out of range (%d), their groups left out: ", e.Aggregate, len(e.Overflows))
+	for i, o := range e.Overflows {
+		if i == n {
+			fmt.Fprintf(&b, "; and %d more", len(e.Overflows)-n)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(FormatDate(o.Date))
+		for j, k := range o.Keys {
+			name := "key"
+			if j < len(e.KeyNames) {
+				name = e.KeyNames[j]
+			}
+			fmt.Fprintf(&b, " %s=%q", name, k)
+		}
+		fmt.Fprintf(&b, " %s=%s", o.Column, o.Sum)
+	}
+	return b.String()
+}
+
+// ParseOverflow reads one row of OverflowSQL's answer (nil for NULL) into
+// the sums it reports out of range.
+func (a Aggregate) ParseOverflow(row []*string) ([]Overflow, error) {
+	var sums []Measure
+	for _, m := range a.Measures {
+		if m.Func == "SUM" {
+			sums = append(sums, m)
+		}
+	}
+	if len(row) != 1+len(a.Keys)+len(sums) {
+		return nil, fmt.Errorf("warehouse: aggregate %s: overflow row of %d cells, want %d", a.Table, len(row), 1+len(a.Keys)+len(sums))
+	}
+	text := func(i int) (string, error) {
+		if row[i] == nil {
+			return "", fmt.Errorf("warehouse: aggregate %s: overflow row: cell %d is NULL", a.Table, i)
+		}
+		return *row[i], nil
+	}
+	date, err := text(0)
+	if err != nil {
+		return nil, err
+	}
+	t, err := time.Parse(time.DateOnly, date)
+	if err != nil {
+		return nil, fmt.Errorf("warehouse: aggregate %s: overflow row: date %q: %w", a.Table, date, err)
+	}
+	keys := make([]string, len(a.Keys))
+	for i := range keys {
+		if keys[i], err = text(1 + i); err != nil {
+			return nil, err
+		}
+	}
+	var out []Overflow
+	for i, m := range sums {
+		cell := row[1+len(a.Keys)+i]
+		if cell == nil {
+			continue // this sum fits
+		}
+		r, ok := new(big.Rat).SetString(*cell)
+		if !ok {
+			return nil, fmt.Errorf("warehouse: aggregate %s: overflow row: sum of %s %q is not a number", a.Table, m.Column, *cell)
+		}
+		out = append(out, Overflow{Date: DateOf(t), Keys: keys, Column: m.Column, Sum: decimalString(r)})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("warehouse: aggregate %s: overflow row with no sum out of range", a.Table)
+	}
+	return out, nil
+}
+
+// OverflowError returns the error RefreshDaily reports for overflows (nil
+// for none), in the order of date, keys and measure, whatever order the
+// engine answered in.
+func (a Aggregate) OverflowError(overflows []Overflow) error {
+	if len(overflows) == 0 {
+		return nil
+	}
+	rank := map[string]int{}
+	for i, m := range a.Measures {
+		rank[m.Column] = i
+	}
+	overflows = slices.Clone(overflows)
+	slices.SortFunc(overflows, func(x, y Overflow) int {
+		return cmp.Or(
+			cmp.Compare(x.Date, y.Date),
+			slices.Compare(x.Keys, y.Keys),
+			cmp.Compare(rank[x.Column], rank[y.Column]))
+	})
+	return &OverflowError{Aggregate: a.Table, KeyNames: slices.Clone(a.Keys), Overflows: overflows}
+}
+
+// decimalString writes r (a sum of values with at most 9 decimals) as the
+// shortest exact decimal, as Query renders NUMERIC.
+func decimalString(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return strings.TrimSuffix(strings.TrimRight(r.FloatString(9), "0"), ".")
 }

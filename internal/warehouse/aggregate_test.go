@@ -1,6 +1,7 @@
 package warehouse
 
 import (
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -57,18 +58,129 @@ func TestAggregateSelectSQL(t *testing.T) {
 	}
 }
 
-func TestAggregateSelectDatesSQL(t *testing.T) {
+// TestAggregateDuckDBSQL: DuckDB computes the groups of several dates once
+// into a table, then reads the rows and the overflow report from it.
+func TestAggregateDuckDBSQL(t *testing.T) {
 	a, err := LookupAggregate(VentasDiariasSKU)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.SelectDatesSQL(DuckDB, Unqualified, []int32{20526, 20527})
+	groups, err := a.GroupsSQL(DuckDB, Unqualified, []int32{20526, 20527})
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "ventas_diarias_sku.dates.duckdb.sql", got)
-	if _, err := a.SelectDatesSQL(DuckDB, Unqualified, nil); err == nil {
-		t.Error("SelectDatesSQL of no dates succeeded, want an error")
+	golden(t, "ventas_diarias_sku.groups.duckdb.sql", groups)
+	rows, err := a.RowsSQL(DuckDB, "refresh_groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "ventas_diarias_sku.rows.duckdb.sql", rows)
+	over, err := a.OverflowsSQL(DuckDB, "refresh_groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "ventas_diarias_sku.overflows.duckdb.sql", over)
+	if _, err := a.GroupsSQL(DuckDB, Unqualified, nil); err == nil {
+		t.Error("GroupsSQL of no dates succeeded, want an error")
+	}
+}
+
+// TestAggregateOverflowSQL: BigQuery's report of one date, its date
+// written in the text.
+func TestAggregateOverflowSQL(t *testing.T) {
+	a, err := LookupAggregate(VentasDiariasSKU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.OverflowSQL(BigQuery, bqQualify, []int32{20526})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "ventas_diarias_sku.overflow.bigquery.sql", got)
+	if _, err := a.OverflowSQL(BigQuery, bqQualify, nil); err == nil {
+		t.Error("OverflowSQL of no dates succeeded, want an error")
+	}
+}
+
+func TestParseOverflow(t *testing.T) {
+	a, err := LookupAggregate(VentasDiariasSKU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		name    string
+		row     []*string
+		want    []Overflow
+		wantErr string
+	}{
+		{
+			name: "one sum, shortest decimal",
+			row:  []*string{str("2026-03-14"), str("X"), nil, str("100000000000000000000000000000.999999990")},
+			want: []Overflow{{Date: 20526, Keys: []string{"X"}, Column: "importe", Sum: "100000000000000000000000000000.99999999"}},
+		},
+		{
+			name: "both sums, a whole one without decimals",
+			row:  []*string{str("2026-03-14"), str("X"), str("18000000000000000000"), str("-100000000000000000000000000000.000000000")},
+			want: []Overflow{
+				{Date: 20526, Keys: []string{"X"}, Column: "unidades", Sum: "18000000000000000000"},
+				{Date: 20526, Keys: []string{"X"}, Column: "importe", Sum: "-100000000000000000000000000000"},
+			},
+		},
+		{name: "no sum out of range", row: []*string{str("2026-03-14"), str("X"), nil, nil}, wantErr: "no sum out of range"},
+		{name: "short row", row: []*string{str("2026-03-14"), str("X"), nil}, wantErr: "3 cells, want 4"},
+		{name: "NULL date", row: []*string{nil, str("X"), nil, str("1")}, wantErr: "cell 0 is NULL"},
+		{name: "bad date", row: []*string{str("14/03/2026"), str("X"), nil, str("1")}, wantErr: "date"},
+		{name: "not a number", row: []*string{str("2026-03-14"), str("X"), nil, str("lots")}, wantErr: "not a number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := a.ParseOverflow(tc.row)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got)\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestOverflowError(t *testing.T) {
+	a, err := LookupAggregate(VentasDiariasSKU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.OverflowError(nil); err != nil {
+		t.Errorf("OverflowError of none = %v, want nil", err)
+	}
+	in := []Overflow{
+		{Date: 20527, Keys: []string{"A"}, Column: "importe", Sum: "1e30"},
+		{Date: 20526, Keys: []string{"B"}, Column: "importe", Sum: "2"},
+		{Date: 20526, Keys: []string{"B"}, Column: "unidades", Sum: "3"},
+		{Date: 20526, Keys: []string{"A"}, Column: "importe", Sum: "4"},
+	}
+	err = a.OverflowError(in)
+	var oe *OverflowError
+	if !errors.As(err, &oe) {
+		t.Fatalf("OverflowError = %v, want an *OverflowError", err)
+	}
+	want := []Overflow{in[3], in[2], in[1], in[0]} // date, keys, then measure order
+	if diff := cmp.Diff(want, oe.Overflows); diff != "" {
+		t.Errorf("order (-want +got)\n%s", diff)
+	}
+	const msg = `aggregate ventas_diarias_sku: sums out of range (4), their groups left out: 2026-03-14 sku="A" importe=4; 2026-03-14 sku="B" unidades=3; 2026-03-14 sku="B" importe=2; 2026-03-15 sku="A" importe=1e30`
+	if got := err.Error(); got != msg {
+		t.Errorf("Error() = %q, want %q", got, msg)
+	}
+	if got, want := oe.Summary(2), `aggregate ventas_diarias_sku: sums out of range (4), their groups left out: 2026-03-14 sku="A" importe=4; 2026-03-14 sku="B" unidades=3; and 2 more`; got != want {
+		t.Errorf("Summary(2) = %q, want %q", got, want)
 	}
 }
 
@@ -118,6 +230,12 @@ func TestAggregateRenderErrors(t *testing.T) {
 			tc.mutate(&a)
 			if sql, err := a.SelectSQL(tc.dialect, nil); err == nil {
 				t.Errorf("rendered, want an error:\n%s", sql)
+			}
+			if tc.name == "missing measure" || tc.name == "extra measure" {
+				return // the report has no column per measure to miss
+			}
+			if sql, err := a.OverflowSQL(tc.dialect, nil, []int32{20526}); err == nil {
+				t.Errorf("rendered the overflow report, want an error:\n%s", sql)
 			}
 		})
 	}

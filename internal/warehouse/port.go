@@ -30,6 +30,12 @@ import "context"
 //     Aggregate); every other date is left untouched.
 //   - Idempotent: refreshing a date again with no new source rows gives the
 //     same rows. Dates may repeat and come in any order; none is a no-op.
+//   - A group whose sum its column cannot hold (NUMERIC's
+//     ±99999999999999999999999999999.999999999, INT64) is left out of its
+//     date and every other group is refreshed; when nothing else failed,
+//     the call returns a *OverflowError naming each such sum (date, keys,
+//     column, exact sum). It is a report, not a failure: retrying gives the
+//     same answer until the source rows change.
 //   - An unknown aggregate fails. BigQuery's DAY partitions hold only
 //     1960-01-01..2159-12-31: its adapter fails a date outside that range
 //     permanently (IsPermanent) before sending anything, and the data

@@ -171,7 +171,7 @@ func TestAlertPolicies(t *testing.T) {
 		})
 	}
 	sort.Strings(names)
-	if diff := cmp.Diff([]string{"dead_letter", "failing_cells", "ingest_failures", "rejection_rate", "schema_drift", "sweeper_findings", "watermark_stalled"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"dead_letter", "failing_cells", "ingest_failures", "refresh_overflow", "rejection_rate", "schema_drift", "sweeper_findings", "watermark_stalled"}, names); diff != "" {
 		t.Errorf("alert policies (-want +got):\n%s", diff)
 	}
 }
@@ -258,6 +258,7 @@ func TestLogMetricsReadTheLogContract(t *testing.T) {
 		"message": true, "found": true, "ingested": true, "failed": true, "skipped": true,
 		"column": true, "change": true, // the "schema drift" line of internal/ingest
 		"failing_cell": true, // the "window failing" line of internal/stream's tick
+		"aggregate": true, "date": true, "sku": true, // the "refresh overflow" line of internal/ingest (with column)
 	}
 	seen := map[string]bool{}
 	for _, typ := range cfg.ofType("google_logging_metric") {

@@ -104,7 +104,8 @@ func TestCheckLabels(t *testing.T) {
 }
 
 // TestRefreshDailyOutsidePartitionRange: a date no DAY partition can hold
-// is refused before any job, permanently, and the other dates still run.
+// is refused before any job, permanently, and the other dates still run
+// (two jobs each: the refresh and its overflow report).
 func TestRefreshDailyOutsidePartitionRange(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -112,8 +113,8 @@ func TestRefreshDailyOutsidePartitionRange(t *testing.T) {
 		wantErr  string
 		wantJobs int
 	}{
-		{name: "first and last partitions", dates: []string{"1960-01-01", "2159-12-31"}, wantJobs: 2},
-		{name: "before 1960", dates: []string{"1959-12-31", "2026-03-14"}, wantErr: "date 1959-12-31 is outside BigQuery's DAY partition range", wantJobs: 1},
+		{name: "first and last partitions", dates: []string{"1960-01-01", "2159-12-31"}, wantJobs: 4},
+		{name: "before 1960", dates: []string{"1959-12-31", "2026-03-14"}, wantErr: "date 1959-12-31 is outside BigQuery's DAY partition range", wantJobs: 2},
 		{name: "after 2159", dates: []string{"2160-01-01"}, wantErr: "date 2160-01-01 is outside", wantJobs: 0},
 	}
 	for _, tc := range tests {

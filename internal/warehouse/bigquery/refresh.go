@@ -8,6 +8,7 @@ import (
 
 	"cloud.google.com/go/bigquery"
 	"cloud.google.com/go/civil"
+	"google.golang.org/api/iterator"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -22,6 +23,13 @@ import (
 // day, shared by load, copy and query jobs, failed ones included): a file
 // usually touches one date, so a day's files cost one load of the source
 // table and about one refresh of the aggregate each.
+//
+// The SQL leaves out a group whose sum its column cannot hold (see
+// warehouse.Aggregate), so one such group never fails its date: after each
+// refresh job, a query job lists the groups of that date it left out (the
+// same groups, summed the same way: one more scan of the date's source
+// rows), and RefreshDaily returns them as a *warehouse.OverflowError when
+// nothing else failed.
 //
 // All jobs are inserted before any is waited for, so the dates run in
 // parallel on BigQuery's side. The first failure is returned after every
@@ -43,8 +51,8 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	days = slices.Compact(days)
 
 	type started struct {
-		day int32
-		job *bigquery.Job
+		day            int32
+		refresh, check *bigquery.Job
 	}
 	jobs := make([]started, 0, len(days))
 	var errs []error
@@ -59,12 +67,19 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(day), err))
 			continue
 		}
-		jobs = append(jobs, started{day, j})
+		c, err := w.startCheck(ctx, agg, j.ID(), day)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(day), err))
+		}
+		jobs = append(jobs, started{day, j, c})
 	}
+	var overflows []warehouse.Overflow
 	for _, s := range jobs {
-		st, err := w.wait(ctx, s.job)
-		if err == nil && st.Err() != nil {
-			err = jobError(s.job, st)
+		err := w.await(ctx, s.refresh)
+		if err == nil && s.check != nil {
+			var o []warehouse.Overflow
+			o, err = w.readCheck(ctx, agg, s.check)
+			overflows = append(overflows, o...)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(s.day), err))
@@ -73,7 +88,74 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	if len(errs) > 0 {
 		return fmt.Errorf("refresh %s: %w", aggregate, errors.Join(errs...))
 	}
-	return nil
+	return agg.OverflowError(overflows)
+}
+
+// await waits for j and returns its failure.
+func (w *Warehouse) await(ctx context.Context, j *bigquery.Job) error {
+	st, err := w.wait(ctx, j)
+	if err == nil && st.Err() != nil {
+		err = jobError(j, st)
+	}
+	return err
+}
+
+// startCheck inserts the query job listing the groups of day that the
+// refresh job refreshID leaves out (Aggregate.OverflowSQL of that date),
+// named after it.
+func (w *Warehouse) startCheck(ctx context.Context, agg warehouse.Aggregate, refreshID string, day int32) (*bigquery.Job, error) {
+	sql, err := agg.OverflowSQL(warehouse.BigQuery, w.qualify, []int32{day})
+	if err != nil {
+		return nil, err
+	}
+	jobID := refreshID + "-overflows"
+	if err := checkJobIDPart(jobID, maxJobIDLen); err != nil {
+		return nil, &warehouse.PermanentError{Err: fmt.Errorf("job ID %q: %w", jobID, err)}
+	}
+	q := w.newQuery(sql)
+	q.JobID = jobID
+	q.Labels = map[string]string{"alpipe-aggregate": agg.Table}
+	j, err := q.Run(ctx)
+	if isDuplicate(err) {
+		j, err = w.job(ctx, jobID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("insert job %s: %w", jobID, err)
+	}
+	return j, nil
+}
+
+// readCheck waits for a startCheck job and reads its answer.
+func (w *Warehouse) readCheck(ctx context.Context, agg warehouse.Aggregate, j *bigquery.Job) ([]warehouse.Overflow, error) {
+	if err := w.await(ctx, j); err != nil {
+		return nil, err
+	}
+	it, err := j.Read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read job %s: %w", j.ID(), err)
+	}
+	var out []warehouse.Overflow
+	for {
+		var vals []bigquery.Value
+		err := it.Next(&vals)
+		if errors.Is(err, iterator.Done) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read job %s: %w", j.ID(), err)
+		}
+		row := make([]*string, len(vals))
+		for i, v := range vals {
+			if s, ok := v.(string); ok {
+				row[i] = &s
+			}
+		}
+		o, err := agg.ParseOverflow(row)
+		if err != nil {
+			return nil, fmt.Errorf("read job %s: %w", j.ID(), err)
+		}
+		out = append(out, o...)
+	}
 }
 
 // startRefresh inserts the query job rebuilding one date's partition.

@@ -30,21 +30,30 @@ func TestRefreshDaily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sql, err := agg.SelectSQL(warehouse.BigQuery, func(table string) string {
+	qualify := func(table string) string {
 		return "`" + testProject + "." + testDataset + "." + table + "`"
-	})
+	}
+	sql, err := agg.SelectSQL(warehouse.BigQuery, qualify)
 	if err != nil {
 		t.Fatal(err)
 	}
-	summary := func(partition, date string) refreshSummary {
-		return refreshSummary{
+	// Each date's refresh job, then the query listing the groups it left out.
+	summary := func(partition, date string) []refreshSummary {
+		report, err := agg.OverflowSQL(warehouse.BigQuery, qualify, []int32{day(t, date)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []refreshSummary{{
 			Destination:       testProject + ":" + testDataset + ".ventas_diarias_sku$" + partition,
 			WriteDisposition:  "WRITE_TRUNCATE",
 			CreateDisposition: "CREATE_NEVER",
 			Params:            []string{"fecha DATE " + date},
 			DefaultDataset:    testProject + ":" + testDataset,
 			SQL:               sql,
-		}
+		}, {
+			DefaultDataset: testProject + ":" + testDataset,
+			SQL:            report,
+		}}
 	}
 
 	tests := []struct {
@@ -58,35 +67,35 @@ func TestRefreshDaily(t *testing.T) {
 		{
 			name:      "one date overwrites its partition",
 			dates:     []string{"2026-03-14"},
-			want:      []refreshSummary{summary("20260314", "2026-03-14")},
-			wantCalls: 1,
+			want:      summary("20260314", "2026-03-14"),
+			wantCalls: 2,
 		},
 		{
-			name:      "dates sorted and deduplicated, one job each",
+			name:      "dates sorted and deduplicated, two jobs each",
 			dates:     []string{"2026-03-14", "2026-02-28", "2026-03-14"},
-			want:      []refreshSummary{summary("20260228", "2026-02-28"), summary("20260314", "2026-03-14")},
-			wantCalls: 2,
+			want:      append(summary("20260228", "2026-02-28"), summary("20260314", "2026-03-14")...),
+			wantCalls: 4,
 		},
 		{
 			name:      "running jobs are waited for",
 			setup:     func(f *bqfake.Fake) { f.SetRunningPolls(2) },
 			dates:     []string{"2026-03-14"},
-			want:      []refreshSummary{summary("20260314", "2026-03-14")},
-			wantCalls: 1,
+			want:      summary("20260314", "2026-03-14"),
+			wantCalls: 2,
 		},
 		{
 			name:      "503 on jobs.insert is retried",
 			setup:     func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusServiceUnavailable, false) },
 			dates:     []string{"2026-03-14"},
-			want:      []refreshSummary{summary("20260314", "2026-03-14")},
-			wantCalls: 2,
+			want:      summary("20260314", "2026-03-14"),
+			wantCalls: 3,
 		},
 		{
 			name:      "503 after the job was created: the retry's 409 is waited for",
 			setup:     func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusBadGateway, true) },
 			dates:     []string{"2026-03-14"},
-			want:      []refreshSummary{summary("20260314", "2026-03-14")},
-			wantCalls: 2,
+			want:      summary("20260314", "2026-03-14"),
+			wantCalls: 3,
 		},
 		{
 			name:  "no dates, no jobs",
@@ -135,10 +144,16 @@ func TestRefreshDailyNewJobEachTime(t *testing.T) {
 		}
 	}
 	ids := jobIDs(e.fake)
-	if len(ids) != 2 || ids[0] == ids[1] {
-		t.Fatalf("job IDs %v, want two different ones", ids)
+	if len(ids) != 4 || ids[0] == ids[2] {
+		t.Fatalf("job IDs %v, want two refreshes with different IDs, each with its report", ids)
 	}
-	for _, id := range ids {
+	for i, id := range ids {
+		if i%2 == 1 {
+			if want := ids[i-1] + "-overflows"; id != want || !bqfake.ValidJobID(id) {
+				t.Errorf("job ID %q: want %q", id, want)
+			}
+			continue
+		}
 		rest, ok := strings.CutPrefix(id, "alpipe-refresh-ventas_diarias_sku-20260314-")
 		if !ok || len(rest) != 16 || !bqfake.ValidJobID(id) {
 			t.Errorf("job ID %q: want alpipe-refresh-ventas_diarias_sku-20260314-<16 hex>", id)

@@ -2,6 +2,7 @@ package duckdb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,12 @@ import (
 // rows in one transaction: readers see the old figures or the new ones,
 // never a date half rebuilt. The rows come from the shared definition
 // (warehouse.Aggregate), newest generation of each source object only.
+// Groups whose sums do not fit their columns are left out and returned as
+// a *warehouse.OverflowError once the rest is committed.
+//
+// The groups are computed once, into a temporary table that both the
+// INSERT and the overflow report read: scanning the source twice would
+// double the refresh's time.
 func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []int32) error {
 	a, err := warehouse.LookupAggregate(aggregate)
 	if err != nil {
@@ -25,12 +32,24 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	dates = slices.Clone(dates)
 	slices.Sort(dates)
 	dates = slices.Compact(dates)
-	sel, err := a.SelectDatesSQL(warehouse.DuckDB, warehouse.Unqualified, dates)
+	groups, err := a.GroupsSQL(warehouse.DuckDB, warehouse.Unqualified, dates)
 	if err != nil {
 		return fmt.Errorf("refresh %s: %w", aggregate, err)
 	}
-	del := "DELETE FROM " + a.Table + " WHERE " + a.DateColumn + " IN (" + dateList(dates) + ")"
-	ins := "INSERT INTO " + a.Table + " " + sel
+	const tmp = "refresh_groups"
+	sel, err := a.RowsSQL(warehouse.DuckDB, tmp)
+	if err != nil {
+		return fmt.Errorf("refresh %s: %w", aggregate, err)
+	}
+	over, err := a.OverflowsSQL(warehouse.DuckDB, tmp)
+	if err != nil {
+		return fmt.Errorf("refresh %s: %w", aggregate, err)
+	}
+	stmts := []string{
+		"CREATE OR REPLACE TEMP TABLE " + tmp + " AS " + groups,
+		"DELETE FROM " + a.Table + " WHERE " + a.DateColumn + " IN (" + dateList(dates) + ")",
+		"INSERT INTO " + a.Table + " " + sel,
+	}
 
 	w.refresh.Lock()
 	defer w.refresh.Unlock()
@@ -39,17 +58,59 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 		return fmt.Errorf("refresh %s: %w", aggregate, err)
 	}
 	defer conn.Close()
+	var overflows []warehouse.Overflow
 	err = inTx(ctx, conn, func() error {
-		if _, err := conn.ExecContext(ctx, del); err != nil {
+		for _, s := range stmts {
+			if _, err := conn.ExecContext(ctx, s); err != nil {
+				return err
+			}
+		}
+		if overflows, err = readOverflows(ctx, conn, a, over); err != nil {
 			return err
 		}
-		_, err := conn.ExecContext(ctx, ins)
+		_, err := conn.ExecContext(ctx, "DROP TABLE "+tmp)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("refresh %s for %d dates from %s: %w", aggregate, len(dates), warehouse.FormatDate(dates[0]), err)
 	}
-	return nil
+	return a.OverflowError(overflows)
+}
+
+// readOverflows runs the aggregate's OverflowSQL.
+func readOverflows(ctx context.Context, conn *sql.Conn, a warehouse.Aggregate, query string) ([]warehouse.Overflow, error) {
+	rows, err := conn.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	cells := make([]sql.NullString, len(cols))
+	dest := make([]any, len(cols))
+	for i := range cells {
+		dest[i] = &cells[i]
+	}
+	var out []warehouse.Overflow
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		row := make([]*string, len(cells))
+		for i, c := range cells {
+			if c.Valid {
+				row[i] = &c.String
+			}
+		}
+		o, err := a.ParseOverflow(row)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o...)
+	}
+	return out, rows.Err()
 }
 
 func dateList(dates []int32) string {

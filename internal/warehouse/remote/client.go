@@ -179,19 +179,38 @@ type refreshRequest struct {
 	Dates     []int32 `json:"dates"`
 }
 
-// RefreshDaily asks the server to recompute aggregate for dates.
+// refreshResponse is the answer to a refresh: the sums the server's
+// RefreshDaily reported out of range (a *warehouse.OverflowError), if any.
+type refreshResponse struct {
+	Overflows []warehouse.Overflow `json:"overflows"`
+}
+
+// RefreshDaily asks the server to recompute aggregate for dates. Sums out
+// of range come back as the server's backend reported them: a
+// *warehouse.OverflowError after a refresh of every other group.
 func (c *Client) RefreshDaily(ctx context.Context, aggregate string, dates []int32) error {
 	op := "refresh " + aggregate
 	b, err := json.Marshal(refreshRequest{Aggregate: aggregate, Dates: dates})
 	if err != nil {
 		return fmt.Errorf("remote warehouse: %s: %w", op, err)
 	}
-	resp, err := c.post(ctx, pathRefresh, nil, jsonType, b, nil, op, http.StatusNoContent)
+	resp, err := c.post(ctx, pathRefresh, nil, jsonType, b, nil, op, http.StatusOK)
 	if err != nil {
 		return err
 	}
-	drain(resp)
-	return nil
+	defer drain(resp)
+	var rr refreshResponse
+	if err := json.NewDecoder(resp.Body).Decode(&rr); err != nil {
+		return fmt.Errorf("remote warehouse: %s: read answer: %w", op, err)
+	}
+	if len(rr.Overflows) == 0 {
+		return nil
+	}
+	a, err := warehouse.LookupAggregate(aggregate)
+	if err != nil {
+		return fmt.Errorf("remote warehouse: %s: %w", op, err)
+	}
+	return a.OverflowError(rr.Overflows)
 }
 
 // Append sends rows in one request; the server appends them in one call.

@@ -137,11 +137,19 @@ func (h *handler) refresh(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "refresh", err)
 		return
 	}
-	if err := h.b.RefreshDaily(r.Context(), req.Aggregate, req.Dates); err != nil {
+	var res refreshResponse
+	var oe *warehouse.OverflowError
+	err := h.b.RefreshDaily(r.Context(), req.Aggregate, req.Dates)
+	switch {
+	case errors.As(err, &oe):
+		// The refresh succeeded but for these groups: the client
+		// reports them as its own backend would.
+		res.Overflows = oe.Overflows
+	case err != nil:
 		fail(w, http.StatusInternalServerError, "refresh "+req.Aggregate, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, res)
 }
 
 func (h *handler) query(w http.ResponseWriter, r *http.Request) {
