@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"cloud.google.com/go/bigquery"
@@ -39,9 +40,14 @@ var _ Staging = (*objects.GCS)(nil)
 
 // Options configures the adapter.
 type Options struct {
-	Project  string // project holding the dataset
-	Dataset  string // the analytics dataset (alpinashop_analitica)
-	Location string // the dataset's location, e.g. "EU" or "europe-southwest1"
+	Project string // project holding the dataset
+	Dataset string // the analytics dataset (alpinashop_analitica)
+	// Location is the dataset's location, e.g. "EU" or "europe-southwest1"
+	// (BIGQUERY_LOCATION): every job names it. It is given, not read from
+	// the dataset, so that an instance starts without a request and an
+	// emulator, whose datasets report none, can be used (see
+	// ResolveLocation).
+	Location string
 
 	// StagingBucket and StagingPrefix say where load files are written:
 	// gs://<StagingBucket>/<StagingPrefix><load ID>/a<attempt>-<token>.ndjson
@@ -106,14 +112,16 @@ func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, err
 	for _, f := range []struct{ name, value string }{
 		{"project", opt.Project},
 		{"dataset", opt.Dataset},
-		// Without the location, jobs.get cannot find jobs outside the US and
-		// EU multi-regions and answers 404: Load would take a finished load
-		// for a missing one and stage the file again.
-		{"location", opt.Location},
 	} {
 		if f.value == "" {
 			errs = append(errs, fmt.Errorf("empty %s", f.name))
 		}
+	}
+	if opt.Location == "" {
+		// Without the location, jobs.get cannot find jobs outside the US and
+		// EU multi-regions and answers 404: Load would take a finished load
+		// for a missing one and stage the file again.
+		errs = append(errs, errors.New("empty location (set BIGQUERY_LOCATION to the dataset's)"))
 	}
 	if opt.JobPrefix == "" {
 		opt.JobPrefix = DefaultJobPrefix
@@ -149,4 +157,21 @@ func (w *Warehouse) table(name string) (warehouse.Table, error) {
 		return warehouse.Table{}, fmt.Errorf("unknown table %q", name)
 	}
 	return t, nil
+}
+
+// ResolveLocation returns the location jobs must name for a dataset that
+// reports location dataset (Dataset.Metadata; "" from an emulator): the
+// explicit one (BIGQUERY_LOCATION) when given, else the dataset's. Both
+// given must agree, or every job would look for the data in the wrong
+// place; neither given is an error naming BIGQUERY_LOCATION.
+func ResolveLocation(explicit, dataset string) (string, error) {
+	switch {
+	case explicit == "" && dataset == "":
+		return "", errors.New("the dataset reports no location (an emulator's does not): set BIGQUERY_LOCATION")
+	case explicit == "":
+		return dataset, nil
+	case dataset != "" && !strings.EqualFold(explicit, dataset):
+		return "", fmt.Errorf("BIGQUERY_LOCATION is %s, but the dataset is in %s", explicit, dataset)
+	}
+	return explicit, nil
 }

@@ -3,8 +3,10 @@ package warehousetest
 import (
 	"context"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +34,7 @@ var readTests = map[string]func(t *testing.T, w Warehouse, mode string){
 	"country_totals":  testCountryTotals,
 	"day_drops":       testDayDrops,
 	"panes":           testPanes,
-	// One test covers every listing.
+	// One test covers every listing (listings).
 	warehouse.ListLineasPedido:     testListings,
 	warehouse.ListOpiniones:        testListings,
 	warehouse.ListVentasDiariasSKU: testListings,
@@ -40,6 +42,11 @@ var readTests = map[string]func(t *testing.T, w Warehouse, mode string){
 	warehouse.ListView:             testListings,
 	warehouse.ListDiscards:         testListings,
 }
+
+// listings are the reads testListings checks, together: runReads runs
+// it once for all of them, as Read/listings.
+var listings = []string{warehouse.ListLineasPedido, warehouse.ListOpiniones, warehouse.ListVentasDiariasSKU,
+	warehouse.ListPanes, warehouse.ListView, warehouse.ListDiscards}
 
 var decEqual = cmp.Comparer(func(a, b numeric.Dec) bool { return a.Equal(b) })
 
@@ -123,7 +130,7 @@ func testNewestWindows(t *testing.T, w Warehouse, mode string) {
 	}
 	for _, tc := range tests {
 		got := must[[]warehouse.HourlySale](t, tc.name)(warehouse.ReadNewestWindows(ctx, w, tc.q))
-		diff(t, tc.name, tc.want, got)
+		diffSales(t, w, mode, viewOf(t, warehouse.VentasHoraPais), tag, tc.name, tc.want, got)
 	}
 }
 
@@ -131,7 +138,7 @@ func testWindowsBetween(t *testing.T, w Warehouse, mode string) {
 	tag := newTag(t)
 	_, w11, w12, w13 := seedWindows(t, w, tag, mode)
 	got := must[[]warehouse.HourlySale](t, "windows_between")(warehouse.ReadWindowsBetween(context.Background(), w, tag, w11, w13))
-	diff(t, "windows 11:00 to 13:00", []warehouse.HourlySale{
+	diffSales(t, w, mode, viewOf(t, warehouse.VentasHoraPais), tag, "windows 11:00 to 13:00", []warehouse.HourlySale{
 		sale(t, w11, "FR", "3.3", 1, 3, "LATE", 0),
 		sale(t, w12, "ES", "25.5", 3, 5, "ON_TIME", 1),
 		sale(t, w12, "PT", "99999999999999999999.999999999", 7, 7, "ON_TIME", 0),
@@ -179,9 +186,41 @@ func (d drop) discard() warehouse.Discard {
 	return warehouse.Discard{PedidoID: d.pedido, Reason: d.reason, EventTime: d.event, WindowStart: d.window, ReceivedAt: d.received}
 }
 
-// future is after any row the other tests write, so this test's discards
-// are the newest even in a dataset the tests share.
+// future is after the rows the tests write at fixed dates (2026 for the
+// panes, tagDay's 2030-2084 for the lines).
 var future = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// A test that reads "the newest discards" or "every discard since" must see
+// only its own: the dead letters belong to no aggregation, so no tag tells
+// them apart, and a dataset the tests share holds every earlier test's and
+// every earlier run's. Such a test writes in a span that newestSpan hands
+// out: after 2100-01-01 (past every fixed date above) by the wall-clock time
+// since 2026, so a later run writes later; in one process each span starts
+// after the previous one ends. A span lasts spanWidth, less than any run
+// takes to start again. Times stay below 2159-12-31, BigQuery's last
+// partition date, until 2085.
+var (
+	spanEpoch = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+	clockRef  = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+	spanMu   sync.Mutex
+	spanNext time.Time
+)
+
+const spanWidth = 200 * time.Millisecond
+
+// newestSpan returns the start of a span of spanWidth newer than every row
+// any test wrote before.
+func newestSpan() time.Time {
+	spanMu.Lock()
+	defer spanMu.Unlock()
+	at := spanEpoch.Add(time.Since(clockRef)).Truncate(time.Millisecond)
+	if at.Before(spanNext) {
+		at = spanNext
+	}
+	spanNext = at.Add(spanWidth)
+	return at
+}
 
 func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 	ctx := context.Background()
@@ -190,16 +229,18 @@ func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2}
 		return must[warehouse.DiscardSummary](t, "discard_summary")(warehouse.ReadDiscardSummary(ctx, w, q))
 	}
+	// This test's discards must be the newest (see newestSpan).
+	span := newestSpan()
 	// bounded reads what the dashboard's default view reads: discards
 	// received since a time, countries of the windows in a range.
-	since := future.Add(2 * time.Minute)
+	since := span.Add(2 * time.Millisecond)
 	bounded := func(from, until time.Time) warehouse.DiscardSummary {
 		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2, Since: since, From: from, Until: until}
 		return must[warehouse.DiscardSummary](t, "discard_summary bounded")(warehouse.ReadDiscardSummary(ctx, w, q))
 	}
 	before := read()
 	beforeBounded := bounded(time.Time{}, time.Time{})
-	at := func(m int) time.Time { return future.Add(time.Duration(m)*time.Minute + 500*time.Microsecond) }
+	at := func(ms int) time.Time { return span.Add(time.Duration(ms)*time.Millisecond + 500*time.Microsecond) }
 	ev := ts(t, "2026-03-14T10:20:00Z")
 	d1 := drop{id: tag + "-1", reason: "invalid: " + tag + " not JSON", received: at(1)}
 	d2 := drop{id: tag + "-2", pedido: tag + "-p2", reason: "invalid: " + tag + " no pais", event: ev, received: at(2)}
@@ -217,7 +258,7 @@ func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 		LatestTooLate:     []warehouse.Discard{l2.discard(), l1.discard()},
 		Countries:         []string{"ES", "FR", "PT"},
 	}, got)
-	// Received since 2 minutes past: d2, d3 and l2, not d1 and l1; the
+	// Received since 2 ms past: d2, d3 and l2, not d1 and l1; the
 	// countries of the 12:00 window alone.
 	got = bounded(w12, w13)
 	diff(t, "bounded counts", [2]int64{beforeBounded.DeadLetters + 2, beforeBounded.TooLate + 1}, [2]int64{got.DeadLetters, got.TooLate})
@@ -251,12 +292,13 @@ func testDiscardCounts(t *testing.T, w Warehouse, _ string) {
 
 func testDiscardReasons(t *testing.T, w Warehouse, _ string) {
 	tag := newTag(t)
-	since := future.Add(2 * time.Hour)
+	// Only this test's discards may be received since (see newestSpan).
+	since := newestSpan().Add(100 * time.Millisecond)
 	var ds []drop
 	for i, reason := range []string{"invalid: " + tag + " b", "invalid: " + tag + " a", "invalid: " + tag + " b", warehouse.ReasonTooLate, "invalid: " + tag + " c", "invalid: " + tag + " old"} {
-		at := since.Add(time.Duration(i) * time.Second)
+		at := since.Add(time.Duration(i) * time.Millisecond)
 		if reason == "invalid: "+tag+" old" {
-			at = since.Add(-time.Second)
+			at = since.Add(-time.Millisecond)
 		}
 		ds = append(ds, drop{id: tag + "-" + string(rune('a'+i)), reason: reason, received: at})
 	}
@@ -404,7 +446,15 @@ func RunReads(t *testing.T, newWarehouse func(t *testing.T) Warehouse, mode stri
 // runReads runs the test of every named read, and fails for a read
 // without one.
 func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
+	listed := false
 	for _, q := range warehouse.NamedQueries() {
+		name := q.Name
+		if slices.Contains(listings, name) {
+			if listed {
+				continue
+			}
+			listed, name = true, "listings"
+		}
 		test, ok := readTests[q.Name]
 		if q.View != nil && strings.HasPrefix(q.Name, "panes:") {
 			view := *q.View
@@ -418,7 +468,7 @@ func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 			view, name := *q.View, q.Name
 			test, ok = func(t *testing.T, w Warehouse, mode string) { testListViewOf(t, w, mode, view, name) }, true
 		}
-		t.Run("Read/"+q.Name, func(t *testing.T) {
+		t.Run("Read/"+name, func(t *testing.T) {
 			if !ok {
 				t.Fatalf("named read %s has no test in warehousetest (reads.go)", q.Name)
 			}
@@ -508,6 +558,11 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 				{tag + "-q2", tag, warehouse.ReasonTooLate, h(0), h(0), "NULL", h(2)},
 			}},
 	}
+	var names []string
+	for _, tc := range tests {
+		names = append(names, tc.name)
+	}
+	diff(t, "the listings checked", listings, names)
 	for _, tc := range tests {
 		res, types, err := warehouse.ReadListing(ctx, w, tc.name)
 		if err != nil {
@@ -523,6 +578,10 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 			if tc.keep(r) {
 				got = append(got, r)
 			}
+		}
+		if tc.name == warehouse.ListView {
+			diffViewRows(t, w, mode, viewOf(t, warehouse.VentasHoraPais), tag, tc.name+" rows", tc.want, got, viewCols{start: 0, key: 2, importe: 3})
+			continue
 		}
 		diff(t, tc.name+" rows", tc.want, got)
 	}
@@ -610,7 +669,7 @@ func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.Vie
 	}
 	for _, tc := range tests {
 		got := must[[]warehouse.HourlySale](t, tc.name)(warehouse.ReadNewestWindows(ctx, w, tc.q))
-		diff(t, v.Name+": "+tc.name, tc.want, got)
+		diffSales(t, w, mode, v, tag, v.Name+": "+tc.name, tc.want, got)
 	}
 	if _, err := warehouse.ReadNewestWindows(ctx, w, warehouse.NewestWindows{View: v.Name + "_x", Aggregation: tag, Windows: 1}); err == nil {
 		t.Errorf("newest windows of undeclared view %s_x: no error", v.Name)
@@ -667,9 +726,9 @@ func testListViewOf(t *testing.T, w Warehouse, mode string, v warehouse.View, na
 			got = append(got, r)
 		}
 	}
-	diff(t, name+" rows", [][]string{
+	diffViewRows(t, w, mode, v, tag, name+" rows", [][]string{
 		{at(0), at(time.Hour), "A", "0.5", "1", "1", "ON_TIME", "0"},
 		{at(0), at(time.Hour), "B", "7", "1", "7", "ON_TIME", "0"},
 		{at(15 * time.Minute), at(75 * time.Minute), "A", "3", pedidosA, "2", "ON_TIME", "1"},
-	}, got)
+	}, got, viewCols{start: 0, key: 2, importe: 3})
 }

@@ -76,7 +76,9 @@ func RunView(t *testing.T, mode string, w Warehouse) {
 	}
 	viewSQL := "SELECT aggregation, window_start, window_end, pais, importe, pedidos, unidades, timing, pane_index" +
 		" FROM ventas_hora_pais WHERE aggregation = '" + tag + "' ORDER BY window_start, pais"
-	check(t, w, viewSQL, want)
+	view := viewOf(t, warehouse.VentasHoraPais)
+	cols := viewCols{start: 1, key: 3, importe: 4}
+	checkView(t, w, mode, view, tag, viewSQL, want, cols)
 
 	// A pane stored twice under two row IDs (a best-effort streaming dedup
 	// that missed) still counts once.
@@ -85,5 +87,5 @@ func RunView(t *testing.T, mode string, w Warehouse) {
 	if err := w.Append(ctx, warehouse.VentasHoraPaisPaneles, []warehouse.Row{dup}); err != nil {
 		t.Fatalf("Append duplicate pane: %v", err)
 	}
-	check(t, w, viewSQL, want)
+	checkView(t, w, mode, view, tag, viewSQL, want, cols)
 }

@@ -1,0 +1,23 @@
+package bigquery
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestMain stops the GoogleSQL run's emulator and prints its summary: how
+// many statements ran on GoogleSQL and how many cases name an emulator
+// defect (shown by go test -v, or run in the package's folder).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.eng != nil {
+		fmt.Println(shared.eng.summary())
+	} else if shared.skip != "" {
+		fmt.Println("GoogleSQL: not run:", shared.skip)
+	}
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
+	os.Exit(code)
+}
