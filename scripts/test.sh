@@ -76,13 +76,30 @@ echo "== go test (with emulators)"
 if [[ ${#@} -eq 0 ]]; then
 	# The stack's proofs run once, below, through scripts/stack.sh (verbose,
 	# timed, on these emulators), not also here.
-	mapfile -t pkgs < <(go list ./... | grep -v '/test/stack$')
+	# The BigQuery adapter's package runs beside them, verbose, so that its
+	# GoogleSQL run's summary (statements run on the BigQuery emulator, cases
+	# naming an emulator defect) is printed even when it passes.
+	mapfile -t pkgs < <(go list ./... | grep -v -e '/test/stack$' -e '/internal/warehouse/bigquery$')
 fi
 # The tests run with a temporary folder of their own, so that what they
 # leave behind shows: every temporary folder our code or tests create is
 # named alpipe-*, and none may outlive its test.
 test_tmp=$(mktemp -d)
+bq_log="$emulator_logdir/bigquery-adapter.log"
+bq_pid=
+if [[ ${#@} -eq 0 ]]; then
+	TMPDIR="$test_tmp" go test -count=1 -timeout 20m -v ./internal/warehouse/bigquery/ >"$bq_log" 2>&1 &
+	bq_pid=$!
+fi
 TMPDIR="$test_tmp" go test -count=1 -timeout 20m "${pkgs[@]}"
+if [[ -n "$bq_pid" ]]; then
+	if ! wait "$bq_pid"; then
+		grep -v -e '^=== ' -e '^    --- PASS' -e '^--- PASS' "$bq_log" >&2
+		echo "FAIL	internal/warehouse/bigquery" >&2
+		exit 1
+	fi
+	grep -e '^GoogleSQL:' -e '^ok ' "$bq_log"
+fi
 # Folders only: DuckDB's spool lock (alpipe-spool.lock) is a marker file
 # that stays in a shared temporary folder by design (internal/warehouse/duckdb).
 leftover=$(find "$test_tmp" -mindepth 1 -maxdepth 1 -type d -name 'alpipe-*' -printf '%f\n')
@@ -94,6 +111,15 @@ fi
 if [[ -n "$leftover" ]]; then
 	echo "the tests left temporary folders behind: $leftover" >&2
 	exit 1
+fi
+
+if [[ ${#@} -eq 0 ]]; then
+	# The packages that serve concurrent requests, again under the race
+	# detector. Their -short tests exercise the concurrency (first use of the
+	# read registry, drains, batches); the emulator suites above are I/O-bound
+	# and would only take longer under -race.
+	echo "== go test -race (packages serving concurrent requests)"
+	go test -race -short -count=1 ./internal/local/ ./internal/warehouse/ ./internal/dashboard/ ./functions/ ./internal/stream/
 fi
 
 if [[ ${#@} -eq 0 ]]; then
