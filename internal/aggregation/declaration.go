@@ -30,7 +30,7 @@ import (
 //	  "idle_timeout": "5m",                  // I
 //	  "early_delay": "1m",                   // E
 //	  "allowed_lateness": "2h",              // L
-//	  "late_delay": "0s",                    // Ld
+//	  "late_delay": "1m",                    // Ld, at least the tick interval (1m)
 //	  "accumulation": "ACCUMULATING"         // or DISCARDING
 //	}
 //
@@ -279,7 +279,7 @@ func compile(file string, b []byte) (Declaration, []string) {
 	d.IdleTimeout = nonNegative("idle_timeout", raw.IdleTimeout, true)
 	d.EarlyDelay = nonNegative("early_delay", raw.EarlyDelay, false)
 	d.AllowedLateness = nonNegative("allowed_lateness", raw.AllowedLateness, false)
-	d.LateDelay = nonNegative("late_delay", raw.LateDelay, false)
+	d.LateDelay = lateDelay(raw.LateDelay, bad)
 	if d.Accumulation != window.Accumulating && d.Accumulation != window.Discarding {
 		bad("accumulation", "%q must be %s or %s", raw.Accumulation, window.Accumulating, window.Discarding)
 	}
@@ -292,6 +292,29 @@ func compile(file string, b []byte) (Declaration, []string) {
 	}
 	return d, probs
 }
+
+// lateDelay reads Ld: every LATE pane comes from a tick, so a late delay
+// under the tick interval would promise corrections sooner than they come.
+func lateDelay(s string, bad func(field, format string, args ...any)) time.Duration {
+	const field = "late_delay"
+	v, err := time.ParseDuration(s)
+	switch {
+	case s == "":
+		bad(field, "is missing (at least %s)", shortMinutes(window.TickInterval))
+	case err != nil:
+		bad(field, "%q is not a duration such as 1m or 5m", s)
+	case v%time.Second != 0:
+		bad(field, "%s must be a whole number of seconds", s)
+	case v < window.TickInterval:
+		bad(field, "%s must be at least %s: a tick emits the LATE pane, and the watermark ticks once a minute", s, shortMinutes(window.TickInterval))
+	default:
+		return v
+	}
+	return 0
+}
+
+// shortMinutes writes a whole number of minutes as 1m rather than 1m0s.
+func shortMinutes(d time.Duration) string { return fmt.Sprintf("%dm", d/time.Minute) }
 
 func measureProblems(ms []string, bad func(field, format string, args ...any)) {
 	seen := map[string]bool{}

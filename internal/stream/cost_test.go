@@ -91,15 +91,8 @@ func (t countingTx) Delete(path string) error { *t.writes++; return t.Tx.Delete(
 // generation and every watermark) and the order's dedup record, and writes
 // that record alone, tagged with the generation and carrying the order's
 // elements for the tick's fold: 2 reads and 1 write, whatever its windows
-// and SKUs. During the upgrade window it also reads the previous layout's
-// record of each legacy aggregation (ventas_hora_pais: one more read). A
-// late order whose correction is due at once (Ld = 0, the shipped default)
-// emits it itself: per aggregation with a late element it also reads the
-// fold document and each late window's state (one part each here), and
-// writes each late window's state and its LATE pane's outbox row, so
-// 2 + sum(1 + windows) reads and 1 + 2 x windows writes; once the rows are
-// in the warehouse a second transaction deletes their outbox documents
-// (one write each). An order runs no query. The first order of a process also reads (and on a new store
+// and SKUs, on time or late (its LATE pane comes with a tick). An order
+// runs no query. The first order of a process also reads (and on a new store
 // creates) the control document once, which is not counted here.
 func TestOrderCost(t *testing.T) {
 	ctx := context.Background()
@@ -117,37 +110,27 @@ func TestOrderCost(t *testing.T) {
 			Attributes: map[string]string{order.EventTimeAttribute: at(17, 5).Format(time.RFC3339Nano)}}}
 	}
 	tests := []struct {
-		name   string
-		legacy bool // the store holds the previous layout's state
-		later  time.Duration
+		name  string
+		later time.Duration
 		// tick: a tick at 18:15 (W = 18:05: every window of 17:05 ended,
 		// none expired) runs between the orders, so the second is late.
-		tick      bool
-		skus      []string
-		wantFate  stream.Fate
-		wantPanes int // LATE panes the order emitted itself
-		want      cost
+		tick     bool
+		skus     []string
+		wantFate stream.Fate
+		want     cost
 	}{
 		{name: "one SKU", skus: []string{"A"}, wantFate: stream.Accepted, want: cost{Transactions: 1, Reads: 2, Writes: 1}},
 		{name: "two SKUs", skus: []string{"A", "B"}, wantFate: stream.Accepted, want: cost{Transactions: 1, Reads: 2, Writes: 1}},
 		{name: "ten SKUs", skus: []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"}, wantFate: stream.Accepted,
 			want: cost{Transactions: 1, Reads: 2, Writes: 1}},
-		{name: "one SKU during the upgrade window", legacy: true, skus: []string{"A"}, wantFate: stream.Accepted,
-			want: cost{Transactions: 1, Reads: 3, Writes: 1}},
-		{name: "one SKU after the upgrade window", legacy: true, later: stream.DedupRetention + stream.LegacyDedupMargin,
-			skus: []string{"A"}, wantFate: stream.Accepted, want: cost{Transactions: 1, Reads: 2, Writes: 1}},
 		// Late in 1 window of ventas_hora_pais and 4 of the SKU's sliding
-		// ones: reads 2 + (1 + 1) + (1 + 4), writes 1 + 2 x (1 + 4); then
-		// the 5 outbox rows' deletion.
-		{name: "late order with Ld = 0", tick: true, later: time.Hour + 6*time.Minute, skus: []string{"A"},
-			wantFate: stream.Accepted, wantPanes: 5, want: cost{Transactions: 2, Reads: 9, Writes: 11 + 5}},
+		// ones: it reads no window state either.
+		{name: "late order", tick: true, later: time.Hour + 6*time.Minute, skus: []string{"A"},
+			wantFate: stream.Accepted, want: cost{Transactions: 1, Reads: 2, Writes: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &countingStore{Store: newBoltStore(t)}
-			if tt.legacy {
-				loadFixture(t, st, "testdata/upgrade/layout1.json")
-			}
 			p, err := stream.New(st, streamtest.NewSink(), []window.Spec{window.Defaults(), skuSpec()}, streamtest.IsCountry, logging.Discard())
 			if err != nil {
 				t.Fatal(err)
@@ -167,12 +150,8 @@ func TestOrderCost(t *testing.T) {
 			if err != nil || res.Fate() != tt.wantFate {
 				t.Fatalf("%+v %v, want %s", res, err, tt.wantFate)
 			}
-			panes := 0
-			for _, a := range res.Aggregations {
-				panes += len(a.Panes)
-			}
-			if panes != tt.wantPanes {
-				t.Errorf("the order emitted %d panes, want %d", panes, tt.wantPanes)
+			if l := res.Aggregations[0].Lateness; tt.tick && l != window.Late {
+				t.Errorf("the order after the tick is %s, want late", l)
 			}
 			if diff := cmp.Diff(tt.want, st.take()); diff != "" {
 				t.Errorf("cost of an order (-want +got):\n%s", diff)
@@ -205,7 +184,7 @@ func TestBatchCost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := p.Handle(ctx, upgradeDelivery("C-0", "ES", "1.00", at(17, 5)), at(17, 10)); err != nil {
+			if _, err := p.Handle(ctx, orderDelivery("C-0", "ES", "1.00", at(17, 5)), at(17, 10)); err != nil {
 				t.Fatal(err)
 			}
 			st.take()
@@ -213,7 +192,7 @@ func TestBatchCost(t *testing.T) {
 			for i := range tt.orders {
 				pais := []string{"ES", "FR", "PT"}[i%3]
 				pushes = append(pushes, stream.Push{Now: at(17, 10),
-					Delivery: upgradeDelivery(fmt.Sprintf("C-%d", i+1), pais, "1.00", at(17, i%10))})
+					Delivery: orderDelivery(fmt.Sprintf("C-%d", i+1), pais, "1.00", at(17, i%10))})
 			}
 			if tt.repeat {
 				pushes = append(pushes, pushes[0])

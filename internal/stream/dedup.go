@@ -13,18 +13,7 @@ import (
 // (docs/event-time.md: "a redelivered order is ignored by every aggregation
 // at once"), the only document an order transaction writes: it carries the
 // order's elements for every aggregation to the tick's fold (state.go).
-const (
-	dedupControl = "stream/dedup"        // dedupControlDoc
-	dedupRecords = "stream/dedup/orders" // dedupDoc per order
-)
-
-// LegacyDedupMargin is added to DedupRetention for how long, after the first
-// start of this layout, the previous layout's per-aggregation dedup records
-// are still consulted: an order the previous version handled can be
-// redelivered at most Pub/Sub's retention after it was published, and it
-// was published before the fence (see dedupFence); the margin covers clocks
-// and the minutes a deploy serves both revisions.
-const LegacyDedupMargin = 24 * time.Hour
+const dedupRecords = "stream/dedup/orders" // dedupDoc per order
 
 // dedupPath is the order's dedup record. Shops number orders sequentially,
 // and Firestore splits a collection by ID range: a hash prefix spreads the
@@ -49,8 +38,7 @@ type dedupDoc struct {
 	Aggregations map[string]aggRecord `json:"aggregations"`
 	// Gen is the generation the order transaction read (also the
 	// document's tag), and Elements, per aggregation, what the order
-	// counts in, for the tick's fold of that generation. Records of
-	// layout 2 have neither: their orders are in deltas.
+	// counts in, for the tick's fold of that generation.
 	Gen      int64                   `json:"gen,omitempty"`
 	Elements map[string][]recElement `json:"elements,omitempty"`
 }
@@ -63,28 +51,6 @@ type aggRecord struct {
 	Watermark time.Time   `json:"watermark,omitzero"`
 	Accepted  []time.Time `json:"accepted,omitempty"`
 	TooLate   []time.Time `json:"too_late,omitempty"`
-}
-
-// legacyOrderDoc is the previous layout's dedup record, at
-// aggregations/<agg>/orders/<hash>_<pedido_id>: the order's fate in that
-// one aggregation.
-type legacyOrderDoc struct {
-	Fate Fate `json:"fate"`
-}
-
-// dedupControlDoc is layout 2's control document (stream/dedup): when
-// its dedup layout started, and which aggregations the previous layout may
-// have left records in. Layout 3 copies it into the control document.
-type dedupControlDoc struct {
-	Since       time.Time `json:"since"`
-	LegacyUntil time.Time `json:"legacy_until"`
-	Legacy      []string  `json:"legacy,omitempty"`
-}
-
-// legacyOrderPath is the previous layout's dedup record of an order in one
-// aggregation.
-func (p paths) legacyOrder(pedidoID string) string {
-	return p.orders + "/" + hashedID(pedidoID)
 }
 
 // recordExpiry is when an order's dedup record may go: Pub/Sub's retention

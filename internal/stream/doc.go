@@ -20,7 +20,7 @@
 // may be too late for its oldest windows and count in newer ones, and each
 // dropped (order, window) is one pedidos_descartados row.
 //
-// # Document layout (state layout 3)
+// # Documents (state layout 3)
 //
 // Designed for Firestore's bill and its limit of about one write per second
 // per document: an order writes one document of its own and reads one
@@ -32,9 +32,8 @@
 //	                                           aggregation its window.WatermarkState, the
 //	                                           generation its last advance closed (advanced)
 //	                                           and the first whose records may hold its
-//	                                           elements (since); the upgrade from layout 1
-//	                                           (since, legacy_until, legacy). Read by every
-//	                                           order transaction, written by ticks only
+//	                                           elements (since). Read by every order
+//	                                           transaction, written by ticks only
 //	stream/dedup/orders/<hash>_<pedido_id>     dedupDoc, the dedup record, one per order for
 //	                                           every aggregation: per aggregation its fate
 //	                                           (accepted, too_late, no_elements), the W it was
@@ -48,8 +47,8 @@
 //	                                           FNV-1a(pedido_id), so that sequential order
 //	                                           numbers do not make a hotspot at the end of
 //	                                           the collection's key range
-//	aggregations/<agg>/control/fold            foldDoc: the last generation folded in (folded),
-//	                                           migrating, and the agenda of open windows: per
+//	aggregations/<agg>/control/fold            foldDoc: the last generation folded in (folded)
+//	                                           and the agenda of open windows: per
 //	                                           window its extent, how many state documents
 //	                                           (parts), its next processing-time timer (due),
 //	                                           on_time_done, and while its state cannot be
@@ -58,12 +57,11 @@
 //	aggregations/<agg>/control/lease           tick lease {holder, until}; written by ticks
 //	aggregations/<agg>/state/<window>_<part>   partDoc: the keys of one window that hash
 //	                                           (FNV-1a) to the part, each with its
-//	                                           window.PaneState and the sum (window.Shard) of
+//	                                           window.PaneState and the sum (window.Partial) of
 //	                                           every element folded in. A window starts as one
 //	                                           part and doubles its parts while one would
 //	                                           pass 256 KiB (never shrinks). Written by the
-//	                                           fold, and by a late order when the late delay
-//	                                           Ld is 0. Deleted when its last key expires
+//	                                           fold only. Deleted when its last key expires
 //	aggregations/<agg>/parked/<window>_<gen>   elements folded while their window's state
 //	                                           could not be read (below)
 //	aggregations/<agg>/outbox/<row id>         a pane, too-late, sku_missing or overflow row
@@ -74,27 +72,20 @@
 //	                                           = now + 7 days
 //	stream/deadletters/outbox/<row id>         an invalid message's row not yet in the warehouse
 //
-// Read only during the upgrade (below): aggregations/<agg>/control/watermark
-// (layouts 1 and 2's W, frozen and re-stamped with layout 3), the previous
-// layouts' window state aggregations/<agg>/{windows,deltas,agenda}/...,
-// layout 2's control document stream/dedup and layout 1's per-aggregation
-// dedup records aggregations/<agg>/orders/<hash>_<pedido_id>.
-//
 // <window> is the window start as 20060102T150405Z. Every document has its
 // JSON payload in Doc.Data; the Firestore TTL policy goes on the single
 // ExpireAt field (expire_at), and the tag is the indexed field tag. The
-// state documents (control, fold, parts, parked, and the frozen watermark)
-// carry "layout": StateLayout. A document without it was written before the
-// field existed and is layout 1; layouts 1 to 3 are read, any other is
-// refused by name ("state layout 4 found, this binary reads layouts 1 to
-// 3"): the fold reports the window as failing (see FailingCell) and an
-// order transaction fails, so Pub/Sub redelivers.
+// state documents (control, fold, parts, parked) carry "layout":
+// StateLayout; any other layout, or none, is refused by name ("state layout
+// 4 found, this binary reads layout 3"): the fold reports the window as
+// failing (see FailingWindow) and an order transaction fails, so Pub/Sub
+// redelivers. No earlier layout was ever deployed; the next change of
+// layout ships its own one-shot migration.
 //
 // # Orders: 2 reads and 1 write
 //
 // Order transaction (per batch of deliveries, every aggregation at once,
-// orderTx): read stream/control and each order's dedup record (and, until
-// legacy_until, its layout-1 record in each legacy aggregation); a
+// orderTx): read stream/control and each order's dedup record; a
 // duplicate stops at its dedup record in every aggregation at once. Each
 // element is classified against its aggregation's W (window.Spec.Classify):
 // a too-late (order, window) writes its pedidos_descartados row into the
@@ -117,30 +108,16 @@
 // once its batch committed (2xx) or failed (503 for all: Pub/Sub
 // redelivers, dedup keeps it exact).
 //
-// Late with Ld = 0: the correction is due at once, so such an element is
-// applied by the order itself: the transaction also reads the fold document
-// and the window's state parts, adds the element (window.Spec.Accept, with
-// the headroom check), runs window.Spec.OnLateOrder, writes the parts and
-// the LATE pane's outbox row in the same commit, and marks the element
-// applied in the record (the fold then only notes its times and window).
-// A window total leaving NUMERIC's range there makes the order invalid in
-// every aggregation (dead-lettered with the reason), as before layout 3.
-// When the fold is behind the watermark (an advance not yet folded: the
-// correction would miss orders), the window is failing (its state does not
-// read: the fold then parks the element) or migrating, the element goes to
-// the fold like any other and its LATE pane comes with the next tick. Such
-// deferred elements sit in generations the next fold adds; a late order
-// that applies itself before that fold emits a pane without them, and the
-// next tick's pane includes them (totals are exact, the intermediate
-// correction is short of them).
+// A late element goes to the fold like any other: its LATE pane comes
+// with the first tick at least Ld (the late delay, at least the tick
+// interval) after the first un-emitted late change of its (window, key).
 //
 // # Tick: generations, advance, fold
 //
 // Per aggregation under its own lease (an aggregation whose lease another
 // live tick holds is skipped: AggregationTick.Busy), a tick (tickLive):
 //
-//  1. flushes the outbox and reads the fold document (migrating the
-//     previous layout's state on the first tick, below);
+//  1. flushes the outbox and reads the fold document;
 //  2. asks the open generation for one record by its tag
 //     (docstore.Store.ListTag with limit 1: on Firestore an equality query
 //     served by the automatic index of tag, one billed read). When it has
@@ -199,13 +176,11 @@
 // "overflow|<agg>|<pedido_id>" and reason "invalid: aggregation <agg>:
 // window <start> key "<k>": ...". Handle answered it as accepted (its
 // record is its dedup record: a redelivery stays a duplicate) and it counts
-// in the other aggregations. This deviates from layout 2, where the order
-// transaction saw the window's totals and dead-lettered such an order as
-// invalid in every aggregation; layout 3's order transaction does not read
-// window state (but on the Ld = 0 path above, which still refuses it).
+// in the other aggregations: the order transaction reads no window state,
+// so it cannot see the totals.
 //
 // Parked elements: a window whose state parts cannot be read (see
-// FailingCell) is reported, its agenda entry keeps the error and since
+// FailingWindow) is reported, its agenda entry keeps the error and since
 // when, and the elements the fold meets for it are written to
 // parked/<window>_<generation> instead of being lost; the window is never
 // expired while it fails. Every tick visits it again; the first fold that
@@ -225,41 +200,11 @@
 // between) are folded then and observed by the next advance (the fold
 // document's unseen times).
 //
-// # Upgrade from layouts 1 and 2
-//
-// The first process of layout 3 (its first order or tick, ensureControl)
-// creates stream/control in one transaction that copies every configured
-// aggregation's W from aggregations/<agg>/control/watermark and re-stamps
-// that document with layout 3. The previous binary reads its watermark
-// document in every order transaction and refuses a layout it does not
-// know, so from that commit on it cannot count an order (its deliveries
-// fail and Pub/Sub redelivers them to this version), and its cells and
-// deltas are final. The first tick of each aggregation then moves them
-// into window state (migrate: whole cells with their deltas, at most 300
-// documents per transaction, each deleting what it moved, so a cut-short
-// migration resumes); until that is done the fold document says migrating
-// and nothing folds nor applies a late correction. Migrated windows are
-// due at once, so the next fold runs their triggers, and the newest event
-// and acceptance times of the deltas no previous tick had seen go into W's
-// state with the last step (else W would advance as if idle).
-//
-// Layout 2's dedup records have the same path as layout 3's and stay
-// duplicates. Layout 1 kept one record per order and aggregation: the
-// upgrade from it goes on as layout 2 started it (stream/dedup is copied
-// into the control document) or starts now for a layout-1 state. Until
-// legacy_until (since + DedupRetention + LegacyDedupMargin: Pub/Sub cannot
-// redeliver a message published before the fence later than that) an order
-// transaction also reads, per order, the legacy record of each legacy
-// aggregation: one more read per order for eight days, none after, and
-// none ever on a new deployment. A legacy record makes the order a
-// duplicate in every aggregation. An aggregation configured later starts
-// at the open generation (since): no earlier record holds its elements.
-//
 // # Outbox
 //
 // A pane or a discarded message is written into an outbox document in the
 // transaction whose state change caused it (an order's too-late and
-// sku_missing rows and its Ld = 0 LATE pane with the order; a fold's panes
+// sku_missing rows with the order; a fold's panes
 // and overflow rows, up to 400 per document, with the fold); it is then
 // appended to the Sink with its stable Row.ID (the pane identity,
 // "too_late|<agg>|<pedido_id>" for fixed windows,

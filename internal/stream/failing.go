@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,11 +26,10 @@ import (
 // the scheduler retries. So is a dedup record that does not decode: its
 // generation cannot be folded without it, in any window.
 //
-// The report is a FailingCell: the type and its name predate layout 3,
-// whose state is per window, not per (window, key). A window failing in
-// the fold names its window, Key empty, and Path its state document 0
-// (whichever of its parts failed); a document Status cannot read names
-// itself, and its window when its path tells.
+// The report is a FailingWindow: a window failing in the fold names its
+// window and Path its state document 0 (whichever of its parts failed); a
+// document Status cannot read names itself, and its window when its path
+// tells.
 //
 // In event-time terms the watermark is not held back: it is one per
 // aggregation, and holding it would stop the ON_TIME panes and expiry of
@@ -61,65 +59,60 @@ import (
 // maxCellError bounds the error text kept in the fold's agenda and reported.
 const maxCellError = 1024
 
+// FailingCell is the former name of FailingWindow.
+//
+// Deprecated: use FailingWindow; kept until the packages that name it
+// (render, status, dashboard) are renamed.
+type FailingCell = FailingWindow
+
 // MaxReportedFailing bounds the failing windows a tick answers and logs,
 // so that state broken everywhere (a binary of another layout) does not
 // make every answer and tick log as large as the state.
 const MaxReportedFailing = 100
 
-// FailingCell is a window a tick could not process, or a document Status
-// could not read, and why. In layout 3 a tick reports whole windows (Key
-// empty); one with a key is a previous layout's cell, which only Status
-// reports, while the cells await their migration (the first tick).
-type FailingCell struct {
+// FailingWindow is a window a tick could not process, or a document Status
+// could not read, and why. Its log field and metric keep the older word
+// "cell" (failing_cell, alpipe/tick_failing_cells): Terraform filters on
+// them.
+type FailingWindow struct {
 	Aggregation string
 	// Path is the document that failed: the window's state document 0 for
 	// a window the fold could not read (any of its parts may be the bad
 	// one), else the document itself (a state part, the fold or control
-	// document, a previous layout's cell, delta or agenda document).
+	// document).
 	Path string
-	// WindowStart and WindowEnd name the window, and Key the key of a
-	// previous layout's cell, when the path tells.
+	// WindowStart and WindowEnd name the window, when the path tells.
 	WindowStart time.Time
 	WindowEnd   time.Time
-	Key         string
-	Error       string
+	// Key is empty: window state is per window, not per (window, key).
+	Key   string
+	Error string
 	// Since is the first tick the window failed at, when the fold's agenda
 	// records it (not for a document only Status could not read).
 	Since time.Time
 }
 
-func (f FailingCell) String() string {
+func (f FailingWindow) String() string {
 	if f.WindowStart.IsZero() {
 		return fmt.Sprintf("%s: %s", f.Path, f.Error)
 	}
-	if f.Key == "" && !isCellPath(f.Path) {
+	if f.Key == "" {
 		return fmt.Sprintf("window %s (%s): %s", f.WindowStart.UTC().Format(time.RFC3339), f.Path, f.Error)
 	}
 	return fmt.Sprintf("window %s key %q (%s): %s", f.WindowStart.UTC().Format(time.RFC3339), f.Key, f.Path, f.Error)
 }
 
-// failingOf reports the previous layout's cell wk of aggregation a as
-// failing with err (its agenda recorded it).
-func failingOf(a aggregation, wk window.WindowKey, err error, since time.Time) FailingCell {
-	return FailingCell{Aggregation: a.spec.Name, Path: a.paths.cell(wk), WindowStart: wk.Window.Start.UTC(),
-		WindowEnd: wk.Window.End.UTC(), Key: wk.Key, Error: clip(err.Error(), maxCellError), Since: since}
-}
-
 // failingDoc reports a document that does not decode, naming its window
-// when its path does: a state part's and a parked document's (layout 3,
-// no key), a cell's and a delta's (with their key) and an agenda
-// document's.
-func failingDoc(a aggregation, path string, err error) FailingCell {
-	f := FailingCell{Aggregation: a.spec.Name, Path: path, Error: clip(err.Error(), maxCellError)}
-	if wk, ok := docCell(a.spec, path); ok {
-		f.WindowStart, f.WindowEnd, f.Key = wk.Window.Start, wk.Window.End, wk.Key
-	} else if w, ok := docWindow(a.spec, path); ok {
+// when its path does (a state part, a parked document).
+func failingDoc(a aggregation, path string, err error) FailingWindow {
+	f := FailingWindow{Aggregation: a.spec.Name, Path: path, Error: clip(err.Error(), maxCellError)}
+	if w, ok := docWindow(a.spec, path); ok {
 		f.WindowStart, f.WindowEnd = w.Start, w.End
 	}
 	return f
 }
 
-// docWindow reads the window of a layout-3 document from its path:
+// docWindow reads the window of a document from its path:
 // state/<start>_<part> and parked/<start>_<generation>. It names no key:
 // a window's keys share its documents.
 func docWindow(s window.Spec, path string) (window.Window, bool) {
@@ -143,80 +136,23 @@ func docWindow(s window.Spec, path string) (window.Window, bool) {
 	return window.Window{Start: start.UTC(), End: start.UTC().Add(s.WindowSize)}, true
 }
 
-// isCellPath reports whether path is a previous layout's cell or delta,
-// whose report names a key even when it is the empty key.
-func isCellPath(path string) bool {
-	dir := path[:max(strings.LastIndexByte(path, '/'), 0)]
-	switch dir[strings.LastIndexByte(dir, '/')+1:] {
-	case "windows", "deltas":
-		return true
-	}
-	return false
-}
-
-// docCell reads the cell a previous layout's state document belongs to
-// from its path: deltas/<start>_<key>_<n>, windows/<start>_<key>,
-// agenda/<start> (no key), with <key> escaped by docstore.ID. Layout 3's
-// documents name a window, not a cell: see docWindow.
-func docCell(s window.Spec, path string) (window.WindowKey, bool) {
-	const stamp = "20060102T150405Z"
-	dir, id := path[:max(strings.LastIndexByte(path, '/'), 0)], path[strings.LastIndexByte(path, '/')+1:]
-	coll := dir[strings.LastIndexByte(dir, '/')+1:]
-	if len(id) < len(stamp) {
-		return window.WindowKey{}, false
-	}
-	start, err := time.Parse(stamp, id[:len(stamp)])
-	if err != nil {
-		return window.WindowKey{}, false
-	}
-	w := window.Window{Start: start.UTC(), End: start.UTC().Add(s.WindowSize)}
-	rest := id[len(stamp):]
-	switch coll {
-	case "agenda":
-		return window.WindowKey{Window: w}, rest == ""
-	case "deltas":
-		cut := strings.LastIndexByte(rest, '_')
-		if cut < 1 {
-			return window.WindowKey{}, false
-		}
-		if _, err := strconv.Atoi(rest[cut+1:]); err != nil {
-			return window.WindowKey{}, false
-		}
-		rest = rest[:cut]
-	case "windows":
-	default:
-		return window.WindowKey{}, false
-	}
-	if len(rest) < 2 || rest[0] != '_' {
-		return window.WindowKey{}, false
-	}
-	key, err := url.PathUnescape(rest[1:])
-	if err != nil {
-		return window.WindowKey{}, false
-	}
-	if key == "\x00" {
-		key = "" // docstore.ID's escape of the empty key
-	}
-	return window.WindowKey{Window: w, Key: key}, true
-}
-
-func sortFailing(fs []FailingCell) {
-	slices.SortFunc(fs, func(x, y FailingCell) int {
+func sortFailing(fs []FailingWindow) {
+	slices.SortFunc(fs, func(x, y FailingWindow) int {
 		return cmp.Or(x.WindowStart.Compare(y.WindowStart), cmp.Compare(x.Key, y.Key), cmp.Compare(x.Path, y.Path))
 	})
 }
 
 // dedupFailing keeps one report per window and key (per path for a
 // document that names none): the one that says since when it fails (the
-// fold's agenda, or the previous layout's) over a bare decode error of
+// fold's agenda) over a bare decode error of
 // the same window, which may be another of its parts. Sorted.
-func dedupFailing(fs []FailingCell) []FailingCell {
+func dedupFailing(fs []FailingWindow) []FailingWindow {
 	type id struct {
 		start time.Time
 		key   string
 		path  string
 	}
-	best := map[id]FailingCell{}
+	best := map[id]FailingWindow{}
 	for _, f := range fs {
 		k := id{start: f.WindowStart.UTC(), key: f.Key}
 		if f.WindowStart.IsZero() {

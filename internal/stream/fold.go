@@ -22,7 +22,7 @@ type foldResult struct {
 	panes   []window.Pane
 	expired int
 	visited int
-	failing []FailingCell
+	failing []FailingWindow
 	written []pending
 }
 
@@ -44,17 +44,17 @@ func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems [
 			due = append(due, id)
 		}
 	}
-	first := min(len(due), max(0, windowsPerTx-len(touched)))
-	chunks := [][]string{due[:first]}
-	for rest := due[first:]; len(rest) > 0; rest = rest[min(len(rest), windowsPerTx):] {
-		chunks = append(chunks, rest[:min(len(rest), windowsPerTx)])
-	}
-	for i, ids := range chunks {
-		var ce []foldElem
-		if i == 0 {
-			ce = elems
+	pl := foldPlan{mode: foldRecords, a: a, elems: elems, prior: fd.Folded, observed: observed, advanced: advanced, wm: wm, now: now}
+	if parked {
+		var err error
+		if pl.parked, err = p.listParked(ctx, a); err != nil {
+			return fr, err
 		}
-		r, err := p.foldTx(ctx, a, ce, ids, i == 0, false, parked, fd.Folded, observed, advanced, wm, now)
+	}
+	first := min(len(due), max(0, windowsPerTx-len(touched)))
+	pl.due = due[:first]
+	for rest := due[first:]; ; rest = rest[min(len(rest), windowsPerTx):] {
+		r, err := p.foldTx(ctx, pl)
 		fr.panes = append(fr.panes, r.panes...)
 		fr.expired += r.expired
 		fr.visited += r.visited
@@ -63,6 +63,10 @@ func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems [
 		if err != nil {
 			return fr, err
 		}
+		if len(rest) == 0 {
+			break
+		}
+		pl.mode, pl.elems, pl.due = foldDue, nil, rest[:min(len(rest), windowsPerTx)]
 	}
 	slices.SortFunc(fr.panes, func(x, y window.Pane) int {
 		return cmp.Or(x.WindowStart.Compare(y.WindowStart), cmp.Compare(x.Key, y.Key), cmp.Compare(x.Index, y.Index))
@@ -81,208 +85,77 @@ func isDue(s window.Spec, e windowEntry, wm, now time.Time) bool {
 		e.Error != "" || e.Parked
 }
 
-// foldTx is one fold transaction. With records it adds elems to their
-// windows and moves Folded from prior to advanced (a concurrent tick that
-// got there first makes it do nothing); without, it runs the due windows
-// ids. Every key of a visited window gets its trigger; a window whose
-// state cannot be read is reported and its elements are parked, so the
-// others go on.
-func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem, ids []string, records, addOnly, anyParked bool, prior, observed, advanced int64, wm, now time.Time) (foldResult, error) {
+// foldMode is what a fold transaction does.
+type foldMode int
+
+const (
+	// foldRecords adds the records' elements, runs the triggers of the
+	// windows they touch and of the due ones, and moves Folded from prior
+	// to advanced.
+	foldRecords foldMode = iota
+	// foldDue runs the triggers of due windows only.
+	foldDue
+	// foldCatchUp adds the records' elements without triggers (the windows
+	// are marked due) and moves Folded: an aggregation whose fold is far
+	// behind (aggTick.catchUp).
+	foldCatchUp
+)
+
+// foldPlan is the input of one fold transaction.
+type foldPlan struct {
+	mode     foldMode
+	a        aggregation
+	elems    []foldElem  // the records' elements, in acceptance order
+	due      []string    // IDs of windows whose timer is due
+	parked   []parkedSet // listed before the transaction
+	prior    int64       // Folded as the tick read it
+	observed int64       // the last generation the advance observed
+	advanced int64       // Folded once the records are in
+	wm, now  time.Time
+}
+
+func (pl foldPlan) records() bool  { return pl.mode != foldDue }
+func (pl foldPlan) triggers() bool { return pl.mode != foldCatchUp }
+
+// foldTx is one fold transaction, in phases: load the windows it visits,
+// take back their parked elements, add the records, run the triggers,
+// write the window state and the fold document, write the outbox. A
+// window whose state cannot be read is reported and its elements are
+// parked, so the others go on.
+func (p *Processor) foldTx(ctx context.Context, pl foldPlan) (foldResult, error) {
 	var fr foldResult
-	var parked []parkedSet
-	if anyParked {
-		var err error
-		if parked, err = p.listParked(ctx, a); err != nil {
-			return fr, err
-		}
-	}
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		fr = foldResult{}
-		docs, err := tx.Get(a.paths.foldPath(), controlPath)
+		fd, read, ok, err := pl.begin(tx)
+		if err != nil || !ok {
+			return err
+		}
+		visit, err := pl.loadWindows(tx, fd)
 		if err != nil {
 			return err
 		}
-		var fd foldDoc
-		if err := decodeDoc(docs[0], &fd); err != nil {
-			return err
-		}
-		var ctl controlDoc
-		if err := decodeDoc(docs[1], &ctl); err != nil {
-			return err
-		}
-		if records && (fd.Folded != prior || fd.Migrating) {
-			return nil // a concurrent tick folded these
-		}
-		if !addOnly && ctl.Aggs[a.spec.Name].Advanced > advanced {
-			// A concurrent tick advanced W again: its fold covers these, at
-			// its W; running the triggers at this older W could emit a pane
-			// behind one it already wrote.
-			return nil
-		}
-		if fd.Windows == nil {
-			fd.Windows = map[string]windowEntry{}
-		}
-		visit := map[string]*windowState{}
-		for _, id := range ids {
-			if e, ok := fd.Windows[id]; ok {
-				visit[id] = &windowState{entry: e}
-			}
-		}
-		for _, e := range elems {
-			id := windowID(e.Window.Start)
-			if visit[id] != nil {
-				continue
-			}
-			ent, ok := fd.Windows[id]
-			if !ok {
-				ent = windowEntry{Start: e.Window.Start, End: e.Window.End, Parts: 1}
-			}
-			visit[id] = &windowState{entry: ent}
-		}
-		for _, e := range elems {
-			// A late order that wrote the window itself says how many
-			// parts it left.
-			ws := visit[windowID(e.Window.Start)]
-			ws.entry.Parts = max(ws.entry.Parts, e.Parts)
-		}
-		order := slices.Sorted(maps.Keys(visit))
-		wins := inOrder(visit)
-		bad, err := readWindows(tx, a, wins)
+		all, unpark, err := pl.unpark(tx, visit)
 		if err != nil {
 			return err
 		}
-		for _, ws := range wins {
-			if err, ok := bad[ws]; ok {
-				ws.keys = nil
-				ws.entry.Error = clip(err.Error(), maxCellError)
-				if ws.entry.FailingSince.IsZero() {
-					ws.entry.FailingSince = now
-				}
-			}
-		}
-		// Parked elements of windows readable again come first: they were
-		// accepted before anything listed now. The listing came before the
-		// transaction, so only those still there are taken, as read here:
-		// a concurrent tick may have taken them already.
-		var all []foldElem
-		var unpark []string
-		var pp []string
-		for _, pk := range parked {
-			if ws := visit[windowID(pk.start)]; ws != nil && ws.keys != nil {
-				pp = append(pp, pk.path)
-			}
-		}
-		if len(pp) > 0 {
-			pdocs, err := tx.Get(pp...)
-			if err != nil {
-				return err
-			}
-			for _, d := range pdocs {
-				if !d.Exists {
-					continue
-				}
-				var pd parkedDoc
-				if err := decodeDoc(d, &pd); err != nil {
-					return err
-				}
-				all = append(all, pd.Elements...)
-				unpark = append(unpark, d.Path)
-			}
-		}
-		all = append(all, elems...)
-		var entries []entry
-		park := map[string][]foldElem{}
-		for from := 0; from < len(all); {
-			to := from + 1
-			for to < len(all) && all[to].PedidoID == all[from].PedidoID && all[to].At.Equal(all[from].At) {
-				to++
-			}
-			rec := all[from:to]
-			from = to
-			if e, ok := p.addRecord(a, visit, rec, park); !ok {
-				entries = append(entries, e)
-			}
-		}
-		for _, id := range order {
-			ws := visit[id]
-			if ws.keys == nil {
-				fr.failing = append(fr.failing, FailingCell{Aggregation: a.spec.Name, Path: a.paths.statePart(ws.entry.Start, 0),
-					WindowStart: ws.entry.Start, WindowEnd: ws.entry.End, Error: ws.entry.Error, Since: ws.entry.FailingSince})
-				if len(park[id]) > 0 {
-					ws.entry.Parked = true
-					if err := set(tx, a.paths.parkedOf(ws.entry.Start, advanced), parkedDoc{Elements: park[id]}, time.Time{}); err != nil {
-						return err
-					}
-				}
-				fd.Windows[id] = ws.entry
-				continue
-			}
-			if addOnly {
-				// The triggers run once the fold has caught up; parked
-				// elements are taken then too (Parked stays).
-				ws.entry.Due = now
-				ws.entry.Error, ws.entry.FailingSince = "", time.Time{}
-				if err := writeWindow(tx, a, ws); err != nil {
-					return err
-				}
-				fd.Windows[id] = ws.entry
-				continue
-			}
-			es, gone, err := p.trigger(a, ws, wm, now, &fr)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, es...)
-			if gone {
-				for _, pp := range partPaths(a, ws.entry) {
-					if err := tx.Delete(pp); err != nil {
-						return fmt.Errorf("delete %s: %w", pp, err)
-					}
-				}
-				delete(fd.Windows, id)
-				continue
-			}
-			ws.entry.Error, ws.entry.FailingSince, ws.entry.Parked = "", time.Time{}, false
-			if err := writeWindow(tx, a, ws); err != nil {
-				return err
-			}
-			fd.Windows[id] = ws.entry
-		}
-		for _, pp := range unpark {
-			if err := tx.Delete(pp); err != nil {
-				return fmt.Errorf("delete %s: %w", pp, err)
-			}
-		}
-		for len(entries) > 0 {
-			k := min(len(entries), outboxRowsPerDoc)
-			pe, err := p.writeEntries(tx, a.paths.outbox, entries[:k])
-			if err != nil {
-				return err
-			}
-			fr.written = append(fr.written, pe)
-			entries = entries[k:]
-		}
-		if records {
-			fd.Folded = advanced
-			if !addOnly {
-				// The advance observed fd's unseen times and the records
-				// up to observed.
-				fd.UnseenEvent, fd.UnseenAccepted = time.Time{}, time.Time{}
-			}
-			for _, e := range elems {
-				if addOnly || e.Gen > observed {
-					fd.UnseenEvent, fd.UnseenAccepted = later(fd.UnseenEvent, e.Event), later(fd.UnseenAccepted, e.At)
-				}
-			}
-		}
-		nd, err := encodeDoc(a.paths.foldPath(), fd, time.Time{})
+		entries, park := p.addRecords(pl.a, visit, all)
+		gone, es, err := p.runTriggers(pl, visit, &fr)
 		if err != nil {
 			return err
 		}
-		if docs[0].Exists && string(nd.Data) == string(docs[0].Data) {
-			return nil // nothing changed: a repeated tick writes nothing
+		entries = append(entries, es...)
+		if err := pl.writeState(tx, &fd, visit, park, gone, &fr); err != nil {
+			return err
 		}
-		return tx.Set(nd)
+		for _, path := range unpark {
+			if err := tx.Delete(path); err != nil {
+				return fmt.Errorf("delete %s: %w", path, err)
+			}
+		}
+		if fr.written, err = p.writeOutbox(tx, pl.a.paths.outbox, entries); err != nil {
+			return err
+		}
+		return pl.writeFold(tx, fd, read)
 	})
 	if err != nil {
 		// Nothing of a transaction that did not commit may reach the
@@ -290,6 +163,242 @@ func (p *Processor) foldTx(ctx context.Context, a aggregation, elems []foldElem,
 		return foldResult{}, err
 	}
 	return fr, nil
+}
+
+// begin reads the fold and control documents; ok is false when a
+// concurrent tick already did this fold's work.
+func (pl foldPlan) begin(tx docstore.Tx) (fd foldDoc, read docstore.Doc, ok bool, err error) {
+	docs, err := tx.Get(pl.a.paths.fold, controlPath)
+	if err != nil {
+		return fd, read, false, err
+	}
+	if err := decodeDoc(docs[0], &fd); err != nil {
+		return fd, read, false, err
+	}
+	var ctl controlDoc
+	if err := decodeDoc(docs[1], &ctl); err != nil {
+		return fd, read, false, err
+	}
+	if !docs[0].Exists {
+		// The aggregation's first fold: nothing before its first
+		// generation holds its elements.
+		fd.Folded = max(0, ctl.Aggs[pl.a.spec.Name].Since-1)
+	}
+	if pl.records() && fd.Folded != pl.prior {
+		return fd, read, false, nil // a concurrent tick folded these
+	}
+	if pl.triggers() && ctl.Aggs[pl.a.spec.Name].Advanced > pl.advanced {
+		// A concurrent tick advanced W again: its fold covers these, at
+		// its W; running the triggers at this older W could emit a pane
+		// behind one it already wrote.
+		return fd, read, false, nil
+	}
+	if fd.Windows == nil {
+		fd.Windows = map[string]windowEntry{}
+	}
+	return fd, docs[0], true, nil
+}
+
+// loadWindows reads the state of the due windows and of those the records
+// touch (new ones start empty), by window ID. A window whose state cannot
+// be read has keys nil and its error in its entry.
+func (pl foldPlan) loadWindows(tx docstore.Tx, fd foldDoc) (map[string]*windowState, error) {
+	visit := map[string]*windowState{}
+	for _, id := range pl.due {
+		if e, ok := fd.Windows[id]; ok {
+			visit[id] = &windowState{entry: e}
+		}
+	}
+	for _, e := range pl.elems {
+		id := windowID(e.Window.Start)
+		if visit[id] != nil {
+			continue
+		}
+		ent, ok := fd.Windows[id]
+		if !ok {
+			ent = windowEntry{Start: e.Window.Start, End: e.Window.End, Parts: 1}
+		}
+		visit[id] = &windowState{entry: ent}
+	}
+	wins := inOrder(visit)
+	bad, err := readWindows(tx, pl.a, wins)
+	if err != nil {
+		return nil, err
+	}
+	for _, ws := range wins {
+		if err, ok := bad[ws]; ok {
+			ws.keys = nil
+			ws.entry.Error = clip(err.Error(), maxCellError)
+			if ws.entry.FailingSince.IsZero() {
+				ws.entry.FailingSince = pl.now
+			}
+		}
+	}
+	return visit, nil
+}
+
+// unpark returns the elements to add: the parked ones of the windows
+// readable again first (they were accepted before anything listed now),
+// then the records'; and the parked documents taken. The listing came
+// before the transaction, so only those still there are taken, as read
+// here: a concurrent tick may have taken them already.
+func (pl foldPlan) unpark(tx docstore.Tx, visit map[string]*windowState) ([]foldElem, []string, error) {
+	var paths []string
+	for _, pk := range pl.parked {
+		if ws := visit[windowID(pk.start)]; ws != nil && ws.keys != nil {
+			paths = append(paths, pk.path)
+		}
+	}
+	if len(paths) == 0 {
+		return pl.elems, nil, nil
+	}
+	docs, err := tx.Get(paths...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var all []foldElem
+	var taken []string
+	for _, d := range docs {
+		if !d.Exists {
+			continue
+		}
+		var pd parkedDoc
+		if err := decodeDoc(d, &pd); err != nil {
+			return nil, nil, err
+		}
+		all = append(all, pd.Elements...)
+		taken = append(taken, d.Path)
+	}
+	return append(all, pl.elems...), taken, nil
+}
+
+// addRecords adds the elements, one order's at a time, to the windows'
+// keys; it returns the rows of the orders refused (addRecord) and, by
+// window ID, the elements of windows whose state cannot be read.
+func (p *Processor) addRecords(a aggregation, visit map[string]*windowState, all []foldElem) ([]entry, map[string][]foldElem) {
+	var entries []entry
+	park := map[string][]foldElem{}
+	for from := 0; from < len(all); {
+		to := from + 1
+		for to < len(all) && all[to].PedidoID == all[from].PedidoID && all[to].At.Equal(all[from].At) {
+			to++
+		}
+		if e, ok := p.addRecord(a, visit, all[from:to], park); !ok {
+			entries = append(entries, e)
+		}
+		from = to
+	}
+	return entries, park
+}
+
+// runTriggers runs the trigger of every readable window visited (but when
+// catching up: then it only marks them due) and returns the windows whose
+// every key expired and the panes' outbox rows.
+func (p *Processor) runTriggers(pl foldPlan, visit map[string]*windowState, fr *foldResult) (map[string]bool, []entry, error) {
+	gone := map[string]bool{}
+	var entries []entry
+	for _, id := range slices.Sorted(maps.Keys(visit)) {
+		ws := visit[id]
+		if ws.keys == nil {
+			continue
+		}
+		if !pl.triggers() {
+			// The triggers run once the fold has caught up; parked
+			// elements are taken then too (Parked stays).
+			ws.entry.Due = pl.now
+			continue
+		}
+		es, g, err := p.trigger(pl.a, ws, pl.wm, pl.now, fr)
+		if err != nil {
+			return nil, nil, err
+		}
+		entries = append(entries, es...)
+		gone[id] = g
+	}
+	return gone, entries, nil
+}
+
+// writeState writes the visited windows' state and their agenda entries
+// in fd: a failing window is reported and its elements parked, an expired
+// one deleted, any other written as it changed.
+func (pl foldPlan) writeState(tx docstore.Tx, fd *foldDoc, visit map[string]*windowState, park map[string][]foldElem, gone map[string]bool, fr *foldResult) error {
+	a := pl.a
+	for _, id := range slices.Sorted(maps.Keys(visit)) {
+		ws := visit[id]
+		switch {
+		case ws.keys == nil:
+			fr.failing = append(fr.failing, FailingWindow{Aggregation: a.spec.Name, Path: a.paths.statePart(ws.entry.Start, 0),
+				WindowStart: ws.entry.Start, WindowEnd: ws.entry.End, Error: ws.entry.Error, Since: ws.entry.FailingSince})
+			if len(park[id]) > 0 {
+				ws.entry.Parked = true
+				if err := set(tx, a.paths.parkedOf(ws.entry.Start, pl.advanced), parkedDoc{Elements: park[id]}, time.Time{}); err != nil {
+					return err
+				}
+			}
+			fd.Windows[id] = ws.entry
+			continue
+		case gone[id]:
+			for _, path := range partPaths(a, ws.entry) {
+				if err := tx.Delete(path); err != nil {
+					return fmt.Errorf("delete %s: %w", path, err)
+				}
+			}
+			delete(fd.Windows, id)
+			continue
+		}
+		ws.entry.Error, ws.entry.FailingSince = "", time.Time{}
+		if pl.triggers() {
+			ws.entry.Parked = false
+		}
+		if err := writeWindow(tx, a, ws); err != nil {
+			return err
+		}
+		fd.Windows[id] = ws.entry
+	}
+	return nil
+}
+
+// writeOutbox writes entries into outbox documents of at most
+// outboxRowsPerDoc rows.
+func (p *Processor) writeOutbox(tx docstore.Tx, outbox string, entries []entry) ([]pending, error) {
+	var written []pending
+	for len(entries) > 0 {
+		k := min(len(entries), outboxRowsPerDoc)
+		pe, err := p.writeEntries(tx, outbox, entries[:k])
+		if err != nil {
+			return nil, err
+		}
+		written = append(written, pe)
+		entries = entries[k:]
+	}
+	return written, nil
+}
+
+// writeFold moves Folded past the records and keeps the times no advance
+// observed, then writes fd unless it is as read (a repeated tick writes
+// nothing).
+func (pl foldPlan) writeFold(tx docstore.Tx, fd foldDoc, read docstore.Doc) error {
+	if pl.records() {
+		fd.Folded = pl.advanced
+		if pl.triggers() {
+			// The advance observed fd's unseen times and the records up
+			// to observed.
+			fd.UnseenEvent, fd.UnseenAccepted = time.Time{}, time.Time{}
+		}
+		for _, e := range pl.elems {
+			if !pl.triggers() || e.Gen > pl.observed {
+				fd.UnseenEvent, fd.UnseenAccepted = later(fd.UnseenEvent, e.Event), later(fd.UnseenAccepted, e.At)
+			}
+		}
+	}
+	nd, err := encodeDoc(pl.a.paths.fold, fd, time.Time{})
+	if err != nil {
+		return err
+	}
+	if read.Exists && string(nd.Data) == string(read.Data) {
+		return nil
+	}
+	return tx.Set(nd)
 }
 
 // addRecord adds one order's elements in aggregation a to the windows'
@@ -311,12 +420,6 @@ func (p *Processor) addRecord(a aggregation, visit map[string]*windowState, rec 
 		ws := visit[id]
 		if ws.keys == nil {
 			parks[id] = append(parks[id], e)
-			continue
-		}
-		if e.Applied {
-			// Its correction went out with the order: the fold only keeps
-			// the window on the agenda (the watermark saw its times).
-			ws.dirty = true
 			continue
 		}
 		if staged[ws] == nil {
@@ -341,7 +444,6 @@ func (p *Processor) addRecord(a aggregation, visit map[string]*windowState, rec 
 	}
 	for _, c := range changes {
 		c.ws.keys[c.key] = c.ks
-		c.ws.dirty = true
 	}
 	for id, es := range parks {
 		park[id] = append(park[id], es...)
@@ -359,7 +461,7 @@ func (p *Processor) trigger(a aggregation, ws *windowState, wm, now time.Time, f
 		ks := ws.keys[k]
 		wk := window.WindowKey{Window: w, Key: k}
 		fr.visited++
-		c, err := window.Combine(ks.State, []window.Shard{ks.Sum})
+		c, err := window.Combine(ks.State, []window.Partial{ks.Sum})
 		if err != nil {
 			return nil, false, err
 		}
@@ -377,11 +479,7 @@ func (p *Processor) trigger(a aggregation, ws *windowState, wm, now time.Time, f
 		if out.Expired {
 			delete(ws.keys, k)
 			fr.expired++
-			ws.dirty = true
 			continue
-		}
-		if out.State != ks.State || out.Pane != nil {
-			ws.dirty = true
 		}
 		ks.State = out.State
 		ws.keys[k] = ks
@@ -397,8 +495,8 @@ func (p *Processor) trigger(a aggregation, ws *windowState, wm, now time.Time, f
 // nextDue is when a key's trigger next fires on processing time alone:
 // the EARLY (before the end) or LATE delay after its first change not yet
 // in a pane; zero when every change is in a pane.
-func nextDue(s window.Spec, wk window.WindowKey, st window.PaneState, sum window.Shard, wm, now time.Time) time.Time {
-	c, err := window.Combine(st, []window.Shard{sum})
+func nextDue(s window.Spec, wk window.WindowKey, st window.PaneState, sum window.Partial, wm, now time.Time) time.Time {
+	c, err := window.Combine(st, []window.Partial{sum})
 	if err != nil || (c.Total == st.Emitted && c.FirstPending.IsZero()) {
 		return time.Time{}
 	}

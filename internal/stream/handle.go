@@ -72,7 +72,7 @@ func (p *Processor) HandleBatch(ctx context.Context, pushes []Push) ([]Result, e
 		}
 	}
 	if len(live) > 0 {
-		if err := p.ensureControl(ctx, live[0].now); err != nil {
+		if err := p.ensureControl(ctx); err != nil {
 			return results(), fmt.Errorf("handle %d orders: %w", len(live), err)
 		}
 		rows, err := p.commitOrders(ctx, live, bs)
@@ -172,7 +172,7 @@ func (p *Processor) logResult(ctx context.Context, r Result) {
 	}
 	for _, o := range r.Aggregations {
 		level := slog.LevelDebug
-		if o.Fate == TooLate || len(o.Panes) > 0 || o.Pending > 0 {
+		if o.Fate == TooLate || o.Pending > 0 {
 			level = slog.LevelInfo
 		}
 		if !p.log.Enabled(ctx, level) {
@@ -181,7 +181,7 @@ func (p *Processor) logResult(ctx context.Context, r Result) {
 		p.log.Log(ctx, level, "order handled", "message_id", r.MessageID, "pedido_id", r.PedidoID,
 			"aggregation", o.Aggregation, "fate", o.Fate, "lateness", o.Lateness.String(),
 			"window_start", o.Window.Start, "key", o.Key, "watermark", o.Watermark,
-			"panes", len(o.Panes), "pending", o.Pending)
+			"pending", o.Pending)
 	}
 }
 

@@ -106,7 +106,7 @@ func testTickIsolates(t *testing.T, except string) {
 		t.Fatal(err)
 	}
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
-	if _, err := p.Handle(ctx, upgradeDelivery("P-1", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
+	if _, err := p.Handle(ctx, orderDelivery("P-1", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
 		t.Fatal(err)
 	}
 	panes := func(s window.Spec) int {
@@ -134,7 +134,7 @@ func testTickIsolates(t *testing.T, except string) {
 	if _, err := p.Tick(ctx, at(17, 13)); err == nil || !strings.Contains(err.Error(), stream.PanesTable(sku.Name)) {
 		t.Fatalf("tick error %v, want the failing table named", err)
 	}
-	if _, err := p.Handle(ctx, upgradeDelivery("P-2", "ES", "1.00", at(17, 6)), at(17, 14)); err != nil {
+	if _, err := p.Handle(ctx, orderDelivery("P-2", "ES", "1.00", at(17, 6)), at(17, 14)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Tick(ctx, at(17, 16)); err == nil {

@@ -48,7 +48,7 @@ func TestQuietTickWritesOnlyLeases(t *testing.T) {
 			}
 			for i, pais := range []string{"ES", "FR", "ES"} {
 				id := fmt.Sprintf("Q-%d", i)
-				if _, err := p.Handle(ctx, upgradeDelivery(id, pais, "5.00", at(17, 5+i)), at(17, 20)); err != nil {
+				if _, err := p.Handle(ctx, orderDelivery(id, pais, "5.00", at(17, 5+i)), at(17, 20)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -164,7 +164,7 @@ func tickCost(t *testing.T, n int) (cost, stream.TickResult) {
 	var pushes []stream.Push
 	for i := range n {
 		pushes = append(pushes, stream.Push{Now: now,
-			Delivery: upgradeDelivery(fmt.Sprintf("H-%d", i), "ES", "1.00", base.Add(time.Duration(i)*time.Hour+5*time.Minute))})
+			Delivery: orderDelivery(fmt.Sprintf("H-%d", i), "ES", "1.00", base.Add(time.Duration(i)*time.Hour+5*time.Minute))})
 	}
 	if _, err := p.HandleBatch(ctx, pushes); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func tickCost(t *testing.T, n int) (cost, stream.TickResult) {
 		t.Fatal(err)
 	}
 	ev := now.Add(2 * time.Minute)
-	res, err := p.Handle(ctx, upgradeDelivery("N-1", "ES", "2.00", ev), ev.Add(time.Minute))
+	res, err := p.Handle(ctx, orderDelivery("N-1", "ES", "2.00", ev), ev.Add(time.Minute))
 	if err != nil || res.Fate() != stream.Accepted {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -232,11 +232,9 @@ var errFoldDown = errors.New("injected: the fold transaction fails")
 // fold of that advance failed, so the window's state lacks the ON_TIME
 // round. The panes that fold computed never committed, so none may reach
 // the warehouse: the next fold emits the same pane index, and the
-// warehouse keeps the first row of an identity. A late order (Ld = 0)
-// then cannot emit its correction from that state (it would miss what the
-// fold has not added): it is accepted, its element goes to the fold like
-// any other, and the next tick emits the pane with every order in it,
-// once.
+// warehouse keeps the first row of an identity. A late order then is
+// accepted, its element goes to the fold like any other, and the next tick
+// emits the pane with every order in it, once.
 func TestLateOrderWhileFoldBehind(t *testing.T) {
 	ctx := context.Background()
 	hora := window.Defaults()
@@ -247,7 +245,7 @@ func TestLateOrderWhileFoldBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
-	if _, err := p.Handle(ctx, upgradeDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
+	if _, err := p.Handle(ctx, orderDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Tick(ctx, at(17, 12)); err != nil {
@@ -261,11 +259,11 @@ func TestLateOrderWhileFoldBehind(t *testing.T) {
 	if n := sink.Count(stream.PanesTable(hora.Name)); n != 1 {
 		t.Errorf("%d panes in the warehouse after a fold that did not commit, want only the EARLY one before it", n)
 	}
-	res, err := p.Handle(ctx, upgradeDelivery("B", "ES", "2.00", at(17, 30)), at(18, 16))
+	res, err := p.Handle(ctx, orderDelivery("B", "ES", "2.00", at(17, 30)), at(18, 16))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := res.Aggregations[0]; o.Fate != stream.Accepted || o.Lateness != window.Late || len(o.Panes) != 0 {
+	if o := res.Aggregations[0]; o.Fate != stream.Accepted || o.Lateness != window.Late {
 		t.Fatalf("late order while the fold is behind: %+v, want accepted late, its correction left to the fold", o)
 	}
 	if _, err := p.Tick(ctx, at(18, 17)); err != nil {
@@ -314,13 +312,12 @@ func skus(from, to int) []string {
 	return out
 }
 
-// TestLateOrderSplitsWindowState: a window's state is split into more
+// TestFoldSplitsWindowState: a window's state is split into more
 // documents by key hash once one would pass 256 KiB. When the keys a late
-// order adds itself (Ld = 0) take it past, the order's transaction splits
-// it, and every later reader (the fold, the next late order) must read
-// every part: no key's state may be lost, so each key's next pane
+// order adds take it past, the fold splits it, and every later fold must
+// read every part: no key's state may be lost, so each key's next pane
 // continues its index with every order in it.
-func TestLateOrderSplitsWindowState(t *testing.T) {
+func TestFoldSplitsWindowState(t *testing.T) {
 	ctx := context.Background()
 	st := newBoltStore(t)
 	sink := streamtest.NewSink()
@@ -348,11 +345,13 @@ func TestLateOrderSplitsWindowState(t *testing.T) {
 	if n := parts(); n != 1 {
 		t.Fatalf("%d state documents for 800 keys, want 1", n)
 	}
-	// 250 more keys, late: the order's LATE panes and the window's state
-	// (now past 256 KiB: split in two) are written with it.
-	res, err := p.Handle(ctx, skuOrder("B", at(17, 30), skus(800, 1050)), at(18, 16))
-	if err != nil || len(res.Aggregations[0].Panes) != 250 {
-		t.Fatalf("late order: %+v %v, want 250 LATE panes", res.Aggregations[0].Fate, err)
+	// 250 more keys, late: the next tick writes their LATE panes and the
+	// window's state, now past 256 KiB: split in two.
+	if res, err := p.Handle(ctx, skuOrder("B", at(17, 30), skus(800, 1050)), at(18, 16)); err != nil || res.Fate() != stream.Accepted {
+		t.Fatalf("late order: %v %v", res.Fate(), err)
+	}
+	if tr, err := p.Tick(ctx, at(18, 17)); err != nil || len(tr.Aggregations[0].Panes) != 250 {
+		t.Fatalf("tick: %v, want 250 LATE panes", err)
 	}
 	if n := parts(); n != 2 {
 		t.Fatalf("%d state documents for 1050 keys, want 2", n)
@@ -366,21 +365,22 @@ func TestLateOrderSplitsWindowState(t *testing.T) {
 	}
 	var got, want []pane
 	for _, k := range append(skus(0, 10), skus(800, 810)...) {
-		res, err := p.Handle(ctx, skuOrder("C-"+k, at(17, 40), []string{k}), at(18, 17))
-		if err != nil {
+		if _, err := p.Handle(ctx, skuOrder("C-"+k, at(17, 40), []string{k}), at(18, 17)); err != nil {
 			t.Fatal(err)
 		}
-		for _, pn := range res.Aggregations[0].Panes {
-			got = append(got, pane{pn.Key, pn.Index, pn.Measures.Pedidos})
-		}
 		want = append(want, pane{k, 1, 2}) // ON_TIME or LATE 0 before
+	}
+	tr, err := p.Tick(ctx, at(18, 18))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pn := range tr.Aggregations[0].Panes {
+		got = append(got, pane{pn.Key, pn.Index, pn.Measures.Pedidos})
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("LATE panes after the split (-want +got):\n%s", diff)
 	}
-	if tr, err := p.Tick(ctx, at(18, 20)); err != nil {
-		t.Fatal(err)
-	} else if n := tr.Aggregations[0].FailingCells; n != 0 {
+	if n := tr.Aggregations[0].FailingCells; n != 0 {
 		t.Errorf("%d failing windows after the split", n)
 	}
 	if c := sink.Conflicts(); len(c) != 0 {

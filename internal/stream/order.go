@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -46,16 +45,8 @@ func (p *Processor) commitOrders(ctx context.Context, items []*item, bs *BatchIn
 type orderRead struct {
 	ctl controlDoc
 	// stored are the dedup records found, by pedido_id: the recorded fate
-	// per aggregation (a legacy record names one aggregation).
+	// per aggregation.
 	stored map[string]map[string]Fate
-	// late are the windows of late elements whose correction the order
-	// emits itself (Ld = 0), per aggregation, by window start; lateOK says
-	// per aggregation whether the fold state allows it (no advance of the
-	// watermark waiting for its fold).
-	late   []map[time.Time]*windowState
-	lateOK []bool
-	folds  []foldDoc
-	readLt []bool // per aggregation: the fold document was read
 }
 
 // aggPlan is what an order transaction does in one aggregation, decided in
@@ -67,11 +58,6 @@ type aggPlan struct {
 	cum      []int          // writes after each item
 	cumBytes []int
 	entries  []entry
-	late     map[time.Time]*windowState // late windows as changed
-	wants    []time.Time                // late windows to read first
-	bad      int
-	reason   string
-	err      error
 }
 
 // orderTx handles a prefix of items in one transaction, as if one after the
@@ -80,9 +66,8 @@ type aggPlan struct {
 // item's dedup record, and writes each new order's dedup record, tagged
 // with the generation, carrying its elements for the fold: one read of a
 // shared document and one write per order, whatever the windows and keys
-// it counts in. Only a late order whose correction is due at once (Ld = 0)
-// reads and writes its window's state, and a too-late window or a line
-// without a SKU writes its pedidos_descartados row into the outbox.
+// it counts in. It reads no window state; only a too-late window or a line
+// without a SKU writes more: its pedidos_descartados row, into the outbox.
 //
 // The closure, which the store may run again, changes nothing outside it.
 func (p *Processor) orderTx(ctx context.Context, items []*item, bs *BatchInfo) (int, []pending, error) {
@@ -103,33 +88,13 @@ func (p *Processor) orderTx(ctx context.Context, items []*item, bs *BatchInfo) (
 		}
 		bad = map[int]string{}
 		n = len(items)
+		// Plan, and plan again with an order found invalid or with fewer
+		// orders, until the prefix fits one transaction.
 		for {
 			skip, dup = duplicates(items[:n], rd.stored, bad)
 			plans = make([]aggPlan, len(p.aggs))
-			var wants []want
-			replan := false
 			for ai, a := range p.aggs {
-				pl := p.planAgg(a.spec, ai, items[:n], skip, rd)
-				if pl.err != nil {
-					return pl.err
-				}
-				plans[ai] = pl
-				for _, w := range pl.wants {
-					wants = append(wants, want{agg: ai, start: w})
-				}
-				if len(pl.wants) == 0 && pl.bad >= 0 {
-					bad[pl.bad], replan = pl.reason, true
-					break
-				}
-			}
-			if len(wants) > 0 {
-				if err := p.readLate(tx, &rd, wants); err != nil {
-					return err
-				}
-				continue
-			}
-			if replan {
-				continue
+				plans[ai] = p.planAgg(a.spec, ai, items[:n], skip, rd.ctl)
 			}
 			if i, size := oversized(plans, skip, n); i >= 0 {
 				// One document holds an order's elements: one this large
@@ -143,11 +108,10 @@ func (p *Processor) orderTx(ctx context.Context, items []*item, bs *BatchInfo) (
 				n = 1
 				continue
 			}
-			if k < n {
-				n = k
-				continue
+			if k == n {
+				break
 			}
-			break
+			n = k
 		}
 		written, err = p.writeOrders(tx, rd.ctl, items[:n], skip, plans)
 		return err
@@ -169,11 +133,6 @@ func (p *Processor) orderTx(ctx context.Context, items []*item, bs *BatchInfo) (
 		}
 	}
 	return n, written, nil
-}
-
-type want struct {
-	agg   int
-	start time.Time
 }
 
 // duplicates marks the items that are not handled: those recorded before
@@ -272,26 +231,17 @@ func duplicateOutcome(s window.Spec, ai int, it *item, stored map[string]map[str
 	return out
 }
 
-// readOrders reads the control document and the dedup records (new and,
-// while they can exist, legacy).
+// readOrders reads the control document and the items' dedup records.
 func (p *Processor) readOrders(tx docstore.Tx, items []*item) (orderRead, error) {
-	rd := orderRead{stored: map[string]map[string]Fate{}, late: make([]map[time.Time]*windowState, len(p.aggs)),
-		lateOK: make([]bool, len(p.aggs)), folds: make([]foldDoc, len(p.aggs)), readLt: make([]bool, len(p.aggs))}
-	for ai := range p.aggs {
-		rd.late[ai] = map[time.Time]*windowState{}
-	}
-	type lookup struct {
-		pedidoID string
-		agg      string // "" for the record of every aggregation
-	}
-	var looks []lookup
+	rd := orderRead{stored: map[string]map[string]Fate{}}
+	var ids []string
 	paths := []string{controlPath}
 	seen := map[string]bool{}
 	for _, it := range items {
 		if id := it.o.PedidoID; !seen[id] {
 			seen[id] = true
+			ids = append(ids, id)
 			paths = append(paths, dedupPath(id))
-			looks = append(looks, lookup{pedidoID: id})
 		}
 	}
 	docs, err := tx.Get(paths...)
@@ -304,74 +254,30 @@ func (p *Processor) readOrders(tx docstore.Tx, items []*item) (orderRead, error)
 	if err := decodeDoc(docs[0], &rd.ctl); err != nil {
 		return rd, err
 	}
-	var legacy []aggregation
-	if len(items) > 0 && items[0].now.Before(rd.ctl.LegacyUntil) {
-		for _, a := range p.aggs {
-			if slices.Contains(rd.ctl.Legacy, a.spec.Name) {
-				legacy = append(legacy, a)
-			}
-		}
-	}
-	var lpaths []string
-	var llooks []lookup
-	for _, l := range looks {
-		for _, a := range legacy {
-			lpaths = append(lpaths, a.paths.legacyOrder(l.pedidoID))
-			llooks = append(llooks, lookup{pedidoID: l.pedidoID, agg: a.spec.Name})
-		}
-	}
-	var ldocs []docstore.Doc
-	if len(lpaths) > 0 {
-		if ldocs, err = tx.Get(lpaths...); err != nil {
-			return rd, err
-		}
-	}
-	found := func(l lookup, d docstore.Doc) error {
-		if !d.Exists {
-			return nil
-		}
-		fates := rd.stored[l.pedidoID]
-		if fates == nil {
-			fates = map[string]Fate{}
-			rd.stored[l.pedidoID] = fates
-		}
-		if l.agg != "" {
-			var rec legacyOrderDoc
-			if err := decodeDoc(d, &rec); err != nil {
-				return err
-			}
-			fates[l.agg] = rec.Fate
-			return nil
+	for i, id := range ids {
+		if !docs[i+1].Exists {
+			continue
 		}
 		var rec dedupDoc
-		if err := decodeDoc(d, &rec); err != nil {
-			return err
+		if err := decodeDoc(docs[i+1], &rec); err != nil {
+			return rd, err
 		}
+		fates := map[string]Fate{}
 		for name, r := range rec.Aggregations {
 			fates[name] = r.Fate
 		}
-		return nil
-	}
-	for i, l := range looks {
-		if err := found(l, docs[i+1]); err != nil {
-			return rd, err
-		}
-	}
-	for i, l := range llooks {
-		if err := found(l, ldocs[i]); err != nil {
-			return rd, err
-		}
+		rd.stored[id] = fates
 	}
 	return rd, nil
 }
 
 // planAgg handles items one after the other, in memory, in aggregation s
-// (the ai-th). It is pure: rd is not changed (late windows are copied), so
-// a plan can be made again after more reads or with fewer items.
-func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, rd orderRead) aggPlan {
-	wm := rd.ctl.Aggs[s.Name].Watermark
+// (the ai-th), classifying each element against the W of ctl. It is pure,
+// so a plan can be made again with fewer items.
+func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, ctl controlDoc) aggPlan {
+	wm := ctl.Aggs[s.Name].Watermark
 	pl := aggPlan{outs: make([]Outcome, len(items)), recs: make([]aggRecord, len(items)), elems: make([][]recElement, len(items)),
-		cum: make([]int, len(items)), cumBytes: make([]int, len(items)), bad: -1, late: map[time.Time]*windowState{}}
+		cum: make([]int, len(items)), cumBytes: make([]int, len(items))}
 	writes, bytes := 0, 0
 	for i, it := range items {
 		if skip[i] {
@@ -411,32 +317,7 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, r
 				}
 				continue
 			}
-			re := recElement{Start: w.Start, Key: e.wk.Key, M: e.ms, Wm: wm}
-			if eo.Lateness == window.Late && s.LateDelay == 0 {
-				pane, applied, err := pl.applyLate(s, ai, rd, e, it, wm, &writes, &bytes)
-				if errors.Is(err, window.ErrOverflow) {
-					// The window's totals would leave the range BigQuery
-					// stores: no retry can ever succeed, so the message is
-					// dead-lettered with the reason.
-					pl.bad = i
-					pl.reason = fmt.Sprintf("invalid: aggregation %s: window %s key %q: %v", s.Name, w.Start.Format(time.RFC3339), e.wk.Key, err)
-					return pl
-				}
-				if err != nil {
-					pl.err = err
-					return pl
-				}
-				if len(pl.wants) > 0 {
-					continue // read first, then plan again
-				}
-				re.Applied = applied
-				if pane != nil {
-					out.Panes = append(out.Panes, *pane)
-					pl.entries = append(pl.entries, p.rows.paneEntry(*pane))
-					writes, bytes = writes+1, bytes+docOverhead
-				}
-			}
-			pl.elems[i] = append(pl.elems[i], re)
+			pl.elems[i] = append(pl.elems[i], recElement{Start: w.Start, Key: e.wk.Key, M: e.ms, Wm: wm})
 			bytes += elementBytes
 			if !containsTime(rec.Accepted, w.Start) {
 				rec.Accepted = append(rec.Accepted, w.Start)
@@ -474,23 +355,8 @@ func containsTime(ts []time.Time, t time.Time) bool {
 }
 
 // writeOrders writes each handled order's dedup record, tagged with the
-// open generation, the late windows' state and the outbox rows.
+// open generation, and the outbox rows.
 func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, skip []bool, plans []aggPlan) ([]pending, error) {
-	// Late windows first: their records say how many parts they left.
-	parts := make([]map[time.Time]int, len(p.aggs))
-	for ai, a := range p.aggs {
-		parts[ai] = map[time.Time]int{}
-		for _, start := range slices.SortedFunc(maps.Keys(plans[ai].late), time.Time.Compare) {
-			ws := plans[ai].late[start]
-			if !ws.dirty {
-				continue
-			}
-			if err := writeWindow(tx, a, ws); err != nil {
-				return nil, err
-			}
-			parts[ai][start] = ws.entry.Parts
-		}
-	}
 	for i, it := range items {
 		if skip[i] {
 			continue
@@ -500,13 +366,7 @@ func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, s
 			Aggregations: make(map[string]aggRecord, len(p.aggs)), Elements: map[string][]recElement{}}
 		for ai, a := range p.aggs {
 			rec.Aggregations[a.spec.Name] = plans[ai].recs[i]
-			els := slices.Clone(plans[ai].elems[i])
-			for j := range els {
-				if els[j].Applied {
-					els[j].Parts = parts[ai][els[j].Start]
-				}
-			}
-			if len(els) > 0 {
+			if els := plans[ai].elems[i]; len(els) > 0 {
 				rec.Elements[a.spec.Name] = els
 			}
 		}
@@ -555,11 +415,11 @@ func writeWindow(tx docstore.Tx, a aggregation, ws *windowState) error {
 // fold merges parts into one shard as of pane state st: measures add up,
 // flags and times keep their extremes, and the earliest pending mark that
 // is still pending against st survives.
-func fold(st window.PaneState, parts ...window.Shard) (window.Shard, error) {
+func fold(st window.PaneState, parts ...window.Partial) (window.Partial, error) {
 	c, err := window.Combine(st, parts)
 	if err != nil {
-		return window.Shard{}, err
+		return window.Partial{}, err
 	}
-	return window.Shard{Measures: c.Total, OnTime: c.OnTime, Epoch: st.NextIndex, PendingSince: c.FirstPending,
+	return window.Partial{Measures: c.Total, OnTime: c.OnTime, Epoch: st.NextIndex, PendingSince: c.FirstPending,
 		MaxEventTime: c.MaxEventTime, LastAccepted: c.LastAccepted}, nil
 }

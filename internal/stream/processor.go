@@ -196,8 +196,9 @@ type Outcome struct {
 	// recorded in pedidos_descartados.
 	SKUMissing []int
 	Watermark  time.Time // the W the order was classified against; zero: none yet
-	// Panes emitted with the order: the LATE correction of a late order
-	// when the late delay is 0 (or the ON_TIME pane its window still owed).
+	// Panes is always empty: every pane comes with a tick.
+	//
+	// Deprecated: kept only until internal/render stops reading it.
 	Panes []window.Pane
 	// Pending counts rows of this message left in the outbox because the
 	// sink failed; the next tick appends them.
@@ -213,10 +214,10 @@ type ElementOutcome struct {
 	Lateness window.Lateness
 }
 
-// rows counts the outbox rows the outcome wrote: its panes, one drop per
-// window, its lines without a SKU.
+// rows counts the outbox rows the outcome wrote: one drop per window, its
+// lines without a SKU.
 func (o Outcome) rows() int {
-	n := len(o.Panes) + len(o.SKUMissing)
+	n := len(o.SKUMissing)
 	seen := map[time.Time]bool{}
 	for _, e := range o.Elements {
 		if e.Fate == TooLate && !seen[e.Window.Start] {
@@ -258,16 +259,13 @@ type AggregationTick struct {
 	Expired int           // (window, key)s whose state was deleted
 	Flushed int           // outbox rows appended to the sink
 	Pending int           // outbox rows left for the next tick (sink failed)
-	// Failing are the windows (Path a state document of the window; Key
-	// set only for a cell of the previous layout being migrated) that this
+	// Failing are the windows (Path their state document 0) that this
 	// tick could not read or add up; every other window was processed.
 	// They are not an error of the tick (retrying at once cannot help):
 	// each stays on the fold's agenda, its new elements parked, and the
-	// next ticks try it again. See FailingCell, whose name is from the
-	// layouts that reported (window, key) cells. At most
-	// MaxReportedFailing, the first by window; FailingCells counts them
-	// all.
-	Failing      []FailingCell
+	// next ticks try it again. At most MaxReportedFailing, the first by
+	// window; FailingCells counts them all.
+	Failing      []FailingWindow
 	FailingCells int
 }
 

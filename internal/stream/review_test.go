@@ -8,26 +8,30 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
 // TestOversizedOrderIsDeadLettered: an order counts in one dedup record;
-// one whose elements could not fit a document (here 3,000 distinct SKUs,
-// four sliding windows each) is dead-lettered with the reason instead of
-// failing on every redelivery, and the orders batched with it count.
+// one whose elements could not fit a document (here as many distinct SKUs
+// as an order may have lines, in twelve sliding windows each) is
+// dead-lettered with the reason instead of failing on every redelivery,
+// and the orders batched with it count.
 func TestOversizedOrderIsDeadLettered(t *testing.T) {
 	ctx := context.Background()
 	sink := streamtest.NewSink()
-	p, err := stream.New(newBoltStore(t), sink, []window.Spec{skuSpec()}, streamtest.IsCountry, logging.Discard())
+	spec := skuSpec()
+	spec.Period = 5 * time.Minute
+	p, err := stream.New(newBoltStore(t), sink, []window.Spec{spec}, streamtest.IsCountry, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 3, 14, 17, 5, 0, 0, time.UTC)
 	now := at.Add(time.Minute)
 	res, err := p.HandleBatch(ctx, []stream.Push{
-		{Delivery: skuOrder("BIG", at, skus(0, 3000)), Now: now},
+		{Delivery: skuOrder("BIG", at, skus(0, order.MaxLineas)), Now: now},
 		{Delivery: skuOrder("SMALL", at, skus(0, 2)), Now: now},
 	})
 	if err != nil {
@@ -42,20 +46,20 @@ func TestOversizedOrderIsDeadLettered(t *testing.T) {
 	if _, err := p.Tick(ctx, now.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	ps, err := sink.PanesOf(skuSpec())
+	ps, err := sink.PanesOf(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// SMALL's two SKUs in their four windows each.
-	if len(ps) != 8 {
-		t.Errorf("%d panes, want 8 (2 SKUs x 4 windows of SMALL alone)", len(ps))
+	// SMALL's two SKUs in their twelve windows each.
+	if len(ps) != 24 {
+		t.Errorf("%d panes, want 24 (2 SKUs x 12 windows of SMALL alone)", len(ps))
 	}
 }
 
-// TestLateOrderOnUnreadableWindowIsParked: a late order (Ld = 0) for a
-// window whose state cannot be read is accepted, not failed: the fold
-// parks it and reports the window, so it does not bounce until the
-// window expires and then turn too late.
+// TestLateOrderOnUnreadableWindowIsParked: a late order for a window whose
+// state cannot be read is accepted, not failed: the fold parks it and
+// reports the window, so it does not bounce until the window expires and
+// then turn too late.
 func TestLateOrderOnUnreadableWindowIsParked(t *testing.T) {
 	ctx := context.Background()
 	hora := window.Defaults()
@@ -66,7 +70,7 @@ func TestLateOrderOnUnreadableWindowIsParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
-	if _, err := p.Handle(ctx, upgradeDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
+	if _, err := p.Handle(ctx, orderDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
 		t.Fatal(err)
 	}
 	// W passes the 17:00 window's end: its ON_TIME pane.
@@ -81,11 +85,11 @@ func TestLateOrderOnUnreadableWindowIsParked(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Handle(ctx, upgradeDelivery("B", "ES", "2.00", at(17, 30)), at(18, 16))
+	res, err := p.Handle(ctx, orderDelivery("B", "ES", "2.00", at(17, 30)), at(18, 16))
 	if err != nil {
 		t.Fatalf("late order for an unreadable window: %v; want it accepted (2xx)", err)
 	}
-	if o := res.Aggregations[0]; o.Fate != stream.Accepted || o.Lateness != window.Late || len(o.Panes) != 0 {
+	if o := res.Aggregations[0]; o.Fate != stream.Accepted || o.Lateness != window.Late {
 		t.Fatalf("late order for an unreadable window: %+v, want accepted late, its correction left to the fold", o)
 	}
 	tr, err := p.Tick(ctx, at(18, 17))

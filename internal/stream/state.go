@@ -1,21 +1,19 @@
 package stream
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// The documents of layout 3 (see the package comment).
+// The documents of the stream (see the package comment).
 const (
 	controlPath = "stream/control" // controlDoc: every order transaction reads it
 	// splitBytes is the size past which a window's state document is split
@@ -38,10 +36,6 @@ type controlDoc struct {
 	// advance closed (Advanced) and the first generation whose records may
 	// hold its elements (Since).
 	Aggs map[string]aggControl `json:"aggs"`
-	// The upgrade from the per-aggregation dedup records (layout 1).
-	Since       time.Time `json:"since"`
-	LegacyUntil time.Time `json:"legacy_until,omitzero"`
-	Legacy      []string  `json:"legacy,omitempty"`
 }
 
 type aggControl struct {
@@ -58,9 +52,6 @@ func (d controlDoc) stamped() any  { d.Layout = StateLayout; return d }
 type foldDoc struct {
 	Layout int   `json:"layout"`
 	Folded int64 `json:"folded"`
-	// Migrating: the previous layout's cells and deltas are being moved
-	// into Windows; nothing folds until that is done.
-	Migrating bool `json:"migrating,omitempty"`
 	// Unseen: the newest event and acceptance times of elements folded
 	// that no advance observed (those of the generation the advance itself
 	// closed, and of catch-up folds); the next advance observes them.
@@ -95,7 +86,6 @@ func (e windowEntry) window() window.Window {
 // each with its pane state and the sum of every element folded in.
 type partDoc struct {
 	Layout int                 `json:"layout"`
-	Parts  int                 `json:"parts,omitempty"` // how many parts the window had when written
 	Start  time.Time           `json:"start"`
 	End    time.Time           `json:"end"`
 	Keys   map[string]keyState `json:"keys"`
@@ -106,7 +96,7 @@ func (d partDoc) stamped() any  { d.Layout = StateLayout; return d }
 
 type keyState struct {
 	State window.PaneState `json:"st"`
-	Sum   window.Shard     `json:"sum"`
+	Sum   window.Partial   `json:"sum"`
 }
 
 // parkedDoc holds elements folded while their window's state could not be
@@ -121,17 +111,12 @@ func (d parkedDoc) stamped() any  { d.Layout = StateLayout; return d }
 
 // recElement is an order's element as its dedup record carries it to the
 // fold: the (window, key), the measures and the W the order was classified
-// against. Applied: a late element whose correction the order transaction
-// emitted itself (Ld = 0); the fold only notes its window and times.
+// against.
 type recElement struct {
-	Start   time.Time       `json:"w"`
-	Key     string          `json:"k"`
-	M       window.Measures `json:"m"`
-	Wm      time.Time       `json:"wm,omitzero"`
-	Applied bool            `json:"applied,omitempty"`
-	// Parts: for an applied element, the parts its window's state had
-	// after the order wrote it (a window the agenda does not know yet).
-	Parts int `json:"parts,omitempty"`
+	Start time.Time       `json:"w"`
+	Key   string          `json:"k"`
+	M     window.Measures `json:"m"`
+	Wm    time.Time       `json:"wm,omitzero"`
 }
 
 // foldElem is one element ready to fold: the record's element with its
@@ -145,17 +130,12 @@ type foldElem struct {
 	Event    time.Time       `json:"event"`
 	At       time.Time       `json:"at"`
 	Message  string          `json:"message_id,omitempty"`
-	Applied  bool            `json:"applied,omitempty"`
-	Parts    int             `json:"parts,omitempty"`
 	Gen      int64           `json:"gen,omitempty"` // its record's generation
 }
 
 func (e foldElem) order() window.Order {
 	return window.Order{ID: e.PedidoID, Key: e.Key, EventTime: e.Event, Measures: e.M, Window: e.Window}
 }
-
-// Paths of one aggregation's layout-3 documents.
-func (p paths) foldPath() string { return strings.TrimSuffix(p.watermark, "/watermark") + "/fold" }
 
 func (p paths) statePart(start time.Time, part int) string {
 	return p.state + "/" + windowID(start) + "_" + strconv.Itoa(part)
@@ -180,12 +160,11 @@ func partOf(key string, parts int) int {
 // genTag is the dedup record's docstore tag: its generation.
 func genTag(gen int64) string { return "g" + strconv.FormatInt(gen, 10) }
 
-// windowState is a window's keys as a fold or a late order reads them.
+// windowState is a window's keys as a fold reads them.
 type windowState struct {
 	entry windowEntry
 	keys  map[string]keyState
 	read  []docstore.Doc // the part documents as read, to skip unchanged writes
-	dirty bool
 }
 
 // readParts decodes a window's part documents into one key map.
@@ -202,53 +181,23 @@ func readParts(docs []docstore.Doc) (map[string]keyState, error) {
 }
 
 // readWindows reads the state documents of the windows ws, as many parts
-// as each entry says, in one call; then again for those whose documents
-// say they were split into more parts since (a late order splits a window
-// before the fold's agenda knows it). It fills read and keys. A window
+// as each entry says (the fold that splits a window records its parts in
+// the same transaction), in one call, and fills read and keys. A window
 // whose state cannot be read (ErrUnreadableState) gets keys nil and its
 // error in the map; any other error ends the transaction.
 func readWindows(tx docstore.Tx, a aggregation, ws []*windowState) (map[*windowState]error, error) {
-	bad := map[*windowState]error{}
-	todo := ws
-	for len(todo) > 0 {
-		var paths []string
-		var of []*windowState
-		for _, w := range todo {
-			w.entry.Parts = max(1, w.entry.Parts)
-			for i := len(w.read); i < w.entry.Parts; i++ {
-				paths = append(paths, a.paths.statePart(w.entry.Start, i))
-				of = append(of, w)
-			}
-		}
-		if len(paths) == 0 {
-			break
-		}
-		docs, err := tx.Get(paths...)
-		if err != nil {
-			return nil, err
-		}
-		for i, w := range of {
-			w.read = append(w.read, docs[i])
-		}
-		var again []*windowState
-		for _, w := range todo {
-			more := w.entry.Parts
-			for _, d := range w.read {
-				var head struct {
-					Parts int `json:"parts"`
-				}
-				if d.Exists && json.Unmarshal(d.Data, &head) == nil {
-					more = max(more, head.Parts)
-				}
-			}
-			if more > w.entry.Parts {
-				w.entry.Parts = more
-				again = append(again, w)
-			}
-		}
-		todo = again
-	}
+	var paths []string
 	for _, w := range ws {
+		paths = append(paths, partPaths(a, w.entry)...)
+	}
+	docs, err := tx.Get(paths...)
+	if err != nil {
+		return nil, err
+	}
+	bad := map[*windowState]error{}
+	for _, w := range ws {
+		w.entry.Parts = max(1, w.entry.Parts)
+		w.read, docs = docs[:w.entry.Parts], docs[w.entry.Parts:]
 		keys, err := readParts(w.read)
 		if err != nil {
 			if !errors.Is(err, ErrUnreadableState) {
@@ -279,7 +228,7 @@ func encodeParts(a aggregation, e windowEntry, keys map[string]keyState) ([]docs
 	for {
 		byPart := make([]partDoc, parts)
 		for i := range byPart {
-			byPart[i] = partDoc{Start: e.Start, End: e.End, Parts: parts, Keys: map[string]keyState{}}
+			byPart[i] = partDoc{Start: e.Start, End: e.End, Keys: map[string]keyState{}}
 		}
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			byPart[partOf(k, parts)].Keys[k] = keys[k]
@@ -322,7 +271,7 @@ func recordElements(s window.Spec, pedidoID string, rec dedupDoc) ([]foldElem, e
 			return nil, fmt.Errorf("record of %s: window %s is not one of %s at %s", pedidoID, w.Start, s.Name, rec.EventTime)
 		}
 		out = append(out, foldElem{Window: w, Key: re.Key, M: re.M, Wm: re.Wm, PedidoID: pedidoID,
-			Event: rec.EventTime.UTC(), At: rec.ReceivedAt.UTC(), Message: rec.MessageID, Applied: re.Applied, Parts: re.Parts, Gen: rec.Gen})
+			Event: rec.EventTime.UTC(), At: rec.ReceivedAt.UTC(), Message: rec.MessageID, Gen: rec.Gen})
 	}
 	return out, nil
 }

@@ -42,7 +42,7 @@ type AggregationStatus struct {
 	// error and since when (as the fold's agenda recorded them; Key empty,
 	// Path their state document 0), and the documents this status could
 	// not read; the other windows are open as usual.
-	Failing []FailingCell
+	Failing []FailingWindow
 }
 
 // OpenWindow is one open (window, key) and its pane bookkeeping.
@@ -61,9 +61,7 @@ type OpenWindow struct {
 //
 // Its reads: the stream collection (the control document, once), and per
 // aggregation its control collection (fold agenda, lease), its window
-// state documents and its outbox. During the upgrade from layout 2 (no
-// control document yet, or a fold not yet migrated) it reads the previous
-// layout's watermark, cells and agenda instead.
+// state documents and its outbox.
 func (p *Processor) Status(ctx context.Context, now time.Time) ([]AggregationStatus, error) {
 	now = now.UTC()
 	ctl, ctlErr, err := p.statusControl(ctx)
@@ -84,7 +82,7 @@ func (p *Processor) Status(ctx context.Context, now time.Time) ([]AggregationSta
 // statusControl reads the control document by listing its collection (no
 // transaction). ctl is nil when it does not exist yet; ctlErr is set when
 // it cannot be read (another layout): every aggregation reports it.
-func (p *Processor) statusControl(ctx context.Context) (ctl *controlDoc, ctlErr *FailingCell, err error) {
+func (p *Processor) statusControl(ctx context.Context) (ctl *controlDoc, ctlErr *FailingWindow, err error) {
 	coll := collectionOf(controlPath)
 	docs, err := p.store.List(ctx, coll)
 	if err != nil {
@@ -99,7 +97,7 @@ func (p *Processor) statusControl(ctx context.Context) (ctl *controlDoc, ctlErr 
 			if !errors.Is(err, ErrUnreadableState) {
 				return nil, nil, err
 			}
-			return nil, &FailingCell{Path: d.Path, Error: clip(err.Error(), maxCellError)}, nil
+			return nil, &FailingWindow{Path: d.Path, Error: clip(err.Error(), maxCellError)}, nil
 		}
 		return &c, nil, nil
 	}
@@ -115,7 +113,7 @@ func (p *Processor) DeadLettersPending(ctx context.Context) (int, error) {
 	return len(docs), nil
 }
 
-func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *controlDoc, ctlErr *FailingCell, now time.Time) (AggregationStatus, error) {
+func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *controlDoc, ctlErr *FailingWindow, now time.Time) (AggregationStatus, error) {
 	st := AggregationStatus{Aggregation: a.spec.Name}
 	if ctlErr != nil {
 		f := *ctlErr
@@ -126,7 +124,7 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *c
 		ws := ctl.Aggs[a.spec.Name].WatermarkState
 		st.Watermark, st.MaxEventTime, st.LastAccepted = ws.Watermark, ws.MaxEventTime, ws.LastAccepted
 	}
-	coll := collectionOf(a.paths.watermark)
+	coll := collectionOf(a.paths.fold)
 	control, err := p.store.List(ctx, coll)
 	if err != nil {
 		return st, fmt.Errorf("list %s: %w", coll, err)
@@ -134,21 +132,7 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *c
 	var fd *foldDoc
 	for _, d := range control {
 		switch d.Path {
-		case a.paths.watermark:
-			if ctl != nil || ctlErr != nil {
-				continue // copied into the control document: no longer W
-			}
-			// Layout 2 still serving (no layout-3 process has run): its W.
-			var ws window.WatermarkState
-			if err := decodeDoc(d, &ws); err != nil {
-				if !errors.Is(err, ErrUnreadableState) {
-					return st, err
-				}
-				st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
-				continue
-			}
-			st.Watermark, st.MaxEventTime, st.LastAccepted = ws.Watermark, ws.MaxEventTime, ws.LastAccepted
-		case a.paths.foldPath():
+		case a.paths.fold:
 			var f foldDoc
 			if err := decodeDoc(d, &f); err != nil {
 				if !errors.Is(err, ErrUnreadableState) {
@@ -175,13 +159,6 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *c
 	if err := p.windowStatus(ctx, a, fd, &st); err != nil {
 		return st, err
 	}
-	if fd == nil || fd.Migrating {
-		// The first tick of layout 3 has not moved the previous layout's
-		// cells yet (or is moving them): those still open are there.
-		if err := p.legacyWindowStatus(ctx, a, &st); err != nil {
-			return st, err
-		}
-	}
 	st.Failing = dedupFailing(st.Failing)
 	slices.SortFunc(st.OpenWindows, func(x, y OpenWindow) int {
 		return cmp.Or(x.Start.Compare(y.Start), cmp.Compare(x.Key, y.Key))
@@ -198,13 +175,12 @@ func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc
 	if fd != nil {
 		for _, e := range fd.Windows {
 			if e.Error != "" {
-				st.Failing = append(st.Failing, FailingCell{Aggregation: a.spec.Name, Path: a.paths.statePart(e.Start, 0),
+				st.Failing = append(st.Failing, FailingWindow{Aggregation: a.spec.Name, Path: a.paths.statePart(e.Start, 0),
 					WindowStart: e.Start.UTC(), WindowEnd: e.End.UTC(), Error: e.Error, Since: e.FailingSince})
 			}
 		}
 	}
-	// Listing the collection, not the agenda's parts, also finds a window
-	// a late order (Ld = 0) created before any tick put it on the agenda.
+	// Listing the collection reads every part without the agenda.
 	parts, err := p.store.List(ctx, a.paths.state)
 	if err != nil {
 		return fmt.Errorf("list %s: %w", a.paths.state, err)
@@ -220,60 +196,6 @@ func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc
 		}
 		for k, ks := range pd.Keys {
 			st.OpenWindows = append(st.OpenWindows, openWindow(pd.Start, pd.End, k, ks.State))
-		}
-	}
-	return nil
-}
-
-// legacyWindowStatus adds the previous layout's cells, and the cells only
-// its agenda knows (orders no tick had folded in yet), unless layout 3's
-// state already lists them.
-func (p *Processor) legacyWindowStatus(ctx context.Context, a aggregation, st *AggregationStatus) error {
-	known := map[window.WindowKey]bool{}
-	for _, w := range st.OpenWindows {
-		known[window.WindowKey{Window: window.Window{Start: w.Start, End: w.End}, Key: w.Key}] = true
-	}
-	cells, err := p.store.List(ctx, a.paths.windows)
-	if err != nil {
-		return fmt.Errorf("list %s: %w", a.paths.windows, err)
-	}
-	for _, d := range cells {
-		var c cellDoc
-		if err := decodeDoc(d, &c); err != nil {
-			if !errors.Is(err, ErrUnreadableState) {
-				return err
-			}
-			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
-			continue
-		}
-		wk := window.WindowKey{Window: window.Window{Start: c.WindowStart.UTC(), End: c.WindowEnd.UTC()}, Key: c.Key}
-		if !known[wk] {
-			known[wk] = true
-			st.OpenWindows = append(st.OpenWindows, openWindow(c.WindowStart, c.WindowEnd, c.Key, c.State))
-		}
-	}
-	agenda, err := p.store.List(ctx, a.paths.agenda)
-	if err != nil {
-		return fmt.Errorf("list %s: %w", a.paths.agenda, err)
-	}
-	for _, d := range agenda {
-		var ag agendaDoc
-		if err := decodeDoc(d, &ag); err != nil {
-			if !errors.Is(err, ErrUnreadableState) {
-				return err
-			}
-			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
-			continue
-		}
-		for _, c := range ag.Cells {
-			wk := window.WindowKey{Window: ag.window(), Key: c.Key}
-			if c.Error != "" {
-				st.Failing = append(st.Failing, failingOf(a, wk, errors.New(c.Error), c.FailingSince))
-			}
-			if !known[wk] {
-				known[wk] = true
-				st.OpenWindows = append(st.OpenWindows, OpenWindow{Start: wk.Window.Start, End: wk.Window.End, Key: c.Key, OnTime: window.OnTimePending})
-			}
 		}
 	}
 	return nil
@@ -331,37 +253,23 @@ var aggregationName = regexp.MustCompile(`^[A-Za-z0-9_]{1,128}$`)
 // reader that has only the store (the local dashboard). W lives in the
 // control document (stream/control), which every order transaction reads
 // and only ticks write: this transaction of one Get holds up a tick for no
-// longer than that read, and never an order. Before the first layout-3
-// process created it, W is the previous layout's watermark document (one
-// more read).
+// longer than that read, and never an order. Before the first order or
+// tick created it, W is at minus infinity.
 func ReadWatermark(ctx context.Context, store docstore.Store, aggregation string) (time.Time, error) {
 	if !aggregationName.MatchString(aggregation) {
 		return time.Time{}, fmt.Errorf("aggregation name %q: want letters, digits and '_'", aggregation)
 	}
-	var ws window.WatermarkState
-	path := controlPath
+	var ctl controlDoc
 	err := store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		ws, path = window.WatermarkState{}, controlPath
+		ctl = controlDoc{}
 		docs, err := tx.Get(controlPath)
 		if err != nil {
 			return err
 		}
-		if docs[0].Exists {
-			var ctl controlDoc
-			if err := decodeDoc(docs[0], &ctl); err != nil {
-				return err
-			}
-			ws = ctl.Aggs[aggregation].WatermarkState
-			return nil
-		}
-		path = pathsOf(aggregation).watermark
-		if docs, err = tx.Get(path); err != nil {
-			return err
-		}
-		return decodeDoc(docs[0], &ws)
+		return decodeDoc(docs[0], &ctl)
 	})
 	if err != nil {
-		return time.Time{}, fmt.Errorf("read %s: %w", path, err)
+		return time.Time{}, fmt.Errorf("read %s: %w", controlPath, err)
 	}
-	return ws.Watermark.UTC(), nil
+	return ctl.Aggs[aggregation].Watermark.UTC(), nil
 }

@@ -16,19 +16,17 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// TestStatusAcrossTheUpgrade: Status and ReadWatermark read W, the open
-// (window, key)s, the failing windows and the outbox wherever the state
-// is: the previous layout's documents before any layout-3 process ran, W
-// from stream/control and the cells still in the previous layout once the
-// fence is up, the window state after the first tick; a window whose state
-// stops reading is reported (its part, its window, no key) and leaves the
-// open list; the fold's report of it (with since when) replaces the bare
-// decode error; rows a failing sink left are counted by rows, not by
-// documents. Status writes nothing.
-func TestStatusAcrossTheUpgrade(t *testing.T) {
+// TestStatus: Status and ReadWatermark read W, the open (window, key)s,
+// the failing windows and the outbox: nothing before the first order,
+// W at minus infinity and no open window while the orders wait for a tick,
+// the window state after it; a window whose state stops reading is
+// reported (its part, its window, no key) and leaves the open list; the
+// fold's report of it (with since when) replaces the bare decode error;
+// rows a failing sink left are counted by rows, not by documents. Status
+// writes nothing.
+func TestStatus(t *testing.T) {
 	ctx := context.Background()
 	st := newBoltStore(t)
-	loadFixture(t, st, "testdata/upgrade/layout1.json")
 	sink := streamtest.NewSink()
 	hora := window.Defaults()
 	p, err := stream.New(st, sink, []window.Spec{hora}, streamtest.IsCountry, logging.Discard())
@@ -65,24 +63,23 @@ func TestStatusAcrossTheUpgrade(t *testing.T) {
 		}
 	}
 
-	// The previous binary's state, no layout-3 process yet: its watermark
-	// document is W and its cells are open.
-	layout1 := stream.AggregationStatus{Aggregation: hora.Name,
-		Watermark: at(17, 5), MaxEventTime: at(17, 15), LastAccepted: at(17, 20), Lag: 19 * time.Minute,
-		OpenWindows: []stream.OpenWindow{open(w17, "ES", 1, window.OnTimePending), open(w17, "FR", 1, window.OnTimePending)}}
-	check(t, layout1, status(t, at(17, 24)))
+	empty := stream.AggregationStatus{Aggregation: hora.Name}
+	check(t, empty, status(t, at(17, 9)))
 	if d := get(t, st, "stream/control"); d.Exists {
 		t.Fatalf("Status created stream/control: it must write nothing")
 	}
 
-	// The fence is up (an order of this version ran), no tick yet: W comes
-	// from stream/control (a copy), the cells are not migrated yet.
-	if _, err := p.Handle(ctx, upgradeDelivery("P-6", "ES", "1.00", at(17, 19)), at(17, 24)); err != nil {
-		t.Fatal(err)
+	// Orders wait in their records for the tick: nothing open yet.
+	for _, o := range []struct {
+		id, pais string
+		event    time.Time
+	}{{"P-1", "ES", at(17, 5)}, {"P-2", "FR", at(17, 15)}, {"P-6", "ES", at(17, 19)}} {
+		if _, err := p.Handle(ctx, orderDelivery(o.id, o.pais, "1.00", o.event), o.event.Add(5*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	check(t, layout1, status(t, at(17, 24)))
+	check(t, empty, status(t, at(17, 24)))
 
-	// The first tick moves the cells (and the order) into window state.
 	res, err := p.Tick(ctx, at(17, 25))
 	if err != nil {
 		t.Fatal(err)
@@ -91,15 +88,13 @@ func TestStatusAcrossTheUpgrade(t *testing.T) {
 	if ticked.Watermark.IsZero() || len(ticked.Failing) > 0 {
 		t.Fatalf("first tick: %+v", ticked)
 	}
-	esPanes := int64(1)
+	panes := map[string]int64{}
 	for _, pn := range ticked.Panes {
-		if pn.Key == "ES" {
-			esPanes = pn.Index + 1
-		}
+		panes[pn.Key] = pn.Index + 1
 	}
 	after := stream.AggregationStatus{Aggregation: hora.Name,
 		Watermark: ticked.Watermark, MaxEventTime: at(17, 19), LastAccepted: at(17, 24), Lag: at(17, 30).Sub(ticked.Watermark),
-		OpenWindows: []stream.OpenWindow{open(w17, "ES", esPanes, window.OnTimePending), open(w17, "FR", 1, window.OnTimePending)}}
+		OpenWindows: []stream.OpenWindow{open(w17, "ES", panes["ES"], window.OnTimePending), open(w17, "FR", panes["FR"], window.OnTimePending)}}
 	check(t, after, status(t, at(17, 30)))
 
 	// Window 17:00's state stops reading: Status reports its part, then,
@@ -110,14 +105,14 @@ func TestStatusAcrossTheUpgrade(t *testing.T) {
 		t.Fatalf("no state document %s after the first tick", part)
 	}
 	set(t, st, docstore.Doc{Path: part, Data: bytes.Replace(d.Data, []byte(`"layout":3`), []byte(`"layout":4`), 1)})
-	layoutErr := part + ": state layout 4 found, this binary reads layouts 1 to 3"
+	layoutErr := part + ": state layout 4 found, this binary reads layout 3"
 	broken := after
 	broken.OpenWindows = nil
-	broken.Failing = []stream.FailingCell{{Aggregation: hora.Name, Path: part, WindowStart: w17.Start, WindowEnd: w17.End, Error: layoutErr}}
+	broken.Failing = []stream.FailingWindow{{Aggregation: hora.Name, Path: part, WindowStart: w17.Start, WindowEnd: w17.End, Error: layoutErr}}
 	check(t, broken, status(t, at(17, 30)))
 
 	// An order for it makes the next tick visit it.
-	if _, err := p.Handle(ctx, upgradeDelivery("P-7", "PT", "2.00", at(17, 26)), at(17, 31)); err != nil {
+	if _, err := p.Handle(ctx, orderDelivery("P-7", "PT", "2.00", at(17, 26)), at(17, 31)); err != nil {
 		t.Fatal(err)
 	}
 	res, err = p.Tick(ctx, at(17, 33))
@@ -130,7 +125,7 @@ func TestStatusAcrossTheUpgrade(t *testing.T) {
 	want := broken
 	want.Watermark, want.Lag = res.Aggregations[0].Watermark, at(17, 40).Sub(res.Aggregations[0].Watermark)
 	want.MaxEventTime, want.LastAccepted = at(17, 26), at(17, 31)
-	want.Failing = []stream.FailingCell{{Aggregation: hora.Name, Path: part, WindowStart: w17.Start, WindowEnd: w17.End, Error: layoutErr, Since: at(17, 33)}}
+	want.Failing = []stream.FailingWindow{{Aggregation: hora.Name, Path: part, WindowStart: w17.Start, WindowEnd: w17.End, Error: layoutErr, Since: at(17, 33)}}
 	check(t, want, status(t, at(17, 40)))
 }
 
@@ -150,7 +145,7 @@ func TestStatusCountsOutboxRows(t *testing.T) {
 	sink.SetFailing(true)
 	for i, pais := range []string{"ES", "FR", "PT"} {
 		id := "P-" + pais
-		if _, err := p.Handle(ctx, upgradeDelivery(id, pais, "5.00", at(17, 10+i)), at(17, 10+i)); err != nil {
+		if _, err := p.Handle(ctx, orderDelivery(id, pais, "5.00", at(17, 10+i)), at(17, 10+i)); err != nil {
 			t.Fatal(err)
 		}
 	}

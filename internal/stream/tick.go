@@ -29,7 +29,7 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 	now = now.UTC()
 	res = TickResult{Now: now}
 	var errs []error
-	if err := p.ensureControl(ctx, now); err != nil {
+	if err := p.ensureControl(ctx); err != nil {
 		return res, err
 	}
 	n, left, err := p.flushOutbox(ctx, deadOutbox)
@@ -140,19 +140,7 @@ const maxFoldGens = 60
 //
 // A tick with nothing new and nothing due writes nothing but its leases.
 func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time) error {
-	var ready []*aggTick
-	for _, t := range live {
-		n, left, err := p.flushOutbox(ctx, t.a.paths.outbox)
-		t.at.Flushed, t.at.Pending = n, left
-		if err != nil {
-			t.err = errors.Join(t.err, fmt.Errorf("flush outbox: %w", err))
-		}
-		if t.fd, err = p.foldState(ctx, t.a, now); err != nil {
-			t.err = errors.Join(t.err, err)
-			continue
-		}
-		ready = append(ready, t)
-	}
+	ready := p.readFolds(ctx, live)
 	if len(ready) == 0 {
 		return nil
 	}
@@ -226,46 +214,71 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 		}
 	}
 	for _, t := range ready {
-		a := t.a
-		if t.skip {
-			continue
-		}
-		if t.catchUp {
-			p.catchUp(ctx, t, gens, ctl.Aggs[a.spec.Name].WatermarkState, now)
-			continue
-		}
-		st := adv.states[a.spec.Name]
-		t.at.WatermarkBefore, t.at.Watermark = st[0].Watermark, st[1].Watermark
-		if !st[1].Watermark.IsZero() {
-			t.at.Lag = now.Sub(st[1].Watermark)
-		}
-		elems, err := gens.elements(a, t.fd.Folded, adv.closed)
-		if err != nil {
-			t.err = errors.Join(t.err, err)
-			continue
-		}
-		t.at.Records = len(elems)
-		t.at.OpenWindows = len(t.fd.Windows)
-		fr, err := p.fold(ctx, a, t.fd, elems, closed, adv.closed, st[1].Watermark, now)
-		t.at.Panes, t.at.Expired, t.at.Visited = fr.panes, fr.expired, fr.visited
-		t.at.Failing = append(t.at.Failing, fr.failing...)
-		if err != nil {
-			t.err = errors.Join(t.err, err)
-		}
-		if len(fr.written) > 0 {
-			rows := 0
-			for _, pe := range fr.written {
-				rows += len(pe.entries)
-			}
-			n, err := p.flush(ctx, fr.written)
-			t.at.Flushed += n
-			t.at.Pending += rows - n
-			if err != nil {
-				t.err = errors.Join(t.err, fmt.Errorf("flush outbox: %w", err))
-			}
+		switch {
+		case t.skip:
+		case t.catchUp:
+			p.catchUp(ctx, t, gens, ctl.Aggs[t.a.spec.Name].WatermarkState, now)
+		default:
+			p.foldAdvanced(ctx, t, gens, closed, adv, now)
 		}
 	}
 	return nil
+}
+
+// readFolds flushes each aggregation's outbox and reads its fold state; it
+// returns those whose fold state it read.
+func (p *Processor) readFolds(ctx context.Context, live []*aggTick) []*aggTick {
+	var ready []*aggTick
+	for _, t := range live {
+		n, left, err := p.flushOutbox(ctx, t.a.paths.outbox)
+		t.at.Flushed, t.at.Pending = n, left
+		if err != nil {
+			t.err = errors.Join(t.err, fmt.Errorf("flush outbox: %w", err))
+		}
+		if t.fd, err = p.foldState(ctx, t.a); err != nil {
+			t.err = errors.Join(t.err, err)
+			continue
+		}
+		ready = append(ready, t)
+	}
+	return ready
+}
+
+// foldAdvanced folds an aggregation's generations up to the one its
+// advance closed, at its new W (observed: the last generation the advance
+// observed), and appends the panes to the sink.
+func (p *Processor) foldAdvanced(ctx context.Context, t *aggTick, gens *genCache, observed int64, adv advanced, now time.Time) {
+	st := adv.states[t.a.spec.Name]
+	t.at.WatermarkBefore, t.at.Watermark = st[0].Watermark, st[1].Watermark
+	if !st[1].Watermark.IsZero() {
+		t.at.Lag = now.Sub(st[1].Watermark)
+	}
+	elems, err := gens.elements(t.a, t.fd.Folded, adv.closed)
+	if err != nil {
+		t.err = errors.Join(t.err, err)
+		return
+	}
+	t.at.Records = len(elems)
+	t.at.OpenWindows = len(t.fd.Windows)
+	fr, err := p.fold(ctx, t.a, t.fd, elems, observed, adv.closed, st[1].Watermark, now)
+	t.at.Panes, t.at.Expired, t.at.Visited = fr.panes, fr.expired, fr.visited
+	t.at.Failing = append(t.at.Failing, fr.failing...)
+	if err != nil {
+		t.err = errors.Join(t.err, err)
+	}
+	if len(fr.written) == 0 {
+		return
+	}
+	rows := 0
+	for _, pe := range fr.written {
+		rows += len(pe.entries)
+	}
+	n, err := p.flush(ctx, fr.written)
+	t.at.Flushed += n
+	t.at.Pending += rows - n
+	if err != nil {
+		t.err = errors.Join(t.err, fmt.Errorf("flush outbox: %w", err))
+	}
 }
 
 // catchUp adds the next maxFoldGens generations of a lagging aggregation
@@ -283,7 +296,8 @@ func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws 
 	}
 	t.at.Records = len(elems)
 	t.at.OpenWindows = len(t.fd.Windows)
-	fr, err := p.foldTx(ctx, t.a, elems, nil, true, true, false, t.fd.Folded, t.fd.Folded, to, ws.Watermark, now)
+	fr, err := p.foldTx(ctx, foldPlan{mode: foldCatchUp, a: t.a, elems: elems, prior: t.fd.Folded, observed: t.fd.Folded,
+		advanced: to, wm: ws.Watermark, now: now})
 	t.at.Visited = fr.visited
 	t.at.Failing = append(t.at.Failing, fr.failing...)
 	if err != nil {
@@ -386,35 +400,30 @@ func (c *genCache) elements(a aggregation, from, to int64) ([]foldElem, error) {
 	return out, nil
 }
 
-// foldState reads the aggregation's fold document; on the first tick of
-// this layout it migrates the previous layout's state into it.
-func (p *Processor) foldState(ctx context.Context, a aggregation, now time.Time) (foldDoc, error) {
-	var (
-		fd     foldDoc
-		exists bool
-		since  int64
-	)
+// foldState reads the aggregation's fold document; before its first fold,
+// the state it starts from (see foldPlan.begin).
+func (p *Processor) foldState(ctx context.Context, a aggregation) (foldDoc, error) {
+	var fd foldDoc
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		fd, exists = foldDoc{}, false
-		docs, err := tx.Get(a.paths.foldPath(), controlPath)
+		fd = foldDoc{}
+		docs, err := tx.Get(a.paths.fold, controlPath)
 		if err != nil {
 			return err
+		}
+		if docs[0].Exists {
+			return decodeDoc(docs[0], &fd)
 		}
 		var ctl controlDoc
 		if err := decodeDoc(docs[1], &ctl); err != nil {
 			return err
 		}
-		since = ctl.Aggs[a.spec.Name].Since
-		exists = docs[0].Exists
-		return decodeDoc(docs[0], &fd)
+		fd.Folded = max(0, ctl.Aggs[a.spec.Name].Since-1)
+		return nil
 	})
 	if err != nil {
-		return fd, fmt.Errorf("read %s: %w", a.paths.foldPath(), err)
+		return fd, fmt.Errorf("read %s: %w", a.paths.fold, err)
 	}
-	if exists && !fd.Migrating {
-		return fd, nil
-	}
-	return p.migrate(ctx, a, max(0, since-1), now)
+	return fd, nil
 }
 
 // advanced is what the watermark transaction did: per aggregation its

@@ -27,7 +27,7 @@ func TestTickLogFeedsTheMetrics(t *testing.T) {
 	p.logTick(context.Background(), AggregationTick{
 		Aggregation: "ventas_hora_pais", Watermark: w, Lag: 10 * time.Minute, FailingCells: 1,
 		// A failing window as layout 3 reports it: its state part 0, no key.
-		Failing: []FailingCell{{Aggregation: "ventas_hora_pais", Path: pathsOf("ventas_hora_pais").statePart(w.Add(-65*time.Minute), 0),
+		Failing: []FailingWindow{{Aggregation: "ventas_hora_pais", Path: pathsOf("ventas_hora_pais").statePart(w.Add(-65*time.Minute), 0),
 			WindowStart: w.Add(-65 * time.Minute), Error: "decode: bad", Since: w.Add(-time.Hour)}},
 	}, nil)
 

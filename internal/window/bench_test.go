@@ -23,7 +23,7 @@ func BenchmarkAccept(b *testing.B) {
 	s := window.Defaults()
 	o := order("P-000123", "ES", "2026-03-14T17:42:00Z", "179.80", 2)
 	wm, now := ts("2026-03-14T17:30:00Z"), ts("2026-03-14T17:51:00Z")
-	var sh window.Shard
+	var sh window.Partial
 	st := window.PaneState{NextIndex: 1}
 	for b.Loop() {
 		var err error
@@ -39,9 +39,9 @@ func BenchmarkAccept(b *testing.B) {
 // (State layout 3 keeps one sum per key, so its tick combines one.)
 func BenchmarkTickCell(b *testing.B) {
 	s := window.Defaults()
-	shards := make([]window.Shard, 8)
+	shards := make([]window.Partial, 8)
 	for i := range shards {
-		shards[i] = window.Shard{Measures: ms("100", 3, 4), OnTime: true, Epoch: 1,
+		shards[i] = window.Partial{Measures: ms("100", 3, 4), OnTime: true, Epoch: 1,
 			PendingSince: ts("2026-03-14T17:50:00Z"), MaxEventTime: ts("2026-03-14T17:49:00Z"), LastAccepted: ts("2026-03-14T17:50:00Z")}
 	}
 	st := window.PaneState{NextIndex: 1, Emitted: ms("100", 3, 4)}

@@ -12,17 +12,17 @@
 // document needs it:
 //
 //   - WatermarkState, one per aggregation, written only by the timer tick.
-//   - Shard, N per (window, key), written by orders: partial sums plus the
+//   - Partial, a partial sum of a (window, key)'s orders plus the
 //     bookkeeping a tick needs (first un-emitted change, on-time flag, and the
-//     event and processing times that feed the watermark).
-//   - PaneState, one per (window, key), written by the tick (and, with a late
-//     delay of zero, by the late order whose correction pane it records).
+//     event and processing times that feed the watermark); Combine adds
+//     several up.
+//   - PaneState, one per (window, key), written by the tick.
 //
 // With sliding windows an element is in several windows (Spec.WindowsOf):
 // the caller accepts it once per window, each with Order.Window set, and
 // everything below works per (window, key) unchanged.
 //
-// Combine folds a (window, key)'s shards into a Content; OnTick and
-// OnLateOrder turn a PaneState and a Content into the next PaneState and at
-// most one Pane. Pane semantics follow Apache Beam's PaneInfoTracker.
+// Combine folds a (window, key)'s partial sums into a Content; OnTick turns
+// a PaneState and a Content into the next PaneState and at most one Pane.
+// Pane semantics follow Apache Beam's PaneInfoTracker.
 package window

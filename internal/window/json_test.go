@@ -17,9 +17,9 @@ func TestStoredJSON(t *testing.T) {
 		v    any
 		want string
 	}{
-		{name: "empty shard", v: window.Shard{},
+		{name: "empty shard", v: window.Partial{},
 			want: `{"measures":{"importe":"0","pedidos":0,"unidades":0},"epoch":0}`},
-		{name: "shard", v: window.Shard{Measures: ms("179.80", 1, 2), OnTime: true, Epoch: 2,
+		{name: "shard", v: window.Partial{Measures: ms("179.80", 1, 2), OnTime: true, Epoch: 2,
 			PendingSince: ts("2026-03-14T17:51:00Z"), MaxEventTime: ts("2026-03-14T17:42:00.5Z"), LastAccepted: ts("2026-03-14T17:51:00Z")},
 			want: `{"measures":{"importe":"179.8","pedidos":1,"unidades":2},"on_time":true,"epoch":2,` +
 				`"pending_since":"2026-03-14T17:51:00Z","max_event_time":"2026-03-14T17:42:00.5Z","last_accepted":"2026-03-14T17:51:00Z"}`},
@@ -58,7 +58,7 @@ func TestStoredJSON(t *testing.T) {
 
 func roundTripAny(v any) (any, error) {
 	switch v := v.(type) {
-	case window.Shard:
+	case window.Partial:
 		return roundTrip(v)
 	case window.PaneState:
 		return roundTrip(v)

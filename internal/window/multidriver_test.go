@@ -103,7 +103,7 @@ func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm,
 		wk := window.WindowKey{Window: w, Key: el.key}
 		c := a.cells[wk]
 		if c == nil {
-			c = &cellDocs{Shards: make([]window.Shard, driverShards)}
+			c = &cellDocs{Shards: make([]window.Partial, driverShards)}
 		}
 		n := shardOf(o.PedidoID)
 		sh, err := a.spec.Accept(c.Shards[n], c.State, window.Order{
@@ -118,33 +118,8 @@ func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm,
 		}
 		shards := slices.Clone(c.Shards)
 		shards[n] = sh
-		st := c.State
-		var pane *window.Pane
-		if lateness == window.Late && a.spec.LateDelay == 0 {
-			content, err := window.Combine(st, shards)
-			if err != nil {
-				return err
-			}
-			out, err := a.spec.OnLateOrder(wk, st, content, wm, now)
-			if err != nil {
-				return err
-			}
-			st, pane = out.State, out.Pane
-		}
 		c.Shards = shards
-		if st != c.State {
-			if c.State, err = roundTrip(st); err != nil {
-				return err
-			}
-		}
 		a.cells[wk] = c
-		if pane != nil {
-			stored, err := roundTrip(*pane)
-			if err != nil {
-				return err
-			}
-			a.panes = append(a.panes, stored)
-		}
 	}
 	a.fates[ow] = windowtest.Accepted
 	return nil

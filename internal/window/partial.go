@@ -27,12 +27,9 @@ func (o Order) WindowIn(s Spec) Window {
 	return o.Window
 }
 
-// Shard is a partial sum of the orders of a (window, key) with the marks
-// the trigger needs; Combine adds partial sums up. State layout 3 keeps one
-// per key in its window state (the tick's fold adds orders to it); the name
-// is from the layouts that spread a key's orders over several documents.
-// Zero value: an empty shard.
-type Shard struct {
+// Partial is a partial sum of the orders of a (window, key) with the marks
+// the trigger needs; Combine adds partial sums up. Zero value: empty.
+type Partial struct {
 	Measures Measures `json:"measures"`
 	// OnTime: an order was accepted here while W < end, so the window held
 	// orders when the watermark reached its end and owes an ON_TIME pane.
@@ -45,17 +42,17 @@ type Shard struct {
 	LastAccepted time.Time `json:"last_accepted,omitzero"`
 }
 
-// Accept adds order o to its shard sh of the (window, key) o.WindowIn(s),
+// Accept adds order o to its partial sum sh of the (window, key) o.WindowIn(s),
 // o.Key. st is that cell's PaneState as read in the same transaction (zero
 // if it does not exist yet), wm the watermark the order was classified
 // against, now the processing time.
 //
 // Reading st (one small document that only ticks write) is what lets the
-// shard remember when its first un-emitted change arrived without the order
+// partial sum remember when its first un-emitted change arrived without the order
 // writing any shared document. Accept refuses a too-late order: dropping it
 // is the caller's job. It also refuses a Window that is not one of
 // WindowsOf(o.EventTime).
-func (s Spec) Accept(sh Shard, st PaneState, o Order, wm, now time.Time) (Shard, error) {
+func (s Spec) Accept(sh Partial, st PaneState, o Order, wm, now time.Time) (Partial, error) {
 	w := o.WindowIn(s)
 	if !s.IsWindowOf(w, o.EventTime) {
 		return sh, fmt.Errorf("accept order %s: window [%s, %s) is not a window of %s event time %s",
@@ -75,7 +72,7 @@ func (s Spec) Accept(sh Shard, st PaneState, o Order, wm, now time.Time) (Shard,
 	}
 	now = now.UTC()
 	if sh.PendingSince.IsZero() || sh.Epoch < st.NextIndex {
-		// Everything this shard held before was covered by a pane: this
+		// Everything this partial sum held before was covered by a pane: this
 		// order starts a new run of un-emitted changes.
 		sh.Epoch, sh.PendingSince = st.NextIndex, now
 	} else if now.Before(sh.PendingSince) {
@@ -90,10 +87,10 @@ func (s Spec) Accept(sh Shard, st PaneState, o Order, wm, now time.Time) (Shard,
 	return sh, nil
 }
 
-// Content is what a (window, key)'s shards add up to, read in the
-// transaction that calls OnTick or OnLateOrder.
+// Content is what a (window, key)'s partial sums add up to, read in the
+// transaction that calls OnTick.
 type Content struct {
-	Total Measures // sum over all shards
+	Total Measures // sum over all partial sums
 	// FirstPending is the processing time of the earliest change not yet
 	// covered by a pane; zero when every change has been emitted.
 	FirstPending time.Time
@@ -102,14 +99,14 @@ type Content struct {
 	LastAccepted time.Time // for WatermarkState.Observe
 }
 
-// Combine adds up the shards of a (window, key) against its PaneState st.
-// Missing shards are zero Shards and may be left out.
-func Combine(st PaneState, shards []Shard) (Content, error) {
+// Combine adds up the partial sums of a (window, key) against its
+// PaneState st. Zero partial sums may be left out.
+func Combine(st PaneState, parts []Partial) (Content, error) {
 	var c Content
-	for i, sh := range shards {
+	for i, sh := range parts {
 		t, err := c.Total.Add(sh.Measures)
 		if err != nil {
-			return Content{}, fmt.Errorf("combine shard %d: %w", i, err)
+			return Content{}, fmt.Errorf("combine partial sum %d: %w", i, err)
 		}
 		c.Total = t
 		if !sh.PendingSince.IsZero() && sh.Epoch >= st.NextIndex &&

@@ -191,12 +191,12 @@ func TestAcceptWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.spec.Accept(window.Shard{}, window.PaneState{}, tt.o, ts(tt.wm), now)
+			got, err := tt.spec.Accept(window.Partial{}, window.PaneState{}, tt.o, ts(tt.wm), now)
 			if tt.wantErr != "" {
 				if err == nil || !contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Accept error = %v, want %q", err, tt.wantErr)
 				}
-				if diff := cmp.Diff(window.Shard{}, got); diff != "" {
+				if diff := cmp.Diff(window.Partial{}, got); diff != "" {
 					t.Errorf("a refused order changed the shard (-want +got):\n%s", diff)
 				}
 				return
@@ -204,7 +204,7 @@ func TestAcceptWindow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Accept: %v", err)
 			}
-			want := window.Shard{Measures: ms("179.8", 1, 2), OnTime: tt.onTime, PendingSince: now,
+			want := window.Partial{Measures: ms("179.8", 1, 2), OnTime: tt.onTime, PendingSince: now,
 				MaxEventTime: ts("2026-03-14T17:42:00Z"), LastAccepted: now}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Accept (-want +got):\n%s", diff)

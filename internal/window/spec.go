@@ -19,6 +19,11 @@ const (
 	Discarding Accumulation = "DISCARDING"
 )
 
+// TickInterval is the period of the watermark timer. Every pane after the
+// window's end comes from a tick, so a late delay shorter than this could
+// not be kept: Validate refuses it.
+const TickInterval = time.Minute
+
 // Spec configures one aggregation. Start from Defaults and override.
 type Spec struct {
 	Name            string        // stable aggregation name, also in table names and pane identities
@@ -29,7 +34,7 @@ type Spec struct {
 	IdleTimeout     time.Duration // I: no accepted order for this long makes the source idle
 	EarlyDelay      time.Duration // E: EARLY pane once the first un-emitted change is this old
 	AllowedLateness time.Duration // L: how long after the window end late orders still count
-	LateDelay       time.Duration // Ld: 0 emits each late correction with its order; > 0 batches them on ticks
+	LateDelay       time.Duration // Ld: a tick emits the LATE pane once the first un-emitted late change is this old; at least TickInterval
 	Accumulation    Accumulation
 }
 
@@ -44,7 +49,7 @@ func Defaults() Spec {
 		IdleTimeout:     5 * time.Minute,
 		EarlyDelay:      time.Minute,
 		AllowedLateness: 2 * time.Hour,
-		LateDelay:       0,
+		LateDelay:       time.Minute,
 		Accumulation:    Accumulating,
 	}
 }
@@ -104,8 +109,8 @@ func (s Spec) Validate() error {
 	if s.AllowedLateness < 0 {
 		bad("allowed lateness %v must not be negative", s.AllowedLateness)
 	}
-	if s.LateDelay < 0 {
-		bad("late delay %v must not be negative", s.LateDelay)
+	if s.LateDelay < TickInterval {
+		bad("late delay %v must be at least the tick interval %v: a tick emits the LATE pane", s.LateDelay, TickInterval)
 	}
 	if s.Accumulation != Accumulating && s.Accumulation != Discarding {
 		bad("accumulation %q must be %s or %s", s.Accumulation, Accumulating, Discarding)

@@ -19,7 +19,7 @@ func TestDefaults(t *testing.T) {
 		IdleTimeout:     5 * time.Minute,
 		EarlyDelay:      60 * time.Second,
 		AllowedLateness: 2 * time.Hour,
-		LateDelay:       0,
+		LateDelay:       time.Minute,
 		Accumulation:    window.Accumulating,
 	}
 	if diff := cmp.Diff(want, window.Defaults()); diff != "" {
@@ -38,8 +38,9 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "defaults", change: func(*window.Spec) {}},
 		{name: "zero delays and lateness are allowed", change: func(s *window.Spec) {
-			s.OutOfOrderness, s.EarlyDelay, s.AllowedLateness, s.LateDelay = 0, 0, 0, 0
+			s.OutOfOrderness, s.EarlyDelay, s.AllowedLateness = 0, 0, 0
 		}},
+		{name: "late delay of one tick", change: func(s *window.Spec) { s.LateDelay = window.TickInterval }},
 		{name: "discarding, 7 minute windows", change: func(s *window.Spec) {
 			s.Accumulation, s.WindowSize = window.Discarding, 7*time.Minute
 		}},
@@ -80,7 +81,11 @@ func TestValidate(t *testing.T) {
 		{name: "negative lateness", change: func(s *window.Spec) { s.AllowedLateness = -time.Second },
 			want: []string{"allowed lateness -1s must not be negative"}},
 		{name: "negative late delay", change: func(s *window.Spec) { s.LateDelay = -time.Second },
-			want: []string{"late delay -1s must not be negative"}},
+			want: []string{"late delay -1s must be at least the tick interval 1m0s"}},
+		{name: "no late delay: a late change waits for a tick anyway", change: func(s *window.Spec) { s.LateDelay = 0 },
+			want: []string{"late delay 0s must be at least the tick interval 1m0s"}},
+		{name: "late delay shorter than a tick", change: func(s *window.Spec) { s.LateDelay = 59 * time.Second },
+			want: []string{"late delay 59s must be at least the tick interval 1m0s"}},
 		{name: "unknown accumulation", change: func(s *window.Spec) { s.Accumulation = "accumulating" },
 			want: []string{`accumulation "accumulating" must be ACCUMULATING or DISCARDING`}},
 		{name: "every problem at once", change: func(s *window.Spec) { *s = window.Spec{} },

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Outcome is what OnTick or OnLateOrder decided for one (window, key).
+// Outcome is what OnTick decided for one (window, key).
 type Outcome struct {
 	// State is the PaneState to persist. It equals the state passed in when
 	// nothing changed, so the caller can skip the write.
@@ -42,21 +42,6 @@ func (s Spec) OnTick(wk WindowKey, st PaneState, c Content, wm, now time.Time) (
 		return Outcome{State: st}, nil
 	}
 	return s.afterEnd(wk, st, c, wm, now, expired || due(c.FirstPending, s.LateDelay, now), expired)
-}
-
-// OnLateOrder runs the trigger while handling an accepted order that was
-// Late (end <= W < end + L). c must already include the order's shard as
-// returned by Accept. With a late delay of zero the correction pane is
-// emitted here; with Ld > 0 nothing happens and a later tick emits it.
-//
-// If the window still owes its ON_TIME pane (a processor that advanced W in
-// one transaction and runs the panes in others), that pane is ON_TIME, as in
-// Beam, so the timings stay EARLY* ON_TIME? LATE*.
-func (s Spec) OnLateOrder(wk WindowKey, st PaneState, c Content, wm, now time.Time) (Outcome, error) {
-	if s.LateDelay > 0 || s.Classify(wk.Window, wm) != Late {
-		return Outcome{State: st}, nil
-	}
-	return s.afterEnd(wk, st, c, wm, now, true, false)
 }
 
 // afterEnd decides once the watermark has reached the window end: the

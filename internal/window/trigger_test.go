@@ -12,7 +12,7 @@ import (
 )
 
 // The cell of these tables: window 17:00-18:00Z (18:00-19:00 in Spain), key
-// ES. Defaults: E = 60 s, L = 2 h (expiry at W = 20:00Z), Ld = 0.
+// ES. Defaults: E = 60 s, L = 2 h (expiry at W = 20:00Z), Ld = 60 s.
 var (
 	cellWK = window.WindowKey{
 		Window: window.Window{Start: ts("2026-03-14T17:00:00Z"), End: ts("2026-03-14T18:00:00Z")},
@@ -151,11 +151,6 @@ func TestOnTick(t *testing.T) {
 			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
 			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
 				Pane: pane(2, window.TimingLate, dis, ms("89.9", 1, 1), "2026-03-14T19:30:00Z", "2026-03-14T19:41:00Z")}},
-		{name: "Ld = 0: a pending late change is flushed by the tick", st: afterOnTime,
-			c:  window.Content{Total: total2, FirstPending: ts("2026-03-14T19:40:59Z"), OnTime: true},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane: pane(2, window.TimingLate, acc, total2, "2026-03-14T19:30:00Z", "2026-03-14T19:41:00Z")}},
 		{name: "no EARLY after ON_TIME even if W is passed in stale", change: func(s *window.Spec) { s.EarlyDelay = 0 },
 			st: afterOnTime, c: window.Content{Total: total2, FirstPending: ts("2026-03-14T19:40:00Z"), OnTime: true},
 			wm: "2026-03-14T17:30:00Z", now: "2026-03-14T19:41:00Z",
@@ -185,48 +180,6 @@ func TestOnTick(t *testing.T) {
 			want: window.Outcome{State: window.PaneState{OnTime: window.OnTimeNever}, Expired: true}},
 	}
 	runTrigger(t, tests, window.Spec.OnTick)
-}
-
-func TestOnLateOrder(t *testing.T) {
-	const acc, dis = window.Accumulating, window.Discarding
-	afterOnTime := window.PaneState{NextIndex: 2, Emitted: total1, OnTime: window.OnTimeDone}
-	lateContent := window.Content{Total: total2, FirstPending: ts("2026-03-14T19:41:00Z"), OnTime: true}
-	tests := []triggerCase{
-		{name: "seed: 90 minutes late within 2 h: LATE correction with the order", st: afterOnTime, c: lateContent,
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane: pane(2, window.TimingLate, acc, total2, "2026-03-14T19:30:00Z", "2026-03-14T19:41:00Z")}},
-		{name: "discarding correction carries the order only", change: discarding, st: afterOnTime, c: lateContent,
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane: pane(2, window.TimingLate, dis, ms("89.9", 1, 1), "2026-03-14T19:30:00Z", "2026-03-14T19:41:00Z")}},
-		{name: "first order of the window is late: LATE pane 0, never ON_TIME",
-			c:  window.Content{Total: total1, FirstPending: ts("2026-03-14T19:41:00Z")},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 1, Emitted: total1, OnTime: window.OnTimeNever},
-				Pane: pane(0, window.TimingLate, acc, total1, "2026-03-14T19:30:00Z", "2026-03-14T19:41:00Z")}},
-		{name: "watermark at exactly the end is late",
-			st: afterOnTime, c: lateContent, wm: "2026-03-14T18:00:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane: pane(2, window.TimingLate, acc, total2, "2026-03-14T18:00:00Z", "2026-03-14T19:41:00Z")}},
-		{name: "ON_TIME still owed (W advanced, panes not yet run): this pane is ON_TIME",
-			st: window.PaneState{NextIndex: 1, Emitted: total1, OnTime: window.OnTimePending}, c: lateContent,
-			wm: "2026-03-14T18:00:00Z", now: "2026-03-14T18:10:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 2, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane: pane(1, window.TimingOnTime, acc, total2, "2026-03-14T18:00:00Z", "2026-03-14T18:10:00Z")}},
-		{name: "Ld > 0: nothing now, the tick emits it", change: lateDelay(time.Minute), st: afterOnTime, c: lateContent,
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z", want: window.Outcome{State: afterOnTime}},
-		{name: "not late: nothing", st: window.PaneState{}, c: lateContent,
-			wm: "2026-03-14T17:59:00Z", now: "2026-03-14T18:05:00Z", want: window.Outcome{State: window.PaneState{}}},
-		{name: "too late: nothing (the caller drops it)", st: afterOnTime, c: lateContent,
-			wm: "2026-03-14T20:00:00Z", now: "2026-03-14T20:05:00Z", want: window.Outcome{State: afterOnTime}},
-		{name: "nothing changed (a retried transaction that already emitted)",
-			st: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-			c:  window.Content{Total: total2, OnTime: true},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone}}},
-	}
-	runTrigger(t, tests, window.Spec.OnLateOrder)
 }
 
 type triggerFunc func(window.Spec, window.WindowKey, window.PaneState, window.Content, time.Time, time.Time) (window.Outcome, error)

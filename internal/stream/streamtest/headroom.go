@@ -49,7 +49,7 @@ func testHeadroom(t *testing.T, en env) {
 
 		// One batch: the third fits, the fourth would pass the bound, the
 		// fifth fits again. An order transaction does not read the window's
-		// totals (layout 3), so all three are accepted; the fold, which
+		// totals, so all three are accepted; the fold, which
 		// has the totals, dead-letters the fourth in this aggregation.
 		events := []windowtest.Event{
 			s.deliver("18:40", "P-3", "ES", "18:39", big, 1),

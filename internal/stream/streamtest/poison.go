@@ -47,7 +47,7 @@ func testPoisonCell(t *testing.T, en env) {
 		{
 			name:    "state document of a newer layout",
 			corrupt: func(b []byte) []byte { return bytes.Replace(b, []byte(`"layout":3`), []byte(`"layout":4`), 1) },
-			wantErr: "%s: state layout 4 found, this binary reads layouts 1 to 3",
+			wantErr: "%s: state layout 4 found, this binary reads layout 3",
 		},
 	}
 	for _, tt := range tests {
@@ -90,9 +90,8 @@ func testPoisonCell(t *testing.T, en env) {
 			// its state cannot be read.
 			res = tickOK(t, r, "19:20")
 			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
-			// A late order for it (Ld = 0): the order transaction sees the
-			// window failing and leaves the element to the fold, which
-			// parks it; the order is accepted, not refused.
+			// A late order for it: the fold parks its element; the order
+			// is accepted, not refused.
 			accepted(t, r, s.deliver("19:21", "P-6", "FR", "18:50", "3200", 32))
 
 			// W = 20:05: DE's window gets its ON_TIME pane.
@@ -112,7 +111,7 @@ func testPoisonCell(t *testing.T, en env) {
 			if err != nil {
 				t.Fatalf("status with a failing window: %v", err)
 			}
-			if f := st[0].Failing; len(f) == 0 || slices.ContainsFunc(f, func(f stream.FailingCell) bool {
+			if f := st[0].Failing; len(f) == 0 || slices.ContainsFunc(f, func(f stream.FailingWindow) bool {
 				return f.Path != path || !strings.Contains(f.Error, wantErr)
 			}) {
 				t.Errorf("status failing = %+v; want the window of %s with %q", f, path, wantErr)

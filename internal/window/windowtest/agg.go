@@ -61,8 +61,7 @@ func newAgg(spec window.Spec) *agg {
 // deliver handles the first delivery of order id with event time t whose
 // elements in this aggregation are elems (none: the order is not in it).
 // Each window of t on its own: too late (end + L <= W) drops the (order,
-// window); otherwise every element counts in its cell, and a late window
-// with Ld = 0 gets its LATE panes now.
+// window); otherwise every element counts in its cell, for the ticks.
 func (a *agg) deliver(id string, t time.Time, elems []element, now time.Time) {
 	if len(elems) == 0 {
 		return
@@ -87,11 +86,6 @@ func (a *agg) deliver(id string, t time.Time, elems []element, now time.Time) {
 				a.cells[id] = c
 			}
 			c.orders = append(c.orders, accepted{id: ow.PedidoID, m: el.m, at: now, onTime: !late})
-			if late && a.spec.LateDelay == 0 {
-				// Ticks are atomic here, so a window holding on-time orders
-				// got its ON_TIME pane at the tick that moved W past its end.
-				a.emit(c, window.TimingLate, now)
-			}
 		}
 	}
 	if counted {

@@ -74,8 +74,7 @@ type SKUMissing struct {
 //   - Per aggregation and per window of the event time (Spec.WindowsOf):
 //     the (order, window) is dropped when end + L <= W of that aggregation
 //     at delivery (one Drop, whatever the number of elements), else every
-//     element counts in its (window, key) cell; Late windows with Ld = 0
-//     emit their LATE panes with the order.
+//     element counts in its (window, key) cell; a delivery emits no pane.
 //   - Each aggregation has its own watermark: M and last over the orders
 //     it accepted in at least one window, its own D and I, advanced by every
 //     tick; its own panes, exactly as Model's.

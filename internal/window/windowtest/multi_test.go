@@ -50,7 +50,7 @@ func mpane(agg, key, start string, size time.Duration, idx int64, timing window.
 // An order too late for its oldest sliding windows still counts in its
 // newer ones, each dropped (order, window) is recorded with its window, and
 // the fixed aggregation beside it counts the same order as a late one.
-// Defaults: D 10 min, I 5 min, E 60 s, L 2 h, Ld 0.
+// Defaults: D 10 min, I 5 min, E 60 s, L 2 h, Ld 60 s.
 func TestMultiTooLateForOldestWindowCountsInNewer(t *testing.T) {
 	specs := windowtest.ShippedSpecs()
 	const pais, sku = "ventas_hora_pais", "ventas_sku_hora_movil"
@@ -65,13 +65,14 @@ func TestMultiTooLateForOldestWindowCountsInNewer(t *testing.T) {
 		deliver("19:47", "m2", "P-1", "FR", "17:10", "27.50",
 			line("MOCH-40L-AZ", 2, "10"), line(" ", 1, "5"), line("moch-40l-az ", 1, "2.5")),
 		deliver("19:48", "m3", "P-1", "FR", "17:10", "27.50"), // republished: counted once
+		tickAt("19:49"), // the late changes are Ld old: LATE panes, W still 19:35
 	} {
 		panes = append(panes, m.Apply(e)...)
 	}
 	want := []window.Pane{
-		mpane(pais, "FR", "17:00", time.Hour, 0, window.TimingLate, "27.5", 1, 4, "19:35", "19:47"),
-		mpane(sku, "MOCH-40L-AZ", "16:45", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:47"),
-		mpane(sku, "MOCH-40L-AZ", "17:00", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:47"),
+		mpane(pais, "FR", "17:00", time.Hour, 0, window.TimingLate, "27.5", 1, 4, "19:35", "19:49"),
+		mpane(sku, "MOCH-40L-AZ", "16:45", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:49"),
+		mpane(sku, "MOCH-40L-AZ", "17:00", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:49"),
 	}
 	windowtest.SortPanes(panes)
 	if diff := cmp.Diff(want, panes); diff != "" {

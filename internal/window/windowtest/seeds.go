@@ -75,6 +75,7 @@ func Seeds() []Seed {
 			TickAt("18:31"), // W = 18:15
 			TickAt("20:40"), // idle all evening: W = 20:30, 90 minutes past the 19:00 end
 			s.Deliver("20:41", "P-2", "ES", "18:50", "50", 2),
+			TickAt("20:42"), // the late change is Ld = 1 min old: LATE
 			TickAt("21:15"), // idle: W = 21:05 >= 19:00 + 2 h: the window expires
 			s.Deliver("21:16", "P-3", "ES", "18:55", "30", 1),
 		}
@@ -114,13 +115,13 @@ func Seeds() []Seed {
 			Watermark: At("19:02"),
 		},
 		{
-			Name:   "90 minutes late within 2 h: LATE correction with the order; beyond: dropped",
+			Name:   "90 minutes late within 2 h: LATE correction at the next tick; beyond: dropped",
 			ID:     "late-and-too-late",
 			Events: lateStory(),
 			Panes: []window.Pane{
 				pane("18:00", "ES", 0, early, acc, "100", 1, 1, "18:15", "18:31"),
 				pane("18:00", "ES", 1, onTime, acc, "100", 1, 1, "20:30", "20:40"),
-				pane("18:00", "ES", 2, late, acc, "150", 2, 3, "20:30", "20:41"),
+				pane("18:00", "ES", 2, late, acc, "150", 2, 3, "20:30", "20:42"),
 			},
 			Drops:     dropP3(),
 			Watermark: At("21:05"),
@@ -133,7 +134,7 @@ func Seeds() []Seed {
 			Panes: []window.Pane{
 				pane("18:00", "ES", 0, early, dis, "100", 1, 1, "18:15", "18:31"),
 				pane("18:00", "ES", 1, onTime, dis, "0", 0, 0, "20:30", "20:40"),
-				pane("18:00", "ES", 2, late, dis, "50", 1, 2, "20:30", "20:41"),
+				pane("18:00", "ES", 2, late, dis, "50", 1, 2, "20:30", "20:42"),
 			},
 			Drops:     dropP3(),
 			Watermark: At("21:05"),
@@ -168,11 +169,12 @@ func Seeds() []Seed {
 				TickAt("18:31"),
 				TickAt("20:40"),
 				s.Deliver("20:41", "P-2", "FR", "18:50", "70", 1),
+				TickAt("20:42"),
 			},
 			Panes: []window.Pane{
 				pane("18:00", "ES", 0, early, acc, "100", 1, 1, "18:15", "18:31"),
 				pane("18:00", "ES", 1, onTime, acc, "100", 1, 1, "20:30", "20:40"),
-				pane("18:00", "FR", 0, late, acc, "70", 1, 1, "20:30", "20:41"),
+				pane("18:00", "FR", 0, late, acc, "70", 1, 1, "20:30", "20:42"),
 			},
 			Watermark: At("20:30"),
 		},

@@ -194,7 +194,7 @@ func RandomSpec(r *rand.Rand) window.Spec {
 	s.IdleTimeout = pick(r, time.Minute, 5*time.Minute)
 	s.EarlyDelay = pick(r, 0, 30*time.Second, time.Minute, 3*time.Minute)
 	s.AllowedLateness = pick(r, 0, 5*time.Minute, 30*time.Minute, 2*time.Hour)
-	s.LateDelay = pick(r, 0, 0, 45*time.Second, 3*time.Minute)
+	s.LateDelay = pick(r, time.Minute, time.Minute, 90*time.Second, 3*time.Minute)
 	s.Accumulation = pick(r, window.Accumulating, window.Discarding)
 	// The shard count the spec no longer has was drawn here: the draw
 	// stays so that every seed still yields the streams the property tests

@@ -90,7 +90,7 @@ func TestStreamShape(t *testing.T) {
 }
 
 // The model on a short story whose panes are worked out by hand: defaults
-// (D 10 min, I 5 min, E 60 s, L 2 h, Ld 0), UTC.
+// (D 10 min, I 5 min, E 60 s, L 2 h, Ld 60 s), UTC.
 func TestModelStory(t *testing.T) {
 	spec := window.Defaults()
 	m := windowtest.NewModel(spec)
