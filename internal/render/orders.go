@@ -47,7 +47,7 @@ func TickLine(now string, a stream.AggregationTick, named bool) string {
 }
 
 // failingCount is the tick line's note of the windows it could not
-// process (layout 3 keeps state per window; stream.FailingCell keeps its
+// process (layout 3 keeps state per window; stream.FailingWindow keeps its
 // name from when it was per (window, key)); nothing when there are none,
 // so that a healthy tick reads as before.
 func failingCount(a stream.AggregationTick) string {
@@ -69,7 +69,7 @@ func Counted(n int, one, many string) string {
 // FailingLine says which window (or, met while the previous layout's state
 // is migrated, which cell) a tick could not process, since when, and why,
 // on one line: what a person needs to find the document to repair.
-func FailingLine(f stream.FailingCell) string {
+func FailingLine(f stream.FailingWindow) string {
 	since := ""
 	if !f.Since.IsZero() {
 		since = " since " + f.Since.UTC().Format("2006-01-02 15:04:05")
@@ -103,9 +103,6 @@ func OrderLine(r stream.Result, eventTime string) string {
 			}
 		} else {
 			line += "\n         " + AggregationLine(o)
-		}
-		for _, p := range o.Panes {
-			line += "\n         " + PaneLine(p)
 		}
 	}
 	return line

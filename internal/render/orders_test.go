@@ -21,11 +21,11 @@ import (
 func TestTick(t *testing.T) {
 	now := time.Date(2026, 3, 14, 17, 25, 0, 0, time.UTC)
 	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
-	cell := stream.FailingCell{Path: "aggregations/ventas_hora_pais/state/20260314T170000Z_0", WindowStart: w, WindowEnd: w.Add(time.Hour),
+	cell := stream.FailingWindow{Path: "aggregations/ventas_hora_pais/state/20260314T170000Z_0", WindowStart: w, WindowEnd: w.Add(time.Hour),
 		Since: now.Add(-time.Minute), Error: "add up: importe overflows"}
-	es := stream.FailingCell{Path: "streams/ventas_hora_pais/windows/20260314T170000Z_es", WindowStart: w, WindowEnd: w.Add(time.Hour),
+	es := stream.FailingWindow{Path: "streams/ventas_hora_pais/windows/20260314T170000Z_es", WindowStart: w, WindowEnd: w.Add(time.Hour),
 		Key: "es", Since: now.Add(-5 * time.Minute), Error: "decode: layout 9 found,\n this binary reads layout 1"}
-	doc := stream.FailingCell{Path: "streams/ventas_hora_pais/deltas/garbage", Error: "not a delta path"}
+	doc := stream.FailingWindow{Path: "streams/ventas_hora_pais/deltas/garbage", Error: "not a delta path"}
 	tests := []struct {
 		name string
 		tick stream.AggregationTick
@@ -33,14 +33,14 @@ func TestTick(t *testing.T) {
 	}{
 		{name: "healthy", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1200},
 			want: "17:25:00 tick: watermark 17:15, 0 panes, 1,200 windows expired\n"},
-		{name: "failing", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingCell{cell}, FailingCells: 2},
+		{name: "failing", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingWindow{cell}, FailingCells: 2},
 			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 windows failing (retried at every tick)\n" +
 				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/state/20260314T170000Z_0) since 2026-03-14 17:24:00: add up: importe overflows\n" +
 				"         ... and 1 more failing window\n"},
-		{name: "one of each", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingCell{es}, FailingCells: 1},
+		{name: "one of each", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingWindow{es}, FailingCells: 1},
 			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 1 window failing (retried at every tick)\n" +
 				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20:00: decode: layout 9 found, this binary reads layout 1\n"},
-		{name: "more failing than reported", tick: stream.AggregationTick{Failing: []stream.FailingCell{es, doc}, FailingCells: 5},
+		{name: "more failing than reported", tick: stream.AggregationTick{Failing: []stream.FailingWindow{es, doc}, FailingCells: 5},
 			want: "17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 windows failing (retried at every tick)\n" +
 				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20:00: decode: layout 9 found, this binary reads layout 1\n" +
 				"         failing streams/ventas_hora_pais/deltas/garbage: not a delta path\n" +
@@ -101,20 +101,16 @@ func TestTickSeveral(t *testing.T) {
 // TestOrderLine: an order's line says its fate and window in the first
 // aggregation; every other aggregation has a line of its own naming it,
 // with the order's fate there and its windows by key (those too late
-// apart); each pane follows the line of its aggregation.
+// apart). An order writes no pane: panes come with the tick.
 func TestOrderLine(t *testing.T) {
 	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	win := window.Window{Start: w, End: w.Add(time.Hour)}
-	pane := window.Pane{Key: "es", WindowStart: w, WindowEnd: w.Add(time.Hour), Index: 2, Timing: window.TimingLate,
-		Measures: window.Measures{Importe: numeric.FromNanos(329_650_000_000), Pedidos: 3, Unidades: 4}}
 	// slide is the sliding window (1 h every 15 min) starting m minutes
 	// after w.
 	slide := func(m int) window.Window {
 		s := w.Add(time.Duration(m) * time.Minute)
 		return window.Window{Start: s, End: s.Add(time.Hour)}
 	}
-	skuPane := window.Pane{Key: "FRONTAL-LED", WindowStart: slide(-30).Start, WindowEnd: slide(-30).End, Timing: window.TimingLate,
-		Measures: window.Measures{Importe: numeric.FromNanos(59_950_000_000), Pedidos: 1, Unidades: 1}}
 	tests := []struct {
 		name string
 		res  stream.Result
@@ -122,17 +118,15 @@ func TestOrderLine(t *testing.T) {
 	}{
 		{name: "one aggregation", res: stream.Result{PedidoID: "P-1", Aggregations: []stream.Outcome{{Fate: stream.Accepted, Window: win, Key: "ES"}}},
 			want: "order P-1       event 2026-03-14T18:02:00+01:00: accepted (window 17:00-18:00 ES)"},
-		{name: "two aggregations, a pane in each: each pane follows its aggregation's line", res: stream.Result{PedidoID: "P-1", Aggregations: []stream.Outcome{
-			{Aggregation: "ventas_hora_pais", Fate: stream.Accepted, Window: win, Key: "ES", Panes: []window.Pane{pane}},
-			{Aggregation: "ventas_sku_hora_movil", Fate: stream.Accepted, Window: win, Key: "FRONTAL-LED", Panes: []window.Pane{skuPane},
+		{name: "two aggregations", res: stream.Result{PedidoID: "P-1", Aggregations: []stream.Outcome{
+			{Aggregation: "ventas_hora_pais", Fate: stream.Accepted, Window: win, Key: "ES"},
+			{Aggregation: "ventas_sku_hora_movil", Fate: stream.Accepted, Window: win, Key: "FRONTAL-LED",
 				Elements: []stream.ElementOutcome{
 					{Window: slide(-45), Key: "FRONTAL-LED", Fate: stream.TooLate}, {Window: slide(-30), Key: "FRONTAL-LED", Fate: stream.Accepted},
 					{Window: slide(-15), Key: "FRONTAL-LED", Fate: stream.Accepted}, {Window: slide(0), Key: "FRONTAL-LED", Fate: stream.Accepted},
 				}}}},
 			want: "order P-1       event 2026-03-14T18:02:00+01:00: accepted (window 17:00-18:00 ES)\n" +
-				"         pane ES 17:00-18:00 #2 LATE    importe=329.65 pedidos=3 unidades=4\n" +
-				"         ventas_sku_hora_movil: accepted (FRONTAL-LED in 3 windows 16:30-17:30 to 17:00-18:00, too late for window 16:15-17:15)\n" +
-				"         pane FRONTAL-LED 16:30-17:30 #0 LATE    importe=59.95 pedidos=1 unidades=1"},
+				"         ventas_sku_hora_movil: accepted (FRONTAL-LED in 3 windows 16:30-17:30 to 17:00-18:00, too late for window 16:15-17:15)"},
 		{name: "second aggregation: several keys, all too late, a line without a SKU", res: stream.Result{PedidoID: "P-2", Aggregations: []stream.Outcome{
 			{Aggregation: "ventas_hora_pais", Fate: stream.TooLate, Window: win, Key: "FR"},
 			{Aggregation: "ventas_sku_hora_movil", Fate: stream.TooLate, SKUMissing: []int{2}, Elements: []stream.ElementOutcome{

@@ -28,28 +28,28 @@ func (fakeStream) DeadLettersPending(context.Context) (int, error) { return 0, n
 // about failing windows when there are none.
 func TestStatusFailingCells(t *testing.T) {
 	w := time.Date(2026, 3, 15, 6, 0, 0, 0, time.UTC)
-	win := stream.FailingCell{
+	win := stream.FailingWindow{
 		Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/state/20260315T060000Z_0",
 		WindowStart: w, WindowEnd: w.Add(time.Hour), Since: w.Add(70 * time.Minute),
 		Error: "decode window: layout 9 found,\nthis binary reads layouts 1 to 3",
 	}
-	cell := stream.FailingCell{
+	cell := stream.FailingWindow{
 		Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/windows/20260315T070000Z_es",
 		WindowStart: w.Add(time.Hour), WindowEnd: w.Add(2 * time.Hour), Key: "es", Since: w.Add(80 * time.Minute),
 		Error: "decode cell: layout 9 found",
 	}
-	doc := stream.FailingCell{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/state/garbage", Error: "not a state path"}
+	doc := stream.FailingWindow{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/state/garbage", Error: "not a state path"}
 	tests := []struct {
 		name      string
-		failing   []stream.FailingCell
+		failing   []stream.FailingWindow
 		wantLines string // the report's failing section, "" for none
 	}{
 		{name: "none", failing: nil, wantLines: ""},
-		{name: "one window", failing: []stream.FailingCell{win}, wantLines: `  failing: 1 window the ticks cannot process (every other window goes on; these are retried at every tick):
+		{name: "one window", failing: []stream.FailingWindow{win}, wantLines: `  failing: 1 window the ticks cannot process (every other window goes on; these are retried at every tick):
     2026-03-15 06:00:00Z to 07:00:00Z since 2026-03-15 07:10:00Z: decode window: layout 9 found, this binary reads layouts 1 to 3
       document aggregations/ventas_hora_pais/state/20260315T060000Z_0
 `},
-		{name: "a window, a previous layout's cell and a document without a window", failing: []stream.FailingCell{win, cell, doc}, wantLines: `  failing: 3 windows the ticks cannot process (every other window goes on; these are retried at every tick):
+		{name: "a window, a previous layout's cell and a document without a window", failing: []stream.FailingWindow{win, cell, doc}, wantLines: `  failing: 3 windows the ticks cannot process (every other window goes on; these are retried at every tick):
     2026-03-15 06:00:00Z to 07:00:00Z since 2026-03-15 07:10:00Z: decode window: layout 9 found, this binary reads layouts 1 to 3
       document aggregations/ventas_hora_pais/state/20260315T060000Z_0
     2026-03-15 07:00:00Z to 08:00:00Z es since 2026-03-15 07:20:00Z: decode cell: layout 9 found

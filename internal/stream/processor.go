@@ -196,10 +196,6 @@ type Outcome struct {
 	// recorded in pedidos_descartados.
 	SKUMissing []int
 	Watermark  time.Time // the W the order was classified against; zero: none yet
-	// Panes is always empty: every pane comes with a tick.
-	//
-	// Deprecated: kept only until internal/render stops reading it.
-	Panes []window.Pane
 	// Pending counts rows of this message left in the outbox because the
 	// sink failed; the next tick appends them.
 	Pending int
