@@ -32,9 +32,8 @@ type aggregationDoc struct {
 	View            string        `json:"view"`
 }
 
-func runAggregations(_ context.Context, args []string, stdout io.Writer) error {
-	format, err := listingFlags("aggregations", args, stdout)
-	if err != nil {
+func runAggregations(_ context.Context, c *cmdline, stdout io.Writer) error {
+	if err := c.parse(); err != nil {
 		return err
 	}
 	decls, err := aggregation.Default()
@@ -51,7 +50,7 @@ func runAggregations(_ context.Context, args []string, stdout io.Writer) error {
 			PanesTable: d.PanesTable(), View: d.View(),
 		})
 	}
-	if format == "json" {
+	if c.format == "json" {
 		return render.JSON(stdout, docs)
 	}
 	for i, d := range docs {

@@ -19,13 +19,13 @@ func TestAggregationsText(t *testing.T) {
 	}
 	want := `ventas_hora_pais: Sales per hour and country: the hourly dashboard.
   window:   fixed 1h   key: pais   measures: importe, pedidos, unidades
-  timing:   out-of-orderness 10m, idle 5m, early 1m, lateness 2h, late delay 0s
+  timing:   out-of-orderness 10m, idle 5m, early 1m, lateness 2h, late delay 1m
   panes:    ventas_hora_pais_paneles   view: ventas_hora_pais (accumulating)
   file:     internal/aggregation/declarations/ventas_hora_pais.json
 
 ventas_sku_hora_movil: Sales per SKU over the last hour, every quarter of an hour: how a campaign product is selling.
   window:   sliding 1h every 15m   key: sku   measures: importe, unidades, pedidos
-  timing:   out-of-orderness 10m, idle 5m, early 1m, lateness 2h, late delay 0s
+  timing:   out-of-orderness 10m, idle 5m, early 1m, lateness 2h, late delay 1m
   panes:    ventas_sku_hora_movil_paneles   view: ventas_sku_hora_movil (accumulating)
   file:     internal/aggregation/declarations/ventas_sku_hora_movil.json
 `
@@ -52,7 +52,7 @@ func TestAggregationsJSON(t *testing.T) {
 			"file": "internal/aggregation/declarations/ventas_hora_pais.json", "window": "fixed", "size_seconds": 3600.0,
 			"key": "pais", "measures": []any{"importe", "pedidos", "unidades"},
 			"out_of_orderness_seconds": 600.0, "idle_timeout_seconds": 300.0, "early_delay_seconds": 60.0,
-			"allowed_lateness_seconds": 7200.0, "late_delay_seconds": 0.0, "accumulation": "ACCUMULATING",
+			"allowed_lateness_seconds": 7200.0, "late_delay_seconds": 60.0, "accumulation": "ACCUMULATING",
 			"panes_table": "ventas_hora_pais_paneles", "view": "ventas_hora_pais",
 		},
 		{
@@ -60,7 +60,7 @@ func TestAggregationsJSON(t *testing.T) {
 			"file": "internal/aggregation/declarations/ventas_sku_hora_movil.json", "window": "sliding", "size_seconds": 3600.0, "period_seconds": 900.0,
 			"key": "sku", "measures": []any{"importe", "unidades", "pedidos"},
 			"out_of_orderness_seconds": 600.0, "idle_timeout_seconds": 300.0, "early_delay_seconds": 60.0,
-			"allowed_lateness_seconds": 7200.0, "late_delay_seconds": 0.0, "accumulation": "ACCUMULATING",
+			"allowed_lateness_seconds": 7200.0, "late_delay_seconds": 60.0, "accumulation": "ACCUMULATING",
 			"panes_table": "ventas_sku_hora_movil_paneles", "view": "ventas_sku_hora_movil",
 		},
 	}

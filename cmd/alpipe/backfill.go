@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
@@ -25,27 +23,18 @@ import (
 // path: a prefix of the local server's landing bucket, or gs://BUCKET/PREFIX
 // on Cloud Storage with the backends the environment names (the same
 // settings the deployed IngestCSV reads).
-func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("backfill", flag.ContinueOnError)
-	server := serverFlag(fs)
-	concurrency := fs.Int("concurrency", reingest.DefaultConcurrency, "objects ingested at once")
-	grace := fs.Duration("grace", 30*time.Second, "after Ctrl-C, how long the objects in flight may still finish")
-	format := fs.String("format", "text", "summary: text or json")
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+func runBackfill(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	concurrency := c.Int("concurrency", reingest.DefaultConcurrency, "objects ingested at once")
+	grace := c.Duration("grace", 30*time.Second, "after Ctrl-C, how long the objects in flight may still finish")
+	if err := c.parse(); err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return errors.New("backfill: want exactly one PREFIX (of the local landing bucket, or gs://BUCKET/PREFIX; alpipe backfill --help)")
-	}
-	if err := checkFormat("backfill", *format, "text", "json"); err != nil {
-		return err
-	}
+	pos := c.pos
 	if localPath(pos[0]) {
-		return fmt.Errorf("backfill: %q is a local path, but backfill reads objects already in the landing bucket: upload the files first with alpipe drop --upload-only FILE --object exportaciones/YYYY/MM/DD/NAME, then backfill exportaciones/YYYY/MM/", pos[0])
+		return c.usagef("%q is a local path, but backfill reads objects already in the landing bucket: upload the files first with alpipe drop --upload-only FILE --object exportaciones/YYYY/MM/DD/NAME, then backfill exportaciones/YYYY/MM/", pos[0])
 	}
 	if *concurrency < 1 {
-		return fmt.Errorf("backfill: --concurrency %d: want at least 1", *concurrency)
+		return c.usagef("--concurrency %d: want at least 1", *concurrency)
 	}
 	bucket, prefix, gs, err := reingest.ParseGS(pos[0])
 	if err != nil {
@@ -53,7 +42,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	b := &reingest.Backfill{Concurrency: *concurrency, Grace: *grace}
 	var lister *objects.GCS
-	if gs && !flagSet(fs, "server") {
+	if gs && !c.isSet("server") {
 		app, svc, objs, err := cloudIngest(ctx, "backfill gs://...")
 		if err != nil {
 			return err
@@ -62,7 +51,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		b.Objects, b.Ledger, b.Ingest = objs, app.Ledger, reingest.Direct{Service: svc}
 		lister = objs
 	} else {
-		srv := client.Server{URL: *server}
+		srv := c.srv
 		gcs, closeFn, err := srv.Storage(ctx)
 		if err != nil {
 			return err
@@ -85,7 +74,7 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
+	if c.format == "json" {
 		if err := render.JSON(stdout, sum); err != nil {
 			return err
 		}
@@ -99,14 +88,6 @@ func runBackfill(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("backfill: %d objects failed; run it again to retry them", len(sum.Failed))
 	}
 	return nil
-}
-
-// flagSet reports whether the command line gave the flag, so that a
-// gs:// address can mean the local server's bucket when --server is given.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // localPath reports whether a backfill argument names a file or folder on

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,9 +10,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/render"
 )
-
-// feedPattern is the feed's object pattern, as declared.
-func feedPattern(f *contract.Feed) string { return f.ObjectPattern() }
 
 // feedDoc is one feed as `contracts --format json` prints it.
 type feedDoc struct {
@@ -34,9 +32,8 @@ type colDoc struct {
 	Rules    string `json:"rules,omitempty"`
 }
 
-func runContracts(_ context.Context, args []string, stdout io.Writer) error {
-	format, err := listingFlags("contracts", args, stdout)
-	if err != nil {
+func runContracts(_ context.Context, c *cmdline, stdout io.Writer) error {
+	if err := c.parse(); err != nil {
 		return err
 	}
 	feeds, err := contract.Default()
@@ -46,16 +43,16 @@ func runContracts(_ context.Context, args []string, stdout io.Writer) error {
 	var docs []feedDoc
 	for _, f := range feeds.Feeds() {
 		d := feedDoc{
-			Feed: f.Name(), Description: f.Description(), Objects: feedPattern(f), Table: f.Table(),
+			Feed: f.Name(), Description: f.Description(), Objects: f.ObjectPattern(), Table: f.Table(),
 			Encoding: f.Encoding(), Header: f.Header(), Unknown: f.OnUnknownColumns(),
 			DateFormats: f.DateFormats(), Aggregates: f.Aggregates(),
 		}
-		for _, c := range f.Schema() {
-			d.Columns = append(d.Columns, colDoc{Name: c.Name, Type: string(c.Type), Required: c.Mode == "REQUIRED", Rules: firstNonEmpty(ruleOf(f, c.Name), c.Description)})
+		for _, col := range f.Schema() {
+			d.Columns = append(d.Columns, colDoc{Name: col.Name, Type: string(col.Type), Required: col.Mode == "REQUIRED", Rules: cmp.Or(f.Rules(col.Name), col.Description)})
 		}
 		docs = append(docs, d)
 	}
-	if format == "json" {
+	if c.format == "json" {
 		return render.JSON(stdout, docs)
 	}
 	for i, d := range docs {
@@ -70,12 +67,12 @@ func runContracts(_ context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "  feeds:   %s\n", strings.Join(d.Aggregates, ", "))
 		}
 		rows := [][]string{}
-		for _, c := range d.Columns {
+		for _, col := range d.Columns {
 			req := ""
-			if c.Required {
+			if col.Required {
 				req = "required"
 			}
-			rows = append(rows, []string{c.Name, c.Type, req, c.Rules})
+			rows = append(rows, []string{col.Name, col.Type, req, col.Rules})
 		}
 		var b strings.Builder
 		if err := render.Table(&b, []string{"column", "type", "mode", "rules"}, rows, nil); err != nil {
@@ -86,16 +83,4 @@ func runContracts(_ context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	return nil
-}
-
-// ruleOf is a column's rules in words.
-func ruleOf(f *contract.Feed, column string) string { return f.Rules(column) }
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,11 +13,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
-func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	testdata := fs.String("testdata", "testdata", "folder holding exportaciones/ and the order stories")
-	verbose := fs.Bool("v", false, "also print the functions' structured logs")
-	if _, err := parse(fs, args, stdout); err != nil {
+func runDemo(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	testdata := c.String("testdata", "testdata", "`FOLDER` holding exportaciones/ and the order stories")
+	verbose := c.Bool("v", false, "also print the functions' structured logs")
+	if err := c.parse(); err != nil {
 		return err
 	}
 	// The first line comes at once: what follows takes some seconds, and a

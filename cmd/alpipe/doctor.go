@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -209,17 +208,11 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	return fs
 }
 
-func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
-	addr := fs.String("addr", localapi.DefaultAddr, "the address alpipe serve would listen on")
-	data := fs.String("data", cliEnv().DataDir, "the data folder alpipe serve would use (default from ALPIPE_DATA_DIR when set)")
-	format := fs.String("format", "text", "text or json")
-	rest, err := parse(fs, args, stdout)
-	if err != nil {
+func runDoctor(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	addr := c.String("addr", localapi.DefaultAddr, "the `ADDRESS` alpipe serve would listen on")
+	data := c.String("data", cliEnv().DataDir, "the data `FOLDER` alpipe serve would use; ALPIPE_DATA_DIR sets the default")
+	if err := c.parse(); err != nil {
 		return err
-	}
-	if len(rest) > 0 {
-		return fmt.Errorf("doctor: takes no arguments (got %q)", rest[0])
 	}
 	findings := diagnose(ctx, realHost(), *addr, *data)
 	failed := 0
@@ -228,15 +221,12 @@ func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 			failed++
 		}
 	}
-	switch *format {
-	case "json":
+	if c.format == "json" {
 		if err := render.JSON(stdout, findings); err != nil {
 			return err
 		}
-	case "text":
+	} else {
 		printFindings(stdout, findings)
-	default:
-		return fmt.Errorf("doctor: --format must be text or json, not %q", *format)
 	}
 	if failed > 0 {
 		return fmt.Errorf("doctor: %s missing (each line above says how to fix it)", plural(failed, "required piece", "required pieces"))

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,81 +11,92 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
+	"github.com/alpinashop/alpipe/internal/reingest"
 	"github.com/alpinashop/alpipe/internal/render"
 )
 
-// serverFlag is --server of every client command; ALPIPE_SERVER sets its
-// default for a shell that works with a second server.
-func serverFlag(fs *flag.FlagSet) *string {
-	return fs.String("server", cmp.Or(cliEnv().Server, localapi.DefaultURL), "URL of a running \"alpipe serve\" (ALPIPE_SERVER overrides the default)")
-}
-
-func runDrop(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("drop", flag.ContinueOnError)
-	object := fs.String("object", "", "object name in the landing bucket (default exportaciones/<today>/<file name>)")
-	format := fs.String("format", "text", "output: text or json")
-	uploadOnly := fs.Bool("upload-only", false, "only upload the file (no finalize event): stage history for \"alpipe backfill\"")
-	server := serverFlag(fs)
-	pos, err := parse(fs, args, stdout)
+func runDrop(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	object := c.String("object", "", "the landing object `NAME`, or gs://"+localapi.LandingBucket+"/NAME (default exportaciones/<today>/<file name>)")
+	uploadOnly := c.Bool("upload-only", false, "only upload the file (no finalize event): stage history for \"alpipe backfill\"")
+	if err := c.parse(); err != nil {
+		return err
+	}
+	name, _, err := fileTarget(c, *object)
 	if err != nil {
 		return err
 	}
-	name, _, err := fileTarget("drop", pos, *object, *format)
-	if err != nil {
-		return err
-	}
-	srv := client.Server{URL: *server}
 	if *uploadOnly {
-		attrs, err := srv.Upload(ctx, localapi.LandingBucket, name, pos[0])
+		attrs, err := c.srv.Upload(ctx, localapi.LandingBucket, name, c.pos[0])
 		if err != nil {
 			return err
 		}
-		if *format == "json" {
+		if c.format == "json" {
 			return render.JSON(stdout, attrs)
 		}
 		fmt.Fprintf(stdout, "uploaded gs://%s/%s generation %d (not ingested)\n", attrs.Bucket, attrs.Name, attrs.Generation)
 		return nil
 	}
-	rec, err := srv.Drop(ctx, name, pos[0])
+	rec, err := c.srv.Drop(ctx, name, c.pos[0])
 	if err != nil {
 		return err
 	}
-	if *format == "json" {
-		return render.JSON(stdout, rec)
+	if c.format == "json" {
+		if err := render.JSON(stdout, rec); err != nil {
+			return err
+		}
+	} else {
+		printRecord(stdout, rec)
 	}
-	printRecord(stdout, rec)
-	return nil
+	return loadedInFull(rec)
 }
 
-// fileTarget checks the arguments of a command that takes one FILE (drop,
-// validate) before any other work, and returns the object name the file
-// would land as and the contract that name falls under.
-func fileTarget(cmd string, pos []string, object, format string) (string, *contract.Feed, error) {
-	if len(pos) != 1 {
-		return "", nil, fmt.Errorf("%s: want exactly one FILE (alpipe %s --help)", cmd, cmd)
+// loadedInFull is drop's exit status: a script (or a person) must not read
+// success when rows went to quarantine or the file was refused.
+func loadedInFull(rec ledger.Record) error {
+	switch {
+	case rec.State == ledger.Duplicate, rec.State == ledger.Done && rec.Counts.Quarantined == 0:
+		return nil
+	case rec.State == ledger.Done:
+		return fmt.Errorf("drop: %s of %s rows quarantined", render.Thousands(rec.Counts.Quarantined), render.Thousands(rec.Counts.Read))
 	}
-	if err := checkFormat(cmd, format, "text", "json"); err != nil {
-		return "", nil, err
+	msg := fmt.Sprintf("drop: gs://%s/%s was %s", rec.Key.Bucket, rec.Key.Object, rec.State)
+	if rec.Reason != "" {
+		msg += ": " + rec.Reason
 	}
-	if err := checkFile(pos[0]); err != nil {
-		return "", nil, fmt.Errorf("%s: %w", cmd, err)
+	return errors.New(msg)
+}
+
+// fileTarget checks the FILE of drop or validate and --object before any
+// other work, and returns the object name the file would land as and the
+// contract that name falls under.
+func fileTarget(c *cmdline, object string) (string, *contract.Feed, error) {
+	if err := checkFile(c.pos[0]); err != nil {
+		return "", nil, fmt.Errorf("%s: %w", c.Name(), err)
 	}
 	if object == "" {
-		object = client.DefaultObject(pos[0], time.Now().UTC())
+		object = client.DefaultObject(c.pos[0], time.Now().UTC())
+	}
+	bucket, name, gs, err := reingest.ParseGS(object)
+	if err == nil && gs && bucket != localapi.LandingBucket {
+		return "", nil, c.usagef("--object %q: files land only in gs://%s", object, localapi.LandingBucket)
 	}
 	// Before any upload: the server would refuse the name, or worse, store
 	// it and then fail to deliver its event (a newline cannot travel in the
 	// event's headers).
-	if err := objname.Local(object); err != nil {
-		return "", nil, fmt.Errorf("%s: --object: %w", cmd, err)
+	if err == nil {
+		err = objname.Local(name)
 	}
-	feed, err := feedFor(object)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", cmd, err)
+		return "", nil, c.usagef("--object: %w", err)
 	}
-	return object, feed, nil
+	feed, err := feedFor(name)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", c.Name(), err)
+	}
+	return name, feed, nil
 }
 
 // checkFile refuses a path that is not a readable regular file before any
@@ -122,16 +131,7 @@ func feedFor(object string) (*contract.Feed, error) {
 func patterns(feeds *contract.Registry) string {
 	var out []string
 	for _, f := range feeds.Feeds() {
-		out = append(out, fmt.Sprintf("%s %s", f.Name(), feedPattern(f)))
+		out = append(out, fmt.Sprintf("%s %s", f.Name(), f.ObjectPattern()))
 	}
 	return strings.Join(out, " or ")
-}
-
-func checkFormat(cmd, got string, want ...string) error {
-	for _, w := range want {
-		if got == w {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s: --format %q: want %s", cmd, got, strings.Join(want, " or "))
 }

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
@@ -19,30 +16,19 @@ import (
 // runLs lists objects of the local buckets, as `gcloud storage ls -l` does:
 // what landed, before asking status what became of it. The listing streams
 // page by page from the server; only the rows printed are held.
-func runLs(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
-	server := serverFlag(fs)
-	format := fs.String("format", "text", "text or json")
-	limit := fs.Int("max", 1000, "list at most this many objects (0: all)")
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+func runLs(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	limit := c.Int("max", 1000, "list at most this many objects (0: all)")
+	if err := c.parse(); err != nil {
 		return err
-	}
-	if err := checkFormat("ls", *format, "text", "json"); err != nil {
-		return err
-	}
-	if len(pos) > 1 {
-		return errors.New("ls: want at most one PREFIX or gs://BUCKET/PREFIX")
 	}
 	if *limit < 0 {
-		return fmt.Errorf("ls: --max must be 0 or more, not %d", *limit)
+		return c.usagef("--max must be 0 or more, not %d", *limit)
 	}
-	bucket, prefix, err := lsTarget(pos)
+	bucket, prefix, err := lsTarget(c.pos)
 	if err != nil {
-		return fmt.Errorf("ls: %w", err)
+		return c.usagef("%w", err)
 	}
-	srv := client.Server{URL: *server}
-	gcs, closeFn, err := srv.Storage(ctx)
+	gcs, closeFn, err := c.srv.Storage(ctx)
 	if err != nil {
 		return fmt.Errorf("ls: %w", err)
 	}
@@ -59,7 +45,7 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		files = append(files, a)
 	}
-	if *format == "json" {
+	if c.format == "json" {
 		if more {
 			// stdout stays one JSON document; the cut is said aside.
 			fmt.Fprintf(os.Stderr, "alpipe ls: first %s only; --max 0 lists all\n", plural(len(files), "object", "objects"))

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -26,13 +25,12 @@ func TestParseAcceptsFlagsAfterArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("drop", flag.ContinueOnError)
-			obj := fs.String("object", "", "")
-			pos, err := parse(fs, tt.args, &bytes.Buffer{})
-			if err != nil {
+			c := newCmdline(command{name: "drop", args: "ARG..."}, tt.args, &bytes.Buffer{})
+			obj := c.String("object", "", "")
+			if err := c.parse(); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.wantPos, pos); diff != "" {
+			if diff := cmp.Diff(tt.wantPos, c.pos); diff != "" {
 				t.Errorf("positional (-want +got):\n%s", diff)
 			}
 			if *obj != tt.wantObj {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -15,21 +14,12 @@ import (
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
-func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
-	server := serverFlag(fs)
-	format := fs.String("format", "text", "output: text or json")
-	project := fs.String("project", cliEnv().Project, "project of the emulator topic")
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+func runPublish(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	project := c.String("project", cliEnv().Project, "`PROJECT` of the emulator topic")
+	if err := c.parse(); err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return errors.New("publish: want exactly one FILE.jsonl (alpipe publish --help)")
-	}
-	if err := checkFormat("publish", *format, "text", "json"); err != nil {
-		return err
-	}
+	pos := c.pos
 	if err := checkFile(pos[0]); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
@@ -46,7 +36,7 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("publish: is the Pub/Sub emulator running at PUBSUB_EMULATOR_HOST=%s? %w", host, err)
 		}
-		if *format == "json" {
+		if c.format == "json" {
 			return render.JSON(stdout, struct {
 				Published int    `json:"published"`
 				Topic     string `json:"topic"`
@@ -55,7 +45,7 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "published %d orders to projects/%s/topics/%s on the emulator at %s\n", n, *project, localapi.Topic, host)
 		return nil
 	}
-	srv := client.Server{URL: *server}
+	srv := c.srv
 	if err := srv.Ping(ctx); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
@@ -68,13 +58,13 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("publish: %w", err)
 		}
-		if *format == "json" {
+		if c.format == "json" {
 			results = append(results, res.Result)
 			continue
 		}
 		fmt.Fprintln(stdout, render.OrderLine(res.Result, st.EventTime))
 	}
-	if *format == "json" {
+	if c.format == "json" {
 		if results == nil {
 			results = []stream.Result{}
 		}
@@ -83,22 +73,12 @@ func runPublish(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-func runTick(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("tick", flag.ContinueOnError)
-	server := serverFlag(fs)
-	format := fs.String("format", "text", "output: text or json")
-	now := fs.String("now", "", "processing time to move a --virtual-clock server to first (RFC 3339, e.g. 2026-03-14T18:30:00Z)")
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+func runTick(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	now := c.String("now", "", "processing `TIME` to move a --virtual-clock server to first (RFC 3339, e.g. 2026-03-14T18:30:00Z)")
+	if err := c.parse(); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return fmt.Errorf("tick: unexpected argument %q (a time goes in --now)", pos[0])
-	}
-	if err := checkFormat("tick", *format, "text", "json"); err != nil {
-		return err
-	}
-	srv := client.Server{URL: *server}
+	srv, format := c.srv, c.format
 	if *now != "" {
 		t, err := parseTime("tick: --now", *now)
 		if err != nil {
@@ -116,7 +96,7 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("tick: %w", err)
 	}
-	if *format == "json" {
+	if format == "json" {
 		return render.JSON(stdout, res)
 	}
 	render.Tick(stdout, res)

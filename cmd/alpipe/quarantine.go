@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path"
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/localapi"
@@ -20,42 +18,37 @@ import (
 // runQuarantine lists and fetches quarantine files through the server's
 // fake Cloud Storage, so that reading rejected rows needs no curl and no
 // URL-quoting.
-func runQuarantine(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("quarantine", flag.ContinueOnError)
-	server := serverFlag(fs)
-	format := fs.String("format", "text", "ls output: text or json")
-	out := fs.String("o", "", "get: write to this file (- for stdout; default the object's base name here)")
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+func runQuarantine(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	out := c.outputFlag("get: write the file to `FILE` (a .csv; default stdout)")
+	if err := c.parse(); err != nil {
 		return err
 	}
-	if len(pos) == 0 {
-		return errors.New("quarantine: want ls [PREFIX] or get OBJECT (alpipe quarantine --help)")
-	}
-	if err := checkFormat("quarantine", *format, "text", "json"); err != nil {
-		return err
-	}
-	srv := client.Server{URL: *server}
-	switch pos[0] {
-	case "ls", "list":
+	pos := c.pos
+	switch {
+	case len(pos) == 0:
+		return c.usagef("want ls [PREFIX] or get OBJECT (alpipe quarantine --help)")
+	case pos[0] == "ls" || pos[0] == "list":
 		if len(pos) > 2 {
-			return errors.New("quarantine ls: want at most one PREFIX")
+			return c.usagef("ls: want at most one PREFIX")
 		}
 		prefix := ""
 		if len(pos) == 2 {
 			prefix = pos[1]
 		}
 		if err := objname.Prefix(prefix); err != nil {
-			return fmt.Errorf("quarantine ls: %w", err)
+			return c.usagef("ls: %w", err)
 		}
-		return quarantineList(ctx, srv, prefix, *format, stdout)
-	case "get", "cat":
+		return quarantineList(ctx, c.srv, prefix, c.format, stdout)
+	case pos[0] == "get" || pos[0] == "cat":
 		if len(pos) != 2 {
-			return errors.New("quarantine get: want exactly one OBJECT (alpipe quarantine ls lists them)")
+			return c.usagef("get: want exactly one OBJECT (alpipe quarantine ls lists them)")
 		}
-		return quarantineGet(ctx, srv, pos[1], *out, stdout)
+		if *out != "" && *out != "-" && formatOf(*out) != "csv" {
+			return c.usagef("--output %s: want a file ending in .csv (a quarantine file is CSV)", *out)
+		}
+		return quarantineGet(ctx, c.srv, pos[1], *out, stdout)
 	}
-	return fmt.Errorf("quarantine: unknown subcommand %q: want ls or get", pos[0])
+	return c.usagef("unknown subcommand %q: want ls or get", pos[0])
 }
 
 func quarantineList(ctx context.Context, srv client.Server, prefix, format string, stdout io.Writer) error {
@@ -110,12 +103,9 @@ func quarantineGet(ctx context.Context, srv client.Server, arg, out string, stdo
 		return fmt.Errorf("quarantine get: %w", err)
 	}
 	defer r.Close()
-	if out == "-" {
+	if out == "" || out == "-" {
 		_, err := io.Copy(stdout, r)
 		return err
-	}
-	if out == "" {
-		out = path.Base(name)
 	}
 	f, err := os.Create(out)
 	if err != nil {

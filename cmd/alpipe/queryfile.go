@@ -15,14 +15,16 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// formatOf guesses --format from --output's extension: .jsonl and .ndjson
-// are jsonl, anything else csv.
+// formatOf is the format a file's extension names: csv, jsonl, or "" for
+// one the CLI does not write (.parquet would otherwise get CSV silently).
 func formatOf(file string) string {
 	switch strings.ToLower(filepath.Ext(file)) {
+	case ".csv":
+		return "csv"
 	case ".jsonl", ".ndjson":
 		return "jsonl"
 	}
-	return "csv"
+	return ""
 }
 
 // queryToFile streams the answer into a temporary file beside file and

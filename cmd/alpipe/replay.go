@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,42 +10,31 @@ import (
 	"os"
 	"strings"
 
-	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/replay"
 )
 
-// runReplay runs the live window engine over historical orders as a
-// bounded stream, on the server (which holds the warehouse):
-//
-//	alpipe replay FILE.jsonl [--dates A..B] [--format text|json] [--server URL]
-//	alpipe replay --from-table [--dates A..B] [--format text|json] [--server URL]
-//
-// Each (window, key) gets exactly one ON_TIME pane in the live panes table
-// under the live aggregation name. lineas_pedido has no time of day: its
-// orders get event time 12:00 UTC of their fecha, so hourly windows show
-// each date's sales in its 12:00 window (daily totals exact, hours not).
-// A window that already has other panes (live ones) is refused, and the
-// command then exits non-zero; re-running a replay adds nothing. See
-// package replay for the details.
-func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fromTable := fs.Bool("from-table", false, "replay lineas_pedido, one order per pedido_id at 12:00 UTC of its fecha, instead of a JSONL file")
-	dates := fs.String("dates", "", "only these UTC dates of event time: YYYY-MM-DD or YYYY-MM-DD..YYYY-MM-DD (default: all)")
-	format := fs.String("format", "text", "output: text or json")
-	server := serverFlag(fs)
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+// runReplay runs the live window engine over historical orders as a bounded
+// stream, on the server (which holds the warehouse). Each (window, key) gets
+// exactly one ON_TIME pane in the live panes table under the live
+// aggregation name. lineas_pedido has no time of day: its orders get event
+// time 12:00 UTC of their fecha, so hourly windows show each date's sales in
+// its 12:00 window (daily totals exact, hours not). A window that already
+// has other panes (live ones) is refused, and the command then exits
+// non-zero; re-running a replay adds nothing. See package replay for the
+// details.
+func runReplay(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	fromTable := c.Bool("from-table", false, "replay lineas_pedido, one order per pedido_id at 12:00 UTC of its fecha, instead of a JSONL file")
+	dates := c.String("dates", "", "only these UTC `DATES` of event time: YYYY-MM-DD or YYYY-MM-DD..YYYY-MM-DD (default: all)")
+	if err := c.parse(); err != nil {
 		return err
 	}
+	pos := c.pos
 	if *fromTable == (len(pos) == 1) || len(pos) > 1 {
-		return errors.New("replay: want either FILE.jsonl (orders, as for publish) or --from-table")
-	}
-	if err := checkFormat("replay", *format, "text", "json"); err != nil {
-		return err
+		return c.usagef("want either FILE.jsonl (orders, as for publish) or --from-table")
 	}
 	if _, err := replay.ParseDates(*dates); err != nil {
-		return fmt.Errorf("replay: --%w", err)
+		return c.usagef("--%w", err)
 	}
 	q := url.Values{}
 	if *dates != "" {
@@ -64,14 +51,14 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		defer f.Close()
 		body = f // streamed: the file is never held in memory
 	}
-	if err := (client.Server{URL: *server}).Ping(ctx); err != nil {
+	if err := c.srv.Ping(ctx); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	rep, err := postReplay(ctx, strings.TrimSuffix(*server, "/")+localapi.ReplayPath+"?"+q.Encode(), body)
+	rep, err := postReplay(ctx, c.srv.URL+localapi.ReplayPath+"?"+q.Encode(), body)
 	if err != nil {
 		return err
 	}
-	if err := report(stdout, *format, rep); err != nil {
+	if err := report(stdout, c.format, rep); err != nil {
 		return err
 	}
 	if !rep.OK() {

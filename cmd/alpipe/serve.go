@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,22 +16,18 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
-func runServe(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", localapi.DefaultAddr, "listen address")
-	data := fs.String("data", cliEnv().DataDir, "data folder for the embedded backends (its default comes from ALPIPE_DATA_DIR when set)")
-	virtual := fs.Bool("virtual-clock", false, "processing time moves only by \"alpipe tick --now T\"")
-	start := fs.String("start", "", "start of the virtual clock (RFC 3339; default now)")
-	allowRemote := fs.Bool("allow-remote", false, "serve clients on other machines too (needed for a non-loopback --addr); they can run any SQL and write data, and must reach this machine by a name given with --host")
-	logFormat := fs.String("log-format", "", "log lines on stderr: text or json (default text on a terminal, json otherwise, as Cloud Logging reads)")
+func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	addr := c.String("addr", localapi.DefaultAddr, "listen `ADDRESS` (HOST:PORT)")
+	data := c.String("data", cliEnv().DataDir, "data `FOLDER` for the embedded backends; ALPIPE_DATA_DIR sets the default")
+	virtual := c.Bool("virtual-clock", false, "processing time moves only by \"alpipe tick --now T\"")
+	start := c.String("start", "", "`TIME` the virtual clock starts at (RFC 3339; default now)")
+	allowRemote := c.Bool("allow-remote", false, "serve clients on other machines too (needed for a non-loopback --addr); they can run any SQL and write data, and must reach this machine by a name given with --host")
+	logFormat := c.String("log-format", "", "log lines on stderr: `text|json` (default text on a terminal, json otherwise, as Cloud Logging reads)")
 	var hosts stringList
-	fs.Var(&hosts, "host", "a further Host name (or IP) to accept besides localhost and loopback IPs, the only ones clients may use, even with --allow-remote (repeatable)")
-	pos, err := parse(fs, args, stdout)
+	c.Var(&hosts, "host", "a further Host `NAME` (or IP) to accept besides localhost and loopback IPs, the only ones clients may use, even with --allow-remote (repeatable)")
+	err := c.parse()
 	if err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("serve: unexpected argument %q (alpipe serve --help)", pos[0])
 	}
 	if *start != "" && !*virtual {
 		return fmt.Errorf("serve: --start sets a virtual clock's start; add --virtual-clock (the wall clock cannot be set)")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(asMain) == "1" {
+		main()
+		os.Exit(0)
+	}
 	code := m.Run()
 	if shared != nil {
 		if err := shared.Shutdown("tests done"); err != nil {
@@ -69,7 +74,7 @@ func dropERP(t *testing.T) string {
 	t.Helper()
 	dropOnce.Do(func() {
 		out, err := run(t, "drop", erpFile, "--object", "exportaciones/2026/03/14/pedidos-erp.csv")
-		if err != nil {
+		if err != nil && !strings.Contains(err.Error(), "rows quarantined") { // the dirty file quarantines rows
 			t.Fatalf("drop: %v", err)
 		}
 		for _, l := range strings.Split(out, "\n") {
@@ -93,7 +98,7 @@ func TestQuarantineListAndGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, q) || !strings.Contains(out, "(1 file;") {
+	if !strings.Contains(out, q) || !regexp.MustCompile(`\(\d+ files?; `).MatchString(out) { // other tests quarantine files too
 		t.Errorf("quarantine ls does not list %s:\n%s", q, out)
 	}
 	out, err = run(t, "quarantine", "get", q, "-o", "-")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,39 +23,33 @@ import (
 // runStatus answers the morning questions: did last night's files load, how
 // many rows were rejected and why, and is the real-time view keeping up.
 // With an OBJECT it prints that object's ledger history instead.
-func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	server := serverFlag(fs)
-	format := fs.String("format", "text", "output: text or json")
-	since := fs.Duration("since", status.DefaultSince, "how far back files and discarded orders count")
-	files := fs.Int("files", 50, "files listed, newest first")
-	cloud := fs.Bool("cloud", false, "read the backends the environment names (as the deployed functions do) instead of a local server")
-	stateFlag := fs.String("state", "", "list the files in this ledger state, however old (FAILED, IN_PROGRESS, DONE, REJECTED, SKIPPED, DUPLICATE)")
-	every := fs.Duration("watch", 0, "print the report again at this interval (e.g. 10s) until Ctrl-C")
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+func runStatus(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	since := c.Duration("since", status.DefaultSince, "how far back files and discarded orders count")
+	files := c.Int("files", 50, "files listed, newest first")
+	cloud := c.Bool("cloud", false, "read the backends the environment names (as the deployed functions do) instead of a local server")
+	stateFlag := c.String("state", "", "list the files in this ledger `STATE`, however old (FAILED, IN_PROGRESS, DONE, REJECTED, SKIPPED, DUPLICATE)")
+	every := c.Duration("watch", 0, "print the report again at this `INTERVAL` (e.g. 10s) until Ctrl-C")
+	if err := c.parse(); err != nil {
 		return err
 	}
+	pos, format := c.pos, c.format
 	if *every < 0 || (*every > 0 && *every < time.Second) {
-		return fmt.Errorf("status: --watch wants an interval of at least 1s, e.g. --watch 10s")
+		return c.usagef("--watch wants an interval of at least 1s, e.g. --watch 10s")
 	}
 	if *every > 0 {
-		rest := withoutFlag(args, "watch")
-		return watch(ctx, *every, 0, stdout, func() error { return runStatus(ctx, rest, stdout) })
+		again := append([]string{"status"}, withoutFlag(c.args, "watch")...)
+		return watch(ctx, *every, 0, stdout, func() error { return dispatch(ctx, again, stdout) })
 	}
 	if *stateFlag != "" {
 		if len(pos) > 0 {
-			return fmt.Errorf("status: --state lists files; it does not take an OBJECT")
+			return c.usagef("--state lists files; it does not take an OBJECT")
 		}
 		st, err := parseState(*stateFlag)
 		if err != nil {
 			return err
 		}
-		if err := checkFormat("status", *format, "text", "json"); err != nil {
-			return err
-		}
 		if *files <= 0 {
-			return fmt.Errorf("status: --files must be positive")
+			return c.usagef("--files must be positive")
 		}
 		var recs []ledger.Record
 		if *cloud {
@@ -71,27 +64,22 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 			if recs, err = proc.App.Ledger.List(ctx); err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
-		} else if recs, err = (client.Server{URL: *server}).Ledger(ctx); err != nil {
+		} else if recs, err = c.srv.Ledger(ctx); err != nil {
 			return fmt.Errorf("status: %w", err)
 		}
-		return filesInState(recs, st, *files, *format, stdout)
-	}
-	if len(pos) > 1 {
-		return fmt.Errorf("status: want at most one OBJECT, got %d arguments", len(pos))
-	}
-	if err := checkFormat("status", *format, "text", "json"); err != nil {
-		return err
+		return filesInState(recs, st, *files, format, stdout)
 	}
 	if *since <= 0 || *files <= 0 {
-		return fmt.Errorf("status: --since and --files must be positive")
+		return c.usagef("--since and --files must be positive")
 	}
 	if len(pos) == 1 {
 		if *cloud {
 			return fmt.Errorf("status OBJECT reads a local server's ledger; --cloud is not supported with OBJECT yet")
 		}
-		return objectHistory(ctx, client.Server{URL: *server}, pos[0], *format, stdout)
+		return objectHistory(ctx, c.srv, pos[0], format, stdout)
 	}
 	var rep status.Report
+	var err error
 	if *cloud {
 		if err := cloudEnv("status --cloud"); err != nil {
 			return err
@@ -103,10 +91,10 @@ func runStatus(ctx context.Context, args []string, stdout io.Writer) error {
 		app := proc.App
 		defer app.Close()
 		rep = status.BuildReport(ctx, app.StatusSources(), status.Options{Since: *since, MaxFiles: *files})
-	} else if rep, err = (client.Server{URL: *server}).Status(ctx, *since, *files); err != nil {
+	} else if rep, err = c.srv.Status(ctx, *since, *files); err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	if *format == "json" {
+	if format == "json" {
 		return render.JSON(stdout, rep)
 	}
 	return status.WriteText(stdout, rep)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -57,21 +56,12 @@ func tableDocs() []tableDoc {
 	return docs
 }
 
-func runTables(_ context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("tables", flag.ContinueOnError)
-	format := fs.String("format", "text", "output: text or json")
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+func runTables(_ context.Context, c *cmdline, stdout io.Writer) error {
+	if err := c.parse(); err != nil {
 		return err
-	}
-	if err := checkFormat("tables", *format, "text", "json"); err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("tables: takes no arguments (alpipe schema %s shows one table's columns)", pos[0])
 	}
 	docs := tableDocs()
-	if *format == "json" {
+	if c.format == "json" {
 		for i := range docs {
 			docs[i].Columns = nil
 		}
@@ -92,19 +82,11 @@ func runTables(_ context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
-func runSchema(_ context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
-	format := fs.String("format", "text", "output: text or json")
-	pos, err := parse(fs, args, stdout)
-	if err != nil {
+func runSchema(_ context.Context, c *cmdline, stdout io.Writer) error {
+	if err := c.parse(); err != nil {
 		return err
 	}
-	if err := checkFormat("schema", *format, "text", "json"); err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("schema: want exactly one TABLE (alpipe tables lists them)")
-	}
+	pos := c.pos
 	docs := tableDocs()
 	names := make([]string, 0, len(docs))
 	for _, d := range docs {
@@ -112,12 +94,12 @@ func runSchema(_ context.Context, args []string, stdout io.Writer) error {
 		if d.Table != pos[0] {
 			continue
 		}
-		if *format == "json" {
+		if c.format == "json" {
 			return render.JSON(stdout, d)
 		}
 		rows := make([][]string, 0, len(d.Columns))
-		for _, c := range d.Columns {
-			rows = append(rows, []string{c.Name, string(c.Type), c.Mode, c.Description})
+		for _, col := range d.Columns {
+			rows = append(rows, []string{col.Name, string(col.Type), col.Mode, col.Description})
 		}
 		if d.Kind == "view" {
 			fmt.Fprintf(stdout, "%s: a view over %s, %s\n", d.Table, d.Over, d.Description)

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,24 +38,21 @@ type rejectedRow struct {
 	Detail string `json:"detail"`
 }
 
-func runValidate(_ context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	object := fs.String("object", "", "object name the file would land as, which picks the contract (default exportaciones/<today>/<file name>)")
-	show := fs.Int("show", 10, "rejected rows shown as examples")
-	format := fs.String("format", "text", "output: text or json")
-	pos, err := parse(fs, args, stdout)
+func runValidate(_ context.Context, c *cmdline, stdout io.Writer) error {
+	object := c.String("object", "", "the object `NAME` the file would land as, which picks the contract (default exportaciones/<today>/<file name>)")
+	show := c.Int("show", 10, "rejected rows shown as examples")
+	if err := c.parse(); err != nil {
+		return err
+	}
+	name, feed, err := fileTarget(c, *object)
 	if err != nil {
 		return err
 	}
-	name, feed, err := fileTarget("validate", pos, *object, *format)
-	if err != nil {
-		return err
-	}
-	v, err := validateFile(pos[0], name, feed, *show)
+	v, err := validateFile(c.pos[0], name, feed, *show)
 	if err != nil {
 		return fmt.Errorf("validate: %w", err)
 	}
-	if *format == "json" {
+	if c.format == "json" {
 		err = render.JSON(stdout, v)
 	} else {
 		err = v.writeText(stdout)
@@ -66,7 +62,7 @@ func runValidate(_ context.Context, args []string, stdout io.Writer) error {
 	}
 	switch {
 	case v.FileReason != "":
-		return fmt.Errorf("validate: %s would be rejected whole: %s", pos[0], v.FileReason)
+		return fmt.Errorf("validate: %s would be rejected whole: %s", c.pos[0], v.FileReason)
 	case v.Rejected > 0:
 		return fmt.Errorf("validate: %s of %s rows would be quarantined", render.Thousands(v.Rejected), render.Thousands(v.Read))
 	}

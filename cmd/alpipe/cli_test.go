@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// asMain is the variable under which the test binary runs main instead of
+// the tests (TestMain), so that exit statuses are the real ones.
+const asMain = "ALPIPE_TEST_AS_MAIN"
+
+// alpipe runs the command line as a person does and returns its exit status.
+func alpipe(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), env...), asMain+"=1", "PUBSUB_EMULATOR_HOST=")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// writeCSV writes an ERP export with the given order lines under the
+// contract's header.
+func writeCSV(t *testing.T, lines ...string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "pedidos-erp.csv")
+	body := ""
+	if len(lines) > 0 {
+		body = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\n" + strings.Join(lines, "\n") + "\n"
+	}
+	if err := os.WriteFile(f, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestServerTakesHostPortOrURL: --server (and ALPIPE_SERVER) is an address
+// as serve prints it or as a person types it, on either side of the command.
+func TestServerTakesHostPortOrURL(t *testing.T) {
+	url := server(t)
+	hostPort := strings.TrimPrefix(url, "http://")
+	_, port, _ := strings.Cut(hostPort, ":")
+	tests := []struct {
+		name    string
+		args    []string
+		env     string
+		wantErr string
+	}{
+		{name: "URL", args: []string{"status", "--server", url}},
+		{name: "URL with a slash", args: []string{"status", "--server", url + "/"}},
+		{name: "HOST:PORT", args: []string{"status", "--server", hostPort}},
+		{name: "localhost:PORT", args: []string{"status", "--server", "localhost:" + port}},
+		{name: "HOST:PORT in ALPIPE_SERVER", args: []string{"status"}, env: hostPort},
+		{name: "before the command", args: []string{"--server", hostPort, "status"}},
+		{name: "query, another route", args: []string{"query", "SELECT 1", "--server", hostPort}},
+		{name: "not an address", args: []string{"status", "--server", "http://"}, wantErr: `status: --server "http://": want HOST:PORT or a URL such as http://127.0.0.1:8080`},
+		{name: "not http", args: []string{"status", "--server", "ftp://127.0.0.1:1"}, wantErr: `status: --server "ftp://127.0.0.1:1": want HOST:PORT or a URL such as http://127.0.0.1:8080`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("ALPIPE_SERVER", tt.env)
+			var out bytes.Buffer
+			err := dispatch(context.Background(), tt.args, &out)
+			got := ""
+			if err != nil {
+				got = oneLine(err)
+			}
+			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDropExitStatus: 0 loaded in full, 1 a row quarantined or the file
+// rejected (or no server), 2 a command line that is not one; and --object
+// takes the landing bucket's gs:// URL and refuses another bucket by name.
+func TestDropExitStatus(t *testing.T) {
+	srv := server(t)
+	clean := writeCSV(t, `PED-2026-0320-0001,1,2026-03-20,MOCH-40L-AZ,1,"89,90",CLI-00417,ES`)
+	dirty := writeCSV(t, `PED-2026-0321-0001,1,2026-03-21,MOCH-40L-AZ,1,"89,90",CLI-00417,ES`, `PED-2026-0321-0002,1,2026-03-21,MOCH-40L-AZ,x,"89,90",CLI-00417,ES`)
+	empty := writeCSV(t)
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{name: "loaded in full, by gs:// URL", args: []string{"drop", clean, "--object", "gs://alpinashop-catalogo/exportaciones/2026/03/20/pedidos-erp.csv", "--server", srv},
+			wantCode: 0, wantStdout: "status: DONE"},
+		{name: "a row quarantined", args: []string{"drop", dirty, "--object", "exportaciones/2026/03/21/pedidos-erp.csv", "--server", srv},
+			wantCode: 1, wantStdout: "rows read/loaded/quarantined: 2/1/1", wantStderr: "alpipe: drop: 1 of 2 rows quarantined"},
+		{name: "file rejected", args: []string{"drop", empty, "--object", "exportaciones/2026/03/22/pedidos-erp.csv", "--server", srv},
+			wantCode: 1, wantStdout: "status: REJECTED", wantStderr: "alpipe: drop: gs://alpinashop-catalogo/exportaciones/2026/03/22/pedidos-erp.csv was REJECTED"},
+		{name: "no server", args: []string{"drop", clean, "--object", "exportaciones/2026/03/23/pedidos-erp.csv", "--server", "127.0.0.1:1"},
+			wantCode: 1, wantStderr: "is `alpipe serve` running at http://127.0.0.1:1?"},
+		{name: "another bucket by URL", args: []string{"drop", clean, "--object", "gs://alpinashop-cuarentena/exportaciones/2026/03/24/pedidos-erp.csv", "--server", "127.0.0.1:1"},
+			wantCode: 2, wantStderr: `alpipe: drop: --object "gs://alpinashop-cuarentena/exportaciones/2026/03/24/pedidos-erp.csv": files land only in gs://alpinashop-catalogo`},
+		{name: "no FILE", args: []string{"drop"}, wantCode: 2, wantStderr: "alpipe: drop: want exactly one FILE"},
+		{name: "unknown flag", args: []string{"drop", clean, "--objct", "x"}, wantCode: 2, wantStderr: "did you mean --object?"},
+		{name: "unknown command", args: []string{"dorp"}, wantCode: 2, wantStderr: `did you mean "drop"?`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := alpipe(t, nil, tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit status %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.wantStdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.wantStdout, stdout)
+			}
+			if !strings.Contains(stderr, tt.wantStderr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantStderr, stderr)
+			}
+		})
+	}
+}
+
+// TestOutputFlag: -o and --output are one flag wherever a command writes a
+// file; quarantine get writes to stdout without it; a file whose extension
+// names a format the command cannot write is refused before any request.
+func TestOutputFlag(t *testing.T) {
+	q := dropERP(t)
+	const sql = "SELECT 1 AS a"
+	tests := []struct {
+		name       string
+		args       []string // FILE stands for a file in an empty folder
+		wantStdout string   // a prefix
+		wantFile   string   // FILE's content; "" for no file
+		wantErr    string
+	}{
+		{name: "quarantine get without -o: stdout", args: []string{"quarantine", "get", q}, wantStdout: "linea,codigo,motivo,fila\n"},
+		{name: "quarantine get -o FILE", args: []string{"quarantine", "get", q, "-o", "FILE.csv"}, wantStdout: "wrote ", wantFile: "linea,codigo,motivo,fila\n"},
+		{name: "quarantine get --output FILE", args: []string{"quarantine", "get", q, "--output", "FILE.csv"}, wantStdout: "wrote ", wantFile: "linea,codigo,motivo,fila\n"},
+		{name: "quarantine get -o of another format", args: []string{"quarantine", "get", q, "-o", "FILE.parquet"}, wantErr: "quarantine: --output FILE.parquet: want a file ending in .csv"},
+		{name: "query -o FILE", args: []string{"query", sql, "-o", "FILE.csv"}, wantStdout: "wrote 1 row to FILE.csv", wantFile: "a\n1\n"},
+		{name: "query --output of another format", args: []string{"query", sql, "--output", "FILE.parquet"}, wantErr: "query: --output FILE.parquet: want a file ending in .csv, .jsonl or .ndjson (or name the format with --format csv|jsonl)"},
+		{name: "query --output without an extension", args: []string{"query", sql, "--output", "FILE"}, wantErr: "query: --output FILE: want a file ending in .csv, .jsonl or .ndjson"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			out, err := run(t, tt.args...)
+			got := ""
+			if err != nil {
+				got = oneLine(err)
+			}
+			if tt.wantErr == "" && err != nil || !strings.HasPrefix(got, tt.wantErr) {
+				t.Fatalf("error %q, want %q", got, tt.wantErr)
+			}
+			if !strings.HasPrefix(out, tt.wantStdout) {
+				t.Errorf("stdout %q, want it to start %q", out, tt.wantStdout)
+			}
+			wantNames := []string(nil)
+			if tt.wantFile != "" {
+				wantNames = []string{tt.args[len(tt.args)-1]}
+			}
+			if diff := cmp.Diff(wantNames, names(t, ".")); diff != "" {
+				t.Fatalf("folder (-want +got):\n%s", diff)
+			}
+			if tt.wantFile != "" {
+				b, _ := os.ReadFile(wantNames[0])
+				if !strings.HasPrefix(string(b), tt.wantFile) {
+					t.Errorf("%s = %q, want it to start %q", wantNames[0], b, tt.wantFile)
+				}
+			}
+		})
+	}
+}
+
+// TestHelpComesFromTheFlags: each command's usage line names every flag its
+// help lists, so help cannot drift from the flags it documents; drop and
+// validate say what their exit statuses mean.
+func TestHelpComesFromTheFlags(t *testing.T) {
+	flagLine := regexp.MustCompile(`(?m)^  (-[a-z]|--[a-z-]+)`)
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := dispatch(context.Background(), []string{c.name, "--help"}, &out); err != nil {
+				t.Fatal(err)
+			}
+			usage, _, _ := strings.Cut(out.String(), "\n\n")
+			_, flags, _ := strings.Cut(out.String(), "\nflags:\n")
+			flags, _, _ = strings.Cut(flags, "\n\n")
+			var missing []string
+			for _, m := range flagLine.FindAllStringSubmatch(flags, -1) {
+				if !regexp.MustCompile(regexp.QuoteMeta(m[1]) + `[ \]=]`).MatchString(usage) {
+					missing = append(missing, m[1])
+				}
+			}
+			if len(missing) > 0 {
+				t.Errorf("usage line lacks %q:\n%s", missing, out.String())
+			}
+		})
+	}
+	for cmd, want := range map[string]string{
+		"drop":     "exit status:\n  0 loaded in full",
+		"validate": "exit status:\n  0 every row valid",
+	} {
+		var out bytes.Buffer
+		if err := dispatch(context.Background(), []string{cmd, "--help"}, &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s --help lacks %q:\n%s", cmd, want, out.String())
+		}
+	}
+}
