@@ -91,7 +91,10 @@ if [[ ${#@} -eq 0 ]]; then
 	TMPDIR="$test_tmp" go test -count=1 -timeout 20m -v ./internal/warehouse/bigquery/ >"$bq_log" 2>&1 &
 	bq_pid=$!
 fi
-TMPDIR="$test_tmp" go test -count=1 -timeout 20m "${pkgs[@]}"
+# One line per package as it finishes, and a "still running" line when
+# none has for a minute (tools/testprogress).
+go build -o "$emulator_logdir/testprogress" ./tools/testprogress
+TMPDIR="$test_tmp" go test -json -count=1 -timeout 20m "${pkgs[@]}" | "$emulator_logdir/testprogress"
 if [[ -n "$bq_pid" ]]; then
 	if ! wait "$bq_pid"; then
 		grep -v -e '^=== ' -e '^    --- PASS' -e '^--- PASS' "$bq_log" >&2
