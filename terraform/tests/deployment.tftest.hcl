@@ -148,6 +148,100 @@ run "first_deployment" {
     ])
     error_message = "A service's name, timeout or concurrency differs from services.json: ${jsonencode({ for k, s in google_cloud_run_v2_service.function : k => { service = s.name, timeout = s.template[0].timeout, concurrency = s.template[0].max_instance_request_concurrency } })}"
   }
+  # --- The topology the stack (test/stack) replays is the data file
+  # topology.json, as the environment is services.json: compared as JSON
+  # text (jsonencode sorts keys and erases the difference between a map and
+  # an object). Topics are named by their IDs, and the services an audience
+  # or a push endpoint names are the keys (the function), both held to
+  # their resources by the assertions below.
+  assert {
+    condition = jsonencode({
+      project            = var.project_id
+      region             = var.region
+      firestore_database = google_firestore_database.state.name
+      dataset            = google_bigquery_dataset.analytics.dataset_id
+      buckets            = { for k, b in google_storage_bucket.bucket : k => b.name }
+      topics             = [google_pubsub_topic.orders.name, google_pubsub_topic.dead_letter.name]
+      push_subscriptions = [for k, s in google_pubsub_subscription.push : {
+        function              = k
+        name                  = s.name
+        topic                 = { (google_pubsub_topic.orders.id) = google_pubsub_topic.orders.name, (google_pubsub_topic.dead_letter.id) = google_pubsub_topic.dead_letter.name }[s.topic]
+        ack_deadline_seconds  = s.ack_deadline_seconds
+        minimum_backoff       = s.retry_policy[0].minimum_backoff
+        maximum_backoff       = s.retry_policy[0].maximum_backoff
+        dead_letter_topic     = { (google_pubsub_topic.orders.id) = google_pubsub_topic.orders.name, (google_pubsub_topic.dead_letter.id) = google_pubsub_topic.dead_letter.name }[s.dead_letter_policy[0].dead_letter_topic]
+        max_delivery_attempts = s.dead_letter_policy[0].max_delivery_attempts
+        service_account_email = s.push_config[0].oidc_token[0].service_account_email
+      }]
+      pull_subscriptions = [{
+        name                 = google_pubsub_subscription.dead_letter.name
+        topic                = { (google_pubsub_topic.orders.id) = google_pubsub_topic.orders.name, (google_pubsub_topic.dead_letter.id) = google_pubsub_topic.dead_letter.name }[google_pubsub_subscription.dead_letter.topic]
+        ack_deadline_seconds = google_pubsub_subscription.dead_letter.ack_deadline_seconds
+      }]
+      scheduler_jobs = [for k, j in merge(google_cloud_scheduler_job.tick, google_cloud_scheduler_job.sweep) : {
+        function              = k
+        name                  = j.name
+        schedule              = j.schedule
+        time_zone             = j.time_zone
+        http_method           = j.http_target[0].http_method
+        headers               = j.http_target[0].headers
+        body                  = base64decode(j.http_target[0].body)
+        attempt_deadline      = j.attempt_deadline
+        retry_count           = j.retry_config[0].retry_count
+        service_account_email = j.http_target[0].oidc_token[0].service_account_email
+      }]
+      storage_triggers = [for k, t in google_eventarc_trigger.storage : {
+        function              = k
+        name                  = t.name
+        event_type            = { for c in t.matching_criteria : c.attribute => c.value }["type"]
+        bucket                = { for c in t.matching_criteria : c.attribute => c.value }["bucket"]
+        service_account_email = t.service_account
+      }]
+    }) == jsonencode(jsondecode(file("topology.json")))
+    error_message = "topology.json differs from the plan; update it to this JSON (unwrapped by terraform test -json): ${jsonencode({
+      project            = var.project_id
+      region             = var.region
+      firestore_database = google_firestore_database.state.name
+      dataset            = google_bigquery_dataset.analytics.dataset_id
+      buckets            = { for k, b in google_storage_bucket.bucket : k => b.name }
+      topics             = [google_pubsub_topic.orders.name, google_pubsub_topic.dead_letter.name]
+      push_subscriptions = [for k, s in google_pubsub_subscription.push : {
+        function              = k
+        name                  = s.name
+        topic                 = { (google_pubsub_topic.orders.id) = google_pubsub_topic.orders.name, (google_pubsub_topic.dead_letter.id) = google_pubsub_topic.dead_letter.name }[s.topic]
+        ack_deadline_seconds  = s.ack_deadline_seconds
+        minimum_backoff       = s.retry_policy[0].minimum_backoff
+        maximum_backoff       = s.retry_policy[0].maximum_backoff
+        dead_letter_topic     = { (google_pubsub_topic.orders.id) = google_pubsub_topic.orders.name, (google_pubsub_topic.dead_letter.id) = google_pubsub_topic.dead_letter.name }[s.dead_letter_policy[0].dead_letter_topic]
+        max_delivery_attempts = s.dead_letter_policy[0].max_delivery_attempts
+        service_account_email = s.push_config[0].oidc_token[0].service_account_email
+      }]
+      pull_subscriptions = [{
+        name                 = google_pubsub_subscription.dead_letter.name
+        topic                = { (google_pubsub_topic.orders.id) = google_pubsub_topic.orders.name, (google_pubsub_topic.dead_letter.id) = google_pubsub_topic.dead_letter.name }[google_pubsub_subscription.dead_letter.topic]
+        ack_deadline_seconds = google_pubsub_subscription.dead_letter.ack_deadline_seconds
+      }]
+      scheduler_jobs = [for k, j in merge(google_cloud_scheduler_job.tick, google_cloud_scheduler_job.sweep) : {
+        function              = k
+        name                  = j.name
+        schedule              = j.schedule
+        time_zone             = j.time_zone
+        http_method           = j.http_target[0].http_method
+        headers               = j.http_target[0].headers
+        body                  = base64decode(j.http_target[0].body)
+        attempt_deadline      = j.attempt_deadline
+        retry_count           = j.retry_config[0].retry_count
+        service_account_email = j.http_target[0].oidc_token[0].service_account_email
+      }]
+      storage_triggers = [for k, t in google_eventarc_trigger.storage : {
+        function              = k
+        name                  = t.name
+        event_type            = { for c in t.matching_criteria : c.attribute => c.value }["type"]
+        bucket                = { for c in t.matching_criteria : c.attribute => c.value }["bucket"]
+        service_account_email = t.service_account
+      }]
+    })}"
+  }
   # The values Terraform computes are those of its resources.
   assert {
     condition = alltrue([for k, s in google_cloud_run_v2_service.function : alltrue([for e in s.template[0].containers[0].env : e.value == {

@@ -7,15 +7,12 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
-	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
-// The evaluator lives in test/tfconfig, shared with the stack
-// (test/stack) that starts what Terraform deploys. These are the test
-// helpers of this package over it: a failure to parse or evaluate fails the
-// test.
+// The evaluator lives in test/tfconfig. These are the test helpers of this
+// package over it: a failure to parse or evaluate fails the test.
 
 // repoRoot is the repository root, independent of the working directory.
 func repoRoot(t testing.TB) string {
@@ -27,7 +24,7 @@ func repoRoot(t testing.TB) string {
 	return dir
 }
 
-// resource is one resource or data block of the configuration.
+// resource is one resource block of the configuration.
 type resource tfconfig.Resource
 
 func (r resource) addr() string { return tfconfig.Resource(r).Addr() }
@@ -37,9 +34,7 @@ type tfConfig struct {
 	Dir       string
 	Files     map[string]*hcl.File
 	Resources []resource
-	Data      []resource
 	Variables map[string]*hclsyntax.Block
-	Locals    map[string]*hclsyntax.Attribute
 
 	tf *tfconfig.Config
 }
@@ -50,12 +45,9 @@ func loadTerraform(t testing.TB) *tfConfig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &tfConfig{Dir: tf.Dir, Files: tf.Files, Variables: tf.Variables, Locals: tf.Locals, tf: tf}
+	cfg := &tfConfig{Dir: tf.Dir, Files: tf.Files, Variables: tf.Variables, tf: tf}
 	for _, r := range tf.Resources {
 		cfg.Resources = append(cfg.Resources, resource(r))
-	}
-	for _, r := range tf.Data {
-		cfg.Data = append(cfg.Data, resource(r))
 	}
 	return cfg
 }
@@ -94,8 +86,6 @@ func nested(b *hclsyntax.Block, path ...string) *hclsyntax.Block { return tfconf
 // traversal renders a plain reference canonically, or "".
 func traversal(expr hcl.Expression) string { return tfconfig.Traversal(expr) }
 
-func renderRef(expr hcl.Expression) string { return tfconfig.RenderRef(expr) }
-
 // evaluator evaluates what a plan knows offline (see tfconfig.Evaluator).
 // cfg, vars and ctx are the shared evaluator's own: a change to
 // ctx.Variables is seen by both.
@@ -119,9 +109,6 @@ func newEvaluator(t testing.TB, cfg *tfConfig, overrides map[string]cty.Value) *
 	}
 	return wrap(cfg, ev)
 }
-
-// settleLocals re-evaluates the locals in ev.ctx.
-func (ev *evaluator) settleLocals() { ev.tf.SettleLocals() }
 
 // eval evaluates expr; with each set, as inside a for_each resource.
 func (ev *evaluator) eval(t testing.TB, expr hcl.Expression, each *[2]cty.Value) cty.Value {
@@ -153,14 +140,6 @@ func (ev *evaluator) str(t testing.TB, expr hcl.Expression, each *[2]cty.Value) 
 	return s
 }
 
-// functions are the Terraform built-ins the offline evaluation knows.
-func functions(dir string) map[string]function.Function { return tfconfig.Functions(dir) }
-
-// renderTemplate renders a templatefile() template with vars.
-func renderTemplate(src, name string, vars map[string]cty.Value, fns map[string]function.Function) (cty.Value, error) {
-	return tfconfig.RenderTemplate(src, name, vars, fns)
-}
-
 // withConfigured returns an evaluator in which resources of the given types
 // have the attributes their configuration sets (see tfconfig.WithConfigured).
 func (ev *evaluator) withConfigured(t testing.TB, types ...string) *evaluator {
@@ -170,11 +149,6 @@ func (ev *evaluator) withConfigured(t testing.TB, types ...string) *evaluator {
 		t.Fatal(err)
 	}
 	return wrap(ev.cfg, child)
-}
-
-// configured is one instance's configured attributes.
-func (ev *evaluator) configured(r resource, each *[2]cty.Value) cty.Value {
-	return ev.tf.Configured(tfconfig.Resource(r), each)
 }
 
 // tfvars reads a .tfvars file of constants.

@@ -1,10 +1,12 @@
 // Package stack runs alpipe on this machine as it is deployed, with only
 // Google's services replaced by local engines: the production binary
 // (cmd/server, CGO_ENABLED=0) once per Cloud Run service that Terraform
-// declares, each with exactly the environment Terraform gives it (the data
-// of terraform/services.json, which Terraform's own test holds to the
-// planned services; the stack substitutes only its own project), plus only
-// what Cloud Run and the emulators add:
+// declares, each with exactly the environment Terraform gives it, plus only
+// what Cloud Run and the emulators add. What Terraform deploys is data read
+// with encoding/json: terraform/services.json (the services) and
+// terraform/topology.json (buckets, topics, subscriptions, jobs, trigger),
+// which Terraform's own test holds equal to the plan; the stack substitutes
+// only its own project for the planned one (tfconfig.Options). It adds:
 //
 //   - FIRESTORE_EMULATOR_HOST (the gcloud Firestore emulator, holding the
 //     named database Terraform creates), STORAGE_EMULATOR_HOST (the

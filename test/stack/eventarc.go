@@ -34,7 +34,6 @@ type Eventarc struct {
 	trigger  tfconfig.StorageTrigger
 	target   *Frontend
 	audience string
-	account  string
 	backoff  Backoff
 	client   *http.Client
 
@@ -66,10 +65,10 @@ func objectKey(bucket, name string, gen int64) string {
 	return "gs://" + bucket + "/" + name + "#" + strconv.FormatInt(gen, 10)
 }
 
-func newEventarc(t tfconfig.StorageTrigger, target *Frontend, audience, account string, b Backoff, timeout time.Duration) *Eventarc {
+func newEventarc(t tfconfig.StorageTrigger, target *Frontend, audience string, b Backoff, timeout time.Duration) *Eventarc {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Eventarc{
-		trigger: t, target: target, audience: audience, account: account, backoff: b,
+		trigger: t, target: target, audience: audience, backoff: b,
 		client: &http.Client{Timeout: timeout},
 		ctx:    ctx, cancel: cancel,
 		changed: make(chan struct{}),
@@ -191,7 +190,7 @@ func (e *Eventarc) send(ev *Event) int {
 	h.Set("Ce-Time", ev.Time)
 	h.Set("Ce-Bucket", ev.Bucket)
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Authorization", "Bearer "+idToken(e.audience, e.account, time.Now()))
+	h.Set("Authorization", "Bearer "+idToken(e.audience, e.trigger.ServiceAccountEmail, time.Now()))
 	h.Set("User-Agent", "APIs-Google; (+https://developers.google.com/webmasters/APIs-Google.html)")
 	h.Set("From", "noreply@google.com")
 	resp, err := e.client.Do(req)

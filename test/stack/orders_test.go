@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // stormOrder is one order of 89.90 made at 17:02 UTC, in the ES window of
@@ -116,7 +117,11 @@ func TestDeadLetters(t *testing.T) {
 	// dead-letter topic some 30 s after the last attempt, so Terraform's
 	// default of 10 attempts would take minutes.
 	const maxAttempts = 5
-	s := need(t, Options{Vars: map[string]string{"max_delivery_attempts": fmt.Sprint(maxAttempts)}})
+	s := need(t, Options{Adjust: func(d *tfconfig.Deployment) {
+		for i := range d.PushSubscriptions {
+			d.PushSubscriptions[i].MaxDeliveryAttempts = maxAttempts
+		}
+	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := s.SetClock(storyStart.Add(5 * time.Minute)); err != nil {
@@ -212,16 +217,8 @@ func TestDeadLetters(t *testing.T) {
 // deadLetterSubscription is the pull subscription of the push
 // subscription's dead-letter topic.
 func (s *Stack) deadLetterSubscription() (string, error) {
-	pushes, err := s.Deployment.PushSubscriptions()
-	if err != nil {
-		return "", err
-	}
-	pulls, err := s.Deployment.PullSubscriptions()
-	if err != nil {
-		return "", err
-	}
-	for _, p := range pushes {
-		for _, q := range pulls {
+	for _, p := range s.Deployment.PushSubscriptions {
+		for _, q := range s.Deployment.PullSubscriptions {
 			if p.DeadLetterTopic != "" && q.Topic == p.DeadLetterTopic {
 				return s.SubscriptionName(q.Name), nil
 			}
@@ -239,10 +236,7 @@ func TestPushSubscriptionAsConfigured(t *testing.T) {
 	s := need(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pushes, err := s.Deployment.PushSubscriptions()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pushes := s.Deployment.PushSubscriptions
 	if len(pushes) != 1 {
 		t.Fatalf("%d push subscriptions in Terraform, want 1", len(pushes))
 	}
@@ -258,8 +252,9 @@ func TestPushSubscriptionAsConfigured(t *testing.T) {
 	}
 	want := summary{
 		Topic: s.TopicName(p.Topic), Endpoint: s.Frontends["AggregateOrders"].URL() + "/",
-		DeadLetterTopic: s.TopicName(p.DeadLetterTopic), Audience: p.OIDCAudience, Account: p.OIDCAccountEmail,
-		AckDeadline: p.AckDeadline, MinBackoff: p.MinBackoff, MaxBackoff: p.MaxBackoff, MaxDeliveries: int32(p.MaxDeliveries),
+		DeadLetterTopic: s.TopicName(p.DeadLetterTopic), Audience: s.serviceURL(s.Frontends["AggregateOrders"]), Account: p.ServiceAccountEmail,
+		AckDeadline: time.Duration(p.AckDeadlineSeconds) * time.Second, MinBackoff: p.MinimumBackoff.Duration, MaxBackoff: p.MaximumBackoff.Duration,
+		MaxDeliveries: int32(p.MaxDeliveryAttempts),
 	}
 	got := summary{
 		Topic: sub.GetTopic(), Endpoint: sub.GetPushConfig().GetPushEndpoint(),

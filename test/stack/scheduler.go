@@ -27,9 +27,10 @@ type Scheduler struct {
 
 type schedJob struct {
 	tfconfig.SchedulerJob
-	target  *Frontend
-	minutes func(t time.Time) bool // whether the schedule fires at minute t
-	last    time.Time              // the last minute it fired for
+	target   *Frontend
+	audience string                 // the target's URL
+	minutes  func(t time.Time) bool // whether the schedule fires at minute t
+	last     time.Time              // the last minute it fired for
 }
 
 // Call is one scheduler call and its answer.
@@ -44,14 +45,14 @@ func newScheduler(now func() time.Time) *Scheduler {
 	return &Scheduler{now: now, client: &http.Client{}}
 }
 
-func (s *Scheduler) add(j tfconfig.SchedulerJob, target *Frontend) error {
+func (s *Scheduler) add(j tfconfig.SchedulerJob, target *Frontend, audience string) error {
 	m, err := cronMinutes(j.Schedule)
 	if err != nil {
 		return fmt.Errorf("scheduler job %s: %w", j.Name, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.jobs = append(s.jobs, &schedJob{SchedulerJob: j, target: target, minutes: m})
+	s.jobs = append(s.jobs, &schedJob{SchedulerJob: j, target: target, audience: audience, minutes: m})
 	return nil
 }
 
@@ -112,12 +113,12 @@ func (s *Scheduler) Fire(ctx context.Context, job string) (Call, error) {
 
 func (s *Scheduler) call(ctx context.Context, j *schedJob, at time.Time) (Call, error) {
 	c := Call{Job: j.Name, At: at}
-	if j.AttemptDeadline > 0 {
+	if j.AttemptDeadline.Duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, j.AttemptDeadline)
+		ctx, cancel = context.WithTimeout(ctx, j.AttemptDeadline.Duration)
 		defer cancel()
 	}
-	req, err := http.NewRequestWithContext(ctx, j.Method, j.target.URL()+"/", bytes.NewReader(j.Body))
+	req, err := http.NewRequestWithContext(ctx, j.HTTPMethod, j.target.URL()+"/", strings.NewReader(j.Body))
 	if err != nil {
 		return c, err
 	}
@@ -128,9 +129,7 @@ func (s *Scheduler) call(ctx context.Context, j *schedJob, at time.Time) (Call, 
 	req.Header.Set("X-CloudScheduler", "true")
 	req.Header.Set("X-CloudScheduler-JobName", j.Name)
 	req.Header.Set("X-CloudScheduler-ScheduleTime", at.UTC().Format(time.RFC3339))
-	if j.OIDCAudience != "" {
-		req.Header.Set("Authorization", "Bearer "+idToken(j.OIDCAudience, j.Name+"@scheduler", time.Now()))
-	}
+	req.Header.Set("Authorization", "Bearer "+idToken(j.audience, j.ServiceAccountEmail, time.Now()))
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return c, fmt.Errorf("scheduler job %s: %w", j.Name, err)

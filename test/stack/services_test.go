@@ -18,10 +18,7 @@ import (
 // answers on its port.
 func TestServicesStartWithTerraformEnvironment(t *testing.T) {
 	s := need(t, Options{})
-	services, err := s.Deployment.Services()
-	if err != nil {
-		t.Fatal(err)
-	}
+	services := s.Deployment.Services
 	if len(services) == 0 {
 		t.Fatal("Terraform deploys no service")
 	}
@@ -85,9 +82,11 @@ func TestBrokenEnvironmentFailsToStart(t *testing.T) {
 	skipWithoutEmulators(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := Start(ctx, Options{Binary: binary, Start: storyStart, Adjust: func(svc *tfconfig.Service) {
-		if svc.Function == "IngestCSV" {
-			delete(svc.Env, "STAGING_BUCKET")
+	s, err := Start(ctx, Options{Binary: binary, Start: storyStart, Adjust: func(d *tfconfig.Deployment) {
+		for _, svc := range d.Services {
+			if svc.Function == "IngestCSV" {
+				delete(svc.Env, "STAGING_BUCKET")
+			}
 		}
 	}})
 	if err == nil {

@@ -30,12 +30,6 @@ import (
 type Options struct {
 	// Binary is a built cmd/server (see Build); required.
 	Binary string
-	// Vars are Terraform variables on top of terraform/testdata/deployed.tfvars.
-	// project_id defaults to a new "alpipe-stack-<random>" per stack, so
-	// that stacks sharing the emulators never meet. They shape the topics,
-	// subscriptions, jobs and triggers; the services' environment is
-	// terraform/services.json's whatever they say (Adjust changes it).
-	Vars map[string]string
 	// Start is the test clock's first reading: every process reads its
 	// processing time from one file (ALPIPE_CLOCK_FILE) that SetClock
 	// moves. Zero runs on the real clock, without the file.
@@ -45,18 +39,22 @@ type Options struct {
 	// Output also receives every process's output, each line prefixed
 	// with its service name (nil: kept per process only).
 	Output io.Writer
-	// Adjust may change a service's environment before it starts, for
-	// tests of a broken configuration; nil starts what Terraform deploys.
-	Adjust func(s *tfconfig.Service)
+	// Adjust may change the deployment before the stack plays it (a
+	// service's environment, a subscription's delivery attempts), for
+	// tests of a broken or faster configuration; nil plays what Terraform
+	// deploys.
+	Adjust func(d *tfconfig.Deployment)
 }
 
 // Stack is the running whole.
 type Stack struct {
+	// Project is a new "alpipe-stack-<random>" per stack, so that stacks
+	// sharing the emulators never meet.
 	Project    string
-	Deployment *tfconfig.Deployment
-	Database   string            // the Firestore database ID
-	Dataset    string            // the BigQuery dataset
-	Buckets    map[string]string // Terraform's bucket key -> name
+	Deployment *tfconfig.Deployment // terraform/topology.json and services.json, in Project
+	Database   string               // the Firestore database ID
+	Dataset    string               // the BigQuery dataset
+	Buckets    map[string]string    // Terraform's bucket key -> name
 
 	// Processes and their front ends, by FUNCTION_TARGET.
 	Processes map[string]*Process
@@ -116,14 +114,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if opts.Backoff == (Backoff{}) {
 		opts.Backoff = DefaultBackoff
 	}
-	vars := map[string]string{}
-	for k, v := range opts.Vars {
-		vars[k] = v
-	}
-	if vars["project_id"] == "" {
-		vars["project_id"] = "alpipe-stack-" + randomHex(4)
-	}
-	s = &Stack{Project: vars["project_id"], Processes: map[string]*Process{}, Frontends: map[string]*Frontend{}, now: opts.Start}
+	s = &Stack{Project: "alpipe-stack-" + randomHex(4), Processes: map[string]*Process{}, Frontends: map[string]*Frontend{}, now: opts.Start}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -133,23 +124,14 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if s.dir, err = os.MkdirTemp("", "alpipe-stack-"); err != nil {
 		return s, err
 	}
-	if s.Deployment, err = tfconfig.Open(tfconfig.StringVars(vars)); err != nil {
-		return s, fmt.Errorf("read terraform: %w", err)
-	}
-	d := s.Deployment
-	if s.Database, err = d.FirestoreDatabase(); err != nil {
-		return s, err
-	}
-	if s.Dataset, _, err = d.Dataset(); err != nil {
-		return s, err
-	}
-	if s.Buckets, err = d.Buckets(); err != nil {
-		return s, err
-	}
-	services, err := d.Services()
+	d, err := tfconfig.Open(&tfconfig.Options{Project: s.Project})
 	if err != nil {
 		return s, err
 	}
+	if opts.Adjust != nil {
+		opts.Adjust(d)
+	}
+	s.Deployment, s.Database, s.Dataset, s.Buckets = d, d.FirestoreDatabase, d.Dataset, d.Buckets
 
 	if !opts.Start.IsZero() {
 		s.clockFile = filepath.Join(s.dir, "clock")
@@ -192,10 +174,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	s.BigQueryURL = bqSrv.URL
 
 	// The processes, each behind its front end.
-	for _, svc := range services {
-		if opts.Adjust != nil {
-			opts.Adjust(&svc)
-		}
+	for _, svc := range d.Services {
 		extra := map[string]string{
 			"FIRESTORE_EMULATOR_HOST": os.Getenv("FIRESTORE_EMULATOR_HOST"),
 			"STORAGE_EMULATOR_HOST":   strings.TrimPrefix(gcsSrv.URL, "http://"),
@@ -211,40 +190,28 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		s.Processes[svc.Function] = p
 		s.Frontends[svc.Function] = newFrontend(p, svc.Timeout)
 	}
-	byName := map[string]*Frontend{}
-	for _, f := range s.Frontends {
-		byName[f.proc.Service.Name] = f
-	}
 
 	// Eventarc.
-	triggers, err := d.StorageTriggers()
-	if err != nil {
-		return s, err
+	if len(d.StorageTriggers) > 1 {
+		return s, fmt.Errorf("%d storage triggers: the stack plays one", len(d.StorageTriggers))
 	}
-	if len(triggers) > 1 {
-		return s, fmt.Errorf("%d storage triggers: the stack plays one", len(triggers))
-	}
-	for _, t := range triggers {
-		f, ok := byName[t.Service]
-		if !ok {
-			return s, fmt.Errorf("trigger %s targets %s, which is not a deployed service", t.Name, t.Service)
+	for _, t := range d.StorageTriggers {
+		f, err := s.frontend(t.Name, t.Function)
+		if err != nil {
+			return s, err
 		}
-		s.Eventarc = newEventarc(t, f, f.proc.Service.URI, "eventarc-trigger@"+s.Project+".iam.gserviceaccount.com", opts.Backoff, f.proc.Service.Timeout)
+		s.Eventarc = newEventarc(t, f, s.serviceURL(f), opts.Backoff, f.proc.Service.Timeout)
 		onObject = s.Eventarc.finalized
 	}
 
 	// Cloud Scheduler.
 	s.Scheduler = newScheduler(s.Now)
-	jobs, err := d.SchedulerJobs()
-	if err != nil {
-		return s, err
-	}
-	for _, j := range jobs {
-		f, ok := byName[j.Service]
-		if !ok {
-			return s, fmt.Errorf("scheduler job %s targets %s, which is not a deployed service", j.Name, j.Service)
+	for _, j := range d.SchedulerJobs {
+		f, err := s.frontend(j.Name, j.Function)
+		if err != nil {
+			return s, err
 		}
-		if err := s.Scheduler.add(j, f); err != nil {
+		if err := s.Scheduler.add(j, f, s.serviceURL(f)); err != nil {
 			return s, err
 		}
 	}
@@ -256,10 +223,29 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return s, fmt.Errorf("firestore client: %w", err)
 	}
 	// Pub/Sub last: a push subscription pushes as soon as it exists.
-	if err := s.setUpPubSub(ctx, byName); err != nil {
+	if err := s.setUpPubSub(ctx); err != nil {
 		return s, err
 	}
 	return s, nil
+}
+
+// frontend is the front end of the function a push, job or trigger calls.
+func (s *Stack) frontend(caller, function string) (*Frontend, error) {
+	f, ok := s.Frontends[function]
+	if !ok {
+		return nil, fmt.Errorf("%s calls %s, which no service runs", caller, function)
+	}
+	return f, nil
+}
+
+// placeholderProjectNumber stands for the project's number in the URLs
+// Cloud Run gives services (terraform test's mock uses the same).
+const placeholderProjectNumber = "123456789012"
+
+// serviceURL is the URL Cloud Run gives the service behind f, the audience
+// of the OIDC tokens that call it: https://<service>-<project number>.<region>.run.app.
+func (s *Stack) serviceURL(f *Frontend) string {
+	return "https://" + f.proc.Service.Name + "-" + placeholderProjectNumber + "." + s.Deployment.Region + ".run.app"
 }
 
 // startProcesses starts every service at once and reports every failure.

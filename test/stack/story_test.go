@@ -22,6 +22,7 @@ import (
 
 	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
@@ -93,6 +94,17 @@ func (s *Stack) ledger(t *testing.T) *ledger.Ledger {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// asDemo names the stack's buckets as the embedded demo does: Terraform
+// names them after the project (storage.tf), the demo after the local
+// server's (localapi).
+func (s *Stack) asDemo(text string) string {
+	return strings.NewReplacer(
+		s.Buckets["landing"], localapi.LandingBucket,
+		s.Buckets["quarantine"], localapi.QuarantineBucket,
+		s.Buckets["staging"], localapi.StagingBucket,
+	).Replace(text)
 }
 
 // drop uploads a file to the landing bucket, waits until Eventarc's event
@@ -179,7 +191,7 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 	}
 	dup := drop(ctx, t, s, l, strings.TrimSuffix(first.Key.Object, ".csv")+"-copia.csv", data)
 	printRecord(&out, dup, quarantine)
-	if diff := cmp.Diff(g.section(t, "File drops"), mask(out.String())); diff != "" {
+	if diff := cmp.Diff(g.section(t, "File drops"), mask(s.asDemo(out.String()))); diff != "" {
 		t.Errorf("file drops (-embedded demo +stack):\n%s", diff)
 	}
 
@@ -189,7 +201,7 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 			printQuarantine(ctx, t, s, &q, quarantine, rec.Quarantine)
 		}
 	}
-	if diff := cmp.Diff(g.section(t, "Quarantined rows"), mask(q.String())); diff != "" {
+	if diff := cmp.Diff(g.section(t, "Quarantined rows"), mask(s.asDemo(q.String()))); diff != "" {
 		t.Errorf("quarantined rows (-embedded demo +stack):\n%s", diff)
 	}
 
@@ -401,12 +413,8 @@ func matchPedido(id string) func([]byte) bool {
 
 // ordersTopic is the topic of the push subscription to AggregateOrders.
 func (s *Stack) ordersTopic() (string, error) {
-	subs, err := s.Deployment.PushSubscriptions()
-	if err != nil {
-		return "", err
-	}
-	for _, sub := range subs {
-		if sub.Service == s.Processes["AggregateOrders"].Service.Name {
+	for _, sub := range s.Deployment.PushSubscriptions {
+		if sub.Function == "AggregateOrders" {
 			return s.TopicName(sub.Topic), nil
 		}
 	}

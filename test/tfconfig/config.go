@@ -1,14 +1,13 @@
-// Package tfconfig reads the Terraform configuration (terraform/*.tf) without
-// a provider or a cloud account, for what Terraform itself cannot give: the
-// checks of test/deploy that compare the module's text with the Go code,
-// and the topology the stack (test/stack) replays before any plan exists
-// (topics, subscriptions, scheduler jobs, the Eventarc trigger, buckets,
-// dataset, database), under variables a test sets (e.g. max_delivery_attempts)
-// and without the terraform binary or provider. It parses the root module and
-// evaluates what a plan knows before apply with the HCL and cty libraries
-// Terraform is built on. The services' environment is not evaluated here: it
-// is the data of terraform/services.json, held equal to the plan by
-// terraform test. Every policy Terraform can check runs in terraform test.
+// Package tfconfig reads the Terraform configuration (terraform/) without a
+// provider or a cloud account, for what Terraform itself cannot give.
+//
+// The deployment the stack (test/stack) replays is data: TopologyFile and
+// ServicesFile, which Terraform's own test holds equal to the plan, read
+// with encoding/json (Open). The checks of test/deploy compare the module's
+// text with the Go code: for them Load parses the root module and the
+// Evaluator evaluates what a plan knows before apply (variables, locals,
+// configured attributes) with the HCL and cty libraries Terraform is built
+// on. Every policy Terraform can check runs in terraform test.
 package tfconfig
 
 import (
@@ -44,7 +43,7 @@ func ModuleDir() (string, error) {
 	return filepath.Join(root, "terraform"), nil
 }
 
-// Resource is one resource or data block of the configuration.
+// Resource is one resource block of the configuration.
 type Resource struct {
 	Type, Name string
 	File       string
@@ -59,7 +58,6 @@ type Config struct {
 	Dir       string
 	Files     map[string]*hcl.File
 	Resources []Resource
-	Data      []Resource
 	Variables map[string]*hclsyntax.Block
 	Locals    map[string]*hclsyntax.Attribute
 }
@@ -90,8 +88,6 @@ func Load(dir string) (*Config, error) {
 			switch b.Type {
 			case "resource":
 				cfg.Resources = append(cfg.Resources, Resource{Type: b.Labels[0], Name: b.Labels[1], File: name, Block: b})
-			case "data":
-				cfg.Data = append(cfg.Data, Resource{Type: b.Labels[0], Name: b.Labels[1], File: name, Block: b})
 			case "variable":
 				cfg.Variables[b.Labels[0]] = b
 			case "locals":
@@ -107,30 +103,10 @@ func Load(dir string) (*Config, error) {
 	return cfg, nil
 }
 
-// LoadRepo parses the repository's terraform/ module.
-func LoadRepo() (*Config, error) {
-	dir, err := ModuleDir()
-	if err != nil {
-		return nil, err
-	}
-	return Load(dir)
-}
-
 // OfType returns the resources of one type.
 func (c *Config) OfType(typ string) []Resource {
 	var out []Resource
 	for _, r := range c.Resources {
-		if r.Type == typ {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// DataOfType returns the data sources of one type.
-func (c *Config) DataOfType(typ string) []Resource {
-	var out []Resource
-	for _, r := range c.Data {
 		if r.Type == typ {
 			out = append(out, r)
 		}
@@ -192,13 +168,13 @@ func Traversal(expr hcl.Expression) string {
 	if diags.HasErrors() {
 		// Index with a variable key (x[each.key]) is not a static traversal:
 		// render it from the syntax tree instead.
-		return RenderRef(expr)
+		return renderRef(expr)
 	}
-	return RenderTraversal(trav)
+	return renderTraversal(trav)
 }
 
-// RenderTraversal renders a static traversal as Traversal does.
-func RenderTraversal(trav hcl.Traversal) string {
+// renderTraversal renders a static traversal as Traversal does.
+func renderTraversal(trav hcl.Traversal) string {
 	var sb strings.Builder
 	for _, step := range trav {
 		switch s := step.(type) {
@@ -219,21 +195,21 @@ func RenderTraversal(trav hcl.Traversal) string {
 	return sb.String()
 }
 
-// RenderRef renders a reference with variable index keys from the syntax
+// renderRef renders a reference with variable index keys from the syntax
 // tree, or "" when expr is not a reference.
-func RenderRef(expr hcl.Expression) string {
+func renderRef(expr hcl.Expression) string {
 	switch e := expr.(type) {
 	case *hclsyntax.ScopeTraversalExpr:
-		return RenderTraversal(e.Traversal)
+		return renderTraversal(e.Traversal)
 	case *hclsyntax.RelativeTraversalExpr:
-		src := RenderRef(e.Source)
+		src := renderRef(e.Source)
 		if src == "" {
 			return ""
 		}
-		rel := RenderTraversal(append(hcl.Traversal{hcl.TraverseRoot{Name: ""}}, e.Traversal...))
+		rel := renderTraversal(append(hcl.Traversal{hcl.TraverseRoot{Name: ""}}, e.Traversal...))
 		return src + rel
 	case *hclsyntax.IndexExpr:
-		coll, key := RenderRef(e.Collection), RenderRef(e.Key)
+		coll, key := renderRef(e.Collection), renderRef(e.Key)
 		if coll == "" || key == "" {
 			return ""
 		}

@@ -20,8 +20,8 @@ import (
 // Evaluator evaluates expressions the way Terraform would for the values
 // that do not depend on the provider: variables (defaults, type defaults and
 // overrides), locals, path.module and a handful of built-in functions.
-// Resource and data attributes are unknown, until WithConfigured (or
-// Deployment) gives them the values a plan knows.
+// Resource and data attributes are unknown, until WithConfigured gives them
+// the values a plan knows.
 type Evaluator struct {
 	Cfg  *Config
 	Vars map[string]cty.Value
@@ -75,16 +75,16 @@ func NewEvaluator(cfg *Config, overrides map[string]cty.Value) (*Evaluator, erro
 	for _, r := range cfg.Resources {
 		vars[r.Type] = cty.DynamicVal
 	}
-	ev.Ctx = &hcl.EvalContext{Variables: vars, Functions: Functions(cfg.Dir)}
-	ev.SettleLocals()
+	ev.Ctx = &hcl.EvalContext{Variables: vars, Functions: functions(cfg.Dir)}
+	ev.settleLocals()
 	return ev, nil
 }
 
-// SettleLocals evaluates the locals in ev.Ctx. Locals may refer to each
+// settleLocals evaluates the locals in ev.Ctx. Locals may refer to each
 // other: all of them are re-evaluated in passes, each pass seeing the
 // previous one's values, until nothing changes (a dependency chain of n
 // locals settles in at most n passes). What fails to evaluate stays unknown.
-func (ev *Evaluator) SettleLocals() {
+func (ev *Evaluator) settleLocals() {
 	cfg := ev.Cfg
 	locals := map[string]cty.Value{}
 	for pass := 0; pass <= len(cfg.Locals)+1; pass++ {
@@ -201,9 +201,9 @@ func (ev *Evaluator) Str(expr hcl.Expression, each *Each) (string, error) {
 	return s.AsString(), nil
 }
 
-// Functions are the Terraform built-ins the configuration uses where it is
+// functions are the Terraform built-ins the configuration uses where it is
 // evaluated offline; file and templatefile read relative to the module.
-func Functions(dir string) map[string]function.Function {
+func functions(dir string) map[string]function.Function {
 	readFile := func(p string) (string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
@@ -332,14 +332,14 @@ func Functions(dir string) map[string]function.Function {
 			if err != nil {
 				return cty.NilVal, err
 			}
-			return RenderTemplate(src, args[0].AsString(), args[1].AsValueMap(), fns)
+			return renderTemplate(src, args[0].AsString(), args[1].AsValueMap(), fns)
 		},
 	})
 	return fns
 }
 
-// RenderTemplate renders a templatefile() template with vars.
-func RenderTemplate(src, name string, vars map[string]cty.Value, fns map[string]function.Function) (cty.Value, error) {
+// renderTemplate renders a templatefile() template with vars.
+func renderTemplate(src, name string, vars map[string]cty.Value, fns map[string]function.Function) (cty.Value, error) {
 	expr, diags := hclsyntax.ParseTemplate([]byte(src), name, hcl.InitialPos)
 	if diags.HasErrors() {
 		return cty.NilVal, diags
@@ -360,14 +360,14 @@ func (ev *Evaluator) WithConfigured(types ...string) (*Evaluator, error) {
 	for _, typ := range types {
 		byName := map[string]cty.Value{}
 		for _, r := range ev.Cfg.OfType(typ) {
-			v, err := child.configuredAll(r, nil)
+			v, err := child.configuredAll(r)
 			if err != nil {
 				return nil, err
 			}
 			byName[r.Name] = v
 		}
 		child.Ctx.Variables[typ] = cty.ObjectVal(byName)
-		child.SettleLocals()
+		child.settleLocals()
 	}
 	return child, nil
 }
@@ -384,16 +384,8 @@ func (ev *Evaluator) clone() *Evaluator {
 }
 
 // configuredAll is a resource's configured value: an object of instances
-// for a for_each resource, else the one instance; extra adds computed
-// attributes (placeholders) per instance.
-func (ev *Evaluator) configuredAll(r Resource, extra func(r Resource, key string, attrs map[string]cty.Value)) (cty.Value, error) {
-	one := func(key string, each *Each) cty.Value {
-		attrs := ev.configuredAttrs(r, each)
-		if extra != nil {
-			extra(r, key, attrs)
-		}
-		return cty.ObjectVal(attrs)
-	}
+// for a for_each resource, else the one instance.
+func (ev *Evaluator) configuredAll(r Resource) (cty.Value, error) {
 	if _, ok := r.Block.Body.Attributes["for_each"]; ok {
 		inst := map[string]cty.Value{}
 		keys, err := ev.ForEach(r)
@@ -402,17 +394,11 @@ func (ev *Evaluator) configuredAll(r Resource, extra func(r Resource, key string
 		}
 		for k, v := range keys {
 			each := Each{cty.StringVal(k), v}
-			inst[k] = one(k, &each)
+			inst[k] = cty.ObjectVal(ev.configuredAttrs(r, &each))
 		}
 		return cty.ObjectVal(inst), nil
 	}
-	return one("", nil), nil
-}
-
-// Configured is the object of the attributes r's configuration sets (those
-// that evaluate offline), for one instance.
-func (ev *Evaluator) Configured(r Resource, each *Each) cty.Value {
-	return cty.ObjectVal(ev.configuredAttrs(r, each))
+	return cty.ObjectVal(ev.configuredAttrs(r, nil)), nil
 }
 
 func (ev *Evaluator) configuredAttrs(r Resource, each *Each) map[string]cty.Value {

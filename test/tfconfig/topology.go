@@ -1,0 +1,207 @@
+package tfconfig
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// TopologyFile, in the module's folder, is what the stack replays of the
+// deployment around the services, as Terraform plans it with
+// DeployedVarsFile: the project, region, database, dataset and buckets, the
+// topics, the subscriptions, the scheduler jobs and the Eventarc trigger.
+// Terraform's own test (terraform/tests/deployment.tftest.hcl) holds it
+// equal to the plan, as it holds ServicesFile, and prints the planned
+// topology when they differ.
+const TopologyFile = "topology.json"
+
+// Deployment is what Terraform deploys: the data of TopologyFile and
+// ServicesFile. A function names the service that runs it (the key of
+// ServicesFile, its FUNCTION_TARGET); a push, a job or a trigger calls its
+// service's URL with an OIDC token of ServiceAccountEmail for that URL.
+type Deployment struct {
+	Project           string `json:"project"`
+	Region            string `json:"region"`
+	FirestoreDatabase string `json:"firestore_database"`
+	Dataset           string `json:"dataset"`
+	// Buckets maps each bucket's key in storage.tf to its name.
+	Buckets           map[string]string  `json:"buckets"`
+	Topics            []string           `json:"topics"`
+	PushSubscriptions []PushSubscription `json:"push_subscriptions"`
+	PullSubscriptions []PullSubscription `json:"pull_subscriptions"`
+	SchedulerJobs     []SchedulerJob     `json:"scheduler_jobs"`
+	StorageTriggers   []StorageTrigger   `json:"storage_triggers"`
+	// Services are ServicesFile's, sorted by function.
+	Services []Service `json:"-"`
+}
+
+// PushSubscription pushes a topic's messages, in the wrapped envelope, to a
+// function's service.
+type PushSubscription struct {
+	Function            string   `json:"function"`
+	Name                string   `json:"name"`
+	Topic               string   `json:"topic"`
+	AckDeadlineSeconds  int      `json:"ack_deadline_seconds"`
+	MinimumBackoff      Duration `json:"minimum_backoff"`
+	MaximumBackoff      Duration `json:"maximum_backoff"`
+	DeadLetterTopic     string   `json:"dead_letter_topic"`
+	MaxDeliveryAttempts int      `json:"max_delivery_attempts"`
+	ServiceAccountEmail string   `json:"service_account_email"`
+}
+
+// PullSubscription is a subscription nobody is pushed from (the dead
+// letters').
+type PullSubscription struct {
+	Name               string `json:"name"`
+	Topic              string `json:"topic"`
+	AckDeadlineSeconds int    `json:"ack_deadline_seconds"`
+}
+
+// SchedulerJob is a Cloud Scheduler HTTP job calling a function's service.
+type SchedulerJob struct {
+	Function            string            `json:"function"`
+	Name                string            `json:"name"`
+	Schedule            string            `json:"schedule"`
+	TimeZone            string            `json:"time_zone"`
+	HTTPMethod          string            `json:"http_method"`
+	Headers             map[string]string `json:"headers"`
+	Body                string            `json:"body"`
+	AttemptDeadline     Duration          `json:"attempt_deadline"`
+	RetryCount          int               `json:"retry_count"`
+	ServiceAccountEmail string            `json:"service_account_email"`
+}
+
+// StorageTrigger is an Eventarc trigger delivering a bucket's events of one
+// type to a function's service.
+type StorageTrigger struct {
+	Function            string `json:"function"`
+	Name                string `json:"name"`
+	EventType           string `json:"event_type"`
+	Bucket              string `json:"bucket"`
+	ServiceAccountEmail string `json:"service_account_email"`
+}
+
+// Duration is a duration as Terraform writes one ("60s").
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration %s: %w", b, err)
+	}
+	var err error
+	d.Duration, err = time.ParseDuration(s)
+	return err
+}
+
+// MarshalJSON writes it back in the same form.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// Options changes what Open reads; nil reads the deployment as planned.
+type Options struct {
+	// Project, when set, replaces the planned project ID wherever it
+	// occurs: GOOGLE_CLOUD_PROJECT, the buckets named after it (storage.tf
+	// names them <project>-<key> unless a variable names one) and the
+	// accounts' emails. The planned ID (DeployedVarsFile's) is long and
+	// distinctive, so it occurs in nothing else; a stack of its own project
+	// meets no other on shared emulators.
+	Project string
+}
+
+// Open reads the repository's deployment (TopologyFile and ServicesFile).
+func Open(o *Options) (*Deployment, error) {
+	dir, err := ModuleDir()
+	if err != nil {
+		return nil, err
+	}
+	return open(dir, o)
+}
+
+func open(dir string, o *Options) (*Deployment, error) {
+	var d Deployment
+	if err := decode(filepath.Join(dir, TopologyFile), &d); err != nil {
+		return nil, err
+	}
+	if d.Project == "" {
+		return nil, fmt.Errorf("%s: no project", TopologyFile)
+	}
+	var err error
+	if d.Services, err = readServices(dir); err != nil {
+		return nil, err
+	}
+	if err := d.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", TopologyFile, err)
+	}
+	if o != nil && o.Project != "" {
+		d.rename(d.Project, o.Project)
+	}
+	return &d, nil
+}
+
+// check refuses a push, job or trigger of a function no service runs.
+func (d *Deployment) check() error {
+	fns := map[string]bool{}
+	for _, s := range d.Services {
+		fns[s.Function] = true
+	}
+	var errs []error
+	need := func(what, name, fn string) {
+		if !fns[fn] {
+			errs = append(errs, fmt.Errorf("%s %s calls %q, which no service of %s runs", what, name, fn, ServicesFile))
+		}
+	}
+	for _, p := range d.PushSubscriptions {
+		need("push subscription", p.Name, p.Function)
+	}
+	for _, j := range d.SchedulerJobs {
+		need("scheduler job", j.Name, j.Function)
+	}
+	for _, t := range d.StorageTriggers {
+		need("storage trigger", t.Name, t.Function)
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Deployment) rename(from, to string) {
+	r := func(s *string) { *s = strings.ReplaceAll(*s, from, to) }
+	r(&d.Project)
+	for k := range d.Buckets {
+		d.Buckets[k] = strings.ReplaceAll(d.Buckets[k], from, to)
+	}
+	for i := range d.PushSubscriptions {
+		r(&d.PushSubscriptions[i].ServiceAccountEmail)
+	}
+	for i := range d.SchedulerJobs {
+		r(&d.SchedulerJobs[i].ServiceAccountEmail)
+	}
+	for i := range d.StorageTriggers {
+		r(&d.StorageTriggers[i].Bucket)
+		r(&d.StorageTriggers[i].ServiceAccountEmail)
+	}
+	for _, s := range d.Services {
+		for k := range s.Env {
+			s.Env[k] = strings.ReplaceAll(s.Env[k], from, to)
+		}
+	}
+}
+
+// decode reads a JSON file into v, refusing fields v does not have: a
+// field the stack does not know is one it would not replay.
+func decode(path string, v any) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read the deployment: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("decode %s: %w", path, err)
+	}
+	return nil
+}
