@@ -8,18 +8,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// fate is what a delivery did in both shipped aggregations, and what their
-// records said for a duplicate.
-type fate struct{ Hora, HoraRecorded, SKU, SKURecorded stream.Fate }
-
-func fates(res []stream.Result) []fate {
-	var got []fate
-	for _, r := range res {
-		got = append(got, fate{r.Aggregations[0].Fate, r.Aggregations[0].Recorded, r.Aggregations[1].Fate, r.Aggregations[1].Recorded})
-	}
-	return got
-}
-
 // skuSpec is the shipped ventas_sku_hora_movil: sliding windows of an hour
 // every 15 minutes, keyed by the line's SKU, the defaults otherwise.
 func skuSpec() window.Spec {

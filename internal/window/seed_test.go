@@ -17,12 +17,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// Short names for the accumulation modes in trigger_test.go's tables.
-const (
-	acc = window.Accumulating
-	dis = window.Discarding
-)
-
 // TestSeedScenarios plays the specification's stories through the driver,
 // logging each step to a golden file in testdata/seeds/ named by the story's ID.
 func TestSeedScenarios(t *testing.T) {

@@ -77,9 +77,6 @@ func attr(b *hclsyntax.Block, path ...string) (*hclsyntax.Attribute, bool) {
 	return tfconfig.Attr(b, path...)
 }
 
-// block returns the first nested block of that type, or nil.
-func block(body *hclsyntax.Body, typ string) *hclsyntax.Block { return tfconfig.Block(body, typ) }
-
 // nested returns the block at a path of block types, or nil.
 func nested(b *hclsyntax.Block, path ...string) *hclsyntax.Block { return tfconfig.Nested(b, path...) }
 

@@ -257,8 +257,8 @@ func TestLogMetricsReadTheLogContract(t *testing.T) {
 		"rejects": true, "reason": true, "aggregation": true, "watermark_lag_seconds": true,
 		"message": true, "found": true, "ingested": true, "failed": true, "skipped": true,
 		"column": true, "change": true, // the "schema drift" line of internal/ingest
-		"failing_cell": true, // the "window failing" line of internal/stream's tick
-		"aggregate": true, "date": true, "sku": true, // the "refresh overflow" line of internal/ingest (with column)
+		"failing_cell": true,                            // the "window failing" line of internal/stream's tick
+		"aggregate":    true, "date": true, "sku": true, // the "refresh overflow" line of internal/ingest (with column)
 	}
 	seen := map[string]bool{}
 	for _, typ := range cfg.ofType("google_logging_metric") {

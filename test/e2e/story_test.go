@@ -301,11 +301,3 @@ func (s *system) checkTables(ctx context.Context, t *testing.T, g golden) {
 		}
 	}
 }
-
-// hhmm prints a watermark as the demo does.
-func hhmm(t time.Time) string {
-	if t.IsZero() {
-		return "-inf"
-	}
-	return t.UTC().Format("15:04")
-}

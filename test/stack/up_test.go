@@ -69,7 +69,7 @@ func storyEnd(steps []step) time.Time {
 func runClock(ctx context.Context, s *Stack, poll time.Duration, out io.Writer) {
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
-	offset := s.Now().Sub(time.Now())
+	offset := time.Until(s.Now())
 	_, _ = s.Scheduler.Due(ctx) // records the starting minute
 	for {
 		select {

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/docstore/internal/firestorerules"
@@ -64,7 +65,7 @@ func Open(path string) (*Store, error) {
 		FreelistType: bolt.FreelistMapType,
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, fmt.Errorf("open docstore %s: file is locked by another process", path)
 		}
 		return nil, fmt.Errorf("open docstore %s: %w", path, err)
@@ -279,7 +280,7 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			return nil, ErrClosed
 		}
 		return nil, fmt.Errorf("list %s: %w", collection, err)
@@ -307,7 +308,7 @@ func (s *Store) ListTag(ctx context.Context, collection, tag string, limit int) 
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
 			return nil, ErrClosed
 		}
 		return nil, fmt.Errorf("list %s tagged %.40q: %w", collection, tag, err)
