@@ -3,14 +3,12 @@ package deploy
 import (
 	"encoding/json"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,34 +25,32 @@ func contractRejectCodes(t *testing.T) []string {
 	codes := map[string]bool{}
 	constName := regexp.MustCompile(`^[cC]ode[A-Z]`)
 	for _, pkg := range []string{"contract", "ingest"} {
-		pkgs, err := parser.ParseDir(token.NewFileSet(), filepath.Join(root, "internal", pkg), func(fi os.FileInfo) bool {
-			return !strings.HasSuffix(fi.Name(), "_test.go")
-		}, 0)
+		files, err := parseGoFiles(filepath.Join(root, "internal", pkg))
 		if err != nil {
 			t.Fatalf("parse internal/%s: %v", pkg, err)
 		}
-		for _, p := range pkgs {
-			for _, f := range p.Files {
-				for _, d := range f.Decls {
-					gd, ok := d.(*ast.GenDecl)
-					if !ok || gd.Tok != token.CONST {
-						continue
-					}
-					for _, spec := range gd.Specs {
-						vs := spec.(*ast.ValueSpec)
-						for i, n := range vs.Names {
-							if !constName.MatchString(n.Name) || i >= len(vs.Values) {
-								continue
-							}
-							if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-								s, _ := strconv.Unquote(lit.Value)
-								codes[s] = true
-							}
+
+		for _, f := range files {
+			for _, d := range f.Decls {
+				gd, ok := d.(*ast.GenDecl)
+				if !ok || gd.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range gd.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if !constName.MatchString(n.Name) || i >= len(vs.Values) {
+							continue
+						}
+						if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							s, _ := strconv.Unquote(lit.Value)
+							codes[s] = true
 						}
 					}
 				}
 			}
 		}
+
 	}
 	if len(codes) == 0 {
 		t.Fatal("no row-level reject code constants found")

@@ -2,9 +2,7 @@ package deploy
 
 import (
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -85,51 +83,49 @@ func adapterCollections(t *testing.T) map[string]string {
 	segment := regexp.MustCompile(`^/?[a-z_]+(/[a-z_]+)*/?$`)
 	for _, pkg := range []string{"ledger", "stream"} {
 		dir := filepath.Join(root, "internal", pkg)
-		pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi os.FileInfo) bool {
-			return !strings.HasSuffix(fi.Name(), "_test.go")
-		}, 0)
+		files, err := parseGoFiles(dir)
 		if err != nil {
 			t.Fatalf("parse internal/%s: %v", pkg, err)
 		}
-		for _, p := range pkgs {
-			for fname, f := range p.Files {
-				where := "internal/" + pkg + "/" + filepath.Base(fname)
-				ast.Inspect(f, func(n ast.Node) bool {
-					switch n := n.(type) {
-					case *ast.ValueSpec:
-						for i, id := range n.Names {
-							if i >= len(n.Values) {
-								continue
-							}
-							s, ok := stringLit(n.Values[i])
-							switch {
-							case !ok:
-							case strings.HasSuffix(id.Name, "Collection"):
-								out[s] = where
-							case strings.Contains(s, "/") && segment.MatchString(s):
-								addPath(out, s, where)
-							}
+
+		for fname, f := range files {
+			where := "internal/" + pkg + "/" + filepath.Base(fname)
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.ValueSpec:
+					for i, id := range n.Names {
+						if i >= len(n.Values) {
+							continue
 						}
-					case *ast.BinaryExpr:
-						if n.Op != token.ADD {
-							return true
-						}
-						for _, e := range []ast.Expr{n.X, n.Y} {
-							s, ok := stringLit(e)
-							if e == n.Y && replacesLastID(n.X) {
-								// strings.TrimSuffix(doc, "/<id>") + "/<other id>":
-								// a sibling document, not a collection under one.
-								continue
-							}
-							if ok && strings.Contains(s, "/") && segment.MatchString(s) {
-								addPath(out, s, where)
-							}
+						s, ok := stringLit(n.Values[i])
+						switch {
+						case !ok:
+						case strings.HasSuffix(id.Name, "Collection"):
+							out[s] = where
+						case strings.Contains(s, "/") && segment.MatchString(s):
+							addPath(out, s, where)
 						}
 					}
-					return true
-				})
-			}
+				case *ast.BinaryExpr:
+					if n.Op != token.ADD {
+						return true
+					}
+					for _, e := range []ast.Expr{n.X, n.Y} {
+						s, ok := stringLit(e)
+						if e == n.Y && replacesLastID(n.X) {
+							// strings.TrimSuffix(doc, "/<id>") + "/<other id>":
+							// a sibling document, not a collection under one.
+							continue
+						}
+						if ok && strings.Contains(s, "/") && segment.MatchString(s) {
+							addPath(out, s, where)
+						}
+					}
+				}
+				return true
+			})
 		}
+
 	}
 	if len(out) == 0 {
 		t.Fatal("no Firestore collection found in internal/ledger or internal/stream")

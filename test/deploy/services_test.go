@@ -3,8 +3,6 @@ package deploy
 import (
 	"encoding/json"
 	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -191,35 +189,32 @@ func sorted(lists ...[]string) []string {
 func configEnvNames(t testing.TB) map[string]bool {
 	t.Helper()
 	dir := filepath.Join(repoRoot(t), "internal", "config")
-	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, nil, 0)
+	files, err := parseGoFiles(dir)
 	if err != nil {
 		t.Fatalf("parse internal/config: %v", err)
 	}
 	names := map[string]bool{}
-	for _, pkg := range pkgs {
-		for fname, f := range pkg.Files {
-			if strings.HasSuffix(fname, "_test.go") {
-				continue
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				field, ok := n.(*ast.Field)
-				if !ok || field.Tag == nil {
-					return true
-				}
-				tag, err := strconv.Unquote(field.Tag.Value)
-				if err != nil {
-					return true
-				}
-				if env, ok := reflect.StructTag(tag).Lookup("env"); ok {
-					name := strings.TrimSpace(strings.SplitN(env, ",", 2)[0])
-					if name != "" {
-						names[name] = true
-					}
-				}
+
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			field, ok := n.(*ast.Field)
+			if !ok || field.Tag == nil {
 				return true
-			})
-		}
+			}
+			tag, err := strconv.Unquote(field.Tag.Value)
+			if err != nil {
+				return true
+			}
+			if env, ok := reflect.StructTag(tag).Lookup("env"); ok {
+				name := strings.TrimSpace(strings.SplitN(env, ",", 2)[0])
+				if name != "" {
+					names[name] = true
+				}
+			}
+			return true
+		})
 	}
+
 	if len(names) == 0 {
 		t.Fatal("no env tags found in internal/config")
 	}
