@@ -69,7 +69,8 @@ func (w *gcsWriter) Abort() {
 	}
 	w.done = true
 	w.err = errAborted
-	_ = w.w.CloseWithError(errAborted) //nolint:staticcheck // deprecated for cancelling, which alone races (above)
+	//lint:ignore SA1019 deprecated in favour of cancelling, which alone races (above)
+	_ = w.w.CloseWithError(errAborted)
 	w.cancel()
 	_ = w.w.Close() // waits for the upload goroutine, so nothing lands after Abort returns
 }
