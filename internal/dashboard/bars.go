@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -28,7 +29,7 @@ func checkAggregation(name string) error {
 // readBars reads the newest windows of the chosen aggregation's view that
 // pass the filter and start in rng. A date range reads all of its windows
 // (at most MaxRangeDays of hours).
-func readBars(ctx context.Context, src Source, f Filter, rng Range) ([]Bar, error) {
+func readBars(ctx context.Context, src Source, f Filter, rng Range, d declared) ([]Bar, error) {
 	if src.Warehouse == nil {
 		return nil, errNotConfigured
 	}
@@ -51,8 +52,11 @@ func readBars(ctx context.Context, src Source, f Filter, rng Range) ([]Bar, erro
 	// Each aggregation's view is read by its own key column.
 	q := warehouse.NewestWindows{View: src.Aggregation, Aggregation: src.Aggregation, Windows: src.Windows,
 		From: rng.From, Until: rng.until(), Keys: keys}
+	// Every window of the range, however many its period makes (96 of a
+	// sliding hour every 15 minutes in the default 24 h).
+	q.Windows = max(q.Windows, int(DefaultRange/d.spec.PeriodOrSize()))
 	if f.ranged() {
-		q.Windows = max(q.Windows, MaxRangeDays*24)
+		q.Windows = max(q.Windows, MaxRangeDays*int(24*time.Hour/d.spec.PeriodOrSize()))
 	}
 	sales, err := warehouse.ReadNewestWindows(ctx, src.Warehouse, q)
 	if err != nil {

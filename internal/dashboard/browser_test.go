@@ -86,8 +86,8 @@ type page struct {
 	Open      [][]string
 	QLinks    []string // quarantine links, absolute
 	BaseLines []int    // lines each file's base name takes
-	Countries []string // the country filter's choices
-	Selected  []string // the countries the filter control shows chosen
+	Countries []string // the key picker's choices (countries here)
+	Selected  []string // the keys the picker shows chosen
 	Note      string   // the filter's note ("showing ES, PT")
 	Invalid   []string // ids of the filter controls marked invalid
 	IDCells   []string // order id cells of the discards tables: "text lines white-space"
@@ -119,7 +119,7 @@ return {
   Hours: [...document.querySelectorAll("#chart text.hour")].map(text),
   Bars: [...document.querySelectorAll("#chart g.bar")].map((g) => ({
     Start: g.getAttribute("data-window"),
-    Pais: text(g.querySelector("text.pais")),
+    Pais: g.getAttribute("data-key"),
     Timing: text(g.querySelector("text.timing")),
     Class: g.querySelector("rect").getAttribute("class"),
     Height: g.querySelector("rect").getBoundingClientRect().height,
@@ -143,8 +143,8 @@ return {
   Open: cells("#open"),
   QLinks: [...document.querySelectorAll("#files a.qlink")].map((a) => a.href),
   BaseLines: [...document.querySelectorAll("#files td.object .base")].map((s) => s.getClientRects().length),
-  Countries: [...document.querySelectorAll("#f-pais option")].map((o) => o.value).filter(Boolean),
-  Selected: [...document.getElementById("f-pais").selectedOptions].map((o) => o.value),
+  Countries: [...document.querySelectorAll("#f-key option")].map((o) => o.value).filter(Boolean),
+  Selected: [...document.getElementById("f-key").selectedOptions].map((o) => o.value),
   Note: text(document.getElementById("f-note")),
   Invalid: [...document.querySelectorAll("#filters [aria-invalid=true]")].map((e) => e.id),
   IDCells: [...document.querySelectorAll("#dead td.id, #late td.id")].map((td) => {
@@ -154,7 +154,7 @@ return {
   }),
   TLLegend: lines(document.getElementById("tl-legend")),
   LiveLabel: text(document.querySelector("#timeline text.live-label")),
-  Empty: [...document.querySelectorAll("svg text.empty")].map(text),
+  Empty: [...document.querySelectorAll("svg text.empty")].map((t) => [...t.children].map(text).join(" ")),
   Errors: document.getElementById("errors").hidden ? "" : document.getElementById("errors").innerText.trim(),
   Status: document.getElementById("status").innerText.trim(),
   Cards: card,
@@ -330,10 +330,10 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := wd.navigate(url + "/"); err != nil {
 		t.Fatal(err)
 	}
-	fileRow := []string{rec.Key.Object, "DONE", "lineas_pedido", "4", "1", "3 download", rec.FinishedAt.UTC().Format("2006-01-02 15:04:05"), rejects(rec.Counts.Rejects)}
+	fileRow := []string{rec.Key.Object, "DONE", "lineas_pedido", "4", "1", "3 download", people(rec.FinishedAt), rejects(rec.Counts.Rejects)}
 	loaded := time.Now()
 	first := waitFor(t, wd, 15*time.Second, "act 1", func(p page) string {
-		return diffPage(p, wantAct1, "2026-03-14 17:15:00 | lag 10m 0s behind processing time 2026-03-14 17:25:00", fileRow)
+		return diffPage(p, wantAct1, "17:15 | lag 10m00s behind processing time 17:25", fileRow)
 	})
 	t.Logf("page showed act 1 %s after navigation", time.Since(loaded).Round(time.Millisecond))
 	for _, b := range first.Bars {
@@ -347,7 +347,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	played := time.Now()
 	final := waitFor(t, wd, 20*time.Second, "act 2 without a reload", func(p page) string {
-		return diffPage(p, wantAct2, "2026-03-14 18:00:00 | lag 22m 0s behind processing time 2026-03-14 18:22:00", fileRow)
+		return diffPage(p, wantAct2, "18:00 | lag 22m00s behind processing time 18:22", fileRow)
 	})
 	t.Logf("page refreshed itself to act 2 %s after the last tick", time.Since(played).Round(time.Millisecond))
 
@@ -381,13 +381,13 @@ func TestDashboardInChromium(t *testing.T) {
 	if err := d.tick(ctx, at("18:22")); err != nil {
 		t.Fatal(err)
 	}
-	// The default view is the last 24 hours: the live hours, not early
-	// March's history, and it says so next to the filter.
+	// The default view is the 24 h up to the newest data: the live hours,
+	// not early March's history, and it says so next to the filter.
 	waitFor(t, wd, 20*time.Second, "the last 24 hours, a dead letter and a too-late drop", func(p page) string {
 		if len(p.Timeline) != 2 {
 			return fmt.Sprintf("%d windows on the time axis, want the 2 live ones of the last 24 h", len(p.Timeline))
 		}
-		if p.Note != "showing the newest windows of the last 24 h (From and To choose other days)" {
+		if p.Note != "showing the 24 h up to 2026-03-14 19:00 UTC, the newest data (From and To choose other days)" {
 			return "note " + p.Note
 		}
 		if p.Cards["card-dead"] != "1 | invalid messages, last 24 h" || p.Cards["card-late"] != "1 | orders after the allowed lateness, last 24 h" {
@@ -427,6 +427,9 @@ func TestDashboardInChromium(t *testing.T) {
 	checkFilters(t, wd)
 	checkFilterURLs(t, wd, url)
 	checkAggregationChoice(t, wd, url)
+	sellLongSKUs(ctx, t, srv.URL)
+	checkSKUView(ctx, t, wd, url, wh)
+	checkFollowsTheData(ctx, t, wd, url, srv.URL)
 	t.Logf("timing: server, drop and act 1 %s; whole test %s", setup.Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 }
 
@@ -478,14 +481,15 @@ func checkOperatorView(t *testing.T, p page, server string, rec ledger.Record) {
 	if !slices.ContainsFunc(p.Rows, func(r []string) bool { return len(r) > 2 && r[2] == "1,031,001.25 €" && r[3] == "10,000" }) {
 		t.Errorf("figures lack 3 March 10:00 PT as 1,031,001.25 € with 10,000 orders: %q", p.Rows)
 	}
-	// UTC everywhere: the server's clock, 24-hour, said to be UTC.
-	if !regexp.MustCompile(`^Updated 2026-03-14 18:22:00 UTC \(server clock\) · refreshes every [0-9.]+ s$`).MatchString(p.Status) {
+	// The server's clock, 24-hour, with its day: the day whose times are
+	// shown without a date.
+	if !regexp.MustCompile(`^Updated 2026-03-14 18:22 \(server clock\) · refreshes every [0-9.]+ s$`).MatchString(p.Status) {
 		t.Errorf("status = %q", p.Status)
 	}
 	// Freshness and the counts with their latest rows.
 	wantCards := map[string]string{
-		"card-wm":    "2026-03-14 18:00:00 | lag 22m 0s behind processing time 2026-03-14 18:22:00",
-		"card-order": "2026-03-14 18:21:00 | 1m 0s ago",
+		"card-wm":    "18:00 | lag 22m00s behind processing time 18:22",
+		"card-order": "18:21 | 1m00s ago",
 		"card-file":  p.Cards["card-file"], // checked below: its seconds are the drop's
 		"card-dead":  "1 | invalid messages, last 24 h",
 		"card-late":  "1 | orders after the allowed lateness, last 24 h",
@@ -494,16 +498,16 @@ func checkOperatorView(t *testing.T, p page, server string, rec ledger.Record) {
 	if diff := cmp.Diff(wantCards, p.Cards); diff != "" {
 		t.Errorf("cards (-want +got):\n%s", diff)
 	}
-	if f := p.Cards["card-file"]; !strings.HasPrefix(f, rec.FinishedAt.UTC().Format("2006-01-02 15:04:05")+" | 1h 2") || !strings.HasSuffix(f, " ago | "+rec.Key.Object) {
+	if f := p.Cards["card-file"]; !strings.HasPrefix(f, people(rec.FinishedAt)+" | 1h2") || !strings.HasSuffix(f, " ago | "+rec.Key.Object) {
 		t.Errorf("last file loaded card = %q, want %s, how long before 18:22, and %s", f, rec.FinishedAt.UTC(), rec.Key.Object)
 	}
-	if len(p.Dead) != 1 || p.Dead[0][0] != "2026-03-14 18:22:00" || p.Dead[0][1] != "P-BAD" || !strings.HasPrefix(p.Dead[0][2], "invalid: ") {
+	if len(p.Dead) != 1 || p.Dead[0][0] != "18:22" || p.Dead[0][1] != "P-BAD" || !strings.HasPrefix(p.Dead[0][2], "invalid: ") {
 		t.Errorf("dead letters table = %q", p.Dead)
 	}
-	if diff := cmp.Diff([][]string{{"2026-03-14 18:22:00", "P-6", "2026-03-14 15:10:00", "14 Mar 15:00"}}, p.Late); diff != "" {
+	if diff := cmp.Diff([][]string{{"18:22", "P-6", "15:10", "15:00"}}, p.Late); diff != "" {
 		t.Errorf("too-late table (-want +got):\n%s", diff)
 	}
-	if len(p.Open) != 4 || p.Open[0][0] != "14 Mar 18:00–19:00" {
+	if len(p.Open) != 4 || p.Open[0][0] != "18:00–19:00" {
 		t.Errorf("open windows table = %q, want 4 cells, newest first", p.Open)
 	}
 	// Files: no generation in the label, the base name on one line, and a
@@ -538,7 +542,9 @@ func checkOperatorView(t *testing.T, p page, server string, rec ledger.Record) {
 			t.Errorf("the page loaded %s, not from %s", r, origin)
 		}
 	}
-	if diff := cmp.Diff([]string{"ES", "FR", "PT"}, p.Countries); diff != "" {
+	// The largest first: ES's live hours outweigh PT's 1 € an hour more
+	// of history.
+	if diff := cmp.Diff([]string{"ES", "PT", "FR"}, p.Countries); diff != "" {
 		t.Errorf("country choices (-want +got):\n%s", diff)
 	}
 	checkTimelineKinds(t, p)
@@ -573,7 +579,7 @@ func checkTimelineKinds(t *testing.T, p page) {
 			t.Errorf("all-windows bar %s: class %q, fill %s; want EARLY drawn hatched = %t", b.Start, b.Class, b.Timing, want)
 		}
 	}
-	for _, want := range []string{"final hour", "EARLY hour: provisional, may still grow", "the hours of the live chart below"} {
+	for _, want := range []string{"final window", "EARLY window: provisional, may still grow", "the windows of the live chart below"} {
 		if !strings.Contains(p.TLLegend, want) {
 			t.Errorf("all-windows legend %q lacks %q", p.TLLegend, want)
 		}
@@ -595,7 +601,7 @@ func checkFilterURLs(t *testing.T, wd *webDriver, url string) {
 		if diff := cmp.Diff([]string{"ES", "PT"}, p.Selected); diff != "" {
 			return "country control (-want +got):\n" + diff
 		}
-		if p.Note != "showing ES, PT · last 24 h" {
+		if p.Note != "showing ES, PT · 24 h up to 2026-03-14 19:00 UTC, the newest data" {
 			return "note " + p.Note
 		}
 		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return b.Pais != "ES" && b.Pais != "PT" }) {
@@ -639,20 +645,20 @@ func checkFilterURLs(t *testing.T, wd *webDriver, url string) {
 // then early March only, then back to the default view (the last 24 h).
 func checkFilters(t *testing.T, wd *webDriver) {
 	t.Helper()
-	set := func(pais, from, to string) {
+	set := func(key, from, to string) {
 		t.Helper()
-		script := fmt.Sprintf(`document.getElementById("f-pais").value = %q;
+		script := fmt.Sprintf(`for (const o of document.getElementById("f-key").options) o.selected = o.value === %q;
 document.getElementById("f-from").value = %q;
 document.getElementById("f-to").value = %q;
 document.getElementById("filters").requestSubmit();
-return null;`, pais, from, to)
+return null;`, key, from, to)
 		if err := wd.execute(script, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	set("FR", "", "")
 	waitFor(t, wd, 10*time.Second, "France only", func(p page) string {
-		if !strings.HasSuffix(p.URL, "?pais=FR") {
+		if !strings.HasSuffix(p.URL, "?key=FR") {
 			return "URL " + p.URL
 		}
 		if len(p.Bars) != 1 || p.Bars[0].Pais != "FR" || len(p.Timeline) != 1 {
@@ -692,7 +698,7 @@ func diffPage(p page, bars []dashboard.Bar, watermark string, file []string) str
 	for _, b := range bars {
 		wantBars = append(wantBars, pageBar{Start: b.WindowStart.Format(time.RFC3339), Pais: b.Pais, Timing: b.Timing, Class: "t-" + b.Timing})
 		wantRows = append(wantRows, []string{
-			b.WindowStart.Format("2 Jan 15:04") + "–" + b.WindowEnd.Format("15:04"), b.Pais, money(b.Importe.String()),
+			b.WindowStart.Format("15:04") + "–" + b.WindowEnd.Format("15:04"), b.Pais, money(b.Importe.String()),
 			fmt.Sprint(b.Pedidos), fmt.Sprint(b.Unidades), b.Timing, fmt.Sprint(b.PaneIndex),
 		})
 	}
@@ -713,6 +719,15 @@ func diffPage(p page, bars []dashboard.Bar, watermark string, file []string) str
 		return "(-want +got)\n" + diff
 	}
 	return ""
+}
+
+// people is how the page writes a time of the server's day (14 March in
+// the story): hours and minutes; another day's with its date.
+func people(t time.Time) string {
+	if t = t.UTC(); t.Format(time.DateOnly) == "2026-03-14" {
+		return t.Format("15:04")
+	}
+	return t.Format("2006-01-02 15:04")
 }
 
 // money is how the page writes an amount: the exact decimal, at least two

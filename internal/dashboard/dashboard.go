@@ -1,7 +1,8 @@
-// Package dashboard is the local operator's page: hourly sales per country
-// from the dashboard view on an event-time axis (each bar marked with the
-// timing of its latest pane; the windows of the last 24 hours unless the
-// person chooses days), the watermark and its lag, freshness (last order
+// Package dashboard is the local operator's page: the chosen aggregation's
+// sales per window and key from its dashboard view on an event-time axis,
+// labelled and drawn as its declaration says (sliding windows as a series,
+// never added; each bar marked with the timing of its latest pane; the 24
+// hours up to the newest data unless the person chooses days), the watermark and its lag, freshness (last order
 // accepted, last file loaded), the last 24 hours' dead letters and
 // too-late drops, open windows, and the last ingested files with their
 // loaded and quarantined counts and a link to each quarantine file. The
@@ -78,7 +79,9 @@ type Source struct {
 	// from the declarations; Aggregation is always one of them. Default:
 	// Aggregation alone.
 	Aggregations []string
-	// Windows is how many of the newest hourly windows are charted; default 24.
+	// Windows is at least how many of the newest windows are read; default
+	// 24, raised to every window of the range (96 of a sliding hour every
+	// 15 minutes in 24 h).
 	Windows int
 	// Files is how many of the newest ledger records are listed; default 10.
 	Files int
@@ -114,10 +117,11 @@ const (
 	LocalRefresh = 5 * time.Second
 )
 
-// DefaultRange is how far back, in processing time (Source.Now), the
-// default view reaches: without ?from the bars are the newest windows that
-// started in the last DefaultRange, and the discard counts are of the
-// discards received in it. window_start and received_at are the
+// DefaultRange is how far back the default view reaches: without ?from the
+// bars are the windows that started in the DefaultRange up to the end of
+// the newest window holding data (newestEnd; before any order, up to
+// processing time), and the discard counts are of the discards received in
+// the last DefaultRange of processing time (Source.Now). window_start and received_at are the
 // partitioning columns of the panes tables and of pedidos_descartados, so
 // BigQuery reads at most two daily partitions of each instead of every day
 // ever written.

@@ -79,6 +79,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 	empty := dashboard.Take(ctx, src)
 	if diff := cmp.Diff(dashboard.Snapshot{
 		Aggregation: "ventas_hora_pais", Now: clock, Range: lastDay(clock), Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{},
+		Key: "pais", Window: hourly, Keys: []string{},
 		Discards: noDiscards(clock), OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}},
 	}, empty); diff != "" {
 		t.Errorf("before anything (-want +got):\n%s", diff)
@@ -116,7 +117,8 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 	got := dashboard.Take(ctx, src)
 	lastAccepted := at("18:21")
 	want := dashboard.Snapshot{
-		Aggregation: "ventas_hora_pais", Now: clock, Range: lastDay(clock), Watermark: &wantWatermark, Bars: wantAct2,
+		Aggregation: "ventas_hora_pais", Now: clock, Range: upTo(at("19:00")), Watermark: &wantWatermark, Bars: wantAct2,
+		Key: "pais", Window: hourly, Keys: []string{"ES", "PT", "FR"},
 		Freshness: dashboard.Freshness{
 			LastOrderAccepted: &lastAccepted,
 			LastFileLoaded: &dashboard.LoadedFile{Bucket: "alpinashop-catalogo", Name: "exportaciones/2026/03/14/pedidos-erp.csv",
@@ -156,8 +158,8 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 
 	// The filters run on DuckDB as they would on BigQuery: one country,
 	// one day, and a day with no window; without a from, the windows of
-	// the last 24 hours of processing time, and the discards received in
-	// them. The country choices ignore the country filter but not the
+	// the 24 hours up to the newest window, and the discards received in
+	// the last 24 hours of processing time. The country choices ignore the country filter but not the
 	// range (the choices of the days shown).
 	all := []string{"ES", "FR", "PT"}
 	filtered := []struct {
@@ -174,9 +176,11 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 		{name: "13 March", filter: dashboard.Filter{From: day(13), To: day(13)}, want: []dashboard.Bar{}, countries: []string{}, discards: [2]int64{1, 1}},
 		{name: "from 15 March", filter: dashboard.Filter{From: day(15)}, want: []dashboard.Bar{}, countries: []string{}, discards: [2]int64{1, 1}},
 		{name: "up to 14 March", filter: dashboard.Filter{To: day(14)}, want: wantAct2, countries: all, discards: [2]int64{1, 1}},
-		{name: "a day later the default view is empty", now: at("18:22").Add(24 * time.Hour), want: []dashboard.Bar{}, countries: []string{}},
-		{name: "a day later the 18:00 window is still in the last 24 hours", now: at("17:59").Add(24 * time.Hour),
-			want: []dashboard.Bar{wantAct2[2], wantAct2[3]}, countries: []string{"ES", "FR"}, discards: [2]int64{1, 1}},
+		// The default view follows the data, not processing time: the 24 h
+		// up to the end of the newest window, however late it is now; the
+		// discards stay those received in the last 24 h.
+		{name: "a day later the default view still shows the newest data", now: at("18:22").Add(24 * time.Hour), want: wantAct2, countries: all},
+		{name: "262 days later too", now: at("18:22").AddDate(0, 0, 262), want: wantAct2, countries: all},
 		{name: "a day later an explicit day still shows", now: at("18:22").Add(24 * time.Hour), filter: dashboard.Filter{From: day(14), To: day(14)},
 			want: wantAct2, countries: all},
 	}
@@ -209,7 +213,17 @@ func noDiscards(now time.Time) dashboard.Discards {
 	return dashboard.Discards{Since: now.Add(-24 * time.Hour), LatestDeadLetters: []dashboard.Discard{}, LatestTooLate: []dashboard.Discard{}}
 }
 
-// lastDay is the default view's range at processing time now.
+// hourly is the window ventas_hora_pais declares.
+var hourly = dashboard.WindowDecl{Kind: "fixed", SizeSeconds: 3600, PeriodSeconds: 3600}
+
+// upTo is the default view's range once an order was accepted: the 24 h up
+// to the end of the newest window.
+func upTo(end time.Time) dashboard.Range {
+	return dashboard.Range{From: end.Add(-24 * time.Hour), Until: &end, LastHours: 24, Newest: true}
+}
+
+// lastDay is the default view's range at processing time now, before any
+// order was accepted.
 func lastDay(now time.Time) dashboard.Range {
 	return dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24}
 }

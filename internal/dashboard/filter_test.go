@@ -133,7 +133,7 @@ func TestFilterInQuery(t *testing.T) {
 			name: "the SKU aggregation, read by its own view and key", query: "?aggregation=ventas_sku_hora_movil&key=MOCH-40L-AZ", status: 200,
 			read: "newest_windows:ventas_sku_hora_movil",
 			want: map[string][]string{
-				"aggregation": {"ventas_sku_hora_movil"}, "max_windows": {"24"}, "any_key": {"0"}, "keys": {"MOCH-40L-AZ"},
+				"aggregation": {"ventas_sku_hora_movil"}, "max_windows": {"96"}, "any_key": {"0"}, "keys": {"MOCH-40L-AZ"},
 				"start_time": {dayAgo}, "end_time": {open},
 			},
 			wantSummary: summary("ventas_sku_hora_movil", dayAgo, open),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,9 +28,18 @@ type Snapshot struct {
 	Watermark *Watermark `json:"watermark"`
 	Freshness Freshness  `json:"freshness"`
 	Bars      []Bar      `json:"bars"`
-	// Countries are every country the view holds, for the filter.
+	// Countries are every country the view ventas_hora_pais holds in the
+	// range, whatever the aggregation chosen.
 	Countries []string `json:"countries"`
-	Discards  Discards `json:"discards"`
+	// Key is the chosen aggregation's key (pais, sku, cliente_id) and
+	// Window its window, as declared: the page's labels, cards and
+	// filter say them, and sliding windows are drawn as such.
+	Key    string     `json:"key"`
+	Window WindowDecl `json:"window"`
+	// Keys are the key picker's choices: the keys of the range shown, the
+	// largest sales first (see pickerKeys).
+	Keys     []string `json:"keys"`
+	Discards Discards `json:"discards"`
 	// OpenWindows is null when the stream's state cannot be read here.
 	OpenWindows *OpenWindows `json:"open_windows"`
 	Files       []File       `json:"files"`
@@ -122,16 +132,16 @@ func Take(ctx context.Context, src Source) Snapshot {
 // second; the page should not wait for the sum) and assembles a Snapshot.
 // It runs two warehouse queries (the bars, and one summary of discards and
 // countries), whatever the data, each bounded on the partitioning columns
-// (the filter's range or the last DefaultRange of window_start, the last
-// DefaultRange of received_at): a page left open costs a fixed amount per
+// (the filter's range or the DefaultRange of window_start up to the newest
+// data, the last DefaultRange of received_at): a page left open costs a fixed amount per
 // refresh, not one that grows with the days kept. A failing source fills
 // Errors, never the returned error: the page shows what it can.
 func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 	src = src.withDefaults()
 	now := src.Now().UTC()
-	rng, since := rangeOf(f, now), now.Add(-DefaultRange)
+	since := now.Add(-DefaultRange)
 	snap := Snapshot{
-		Aggregation: src.Aggregation, Now: now, Range: rng, Bars: []Bar{}, Files: []File{}, Countries: []string{},
+		Aggregation: src.Aggregation, Now: now, Bars: []Bar{}, Files: []File{}, Countries: []string{}, Keys: []string{},
 		Discards: Discards{Since: since, LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}},
 	}
 	if f.narrows() {
@@ -147,8 +157,34 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 		defer mu.Unlock()
 		errs[part] = err.Error()
 	}
+	decl, err := declarationOf(src.Aggregation)
+	if err != nil {
+		fail(PartBars, err)
+	}
+	snap.Key, snap.Window = decl.key, decl.window
+	// The stream's status first: its newest event time ends the default
+	// range (newestEnd), which the two warehouse reads are bounded by.
+	st, err := readStream(ctx, src, now)
+	if err != nil {
+		fail(PartStream, err)
+	} else {
+		snap.OpenWindows = &st.open
+		if !st.lastAccepted.IsZero() {
+			snap.Freshness.LastOrderAccepted = &st.lastAccepted
+		}
+	}
+	var newest time.Time
+	if err == nil && decl.key != "" {
+		newest = newestEnd(st, decl)
+	}
+	rng := rangeOf(f, now, newest)
+	snap.Range = rng
+	var countries []string
 	wg.Go(func() {
-		bars, err := readBars(ctx, src, f, rng)
+		if decl.key == "" {
+			return // the declaration's error is the bars' already
+		}
+		bars, err := readBars(ctx, src, f, rng, decl)
 		if err != nil {
 			fail(PartBars, err)
 			return
@@ -162,6 +198,9 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 			return
 		}
 		snap.Discards, snap.Countries = sum.discards, sum.countries
+		if decl.key == "pais" {
+			countries = sum.countries
+		}
 	})
 	wg.Go(func() {
 		if src.Watermarks == nil {
@@ -174,17 +213,6 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 			return
 		}
 		snap.Watermark = watermarkAt(w, now)
-	})
-	wg.Go(func() {
-		st, err := readStream(ctx, src, now)
-		if err != nil {
-			fail(PartStream, err)
-			return
-		}
-		snap.OpenWindows = &st.open
-		if !st.lastAccepted.IsZero() {
-			snap.Freshness.LastOrderAccepted = &st.lastAccepted
-		}
 	})
 	wg.Go(func() {
 		if src.Ledger == nil {
@@ -200,6 +228,7 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 		snap.Freshness.LastFileLoaded = lastLoaded(recs)
 	})
 	wg.Wait()
+	snap.Keys = pickerKeys(snap.Bars, countries, slices.Concat(f.Paises, f.Keys))
 	if len(errs) > 0 {
 		snap.Errors = errs
 	}

@@ -54,6 +54,7 @@ type OpenWindow struct {
 type streamPart struct {
 	open         OpenWindows
 	lastAccepted time.Time
+	maxEventTime time.Time // M, the latest event time accepted; zero before any
 }
 
 func readStream(ctx context.Context, src Source, now time.Time) (streamPart, error) {
@@ -73,7 +74,7 @@ func readStream(ctx context.Context, src Source, now time.Time) (streamPart, err
 
 // streamOf keeps the newest latest cells (Status lists oldest window first).
 func streamOf(st stream.AggregationStatus, latest int) streamPart {
-	p := streamPart{lastAccepted: st.LastAccepted.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}, Failing: []FailingCell{}}}
+	p := streamPart{lastAccepted: st.LastAccepted.UTC(), maxEventTime: st.MaxEventTime.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}, Failing: []FailingCell{}}}
 	p.open.FailingCells = len(st.Failing)
 	for _, f := range st.Failing[:min(len(st.Failing), latest)] {
 		p.open.Failing = append(p.open.Failing, FailingCell{

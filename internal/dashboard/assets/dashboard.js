@@ -3,14 +3,18 @@
 // names from the ledger or the warehouse can never become markup. Amounts
 // arrive as exact decimal strings and are shown as such (with thousands
 // separators added by text): a float is used only for bar heights. Every
-// time is shown in UTC, never in the browser's zone.
+// time is shown in UTC, never in the browser's zone, said once in the
+// header; a time carries its date unless it is of the server's today.
+// Labels come from the chosen aggregation's declaration (snap.key,
+// snap.window): sliding windows overlap, so they are drawn as a series
+// over window end and never added up.
 "use strict";
 
 (function () {
   const SVG = "http://www.w3.org/2000/svg";
   const TIMINGS = ["EARLY", "ON_TIME", "LATE"];
   const HOUR = 3600e3, DAY = 24 * HOUR;
-  const LIVE_HOURS = 12;
+  const LIVE_WINDOWS = 12, LIVE_KEYS = 15;
   const every = Number(document.body.dataset.refreshMs) || 300000;
   // period says the refresh period as a person would: "5 s", "2 min".
   const period = (ms) => (ms >= 60e3 && ms % 60e3 === 0 ? ms / 60e3 + " min" : ms / 1000 + " s");
@@ -50,18 +54,37 @@
   const hhmm = (d) => pad2(d.getUTCHours()) + ":" + pad2(d.getUTCMinutes());
   const day = (d) => d.getUTCDate() + " " + MONTHS[d.getUTCMonth()];
   const isoDay = (d) => d.getUTCFullYear() + "-" + pad2(d.getUTCMonth() + 1) + "-" + pad2(d.getUTCDate());
-  const stamp = (d) => isoDay(d) + " " + hhmm(d) + ":" + pad2(d.getUTCSeconds());
+  // today is the server's UTC day (snap.now), set at each render: a time
+  // of that day is shown without its date, any other with it.
+  let today = "";
+  const stamp = (d) => (isoDay(d) === today ? "" : isoDay(d) + " ") + hhmm(d);
+  // windowText is a window as [start, end): "17:00–18:00" today, else
+  // with the start's date.
+  const windowText = (s, e) => stamp(s) + "–" + hhmm(e);
 
+  // duration is the one format of a duration for people, as the CLI
+  // writes it: two units, the second padded: 262d 13h, 2h05m, 4m05s, 42s.
   function duration(sec) {
     const neg = sec < 0;
     sec = Math.abs(Math.round(sec));
     const d = Math.floor(sec / 86400), h = Math.floor((sec % 86400) / 3600), m = Math.floor((sec % 3600) / 60), s = sec % 60;
-    const parts = [];
-    if (d) parts.push(d + "d");
-    if (d || h) parts.push(h + "h");
-    if (d || h || m) parts.push(m + "m");
-    if (!d) parts.push(s + "s");
-    return (neg ? "-" : "") + parts.join(" ");
+    const out = d ? d + "d " + h + "h" : h ? h + "h" + pad2(m) + "m" : m ? m + "m" + pad2(s) + "s" : s + "s";
+    return (neg ? "-" : "") + out;
+  }
+
+  // spanText says a declared size or period: "1 h", "15 min", "2 d".
+  const spanText = (sec) => (sec % 86400 === 0 ? sec / 86400 + " d" : sec % 3600 === 0 ? sec / 3600 + " h" : sec / 60 + " min");
+
+  // Words for an aggregation's key, as its declaration names it.
+  const KEY_WORDS = { pais: ["country", "countries", "Country"], sku: ["SKU", "SKUs", "SKU"], cliente_id: ["customer", "customers", "Customer"] };
+  const keyWords = (key) => KEY_WORDS[key] || [key || "key", (key || "key") + "s", key || "Key"];
+
+  // fit truncates a label to about px pixels (11 px text), "…" marking the
+  // cut; the full text goes in a tooltip.
+  function fit(text, px) {
+    const most = Math.floor(px / 6.6);
+    if (text.length <= most) return text;
+    return most < 2 ? "" : text.slice(0, most - 1) + "…";
   }
 
   // ago says how long before the server's clock (snap.now) t was.
@@ -90,42 +113,49 @@
   // --- filters -------------------------------------------------------------
 
   const form = document.getElementById("filters");
-  const fPais = document.getElementById("f-pais"), fFrom = document.getElementById("f-from"), fTo = document.getElementById("f-to");
+  const fFrom = document.getElementById("f-from"), fTo = document.getElementById("f-to");
   // The aggregation chosen: its options are the server's declared ones,
-  // the default is left out of the URL.
+  // the default is left out of the URL. The key picker lists the keys
+  // present, the largest first (snap.keys).
   const fAgg = document.getElementById("f-agg"), fKey = document.getElementById("f-key");
   let query = new URLSearchParams(location.search);
 
   function loadFilter() {
     fAgg.value = query.get("aggregation") || fAgg.dataset.default;
-    fKey.value = query.get("key") || "";
     fFrom.value = query.get("from") || "";
     fTo.value = query.get("to") || "";
   }
 
-  // wanted is the countries the URL asks for, as the server reads them.
-  const wanted = () => (query.get("pais") || "").split(",").map((p) => p.trim().toUpperCase()).filter(Boolean);
+  // wanted is the keys the URL asks for (?key=, and ?pais= of older links).
+  const wanted = () => ["pais", "key"].flatMap((p) => (query.get(p) || "").split(",")).map((k) => k.trim()).filter(Boolean);
 
-  // syncCountries offers every country seen and each one the URL asks for,
-  // and selects exactly those the URL asks for: what the note says shown.
-  function syncCountries(countries) {
-    const want = wanted();
-    const have = [...fPais.options].map((o) => o.value);
-    const all = [...new Set([...countries, ...want])].sort();
+  // seen keeps the keys offered per aggregation during the visit: a
+  // filtered snapshot names only the keys chosen, and the picker must still
+  // offer the others.
+  const seen = new Map();
+
+  // syncKeys offers the keys present, the largest first, then those seen
+  // before and those the URL asks for, and selects exactly the latter: what
+  // the note says shown.
+  function syncKeys(snap) {
+    const want = wanted(), agg = snap.aggregation || fAgg.value;
+    const before = seen.get(agg) || [];
+    const all = [...new Set([...(snap.keys || []), ...before, ...want])];
+    seen.set(agg, all);
+    const have = [...fKey.options].map((o) => o.value);
     if (all.join() !== have.join()) {
-      fPais.replaceChildren();
-      for (const c of all) fPais.append(el("option", { value: c }, c));
+      fKey.replaceChildren();
+      for (const k of all) fKey.append(el("option", { value: k, title: k }, k));
     }
-    for (const o of fPais.options) o.selected = want.includes(o.value);
+    for (const o of fKey.options) o.selected = want.includes(o.value);
   }
 
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     query = new URLSearchParams();
-    const paises = [...fPais.selectedOptions].map((o) => o.value).filter(Boolean);
+    const keys = [...fKey.selectedOptions].map((o) => o.value).filter(Boolean);
     if (fAgg.value && fAgg.value !== fAgg.dataset.default) query.set("aggregation", fAgg.value);
-    if (paises.length) query.set("pais", paises.join(","));
-    if (fKey.value.trim()) query.set("key", fKey.value.trim());
+    if (keys.length) query.set("key", keys.join(","));
     if (fFrom.value) query.set("from", fFrom.value);
     if (fTo.value) query.set("to", fTo.value);
     history.replaceState(null, "", "?" + query.toString());
@@ -134,8 +164,8 @@
   // Another aggregation has other keys: its choice drops the key filters
   // and applies at once.
   fAgg.addEventListener("change", () => {
-    for (const o of fPais.options) o.selected = false;
-    fKey.value = "";
+    for (const o of fKey.options) o.selected = false;
+    fKey.replaceChildren();
     form.requestSubmit();
   });
   document.getElementById("f-reset").addEventListener("click", () => {
@@ -174,8 +204,9 @@
     set("too-late", err.discards ? "unknown" : count(d.too_late || 0), "orders after the allowed lateness" + recent, d.too_late > 0 ? "warn" : "");
     const ow = snap.open_windows;
     const failing = (ow && ow.failing) || [];
-    if (ow && failing.length) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells, " + count(ow.failing_cells) + " failing windows", "warn");
-    else if (ow) set("open-windows", count(ow.windows), count(ow.cells) + " (window, country) cells");
+    const cells = " (window, " + keyWords(snap.key)[0] + ") cells";
+    if (ow && failing.length) set("open-windows", count(ow.windows), count(ow.cells) + cells + ", " + count(ow.failing_cells) + " failing windows", "warn");
+    else if (ow) set("open-windows", count(ow.windows), count(ow.cells) + cells);
     else set("open-windows", "unknown", err.stream ? "stream state not readable here" : "");
   }
 
@@ -230,22 +261,38 @@
     return 10 * p;
   }
 
+  // emptyChart says what is missing, in full: the message wraps over
+  // lines of the chart's width rather than being cut.
   function emptyChart(svg, plot, snap) {
     const msg = snap.errors && snap.errors.bars ? "Sales unknown: the dashboard view could not be read (see above)."
-      : snap.filter ? "No panes match the filter."
-      : "No panes in the " + rangeText(snap) + ": publish orders and let the watermark tick, or choose a From day for older windows.";
-    size(svg, 640, 60);
-    svg.setAttribute("aria-label", msg);
-    plot.append(el("svg:text", { x: 16, y: 34, class: "empty" }, msg));
+      : snap.filter ? "No panes of " + snap.aggregation + " match the filter (" + rangeText(snap) + "): choose other keys or days, or press Reset."
+      : "No panes of " + snap.aggregation + " in the " + rangeText(snap) + ": publish orders (alpipe publish) and let the watermark tick (alpipe tick), or choose a From day for older windows.";
+    wrapped(svg, plot, msg);
   }
 
-  // rangeText says which event-time range the bars were read from: the
-  // default's "last 24 h", or an explicit range's days ("now" when open).
+  function wrapped(svg, plot, msg) {
+    const lines = [];
+    for (const w of msg.split(" ")) {
+      if (lines.length && (lines[lines.length - 1] + " " + w).length <= 150) lines[lines.length - 1] += " " + w;
+      else lines.push(w);
+    }
+    size(svg, 1150, 30 + 20 * lines.length);
+    svg.setAttribute("aria-label", msg);
+    const t = el("svg:text", { x: 16, y: 30, class: "empty" });
+    lines.forEach((l, i) => t.append(el("svg:tspan", { x: 16, dy: i ? 20 : 0 }, l)));
+    plot.append(t);
+  }
+
+  // rangeText says which event-time range the bars were read from: the 24 h
+  // up to the newest data, the last 24 h of processing time before any
+  // order, or an explicit range's days ("now" when open).
   function rangeText(snap) {
     const r = snap.range;
     if (!r) return "newest windows";
-    if (r.last_hours) return "last " + r.last_hours + " h";
-    return isoDay(new Date(r.from)) + " to " + (r.until ? isoDay(new Date(Date.parse(r.until) - DAY)) : "now");
+    const until = r.until ? new Date(r.until) : null;
+    if (r.newest) return r.last_hours + " h up to " + isoDay(until) + " " + hhmm(until) + " UTC, the newest data";
+    if (r.last_hours) return "last " + r.last_hours + " h of processing time (no order accepted yet)";
+    return isoDay(new Date(r.from)) + " to " + (until ? isoDay(new Date(until - DAY)) : "now");
   }
 
   // span is the event-time range a chart covers: the filter's days when
@@ -257,6 +304,30 @@
     if (f && f.from) t0 = Date.parse(f.from);
     if (f && f.to) t1 = Date.parse(f.to) + DAY;
     return [t0, t1];
+  }
+
+  // windowDecl is the chosen aggregation's window, as declared (an older
+  // server's snapshot has none: hourly).
+  const windowDecl = (snap) => snap.window && snap.window.size_seconds ? snap.window : { kind: "fixed", size_seconds: 3600, period_seconds: 3600 };
+  const sliding = (snap) => windowDecl(snap).kind === "sliding";
+
+  // headings names the charts after the aggregation's declaration.
+  function headings(snap) {
+    const w = windowDecl(snap), [, many] = keyWords(snap.key), size = spanText(w.size_seconds);
+    const set = (id, text) => (document.getElementById(id).textContent = text);
+    if (sliding(snap)) {
+      set("tl-title", "Sales in the last " + size + ", every " + spanText(w.period_seconds));
+      set("tl-sub", "(total of the " + many + " shown, one point per window end; sliding windows overlap, so they are never added; event time; log scale)");
+      set("chart-title", "The " + many + " of the newest " + size + " window");
+      set("chart-sub", "(the largest " + LIVE_KEYS + ", own linear scale; latest pane of each)");
+    } else {
+      set("tl-title", "Sales per " + size + " window, every window in view");
+      set("tl-sub", "(total of the " + many + " shown; event time; log scale)");
+      set("chart-title", "Live " + size + " windows per " + keyWords(snap.key)[0]);
+      set("chart-sub", "(the last " + LIVE_WINDOWS + " windows in view, own linear scale; latest pane of each window)");
+    }
+    for (const e of document.querySelectorAll(".key-title")) e.textContent = keyWords(snap.key)[2];
+    for (const e of document.querySelectorAll(".key-one")) e.textContent = keyWords(snap.key)[0];
   }
 
   // renderTimeline draws every window in view on one time axis with a log
@@ -271,7 +342,7 @@
       const t = totals.get(b.window_start) || { start: b.window_start, end: b.window_end, sum: 0, n: 0, early: false };
       t.sum += parseFloat(b.importe) || 0;
       t.n += b.pedidos;
-      // One provisional country makes the hour's total provisional.
+      // One provisional key makes the window's total provisional.
       t.early = t.early || b.timing === "EARLY";
       totals.set(b.window_start, t);
     }
@@ -279,7 +350,9 @@
     size(svg, width, height);
     let [t0, t1] = span(snap, bars);
     const wmAt = snap.watermark ? Date.parse(snap.watermark.at) : NaN;
-    if (!isNaN(wmAt) && !snap.filter) { t0 = Math.min(t0, wmAt); t1 = Math.max(t1, wmAt); }
+    // Widened to W when it is near the data: an idle source moves W to
+    // processing time, which may be months after the newest data.
+    if (!isNaN(wmAt) && !snap.filter && wmAt >= t0 - DAY && wmAt <= t1 + DAY) { t0 = Math.min(t0, wmAt); t1 = Math.max(t1, wmAt); }
     // Over days, whole UTC days: the axis starts on a labelled midnight.
     if (t1 - t0 > 2 * DAY) { t0 = Math.floor(t0 / DAY) * DAY; t1 = Math.ceil(t1 / DAY) * DAY; }
     const x = (t) => left + ((t - t0) / (t1 - t0)) * (right - left);
@@ -291,41 +364,71 @@
       plot.append(el("svg:line", { x1: left, x2: right, y1: y(v), y2: y(v), class: "grid" }));
       plot.append(el("svg:text", { x: left - 8, y: y(v) + 4, "text-anchor": "end", class: "tick ytick" }, euros(v)));
     }
-    plot.append(el("svg:text", { x: 14, y: (top + base) / 2, class: "axis-title", transform: "rotate(-90 14 " + (top + base) / 2 + ")", "text-anchor": "middle" }, "€ per hour (log)"));
-    // The live panel's hours, shaded, so the two charts read together.
+    const w = windowDecl(snap), wsize = w.size_seconds * 1000, period = w.period_seconds * 1000;
+    plot.append(el("svg:text", { x: 14, y: (top + base) / 2, class: "axis-title", transform: "rotate(-90 14 " + (top + base) / 2 + ")", "text-anchor": "middle" }, "€ per " + spanText(w.size_seconds) + " (log)"));
+    // The live panel's windows, shaded, so the two charts read together.
     const liveEnd = Math.max(...bars.map((b) => Date.parse(b.window_end)));
-    const ls = Math.max(t0, liveEnd - LIVE_HOURS * HOUR);
+    const ls = Math.max(t0, liveEnd - (sliding(snap) ? wsize : LIVE_WINDOWS * period));
     plot.append(el("svg:rect", { x: x(ls), y: top, width: Math.max(1, x(liveEnd) - x(ls)), height: base - top, class: "live-span" }));
-    // Anchored at the band's right edge: the band ends at the newest hour,
+    // Anchored at the band's right edge: the band ends at the newest window,
     // usually the chart's right edge, so the label runs back into the chart.
     plot.append(el("svg:text", { x: Math.min(x(liveEnd), right) - 3, y: top + 11, "text-anchor": "end", class: "live-label" }, "live chart below"));
-    const hourW = Math.max(4, x(t0 + HOUR) - x(t0) - 1);
-    for (const t of totals.values()) {
+    if (sliding(snap)) {
+      slidingSeries(plot, [...totals.values()], x, y, snap);
+    } else {
+      fixedBars(plot, [...totals.values()], x, y, base, Math.max(4, x(t0 + wsize) - x(t0) - 1));
+    }
+    timeAxis(plot, x, t0, t1, left, right, base, "tl-hour", 14);
+    plot.append(el("svg:text", { x: right, y: height - 4, "text-anchor": "end", class: "axis-title" }, sliding(snap) ? "event time, window end" : "event time"));
+    if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, right, "W " + stamp(new Date(wmAt)));
+    svg.setAttribute("aria-label", "Sales per " + spanText(w.size_seconds) + " window: " + totals.size + " windows from " + isoDay(new Date(t0)) + " " + hhmm(new Date(t0)) + " to " + isoDay(new Date(t1)) + " " + hhmm(new Date(t1)) + ", log scale");
+  }
+
+  // slidingSeries draws each sliding window's total at its end, joined as
+  // a line: the windows overlap, so each point is one window's sales, never
+  // a sum of windows.
+  function slidingSeries(plot, totals, x, y, snap) {
+    totals.sort((a, b) => Date.parse(a.end) - Date.parse(b.end));
+    const size = spanText(windowDecl(snap).size_seconds);
+    plot.append(el("svg:path", { class: "tl-line", d: totals.map((t, i) => (i ? "L" : "M") + x(Date.parse(t.end)) + " " + y(t.sum)).join(" ") }));
+    for (const t of totals) {
+      const g = el("svg:g", { class: t.early ? "tpoint early" : "tpoint", "data-window": t.start, "data-end": t.end, "data-total": String(Math.round(t.sum * 100) / 100) });
+      g.append(
+        el("svg:title", {}, "the " + size + " up to " + stamp(new Date(t.end)) + " (window " + windowText(new Date(t.start), new Date(t.end)) + ") · " + euros(t.sum) + " · " + count(t.n) + " orders" +
+          (t.early ? " · EARLY: provisional, may still grow" : "")),
+        el("svg:circle", { cx: x(Date.parse(t.end)), cy: y(t.sum), r: 3.5 }),
+      );
+      plot.append(g);
+    }
+  }
+
+  function fixedBars(plot, totals, x, y, base, hourW) {
+    for (const t of totals) {
       const s = Date.parse(t.start), bx = x(s), by = y(t.sum);
       const g = el("svg:g", { class: t.early ? "tbar early" : "tbar", "data-window": t.start, "data-total": String(Math.round(t.sum * 100) / 100) });
       g.append(
-        el("svg:title", {}, day(new Date(s)) + " " + hhmm(new Date(s)) + "–" + hhmm(new Date(t.end)) + " UTC · " + euros(t.sum) + " · " + count(t.n) + " orders" +
+        el("svg:title", {}, windowText(new Date(s), new Date(t.end)) + " · " + euros(t.sum) + " · " + count(t.n) + " orders" +
           (t.early ? " · EARLY: provisional, may still grow" : "")),
         el("svg:rect", { x: bx, y: Math.min(by, base - 2), width: hourW, height: Math.max(base - by, 2) }),
       );
       plot.append(g);
     }
-    timeAxis(plot, x, t0, t1, left, right, base, "tl-hour", 14);
-    plot.append(el("svg:text", { x: right, y: height - 4, "text-anchor": "end", class: "axis-title" }, "event time (UTC)"));
-    if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, right, "W " + day(new Date(wmAt)) + " " + hhmm(new Date(wmAt)));
-    svg.setAttribute("aria-label", "Sales per hour: " + totals.size + " windows from " + stamp(new Date(t0)) + " to " + stamp(new Date(t1)) + " UTC, log scale");
   }
 
-  // renderChart draws the last LIVE_HOURS hours in view per country on a
-  // time axis with its own linear scale.
+  // renderChart draws the live panel: for fixed windows the last
+  // LIVE_WINDOWS windows in view per key on a time axis; for sliding ones
+  // the keys of the newest window (renderNewest). Each has its own linear
+  // scale.
   function renderChart(snap) {
     const svg = document.getElementById("chart"), plot = document.getElementById("plot");
     plot.replaceChildren();
     const all = snap.bars || [];
     if (!all.length) return emptyChart(svg, plot, snap);
+    if (sliding(snap)) return renderNewest(snap, svg, plot, all);
     const wmAt = snap.watermark ? Date.parse(snap.watermark.at) : NaN;
+    const w = windowDecl(snap), slotMs = w.size_seconds * 1000;
     const t1 = Math.max(...all.map((b) => Date.parse(b.window_end)));
-    const t0 = t1 - LIVE_HOURS * HOUR;
+    const t0 = t1 - LIVE_WINDOWS * slotMs;
     const bars = all.filter((b) => Date.parse(b.window_start) >= t0);
     const width = 1150, height = 330, left = 86, right = width - 20, top = 70, base = 270;
     size(svg, width, height);
@@ -341,8 +444,8 @@
       plot.append(el("svg:line", { x1: left, x2: right, y1: y(v), y2: y(v), class: "grid" }));
       plot.append(el("svg:text", { x: left - 8, y: y(v) + 4, "text-anchor": "end", class: "tick ytick" }, euros(v)));
     }
-    plot.append(el("svg:text", { x: 14, y: (top + base) / 2, class: "axis-title", transform: "rotate(-90 14 " + (top + base) / 2 + ")", "text-anchor": "middle" }, "€ per hour"));
-    const slot = x(t0 + HOUR) - x(t0);
+    plot.append(el("svg:text", { x: 14, y: (top + base) / 2, class: "axis-title", transform: "rotate(-90 14 " + (top + base) / 2 + ")", "text-anchor": "middle" }, "€ per " + spanText(w.size_seconds)));
+    const slot = x(t0 + slotMs) - x(t0);
     const byWindow = new Map();
     for (const b of bars) {
       if (!byWindow.has(b.window_start)) byWindow.set(b.window_start, []);
@@ -354,24 +457,62 @@
       group.forEach((b, i) => {
         const bx = x(s) + slot * 0.08 + i * (bw + gap), v = parseFloat(b.importe) || 0;
         const by = Math.min(y(v), base - 2), bh = Math.max(base - y(v), 2), cx = bx + bw / 2;
-        const d = new Date(s), g = el("svg:g", {
-          class: "bar", "data-window": b.window_start, "data-pais": b.pais,
+        const g = el("svg:g", {
+          class: "bar", "data-window": b.window_start, "data-key": b.pais,
           "data-timing": b.timing, "data-importe": b.importe, "data-pane": String(b.pane_index),
         });
         g.append(
-          el("svg:title", {}, b.pais + " · " + day(d) + " " + hhmm(d) + "–" + hhmm(new Date(b.window_end)) + " UTC · " + money(b.importe) +
+          el("svg:title", {}, b.pais + " · " + windowText(new Date(s), new Date(b.window_end)) + " · " + money(b.importe) +
             " · " + count(b.pedidos) + " orders · " + count(b.unidades) + " units · " + b.timing + " (pane " + b.pane_index + ")"),
           el("svg:rect", { x: bx, y: by, width: bw, height: bh, class: timingClass(b.timing) }),
-          el("svg:text", { class: "timing", transform: "translate(" + (cx + 4) + "," + (by - 5) + ") rotate(-90)" }, b.timing),
-          el("svg:text", { x: cx, y: base - 4, "text-anchor": "middle", class: "pais" }, b.pais),
         );
+        // Labels only where they fit: a thin bar's key and timing are in
+        // its tooltip, never piled into the next bar's.
+        if (bw >= 13) g.append(el("svg:text", { class: "timing", transform: "translate(" + (cx + 4) + "," + (by - 5) + ") rotate(-90)" }, b.timing));
+        const label = fit(b.pais, bw - 2);
+        if (label) g.append(el("svg:text", { x: cx, y: base - 4, "text-anchor": "middle", class: "key inbar" }, label));
         plot.append(g);
       });
     }
-    timeAxis(plot, x, t0, t1, left, right, base, "hour", LIVE_HOURS);
-    plot.append(el("svg:text", { x: right, y: height - 4, "text-anchor": "end", class: "axis-title" }, "event time (UTC), window start"));
-    if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, right, "W " + hhmm(new Date(wmAt)));
-    svg.setAttribute("aria-label", "Sales per hour and country, " + day(new Date(t0)) + " " + hhmm(new Date(t0)) + " to " + day(new Date(t1)) + " " + hhmm(new Date(t1)) + " UTC: " + bars.length + " bars");
+    timeAxis(plot, x, t0, t1, left, right, base, "hour", LIVE_WINDOWS);
+    plot.append(el("svg:text", { x: right, y: height - 4, "text-anchor": "end", class: "axis-title" }, "event time, window start"));
+    if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, right, "W " + stamp(new Date(wmAt)));
+    svg.setAttribute("aria-label", "Sales per " + spanText(w.size_seconds) + " window and " + keyWords(snap.key)[0] + ", " + windowText(new Date(t0), new Date(t1)) + ": " + bars.length + " bars");
+  }
+
+  // renderNewest draws the keys of the newest sliding window, one row
+  // each, the largest first: one window's value per key, "the last hour"
+  // as the declaration means it, never windows added together.
+  function renderNewest(snap, svg, plot, all) {
+    const newest = Math.max(...all.map((b) => Date.parse(b.window_start)));
+    const rows = all.filter((b) => Date.parse(b.window_start) === newest)
+      .sort((a, b) => (parseFloat(b.importe) || 0) - (parseFloat(a.importe) || 0) || (a.pais < b.pais ? -1 : 1)).slice(0, LIVE_KEYS);
+    const rowH = 22, top = 30, labelW = 170, left = 16 + labelW, right = 1150 - 120;
+    const height = top + rows.length * rowH + 40;
+    size(svg, 1150, height);
+    const max = Math.max(...rows.map((b) => Math.abs(parseFloat(b.importe)) || 0)) || 1;
+    const step = niceStep(max), top_ = Math.ceil(max / step) * step;
+    const x = (v) => left + (v / top_) * (right - left);
+    const base = top + rows.length * rowH;
+    const start = new Date(newest), end = new Date(Date.parse(rows[0].window_end));
+    for (let v = 0; v <= top_ + step / 2; v += step) {
+      plot.append(el("svg:line", { x1: x(v), x2: x(v), y1: top - 4, y2: base, class: "grid" }));
+      plot.append(el("svg:text", { x: x(v), y: base + 16, "text-anchor": "middle", class: "tick ytick" }, euros(v)));
+    }
+    plot.append(el("svg:text", { x: left, y: top - 12, class: "axis-title" }, "window " + windowText(start, end) + " (the " + spanText(windowDecl(snap).size_seconds) + " up to " + stamp(end) + ")"));
+    rows.forEach((b, i) => {
+      const v = parseFloat(b.importe) || 0, cy = top + i * rowH;
+      const g = el("svg:g", { class: "bar", "data-window": b.window_start, "data-key": b.pais, "data-timing": b.timing, "data-importe": b.importe, "data-pane": String(b.pane_index) });
+      g.append(
+        el("svg:title", {}, b.pais + " · " + windowText(start, end) + " · " + money(b.importe) + " · " + count(b.pedidos) + " orders · " + count(b.unidades) + " units · " + b.timing + " (pane " + b.pane_index + ")"),
+        el("svg:text", { x: left - 8, y: cy + 15, "text-anchor": "end", class: "key" }, fit(b.pais, labelW - 8)),
+        el("svg:rect", { x: left, y: cy + 3, width: Math.max(x(v) - left, 2), height: rowH - 6, class: timingClass(b.timing) }),
+        el("svg:text", { x: Math.max(x(v), left + 2) + 6, y: cy + 15, class: "timing" }, money(b.importe) + " · " + b.timing),
+      );
+      plot.append(g);
+    });
+    plot.append(el("svg:line", { x1: left, x2: left, y1: top - 4, y2: base, class: "axis" }));
+    svg.setAttribute("aria-label", "Sales of the " + keyWords(snap.key)[1] + " in the window " + windowText(start, end) + ": " + rows.length + " bars");
   }
 
   // --- tables --------------------------------------------------------------
@@ -399,7 +540,7 @@
       badge.append(swatch(b.timing), b.timing);
       timing.append(badge);
       tr.append(
-        el("td", {}, day(d) + " " + hhmm(d) + "–" + hhmm(new Date(b.window_end))),
+        el("td", {}, windowText(d, new Date(b.window_end))),
         el("td", { class: "pais" }, b.pais),
         el("td", { class: "num importe" }, money(b.importe)),
         el("td", { class: "num" }, count(b.pedidos)),
@@ -428,7 +569,7 @@
     for (const r of d.latest_too_late || []) {
       const tr = el("tr"), w = r.window_start ? new Date(r.window_start) : null;
       tr.append(el("td", { class: "when" }, when(r.received_at)), el("td", { class: "id" }, r.pedido_id || "–"), el("td", { class: "when" }, when(r.event_time)),
-        el("td", {}, w ? day(w) + " " + hhmm(w) : "–"));
+        el("td", {}, w ? stamp(w) : "–"));
       late.append(tr);
     }
   }
@@ -440,7 +581,7 @@
     if (!ow || !ow.latest.length) placeholder(body, 4, ow ? "None." : "unknown");
     for (const w of (ow && ow.latest) || []) {
       const s = new Date(w.window_start), tr = el("tr");
-      tr.append(el("td", {}, day(s) + " " + hhmm(s) + "–" + hhmm(new Date(w.window_end))), el("td", {}, w.pais),
+      tr.append(el("td", {}, windowText(s, new Date(w.window_end))), el("td", {}, w.pais),
         el("td", { class: "num" }, count(w.panes)), el("td", {}, w.on_time));
       body.append(tr);
     }
@@ -453,7 +594,7 @@
     if (!ow || !(ow.failing || []).length) placeholder(body, 4, ow ? "None." : "unknown");
     for (const f of (ow && ow.failing) || []) {
       const s = f.window_start && new Date(f.window_start), tr = el("tr", { class: "warn" });
-      tr.append(el("td", { title: f.document }, s ? day(s) + " " + hhmm(s) + "–" + hhmm(new Date(f.window_end)) : f.document),
+      tr.append(el("td", { title: f.document }, s ? windowText(s, new Date(f.window_end)) : f.document),
         el("td", {}, f.pais), el("td", {}, f.since ? stamp(new Date(f.since)) : ""), el("td", { class: "reason" }, f.error));
       body.append(tr);
     }
@@ -500,7 +641,9 @@
   }
 
   function render(snap) {
-    syncCountries(snap.countries || []);
+    today = isoDay(new Date(snap.now));
+    syncKeys(snap);
+    headings(snap);
     if (snap.aggregation) document.getElementById("agg-name").textContent = snap.aggregation;
     renderCards(snap);
     renderTimeline(snap);
@@ -522,17 +665,17 @@
     markInvalid("");
     const fNote = document.getElementById("f-note");
     fNote.classList.remove("refused");
-    fNote.textContent = f ? "showing " + note.join(" · ") : "showing the newest windows of the " + rangeText(snap) + " (From and To choose other days)";
+    fNote.textContent = f ? "showing " + note.join(" · ") : "showing the " + rangeText(snap) + " (From and To choose other days)";
     const status = document.getElementById("status");
     status.classList.remove("stale");
-    status.textContent = "Updated " + stamp(new Date(snap.now)) + " UTC (server clock) · refreshes every " + period(every);
+    status.textContent = "Updated " + isoDay(new Date(snap.now)) + " " + hhmm(new Date(snap.now)) + " (server clock) · refreshes every " + period(every);
     document.body.dataset.updated = snap.now;
   }
 
   // markInvalid flags the control of the parameter the server refused, and
   // clears the others.
   function markInvalid(param) {
-    for (const [p, c] of [["aggregation", fAgg], ["pais", fPais], ["key", fKey], ["from", fFrom], ["to", fTo]]) {
+    for (const [p, c] of [["aggregation", fAgg], ["pais", fKey], ["key", fKey], ["from", fFrom], ["to", fTo]]) {
       if (p === param) c.setAttribute("aria-invalid", "true");
       else c.removeAttribute("aria-invalid");
     }
@@ -543,7 +686,7 @@
   // ones asked for. The page keeps polling: Reset or a fix shows figures.
   function refused(r) {
     const msg = r.error || "the filter was refused";
-    syncCountries([]);
+    syncKeys({ keys: [], aggregation: fAgg.value });
     for (const id of ["watermark", "last-order", "last-file", "dead-letters", "too-late", "open-windows"]) {
       const dd = document.getElementById(id);
       dd.replaceChildren(el("strong", {}, "–"), el("span", { class: "sub" }, "filter refused"));
@@ -552,9 +695,7 @@
     for (const [svgId, plotId] of [["timeline", "tl-plot"], ["chart", "plot"]]) {
       const svg = document.getElementById(svgId), plot = document.getElementById(plotId);
       plot.replaceChildren();
-      size(svg, 900, 60);
-      svg.setAttribute("aria-label", "Filter refused: " + msg);
-      plot.append(el("svg:text", { x: 16, y: 34, class: "empty" }, "Filter refused (" + msg + "): nothing shown."));
+      wrapped(svg, plot, "Filter refused (" + msg + "): nothing shown.");
     }
     for (const [sel, cols] of [["#bars", 7], ["#dead", 3], ["#late", 4], ["#open", 4], ["#failing", 4], ["#files", 8]]) {
       const body = document.querySelector(sel + " tbody");
