@@ -93,7 +93,7 @@ var goodStream = fakeStream{st: stream.AggregationStatus{
 		{Start: wm.Add(-time.Hour), End: wm, Key: "PT", Panes: 3, OnTime: window.OnTimeDone},
 		{Start: wm, End: wm.Add(time.Hour), Key: "ES", Panes: 1, OnTime: window.OnTimePending},
 	},
-	Failing: []stream.FailingCell{
+	Failing: []stream.FailingWindow{
 		{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/windows/20260314T170000Z_PT", WindowStart: wm.Add(-time.Hour), WindowEnd: wm,
 			Key: "PT", Error: "decode aggregations/ventas_hora_pais/windows/20260314T170000Z_PT: unexpected end of JSON input", Since: now.Add(-time.Hour)},
 		{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/agenda/20260314T170000Z",

@@ -59,11 +59,6 @@ import (
 // maxCellError bounds the error text kept in the fold's agenda and reported.
 const maxCellError = 1024
 
-// FailingCell is the former name of FailingWindow.
-//
-// Deprecated: use FailingWindow; kept until the packages that name it
-// (render, status, dashboard) are renamed.
-type FailingCell = FailingWindow
 
 // MaxReportedFailing bounds the failing windows a tick answers and logs,
 // so that state broken everywhere (a binary of another layout) does not
