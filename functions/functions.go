@@ -9,9 +9,12 @@
 // client per backend for the process, however many functions name it),
 // then their handlers; only then does a program serve them. Both cmd/server
 // (one function per Cloud Run service, or all) and `alpipe serve` (all,
-// beside the local routes) mount what Prepare returns with Mount. Nothing
-// is registered in init(), no process-wide value holds the clients, and no
-// function name is spelled outside this package.
+// beside the local routes) mount what Prepare returns with Mount. The
+// Functions Framework serves the same handlers: package alpipe at the
+// module root registers each function with it in its init(), through a
+// Lazy that prepares them on first use (or before serving, in
+// cmd/functions), so that init builds nothing. No function name is
+// spelled outside this package.
 //
 // Adding a function is one entry in table (its name, its configuration
 // struct, its plan and its handler) plus its handler file here and its core
@@ -30,6 +33,7 @@ import (
 	"slices"
 	"strings"
 
+	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/alpinashop/alpipe/internal/config"
@@ -75,7 +79,7 @@ type Function struct {
 }
 
 // handlerOf builds a function's handler over the process's built parts.
-type handlerOf func(ctx context.Context, app *setup.App) (http.Handler, error)
+type handlerOf func(ctx context.Context, app *setup.App) (Handler, error)
 
 // entry makes the table entry of a function configured by a C: plan names
 // the services it needs from its configuration, handler builds its HTTP
@@ -83,7 +87,7 @@ type handlerOf func(ctx context.Context, app *setup.App) (http.Handler, error)
 func entry[C any, P interface {
 	*C
 	config.Validator
-}](name string, plan func(*C, *setup.Plan) error, handler func(context.Context, *C, *setup.App) (http.Handler, error)) Function {
+}](name string, plan func(*C, *setup.Plan) error, handler func(context.Context, *C, *setup.App) (Handler, error)) Function {
 	return Function{
 		Name:      name,
 		newConfig: func() config.Validator { return P(new(C)) },
@@ -95,7 +99,7 @@ func entry[C any, P interface {
 			if err := plan(cfg, p); err != nil {
 				return nil, err
 			}
-			return func(ctx context.Context, app *setup.App) (http.Handler, error) { return handler(ctx, cfg, app) }, nil
+			return func(ctx context.Context, app *setup.App) (Handler, error) { return handler(ctx, cfg, app) }, nil
 		},
 	}
 }
@@ -131,6 +135,11 @@ func lookup(name string) (Function, error) {
 type Handler struct {
 	Name string
 	http.Handler
+	// Event is the function as a CloudEvent function, for one that Eventarc
+	// calls (IngestCSV): what the functions framework registers with
+	// functions.CloudEvent. Handler serves the same function behind the
+	// checks of what Eventarc sends. Nil for an HTTP function.
+	Event func(context.Context, cloudevents.Event) error
 }
 
 // Process is what Prepare built: the process's clients and services and
@@ -172,7 +181,8 @@ func Prepare(ctx context.Context, names []string, opts setup.Options) (*Process,
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("%s: %w", n, err), app.Close())
 		}
-		hs[i] = Handler{Name: n, Handler: h}
+		h.Name = n
+		hs[i] = h
 	}
 	return &Process{App: app, Handlers: hs}, nil
 }

@@ -50,8 +50,10 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func ingestCSV(ctx context.Context, _ *config.Ingest, app *setup.App) (http.Handler, error) {
-	return cloudEventHandler(ctx, IngestCSV{Service: app.Ingest, Log: app.Log}.Receive)
+func ingestCSV(ctx context.Context, _ *config.Ingest, app *setup.App) (Handler, error) {
+	fn := IngestCSV{Service: app.Ingest, Log: app.Log}.Receive
+	h, err := cloudEventHandler(ctx, fn)
+	return Handler{Handler: h, Event: fn}, err
 }
 
 // cloudEventHandler serves fn as the functions framework serves a

@@ -19,12 +19,12 @@ import (
 // push body unless the URL names the topic. As an HTTP function we read
 // both formats ourselves (order.DecodePush).
 
-func aggregateOrders(_ context.Context, _ *config.Orders, app *setup.App) (http.Handler, error) {
-	return jsonOnly(AggregateOrders{Processor: app.Stream, Now: app.Now, Log: app.Log, budget: newMemBudget(pushBudget)}), nil
+func aggregateOrders(_ context.Context, _ *config.Orders, app *setup.App) (Handler, error) {
+	return Handler{Handler: jsonOnly(AggregateOrders{Processor: app.Stream, Now: app.Now, Log: app.Log, budget: newMemBudget(pushBudget)})}, nil
 }
 
-func advanceWatermark(_ context.Context, _ *config.Watermark, app *setup.App) (http.Handler, error) {
-	return jsonOnly(bounded(maxTickBody, AdvanceWatermark{Processor: app.Stream, Now: app.Now, Log: app.Log})), nil
+func advanceWatermark(_ context.Context, _ *config.Watermark, app *setup.App) (Handler, error) {
+	return Handler{Handler: jsonOnly(bounded(maxTickBody, AdvanceWatermark{Processor: app.Stream, Now: app.Now, Log: app.Log}))}, nil
 }
 
 // AggregateOrders handles one Pub/Sub push delivery of topic pedidos-nuevos

@@ -11,8 +11,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/sweep"
 )
 
-func sweepLanding(_ context.Context, _ *config.Sweep, app *setup.App) (http.Handler, error) {
-	return jsonOnly(bounded(maxTickBody, SweepLanding{Sweeper: app.Sweeper, Log: app.Log})), nil
+func sweepLanding(_ context.Context, _ *config.Sweep, app *setup.App) (Handler, error) {
+	return Handler{Handler: jsonOnly(bounded(maxTickBody, SweepLanding{Sweeper: app.Sweeper, Log: app.Log}))}, nil
 }
 
 // SweepLanding is the Cloud Scheduler call that ingests the landing files

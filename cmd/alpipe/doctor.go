@@ -48,13 +48,22 @@ type host struct {
 	// addr can be listened on.
 	serving  func(ctx context.Context, addr string) bool
 	bindable func(addr string) error
+	getenv   func(string) string
+	getwd    func() (string, error)
+	// reachable says whether an HTTPS server answers at url (any status).
+	reachable func(ctx context.Context, url string) error
 }
 
 func realHost() host {
 	return host{
 		lookPath: exec.LookPath,
 		output: func(ctx context.Context, name string, args ...string) (string, error) {
-			out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, name, args...)
+			// terraform version would otherwise ask HashiCorp for a newer release.
+			cmd.Env = append(cmd.Environ(), "CHECKPOINT_DISABLE=1")
+			out, err := cmd.CombinedOutput()
 			return string(out), err
 		},
 		stat:     os.Stat,
@@ -83,13 +92,71 @@ func realHost() host {
 			}
 			return l.Close()
 		},
+		getenv: os.Getenv,
+		getwd:  os.Getwd,
+		reachable: func(ctx context.Context, url string) error {
+			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			return resp.Body.Close()
+		},
 	}
 }
 
 var (
-	goVersionRE   = regexp.MustCompile(`go(\d+)\.(\d+)`)
-	javaVersionRE = regexp.MustCompile(`version "(\d+)`)
+	goVersionRE        = regexp.MustCompile(`go(\d+)\.(\d+)`)
+	javaVersionRE      = regexp.MustCompile(`version "(\d+)`)
+	terraformVersionRE = regexp.MustCompile(`(?m)^Terraform v(\d+)\.(\d+)\.\d+\S*`)
 )
+
+// terraformMin is terraform/versions.tf's required_version (a test keeps
+// them equal).
+var terraformMin = [2]int{1, 9}
+
+// registryURL answers when terraform init can download hashicorp/google.
+const registryURL = "https://registry.terraform.io/.well-known/terraform.json"
+
+// doctorAbout is doctor's --help: which checks fail the run and which
+// only warn (a test holds it to diagnose's classes).
+const doctorAbout = `none. No server is needed. Each line says ok, FAIL (with the fix) or warn.
+  required (FAIL, exit status 1): go (>= 1.26), gcc, gcloud, firestore emulator, pubsub emulator, java (>= 17), terraform (>= 1.9), terraform provider (the mirror in ../shared/terraform beside the clone, or registry.terraform.io), terraform linters (tflint, tfsec and terraform-docs in .cache/bin, or the Go module proxy to build them), python3, curl, setsid, port (--addr), data folder (--data)
+  optional (warn, exit status 0; what needs them skips): shellcheck (required when CI=true, as scripts/test.sh does), chromium, chromedriver`
+
+// onPath is the check of a tool that only has to be on PATH.
+func onPath(h host, name, needed, fix string, optional bool) finding {
+	f := finding{Check: name, Needed: needed, Fix: fix, Optional: optional}
+	if p, err := h.lookPath(name); err != nil {
+		f.Detail = name + " is not on PATH"
+	} else {
+		f.OK, f.Detail, f.Fix = true, p, ""
+	}
+	return f
+}
+
+// repoRoot is the alpipe clone around the working folder, or "".
+func repoRoot(h host) string {
+	dir, err := h.getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if b, err := h.readFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), "module github.com/alpinashop/alpipe\n") {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
 
 // diagnose runs every check; it never fails, it reports.
 func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
@@ -162,14 +229,24 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	}
 	add(f)
 
-	for _, b := range []struct{ name, pkg string }{{"chromium", "chromium"}, {"chromedriver", "chromium-driver"}} {
-		f = finding{Check: b.name, Optional: true, Needed: "the dashboard's browser tests (they skip without it)", Fix: "scripts/chromium.sh (apt-get install chromium chromium-driver)"}
-		if p, err := h.lookPath(b.name); err != nil {
-			f.Detail = b.name + " is not on PATH"
-		} else {
-			f.OK, f.Detail, f.Fix = true, p, ""
-		}
-		add(f)
+	root := repoRoot(h)
+	add(checkTerraform(ctx, h))
+	add(checkProvider(ctx, h, root))
+	add(checkLinters(ctx, h, root))
+
+	// scripts/test.sh skips the lint without shellcheck, except under CI.
+	add(onPath(h, "shellcheck", "scripts/test.sh's lint of the shell scripts (skipped without it, a failure when CI=true)",
+		"apt-get install shellcheck", h.getenv("CI") != "true"))
+	for _, t := range []struct{ name, why, pkg string }{
+		{"python3", "picks the emulators' free ports", "python3"},
+		{"curl", "waits until each emulator answers", "curl"},
+		{"setsid", "starts each emulator in a process group of its own, so that it can be stopped", "util-linux"},
+	} {
+		add(onPath(h, t.name, "scripts/test.sh, which "+t.why+" (scripts/lib/emulators.sh)", "apt-get install "+t.pkg, false))
+	}
+
+	for _, name := range []string{"chromium", "chromedriver"} {
+		add(onPath(h, name, "the dashboard's browser tests (they skip without it)", "scripts/chromium.sh (apt-get install chromium chromium-driver)", true))
 	}
 
 	f = finding{Check: "port " + addr, Needed: "alpipe serve (--addr)"}
@@ -208,9 +285,119 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	return fs
 }
 
+// checkTerraform: scripts/tf-check.sh runs terraform validate and test,
+// which need terraform/versions.tf's required_version.
+func checkTerraform(ctx context.Context, h host) finding {
+	f := finding{Check: "terraform", Needed: "scripts/tf-check.sh's terraform validate and terraform test (scripts/test.sh runs it)",
+		Fix: fmt.Sprintf("install Terraform >= %d.%d from HashiCorp's apt repository (https://developer.hashicorp.com/terraform/install: add apt.releases.hashicorp.com, then apt-get install terraform) or unzip a release from https://releases.hashicorp.com/terraform/ into a folder on PATH", terraformMin[0], terraformMin[1])}
+	if _, err := h.lookPath("terraform"); err != nil {
+		f.Detail = "terraform is not on PATH"
+		return f
+	}
+	// A missing CLI configuration file makes terraform print a warning
+	// box before its version.
+	out, _ := h.output(ctx, "terraform", "version")
+	m := terraformVersionRE.FindStringSubmatch(out)
+	switch {
+	case m == nil:
+		f.Detail = "cannot read the version in " + strconv.Quote(firstLine(out))
+	case atoi(m[1]) < terraformMin[0] || atoi(m[1]) == terraformMin[0] && atoi(m[2]) < terraformMin[1]:
+		f.Detail = fmt.Sprintf("%s is too old: terraform/versions.tf needs >= %d.%d", m[0], terraformMin[0], terraformMin[1])
+	default:
+		f.OK, f.Detail, f.Fix = true, m[0], ""
+	}
+	return f
+}
+
+// checkProvider: terraform init installs hashicorp/google from the mirror
+// in ../shared/terraform when it sits beside the clone, else from the
+// registry (scripts/tf-check.sh).
+func checkProvider(ctx context.Context, h host, root string) finding {
+	f := finding{Check: "terraform provider", Needed: "terraform validate and terraform test (scripts/tf-check.sh)"}
+	registry := "give this machine HTTPS access to registry.terraform.io, from which scripts/tf-check.sh downloads the provider without the mirror (cached in .cache/terraform)"
+	where := "not run inside an alpipe clone, so ../shared is unknown"
+	f.Fix = "run alpipe doctor inside your clone: ../shared, the folder beside it that CI's machines have, holds the provider mirror in terraform/; or " + registry
+	if root != "" {
+		shared := filepath.Join(filepath.Dir(root), "shared")
+		mirror := filepath.Join(shared, "terraform")
+		if _, err := h.stat(filepath.Join(mirror, "cliconfig")); err == nil {
+			f.OK, f.Detail, f.Fix = true, "mirror "+mirror+": terraform init runs offline", ""
+			return f
+		}
+		where = "no mirror at " + filepath.Join(mirror, "cliconfig")
+		f.Fix = "../shared is a folder beside your clone (here " + shared + ") that CI's machines have: copy its terraform/ folder, the hashicorp/google provider mirror, from one of them; or " + registry
+	}
+	if err := h.reachable(ctx, registryURL); err != nil {
+		f.Detail = where + " and registry.terraform.io does not answer (" + err.Error() + ")"
+		return f
+	}
+	f.OK, f.Fix = true, ""
+	if root == "" {
+		f.Detail = where + ": scripts/tf-check.sh would download hashicorp/google from registry.terraform.io (it answers)"
+	} else {
+		f.Detail = where + ": scripts/tf-check.sh downloads hashicorp/google from registry.terraform.io (it answers), cached in .cache/terraform"
+	}
+	return f
+}
+
+// checkLinters: scripts/tf-check.sh builds tflint, tfsec and terraform-docs
+// once from the Go module proxy into .cache/bin (or TF_CHECK_BIN) and
+// reuses them offline.
+func checkLinters(ctx context.Context, h host, root string) finding {
+	f := finding{Check: "terraform linters", Needed: "scripts/tf-check.sh (tflint, tfsec and terraform-docs)",
+		Fix: "give this machine HTTPS access to the Go module proxy for scripts/tf-check.sh's first run (it builds them into .cache/bin, 1-5 minutes each), or copy .cache/bin from a machine that ran it"}
+	bin := h.getenv("TF_CHECK_BIN")
+	if bin == "" && root != "" {
+		bin = filepath.Join(root, ".cache", "bin")
+	}
+	var absent []string
+	for _, tool := range []string{"tflint", "tfsec", "terraform-docs"} {
+		if _, err := h.stat(filepath.Join(bin, tool)); bin == "" || err != nil {
+			absent = append(absent, tool)
+		}
+	}
+	var missing, them string
+	switch len(absent) {
+	case 0:
+		f.OK, f.Detail, f.Fix = true, "tflint, tfsec and terraform-docs built in "+bin, ""
+		return f
+	case 1:
+		missing, them = absent[0]+" is", "it"
+	default:
+		missing, them = strings.Join(absent[:len(absent)-1], ", ")+" and "+absent[len(absent)-1]+" are", "them"
+	}
+	if bin == "" {
+		missing = "not run inside an alpipe clone, so .cache/bin is unknown"
+	} else {
+		missing += " not built in " + bin
+	}
+	// The first entry of GOPROXY is where go get goes first.
+	proxy, _ := h.output(ctx, "go", "env", "GOPROXY")
+	proxy, _, _ = strings.Cut(strings.TrimSpace(proxy), ",")
+	proxy, _, _ = strings.Cut(proxy, "|")
+	switch proxy {
+	case "":
+		proxy = "https://proxy.golang.org"
+	case "off":
+		f.Detail = missing + " and GOPROXY=off"
+		return f
+	case "direct":
+		proxy = "https://github.com" // where the three tools' sources are
+	}
+	if err := h.reachable(ctx, proxy); err != nil {
+		f.Detail = missing + " and " + proxy + " does not answer (" + err.Error() + ")"
+		return f
+	}
+	f.OK, f.Fix = true, ""
+	f.Detail = missing + ": scripts/tf-check.sh builds " + them + " from " + proxy + " (it answers) on its first run"
+	return f
+}
+
 func runDoctor(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	addr := c.String("addr", localapi.DefaultAddr, "the `ADDRESS` alpipe serve would listen on")
 	data := c.String("data", cliEnv().DataDir, "the data `FOLDER` alpipe serve would use; ALPIPE_DATA_DIR sets the default")
+	// The classes come from here, next to the checks that apply them.
+	c.cmd.about = doctorAbout
 	if err := c.parse(); err != nil {
 		return err
 	}
@@ -242,9 +429,9 @@ func printFindings(w io.Writer, fs []finding) {
 	for _, f := range fs {
 		mark := "ok  "
 		if !f.OK {
-			mark = "MISS"
+			mark = "FAIL"
 			if f.Optional {
-				mark = "opt "
+				mark = "warn"
 			}
 		}
 		fmt.Fprintf(w, "%s  %-*s  %s\n", mark, width, f.Check, f.Detail)

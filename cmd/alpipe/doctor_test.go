@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +18,12 @@ import (
 // fakeHost is a machine described by what is installed on it.
 type fakeHost struct {
 	paths     map[string]string // tool -> path
-	outputs   map[string]string // tool -> version output
-	files     map[string]bool   // existing paths (folders)
+	outputs   map[string]string // "tool args..." -> its output
+	files     map[string]bool   // existing paths -> whether a folder
+	contents  map[string]string // file -> content
+	env       map[string]string
+	cwd       string
+	online    map[string]bool // URLs that answer
 	lockPID   string
 	clockMark string
 	alivePID  int
@@ -40,16 +46,22 @@ func (h fakeHost) host() host {
 			}
 			return "", errors.New("not found")
 		},
-		output: func(_ context.Context, name string, _ ...string) (string, error) {
-			return h.outputs[name], nil
+		output: func(_ context.Context, name string, args ...string) (string, error) {
+			return h.outputs[strings.Join(append([]string{name}, args...), " ")], nil
 		},
 		stat: func(p string) (os.FileInfo, error) {
 			if dir, ok := h.files[p]; ok {
 				return fakeInfo{dir: dir}, nil
 			}
+			if _, ok := h.contents[p]; ok {
+				return fakeInfo{}, nil
+			}
 			return nil, os.ErrNotExist
 		},
 		readFile: func(p string) ([]byte, error) {
+			if c, ok := h.contents[p]; ok {
+				return []byte(c), nil
+			}
 			if strings.HasSuffix(p, "serve.lock") && h.lockPID != "" {
 				return []byte(h.lockPID + "\n"), nil
 			}
@@ -66,29 +78,66 @@ func (h fakeHost) host() host {
 			}
 			return nil
 		},
+		getenv: func(k string) string { return h.env[k] },
+		getwd:  func() (string, error) { return h.cwd, nil },
+		reachable: func(_ context.Context, url string) error {
+			if h.online[url] {
+				return nil
+			}
+			return errors.New("dial tcp: no route to host")
+		},
 	}
 }
 
+// complete is a team machine: every tool, the clone at /src/main with the
+// provider mirror beside it and tf-check's tools built, and no network (so
+// a test that needs a probe says so).
 func complete() fakeHost {
 	return fakeHost{
 		paths: map[string]string{"go": "/usr/bin/go", "gcc": "/usr/bin/gcc", "gcloud": "/nonexistent-sdk/bin/gcloud",
-			"java": "/usr/bin/java", "chromium": "/usr/bin/chromium", "chromedriver": "/usr/bin/chromedriver"},
-		outputs: map[string]string{"go": "go version go1.26.8 linux/amd64\n", "java": `openjdk version "17.0.15" 2025-04-15` + "\n"},
+			"java": "/usr/bin/java", "chromium": "/usr/bin/chromium", "chromedriver": "/usr/bin/chromedriver",
+			"terraform": "/usr/local/bin/terraform", "shellcheck": "/usr/bin/shellcheck", "python3": "/usr/bin/python3",
+			"curl": "/usr/bin/curl", "setsid": "/usr/bin/setsid"},
+		outputs: map[string]string{
+			"go version":        "go version go1.26.8 linux/amd64\n",
+			"java -version":     `openjdk version "17.0.15" 2025-04-15` + "\n",
+			"terraform version": "Terraform v1.11.4\non linux_amd64\n",
+		},
 		files: map[string]bool{"/nonexistent-sdk/platform/cloud-firestore-emulator": true,
-			"/nonexistent-sdk/platform/pubsub-emulator": true},
+			"/nonexistent-sdk/platform/pubsub-emulator": true,
+			"/src/main/.cache/bin/tflint":               false, "/src/main/.cache/bin/tfsec": false, "/src/main/.cache/bin/terraform-docs": false,
+		},
+		contents: map[string]string{
+			"/src/main/go.mod":                "module github.com/alpinashop/alpipe\n\ngo 1.26.8\n",
+			"/src/shared/terraform/cliconfig": "#!/bin/sh\n",
+		},
+		cwd:    "/src/main/cmd/alpipe",
+		env:    map[string]string{},
+		online: map[string]bool{},
 	}
 }
 
-// missing lists the checks that failed, with their fixes.
-func missing(fs []finding) []string {
+// problems lists the checks that failed (FAIL) or warn (optional), with
+// their fixes.
+func problems(fs []finding) []string {
 	var out []string
 	for _, f := range fs {
 		if !f.OK {
-			out = append(out, f.Check+": "+f.Detail+" | fix: "+f.Fix)
+			mark := "FAIL"
+			if f.Optional {
+				mark = "WARN"
+			}
+			out = append(out, mark+" "+f.Check+": "+f.Detail+" | fix: "+f.Fix)
 		}
 	}
 	return out
 }
+
+const (
+	tfFix     = "install Terraform >= 1.9 from HashiCorp's apt repository (https://developer.hashicorp.com/terraform/install: add apt.releases.hashicorp.com, then apt-get install terraform) or unzip a release from https://releases.hashicorp.com/terraform/ into a folder on PATH"
+	mirrorFix = "../shared is a folder beside your clone (here /src/shared) that CI's machines have: copy its terraform/ folder, the hashicorp/google provider mirror, from one of them; or give this machine HTTPS access to registry.terraform.io, from which scripts/tf-check.sh downloads the provider without the mirror (cached in .cache/terraform)"
+	proxyFix  = "give this machine HTTPS access to the Go module proxy for scripts/tf-check.sh's first run (it builds them into .cache/bin, 1-5 minutes each), or copy .cache/bin from a machine that ran it"
+)
 
 func TestDoctorFindings(t *testing.T) {
 	tests := []struct {
@@ -100,12 +149,12 @@ func TestDoctorFindings(t *testing.T) {
 		{
 			name:   "no gcc",
 			change: func(h *fakeHost) { delete(h.paths, "gcc") },
-			want:   []string{"gcc: gcc is not on PATH: `go build ./cmd/alpipe` fails compiling DuckDB | fix: apt-get install gcc (macOS: xcode-select --install)"},
+			want:   []string{"FAIL gcc: gcc is not on PATH: `go build ./cmd/alpipe` fails compiling DuckDB | fix: apt-get install gcc (macOS: xcode-select --install)"},
 		},
 		{
 			name:   "old Go",
-			change: func(h *fakeHost) { h.outputs["go"] = "go version go1.22.1 linux/amd64" },
-			want:   []string{"go: go1.22 is too old: go.mod needs go1.26 | fix: install Go 1.26 or newer (https://go.dev/dl), then open a new shell"},
+			change: func(h *fakeHost) { h.outputs["go version"] = "go version go1.22.1 linux/amd64" },
+			want:   []string{"FAIL go: go1.22 is too old: go.mod needs go1.26 | fix: install Go 1.26 or newer (https://go.dev/dl), then open a new shell"},
 		},
 		{
 			name: "no gcloud: both emulators missing too",
@@ -113,30 +162,111 @@ func TestDoctorFindings(t *testing.T) {
 				delete(h.paths, "gcloud")
 			},
 			want: []string{
-				"gcloud: gcloud is not on PATH: scripts/test.sh cannot start the emulators (scripts/test.sh -short needs none) | fix: apt-get install google-cloud-cli (Google's Debian repository)",
-				"firestore emulator: gcloud is missing | fix: apt-get install google-cloud-cli-firestore-emulator (or: gcloud components install cloud-firestore-emulator)",
-				"pubsub emulator: gcloud is missing | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)",
+				"FAIL gcloud: gcloud is not on PATH: scripts/test.sh cannot start the emulators (scripts/test.sh -short needs none) | fix: apt-get install google-cloud-cli (Google's Debian repository)",
+				"FAIL firestore emulator: gcloud is missing | fix: apt-get install google-cloud-cli-firestore-emulator (or: gcloud components install cloud-firestore-emulator)",
+				"FAIL pubsub emulator: gcloud is missing | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)",
 			},
 		},
 		{
 			name:   "pubsub emulator not installed",
 			change: func(h *fakeHost) { delete(h.files, "/nonexistent-sdk/platform/pubsub-emulator") },
-			want:   []string{"pubsub emulator: not installed in /nonexistent-sdk | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)"},
+			want:   []string{"FAIL pubsub emulator: not installed in /nonexistent-sdk | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)"},
 		},
 		{
 			name:   "Java 11",
-			change: func(h *fakeHost) { h.outputs["java"] = `openjdk version "11.0.2" 2019-01-15` },
-			want:   []string{"java: Java 11 is too old | fix: apt-get install openjdk-17-jre-headless"},
+			change: func(h *fakeHost) { h.outputs["java -version"] = `openjdk version "11.0.2" 2019-01-15` },
+			want:   []string{"FAIL java: Java 11 is too old | fix: apt-get install openjdk-17-jre-headless"},
 		},
 		{
-			name:   "no chromium: optional, still listed",
+			name:   "no chromium: optional, a warning",
 			change: func(h *fakeHost) { delete(h.paths, "chromium") },
-			want:   []string{"chromium: chromium is not on PATH | fix: scripts/chromium.sh (apt-get install chromium chromium-driver)"},
+			want:   []string{"WARN chromium: chromium is not on PATH | fix: scripts/chromium.sh (apt-get install chromium chromium-driver)"},
+		},
+		{
+			name:   "no terraform",
+			change: func(h *fakeHost) { delete(h.paths, "terraform") },
+			want:   []string{"FAIL terraform: terraform is not on PATH | fix: " + tfFix},
+		},
+		{
+			name:   "terraform too old",
+			change: func(h *fakeHost) { h.outputs["terraform version"] = "Terraform v1.5.7\non linux_amd64\n" },
+			want:   []string{"FAIL terraform: Terraform v1.5.7 is too old: terraform/versions.tf needs >= 1.9 | fix: " + tfFix},
+		},
+		{
+			name:   "terraform 1.10 is newer than 1.9",
+			change: func(h *fakeHost) { h.outputs["terraform version"] = "Terraform v1.10.0\non linux_amd64\n" },
+		},
+		{
+			name: "terraform's version after a CLI configuration warning",
+			change: func(h *fakeHost) {
+				h.outputs["terraform version"] = "There are some problems with the CLI configuration:\n│ Warning: Unable to open CLI configuration file\n\nTerraform v1.11.4\non linux_amd64\n"
+			},
+		},
+		{
+			name:   "terraform prints no version",
+			change: func(h *fakeHost) { h.outputs["terraform version"] = "Segmentation fault\n" },
+			want:   []string{`FAIL terraform: cannot read the version in "Segmentation fault" | fix: ` + tfFix},
+		},
+		{
+			name:   "no provider mirror, registry reachable",
+			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig"); h.online[registryURL] = true },
+		},
+		{
+			name:   "no provider mirror, no registry",
+			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig") },
+			want:   []string{"FAIL terraform provider: no mirror at /src/shared/terraform/cliconfig and registry.terraform.io does not answer (dial tcp: no route to host) | fix: " + mirrorFix},
+		},
+		{
+			name: "tf-check's tools not built, proxy reachable",
+			change: func(h *fakeHost) {
+				delete(h.files, "/src/main/.cache/bin/tfsec")
+				h.online["https://proxy.golang.org"] = true
+			},
+		},
+		{
+			name: "tf-check's tools not built, no proxy",
+			change: func(h *fakeHost) {
+				delete(h.files, "/src/main/.cache/bin/tfsec")
+				h.outputs["go env GOPROXY"] = "https://goproxy.example.com|direct\n"
+			},
+			want: []string{"FAIL terraform linters: tfsec is not built in /src/main/.cache/bin and https://goproxy.example.com does not answer (dial tcp: no route to host) | fix: " + proxyFix},
+		},
+		{
+			name: "tf-check's tools not built, GOPROXY=off",
+			change: func(h *fakeHost) {
+				delete(h.files, "/src/main/.cache/bin/tflint")
+				h.outputs["go env GOPROXY"] = "off\n"
+			},
+			want: []string{"FAIL terraform linters: tflint is not built in /src/main/.cache/bin and GOPROXY=off | fix: " + proxyFix},
+		},
+		{
+			name:   "TF_CHECK_BIN names where tf-check's tools are",
+			change: func(h *fakeHost) { h.env["TF_CHECK_BIN"] = "/opt/tfbin" },
+			want:   []string{"FAIL terraform linters: tflint, tfsec and terraform-docs are not built in /opt/tfbin and https://proxy.golang.org does not answer (dial tcp: no route to host) | fix: " + proxyFix},
+		},
+		{
+			name:   "no shellcheck: a warning here",
+			change: func(h *fakeHost) { delete(h.paths, "shellcheck") },
+			want:   []string{"WARN shellcheck: shellcheck is not on PATH | fix: apt-get install shellcheck"},
+		},
+		{
+			name:   "no shellcheck under CI: a failure",
+			change: func(h *fakeHost) { delete(h.paths, "shellcheck"); h.env["CI"] = "true" },
+			want:   []string{"FAIL shellcheck: shellcheck is not on PATH | fix: apt-get install shellcheck"},
+		},
+		{
+			name:   "no python3, curl or setsid",
+			change: func(h *fakeHost) { delete(h.paths, "python3"); delete(h.paths, "curl"); delete(h.paths, "setsid") },
+			want: []string{
+				"FAIL python3: python3 is not on PATH | fix: apt-get install python3",
+				"FAIL curl: curl is not on PATH | fix: apt-get install curl",
+				"FAIL setsid: setsid is not on PATH | fix: apt-get install util-linux",
+			},
 		},
 		{
 			name:   "port taken by something else",
 			change: func(h *fakeHost) { h.busyPort = true },
-			want:   []string{"port 127.0.0.1:8080: taken by another program: address already in use | fix: stop that program, or run alpipe serve --addr 127.0.0.1:0 (a free port) and pass its address as --server"},
+			want:   []string{"FAIL port 127.0.0.1:8080: taken by another program: address already in use | fix: stop that program, or run alpipe serve --addr 127.0.0.1:0 (a free port) and pass its address as --server"},
 		},
 		{
 			name:   "port taken by alpipe serve is fine",
@@ -145,18 +275,160 @@ func TestDoctorFindings(t *testing.T) {
 		{
 			name:   "data folder is a file",
 			change: func(h *fakeHost) { h.files[".local"] = false },
-			want:   []string{"data folder .local: is a file, not a folder | fix: remove it, or pass --data with another folder"},
+			want:   []string{"FAIL data folder .local: is a file, not a folder | fix: remove it, or pass --data with another folder"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := complete()
 			tt.change(&h)
-			got := missing(diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local"))
+			got := problems(diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local"))
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("missing pieces (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDoctorSaysWhereTerraformsPiecesComeFrom: a present piece's line says
+// which source scripts/tf-check.sh will use.
+func TestDoctorSaysWhereTerraformsPiecesComeFrom(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(*fakeHost)
+		check  string
+		want   string
+	}{
+		{
+			name:   "mirror beside the clone",
+			change: func(*fakeHost) {},
+			check:  "terraform provider",
+			want:   "mirror /src/shared/terraform: terraform init runs offline",
+		},
+		{
+			name:   "registry",
+			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig"); h.online[registryURL] = true },
+			check:  "terraform provider",
+			want:   "no mirror at /src/shared/terraform/cliconfig: scripts/tf-check.sh downloads hashicorp/google from registry.terraform.io (it answers), cached in .cache/terraform",
+		},
+		{
+			name: "outside a clone",
+			change: func(h *fakeHost) {
+				h.cwd = "/home/ana"
+				h.online[registryURL], h.online["https://proxy.golang.org"] = true, true
+			},
+			check: "terraform provider",
+			want:  "not run inside an alpipe clone, so ../shared is unknown: scripts/tf-check.sh would download hashicorp/google from registry.terraform.io (it answers)",
+		},
+		{
+			name:   "outside a clone, the tools",
+			change: func(h *fakeHost) { h.cwd = "/home/ana"; h.online["https://proxy.golang.org"] = true },
+			check:  "terraform linters",
+			want:   "not run inside an alpipe clone, so .cache/bin is unknown: scripts/tf-check.sh builds them from https://proxy.golang.org (it answers) on its first run",
+		},
+		{
+			name:   "tools built",
+			change: func(*fakeHost) {},
+			check:  "terraform linters",
+			want:   "tflint, tfsec and terraform-docs built in /src/main/.cache/bin",
+		},
+		{
+			name: "tools to build",
+			change: func(h *fakeHost) {
+				delete(h.files, "/src/main/.cache/bin/tflint")
+				h.online["https://proxy.golang.org"] = true
+			},
+			check: "terraform linters",
+			want:  "tflint is not built in /src/main/.cache/bin: scripts/tf-check.sh builds it from https://proxy.golang.org (it answers) on its first run",
+		},
+		{
+			name: "GOPROXY=direct: the tools' sources on GitHub",
+			change: func(h *fakeHost) {
+				delete(h.files, "/src/main/.cache/bin/tflint")
+				h.outputs["go env GOPROXY"] = "direct\n"
+				h.online["https://github.com"] = true
+			},
+			check: "terraform linters",
+			want:  "tflint is not built in /src/main/.cache/bin: scripts/tf-check.sh builds it from https://github.com (it answers) on its first run",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := complete()
+			tt.change(&h)
+			for _, f := range diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local") {
+				if f.Check == tt.check {
+					if diff := cmp.Diff(tt.want, f.Detail); diff != "" || !f.OK {
+						t.Errorf("%s OK=%v, detail (-want +got):\n%s", tt.check, f.OK, diff)
+					}
+					return
+				}
+			}
+			t.Fatalf("no %q finding", tt.check)
+		})
+	}
+}
+
+// TestDoctorTerraformMinimumIsTheModules: doctor's minimum is the one
+// terraform/versions.tf requires.
+func TestDoctorTerraformMinimumIsTheModules(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "terraform", "versions.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`required_version\s*=\s*">=\s*(\d+)\.(\d+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no required_version >= in terraform/versions.tf:\n%s", b)
+	}
+	if got, want := [2]int{terraformMin[0], terraformMin[1]}, [2]int{atoi(string(m[1])), atoi(string(m[2]))}; got != want {
+		t.Errorf("doctor wants terraform >= %d.%d, terraform/versions.tf >= %d.%d", got[0], got[1], want[0], want[1])
+	}
+}
+
+// TestDoctorHelpSaysWhichChecksAreOptional: --help names every check under
+// required or optional, as diagnose classes it.
+func TestDoctorHelpSaysWhichChecksAreOptional(t *testing.T) {
+	var out bytes.Buffer
+	if err := dispatch(context.Background(), []string{"doctor", "--help"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := map[bool]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if s, ok := strings.CutPrefix(l, "  required "); ok {
+			lines[false] = s
+		}
+		if s, ok := strings.CutPrefix(l, "  optional "); ok {
+			lines[true] = s
+		}
+	}
+	h := complete()
+	var wrong []string
+	for _, f := range diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local") {
+		name := strings.TrimSuffix(strings.TrimSuffix(f.Check, " 127.0.0.1:8080"), " .local")
+		if !regexp.MustCompile(`(^|[:,] )` + regexp.QuoteMeta(name) + `\b`).MatchString(lines[f.Optional]) {
+			wrong = append(wrong, name)
+		}
+	}
+	if len(wrong) > 0 || len(lines) != 2 {
+		t.Errorf("doctor --help does not class %q as diagnose does:\n%s", wrong, out.String())
+	}
+}
+
+func TestDoctorPrintsFailuresAndWarnings(t *testing.T) {
+	var out bytes.Buffer
+	printFindings(&out, []finding{
+		{Check: "go", OK: true, Detail: "go1.26.8 linux/amd64"},
+		{Check: "terraform", Detail: "terraform is not on PATH", Needed: "scripts/tf-check.sh", Fix: "install it"},
+		{Check: "chromium", Optional: true, Detail: "chromium is not on PATH", Needed: "the browser tests", Fix: "scripts/chromium.sh"},
+	})
+	want := `ok    go         go1.26.8 linux/amd64
+FAIL  terraform  terraform is not on PATH
+                 needed for scripts/tf-check.sh; fix: install it
+warn  chromium   chromium is not on PATH
+                 needed for the browser tests; fix: scripts/chromium.sh
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("doctor's text (-want +got):\n%s", diff)
 	}
 }
 
@@ -179,14 +451,15 @@ func TestDoctorNamesTheServeHoldingTheFolder(t *testing.T) {
 // everything required is present, so it exits 0 and prints one line a check.
 func TestDoctorOnThisMachine(t *testing.T) {
 	if testing.Short() {
-		t.Skip("reads the machine (go, java -version)")
+		t.Skip("reads the machine (go, java -version, terraform version)")
 	}
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := dispatch(ctx, []string{"doctor", "--addr", "127.0.0.1:0", "--data", t.TempDir()}, &out)
-	for _, check := range []string{"go", "gcc", "gcloud", "firestore emulator", "pubsub emulator", "java", "port 127.0.0.1:0", "data folder"} {
-		if !strings.Contains(out.String(), "  "+check) {
+	for _, check := range []string{"go", "gcc", "gcloud", "firestore emulator", "pubsub emulator", "java", "terraform", "terraform provider",
+		"terraform linters", "shellcheck", "python3", "curl", "setsid", "port 127.0.0.1:0", "data folder"} {
+		if !strings.Contains(out.String(), "  "+check+" ") {
 			t.Errorf("doctor printed no %q line:\n%s", check, out.String())
 		}
 	}

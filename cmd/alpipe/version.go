@@ -7,21 +7,34 @@ import (
 	"runtime/debug"
 )
 
-// version is set at release builds (-ldflags "-X main.version=v1.2.3");
-// otherwise the module and VCS stamps Go records are printed.
-var version = ""
+// Set by scripts/build.sh (-ldflags "-X main.version=... -X main.commit=..."),
+// because Go records no VCS information with -buildvcs=false (the team's
+// GOFLAGS, the Docker build) nor under go run.
+var (
+	version    = ""
+	commit     = ""
+	commitTime = ""
+	modified   = ""
+)
+
+// stamp is what -ldflags -X wrote into the binary.
+type stamp struct{ version, commit, commitTime, modified string }
 
 func runVersion(_ context.Context, c *cmdline, stdout io.Writer) error {
 	if err := c.parse(); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, versionLine())
+	bi, _ := debug.ReadBuildInfo()
+	fmt.Fprintln(stdout, versionString(bi, stamp{version, commit, commitTime, modified}))
 	return nil
 }
 
-func versionLine() string {
-	v, rev, at, dirty, goVersion := version, "", "", false, ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
+// versionString prefers what Go recorded at build time and fills what it
+// lacks from the ldflags stamp; an explicit -X main.version (a release)
+// wins over Go's pseudo-version.
+func versionString(bi *debug.BuildInfo, s stamp) string {
+	v, rev, at, dirty, goVersion := s.version, "", "", false, ""
+	if bi != nil {
 		goVersion = bi.GoVersion
 		if v == "" {
 			v = bi.Main.Version
@@ -37,11 +50,15 @@ func versionLine() string {
 			}
 		}
 	}
+	if rev == "" {
+		rev, at, dirty = s.commit, s.commitTime, s.modified == "true"
+	}
 	if v == "" || v == "(devel)" {
 		v = "devel"
 	}
 	line := "alpipe " + v
-	if rev != "" {
+	switch {
+	case rev != "":
 		if len(rev) > 12 {
 			rev = rev[:12]
 		}
@@ -52,6 +69,8 @@ func versionLine() string {
 		if at != "" {
 			line += " (" + at + ")"
 		}
+	case v == "devel":
+		line += " (no commit recorded: built by go run or with -buildvcs=false; scripts/build.sh stamps it)"
 	}
 	if goVersion != "" {
 		line += " " + goVersion

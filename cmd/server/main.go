@@ -9,7 +9,9 @@
 // It serves with its own http.Server rather than funcframework.Start, which
 // cannot shut down: on SIGTERM (Cloud Run's scale-in and deploys) it drains
 // the requests in flight for SHUTDOWN_GRACE, cancels the rest so that they
-// record a clean failure, closes its clients and exits 0.
+// record a clean failure, closes its clients and exits 0. The same
+// handlers are registered with the functions framework by package alpipe
+// at the module root (Cloud Run functions from source, cmd/functions).
 package main
 
 import (
@@ -24,7 +26,6 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/functions"
-	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/httpserve"
 	"github.com/alpinashop/alpipe/internal/logging"
@@ -42,38 +43,21 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger) error {
-	var cfg config.Server
-	if err := config.Load(ctx, &cfg, nil); err != nil {
-		return err
-	}
 	var serving config.Serving
 	if err := config.Load(ctx, &serving, nil); err != nil {
 		return err
 	}
-	opts := setup.Options{Logger: log}
-	if cfg.ClockFile != "" {
-		c, err := clock.NewFile(cfg.ClockFile)
-		if err != nil {
-			return fmt.Errorf("ALPIPE_CLOCK_FILE: %w", err)
-		}
-		opts.Now = c.Now
-		log.Warn("test clock in use: processing time is read from a file", "file", cfg.ClockFile)
-	}
-	var names []string
-	if cfg.Target != "" {
-		names = []string{cfg.Target}
-	}
-	proc, err := functions.Prepare(ctx, names, opts)
+	proc, cfg, err := functions.PrepareTarget(ctx, setup.Options{Logger: log})
 	if err != nil {
-		return fmt.Errorf("start %s: %w", orAll(cfg.Target), err)
+		return err
 	}
 	defer func() {
 		if err := proc.Close(); err != nil {
 			log.Warn("closing clients", "error", err.Error())
 		}
 	}()
-	mux := http.NewServeMux()
-	if err := functions.Mount(mux, proc.Handlers, cfg.Target, serving.RequestTimeout(), log); err != nil {
+	mux, err := serveMux(proc, cfg.Target, serving, log)
+	if err != nil {
 		return err
 	}
 	var plat platform
@@ -84,9 +68,21 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv := httpserve.New(mux, httpserve.Options{Grace: serving.ShutdownGrace, Logger: log, Name: orAll(cfg.Target), Limits: limits(plat.Service)})
-	log.Info("serving", "function", orAll(cfg.Target), "addr", ln.Addr().String(), "bind", bindReason(plat.Service))
+	name := functions.TargetName(cfg.Target)
+	srv := httpserve.New(mux, httpserve.Options{Grace: serving.ShutdownGrace, Logger: log, Name: name, Limits: limits(plat.Service)})
+	log.Info("serving", "function", name, "addr", ln.Addr().String(), "bind", bindReason(plat.Service))
 	return srv.Run(ctx, ln)
+}
+
+// serveMux routes the prepared functions as the functions framework would
+// (functions.Mount): the same handlers the framework's registrations
+// (package alpipe) serve.
+func serveMux(proc *functions.Process, target string, serving config.Serving, log *slog.Logger) (*http.ServeMux, error) {
+	mux := http.NewServeMux()
+	if err := functions.Mount(mux, proc.Handlers, target, serving.RequestTimeout(), log); err != nil {
+		return nil, err
+	}
+	return mux, nil
 }
 
 // platform is what the server reads of where it runs: Cloud Run sets
@@ -130,11 +126,4 @@ func limits(service string) httpserve.Limits {
 		return httpserve.Limits{IdleTimeout: 620 * time.Second}
 	}
 	return httpserve.Limits{MaxConns: httpserve.DefaultMaxConns}
-}
-
-func orAll(target string) string {
-	if target == "" {
-		return "all functions"
-	}
-	return target
 }

@@ -84,7 +84,7 @@ func (a *App) openWarehouse(ctx context.Context, b config.Backends, opts Options
 			// A setting this binary cannot honour is the configuration's
 			// fault, refused before any client exists (the warehouse is
 			// built first): report it as such, naming the variable.
-			return nil, errors.Join(config.ErrInvalid, errors.New("WAREHOUSE=duckdb: this binary links no embedded warehouse (cmd/server is built without cgo); set WAREHOUSE=bigquery, or WAREHOUSE=remote to use a running `alpipe serve`"))
+			return nil, errors.Join(config.ErrInvalid, errors.New("WAREHOUSE=duckdb: this binary is built without cgo and links no embedded warehouse; set WAREHOUSE=bigquery, or WAREHOUSE=remote to use a running `alpipe serve`"))
 		}
 		ew, err := opts.EmbeddedWarehouse(ctx, b)
 		if err != nil {

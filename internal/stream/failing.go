@@ -59,7 +59,6 @@ import (
 // maxCellError bounds the error text kept in the fold's agenda and reported.
 const maxCellError = 1024
 
-
 // MaxReportedFailing bounds the failing windows a tick answers and logs,
 // so that state broken everywhere (a binary of another layout) does not
 // make every answer and tick log as large as the state.

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
-	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqemulator"
+	"github.com/alpinashop/alpipe/test/bqemulator"
 )
 
 // createScratchTables creates in ds what Terraform creates in the

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
-	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqemulator"
+	"github.com/alpinashop/alpipe/test/bqemulator"
 )
 
 // TestGoogleSQLDefectsStillThere shows each emulator defect the GoogleSQL

@@ -17,8 +17,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/warehouse"
-	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqemulator"
 	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
+	"github.com/alpinashop/alpipe/test/bqemulator"
 )
 
 // The GoogleSQL run: the adapter against the BigQuery emulator
