@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/localapi"
@@ -24,6 +26,12 @@ type queryHandler struct {
 	// with it rather than run without bounds.
 	capsErr error
 	log     *slog.Logger
+	// one runs queries one at a time. DuckDB builds a row's values in its
+	// own memory, outside memory_limit, before the row cap can refuse it:
+	// a SELECT of one 1 GB value still costs about 2 GB for a moment, and
+	// four at once cost four times that. Serialised, the bound is one such
+	// query; the others wait for their turn within their own timeout.
+	one sync.Mutex
 }
 
 func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -64,6 +72,11 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	timeout := &limitError{msg: fmt.Sprintf("query cancelled after %s", h.caps.Timeout), limit: "ALPIPE_QUERY_TIMEOUT"}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), h.caps.Timeout, timeout)
 	defer cancel()
+	if !h.turn(ctx) {
+		httpError(w, http.StatusGatewayTimeout, fmt.Errorf("%w, waiting for the query before it (queries run one at a time)", timeout))
+		return
+	}
+	defer h.one.Unlock()
 	a := newAnswer(w, h.caps, req.MaxRows)
 	st := streamer(q)
 	err = st.QueryRows(ctx, limited(sql, a.want+1), a)
@@ -101,6 +114,18 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		httpError(w, http.StatusInternalServerError, errors.New("the warehouse answered without columns"))
 	}
+}
+
+// turn waits until no other query runs, or ctx ends (then false).
+func (h *queryHandler) turn(ctx context.Context) bool {
+	for !h.one.TryLock() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 // limited wraps sql in a LIMIT of the rows the answer may need (one past
