@@ -60,7 +60,7 @@ func TestLazyFailsRequestsOfAnInvalidConfiguration(t *testing.T) {
 	if l.prepared {
 		t.Fatal("registering a function prepared the process")
 	}
-	const why = "WAREHOUSE=duckdb: this binary links no embedded warehouse"
+	const why = "WAREHOUSE=duckdb: this binary is built without cgo and links no embedded warehouse"
 	tests := []struct {
 		name string
 		call func() lazyOutcome
