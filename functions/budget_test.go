@@ -146,6 +146,11 @@ func TestAggregateOrdersBoundsPushMemory(t *testing.T) {
 // whatever its shape, so the pushes in flight never take more heap than the
 // budget. Allocation is an upper bound on what a request keeps live.
 func TestPushCostCoversAllocations(t *testing.T) {
+	if testing.Short() {
+		// It handles production-size pushes one after another and counts
+		// bytes: nothing concurrent for -race to see, 18 s under it.
+		t.Skip("-short: measures the allocations of production-size pushes; run without -short")
+	}
 	now := time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC)
 	_, p := testProcess(t, &now, nil, AggregateOrdersName)
 	h := handler(t, p, AggregateOrdersName)

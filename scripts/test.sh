@@ -87,9 +87,17 @@ fi
 test_tmp=$(mktemp -d)
 bq_log="$emulator_logdir/bigquery-adapter.log"
 bq_pid=
+race_log="$emulator_logdir/race.log"
+race_pid=
 if [[ ${#@} -eq 0 ]]; then
 	TMPDIR="$test_tmp" go test -count=1 -timeout 20m -v ./internal/warehouse/bigquery/ >"$bq_log" 2>&1 &
 	bq_pid=$!
+	# The packages that serve concurrent requests, again under the race
+	# detector, beside the rest: their -short tests exercise the concurrency
+	# (first use of the read registry, drains, push budgets, batches); the
+	# emulator suites are I/O-bound and would only take longer under -race.
+	TMPDIR="$test_tmp" go test -race -short -count=1 ./internal/local/ ./internal/warehouse/ ./internal/dashboard/ ./functions/ ./internal/stream/ >"$race_log" 2>&1 &
+	race_pid=$!
 fi
 # One line per package as it finishes, and a "still running" line when
 # none has for a minute (tools/testprogress).
@@ -103,6 +111,14 @@ if [[ -n "$bq_pid" ]]; then
 	fi
 	grep -e '^GoogleSQL:' -e '^ok ' "$bq_log"
 fi
+if [[ -n "$race_pid" ]]; then
+	echo "== go test -race -short (packages serving concurrent requests)"
+	if ! wait "$race_pid"; then
+		cat "$race_log" >&2
+		exit 1
+	fi
+	cat "$race_log"
+fi
 # Folders only: DuckDB's spool lock (alpipe-spool.lock) is a marker file
 # that stays in a shared temporary folder by design (internal/warehouse/duckdb).
 leftover=$(find "$test_tmp" -mindepth 1 -maxdepth 1 -type d -name 'alpipe-*' -printf '%f\n')
@@ -114,15 +130,6 @@ fi
 if [[ -n "$leftover" ]]; then
 	echo "the tests left temporary folders behind: $leftover" >&2
 	exit 1
-fi
-
-if [[ ${#@} -eq 0 ]]; then
-	# The packages that serve concurrent requests, again under the race
-	# detector. Their -short tests exercise the concurrency (first use of the
-	# read registry, drains, batches); the emulator suites above are I/O-bound
-	# and would only take longer under -race.
-	echo "== go test -race (packages serving concurrent requests)"
-	go test -race -short -count=1 ./internal/local/ ./internal/warehouse/ ./internal/dashboard/ ./functions/ ./internal/stream/
 fi
 
 if [[ ${#@} -eq 0 ]]; then
