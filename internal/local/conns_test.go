@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,17 +24,7 @@ import (
 // kernel completed but the server has not accepted has no descriptor yet.
 func acceptedConns(t *testing.T, addr string) int {
 	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc on this system: %v", err)
-	}
-	own := map[string]bool{}
-	for _, fd := range fds {
-		link, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
-		if err == nil && strings.HasPrefix(link, "socket:[") {
-			own[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
-		}
-	}
+	own := ownSockets(t)
 	b, err := os.ReadFile("/proc/net/tcp")
 	if err != nil {
 		t.Skipf("no /proc/net/tcp: %v", err)

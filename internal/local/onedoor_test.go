@@ -18,10 +18,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
-// listeningSockets lists the TCP sockets this process listens on, as
-// host:port, from /proc/net/tcp{,6} matched to the process's file
-// descriptors: what `ss -ltnp` shows for it.
-func listeningSockets(t *testing.T) []string {
+// ownSockets are the inodes of this process's sockets, from its file
+// descriptors, to match against /proc/net/tcp's rows.
+func ownSockets(t *testing.T) map[string]bool {
 	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -34,6 +33,15 @@ func listeningSockets(t *testing.T) []string {
 			own[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] = true
 		}
 	}
+	return own
+}
+
+// listeningSockets lists the TCP sockets this process listens on, as
+// host:port, from /proc/net/tcp{,6} matched to the process's file
+// descriptors: what `ss -ltnp` shows for it.
+func listeningSockets(t *testing.T) []string {
+	t.Helper()
+	own := ownSockets(t)
 	var out []string
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(table)

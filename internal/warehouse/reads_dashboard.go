@@ -64,11 +64,7 @@ type NewestWindows struct {
 // aggregation's view (its key column): "newest_windows" for
 // ventas_hora_pais, "newest_windows:<name>" for the others.
 func newestWindowsRead(v View) *NamedQuery {
-	name := "newest_windows"
-	if v.Name != VentasHoraPais {
-		name += ":" + v.Name
-	}
-	return newRead(name, v.Name,
+	return newRead(viewReadName("newest_windows", v), v.Name,
 		"SELECT v.window_start, v.window_end, v."+v.Key+", v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
 			"FROM "+v.Name+" AS v\n"+
 			"JOIN (\n"+

@@ -183,11 +183,7 @@ type Pane struct {
 // panes table and key column): "panes" for ventas_hora_pais,
 // "panes:<name>" for the others.
 func panesRead(v View) *NamedQuery {
-	name := "panes"
-	if v.Name != VentasHoraPais {
-		name += ":" + v.Name
-	}
-	return newRead(name, v.Panes,
+	return newRead(viewReadName("panes", v), v.Panes,
 		"SELECT window_start, "+v.Key+" AS pane_key, pane_index, timing, importe, pedidos, unidades\n"+
 			"FROM "+v.Panes+"\n"+
 			"WHERE aggregation = @aggregation AND window_start IN UNNEST(@starts)\n"+
@@ -214,4 +210,14 @@ func ReadPanes(ctx context.Context, r Reader, table, aggregation string, starts 
 		return Pane{WindowStart: c.time("window_start"), Key: c.str("pane_key"), PaneIndex: c.int("pane_index"), Timing: c.str("timing"),
 			Importe: c.dec("importe"), Pedidos: c.int("pedidos"), Unidades: c.int("unidades")}
 	})
+}
+
+// viewReadName names a read built per declared view: base for
+// ventas_hora_pais (the names the first view's reads always had),
+// "<base>:<view>" for the others.
+func viewReadName(base string, v View) string {
+	if v.Name == VentasHoraPais {
+		return base
+	}
+	return base + ":" + v.Name
 }
