@@ -7,10 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/sethvargo/go-envconfig"
 
 	"github.com/alpinashop/alpipe/functions"
-	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
@@ -22,19 +20,6 @@ func TestFunctionRoutesMatchTheFunctions(t *testing.T) {
 	want := []string{functions.IngestCSVName, functions.AggregateOrdersName, functions.AdvanceWatermarkName, functions.FinalizedType}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("function names (-functions +localapi):\n%s", diff)
-	}
-}
-
-// TestRemoteWarehouseDefaultIsTheServersRoute: WAREHOUSE_URL's default
-// (a struct tag, which cannot name a constant) is where serve mounts its
-// warehouse.
-func TestRemoteWarehouseDefaultIsTheServersRoute(t *testing.T) {
-	var b config.Backends
-	if err := envconfig.ProcessWith(t.Context(), &envconfig.Config{Target: &b, Lookuper: envconfig.MapLookuper(nil)}); err != nil {
-		t.Fatal(err)
-	}
-	if want := localapi.DefaultURL + localapi.WarehousePath; b.WarehouseURL != want {
-		t.Errorf("WAREHOUSE_URL defaults to %q, want %q", b.WarehouseURL, want)
 	}
 }
 

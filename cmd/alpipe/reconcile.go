@@ -8,9 +8,9 @@ import (
 	"time"
 	_ "time/tzdata" // --zone must work on machines without a zoneinfo database
 
-	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/reconcile"
-	"github.com/alpinashop/alpipe/internal/warehouse/remote"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -21,8 +21,8 @@ import (
 // day is listed with its real-time value and the too-late drops and invalid
 // messages placed in it; a dropped order explains the batch figures of its
 // own lines. A country whose difference the drops do not explain exactly
-// makes the command exit non-zero. The named reads go through the server's
-// warehouse route (localapi.WarehousePath); see package reconcile.
+// makes the command exit non-zero. The named reads run on the server's
+// warehouse (see servedReads); see package reconcile.
 func runReconcile(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	date := c.String("date", "", "fecha to reconcile, `YYYY-MM-DD` (required): judged per day and country, since lineas_pedido has no time of day; hours are listed as detail")
 	agg := c.String("aggregation", window.Defaults().Name, "`NAME` of the aggregation whose panes the view ventas_hora_pais shows")
@@ -37,16 +37,10 @@ func runReconcile(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err != nil {
 		return c.usagef("--zone: %w", err)
 	}
-	// The named reads go to the server's warehouse route (remote's wire),
-	// once the server answers at all.
 	if err := c.srv.Ping(ctx); err != nil {
 		return fmt.Errorf("reconcile: %w", err)
 	}
-	wh, err := remote.New(c.srv.URL+localapi.WarehousePath, nil)
-	if err != nil {
-		return fmt.Errorf("reconcile: --server: %w", err)
-	}
-	rep, err := reconcile.Run(ctx, wh, reconcile.Request{Date: *date, Aggregation: *agg, Location: loc})
+	rep, err := reconcile.Run(ctx, servedReads{c.srv}, reconcile.Request{Date: *date, Aggregation: *agg, Location: loc})
 	if err != nil {
 		return err
 	}
@@ -57,4 +51,17 @@ func runReconcile(ctx context.Context, c *cmdline, stdout io.Writer) error {
 		return fmt.Errorf("reconcile %s: unexplained differences in %s", *date, strings.Join(rep.Unexplained, ", "))
 	}
 	return nil
+}
+
+// servedReads runs reconcile's named reads on the warehouse serve holds
+// (no second process may open its DuckDB), through the query endpoint: a
+// statement written out with its values as literals, as the DuckDB adapter
+// runs it itself, so the answer is the one an in-process Read gives, within
+// the endpoint's caps (an answer past one is an error, never fewer rows).
+type servedReads struct{ srv client.Server }
+
+var _ reconcile.Warehouse = servedReads{}
+
+func (r servedReads) Read(ctx context.Context, s warehouse.Statement) (warehouse.Result, error) {
+	return r.srv.Query(ctx, s.Inline())
 }

@@ -21,8 +21,9 @@ const (
 	Firestore = "firestore"
 	DuckDB    = "duckdb"
 	BigQuery  = "bigquery"
-	// Remote is the warehouse of a running `alpipe serve`, reached over
-	// HTTP: how the cgo-free cmd/server gets a warehouse on a laptop.
+	// Remote is retired (it lent a running `alpipe serve`'s DuckDB to the
+	// cgo-free cmd/server over HTTP): read only to be refused with what
+	// replaced it, rather than reported as an unknown backend.
 	Remote = "remote"
 )
 
@@ -35,10 +36,8 @@ type Backends struct {
 	State     string `env:"STATE_STORE, default=embedded"`
 	Database  string `env:"FIRESTORE_DATABASE, default=(default)"`
 	Warehouse string `env:"WAREHOUSE, default=duckdb"`
-	// WarehouseURL is the `alpipe serve` warehouse endpoint for WAREHOUSE=remote.
-	WarehouseURL string `env:"WAREHOUSE_URL, default=http://127.0.0.1:8080/_local/warehouse"`
-	Dataset      string `env:"BIGQUERY_DATASET, default=alpinashop_analitica"`
-	Location     string `env:"BIGQUERY_LOCATION, default=europe-west1"`
+	Dataset   string `env:"BIGQUERY_DATASET, default=alpinashop_analitica"`
+	Location  string `env:"BIGQUERY_LOCATION, default=europe-west1"`
 	// StagingBucket holds the NDJSON files BigQuery load jobs read.
 	StagingBucket string `env:"STAGING_BUCKET"`
 	StagingPrefix string `env:"STAGING_PREFIX, default=staging/"`
@@ -96,11 +95,9 @@ func (b Backends) validate(needsStaging bool) []string {
 			probs = append(probs, "WAREHOUSE=bigquery needs STAGING_BUCKET for load jobs")
 		}
 	case Remote:
-		if !validHTTPURL(b.WarehouseURL) {
-			probs = append(probs, fmt.Sprintf("WAREHOUSE=remote needs WAREHOUSE_URL as an http(s) URL, got %q", b.WarehouseURL))
-		}
+		probs = append(probs, "WAREHOUSE=remote is retired (cmd/server and cmd/functions no longer borrow a running `alpipe serve`'s warehouse): on a laptop run them against the production-parity stack's stand-ins (scripts/stack.sh up prints them) with WAREHOUSE=bigquery and BIGQUERY_EMULATOR_HOST, or use `alpipe serve`, which runs the functions on its embedded warehouse")
 	default:
-		probs = append(probs, fmt.Sprintf("WAREHOUSE=%q: want %s, %s or %s", b.Warehouse, DuckDB, BigQuery, Remote))
+		probs = append(probs, fmt.Sprintf("WAREHOUSE=%q: want %s or %s", b.Warehouse, DuckDB, BigQuery))
 	}
 	return probs
 }

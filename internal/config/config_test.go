@@ -129,10 +129,16 @@ func TestLoad(t *testing.T) {
 			wantErr: []string{`FIRESTORE_DATABASE="Alpipe_DB"`, `BIGQUERY_DATASET (letters, digits and '_', at most 1024), got "alpinashop-analitica"`, `BIGQUERY_EMULATOR_HOST="localhost"`},
 		},
 		{
-			name:    "remote warehouse URL that is not one",
+			name:    "the retired remote warehouse is refused with what replaced it",
 			cfg:     &Watermark{},
-			env:     map[string]string{"WAREHOUSE": "remote", "WAREHOUSE_URL": "127.0.0.1:8080/_local/warehouse"},
-			wantErr: []string{"WAREHOUSE=remote needs WAREHOUSE_URL as an http(s) URL"},
+			env:     map[string]string{"WAREHOUSE": "remote", "WAREHOUSE_URL": "http://127.0.0.1:8080/_local/warehouse"},
+			wantErr: []string{"WAREHOUSE=remote is retired", "scripts/stack.sh up", "WAREHOUSE=bigquery and BIGQUERY_EMULATOR_HOST", "`alpipe serve`"},
+		},
+		{
+			name:    "an unknown warehouse",
+			cfg:     &Watermark{},
+			env:     map[string]string{"WAREHOUSE": "postgres"},
+			wantErr: []string{`WAREHOUSE="postgres": want duckdb or bigquery`},
 		},
 		{
 			name: "stream services need no staging bucket",

@@ -2,7 +2,6 @@ package config
 
 import (
 	"net"
-	"net/url"
 	"regexp"
 )
 
@@ -21,9 +20,4 @@ func validDatasetID(s string) bool { return len(s) <= 1024 && datasetID.MatchStr
 func validHostPort(s string) bool {
 	host, port, err := net.SplitHostPort(s)
 	return err == nil && host != "" && port != ""
-}
-
-func validHTTPURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/replay"
 	"github.com/alpinashop/alpipe/internal/status"
-	"github.com/alpinashop/alpipe/internal/warehouse/remote"
 )
 
 // maxAdminBody bounds the body of an admin request that is decoded whole:
@@ -27,32 +26,22 @@ func (s *Server) admin() http.Handler {
 	mux.HandleFunc("GET "+localapi.HealthPath, func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	qh := s.queryHandler()
-	mux.Handle("POST "+localapi.QueryPath, qh)
+	mux.Handle("POST "+localapi.QueryPath, s.queryHandler())
 	mux.HandleFunc("GET "+localapi.LedgerPath, s.handleLedger)
 	mux.HandleFunc("POST "+localapi.ClockPath, s.handleClock)
 	mux.HandleFunc("GET "+localapi.StatsPath, s.handleStats)
 	mux.Handle("GET "+localapi.StatusPath, status.Handler(s.App.StatusSources()))
-	if wh, ok := s.App.Querier().(remote.Backend); ok {
-		// Lets a cgo-free cmd/server (WAREHOUSE=remote) write to this
-		// server's DuckDB, which no second process may open. Local only.
-		mux.Handle(localapi.WarehousePath+"/", http.StripPrefix(localapi.WarehousePath, remote.Handler(boundedWarehouse{Warehouse: wh, caps: qh.caps, capsErr: qh.capsErr})))
-	}
 	if h := s.replayHandler(); h != nil {
 		mux.Handle("POST "+localapi.ReplayPath, h)
 	}
 	return boundBodies(mux)
 }
 
-// boundBodies caps the request body at maxAdminBody except on the routes
-// that stream theirs: a warehouse load, an append (remote.Handler caps it
-// at its own size) and a replay's JSONL. The warehouse's query and refresh
-// carry SQL or dates, as small as the query endpoint's.
+// boundBodies caps the request body at maxAdminBody except on the route
+// that streams its own, a replay's JSONL.
 func boundBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case localapi.WarehousePath + "/load", localapi.WarehousePath + "/append", localapi.ReplayPath:
-		default:
+		if r.URL.Path != localapi.ReplayPath {
 			r.Body = http.MaxBytesReader(w, r.Body, maxAdminBody)
 		}
 		next.ServeHTTP(w, r)
@@ -78,8 +67,7 @@ func (s *Server) replayHandler() http.Handler {
 	})
 }
 
-// queryHandler bounds localapi.QueryPath (and the warehouse route's queries) by
-// config.Query. The caps are read
+// queryHandler bounds localapi.QueryPath by config.Query. The caps are read
 // where the functions read theirs; if they are invalid the server still
 // starts (the functions need none of them) but refuses every query with
 // the reason, rather than answer without bounds.

@@ -49,10 +49,7 @@ func TestLargeBodiesAreBounded(t *testing.T) {
 		maxAllocMiB                uint64
 	}{
 		{name: "query", path: localapi.QueryPath, prefix: `{"sql": "SELECT '`, suffix: `'"}`, wantCode: http.StatusRequestEntityTooLarge, maxAllocMiB: 8},
-		{name: "warehouse query", path: localapi.WarehousePath + "/query", prefix: `{"sql": "SELECT '`, suffix: `'"}`, wantCode: http.StatusBadRequest, maxAllocMiB: 8},
-		{name: "warehouse refresh", path: localapi.WarehousePath + "/refresh-daily", prefix: `{"aggregate": "`, suffix: `"}`, wantCode: http.StatusBadRequest, maxAllocMiB: 8},
 		{name: "clock", path: "/_local/clock?now=2026-03-14T17:00:00Z", wantCode: http.StatusOK, maxAllocMiB: 8},
-		{name: "warehouse load without its schema", path: "/_local/warehouse/load?table=lineas_pedido&id=big", wantCode: http.StatusConflict, maxAllocMiB: 8},
 		{name: "upload streams to disk", path: "/upload/storage/v1/b/" + localapi.StagingBucket + "/o?uploadType=media&name=big.bin", wantCode: http.StatusOK, maxAllocMiB: 8},
 		// Bounded by its own reader: one JSONL line holds at most 10 MB.
 		// (The push endpoint reads at most 10 MB too, in functions; a push

@@ -17,7 +17,6 @@ import (
 	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
 	"github.com/alpinashop/alpipe/internal/objects"
 	bqwarehouse "github.com/alpinashop/alpipe/internal/warehouse/bigquery"
-	"github.com/alpinashop/alpipe/internal/warehouse/remote"
 )
 
 // bigQueryOptions points the client at BIGQUERY_EMULATOR_HOST when set, the
@@ -84,7 +83,7 @@ func (a *App) openWarehouse(ctx context.Context, b config.Backends, opts Options
 			// A setting this binary cannot honour is the configuration's
 			// fault, refused before any client exists (the warehouse is
 			// built first): report it as such, naming the variable.
-			return nil, errors.Join(config.ErrInvalid, errors.New("WAREHOUSE=duckdb: this binary is built without cgo and links no embedded warehouse; set WAREHOUSE=bigquery, or WAREHOUSE=remote to use a running `alpipe serve`"))
+			return nil, errors.Join(config.ErrInvalid, errors.New("WAREHOUSE=duckdb: this binary is built without cgo and links no embedded warehouse; set WAREHOUSE=bigquery (on a laptop, BIGQUERY_EMULATOR_HOST points it at the stand-in of the production-parity stack, scripts/stack.sh up), or use `alpipe serve`, which embeds DuckDB"))
 		}
 		ew, err := opts.EmbeddedWarehouse(ctx, b)
 		if err != nil {
@@ -112,12 +111,6 @@ func (a *App) openWarehouse(ctx context.Context, b config.Backends, opts Options
 			Project: b.Project, Dataset: b.Dataset, Location: b.Location,
 			StagingBucket: b.StagingBucket, StagingPrefix: b.StagingPrefix,
 		})
-	case config.Remote:
-		rw, err := remote.New(b.WarehouseURL, nil)
-		if err != nil {
-			return nil, fmt.Errorf("WAREHOUSE_URL: %w", err)
-		}
-		return rw, nil
 	default:
 		return nil, fmt.Errorf("WAREHOUSE=%q is not a known backend", b.Warehouse)
 	}

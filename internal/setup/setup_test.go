@@ -98,7 +98,7 @@ func TestConfigurationRefusesWhatConstructorsWould(t *testing.T) {
 		{name: "ingest with a lease under the deadline", function: functions.IngestCSVName, set: map[string]string{"LEDGER_LEASE": "5m"}, wantVar: "LEDGER_LEASE"},
 		{name: "ingest with embedded state", function: functions.IngestCSVName, set: map[string]string{"STATE_STORE": "embedded"}, wantVar: "STATE_STORE"},
 		{name: "ingest with the embedded warehouse", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "duckdb", "STATE_STORE": "embedded", "K_SERVICE": ""}, wantVar: "WAREHOUSE"},
-		{name: "ingest with a remote warehouse that is no URL", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "remote", "WAREHOUSE_URL": "::"}, wantVar: "WAREHOUSE_URL"},
+		{name: "ingest with the retired remote warehouse", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "remote"}, wantVar: "WAREHOUSE=remote is retired"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

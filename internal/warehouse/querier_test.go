@@ -14,9 +14,8 @@ import (
 // queryCallers are the only product folders (or files, or file#function)
 // that may call a Query(ctx, sql), QueryRows(ctx, sql, sink...) or
 // QueryTyped method: `alpipe query` (the command, its client, the server's
-// query endpoint and the remote route that a cgo-free cmd/server reads
-// through) and the adapters that implement and forward the port.
-// Everything else reads through the named reads.
+// query endpoint) and the adapters that implement the port. Everything else
+// reads through the named reads.
 var queryCallers = []string{
 	"cmd/alpipe",                        // alpipe query
 	"internal/client",                   // its client of /_local/query
@@ -25,7 +24,6 @@ var queryCallers = []string{
 	"internal/local/demo.go#PrintTable", // alpipe query's table, for test/e2e's own SQL (the demo prints listings)
 	"internal/warehouse/bigquery",       // the adapters
 	"internal/warehouse/duckdb",         //
-	"internal/warehouse/remote",         //
 	"internal/warehouse/warehousetest",  // the port's conformance suite
 }
 
