@@ -33,10 +33,9 @@ type Limits struct {
 // The defaults.
 const (
 	DefaultHeaderTimeout = 10 * time.Second
-	// DefaultBodyTimeout outlasts the longest streamed body: a remote
-	// warehouse load (cmd/server with WAREHOUSE=remote writing to serve's
-	// DuckDB) streams rows for as long as its ingest runs, at most
-	// INGEST_DEADLINE (480 s by default).
+	// DefaultBodyTimeout outlasts the longest streamed body a person
+	// sends: an ERP export uploaded to the local fake GCS, or a replay's
+	// historical orders, over a slow link.
 	DefaultBodyTimeout = 10 * time.Minute
 	DefaultIdleTimeout = 2 * time.Minute
 	// DefaultWriteTimeout outlasts Cloud Run's longest request timeout

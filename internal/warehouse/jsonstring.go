@@ -8,8 +8,7 @@ const hexDigits = "0123456789abcdef"
 // value: the BigQuery load files and the local query answers write one per
 // cell. Invalid UTF-8 becomes U+FFFD, as encoding/json does: the feeds
 // reject such rows before they get here, and one bad byte would otherwise
-// fail a whole load job. (The remote warehouse's codec calls it only for
-// valid UTF-8 and carries other bytes byte-exact as base64.)
+// fail a whole load job.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0

@@ -3,8 +3,7 @@ package warehouse
 import "context"
 
 // Warehouse is the analytics warehouse port: the one contract that every
-// backend (duckdb embedded, remote to a running `alpipe serve`, bigquery
-// in production) implements and that warehousetest checks. Consumers that
+// backend (duckdb embedded, bigquery in production) implements and that warehousetest checks. Consumers that
 // need less declare their own smaller interface (ingest.Warehouse: Load and
 // RefreshDaily; the stream's Append) or take one of the parts below.
 //

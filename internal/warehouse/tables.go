@@ -158,7 +158,7 @@ func PanesTable(name, key string) (Table, error) {
 }
 
 // parsed holds every table's schema and every view, decoded once: adapters
-// look tables up per request (a remote load, an append), and neither the
+// look tables up per request (a load, an append), and neither the
 // files nor the declarations change.
 var parsed = sync.OnceValue(func() catalogue {
 	c := catalogue{tables: make(map[string]parsedTable, len(layout)+2)}

@@ -1,14 +1,11 @@
 // Package warehousetest is the conformance suite of the warehouse port
 // (warehouse.Warehouse, whose doc comment is the contract): every adapter
 // runs it from its own tests, so that the local default and production
-// behave alike. DuckDB (embedded) and the remote client run all of it; the
-// BigQuery adapter runs it over bqfake with Features.NoQueryResults (the
-// fake runs only simple SELECTs, whose rows are compared: see Executor;
-// it answers the named reads from its rows, which are always compared:
-// see reads.go), on the BigQuery emulator, whose GoogleSQL runs every
-// query, with the emulator's defects named (Features.Defects,
-// googlesql_test.go), and, against a real project, all of it
-// (live_test.go).
+// behave alike. DuckDB (embedded) runs all of it; the BigQuery adapter runs
+// it over bqfake in front of the BigQuery emulator (bqfake plays the API
+// semantics the emulator lacks, GoogleSQL runs every query), with the
+// emulator's defects named (Features.Defects), and, against a real project,
+// all of it (live_test.go).
 //
 // The suite only uses SQL that DuckDB and BigQuery both accept, with
 // unqualified table names (a BigQuery adapter sets a default dataset). Every
