@@ -58,7 +58,7 @@ func runLs(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	}
 	rows := make([][]string, 0, len(files))
 	for _, a := range files {
-		rows = append(rows, []string{a.Created.UTC().Format("2006-01-02T15:04:05Z"), render.Thousands(a.Size), fmt.Sprint(a.Generation), "gs://" + a.Bucket + "/" + a.Name})
+		rows = append(rows, []string{render.When(a.Created), render.Thousands(a.Size), fmt.Sprint(a.Generation), "gs://" + a.Bucket + "/" + a.Name})
 	}
 	if err := render.Table(stdout, []string{"created", "bytes", "generation", "object"}, rows, []render.Kind{render.Text, render.Int, render.Int, render.Text}); err != nil {
 		return err

@@ -76,7 +76,7 @@ func quarantineList(ctx context.Context, srv client.Server, prefix, format strin
 	}
 	rows := make([][]string, 0, len(files))
 	for _, a := range files {
-		rows = append(rows, []string{a.Created.UTC().Format("2006-01-02T15:04:05Z"), render.Thousands(a.Size), a.Name})
+		rows = append(rows, []string{render.When(a.Created), render.Thousands(a.Size), a.Name})
 	}
 	if err := render.Table(stdout, []string{"created", "bytes", "object"}, rows, []render.Kind{render.Text, render.Int, render.Text}); err != nil {
 		return err

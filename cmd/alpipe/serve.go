@@ -14,6 +14,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
@@ -112,5 +113,5 @@ func clockBanner(c *local.Clock) string {
 	if !c.Virtual() {
 		return "clock: the wall clock (processing time is now)"
 	}
-	return "clock: virtual, at " + c.Now().Format(time.RFC3339) + "; it moves only with alpipe tick --now T"
+	return "clock: virtual, at " + render.When(c.Now()) + "; it moves only with alpipe tick --now T"
 }

@@ -132,10 +132,10 @@ func objectHistory(ctx context.Context, srv client.Server, arg, format string, s
 		printRecord(stdout, r)
 		fmt.Fprintf(stdout, "  attempt: %d", r.Attempt)
 		if !r.StartedAt.IsZero() {
-			fmt.Fprintf(stdout, "  started: %s", r.StartedAt.UTC().Format("2006-01-02T15:04:05Z"))
+			fmt.Fprintf(stdout, "  started: %s", render.When(r.StartedAt))
 		}
 		if !r.FinishedAt.IsZero() {
-			fmt.Fprintf(stdout, "  finished: %s (%s)", r.FinishedAt.UTC().Format("2006-01-02T15:04:05Z"), r.FinishedAt.Sub(r.StartedAt).Round(1e6))
+			fmt.Fprintf(stdout, "  finished: %s (took %s)", render.When(r.FinishedAt), render.Duration(r.FinishedAt.Sub(r.StartedAt)))
 		}
 		fmt.Fprintln(stdout)
 	}

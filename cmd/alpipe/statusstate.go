@@ -55,7 +55,7 @@ func filesInState(recs []ledger.Record, state ledger.State, max int, format stri
 	}
 	rows := make([][]string, 0, len(mine))
 	for _, r := range mine {
-		rows = append(rows, []string{r.StartedAt.UTC().Format("2006-01-02T15:04:05Z"), fmt.Sprint(r.Key.Generation), "gs://" + r.Key.Bucket + "/" + r.Key.Object, oneLineReason(r.Reason)})
+		rows = append(rows, []string{render.When(r.StartedAt), fmt.Sprint(r.Key.Generation), "gs://" + r.Key.Bucket + "/" + r.Key.Object, oneLineReason(r.Reason)})
 	}
 	if err := render.Table(stdout, []string{"started", "generation", "object", "reason"}, rows, []render.Kind{render.Text, render.Int, render.Text, render.Text}); err != nil {
 		return err

@@ -51,8 +51,8 @@ func TestFilesInStateNewestFirstAndBounded(t *testing.T) {
 	}
 	want := []string{
 		"started               generation  object        reason",
-		"2026-03-14T03:00:00Z           3  gs://b/c.csv  load: backend unavailable",
-		"2026-03-14T02:00:00Z           2  gs://b/d.csv  load: backend unavailable",
+		"2026-03-14 03:00 UTC           3  gs://b/c.csv  load: backend unavailable",
+		"2026-03-14 02:00 UTC           2  gs://b/d.csv  load: backend unavailable",
 		"(2 files in state FAILED; 1 more: raise --files)",
 	}
 	if diff := cmp.Diff(want, strings.Split(strings.TrimRight(out.String(), "\n"), "\n")); diff != "" {

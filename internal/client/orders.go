@@ -43,13 +43,19 @@ func ReadSteps(r io.Reader) ([]Step, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 10<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+		line := sc.Bytes()
+		if n == 1 {
+			// Editors on Windows start a UTF-8 file with a byte order mark,
+			// which JSON does not allow.
+			line = bytes.TrimPrefix(line, []byte("\ufeff"))
+		}
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
 		var fields map[string]json.RawMessage
 		if err := json.Unmarshal(line, &fields); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return nil, fmt.Errorf("line %d %q is not a JSON object: %w", n, clip(line, 40), err)
 		}
 		var s Step
 		if raw, ok := fields["tick"]; ok {
@@ -203,4 +209,13 @@ func (s Server) Tick(ctx context.Context) (stream.TickResult, error) {
 	var res stream.TickResult
 	_, err := s.postJSON(ctx, localapi.FunctionPath(localapi.AdvanceWatermark), strings.NewReader("{}"), &res)
 	return res, err
+}
+
+// clip is the start of a line, enough to recognise it in an error.
+func clip(b []byte, n int) string {
+	r := []rune(string(b))
+	if len(r) <= n {
+		return string(r)
+	}
+	return string(r[:n]) + "…"
 }

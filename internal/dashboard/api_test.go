@@ -250,7 +250,7 @@ func TestAPI(t *testing.T) {
 		Read: 4, Loaded: 1, Quarantined: 3, Rejects: map[string]int64{"column_count": 1, "fecha:invalid_date": 2},
 		StartedAt: now, FinishedAt: now.Add(time.Second), Quarantine: "cuarentena/lineas_pedido/2026/03/14/fa.csv.rechazos.csv",
 	}
-	lag := &dashboard.Watermark{At: wm, LagSeconds: 1350, Lag: "22m30s"}
+	lag := &dashboard.Watermark{At: wm, LagSeconds: 1350}
 	accepted := now.Add(-90 * time.Second)
 	fresh := dashboard.Freshness{LastOrderAccepted: &accepted, LastFileLoaded: &dashboard.LoadedFile{
 		Bucket: "alpinashop-catalogo", Name: "exportaciones/2026/03/14/fa.csv", Generation: 1000, FinishedAt: now.Add(time.Second)}}
@@ -473,9 +473,9 @@ func TestLagUsesProcessingTime(t *testing.T) {
 		now  time.Time
 		want dashboard.Watermark
 	}{
-		{name: "behind", now: wm.Add(10*time.Minute + 999*time.Millisecond), want: dashboard.Watermark{At: wm, LagSeconds: 600, Lag: "10m0s"}},
-		{name: "at now", now: wm, want: dashboard.Watermark{At: wm, LagSeconds: 0, Lag: "0s"}},
-		{name: "a day", now: wm.Add(24 * time.Hour), want: dashboard.Watermark{At: wm, LagSeconds: 86400, Lag: "24h0m0s"}},
+		{name: "behind", now: wm.Add(10*time.Minute + 999*time.Millisecond), want: dashboard.Watermark{At: wm, LagSeconds: 600}},
+		{name: "at now", now: wm, want: dashboard.Watermark{At: wm, LagSeconds: 0}},
+		{name: "a day", now: wm.Add(24 * time.Hour), want: dashboard.Watermark{At: wm, LagSeconds: 86400}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

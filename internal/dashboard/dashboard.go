@@ -5,7 +5,10 @@
 // hours up to the newest data unless the person chooses days), the watermark and its lag, freshness (last order
 // accepted, last file loaded), the last 24 hours' dead letters and
 // too-late drops, open windows, and the last ingested files with their
-// loaded and quarantined counts and a link to each quarantine file. The
+// loaded and quarantined counts and a link to each quarantine file; and,
+// where the process keeps a Monitor, a monitoring panel over processing
+// time (data freshness, system lag, orders per minute, discards, file
+// loads, the last ERROR lines) read from its own log lines. The
 // page is static (embedded HTML, CSS and a little JavaScript, no
 // framework, nothing fetched from another host) and refreshes itself from
 // a JSON snapshot, so the server does no rendering and the JSON is what
@@ -51,6 +54,12 @@ type StreamStatus interface {
 
 var _ StreamStatus = (*stream.Processor)(nil)
 
+// BacklogReader says how many messages wait on the orders subscription
+// and how old the oldest unacknowledged one is.
+type BacklogReader interface {
+	Backlog(ctx context.Context) (Backlog, error)
+}
+
 // Source is where the page's figures come from. A nil port leaves its part
 // of the page empty with a note, rather than failing the whole page, so the
 // page still helps while one backend is down or not configured.
@@ -61,6 +70,14 @@ type Source struct {
 	// Stream answers open windows and the last accepted order. Nil means
 	// Watermarks, when that is also a StreamStatus (the processor is both).
 	Stream StreamStatus
+	// Monitor feeds the monitoring panel (data freshness, system lag,
+	// throughput, discards, file loads, the last errors) from the
+	// process's own log lines; nil leaves the panel out.
+	Monitor *Monitor
+	// Backlog reads the orders subscription's backlog for the panel where
+	// a Pub/Sub can tell it (the production-parity stack); nil: the panel
+	// says no subscription is in the way.
+	Backlog BacklogReader
 	// QuarantineBucket is where ledger records' quarantine objects live;
 	// empty leaves the files without a quarantine link.
 	QuarantineBucket string

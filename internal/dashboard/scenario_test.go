@@ -93,7 +93,7 @@ var (
 		wantBar("18:00", "ES", "30", 1, 3, "EARLY", 0),
 		wantBar("18:00", "FR", "20", 1, 1, "EARLY", 0),
 	}
-	wantWatermark = dashboard.Watermark{At: at("18:00"), LagSeconds: 22 * 60, Lag: "22m0s"}
+	wantWatermark = dashboard.Watermark{At: at("18:00"), LagSeconds: 22 * 60}
 )
 
 // driver plays steps against some deployment of the pipeline.

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // Snapshot is the JSON the page renders (GET /api/dashboard). Every time
@@ -43,6 +45,9 @@ type Snapshot struct {
 	// OpenWindows is null when the stream's state cannot be read here.
 	OpenWindows *OpenWindows `json:"open_windows"`
 	Files       []File       `json:"files"`
+	// Monitor is the monitoring panel, over processing time; null where
+	// the process keeps no Monitor (Source.Monitor).
+	Monitor *Monitoring `json:"monitor"`
 	// Errors says, per part of the page ("bars", "watermark", "files",
 	// "discards", "stream"), why it could not be read; the other parts are
 	// still filled in.
@@ -72,8 +77,7 @@ type LoadedFile struct {
 // time.
 type Watermark struct {
 	At         time.Time `json:"at"`
-	LagSeconds int64     `json:"lag_seconds"`
-	Lag        string    `json:"lag"` // Go duration, e.g. "22m0s"
+	LagSeconds int64     `json:"lag_seconds"` // durations in JSON are seconds, nothing else
 }
 
 // Bar is one (hourly window, country) of the dashboard view: its current
@@ -82,11 +86,27 @@ type Bar struct {
 	WindowStart time.Time   `json:"window_start"`
 	WindowEnd   time.Time   `json:"window_end"`
 	Pais        string      `json:"pais"`
-	Importe     numeric.Dec `json:"importe"` // a JSON string: money stays exact up to the page
+	Importe     numeric.Dec `json:"importe"` // a JSON string with its scale ("65.40"): money stays exact up to the page
 	Pedidos     int64       `json:"pedidos"`
 	Unidades    int64       `json:"unidades"`
 	Timing      string      `json:"timing"` // EARLY, ON_TIME or LATE
 	PaneIndex   int64       `json:"pane_index"`
+}
+
+// MarshalJSON writes Importe as every JSON answer writes money: an exact
+// decimal string with its scale, "65.40" (numeric.Dec alone writes the
+// shortest form, "65.4").
+func (b Bar) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		WindowStart time.Time `json:"window_start"`
+		WindowEnd   time.Time `json:"window_end"`
+		Pais        string    `json:"pais"`
+		Importe     string    `json:"importe"`
+		Pedidos     int64     `json:"pedidos"`
+		Unidades    int64     `json:"unidades"`
+		Timing      string    `json:"timing"`
+		PaneIndex   int64     `json:"pane_index"`
+	}{b.WindowStart, b.WindowEnd, b.Pais, render.Money(b.Importe), b.Pedidos, b.Unidades, b.Timing, b.PaneIndex})
 }
 
 // File is one ledger record as the page lists it.
@@ -119,6 +139,7 @@ const (
 	PartFiles     = "files"
 	PartDiscards  = "discards"
 	PartStream    = "stream"
+	PartBacklog   = "backlog"
 )
 
 var errNotConfigured = errors.New("not configured in this process")
@@ -227,12 +248,43 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 		snap.Files = lastFiles(recs, src)
 		snap.Freshness.LastFileLoaded = lastLoaded(recs)
 	})
+	if src.Monitor != nil {
+		from, until := monitorRange(f, now)
+		m := src.Monitor.Read(src.Aggregation, from, until)
+		if src.Backlog != nil {
+			if b, err := src.Backlog.Backlog(ctx); err != nil {
+				fail(PartBacklog, fmt.Errorf("read the backlog: %w", err))
+			} else {
+				m.Backlog, m.BacklogNote = &b, ""
+			}
+		}
+		snap.Monitor = &m
+	}
 	wg.Wait()
 	snap.Keys = pickerKeys(snap.Bars, countries, slices.Concat(f.Paises, f.Keys))
 	if len(errs) > 0 {
 		snap.Errors = errs
 	}
 	return snap
+}
+
+// monitorRange is the processing time the monitoring panel covers: the
+// filter's days when it names some (up to now at the latest), else the
+// DefaultRange up to now. The sales charts follow event time, which may be
+// months older (a story replayed today); the panel says what happened
+// when.
+func monitorRange(f Filter, now time.Time) (from, until time.Time) {
+	from, until = now.Add(-DefaultRange), now
+	if !f.From.IsZero() {
+		from = f.From
+	}
+	if !f.To.IsZero() && f.until().Before(now) {
+		until = f.until()
+	}
+	if !from.Before(until) {
+		from = until.Add(-DefaultRange)
+	}
+	return from, until
 }
 
 // watermarkAt returns nil for the zero watermark (W at minus infinity has
@@ -242,7 +294,7 @@ func watermarkAt(w, now time.Time) *Watermark {
 		return nil
 	}
 	lag := now.Sub(w).Truncate(time.Second)
-	return &Watermark{At: w.UTC(), LagSeconds: int64(lag / time.Second), Lag: lag.String()}
+	return &Watermark{At: w.UTC(), LagSeconds: int64(lag / time.Second)}
 }
 
 // lastFiles keeps the src.Files newest records; List already orders them

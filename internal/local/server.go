@@ -62,6 +62,8 @@ type Server struct {
 	http   *httpserve.Server
 	served chan error // Serve's result, once it returned
 	lock   *os.File   // the data folder's lock, released by Shutdown
+	// monitor keeps the samples of the dashboard's monitoring panel.
+	monitor *dashboard.Monitor
 }
 
 // dataLock holds the data folder (lockDataDir) while the process lives. It
@@ -85,6 +87,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// The dashboard's monitoring panel reads the lines the functions log,
+	// as the log-based metrics do in production.
+	monitor := dashboard.NewMonitor(opts.Clock.Now)
+	opts.Logger = slog.New(monitor.Handler(opts.Logger.Handler()))
 	var process config.Server
 	if err := config.Load(ctx, &process, nil); err != nil {
 		return nil, err
@@ -169,7 +175,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{URL: "http://" + ln.Addr().String(), App: proc.App, Clock: opts.Clock, gcs: gcs, data: opts.DataDir,
-		guard: newGuard(opts.AllowRemote, opts.Hosts), served: make(chan error, 1), lock: lock}
+		guard: newGuard(opts.AllowRemote, opts.Hosts), served: make(chan error, 1), lock: lock, monitor: monitor}
 	dash, err := s.dashboard(ctx, wm)
 	if err != nil {
 		return nil, err
@@ -283,6 +289,7 @@ func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Hand
 		// The fake GCS on this address answers the download links itself.
 		QuarantineBucket: localapi.QuarantineBucket,
 		Refresh:          dashboardRefresh(cfg.Warehouse),
+		Monitor:          s.monitor,
 	}
 	// The page offers every running aggregation's view and opens on the
 	// first (ventas_hora_pais unless AGGREGATIONS leaves it out).

@@ -27,6 +27,7 @@ import (
 	"math/big"
 	"math/bits"
 	"strconv"
+	"strings"
 )
 
 // Scale is the number of fractional digits kept, as in BigQuery NUMERIC.
@@ -489,6 +490,7 @@ func (d *Dec) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
+	raw := b
 	if len(b) >= 2 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -498,8 +500,30 @@ func (d *Dec) UnmarshalJSON(b []byte) error {
 	}
 	v, err := ParseBytes(b, false)
 	if err != nil {
-		return err
+		return &TextError{Text: strings.ToValidUTF8(string(raw[:min(len(raw), maxQuoted)]), "…"), Err: err}
 	}
 	*d = v
 	return nil
 }
+
+// maxQuoted bounds the text a TextError repeats: a megabyte of digits is
+// still named, by its start.
+const maxQuoted = 64
+
+// TextError is JSON text that is not a NUMERIC value, with the text as it
+// was sent (a JSON string keeps its quotes): `"1,5e3" is not a decimal
+// number`. errors.Is finds ErrSyntax, ErrPrecision or ErrOverflow in it.
+type TextError struct {
+	Text string
+	Err  error
+}
+
+func (e *TextError) Error() string {
+	verb := " is "
+	if errors.Is(e.Err, ErrPrecision) {
+		verb = " has "
+	}
+	return e.Text + verb + e.Err.Error()
+}
+
+func (e *TextError) Unwrap() error { return e.Err }

@@ -3,6 +3,7 @@ package numeric
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -435,7 +436,7 @@ func TestJSON(t *testing.T) {
 		name    string
 		in      string
 		want    line
-		wantErr bool
+		wantErr string // the error's text, which names the value sent
 	}{
 		{name: "string", in: `{"importe":"179.80"}`, want: line{Importe: FromNanos(179_800_000_000)}},
 		{name: "state of the int64 version", in: `{"importe":"-9223372036.854775808"}`, want: line{Importe: FromNanos(math.MinInt64)}},
@@ -444,21 +445,21 @@ func TestJSON(t *testing.T) {
 		{name: "null leaves the value alone", in: `{"importe":null,"precio":null}`, want: line{}},
 		{name: "null pointer field stays nil", in: `{"importe":"1","precio":null}`, want: line{Importe: FromNanos(unit)}},
 		{name: "pointer field", in: `{"importe":"1","precio":"89.9"}`, want: line{Importe: FromNanos(unit), Precio: &price}},
-		{name: "exponent refused", in: `{"importe":1e3}`, wantErr: true},
-		{name: "empty string refused", in: `{"importe":""}`, wantErr: true},
-		{name: "comma refused", in: `{"importe":"89,90"}`, wantErr: true},
-		{name: "too precise refused", in: `{"importe":"0.0000000001"}`, wantErr: true},
-		{name: "out of range refused", in: `{"importe":"100000000000000000000000000000"}`, wantErr: true},
-		{name: "boolean refused", in: `{"importe":true}`, wantErr: true},
+		{name: "exponent refused", in: `{"importe":1e3}`, wantErr: `1e3 is not a decimal number`},
+		{name: "empty string refused", in: `{"importe":""}`, wantErr: `"" is not a decimal number`},
+		{name: "comma refused", in: `{"importe":"89,90"}`, wantErr: `"89,90" is not a decimal number`},
+		{name: "too precise refused", in: `{"importe":"0.0000000001"}`, wantErr: `"0.0000000001" has more than 9 decimal places`},
+		{name: "out of range refused", in: `{"importe":"100000000000000000000000000000"}`, wantErr: `"100000000000000000000000000000" is outside NUMERIC's range of ±99999999999999999999999999999.999999999`},
+		{name: "boolean refused", in: `{"importe":true}`, wantErr: `true is not a decimal number`},
 	}
 	for _, tt := range unmarshal {
 		t.Run("unmarshal "+tt.name, func(t *testing.T) {
 			var got line
 			err := json.Unmarshal([]byte(tt.in), &got)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("Unmarshal(%s) error = %v, want error %v", tt.in, err, tt.wantErr)
+			if got := fmt.Sprint(err); tt.wantErr != "" && got != tt.wantErr || tt.wantErr == "" && err != nil {
+				t.Fatalf("Unmarshal(%s) error = %v, want %q", tt.in, err, tt.wantErr)
 			}
-			if tt.wantErr {
+			if tt.wantErr != "" {
 				return
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

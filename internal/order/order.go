@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -150,6 +151,9 @@ func (r Rules) Parse(data []byte, attrs map[string]string) (Order, error) {
 	dec.DisallowUnknownFields()
 	var o Order
 	if err := dec.Decode(&o); err != nil {
+		if field, ok := culprit(data, err); ok {
+			return Order{}, invalid("%s", field)
+		}
 		return Order{}, invalid("body is not an order: %s", jsonProblem(err))
 	}
 	if dec.More() {
@@ -191,5 +195,87 @@ func jsonProblem(err error) string {
 	if errors.Is(err, numeric.ErrSyntax) || errors.Is(err, numeric.ErrPrecision) || errors.Is(err, numeric.ErrOverflow) {
 		return "amount " + msg
 	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("%s is a JSON %s, where %s belongs", te.Field, te.Value, kindOf(te.Type))
+	}
 	return strings.TrimPrefix(msg, "json: ")
+}
+
+// kindOf names what a Go type decodes from, in JSON's words.
+func kindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "a whole number"
+	}
+	return "another kind of value"
+}
+
+// culprit names the field a failed decode stopped at, and its value, as a
+// person reads them: `importe_total "1,5e3" is not a decimal number`,
+// `lineas[0].cantidad "x" is not a whole number`. encoding/json says
+// neither which amount failed nor, for a wrong type, the value and the
+// line ("Go struct field Line.lineas.cantidad of type int64"), so the
+// failing body is read once more, generically; this runs only for an
+// invalid message. ok is false when the field cannot be found.
+func culprit(data []byte, err error) (string, bool) {
+	var body map[string]json.RawMessage
+	if json.Unmarshal(data, &body) != nil {
+		return "", false
+	}
+	var lines []map[string]json.RawMessage
+	if raw, ok := body["lineas"]; ok && json.Unmarshal(raw, &lines) != nil {
+		lines = nil
+	}
+	// fields are the order's members in decoding order: the first that
+	// fails is the one the decoder stopped at.
+	type field struct {
+		name string
+		raw  json.RawMessage
+	}
+	var fields []field
+	for _, k := range []string{"pedido_id", "cliente_id", "pais", "importe_total"} {
+		if raw, ok := body[k]; ok {
+			fields = append(fields, field{k, raw})
+		}
+	}
+	for i, l := range lines {
+		for _, k := range []string{"sku", "cantidad", "precio_unitario"} {
+			if raw, ok := l[k]; ok {
+				fields = append(fields, field{fmt.Sprintf("lineas[%d].%s", i, k), raw})
+			}
+		}
+	}
+	var te *json.UnmarshalTypeError
+	isType := errors.As(err, &te)
+	isAmount := errors.Is(err, numeric.ErrSyntax) || errors.Is(err, numeric.ErrPrecision) || errors.Is(err, numeric.ErrOverflow)
+	for _, f := range fields {
+		leaf := f.name[strings.LastIndexByte(f.name, '.')+1:]
+		switch {
+		case isAmount && (leaf == "importe_total" || leaf == "precio_unitario"):
+			var d numeric.Dec
+			if derr := d.UnmarshalJSON(f.raw); derr != nil {
+				return f.name + " " + derr.Error(), true
+			}
+		case isType && te.Field != "" && strings.HasSuffix(te.Field, leaf) && leaf != "importe_total" && leaf != "precio_unitario":
+			if leaf == "cantidad" {
+				var n int64
+				if json.Unmarshal(f.raw, &n) != nil {
+					return fmt.Sprintf("%s %s is not a whole number", f.name, clipBytes(f.raw, 64)), true
+				}
+				continue
+			}
+			var s string
+			if json.Unmarshal(f.raw, &s) != nil {
+				return fmt.Sprintf("%s %s is not a string", f.name, clipBytes(f.raw, 64)), true
+			}
+		}
+	}
+	return "", false
 }

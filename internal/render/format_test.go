@@ -92,7 +92,7 @@ func TestQueryOutput(t *testing.T) {
 			"sku           unidades        importe\n" +
 			"MOCH-40L-AZ  1,800,015          89.90\n" +
 			"GORRO                7  1,234,567.125\n" +
-			"X                 NULL           NULL\n"},
+			"X                    -              -\n"},
 		{name: "json", format: "json", want: `[
   {
     "sku": "MOCH-40L-AZ",
@@ -115,7 +115,7 @@ func TestQueryOutput(t *testing.T) {
 			"sku          unidades  importe\n" +
 			"MOCH-40L-AZ  1800015   89.90\n" +
 			"GORRO        7         1234567.125\n" +
-			"X            NULL      NULL\n"},
+			"X            -         -\n"},
 		{name: "csv", format: "csv", want: "sku,unidades,importe\nMOCH-40L-AZ,1800015,89.90\nGORRO,7,1234567.125\nX,NULL,NULL\n"},
 		{name: "jsonl", format: "jsonl", want: `{"sku":"MOCH-40L-AZ","unidades":1800015,"importe":"89.90"}
 {"sku":"GORRO","unidades":7,"importe":"1234567.125"}

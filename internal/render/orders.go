@@ -72,7 +72,7 @@ func Counted(n int, one, many string) string {
 func FailingLine(f stream.FailingWindow) string {
 	since := ""
 	if !f.Since.IsZero() {
-		since = " since " + f.Since.UTC().Format("2006-01-02 15:04:05")
+		since = " since " + When(f.Since)
 	}
 	cell := f.Path
 	if !f.WindowStart.IsZero() {

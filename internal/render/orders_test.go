@@ -35,14 +35,14 @@ func TestTick(t *testing.T) {
 			want: "17:25:00 tick: watermark 17:15, 0 panes, 1,200 windows expired\n"},
 		{name: "failing", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingWindow{cell}, FailingCells: 2},
 			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 windows failing (retried at every tick)\n" +
-				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/state/20260314T170000Z_0) since 2026-03-14 17:24:00: add up: importe overflows\n" +
+				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/state/20260314T170000Z_0) since 2026-03-14 17:24 UTC: add up: importe overflows\n" +
 				"         ... and 1 more failing window\n"},
 		{name: "one of each", tick: stream.AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []stream.FailingWindow{es}, FailingCells: 1},
 			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 1 window failing (retried at every tick)\n" +
-				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20:00: decode: layout 9 found, this binary reads layout 1\n"},
+				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20 UTC: decode: layout 9 found, this binary reads layout 1\n"},
 		{name: "more failing than reported", tick: stream.AggregationTick{Failing: []stream.FailingWindow{es, doc}, FailingCells: 5},
 			want: "17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 windows failing (retried at every tick)\n" +
-				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20:00: decode: layout 9 found, this binary reads layout 1\n" +
+				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20 UTC: decode: layout 9 found, this binary reads layout 1\n" +
 				"         failing streams/ventas_hora_pais/deltas/garbage: not a delta path\n" +
 				"         ... and 3 more failing windows\n"},
 		{name: "busy", tick: stream.AggregationTick{Busy: true},

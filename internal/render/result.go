@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -20,7 +21,8 @@ import (
 //	json   one array of objects, keys in column order
 //	jsonl  one object per line
 //
-// In every format NULL is NULL (null in JSON), money has its scale
+// NULL is "-" in the tables for people, NULL in csv and null in JSON;
+// in every format money has its scale
 // (179.80), and in JSON integers and floats are numbers and NUMERIC an
 // exact string.
 var Formats = []string{"table", "text", "csv", "json", "jsonl"}
@@ -55,6 +57,12 @@ func Result(w io.Writer, res warehouse.Result, kinds []Kind, format string) erro
 		for i, r := range res.Rows {
 			rows[i] = make([]string, len(r))
 			for j, v := range r {
+				if v == "NULL" {
+					// A person reads an absent value as a dash, as status
+					// prints one; csv and JSON keep NULL and null.
+					rows[i][j] = "-"
+					continue
+				}
 				if left {
 					rows[i][j] = value(v, kinds[j])
 				} else {
@@ -64,7 +72,7 @@ func Result(w io.Writer, res warehouse.Result, kinds []Kind, format string) erro
 		}
 		return writeTable(w, res.Columns, rows, kinds, left)
 	default:
-		return fmt.Errorf("unknown format %q: want one of %v", format, Formats)
+		return fmt.Errorf("unknown format %q: want one of %s", format, strings.Join(Formats, ", "))
 	}
 }
 

@@ -46,13 +46,13 @@ func TestStatusFailingCells(t *testing.T) {
 	}{
 		{name: "none", failing: nil, wantLines: ""},
 		{name: "one window", failing: []stream.FailingWindow{win}, wantLines: `  failing: 1 window the ticks cannot process (every other window goes on; these are retried at every tick):
-    2026-03-15 06:00:00Z to 07:00:00Z since 2026-03-15 07:10:00Z: decode window: layout 9 found, this binary reads layouts 1 to 3
+    2026-03-15 06:00 to 07:00 UTC since 2026-03-15 07:10 UTC: decode window: layout 9 found, this binary reads layouts 1 to 3
       document aggregations/ventas_hora_pais/state/20260315T060000Z_0
 `},
 		{name: "a window, a previous layout's cell and a document without a window", failing: []stream.FailingWindow{win, cell, doc}, wantLines: `  failing: 3 windows the ticks cannot process (every other window goes on; these are retried at every tick):
-    2026-03-15 06:00:00Z to 07:00:00Z since 2026-03-15 07:10:00Z: decode window: layout 9 found, this binary reads layouts 1 to 3
+    2026-03-15 06:00 to 07:00 UTC since 2026-03-15 07:10 UTC: decode window: layout 9 found, this binary reads layouts 1 to 3
       document aggregations/ventas_hora_pais/state/20260315T060000Z_0
-    2026-03-15 07:00:00Z to 08:00:00Z es since 2026-03-15 07:20:00Z: decode cell: layout 9 found
+    2026-03-15 07:00 to 08:00 UTC es since 2026-03-15 07:20 UTC: decode cell: layout 9 found
       document aggregations/ventas_hora_pais/windows/20260315T070000Z_es
     aggregations/ventas_hora_pais/state/garbage: not a state path
 `},

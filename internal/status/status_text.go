@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,7 +20,7 @@ var stateOrder = []ledger.State{ledger.Done, ledger.Duplicate, ledger.Skipped, l
 func WriteText(w io.Writer, r Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	since := r.Now.Sub(r.Since).Round(time.Minute)
-	fmt.Fprintf(tw, "alpipe status at %s (files and discards of the last %s)\n", stamp(r.Now), human(since))
+	fmt.Fprintf(tw, "alpipe status at %s (files and discards of the last %s)\n", stamp(r.Now), span(since))
 
 	if f := r.Files; f != nil {
 		total := 0
@@ -85,12 +86,12 @@ func WriteText(w io.Writer, r Report) error {
 		if s.Watermark.IsZero() {
 			fmt.Fprintln(w, "  watermark: none yet (no order accepted)")
 		} else {
-			fmt.Fprintf(w, "  watermark: %s, %s behind processing time\n", stamp(s.Watermark), human(time.Duration(s.LagSeconds)*time.Second))
+			fmt.Fprintf(w, "  watermark: %s, %s behind processing time\n", stamp(s.Watermark), render.Duration(time.Duration(s.LagSeconds)*time.Second))
 			fmt.Fprintf(w, "  newest event time: %s, last order accepted at %s\n", stamp(s.MaxEventTime), stamp(s.LastAccepted))
 		}
-		fmt.Fprintf(w, "  open windows: %s in %s\n", render.Counted(s.OpenWindows, "(window, key)", "(window, key)s"), render.Counted(len(s.Windows), "window", "windows"))
+		fmt.Fprintf(w, "  open windows: %s\n", openWindows(len(s.Windows), s.OpenWindows))
 		for _, wl := range s.Windows {
-			fmt.Fprintf(w, "    %s to %s  %s  %s, ON_TIME owed by %s\n", stamp(wl.Start), wl.End.UTC().Format("15:04:05Z"), strings.Join(wl.Keys, " "), render.Counted(int(wl.Panes), "pane", "panes"), render.Counted(wl.OnTimeOwed, "key", "keys"))
+			fmt.Fprintf(w, "    %s  %s  %s, ON_TIME owed by %s\n", windowSpan(wl.Start, wl.End), strings.Join(wl.Keys, " "), render.Counted(int(wl.Panes), "pane", "panes"), render.Counted(wl.OnTimeOwed, "key", "keys"))
 		}
 		writeFailing(w, s.Failing)
 		if s.Outbox > 0 {
@@ -133,7 +134,7 @@ func writeFailing(w io.Writer, fs []FailingLine) {
 	for _, f := range fs {
 		cell := f.Document
 		if !f.WindowStart.IsZero() {
-			cell = stamp(f.WindowStart) + " to " + f.WindowEnd.UTC().Format("15:04:05Z")
+			cell = windowSpan(f.WindowStart, f.WindowEnd)
 			if f.Key != "" {
 				cell += " " + f.Key
 			}
@@ -152,33 +153,47 @@ func writeFailing(w io.Writer, fs []FailingLine) {
 func attention(l FileLine) string {
 	switch l.State {
 	case ledger.InProgress:
-		s := fmt.Sprintf("attempt %d running for %s, ", l.Attempt, human(time.Duration(l.RunningSeconds)*time.Second))
+		s := fmt.Sprintf("attempt %d running for %s, ", l.Attempt, render.Duration(time.Duration(l.RunningSeconds)*time.Second))
 		if l.LeaseExpired {
 			return s + "lease expired: the next delivery takes over"
 		}
-		return s + "lease holds " + human(time.Duration(l.LeaseLeftSeconds)*time.Second) + " more"
+		return s + "lease holds " + render.Duration(time.Duration(l.LeaseLeftSeconds)*time.Second) + " more"
 	default:
 		return fmt.Sprintf("attempt %d: %s", l.Attempt, oneLine(l.Reason))
 	}
 }
 
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return "-"
+func stamp(t time.Time) string { return render.When(t) }
+
+// windowSpan is a window for people: "2026-03-14 17:00 to 18:00 UTC", the
+// end's date said when it is another day.
+func windowSpan(start, end time.Time) string {
+	start, end = start.UTC(), end.UTC()
+	to := end.Format("15:04")
+	if end.Truncate(24*time.Hour) != start.Truncate(24*time.Hour) && !end.Equal(start.Truncate(24*time.Hour).AddDate(0, 0, 1)) {
+		to = end.Format("2006-01-02 15:04")
 	}
-	return t.UTC().Format("2006-01-02 15:04:05Z")
+	return start.Format("2006-01-02 15:04") + " to " + to + " UTC"
 }
 
-// human renders a duration to the second, without the "0s" tails.
-func human(d time.Duration) string {
-	s := d.Round(time.Second).String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
+// openWindows says how many windows hold state and how many keys they
+// hold between them: "none", "1 (3 keys)", "4 (16 keys in all)".
+func openWindows(windows, keys int) string {
+	switch windows {
+	case 0:
+		return "none"
+	case 1:
+		return "1 (" + render.Counted(keys, "key", "keys") + ")"
 	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
+	return render.Thousands(windows) + " (" + render.Counted(keys, "key", "keys") + " in all)"
+}
+
+// span is the report's period: whole hours as "24 h", else a Duration.
+func span(d time.Duration) string {
+	if d > 0 && d%time.Hour == 0 {
+		return strconv.FormatInt(int64(d/time.Hour), 10) + " h"
 	}
-	return s
+	return render.Duration(d)
 }
 
 func dash(s string) string {

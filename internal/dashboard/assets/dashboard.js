@@ -63,7 +63,9 @@
   const windowText = (s, e) => stamp(s) + "–" + hhmm(e);
 
   // duration is the one format of a duration for people, as the CLI
-  // writes it: two units, the second padded: 262d 13h, 2h05m, 4m05s, 42s.
+  // writes it (render.Duration; the table both follow is
+  // internal/render/testdata/durations.txt): two units, the second padded:
+  // 262d 13h, 2h05m, 4m05s, 42s.
   function duration(sec) {
     const neg = sec < 0;
     sec = Math.abs(Math.round(sec));
@@ -632,6 +634,107 @@
     }
   }
 
+  // --- monitoring -----------------------------------------------------------
+
+  // monChart draws series over the processing time [t0, t1] in the svg of
+  // figure id: "line" series as a polyline with a point per sample,
+  // "bar" series as one bar per sample, binMs wide (2 px at least). Each
+  // point carries data-at and data-value, the figures as the server sent
+  // them.
+  function monChart(id, t0, t1, series, fmt, binMs) {
+    const svg = document.querySelector("#" + id + " svg");
+    const W = 360, H = 130, left = 52, right = W - 8, top = 10, base = H - 34;
+    size(svg, W, H);
+    svg.replaceChildren();
+    const all = series.flatMap((s) => s.points.map((p) => p[1]));
+    const max = Math.max(1, ...all);
+    const x = (t) => left + ((t - t0) / Math.max(1, t1 - t0)) * (right - left);
+    const y = (v) => base - (v / max) * (base - top);
+    svg.append(el("svg:line", { x1: left, x2: right, y1: base, y2: base, class: "axis" }));
+    svg.append(el("svg:line", { x1: left, x2: left, y1: top, y2: base, class: "axis" }));
+    svg.append(el("svg:text", { x: left - 4, y: top + 4, "text-anchor": "end", class: "tick" }, fmt(max)));
+    svg.append(el("svg:text", { x: left - 4, y: base, "text-anchor": "end", class: "tick" }, fmt(0)));
+    const a = new Date(t0), b = new Date(t1);
+    svg.append(el("svg:text", { x: left, y: base + 14, "text-anchor": "start", class: "tick" }, stamp(a)));
+    svg.append(el("svg:text", { x: right, y: base + 14, "text-anchor": "end", class: "tick" }, stamp(b)));
+    if (!all.length) {
+      svg.append(el("svg:text", { x: (left + right) / 2, y: (top + base) / 2, "text-anchor": "middle", class: "mon-empty" }, "nothing in this range"));
+    }
+    series.forEach((s, k) => {
+      const g = el("svg:g", { class: "series", "data-series": s.name });
+      if (s.kind === "line") {
+        if (s.points.length > 1) g.append(el("svg:polyline", { class: "mon-line", points: s.points.map((p) => x(p[0]) + "," + y(p[1])).join(" ") }));
+        for (const [t, v] of s.points) {
+          const c = el("svg:circle", { class: "mon-pt", cx: x(t), cy: y(v), r: 2.5, "data-at": new Date(t).toISOString(), "data-value": String(v) });
+          c.append(el("svg:title", {}, stamp(new Date(t)) + " UTC · " + fmt(v)));
+          g.append(c);
+        }
+      } else {
+        const bw = Math.max(2, x(t0 + binMs) - x(t0)) / series.length;
+        for (const [t, v] of s.points) {
+          if (!v) continue;
+          const r = el("svg:rect", { class: "mon-bar " + (s.cls || ""), x: x(t) + k * bw, y: y(v), width: bw, height: base - y(v), "data-at": new Date(t).toISOString(), "data-value": String(v) });
+          r.append(el("svg:title", {}, stamp(new Date(t)) + " UTC · " + s.name + " " + fmt(v)));
+          g.append(r);
+        }
+      }
+      svg.append(g);
+    });
+  }
+
+  function monNow(id, text, warn) {
+    const fig = document.getElementById(id);
+    fig.querySelector(".mon-now").textContent = text;
+    fig.className = "mon" + (warn ? " warn" : "");
+  }
+
+  function renderMonitor(snap) {
+    const m = snap.monitor, box = document.getElementById("monitor");
+    box.hidden = !m;
+    if (!m) return;
+    const t0 = Date.parse(m.from), t1 = Date.parse(m.until);
+    setText("mon-sub", "(processing time, " + stamp(new Date(t0)) + " to " + stamp(new Date(t1)) + " UTC; the sales charts below are on event time)");
+    const mins = m.minutes || [], at = (s) => Date.parse(s.at);
+    const sum = (f) => mins.reduce((n, s) => n + (f(s) || 0), 0);
+    const fresh = mins.filter((s) => s.freshness_seconds != null).map((s) => [at(s), s.freshness_seconds]);
+    monChart("mon-freshness", t0, t1, [{ name: "freshness", kind: "line", points: fresh }], duration, 60e3);
+    const g = m.now || {}, f = g.freshness_seconds;
+    monNow("mon-freshness", f == null ? "no tick yet" : "now " + duration(f), f > 3600);
+    monChart("mon-lag", t0, t1, [{ name: "system lag", kind: "line", points: mins.map((s) => [at(s), s.system_lag_seconds]) }], duration, 60e3);
+    const lag = g.system_lag_seconds || 0;
+    monNow("mon-lag", "now " + duration(lag), lag > 600);
+    monChart("mon-accepted", t0, t1, [{ name: "accepted", kind: "bar", points: mins.map((s) => [at(s), s.accepted]) }], count, 60e3);
+    monNow("mon-accepted", count(sum((s) => s.accepted)) + " in range");
+    monChart("mon-discards", t0, t1, [
+      { name: "dead letters", kind: "bar", cls: "dead", points: mins.map((s) => [at(s), s.dead_letters]) },
+      { name: "too late", kind: "bar", cls: "late", points: mins.map((s) => [at(s), s.too_late]) },
+    ], count, 60e3);
+    const dead = sum((s) => s.dead_letters), late = sum((s) => s.too_late);
+    monNow("mon-discards", count(dead) + " + " + count(late) + " in range", dead + late > 0);
+    const hours = m.hours || [];
+    monChart("mon-files", t0, t1, [
+      { name: "files loaded", kind: "bar", points: hours.map((h) => [Date.parse(h.at), h.files_loaded]) },
+      { name: "rows quarantined", kind: "bar", cls: "late", points: hours.map((h) => [Date.parse(h.at), h.rows_quarantined]) },
+    ], count, HOUR);
+    const q = hours.reduce((n, h) => n + h.rows_quarantined, 0);
+    monNow("mon-files", count(hours.reduce((n, h) => n + h.files_loaded, 0)) + " files, " + count(q) + " rows quarantined", q > 0);
+    const bl = m.backlog;
+    monNow("mon-backlog", bl ? count(bl.undelivered) + " waiting, oldest " + duration(bl.oldest_unacked_age_seconds) : "not measured here", bl && bl.undelivered > 0);
+    setText("mon-backlog-note", bl ? "" : m.backlog_note || "");
+    const body = document.querySelector("#mon-errors tbody");
+    body.replaceChildren();
+    if (!(m.errors || []).length) placeholder(body, 2, "No ERROR line since the server started.");
+    for (const e of m.errors || []) {
+      const tr = el("tr", { class: "warn" });
+      tr.append(el("td", { class: "when", title: "processing time " + stamp(new Date(e.at)) + " UTC" }, stamp(new Date(e.logged))), el("td", { class: "line" }, e.text));
+      body.append(tr);
+    }
+  }
+
+  function setText(id, text) {
+    document.getElementById(id).textContent = text;
+  }
+
   function renderErrors(errors) {
     const box = document.getElementById("errors");
     box.replaceChildren();
@@ -653,6 +756,7 @@
     renderOpen(snap);
     renderFailing(snap);
     renderFiles(snap);
+    renderMonitor(snap);
     renderErrors(snap.errors);
     // The note says which range is shown, so that a chart of the last day
     // is never taken for all the data there is.
@@ -702,6 +806,7 @@
       body.replaceChildren();
       placeholder(body, cols, "Filter refused.");
     }
+    document.getElementById("monitor").hidden = true;
     renderErrors({ filter: msg });
     delete document.body.dataset.updated;
     markInvalid(r.param || "");
