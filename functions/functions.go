@@ -126,7 +126,7 @@ func Config(name string) (config.Validator, error) {
 func lookup(name string) (Function, error) {
 	i := slices.IndexFunc(table, func(f Function) bool { return f.Name == name })
 	if i < 0 {
-		return Function{}, fmt.Errorf("unknown function %q (want one of %v)", name, Names)
+		return Function{}, fmt.Errorf("unknown function %q: want one of %s", name, strings.Join(Names, ", "))
 	}
 	return table[i], nil
 }

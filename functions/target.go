@@ -37,7 +37,7 @@ func PrepareTarget(ctx context.Context, opts setup.Options) (*Process, config.Se
 	}
 	proc, err := Prepare(ctx, names, opts)
 	if err != nil {
-		return nil, cfg, fmt.Errorf("start %s: %w", TargetName(cfg.Target), err)
+		return nil, cfg, fmt.Errorf("start: %w", err)
 	}
 	return proc, cfg, nil
 }

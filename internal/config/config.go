@@ -191,7 +191,9 @@ func Load(ctx context.Context, cfg Validator, lookup envconfig.Lookuper) error {
 		return fmt.Errorf("read configuration: %s: %w", variableOf(cfg, err), err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return errors.Join(ErrInvalid, err)
+		// One line: the error lands in one JSON log field, where a newline
+		// from errors.Join would split it.
+		return fmt.Errorf("%w: %s", ErrInvalid, strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return nil
 }

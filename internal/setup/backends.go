@@ -2,7 +2,6 @@ package setup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -83,7 +82,7 @@ func (a *App) openWarehouse(ctx context.Context, b config.Backends, opts Options
 			// A setting this binary cannot honour is the configuration's
 			// fault, refused before any client exists (the warehouse is
 			// built first): report it as such, naming the variable.
-			return nil, errors.Join(config.ErrInvalid, errors.New("WAREHOUSE=duckdb: this binary is built without cgo and links no embedded warehouse; set WAREHOUSE=bigquery (on a laptop, BIGQUERY_EMULATOR_HOST points it at the stand-in of the production-parity stack, scripts/stack.sh up), or use `alpipe serve`, which embeds DuckDB"))
+			return nil, fmt.Errorf("%w: %s", config.ErrInvalid, "WAREHOUSE=duckdb: this binary is built without cgo and links no embedded warehouse; set WAREHOUSE=bigquery (on a laptop, BIGQUERY_EMULATOR_HOST points it at the stand-in of the production-parity stack, scripts/stack.sh up), or use `alpipe serve`, which embeds DuckDB")
 		}
 		ew, err := opts.EmbeddedWarehouse(ctx, b)
 		if err != nil {
