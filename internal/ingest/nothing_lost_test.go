@@ -34,7 +34,7 @@ func orderLine(i int) string {
 func TestLongLandingNameQuarantines(t *testing.T) {
 	r := newRigOn(t, ingesttest.NewDiskParts(t, landing, quarantine), nil, logging.Discard())
 	ctx := context.Background()
-	name := "exportaciones/2026/03/14/" + strings.Repeat("q", 247) + ".csv"
+	name := "exportaciones/2026/03/14/" + strings.Repeat("q", 222) + ".csv"
 	content := strings.Replace(readSeed(t, seedOrders), "PED-2026-0314-0002", "PED-2026-0314-0902", 1)
 	obj := r.upload(name, content)
 	rec, err := r.svc.Ingest(ctx, obj)

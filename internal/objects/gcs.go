@@ -16,11 +16,10 @@ import (
 // DefaultChunkSize is the upload chunk of a Writer. The storage library
 // allocates one chunk per writer up front (its own default is 16 MiB) and
 // retries a failed chunk from it, so this bounds both the memory of an
-// upload and the bytes re-sent after a transient error. Through the local
-// fake, 2 to 16 MiB chunks upload equally fast while the heap grows by about
-// 1.25 times the chunk (fakegcs.BenchmarkLocalRoundTrip); 4 MiB keeps a drop
-// plus a quarantine writer small against the 150 MiB budget of a local run
-// and still sends a 45 MB file to Cloud Storage in 12 requests.
+// upload and the bytes re-sent after a transient error: 4 MiB keeps a
+// writer small on Cloud Run and still sends a 45 MB file to Cloud Storage
+// in 12 requests. (The local fake holds a whole upload, up to 64 MiB: see
+// fakegcs.)
 const DefaultChunkSize = 4 << 20
 
 // GCS is the Cloud Storage adapter.

@@ -15,7 +15,7 @@ import (
 // name must fit there too, and a quarantine name that ingest shortened
 // cannot say which file it came from once its metadata is gone.
 func TestRequeueLongName(t *testing.T) {
-	source := "exportaciones/2026/03/14/" + strings.Repeat("q", 247) + ".csv"
+	source := "exportaciones/2026/03/14/" + strings.Repeat("q", 222) + ".csv"
 	tests := []struct {
 		name string
 		// dropMeta uploads the fixed file over the quarantine object, as an

@@ -16,7 +16,7 @@ import (
 
 // A re-queued name must fit wherever it is stored, as a quarantine name
 // must (ingest's quarantineName): Cloud Storage takes 1,024 bytes, and the
-// local fake stores each "/" segment as a file name of at most 255 bytes,
+// local fake stores each "/" segment as a file name of at most objname.MaxSegmentBytes,
 // beside a "<segment>.metadata" file.
 const (
 	maxNameBytes    = objname.MaxObjectBytes

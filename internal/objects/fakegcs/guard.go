@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"mime"
-	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,12 +13,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
-// The fake-gcs-server router (v1.56.1, fakestorage/server.go) serves far
-// more than the client library needs: /_internal/delete_all and friends,
-// a batch endpoint that carries any request inside it, the XML API routed
-// by Host header, ACLs, notifications, bucket creation. Its filesystem
-// backend joins bucket and object names into paths unchecked, and its CORS
-// middleware answers every origin. So Server does not expose that router:
+// Server does not expose the fake's router (see the package comment):
 // guard lets through only the routes below, checks every bucket and object
 // name they carry once, here, where they enter, and strips every
 // Access-Control-Allow-* header from the answer. Anything else is 404.
@@ -60,7 +53,7 @@ func (l *Server) guard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		if _, upload := uploadBucket(r.URL.Path); !upload {
+		if !strings.HasPrefix(r.URL.Path, "/upload/") {
 			// The fake would inflate it without bound, and the client
 			// library compresses no other request.
 			apiError(w, http.StatusBadRequest, fmt.Sprintf("Content-Encoding %q is accepted by the local storage fake on uploads only", ce))
@@ -81,7 +74,11 @@ func (l *Server) guard(w http.ResponseWriter, r *http.Request) {
 		apiError(w, status, err.Error())
 		return
 	}
-	l.serve(w, r)
+	if rt.kind == "upload" {
+		l.upload(w, r, rt.buckets[0]) // uploads.go
+		return
+	}
+	l.fake.HTTPHandler().ServeHTTP(w, r)
 }
 
 // parseRoute recognises the routes the client library uses and extracts
@@ -144,8 +141,7 @@ func (l *Server) parseRoute(r *http.Request) (route, int, error) {
 			return route{kind: rest[2], buckets: []string{b, rest[4]}, objects: []string{rest[1], rest[6]}}, 0, nil
 		}
 	case at("upload", "storage", "v1", "b", "*", "o") && (len(seg) == 6 || len(seg) == 7 && seg[6] == "") && is(http.MethodPost, http.MethodPut, http.MethodDelete):
-		// A name in the metadata part of the body is checked by the
-		// streaming upload, where it is read (uploads.go).
+		// A name in the body is checked where the body is read (uploads.go).
 		rt := route{kind: "upload", buckets: []string{seg[4]}}
 		if q.Has("name") {
 			rt.objects = []string{q.Get("name")}
@@ -215,12 +211,9 @@ func (l *Server) checkNames(rt route) (int, error) {
 }
 
 // checkTarget refuses a compose, copy or rewrite onto a name the folder
-// tree cannot hold as a file (fakeFS.fileConflict), which the fake would
-// answer with a 500. An upload meets the same conflict when it commits.
+// tree cannot hold as a file (fileConflict). Uploads meet the same check
+// where their name is known (uploads.go).
 func (l *Server) checkTarget(rt route) (int, error) {
-	if l.uploads == nil {
-		return 0, nil
-	}
 	var b, o string
 	switch rt.kind {
 	case "compose":
@@ -230,28 +223,10 @@ func (l *Server) checkTarget(rt route) (int, error) {
 	default:
 		return 0, nil
 	}
-	if err := l.uploads.fs.fileConflict(b, o); err != nil {
+	if err := l.fileConflict(b, o); err != nil {
 		return http.StatusConflict, err
 	}
 	return 0, nil
-}
-
-// checkObject is the rule for one object name on this server: what a
-// folder tree can hold faithfully. The memory backend (tests) also holds a
-// console's folder placeholder "a/b/", as Cloud Storage does, so that code
-// meeting one in production (the backfill skips them) can be tested.
-func (l *Server) checkObject(name string) error {
-	check := name
-	if l.memory && strings.HasSuffix(name, "/") && len(name) > 1 {
-		check = strings.TrimSuffix(name, "/")
-	}
-	if err := objname.Local(check); err != nil {
-		return err
-	}
-	if l.uploads != nil && !l.uploads.fs.xattr && strings.HasSuffix(name, fakeMetadataSuffix) {
-		return fmt.Errorf("object name %q: names ending in %s are reserved by the local storage fake on this file system", name, fakeMetadataSuffix)
-	}
-	return nil
 }
 
 // publicHost reports whether host is the fake's public host or one of its
@@ -307,37 +282,3 @@ func (w *noCORS) Flush() {
 }
 
 func (w *noCORS) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// bodyName reads the object name of a multipart or resumable upload to the
-// memory backend from its body, the way the fake does (fakestorage/upload.go:
-// the name query parameter, else the metadata's name). It reports false when
-// the body names nothing it can read; the fake then refuses the upload or
-// takes the query's name, which the guard checked. The memory backend keeps
-// objects in memory, so this is about the naming rules only: no name there
-// reaches a file.
-func bodyName(r *http.Request, body []byte) (string, bool) {
-	q := r.URL.Query()
-	if q.Get("name") != "" || q.Has("upload_id") {
-		return "", false
-	}
-	rd := bytes.NewReader(body) // inflated already, if it was gzip (guard)
-	var meta struct{ Name string }
-	switch {
-	case q.Get("uploadType") == "multipart":
-		_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil {
-			return "", false
-		}
-		part, err := multipart.NewReader(rd, params["boundary"]).NextPart()
-		if err != nil || json.NewDecoder(io.LimitReader(part, 1<<20)).Decode(&meta) != nil {
-			return "", false
-		}
-	case q.Get("uploadType") == "resumable" || r.Header.Get("X-Goog-Upload-Protocol") == "resumable":
-		if json.NewDecoder(io.LimitReader(rd, 1<<20)).Decode(&meta) != nil {
-			return "", false
-		}
-	default:
-		return "", false
-	}
-	return meta.Name, true
-}

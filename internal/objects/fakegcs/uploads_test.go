@@ -12,6 +12,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,15 +96,31 @@ func rawRequest(t *testing.T, l *Server, head string, body string) string {
 	return strings.TrimSpace(status)
 }
 
-// listenURL opens the fake's test listener, for requests the storage client
-// would never send.
+// listenURL serves the fake's handler on a loopback socket, for requests
+// the storage client would never send (a client that hangs up mid-request).
 func listenURL(t *testing.T, l *Server) string {
 	t.Helper()
-	u, err := l.Listen()
-	if err != nil {
-		t.Fatal(err)
+	srv := httptest.NewServer(l.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// serveFake sends one request to the fake's handler, in process.
+func serveFake(l *Server, method, target string, header map[string]string, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
-	return u
+	rec := httptest.NewRecorder()
+	l.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// apiMessage is the JSON API error message of an answer.
+func apiMessage(rec *httptest.ResponseRecorder) string {
+	var e struct{ Error struct{ Message string } }
+	_ = json.Unmarshal(rec.Body.Bytes(), &e)
+	return e.Error.Message
 }
 
 func TestResumableSessionProtocol(t *testing.T) {
@@ -196,8 +214,7 @@ func TestResumableSessionProtocol(t *testing.T) {
 }
 
 func TestTruncatedMultipartStoresNothing(t *testing.T) {
-	dir := t.TempDir()
-	l, g := startFS(t, dir)
+	l, g := startFS(t, t.TempDir())
 	body := "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":\"cut.csv\"}\r\n--b\r\nContent-Type: text/csv\r\n\r\nhalf a fi"
 	got := rawRequest(t, l, "POST /upload/storage/v1/b/landing/o?uploadType=multipart HTTP/1.1\r\n"+
 		"Content-Type: multipart/related; boundary=b\r\nContent-Length: 1000", body)
@@ -206,9 +223,6 @@ func TestTruncatedMultipartStoresNothing(t *testing.T) {
 	}
 	if _, err := g.Stat(t.Context(), bucket, "cut.csv"); !errors.Is(err, objects.ErrNotFound) {
 		t.Errorf("Stat = %v, want ErrNotFound", err)
-	}
-	if left, _ := os.ReadDir(filepath.Join(dir, "uploads")); len(left) != 0 {
-		t.Errorf("spool files left behind: %v", left)
 	}
 }
 
@@ -239,11 +253,6 @@ func TestMultipartCutAfterClosingBoundaryStoresNothing(t *testing.T) {
 			}
 			if _, err := g.Stat(t.Context(), bucket, "aborted.csv"); !errors.Is(err, objects.ErrNotFound) {
 				t.Errorf("Stat = %v, want ErrNotFound", err)
-			}
-			if dir != "" {
-				if left, _ := os.ReadDir(filepath.Join(dir, "uploads")); len(left) != 0 {
-					t.Errorf("spool files left behind: %v", left)
-				}
 			}
 
 			// The same request, ended properly, is stored: the request above
@@ -291,10 +300,22 @@ func TestUploadPreconditionsAndChecksums(t *testing.T) {
 			w.MD5 = []byte("0123456789abcdef")
 			return w
 		}, 400},
+		// The fake forgets declared checksums after a session's first chunk.
+		{"wrong CRC32C declared, several chunks", func(ctx context.Context) *storage.Writer {
+			w := obj.NewWriter(ctx)
+			w.ChunkSize = 256 << 10
+			w.SendCRC32C, w.CRC32C = true, 12345
+			return w
+		}, 400},
+		{"stale generation, several chunks", func(ctx context.Context) *storage.Writer {
+			w := obj.If(storage.Conditions{GenerationMatch: first.Generation - 1}).NewWriter(ctx)
+			w.ChunkSize = 256 << 10
+			return w
+		}, 412},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := tc.writer(t.Context())
-			io.WriteString(w, "second")
+			io.WriteString(w, strings.Repeat("second\n", 100<<10))
 			err := w.Close()
 			if got := httpStatus(err); got != tc.wantStatus {
 				t.Errorf("Close = %v (status %d), want status %d", err, got, tc.wantStatus)
@@ -327,7 +348,12 @@ func TestNamesTheFolderCannotHold(t *testing.T) {
 		{"x/../../escape.csv", 400},
 		{"double//slash.csv", 400},
 		{"folder/", 400},
-		{"a.csv/inside.csv", 409}, // a.csv is a file, so it cannot be a folder too
+		{"a.csv/inside.csv", 409},                            // a.csv is a file, so it cannot be a folder too
+		{strings.Repeat("q", maxSegmentBytes) + "/x.csv", 0}, // stored
+		{strings.Repeat("q", maxSegmentBytes+1) + "/x.csv", 400},
+		{"x/" + strings.Repeat("q", maxSegmentBytes-4) + ".csv", 0},
+		{"x/" + strings.Repeat("q", maxSegmentBytes-3) + ".csv", 400},
+		{"x.metadata", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := g.Create(t.Context(), bucket, tc.name, "text/plain", nil)
@@ -379,22 +405,157 @@ func TestObjectsSurviveRestart(t *testing.T) {
 	}
 }
 
-func TestCloseDiscardsUnfinishedUploads(t *testing.T) {
-	dir := t.TempDir()
-	l, g := startFS(t, dir)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	w := g.WithChunkSize(256<<10).Create(ctx, bucket, "big.csv", "text/csv", nil)
-	if _, err := w.Write(make([]byte, 600<<10)); err != nil { // two chunks sent, no finalize
-		t.Fatal(err)
+// TestResumableSessionsAreCapped: each resumable session holds its chunks
+// until it ends or idles out for an hour (1,008 abandoned ones once
+// exhausted the process's descriptors). The sessions and the bytes they
+// hold are capped, and a refusal is a 429 that says why.
+func TestResumableSessionsAreCapped(t *testing.T) {
+	l, _ := startFS(t, t.TempDir())
+	l.sessions.maxOpen, l.sessions.maxHeld = 3, 64
+	start := func(name string) *httptest.ResponseRecorder {
+		return serveFake(l, http.MethodPost, "/upload/storage/v1/b/"+bucket+"/o?uploadType=resumable&name="+name, nil, "{}")
 	}
-	spool := filepath.Join(dir, "uploads")
-	if left, _ := os.ReadDir(spool); len(left) != 1 {
-		t.Fatalf("spool holds %d files during the upload, want 1", len(left))
+	session := func(t *testing.T, name string) string {
+		t.Helper()
+		rec := start(name)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("start %s: %d %s", name, rec.Code, rec.Body)
+		}
+		u, err := url.Parse(rec.Header().Get("Location"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.RequestURI()
 	}
-	w.Abort()
-	l.Close()
-	if _, err := os.Stat(spool); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("spool folder after Close: %v, want removed", err)
+	chunk := func(loc, contentRange, body string) *httptest.ResponseRecorder {
+		return serveFake(l, http.MethodPut, loc, map[string]string{"Content-Range": contentRange, "X-GUploader-No-308": "yes"}, body)
+	}
+
+	a, b := session(t, "a.csv"), session(t, "b.csv")
+	c := session(t, "c.csv")
+	if rec := start("d.csv"); rec.Code != http.StatusTooManyRequests || !strings.Contains(apiMessage(rec), "resumable upload sessions") {
+		t.Errorf("a session beyond the cap: %d %s, want 429 saying why", rec.Code, rec.Body)
+	}
+	// A cancelled session frees its place.
+	if rec := serveFake(l, http.MethodDelete, c, nil, ""); rec.Code != 499 {
+		t.Fatalf("cancel: %d %s", rec.Code, rec.Body)
+	}
+	session(t, "d.csv")
+
+	if rec := chunk(a, "bytes 0-49/*", strings.Repeat("a", 50)); rec.Code != http.StatusOK {
+		t.Fatalf("first chunk: %d %s", rec.Code, rec.Body)
+	}
+	rec := chunk(b, "bytes 0-19/*", strings.Repeat("b", 20))
+	if rec.Code != http.StatusTooManyRequests || !strings.Contains(apiMessage(rec), "bytes") {
+		t.Errorf("a chunk beyond the bytes cap: %d %s, want 429 saying why", rec.Code, rec.Body)
+	}
+	// The refused chunk left nothing behind: the session has no bytes yet.
+	if rec := chunk(b, "bytes */*", ""); rec.Header().Get("Range") != "" {
+		t.Errorf("after the refused chunk the session holds %s", rec.Header().Get("Range"))
+	}
+	// Once a finished upload frees its bytes, the chunk fits.
+	if rec := chunk(a, "bytes 50-59/60", strings.Repeat("a", 10)); rec.Code != http.StatusOK || rec.Header().Get("X-Http-Status-Code-Override") != "" {
+		t.Fatalf("finalize: %d %s", rec.Code, rec.Body)
+	}
+	if rec := chunk(b, "bytes 0-19/20", strings.Repeat("b", 20)); rec.Code != http.StatusOK {
+		t.Errorf("the chunk after bytes were freed: %d %s", rec.Code, rec.Body)
+	}
+	// Finished sessions (kept to answer a retried last chunk) hold no bytes
+	// and take no place.
+	for _, name := range []string{"e.csv", "f.csv"} {
+		session(t, name)
+	}
+}
+
+// TestUploadBodyNames: the fake takes an upload's object from the body when
+// the URL names none, and a resumable start whose JSON body names a bucket
+// goes to that bucket (the Go client names the URL's). A body that names
+// another bucket, or another object than the URL, is refused, on both
+// backends.
+func TestUploadBodyNames(t *testing.T) {
+	for _, dir := range []string{t.TempDir(), ""} {
+		l, err := Start(dir, bucket, "other")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Close)
+		for _, tc := range []struct {
+			name, query, body string
+			wantStatus        int
+		}{
+			{"the URL's bucket", "", `{"bucket":"landing","name":"x.csv"}`, 200},
+			{"another bucket", "", `{"bucket":"other","name":"x.csv"}`, 400},
+			{"the parent folder as bucket", "", `{"bucket":"..","name":"buckets/other/x.csv"}`, 400},
+			{"two names", "&name=x.csv", `{"name":"../y.csv"}`, 400},
+			{"the same name twice", "&name=x.csv", `{"name":"x.csv"}`, 200},
+			{"not JSON", "", `{"name":`, 400},
+		} {
+			t.Run(fmt.Sprintf("dir=%t/%s", dir != "", tc.name), func(t *testing.T) {
+				rec := serveFake(l, http.MethodPost, "/upload/storage/v1/b/"+bucket+"/o?uploadType=resumable"+tc.query,
+					map[string]string{"Content-Type": "application/json"}, tc.body)
+				if rec.Code != tc.wantStatus {
+					t.Errorf("status %d (%s), want %d", rec.Code, rec.Body, tc.wantStatus)
+				}
+			})
+		}
+	}
+}
+
+// zeros yields zero bytes without end, and without allocating.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestUploadsAreBounded: the fake reads an upload whole into memory, so an
+// upload beyond maxObjectBytes is refused with 413 and stores nothing.
+func TestUploadsAreBounded(t *testing.T) {
+	l, g := startFS(t, t.TempDir())
+	for _, tc := range []struct{ name, target, contentRange string }{
+		{"media", "/upload/storage/v1/b/landing/o?uploadType=media&name=big.csv", ""},
+		{"resumable chunk", "", fmt.Sprintf("bytes 0-%d/*", maxObjectBytes)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := tc.target
+			if target == "" {
+				rec := serveFake(l, http.MethodPost, "/upload/storage/v1/b/landing/o?uploadType=resumable&name=big.csv", nil, "")
+				u, err := url.Parse(rec.Header().Get("Location"))
+				if rec.Code != http.StatusOK || err != nil {
+					t.Fatalf("start: %d %s", rec.Code, rec.Body)
+				}
+				target = u.RequestURI()
+			}
+			req := httptest.NewRequest(http.MethodPut, target, io.LimitReader(zeros{}, maxObjectBytes+1))
+			if tc.target != "" {
+				req.Method = http.MethodPost
+			}
+			if tc.contentRange != "" {
+				req.Header.Set("Content-Range", tc.contentRange)
+			}
+			rec := httptest.NewRecorder()
+			l.Handler().ServeHTTP(rec, req)
+			if rec.Code != http.StatusRequestEntityTooLarge {
+				t.Errorf("status %d (%.200s), want 413", rec.Code, rec.Body)
+			}
+			if _, err := g.Stat(t.Context(), bucket, "big.csv"); !errors.Is(err, objects.ErrNotFound) {
+				t.Errorf("Stat = %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// TestResumableNameWithQueryCharacters: the fake path-escapes the name into
+// its session URL's query, where "&" and "+" change the query; the session
+// URL handed out is built with the query escaped.
+func TestResumableNameWithQueryCharacters(t *testing.T) {
+	_, g := startFS(t, t.TempDir())
+	const name = "exportaciones/a&upload_id=x+y.csv"
+	content := strings.Repeat("P-1,ES\n", 100<<10)
+	w := g.WithChunkSize(256<<10).Create(t.Context(), bucket, name, "text/csv", nil)
+	io.WriteString(w, content)
+	if err := w.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if got := readAll(t, g, name); got != content {
+		t.Errorf("read back %d bytes, want %d", len(got), len(content))
 	}
 }

@@ -6,11 +6,12 @@ import (
 )
 
 // MaxSegmentBytes bounds each "/" segment of a name this project derives
-// (quarantine and re-queue names): the local fake stores a segment as a file
-// name of at most 255 bytes, beside a "<segment>.metadata" file where the
-// file system has no extended attributes. A derived name that does not fit
-// leaves its rows nowhere to go.
-const MaxSegmentBytes = 255 - len(".metadata")
+// (quarantine and re-queue names): the local fake (fake-gcs-server's
+// filesystem backend) stores a segment as a file name of at most 255 bytes,
+// written through a temporary "." + name + up to 19 digits, beside a
+// "<segment>.metadata" file where the file system has no extended
+// attributes. A derived name that does not fit leaves its rows nowhere to go.
+const MaxSegmentBytes = 255 - len(".") - 19 - len(".metadata")
 
 // Fits reports whether a derived name fits Cloud Storage (MaxObjectBytes)
 // and the local fake (MaxSegmentBytes per segment).
