@@ -400,7 +400,7 @@ func TestFrameworkServesWhatServerServes(t *testing.T) {
 		"object gs://" + ingesttest.Quarantine + "/cuarentena/lineas_pedido/exportaciones/2026/03/14/pedidos.g<dropped generation>.csv",
 		"\nP-3 | 1 | 2026-03-15 | GORRO-LANA-RJ |",
 		"\nventas_hora_pais | ",
-		"\nP-9 | NULL | invalid: body is not an order",
+		"\nP-9 | NULL | invalid: importe_total \"diez\" is not a decimal number",
 		"\nNULL | NULL | invalid: not a push body",
 	} {
 		if !strings.Contains(got, want) {
