@@ -3,7 +3,8 @@
 # (cmd/server, CGO_ENABLED=0) once per Cloud Run service of terraform/, each
 # with exactly the environment Terraform gives it, on the Firestore and
 # Pub/Sub emulators, the in-process fake GCS with Eventarc's deliveries, the
-# BigQuery fake and a Cloud Scheduler loop. It starts the emulators (unless
+# BigQuery fake (in front of the BigQuery emulator, which runs the SQL) and a
+# Cloud Scheduler loop. It starts the emulators (unless
 # FIRESTORE_EMULATOR_HOST and PUBSUB_EMULATOR_HOST are already set, as in
 # scripts/test.sh), runs the stack's proofs verbosely and prints how long
 # they took.

@@ -23,8 +23,9 @@ const (
 )
 
 // Console is what a person asks the running stack (scripts/stack.sh up):
-// the BigQuery fake's tables and rows, which no SQL can reach (the fake
-// runs none), and the stack's clock. It serves loopback clients only.
+// the BigQuery fake's tables and rows (the rows the BigQuery emulator
+// behind it answers queries from), and the stack's clock. It serves
+// loopback clients only.
 //
 //	GET  /tables              each table with its number of rows
 //	GET  /tables/NAME?limit=N the first N rows (default 100, at most 1000), one JSON object a line

@@ -12,7 +12,9 @@
 //     named database Terraform creates), STORAGE_EMULATOR_HOST (the
 //     in-process fake GCS of internal/objects/fakegcs, with Terraform's
 //     buckets), BIGQUERY_EMULATOR_HOST (the BigQuery fake of
-//     internal/warehouse/bigquery/bqfake, with the dataset's tables);
+//     internal/warehouse/bigquery/bqfake, with the dataset's tables, in
+//     front of the BigQuery emulator of test/bqemulator, which runs the
+//     SQL);
 //   - PORT, K_SERVICE, K_REVISION and K_CONFIGURATION as Cloud Run sets them;
 //   - ALPIPE_CLOCK_FILE, the test clock (the binary accepts it only next to
 //     FIRESTORE_EMULATOR_HOST). No credentials are needed: every client

@@ -115,7 +115,7 @@ func upBanner(w io.Writer, s *Stack, consoleURL string) {
 	}
 	p("Stand-ins:\n")
 	p("  fake GCS          STORAGE_EMULATOR_HOST=%s  buckets %s\n", strings.TrimPrefix(s.StorageURL, "http://"), bucketsText(s.Buckets))
-	p("  BigQuery fake     BIGQUERY_EMULATOR_HOST=%s  dataset %s (runs no SQL)\n", strings.TrimPrefix(s.BigQueryURL, "http://"), s.Dataset)
+	p("  BigQuery fake     BIGQUERY_EMULATOR_HOST=%s  dataset %s (bqfake in front of the BigQuery emulator, which runs every query)\n", strings.TrimPrefix(s.BigQueryURL, "http://"), s.Dataset)
 	p("  Firestore         FIRESTORE_EMULATOR_HOST=%s  database %s\n", os.Getenv("FIRESTORE_EMULATOR_HOST"), s.Database)
 	p("  Pub/Sub           PUBSUB_EMULATOR_HOST=%s  GOOGLE_CLOUD_PROJECT=%s\n", os.Getenv("PUBSUB_EMULATOR_HOST"), s.Project)
 	for _, j := range s.Scheduler.Schedules() {

@@ -82,6 +82,7 @@ func newLaxTestEnvWith(t *testing.T, opt bqfake.Options) *testEnv {
 		Project:      testProject,
 		Dataset:      testDataset,
 		Accumulation: opt.Accumulation,
+		SQL:          opt.SQL,
 		Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
 			return gcs.Open(ctx, bucket, name, 0)
 		},

@@ -101,7 +101,6 @@ func TestQueryRefusesWrites(t *testing.T) {
 		{name: "DDL", sql: "DROP TABLE lineas_pedido", wantErr: "this is DROP"},
 		{name: "script hiding a write", sql: "SELECT 1; DELETE FROM lineas_pedido WHERE TRUE", wantErr: "this is SCRIPT"},
 		{name: "SQL BigQuery cannot compile", sql: "SELEC 1", wantErr: "this is SELEC"},
-		{name: "unknown table", sql: "SELECT * FROM pedidos", wantErr: "invalidQuery"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,7 +54,7 @@ func TestNew(t *testing.T) {
 		wantErr string
 	}{
 		{name: "valid", opt: bqfake.Options{Project: project, Dataset: dataset}},
-		{name: "missing names", opt: bqfake.Options{RunningPolls: -1}, wantErr: "bqfake: empty project\nempty dataset\nnegative RunningPolls -1"},
+		{name: "missing names", opt: bqfake.Options{Accumulation: "x"}, wantErr: `bqfake: project "", dataset "", accumulation "x": want names and ACCUMULATING or DISCARDING`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,9 +85,8 @@ func TestClientPaths(t *testing.T) {
 	ctx := context.Background()
 	staged := `{"opinion_id":"O-1","sku":"SKU-1","fecha":"2026-03-14","puntuacion":"5","texto":null,"pais":"ES","source_object":"gs://b/o.csv","source_generation":"1","source_line":"2","ingested_at":"2026-03-14T10:00:00Z"}` + "\n"
 	f, c := start(t, bqfake.Options{
-		Project:      project,
-		Dataset:      dataset,
-		RunningPolls: 1,
+		Project: project,
+		Dataset: dataset,
 		Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
 			if bucket != "staging" || name != "o.ndjson" {
 				return nil, errors.New("no such object")
@@ -95,6 +94,7 @@ func TestClientPaths(t *testing.T) {
 			return io.NopCloser(strings.NewReader(staged)), nil
 		},
 	})
+	f.SetRunningPolls(1)
 	ds := c.Dataset(dataset)
 	opiniones, err := warehouse.Lookup(warehouse.Opiniones)
 	if err != nil {

@@ -9,11 +9,11 @@ import (
 )
 
 // MaxInsertIDLen is BigQuery's limit on an insertAll row's insertId
-// ("insertId field length: 128 characters. Exceeding this value causes
-// invalid errors", https://cloud.google.com/bigquery/quotas#streaming_inserts).
+// (https://cloud.google.com/bigquery/quotas#streaming_inserts).
 const MaxInsertIDLen = 128
 
-func (f *Fake) insertAll(w http.ResponseWriter, r *http.Request, dataset, tableName string) {
+func (f *Fake) insertAll(w http.ResponseWriter, r *http.Request) {
+	dataset, tableName := r.PathValue("dataset"), r.PathValue("table")
 	var in bq.TableDataInsertAllRequest
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
 		writeError(w, http.StatusBadRequest, "parseError", "Parse error: "+err.Error())
@@ -32,36 +32,26 @@ func (f *Fake) insertAll(w http.ResponseWriter, r *http.Request, dataset, tableN
 		writeError(w, http.StatusNotFound, "notFound", fmt.Sprintf("Not found: Table %s:%s.%s", f.project, dataset, tableName))
 		return
 	}
-	for i, row := range in.Rows {
-		if row.InsertId == "" {
-			f.violate(w, "insertAll row %d of %s has no insertId: a retry could duplicate it", i, tableName)
-			return
-		}
-	}
 	parsed := make([]map[string]any, len(in.Rows))
 	var bad []*bq.TableDataInsertAllResponseInsertErrors
 	for i, row := range in.Rows {
-		var err error
+		if row.InsertId == "" {
+			f.answer(w, violationf("insertAll row %d of %s has no insertId: a retry could duplicate it", i, tableName))
+			return
+		}
+		raw, err := json.Marshal(row.Json)
 		if len(row.InsertId) > MaxInsertIDLen {
 			err = fmt.Errorf("insertId of %d characters, more than %d", len(row.InsertId), MaxInsertIDLen)
-		} else {
-			var raw []byte
-			raw, err = json.Marshal(row.Json)
-			if err == nil {
-				parsed[i], err = checkJSONRow(t.schema, raw)
-			}
+		} else if err == nil {
+			parsed[i], err = CheckRow(t.schema, raw)
 		}
 		if err != nil {
 			bad = append(bad, &bq.TableDataInsertAllResponseInsertErrors{Index: int64(i), Errors: []*bq.ErrorProto{{Reason: "invalid", Message: err.Error()}}})
 		}
 	}
 	if len(bad) > 0 && !in.SkipInvalidRows {
-		rejected := map[int64]bool{}
-		for _, b := range bad {
-			rejected[b.Index] = true
-		}
-		for i := range in.Rows {
-			if !rejected[int64(i)] {
+		for i := range in.Rows { // the valid rows are not inserted either
+			if parsed[i] != nil {
 				bad = append(bad, &bq.TableDataInsertAllResponseInsertErrors{Index: int64(i), Errors: []*bq.ErrorProto{{Reason: "stopped"}}})
 			}
 		}
@@ -69,11 +59,10 @@ func (f *Fake) insertAll(w http.ResponseWriter, r *http.Request, dataset, tableN
 		return
 	}
 	for i, row := range in.Rows {
-		if parsed[i] == nil || t.insertIDs[row.InsertId] {
-			continue
+		if parsed[i] != nil && !t.insertIDs[row.InsertId] {
+			t.insertIDs[row.InsertId] = true
+			t.rows = append(t.rows, parsed[i])
 		}
-		t.insertIDs[row.InsertId] = true
-		t.rows = append(t.rows, parsed[i])
 	}
 	if faulty {
 		writeError(w, flt.status, "backendError", "Backend error (scripted, after the rows were inserted)")

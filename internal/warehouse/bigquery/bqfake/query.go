@@ -8,10 +8,10 @@ import (
 	"time"
 
 	bq "google.golang.org/api/bigquery/v2"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// query answers jobs.query: the recorded result of the SQL text, the
-// computed one of the one SELECT form the fake executes, or an empty one.
 func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 	var in bq.QueryRequest
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
@@ -21,50 +21,100 @@ func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "jobs.query")
-	if in.UseLegacySql == nil || *in.UseLegacySql {
-		writeError(w, http.StatusBadRequest, "invalid", "this fake accepts only GoogleSQL (useLegacySql=false)")
-		return
+	var err error
+	switch {
+	case in.UseLegacySql == nil || *in.UseLegacySql:
+		err = fmt.Errorf("this fake accepts only GoogleSQL (useLegacySql=false)")
+	case in.DefaultDataset == nil || in.DefaultDataset.DatasetId == "":
+		err = violationf("jobs.query without a default dataset: unqualified table names would not resolve as in DuckDB")
+	default:
+		if err = checkLabels(in.Labels); err == nil {
+			err = checkParams(in.Query, in.QueryParameters)
+		}
 	}
-	if in.DefaultDataset == nil || in.DefaultDataset.DatasetId == "" {
-		f.violate(w, "jobs.query without a default dataset: unqualified table names would not resolve as in DuckDB")
-		return
+	var res Result
+	if err == nil {
+		res, err = f.selectAnswer(in.Query, in.QueryParameters)
 	}
-	if err := checkLabels(in.Labels); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid", err.Error())
-		return
-	}
-	if err := checkParams(in.Query, in.QueryParameters); err != nil {
-		writeError(w, http.StatusBadRequest, "invalidQuery", err.Error())
-		return
-	}
-	if err := f.checkTables(in.Query, in.DefaultDataset); err != nil {
-		writeError(w, http.StatusBadRequest, "invalidQuery", err.Error())
-		return
-	}
-	res, err := f.selectAnswer(in.Query, in.QueryParameters)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalidQuery", err.Error())
+		f.answer(w, err)
 		return
 	}
 	f.queryCount++
-	id := fmt.Sprintf("job_fake%d", f.queryCount)
-	j := f.newJob(id, in.Location, &bq.JobConfiguration{Query: &bq.JobConfigurationQuery{Query: in.Query}})
+	j := f.newJob(fmt.Sprintf("job_fake%d", f.queryCount), in.Location, &bq.JobConfiguration{Query: &bq.JobConfigurationQuery{Query: in.Query}})
 	j.result = &res
-	f.complete(j)
-	useInt64 := in.FormatOptions != nil && in.FormatOptions.UseInt64Timestamp
-	rows, token := f.page(res, 0, 0, useInt64)
-	writeJSON(w, http.StatusOK, &bq.QueryResponse{
-		Kind:         "bigquery#queryResponse",
-		JobReference: j.job.JobReference,
-		JobComplete:  true,
-		Schema:       &bq.TableSchema{Fields: res.Fields},
-		Rows:         rows,
-		TotalRows:    uint64(len(res.Rows)),
-		PageToken:    token,
-	})
+	j.complete()
+	rows, token := f.page(res, 0, 0, in.FormatOptions != nil && in.FormatOptions.UseInt64Timestamp)
+	writeJSON(w, http.StatusOK, &bq.QueryResponse{Kind: "bigquery#queryResponse", JobReference: j.job.JobReference, JobComplete: true,
+		Schema: &bq.TableSchema{Fields: res.Fields}, Rows: rows, TotalRows: uint64(len(res.Rows)), PageToken: token})
 }
 
-func (f *Fake) getQueryResults(w http.ResponseWriter, r *http.Request, id string) {
+// selectAnswer answers a SELECT; the caller holds mu.
+func (f *Fake) selectAnswer(sql string, params []*bq.QueryParameter) (Result, error) {
+	if res, ok := f.results[sql]; ok || f.sql == nil {
+		return res, nil
+	}
+	for name, t := range f.tables {
+		if err := f.sql.insert(name, t.rows[t.copied:]); err != nil {
+			return Result{}, err
+		}
+		t.copied = len(t.rows)
+	}
+	res, err := f.sql.query(&bq.QueryRequest{Query: sql, QueryParameters: params})
+	if err != nil {
+		return Result{}, &apiError{reason: "invalidQuery", msg: err.Error()}
+	}
+	// The emulator computes NUMERIC past its range; BigQuery fails the query.
+	for _, row := range res.Rows {
+		for i, cell := range row {
+			if s, ok := cell.(string); ok && res.Fields[i].Type == "NUMERIC" {
+				if _, err := checkValue(warehouse.Numeric, []byte(strconv.Quote(s))); err != nil {
+					return Result{}, &apiError{reason: "invalidQuery", msg: fmt.Sprintf("numeric overflow: %s does not fit NUMERIC (column %s)", s, res.Fields[i].Name)}
+				}
+			}
+		}
+	}
+	return res, nil
+}
+
+// Query runs a SELECT on GoogleSQL for a test; rows as Rows gives them.
+func (f *Fake) Query(sql string) ([]map[string]any, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sql == nil {
+		return nil, fmt.Errorf("bqfake: no GoogleSQL engine (Options.SQL) to run %q", sql)
+	}
+	res, err := f.selectAnswer(sql, nil)
+	if err != nil {
+		return nil, err
+	}
+	schema := make([]warehouse.Field, len(res.Fields))
+	for i, fl := range res.Fields {
+		schema[i] = warehouse.Field{Name: fl.Name, Type: warehouse.Type(normalType(fl.Type))}
+	}
+	return res.rows(schema)
+}
+
+// rows converts an answer to the form Rows gives, by column name.
+func (res Result) rows(schema []warehouse.Field) ([]map[string]any, error) {
+	out := make([]map[string]any, 0, len(res.Rows))
+	for _, cells := range res.Rows {
+		line := map[string]any{}
+		for i, fl := range res.Fields {
+			line[fl.Name] = cells[i]
+		}
+		b, _ := json.Marshal(line)
+		r, err := CheckRow(schema, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (f *Fake) getQueryResults(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "jobs.getQueryResults "+id)
@@ -73,37 +123,23 @@ func (f *Fake) getQueryResults(w http.ResponseWriter, r *http.Request, id string
 		writeError(w, http.StatusNotFound, "notFound", fmt.Sprintf("Not found: Job %s:%s", f.project, id))
 		return
 	}
-	if j.job.Status.State != "DONE" {
-		writeJSON(w, http.StatusOK, &bq.GetQueryResultsResponse{Kind: "bigquery#getQueryResultsResponse", JobReference: j.job.JobReference, JobComplete: false})
-		return
-	}
+	resp := &bq.GetQueryResultsResponse{Kind: "bigquery#getQueryResultsResponse", JobReference: j.job.JobReference}
 	q := r.URL.Query()
-	start := 0
-	if tok := q.Get("pageToken"); tok != "" {
-		start, _ = strconv.Atoi(tok)
-	} else if s := q.Get("startIndex"); s != "" {
-		start, _ = strconv.Atoi(s)
+	// maxResults=0 is how the client waits for completion without rows.
+	if resp.JobComplete = j.job.Status.State == "DONE"; resp.JobComplete {
+		resp.Schema, resp.TotalRows = &bq.TableSchema{Fields: j.result.Fields}, uint64(len(j.result.Rows))
+		if limit, _ := strconv.Atoi(q.Get("maxResults")); limit > 0 || !q.Has("maxResults") {
+			start, _ := strconv.Atoi(q.Get("startIndex"))
+			if tok := q.Get("pageToken"); tok != "" {
+				start, _ = strconv.Atoi(tok)
+			}
+			resp.Rows, resp.PageToken = f.page(*j.result, start, limit, q.Get("formatOptions.useInt64Timestamp") == "true")
+		}
 	}
-	limit, _ := strconv.Atoi(q.Get("maxResults"))
-	if q.Has("maxResults") && limit == 0 {
-		// maxResults=0 is how the client waits for completion without rows.
-		writeJSON(w, http.StatusOK, &bq.GetQueryResultsResponse{Kind: "bigquery#getQueryResultsResponse", JobReference: j.job.JobReference, JobComplete: true, Schema: &bq.TableSchema{Fields: j.result.Fields}, TotalRows: uint64(len(j.result.Rows))})
-		return
-	}
-	rows, token := f.page(*j.result, start, limit, q.Get("formatOptions.useInt64Timestamp") == "true")
-	writeJSON(w, http.StatusOK, &bq.GetQueryResultsResponse{
-		Kind:         "bigquery#getQueryResultsResponse",
-		JobReference: j.job.JobReference,
-		JobComplete:  true,
-		Schema:       &bq.TableSchema{Fields: j.result.Fields},
-		Rows:         rows,
-		TotalRows:    uint64(len(j.result.Rows)),
-		PageToken:    token,
-	})
+	writeJSON(w, http.StatusOK, resp)
 }
 
-// page renders rows [start, start+n) in BigQuery's f/v form; the caller
-// holds mu.
+// page renders rows [start, start+n) as BigQuery does; the caller holds mu.
 func (f *Fake) page(res Result, start, n int, int64Timestamps bool) ([]*bq.TableRow, string) {
 	if n <= 0 || n > f.pageSize {
 		n = f.pageSize
@@ -116,7 +152,13 @@ func (f *Fake) page(res Result, start, n int, int64Timestamps bool) ([]*bq.Table
 		for i, cell := range row {
 			c := &bq.TableCell{}
 			if s, ok := cell.(string); ok {
-				c.V = f.wireValue(res.Fields[i].Type, s, int64Timestamps)
+				c.V = s
+				if ts, err := time.Parse(time.RFC3339Nano, s); err == nil && res.Fields[i].Type == "TIMESTAMP" {
+					c.V = strconv.FormatFloat(float64(ts.UnixMicro())/1e6, 'E', -1, 64)
+					if int64Timestamps {
+						c.V = strconv.FormatInt(ts.UnixMicro(), 10)
+					}
+				}
 			}
 			tr.F = append(tr.F, c)
 		}
@@ -127,23 +169,4 @@ func (f *Fake) page(res Result, start, n int, int64Timestamps bool) ([]*bq.Table
 		token = strconv.Itoa(end)
 	}
 	return out, token
-}
-
-// wireValue converts a recorded TIMESTAMP (RFC 3339) to the form BigQuery
-// sends: int64 microseconds when asked (the Go client asks), float seconds
-// otherwise. Other types travel as their text. A recorded TIMESTAMP that
-// does not parse is the recorder's mistake: a violation, sent as it is.
-func (f *Fake) wireValue(typ, s string, int64Timestamps bool) string {
-	if typ != "TIMESTAMP" {
-		return s
-	}
-	ts, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		f.violations = append(f.violations, fmt.Sprintf("recorded TIMESTAMP %q: %v", s, err))
-		return s
-	}
-	if int64Timestamps {
-		return strconv.FormatInt(ts.UnixMicro(), 10)
-	}
-	return strconv.FormatFloat(float64(ts.UnixMicro())/1e6, 'E', -1, 64)
 }

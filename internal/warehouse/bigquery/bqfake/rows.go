@@ -2,6 +2,7 @@ package bqfake
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -16,21 +17,13 @@ import (
 )
 
 // compareSchema returns why a load schema differs from the table's, or "".
-// BigQuery names INT64 INTEGER on the wire and takes an empty mode as
-// NULLABLE; both spellings are accepted.
 func compareSchema(want []warehouse.Field, got *bq.TableSchema) string {
-	if got == nil {
-		return "The load has no schema."
-	}
-	if len(got.Fields) != len(want) {
-		return fmt.Sprintf("Table has %d fields, the load %d.", len(want), len(got.Fields))
+	if got == nil || len(got.Fields) != len(want) {
+		return fmt.Sprintf("Table has %d fields, the load another number.", len(want))
 	}
 	for i, w := range want {
 		g := got.Fields[i]
-		mode := g.Mode
-		if mode == "" {
-			mode = "NULLABLE"
-		}
+		mode := cmp.Or(g.Mode, "NULLABLE")
 		if g.Name != w.Name || normalType(g.Type) != normalType(string(w.Type)) || mode != w.Mode {
 			return fmt.Sprintf("Field %d is %s %s %s, the table has %s %s %s.", i, g.Name, g.Type, mode, w.Name, w.Type, w.Mode)
 		}
@@ -50,11 +43,9 @@ func normalType(t string) string {
 	return t
 }
 
-// checkJSONRow parses one JSON row and checks it against the schema as a
-// JSON load or insertAll does. It returns the row with each value in a
-// canonical Go form: string, int64, *big.Rat (NUMERIC), DATE and TIMESTAMP
-// as their text, nil for NULL.
-func checkJSONRow(schema []warehouse.Field, line []byte) (map[string]any, error) {
+// CheckRow checks one JSON row (an NDJSON line, an insertAll row) against
+// a table schema as BigQuery does, and returns it in the form Rows gives.
+func CheckRow(schema []warehouse.Field, line []byte) (map[string]any, error) {
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&raw); err != nil {
@@ -63,10 +54,8 @@ func checkJSONRow(schema []warehouse.Field, line []byte) (map[string]any, error)
 	if dec.More() {
 		return nil, fmt.Errorf("more than one JSON value on the line")
 	}
-	known := map[string]bool{}
 	out := make(map[string]any, len(schema))
 	for _, f := range schema {
-		known[f.Name] = true
 		v, present := raw[f.Name]
 		if !present || string(v) == "null" {
 			if f.Required() {
@@ -75,14 +64,14 @@ func checkJSONRow(schema []warehouse.Field, line []byte) (map[string]any, error)
 			out[f.Name] = nil
 			continue
 		}
-		val, err := checkJSONValue(f.Type, v)
+		val, err := checkValue(f.Type, v)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %v", f.Name, err)
 		}
 		out[f.Name] = val
 	}
 	for name := range raw {
-		if !known[name] {
+		if _, ok := out[name]; !ok {
 			return nil, fmt.Errorf("no such field: %s.", name)
 		}
 	}
@@ -97,64 +86,40 @@ var (
 	timestampText = regexp.MustCompile(`^\d{4}-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{2}:\d{2}(\.\d{1,6})?( ?(Z|UTC|[+-]\d{2}:\d{2}))?$`)
 )
 
-func checkJSONValue(typ warehouse.Type, v json.RawMessage) (any, error) {
-	var s string
+func checkValue(typ warehouse.Type, v json.RawMessage) (any, error) {
+	s := string(v)
 	quoted := len(v) > 0 && v[0] == '"'
-	if quoted {
-		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, err
-		}
+	if quoted && json.Unmarshal(v, &s) != nil {
+		return nil, fmt.Errorf("invalid JSON string %s", v)
 	}
-	switch typ {
-	case warehouse.String:
-		if !quoted {
-			return nil, fmt.Errorf("Cannot convert value to string: %s", v)
-		}
+	switch {
+	case typ != warehouse.Int64 && typ != warehouse.Numeric && !quoted:
+		return nil, fmt.Errorf("Cannot convert value to %s: %s", typ, v)
+	case typ == warehouse.String:
 		return s, nil
-	case warehouse.Int64:
-		if !quoted {
-			s = string(v)
-		}
-		if !intText.MatchString(s) {
+	case typ == warehouse.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || !intText.MatchString(s) {
 			return nil, fmt.Errorf("Could not parse '%s' as INT64", s)
 		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("Could not parse '%s' as INT64: out of range", s)
-		}
 		return n, nil
-	case warehouse.Numeric:
-		if !quoted {
-			s = string(v) // accepted, but lossy for some values: the adapter sends strings
-		}
+	case typ == warehouse.Numeric: // unquoted is accepted, but lossy for some values: the adapter sends strings
 		m := decimalText.FindStringSubmatch(s)
 		if m == nil || len(strings.TrimLeft(m[1], "0")) > 29 || len(m[2]) > 9 {
 			return nil, fmt.Errorf("Invalid NUMERIC value: %s", s)
 		}
 		r, _ := new(big.Rat).SetString(s)
 		return r, nil
-	case warehouse.Date:
-		if !quoted {
-			return nil, fmt.Errorf("Invalid date: %s", v)
-		}
+	case typ == warehouse.Date:
 		if _, err := time.Parse(time.DateOnly, s); err != nil {
 			return nil, fmt.Errorf("Invalid date: '%s'", s)
 		}
 		return s, nil
-	case warehouse.Timestamp:
-		if !quoted {
-			return nil, fmt.Errorf("this fake expects TIMESTAMP as a string, got %s", v)
-		}
+	case typ == warehouse.Timestamp:
 		if !timestampText.MatchString(s) {
 			return nil, fmt.Errorf("Invalid timestamp: '%s'", s)
 		}
 		return s, nil
 	}
 	return nil, fmt.Errorf("this fake has no type %s", typ)
-}
-
-// CheckRow checks one JSON row (an NDJSON line, an insertAll row) against
-// a table schema as BigQuery does, and returns it in the form Rows gives.
-func CheckRow(schema []warehouse.Field, line []byte) (map[string]any, error) {
-	return checkJSONRow(schema, line)
 }
