@@ -159,8 +159,8 @@ var namedReads = sync.OnceValue(func() readSet {
 	return rs
 })
 
-// NamedQueries lists every named read, by name, for the adapters that
-// recognise them (bqfake answers each from its own rows).
+// NamedQueries lists every named read, by name, for the suites that run
+// each of them (warehousetest, the GoogleSQL run).
 func NamedQueries() []NamedQuery {
 	rs := namedReads()
 	out := make([]NamedQuery, 0, len(rs.byName))

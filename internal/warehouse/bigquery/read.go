@@ -13,7 +13,7 @@ import (
 )
 
 // Read runs a named read as GoogleSQL with query parameters, so its text
-// is the same for every value (BigQuery caches it, bqfake recognises it).
+// is the same for every value (BigQuery caches it).
 // Its text is fixed in package warehouse as a SELECT, so no dry run checks
 // it first; its answer is rendered as Query renders it.
 func (w *Warehouse) Read(ctx context.Context, s warehouse.Statement) (warehouse.Result, error) {

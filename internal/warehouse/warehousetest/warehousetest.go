@@ -35,14 +35,6 @@ type Features struct {
 	// NoView skips the view test, for a backend whose view is created
 	// elsewhere (BigQuery's comes from Terraform) and absent in the dataset.
 	NoView bool
-	// NoQueryResults, when set, says why the backend cannot answer a query
-	// with the rows it holds (bqfake stores rows but does not execute SQL).
-	// Every query the suite makes is still sent and must succeed (so the
-	// SQL is accepted: a single SELECT of existing tables), but its rows are
-	// not compared; the test logs that, with this reason. Load results,
-	// exactly-once, atomicity as seen from Load's answers, and the refusals
-	// are still checked.
-	NoQueryResults string
 	// Defects are the known defects of an engine standing in for
 	// BigQuery (the GoogleSQL emulator): a case that meets one names it
 	// and checks the rest.
@@ -89,25 +81,6 @@ type featured struct {
 	f Features
 }
 
-// Executor is implemented by a warehouse under test that answers some
-// queries from the rows it holds although Features.NoQueryResults is set
-// (bqfake executes one simple SELECT form): those answers are compared.
-type Executor interface {
-	Executes(sql string) bool
-}
-
-// noResults returns why w's rows of sql cannot be checked, or "".
-func noResults(w Warehouse, sql string) string {
-	fw, ok := w.(featured)
-	if !ok || fw.f.NoQueryResults == "" {
-		return ""
-	}
-	if e, ok := fw.Warehouse.(Executor); ok && e.Executes(sql) {
-		return ""
-	}
-	return fw.f.NoQueryResults
-}
-
 // defectsOf returns the defects w's engine was declared with.
 func defectsOf(w Warehouse) Defects {
 	if fw, ok := w.(featured); ok {
@@ -121,7 +94,7 @@ func defectsOf(w Warehouse) Defects {
 func opener(newWarehouse func(t *testing.T) Warehouse, f Features) func(t *testing.T) Warehouse {
 	return func(t *testing.T) Warehouse {
 		w := newWarehouse(t)
-		if f.NoQueryResults != "" || f.Defects.any() {
+		if f.Defects.any() {
 			return featured{Warehouse: w, f: f}
 		}
 		return w
