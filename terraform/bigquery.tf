@@ -64,12 +64,25 @@ locals {
   panes_template     = jsondecode(file("${local.schema_dir}/ventas_hora_pais_paneles.json"))
   panes_template_key = "pais"
   key_columns        = jsondecode(file("${path.module}/../internal/aggregation/key_columns.json"))
+  # A session aggregation's table also has merged_into (docs/event-time.md,
+  # "Session windows"), after the template's columns.
+  panes_columns = {
+    windows = local.panes_template
+    sessions = flatten([local.panes_template, [{
+      name        = "merged_into"
+      type        = "TIMESTAMP"
+      mode        = "NULLABLE"
+      description = "For a MERGED pane, the window_start of the session this one merged into; null otherwise."
+    }]])
+  }
   panes_tables = {
     for name, a in local.aggregations : "${name}_paneles" => {
-      description = "Every pane (EARLY, ON_TIME, LATE) of the aggregation ${name}, identity (aggregation, window_start, ${a.key}, pane_index); ${a.window.type} windows of ${a.window.size}${a.window.type == "sliding" ? " every ${a.window.period}" : ""}. Read through the ${name} view. ${a.description}"
-      partition   = "window_start"
-      clustering  = [a.key]
-      schema = jsonencode([for c in local.panes_template : merge(c, {
+      description = (a.window.type == "session"
+        ? "Every pane (EARLY, ON_TIME, LATE, MERGED) of the aggregation ${name}, identity (aggregation, window_start, ${a.key}, pane_index); sessions of ${a.key} with a gap of ${a.window.gap}. Read through the ${name} view. ${a.description}"
+      : "Every pane (EARLY, ON_TIME, LATE) of the aggregation ${name}, identity (aggregation, window_start, ${a.key}, pane_index); ${a.window.type} windows of ${lookup(a.window, "size", "")}${a.window.type == "sliding" ? " every ${lookup(a.window, "period", "")}" : ""}. Read through the ${name} view. ${a.description}")
+      partition  = "window_start"
+      clustering = [a.key]
+      schema = jsonencode([for c in local.panes_columns[a.window.type == "session" ? "sessions" : "windows"] : merge(c, {
         name        = c.name == local.panes_template_key ? a.key : c.name
         description = lookup(local.key_columns[a.key], c.name == local.panes_template_key ? a.key : c.name, c.description)
       })])
@@ -118,6 +131,8 @@ resource "google_bigquery_table" "view" {
       dataset = google_bigquery_dataset.analytics.dataset_id
       panes   = google_bigquery_table.table["${each.key}_paneles"].table_id
       key     = each.value.key
+      # A session identity whose latest pane is MERGED no longer exists.
+      session = each.value.window.type == "session"
     })
     use_legacy_sql = false
   }

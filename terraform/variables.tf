@@ -220,7 +220,7 @@ variable "firestore_collection_groups" {
   type        = list(string)
   default = [
     "agenda", "aggregations", "control", "deadletters", "deltas", "ledger", "ledger_locks", "ledger_md5",
-    "ledger_objects", "orders", "outbox", "parked", "seen", "shards", "state", "stream", "windows",
+    "ledger_objects", "orders", "outbox", "parked", "seen", "sessions", "shards", "state", "stream", "windows",
   ]
 
   validation {
@@ -230,9 +230,9 @@ variable "firestore_collection_groups" {
 }
 
 variable "firestore_ttl_collection_groups" {
-  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger's locks (ledger_locks; ledger records themselves are history and never expire), the orders dedup records (orders), the tick lease (control) and the dead-letter dedup records (seen). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must match the collection names the Firestore adapters write."
+  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger's locks (ledger_locks; ledger records themselves are history and never expire), the orders dedup records (orders), the tick lease (control), the dead-letter dedup records (seen) and the emptied key documents of session aggregations (sessions). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must match the collection names the Firestore adapters write."
   type        = list(string)
-  default     = ["ledger_locks", "orders", "control", "seen"]
+  default     = ["ledger_locks", "orders", "control", "seen", "sessions"]
 
   validation {
     condition     = length(var.firestore_ttl_collection_groups) == length(distinct(var.firestore_ttl_collection_groups)) && alltrue([for c in var.firestore_ttl_collection_groups : can(regex("^[a-z_][a-z0-9_]*$", c))])

@@ -17,6 +17,7 @@ import (
 const (
 	Fixed   = "fixed"
 	Sliding = "sliding"
+	Session = "session"
 )
 
 // Keys an aggregation may be keyed by: two order fields, and the SKU of
@@ -51,10 +52,12 @@ type Declaration struct {
 	File        string
 	Name        string
 	Description string
-	// WindowType is Fixed or Sliding. Period is 0 for fixed windows.
+	// WindowType is Fixed, Sliding or Session. Period is 0 but for
+	// sliding windows; Size is 0 and Gap positive for session windows.
 	WindowType string
 	Size       time.Duration
 	Period     time.Duration
+	Gap        time.Duration
 	Key        string
 	Measures   []string
 	// D, I, E, L and Ld of docs/event-time.md.
@@ -79,6 +82,7 @@ func (d Declaration) Spec() window.Spec {
 		KeyField:        d.Key,
 		WindowSize:      d.Size,
 		Period:          d.Period,
+		Gap:             d.Gap,
 		OutOfOrderness:  d.OutOfOrderness,
 		IdleTimeout:     d.IdleTimeout,
 		EarlyDelay:      d.EarlyDelay,

@@ -85,7 +85,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 				`everything_wrong.json: name: "Otra-Cosa" must be 1-55 characters`,
 				"everything_wrong.json: description: is empty",
 				"everything_wrong.json: window.size: 90s must be a positive whole number of minutes",
-				`everything_wrong.json: window.type: "tumbling" must be fixed or sliding`,
+				`everything_wrong.json: window.type: "tumbling" must be fixed, sliding or session`,
 				`everything_wrong.json: key: "producto" must be one of pais, cliente_id, sku`,
 				`everything_wrong.json: measures: "margen" is not a measure`,
 				`everything_wrong.json: measures: "importe" is listed twice`,
@@ -96,6 +96,12 @@ func TestParseReportsEveryProblem(t *testing.T) {
 				`everything_wrong.json: allowed_lateness: "dos horas" is not a duration`,
 				"everything_wrong.json: late_delay: is missing (at least 1m)",
 				`everything_wrong.json: accumulation: "SUMMING" must be ACCUMULATING or DISCARDING`,
+			}},
+		{name: "session with a size instead of a gap, keyed by sku", files: []string{"session_with_size.json"},
+			want: []string{
+				"testdata/session_with_size.json: window.gap: is missing",
+				`testdata/session_with_size.json: window: a session window takes a gap, not a size ("1h") nor a period ("")`,
+				`testdata/session_with_size.json: key: "sku": sessions are keyed by an order field (pais or cliente_id)`,
 			}},
 		{name: "late delay under a tick", files: []string{"late_delay_under_a_tick.json"},
 			want: []string{"testdata/late_delay_under_a_tick.json: late_delay: 0s must be at least 1m: a tick emits the LATE pane, and the watermark ticks once a minute"}},
@@ -125,6 +131,27 @@ func TestParseReportsEveryProblem(t *testing.T) {
 				t.Errorf("%d problems reported, want %d:\n%v", n, len(tt.want), err)
 			}
 		})
+	}
+}
+
+// TestSessionDeclaration: a session window is data, a gap and an order
+// field for key, compiled to a spec with Gap set and no size.
+func TestSessionDeclaration(t *testing.T) {
+	b := []byte(`{"name": "sesiones_cliente", "description": "Sessions of a customer.",
+ "window": {"type": "session", "gap": "30m"}, "key": "cliente_id", "measures": ["importe", "pedidos", "unidades"],
+ "out_of_orderness": "10m", "idle_timeout": "5m", "early_delay": "1m", "allowed_lateness": "2h", "late_delay": "1m",
+ "accumulation": "ACCUMULATING"}`)
+	ds, err := Parse(map[string][]byte{"x/sesiones_cliente.json": b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := window.Defaults()
+	want.Name, want.KeyField, want.WindowSize, want.Gap = "sesiones_cliente", "cliente_id", 0, 30*time.Minute
+	if diff := cmp.Diff(want, ds[0].Spec()); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+	if ds[0].WindowType != Session {
+		t.Errorf("window type %q, want %q", ds[0].WindowType, Session)
 	}
 }
 

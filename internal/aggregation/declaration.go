@@ -23,8 +23,8 @@ import (
 //	{
 //	  "name": "ventas_sku_hora_movil",       // = the file name; names the view, <name>_paneles and state documents
 //	  "description": "...",
-//	  "window": {"type": "sliding", "size": "1h", "period": "15m"},  // or {"type": "fixed", "size": "1h"}
-//	  "key": "sku",                          // pais, cliente_id or sku (one cell per order line)
+//	  "window": {"type": "sliding", "size": "1h", "period": "15m"},  // or {"type": "fixed", "size": "1h"}, or {"type": "session", "gap": "30m"}
+//	  "key": "sku",                          // pais, cliente_id or sku (one cell per order line); sessions: an order field
 //	  "measures": ["importe", "pedidos", "unidades"],  // all three, any order (see Measures)
 //	  "out_of_orderness": "10m",             // D
 //	  "idle_timeout": "5m",                  // I
@@ -55,6 +55,7 @@ type windowDecl struct {
 	Type   string `json:"type"`
 	Size   string `json:"size"`
 	Period string `json:"period"`
+	Gap    string `json:"gap"`
 }
 
 // Dir is the folder of the embedded declarations, which Terraform also
@@ -232,7 +233,12 @@ func compile(file string, b []byte) (Declaration, []string) {
 		}
 		return 0
 	}
-	d.Size = minutes("window.size", raw.Window.Size)
+	if raw.Window.Type != Session {
+		d.Size = minutes("window.size", raw.Window.Size)
+		if raw.Window.Gap != "" {
+			bad("window.gap", "%q is set on a %s window: a gap belongs to type %s", raw.Window.Gap, raw.Window.Type, Session)
+		}
+	}
 	switch raw.Window.Type {
 	case Fixed:
 		if raw.Window.Period != "" {
@@ -248,8 +254,16 @@ func compile(file string, b []byte) (Declaration, []string) {
 				bad("window.period", "%s must divide window.size %s", raw.Window.Period, raw.Window.Size)
 			}
 		}
+	case Session:
+		d.Gap = minutes("window.gap", raw.Window.Gap)
+		if raw.Window.Size != "" || raw.Window.Period != "" {
+			bad("window", "a %s window takes a gap, not a size (%q) nor a period (%q): a session spans its orders", Session, raw.Window.Size, raw.Window.Period)
+		}
+		if raw.Key == KeySKU {
+			bad("key", "%q: sessions are keyed by an order field (%s or %s)", raw.Key, KeyPais, KeyClienteID)
+		}
 	default:
-		bad("window.type", "%q must be %s or %s", raw.Window.Type, Fixed, Sliding)
+		bad("window.type", "%q must be %s, %s or %s", raw.Window.Type, Fixed, Sliding, Session)
 	}
 
 	if !slices.Contains(Keys, raw.Key) {

@@ -62,7 +62,7 @@ func recordExpiry(specs map[string]window.Spec, rec dedupDoc, now time.Time) tim
 	for name, r := range rec.Aggregations {
 		s := specs[name]
 		for _, st := range r.Accepted {
-			w := window.Window{Start: st, End: st.Add(s.WindowSize)}
+			w := window.Window{Start: st, End: st.Add(s.Size())}
 			if t := s.ExpiryOf(w).Add(s.OutOfOrderness); t.After(gone) {
 				gone = t
 			}

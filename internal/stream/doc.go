@@ -62,8 +62,15 @@
 //	                                           part and doubles its parts while one would
 //	                                           pass 256 KiB (never shrinks). Written by the
 //	                                           fold only. Deleted when its last key expires
+//	aggregations/<agg>/sessions/<hash>_<key>   sessionsDoc, session windows only: one key's open
+//	                                           sessions (window.Session: extent, pane state,
+//	                                           running sum, identities owing a MERGED pane)
+//	                                           and the last generation folded into it. Written
+//	                                           by the fold only; emptied, it stays a day as a
+//	                                           tombstone (see "Session windows")
 //	aggregations/<agg>/parked/<window>_<gen>   elements folded while their window's state
-//	                                           could not be read (below)
+//	                                           could not be read (below); for sessions
+//	                                           parked/<hash>_<key>_<gen>, per key
 //	aggregations/<agg>/outbox/<row id>         a pane, too-late, sku_missing or overflow row
 //	                                           not yet in the warehouse; or up to 400 rows of
 //	                                           one transaction, {"rows": [...]}, under the
@@ -199,6 +206,66 @@
 // those of the generation its advance closes (orders of the moments
 // between) are folded then and observed by the next advance (the fold
 // document's unseen times).
+//
+// # Session windows
+//
+// An aggregation of session windows (window.Spec.Gap) goes through the same
+// order transaction: its element's window is the order's proto-window
+// [t, t+G), classified against W like any window, so an order is too late
+// per its proto-window, before merging, and its pedidos_descartados row
+// names window_start t. Nothing about sessions is read or written by an
+// order: still 2 reads and 1 write.
+//
+// The fold keeps a key's open sessions together in one document,
+// aggregations/<agg>/sessions/<hash>_<key>, found by key (the hash as in
+// the dedup records), and the agenda in the fold document: per key with
+// open sessions, its next processing-time timer (the EARLY or LATE delay of
+// its first un-emitted change, or now when an identity owes its MERGED
+// pane) and the watermark at which one of its sessions reaches its end
+// (its ON_TIME round) or its expiry (end + L). A tick visits the keys its
+// new orders touch, in the order of their first element, then the keys
+// due; for each it reads the key's document, adds the key's elements in
+// acceptance order (window.Spec.AcceptSession: merging, bridging, moving
+// the start), runs window.Spec.OnTickSession for each session (MERGED
+// panes first, then at most one pane; expired sessions dropped) and writes
+// the document once. Up to 200 keys (keysPerTx) share a transaction with
+// the fold and control documents; the last one moves folded, and each
+// earlier one marks every key document it wrote with the generation folded
+// in, so a fold stopped between two of them and run again later (over
+// more generations) adds nothing twice. An emptied key document is not
+// deleted but kept as such a mark for a day (TTL), for the same reason.
+//
+// Counts (TestSessionTickCost): a tick with new orders of one customer
+// costs 8 transactions, 10 reads and 8 writes, whether the customer sent
+// one order or a thousand, and whether 3 or 150 other customers hold open
+// sessions: the fold reads and writes that customer's document once, its
+// pane's outbox document and the fold document; only the listing of the
+// closed generation grows with the orders (one read per record). A tick
+// with k customers touched or due adds k reads and k writes, and one
+// transaction more per 200 keys.
+//
+// Bounds. A session is constant in size whatever its orders (running
+// sums, about 400 bytes), so a hot customer's document is as large as a
+// quiet one's. A key holds at most maxKeySessions (1000) open sessions,
+// about 400 KB; they are disjoint, each at least G long, and open until
+// W passes end + L, so more would need event times spread over hundreds
+// of gaps ahead of W (a clock far ahead). An order that would open one
+// more is dead-lettered in that aggregation like an overflow ("overflow|
+// <agg>|<pedido_id>", reason "invalid: aggregation <agg>: session of key
+// ...") and counts in the others. The agenda costs about 100 bytes per
+// customer with an open session (for G + L + D), so the fold document
+// holds about 9,000 of them under 1 MiB: at 50,000 orders a day and the
+// shipped G = 30 min, L = 2 h, about 5,000 orders fall in such a span, so
+// at most that many customers. Past about 9,000 the fold document cannot
+// be written and every tick of that aggregation fails (its alert fires;
+// the others go on): not handled further.
+//
+// A key document that cannot be read fails that key as a window's state
+// does (failing.go): the tick reports it (FailingWindow with its Key and
+// Path), keeps it on the agenda with its error, parks its elements in
+// parked/<hash>_<key>_<gen> and goes on with the other keys; the first
+// fold that reads the document again adds the parked elements first (an
+// order parked twice, by folds interrupted at different W, counts once).
 //
 // # Outbox
 //

@@ -127,7 +127,7 @@ func docWindow(s window.Spec, path string) (window.Window, bool) {
 	if err != nil {
 		return window.Window{}, false
 	}
-	return window.Window{Start: start.UTC(), End: start.UTC().Add(s.WindowSize)}, true
+	return window.Window{Start: start.UTC(), End: start.UTC().Add(s.Size())}, true
 }
 
 func sortFailing(fs []FailingWindow) {

@@ -31,6 +31,10 @@ type foldResult struct {
 // whose timer is due, at W wm: one transaction for the records (with up to
 // windowsPerTx due windows), then one per windowsPerTx further due windows.
 func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems []foldElem, observed, advanced int64, wm, now time.Time) (foldResult, error) {
+	if a.spec.Session() {
+		return p.foldSessions(ctx, foldPlan{mode: foldRecords, a: a, elems: elems, prior: fd.Folded, observed: observed,
+			advanced: advanced, wm: wm, now: now}, fd)
+	}
 	var fr foldResult
 	touched := map[string]bool{}
 	for _, e := range elems {

@@ -29,16 +29,19 @@ type paths struct {
 	outbox string // collection
 	state  string // collection: partDoc per window and part
 	parked string // collection: elements of windows whose state could not be read
+	// sessions: collection, sessionsDoc per key of a session aggregation
+	sessions string
 }
 
 func pathsOf(agg string) paths {
 	root := "aggregations/" + agg
 	return paths{
-		fold:   root + "/control/fold",
-		lease:  root + "/control/lease",
-		outbox: root + "/outbox",
-		state:  root + "/state",
-		parked: root + "/parked",
+		fold:     root + "/control/fold",
+		lease:    root + "/control/lease",
+		outbox:   root + "/outbox",
+		state:    root + "/state",
+		parked:   root + "/parked",
+		sessions: root + "/sessions",
 	}
 }
 

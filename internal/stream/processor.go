@@ -78,6 +78,10 @@ func New(store docstore.Store, sink Sink, specs []window.Spec, isCountry order.I
 			continue
 		}
 		names[s.Name] = true
+		if s.Session() && s.KeyField == KeySKU {
+			errs = append(errs, fmt.Errorf("aggregation %q: session windows are keyed by an order field, not %q", s.Name, KeySKU))
+			continue
+		}
 		if !keyFieldOK(s.KeyField) {
 			errs = append(errs, fmt.Errorf("aggregation %q: key field %q is neither a field of an order nor %q", s.Name, s.KeyField, KeySKU))
 			continue

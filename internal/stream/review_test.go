@@ -12,6 +12,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 // TestOversizedOrderIsDeadLettered: an order counts in one dedup record;
@@ -105,5 +106,17 @@ func TestLateOrderOnUnreadableWindowIsParked(t *testing.T) {
 	}
 	if len(parked) != 1 {
 		t.Errorf("%d parked documents, want B's element parked", len(parked))
+	}
+}
+
+// TestSessionsKeyedBySKUAreRefused: a session follows one customer (or
+// country) through its orders; the lines of an order are not a key a
+// session can follow, and New says so by name.
+func TestSessionsKeyedBySKUAreRefused(t *testing.T) {
+	spec := windowtest.SessionSpec()
+	spec.KeyField = stream.KeySKU
+	_, err := stream.New(newBoltStore(t), streamtest.NewSink(), []window.Spec{window.Defaults(), spec}, streamtest.IsCountry, logging.Discard())
+	if err == nil || !strings.Contains(err.Error(), `aggregation "sesiones_cliente": session windows are keyed by an order field, not "sku"`) {
+		t.Fatalf("New = %v, want the session aggregation keyed by sku refused by name", err)
 	}
 }

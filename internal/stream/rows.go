@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,11 +121,21 @@ func PanesTableOf(s window.Spec) (warehouse.Table, error) { return panesTableOf(
 // an aggregation it does not declare (tests, a declaration being added),
 // the one it builds from the template: ventas_hora_pais_paneles's columns
 // with the key column named after s's key (docs/event-time.md).
+//
+// A session aggregation's table has merged_into besides; until the
+// warehouse's template gives it, it is added here.
 func panesTableOf(s window.Spec) (warehouse.Table, error) {
-	if t, err := warehouse.Lookup(PanesTable(s.Name)); err == nil {
-		return t, nil
+	t, err := warehouse.Lookup(PanesTable(s.Name))
+	if err != nil {
+		if t, err = warehouse.PanesTable(s.Name, s.KeyField); err != nil {
+			return t, err
+		}
 	}
-	return warehouse.PanesTable(s.Name, s.KeyField)
+	if s.Session() && t.Column("merged_into") < 0 {
+		t.Schema = append(slices.Clone(t.Schema), warehouse.Field{Name: "merged_into", Type: warehouse.Timestamp, Mode: "NULLABLE",
+			Description: "For a MERGED pane, the window_start of the session this one merged into; null otherwise."})
+	}
+	return t, nil
 }
 
 func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) warehouse.Value, error) {
@@ -159,6 +170,13 @@ func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) wareho
 			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.Watermark) }
 		case "emitted_at":
 			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.EmittedAt) }
+		case "merged_into":
+			c = func(p window.Pane) warehouse.Value {
+				if p.MergedInto.IsZero() {
+					return warehouse.NullValue()
+				}
+				return warehouse.TimeValue(p.MergedInto)
+			}
 		default:
 			if f.Required() {
 				return nil, fmt.Errorf("table %s: required column %s has no pane value", t.Name, f.Name)

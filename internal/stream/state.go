@@ -58,6 +58,9 @@ type foldDoc struct {
 	UnseenEvent    time.Time              `json:"unseen_event,omitzero"`
 	UnseenAccepted time.Time              `json:"unseen_accepted,omitzero"`
 	Windows        map[string]windowEntry `json:"windows,omitempty"` // by windowID
+	// Keys is the agenda of a session aggregation: its keys with open
+	// sessions, by hashedID of the key.
+	Keys map[string]keyEntry `json:"keys,omitempty"`
 }
 
 func (d foldDoc) layoutOf() int { return d.Layout }
@@ -266,7 +269,7 @@ func partPaths(a aggregation, e windowEntry) []string {
 func recordElements(s window.Spec, pedidoID string, rec dedupDoc) ([]foldElem, error) {
 	var out []foldElem
 	for _, re := range rec.Elements[s.Name] {
-		w := window.Window{Start: re.Start.UTC(), End: re.Start.UTC().Add(s.WindowSize)}
+		w := window.Window{Start: re.Start.UTC(), End: re.Start.UTC().Add(s.Size())}
 		if !s.IsWindowOf(w, rec.EventTime) {
 			return nil, fmt.Errorf("record of %s: window %s is not one of %s at %s", pedidoID, w.Start, s.Name, rec.EventTime)
 		}

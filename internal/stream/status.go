@@ -61,7 +61,7 @@ type OpenWindow struct {
 //
 // Its reads: the stream collection (the control document, once), and per
 // aggregation its control collection (fold agenda, lease), its window
-// state documents and its outbox.
+// state documents (for sessions, its key documents) and its outbox.
 func (p *Processor) Status(ctx context.Context, now time.Time) ([]AggregationStatus, error) {
 	now = now.UTC()
 	ctl, ctlErr, err := p.statusControl(ctx)
@@ -196,6 +196,27 @@ func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc
 		}
 		for k, ks := range pd.Keys {
 			st.OpenWindows = append(st.OpenWindows, openWindow(pd.Start, pd.End, k, ks.State))
+		}
+	}
+	if !a.spec.Session() {
+		return nil
+	}
+	// A session aggregation: each open session of every key document.
+	keys, err := p.store.List(ctx, a.paths.sessions)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", a.paths.sessions, err)
+	}
+	for _, d := range keys {
+		var sd sessionsDoc
+		if err := decodeDoc(d, &sd); err != nil {
+			if !errors.Is(err, ErrUnreadableState) {
+				return err
+			}
+			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
+			continue
+		}
+		for _, x := range sd.Sessions {
+			st.OpenWindows = append(st.OpenWindows, openWindow(x.Start, x.End, sd.Key, x.State))
 		}
 	}
 	return nil

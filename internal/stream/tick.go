@@ -259,7 +259,7 @@ func (p *Processor) foldAdvanced(ctx context.Context, t *aggTick, gens *genCache
 		return
 	}
 	t.at.Records = len(elems)
-	t.at.OpenWindows = len(t.fd.Windows)
+	t.at.OpenWindows = len(t.fd.Windows) + len(t.fd.Keys)
 	fr, err := p.fold(ctx, t.a, t.fd, elems, observed, adv.closed, st[1].Watermark, now)
 	t.at.Panes, t.at.Expired, t.at.Visited = fr.panes, fr.expired, fr.visited
 	t.at.Failing = append(t.at.Failing, fr.failing...)
@@ -295,9 +295,15 @@ func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws 
 		return
 	}
 	t.at.Records = len(elems)
-	t.at.OpenWindows = len(t.fd.Windows)
-	fr, err := p.foldTx(ctx, foldPlan{mode: foldCatchUp, a: t.a, elems: elems, prior: t.fd.Folded, observed: t.fd.Folded,
-		advanced: to, wm: ws.Watermark, now: now})
+	t.at.OpenWindows = len(t.fd.Windows) + len(t.fd.Keys)
+	pl := foldPlan{mode: foldCatchUp, a: t.a, elems: elems, prior: t.fd.Folded, observed: t.fd.Folded,
+		advanced: to, wm: ws.Watermark, now: now}
+	var fr foldResult
+	if t.a.spec.Session() {
+		fr, err = p.foldSessions(ctx, pl, t.fd)
+	} else {
+		fr, err = p.foldTx(ctx, pl)
+	}
 	t.at.Visited = fr.visited
 	t.at.Failing = append(t.at.Failing, fr.failing...)
 	if err != nil {

@@ -75,6 +75,7 @@ func TestEncodeStampsLayout(t *testing.T) {
 		{name: "fold", v: foldDoc{Folded: 2}, want: float64(StateLayout)},
 		{name: "window part", v: partDoc{Start: wm}, want: float64(StateLayout)},
 		{name: "parked elements", v: parkedDoc{}, want: float64(StateLayout)},
+		{name: "a key's sessions", v: sessionsDoc{Key: "C-1"}, want: float64(StateLayout)},
 		{name: "dedup record is no window state", v: dedupDoc{MessageID: "m", Gen: 3}, want: nil},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,8 @@ type multiCoverage struct {
 	duplicates   int
 	invalid      int
 	batches      int // batches of more than one delivery
+	sessions     windowtest.SessionStats
+	retractions  int // DISCARDING MERGED panes taking back what they emitted
 	streams      int
 }
 
@@ -42,6 +44,10 @@ func (c *multiCoverage) require(t *testing.T, names ...string) {
 		"order too late for its older windows only": c.partial, "line without a SKU": c.skuMissing,
 		"order with two lines of one SKU": c.sameSKUTwice, "order without a SKU": c.noSKU,
 		"duplicate": c.duplicates, "invalid": c.invalid, "batch": c.batches,
+		"MERGED": c.timings[window.TimingMerged], "retraction": c.retractions,
+		"merge": c.sessions.Merges, "bridge": c.sessions.Bridges, "session start moved": c.sessions.StartMoved,
+		"change after ON_TIME": c.sessions.AfterFired, "bridge past an expired session": c.sessions.PastExpired,
+		"fired session extended past W": c.sessions.FiredExtended,
 	}
 	for _, n := range names {
 		if got[n] == 0 {
@@ -110,6 +116,37 @@ func TestMultiPropertyShipped(t *testing.T) {
 	}
 	cov.require(t, "EARLY", "ON_TIME", "LATE", "late pane batched by a tick",
 		"too-late drop", "order too late for its older windows only", "line without a SKU", "duplicate")
+}
+
+// TestMultiPropertyKinds: random streams through one aggregation of each
+// kind of window at once (fixed, sliding, session), random batch
+// boundaries, both accumulation modes and several late delays: the driver
+// over package window emits exactly the model's panes (MERGED ones
+// included), drops and fates, and the sessions the view shows are the
+// model's, each with the sum of its orders (invariant 7).
+func TestMultiPropertyKinds(t *testing.T) {
+	seeds := 80
+	if testing.Short() {
+		seeds = 8
+	}
+	cov := multiCoverage{timings: map[window.Timing]int{}}
+	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
+		for _, lateDelay := range []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute} {
+			for seed := range uint64(seeds) {
+				r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^0x5e55))
+				specs := windowtest.RandomKinds(r)
+				for i := range specs {
+					specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
+				}
+				cfg := windowtest.StreamConfig{Open: seed%10 == 9, Events: 300}
+				if err := runMultiAgainstModel(specs, windowtest.MultiStream(r, specs, cfg), cfg, seed, &cov); err != nil {
+					t.Fatalf("%s Ld=%v seed %d, specs %+v:\n%v", mode, lateDelay, seed, specs, err)
+				}
+			}
+		}
+	}
+	cov.require(t, append(allMultiCases, "MERGED", "retraction", "merge", "bridge", "session start moved",
+		"change after ON_TIME", "bridge past an expired session", "fired session extended past W")...)
 }
 
 // runMultiAgainstModel plays events through the driver, deliveries in
@@ -193,6 +230,15 @@ func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, c
 			return err
 		}
 		cov.drops += len(a.drops)
+		if a.spec.Session() {
+			st := model.SessionStats(name)
+			cov.sessions.Merges += st.Merges
+			cov.sessions.Bridges += st.Bridges
+			cov.sessions.StartMoved += st.StartMoved
+			cov.sessions.AfterFired += st.AfterFired
+			cov.sessions.PastExpired += st.PastExpired
+			cov.sessions.FiredExtended += st.FiredExtended
+		}
 		cov.partial += partialDrops(model.Fates(name))
 	}
 	if diff := cmp.Diff(model.SKUMissing(), drv.missing); diff != "" {
@@ -209,8 +255,8 @@ func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, c
 			return fmt.Errorf("the closing tick left changes un-emitted")
 		}
 		for _, a := range drv.aggs {
-			if len(a.cells) != 0 {
-				return fmt.Errorf("%s: the closing tick left %d windows unexpired", a.spec.Name, len(a.cells))
+			if len(a.cells) != 0 || len(a.sessions) != 0 {
+				return fmt.Errorf("%s: the closing tick left %d windows and the sessions of %d keys unexpired", a.spec.Name, len(a.cells), len(a.sessions))
 			}
 			view, err := windowtest.View(a.panes)
 			if err != nil {
@@ -276,6 +322,9 @@ func (c *multiCoverage) count(specs map[string]window.Spec, step []windowtest.Mu
 	}
 	for _, p := range panes {
 		c.timings[p.Timing]++
+		if p.Timing == window.TimingMerged && p.Measures.Pedidos < 0 {
+			c.retractions++
+		}
 		switch {
 		case p.Timing != window.TimingLate:
 		case p.Watermark.Before(p.WindowEnd.Add(specs[p.Aggregation].AllowedLateness)):

@@ -2,6 +2,7 @@ package window_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -29,15 +30,17 @@ type aggDocs struct {
 	spec  window.Spec
 	ws    window.WatermarkState
 	cells map[window.WindowKey]*cellDocs
-	panes []window.Pane
-	drops []windowtest.Drop
-	fates map[windowtest.OrderWindow]windowtest.Fate
+	// sessions: the open sessions of each key, one document per key
+	sessions map[string][]window.Session
+	panes    []window.Pane
+	drops    []windowtest.Drop
+	fates    map[windowtest.OrderWindow]windowtest.Fate
 }
 
 func newMultiDriver(specs []window.Spec) *multiDriver {
 	d := &multiDriver{seen: map[string]bool{}, invalid: map[string]bool{}}
 	for _, s := range specs {
-		d.aggs = append(d.aggs, &aggDocs{spec: s, cells: map[window.WindowKey]*cellDocs{},
+		d.aggs = append(d.aggs, &aggDocs{spec: s, cells: map[window.WindowKey]*cellDocs{}, sessions: map[string][]window.Session{},
 			fates: map[windowtest.OrderWindow]windowtest.Fate{}})
 	}
 	return d
@@ -97,6 +100,20 @@ func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm,
 	if lateness == window.TooLate {
 		a.fates[ow] = windowtest.Dropped
 		a.drops = append(a.drops, windowtest.Drop{PedidoID: o.PedidoID, WindowStart: w.Start, Watermark: wm, ReceivedAt: now})
+		return nil
+	}
+	if a.spec.Session() {
+		for _, el := range elems {
+			ss, err := a.spec.AcceptSession(a.sessions[el.key], window.Order{
+				ID: o.PedidoID, Key: el.key, EventTime: o.EventTime, Measures: el.m}, wm, now)
+			if err != nil {
+				return err
+			}
+			if a.sessions[el.key], err = roundTrip(ss); err != nil {
+				return err
+			}
+		}
+		a.fates[ow] = windowtest.Accepted
 		return nil
 	}
 	for _, el := range elems {
@@ -199,8 +216,16 @@ func (a *aggDocs) tick(now time.Time) error {
 		contents[wk] = content
 		ws = ws.Observe(content.MaxEventTime, content.LastAccepted)
 	}
+	for _, ss := range a.sessions {
+		for _, x := range ss {
+			ws = ws.Observe(x.Sum.MaxEventTime, x.Sum.LastAccepted)
+		}
+	}
 	ws = a.spec.AdvanceWatermark(ws, now)
 	if err := windowtest.CheckWatermark(a.spec, a.ws.Watermark, ws.Watermark, now); err != nil {
+		return err
+	}
+	if err := a.tickSessions(ws.Watermark, now); err != nil {
 		return err
 	}
 	for _, wk := range sortedKeys(a.cells) {
@@ -231,6 +256,40 @@ func (a *aggDocs) tick(now time.Time) error {
 	return err
 }
 
+// tickSessions runs the trigger of every open session, a key's sessions
+// together as the key's document holds them.
+func (a *aggDocs) tickSessions(wm, now time.Time) error {
+	for _, key := range slices.Sorted(maps.Keys(a.sessions)) {
+		var open []window.Session
+		for _, x := range a.sessions[key] {
+			out, err := a.spec.OnTickSession(key, x, wm, now)
+			if err != nil {
+				return err
+			}
+			for _, p := range out.Panes {
+				stored, err := roundTrip(p)
+				if err != nil {
+					return err
+				}
+				a.panes = append(a.panes, stored)
+			}
+			if !out.Expired {
+				open = append(open, out.Session)
+			}
+		}
+		if len(open) == 0 {
+			delete(a.sessions, key)
+			continue
+		}
+		stored, err := roundTrip(open)
+		if err != nil {
+			return err
+		}
+		a.sessions[key] = stored
+	}
+	return nil
+}
+
 func (d *multiDriver) paneCounts() []int {
 	out := make([]int, len(d.aggs))
 	for i, a := range d.aggs {
@@ -256,6 +315,7 @@ type multiSnapshot struct {
 type aggSnapshot struct {
 	WS                  window.WatermarkState
 	Cells               map[window.WindowKey]cellDocs
+	Sessions            map[string][]window.Session
 	Panes, Drops, Fates int
 }
 
@@ -266,7 +326,11 @@ func (d *multiDriver) snapshot() multiSnapshot {
 		for wk, c := range a.cells {
 			cells[wk] = cellDocs{State: c.State, Shards: slices.Clone(c.Shards)}
 		}
-		s.Aggs = append(s.Aggs, aggSnapshot{WS: a.ws, Cells: cells, Panes: len(a.panes), Drops: len(a.drops), Fates: len(a.fates)})
+		sessions := map[string][]window.Session{}
+		for k, ss := range a.sessions {
+			sessions[k] = slices.Clone(ss)
+		}
+		s.Aggs = append(s.Aggs, aggSnapshot{WS: a.ws, Cells: cells, Sessions: sessions, Panes: len(a.panes), Drops: len(a.drops), Fates: len(a.fates)})
 	}
 	return s
 }

@@ -13,6 +13,9 @@ const (
 	TimingEarly  Timing = "EARLY"   // W < end: a speculative result
 	TimingOnTime Timing = "ON_TIME" // the one pane when W reaches end
 	TimingLate   Timing = "LATE"    // a correction after the ON_TIME pane, or for a window whose orders were all late
+	// TimingMerged is the last pane of a session identity that stopped
+	// existing: a merge or an earlier order moved its session's start.
+	TimingMerged Timing = "MERGED"
 )
 
 // Pane is one emitted result of a (window, key): a row of the panes table.
@@ -27,6 +30,8 @@ type Pane struct {
 	Measures     Measures     `json:"measures"` // totals so far, or the change since the previous pane when discarding
 	Watermark    time.Time    `json:"watermark"`
 	EmittedAt    time.Time    `json:"emitted_at"`
+	// MergedInto is the session's new window_start, on MERGED panes only.
+	MergedInto time.Time `json:"merged_into,omitzero"`
 }
 
 // ID is the pane's stable identity (aggregation, window_start, key,

@@ -53,6 +53,9 @@ type Partial struct {
 // is the caller's job. It also refuses a Window that is not one of
 // WindowsOf(o.EventTime).
 func (s Spec) Accept(sh Partial, st PaneState, o Order, wm, now time.Time) (Partial, error) {
+	if s.Session() {
+		return sh, fmt.Errorf("accept order %s: %s has session windows: use AcceptSession", o.ID, s.Name)
+	}
 	w := o.WindowIn(s)
 	if !s.IsWindowOf(w, o.EventTime) {
 		return sh, fmt.Errorf("accept order %s: window [%s, %s) is not a window of %s event time %s",
@@ -62,14 +65,18 @@ func (s Spec) Accept(sh Partial, st PaneState, o Order, wm, now time.Time) (Part
 		return sh, fmt.Errorf("accept order %s: window %s is too late at watermark %s",
 			o.ID, w.Start.Format(time.RFC3339), wm.Format(time.RFC3339))
 	}
+	return sh.add(st, o, !reached(wm, w.End), now)
+}
+
+// add adds o to sh, which st's pane bookkeeping covers; onTime: o was
+// accepted while W < end of the window it counts in.
+func (sh Partial) add(st PaneState, o Order, onTime bool, now time.Time) (Partial, error) {
 	m, err := sh.Measures.Add(o.Measures)
 	if err != nil {
 		return sh, fmt.Errorf("accept order %s: %w", o.ID, err)
 	}
 	sh.Measures = m
-	if !reached(wm, w.End) {
-		sh.OnTime = true
-	}
+	sh.OnTime = sh.OnTime || onTime
 	now = now.UTC()
 	if sh.PendingSince.IsZero() || sh.Epoch < st.NextIndex {
 		// Everything this partial sum held before was covered by a pane: this

@@ -30,6 +30,7 @@ type Spec struct {
 	KeyField        string        // order field that keys the aggregation; names the key column
 	WindowSize      time.Duration // S: window size, a whole number of seconds
 	Period          time.Duration // P: sliding period, dividing S (Beam's SlidingWindows); 0: fixed windows (P = S)
+	Gap             time.Duration // G: session gap (Beam's Sessions); > 0 makes session windows, with S and P zero
 	OutOfOrderness  time.Duration // D: how far the watermark trails the newest event time
 	IdleTimeout     time.Duration // I: no accepted order for this long makes the source idle
 	EarlyDelay      time.Duration // E: EARLY pane once the first un-emitted change is this old
@@ -63,6 +64,7 @@ var (
 		"aggregation": true, "window_start": true, "window_end": true,
 		"importe": true, "pedidos": true, "unidades": true, "pane_index": true,
 		"timing": true, "accumulation": true, "watermark": true, "emitted_at": true,
+		"merged_into": true,
 	}
 )
 
@@ -81,6 +83,16 @@ func (s Spec) Validate() error {
 		bad("key field %q collides with a column of the panes table", s.KeyField)
 	}
 	switch {
+	case s.Gap < 0:
+		bad("session gap %v must not be negative (0 means fixed or sliding windows)", s.Gap)
+	case s.Gap == 0:
+	case s.Gap%time.Second != 0:
+		bad("session gap %v must be a whole number of seconds", s.Gap)
+	case s.WindowSize != 0 || s.Period != 0:
+		bad("session windows (gap %v) take no window size (%v) nor period (%v): a session spans its orders", s.Gap, s.WindowSize, s.Period)
+	}
+	switch {
+	case s.Session():
 	case s.WindowSize <= 0:
 		bad("window size %v must be positive", s.WindowSize)
 	case s.WindowSize%time.Second != 0:

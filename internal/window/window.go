@@ -8,6 +8,18 @@ type Window struct {
 	End   time.Time
 }
 
+// Session reports whether s has session windows (Gap > 0).
+func (s Spec) Session() bool { return s.Gap > 0 }
+
+// Size is the extent of the window an element is assigned: S, or for
+// session windows G, the size of an order's proto-window [t, t+G).
+func (s Spec) Size() time.Duration {
+	if s.Session() {
+		return s.Gap
+	}
+	return s.WindowSize
+}
+
 // Sliding reports whether s has sliding windows (0 < Period < WindowSize).
 func (s Spec) Sliding() bool {
 	return s.Period > 0 && s.Period < s.WindowSize
@@ -32,7 +44,13 @@ func (s Spec) PeriodOrSize() time.Duration {
 // start is floored, not truncated toward zero. The result is in UTC without
 // a monotonic reading, so equal windows compare equal with == and can key a
 // map.
+//
+// With session windows it is the proto-window [t, t+G): the window the
+// order is assigned before merging, which judges whether it is too late.
 func (s Spec) WindowOf(t time.Time) Window {
+	if s.Session() {
+		return s.proto(t)
+	}
 	size, period := s.seconds()
 	start := floorTo(t.Unix(), period)
 	return window(start, size)
@@ -42,6 +60,9 @@ func (s Spec) WindowOf(t time.Time) Window {
 // WindowSize/Period windows whose starts are the multiples of the period in
 // (t - WindowSize, t]. For fixed windows it is []Window{WindowOf(t)}.
 func (s Spec) WindowsOf(t time.Time) []Window {
+	if s.Session() {
+		return []Window{s.proto(t)}
+	}
 	size, period := s.seconds()
 	last := floorTo(t.Unix(), period)
 	n := size / period
@@ -55,10 +76,20 @@ func (s Spec) WindowsOf(t time.Time) []Window {
 // IsWindowOf reports whether w is one of WindowsOf(t): it holds t, has the
 // spec's size and starts on a multiple of the period.
 func (s Spec) IsWindowOf(w Window, t time.Time) bool {
+	if s.Session() {
+		return w == s.proto(t)
+	}
 	size, period := s.seconds()
 	return w.Contains(t) && w.Start.Nanosecond() == 0 &&
 		w.End.Sub(w.Start) == time.Duration(size)*time.Second &&
 		floorTo(w.Start.Unix(), period) == w.Start.Unix()
+}
+
+// proto is an order's proto-window under session windows, to the
+// nanosecond: sessions are not aligned to anything.
+func (s Spec) proto(t time.Time) Window {
+	t = t.UTC().Round(0)
+	return Window{Start: t, End: t.Add(s.Gap)}
 }
 
 // seconds returns the size and period in whole seconds, never zero and with

@@ -502,9 +502,10 @@ run "first_deployment" {
       google_bigquery_table.table["${jsondecode(file("../internal/aggregation/declarations/${f}")).name}_paneles"].time_partitioning[0].field == "window_start" &&
       google_bigquery_table.table["${jsondecode(file("../internal/aggregation/declarations/${f}")).name}_paneles"].time_partitioning[0].type == "DAY" &&
       [for c in jsondecode(google_bigquery_table.table["${jsondecode(file("../internal/aggregation/declarations/${f}")).name}_paneles"].schema) : c.name] ==
-      ["aggregation", "window_start", "window_end", jsondecode(file("../internal/aggregation/declarations/${f}")).key, "importe", "pedidos", "unidades", "pane_index", "timing", "accumulation", "watermark", "emitted_at"]
+      concat(["aggregation", "window_start", "window_end", jsondecode(file("../internal/aggregation/declarations/${f}")).key, "importe", "pedidos", "unidades", "pane_index", "timing", "accumulation", "watermark", "emitted_at"],
+      jsondecode(file("../internal/aggregation/declarations/${f}")).window.type == "session" ? ["merged_into"] : [])
     )])
-    error_message = "Every panes table must be partitioned by day of window_start, clustered by its aggregation's key, with the columns of ventas_hora_pais_paneles and the key column named after the key."
+    error_message = "Every panes table must be partitioned by day of window_start, clustered by its aggregation's key, with the columns of ventas_hora_pais_paneles, the key column named after the key, and merged_into for sessions."
   }
   assert {
     condition = alltrue([for k, v in google_bigquery_table.view : (

@@ -30,12 +30,29 @@ import (
 // fires when, so the test checks what must hold anyway: every order has one
 // fate, its window's panes are well formed, drops are exactly the too-late
 // orders, and once everything expired the view equals the accepted sums.
+// With session windows of a minute (keyed by country, so that orders of
+// the four senders merge into each other's sessions), the sums are per
+// key: a key's sessions in the view add up to its accepted orders.
 func testOrdersDuringTicks(t *testing.T, en env, f Features) {
+	type run struct {
+		name    string
+		session bool
+		ld      time.Duration
+	}
+	var runs []run
 	for _, ld := range []time.Duration{time.Minute, 2 * time.Minute} {
-		t.Run(fmt.Sprintf("Ld=%s", ld), func(t *testing.T) {
+		runs = append(runs, run{fmt.Sprintf("Ld=%s", ld), false, ld})
+	}
+	runs = append(runs, run{"sessions/Ld=1m0s", true, time.Minute})
+	for _, rn := range runs {
+		ld := rn.ld
+		t.Run(rn.name, func(t *testing.T) {
 			spec := window.Defaults()
 			spec.WindowSize, spec.OutOfOrderness, spec.IdleTimeout = time.Minute, 0, 30*time.Second
 			spec.EarlyDelay, spec.AllowedLateness, spec.LateDelay = 0, time.Minute, ld
+			if rn.session {
+				spec.Name, spec.WindowSize, spec.Gap = "sesiones_pais", 0, time.Minute
+			}
 			r := newRig(t, en, spec)
 			r.store.IgnoreLeases(true)
 			start := at("18:00")
@@ -69,6 +86,9 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 							return
 						}
 						wk := window.WindowKey{Window: spec.WindowOf(e.Order.EventTime), Key: e.Order.Key}
+						if spec.Session() {
+							wk.Window = window.Window{} // a session's extent is known once it expired
+						}
 						mu.Lock()
 						switch res.Fate() {
 						case stream.Accepted:
@@ -119,13 +139,21 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 				t.Fatal(err)
 			}
 
-			panes := r.panes(spec.KeyField)
+			panes, err := r.sink.PanesOf(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := checkSequences(spec, panes); err != nil {
 				t.Error(err)
 			}
 			view, err := windowtest.View(panes)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if spec.Session() {
+				if view, err = byKey(view); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if diff := gocmp.Diff(accepted, view); diff != "" {
 				t.Errorf("view differs from the sums of the accepted orders (-want +got):\n%s", diff)
@@ -137,7 +165,7 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 			got := map[string]bool{}
 			for _, d := range drops {
 				got[d.PedidoID] = true
-				if end := d.WindowStart.Add(spec.WindowSize + spec.AllowedLateness); d.Watermark.Before(end) {
+				if end := d.WindowStart.Add(spec.Size() + spec.AllowedLateness); d.Watermark.Before(end) {
 					t.Errorf("order %s dropped at W %s < end + L %s", d.PedidoID, d.Watermark, end)
 				}
 			}
@@ -156,30 +184,52 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 	}
 }
 
-// checkSequences checks invariant 4 on panes without a model: per (window,
-// key) indexes contiguous from 0, timings EARLY* ON_TIME? LATE*, EARLY only
-// while W < end, ON_TIME and LATE only once W >= end, accumulating panes
-// never shrinking.
+// byKey adds up a view's sessions per key.
+func byKey(view map[window.WindowKey]window.Measures) (map[window.WindowKey]window.Measures, error) {
+	out := map[window.WindowKey]window.Measures{}
+	for wk, m := range view {
+		k := window.WindowKey{Key: wk.Key}
+		sum, err := out[k].Add(m)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = sum
+	}
+	return out, nil
+}
+
+// checkSequences checks invariant 4 on panes without a model: per identity
+// (window start, key) indexes contiguous from 0, timings EARLY* ON_TIME?
+// LATE* (MERGED last, for sessions), EARLY only while W < end, ON_TIME
+// only once W >= end, LATE too but for sessions (a fired session's LATE
+// pane may extend its end past W), accumulating panes never shrinking.
 func checkSequences(spec window.Spec, panes []window.Pane) error {
-	cells := map[window.WindowKey][]window.Pane{}
+	type ident struct {
+		start time.Time
+		key   string
+	}
+	cells := map[ident][]window.Pane{}
 	for _, p := range panes {
-		cells[p.WindowKey()] = append(cells[p.WindowKey()], p)
+		id := ident{p.WindowStart.UTC(), p.Key}
+		cells[id] = append(cells[id], p)
 	}
 	var errs []error
 	for wk, ps := range cells {
 		slices.SortFunc(ps, func(a, b window.Pane) int { return cmp.Compare(a.Index, b.Index) })
 		stage := 0
 		for i, p := range ps {
-			atEnd := !p.Watermark.Before(wk.Window.End)
-			s := map[window.Timing]int{window.TimingEarly: 0, window.TimingOnTime: 1, window.TimingLate: 2}[p.Timing]
+			atEnd := !p.Watermark.Before(p.WindowEnd)
+			s := map[window.Timing]int{window.TimingEarly: 0, window.TimingOnTime: 1, window.TimingLate: 2, window.TimingMerged: 3}[p.Timing]
 			switch {
 			case p.Index != int64(i):
 				errs = append(errs, fmt.Errorf("window %v: pane indexes not contiguous at %d", wk, p.Index))
-			case s < stage || (s == 1 && stage == 1):
+			case s < stage || (s == 1 && stage == 1) || (s == 3 && stage == 3):
 				errs = append(errs, fmt.Errorf("window %v: pane %d %s after a %d-stage pane", wk, p.Index, p.Timing, stage))
+			case s == 3:
+			case spec.Session() && s == 2:
 			case (p.Timing == window.TimingEarly) == atEnd:
-				errs = append(errs, fmt.Errorf("window %v: pane %d %s at W %s, end %s", wk, p.Index, p.Timing, p.Watermark, wk.Window.End))
-			case i > 0 && spec.Accumulation == window.Accumulating && p.Measures.Pedidos < ps[i-1].Measures.Pedidos:
+				errs = append(errs, fmt.Errorf("window %v: pane %d %s at W %s, end %s", wk, p.Index, p.Timing, p.Watermark, p.WindowEnd))
+			case i > 0 && spec.Accumulation == window.Accumulating && s != 3 && p.Measures.Pedidos < ps[i-1].Measures.Pedidos:
 				errs = append(errs, fmt.Errorf("window %v: accumulating pane %d shrank", wk, p.Index))
 			}
 			stage = max(stage, s)

@@ -103,6 +103,46 @@ func testMultiProperty(t *testing.T, en env, f Features) {
 	}
 }
 
+// testKindsProperty plays random streams through one aggregation of each
+// kind of window at once (fixed, sliding and session: windowtest.RandomKinds)
+// against windowtest.Multi, in both accumulation modes and three late
+// delays; the session aggregation's MERGED panes, merges and bridges are
+// compared pane by pane like the rest.
+func testKindsProperty(t *testing.T, en env, f Features) {
+	streams := max(1, f.Streams/2)
+	merged := 0
+	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
+		for _, lateDelay := range []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute} {
+			for seed := range uint64(streams) {
+				t.Run(fmt.Sprintf("%s/Ld=%s/seed=%d", mode, lateDelay, seed), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^0x5e55))
+					specs := windowtest.RandomKinds(r)
+					for i := range specs {
+						specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
+					}
+					cfg := windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
+					var cov multiCoverage
+					rg := newRig(t, en, specs...)
+					runAgainstMulti(t, rg, specs, windowtest.MultiStream(r, specs, cfg), cfg, &cov)
+					ps, err := rg.sink.PanesOf(specs[2])
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, p := range ps {
+						if p.Timing == window.TimingMerged {
+							merged++
+						}
+					}
+				})
+			}
+		}
+	}
+	if !t.Failed() && merged == 0 {
+		t.Error("the streams never produced a MERGED pane")
+	}
+	t.Logf("MERGED panes: %d", merged)
+}
+
 type multiCoverage struct {
 	sliding, sku, partial, missing, late, drops, duplicates int
 }

@@ -204,6 +204,7 @@ func decodePane(t warehouse.Table, keyField string, r warehouse.Row) (window.Pan
 		Measures:     window.Measures{Importe: v["importe"].Dec, Pedidos: v["pedidos"].Int, Unidades: v["unidades"].Int},
 		Watermark:    v["watermark"].Time,
 		EmittedAt:    v["emitted_at"].Time,
+		MergedInto:   v["merged_into"].Time,
 	}
 	if want := p.ID(); r.ID != want {
 		return p, fmt.Errorf("pane row ID %q, want the pane identity %q", r.ID, want)

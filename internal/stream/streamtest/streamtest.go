@@ -87,6 +87,7 @@ func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Feature
 	t.Run("TwoAggregations", func(t *testing.T) { testTwoAggregations(t, en, f) })
 	t.Run("ShippedPairScenario", func(t *testing.T) { testMultiScenario(t, en) })
 	t.Run("PropertySeveralAggregations", func(t *testing.T) { testMultiProperty(t, en, f) })
+	t.Run("PropertyThreeKinds", func(t *testing.T) { testKindsProperty(t, en, f) })
 	t.Run("RestartWhileOpen", func(t *testing.T) { testRestartWhileOpen(t, en) })
 	t.Run("PropertyAgainstModel", func(t *testing.T) { testProperty(t, en, f) })
 	t.Run("PropertyDefaults", func(t *testing.T) { testPropertyDefaults(t, en, f) })
@@ -132,7 +133,9 @@ func newRig(t *testing.T, e env, specs ...window.Spec) *rig {
 }
 
 // open counts the state of aggregation agg still stored: its windows'
-// state documents, parked elements and the windows its agenda lists.
+// state documents, parked elements, the windows its agenda lists, and for
+// sessions the open sessions of its key documents (an emptied one stays a
+// while as a tombstone) and the keys its agenda lists.
 func (r *rig) open(agg string) int {
 	r.t.Helper()
 	n := 0
@@ -143,10 +146,24 @@ func (r *rig) open(agg string) int {
 		}
 		n += len(docs)
 	}
+	sessions, err := r.store.List(context.Background(), "aggregations/"+agg+"/sessions")
+	if err != nil {
+		r.t.Fatalf("list the sessions of %s: %v", agg, err)
+	}
+	for _, d := range sessions {
+		var sd struct {
+			Sessions []json.RawMessage `json:"sessions"`
+		}
+		if err := json.Unmarshal(d.Data, &sd); err != nil {
+			r.t.Fatalf("%s: %v", d.Path, err)
+		}
+		n += len(sd.Sessions)
+	}
 	var fold struct {
 		Windows map[string]json.RawMessage `json:"windows"`
+		Keys    map[string]json.RawMessage `json:"keys"`
 	}
-	err := r.store.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
+	err = r.store.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
 		docs, err := tx.Get("aggregations/" + agg + "/control/fold")
 		if err != nil || !docs[0].Exists {
 			return err
@@ -156,7 +173,7 @@ func (r *rig) open(agg string) int {
 	if err != nil {
 		r.t.Fatalf("read the fold document of %s: %v", agg, err)
 	}
-	return n + len(fold.Windows)
+	return n + len(fold.Windows) + len(fold.Keys)
 }
 
 // outbox counts the rows waiting in every outbox.

@@ -21,6 +21,9 @@ type agg struct {
 	maxEvent time.Time // M over this aggregation's accepted elements
 	last     time.Time // processing time of its last accepted element
 	cells    map[cellID]*cell
+	sessions map[string][]*session // session windows: the open sessions of each key
+	closed   []*session            // sessions that expired (not those merged away)
+	stats    SessionStats
 	panes    []window.Pane
 	drops    []Drop
 	fates    map[OrderWindow]Fate
@@ -55,7 +58,7 @@ type element struct {
 }
 
 func newAgg(spec window.Spec) *agg {
-	return &agg{spec: spec, cells: map[cellID]*cell{}, fates: map[OrderWindow]Fate{}}
+	return &agg{spec: spec, cells: map[cellID]*cell{}, sessions: map[string][]*session{}, fates: map[OrderWindow]Fate{}}
 }
 
 // deliver handles the first delivery of order id with event time t whose
@@ -64,6 +67,10 @@ func newAgg(spec window.Spec) *agg {
 // window); otherwise every element counts in its cell, for the ticks.
 func (a *agg) deliver(id string, t time.Time, elems []element, now time.Time) {
 	if len(elems) == 0 {
+		return
+	}
+	if a.spec.Session() {
+		a.deliverSession(id, t, elems, now)
 		return
 	}
 	counted := false
@@ -107,6 +114,10 @@ func (a *agg) tick(now time.Time) {
 		if c := meff.Add(-a.spec.OutOfOrderness); a.w.IsZero() || c.After(a.w) {
 			a.w = c
 		}
+	}
+	if a.spec.Session() {
+		a.tickSessions(now)
+		return
 	}
 	for _, c := range a.sortedCells() {
 		if c.expired {
@@ -208,6 +219,9 @@ func (a *agg) sortedCells() []*cell {
 }
 
 func (a *agg) final() map[window.WindowKey]window.Measures {
+	if a.spec.Session() {
+		return a.finalSessions()
+	}
 	out := make(map[window.WindowKey]window.Measures, len(a.cells))
 	for _, c := range a.cells {
 		out[c.windowKey()] = sum(c.orders)
@@ -216,6 +230,9 @@ func (a *agg) final() map[window.WindowKey]window.Measures {
 }
 
 func (a *agg) settled() bool {
+	if a.spec.Session() {
+		return a.settledSessions()
+	}
 	for _, c := range a.cells {
 		if c.emitted != len(c.orders) {
 			return false

@@ -36,24 +36,38 @@ func SortPanes(ps []window.Pane) {
 	})
 }
 
-// View is what the dashboard shows for panes: per (window, key) the latest
-// pane when accumulating, the sum of the panes when discarding (each pane's
-// own Accumulation decides). It fails on a sum that overflows.
+// View is what the dashboard shows for panes: per identity (window start,
+// key) the latest pane when accumulating, the sum of the panes when
+// discarding (each pane's own Accumulation decides), under the window end
+// of its latest pane (a session's end moves); an identity whose latest pane
+// is MERGED is left out. It fails on a sum that overflows.
 func View(panes []window.Pane) (map[window.WindowKey]window.Measures, error) {
 	ps := slices.Clone(panes)
 	SortPanes(ps)
-	out := map[window.WindowKey]window.Measures{}
+	type ident struct {
+		start int64
+		key   string
+	}
+	latest := map[ident]window.Pane{}
+	sums := map[ident]window.Measures{}
 	for _, p := range ps {
-		wk := normalKey(p.WindowKey())
+		id := ident{p.WindowStart.UnixNano(), p.Key}
+		latest[id] = p // sorted by index: the last one wins
 		if p.Accumulation != window.Discarding {
-			out[wk] = p.Measures // sorted by index: the last one wins
+			sums[id] = p.Measures
 			continue
 		}
-		s, err := out[wk].Add(p.Measures)
+		s, err := sums[id].Add(p.Measures)
 		if err != nil {
 			return nil, fmt.Errorf("view of pane %s: %w", p.ID(), err)
 		}
-		out[wk] = s
+		sums[id] = s
+	}
+	out := map[window.WindowKey]window.Measures{}
+	for id, p := range latest {
+		if p.Timing != window.TimingMerged {
+			out[normalKey(p.WindowKey())] = sums[id]
+		}
 	}
 	return out, nil
 }
@@ -89,6 +103,9 @@ func CheckWatermark(spec window.Spec, prev, got, now time.Time) error {
 func (m *Model) CheckPanes(panes []window.Pane) error { return m.a.checkPanes(panes) }
 
 func (a *agg) checkPanes(panes []window.Pane) error {
+	if a.spec.Session() {
+		return a.checkSessionPanes(panes)
+	}
 	var p problems
 	byID := map[string]window.Pane{}
 	cells := map[window.WindowKey][]window.Pane{}
@@ -243,7 +260,8 @@ func samePane(a, b window.Pane) bool {
 	return a.Aggregation == b.Aggregation && a.Key == b.Key &&
 		a.WindowStart.Equal(b.WindowStart) && a.WindowEnd.Equal(b.WindowEnd) &&
 		a.Index == b.Index && a.Timing == b.Timing && a.Accumulation == b.Accumulation &&
-		a.Measures == b.Measures && a.Watermark.Equal(b.Watermark) && a.EmittedAt.Equal(b.EmittedAt)
+		a.Measures == b.Measures && a.Watermark.Equal(b.Watermark) && a.EmittedAt.Equal(b.EmittedAt) &&
+		a.MergedInto.Equal(b.MergedInto)
 }
 
 // normalKey makes window times comparable with == whatever their location.

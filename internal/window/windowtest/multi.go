@@ -309,7 +309,7 @@ func (m *Multi) CheckDrops(name string, drops []Drop) error {
 				d.WindowStart.Format(time.RFC3339), a.fates[ow])
 			continue
 		}
-		if end := d.WindowStart.Add(a.spec.WindowSize + a.spec.AllowedLateness); d.Watermark.Before(end) {
+		if end := d.WindowStart.Add(a.spec.Size() + a.spec.AllowedLateness); d.Watermark.Before(end) {
 			p.addf("%s: order %s dropped from window %s at watermark %s, before end + L = %s",
 				name, d.PedidoID, d.WindowStart.Format(time.RFC3339), d.Watermark, end)
 		}

@@ -369,3 +369,47 @@ func TestMultiReducesToModel(t *testing.T) {
 		}
 	}
 }
+
+// A session's start moves when an earlier order joins it: the identity it
+// had gets its MERGED pane (zero in ACCUMULATING, merged_into the new
+// start) and the session goes on under the new start from pane_index 0.
+// CheckPanes holds the identities to EARLY* ON_TIME? LATE* MERGED?.
+func TestMultiSessionStartMoves(t *testing.T) {
+	s := windowtest.SessionSpec()
+	s.KeyField = windowtest.KeyPais
+	m := windowtest.NewMulti(s)
+	m.Apply(deliver("17:00", "m1", "P-1", "ES", "17:00", "10", line("A", 1, "10")))
+	m.Apply(tickAt("17:02")) // W = 16:50
+	m.Apply(deliver("17:03", "m2", "P-2", "ES", "16:45", "10", line("A", 1, "10")))
+	m.Apply(tickAt("17:05"))
+	end := utc("17:30")
+	merged := mpane(s.Name, "ES", "17:00", 30*time.Minute, 1, window.TimingMerged, "0", 0, 0, "16:50", "17:05")
+	merged.MergedInto = utc("16:45")
+	moved := mpane(s.Name, "ES", "16:45", 0, 0, window.TimingEarly, "20", 2, 2, "16:50", "17:05")
+	moved.WindowEnd = end
+	want := []window.Pane{
+		mpane(s.Name, "ES", "17:00", 30*time.Minute, 0, window.TimingEarly, "10", 1, 1, "16:50", "17:02"),
+		merged, moved,
+	}
+	if diff := cmp.Diff(want, m.Panes(s.Name)); diff != "" {
+		t.Fatalf("panes (-want +got):\n%s", diff)
+	}
+	if err := m.CheckPanes(s.Name, want); err != nil {
+		t.Fatalf("CheckPanes of the model's panes: %v", err)
+	}
+	view, err := windowtest.View(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantView := map[window.WindowKey]window.Measures{
+		{Window: window.Window{Start: utc("16:45"), End: end}, Key: "ES"}: {Importe: money("20"), Pedidos: 2, Unidades: 2},
+	}
+	if diff := cmp.Diff(wantView, view); diff != "" {
+		t.Errorf("view (-want +got):\n%s", diff)
+	}
+	afterMerged := want[0]
+	afterMerged.Index, afterMerged.Timing = 2, window.TimingLate
+	if err := m.CheckPanes(s.Name, append(want, afterMerged)); err == nil || !strings.Contains(err.Error(), "MERGED?") {
+		t.Errorf("CheckPanes of a pane after MERGED = %v, want the order of timings refused", err)
+	}
+}

@@ -80,7 +80,7 @@ func MultiStream(r *rand.Rand, specs []window.Spec, cfg StreamConfig) []MultiEve
 		// end + L of any window an order (even a future-dated one) is in.
 		var wait time.Duration
 		for _, s := range specs {
-			wait = max(wait, s.IdleTimeout+s.OutOfOrderness+s.WindowSize+s.AllowedLateness+s.EarlyDelay+s.LateDelay)
+			wait = max(wait, s.IdleTimeout+s.OutOfOrderness+s.Size()+s.AllowedLateness+s.EarlyDelay+s.LateDelay)
 		}
 		events = append(events, MultiEvent{Kind: Tick, Now: now.Add(wait + 24*time.Hour)})
 	}
@@ -168,4 +168,29 @@ func RandomSpecs(r *rand.Rand) []window.Spec {
 		specs[i] = s
 	}
 	return specs
+}
+
+// SessionSpec is the session aggregation of issue 28: sesiones_cliente,
+// sessions of 30 min per cliente_id with the defaults' D, I, E, L and Ld,
+// ACCUMULATING.
+func SessionSpec() window.Spec {
+	s := window.Defaults()
+	s.Name, s.KeyField, s.WindowSize, s.Gap = "sesiones_cliente", KeyClienteID, 0, 30*time.Minute
+	return s
+}
+
+// RandomKinds returns three valid aggregations, one of each kind of window:
+// fixed, sliding and session, each with a random key (sessions keyed by an
+// order field, as declarations allow) and delays drawn as RandomSpec draws
+// them. The session gaps are short and long against the streams' gaps, so
+// that merges, bridges and extensions after ON_TIME are frequent.
+func RandomKinds(r *rand.Rand) []window.Spec {
+	fixed, sliding, sess := RandomSpec(r), RandomSpec(r), RandomSpec(r)
+	fixed.Name, fixed.KeyField = "agg_fixed", pick(r, KeyPais, KeyClienteID, KeySKU)
+	sliding.Name, sliding.KeyField = "agg_sliding", pick(r, KeyPais, KeyClienteID, KeySKU)
+	sliding.WindowSize = pick(r, time.Hour, 10*time.Minute, 21*time.Minute)
+	sliding.Period = sliding.WindowSize / time.Duration(pick(r, 2, 3, 4))
+	sess.Name, sess.KeyField = "agg_session", pick(r, KeyClienteID, KeyPais)
+	sess.WindowSize, sess.Gap = 0, pick(r, 90*time.Second, 5*time.Minute, 10*time.Minute, 30*time.Minute)
+	return []window.Spec{fixed, sliding, sess}
 }

@@ -133,7 +133,7 @@ func (g gen) rawGap() time.Duration {
 	case p < 97:
 		return g.between(2*time.Minute, s.IdleTimeout+s.EarlyDelay+s.LateDelay+2*time.Minute)
 	default: // the night: the source goes idle, windows close and expire
-		return g.between(s.WindowSize, s.WindowSize+s.AllowedLateness+s.OutOfOrderness+s.IdleTimeout)
+		return g.between(s.Size(), s.Size()+s.AllowedLateness+s.OutOfOrderness+s.IdleTimeout)
 	}
 }
 
@@ -155,15 +155,15 @@ func (g gen) rawEventTime(now time.Time) time.Time {
 	case p < 45: // the usual few seconds or minutes in transit
 		return now.Add(-g.between(0, d))
 	case p < 60: // the customer on the metro
-		return now.Add(-g.between(d, s.WindowSize+d))
+		return now.Add(-g.between(d, s.Size()+d))
 	case p < 75: // late, often within the allowed lateness
-		return now.Add(-g.between(s.WindowSize, s.WindowSize+s.AllowedLateness+d))
+		return now.Add(-g.between(s.Size(), s.Size()+s.AllowedLateness+d))
 	case p < 85: // mostly too late
-		return now.Add(-g.between(s.WindowSize+s.AllowedLateness, 2*(s.WindowSize+s.AllowedLateness+d)))
+		return now.Add(-g.between(s.Size()+s.AllowedLateness, 2*(s.Size()+s.AllowedLateness+d)))
 	case p < 92: // a device whose clock runs ahead
 		return now.Add(g.between(time.Nanosecond, 2*d+5*time.Minute))
 	default: // exactly on a window boundary, or the last instant before one
-		t := g.spec.WindowOf(now.Add(-g.between(0, s.WindowSize+s.AllowedLateness))).Start
+		t := g.spec.WindowOf(now.Add(-g.between(0, s.Size()+s.AllowedLateness))).Start
 		if g.r.IntN(2) == 0 {
 			t = t.Add(-time.Nanosecond)
 		}
