@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"cloud.google.com/go/bigquery"
@@ -63,11 +64,17 @@ func terraformView(mode, project, dataset string, v warehouse.View) (string, err
 		return "", fmt.Errorf("view of %s: %w", v.Name, err)
 	}
 	sql := strings.NewReplacer("${project}", project, "${dataset}", dataset, "${panes}", v.Panes, "${key}", v.Key).Replace(string(b))
-	if i := strings.Index(sql, "${"); i >= 0 {
-		return "", fmt.Errorf("view of %s: %s leaves a template variable: %.20s", v.Name, file, sql[i:])
+	// Terraform's %{ if session } directive: no shipped view is of sessions.
+	sql = sessionDirective.ReplaceAllString(sql, "")
+	for _, open := range []string{"${", "%{"} {
+		if i := strings.Index(sql, open); i >= 0 {
+			return "", fmt.Errorf("view of %s: %s leaves a template variable: %.20s", v.Name, file, sql[i:])
+		}
 	}
 	return sql, nil
 }
+
+var sessionDirective = regexp.MustCompile(`%\{ if session \}(.*?)%\{ endif \}`)
 
 func createIfMissing(ctx context.Context, t *bigquery.Table, md *bigquery.TableMetadata) error {
 	err := t.Create(ctx, md)
