@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,22 +119,13 @@ func PanesTableOf(s window.Spec) (warehouse.Table, error) { return panesTableOf(
 // panesTableOf is the table the warehouse declares for s's panes, or, for
 // an aggregation it does not declare (tests, a declaration being added),
 // the one it builds from the template: ventas_hora_pais_paneles's columns
-// with the key column named after s's key (docs/event-time.md).
-//
-// A session aggregation's table has merged_into besides; until the
-// warehouse's template gives it, it is added here.
+// with the key column named after s's key, and merged_into for sessions
+// (docs/event-time.md).
 func panesTableOf(s window.Spec) (warehouse.Table, error) {
-	t, err := warehouse.Lookup(PanesTable(s.Name))
-	if err != nil {
-		if t, err = warehouse.PanesTable(s.Name, s.KeyField); err != nil {
-			return t, err
-		}
+	if t, err := warehouse.Lookup(PanesTable(s.Name)); err == nil {
+		return t, nil
 	}
-	if s.Session() && t.Column("merged_into") < 0 {
-		t.Schema = append(slices.Clone(t.Schema), warehouse.Field{Name: "merged_into", Type: warehouse.Timestamp, Mode: "NULLABLE",
-			Description: "For a MERGED pane, the window_start of the session this one merged into; null otherwise."})
-	}
-	return t, nil
+	return warehouse.PanesTable(s)
 }
 
 func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) warehouse.Value, error) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 // Field is one column in BigQuery's schema JSON form, so the very same files
@@ -76,12 +77,18 @@ var layout = map[string]struct {
 // from panesTemplate, the panes table of ventas_hora_pais, whose key column
 // is panesTemplateKey: same columns, with the key column named after the
 // aggregation's key; partitioned by day of window_start, clustered by the
-// key.
+// key. A session aggregation's table has mergedInto besides, last.
 const (
 	panesTemplate    = VentasHoraPaisPaneles
 	panesTemplateKey = "pais"
 	panesPartition   = "window_start"
 )
+
+// mergedInto says which session a MERGED pane's session became
+// (docs/event-time.md, "Session windows"); fixed and sliding windows never
+// merge, so their tables do without it.
+var mergedInto = Field{Name: "merged_into", Type: Timestamp, Mode: "NULLABLE",
+	Description: "For a MERGED pane, the window_start of the session this one merged into; null otherwise."}
 
 // View is the dashboard view of one aggregation over its panes table.
 type View struct {
@@ -89,6 +96,9 @@ type View struct {
 	Panes        string // its panes table
 	Key          string // its key column
 	Accumulation string // Accumulating or Discarding: what its panes carry
+	// Session: its windows are sessions, and a session whose latest pane
+	// is MERGED no longer exists.
+	Session bool
 }
 
 // Tables returns every table, sorted by name: the fixed ones and the panes
@@ -126,11 +136,12 @@ func Views() []View {
 	return slices.Clone(c.views)
 }
 
-// PanesTable builds the panes table of the aggregation name keyed by key
-// from the template, ventas_hora_pais_paneles.json: the key column takes
-// the key's name, and the columns whose meaning depends on the key take the
-// descriptions internal/aggregation gives them.
-func PanesTable(name, key string) (Table, error) {
+// PanesTable builds the panes table of aggregation s from the template,
+// ventas_hora_pais_paneles.json: the key column takes the name of s's key,
+// the columns whose meaning depends on the key take the descriptions
+// internal/aggregation gives them, and session windows add merged_into.
+func PanesTable(s window.Spec) (Table, error) {
+	name, key := s.Name, s.KeyField
 	var schema []Field
 	b, err := schemaFS.ReadFile("schema/" + panesTemplate + ".json")
 	if err == nil {
@@ -153,6 +164,9 @@ func PanesTable(name, key string) (Table, error) {
 		if d, ok := desc[f.Name]; ok {
 			f.Description = d
 		}
+	}
+	if s.Session() {
+		schema = append(schema, mergedInto)
 	}
 	return Table{Name: aggregation.PanesTable(name), Schema: schema, PartitionField: panesPartition, Clustering: []string{key}}, nil
 }
@@ -180,7 +194,8 @@ var parsed = sync.OnceValue(func() catalogue {
 		return c
 	}
 	for _, d := range decls {
-		t, err := PanesTable(d.Name, d.Key)
+		spec := d.Spec()
+		t, err := PanesTable(spec)
 		for _, n := range []string{t.Name, d.View()} {
 			if _, dup := c.tables[n]; dup && err == nil {
 				err = fmt.Errorf("warehouse: aggregation %s: %s is already a table", d.Name, n)
@@ -191,7 +206,7 @@ var parsed = sync.OnceValue(func() catalogue {
 			return c
 		}
 		c.tables[t.Name] = parsedTable{table: t}
-		c.views = append(c.views, View{Name: d.View(), Panes: t.Name, Key: d.Key, Accumulation: string(d.Accumulation)})
+		c.views = append(c.views, View{Name: d.View(), Panes: t.Name, Key: d.Key, Accumulation: string(d.Accumulation), Session: spec.Session()})
 	}
 	return c
 })

@@ -2,13 +2,16 @@ package warehouse
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 // ventas_hora_pais_paneles is what it was before aggregations were
@@ -44,7 +47,7 @@ func TestEveryDeclaredAggregationHasTableAndView(t *testing.T) {
 	var wantViews []View
 	for _, d := range decls {
 		wantTables = append(wantTables, d.PanesTable())
-		wantViews = append(wantViews, View{Name: d.Name, Panes: d.PanesTable(), Key: d.Key, Accumulation: string(d.Accumulation)})
+		wantViews = append(wantViews, View{Name: d.Name, Panes: d.PanesTable(), Key: d.Key, Accumulation: string(d.Accumulation), Session: d.WindowType == aggregation.Session})
 	}
 	sort.Strings(wantTables)
 	var got []string
@@ -57,8 +60,8 @@ func TestEveryDeclaredAggregationHasTableAndView(t *testing.T) {
 	if diff := cmp.Diff(wantViews, Views()); diff != "" {
 		t.Errorf("views (-want +got):\n%s", diff)
 	}
-	if Views()[0].Name != VentasHoraPais || Views()[0].Panes != VentasHoraPaisPaneles {
-		t.Errorf("first view %+v, want ventas_hora_pais over its panes", Views()[0])
+	if !slices.ContainsFunc(Views(), func(v View) bool { return v.Name == VentasHoraPais && v.Panes == VentasHoraPaisPaneles }) {
+		t.Errorf("no view ventas_hora_pais over its panes in %+v", Views())
 	}
 }
 
@@ -70,8 +73,11 @@ func TestPanesTable(t *testing.T) {
 	tests := []struct {
 		name     string
 		agg, key string
-		// changed is the columns that differ from the template's, by index.
+		gap      time.Duration
+		// changed is the columns that differ from the template's, by
+		// index; added follow the template's.
 		changed map[int]Field
+		added   []Field
 		wantErr string
 	}{
 		{name: "country key: the template itself", agg: "ventas_hora_pais", key: "pais"},
@@ -84,11 +90,16 @@ func TestPanesTable(t *testing.T) {
 			5: {Name: "pedidos", Type: Int64, Mode: "REQUIRED", Description: "number of distinct orders with a line of the SKU"},
 			6: {Name: "unidades", Type: Int64, Mode: "REQUIRED", Description: "sum of the quantities of the SKU's lines"},
 		}},
+		{name: "sessions: merged_into after the template's columns", agg: "sesiones_cliente", key: "cliente_id", gap: 30 * time.Minute, changed: map[int]Field{
+			3: {Name: "cliente_id", Type: String, Mode: "REQUIRED", Description: "aggregation key: customer"},
+		}, added: []Field{
+			{Name: "merged_into", Type: Timestamp, Mode: "NULLABLE", Description: "For a MERGED pane, the window_start of the session this one merged into; null otherwise."},
+		}},
 		{name: "a key no declaration may have", agg: "x", key: "producto", wantErr: `describes no key "producto"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := PanesTable(tt.agg, tt.key)
+			got, err := PanesTable(window.Spec{Name: tt.agg, KeyField: tt.key, Gap: tt.gap})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Errorf("error %v, want %q", err, tt.wantErr)
@@ -99,10 +110,12 @@ func TestPanesTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := template
+			want.Schema = slices.Clone(template.Schema)
 			want.Name, want.Clustering = tt.agg+"_paneles", []string{tt.key}
 			for i, f := range tt.changed {
 				want.Schema[i] = f
 			}
+			want.Schema = append(want.Schema, tt.added...)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

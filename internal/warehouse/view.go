@@ -40,6 +40,11 @@ func (v View) Columns() []string {
 
 // SQL renders the SELECT that defines v over its panes table, as ViewSQL
 // does for VentasHoraPais, in v's accumulation mode.
+//
+// A session view leaves out the sessions whose latest pane is MERGED: they
+// merged into another and no longer exist (their DISCARDING panes sum to
+// zero). Filtering after the latest pane is chosen, not before, keeps an
+// earlier EARLY pane of a merged session from showing as its value.
 func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) {
 	if err := d.check(); err != nil {
 		return "", err
@@ -49,6 +54,10 @@ func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) 
 	}
 	mode, viewKey := v.Accumulation, v.Key
 	src := qualify(v.Panes)
+	live := ""
+	if v.Session {
+		live = " AND timing != 'MERGED'"
+	}
 	window := "PARTITION BY aggregation, window_start, " + viewKey
 	cols := strings.Join(v.Columns(), ", ")
 	switch mode {
@@ -56,7 +65,7 @@ func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) 
 		return "SELECT " + cols + "\n" +
 			"FROM " + src + "\n" +
 			"WHERE TRUE\n" +
-			"QUALIFY ROW_NUMBER() OVER (" + window + " ORDER BY pane_index DESC) = 1", nil
+			"QUALIFY ROW_NUMBER() OVER (" + window + " ORDER BY pane_index DESC) = 1" + live, nil
 	case Discarding:
 		i64 := d.int64Type()
 		return "SELECT " + cols + "\n" +
@@ -73,7 +82,7 @@ func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) 
 			"    QUALIFY ROW_NUMBER() OVER (" + window + ", pane_index ORDER BY emitted_at DESC) = 1\n" +
 			"  ) AS panes\n" +
 			") AS totals\n" +
-			"WHERE newest = 1", nil
+			"WHERE newest = 1" + live, nil
 	}
 	return "", fmt.Errorf("warehouse: unknown accumulation mode %q (want %s or %s)", mode, Accumulating, Discarding)
 }

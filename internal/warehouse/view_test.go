@@ -17,6 +17,7 @@ func TestViewSQL(t *testing.T) {
 		{"view.discarding.duckdb.sql", Discarding, DuckDB, nil},
 		{"view.discarding.bigquery.sql", Discarding, BigQuery, bqQualify},
 	}
+	sessions := View{Name: "sesiones_cliente", Panes: "sesiones_cliente_paneles", Key: "cliente_id", Session: true}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ViewSQL(tc.mode, tc.dialect, tc.qualify)
@@ -26,6 +27,28 @@ func TestViewSQL(t *testing.T) {
 			golden(t, tc.name, got)
 			if !strings.HasPrefix(got, "SELECT "+strings.Join(ViewColumns, ", ")+"\n") {
 				t.Errorf("the view does not select exactly %v first", ViewColumns)
+			}
+		})
+	}
+	// A session view is the same view, less the sessions that merged into
+	// another, as terraform/sql/view_*.sql says.
+	for _, tc := range tests {
+		name := strings.Replace(tc.name, "view.", "view.session.", 1)
+		t.Run(name, func(t *testing.T) {
+			v := sessions
+			v.Accumulation = tc.mode
+			got, err := v.SQL(tc.dialect, tc.qualify)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, name, got)
+			v.Session = false
+			plain, err := v.SQL(tc.dialect, tc.qualify)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(got, " AND timing != 'MERGED'") || strings.TrimSuffix(got, " AND timing != 'MERGED'") != plain {
+				t.Errorf("session view is not the view plus a MERGED filter at its end:\n%s\n%s", got, plain)
 			}
 		})
 	}

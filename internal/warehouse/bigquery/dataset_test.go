@@ -64,8 +64,12 @@ func terraformView(mode, project, dataset string, v warehouse.View) (string, err
 		return "", fmt.Errorf("view of %s: %w", v.Name, err)
 	}
 	sql := strings.NewReplacer("${project}", project, "${dataset}", dataset, "${panes}", v.Panes, "${key}", v.Key).Replace(string(b))
-	// Terraform's %{ if session } directive: no shipped view is of sessions.
-	sql = sessionDirective.ReplaceAllString(sql, "")
+	// Terraform's %{ if session } directive.
+	keep := ""
+	if v.Session {
+		keep = "$1"
+	}
+	sql = sessionDirective.ReplaceAllString(sql, keep)
 	for _, open := range []string{"${", "%{"} {
 		if i := strings.Index(sql, open); i >= 0 {
 			return "", fmt.Errorf("view of %s: %s leaves a template variable: %.20s", v.Name, file, sql[i:])

@@ -595,7 +595,7 @@ func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 	row := func(offset time.Duration, key string, index int64, importe string) warehouse.Row {
 		ws := start.Add(offset)
 		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
-			Values: rowOf(t, v.Panes, map[string]warehouse.Value{
+			Values: paneRowOf(t, v, map[string]warehouse.Value{
 				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
 				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
 				"unidades": warehouse.IntValue(index + 1), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("EARLY"),
@@ -624,7 +624,7 @@ func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.Vie
 	row := func(offset time.Duration, key string, index int64, importe string, unidades int64) warehouse.Row {
 		ws := start.Add(offset)
 		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
-			Values: rowOf(t, v.Panes, map[string]warehouse.Value{
+			Values: paneRowOf(t, v, map[string]warehouse.Value{
 				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
 				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
 				"unidades": warehouse.IntValue(unidades), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("ON_TIME"),
@@ -694,7 +694,7 @@ func testListViewOf(t *testing.T, w Warehouse, mode string, v warehouse.View, na
 	row := func(offset time.Duration, key string, index int64, importe string, unidades int64) warehouse.Row {
 		ws := start.Add(offset)
 		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
-			Values: rowOf(t, v.Panes, map[string]warehouse.Value{
+			Values: paneRowOf(t, v, map[string]warehouse.Value{
 				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
 				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
 				"unidades": warehouse.IntValue(unidades), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("ON_TIME"),

@@ -2,7 +2,9 @@ package warehousetest
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +90,93 @@ func RunView(t *testing.T, mode string, w Warehouse) {
 		t.Fatalf("Append duplicate pane: %v", err)
 	}
 	checkView(t, w, mode, view, tag, viewSQL, want, cols)
+}
+
+// sessionPane is one row of the panes table of session view v, of
+// aggregation tag; mergedInto "" is NULL.
+func sessionPane(t *testing.T, v warehouse.View, tag, mode, start, end, key string, index int64, timing, importe string, pedidos, unidades int64, mergedInto string) warehouse.Row {
+	t.Helper()
+	merged := warehouse.NullValue()
+	if mergedInto != "" {
+		merged = warehouse.TimeValue(ts(t, mergedInto))
+	}
+	s := ts(t, start)
+	return warehouse.Row{
+		ID: tag + "/" + start + "/" + key + "/" + strconv.FormatInt(index, 10),
+		Values: rowOf(t, v.Panes, map[string]warehouse.Value{
+			"aggregation":  warehouse.StringValue(tag),
+			"window_start": warehouse.TimeValue(s),
+			"window_end":   warehouse.TimeValue(ts(t, end)),
+			v.Key:          warehouse.StringValue(key),
+			"importe":      warehouse.DecValue(dec(t, importe)),
+			"pedidos":      warehouse.IntValue(pedidos),
+			"unidades":     warehouse.IntValue(unidades),
+			"pane_index":   warehouse.IntValue(index),
+			"timing":       warehouse.StringValue(timing),
+			"accumulation": warehouse.StringValue(mode),
+			"watermark":    warehouse.TimeValue(s.Add(time.Duration(index+1) * 20 * time.Minute)),
+			"emitted_at":   warehouse.TimeValue(s.Add(time.Duration(index+1) * 21 * time.Minute)),
+			"merged_into":  merged,
+		}),
+	}
+}
+
+// RunSessionView checks the view of the first declared session aggregation
+// of a warehouse whose views were created for mode: a session identity
+// whose latest pane is MERGED is left out, the one it merged into shows its
+// current value, and merged_into comes back as written (docs/event-time.md,
+// "Session windows"). With no session aggregation declared it skips.
+func RunSessionView(t *testing.T, mode string, w Warehouse) {
+	t.Helper()
+	i := slices.IndexFunc(warehouse.Views(), func(v warehouse.View) bool { return v.Session })
+	if i < 0 {
+		t.Skip("no session aggregation is declared")
+	}
+	v := warehouse.Views()[i]
+	ctx := context.Background()
+	tag := newTag(t)
+	const s950, s1000, s1005 = "2026-03-14T09:50:00Z", "2026-03-14T10:00:00Z", "2026-03-14T10:05:00Z"
+	const e1030, e1035 = "2026-03-14T10:30:00Z", "2026-03-14T10:35:00Z"
+	// C1's session starting 10:00 had an EARLY pane, then an order at 9:50
+	// moved its start: the 10:00 identity ends MERGED into 9:50, which
+	// begins at pane 0. C2's session is untouched.
+	var rows []warehouse.Row
+	switch mode {
+	case warehouse.Accumulating:
+		rows = []warehouse.Row{
+			sessionPane(t, v, tag, mode, s1000, e1030, "C1", 0, "EARLY", "10", 1, 1, ""),
+			sessionPane(t, v, tag, mode, s1000, e1030, "C1", 1, "MERGED", "0", 0, 0, s950),
+			sessionPane(t, v, tag, mode, s950, e1030, "C1", 0, "EARLY", "25", 2, 3, ""),
+			sessionPane(t, v, tag, mode, s950, e1030, "C1", 1, "ON_TIME", "30", 3, 4, ""),
+		}
+	case warehouse.Discarding:
+		rows = []warehouse.Row{
+			sessionPane(t, v, tag, mode, s1000, e1030, "C1", 0, "EARLY", "10", 1, 1, ""),
+			sessionPane(t, v, tag, mode, s1000, e1030, "C1", 1, "MERGED", "-10", -1, -1, s950),
+			sessionPane(t, v, tag, mode, s950, e1030, "C1", 0, "EARLY", "25", 2, 3, ""),
+			sessionPane(t, v, tag, mode, s950, e1030, "C1", 1, "ON_TIME", "5", 1, 1, ""),
+		}
+	default:
+		t.Fatalf("unknown accumulation mode %q", mode)
+	}
+	rows = append(rows, sessionPane(t, v, tag, mode, s1005, e1035, "C2", 0, "ON_TIME", "7.25", 1, 1, ""))
+	if err := w.Append(ctx, v.Panes, rows); err != nil {
+		t.Fatalf("Append session panes: %v", err)
+	}
+	want := [][]string{
+		{tag, s950, e1030, "C1", "30", "3", "4", "ON_TIME", "1"},
+		{tag, s1005, e1035, "C2", "7.25", "1", "1", "ON_TIME", "0"},
+	}
+	viewSQL := "SELECT " + strings.Join(v.Columns(), ", ") +
+		" FROM " + v.Name + " WHERE aggregation = '" + tag + "' ORDER BY window_start, " + v.Key
+	checkView(t, w, mode, v, tag, viewSQL, want, viewCols{start: 1, key: 3, importe: 4})
+
+	check(t, w, "SELECT window_start, "+v.Key+", pane_index, timing, merged_into FROM "+v.Panes+
+		" WHERE aggregation = '"+tag+"' ORDER BY window_start, "+v.Key+", pane_index", [][]string{
+		{s950, "C1", "0", "EARLY", "NULL"},
+		{s950, "C1", "1", "ON_TIME", "NULL"},
+		{s1000, "C1", "0", "EARLY", "NULL"},
+		{s1000, "C1", "1", "MERGED", s950},
+		{s1005, "C2", "0", "ON_TIME", "NULL"},
+	})
 }

@@ -156,6 +156,9 @@ func RunModeWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Feat
 		t.Run("ViewShowsTheCurrentValue", func(t *testing.T) {
 			RunView(t, mode, open(t))
 		})
+		t.Run("SessionViewLeavesOutMergedSessions", func(t *testing.T) {
+			RunSessionView(t, mode, open(t))
+		})
 	}
 	runReads(t, open, mode)
 }
