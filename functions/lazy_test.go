@@ -4,21 +4,15 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/google/go-cmp/cmp"
-	"github.com/sethvargo/go-envconfig"
 
-	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
-	"github.com/alpinashop/alpipe/internal/logging"
-	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/setup"
-	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
 // lazyOutcome is what a registered function made of one request.
@@ -26,6 +20,22 @@ type lazyOutcome struct {
 	Code     int    // of an HTTP function
 	Err      bool   // of a CloudEvent function
 	Mentions string // the answer or error names this
+}
+
+type lazyCase struct {
+	name string
+	call func() lazyOutcome
+	want lazyOutcome
+}
+
+func runLazy(t *testing.T, tests []lazyCase) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.call()); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
 func callLazy(t *testing.T, l *Lazy, name string) (int, string) {
@@ -61,11 +71,7 @@ func TestLazyFailsRequestsOfAnInvalidConfiguration(t *testing.T) {
 		t.Fatal("registering a function prepared the process")
 	}
 	const why = "WAREHOUSE=duckdb: this binary is built without cgo and links no embedded warehouse"
-	tests := []struct {
-		name string
-		call func() lazyOutcome
-		want lazyOutcome
-	}{
+	runLazy(t, []lazyCase{
 		{name: "first request", call: func() lazyOutcome {
 			code, body := callLazy(t, &l, AdvanceWatermarkName)
 			return lazyOutcome{Code: code, Mentions: mention(body, why)}
@@ -78,40 +84,15 @@ func TestLazyFailsRequestsOfAnInvalidConfiguration(t *testing.T) {
 			err := eventLazy(&l, IngestCSVName)
 			return lazyOutcome{Err: err != nil, Mentions: mention(errText(err), why)}
 		}, want: lazyOutcome{Err: true, Mentions: why}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, tt.call()); diff != "" {
-				t.Errorf("outcome (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 // TestLazyServesOnlyItsTarget: prepared for one function (FUNCTION_TARGET),
 // the process answers a request for another with 500 naming the target,
 // and serves its own.
 func TestLazyServesOnlyItsTarget(t *testing.T) {
-	fake, err := fakegcs.Start("", ingesttest.Landing, ingesttest.Quarantine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
-	client, err := fake.Client(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
 	var l Lazy
-	proc, cfg, err := l.Prepare(context.Background(), setup.Options{
-		Lookup:  envconfig.MapLookuper(map[string]string{"ALPIPE_DATA_DIR": t.TempDir(), "FUNCTION_TARGET": SweepLandingName}),
-		Now:     time.Now,
-		Logger:  logging.Discard(),
-		Storage: client,
-		EmbeddedWarehouse: func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
-			return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})
-		},
-	})
+	proc, cfg, err := l.Prepare(context.Background(), testOptions(t, time.Now, map[string]string{"FUNCTION_TARGET": SweepLandingName}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +105,7 @@ func TestLazyServesOnlyItsTarget(t *testing.T) {
 		t.Errorf("second Prepare = %p, %v; want the first process %p", again, err, proc)
 	}
 	const why = "is not served here: FUNCTION_TARGET=" + SweepLandingName
-	tests := []struct {
-		name string
-		call func() lazyOutcome
-		want lazyOutcome
-	}{
+	runLazy(t, []lazyCase{
 		{name: "its target", call: func() lazyOutcome {
 			code, body := callLazy(t, &l, SweepLandingName)
 			return lazyOutcome{Code: code, Mentions: mention(body, `"found":0`)}
@@ -141,14 +118,7 @@ func TestLazyServesOnlyItsTarget(t *testing.T) {
 			err := eventLazy(&l, IngestCSVName)
 			return lazyOutcome{Err: err != nil, Mentions: mention(errText(err), why)}
 		}, want: lazyOutcome{Err: true, Mentions: why}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, tt.call()); diff != "" {
-				t.Errorf("outcome (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 // mention is want when s contains it, else s itself, so that a mismatch

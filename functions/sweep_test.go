@@ -42,6 +42,23 @@ var sweeper http.Handler
 // sets.
 func testProcess(t *testing.T, now *time.Time, env map[string]string, names ...string) (*objects.GCS, *Process) {
 	t.Helper()
+	opts := testOptions(t, func() time.Time { return *now }, env)
+	p, err := Prepare(context.Background(), names, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	gcs, err := objects.NewGCS(opts.Storage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gcs, p
+}
+
+// testOptions are the embedded defaults over a fake GCS with the landing
+// and quarantine buckets, plus env.
+func testOptions(t *testing.T, now func() time.Time, env map[string]string) setup.Options {
+	t.Helper()
 	fake, err := fakegcs.Start("", ingesttest.Landing, ingesttest.Quarantine)
 	if err != nil {
 		t.Fatal(err)
@@ -51,29 +68,18 @@ func testProcess(t *testing.T, now *time.Time, env map[string]string, names ...s
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = client.Close() })
 	lookup := map[string]string{"ALPIPE_DATA_DIR": t.TempDir()}
 	maps.Copy(lookup, env)
-	p, err := Prepare(context.Background(), names, setup.Options{
+	return setup.Options{
 		Lookup:  envconfig.MapLookuper(lookup),
-		Now:     func() time.Time { return *now },
+		Now:     now,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Storage: client,
 		EmbeddedWarehouse: func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
 			return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = p.Close()
-		_ = client.Close()
-	})
-	gcs, err := objects.NewGCS(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gcs, p
 }
 
 // handler is the built handler of the named function of p.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,26 +65,6 @@ func TestAggregationsJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
-func TestAggregationsRefusesArguments(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{name: "an argument", args: []string{"aggregations", "ventas_hora_pais"}, want: "aggregations: takes no arguments"},
-		{name: "an unknown format", args: []string{"aggregations", "--format", "yaml"}, want: "yaml"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			err := dispatch(t.Context(), tt.args, &out)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %v, want one naming %q", err, tt.want)
-			}
-		})
 	}
 }
 

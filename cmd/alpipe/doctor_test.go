@@ -208,20 +208,9 @@ func TestDoctorFindings(t *testing.T) {
 			want:   []string{`FAIL terraform: cannot read the version in "Segmentation fault" | fix: ` + tfFix},
 		},
 		{
-			name:   "no provider mirror, registry reachable",
-			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig"); h.online[registryURL] = true },
-		},
-		{
 			name:   "no provider mirror, no registry",
 			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig") },
 			want:   []string{"FAIL terraform provider: no mirror at /src/shared/terraform/cliconfig and registry.terraform.io does not answer (dial tcp: no route to host) | fix: " + mirrorFix},
-		},
-		{
-			name: "tf-check's tools not built, proxy reachable",
-			change: func(h *fakeHost) {
-				delete(h.files, "/src/main/.cache/bin/tfsec")
-				h.online["https://proxy.golang.org"] = true
-			},
 		},
 		{
 			name: "tf-check's tools not built, no proxy",

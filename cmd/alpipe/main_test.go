@@ -60,6 +60,7 @@ func TestErrorsAreOneLineThatSaysWhatToDo(t *testing.T) {
 		{name: "drop to an object no contract owns", args: []string{"drop", erpFile, "--object", "otra/carpeta/p.csv"},
 			want: []string{`object "otra/carpeta/p.csv" matches no contract, so it would be skipped`, "lineas_pedido", "opiniones", "alpipe contracts"}},
 		{name: "query without SQL", args: []string{"query"}, want: []string{"query: want SQL"}},
+		{name: "a command that takes no arguments", args: []string{"aggregations", "ventas_hora_pais"}, want: []string{"aggregations: takes no arguments"}},
 		{name: "backfill of a local folder", args: []string{"backfill", "./testdata/exportaciones/"}, want: []string{"is a local path", "drop --upload-only"}},
 		{name: "tick with a clock time", args: []string{"tick", "--now", "18:30", "--server", "http://127.0.0.1:1"}, want: []string{`tick: --now "18:30": want an RFC 3339 time`, "2026-03-14T18:30:00Z"}},
 		{name: "serve --start without --virtual-clock", args: []string{"serve", "--start", "2026-03-14T17:00:00Z"}, want: []string{"--start sets a virtual clock's start; add --virtual-clock"}},

@@ -19,8 +19,8 @@ func TestStartRefusalsAreOneLineOfWords(t *testing.T) {
 	}{
 		{name: "unknown target", env: map[string]string{"FUNCTION_TARGET": "Bogus", "WAREHOUSE": "bigquery"},
 			want: `start: unknown function "Bogus": want one of IngestCSV, AggregateOrders, AdvanceWatermark, SweepLanding`},
-		{name: "retired warehouse", env: map[string]string{"FUNCTION_TARGET": "IngestCSV", "WAREHOUSE": "remote"},
-			want: "start: IngestCSV: invalid configuration: IngestCSV configuration: WAREHOUSE=remote is retired"},
+		{name: "unknown warehouse", env: map[string]string{"FUNCTION_TARGET": "IngestCSV", "WAREHOUSE": "remote"},
+			want: `start: IngestCSV: invalid configuration: IngestCSV configuration: WAREHOUSE="remote": want duckdb or bigquery`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

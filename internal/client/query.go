@@ -75,16 +75,6 @@ func (s Server) Query(ctx context.Context, sql string) (warehouse.Result, error)
 	return c.Result, nil
 }
 
-// Querier reads the warehouse of a running server, for code written
-// against warehouse.Querier (reconcile).
-type Querier struct{ Server Server }
-
-var _ warehouse.Querier = Querier{}
-
-func (q Querier) Query(ctx context.Context, sql string) (warehouse.Result, error) {
-	return q.Server.Query(ctx, sql)
-}
-
 var selectLike = regexp.MustCompile(`(?is)^\s*(select|with|from|values|table)\b`)
 
 // QueryTyped runs sql (one statement) into the sink newSink makes, with at

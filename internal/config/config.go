@@ -21,10 +21,6 @@ const (
 	Firestore = "firestore"
 	DuckDB    = "duckdb"
 	BigQuery  = "bigquery"
-	// Remote is retired (it lent a running `alpipe serve`'s DuckDB to the
-	// cgo-free cmd/server over HTTP): read only to be refused with what
-	// replaced it, rather than reported as an unknown backend.
-	Remote = "remote"
 )
 
 // Backends selects where state and tables live. Unset, everything is
@@ -94,8 +90,6 @@ func (b Backends) validate(needsStaging bool) []string {
 		if needsStaging && b.StagingBucket == "" {
 			probs = append(probs, "WAREHOUSE=bigquery needs STAGING_BUCKET for load jobs")
 		}
-	case Remote:
-		probs = append(probs, "WAREHOUSE=remote is retired (cmd/server and cmd/functions no longer borrow a running `alpipe serve`'s warehouse): on a laptop run them against the production-parity stack's stand-ins (scripts/stack.sh up prints them) with WAREHOUSE=bigquery and BIGQUERY_EMULATOR_HOST, or use `alpipe serve`, which runs the functions on its embedded warehouse")
 	default:
 		probs = append(probs, fmt.Sprintf("WAREHOUSE=%q: want %s or %s", b.Warehouse, DuckDB, BigQuery))
 	}

@@ -64,31 +64,8 @@ func TestLoad(t *testing.T) {
 		{
 			name:    "bad window settings are all reported",
 			cfg:     &Orders{},
-			env:     map[string]string{"AGGREGATIONS": "ventas_dia,ventas_hora_pais", "STATE_SHARDS": "0"},
-			wantErr: []string{"STATE_SHARDS=0 is retired", `AGGREGATIONS: aggregation "ventas_dia" is not declared (declared: ventas_hora_pais, ventas_sku_hora_movil)`},
-		},
-		{
-			// The value Terraform set before layout 3: a service still
-			// given it must not start believing it has 8 shards.
-			name:    "the retired shard count is refused, not ignored",
-			cfg:     &Orders{},
-			env:     map[string]string{"STATE_SHARDS": "8"},
-			wantErr: []string{"STATE_SHARDS=8 is retired and configures nothing", "no per-key partial-sum documents", "nothing replaces it; unset it"},
-		},
-		{
-			// Read as text, so even a value that was never a count is
-			// refused for the right reason, not as unparseable.
-			name:    "a retired shard count that is not a number",
-			cfg:     &Watermark{},
-			env:     map[string]string{"STATE_SHARDS": "ocho"},
-			wantErr: []string{"STATE_SHARDS=ocho is retired"},
-		},
-		{
-			name: "the retired per-aggregation variables are refused, not ignored",
-			cfg:  &Watermark{},
-			env:  map[string]string{"WINDOW_SIZE": "30m", "ACCUMULATION": "DISCARDING", "AGGREGATION": "ventas_hora_pais"},
-			wantErr: []string{"AGGREGATION, WINDOW_SIZE, ACCUMULATION no longer configure anything",
-				"internal/aggregation/declarations/<name>.json"},
+			env:     map[string]string{"AGGREGATIONS": "ventas_dia,ventas_hora_pais"},
+			wantErr: []string{`AGGREGATIONS: aggregation "ventas_dia" is not declared (declared: ventas_hora_pais, ventas_sku_hora_movil)`},
 		},
 		{name: "sweep defaults are valid locally", cfg: &Sweep{}, env: map[string]string{}},
 		{name: "server defaults are valid", cfg: &Server{}, env: map[string]string{}},
@@ -129,16 +106,10 @@ func TestLoad(t *testing.T) {
 			wantErr: []string{`FIRESTORE_DATABASE="Alpipe_DB"`, `BIGQUERY_DATASET (letters, digits and '_', at most 1024), got "alpinashop-analitica"`, `BIGQUERY_EMULATOR_HOST="localhost"`},
 		},
 		{
-			name:    "the retired remote warehouse is refused with what replaced it",
-			cfg:     &Watermark{},
-			env:     map[string]string{"WAREHOUSE": "remote", "WAREHOUSE_URL": "http://127.0.0.1:8080/_local/warehouse"},
-			wantErr: []string{"WAREHOUSE=remote is retired", "scripts/stack.sh up", "WAREHOUSE=bigquery and BIGQUERY_EMULATOR_HOST", "`alpipe serve`"},
-		},
-		{
 			name:    "an unknown warehouse",
 			cfg:     &Watermark{},
-			env:     map[string]string{"WAREHOUSE": "postgres"},
-			wantErr: []string{`WAREHOUSE="postgres": want duckdb or bigquery`},
+			env:     map[string]string{"WAREHOUSE": "remote"},
+			wantErr: []string{`WAREHOUSE="remote": want duckdb or bigquery`},
 		},
 		{
 			name: "stream services need no staging bucket",

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
@@ -19,55 +18,6 @@ type Window struct {
 	// unset runs every declared one. AggregateOrders and AdvanceWatermark
 	// must run the same set (Terraform sets neither, so both run all).
 	Aggregations []string `env:"AGGREGATIONS"`
-	// Retired are the variables that configured the one aggregation before
-	// aggregations were declared as data. They are read only to be refused:
-	// ignoring one would run something else than its setter asked for.
-	Retired retiredWindow
-	// RetiredShards is STATE_SHARDS, which chose how many partial-sum
-	// documents a (window, key) had in state layouts 1 and 2. Layout 3 keeps
-	// none, so it would change nothing: read as text (any value, even one
-	// that is not a number) only to be refused, so that whoever sets it
-	// learns that the capacity it bought is gone rather than believe it.
-	RetiredShards string `env:"STATE_SHARDS"`
-}
-
-// retiredShardsProblem explains why STATE_SHARDS is refused; "" when unset.
-func (w Window) retiredShardsProblem() string {
-	if w.RetiredShards == "" {
-		return ""
-	}
-	return fmt.Sprintf("STATE_SHARDS=%s is retired and configures nothing: since state layout 3 an order writes only its own dedup record and the tick sums each window's orders, so there are no per-key partial-sum documents to spread over and nothing replaces it; unset it", w.RetiredShards)
-}
-
-// retiredWindow holds the retired variables, as text so that any value is
-// caught.
-type retiredWindow struct {
-	Aggregation     string `env:"AGGREGATION"`
-	Key             string `env:"AGGREGATION_KEY"`
-	Size            string `env:"WINDOW_SIZE"`
-	OutOfOrderness  string `env:"OUT_OF_ORDERNESS"`
-	IdleTimeout     string `env:"IDLE_TIMEOUT"`
-	EarlyDelay      string `env:"EARLY_DELAY"`
-	AllowedLateness string `env:"ALLOWED_LATENESS"`
-	LateDelay       string `env:"LATE_DELAY"`
-	Accumulation    string `env:"ACCUMULATION"`
-}
-
-func (r retiredWindow) problem() string {
-	var set []string
-	for _, v := range []struct{ name, value string }{
-		{"AGGREGATION", r.Aggregation}, {"AGGREGATION_KEY", r.Key}, {"WINDOW_SIZE", r.Size},
-		{"OUT_OF_ORDERNESS", r.OutOfOrderness}, {"IDLE_TIMEOUT", r.IdleTimeout}, {"EARLY_DELAY", r.EarlyDelay},
-		{"ALLOWED_LATENESS", r.AllowedLateness}, {"LATE_DELAY", r.LateDelay}, {"ACCUMULATION", r.Accumulation},
-	} {
-		if v.value != "" {
-			set = append(set, v.name)
-		}
-	}
-	if len(set) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s no longer configure anything: each aggregation declares its window, key, delays and accumulation in internal/aggregation/declarations/<name>.json (alpipe aggregations lists them); unset them, and use AGGREGATIONS to choose which declared aggregations run", strings.Join(set, ", "))
 }
 
 // Declarations returns the declarations of the running aggregations, in
@@ -101,12 +51,6 @@ func (w Window) Specs() []window.Spec {
 
 func (w Window) problems() []string {
 	var probs []string
-	if p := w.Retired.problem(); p != "" {
-		probs = append(probs, p)
-	}
-	if p := w.retiredShardsProblem(); p != "" {
-		probs = append(probs, p)
-	}
 	// The declarations passed the core's rules when they were parsed, and
 	// the environment adds nothing to them, so the selection is all that
 	// is left to check.

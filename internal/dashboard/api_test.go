@@ -108,7 +108,13 @@ type fakeLedger struct {
 
 func (f fakeLedger) List(context.Context) ([]ledger.Record, error) { return f.recs, f.err }
 
-func fakeWatermark(w time.Time, err error) dashboard.WatermarkFunc {
+type watermarkFunc func(ctx context.Context, aggregation string) (time.Time, error)
+
+func (f watermarkFunc) Watermark(ctx context.Context, aggregation string) (time.Time, error) {
+	return f(ctx, aggregation)
+}
+
+func fakeWatermark(w time.Time, err error) watermarkFunc {
 	return func(_ context.Context, agg string) (time.Time, error) {
 		if agg != dashboard.DefaultAggregation {
 			return time.Time{}, errors.New("unexpected aggregation " + agg)
@@ -463,7 +469,7 @@ func TestAPI(t *testing.T) {
 
 // processorLike is one value that is both ports, as *stream.Processor is.
 type processorLike struct {
-	dashboard.WatermarkFunc
+	watermarkFunc
 	fakeStream
 }
 
@@ -479,7 +485,7 @@ func TestLagUsesProcessingTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			snap := dashboard.Take(context.Background(), dashboard.Source{Watermarks: fakeWatermark(wm, nil), Now: func() time.Time { return tt.now }})
+			snap := dashboard.TakeFiltered(context.Background(), dashboard.Source{Watermarks: fakeWatermark(wm, nil), Now: func() time.Time { return tt.now }}, dashboard.Filter{})
 			if snap.Watermark == nil {
 				t.Fatal("no watermark")
 			}

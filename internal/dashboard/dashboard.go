@@ -36,16 +36,6 @@ type WatermarkReader interface {
 	Watermark(ctx context.Context, aggregation string) (time.Time, error)
 }
 
-// WatermarkFunc adapts a function to WatermarkReader.
-type WatermarkFunc func(ctx context.Context, aggregation string) (time.Time, error)
-
-// Watermark calls f.
-func (f WatermarkFunc) Watermark(ctx context.Context, aggregation string) (time.Time, error) {
-	return f(ctx, aggregation)
-}
-
-var _ WatermarkReader = WatermarkFunc(nil)
-
 // StreamStatus reads the stream processor's state without writing it: open
 // windows and the last accepted order; *stream.Processor is one.
 type StreamStatus interface {

@@ -76,7 +76,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 		Now: func() time.Time { return clock }, QuarantineBucket: "alpinashop-cuarentena",
 	}
 
-	empty := dashboard.Take(ctx, src)
+	empty := dashboard.TakeFiltered(ctx, src, dashboard.Filter{})
 	if diff := cmp.Diff(dashboard.Snapshot{
 		Aggregation: "ventas_hora_pais", Now: clock, Range: lastDay(clock), Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{},
 		Key: "pais", Window: hourly, Keys: []string{},
@@ -90,7 +90,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock = at("17:25")
-	if diff := cmp.Diff(wantAct1, dashboard.Take(ctx, src).Bars); diff != "" {
+	if diff := cmp.Diff(wantAct1, dashboard.TakeFiltered(ctx, src, dashboard.Filter{}).Bars); diff != "" {
 		t.Errorf("bars after act 1 (-want +got):\n%s", diff)
 	}
 	if err := play(ctx, d, act2); err != nil {
@@ -114,7 +114,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 		ledger.Rejected, ledger.Counts{}, "empty file", "")
 
 	clock = at("18:22")
-	got := dashboard.Take(ctx, src)
+	got := dashboard.TakeFiltered(ctx, src, dashboard.Filter{})
 	lastAccepted := at("18:21")
 	want := dashboard.Snapshot{
 		Aggregation: "ventas_hora_pais", Now: clock, Range: upTo(at("19:00")), Watermark: &wantWatermark, Bars: wantAct2,

@@ -159,14 +159,14 @@ func TestMonitorBacklog(t *testing.T) {
 		Backlog: backlogFunc(func(context.Context) (dashboard.Backlog, error) {
 			return dashboard.Backlog{Undelivered: 7, OldestUnackedAgeSeconds: 90}, nil
 		})}
-	snap := dashboard.Take(context.Background(), src)
+	snap := dashboard.TakeFiltered(context.Background(), src, dashboard.Filter{})
 	if snap.Monitor == nil || snap.Monitor.Backlog == nil || *snap.Monitor.Backlog != (dashboard.Backlog{Undelivered: 7, OldestUnackedAgeSeconds: 90}) || snap.Monitor.BacklogNote != "" {
 		t.Errorf("monitor = %+v, want the backlog read", snap.Monitor)
 	}
 	src.Backlog = backlogFunc(func(context.Context) (dashboard.Backlog, error) {
 		return dashboard.Backlog{}, fmt.Errorf("emulator down")
 	})
-	snap = dashboard.Take(context.Background(), src)
+	snap = dashboard.TakeFiltered(context.Background(), src, dashboard.Filter{})
 	if got := snap.Errors[dashboard.PartBacklog]; got != "read the backlog: emulator down" {
 		t.Errorf("errors = %v, want the backlog's", snap.Errors)
 	}

@@ -144,11 +144,6 @@ const (
 
 var errNotConfigured = errors.New("not configured in this process")
 
-// Take reads the default view; see TakeFiltered.
-func Take(ctx context.Context, src Source) Snapshot {
-	return TakeFiltered(ctx, src, Filter{})
-}
-
 // TakeFiltered reads the sources at once (a BigQuery query takes about a
 // second; the page should not wait for the sum) and assembles a Snapshot.
 // It runs two warehouse queries (the bars, and one summary of discards and

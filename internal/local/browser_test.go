@@ -70,18 +70,7 @@ window.results = null;
 </script>`
 
 func TestHostilePageGetsNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Chromium")
-	}
-	chromium, driver, why := browserBinaries()
-	if why != "" {
-		if os.Getenv("CI") == "true" {
-			// CI installs Chromium (.ci/run): there, the one-door proof
-			// must run, never skip quietly.
-			t.Fatalf("CI without the browser the one-door proof needs: %s", why)
-		}
-		t.Skip(why)
-	}
+	chromium, driver := needBrowser(t)
 	s := startOwn(t)
 	t.Cleanup(func() { _ = s.Shutdown("test") })
 	ctx := context.Background()
@@ -181,9 +170,14 @@ var chromiumFlags = []string{
 	"--disable-dev-shm-usage",
 }
 
-// browserBinaries finds Chromium and ChromeDriver (CHROMIUM and
-// CHROMEDRIVER override the search), or says why the test cannot run.
-func browserBinaries() (chromium, driver, why string) {
+// needBrowser finds Chromium and ChromeDriver (CHROMIUM and CHROMEDRIVER
+// override the search), or skips the test; CI installs them (.ci/run), so
+// there a browser proof fails rather than skip quietly.
+func needBrowser(t *testing.T) (chromium, driver string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
 	find := func(env string, names ...string) string {
 		if p := os.Getenv(env); p != "" {
 			return p
@@ -198,9 +192,13 @@ func browserBinaries() (chromium, driver, why string) {
 	chromium = find("CHROMIUM", "chromium", "chromium-browser")
 	driver = find("CHROMEDRIVER", "chromedriver")
 	if chromium == "" || driver == "" {
-		return "", "", "chromium or chromedriver not found (run scripts/chromium.sh, or set CHROMIUM / CHROMEDRIVER)"
+		why := "chromium or chromedriver not found (run scripts/chromium.sh, or set CHROMIUM / CHROMEDRIVER)"
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI without the browser: %s", why)
+		}
+		t.Skip(why)
 	}
-	return chromium, driver, ""
+	return chromium, driver
 }
 
 type webDriver struct {

@@ -3,7 +3,6 @@ package local
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -40,11 +39,11 @@ func acceptedConns(t *testing.T, addr string) int {
 	return n
 }
 
-// TestServeBoundsConnections: the local server closes idle connections,
-// cuts slow bodies and holds at most its limit of connections while it
-// keeps answering everyone. The issue's 1,100 idle connections under
-// `ulimit -n 1024` ended in `accept4: too many open files` and a dead
-// server.
+// TestServeBoundsConnections: the local server holds at most its limit of
+// connections while it keeps answering everyone (1,100 idle connections
+// under `ulimit -n 1024` ended in `accept4: too many open files` and a dead
+// server). The idle and body timeouts are httpserve's, proven there; this
+// proves serve hands its Limits over.
 func TestServeBoundsConnections(t *testing.T) {
 	const limit, clients = 4, 12
 	s, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
@@ -77,19 +76,6 @@ func TestServeBoundsConnections(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, nil
 	}
-	// closedWithin reports an error unless the server closes c within d.
-	closedWithin := func(c net.Conn, br *bufio.Reader, d time.Duration) error {
-		_ = c.SetReadDeadline(time.Now().Add(d))
-		_, err := br.ReadByte()
-		if err == nil {
-			return errors.New("the server sent more")
-		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return fmt.Errorf("still open after %s", d)
-		}
-		return nil
-	}
-
 	t.Run("more clients than the limit are all answered", func(t *testing.T) {
 		errs := make(chan error, clients)
 		for range clients {
@@ -120,33 +106,5 @@ func TestServeBoundsConnections(t *testing.T) {
 			t.Fatalf("a new client while %d connections are open: %v", clients, err)
 		}
 		resp.Body.Close()
-	})
-	t.Run("an idle connection is closed", func(t *testing.T) {
-		c, br := dial(t)
-		if _, err := io.WriteString(c, health); err != nil {
-			t.Fatal(err)
-		}
-		if code, err := answer(c, br); err != nil || code != http.StatusOK {
-			t.Fatalf("health: %d %v", code, err)
-		}
-		if err := closedWithin(c, br, 2*time.Second); err != nil {
-			t.Errorf("idle connection: %v", err)
-		}
-	})
-	t.Run("a slow body is cut", func(t *testing.T) {
-		c, br := dial(t)
-		start := time.Now()
-		if _, err := io.WriteString(c, "POST "+localapi.QueryPath+" HTTP/1.1\r\nHost: "+addr+
-			"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"sql\": \"SEL"); err != nil {
-			t.Fatal(err)
-		}
-		code, err := answer(c, br)
-		t.Logf("slow body answered %d (%v) after %s", code, err, time.Since(start))
-		if err := closedWithin(c, br, 2*time.Second); err != nil {
-			t.Errorf("connection of a slow body: %v", err)
-		}
-		if took := time.Since(start); took > 2*time.Second {
-			t.Errorf("the slow body held its connection %s", took)
-		}
 	})
 }

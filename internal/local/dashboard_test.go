@@ -22,7 +22,6 @@ func TestDashboardRefresh(t *testing.T) {
 		want      time.Duration
 	}{
 		{name: "embedded DuckDB", warehouse: config.DuckDB, want: 5 * time.Second},
-		{name: "another alpipe serve's warehouse", warehouse: config.Remote, want: 5 * time.Second},
 		{name: "BigQuery", warehouse: config.BigQuery, want: 5 * time.Minute},
 	}
 	for _, tt := range tests {

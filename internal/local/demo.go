@@ -155,8 +155,8 @@ func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string
 // prints under a title.
 type titledQuery struct{ title, listing string }
 
-// printQueries prints listings of the server's warehouse as PrintTable
-// prints a query: render's "text" table, money with its scale.
+// printQueries prints listings of the server's warehouse as render's "text"
+// table, money with its scale.
 func (s *Server) printQueries(ctx context.Context, w io.Writer, qs []titledQuery) error {
 	for _, q := range qs {
 		fmt.Fprintf(w, "\n== %s ==\n", q.title)
@@ -173,20 +173,4 @@ func (s *Server) printQueries(ctx context.Context, w io.Writer, qs []titledQuery
 		}
 	}
 	return nil
-}
-
-// PrintTable runs sql on the server as `alpipe query` does and prints its
-// whole answer as the demo shows tables: render's "text" table, every
-// column left-aligned and money with its scale.
-func (s *Server) PrintTable(ctx context.Context, w io.Writer, sql string) error {
-	var c warehouse.Collect
-	var kinds []render.Kind
-	_, err := client.Server{URL: s.URL}.QueryTyped(ctx, sql, 0, func(names, types []string) warehouse.RowSink {
-		c, kinds = warehouse.Collect{}, render.Kinds(names, types)
-		return &c
-	})
-	if err != nil {
-		return err
-	}
-	return render.Result(w, c.Result, kinds, "text")
 }

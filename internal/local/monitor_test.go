@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -100,16 +99,7 @@ func TestMonitoringPanelOnServe(t *testing.T) {
 // dead letter as bars, with the figures and the one duration format of
 // the CLI (render.Duration).
 func TestMonitoringPanelInChromium(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts Chromium")
-	}
-	chromium, driver, why := browserBinaries()
-	if why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI without the browser: %s", why)
-		}
-		t.Skip(why)
-	}
+	chromium, driver := needBrowser(t)
 	s := startOwn(t)
 	t.Cleanup(func() { _ = s.Shutdown("test") })
 	publishAndTick(t, s)

@@ -271,8 +271,8 @@ func duckDBOpener(accumulation string) func(context.Context, config.Backends) (s
 // dashboardRefresh is the page's period over the warehouse WAREHOUSE
 // selects: BigQuery bills every refresh (two queries of at least 10 MB
 // each), so the page over it keeps dashboard.DefaultRefresh (5 minutes,
-// panes change at most once a minute); the embedded or a remote local
-// warehouse costs nothing, and the page follows a demo every 5 s.
+// panes change at most once a minute); the embedded one costs nothing,
+// and the page follows a demo every 5 s.
 func dashboardRefresh(warehouse string) time.Duration {
 	if warehouse == config.BigQuery {
 		return dashboard.DefaultRefresh

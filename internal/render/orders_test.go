@@ -49,14 +49,18 @@ func TestTick(t *testing.T) {
 			want: "17:25:00 tick: another tick holds the lease; nothing done\n"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b bytes.Buffer
-			Tick(&b, stream.TickResult{Now: now, Aggregations: []stream.AggregationTick{tt.tick}})
-			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
-				t.Errorf("Tick (-want +got):\n%s", diff)
-			}
-		})
+		checkTick(t, tt.name, stream.TickResult{Now: now, Aggregations: []stream.AggregationTick{tt.tick}}, tt.want)
 	}
+}
+
+func checkTick(t *testing.T, name string, res stream.TickResult, want string) {
+	t.Run(name, func(t *testing.T) {
+		var b bytes.Buffer
+		Tick(&b, res)
+		if diff := cmp.Diff(want, b.String()); diff != "" {
+			t.Errorf("Tick (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // TestTickSeveral: with several aggregations each tick line names its
@@ -88,13 +92,7 @@ func TestTickSeveral(t *testing.T) {
 				"17:08:00 tick ventas_sku_hora_movil: watermark -inf, 0 panes, 0 windows expired\n"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var b bytes.Buffer
-			Tick(&b, tt.res)
-			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
-				t.Errorf("Tick (-want +got):\n%s", diff)
-			}
-		})
+		checkTick(t, tt.name, tt.res, tt.want)
 	}
 }
 

@@ -1,13 +1,12 @@
 package replay
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/replay/replaytest"
-	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -29,21 +28,13 @@ func options(t testing.TB, specs ...window.Spec) Options {
 const panesQuery = "SELECT aggregation, window_start, window_end, pais, importe, pedidos, unidades, pane_index, timing, accumulation " +
 	"FROM ventas_hora_pais_paneles ORDER BY aggregation, window_start, pais, pane_index"
 
-func query(t testing.TB, q warehouse.Querier, sql string) [][]string {
-	t.Helper()
-	res, err := q.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatalf("query %q: %v", sql, err)
-	}
-	return res.Rows
-}
-
 // The fixtures are shared with reconcile's tests (see replaytest).
 var (
 	openWarehouse = replaytest.OpenWarehouse
 	loadLines     = replaytest.LoadLines[line]
 	dec           = replaytest.Dec
 	golden        = replaytest.Golden
+	query         = ingesttest.Query
 )
 
 // line is one lineas_pedido row of a fixture: pedido, pais, fecha,

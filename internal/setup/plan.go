@@ -63,18 +63,6 @@ func (p *Plan) Sweep(cfg config.Sweep) error {
 	return nil
 }
 
-// Clients plans the clients of b alone (and the Cloud Storage adapter's
-// when objects is set), for a function that builds its own service over
-// them (App.Store, App.Warehouse, App.Objects) in its handler: only a
-// service two functions share needs a step of its own in Build.
-func (p *Plan) Clients(b config.Backends, objects bool) error {
-	if err := p.use(b); err != nil {
-		return err
-	}
-	p.objects = p.objects || objects
-	return nil
-}
-
 func (p *Plan) use(b config.Backends) error {
 	if p.backends == nil {
 		p.backends = &b

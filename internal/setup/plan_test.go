@@ -127,21 +127,6 @@ func TestBuildBuildsWhatThePlanNames(t *testing.T) {
 			wantProblems: []string{"files: no ledger in this process"},
 		},
 		{
-			name: "a function with its own service: clients alone",
-			plan: func(t *testing.T, env map[string]string) setup.Plan {
-				var p setup.Plan
-				if err := p.Clients(load[config.Ingest](t, env).Backends, true); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			},
-			want: parts{Objects: true, Store: true, Warehouse: true},
-			wantProblems: []string{
-				"files: no ledger in this process",
-				"stream: no stream processor in this process",
-			},
-		},
-		{
 			name: "the sweeper alone",
 			plan: func(t *testing.T, env map[string]string) setup.Plan {
 				var p setup.Plan

@@ -92,13 +92,11 @@ func TestConfigurationRefusesWhatConstructorsWould(t *testing.T) {
 		{name: "watermark with no dataset", function: functions.AdvanceWatermarkName, set: map[string]string{"BIGQUERY_DATASET": ""}, wantVar: "BIGQUERY_DATASET"},
 		{name: "watermark with no location", function: functions.AdvanceWatermarkName, set: map[string]string{"BIGQUERY_LOCATION": ""}, wantVar: "BIGQUERY_LOCATION"},
 		{name: "watermark with a short tick lease", function: functions.AdvanceWatermarkName, set: map[string]string{"TICK_LEASE": "1s"}, wantVar: "TICK_LEASE"},
-		{name: "orders still given the retired STATE_SHARDS", function: functions.AggregateOrdersName, set: map[string]string{"STATE_SHARDS": "8"}, wantVar: "STATE_SHARDS"},
 		{name: "ingest as deployed", function: functions.IngestCSVName},
 		{name: "ingest without staging", function: functions.IngestCSVName, set: map[string]string{"STAGING_BUCKET": ""}, wantVar: "STAGING_BUCKET"},
 		{name: "ingest with a lease under the deadline", function: functions.IngestCSVName, set: map[string]string{"LEDGER_LEASE": "5m"}, wantVar: "LEDGER_LEASE"},
 		{name: "ingest with embedded state", function: functions.IngestCSVName, set: map[string]string{"STATE_STORE": "embedded"}, wantVar: "STATE_STORE"},
 		{name: "ingest with the embedded warehouse", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "duckdb", "STATE_STORE": "embedded", "K_SERVICE": ""}, wantVar: "WAREHOUSE"},
-		{name: "ingest with the retired remote warehouse", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "remote"}, wantVar: "WAREHOUSE=remote is retired"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

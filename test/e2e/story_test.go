@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/render"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 const (
@@ -293,11 +295,27 @@ func (s *system) checkDedupRecord(ctx context.Context, t *testing.T, pedidoID, m
 func (s *system) checkTables(ctx context.Context, t *testing.T, g golden) {
 	for _, q := range finalTables {
 		var got bytes.Buffer
-		if err := s.srv.PrintTable(ctx, &got, q.sql); err != nil {
+		if err := printTable(ctx, &got, s.srv.URL, q.sql); err != nil {
 			t.Fatalf("%s: %v", q.table, err)
 		}
 		if diff := cmp.Diff(g.table(t, q.table), got.String()); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", q.table, diff)
 		}
 	}
+}
+
+// printTable runs sql on the server as `alpipe query` does and prints its
+// whole answer as the demo shows tables: render's "text" table, money with
+// its scale.
+func printTable(ctx context.Context, w io.Writer, url, sql string) error {
+	var c warehouse.Collect
+	var kinds []render.Kind
+	_, err := client.Server{URL: url}.QueryTyped(ctx, sql, 0, func(names, types []string) warehouse.RowSink {
+		c, kinds = warehouse.Collect{}, render.Kinds(names, types)
+		return &c
+	})
+	if err != nil {
+		return err
+	}
+	return render.Result(w, c.Result, kinds, "text")
 }
