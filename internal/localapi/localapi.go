@@ -39,10 +39,6 @@ const (
 	StatusPath = Prefix + "status"
 	// ReplayPath replays an orders history (POST JSONL) inside the server.
 	ReplayPath = Prefix + "replay"
-	// WarehousePath is where the server mounts its warehouse for a
-	// cgo-free cmd/server (WAREHOUSE=remote): remote.Handler serves the
-	// paths under WarehousePath + "/".
-	WarehousePath = Prefix + "warehouse"
 )
 
 // The functions the server serves, each at FunctionPath(name), as Cloud

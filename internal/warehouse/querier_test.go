@@ -17,14 +17,12 @@ import (
 // query endpoint) and the adapters that implement the port. Everything else
 // reads through the named reads.
 var queryCallers = []string{
-	"cmd/alpipe",                        // alpipe query
-	"internal/client",                   // its client of /_local/query
-	"internal/local/queryhandler.go",    // /_local/query
-	"internal/local/boundedwh.go",       // the bounded warehouse route
-	"internal/local/demo.go#PrintTable", // alpipe query's table, for test/e2e's own SQL (the demo prints listings)
-	"internal/warehouse/bigquery",       // the adapters
-	"internal/warehouse/duckdb",         //
-	"internal/warehouse/warehousetest",  // the port's conformance suite
+	"cmd/alpipe",                       // alpipe query
+	"internal/client",                  // its client of /_local/query
+	"internal/local/queryhandler.go",   // /_local/query
+	"internal/warehouse/bigquery",      // the adapters
+	"internal/warehouse/duckdb",        //
+	"internal/warehouse/warehousetest", // the port's conformance suite
 }
 
 // TestOnlyAlpipeQueryRunsSQL: the warehouse's SQL method serves `alpipe
