@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cloud.google.com/go v0.123.0
 	cloud.google.com/go/bigquery v1.86.2
+	cloud.google.com/go/cloudtasks v1.21.1
 	cloud.google.com/go/firestore v1.29.2
 	cloud.google.com/go/pubsub/v2 v2.9.0
 	cloud.google.com/go/storage v1.70.0

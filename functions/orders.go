@@ -23,8 +23,12 @@ func aggregateOrders(_ context.Context, _ *config.Orders, app *setup.App) (Handl
 	return Handler{Handler: jsonOnly(AggregateOrders{Processor: app.Stream, Now: app.Now, Log: app.Log, budget: newMemBudget(pushBudget)})}, nil
 }
 
-func advanceWatermark(_ context.Context, _ *config.Watermark, app *setup.App) (Handler, error) {
-	return Handler{Handler: jsonOnly(bounded(maxTickBody, AdvanceWatermark{Processor: app.Stream, Now: app.Now, Log: app.Log}))}, nil
+func advanceWatermark(ctx context.Context, c *config.Watermark, app *setup.App) (Handler, error) {
+	h, err := withFollowUps(ctx, c.Tick, app, AdvanceWatermark{Processor: app.Stream, Now: app.Now, Log: app.Log}, app.OnClose)
+	if err != nil {
+		return Handler{}, err
+	}
+	return Handler{Handler: jsonOnly(bounded(maxTickBody, h))}, nil
 }
 
 // AggregateOrders handles one Pub/Sub push delivery of topic pedidos-nuevos

@@ -17,9 +17,12 @@ resource "google_monitoring_dashboard" "alpipe" {
     schema_drift_metric     = replace(google_logging_metric.schema_drift.name, "/", "_")
     failing_cells_metric    = replace(google_logging_metric.tick_failing_cells.name, "/", "_")
     refresh_overflow_metric = replace(google_logging_metric.refresh_overflow.name, "/", "_")
-    sweep_metrics           = { for k, m in google_logging_metric.sweep : replace(k, "sweep_", "") => replace(m.name, "/", "_") }
-    ingest_service          = local.functions.IngestCSV.service
-    push_subscription       = "${var.orders_topic}-${local.functions.AggregateOrders.service}"
-    dead_letter_sub         = google_pubsub_subscription.dead_letter.name
+    # The metric exists only with tick_interval = "30s" (tasks.tf); the tile
+    # stays empty otherwise.
+    tick_follow_up_metric = "alpipe_tick_follow_up_failed"
+    sweep_metrics         = { for k, m in google_logging_metric.sweep : replace(k, "sweep_", "") => replace(m.name, "/", "_") }
+    ingest_service        = local.functions.IngestCSV.service
+    push_subscription     = "${var.orders_topic}-${local.functions.AggregateOrders.service}"
+    dead_letter_sub       = google_pubsub_subscription.dead_letter.name
   })
 }

@@ -134,7 +134,7 @@ locals {
       # and answer 200; with concurrency 1 it would queue and fail with 429.
       concurrency = 4
       memory      = "512Mi"
-      env         = merge(local.backend_env, local.stream_env)
+      env         = merge(local.backend_env, local.stream_env, local.tick_env)
     }
     SweepLanding = {
       service     = "alpipe-sweeper"

@@ -610,3 +610,44 @@ variable "watermark_lag_threshold_seconds" {
     error_message = "watermark_lag_threshold_seconds must be at least 600 (healthy lag already includes out_of_orderness)."
   }
 }
+
+variable "tick_interval" {
+  description = "The watermark timer's cadence: \"1m\" (Cloud Scheduler alone) or \"30s\" (plus one follow-up tick per minute through Cloud Tasks). Declarations whose early_delay (other than 0s) or late_delay is shorter are refused by the service at start."
+  type        = string
+  default     = "1m"
+  nullable    = false
+
+  validation {
+    condition     = contains(["1m", "30s"], var.tick_interval)
+    error_message = "tick_interval must be \"1m\" or \"30s\"."
+  }
+
+  # The follow-up fills the half minute of every minute's Scheduler tick.
+  validation {
+    condition     = var.tick_interval == "1m" || var.watermark_schedule == "* * * * *"
+    error_message = "tick_interval = \"30s\" needs watermark_schedule = \"* * * * *\": each follow-up fills the half minute of a Scheduler tick."
+  }
+}
+
+variable "tick_queue" {
+  description = "The Cloud Tasks queue of the follow-up ticks (tick_interval = \"30s\"): its name, and how many attempts a follow-up gets within how long."
+  type = object({
+    name               = optional(string, "alpipe-ticks")
+    max_attempts       = optional(number, 2)
+    max_retry_duration = optional(string, "20s")
+  })
+  default  = {}
+  nullable = false
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9-]{1,100}$", var.tick_queue.name))
+    error_message = "tick_queue.name: 1-100 letters, digits or '-'."
+  }
+
+  # A retry after the half minute would only duplicate the next Scheduler
+  # tick (harmless, but pointless).
+  validation {
+    condition     = var.tick_queue.max_attempts >= 1 && var.tick_queue.max_attempts <= 5 && can(regex("^[0-9]+s$", var.tick_queue.max_retry_duration)) && try(tonumber(trimsuffix(var.tick_queue.max_retry_duration, "s")) <= 25, false)
+    error_message = "tick_queue: max_attempts 1-5 and max_retry_duration at most 25s, so that no retry lands after the next Scheduler tick."
+  }
+}

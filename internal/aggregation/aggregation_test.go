@@ -94,7 +94,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 				"everything_wrong.json: idle_timeout: 0s must be positive",
 				"everything_wrong.json: early_delay: 1.5s must be a whole number of seconds",
 				`everything_wrong.json: allowed_lateness: "dos horas" is not a duration`,
-				"everything_wrong.json: late_delay: is missing (at least 1m)",
+				"everything_wrong.json: late_delay: is missing (at least 30s, the shortest tick interval)",
 				`everything_wrong.json: accumulation: "SUMMING" must be ACCUMULATING or DISCARDING`,
 			}},
 		{name: "session with a size instead of a gap, keyed by sku", files: []string{"session_with_size.json"},
@@ -104,7 +104,7 @@ func TestParseReportsEveryProblem(t *testing.T) {
 				`testdata/session_with_size.json: key: "sku": sessions are keyed by an order field (pais or cliente_id)`,
 			}},
 		{name: "late delay under a tick", files: []string{"late_delay_under_a_tick.json"},
-			want: []string{"testdata/late_delay_under_a_tick.json: late_delay: 0s must be at least 1m: a tick emits the LATE pane, and the watermark ticks once a minute"}},
+			want: []string{"testdata/late_delay_under_a_tick.json: late_delay: 0s must be at least 30s: a tick emits the LATE pane, and the watermark ticks at most every 30 s (TICK_INTERVAL)"}},
 		{name: "problems of several files together", files: []string{"period_not_dividing.json", "fixed_with_period.json"},
 			want: []string{"period_not_dividing.json: window.period", "fixed_with_period.json: window.period"}},
 	}

@@ -30,7 +30,7 @@ import (
 //	  "idle_timeout": "5m",                  // I
 //	  "early_delay": "1m",                   // E
 //	  "allowed_lateness": "2h",              // L
-//	  "late_delay": "1m",                    // Ld, at least the tick interval (1m)
+//	  "late_delay": "1m",                    // Ld, at least the tick interval (30s; at start, the deployment's TICK_INTERVAL)
 //	  "accumulation": "ACCUMULATING"         // or DISCARDING
 //	}
 //
@@ -314,21 +314,18 @@ func lateDelay(s string, bad func(field, format string, args ...any)) time.Durat
 	v, err := time.ParseDuration(s)
 	switch {
 	case s == "":
-		bad(field, "is missing (at least %s)", shortMinutes(window.TickInterval))
+		bad(field, "is missing (at least %s, the shortest tick interval)", window.TickInterval)
 	case err != nil:
 		bad(field, "%q is not a duration such as 1m or 5m", s)
 	case v%time.Second != 0:
 		bad(field, "%s must be a whole number of seconds", s)
 	case v < window.TickInterval:
-		bad(field, "%s must be at least %s: a tick emits the LATE pane, and the watermark ticks once a minute", s, shortMinutes(window.TickInterval))
+		bad(field, "%s must be at least %s: a tick emits the LATE pane, and the watermark ticks at most every 30 s (TICK_INTERVAL)", s, window.TickInterval)
 	default:
 		return v
 	}
 	return 0
 }
-
-// shortMinutes writes a whole number of minutes as 1m rather than 1m0s.
-func shortMinutes(d time.Duration) string { return fmt.Sprintf("%dm", d/time.Minute) }
 
 func measureProblems(ms []string, bad func(field, format string, args ...any)) {
 	seen := map[string]bool{}

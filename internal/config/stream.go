@@ -127,6 +127,7 @@ type Watermark struct {
 	Backends
 	Window
 	Stream
+	Tick
 }
 
 // Validate reports every problem at once.
@@ -134,5 +135,8 @@ func (c Watermark) Validate() error {
 	probs := c.validate(false)
 	probs = append(probs, c.Window.problems()...)
 	probs = append(probs, c.Stream.problems()...)
+	if ds, err := c.Window.Declarations(); err == nil {
+		probs = append(probs, c.Tick.problems(ds)...)
+	}
 	return joinProblems("AdvanceWatermark", probs)
 }

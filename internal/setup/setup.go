@@ -99,6 +99,10 @@ func (a *App) StatusSources() status.Sources {
 	return src
 }
 
+// OnClose adds f to what Close releases: a client a function's handler
+// opened for itself (the Cloud Tasks client of the follow-up ticks).
+func (a *App) OnClose(f func() error) { a.closers = append(a.closers, f) }
+
 // Close releases every client and embedded engine, the last opened first.
 func (a *App) Close() error {
 	var errs []error

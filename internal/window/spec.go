@@ -19,10 +19,12 @@ const (
 	Discarding Accumulation = "DISCARDING"
 )
 
-// TickInterval is the period of the watermark timer. Every pane after the
-// window's end comes from a tick, so a late delay shorter than this could
-// not be kept: Validate refuses it.
-const TickInterval = time.Minute
+// TickInterval is the shortest period of the watermark timer (a deployment
+// with TICK_INTERVAL=30s; config.Tick checks each declaration against the
+// deployment's own interval at start). Every pane after the window's end
+// comes from a tick, so a late delay shorter than this could not be kept:
+// Validate refuses it.
+const TickInterval = 30 * time.Second
 
 // Spec configures one aggregation. Start from Defaults and override.
 type Spec struct {

@@ -59,5 +59,5 @@ var publicPrincipal = regexp.MustCompile(`(?i)all(authenticated)?users`)
 
 var (
 	iamMember = regexp.MustCompile(`^google_.*_iam_member$`)
-	memberRef = regexp.MustCompile(`^(google_service_account\.[a-z_]+(\[[^]]+\])?\.member|local\.pubsub_service_agent|data\.google_storage_project_service_account\.[a-z_]+\.member)$`)
+	memberRef = regexp.MustCompile(`^(google_service_account\.[a-z_]+(\[[^]]+\])?\.member|local\.(pubsub|cloudtasks)_service_agent|data\.google_storage_project_service_account\.[a-z_]+\.member)$`)
 )

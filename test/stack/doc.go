@@ -14,7 +14,8 @@
 //     buckets), BIGQUERY_EMULATOR_HOST (the BigQuery fake of
 //     internal/warehouse/bigquery/bqfake, with the dataset's tables, in
 //     front of the BigQuery emulator of test/bqemulator, which runs the
-//     SQL);
+//     SQL); CLOUD_TASKS_EMULATOR_HOST for a service that creates follow-up
+//     ticks (TICK_QUEUE set: TICK_INTERVAL=30s), the stack's Cloud Tasks;
 //   - PORT, K_SERVICE, K_REVISION and K_CONFIGURATION as Cloud Run sets them;
 //   - ALPIPE_CLOCK_FILE, the test clock (the binary accepts it only next to
 //     FIRESTORE_EMULATOR_HOST). No credentials are needed: every client
@@ -35,7 +36,11 @@
 //     compressed scale (Backoff);
 //   - Cloud Scheduler: each job of scheduler.tf as an authenticated POST with
 //     its body and headers, fired by Scheduler.Fire or, in Scheduler.Run,
-//     whenever the clock passes a minute its cron schedule names.
+//     whenever the clock passes a minute its cron schedule names;
+//   - Cloud Tasks, which has no emulator (Tasks): the real client creates
+//     tasks on internal/tick/ticktest's in-process server, and Tasks.Due
+//     dispatches each due task, on the stack's clock, to the service its URL
+//     names, with Cloud Tasks' headers and the task's OIDC token.
 //
 // What the emulators ignore of the configuration is listed in
 // EmulatorGaps. The tests of this package need FIRESTORE_EMULATOR_HOST and

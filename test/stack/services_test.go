@@ -22,7 +22,7 @@ func TestServicesStartWithTerraformEnvironment(t *testing.T) {
 	if len(services) == 0 {
 		t.Fatal("Terraform deploys no service")
 	}
-	added := []string{"ALPIPE_CLOCK_FILE", "BIGQUERY_EMULATOR_HOST", "FIRESTORE_EMULATOR_HOST", "K_CONFIGURATION", "K_REVISION", "K_SERVICE", "PORT", "STORAGE_EMULATOR_HOST"}
+	added := []string{"ALPIPE_CLOCK_FILE", "BIGQUERY_EMULATOR_HOST", "CLOUD_TASKS_EMULATOR_HOST", "FIRESTORE_EMULATOR_HOST", "K_CONFIGURATION", "K_REVISION", "K_SERVICE", "PORT", "STORAGE_EMULATOR_HOST"}
 	for _, svc := range services {
 		t.Run(svc.Function, func(t *testing.T) {
 			p, ok := s.Processes[svc.Function]

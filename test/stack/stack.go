@@ -67,6 +67,7 @@ type Stack struct {
 	PubSub    *pubsub.Client
 	Eventarc  *Eventarc // nil without a storage trigger
 	Scheduler *Scheduler
+	Tasks     *Tasks // Cloud Tasks, for the follow-up ticks of a 30s tick interval
 
 	// URLs of the local engines, for people (scripts/stack.sh up).
 	StorageURL, BigQueryURL string
@@ -95,6 +96,7 @@ var EmulatorGaps = []string{
 	"BigQuery: bqfake does the API's semantics (job IDs, partition decorators, insertId) in front of the BigQuery emulator, which runs every query in GoogleSQL; the emulator's SUM of NUMERIC as a window function is wrong, so a DISCARDING view's importe is not what BigQuery would answer",
 	"fake GCS: no bucket notifications (the stack's Eventarc sees uploads through its front), no IAM, soft delete, lifecycle rules, and object times come from the real clock, not the test clock",
 	"Eventarc: the delivery is played by the stack (headers, body, retries and the 24 h give-up as documented, on a compressed scale); the Pub/Sub transport Eventarc uses underneath is not",
+	"Cloud Tasks: no emulator exists; the stack's stand-in (internal/tick/ticktest) answers CreateTask only, keeps a task name for the stack's life instead of about an hour, and dispatches a due task once, when Tasks.Due is called, with no retries (the queue's retry_config and rate_limits are not played)",
 	"Cloud Run: no OIDC check, no ingress restriction, no request timeout beyond the callers' deadlines, one instance per service (no concurrency limit, no scale-out)",
 }
 
@@ -187,6 +189,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	}
 	bqSrv := s.serve(s.bigQueryHook(s.BigQuery.Handler()))
 	s.BigQueryURL = bqSrv.URL
+	if s.Tasks, err = newTasks(s.Now); err != nil {
+		return s, err
+	}
 
 	// The processes, each behind its front end.
 	for _, svc := range d.Services {
@@ -201,9 +206,13 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		if s.clockFile != "" {
 			extra["ALPIPE_CLOCK_FILE"] = s.clockFile
 		}
+		if svc.Env["TICK_QUEUE"] != "" { // TICK_INTERVAL=30s: it creates follow-up ticks
+			extra["CLOUD_TASKS_EMULATOR_HOST"] = s.Tasks.Addr
+		}
 		p := &Process{Service: svc, bin: opts.Binary, extra: extra, echo: opts.Output}
 		s.Processes[svc.Function] = p
 		s.Frontends[svc.Function] = newFrontend(p, svc.Timeout)
+		s.Tasks.route(s.serviceURL(s.Frontends[svc.Function]), s.Frontends[svc.Function])
 	}
 
 	// Eventarc.
@@ -376,6 +385,9 @@ func (s *Stack) Close() error {
 	}
 	for _, srv := range s.servers {
 		srv.Close()
+	}
+	if s.Tasks != nil {
+		s.Tasks.Close()
 	}
 	if s.gcs != nil {
 		s.gcs.Close()

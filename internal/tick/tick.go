@@ -1,0 +1,132 @@
+// Package tick decides the watermark timer's cadence. Cloud Scheduler
+// cannot fire more often than once a minute, so a deployment that ticks
+// every 30 seconds has each Scheduler tick schedule one follow-up tick for
+// the half minute through a queue (the FollowUp port; Cloud Tasks in
+// production). Scheduler stays the watchdog: a lost follow-up costs its
+// half minute, never more, because the next minute's tick runs anyway.
+//
+// Three rules keep the follow-ups from multiplying:
+//
+//   - only a Scheduler tick schedules; a follow-up tick (one the queue
+//     delivered, recognised by the X-CloudTasks-TaskName header Cloud Tasks
+//     sets) schedules nothing, so the chain is never longer than one;
+//   - the follow-up's target is derived from the tick's minute, not from
+//     the moment it ran, and names the task (TaskID): a retried or
+//     duplicated Scheduler tick asks for the same task, which the queue
+//     refuses as a duplicate (AlreadyExists: success);
+//   - failing to schedule is logged and counted but does not fail the
+//     tick: the tick's own work is done either way, and the next minute's
+//     Scheduler tick covers the lost half minute.
+package tick
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// The intervals a deployment may choose.
+const (
+	// Minute is Cloud Scheduler alone, the default.
+	Minute = time.Minute
+	// HalfMinute is Scheduler plus one follow-up per minute.
+	HalfMinute = 30 * time.Second
+)
+
+// Valid reports whether d is an interval a deployment may choose.
+func Valid(d time.Duration) bool { return d == Minute || d == HalfMinute }
+
+// FollowUp schedules one tick at a time. Scheduling the same time twice
+// must schedule one tick: the second call succeeds and does nothing.
+type FollowUp interface {
+	Schedule(ctx context.Context, at time.Time) error
+}
+
+// TaskHeader is the header Cloud Tasks sets on every delivery; only a
+// follow-up tick carries it (the service's only invokers are the Scheduler
+// job and the queue, both as the tick's invoker identity).
+const TaskHeader = "X-CloudTasks-TaskName"
+
+// IsFollowUp reports whether a tick request came from the queue.
+func IsFollowUp(h http.Header) bool { return h.Get(TaskHeader) != "" }
+
+// Next is the follow-up a tick run at now schedules: the next multiple of
+// interval inside the tick's minute, when there is one still ahead.
+// Nothing for a follow-up tick, for a one-minute interval, or for a
+// Scheduler tick that ran so late that its half minute has passed (the
+// tick itself just covered it).
+func Next(interval time.Duration, now time.Time, followUp bool) (time.Time, bool) {
+	if followUp || interval <= 0 || interval >= Minute {
+		return time.Time{}, false
+	}
+	minute := now.UTC().Truncate(Minute)
+	for at := minute.Add(interval); at.Before(minute.Add(Minute)); at = at.Add(interval) {
+		if at.After(now) {
+			return at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// TaskID names the follow-up tick of at, so that every request for the
+// same tick names the same task. Cloud Tasks advises against sequential
+// names (they slow every call on the queue), hence the hash in front; the
+// time stays readable after it.
+func TaskID(at time.Time) string {
+	stamp := at.UTC().Format("20060102T150405Z")
+	sum := sha256.Sum256([]byte(stamp))
+	return "tick-" + hex.EncodeToString(sum[:4]) + "-" + stamp
+}
+
+// Chain schedules the follow-up of each Scheduler tick. The zero Interval
+// (or Minute) schedules nothing.
+type Chain struct {
+	Interval time.Duration
+	FollowUp FollowUp // nil only with a one-minute interval
+	Log      *slog.Logger
+	// Timeout bounds one Schedule call, so that a slow queue cannot eat
+	// the tick's own time (0: 5 s).
+	Timeout time.Duration
+
+	failures atomic.Int64
+}
+
+// Scheduled is what Chain.After did.
+type Scheduled struct {
+	At     time.Time `json:"at,omitzero"` // the follow-up asked for; zero for none
+	Failed bool      `json:"failed,omitempty"`
+}
+
+// After schedules the follow-up of the tick run at now, if it has one. A
+// failure is logged (message "follow-up tick not scheduled", which the
+// log-based metric of terraform/tasks.tf counts) and counted (Failures),
+// and returned only in the result: the caller goes on with its tick.
+func (c *Chain) After(ctx context.Context, now time.Time, followUp bool) Scheduled {
+	at, ok := Next(c.Interval, now, followUp)
+	if !ok || c.FollowUp == nil {
+		return Scheduled{}
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := c.FollowUp.Schedule(ctx, at); err != nil {
+		n := c.failures.Add(1)
+		if c.Log != nil {
+			c.Log.WarnContext(ctx, "follow-up tick not scheduled", "at", at, "failures", n,
+				"error", fmt.Errorf("schedule tick %s: %w", TaskID(at), err).Error())
+		}
+		return Scheduled{At: at, Failed: true}
+	}
+	return Scheduled{At: at}
+}
+
+// Failures counts the follow-ups this Chain failed to schedule.
+func (c *Chain) Failures() int64 { return c.failures.Load() }

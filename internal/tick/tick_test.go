@@ -1,0 +1,245 @@
+package tick_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/alpinashop/alpipe/internal/tick"
+	"github.com/alpinashop/alpipe/internal/tick/ticktest"
+)
+
+var minute = time.Date(2026, 3, 14, 17, 5, 0, 0, time.UTC)
+
+func TestNext(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		now      time.Time
+		followUp bool
+		want     time.Time // zero: none
+	}{
+		{name: "one minute schedules nothing", interval: tick.Minute, now: minute},
+		{name: "scheduler tick on the minute", interval: tick.HalfMinute, now: minute, want: minute.Add(30 * time.Second)},
+		{name: "scheduler tick a little late, same target", interval: tick.HalfMinute, now: minute.Add(4 * time.Second), want: minute.Add(30 * time.Second)},
+		{name: "retry of the same tick, same target", interval: tick.HalfMinute, now: minute.Add(29*time.Second + 999*time.Millisecond), want: minute.Add(30 * time.Second)},
+		{name: "so late its half minute has passed", interval: tick.HalfMinute, now: minute.Add(30 * time.Second)},
+		{name: "a follow-up schedules nothing", interval: tick.HalfMinute, now: minute.Add(30 * time.Second), followUp: true},
+		{name: "a follow-up early on the minute schedules nothing", interval: tick.HalfMinute, now: minute, followUp: true},
+		{name: "unset interval", now: minute},
+		{name: "other zones, same instant", interval: tick.HalfMinute, now: minute.In(time.FixedZone("CET", 3600)).Add(time.Second), want: minute.Add(30 * time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := tick.Next(tc.interval, tc.now, tc.followUp)
+			if ok != !tc.want.IsZero() || !got.Equal(tc.want) {
+				t.Errorf("Next(%s, %s, %v) = %s, %v; want %s", tc.interval, tc.now, tc.followUp, got, ok, tc.want)
+			}
+		})
+	}
+}
+
+func TestTaskID(t *testing.T) {
+	at := minute.Add(30 * time.Second)
+	for _, tc := range []struct {
+		name string
+		a, b time.Time
+		same bool
+	}{
+		{name: "same instant", a: at, b: at, same: true},
+		{name: "same instant, other zone", a: at, b: at.In(time.FixedZone("CET", 3600)), same: true},
+		{name: "next half minute", a: at, b: at.Add(30 * time.Second)},
+		{name: "next day", a: at, b: at.Add(24 * time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tick.TaskID(tc.a) == tick.TaskID(tc.b); got != tc.same {
+				t.Errorf("TaskID(%s)=%s, TaskID(%s)=%s: same=%v, want %v", tc.a, tick.TaskID(tc.a), tc.b, tick.TaskID(tc.b), got, tc.same)
+			}
+		})
+	}
+	id := tick.TaskID(at)
+	// Cloud Tasks: letters, digits, '-' and '_', at most 500; readable time last.
+	if len(id) > 500 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" || !strings.HasSuffix(id, "-20260314T170530Z") {
+		t.Errorf("TaskID = %q", id)
+	}
+}
+
+func TestIsFollowUp(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		want   bool
+	}{
+		{name: "scheduler", header: http.Header{"X-Cloudscheduler": {"true"}}},
+		{name: "cloud tasks", header: http.Header{"X-Cloudtasks-Taskname": {tick.TaskID(minute)}}, want: true},
+		{name: "empty name", header: http.Header{"X-Cloudtasks-Taskname": {""}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tick.IsFollowUp(tc.header); got != tc.want {
+				t.Errorf("IsFollowUp = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+type recorder struct {
+	at  []time.Time
+	err error
+}
+
+func (r *recorder) Schedule(_ context.Context, at time.Time) error {
+	r.at = append(r.at, at)
+	return r.err
+}
+
+// TestChainFailureDoesNotFailTheTick: a queue that refuses is logged and
+// counted; After returns, and the caller's tick goes on.
+func TestChainFailureDoesNotFailTheTick(t *testing.T) {
+	var logs bytes.Buffer
+	r := &recorder{err: errors.New("permission denied")}
+	c := &tick.Chain{Interval: tick.HalfMinute, FollowUp: r, Log: slog.New(slog.NewJSONHandler(&logs, nil))}
+	got := []tick.Scheduled{
+		c.After(context.Background(), minute, false),
+		c.After(context.Background(), minute.Add(30*time.Second), true),
+		c.After(context.Background(), minute.Add(time.Minute), false),
+	}
+	want := []tick.Scheduled{
+		{At: minute.Add(30 * time.Second), Failed: true},
+		{},
+		{At: minute.Add(90 * time.Second), Failed: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("After (-want +got):\n%s", diff)
+	}
+	if c.Failures() != 2 {
+		t.Errorf("Failures = %d, want 2", c.Failures())
+	}
+	if n := strings.Count(logs.String(), `"msg":"follow-up tick not scheduled"`); n != 2 {
+		t.Errorf("%d log lines, want 2:\n%s", n, logs.String())
+	}
+}
+
+func TestChainOneMinuteSchedulesNothing(t *testing.T) {
+	r := &recorder{}
+	c := &tick.Chain{Interval: tick.Minute, FollowUp: r}
+	for s := 0; s < 120; s += 10 {
+		c.After(context.Background(), minute.Add(time.Duration(s)*time.Second), false)
+	}
+	if len(r.at) != 0 {
+		t.Errorf("scheduled %v, want nothing", r.at)
+	}
+}
+
+func cfg(addr string) tick.TasksConfig {
+	return tick.TasksConfig{
+		Queue:    "projects/alpipe-test/locations/europe-west1/queues/alpipe-ticks",
+		URL:      "https://alpipe-watermark-123456789012.europe-west1.run.app",
+		Invoker:  "alpipe-watermark-tick@alpipe-test.iam.gserviceaccount.com",
+		Deadline: time.Minute,
+		Emulator: addr,
+	}
+}
+
+func startTasks(t *testing.T) (*ticktest.Server, *tick.Tasks) {
+	t.Helper()
+	srv, err := ticktest.Start(func() time.Time { return minute })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	tasks, err := tick.NewTasks(context.Background(), cfg(srv.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tasks.Close() })
+	return srv, tasks
+}
+
+func TestTasksConformance(t *testing.T) {
+	srv, tasks := startTasks(t)
+	ticktest.Conformance(t, tasks, func() []time.Time {
+		var out []time.Time
+		for _, c := range srv.Created() {
+			out = append(out, c.GetScheduleTime().AsTime())
+		}
+		return out
+	})
+	if srv.Refused() != 3 {
+		t.Errorf("the queue refused %d duplicates, want 3", srv.Refused())
+	}
+}
+
+// TestTasksTask: the task as created: named after its time, at that time,
+// a POST of {} to the service with an OIDC token of the invoker for the
+// service's URL.
+func TestTasksTask(t *testing.T) {
+	srv, tasks := startTasks(t)
+	at := minute.Add(30 * time.Second)
+	if err := tasks.Schedule(context.Background(), at); err != nil {
+		t.Fatal(err)
+	}
+	c := cfg("")
+	want := c.Task(at)
+	want.CreateTime = srv.Created()[0].GetCreateTime()
+	if diff := cmp.Diff([]*cloudtaskspb.Task{want}, srv.Created(), protocmp.Transform()); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
+	}
+	if got := want.GetName(); got != c.Queue+"/tasks/"+tick.TaskID(at) {
+		t.Errorf("name %s", got)
+	}
+}
+
+// TestTasksErrors: AlreadyExists is success, anything else is returned.
+func TestTasksErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		code    codes.Code
+		wantErr bool
+	}{
+		{name: "already exists", code: codes.AlreadyExists},
+		{name: "permission denied", code: codes.PermissionDenied, wantErr: true},
+		{name: "unavailable", code: codes.Unavailable, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, tasks := startTasks(t)
+			srv.FailCreate(func(*cloudtaskspb.Task) error { return status.Error(tc.code, "injected") })
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			err := tasks.Schedule(ctx, minute.Add(30*time.Second))
+			if (err != nil) != tc.wantErr {
+				t.Errorf("Schedule: %v, want error %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestTasksConfigProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*tick.TasksConfig)
+		want int
+	}{
+		{name: "valid", edit: func(*tick.TasksConfig) {}},
+		{name: "queue without project", edit: func(c *tick.TasksConfig) { c.Queue = "alpipe-ticks" }, want: 1},
+		{name: "no url, no invoker", edit: func(c *tick.TasksConfig) { c.URL, c.Invoker = "", "" }, want: 2},
+		{name: "deadline too short", edit: func(c *tick.TasksConfig) { c.Deadline = 10 * time.Second }, want: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cfg("")
+			tc.edit(&c)
+			if got := c.Problems(); len(got) != tc.want {
+				t.Errorf("Problems = %q, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,150 @@
+// Package ticktest has the stand-in for Cloud Tasks, which has no
+// emulator: an in-process server for the client's gRPC API (the pattern
+// of Google's testing guide, cloudtaskspb.RegisterCloudTasksServer), and
+// the conformance suite of the tick.FollowUp port.
+package ticktest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+)
+
+// Server answers CreateTask as Cloud Tasks does for what alpipe relies on:
+// a named task whose name was used before is refused with AlreadyExists
+// (Cloud Tasks: within about an hour after the task ran or was deleted;
+// here for the server's life), a schedule time absent or past becomes
+// now, and the task is kept until Take hands it out. Every other method
+// answers Unimplemented.
+type Server struct {
+	cloudtaskspb.UnimplementedCloudTasksServer
+
+	// Addr is host:port, for CLOUD_TASKS_EMULATOR_HOST.
+	Addr string
+
+	now func() time.Time
+	srv *grpc.Server
+
+	mu      sync.Mutex
+	names   map[string]bool
+	pending []*cloudtaskspb.Task
+	created []*cloudtaskspb.Task
+	refused int
+	fail    func(*cloudtaskspb.Task) error
+}
+
+// Start serves on a free local port; now is the queue's clock.
+func Start(now func() time.Time) (*Server, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("cloud tasks stand-in: %w", err)
+	}
+	s := &Server{Addr: l.Addr().String(), now: now, srv: grpc.NewServer(), names: map[string]bool{}}
+	cloudtaskspb.RegisterCloudTasksServer(s.srv, s)
+	go func() { _ = s.srv.Serve(l) }()
+	return s, nil
+}
+
+// Close stops serving.
+func (s *Server) Close() { s.srv.Stop() }
+
+// FailCreate makes CreateTask answer err for every task f returns an
+// error for (nil: none), as an unavailable queue or a missing grant would.
+func (s *Server) FailCreate(f func(*cloudtaskspb.Task) error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = f
+}
+
+// CreateTask implements cloudtaskspb.CloudTasksServer.
+func (s *Server) CreateTask(_ context.Context, req *cloudtaskspb.CreateTaskRequest) (*cloudtaskspb.Task, error) {
+	t := proto.Clone(req.GetTask()).(*cloudtaskspb.Task)
+	switch {
+	case req.GetParent() == "" || strings.Count(req.GetParent(), "/") != 5:
+		return nil, status.Errorf(codes.InvalidArgument, "parent %q is not projects/P/locations/L/queues/Q", req.GetParent())
+	case t == nil || t.GetHttpRequest() == nil:
+		return nil, status.Error(codes.InvalidArgument, "task: want an http_request")
+	case t.GetName() == "":
+		b := make([]byte, 8)
+		_, _ = rand.Read(b)
+		t.Name = req.GetParent() + "/tasks/" + hex.EncodeToString(b)
+	case !strings.HasPrefix(t.GetName(), req.GetParent()+"/tasks/"):
+		return nil, status.Errorf(codes.InvalidArgument, "task name %q is not in queue %s", t.GetName(), req.GetParent())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		if err := s.fail(t); err != nil {
+			return nil, err
+		}
+	}
+	if s.names[t.GetName()] {
+		s.refused++
+		return nil, status.Errorf(codes.AlreadyExists, "the task cannot be created because a task with this name existed too recently: %s", t.GetName())
+	}
+	now := s.now()
+	if t.GetScheduleTime() == nil || t.GetScheduleTime().AsTime().Before(now) {
+		t.ScheduleTime = timestamppb.New(now)
+	}
+	t.CreateTime = timestamppb.New(now)
+	s.names[t.GetName()] = true
+	s.pending = append(s.pending, t)
+	s.created = append(s.created, t)
+	return proto.Clone(t).(*cloudtaskspb.Task), nil
+}
+
+// Created lists every task created, in creation order.
+func (s *Server) Created() []*cloudtaskspb.Task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return clone(s.created)
+}
+
+// Refused counts the creations refused as duplicates.
+func (s *Server) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+// Take removes and returns the tasks due at now (schedule time not after
+// it), earliest first: the caller dispatches them.
+func (s *Server) Take(now time.Time) []*cloudtaskspb.Task {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slices.SortStableFunc(s.pending, func(a, b *cloudtaskspb.Task) int {
+		return a.GetScheduleTime().AsTime().Compare(b.GetScheduleTime().AsTime())
+	})
+	var due []*cloudtaskspb.Task
+	keep := s.pending[:0]
+	for _, t := range s.pending {
+		if t.GetScheduleTime().AsTime().After(now) {
+			keep = append(keep, t)
+		} else {
+			due = append(due, t)
+		}
+	}
+	s.pending = keep
+	return due
+}
+
+func clone(ts []*cloudtaskspb.Task) []*cloudtaskspb.Task {
+	out := make([]*cloudtaskspb.Task, len(ts))
+	for i, t := range ts {
+		out[i] = proto.Clone(t).(*cloudtaskspb.Task)
+	}
+	return out
+}

@@ -1,0 +1,145 @@
+package stack
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
+
+	"github.com/alpinashop/alpipe/internal/tick/ticktest"
+)
+
+// Tasks plays Cloud Tasks, which has no emulator: the processes create
+// tasks through the real client against ticktest's in-process server
+// (CLOUD_TASKS_EMULATOR_HOST), and Due dispatches each task whose schedule
+// time the stack's clock has passed, as Cloud Tasks does: a request with
+// the task's method, headers and body, Cloud Tasks' own headers and an
+// OIDC token of the task's account for its audience, to the front end of
+// the service whose URL the task names.
+type Tasks struct {
+	*ticktest.Server
+	now    func() time.Time
+	client *http.Client
+
+	mu       sync.Mutex
+	services map[string]*Frontend // service URL -> front end
+	lose     map[string]bool      // short task IDs never dispatched
+}
+
+// Dispatch is one delivery of a task and its answer.
+type Dispatch struct {
+	Task   string    // the short task ID
+	At     time.Time // its schedule time
+	Status int
+	Body   []byte
+	Lost   bool // dropped (Lose) instead of sent
+}
+
+func newTasks(now func() time.Time) (*Tasks, error) {
+	srv, err := ticktest.Start(now)
+	if err != nil {
+		return nil, err
+	}
+	return &Tasks{Server: srv, now: now, client: &http.Client{}, services: map[string]*Frontend{}, lose: map[string]bool{}}, nil
+}
+
+func (t *Tasks) route(serviceURL string, f *Frontend) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.services[serviceURL] = f
+}
+
+// Lose makes the task of that short ID vanish instead of being dispatched,
+// as a follow-up lost to a queue outage would.
+func (t *Tasks) Lose(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lose[id] = true
+}
+
+// Due dispatches every task due at the stack's clock, earliest first.
+func (t *Tasks) Due(ctx context.Context) ([]Dispatch, error) {
+	var out []Dispatch
+	var errs []string
+	for _, task := range t.Take(t.now()) {
+		d, err := t.Dispatch(ctx, task, 0)
+		out = append(out, d)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}
+
+// Dispatch sends one task, as its attempt number retry (0 first): Cloud
+// Tasks delivers at least once, so a test may send a task again.
+func (t *Tasks) Dispatch(ctx context.Context, task *cloudtaskspb.Task, retry int) (Dispatch, error) {
+	id := task.GetName()[strings.LastIndex(task.GetName(), "/")+1:]
+	d := Dispatch{Task: id, At: task.GetScheduleTime().AsTime()}
+	hr := task.GetHttpRequest()
+	u, err := url.Parse(hr.GetUrl())
+	if err != nil {
+		return d, fmt.Errorf("task %s: url %q: %w", id, hr.GetUrl(), err)
+	}
+	t.mu.Lock()
+	f, ok := t.services[u.Scheme+"://"+u.Host]
+	lost := t.lose[id]
+	t.mu.Unlock()
+	if lost {
+		d.Lost = true
+		return d, nil
+	}
+	if !ok {
+		return d, fmt.Errorf("task %s: no service at %s", id, hr.GetUrl())
+	}
+	if dl := task.GetDispatchDeadline().AsDuration(); dl > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, dl)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, hr.GetHttpMethod().String(), f.URL()+u.RequestURI(), bytes.NewReader(hr.GetBody()))
+	if err != nil {
+		return d, err
+	}
+	for k, v := range hr.GetHeaders() {
+		req.Header.Set(k, v)
+	}
+	queue := task.GetName()[:strings.Index(task.GetName(), "/tasks/")]
+	req.Header.Set("User-Agent", "Google-Cloud-Tasks")
+	req.Header.Set("X-CloudTasks-QueueName", queue[strings.LastIndex(queue, "/")+1:])
+	req.Header.Set("X-CloudTasks-TaskName", id)
+	req.Header.Set("X-CloudTasks-TaskRetryCount", strconv.Itoa(retry))
+	req.Header.Set("X-CloudTasks-TaskExecutionCount", strconv.Itoa(retry))
+	req.Header.Set("X-CloudTasks-TaskETA", strconv.FormatInt(d.At.Unix(), 10))
+	if tok := hr.GetOidcToken(); tok != nil {
+		aud := tok.GetAudience()
+		if aud == "" {
+			aud = hr.GetUrl()
+		}
+		req.Header.Set("Authorization", "Bearer "+idToken(aud, tok.GetServiceAccountEmail(), time.Now()))
+	}
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return d, fmt.Errorf("task %s: %w", id, err)
+	}
+	defer resp.Body.Close()
+	d.Status = resp.StatusCode
+	if d.Body, err = io.ReadAll(resp.Body); err != nil {
+		return d, fmt.Errorf("task %s: read answer: %w", id, err)
+	}
+	if d.Status/100 != 2 {
+		return d, fmt.Errorf("task %s: HTTP %d: %s", id, d.Status, bytes.TrimSpace(d.Body))
+	}
+	return d, nil
+}
