@@ -36,9 +36,12 @@ type rowSource struct {
 	q          *quarantine
 	counts     *ledger.Counts
 	dates      map[int32]struct{}
-	row        []warehouse.Value
-	err        error
-	done       bool
+	// seen spares dates a map write per row: a date found in its slot
+	// (stored as days+2^32, so the zero slot holds none) is in dates.
+	seen [64]int64
+	row  []warehouse.Value
+	err  error
+	done bool
 }
 
 var _ warehouse.RowSource = (*rowSource)(nil)
@@ -92,7 +95,11 @@ func (s *rowSource) accept(rec record.Record) bool {
 	if reject.OK() {
 		s.row[s.feed.Width()+2] = warehouse.IntValue(int64(rec.Line))
 		if i := s.feed.DateIndex(); i >= 0 {
-			s.dates[s.row[i].Days] = struct{}{}
+			d := s.row[i].Days
+			if slot := &s.seen[uint32(d)%uint32(len(s.seen))]; *slot != int64(d)+1<<32 {
+				*slot = int64(d) + 1<<32
+				s.dates[d] = struct{}{}
+			}
 		}
 		return true
 	}

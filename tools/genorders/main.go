@@ -6,7 +6,8 @@
 //
 // Dirty rows (data line numbers; the header is line 1): every 100,000th row
 // from 412,337 on has an unquoted 89,90 (9 columns), and every 100,000th row
-// from 250,001 on has a negative quantity. It prints the expected counts.
+// from 250,001 on has a negative quantity; -bad N plants N rows with a
+// negative quantity instead, evenly spaced. It prints the expected counts.
 package main
 
 import (
@@ -20,20 +21,24 @@ import (
 func main() {
 	rows := flag.Int("rows", 800_000, "data rows to write")
 	out := flag.String("o", "pedidos.csv", "output file")
+	maxBad := flag.Int("bad", -1, "plant this many rows with a negative quantity, evenly spaced (-1: the dirty rows above)")
+	base := flag.Int64("orders-from", 1_000_000, "the first order number: another base gives other content (another MD5), which the ledger does not take for a copy")
 	flag.Parse()
-	if err := write(*out, *rows); err != nil {
+	orderBase = *base
+	if err := write(*out, *rows, *maxBad); err != nil {
 		fmt.Fprintln(os.Stderr, "genorders:", err)
 		os.Exit(1)
 	}
 }
 
 var (
-	skus      = []string{"MOCH-40L-AZ", "MOCH-25L-VR", "BOTA-TREK-42", "GORRO-LANA-RJ", "CALCET-MERINO", "FRONTAL-LED", "BASTON-CARB", "CHAQ-GTX-M"}
-	prices    = []string{"89,90", "64,50", "129,00", "19,95", "12,50", "39,99", "74,00", "249,00"}
-	countries = []string{"ES", "FR", "PT", "DE", "IT", "NL", "BE", "AT"}
+	orderBase int64 = 1_000_000
+	skus            = []string{"MOCH-40L-AZ", "MOCH-25L-VR", "BOTA-TREK-42", "GORRO-LANA-RJ", "CALCET-MERINO", "FRONTAL-LED", "BASTON-CARB", "CHAQ-GTX-M"}
+	prices          = []string{"89,90", "64,50", "129,00", "19,95", "12,50", "39,99", "74,00", "249,00"}
+	countries       = []string{"ES", "FR", "PT", "DE", "IT", "NL", "BE", "AT"}
 )
 
-func write(path string, n int) error {
+func write(path string, n, maxBad int) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -47,7 +52,7 @@ func write(path string, n int) error {
 		k := i % len(skus)
 		b = b[:0]
 		b = append(b, "P-"...)
-		b = strconv.AppendInt(b, int64(1_000_000+i/3), 10)
+		b = strconv.AppendInt(b, orderBase+int64(i/3), 10)
 		b = append(b, ',')
 		b = strconv.AppendInt(b, int64(i%3+1), 10)
 		b = append(b, ",2026-03-"...)
@@ -55,13 +60,14 @@ func write(path string, n int) error {
 		b = append(b, ',')
 		b = append(b, skus[k]...)
 		qty := int64(i%4 + 1)
-		if line >= 250_002 && (line-250_002)%100_000 == 0 {
+		dirty := maxBad < 0
+		if dirty && line >= 250_002 && (line-250_002)%100_000 == 0 || !dirty && maxBad > 0 && i%(n/(maxBad+1)+1) == 0 && bad < maxBad {
 			qty = -qty
 			bad++
 		}
 		b = append(b, ',')
 		b = strconv.AppendInt(b, qty, 10)
-		if line >= 412_337 && (line-412_337)%100_000 == 0 {
+		if dirty && line >= 412_337 && (line-412_337)%100_000 == 0 {
 			b = append(b, ',', '8', '9', ',', '9', '0') // unquoted decimal comma: 9 fields
 			bad++
 		} else {

@@ -38,19 +38,19 @@ type Parts struct {
 
 // NewParts starts the parts, with the given buckets created empty in the
 // fake GCS.
-func NewParts(t *testing.T, buckets ...string) *Parts {
+func NewParts(t testing.TB, buckets ...string) *Parts {
 	t.Helper()
 	return newParts(t, "", buckets...)
 }
 
 // NewDiskParts is NewParts with the fake GCS storing objects as files, as
 // `alpipe serve` does: a name the file system cannot hold fails there.
-func NewDiskParts(t *testing.T, buckets ...string) *Parts {
+func NewDiskParts(t testing.TB, buckets ...string) *Parts {
 	t.Helper()
 	return newParts(t, t.TempDir(), buckets...)
 }
 
-func newParts(t *testing.T, dir string, buckets ...string) *Parts {
+func newParts(t testing.TB, dir string, buckets ...string) *Parts {
 	t.Helper()
 	p := &Parts{GCS: newGCS(t, dir, buckets...), Store: openStore(t)}
 	led, err := ledger.New(p.Store, ledger.Options{Lease: 10 * time.Minute})
@@ -65,7 +65,7 @@ func newParts(t *testing.T, dir string, buckets ...string) *Parts {
 
 // Put writes content to bucket/name and returns the stored object's
 // attributes.
-func Put(t *testing.T, gcs *objects.GCS, bucket, name, content string, meta map[string]string) objects.Attrs {
+func Put(t testing.TB, gcs *objects.GCS, bucket, name, content string, meta map[string]string) objects.Attrs {
 	t.Helper()
 	w := gcs.Create(context.Background(), bucket, name, "text/csv", meta)
 	if _, err := io.WriteString(w, content); err != nil {
@@ -78,7 +78,7 @@ func Put(t *testing.T, gcs *objects.GCS, bucket, name, content string, meta map[
 }
 
 // Query returns the rows of sql.
-func Query(t *testing.T, q warehouse.Querier, sql string) [][]string {
+func Query(t testing.TB, q warehouse.Querier, sql string) [][]string {
 	t.Helper()
 	res, err := q.Query(context.Background(), sql)
 	if err != nil {
@@ -87,7 +87,7 @@ func Query(t *testing.T, q warehouse.Querier, sql string) [][]string {
 	return res.Rows
 }
 
-func newGCS(t *testing.T, dir string, buckets ...string) *objects.GCS {
+func newGCS(t testing.TB, dir string, buckets ...string) *objects.GCS {
 	t.Helper()
 	fake, err := fakegcs.Start(dir, buckets...)
 	if err != nil {
@@ -106,7 +106,7 @@ func newGCS(t *testing.T, dir string, buckets ...string) *objects.GCS {
 	return gcs
 }
 
-func openStore(t *testing.T) *boltstore.Store {
+func openStore(t testing.TB) *boltstore.Store {
 	t.Helper()
 	store, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
@@ -116,7 +116,7 @@ func openStore(t *testing.T) *boltstore.Store {
 	return store
 }
 
-func openWarehouse(t *testing.T) *duckdb.Warehouse {
+func openWarehouse(t testing.TB) *duckdb.Warehouse {
 	t.Helper()
 	wh, err := duckdb.Open("", duckdb.Options{TempDir: t.TempDir()})
 	if err != nil {
@@ -126,7 +126,7 @@ func openWarehouse(t *testing.T) *duckdb.Warehouse {
 	return wh
 }
 
-func feeds(t *testing.T) *contract.Registry {
+func feeds(t testing.TB) *contract.Registry {
 	t.Helper()
 	f, err := contract.Default()
 	if err != nil {

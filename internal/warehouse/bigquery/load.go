@@ -1,7 +1,6 @@
 package bigquery
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 
 	"cloud.google.com/go/bigquery"
 
+	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -19,9 +19,17 @@ import (
 // of jobs (each of which also counts against the table's daily quota).
 const maxAttempts = 20
 
-// stagingBufferSize is the bufio buffer in front of the staging writer:
-// large enough that the upload sees few, big writes.
-const stagingBufferSize = 256 << 10
+// stagingWriteBytes is how much encoded NDJSON is handed to the upload at
+// once: rows are encoded straight into this buffer, so each byte is copied
+// once more, into the upload's chunk, and the upload sees few, big writes.
+const stagingWriteBytes = 1 << 20
+
+// stagingPartBytes bounds one staged object. A Load's rows may span several
+// objects, which its one load job reads together, atomically. BigQuery
+// takes far larger files; the bound keeps each object within what the
+// local storage stand-in holds (64 MiB), and the parts of a large file let
+// BigQuery read them in parallel.
+const stagingPartBytes = 48 << 20
 
 // emptyLoadSQL is the marker job of a Load with no rows (see commitEmpty).
 const emptyLoadSQL = "SELECT 0 AS filas_cargadas"
@@ -115,12 +123,15 @@ func (w *Warehouse) runAttempt(ctx context.Context, req warehouse.Load, t wareho
 		return w.commitEmpty(ctx, jobID, labels)
 	}
 
-	name := stagingName(w.opt.StagingPrefix, req.ID, n, token)
-	rows, err := w.stage(ctx, req, t, name, n)
+	names, rows, err := w.stage(ctx, req, t, stagingName(w.opt.StagingPrefix, req.ID, n, token), n)
 	if err != nil {
 		return warehouse.LoadResult{}, err
 	}
-	src := bigquery.NewGCSReference(gsURI(w.opt.StagingBucket, name))
+	uris := make([]string, len(names))
+	for i, name := range names {
+		uris[i] = gsURI(w.opt.StagingBucket, name)
+	}
+	src := bigquery.NewGCSReference(uris...)
 	src.SourceFormat = bigquery.JSON
 	src.Schema = bigquerySchema(t)
 	loader := w.dataset.Table(t.Name).LoaderFrom(src)
@@ -142,7 +153,7 @@ func (w *Warehouse) runAttempt(ctx context.Context, req warehouse.Load, t wareho
 	if !ours {
 		// Another instance's job loads its own copy of the file; ours
 		// will never be read.
-		_ = w.staging.Delete(ctx, w.opt.StagingBucket, name)
+		w.deleteStaged(ctx, names)
 	}
 	st, err := w.wait(ctx, j)
 	if err != nil {
@@ -206,44 +217,93 @@ func (w *Warehouse) insert(ctx context.Context, jobID, token string, run func() 
 }
 
 // stage streams the rows (the first one already current in req.Rows) into
-// the staging object as NDJSON and returns how many it wrote. On any error
-// the upload is aborted, so a load job can never read a partial file.
-func (w *Warehouse) stage(ctx context.Context, req warehouse.Load, t warehouse.Table, name string, n int) (rows int64, err error) {
-	uri := gsURI(w.opt.StagingBucket, name)
-	ow := w.staging.Create(ctx, w.opt.StagingBucket, name, "application/x-ndjson", map[string]string{
-		"alpipe-load-id": req.ID,
-		"alpipe-attempt": strconv.Itoa(n),
-		"alpipe-table":   t.Name,
-	})
+// staging objects as NDJSON, first as name and then, past
+// stagingPartBytes, as parts named after it, and returns their names and
+// how many rows it wrote. On any error the upload in progress is aborted
+// and the finished parts deleted, and no load job names them.
+func (w *Warehouse) stage(ctx context.Context, req warehouse.Load, t warehouse.Table, name string, n int) (_ []string, rows int64, err error) {
+	var names []string // the parts, in order
+	var ow objects.Writer
+	var part int64 // bytes in the part being written
 	defer func() {
 		if err != nil {
-			ow.Abort()
+			if ow != nil {
+				ow.Abort()
+			}
+			w.deleteStaged(ctx, names)
 		}
 	}()
-	bw := bufio.NewWriterSize(ow, stagingBufferSize)
+	closePart := func() error {
+		if err := ow.Close(); err != nil {
+			return fmt.Errorf("stage %s: %w", gsURI(w.opt.StagingBucket, names[len(names)-1]), err)
+		}
+		ow, part = nil, 0
+		return nil
+	}
+	openPart := func() {
+		pn := name
+		if len(names) > 0 {
+			pn = strings.TrimSuffix(name, ".ndjson") + "-p" + strconv.Itoa(len(names)+1) + ".ndjson"
+		}
+		ow = w.staging.Create(ctx, w.opt.StagingBucket, pn, "application/x-ndjson", map[string]string{
+			"alpipe-load-id": req.ID,
+			"alpipe-attempt": strconv.Itoa(n),
+			"alpipe-table":   t.Name,
+		})
+		names = append(names, pn)
+	}
+	write := func(b []byte) error {
+		if ow == nil {
+			openPart()
+		}
+		if _, err := ow.Write(b); err != nil {
+			return fmt.Errorf("stage %s: %w", gsURI(w.opt.StagingBucket, names[len(names)-1]), err)
+		}
+		part += int64(len(b))
+		if part >= stagingPartBytes-stagingWriteBytes {
+			return closePart()
+		}
+		return nil
+	}
+	openPart()
 	enc := newRowEncoder(t)
-	var line []byte
+	buf := make([]byte, 0, stagingWriteBytes+64<<10)
 	for more := true; more; more = req.Rows.Next() {
 		rows++
-		line, err = enc.appendRow(line[:0], req.Rows.Row())
+		buf, err = enc.appendRow(buf, req.Rows.Row())
 		if err != nil {
-			return 0, fmt.Errorf("row %d: %w", rows, err)
+			return nil, 0, fmt.Errorf("row %d: %w", rows, err)
 		}
-		line = append(line, '\n')
-		if _, err = bw.Write(line); err != nil {
-			return 0, fmt.Errorf("stage %s: %w", uri, err)
+		buf = append(buf, '\n')
+		if len(buf) >= stagingWriteBytes {
+			if err = write(buf); err != nil {
+				return nil, 0, err
+			}
+			buf = buf[:0]
 		}
 	}
 	if err = req.Rows.Err(); err != nil {
-		return 0, fmt.Errorf("read rows: %w", err)
+		return nil, 0, fmt.Errorf("read rows: %w", err)
 	}
-	if err = bw.Flush(); err != nil {
-		return 0, fmt.Errorf("stage %s: %w", uri, err)
+	if len(buf) > 0 {
+		if err = write(buf); err != nil {
+			return nil, 0, err
+		}
 	}
-	if err = ow.Close(); err != nil {
-		return 0, fmt.Errorf("stage %s: %w", uri, err)
+	if ow != nil {
+		if err = closePart(); err != nil {
+			return nil, 0, err
+		}
 	}
-	return rows, nil
+	return names, rows, nil
+}
+
+// deleteStaged removes staged objects no load job will read; what a
+// failure leaves, the bucket's lifecycle rule removes.
+func (w *Warehouse) deleteStaged(ctx context.Context, names []string) {
+	for _, name := range names {
+		_ = w.staging.Delete(ctx, w.opt.StagingBucket, name)
+	}
 }
 
 // cleanup deletes the staged files a succeeded load job read, taken from
