@@ -271,9 +271,14 @@ func (a Aggregate) plan(d Dialect) (plan, error) {
 }
 
 // groups renders GroupsSQL with the dates chosen by onDates: the rows of the
-// newest generation of each (date, source object) come from a join with a
-// grouped MAX (an equi-join and a grouped MAX run as hash operations in
-// both engines, where a window function would sort).
+// newest generation of each (date, source object), kept by a semi-join on
+// one text key of (date, object, generation) against a grouped MAX. A
+// semi-join and a grouped MAX run as hash operations in BigQuery and DuckDB
+// (a window function would sort); the text key, rather than a join on three
+// columns, is for the BigQuery emulator, which runs a join as nested loops
+// re-evaluating the grouped side per row (20 s for 1,000 rows) while it runs
+// IN (subquery) once. The key cannot be ambiguous: the date has a fixed
+// width and the generation is digits, so the object lies between them.
 func (a Aggregate) groups(d Dialect, qualify func(string) string, onDates func(col string) string) (string, error) {
 	p, err := a.plan(d)
 	if err != nil {
@@ -288,17 +293,20 @@ func (a Aggregate) groups(d Dialect, qualify func(string) string, onDates func(c
 	for _, k := range a.Keys {
 		groupBy = append(groupBy, "l."+k)
 	}
+	str := d.stringType()
+	key := func(date, object, gen string) string {
+		return "CONCAT(CAST(" + date + " AS " + str + "), '#', " + object + ", '#', CAST(" + gen + " AS " + str + "))"
+	}
 	var b strings.Builder
 	b.WriteString("SELECT " + strings.Join(p.inner, ", ") + "\n")
 	b.WriteString("FROM " + src + " AS l\n")
-	b.WriteString("JOIN (\n")
-	b.WriteString("  SELECT " + dc + ", " + oc + ", MAX(" + gc + ") AS " + gc + "\n")
+	b.WriteString("WHERE " + onDates("l."+dc) + "\n")
+	b.WriteString("AND " + key("l."+dc, "l."+oc, "l."+gc) + " IN (\n")
+	b.WriteString("  SELECT " + key(dc, oc, "MAX("+gc+")") + "\n")
 	b.WriteString("  FROM " + src + "\n")
 	b.WriteString("  WHERE " + onDates(dc) + "\n")
 	b.WriteString("  GROUP BY " + dc + ", " + oc + "\n")
-	b.WriteString(") AS newest\n")
-	b.WriteString("ON l." + dc + " = newest." + dc + " AND l." + oc + " = newest." + oc + " AND l." + gc + " = newest." + gc + "\n")
-	b.WriteString("WHERE " + onDates("l."+dc) + "\n")
+	b.WriteString(")\n")
 	b.WriteString("GROUP BY " + strings.Join(groupBy, ", "))
 	return b.String(), nil
 }

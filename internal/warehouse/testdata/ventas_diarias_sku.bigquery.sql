@@ -2,14 +2,13 @@ SELECT g.fecha AS fecha, g.sku AS sku, CASE WHEN g.unidades BETWEEN BIGNUMERIC '
 FROM (
   SELECT l.fecha AS fecha, l.sku AS sku, SUM(CAST(l.cantidad AS BIGNUMERIC)) AS unidades, SUM(CAST(l.importe AS BIGNUMERIC)) AS importe, COUNT(*) AS lineas
   FROM `proj.ds.lineas_pedido` AS l
-  JOIN (
-    SELECT fecha, source_object, MAX(source_generation) AS source_generation
+  WHERE l.fecha = @fecha
+  AND CONCAT(CAST(l.fecha AS STRING), '#', l.source_object, '#', CAST(l.source_generation AS STRING)) IN (
+    SELECT CONCAT(CAST(fecha AS STRING), '#', source_object, '#', CAST(MAX(source_generation) AS STRING))
     FROM `proj.ds.lineas_pedido`
     WHERE fecha = @fecha
     GROUP BY fecha, source_object
-  ) AS newest
-  ON l.fecha = newest.fecha AND l.source_object = newest.source_object AND l.source_generation = newest.source_generation
-  WHERE l.fecha = @fecha
+  )
   GROUP BY l.fecha, l.sku
 ) AS g
 WHERE g.unidades BETWEEN BIGNUMERIC '-9223372036854775808' AND BIGNUMERIC '9223372036854775807' AND g.importe BETWEEN BIGNUMERIC '-99999999999999999999999999999.999999999' AND BIGNUMERIC '99999999999999999999999999999.999999999'
