@@ -29,7 +29,7 @@ const stagingWriteBytes = 1 << 20
 // takes far larger files; the bound keeps each object within what the
 // local storage stand-in holds (64 MiB), and the parts of a large file let
 // BigQuery read them in parallel.
-const stagingPartBytes = 48 << 20
+var stagingPartBytes int64 = 48 << 20 // a variable only so that a test can make parts small
 
 // emptyLoadSQL is the marker job of a Load with no rows (see commitEmpty).
 const emptyLoadSQL = "SELECT 0 AS filas_cargadas"

@@ -535,3 +535,58 @@ func TestLoadJobErrorKind(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadStagesLargeFilesInParts: rows past stagingPartBytes are staged as
+// several objects that one load job reads together, so the load stays
+// atomic; every part is deleted after the job, and a source that fails in a
+// later part leaves no part behind and starts no job.
+func TestLoadStagesLargeFilesInParts(t *testing.T) {
+	defer func(n int64) { stagingPartBytes = n }(stagingPartBytes)
+	stagingPartBytes = 2 << 20 // a part closes past 1 MiB of rows
+	const rows = 12000
+	tests := []struct {
+		name     string
+		failAt   int
+		wantRows int
+		wantErr  string
+	}{
+		{name: "every row in one job over several parts", wantRows: rows},
+		{name: "a failure in a later part", failAt: rows - 1, wantErr: "source object vanished"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEnv(t)
+			src := &sliceRows{rows: lineas(t, rows), failAt: tc.failAt}
+			got, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src})
+			checkErr(t, err, tc.wantErr)
+			creates, _, _ := e.staging.log()
+			if len(creates) < 2 {
+				t.Fatalf("staged %d objects (%v), want several parts", len(creates), creates)
+			}
+			if n := len(e.fake.Rows(warehouse.LineasPedido)); n != tc.wantRows {
+				t.Errorf("table holds %d rows, want %d", n, tc.wantRows)
+			}
+			if left := e.staged(t); len(left) != 0 {
+				t.Errorf("staged objects left: %v", left)
+			}
+			var loads [][]string
+			for _, j := range e.fake.Jobs() {
+				if j.Config.Load != nil {
+					loads = append(loads, j.Config.Load.SourceUris)
+				}
+			}
+			if tc.wantErr != "" {
+				if len(loads) != 0 {
+					t.Errorf("load jobs %v after a failed source, want none", loads)
+				}
+				return
+			}
+			if got.Rows != rows {
+				t.Errorf("loaded %d rows, want %d", got.Rows, rows)
+			}
+			if len(loads) != 1 || len(loads[0]) != len(creates) {
+				t.Errorf("load jobs read %v, want one job reading the %d parts", loads, len(creates))
+			}
+		})
+	}
+}
