@@ -37,20 +37,33 @@ type dedupDoc struct {
 	EventTime    time.Time            `json:"event_time,omitzero"`
 	Aggregations map[string]aggRecord `json:"aggregations"`
 	// Gen is the generation the order transaction read (also the
-	// document's tag), and Elements, per aggregation, what the order
-	// counts in, for the tick's fold of that generation.
-	Gen      int64                   `json:"gen,omitempty"`
-	Elements map[string][]recElement `json:"elements,omitempty"`
+	// document's tag), for the tick's fold of that generation.
+	Gen int64 `json:"gen,omitempty"`
+	// M is the order's own measures, what most keys count (recKey).
+	M window.Measures `json:"m,omitzero"`
 }
 
 // aggRecord is an order's fate in one aggregation: per window (start) it
-// counted in or was dropped from. Keys are not recorded: they follow from
-// the order (its field, or its lines' SKUs).
+// counted in or was dropped from, and the keys it counts under. Its
+// elements for the fold are every accepted window times every key, at
+// Watermark (too late is decided per window, so all keys of a window share
+// its fate). They are not written out one by one: with sliding windows
+// that would repeat the key and measures per window, and the record's
+// bytes, which the order commit and the tick's listing of a generation
+// pay for, would grow with windows times aggregations.
 type aggRecord struct {
 	Fate      Fate        `json:"fate"` // Accepted (in some window), TooLate (in all), NoElements
 	Watermark time.Time   `json:"watermark,omitzero"`
 	Accepted  []time.Time `json:"accepted,omitempty"`
 	TooLate   []time.Time `json:"too_late,omitempty"`
+	Keys      []recKey    `json:"keys,omitempty"` // ascending; none unless Accepted
+}
+
+// recKey is a key an order counts under, with its measures when they are
+// not the order's own (dedupDoc.M): those of its lines of one SKU.
+type recKey struct {
+	Key string           `json:"k"`
+	M   *window.Measures `json:"m,omitempty"`
 }
 
 // recordExpiry is when an order's dedup record may go: Pub/Sub's retention

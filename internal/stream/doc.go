@@ -38,9 +38,11 @@
 //	                                           every aggregation: per aggregation its fate
 //	                                           (accepted, too_late, no_elements), the W it was
 //	                                           classified against and the window starts it
-//	                                           counted in and was dropped from; and its
-//	                                           elements (window, key, measures), which carry
-//	                                           the order to the fold. Tag (docstore.Doc.Tag)
+//	                                           counted in and was dropped from, and the keys
+//	                                           it counts under (with their measures when not
+//	                                           the order's own, which the record holds once):
+//	                                           its elements for the fold are every accepted
+//	                                           window times every key. Tag (docstore.Doc.Tag)
 //	                                           "g<gen>": the generation it was written in.
 //	                                           ExpireAt (TTL) = max(now, newest end+L+D it
 //	                                           counted in) + 7 days. <hash> is 4 hex digits of

@@ -52,10 +52,9 @@ type orderRead struct {
 // aggPlan is what an order transaction does in one aggregation, decided in
 // memory by planAgg.
 type aggPlan struct {
-	outs     []Outcome      // per item
-	recs     []aggRecord    // per item: its part of the dedup record
-	elems    [][]recElement // per item: its elements for the fold
-	cum      []int          // writes after each item
+	outs     []Outcome   // per item
+	recs     []aggRecord // per item: its part of the dedup record
+	cum      []int       // writes after each item
 	cumBytes []int
 	entries  []entry
 }
@@ -194,14 +193,14 @@ func oversized(plans []aggPlan, skip []bool, n int) (int, int) {
 		}
 		count := 0
 		for _, pl := range plans {
-			count += len(pl.elems[i])
+			count += len(pl.recs[i].Keys) + len(pl.recs[i].Accepted)
 		}
 		if count*elementBytes < maxRecordElements/2 {
 			continue // the common case, without encoding anything
 		}
 		size := 0
 		for _, pl := range plans {
-			b, err := json.Marshal(pl.elems[i])
+			b, err := json.Marshal(pl.recs[i])
 			if err != nil {
 				return i, 0
 			}
@@ -276,7 +275,7 @@ func (p *Processor) readOrders(tx docstore.Tx, items []*item) (orderRead, error)
 // so a plan can be made again with fewer items.
 func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, ctl controlDoc) aggPlan {
 	wm := ctl.Aggs[s.Name].Watermark
-	pl := aggPlan{outs: make([]Outcome, len(items)), recs: make([]aggRecord, len(items)), elems: make([][]recElement, len(items)),
+	pl := aggPlan{outs: make([]Outcome, len(items)), recs: make([]aggRecord, len(items)),
 		cum: make([]int, len(items)), cumBytes: make([]int, len(items))}
 	writes, bytes := 0, 0
 	for i, it := range items {
@@ -317,8 +316,14 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 				}
 				continue
 			}
-			pl.elems[i] = append(pl.elems[i], recElement{Start: w.Start, Key: e.wk.Key, M: e.ms, Wm: wm})
 			bytes += elementBytes
+			if n := len(rec.Keys); n == 0 || rec.Keys[n-1].Key != e.wk.Key { // elements come by key
+				k := recKey{Key: e.wk.Key}
+				if e.ms != it.ms {
+					k.M = &e.ms
+				}
+				rec.Keys = append(rec.Keys, k)
+			}
 			if !containsTime(rec.Accepted, w.Start) {
 				rec.Accepted = append(rec.Accepted, w.Start)
 			}
@@ -362,13 +367,10 @@ func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, s
 			continue
 		}
 		rec := dedupDoc{PedidoID: it.o.PedidoID, MessageID: clip(it.push.Delivery.Message.ID(), maxIdentityBytes), ReceivedAt: it.now,
-			EventTime: it.o.EventTime.UTC(), Gen: ctl.Gen,
-			Aggregations: make(map[string]aggRecord, len(p.aggs)), Elements: map[string][]recElement{}}
+			EventTime: it.o.EventTime.UTC(), Gen: ctl.Gen, M: it.ms,
+			Aggregations: make(map[string]aggRecord, len(p.aggs))}
 		for ai, a := range p.aggs {
 			rec.Aggregations[a.spec.Name] = plans[ai].recs[i]
-			if els := plans[ai].elems[i]; len(els) > 0 {
-				rec.Elements[a.spec.Name] = els
-			}
 		}
 		d, err := encodeDoc(dedupPath(it.o.PedidoID), rec, recordExpiry(p.specs, rec, it.now))
 		if err != nil {

@@ -17,23 +17,32 @@ import (
 
 // TestOversizedOrderIsDeadLettered: an order counts in one dedup record;
 // one whose elements could not fit a document (here as many distinct SKUs
-// as an order may have lines, in twelve sliding windows each) is
-// dead-lettered with the reason instead of failing on every redelivery,
-// and the orders batched with it count.
+// of the longest SKU an order may have, counted in two aggregations by
+// SKU) is dead-lettered with the reason instead of failing on every
+// redelivery, and the orders batched with it count. The same SKUs, short,
+// in twelve sliding windows, fit: a record names each window and each key
+// once, not every (window, key).
 func TestOversizedOrderIsDeadLettered(t *testing.T) {
 	ctx := context.Background()
 	sink := streamtest.NewSink()
 	spec := skuSpec()
 	spec.Period = 5 * time.Minute
-	p, err := stream.New(newBoltStore(t), sink, []window.Spec{spec}, streamtest.IsCountry, logging.Discard())
+	other := spec
+	other.Name = "ventas_sku_otra"
+	p, err := stream.New(newBoltStore(t), sink, []window.Spec{spec, other}, streamtest.IsCountry, logging.Discard())
 	if err != nil {
 		t.Fatal(err)
+	}
+	long := skus(0, order.MaxLineas)
+	for i := range long {
+		long[i] += strings.Repeat("X", order.MaxSKUBytes-len(long[i]))
 	}
 	at := time.Date(2026, 3, 14, 17, 5, 0, 0, time.UTC)
 	now := at.Add(time.Minute)
 	res, err := p.HandleBatch(ctx, []stream.Push{
-		{Delivery: skuOrder("BIG", at, skus(0, order.MaxLineas)), Now: now},
+		{Delivery: skuOrder("BIG", at, long), Now: now},
 		{Delivery: skuOrder("SMALL", at, skus(0, 2)), Now: now},
+		{Delivery: skuOrder("WIDE", at, skus(10, 10+order.MaxLineas)), Now: now},
 	})
 	if err != nil {
 		t.Fatalf("HandleBatch: %v; want the batch handled (2xx)", err)
@@ -41,8 +50,10 @@ func TestOversizedOrderIsDeadLettered(t *testing.T) {
 	if f := res[0].Fate(); f != stream.Invalid || !strings.Contains(res[0].Invalid, "too many windows and keys for one dedup record") {
 		t.Errorf("oversized order: fate %s, reason %q; want invalid, naming the record's limit", f, res[0].Invalid)
 	}
-	if f := res[1].Fate(); f != stream.Accepted {
-		t.Errorf("order batched with it: fate %s, want accepted", f)
+	for _, r := range res[1:] {
+		if f := r.Fate(); f != stream.Accepted {
+			t.Errorf("order %s batched with it: fate %s, want accepted", r.PedidoID, f)
+		}
 	}
 	if _, err := p.Tick(ctx, now.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
@@ -51,9 +62,10 @@ func TestOversizedOrderIsDeadLettered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// SMALL's two SKUs in their twelve windows each.
-	if len(ps) != 24 {
-		t.Errorf("%d panes, want 24 (2 SKUs x 12 windows of SMALL alone)", len(ps))
+	// SMALL's and WIDE's SKUs (S0000, S0001, and S0010 on) in their
+	// twelve windows each.
+	if want := (2 + order.MaxLineas) * 12; len(ps) != want {
+		t.Errorf("%d panes, want %d (the SKUs of SMALL and WIDE x 12 windows)", len(ps), want)
 	}
 }
 

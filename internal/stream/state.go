@@ -112,16 +112,6 @@ type parkedDoc struct {
 func (d parkedDoc) layoutOf() int { return d.Layout }
 func (d parkedDoc) stamped() any  { d.Layout = StateLayout; return d }
 
-// recElement is an order's element as its dedup record carries it to the
-// fold: the (window, key), the measures and the W the order was classified
-// against.
-type recElement struct {
-	Start time.Time       `json:"w"`
-	Key   string          `json:"k"`
-	M     window.Measures `json:"m"`
-	Wm    time.Time       `json:"wm,omitzero"`
-}
-
 // foldElem is one element ready to fold: the record's element with its
 // order's identity and times.
 type foldElem struct {
@@ -267,14 +257,21 @@ func partPaths(a aggregation, e windowEntry) []string {
 // recordElements turns the elements of a record for one aggregation into
 // elements to fold.
 func recordElements(s window.Spec, pedidoID string, rec dedupDoc) ([]foldElem, error) {
+	r := rec.Aggregations[s.Name]
 	var out []foldElem
-	for _, re := range rec.Elements[s.Name] {
-		w := window.Window{Start: re.Start.UTC(), End: re.Start.UTC().Add(s.Size())}
-		if !s.IsWindowOf(w, rec.EventTime) {
-			return nil, fmt.Errorf("record of %s: window %s is not one of %s at %s", pedidoID, w.Start, s.Name, rec.EventTime)
+	for _, k := range r.Keys {
+		m := rec.M
+		if k.M != nil {
+			m = *k.M
 		}
-		out = append(out, foldElem{Window: w, Key: re.Key, M: re.M, Wm: re.Wm, PedidoID: pedidoID,
-			Event: rec.EventTime.UTC(), At: rec.ReceivedAt.UTC(), Message: rec.MessageID, Gen: rec.Gen})
+		for _, start := range r.Accepted {
+			w := window.Window{Start: start.UTC(), End: start.UTC().Add(s.Size())}
+			if !s.IsWindowOf(w, rec.EventTime) {
+				return nil, fmt.Errorf("record of %s: window %s is not one of %s at %s", pedidoID, w.Start, s.Name, rec.EventTime)
+			}
+			out = append(out, foldElem{Window: w, Key: k.Key, M: m, Wm: r.Watermark, PedidoID: pedidoID,
+				Event: rec.EventTime.UTC(), At: rec.ReceivedAt.UTC(), Message: rec.MessageID, Gen: rec.Gen})
+		}
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -45,29 +46,34 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 	var live []*aggTick
 	for i, a := range p.aggs {
 		res.Aggregations[i].Aggregation = a.spec.Name
-		t := &aggTick{a: a, at: &res.Aggregations[i]}
-		ticks[i] = t
+		ticks[i] = &aggTick{a: a, at: &res.Aggregations[i]}
+	}
+	each(ticks, func(t *aggTick) {
 		holder, err := newHolder()
 		if err == nil {
 			var busy bool
-			busy, err = p.acquire(ctx, a, holder, now)
+			busy, err = p.acquire(ctx, t.a, holder, now)
 			t.at.Busy = busy && err == nil
 		}
 		if err != nil {
 			t.err = fmt.Errorf("acquire lease: %w", err)
 		} else if !t.at.Busy {
 			t.holder = holder
+		}
+	})
+	for _, t := range ticks {
+		if t.holder != "" {
 			live = append(live, t)
 		}
 	}
 	defer func() {
-		for _, t := range live {
+		each(live, func(t *aggTick) {
 			// Released even when the caller gave up, so the next tick need
 			// not wait for the lease to run out.
 			if rerr := p.release(context.WithoutCancel(ctx), t.a, t.holder); rerr != nil {
 				t.err = errors.Join(t.err, fmt.Errorf("release lease: %w", rerr))
 			}
-		}
+		})
 		busy := 0
 		for i, a := range p.aggs {
 			at := &res.Aggregations[i]
@@ -109,6 +115,18 @@ type aggTick struct {
 	// runs triggers, so that no transaction grows with the outage.
 	catchUp bool
 	skip    bool // its records cannot be read: no advance, no fold this tick
+	read    bool // fd was read
+}
+
+// each runs f for every aggregation's part at once: what f does touches
+// documents of that aggregation alone (or only reads shared ones), so a
+// tick takes as long as its slowest aggregation, not the sum of all.
+func each(ts []*aggTick, f func(*aggTick)) {
+	var wg sync.WaitGroup
+	for _, t := range ts {
+		wg.Go(func() { f(t) })
+	}
+	wg.Wait()
 }
 
 // later returns the later of a and b.
@@ -125,7 +143,8 @@ const maxFoldGens = 60
 
 // tickLive runs the tick of the aggregations whose lease it holds:
 //
-//  1. Each flushes its outbox and reads its fold state.
+//  1. Each flushes its outbox and reads its fold state (the aggregations
+//     at once, as in step 4 and for the leases: see each).
 //  2. The open generation is asked for one record (a query of limit 1,
 //     one billed read); when it has any it is closed
 //     (every order transaction that read it has committed: any still
@@ -213,7 +232,7 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 			return err
 		}
 	}
-	for _, t := range ready {
+	each(ready, func(t *aggTick) {
 		switch {
 		case t.skip:
 		case t.catchUp:
@@ -221,15 +240,14 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 		default:
 			p.foldAdvanced(ctx, t, gens, closed, adv, now)
 		}
-	}
+	})
 	return nil
 }
 
 // readFolds flushes each aggregation's outbox and reads its fold state; it
 // returns those whose fold state it read.
 func (p *Processor) readFolds(ctx context.Context, live []*aggTick) []*aggTick {
-	var ready []*aggTick
-	for _, t := range live {
+	each(live, func(t *aggTick) {
 		n, left, err := p.flushOutbox(ctx, t.a.paths.outbox)
 		t.at.Flushed, t.at.Pending = n, left
 		if err != nil {
@@ -237,9 +255,15 @@ func (p *Processor) readFolds(ctx context.Context, live []*aggTick) []*aggTick {
 		}
 		if t.fd, err = p.foldState(ctx, t.a); err != nil {
 			t.err = errors.Join(t.err, err)
-			continue
+			return
 		}
-		ready = append(ready, t)
+		t.read = true
+	})
+	var ready []*aggTick
+	for _, t := range live {
+		if t.read {
+			ready = append(ready, t)
+		}
 	}
 	return ready
 }
@@ -385,24 +409,31 @@ func (c *genCache) list(ctx context.Context, s docstore.Store, g int64) error {
 }
 
 // elements returns the elements in aggregation a of the records of
-// generations (from, to], in the order the orders were accepted.
+// generations (from, to], in the order the orders were accepted. The
+// records are put in that order, not their elements: an order's elements
+// share its time and pedido_id, and there are several per record.
 func (c *genCache) elements(a aggregation, from, to int64) ([]foldElem, error) {
-	var out []foldElem
+	var recs []*listedRecord
 	for g := from + 1; g <= to; g++ {
-		for _, r := range c.recs[g] {
+		for i := range c.recs[g] {
+			r := &c.recs[g][i]
 			if r.err != nil {
 				return nil, r.err
 			}
-			els, err := recordElements(a.spec, r.rec.PedidoID, r.rec)
-			if err != nil {
-				return nil, unreadable(fmt.Errorf("%s: %w", r.path, err))
-			}
-			out = append(out, els...)
+			recs = append(recs, r)
 		}
 	}
-	slices.SortStableFunc(out, func(x, y foldElem) int {
-		return cmp.Or(x.At.Compare(y.At), cmp.Compare(x.PedidoID, y.PedidoID))
+	slices.SortStableFunc(recs, func(x, y *listedRecord) int {
+		return cmp.Or(x.rec.ReceivedAt.Compare(y.rec.ReceivedAt), cmp.Compare(x.rec.PedidoID, y.rec.PedidoID))
 	})
+	var out []foldElem
+	for _, r := range recs {
+		els, err := recordElements(a.spec, r.rec.PedidoID, r.rec)
+		if err != nil {
+			return nil, unreadable(fmt.Errorf("%s: %w", r.path, err))
+		}
+		out = append(out, els...)
+	}
 	return out, nil
 }
 

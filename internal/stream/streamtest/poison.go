@@ -285,7 +285,7 @@ func testPoisonRecord(t *testing.T, en env) {
 	// The tag is kept, as a hand edit in the console would: the record is
 	// still in its generation.
 	broken := original
-	broken.Data = []byte(`{"pedido_id":"P-2","elements":"garbage"}`)
+	broken.Data = []byte(`{"pedido_id":"P-2","aggregations":"garbage"}`)
 	putRaw(t, r.store, broken)
 
 	for _, now := range []string{"18:32", "18:42"} {
