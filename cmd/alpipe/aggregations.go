@@ -18,8 +18,9 @@ type aggregationDoc struct {
 	Description     string        `json:"description"`
 	File            string        `json:"file"`
 	Window          string        `json:"window"`
-	Size            time.Duration `json:"size"`
+	Size            time.Duration `json:"size,omitempty"`
 	Period          time.Duration `json:"period,omitempty"`
+	Gap             time.Duration `json:"gap,omitempty"`
 	Key             string        `json:"key"`
 	Measures        []string      `json:"measures"`
 	OutOfOrderness  time.Duration `json:"out_of_orderness"`
@@ -44,7 +45,7 @@ func runAggregations(_ context.Context, c *cmdline, stdout io.Writer) error {
 	for _, d := range decls {
 		docs = append(docs, aggregationDoc{
 			Aggregation: d.Name, Description: d.Description, File: "internal/aggregation/" + d.File,
-			Window: d.WindowType, Size: d.Size, Period: d.Period, Key: d.Key, Measures: d.Measures,
+			Window: d.WindowType, Size: d.Size, Period: d.Period, Gap: d.Gap, Key: d.Key, Measures: d.Measures,
 			OutOfOrderness: d.OutOfOrderness, IdleTimeout: d.IdleTimeout, EarlyDelay: d.EarlyDelay,
 			AllowedLateness: d.AllowedLateness, LateDelay: d.LateDelay, Accumulation: string(d.Accumulation),
 			PanesTable: d.PanesTable(), View: d.View(),
@@ -58,6 +59,9 @@ func runAggregations(_ context.Context, c *cmdline, stdout io.Writer) error {
 			fmt.Fprintln(stdout)
 		}
 		window := d.Window + " " + shortDuration(d.Size)
+		if d.Gap > 0 {
+			window = d.Window + ", gap " + shortDuration(d.Gap)
+		}
 		if d.Period > 0 {
 			window += " every " + shortDuration(d.Period)
 		}

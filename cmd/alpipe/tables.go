@@ -35,8 +35,11 @@ func viewDocs() []tableDoc {
 		if v.Accumulation == warehouse.Discarding {
 			what = "the sum of the panes"
 		}
-		docs = append(docs, tableDoc{Table: v.Name, Kind: "view", Over: v.Panes,
-			Description: what + " of each (window_start, " + v.Key + "): the dashboard's figures"})
+		description := what + " of each (window_start, " + v.Key + "): the dashboard's figures"
+		if v.Session {
+			description += "; sessions whose latest pane is MERGED are left out"
+		}
+		docs = append(docs, tableDoc{Table: v.Name, Kind: "view", Over: v.Panes, Description: description})
 	}
 	return docs
 }

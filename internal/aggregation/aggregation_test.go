@@ -15,7 +15,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// The two shipped aggregations, field by field: ventas_hora_pais is exactly
+// The three shipped aggregations, field by field: ventas_hora_pais is exactly
 // the single aggregation of the previous version (window.Defaults), so its
 // state, panes and tables carry over unchanged.
 func TestShippedDeclarations(t *testing.T) {
@@ -26,6 +26,8 @@ func TestShippedDeclarations(t *testing.T) {
 	hourly := window.Defaults()
 	sliding := hourly
 	sliding.Name, sliding.KeyField, sliding.Period = "ventas_sku_hora_movil", KeySKU, 15*time.Minute
+	sessions := hourly
+	sessions.Name, sessions.KeyField, sessions.WindowSize, sessions.Gap = "sesiones_cliente", KeyClienteID, 0, 30*time.Minute
 	tests := []struct {
 		name     string
 		want     window.Spec
@@ -33,6 +35,7 @@ func TestShippedDeclarations(t *testing.T) {
 		typ      string
 		measures []string
 	}{
+		{name: "sesiones_cliente", want: sessions, file: "declarations/sesiones_cliente.json", typ: Session, measures: []string{"importe", "pedidos", "unidades"}},
 		{name: "ventas_hora_pais", want: hourly, file: "declarations/ventas_hora_pais.json", typ: Fixed, measures: []string{"importe", "pedidos", "unidades"}},
 		{name: "ventas_sku_hora_movil", want: sliding, file: "declarations/ventas_sku_hora_movil.json", typ: Sliding, measures: []string{"importe", "unidades", "pedidos"}},
 	}
@@ -178,11 +181,11 @@ func TestSelect(t *testing.T) {
 		got     []string
 		wantErr string
 	}{
-		{name: "none selects all", got: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}},
+		{name: "none selects all", got: []string{"sesiones_cliente", "ventas_hora_pais", "ventas_sku_hora_movil"}},
 		{name: "one", want: []string{"ventas_sku_hora_movil"}, got: []string{"ventas_sku_hora_movil"}},
 		{name: "declaration order, not the list's", want: []string{"ventas_sku_hora_movil", "ventas_hora_pais"}, got: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}},
 		{name: "unknown and twice, both reported", want: []string{"ventas_dia", "ventas_hora_pais", "ventas_hora_pais"},
-			wantErr: `aggregation "ventas_dia" is not declared (declared: ventas_hora_pais, ventas_sku_hora_movil)` + "\n" + `aggregation "ventas_hora_pais" is named twice`},
+			wantErr: `aggregation "ventas_dia" is not declared (declared: sesiones_cliente, ventas_hora_pais, ventas_sku_hora_movil)` + "\n" + `aggregation "ventas_hora_pais" is named twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

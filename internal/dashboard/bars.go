@@ -53,10 +53,15 @@ func readBars(ctx context.Context, src Source, f Filter, rng Range, d declared) 
 	q := warehouse.NewestWindows{View: src.Aggregation, Aggregation: src.Aggregation, Windows: src.Windows,
 		From: rng.From, Until: rng.until(), Keys: keys}
 	// Every window of the range, however many its period makes (96 of a
-	// sliding hour every 15 minutes in the default 24 h).
-	q.Windows = max(q.Windows, int(DefaultRange/d.spec.PeriodOrSize()))
+	// sliding hour every 15 minutes in the default 24 h). Sessions start
+	// where their orders do, but a key's sessions at least a gap apart.
+	spacing := d.spec.PeriodOrSize()
+	if d.spec.Session() {
+		spacing = d.spec.Gap / time.Duration(max(1, len(keys)))
+	}
+	q.Windows = max(q.Windows, int(DefaultRange/spacing))
 	if f.ranged() {
-		q.Windows = max(q.Windows, MaxRangeDays*int(24*time.Hour/d.spec.PeriodOrSize()))
+		q.Windows = max(q.Windows, MaxRangeDays*int(24*time.Hour/spacing))
 	}
 	sales, err := warehouse.ReadNewestWindows(ctx, src.Warehouse, q)
 	if err != nil {

@@ -751,13 +751,15 @@ func rejects(m map[string]int64) string {
 	return strings.Join(parts, "; ")
 }
 
-// skuAggregation is the declared aggregation keyed by the line's SKU.
-const skuAggregation = "ventas_sku_hora_movil"
+// skuAggregation is the declared aggregation keyed by the line's SKU;
+// sessionAggregation the one of customer sessions.
+const skuAggregation, sessionAggregation = "ventas_sku_hora_movil", "sesiones_cliente"
 
 // checkAggregationChoice chooses the SKU aggregation in the page's control,
 // as a person would: the bars are then the SKU's (the story sells one,
-// MOCH-40L-AZ), read from that aggregation's view; choosing
-// ventas_hora_pais again brings the countries back.
+// MOCH-40L-AZ), read from that aggregation's view; choosing the session
+// aggregation draws one bar per customer session under a "session, gap
+// 30 min" title; choosing ventas_hora_pais again brings the countries back.
 func checkAggregationChoice(t *testing.T, wd *webDriver, url string) {
 	t.Helper()
 	if err := wd.navigate(url + "/"); err != nil {
@@ -777,7 +779,7 @@ func checkAggregationChoice(t *testing.T, wd *webDriver, url string) {
 return {Options: [...s.options].map((o) => o.value), Chosen: s.value};`, &control); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{dashboard.DefaultAggregation, skuAggregation}, control.Options); diff != "" || control.Chosen != dashboard.DefaultAggregation {
+	if diff := cmp.Diff([]string{sessionAggregation, dashboard.DefaultAggregation, skuAggregation}, control.Options); diff != "" || control.Chosen != dashboard.DefaultAggregation {
 		t.Errorf("aggregation control chooses %q among (-want +got):\n%s", control.Chosen, diff)
 	}
 	choose := func(name string) {
@@ -803,6 +805,23 @@ return null;`, name)
 		}
 		if len(p.Rows) == 0 || p.Rows[0][1] != "MOCH-40L-AZ" {
 			return fmt.Sprintf("figures table %q, want MOCH-40L-AZ's rows", p.Rows)
+		}
+		return ""
+	})
+	choose(sessionAggregation)
+	waitFor(t, wd, 10*time.Second, "session bars", func(p page) string {
+		if !strings.HasSuffix(p.URL, "?aggregation="+sessionAggregation) {
+			return "URL " + p.URL
+		}
+		if p.Errors != "" {
+			return "errors " + p.Errors
+		}
+		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return !strings.HasPrefix(b.Pais, "C-") }) {
+			return fmt.Sprintf("bars %+v, want customers'", p.Bars)
+		}
+		var title string
+		if err := wd.execute(`return document.getElementById("chart-title").textContent;`, &title); err != nil || !strings.Contains(title, "session, gap 30 min") {
+			return fmt.Sprintf("chart title %q (%v), want it to say session, gap 30 min", title, err)
 		}
 		return ""
 	})

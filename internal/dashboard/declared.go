@@ -13,11 +13,13 @@ import (
 
 // WindowDecl is the chosen aggregation's window as declared: the page
 // draws fixed windows as bars and sliding ones as a series over window end,
-// since overlapping windows hold the same orders and must never be added.
+// since overlapping windows hold the same orders and must never be added;
+// sessions as bars, one per live session (the view leaves MERGED ones out).
 type WindowDecl struct {
-	Kind          string `json:"kind"` // fixed or sliding
+	Kind          string `json:"kind"` // fixed, sliding or session
 	SizeSeconds   int64  `json:"size_seconds"`
-	PeriodSeconds int64  `json:"period_seconds"` // = size for fixed windows
+	PeriodSeconds int64  `json:"period_seconds"` // = size for fixed windows, = gap for sessions
+	GapSeconds    int64  `json:"gap_seconds,omitempty"`
 }
 
 // declared is what the page takes from an aggregation's declaration.
@@ -36,13 +38,16 @@ func declarationOf(name string) (declared, error) {
 		return declared{}, fmt.Errorf("read declaration: %w", err)
 	}
 	s := d.Spec()
-	kind := "fixed"
-	if s.Sliding() {
-		kind = "sliding"
+	w := WindowDecl{Kind: "fixed", SizeSeconds: int64(s.WindowSize / time.Second), PeriodSeconds: int64(s.PeriodOrSize() / time.Second)}
+	switch {
+	case s.Sliding():
+		w.Kind = "sliding"
+	case s.Session():
+		// A session's bar takes a gap's slot: a key's sessions start at
+		// least a gap apart.
+		w = WindowDecl{Kind: "session", SizeSeconds: int64(s.Gap / time.Second), PeriodSeconds: int64(s.Gap / time.Second), GapSeconds: int64(s.Gap / time.Second)}
 	}
-	return declared{key: d.Key, spec: s, window: WindowDecl{
-		Kind: kind, SizeSeconds: int64(s.WindowSize / time.Second), PeriodSeconds: int64(s.PeriodOrSize() / time.Second),
-	}}, nil
+	return declared{key: d.Key, spec: s, window: w}, nil
 }
 
 // MaxPickerKeys bounds the key picker's choices: the largest keys of the

@@ -10,6 +10,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/render"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -58,6 +59,7 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 		if err != nil {
 			return err
 		}
+		res.Result.Aggregations = Headlined(res.Result.Aggregations)
 		line := now + " " + render.OrderLine(res.Result, st.EventTime)
 		fmt.Fprintln(w, line)
 		if st.Note != "" {
@@ -83,6 +85,18 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 	})
 }
 
+// Headlined puts ventas_hora_pais first among an order's outcomes, the
+// others in configuration order: the demo heads an order's line with it,
+// whatever aggregation sorts before it (the e2e and stack stories read the
+// lines so).
+func Headlined(os []stream.Outcome) []stream.Outcome {
+	i := slices.IndexFunc(os, func(o stream.Outcome) bool { return o.Aggregation == warehouse.VentasHoraPais })
+	if i <= 0 {
+		return os
+	}
+	return slices.Concat(os[i:i+1], os[:i], os[i+1:])
+}
+
 // printView prints the view of the declared aggregation name, the current
 // value of each window and key, as the other listings are printed: the
 // question a person asks of it, e.g. how a SKU sold over the last hour.
@@ -96,7 +110,9 @@ func (s *Server) printView(ctx context.Context, w io.Writer, name string) error 
 		return fmt.Errorf("print view: aggregation %q has no view listing", name)
 	}
 	windows := "hour"
-	if d.WindowType == aggregation.Sliding {
+	if d.WindowType == aggregation.Session {
+		windows = "session, gap " + duration(d.Gap) + ","
+	} else if d.WindowType == aggregation.Sliding {
 		windows = fmt.Sprintf("sliding window (%s every %s)", duration(d.Size), duration(d.Period))
 	} else if d.Size != time.Hour {
 		windows = duration(d.Size) + " window"

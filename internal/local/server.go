@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -296,7 +297,7 @@ func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Hand
 	for _, spec := range cfg.Specs() {
 		src.Aggregations = append(src.Aggregations, spec.Name)
 	}
-	if len(src.Aggregations) > 0 {
+	if len(src.Aggregations) > 0 && !slices.Contains(src.Aggregations, dashboard.DefaultAggregation) {
 		src.Aggregation = src.Aggregations[0]
 	}
 	if proc := s.App.Stream; proc != nil {

@@ -31,8 +31,13 @@ func newBoltStore(t testing.TB) *boltstore.Store {
 	return s
 }
 
+// boltFeatures sizes the embedded-store suites: half the default random
+// streams (the emulator suites and the -race run add their own), so that
+// the package fits the test run's budget on 2 cores.
+var boltFeatures = streamtest.Features{Streams: 5}
+
 func TestConformanceBoltstore(t *testing.T) {
-	f := streamtest.Features{}
+	f := boltFeatures
 	if testing.Short() {
 		f = streamtest.Features{Streams: 2, Events: 100, DefaultStreams: 1, FaultStreams: 1}
 	}
@@ -48,7 +53,7 @@ func batched(f streamtest.Features) streamtest.Features {
 }
 
 func TestConformanceBoltstoreBatched(t *testing.T) {
-	f := streamtest.Features{}
+	f := boltFeatures
 	if testing.Short() {
 		f = streamtest.Features{Streams: 2, Events: 100, DefaultStreams: 1, FaultStreams: 1}
 	}

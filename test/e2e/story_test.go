@@ -227,7 +227,8 @@ func (s *system) playOrders(ctx context.Context, t *testing.T, g golden) {
 		line := fmt.Sprintf("%s order %s: %s", now, res.PedidoID, fateText(res))
 		t.Logf("%s (message %s, %d deliveries)", line, id, len(atts))
 		outline = append(outline, line)
-		for _, o := range res.Aggregations[min(1, len(res.Aggregations)):] {
+		aggs := local.Headlined(res.Aggregations)
+		for _, o := range aggs[min(1, len(aggs)):] {
 			outline = append(outline, fmt.Sprintf("%s order %s %s: %s", now, res.PedidoID, o.Aggregation, o.Fate))
 		}
 		attempts[res.PedidoID] = atts

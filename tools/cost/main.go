@@ -27,7 +27,7 @@ func main() {
 const (
 	ordersPerDay   = 50_000
 	redeliveryPPM  = 2_000 // Pub/Sub pushes 0.2% of the orders twice
-	aggregations   = 2     // ventas_hora_pais, ventas_sku_hora_movil
+	aggregations   = 3     // sesiones_cliente, ventas_hora_pais, ventas_sku_hora_movil
 	filesPerDay    = 1
 	linesPerFile   = 150_000
 	bytesPerFile   = 8_600_000

@@ -28,7 +28,7 @@ func doc() string {
 
 	p("- **%s a month** after the free usage Google grants (**%s** at list prices), at %s orders a\n",
 		usd(total), usd(list), count(ordersPerDay))
-	p("  day of 2.3 lines through both shipped aggregations, one ERP export of %s lines (8.6 MB) a day,\n", count(linesPerFile))
+	p("  day of 2.3 lines through the %d shipped aggregations, one ERP export of %s lines (8.6 MB) a day,\n", aggregations, count(linesPerFile))
 	p("  a tick every minute and the dashboard page open around the clock, all in europe-west1 (target: $5).\n")
 	p("- The real-time half on an always-on Dataflow job instead: its %d `n1-standard-1` workers alone\n", dataflowWorkers)
 	p("  cost %s a month (vCPU and memory, before disks and all that both designs share).\n\n", usd(dataflow()))
@@ -43,7 +43,7 @@ func doc() string {
 	p("## Operations\n\n")
 	p("An order is one transaction: it reads `stream/control` and its dedup record and writes the record,\n")
 	p("whatever its windows and SKUs (%d reads, %d write; the TTL policy deletes the record later, a delete\n", ops.Order.Reads, ops.Order.Writes)
-	p("with no free quota). `TestOrderCost` in `internal/stream/cost_test.go` asserts it. A tick with both\n")
+	p("with no free quota). `TestOrderCost` in `internal/stream/cost_test.go` asserts it. A tick with %d\n", aggregations)
 	p("aggregations costs a fixed %d transactions, %d reads, %d writes, %d deletes and %d queries (%d of them\n",
 		fixed.Transactions, fixed.Reads, fixed.Writes, fixed.Deletes, fixed.Queries, fixed.EmptyQueries)
 	p("empty, billed a read each), plus a read per dedup record it lists (each once), a read and a write per\n")

@@ -312,6 +312,9 @@
   // server's snapshot has none: hourly).
   const windowDecl = (snap) => snap.window && snap.window.size_seconds ? snap.window : { kind: "fixed", size_seconds: 3600, period_seconds: 3600 };
   const sliding = (snap) => windowDecl(snap).kind === "sliding";
+  const session = (snap) => windowDecl(snap).kind === "session";
+  // spanLabel names a window's extent: "1h", or "session, gap 30m".
+  const spanLabel = (snap) => (session(snap) ? "session, gap " + spanText(windowDecl(snap).gap_seconds) : spanText(windowDecl(snap).size_seconds));
 
   // headings names the charts after the aggregation's declaration.
   function headings(snap) {
@@ -322,6 +325,11 @@
       set("tl-sub", "(total of the " + many + " shown, one point per window end; sliding windows overlap, so they are never added; event time; log scale)");
       set("chart-title", "The " + many + " of the newest " + size + " window");
       set("chart-sub", "(the largest " + LIVE_KEYS + ", own linear scale; latest pane of each)");
+    } else if (session(snap)) {
+      set("tl-title", "Sales per " + spanLabel(snap) + ", every session in view");
+      set("tl-sub", "(total of the " + many + " shown; event time, session start; log scale)");
+      set("chart-title", "Live sessions per " + keyWords(snap.key)[0] + " (" + spanLabel(snap) + ")");
+      set("chart-sub", "(one bar per live session, by its start; sessions merged into another are left out; latest pane of each)");
     } else {
       set("tl-title", "Sales per " + size + " window, every window in view");
       set("tl-sub", "(total of the " + many + " shown; event time; log scale)");
@@ -446,7 +454,7 @@
       plot.append(el("svg:line", { x1: left, x2: right, y1: y(v), y2: y(v), class: "grid" }));
       plot.append(el("svg:text", { x: left - 8, y: y(v) + 4, "text-anchor": "end", class: "tick ytick" }, euros(v)));
     }
-    plot.append(el("svg:text", { x: 14, y: (top + base) / 2, class: "axis-title", transform: "rotate(-90 14 " + (top + base) / 2 + ")", "text-anchor": "middle" }, "€ per " + spanText(w.size_seconds)));
+    plot.append(el("svg:text", { x: 14, y: (top + base) / 2, class: "axis-title", transform: "rotate(-90 14 " + (top + base) / 2 + ")", "text-anchor": "middle" }, "€ per " + (session(snap) ? "session" : spanText(w.size_seconds))));
     const slot = x(t0 + slotMs) - x(t0);
     const byWindow = new Map();
     for (const b of bars) {
@@ -479,7 +487,7 @@
     timeAxis(plot, x, t0, t1, left, right, base, "hour", LIVE_WINDOWS);
     plot.append(el("svg:text", { x: right, y: height - 4, "text-anchor": "end", class: "axis-title" }, "event time, window start"));
     if (!isNaN(wmAt) && wmAt >= t0 && wmAt <= t1) wmMarker(plot, x, wmAt, top, base, right, "W " + stamp(new Date(wmAt)));
-    svg.setAttribute("aria-label", "Sales per " + spanText(w.size_seconds) + " window and " + keyWords(snap.key)[0] + ", " + windowText(new Date(t0), new Date(t1)) + ": " + bars.length + " bars");
+    svg.setAttribute("aria-label", "Sales per " + spanLabel(snap) + " window and " + keyWords(snap.key)[0] + ", " + windowText(new Date(t0), new Date(t1)) + ": " + bars.length + " bars");
   }
 
   // renderNewest draws the keys of the newest sliding window, one row

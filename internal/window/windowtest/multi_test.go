@@ -49,7 +49,8 @@ func mpane(agg, key, start string, size time.Duration, idx int64, timing window.
 
 // An order too late for its oldest sliding windows still counts in its
 // newer ones, each dropped (order, window) is recorded with its window, and
-// the fixed aggregation beside it counts the same order as a late one.
+// the fixed and session aggregations beside it count the same order as a
+// late one.
 // Defaults: D 10 min, I 5 min, E 60 s, L 2 h, Ld 60 s.
 func TestMultiTooLateForOldestWindowCountsInNewer(t *testing.T) {
 	specs := windowtest.ShippedSpecs()
@@ -70,6 +71,7 @@ func TestMultiTooLateForOldestWindowCountsInNewer(t *testing.T) {
 		panes = append(panes, m.Apply(e)...)
 	}
 	want := []window.Pane{
+		mpane("sesiones_cliente", "C-P-1", "17:10", 30*time.Minute, 0, window.TimingLate, "27.5", 1, 4, "19:35", "19:49"),
 		mpane(pais, "FR", "17:00", time.Hour, 0, window.TimingLate, "27.5", 1, 4, "19:35", "19:49"),
 		mpane(sku, "MOCH-40L-AZ", "16:45", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:49"),
 		mpane(sku, "MOCH-40L-AZ", "17:00", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:49"),

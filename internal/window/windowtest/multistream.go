@@ -135,15 +135,17 @@ func (g gen) order(id string, now time.Time, cfg StreamConfig) order.Order {
 	return o
 }
 
-// ShippedSpecs are the two aggregations the deployment ships (issue 17):
-// ventas_hora_pais, window.Defaults(); and ventas_sku_hora_movil, sliding
-// windows of 1 h every 15 min keyed by sku with the same D, I, E, L, Ld and
-// ACCUMULATING. Tests change modes and delays on the copies they get.
+// ShippedSpecs are the three aggregations the deployment ships (issues 17
+// and 28), in name order as the declarations load: sesiones_cliente,
+// SessionSpec(); ventas_hora_pais, window.Defaults(); and
+// ventas_sku_hora_movil, sliding windows of 1 h every 15 min keyed by sku
+// with the same D, I, E, L, Ld and ACCUMULATING. Tests change modes and
+// delays on the copies they get.
 func ShippedSpecs() []window.Spec {
 	pais := window.Defaults()
 	sku := window.Defaults()
 	sku.Name, sku.KeyField, sku.Period = "ventas_sku_hora_movil", KeySKU, 15*time.Minute
-	return []window.Spec{pais, sku}
+	return []window.Spec{SessionSpec(), pais, sku}
 }
 
 // RandomSpecs returns one to three valid aggregations with distinct names,
