@@ -486,8 +486,8 @@ run "first_deployment" {
   # read here as the services embed them, independently of the module's
   # locals; test/deploy holds both to the Go declarations and tables.
   assert {
-    condition     = sort(keys(google_bigquery_table.view)) == sort([for f in fileset("../internal/aggregation/declarations", "*.json") : trimsuffix(f, ".json")]) && keys(google_bigquery_table.view) == ["ventas_hora_pais", "ventas_sku_hora_movil"]
-    error_message = "Views ${jsonencode(keys(google_bigquery_table.view))}, want one per declaration: ventas_hora_pais and ventas_sku_hora_movil."
+    condition     = sort(keys(google_bigquery_table.view)) == sort([for f in fileset("../internal/aggregation/declarations", "*.json") : trimsuffix(f, ".json")]) && keys(google_bigquery_table.view) == ["sesiones_cliente", "ventas_hora_pais", "ventas_sku_hora_movil"]
+    error_message = "Views ${jsonencode(keys(google_bigquery_table.view))}, want one per declaration: sesiones_cliente, ventas_hora_pais and ventas_sku_hora_movil."
   }
   assert {
     condition = sort(keys(google_bigquery_table.table)) == sort(concat(
