@@ -26,6 +26,15 @@ type foldResult struct {
 	written []pending
 }
 
+// add gathers the result of one more transaction of a fold.
+func (fr *foldResult) add(r foldResult) {
+	fr.panes = append(fr.panes, r.panes...)
+	fr.expired += r.expired
+	fr.visited += r.visited
+	fr.failing = append(fr.failing, r.failing...)
+	fr.written = append(fr.written, r.written...)
+}
+
 // fold adds elems (the records of the generations up to advanced) to their
 // windows and runs the trigger of every key of the windows they touched or
 // whose timer is due, at W wm: one transaction for the records (with up to
@@ -59,11 +68,7 @@ func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems [
 	pl.due = due[:first]
 	for rest := due[first:]; ; rest = rest[min(len(rest), windowsPerTx):] {
 		r, err := p.foldTx(ctx, pl)
-		fr.panes = append(fr.panes, r.panes...)
-		fr.expired += r.expired
-		fr.visited += r.visited
-		fr.failing = append(fr.failing, r.failing...)
-		fr.written = append(fr.written, r.written...)
+		fr.add(r)
 		if err != nil {
 			return fr, err
 		}

@@ -114,11 +114,7 @@ func (p *Processor) foldSessions(ctx context.Context, pl foldPlan, fd foldDoc) (
 		chunk := keys[:min(len(keys), keysPerTx)]
 		keys = keys[len(chunk):]
 		r, err := p.sessionTx(ctx, pl, chunk, byKey, parked, len(keys) == 0)
-		fr.panes = append(fr.panes, r.panes...)
-		fr.expired += r.expired
-		fr.visited += r.visited
-		fr.failing = append(fr.failing, r.failing...)
-		fr.written = append(fr.written, r.written...)
+		fr.add(r)
 		if err != nil {
 			return fr, err
 		}
