@@ -18,7 +18,7 @@
 # into .cache/bin (about 5 minutes each on 2 cores) and reused afterwards,
 # offline. Both scanners run three times: with the defaults (no image: an
 # infrastructure apply), with terraform/testdata/deployed.tfvars (an image:
-# a dev deployment), which must declare the same resources (test/deploy
+# a dev deployment), which must declare the same resources (terraform test
 # checks it) but evaluate some values differently, and with production's
 # env/prod.tfvars. Any finding fails the script.
 #

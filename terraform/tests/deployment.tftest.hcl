@@ -452,6 +452,20 @@ run "first_deployment" {
     condition     = alltrue([for f in google_firestore_field.payload : f.field == "json" && length(f.index_config) == 1 && length(f.index_config[0].indexes) == 0 && length(f.ttl_config) == 0])
     error_message = "The json payload field needs an empty index_config (all single-field indexes off) and no TTL."
   }
+  assert {
+    condition = (toset(keys(google_firestore_field.payload)) == toset(var.firestore_collection_groups) &&
+    alltrue([for k, f in google_firestore_field.payload : f.collection == k]))
+    error_message = "The json payload field is exempted in every group of var.firestore_collection_groups (test/deploy holds it to the groups the adapters write)."
+  }
+  # TTL on expire_at (docstore.Doc.ExpireAt) in the native-mode database,
+  # at least in the groups whose documents the code writes with an expiry:
+  # ledger locks, orders dedup, the tick lease, dead-letter dedup.
+  assert {
+    condition = (google_firestore_database.state.type == "FIRESTORE_NATIVE" &&
+      length(setsubtract(["ledger_locks", "orders", "control", "seen"], keys(google_firestore_field.ttl))) == 0 &&
+    alltrue([for k, f in google_firestore_field.ttl : f.collection == k && f.field == "expire_at" && length(f.ttl_config) == 1]))
+    error_message = "TTL policies: expire_at, with a ttl_config, in each group of var.firestore_ttl_collection_groups (ledger_locks, orders, control and seen at least), of a FIRESTORE_NATIVE database."
+  }
 
   # --- Dead letters: the policy on the push subscription, a pull
   # subscription that keeps them, and the Pub/Sub service agent's grants.
@@ -520,6 +534,49 @@ run "first_deployment" {
   assert {
     condition     = jsondecode(google_bigquery_table.table["ventas_hora_pais_paneles"].schema) == jsondecode(file("../internal/warehouse/schema/ventas_hora_pais_paneles.json"))
     error_message = "ventas_hora_pais_paneles must keep the schema of internal/warehouse/schema/ventas_hora_pais_paneles.json."
+  }
+  assert {
+    condition = (alltrue([for t in google_bigquery_table.table : t.time_partitioning[0].type == "DAY"]) &&
+    alltrue([for k, t in google_bigquery_table.table : t.schema == file("../internal/warehouse/schema/${k}.json") if !endswith(k, "_paneles")]))
+    error_message = "Every table is partitioned by day; a fixed table's schema is its internal/warehouse/schema file itself, byte for byte."
+  }
+
+  # --- module.json is what test/deploy compares with the Go code
+  # (internal/warehouse, internal/aggregation, internal/contract and the
+  # adapters' collections) and with the scripts (deploy.sh, cloudbuild.yaml),
+  # as Terraform plans it: the variables' defaults, every table and each
+  # view's SQL in both accumulation modes, normalised as test/deploy does
+  # (comments dropped, whitespace collapsed).
+  assert {
+    condition = jsonencode({
+      apis                            = sort(keys(google_project_service.api))
+      artifact_repository             = var.artifact_repository
+      region                          = var.region
+      deployer_account_id             = google_service_account.deployer.account_id
+      reject_codes                    = var.reject_codes
+      firestore_collection_groups     = var.firestore_collection_groups
+      firestore_ttl_collection_groups = var.firestore_ttl_collection_groups
+      tables = { for k, t in google_bigquery_table.table : k => {
+        partition = t.time_partitioning[0].field, clustering = t.clustering, schema = jsondecode(t.schema)
+      } }
+      views = { for k, v in google_bigquery_table.view : k => [for d in [jsondecode(file("../internal/aggregation/declarations/${k}.json"))] : {
+        key          = d.key
+        accumulation = d.accumulation
+        sql = { for mode in ["ACCUMULATING", "DISCARDING"] : mode => trimspace(replace(replace(replace(replace(
+          templatefile("sql/view_${lower(mode)}.sql", {
+            project = var.project_id, dataset = google_bigquery_dataset.analytics.dataset_id,
+            panes   = google_bigquery_table.table["${k}_paneles"].table_id, key = d.key, session = d.window.type == "session"
+          }),
+        "/--[^\\n]*/", " "), "/\\s+/", " "), "( ", "("), " )", ")")) }
+      }][0] }
+    }) == jsonencode(jsondecode(file("module.json")))
+    error_message = "module.json differs from the plan: update it (the variables' defaults, the tables' layout and schemas, the views' declarations and SQL)."
+  }
+  assert {
+    condition = alltrue([for k, v in google_bigquery_table.view : trimspace(replace(replace(replace(replace(v.view[0].query,
+      "/--[^\\n]*/", " "), "/\\s+/", " "), "( ", "("), " )", ")")) ==
+    jsondecode(file("module.json")).views[k].sql[jsondecode(file("module.json")).views[k].accumulation]])
+    error_message = "A view's planned query is not module.json's SQL for its declared accumulation mode."
   }
 }
 

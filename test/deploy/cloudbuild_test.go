@@ -193,19 +193,17 @@ func TestCloudBuildPipeline(t *testing.T) {
 	}
 
 	// Cross-checks with Terraform: names the pipeline hard-codes.
-	tf := loadTerraform(t)
-	ev := newEvaluator(t, tf, nil)
-	if diff := cmp.Diff(serviceNames(t, ev), strings.Fields(cfg.Substitutions["_SERVICES"])); diff != "" {
+	tf := readModuleData(t)
+	if diff := cmp.Diff(serviceNames(t), strings.Fields(cfg.Substitutions["_SERVICES"])); diff != "" {
 		t.Errorf("_SERVICES (-terraform +cloudbuild):\n%s", diff)
 	}
-	if got, want := cfg.Substitutions["_REPOSITORY"], ev.vars["artifact_repository"].AsString(); got != want {
+	if got, want := cfg.Substitutions["_REPOSITORY"], tf.ArtifactRepository; got != want {
 		t.Errorf("_REPOSITORY = %q, terraform default %q", got, want)
 	}
-	if got, want := cfg.Substitutions["_REGION"], ev.vars["region"].AsString(); got != want {
+	if got, want := cfg.Substitutions["_REGION"], tf.Region; got != want {
 		t.Errorf("_REGION = %q, terraform default %q", got, want)
 	}
-	deployer := ev.str(t, tf.lookup(t, "google_service_account.deployer").Block.Body.Attributes["account_id"].Expr, nil)
-	if want := "serviceAccounts/" + deployer + "@$PROJECT_ID.iam.gserviceaccount.com"; !strings.HasSuffix(cfg.ServiceAccount, want) {
+	if want := "serviceAccounts/" + tf.DeployerAccountID + "@$PROJECT_ID.iam.gserviceaccount.com"; !strings.HasSuffix(cfg.ServiceAccount, want) {
 		t.Errorf("serviceAccount = %q, want the Terraform deployer (...%s)", cfg.ServiceAccount, want)
 	}
 	if cfg.Options["logging"] != "CLOUD_LOGGING_ONLY" {

@@ -5,45 +5,30 @@ import (
 	"go/token"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zclconf/go-cty/cty"
 )
 
 // Every document keeps its payload in the string field json, which nothing
-// queries: its single-field indexes are disabled (terraform test checks the
-// empty index_config) in every collection group the adapters write
-// (internal/docstore/firestore asks for it), which only their Go source says.
+// queries: its single-field indexes are disabled in every group of
+// var.firestore_collection_groups (terraform test checks the empty
+// index_config and the groups), which must hold every collection group the
+// adapters write (internal/docstore/firestore asks for it), which only
+// their Go source says.
 func TestPayloadFieldIsNotIndexed(t *testing.T) {
-	cfg := loadTerraform(t)
-	ev := deployed(t, cfg, nil)
-	var payload []resource
-	for _, r := range cfg.ofType("google_firestore_field") {
-		if ev.str(t, r.Block.Body.Attributes["field"].Expr, nil) == "json" {
-			payload = append(payload, r)
-		}
-	}
-	if len(payload) != 1 {
-		t.Fatalf("got %d google_firestore_field resources for json, want 1 iterating over the collection groups", len(payload))
-	}
-	r := payload[0]
-	groups := keysOf(ev.forEach(t, r))
-	if got := traversal(r.Block.Body.Attributes["collection"].Expr); got != "each.key" {
-		t.Errorf("collection = %s, want each.key", got)
-	}
-
-	ttl := map[string]bool{}
-	for _, v := range ev.vars["firestore_ttl_collection_groups"].AsValueSlice() {
-		ttl[v.AsString()] = true
-	}
+	d := readModuleData(t)
 	written := adapterCollections(t)
-	for c := range ttl {
+	for _, c := range d.FirestoreTTLCollectionGroups {
 		written[c] = "var.firestore_ttl_collection_groups"
 	}
 	var missing []string
 	for c, where := range written {
-		if !contains(groups, c) {
+		if !slices.Contains(d.FirestoreCollectionGroups, c) {
 			missing = append(missing, c+" ("+where+")")
 		}
 	}
@@ -53,21 +38,27 @@ func TestPayloadFieldIsNotIndexed(t *testing.T) {
 	}
 }
 
-// The stream's tick lists a generation's dedup records with ListTag, an
-// equality query on the field tag that only its automatic single-field
-// index serves: no field resource may exempt it, in any collection group,
-// or every fold fails with FAILED_PRECONDITION.
-func TestTagFieldStaysIndexed(t *testing.T) {
-	cfg := loadTerraform(t)
-	ev := deployed(t, cfg, nil)
-	fields := cfg.ofType("google_firestore_field")
-	if len(fields) == 0 {
-		t.Fatal("no google_firestore_field resource found: the test reads the wrong configuration")
-	}
-	for _, r := range fields {
-		if f := ev.str(t, r.Block.Body.Attributes["field"].Expr, nil); f == "tag" {
-			t.Errorf("a google_firestore_field configures the field tag: ListTag needs its automatic single-field index")
+// One google_firestore_field sets json, for every group. And the stream's
+// tick lists a generation's dedup records with ListTag, an equality query
+// on the field tag that only its automatic single-field index serves: no
+// field resource may exempt it, in any collection group, or every fold
+// fails with FAILED_PRECONDITION.
+func TestFirestoreFields(t *testing.T) {
+	m := parseModule(t)
+	fields := map[string][]string{}
+	for _, r := range m.blocksOf("resource", "google_firestore_field") {
+		f := constant(r.Body.Attributes["field"].Expr)
+		if !f.Type().Equals(cty.String) {
+			t.Errorf("google_firestore_field.%s: field must be a literal, which this test can read", r.Labels[1])
+			continue
 		}
+		fields[f.AsString()] = append(fields[f.AsString()], r.Labels[1])
+	}
+	if got := fields["json"]; len(got) != 1 {
+		t.Errorf("google_firestore_field resources for json: %v, want one iterating over the collection groups", got)
+	}
+	if got := fields["tag"]; len(got) > 0 {
+		t.Errorf("google_firestore_field %v configures the field tag: ListTag needs its automatic single-field index", got)
 	}
 }
 

@@ -1,47 +1,43 @@
 package deploy
 
 import (
-	"encoding/json"
 	"go/ast"
-	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
-// service is one function's entry of terraform/services.json: the data the
-// stack starts each process with, which terraform/tests/deployment.tftest.hcl
-// holds equal to what Terraform plans. The tests here check it against what
-// Terraform cannot read: the Go code's configuration.
-type service struct {
-	Service     string            `json:"service"`
-	Timeout     string            `json:"timeout"`
-	Concurrency int               `json:"concurrency"`
-	Env         map[string]string `json:"env"`
-}
-
-func loadServices(t testing.TB) map[string]service {
+// loadServices reads terraform/services.json, which
+// terraform/tests/deployment.tftest.hcl holds equal to what Terraform plans,
+// by function. The tests here check it against what Terraform cannot read:
+// the Go code's configuration.
+func loadServices(t testing.TB) map[string]tfconfig.Service {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "terraform", "services.json"))
+	list, err := tfconfig.Services(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out map[string]service
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("terraform/services.json: %v", err)
+	out := map[string]tfconfig.Service{}
+	for _, s := range list {
+		out[s.Function] = s
 	}
 	return out
 }
 
 // The environment each service gets must be exactly what its configuration
-// reads (internal/config), with the production backends selected, in the
-// forms internal/config parses.
+// reads (internal/config), with the production backends selected, with the
+// defaults the spec and the interfaces agree. Exactly: no retired variable
+// (the one aggregation's settings from before aggregations were declared as
+// data, STATE_SHARDS), which internal/config refuses, so a service given one
+// would not start.
 func TestServiceEnvironment(t *testing.T) {
 	services := loadServices(t)
 	backend := []string{"BIGQUERY_DATASET", "BIGQUERY_LOCATION", "FIRESTORE_DATABASE", "FUNCTION_TARGET", "GOOGLE_CLOUD_PROJECT", "STATE_STORE", "WAREHOUSE"}
@@ -59,76 +55,45 @@ func TestServiceEnvironment(t *testing.T) {
 		"AdvanceWatermark": sorted(backend, stream),
 		"SweepLanding":     sorted(backend, ingest, sweep),
 	}
-	if diff := cmp.Diff(sorted(keysOf(want)), sorted(keysOf(services))); diff != "" {
+	if diff := cmp.Diff(keysOf(want), keysOf(services)); diff != "" {
 		t.Fatalf("functions (-want +got):\n%s", diff)
 	}
 	read := configEnvNames(t)
 	read["FUNCTION_TARGET"] = true // read by the functions framework, not internal/config
+	// The stream's defaults as the spec gives them, the ingest's and the
+	// sweeper's as the interfaces agree them, in the forms internal/config
+	// parses.
+	defaults := map[string]map[string]string{
+		"AggregateOrders": {"TICK_LEASE": "2m", "MAX_CLOCK_SKEW": "24h", "BATCH_WAIT": "10ms", "BATCH_MAX_ORDERS": "200"},
+		"SweepLanding": {
+			"LANDING_PREFIXES": "exportaciones/", "INGEST_DEADLINE": "480s", "LEDGER_LEASE": "10m",
+			"QUARANTINE_PREFIX": "cuarentena/", "STAGING_PREFIX": "staging/",
+			"SWEEP_WINDOW": "72h", "SWEEP_GRACE": "30m", "SWEEP_MAX_OBJECTS": "100", "SWEEP_CONCURRENCY": "2",
+		},
+	}
 	for fn, wantKeys := range want {
 		t.Run(fn, func(t *testing.T) {
 			env := services[fn].Env
-			got := sorted(keysOf(env))
-			if diff := cmp.Diff(wantKeys, got); diff != "" {
+			if diff := cmp.Diff(wantKeys, keysOf(env)); diff != "" {
 				t.Errorf("environment (-want +got):\n%s", diff)
 			}
-			for _, k := range got {
+			for k := range env {
 				if !read[k] {
 					t.Errorf("%s is set but no env tag in internal/config reads it", k)
 				}
 			}
-			if env["STATE_STORE"] != "firestore" || env["WAREHOUSE"] != "bigquery" {
-				t.Errorf("STATE_STORE=%q WAREHOUSE=%q, want the production backends firestore and bigquery", env["STATE_STORE"], env["WAREHOUSE"])
+			// The production backends, everywhere.
+			for k, v := range map[string]string{"STATE_STORE": "firestore", "WAREHOUSE": "bigquery"} {
+				if env[k] != v {
+					t.Errorf("%s = %q, want the production backend %s", k, env[k], v)
+				}
+			}
+			for k, v := range defaults[fn] {
+				if env[k] != v {
+					t.Errorf("%s = %q, want %q", k, env[k], v)
+				}
 			}
 		})
-	}
-
-	// Stream defaults as the spec gives them, in a form time.ParseDuration
-	// and strconv accept.
-	env := services["AggregateOrders"].Env
-	defaults := map[string]string{
-		"TICK_LEASE": "2m", "MAX_CLOCK_SKEW": "24h", "BATCH_WAIT": "10ms", "BATCH_MAX_ORDERS": "200",
-	}
-	for k, v := range defaults {
-		if got := env[k]; got != v {
-			t.Errorf("%s = %q, want the spec default %q", k, got, v)
-		}
-	}
-	// internal/config refuses the variables that configured the one
-	// aggregation before aggregations were declared as data, and
-	// STATE_SHARDS, which state layout 3 has nothing to apply to: a service
-	// given one would not start.
-	for _, s := range services {
-		for _, k := range []string{"AGGREGATION", "AGGREGATION_KEY", "WINDOW_SIZE", "OUT_OF_ORDERNESS", "IDLE_TIMEOUT", "EARLY_DELAY", "ALLOWED_LATENESS", "LATE_DELAY", "ACCUMULATION", "STATE_SHARDS"} {
-			if _, set := s.Env[k]; set {
-				t.Errorf("%s sets the retired %s", s.Service, k)
-			}
-		}
-	}
-	for _, k := range []string{"TICK_LEASE", "MAX_CLOCK_SKEW", "BATCH_WAIT"} {
-		if _, err := time.ParseDuration(env[k]); err != nil {
-			t.Errorf("%s: %v", k, err)
-		}
-	}
-	if _, err := strconv.Atoi(env["BATCH_MAX_ORDERS"]); err != nil {
-		t.Errorf("BATCH_MAX_ORDERS: %v", err)
-	}
-
-	// Ingest and sweeper defaults as interfaces agree them, in the form
-	// internal/config parses.
-	known := map[string]string{
-		"LANDING_PREFIXES": "exportaciones/", "INGEST_DEADLINE": "480s", "LEDGER_LEASE": "10m",
-		"QUARANTINE_PREFIX": "cuarentena/", "STAGING_PREFIX": "staging/",
-		"SWEEP_WINDOW": "72h", "SWEEP_GRACE": "30m", "SWEEP_MAX_OBJECTS": "100", "SWEEP_CONCURRENCY": "2",
-	}
-	for k, v := range known {
-		if got := services["SweepLanding"].Env[k]; got != v {
-			t.Errorf("SweepLanding %s = %q, want %q", k, got, v)
-		}
-	}
-	for _, k := range []string{"SWEEP_WINDOW", "SWEEP_GRACE"} {
-		if _, err := time.ParseDuration(services["SweepLanding"].Env[k]); err != nil {
-			t.Errorf("%s: %v", k, err)
-		}
 	}
 }
 
@@ -147,74 +112,49 @@ const (
 func TestIngestDeadlineLeavesAMarginBelowTheTimeout(t *testing.T) {
 	services := loadServices(t)
 	for _, fn := range []string{"IngestCSV", "SweepLanding"} {
-		t.Run(fn, func(t *testing.T) {
-			s := services[fn]
-			timeout, err := time.ParseDuration(s.Timeout)
-			if err != nil {
-				t.Fatalf("timeout: %v", err)
-			}
-			deadline, err := time.ParseDuration(s.Env["INGEST_DEADLINE"])
-			if err != nil {
-				t.Fatalf("INGEST_DEADLINE: %v", err)
-			}
-			lease, err := time.ParseDuration(s.Env["LEDGER_LEASE"])
-			if err != nil {
-				t.Fatalf("LEDGER_LEASE: %v", err)
-			}
-			if timeout != eventDeadline {
-				t.Errorf("timeout %s, want %s", timeout, eventDeadline)
-			}
-			if deadline != timeout-60*time.Second {
-				t.Errorf("INGEST_DEADLINE %s, want the timeout %s less 60s", deadline, timeout)
-			}
-			if deadline > eventDeadline-configDeadlineMargin || deadline >= lease || lease <= timeout {
-				t.Errorf("INGEST_DEADLINE %s must be at most %s and below LEDGER_LEASE %s, which must exceed the timeout (internal/config refuses it)", deadline, eventDeadline-configDeadlineMargin, lease)
-			}
-		})
+		s := services[fn]
+		deadline, err := time.ParseDuration(s.Env["INGEST_DEADLINE"])
+		if err != nil {
+			t.Fatalf("%s: INGEST_DEADLINE: %v", fn, err)
+		}
+		lease, err := time.ParseDuration(s.Env["LEDGER_LEASE"])
+		if err != nil {
+			t.Fatalf("%s: LEDGER_LEASE: %v", fn, err)
+		}
+		if s.Timeout != eventDeadline || deadline != s.Timeout-60*time.Second {
+			t.Errorf("%s: timeout %s, INGEST_DEADLINE %s: want %s and the timeout less 60s", fn, s.Timeout, deadline, eventDeadline)
+		}
+		if deadline > eventDeadline-configDeadlineMargin || deadline >= lease || lease <= s.Timeout {
+			t.Errorf("%s: INGEST_DEADLINE %s must be at most %s and below LEDGER_LEASE %s, which must exceed the timeout (internal/config refuses it)", fn, deadline, eventDeadline-configDeadlineMargin, lease)
+		}
 	}
 }
 
-func sorted(lists ...[]string) []string {
-	var out []string
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	sort.Strings(out)
-	return out
-}
+func sorted(lists ...[]string) []string { return slices.Sorted(slices.Values(slices.Concat(lists...))) }
 
 // configEnvNames collects the variable names of every `env:"..."` struct
 // tag in internal/config, read from source so that this test does not
 // depend on that package compiling.
 func configEnvNames(t testing.TB) map[string]bool {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "internal", "config")
-	files, err := parseGoFiles(dir)
+	files, err := parseGoFiles(filepath.Join(repoRoot(t), "internal", "config"))
 	if err != nil {
 		t.Fatalf("parse internal/config: %v", err)
 	}
 	names := map[string]bool{}
-
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
-			field, ok := n.(*ast.Field)
-			if !ok || field.Tag == nil {
-				return true
-			}
-			tag, err := strconv.Unquote(field.Tag.Value)
-			if err != nil {
-				return true
-			}
-			if env, ok := reflect.StructTag(tag).Lookup("env"); ok {
-				name := strings.TrimSpace(strings.SplitN(env, ",", 2)[0])
-				if name != "" {
-					names[name] = true
+			if field, ok := n.(*ast.Field); ok && field.Tag != nil {
+				tag, _ := strconv.Unquote(field.Tag.Value)
+				if env, ok := reflect.StructTag(tag).Lookup("env"); ok {
+					if name, _, _ := strings.Cut(env, ","); strings.TrimSpace(name) != "" {
+						names[strings.TrimSpace(name)] = true
+					}
 				}
 			}
 			return true
 		})
 	}
-
 	if len(names) == 0 {
 		t.Fatal("no env tags found in internal/config")
 	}

@@ -30,7 +30,9 @@ func exitCode(t *testing.T, err error) int {
 
 // Nothing is deployed by accident: without a project, an environment and a
 // step named, or with a target that contradicts production's variables,
-// deploy.sh prints its usage and exits 2 before calling any tool.
+// deploy.sh prints its usage and exits 2 before calling any tool. Asked for
+// help, it prints its header (the steps, the usage line and the
+// environment, not its code) and exits 0, without calling a tool either.
 func TestDeployScriptNeedsATarget(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -38,7 +40,11 @@ func TestDeployScriptNeedsATarget(t *testing.T) {
 		args  []string
 		files []string // written into the checkout's terraform/
 		want  string   // in the output, besides the usage
+		help  bool
 	}{
+		{name: "--help", args: []string{"--help"}, help: true},
+		{name: "-h", args: []string{"-h"}, help: true},
+		{name: "help", args: []string{"help"}, help: true},
 		{name: "no arguments", want: "no project"},
 		{name: "a step alone", args: []string{"infra"}, want: "no project"},
 		{name: "a project without environment", args: []string{"--project", "alpipe-dev-1", "infra"}, want: "no environment"},
@@ -65,13 +71,20 @@ func TestDeployScriptNeedsATarget(t *testing.T) {
 				}
 			}
 			run := runDeploy(t, repo, tc.env, tc.args...)
-			if code := exitCode(t, run.err); code != 2 {
-				t.Errorf("exit status %d, want 2\n%s", code, run.out)
+			code, wants := 2, []string{tc.want}
+			if tc.help {
+				code, wants = 0, []string{"bootstrap  enable", "smoke      dev only", "PROJECT_ID", "exits 2"}
+				if strings.Contains(run.out, "set -euo") || strings.HasPrefix(run.out, "#") {
+					t.Errorf("deploy.sh %s prints code or comment marks:\n%s", tc.name, run.out)
+				}
+			}
+			if got := exitCode(t, run.err); got != code {
+				t.Errorf("exit status %d, want %d\n%s", got, code, run.out)
 			}
 			if len(run.calls) != 0 {
 				t.Errorf("tools were called:\n%s", strings.Join(run.calls, "\n"))
 			}
-			for _, want := range []string{"Usage: scripts/deploy.sh --project ID --env dev|prod", tc.want} {
+			for _, want := range append(wants, "Usage: scripts/deploy.sh --project ID --env dev|prod") {
 				if !strings.Contains(run.out, want) {
 					t.Errorf("output lacks %q:\n%s", want, run.out)
 				}

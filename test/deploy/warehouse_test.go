@@ -1,32 +1,25 @@
 package deploy
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 // One source of truth: Terraform reads each fixed table's schema from the
-// very JSON file the Go code embeds, builds each panes table from the same
-// template and declarations as warehouse.PanesTable, and declares the
-// layout tables.go declares: every table of warehouse.Tables(), and no
-// other, with the same schema, partitioning and clustering.
+// very JSON file the Go code embeds (byte for byte: terraform test), builds
+// each panes table from the same template and declarations as
+// warehouse.PanesTable, and declares the layout tables.go declares: every
+// table of warehouse.Tables(), and no other, with the same schema,
+// partitioning and clustering (module.json, as planned).
 func TestTableSchemasMatchWarehouse(t *testing.T) {
-	cfg := loadTerraform(t)
-	ev := newEvaluator(t, cfg, nil)
-	r := cfg.lookup(t, "google_bigquery_table.table")
-	tables := ev.forEach(t, r)
-
+	tables := readModuleData(t).Tables
 	var want []string
 	for _, tb := range warehouse.Tables() {
 		want = append(want, tb.Name)
@@ -34,49 +27,19 @@ func TestTableSchemasMatchWarehouse(t *testing.T) {
 	if diff := cmp.Diff(want, keysOf(tables)); diff != "" {
 		t.Fatalf("tables (-warehouse +terraform):\n%s", diff)
 	}
-
-	schema := r.Block.Body.Attributes["schema"]
-	for name, value := range tables {
+	for name, tf := range tables {
 		t.Run(name, func(t *testing.T) {
 			wt, err := warehouse.Lookup(name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			each := [2]cty.Value{cty.StringVal(name), value}
-			text := ev.str(t, schema.Expr, &each)
-			if !strings.HasSuffix(name, aggregation.PanesSuffix) {
-				// Not an inline copy: the file itself, byte for byte.
-				file, err := os.ReadFile(filepath.Join(repoRoot(t), "internal", "warehouse", "schema", name+".json"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if text != string(file) {
-					t.Errorf("schema of %s is not internal/warehouse/schema/%s.json as it stands", name, name)
-				}
-			}
-			var got []warehouse.Field
-			if err := json.Unmarshal([]byte(text), &got); err != nil {
-				t.Fatalf("schema of %s: %v", name, err)
-			}
-			if diff := cmp.Diff(wt.Schema, got); diff != "" {
+			if diff := cmp.Diff(wt.Schema, tf.Schema); diff != "" {
 				t.Errorf("schema (-warehouse.Lookup +terraform):\n%s", diff)
 			}
-
-			tp := nested(r.Block, "time_partitioning")
-			if tp == nil {
-				t.Fatal("no time_partitioning")
+			if tf.Partition != wt.PartitionField {
+				t.Errorf("partition field = %q, tables.go says %q", tf.Partition, wt.PartitionField)
 			}
-			if got := ev.str(t, tp.Body.Attributes["type"].Expr, &each); got != "DAY" {
-				t.Errorf("partitioning type = %s, want DAY", got)
-			}
-			if got := ev.str(t, tp.Body.Attributes["field"].Expr, &each); got != wt.PartitionField {
-				t.Errorf("partition field = %q, tables.go says %q", got, wt.PartitionField)
-			}
-			var clustering []string
-			for _, v := range ev.eval(t, r.Block.Body.Attributes["clustering"].Expr, &each).AsValueSlice() {
-				clustering = append(clustering, v.AsString())
-			}
-			if diff := cmp.Diff(wt.Clustering, clustering); diff != "" {
+			if diff := cmp.Diff(wt.Clustering, tf.Clustering); diff != "" {
 				t.Errorf("clustering (-tables.go +terraform):\n%s", diff)
 			}
 		})
@@ -91,16 +54,13 @@ func TestTerraformReadsTheDeclarations(t *testing.T) {
 		t.Fatal(err)
 	}
 	type agg struct{ Name, Key, Accumulation string }
-	var want []agg
+	var want, got []agg
 	for _, d := range decls {
 		want = append(want, agg{d.Name, d.Key, string(d.Accumulation)})
 	}
-	cfg := loadTerraform(t)
-	views := newEvaluator(t, cfg, nil).forEach(t, cfg.lookup(t, "google_bigquery_table.view"))
-	var got []agg
+	views := readModuleData(t).Views
 	for _, name := range keysOf(views) {
-		v := views[name]
-		got = append(got, agg{name, v.GetAttr("key").AsString(), v.GetAttr("accumulation").AsString()})
+		got = append(got, agg{name, views[name].Key, views[name].Accumulation})
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("aggregations (-internal/aggregation +terraform):\n%s", diff)
@@ -109,38 +69,26 @@ func TestTerraformReadsTheDeclarations(t *testing.T) {
 
 // Each view is defined once, by internal/warehouse's View.SQL (the embedded
 // warehouse creates it from there); the Terraform SQL must say the same for
-// every declared aggregation, in both accumulation modes.
+// every declared aggregation, in both accumulation modes (module.json holds
+// both; terraform test holds the planned view to its declared mode's, and
+// checks use_legacy_sql = false and the table_id).
 func TestViewMatchesWarehouseDefinition(t *testing.T) {
-	cfg := loadTerraform(t)
-	view := cfg.lookup(t, "google_bigquery_table.view")
-	ev := deployed(t, cfg, nil).withConfigured(t, "google_bigquery_dataset", "google_bigquery_table")
-	instances := ev.forEach(t, view)
-	if a, ok := attr(view.Block, "view", "use_legacy_sql"); !ok || a.Expr.(*hclsyntax.LiteralValueExpr).Val.True() {
-		t.Error("the view must use GoogleSQL (use_legacy_sql = false)")
+	views := readModuleData(t).Views
+	d, err := tfconfig.Open(nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	qualify := func(table string) string {
-		return "`" + ev.vars["project_id"].AsString() + "." + ev.vars["dataset_id"].AsString() + "." + table + "`"
+	qualify := func(table string) string { return "`" + d.Project + "." + d.Dataset + "." + table + "`" }
+	if wv := warehouse.Views(); len(wv) != len(views) {
+		t.Fatalf("%d views in warehouse.Views(), %d in Terraform", len(wv), len(views))
 	}
-	views := warehouse.Views()
-	if len(views) != len(instances) {
-		t.Fatalf("%d views in warehouse.Views(), %d in Terraform", len(views), len(instances))
-	}
-	for _, wv := range views {
+	for _, wv := range warehouse.Views() {
 		for _, mode := range []string{warehouse.Accumulating, warehouse.Discarding} {
 			t.Run(wv.Name+"/"+mode, func(t *testing.T) {
-				decl, ok := instances[wv.Name]
+				got, ok := views[wv.Name].SQL[mode]
 				if !ok {
-					t.Fatalf("no view %s in Terraform", wv.Name)
+					t.Fatalf("no view %s in %s mode in Terraform", wv.Name, mode)
 				}
-				// The declaration as Terraform reads it, in this mode.
-				attrs := decl.AsValueMap()
-				attrs["accumulation"] = cty.StringVal(mode)
-				each := [2]cty.Value{cty.StringVal(wv.Name), cty.ObjectVal(attrs)}
-				if got := ev.str(t, view.Block.Body.Attributes["table_id"].Expr, &each); got != wv.Name {
-					t.Errorf("view table_id = %q, want %q", got, wv.Name)
-				}
-				a, _ := attr(view.Block, "view", "query")
-				got := normaliseSQL(ev.str(t, a.Expr, &each))
 				wv.Accumulation = mode
 				want, err := wv.SQL(warehouse.BigQuery, qualify)
 				if err != nil {
@@ -167,20 +115,16 @@ func TestViewMatchesWarehouseDefinition(t *testing.T) {
 // before aggregations were declared, moves to the per-aggregation resource
 // instead of being destroyed and created again.
 func TestVentasHoraPaisKeepsItsAddresses(t *testing.T) {
-	cfg := loadTerraform(t)
+	m := parseModule(t)
 	var moved [][2]string
-	for _, name := range keysOf(cfg.Files) {
-		for _, b := range cfg.Files[name].Body.(*hclsyntax.Body).Blocks {
-			if b.Type == "moved" {
-				moved = append(moved, [2]string{traversal(b.Body.Attributes["from"].Expr), traversal(b.Body.Attributes["to"].Expr)})
-			}
-		}
+	for _, b := range m.blocksOf("moved") {
+		moved = append(moved, [2]string{m.text(b.Body.Attributes["from"].Expr), m.text(b.Body.Attributes["to"].Expr)})
 	}
 	want := [][2]string{{"google_bigquery_table.ventas_hora_pais", `google_bigquery_table.view["ventas_hora_pais"]`}}
 	if diff := cmp.Diff(want, moved); diff != "" {
 		t.Errorf("moved blocks (-want +got):\n%s", diff)
 	}
-	if _, err := cfg.tf.Lookup("google_bigquery_table.ventas_hora_pais"); err == nil {
+	if _, ok := m.resources()["google_bigquery_table.ventas_hora_pais"]; ok {
 		t.Error("google_bigquery_table.ventas_hora_pais is declared again: the moved block would have nothing to move")
 	}
 }
@@ -190,44 +134,12 @@ var (
 	sqlSpace   = regexp.MustCompile(`\s+`)
 )
 
-// normaliseSQL drops comments and collapses whitespace.
+// normaliseSQL drops comments and collapses whitespace, as
+// terraform/tests/deployment.tftest.hcl does to module.json's SQL.
 func normaliseSQL(s string) string {
 	s = sqlComment.ReplaceAllString(s, " ")
 	s = sqlSpace.ReplaceAllString(s, " ")
 	s = strings.ReplaceAll(s, "( ", "(")
 	s = strings.ReplaceAll(s, " )", ")")
 	return strings.TrimSpace(s)
-}
-
-func TestFirestoreTTLPolicies(t *testing.T) {
-	cfg := loadTerraform(t)
-	ev := newEvaluator(t, cfg, nil)
-	db := cfg.lookup(t, "google_firestore_database.state")
-	if got := ev.str(t, db.Block.Body.Attributes["type"].Expr, nil); got != "FIRESTORE_NATIVE" {
-		t.Errorf("database type = %s, want FIRESTORE_NATIVE", got)
-	}
-	ttl := cfg.lookup(t, "google_firestore_field.ttl")
-	groups := ev.forEach(t, ttl)
-	// The collection groups whose documents the code writes with an
-	// ExpireAt (ledger locks, orders dedup, tick lease, dead-letter dedup).
-	for _, g := range []string{"ledger_locks", "orders", "control", "seen"} {
-		if _, ok := groups[g]; !ok {
-			t.Errorf("no TTL policy for collection group %s", g)
-		}
-	}
-	for g, v := range groups {
-		each := [2]cty.Value{cty.StringVal(g), v}
-		if got := ev.str(t, ttl.Block.Body.Attributes["field"].Expr, &each); got != "expire_at" {
-			t.Errorf("%s: TTL field %q, want expire_at (docstore.Doc.ExpireAt)", g, got)
-		}
-		if got := ev.str(t, ttl.Block.Body.Attributes["collection"].Expr, &each); got != g {
-			t.Errorf("collection = %q, want %q", got, g)
-		}
-	}
-	if nested(ttl.Block, "ttl_config") == nil {
-		t.Error("google_firestore_field.ttl has no ttl_config block: no TTL policy would be created")
-	}
-	if traversal(ttl.Block.Body.Attributes["database"].Expr) != "google_firestore_database.state.name" {
-		t.Error("TTL policies must target the alpipe database")
-	}
 }
