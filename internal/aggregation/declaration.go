@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -156,17 +156,12 @@ func names(ds []Declaration) []string {
 // reported at once, each as "<file>: <field>: <problem>", so one edit fixes
 // them all. The result is sorted by name.
 func Parse(files map[string][]byte) ([]Declaration, error) {
-	paths := make([]string, 0, len(files))
-	for p := range files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	var (
 		out  []Declaration
 		errs []error
 		seen = map[string]string{}
 	)
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
 		d, probs := compile(p, files[p])
 		for _, pr := range probs {
 			errs = append(errs, fmt.Errorf("%s: %s", p, pr))
@@ -184,7 +179,7 @@ func Parse(files map[string][]byte) ([]Declaration, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("aggregation declarations: %w", errors.Join(errs...))
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b Declaration) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/contract/contracttest"
 	"github.com/alpinashop/alpipe/internal/record"
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 // BenchmarkParseValidate measures the pure ingest path per order line:
@@ -44,7 +44,7 @@ func orderLinesCP1252(rows int) []byte {
 // benchFeed runs data through the reader and feed as the ingester does,
 // the delimiter sniffed from the header.
 func benchFeed(b *testing.B, f *Feed, data []byte) {
-	out := make([]warehouse.Value, f.Width())
+	out := make([]schema.Value, f.Width())
 	src := bytes.NewReader(data)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 func TestBind(t *testing.T) {
@@ -89,7 +89,7 @@ func TestBind(t *testing.T) {
 			if b.Columns() != len(tt.header) {
 				t.Errorf("Columns() = %d, want %d", b.Columns(), len(tt.header))
 			}
-			out := make([]warehouse.Value, f.Width())
+			out := make([]schema.Value, f.Width())
 			if r := b.Validate(bytesOf(tt.row...), out); !r.OK() {
 				t.Fatalf("row rejected: %+v", r)
 			}
@@ -109,7 +109,7 @@ func TestBindWindows1252Header(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]warehouse.Value, f.Width())
+	out := make([]schema.Value, f.Width())
 	r := b.Validate(bytesOf("ab-1", "x", "\x81"), out)
 	if diff := cmp.Diff(Reject{"invalid_windows1252", `column 3 (año): byte undefined in windows-1252 "\x81"`}, r); diff != "" {
 		t.Errorf("reject (-want +got):\n%s", diff)
@@ -118,21 +118,21 @@ func TestBindWindows1252Header(t *testing.T) {
 
 // render turns values into text for comparisons: NULL, or the value as the
 // column's type writes it.
-func render(f *Feed, vals []warehouse.Value) []string {
-	schema := f.Schema()
+func render(f *Feed, vals []schema.Value) []string {
+	sch := f.Schema()
 	out := make([]string, len(vals))
 	for i, v := range vals {
 		switch {
 		case v.Null:
 			out[i] = "NULL"
-		case schema[i].Type == warehouse.String:
+		case sch[i].Type == schema.String:
 			out[i] = v.Str
-		case schema[i].Type == warehouse.Int64:
+		case sch[i].Type == schema.Int64:
 			out[i] = strconv.FormatInt(v.Int, 10)
-		case schema[i].Type == warehouse.Numeric:
+		case sch[i].Type == schema.Numeric:
 			out[i] = v.Dec.String()
-		case schema[i].Type == warehouse.Date:
-			out[i] = warehouse.FormatDate(v.Days)
+		case sch[i].Type == schema.Date:
+			out[i] = schema.FormatDate(v.Days)
 		}
 	}
 	return out

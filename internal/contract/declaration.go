@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 // declaration is the JSON form of a feed, one file in feeds/.
@@ -182,7 +182,7 @@ func compile(b []byte) (*Feed, error) {
 	}
 	if d.DateColumn != "" {
 		i, ok := index[d.DateColumn]
-		if !ok || i >= len(f.columns) || f.columns[i].typ != warehouse.Date {
+		if !ok || i >= len(f.columns) || f.columns[i].typ != schema.Date {
 			return nil, fail("date_column %s: not a declared DATE column", d.DateColumn)
 		}
 		if !f.columns[i].required {
@@ -203,13 +203,13 @@ func compileColumn(d columnDecl, dl Dialect) (column, error) {
 	if !columnName.MatchString(d.Name) {
 		return column{}, fmt.Errorf("name must match %s", columnName)
 	}
-	c := column{name: d.Name, typ: warehouse.Type(d.Type), required: d.Required}
+	c := column{name: d.Name, typ: schema.Type(d.Type), required: d.Required}
 	switch c.typ {
-	case warehouse.String, warehouse.Int64, warehouse.Numeric, warehouse.Date:
+	case schema.String, schema.Int64, schema.Numeric, schema.Date:
 	default:
 		return column{}, fmt.Errorf("type %q: want STRING, INT64, NUMERIC or DATE", d.Type)
 	}
-	str := c.typ == warehouse.String
+	str := c.typ == schema.String
 	for _, n := range d.Normalize {
 		switch {
 		case n == "trim":
@@ -218,7 +218,7 @@ func compileColumn(d columnDecl, dl Dialect) (column, error) {
 			c.upper = true
 		case n == "lower" && str:
 			c.lower = true
-		case n == "decimal_comma" && c.typ == warehouse.Numeric:
+		case n == "decimal_comma" && c.typ == schema.Numeric:
 			c.decimalComma = true
 		default:
 			return column{}, fmt.Errorf("normalisation %q does not apply to %s", n, c.typ)
@@ -227,7 +227,7 @@ func compileColumn(d columnDecl, dl Dialect) (column, error) {
 	if c.decimalComma {
 		c.thousands = dl.thousands
 	}
-	if c.typ == warehouse.Date {
+	if c.typ == schema.Date {
 		c.dates = dl.dates
 	}
 	if c.upper && c.lower {
@@ -278,11 +278,11 @@ func compileColumn(d columnDecl, dl Dialect) (column, error) {
 		c.codeSet = code("not_iso3166")
 	}
 	switch c.typ {
-	case warehouse.Int64:
+	case schema.Int64:
 		c.codeInvalid = code("invalid_int")
-	case warehouse.Numeric:
+	case schema.Numeric:
 		c.codeInvalid = code("invalid_numeric")
-	case warehouse.Date:
+	case schema.Date:
 		c.codeInvalid = code("invalid_date")
 	}
 	return c, nil
@@ -290,7 +290,7 @@ func compileColumn(d columnDecl, dl Dialect) (column, error) {
 
 // parseBound reads an inclusive or an exclusive limit; declaring both is an
 // error.
-func parseBound(t warehouse.Type, incl, excl json.Number, inclOp, exclOp string) (bound, error) {
+func parseBound(t schema.Type, incl, excl json.Number, inclOp, exclOp string) (bound, error) {
 	if incl != "" && excl != "" {
 		return bound{}, fmt.Errorf("both %s and %s bounds declared", inclOp, exclOp)
 	}
@@ -305,13 +305,13 @@ func parseBound(t warehouse.Type, incl, excl json.Number, inclOp, exclOp string)
 	b.set = true
 	b.text = op + " " + text
 	switch t {
-	case warehouse.Int64:
+	case schema.Int64:
 		n, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
 			return bound{}, fmt.Errorf("bound %s: not an INT64", b.text)
 		}
 		b.i = n
-	case warehouse.Numeric:
+	case schema.Numeric:
 		d, err := numeric.Parse(text, false)
 		if err != nil {
 			return bound{}, fmt.Errorf("bound %s: %w", b.text, err)
@@ -327,13 +327,13 @@ func compileDerived(d derivedDecl, cols []column, index map[string]int) (derived
 	if !columnName.MatchString(d.Name) {
 		return derived{}, fmt.Errorf("name must match %s", columnName)
 	}
-	dc := derived{name: d.Name, typ: warehouse.Type(d.Type), required: d.Required, expr: d.Expr}
+	dc := derived{name: d.Name, typ: schema.Type(d.Type), required: d.Required, expr: d.Expr}
 	parts := strings.Fields(d.Expr)
 	if len(parts) != 3 || len(parts[1]) != 1 || !strings.Contains("*+-", parts[1]) {
 		return derived{}, fmt.Errorf("expr %q: want \"<column> <op> <column>\" with op one of * + -", d.Expr)
 	}
 	dc.op = parts[1][0]
-	resultType := warehouse.Int64
+	resultType := schema.Int64
 	for k, name := range []string{parts[0], parts[2]} {
 		i, ok := index[name]
 		if !ok || i >= len(cols) {
@@ -341,9 +341,9 @@ func compileDerived(d derivedDecl, cols []column, index map[string]int) (derived
 		}
 		c := cols[i]
 		switch c.typ {
-		case warehouse.Numeric:
-			resultType = warehouse.Numeric
-		case warehouse.Int64:
+		case schema.Numeric:
+			resultType = schema.Numeric
+		case schema.Int64:
 		default:
 			return derived{}, fmt.Errorf("expr %q: %s is %s, want INT64 or NUMERIC", d.Expr, name, c.typ)
 		}

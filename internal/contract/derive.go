@@ -6,30 +6,30 @@ import (
 	"math/bits"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 // compute evaluates a derived column into out[at].
-func (d *derived) compute(out []warehouse.Value, at int) Reject {
+func (d *derived) compute(out []schema.Value, at int) Reject {
 	x, y := &out[d.a], &out[d.b]
 	if x.Null || y.Null {
 		if d.required {
 			return Reject{d.codeReq, d.name + ": required, but an operand of " + d.expr + " is empty"}
 		}
-		out[at] = warehouse.Value{Null: true}
+		out[at] = schema.Value{Null: true}
 		return Reject{}
 	}
 	var ok bool
 	v := &out[at]
-	if d.typ == warehouse.Int64 {
+	if d.typ == schema.Int64 {
 		var n int64
 		if n, ok = intOp(d.op, x.Int, y.Int); ok {
-			*v = warehouse.Value{Int: n}
+			*v = schema.Value{Int: n}
 		}
 	} else {
 		var r numeric.Dec
 		if r, ok = d.decimal(x, y); ok {
-			*v = warehouse.Value{Dec: r}
+			*v = schema.Value{Dec: r}
 		}
 	}
 	if !ok {
@@ -71,13 +71,13 @@ func uabs(n int64) uint64 {
 }
 
 // decimal applies op when at least one operand is NUMERIC.
-func (d *derived) decimal(x, y *warehouse.Value) (numeric.Dec, bool) {
+func (d *derived) decimal(x, y *schema.Value) (numeric.Dec, bool) {
 	var r numeric.Dec
 	var err error
 	switch {
-	case d.op == '*' && d.ta == warehouse.Int64:
+	case d.op == '*' && d.ta == schema.Int64:
 		r, err = y.Dec.MulInt(x.Int)
-	case d.op == '*' && d.tb == warehouse.Int64:
+	case d.op == '*' && d.tb == schema.Int64:
 		r, err = x.Dec.MulInt(y.Int)
 	case d.op == '*':
 		// Exact or refused: a product needing more than 9 decimals is not
@@ -85,12 +85,12 @@ func (d *derived) decimal(x, y *warehouse.Value) (numeric.Dec, bool) {
 		r, err = x.Dec.Mul(y.Dec)
 	default:
 		a, b := x.Dec, y.Dec
-		if d.ta == warehouse.Int64 {
+		if d.ta == schema.Int64 {
 			if a, err = numeric.FromInt(x.Int); err != nil {
 				return numeric.Dec{}, false
 			}
 		}
-		if d.tb == warehouse.Int64 {
+		if d.tb == schema.Int64 {
 			if b, err = numeric.FromInt(y.Int); err != nil {
 				return numeric.Dec{}, false
 			}

@@ -19,15 +19,8 @@ type Dialect struct {
 	dates      []dateLayout
 }
 
-// Delimiters returns the declared field separators, the default first.
-func (f *Feed) Delimiters() []byte { return append([]byte(nil), f.dialect.delimiters...) }
-
 // Quote returns the quote character of the feed's CSV.
 func (f *Feed) Quote() byte { return f.dialect.quote }
-
-// ThousandsSeparator returns the grouping character accepted in the
-// feed's decimal_comma NUMERIC columns, 0 if none.
-func (f *Feed) ThousandsSeparator() byte { return f.dialect.thousands }
 
 // SniffDelimiter picks the separator of a file from its header line (the
 // bytes up to the first line feed): the declared delimiter that occurs most

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 func TestParseRejectsBadDialects(t *testing.T) {
@@ -62,7 +62,7 @@ func TestDialectDefaultsAndAccessors(t *testing.T) {
 	}
 	var got []dialect
 	for _, f := range reg.Feeds() {
-		got = append(got, dialect{string(f.Delimiters()), string(f.Quote()), string(f.ThousandsSeparator()), f.Encoding(), f.OnUnknownColumns(), f.DateFormats()})
+		got = append(got, dialect{string(f.dialect.delimiters), string(f.Quote()), string(f.dialect.thousands), f.Encoding(), f.OnUnknownColumns(), f.DateFormats()})
 	}
 	want := []dialect{
 		{",", `"`, "\x00", "utf-8", "load", []string{"YYYY-MM-DD"}},
@@ -134,7 +134,7 @@ func TestDateLayouts(t *testing.T) {
 			days, ok := l.parse([]byte(tt.in))
 			got := ""
 			if ok {
-				got = warehouse.FormatDate(days)
+				got = schema.FormatDate(days)
 			}
 			if got != tt.want {
 				t.Errorf("%s.parse(%q) = %q, want %q", tt.layout, tt.in, got, tt.want)

@@ -5,7 +5,7 @@ import (
 	"regexp"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 // Encodings a feed may declare.
@@ -47,7 +47,7 @@ type Feed struct {
 // column is a compiled declared column.
 type column struct {
 	name     string
-	typ      warehouse.Type
+	typ      schema.Type
 	required bool
 
 	trim, upper, lower, decimalComma bool
@@ -83,11 +83,11 @@ type bound struct {
 // derived is a column computed from two declared numeric columns.
 type derived struct {
 	name      string
-	typ       warehouse.Type
+	typ       schema.Type
 	required  bool
 	op        byte // '*', '+' or '-'
 	a, b      int  // indexes of the operands in the output row
-	ta, tb    warehouse.Type
+	ta, tb    schema.Type
 	expr      string
 	codeRange string
 	codeReq   string
@@ -125,24 +125,24 @@ func (f *Feed) DateIndex() int { return f.dateIndex }
 
 // Lineage returns the columns that follow a feed's values in its table,
 // filled by the ingester, not by the contract.
-func Lineage() []warehouse.Field {
-	return []warehouse.Field{
-		{Name: "source_object", Type: warehouse.String, Mode: "REQUIRED"},
-		{Name: "source_generation", Type: warehouse.Int64, Mode: "REQUIRED"},
-		{Name: "source_line", Type: warehouse.Int64, Mode: "REQUIRED"},
-		{Name: "ingested_at", Type: warehouse.Timestamp, Mode: "REQUIRED"},
+func Lineage() []schema.Field {
+	return []schema.Field{
+		{Name: "source_object", Type: schema.String, Mode: "REQUIRED"},
+		{Name: "source_generation", Type: schema.Int64, Mode: "REQUIRED"},
+		{Name: "source_line", Type: schema.Int64, Mode: "REQUIRED"},
+		{Name: "ingested_at", Type: schema.Timestamp, Mode: "REQUIRED"},
 	}
 }
 
 // Schema returns the table columns the feed produces (declared, derived,
 // then lineage) as BigQuery would declare them, without descriptions.
-func (f *Feed) Schema() []warehouse.Field {
-	out := make([]warehouse.Field, 0, f.Width()+4)
+func (f *Feed) Schema() []schema.Field {
+	out := make([]schema.Field, 0, f.Width()+4)
 	for _, c := range f.columns {
-		out = append(out, warehouse.Field{Name: c.name, Type: c.typ, Mode: mode(c.required)})
+		out = append(out, schema.Field{Name: c.name, Type: c.typ, Mode: mode(c.required)})
 	}
 	for _, d := range f.derived {
-		out = append(out, warehouse.Field{Name: d.name, Type: d.typ, Mode: mode(d.required)})
+		out = append(out, schema.Field{Name: d.name, Type: d.typ, Mode: mode(d.required)})
 	}
 	return append(out, Lineage()...)
 }
@@ -156,7 +156,7 @@ func mode(required bool) string {
 
 // CheckTable reports the first difference between the feed's Schema and the
 // table's: name, type and mode, column by column.
-func (f *Feed) CheckTable(t warehouse.Table) error {
+func (f *Feed) CheckTable(t schema.Table) error {
 	want := f.Schema()
 	for i, w := range want {
 		if i >= len(t.Schema) {

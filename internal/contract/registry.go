@@ -13,11 +13,12 @@ package contract
 import (
 	"embed"
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"sync"
 
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 //go:embed feeds/*.json
@@ -49,7 +50,7 @@ var defaultRegistry = sync.OnceValues(func() (*Registry, error) {
 	// The embedded feeds must fit the warehouse exactly: a drift between a
 	// contract and its table would otherwise surface as failed loads.
 	for _, f := range reg.feeds {
-		t, err := warehouse.Lookup(f.table)
+		t, err := schema.Lookup(f.table)
 		if err != nil {
 			return nil, fmt.Errorf("contract: feed %s: %w", f.name, err)
 		}
@@ -57,7 +58,7 @@ var defaultRegistry = sync.OnceValues(func() (*Registry, error) {
 			return nil, err
 		}
 		for _, a := range f.aggregates {
-			if _, err := warehouse.Lookup(a); err != nil {
+			if _, err := schema.Lookup(a); err != nil {
 				return nil, fmt.Errorf("contract: feed %s: aggregate: %w", f.name, err)
 			}
 		}
@@ -75,14 +76,9 @@ func Default() (*Registry, error) {
 // the feeds and names the file in errors). It checks each declaration on its
 // own, not against the warehouse: see Feed.CheckTable.
 func Parse(files map[string][]byte) (*Registry, error) {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	reg := &Registry{}
 	seen := map[string]string{}
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		f, err := compile(files[n])
 		if err != nil {
 			return nil, fmt.Errorf("contract: %s: %w", n, err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 func mustDefault(t testing.TB) *Registry {
@@ -28,13 +28,13 @@ func TestFeedsMatchWarehouse(t *testing.T) {
 	}
 	for _, f := range reg.Feeds() {
 		t.Run(f.Name(), func(t *testing.T) {
-			table, err := warehouse.Lookup(f.Table())
+			table, err := schema.Lookup(f.Table())
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want []warehouse.Field
+			var want []schema.Field
 			for _, c := range table.Schema {
-				want = append(want, warehouse.Field{Name: c.Name, Type: c.Type, Mode: c.Mode})
+				want = append(want, schema.Field{Name: c.Name, Type: c.Type, Mode: c.Mode})
 			}
 			if diff := cmp.Diff(want, f.Schema()); diff != "" {
 				t.Errorf("feed %s vs table %s (-table +feed):\n%s", f.Name(), table.Name, diff)
@@ -45,11 +45,11 @@ func TestFeedsMatchWarehouse(t *testing.T) {
 			if got := len(f.Schema()) - len(Lineage()); got != f.Width() {
 				t.Errorf("Width() = %d, schema has %d feed columns", f.Width(), got)
 			}
-			if i := f.DateIndex(); i >= 0 && table.Schema[i].Type != warehouse.Date {
+			if i := f.DateIndex(); i >= 0 && table.Schema[i].Type != schema.Date {
 				t.Errorf("DateIndex %d is %s, not a DATE", i, table.Schema[i].Name)
 			}
 			for _, a := range f.Aggregates() {
-				if _, err := warehouse.Lookup(a); err != nil {
+				if _, err := schema.Lookup(a); err != nil {
 					t.Errorf("aggregate %s: %v", a, err)
 				}
 			}
@@ -62,25 +62,25 @@ func TestCheckTableReportsDrift(t *testing.T) {
 	if !ok {
 		t.Fatal("no opiniones feed")
 	}
-	good, err := warehouse.Lookup("opiniones")
+	good, err := schema.Lookup("opiniones")
 	if err != nil {
 		t.Fatal(err)
 	}
-	clone := func(edit func(s []warehouse.Field) []warehouse.Field) warehouse.Table {
+	clone := func(edit func(s []schema.Field) []schema.Field) schema.Table {
 		t := good
-		t.Schema = edit(append([]warehouse.Field(nil), good.Schema...))
+		t.Schema = edit(append([]schema.Field(nil), good.Schema...))
 		return t
 	}
 	tests := []struct {
 		name  string
-		table warehouse.Table
+		table schema.Table
 		want  string
 	}{
-		{name: "type", table: clone(func(s []warehouse.Field) []warehouse.Field { s[3].Type = warehouse.Numeric; return s }), want: "column 4 is puntuacion INT64 REQUIRED, table opiniones has puntuacion NUMERIC REQUIRED"},
-		{name: "mode", table: clone(func(s []warehouse.Field) []warehouse.Field { s[4].Mode = "REQUIRED"; return s }), want: "texto STRING NULLABLE"},
-		{name: "order", table: clone(func(s []warehouse.Field) []warehouse.Field { s[0], s[1] = s[1], s[0]; return s }), want: "column 1 is opinion_id"},
-		{name: "missing", table: clone(func(s []warehouse.Field) []warehouse.Field { return s[:5] }), want: "table opiniones has only 5 columns"},
-		{name: "extra", table: clone(func(s []warehouse.Field) []warehouse.Field { return append(s, warehouse.Field{Name: "x"}) }), want: "extra column x"},
+		{name: "type", table: clone(func(s []schema.Field) []schema.Field { s[3].Type = schema.Numeric; return s }), want: "column 4 is puntuacion INT64 REQUIRED, table opiniones has puntuacion NUMERIC REQUIRED"},
+		{name: "mode", table: clone(func(s []schema.Field) []schema.Field { s[4].Mode = "REQUIRED"; return s }), want: "texto STRING NULLABLE"},
+		{name: "order", table: clone(func(s []schema.Field) []schema.Field { s[0], s[1] = s[1], s[0]; return s }), want: "column 1 is opinion_id"},
+		{name: "missing", table: clone(func(s []schema.Field) []schema.Field { return s[:5] }), want: "table opiniones has only 5 columns"},
+		{name: "extra", table: clone(func(s []schema.Field) []schema.Field { return append(s, schema.Field{Name: "x"}) }), want: "extra column x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

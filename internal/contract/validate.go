@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 // Reject says why a row was refused. The zero value means the row is valid.
@@ -32,7 +32,7 @@ func (r Reject) OK() bool { return r.Code == "" }
 
 // The dates a BigQuery DAY-partitioned table accepts in its partitioning
 // column.
-var firstPartitionDay, lastPartitionDay = mustDate(warehouse.FirstPartitionDate), mustDate(warehouse.LastPartitionDate)
+var firstPartitionDay, lastPartitionDay = mustDate(schema.FirstPartitionDate), mustDate(schema.LastPartitionDate)
 
 func mustDate(s string) int32 {
 	d, ok := parseDate([]byte(s))
@@ -62,7 +62,7 @@ const (
 // This runs once per row of every file, so the success path avoids fmt,
 // maps and regexps (unless a column declares a pattern) and allocates one
 // string per row, holding all its string values.
-func (b *Binding) Validate(fields [][]byte, out []warehouse.Value) Reject {
+func (b *Binding) Validate(fields [][]byte, out []schema.Value) Reject {
 	if len(fields) != b.columns {
 		return Reject{CodeColumnCount, fmt.Sprintf("expected %d columns, got %d", b.columns, len(fields))}
 	}
@@ -103,18 +103,18 @@ func (b *Binding) Validate(fields [][]byte, out []warehouse.Value) Reject {
 			if c.required {
 				return Reject{c.codeRequired, c.name + ": required value is empty"}
 			}
-			out[ci] = warehouse.Value{Null: true}
+			out[ci] = schema.Value{Null: true}
 			continue
 		}
 		var r Reject
 		switch c.typ {
-		case warehouse.String:
+		case schema.String:
 			r = b.stringValue(ci, c, v, out)
-		case warehouse.Int64:
+		case schema.Int64:
 			r = c.integer(v, &out[ci])
-		case warehouse.Numeric:
+		case schema.Numeric:
 			r = c.decimal(v, &out[ci], &b.num)
-		case warehouse.Date:
+		case schema.Date:
 			r = c.date(v, &out[ci])
 		}
 		if !r.OK() {
@@ -131,7 +131,7 @@ func (b *Binding) Validate(fields [][]byte, out []warehouse.Value) Reject {
 		s := string(b.arena)
 		for ci, sp := range b.spans {
 			if sp.start >= 0 {
-				out[ci] = warehouse.Value{Str: s[sp.start:sp.end]}
+				out[ci] = schema.Value{Str: s[sp.start:sp.end]}
 			}
 		}
 	}
@@ -179,7 +179,7 @@ func (b *Binding) transcode(fields [][]byte) Reject {
 
 // stringValue normalises and checks a STRING value. The value is written to the
 // row arena and turned into a string once the whole row is valid.
-func (b *Binding) stringValue(ci int, c *column, v []byte, out []warehouse.Value) Reject {
+func (b *Binding) stringValue(ci int, c *column, v []byte, out []schema.Value) Reject {
 	start := len(b.arena)
 	switch {
 	case c.upper:
@@ -205,7 +205,7 @@ func (b *Binding) stringValue(ci int, c *column, v []byte, out []warehouse.Value
 			return Reject{c.codeSet, fmt.Sprintf("%s: %s is not an ISO 3166-1 alpha-2 country code", c.name, quote(s))}
 		}
 		b.arena = b.arena[:start] // the interned code needs no copy
-		out[ci] = warehouse.Value{Str: code}
+		out[ci] = schema.Value{Str: code}
 		return Reject{}
 	}
 	if c.pattern != nil && !c.pattern.Match(s) {
@@ -215,7 +215,7 @@ func (b *Binding) stringValue(ci int, c *column, v []byte, out []warehouse.Value
 		for _, a := range c.allowedValues {
 			if string(s) == a {
 				b.arena = b.arena[:start]
-				out[ci] = warehouse.Value{Str: a}
+				out[ci] = schema.Value{Str: a}
 				return Reject{}
 			}
 		}
@@ -225,7 +225,7 @@ func (b *Binding) stringValue(ci int, c *column, v []byte, out []warehouse.Value
 	return Reject{}
 }
 
-func (c *column) integer(v []byte, out *warehouse.Value) Reject {
+func (c *column) integer(v []byte, out *schema.Value) Reject {
 	n, ok, inRange := parseInt(v)
 	if !ok {
 		return Reject{c.codeInvalid, fmt.Sprintf("%s: not an integer %s", c.name, quote(v))}
@@ -239,11 +239,11 @@ func (c *column) integer(v []byte, out *warehouse.Value) Reject {
 	if c.max.set && (n > c.max.i || c.max.exclusive && n == c.max.i) {
 		return Reject{c.codeAbove, fmt.Sprintf("%s: must be %s, got %d", c.name, c.max.text, n)}
 	}
-	*out = warehouse.Value{Int: n}
+	*out = schema.Value{Int: n}
 	return Reject{}
 }
 
-func (c *column) decimal(v []byte, out *warehouse.Value, scratch *[]byte) Reject {
+func (c *column) decimal(v []byte, out *schema.Value, scratch *[]byte) Reject {
 	// The Spanish ERP writes 89,90, other exports 89.90: a declared
 	// decimal_comma accepts both, but never both in one value (1.089,90).
 	comma := c.decimalComma && bytes.IndexByte(v, ',') >= 0
@@ -272,7 +272,7 @@ func (c *column) decimal(v []byte, out *warehouse.Value, scratch *[]byte) Reject
 	if c.max.set && (d.Cmp(c.max.d) > 0 || c.max.exclusive && d == c.max.d) {
 		return Reject{c.codeAbove, fmt.Sprintf("%s: must be %s, got %s", c.name, c.max.text, d)}
 	}
-	*out = warehouse.Value{Dec: d}
+	*out = schema.Value{Dec: d}
 	return Reject{}
 }
 
@@ -297,7 +297,7 @@ func (c *column) grouped(v []byte, comma bool, scratch *[]byte) (numeric.Dec, Re
 	return d, Reject{}, err
 }
 
-func (c *column) date(v []byte, out *warehouse.Value) Reject {
+func (c *column) date(v []byte, out *schema.Value) Reject {
 	days, ok := parseDate(v)
 	for i := 0; !ok && i < len(c.dates); i++ {
 		days, ok = c.dates[i].parse(v)
@@ -306,9 +306,9 @@ func (c *column) date(v []byte, out *warehouse.Value) Reject {
 		return Reject{c.codeInvalid, fmt.Sprintf("%s: invalid date %s", c.name, quote(v))}
 	}
 	if c.partition && (days < firstPartitionDay || days > lastPartitionDay) {
-		return Reject{c.codePartition, fmt.Sprintf("%s: %s is outside the warehouse's daily partitions %s..%s", c.name, quote(v), warehouse.FirstPartitionDate, warehouse.LastPartitionDate)}
+		return Reject{c.codePartition, fmt.Sprintf("%s: %s is outside the warehouse's daily partitions %s..%s", c.name, quote(v), schema.FirstPartitionDate, schema.LastPartitionDate)}
 	}
-	*out = warehouse.Value{Days: days}
+	*out = schema.Value{Days: days}
 	return Reject{}
 }
 

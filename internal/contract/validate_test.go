@@ -1,13 +1,14 @@
 package contract
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
-	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
 func bytesOf(ss ...string) [][]byte {
@@ -39,28 +40,28 @@ func feed(t testing.TB, name string) *Feed {
 	return f
 }
 
-func dec(t testing.TB, s string) warehouse.Value {
+func dec(t testing.TB, s string) schema.Value {
 	t.Helper()
 	d, err := numeric.Parse(s, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return warehouse.DecValue(d)
+	return schema.DecValue(d)
 }
 
-func date(t testing.TB, s string) warehouse.Value {
+func date(t testing.TB, s string) schema.Value {
 	t.Helper()
 	d, ok := parseDate([]byte(s))
 	if !ok {
 		t.Fatalf("bad test date %s", s)
 	}
-	return warehouse.DateValue(d)
+	return schema.DateValue(d)
 }
 
 var (
-	str  = warehouse.StringValue
-	num  = warehouse.IntValue
-	null = warehouse.NullValue()
+	str  = schema.StringValue
+	num  = schema.IntValue
+	null = schema.NullValue()
 )
 
 // with returns base with field i replaced by v.
@@ -74,17 +75,21 @@ type validateCase struct {
 	name string
 	row  []string
 	want Reject
-	vals []warehouse.Value // checked when want is OK
+	vals []schema.Value // checked when want is OK
 }
 
 func runValidate(t *testing.T, b *Binding, tests []validateCase) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := make([]warehouse.Value, b.Feed().Width()+4)
+			out := make([]schema.Value, b.Feed().Width()+4)
 			got := b.Validate(bytesOf(tt.row...), out)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Fatalf("Validate(%q) reject (-want +got):\n%s", tt.row, diff)
+			}
+			// Every code Validate gives has its metric (see RejectCodes).
+			if codes := append(RejectCodes(), b.Feed().RejectCodes()...); !got.OK() && !slices.Contains(codes, got.Code) {
+				t.Errorf("reject code %s is not in the RejectCodes %q", got.Code, codes)
 			}
 			if got.OK() {
 				if tt.vals == nil {
@@ -103,8 +108,8 @@ func TestValidateLineasPedido(t *testing.T) {
 	b := bind(t, f)
 	// pedido_id linea fecha sku cantidad precio_unitario cliente_id pais
 	base := []string{"PED-1", "1", "2026-03-14", "MOCH-40L-AZ", "2", "89,90", "CLI-7", "ES"}
-	vals := func(edit func(v []warehouse.Value)) []warehouse.Value {
-		v := []warehouse.Value{str("PED-1"), num(1), date(t, "2026-03-14"), str("MOCH-40L-AZ"), num(2), dec(t, "89.9"), str("CLI-7"), str("ES"), dec(t, "179.8")}
+	vals := func(edit func(v []schema.Value)) []schema.Value {
+		v := []schema.Value{str("PED-1"), num(1), date(t, "2026-03-14"), str("MOCH-40L-AZ"), num(2), dec(t, "89.9"), str("CLI-7"), str("ES"), dec(t, "179.8")}
 		if edit != nil {
 			edit(v)
 		}
@@ -114,17 +119,17 @@ func TestValidateLineasPedido(t *testing.T) {
 		{name: "valid", row: base, vals: vals(nil)},
 		{name: "decimal point also accepted", row: with(base, 5, "89.90"), vals: vals(nil)},
 		{name: "price trimmed", row: with(base, 5, " 89,90 "), vals: vals(nil)},
-		{name: "price zero", row: with(base, 5, "0"), vals: vals(func(v []warehouse.Value) { v[5], v[8] = dec(t, "0"), dec(t, "0") })},
-		{name: "price with 9 decimals", row: with(base, 5, "0,000000001"), vals: vals(func(v []warehouse.Value) { v[5], v[8] = dec(t, "0.000000001"), dec(t, "0.000000002") })},
+		{name: "price zero", row: with(base, 5, "0"), vals: vals(func(v []schema.Value) { v[5], v[8] = dec(t, "0"), dec(t, "0") })},
+		{name: "price with 9 decimals", row: with(base, 5, "0,000000001"), vals: vals(func(v []schema.Value) { v[5], v[8] = dec(t, "0.000000001"), dec(t, "0.000000002") })},
 		{name: "sku trimmed and upper-cased", row: with(base, 3, "  moch-40l-az\t"), vals: vals(nil)},
 		{name: "country trimmed and upper-cased", row: with(base, 7, " es "), vals: vals(nil)},
 		{name: "ids trimmed", row: with(with(base, 0, " PED-1 "), 6, " CLI-7"), vals: vals(nil)},
-		{name: "customer optional", row: with(base, 6, ""), vals: vals(func(v []warehouse.Value) { v[6] = null })},
-		{name: "customer blank is null", row: with(base, 6, "   "), vals: vals(func(v []warehouse.Value) { v[6] = null })},
+		{name: "customer optional", row: with(base, 6, ""), vals: vals(func(v []schema.Value) { v[6] = null })},
+		{name: "customer blank is null", row: with(base, 6, "   "), vals: vals(func(v []schema.Value) { v[6] = null })},
 		{name: "line and quantity with plus sign", row: with(with(base, 1, "+1"), 4, "+2"), vals: vals(nil)},
-		{name: "utf-8 text kept", row: with(base, 6, "Pérez, Ana"), vals: vals(func(v []warehouse.Value) { v[6] = str("Pérez, Ana") })},
-		{name: "leap day", row: with(base, 2, "2024-02-29"), vals: vals(func(v []warehouse.Value) { v[2] = date(t, "2024-02-29") })},
-		{name: "large exact amount", row: with(with(base, 4, "3"), 5, "3333333,333333333"), vals: vals(func(v []warehouse.Value) {
+		{name: "utf-8 text kept", row: with(base, 6, "Pérez, Ana"), vals: vals(func(v []schema.Value) { v[6] = str("Pérez, Ana") })},
+		{name: "leap day", row: with(base, 2, "2024-02-29"), vals: vals(func(v []schema.Value) { v[2] = date(t, "2024-02-29") })},
+		{name: "large exact amount", row: with(with(base, 4, "3"), 5, "3333333,333333333"), vals: vals(func(v []schema.Value) {
 			v[4], v[5], v[8] = num(3), dec(t, "3333333.333333333"), dec(t, "9999999.999999999")
 		})},
 
@@ -148,8 +153,8 @@ func TestValidateLineasPedido(t *testing.T) {
 		{name: "date month first is not declared", row: with(base, 2, "03-14-2026"), want: Reject{"fecha:invalid_date", `fecha: invalid date "03-14-2026"`}},
 		{name: "date with time", row: with(base, 2, "2026-03-14 10:00:00"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-03-14 10:00:00"`}},
 		{name: "date missing", row: with(base, 2, ""), want: Reject{"fecha:required", "fecha: required value is empty"}},
-		{name: "first partition day", row: with(base, 2, "1960-01-01"), vals: vals(func(v []warehouse.Value) { v[2] = date(t, "1960-01-01") })},
-		{name: "last partition day", row: with(base, 2, "2159-12-31"), vals: vals(func(v []warehouse.Value) { v[2] = date(t, "2159-12-31") })},
+		{name: "first partition day", row: with(base, 2, "1960-01-01"), vals: vals(func(v []schema.Value) { v[2] = date(t, "1960-01-01") })},
+		{name: "last partition day", row: with(base, 2, "2159-12-31"), vals: vals(func(v []schema.Value) { v[2] = date(t, "2159-12-31") })},
 		{name: "date before the partitions", row: with(base, 2, "1959-12-31"), want: Reject{"fecha:out_of_partition_range", `fecha: "1959-12-31" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
 		{name: "date after the partitions", row: with(base, 2, "2160-01-01"), want: Reject{"fecha:out_of_partition_range", `fecha: "2160-01-01" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
 		{name: "year one", row: with(base, 2, "0001-01-01"), want: Reject{"fecha:out_of_partition_range", `fecha: "0001-01-01" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
@@ -159,9 +164,9 @@ func TestValidateLineasPedido(t *testing.T) {
 		{name: "quantity decimal", row: with(base, 4, "1,5"), want: Reject{"cantidad:invalid_int", `cantidad: not an integer "1,5"`}},
 		{name: "quantity huge", row: with(base, 4, "99999999999999999999"), want: Reject{"cantidad:out_of_range", `cantidad: integer out of range "99999999999999999999"`}},
 		{name: "price negative", row: with(base, 5, "-0,01"), want: Reject{"precio_unitario:below_min", "precio_unitario: must be >= 0, got -0.01"}},
-		{name: "price with thousands grouping", row: with(base, 5, "1.089,90"), vals: vals(func(v []warehouse.Value) { v[5], v[8] = dec(t, "1089.9"), dec(t, "2179.8") })},
-		{name: "price grouped twice", row: with(with(base, 4, "1"), 5, "1.234.567,5"), vals: vals(func(v []warehouse.Value) { v[4], v[5], v[8] = num(1), dec(t, "1234567.5"), dec(t, "1234567.5") })},
-		{name: "price grouped without decimals", row: with(with(base, 4, "1"), 5, "1.234.567"), vals: vals(func(v []warehouse.Value) { v[4], v[5], v[8] = num(1), dec(t, "1234567"), dec(t, "1234567") })},
+		{name: "price with thousands grouping", row: with(base, 5, "1.089,90"), vals: vals(func(v []schema.Value) { v[5], v[8] = dec(t, "1089.9"), dec(t, "2179.8") })},
+		{name: "price grouped twice", row: with(with(base, 4, "1"), 5, "1.234.567,5"), vals: vals(func(v []schema.Value) { v[4], v[5], v[8] = num(1), dec(t, "1234567.5"), dec(t, "1234567.5") })},
+		{name: "price grouped without decimals", row: with(with(base, 4, "1"), 5, "1.234.567"), vals: vals(func(v []schema.Value) { v[4], v[5], v[8] = num(1), dec(t, "1234567"), dec(t, "1234567") })},
 		{name: "price negative grouped", row: with(base, 5, "-1.089,90"), want: Reject{"precio_unitario:below_min", "precio_unitario: must be >= 0, got -1089.9"}},
 		{name: "price grouping not in threes", row: with(base, 5, "10.89,90"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: thousands not grouped in threes "10.89,90"`}},
 		{name: "price group too long", row: with(base, 5, "1.0899,90"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: thousands not grouped in threes "1.0899,90"`}},
@@ -173,7 +178,7 @@ func TestValidateLineasPedido(t *testing.T) {
 		{name: "price with exponent", row: with(base, 5, "8.99e1"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "8.99e1"`}},
 		{name: "price too precise", row: with(base, 5, "0,0000000001"), want: Reject{"precio_unitario:too_precise", `precio_unitario: more than 9 decimal places "0,0000000001"`}},
 		{name: "price out of range", row: with(base, 5, "100000000000000000000000000000"), want: Reject{"precio_unitario:out_of_range", `precio_unitario: number outside NUMERIC's range (29 integer digits, 9 decimals) "100000000000000000000000000000"`}},
-		{name: "price at NUMERIC's bound", row: with(with(base, 4, "1"), 5, "99999999999999999999999999999,999999999"), vals: vals(func(v []warehouse.Value) {
+		{name: "price at NUMERIC's bound", row: with(with(base, 4, "1"), 5, "99999999999999999999999999999,999999999"), vals: vals(func(v []schema.Value) {
 			v[4], v[5], v[8] = num(1), dec(t, "99999999999999999999999999999.999999999"), dec(t, "99999999999999999999999999999.999999999")
 		})},
 		{name: "price missing", row: with(base, 5, ""), want: Reject{"precio_unitario:required", "precio_unitario: required value is empty"}},
@@ -190,8 +195,8 @@ func TestValidateOpiniones(t *testing.T) {
 	b := bind(t, f)
 	// opinion_id sku fecha puntuacion texto pais
 	base := []string{"OP-1", "MOCH-40L-AZ", "2026-03-02", "5", "Muy cómoda", "ES"}
-	vals := func(edit func(v []warehouse.Value)) []warehouse.Value {
-		v := []warehouse.Value{str("OP-1"), str("MOCH-40L-AZ"), date(t, "2026-03-02"), num(5), str("Muy cómoda"), str("ES")}
+	vals := func(edit func(v []schema.Value)) []schema.Value {
+		v := []schema.Value{str("OP-1"), str("MOCH-40L-AZ"), date(t, "2026-03-02"), num(5), str("Muy cómoda"), str("ES")}
 		if edit != nil {
 			edit(v)
 		}
@@ -202,12 +207,12 @@ func TestValidateOpiniones(t *testing.T) {
 		{name: "valid", row: base, vals: vals(nil)},
 		{name: "normalised sku and country", row: with(with(base, 1, "moch-40l-az"), 5, "es"), vals: vals(nil)},
 		{name: "text trimmed", row: with(base, 4, "  Muy cómoda \r\n"), vals: vals(nil)},
-		{name: "text optional", row: with(base, 4, ""), vals: vals(func(v []warehouse.Value) { v[4] = null })},
-		{name: "text of 500 runes kept", row: with(base, 4, long[:len(long)-4]), vals: vals(func(v []warehouse.Value) { v[4] = str(long[:len(long)-4]) })},
-		{name: "text cut at 500 runes", row: with(base, 4, long), vals: vals(func(v []warehouse.Value) { v[4] = str(long[:len(long)-4]) })},
-		{name: "text cut before a 4-byte rune", row: with(base, 4, strings.Repeat("a", 500)+"🏔"), vals: vals(func(v []warehouse.Value) { v[4] = str(strings.Repeat("a", 500)) })},
-		{name: "text with quotes and newlines", row: with(base, 4, "dice \"genial\"\nde verdad"), vals: vals(func(v []warehouse.Value) { v[4] = str("dice \"genial\"\nde verdad") })},
-		{name: "score bounds", row: with(base, 3, "1"), vals: vals(func(v []warehouse.Value) { v[3] = num(1) })},
+		{name: "text optional", row: with(base, 4, ""), vals: vals(func(v []schema.Value) { v[4] = null })},
+		{name: "text of 500 runes kept", row: with(base, 4, long[:len(long)-4]), vals: vals(func(v []schema.Value) { v[4] = str(long[:len(long)-4]) })},
+		{name: "text cut at 500 runes", row: with(base, 4, long), vals: vals(func(v []schema.Value) { v[4] = str(long[:len(long)-4]) })},
+		{name: "text cut before a 4-byte rune", row: with(base, 4, strings.Repeat("a", 500)+"🏔"), vals: vals(func(v []schema.Value) { v[4] = str(strings.Repeat("a", 500)) })},
+		{name: "text with quotes and newlines", row: with(base, 4, "dice \"genial\"\nde verdad"), vals: vals(func(v []schema.Value) { v[4] = str("dice \"genial\"\nde verdad") })},
+		{name: "score bounds", row: with(base, 3, "1"), vals: vals(func(v []schema.Value) { v[3] = num(1) })},
 
 		{name: "score zero", row: with(base, 3, "0"), want: Reject{"puntuacion:below_min", "puntuacion: must be >= 1, got 0"}},
 		{name: "score six", row: with(base, 3, "6"), want: Reject{"puntuacion:above_max", "puntuacion: must be <= 5, got 6"}},
@@ -240,7 +245,7 @@ func TestPartitionRangeAppliesToTheDateColumn(t *testing.T) {
 	f, _ := reg.Feed("fechas")
 	b := bind(t, f)
 	runValidate(t, b, []validateCase{
-		{name: "other date column unbounded", row: []string{"2026-03-14", "1901-05-02"}, vals: []warehouse.Value{date(t, "2026-03-14"), date(t, "1901-05-02")}},
+		{name: "other date column unbounded", row: []string{"2026-03-14", "1901-05-02"}, vals: []schema.Value{date(t, "2026-03-14"), date(t, "1901-05-02")}},
 		{name: "date column bounded", row: []string{"1901-05-02", ""}, want: Reject{"dia:out_of_partition_range", `dia: "1901-05-02" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
 	})
 }
@@ -284,8 +289,8 @@ func TestValidateKitchenSink(t *testing.T) {
 	f := sinkFeed(t)
 	b := bind(t, f)
 	base := []string{" AB-12 ", "azul", "Ni\xf1o", "3", "-4", "2,5", "1.2"}
-	vals := func(edit func(v []warehouse.Value)) []warehouse.Value {
-		v := []warehouse.Value{
+	vals := func(edit func(v []schema.Value)) []schema.Value {
+		v := []schema.Value{
 			str("ab-12"), str("AZUL"), str("Niño"), num(3), num(-4), dec(t, "2.5"), dec(t, "1.2"),
 			num(-12), num(-1), num(7), dec(t, "3"), dec(t, "-0.5"), dec(t, "5.5"), dec(t, "-4.8"),
 		}
@@ -296,19 +301,19 @@ func TestValidateKitchenSink(t *testing.T) {
 	}
 	runValidate(t, b, []validateCase{
 		{name: "valid, transcoded", row: base, vals: vals(nil)},
-		{name: "windows-1252 punctuation", row: with(base, 2, "\x93ok\x94"), vals: vals(func(v []warehouse.Value) { v[2] = str("“ok”") })},
-		{name: "five runes, more bytes", row: with(base, 2, "\xf1\xf1\xf1\xf1\xf1"), vals: vals(func(v []warehouse.Value) { v[2] = str("ñññññ") })},
-		{name: "optional operands give null", row: with(with(base, 3, ""), 6, ""), vals: vals(func(v []warehouse.Value) {
+		{name: "windows-1252 punctuation", row: with(base, 2, "\x93ok\x94"), vals: vals(func(v []schema.Value) { v[2] = str("“ok”") })},
+		{name: "five runes, more bytes", row: with(base, 2, "\xf1\xf1\xf1\xf1\xf1"), vals: vals(func(v []schema.Value) { v[2] = str("ñññññ") })},
+		{name: "optional operands give null", row: with(with(base, 3, ""), 6, ""), vals: vals(func(v []schema.Value) {
 			v[3], v[6] = null, null
 			for i := 7; i < 14; i++ { // every derived column reads a or q
 				v[i] = null
 			}
 		})},
-		{name: "optional set value empty", row: with(base, 1, ""), vals: vals(func(v []warehouse.Value) { v[1] = null })},
+		{name: "optional set value empty", row: with(base, 1, ""), vals: vals(func(v []schema.Value) { v[1] = null })},
 		{name: "product not exact at 9 decimals", row: with(with(base, 5, "0,00001"), 6, "0.00001"), want: Reject{"p_por_q:out_of_range", "p_por_q: p * q is out of range or not exact at 9 decimals"}},
 		{name: "int product overflows", row: with(with(base, 3, "-9223372036854775808"), 4, "-1"), want: Reject{"a_por_b:out_of_range", "a_por_b: a * b is out of range or not exact at 9 decimals"}},
 		{name: "int difference overflows", row: with(with(base, 3, "-9223372036854775808"), 4, "1"), want: Reject{"a_menos_b:out_of_range", "a_menos_b: a - b is out of range or not exact at 9 decimals"}},
-		{name: "int to numeric beyond the old int64 decimals is exact", row: with(base, 3, "-10000000000"), vals: vals(func(v []warehouse.Value) {
+		{name: "int to numeric beyond the old int64 decimals is exact", row: with(base, 3, "-10000000000"), vals: vals(func(v []schema.Value) {
 			v[3], v[7], v[8], v[9] = num(-10000000000), num(40000000000), num(-10000000004), num(-9999999996)
 			v[11], v[12] = dec(t, "10000000002.5"), dec(t, "-9999999997.5")
 		})},
@@ -329,7 +334,7 @@ func TestValidateKitchenSink(t *testing.T) {
 func TestValidateStringsDoNotAliasInput(t *testing.T) {
 	b := bind(t, feed(t, "lineas_pedido"))
 	row := bytesOf("PED-1", "1", "2026-03-14", "moch", "2", "89,90", "CLI-7", "es")
-	out := make([]warehouse.Value, 9)
+	out := make([]schema.Value, 9)
 	if r := b.Validate(row, out); !r.OK() {
 		t.Fatal(r)
 	}
@@ -366,7 +371,7 @@ func TestValidateAllocations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := bind(t, feed(t, tt.feed))
 			row := bytesOf(tt.row...)
-			out := make([]warehouse.Value, b.Feed().Width())
+			out := make([]schema.Value, b.Feed().Width())
 			got := testing.AllocsPerRun(1000, func() {
 				if r := b.Validate(row, out); !r.OK() {
 					t.Fatal(r)

@@ -26,9 +26,10 @@ type contentError struct{ reason string }
 
 func (e *contentError) Error() string { return e.reason }
 
-// rejection returns the whole-file reason if err comes from the object's
-// content.
-func rejection(err error) (string, bool) {
+// Rejection returns the whole-file reason of an error of Decode or its
+// reader (corrupt gzip, zip bomb), and false for any other error: the
+// source's own.
+func Rejection(err error) (string, bool) {
 	var ce *contentError
 	if errors.As(err, &ce) {
 		return ce.reason, true
@@ -38,8 +39,10 @@ func rejection(err error) (string, bool) {
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
-// decode returns the object's text: the body itself, or its gzip stream
-// decompressed. Gzip is recognised by its magic bytes, not by metadata: an
+// Decode returns the object's text: the body itself, or its gzip stream
+// decompressed, with the expansion bound (0: DefaultMaxExpansion). It is
+// the ingester's decoding stage, also for tools that read a file as
+// IngestCSV does without loading it. Gzip is recognised by its magic bytes, not by metadata: an
 // object stored with Content-Encoding: gzip, read raw, and a .csv.gz
 // matched by the contract's pattern both start with them, and a CSV never
 // does (0x1f is a control character). Cloud Storage's decompressive
@@ -47,7 +50,7 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // passes through, bounded by the stored size instead: stored is the
 // object's size as the event reports it (0: unknown), which for a
 // transcoded object is its compressed size.
-func decode(body io.Reader, name string, stored int64, maxExpansion int) (io.Reader, error) {
+func Decode(body io.Reader, name string, stored int64, maxExpansion int) (io.Reader, error) {
 	if maxExpansion <= 0 {
 		maxExpansion = DefaultMaxExpansion
 	}
@@ -151,20 +154,6 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// Decode is the ingester's decoding stage for tools that read a file as
-// IngestCSV does without loading it (alpipe validate): body's text, gunzipped
-// when it is gzip, with the expansion bound (0: DefaultMaxExpansion) over
-// the bytes read and over stored, the file's size (0: unknown). Errors,
-// from Decode or from reading its result, that Rejection recognises reject
-// the whole file; others are the source's own.
-func Decode(body io.Reader, name string, stored int64, maxExpansion int) (io.Reader, error) {
-	return decode(body, name, stored, maxExpansion)
-}
-
-// Rejection returns the whole-file reason of an error of Decode's reader
-// (corrupt gzip, zip bomb), and false for any other error.
-func Rejection(err error) (string, bool) { return rejection(err) }
 
 // BinaryReason returns why a file whose decoded text starts with head (its
 // first BinarySniff bytes) is rejected as a whole as not being text, or ""

@@ -31,20 +31,6 @@ func gz(t testing.TB, b []byte) []byte {
 	return buf.Bytes()
 }
 
-// errSource fails after its content, like a store connection that drops.
-type errSource struct {
-	r   io.Reader
-	err error
-}
-
-func (e *errSource) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if errors.Is(err, io.EOF) {
-		return n, e.err
-	}
-	return n, err
-}
-
 func TestDecode(t *testing.T) {
 	text := []byte("pedido_id,linea\r\nP-1,1\r\n")
 	// 8 MiB of line feeds: about 1000 times smaller compressed.
@@ -75,17 +61,17 @@ func TestDecode(t *testing.T) {
 		{name: "corrupt checksum", src: bytes.NewReader(append(bytes.Clone(good[:len(good)-8]), 1, 2, 3, 4, byte(len(text)), 0, 0, 0)), object: "a.csv.gz", reject: "gzip: invalid checksum"},
 		{name: "corrupt header", src: bytes.NewReader([]byte{0x1f, 0x8b, 0x99, 0}), object: "a.csv.gz", reject: "gzip: "},
 		{name: "gz name, not gzip", src: bytes.NewReader(text), object: "a.csv.gz", reject: "named .gz but not gzip content"},
-		{name: "store outage mid-stream is transient", src: &errSource{r: bytes.NewReader(good[:len(good)-10]), err: outage}, object: "a.csv.gz", failWith: outage},
-		{name: "store outage on plain text is the store's", src: &errSource{r: bytes.NewReader(text), err: outage}, object: "a.csv", failWith: outage},
+		{name: "store outage mid-stream is transient", src: io.MultiReader(bytes.NewReader(good[:len(good)-10]), iotest.ErrReader(outage)), object: "a.csv.gz", failWith: outage},
+		{name: "store outage on plain text is the store's", src: io.MultiReader(bytes.NewReader(text), iotest.ErrReader(outage)), object: "a.csv", failWith: outage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := decode(tt.src, tt.object, tt.stored, tt.ratio)
+			r, err := Decode(tt.src, tt.object, tt.stored, tt.ratio)
 			var got []byte
 			if err == nil {
 				got, err = io.ReadAll(r)
 			}
-			reason, rejected := rejection(err)
+			reason, rejected := Rejection(err)
 			switch {
 			case tt.reject != "":
 				if !rejected || !strings.HasPrefix(reason, tt.reject) {
@@ -117,20 +103,18 @@ func TestBinary(t *testing.T) {
 		{name: "nuls everywhere", head: "a,b\n" + strings.Repeat("1\x00\x00\x00,2\n", 100), want: true},
 	}
 	for _, tt := range tests {
-		if got := binaryReason([]byte(tt.head)) != ""; got != tt.want {
-			t.Errorf("%s: binaryReason = %v, want %v", tt.name, got, tt.want)
-		}
-	}
-	utf16 := "\xff\xfep\x00e\x00d\x00"
-	if got := binaryReason([]byte(utf16)); !strings.HasPrefix(got, "UTF-16 text") {
-		t.Errorf("binaryReason(UTF-16) = %q", got)
-	}
-	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := binary([]byte(tt.head)); got != tt.want {
 				t.Errorf("binary = %v, want %v", got, tt.want)
 			}
+			if got := binaryReason([]byte(tt.head)) != ""; got != tt.want {
+				t.Errorf("binaryReason = %v, want %v", got, tt.want)
+			}
 		})
+	}
+	utf16 := "\xff\xfep\x00e\x00d\x00"
+	if got := binaryReason([]byte(utf16)); !strings.HasPrefix(got, "UTF-16 text") {
+		t.Errorf("binaryReason(UTF-16) = %q", got)
 	}
 }
 
@@ -151,7 +135,7 @@ func BenchmarkGzipParseValidate(b *testing.B) {
 	b.ResetTimer()
 	total := 0
 	for range b.N {
-		text, err := decode(bytes.NewReader(data), "p.csv.gz", int64(len(data)), 0)
+		text, err := Decode(bytes.NewReader(data), "p.csv.gz", int64(len(data)), 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -22,17 +22,15 @@ import (
 // erpDir holds the exports as the ERP really writes them (issue 12).
 const erpDir = "../../testdata/erp"
 
-// erpRig is a Service on the real parts with the embedded feeds plus the
-// test feeds of testdata/erp/feeds (a Windows-1252 one and one that rejects
-// unknown columns), logging JSON into a buffer.
+// erpRig is a rig with the embedded feeds plus the test feeds of
+// testdata/erp/feeds (a Windows-1252 one and one that rejects unknown
+// columns), logging JSON into a buffer.
 type erpRig struct {
-	t   *testing.T
-	p   *ingesttest.Parts
-	svc *ingest.Service
+	*rig
 	log bytes.Buffer
 }
 
-func newERPRig(t *testing.T, edit func(*ingest.Config)) *erpRig {
+func newERPRig(t *testing.T) *erpRig {
 	t.Helper()
 	files := map[string][]byte{}
 	for _, pattern := range []string{"../contract/feeds/*.json", erpDir + "/feeds/*.json"} {
@@ -41,53 +39,32 @@ func newERPRig(t *testing.T, edit func(*ingest.Config)) *erpRig {
 			t.Fatalf("glob %s: %v (%d files)", pattern, err, len(paths))
 		}
 		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[p] = b
+			files[p] = readFile(t, p)
 		}
 	}
-	reg, err := contract.Parse(files)
+	p := ingesttest.NewParts(t, landing, quarantine)
+	var err error
+	if p.Feeds, err = contract.Parse(files); err != nil {
+		t.Fatal(err)
+	}
+	r := &erpRig{}
+	r.rig = newRigOn(t, p, nil, slog.New(slog.NewJSONHandler(&r.log, nil)))
+	return r
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &erpRig{t: t, p: ingesttest.NewParts(t, landing, quarantine)}
-	cfg := ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096}
-	if edit != nil {
-		edit(&cfg)
-	}
-	clock := ingesttest.NewClock(testStart)
-	log := slog.New(slog.NewJSONHandler(&r.log, nil))
-	if r.svc, err = ingest.New(r.p.GCS, r.p.Ledger, r.p.Warehouse, reg, cfg, clock.Now, log); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return b
 }
 
 // drop uploads a fixture of testdata/erp under name and ingests it.
 func (r *erpRig) drop(fixture, name string) ledger.Record {
 	r.t.Helper()
-	b, err := os.ReadFile(filepath.Join(erpDir, fixture))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return r.dropBytes(b, name)
-}
-
-func (r *erpRig) dropBytes(b []byte, name string) ledger.Record {
-	r.t.Helper()
-	a := ingesttest.Put(r.t, r.p.GCS, landing, name, string(b), nil)
-	rec, err := r.svc.Ingest(context.Background(), ingest.Object{Bucket: landing, Name: name, Generation: a.Generation, MD5: a.MD5, Size: a.Size})
-	if err != nil {
-		r.t.Fatalf("Ingest %s: %v", name, err)
-	}
-	return rec
-}
-
-func (r *erpRig) query(sql string) [][]string {
-	r.t.Helper()
-	return ingesttest.Query(r.t, r.p.Warehouse, sql)
+	return r.ingest(r.upload(name, string(readFile(r.t, filepath.Join(erpDir, fixture)))))
 }
 
 // quarantined returns the quarantine file's rows, header excluded, as raw
@@ -97,7 +74,7 @@ func (r *erpRig) quarantined(rec ledger.Record) [][]string {
 	if rec.Quarantine == "" {
 		return nil
 	}
-	return (&rig{t: r.t, gcs: r.p.GCS}).quarantineRows(rec.Quarantine)[1:]
+	return r.quarantineRows(rec.Quarantine)[1:]
 }
 
 // logLines returns the JSON log lines with the given message.
@@ -123,7 +100,7 @@ func countsOf(rec ledger.Record) counts {
 }
 
 func TestERPExtraColumnIsDriftNotSilence(t *testing.T) {
-	r := newERPRig(t, nil)
+	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-canal.csv", "exportaciones/2026/03/20/pedidos-erp.csv")
 	if diff := cmp.Diff(counts{2, 2, 0}, countsOf(rec)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
@@ -132,7 +109,7 @@ func TestERPExtraColumnIsDriftNotSilence(t *testing.T) {
 	if diff := cmp.Diff(wantDrift, rec.Drift); diff != "" {
 		t.Errorf("returned drift (-want +got):\n%s", diff)
 	}
-	stored, ok, err := r.p.Ledger.Get(context.Background(), rec.Key)
+	stored, ok, err := r.led.Get(context.Background(), rec.Key)
 	if err != nil || !ok {
 		t.Fatalf("ledger record: %v, %v", ok, err)
 	}
@@ -177,7 +154,7 @@ func TestERPExtraColumnIsDriftNotSilence(t *testing.T) {
 }
 
 func TestERPUnknownColumnRejectsWhenTheContractSaysSo(t *testing.T) {
-	r := newERPRig(t, nil)
+	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-canal.csv", "exportaciones-estricto/pedidos-erp.csv")
 	got := []any{rec.State, rec.Reason, countsOf(rec)}
 	want := []any{ledger.Rejected, "columns not in the contract (on_unknown_columns is reject): canal", counts{2, 0, 2}}
@@ -187,13 +164,13 @@ func TestERPUnknownColumnRejectsWhenTheContractSaysSo(t *testing.T) {
 	if rec.Drift == nil || len(rec.Drift.Added) != 1 {
 		t.Errorf("drift %+v, want canal added", rec.Drift)
 	}
-	if n := r.query("SELECT count(*) FROM lineas_pedido")[0][0]; n != "0" {
+	if n := r.rows("lineas_pedido"); n != "0" {
 		t.Errorf("%s rows loaded, want 0", n)
 	}
 }
 
 func TestERPSemicolonDecimalCommaDayFirst(t *testing.T) {
-	r := newERPRig(t, nil)
+	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-punto-y-coma.csv", "exportaciones/2026/03/20/pedidos-erp.csv")
 	if diff := cmp.Diff(counts{4, 3, 1}, countsOf(rec)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
@@ -230,13 +207,13 @@ func TestERPGzip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newERPRig(t, nil)
+			r := newERPRig(t)
 			rec := r.drop("pedidos-erp.csv.gz", tt.object)
 			got := []any{rec.State, countsOf(rec)}
 			if diff := cmp.Diff([]any{ledger.Done, wantRows}, got); diff != "" {
 				t.Errorf("state, counts (-want +got):\n%s", diff)
 			}
-			if n := r.query("SELECT count(*) FROM lineas_pedido")[0][0]; n != "2" {
+			if n := r.rows("lineas_pedido"); n != "2" {
 				t.Errorf("%s rows loaded, want 2", n)
 			}
 			q := r.quarantined(rec)
@@ -251,14 +228,8 @@ func TestERPGzip(t *testing.T) {
 }
 
 func TestERPGzipRejections(t *testing.T) {
-	good, err := os.ReadFile(filepath.Join(erpDir, "pedidos-erp.csv.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bomb, err := os.ReadFile(filepath.Join(erpDir, "pedidos-bomba.csv.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := readFile(t, filepath.Join(erpDir, "pedidos-erp.csv.gz"))
+	bomb := readFile(t, filepath.Join(erpDir, "pedidos-bomba.csv.gz"))
 	tests := []struct {
 		name    string
 		content []byte
@@ -272,8 +243,8 @@ func TestERPGzipRejections(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newERPRig(t, nil)
-			rec := r.dropBytes(tt.content, tt.object)
+			r := newERPRig(t)
+			rec := r.ingest(r.upload(tt.object, string(tt.content)))
 			if rec.State != ledger.Rejected || !strings.HasPrefix(rec.Reason, tt.reason) {
 				t.Errorf("state %s, reason %q; want REJECTED, %q...", rec.State, rec.Reason, tt.reason)
 			}
@@ -283,7 +254,7 @@ func TestERPGzipRejections(t *testing.T) {
 			if rec.Quarantine != "" {
 				t.Errorf("quarantine %s written for a rejected stream", rec.Quarantine)
 			}
-			if n := r.query("SELECT count(*) FROM lineas_pedido")[0][0]; n != "0" {
+			if n := r.rows("lineas_pedido"); n != "0" {
 				t.Errorf("%s rows loaded, want 0", n)
 			}
 		})
@@ -291,7 +262,7 @@ func TestERPGzipRejections(t *testing.T) {
 }
 
 func TestERPWindows1252(t *testing.T) {
-	r := newERPRig(t, nil)
+	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-cp1252.csv", "exportaciones-cp1252/pedidos-erp.csv")
 	if diff := cmp.Diff(counts{3, 2, 1}, countsOf(rec)); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
@@ -304,7 +275,7 @@ func TestERPWindows1252(t *testing.T) {
 	if len(q) != 1 || q[0][1] != contract.CodeInvalidCP1252 || q[0][3] != "PED-7303,1,2026-03-23,GORRO-LANA,1,\"12,00\",Jos\x81,ES" {
 		t.Errorf("quarantine %q, want the undefined byte, raw", q)
 	}
-	a, err := r.p.GCS.Stat(context.Background(), quarantine, rec.Quarantine)
+	a, err := r.gcs.Stat(context.Background(), quarantine, rec.Quarantine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +285,7 @@ func TestERPWindows1252(t *testing.T) {
 }
 
 func TestERPNULBytesAreRowRejections(t *testing.T) {
-	r := newERPRig(t, nil)
+	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-nul.csv", "exportaciones/2026/03/24/pedidos-erp.csv")
 	got := []any{rec.State, countsOf(rec), rec.Counts.Rejects}
 	want := []any{ledger.Done, counts{200, 198, 2}, map[string]int64{contract.CodeNUL: 2}}

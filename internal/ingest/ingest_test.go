@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +49,8 @@ type rig struct {
 	// hangLoad makes loads wait for their context to end, like a warehouse
 	// that stopped answering.
 	hangLoad atomic.Bool
+	// refreshDelay makes a refresh take a while, like a BigQuery query job.
+	refreshDelay time.Duration
 	// finishes records the context state of every ledger Finish.
 	finishes []finishCall
 }
@@ -89,7 +91,7 @@ func newRigOn(t *testing.T, p *ingesttest.Parts, edit func(*ingest.Config), log 
 		edit(&cfg)
 	}
 	var err error
-	r.svc, err = ingest.New(faultyObjects{r}, faultyLedger{r}, faultyWarehouse{r}, p.Feeds, cfg, r.clock.Now, log)
+	r.svc, err = ingest.New(faultyObjects{r}, faultyLedger{p.Ledger, r}, faultyWarehouse{r}, p.Feeds, cfg, r.clock.Now, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +125,25 @@ func (r *rig) ingestAtOnce(objs ...ingest.Object) []error {
 	return errs
 }
 
+// ingest delivers obj and fails the test on an error.
+func (r *rig) ingest(obj ingest.Object) ledger.Record {
+	r.t.Helper()
+	rec, err := r.svc.Ingest(context.Background(), obj)
+	if err != nil {
+		r.t.Fatalf("Ingest %s: %v", obj.Name, err)
+	}
+	return rec
+}
+
 func (r *rig) query(sql string) [][]string {
 	r.t.Helper()
 	return ingesttest.Query(r.t, r.wh, sql)
+}
+
+// rows counts the rows of a table.
+func (r *rig) rows(table string) string {
+	r.t.Helper()
+	return r.query("SELECT COUNT(*) FROM " + table)[0][0]
 }
 
 func (r *rig) quarantineRows(name string) [][]string {
@@ -168,10 +186,10 @@ func (w faultyWriter) Close() error {
 	return w.Writer.Close()
 }
 
-type faultyLedger struct{ r *rig }
-
-func (f faultyLedger) Claim(ctx context.Context, key ledger.Key, md5, owner string, now time.Time) (ledger.Claim, error) {
-	return f.r.led.Claim(ctx, key, md5, owner, now)
+// faultyLedger is the ledger with a fault point on Finish.
+type faultyLedger struct {
+	*ledger.Ledger
+	r *rig
 }
 
 func (f faultyLedger) Finish(ctx context.Context, rec ledger.Record, now time.Time) error {
@@ -187,15 +205,7 @@ func (f faultyLedger) Finish(ctx context.Context, rec ledger.Record, now time.Ti
 			return err
 		}
 	}
-	return f.r.led.Finish(ctx, rec, now)
-}
-
-func (f faultyLedger) Lock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	return f.r.led.Lock(ctx, name, owner, now, ttl)
-}
-
-func (f faultyLedger) Unlock(ctx context.Context, name, owner string) error {
-	return f.r.led.Unlock(ctx, name, owner)
+	return f.Ledger.Finish(ctx, rec, now)
 }
 
 type faultyWarehouse struct{ r *rig }
@@ -228,22 +238,18 @@ func (f faultyWarehouse) RefreshDaily(ctx context.Context, agg string, dates []i
 	if err := f.r.take(&f.r.faults.refresh); err != nil {
 		return err
 	}
-	// Like a BigQuery query job, a refresh takes a while; record overlaps.
+	// Record overlaps.
 	if f.r.refreshing.Add(1) > 1 {
 		f.r.overlaps.Add(1)
 	}
 	defer f.r.refreshing.Add(-1)
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(f.r.refreshDelay)
 	return f.r.wh.RefreshDaily(ctx, agg, dates)
 }
 
 func readSeed(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", filepath.FromSlash(name)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(readFile(t, filepath.Join("..", "..", "testdata", filepath.FromSlash(name))))
 }
 
 const seedOrders = "exportaciones/2026/03/14/pedidos-erp.csv"
@@ -251,10 +257,7 @@ const seedOrders = "exportaciones/2026/03/14/pedidos-erp.csv"
 func TestSeedOrderFile(t *testing.T) {
 	r := newRig(t)
 	obj := r.upload(seedOrders, readSeed(t, seedOrders))
-	rec, err := r.svc.Ingest(context.Background(), obj)
-	if err != nil {
-		t.Fatalf("Ingest: %v", err)
-	}
+	rec := r.ingest(obj)
 	if rec.State != ledger.Done || rec.Counts.Read != 4 || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 3 {
 		t.Fatalf("record = %s read=%d loaded=%d quarantined=%d, want DONE 4/1/3", rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
 	}
@@ -268,19 +271,13 @@ func TestSeedOrderFile(t *testing.T) {
 	if len(q) != 4 {
 		t.Fatalf("quarantine has %d data rows, want 3: %v", len(q)-1, q)
 	}
-	var sawColumns bool
-	for _, row := range q[1:] {
-		if strings.Contains(row[2], "expected 8 columns, got 9") {
-			sawColumns = true
-		}
-	}
-	if !sawColumns {
+	if !slices.ContainsFunc(q[1:], func(row []string) bool { return strings.Contains(row[2], "expected 8 columns, got 9") }) {
 		t.Errorf("no quarantine row says `expected 8 columns, got 9`: %v", q)
 	}
-	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
-		t.Errorf("lineas_pedido rows = %s, want 1", got[0][0])
+	if got := r.rows("lineas_pedido"); got != "1" {
+		t.Errorf("lineas_pedido rows = %s, want 1", got)
 	}
-	if got := r.query("SELECT COUNT(*) FROM ventas_diarias_sku"); got[0][0] == "0" {
+	if r.rows("ventas_diarias_sku") == "0" {
 		t.Error("ventas_diarias_sku is empty after a load")
 	}
 	stored, ok, err := r.led.Get(context.Background(), obj.Key())
@@ -294,30 +291,18 @@ func TestSeedOrderFile(t *testing.T) {
 
 func TestRedeliveryAndDuplicatesLoadOnce(t *testing.T) {
 	r := newRig(t)
-	ctx := context.Background()
 	content := readSeed(t, seedOrders)
 	obj := r.upload(seedOrders, content)
-	first, err := r.svc.Ingest(ctx, obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := r.svc.Ingest(ctx, obj)
-	if err != nil {
-		t.Fatalf("redelivery: %v", err)
-	}
+	first, again := r.ingest(obj), r.ingest(obj)
 	if again.State != ledger.Done || again.Attempt != first.Attempt {
 		t.Errorf("redelivery record = %s attempt %d, want DONE attempt %d", again.State, again.Attempt, first.Attempt)
 	}
-	copyObj := r.upload("exportaciones/2026/03/14/copia.csv", content)
-	dup, err := r.svc.Ingest(ctx, copyObj)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dup := r.ingest(r.upload("exportaciones/2026/03/14/copia.csv", content))
 	if dup.State != ledger.Duplicate || dup.DuplicateOf == nil || *dup.DuplicateOf != obj.Key() {
 		t.Errorf("copy record = %s of %v, want DUPLICATE of %s", dup.State, dup.DuplicateOf, obj.Key())
 	}
-	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
-		t.Errorf("lineas_pedido rows = %s after redelivery and copy, want 1", got[0][0])
+	if got := r.rows("lineas_pedido"); got != "1" {
+		t.Errorf("lineas_pedido rows = %s after redelivery and copy, want 1", got)
 	}
 }
 
@@ -338,8 +323,8 @@ func TestConcurrentDeliveriesLoadOnce(t *testing.T) {
 	if err != nil || rec.State != ledger.Done {
 		t.Fatalf("final redelivery = %s, %v", rec.State, err)
 	}
-	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
-		t.Errorf("lineas_pedido rows = %s, want 1", got[0][0])
+	if got := r.rows("lineas_pedido"); got != "1" {
+		t.Errorf("lineas_pedido rows = %s, want 1", got)
 	}
 }
 
@@ -368,15 +353,12 @@ func TestCrashAtEachStep(t *testing.T) {
 				t.Fatal("first attempt succeeded despite the fault")
 			}
 			r.clock.Advance(11 * time.Minute) // a crashed attempt's lease expires
-			rec, err := r.svc.Ingest(ctx, obj)
-			if err != nil {
-				t.Fatalf("redelivery: %v", err)
-			}
+			rec := r.ingest(obj)
 			if rec.State != ledger.Done || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 3 {
 				t.Fatalf("after retry: %s loaded=%d quarantined=%d, want DONE 1/3", rec.State, rec.Counts.Loaded, rec.Counts.Quarantined)
 			}
-			if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
-				t.Errorf("lineas_pedido rows = %s, want 1 (loaded exactly once)", got[0][0])
+			if got := r.rows("lineas_pedido"); got != "1" {
+				t.Errorf("lineas_pedido rows = %s, want 1 (loaded exactly once)", got)
 			}
 			if got := r.query("SELECT SUM(lineas) FROM ventas_diarias_sku"); got[0][0] != "1" {
 				t.Errorf("ventas_diarias_sku lines = %s, want 1", got[0][0])
@@ -410,10 +392,7 @@ func TestFileLevelOutcomes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
-			rec, err := r.svc.Ingest(context.Background(), r.upload(tt.object, tt.content))
-			if err != nil {
-				t.Fatalf("Ingest: %v", err)
-			}
+			rec := r.ingest(r.upload(tt.object, tt.content))
 			got := []any{rec.State, rec.Reason, rec.Counts.Read, rec.Counts.Quarantined}
 			want := []any{tt.state, tt.reason, tt.read, tt.quarantin}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -430,11 +409,8 @@ func TestGenerationGoneIsPermanent(t *testing.T) {
 	r := newRig(t)
 	obj := r.upload(seedOrders, readSeed(t, seedOrders))
 	obj.Generation += 1000 // an event about a generation that no longer exists
-	rec, err := r.svc.Ingest(context.Background(), obj)
-	if err != nil {
-		t.Fatalf("Ingest: %v (want a permanent outcome, not a retry)", err)
-	}
-	if rec.State != ledger.Rejected {
+	// A permanent outcome, not an error to retry on.
+	if rec := r.ingest(obj); rec.State != ledger.Rejected {
 		t.Errorf("state = %s, want REJECTED", rec.State)
 	}
 }
@@ -461,6 +437,7 @@ func TestBusyWhileAnotherAttemptHoldsTheLease(t *testing.T) {
 // the aggregate must hold every file's rows.
 func TestRefreshesNeverOverlap(t *testing.T) {
 	r := newRig(t)
+	r.refreshDelay = 20 * time.Millisecond
 	objs := make([]ingest.Object, 6)
 	for i := range objs {
 		objs[i] = r.upload(fmt.Sprintf("exportaciones/2026/03/14/parte-%d.csv", i),

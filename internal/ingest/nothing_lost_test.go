@@ -51,8 +51,8 @@ func TestLongLandingNameQuarantines(t *testing.T) {
 	if q := r.quarantineRows(rec.Quarantine); len(q) != 4 {
 		t.Errorf("quarantine %s has %d rows, want header + 3", rec.Quarantine, len(q))
 	}
-	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "1" {
-		t.Errorf("lineas_pedido rows = %s, want 1", got[0][0])
+	if got := r.rows("lineas_pedido"); got != "1" {
+		t.Errorf("lineas_pedido rows = %s, want 1", got)
 	}
 	again, err := r.svc.Ingest(ctx, obj) // the sweep's redelivery
 	if err != nil || again.State != ledger.Done {
@@ -75,8 +75,8 @@ func TestQuarantineFailureLoadsNothing(t *testing.T) {
 	if rec.State != ledger.Failed || !strings.Contains(rec.Reason, "write quarantine") || !strings.Contains(rec.Reason, "file name too long") {
 		t.Errorf("record = %s %q, want FAILED saying write quarantine ... file name too long", rec.State, rec.Reason)
 	}
-	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "0" {
-		t.Errorf("lineas_pedido rows = %s after a failed quarantine, want 0", got[0][0])
+	if got := r.rows("lineas_pedido"); got != "0" {
+		t.Errorf("lineas_pedido rows = %s after a failed quarantine, want 0", got)
 	}
 	if rec.Counts.Loaded != 0 || rec.Counts.Quarantined != 0 || rec.Quarantine != "" {
 		t.Errorf("counts loaded=%d quarantined=%d quarantine=%q, want nothing committed", rec.Counts.Loaded, rec.Counts.Quarantined, rec.Quarantine)
@@ -99,8 +99,8 @@ func TestFailedRecordCountsOnlyWhatCommitted(t *testing.T) {
 	if gerr != nil || !ok {
 		t.Fatalf("ledger Get = %v, %v", ok, gerr)
 	}
-	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != "0" {
-		t.Fatalf("lineas_pedido rows = %s after a cut load, want 0", got[0][0])
+	if got := r.rows("lineas_pedido"); got != "0" {
+		t.Fatalf("lineas_pedido rows = %s after a cut load, want 0", got)
 	}
 	for _, c := range []ledger.Record{rec, stored} {
 		if c.State != ledger.Failed || c.Counts.Read != 4 || c.Counts.Loaded != 0 {
@@ -132,11 +132,7 @@ func TestStrayQuoteLosesNoRow(t *testing.T) {
 	for i := 1; i <= valid; i++ {
 		sb.WriteString(orderLine(i) + "\r\n")
 	}
-	obj := r.upload(seedOrders, sb.String())
-	rec, err := r.svc.Ingest(ctx, obj)
-	if err != nil {
-		t.Fatalf("Ingest: %v", err)
-	}
+	rec := r.ingest(r.upload(seedOrders, sb.String()))
 	got := []any{rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined, rec.Counts.Rejects}
 	want := []any{ledger.Done, int64(valid + 1), int64(valid), int64(1), map[string]int64{"unterminated_quote": 1}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -161,8 +157,8 @@ func TestStrayQuoteLosesNoRow(t *testing.T) {
 	if res.Record.State != ledger.Done || res.Record.Counts.Loaded != 1 {
 		t.Errorf("requeue record = %s loaded %d, want DONE 1", res.Record.State, res.Record.Counts.Loaded)
 	}
-	if got := r.query("SELECT COUNT(*) FROM lineas_pedido"); got[0][0] != fmt.Sprint(valid+1) {
-		t.Errorf("lineas_pedido rows = %s after the requeue, want %d: every row of the file", got[0][0], valid+1)
+	if got := r.rows("lineas_pedido"); got != fmt.Sprint(valid+1) {
+		t.Errorf("lineas_pedido rows = %s after the requeue, want %d: every row of the file", got, valid+1)
 	}
 }
 
@@ -172,10 +168,7 @@ func TestStrayQuoteLosesNoRow(t *testing.T) {
 func TestLongRecordQuarantinedWhole(t *testing.T) {
 	r := newRig(t) // MaxRecordBytes 4096
 	long := "PED-00001,1,2026-03-14,MOCH-40L-AZ,1,\"89,90\",CLI-" + strings.Repeat("x\"y,", 3000) + ",ES"
-	rec, err := r.svc.Ingest(context.Background(), r.upload(seedOrders, ordersHeader+long+"\r\n"+orderLine(2)+"\r\n"))
-	if err != nil {
-		t.Fatalf("Ingest: %v", err)
-	}
+	rec := r.ingest(r.upload(seedOrders, ordersHeader+long+"\r\n"+orderLine(2)+"\r\n"))
 	if rec.State != ledger.Done || rec.Counts.Read != 2 || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 1 {
 		t.Fatalf("record = %s %d/%d/%d, want DONE 2/1/1", rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/contract"
@@ -18,6 +19,18 @@ const lineageColumns = 4
 
 // codeFileRejected: the header refused the file, and so each of its rows.
 const codeFileRejected = "file_rejected"
+
+// RejectCodes lists, sorted, every code the `rejects` counts of a file's log
+// line can hold with the feeds of reg: the file-level code and the
+// contract's.
+func RejectCodes(reg *contract.Registry) []string {
+	codes := append([]string{codeFileRejected}, contract.RejectCodes()...)
+	for _, f := range reg.Feeds() {
+		codes = append(codes, f.RejectCodes()...)
+	}
+	slices.Sort(codes)
+	return slices.Compact(codes)
+}
 
 // rowSource yields the valid rows of a file to the warehouse and sends every
 // other row to the quarantine as it goes, so the file is read once, in one

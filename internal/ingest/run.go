@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/contract"
@@ -51,15 +52,15 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	q := newQuarantine(ctx, s.objects, s.cfg.QuarantineBucket, quarantineName(s.cfg.QuarantinePrefix, feed.Name(), obj), obj, feed)
 	defer q.abort()
 
-	text, err := decode(body, obj.Name, obj.Size, s.cfg.MaxExpansion)
-	if reason, ok := rejection(err); ok {
+	text, err := Decode(body, obj.Name, obj.Size, s.cfg.MaxExpansion)
+	if reason, ok := Rejection(err); ok {
 		return runResult{ledger.Rejected, reason}, nil
 	} else if err != nil {
 		return runResult{}, fmt.Errorf("open: %w", err)
 	}
 	peek := bufio.NewReaderSize(text, binarySniff)
 	head, err := peek.Peek(binarySniff)
-	if reason, ok := rejection(err); ok {
+	if reason, ok := Rejection(err); ok {
 		return runResult{ledger.Rejected, reason}, nil
 	} else if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return runResult{}, fmt.Errorf("read: %w", err)
@@ -73,7 +74,7 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 		Quote:          feed.Quote(),
 	})
 	header, err := reader.Next()
-	if reason, ok := rejection(err); ok {
+	if reason, ok := Rejection(err); ok {
 		return runResult{ledger.Rejected, reason}, nil
 	}
 	switch {
@@ -120,7 +121,7 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 			} else {
 				err = fmt.Errorf("load into %s: %w", feed.Table(), err)
 			}
-			if reason, ok := rejection(err); ok {
+			if reason, ok := Rejection(err); ok {
 				return rejectContent(rec, reason), nil
 			}
 			uncommitted(rec, q, false)
@@ -133,7 +134,7 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	// attempt; the source commits the quarantine at the file's end.
 	for src.Next() {
 	}
-	if reason, ok := rejection(src.Err()); ok {
+	if reason, ok := Rejection(src.Err()); ok {
 		return rejectContent(rec, reason), nil
 	}
 	if err := src.Err(); err != nil {
@@ -222,11 +223,4 @@ func ledgerDrift(d contract.Drift) *ledger.Drift {
 	return &ledger.Drift{Added: d.Added, Missing: d.Missing}
 }
 
-func (s *rowSource) sortedDates() []int32 {
-	out := make([]int32, 0, len(s.dates))
-	for d := range s.dates {
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
+func (s *rowSource) sortedDates() []int32 { return slices.Sorted(maps.Keys(s.dates)) }

@@ -75,15 +75,7 @@ func FromNanos(n int64) Dec {
 
 // FromInt returns n as a Dec; every int64 is within range.
 func FromInt(n int64) (Dec, error) {
-	return Dec{}.AddMul(1, n)
-}
-
-// Nanos returns d in units of 10^-9 when that fits an int64.
-func (d Dec) Nanos() (int64, bool) {
-	if d.hi != uint64(int64(d.lo)>>63) { //nolint:gosec // sign extension
-		return 0, false
-	}
-	return int64(d.lo), true //nolint:gosec // checked above
+	return Dec{lo: unit}.MulInt(n)
 }
 
 // BigNanos returns d in units of 10^-9 as a new big.Int.
@@ -259,20 +251,6 @@ func (d Dec) Mul(o Dec) (Dec, error) {
 		p = p.Neg()
 	}
 	return p, nil
-}
-
-// AddMul returns d + unitsOf(m)*n where m counts whole units, used to build
-// a Dec from an integer without a separate conversion path.
-func (d Dec) AddMul(m, n int64) (Dec, error) {
-	whole, err := Dec{lo: unit}.MulInt(m)
-	if err != nil {
-		return Dec{}, err
-	}
-	p, err := whole.MulInt(n)
-	if err != nil {
-		return Dec{}, err
-	}
-	return d.Add(p)
 }
 
 // Parse reads a decimal such as "89.90", "-3", "+0.5" or ".5". When comma is

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
+	"github.com/alpinashop/alpipe/internal/objects/objectstest"
 )
 
 // TestDescribeOneGeneration: Describe reports the MD5 of the generation it
@@ -28,20 +28,7 @@ func TestDescribeOneGeneration(t *testing.T) {
 
 func testDescribe(t *testing.T, dir string, versioned bool) {
 	const bucket = "describe-test"
-	srv, err := fakegcs.Start(dir, bucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	c, err := srv.Client(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	g, err := objects.NewGCS(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, g := objectstest.Fake(t, dir, bucket)
 	put := func(content string) objects.Attrs {
 		w := g.Create(t.Context(), bucket, "pedidos.csv", "text/csv", nil)
 		if _, err := io.WriteString(w, content); err != nil {

@@ -36,15 +36,6 @@ type Order struct {
 	EventTime    time.Time   `json:"-"`
 }
 
-// Units is the sum of the line quantities.
-func (o Order) Units() int64 {
-	var n int64
-	for _, l := range o.Lineas {
-		n += l.Cantidad
-	}
-	return n
-}
-
 // Field returns the value of a key field by name, for aggregations keyed by
 // something other than pais.
 func (o Order) Field(name string) (string, bool) {

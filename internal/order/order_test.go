@@ -118,13 +118,6 @@ func asInvalid(err error, target **Invalid) bool {
 	return ok
 }
 
-func TestUnits(t *testing.T) {
-	o := Order{Lineas: []Line{{Cantidad: 2}, {Cantidad: 3}}}
-	if got := o.Units(); got != 5 {
-		t.Errorf("Units = %d, want 5", got)
-	}
-}
-
 func TestParseWithoutClockSkipsSkew(t *testing.T) {
 	const body = `{"pedido_id":"P-1","pais":"ES","importe_total":"1"}`
 	o, err := Parse([]byte(body), map[string]string{EventTimeAttribute: "2300-01-01T00:00:00Z"}, countries)

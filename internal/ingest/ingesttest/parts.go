@@ -15,7 +15,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
+	"github.com/alpinashop/alpipe/internal/objects/objectstest"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
@@ -52,7 +52,8 @@ func NewDiskParts(t testing.TB, buckets ...string) *Parts {
 
 func newParts(t testing.TB, dir string, buckets ...string) *Parts {
 	t.Helper()
-	p := &Parts{GCS: newGCS(t, dir, buckets...), Store: openStore(t)}
+	_, gcs := objectstest.Fake(t, dir, buckets...)
+	p := &Parts{GCS: gcs, Store: openStore(t)}
 	led, err := ledger.New(p.Store, ledger.Options{Lease: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -85,25 +86,6 @@ func Query(t testing.TB, q warehouse.Querier, sql string) [][]string {
 		t.Fatalf("query %q: %v", sql, err)
 	}
 	return res.Rows
-}
-
-func newGCS(t testing.TB, dir string, buckets ...string) *objects.GCS {
-	t.Helper()
-	fake, err := fakegcs.Start(dir, buckets...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
-	client, err := fake.Client(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	gcs, err := objects.NewGCS(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gcs
 }
 
 func openStore(t testing.TB) *boltstore.Store {

@@ -18,27 +18,8 @@ import (
 
 const testBucket = "landing"
 
-func startFake(t *testing.T, dir string) *fakegcs.Server {
-	t.Helper()
-	l, err := fakegcs.Start(dir, testBucket)
-	if err != nil {
-		t.Fatalf("fakegcs.Start: %v", err)
-	}
-	t.Cleanup(l.Close)
-	return l
-}
-
-func storeFor(t *testing.T, l *fakegcs.Server) *objects.GCS {
-	t.Helper()
-	c, err := l.Client(t.Context())
-	if err != nil {
-		t.Fatalf("Client: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
-	g, err := objects.NewGCS(c)
-	if err != nil {
-		t.Fatalf("NewGCS: %v", err)
-	}
+func storeOn(t *testing.T, dir string) *objects.GCS {
+	_, g := objectstest.Fake(t, dir, testBucket)
 	return g
 }
 
@@ -46,7 +27,7 @@ func storeFor(t *testing.T, l *fakegcs.Server) *objects.GCS {
 func TestConformanceFakeMemory(t *testing.T) {
 	objectstest.RunWithFeatures(t, objectstest.Features{OldGenerations: objectstest.OldGenerationsKept},
 		func(t *testing.T) (*objects.GCS, string) {
-			return storeFor(t, startFake(t, "")), testBucket
+			return storeOn(t, ""), testBucket
 		})
 }
 
@@ -56,7 +37,7 @@ func TestConformanceFakeMemory(t *testing.T) {
 func TestConformanceFakeFilesystem(t *testing.T) {
 	objectstest.RunWithFeatures(t, objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped},
 		func(t *testing.T) (*objects.GCS, string) {
-			return storeFor(t, startFake(t, t.TempDir())), testBucket
+			return storeOn(t, t.TempDir()), testBucket
 		})
 }
 
@@ -64,7 +45,7 @@ func TestConformanceFakeFilesystem(t *testing.T) {
 func TestConformanceFakeFilesystemSingleShot(t *testing.T) {
 	objectstest.RunWithFeatures(t, objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped},
 		func(t *testing.T) (*objects.GCS, string) {
-			return storeFor(t, startFake(t, t.TempDir())).WithChunkSize(0), testBucket
+			return storeOn(t, t.TempDir()).WithChunkSize(0), testBucket
 		})
 }
 
@@ -85,7 +66,7 @@ func TestEmulatorHostRouting(t *testing.T) {
 	} {
 		t.Run(backend.name, func(t *testing.T) {
 			objectstest.RunWithFeatures(t, backend.features, func(t *testing.T) (*objects.GCS, string) {
-				l := startFake(t, backend.dir(t))
+				l, _ := objectstest.Fake(t, backend.dir(t), testBucket)
 				mux := http.NewServeMux()
 				for _, p := range fakegcs.Paths() {
 					mux.Handle(p, l.Handler())
@@ -130,7 +111,7 @@ func TestEmulatorHostRouting(t *testing.T) {
 // the library at another emulator.
 func TestClientIgnoresEmulatorHost(t *testing.T) {
 	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1")
-	g := storeFor(t, startFake(t, t.TempDir()))
+	g := storeOn(t, t.TempDir())
 	w := g.Create(t.Context(), testBucket, "x.csv", "text/csv", nil)
 	if _, err := w.Write([]byte("x")); err != nil {
 		t.Fatal(err)

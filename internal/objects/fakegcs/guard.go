@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/alpinashop/alpipe/internal/objects/objname"
@@ -99,15 +100,7 @@ func (l *Server) parseRoute(r *http.Request) (route, int, error) {
 		}
 		seg[i] = u
 	}
-	method := r.Method
-	is := func(methods ...string) bool {
-		for _, m := range methods {
-			if method == m {
-				return true
-			}
-		}
-		return false
-	}
+	is := func(methods ...string) bool { return slices.Contains(methods, r.Method) }
 	q := r.URL.Query()
 	at := func(prefix ...string) bool {
 		if len(seg) < len(prefix) {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
+	"github.com/alpinashop/alpipe/internal/objects/objectstest"
 )
 
 // TestGuard: only the client library's routes reach the fake, every name is
@@ -107,12 +108,7 @@ func TestGuard(t *testing.T) {
 // client reaches it in process.
 func TestStartDoesNotListen(t *testing.T) {
 	before := listeningSockets(t)
-	l, err := fakegcs.Start(t.TempDir(), "landing")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(l.Close)
-	g := storeFor(t, l)
+	_, g := objectstest.Fake(t, t.TempDir(), "landing")
 	w := g.Create(t.Context(), "landing", "x.csv", "text/csv", nil)
 	if _, err := w.Write([]byte("a\n")); err != nil {
 		t.Fatal(err)
