@@ -54,11 +54,10 @@ func (s *Server) replayHandler() http.Handler {
 	if proc == nil {
 		return nil
 	}
-	wh, ok := s.App.Querier().(replay.Warehouse)
-	if !ok {
+	if s.App.Warehouse == nil {
 		return nil
 	}
-	return replay.NewHandler(wh, replay.Options{
+	return replay.NewHandler(s.App.Warehouse, replay.Options{
 		Specs:     proc.Specs(),
 		IsCountry: contract.IsCountry,
 		TempDir:   filepath.Join(s.data, "tmp"),

@@ -77,10 +77,8 @@ type App struct {
 
 // Querier reads the warehouse the functions write; nil when none is open.
 func (a *App) Querier() warehouse.Querier {
-	if a.Warehouse == nil {
-		return nil
-	}
-	return a.Warehouse
+	q, _ := a.Warehouse.(warehouse.Querier)
+	return q
 }
 
 // StatusSources are the parts of this process the status report reads; a

@@ -153,15 +153,18 @@ func (a Aggregate) GroupsSQL(d Dialect, qualify func(table string) string, dates
 	if len(dates) == 0 {
 		return "", fmt.Errorf("warehouse: aggregate %s: no dates", a.Table)
 	}
-	var b strings.Builder
-	for i, day := range dates {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("DATE '" + FormatDate(day) + "'")
-	}
-	list := b.String()
+	list := DateList(dates)
 	return a.groups(d, qualify, func(col string) string { return col + " IN (" + list + ")" })
+}
+
+// DateList writes dates as DATE literals, "DATE '2026-03-14', ...", for an
+// IN list that both engines prune storage by.
+func DateList(dates []int32) string {
+	lits := make([]string, len(dates))
+	for i, d := range dates {
+		lits[i] = "DATE '" + FormatDate(d) + "'"
+	}
+	return strings.Join(lits, ", ")
 }
 
 // RowsSQL renders the aggregate's rows from groups, the answer of GroupsSQL
@@ -510,7 +513,7 @@ func (a Aggregate) ParseOverflow(row []*string) ([]Overflow, error) {
 		if !ok {
 			return nil, fmt.Errorf("warehouse: aggregate %s: overflow row: sum of %s %q is not a number", a.Table, m.Column, *cell)
 		}
-		out = append(out, Overflow{Date: DateOf(t), Keys: keys, Column: m.Column, Sum: decimalString(r)})
+		out = append(out, Overflow{Date: DateOf(t), Keys: keys, Column: m.Column, Sum: DecimalString(r)})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("warehouse: aggregate %s: overflow row with no sum out of range", a.Table)
@@ -539,11 +542,12 @@ func (a Aggregate) OverflowError(overflows []Overflow) error {
 	return &OverflowError{Aggregate: a.Table, KeyNames: slices.Clone(a.Keys), Overflows: overflows}
 }
 
-// decimalString writes r (a sum of values with at most 9 decimals) as the
-// shortest exact decimal, as Query renders NUMERIC.
-func decimalString(r *big.Rat) string {
+// DecimalString writes r, a NUMERIC or BIGNUMERIC (at most 38 fractional
+// digits, so FloatString(38) loses nothing), as the shortest exact
+// decimal, as Query renders NUMERIC: "179.8", "-12".
+func DecimalString(r *big.Rat) string {
 	if r.IsInt() {
 		return r.Num().String()
 	}
-	return strings.TrimSuffix(strings.TrimRight(r.FloatString(9), "0"), ".")
+	return strings.TrimSuffix(strings.TrimRight(r.FloatString(38), "0"), ".")
 }

@@ -34,69 +34,48 @@ func golden(t *testing.T, name, got string) {
 
 func bqQualify(table string) string { return "`proj.ds." + table + "`" }
 
-func TestAggregateSelectSQL(t *testing.T) {
+// TestAggregateSQL: BigQuery refreshes one date per job (SelectSQL) and
+// reports its overflows with the date written in the text; DuckDB computes
+// the groups of several dates once into a table, then reads the rows and
+// the overflow report from it.
+func TestAggregateSQL(t *testing.T) {
 	a, err := LookupAggregate(VentasDiariasSKU)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name    string
-		dialect Dialect
-		qualify func(string) string
+		golden string
+		render func() (string, error)
 	}{
-		{"ventas_diarias_sku.duckdb.sql", DuckDB, nil},
-		{"ventas_diarias_sku.bigquery.sql", BigQuery, bqQualify},
+		{"ventas_diarias_sku.duckdb.sql", func() (string, error) { return a.SelectSQL(DuckDB, nil) }},
+		{"ventas_diarias_sku.bigquery.sql", func() (string, error) {
+			return a.SelectSQL(BigQuery, bqQualify)
+		}},
+		{"ventas_diarias_sku.overflow.bigquery.sql", func() (string, error) {
+			return a.OverflowSQL(BigQuery, bqQualify, []int32{20526})
+		}},
+		{"ventas_diarias_sku.groups.duckdb.sql", func() (string, error) {
+			return a.GroupsSQL(DuckDB, Unqualified, []int32{20526, 20527})
+		}},
+		{"ventas_diarias_sku.rows.duckdb.sql", func() (string, error) {
+			return a.RowsSQL(DuckDB, "refresh_groups")
+		}},
+		{"ventas_diarias_sku.overflows.duckdb.sql", func() (string, error) {
+			return a.OverflowsSQL(DuckDB, "refresh_groups")
+		}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := a.SelectSQL(tc.dialect, tc.qualify)
+		t.Run(tc.golden, func(t *testing.T) {
+			got, err := tc.render()
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, got)
+			golden(t, tc.golden, got)
 		})
 	}
-}
-
-// TestAggregateDuckDBSQL: DuckDB computes the groups of several dates once
-// into a table, then reads the rows and the overflow report from it.
-func TestAggregateDuckDBSQL(t *testing.T) {
-	a, err := LookupAggregate(VentasDiariasSKU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	groups, err := a.GroupsSQL(DuckDB, Unqualified, []int32{20526, 20527})
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "ventas_diarias_sku.groups.duckdb.sql", groups)
-	rows, err := a.RowsSQL(DuckDB, "refresh_groups")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "ventas_diarias_sku.rows.duckdb.sql", rows)
-	over, err := a.OverflowsSQL(DuckDB, "refresh_groups")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "ventas_diarias_sku.overflows.duckdb.sql", over)
 	if _, err := a.GroupsSQL(DuckDB, Unqualified, nil); err == nil {
 		t.Error("GroupsSQL of no dates succeeded, want an error")
 	}
-}
-
-// TestAggregateOverflowSQL: BigQuery's report of one date, its date
-// written in the text.
-func TestAggregateOverflowSQL(t *testing.T) {
-	a, err := LookupAggregate(VentasDiariasSKU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := a.OverflowSQL(BigQuery, bqQualify, []int32{20526})
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "ventas_diarias_sku.overflow.bigquery.sql", got)
 	if _, err := a.OverflowSQL(BigQuery, bqQualify, nil); err == nil {
 		t.Error("OverflowSQL of no dates succeeded, want an error")
 	}

@@ -56,8 +56,10 @@ import "context"
 // read the product makes goes through it, so warehousetest runs each one
 // against every adapter.
 //
-// Query runs one read-only GoogleSQL/DuckDB SELECT that a person typed
-// (`alpipe query`; no product code calls it, and a test keeps it so):
+// Query (Querier, which every adapter implements beside the port) runs one
+// read-only GoogleSQL/DuckDB SELECT that a person typed, for `alpipe query`
+// alone: the port has no SQL method, so code given a Warehouse or a Reader
+// cannot run SQL, and only setup.App.Querier hands the adapter out as one.
 //   - Read-only: anything but a single SELECT (DML, DDL, scripts) is
 //     refused before it can change the warehouse.
 //   - Unqualified table names resolve to the analytics dataset.
@@ -72,7 +74,6 @@ type Warehouse interface {
 	Refresher
 	Appender
 	Reader
-	Querier
 }
 
 // Loader appends a source's rows exactly once per Load.ID (see Warehouse).
@@ -92,8 +93,8 @@ type Appender interface {
 
 // Querier runs read-only SQL that a person typed against the warehouse,
 // for `alpipe query` alone: product code reads through Reader's named
-// reads (querier_test.go keeps it so). Unqualified table names resolve to
-// the analytics dataset (see Warehouse).
+// reads. Unqualified table names resolve to the analytics dataset (see
+// Warehouse).
 type Querier interface {
 	Query(ctx context.Context, sql string) (Result, error)
 }

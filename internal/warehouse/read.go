@@ -10,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/alpinashop/alpipe/internal/numeric"
 )
 
 // Reader runs one of the named reads this package declares (reads_*.go):
@@ -171,54 +169,22 @@ func NamedQueries() []NamedQuery {
 	return out
 }
 
-// NewStatement rebuilds a statement received by name (the remote
-// adapter's wire): the name must be registered and params must match its
-// declaration exactly.
-func NewStatement(name string, params []Param) (Statement, error) {
-	q, ok := namedReads().byName[name]
-	if !ok {
-		return Statement{}, fmt.Errorf("no named read %q", name)
-	}
-	return q.bind(params)
-}
-
-func (q *NamedQuery) bind(params []Param) (Statement, error) {
-	if len(params) != len(q.Params) {
-		return Statement{}, fmt.Errorf("read %s: %d parameters, want %d", q.Name, len(params), len(q.Params))
-	}
-	out := make([]Param, len(params))
-	for i, spec := range q.Params {
-		j := slices.IndexFunc(params, func(p Param) bool { return p.Name == spec.Name })
-		if j < 0 {
-			return Statement{}, fmt.Errorf("read %s: no parameter %s", q.Name, spec.Name)
-		}
-		p := params[j]
-		if p.ParamSpec != spec {
-			return Statement{}, fmt.Errorf("read %s: parameter %s is %s (array %t), want %s (array %t)", q.Name, spec.Name, p.Type, p.Array, spec.Type, spec.Array)
-		}
-		if !spec.Array && len(p.Values) != 1 {
-			return Statement{}, fmt.Errorf("read %s: parameter %s has %d values, want 1", q.Name, spec.Name, len(p.Values))
-		}
-		if slices.ContainsFunc(p.Values, func(v Value) bool { return v.Null }) {
-			return Statement{}, fmt.Errorf("read %s: parameter %s holds a NULL", q.Name, spec.Name)
-		}
-		out[i] = Param{ParamSpec: spec, Values: slices.Clone(p.Values)}
-	}
-	return Statement{q: q, params: out}, nil
-}
-
-// statement binds values given in declaration order; a mismatch is a
-// defect of this package, caught by its tests.
+// statement binds values given in declaration order. A mismatch (a count,
+// a NULL: a parameter is never NULL) is a defect of this package, caught by
+// its tests.
 func (q *NamedQuery) statement(values ...[]Value) Statement {
+	if len(values) != len(q.Params) {
+		panic(fmt.Sprintf("read %s: %d parameters, want %d", q.Name, len(values), len(q.Params)))
+	}
 	params := make([]Param, len(q.Params))
 	for i, spec := range q.Params {
-		params[i] = Param{ParamSpec: spec, Values: values[i]}
+		null := slices.ContainsFunc(values[i], func(v Value) bool { return v.Null })
+		if null || !spec.Array && len(values[i]) != 1 {
+			panic(fmt.Sprintf("read %s: parameter %s: %d values or a NULL", q.Name, spec.Name, len(values[i])))
+		}
+		params[i] = Param{ParamSpec: spec, Values: slices.Clone(values[i])}
 	}
-	s, err := q.bind(params)
-	if err != nil {
-		panic(err)
-	}
-	return s
+	return Statement{q: q, params: params}
 }
 
 func one(v Value) []Value { return []Value{v} }
@@ -287,37 +253,4 @@ func FormatParam(t Type, v Value) string {
 		return v.Time.UTC().Truncate(time.Microsecond).Format(time.RFC3339Nano)
 	}
 	return ""
-}
-
-// ParseParam reads FormatParam's text back.
-func ParseParam(t Type, s string) (Value, error) {
-	switch t {
-	case String:
-		return StringValue(s), nil
-	case Int64:
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return Value{}, fmt.Errorf("INT64 %q: %w", s, err)
-		}
-		return IntValue(n), nil
-	case Numeric:
-		d, err := numeric.Parse(s, false)
-		if err != nil {
-			return Value{}, fmt.Errorf("NUMERIC %q: %w", s, err)
-		}
-		return DecValue(d), nil
-	case Date:
-		d, err := time.Parse(time.DateOnly, s)
-		if err != nil {
-			return Value{}, fmt.Errorf("DATE %q: %w", s, err)
-		}
-		return DateValue(DateOf(d)), nil
-	case Timestamp:
-		ts, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return Value{}, fmt.Errorf("TIMESTAMP %q: %w", s, err)
-		}
-		return TimeValue(ts), nil
-	}
-	return Value{}, fmt.Errorf("parameter type %q: want STRING, INT64, NUMERIC, DATE or TIMESTAMP", t)
 }

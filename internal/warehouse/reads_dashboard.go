@@ -37,11 +37,14 @@ type HourlySale struct {
 
 var hourlySaleColumns = []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"}
 
-func decodeHourlySale(c *cells) HourlySale {
-	return HourlySale{
-		WindowStart: c.time("window_start"), WindowEnd: c.time("window_end"), Pais: c.str("pais"),
-		Importe: c.dec("importe"), Pedidos: c.int("pedidos"), Unidades: c.int("unidades"),
-		Timing: c.str("timing"), PaneIndex: c.int("pane_index"),
+// hourlySale decodes a row of a view keyed by key into a HourlySale.
+func hourlySale(key string) func(c *cells) HourlySale {
+	return func(c *cells) HourlySale {
+		return HourlySale{
+			WindowStart: c.time("window_start"), WindowEnd: c.time("window_end"), Pais: c.str(key),
+			Importe: c.dec("importe"), Pedidos: c.int("pedidos"), Unidades: c.int("unidades"),
+			Timing: c.str("timing"), PaneIndex: c.int("pane_index"),
+		}
 	}
 }
 
@@ -118,13 +121,7 @@ func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]Hourly
 	key := nq.View.Key
 	cols := slices.Clone(hourlySaleColumns)
 	cols[slices.Index(cols, "pais")] = key
-	return run(ctx, r, s, cols, func(c *cells) HourlySale {
-		return HourlySale{
-			WindowStart: c.time("window_start"), WindowEnd: c.time("window_end"), Pais: c.str(key),
-			Importe: c.dec("importe"), Pedidos: c.int("pedidos"), Unidades: c.int("unidades"),
-			Timing: c.str("timing"), PaneIndex: c.int("pane_index"),
-		}
-	})
+	return run(ctx, r, s, cols, hourlySale(key))
 }
 
 // Discard is one row of pedidos_descartados as a summary lists it (the raw

@@ -116,7 +116,7 @@ var windowsBetweenQuery = register("windows_between", VentasHoraPais,
 // the windows starting in [from, until), by window start, then country.
 func ReadWindowsBetween(ctx context.Context, r Reader, aggregation string, from, until time.Time) ([]HourlySale, error) {
 	s := windowsBetweenQuery.statement(one(StringValue(aggregation)), one(TimeValue(from)), one(TimeValue(until)))
-	return run(ctx, r, s, hourlySaleColumns, decodeHourlySale)
+	return run(ctx, r, s, hourlySaleColumns, hourlySale("pais"))
 }
 
 // DayDrop is a discarded order that concerns a day: one of pedidos_descartados

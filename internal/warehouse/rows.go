@@ -2,6 +2,7 @@ package warehouse
 
 import (
 	"errors"
+	"fmt"
 )
 
 // RowSource streams rows in the column order of the target table's schema.
@@ -24,6 +25,27 @@ type Load struct {
 	ID    string
 	Table string
 	Rows  RowSource
+}
+
+// MaxLoadIDLen is the longest Load.ID.
+const MaxLoadIDLen = 900
+
+// CheckID accepts what a Load.ID may hold, as a BigQuery job ID does:
+// letters, digits, '_' and '-', 1 to max bytes.
+func CheckID(s string, max int) error {
+	if s == "" {
+		return errors.New("empty")
+	}
+	if len(s) > max {
+		return fmt.Errorf("%d bytes, more than %d", len(s), max)
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("byte %q at %d: only letters, digits, '_' and '-' are allowed", c, i)
+		}
+	}
+	return nil
 }
 
 // LoadResult says what a Load did.

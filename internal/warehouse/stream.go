@@ -34,3 +34,14 @@ func (c *Collect) Row(cells []string) error {
 	c.Result.Rows = append(c.Result.Rows, append([]string(nil), cells...))
 	return nil
 }
+
+// Collected gathers the answer of queryRows(ctx, query) into a Result, for
+// a backend whose Query is its QueryRows into memory.
+func Collected(ctx context.Context, query string,
+	queryRows func(context.Context, string, RowSink) error) (Result, error) {
+	var c Collect
+	if err := queryRows(ctx, query, &c); err != nil {
+		return Result{}, err
+	}
+	return c.Result, nil
+}

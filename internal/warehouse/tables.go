@@ -1,77 +1,32 @@
-// Package warehouse declares the analytical tables (the single source of truth
-// for their schemas, shared with Terraform and checked against the feed
-// contracts) and the typed values that rows are made of. Adapters live in
-// sub-packages: duckdb (embedded, local default) and bigquery (production).
+// Package warehouse is the analytics warehouse's port: its tables (the
+// fixed ones of package schema and the panes table of every declared
+// aggregation), their views, the aggregates and the named reads. Adapters
+// live in sub-packages: duckdb (embedded, local default) and bigquery
+// (production).
 package warehouse
 
 import (
-	"embed"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Field is one column in BigQuery's schema JSON form, so the very same files
-// feed Terraform's google_bigquery_table.schema.
-type Field struct {
-	Name        string `json:"name"`
-	Type        Type   `json:"type"`
-	Mode        string `json:"mode"` // REQUIRED or NULLABLE
-	Description string `json:"description"`
-}
-
-// Required reports whether the column is REQUIRED.
-func (f Field) Required() bool { return f.Mode == "REQUIRED" }
-
-// Table is a warehouse table: its schema and physical layout.
-type Table struct {
-	Name           string
-	Schema         []Field
-	PartitionField string // DAY partitioning column
-	Clustering     []string
-}
-
-// Column returns the index of the named column, or -1.
-func (t Table) Column(name string) int {
-	for i, f := range t.Schema {
-		if f.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-// The tables of dataset alpinashop_analitica.
+// The tables of dataset alpinashop_analitica (package schema declares
+// the fixed ones).
 const (
-	LineasPedido       = "lineas_pedido"
-	Opiniones          = "opiniones"
-	VentasDiariasSKU   = "ventas_diarias_sku"
-	PedidosDescartados = "pedidos_descartados"
-	// VentasHoraPaisPaneles is the panes table of the aggregation
-	// ventas_hora_pais, declared in internal/aggregation like every other,
-	// and the template of every panes table.
-	VentasHoraPaisPaneles = "ventas_hora_pais_paneles"
+	LineasPedido          = schema.LineasPedido
+	Opiniones             = schema.Opiniones
+	VentasDiariasSKU      = schema.VentasDiariasSKU
+	PedidosDescartados    = schema.PedidosDescartados
+	VentasHoraPaisPaneles = schema.VentasHoraPaisPaneles
 	// VentasHoraPais is the dashboard view over VentasHoraPaisPaneles.
 	VentasHoraPais = "ventas_hora_pais"
 )
-
-//go:embed schema/*.json
-var schemaFS embed.FS
-
-var layout = map[string]struct {
-	partition  string
-	clustering []string
-}{
-	LineasPedido:       {"fecha", []string{"sku"}},
-	Opiniones:          {"fecha", []string{"sku"}},
-	VentasDiariasSKU:   {"fecha", []string{"sku"}},
-	PedidosDescartados: {"received_at", []string{"reason"}},
-}
 
 // Every declared aggregation (internal/aggregation) has a panes table built
 // from panesTemplate, the panes table of ventas_hora_pais, whose key column
@@ -102,19 +57,16 @@ type View struct {
 }
 
 // Tables returns every table, sorted by name: the fixed ones and the panes
-// table of every declared aggregation. The schemas are read from the
-// embedded schema/*.json files and the declarations; a malformed file is a
-// build defect, caught by the package tests, so it panics here.
+// table of every declared aggregation. A malformed schema file or
+// declaration is a build defect, caught by the package tests, so it panics
+// here.
 func Tables() []Table {
 	c := parsed()
 	if c.err != nil {
 		panic(c.err)
 	}
-	names := make([]string, 0, len(c.tables))
-	for n := range c.tables {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(c.panes))
+	names = slices.Compact(slices.Sorted(slices.Values(append(names, schema.Names()...))))
 	out := make([]Table, 0, len(names))
 	for _, n := range names {
 		t, err := Lookup(n)
@@ -142,20 +94,17 @@ func Views() []View {
 // internal/aggregation gives them, and session windows add merged_into.
 func PanesTable(s window.Spec) (Table, error) {
 	name, key := s.Name, s.KeyField
-	var schema []Field
-	b, err := schemaFS.ReadFile("schema/" + panesTemplate + ".json")
-	if err == nil {
-		err = json.Unmarshal(b, &schema)
-	}
+	template, err := schema.Lookup(panesTemplate)
 	if err != nil {
-		return Table{}, fmt.Errorf("warehouse: schema of %s: %w", panesTemplate, err)
+		return Table{}, err
 	}
+	cols := template.Schema
 	desc, err := aggregation.ColumnDescriptions(key)
 	if err != nil {
 		return Table{}, fmt.Errorf("warehouse: panes table of %s: %w", name, err)
 	}
-	for i := range schema {
-		f := &schema[i]
+	for i := range cols {
+		f := &cols[i]
 		if f.Name == panesTemplateKey {
 			f.Name = key
 		} else if f.Name == key {
@@ -166,28 +115,16 @@ func PanesTable(s window.Spec) (Table, error) {
 		}
 	}
 	if s.Session() {
-		schema = append(schema, mergedInto)
+		cols = append(cols, mergedInto)
 	}
-	return Table{Name: aggregation.PanesTable(name), Schema: schema, PartitionField: panesPartition, Clustering: []string{key}}, nil
+	return Table{Name: aggregation.PanesTable(name), Schema: cols, PartitionField: panesPartition, Clustering: []string{key}}, nil
 }
 
-// parsed holds every table's schema and every view, decoded once: adapters
-// look tables up per request (a load, an append), and neither the
-// files nor the declarations change.
+// parsed holds the panes tables and views, built once: adapters look
+// tables up per request (a load, an append), and the declarations never
+// change.
 var parsed = sync.OnceValue(func() catalogue {
-	c := catalogue{tables: make(map[string]parsedTable, len(layout)+2)}
-	for name, l := range layout {
-		var pt parsedTable
-		b, err := schemaFS.ReadFile("schema/" + name + ".json")
-		if err == nil {
-			err = json.Unmarshal(b, &pt.table.Schema)
-		}
-		if err != nil {
-			pt.err = fmt.Errorf("warehouse: schema of %s: %w", name, err)
-		}
-		pt.table.Name, pt.table.PartitionField, pt.table.Clustering = name, l.partition, l.clustering
-		c.tables[name] = pt
-	}
+	c := catalogue{panes: map[string]Table{}}
 	decls, err := aggregation.Default()
 	if err != nil {
 		c.err = fmt.Errorf("warehouse: %w", err)
@@ -197,7 +134,10 @@ var parsed = sync.OnceValue(func() catalogue {
 		spec := d.Spec()
 		t, err := PanesTable(spec)
 		for _, n := range []string{t.Name, d.View()} {
-			if _, dup := c.tables[n]; dup && err == nil {
+			_, dup := c.panes[n]
+			// The template is a fixed table and ventas_hora_pais's panes.
+			_, notFixed := schema.Lookup(n)
+			if (dup || notFixed == nil && n != panesTemplate) && err == nil {
 				err = fmt.Errorf("warehouse: aggregation %s: %s is already a table", d.Name, n)
 			}
 		}
@@ -205,37 +145,29 @@ var parsed = sync.OnceValue(func() catalogue {
 			c.err = err
 			return c
 		}
-		c.tables[t.Name] = parsedTable{table: t}
+		c.panes[t.Name] = t
 		c.views = append(c.views, View{Name: d.View(), Panes: t.Name, Key: d.Key, Accumulation: string(d.Accumulation), Session: spec.Session()})
 	}
 	return c
 })
 
 type catalogue struct {
-	tables map[string]parsedTable
-	views  []View // sorted by name, as the declarations are
-	err    error  // the declarations could not be read: no panes table is known
-}
-
-type parsedTable struct {
-	table Table
-	err   error
+	panes map[string]Table
+	views []View // sorted by name, as the declarations are
+	err   error  // the declarations could not be read: no panes table is known
 }
 
 // Lookup returns the named table. The caller owns the returned slices.
 func Lookup(name string) (Table, error) {
 	c := parsed()
-	pt, ok := c.tables[name]
-	switch {
-	case !ok && c.err != nil:
-		return Table{}, c.err
-	case !ok:
-		return Table{}, fmt.Errorf("warehouse: unknown table %q", name)
-	case pt.err != nil:
-		return Table{}, pt.err
+	t, ok := c.panes[name]
+	if !ok {
+		t, err := schema.Lookup(name)
+		if err != nil && c.err != nil {
+			return Table{}, c.err
+		}
+		return t, err
 	}
-	t := pt.table
-	t.Schema = slices.Clone(t.Schema)
-	t.Clustering = slices.Clone(t.Clustering)
+	t.Schema, t.Clustering = slices.Clone(t.Schema), slices.Clone(t.Clustering)
 	return t, nil
 }

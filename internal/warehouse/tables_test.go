@@ -1,7 +1,6 @@
 package warehouse
 
 import (
-	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
+	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -18,19 +18,15 @@ import (
 // declared: the template file as it stands, partitioned by window_start,
 // clustered by pais. Built from its declaration, it must not move a column.
 func TestVentasHoraPaisPanelesIsTheTemplate(t *testing.T) {
-	var schema []Field
-	b, err := schemaFS.ReadFile("schema/" + VentasHoraPaisPaneles + ".json")
+	want, err := schema.Lookup(VentasHoraPaisPaneles)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &schema); err != nil {
-		t.Fatal(err)
-	}
-	want := Table{Name: VentasHoraPaisPaneles, Schema: schema, PartitionField: "window_start", Clustering: []string{"pais"}}
 	got, err := Lookup(VentasHoraPaisPaneles)
 	if err != nil {
 		t.Fatal(err)
 	}
+	want.Name, want.PartitionField, want.Clustering = VentasHoraPaisPaneles, "window_start", []string{"pais"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-schema file +Lookup):\n%s", diff)
 	}
@@ -120,29 +116,5 @@ func TestPanesTable(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// The sliding aggregation's view reads its own panes table by its own key.
-func TestViewSQLOfADeclaredAggregation(t *testing.T) {
-	v := View{Name: "ventas_sku_hora_movil", Panes: "ventas_sku_hora_movil_paneles", Key: "sku", Accumulation: Accumulating}
-	got, err := v.SQL(DuckDB, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "SELECT aggregation, window_start, window_end, sku, importe, pedidos, unidades, timing, pane_index\n" +
-		"FROM ventas_sku_hora_movil_paneles\n" +
-		"WHERE TRUE\n" +
-		"QUALIFY ROW_NUMBER() OVER (PARTITION BY aggregation, window_start, sku ORDER BY pane_index DESC) = 1"
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	old, err := ViewSQL(Discarding, BigQuery, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	same, err := View{Name: VentasHoraPais, Panes: VentasHoraPaisPaneles, Key: "pais", Accumulation: Discarding}.SQL(BigQuery, nil)
-	if err != nil || same != old {
-		t.Errorf("View.SQL of ventas_hora_pais differs from ViewSQL (%v):\n%s\n%s", err, same, old)
 	}
 }

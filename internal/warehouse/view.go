@@ -17,9 +17,14 @@ const viewKey = "pais"
 // ViewColumns are the columns of the dashboard view VentasHoraPais, in order.
 var ViewColumns = []string{"aggregation", "window_start", "window_end", viewKey, "importe", "pedidos", "unidades", "timing", "pane_index"}
 
-// ViewSQL renders the SELECT that defines the dashboard view VentasHoraPais
-// over VentasHoraPaisPaneles for an accumulation mode, so that Terraform's
-// BigQuery view and the embedded warehouse share one definition:
+// Columns are the view's columns, in order: ViewColumns with v's key.
+func (v View) Columns() []string {
+	return []string{"aggregation", "window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"}
+}
+
+// SQL renders the SELECT that defines the dashboard view v over its panes
+// table in v's accumulation mode, so that Terraform's BigQuery view and the
+// embedded warehouse share one definition:
 //
 //   - ACCUMULATING: the latest pane of each (aggregation, window_start, key);
 //     summing panes would double count.
@@ -29,17 +34,6 @@ var ViewColumns = []string{"aggregation", "window_start", "window_end", viewKey,
 // BigQuery accepts QUALIFY only next to WHERE, GROUP BY or HAVING, hence the
 // WHERE TRUE. In DISCARDING mode a pane written twice (a streaming
 // insert's dedup is best effort) is counted once, by its identity.
-func ViewSQL(mode string, d Dialect, qualify func(table string) string) (string, error) {
-	return View{Name: VentasHoraPais, Panes: VentasHoraPaisPaneles, Key: viewKey, Accumulation: mode}.SQL(d, qualify)
-}
-
-// Columns are the view's columns, in order: ViewColumns with v's key.
-func (v View) Columns() []string {
-	return []string{"aggregation", "window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"}
-}
-
-// SQL renders the SELECT that defines v over its panes table, as ViewSQL
-// does for VentasHoraPais, in v's accumulation mode.
 //
 // A session view leaves out the sessions whose latest pane is MERGED: they
 // merged into another and no longer exist (their DISCARDING panes sum to

@@ -5,6 +5,11 @@ import (
 	"testing"
 )
 
+// hourly is the view ventas_hora_pais in mode.
+func hourly(mode string) View {
+	return View{Name: VentasHoraPais, Panes: VentasHoraPaisPaneles, Key: "pais", Accumulation: mode}
+}
+
 func TestViewSQL(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -20,7 +25,7 @@ func TestViewSQL(t *testing.T) {
 	sessions := View{Name: "sesiones_cliente", Panes: "sesiones_cliente_paneles", Key: "cliente_id", Session: true}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ViewSQL(tc.mode, tc.dialect, tc.qualify)
+			got, err := hourly(tc.mode).SQL(tc.dialect, tc.qualify)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -30,6 +35,16 @@ func TestViewSQL(t *testing.T) {
 			}
 		})
 	}
+	// The sliding aggregation's view reads its own panes table by its own key.
+	t.Run("view.sku.accumulating.duckdb.sql", func(t *testing.T) {
+		v := View{Name: "ventas_sku_hora_movil", Panes: "ventas_sku_hora_movil_paneles", Key: "sku",
+			Accumulation: Accumulating}
+		got, err := v.SQL(DuckDB, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "view.sku.accumulating.duckdb.sql", got)
+	})
 	// A session view is the same view, less the sessions that merged into
 	// another, as terraform/sql/view_*.sql says.
 	for _, tc := range tests {
@@ -79,7 +94,7 @@ func TestViewSQLErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if sql, err := ViewSQL(tc.mode, tc.dialect, nil); err == nil {
+			if sql, err := hourly(tc.mode).SQL(tc.dialect, nil); err == nil {
 				t.Errorf("rendered, want an error:\n%s", sql)
 			}
 		})

@@ -108,9 +108,6 @@ func (e *Emulator) Stop() {
 	<-e.done
 }
 
-// Output is the tail of what the emulator printed.
-func (e *Emulator) Output() string { return e.out.String() }
-
 func freePorts(n int) ([]string, error) {
 	var ports []string
 	var ls []net.Listener

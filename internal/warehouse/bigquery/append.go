@@ -101,7 +101,7 @@ func newRowSaver(t warehouse.Table, r warehouse.Row) (rowSaver, error) {
 			}
 			continue
 		}
-		b, err := appendCell(nil, f.Type, v)
+		b, err := appendValue(nil, f.Type, &v)
 		if err != nil {
 			return rowSaver{}, fmt.Errorf("row %s: column %s: %w", r.ID, f.Name, err)
 		}

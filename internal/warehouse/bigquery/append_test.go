@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,23 +134,20 @@ func TestAppend(t *testing.T) {
 }
 
 // TestAppendRejectedRow: a row BigQuery rejects fails the call with its ID
-// and reason; the rest of the request is "stopped", and nothing lands.
+// (not the hash a long one is sent as) and reason; the rest of the request
+// is "stopped", and nothing lands.
 func TestAppendRejectedRow(t *testing.T) {
 	e := newTestEnv(t)
 	// A value the adapter's own checks let through but BigQuery refuses:
 	// the fake knows the table with pais as INT64, so "34" passes and "FR"
 	// does not.
 	ok := pane(t, "34", 0, "1")
-	rejected := pane(t, "FR", 0, "1")
-	tb, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb.Schema = slices.Clone(tb.Schema)
+	rejected := longPane(t, "FR")
+	tb := mustTable(t, warehouse.VentasHoraPaisPaneles)
 	tb.Schema[tb.Column("pais")].Type = warehouse.Int64
 	e.fake.SetTable(tb)
 
-	err = e.w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, []warehouse.Row{ok, rejected})
+	err := e.w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, []warehouse.Row{ok, rejected})
 	checkErr(t, err, "2 rows rejected: row "+rejected.ID+": invalid: field pais: Could not parse 'FR' as INT64")
 	checkErr(t, err, "row "+ok.ID+": stopped: ")
 	if n := len(e.fake.Rows(warehouse.VentasHoraPaisPaneles)); n != 0 {

@@ -78,7 +78,8 @@ func newSQLTestEnv(t *testing.T, mode string) *testEnv {
 		t.Skip("-short: bqfake runs its queries on the BigQuery emulator; run without -short")
 	}
 	url, track := sqlEngine(t, mode)
-	e := newTestEnvWith(t, bqfake.Options{SQL: url, Accumulation: mode})
+	e := newLaxTestEnv(t, bqfake.Options{SQL: url, Accumulation: mode})
+	e.fake.FailOnViolations(t)
 	track(e.fake)
 	return e
 }

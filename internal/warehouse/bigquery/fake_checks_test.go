@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
 // TestFakeChecksRequests shows that bqfake refuses what BigQuery refuses,
@@ -144,10 +145,7 @@ func TestFakeChecksRequests(t *testing.T) {
 		{
 			name: "job without a location",
 			run: func(ctx context.Context, e *testEnv) error {
-				q := e.w.client.Query("SELECT 1")
-				q.JobID = "alpipe-q1"
-				_, err := q.Run(ctx)
-				return err
+				return insertQuery(ctx, e, "alpipe-q1", func(q *bigquery.Query) { q.Location = "" })
 			},
 			wantErr:        "Error 400: bqfake: job alpipe-q1 without a location",
 			wantViolations: []string{"job alpipe-q1 without a location: jobs.get could not find it outside the US and EU multi-regions"},
@@ -155,37 +153,28 @@ func TestFakeChecksRequests(t *testing.T) {
 		{
 			name: "label value with an upper-case letter",
 			run: func(ctx context.Context, e *testEnv) error {
-				q := e.w.client.Query("SELECT 1")
-				q.JobID = "alpipe-q2"
-				q.Location = fakeLocation
-				q.Labels = map[string]string{"alpipe-aggregate": "Ventas"}
-				_, err := q.Run(ctx)
-				return err
+				return insertQuery(ctx, e, "alpipe-q2", func(q *bigquery.Query) {
+					q.Labels = map[string]string{"alpipe-aggregate": "Ventas"}
+				})
 			},
 			wantErr: `Invalid label key "alpipe-aggregate" or label value "Ventas"`,
 		},
 		{
 			name: "label value of 64 characters",
 			run: func(ctx context.Context, e *testEnv) error {
-				q := e.w.client.Query("SELECT 1")
-				q.JobID = "alpipe-q3"
-				q.Location = fakeLocation
-				q.Labels = map[string]string{"alpipe-aggregate": strings.Repeat("v", 64)}
-				_, err := q.Run(ctx)
-				return err
+				return insertQuery(ctx, e, "alpipe-q3", func(q *bigquery.Query) {
+					q.Labels = map[string]string{"alpipe-aggregate": strings.Repeat("v", 64)}
+				})
 			},
 			wantErr: "at most 63 characters",
 		},
 		{
 			name: "refresh of a partition outside the DAY range",
 			run: func(ctx context.Context, e *testEnv) error {
-				q := e.w.client.Query("SELECT 1")
-				q.JobID = "alpipe-r3"
-				q.Location = fakeLocation
-				q.Dst = e.w.dataset.Table("ventas_diarias_sku$21600101")
-				q.CreateDisposition = bigquery.CreateNever
-				_, err := q.Run(ctx)
-				return err
+				return insertQuery(ctx, e, "alpipe-r3", func(q *bigquery.Query) {
+					q.Dst = e.w.dataset.Table("ventas_diarias_sku$21600101")
+					q.CreateDisposition = bigquery.CreateNever
+				})
 			},
 			wantErr: "outside the DAY partition range 1960-01-01..2159-12-31",
 		},
@@ -210,7 +199,7 @@ func TestFakeChecksRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newLaxTestEnv(t)
+			e := newLaxTestEnv(t, bqfake.Options{})
 			err := tc.run(context.Background(), e)
 			checkErr(t, err, tc.wantErr)
 			violations := e.fake.Violations()
@@ -232,6 +221,16 @@ func runQuery(ctx context.Context, e *testEnv, id, sql string, dst *bigquery.Tab
 		return err
 	}
 	return waitErr(ctx, e, j)
+}
+
+// insertQuery inserts the query job "SELECT 1" as id in fakeLocation, as
+// edit leaves it, and does not wait for it.
+func insertQuery(ctx context.Context, e *testEnv, id string, edit func(q *bigquery.Query)) error {
+	q := e.w.client.Query("SELECT 1")
+	q.JobID, q.Location = id, fakeLocation
+	edit(q)
+	_, err := q.Run(ctx)
+	return err
 }
 
 func runLoad(ctx context.Context, e *testEnv, id, uri string, schema bigquery.Schema) error {

@@ -363,27 +363,6 @@ func (o *onEmulator) Read(ctx context.Context, s warehouse.Statement) (warehouse
 	return o.readSQL(ctx, s.Name(), sql, rest)
 }
 
-// readSQL runs sql with params as Read runs a named read.
-func (w *Warehouse) readSQL(ctx context.Context, name, sql string, params []warehouse.Param) (warehouse.Result, error) {
-	q := w.newQuery(sql)
-	for _, p := range params {
-		v, err := paramValue(p)
-		if err != nil {
-			return warehouse.Result{}, fmt.Errorf("read %s: %w", name, err)
-		}
-		q.Parameters = append(q.Parameters, bigquery.QueryParameter{Name: p.Name, Value: v})
-	}
-	it, err := q.Read(ctx)
-	if err != nil {
-		return warehouse.Result{}, fmt.Errorf("read %s: %w", name, err)
-	}
-	var c warehouse.Collect
-	if err := collect(it, &c); err != nil {
-		return warehouse.Result{}, fmt.Errorf("read %s: %w", name, err)
-	}
-	return c.Result, nil
-}
-
 // timestampArray writes ts as a GoogleSQL ARRAY<TIMESTAMP> literal.
 func timestampArray(ts []warehouse.Value) string {
 	lits := make([]string, len(ts))

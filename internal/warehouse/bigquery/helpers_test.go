@@ -44,24 +44,14 @@ type testEnv struct {
 // newTestEnv fails the test at cleanup on any bqfake violation.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	return newTestEnvWith(t, bqfake.Options{})
-}
-
-// newTestEnvWith is newTestEnv over a fake with the given accumulation.
-func newTestEnvWith(t *testing.T, opt bqfake.Options) *testEnv {
-	t.Helper()
-	e := newLaxTestEnvWith(t, opt)
+	e := newLaxTestEnv(t, bqfake.Options{})
 	e.fake.FailOnViolations(t)
 	return e
 }
 
-// newLaxTestEnv leaves violations to the test (see TestFakeChecksRequests).
-func newLaxTestEnv(t *testing.T) *testEnv {
-	t.Helper()
-	return newLaxTestEnvWith(t, bqfake.Options{})
-}
-
-func newLaxTestEnvWith(t *testing.T, opt bqfake.Options) *testEnv {
+// newLaxTestEnv leaves violations to the test (see TestFakeChecksRequests);
+// opt's SQL and Accumulation configure the fake.
+func newLaxTestEnv(t *testing.T, opt bqfake.Options) *testEnv {
 	t.Helper()
 	ctx := context.Background()
 	local, err := fakegcs.Start("", testBucket)
@@ -101,7 +91,7 @@ func newLaxTestEnvWith(t *testing.T, opt bqfake.Options) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	rs := &recordingStaging{inner: gcs}
+	rs := &recordingStaging{Staging: gcs}
 	w, err := New(client, rs, Options{
 		Project:       testProject,
 		Dataset:       testDataset,
@@ -134,22 +124,13 @@ func jobIDs(f *bqfake.Fake) []string {
 	return ids
 }
 
-func jobConfig(f *bqfake.Fake, id string) *bq.JobConfiguration {
-	for _, j := range f.Jobs() {
-		if j.ID == id {
-			return j.Config
-		}
+// findJob returns the job id of f, or the zero Job.
+func findJob(f *bqfake.Fake, id string) bqfake.Job {
+	jobs := f.Jobs()
+	if i := slices.IndexFunc(jobs, func(j bqfake.Job) bool { return j.ID == id }); i >= 0 {
+		return jobs[i]
 	}
-	return nil
-}
-
-func jobState(f *bqfake.Fake, id string) string {
-	for _, j := range f.Jobs() {
-		if j.ID == id {
-			return j.State
-		}
-	}
-	return ""
+	return bqfake.Job{}
 }
 
 // staged lists the objects left under the staging prefix.
@@ -168,32 +149,24 @@ func (e *testEnv) staged(t *testing.T) []string {
 // recordingStaging passes through to objects.GCS and records what the
 // adapter asked of it.
 type recordingStaging struct {
-	inner Staging
+	Staging // Delete passes through
 
 	mu      sync.Mutex
 	creates []string
 	aborts  []string
-	deletes []string
 }
 
 func (s *recordingStaging) Create(ctx context.Context, bucket, name, contentType string, metadata map[string]string) objects.Writer {
 	s.mu.Lock()
 	s.creates = append(s.creates, name)
 	s.mu.Unlock()
-	return &recordingWriter{Writer: s.inner.Create(ctx, bucket, name, contentType, metadata), s: s, name: name}
+	return &recordingWriter{Writer: s.Staging.Create(ctx, bucket, name, contentType, metadata), s: s, name: name}
 }
 
-func (s *recordingStaging) Delete(ctx context.Context, bucket, name string) error {
-	s.mu.Lock()
-	s.deletes = append(s.deletes, name)
-	s.mu.Unlock()
-	return s.inner.Delete(ctx, bucket, name)
-}
-
-func (s *recordingStaging) log() (creates, aborts, deletes []string) {
+func (s *recordingStaging) log() (creates, aborts []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.creates), slices.Clone(s.aborts), slices.Clone(s.deletes)
+	return slices.Clone(s.creates), slices.Clone(s.aborts)
 }
 
 type recordingWriter struct {

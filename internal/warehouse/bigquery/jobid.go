@@ -3,39 +3,14 @@ package bigquery
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// maxLoadIDLen is the longest Load ID the port allows (see warehouse.Load).
-const maxLoadIDLen = 900
-
 // maxJobIDLen is BigQuery's limit on a job ID.
 const maxJobIDLen = 1024
-
-// checkJobIDPart accepts what BigQuery accepts in a job ID: letters, digits,
-// '_' and '-', here at most max bytes.
-func checkJobIDPart(s string, max int) error {
-	if s == "" {
-		return errors.New("empty")
-	}
-	if len(s) > max {
-		return fmt.Errorf("%d bytes, more than %d", len(s), max)
-	}
-	for i := 0; i < len(s); i++ {
-		if !jobIDByte(s[i]) {
-			return fmt.Errorf("byte %q at %d: only letters, digits, '_' and '-' are allowed", s[i], i)
-		}
-	}
-	return nil
-}
-
-func jobIDByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
-}
 
 // loadJobID names attempt n (from 1) of a Load: "<prefix>-<ID>-a<n>". The
 // ID identifies the source, so every instance handling the same source

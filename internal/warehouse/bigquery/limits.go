@@ -21,20 +21,6 @@ const (
 	maxLabelLen = 63
 )
 
-// The DAY partitions BigQuery can address with a $YYYYMMDD decorator.
-var (
-	firstPartition = mustDate(warehouse.FirstPartitionDate)
-	lastPartition  = mustDate(warehouse.LastPartitionDate)
-)
-
-func mustDate(s string) time.Time {
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		panic("bigquery: bad date constant " + s)
-	}
-	return t
-}
-
 // hashedInsertIDPrefix starts an insertId derived from a long row ID.
 const hashedInsertIDPrefix = "sha256-"
 
@@ -80,8 +66,10 @@ func labelText(s string) bool {
 // address: its rows sit in the __UNPARTITIONED__ partition, and a refresh
 // job naming table$YYYYMMDD would fail.
 func checkPartitionDay(day int32) error {
-	t := time.Unix(int64(day)*86400, 0).UTC()
-	if t.Before(firstPartition) || t.After(lastPartition) {
+	// The constants are dates (TestRefreshDailyErrors refreshes both).
+	first, _ := time.Parse(time.DateOnly, warehouse.FirstPartitionDate)
+	last, _ := time.Parse(time.DateOnly, warehouse.LastPartitionDate)
+	if t := warehouse.DayTime(day); t.Before(first) || t.After(last) {
 		return fmt.Errorf("date %s is outside BigQuery's DAY partition range %s..%s", t.Format(time.DateOnly), warehouse.FirstPartitionDate, warehouse.LastPartitionDate)
 	}
 	return nil

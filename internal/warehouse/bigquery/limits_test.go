@@ -49,8 +49,8 @@ func longPane(t *testing.T, pais string) warehouse.Row {
 	return r
 }
 
-// TestAppendLongIdentity: a row ID over 128 characters is sent hashed,
-// stays deduplicated on retry, and errors still name the row's own ID.
+// TestAppendLongIdentity: a row ID over 128 characters is sent hashed and
+// stays deduplicated on retry (TestAppendRejectedRow: errors name the ID).
 func TestAppendLongIdentity(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
@@ -69,18 +69,6 @@ func TestAppendLongIdentity(t *testing.T) {
 	if n := len(e.fake.Rows(warehouse.VentasHoraPaisPaneles)); n != 1 {
 		t.Errorf("%d rows, want 1", n)
 	}
-
-	// A row BigQuery rejects is named by its ID, not by the hash.
-	tb, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb.Schema = append([]warehouse.Field(nil), tb.Schema...)
-	tb.Schema[tb.Column("pais")].Type = warehouse.Int64
-	e.fake.SetTable(tb)
-	fr := longPane(t, "FR")
-	err = e.w.Append(ctx, warehouse.VentasHoraPaisPaneles, []warehouse.Row{fr})
-	checkErr(t, err, "row "+fr.ID+": invalid: field pais")
 }
 
 func TestCheckLabels(t *testing.T) {
@@ -99,39 +87,6 @@ func TestCheckLabels(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkErr(t, checkLabels(tc.labels), tc.wantErr)
-		})
-	}
-}
-
-// TestRefreshDailyOutsidePartitionRange: a date no DAY partition can hold
-// is refused before any job, permanently, and the other dates still run
-// (two jobs each: the refresh and its overflow report).
-func TestRefreshDailyOutsidePartitionRange(t *testing.T) {
-	tests := []struct {
-		name     string
-		dates    []string
-		wantErr  string
-		wantJobs int
-	}{
-		{name: "first and last partitions", dates: []string{"1960-01-01", "2159-12-31"}, wantJobs: 4},
-		{name: "before 1960", dates: []string{"1959-12-31", "2026-03-14"}, wantErr: "date 1959-12-31 is outside BigQuery's DAY partition range", wantJobs: 2},
-		{name: "after 2159", dates: []string{"2160-01-01"}, wantErr: "date 2160-01-01 is outside", wantJobs: 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			e := newTestEnv(t)
-			var days []int32
-			for _, d := range tc.dates {
-				days = append(days, day(t, d))
-			}
-			err := e.w.RefreshDaily(context.Background(), warehouse.VentasDiariasSKU, days)
-			checkErr(t, err, tc.wantErr)
-			if tc.wantErr != "" && !warehouse.IsPermanent(err) {
-				t.Errorf("error %v is not permanent", err)
-			}
-			if n := len(e.fake.Jobs()); n != tc.wantJobs {
-				t.Errorf("%d jobs, want %d", n, tc.wantJobs)
-			}
 		})
 	}
 }

@@ -54,7 +54,7 @@ func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.Loa
 	if w.opt.StagingBucket == "" {
 		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, ErrNoStaging)
 	}
-	if err := checkJobIDPart(req.ID, maxLoadIDLen); err != nil {
+	if err := warehouse.CheckID(req.ID, warehouse.MaxLoadIDLen); err != nil {
 		return warehouse.LoadResult{}, fmt.Errorf("load %q: invalid ID: %w", req.ID, err)
 	}
 	t, err := w.table(req.Table)

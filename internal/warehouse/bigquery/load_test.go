@@ -40,9 +40,9 @@ func TestLoadJobIDs(t *testing.T) {
 			wantJob: "alpipe_staging-2-x-a3", wantStaging: "cargas/x/a3-0123456789abcdef.ndjson",
 		},
 		{
-			name: "longest ID still fits BigQuery's 1,024", prefix: strings.Repeat("p", maxJobPrefixLen), id: strings.Repeat("i", maxLoadIDLen), attempt: maxAttempts,
-			wantJob:     strings.Repeat("p", maxJobPrefixLen) + "-" + strings.Repeat("i", maxLoadIDLen) + "-a20",
-			wantStaging: "cargas/" + strings.Repeat("i", maxLoadIDLen) + "/a20-0123456789abcdef.ndjson",
+			name: "longest ID still fits BigQuery's 1,024", prefix: strings.Repeat("p", maxJobPrefixLen), id: strings.Repeat("i", warehouse.MaxLoadIDLen), attempt: maxAttempts,
+			wantJob:     strings.Repeat("p", maxJobPrefixLen) + "-" + strings.Repeat("i", warehouse.MaxLoadIDLen) + "-a20",
+			wantStaging: "cargas/" + strings.Repeat("i", warehouse.MaxLoadIDLen) + "/a20-0123456789abcdef.ndjson",
 		},
 	}
 	for _, tc := range tests {
@@ -72,11 +72,11 @@ func TestCheckJobIDPart(t *testing.T) {
 		{name: "slash from an object name", in: "exportaciones/2026", wantErr: `'/'`},
 		{name: "dot", in: "pedidos.csv", wantErr: `'.'`},
 		{name: "non-ASCII", in: "año", wantErr: "only letters"},
-		{name: "too long", in: strings.Repeat("x", maxLoadIDLen+1), wantErr: "more than 900"},
+		{name: "too long", in: strings.Repeat("x", warehouse.MaxLoadIDLen+1), wantErr: "more than 900"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkJobIDPart(tc.in, maxLoadIDLen)
+			err := warehouse.CheckID(tc.in, warehouse.MaxLoadIDLen)
 			checkErr(t, err, tc.wantErr)
 		})
 	}
@@ -234,7 +234,7 @@ func TestLoad(t *testing.T) {
 			if diff := cmp.Diff(tc.wantInserts, inserts(e.fake.Calls())); diff != "" {
 				t.Errorf("jobs.insert calls (-want +got):\n%s", diff)
 			}
-			creates, aborts, _ := e.staging.log()
+			creates, aborts := e.staging.log()
 			if diff := cmp.Diff(tc.wantCreates, untoken(creates)); diff != "" {
 				t.Errorf("staged objects (-want +got):\n%s", diff)
 			}
@@ -254,45 +254,15 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// TestLoadRetryAfterFailure runs the sequence the ingest sees: a load job
-// fails, the caller retries the same Load, the retry uses attempt 2.
-func TestLoadRetryAfterFailure(t *testing.T) {
-	e := newTestEnv(t)
-	a1 := loadJobID("alpipe", testLoadID, 1)
-	a2 := loadJobID("alpipe", testLoadID, 2)
-	e.fake.FailJob(a1, "internalError", "scripted")
-	ctx := context.Background()
-	_, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 4)}})
-	checkErr(t, err, a1)
-	got, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 4)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(warehouse.LoadResult{Rows: 4}, got); diff != "" {
-		t.Errorf("retry (-want +got):\n%s", diff)
-	}
-	again, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 4)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(warehouse.LoadResult{AlreadyLoaded: true}, again); diff != "" {
-		t.Errorf("third call (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{a1, a2}, inserts(e.fake.Calls())); diff != "" {
-		t.Errorf("jobs.insert calls (-want +got):\n%s", diff)
-	}
-	if n := len(e.fake.Rows(warehouse.LineasPedido)); n != 4 {
-		t.Errorf("table holds %d rows, want 4", n)
-	}
-}
-
-// TestLoadJobConfiguration checks the load job exactly as BigQuery receives it.
+// TestLoadJobConfiguration checks the load job exactly as BigQuery
+// receives it, and what BigQuery parsed from the staged file: money exact,
+// dates and timestamps as written, NULL absent.
 func TestLoadJobConfiguration(t *testing.T) {
 	e := newTestEnv(t)
 	if _, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 2)}}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := jobConfig(e.fake, loadJobID("alpipe", testLoadID, 1))
+	cfg := findJob(e.fake, loadJobID("alpipe", testLoadID, 1)).Config
 	if cfg == nil || cfg.Load == nil {
 		t.Fatalf("no load job recorded: %v", jobIDs(e.fake))
 	}
@@ -334,27 +304,18 @@ func TestLoadJobConfiguration(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("load configuration (-want +got):\n%s", diff)
 	}
-}
-
-// TestLoadedValues checks what BigQuery parsed from the staged file: money
-// exact, dates and timestamps as written, NULL absent.
-func TestLoadedValues(t *testing.T) {
-	e := newTestEnv(t)
-	if _, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 2)}}); err != nil {
-		t.Fatal(err)
-	}
 	rows := e.fake.Rows(warehouse.LineasPedido)
 	if len(rows) != 2 {
 		t.Fatalf("got %d rows, want 2", len(rows))
 	}
-	want := map[string]any{
+	wantRow := map[string]any{
 		"pedido_id": "P-1001", "linea": int64(2), "fecha": "2026-03-14", "sku": "SKU-ABC", "cantidad": int64(2),
 		"precio_unitario": big.NewRat(899, 10), "cliente_id": nil, "pais": "ES", "importe": big.NewRat(1798, 10),
 		"source_object":     "gs://alpina-landing/exportaciones/2026/03/14/pedidos.csv",
 		"source_generation": int64(1710408615123456), "source_line": int64(3),
 		"ingested_at": "2026-03-14T09:30:15.123456Z",
 	}
-	if diff := cmp.Diff(want, rows[1], cmp.Comparer(func(a, b *big.Rat) bool { return a.Cmp(b) == 0 })); diff != "" {
+	if diff := cmp.Diff(wantRow, rows[1], cmp.Comparer(func(a, b *big.Rat) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("second row (-want +got):\n%s", diff)
 	}
 }
@@ -454,14 +415,14 @@ func TestLoadEmptyCommitsTheID(t *testing.T) {
 		t.Errorf("second Load read its rows %d times", again.reads)
 	}
 	a1 := loadJobID("alpipe", testLoadID, 1)
-	cfg := jobConfig(e.fake, a1)
+	cfg := findJob(e.fake, a1).Config
 	if cfg == nil || cfg.Query == nil || cfg.Query.Query != emptyLoadSQL || cfg.Query.DestinationTable != nil {
 		t.Errorf("marker job %s: want a query job %q without destination, got %+v", a1, emptyLoadSQL, cfg)
 	}
 	if n := len(e.fake.Rows(warehouse.LineasPedido)); n != 0 {
 		t.Errorf("table holds %d rows, want 0", n)
 	}
-	if creates, _, _ := e.staging.log(); len(creates) != 0 {
+	if creates, _ := e.staging.log(); len(creates) != 0 {
 		t.Errorf("staged %v for no rows", creates)
 	}
 }
@@ -559,7 +520,7 @@ func TestLoadStagesLargeFilesInParts(t *testing.T) {
 			src := &sliceRows{rows: lineas(t, rows), failAt: tc.failAt}
 			got, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src})
 			checkErr(t, err, tc.wantErr)
-			creates, _, _ := e.staging.log()
+			creates, _ := e.staging.log()
 			if len(creates) < 2 {
 				t.Fatalf("staged %d objects (%v), want several parts", len(creates), creates)
 			}

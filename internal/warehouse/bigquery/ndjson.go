@@ -116,11 +116,7 @@ func appendInt(dst []byte, n int64) []byte {
 	return append(dst, '"')
 }
 
-// appendCell appends one non-NULL value as JSON.
-func appendCell(dst []byte, typ warehouse.Type, v warehouse.Value) ([]byte, error) {
-	return appendValue(dst, typ, &v)
-}
-
+// appendValue appends one non-NULL value as JSON.
 func appendValue(dst []byte, typ warehouse.Type, v *warehouse.Value) ([]byte, error) {
 	switch typ {
 	case warehouse.String:

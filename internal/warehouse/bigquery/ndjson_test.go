@@ -87,7 +87,7 @@ func TestEncodeGolden(t *testing.T) {
 	}
 }
 
-func TestAppendCell(t *testing.T) {
+func TestAppendValue(t *testing.T) {
 	tests := []struct {
 		name    string
 		typ     warehouse.Type
@@ -110,7 +110,7 @@ func TestAppendCell(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := appendCell(nil, tc.typ, tc.v)
+			got, err := appendValue(nil, tc.typ, &tc.v)
 			checkErr(t, err, tc.wantErr)
 			if tc.wantErr != "" {
 				return

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
-	"strings"
 	"time"
 
 	"cloud.google.com/go/bigquery"
@@ -18,16 +17,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-var _ warehouse.RowStreamer = (*Warehouse)(nil)
-
 // Query runs one read-only SQL statement and returns its whole answer (see
 // QueryRows).
 func (w *Warehouse) Query(ctx context.Context, sql string) (warehouse.Result, error) {
-	var c warehouse.Collect
-	if err := w.QueryRows(ctx, sql, &c); err != nil {
-		return warehouse.Result{}, err
-	}
-	return c.Result, nil
+	return warehouse.Collected(ctx, sql, w.QueryRows)
 }
 
 // QueryRows runs one read-only SQL statement (GoogleSQL) with the dataset
@@ -110,10 +103,6 @@ func (w *Warehouse) checkSelect(ctx context.Context, sql string) error {
 	return nil
 }
 
-// maxDecimalScale is BIGNUMERIC's scale, the most fractional digits a
-// BigQuery decimal can have; NUMERIC has 9.
-const maxDecimalScale = 38
-
 // render writes one value as text: NULL as "NULL", NUMERIC exactly as the
 // shortest decimal ("179.8", "0", "-0.05", like numeric.Dec), DATE as
 // YYYY-MM-DD, TIMESTAMP as RFC 3339 in UTC.
@@ -126,7 +115,7 @@ func render(v bigquery.Value) string {
 	case int64:
 		return strconv.FormatInt(x, 10)
 	case *big.Rat:
-		return ratString(x)
+		return warehouse.DecimalString(x)
 	case civil.Date:
 		return x.String()
 	case time.Time:
@@ -141,16 +130,4 @@ func render(v bigquery.Value) string {
 		return x.String()
 	}
 	return fmt.Sprint(v)
-}
-
-// ratString renders a NUMERIC or BIGNUMERIC exactly: their values have at
-// most 38 fractional digits, so FloatString(38) loses nothing, and the
-// trailing zeros are then dropped.
-func ratString(r *big.Rat) string {
-	if r.IsInt() {
-		return r.Num().String()
-	}
-	s := r.FloatString(maxDecimalScale)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
 }

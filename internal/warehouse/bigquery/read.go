@@ -17,21 +17,28 @@ import (
 // Its text is fixed in package warehouse as a SELECT, so no dry run checks
 // it first; its answer is rendered as Query renders it.
 func (w *Warehouse) Read(ctx context.Context, s warehouse.Statement) (warehouse.Result, error) {
-	q := w.newQuery(s.SQL())
-	for _, p := range s.Params() {
+	return w.readSQL(ctx, s.Name(), s.SQL(), s.Params())
+}
+
+// readSQL runs sql with params as Read runs the named read name (the
+// GoogleSQL run sends some reads rewritten for the emulator).
+func (w *Warehouse) readSQL(ctx context.Context, name, sql string,
+	params []warehouse.Param) (warehouse.Result, error) {
+	q := w.newQuery(sql)
+	for _, p := range params {
 		v, err := paramValue(p)
 		if err != nil {
-			return warehouse.Result{}, fmt.Errorf("read %s: %w", s.Name(), err)
+			return warehouse.Result{}, fmt.Errorf("read %s: %w", name, err)
 		}
 		q.Parameters = append(q.Parameters, bigquery.QueryParameter{Name: p.Name, Value: v})
 	}
 	var c warehouse.Collect
 	it, err := q.Read(ctx)
-	if err != nil {
-		return warehouse.Result{}, fmt.Errorf("read %s: %w", s.Name(), err)
+	if err == nil {
+		err = collect(it, &c)
 	}
-	if err := collect(it, &c); err != nil {
-		return warehouse.Result{}, fmt.Errorf("read %s: %w", s.Name(), err)
+	if err != nil {
+		return warehouse.Result{}, fmt.Errorf("read %s: %w", name, err)
 	}
 	return c.Result, nil
 }

@@ -108,13 +108,18 @@ func (w *Warehouse) startCheck(ctx context.Context, agg warehouse.Aggregate, ref
 	if err != nil {
 		return nil, err
 	}
-	jobID := refreshID + "-overflows"
-	if err := checkJobIDPart(jobID, maxJobIDLen); err != nil {
+	q := w.newQuery(sql)
+	q.Labels = map[string]string{"alpipe-aggregate": agg.Table}
+	return w.start(ctx, q, refreshID+"-overflows")
+}
+
+// start inserts q as job jobID. A 409 can only be a retried insert of this
+// very call, the ID being random: the job is ours, and waited for.
+func (w *Warehouse) start(ctx context.Context, q *bigquery.Query, jobID string) (*bigquery.Job, error) {
+	if err := warehouse.CheckID(jobID, maxJobIDLen); err != nil {
 		return nil, &warehouse.PermanentError{Err: fmt.Errorf("job ID %q: %w", jobID, err)}
 	}
-	q := w.newQuery(sql)
 	q.JobID = jobID
-	q.Labels = map[string]string{"alpipe-aggregate": agg.Table}
 	j, err := q.Run(ctx)
 	if isDuplicate(err) {
 		j, err = w.job(ctx, jobID)
@@ -164,36 +169,18 @@ func (w *Warehouse) startRefresh(ctx context.Context, agg warehouse.Aggregate, s
 	if err != nil {
 		return nil, err
 	}
-	if err := checkJobIDPart(jobID, maxJobIDLen); err != nil {
-		return nil, &warehouse.PermanentError{Err: fmt.Errorf("job ID %q: %w", jobID, err)}
-	}
 	labels := map[string]string{"alpipe-aggregate": agg.Table}
 	if err := checkLabels(labels); err != nil {
 		return nil, &warehouse.PermanentError{Err: err}
 	}
-	q := w.client.Query(sql)
-	q.JobID = jobID
-	q.Location = w.opt.Location
-	q.DefaultProjectID = w.opt.Project
-	q.DefaultDatasetID = w.opt.Dataset
-	q.Parameters = []bigquery.QueryParameter{{
-		Name:  warehouse.DateParam,
-		Value: civil.DateOf(warehouse.DayTime(day)),
-	}}
+	q := w.newQuery(sql)
+	date := civil.DateOf(warehouse.DayTime(day))
+	q.Parameters = []bigquery.QueryParameter{{Name: warehouse.DateParam, Value: date}}
 	q.Dst = w.dataset.Table(agg.Table + "$" + partitionID(day))
 	q.WriteDisposition = bigquery.WriteTruncate
 	q.CreateDisposition = bigquery.CreateNever
 	q.Labels = labels
-	j, err := q.Run(ctx)
-	if isDuplicate(err) {
-		// Only a retried insert of this very call can collide with a
-		// random ID: the job is ours, wait for it.
-		j, err = w.job(ctx, jobID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("insert job %s: %w", jobID, err)
-	}
-	return j, nil
+	return w.start(ctx, q, jobID)
 }
 
 // qualify names a table of the dataset fully, so the SQL means the same

@@ -121,7 +121,7 @@ func TestRefreshDaily(t *testing.T) {
 			var got []refreshSummary
 			for _, id := range jobIDs(e.fake) {
 				got = append(got, summarize(t, e.fake, id))
-				if state := jobState(e.fake, id); state != "DONE" {
+				if state := findJob(e.fake, id).State; state != "DONE" {
 					t.Errorf("RefreshDaily returned while job %s is %s", id, state)
 				}
 			}
@@ -161,22 +161,33 @@ func TestRefreshDailyNewJobEachTime(t *testing.T) {
 	}
 }
 
+// TestRefreshDailyErrors: an unknown aggregate or a date no DAY partition
+// can hold is refused before any job, the date permanently while the other
+// dates still run (two jobs each: the refresh and its overflow report); a
+// job that fails is named by its date.
 func TestRefreshDailyErrors(t *testing.T) {
 	tests := []struct {
-		name      string
-		aggregate string
-		setup     func(f *bqfake.Fake)
-		dates     []string
-		wantErr   string
+		name          string
+		aggregate     string
+		setup         func(f *bqfake.Fake)
+		dates         []string
+		wantErr       string
+		wantPermanent bool
+		wantJobs      int
 	}{
 		{name: "unknown aggregate", aggregate: "ventas_mensuales", dates: []string{"2026-03-14"}, wantErr: `unknown aggregate "ventas_mensuales"`},
 		{
-			name:      "missing table under CREATE_NEVER fails the job, naming the date",
-			aggregate: warehouse.VentasDiariasSKU,
-			setup:     func(f *bqfake.Fake) { f.DropTable(warehouse.VentasDiariasSKU) },
-			dates:     []string{"2026-03-13", "2026-03-14"},
-			wantErr:   "2026-03-13: job alpipe-refresh-ventas_diarias_sku-20260313-",
+			name:     "missing table under CREATE_NEVER fails the job, naming the date",
+			setup:    func(f *bqfake.Fake) { f.DropTable(warehouse.VentasDiariasSKU) },
+			dates:    []string{"2026-03-13", "2026-03-14"},
+			wantErr:  "2026-03-13: job alpipe-refresh-ventas_diarias_sku-20260313-",
+			wantJobs: 4,
 		},
+		{name: "first and last partitions", dates: []string{"1960-01-01", "2159-12-31"}, wantJobs: 4},
+		{name: "before 1960", dates: []string{"1959-12-31", "2026-03-14"},
+			wantErr: "date 1959-12-31 is outside BigQuery's DAY partition range", wantPermanent: true, wantJobs: 2},
+		{name: "after 2159", dates: []string{"2160-01-01"},
+			wantErr: "date 2160-01-01 is outside", wantPermanent: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,15 +199,24 @@ func TestRefreshDailyErrors(t *testing.T) {
 			for _, d := range tc.dates {
 				days = append(days, day(t, d))
 			}
+			if tc.aggregate == "" {
+				tc.aggregate = warehouse.VentasDiariasSKU
+			}
 			err := e.w.RefreshDaily(context.Background(), tc.aggregate, days)
 			checkErr(t, err, tc.wantErr)
+			if tc.wantPermanent && !warehouse.IsPermanent(err) {
+				t.Errorf("error %v is not permanent", err)
+			}
+			if n := len(e.fake.Jobs()); n != tc.wantJobs {
+				t.Errorf("%d jobs, want %d", n, tc.wantJobs)
+			}
 		})
 	}
 }
 
 func summarize(t *testing.T, f *bqfake.Fake, id string) refreshSummary {
 	t.Helper()
-	cfg := jobConfig(f, id)
+	cfg := findJob(f, id).Config
 	if cfg == nil || cfg.Query == nil {
 		t.Fatalf("job %s is not a query job", id)
 	}

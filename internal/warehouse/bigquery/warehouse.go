@@ -95,7 +95,10 @@ type Warehouse struct {
 	tables  map[string]warehouse.Table
 }
 
-var _ warehouse.Warehouse = (*Warehouse)(nil)
+var (
+	_ warehouse.Warehouse   = (*Warehouse)(nil)
+	_ warehouse.RowStreamer = (*Warehouse)(nil)
+)
 
 // New checks the options and builds the adapter. It makes no request: a
 // wrong project or dataset surfaces on the first job, with BigQuery's reason.
@@ -126,7 +129,7 @@ func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, err
 	if opt.JobPrefix == "" {
 		opt.JobPrefix = DefaultJobPrefix
 	}
-	if err := checkJobIDPart(opt.JobPrefix, maxJobPrefixLen); err != nil {
+	if err := warehouse.CheckID(opt.JobPrefix, maxJobPrefixLen); err != nil {
 		errs = append(errs, fmt.Errorf("job prefix: %w", err))
 	}
 	if opt.PollInterval < 0 {

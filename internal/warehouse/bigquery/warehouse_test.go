@@ -14,12 +14,19 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-func TestNew(t *testing.T) {
+// offlineClient is a client of a closed port: any request it sends fails.
+func offlineClient(t *testing.T) *bigquery.Client {
+	t.Helper()
 	client, err := bigquery.NewClient(context.Background(), testProject, option.WithoutAuthentication(), option.WithEndpoint("http://127.0.0.1:1/bigquery/v2/"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
+	return client
+}
+
+func TestNew(t *testing.T) {
+	client := offlineClient(t)
 	staging := &recordingStaging{}
 	valid := Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket}
 
@@ -106,12 +113,7 @@ func TestNew(t *testing.T) {
 // names the variable to set and is not permanent: the file is fine, the
 // deployment is not.
 func TestLoadWithoutStaging(t *testing.T) {
-	client, err := bigquery.NewClient(context.Background(), testProject, option.WithoutAuthentication(), option.WithEndpoint("http://127.0.0.1:1/bigquery/v2/"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	w, err := New(client, nil, Options{Project: testProject, Dataset: testDataset, Location: "EU"})
+	w, err := New(offlineClient(t), nil, Options{Project: testProject, Dataset: testDataset, Location: "EU"})
 	if err != nil {
 		t.Fatal(err)
 	}

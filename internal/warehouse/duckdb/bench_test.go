@@ -19,27 +19,15 @@ func maxRSSMiB() float64 {
 	return float64(r.Maxrss) / 1024 // Linux reports KiB
 }
 
-// BenchmarkLoad loads the 800,000-row order file into an on-disk database
-// through the CSV spool (kept) and through the duckdb-go Appender.
+// BenchmarkLoad loads the 800,000-row order file into an on-disk database.
 func BenchmarkLoad(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		bulk func(w *Warehouse) bulkFunc
-	}{
-		{"spool_csv", func(w *Warehouse) bulkFunc { return w.spoolAndInsert }},
-		{"appender", func(*Warehouse) bulkFunc { return appendRows }},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			w, err := Open(filepath.Join(b.TempDir(), "wh.duckdb"), Options{TempDir: b.TempDir()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer w.Close()
-			w.bulk = bc.bulk(w)
-			warehousetest.BenchmarkLoad(b, w)
-			b.ReportMetric(maxRSSMiB(), "maxRSS-MiB")
-		})
+	w, err := Open(filepath.Join(b.TempDir(), "wh.duckdb"), Options{TempDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
 	}
+	defer w.Close()
+	warehousetest.BenchmarkLoad(b, w)
+	b.ReportMetric(maxRSSMiB(), "maxRSS-MiB")
 }
 
 // BenchmarkRefreshDaily rebuilds the three dates of one 800,000-row file

@@ -46,10 +46,9 @@ func TestConformance(t *testing.T) {
 		})
 	})
 	t.Run("discarding view", func(t *testing.T) {
-		warehousetest.RunView(t, warehouse.Discarding, open(t, "", Options{Accumulation: warehouse.Discarding}))
-		warehousetest.RunReads(t, func(t *testing.T) warehousetest.Warehouse {
+		warehousetest.RunModeWith(t, func(t *testing.T) warehousetest.Warehouse {
 			return open(t, "", Options{Accumulation: warehouse.Discarding})
-		}, warehouse.Discarding)
+		}, warehousetest.Features{Accumulation: warehouse.Discarding})
 	})
 }
 

@@ -10,17 +10,14 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// maxIDLen is the longest Load ID accepted (see warehouse.Load).
-const maxIDLen = 900
-
 // Load appends req.Rows to req.Table atomically and exactly once per req.ID:
 // the ID's marker row is inserted in the same transaction as the rows, so
 // either both commit or neither does. If req.ID committed before, nothing is
 // read and AlreadyLoaded is true. Concurrent Loads of one ID queue behind a
 // lock, so the second one finds the marker rather than a write conflict.
 func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
-	if err := checkID(req.ID); err != nil {
-		return warehouse.LoadResult{}, fmt.Errorf("load %q: %w", req.ID, err)
+	if err := warehouse.CheckID(req.ID, warehouse.MaxLoadIDLen); err != nil {
+		return warehouse.LoadResult{}, fmt.Errorf("load %q: invalid ID: %w", req.ID, err)
 	}
 	t, err := w.table(req.Table)
 	if err != nil {
@@ -49,7 +46,7 @@ func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.Loa
 	var n int64
 	err = inTx(ctx, conn, func() error {
 		var err error
-		if n, err = w.bulk(ctx, conn, t, req.Rows); err != nil {
+		if n, err = w.spoolAndInsert(ctx, conn, t, req.Rows); err != nil {
 			return err
 		}
 		_, err = conn.ExecContext(ctx, "INSERT INTO "+loadsTable+" VALUES (?, ?, ?, ?)",
@@ -75,8 +72,8 @@ func loaded(ctx context.Context, conn *sql.Conn, id string) (bool, error) {
 
 // inTx runs fn inside one transaction on conn, committing when fn succeeds.
 // The transaction belongs to the dedicated connection rather than to an
-// sql.Tx, so anything run on that connection (the spool's inserter, or a
-// raw-connection Appender) takes part in it.
+// sql.Tx, so anything run on that connection (the spool's inserter) takes
+// part in it.
 func inTx(ctx context.Context, conn *sql.Conn, fn func() error) error {
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err
@@ -89,22 +86,6 @@ func inTx(ctx context.Context, conn *sql.Conn, fn func() error) error {
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return err
-	}
-	return nil
-}
-
-func checkID(id string) error {
-	if id == "" {
-		return errors.New("empty load ID")
-	}
-	if len(id) > maxIDLen {
-		return fmt.Errorf("load ID longer than %d bytes", maxIDLen)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return fmt.Errorf("load ID has byte %q at %d: only letters, digits, '_' and '-' are allowed", c, i)
-		}
 	}
 	return nil
 }

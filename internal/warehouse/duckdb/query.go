@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
@@ -15,18 +14,15 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-var _ warehouse.Warehouse = (*Warehouse)(nil)
-
-var _ warehouse.RowStreamer = (*Warehouse)(nil)
+var (
+	_ warehouse.Warehouse   = (*Warehouse)(nil)
+	_ warehouse.RowStreamer = (*Warehouse)(nil)
+)
 
 // Query runs one read-only SQL statement and returns its whole answer (see
 // QueryRows); callers that cannot bound the answer stream it instead.
 func (w *Warehouse) Query(ctx context.Context, q string) (warehouse.Result, error) {
-	var c warehouse.Collect
-	if err := w.QueryRows(ctx, q, &c); err != nil {
-		return warehouse.Result{}, err
-	}
-	return c.Result, nil
+	return warehouse.Collected(ctx, q, w.QueryRows)
 }
 
 // QueryRows runs one read-only SQL statement and hands its answer to sink
@@ -184,7 +180,10 @@ func formatValue(v any, dbType string) string {
 	case *big.Int:
 		return x.String()
 	case duckdb.Decimal:
-		return formatDecimal(x)
+		if x.Value == nil {
+			return "NULL"
+		}
+		return x.String() // the shortest exact form, as numeric.Dec and BigQuery write it: "0.3", "-12"
 	case time.Time:
 		if dbType == "DATE" {
 			return x.Format(time.DateOnly)
@@ -192,26 +191,4 @@ func formatValue(v any, dbType string) string {
 		return x.UTC().Format(time.RFC3339Nano)
 	}
 	return fmt.Sprint(v)
-}
-
-// formatDecimal writes the shortest exact form of an unscaled value and a
-// scale, as numeric.Dec and BigQuery do: "0.3", "-12", "179.8".
-func formatDecimal(d duckdb.Decimal) string {
-	if d.Value == nil {
-		return "NULL"
-	}
-	digits := new(big.Int).Abs(d.Value).String()
-	scale := int(d.Scale)
-	if len(digits) <= scale {
-		digits = strings.Repeat("0", scale-len(digits)+1) + digits
-	}
-	intPart, frac := digits[:len(digits)-scale], strings.TrimRight(digits[len(digits)-scale:], "0")
-	s := intPart
-	if frac != "" {
-		s += "." + frac
-	}
-	if d.Value.Sign() < 0 {
-		s = "-" + s
-	}
-	return s
 }

@@ -11,9 +11,5 @@ import (
 // literals are made from typed values, never from text a person typed. It
 // is read-only as Query is.
 func (w *Warehouse) Read(ctx context.Context, s warehouse.Statement) (warehouse.Result, error) {
-	var c warehouse.Collect
-	if err := w.QueryRows(ctx, s.Inline(), &c); err != nil {
-		return warehouse.Result{}, err
-	}
-	return c.Result, nil
+	return warehouse.Collected(ctx, s.Inline(), w.QueryRows)
 }

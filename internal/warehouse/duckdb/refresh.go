@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -47,7 +46,7 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	}
 	stmts := []string{
 		"CREATE OR REPLACE TEMP TABLE " + tmp + " AS " + groups,
-		"DELETE FROM " + a.Table + " WHERE " + a.DateColumn + " IN (" + dateList(dates) + ")",
+		"DELETE FROM " + a.Table + " WHERE " + a.DateColumn + " IN (" + warehouse.DateList(dates) + ")",
 		"INSERT INTO " + a.Table + " " + sel,
 	}
 
@@ -111,15 +110,4 @@ func readOverflows(ctx context.Context, conn *sql.Conn, a warehouse.Aggregate, q
 		out = append(out, o...)
 	}
 	return out, rows.Err()
-}
-
-func dateList(dates []int32) string {
-	var b strings.Builder
-	for i, d := range dates {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("DATE '" + warehouse.FormatDate(d) + "'")
-	}
-	return b.String()
 }

@@ -57,9 +57,6 @@ type Warehouse struct {
 	tables  map[string]warehouse.Table
 	tempDir string
 	spool   *os.File // holds the temp folder's shared lock (claimSpoolDir)
-	// bulk appends a Load's rows inside its transaction: spoolAndInsert,
-	// or appendRows when a benchmark compares the two.
-	bulk bulkFunc
 
 	loads   keyedMutex // one Load per ID at a time, so a duplicate waits and then sees the marker
 	refresh sync.Mutex // DuckDB aborts concurrent deletes of the same rows; refreshes are short, so queue them
@@ -155,7 +152,6 @@ func Open(path string, opt Options) (*Warehouse, error) {
 		tempDir: tempDir,
 		spool:   spool,
 	}
-	w.bulk = w.spoolAndInsert
 	for _, t := range warehouse.Tables() {
 		w.tables[t.Name] = t
 	}
@@ -323,8 +319,6 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-type bulkFunc func(ctx context.Context, conn *sql.Conn, t warehouse.Table, rows warehouse.RowSource) (int64, error)
 
 // keyedMutex serialises work per key without holding a lock per key forever.
 type keyedMutex struct {

@@ -33,7 +33,6 @@ var readTests = map[string]func(t *testing.T, w Warehouse, mode string){
 	"day_orders":      testDayOrders,
 	"country_totals":  testCountryTotals,
 	"day_drops":       testDayDrops,
-	"panes":           testPanes,
 	// One test covers every listing (listings).
 	warehouse.ListLineasPedido:     testListings,
 	warehouse.ListOpiniones:        testListings,
@@ -343,19 +342,10 @@ func testLineDates(t *testing.T, w Warehouse, _ string) {
 	diff(t, "bounds included", []int32{d + 2}, got)
 	all := must[[]int32](t, "line_dates")(warehouse.ReadLineDates(ctx, w, warehouse.FirstDate, warehouse.LastDate))
 	for _, want := range []int32{d, d + 2} {
-		if !containsDay(all, want) {
+		if !slices.Contains(all, want) {
 			t.Errorf("every date: %v lacks %s", all, warehouse.FormatDate(want))
 		}
 	}
-}
-
-func containsDay(ds []int32, d int32) bool {
-	for _, x := range ds {
-		if x == d {
-			return true
-		}
-	}
-	return false
 }
 
 func testDayOrders(t *testing.T, w Warehouse, _ string) {
@@ -416,33 +406,6 @@ func sortDrops(ds []warehouse.DayDrop) []warehouse.DayDrop {
 	return ds
 }
 
-func testPanes(t *testing.T, w Warehouse, mode string) {
-	tag := newTag(t)
-	w10, _, w12, _ := seedWindows(t, w, tag, mode)
-	got := must[[]warehouse.Pane](t, "panes")(warehouse.ReadPanes(context.Background(), w, warehouse.VentasHoraPais, tag, []time.Time{w12, w10}))
-	es12 := warehouse.Pane{WindowStart: w12, Key: "ES", PaneIndex: 1, Timing: "ON_TIME", Importe: dec(t, "25.5"), Pedidos: 3, Unidades: 5}
-	if mode == warehouse.Discarding {
-		es12.Importe, es12.Pedidos, es12.Unidades = dec(t, "15.5"), 2, 3
-	}
-	diff(t, "panes", []warehouse.Pane{
-		{WindowStart: w10, Key: "ES", PaneIndex: 0, Timing: "ON_TIME", Importe: dec(t, "1.1"), Pedidos: 1, Unidades: 1},
-		{WindowStart: w10, Key: "FR", PaneIndex: 0, Timing: "ON_TIME", Importe: dec(t, "2.2"), Pedidos: 1, Unidades: 2},
-		{WindowStart: w12, Key: "ES", PaneIndex: 0, Timing: "EARLY", Importe: dec(t, "10"), Pedidos: 1, Unidades: 2},
-		es12,
-		{WindowStart: w12, Key: "PT", PaneIndex: 0, Timing: "ON_TIME", Importe: dec(t, "99999999999999999999.999999999"), Pedidos: 7, Unidades: 7},
-	}, got)
-	none := must[[]warehouse.Pane](t, "panes")(warehouse.ReadPanes(context.Background(), w, warehouse.VentasHoraPais, tag, nil))
-	diff(t, "no window", []warehouse.Pane{}, none)
-}
-
-// RunReads runs the named reads' tests against warehouses whose view was
-// created for mode (RunWith runs them in its mode; an adapter adds the
-// other, as it does with RunView).
-func RunReads(t *testing.T, newWarehouse func(t *testing.T) Warehouse, mode string) {
-	t.Helper()
-	runReads(t, newWarehouse, mode)
-}
-
 // runReads runs the test of every named read, and fails for a read
 // without one.
 func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
@@ -456,7 +419,7 @@ func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 			listed, name = true, "listings"
 		}
 		test, ok := readTests[q.Name]
-		if q.View != nil && strings.HasPrefix(q.Name, "panes:") {
+		if q.View != nil && (q.Name == "panes" || strings.HasPrefix(q.Name, "panes:")) {
 			view := *q.View
 			test, ok = func(t *testing.T, w Warehouse, mode string) { testPanesOf(t, w, mode, view) }, true
 		}
@@ -587,31 +550,65 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 	}
 }
 
-// testPanesOf checks the panes read of another declared aggregation: its
-// own panes table, keyed by its own key column.
-func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
-	tag := newTag(t)
-	start := warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
-	row := func(offset time.Duration, key string, index int64, importe string) warehouse.Row {
-		ws := start.Add(offset)
-		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
-			Values: paneRowOf(t, v, map[string]warehouse.Value{
-				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
-				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
-				"unidades": warehouse.IntValue(index + 1), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("EARLY"),
-				"accumulation": warehouse.StringValue(mode), "watermark": warehouse.TimeValue(ws), "emitted_at": warehouse.TimeValue(ws.Add(time.Minute)),
-			})}
+// viewPane is a row of v's panes table for aggregation tag: one order, in
+// the hour window starting at ws.
+func viewPane(t *testing.T, v warehouse.View, tag, mode string, ws time.Time, key string, index int64,
+	importe string, unidades int64, timing string) warehouse.Row {
+	return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
+		Values: paneRowOf(t, v, map[string]warehouse.Value{
+			"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
+			v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
+			"unidades": warehouse.IntValue(unidades), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue(timing),
+			"accumulation": warehouse.StringValue(mode), "watermark": warehouse.TimeValue(ws), "emitted_at": warehouse.TimeValue(ws.Add(time.Minute)),
+		})}
+}
+
+// seedViewPanes appends to v's panes table, out of order, the windows of
+// aggregation tag starting at 09:00 (A, B), 09:15 (A in two panes: in
+// DISCARDING mode the second is the change, so both modes show 3 and 2
+// units) and 09:30 (B) of tagDay(tag). It returns 09:00, and A's orders
+// at 09:15 as the view counts them.
+func seedViewPanes(t *testing.T, w Warehouse, v warehouse.View, tag, mode string) (start time.Time, pedidosA int64) {
+	start = warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
+	row := func(minutes int, key string, index int64, importe string, unidades int64) warehouse.Row {
+		return viewPane(t, v, tag, mode, start.Add(time.Duration(minutes)*time.Minute), key, index, importe, unidades, "ON_TIME")
+	}
+	second, pedidosA := row(15, "A", 1, "3", 2), int64(1)
+	if mode == warehouse.Discarding {
+		second, pedidosA = row(15, "A", 1, "2", 1), 2
 	}
 	if err := w.Append(context.Background(), v.Panes, []warehouse.Row{
-		row(15*time.Minute, "B", 0, "2"), row(0, "B", 1, "1.10"), row(0, "A", 0, "0.000000001"), row(0, "B", 0, "1"),
+		row(15, "A", 0, "1", 1), second, row(30, "B", 0, "99999999999999999999.999999999", 9), row(0, "B", 0, "7", 7), row(0, "A", 0, "0.5", 1),
 	}); err != nil {
 		t.Fatalf("Append to %s: %v", v.Panes, err)
 	}
-	got := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(context.Background(), w, v.Name, tag, []time.Time{start}))
-	pane := func(key string, index int64, importe string) warehouse.Pane {
-		return warehouse.Pane{WindowStart: start, Key: key, PaneIndex: index, Timing: "EARLY", Importe: dec(t, importe), Pedidos: 1, Unidades: index + 1}
+	return start, pedidosA
+}
+
+// testPanesOf checks the panes read of a declared aggregation: its own
+// panes table, keyed by its own key column, the windows asked for only.
+func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
+	ctx := context.Background()
+	tag := newTag(t)
+	start := warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
+	row := func(offset time.Duration, key string, index int64, importe string) warehouse.Row {
+		return viewPane(t, v, tag, mode, start.Add(offset), key, index, importe, index+1, "EARLY")
 	}
-	diff(t, "panes of "+v.Name, []warehouse.Pane{pane("A", 0, "0.000000001"), pane("B", 0, "1"), pane("B", 1, "1.1")}, got)
+	if err := w.Append(ctx, v.Panes, []warehouse.Row{
+		row(15*time.Minute, "B", 0, "2"), row(0, "B", 1, "1.10"), row(0, "A", 0, "0.000000001"), row(0, "B", 0, "1"),
+		row(45*time.Minute, "A", 0, "99999999999999999999.999999999"),
+	}); err != nil {
+		t.Fatalf("Append to %s: %v", v.Panes, err)
+	}
+	late := start.Add(45 * time.Minute)
+	got := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(ctx, w, v.Name, tag, []time.Time{late, start}))
+	pane := func(at time.Time, key string, index int64, importe string) warehouse.Pane {
+		return warehouse.Pane{WindowStart: at, Key: key, PaneIndex: index, Timing: "EARLY", Importe: dec(t, importe), Pedidos: 1, Unidades: index + 1}
+	}
+	diff(t, "panes of "+v.Name, []warehouse.Pane{pane(start, "A", 0, "0.000000001"), pane(start, "B", 0, "1"),
+		pane(start, "B", 1, "1.1"), pane(late, "A", 0, "99999999999999999999.999999999")}, got)
+	none := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(ctx, w, v.Name, tag, nil))
+	diff(t, "panes of no window", []warehouse.Pane{}, none)
 }
 
 // testNewestWindowsOf checks the newest-windows read of another declared
@@ -620,38 +617,11 @@ func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 	ctx := context.Background()
 	tag := newTag(t)
-	start := warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
-	row := func(offset time.Duration, key string, index int64, importe string, unidades int64) warehouse.Row {
-		ws := start.Add(offset)
-		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
-			Values: paneRowOf(t, v, map[string]warehouse.Value{
-				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
-				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
-				"unidades": warehouse.IntValue(unidades), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("ON_TIME"),
-				"accumulation": warehouse.StringValue(mode), "watermark": warehouse.TimeValue(ws), "emitted_at": warehouse.TimeValue(ws.Add(time.Minute)),
-			})}
-	}
-	// Window 09:15 holds A in two panes; in DISCARDING mode the second is
-	// the change, so both modes show 3 and 2 units.
-	second := row(15*time.Minute, "A", 1, "3", 2)
-	if mode == warehouse.Discarding {
-		second = row(15*time.Minute, "A", 1, "2", 1)
-	}
-	if err := w.Append(ctx, v.Panes, []warehouse.Row{
-		row(0, "A", 0, "0.5", 1), row(0, "B", 0, "7", 7),
-		row(15*time.Minute, "A", 0, "1", 1), second,
-		row(30*time.Minute, "B", 0, "99999999999999999999.999999999", 9),
-	}); err != nil {
-		t.Fatalf("Append to %s: %v", v.Panes, err)
-	}
+	start, pedidosA := seedViewPanes(t, w, v, tag, mode)
 	sale := func(offset time.Duration, key, importe string, unidades, pedidos, index int64) warehouse.HourlySale {
 		ws := start.Add(offset)
 		return warehouse.HourlySale{WindowStart: ws, WindowEnd: ws.Add(time.Hour), Pais: key, Importe: dec(t, importe),
 			Pedidos: pedidos, Unidades: unidades, Timing: "ON_TIME", PaneIndex: index}
-	}
-	pedidosA := int64(1)
-	if mode == warehouse.Discarding {
-		pedidosA = 2
 	}
 	a0, b0 := sale(0, "A", "0.5", 1, 1, 0), sale(0, "B", "7", 7, 1, 0)
 	a15, b30 := sale(15*time.Minute, "A", "3", 2, pedidosA, 1), sale(30*time.Minute, "B", "99999999999999999999.999999999", 9, 1, 0)
@@ -690,28 +660,7 @@ func testListViewOf(t *testing.T, w Warehouse, mode string, v warehouse.View, na
 	}
 	tag := newTag(t)
 	fecha := warehouse.FormatDate(tagDay(tag))
-	start := warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
-	row := func(offset time.Duration, key string, index int64, importe string, unidades int64) warehouse.Row {
-		ws := start.Add(offset)
-		return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
-			Values: paneRowOf(t, v, map[string]warehouse.Value{
-				"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
-				v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
-				"unidades": warehouse.IntValue(unidades), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue("ON_TIME"),
-				"accumulation": warehouse.StringValue(mode), "watermark": warehouse.TimeValue(ws), "emitted_at": warehouse.TimeValue(ws.Add(time.Minute)),
-			})}
-	}
-	// Window 09:15 holds A in two panes; in DISCARDING mode the second is
-	// the change, so both modes show 3 and 2 units.
-	second, pedidosA := row(15*time.Minute, "A", 1, "3", 2), "1"
-	if mode == warehouse.Discarding {
-		second, pedidosA = row(15*time.Minute, "A", 1, "2", 1), "2"
-	}
-	if err := w.Append(ctx, v.Panes, []warehouse.Row{
-		row(15*time.Minute, "A", 0, "1", 1), second, row(0, "B", 0, "7", 7), row(0, "A", 0, "0.5", 1),
-	}); err != nil {
-		t.Fatalf("Append to %s: %v", v.Panes, err)
-	}
+	start, pedidosA := seedViewPanes(t, w, v, tag, mode)
 	res, types, err := warehouse.ReadListing(ctx, w, name)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -729,6 +678,7 @@ func testListViewOf(t *testing.T, w Warehouse, mode string, v warehouse.View, na
 	diffViewRows(t, w, mode, v, tag, name+" rows", [][]string{
 		{at(0), at(time.Hour), "A", "0.5", "1", "1", "ON_TIME", "0"},
 		{at(0), at(time.Hour), "B", "7", "1", "7", "ON_TIME", "0"},
-		{at(15 * time.Minute), at(75 * time.Minute), "A", "3", pedidosA, "2", "ON_TIME", "1"},
+		{at(15 * time.Minute), at(75 * time.Minute), "A", "3", strconv.FormatInt(pedidosA, 10), "2", "ON_TIME", "1"},
+		{at(30 * time.Minute), at(90 * time.Minute), "B", "99999999999999999999.999999999", "1", "9", "ON_TIME", "0"},
 	}, got, viewCols{start: 0, key: 2, importe: 3})
 }

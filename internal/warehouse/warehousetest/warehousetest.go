@@ -23,8 +23,12 @@ import (
 )
 
 // Warehouse is the port under test, whose contract warehouse.Warehouse
-// states.
-type Warehouse = warehouse.Warehouse
+// states, with the SQL method every adapter has beside it, which the suite
+// checks and reads its rows with.
+type Warehouse interface {
+	warehouse.Warehouse
+	warehouse.Querier
+}
 
 // Features says what a backend can be tested for, like watermill's
 // tests.Features: the zero value is a backend that can do everything.
