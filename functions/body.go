@@ -25,14 +25,8 @@ const (
 // a body declared or found larger is answered 413 with the bound named.
 func bounded(max int64, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tooLarge := func() {
-			// The rest of the body is not read: closing the connection is
-			// cheaper than draining it.
-			w.Header().Set("Connection", "close")
-			http.Error(w, fmt.Sprintf("request body larger than %d bytes", max), http.StatusRequestEntityTooLarge)
-		}
 		if r.ContentLength > max {
-			tooLarge()
+			tooLarge(w, max)
 			return
 		}
 		b, err := io.ReadAll(io.LimitReader(r.Body, max+1))
@@ -41,12 +35,19 @@ func bounded(max int64, h http.Handler) http.Handler {
 			return
 		}
 		if int64(len(b)) > max {
-			tooLarge()
+			tooLarge(w, max)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(b))
 		h.ServeHTTP(w, r)
 	})
+}
+
+// tooLarge answers 413 naming the bound. The rest of the body is not read:
+// closing the connection is cheaper than draining it.
+func tooLarge(w http.ResponseWriter, max int64) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, fmt.Sprintf("request body larger than %d bytes", max), http.StatusRequestEntityTooLarge)
 }
 
 // jsonOnly refuses a request whose Content-Type is not application/json

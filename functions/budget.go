@@ -80,13 +80,9 @@ func (b *memBudget) busy(w http.ResponseWriter, need, used int64) {
 // declared). On success the caller owns held and releases it when the
 // request is answered; otherwise readPush has answered.
 func (b *memBudget) readPush(w http.ResponseWriter, r *http.Request) (body []byte, held int64, ok bool) {
-	tooLarge := func() {
-		w.Header().Set("Connection", "close")
-		http.Error(w, fmt.Sprintf("request body larger than %d bytes", maxPushBody), http.StatusRequestEntityTooLarge)
-	}
 	n := r.ContentLength
 	if n > maxPushBody {
-		tooLarge()
+		tooLarge(w, maxPushBody)
 		return nil, 0, false
 	}
 	held = chunkedCost(maxPushBody)
@@ -107,7 +103,7 @@ func (b *memBudget) readPush(w http.ResponseWriter, r *http.Request) (body []byt
 	switch {
 	case err == errTooLarge:
 		b.release(held)
-		tooLarge()
+		tooLarge(w, maxPushBody)
 		return nil, 0, false
 	case err != nil:
 		b.release(held)

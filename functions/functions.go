@@ -37,17 +37,16 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/alpinashop/alpipe/internal/config"
-	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
-// Names of the functions, as routed and as FUNCTION_TARGET selects them.
+// Names of the functions, as routed and as FUNCTION_TARGET selects them;
+// localapi repeats the three its client calls (cmd/alpipe's
+// TestFunctionRoutesMatchTheFunctions holds them equal).
 const (
-	// The three the local client calls are named once, in the local API
-	// contract both sides link.
-	IngestCSVName        = localapi.IngestCSV
-	AggregateOrdersName  = localapi.AggregateOrders
-	AdvanceWatermarkName = localapi.AdvanceWatermark
+	IngestCSVName        = "IngestCSV"
+	AggregateOrdersName  = "AggregateOrders"
+	AdvanceWatermarkName = "AdvanceWatermark"
 	SweepLandingName     = "SweepLanding"
 )
 

@@ -59,7 +59,7 @@ func (l *Lazy) Prepare(ctx context.Context, opts setup.Options) (*Process, confi
 // cmd/functions, which prepares in main) it does nothing.
 func (l *Lazy) PrepareOnCloudRun() error {
 	ctx := context.Background()
-	var plat platform
+	var plat Platform
 	if err := config.Load(ctx, &plat, nil); err != nil || plat.Service == "" {
 		return err
 	}
@@ -70,13 +70,13 @@ func (l *Lazy) PrepareOnCloudRun() error {
 	return err
 }
 
-// platform is what the registrations read of where they run: Cloud Run
+// Platform is what a serving process reads of where it runs: Cloud Run
 // sets K_SERVICE.
-type platform struct {
+type Platform struct {
 	Service string `env:"K_SERVICE"`
 }
 
-func (platform) Validate() error { return nil }
+func (Platform) Validate() error { return nil }
 
 // handler is the named function, prepared on first use.
 func (l *Lazy) handler(name string) (Handler, error) {

@@ -92,13 +92,9 @@ type AdvanceWatermark struct {
 
 func (f AdvanceWatermark) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, err := f.Processor.Tick(r.Context(), f.Now())
-	if errors.Is(err, stream.ErrTickBusy) {
-		// 200, not an error: the scheduler must not retry, the other tick
-		// does the work. The result marks every aggregation Busy.
-		writeJSON(w, http.StatusOK, res)
-		return
-	}
-	if err != nil {
+	// ErrTickBusy answers 200, not an error: the scheduler must not retry,
+	// the other tick does the work. The result marks every aggregation Busy.
+	if err != nil && !errors.Is(err, stream.ErrTickBusy) {
 		f.Log.ErrorContext(r.Context(), "tick failed", "error", err.Error())
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,18 +23,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/sweep"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
-
-// sweepApp provides the process with SweepLanding built from the embedded
-// defaults over a fake GCS, on a clock the test sets.
-func sweepApp(t *testing.T, now *time.Time, env map[string]string) *objects.GCS {
-	t.Helper()
-	gcs, p := testProcess(t, now, env, SweepLandingName)
-	sweeper = handler(t, p, SweepLandingName)
-	return gcs
-}
-
-// sweeper is the SweepLanding handler the last sweepApp built.
-var sweeper http.Handler
 
 // testProcess builds the named functions from the embedded defaults over a
 // fake GCS with the landing and quarantine buckets, on a clock the test
@@ -94,31 +81,23 @@ func handler(t *testing.T, p *Process, name string) http.Handler {
 	return nil
 }
 
-func callSweep(t *testing.T) (int, sweep.Summary) {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
-	req.Header.Set("Authorization", "Bearer oidc-token")
-	req.Header.Set("Content-Type", "application/json") // as terraform/scheduler.tf sends it
-	sweeper.ServeHTTP(rec, req)
-	var sum sweep.Summary
-	if rec.Code == http.StatusOK {
-		if err := json.Unmarshal(rec.Body.Bytes(), &sum); err != nil {
-			t.Fatalf("body %q: %v", rec.Body.String(), err)
-		}
-	}
-	return rec.Code, sum
-}
-
 func TestSweepLandingLoadsAFileItsEventMissed(t *testing.T) {
 	var now time.Time
-	gcs := sweepApp(t, &now, nil)
+	gcs, p := testProcess(t, &now, nil, SweepLandingName)
+	h := handler(t, p, SweepLandingName)
 	a := ingesttest.Put(t, gcs, ingesttest.Landing, "exportaciones/2026/03/14/pedidos.csv",
 		"pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\nP-1,1,2026-03-14,MOCH-40L-AZ,1,\"89,90\",C-1,ES\n", nil)
 
 	type counts struct{ Code, Found, Ingested, Failed, Skipped int }
 	call := func() counts {
-		code, s := callSweep(t)
+		// A JSON body, as terraform/scheduler.tf sends it.
+		code, body := post(h, []byte("{}"), false)
+		var s sweep.Summary
+		if code == http.StatusOK {
+			if err := json.Unmarshal([]byte(body), &s); err != nil {
+				t.Fatalf("body %q: %v", body, err)
+			}
+		}
 		return counts{code, s.Found, s.Ingested, s.Failed, s.Skipped}
 	}
 	now = a.Created.Add(5 * time.Minute)
@@ -135,19 +114,14 @@ func TestSweepLandingLoadsAFileItsEventMissed(t *testing.T) {
 	}
 }
 
-func TestSweepLandingStatus(t *testing.T) {
-	t.Run("listing fails", func(t *testing.T) {
-		now := time.Now()
-		// A landing bucket the fake does not have: the listing fails.
-		sweepApp(t, &now, map[string]string{"LANDING_BUCKET": "no-such-bucket"})
-		rec := httptest.NewRecorder()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}")).WithContext(ctx)
-		req.Header.Set("Content-Type", "application/json")
-		sweeper.ServeHTTP(rec, req)
-		if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "sweep") {
-			t.Errorf("status = %d %q, want 500 naming the sweep", rec.Code, rec.Body.String())
-		}
-	})
+// TestSweepLandingFailsWhenTheListingFails: 500, naming the sweep, so that
+// the failure shows and the next call retries.
+func TestSweepLandingFailsWhenTheListingFails(t *testing.T) {
+	now := time.Now()
+	// A landing bucket the fake does not have: the listing fails.
+	_, p := testProcess(t, &now, map[string]string{"LANDING_BUCKET": "no-such-bucket"}, SweepLandingName)
+	code, body := post(handler(t, p, SweepLandingName), []byte("{}"), false)
+	if code != http.StatusInternalServerError || !strings.Contains(body, "sweep") {
+		t.Errorf("status = %d %q, want 500 naming the sweep", code, body)
+	}
 }

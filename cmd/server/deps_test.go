@@ -12,32 +12,21 @@ import (
 // thisModule is the module path of this repository, for the internal packages below.
 const thisModule = "github.com/alpinashop/alpipe"
 
-// forbiddenDeps are dependencies the production binary must not link: the fake
-// Cloud Storage and the laptop stack (fakes, the embedded DuckDB engine) are
-// for tests and the local CLI. A match is a substring for third-party
-// modules and a whole package path (or a package below it) for ours.
-var forbiddenDeps = []struct {
-	what     string
-	internal bool
-}{
-	{"fake-gcs-server", false},
-	{"duckdb", false},
-	{"internal/objects/fakegcs", true},
-	{"internal/local", true},
-	{"internal/warehouse/duckdb", true},
-}
-
+// forbiddenDep names what a package path is when the production binary must
+// not link it: the fake Cloud Storage and the laptop stack (fakes, the
+// embedded DuckDB engine) are for tests and the local CLI. A third-party
+// module matches by substring; ours by whole package path (or a package
+// below it). internal/localapi is the CLI's contract with serve: production
+// wiring names its functions itself.
 func forbiddenDep(path string) (string, bool) {
-	for _, f := range forbiddenDeps {
-		if f.internal {
-			p := thisModule + "/" + f.what
-			if path == p || strings.HasPrefix(path, p+"/") {
-				return f.what, true
-			}
-			continue
+	for _, f := range []string{"fake-gcs-server", "duckdb"} {
+		if strings.Contains(path, f) {
+			return f, true
 		}
-		if strings.Contains(path, f.what) {
-			return f.what, true
+	}
+	for _, f := range []string{"internal/objects/fakegcs", "internal/local", "internal/localapi", "internal/warehouse/duckdb"} {
+		if p := thisModule + "/" + f; path == p || strings.HasPrefix(path, p+"/") {
+			return f, true
 		}
 	}
 	return "", false

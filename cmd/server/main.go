@@ -60,7 +60,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	var plat platform
+	var plat functions.Platform
 	if err := config.Load(ctx, &plat, nil); err != nil {
 		return err
 	}
@@ -84,14 +84,6 @@ func serveMux(proc *functions.Process, target string, serving config.Serving, lo
 	}
 	return mux, nil
 }
-
-// platform is what the server reads of where it runs: Cloud Run sets
-// K_SERVICE.
-type platform struct {
-	Service string `env:"K_SERVICE"`
-}
-
-func (platform) Validate() error { return nil }
 
 // listen binds every interface on Cloud Run, whose front end reaches the
 // container from outside, and loopback anywhere else: on a laptop the

@@ -1,18 +1,13 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +21,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/test/stack"
 )
 
 // storyStart is where the virtual clock starts: before the first step of
@@ -37,83 +33,57 @@ var storyStart = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 // not taken for a failure and redelivered.
 const ackDeadline = 60 * time.Second
 
-// system is the running whole: one per test binary, shared by its tests
-// because it takes a while to start; TestMain shuts it down.
+// system is the running whole, one per test.
 type system struct {
 	srv     *local.Server
-	tap     *tap
-	tapSrv  *httptest.Server
-	project string // both emulators' project: unique per run, so runs sharing the emulators do not meet
+	front   *stack.Frontend // between the emulator and AggregateOrders: records and injects
+	project string          // both emulators' project: unique per run, so runs sharing the emulators do not meet
 	ps      *pubsub.Client
 	topic   string // projects/<project>/topics/pedidos-nuevos
 	sub     string // its push subscription
 	fs      *gfs.Client
-	store   *fsstore.Store // the same Firestore database the functions use, for checks
-	logs    *syncBuffer    // the server's log, shown when a test fails
+	store   *fsstore.Store    // the same Firestore database the functions use, for checks
+	logs    *stack.SyncBuffer // the server's log, shown when a test fails
 	data    string
 }
 
-var shared struct {
-	once sync.Once
-	sys  *system
-	err  error
-}
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	code := m.Run()
-	if shared.sys != nil {
-		if err := shared.sys.close(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop the end-to-end system:", err)
-		}
-	}
-	os.Exit(code)
-}
-
-// need returns the running system, starting it on first use, or skips the
+// need starts the system for the test and stops it at its end, or skips the
 // test when the emulators are not there.
 func need(t *testing.T) *system {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: the end-to-end test needs the Firestore and Pub/Sub emulators")
 	}
-	var missing []string
-	for _, v := range []string{"FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST"} {
-		if os.Getenv(v) == "" {
-			missing = append(missing, v)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := stack.MissingEmulators(); len(missing) > 0 {
 		t.Skipf("%s not set: scripts/e2e.sh (or scripts/test.sh) starts both emulators", strings.Join(missing, " and "))
 	}
-	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		shared.sys, shared.err = start(ctx)
-	})
-	if shared.err != nil {
-		t.Fatalf("start the end-to-end system: %v", shared.err)
-	}
-	s := shared.sys
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := start(ctx)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server log:\n%s", s.logs.String())
 		}
+		if err := s.close(); err != nil {
+			t.Errorf("stop the end-to-end system: %v", err)
+		}
 	})
+	if err != nil {
+		t.Fatalf("start the end-to-end system: %v", err)
+	}
 	return s
 }
 
-// start brings up the local server on the Firestore emulator, the tap in
-// front of its AggregateOrders, and topic pedidos-nuevos with a push
+// start brings up the local server on the Firestore emulator, a front end
+// before its AggregateOrders, and topic pedidos-nuevos with a push
 // subscription to it on the Pub/Sub emulator. What it started before
-// failing stays in shared.sys for TestMain to stop.
+// failing is in the system it returns, for close.
 func start(ctx context.Context) (*system, error) {
-	s := &system{project: "alpipe-e2e-" + randomHex(6), logs: &syncBuffer{}}
+	s := &system{project: "alpipe-e2e-" + strings.ToLower(rand.Text()[:12]), logs: &stack.SyncBuffer{}}
 	var err error
 	if s.data, err = os.MkdirTemp("", "alpipe-e2e-"); err != nil {
-		return nil, err
+		return s, err
 	}
-	shared.sys = s
 	s.srv, err = local.Start(ctx, local.Options{
 		Addr:    "127.0.0.1:0",
 		DataDir: s.data,
@@ -134,8 +104,7 @@ func start(ctx context.Context) (*system, error) {
 		return s, err
 	}
 
-	s.tap = newTap(s.srv.URL)
-	s.tapSrv = httptest.NewServer(s.tap)
+	s.front = stack.NewFrontend(functions.AggregateOrdersName, func() string { return s.srv.URL }, ackDeadline)
 
 	if s.ps, err = pubsub.NewClient(ctx, s.project); err != nil {
 		return s, fmt.Errorf("pubsub client: %w", err)
@@ -145,9 +114,10 @@ func start(ctx context.Context) (*system, error) {
 		return s, fmt.Errorf("create topic %s: %w", s.topic, err)
 	}
 	sub := &pubsubpb.Subscription{
-		Name:               "projects/" + s.project + "/subscriptions/" + localapi.Topic + "-push",
-		Topic:              s.topic,
-		PushConfig:         &pubsubpb.PushConfig{PushEndpoint: s.pushEndpoint()},
+		Name:  "projects/" + s.project + "/subscriptions/" + localapi.Topic + "-push",
+		Topic: s.topic,
+		// AggregateOrders' path on the front end, which forwards it to the server.
+		PushConfig:         &pubsubpb.PushConfig{PushEndpoint: s.front.URL() + "/" + functions.AggregateOrdersName},
 		AckDeadlineSeconds: int32(ackDeadline / time.Second),
 	}
 	if _, err := s.ps.SubscriptionAdminClient.CreateSubscription(ctx, sub); err != nil {
@@ -155,12 +125,6 @@ func start(ctx context.Context) (*system, error) {
 	}
 	s.sub = sub.Name
 	return s, nil
-}
-
-// pushEndpoint is AggregateOrders' path on the tap, which forwards it to the
-// same path on the server.
-func (s *system) pushEndpoint() string {
-	return s.tapSrv.URL + "/" + functions.AggregateOrdersName
 }
 
 // close stops the pushes first (deleting the subscription), then the rest.
@@ -177,8 +141,8 @@ func (s *system) close() error {
 		}
 		errs = append(errs, s.ps.Close())
 	}
-	if s.tapSrv != nil {
-		s.tapSrv.Close()
+	if s.front != nil {
+		s.front.Close()
 	}
 	if s.fs != nil {
 		errs = append(errs, s.fs.Close())
@@ -188,28 +152,4 @@ func (s *system) close() error {
 	}
 	errs = append(errs, os.RemoveAll(s.data))
 	return errors.Join(errs...)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// syncBuffer is a log sink shared by the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -11,16 +11,11 @@ import (
 	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
-// Build compiles cmd/server as the Dockerfile does (CGO_ENABLED=0) into dir
-// and returns the binary's path.
-func Build(ctx context.Context, dir string) (string, error) {
-	return BuildWith(ctx, dir, nil)
-}
-
-// BuildWith is Build with some of the repository's files replaced (path
-// relative to the repository -> content), through go build -overlay: for a
-// deployment that ships other embedded data, such as a declaration with a
-// 30-second early_delay.
+// BuildWith compiles cmd/server as the Dockerfile does (CGO_ENABLED=0) into
+// dir and returns the binary's path. replace, when not empty, replaces some
+// of the repository's files (path relative to the repository -> content),
+// through go build -overlay: for a deployment that ships other embedded
+// data, such as a declaration with a 30-second early_delay.
 func BuildWith(ctx context.Context, dir string, replace map[string][]byte) (string, error) {
 	root, err := tfconfig.RepoDir()
 	if err != nil {

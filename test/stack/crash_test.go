@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -56,15 +55,8 @@ func TestCrashMidLoadLoadsOnce(t *testing.T) {
 	})
 
 	const name = "exportaciones/2026/03/14/pedidos-erp.csv"
-	data, err := os.ReadFile(testdata + "/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	landing := s.Buckets["landing"]
-	gen, err := s.Upload(ctx, landing, name, data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gen := upload(ctx, t, s, name, read(t, name))
 	select {
 	case <-killed:
 	case <-time.After(waitTimeout):
@@ -72,10 +64,7 @@ func TestCrashMidLoadLoadsOnce(t *testing.T) {
 	}
 	key := ledger.Key{Bucket: landing, Object: name, Generation: gen}
 	l := s.ledger(t)
-	rec, _, err := l.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := record(ctx, t, l, key)
 	if rec.State.Final() {
 		t.Fatalf("after the crash the ledger already says %s; the crash came too late to prove anything", rec.State)
 	}
@@ -90,9 +79,7 @@ func TestCrashMidLoadLoadsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("LEDGER_LEASE: %v", err)
 	}
-	if err := s.SetClock(s.Now().Add(lease + time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	setClock(t, s, s.Now().Add(lease+time.Minute))
 	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, waitTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -104,10 +91,7 @@ func TestCrashMidLoadLoadsOnce(t *testing.T) {
 		t.Errorf("first delivery acknowledged (%v), yet the process was killed under it", ev.Attempts)
 	}
 
-	rec, _, err = l.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec = record(ctx, t, l, key)
 	if rec.State != ledger.Done || rec.Counts.Loaded != 1 || rec.Attempt < 2 {
 		t.Errorf("ledger: %s, %d loaded, attempt %d; want DONE, 1 loaded, a second attempt", rec.State, rec.Counts.Loaded, rec.Attempt)
 	}

@@ -35,7 +35,7 @@
 //     exponential backoff on any non-2xx, given up after 24 h, all on a
 //     compressed scale (Backoff);
 //   - Cloud Scheduler: each job of scheduler.tf as an authenticated POST with
-//     its body and headers, fired by Scheduler.Fire or, in Scheduler.Run,
+//     its body and headers, fired by Scheduler.Fire or, by Scheduler.Due,
 //     whenever the clock passes a minute its cron schedule names;
 //   - Cloud Tasks, which has no emulator (Tasks): the real client creates
 //     tasks on internal/tick/ticktest's in-process server, and Tasks.Due

@@ -1,9 +1,7 @@
 package stack
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -22,23 +20,6 @@ func bigOrderLines(n int) []byte {
 		fmt.Fprintf(&b, "PED-DRAIN-%07d,1,2026-03-14,MOCH-40L-AZ,2,\"89,90\",CLI-00958,ES\n", i)
 	}
 	return []byte(b.String())
-}
-
-// shutdownLines are the JSON log lines of output whose message starts with prefix.
-func shutdownLines(output, prefix string) []map[string]any {
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(output))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) != nil {
-			continue
-		}
-		if msg, _ := m["message"].(string); strings.HasPrefix(msg, prefix) {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // TestSIGTERMDrainsThenRedeliveryLoadsOnce sends IngestCSV the SIGTERM
@@ -81,10 +62,7 @@ func TestSIGTERMDrainsThenRedeliveryLoadsOnce(t *testing.T) {
 
 	const name = "exportaciones/2026/03/14/pedidos-erp-grande.csv"
 	landing := s.Buckets["landing"]
-	gen, err := s.Upload(ctx, landing, name, bigOrderLines(rows))
-	if err != nil {
-		t.Fatal(err)
-	}
+	gen := upload(ctx, t, s, name, bigOrderLines(rows))
 	select {
 	case <-inserted:
 	case <-time.After(waitTimeout):
@@ -101,7 +79,13 @@ func TestSIGTERMDrainsThenRedeliveryLoadsOnce(t *testing.T) {
 	if err := proc.exitErr(); err != nil {
 		t.Errorf("the process exited with %v after SIGTERM, want 0", err)
 	}
-	started, finished := shutdownLines(out, "shutdown started"), shutdownLines(out, "shutdown finished")
+	shutdownLines := func(prefix string) []map[string]any {
+		return logEntries(t, out, func(m map[string]any) bool {
+			msg, _ := m["message"].(string)
+			return strings.HasPrefix(msg, prefix)
+		})
+	}
+	started, finished := shutdownLines("shutdown started"), shutdownLines("shutdown finished")
 	if len(started) != 1 || len(finished) != 1 {
 		t.Fatalf("want one shutdown start and end logged; output:\n%s", out)
 	}
@@ -114,10 +98,7 @@ func TestSIGTERMDrainsThenRedeliveryLoadsOnce(t *testing.T) {
 	}
 	key := ledger.Key{Bucket: landing, Object: name, Generation: gen}
 	l := s.ledger(t)
-	rec, _, err := l.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := record(ctx, t, l, key)
 	if rec.State != ledger.Failed {
 		t.Errorf("after the drain the ledger says %s (%s), want FAILED: the cut ingest records its failure", rec.State, rec.Reason)
 	}
@@ -143,10 +124,7 @@ func TestSIGTERMDrainsThenRedeliveryLoadsOnce(t *testing.T) {
 			break
 		}
 	}
-	rec, _, err = l.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec = record(ctx, t, l, key)
 	if rec.State != ledger.Done || rec.Counts.Loaded != rows {
 		t.Errorf("ledger: %s, %d loaded; want DONE, %d loaded", rec.State, rec.Counts.Loaded, rows)
 	}

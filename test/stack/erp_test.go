@@ -6,12 +6,8 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/json"
-	"errors"
-	"github.com/alpinashop/alpipe/internal/render"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,11 +17,8 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/render"
 )
-
-// erpDir holds the exports as the ERP really writes them (issue 12), the
-// same fixtures internal/ingest/erp_test.go ingests embedded.
-const erpDir = testdata + "/erp"
 
 // erpColumns are the lineas_pedido columns the ERP cases compare.
 var erpColumns = []string{"pedido_id", "linea", "fecha", "sku", "cantidad", "precio_unitario", "importe", "cliente_id", "pais"}
@@ -43,10 +36,9 @@ func TestERPExports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	l := s.ledger(t)
-	quarantine := s.Buckets["quarantine"]
 
 	t.Run("extra column is drift, not silence", func(t *testing.T) {
-		rec := drop(ctx, t, s, l, "exportaciones/2026/03/20/pedidos-erp-canal.csv", readERP(t, "pedidos-erp-canal.csv"))
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/20/pedidos-erp-canal.csv", read(t, "erp/pedidos-erp-canal.csv"))
 		if diff := cmp.Diff(erpOutcome{ledger.Done, 2, 2, 0, ""}, outcomeOf(rec)); diff != "" {
 			t.Errorf("outcome (-want +got):\n%s", diff)
 		}
@@ -79,7 +71,7 @@ func TestERPExports(t *testing.T) {
 	})
 
 	t.Run("semicolons, decimal comma, thousands, day first", func(t *testing.T) {
-		rec := drop(ctx, t, s, l, "exportaciones/2026/03/21/pedidos-erp-punto-y-coma.csv", readERP(t, "pedidos-erp-punto-y-coma.csv"))
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/21/pedidos-erp-punto-y-coma.csv", read(t, "erp/pedidos-erp-punto-y-coma.csv"))
 		if diff := cmp.Diff(erpOutcome{ledger.Done, 4, 3, 1, ""}, outcomeOf(rec)); diff != "" {
 			t.Errorf("outcome (-want +got):\n%s", diff)
 		}
@@ -94,7 +86,7 @@ func TestERPExports(t *testing.T) {
 		if diff := cmp.Diff(want, loaded(s, "PED-71")); diff != "" {
 			t.Errorf("lineas_pedido (-want +got):\n%s", diff)
 		}
-		q := quarantined(ctx, t, s, quarantine, rec.Quarantine)
+		q := quarantined(ctx, t, s, rec.Quarantine)
 		if diff := cmp.Diff([][]string{{"5", "precio_unitario:invalid_numeric", "PED-7103;1;21/03/2026;GORRO-LANA;1;1.23,4;CLI-2;FR"}}, q); diff != "" {
 			t.Errorf("quarantine: line, code, raw text (-want +got):\n%s", diff)
 		}
@@ -113,7 +105,7 @@ func TestERPExports(t *testing.T) {
 		{"gzip stored with Content-Encoding", "exportaciones/2026/03/23/pedidos-erp.csv", "gzip", "PED-74"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gz := regzip(t, readERP(t, "pedidos-erp.csv.gz"), "PED-72", tc.prefix)
+			gz := regzip(t, read(t, "erp/pedidos-erp.csv.gz"), "PED-72", tc.prefix)
 			rec := dropEncoded(ctx, t, s, l, tc.object, gz, tc.contentEncoding)
 			if diff := cmp.Diff(erpOutcome{ledger.Done, 3, 2, 1, ""}, outcomeOf(rec)); diff != "" {
 				t.Errorf("outcome (-want +got):\n%s", diff)
@@ -129,14 +121,14 @@ func TestERPExports(t *testing.T) {
 			if diff := cmp.Diff(want, loaded(s, tc.prefix)); diff != "" {
 				t.Errorf("lineas_pedido (-want +got):\n%s", diff)
 			}
-			q := quarantined(ctx, t, s, quarantine, rec.Quarantine)
+			q := quarantined(ctx, t, s, rec.Quarantine)
 			if len(q) != 1 || q[0][2] != tc.prefix+`02,1,2026-03-22,BOTA-TREK-42,0,"129,00",CLI-8,IT` {
 				t.Errorf("quarantine %q, want the zero quantity as its decompressed raw line", q)
 			}
 		})
 	}
 
-	bomb := readERP(t, "pedidos-bomba.csv.gz")
+	bomb := read(t, "erp/pedidos-bomba.csv.gz")
 	for _, tc := range []struct {
 		name, object, contentEncoding, reason string
 	}{
@@ -175,7 +167,7 @@ func TestERPExports(t *testing.T) {
 	// deployed, a windows-1252 export therefore loads nothing garbled: each
 	// row with a non-UTF-8 byte goes to quarantine with its bytes unchanged.
 	t.Run("windows-1252 under the deployed utf-8 contract", func(t *testing.T) {
-		raw := readERP(t, "pedidos-erp-cp1252.csv")
+		raw := read(t, "erp/pedidos-erp-cp1252.csv")
 		rec := drop(ctx, t, s, l, "exportaciones/2026/03/24/pedidos-erp-cp1252.csv", raw)
 		if diff := cmp.Diff(erpOutcome{ledger.Done, 3, 0, 3, ""}, outcomeOf(rec)); diff != "" {
 			t.Errorf("outcome (-want +got):\n%s", diff)
@@ -187,7 +179,7 @@ func TestERPExports(t *testing.T) {
 		for i, line := range strings.Split(strings.TrimRight(string(raw), "\r\n"), "\n")[1:] {
 			want = append(want, []string{strconv.Itoa(i + 2), contract.CodeInvalidUTF8, strings.TrimRight(line, "\r")})
 		}
-		if diff := cmp.Diff(want, quarantined(ctx, t, s, quarantine, rec.Quarantine)); diff != "" {
+		if diff := cmp.Diff(want, quarantined(ctx, t, s, rec.Quarantine)); diff != "" {
 			t.Errorf("quarantine: line, code, raw bytes (-want +got):\n%s", diff)
 		}
 	})
@@ -202,52 +194,6 @@ type erpOutcome struct {
 
 func outcomeOf(rec ledger.Record) erpOutcome {
 	return erpOutcome{rec.State, rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined, rec.Reason}
-}
-
-func readERP(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(erpDir + "/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// dropEncoded is drop with the object's Content-Encoding set, as an ERP
-// that uploads with gsutil -Z or an explicit header stores it.
-func dropEncoded(ctx context.Context, t *testing.T, s *Stack, l *ledger.Ledger, name string, data []byte, contentEncoding string) ledger.Record {
-	t.Helper()
-	if contentEncoding == "" {
-		return drop(ctx, t, s, l, name, data)
-	}
-	landing := s.Buckets["landing"]
-	w := s.Storage.Bucket(landing).Object(name).NewWriter(ctx)
-	w.ContentType = "text/csv"
-	w.ContentEncoding = contentEncoding
-	if _, err := w.Write(data); err != nil {
-		_ = w.Close()
-		t.Fatalf("upload gs://%s/%s: %v", landing, name, err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatalf("upload gs://%s/%s: %v", landing, name, err)
-	}
-	gen := w.Attrs().Generation
-	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, waitTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ev.Acked {
-		t.Fatalf("gs://%s/%s#%d: Eventarc gave up after %v", landing, name, gen, ev.Attempts)
-	}
-	key := ledger.Key{Bucket: landing, Object: name, Generation: gen}
-	rec, ok, err := l.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		t.Fatalf("%s: acknowledged but no ledger record", key)
-	}
-	return rec
 }
 
 // loaded renders the lineas_pedido rows whose pedido_id starts with prefix
@@ -288,51 +234,40 @@ func erpTable(rows ...string) string {
 	return table(out, erpColumns, 2)
 }
 
-// quarantined reads a quarantine file's rows, header excluded: the source
-// line, the reason code and the raw text (line end trimmed).
-func quarantined(ctx context.Context, t *testing.T, s *Stack, bucket, object string) [][]string {
+// quarantined is quarantineRows without the message: the source line,
+// the reason code and the raw text.
+func quarantined(ctx context.Context, t *testing.T, s *Stack, object string) [][]string {
 	t.Helper()
-	if object == "" {
-		return nil
-	}
-	r, err := s.Storage.Bucket(bucket).Object(object).NewReader(ctx)
-	if err != nil {
-		t.Fatalf("open quarantine %s: %v", object, err)
-	}
-	defer r.Close()
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
 	var out [][]string
-	for i := 0; ; i++ {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("read quarantine %s: %v", object, err)
-		}
-		if i == 0 || len(rec) < 4 {
-			continue
-		}
-		out = append(out, []string{rec[0], rec[1], strings.TrimRight(rec[3], "\r\n")})
+	for _, r := range quarantineRows(ctx, t, s, object) {
+		out = append(out, []string{r[0], r[1], r[3]})
 	}
+	return out
 }
 
 // logLines returns IngestCSV's structured log entries with the message
 // given about one object.
 func logLines(t *testing.T, s *Stack, message string, key ledger.Key) []map[string]any {
 	t.Helper()
+	return logEntries(t, s.Processes["IngestCSV"].Output(), func(m map[string]any) bool {
+		return m["message"] == message && m["object"] == key.String()
+	})
+}
+
+// logEntries are the JSON log lines of a process's output that keep
+// accepts; every line that starts as JSON must be JSON.
+func logEntries(t *testing.T, output string, keep func(m map[string]any) bool) []map[string]any {
+	t.Helper()
 	var out []map[string]any
-	for _, line := range strings.Split(s.Processes["IngestCSV"].Output(), "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "{") {
+	for _, line := range strings.Split(output, "\n") {
+		if line = strings.TrimSpace(line); !strings.HasPrefix(line, "{") {
 			continue
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("IngestCSV log line %q: %v", line, err)
+			t.Fatalf("log line %q: %v", line, err)
 		}
-		if m["message"] == message && m["object"] == key.String() {
+		if keep(m) {
 			out = append(out, m)
 		}
 	}

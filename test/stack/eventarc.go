@@ -59,8 +59,6 @@ type Event struct {
 	GaveUp   bool
 }
 
-func (e *Event) key() string { return objectKey(e.Bucket, e.Name, e.Gen) }
-
 func objectKey(bucket, name string, gen int64) string {
 	return "gs://" + bucket + "/" + name + "#" + strconv.FormatInt(gen, 10)
 }
@@ -99,7 +97,7 @@ func (e *Eventarc) finalized(obj map[string]any) {
 	}
 	ev := &Event{ID: eventID(), Bucket: bucket, Name: name, Gen: gen, Data: data, Time: ceTime(obj)}
 	e.mu.Lock()
-	e.events[ev.key()] = ev
+	e.events[objectKey(bucket, name, gen)] = ev
 	close(e.changed)
 	e.changed = make(chan struct{})
 	e.mu.Unlock()
@@ -177,11 +175,7 @@ func (e *Eventarc) deliver(ev *Event) {
 
 // send makes one delivery and returns its status (0: no answer).
 func (e *Eventarc) send(ev *Event) int {
-	req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, e.target.URL()+"/", bytes.NewReader(ev.Data))
-	if err != nil {
-		return 0
-	}
-	h := req.Header
+	h := http.Header{}
 	h.Set("Ce-Id", ev.ID)
 	h.Set("Ce-Source", "//storage.googleapis.com/projects/_/buckets/"+ev.Bucket)
 	h.Set("Ce-Subject", "objects/"+ev.Name)
@@ -193,12 +187,8 @@ func (e *Eventarc) send(ev *Event) int {
 	h.Set("Authorization", "Bearer "+idToken(e.audience, e.trigger.ServiceAccountEmail, time.Now()))
 	h.Set("User-Agent", "APIs-Google; (+https://developers.google.com/webmasters/APIs-Google.html)")
 	h.Set("From", "noreply@google.com")
-	resp, err := e.client.Do(req)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	status, _, _ := send(e.ctx, e.client, "event "+ev.ID, 0, http.MethodPost, e.target.URL()+"/", ev.Data, h)
+	return status
 }
 
 // Redeliver sends an event once more, as Eventarc may at any time (at
@@ -240,19 +230,6 @@ func (e *Eventarc) Wait(ctx context.Context, bucket, name string, gen int64, tim
 			return snap, ctx.Err()
 		}
 	}
-}
-
-// Events lists every event so far.
-func (e *Eventarc) Events() []Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []Event
-	for _, ev := range e.events {
-		c := *ev
-		c.Attempts = append([]int(nil), ev.Attempts...)
-		out = append(out, c)
-	}
-	return out
 }
 
 // storageHook wraps the fake GCS: every upload that creates an object

@@ -3,6 +3,7 @@ package stack
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,7 +25,9 @@ import (
 //     the process (no instance), or the answer lost after the process
 //     committed (a timeout, a crash before replying).
 type Frontend struct {
-	proc   *Process
+	name   string
+	target func() string // where the process listens ("" when it is down)
+	proc   *Process      // nil for a front end of NewFrontend
 	srv    *httptest.Server
 	client *http.Client
 
@@ -65,10 +68,18 @@ type injected struct {
 }
 
 func newFrontend(p *Process, timeout time.Duration) *Frontend {
+	f := NewFrontend(p.Service.Name, p.URL, timeout)
+	f.proc = p
+	return f
+}
+
+// NewFrontend is a front end, named name, to whatever target names: test/e2e
+// puts one between the Pub/Sub emulator and the local server.
+func NewFrontend(name string, target func() string, timeout time.Duration) *Frontend {
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	f := &Frontend{proc: p, client: &http.Client{Timeout: timeout}, changed: make(chan struct{})}
+	f := &Frontend{name: name, target: target, client: &http.Client{Timeout: timeout}, changed: make(chan struct{})}
 	f.srv = httptest.NewServer(f)
 	return f
 }
@@ -80,18 +91,11 @@ func (f *Frontend) URL() string { return f.srv.URL }
 func (f *Frontend) Close() { f.srv.Close() }
 
 // Inject makes the next times requests whose body matches fail with fault
-// (times < 0: every matching request, until Clear).
+// (times < 0: every matching request).
 func (f *Frontend) Inject(match func(body []byte) bool, fault Fault, times int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.faults = append(f.faults, injected{match: match, fault: fault, times: times})
-}
-
-// Clear removes every injected fault.
-func (f *Frontend) Clear() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.faults = nil
 }
 
 func (f *Frontend) takeFault(body []byte) Fault {
@@ -134,7 +138,7 @@ func (f *Frontend) Wait(ctx context.Context, timeout time.Duration, pred func(Re
 		select {
 		case <-changed:
 		case <-timer.C:
-			return Request{}, fmt.Errorf("%s: no such request within %s (%d requests seen)", f.proc.Service.Name, timeout, len(log))
+			return Request{}, fmt.Errorf("%s: no such request within %s (%d requests seen)", f.name, timeout, len(log))
 		case <-ctx.Done():
 			return Request{}, ctx.Err()
 		}
@@ -157,7 +161,7 @@ func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := Request{At: time.Now(), Header: r.Header.Clone(), Body: body}
 	fault := f.takeFault(body)
-	target := f.proc.URL()
+	target := f.target()
 	if fault == Refuse || target == "" {
 		rec.Status = http.StatusServiceUnavailable
 		f.record(rec)
@@ -195,11 +199,26 @@ func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "front end: the answer is lost", rec.Status)
 		return
 	}
-	for _, h := range []string{"Content-Type"} {
-		if v := resp.Header.Get(h); v != "" {
-			w.Header().Set(h, v)
-		}
+	if v := resp.Header.Get("Content-Type"); v != "" {
+		w.Header().Set("Content-Type", v)
 	}
 	w.WriteHeader(rec.Status)
 	_, _ = w.Write(answer)
+}
+
+// Pushed reads the message ID and pedido_id of a wrapped push body; what it
+// cannot read stays empty.
+func Pushed(body []byte) (messageID, pedidoID string) {
+	var env struct {
+		Message struct {
+			Data      []byte `json:"data"`
+			MessageID string `json:"messageId"`
+		} `json:"message"`
+	}
+	_ = json.Unmarshal(body, &env)
+	var o struct {
+		PedidoID string `json:"pedido_id"`
+	}
+	_ = json.Unmarshal(env.Message.Data, &o)
+	return env.Message.MessageID, o.PedidoID
 }

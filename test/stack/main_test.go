@@ -1,15 +1,14 @@
 package stack
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/big"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,7 +16,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"cloud.google.com/go/pubsub/v2"
+
+	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/render"
+	"github.com/alpinashop/alpipe/internal/stream"
 )
 
 // binary is cmd/server, built once per test run by TestMain.
@@ -26,7 +30,7 @@ var binary string
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := func() int {
-		if testing.Short() || !emulatorsSet() {
+		if testing.Short() || len(MissingEmulators()) > 0 {
 			return m.Run() // every test skips, saying why
 		}
 		dir, err := os.MkdirTemp("", "alpipe-stack-bin-")
@@ -38,7 +42,7 @@ func TestMain(m *testing.M) {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		if binary, err = Build(ctx, dir); err != nil {
+		if binary, err = BuildWith(ctx, dir, nil); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
@@ -48,23 +52,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func emulatorsSet() bool {
-	for _, v := range Emulators {
-		if os.Getenv(v) == "" {
-			return false
-		}
-	}
-	return true
-}
-
 // skipWithoutEmulators skips in -short mode or without the emulators.
 func skipWithoutEmulators(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: the stack runs the production binary on the Firestore and Pub/Sub emulators")
 	}
-	if !emulatorsSet() {
-		t.Skipf("%s not set: scripts/stack.sh (or scripts/test.sh) starts the emulators", strings.Join(Emulators, " and "))
+	if missing := MissingEmulators(); len(missing) > 0 {
+		t.Skipf("%s not set: scripts/stack.sh (or scripts/test.sh) starts the emulators", strings.Join(missing, " and "))
 	}
 }
 
@@ -78,7 +73,9 @@ var storyStart = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 func need(t *testing.T, opts Options) *Stack {
 	t.Helper()
 	skipWithoutEmulators(t)
-	opts.Binary = binary
+	if opts.Binary == "" {
+		opts.Binary = binary
+	}
 	if opts.Start.IsZero() {
 		opts.Start = storyStart
 	}
@@ -97,83 +94,6 @@ func need(t *testing.T, opts Options) *Stack {
 		}
 	})
 	return s
-}
-
-// --- the embedded demo's golden file ---------------------------------------
-
-// goldenPath is the embedded demo's expected output: the stack must show
-// the same, so it has no golden file of its own.
-const goldenPath = "../../internal/local/testdata/demo.golden"
-
-// mask hides generations, which come from the fake GCS's clock.
-func mask(s string) string {
-	return regexp.MustCompile(`(#|\.g|generation: )\d{6,}`).ReplaceAllString(s, "${1}GEN")
-}
-
-// golden is demo.golden cut into sections by title.
-type golden map[string]string
-
-func readGolden(t *testing.T) golden {
-	t.Helper()
-	b, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatalf("read the embedded demo's golden file: %v", err)
-	}
-	g := golden{}
-	header := regexp.MustCompile(`^== (.+) ==$`)
-	title := ""
-	for _, line := range strings.SplitAfter(string(b), "\n") {
-		if m := header.FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
-			title = m[1]
-			continue
-		}
-		g[title] += line
-	}
-	for k, v := range g {
-		g[k] = strings.TrimRight(v, "\n") + "\n"
-	}
-	return g
-}
-
-// section is the body of the section whose title contains part.
-func (g golden) section(t *testing.T, part string) string {
-	t.Helper()
-	for title, body := range g {
-		if strings.Contains(title, part) {
-			return body
-		}
-	}
-	t.Fatalf("%s has no section %q", goldenPath, part)
-	return ""
-}
-
-// outline is the orders story reduced to what each step did: the order's
-// fate ("17:05:00 order P-001001: accepted"), its fate in every other
-// aggregation ("17:05:00 order P-001001 ventas_sku_hora_movil: accepted",
-// from the line the demo prints under the order's) and each tick's summary
-// line (naming its aggregation when several ran).
-func (g golden) outline(t *testing.T) []string {
-	t.Helper()
-	orderLine := regexp.MustCompile(`^(\S+) order (\S+)\s+event \S+: (.*?)(?: \(window .*)?$`)
-	aggregationLine := regexp.MustCompile(`^ {9}([a-z0-9_]+): (\S+)`)
-	tickLine := regexp.MustCompile(`^\S+ tick(?: \S+)?: `)
-	var out []string
-	order := "" // the order whose lines follow
-	for _, line := range strings.Split(g.section(t, "Orders in real time"), "\n") {
-		if m := orderLine.FindStringSubmatch(line); m != nil {
-			order = m[1] + " order " + m[2]
-			out = append(out, order+": "+m[3])
-		} else if m := aggregationLine.FindStringSubmatch(line); m != nil && order != "" {
-			out = append(out, order+" "+m[1]+": "+m[2])
-		} else if tickLine.MatchString(line) {
-			order = ""
-			out = append(out, line)
-		}
-	}
-	if len(out) == 0 {
-		t.Fatalf("%s has no orders story", goldenPath)
-	}
-	return out
 }
 
 // --- tables as the demo prints them ----------------------------------------
@@ -220,9 +140,7 @@ func cell(v any) string {
 	case nil:
 		return "NULL"
 	case *big.Rat:
-		s := x.FloatString(9)
-		s = strings.TrimRight(s, "0")
-		return render.Scaled(strings.TrimSuffix(s, "."))
+		return render.Scaled(ratText(x))
 	case string:
 		for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999 MST", "2006-01-02 15:04:05.999999999"} {
 			if ts, err := time.Parse(layout, x); err == nil {
@@ -235,74 +153,111 @@ func cell(v any) string {
 	}
 }
 
-// --- the orders story file ----------------------------------------------------
+// --- helpers the scenarios share -------------------------------------------
 
-// step is one line of an orders story (testdata/pedidos/historia.jsonl):
-// an order arriving at a processing time, or a tick.
-type step struct {
-	Arrival   time.Time
-	EventTime string
-	Order     json.RawMessage
-	Tick      time.Time
-	Note      string
-}
+// orderTime is the event time of the scenarios' orders: 17:02 UTC, in the
+// ES window of 17:00-18:00.
+const orderTime = "2026-03-14T18:02:00+01:00"
 
-// readSteps reads the story as the embedded demo does (local.ReadSteps,
-// which this package does not import: it links DuckDB).
-func readSteps(t *testing.T, path string) []step {
+// read is a file of testdata.
+func read(t *testing.T, name string) []byte {
 	t.Helper()
-	f, err := os.Open(path)
+	b, err := os.ReadFile(testdata + "/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var steps []step
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 10<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var fields struct {
-			Tick          *time.Time      `json:"tick"`
-			MomentoEvento string          `json:"momento_evento"`
-			Llegada       time.Time       `json:"llegada"`
-			Nota          string          `json:"nota"`
-			Pedido        json.RawMessage `json:"pedido"`
-		}
-		if err := json.Unmarshal(line, &fields); err != nil {
-			t.Fatalf("%s line %d: %v", path, n, err)
-		}
-		if fields.Tick != nil {
-			steps = append(steps, step{Tick: *fields.Tick})
-			continue
-		}
-		if fields.Pedido == nil {
-			t.Fatalf("%s line %d: no pedido (this reader knows the story's form only)", path, n)
-		}
-		steps = append(steps, step{Arrival: fields.Llegada, EventTime: fields.MomentoEvento, Order: fields.Pedido, Note: fields.Nota})
-	}
-	if err := sc.Err(); err != nil {
+	return b
+}
+
+// storySteps is the orders story of testdata/pedidos/historia.jsonl.
+func storySteps(t *testing.T) []client.Step {
+	t.Helper()
+	steps, err := client.ReadStepsFile(story)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return steps
 }
 
-// pushed reads the message ID and pedido_id of a wrapped push body.
-func pushed(body []byte) (messageID, pedidoID string) {
-	var env struct {
-		Message struct {
-			Data      []byte `json:"data"`
-			MessageID string `json:"messageId"`
-		} `json:"message"`
+// upload writes a file to the landing bucket and returns its generation.
+func upload(ctx context.Context, t *testing.T, s *Stack, name string, data []byte) int64 {
+	t.Helper()
+	gen, err := s.Upload(ctx, s.Buckets["landing"], name, data, "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	_ = json.Unmarshal(body, &env)
-	var o struct {
-		PedidoID string `json:"pedido_id"`
+	return gen
+}
+
+func setClock(t *testing.T, s *Stack, at time.Time) {
+	t.Helper()
+	if err := s.SetClock(at); err != nil {
+		t.Fatal(err)
 	}
-	_ = json.Unmarshal(env.Message.Data, &o)
-	return env.Message.MessageID, o.PedidoID
+}
+
+// ordersTopic is the topic of the push subscription to AggregateOrders.
+func (s *Stack) ordersTopic() (string, error) {
+	for _, sub := range s.Deployment.PushSubscriptions {
+		if sub.Function == "AggregateOrders" {
+			return s.TopicName(sub.Topic), nil
+		}
+	}
+	return "", errors.New("no push subscription to AggregateOrders")
+}
+
+// publish publishes an order to the topic pushed to AggregateOrders, with
+// its event time unless eventTime is empty, and returns its message ID.
+func publish(ctx context.Context, t *testing.T, s *Stack, data []byte, eventTime string) string {
+	t.Helper()
+	topic, err := s.ordersTopic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := s.PubSub.Publisher(topic)
+	defer pub.Stop()
+	msg := &pubsub.Message{Data: data, Attributes: map[string]string{}}
+	if eventTime != "" {
+		msg.Attributes[order.EventTimeAttribute] = eventTime
+	}
+	id, err := pub.Publish(ctx, msg).Get(ctx)
+	if err != nil {
+		t.Fatalf("publish at %s: %v", s.Now().Format("15:04:05"), err)
+	}
+	return id
+}
+
+// acked waits until AggregateOrders' front end acknowledged message id, and
+// returns that request.
+func acked(ctx context.Context, t *testing.T, s *Stack, id string) Request {
+	t.Helper()
+	r, err := s.Frontends["AggregateOrders"].Wait(ctx, waitTimeout, func(r Request) bool {
+		m, _ := Pushed(r.Body)
+		return m == id && r.Acked()
+	})
+	if err != nil {
+		t.Fatalf("message %s at %s: %v", id, s.Now().Format("15:04:05"), err)
+	}
+	return r
+}
+
+// fireTick fires Cloud Scheduler's AdvanceWatermark job, which must answer 2xx,
+// and returns its answer.
+func fireTick(ctx context.Context, t *testing.T, s *Stack) stream.TickResult {
+	t.Helper()
+	job, ok := s.Scheduler.JobFor("AdvanceWatermark")
+	if !ok {
+		t.Fatal("no scheduler job calls AdvanceWatermark")
+	}
+	c, err := s.Scheduler.Fire(ctx, job)
+	var res stream.TickResult
+	if err == nil {
+		err = json.Unmarshal(c.Body, &res)
+	}
+	if err != nil {
+		t.Fatalf("tick at %s: %v: %s", s.Now().Format("15:04:05"), err, c.Body)
+	}
+	return res
 }
 
 // hhmm prints a watermark as the demo does.

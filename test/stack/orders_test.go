@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,112 +11,12 @@ import (
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
-// stormOrder is one order of 89.90 made at 17:02 UTC, in the ES window of
-// 17:00-18:00.
+// stormOrder is one order of 89.90 made at 17:02 UTC (orderTime), in the
+// ES window of 17:00-18:00.
 const stormOrder = `{"pedido_id":"P-STORM","cliente_id":"C-1","pais":"ES","importe_total":"89.90","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"89.90"}]}`
-
-// TestRedeliveryStormCountsOnce: one order arrives in several messages at
-// once (the web app published it five times) and one of them is delivered
-// three times (its answers lost after handling). The panes count it once.
-func TestRedeliveryStormCountsOnce(t *testing.T) {
-	t.Parallel()
-	s := need(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := s.SetClock(storyStart.Add(5 * time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	fe := s.Frontends["AggregateOrders"]
-	const copies, lost = 5, 2
-	topic, err := s.ordersTopic()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The answers to the deliveries of the first copy pushed are lost
-	// twice. The fault is in place before anything is published: the first
-	// delivery may come before Publish returns.
-	var firstMu sync.Mutex
-	first := ""
-	fe.Inject(func(b []byte) bool {
-		m, p := pushed(b)
-		if p != "P-STORM" {
-			return false
-		}
-		firstMu.Lock()
-		defer firstMu.Unlock()
-		if first == "" {
-			first = m
-		}
-		return m == first
-	}, LoseAnswer, lost)
-	pub := s.PubSub.Publisher(topic)
-	defer pub.Stop()
-	var ids []string
-	var results []*pubsub.PublishResult
-	for i := 0; i < copies; i++ {
-		results = append(results, pub.Publish(ctx, &pubsub.Message{
-			Data:       []byte(stormOrder),
-			Attributes: map[string]string{order.EventTimeAttribute: "2026-03-14T18:02:00+01:00"},
-		}))
-	}
-	for _, r := range results {
-		id, err := r.Get(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, len(ids))
-	for _, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := fe.Wait(ctx, waitTimeout, func(r Request) bool { m, _ := pushed(r.Body); return m == id && r.Acked() })
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	handled := 0
-	for _, r := range fe.Requests() {
-		if _, p := pushed(r.Body); p == "P-STORM" && r.Called {
-			handled++
-		}
-	}
-	if handled < copies+lost {
-		t.Errorf("the function handled the order %d times, want at least %d (every copy and every redelivery)", handled, copies+lost)
-	}
-
-	// After the hour: the tick closes the window.
-	if err := s.SetClock(storyStart.Add(75 * time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	job, _ := s.Scheduler.JobFor("AdvanceWatermark")
-	if _, err := s.Scheduler.Fire(ctx, job); err != nil {
-		t.Fatal(err)
-	}
-	panes := s.BigQuery.Rows("ventas_hora_pais_paneles")
-	if len(panes) == 0 {
-		t.Fatal("no pane in BigQuery after the window closed")
-	}
-	for _, p := range panes {
-		got := fmt.Sprintf("%s %s pedidos=%s importe=%s", cell(p["pais"]), cell(p["timing"]), cell(p["pedidos"]), cell(p["importe"]))
-		want := fmt.Sprintf("ES %s pedidos=1 importe=89.90", cell(p["timing"]))
-		if got != want {
-			t.Errorf("pane %s, want %s", got, want)
-		}
-	}
-}
 
 // TestDeadLetters: an invalid message is recorded in pedidos_descartados
 // and acknowledged; a valid order that meets only 5xx (the service down)
@@ -137,27 +36,10 @@ func TestDeadLetters(t *testing.T) {
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := s.SetClock(storyStart.Add(5 * time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	setClock(t, s, storyStart.Add(5*time.Minute))
 	fe := s.Frontends["AggregateOrders"]
-	topic, err := s.ordersTopic()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := s.PubSub.Publisher(topic)
-	defer pub.Stop()
-
-	invalid, err := pub.Publish(ctx, &pubsub.Message{
-		Data:       []byte(`{"pedido_id":"P-BAD","pais":"ES","importe_total":"mucho","lineas":[]}`),
-		Attributes: map[string]string{order.EventTimeAttribute: "2026-03-14T18:02:00+01:00"},
-	}).Get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fe.Wait(ctx, waitTimeout, func(r Request) bool { m, _ := pushed(r.Body); return m == invalid && r.Acked() }); err != nil {
-		t.Fatal(err)
-	}
+	invalid := publish(ctx, t, s, []byte(`{"pedido_id":"P-BAD","pais":"ES","importe_total":"mucho","lineas":[]}`), orderTime)
+	acked(ctx, t, s, invalid)
 	var reasons []string
 	for _, row := range s.BigQuery.Rows("pedidos_descartados") {
 		if row["message_id"] == invalid {
@@ -172,13 +54,7 @@ func TestDeadLetters(t *testing.T) {
 	if err := s.Processes["AggregateOrders"].Stop(); err != nil {
 		t.Fatal(err)
 	}
-	down, err := pub.Publish(ctx, &pubsub.Message{
-		Data:       []byte(stormOrder),
-		Attributes: map[string]string{order.EventTimeAttribute: "2026-03-14T18:02:00+01:00"},
-	}).Get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	down := publish(ctx, t, s, []byte(stormOrder), orderTime)
 	dlq, err := s.deadLetterSubscription()
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +87,7 @@ func TestDeadLetters(t *testing.T) {
 	var statuses []int
 	var at []string
 	for _, r := range fe.Requests() {
-		if mid, _ := pushed(r.Body); mid == down {
+		if mid, _ := Pushed(r.Body); mid == down {
 			statuses = append(statuses, r.Status)
 			at = append(at, r.At.Format("15:04:05.000"))
 		}
@@ -282,20 +158,7 @@ func TestPushSubscriptionAsConfigured(t *testing.T) {
 		t.Errorf("push subscription on the emulator (-terraform +emulator):\n%s", diff)
 	}
 
-	topic, err := s.ordersTopic()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := s.PubSub.Publisher(topic)
-	defer pub.Stop()
-	id, err := pub.Publish(ctx, &pubsub.Message{Data: []byte(stormOrder), Attributes: map[string]string{order.EventTimeAttribute: "2026-03-14T18:02:00+01:00"}}).Get(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Frontends["AggregateOrders"].Wait(ctx, waitTimeout, func(r Request) bool { m, _ := pushed(r.Body); return m == id && r.Acked() })
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := acked(ctx, t, s, publish(ctx, t, s, []byte(stormOrder), orderTime))
 	var env struct {
 		Subscription    string `json:"subscription"`
 		DeliveryAttempt *int   `json:"deliveryAttempt"`

@@ -3,7 +3,6 @@ package stack
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -34,9 +33,7 @@ func TestSchedulerCallsEveryMinute(t *testing.T) {
 	var got []string
 	for _, step := range []time.Duration{30 * time.Second, time.Minute, 3 * time.Minute, 15 * time.Minute} {
 		at := storyStart.Add(step)
-		if err := s.SetClock(at); err != nil {
-			t.Fatal(err)
-		}
+		setClock(t, s, at)
 		calls, err := s.Scheduler.Due(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -102,15 +99,8 @@ func TestMissedFileIsSweptOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	const name = "exportaciones/2026/03/15/pedidos-erp.csv"
-	data, err := os.ReadFile(testdata + "/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	landing := s.Buckets["landing"]
-	gen, err := s.Upload(ctx, landing, name, data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gen := upload(ctx, t, s, name, read(t, name))
 	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, waitTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -138,9 +128,7 @@ func TestMissedFileIsSweptOnce(t *testing.T) {
 	key := ledger.Key{Bucket: landing, Object: name, Generation: gen}
 	l := s.ledger(t)
 	for _, at := range []time.Time{start.Add(grace / 2), start.Add(grace + time.Minute), start.Add(grace + 16*time.Minute)} {
-		if err := s.SetClock(at); err != nil {
-			t.Fatal(err)
-		}
+		setClock(t, s, at)
 		c, err := s.Scheduler.Fire(ctx, sweep)
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package stack
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
-	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
@@ -32,52 +30,28 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	s := need(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	fe := s.Frontends["AggregateOrders"]
-	topic, err := s.ordersTopic()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := s.PubSub.Publisher(topic)
-	defer pub.Stop()
 	clock := func(minutes int) {
 		t.Helper()
-		if err := s.SetClock(storyStart.Add(time.Duration(minutes) * time.Minute)); err != nil {
-			t.Fatal(err)
-		}
+		setClock(t, s, storyStart.Add(time.Duration(minutes)*time.Minute))
 	}
-	publish := func(id, pais, eventTime string) {
+	publishAcked := func(id, pais, eventTime string) {
 		t.Helper()
 		body := fmt.Sprintf(`{"pedido_id":"%s","cliente_id":"C-1","pais":"%s","importe_total":"10.50","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"10.50"}]}`, id, pais)
-		mid, err := pub.Publish(ctx, &pubsub.Message{
-			Data:       []byte(body),
-			Attributes: map[string]string{order.EventTimeAttribute: eventTime},
-		}).Get(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fe.Wait(ctx, waitTimeout, func(r Request) bool { m, _ := pushed(r.Body); return m == mid && r.Acked() }); err != nil {
-			t.Fatal(err)
-		}
+		acked(ctx, t, s, publish(ctx, t, s, []byte(body), eventTime))
 	}
 	clock(5)
-	publish("P-POISON-ES", "ES", "2026-03-14T18:02:00+01:00")
-	publish("P-POISON-FR", "FR", "2026-03-14T18:03:00+01:00")
-	job, _ := s.Scheduler.JobFor("AdvanceWatermark")
+	publishAcked("P-POISON-ES", "ES", orderTime)
+	publishAcked("P-POISON-FR", "FR", "2026-03-14T18:03:00+01:00")
 	tickAt := func(minutes int) stream.AggregationTick {
 		t.Helper()
 		clock(minutes)
-		c, err := s.Scheduler.Fire(ctx, job)
-		if err != nil {
-			t.Fatalf("tick at +%d min: %v; want 200 for the windows it could process", minutes, err)
-		}
-		var res stream.TickResult
-		err = json.Unmarshal(c.Body, &res)
+		res := fireTick(ctx, t, s) // 200 for the windows it could process
 		i := slices.IndexFunc(res.Aggregations, func(a stream.AggregationTick) bool { return a.Aggregation == "ventas_hora_pais" })
-		if err != nil || i < 0 {
-			t.Fatalf("tick answer %s: %v", c.Body, err)
+		if i < 0 {
+			t.Fatalf("tick answer %+v has no ventas_hora_pais", res)
 		}
 		a := res.Aggregations[i]
-		t.Logf("tick %s: HTTP %d, watermark %s, %d panes, %d expired, failing %v", s.Now().Format("15:04"), c.Status, hhmm(a.Watermark), len(a.Panes), a.Expired, a.Failing)
+		t.Logf("%s, failing %v", render.TickLine(s.Now().Format("15:04"), a, true), a.Failing)
 		return a
 	}
 	tickAt(10) // EARLY panes: the window's state document exists in Firestore now
@@ -104,8 +78,8 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	// An order for the poisoned window (on time: parked by the fold) and
 	// one for the next window (18:00-19:00), which goes on.
 	clock(65)
-	publish("P-POISON-ES-2", "ES", "2026-03-14T18:50:00+01:00")
-	publish("P-POISON-DE", "DE", "2026-03-14T19:02:00+01:00")
+	publishAcked("P-POISON-ES-2", "ES", "2026-03-14T18:50:00+01:00")
+	publishAcked("P-POISON-DE", "DE", "2026-03-14T19:02:00+01:00")
 	at := tickAt(70) // DE's EARLY pane; 17:00 failing
 	wantFailing(at)
 	at = tickAt(135) // W = 19:05 >= 19:00: DE's ON_TIME pane
@@ -115,17 +89,10 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	if at.Expired != 0 {
 		t.Errorf("expired %d keys at +195 min, want 0 (17:00 is failing; 18:00 expires at 21:00)", at.Expired)
 	}
-	logged := false
-	for _, line := range strings.Split(s.Processes["AdvanceWatermark"].Output(), "\n") {
-		var l struct {
-			FailingCell string `json:"failing_cell"`
-			Error       string `json:"error"`
-		}
-		if json.Unmarshal([]byte(line), &l) == nil && l.FailingCell == path && l.Error != "" {
-			logged = true
-		}
-	}
-	if !logged {
+	logged := logEntries(t, s.Processes["AdvanceWatermark"].Output(), func(m map[string]any) bool {
+		return m["failing_cell"] == path && m["error"] != nil && m["error"] != ""
+	})
+	if len(logged) == 0 {
 		t.Errorf("no log line with failing_cell=%s and error: the log-based metric counts nothing", path)
 	}
 

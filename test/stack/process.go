@@ -32,7 +32,7 @@ type Process struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	port int
-	out  *syncBuffer
+	out  *SyncBuffer
 	done chan struct{}
 	err  error // how the last run ended
 }
@@ -73,7 +73,7 @@ func (p *Process) Start(ctx context.Context) error {
 		return fmt.Errorf("%s is already running", p.Service.Name)
 	}
 	p.port = port
-	p.out = &syncBuffer{}
+	p.out = &SyncBuffer{}
 	p.mu.Unlock()
 
 	cmd := exec.Command(p.bin)
@@ -185,15 +185,6 @@ func (p *Process) signal(sig syscall.Signal) error {
 	}
 }
 
-// Restart starts the process again after a Kill or Stop, on a new port
-// (its front end follows).
-func (p *Process) Restart(ctx context.Context) error {
-	if err := p.Kill(); err != nil {
-		return err
-	}
-	return p.Start(ctx)
-}
-
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -203,19 +194,19 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// syncBuffer is an output sink shared by goroutines.
-type syncBuffer struct {
+// SyncBuffer is an output sink shared by goroutines.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
@@ -223,29 +214,5 @@ func (b *syncBuffer) String() string {
 
 // prefixed writes each line with the service's name in front.
 func prefixed(w io.Writer, name string) io.Writer {
-	return &prefixWriter{w: w, prefix: []byte(name + " | ")}
-}
-
-type prefixWriter struct {
-	mu     sync.Mutex
-	w      io.Writer
-	prefix []byte
-	rest   []byte
-}
-
-func (p *prefixWriter) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.rest = append(p.rest, b...)
-	for {
-		i := bytes.IndexByte(p.rest, '\n')
-		if i < 0 {
-			return len(b), nil
-		}
-		line := append(append([]byte{}, p.prefix...), p.rest[:i+1]...)
-		p.rest = p.rest[i+1:]
-		if _, err := p.w.Write(line); err != nil {
-			return len(b), err
-		}
-	}
+	return &lineWriter{w: w, line: func(l []byte) []byte { return append([]byte(name+" | "), l...) }}
 }

@@ -66,16 +66,6 @@ func (s *Stack) setUpPubSub(ctx context.Context) error {
 	return nil
 }
 
-// PushSubscription is the full name of the push subscription to a function.
-func (s *Stack) PushSubscription(function string) (string, error) {
-	for _, sub := range s.Deployment.PushSubscriptions {
-		if sub.Function == function {
-			return s.SubscriptionName(sub.Name), nil
-		}
-	}
-	return "", fmt.Errorf("no push subscription to %s", function)
-}
-
 func (s *Stack) tearDownPubSub(ctx context.Context) error {
 	if s.PubSub == nil {
 		return nil

@@ -1,10 +1,8 @@
 package stack
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,33 +54,6 @@ func (s *Scheduler) add(j tfconfig.SchedulerJob, target *Frontend, audience stri
 	return nil
 }
 
-// Jobs names the jobs.
-func (s *Scheduler) Jobs() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, j := range s.jobs {
-		out = append(out, j.Name)
-	}
-	return out
-}
-
-// JobSchedule is one job as a person reads it.
-type JobSchedule struct {
-	Job, Schedule, Service string
-}
-
-// Schedules lists the jobs with their cron schedules and target services.
-func (s *Scheduler) Schedules() []JobSchedule {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []JobSchedule
-	for _, j := range s.jobs {
-		out = append(out, JobSchedule{Job: j.Name, Schedule: j.Schedule, Service: j.target.proc.Service.Name})
-	}
-	return out
-}
-
 // JobFor names the job that calls a service (by its FUNCTION_TARGET).
 func (s *Scheduler) JobFor(function string) (string, bool) {
 	s.mu.Lock()
@@ -112,38 +83,20 @@ func (s *Scheduler) Fire(ctx context.Context, job string) (Call, error) {
 }
 
 func (s *Scheduler) call(ctx context.Context, j *schedJob, at time.Time) (Call, error) {
-	c := Call{Job: j.Name, At: at}
-	if j.AttemptDeadline.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, j.AttemptDeadline.Duration)
-		defer cancel()
-	}
-	req, err := http.NewRequestWithContext(ctx, j.HTTPMethod, j.target.URL()+"/", strings.NewReader(j.Body))
-	if err != nil {
-		return c, err
-	}
+	h := http.Header{}
 	for k, v := range j.Headers {
-		req.Header.Set(k, v)
+		h.Set(k, v)
 	}
-	req.Header.Set("User-Agent", "Google-Cloud-Scheduler")
-	req.Header.Set("X-CloudScheduler", "true")
-	req.Header.Set("X-CloudScheduler-JobName", j.Name)
-	req.Header.Set("X-CloudScheduler-ScheduleTime", at.UTC().Format(time.RFC3339))
-	req.Header.Set("Authorization", "Bearer "+idToken(j.audience, j.ServiceAccountEmail, time.Now()))
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return c, fmt.Errorf("scheduler job %s: %w", j.Name, err)
-	}
-	defer resp.Body.Close()
-	c.Status = resp.StatusCode
-	c.Body, err = io.ReadAll(resp.Body)
-	if err != nil {
-		return c, fmt.Errorf("scheduler job %s: read answer: %w", j.Name, err)
-	}
-	if c.Status/100 != 2 {
-		return c, fmt.Errorf("scheduler job %s: HTTP %d: %s", j.Name, c.Status, bytes.TrimSpace(c.Body))
-	}
-	return c, nil
+	h.Set("User-Agent", "Google-Cloud-Scheduler")
+	h.Set("X-CloudScheduler", "true")
+	h.Set("X-CloudScheduler-JobName", j.Name)
+	h.Set("X-CloudScheduler-ScheduleTime", at.UTC().Format(time.RFC3339))
+	h.Set("Authorization", "Bearer "+idToken(j.audience, j.ServiceAccountEmail, time.Now()))
+	c := Call{Job: j.Name, At: at}
+	var err error
+	c.Status, c.Body, err = send(ctx, s.client, "scheduler job "+j.Name, j.AttemptDeadline.Duration,
+		j.HTTPMethod, j.target.URL()+"/", []byte(j.Body), h)
+	return c, err
 }
 
 // Due fires, once each, every job whose schedule names a minute passed
@@ -186,25 +139,6 @@ func (s *Scheduler) Due(ctx context.Context) ([]Call, error) {
 		return calls, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return calls, nil
-}
-
-// Run calls Due every poll until ctx ends, passing each call to onCall.
-func (s *Scheduler) Run(ctx context.Context, poll time.Duration, onCall func(Call, error)) {
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for {
-		calls, err := s.Due(ctx)
-		for _, c := range calls {
-			if onCall != nil {
-				onCall(c, err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // cronMinutes understands the schedules this configuration uses: every

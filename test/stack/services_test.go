@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestServicesStartWithTerraformEnvironment(t *testing.T) {
 			var got []string
 			for _, kv := range p.Env() {
 				k, _, _ := strings.Cut(kv, "=")
-				if !contains(added, k) {
+				if !slices.Contains(added, k) {
 					got = append(got, kv)
 				}
 			}
@@ -47,32 +48,14 @@ func TestServicesStartWithTerraformEnvironment(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("environment besides the platform's and the emulators' (-terraform +process):\n%s", diff)
 			}
-			if got := envOf(p, "K_SERVICE"); got != svc.Name {
-				t.Errorf("K_SERVICE=%q, want the Cloud Run service name %q", got, svc.Name)
+			if !slices.Contains(p.Env(), "K_SERVICE="+svc.Name) {
+				t.Errorf("environment %q lacks K_SERVICE=%s, the Cloud Run service name", p.Env(), svc.Name)
 			}
 			if svc.Env["FUNCTION_TARGET"] != svc.Function {
 				t.Errorf("FUNCTION_TARGET=%q, want %q", svc.Env["FUNCTION_TARGET"], svc.Function)
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func envOf(p *Process, name string) string {
-	for _, kv := range p.Env() {
-		if k, v, _ := strings.Cut(kv, "="); k == name {
-			return v
-		}
-	}
-	return ""
 }
 
 // TestBrokenEnvironmentFailsToStart: a service whose environment the

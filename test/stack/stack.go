@@ -1,9 +1,9 @@
 package stack
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -87,6 +88,11 @@ type Stack struct {
 // Emulators names the variables the stack needs from its environment.
 var Emulators = []string{"FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST"}
 
+// MissingEmulators names the Emulators this process's environment lacks.
+func MissingEmulators() []string {
+	return slices.DeleteFunc(slices.Clone(Emulators), func(v string) bool { return os.Getenv(v) != "" })
+}
+
 // EmulatorGaps is what the stack's stand-ins do not do as Google does,
 // found by trying (see TestPushSubscriptionAsConfigured): the stack's
 // proofs hold up to these.
@@ -103,13 +109,7 @@ var EmulatorGaps = []string{
 // Start brings the stack up: it fails, naming the service and quoting its
 // output, when any service does not start with its Terraform environment.
 func Start(ctx context.Context, opts Options) (s *Stack, err error) {
-	var missing []string
-	for _, v := range Emulators {
-		if os.Getenv(v) == "" {
-			missing = append(missing, v)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := MissingEmulators(); len(missing) > 0 {
 		return nil, fmt.Errorf("stack: %s not set (scripts/stack.sh starts the emulators)", strings.Join(missing, ", "))
 	}
 	if opts.Binary == "" {
@@ -118,7 +118,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if opts.Backoff == (Backoff{}) {
 		opts.Backoff = DefaultBackoff
 	}
-	s = &Stack{Project: "alpipe-stack-" + randomHex(4), Processes: map[string]*Process{}, Frontends: map[string]*Frontend{}, now: opts.Start}
+	s = &Stack{Project: "alpipe-stack-" + strings.ToLower(rand.Text()[:8]), Processes: map[string]*Process{}, Frontends: map[string]*Frontend{}, now: opts.Start}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -275,21 +275,17 @@ func (s *Stack) serviceURL(f *Frontend) string {
 // startProcesses starts every service at once and reports every failure.
 func (s *Stack) startProcesses(ctx context.Context) error {
 	var wg sync.WaitGroup
-	errs := make([]error, 0, len(s.Processes))
-	var mu sync.Mutex
+	errs := make(chan error, len(s.Processes))
 	for _, p := range s.Processes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := p.Start(ctx); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
+		wg.Go(func() { errs <- p.Start(ctx) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
 }
 
 func (s *Stack) serve(h http.Handler) *httptest.Server {
@@ -314,7 +310,7 @@ func (s *Stack) bigQueryHook(next http.Handler) http.Handler {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 		s.mu.Lock()
 		hooks := append([]func(*http.Request, []byte){}, s.bqHooks...)
@@ -352,11 +348,12 @@ func (s *Stack) SetClock(t time.Time) error {
 	return nil
 }
 
-// Upload writes an object to the fake GCS, as the ERP does, and returns its
-// generation; with a storage trigger on the bucket, Eventarc delivers it.
-func (s *Stack) Upload(ctx context.Context, bucket, name string, data []byte) (int64, error) {
+// Upload writes an object to the fake GCS, as the ERP does (with
+// contentEncoding set, as gsutil -Z stores it), and returns its generation;
+// with a storage trigger on the bucket, Eventarc delivers it.
+func (s *Stack) Upload(ctx context.Context, bucket, name string, data []byte, contentEncoding string) (int64, error) {
 	w := s.Storage.Bucket(bucket).Object(name).NewWriter(ctx)
-	w.ContentType = "text/csv"
+	w.ContentType, w.ContentEncoding = "text/csv", contentEncoding
 	if _, err := w.Write(data); err != nil {
 		_ = w.Close()
 		return 0, fmt.Errorf("upload gs://%s/%s: %w", bucket, name, err)
@@ -414,10 +411,4 @@ func (s *Stack) Output() string {
 		fmt.Fprintf(&b, "=== %s (%s)\n%s", p.Service.Name, fn, p.Output())
 	}
 	return b.String()
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"maps"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -19,13 +18,12 @@ import (
 	"testing"
 	"time"
 
-	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/go-cmp/cmp"
 
 	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
-	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
@@ -48,7 +46,7 @@ func TestDemoStories(t *testing.T) {
 	s := need(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	g := readGolden(t)
+	g := ReadGolden(t)
 	for _, st := range []struct {
 		name string
 		run  func(t *testing.T)
@@ -64,24 +62,34 @@ func TestDemoStories(t *testing.T) {
 	}
 }
 
-// demoFiles lists the CSV files under testdata/exportaciones, sorted, with
-// the object name each lands as (as local.DemoFiles does).
-func demoFiles(t *testing.T) [][2]string {
+// demoFiles lists the CSV files under testdata/exportaciones, sorted, as
+// the object names they land as (as local.DemoFiles does).
+func demoFiles(t *testing.T) []string {
 	t.Helper()
-	var out [][2]string
+	var out []string
 	err := filepath.WalkDir(filepath.Join(testdata, "exportaciones"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".csv") {
 			return err
 		}
 		rel, err := filepath.Rel(testdata, p)
-		out = append(out, [2]string{p, filepath.ToSlash(rel)})
+		out = append(out, filepath.ToSlash(rel))
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i][1] < out[j][1] })
+	sort.Strings(out)
 	return out
+}
+
+// record is the ledger's record of key, which must exist.
+func record(ctx context.Context, t *testing.T, l *ledger.Ledger, key ledger.Key) ledger.Record {
+	t.Helper()
+	rec, ok, err := l.Get(ctx, key)
+	if err != nil || !ok {
+		t.Fatalf("%s: no ledger record (%v)", key, err)
+	}
+	return rec
 }
 
 func (s *Stack) ledger(t *testing.T) *ledger.Ledger {
@@ -112,8 +120,15 @@ func (s *Stack) asDemo(text string) string {
 // is acknowledged and returns the ledger's record of the generation.
 func drop(ctx context.Context, t *testing.T, s *Stack, l *ledger.Ledger, name string, data []byte) ledger.Record {
 	t.Helper()
+	return dropEncoded(ctx, t, s, l, name, data, "")
+}
+
+// dropEncoded is drop with the object's Content-Encoding set, as an ERP
+// that uploads with gsutil -Z or an explicit header stores it.
+func dropEncoded(ctx context.Context, t *testing.T, s *Stack, l *ledger.Ledger, name string, data []byte, contentEncoding string) ledger.Record {
+	t.Helper()
 	landing := s.Buckets["landing"]
-	gen, err := s.Upload(ctx, landing, name, data)
+	gen, err := s.Upload(ctx, landing, name, data, contentEncoding)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,15 +139,7 @@ func drop(ctx context.Context, t *testing.T, s *Stack, l *ledger.Ledger, name st
 	if !ev.Acked {
 		t.Fatalf("gs://%s/%s#%d: Eventarc gave up after %v", landing, name, gen, ev.Attempts)
 	}
-	key := ledger.Key{Bucket: landing, Object: name, Generation: gen}
-	rec, ok, err := l.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !ok {
-		t.Fatalf("%s: acknowledged (%v) but no ledger record", key, ev.Attempts)
-	}
-	return rec
+	return record(ctx, t, l, ledger.Key{Bucket: landing, Object: name, Generation: gen})
 }
 
 // printRecord prints one file's outcome as the demo does (local.PrintRecord).
@@ -156,18 +163,14 @@ func printRecord(w io.Writer, rec ledger.Record, quarantineBucket string) {
 // playFiles drops the demo's files as the ERP does, redelivers the first
 // event and re-uploads the first file under another name, and compares what
 // a person sees with the embedded demo.
-func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
+func playFiles(ctx context.Context, t *testing.T, s *Stack, g Golden) {
 	l := s.ledger(t)
 	quarantine := s.Buckets["quarantine"]
 	files := demoFiles(t)
 	var out bytes.Buffer
 	var recs []ledger.Record
 	for _, f := range files {
-		data, err := os.ReadFile(f[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec := drop(ctx, t, s, l, f[1], data)
+		rec := drop(ctx, t, s, l, f, read(t, f))
 		recs = append(recs, rec)
 		printRecord(&out, rec, quarantine)
 	}
@@ -180,29 +183,25 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 	if status/100 != 2 {
 		t.Errorf("redelivery of %s: HTTP %d, want 2xx", first.Key, status)
 	}
-	again, _, err := l.Get(ctx, first.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := record(ctx, t, l, first.Key)
 	fmt.Fprintf(&out, "redelivered %s: still %s, attempt %d, nothing loaded twice\n", first.Key, again.State, again.Attempt)
 	// The ERP sometimes exports the same file twice under another name.
-	data, err := os.ReadFile(files[0][0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	dup := drop(ctx, t, s, l, strings.TrimSuffix(first.Key.Object, ".csv")+"-copia.csv", data)
+	dup := drop(ctx, t, s, l, strings.TrimSuffix(first.Key.Object, ".csv")+"-copia.csv", read(t, files[0]))
 	printRecord(&out, dup, quarantine)
-	if diff := cmp.Diff(g.section(t, "File drops"), mask(s.asDemo(out.String()))); diff != "" {
+	if diff := cmp.Diff(g.Section(t, "File drops"), Mask(s.asDemo(out.String()))); diff != "" {
 		t.Errorf("file drops (-embedded demo +stack):\n%s", diff)
 	}
 
 	var q bytes.Buffer
 	for _, rec := range recs {
 		if rec.Quarantine != "" {
-			printQuarantine(ctx, t, s, &q, quarantine, rec.Quarantine)
+			fmt.Fprintf(&q, "gs://%s/%s\n", quarantine, rec.Quarantine)
+			for _, r := range quarantineRows(ctx, t, s, rec.Quarantine) {
+				fmt.Fprintf(&q, "  line %s  [%s] %s\n    %s\n", r[0], r[1], r[2], r[3])
+			}
 		}
 	}
-	if diff := cmp.Diff(g.section(t, "Quarantined rows"), mask(s.asDemo(q.String()))); diff != "" {
+	if diff := cmp.Diff(g.Section(t, "Quarantined rows"), Mask(s.asDemo(q.String()))); diff != "" {
 		t.Errorf("quarantined rows (-embedded demo +stack):\n%s", diff)
 	}
 
@@ -215,16 +214,16 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 		{"Loaded reviews", "opiniones", []string{"opinion_id", "sku", "fecha", "puntuacion", "pais", "texto"}, 1},
 	} {
 		got := table(s.BigQuery.Rows(tc.table), tc.columns, tc.sortBy)
-		if diff := cmp.Diff(g.section(t, tc.name), got); diff != "" {
+		if diff := cmp.Diff(g.Section(t, tc.name), got); diff != "" {
 			t.Errorf("%s in BigQuery (-embedded demo +stack):\n%s", tc.table, diff)
 		}
 	}
 	checkRefreshJobs(t, s, []string{"20260314", "20260315"})
 	got := table(s.BigQuery.Rows("ventas_diarias_sku"), []string{"fecha", "sku", "unidades", "importe", "lineas"}, 2)
-	if diff := cmp.Diff(g.section(t, "(ventas_diarias_sku)"), got); diff != "" {
+	if diff := cmp.Diff(g.Section(t, "(ventas_diarias_sku)"), got); diff != "" {
 		t.Errorf("ventas_diarias_sku in BigQuery, computed by GoogleSQL (-embedded demo +stack):\n%s", diff)
 	}
-	checkEventHeaders(t, s, files[0][1])
+	checkEventHeaders(t, s, files[0])
 }
 
 // checkEventHeaders checks the first delivery to IngestCSV carried
@@ -279,38 +278,38 @@ func checkRefreshJobs(t *testing.T, s *Stack, dates []string) {
 			got[strings.TrimPrefix(q.DestinationTable.TableId, "ventas_diarias_sku$")] = true
 		}
 	}
-	var gotDates []string
-	for d := range got {
-		gotDates = append(gotDates, d)
-	}
-	sort.Strings(gotDates)
-	if diff := cmp.Diff(dates, gotDates); diff != "" {
+	if diff := cmp.Diff(dates, slices.Sorted(maps.Keys(got))); diff != "" {
 		t.Errorf("ventas_diarias_sku partitions rebuilt (-want +got):\n%s", diff)
 	}
 }
 
-func printQuarantine(ctx context.Context, t *testing.T, s *Stack, w io.Writer, bucket, object string) {
+// quarantineRows reads a quarantine file's rows, header excluded: the
+// source line, the reason code, the message and the raw text (line end
+// trimmed).
+func quarantineRows(ctx context.Context, t *testing.T, s *Stack, object string) [][]string {
 	t.Helper()
-	r, err := s.Storage.Bucket(bucket).Object(object).NewReader(ctx)
+	if object == "" {
+		return nil
+	}
+	r, err := s.Storage.Bucket(s.Buckets["quarantine"]).Object(object).NewReader(ctx)
 	if err != nil {
 		t.Fatalf("open quarantine %s: %v", object, err)
 	}
 	defer r.Close()
-	fmt.Fprintf(w, "gs://%s/%s\n", bucket, object)
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
+	var out [][]string
 	for i := 0; ; i++ {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return
+			return out
 		}
 		if err != nil {
 			t.Fatalf("read quarantine %s: %v", object, err)
 		}
-		if i == 0 || len(rec) < 4 {
-			continue // header
+		if i > 0 && len(rec) >= 4 { // not the header
+			out = append(out, []string{rec[0], rec[1], rec[2], strings.TrimRight(rec[3], "\r\n")})
 		}
-		fmt.Fprintf(w, "  line %s  [%s] %s\n    %s\n", rec[0], rec[1], rec[2], strings.TrimRight(rec[3], "\r\n"))
 	}
 }
 
@@ -328,78 +327,41 @@ var storyFaults = []struct {
 // playOrders publishes each order of the story to the topic at its arrival
 // time (the test clock) and waits until its push is acknowledged; ticks are
 // Cloud Scheduler's job, fired at their times.
-func playOrders(ctx context.Context, t *testing.T, s *Stack, g golden) {
+func playOrders(ctx context.Context, t *testing.T, s *Stack, g Golden) {
 	fe := s.Frontends["AggregateOrders"]
 	for _, f := range storyFaults {
 		fe.Inject(matchPedido(f.pedidoID), f.fault, 1)
 	}
-	job, ok := s.Scheduler.JobFor("AdvanceWatermark")
-	if !ok {
-		t.Fatal("no scheduler job calls AdvanceWatermark")
-	}
-	topic, err := s.ordersTopic()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := s.PubSub.Publisher(topic)
-	defer pub.Stop()
-
 	var outline []string
-	for _, st := range readSteps(t, story) {
+	for _, st := range storySteps(t) {
 		at := st.Arrival
 		if !st.Tick.IsZero() {
 			at = st.Tick
 		}
-		if err := s.SetClock(at); err != nil {
-			t.Fatal(err)
-		}
+		setClock(t, s, at)
 		now := at.UTC().Format("15:04:05")
 		if !st.Tick.IsZero() {
-			call, err := s.Scheduler.Fire(ctx, job)
-			if err != nil {
-				t.Fatalf("tick at %s: %v", now, err)
-			}
-			var res stream.TickResult
-			if err := json.Unmarshal(call.Body, &res); err != nil {
-				t.Fatalf("tick at %s: %v: %s", now, err, call.Body)
-			}
+			res := fireTick(ctx, t, s)
 			for _, a := range res.Aggregations {
-				tick := now + " tick"
-				if len(res.Aggregations) > 1 {
-					tick += " " + a.Aggregation
-				}
-				outline = append(outline, fmt.Sprintf("%s: watermark %s, %s, %s expired", tick, hhmm(a.Watermark), counted(len(a.Panes), "pane", "panes"), counted(a.Expired, "window", "windows")))
+				outline = append(outline, render.TickLine(now, a, len(res.Aggregations) > 1))
 			}
 			continue
 		}
-		msg := &pubsub.Message{Data: st.Order, Attributes: map[string]string{}}
-		if st.EventTime != "" {
-			msg.Attributes[order.EventTimeAttribute] = st.EventTime
-		}
-		id, err := pub.Publish(ctx, msg).Get(ctx)
-		if err != nil {
-			t.Fatalf("publish at %s: %v", now, err)
-		}
-		req, err := fe.Wait(ctx, waitTimeout, func(r Request) bool {
-			mid, _ := pushed(r.Body)
-			return mid == id && r.Acked()
-		})
-		if err != nil {
-			t.Fatalf("order at %s (message %s): %v", now, id, err)
-		}
+		id := publish(ctx, t, s, st.Order, st.EventTime)
+		_, pedido := Pushed(acked(ctx, t, s, id).Body)
 		fate, others := fate(t, s, fe, id)
-		outline = append(outline, fmt.Sprintf("%s order %s: %s", now, pedidoOf(req), fate))
+		outline = append(outline, fmt.Sprintf("%s order %s: %s", now, pedido, fate))
 		for _, o := range others {
-			outline = append(outline, fmt.Sprintf("%s order %s %s: %s", now, pedidoOf(req), o.Aggregation, o.Fate))
+			outline = append(outline, fmt.Sprintf("%s order %s %s: %s", now, pedido, o.Aggregation, o.Fate))
 		}
 	}
-	if diff := cmp.Diff(g.outline(t), outline); diff != "" {
+	if diff := cmp.Diff(g.Outline(t), outline); diff != "" {
 		t.Errorf("what each step did (-embedded demo +stack):\n%s", diff)
 	}
 	for _, f := range storyFaults {
 		var statuses []string
 		for _, r := range fe.Requests() {
-			if _, p := pushed(r.Body); p == f.pedidoID {
+			if _, p := Pushed(r.Body); p == f.pedidoID {
 				statuses = append(statuses, fmt.Sprintf("called=%v status=%d", r.Called, r.Status))
 			}
 		}
@@ -409,20 +371,8 @@ func playOrders(ctx context.Context, t *testing.T, s *Stack, g golden) {
 	}
 }
 
-func pedidoOf(r Request) string { _, p := pushed(r.Body); return p }
-
 func matchPedido(id string) func([]byte) bool {
-	return func(body []byte) bool { _, p := pushed(body); return p == id }
-}
-
-// ordersTopic is the topic of the push subscription to AggregateOrders.
-func (s *Stack) ordersTopic() (string, error) {
-	for _, sub := range s.Deployment.PushSubscriptions {
-		if sub.Function == "AggregateOrders" {
-			return s.TopicName(sub.Topic), nil
-		}
-	}
-	return "", errors.New("no push subscription to AggregateOrders")
+	return func(body []byte) bool { _, p := Pushed(body); return p == id }
 }
 
 // fate is what the function's first answer to a message says it did: the
@@ -433,7 +383,7 @@ func (s *Stack) ordersTopic() (string, error) {
 func fate(t *testing.T, s *Stack, fe *Frontend, messageID string) (string, []stream.Outcome) {
 	t.Helper()
 	for _, r := range fe.Requests() {
-		if mid, _ := pushed(r.Body); mid != messageID || !r.Called {
+		if mid, _ := Pushed(r.Body); mid != messageID || !r.Called {
 			continue
 		}
 		switch r.FnStatus {
@@ -466,10 +416,10 @@ func fate(t *testing.T, s *Stack, fe *Frontend, messageID string) (string, []str
 
 // checkStreamTables compares the panes, the discarded orders and each
 // aggregation's view, as GoogleSQL answers it, with the demo's tables.
-func checkStreamTables(t *testing.T, s *Stack, g golden) {
+func checkStreamTables(t *testing.T, s *Stack, g Golden) {
 	panes := s.BigQuery.Rows("ventas_hora_pais_paneles")
 	got := table(panes, []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, 3)
-	if diff := cmp.Diff(g.section(t, "(ventas_hora_pais_paneles)"), got); diff != "" {
+	if diff := cmp.Diff(g.Section(t, "(ventas_hora_pais_paneles)"), got); diff != "" {
 		t.Errorf("panes in BigQuery (-embedded demo +stack):\n%s", diff)
 	}
 	for _, v := range []struct{ name, key string }{{"ventas_hora_pais", "pais"}, {"ventas_sku_hora_movil", "sku"}} {
@@ -478,7 +428,7 @@ func checkStreamTables(t *testing.T, s *Stack, g golden) {
 			t.Fatalf("view %s: %v", v.name, err)
 		}
 		got = table(rows, []string{"window_start", "window_end", v.key, "importe", "pedidos", "unidades", "timing", "pane_index"}, 3)
-		if diff := cmp.Diff(g.section(t, "("+v.name+")"), got); diff != "" {
+		if diff := cmp.Diff(g.Section(t, "("+v.name+")"), got); diff != "" {
 			t.Errorf("view %s (-embedded demo +stack):\n%s", v.name, diff)
 		}
 	}
@@ -492,7 +442,7 @@ func checkStreamTables(t *testing.T, s *Stack, g golden) {
 		}
 	}
 	got = table(discarded, []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, 0)
-	if diff := cmp.Diff(g.section(t, "(pedidos_descartados)"), sortedByReceived(got)); diff != "" {
+	if diff := cmp.Diff(g.Section(t, "(pedidos_descartados)"), sortedByReceived(got)); diff != "" {
 		t.Errorf("pedidos_descartados in BigQuery (-embedded demo +stack):\n%s", diff)
 	}
 }
@@ -510,12 +460,4 @@ func sortedByReceived(tbl string) string {
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return key(rows[i]) < key(rows[j]) })
 	return strings.Join(append(lines[:1], rows...), "\n") + "\n"
-}
-
-// counted writes a count as the demo's tick lines do: 1 pane, 2 panes.
-func counted(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprint(n) + " " + many
 }

@@ -1,10 +1,8 @@
 package stack
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -103,43 +101,25 @@ func (t *Tasks) Dispatch(ctx context.Context, task *cloudtaskspb.Task, retry int
 	if !ok {
 		return d, fmt.Errorf("task %s: no service at %s", id, hr.GetUrl())
 	}
-	if dl := task.GetDispatchDeadline().AsDuration(); dl > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, dl)
-		defer cancel()
-	}
-	req, err := http.NewRequestWithContext(ctx, hr.GetHttpMethod().String(), f.URL()+u.RequestURI(), bytes.NewReader(hr.GetBody()))
-	if err != nil {
-		return d, err
-	}
+	h := http.Header{}
 	for k, v := range hr.GetHeaders() {
-		req.Header.Set(k, v)
+		h.Set(k, v)
 	}
 	queue := task.GetName()[:strings.Index(task.GetName(), "/tasks/")]
-	req.Header.Set("User-Agent", "Google-Cloud-Tasks")
-	req.Header.Set("X-CloudTasks-QueueName", queue[strings.LastIndex(queue, "/")+1:])
-	req.Header.Set("X-CloudTasks-TaskName", id)
-	req.Header.Set("X-CloudTasks-TaskRetryCount", strconv.Itoa(retry))
-	req.Header.Set("X-CloudTasks-TaskExecutionCount", strconv.Itoa(retry))
-	req.Header.Set("X-CloudTasks-TaskETA", strconv.FormatInt(d.At.Unix(), 10))
+	h.Set("User-Agent", "Google-Cloud-Tasks")
+	h.Set("X-CloudTasks-QueueName", queue[strings.LastIndex(queue, "/")+1:])
+	h.Set("X-CloudTasks-TaskName", id)
+	h.Set("X-CloudTasks-TaskRetryCount", strconv.Itoa(retry))
+	h.Set("X-CloudTasks-TaskExecutionCount", strconv.Itoa(retry))
+	h.Set("X-CloudTasks-TaskETA", strconv.FormatInt(d.At.Unix(), 10))
 	if tok := hr.GetOidcToken(); tok != nil {
 		aud := tok.GetAudience()
 		if aud == "" {
 			aud = hr.GetUrl()
 		}
-		req.Header.Set("Authorization", "Bearer "+idToken(aud, tok.GetServiceAccountEmail(), time.Now()))
+		h.Set("Authorization", "Bearer "+idToken(aud, tok.GetServiceAccountEmail(), time.Now()))
 	}
-	resp, err := t.client.Do(req)
-	if err != nil {
-		return d, fmt.Errorf("task %s: %w", id, err)
-	}
-	defer resp.Body.Close()
-	d.Status = resp.StatusCode
-	if d.Body, err = io.ReadAll(resp.Body); err != nil {
-		return d, fmt.Errorf("task %s: read answer: %w", id, err)
-	}
-	if d.Status/100 != 2 {
-		return d, fmt.Errorf("task %s: HTTP %d: %s", id, d.Status, bytes.TrimSpace(d.Body))
-	}
-	return d, nil
+	d.Status, d.Body, err = send(ctx, t.client, "task "+id, task.GetDispatchDeadline().AsDuration(),
+		hr.GetHttpMethod().String(), f.URL()+u.RequestURI(), hr.GetBody(), h)
+	return d, err
 }

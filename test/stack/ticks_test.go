@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +13,8 @@ import (
 	"time"
 
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
-	"cloud.google.com/go/pubsub/v2"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/tick"
 	"github.com/alpinashop/alpipe/test/tfconfig"
 )
@@ -54,7 +53,7 @@ func halfMinuteStack(t *testing.T) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Start(ctx, Options{Binary: bin, Start: storyStart, Adjust: func(d *tfconfig.Deployment) {
+	return need(t, Options{Binary: bin, Adjust: func(d *tfconfig.Deployment) {
 		for i, svc := range d.Services {
 			if svc.Function != "AdvanceWatermark" {
 				continue
@@ -65,10 +64,7 @@ func halfMinuteStack(t *testing.T) *Stack {
 					invoker = j.ServiceAccountEmail
 				}
 			}
-			env := map[string]string{}
-			for k, v := range svc.Env {
-				env[k] = v
-			}
+			env := maps.Clone(svc.Env)
 			env["TICK_INTERVAL"] = "30s"
 			env["TICK_QUEUE"] = "projects/" + d.Project + "/locations/" + d.Region + "/queues/alpipe-ticks"
 			env["TICK_URL"] = "https://" + svc.Name + "-" + placeholderProjectNumber + "." + d.Region + ".run.app"
@@ -76,18 +72,6 @@ func halfMinuteStack(t *testing.T) *Stack {
 			d.Services[i].Env = env
 		}
 	}})
-	if err != nil {
-		t.Fatalf("start the stack: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("processes' output:\n%s", s.Output())
-		}
-		if err := s.Close(); err != nil {
-			t.Errorf("stop the stack: %v", err)
-		}
-	})
-	return s
 }
 
 // TestHalfMinuteTicks: with TICK_INTERVAL=30s, through the production
@@ -100,40 +84,9 @@ func TestHalfMinuteTicks(t *testing.T) {
 	s := halfMinuteStack(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	job, ok := s.Scheduler.JobFor("AdvanceWatermark")
-	if !ok {
-		t.Fatal("no scheduler job calls AdvanceWatermark")
-	}
-	topic, err := s.ordersTopic()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := s.PubSub.Publisher(topic)
-	defer pub.Stop()
-	fe := s.Frontends["AggregateOrders"]
-	publish := func(id string) {
+	publishAcked := func(id string) {
 		t.Helper()
-		data := strings.Replace(stormOrder, "P-STORM", id, 1)
-		mid, err := pub.Publish(ctx, &pubsub.Message{Data: []byte(data),
-			Attributes: map[string]string{order.EventTimeAttribute: "2026-03-14T18:02:00+01:00"}}).Get(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := fe.Wait(ctx, waitTimeout, func(r Request) bool { m, _ := pushed(r.Body); return m == mid && r.Acked() }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	at := func(d time.Duration) {
-		t.Helper()
-		if err := s.SetClock(storyStart.Add(d)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fire := func() {
-		t.Helper()
-		if _, err := s.Scheduler.Fire(ctx, job); err != nil {
-			t.Fatal(err)
-		}
+		acked(ctx, t, s, publish(ctx, t, s, []byte(strings.Replace(stormOrder, "P-STORM", id, 1)), orderTime))
 	}
 	due := func() []Dispatch {
 		t.Helper()
@@ -157,10 +110,10 @@ func TestHalfMinuteTicks(t *testing.T) {
 
 	// 17:05:00: an order, then the Scheduler tick, twice (a duplicate
 	// delivery): one follow-up, for 17:05:30.
-	at(5 * time.Minute)
-	publish("P-1")
-	fire()
-	fire()
+	setClock(t, s, storyStart.Add(5*time.Minute))
+	publishAcked("P-1")
+	fireTick(ctx, t, s)
+	fireTick(ctx, t, s)
 	created := s.Tasks.Created()
 	if len(created) != 1 || s.Tasks.Refused() != 1 {
 		t.Fatalf("after two Scheduler ticks at 17:05: %d tasks created, %d refused as duplicates; want 1 and 1", len(created), s.Tasks.Refused())
@@ -170,11 +123,11 @@ func TestHalfMinuteTicks(t *testing.T) {
 	// 17:05:30: the follow-up ticks (P-1 is 30 s old: EARLY), and
 	// schedules nothing. An order comes right after it; the same
 	// follow-up delivered again then finds nothing due.
-	at(5*time.Minute + 30*time.Second)
+	setClock(t, s, storyStart.Add(5*time.Minute+30*time.Second))
 	for _, d := range due() {
 		note("%s follow-up %s HTTP %d", d.At.Format("15:04:05"), d.Task, d.Status)
 	}
-	publish("P-2")
+	publishAcked("P-2")
 	if _, err := s.Tasks.Dispatch(ctx, created[0], 1); err != nil {
 		t.Fatal(err)
 	}
@@ -182,18 +135,18 @@ func TestHalfMinuteTicks(t *testing.T) {
 
 	// 17:06:00: the Scheduler tick (P-2 is 30 s old: EARLY) schedules
 	// 17:06:30's follow-up, which is lost; an order comes at 17:06:00.
-	at(6 * time.Minute)
-	fire()
-	publish("P-3")
+	setClock(t, s, storyStart.Add(6*time.Minute))
+	fireTick(ctx, t, s)
+	publishAcked("P-3")
 	s.Tasks.Lose(tick.TaskID(storyStart.Add(6*time.Minute + 30*time.Second)))
-	at(6*time.Minute + 30*time.Second)
+	setClock(t, s, storyStart.Add(6*time.Minute+30*time.Second))
 	for _, d := range due() {
 		note("%s follow-up %s lost=%v", d.At.Format("15:04:05"), d.Task, d.Lost)
 	}
 	// 17:07:00: the watchdog. P-3 was due at 17:06:30; the Scheduler tick
 	// emits it at 17:07:00, 30 s late.
-	at(7 * time.Minute)
-	fire()
+	setClock(t, s, storyStart.Add(7*time.Minute))
+	fireTick(ctx, t, s)
 
 	want := []string{
 		"#0 EARLY at 17:05:30 pedidos=1",
@@ -210,12 +163,8 @@ func TestHalfMinuteTicks(t *testing.T) {
 	if diff := cmp.Diff([]string{"17:05:30", "17:06:30", "17:07:30"}, names); diff != "" {
 		t.Errorf("follow-ups created (-want +got): only Scheduler ticks schedule, one each\n%s", diff)
 	}
-	var url, invoker string
-	for _, v := range s.Deployment.Services {
-		if v.Function == "AdvanceWatermark" {
-			url, invoker = v.Env["TICK_URL"], v.Env["TICK_INVOKER"]
-		}
-	}
+	env := s.Processes["AdvanceWatermark"].Service.Env
+	url, invoker := env["TICK_URL"], env["TICK_INVOKER"]
 	var ticks []string
 	for _, r := range s.Frontends["AdvanceWatermark"].Requests() {
 		kind := "scheduler"
@@ -239,12 +188,7 @@ func TestHalfMinuteTicks(t *testing.T) {
 // of the tick's invoker for the service's URL.
 func checkFollowUpTask(t *testing.T, s *Stack, c *cloudtaskspb.Task, at time.Time) {
 	t.Helper()
-	var svc tfconfig.Service
-	for _, v := range s.Deployment.Services {
-		if v.Function == "AdvanceWatermark" {
-			svc = v
-		}
-	}
+	svc := s.Processes["AdvanceWatermark"].Service
 	hr := c.GetHttpRequest()
 	got := map[string]string{
 		"name":     c.GetName(),

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -34,7 +35,7 @@ func TestUp(t *testing.T) {
 		t.Skip("STACK_UP=1 not set: scripts/stack.sh up keeps the stack running")
 	}
 	skipWithoutEmulators(t)
-	start := storyEnd(readSteps(t, testdata+"/pedidos/historia.jsonl"))
+	start := storyEnd(storySteps(t))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	fmt.Printf("stack: starting the services on the emulators (about 10 s)...\n")
@@ -51,7 +52,7 @@ func TestUp(t *testing.T) {
 }
 
 // storyEnd is the story's last arrival or tick.
-func storyEnd(steps []step) time.Time {
+func storyEnd(steps []client.Step) time.Time {
 	var end time.Time
 	for _, st := range steps {
 		for _, at := range []time.Time{st.Arrival, st.Tick} {
@@ -118,8 +119,8 @@ func upBanner(w io.Writer, s *Stack, consoleURL string) {
 	p("  BigQuery fake     BIGQUERY_EMULATOR_HOST=%s  dataset %s (bqfake in front of the BigQuery emulator, which runs every query)\n", strings.TrimPrefix(s.BigQueryURL, "http://"), s.Dataset)
 	p("  Firestore         FIRESTORE_EMULATOR_HOST=%s  database %s\n", os.Getenv("FIRESTORE_EMULATOR_HOST"), s.Database)
 	p("  Pub/Sub           PUBSUB_EMULATOR_HOST=%s  GOOGLE_CLOUD_PROJECT=%s\n", os.Getenv("PUBSUB_EMULATOR_HOST"), s.Project)
-	for _, j := range s.Scheduler.Schedules() {
-		p("  Cloud Scheduler   %s calls %s %s (%q in terraform/scheduler.tf), on the stack's clock\n", j.Job, j.Service, cronText(j.Schedule), j.Schedule)
+	for _, j := range s.Deployment.SchedulerJobs {
+		p("  Cloud Scheduler   %s calls %s %s (%q in terraform/scheduler.tf), on the stack's clock\n", j.Name, s.Processes[j.Function].Service.Name, cronText(j.Schedule), j.Schedule)
 	}
 	p("\nTry:\n")
 	p("  Orders (Pub/Sub pushes them to AggregateOrders). All of %s's orders arrive at once, at the stack's\n", upStory)

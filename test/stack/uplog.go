@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,29 +18,39 @@ import (
 // and each Cloud Logging JSON line becomes "service | message key=value",
 // without its time (the real clock's, which the stack's story clock is
 // not) and without empty values.
-func HumanLog(w io.Writer) io.Writer { return &humanLog{w: w} }
+func HumanLog(w io.Writer) io.Writer {
+	return &lineWriter{w: w, line: func(l []byte) []byte {
+		if h, ok := humanLine(string(bytes.TrimSuffix(l, []byte("\n")))); ok {
+			return []byte(h + "\n")
+		}
+		return nil
+	}}
+}
 
-type humanLog struct {
+// lineWriter writes to w what line makes of each whole line (with its
+// newline) written to it.
+type lineWriter struct {
 	mu   sync.Mutex
 	w    io.Writer
+	line func([]byte) []byte
 	rest []byte
 }
 
-func (h *humanLog) Write(b []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.rest = append(h.rest, b...)
+func (lw *lineWriter) Write(b []byte) (int, error) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.rest = append(lw.rest, b...)
 	for {
-		i := bytes.IndexByte(h.rest, '\n')
+		i := bytes.IndexByte(lw.rest, '\n')
 		if i < 0 {
 			return len(b), nil
 		}
-		line, ok := humanLine(string(h.rest[:i]))
-		h.rest = h.rest[i+1:]
-		if !ok {
+		out := lw.line(lw.rest[:i+1])
+		lw.rest = lw.rest[i+1:]
+		if len(out) == 0 {
 			continue
 		}
-		if _, err := io.WriteString(h.w, line+"\n"); err != nil {
+		if _, err := lw.w.Write(out); err != nil {
 			return len(b), err
 		}
 	}
@@ -82,7 +93,7 @@ func humanJSON(b []byte, skip ...string) (string, bool) {
 	for _, p := range pairs {
 		k, v := p[0], p[1]
 		switch {
-		case containsKey(skip, k):
+		case slices.Contains(skip, k):
 		case k == "severity":
 			if v != "INFO" {
 				head = append([]string{v}, head...)
@@ -176,15 +187,6 @@ func zeroTime(s string) bool {
 	return err == nil && t.IsZero()
 }
 
-func containsKey(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // callLine is one scheduler call for a person: the schedule time on the
 // stack's clock, the job, the answer's status and what it said.
 func callLine(c Call, err error) string {
@@ -218,13 +220,8 @@ func callLine(c Call, err error) string {
 
 // bucketsText lists Terraform's buckets as "key name" pairs, sorted by key.
 func bucketsText(buckets map[string]string) string {
-	keys := make([]string, 0, len(buckets))
-	for k := range buckets {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(buckets)) {
 		parts = append(parts, fmt.Sprintf("%s: %s", k, buckets[k]))
 	}
 	return strings.Join(parts, ", ")
@@ -238,9 +235,7 @@ func cronText(spec string) string {
 		return "schedule " + spec
 	}
 	switch m := f[0]; {
-	case m == "*":
-		return "every minute"
-	case m == "*/1":
+	case m == "*" || m == "*/1":
 		return "every minute"
 	case strings.HasPrefix(m, "*/"):
 		return "every " + m[2:] + " minutes"

@@ -128,7 +128,7 @@ func TestBucketsAndSchedulesText(t *testing.T) {
 
 // TestStoryEnd checks the up clock starts at the story's last step.
 func TestStoryEnd(t *testing.T) {
-	got := storyEnd(readSteps(t, testdata+"/pedidos/historia.jsonl"))
+	got := storyEnd(storySteps(t))
 	want := time.Date(2026, 3, 14, 20, 30, 0, 0, time.UTC)
 	if !got.Equal(want) {
 		t.Errorf("storyEnd = %s, want %s", got, want)
