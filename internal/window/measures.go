@@ -23,7 +23,7 @@ type Measures struct {
 func OrderMeasures(importeTotal numeric.Dec, quantities ...int64) (Measures, error) {
 	m := Measures{Importe: importeTotal, Pedidos: 1}
 	for _, q := range quantities {
-		u, err := addInt("unidades", m.Unidades, q)
+		u, err := intOp("unidades", "+", m.Unidades, q)
 		if err != nil {
 			return Measures{}, err
 		}
@@ -33,33 +33,21 @@ func OrderMeasures(importeTotal numeric.Dec, quantities ...int64) (Measures, err
 }
 
 // Add returns m+o.
-func (m Measures) Add(o Measures) (Measures, error) {
-	imp, err := m.Importe.Add(o.Importe)
-	if err != nil {
-		return Measures{}, fmt.Errorf("importe %s + %s: %w: %w", m.Importe, o.Importe, ErrOverflow, err)
-	}
-	ped, err := addInt("pedidos", m.Pedidos, o.Pedidos)
-	if err != nil {
-		return Measures{}, err
-	}
-	uni, err := addInt("unidades", m.Unidades, o.Unidades)
-	if err != nil {
-		return Measures{}, err
-	}
-	return Measures{Importe: imp, Pedidos: ped, Unidades: uni}, nil
-}
+func (m Measures) Add(o Measures) (Measures, error) { return m.apply("+", o, m.Importe.Add) }
 
 // Sub returns m-o.
-func (m Measures) Sub(o Measures) (Measures, error) {
-	imp, err := m.Importe.Sub(o.Importe)
+func (m Measures) Sub(o Measures) (Measures, error) { return m.apply("-", o, m.Importe.Sub) }
+
+func (m Measures) apply(op string, o Measures, importe func(numeric.Dec) (numeric.Dec, error)) (Measures, error) {
+	imp, err := importe(o.Importe)
 	if err != nil {
-		return Measures{}, fmt.Errorf("importe %s - %s: %w: %w", m.Importe, o.Importe, ErrOverflow, err)
+		return Measures{}, fmt.Errorf("importe %s %s %s: %w: %w", m.Importe, op, o.Importe, ErrOverflow, err)
 	}
-	ped, err := subInt("pedidos", m.Pedidos, o.Pedidos)
+	ped, err := intOp("pedidos", op, m.Pedidos, o.Pedidos)
 	if err != nil {
 		return Measures{}, err
 	}
-	uni, err := subInt("unidades", m.Unidades, o.Unidades)
+	uni, err := intOp("unidades", op, m.Unidades, o.Unidades)
 	if err != nil {
 		return Measures{}, err
 	}
@@ -69,18 +57,14 @@ func (m Measures) Sub(o Measures) (Measures, error) {
 // IsZero reports whether every measure is zero.
 func (m Measures) IsZero() bool { return m == Measures{} }
 
-func addInt(field string, a, b int64) (int64, error) {
-	s := a + b
-	if (s > a) != (b > 0) {
-		return 0, fmt.Errorf("%s %d + %d: %w", field, a, b, ErrOverflow)
+// intOp returns a+b or a-b (op "+" or "-"), or ErrOverflow.
+func intOp(field, op string, a, b int64) (int64, error) {
+	s, ok := a+b, (a+b > a) == (b > 0)
+	if op == "-" {
+		s, ok = a-b, (a-b < a) == (b > 0)
 	}
-	return s, nil
-}
-
-func subInt(field string, a, b int64) (int64, error) {
-	s := a - b
-	if (s < a) != (b > 0) {
-		return 0, fmt.Errorf("%s %d - %d: %w", field, a, b, ErrOverflow)
+	if !ok {
+		return 0, fmt.Errorf("%s %d %s %d: %w", field, a, op, b, ErrOverflow)
 	}
 	return s, nil
 }

@@ -18,15 +18,6 @@ type Order struct {
 	Window Window
 }
 
-// WindowIn returns the window o counts in under s: o.Window, or
-// s.WindowOf(o.EventTime) when o.Window is zero.
-func (o Order) WindowIn(s Spec) Window {
-	if o.Window.Start.IsZero() && o.Window.End.IsZero() {
-		return s.WindowOf(o.EventTime)
-	}
-	return o.Window
-}
-
 // Partial is a partial sum of the orders of a (window, key) with the marks
 // the trigger needs; Combine adds partial sums up. Zero value: empty.
 type Partial struct {
@@ -42,8 +33,8 @@ type Partial struct {
 	LastAccepted time.Time `json:"last_accepted,omitzero"`
 }
 
-// Accept adds order o to its partial sum sh of the (window, key) o.WindowIn(s),
-// o.Key. st is that cell's PaneState as read in the same transaction (zero
+// Accept adds order o to its partial sum sh of the (window, key) o.Window
+// (s.WindowOf(o.EventTime) when zero), o.Key. st is that cell's PaneState as read in the same transaction (zero
 // if it does not exist yet), wm the watermark the order was classified
 // against, now the processing time.
 //
@@ -56,7 +47,10 @@ func (s Spec) Accept(sh Partial, st PaneState, o Order, wm, now time.Time) (Part
 	if s.Session() {
 		return sh, fmt.Errorf("accept order %s: %s has session windows: use AcceptSession", o.ID, s.Name)
 	}
-	w := o.WindowIn(s)
+	w := o.Window
+	if w.Start.IsZero() && w.End.IsZero() {
+		w = s.WindowOf(o.EventTime)
+	}
 	if !s.IsWindowOf(w, o.EventTime) {
 		return sh, fmt.Errorf("accept order %s: window [%s, %s) is not a window of %s event time %s",
 			o.ID, w.Start.Format(time.RFC3339Nano), w.End.Format(time.RFC3339Nano), s.Name, o.EventTime.Format(time.RFC3339Nano))

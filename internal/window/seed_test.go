@@ -32,23 +32,23 @@ func TestSeedScenarios(t *testing.T) {
 			for i, e := range tt.Events {
 				model.Apply(e)
 				before := drv.snapshot()
-				wmBefore := drv.ws.Watermark
+				wmBefore := drv.agg().ws.Watermark
 				panes, err := drv.apply(e)
 				if err != nil {
 					t.Fatalf("event %d: %v", i, err)
 				}
 				logEvent(&log, spec, e, wmBefore, before, drv, panes)
 			}
-			got := drv.panes
+			got := drv.agg().panes
 			windowtest.SortPanes(got)
 			if diff := cmp.Diff(tt.Panes, got); diff != "" {
 				t.Errorf("panes (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.Drops, drv.drops); diff != "" {
+			if diff := cmp.Diff(tt.Drops, drv.agg().drops); diff != "" {
 				t.Errorf("drops (-want +got):\n%s", diff)
 			}
-			if !drv.ws.Watermark.Equal(tt.Watermark) {
-				t.Errorf("W = %s, want %s", drv.ws.Watermark.In(windowtest.Spain), tt.Watermark)
+			if w := drv.agg().ws.Watermark; !w.Equal(tt.Watermark) {
+				t.Errorf("W = %s, want %s", w.In(windowtest.Spain), tt.Watermark)
 			}
 			modelPanes := model.Panes()
 			windowtest.SortPanes(modelPanes)
@@ -65,7 +65,7 @@ func TestSeedScenarios(t *testing.T) {
 
 // logEvent renders one step of a story for people: what happened to the
 // message or the watermark, and the panes it emitted.
-func logEvent(b *strings.Builder, spec window.Spec, e windowtest.Event, wmBefore time.Time, before snapshot, d *driver, panes []window.Pane) {
+func logEvent(b *strings.Builder, spec window.Spec, e windowtest.Event, wmBefore time.Time, before multiSnapshot, d driver, panes []window.Pane) {
 	clock := func(t time.Time) string {
 		if t.IsZero() {
 			return "-inf"
@@ -74,7 +74,7 @@ func logEvent(b *strings.Builder, spec window.Spec, e windowtest.Event, wmBefore
 	}
 	switch e.Kind {
 	case windowtest.Tick:
-		fmt.Fprintf(b, "%s tick           W %s -> %s\n", clock(e.Now), clock(wmBefore), clock(d.ws.Watermark))
+		fmt.Fprintf(b, "%s tick           W %s -> %s\n", clock(e.Now), clock(wmBefore), clock(d.agg().ws.Watermark))
 	case windowtest.Deliver:
 		o := e.Order
 		w := spec.WindowOf(o.EventTime)
@@ -82,7 +82,7 @@ func logEvent(b *strings.Builder, spec window.Spec, e windowtest.Event, wmBefore
 		switch {
 		case before.Seen == len(d.seen):
 			fate = "duplicate"
-		case d.seen[o.ID] == windowtest.Dropped:
+		case d.agg().fates[windowtest.OrderWindow{PedidoID: o.ID, WindowStart: w.Start}] == windowtest.Dropped:
 			fate = "dropped (too_late)"
 		}
 		fmt.Fprintf(b, "%s deliver %-4s %s %s made %s window %s: %s\n", clock(e.Now), e.MessageID, o.ID, o.Key,

@@ -145,11 +145,9 @@ func (s Spec) OnTickSession(key string, ss Session, wm, now time.Time) (SessionO
 				return SessionOutcome{}, fmt.Errorf("pane %s: %w", PaneID(s.Name, r.Start, key, r.State.NextIndex), err)
 			}
 		}
-		panes = append(panes, Pane{
-			Aggregation: s.Name, Key: key, WindowStart: r.Start.UTC(), WindowEnd: r.End.UTC(),
-			Index: r.State.NextIndex, Timing: TimingMerged, Accumulation: s.Accumulation, Measures: m,
-			Watermark: wm.UTC(), EmittedAt: now.UTC(), MergedInto: ss.Start.UTC(),
-		})
+		p := s.pane(key, Window{Start: r.Start, End: r.End}, r.State.NextIndex, TimingMerged, m, wm, now)
+		p.MergedInto = ss.Start.UTC()
+		panes = append(panes, p)
 	}
 	ss.Retired = nil
 	c, err := Combine(ss.State, []Partial{ss.Sum})

@@ -50,8 +50,7 @@ func (s Spec) afterEnd(wk WindowKey, st PaneState, c Content, wm, now time.Time,
 	if st.onTime() == OnTimePending {
 		// Early panes only ever cover orders accepted while W < end.
 		if c.OnTime || st.NextIndex > 0 {
-			out, err := s.emit(wk, st, c, TimingOnTime, wm, now, expired)
-			return out, err
+			return s.emit(wk, st, c, TimingOnTime, wm, now, expired)
 		}
 		st.OnTime = OnTimeNever
 	}
@@ -64,31 +63,25 @@ func (s Spec) afterEnd(wk WindowKey, st PaneState, c Content, wm, now time.Time,
 func (s Spec) emit(wk WindowKey, st PaneState, c Content, t Timing, wm, now time.Time, expired bool) (Outcome, error) {
 	m := c.Total
 	if s.Accumulation == Discarding {
-		d, err := c.Total.Sub(st.Emitted)
-		if err != nil {
+		var err error
+		if m, err = c.Total.Sub(st.Emitted); err != nil {
 			return Outcome{}, fmt.Errorf("pane %s: %w", PaneID(s.Name, wk.Window.Start, wk.Key, st.NextIndex), err)
 		}
-		m = d
 	}
-	p := &Pane{
-		Aggregation:  s.Name,
-		Key:          wk.Key,
-		WindowStart:  wk.Window.Start.UTC(),
-		WindowEnd:    wk.Window.End.UTC(),
-		Index:        st.NextIndex,
-		Timing:       t,
-		Accumulation: s.Accumulation,
-		Measures:     m,
-		Watermark:    wm.UTC(),
-		EmittedAt:    now.UTC(),
-	}
+	p := s.pane(wk.Key, wk.Window, st.NextIndex, t, m, wm, now)
 	st.OnTime = st.onTime()
 	if t == TimingOnTime {
 		st.OnTime = OnTimeDone
 	}
 	st.NextIndex++
 	st.Emitted = c.Total
-	return Outcome{State: st, Pane: p, Expired: expired}, nil
+	return Outcome{State: st, Pane: &p, Expired: expired}, nil
+}
+
+// pane is the pane of index idx of the identity (w.Start, key), in UTC.
+func (s Spec) pane(key string, w Window, idx int64, t Timing, m Measures, wm, now time.Time) Pane {
+	return Pane{Aggregation: s.Name, Key: key, WindowStart: w.Start.UTC(), WindowEnd: w.End.UTC(), Index: idx,
+		Timing: t, Accumulation: s.Accumulation, Measures: m, Watermark: wm.UTC(), EmittedAt: now.UTC()}
 }
 
 // changed reports a change since the previous pane. Every order adds one to

@@ -1,13 +1,18 @@
 // Package layout checks the repository's promise that internal/ holds only
 // what ships: every package there is linked into cmd/server or cmd/alpipe,
 // or is the test helper of such a package (its conformance suite or fake,
-// kept next to the port it tests). Harnesses live in test/, tools in tools/.
+// kept next to the port it tests). Harnesses live in test/, tools in tools/,
+// and only internal/config reads the environment.
 package layout
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
 	"path"
-	"sort"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,9 +21,9 @@ import (
 
 const module = "github.com/alpinashop/alpipe"
 
-// helperSuffixes name the test-helper packages that may sit under internal/
-// without shipping: a port's conformance suite (<port>test) and the fake of
-// a service with no local engine (bqfake).
+// isTestHelper names the test-helper packages that may sit under internal/
+// without shipping, and are not product code: a port's conformance suite
+// (<port>test) and the fake of a service with no local engine (bqfake).
 func isTestHelper(pkg string) bool {
 	base := path.Base(pkg)
 	return strings.HasSuffix(base, "test") || base == "bqfake"
@@ -38,39 +43,79 @@ func goList(t *testing.T, args ...string) []string {
 	return strings.Fields(string(out))
 }
 
+// TestInternalHoldsOnlyWhatShips also checks the converse: the shipped
+// binaries link no harness or tool package.
 func TestInternalHoldsOnlyWhatShips(t *testing.T) {
 	linked := map[string]bool{}
+	var harness []string
 	for _, p := range goList(t, "-deps", "./cmd/server", "./cmd/alpipe") {
 		linked[p] = true
+		rel, ok := strings.CutPrefix(p, module+"/")
+		if ok && (strings.HasPrefix(rel, "test/") || strings.HasPrefix(rel, "tools/")) {
+			harness = append(harness, rel)
+		}
+	}
+	if diff := cmp.Diff([]string(nil), harness); diff != "" {
+		t.Errorf("the shipped binaries link harness or tool packages (-want +got):\n%s", diff)
 	}
 	var stray []string
 	for _, p := range goList(t, "./internal/...") {
-		if linked[p] {
-			continue
+		if !linked[p] && !(isTestHelper(p) && linked[path.Dir(p)]) {
+			stray = append(stray, strings.TrimPrefix(p, module+"/"))
 		}
-		if isTestHelper(p) && linked[path.Dir(p)] {
-			continue
-		}
-		stray = append(stray, strings.TrimPrefix(p, module+"/"))
 	}
-	sort.Strings(stray)
+	slices.Sort(stray)
 	if diff := cmp.Diff([]string(nil), stray); diff != "" {
 		t.Errorf("packages under internal/ that neither cmd/server nor cmd/alpipe links (move them to test/ or tools/) (-want +got):\n%s", diff)
 	}
 }
 
-func TestHelpersAreNotLinked(t *testing.T) {
-	var linked []string
-	for _, p := range goList(t, "-deps", "./cmd/server", "./cmd/alpipe") {
-		if !strings.HasPrefix(p, module+"/") {
-			continue
-		}
-		rel := strings.TrimPrefix(p, module+"/")
-		if strings.HasPrefix(rel, "test/") || strings.HasPrefix(rel, "tools/") {
-			linked = append(linked, rel)
+// envReads are the calls that read the process environment.
+var envReads = regexp.MustCompile(`\bos\.(Getenv|LookupEnv|Environ)\(`)
+
+// envExempt may touch the environment outside package config, and why:
+// the CLI re-executes itself with DuckDB's allocator setting, which DuckDB
+// reads only at process start, passing the rest of the environment on.
+// doctor inspects the machine as scripts/test.sh and tf-check.sh see it
+// (CI, GOPROXY, TF_CHECK_BIN), which are not settings of alpipe's.
+var envExempt = map[string]bool{
+	"cmd/alpipe/main.go":   true,
+	"cmd/alpipe/doctor.go": true,
+}
+
+// TestEnvironmentIsReadOnlyByConfig keeps every setting in one typed struct
+// of internal/config: a stray os.Getenv is a setting nobody validates or
+// documents.
+func TestEnvironmentIsReadOnlyByConfig(t *testing.T) {
+	var stray []string
+	for _, root := range []string{"cmd", "functions", "internal"} {
+		err := filepath.WalkDir(filepath.Join("..", "..", root), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			rel := filepath.ToSlash(strings.TrimPrefix(path, filepath.Join("..", "..")+string(filepath.Separator)))
+			if strings.HasPrefix(rel, "internal/config/") || envExempt[rel] ||
+				slices.ContainsFunc(strings.Split(filepath.Dir(rel), "/"), isTestHelper) {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if envReads.Match(b) {
+				stray = append(stray, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
-	if diff := cmp.Diff([]string(nil), linked); diff != "" {
-		t.Errorf("the shipped binaries link harness or tool packages (-want +got):\n%s", diff)
+	slices.Sort(stray)
+	if diff := cmp.Diff([]string(nil), stray); diff != "" {
+		t.Errorf("product files that read the environment outside internal/config (-want +got):\n%s", diff)
 	}
 }

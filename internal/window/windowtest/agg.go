@@ -64,13 +64,10 @@ func newAgg(spec window.Spec) *agg {
 // deliver handles the first delivery of order id with event time t whose
 // elements in this aggregation are elems (none: the order is not in it).
 // Each window of t on its own: too late (end + L <= W) drops the (order,
-// window); otherwise every element counts in its cell, for the ticks.
+// window); otherwise every element counts in its cell, for the ticks, or
+// joins its key's sessions (judged on its proto-window before any merge).
 func (a *agg) deliver(id string, t time.Time, elems []element, now time.Time) {
 	if len(elems) == 0 {
-		return
-	}
-	if a.spec.Session() {
-		a.deliverSession(id, t, elems, now)
 		return
 	}
 	counted := false
@@ -86,6 +83,10 @@ func (a *agg) deliver(id string, t time.Time, elems []element, now time.Time) {
 		counted = true
 		late := !a.w.IsZero() && !a.w.Before(end)
 		for _, el := range elems {
+			if a.spec.Session() {
+				a.join(el, id, start, end, now)
+				continue
+			}
 			id := cellID{start.Unix(), el.key}
 			c := a.cells[id]
 			if c == nil {
@@ -96,12 +97,17 @@ func (a *agg) deliver(id string, t time.Time, elems []element, now time.Time) {
 		}
 	}
 	if counted {
-		if t.After(a.maxEvent) {
-			a.maxEvent = t
-		}
-		if now.After(a.last) {
-			a.last = now
-		}
+		a.observe(t, now)
+	}
+}
+
+// observe feeds the watermark an element accepted at now with event time t.
+func (a *agg) observe(t, now time.Time) {
+	if t.After(a.maxEvent) {
+		a.maxEvent = t
+	}
+	if now.After(a.last) {
+		a.last = now
 	}
 }
 
@@ -147,20 +153,17 @@ func (a *agg) emit(c *cell, t window.Timing, now time.Time) {
 	if a.spec.Accumulation == window.Discarding {
 		covered = c.orders[c.emitted:]
 	}
-	a.panes = append(a.panes, window.Pane{
-		Aggregation:  a.spec.Name,
-		Key:          c.key,
-		WindowStart:  c.start,
-		WindowEnd:    c.end,
-		Index:        c.next,
-		Timing:       t,
-		Accumulation: a.spec.Accumulation,
-		Measures:     sum(covered),
-		Watermark:    a.w,
-		EmittedAt:    now.UTC(),
-	})
+	a.record(c.key, c.start, c.end, c.next, t, sum(covered), now)
 	c.next++
 	c.emitted = len(c.orders)
+}
+
+// record emits the pane of index idx of identity (start, key) at W, now.
+func (a *agg) record(key string, start, end time.Time, idx int64, t window.Timing, m window.Measures,
+	now time.Time) *window.Pane {
+	a.panes = append(a.panes, window.Pane{Aggregation: a.spec.Name, Key: key, WindowStart: start, WindowEnd: end,
+		Index: idx, Timing: t, Accumulation: a.spec.Accumulation, Measures: m, Watermark: a.w, EmittedAt: now.UTC()})
+	return &a.panes[len(a.panes)-1]
 }
 
 // windowsOf lists the [start, end) windows holding t, oldest first. It
@@ -169,6 +172,9 @@ func (a *agg) emit(c *cell, t window.Timing, now time.Time) {
 // (Euclidean division floors for a positive divisor), and the others one
 // period apart before it, size/period in all.
 func (a *agg) windowsOf(t time.Time) [][2]time.Time {
+	if a.spec.Session() { // the proto-window
+		return [][2]time.Time{{t.UTC(), t.UTC().Add(a.spec.Gap)}}
+	}
 	period := a.spec.Period
 	if period == 0 {
 		period = a.spec.WindowSize
@@ -224,7 +230,7 @@ func (a *agg) final() map[window.WindowKey]window.Measures {
 	}
 	out := make(map[window.WindowKey]window.Measures, len(a.cells))
 	for _, c := range a.cells {
-		out[c.windowKey()] = sum(c.orders)
+		out[window.WindowKey{Window: window.Window{Start: c.start, End: c.end}, Key: c.key}] = sum(c.orders)
 	}
 	return out
 }
@@ -239,8 +245,4 @@ func (a *agg) settled() bool {
 		}
 	}
 	return true
-}
-
-func (c *cell) windowKey() window.WindowKey {
-	return window.WindowKey{Window: window.Window{Start: c.start, End: c.end}, Key: c.key}
 }

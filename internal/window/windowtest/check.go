@@ -65,8 +65,9 @@ func View(panes []window.Pane) (map[window.WindowKey]window.Measures, error) {
 	}
 	out := map[window.WindowKey]window.Measures{}
 	for id, p := range latest {
-		if p.Timing != window.TimingMerged {
-			out[normalKey(p.WindowKey())] = sums[id]
+		if p.Timing != window.TimingMerged { // times normalised: comparable with == whatever their location
+			out[window.WindowKey{Window: window.Window{Start: normalTime(p.WindowStart), End: normalTime(p.WindowEnd)},
+				Key: p.Key}] = sums[id]
 		}
 	}
 	return out, nil
@@ -91,24 +92,31 @@ func CheckWatermark(spec window.Spec, prev, got, now time.Time) error {
 //
 //   - identical rewrites of a pane are harmless; two different panes with one
 //     identity are not;
-//   - every pane belongs to a (window, key) holding accepted orders, with the
-//     spec's aggregation name, window alignment and accumulation mode;
-//   - per (window, key): indexes contiguous from 0, timings EARLY* ON_TIME?
-//     LATE*, one ON_TIME pane iff the model's window held orders when W
-//     reached its end, no EARLY pane at W >= end, no LATE pane at W < end;
+//   - every pane has the spec's aggregation name and accumulation mode; with
+//     fixed or sliding windows it belongs to a (window, key) holding accepted
+//     orders, with the model's window end;
+//   - per identity (window start, key): indexes contiguous from 0, timings
+//     EARLY* ON_TIME? LATE* MERGED? (MERGED for sessions only, naming an
+//     earlier start), no EARLY pane at W >= end, no ON_TIME pane at W < end;
+//     with fixed or sliding windows no LATE pane at W < end and one ON_TIME
+//     pane iff the model's window held orders when W reached its end;
 //   - accumulating panes never shrink; every window the model emitted for
-//     has panes, and none the model did not;
-//   - once the model is Settled, the view of the panes equals Final
-//     (invariant 1).
+//     has panes;
+//   - once the model is Settled, the view of the panes shows exactly Final
+//     (invariant 1; for sessions invariant 7: the sessions partition each
+//     key's accepted orders).
 func (m *Model) CheckPanes(panes []window.Pane) error { return m.a.checkPanes(panes) }
 
 func (a *agg) checkPanes(panes []window.Pane) error {
-	if a.spec.Session() {
-		return a.checkSessionPanes(panes)
-	}
 	var p problems
+	sess := a.spec.Session()
 	byID := map[string]window.Pane{}
-	cells := map[window.WindowKey][]window.Pane{}
+	// Sessions start at event times, to the nanosecond, and their end moves.
+	type ident struct {
+		start time.Time
+		key   string
+	}
+	idents := map[ident][]window.Pane{}
 	for _, pn := range panes {
 		if prev, ok := byID[pn.ID()]; ok {
 			if !samePane(prev, pn) {
@@ -117,115 +125,140 @@ func (a *agg) checkPanes(panes []window.Pane) error {
 			continue
 		}
 		byID[pn.ID()] = pn
-		wk := normalKey(pn.WindowKey())
-		cells[wk] = append(cells[wk], pn)
+		id := ident{normalTime(pn.WindowStart), pn.Key}
+		idents[id] = append(idents[id], pn)
 	}
-
-	for wk, ps := range cells {
+	for id, ps := range idents {
 		slices.SortFunc(ps, func(a, b window.Pane) int { return cmp.Compare(a.Index, b.Index) })
-		c := a.cells[cellID{wk.Window.Start.Unix(), wk.Key}]
-		name := fmt.Sprintf("%s key %q", wk.Window.Start.Format(time.RFC3339), wk.Key)
-		if c == nil || !c.start.Equal(wk.Window.Start) {
-			p.addf("window %s: %d panes but no accepted order", name, len(ps))
-			continue
+		name := fmt.Sprintf("window %s key %q", id.start.Format(time.RFC3339Nano), id.key)
+		var c *cell
+		if !sess {
+			if c = a.cells[cellID{id.start.Unix(), id.key}]; c == nil || !c.start.Equal(id.start) {
+				p.addf("%s: %d panes but no accepted order", name, len(ps))
+				continue
+			}
 		}
-		if !c.end.Equal(wk.Window.End) {
-			p.addf("window %s: end %s, want %s", name, wk.Window.End, c.end)
-		}
-		onTime := 0
-		stage := 0 // 0 early, 1 on time, 2 late
+		onTime, stage := 0, 0 // stage: 0 early, 1 on time, 2 late, 3 merged
 		for i, pn := range ps {
 			if pn.Index != int64(i) {
-				p.addf("window %s: pane indexes %v are not contiguous from 0", name, indexes(ps))
+				p.addf("%s: pane indexes %v are not contiguous from 0", name,
+					fields(ps, func(p window.Pane) int64 { return p.Index }))
 				break
 			}
 			if pn.Aggregation != a.spec.Name || pn.Accumulation != a.spec.Accumulation {
 				p.addf("pane %s: aggregation %q mode %s, want %q %s", pn.ID(), pn.Aggregation, pn.Accumulation, a.spec.Name, a.spec.Accumulation)
 			}
-			atEnd := !pn.Watermark.IsZero() && !pn.Watermark.Before(c.end)
+			if c != nil && !c.end.Equal(pn.WindowEnd) {
+				p.addf("pane %s: end %s, want %s", pn.ID(), pn.WindowEnd, c.end)
+			}
+			atEnd := !pn.Watermark.IsZero() && !pn.Watermark.Before(pn.WindowEnd)
 			s := 0
-			switch pn.Timing {
-			case window.TimingEarly:
-				if atEnd {
-					p.addf("pane %s: EARLY at watermark %s >= end %s", pn.ID(), pn.Watermark, c.end)
-				}
-			case window.TimingOnTime:
-				s = 1
-				onTime++
+			switch {
+			case pn.Timing == window.TimingEarly && atEnd:
+				p.addf("pane %s: EARLY at watermark %s >= end %s", pn.ID(), pn.Watermark, pn.WindowEnd)
+			case pn.Timing == window.TimingEarly:
+			case pn.Timing == window.TimingOnTime:
+				s, onTime = 1, onTime+1
 				if !atEnd {
-					p.addf("pane %s: ON_TIME at watermark %s < end %s", pn.ID(), pn.Watermark, c.end)
+					p.addf("pane %s: ON_TIME at watermark %s < end %s", pn.ID(), pn.Watermark, pn.WindowEnd)
 				}
-			case window.TimingLate:
+			case pn.Timing == window.TimingLate:
 				s = 2
-				if !atEnd {
-					p.addf("pane %s: LATE at watermark %s < end %s", pn.ID(), pn.Watermark, c.end)
+				if !atEnd && !sess { // a session that fired may extend past W
+					p.addf("pane %s: LATE at watermark %s < end %s", pn.ID(), pn.Watermark, pn.WindowEnd)
+				}
+			case pn.Timing == window.TimingMerged && sess:
+				s = 3
+				if !pn.MergedInto.Before(pn.WindowStart) {
+					p.addf("pane %s: MERGED into %s, not an earlier start", pn.ID(), pn.MergedInto)
 				}
 			default:
 				p.addf("pane %s: unknown timing %q", pn.ID(), pn.Timing)
 			}
-			if s < stage || (s == 1 && stage == 1) {
-				p.addf("window %s: timings %v are not EARLY* ON_TIME? LATE*", name, timings(ps))
+			if pn.Timing != window.TimingMerged && !pn.MergedInto.IsZero() {
+				p.addf("pane %s: %s with merged_into %s", pn.ID(), pn.Timing, pn.MergedInto)
+			}
+			if s < stage || (s == stage && (s == 1 || s == 3)) {
+				p.addf("%s: timings %v are not EARLY* ON_TIME? LATE* MERGED?", name,
+					fields(ps, func(p window.Pane) window.Timing { return p.Timing }))
 			}
 			stage = max(stage, s)
-			if i > 0 && a.spec.Accumulation == window.Accumulating && pn.Measures.Pedidos < ps[i-1].Measures.Pedidos {
+			if i > 0 && s != 3 && a.spec.Accumulation == window.Accumulating && pn.Measures.Pedidos < ps[i-1].Measures.Pedidos {
 				p.addf("pane %s: accumulating pane has %d pedidos, fewer than the previous %d", pn.ID(), pn.Measures.Pedidos, ps[i-1].Measures.Pedidos)
 			}
 		}
-		if want := btoi(c.onTimeDone); onTime != want {
-			p.addf("window %s: %d ON_TIME panes, want %d", name, onTime, want)
+		want := 0
+		if c != nil && c.onTimeDone {
+			want = 1
+		}
+		if c != nil && onTime != want {
+			p.addf("%s: %d ON_TIME panes, want %d", name, onTime, want)
 		}
 	}
 	for _, c := range a.sortedCells() {
-		if c.next > 0 && len(cells[c.windowKey()]) == 0 {
+		if c.next > 0 && len(idents[ident{normalTime(c.start), c.key}]) == 0 {
 			p.addf("window %s key %q: no pane, the model emitted %d", c.start.Format(time.RFC3339), c.key, c.next)
 		}
 	}
-
-	if a.settled() {
-		view, err := View(slices.Collect(maps.Values(byID)))
-		if err != nil {
-			p.addf("%v", err)
+	if !a.settled() {
+		return p.err()
+	}
+	view, err := View(slices.Collect(maps.Values(byID)))
+	if err != nil {
+		p.addf("%v", err)
+	}
+	want := a.final()
+	for wk, m := range want {
+		if got, ok := view[wk]; !ok || got != m {
+			p.addf("window %s-%s key %q: final value %+v, want the sum of its accepted orders %+v",
+				wk.Window.Start.Format(time.RFC3339), wk.Window.End.Format(time.RFC3339), wk.Key, got, m)
 		}
-		for wk, want := range a.final() {
-			if got := view[wk]; got != want {
-				p.addf("window %s key %q: final value %+v, want the sum of its accepted orders %+v",
-					wk.Window.Start.Format(time.RFC3339), wk.Key, got, want)
-			}
+	}
+	for wk := range view {
+		if _, ok := want[wk]; !ok {
+			p.addf("window %s-%s key %q: in the view, but the model has no such window",
+				wk.Window.Start.Format(time.RFC3339), wk.Window.End.Format(time.RFC3339), wk.Key)
 		}
 	}
 	return p.err()
 }
 
 // CheckDrops checks invariant 3 on the drops an implementation recorded:
-// exactly the model's too-late orders, each with its window and a watermark
-// at or past end + L.
-func (m *Model) CheckDrops(drops []Drop) error {
+// exactly the model's too-late orders, each with its window (rewrites of one
+// are harmless) and a watermark at or past end + L.
+func (m *Model) CheckDrops(drops []Drop) error { return m.a.checkDrops(drops) }
+
+func (a *agg) checkDrops(drops []Drop) error {
 	var p problems
-	want := map[string]Drop{}
-	for _, d := range m.a.drops {
-		want[d.PedidoID] = d
+	want := map[OrderWindow]bool{}
+	for _, d := range a.drops {
+		want[OrderWindow{d.PedidoID, normalTime(d.WindowStart)}] = true
 	}
-	got := map[string]bool{}
+	got := map[OrderWindow]bool{}
 	for _, d := range drops {
-		if got[d.PedidoID] {
-			continue // a rewrite of the same drop
-		}
-		got[d.PedidoID] = true
-		w, ok := want[d.PedidoID]
-		if !ok {
-			p.addf("order %s dropped; the model %s", d.PedidoID, m.describe(d.PedidoID))
+		ow := OrderWindow{d.PedidoID, normalTime(d.WindowStart)}
+		if got[ow] {
 			continue
 		}
-		if !d.WindowStart.Equal(w.WindowStart) {
-			p.addf("order %s dropped with window %s, want %s", d.PedidoID, d.WindowStart, w.WindowStart)
+		got[ow] = true
+		start := d.WindowStart.Format(time.RFC3339)
+		if !want[ow] {
+			seen := "never saw it"
+			if f, ok := a.fates[ow]; ok {
+				seen = fmt.Sprintf("says it was %s", f)
+			}
+			p.addf("%s: order %s dropped from window %s; the model %s", a.spec.Name, d.PedidoID, start, seen)
+			continue
 		}
-		if end := d.WindowStart.Add(m.a.spec.WindowSize + m.a.spec.AllowedLateness); d.Watermark.Before(end) {
-			p.addf("order %s dropped at watermark %s, before end + L = %s", d.PedidoID, d.Watermark, end)
+		if end := d.WindowStart.Add(a.spec.Size() + a.spec.AllowedLateness); d.Watermark.Before(end) {
+			p.addf("%s: order %s dropped from window %s at watermark %s, before end + L = %s",
+				a.spec.Name, d.PedidoID, start, d.Watermark, end)
 		}
 	}
-	for id := range want {
-		if !got[id] {
-			p.addf("order %s was not dropped; the model dropped it", id)
+	for _, d := range a.drops {
+		if !got[OrderWindow{d.PedidoID, normalTime(d.WindowStart)}] {
+			p.addf("%s: order %s was not dropped from window %s; the model dropped it",
+				a.spec.Name, d.PedidoID, d.WindowStart.Format(time.RFC3339))
 		}
 	}
 	return p.err()
@@ -234,25 +267,24 @@ func (m *Model) CheckDrops(drops []Drop) error {
 // CheckFates checks invariant 2: every distinct valid order has exactly the
 // model's fate.
 func (m *Model) CheckFates(fates map[string]Fate) error {
+	return diffFates(m.Fates(), fates, func(id string) string { return "order " + id }, "was never delivered valid")
+}
+
+// diffFates reports the keys whose fate in got is not the one in want, and
+// those only got has (whose fate is unknown).
+func diffFates[K comparable](want, got map[K]Fate, name func(K) string, unknown string) error {
 	var p problems
-	for _, id := range sortedKeys(m.fates) {
-		if got := fates[id]; got != m.fates[id] {
-			p.addf("order %s is %q, want %q", id, got, m.fates[id])
+	for k, f := range want {
+		if got[k] != f {
+			p.addf("%s is %q, want %q", name(k), got[k], f)
 		}
 	}
-	for _, id := range sortedKeys(fates) {
-		if _, ok := m.fates[id]; !ok {
-			p.addf("order %s is %q but was never delivered valid", id, fates[id])
+	for k, f := range got {
+		if _, ok := want[k]; !ok {
+			p.addf("%s is %q, but %s", name(k), f, unknown)
 		}
 	}
 	return p.err()
-}
-
-func (m *Model) describe(id string) string {
-	if f, ok := m.fates[id]; ok {
-		return "says it was " + string(f)
-	}
-	return "never saw it"
 }
 
 // samePane compares panes by value; times by instant.
@@ -264,45 +296,15 @@ func samePane(a, b window.Pane) bool {
 		a.MergedInto.Equal(b.MergedInto)
 }
 
-// normalKey makes window times comparable with == whatever their location.
-func normalKey(wk window.WindowKey) window.WindowKey {
-	wk.Window.Start = normalTime(wk.Window.Start)
-	wk.Window.End = normalTime(wk.Window.End)
-	return wk
-}
-
 func normalTime(t time.Time) time.Time {
 	return time.Unix(t.Unix(), int64(t.Nanosecond())).UTC()
 }
 
-func indexes(ps []window.Pane) []int64 {
-	out := make([]int64, len(ps))
+// fields lists one field of each pane, for messages.
+func fields[T any](ps []window.Pane, f func(window.Pane) T) []T {
+	out := make([]T, len(ps))
 	for i, p := range ps {
-		out[i] = p.Index
+		out[i] = f(p)
 	}
-	return out
-}
-
-func timings(ps []window.Pane) []window.Timing {
-	out := make([]window.Timing, len(ps))
-	for i, p := range ps {
-		out[i] = p.Timing
-	}
-	return out
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }

@@ -72,10 +72,8 @@ type OrderWindow struct {
 // measure set per order). For sliding windows, keys from lines or several
 // aggregations use Multi. It is not safe for concurrent use.
 type Model struct {
-	a       *agg
-	now     time.Time // processing time of the latest event, to enforce order
-	fates   map[string]Fate
-	invalid map[string]bool // message ids
+	multi *Multi // of the one aggregation
+	a     *agg
 }
 
 // NewModel returns a model of an aggregation with spec, which must be valid
@@ -87,43 +85,18 @@ func NewModel(spec window.Spec) *Model {
 	if spec.Period != 0 && spec.Period != spec.WindowSize {
 		panic(fmt.Sprintf("windowtest.NewModel: %s has sliding windows (an order's fate is per window): use NewMulti", spec.Name))
 	}
-	return &Model{a: newAgg(spec), fates: map[string]Fate{}, invalid: map[string]bool{}}
+	a := newAgg(spec)
+	return &Model{multi: &Multi{aggs: []*agg{a}, byName: map[string]*agg{spec.Name: a},
+		seen: map[string]bool{}, invalid: map[string]bool{}}, a: a}
 }
 
 // Apply plays one event and returns the panes it emitted.
 // It panics if events go back in processing time.
 func (m *Model) Apply(e Event) []window.Pane {
-	if e.Now.Before(m.now) {
-		panic(fmt.Sprintf("windowtest: event at %s after one at %s", e.Now, m.now))
-	}
-	m.now = e.Now
-	before := len(m.a.panes)
-	switch e.Kind {
-	case Deliver:
-		m.deliver(e)
-	case Tick:
-		m.a.tick(e.Now)
-	default:
-		panic(fmt.Sprintf("windowtest: unknown event kind %v", e.Kind))
-	}
-	return slices.Clone(m.a.panes[before:])
-}
-
-func (m *Model) deliver(e Event) {
-	if e.Invalid != "" {
-		m.invalid[e.MessageID] = true
-		return
-	}
 	o := e.Order
-	if _, seen := m.fates[o.ID]; seen {
-		return // a duplicate is counted once: the first delivery decided
-	}
-	drops := len(m.a.drops)
-	m.a.deliver(o.ID, o.EventTime, []element{{key: o.Key, m: o.Measures}}, e.Now)
-	m.fates[o.ID] = Accepted
-	if len(m.a.drops) > drops {
-		m.fates[o.ID] = Dropped // fixed windows: its one window
-	}
+	return m.multi.apply(e.Kind, e.Now, e.MessageID, e.Invalid, o.ID, func(a *agg) {
+		a.deliver(o.ID, o.EventTime, []element{{key: o.Key, m: o.Measures}}, e.Now)
+	})
 }
 
 // Watermark is W after the events so far (zero: none yet).
@@ -137,15 +110,15 @@ func (m *Model) Drops() []Drop { return slices.Clone(m.a.drops) }
 
 // Fates returns the fate of every distinct valid pedido_id delivered.
 func (m *Model) Fates() map[string]Fate {
-	out := make(map[string]Fate, len(m.fates))
-	for id, f := range m.fates {
-		out[id] = f
+	out := make(map[string]Fate, len(m.a.fates))
+	for ow, f := range m.a.fates {
+		out[ow.PedidoID] = f // fixed windows: its one window
 	}
 	return out
 }
 
 // InvalidMessages returns the distinct message ids of invalid messages, sorted.
-func (m *Model) InvalidMessages() []string { return sortedKeys(m.invalid) }
+func (m *Model) InvalidMessages() []string { return m.multi.InvalidMessages() }
 
 // Final returns the exact sum of the accepted orders of every (window, key):
 // what the dashboard must show once every change has been emitted.

@@ -2,6 +2,7 @@ package windowtest
 
 import (
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"strings"
@@ -122,23 +123,41 @@ func NewMulti(specs ...window.Spec) *Multi {
 // aggregation, in emission order. It panics if events go back in
 // processing time.
 func (m *Multi) Apply(e MultiEvent) []window.Pane {
-	if e.Now.Before(m.now) {
-		panic(fmt.Sprintf("windowtest: event at %s after one at %s", e.Now, m.now))
+	o := e.Order
+	return m.apply(e.Kind, e.Now, e.MessageID, e.Invalid, o.PedidoID, func(a *agg) {
+		elems, missing := elementsOf(a.spec.KeyField, o)
+		for _, i := range missing {
+			m.missing = append(m.missing, SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: i, ReceivedAt: e.Now})
+		}
+		a.deliver(o.PedidoID, o.EventTime, elems, e.Now)
+	})
+}
+
+// apply plays one event; deliver hands every aggregation the first valid
+// delivery of order id: later ones are duplicates, counted once.
+func (m *Multi) apply(kind Kind, now time.Time, msg, invalid, id string, deliver func(*agg)) []window.Pane {
+	if now.Before(m.now) {
+		panic(fmt.Sprintf("windowtest: event at %s after one at %s", now, m.now))
 	}
-	m.now = e.Now
+	m.now = now
 	before := make([]int, len(m.aggs))
 	for i, a := range m.aggs {
 		before[i] = len(a.panes)
 	}
-	switch e.Kind {
-	case Deliver:
-		m.deliver(e)
-	case Tick:
+	switch {
+	case kind == Tick:
 		for _, a := range m.aggs {
-			a.tick(e.Now)
+			a.tick(now)
 		}
-	default:
-		panic(fmt.Sprintf("windowtest: unknown event kind %v", e.Kind))
+	case kind != Deliver:
+		panic(fmt.Sprintf("windowtest: unknown event kind %v", kind))
+	case invalid != "":
+		m.invalid[msg] = true
+	case !m.seen[id]:
+		m.seen[id] = true
+		for _, a := range m.aggs {
+			deliver(a)
+		}
 	}
 	// Aggregations act one after the other, so this is emission order.
 	var out []window.Pane
@@ -146,25 +165,6 @@ func (m *Multi) Apply(e MultiEvent) []window.Pane {
 		out = append(out, a.panes[before[i]:]...)
 	}
 	return out
-}
-
-func (m *Multi) deliver(e MultiEvent) {
-	if e.Invalid != "" {
-		m.invalid[e.MessageID] = true
-		return
-	}
-	o := e.Order
-	if m.seen[o.PedidoID] {
-		return
-	}
-	m.seen[o.PedidoID] = true
-	for _, a := range m.aggs {
-		elems, missing := elementsOf(a.spec.KeyField, o)
-		for _, i := range missing {
-			m.missing = append(m.missing, SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: i, ReceivedAt: e.Now})
-		}
-		a.deliver(o.PedidoID, o.EventTime, elems, e.Now)
-	}
 }
 
 // elementsOf computes an order's elements under key with big integers, and
@@ -221,18 +221,6 @@ func (m *Multi) agg(name string) *agg {
 	return a
 }
 
-// Names returns the aggregations' names in the order NewMulti got them.
-func (m *Multi) Names() []string {
-	out := make([]string, len(m.aggs))
-	for i, a := range m.aggs {
-		out[i] = a.spec.Name
-	}
-	return out
-}
-
-// Spec returns the spec of aggregation name.
-func (m *Multi) Spec(name string) window.Spec { return m.agg(name).spec }
-
 // Watermark is W of aggregation name after the events so far (zero: none yet).
 func (m *Multi) Watermark(name string) time.Time { return m.agg(name).w }
 
@@ -245,14 +233,7 @@ func (m *Multi) Drops(name string) []Drop { return slices.Clone(m.agg(name).drop
 
 // Fates returns, for aggregation name, the fate of every (order, window)
 // of the orders it holds elements of.
-func (m *Multi) Fates(name string) map[OrderWindow]Fate {
-	a := m.agg(name)
-	out := make(map[OrderWindow]Fate, len(a.fates))
-	for k, f := range a.fates {
-		out[k] = f
-	}
-	return out
-}
+func (m *Multi) Fates(name string) map[OrderWindow]Fate { return maps.Clone(m.agg(name).fates) }
 
 // Final returns, for aggregation name, the exact sum of the elements
 // accepted in every (window, key): what its dashboard view must show once
@@ -276,10 +257,10 @@ func (m *Multi) SKUMissing() []SKUMissing { return slices.Clone(m.missing) }
 
 // Orders returns the distinct pedido_ids of valid deliveries, sorted: the
 // dedup records a system must hold.
-func (m *Multi) Orders() []string { return sortedKeys(m.seen) }
+func (m *Multi) Orders() []string { return slices.Sorted(maps.Keys(m.seen)) }
 
 // InvalidMessages returns the distinct message ids of invalid messages, sorted.
-func (m *Multi) InvalidMessages() []string { return sortedKeys(m.invalid) }
+func (m *Multi) InvalidMessages() []string { return slices.Sorted(maps.Keys(m.invalid)) }
 
 // CheckPanes is Model.CheckPanes for aggregation name: panes must be that
 // aggregation's panes only.
@@ -287,61 +268,18 @@ func (m *Multi) CheckPanes(name string, panes []window.Pane) error {
 	return m.agg(name).checkPanes(panes)
 }
 
-// CheckDrops checks invariant 3 for aggregation name: the drops are
-// exactly the model's too-late (order, window)s (rewrites of one are
-// harmless), each at a watermark at or past end + L.
-func (m *Multi) CheckDrops(name string, drops []Drop) error {
-	a := m.agg(name)
-	var p problems
-	want := map[OrderWindow]bool{}
-	for _, d := range a.drops {
-		want[OrderWindow{d.PedidoID, normalTime(d.WindowStart)}] = true
-	}
-	got := map[OrderWindow]bool{}
-	for _, d := range drops {
-		ow := OrderWindow{d.PedidoID, normalTime(d.WindowStart)}
-		if got[ow] {
-			continue
-		}
-		got[ow] = true
-		if !want[ow] {
-			p.addf("%s: order %s dropped from window %s; the model says %q", name, d.PedidoID,
-				d.WindowStart.Format(time.RFC3339), a.fates[ow])
-			continue
-		}
-		if end := d.WindowStart.Add(a.spec.Size() + a.spec.AllowedLateness); d.Watermark.Before(end) {
-			p.addf("%s: order %s dropped from window %s at watermark %s, before end + L = %s",
-				name, d.PedidoID, d.WindowStart.Format(time.RFC3339), d.Watermark, end)
-		}
-	}
-	for _, d := range a.drops {
-		if ow := (OrderWindow{d.PedidoID, normalTime(d.WindowStart)}); !got[ow] {
-			p.addf("%s: order %s was not dropped from window %s; the model dropped it",
-				name, d.PedidoID, d.WindowStart.Format(time.RFC3339))
-		}
-	}
-	return p.err()
-}
+// CheckDrops is Model.CheckDrops for aggregation name: the drops are
+// exactly its too-late (order, window)s.
+func (m *Multi) CheckDrops(name string, drops []Drop) error { return m.agg(name).checkDrops(drops) }
 
 // CheckFates checks invariant 2 for aggregation name: every (order,
 // window) has exactly the model's fate, and there are no others.
 func (m *Multi) CheckFates(name string, fates map[OrderWindow]Fate) error {
-	a := m.agg(name)
-	var p problems
 	norm := make(map[OrderWindow]Fate, len(fates))
 	for k, f := range fates {
 		norm[OrderWindow{k.PedidoID, normalTime(k.WindowStart)}] = f
 	}
-	for k, f := range a.fates {
-		if got := norm[k]; got != f {
-			p.addf("%s: order %s window %s is %q, want %q", name, k.PedidoID, k.WindowStart.Format(time.RFC3339), got, f)
-		}
-	}
-	for k, f := range norm {
-		if _, ok := a.fates[k]; !ok {
-			p.addf("%s: order %s window %s is %q, but the model holds no element of it there",
-				name, k.PedidoID, k.WindowStart.Format(time.RFC3339), f)
-		}
-	}
-	return p.err()
+	return diffFates(m.agg(name).fates, norm, func(k OrderWindow) string {
+		return fmt.Sprintf("%s: order %s window %s", name, k.PedidoID, k.WindowStart.Format(time.RFC3339))
+	}, "the model holds no element of it there")
 }

@@ -1,6 +1,7 @@
 package windowtest
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -29,62 +30,27 @@ func MultiStream(r *rand.Rand, specs []window.Spec, cfg StreamConfig) []MultiEve
 	if len(specs) == 0 {
 		panic("windowtest.MultiStream: no aggregation")
 	}
-	if cfg.Start.IsZero() {
-		cfg.Start = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	cfg = cfg.withDefaults()
+	// Idle for longer than any I, and late enough that every W passes
+	// end + L of any window an order (even a future-dated one) is in.
+	var closing time.Duration
+	for _, s := range specs {
+		closing = max(closing, s.IdleTimeout+s.OutOfOrderness+s.Size()+s.AllowedLateness+s.EarlyDelay+s.LateDelay)
 	}
-	if cfg.Events == 0 {
-		cfg.Events = 200
-	}
-	if len(cfg.Keys) == 0 {
-		cfg.Keys = []string{"ES", "FR", "PT"}
-	}
-	if len(cfg.SKUs) == 0 {
-		cfg.SKUs = DefaultSKUs
-	}
-	now := cfg.Start.UTC()
-	var events, sent []MultiEvent
-	orders, messages := 0, 0
-	nextMessage := func() string { messages++; return fmt.Sprintf("m-%06d", messages) }
-	for range cfg.Events {
-		g := gen{r: r, spec: pick(r, specs...)}
-		now = now.Add(g.gap())
-		switch p := r.IntN(100); {
-		case p < 25:
-			events = append(events, MultiEvent{Kind: Tick, Now: now})
-			if r.IntN(8) == 0 {
-				events = append(events, MultiEvent{Kind: Tick, Now: now})
+	return events(r, cfg, closing+24*time.Hour, func() gen { return gen{r: r, spec: pick(r, specs...)} },
+		func(now time.Time) MultiEvent { return MultiEvent{Kind: Tick, Now: now} },
+		func(e MultiEvent, now time.Time, msg string) MultiEvent {
+			e.Now, e.MessageID = now, cmp.Or(msg, e.MessageID)
+			return e
+		},
+		func(g gen, now time.Time, _, n int, msg string) MultiEvent {
+			e := MultiEvent{Kind: Deliver, Now: now, MessageID: msg, Order: g.order(fmt.Sprintf("P-%06d", n), now, cfg)}
+			if r.IntN(100) < 6 {
+				e.Order.PedidoID = fmt.Sprintf("X-%06d", n)
+				e.Invalid = InvalidReasons[r.IntN(len(InvalidReasons))]
 			}
-			continue
-		case p < 33 && len(sent) > 0:
-			e := sent[r.IntN(len(sent))] // Pub/Sub redelivery
-			e.Now = now
-			events = append(events, e)
-			continue
-		case p < 37 && len(sent) > 0:
-			e := sent[r.IntN(len(sent))] // republished by the shop
-			e.Now, e.MessageID = now, nextMessage()
-			events = append(events, e)
-			continue
-		}
-		orders++
-		e := MultiEvent{Kind: Deliver, Now: now, MessageID: nextMessage(),
-			Order: g.order(fmt.Sprintf("P-%06d", orders), now, cfg)}
-		if r.IntN(100) < 6 {
-			e.Order.PedidoID = fmt.Sprintf("X-%06d", orders)
-			e.Invalid = InvalidReasons[r.IntN(len(InvalidReasons))]
-		}
-		events, sent = append(events, e), append(sent, e)
-	}
-	if !cfg.Open {
-		// Idle for longer than any I, and late enough that every W passes
-		// end + L of any window an order (even a future-dated one) is in.
-		var wait time.Duration
-		for _, s := range specs {
-			wait = max(wait, s.IdleTimeout+s.OutOfOrderness+s.Size()+s.AllowedLateness+s.EarlyDelay+s.LateDelay)
-		}
-		events = append(events, MultiEvent{Kind: Tick, Now: now.Add(wait + 24*time.Hour)})
-	}
-	return events
+			return e
+		})
 }
 
 func (g gen) order(id string, now time.Time, cfg StreamConfig) order.Order {

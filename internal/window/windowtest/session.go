@@ -2,7 +2,6 @@ package windowtest
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"math/big"
 	"slices"
@@ -59,30 +58,6 @@ type retiredID struct {
 	emitted    window.Measures // what its panes carried in all
 }
 
-// deliverSession handles an order's first delivery under session windows:
-// too late iff t + G + L <= W, judged on the proto-window [t, t+G) before
-// any merge; otherwise each element joins its key's sessions.
-func (a *agg) deliverSession(id string, t time.Time, elems []element, now time.Time) {
-	t = t.UTC()
-	end := t.Add(a.spec.Gap)
-	ow := OrderWindow{PedidoID: id, WindowStart: t}
-	if !a.w.IsZero() && !a.w.Before(end.Add(a.spec.AllowedLateness)) {
-		a.fates[ow] = Dropped
-		a.drops = append(a.drops, Drop{PedidoID: id, WindowStart: t, Watermark: a.w, ReceivedAt: now})
-		return
-	}
-	a.fates[ow] = Accepted
-	for _, el := range elems {
-		a.join(el, id, t, end, now)
-	}
-	if t.After(a.maxEvent) {
-		a.maxEvent = t
-	}
-	if now.After(a.last) {
-		a.last = now
-	}
-}
-
 // join adds one element with proto-window [lo, hi) to its key's sessions.
 func (a *agg) join(el element, id string, lo, hi, now time.Time) {
 	var parts, rest []*session
@@ -120,18 +95,13 @@ func (a *agg) join(el element, id string, lo, hi, now time.Time) {
 		if p.next > 0 {
 			ns.retired = append(ns.retired, retiredID{start: p.start, end: p.end, next: p.next, emitted: p.emitted()})
 		}
+		// Its orders are changes of the identity that goes on. (Only an
+		// identity that emitted, next > 0, has covered orders.)
 		for _, o := range p.orders {
 			if o.covered {
 				o.covered, o.changeAt = false, now
 			}
 			ns.orders = append(ns.orders, o)
-		}
-	}
-	if ns.next == 0 { // a new identity: nothing of it was emitted
-		for _, o := range ns.orders {
-			if o.covered {
-				o.covered, o.changeAt = false, now
-			}
 		}
 	}
 	if len(parts) > 0 {
@@ -159,17 +129,22 @@ func (a *agg) join(el element, id string, lo, hi, now time.Time) {
 // emitted is what the identity's panes carried in all: the orders they
 // covered (ACCUMULATING: the last pane's totals, the same orders).
 func (s *session) emitted() window.Measures {
-	var covered []accepted
+	return s.sum(func(o *sessOrder) bool { return o.covered })
+}
+
+// sum is sum over the orders of s that keep selects.
+func (s *session) sum(keep func(*sessOrder) bool) window.Measures {
+	var orders []accepted
 	for _, o := range s.orders {
-		if o.covered {
-			covered = append(covered, accepted{id: o.id, m: o.m})
+		if keep(o) {
+			orders = append(orders, accepted{id: o.id, m: o.m})
 		}
 	}
-	return sum(covered)
+	return sum(orders)
 }
 
 func (a *agg) tickSessions(now time.Time) {
-	for _, key := range sortedKeys(a.sessions) {
+	for _, key := range slices.Sorted(maps.Keys(a.sessions)) {
 		var open []*session
 		for _, s := range a.sessions[key] {
 			for _, r := range s.retired {
@@ -177,9 +152,7 @@ func (a *agg) tickSessions(now time.Time) {
 				if a.spec.Accumulation == window.Discarding {
 					m = negate(r.emitted)
 				}
-				a.panes = append(a.panes, window.Pane{Aggregation: a.spec.Name, Key: key,
-					WindowStart: r.start, WindowEnd: r.end, Index: r.next, Timing: window.TimingMerged,
-					Accumulation: a.spec.Accumulation, Measures: m, Watermark: a.w, EmittedAt: now.UTC(), MergedInto: s.start})
+				a.record(key, r.start, r.end, r.next, window.TimingMerged, m, now).MergedInto = s.start
 			}
 			s.retired = nil
 			first, pending := s.firstChange()
@@ -227,16 +200,11 @@ func (s *session) firstChange() (time.Time, bool) {
 }
 
 func (a *agg) emitSession(s *session, t window.Timing, now time.Time) {
-	var covered []accepted
+	m := s.sum(func(o *sessOrder) bool { return a.spec.Accumulation == window.Accumulating || !o.covered })
 	for _, o := range s.orders {
-		if a.spec.Accumulation == window.Accumulating || !o.covered {
-			covered = append(covered, accepted{id: o.id, m: o.m})
-		}
 		o.covered = true
 	}
-	a.panes = append(a.panes, window.Pane{Aggregation: a.spec.Name, Key: s.key,
-		WindowStart: s.start, WindowEnd: s.end, Index: s.next, Timing: t,
-		Accumulation: a.spec.Accumulation, Measures: sum(covered), Watermark: a.w, EmittedAt: now.UTC()})
+	a.record(s.key, s.start, s.end, s.next, t, m, now)
 	s.next++
 }
 
@@ -262,11 +230,8 @@ func (a *agg) allSessions() []*session {
 func (a *agg) finalSessions() map[window.WindowKey]window.Measures {
 	out := map[window.WindowKey]window.Measures{}
 	for _, s := range a.allSessions() {
-		var all []accepted
-		for _, o := range s.orders {
-			all = append(all, accepted{id: o.id, m: o.m})
-		}
-		out[window.WindowKey{Window: window.Window{Start: s.start, End: s.end}, Key: s.key}] = sum(all)
+		out[window.WindowKey{Window: window.Window{Start: s.start, End: s.end}, Key: s.key}] =
+			s.sum(func(*sessOrder) bool { return true })
 	}
 	return out
 }
@@ -278,99 +243,4 @@ func (a *agg) settledSessions() bool {
 		}
 	}
 	return true
-}
-
-// checkSessionPanes is checkPanes for session windows: per identity
-// (window_start, key), indexes contiguous from 0 and timings EARLY* ON_TIME?
-// LATE* MERGED?; no EARLY pane at W >= its end, no ON_TIME pane before;
-// a MERGED pane names an earlier start and is its identity's last; accumulating
-// panes never shrink; for every key the view's sessions are the model's
-// (invariant 7: they partition the key's accepted orders, and each shows
-// the exact sum of its orders) once the model is settled.
-func (a *agg) checkSessionPanes(panes []window.Pane) error {
-	var p problems
-	byID := map[string]window.Pane{}
-	// Sessions start at event times, to the nanosecond.
-	type ident struct {
-		start time.Time
-		key   string
-	}
-	idents := map[ident][]window.Pane{}
-	for _, pn := range panes {
-		if prev, ok := byID[pn.ID()]; ok {
-			if !samePane(prev, pn) {
-				p.addf("pane %s written twice with different content: %+v and %+v", pn.ID(), prev, pn)
-			}
-			continue
-		}
-		byID[pn.ID()] = pn
-		id := ident{normalTime(pn.WindowStart), pn.Key}
-		idents[id] = append(idents[id], pn)
-	}
-	for id, ps := range idents {
-		slices.SortFunc(ps, func(a, b window.Pane) int { return cmp.Compare(a.Index, b.Index) })
-		name := fmt.Sprintf("session %s key %q", id.start.Format(time.RFC3339Nano), id.key)
-		stage := 0 // 0 early, 1 on time, 2 late, 3 merged
-		for i, pn := range ps {
-			if pn.Index != int64(i) {
-				p.addf("%s: pane indexes %v are not contiguous from 0", name, indexes(ps))
-				break
-			}
-			if pn.Aggregation != a.spec.Name || pn.Accumulation != a.spec.Accumulation {
-				p.addf("pane %s: aggregation %q mode %s, want %q %s", pn.ID(), pn.Aggregation, pn.Accumulation, a.spec.Name, a.spec.Accumulation)
-			}
-			atEnd := !pn.Watermark.IsZero() && !pn.Watermark.Before(pn.WindowEnd)
-			s := 0
-			switch pn.Timing {
-			case window.TimingEarly:
-				if atEnd {
-					p.addf("pane %s: EARLY at watermark %s >= end %s", pn.ID(), pn.Watermark, pn.WindowEnd)
-				}
-			case window.TimingOnTime:
-				s = 1
-				if !atEnd {
-					p.addf("pane %s: ON_TIME at watermark %s < end %s", pn.ID(), pn.Watermark, pn.WindowEnd)
-				}
-			case window.TimingLate:
-				s = 2
-			case window.TimingMerged:
-				s = 3
-				if !pn.MergedInto.Before(pn.WindowStart) {
-					p.addf("pane %s: MERGED into %s, not an earlier start", pn.ID(), pn.MergedInto)
-				}
-			default:
-				p.addf("pane %s: unknown timing %q", pn.ID(), pn.Timing)
-			}
-			if pn.Timing != window.TimingMerged && !pn.MergedInto.IsZero() {
-				p.addf("pane %s: %s with merged_into %s", pn.ID(), pn.Timing, pn.MergedInto)
-			}
-			if s < stage || (s == stage && s != 0 && s != 2) {
-				p.addf("%s: timings %v are not EARLY* ON_TIME? LATE* MERGED?", name, timings(ps))
-			}
-			stage = max(stage, s)
-			if i > 0 && s != 3 && a.spec.Accumulation == window.Accumulating && pn.Measures.Pedidos < ps[i-1].Measures.Pedidos {
-				p.addf("pane %s: accumulating pane has %d pedidos, fewer than the previous %d", pn.ID(), pn.Measures.Pedidos, ps[i-1].Measures.Pedidos)
-			}
-		}
-	}
-	if a.settled() {
-		view, err := View(slices.Collect(maps.Values(byID)))
-		if err != nil {
-			p.addf("%v", err)
-		}
-		want := a.final()
-		for wk, m := range want {
-			if got, ok := view[wk]; !ok || got != m {
-				p.addf("session %s-%s key %q: the view shows %+v, want the sum of its accepted orders %+v",
-					wk.Window.Start.Format(time.RFC3339), wk.Window.End.Format(time.RFC3339), wk.Key, got, m)
-			}
-		}
-		for wk := range view {
-			if _, ok := want[wk]; !ok {
-				p.addf("session %s-%s key %q: in the view, but no such session",
-					wk.Window.Start.Format(time.RFC3339), wk.Window.End.Format(time.RFC3339), wk.Key)
-			}
-		}
-	}
-	return p.err()
 }

@@ -1,6 +1,7 @@
 package windowtest
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -37,64 +38,81 @@ var InvalidReasons = []string{
 // messages, bursts at one instant, idle gaps, and repeated ticks at one
 // instant. The same r state gives the same stream.
 func Stream(r *rand.Rand, spec window.Spec, cfg StreamConfig) []Event {
-	if cfg.Start.IsZero() {
-		cfg.Start = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
-	}
-	if cfg.Events == 0 {
-		cfg.Events = 200
-	}
-	if len(cfg.Keys) == 0 {
-		cfg.Keys = []string{"ES", "FR", "PT"}
-	}
+	cfg = cfg.withDefaults()
 	g := gen{r: r, spec: spec}
+	// Idle for longer than I, and late enough that W = now - D passes
+	// end + L of any window an order (even a future-dated one) is in.
+	closing := spec.IdleTimeout + spec.OutOfOrderness + spec.WindowSize + spec.AllowedLateness +
+		spec.EarlyDelay + spec.LateDelay + 24*time.Hour
+	return events(r, cfg, closing, func() gen { return g },
+		func(now time.Time) Event { return Event{Kind: Tick, Now: now} },
+		func(e Event, now time.Time, msg string) Event {
+			e.Now, e.MessageID = now, cmp.Or(msg, e.MessageID)
+			return e
+		},
+		func(g gen, now time.Time, p, n int, msg string) Event {
+			if p < 41 {
+				return Event{Kind: Deliver, Now: now, MessageID: msg, Order: window.Order{ID: fmt.Sprintf("X-%06d", n)},
+					Invalid: InvalidReasons[r.IntN(len(InvalidReasons))]}
+			}
+			return Event{Kind: Deliver, Now: now, MessageID: msg, Order: window.Order{
+				ID:        fmt.Sprintf("P-%06d", n),
+				Key:       cfg.Keys[r.IntN(len(cfg.Keys))],
+				EventTime: g.eventTime(now, cfg.Start),
+				Measures:  g.measures(),
+			}}
+		})
+}
+
+// events is the skeleton of Stream and MultiStream. Each step takes a gen
+// from next and its gap, then is a tick (sometimes two at one instant), a
+// Pub/Sub redelivery or a republish (new message id) of an earlier message,
+// or fresh(g, now, p, n, message id): the n-th new message, p the step's
+// draw in [0, 100). Unless cfg.Open, a tick closing after the last step ends it.
+func events[E any](r *rand.Rand, cfg StreamConfig, closing time.Duration, next func() gen,
+	tick func(time.Time) E, resend func(e E, now time.Time, msg string) E,
+	fresh func(g gen, now time.Time, p, n int, msg string) E) []E {
 	now := cfg.Start.UTC()
-	var events, sent []Event
+	var out, sent []E
 	orders, messages := 0, 0
 	nextMessage := func() string { messages++; return fmt.Sprintf("m-%06d", messages) }
 	for range cfg.Events {
+		g := next()
 		now = now.Add(g.gap())
 		switch p := r.IntN(100); {
 		case p < 25:
-			events = append(events, Event{Kind: Tick, Now: now})
+			out = append(out, tick(now))
 			if r.IntN(8) == 0 {
-				events = append(events, Event{Kind: Tick, Now: now}) // overlapping scheduler call
+				out = append(out, tick(now)) // overlapping scheduler call
 			}
-			continue
 		case p < 33 && len(sent) > 0:
-			e := sent[r.IntN(len(sent))] // Pub/Sub redelivery
-			e.Now = now
-			events = append(events, e)
-			continue
+			out = append(out, resend(sent[r.IntN(len(sent))], now, ""))
 		case p < 37 && len(sent) > 0:
-			e := sent[r.IntN(len(sent))] // republished by the shop
-			e.Now, e.MessageID = now, nextMessage()
-			events = append(events, e)
-			continue
-		case p < 41:
+			out = append(out, resend(sent[r.IntN(len(sent))], now, nextMessage()))
+		default:
 			orders++
-			e := Event{Kind: Deliver, Now: now, MessageID: nextMessage(),
-				Order:   window.Order{ID: fmt.Sprintf("X-%06d", orders)},
-				Invalid: InvalidReasons[r.IntN(len(InvalidReasons))]}
-			events, sent = append(events, e), append(sent, e)
-			continue
+			e := fresh(g, now, p, orders, nextMessage())
+			out, sent = append(out, e), append(sent, e)
 		}
-		orders++
-		e := Event{Kind: Deliver, Now: now, MessageID: nextMessage(), Order: window.Order{
-			ID:        fmt.Sprintf("P-%06d", orders),
-			Key:       cfg.Keys[r.IntN(len(cfg.Keys))],
-			EventTime: g.eventTime(now, cfg.Start),
-			Measures:  g.measures(),
-		}}
-		events, sent = append(events, e), append(sent, e)
 	}
 	if !cfg.Open {
-		// Idle for longer than I, and late enough that W = now - D passes
-		// end + L of any window an order (even a future-dated one) is in.
-		now = now.Add(spec.IdleTimeout + spec.OutOfOrderness + spec.WindowSize + spec.AllowedLateness +
-			spec.EarlyDelay + spec.LateDelay + 24*time.Hour)
-		events = append(events, Event{Kind: Tick, Now: now})
+		out = append(out, tick(now.Add(closing)))
 	}
-	return events
+	return out
+}
+
+func (cfg StreamConfig) withDefaults() StreamConfig {
+	if cfg.Start.IsZero() {
+		cfg.Start = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	}
+	cfg.Events = cmp.Or(cfg.Events, 200)
+	if len(cfg.Keys) == 0 {
+		cfg.Keys = []string{"ES", "FR", "PT"}
+	}
+	if len(cfg.SKUs) == 0 {
+		cfg.SKUs = DefaultSKUs
+	}
+	return cfg
 }
 
 type gen struct {
@@ -196,10 +214,7 @@ func RandomSpec(r *rand.Rand) window.Spec {
 	s.AllowedLateness = pick(r, 0, 5*time.Minute, 30*time.Minute, 2*time.Hour)
 	s.LateDelay = pick(r, time.Minute, time.Minute, 90*time.Second, 3*time.Minute)
 	s.Accumulation = pick(r, window.Accumulating, window.Discarding)
-	// The shard count the spec no longer has was drawn here: the draw
-	// stays so that every seed still yields the streams the property tests
-	// have always played.
-	_ = r.IntN(3)
+	_ = r.IntN(3) // keeps every seed's streams: the property tests' coverage was sized on them
 	return s
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
@@ -22,24 +23,20 @@ func TestRandomSpecIsValid(t *testing.T) {
 	}
 }
 
-func TestStreamIsReproducible(t *testing.T) {
-	spec := window.Defaults()
-	a := windowtest.Stream(rand.New(rand.NewPCG(7, 7)), spec, windowtest.StreamConfig{})
-	b := windowtest.Stream(rand.New(rand.NewPCG(7, 7)), spec, windowtest.StreamConfig{})
-	if diff := cmp.Diff(a, b); diff != "" {
-		t.Errorf("same seed, different streams (-a +b):\n%s", diff)
-	}
-	c := windowtest.Stream(rand.New(rand.NewPCG(8, 7)), spec, windowtest.StreamConfig{})
-	if cmp.Equal(a, c) {
-		t.Errorf("different seeds gave the same stream")
-	}
-}
-
 func TestStreamShape(t *testing.T) {
 	spec := window.Defaults()
 	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
-	events := windowtest.Stream(rand.New(rand.NewPCG(3, 4)), spec,
-		windowtest.StreamConfig{Start: start, Events: 2000, Keys: []string{"ES", "IT"}})
+	gen := func(seed uint64, open bool) []windowtest.Event {
+		return windowtest.Stream(rand.New(rand.NewPCG(seed, 4)), spec,
+			windowtest.StreamConfig{Start: start, Events: 2000, Keys: []string{"ES", "IT"}, Open: open})
+	}
+	events := gen(3, false)
+	if diff := cmp.Diff(events, gen(3, false)); diff != "" {
+		t.Fatalf("same seed, different streams (-a +b):\n%s", diff)
+	}
+	if cmp.Equal(events, gen(8, false)) {
+		t.Errorf("different seeds gave the same stream")
+	}
 	counts := map[string]int{}
 	seenMsg, seenOrder := map[string]bool{}, map[string]bool{}
 	prev := start
@@ -82,9 +79,7 @@ func TestStreamShape(t *testing.T) {
 	if last := events[len(events)-1]; last.Kind != windowtest.Tick || last.Now.Sub(events[len(events)-2].Now) < 24*time.Hour {
 		t.Errorf("the stream does not end with a closing tick: %+v", last)
 	}
-	open := windowtest.Stream(rand.New(rand.NewPCG(3, 4)), spec, windowtest.StreamConfig{Start: start, Events: 2000,
-		Keys: []string{"ES", "IT"}, Open: true})
-	if len(open) != len(events)-1 {
+	if open := gen(3, true); len(open) != len(events)-1 {
 		t.Errorf("open stream has %d events, want %d (no closing tick)", len(open), len(events)-1)
 	}
 }
@@ -94,7 +89,7 @@ func TestStreamShape(t *testing.T) {
 func TestModelStory(t *testing.T) {
 	spec := window.Defaults()
 	m := windowtest.NewModel(spec)
-	at := func(s string) time.Time { return time.Date(2026, 3, 14, hh(s), mm(s), 0, 0, time.UTC) }
+	at := utc
 	ord := func(id, evt string) window.Order {
 		return window.Order{ID: id, Key: "ES", EventTime: at(evt),
 			Measures: window.Measures{Importe: numeric.FromNanos(1_000_000_000), Pedidos: 1, Unidades: 1}}
@@ -140,20 +135,6 @@ func TestModelStory(t *testing.T) {
 	if err := m.CheckPanes(m.Panes()); err != nil {
 		t.Errorf("the model's own panes: %v", err)
 	}
-}
-
-func hh(s string) int { return int(s[0]-'0')*10 + int(s[1]-'0') }
-func mm(s string) int { return int(s[3]-'0')*10 + int(s[4]-'0') }
-
-func TestModelRejectsTimeGoingBack(t *testing.T) {
-	m := windowtest.NewModel(window.Defaults())
-	m.Apply(windowtest.Event{Kind: windowtest.Tick, Now: time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC)})
-	defer func() {
-		if recover() == nil {
-			t.Errorf("Apply accepted an event earlier than the previous one")
-		}
-	}()
-	m.Apply(windowtest.Event{Kind: windowtest.Tick, Now: time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)})
 }
 
 func TestView(t *testing.T) {
@@ -214,7 +195,8 @@ func TestCheckWatermark(t *testing.T) {
 }
 
 // TestChecksDetectViolations proves the checks can fail: each row breaks the
-// model's own correct output in one way.
+// model's own correct output in one way. Model and Multi share CheckDrops:
+// TestMultiChecksDetectViolations proves it.
 func TestChecksDetectViolations(t *testing.T) {
 	spec := window.Defaults()
 	spec.Accumulation = window.Discarding
@@ -223,8 +205,8 @@ func TestChecksDetectViolations(t *testing.T) {
 		m.Apply(e)
 	}
 	good := m.Panes()
-	if len(good) < 10 || len(m.Drops()) == 0 {
-		t.Fatalf("the stream is too dull to test the checks: %d panes, %d drops", len(good), len(m.Drops()))
+	if len(good) < 10 {
+		t.Fatalf("the stream is too dull to test the checks: %d panes", len(good))
 	}
 	if err := m.CheckPanes(good); err != nil {
 		t.Fatalf("correct panes rejected: %v", err)
@@ -294,24 +276,6 @@ func TestChecksDetectViolations(t *testing.T) {
 			t.Errorf("CheckPanes = %v", err)
 		}
 	})
-	t.Run("drops", func(t *testing.T) {
-		drops := m.Drops()
-		if err := m.CheckDrops(append(drops, drops[0])); err != nil {
-			t.Errorf("correct drops (one rewritten) rejected: %v", err)
-		}
-		if err := m.CheckDrops(drops[1:]); err == nil || !strings.Contains(err.Error(), "was not dropped") {
-			t.Errorf("a missing drop: %v", err)
-		}
-		extra := append(drops, windowtest.Drop{PedidoID: "P-nope"})
-		if err := m.CheckDrops(extra); err == nil || !strings.Contains(err.Error(), "never saw it") {
-			t.Errorf("an extra drop: %v", err)
-		}
-		early := append([]windowtest.Drop(nil), drops...)
-		early[0].Watermark = early[0].WindowStart
-		if err := m.CheckDrops(early); err == nil || !strings.Contains(err.Error(), "before end + L") {
-			t.Errorf("a drop before end + L: %v", err)
-		}
-	})
 	t.Run("fates", func(t *testing.T) {
 		fates := m.Fates()
 		if err := m.CheckFates(fates); err != nil {
@@ -329,4 +293,369 @@ func TestChecksDetectViolations(t *testing.T) {
 			t.Errorf("wrong fates: %v", err)
 		}
 	})
+}
+
+// utc is hh:mm on 2026-03-14 in UTC.
+func utc(hhmm string) time.Time {
+	t, err := time.Parse(time.DateTime, "2026-03-14 "+hhmm+":00")
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func money(s string) numeric.Dec {
+	d, err := numeric.Parse(s, false)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func line(sku string, n int64, price string) order.Line {
+	return order.Line{SKU: sku, Cantidad: n, PrecioUnitario: money(price)}
+}
+
+func deliver(now, msg, id, pais, eventTime, total string, lines ...order.Line) windowtest.MultiEvent {
+	return windowtest.MultiEvent{Kind: windowtest.Deliver, Now: utc(now), MessageID: msg, Order: order.Order{
+		PedidoID: id, ClienteID: "C-" + id, Pais: pais, ImporteTotal: money(total), Lineas: lines, EventTime: utc(eventTime)}}
+}
+
+func tickAt(now string) windowtest.MultiEvent {
+	return windowtest.MultiEvent{Kind: windowtest.Tick, Now: utc(now)}
+}
+
+func mpane(agg, key, start string, size time.Duration, idx int64, timing window.Timing,
+	importe string, pedidos, unidades int64, wm, emitted string) window.Pane {
+	return window.Pane{Aggregation: agg, Key: key, WindowStart: utc(start), WindowEnd: utc(start).Add(size),
+		Index: idx, Timing: timing, Accumulation: window.Accumulating,
+		Measures:  window.Measures{Importe: money(importe), Pedidos: pedidos, Unidades: unidades},
+		Watermark: utc(wm), EmittedAt: utc(emitted)}
+}
+
+// An order too late for its oldest sliding windows still counts in its
+// newer ones, each dropped (order, window) is recorded with its window, and
+// the fixed and session aggregations beside it count the same order as a
+// late one.
+// Defaults: D 10 min, I 5 min, E 60 s, L 2 h, Ld 60 s.
+func TestMultiTooLateForOldestWindowCountsInNewer(t *testing.T) {
+	specs := windowtest.ShippedSpecs()
+	const pais, sku = "ventas_hora_pais", "ventas_sku_hora_movil"
+	m := windowtest.NewMulti(specs...)
+	m.Apply(deliver("19:45", "m1", "P-0", "ES", "19:45", "10", line("GORRO-LANA", 1, "10")))
+	m.Apply(tickAt("19:46")) // both: W = 19:45 - 10 min = 19:35 (and EARLY panes of P-0)
+	var panes []window.Pane
+	for _, e := range []windowtest.MultiEvent{
+		// Made at 17:10: windows 16:15, 16:30, 16:45, 17:00 (ends 17:15 to
+		// 18:00, expiries 19:15 to 20:00). At W = 19:35 the first two are
+		// too late, the last two late but within L.
+		deliver("19:47", "m2", "P-1", "FR", "17:10", "27.50",
+			line("MOCH-40L-AZ", 2, "10"), line(" ", 1, "5"), line("moch-40l-az ", 1, "2.5")),
+		deliver("19:48", "m3", "P-1", "FR", "17:10", "27.50"), // republished: counted once
+		tickAt("19:49"), // the late changes are Ld old: LATE panes, W still 19:35
+	} {
+		panes = append(panes, m.Apply(e)...)
+	}
+	want := []window.Pane{
+		mpane("sesiones_cliente", "C-P-1", "17:10", 30*time.Minute, 0, window.TimingLate, "27.5", 1, 4, "19:35", "19:49"),
+		mpane(pais, "FR", "17:00", time.Hour, 0, window.TimingLate, "27.5", 1, 4, "19:35", "19:49"),
+		mpane(sku, "MOCH-40L-AZ", "16:45", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:49"),
+		mpane(sku, "MOCH-40L-AZ", "17:00", time.Hour, 0, window.TimingLate, "22.5", 1, 3, "19:35", "19:49"),
+	}
+	windowtest.SortPanes(panes)
+	if diff := cmp.Diff(want, panes); diff != "" {
+		t.Errorf("panes (-want +got):\n%s", diff)
+	}
+	wantDrops := []windowtest.Drop{
+		{PedidoID: "P-1", WindowStart: utc("16:15"), Watermark: utc("19:35"), ReceivedAt: utc("19:47")},
+		{PedidoID: "P-1", WindowStart: utc("16:30"), Watermark: utc("19:35"), ReceivedAt: utc("19:47")},
+	}
+	if diff := cmp.Diff(wantDrops, m.Drops(sku)); diff != "" {
+		t.Errorf("%s drops (-want +got):\n%s", sku, diff)
+	}
+	if d := m.Drops(pais); len(d) != 0 {
+		t.Errorf("%s drops %+v, want none", pais, d)
+	}
+	fates := m.Fates(sku)
+	for start, want := range map[string]windowtest.Fate{
+		"16:15": windowtest.Dropped, "16:30": windowtest.Dropped, "16:45": windowtest.Accepted, "17:00": windowtest.Accepted,
+	} {
+		if got := fates[windowtest.OrderWindow{PedidoID: "P-1", WindowStart: utc(start)}]; got != want {
+			t.Errorf("P-1 in window %s is %q, want %q", start, got, want)
+		}
+	}
+	if diff := cmp.Diff([]windowtest.SKUMissing{{Aggregation: sku, PedidoID: "P-1", Line: 1, ReceivedAt: utc("19:47")}},
+		m.SKUMissing()); diff != "" {
+		t.Errorf("sku_missing (-want +got):\n%s", diff)
+	}
+	for _, name := range []string{"sesiones_cliente", pais, sku} {
+		if err := m.CheckPanes(name, m.Panes(name)); err != nil {
+			t.Errorf("the model's own panes: %v", err)
+		}
+		if err := m.CheckDrops(name, m.Drops(name)); err != nil {
+			t.Errorf("the model's own drops: %v", err)
+		}
+	}
+}
+
+// Keys from lines and order fields, and a watermark per aggregation.
+func TestMultiKeysAndWatermarks(t *testing.T) {
+	byPais := window.Defaults()
+	byClient := window.Defaults()
+	byClient.Name, byClient.KeyField = "ventas_cliente", windowtest.KeyClienteID
+	bySKU := window.Defaults()
+	bySKU.Name, bySKU.KeyField, bySKU.Period = "ventas_sku", windowtest.KeySKU, 30*time.Minute
+	bySKU.OutOfOrderness = 0 // its own D: its watermark differs from the others'
+	m := windowtest.NewMulti(byPais, byClient, bySKU)
+	for _, e := range []windowtest.MultiEvent{
+		// Two lines of one SKU (written differently) add up and count once.
+		deliver("17:40", "m1", "P-1", "ES", "17:35", "100.00",
+			line("MOCH-40L-AZ", 1, "45.125"), line("\tmoch-40L-az", 2, "10"), line("BOTA-TREK-42", 1, "9.875")),
+		// No line with a SKU: counts by pais and client, in no SKU cell, and
+		// does not move the SKU aggregation's watermark.
+		deliver("17:50", "m2", "P-2", "ES", "17:49", "7", line("", 1, "7")),
+		deliver("17:51", "m3", "P-3", "PT", "17:20", "0"), // no lines at all
+		tickAt("17:52"),
+	} {
+		m.Apply(e)
+	}
+	// By pais and client: M = 17:49, last accepted 17:51, W = 17:49 - 10 min.
+	// By SKU only P-1 counts: last accepted 17:40, idle at 17:52 (I = 5 min)
+	// although P-2 and P-3 arrived since, so W = now - D with its D = 0.
+	wantWM := map[string]string{"ventas_hora_pais": "17:39", "ventas_cliente": "17:39", "ventas_sku": "17:52"}
+	for name, wm := range wantWM {
+		if got := m.Watermark(name); !got.Equal(utc(wm)) {
+			t.Errorf("%s watermark %s, want %s", name, got.Format("15:04"), wm)
+		}
+	}
+	h := window.Window{Start: utc("17:00"), End: utc("18:00")}
+	ms := func(importe string, pedidos, unidades int64) window.Measures {
+		return window.Measures{Importe: money(importe), Pedidos: pedidos, Unidades: unidades}
+	}
+	wantFinal := map[string]map[window.WindowKey]window.Measures{
+		"ventas_hora_pais": {
+			{Window: h, Key: "ES"}: ms("107", 2, 5),
+			{Window: h, Key: "PT"}: ms("0", 1, 0),
+		},
+		"ventas_cliente": {
+			{Window: h, Key: "C-P-1"}: ms("100", 1, 4),
+			{Window: h, Key: "C-P-2"}: ms("7", 1, 1),
+			{Window: h, Key: "C-P-3"}: ms("0", 1, 0),
+		},
+		"ventas_sku": { // 17:35 is in the windows starting 17:00 and 17:30
+			{Window: window.Window{Start: utc("17:00"), End: utc("18:00")}, Key: "MOCH-40L-AZ"}:  ms("65.125", 1, 3),
+			{Window: window.Window{Start: utc("17:00"), End: utc("18:00")}, Key: "BOTA-TREK-42"}: ms("9.875", 1, 1),
+			{Window: window.Window{Start: utc("17:30"), End: utc("18:30")}, Key: "MOCH-40L-AZ"}:  ms("65.125", 1, 3),
+			{Window: window.Window{Start: utc("17:30"), End: utc("18:30")}, Key: "BOTA-TREK-42"}: ms("9.875", 1, 1),
+		},
+	}
+	for name, want := range wantFinal {
+		if diff := cmp.Diff(want, m.Final(name)); diff != "" {
+			t.Errorf("%s final (-want +got):\n%s", name, diff)
+		}
+	}
+	if f := m.Fates("ventas_sku"); len(f) != 2 {
+		t.Errorf("ventas_sku fates %v, want P-1's two windows only", f)
+	}
+	if diff := cmp.Diff([]windowtest.SKUMissing{{Aggregation: "ventas_sku", PedidoID: "P-2", Line: 0, ReceivedAt: utc("17:50")}},
+		m.SKUMissing()); diff != "" {
+		t.Errorf("sku_missing (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"P-1", "P-2", "P-3"}, m.Orders()); diff != "" {
+		t.Errorf("orders (-want +got):\n%s", diff)
+	}
+}
+
+func TestModelsRefuseBadInput(t *testing.T) {
+	sliding := window.Defaults()
+	sliding.Period = 15 * time.Minute
+	other := window.Defaults()
+	other.KeyField = "pedido_id"
+	tests := []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{name: "no aggregation", f: func() { windowtest.NewMulti() }, want: "no aggregation"},
+		{name: "two with one name", f: func() { windowtest.NewMulti(window.Defaults(), window.Defaults()) }, want: "two aggregations named"},
+		{name: "unknown key", f: func() { windowtest.NewMulti(other) }, want: `key "pedido_id"`},
+		{name: "invalid spec", f: func() { windowtest.NewMulti(window.Spec{}) }, want: "must be"},
+		{name: "Model is for fixed windows", f: func() { windowtest.NewModel(sliding) }, want: "use NewMulti"},
+		{name: "events going back in time", want: "after one at", f: func() {
+			m := windowtest.NewModel(window.Defaults())
+			m.Apply(windowtest.Event{Kind: windowtest.Tick, Now: utc("18:00")})
+			m.Apply(windowtest.Event{Kind: windowtest.Tick, Now: utc("17:00")})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if s, _ := r.(string); !strings.Contains(s, tt.want) {
+					t.Errorf("panic %v, want one mentioning %q", r, tt.want)
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+func TestMultiStreamShape(t *testing.T) {
+	specs := windowtest.ShippedSpecs()
+	gen := func(seed uint64) []windowtest.MultiEvent {
+		return windowtest.MultiStream(rand.New(rand.NewPCG(seed, 1)), specs, windowtest.StreamConfig{Events: 2000})
+	}
+	events := gen(3)
+	if diff := cmp.Diff(events, gen(3)); diff != "" {
+		t.Fatalf("same seed, different streams (-a +b):\n%s", diff)
+	}
+	if cmp.Equal(events, gen(4)) {
+		t.Errorf("different seeds gave the same stream")
+	}
+	counts := map[string]int{}
+	for i, e := range events {
+		if i > 0 && e.Now.Before(events[i-1].Now) {
+			t.Fatalf("event %d goes back in time", i)
+		}
+		if e.Kind != windowtest.Deliver || e.Invalid != "" {
+			continue
+		}
+		o := e.Order
+		var sum numeric.Dec
+		skus := map[string]bool{}
+		for _, l := range o.Lineas {
+			if l.Cantidad < 1 || l.PrecioUnitario.Sign() <= 0 {
+				t.Fatalf("event %d: implausible line %+v", i, l)
+			}
+			a, _ := l.PrecioUnitario.MulInt(l.Cantidad)
+			sum, _ = sum.Add(a)
+			n := strings.ToUpper(strings.TrimSpace(l.SKU))
+			counts["line without a SKU"] += btoi(n == "")
+			counts["SKU to normalise"] += btoi(n != "" && n != l.SKU)
+			counts["two lines of one SKU"] += btoi(n != "" && skus[n])
+			skus[n] = true
+		}
+		counts["no lines"] += btoi(len(o.Lineas) == 0)
+		counts["importe_total besides the lines"] += btoi(len(o.Lineas) > 0 && sum != o.ImporteTotal)
+		counts["on a period boundary"] += btoi(o.EventTime.Equal(o.EventTime.Truncate(15 * time.Minute)))
+	}
+	for _, k := range []string{"line without a SKU", "SKU to normalise", "two lines of one SKU", "no lines",
+		"importe_total besides the lines", "on a period boundary"} {
+		if counts[k] == 0 {
+			t.Errorf("no %s in 2000 events: %v", k, counts)
+		}
+	}
+	if last := events[len(events)-1]; last.Kind != windowtest.Tick {
+		t.Errorf("the stream does not end with a closing tick")
+	}
+}
+
+// TestMultiChecksDetectViolations proves the per-aggregation checks can fail.
+func TestMultiChecksDetectViolations(t *testing.T) {
+	specs := windowtest.ShippedSpecs()
+	m := windowtest.NewMulti(specs...)
+	for _, e := range windowtest.MultiStream(rand.New(rand.NewPCG(5, 6)), specs, windowtest.StreamConfig{Events: 400}) {
+		m.Apply(e)
+	}
+	const sku = "ventas_sku_hora_movil"
+	drops, fates := m.Drops(sku), m.Fates(sku)
+	if len(drops) < 2 || len(m.Panes(sku)) < 10 {
+		t.Fatalf("the stream is too dull: %d drops, %d panes", len(drops), len(m.Panes(sku)))
+	}
+	if err := m.CheckDrops(sku, append(drops, drops[0])); err != nil {
+		t.Errorf("correct drops (one rewritten) rejected: %v", err)
+	}
+	if err := m.CheckFates(sku, fates); err != nil {
+		t.Errorf("correct fates rejected: %v", err)
+	}
+	if err := m.CheckPanes(sku, m.Panes(sku)); err != nil {
+		t.Errorf("correct panes rejected: %v", err)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{name: "a dropped window missing", err: m.CheckDrops(sku, drops[1:]), want: "was not dropped from window"},
+		{name: "a drop of another window", err: m.CheckDrops(sku, append(drops[:1:1], windowtest.Drop{
+			PedidoID: drops[0].PedidoID, WindowStart: drops[0].WindowStart.Add(-15 * time.Minute), Watermark: drops[0].Watermark})),
+			want: "; the model never saw it"},
+		{name: "a drop before end + L", err: m.CheckDrops(sku, append([]windowtest.Drop{{
+			PedidoID: drops[0].PedidoID, WindowStart: drops[0].WindowStart, Watermark: drops[0].WindowStart}}, drops[1:]...)),
+			want: "before end + L"},
+		{name: "another aggregation's panes", err: m.CheckPanes(sku, m.Panes("ventas_hora_pais")), want: "no accepted order"},
+		{name: "a fate flipped", err: m.CheckFates(sku, func() map[windowtest.OrderWindow]windowtest.Fate {
+			f := m.Fates(sku)
+			for k, v := range f {
+				if v == windowtest.Dropped {
+					f[k] = windowtest.Accepted
+					break
+				}
+			}
+			return f
+		}()), want: `want "dropped"`},
+		{name: "a fate for a window the order is not in", err: m.CheckFates(sku, func() map[windowtest.OrderWindow]windowtest.Fate {
+			f := m.Fates(sku)
+			f[windowtest.OrderWindow{PedidoID: "P-ghost", WindowStart: utc("17:00")}] = windowtest.Accepted
+			return f
+		}()), want: "holds no element"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+				t.Errorf("check = %v, want a problem mentioning %q", tt.err, tt.want)
+			}
+		})
+	}
+}
+
+// A session's start moves when an earlier order joins it: the identity it
+// had gets its MERGED pane (zero in ACCUMULATING, merged_into the new
+// start) and the session goes on under the new start from pane_index 0.
+// CheckPanes holds the identities to EARLY* ON_TIME? LATE* MERGED?.
+func TestMultiSessionStartMoves(t *testing.T) {
+	s := windowtest.SessionSpec()
+	s.KeyField = windowtest.KeyPais
+	m := windowtest.NewMulti(s)
+	m.Apply(deliver("17:00", "m1", "P-1", "ES", "17:00", "10", line("A", 1, "10")))
+	m.Apply(tickAt("17:02")) // W = 16:50
+	m.Apply(deliver("17:03", "m2", "P-2", "ES", "16:45", "10", line("A", 1, "10")))
+	m.Apply(tickAt("17:05"))
+	end := utc("17:30")
+	merged := mpane(s.Name, "ES", "17:00", 30*time.Minute, 1, window.TimingMerged, "0", 0, 0, "16:50", "17:05")
+	merged.MergedInto = utc("16:45")
+	moved := mpane(s.Name, "ES", "16:45", 0, 0, window.TimingEarly, "20", 2, 2, "16:50", "17:05")
+	moved.WindowEnd = end
+	want := []window.Pane{
+		mpane(s.Name, "ES", "17:00", 30*time.Minute, 0, window.TimingEarly, "10", 1, 1, "16:50", "17:02"),
+		merged, moved,
+	}
+	if diff := cmp.Diff(want, m.Panes(s.Name)); diff != "" {
+		t.Fatalf("panes (-want +got):\n%s", diff)
+	}
+	if err := m.CheckPanes(s.Name, want); err != nil {
+		t.Fatalf("CheckPanes of the model's panes: %v", err)
+	}
+	view, err := windowtest.View(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantView := map[window.WindowKey]window.Measures{
+		{Window: window.Window{Start: utc("16:45"), End: end}, Key: "ES"}: {Importe: money("20"), Pedidos: 2, Unidades: 2},
+	}
+	if diff := cmp.Diff(wantView, view); diff != "" {
+		t.Errorf("view (-want +got):\n%s", diff)
+	}
+	afterMerged := want[0]
+	afterMerged.Index, afterMerged.Timing = 2, window.TimingLate
+	if err := m.CheckPanes(s.Name, append(want, afterMerged)); err == nil || !strings.Contains(err.Error(), "MERGED?") {
+		t.Errorf("CheckPanes of a pane after MERGED = %v, want the order of timings refused", err)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
