@@ -1,16 +1,15 @@
 package stream_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
@@ -19,9 +18,8 @@ import (
 )
 
 func hotDelivery(id string, event time.Time) order.Delivery {
-	return order.Delivery{Format: "push", Message: order.Message{MessageID: "m-" + id,
-		Data:       []byte(`{"pedido_id":"` + id + `","pais":"ES","importe_total":"1.25","lineas":[{"sku":"A","cantidad":2,"precio_unitario":"0.625"}]}`),
-		Attributes: map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)}}}
+	return delivery(id, event,
+		`"pais":"ES","importe_total":"1.25","lineas":[{"sku":"A","cantidad":2,"precio_unitario":"0.625"}]`)
 }
 
 // TestHandleBatchSplitsAtTransactionLimits hands one batch more orders than
@@ -29,12 +27,8 @@ func hotDelivery(id string, event time.Time) order.Delivery {
 // duplicates inside it: it takes more than one transaction, every order
 // counts exactly once, and the pane holds them all.
 func TestHandleBatchSplitsAtTransactionLimits(t *testing.T) {
-	rec := streamtest.NewRecorder(newBoltStore(t))
-	p, err := stream.New(rec, nopSink{}, []window.Spec{window.Defaults()}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Date(2026, 3, 14, 18, 30, 0, 0, time.UTC)
+	p := newProcessor(t, newBoltStore(t), nopSink{}, window.Defaults())
+	now := at(18, 30)
 	const distinct = 700
 	var pushes []stream.Push
 	for i := range distinct {
@@ -67,35 +61,18 @@ func TestHandleBatchSplitsAtTransactionLimits(t *testing.T) {
 	}
 }
 
-// failingStore fails every transaction while fail is set.
-type failingStore struct {
-	docstore.Store
-	mu   sync.Mutex
-	fail bool
-}
-
-func (s *failingStore) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {
-	s.mu.Lock()
-	fail := s.fail
-	s.mu.Unlock()
-	if fail {
-		return errors.New("store unavailable")
-	}
-	return s.Store.RunTx(ctx, fn)
-}
-
 // TestBatchAnswersEveryDeliveryWithItsBatch sends concurrent deliveries
 // through a batching processor: they share batches, a failed batch fails
 // every delivery in it (so that Pub/Sub redelivers them all), and the
 // redeliveries then count each order once.
 func TestBatchAnswersEveryDeliveryWithItsBatch(t *testing.T) {
-	store := &failingStore{Store: newBoltStore(t)}
+	store := streamtest.NewRecorder(newBoltStore(t))
 	p, err := stream.New(store, nopSink{}, []window.Spec{window.Defaults()}, streamtest.IsCountry, logging.Discard(),
 		stream.WithBatching(200*time.Millisecond, 50))
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 3, 14, 18, 30, 0, 0, time.UTC)
+	now := at(18, 30)
 	send := func(n int) ([]stream.Result, []error) {
 		res, errs := make([]stream.Result, n), make([]error, n)
 		var wg sync.WaitGroup
@@ -107,15 +84,11 @@ func TestBatchAnswersEveryDeliveryWithItsBatch(t *testing.T) {
 		wg.Wait()
 		return res, errs
 	}
-	store.mu.Lock()
-	store.fail = true
-	store.mu.Unlock()
-	if _, errs := send(120); count(errs, func(err error) bool { return err == nil }) > 0 {
-		t.Fatalf("%d deliveries succeeded while the store was down", count(errs, func(err error) bool { return err == nil }))
+	store.FailGets(func(string) bool { return true })
+	if _, errs := send(120); slices.Contains(errs, nil) {
+		t.Fatalf("deliveries succeeded while the store was down: %v", errs)
 	}
-	store.mu.Lock()
-	store.fail = false
-	store.mu.Unlock()
+	store.FailGets(nil)
 	res, errs := send(120)
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
@@ -153,16 +126,6 @@ func TestBatchAnswersEveryDeliveryWithItsBatch(t *testing.T) {
 	}
 }
 
-func count(errs []error, f func(error) bool) int {
-	n := 0
-	for _, e := range errs {
-		if f(e) {
-			n++
-		}
-	}
-	return n
-}
-
 func TestNewRefusesBadOptions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -188,7 +151,7 @@ func TestMaxClockSkewOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := time.Date(2026, 3, 14, 18, 30, 0, 0, time.UTC)
+	now := at(18, 30)
 	for _, tc := range []struct {
 		name  string
 		ahead time.Duration

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
@@ -22,16 +21,10 @@ func (nopSink) Append(context.Context, string, []warehouse.Row) error { return n
 // benchDelivery renders order i of a benchmark: keys round-robin, event
 // times spread over the ten minutes before now, all in one hourly window.
 func benchDelivery(i int64, keys []string, now time.Time) order.Delivery {
-	id := "B-" + strconv.FormatInt(i, 10)
-	key := keys[int(i)%len(keys)]
-	body := `{"pedido_id":"` + id + `","cliente_id":"C-1","pais":"` + key +
-		`","importe_total":"179.80","lineas":[{"sku":"MOCH-40L-AZ","cantidad":2,"precio_unitario":"89.90"}]}`
-	t := now.Add(-time.Duration(i%600) * time.Second)
-	return order.Delivery{Message: order.Message{
-		MessageID:  "msg-" + strconv.FormatInt(i, 10),
-		Data:       []byte(body),
-		Attributes: map[string]string{order.EventTimeAttribute: t.Format(time.RFC3339Nano)},
-	}, Format: "push"}
+	pais := keys[int(i)%len(keys)]
+	return delivery("B-"+strconv.FormatInt(i, 10), now.Add(-time.Duration(i%600)*time.Second),
+		`"cliente_id":"C-1","pais":"`+pais+`","importe_total":"179.80",`+
+			`"lineas":[{"sku":"MOCH-40L-AZ","cantidad":2,"precio_unitario":"89.90"}]`)
 }
 
 // BenchmarkHandle measures sustained orders per second through
@@ -47,10 +40,7 @@ func BenchmarkHandle(b *testing.B) {
 		{"hot-key", []string{"ES"}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			p, err := stream.New(newBoltStore(b), nopSink{}, []window.Spec{window.Defaults()}, streamtest.IsCountry, logging.Discard())
-			if err != nil {
-				b.Fatal(err)
-			}
+			p := newProcessor(b, newBoltStore(b), nopSink{}, window.Defaults())
 			ctx := context.Background()
 			now := time.Date(2026, 3, 14, 17, 30, 0, 0, time.UTC)
 			var seq atomic.Int64

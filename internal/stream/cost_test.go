@@ -10,8 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/logging"
-	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -96,19 +94,6 @@ func (t countingTx) Delete(path string) error { *t.writes++; return t.Tx.Delete(
 // creates) the control document once, which is not counted here.
 func TestOrderCost(t *testing.T) {
 	ctx := context.Background()
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
-	body := func(id string, skus ...string) order.Delivery {
-		lines := ""
-		for i, s := range skus {
-			if i > 0 {
-				lines += ","
-			}
-			lines += `{"sku":"` + s + `","cantidad":1,"precio_unitario":"1.00"}`
-		}
-		return order.Delivery{Format: "push", Message: order.Message{MessageID: "m-" + id,
-			Data:       []byte(`{"pedido_id":"` + id + `","pais":"ES","importe_total":"9.00","lineas":[` + lines + `]}`),
-			Attributes: map[string]string{order.EventTimeAttribute: at(17, 5).Format(time.RFC3339Nano)}}}
-	}
 	tests := []struct {
 		name  string
 		later time.Duration
@@ -131,13 +116,10 @@ func TestOrderCost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &countingStore{Store: newBoltStore(t)}
-			p, err := stream.New(st, streamtest.NewSink(), []window.Spec{window.Defaults(), skuSpec()}, streamtest.IsCountry, logging.Discard())
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := newProcessor(t, st, streamtest.NewSink(), window.Defaults(), skuSpec())
 			// The first order of the process also reads (and on a new
 			// store creates) the control document.
-			if _, err := p.Handle(ctx, body("C-0", tt.skus...), at(17, 10)); err != nil {
+			if _, err := p.Handle(ctx, skuOrder("C-0", at(17, 5), tt.skus), at(17, 10)); err != nil {
 				t.Fatal(err)
 			}
 			if tt.tick {
@@ -146,7 +128,7 @@ func TestOrderCost(t *testing.T) {
 				}
 			}
 			st.take()
-			res, err := p.Handle(ctx, body("C-1", tt.skus...), at(17, 10).Add(tt.later))
+			res, err := p.Handle(ctx, skuOrder("C-1", at(17, 5), tt.skus), at(17, 10).Add(tt.later))
 			if err != nil || res.Fate() != tt.wantFate {
 				t.Fatalf("%+v %v, want %s", res, err, tt.wantFate)
 			}
@@ -166,7 +148,6 @@ func TestOrderCost(t *testing.T) {
 // its record's read only once.
 func TestBatchCost(t *testing.T) {
 	ctx := context.Background()
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
 	tests := []struct {
 		name   string
 		orders int
@@ -180,10 +161,7 @@ func TestBatchCost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &countingStore{Store: newBoltStore(t)}
-			p, err := stream.New(st, streamtest.NewSink(), []window.Spec{window.Defaults(), skuSpec()}, streamtest.IsCountry, logging.Discard())
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := newProcessor(t, st, streamtest.NewSink(), window.Defaults(), skuSpec())
 			if _, err := p.Handle(ctx, orderDelivery("C-0", "ES", "1.00", at(17, 5)), at(17, 10)); err != nil {
 				t.Fatal(err)
 			}

@@ -12,49 +12,17 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// A failing window does not poison the tick.
-//
-// A window whose state cannot be read or added up (a state document that
-// does not decode, state of another layout, a sum out of range) fails for
-// good: retrying the same bytes gives the same error. The tick reports it
-// (AggregationTick.Failing, AggregationStatus.Failing, a "window failing"
-// log line with the field failing_cell naming its state document), folds
-// and triggers every other window, and does not count it as an error of
-// the tick, so the timer's answer is 2xx and the scheduler does not retry
-// what cannot succeed. A failure of the store itself (unreachable,
-// contention, a deadline) is still an error: the tick answers non-2xx and
-// the scheduler retries. So is a dedup record that does not decode: its
-// generation cannot be folded without it, in any window.
-//
-// The report is a FailingWindow: a window failing in the fold names its
-// window and Path its state document 0 (whichever of its parts failed); a
-// document Status cannot read names itself, and its window when its path
-// tells.
-//
-// In event-time terms the watermark is not held back: it is one per
-// aggregation, and holding it would stop the ON_TIME panes and expiry of
-// every window, which is the poison this avoids. Instead the failing
-// window keeps everything it owes:
-//   - It stays on the fold's agenda with its error and since when, and
-//     every tick visits it again (its ON_TIME round, expiry or due timer
-//     stays unfinished).
-//   - Its elements folded meanwhile (and late ones, which the order
-//     transaction leaves to the fold when it sees the window failing) are
-//     parked in aggregations/<agg>/parked/<window>_<generation>, not lost;
-//     the first fold that reads the window again adds them first.
-//   - Its ON_TIME round is not complete while it fails, so the first tick
-//     that can process it emits the ON_TIME pane it owes (Beam's
-//     FIRE_ALWAYS), covering every order accepted before it, even if W has
-//     passed the window's end or its expiry by then; that pane's watermark
-//     column shows how late it came. Then, if W >= end + L, the window
-//     expires as usual, in the same visit.
-//   - Expiry never deletes a window that failed: only a successful visit
-//     deletes state, after writing the final panes, and state documents
-//     carry no TTL. Nothing is dropped silently: orders for the window that
-//     arrive once W >= end + L are too late as for any window (counted and
-//     recorded in pedidos_descartados).
-//
-// The other windows get their panes and expire on time.
+// A window whose state cannot be read or added up (a document that does
+// not decode, another layout, a sum out of range) fails for good: retrying
+// the same bytes gives the same error. The tick reports it (a "window
+// failing" log line with failing_cell), processes every other window and
+// answers 2xx, so the scheduler does not retry what cannot succeed; a
+// failure of the store itself is still an error of the tick. The watermark
+// is not held back (that would stop every window's panes); instead the
+// window stays on the agenda with its error, its new elements are parked,
+// and it is never expired while it fails. The first tick that reads it
+// again adds the parked elements first and emits the ON_TIME pane it owes
+// (its watermark column shows how late), then expires it as usual.
 
 // maxCellError bounds the error text kept in the fold's agenda and reported.
 const maxCellError = 1024

@@ -77,10 +77,14 @@ func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems [
 		}
 		pl.mode, pl.elems, pl.due = foldDue, nil, rest[:min(len(rest), windowsPerTx)]
 	}
+	fr.sortPanes()
+	return fr, nil
+}
+
+func (fr *foldResult) sortPanes() {
 	slices.SortFunc(fr.panes, func(x, y window.Pane) int {
 		return cmp.Or(x.WindowStart.Compare(y.WindowStart), cmp.Compare(x.Key, y.Key), cmp.Compare(x.Index, y.Index))
 	})
-	return fr, nil
 }
 
 // isDue reports whether a window needs the trigger without new elements:
@@ -177,21 +181,9 @@ func (p *Processor) foldTx(ctx context.Context, pl foldPlan) (foldResult, error)
 // begin reads the fold and control documents; ok is false when a
 // concurrent tick already did this fold's work.
 func (pl foldPlan) begin(tx docstore.Tx) (fd foldDoc, read docstore.Doc, ok bool, err error) {
-	docs, err := tx.Get(pl.a.paths.fold, controlPath)
+	fd, ctl, read, err := readFold(tx, pl.a)
 	if err != nil {
 		return fd, read, false, err
-	}
-	if err := decodeDoc(docs[0], &fd); err != nil {
-		return fd, read, false, err
-	}
-	var ctl controlDoc
-	if err := decodeDoc(docs[1], &ctl); err != nil {
-		return fd, read, false, err
-	}
-	if !docs[0].Exists {
-		// The aggregation's first fold: nothing before its first
-		// generation holds its elements.
-		fd.Folded = max(0, ctl.Aggs[pl.a.spec.Name].Since-1)
 	}
 	if pl.records() && fd.Folded != pl.prior {
 		return fd, read, false, nil // a concurrent tick folded these
@@ -205,7 +197,27 @@ func (pl foldPlan) begin(tx docstore.Tx) (fd foldDoc, read docstore.Doc, ok bool
 	if fd.Windows == nil {
 		fd.Windows = map[string]windowEntry{}
 	}
-	return fd, docs[0], true, nil
+	return fd, read, true, nil
+}
+
+// readFold reads the fold and control documents. Before the aggregation's
+// first fold, fd starts where its elements can start: nothing before its
+// first generation holds them.
+func readFold(tx docstore.Tx, a aggregation) (fd foldDoc, ctl controlDoc, read docstore.Doc, err error) {
+	docs, err := tx.Get(a.paths.fold, controlPath)
+	if err != nil {
+		return fd, ctl, read, err
+	}
+	if err := decodeDoc(docs[0], &fd); err != nil {
+		return fd, ctl, read, err
+	}
+	if err := decodeDoc(docs[1], &ctl); err != nil {
+		return fd, ctl, read, err
+	}
+	if !docs[0].Exists {
+		fd.Folded = max(0, ctl.Aggs[a.spec.Name].Since-1)
+	}
+	return fd, ctl, docs[0], nil
 }
 
 // loadWindows reads the state of the due windows and of those the records
@@ -258,15 +270,21 @@ func (pl foldPlan) unpark(tx docstore.Tx, visit map[string]*windowState) ([]fold
 			paths = append(paths, pk.path)
 		}
 	}
+	all, taken, err := takeParked(tx, paths)
+	return append(all, pl.elems...), taken, err
+}
+
+// takeParked reads the parked documents at paths as they stand in tx (a
+// concurrent tick may have taken them) and returns their elements and the
+// paths of those still there.
+func takeParked(tx docstore.Tx, paths []string) (elems []foldElem, taken []string, err error) {
 	if len(paths) == 0 {
-		return pl.elems, nil, nil
+		return nil, nil, nil
 	}
 	docs, err := tx.Get(paths...)
 	if err != nil {
 		return nil, nil, err
 	}
-	var all []foldElem
-	var taken []string
 	for _, d := range docs {
 		if !d.Exists {
 			continue
@@ -275,10 +293,10 @@ func (pl foldPlan) unpark(tx docstore.Tx, visit map[string]*windowState) ([]fold
 		if err := decodeDoc(d, &pd); err != nil {
 			return nil, nil, err
 		}
-		all = append(all, pd.Elements...)
+		elems = append(elems, pd.Elements...)
 		taken = append(taken, d.Path)
 	}
-	return append(all, pl.elems...), taken, nil
+	return elems, taken, nil
 }
 
 // addRecords adds the elements, one order's at a time, to the windows'
@@ -400,14 +418,7 @@ func (pl foldPlan) writeFold(tx docstore.Tx, fd foldDoc, read docstore.Doc) erro
 			}
 		}
 	}
-	nd, err := encodeDoc(pl.a.paths.fold, fd, time.Time{})
-	if err != nil {
-		return err
-	}
-	if read.Exists && string(nd.Data) == string(read.Data) {
-		return nil
-	}
-	return tx.Set(nd)
+	return writeIfChanged(tx, pl.a.paths.fold, fd, read, time.Time{})
 }
 
 // addRecord adds one order's elements in aggregation a to the windows'

@@ -38,11 +38,9 @@ func (p *Processor) Handle(ctx context.Context, d order.Delivery, now time.Time)
 
 // HandleBatch processes deliveries as one batch, with exactly the effect of
 // handling them one after the other in slice order at their own processing
-// times: elements of one (window, key) are summed in memory and written
-// once, each order's one dedup record is written in the same transaction as
-// its sums in every aggregation, and a pedido_id seen twice counts once. The
-// batch takes one transaction unless Firestore's limits on one transaction
-// (500 writes, 10 MiB) split it.
+// times: a pedido_id seen twice counts once. The batch takes one
+// transaction unless Firestore's limits on one transaction (500 writes,
+// 10 MiB) split it.
 //
 // It returns one Result per delivery, in order. A nil error means every
 // delivery's effect is durable; an error means some may not be, and every
@@ -192,10 +190,7 @@ var lastExpiry = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 // retention after the later of now and the earliest processing time at
 // which its window can expire (end + L + D, since W <= now - D).
 func dedupExpiry(now, windowGone time.Time) time.Time {
-	t := now
-	if windowGone.After(t) {
-		t = windowGone
-	}
+	t := later(now, windowGone)
 	if t.After(lastExpiry.Add(-DedupRetention)) {
 		return lastExpiry
 	}

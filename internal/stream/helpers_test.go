@@ -1,12 +1,30 @@
 package stream_test
 
 import (
+	"testing"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 	"github.com/alpinashop/alpipe/internal/window"
 )
+
+// at is a time of the tests' day, 2026-03-14, in UTC.
+func at(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+
+// newProcessor is a processor of specs over store and sink that logs
+// nothing.
+func newProcessor(t testing.TB, store docstore.Store, sink stream.Sink, specs ...window.Spec) *stream.Processor {
+	t.Helper()
+	p, err := stream.New(store, sink, specs, streamtest.IsCountry, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // skuSpec is the shipped ventas_sku_hora_movil: sliding windows of an hour
 // every 15 minutes, keyed by the line's SKU, the defaults otherwise.
@@ -16,9 +34,16 @@ func skuSpec() window.Spec {
 	return s
 }
 
+// delivery is the push delivery of order id at event time; fields is the
+// rest of its JSON body.
+func delivery(id string, event time.Time, fields string) order.Delivery {
+	return order.Delivery{Format: "push", Message: order.Message{MessageID: "m-" + id,
+		Data:       []byte(`{"pedido_id":"` + id + `",` + fields + `}`),
+		Attributes: map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)}}}
+}
+
 // orderDelivery is an order of one line, SKU MOCH-40L-AZ.
 func orderDelivery(id, pais, importe string, event time.Time) order.Delivery {
-	return order.Delivery{Format: "push", Message: order.Message{MessageID: "m-" + id,
-		Data:       []byte(`{"pedido_id":"` + id + `","pais":"` + pais + `","importe_total":"` + importe + `","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"` + importe + `"}]}`),
-		Attributes: map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)}}}
+	return delivery(id, event, `"pais":"`+pais+`","importe_total":"`+importe+
+		`","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"`+importe+`"}]`)
 }

@@ -2,75 +2,13 @@ package stream_test
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 	"github.com/alpinashop/alpipe/internal/window"
 )
-
-// prefixFailingStore fails every read and listing of the documents under
-// prefix (but those ending in except, when set) while fail is set: one
-// aggregation's state unavailable.
-type prefixFailingStore struct {
-	docstore.Store
-	prefix string
-	except string
-	mu     sync.Mutex
-	fail   bool
-}
-
-func (s *prefixFailingStore) failing(path string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fail && strings.HasPrefix(path, s.prefix) && (s.except == "" || !strings.HasSuffix(path, s.except))
-}
-
-func (s *prefixFailingStore) set(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fail = on
-}
-
-func (s *prefixFailingStore) List(ctx context.Context, collection string) ([]docstore.Doc, error) {
-	if s.failing(collection) {
-		return nil, errors.New("store unavailable for " + collection)
-	}
-	return s.Store.List(ctx, collection)
-}
-
-func (s *prefixFailingStore) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
-	if s.failing(collection) {
-		return nil, errors.New("store unavailable for " + collection)
-	}
-	return s.Store.ListTag(ctx, collection, tag, limit)
-}
-
-func (s *prefixFailingStore) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {
-	return s.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		return fn(ctx, failingTx{Tx: tx, s: s})
-	})
-}
-
-type failingTx struct {
-	docstore.Tx
-	s *prefixFailingStore
-}
-
-func (t failingTx) Get(paths ...string) ([]docstore.Doc, error) {
-	for _, p := range paths {
-		if t.s.failing(p) {
-			return nil, errors.New("store unavailable for " + p)
-		}
-	}
-	return t.Tx.Get(paths...)
-}
 
 // TestTickIsolatesAggregations: the tick of one aggregation failing (its
 // documents unreadable, then its panes table refusing rows) does not stop
@@ -99,13 +37,9 @@ func TestTickIsolatesAggregations(t *testing.T) {
 func testTickIsolates(t *testing.T, except string) {
 	ctx := context.Background()
 	hora, sku := window.Defaults(), skuSpec()
-	store := &prefixFailingStore{Store: newBoltStore(t), prefix: "aggregations/" + sku.Name + "/", except: except}
+	store := streamtest.NewRecorder(newBoltStore(t))
 	sink := streamtest.NewSink()
-	p, err := stream.New(store, sink, []window.Spec{hora, sku}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	p := newProcessor(t, store, sink, hora, sku)
 	if _, err := p.Handle(ctx, orderDelivery("P-1", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +51,10 @@ func testTickIsolates(t *testing.T, except string) {
 		return len(ps)
 	}
 
-	store.set(true)
+	// Every document of sku's aggregation but except, when set, fails to read.
+	store.FailGets(func(path string) bool {
+		return strings.HasPrefix(path, "aggregations/"+sku.Name+"/") && (except == "" || !strings.HasSuffix(path, except))
+	})
 	tr, err := p.Tick(ctx, at(17, 12))
 	if err == nil || !strings.Contains(err.Error(), sku.Name) || strings.Contains(err.Error(), "aggregation "+hora.Name) {
 		t.Fatalf("tick error %v, want one naming %s only", err, sku.Name)
@@ -128,7 +65,7 @@ func testTickIsolates(t *testing.T, except string) {
 	if n := len(tr.Aggregations[1].Panes); n != 0 {
 		t.Fatalf("%s emitted %d panes while its state failed", sku.Name, n)
 	}
-	store.set(false)
+	store.FailGets(nil)
 
 	sink.FailTable(stream.PanesTable(sku.Name), true)
 	if _, err := p.Tick(ctx, at(17, 13)); err == nil || !strings.Contains(err.Error(), stream.PanesTable(sku.Name)) {

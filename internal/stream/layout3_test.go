@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
@@ -27,7 +24,6 @@ import (
 // per aggregation every minute for nothing. Its reads are pinned too, with
 // both shipped aggregations.
 func TestQuietTickWritesOnlyLeases(t *testing.T) {
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
 	tests := []struct {
 		name string
 		next time.Time // the quiet tick, after one at 17:22
@@ -43,10 +39,7 @@ func TestQuietTickWritesOnlyLeases(t *testing.T) {
 			cs := &countingStore{Store: newBoltStore(t)}
 			st := streamtest.NewRecorder(cs)
 			hora, sku := window.Defaults(), skuSpec()
-			p, err := stream.New(st, streamtest.NewSink(), []window.Spec{hora, sku}, streamtest.IsCountry, logging.Discard())
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := newProcessor(t, st, streamtest.NewSink(), hora, sku)
 			for i, pais := range []string{"ES", "FR", "ES"} {
 				id := fmt.Sprintf("Q-%d", i)
 				if _, err := p.Handle(ctx, orderDelivery(id, pais, "5.00", at(17, 5+i)), at(17, 20)); err != nil {
@@ -135,7 +128,12 @@ func TestTickReadsBounded(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, tr := tickCost(t, tt.open)
+			s := window.Defaults()
+			c, tr := tickCost(t, s, tt.open, 1, func(i int, event time.Time) order.Delivery {
+				return orderDelivery(fmt.Sprintf("H-%d", i), "ES", "1.00", event)
+			}, func(i int, event time.Time) order.Delivery {
+				return orderDelivery(fmt.Sprintf("N-%d", i), "ES", "2.00", event)
+			})
 			if got := tr.Aggregations[0].OpenWindows; got != tt.open {
 				t.Fatalf("%d open windows before the fold, want %d", got, tt.open)
 			}
@@ -149,24 +147,23 @@ func TestTickReadsBounded(t *testing.T) {
 	}
 }
 
-// tickCost builds n open windows of one aggregation, then handles one new
-// order and measures the next tick.
-func tickCost(t *testing.T, n int) (cost, stream.TickResult) {
+// tickCost builds n open windows of aggregation s (kept for late orders by
+// a long allowed lateness; ON_TIME emitted): opening(i, event) is the order
+// of the i-th. Then it handles orders new orders, next(i, event), and
+// measures the next tick.
+func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i int, event time.Time) order.Delivery,
+) (cost, stream.TickResult) {
 	t.Helper()
 	ctx := context.Background()
 	st := &countingStore{Store: newBoltStore(t)}
-	s := window.Defaults()
 	s.AllowedLateness = 1000 * time.Hour
-	p, err := stream.New(st, streamtest.NewSink(), []window.Spec{s}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProcessor(t, st, streamtest.NewSink(), s)
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	now := base.Add(time.Duration(n)*time.Hour + 20*time.Minute)
 	var pushes []stream.Push
 	for i := range n {
-		pushes = append(pushes, stream.Push{Now: now,
-			Delivery: orderDelivery(fmt.Sprintf("H-%d", i), "ES", "1.00", base.Add(time.Duration(i)*time.Hour+5*time.Minute))})
+		event := base.Add(time.Duration(i)*time.Hour + 5*time.Minute)
+		pushes = append(pushes, stream.Push{Now: now, Delivery: opening(i, event)})
 	}
 	if _, err := p.HandleBatch(ctx, pushes); err != nil {
 		t.Fatal(err)
@@ -177,58 +174,34 @@ func tickCost(t *testing.T, n int) (cost, stream.TickResult) {
 		t.Fatal(err)
 	}
 	ev := now.Add(2 * time.Minute)
-	res, err := p.Handle(ctx, orderDelivery("N-1", "ES", "2.00", ev), ev.Add(time.Minute))
-	if err != nil || res.Fate() != stream.Accepted {
-		t.Fatalf("%+v %v", res, err)
+	pushes = pushes[:0]
+	for i := range orders {
+		event := ev.Add(time.Duration(i) * time.Millisecond)
+		pushes = append(pushes, stream.Push{Now: ev.Add(time.Minute), Delivery: next(i, event)})
+	}
+	for len(pushes) > 0 {
+		k := min(len(pushes), stream.MaxBatchOrders)
+		res, err := p.HandleBatch(ctx, pushes[:k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Fate() != stream.Accepted {
+				t.Fatalf("%+v", r)
+			}
+		}
+		pushes = pushes[k:]
 	}
 	st.take()
 	tr, err := p.Tick(ctx, ev.Add(2*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(fmt.Sprint(tr.Aggregations[0].Failing), "ES") {
-		t.Fatalf("failing windows: %+v", tr.Aggregations[0].Failing)
+	if f := tr.Aggregations[0].Failing; len(f) > 0 {
+		t.Fatalf("failing: %+v", f)
 	}
 	return st.take(), tr
 }
-
-// foldFailingStore fails the transactions that write path while fail is
-// set: the fold transaction of a tick whose watermark advance committed.
-type foldFailingStore struct {
-	docstore.Store
-	path string
-	mu   sync.Mutex
-	fail bool
-}
-
-func (s *foldFailingStore) set(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fail = on
-}
-
-func (s *foldFailingStore) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {
-	return s.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		return fn(ctx, pathFailingTx{Tx: tx, s: s})
-	})
-}
-
-type pathFailingTx struct {
-	docstore.Tx
-	s *foldFailingStore
-}
-
-func (t pathFailingTx) Set(d docstore.Doc) error {
-	t.s.mu.Lock()
-	fail := t.s.fail && d.Path == t.s.path
-	t.s.mu.Unlock()
-	if fail {
-		return errFoldDown
-	}
-	return t.Tx.Set(d)
-}
-
-var errFoldDown = errors.New("injected: the fold transaction fails")
 
 // TestLateOrderWhileFoldBehind: W advanced past a window's end but the
 // fold of that advance failed, so the window's state lacks the ON_TIME
@@ -240,24 +213,20 @@ var errFoldDown = errors.New("injected: the fold transaction fails")
 func TestLateOrderWhileFoldBehind(t *testing.T) {
 	ctx := context.Background()
 	hora := window.Defaults()
-	st := &foldFailingStore{Store: newBoltStore(t), path: "aggregations/" + hora.Name + "/control/fold"}
+	st := &nthSetFailingStore{Store: newBoltStore(t), path: "aggregations/" + hora.Name + "/control/fold"}
 	sink := streamtest.NewSink()
-	p, err := stream.New(st, sink, []window.Spec{hora}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	p := newProcessor(t, st, sink, hora)
 	if _, err := p.Handle(ctx, orderDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Tick(ctx, at(17, 12)); err != nil {
 		t.Fatal(err)
 	}
-	st.set(true)
+	st.arm()
 	if _, err := p.Tick(ctx, at(18, 15)); !errors.Is(err, errFoldDown) {
 		t.Fatalf("tick with its fold failing: %v, want the injected error", err)
 	}
-	st.set(false)
+	st.disarm()
 	if n := sink.Count(stream.PanesTable(hora.Name)); n != 1 {
 		t.Errorf("%d panes in the warehouse after a fold that did not commit, want only the EARLY one before it", n)
 	}
@@ -301,9 +270,7 @@ func skuOrder(id string, event time.Time, skus []string) order.Delivery {
 	for _, s := range skus {
 		lines = append(lines, `{"sku":"`+s+`","cantidad":1,"precio_unitario":"1.00"}`)
 	}
-	return order.Delivery{Format: "push", Message: order.Message{MessageID: "m-" + id,
-		Data:       []byte(`{"pedido_id":"` + id + `","pais":"ES","importe_total":"1.00","lineas":[` + strings.Join(lines, ",") + `]}`),
-		Attributes: map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)}}}
+	return delivery(id, event, `"pais":"ES","importe_total":"1.00","lineas":[`+strings.Join(lines, ",")+`]`)
 }
 
 func skus(from, to int) []string {
@@ -325,11 +292,7 @@ func TestFoldSplitsWindowState(t *testing.T) {
 	sink := streamtest.NewSink()
 	s := window.Defaults()
 	s.Name, s.KeyField = "ventas_sku_hora", stream.KeySKU
-	p, err := stream.New(st, sink, []window.Spec{s}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	p := newProcessor(t, st, sink, s)
 	// 800 keys: one state document of about 210 KB.
 	if res, err := p.Handle(ctx, skuOrder("A", at(17, 5), skus(0, 800)), at(17, 10)); err != nil || res.Fate() != stream.Accepted {
 		t.Fatalf("%v %v", res.Fate(), err)

@@ -14,18 +14,14 @@ import (
 // is still running at now.
 func (p *Processor) acquire(ctx context.Context, a aggregation, holder string, now time.Time) (busy bool, err error) {
 	err = p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(a.paths.lease)
+		l, exists, err := readLease(tx, a)
 		if err != nil {
 			return err
 		}
-		var l leaseDoc
-		if err := decodeDoc(docs[0], &l); err != nil {
-			return err
-		}
-		if busy = docs[0].Exists && l.Holder != holder && now.Before(l.Until); busy {
+		if busy = exists && l.Holder != holder && now.Before(l.Until); busy {
 			return nil
 		}
-		until := now.Add(p.leaseDuration())
+		until := now.Add(p.opts.tickLease)
 		// The TTL only tidies up after a tick that died holding the lease.
 		return set(tx, a.paths.lease, leaseDoc{Holder: holder, Until: until}, until.Add(24*time.Hour))
 	})
@@ -35,19 +31,22 @@ func (p *Processor) acquire(ctx context.Context, a aggregation, holder string, n
 // release gives the lease back if holder still has it.
 func (p *Processor) release(ctx context.Context, a aggregation, holder string) error {
 	return p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(a.paths.lease)
-		if err != nil {
-			return err
-		}
-		var l leaseDoc
-		if err := decodeDoc(docs[0], &l); err != nil {
-			return err
-		}
-		if !docs[0].Exists || l.Holder != holder {
-			return nil // expired and taken over: not ours to delete
+		l, exists, err := readLease(tx, a)
+		if err != nil || !exists || l.Holder != holder {
+			return err // expired and taken over: not ours to delete
 		}
 		return tx.Delete(a.paths.lease)
 	})
+}
+
+func readLease(tx docstore.Tx, a aggregation) (leaseDoc, bool, error) {
+	var l leaseDoc
+	docs, err := tx.Get(a.paths.lease)
+	if err != nil {
+		return l, false, err
+	}
+	err = decodeDoc(docs[0], &l)
+	return l, docs[0].Exists, err
 }
 
 func newHolder() (string, error) {
@@ -57,5 +56,3 @@ func newHolder() (string, error) {
 	}
 	return hex.EncodeToString(b[:]), nil
 }
-
-func (p *Processor) leaseDuration() time.Duration { return p.opts.tickLease }

@@ -12,7 +12,6 @@ import (
 type Option func(*options) error
 
 type options struct {
-	instance     string
 	tickLease    time.Duration
 	batchWait    time.Duration
 	batchMax     int
@@ -65,19 +64,6 @@ func WithMaxClockSkew(d time.Duration) Option {
 			return fmt.Errorf("max clock skew %s must be positive", d)
 		}
 		o.maxClockSkew = d
-		return nil
-	}
-}
-
-// WithInstanceID names this process among the instances (default: random).
-// It names the process's batches (BatchInfo.ID) in logs and load tests; a
-// fixed name makes a simulation repeatable.
-func WithInstanceID(id string) Option {
-	return func(o *options) error {
-		if id == "" {
-			return fmt.Errorf("empty instance id")
-		}
-		o.instance = id
 		return nil
 	}
 }

@@ -286,15 +286,17 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 		out := Outcome{Aggregation: s.Name, Watermark: wm}
 		rec := aggRecord{Watermark: wm}
 		m := it.push.Delivery.Message
-		msgID := clip(m.ID(), maxIdentityBytes)
+		// drop writes a pedidos_descartados row of the order into the outbox.
+		drop := func(rowID string, d discard) {
+			d.PedidoID, d.Aggregation, d.EventTime = it.o.PedidoID, s.Name, it.o.EventTime.UTC()
+			d.ReceivedAt, d.MessageID = it.now, clip(m.ID(), maxIdentityBytes)
+			pl.entries = append(pl.entries, p.rows.discardEntry(rowID, d))
+			writes, bytes = writes+1, bytes+docOverhead+min(len(m.Data), MaxRawBytes)
+		}
 		for _, line := range it.missing[ai] {
 			out.SKUMissing = append(out.SKUMissing, line)
-			pl.entries = append(pl.entries, p.rows.discardEntry(skuMissingRowID(s.Name, it.o.PedidoID, line), discard{
-				PedidoID: it.o.PedidoID, Aggregation: s.Name, Reason: ReasonSKUMissing,
-				EventTime: it.o.EventTime.UTC(), ReceivedAt: it.now, MessageID: msgID,
-				Raw: rawLine(m.Data, m.Attributes, line),
-			}))
-			writes, bytes = writes+1, bytes+docOverhead+min(len(m.Data), MaxRawBytes)
+			drop(skuMissingRowID(s.Name, it.o.PedidoID, line),
+				discard{Reason: ReasonSKUMissing, Raw: rawLine(m.Data, m.Attributes, line)})
 		}
 		dropped := map[time.Time]bool{}
 		var last, lastAccepted *ElementOutcome
@@ -307,12 +309,8 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 				if !dropped[w.Start] {
 					dropped[w.Start] = true
 					rec.TooLate = append(rec.TooLate, w.Start)
-					pl.entries = append(pl.entries, p.rows.discardEntry(tooLateRowIDOf(s, it.o.PedidoID, w), discard{
-						PedidoID: it.o.PedidoID, Aggregation: s.Name, Reason: ReasonTooLate,
-						EventTime: it.o.EventTime.UTC(), WindowStart: w.Start, Watermark: wm, ReceivedAt: it.now,
-						MessageID: msgID, Raw: rawMessage(m.Data, m.Attributes),
-					}))
-					writes, bytes = writes+1, bytes+docOverhead+min(len(m.Data), MaxRawBytes)
+					drop(tooLateRowID(s, it.o.PedidoID, w), discard{Reason: ReasonTooLate, WindowStart: w.Start,
+						Watermark: wm, Raw: rawMessage(m.Data, m.Attributes)})
 				}
 				continue
 			}

@@ -101,16 +101,12 @@ func New(store docstore.Store, sink Sink, specs []window.Spec, isCountry order.I
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	instance := o.instance
-	if instance == "" {
-		h, err := newHolder()
-		if err != nil {
-			return nil, fmt.Errorf("stream processor: %w", err)
-		}
-		instance = h[:8]
+	instance, err := newHolder()
+	if err != nil {
+		return nil, fmt.Errorf("stream processor: %w", err)
 	}
-	p := &Processor{store: store, sink: sink, aggs: aggs, isCountry: isCountry, log: log, rows: rows, opts: o, instance: instance,
-		specs: map[string]window.Spec{}}
+	p := &Processor{store: store, sink: sink, aggs: aggs, isCountry: isCountry, log: log, rows: rows, opts: o,
+		instance: instance[:8], specs: map[string]window.Spec{}}
 	for _, a := range aggs {
 		p.specs[a.spec.Name] = a.spec
 	}

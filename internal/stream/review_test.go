@@ -6,13 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
-	"github.com/alpinashop/alpipe/internal/window"
-	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 // TestOversizedOrderIsDeadLettered: an order counts in one dedup record;
@@ -29,10 +25,7 @@ func TestOversizedOrderIsDeadLettered(t *testing.T) {
 	spec.Period = 5 * time.Minute
 	other := spec
 	other.Name = "ventas_sku_otra"
-	p, err := stream.New(newBoltStore(t), sink, []window.Spec{spec, other}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProcessor(t, newBoltStore(t), sink, spec, other)
 	long := skus(0, order.MaxLineas)
 	for i := range long {
 		long[i] += strings.Repeat("X", order.MaxSKUBytes-len(long[i]))
@@ -66,69 +59,5 @@ func TestOversizedOrderIsDeadLettered(t *testing.T) {
 	// twelve windows each.
 	if want := (2 + order.MaxLineas) * 12; len(ps) != want {
 		t.Errorf("%d panes, want %d (the SKUs of SMALL and WIDE x 12 windows)", len(ps), want)
-	}
-}
-
-// TestLateOrderOnUnreadableWindowIsParked: a late order for a window whose
-// state cannot be read is accepted, not failed: the fold parks it and
-// reports the window, so it does not bounce until the window expires and
-// then turn too late.
-func TestLateOrderOnUnreadableWindowIsParked(t *testing.T) {
-	ctx := context.Background()
-	hora := window.Defaults()
-	store := newBoltStore(t)
-	sink := streamtest.NewSink()
-	p, err := stream.New(store, sink, []window.Spec{hora}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
-	if _, err := p.Handle(ctx, orderDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
-		t.Fatal(err)
-	}
-	// W passes the 17:00 window's end: its ON_TIME pane.
-	for _, m := range []time.Time{at(17, 12), at(18, 15)} {
-		if _, err := p.Tick(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	poison := "aggregations/" + hora.Name + "/state/20260314T170000Z_0"
-	if err := store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		return tx.Set(docstore.Doc{Path: poison, Data: []byte(`{"layout":4}`)})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Handle(ctx, orderDelivery("B", "ES", "2.00", at(17, 30)), at(18, 16))
-	if err != nil {
-		t.Fatalf("late order for an unreadable window: %v; want it accepted (2xx)", err)
-	}
-	if o := res.Aggregations[0]; o.Fate != stream.Accepted || o.Lateness != window.Late {
-		t.Fatalf("late order for an unreadable window: %+v, want accepted late, its correction left to the fold", o)
-	}
-	tr, err := p.Tick(ctx, at(18, 17))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if at := tr.Aggregations[0]; at.FailingCells != 1 || at.Failing[0].Path != poison {
-		t.Fatalf("tick: %+v; want the window reported failing", at)
-	}
-	parked, err := store.List(ctx, "aggregations/"+hora.Name+"/parked")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(parked) != 1 {
-		t.Errorf("%d parked documents, want B's element parked", len(parked))
-	}
-}
-
-// TestSessionsKeyedBySKUAreRefused: a session follows one customer (or
-// country) through its orders; the lines of an order are not a key a
-// session can follow, and New says so by name.
-func TestSessionsKeyedBySKUAreRefused(t *testing.T) {
-	spec := windowtest.SessionSpec()
-	spec.KeyField = stream.KeySKU
-	_, err := stream.New(newBoltStore(t), streamtest.NewSink(), []window.Spec{window.Defaults(), spec}, streamtest.IsCountry, logging.Discard())
-	if err == nil || !strings.Contains(err.Error(), `aggregation "sesiones_cliente": session windows are keyed by an order field, not "sku"`) {
-		t.Fatalf("New = %v, want the session aggregation keyed by sku refused by name", err)
 	}
 }

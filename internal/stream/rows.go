@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -46,18 +47,18 @@ type discard struct {
 
 // Row identities: stable, so that a redelivery or a second flush appends
 // nothing new.
-func tooLateRowID(agg, pedidoID string) string { return "too_late|" + agg + "|" + pedidoID }
-
-// tooLateRowIDOf is the identity of dropping an order from window w of s:
+//
+// tooLateRowID is the identity of dropping an order from window w of s:
 // with fixed windows an order has one window, and the identity keeps the
 // form rows had before sliding windows, so that a row written by the
 // previous version is the same row; with sliding windows it names the
 // window, as one order may be dropped from several.
-func tooLateRowIDOf(s window.Spec, pedidoID string, w window.Window) string {
-	if !s.Sliding() {
-		return tooLateRowID(s.Name, pedidoID)
+func tooLateRowID(s window.Spec, pedidoID string, w window.Window) string {
+	id := "too_late|" + s.Name + "|" + pedidoID
+	if s.Sliding() {
+		id += "|" + w.Start.UTC().Format(time.RFC3339)
 	}
-	return tooLateRowID(s.Name, pedidoID) + "|" + w.Start.UTC().Format(time.RFC3339)
+	return id
 }
 
 // skuMissingRowID is the identity of a line without a SKU in an
@@ -97,7 +98,7 @@ func newRowMapper(specs []window.Spec) (*rowMapper, error) {
 	}
 	m := &rowMapper{discards: dt, panes: map[string]paneTable{}}
 	for _, s := range specs {
-		pt, err := panesTableOf(s)
+		pt, err := PanesTableOf(s)
 		if err != nil {
 			return nil, fmt.Errorf("aggregation %q: %w", s.Name, err)
 		}
@@ -107,121 +108,92 @@ func newRowMapper(specs []window.Spec) (*rowMapper, error) {
 		}
 		m.panes[s.Name] = paneTable{table: pt, cols: cols}
 	}
-	if m.discCols, err = discardColumns(dt); err != nil {
+	if m.discCols, err = columns(dt, discardValues); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// PanesTableOf is the panes table of aggregation s, as New maps its rows.
-func PanesTableOf(s window.Spec) (warehouse.Table, error) { return panesTableOf(s) }
-
-// panesTableOf is the table the warehouse declares for s's panes, or, for
-// an aggregation it does not declare (tests, a declaration being added),
-// the one it builds from the template: ventas_hora_pais_paneles's columns
-// with the key column named after s's key, and merged_into for sessions
-// (docs/event-time.md).
-func panesTableOf(s window.Spec) (warehouse.Table, error) {
+// PanesTableOf is the panes table of aggregation s, as New maps its rows:
+// the one the warehouse declares, or, for an aggregation it does not
+// declare (tests, a declaration being added), the one it builds from the
+// template (docs/event-time.md).
+func PanesTableOf(s window.Spec) (warehouse.Table, error) {
 	if t, err := warehouse.Lookup(PanesTable(s.Name)); err == nil {
 		return t, nil
 	}
 	return warehouse.PanesTable(s)
 }
 
-func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) warehouse.Value, error) {
-	if t.Column(keyField) < 0 {
-		return nil, fmt.Errorf("key field %q has no column in table %s", keyField, t.Name)
+// paneValues are the pane columns by name; the key column is added per
+// aggregation.
+var paneValues = map[string]func(window.Pane) warehouse.Value{
+	"aggregation":  func(p window.Pane) warehouse.Value { return warehouse.StringValue(p.Aggregation) },
+	"window_start": func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.WindowStart) },
+	"window_end":   func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.WindowEnd) },
+	"importe":      func(p window.Pane) warehouse.Value { return warehouse.DecValue(p.Measures.Importe) },
+	"pedidos":      func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Measures.Pedidos) },
+	"unidades":     func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Measures.Unidades) },
+	"pane_index":   func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Index) },
+	"timing":       func(p window.Pane) warehouse.Value { return warehouse.StringValue(string(p.Timing)) },
+	"accumulation": func(p window.Pane) warehouse.Value { return warehouse.StringValue(string(p.Accumulation)) },
+	"watermark":    func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.Watermark) },
+	"emitted_at":   func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.EmittedAt) },
+	"merged_into":  func(p window.Pane) warehouse.Value { return nullTime(p.MergedInto) },
+}
+
+// discardValues are the pedidos_descartados columns by name.
+var discardValues = map[string]func(discard) warehouse.Value{
+	"pedido_id":    func(d discard) warehouse.Value { return nullString(d.PedidoID) },
+	"aggregation":  func(d discard) warehouse.Value { return nullString(d.Aggregation) },
+	"reason":       func(d discard) warehouse.Value { return warehouse.StringValue(d.Reason) },
+	"event_time":   func(d discard) warehouse.Value { return nullTime(d.EventTime) },
+	"window_start": func(d discard) warehouse.Value { return nullTime(d.WindowStart) },
+	"watermark":    func(d discard) warehouse.Value { return nullTime(d.Watermark) },
+	"received_at":  func(d discard) warehouse.Value { return warehouse.TimeValue(d.ReceivedAt) },
+	"message_id":   func(d discard) warehouse.Value { return nullString(d.MessageID) },
+	"raw":          func(d discard) warehouse.Value { return nullString(d.Raw) },
+}
+
+func nullString(s string) warehouse.Value {
+	if s == "" {
+		return warehouse.NullValue()
 	}
-	cols := make([]func(window.Pane) warehouse.Value, len(t.Schema))
+	return warehouse.StringValue(s)
+}
+
+func nullTime(t time.Time) warehouse.Value {
+	if t.IsZero() {
+		return warehouse.NullValue()
+	}
+	return warehouse.TimeValue(t)
+}
+
+// columns maps t's schema to values; a column without one is NULL, and a
+// required one is an error, so that a column added to a schema file fails
+// New instead of a flush.
+func columns[T any](t warehouse.Table, values map[string]func(T) warehouse.Value) ([]func(T) warehouse.Value, error) {
+	cols := make([]func(T) warehouse.Value, len(t.Schema))
 	for i, f := range t.Schema {
-		var c func(window.Pane) warehouse.Value
-		switch f.Name {
-		case "aggregation":
-			c = func(p window.Pane) warehouse.Value { return warehouse.StringValue(p.Aggregation) }
-		case "window_start":
-			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.WindowStart) }
-		case "window_end":
-			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.WindowEnd) }
-		case keyField:
-			c = func(p window.Pane) warehouse.Value { return warehouse.StringValue(p.Key) }
-		case "importe":
-			c = func(p window.Pane) warehouse.Value { return warehouse.DecValue(p.Measures.Importe) }
-		case "pedidos":
-			c = func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Measures.Pedidos) }
-		case "unidades":
-			c = func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Measures.Unidades) }
-		case "pane_index":
-			c = func(p window.Pane) warehouse.Value { return warehouse.IntValue(p.Index) }
-		case "timing":
-			c = func(p window.Pane) warehouse.Value { return warehouse.StringValue(string(p.Timing)) }
-		case "accumulation":
-			c = func(p window.Pane) warehouse.Value { return warehouse.StringValue(string(p.Accumulation)) }
-		case "watermark":
-			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.Watermark) }
-		case "emitted_at":
-			c = func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.EmittedAt) }
-		case "merged_into":
-			c = func(p window.Pane) warehouse.Value {
-				if p.MergedInto.IsZero() {
-					return warehouse.NullValue()
-				}
-				return warehouse.TimeValue(p.MergedInto)
-			}
-		default:
-			if f.Required() {
-				return nil, fmt.Errorf("table %s: required column %s has no pane value", t.Name, f.Name)
-			}
-			c = func(window.Pane) warehouse.Value { return warehouse.NullValue() }
+		c, ok := values[f.Name]
+		if !ok && f.Required() {
+			return nil, fmt.Errorf("table %s: required column %s has no value", t.Name, f.Name)
+		}
+		if !ok {
+			c = func(T) warehouse.Value { return warehouse.NullValue() }
 		}
 		cols[i] = c
 	}
 	return cols, nil
 }
 
-func discardColumns(t warehouse.Table) ([]func(discard) warehouse.Value, error) {
-	str := func(s string) warehouse.Value {
-		if s == "" {
-			return warehouse.NullValue()
-		}
-		return warehouse.StringValue(s)
+func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) warehouse.Value, error) {
+	if t.Column(keyField) < 0 {
+		return nil, fmt.Errorf("key field %q has no column in table %s", keyField, t.Name)
 	}
-	ts := func(t time.Time) warehouse.Value {
-		if t.IsZero() {
-			return warehouse.NullValue()
-		}
-		return warehouse.TimeValue(t)
-	}
-	cols := make([]func(discard) warehouse.Value, len(t.Schema))
-	for i, f := range t.Schema {
-		var c func(discard) warehouse.Value
-		switch f.Name {
-		case "pedido_id":
-			c = func(d discard) warehouse.Value { return str(d.PedidoID) }
-		case "aggregation":
-			c = func(d discard) warehouse.Value { return str(d.Aggregation) }
-		case "reason":
-			c = func(d discard) warehouse.Value { return warehouse.StringValue(d.Reason) }
-		case "event_time":
-			c = func(d discard) warehouse.Value { return ts(d.EventTime) }
-		case "window_start":
-			c = func(d discard) warehouse.Value { return ts(d.WindowStart) }
-		case "watermark":
-			c = func(d discard) warehouse.Value { return ts(d.Watermark) }
-		case "received_at":
-			c = func(d discard) warehouse.Value { return warehouse.TimeValue(d.ReceivedAt) }
-		case "message_id":
-			c = func(d discard) warehouse.Value { return str(d.MessageID) }
-		case "raw":
-			c = func(d discard) warehouse.Value { return str(d.Raw) }
-		default:
-			if f.Required() {
-				return nil, fmt.Errorf("table %s: required column %s has no value", t.Name, f.Name)
-			}
-			c = func(discard) warehouse.Value { return warehouse.NullValue() }
-		}
-		cols[i] = c
-	}
-	return cols, nil
+	values := maps.Clone(paneValues)
+	values[keyField] = func(p window.Pane) warehouse.Value { return warehouse.StringValue(p.Key) }
+	return columns(t, values)
 }
 
 // row renders an outbox entry as a row of its table.

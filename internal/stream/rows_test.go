@@ -14,6 +14,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 func TestNewFailsFast(t *testing.T) {
@@ -30,6 +31,8 @@ func TestNewFailsFast(t *testing.T) {
 		}
 		return s
 	}
+	sessionsBySKU := windowtest.SessionSpec()
+	sessionsBySKU.KeyField = KeySKU
 	tests := []struct {
 		name  string
 		specs []window.Spec
@@ -43,6 +46,10 @@ func TestNewFailsFast(t *testing.T) {
 		{name: "key field not in orders", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "color" })}, want: `key field "color" is neither a field of an order nor "sku"`},
 		{name: "key sku, sliding", specs: []window.Spec{window.Defaults(), named("ventas_sku_hora_movil", func(s *window.Spec) { s.KeyField, s.Period = "sku", 15*time.Minute })}},
 		{name: "key cliente_id", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "cliente_id" })}},
+		// A session follows one customer (or country) through its orders;
+		// the lines of an order are not a key a session can follow.
+		{name: "sessions keyed by sku", specs: []window.Spec{window.Defaults(), sessionsBySKU},
+			want: `aggregation "sesiones_cliente": session windows are keyed by an order field, not "sku"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,7 +97,8 @@ func TestRows(t *testing.T) {
 			},
 		},
 		{
-			name: "too late", e: m.discardEntry(tooLateRowID("ventas_hora_pais", "P-3"), discard{PedidoID: "P-3", Aggregation: "ventas_hora_pais",
+			name: "too late", e: m.discardEntry(tooLateRowID(window.Defaults(), "P-3", window.Window{Start: start}), discard{
+				PedidoID: "P-3", Aggregation: "ventas_hora_pais",
 				Reason: ReasonTooLate, EventTime: start.Add(55 * time.Minute), WindowStart: start, Watermark: start.Add(3 * time.Hour),
 				ReceivedAt: recv, MessageID: "m9", Raw: "{}"}),
 			table: warehouse.PedidosDescartados,

@@ -119,9 +119,7 @@ func (p *Processor) foldSessions(ctx context.Context, pl foldPlan, fd foldDoc) (
 			return fr, err
 		}
 	}
-	slices.SortFunc(fr.panes, func(x, y window.Pane) int {
-		return cmp.Or(x.WindowStart.Compare(y.WindowStart), cmp.Compare(x.Key, y.Key), cmp.Compare(x.Index, y.Index))
-	})
+	fr.sortPanes()
 	return fr, nil
 }
 
@@ -328,32 +326,20 @@ func (pl foldPlan) failKey(tx docstore.Tx, fd *foldDoc, k, path string, err erro
 	return nil
 }
 
-// unparkKey takes a key's parked documents as they stand in this
-// transaction (a concurrent tick may have taken them) and deletes them.
+// unparkKey takes a key's parked documents (takeParked), deletes them and
+// returns their elements in acceptance order.
 func unparkKey(tx docstore.Tx, sets []parkedSet) ([]foldElem, error) {
-	if len(sets) == 0 {
-		return nil, nil
-	}
 	paths := make([]string, len(sets))
 	for i, ps := range sets {
 		paths[i] = ps.path
 	}
-	docs, err := tx.Get(paths...)
+	out, taken, err := takeParked(tx, paths)
 	if err != nil {
 		return nil, err
 	}
-	var out []foldElem
-	for _, d := range docs {
-		if !d.Exists {
-			continue
-		}
-		var pd parkedDoc
-		if err := decodeDoc(d, &pd); err != nil {
-			return nil, err
-		}
-		out = append(out, pd.Elements...)
-		if err := tx.Delete(d.Path); err != nil {
-			return nil, fmt.Errorf("delete %s: %w", d.Path, err)
+	for _, path := range taken {
+		if err := tx.Delete(path); err != nil {
+			return nil, fmt.Errorf("delete %s: %w", path, err)
 		}
 	}
 	slices.SortStableFunc(out, func(x, y foldElem) int {

@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
@@ -22,9 +22,8 @@ import (
 
 // customerDelivery is an order of customer cliente with one line.
 func customerDelivery(id, cliente string, event time.Time) order.Delivery {
-	return order.Delivery{Format: "push", Message: order.Message{MessageID: "m-" + id,
-		Data:       []byte(`{"pedido_id":"` + id + `","cliente_id":"` + cliente + `","pais":"ES","importe_total":"1.00","lineas":[{"sku":"A","cantidad":1,"precio_unitario":"1.00"}]}`),
-		Attributes: map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)}}}
+	return delivery(id, event, `"cliente_id":"`+cliente+
+		`","pais":"ES","importe_total":"1.00","lineas":[{"sku":"A","cantidad":1,"precio_unitario":"1.00"}]`)
 }
 
 // TestSessionTickCost: the figures the package comment gives for session
@@ -59,7 +58,11 @@ func TestSessionTickCost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, tr := sessionTickCost(t, tt.open, tt.orders)
+			c, tr := tickCost(t, windowtest.SessionSpec(), tt.open, tt.orders, func(i int, event time.Time) order.Delivery {
+				return customerDelivery(fmt.Sprintf("Q-%d", i), fmt.Sprintf("C-%d", i), event)
+			}, func(i int, event time.Time) order.Delivery {
+				return customerDelivery(fmt.Sprintf("HOT-%d", i), "C-HOT", event)
+			})
 			at := tr.Aggregations[0]
 			if at.OpenWindows != tt.open {
 				t.Errorf("%d keys on the agenda before the fold, want %d", at.OpenWindows, tt.open)
@@ -74,64 +77,6 @@ func TestSessionTickCost(t *testing.T) {
 	}
 }
 
-// sessionTickCost opens one session for each of n customers, emits their
-// ON_TIME panes, then handles orders orders of one more customer and
-// measures the next tick.
-func sessionTickCost(t *testing.T, n, orders int) (cost, stream.TickResult) {
-	t.Helper()
-	ctx := context.Background()
-	st := &countingStore{Store: newBoltStore(t)}
-	s := windowtest.SessionSpec()
-	s.AllowedLateness = 1000 * time.Hour
-	p, err := stream.New(st, streamtest.NewSink(), []window.Spec{s}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	now := base.Add(time.Duration(n)*time.Hour + 20*time.Minute)
-	var pushes []stream.Push
-	for i := range n {
-		pushes = append(pushes, stream.Push{Now: now,
-			Delivery: customerDelivery(fmt.Sprintf("Q-%d", i), fmt.Sprintf("C-%d", i), base.Add(time.Duration(i)*time.Hour+5*time.Minute))})
-	}
-	if _, err := p.HandleBatch(ctx, pushes); err != nil {
-		t.Fatal(err)
-	}
-	// Idle: W = now - D passes every session's end; all emit ON_TIME.
-	now = now.Add(10 * time.Minute)
-	if _, err := p.Tick(ctx, now); err != nil {
-		t.Fatal(err)
-	}
-	ev := now.Add(2 * time.Minute)
-	pushes = pushes[:0]
-	for i := range orders {
-		pushes = append(pushes, stream.Push{Now: ev.Add(time.Minute),
-			Delivery: customerDelivery(fmt.Sprintf("HOT-%d", i), "C-HOT", ev.Add(time.Duration(i)*time.Millisecond))})
-	}
-	for len(pushes) > 0 {
-		k := min(len(pushes), stream.MaxBatchOrders)
-		res, err := p.HandleBatch(ctx, pushes[:k])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Fate() != stream.Accepted {
-				t.Fatalf("%+v", r)
-			}
-		}
-		pushes = pushes[k:]
-	}
-	st.take()
-	tr, err := p.Tick(ctx, ev.Add(2*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f := tr.Aggregations[0].Failing; len(f) > 0 || strings.Contains(fmt.Sprint(f), "C-") {
-		t.Fatalf("failing: %+v", f)
-	}
-	return st.take(), tr
-}
-
 // TestSessionFoldInterrupted: a tick whose new orders touch more keys than
 // one fold transaction rewrites folds them in several; when it stops
 // between two of them, the next tick (at a newer W, over more generations)
@@ -141,10 +86,7 @@ func TestSessionFoldInterrupted(t *testing.T) {
 	s := windowtest.SessionSpec()
 	fs := &nthSetFailingStore{Store: newBoltStore(t), path: "aggregations/" + s.Name + "/control/fold", after: 1}
 	sink := streamtest.NewSink()
-	p, err := stream.New(fs, sink, []window.Spec{s}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProcessor(t, fs, sink, s)
 	const customers = 450 // three fold transactions
 	ev := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	var pushes []stream.Push
@@ -184,8 +126,11 @@ func TestSessionFoldInterrupted(t *testing.T) {
 	}
 }
 
+var errFoldDown = errors.New("injected: the fold transaction fails")
+
 // nthSetFailingStore fails, while armed, every write of path after the
-// first after such writes.
+// first after such writes: with after 0, the fold transaction of a tick
+// whose watermark advance committed.
 type nthSetFailingStore struct {
 	docstore.Store
 	path  string
@@ -228,10 +173,7 @@ func (t nthFailingTx) Set(d docstore.Doc) error {
 func TestSessionStatus(t *testing.T) {
 	ctx := context.Background()
 	s := windowtest.SessionSpec()
-	p, err := stream.New(newBoltStore(t), streamtest.NewSink(), []window.Spec{s}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProcessor(t, newBoltStore(t), streamtest.NewSink(), s)
 	at := func(m int) time.Time { return time.Date(2026, 3, 14, 17, m, 0, 0, time.UTC) }
 	for i, d := range []order.Delivery{
 		customerDelivery("P-1", "C-1", at(0)), customerDelivery("P-2", "C-1", at(20)), customerDelivery("P-3", "C-2", at(5)),
@@ -266,10 +208,7 @@ func TestSessionKeyPoisoned(t *testing.T) {
 	s := windowtest.SessionSpec()
 	st := newBoltStore(t)
 	sink := streamtest.NewSink()
-	p, err := stream.New(st, sink, []window.Spec{s}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProcessor(t, st, sink, s)
 	at := func(m int) time.Time { return time.Date(2026, 3, 14, 17, m, 0, 0, time.UTC) }
 	handle := func(id, cliente string, event, now int) {
 		t.Helper()
@@ -300,14 +239,7 @@ func TestSessionKeyPoisoned(t *testing.T) {
 			path, good = d.Path, d.Data
 		}
 	}
-	put := func(b []byte) {
-		t.Helper()
-		if err := st.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-			return tx.Set(docstore.Doc{Path: path, Data: b})
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(b []byte) { streamtest.WriteDoc(t, st, docstore.Doc{Path: path, Data: b}) }
 	put([]byte(`{"layout":3,"sessions":"garbage"}`))
 	handle("P-3", "C-1", 10, 11)
 	handle("P-4", "C-2", 10, 11)

@@ -169,8 +169,9 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *c
 	return st, nil
 }
 
-// windowStatus adds the keys of every window state document and the
-// windows the fold's agenda records as failing.
+// windowStatus adds the keys of every window state document (for
+// sessions, every open session of every key document) and the windows the
+// fold's agenda records as failing.
 func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc, st *AggregationStatus) error {
 	if fd != nil {
 		for _, e := range fd.Windows {
@@ -181,43 +182,40 @@ func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc
 		}
 	}
 	// Listing the collection reads every part without the agenda.
-	parts, err := p.store.List(ctx, a.paths.state)
-	if err != nil {
-		return fmt.Errorf("list %s: %w", a.paths.state, err)
-	}
-	for _, d := range parts {
-		var pd partDoc
-		if err := decodeDoc(d, &pd); err != nil {
-			if !errors.Is(err, ErrUnreadableState) {
-				return err
-			}
-			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
-			continue
-		}
+	err := listStatus(ctx, p, a, a.paths.state, st, func(pd partDoc) {
 		for k, ks := range pd.Keys {
 			st.OpenWindows = append(st.OpenWindows, openWindow(pd.Start, pd.End, k, ks.State))
 		}
+	})
+	if err != nil || !a.spec.Session() {
+		return err
 	}
-	if !a.spec.Session() {
-		return nil
-	}
-	// A session aggregation: each open session of every key document.
-	keys, err := p.store.List(ctx, a.paths.sessions)
+	return listStatus(ctx, p, a, a.paths.sessions, st, func(sd sessionsDoc) {
+		for _, x := range sd.Sessions {
+			st.OpenWindows = append(st.OpenWindows, openWindow(x.Start, x.End, sd.Key, x.State))
+		}
+	})
+}
+
+// listStatus decodes every document of coll for each; one that cannot be
+// read is reported in st.Failing.
+func listStatus[T any](ctx context.Context, p *Processor, a aggregation, coll string, st *AggregationStatus,
+	each func(T),
+) error {
+	docs, err := p.store.List(ctx, coll)
 	if err != nil {
-		return fmt.Errorf("list %s: %w", a.paths.sessions, err)
+		return fmt.Errorf("list %s: %w", coll, err)
 	}
-	for _, d := range keys {
-		var sd sessionsDoc
-		if err := decodeDoc(d, &sd); err != nil {
+	for _, d := range docs {
+		var v T
+		if err := decodeDoc(d, &v); err != nil {
 			if !errors.Is(err, ErrUnreadableState) {
 				return err
 			}
 			st.Failing = append(st.Failing, failingDoc(a, d.Path, err))
 			continue
 		}
-		for _, x := range sd.Sessions {
-			st.OpenWindows = append(st.OpenWindows, openWindow(x.Start, x.End, sd.Key, x.State))
-		}
+		each(v)
 	}
 	return nil
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -29,11 +27,7 @@ func TestStatus(t *testing.T) {
 	st := newBoltStore(t)
 	sink := streamtest.NewSink()
 	hora := window.Defaults()
-	p, err := stream.New(st, sink, []window.Spec{hora}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	p := newProcessor(t, st, sink, hora)
 	w17 := window.Window{Start: at(17, 0), End: at(18, 0)}
 	open := func(w window.Window, key string, panes int64, on window.OnTimeStatus) stream.OpenWindow {
 		return stream.OpenWindow{Start: w.Start, End: w.End, Key: key, Panes: panes, OnTime: on}
@@ -65,7 +59,7 @@ func TestStatus(t *testing.T) {
 
 	empty := stream.AggregationStatus{Aggregation: hora.Name}
 	check(t, empty, status(t, at(17, 9)))
-	if d := get(t, st, "stream/control"); d.Exists {
+	if d := streamtest.ReadDoc(t, st, "stream/control"); d.Exists {
 		t.Fatalf("Status created stream/control: it must write nothing")
 	}
 
@@ -100,11 +94,12 @@ func TestStatus(t *testing.T) {
 	// Window 17:00's state stops reading: Status reports its part, then,
 	// once a tick met it, the fold's report with since when.
 	part := "aggregations/" + hora.Name + "/state/20260314T170000Z_0"
-	d := get(t, st, part)
+	d := streamtest.ReadDoc(t, st, part)
 	if !d.Exists {
 		t.Fatalf("no state document %s after the first tick", part)
 	}
-	set(t, st, docstore.Doc{Path: part, Data: bytes.Replace(d.Data, []byte(`"layout":3`), []byte(`"layout":4`), 1)})
+	d.Data = bytes.Replace(d.Data, []byte(`"layout":3`), []byte(`"layout":4`), 1)
+	streamtest.WriteDoc(t, st, d)
 	layoutErr := part + ": state layout 4 found, this binary reads layout 3"
 	broken := after
 	broken.OpenWindows = nil
@@ -137,11 +132,7 @@ func TestStatusCountsOutboxRows(t *testing.T) {
 	st := newBoltStore(t)
 	sink := streamtest.NewSink()
 	hora := window.Defaults()
-	p, err := stream.New(st, sink, []window.Spec{hora}, streamtest.IsCountry, logging.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
+	p := newProcessor(t, st, sink, hora)
 	sink.SetFailing(true)
 	for i, pais := range []string{"ES", "FR", "PT"} {
 		id := "P-" + pais
@@ -167,30 +158,5 @@ func TestStatusCountsOutboxRows(t *testing.T) {
 	}
 	if got := all[0].Outbox; got != 3 || len(docs) != 1 {
 		t.Errorf("Status outbox = %d rows in %d documents, want 3 rows in 1", got, len(docs))
-	}
-}
-
-func get(t *testing.T, st docstore.Store, path string) docstore.Doc {
-	t.Helper()
-	var d docstore.Doc
-	err := st.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(path)
-		if err != nil {
-			return err
-		}
-		d = docs[0]
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func set(t *testing.T, st docstore.Store, d docstore.Doc) {
-	t.Helper()
-	err := st.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error { return tx.Set(d) })
-	if err != nil {
-		t.Fatal(err)
 	}
 }

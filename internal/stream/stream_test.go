@@ -34,14 +34,17 @@ func newBoltStore(t testing.TB) *boltstore.Store {
 // boltFeatures sizes the embedded-store suites: half the default random
 // streams (the emulator suites and the -race run add their own), so that
 // the package fits the test run's budget on 2 cores.
-var boltFeatures = streamtest.Features{Streams: 5}
+func boltFeatures() streamtest.Features {
+	if testing.Short() {
+		return streamtest.Features{Streams: 2, Events: 100, DefaultStreams: 1, FaultStreams: 1}
+	}
+	return streamtest.Features{Streams: 5}
+}
+
+func newBolt(t *testing.T) docstore.Store { return newBoltStore(t) }
 
 func TestConformanceBoltstore(t *testing.T) {
-	f := boltFeatures
-	if testing.Short() {
-		f = streamtest.Features{Streams: 2, Events: 100, DefaultStreams: 1, FaultStreams: 1}
-	}
-	streamtest.RunWith(t, func(t *testing.T) docstore.Store { return newBoltStore(t) }, f)
+	streamtest.RunWith(t, newBolt, boltFeatures())
 }
 
 // batched turns batching on for a suite run: concurrent deliveries share
@@ -53,11 +56,7 @@ func batched(f streamtest.Features) streamtest.Features {
 }
 
 func TestConformanceBoltstoreBatched(t *testing.T) {
-	f := boltFeatures
-	if testing.Short() {
-		f = streamtest.Features{Streams: 2, Events: 100, DefaultStreams: 1, FaultStreams: 1}
-	}
-	streamtest.RunWith(t, func(t *testing.T) docstore.Store { return newBoltStore(t) }, batched(f))
+	streamtest.RunWith(t, newBolt, batched(boltFeatures()))
 }
 
 // newEmulatorStore returns a store on the Firestore emulator in a project of
@@ -99,16 +98,15 @@ func newEmulatorStore(t *testing.T) docstore.Store {
 // mode's test below, which is what runs in production.
 func TestConformanceFirestore(t *testing.T) {
 	newEmulatorStore(t) // skip early, once, with the reason
-	streamtest.RunWith(t, newEmulatorStore, streamtest.Features{
-		Streams: 3, Events: 120, DefaultStreams: 1, FaultStreams: 2,
-		HotKeyOrders: 24, HotKeyTimeout: 3 * time.Minute, ChaosOrders: 120,
-	})
+	streamtest.RunWith(t, newEmulatorStore, emulatorFeatures(24))
 }
 
 func TestConformanceFirestoreBatched(t *testing.T) {
 	newEmulatorStore(t)
-	streamtest.RunWith(t, newEmulatorStore, batched(streamtest.Features{
-		Streams: 3, Events: 120, DefaultStreams: 1, FaultStreams: 2,
-		HotKeyOrders: 200, HotKeyTimeout: 3 * time.Minute, ChaosOrders: 120,
-	}))
+	streamtest.RunWith(t, newEmulatorStore, batched(emulatorFeatures(200)))
+}
+
+func emulatorFeatures(hotKeyOrders int) streamtest.Features {
+	return streamtest.Features{Streams: 3, Events: 120, DefaultStreams: 1, FaultStreams: 2,
+		HotKeyOrders: hotKeyOrders, HotKeyTimeout: 3 * time.Minute, ChaosOrders: 120}
 }

@@ -273,17 +273,10 @@ func (p *Processor) readFolds(ctx context.Context, live []*aggTick) []*aggTick {
 // observed), and appends the panes to the sink.
 func (p *Processor) foldAdvanced(ctx context.Context, t *aggTick, gens *genCache, observed int64, adv advanced, now time.Time) {
 	st := adv.states[t.a.spec.Name]
-	t.at.WatermarkBefore, t.at.Watermark = st[0].Watermark, st[1].Watermark
-	if !st[1].Watermark.IsZero() {
-		t.at.Lag = now.Sub(st[1].Watermark)
-	}
-	elems, err := gens.elements(t.a, t.fd.Folded, adv.closed)
-	if err != nil {
-		t.err = errors.Join(t.err, err)
+	elems, ok := t.start(gens, st[0].Watermark, st[1].Watermark, adv.closed, now)
+	if !ok {
 		return
 	}
-	t.at.Records = len(elems)
-	t.at.OpenWindows = len(t.fd.Windows) + len(t.fd.Keys)
 	fr, err := p.fold(ctx, t.a, t.fd, elems, observed, adv.closed, st[1].Watermark, now)
 	t.at.Panes, t.at.Expired, t.at.Visited = fr.panes, fr.expired, fr.visited
 	t.at.Failing = append(t.at.Failing, fr.failing...)
@@ -305,24 +298,35 @@ func (p *Processor) foldAdvanced(ctx context.Context, t *aggTick, gens *genCache
 	}
 }
 
-// catchUp adds the next maxFoldGens generations of a lagging aggregation
-// at its current W, without triggers (see aggTick.catchUp).
-func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws window.WatermarkState, now time.Time) {
-	t.at.WatermarkBefore, t.at.Watermark = ws.Watermark, ws.Watermark
-	if !ws.Watermark.IsZero() {
-		t.at.Lag = now.Sub(ws.Watermark)
+// start records the W of the tick and returns the elements of the
+// generations after the folded one up to to; false when they cannot be read.
+func (t *aggTick) start(gens *genCache, before, after time.Time, to int64, now time.Time) ([]foldElem, bool) {
+	t.at.WatermarkBefore, t.at.Watermark = before, after
+	if !after.IsZero() {
+		t.at.Lag = now.Sub(after)
 	}
-	to := t.fd.Folded + maxFoldGens
 	elems, err := gens.elements(t.a, t.fd.Folded, to)
 	if err != nil {
 		t.err = errors.Join(t.err, err)
-		return
+		return nil, false
 	}
 	t.at.Records = len(elems)
 	t.at.OpenWindows = len(t.fd.Windows) + len(t.fd.Keys)
+	return elems, true
+}
+
+// catchUp adds the next maxFoldGens generations of a lagging aggregation
+// at its current W, without triggers (see aggTick.catchUp).
+func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws window.WatermarkState, now time.Time) {
+	to := t.fd.Folded + maxFoldGens
+	elems, ok := t.start(gens, ws.Watermark, ws.Watermark, to, now)
+	if !ok {
+		return
+	}
 	pl := foldPlan{mode: foldCatchUp, a: t.a, elems: elems, prior: t.fd.Folded, observed: t.fd.Folded,
 		advanced: to, wm: ws.Watermark, now: now}
 	var fr foldResult
+	var err error
 	if t.a.spec.Session() {
 		fr, err = p.foldSessions(ctx, pl, t.fd)
 	} else {
@@ -437,25 +441,13 @@ func (c *genCache) elements(a aggregation, from, to int64) ([]foldElem, error) {
 	return out, nil
 }
 
-// foldState reads the aggregation's fold document; before its first fold,
-// the state it starts from (see foldPlan.begin).
+// foldState reads the aggregation's fold document (readFold).
 func (p *Processor) foldState(ctx context.Context, a aggregation) (foldDoc, error) {
 	var fd foldDoc
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		fd = foldDoc{}
-		docs, err := tx.Get(a.paths.fold, controlPath)
-		if err != nil {
-			return err
-		}
-		if docs[0].Exists {
-			return decodeDoc(docs[0], &fd)
-		}
-		var ctl controlDoc
-		if err := decodeDoc(docs[1], &ctl); err != nil {
-			return err
-		}
-		fd.Folded = max(0, ctl.Aggs[a.spec.Name].Since-1)
-		return nil
+		var err error
+		fd, _, _, err = readFold(tx, a)
+		return err
 	})
 	if err != nil {
 		return fd, fmt.Errorf("read %s: %w", a.paths.fold, err)

@@ -158,12 +158,8 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 			if diff := gocmp.Diff(accepted, view); diff != "" {
 				t.Errorf("view differs from the sums of the accepted orders (-want +got):\n%s", diff)
 			}
-			drops, err := r.sink.Drops(spec.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
 			got := map[string]bool{}
-			for _, d := range drops {
+			for _, d := range r.drops(spec.Name) {
 				got[d.PedidoID] = true
 				if end := d.WindowStart.Add(spec.Size() + spec.AllowedLateness); d.Watermark.Before(end) {
 					t.Errorf("order %s dropped at W %s < end + L %s", d.PedidoID, d.Watermark, end)
@@ -175,10 +171,7 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 			if n := r.open(spec.Name); n != 0 {
 				t.Errorf("%d windows left open", n)
 			}
-			if n := r.outbox(); n != 0 {
-				t.Errorf("%d rows left in the outbox", n)
-			}
-			r.noConflicts()
+			r.clean()
 			t.Logf("%d orders: %d windows, %d panes, %d too late; clock at %s", senders*perSender, len(accepted), len(panes), len(tooLate), now().Format(time.TimeOnly))
 		})
 	}

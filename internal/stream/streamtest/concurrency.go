@@ -36,23 +36,28 @@ func testHotKey(t *testing.T, en env, f Features) {
 			t.Fatal(err)
 		}
 	}
-	start := time.Now()
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, e := range events {
-		wg.Go(func() {
-			res, err := r.p.Handle(ctx, Delivery(e), e.Now)
-			if err == nil && res.Fate() != stream.Accepted {
-				err = fmt.Errorf("fate %s", res.Fate())
-			}
-			errs[i] = err
-		})
+	// sendAll delivers every event at once, after their time, and wants
+	// each answered with fate.
+	sendAll := func(after time.Duration, fate stream.Fate) error {
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i, e := range events {
+			wg.Go(func() {
+				res, err := r.p.Handle(ctx, Delivery(e), e.Now.Add(after))
+				if err == nil && res.Fate() != fate {
+					err = fmt.Errorf("fate %s", res.Fate())
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		return errors.Join(errs...)
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if err := errors.Join(errs...); err != nil {
+	start := time.Now()
+	if err := sendAll(0, stream.Accepted); err != nil {
 		t.Fatalf("concurrent orders into one window and key: %v", err)
 	}
+	elapsed := time.Since(start)
 	txs, runs, most := r.store.Contention()
 	t.Logf("%d concurrent orders into one window and key in %v: %d transactions, %d runs, at most %d runs of one",
 		n, elapsed, txs, runs, most)
@@ -67,17 +72,7 @@ func testHotKey(t *testing.T, en env, f Features) {
 	}
 	// Redeliver them all at once: nothing may change.
 	mark := r.store.Writes()
-	for i, e := range events {
-		wg.Go(func() {
-			res, err := r.p.Handle(ctx, Delivery(e), e.Now.Add(time.Minute))
-			if err == nil && res.Fate() != stream.Duplicate {
-				err = fmt.Errorf("fate %s", res.Fate())
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := sendAll(time.Minute, stream.Duplicate); err != nil {
 		t.Fatalf("concurrent redeliveries: %v", err)
 	}
 	if w := r.store.WritesSince(mark); len(w) > 0 {

@@ -58,14 +58,7 @@ func testDeadLetters(t *testing.T, en env) {
 			if !strings.HasPrefix(res.Invalid, tt.wantReason) || res.Duplicate || res.Fate() != stream.Invalid {
 				t.Errorf("result %+v, want invalid %q", res, tt.wantReason)
 			}
-			ds, err := r.sink.Discards()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ds) != before+1 {
-				t.Fatalf("%d rows, want %d", len(ds), before+1)
-			}
-			d := ds[len(ds)-1]
+			d := newDiscard(t, r.sink, before)
 			if d.ID != "invalid|"+tt.d.Message.MessageID || d.MessageID != tt.d.Message.MessageID ||
 				!strings.HasPrefix(d.Reason, tt.wantReason) || d.PedidoID != tt.wantPedido ||
 				d.Aggregation != "" || !d.ReceivedAt.Equal(now) || d.EventTime.IsZero() == tt.wantEvent ||
@@ -110,14 +103,7 @@ func testDeadLetters(t *testing.T, en env) {
 				t.Fatalf("Handle: %v, %v; want the message dead-lettered", res.Invalid, err)
 			}
 		}
-		ds, err := r.sink.Discards()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ds) != before+1 {
-			t.Fatalf("%d rows after the same message twice, want %d", len(ds), before+1)
-		}
-		row := ds[len(ds)-1]
+		row := newDiscard(t, r.sink, before)
 		if !strings.HasPrefix(row.ID, "invalid|sha256:") || len(row.ID) > 100 || len(row.MessageID) != 1024 || len(row.PedidoID) != 1024 ||
 			row.Reason != "invalid: pedido_id longer than 256 bytes" {
 			t.Errorf("row id %.80s, message id %d bytes, pedido_id %d bytes, reason %q", row.ID, len(row.MessageID), len(row.PedidoID), row.Reason)
@@ -132,14 +118,7 @@ func testDeadLetters(t *testing.T, en env) {
 				t.Fatalf("HandleUndecodable: %v", err)
 			}
 		}
-		ds, err := r.sink.Discards()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ds) != before+1 {
-			t.Fatalf("%d rows after the same body twice, want %d", len(ds), before+1)
-		}
-		d := ds[len(ds)-1]
+		d := newDiscard(t, r.sink, before)
 		if !strings.HasPrefix(d.ID, "undecodable|") || d.Reason != "invalid: not a push body: invalid character" ||
 			d.MessageID != "" || d.PedidoID != "" || d.Raw == "" {
 			t.Errorf("row %+v", d)
@@ -190,8 +169,19 @@ func testDeadLetters(t *testing.T, en env) {
 			t.Errorf("too-late rows (-want +got):\n%s", diff)
 		}
 	})
-	if n := r.outbox(); n != 0 {
-		t.Errorf("%d rows left in the outbox", n)
+	r.clean()
+}
+
+// newDiscard returns the one pedidos_descartados row appended after the
+// first before.
+func newDiscard(t *testing.T, s *Sink, before int) Discard {
+	t.Helper()
+	ds, err := s.Discards()
+	if err != nil {
+		t.Fatal(err)
 	}
-	r.noConflicts()
+	if len(ds) != before+1 {
+		t.Fatalf("%d rows, want %d", len(ds), before+1)
+	}
+	return ds[before]
 }

@@ -84,19 +84,11 @@ func testSinkDown(t *testing.T, en env) {
 		t.Errorf("tick flushed %d rows and %d dead letters, want 4 and 1", res2.Aggregations[0].Flushed, res2.DeadLetters)
 	}
 	r.samePanes(t, model, spec.KeyField)
-	drops, err := r.sink.Drops(spec.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := gocmp.Diff(model.Drops(), drops); diff != "" {
+	if diff := gocmp.Diff(model.Drops(), r.drops(spec.Name)); diff != "" {
 		t.Errorf("drops (-model +sink):\n%s", diff)
 	}
-	if inv, _ := r.sink.InvalidMessages(); len(inv) != 1 {
-		t.Errorf("dead letters %v, want m-bad", inv)
-	}
-	if n := r.outbox(); n != 0 {
-		t.Errorf("%d rows left in the outbox", n)
-	}
+	r.sameInvalid([]string{"m-bad"})
+	r.clean()
 }
 
 // testCrashBeforeOutboxDelete: the process dies after the sink took the rows
@@ -128,10 +120,7 @@ func testCrashBeforeOutboxDelete(t *testing.T, en env) {
 		t.Error("no row was appended twice: the crash was not simulated")
 	}
 	r.samePanes(t, model, spec.KeyField)
-	r.noConflicts()
-	if n := r.outbox(); n != 0 {
-		t.Errorf("%d rows left in the outbox", n)
-	}
+	r.clean()
 }
 
 // testRandomFaults plays random streams while the sink and the outbox
@@ -177,32 +166,18 @@ func testRandomFaults(t *testing.T, en env, f Features) {
 				t.Fatalf("the model moved on a repeated tick")
 			}
 			r.samePanes(t, model, spec.KeyField)
-			drops, err := r.sink.Drops(spec.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
 			byID := func(a, b windowtest.Drop) int { return cmp.Compare(a.PedidoID, b.PedidoID) }
-			want := model.Drops()
+			want, drops := model.Drops(), r.drops(spec.Name)
 			slices.SortFunc(want, byID)
 			slices.SortFunc(drops, byID)
 			if diff := gocmp.Diff(want, drops); diff != "" {
 				t.Errorf("drops (-model +sink):\n%s", diff)
 			}
-			inv, err := r.sink.InvalidMessages()
-			if err != nil {
-				t.Fatal(err)
-			}
-			slices.Sort(inv)
-			if diff := gocmp.Diff(model.InvalidMessages(), inv); diff != "" {
-				t.Errorf("dead letters (-model +sink):\n%s", diff)
-			}
+			r.sameInvalid(model.InvalidMessages())
 			if r.sink.Repeats() == 0 {
 				t.Error("no row was appended twice: the faults did not bite")
 			}
-			r.noConflicts()
-			if n := r.outbox(); n != 0 {
-				t.Errorf("%d rows left in the outbox", n)
-			}
+			r.clean()
 		})
 	}
 }
@@ -251,22 +226,11 @@ func testTwoAggregations(t *testing.T, en env, f Features) {
 		if diff := gocmp.Diff(want, got); diff != "" {
 			t.Errorf("%s panes (-model +sink):\n%s", m.spec.Name, diff)
 		}
-		drops, err := r.sink.Drops(m.spec.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := gocmp.Diff(m.model.Drops(), drops); diff != "" {
+		if diff := gocmp.Diff(m.model.Drops(), r.drops(m.spec.Name)); diff != "" {
 			t.Errorf("%s drops (-model +sink):\n%s", m.spec.Name, diff)
 		}
 	}
-	inv, err := r.sink.InvalidMessages()
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(inv)
-	if diff := gocmp.Diff(ma.InvalidMessages(), inv); diff != "" {
-		t.Errorf("dead letters (-model +sink):\n%s", diff)
-	}
+	r.sameInvalid(ma.InvalidMessages())
 }
 
 // testRestartWhileOpen replaces the processor (a new revision) while a

@@ -122,12 +122,13 @@ func testHeadroom(t *testing.T, en env) {
 	})
 }
 
-func accepted(t *testing.T, r *rig, e windowtest.Event) {
+func accepted(t *testing.T, r *rig, e windowtest.Event) stream.Result {
 	t.Helper()
 	res, err := r.p.Handle(t.Context(), Delivery(e), e.Now)
 	if err != nil || res.Fate() != stream.Accepted {
 		t.Fatalf("order %s: %+v, %v; want it accepted", e.Order.ID, res, err)
 	}
+	return res
 }
 
 // importeLines renders the panes of aggregation ventas_hora_pais with their

@@ -1,7 +1,6 @@
 package streamtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -36,32 +36,7 @@ func MultiDelivery(e windowtest.MultiEvent) order.Delivery {
 		"lineas":        lines,
 	}
 	attrs := map[string]string{order.EventTimeAttribute: o.EventTime.Format(time.RFC3339Nano)}
-	var raw []byte
-	switch e.Invalid {
-	case "":
-	case "invalid: bad JSON":
-		raw = []byte(`{"pedido_id": "` + o.PedidoID + `", "pais": `)
-	case "invalid: missing pedido_id":
-		delete(body, "pedido_id")
-	case "invalid: importe_total is not a decimal":
-		body["importe_total"] = "12,5 EUR"
-	case "invalid: bad pais":
-		body["pais"] = "XX"
-	case "invalid: missing momento_evento":
-		delete(attrs, order.EventTimeAttribute)
-	default:
-		panic(fmt.Sprintf("streamtest: no rendering for %q", e.Invalid))
-	}
-	if raw == nil {
-		var err error
-		if raw, err = json.Marshal(body); err != nil {
-			panic(err) // maps of strings and numbers always encode
-		}
-	}
-	return order.Delivery{
-		Message: order.Message{Data: raw, Attributes: attrs, MessageID: e.MessageID, PublishTime: e.Now},
-		Format:  "push",
-	}
+	return encode(body, attrs, e.Invalid, o.PedidoID, e.MessageID, e.Now)
 }
 
 // testMultiProperty plays random streams of whole orders through a
@@ -71,7 +46,7 @@ func MultiDelivery(e windowtest.MultiEvent) order.Delivery {
 // random batch boundaries when the rig batches.
 func testMultiProperty(t *testing.T, en env, f Features) {
 	streams := max(1, f.Streams/2)
-	var cov multiCoverage
+	cov := coverage{}
 	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
 		for _, lateDelay := range []time.Duration{time.Minute, 3 * time.Minute} {
 			for seed := range uint64(streams) {
@@ -86,20 +61,14 @@ func testMultiProperty(t *testing.T, en env, f Features) {
 					}
 					cfg := windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
 					events := windowtest.MultiStream(r, specs, cfg)
-					runAgainstMulti(t, newRig(t, en, specs...), specs, events, cfg, &cov)
+					runAgainstMulti(t, newRig(t, en, specs...), specs, events, cfg, cov)
 				})
 			}
 		}
 	}
 	if !t.Failed() {
-		t.Logf("coverage: %+v", cov)
-		for name, n := range map[string]int{"sliding aggregation": cov.sliding, "sku aggregation": cov.sku,
-			"order too late for some windows, on time for others": cov.partial, "line without a SKU": cov.missing,
-			"LATE pane": cov.late, "too-late drop": cov.drops, "duplicate": cov.duplicates} {
-			if n == 0 {
-				t.Errorf("the streams never produced a %s", name)
-			}
-		}
+		cov.check(t, "sliding aggregation", "sku aggregation", "order too late for some windows, on time for others",
+			"line without a SKU", "LATE pane", "too-late drop", "duplicate")
 	}
 }
 
@@ -110,7 +79,7 @@ func testMultiProperty(t *testing.T, en env, f Features) {
 // compared pane by pane like the rest.
 func testKindsProperty(t *testing.T, en env, f Features) {
 	streams := max(1, f.Streams/2)
-	merged := 0
+	cov := coverage{}
 	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
 		for _, lateDelay := range []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute} {
 			for seed := range uint64(streams) {
@@ -121,30 +90,14 @@ func testKindsProperty(t *testing.T, en env, f Features) {
 						specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
 					}
 					cfg := windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
-					var cov multiCoverage
-					rg := newRig(t, en, specs...)
-					runAgainstMulti(t, rg, specs, windowtest.MultiStream(r, specs, cfg), cfg, &cov)
-					ps, err := rg.sink.PanesOf(specs[slices.IndexFunc(specs, func(s window.Spec) bool { return s.Gap > 0 })])
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, p := range ps {
-						if p.Timing == window.TimingMerged {
-							merged++
-						}
-					}
+					runAgainstMulti(t, newRig(t, en, specs...), specs, windowtest.MultiStream(r, specs, cfg), cfg, cov)
 				})
 			}
 		}
 	}
-	if !t.Failed() && merged == 0 {
-		t.Error("the streams never produced a MERGED pane")
+	if !t.Failed() {
+		cov.check(t, "MERGED pane")
 	}
-	t.Logf("MERGED panes: %d", merged)
-}
-
-type multiCoverage struct {
-	sliding, sku, partial, missing, late, drops, duplicates int
 }
 
 // runAgainstMulti is runAgainstModel for several aggregations: after every
@@ -152,16 +105,16 @@ type multiCoverage struct {
 // repeating the step commits nothing; at the end drops, (order, window)
 // fates, lines without a SKU, invalid messages and every invariant agree
 // per aggregation, and a closed stream leaves no state and exact views.
-func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowtest.MultiEvent, cfg windowtest.StreamConfig, cov *multiCoverage) {
+func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowtest.MultiEvent, cfg windowtest.StreamConfig, cov coverage) {
 	t.Helper()
 	ctx := t.Context()
 	model := windowtest.NewMulti(specs...)
 	for _, s := range specs {
 		if s.Sliding() {
-			cov.sliding++
+			cov["sliding aggregation"]++
 		}
 		if s.KeyField == windowtest.KeySKU {
-			cov.sku++
+			cov["sku aggregation"]++
 		}
 	}
 	fates := make([]map[windowtest.OrderWindow]windowtest.Fate, len(specs))
@@ -173,13 +126,6 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 		t.Helper()
 		t.Fatalf("event %d %s at %s (message %s order %s %q): %s\nspecs %+v",
 			i, e.Kind, e.Now.Format(time.RFC3339Nano), e.MessageID, e.Order.PedidoID, e.Invalid, fmt.Sprintf(format, a...), specs)
-	}
-	panesOf := func(s window.Spec) []window.Pane {
-		ps, err := r.sink.PanesOf(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ps
 	}
 	batchRand := rand.New(rand.NewPCG(uint64(len(events)), 0x5eed))
 	for i := 0; i < len(events); {
@@ -196,7 +142,7 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 		}
 		before := make([]int, len(specs))
 		for ai, s := range specs {
-			before[ai] = len(panesOf(s))
+			before[ai] = len(r.panesOf(s.Name))
 		}
 		pushes := make([]stream.Push, n)
 		for j, e := range step {
@@ -226,7 +172,7 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 						if out.Fate != stream.Duplicate {
 							fail(i+j, e, "%s: outcome %+v, want a duplicate", specs[ai].Name, out)
 						}
-						cov.duplicates++
+						cov["duplicate"]++
 						continue
 					}
 					dropped, accepted := false, false
@@ -242,9 +188,9 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 						}
 					}
 					if dropped && accepted {
-						cov.partial++
+						cov["order too late for some windows, on time for others"]++
 					}
-					cov.missing += len(out.SKUMissing)
+					cov["line without a SKU"] += len(out.SKUMissing)
 				}
 			}
 		case windowtest.Tick:
@@ -260,7 +206,7 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 		}
 		var got []window.Pane
 		for ai, s := range specs {
-			got = append(got, panesOf(s)[before[ai]:]...)
+			got = append(got, r.panesOf(s.Name)[before[ai]:]...)
 		}
 		windowtest.SortPanes(want)
 		windowtest.SortPanes(got)
@@ -268,9 +214,7 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 			fail(i, e, "panes differ after %d events (-model +processor):\n%s", n, diff)
 		}
 		for _, p := range got {
-			if p.Timing == window.TimingLate {
-				cov.late++
-			}
+			cov[string(p.Timing)+" pane"]++
 		}
 
 		// Invariant 6: the same messages again, or the same tick again.
@@ -294,12 +238,7 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 		} else if _, err := r.p.Tick(ctx, e.Now); err != nil {
 			fail(i, e, "Tick again: %v", err)
 		}
-		var writes []Write
-		for _, w := range r.store.WritesSince(mark) {
-			if !isLease(w.Path) {
-				writes = append(writes, w)
-			}
-		}
+		writes := r.store.writesBesidesLeases(mark)
 		if again := r.sinkCounts(); len(writes) > 0 || !slices.Equal(counts, again) {
 			fail(i, e, "repeating it wrote %v; rows per table %v then %v", writes, counts, again)
 		}
@@ -307,15 +246,12 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 	}
 
 	for ai, s := range specs {
-		all := panesOf(s)
+		all := r.panesOf(s.Name)
 		if err := model.CheckPanes(s.Name, all); err != nil {
 			t.Errorf("invariants: %v", err)
 		}
-		drops, err := r.sink.Drops(s.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cov.drops += len(drops)
+		drops := r.drops(s.Name)
+		cov["too-late drop"] += len(drops)
 		if err := model.CheckDrops(s.Name, drops); err != nil {
 			t.Error(err)
 		}
@@ -350,18 +286,8 @@ func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowt
 	if diff := cmp.Diff(wantMissing, missing, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("lines without a SKU (-model +processor):\n%s", diff)
 	}
-	inv, err := r.sink.InvalidMessages()
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(inv)
-	if diff := cmp.Diff(model.InvalidMessages(), inv, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("dead-lettered messages (-model +processor):\n%s", diff)
-	}
-	if n := r.outbox(); n != 0 {
-		t.Errorf("%d rows left in the outbox", n)
-	}
-	r.noConflicts()
+	r.sameInvalid(model.InvalidMessages())
+	r.clean()
 	if !cfg.Open && !model.Settled() {
 		t.Error("the closing tick left changes un-emitted in the model")
 	}
@@ -398,17 +324,12 @@ func testMultiScenario(t *testing.T, en env) {
 		}
 		return windowtest.MultiEvent{Kind: windowtest.Deliver, Now: at(17, 20), MessageID: "m-" + id, Order: o}
 	}
-	price := func(s string) order.Line {
-		var l order.Line
-		if err := json.Unmarshal([]byte(`{"precio_unitario":"`+s+`"}`), &l); err != nil {
+	line := func(sku string, n int64, p string) order.Line {
+		price, err := numeric.Parse(p, false)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return l
-	}
-	line := func(sku string, n int64, p string) order.Line {
-		l := price(p)
-		l.SKU, l.Cantidad = sku, n
-		return l
+		return order.Line{SKU: sku, Cantidad: n, PrecioUnitario: price}
 	}
 	model := windowtest.NewMulti(specs...)
 	two := mk("P-1", at(17, 10), line("moch-40l-az", 2, "89.90"), line("GORRO-LANA", 1, "12.50"), line("", 1, "3"))

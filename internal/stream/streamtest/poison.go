@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,11 +61,11 @@ func testPoisonCell(t *testing.T, en env) {
 			tickOK(t, r, "18:32") // EARLY panes: the state document exists now
 
 			path := "aggregations/" + agg + "/state/" + at("18:00").UTC().Format("20060102T150405Z") + "_0"
-			original := getRaw(t, r.store, path)
+			original := ReadDoc(t, r.store, path)
 			if !original.Exists {
 				t.Fatalf("no state document %s after the first fold", path)
 			}
-			putRaw(t, r.store, docstore.Doc{Path: path, Data: tt.corrupt(original.Data)})
+			WriteDoc(t, r.store, docstore.Doc{Path: path, Data: tt.corrupt(original.Data)})
 			wantErr := fmt.Sprintf(tt.wantErr, path)
 
 			// An on-time order for the poisoned window: accepted (orders
@@ -91,8 +90,12 @@ func testPoisonCell(t *testing.T, en env) {
 			res = tickOK(t, r, "19:20")
 			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
 			// A late order for it: the fold parks its element; the order
-			// is accepted, not refused.
-			accepted(t, r, s.deliver("19:21", "P-6", "FR", "18:50", "3200", 32))
+			// is accepted late, not refused (it would bounce until the
+			// window expired, then turn too late).
+			late := accepted(t, r, s.deliver("19:21", "P-6", "FR", "18:50", "3200", 32))
+			if o := late.Aggregations[0]; o.Lateness != window.Late {
+				t.Errorf("late order for the failing window: %+v, want accepted late", o)
+			}
 
 			// W = 20:05: DE's window gets its ON_TIME pane.
 			res = tickOK(t, r, "20:15")
@@ -127,7 +130,7 @@ func testPoisonCell(t *testing.T, en env) {
 			// Repaired (the right binary deployed, the document restored):
 			// the parked orders are folded, the ON_TIME pane 18:00 owes
 			// covers every accepted order, and the window expires.
-			putRaw(t, r.store, original)
+			WriteDoc(t, r.store, original)
 			res = tickOK(t, r, "21:20")
 			if ag := res.Aggregations[0]; len(ag.Failing) != 0 || ag.FailingCells != 0 {
 				t.Errorf("failing after the repair: %d %+v", ag.FailingCells, ag.Failing)
@@ -169,68 +172,35 @@ func testPoisonCell(t *testing.T, en env) {
 	// Store failures: the tick answers an error (non-2xx: the scheduler
 	// retries) and reports no failing window; once the store works, the
 	// next tick does what the failed one did not.
+	early := "18:00 ES #0 EARLY pedidos=1 unidades=1"
 	failures := []struct {
 		name string
-		// before runs before the failing tick; inject makes the store
-		// fail and returns the function that heals it.
-		before  []string
-		inject  func(r *rig, fs *failingStore) (heal func())
-		failAt  string
-		againAt string
-		want    []string
+		// before runs before the tick at failAt, which fail makes fail;
+		// the store heals before the tick at againAt.
+		before          []string
+		fail            func(r *Recorder)
+		failAt, againAt string
+		want            []string
 	}{
-		{
-			name: "reading a window's state",
-			inject: func(_ *rig, fs *failingStore) func() {
-				fs.failGets(func(p string) bool { return strings.Contains(p, "/state/") })
-				return func() { fs.failGets(nil) }
-			},
-			failAt: "18:32", againAt: "18:33",
-			want: []string{"18:00 ES #0 EARLY pedidos=1 unidades=1"},
-		},
-		{
-			name: "acquiring the lease",
-			inject: func(_ *rig, fs *failingStore) func() {
-				fs.failGets(func(p string) bool { return strings.HasSuffix(p, "/control/lease") })
-				return func() { fs.failGets(nil) }
-			},
-			failAt: "18:32", againAt: "18:33",
-			want: []string{"18:00 ES #0 EARLY pedidos=1 unidades=1"},
-		},
-		{
-			name: "listing a generation of records",
-			inject: func(_ *rig, fs *failingStore) func() {
-				fs.failListTag(true)
-				return func() { fs.failListTag(false) }
-			},
-			failAt: "18:32", againAt: "18:33",
-			want: []string{"18:00 ES #0 EARLY pedidos=1 unidades=1"},
-		},
-		{
-			name:   "deleting an expired window's state",
-			before: []string{"18:32"},
-			inject: func(r *rig, _ *failingStore) func() {
-				r.store.FailDeletes(func(p string) bool { return strings.Contains(p, "/state/") })
-				return func() { r.store.FailDeletes(nil) }
-			},
-			failAt: "21:15", againAt: "21:16",
-			want: []string{"18:00 ES #0 EARLY pedidos=1 unidades=1", "18:00 ES #1 ON_TIME pedidos=1 unidades=1"},
-		},
+		{name: "reading a window's state", failAt: "18:32", againAt: "18:33", want: []string{early},
+			fail: func(r *Recorder) { r.FailGets(func(p string) bool { return strings.Contains(p, "/state/") }) }},
+		{name: "acquiring the lease", failAt: "18:32", againAt: "18:33", want: []string{early},
+			fail: func(r *Recorder) { r.FailGets(isLease) }},
+		{name: "listing a generation of records", failAt: "18:32", againAt: "18:33", want: []string{early},
+			fail: func(r *Recorder) { r.FailListTag(true) }},
+		{name: "deleting an expired window's state", before: []string{"18:32"}, failAt: "21:15", againAt: "21:16",
+			want: []string{early, "18:00 ES #1 ON_TIME pedidos=1 unidades=1"},
+			fail: func(r *Recorder) { r.FailDeletes(func(p string) bool { return strings.Contains(p, "/state/") }) }},
 	}
 	for _, tt := range failures {
 		t.Run("store failure is an error of the tick: "+tt.name, func(t *testing.T) {
-			var fs *failingStore
-			fen := env{f: en.f, newStore: func(t *testing.T) docstore.Store {
-				fs = &failingStore{Store: en.newStore(t)}
-				return fs
-			}}
-			r := newRig(t, fen, window.Defaults())
+			r := newRig(t, en, window.Defaults())
 			s := &story{}
 			r.play(t, nil, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1))
 			for _, now := range tt.before {
 				tickOK(t, r, now)
 			}
-			heal := tt.inject(r, fs)
+			tt.fail(r.store)
 			res, err := r.p.Tick(t.Context(), at(tt.failAt))
 			if !errors.Is(err, ErrInjected) || errors.Is(err, stream.ErrUnreadableState) {
 				t.Errorf("tick with the store failing: %v; want the injected error, not unreadable state (non-2xx, retried)", err)
@@ -238,7 +208,7 @@ func testPoisonCell(t *testing.T, en env) {
 			if ag := res.Aggregations[0]; len(ag.Failing) != 0 || ag.FailingCells != 0 {
 				t.Errorf("a store failure reported as failing windows: %d %+v", ag.FailingCells, ag.Failing)
 			}
-			heal()
+			r.store.Heal()
 			tickOK(t, r, tt.againAt)
 			if diff := cmp.Diff(tt.want, paneLines(r.panes("pais"))); diff != "" {
 				t.Errorf("panes once the store works (-want +got):\n%s", diff)
@@ -286,7 +256,7 @@ func testPoisonRecord(t *testing.T, en env) {
 	// still in its generation.
 	broken := original
 	broken.Data = []byte(`{"pedido_id":"P-2","aggregations":"garbage"}`)
-	putRaw(t, r.store, broken)
+	WriteDoc(t, r.store, broken)
 
 	for _, now := range []string{"18:32", "18:42"} {
 		_, err := r.p.Tick(ctx, at(now))
@@ -305,7 +275,7 @@ func testPoisonRecord(t *testing.T, en env) {
 		t.Errorf("redelivery of the order whose record is unreadable: accepted; want an error (redelivered later)")
 	}
 
-	putRaw(t, r.store, original)
+	WriteDoc(t, r.store, original)
 	tickOK(t, r, "18:45")
 	tickOK(t, r, "19:12")
 	want := []string{
@@ -358,8 +328,8 @@ func (r *rig) count(coll string) int {
 	return len(docs)
 }
 
-// getRaw reads the document at path as it is stored.
-func getRaw(t *testing.T, s docstore.Store, path string) docstore.Doc {
+// ReadDoc reads the document at path as it is stored.
+func ReadDoc(t testing.TB, s docstore.Store, path string) docstore.Doc {
 	t.Helper()
 	var d docstore.Doc
 	err := s.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
@@ -376,9 +346,9 @@ func getRaw(t *testing.T, s docstore.Store, path string) docstore.Doc {
 	return d
 }
 
-// putRaw writes d through the store's port, as a bad deploy or a hand edit
+// WriteDoc writes d through the store's port, as a bad deploy or a hand edit
 // would.
-func putRaw(t *testing.T, s docstore.Store, d docstore.Doc) {
+func WriteDoc(t testing.TB, s docstore.Store, d docstore.Doc) {
 	t.Helper()
 	d.Exists = false
 	err := s.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
@@ -399,63 +369,4 @@ func paneLines(ps []window.Pane) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// failingStore makes reads of chosen paths, or every ListTag, fail with
-// ErrInjected, as an unreachable store would.
-type failingStore struct {
-	docstore.Store
-	mu      sync.Mutex
-	get     func(path string) bool
-	listTag bool
-}
-
-func (s *failingStore) failGets(fail func(path string) bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.get = fail
-}
-
-func (s *failingStore) failListTag(on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.listTag = on
-}
-
-func (s *failingStore) failsGet(path string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.get != nil && s.get(path)
-}
-
-// RunTx implements docstore.Store.
-func (s *failingStore) RunTx(ctx context.Context, fn func(ctx context.Context, tx docstore.Tx) error) error {
-	return s.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		return fn(ctx, failingTx{Tx: tx, s: s})
-	})
-}
-
-// ListTag implements docstore.Store.
-func (s *failingStore) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
-	s.mu.Lock()
-	fail := s.listTag
-	s.mu.Unlock()
-	if fail {
-		return nil, fmt.Errorf("list %s tag %s: %w", collection, tag, ErrInjected)
-	}
-	return s.Store.ListTag(ctx, collection, tag, limit)
-}
-
-type failingTx struct {
-	docstore.Tx
-	s *failingStore
-}
-
-func (t failingTx) Get(paths ...string) ([]docstore.Doc, error) {
-	for _, p := range paths {
-		if t.s.failsGet(p) {
-			return nil, fmt.Errorf("get %s: %w", p, ErrInjected)
-		}
-	}
-	return t.Tx.Get(paths...)
 }

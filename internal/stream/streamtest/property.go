@@ -3,9 +3,7 @@ package streamtest
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,54 +15,23 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// coverage counts what the random streams exercised, so that the property
-// test fails if they stop producing the cases it exists for.
-type coverage struct {
-	mu          sync.Mutex
-	streams     int
-	timings     map[window.Timing]int
-	lateBatched int // LATE panes emitted by a tick before expiry (Ld > 0)
-	expiryFlush int // final LATE panes at expiry
-	drops       int
-	duplicates  int
-	invalid     int
-}
+// coverage counts what the random streams exercised, by name (a pane
+// timing, "streams" completed, ...), so that the property test fails if they
+// stop producing the cases it exists for.
+type coverage map[string]int
 
-func (c *coverage) add(o *coverage) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.timings == nil {
-		c.timings = map[window.Timing]int{}
-	}
-	c.streams += o.streams
-	for k, v := range o.timings {
-		c.timings[k] += v
-	}
-	c.lateBatched += o.lateBatched
-	c.expiryFlush += o.expiryFlush
-	c.drops += o.drops
-	c.duplicates += o.duplicates
-	c.invalid += o.invalid
-}
-
-func (c *coverage) check(t *testing.T, want map[string]bool) {
+func (c coverage) check(t *testing.T, want ...string) {
 	t.Helper()
-	t.Logf("coverage: %d streams, timings %v, late batched %d, expiry %d, drops %d, duplicates %d, invalid %d",
-		c.streams, c.timings, c.lateBatched, c.expiryFlush, c.drops, c.duplicates, c.invalid)
-	got := map[string]int{
-		"EARLY": c.timings[window.TimingEarly], "ON_TIME": c.timings[window.TimingOnTime], "LATE": c.timings[window.TimingLate],
-		"late pane batched by a tick": c.lateBatched,
-		"final pane at expiry":        c.expiryFlush, "too-late drop": c.drops, "duplicate": c.duplicates, "invalid": c.invalid,
-	}
-	for name := range want {
-		if got[name] == 0 {
+	t.Logf("coverage: %v", c)
+	for _, name := range want {
+		if c[name] == 0 {
 			t.Errorf("the streams never produced a %s", name)
 		}
 	}
 }
 
 func testProperty(t *testing.T, en env, f Features) {
-	var cov coverage
+	cov := coverage{}
 	total := 0
 	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
 		for _, lateDelay := range []time.Duration{time.Minute, 3 * time.Minute} {
@@ -75,36 +42,31 @@ func testProperty(t *testing.T, en env, f Features) {
 					spec := windowtest.RandomSpec(r)
 					spec.Accumulation, spec.LateDelay = mode, lateDelay
 					cfg := windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
-					events := windowtest.Stream(r, spec, cfg)
-					var c coverage
-					runAgainstModel(t, newRig(t, en, spec), spec, events, cfg, &c)
-					cov.add(&c)
+					runAgainstModel(t, newRig(t, en, spec), spec, windowtest.Stream(r, spec, cfg), cfg, cov)
 				})
 			}
 		}
 	}
-	if cov.streams == total {
-		cov.check(t, map[string]bool{"EARLY": true, "ON_TIME": true, "LATE": true,
-			"late pane batched by a tick": true, "final pane at expiry": true, "too-late drop": true, "duplicate": true, "invalid": true})
+	if cov["streams"] == total {
+		cov.check(t, "EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry",
+			"too-late drop", "duplicate", "invalid")
 	}
 }
 
 // testPropertyDefaults runs the production spec, whose hour windows and two
 // hours of lateness need longer streams to close.
 func testPropertyDefaults(t *testing.T, en env, f Features) {
-	var cov coverage
+	cov := coverage{}
 	for seed := range uint64(f.DefaultStreams) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 0xdefa))
 			spec := window.Defaults()
 			cfg := windowtest.StreamConfig{Events: 2 * f.Events}
-			var c coverage
-			runAgainstModel(t, newRig(t, en, spec), spec, windowtest.Stream(r, spec, cfg), cfg, &c)
-			cov.add(&c)
+			runAgainstModel(t, newRig(t, en, spec), spec, windowtest.Stream(r, spec, cfg), cfg, cov)
 		})
 	}
-	if cov.streams == f.DefaultStreams {
-		cov.check(t, map[string]bool{"ON_TIME": true, "LATE": true})
+	if cov["streams"] == f.DefaultStreams {
+		cov.check(t, "ON_TIME", "LATE")
 	}
 }
 
@@ -114,7 +76,7 @@ func testPropertyDefaults(t *testing.T, en env, f Features) {
 // commits nothing but the tick lease and appends nothing; at the end, that
 // drops, fates, invalid messages and every invariant agree, and that a
 // closed stream leaves no state and an exact dashboard view.
-func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest.Event, cfg windowtest.StreamConfig, cov *coverage) {
+func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest.Event, cfg windowtest.StreamConfig, cov coverage) {
 	t.Helper()
 	ctx := t.Context()
 	model := windowtest.NewModel(spec)
@@ -137,9 +99,9 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 				fail(i, e, "result %+v, want an invalid message (duplicate %v)", res, invalidSeen[e.MessageID])
 			}
 			if invalidSeen[e.MessageID] {
-				cov.duplicates++
+				cov["duplicate"]++
 			} else {
-				cov.invalid++
+				cov["invalid"]++
 			}
 			invalidSeen[e.MessageID] = true
 			return
@@ -153,12 +115,12 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 		case seen && (out.Fate != stream.Duplicate || out.Recorded != fateOf(prev)):
 			fail(i, e, "outcome %+v, want a duplicate of %s", out, prev)
 		case seen:
-			cov.duplicates++
+			cov["duplicate"]++
 		case out.Fate == stream.Accepted:
 			fates[e.Order.ID] = windowtest.Accepted
 		case out.Fate == stream.TooLate:
 			fates[e.Order.ID] = windowtest.Dropped
-			cov.drops++
+			cov["too-late drop"]++
 		default:
 			fail(i, e, "outcome %+v for the first delivery of %s", out, e.Order.ID)
 		}
@@ -220,7 +182,7 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			fail(i, e, "panes differ after %d events (-model +processor):\n%s", n, diff)
 		}
-		cov.count(spec, e, got)
+		cov.count(spec, got)
 
 		// Invariant 6: the same messages again, or the same tick again.
 		mark, panes, discards := r.store.Writes(), paneCount(r.sink), discardCount(r.sink)
@@ -248,12 +210,7 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 				fail(i, e, "tick again emitted %d panes, W %s (want %s)", n, res.Aggregations[0].Watermark, w)
 			}
 		}
-		var writes []Write
-		for _, w := range r.store.WritesSince(mark) {
-			if !isLease(w.Path) {
-				writes = append(writes, w)
-			}
-		}
+		writes := r.store.writesBesidesLeases(mark)
 		if len(writes) > 0 || paneCount(r.sink) != panes || discardCount(r.sink) != discards {
 			fail(i, e, "repeating it wrote %v, %d panes and %d discards", writes,
 				paneCount(r.sink)-panes, discardCount(r.sink)-discards)
@@ -265,10 +222,7 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 	if err := model.CheckPanes(all); err != nil {
 		t.Fatalf("invariants: %v", err)
 	}
-	drops, err := r.sink.Drops(spec.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	drops := r.drops(spec.Name)
 	if diff := cmp.Diff(model.Drops(), drops); diff != "" {
 		t.Errorf("drops differ (-model +processor):\n%s", diff)
 	}
@@ -278,18 +232,8 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 	if err := model.CheckFates(fates); err != nil {
 		t.Error(err)
 	}
-	inv, err := r.sink.InvalidMessages()
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(inv)
-	if diff := cmp.Diff(model.InvalidMessages(), inv); diff != "" {
-		t.Errorf("dead-lettered messages (-model +processor):\n%s", diff)
-	}
-	if n := r.outbox(); n != 0 {
-		t.Errorf("%d rows left in the outbox", n)
-	}
-	r.noConflicts()
+	r.sameInvalid(model.InvalidMessages())
+	r.clean()
 	if !cfg.Open {
 		if !model.Settled() {
 			t.Fatal("the closing tick left changes un-emitted in the model")
@@ -305,7 +249,7 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 			t.Errorf("dashboard view differs from the sums of the accepted orders (-want +got):\n%s", diff)
 		}
 	}
-	cov.streams++
+	cov["streams"]++
 }
 
 func fateOf(f windowtest.Fate) stream.Fate {
@@ -315,18 +259,15 @@ func fateOf(f windowtest.Fate) stream.Fate {
 	return stream.Accepted
 }
 
-func (c *coverage) count(spec window.Spec, e windowtest.Event, panes []window.Pane) {
-	if c.timings == nil {
-		c.timings = map[window.Timing]int{}
-	}
+func (c coverage) count(spec window.Spec, panes []window.Pane) {
 	for _, p := range panes {
-		c.timings[p.Timing]++
+		c[string(p.Timing)]++
 		switch {
 		case p.Timing != window.TimingLate:
 		case p.Watermark.Before(p.WindowEnd.Add(spec.AllowedLateness)):
-			c.lateBatched++
+			c["late pane batched by a tick"]++
 		default:
-			c.expiryFlush++
+			c["final pane at expiry"]++
 		}
 	}
 }

@@ -45,11 +45,26 @@ func Delivery(e windowtest.Event) order.Delivery {
 		body["lineas"] = []any{map[string]any{"sku": "MOCH-40L-AZ", "cantidad": o.Measures.Unidades, "precio_unitario": importe}}
 	}
 	attrs := map[string]string{order.EventTimeAttribute: o.EventTime.Format(time.RFC3339Nano)}
+	if e.Invalid != "" {
+		// Invalid events carry no key: keep them valid in every other way.
+		if o.Key == "" {
+			body["pais"] = "ES"
+		}
+		if o.EventTime.IsZero() {
+			attrs[order.EventTimeAttribute] = e.Now.Format(time.RFC3339Nano)
+		}
+	}
+	return encode(body, attrs, e.Invalid, o.ID, e.MessageID, e.Now)
+}
+
+// encode renders an order's body and attributes as a push delivery, broken
+// in the way invalid says.
+func encode(body map[string]any, attrs map[string]string, invalid, pedidoID, messageID string, now time.Time) order.Delivery {
 	var raw []byte
-	switch e.Invalid {
+	switch invalid {
 	case "":
 	case "invalid: bad JSON":
-		raw = []byte(`{"pedido_id": "` + o.ID + `", "pais": `)
+		raw = []byte(`{"pedido_id": "` + pedidoID + `", "pais": `)
 	case "invalid: missing pedido_id":
 		delete(body, "pedido_id")
 	case "invalid: importe_total is not a decimal":
@@ -59,18 +74,7 @@ func Delivery(e windowtest.Event) order.Delivery {
 	case "invalid: missing momento_evento":
 		delete(attrs, order.EventTimeAttribute)
 	default:
-		panic(fmt.Sprintf("streamtest: no rendering for %q", e.Invalid))
-	}
-	if e.Invalid != "" {
-		// Invalid events carry no key: keep them valid in every other way.
-		if body["pais"] == "" {
-			body["pais"] = "ES"
-		}
-		if o.EventTime.IsZero() {
-			if _, ok := attrs[order.EventTimeAttribute]; ok {
-				attrs[order.EventTimeAttribute] = e.Now.Format(time.RFC3339Nano)
-			}
-		}
+		panic(fmt.Sprintf("streamtest: no rendering for %q", invalid))
 	}
 	if raw == nil {
 		var err error
@@ -79,7 +83,7 @@ func Delivery(e windowtest.Event) order.Delivery {
 		}
 	}
 	return order.Delivery{
-		Message: order.Message{Data: raw, Attributes: attrs, MessageID: e.MessageID, PublishTime: e.Now},
+		Message: order.Message{Data: raw, Attributes: attrs, MessageID: messageID, PublishTime: now},
 		Format:  "push",
 	}
 }

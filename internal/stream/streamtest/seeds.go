@@ -84,11 +84,7 @@ func testSeeds(t *testing.T, en env) {
 			if diff := cmp.Diff(tt.Panes, got); diff != "" {
 				t.Errorf("panes (-want +got):\n%s", diff)
 			}
-			drops, err := r.sink.Drops(spec.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.Drops, drops); diff != "" {
+			if diff := cmp.Diff(tt.Drops, r.drops(spec.Name)); diff != "" {
 				t.Errorf("drops (-want +got):\n%s", diff)
 			}
 			if !w.Equal(tt.Watermark) {
@@ -97,10 +93,7 @@ func testSeeds(t *testing.T, en env) {
 			if err := model.CheckPanes(got); err != nil {
 				t.Errorf("invariants: %v", err)
 			}
-			if n := r.outbox(); n != 0 {
-				t.Errorf("%d rows left in the outbox", n)
-			}
-			r.noConflicts()
+			r.clean()
 		})
 	}
 }

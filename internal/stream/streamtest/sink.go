@@ -31,7 +31,6 @@ type Sink struct {
 	repeats   int
 	conflicts []string
 	failing   bool
-	failNext  int
 	failTable map[string]bool
 	// failIf, when set, is asked before every append whether to fail it.
 	// Set it before the sink is in use.
@@ -48,10 +47,6 @@ func (s *Sink) Append(_ context.Context, table string, rows []warehouse.Row) err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failing {
-		return ErrSinkDown
-	}
-	if s.failNext > 0 {
-		s.failNext--
 		return ErrSinkDown
 	}
 	if s.failIf != nil && s.failIf() {
@@ -104,13 +99,6 @@ func (s *Sink) FailTable(table string, on bool) {
 	s.failTable[table] = on
 }
 
-// FailNext makes the next n appends fail.
-func (s *Sink) FailNext(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failNext = n
-}
-
 // Rows returns the distinct rows of table, in first-append order.
 func (s *Sink) Rows(table string) []warehouse.Row {
 	s.mu.Lock()
@@ -140,23 +128,14 @@ func (s *Sink) Conflicts() []string {
 	return append([]string(nil), s.conflicts...)
 }
 
-// Panes decodes the distinct pane rows, in first-append order; keyField
-// names the key column.
+// Panes decodes the distinct pane rows of ventas_hora_pais_paneles, in
+// first-append order; keyField names the key column.
 func (s *Sink) Panes(keyField string) ([]window.Pane, error) {
 	t, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
 	if err != nil {
 		return nil, err
 	}
-	rows := s.Rows(t.Name)
-	out := make([]window.Pane, 0, len(rows))
-	for _, r := range rows {
-		p, err := decodePane(t, keyField, r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
+	return s.panesIn(t, keyField)
 }
 
 // PanesOf decodes the distinct pane rows of aggregation spec's panes table,
@@ -166,10 +145,14 @@ func (s *Sink) PanesOf(spec window.Spec) ([]window.Pane, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.panesIn(t, spec.KeyField)
+}
+
+func (s *Sink) panesIn(t warehouse.Table, keyField string) ([]window.Pane, error) {
 	rows := s.Rows(t.Name)
 	out := make([]window.Pane, 0, len(rows))
 	for _, r := range rows {
-		p, err := decodePane(t, spec.KeyField, r)
+		p, err := decodePane(t, keyField, r)
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -16,13 +16,16 @@ var ErrInjected = errors.New("streamtest: injected store failure")
 
 // Recorder wraps a store to see what the processor commits: the paths
 // written by every committed transaction (a function that ran several times
-// counts once, with its last run), and it can make deletes of chosen paths
-// fail, which aborts their transaction like a crash before the commit.
+// counts once, with its last run). It can make deletes of chosen paths fail,
+// which aborts their transaction like a crash before the commit, and reads
+// of chosen paths or every ListTag fail, as an unreachable store would.
 type Recorder struct {
 	docstore.Store
 	mu         sync.Mutex
 	writes     []Write
 	failDelete func(path string) bool
+	failGet    func(path string) bool
+	failTag    bool
 	noLeases   bool
 	txs        int // committed or not
 	attempts   int // runs of transaction functions
@@ -76,6 +79,17 @@ func (r *Recorder) WritesSince(mark int) []Write {
 	return append([]Write(nil), r.writes[mark:]...)
 }
 
+// writesBesidesLeases are the writes after mark but those of tick leases.
+func (r *Recorder) writesBesidesLeases(mark int) []Write {
+	var out []Write
+	for _, w := range r.WritesSince(mark) {
+		if !isLease(w.Path) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // Write is one committed Set or Delete.
 type Write struct {
 	Path   string
@@ -112,6 +126,47 @@ func (r *Recorder) FailDeletes(fail func(path string) bool) {
 	r.failDelete = fail
 }
 
+// FailGets makes every read of a path, and every listing of a collection,
+// for which fail reports true fail; nil stops it.
+func (r *Recorder) FailGets(fail func(path string) bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failGet = fail
+}
+
+// FailListTag makes every ListTag fail (true) or work (false).
+func (r *Recorder) FailListTag(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failTag = on
+}
+
+// Heal stops every failure FailDeletes, FailGets and FailListTag started.
+func (r *Recorder) Heal() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failDelete, r.failGet, r.failTag = nil, nil, false
+}
+
+// List implements docstore.Store.
+func (r *Recorder) List(ctx context.Context, collection string) ([]docstore.Doc, error) {
+	if r.fails(&r.failGet, collection) {
+		return nil, fmt.Errorf("list %s: %w", collection, ErrInjected)
+	}
+	return r.Store.List(ctx, collection)
+}
+
+// ListTag implements docstore.Store.
+func (r *Recorder) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
+	r.mu.Lock()
+	fail := r.failTag
+	r.mu.Unlock()
+	if fail {
+		return nil, fmt.Errorf("list %s tag %s: %w", collection, tag, ErrInjected)
+	}
+	return r.Store.ListTag(ctx, collection, tag, limit)
+}
+
 // IgnoreLeases makes tick leases invisible: reads of a lease find nothing
 // and writes of one are dropped, so that concurrent ticks all run and only
 // the transactions keep them apart.
@@ -127,10 +182,10 @@ func (r *Recorder) ignoresLeases() bool {
 	return r.noLeases
 }
 
-func (r *Recorder) shouldFail(path string) bool {
+func (r *Recorder) fails(f *func(string) bool, path string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.failDelete != nil && r.failDelete(path)
+	return *f != nil && (*f)(path)
 }
 
 type recTx struct {
@@ -141,31 +196,21 @@ type recTx struct {
 }
 
 func (t *recTx) Get(paths ...string) ([]docstore.Doc, error) {
-	if !t.r.ignoresLeases() || !slices.ContainsFunc(paths, isLease) {
-		return t.Tx.Get(paths...)
-	}
-	var real []string
 	for _, p := range paths {
-		if !isLease(p) {
-			real = append(real, p)
+		if t.r.fails(&t.r.failGet, p) {
+			return nil, fmt.Errorf("get %s: %w", p, ErrInjected)
 		}
 	}
-	var got []docstore.Doc
-	if len(real) > 0 {
-		var err error
-		if got, err = t.Tx.Get(real...); err != nil {
-			return nil, err
-		}
+	docs, err := t.Tx.Get(paths...)
+	if err != nil || !t.r.ignoresLeases() {
+		return docs, err
 	}
-	out := make([]docstore.Doc, len(paths))
 	for i, p := range paths {
 		if isLease(p) {
-			out[i] = docstore.Doc{Path: p}
-			continue
+			docs[i] = docstore.Doc{Path: p}
 		}
-		out[i], got = got[0], got[1:]
 	}
-	return out, nil
+	return docs, nil
 }
 
 func (t *recTx) Set(d docstore.Doc) error {
@@ -184,7 +229,7 @@ func (t *recTx) Set(d docstore.Doc) error {
 }
 
 func (t *recTx) Delete(path string) error {
-	if t.r.shouldFail(path) {
+	if t.r.fails(&t.r.failDelete, path) {
 		return ErrInjected
 	}
 	if isLease(path) && t.r.ignoresLeases() {

@@ -8,17 +8,20 @@ package streamtest
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 // Features sizes the suite for a store: a slow store (an emulator) runs
@@ -72,13 +75,8 @@ func (f Features) withDefaults() Features {
 	return f
 }
 
-// Run runs the suite with the default Features. newStore must return an
-// empty store of its own for every call (the suite calls it per subtest).
-func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
-	RunWith(t, newStore, Features{})
-}
-
-// RunWith runs the suite sized by f.
+// RunWith runs the suite sized by f. newStore must return an empty store
+// of its own for every call (the suite calls it per subtest).
 func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Features) {
 	f = f.withDefaults()
 	en := env{newStore: newStore, f: f}
@@ -221,6 +219,39 @@ func (r *rig) panesOf(agg string) []window.Pane {
 	return nil
 }
 
+// drops returns the too-late rows of aggregation agg.
+func (r *rig) drops(agg string) []windowtest.Drop {
+	r.t.Helper()
+	ds, err := r.sink.Drops(agg)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return ds
+}
+
+// sameInvalid compares the IDs of the dead-lettered messages with want's.
+func (r *rig) sameInvalid(want []string) {
+	r.t.Helper()
+	inv, err := r.sink.InvalidMessages()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	slices.Sort(inv)
+	if diff := cmp.Diff(want, inv, cmpopts.EquateEmpty()); diff != "" {
+		r.t.Errorf("dead-lettered messages (-model +sink):\n%s", diff)
+	}
+}
+
+// clean checks what every test ends with: no row left in an outbox, and no
+// row identity appended with two different rows.
+func (r *rig) clean() {
+	r.t.Helper()
+	if n := r.outbox(); n != 0 {
+		r.t.Errorf("%d rows left in the outbox", n)
+	}
+	r.noConflicts()
+}
+
 func (r *rig) noConflicts() {
 	r.t.Helper()
 	if c := r.sink.Conflicts(); len(c) > 0 {
@@ -234,19 +265,5 @@ func discardCount(s *Sink) int { return s.Count(warehouse.PedidosDescartados) }
 
 // testLogger sends the processor's warnings and errors to the test log.
 func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(&testWriter{t: t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
-
-type testWriter struct {
-	mu sync.Mutex
-	t  *testing.T
-}
-
-func (w *testWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.t.Log(strings.TrimSuffix(string(b), "\n"))
-	return len(b), nil
-}
-
-var _ io.Writer = (*testWriter)(nil)
