@@ -40,30 +40,16 @@ func runBackfill(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("backfill: %w", err)
 	}
-	b := &reingest.Backfill{Concurrency: *concurrency, Grace: *grace}
-	var lister *objects.GCS
-	if gs && !c.isSet("server") {
-		app, svc, objs, err := cloudIngest(ctx, "backfill gs://...")
-		if err != nil {
-			return err
-		}
-		defer app.Close()
-		b.Objects, b.Ledger, b.Ingest = objs, app.Ledger, reingest.Direct{Service: svc}
-		lister = objs
-	} else {
-		srv := c.srv
-		gcs, closeFn, err := srv.Storage(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		if !gs {
-			bucket = localapi.LandingBucket
-		}
-		b.Objects, b.Ledger, b.Ingest = gcs, srv, srv
-		lister = gcs
+	objs, led, ing, closeFn, err := c.reingestBackends(ctx, gs)
+	if err != nil {
+		return err
 	}
-	if err := checkPrefix(ctx, lister, bucket, prefix); err != nil {
+	defer closeFn()
+	if !gs {
+		bucket = localapi.LandingBucket
+	}
+	b := &reingest.Backfill{Objects: objs, Ledger: led, Ingest: ing, Concurrency: *concurrency, Grace: *grace}
+	if err := checkPrefix(ctx, objs, bucket, prefix); err != nil {
 		return fmt.Errorf("backfill: %w", err)
 	}
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -183,44 +182,5 @@ func TestOutputFlag(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestHelpComesFromTheFlags: each command's usage line names every flag its
-// help lists, so help cannot drift from the flags it documents; drop and
-// validate say what their exit statuses mean.
-func TestHelpComesFromTheFlags(t *testing.T) {
-	flagLine := regexp.MustCompile(`(?m)^  (-[a-z]|--[a-z-]+)`)
-	for _, c := range commands() {
-		t.Run(c.name, func(t *testing.T) {
-			var out bytes.Buffer
-			if err := dispatch(context.Background(), []string{c.name, "--help"}, &out); err != nil {
-				t.Fatal(err)
-			}
-			usage, _, _ := strings.Cut(out.String(), "\n\n")
-			_, flags, _ := strings.Cut(out.String(), "\nflags:\n")
-			flags, _, _ = strings.Cut(flags, "\n\n")
-			var missing []string
-			for _, m := range flagLine.FindAllStringSubmatch(flags, -1) {
-				if !regexp.MustCompile(regexp.QuoteMeta(m[1]) + `[ \]=]`).MatchString(usage) {
-					missing = append(missing, m[1])
-				}
-			}
-			if len(missing) > 0 {
-				t.Errorf("usage line lacks %q:\n%s", missing, out.String())
-			}
-		})
-	}
-	for cmd, want := range map[string]string{
-		"drop":     "exit status:\n  0 loaded in full",
-		"validate": "exit status:\n  0 every row valid",
-	} {
-		var out bytes.Buffer
-		if err := dispatch(context.Background(), []string{cmd, "--help"}, &out); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("%s --help lacks %q:\n%s", cmd, want, out.String())
-		}
 	}
 }

@@ -72,18 +72,8 @@ func realHost() host {
 			return pid > 0 && syscall.Kill(pid, 0) == nil
 		},
 		serving: func(ctx context.Context, addr string) bool {
-			ctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+localapi.HealthPath, nil)
-			if err != nil {
-				return false
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
+			code, err := probe(ctx, http.MethodGet, "http://"+addr+localapi.HealthPath, time.Second)
+			return err == nil && code == http.StatusOK
 		},
 		bindable: func(addr string) error {
 			l, err := net.Listen("tcp", addr)
@@ -95,19 +85,25 @@ func realHost() host {
 		getenv: os.Getenv,
 		getwd:  os.Getwd,
 		reachable: func(ctx context.Context, url string) error {
-			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodHead, url, nil)
-			if err != nil {
-				return err
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return err
-			}
-			return resp.Body.Close()
+			_, err := probe(ctx, http.MethodHead, url, 5*time.Second)
+			return err
 		},
 	}
+}
+
+// probe sends one request and returns the status code.
+func probe(ctx context.Context, method, url string, timeout time.Duration) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	return resp.StatusCode, resp.Body.Close()
 }
 
 var (
@@ -178,24 +174,23 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	}
 	add(f)
 
-	f = finding{Check: "gcc", Needed: "DuckDB, linked through cgo into the alpipe CLI", Fix: "apt-get install gcc (macOS: xcode-select --install)"}
-	if p, err := h.lookPath("gcc"); err != nil {
-		f.Detail = "gcc is not on PATH: `go build ./cmd/alpipe` fails compiling DuckDB"
-	} else {
-		f.OK, f.Detail, f.Fix = true, p, ""
+	f = onPath(h, "gcc", "DuckDB, linked through cgo into the alpipe CLI",
+		"apt-get install gcc (macOS: xcode-select --install)", false)
+	if !f.OK {
+		f.Detail += ": `go build ./cmd/alpipe` fails compiling DuckDB"
 	}
 	add(f)
 
 	sdk := ""
-	f = finding{Check: "gcloud", Needed: "the Firestore and Pub/Sub emulators (scripts/test.sh)", Fix: "apt-get install google-cloud-cli (Google's Debian repository)"}
-	if p, err := h.lookPath("gcloud"); err != nil {
-		f.Detail = "gcloud is not on PATH: scripts/test.sh cannot start the emulators (scripts/test.sh -short needs none)"
-	} else {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
+	f = onPath(h, "gcloud", "the Firestore and Pub/Sub emulators (scripts/test.sh)",
+		"apt-get install google-cloud-cli (Google's Debian repository)", false)
+	if f.OK {
+		if real, err := filepath.EvalSymlinks(f.Detail); err == nil {
+			f.Detail = real
 		}
-		sdk = filepath.Dir(filepath.Dir(p)) // <sdk>/bin/gcloud
-		f.OK, f.Detail, f.Fix = true, p, ""
+		sdk = filepath.Dir(filepath.Dir(f.Detail)) // <sdk>/bin/gcloud
+	} else {
+		f.Detail += ": scripts/test.sh cannot start the emulators (scripts/test.sh -short needs none)"
 	}
 	add(f)
 	for _, e := range []struct{ check, dir, pkg, comp string }{
@@ -204,15 +199,13 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	} {
 		f = finding{Check: e.check, Needed: "scripts/test.sh (the emulator tests and the production-parity stack)",
 			Fix: "apt-get install " + e.pkg + " (or: gcloud components install " + e.comp + ")"}
-		switch {
-		case sdk == "":
+		dir := filepath.Join(sdk, "platform", e.dir)
+		if _, err := h.stat(dir); sdk == "" {
 			f.Detail = "gcloud is missing"
-		default:
-			if _, err := h.stat(filepath.Join(sdk, "platform", e.dir)); err != nil {
-				f.Detail = "not installed in " + sdk
-			} else {
-				f.OK, f.Detail, f.Fix = true, filepath.Join(sdk, "platform", e.dir), ""
-			}
+		} else if err != nil {
+			f.Detail = "not installed in " + sdk
+		} else {
+			f.OK, f.Detail, f.Fix = true, dir, ""
 		}
 		add(f)
 	}
@@ -416,7 +409,7 @@ func runDoctor(ctx context.Context, c *cmdline, stdout io.Writer) error {
 		printFindings(stdout, findings)
 	}
 	if failed > 0 {
-		return fmt.Errorf("doctor: %s missing (each line above says how to fix it)", plural(failed, "required piece", "required pieces"))
+		return fmt.Errorf("doctor: %s missing (each line above says how to fix it)", render.Counted(failed, "required piece", "required pieces"))
 	}
 	return nil
 }
@@ -439,13 +432,6 @@ func printFindings(w io.Writer, fs []finding) {
 			fmt.Fprintf(w, "      %-*s  needed for %s; fix: %s\n", width, "", f.Needed, f.Fix)
 		}
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 func firstLine(s string) string {

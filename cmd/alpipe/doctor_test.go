@@ -17,18 +17,16 @@ import (
 
 // fakeHost is a machine described by what is installed on it.
 type fakeHost struct {
-	paths     map[string]string // tool -> path
-	outputs   map[string]string // "tool args..." -> its output
-	files     map[string]bool   // existing paths -> whether a folder
-	contents  map[string]string // file -> content
-	env       map[string]string
-	cwd       string
-	online    map[string]bool // URLs that answer
-	lockPID   string
-	clockMark string
-	alivePID  int
-	busyPort  bool
-	serving   bool
+	paths    map[string]string // tool -> path
+	outputs  map[string]string // "tool args..." -> its output
+	files    map[string]bool   // existing paths -> whether a folder
+	contents map[string]string // file -> content
+	env      map[string]string
+	cwd      string
+	online   map[string]bool // URLs that answer
+	alivePID int
+	busyPort bool
+	serving  bool
 }
 
 type fakeInfo struct {
@@ -61,12 +59,6 @@ func (h fakeHost) host() host {
 		readFile: func(p string) ([]byte, error) {
 			if c, ok := h.contents[p]; ok {
 				return []byte(c), nil
-			}
-			if strings.HasSuffix(p, "serve.lock") && h.lockPID != "" {
-				return []byte(h.lockPID + "\n"), nil
-			}
-			if strings.HasSuffix(p, "/clock") && h.clockMark != "" {
-				return []byte(h.clockMark + "\n"), nil
 			}
 			return nil, os.ErrNotExist
 		},
@@ -117,18 +109,18 @@ func complete() fakeHost {
 	}
 }
 
-// problems lists the checks that failed (FAIL) or warn (optional), with
-// their fixes.
-func problems(fs []finding) []string {
+func findingLines(fs []finding) []string {
 	var out []string
 	for _, f := range fs {
-		if !f.OK {
-			mark := "FAIL"
-			if f.Optional {
-				mark = "WARN"
-			}
-			out = append(out, mark+" "+f.Check+": "+f.Detail+" | fix: "+f.Fix)
+		mark := map[bool]string{true: "ok", false: "FAIL"}[f.OK]
+		if !f.OK && f.Optional {
+			mark = "WARN"
 		}
+		line := mark + " " + f.Check + ": " + f.Detail
+		if !f.OK {
+			line += " | fix: " + f.Fix
+		}
+		out = append(out, line)
 	}
 	return out
 }
@@ -137,15 +129,37 @@ const (
 	tfFix     = "install Terraform >= 1.9 from HashiCorp's apt repository (https://developer.hashicorp.com/terraform/install: add apt.releases.hashicorp.com, then apt-get install terraform) or unzip a release from https://releases.hashicorp.com/terraform/ into a folder on PATH"
 	mirrorFix = "../shared is a folder beside your clone (here /src/shared) that CI's machines have: copy its terraform/ folder, the hashicorp/google provider mirror, from one of them; or give this machine HTTPS access to registry.terraform.io, from which scripts/tf-check.sh downloads the provider without the mirror (cached in .cache/terraform)"
 	proxyFix  = "give this machine HTTPS access to the Go module proxy for scripts/tf-check.sh's first run (it builds them into .cache/bin, 1-5 minutes each), or copy .cache/bin from a machine that ran it"
+	notBuilt  = "tflint is not built in /src/main/.cache/bin"
 )
 
+// TestDoctorFindings: on the complete machine every finding is as want
+// says; on a changed one, want lists the findings that changed (a FAIL or
+// WARN with its fix, or an ok that says where a piece comes from).
 func TestDoctorFindings(t *testing.T) {
 	tests := []struct {
 		name   string
 		change func(*fakeHost)
 		want   []string
 	}{
-		{name: "everything present", change: func(*fakeHost) {}},
+		{name: "everything present", want: []string{
+			"ok go: go1.26.8 linux/amd64",
+			"ok gcc: /usr/bin/gcc",
+			"ok gcloud: /nonexistent-sdk/bin/gcloud",
+			"ok firestore emulator: /nonexistent-sdk/platform/cloud-firestore-emulator",
+			"ok pubsub emulator: /nonexistent-sdk/platform/pubsub-emulator",
+			`ok java: openjdk version "17.0.15" 2025-04-15`,
+			"ok terraform: Terraform v1.11.4",
+			"ok terraform provider: mirror /src/shared/terraform: terraform init runs offline",
+			"ok terraform linters: tflint, tfsec and terraform-docs built in /src/main/.cache/bin",
+			"ok shellcheck: /usr/bin/shellcheck",
+			"ok python3: /usr/bin/python3",
+			"ok curl: /usr/bin/curl",
+			"ok setsid: /usr/bin/setsid",
+			"ok chromium: /usr/bin/chromium",
+			"ok chromedriver: /usr/bin/chromedriver",
+			"ok port 127.0.0.1:8080: free",
+			"ok data folder .local: absent: serve creates it",
+		}},
 		{
 			name:   "no gcc",
 			change: func(h *fakeHost) { delete(h.paths, "gcc") },
@@ -157,10 +171,8 @@ func TestDoctorFindings(t *testing.T) {
 			want:   []string{"FAIL go: go1.22 is too old: go.mod needs go1.26 | fix: install Go 1.26 or newer (https://go.dev/dl), then open a new shell"},
 		},
 		{
-			name: "no gcloud: both emulators missing too",
-			change: func(h *fakeHost) {
-				delete(h.paths, "gcloud")
-			},
+			name:   "no gcloud: both emulators missing too",
+			change: func(h *fakeHost) { delete(h.paths, "gcloud") },
 			want: []string{
 				"FAIL gcloud: gcloud is not on PATH: scripts/test.sh cannot start the emulators (scripts/test.sh -short needs none) | fix: apt-get install google-cloud-cli (Google's Debian repository)",
 				"FAIL firestore emulator: gcloud is missing | fix: apt-get install google-cloud-cli-firestore-emulator (or: gcloud components install cloud-firestore-emulator)",
@@ -195,6 +207,7 @@ func TestDoctorFindings(t *testing.T) {
 		{
 			name:   "terraform 1.10 is newer than 1.9",
 			change: func(h *fakeHost) { h.outputs["terraform version"] = "Terraform v1.10.0\non linux_amd64\n" },
+			want:   []string{"ok terraform: Terraform v1.10.0"},
 		},
 		{
 			name: "terraform's version after a CLI configuration warning",
@@ -213,6 +226,22 @@ func TestDoctorFindings(t *testing.T) {
 			want:   []string{"FAIL terraform provider: no mirror at /src/shared/terraform/cliconfig and registry.terraform.io does not answer (dial tcp: no route to host) | fix: " + mirrorFix},
 		},
 		{
+			name:   "no provider mirror: the registry",
+			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig"); h.online[registryURL] = true },
+			want:   []string{"ok terraform provider: no mirror at /src/shared/terraform/cliconfig: scripts/tf-check.sh downloads hashicorp/google from registry.terraform.io (it answers), cached in .cache/terraform"},
+		},
+		{
+			name: "outside a clone",
+			change: func(h *fakeHost) {
+				h.cwd = "/home/ana"
+				h.online[registryURL], h.online["https://proxy.golang.org"] = true, true
+			},
+			want: []string{
+				"ok terraform provider: not run inside an alpipe clone, so ../shared is unknown: scripts/tf-check.sh would download hashicorp/google from registry.terraform.io (it answers)",
+				"ok terraform linters: not run inside an alpipe clone, so .cache/bin is unknown: scripts/tf-check.sh builds them from https://proxy.golang.org (it answers) on its first run",
+			},
+		},
+		{
 			name: "tf-check's tools not built, no proxy",
 			change: func(h *fakeHost) {
 				delete(h.files, "/src/main/.cache/bin/tfsec")
@@ -226,7 +255,24 @@ func TestDoctorFindings(t *testing.T) {
 				delete(h.files, "/src/main/.cache/bin/tflint")
 				h.outputs["go env GOPROXY"] = "off\n"
 			},
-			want: []string{"FAIL terraform linters: tflint is not built in /src/main/.cache/bin and GOPROXY=off | fix: " + proxyFix},
+			want: []string{"FAIL terraform linters: " + notBuilt + " and GOPROXY=off | fix: " + proxyFix},
+		},
+		{
+			name: "tf-check's tools to build from the proxy",
+			change: func(h *fakeHost) {
+				delete(h.files, "/src/main/.cache/bin/tflint")
+				h.online["https://proxy.golang.org"] = true
+			},
+			want: []string{"ok terraform linters: " + notBuilt + ": scripts/tf-check.sh builds it from https://proxy.golang.org (it answers) on its first run"},
+		},
+		{
+			name: "GOPROXY=direct: the tools' sources on GitHub",
+			change: func(h *fakeHost) {
+				delete(h.files, "/src/main/.cache/bin/tflint")
+				h.outputs["go env GOPROXY"] = "direct\n"
+				h.online["https://github.com"] = true
+			},
+			want: []string{"ok terraform linters: " + notBuilt + ": scripts/tf-check.sh builds it from https://github.com (it answers) on its first run"},
 		},
 		{
 			name:   "TF_CHECK_BIN names where tf-check's tools are",
@@ -260,100 +306,42 @@ func TestDoctorFindings(t *testing.T) {
 		{
 			name:   "port taken by alpipe serve is fine",
 			change: func(h *fakeHost) { h.busyPort, h.serving = true, true },
+			want:   []string{"ok port 127.0.0.1:8080: an alpipe server already answers there: client commands will use it"},
 		},
 		{
 			name:   "data folder is a file",
 			change: func(h *fakeHost) { h.files[".local"] = false },
 			want:   []string{"FAIL data folder .local: is a file, not a folder | fix: remove it, or pass --data with another folder"},
 		},
+		{
+			name: "data folder of a running serve on the wall clock",
+			change: func(h *fakeHost) {
+				h.files[".local"], h.alivePID = true, 4242
+				h.contents[".local/clock"], h.contents[".local/serve.lock"] = "wall\n", "4242\n"
+			},
+			want: []string{"ok data folder .local: present, written on the wall clock (serve with the other clock needs another --data); used by a running alpipe serve (PID 4242)"},
+		},
 	}
+	diagnoseOn := func(h fakeHost) []string {
+		return findingLines(diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local"))
+	}
+	base := diagnoseOn(complete())
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := complete()
-			tt.change(&h)
-			got := problems(diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local"))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("missing pieces (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestDoctorSaysWhereTerraformsPiecesComeFrom: a present piece's line says
-// which source scripts/tf-check.sh will use.
-func TestDoctorSaysWhereTerraformsPiecesComeFrom(t *testing.T) {
-	tests := []struct {
-		name   string
-		change func(*fakeHost)
-		check  string
-		want   string
-	}{
-		{
-			name:   "mirror beside the clone",
-			change: func(*fakeHost) {},
-			check:  "terraform provider",
-			want:   "mirror /src/shared/terraform: terraform init runs offline",
-		},
-		{
-			name:   "registry",
-			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig"); h.online[registryURL] = true },
-			check:  "terraform provider",
-			want:   "no mirror at /src/shared/terraform/cliconfig: scripts/tf-check.sh downloads hashicorp/google from registry.terraform.io (it answers), cached in .cache/terraform",
-		},
-		{
-			name: "outside a clone",
-			change: func(h *fakeHost) {
-				h.cwd = "/home/ana"
-				h.online[registryURL], h.online["https://proxy.golang.org"] = true, true
-			},
-			check: "terraform provider",
-			want:  "not run inside an alpipe clone, so ../shared is unknown: scripts/tf-check.sh would download hashicorp/google from registry.terraform.io (it answers)",
-		},
-		{
-			name:   "outside a clone, the tools",
-			change: func(h *fakeHost) { h.cwd = "/home/ana"; h.online["https://proxy.golang.org"] = true },
-			check:  "terraform linters",
-			want:   "not run inside an alpipe clone, so .cache/bin is unknown: scripts/tf-check.sh builds them from https://proxy.golang.org (it answers) on its first run",
-		},
-		{
-			name:   "tools built",
-			change: func(*fakeHost) {},
-			check:  "terraform linters",
-			want:   "tflint, tfsec and terraform-docs built in /src/main/.cache/bin",
-		},
-		{
-			name: "tools to build",
-			change: func(h *fakeHost) {
-				delete(h.files, "/src/main/.cache/bin/tflint")
-				h.online["https://proxy.golang.org"] = true
-			},
-			check: "terraform linters",
-			want:  "tflint is not built in /src/main/.cache/bin: scripts/tf-check.sh builds it from https://proxy.golang.org (it answers) on its first run",
-		},
-		{
-			name: "GOPROXY=direct: the tools' sources on GitHub",
-			change: func(h *fakeHost) {
-				delete(h.files, "/src/main/.cache/bin/tflint")
-				h.outputs["go env GOPROXY"] = "direct\n"
-				h.online["https://github.com"] = true
-			},
-			check: "terraform linters",
-			want:  "tflint is not built in /src/main/.cache/bin: scripts/tf-check.sh builds it from https://github.com (it answers) on its first run",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := complete()
-			tt.change(&h)
-			for _, f := range diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local") {
-				if f.Check == tt.check {
-					if diff := cmp.Diff(tt.want, f.Detail); diff != "" || !f.OK {
-						t.Errorf("%s OK=%v, detail (-want +got):\n%s", tt.check, f.OK, diff)
+			got := base
+			if tt.change != nil {
+				h := complete()
+				tt.change(&h)
+				got = nil
+				for i, l := range diagnoseOn(h) {
+					if l != base[i] {
+						got = append(got, l)
 					}
-					return
 				}
 			}
-			t.Fatalf("no %q finding", tt.check)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("findings (-want +got):\n%s", diff)
+			}
 		})
 	}
 }
@@ -419,21 +407,6 @@ warn  chromium   chromium is not on PATH
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("doctor's text (-want +got):\n%s", diff)
 	}
-}
-
-func TestDoctorNamesTheServeHoldingTheFolder(t *testing.T) {
-	h := complete()
-	h.files[".local"] = true
-	h.lockPID, h.alivePID, h.clockMark = "4242", 4242, "wall"
-	for _, f := range diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local") {
-		if strings.HasPrefix(f.Check, "data folder") {
-			if want := "present, written on the wall clock (serve with the other clock needs another --data); used by a running alpipe serve (PID 4242)"; f.Detail != want || !f.OK {
-				t.Errorf("data folder finding = %+v, want OK with %q", f, want)
-			}
-			return
-		}
-	}
-	t.Fatal("no data folder finding")
 }
 
 // TestDoctorOnThisMachine runs the real checks: on the team's machines

@@ -48,7 +48,7 @@ func runLs(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if c.format == "json" {
 		if more {
 			// stdout stays one JSON document; the cut is said aside.
-			fmt.Fprintf(os.Stderr, "alpipe ls: first %s only; --max 0 lists all\n", plural(len(files), "object", "objects"))
+			fmt.Fprintf(os.Stderr, "alpipe ls: first %s only; --max 0 lists all\n", render.Counted(len(files), "object", "objects"))
 		}
 		return render.JSON(stdout, files)
 	}
@@ -63,11 +63,11 @@ func runLs(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err := render.Table(stdout, []string{"created", "bytes", "generation", "object"}, rows, []render.Kind{render.Text, render.Int, render.Int, render.Text}); err != nil {
 		return err
 	}
+	n := render.Counted(len(files), "object", "objects")
 	if more {
-		fmt.Fprintf(stdout, "(first %s; --max 0 lists all; alpipe status OBJECT tells what became of one)\n", plural(len(files), "object", "objects"))
-		return nil
+		n = "first " + n + "; --max 0 lists all"
 	}
-	fmt.Fprintf(stdout, "(%s; alpipe status OBJECT tells what became of one)\n", plural(len(files), "object", "objects"))
+	fmt.Fprintf(stdout, "(%s; alpipe status OBJECT tells what became of one)\n", n)
 	return nil
 }
 

@@ -39,25 +39,3 @@ func TestLsTarget(t *testing.T) {
 		})
 	}
 }
-
-func TestLsListsWhatLanded(t *testing.T) {
-	q := dropERP(t)
-	out, err := run(t, "ls", "exportaciones/2026/03/14/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "gs://alpinashop-catalogo/exportaciones/2026/03/14/pedidos-erp.csv") || !strings.Contains(out, "(1 object;") {
-		t.Errorf("ls of the landing prefix:\n%s", out)
-	}
-	out, err = run(t, "ls", "gs://alpinashop-cuarentena/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, q) {
-		t.Errorf("ls of the quarantine bucket does not list %s:\n%s", q, out)
-	}
-	out, err = run(t, "ls", "nothing-here/")
-	if err != nil || !strings.Contains(out, "no objects under gs://alpinashop-catalogo/nothing-here/") {
-		t.Errorf("ls of an empty prefix: %v\n%s", err, out)
-	}
-}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -144,8 +145,12 @@ func TestNoServerFailsFast(t *testing.T) {
 }
 
 // TestHelpOnEveryCommand: help is asked for, not an error: stdout, exit 0,
-// with a usage line, the arguments and an example.
+// with a usage line, the arguments and an example. The usage line names
+// every flag the help lists, so help cannot drift from the flags it
+// documents; drop and validate say what their exit statuses mean.
 func TestHelpOnEveryCommand(t *testing.T) {
+	flagLine := regexp.MustCompile(`(?m)^  (-[a-z]|--[a-z-]+)`)
+	exits := map[string]string{"drop": "exit status:\n  0 loaded in full", "validate": "exit status:\n  0 every row valid"}
 	for _, c := range commands() {
 		for _, args := range [][]string{{c.name, "--help"}, {c.name, "-h"}, {"help", c.name}} {
 			t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -153,9 +158,18 @@ func TestHelpOnEveryCommand(t *testing.T) {
 				if err := dispatch(context.Background(), args, &out); err != nil {
 					t.Fatalf("error %v; help must exit 0", err)
 				}
-				for _, want := range []string{"usage: alpipe " + c.name, "arguments:\n  ", "examples:\n  alpipe "} {
-					if !strings.Contains(out.String(), want) {
-						t.Errorf("help lacks %q:\n%s", want, out.String())
+				help := out.String()
+				for _, want := range []string{"usage: alpipe " + c.name, "arguments:\n  ", "examples:\n  alpipe ", exits[c.name]} {
+					if !strings.Contains(help, want) {
+						t.Errorf("help lacks %q:\n%s", want, help)
+					}
+				}
+				usage, _, _ := strings.Cut(help, "\n\n")
+				_, flags, _ := strings.Cut(help, "\nflags:\n")
+				flags, _, _ = strings.Cut(flags, "\n\n")
+				for _, m := range flagLine.FindAllStringSubmatch(flags, -1) {
+					if !regexp.MustCompile(regexp.QuoteMeta(m[1]) + `[ \]=]`).MatchString(usage) {
+						t.Errorf("usage line lacks %q:\n%s", m[1], help)
 					}
 				}
 			})

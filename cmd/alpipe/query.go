@@ -65,10 +65,7 @@ func runQuery(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err := render.Result(stdout, res, kinds, format); err != nil {
 		return err
 	}
-	footer := fmt.Sprintf("(%s rows)", render.Thousands(len(res.Rows)))
-	if len(res.Rows) == 1 {
-		footer = "(1 row)"
-	}
+	footer := "(" + render.Counted(len(res.Rows), "row", "rows") + ")"
 	if more {
 		footer = fmt.Sprintf("(first %s rows shown; more exist: --max-rows 0 prints all, or add LIMIT)", render.Thousands(len(res.Rows)))
 	}

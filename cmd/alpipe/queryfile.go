@@ -54,27 +54,16 @@ func queryToFile(ctx context.Context, srv client.Server, sql string, max int, fo
 	if err != nil {
 		return fmt.Errorf("query: %w", personal(err))
 	}
-	if err := rw.Flush(); err != nil {
-		return fmt.Errorf("query: write %s: %w", file, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("query: write %s: %w", file, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("query: write %s: %w", file, err)
-	}
 	// CreateTemp's 0600 is for the unfinished file; the answer is the
 	// person's own file, readable as any other they write.
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		return fmt.Errorf("query: write %s: %w", file, err)
+	chmod := func() error { return os.Chmod(tmp, 0o644) }
+	rename := func() error { return os.Rename(tmp, file) }
+	for _, step := range []func() error{rw.Flush, f.Sync, f.Close, chmod, rename} {
+		if err := step(); err != nil {
+			return fmt.Errorf("query: write %s: %w", file, err)
+		}
 	}
-	if err := os.Rename(tmp, file); err != nil {
-		return fmt.Errorf("query: write %s: %w", file, err)
-	}
-	n := "1 row"
-	if rw.Rows() != 1 {
-		n = render.Thousands(rw.Rows()) + " rows"
-	}
+	n := render.Counted(int(rw.Rows()), "row", "rows")
 	fmt.Fprintf(stdout, "wrote %s to %s\n", n, file)
 	if more {
 		fmt.Fprintf(stdout, "(the first %s; more exist: --max-rows 0 writes all, or add LIMIT)\n", n)

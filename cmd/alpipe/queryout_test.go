@@ -19,7 +19,9 @@ import (
 
 // TestQueryErrorsReadAsSentences: what a person sees after "alpipe: " is
 // the reason in the engine's words without the request's plumbing, and
-// DuckDB's SQL line and caret on lines of their own, aligned.
+// DuckDB's SQL line and caret on lines of their own, aligned. The server's
+// caps are named by their variable, and no row of a refused or stopped
+// answer is printed as if it were the whole answer.
 func TestQueryErrorsReadAsSentences(t *testing.T) {
 	tests := []struct {
 		name string
@@ -34,12 +36,15 @@ func TestQueryErrorsReadAsSentences(t *testing.T) {
 			want: "query: max_rows 1000001 is above this server's cap of 1000000 rows: ALPIPE_QUERY_MAX_ROWS"},
 		{name: "other commands' errors stay one line", args: []string{"query", "SELECT 1", "--format", "xml"},
 			want: `query: --format "xml": want table or csv or json or jsonl`},
+		{name: "every row, past the cap: none printed", args: []string{"query", "SELECT i FROM range(1000001) t(i)", "--max-rows", "0"},
+			want: "query: incomplete answer: answer stopped at 1000000 rows: ALPIPE_QUERY_MAX_ROWS (no row printed: " +
+				"they are not the whole answer; add a LIMIT or --max-rows)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := run(t, tt.args...)
-			if err == nil {
-				t.Fatalf("no error; printed %q", out)
+			if err == nil || out != "" {
+				t.Fatalf("error %v; printed %.200q, want nothing", err, out)
 			}
 			if diff := cmp.Diff(tt.want, errorText(err)); diff != "" {
 				t.Errorf("error as printed (-want +got):\n%s", diff)

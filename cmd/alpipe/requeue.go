@@ -34,26 +34,15 @@ func runRequeue(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r := &reingest.Requeue{Feeds: feeds, LandingBucket: *landing}
-	if gs && !c.isSet("server") {
-		app, svc, objs, err := cloudIngest(ctx, "requeue gs://...")
-		if err != nil {
-			return err
-		}
-		defer app.Close()
-		r.Objects, r.Ingest = objs, reingest.Direct{Service: svc}
-	} else {
-		srv := c.srv
-		gcs, closeFn, err := srv.Storage(ctx)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		if !gs {
-			bucket = localapi.QuarantineBucket
-		}
-		r.Objects, r.Ingest = gcs, srv
+	objs, _, ing, closeFn, err := c.reingestBackends(ctx, gs)
+	if err != nil {
+		return err
 	}
+	defer closeFn()
+	if !gs {
+		bucket = localapi.QuarantineBucket
+	}
+	r := &reingest.Requeue{Feeds: feeds, LandingBucket: *landing, Objects: objs, Ingest: ing}
 	req := reingest.RequeueRequest{Bucket: bucket, Name: name, Object: *object, DeclaredHeader: *declared}
 	if *file != "" {
 		f, err := os.Open(*file)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -24,8 +23,9 @@ func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	start := c.String("start", "", "`TIME` the virtual clock starts at (RFC 3339; default now)")
 	allowRemote := c.Bool("allow-remote", false, "serve clients on other machines too (needed for a non-loopback --addr); they can run any SQL and write data, and must reach this machine by a name given with --host")
 	logFormat := c.String("log-format", "", "log lines on stderr: `text|json` (default text on a terminal, json otherwise, as Cloud Logging reads)")
-	var hosts stringList
-	c.Var(&hosts, "host", "a further Host `NAME` (or IP) to accept besides localhost and loopback IPs, the only ones clients may use, even with --allow-remote (repeatable)")
+	var hosts []string
+	c.Func("host", "a further Host `NAME` (or IP) to accept besides localhost and loopback IPs, the only ones clients may use, even with --allow-remote (repeatable)",
+		func(v string) error { hosts = append(hosts, v); return nil })
 	err := c.parse()
 	if err != nil {
 		return err
@@ -68,16 +68,6 @@ func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	<-ctx.Done()
 	// The CLI's context ends on SIGINT or SIGTERM: drain like cmd/server.
 	return srv.Shutdown("signal received")
-}
-
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-
-func (l *stringList) Set(v string) error {
-	*l = append(*l, v)
-	return nil
 }
 
 // serveLogger logs for a person on a terminal and for Cloud Logging's

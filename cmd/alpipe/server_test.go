@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -92,87 +93,68 @@ func dropERP(t *testing.T) string {
 	return quarantined
 }
 
-func TestQuarantineListAndGet(t *testing.T) {
-	q := dropERP(t)
-	out, err := run(t, "quarantine", "ls")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, q) || !regexp.MustCompile(`\(\d+ files?; `).MatchString(out) { // other tests quarantine files too
-		t.Errorf("quarantine ls does not list %s:\n%s", q, out)
-	}
-	out, err = run(t, "quarantine", "get", q, "-o", "-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(out, "linea,codigo,motivo,fila\n") || strings.Count(out, "\n") < 2 {
-		t.Errorf("quarantine get printed no CSV with rows:\n%s", out)
-	}
-	if _, err := run(t, "quarantine", "get", "cuarentena/nope.csv", "-o", "-"); err == nil || !strings.Contains(err.Error(), "quarantine ls lists them") {
-		t.Errorf("get of a missing object: error %v", err)
-	}
-}
-
-func TestStatusObjectHistory(t *testing.T) {
-	dropERP(t)
-	out, err := run(t, "status", "exportaciones/2026/03/14/pedidos-erp.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"gs://alpinashop-catalogo/exportaciones/2026/03/14/pedidos-erp.csv", "generation: ", "attempt: 1", "quarantine get"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("status OBJECT lacks %q:\n%s", want, out)
-		}
-	}
-	if _, err := run(t, "status", "exportaciones/2026/03/14/otro.csv"); err == nil || !strings.Contains(err.Error(), "no record of") {
-		t.Errorf("status of an unknown object: error %v", err)
-	}
-}
-
-func TestQueryMaxRows(t *testing.T) {
-	dropERP(t)
+// TestCommandsOnTheServer runs commands against the shared server after
+// the dirty ERP drop: {Q} in args and want stands for its quarantine
+// object. want is in stdout, wantErr in the error, match matches stdout.
+func TestCommandsOnTheServer(t *testing.T) {
+	const erpObject = "gs://alpinashop-catalogo/exportaciones/2026/03/14/pedidos-erp.csv"
 	tests := []struct {
-		name string
-		args []string
-		want []string
+		name    string
+		args    []string
+		want    []string
+		match   string
+		wantErr []string
 	}{
-		{name: "default limit of 100, order kept", args: []string{"query", "SELECT i FROM range(250) t(i) ORDER BY i DESC"}, want: []string{"i\n249\n248\n", "\n150\n(first 100 rows shown; more exist"}},
-		{name: "numbers grouped", args: []string{"query", "SELECT 1800015 AS n, CAST(89.9 AS DECIMAL(10,2)) AS importe"}, want: []string{"1,800,015", "89.90", "(1 row)"}},
-		{name: "row count", args: []string{"query", "SELECT count(*) AS n FROM lineas_pedido"}, want: []string{"(1 row)"}},
-		{name: "not a SELECT still runs", args: []string{"query", "SHOW TABLES"}, want: []string{"lineas_pedido", "rows)"}},
+		{name: "ls of the landing prefix", args: []string{"ls", "exportaciones/2026/03/14/"}, want: []string{erpObject, "(1 object;"}},
+		{name: "ls of the quarantine bucket", args: []string{"ls", "gs://alpinashop-cuarentena/"}, want: []string{"{Q}"}},
+		{name: "ls of an empty prefix", args: []string{"ls", "nothing-here/"},
+			want: []string{"no objects under gs://alpinashop-catalogo/nothing-here/"}},
+		// Other tests quarantine files too.
+		{name: "quarantine ls", args: []string{"quarantine", "ls"}, want: []string{"{Q}"}, match: `\(\d+ files?; `},
+		{name: "quarantine get: a CSV with rows", args: []string{"quarantine", "get", "{Q}", "-o", "-"}, match: `^linea,codigo,motivo,fila\n.*\n`},
+		{name: "quarantine get of a missing object", args: []string{"quarantine", "get", "cuarentena/nope.csv", "-o", "-"},
+			wantErr: []string{"quarantine ls lists them"}},
+		{name: "status OBJECT", args: []string{"status", "exportaciones/2026/03/14/pedidos-erp.csv"},
+			want: []string{erpObject, "generation: ", "attempt: 1", "quarantine get"}},
+		{name: "status --state done", args: []string{"status", "--state", "done"}, want: []string{erpObject, "in state DONE"}},
+		{name: "status --watch 10ms", args: []string{"status", "--watch", "10ms"}, wantErr: []string{"at least 1s"}},
+		{name: "status of an unknown object", args: []string{"status", "exportaciones/2026/03/14/otro.csv"}, wantErr: []string{"no record of"}},
+		{name: "backfill of a typo'd prefix", args: []string{"backfill", "exportacion/"},
+			wantErr: []string{`no object under "exportacion/"`, "it holds exportaciones/", "lineas_pedido"}},
+		{name: "query: default limit of 100, order kept", args: []string{"query", "SELECT i FROM range(250) t(i) ORDER BY i DESC"},
+			want: []string{"i\n249\n248\n", "\n150\n(first 100 rows shown; more exist"}},
+		{name: "query: numbers grouped", args: []string{"query", "SELECT 1800015 AS n, CAST(89.9 AS DECIMAL(10,2)) AS importe"},
+			want: []string{"1,800,015", "89.90", "(1 row)"}},
+		{name: "query: row count", args: []string{"query", "SELECT count(*) AS n FROM lineas_pedido"}, want: []string{"(1 row)"}},
+		{name: "query: not a SELECT still runs", args: []string{"query", "SHOW TABLES"}, want: []string{"lineas_pedido", "rows)"}},
+		{name: "query --max-rows 2: header, 2 rows and the footer", args: []string{"query", "SELECT i FROM range(10) t(i)", "--max-rows", "2"},
+			match: `^([^\n]+\n){4}$`},
 	}
+	q := dropERP(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := run(t, tt.args...)
-			if err != nil {
-				t.Fatal(err)
+			args := slices.Clone(tt.args)
+			for i := range args {
+				args[i] = strings.ReplaceAll(args[i], "{Q}", q)
+			}
+			out, err := run(t, args...)
+			if (err != nil) != (len(tt.wantErr) > 0) {
+				t.Fatalf("error %v, want one containing %q; output:\n%s", err, tt.wantErr, out)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
 			}
 			for _, w := range tt.want {
-				if !strings.Contains(out, w) {
+				if w = strings.ReplaceAll(w, "{Q}", q); !strings.Contains(out, w) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
 			}
+			if tt.match != "" && !regexp.MustCompile(tt.match).MatchString(out) {
+				t.Errorf("output does not match %s:\n%s", tt.match, out)
+			}
 		})
-	}
-	out, err := run(t, "query", "SELECT i FROM range(10) t(i)", "--max-rows", "2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 {
-		t.Errorf("--max-rows 2 printed %d lines, want header, 2 rows and the footer:\n%s", len(lines), out)
-	}
-}
-
-func TestBackfillRefusesAPrefixWithNothing(t *testing.T) {
-	dropERP(t)
-	_, err := run(t, "backfill", "exportacion/")
-	if err == nil {
-		t.Fatal("backfill of a typo'd prefix succeeded")
-	}
-	for _, want := range []string{`no object under "exportacion/"`, "it holds exportaciones/", "lineas_pedido"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
 	}
 }
 

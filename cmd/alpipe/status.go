@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -13,10 +11,8 @@ import (
 	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/reingest"
 	"github.com/alpinashop/alpipe/internal/render"
-	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/status"
 )
 
@@ -53,15 +49,12 @@ func runStatus(ctx context.Context, c *cmdline, stdout io.Writer) error {
 		}
 		var recs []ledger.Record
 		if *cloud {
-			if err := cloudEnv("status --cloud"); err != nil {
-				return err
-			}
-			proc, err := functions.Prepare(ctx, []string{functions.IngestCSVName}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
+			app, err := cloudApp(ctx, "status --cloud", functions.IngestCSVName)
 			if err != nil {
 				return err
 			}
-			defer proc.App.Close()
-			if recs, err = proc.App.Ledger.List(ctx); err != nil {
+			defer app.Close()
+			if recs, err = app.Ledger.List(ctx); err != nil {
 				return fmt.Errorf("status: %w", err)
 			}
 		} else if recs, err = c.srv.Ledger(ctx); err != nil {
@@ -81,14 +74,10 @@ func runStatus(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	var rep status.Report
 	var err error
 	if *cloud {
-		if err := cloudEnv("status --cloud"); err != nil {
-			return err
-		}
-		proc, err := functions.Prepare(ctx, []string{functions.IngestCSVName, functions.AdvanceWatermarkName}, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
+		app, err := cloudApp(ctx, "status --cloud", functions.IngestCSVName, functions.AdvanceWatermarkName)
 		if err != nil {
 			return err
 		}
-		app := proc.App
 		defer app.Close()
 		rep = status.BuildReport(ctx, app.StatusSources(), status.Options{Since: *since, MaxFiles: *files})
 	} else if rep, err = c.srv.Status(ctx, *since, *files); err != nil {

@@ -60,11 +60,11 @@ func filesInState(recs []ledger.Record, state ledger.State, max int, format stri
 	if err := render.Table(stdout, []string{"started", "generation", "object", "reason"}, rows, []render.Kind{render.Text, render.Int, render.Text, render.Text}); err != nil {
 		return err
 	}
+	next := "alpipe status OBJECT shows one's history"
 	if more > 0 {
-		fmt.Fprintf(stdout, "(%s in state %s; %d more: raise --files)\n", plural(len(mine), "file", "files"), state, more)
-		return nil
+		next = fmt.Sprintf("%d more: raise --files", more)
 	}
-	fmt.Fprintf(stdout, "(%s in state %s; alpipe status OBJECT shows one's history)\n", plural(len(mine), "file", "files"), state)
+	fmt.Fprintf(stdout, "(%s in state %s; %s)\n", render.Counted(len(mine), "file", "files"), state, next)
 	return nil
 }
 

@@ -76,20 +76,6 @@ func TestWatchRepeatsTheReport(t *testing.T) {
 	}
 }
 
-func TestStatusStateThroughTheServer(t *testing.T) {
-	dropERP(t)
-	out, err := run(t, "status", "--state", "done")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "gs://alpinashop-catalogo/exportaciones/2026/03/14/pedidos-erp.csv") || !strings.Contains(out, "in state DONE") {
-		t.Errorf("status --state done:\n%s", out)
-	}
-	if _, err := run(t, "status", "--watch", "10ms"); err == nil || !strings.Contains(err.Error(), "at least 1s") {
-		t.Errorf("status --watch 10ms: %v, want a refusal", err)
-	}
-}
-
 func TestOneLineReasonKeepsWholeLetters(t *testing.T) {
 	got := oneLineReason(strings.Repeat("é", 130))
 	if !utf8.ValidString(got) || !strings.HasSuffix(got, "...") || utf8.RuneCountInString(got) != 120 {

@@ -26,35 +26,26 @@ type tableDoc struct {
 	Description string            `json:"description,omitempty"`
 }
 
-// viewDocs are the views, one per declared aggregation: their columns are
-// those of the table they read.
-func viewDocs() []tableDoc {
-	var docs []tableDoc
-	for _, v := range warehouse.Views() {
-		what := "the latest pane"
-		if v.Accumulation == warehouse.Discarding {
-			what = "the sum of the panes"
-		}
-		description := what + " of each (window_start, " + v.Key + "): the dashboard's figures"
-		if v.Session {
-			description += "; sessions whose latest pane is MERGED are left out"
-		}
-		docs = append(docs, tableDoc{Table: v.Name, Kind: "view", Over: v.Panes, Description: description})
-	}
-	return docs
-}
-
+// tableDocs are the tables, then the views, one per declared aggregation:
+// a view's columns are those of the table it reads.
 func tableDocs() []tableDoc {
 	var docs []tableDoc
 	for _, t := range warehouse.Tables() {
 		docs = append(docs, tableDoc{Table: t.Name, Kind: "table", PartitionBy: t.PartitionField, ClusteredBy: t.Clustering, Columns: t.Schema})
 	}
-	for _, v := range viewDocs() {
-		t, err := warehouse.Lookup(v.Over)
-		if err == nil {
-			v.Columns = t.Schema
+	for _, v := range warehouse.Views() {
+		what := "the latest pane"
+		if v.Accumulation == warehouse.Discarding {
+			what = "the sum of the panes"
 		}
-		docs = append(docs, v)
+		d := tableDoc{Table: v.Name, Kind: "view", Over: v.Panes, Description: what + " of each (window_start, " + v.Key + "): the dashboard's figures"}
+		if v.Session {
+			d.Description += "; sessions whose latest pane is MERGED are left out"
+		}
+		if t, err := warehouse.Lookup(v.Panes); err == nil {
+			d.Columns = t.Schema
+		}
+		docs = append(docs, d)
 	}
 	return docs
 }

@@ -2,13 +2,15 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/alpinashop/alpipe/internal/contract"
@@ -157,13 +159,8 @@ func (v *validation) writeText(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "  rows read/valid/rejected: %s/%s/%s\n", render.Thousands(v.Read), render.Thousands(v.Valid), render.Thousands(v.Rejected))
 	if len(v.Rejects) > 0 {
-		codes := make([]string, 0, len(v.Rejects))
-		for c := range v.Rejects {
-			codes = append(codes, c)
-		}
-		sort.Slice(codes, func(i, j int) bool {
-			return v.Rejects[codes[i]] > v.Rejects[codes[j]] || v.Rejects[codes[i]] == v.Rejects[codes[j]] && codes[i] < codes[j]
-		})
+		codes := slices.Collect(maps.Keys(v.Rejects)) // the most rows first
+		slices.SortFunc(codes, func(a, b string) int { return cmp.Or(cmp.Compare(v.Rejects[b], v.Rejects[a]), strings.Compare(a, b)) })
 		rows := make([][]string, 0, len(codes))
 		for _, c := range codes {
 			rows = append(rows, []string{c, render.Thousands(v.Rejects[c])})

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -98,7 +97,7 @@ func (s Server) Upload(ctx context.Context, bucket, object, file string) (object
 // binary mode, StorageObjectData with its int64 fields as JSON strings.
 func FinalizeEvent(a objects.Attrs, now time.Time) (cloudevents.Event, error) {
 	e := cloudevents.NewEvent()
-	e.SetID(randomID())
+	e.SetID(rand.Text())
 	e.SetType(localapi.FinalizedType)
 	e.SetSource("//storage.googleapis.com/projects/_/buckets/" + a.Bucket)
 	e.SetSubject("objects/" + a.Name)
@@ -118,10 +117,7 @@ func FinalizeEvent(a objects.Attrs, now time.Time) (cloudevents.Event, error) {
 		"timeCreated":    a.Created.UTC().Format(time.RFC3339Nano),
 		"updated":        a.Created.UTC().Format(time.RFC3339Nano),
 	}
-	if err := e.SetData(cloudevents.ApplicationJSON, data); err != nil {
-		return e, err
-	}
-	return e, nil
+	return e, e.SetData(cloudevents.ApplicationJSON, data)
 }
 
 // ErrNotAcknowledged is returned when the function answered non-2xx.
@@ -203,12 +199,6 @@ func (s Server) Ledger(ctx context.Context) ([]ledger.Record, error) {
 	var recs []ledger.Record
 	_, err := s.getJSON(ctx, localapi.LedgerPath, &recs)
 	return recs, err
-}
-
-func randomID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // networkError tells "nothing answered" (dial refused, reset, timeout) from

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -127,7 +128,7 @@ func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (Push
 		Message: order.Message{
 			Data:        s.Order, // []byte: base64 in JSON, as Pub/Sub sends it
 			Attributes:  s.attributes(),
-			MessageID:   randomID(),
+			MessageID:   rand.Text(),
 			PublishTime: publishTime.UTC(),
 		},
 		Subscription: "projects/alpinashop-datos/subscriptions/pedidos-nuevos-push",

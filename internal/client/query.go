@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/alpinashop/alpipe/internal/localapi"
@@ -17,19 +17,14 @@ import (
 
 // QueryError is a query the server refused or could not run, before its
 // answer began: Msg is the server's words (the engine's message may span
-// lines, as DuckDB's caret under the SQL does). The request's plumbing is
-// kept apart, in Status and Debug, so that a person reads only the reason.
+// lines, as DuckDB's caret under the SQL does). The HTTP status is kept
+// apart, so that a person reads only the reason.
 type QueryError struct {
 	Status int
 	Msg    string
 }
 
 func (e *QueryError) Error() string { return e.Msg }
-
-// Debug is the error with how it travelled, for logs.
-func (e *QueryError) Debug() string {
-	return fmt.Sprintf("POST %s: HTTP %d: %s", localapi.QueryPath, e.Status, e.Msg)
-}
 
 // QueryRows runs read-only SQL on the server's warehouse and hands the
 // answer to sink as it arrives. It reports whether rows beyond maxRows
@@ -101,15 +96,7 @@ func (s Server) QueryTyped(ctx context.Context, sql string, max int, newSink fun
 
 // described reads DESCRIBE's answer: each column's name and type.
 func described(d warehouse.Result) (names, types []string) {
-	ni, ti := -1, -1
-	for i, c := range d.Columns {
-		switch c {
-		case "column_name":
-			ni = i
-		case "column_type":
-			ti = i
-		}
-	}
+	ni, ti := slices.Index(d.Columns, "column_name"), slices.Index(d.Columns, "column_type")
 	if ni < 0 || ti < 0 {
 		return nil, nil
 	}

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -202,27 +203,17 @@ func TestRequeueThroughServer(t *testing.T) {
 	for _, row := range rows {
 		row[3] = strings.Replace(row[3], "2026-02-30", "2026-02-28", 1)
 	}
-	fixed := filepath.Join(t.TempDir(), "fixed.csv")
-	f, err := os.Create(fixed)
-	if err != nil {
+	var fixed bytes.Buffer // the person's corrected copy
+	if err := csv.NewWriter(&fixed).WriteAll(rows); err != nil {
 		t.Fatal(err)
 	}
-	if err := csv.NewWriter(f).WriteAll(rows); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	in, err := os.Open(fixed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
 
 	feeds, err := contract.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
 	rq := &reingest.Requeue{Objects: gcs, Ingest: server, Feeds: feeds, LandingBucket: localapi.LandingBucket}
-	res, err := rq.Run(ctx, reingest.RequeueRequest{Bucket: localapi.QuarantineBucket, Name: rec.Quarantine, Rows: in})
+	res, err := rq.Run(ctx, reingest.RequeueRequest{Bucket: localapi.QuarantineBucket, Name: rec.Quarantine, Rows: &fixed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -277,48 +277,40 @@ func TestAPI(t *testing.T) {
 		edit(&s)
 		return s
 	}
+	// barsFailed is every part but the bars, which failed with why.
+	barsFailed := func(why string) dashboard.Snapshot {
+		return snap(func(s *dashboard.Snapshot) { s.Bars, s.Errors = []dashboard.Bar{}, map[string]string{"bars": why} })
+	}
 	tests := []struct {
-		name   string
-		source func() dashboard.Source
-		want   dashboard.Snapshot
+		name string
+		edit func(*dashboard.Source) // of full()
+		want dashboard.Snapshot
 	}{
 		{
-			name:   "every part",
-			source: full,
-			want:   snap(func(*dashboard.Snapshot) {}),
+			name: "every part",
+			want: snap(func(*dashboard.Snapshot) {}),
 		},
 		{
 			name: "no order accepted yet: watermark null, empty lists not null",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Warehouse = &fakeWarehouse{res: viewResult()}
 				s.Ledger = fakeLedger{}
 				s.Watermarks = fakeWatermark(time.Time{}, nil)
 				s.Stream = fakeStream{st: stream.AggregationStatus{Aggregation: "ventas_hora_pais"}}
-				return s
 			},
 			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Range: lastDay(now), Bars: []dashboard.Bar{}, Files: []dashboard.File{},
 				Countries: []string{}, Discards: noDiscards(now), OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}}},
 		},
 		{
 			name: "a failing warehouse leaves the other parts",
-			source: func() dashboard.Source {
-				s := full()
-				s.Warehouse = &fakeWarehouse{err: errors.New("bigquery: 503")}
-				return s
-			},
-			want: snap(func(s *dashboard.Snapshot) {
-				s.Bars = []dashboard.Bar{}
-				s.Errors = map[string]string{"bars": "query ventas_hora_pais: bigquery: 503"}
-			}),
+			edit: func(s *dashboard.Source) { s.Warehouse = &fakeWarehouse{err: errors.New("bigquery: 503")} },
+			want: barsFailed("query ventas_hora_pais: bigquery: 503"),
 		},
 		{
 			name: "failing ledger and watermark",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Ledger = fakeLedger{err: errors.New("list ledger: unavailable")}
 				s.Watermarks = fakeWatermark(time.Time{}, errors.New("deadline exceeded"))
-				return s
 			},
 			want: snap(func(s *dashboard.Snapshot) {
 				s.Watermark, s.Files, s.Freshness.LastFileLoaded = nil, []dashboard.File{}, nil
@@ -326,55 +318,38 @@ func TestAPI(t *testing.T) {
 			}),
 		},
 		{
-			name:   "nothing configured",
-			source: func() dashboard.Source { return dashboard.Source{Now: func() time.Time { return now }} },
+			name: "nothing configured",
+			edit: func(s *dashboard.Source) { *s = dashboard.Source{Now: s.Now} },
 			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Range: lastDay(now), Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{}, Discards: noDiscards(now),
 				Errors: map[string]string{"bars": "not configured in this process", "discards": "not configured in this process", "files": "not configured in this process",
 					"stream": "not configured in this process", "watermark": "not configured in this process"}},
 		},
 		{
 			name: "an amount that is not a decimal is an error, never a guess",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Warehouse = &fakeWarehouse{res: viewResult([]string{"2026-03-14T17:00:00Z", "2026-03-14T18:00:00Z", "ES", "1e3", "1", "1", "EARLY", "0"})}
-				return s
 			},
-			want: snap(func(s *dashboard.Snapshot) {
-				s.Bars = []dashboard.Bar{}
-				s.Errors = map[string]string{"bars": `ventas_hora_pais row 1: importe "1e3": not a decimal number`}
-			}),
+			want: barsFailed(`ventas_hora_pais row 1: importe "1e3": not a decimal number`),
 		},
 		{
 			name: "a missing column is reported",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Warehouse = &fakeWarehouse{res: warehouse.Result{Columns: []string{"window_start"}, Rows: [][]string{{"x"}}}}
-				return s
 			},
-			want: snap(func(s *dashboard.Snapshot) {
-				s.Bars = []dashboard.Bar{}
-				s.Errors = map[string]string{"bars": `ventas_hora_pais: answer has no column "window_end" (columns [window_start])`}
-			}),
+			want: barsFailed(`ventas_hora_pais: answer has no column "window_end" (columns [window_start])`),
 		},
 		{
 			name: "bad timestamps and counts are all named",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Warehouse = &fakeWarehouse{res: viewResult([]string{"yesterday", "2026-03-14T18:00:00Z", "ES", "1", "one", "1", "EARLY", "0"})}
-				return s
 			},
-			want: snap(func(s *dashboard.Snapshot) {
-				s.Bars = []dashboard.Bar{}
-				s.Errors = map[string]string{"bars": `ventas_hora_pais row 1: window_start "yesterday": not an RFC 3339 time; pedidos "one": not an integer`}
-			}),
+			want: barsFailed(`ventas_hora_pais row 1: window_start "yesterday": not an RFC 3339 time; pedidos "one": not an integer`),
 		},
 		{
 			name: "an aggregation name that could escape the SQL literal is refused",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Aggregation = "x' OR '1'='1"
 				s.Watermarks, s.Stream = nil, nil
-				return s
 			},
 			want: dashboard.Snapshot{Aggregation: "x' OR '1'='1", Now: now, Range: lastDay(now), Freshness: dashboard.Freshness{LastFileLoaded: fresh.LastFileLoaded},
 				Bars: []dashboard.Bar{}, Countries: []string{}, Discards: noDiscards(now), Files: []dashboard.File{file},
@@ -387,10 +362,8 @@ func TestAPI(t *testing.T) {
 		},
 		{
 			name: "discards and countries from the summary query",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Warehouse = &fakeWarehouse{res: viewResult(goodRows[:1]...), summary: summaryResult(goodSummary[1], goodSummary[4], goodSummary[6])}
-				return s
 			},
 			want: snap(func(s *dashboard.Snapshot) {
 				s.Countries = []string{"ES"}
@@ -400,10 +373,8 @@ func TestAPI(t *testing.T) {
 		},
 		{
 			name: "a failing summary leaves the chart",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Warehouse = &fakeWarehouse{res: viewResult(goodRows[:1]...), summaryErr: errors.New("bigquery: 503")}
-				return s
 			},
 			want: snap(func(s *dashboard.Snapshot) {
 				s.Errors = map[string]string{"discards": "query pedidos_descartados: bigquery: 503"}
@@ -411,10 +382,8 @@ func TestAPI(t *testing.T) {
 		},
 		{
 			name: "a summary row of an unknown kind is an error",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Warehouse = &fakeWarehouse{res: viewResult(goodRows[:1]...), summary: summaryResult([]string{"total", "x", "1", "NULL", "NULL", "NULL", "NULL", "NULL"})}
-				return s
 			},
 			want: snap(func(s *dashboard.Snapshot) {
 				s.Errors = map[string]string{"discards": `pedidos_descartados row 1: kind "total": want count, row or country`}
@@ -422,11 +391,7 @@ func TestAPI(t *testing.T) {
 		},
 		{
 			name: "a failing stream status leaves the rest",
-			source: func() dashboard.Source {
-				s := full()
-				s.Stream = fakeStream{err: errors.New("firestore: unavailable")}
-				return s
-			},
+			edit: func(s *dashboard.Source) { s.Stream = fakeStream{err: errors.New("firestore: unavailable")} },
 			want: snap(func(s *dashboard.Snapshot) {
 				s.OpenWindows, s.Freshness.LastOrderAccepted = nil, nil
 				s.Errors = map[string]string{"stream": "read stream status: firestore: unavailable"}
@@ -434,20 +399,16 @@ func TestAPI(t *testing.T) {
 		},
 		{
 			name: "a watermark reader that is also the stream status answers both",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.Stream = nil
 				s.Watermarks = processorLike{fakeWatermark(wm, nil), goodStream}
-				return s
 			},
 			want: snap(func(*dashboard.Snapshot) {}),
 		},
 		{
 			name: "quarantine links need the bucket; a base makes them absolute",
-			source: func() dashboard.Source {
-				s := full()
+			edit: func(s *dashboard.Source) {
 				s.QuarantineBucket, s.DownloadBase = "alpinashop-cuarentena", "http://127.0.0.1:8080/"
-				return s
 			},
 			want: snap(func(s *dashboard.Snapshot) {
 				s.Files[0].QuarantineURL = "http://127.0.0.1:8080/download/storage/v1/b/alpinashop-cuarentena/o/cuarentena%2Flineas_pedido%2F2026%2F03%2F14%2Ffa.csv.rechazos.csv?alt=media"
@@ -456,7 +417,11 @@ func TestAPI(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _ := getSnapshot(t, dashboard.Handler(tt.source()))
+			src := full()
+			if tt.edit != nil {
+				tt.edit(&src)
+			}
+			got, _ := getSnapshot(t, dashboard.Handler(src))
 			// The declaration's parts and the key picker have their own
 			// test (TestSnapshotDeclaresTheAggregation).
 			got.Key, got.Window, got.Keys = "", dashboard.WindowDecl{}, nil
@@ -474,25 +439,13 @@ type processorLike struct {
 }
 
 func TestLagUsesProcessingTime(t *testing.T) {
-	tests := []struct {
-		name string
-		now  time.Time
-		want dashboard.Watermark
-	}{
-		{name: "behind", now: wm.Add(10*time.Minute + 999*time.Millisecond), want: dashboard.Watermark{At: wm, LagSeconds: 600}},
-		{name: "at now", now: wm, want: dashboard.Watermark{At: wm, LagSeconds: 0}},
-		{name: "a day", now: wm.Add(24 * time.Hour), want: dashboard.Watermark{At: wm, LagSeconds: 86400}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			snap := dashboard.TakeFiltered(context.Background(), dashboard.Source{Watermarks: fakeWatermark(wm, nil), Now: func() time.Time { return tt.now }}, dashboard.Filter{})
-			if snap.Watermark == nil {
-				t.Fatal("no watermark")
-			}
-			if diff := cmp.Diff(tt.want, *snap.Watermark); diff != "" {
-				t.Errorf("watermark (-want +got):\n%s", diff)
-			}
-		})
+	// now -> the lag in whole seconds
+	for now, lag := range map[time.Time]int64{wm.Add(10*time.Minute + 999*time.Millisecond): 600, wm: 0, wm.Add(24 * time.Hour): 86400} {
+		src := dashboard.Source{Watermarks: fakeWatermark(wm, nil), Now: func() time.Time { return now }}
+		snap := dashboard.TakeFiltered(context.Background(), src, dashboard.Filter{})
+		if diff := cmp.Diff(&dashboard.Watermark{At: wm, LagSeconds: lag}, snap.Watermark); diff != "" {
+			t.Errorf("watermark at %s (-want +got):\n%s", now, diff)
+		}
 	}
 }
 
@@ -552,21 +505,11 @@ func TestTooLateReason(t *testing.T) {
 // TestPageRefresh: the page's period is the Source's; unset, 5 minutes,
 // the period for a page over BigQuery, where each refresh is billed.
 func TestPageRefresh(t *testing.T) {
-	tests := []struct {
-		name    string
-		refresh time.Duration
-		want    string
-	}{
-		{name: "unset: the BigQuery default", want: `data-refresh-ms="300000"`},
-		{name: "a local warehouse", refresh: dashboard.LocalRefresh, want: `data-refresh-ms="5000"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rec := httptest.NewRecorder()
-			dashboard.Handler(dashboard.Source{Refresh: tt.refresh}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
-			if got := regexp.MustCompile(`data-refresh-ms="[0-9]*"`).FindString(rec.Body.String()); got != tt.want {
-				t.Errorf("page's period %s, want %s", got, tt.want)
-			}
-		})
+	for refresh, want := range map[time.Duration]string{0: `data-refresh-ms="300000"`, dashboard.LocalRefresh: `data-refresh-ms="5000"`} {
+		rec := httptest.NewRecorder()
+		dashboard.Handler(dashboard.Source{Refresh: refresh}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+		if got := regexp.MustCompile(`data-refresh-ms="[0-9]*"`).FindString(rec.Body.String()); got != want {
+			t.Errorf("refresh %s: page's period %s, want %s", refresh, got, want)
+		}
 	}
 }

@@ -264,14 +264,18 @@ func history(ctx context.Context, wh warehouse.Appender) error {
 	return wh.Append(ctx, warehouse.VentasHoraPaisPaneles, rows)
 }
 
-// waitFor reads the page until want(page) holds or the time is up; the
-// page must get there by its own refreshes.
-func waitFor(t *testing.T, wd *webDriver, limit time.Duration, what string, ok func(page) string) page {
+// waitFor reads the page (as a page or a truthPage) until ok holds or the
+// time is up; the page must get there by its own refreshes.
+func waitFor[P page | truthPage](t *testing.T, wd *webDriver, limit time.Duration, what string, ok func(P) string) P {
 	t.Helper()
+	script := readPage
+	if _, truth := any(*new(P)).(truthPage); truth {
+		script = readTruth
+	}
 	deadline := time.Now().Add(limit)
 	for {
-		var p page
-		err := wd.execute(readPage, &p)
+		var p P
+		err := wd.execute(script, &p)
 		why := ""
 		if err != nil {
 			why = err.Error()

@@ -60,39 +60,17 @@ func filterErr(param, format string, args ...any) error {
 // better than a silently unfiltered chart.
 func ParseFilter(q url.Values) (Filter, error) {
 	var f Filter
-	for _, v := range q["pais"] {
-		for p := range strings.SplitSeq(v, ",") {
-			p = strings.ToUpper(strings.TrimSpace(p))
-			if p == "" {
-				continue
-			}
-			if !paisCode.MatchString(p) {
-				return Filter{}, filterErr("pais", "%s is not a two-letter country code such as ES", p)
-			}
-			if !slices.Contains(f.Paises, p) {
-				f.Paises = append(f.Paises, p)
-			}
-		}
+	var err error
+	if f.Paises, err = values(q, "pais", strings.ToUpper, paisCode, "%s is not a two-letter country code such as ES"); err != nil {
+		return Filter{}, err
 	}
-	slices.Sort(f.Paises)
-	for _, v := range q["key"] {
-		for k := range strings.SplitSeq(v, ",") {
-			k = strings.TrimSpace(k)
-			if k == "" {
-				continue
-			}
-			if !keyValue.MatchString(k) {
-				return Filter{}, filterErr("key", "%.64q is not a key such as MOCH-40L-AZ (letters, digits, '.', '_', '-'; at most 64)", k)
-			}
-			if !slices.Contains(f.Keys, k) {
-				f.Keys = append(f.Keys, k)
-			}
-		}
+	f.Keys, err = values(q, "key", strings.TrimSpace, keyValue, "%.64q is not a key such as MOCH-40L-AZ (letters, digits, '.', '_', '-'; at most 64)")
+	if err != nil {
+		return Filter{}, err
 	}
 	if len(f.Keys) > MaxKeys {
 		return Filter{}, filterErr("key", "%d keys, at most %d", len(f.Keys), MaxKeys)
 	}
-	slices.Sort(f.Keys)
 	day := func(name string) (time.Time, error) {
 		s := strings.TrimSpace(q.Get(name))
 		if s == "" {
@@ -108,7 +86,6 @@ func ParseFilter(q url.Values) (Filter, error) {
 		}
 		return t, nil
 	}
-	var err error
 	if f.From, err = day("from"); err != nil {
 		return Filter{}, err
 	}
@@ -124,6 +101,27 @@ func ParseFilter(q url.Values) (Filter, error) {
 		}
 	}
 	return f, nil
+}
+
+// values reads a repeatable, comma-separated parameter: each value
+// normalized by norm, checked by valid (bad says why not), once, sorted.
+func values(q url.Values, param string, norm func(string) string, valid *regexp.Regexp, bad string) ([]string, error) {
+	var out []string
+	for _, v := range q[param] {
+		for p := range strings.SplitSeq(v, ",") {
+			if p = norm(strings.TrimSpace(p)); p == "" {
+				continue
+			}
+			if !valid.MatchString(p) {
+				return nil, filterErr(param, bad, p)
+			}
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // MaxKeys bounds the key filter: its values travel in one query.

@@ -76,79 +76,59 @@ func TestFilterInQuery(t *testing.T) {
 	// 2026-03-14T18:22:30Z); the discards always so.
 	const dayAgo = "2026-03-13T18:22:30Z"
 	const open = "9999-12-31T23:59:59.999999Z"
+	// reads are a read's parameters, as text.
+	reads := func(agg, maxWindows, anyKey string, keys []string, start, end string) map[string][]string {
+		return map[string][]string{"aggregation": {agg}, "max_windows": {maxWindows}, "any_key": {anyKey}, "keys": keys,
+			"start_time": {start}, "end_time": {end}}
+	}
 	summary := func(agg, start, end string) map[string][]string {
 		return map[string][]string{"aggregation": {agg}, "max_latest": {"5"}, "since": {dayAgo}, "start_time": {start}, "end_time": {end}}
 	}
 	tests := []struct {
-		name        string
-		query       string
-		status      int
-		want        map[string][]string // the bars read's parameters, as text
-		wantSummary map[string][]string // the discard summary's
-		body        string              // a substring of the 400's body
-		wantFilter  *dashboard.Filter
-		wantRange   dashboard.Range
-		read        string // the bars read; "" is newest_windows
+		name       string
+		query      string
+		status     int
+		want       map[string][]string // the bars read's parameters, as text
+		body       string              // a substring of the 400's body
+		wantFilter *dashboard.Filter
+		wantRange  dashboard.Range
+		read       string // the bars read; "" is newest_windows
 	}{
 		{
 			name: "default view: the last 24 hours", query: "", status: 200,
-			want: map[string][]string{
-				"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_key": {"1"}, "keys": all,
-				"start_time": {dayAgo}, "end_time": {open},
-			},
-			wantSummary: summary("ventas_hora_pais", dayAgo, open),
-			wantRange:   dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+			want:      reads("ventas_hora_pais", "24", "1", all, dayAgo, open),
+			wantRange: dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
 		},
 		{
 			name: "range and countries", query: "?pais=PT,ES&from=2026-03-01&to=2026-03-14", status: 200,
-			want: map[string][]string{
-				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"0"}, "keys": {"ES", "PT"},
-				"start_time": {"2026-03-01T00:00:00Z"}, "end_time": {"2026-03-15T00:00:00Z"},
-			},
-			wantSummary: summary("ventas_hora_pais", "2026-03-01T00:00:00Z", "2026-03-15T00:00:00Z"),
-			wantFilter:  &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
-			wantRange:   dashboard.Range{From: day(1), Until: ptr(day(15))},
+			want:       reads("ventas_hora_pais", "1488", "0", []string{"ES", "PT"}, "2026-03-01T00:00:00Z", "2026-03-15T00:00:00Z"),
+			wantFilter: &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
+			wantRange:  dashboard.Range{From: day(1), Until: ptr(day(15))},
 		},
 		{
 			name: "from alone: from that day on, as the person chose", query: "?from=2026-03-01", status: 200,
-			want: map[string][]string{
-				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"1"}, "keys": all,
-				"start_time": {"2026-03-01T00:00:00Z"}, "end_time": {open},
-			},
-			wantSummary: summary("ventas_hora_pais", "2026-03-01T00:00:00Z", open),
-			wantFilter:  &dashboard.Filter{From: day(1)},
-			wantRange:   dashboard.Range{From: day(1)},
+			want:       reads("ventas_hora_pais", "1488", "1", all, "2026-03-01T00:00:00Z", open),
+			wantFilter: &dashboard.Filter{From: day(1)},
+			wantRange:  dashboard.Range{From: day(1)},
 		},
 		{
 			name: "to alone: the 62 days that end with it, an explicit range's limit", query: "?to=2026-03-14", status: 200,
-			want: map[string][]string{
-				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"1"}, "keys": all,
-				"start_time": {"2026-01-12T00:00:00Z"}, "end_time": {"2026-03-15T00:00:00Z"},
-			},
-			wantSummary: summary("ventas_hora_pais", "2026-01-12T00:00:00Z", "2026-03-15T00:00:00Z"),
-			wantFilter:  &dashboard.Filter{To: day(14)},
-			wantRange:   dashboard.Range{From: time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC), Until: ptr(day(15))},
+			want:       reads("ventas_hora_pais", "1488", "1", all, "2026-01-12T00:00:00Z", "2026-03-15T00:00:00Z"),
+			wantFilter: &dashboard.Filter{To: day(14)},
+			wantRange:  dashboard.Range{From: time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC), Until: ptr(day(15))},
 		},
 		{
 			name: "the SKU aggregation, read by its own view and key", query: "?aggregation=ventas_sku_hora_movil&key=MOCH-40L-AZ", status: 200,
-			read: "newest_windows:ventas_sku_hora_movil",
-			want: map[string][]string{
-				"aggregation": {"ventas_sku_hora_movil"}, "max_windows": {"96"}, "any_key": {"0"}, "keys": {"MOCH-40L-AZ"},
-				"start_time": {dayAgo}, "end_time": {open},
-			},
-			wantSummary: summary("ventas_sku_hora_movil", dayAgo, open),
-			wantFilter:  &dashboard.Filter{Keys: []string{"MOCH-40L-AZ"}},
-			wantRange:   dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+			read:       "newest_windows:ventas_sku_hora_movil",
+			want:       reads("ventas_sku_hora_movil", "96", "0", []string{"MOCH-40L-AZ"}, dayAgo, open),
+			wantFilter: &dashboard.Filter{Keys: []string{"MOCH-40L-AZ"}},
+			wantRange:  dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
 		},
 		{
 			name: "a key filter on ventas_hora_pais is a country filter", query: "?key=FR&pais=ES", status: 200,
-			want: map[string][]string{
-				"aggregation": {"ventas_hora_pais"}, "max_windows": {"24"}, "any_key": {"0"}, "keys": {"ES", "FR"},
-				"start_time": {dayAgo}, "end_time": {open},
-			},
-			wantSummary: summary("ventas_hora_pais", dayAgo, open),
-			wantFilter:  &dashboard.Filter{Paises: []string{"ES"}, Keys: []string{"FR"}},
-			wantRange:   dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+			want:       reads("ventas_hora_pais", "24", "0", []string{"ES", "FR"}, dayAgo, open),
+			wantFilter: &dashboard.Filter{Paises: []string{"ES"}, Keys: []string{"FR"}},
+			wantRange:  dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
 		},
 		{name: "an unknown aggregation", query: "?aggregation=ventas_2d_pais", status: 400,
 			body: `{"param":"aggregation","error":"aggregation: \"ventas_2d_pais\" is not a declared aggregation (want one of ventas_hora_pais, ventas_sku_hora_movil)"}`},
@@ -162,13 +142,9 @@ func TestFilterInQuery(t *testing.T) {
 		{name: "an end no timestamp can hold", query: "?to=9999-12-31", status: 400, body: `{"param":"to","error":"to: 9999-12-31 is outside 0001-01-01 to 9999-12-30`},
 		{
 			name: "to alone near the first day: from the warehouse's first timestamp", query: "?to=0001-01-05", status: 200,
-			want: map[string][]string{
-				"aggregation": {"ventas_hora_pais"}, "max_windows": {"1488"}, "any_key": {"1"}, "keys": all,
-				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"0001-01-06T00:00:00Z"},
-			},
-			wantSummary: summary("ventas_hora_pais", "0001-01-01T00:00:00Z", "0001-01-06T00:00:00Z"),
-			wantFilter:  &dashboard.Filter{To: time.Date(1, 1, 5, 0, 0, 0, 0, time.UTC)},
-			wantRange:   dashboard.Range{From: warehouse.MinTime, Until: ptr(time.Date(1, 1, 6, 0, 0, 0, 0, time.UTC))},
+			want:       reads("ventas_hora_pais", "1488", "1", all, "0001-01-01T00:00:00Z", "0001-01-06T00:00:00Z"),
+			wantFilter: &dashboard.Filter{To: time.Date(1, 1, 5, 0, 0, 0, 0, time.UTC)},
+			wantRange:  dashboard.Range{From: warehouse.MinTime, Until: ptr(time.Date(1, 1, 6, 0, 0, 0, 0, time.UTC))},
 		},
 	}
 	for _, tt := range tests {
@@ -224,7 +200,9 @@ func TestFilterInQuery(t *testing.T) {
 			if diff := cmp.Diff(tt.want, params(read)); diff != "" {
 				t.Errorf("bars read's parameters (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.wantSummary, params("discard_summary")); diff != "" {
+			// The summary reads the bars' aggregation and range.
+			wantSummary := summary(tt.want["aggregation"][0], tt.want["start_time"][0], tt.want["end_time"][0])
+			if diff := cmp.Diff(wantSummary, params("discard_summary")); diff != "" {
 				t.Errorf("discard summary's parameters (-want +got):\n%s", diff)
 			}
 		})

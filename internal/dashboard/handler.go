@@ -53,6 +53,8 @@ func Handler(src Source) http.Handler {
 	mux.HandleFunc("GET "+JSPath, asset("assets/dashboard.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET "+CSSPath, asset("assets/dashboard.css", "text/css; charset=utf-8"))
 	mux.HandleFunc("GET "+APIPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
 		chosen, f, err := parseRequest(src, r.URL.Query())
 		if err != nil {
 			// JSON, so that the page can name the control at fault and show
@@ -61,16 +63,11 @@ func Handler(src Source) http.Handler {
 			if !ok {
 				fe = &FilterError{Msg: err.Error()}
 			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Cache-Control", "no-store")
 			w.WriteHeader(http.StatusBadRequest)
 			_ = json.NewEncoder(w).Encode(fe)
 			return
 		}
-		snap := TakeFiltered(r.Context(), chosen, f)
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		_ = json.NewEncoder(w).Encode(snap)
+		_ = json.NewEncoder(w).Encode(TakeFiltered(r.Context(), chosen, f))
 	})
 	return mux
 }

@@ -25,8 +25,8 @@ func TestMonitorReadsTheLogContract(t *testing.T) {
 	var out, all strings.Builder
 	// all is the whole log, DEBUG lines too, which a second Monitor reads
 	// back as another process's output (ObserveLine).
-	both := slog.New(multi{logging.New(&out, slog.LevelInfo).Handler(), logging.New(&all, slog.LevelDebug).Handler()})
-	log := slog.New(m.Handler(both.Handler())).With("function", "alpipe")
+	both := slog.NewMultiHandler(logging.New(&out, slog.LevelInfo).Handler(), logging.New(&all, slog.LevelDebug).Handler())
+	log := slog.New(m.Handler(both)).With("function", "alpipe")
 	m2 := dashboard.NewMonitor(func() time.Time { return now })
 	feed := func() {
 		for line := range strings.SplitSeq(strings.TrimSpace(all.String()), "\n") {
@@ -105,45 +105,6 @@ func TestMonitorIsBounded(t *testing.T) {
 	if n := len(got.Errors); n != dashboard.MonitorErrors || got.Errors[0].Text != fmt.Sprint("tick failed error=attempt ", dashboard.MonitorMinutes+99) {
 		t.Errorf("%d errors kept, the newest %q; want %d, newest first", n, got.Errors[0].Text, dashboard.MonitorErrors)
 	}
-}
-
-// multi passes each record to every handler that wants it.
-type multi []slog.Handler
-
-func (h multi) Enabled(ctx context.Context, l slog.Level) bool {
-	for _, x := range h {
-		if x.Enabled(ctx, l) {
-			return true
-		}
-	}
-	return false
-}
-
-func (h multi) Handle(ctx context.Context, r slog.Record) error {
-	for _, x := range h {
-		if x.Enabled(ctx, r.Level) {
-			if err := x.Handle(ctx, r.Clone()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (h multi) WithAttrs(attrs []slog.Attr) slog.Handler {
-	out := make(multi, len(h))
-	for i, x := range h {
-		out[i] = x.WithAttrs(attrs)
-	}
-	return out
-}
-
-func (h multi) WithGroup(name string) slog.Handler {
-	out := make(multi, len(h))
-	for i, x := range h {
-		out[i] = x.WithGroup(name)
-	}
-	return out
 }
 
 type backlogFunc func(context.Context) (dashboard.Backlog, error)

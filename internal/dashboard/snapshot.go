@@ -299,20 +299,10 @@ func lastFiles(recs []ledger.Record, src Source) []File {
 	out := make([]File, len(recs))
 	for i, r := range recs {
 		out[i] = File{
-			Object:      r.Key.String(),
-			Bucket:      r.Key.Bucket,
-			Name:        r.Key.Object,
-			Generation:  r.Key.Generation,
-			State:       r.State,
-			Feed:        r.Feed,
-			Read:        r.Counts.Read,
-			Loaded:      r.Counts.Loaded,
-			Quarantined: r.Counts.Quarantined,
-			Rejects:     r.Counts.Rejects,
-			Reason:      r.Reason,
-			StartedAt:   r.StartedAt,
-			FinishedAt:  r.FinishedAt,
-			Quarantine:  r.Quarantine,
+			Object: r.Key.String(), Bucket: r.Key.Bucket, Name: r.Key.Object, Generation: r.Key.Generation,
+			State: r.State, Feed: r.Feed, Reason: r.Reason, Quarantine: r.Quarantine,
+			Read: r.Counts.Read, Loaded: r.Counts.Loaded, Quarantined: r.Counts.Quarantined, Rejects: r.Counts.Rejects,
+			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
 		}
 		if r.Quarantine != "" && src.QuarantineBucket != "" {
 			out[i].QuarantineURL = downloadURL(src.DownloadBase, src.QuarantineBucket, r.Quarantine)

@@ -70,27 +70,6 @@ return {
   Rows: [...document.querySelectorAll("#bars tbody tr")].map((tr) => [...tr.cells].map((td) => td.textContent.trim())),
 };`
 
-func readTruthPage(t *testing.T, wd *webDriver, limit time.Duration, what string, ok func(truthPage) string) truthPage {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		var p truthPage
-		why := ""
-		if err := wd.execute(readTruth, &p); err != nil {
-			why = err.Error()
-		} else {
-			why = ok(p)
-		}
-		if why == "" {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s the page does not show %s: %s", limit, what, why)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // longSKUs are sold in one 18:12 order each: names long enough to pile
 // into each other if the chart did not fit its labels.
 var longSKUs = []string{"CBC-FLEECE-MUJER-M", "CAL-TREK-42", "CET-MERINO-LARGO-XL", "GORRO-LANA-ROJO", "BOTA-GTX-44-NEGRO", "MOCH-20L-VERDE", "FORRO-POLAR-NINO-8", "GUANTES-SKI-L"}
@@ -122,7 +101,7 @@ func checkSKUView(ctx context.Context, t *testing.T, wd *webDriver, url string, 
 	if err := wd.navigate(url + "/?aggregation=" + skuAggregation); err != nil {
 		t.Fatal(err)
 	}
-	p := readTruthPage(t, wd, 15*time.Second, "the SKU view with the long SKUs", func(p truthPage) string {
+	p := waitFor(t, wd, 15*time.Second, "the SKU view with the long SKUs", func(p truthPage) string {
 		if len(p.Bars) < len(longSKUs) {
 			return fmt.Sprintf("%d bars", len(p.Bars))
 		}
@@ -220,7 +199,7 @@ func checkFollowsTheData(ctx context.Context, t *testing.T, wd *webDriver, url, 
 		t.Fatal(err)
 	}
 	const note = "showing the 24 h up to 2026-03-14 19:00 UTC, the newest data (From and To choose other days)"
-	p := readTruthPage(t, wd, 15*time.Second, "December's page", func(p truthPage) string {
+	p := waitFor(t, wd, 15*time.Second, "December's page", func(p truthPage) string {
 		if !strings.Contains(p.Cards["card-wm"], "2026-12-02") && !strings.Contains(p.Cards["card-wm"], "07:24") {
 			return "watermark card " + p.Cards["card-wm"]
 		}
@@ -241,7 +220,7 @@ func checkFollowsTheData(ctx context.Context, t *testing.T, wd *webDriver, url, 
 	if err := wd.navigate(url + "/?from=2026-11-01"); err != nil {
 		t.Fatal(err)
 	}
-	p = readTruthPage(t, wd, 15*time.Second, "an empty range", func(p truthPage) string {
+	p = waitFor(t, wd, 15*time.Second, "an empty range", func(p truthPage) string {
 		if len(p.Empty) != 2 {
 			return fmt.Sprintf("empty messages %+v", p.Empty)
 		}

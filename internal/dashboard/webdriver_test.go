@@ -73,10 +73,12 @@ type webDriver struct {
 // headless Chromium with a fresh profile; both end with the test.
 func startBrowser(t *testing.T, chromium, driver string) *webDriver {
 	t.Helper()
-	port, err := freePort()
+	l, err := net.Listen("tcp", "127.0.0.1:0") // a free port
 	if err != nil {
 		t.Fatal(err)
 	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
 	cmd := exec.Command(driver, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1")
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -91,8 +93,17 @@ func startBrowser(t *testing.T, chromium, driver string) *webDriver {
 		}
 	})
 	wd := &webDriver{base: "http://127.0.0.1:" + strconv.Itoa(port), http: &http.Client{Timeout: 60 * time.Second}}
-	if err := wd.waitReady(15 * time.Second); err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var st struct {
+			Ready bool `json:"ready"`
+		}
+		err := wd.call(http.MethodGet, "/status", nil, &st)
+		if err == nil && st.Ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("chromedriver not ready after 15 s: %v", err)
+		}
 	}
 	args := append(append([]string{}, chromiumFlags...), "--user-data-dir="+t.TempDir())
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
@@ -114,32 +125,6 @@ func startBrowser(t *testing.T, chromium, driver string) *webDriver {
 		}
 	})
 	return wd
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func (wd *webDriver) waitReady(limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		var st struct {
-			Ready bool `json:"ready"`
-		}
-		err := wd.call(http.MethodGet, "/status", nil, &st)
-		if err == nil && st.Ready {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("chromedriver not ready after %s: %v", limit, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // call sends one WebDriver command and decodes its "value".

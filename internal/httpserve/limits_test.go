@@ -55,18 +55,19 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// startLimited serves h with limits on a free loopback port.
-func startLimited(t *testing.T, h http.Handler, limits Limits) (*counting, string) {
+// serve serves h with opts on a free loopback port, counting the
+// connections the server holds open; the test's end shuts it down.
+func serve(t *testing.T, h http.Handler, opts Options) (*Server, *counting, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cl := &counting{Listener: ln}
-	s := New(h, Options{Grace: time.Second, Limits: limits})
+	s := New(h, opts)
 	go func() { _ = s.Serve(cl) }()
 	t.Cleanup(func() { s.Shutdown("test done") })
-	return cl, ln.Addr().String()
+	return s, cl, ln.Addr().String()
 }
 
 // exchange sends one keep-alive request on conn and reads its answer.
@@ -110,7 +111,7 @@ const getRequest = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 // for as long as the client liked (500 of them for 150 s in the issue).
 func TestIdleConnectionIsClosed(t *testing.T) {
 	const idle = 200 * time.Millisecond
-	_, addr := startLimited(t, http.HandlerFunc(ok), Limits{IdleTimeout: idle})
+	_, _, addr := serve(t, http.HandlerFunc(ok), Options{Grace: time.Second, Limits: Limits{IdleTimeout: idle}})
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func TestBodyTimeout(t *testing.T) {
 				cancelled bool
 			}
 			done := make(chan result, 1)
-			_, addr := startLimited(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _, addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, err := io.ReadAll(r.Body)
 				if err != nil {
 					done <- result{readErr: err}
@@ -174,7 +175,7 @@ func TestBodyTimeout(t *testing.T) {
 					done <- result{cancelled: true}
 				}
 				ok(w, r)
-			}), Limits{BodyTimeout: bodyTimeout})
+			}), Options{Grace: time.Second, Limits: Limits{BodyTimeout: bodyTimeout}})
 			conn, err := net.Dial("tcp", addr)
 			if err != nil {
 				t.Fatal(err)
@@ -232,7 +233,7 @@ func TestBodyTimeout(t *testing.T) {
 // taken, it closes the idle ones to make room.
 func TestConnectionsBeyondTheLimit(t *testing.T) {
 	const limit, clients = 4, 12
-	cl, addr := startLimited(t, http.HandlerFunc(ok), Limits{MaxConns: limit, IdleTimeout: time.Minute})
+	_, cl, addr := serve(t, http.HandlerFunc(ok), Options{Grace: time.Second, Limits: Limits{MaxConns: limit, IdleTimeout: time.Minute}})
 	codes := make(chan error, clients)
 	var conns []net.Conn
 	defer func() {

@@ -12,27 +12,16 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// start serves h on a free loopback port.
-func start(t *testing.T, h http.Handler, grace time.Duration) (*Server, string) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(h, Options{Grace: grace, CutWait: time.Second})
-	go func() { _ = s.Serve(ln) }()
-	return s, "http://" + ln.Addr().String()
-}
-
 type answer struct {
 	status int
 	err    error
 }
 
-func get(url string) <-chan answer {
+// get GETs / of the server at addr.
+func get(addr string) <-chan answer {
 	c := make(chan answer, 1)
 	go func() {
-		resp, err := http.Get(url)
+		resp, err := http.Get("http://" + addr + "/")
 		if err != nil {
 			c <- answer{err: err}
 			return
@@ -62,7 +51,7 @@ func TestShutdownDrainsThenCuts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			entered := make(chan struct{})
 			sawCancel := make(chan bool, 1)
-			s, url := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s, _, addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				close(entered)
 				select {
 				case <-time.After(tt.work):
@@ -73,8 +62,8 @@ func TestShutdownDrainsThenCuts(t *testing.T) {
 					// What an ingest does: record the failure, answer non-2xx.
 					w.WriteHeader(http.StatusServiceUnavailable)
 				}
-			}), tt.grace)
-			got := get(url)
+			}), Options{Grace: tt.grace})
+			got := get(addr)
 			<-entered
 			d := s.Shutdown("test")
 			if diff := cmp.Diff(tt.want, d, cmpopts.IgnoreFields(Drain{}, "Elapsed")); diff != "" {
@@ -99,15 +88,14 @@ func TestShutdownDrainsThenCuts(t *testing.T) {
 func TestShutdownRefusesNewConnections(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
-	s, url := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s, _, addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		entered <- struct{}{}
 		<-release
-	}), 5*time.Second)
-	first := get(url)
+	}), Options{Grace: 5 * time.Second})
+	first := get(addr)
 	<-entered
 	done := make(chan Drain, 1)
 	go func() { done <- s.Shutdown("test") }()
-	addr := url[len("http://"):]
 	deadline := time.Now().Add(2 * time.Second)
 	var dialErr error
 	for time.Now().Before(deadline) {

@@ -17,25 +17,15 @@ func TestRecoverAnswers500(t *testing.T) {
 	}
 }
 
+// TestDeadlineBoundsTheContext: with CLOUD_RUN_TIMEOUT_SECONDS set the
+// request's context has a deadline, unset none.
 func TestDeadlineBoundsTheContext(t *testing.T) {
-	tests := []struct {
-		name    string
-		timeout time.Duration
-		want    bool // the context has a deadline
-	}{
-		{name: "CLOUD_RUN_TIMEOUT_SECONDS set", timeout: time.Minute, want: true},
-		{name: "unset", timeout: 0, want: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got bool
-			h := Deadline(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-				_, got = r.Context().Deadline()
-			}), tt.timeout)
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
-			if got != tt.want {
-				t.Errorf("deadline set: %v, want %v", got, tt.want)
-			}
-		})
+	for timeout, want := range map[time.Duration]bool{time.Minute: true, 0: false} {
+		var got bool
+		h := Deadline(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { _, got = r.Context().Deadline() }), timeout)
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+		if got != want {
+			t.Errorf("timeout %s: deadline set %v, want %v", timeout, got, want)
+		}
 	}
 }

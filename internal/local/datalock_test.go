@@ -33,53 +33,40 @@ func TestSecondServeOnTheDataFolder(t *testing.T) {
 	}
 }
 
+// TestLockDataDir locks a new folder, and one holding the lock file of a
+// server that crashed: the PID in it is stale and nobody holds the lock,
+// so the folder is free.
 func TestLockDataDir(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), ".local")
-	first, err := lockDataDir(dir)
-	if err != nil {
+	crashed := t.TempDir()
+	if err := os.WriteFile(filepath.Join(crashed, lockName), []byte("999999999\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, lockName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := string(b), strconv.Itoa(os.Getpid())+"\n"; got != want {
-		t.Errorf("lock file holds %q, want %q", got, want)
-	}
-	var busy *DataDirInUseError
-	if second, err := lockDataDir(dir); !errors.As(err, &busy) {
-		second.Close()
-		t.Fatalf("second lock: %v, want a DataDirInUseError", err)
-	}
-	// A process that dies loses its lock: closing the file is the same.
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
-	again, err := lockDataDir(dir)
-	if err != nil {
-		t.Fatalf("lock after the holder went away: %v", err)
-	}
-	again.Close()
-}
-
-// TestLockDataDirAfterCrash finds the lock file of a server that crashed:
-// the PID in it is stale and nobody holds the lock, so the folder is free.
-func TestLockDataDirAfterCrash(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, lockName), []byte("999999999\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := lockDataDir(dir)
-	if err != nil {
-		t.Fatalf("lock over a crashed server's file: %v", err)
-	}
-	defer f.Close()
-	b, err := os.ReadFile(filepath.Join(dir, lockName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := string(b), strconv.Itoa(os.Getpid())+"\n"; got != want {
-		t.Errorf("lock file holds %q, want %q", got, want)
+	for _, dir := range []string{filepath.Join(t.TempDir(), ".local"), crashed} {
+		first, err := lockDataDir(dir)
+		if err != nil {
+			t.Fatalf("lock %s: %v", dir, err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, lockName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(b), strconv.Itoa(os.Getpid())+"\n"; got != want {
+			t.Errorf("lock file holds %q, want %q", got, want)
+		}
+		var busy *DataDirInUseError
+		if second, err := lockDataDir(dir); !errors.As(err, &busy) {
+			second.Close()
+			t.Fatalf("second lock: %v, want a DataDirInUseError", err)
+		}
+		// A process that dies loses its lock: closing the file is the same.
+		if err := first.Close(); err != nil {
+			t.Fatal(err)
+		}
+		again, err := lockDataDir(dir)
+		if err != nil {
+			t.Fatalf("lock after the holder went away: %v", err)
+		}
+		again.Close()
 	}
 }
 

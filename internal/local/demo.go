@@ -14,7 +14,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
-	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -70,7 +69,7 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 	if len(recs) > 0 {
 		// Eventarc delivers at least once: show that a redelivery is a no-op.
 		first := recs[0]
-		attrs, err := s.statLanding(ctx, first.Key.Object)
+		attrs, err := s.App.Objects.Stat(ctx, localapi.LandingBucket, first.Key.Object)
 		if err != nil {
 			return err
 		}
@@ -104,13 +103,15 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 	})
 }
 
-// PrintRecord prints one file's outcome on a few lines.
+// PrintRecord prints one file's outcome on a few lines; the quarantine
+// file's line is the last.
 func PrintRecord(w io.Writer, rec ledger.Record) {
 	fmt.Fprintf(w, "gs://%s/%s\n  generation: %d  status: %s", rec.Key.Bucket, rec.Key.Object, rec.Key.Generation, rec.State)
 	if rec.Feed != "" {
 		fmt.Fprintf(w, "  feed: %s", rec.Feed)
 	}
-	fmt.Fprintf(w, "\n  rows read/loaded/quarantined: %d/%d/%d\n", rec.Counts.Read, rec.Counts.Loaded, rec.Counts.Quarantined)
+	fmt.Fprintf(w, "\n  rows read/loaded/quarantined: %s/%s/%s\n",
+		render.Thousands(rec.Counts.Read), render.Thousands(rec.Counts.Loaded), render.Thousands(rec.Counts.Quarantined))
 	if rec.Reason != "" {
 		fmt.Fprintf(w, "  reason: %s\n", rec.Reason)
 	}
@@ -120,11 +121,6 @@ func PrintRecord(w io.Writer, rec ledger.Record) {
 	if rec.Quarantine != "" {
 		fmt.Fprintf(w, "  quarantine: gs://%s/%s\n", localapi.QuarantineBucket, rec.Quarantine)
 	}
-}
-
-func (s *Server) statLanding(ctx context.Context, object string) (attrsOut objects.Attrs, err error) {
-	// The server's own client, not a new one per call.
-	return s.App.Objects.Stat(ctx, localapi.LandingBucket, object)
 }
 
 func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string) error {

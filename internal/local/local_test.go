@@ -24,6 +24,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/order"
 )
 
@@ -89,18 +90,16 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// TestIngestCSVThroughFramework sends the finalize event exactly as Eventarc
-// does (binary CloudEvent via sdk-go) and redelivers it: one load.
-func TestIngestCSVThroughFramework(t *testing.T) {
-	ctx := context.Background()
-	file := filepath.Join(t.TempDir(), "framework.csv")
-	content := "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n" +
-		"P-FW-1,1,2026-03-20,MOCH-40L-AZ,3,\"89,90\",C-1,ES\r\n" +
-		"P-FW-2,1,2026-03-20,MOCH-40L-AZ,-1,\"89,90\",C-1,ES\r\n"
+// uploadOrders uploads an ERP export of rows to the landing bucket as
+// object and returns its attributes and finalize event.
+func uploadOrders(t *testing.T, object string, rows ...string) (objects.Attrs, cloudevents.Event) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "f.csv")
+	content := "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n" + strings.Join(rows, "\r\n") + "\r\n"
 	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	attrs, err := client.Server{URL: srv.URL}.Upload(ctx, localapi.LandingBucket, "exportaciones/2026/03/20/framework.csv", file)
+	attrs, err := client.Server{URL: srv.URL}.Upload(t.Context(), localapi.LandingBucket, object, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +107,15 @@ func TestIngestCSVThroughFramework(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return attrs, e
+}
+
+// TestIngestCSVThroughFramework sends the finalize event exactly as Eventarc
+// does (binary CloudEvent via sdk-go) and redelivers it: one load.
+func TestIngestCSVThroughFramework(t *testing.T) {
+	ctx := context.Background()
+	attrs, e := uploadOrders(t, "exportaciones/2026/03/20/framework.csv",
+		`P-FW-1,1,2026-03-20,MOCH-40L-AZ,3,"89,90",C-1,ES`, `P-FW-2,1,2026-03-20,MOCH-40L-AZ,-1,"89,90",C-1,ES`)
 	for i := range 2 {
 		status, err := client.Deliver(ctx, srv.URL+"/"+functions.IngestCSVName, e)
 		if err != nil || status/100 != 2 {
@@ -205,20 +213,9 @@ func TestAggregateOrdersFormats(t *testing.T) {
 // generation, IngestCSV answers 409 so that Eventarc redelivers later.
 func TestIngestCSVBusyAsksForRedelivery(t *testing.T) {
 	ctx := context.Background()
-	file := filepath.Join(t.TempDir(), "busy.csv")
-	if err := os.WriteFile(file, []byte("pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\nP-BUSY,1,2026-03-21,MOCH-40L-AZ,1,\"89,90\",C-1,ES\r\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	attrs, err := client.Server{URL: srv.URL}.Upload(ctx, localapi.LandingBucket, "exportaciones/2026/03/21/busy.csv", file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	attrs, e := uploadOrders(t, "exportaciones/2026/03/21/busy.csv", `P-BUSY,1,2026-03-21,MOCH-40L-AZ,1,"89,90",C-1,ES`)
 	key := ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation}
 	if _, err := srv.App.Ledger.Claim(ctx, key, attrs.MD5, "another-instance", srv.Clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	e, err := client.FinalizeEvent(attrs, time.Now())
-	if err != nil {
 		t.Fatal(err)
 	}
 	status, err := client.Deliver(ctx, srv.URL+"/"+functions.IngestCSVName, e)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,10 +136,10 @@ return {Hidden: fig("monitor").hidden, Freshness: now("mon-freshness"), Lag: now
 	if want := "now " + render.Duration(10*time.Minute); p.Freshness != want {
 		t.Errorf("freshness reads %q, want %q", p.Freshness, want)
 	}
-	if !contains(p.FreshPoints, "18:25=600") {
+	if !slices.Contains(p.FreshPoints, "18:25=600") {
 		t.Errorf("freshness points %v, want 18:25=600", p.FreshPoints)
 	}
-	if !contains(p.LagPoints, "18:25=5100") {
+	if !slices.Contains(p.LagPoints, "18:25=5100") {
 		t.Errorf("system lag points %v, want 18:25=5100 (85 min)", p.LagPoints)
 	}
 	if len(p.AcceptedBars) != 1 || !strings.HasPrefix(p.AcceptedBars[0], "17:00=") {
@@ -154,13 +155,4 @@ return {Hidden: fig("monitor").hidden, Freshness: now("mon-freshness"), Lag: now
 		t.Errorf("system lag reads %q, want now 0s (the tick folded every order)", p.Lag)
 	}
 	t.Logf("panel: freshness %q, system lag %q, accepted %q, discards %q", p.Freshness, p.Lag, p.Accepted, p.Dead)
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -64,8 +64,10 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, err)
 		return
 	}
-	q := h.querier()
-	if q == nil {
+	// Every built-in warehouse streams (duckdb, bigquery): an answer is
+	// never held whole.
+	st, ok := h.querier().(warehouse.RowStreamer)
+	if !ok {
 		httpError(w, http.StatusServiceUnavailable, errors.New("no warehouse is open"))
 		return
 	}
@@ -78,7 +80,6 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.one.Unlock()
 	a := newAnswer(w, h.caps, req.MaxRows)
-	st := streamer(q)
 	err = st.QueryRows(ctx, limited(sql, a.want+1), a)
 	if err != nil && !a.started && ctx.Err() == nil && !errors.Is(err, errStop) {
 		// Not wrappable (SHOW, DESCRIBE, a trailing comment): as sent,
@@ -136,31 +137,4 @@ func (h *queryHandler) turn(ctx context.Context) bool {
 func limited(sql string, n int64) string {
 	sql = strings.TrimRight(strings.TrimSpace(sql), "; \t\n")
 	return fmt.Sprintf("SELECT * FROM (\n%s\n) AS q LIMIT %d", sql, n)
-}
-
-// streamer is q's streaming side; a backend that only answers whole (none
-// of the built-in ones) is streamed from memory, within the same caps.
-func streamer(q warehouse.Querier) warehouse.RowStreamer {
-	if s, ok := q.(warehouse.RowStreamer); ok {
-		return s
-	}
-	return wholeStreamer{q}
-}
-
-type wholeStreamer struct{ q warehouse.Querier }
-
-func (s wholeStreamer) QueryRows(ctx context.Context, sql string, sink warehouse.RowSink) error {
-	res, err := s.q.Query(ctx, sql)
-	if err != nil {
-		return err
-	}
-	if err := sink.Columns(res.Columns); err != nil {
-		return err
-	}
-	for _, r := range res.Rows {
-		if err := sink.Row(r); err != nil {
-			return err
-		}
-	}
-	return nil
 }

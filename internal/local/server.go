@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -146,9 +147,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		"QUARANTINE_BUCKET": localapi.QuarantineBucket,
 		"STAGING_BUCKET":    localapi.StagingBucket,
 	}
-	for k, v := range opts.Env {
-		env[k] = v
-	}
+	maps.Copy(env, opts.Env)
 	lookup := envconfig.MultiLookuper(envconfig.MapLookuper(env), envconfig.OsLookuper())
 	var wm config.Watermark
 	if err := config.Load(ctx, &wm, lookup); err != nil {
