@@ -6,12 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -22,9 +25,9 @@ func TestLoad(t *testing.T) {
 		env     map[string]string
 		wantErr []string // substrings; none means valid
 	}{
-		{name: "ingest defaults are valid locally", cfg: &Ingest{}, env: map[string]string{}},
-		{name: "orders defaults are valid locally", cfg: &Orders{}, env: map[string]string{}},
-		{name: "watermark defaults are valid locally", cfg: &Watermark{}, env: map[string]string{}},
+		{name: "ingest defaults are valid locally", cfg: &Ingest{}},
+		{name: "orders defaults are valid locally", cfg: &Orders{}},
+		{name: "watermark defaults are valid locally", cfg: &Watermark{}},
 		{
 			name:    "bigquery without project, dataset or staging",
 			cfg:     &Ingest{},
@@ -67,8 +70,8 @@ func TestLoad(t *testing.T) {
 			env:     map[string]string{"AGGREGATIONS": "ventas_dia,ventas_hora_pais"},
 			wantErr: []string{`AGGREGATIONS: aggregation "ventas_dia" is not declared (declared: sesiones_cliente, ventas_hora_pais, ventas_sku_hora_movil)`},
 		},
-		{name: "sweep defaults are valid locally", cfg: &Sweep{}, env: map[string]string{}},
-		{name: "server defaults are valid", cfg: &Server{}, env: map[string]string{}},
+		{name: "sweep defaults are valid locally", cfg: &Sweep{}},
+		{name: "server defaults are valid", cfg: &Server{}},
 		{
 			name:    "ingest deadline without a margin below the request timeout",
 			cfg:     &Ingest{},
@@ -133,8 +136,8 @@ func TestLoad(t *testing.T) {
 				}
 				return
 			}
-			if err == nil {
-				t.Fatalf("Load succeeded, want errors %q", tt.wantErr)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Load = %v, want ErrInvalid with %q", err, tt.wantErr)
 			}
 			for _, w := range tt.wantErr {
 				if !strings.Contains(err.Error(), w) {
@@ -145,25 +148,19 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// Unset, the environment runs every declared aggregation, and
-// ventas_hora_pais is exactly the previous version's one aggregation
-// (docs/event-time.md's defaults), so its state and tables carry over.
+// Unset, ventas_hora_pais is exactly the previous version's one aggregation
+// (docs/event-time.md's defaults), so its state and tables carry over;
+// TestAggregationsSelects proves that unset runs every declared one.
 func TestDefaultsMatchTheSpecification(t *testing.T) {
 	var c Orders
 	if err := Load(context.Background(), &c, envconfig.MapLookuper(nil)); err != nil {
 		t.Fatal(err)
 	}
-	specs := c.Specs()
-	var names []string
-	byName := map[string]window.Spec{}
-	for _, s := range specs {
-		names = append(names, s.Name)
-		byName[s.Name] = s
+	i := slices.IndexFunc(c.Specs(), func(s window.Spec) bool { return s.Name == "ventas_hora_pais" })
+	if i < 0 {
+		t.Fatal("ventas_hora_pais does not run by default")
 	}
-	if diff := cmp.Diff([]string{"sesiones_cliente", "ventas_hora_pais", "ventas_sku_hora_movil"}, names); diff != "" {
-		t.Fatalf("running aggregations (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(window.Defaults(), byName["ventas_hora_pais"]); diff != "" {
+	if diff := cmp.Diff(window.Defaults(), c.Specs()[i]); diff != "" {
 		t.Errorf("ventas_hora_pais (-docs/event-time.md +declared):\n%s", diff)
 	}
 }
@@ -195,13 +192,6 @@ func TestAggregationsSelects(t *testing.T) {
 	}
 }
 
-func TestInvalidIsMarked(t *testing.T) {
-	err := Load(context.Background(), &Ingest{}, envconfig.MapLookuper(map[string]string{"WAREHOUSE": "x"}))
-	if !errors.Is(err, ErrInvalid) {
-		t.Errorf("error %v is not ErrInvalid", err)
-	}
-}
-
 // TestREADMEDocumentsEveryVariable keeps the configuration table, which the
 // README points to, in step with the env tags.
 func TestREADMEDocumentsEveryVariable(t *testing.T) {
@@ -228,5 +218,112 @@ func TestREADMEDocumentsEveryVariable(t *testing.T) {
 		if !strings.Contains(string(readme), "`"+m[1]+"`") {
 			t.Errorf("docs/configuration.md does not document %s", m[1])
 		}
+	}
+}
+
+// TestCloudMissing: a command on production data names every deployed
+// backend setting still to make, and none once all are set.
+func TestCloudMissing(t *testing.T) {
+	deployed := map[string]string{
+		"STATE_STORE": "firestore", "WAREHOUSE": "bigquery", "GOOGLE_CLOUD_PROJECT": "p",
+		"BIGQUERY_DATASET": "d", "BIGQUERY_LOCATION": "europe-west1",
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{name: "deployed", env: deployed},
+		{name: "nothing set", env: map[string]string{},
+			want: []string{"STATE_STORE=firestore", "WAREHOUSE=bigquery", "GOOGLE_CLOUD_PROJECT", "BIGQUERY_DATASET", "BIGQUERY_LOCATION"}},
+		{name: "the laptop's backends", env: map[string]string{"STATE_STORE": "embedded", "WAREHOUSE": "duckdb", "GOOGLE_CLOUD_PROJECT": "p", "BIGQUERY_DATASET": "d", "BIGQUERY_LOCATION": "l"},
+			want: []string{"STATE_STORE=firestore", "WAREHOUSE=bigquery"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Cloud
+			err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env))
+			if diff := cmp.Diff(tt.want, c.Missing()); diff != "" {
+				t.Errorf("missing (-want +got):\n%s", diff)
+			}
+			if (err == nil) != (len(tt.want) == 0) {
+				t.Errorf("Load = %v; want an error exactly when something is missing", err)
+			}
+		})
+	}
+}
+
+func TestServingValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		grace   time.Duration
+		wantErr string // "" = valid
+	}{
+		{name: "defaults: 8 s, under Cloud Run's 10 s", grace: 8 * time.Second},
+		{name: "a shorter grace", env: map[string]string{"SHUTDOWN_GRACE": "2s"}, grace: 2 * time.Second},
+		{name: "the longest grace that leaves time for the cut and the close", env: map[string]string{"SHUTDOWN_GRACE": "8.5s"}, grace: 8500 * time.Millisecond},
+		{name: "9.5 s plus the 1 s cut wait would outlive Cloud Run's 10 s", env: map[string]string{"SHUTDOWN_GRACE": "9.5s"}, wantErr: "at most 8.5s"},
+		{name: "Cloud Run's whole 10 s leaves nothing for the cut", env: map[string]string{"SHUTDOWN_GRACE": "10s"}, wantErr: "SHUTDOWN_GRACE"},
+		{name: "no grace", env: map[string]string{"SHUTDOWN_GRACE": "0s"}, wantErr: "SHUTDOWN_GRACE"},
+		{name: "negative request timeout", env: map[string]string{"CLOUD_RUN_TIMEOUT_SECONDS": "-1"}, wantErr: "CLOUD_RUN_TIMEOUT_SECONDS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Serving
+			err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env))
+			if tt.wantErr == "" {
+				if err != nil || c.ShutdownGrace != tt.grace {
+					t.Errorf("grace %s, error %v; want %s and no error", c.ShutdownGrace, err, tt.grace)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %v, want one naming %s", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestTickProblems(t *testing.T) {
+	half := Tick{
+		Interval: 30 * time.Second,
+		Queue:    "projects/alpipe-dev-example/locations/europe-west1/queues/alpipe-ticks",
+		URL:      "https://alpipe-watermark-123456789012.europe-west1.run.app",
+		Invoker:  "alpipe-watermark-tick@alpipe-dev-example.iam.gserviceaccount.com",
+	}
+	decl := func(file string, e, ld time.Duration) aggregation.Declaration {
+		return aggregation.Declaration{File: file, EarlyDelay: e, LateDelay: ld}
+	}
+	for _, tc := range []struct {
+		name string
+		tick Tick
+		ds   []aggregation.Declaration
+		want []string // substrings, one per problem
+	}{
+		{name: "default minute", tick: Tick{Interval: time.Minute}, ds: []aggregation.Declaration{decl("declarations/a.json", time.Minute, time.Minute)}},
+		{name: "early 0s at any interval", tick: Tick{Interval: time.Minute}, ds: []aggregation.Declaration{decl("declarations/a.json", 0, time.Minute)}},
+		{name: "half minute, 30s delays", tick: half, ds: []aggregation.Declaration{decl("declarations/a.json", 30*time.Second, 30*time.Second)}},
+		{name: "30s delays on a minute deployment", tick: Tick{Interval: time.Minute},
+			ds:   []aggregation.Declaration{decl("declarations/a.json", 30*time.Second, 30*time.Second)},
+			want: []string{"declarations/a.json: early_delay 30s is shorter than TICK_INTERVAL=1m,", "declarations/a.json: late_delay 30s is shorter"}},
+		{name: "other interval", tick: Tick{Interval: 15 * time.Second}, want: []string{"TICK_INTERVAL=15s: want 1m"}},
+		{name: "half minute without a queue", tick: Tick{Interval: 30 * time.Second, URL: half.URL, Invoker: half.Invoker}, want: []string{"needs TICK_QUEUE"}},
+		{name: "queue on a minute deployment", tick: Tick{Interval: time.Minute, Queue: half.Queue}, want: []string{"TICK_INTERVAL=1m schedules no follow-up"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.tick.problems(tc.ds)
+			if len(got) != len(tc.want) {
+				t.Fatalf("problems = %q, want %d like %q", got, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, got[i], w)
+				}
+			}
+		})
+	}
+	if TickDeadline != time.Minute {
+		t.Errorf("TickDeadline = %s, want 1m", TickDeadline)
 	}
 }

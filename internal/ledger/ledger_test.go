@@ -3,9 +3,12 @@ package ledger_test
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	gfs "cloud.google.com/go/firestore"
 	"github.com/google/go-cmp/cmp"
@@ -60,25 +63,13 @@ func TestKeyString(t *testing.T) {
 }
 
 func TestStateFinal(t *testing.T) {
-	tests := []struct {
-		name  string
-		state ledger.State
-		want  bool
-	}{
-		{"in progress", ledger.InProgress, false},
-		{"failed", ledger.Failed, false},
-		{"done", ledger.Done, true},
-		{"rejected", ledger.Rejected, true},
-		{"skipped", ledger.Skipped, true},
-		{"duplicate", ledger.Duplicate, true},
-		{"unknown", ledger.State("X"), false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.state.Final(); got != tc.want {
-				t.Errorf("%s.Final() = %v, want %v", tc.state, got, tc.want)
-			}
-		})
+	for state, want := range map[ledger.State]bool{
+		ledger.InProgress: false, ledger.Failed: false, "X": false,
+		ledger.Done: true, ledger.Rejected: true, ledger.Skipped: true, ledger.Duplicate: true,
+	} {
+		if got := state.Final(); got != want {
+			t.Errorf("%s.Final() = %v, want %v", state, got, want)
+		}
 	}
 }
 
@@ -93,5 +84,59 @@ func TestNewRefuses(t *testing.T) {
 	defer s.Close()
 	if _, err := ledger.New(s, ledger.Options{Lease: -1}); err == nil {
 		t.Error("New with a negative lease succeeded")
+	}
+}
+
+// BenchmarkClaimFinish measures one file's ledger traffic on the embedded
+// store: Claim (with MD5 lookup) then Finish, two fsynced transactions.
+func BenchmarkClaimFinish(b *testing.B) {
+	for _, par := range []int{0, 16} {
+		name := "serial"
+		if par > 0 {
+			name = fmt.Sprintf("parallel-%dxGOMAXPROCS", par)
+		}
+		b.Run(name, func(b *testing.B) {
+			s, err := boltstore.Open(filepath.Join(b.TempDir(), "ledger.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			l, err := ledger.New(s, ledger.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+			var n atomic.Int64
+			file := func() error {
+				i := n.Add(1)
+				k := ledger.Key{Bucket: "landing", Object: fmt.Sprintf("exportaciones/2026/11/29/f%d.csv", i), Generation: i}
+				c, err := l.Claim(b.Context(), k, fmt.Sprintf("md5-%d", i), "bench", now)
+				if err != nil {
+					return err
+				}
+				rec := c.Record
+				rec.State = ledger.Done
+				rec.Counts = ledger.Counts{Read: 10, Loaded: 9, Quarantined: 1, Rejects: map[string]int64{"invalid_date": 1}}
+				return l.Finish(b.Context(), rec, now)
+			}
+			if par == 0 {
+				for b.Loop() {
+					if err := file(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else {
+				b.SetParallelism(par)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := file(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "files/s")
+		})
 	}
 }

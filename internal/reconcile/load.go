@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -38,17 +40,11 @@ func Load(ctx context.Context, r Warehouse, req Request) (Input, error) {
 	if err != nil {
 		return Input{}, fmt.Errorf("reconcile: date %q: want YYYY-MM-DD", req.Date)
 	}
-	agg := req.Aggregation
-	if agg == "" {
-		agg = window.Defaults().Name
-	}
+	agg := cmp.Or(req.Aggregation, window.Defaults().Name)
 	if err := checkName(agg); err != nil {
 		return Input{}, fmt.Errorf("reconcile: %w", err)
 	}
-	loc := req.Location
-	if loc == nil {
-		loc = time.UTC
-	}
+	loc := cmp.Or(req.Location, time.UTC)
 	day := warehouse.DateOf(d)
 	from := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc).UTC()
 	to := time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc).UTC()
@@ -91,4 +87,14 @@ func Load(ctx context.Context, r Warehouse, req Request) (Input, error) {
 		in.Drops = append(in.Drops, drop)
 	}
 	return in, nil
+}
+
+// nameRE is window.Spec's rule for aggregation names.
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+
+func checkName(agg string) error {
+	if !nameRE.MatchString(agg) {
+		return fmt.Errorf("aggregation %q: want 1-63 characters of a-z, 0-9 and _, starting with a letter", agg)
+	}
+	return nil
 }

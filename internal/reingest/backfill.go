@@ -4,13 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"text/tabwriter"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // Lister streams the live objects under a prefix, in name order, a page at a
@@ -191,17 +198,16 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	}()
 
 	work := make(chan objects.Attrs)
-	var listErr error
-	var listed int64
-	var listMu sync.Mutex
+	// A worker that stops on cancellation may let results close before the
+	// listing goroutine is done: listErr is read atomically.
+	var listErr atomic.Pointer[error]
+	var listed atomic.Int64
 	go func() {
 		defer close(work)
 		for a, err := range b.Objects.List(ctx, bucket, prefix) {
 			if err != nil {
 				if ctx.Err() == nil {
-					listMu.Lock()
-					listErr = err
-					listMu.Unlock()
+					listErr.Store(&err)
 				}
 				return
 			}
@@ -210,9 +216,7 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 			}
 			select {
 			case work <- a:
-				listMu.Lock()
-				listed++
-				listMu.Unlock()
+				listed.Add(1)
 			case <-ctx.Done():
 				return
 			}
@@ -236,9 +240,7 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	report := func(last *Outcome) {
-		listMu.Lock()
-		prog.Listed = listed
-		listMu.Unlock()
+		prog.Listed = listed.Load()
 		prog.Elapsed = clock().Sub(start)
 		prog.Last = last
 		if b.Progress != nil {
@@ -267,14 +269,14 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 			report(nil)
 		}
 	}
-	sum.Listed = listed
+	sum.Listed = listed.Load()
 	sum.Interrupted = ctx.Err() != nil
 	sum.Seconds = clock().Sub(start).Seconds()
 	if len(sum.Rejects) == 0 {
 		sum.Rejects = nil
 	}
-	if listErr != nil {
-		return sum, fmt.Errorf("backfill %s: %w", sum.Prefix, listErr)
+	if err := listErr.Load(); err != nil {
+		return sum, fmt.Errorf("backfill %s: %w", sum.Prefix, *err)
 	}
 	return sum, nil
 }
@@ -335,3 +337,101 @@ func (s *Summary) add(o Outcome, interrupted bool) {
 var _ Lister = (*objects.GCS)(nil)
 
 var _ LedgerReader = (*ledger.Ledger)(nil)
+
+// maxNotes bounds each list of files a summary prints; the JSON form has
+// them all.
+const maxNotes = 20
+
+// WriteSummary prints a backfill summary for a person.
+func WriteSummary(w io.Writer, s Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	elapsed := time.Duration(s.Seconds * float64(time.Second)).Round(100 * time.Millisecond)
+	fmt.Fprintf(tw, "backfill %s: %s in %s\n", s.Prefix, render.Counted(int(s.Listed), "object", "objects"), elapsed)
+	fmt.Fprintf(tw, "  loaded:\t%s, %s loaded of %s read, %s quarantined\n",
+		render.Counted(int(s.Loaded), "file", "files"), render.Counted(int(s.RowsLoaded), "row", "rows"), render.Thousands(s.RowsRead), render.Thousands(s.RowsQuarantined))
+	fmt.Fprintf(tw, "  skipped:\t%d already final in the ledger\n", s.Skipped)
+	fmt.Fprintf(tw, "  duplicates:\t%d (same content as an earlier object)\n", len(s.Duplicates))
+	if s.NoContract > 0 {
+		fmt.Fprintf(tw, "  no contract:\t%d (no feed claims the name)\n", s.NoContract)
+	}
+	fmt.Fprintf(tw, "  rejected files:\t%d\n", len(s.Rejected))
+	fmt.Fprintf(tw, "  failed:\t%d\n", len(s.Failed))
+	if len(s.Rejects) > 0 {
+		fmt.Fprintln(tw, "quarantined rows by reason:")
+		for _, code := range slices.Sorted(maps.Keys(s.Rejects)) {
+			fmt.Fprintf(tw, "  %s\t%s\n", code, render.Thousands(s.Rejects[code]))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	notes(w, "duplicates", s.Duplicates)
+	notes(w, "rejected files", s.Rejected)
+	notes(w, "failed", s.Failed)
+	if s.Interrupted {
+		fmt.Fprintln(w, "interrupted: run the same command again to resume; nothing is loaded twice")
+	} else if len(s.Failed) > 0 {
+		fmt.Fprintln(w, "some objects failed: run the same command again to retry them")
+	}
+	return nil
+}
+
+func notes(w io.Writer, title string, ns []FileNote) {
+	if len(ns) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", title)
+	for i, n := range ns {
+		if i == maxNotes {
+			fmt.Fprintf(w, "  ... and %d more (--format json lists them all)\n", len(ns)-maxNotes)
+			break
+		}
+		fmt.Fprintf(w, "  %s: %s\n", n.Object, oneLine(n.Reason))
+	}
+}
+
+// IngestService is the file-drop core (ingest.Service).
+type IngestService interface {
+	Ingest(ctx context.Context, obj ingest.Object) (ledger.Record, error)
+}
+
+// DefaultBusyWait is how long Direct waits for another attempt (the
+// deployed function handling the same finalize event) to finish a
+// generation before reporting it busy.
+const DefaultBusyWait = time.Minute
+
+// Direct ingests in this process through the same service the IngestCSV
+// function runs, so a backfill with cloud credentials takes exactly the path
+// of a file drop.
+type Direct struct {
+	Service  IngestService
+	BusyWait time.Duration // default DefaultBusyWait; the wait backs off up to 5 s
+}
+
+var _ Ingester = Direct{}
+
+// Ingest handles obj as its finalize event would. While another attempt
+// holds the generation it waits, as Eventarc's redelivery would, and then
+// reads the outcome that attempt recorded.
+func (d Direct) Ingest(ctx context.Context, obj objects.Attrs) (ledger.Record, error) {
+	if d.Service == nil {
+		return ledger.Record{}, errors.New("direct ingest: no service")
+	}
+	wait := d.BusyWait
+	if wait <= 0 {
+		wait = DefaultBusyWait
+	}
+	o := ingest.Object{Bucket: obj.Bucket, Name: obj.Name, Generation: obj.Generation, MD5: obj.MD5, Size: obj.Size}
+	deadline := time.Now().Add(wait)
+	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		rec, err := d.Service.Ingest(ctx, o)
+		if !errors.Is(err, ingest.ErrBusy) || time.Now().Add(delay).After(deadline) {
+			return rec, err
+		}
+		select {
+		case <-ctx.Done():
+			return rec, fmt.Errorf("%w (gave up waiting: %w)", err, ctx.Err())
+		case <-time.After(delay):
+		}
+	}
+}

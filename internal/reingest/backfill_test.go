@@ -1,20 +1,28 @@
 package reingest_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ingest"
+	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
 // interruptAfter cancels the backfill when its n-th object finishes, as a
@@ -45,12 +53,12 @@ func TestBackfillResumesAfterInterrupt(t *testing.T) {
 	var wantLoaded int
 	for d := 1; d <= files; d++ {
 		name := fmt.Sprintf("exportaciones/2026/02/%02d/pedidos.csv", d)
-		content, loaded, _ := orderFile(d, "BF", rowsPerFile)
+		content, loaded := orderFile(d, "BF", rowsPerFile)
 		r.put(landing, name, content, nil)
 		want["gs://"+landing+"/"+name] = strconv.Itoa(loaded)
 		wantLoaded += loaded
 	}
-	other, _, _ := orderFile(28, "OUT", 5)
+	other, _ := orderFile(28, "OUT", 5)
 	r.put(landing, "exportaciones/2026/03/01/fuera.csv", other, nil) // outside the prefix
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -141,9 +149,9 @@ func (f failOn) Ingest(ctx context.Context, a objects.Attrs) (ledger.Record, err
 func TestBackfillSummary(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
-	clean, cleanLoaded, _ := orderFile(1, "A", 10)
-	dirty, dirtyLoaded, _ := orderFile(2, "B", 20) // rows 10 and 20 negative, 17 in country XX
-	before, _, _ := orderFile(3, "C", 5)
+	clean, cleanLoaded := orderFile(1, "A", 10)
+	dirty, dirtyLoaded := orderFile(2, "B", 20) // rows 10 and 20 negative, 17 in country XX
+	before, _ := orderFile(3, "C", 5)
 	a := r.put(landing, "exportaciones/2026/03/01/a.csv", clean, nil)
 	r.put(landing, "exportaciones/2026/03/02/b.csv", dirty, nil)
 	c := r.put(landing, "exportaciones/2026/03/02/c.csv", clean, nil) // a's content again
@@ -194,4 +202,206 @@ func TestBackfillSummary(t *testing.T) {
 	if n := len(progress); n == 0 || progress[n-1].Done != 7 || progress[n-1].Total != 7 {
 		t.Errorf("last progress %+v; want 7 of 7 done", progress[len(progress)-1])
 	}
+}
+
+func TestProgressETA(t *testing.T) {
+	tests := []struct {
+		name string
+		p    reingest.Progress
+		want time.Duration
+		ok   bool
+	}{
+		{name: "still counting", p: reingest.Progress{Total: -1, Done: 3, Elapsed: time.Second}},
+		{name: "nothing done yet", p: reingest.Progress{Total: 4, TotalBytes: 400, Elapsed: time.Second}},
+		{name: "by bytes", p: reingest.Progress{Total: 10, TotalBytes: 1000, Done: 2, DoneBytes: 250, WorkBytes: 250, Elapsed: 10 * time.Second}, want: 30 * time.Second, ok: true},
+		{name: "skipped bytes count as done, not as rate", p: reingest.Progress{Total: 10, TotalBytes: 1000, Done: 4, DoneBytes: 500, WorkBytes: 250, Elapsed: 10 * time.Second}, want: 20 * time.Second, ok: true},
+		{name: "empty objects: by count", p: reingest.Progress{Total: 4, Done: 2, Elapsed: 10 * time.Second}, want: 10 * time.Second, ok: true},
+		{name: "finished", p: reingest.Progress{Total: 4, Done: 4, Elapsed: time.Minute}, want: 0, ok: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := tt.p.ETA()
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("ETA() = %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+func TestProgressPrinter(t *testing.T) {
+	obj := objects.Attrs{Bucket: "b", Name: "exportaciones/2026/03/14/p.csv", Generation: 7, Size: 100}
+	done := &reingest.Outcome{Object: obj, Record: ledger.Record{State: ledger.Done, Counts: ledger.Counts{Read: 1500, Loaded: 1497, Quarantined: 3}}}
+	skipped := &reingest.Outcome{Object: obj, Skipped: true, Record: ledger.Record{State: ledger.Duplicate}}
+	failed := &reingest.Outcome{Object: obj, Err: errors.New("load into lineas_pedido:\n  timeout")}
+	at := reingest.Progress{Total: 8, TotalBytes: 800, Done: 2, DoneBytes: 200, WorkBytes: 200, Rows: 3000, Elapsed: 2 * time.Second}
+	tests := []struct {
+		name    string
+		tty     bool
+		updates []reingest.Progress
+		want    string
+	}{
+		{
+			name: "log lines, one per object",
+			updates: []reingest.Progress{
+				with(at, done), with(at, nil), with(at, skipped), with(at, failed),
+			},
+			want: "backfill 2/8 gs://b/exportaciones/2026/03/14/p.csv#7 DONE rows 1,500 loaded 1,497 quarantined 3 (1,500 rows/s, ETA 6s)\n" +
+				"backfill 2/8 gs://b/exportaciones/2026/03/14/p.csv#7 skipped: already DUPLICATE (1,500 rows/s, ETA 6s)\n" +
+				"backfill 2/8 gs://b/exportaciones/2026/03/14/p.csv#7 FAILED: load into lineas_pedido: timeout (1,500 rows/s, ETA 6s)\n",
+		},
+		{
+			name:    "only skips so far: no rate, no ETA",
+			updates: []reingest.Progress{{Total: 8, TotalBytes: 800, Done: 1, DoneBytes: 100, Elapsed: 30 * time.Millisecond, Last: skipped}},
+			want:    "backfill 1/8 gs://b/exportaciones/2026/03/14/p.csv#7 skipped: already DUPLICATE\n",
+		},
+		{
+			name:    "log lines while the count is unknown",
+			updates: []reingest.Progress{{Total: -1, Done: 1, Rows: 1500, Elapsed: time.Second, Last: done}},
+			want:    "backfill 1/? gs://b/exportaciones/2026/03/14/p.csv#7 DONE rows 1,500 loaded 1,497 quarantined 3 (1,500 rows/s, ETA ?)\n",
+		},
+		{
+			name:    "terminal line",
+			tty:     true,
+			updates: []reingest.Progress{with(at, done)},
+			want:    "\r[######------------------] 2/8 objects  3,000 rows  1,500 rows/s  ETA 6s\n",
+		},
+		{
+			name:    "terminal line: throttled updates, the last drawn on finish",
+			tty:     true,
+			updates: []reingest.Progress{{Total: -1, Done: 1, Rows: 10, Elapsed: time.Second}, {Total: -1, Done: 2, Rows: 20, Elapsed: time.Second}},
+			want:    "\r1 object (listing...)  10 rows  10 rows/s  ETA ?\r2 objects (listing...)  20 rows  20 rows/s  ETA ?\n",
+		},
+		{
+			name:    "terminal line while listing",
+			tty:     true,
+			updates: []reingest.Progress{{Total: -1, Done: 1234, Rows: 1234567, Elapsed: time.Second}},
+			want:    "\r1,234 objects (listing...)  1,234,567 rows  1,234,567 rows/s  ETA ?\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			p := reingest.NewProgressPrinter(&buf, tt.tty)
+			for _, u := range tt.updates {
+				p.Update(u)
+			}
+			p.Finish()
+			if diff := cmp.Diff(tt.want, buf.String()); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func with(p reingest.Progress, last *reingest.Outcome) reingest.Progress {
+	p.Last = last
+	return p
+}
+
+const landing, quarantine = ingesttest.Landing, ingesttest.Quarantine
+
+// rig is the ingest service on real parts (see ingesttest), on a settable
+// clock.
+type rig struct {
+	t     *testing.T
+	gcs   *objects.GCS
+	led   *ledger.Ledger
+	wh    *duckdb.Warehouse
+	feeds *contract.Registry
+	svc   *ingest.Service
+	clock *ingesttest.Clock
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	return rigOn(t, ingesttest.NewParts(t, landing, quarantine))
+}
+
+// newDiskRig is newRig with objects stored as files, as `alpipe serve`
+// stores them: a name the file system cannot hold fails.
+func newDiskRig(t *testing.T) *rig {
+	t.Helper()
+	return rigOn(t, ingesttest.NewDiskParts(t, landing, quarantine))
+}
+
+func rigOn(t *testing.T, p *ingesttest.Parts) *rig {
+	t.Helper()
+	r := &rig{t: t, gcs: p.GCS, led: p.Ledger, wh: p.Warehouse, feeds: p.Feeds,
+		clock: ingesttest.NewClock(time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC))}
+	var err error
+	r.svc, err = ingest.New(p.GCS, p.Ledger, p.Warehouse, p.Feeds,
+		ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/"},
+		r.clock.Now, logging.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *rig) advance(d time.Duration) { r.clock.Advance(d) }
+
+// requeue re-queues through the rig's ingest service, naming files at
+// requeueTime.
+func (r *rig) requeue() *reingest.Requeue {
+	return &reingest.Requeue{Objects: r.gcs, Ingest: reingest.Direct{Service: r.svc}, Feeds: r.feeds, LandingBucket: landing,
+		Now: func() time.Time { return requeueTime }}
+}
+
+func (r *rig) put(bucket, name, content string, meta map[string]string) objects.Attrs {
+	r.t.Helper()
+	return ingesttest.Put(r.t, r.gcs, bucket, name, content, meta)
+}
+
+func (r *rig) read(bucket, name string) string {
+	r.t.Helper()
+	rc, err := r.gcs.Open(context.Background(), bucket, name, 0)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (r *rig) query(sql string) [][]string {
+	r.t.Helper()
+	return ingesttest.Query(r.t, r.wh, sql)
+}
+
+const header = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\n"
+
+// orderFile is a lineas_pedido export of n rows for one day, unique to
+// (day, tag); every tenth row has a negative quantity and every
+// seventeenth an unknown country, so each file quarantines some rows.
+func orderFile(day int, tag string, n int) (content string, loaded int) {
+	var b strings.Builder
+	b.WriteString(header)
+	for i := 1; i <= n; i++ {
+		qty, country := "2", "ES"
+		switch {
+		case i%10 == 0:
+			qty = "-1"
+		case i%17 == 0:
+			country = "XX"
+		default:
+			loaded++
+		}
+		fmt.Fprintf(&b, "PED-%s-%02d-%04d,1,2026-02-%02d,SKU-%d,%s,\"12,50\",CLI-%d,%s\n", tag, day, i, day, i%7, qty, i, country)
+	}
+	return b.String(), loaded
+}
+
+// csvRows parses a CSV text.
+func csvRows(t *testing.T, text string) [][]string {
+	t.Helper()
+	cr := csv.NewReader(strings.NewReader(text))
+	cr.FieldsPerRecord = -1
+	rows, err := cr.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }

@@ -2,13 +2,14 @@ package reingest
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -90,10 +91,7 @@ func (r *Requeue) Run(ctx context.Context, req RequeueRequest) (RequeueResult, e
 	}
 	res.Feed, res.Source = feed.Name(), "gs://"+srcBucket+"/"+srcName
 
-	name := req.Object
-	if name == "" {
-		name = RequeueName(srcName, now())
-	}
+	name := cmp.Or(req.Object, RequeueName(srcName, now()))
 	if f, ok := r.Feeds.Match(name); !ok || f.Name() != feed.Name() {
 		return res, fmt.Errorf("requeue %s: object name %s does not match feed %s's object pattern; name one that does", res.Quarantine, name, feed.Name())
 	}
@@ -238,13 +236,8 @@ func WriteRequeue(w io.Writer, res RequeueResult, quarantineBucket string) {
 	case rec.Reason != "":
 		fmt.Fprintf(w, "  reason: %s\n", oneLine(rec.Reason))
 	}
-	codes := make([]string, 0, len(c.Rejects))
-	for code := range c.Rejects {
-		codes = append(codes, code)
-	}
-	slices.Sort(codes)
-	for _, code := range codes {
-		fmt.Fprintf(w, "  still wrong: %s %s\n", code, strconv.FormatInt(c.Rejects[code], 10))
+	for _, code := range slices.Sorted(maps.Keys(c.Rejects)) {
+		fmt.Fprintf(w, "  still wrong: %s %d\n", code, c.Rejects[code])
 	}
 	if rec.Quarantine != "" {
 		fmt.Fprintf(w, "  back in quarantine: gs://%s/%s\n", quarantineBucket, rec.Quarantine)

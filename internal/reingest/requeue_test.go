@@ -17,19 +17,16 @@ import (
 	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
-const seedFile = "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv"
+const (
+	seedName = "exportaciones/2026/03/14/pedidos-erp.csv"
+	seedFile = "../../testdata/" + seedName
+)
 
 var requeueTime = time.Date(2026, 3, 15, 8, 30, 0, 0, time.UTC)
 
-// seedQuarantine ingests the seed order file (one good row, three bad) and
-// returns its quarantine object's name.
-func seedQuarantine(t *testing.T, r *rig) string {
-	t.Helper()
-	return seedQuarantineAs(t, r, "exportaciones/2026/03/14/pedidos-erp.csv")
-}
-
-// seedQuarantineAs is seedQuarantine with the seed file landed as name.
-func seedQuarantineAs(t *testing.T, r *rig, name string) string {
+// seedQuarantine lands the seed order file (one good row, three bad) as
+// name, ingests it and returns its quarantine object's name.
+func seedQuarantine(t *testing.T, r *rig, name string) string {
 	t.Helper()
 	content, err := os.ReadFile(seedFile)
 	if err != nil {
@@ -98,10 +95,9 @@ func TestRequeue(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			ctx := context.Background()
-			q := seedQuarantine(t, r)
+			q := seedQuarantine(t, r, seedName)
 			fixed := fixDate(t, r.read(quarantine, q))
-			rq := &reingest.Requeue{Objects: r.gcs, Ingest: reingest.Direct{Service: r.svc}, Feeds: r.feeds, LandingBucket: landing,
-				Now: func() time.Time { return requeueTime }}
+			rq := r.requeue()
 			res, err := rq.Run(ctx, tt.request(r, q, fixed))
 			if err != nil {
 				t.Fatal(err)
@@ -168,9 +164,8 @@ func TestRequeueRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
-			q := seedQuarantine(t, r)
-			rq := &reingest.Requeue{Objects: r.gcs, Ingest: reingest.Direct{Service: r.svc}, Feeds: r.feeds, LandingBucket: landing}
-			_, err := rq.Run(context.Background(), reingest.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(tt.content), Object: tt.object})
+			q := seedQuarantine(t, r, seedName)
+			_, err := r.requeue().Run(context.Background(), reingest.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(tt.content), Object: tt.object})
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("error %v; want one containing %q", err, tt.wantErr)
 			}
@@ -275,6 +270,56 @@ func TestSourceOf(t *testing.T) {
 			}
 			if diff := cmp.Diff([2]string{tt.feed, tt.source}, [2]string{f.Name(), src}); diff != "" {
 				t.Errorf("SourceOf(%q) (-want +got):\n%s", tt.quarantine, diff)
+			}
+		})
+	}
+}
+
+// TestRequeueLongName re-queues the quarantine of a file whose name is near
+// the limits (issue 23 item 2), on objects stored as files: the requeued
+// name must fit there too, and a quarantine name that ingest shortened
+// cannot say which file it came from once its metadata is gone.
+func TestRequeueLongName(t *testing.T) {
+	source := "exportaciones/2026/03/14/" + strings.Repeat("q", 222) + ".csv"
+	tests := []struct {
+		name string
+		// dropMeta uploads the fixed file over the quarantine object, as an
+		// edited copy does, losing its metadata.
+		dropMeta bool
+		wantErr  string
+	}{
+		{name: "fixed in a local copy"},
+		{name: "metadata lost", dropMeta: true, wantErr: "cannot be read back from a shortened name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newDiskRig(t)
+			q := seedQuarantine(t, r, source)
+			fixed := fixDate(t, r.read(quarantine, q))
+			req := reingest.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(fixed)}
+			if tt.dropMeta {
+				r.put(quarantine, q, fixed, nil)
+				req.Rows = nil
+			}
+			res, err := r.requeue().Run(context.Background(), req)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("requeue: %v (landed %s, source %s); want an error containing %q", err, res.Landing, res.Source, tt.wantErr)
+				}
+				if n := r.query("SELECT COUNT(*) FROM lineas_pedido")[0][0]; n != "1" {
+					t.Errorf("%s rows loaded; want only the seed file's 1", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := reingest.RequeueName(source, requeueTime)
+			if res.Record.State != ledger.Done || res.Rows != 3 || res.Record.Key.Object != want {
+				t.Errorf("requeue: %s %s, %d rows; want DONE %s with 3 rows", res.Record.State, res.Record.Key, res.Rows, want)
+			}
+			if res.Source != "gs://"+landing+"/"+source {
+				t.Errorf("source %s; want gs://%s/%s", res.Source, landing, source)
 			}
 		})
 	}

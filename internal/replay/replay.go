@@ -1,14 +1,18 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -145,10 +149,7 @@ func Run(ctx context.Context, wh Warehouse, src Source, name string, opts Option
 	}
 	start := opts.Now().UTC()
 	r := &runner{wh: wh, src: src, opts: opts, start: start, guard: newGuard(wh, opts.Specs)}
-	r.rep = Report{Source: name, Started: start, NotReplayed: notReplayed}
-	if opts.Dates.Set {
-		r.rep.Dates = opts.Dates.String()
-	}
+	r.rep = Report{Source: name, Dates: opts.Dates.String(), Started: start, NotReplayed: notReplayed}
 	err := r.run(ctx)
 	r.rep.Written, r.rep.Unchanged, r.rep.Conflicts, r.rep.ConflictSamples = r.guard.counts()
 	return r.rep, err
@@ -341,4 +342,96 @@ func reasonOf(err error) string {
 		return inv.Reason()
 	}
 	return "invalid: " + err.Error()
+}
+
+// Dates is an inclusive range of UTC dates. The zero value (Set false)
+// means every date.
+type Dates struct {
+	From, To int32 // days since 1970-01-01
+	Set      bool
+}
+
+// ParseDates reads "YYYY-MM-DD..YYYY-MM-DD" or a single "YYYY-MM-DD"; ""
+// is every date.
+func ParseDates(s string) (Dates, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Dates{}, nil
+	}
+	from, to, ranged := strings.Cut(s, "..")
+	if !ranged {
+		to = from
+	}
+	a, errFrom := time.Parse(time.DateOnly, strings.TrimSpace(from))
+	b, errTo := time.Parse(time.DateOnly, strings.TrimSpace(to))
+	if errFrom != nil || errTo != nil {
+		return Dates{}, fmt.Errorf("dates %q: want YYYY-MM-DD or YYYY-MM-DD..YYYY-MM-DD", s)
+	}
+	d := Dates{From: warehouse.DateOf(a), To: warehouse.DateOf(b), Set: true}
+	if d.To < d.From {
+		return Dates{}, fmt.Errorf("dates %q: the range ends before it starts", s)
+	}
+	return d, nil
+}
+
+// Contains reports whether t's UTC date is in the range.
+func (d Dates) Contains(t time.Time) bool {
+	if !d.Set {
+		return true
+	}
+	day := warehouse.DateOf(t)
+	return day >= d.From && day <= d.To
+}
+
+func (d Dates) String() string {
+	if !d.Set {
+		return ""
+	}
+	return warehouse.FormatDate(d.From) + ".." + warehouse.FormatDate(d.To)
+}
+
+// WriteText renders the report for a person.
+func (r Report) WriteText(w io.Writer) error {
+	dates := cmp.Or(r.Dates, "all dates")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "replay of %s (%s)\n", r.Source, dates)
+	fmt.Fprintf(tw, "read\t%d\n", r.Read)
+	fmt.Fprintf(tw, "accepted\t%d\n", r.Accepted)
+	fmt.Fprintf(tw, "duplicates\t%d\n", r.Duplicates)
+	fmt.Fprintf(tw, "invalid\t%d\n", r.Invalid)
+	fmt.Fprintf(tw, "outside the dates\t%d\n", r.Skipped)
+	fmt.Fprintf(tw, "segments\t%d\n", r.Segments)
+	fmt.Fprintf(tw, "windows closed\t%d (one ON_TIME pane each)\n", r.Windows)
+	fmt.Fprintf(tw, "panes written\t%d\n", r.Written)
+	fmt.Fprintf(tw, "already there\t%d (identical: a re-run adds nothing)\n", r.Unchanged)
+	fmt.Fprintf(tw, "refused\t%d (the window has other panes)\n", r.Conflicts)
+	if len(r.NotReplayed) > 0 {
+		fmt.Fprintf(tw, "not replayed\t%s (the source does not keep their key)\n", strings.Join(r.NotReplayed, ", "))
+	}
+	if !r.EmittedAt.IsZero() {
+		fmt.Fprintf(tw, "final tick\t%s, watermark %s\n", r.EmittedAt.Format(time.RFC3339), r.Watermark.Format(time.RFC3339))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(r.InvalidSamples) > 0 {
+		fmt.Fprintf(w, "\ninvalid orders (first %d of %d):\n", len(r.InvalidSamples), r.Invalid)
+		for _, s := range r.InvalidSamples {
+			fmt.Fprintf(w, "  %s: %s\n", s.ID, s.Reason)
+		}
+	}
+	if len(r.ConflictSamples) > 0 {
+		fmt.Fprintf(w, "\nrefused windows (first %d of %d):\n", len(r.ConflictSamples), r.Conflicts)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  AGGREGATION\tWINDOW_START\tKEY\tREPLAY\tEXISTING PANES\tLATEST")
+		for _, c := range r.ConflictSamples {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s/%d/%d\t%d\t%s\n", c.Aggregation, c.WindowStart.Format(time.RFC3339), c.Key,
+				render.Money(c.Replay.Importe), c.Replay.Pedidos, c.Replay.Unidades, c.Existing, c.Latest)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintln(w)
+	return err
 }

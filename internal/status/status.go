@@ -1,10 +1,15 @@
 package status
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
@@ -319,3 +324,121 @@ func discards(ctx context.Context, r warehouse.Reader, since time.Time) (*Discar
 
 // sortedCodes returns m's keys in order.
 func sortedCodes[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// DriftLine is one column by which files of a feed differed from their
+// contract since Report.Since: when it was first and last seen and in how
+// many files, so that an ERP change is dated, not just noticed.
+type DriftLine struct {
+	Feed      string    `json:"feed"`
+	Change    string    `json:"change"` // "added" (not loaded) or "missing"
+	Column    string    `json:"column"`
+	Files     int       `json:"files"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+}
+
+// driftLines summarises the drift of the records started since since,
+// added columns first, then by feed and column.
+func driftLines(recs []ledger.Record, since time.Time) []DriftLine {
+	type key struct{ feed, change, column string }
+	lines := map[key]*DriftLine{}
+	note := func(r ledger.Record, change string, cols []string) {
+		for _, c := range cols {
+			k := key{r.Feed, change, c}
+			l := lines[k]
+			if l == nil {
+				l = &DriftLine{Feed: r.Feed, Change: change, Column: c, FirstSeen: r.StartedAt, LastSeen: r.StartedAt}
+				lines[k] = l
+			}
+			l.Files++
+			if r.StartedAt.Before(l.FirstSeen) {
+				l.FirstSeen = r.StartedAt
+			}
+			if r.StartedAt.After(l.LastSeen) {
+				l.LastSeen = r.StartedAt
+			}
+		}
+	}
+	for _, r := range recs {
+		if r.Drift == nil || r.StartedAt.Before(since) {
+			continue
+		}
+		note(r, "added", r.Drift.Added)
+		note(r, "missing", r.Drift.Missing)
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	out := make([]DriftLine, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, *l)
+	}
+	slices.SortFunc(out, func(a, b DriftLine) int { // "added" sorts before "missing"
+		return cmp.Or(strings.Compare(a.Change, b.Change), strings.Compare(a.Feed, b.Feed),
+			strings.Compare(a.Column, b.Column))
+	})
+	return out
+}
+
+// Handler answers GET with the status report: JSON by default,
+// ?format=text for the text a person reads; ?since=12h (a Go duration)
+// and ?files=N shape it. Where it is mounted is the server's business: the
+// local server serves it, since only the process holding the embedded
+// engines can read them.
+func Handler(src Sources) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "use GET", http.StatusMethodNotAllowed)
+			return
+		}
+		opt, format, err := parseQuery(r)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		rep := BuildReport(r.Context(), src, opt)
+		if format == "text" {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_ = WriteText(w, rep)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	})
+}
+
+func parseQuery(r *http.Request) (Options, string, error) {
+	q := r.URL.Query()
+	var opt Options
+	if s := q.Get("since"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return opt, "", fmt.Errorf("since=%q: want a positive duration such as 24h", s)
+		}
+		opt.Since = d
+	}
+	if s := q.Get("files"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return opt, "", fmt.Errorf("files=%q: want a positive number", s)
+		}
+		opt.MaxFiles = n
+	}
+	format := q.Get("format")
+	switch format {
+	case "", "json":
+		format = "json"
+	case "text":
+	default:
+		return opt, "", fmt.Errorf("format=%q: want json or text", format)
+	}
+	return opt, format, nil
+}
+
+var (
+	_ LedgerLister = (*ledger.Ledger)(nil)
+	_ StreamStatus = (*stream.Processor)(nil)
+)

@@ -1,14 +1,11 @@
-package status_test
+package status
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,14 +17,12 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
-	"github.com/alpinashop/alpipe/internal/status"
+	"github.com/alpinashop/alpipe/internal/replay/replaytest"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
 const landing = ingesttest.Landing
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // morning is when the person asks.
 var morning = time.Date(2026, 3, 15, 8, 0, 0, 0, time.UTC)
@@ -35,7 +30,7 @@ var morning = time.Date(2026, 3, 15, 8, 0, 0, 0, time.UTC)
 // night writes a night's worth of ledger records and orders into real
 // engines (the embedded store, DuckDB, the stream processor) and returns
 // the sources a report reads.
-func night(t *testing.T) status.Sources {
+func night(t *testing.T) Sources {
 	t.Helper()
 	// The ingest service's real parts (see ingesttest): the report reads
 	// what they hold.
@@ -113,22 +108,18 @@ func night(t *testing.T) status.Sources {
 		t.Fatal(err)
 	}
 	deliver("m6", orderJSON("P-6", "PT"), "2026-03-15T03:30:00Z", at("2026-03-15 07:45")) // its window closed at 06:00
-	return status.Sources{Ledger: r.Ledger, Warehouse: r.Warehouse, Stream: proc, Now: func() time.Time { return morning }}
+	return Sources{Ledger: r.Ledger, Warehouse: r.Warehouse, Stream: proc, Now: func() time.Time { return morning }}
 }
 
 // TestStatusReport renders the morning report of a night with every kind
-// of outcome and compares it with the golden file.
+// of outcome and compares it with the golden file; the handler serves it.
 func TestStatusReport(t *testing.T) {
 	src := night(t)
-	rep := status.BuildReport(context.Background(), src, status.Options{})
+	rep := BuildReport(context.Background(), src, Options{})
 	if len(rep.Problems) > 0 {
 		t.Fatalf("problems: %v", rep.Problems)
 	}
-	var buf bytes.Buffer
-	if err := status.WriteText(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "status.golden", buf.String())
+	replaytest.Golden(t, "testdata/status.golden", []byte(text(t, rep)))
 
 	f := rep.Files
 	wantStates := map[ledger.State]int{ledger.Done: 1, ledger.Duplicate: 1, ledger.Rejected: 1, ledger.Skipped: 1, ledger.Failed: 1, ledger.InProgress: 1}
@@ -163,21 +154,31 @@ func TestStatusReport(t *testing.T) {
 	if d := rep.Discarded; d == nil || d.Invalid != 2 || d.TooLate != 1 {
 		t.Errorf("discarded: %+v; want 2 invalid, 1 too late", d)
 	}
+	t.Run("handler", func(t *testing.T) { testHandler(t, src) })
 }
 
-// TestHandler serves the same report as JSON and as text.
-func TestHandler(t *testing.T) {
-	src := night(t)
-	srv := httptest.NewServer(status.Handler(src))
+// text is rep as WriteText prints it.
+func text(t *testing.T, rep Report) string {
+	t.Helper()
+	var b strings.Builder
+	if err := WriteText(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// testHandler serves the same report as JSON and as text.
+func testHandler(t *testing.T, src Sources) {
+	srv := httptest.NewServer(Handler(src))
 	defer srv.Close()
-	want := status.BuildReport(context.Background(), src, status.Options{Since: 12 * time.Hour})
+	want := BuildReport(context.Background(), src, Options{Since: 12 * time.Hour})
 
 	resp, err := http.Get(srv.URL + "?since=12h")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var got status.Report
+	var got Report
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
@@ -215,8 +216,8 @@ func TestHandler(t *testing.T) {
 // TestStatusWithoutSources: a process missing a part still answers, and
 // says what it could not read.
 func TestStatusWithoutSources(t *testing.T) {
-	rep := status.BuildReport(context.Background(), status.Sources{Now: func() time.Time { return morning }}, status.Options{})
-	want := status.Report{
+	rep := BuildReport(context.Background(), Sources{Now: func() time.Time { return morning }}, Options{})
+	want := Report{
 		Now: morning, Since: morning.Add(-24 * time.Hour),
 		Problems: []string{
 			"files: no ledger in this process",
@@ -229,19 +230,162 @@ func TestStatusWithoutSources(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+// fakeStream answers a fixed status, as a processor whose state holds
+// cells the ticks cannot process would.
+type fakeStream struct{ status []stream.AggregationStatus }
+
+func (f fakeStream) Status(context.Context, time.Time) ([]stream.AggregationStatus, error) {
+	return f.status, nil
+}
+func (fakeStream) DeadLettersPending(context.Context) (int, error) { return 0, nil }
+
+// TestStatusFailingCells: the status report lists every window the ticks
+// cannot process with its extent, since when, the error and the document
+// to repair (a previous layout's cell with its key too), and says nothing
+// about failing windows when there are none.
+func TestStatusFailingCells(t *testing.T) {
+	w := time.Date(2026, 3, 15, 6, 0, 0, 0, time.UTC)
+	win := stream.FailingWindow{
+		Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/state/20260315T060000Z_0",
+		WindowStart: w, WindowEnd: w.Add(time.Hour), Since: w.Add(70 * time.Minute),
+		Error: "decode window: layout 9 found,\nthis binary reads layouts 1 to 3",
 	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
+	cell := stream.FailingWindow{
+		Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/windows/20260315T070000Z_es",
+		WindowStart: w.Add(time.Hour), WindowEnd: w.Add(2 * time.Hour), Key: "es", Since: w.Add(80 * time.Minute),
+		Error: "decode cell: layout 9 found",
 	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
+	doc := stream.FailingWindow{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/state/garbage", Error: "not a state path"}
+	tests := []struct {
+		name      string
+		failing   []stream.FailingWindow
+		wantLines string // the report's failing section, "" for none
+	}{
+		{name: "none", failing: nil, wantLines: ""},
+		{name: "one window", failing: []stream.FailingWindow{win}, wantLines: `  failing: 1 window the ticks cannot process (every other window goes on; these are retried at every tick):
+    2026-03-15 06:00 to 07:00 UTC since 2026-03-15 07:10 UTC: decode window: layout 9 found, this binary reads layouts 1 to 3
+      document aggregations/ventas_hora_pais/state/20260315T060000Z_0
+`},
+		{name: "a window, a previous layout's cell and a document without a window", failing: []stream.FailingWindow{win, cell, doc}, wantLines: `  failing: 3 windows the ticks cannot process (every other window goes on; these are retried at every tick):
+    2026-03-15 06:00 to 07:00 UTC since 2026-03-15 07:10 UTC: decode window: layout 9 found, this binary reads layouts 1 to 3
+      document aggregations/ventas_hora_pais/state/20260315T060000Z_0
+    2026-03-15 07:00 to 08:00 UTC es since 2026-03-15 07:20 UTC: decode cell: layout 9 found
+      document aggregations/ventas_hora_pais/windows/20260315T070000Z_es
+    aggregations/ventas_hora_pais/state/garbage: not a state path
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := Sources{
+				Stream: fakeStream{[]stream.AggregationStatus{{Aggregation: "ventas_hora_pais", Failing: tt.failing}}},
+				Now:    func() time.Time { return morning },
+			}
+			rep := BuildReport(context.Background(), src, Options{})
+			if len(rep.Stream) != 1 || len(rep.Stream[0].Failing) != len(tt.failing) {
+				t.Fatalf("report stream %+v, want %d failing cells", rep.Stream, len(tt.failing))
+			}
+			got := text(t, rep)
+			start := strings.Index(got, "  failing: ")
+			if tt.wantLines == "" {
+				if start >= 0 || strings.Contains(got, "failing") {
+					t.Errorf("report mentions failing cells when there are none:\n%s", got)
+				}
+				return
+			}
+			if start < 0 {
+				t.Fatalf("report lacks the failing cells:\n%s", got)
+			}
+			end := strings.Index(got[start:], "\n\n")
+			if end < 0 {
+				end = len(got) - start
+			} else {
+				end++
+			}
+			if diff := cmp.Diff(tt.wantLines, got[start:start+end]); diff != "" {
+				t.Errorf("failing section (-want +got):\n%s\nwhole report:\n%s", diff, got)
+			}
+		})
+	}
+}
+
+// records is a ledger of fixed records, newest first.
+type records []ledger.Record
+
+func (r records) List(context.Context) ([]ledger.Record, error) { return r, nil }
+
+// TestDoneWithAReasonNeedsAttention: a file that loaded but whose refresh
+// left a daily sum out of range ends DONE with that as its reason; the
+// report lists it with the files to act on, naming the date and SKU.
+func TestDoneWithAReasonNeedsAttention(t *testing.T) {
+	const overflow = `aggregate ventas_diarias_sku: sums out of range (1), their groups left out: 2026-03-14 sku="MOCH-40L-AZ" importe=100000000000000000000000000000.999999999`
+	rec := func(name string, state ledger.State, reason string, started time.Time) ledger.Record {
+		return ledger.Record{Key: ledger.Key{Bucket: landing, Object: name, Generation: 1}, State: state, Feed: "lineas_pedido", Attempt: 1, StartedAt: started, FinishedAt: started.Add(time.Minute), Reason: reason}
+	}
+	src := Sources{
+		Ledger: records{
+			rec("exportaciones/2026/03/14/b.csv", ledger.Done, "", morning.Add(-time.Hour)),
+			rec("exportaciones/2026/03/14/a.csv", ledger.Done, overflow, morning.Add(-2*time.Hour)),
+			rec("exportaciones/2026/03/01/viejo.csv", ledger.Done, overflow, morning.Add(-72*time.Hour)), // before Since
+		},
+		Now: func() time.Time { return morning },
+	}
+	rep := BuildReport(context.Background(), src, Options{})
+	var got []string
+	for _, l := range rep.Files.Attention {
+		got = append(got, string(l.State)+" "+l.Object+": "+l.Reason)
+	}
+	want := []string{"DONE gs://alpinashop-catalogo/exportaciones/2026/03/14/a.csv#1: " + overflow}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("attention (-want +got):\n%s", diff)
+	}
+	line := "DONE  gs://alpinashop-catalogo/exportaciones/2026/03/14/a.csv#1  attempt 1: " + overflow
+	if out := text(t, rep); !strings.Contains(out, line) {
+		t.Errorf("text report lacks %q:\n%s", line, out)
+	}
+}
+
+func TestDriftLines(t *testing.T) {
+	t0 := time.Date(2026, 3, 20, 2, 0, 0, 0, time.UTC)
+	rec := func(feed string, started time.Time, d *ledger.Drift) ledger.Record {
+		return ledger.Record{Feed: feed, StartedAt: started, State: ledger.Done, Drift: d}
+	}
+	recs := []ledger.Record{ // newest first, as the ledger lists them
+		rec("lineas_pedido", t0.Add(48*time.Hour), &ledger.Drift{Added: []string{"canal"}}),
+		rec("lineas_pedido", t0.Add(24*time.Hour), nil),
+		rec("lineas_pedido", t0, &ledger.Drift{Added: []string{"canal"}, Missing: []string{"cliente_id"}}),
+		rec("opiniones", t0.Add(time.Hour), &ledger.Drift{Added: []string{"canal"}}),
+		rec("lineas_pedido", t0.Add(-72*time.Hour), &ledger.Drift{Added: []string{"antigua"}}), // before since
+	}
+	want := []DriftLine{
+		{Feed: "lineas_pedido", Change: "added", Column: "canal", Files: 2, FirstSeen: t0, LastSeen: t0.Add(48 * time.Hour)},
+		{Feed: "opiniones", Change: "added", Column: "canal", Files: 1, FirstSeen: t0.Add(time.Hour), LastSeen: t0.Add(time.Hour)},
+		{Feed: "lineas_pedido", Change: "missing", Column: "cliente_id", Files: 1, FirstSeen: t0, LastSeen: t0},
+	}
+	if diff := cmp.Diff(want, driftLines(recs, t0.Add(-time.Hour))); diff != "" {
+		t.Errorf("drift lines (-want +got):\n%s", diff)
+	}
+	if got := driftLines(recs[1:2], t0); got != nil {
+		t.Errorf("no drift gives %v, want nil (omitted from the JSON)", got)
+	}
+}
+
+// TestOpenWindowsWording: the count reads as English at zero, one and
+// many; it used to say "0 (window, key)s in 0 windows".
+func TestOpenWindowsWording(t *testing.T) {
+	tests := []struct {
+		name          string
+		windows, keys int
+		want          string
+	}{
+		{name: "none", want: "none"},
+		{name: "one", windows: 1, keys: 1, want: "1 (1 key)"},
+		{name: "many", windows: 4, keys: 16, want: "4 (16 keys in all)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := openWindows(tt.windows, tt.keys); got != tt.want {
+				t.Errorf("openWindows(%d, %d) = %q, want %q", tt.windows, tt.keys, got, tt.want)
+			}
+		})
 	}
 }

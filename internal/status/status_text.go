@@ -1,13 +1,13 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/render"
@@ -20,7 +20,7 @@ var stateOrder = []ledger.State{ledger.Done, ledger.Duplicate, ledger.Skipped, l
 func WriteText(w io.Writer, r Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	since := r.Now.Sub(r.Since).Round(time.Minute)
-	fmt.Fprintf(tw, "alpipe status at %s (files and discards of the last %s)\n", stamp(r.Now), span(since))
+	fmt.Fprintf(tw, "alpipe status at %s (files and discards of the last %s)\n", render.When(r.Now), span(since))
 
 	if f := r.Files; f != nil {
 		total := 0
@@ -45,7 +45,7 @@ func WriteText(w io.Writer, r Report) error {
 			for _, code := range sortedCodes(f.Rejects) {
 				rows = append(rows, []string{code, render.Thousands(f.Rejects[code])})
 			}
-			writeAligned(w, "    ", rows, map[int]bool{1: true})
+			render.Columns(w, "    ", rows, []render.Kind{render.Text, render.Int})
 		}
 		if len(f.Attention) > 0 {
 			fmt.Fprintln(tw, "  needs attention:")
@@ -61,22 +61,18 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintln(w, "  newest first:")
 		rows := [][]string{{"STARTED", "STATE", "FEED", "READ", "LOADED", "QUARANTINED", "OBJECT"}}
 		for _, l := range f.Recent {
-			rows = append(rows, []string{stamp(l.StartedAt), string(l.State), dash(l.Feed), render.Thousands(l.Read), render.Thousands(l.Loaded), render.Thousands(l.Quarantined), l.Object})
+			rows = append(rows, []string{render.When(l.StartedAt), string(l.State), cmp.Or(l.Feed, "-"), render.Thousands(l.Read), render.Thousands(l.Loaded), render.Thousands(l.Quarantined), l.Object})
 		}
-		writeAligned(w, "    ", rows, map[int]bool{3: true, 4: true, 5: true})
+		numbers := []render.Kind{render.Text, render.Text, render.Text, render.Int, render.Int, render.Int}
+		render.Columns(w, "    ", rows, numbers)
 		if f.Omitted > 0 {
 			fmt.Fprintf(w, "    ... and %s older\n", render.Thousands(int64(f.Omitted)))
 		}
-		var quarantined []string
+		title := "  quarantine files (alpipe quarantine get NAME fetches one):\n" // before the first
 		for _, l := range f.Recent {
 			if l.Quarantine != "" {
-				quarantined = append(quarantined, l.Quarantine)
-			}
-		}
-		if len(quarantined) > 0 {
-			fmt.Fprintln(w, "  quarantine files (alpipe quarantine get NAME fetches one):")
-			for _, q := range quarantined {
-				fmt.Fprintf(w, "    %s\n", q)
+				fmt.Fprintf(w, "%s    %s\n", title, l.Quarantine)
+				title = ""
 			}
 		}
 	}
@@ -86,8 +82,8 @@ func WriteText(w io.Writer, r Report) error {
 		if s.Watermark.IsZero() {
 			fmt.Fprintln(w, "  watermark: none yet (no order accepted)")
 		} else {
-			fmt.Fprintf(w, "  watermark: %s, %s behind processing time\n", stamp(s.Watermark), render.Duration(time.Duration(s.LagSeconds)*time.Second))
-			fmt.Fprintf(w, "  newest event time: %s, last order accepted at %s\n", stamp(s.MaxEventTime), stamp(s.LastAccepted))
+			fmt.Fprintf(w, "  watermark: %s, %s behind processing time\n", render.When(s.Watermark), render.Duration(time.Duration(s.LagSeconds)*time.Second))
+			fmt.Fprintf(w, "  newest event time: %s, last order accepted at %s\n", render.When(s.MaxEventTime), render.When(s.LastAccepted))
 		}
 		fmt.Fprintf(w, "  open windows: %s\n", openWindows(len(s.Windows), s.OpenWindows))
 		for _, wl := range s.Windows {
@@ -109,7 +105,7 @@ func WriteText(w io.Writer, r Report) error {
 		for _, rc := range d.Reasons {
 			rows = append(rows, []string{render.Thousands(int64(rc.Count)), oneLine(rc.Reason)})
 		}
-		writeAligned(w, "  ", rows, map[int]bool{0: true})
+		render.Columns(w, "  ", rows, []render.Kind{render.Int})
 		if d.Pending > 0 {
 			fmt.Fprintf(w, "  %s waiting for the warehouse\n", render.Counted(d.Pending, "dead letter", "dead letters"))
 		}
@@ -141,7 +137,7 @@ func writeFailing(w io.Writer, fs []FailingLine) {
 		}
 		since := ""
 		if !f.Since.IsZero() {
-			since = " since " + stamp(f.Since)
+			since = " since " + render.When(f.Since)
 		}
 		fmt.Fprintf(w, "    %s%s: %s\n", cell, since, oneLine(f.Error))
 		if !f.WindowStart.IsZero() {
@@ -162,8 +158,6 @@ func attention(l FileLine) string {
 		return fmt.Sprintf("attempt %d: %s", l.Attempt, oneLine(l.Reason))
 	}
 }
-
-func stamp(t time.Time) string { return render.When(t) }
 
 // windowSpan is a window for people: "2026-03-14 17:00 to 18:00 UTC", the
 // end's date said when it is another day.
@@ -194,43 +188,6 @@ func span(d time.Duration) string {
 		return strconv.FormatInt(int64(d/time.Hour), 10) + " h"
 	}
 	return render.Duration(d)
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// writeAligned prints rows as columns two spaces apart, the columns in
-// right right-aligned (numbers), the last column unpadded.
-func writeAligned(w io.Writer, indent string, rows [][]string, right map[int]bool) {
-	width := map[int]int{}
-	for _, r := range rows {
-		for i, c := range r {
-			width[i] = max(width[i], utf8.RuneCountInString(c))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		b.WriteString(indent)
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
-			switch {
-			case right[i]:
-				b.WriteString(pad + c)
-			case i < len(r)-1:
-				b.WriteString(c + pad)
-			default:
-				b.WriteString(c)
-			}
-			if i < len(r)-1 {
-				b.WriteString("  ")
-			}
-		}
-		fmt.Fprintln(w, b.String())
-	}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

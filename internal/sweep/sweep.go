@@ -12,6 +12,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -110,10 +111,10 @@ func New(lister Lister, l Ledger, ing Ingester, opts Options) (*Sweeper, error) 
 	if opts.Window < 0 || opts.Grace < 0 || opts.MaxObjects < 0 || opts.Concurrency < 0 {
 		return nil, fmt.Errorf("sweep: negative setting (window %s, grace %s, max objects %d, concurrency %d)", opts.Window, opts.Grace, opts.MaxObjects, opts.Concurrency)
 	}
-	opts.Window = cmpOr(opts.Window, DefaultWindow)
-	opts.Grace = cmpOr(opts.Grace, DefaultGrace)
-	opts.MaxObjects = cmpOr(opts.MaxObjects, DefaultMaxObjects)
-	opts.Concurrency = cmpOr(opts.Concurrency, DefaultConcurrency)
+	opts.Window = cmp.Or(opts.Window, DefaultWindow)
+	opts.Grace = cmp.Or(opts.Grace, DefaultGrace)
+	opts.MaxObjects = cmp.Or(opts.MaxObjects, DefaultMaxObjects)
+	opts.Concurrency = cmp.Or(opts.Concurrency, DefaultConcurrency)
 	if opts.Grace >= opts.Window {
 		return nil, fmt.Errorf("sweep: grace %s must be shorter than the window %s", opts.Grace, opts.Window)
 	}
@@ -122,13 +123,6 @@ func New(lister Lister, l Ledger, ing Ingester, opts Options) (*Sweeper, error) 
 	}
 	opts.Prefixes = dedupe(opts.Prefixes)
 	return &Sweeper{lister: lister, ledger: l, ingester: ing, opts: opts, policy: policy{window: opts.Window, grace: opts.Grace}}, nil
-}
-
-func cmpOr[T int | time.Duration](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // dedupe drops prefixes another one covers, so no object is listed twice.
@@ -161,4 +155,61 @@ func newOwner() string {
 // detached bounds a clean-up write that must outlive a cancelled run.
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+}
+
+// Verdict is what a sweep does with one listed object.
+type Verdict int
+
+const (
+	// Ignore: not the sweeper's business (outside the window, still
+	// Eventarc's, a folder placeholder, or finished).
+	Ignore Verdict = iota + 1
+	// Leave: found unfinished, but a live attempt holds its claim; that
+	// attempt records the outcome.
+	Leave
+	// Sweep: found unfinished and unclaimed (no record, FAILED, or a lease
+	// that expired): ingest it.
+	Sweep
+)
+
+// policy is the part of Options the decisions read.
+type policy struct {
+	window, grace time.Duration
+}
+
+// examined reports whether a is old enough to be missed by its events and
+// young enough to be swept: created in [now-window, now-grace]. Only those
+// cost a ledger read.
+func (p policy) examined(a objects.Attrs, now time.Time) bool {
+	if a.Size == 0 && strings.HasSuffix(a.Name, "/") {
+		return false // a console's "folder/" placeholder
+	}
+	if a.Created.IsZero() {
+		return false
+	}
+	age := now.Sub(a.Created)
+	// Younger than the grace period, Eventarc is still delivering (its
+	// first attempts and backoff); a negative age is a clock ahead of ours.
+	return age >= p.grace && age <= p.window
+}
+
+// verdict decides for an examined object from its ledger record (ok false:
+// none). The final states are those the ingest acknowledges an event for.
+func (p policy) verdict(rec ledger.Record, ok bool, now time.Time) (Verdict, string) {
+	switch {
+	case !ok:
+		return Sweep, "no ledger record: no event reached the ingest"
+	case rec.State.Final():
+		return Ignore, ""
+	case rec.State == ledger.InProgress && now.Before(rec.LeaseUntil):
+		return Leave, "an attempt holds it until " + rec.LeaseUntil.UTC().Format(time.RFC3339)
+	case rec.State == ledger.InProgress:
+		return Sweep, "an attempt's lease expired unfinished"
+	default:
+		reason := "last attempt " + string(rec.State)
+		if rec.Reason != "" {
+			reason += ": " + rec.Reason
+		}
+		return Sweep, reason
+	}
 }

@@ -1,4 +1,4 @@
-package sweep_test
+package sweep
 
 import (
 	"bytes"
@@ -22,7 +22,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/reingest"
-	"github.com/alpinashop/alpipe/internal/sweep"
 )
 
 const landing, quarantine = ingesttest.Landing, ingesttest.Quarantine
@@ -45,12 +44,12 @@ type rig struct {
 	parts *ingesttest.Parts
 	clock *ingesttest.Clock
 	svc   *ingest.Service
-	logs  *syncBuffer
+	logs  *bytes.Buffer // one handler serialises the sweeper's writes
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	return &rig{t: t, parts: ingesttest.NewParts(t, landing, quarantine), logs: &syncBuffer{}}
+	return &rig{t: t, parts: ingesttest.NewParts(t, landing, quarantine), logs: &bytes.Buffer{}}
 }
 
 func (r *rig) put(name, content string) objects.Attrs {
@@ -72,23 +71,23 @@ func (r *rig) start(at time.Time) {
 	r.svc = svc
 }
 
-func (r *rig) sweeper(ing sweep.Ingester, edit func(*sweep.Options)) *sweep.Sweeper {
+func (r *rig) sweeper(ing Ingester, edit func(*Options)) *Sweeper {
 	r.t.Helper()
 	if ing == nil {
 		ing = reingest.Direct{Service: r.svc, BusyWait: time.Millisecond}
 	}
-	opts := sweep.Options{Bucket: landing, Prefixes: []string{"exportaciones/"}, Now: r.clock.Now, Log: logging.New(r.logs, slog.LevelInfo)}
+	opts := Options{Bucket: landing, Prefixes: []string{"exportaciones/"}, Now: r.clock.Now, Log: logging.New(r.logs, slog.LevelInfo)}
 	if edit != nil {
 		edit(&opts)
 	}
-	s, err := sweep.New(r.parts.GCS, r.parts.Ledger, ing, opts)
+	s, err := New(r.parts.GCS, r.parts.Ledger, ing, opts)
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	return s
 }
 
-func (r *rig) run(s *sweep.Sweeper) sweep.Summary {
+func (r *rig) run(s *Sweeper) Summary {
 	r.t.Helper()
 	sum, err := s.Run(context.Background())
 	if err != nil {
@@ -105,7 +104,7 @@ func (r *rig) rows() string {
 // counts are a Summary's figures.
 type counts struct{ Found, Ingested, Failed, Skipped int }
 
-func countsOf(s sweep.Summary) counts { return counts{s.Found, s.Ingested, s.Failed, s.Skipped} }
+func countsOf(s Summary) counts { return counts{s.Found, s.Ingested, s.Failed, s.Skipped} }
 
 func key(a objects.Attrs) string {
 	return ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation}.String()
@@ -136,7 +135,7 @@ func TestFileWithoutEventLoadedOnceAfterGrace(t *testing.T) {
 	if diff := cmp.Diff(counts{Found: 1, Ingested: 1}, countsOf(sum)); diff != "" {
 		t.Errorf("after the grace period (-want +got):\n%s", diff)
 	}
-	want := []sweep.FoundObject{{Object: key(lost), Created: lost.Created, Found: "no ledger record: no event reached the ingest", Outcome: sweep.Ingested, State: ledger.Done}}
+	want := []FoundObject{{Object: key(lost), Created: lost.Created, Found: "no ledger record: no event reached the ingest", Outcome: Ingested, State: ledger.Done}}
 	if diff := cmp.Diff(want, sum.Objects); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
@@ -212,7 +211,7 @@ func TestLiveClaimLeftAlone(t *testing.T) {
 
 // inFlight counts concurrent ingests and can fail chosen objects.
 type inFlight struct {
-	inner     sweep.Ingester
+	inner     Ingester
 	now, peak atomic.Int32
 	fail      map[string]error
 }
@@ -244,7 +243,7 @@ func TestLimitConcurrencyAndFailures(t *testing.T) {
 	}
 	r.start(first.Created.Add(time.Hour))
 	ing := &inFlight{inner: reingest.Direct{Service: r.svc, BusyWait: time.Millisecond}, fail: map[string]error{names[0]: errors.New("ingest service unreachable")}}
-	s := r.sweeper(ing, func(o *sweep.Options) { o.MaxObjects, o.Concurrency = 3, 2 })
+	s := r.sweeper(ing, func(o *Options) { o.MaxObjects, o.Concurrency = 3, 2 })
 
 	sum := r.run(s)
 	if diff := cmp.Diff(counts{Found: 5, Ingested: 2, Failed: 1, Skipped: 2}, countsOf(sum)); diff != "" {
@@ -299,7 +298,7 @@ func TestOverlappingRunsExcludeEachOther(t *testing.T) {
 	go func() { _, err := s.Run(context.Background()); done <- err }()
 	<-b.entered
 	sum, err := s.Run(context.Background())
-	if !errors.Is(err, sweep.ErrBusy) || !sum.Busy {
+	if !errors.Is(err, ErrBusy) || !sum.Busy {
 		t.Errorf("overlapping run = %+v, %v; want Busy, ErrBusy", sum, err)
 	}
 	close(b.release)
@@ -332,7 +331,7 @@ func TestListingFailureIsTransient(t *testing.T) {
 	a := r.put("exportaciones/2026/03/14/p.csv", orders("L", 1))
 	r.start(a.Created.Add(time.Hour))
 	ing := &inFlight{inner: reingest.Direct{Service: r.svc}}
-	s, err := sweep.New(failingLister{[]objects.Attrs{a}}, r.parts.Ledger, ing, sweep.Options{Bucket: landing, Now: r.clock.Now, Log: logging.Discard()})
+	s, err := New(failingLister{[]objects.Attrs{a}}, r.parts.Ledger, ing, Options{Bucket: landing, Now: r.clock.Now, Log: logging.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +341,7 @@ func TestListingFailureIsTransient(t *testing.T) {
 	if ing.peak.Load() != 0 {
 		t.Error("ingested on a failed listing")
 	}
-	if _, err := s.Run(context.Background()); err == nil || errors.Is(err, sweep.ErrBusy) {
+	if _, err := s.Run(context.Background()); err == nil || errors.Is(err, ErrBusy) {
 		t.Errorf("second Run error = %v, want the listing's again (lock released)", err)
 	}
 }
@@ -353,23 +352,23 @@ func TestNewRefusesIncompleteSetup(t *testing.T) {
 	log := logging.Discard()
 	tests := []struct {
 		name   string
-		lister sweep.Lister
-		led    sweep.Ledger
-		ing    sweep.Ingester
-		opts   sweep.Options
+		lister Lister
+		led    Ledger
+		ing    Ingester
+		opts   Options
 		want   string
 	}{
-		{name: "complete", lister: p.GCS, led: p.Ledger, ing: ing, opts: sweep.Options{Bucket: landing, Log: log}},
-		{name: "no dependencies", opts: sweep.Options{Bucket: landing}, want: "sweep: missing dependencies: lister, ledger, ingester, logger"},
-		{name: "no bucket", lister: p.GCS, led: p.Ledger, ing: ing, opts: sweep.Options{Log: log}, want: "sweep: no landing bucket"},
-		{name: "grace not shorter than the window", lister: p.GCS, led: p.Ledger, ing: ing, opts: sweep.Options{Bucket: landing, Log: log, Window: time.Hour, Grace: time.Hour},
+		{name: "complete", lister: p.GCS, led: p.Ledger, ing: ing, opts: Options{Bucket: landing, Log: log}},
+		{name: "no dependencies", opts: Options{Bucket: landing}, want: "sweep: missing dependencies: lister, ledger, ingester, logger"},
+		{name: "no bucket", lister: p.GCS, led: p.Ledger, ing: ing, opts: Options{Log: log}, want: "sweep: no landing bucket"},
+		{name: "grace not shorter than the window", lister: p.GCS, led: p.Ledger, ing: ing, opts: Options{Bucket: landing, Log: log, Window: time.Hour, Grace: time.Hour},
 			want: "sweep: grace 1h0m0s must be shorter than the window 1h0m0s"},
-		{name: "negative", lister: p.GCS, led: p.Ledger, ing: ing, opts: sweep.Options{Bucket: landing, Log: log, Concurrency: -1},
+		{name: "negative", lister: p.GCS, led: p.Ledger, ing: ing, opts: Options{Bucket: landing, Log: log, Concurrency: -1},
 			want: "sweep: negative setting (window 0s, grace 0s, max objects 0, concurrency -1)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := sweep.New(tt.lister, tt.led, tt.ing, tt.opts)
+			_, err := New(tt.lister, tt.led, tt.ing, tt.opts)
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -381,20 +380,83 @@ func TestNewRefusesIncompleteSetup(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+var now = time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
+
+func TestExamined(t *testing.T) {
+	p := policy{window: 72 * time.Hour, grace: 30 * time.Minute}
+	tests := []struct {
+		name string
+		a    objects.Attrs
+		want bool
+	}{
+		{name: "inside the window", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-2 * time.Hour)}, want: true},
+		{name: "exactly the grace period old", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-30 * time.Minute)}, want: true},
+		{name: "exactly the window old", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-72 * time.Hour)}, want: true},
+		{name: "younger than the grace period: Eventarc's", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-29 * time.Minute)}},
+		{name: "created in our future", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(time.Hour)}},
+		{name: "older than the window", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-73 * time.Hour)}},
+		{name: "folder placeholder", a: objects.Attrs{Name: "exportaciones/2026/", Created: now.Add(-2 * time.Hour)}},
+		{name: "empty file is examined", a: objects.Attrs{Name: "exportaciones/vacio.csv", Created: now.Add(-2 * time.Hour)}, want: true},
+		{name: "no creation time", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.examined(tt.a, now); got != tt.want {
+				t.Errorf("examined = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func TestVerdict(t *testing.T) {
+	p := policy{window: 72 * time.Hour, grace: 30 * time.Minute}
+	type result struct {
+		Verdict Verdict
+		Why     string
+	}
+	tests := []struct {
+		name string
+		rec  ledger.Record
+		ok   bool
+		want result
+	}{
+		{name: "no record", want: result{Sweep, "no ledger record: no event reached the ingest"}},
+		{name: "done", ok: true, rec: ledger.Record{State: ledger.Done}, want: result{Ignore, ""}},
+		{name: "rejected", ok: true, rec: ledger.Record{State: ledger.Rejected}, want: result{Ignore, ""}},
+		{name: "duplicate", ok: true, rec: ledger.Record{State: ledger.Duplicate}, want: result{Ignore, ""}},
+		{name: "skipped: no contract", ok: true, rec: ledger.Record{State: ledger.Skipped}, want: result{Ignore, ""}},
+		{name: "failed", ok: true, rec: ledger.Record{State: ledger.Failed, Reason: "load: warehouse unavailable"}, want: result{Sweep, "last attempt FAILED: load: warehouse unavailable"}},
+		{name: "live claim", ok: true, rec: ledger.Record{State: ledger.InProgress, LeaseUntil: now.Add(time.Minute)},
+			want: result{Leave, "an attempt holds it until 2026-03-15T12:01:00Z"}},
+		{name: "expired claim", ok: true, rec: ledger.Record{State: ledger.InProgress, LeaseUntil: now.Add(-time.Second)}, want: result{Sweep, "an attempt's lease expired unfinished"}},
+		{name: "claim expiring now", ok: true, rec: ledger.Record{State: ledger.InProgress, LeaseUntil: now}, want: result{Sweep, "an attempt's lease expired unfinished"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, why := p.verdict(tt.rec, tt.ok, now)
+			if diff := cmp.Diff(tt.want, result{v, why}); diff != "" {
+				t.Errorf("verdict (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func TestDedupePrefixes(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{name: "none is the whole bucket", want: []string{""}},
+		{name: "disjoint kept", in: []string{"exportaciones/", "erp/"}, want: []string{"exportaciones/", "erp/"}},
+		{name: "covered dropped", in: []string{"exportaciones/2026/", "exportaciones/"}, want: []string{"exportaciones/"}},
+		{name: "repeated once", in: []string{"exportaciones/", "exportaciones/"}, want: []string{"exportaciones/"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, dedupe(tt.in)); diff != "" {
+				t.Errorf("dedupe (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -110,10 +110,7 @@ func (c TasksConfig) Task(at time.Time) *cloudtaskspb.Task {
 // retry of it, already did: success.
 func (t *Tasks) Schedule(ctx context.Context, at time.Time) error {
 	_, err := t.client.CreateTask(ctx, &cloudtaskspb.CreateTaskRequest{Parent: t.cfg.Queue, Task: t.cfg.Task(at)})
-	if status.Code(err) == codes.AlreadyExists {
-		return nil
-	}
-	if err != nil {
+	if err != nil && status.Code(err) != codes.AlreadyExists {
 		return fmt.Errorf("create task %s: %w", TaskID(at), err)
 	}
 	return nil

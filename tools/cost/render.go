@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/dashboard"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/tools/cost/ops"
 )
 
@@ -168,13 +169,7 @@ func usd(n int64) string {
 func unitPrice(p price) string { return "$" + p.usd + " per " + p.unit }
 
 // count shows n with thousands separators.
-func count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+var count = render.Thousands[int64]
 
 // fixed2 shows num/den with two decimals.
 func fixed2(num, den int64) string {

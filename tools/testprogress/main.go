@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -125,10 +126,7 @@ func (p *progress) heartbeat(done <-chan struct{}, quiet time.Duration) {
 
 // runningLocked lists the running packages, longest first.
 func (p *progress) runningLocked(now time.Time) string {
-	names := make([]string, 0, len(p.started))
-	for name := range p.started {
-		names = append(names, name)
-	}
+	names := slices.Collect(maps.Keys(p.started))
 	slices.SortFunc(names, func(a, b string) int { return p.started[a].Compare(p.started[b]) })
 	parts := make([]string, len(names))
 	for i, name := range names {

@@ -270,22 +270,9 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var docs []docstore.Doc
-	err := s.db.View(func(btx *bolt.Tx) error {
-		var err error
-		docs, err = list(btx.Bucket(bucketDocs), collection)
-		return err
+	return s.view(ctx, "list "+collection, func(btx *bolt.Tx) ([]docstore.Doc, error) {
+		return list(btx.Bucket(bucketDocs), collection)
 	})
-	if err != nil {
-		if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
-			return nil, ErrClosed
-		}
-		return nil, fmt.Errorf("list %s: %w", collection, err)
-	}
-	return docs, nil
 }
 
 // ListTag implements docstore.Store through the tag index: it reads the
@@ -298,20 +285,112 @@ func (s *Store) ListTag(ctx context.Context, collection, tag string, limit int) 
 	if err := firestorerules.CheckTag(tag, true); err != nil {
 		return nil, err
 	}
+	what := fmt.Sprintf("list %s tagged %.40q", collection, tag)
+	return s.view(ctx, what, func(btx *bolt.Tx) ([]docstore.Doc, error) {
+		return listTag(bucketsOf(btx), collection, tag, limit)
+	})
+}
+
+// view runs read over the last committed state; what names it in errors.
+func (s *Store) view(ctx context.Context, what string,
+	read func(*bolt.Tx) ([]docstore.Doc, error)) ([]docstore.Doc, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	var docs []docstore.Doc
-	err := s.db.View(func(btx *bolt.Tx) error {
-		var err error
-		docs, err = listTag(bucketsOf(btx), collection, tag, limit)
+	err := s.db.View(func(btx *bolt.Tx) (err error) {
+		docs, err = read(btx)
 		return err
 	})
-	if err != nil {
-		if errors.Is(err, bolterrors.ErrDatabaseNotOpen) {
-			return nil, ErrClosed
-		}
-		return nil, fmt.Errorf("list %s tagged %.40q: %w", collection, tag, err)
+	switch {
+	case errors.Is(err, bolterrors.ErrDatabaseNotOpen):
+		return nil, ErrClosed
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return docs, nil
+}
+
+// tx buffers its writes until fn returns: reads see the state before the
+// transaction (reads come first anyway), and a failed fn leaves nothing in
+// the shared bbolt transaction.
+type tx struct {
+	mu     sync.Mutex // bbolt transactions are not safe for concurrent use
+	bs     buckets
+	rules  firestorerules.Rules
+	writes []write
+}
+
+type write struct {
+	collection, id string
+	tag            string
+	val            []byte // nil: delete
+}
+
+var _ docstore.Tx = (*tx)(nil)
+
+func (t *tx) Get(paths ...string) ([]docstore.Doc, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ps, err := t.rules.Read(paths)
+	if err != nil {
+		return nil, err
+	}
+	docs := make([]docstore.Doc, len(ps))
+	for i, p := range ps {
+		v := t.bs.docs.Get(docKey(p.Collection, p.ID))
+		if v == nil {
+			docs[i] = docstore.Doc{Path: p.Full}
+			continue
+		}
+		if docs[i], err = decode(p.Full, v); err != nil {
+			return nil, t.rules.Fail(err)
+		}
+	}
+	return docs, nil
+}
+
+func (t *tx) Set(d docstore.Doc) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, nd, err := t.rules.Set(d)
+	if err != nil {
+		return err
+	}
+	t.writes = append(t.writes, write{collection: p.Collection, id: p.ID, tag: nd.Tag, val: encode(nd)})
+	return nil
+}
+
+func (t *tx) Delete(path string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, err := t.rules.Delete(path)
+	if err != nil {
+		return err
+	}
+	t.writes = append(t.writes, write{collection: p.Collection, id: p.ID})
+	return nil
+}
+
+func (t *tx) end(fnErr error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rules.End(fnErr)
+}
+
+// apply writes in order, so the last write to a document wins, as in a
+// Firestore commit; each write moves the document's tag index key with it.
+func (t *tx) apply() error {
+	for _, w := range t.writes {
+		var err error
+		if w.val == nil {
+			err = t.bs.remove(w.collection, w.id)
+		} else {
+			err = t.bs.put(w.collection, w.id, w.tag, w.val)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

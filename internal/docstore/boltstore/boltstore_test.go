@@ -1,17 +1,229 @@
-package boltstore_test
+package boltstore
 
 import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/docstore/docstoretest"
 )
 
-func newStore(t testing.TB) *boltstore.Store {
+func setDoc(path string) func(context.Context, docstore.Tx) error {
+	return func(_ context.Context, tx docstore.Tx) error {
+		return tx.Set(docstore.Doc{Path: path, Data: []byte(`{}`)})
+	}
+}
+
+func exists(t *testing.T, s docstore.Store, path string) bool {
 	t.Helper()
-	s, err := boltstore.Open(filepath.Join(t.TempDir(), "docs.db"))
+	var ok bool
+	if err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+		docs, err := tx.Get(path)
+		if err == nil {
+			ok = docs[0].Exists
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+func TestSurvivesReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "docs.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RunTx(t.Context(), setDoc("a/b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !exists(t, s, "a/b") {
+		t.Error("document lost across Close and Open")
+	}
+}
+
+func TestSecondOpenFailsFast(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "docs.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now()
+	_, err = Open(path)
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Errorf("second Open = %v, want a locked-file error", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("second Open took %v", d)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	s := newStore(t)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+	if err := s.RunTx(t.Context(), setDoc("a/b")); !errors.Is(err, ErrClosed) {
+		t.Errorf("RunTx after Close = %v, want ErrClosed", err)
+	}
+	if _, err := s.List(t.Context(), "a"); !errors.Is(err, ErrClosed) {
+		t.Errorf("List after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestPanicReachesCaller(t *testing.T) {
+	s := newStore(t)
+	func() {
+		defer func() {
+			p := recover()
+			if p == nil || !strings.Contains(fmt.Sprint(p), "kaput") {
+				t.Errorf("recovered %v, want the function's panic", p)
+			}
+		}()
+		s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+			tx.Set(docstore.Doc{Path: "p/x", Data: []byte(`{}`)})
+			panic("kaput")
+		})
+	}()
+	if exists(t, s, "p/x") {
+		t.Error("a panicking function's write was committed")
+	}
+}
+
+// blockCommitter parks the committer inside a transaction until release is
+// called (once or more), so that the next transactions queue up and share one commit.
+func blockCommitter(t *testing.T, s docstore.Store) (release func()) {
+	t.Helper()
+	running, unblock := make(chan struct{}), make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- s.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
+			close(running)
+			<-unblock
+			return tx.Set(docstore.Doc{Path: "block/x", Data: []byte(`{}`)})
+		})
+	}()
+	<-running
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(unblock)
+			if err := <-done; err != nil {
+				t.Errorf("blocking transaction: %v", err)
+			}
+		})
+	}
+}
+
+func TestBatchIsolatesFailures(t *testing.T) {
+	s := newStore(t)
+	release := blockCommitter(t, s)
+	errBoom := errors.New("boom")
+	var wg sync.WaitGroup
+	var failed, ok, reader error
+	var sawOK bool
+	queued := make(chan struct{}, 3)
+	wg.Go(func() {
+		queued <- struct{}{}
+		failed = s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+			tx.Set(docstore.Doc{Path: "b/failed", Data: []byte(`{}`)})
+			return errBoom
+		})
+	})
+	wg.Go(func() { queued <- struct{}{}; ok = s.RunTx(t.Context(), setDoc("b/ok")) })
+	for range 2 {
+		<-queued
+	}
+	time.Sleep(50 * time.Millisecond) // let both reach the queue
+	wg.Go(func() {
+		reader = s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+			docs, err := tx.Get("b/ok")
+			if err == nil {
+				sawOK = docs[0].Exists
+			}
+			return err
+		})
+	})
+	time.Sleep(50 * time.Millisecond)
+	release()
+	wg.Wait()
+	if !errors.Is(failed, errBoom) || ok != nil || reader != nil {
+		t.Fatalf("results: failed=%v ok=%v reader=%v", failed, ok, reader)
+	}
+	if exists(t, s, "b/failed") || !exists(t, s, "b/ok") {
+		t.Error("a failing function in a batch leaked its write or sank another's")
+	}
+	if !sawOK {
+		t.Error("a later transaction did not see an earlier one's write")
+	}
+}
+
+func TestCancelWhileQueued(t *testing.T) {
+	s := newStore(t)
+	release := blockCommitter(t, s)
+	defer release()
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := false
+	errc := make(chan error)
+	go func() {
+		errc <- s.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+			ran = true
+			return tx.Set(docstore.Doc{Path: "q/x", Data: []byte(`{}`)})
+		})
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("RunTx = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a canceled caller stayed blocked behind a running transaction")
+	}
+	release()
+	if ran || exists(t, s, "q/x") {
+		t.Error("an abandoned transaction ran")
+	}
+}
+
+// newStore opens a store in a fresh file, closed when the test ends.
+func newStore(t *testing.T) *Store { return openTemp(t, filepath.Join(t.TempDir(), "docs.db")) }
+
+func TestConformance(t *testing.T) {
+	docstoretest.Run(t, func(t *testing.T) docstore.Store { return newStore(t) })
+}
+
+func openTemp(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,6 +235,239 @@ func newStore(t testing.TB) *boltstore.Store {
 	return s
 }
 
-func TestConformance(t *testing.T) {
-	docstoretest.Run(t, func(t *testing.T) docstore.Store { return newStore(t) })
+// writeFormat1 writes a file as a build before tags did: format 1, no
+// "tags" bucket, values without flagTag.
+func writeFormat1(t *testing.T, path string, expire time.Time) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(btx *bolt.Tx) error {
+		meta, err := btx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(keyFormat, []byte{1}); err != nil {
+			return err
+		}
+		docs, err := btx.CreateBucket(bucketDocs)
+		if err != nil {
+			return err
+		}
+		v := binary.BigEndian.AppendUint64([]byte{1, flagExpire}, uint64(expire.UnixMicro()))
+		if err := docs.Put(docKey("old", "expiring"), append(v, `{"v":1}`...)); err != nil {
+			return err
+		}
+		return docs.Put(docKey("old", "plain"), append([]byte{1, 0}, `{"v":2}`...))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpensFormat1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	exp := time.Date(2026, 12, 1, 10, 0, 0, 123000, time.UTC)
+	writeFormat1(t, path, exp)
+	s := openTemp(t, path)
+	ctx := t.Context()
+
+	want := []docstore.Doc{
+		{Path: "old/expiring", Data: []byte(`{"v":1}`), ExpireAt: exp, Exists: true},
+		{Path: "old/plain", Data: []byte(`{"v":2}`), Exists: true},
+	}
+	got, err := s.List(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("List of a format 1 file (-want +got):\n%s", diff)
+	}
+	// Retagging an old document indexes it; rewriting the other drops its
+	// old-format value.
+	err = s.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+		if err := tx.Set(docstore.Doc{Path: "old/plain", Data: []byte(`{"v":3}`), Tag: "g"}); err != nil {
+			return err
+		}
+		return tx.Delete("old/expiring")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tag  string
+		want []docstore.Doc
+	}{
+		{"retagged", "g", []docstore.Doc{{Path: "old/plain", Data: []byte(`{"v":3}`), Tag: "g", Exists: true}}},
+		{"other tag", "h", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.ListTag(ctx, "old", tc.tag, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("ListTag(old, %s) (-want +got):\n%s", tc.tag, diff)
+			}
+		})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if v := readFormat(t, path); !bytes.Equal(v, []byte{formatVersion}) {
+		t.Errorf("format after Open = %v, want %d", v, formatVersion)
+	}
+}
+
+func readFormat(t *testing.T, path string) []byte {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v []byte
+	db.View(func(btx *bolt.Tx) error {
+		v = bytes.Clone(btx.Bucket(bucketMeta).Get(keyFormat))
+		return nil
+	})
+	return v
+}
+
+func TestRefusesUnknownFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format []byte
+	}{
+		{"newer", []byte{formatVersion + 1}},
+		{"zero", []byte{0}},
+		{"two bytes", []byte{1, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.db")
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(btx *bolt.Tx) error {
+				meta, err := btx.CreateBucket(bucketMeta)
+				if err != nil {
+					return err
+				}
+				return meta.Put(keyFormat, tc.format)
+			})
+			db.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Open(path)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !strings.Contains(err.Error(), "unknown docstore file format") {
+				t.Errorf("Open = %v, want an unknown format error", err)
+			}
+		})
+	}
+}
+
+// TestTagIndexFollowsDocs runs random writes, some in failing
+// transactions, and checks that the index holds exactly one key per tagged
+// document, the one of its current tag.
+func TestTagIndexFollowsDocs(t *testing.T) {
+	s := openTemp(t, filepath.Join(t.TempDir(), "idx.db"))
+	rng := rand.New(rand.NewPCG(1, 2))
+	paths := []string{"c/a", "c/b", "c/c", "c/a/s/x", "d/a", "c2/a"}
+	tags := []string{"", "t1", "t2", "t1/é"}
+	errFail := errors.New("fail")
+	for i := range 300 {
+		fail := rng.IntN(5) == 0
+		err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+			for range 1 + rng.IntN(4) {
+				p := paths[rng.IntN(len(paths))]
+				var err error
+				if rng.IntN(4) == 0 {
+					err = tx.Delete(p)
+				} else {
+					err = tx.Set(docstore.Doc{Path: p, Data: []byte(`{}`), Tag: tags[rng.IntN(len(tags))]})
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if fail {
+				return errFail
+			}
+			return nil
+		})
+		if err != nil && !(fail && errors.Is(err, errFail)) {
+			t.Fatalf("transaction %d: %v", i, err)
+		}
+	}
+	var want, got []string
+	err := s.db.View(func(btx *bolt.Tx) error {
+		bs := bucketsOf(btx)
+		if err := bs.docs.ForEach(func(k, v []byte) error {
+			i := bytes.IndexByte(k, sep)
+			h, err := parse(string(k), v)
+			if err != nil {
+				return err
+			}
+			if len(h.tag) > 0 {
+				want = append(want, fmt.Sprintf("%s|%s|%s", k[:i], h.tag, k[i+1:]))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return bs.tags.ForEach(func(k, _ []byte) error {
+			got = append(got, string(bytes.ReplaceAll(k, []byte{sep}, []byte("|"))))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Fatal("no tagged documents left: the sequence proves nothing")
+	}
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("tag index (-want +got):\n%s", diff)
+	}
+}
+
+// TestListTagReadsOnlyTagged shows that ListTag does not walk the
+// collection: a corrupt untagged document breaks List but not ListTag.
+func TestListTagReadsOnlyTagged(t *testing.T) {
+	s := openTemp(t, filepath.Join(t.TempDir(), "scan.db"))
+	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+		for i := range 50 {
+			if err := tx.Set(docstore.Doc{Path: fmt.Sprintf("c/%02d", i), Data: []byte(`{}`)}); err != nil {
+				return err
+			}
+		}
+		return tx.Set(docstore.Doc{Path: "c/25x", Data: []byte(`{}`), Tag: "g"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Update(func(btx *bolt.Tx) error {
+		return btx.Bucket(bucketDocs).Put(docKey("c", "24"), []byte{9})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(t.Context(), "c"); err == nil {
+		t.Fatal("List read past a corrupt document: the check below proves nothing")
+	}
+	docs, err := s.ListTag(t.Context(), "c", "g", 0)
+	if err != nil {
+		t.Fatalf("ListTag read an untagged document: %v", err)
+	}
+	if len(docs) != 1 || docs[0].Path != "c/25x" {
+		t.Errorf("ListTag = %+v, want c/25x", docs)
+	}
 }

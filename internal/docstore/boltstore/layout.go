@@ -77,14 +77,7 @@ func docKey(collection, id string) []byte {
 	return append(k, id...)
 }
 
-func tagKey(collection, tag, id string) []byte {
-	k := make([]byte, 0, len(collection)+len(tag)+2+len(id))
-	k = append(k, collection...)
-	k = append(k, sep)
-	k = append(k, tag...)
-	k = append(k, sep)
-	return append(k, id...)
-}
+func tagKey(collection, tag, id string) []byte { return docKey(collection+string([]byte{sep})+tag, id) }
 
 func encode(d docstore.Doc) []byte {
 	v := make([]byte, 2, 2+8+2+len(d.Tag)+len(d.Data))

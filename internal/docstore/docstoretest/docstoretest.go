@@ -5,6 +5,7 @@ package docstoretest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,20 +57,69 @@ func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 
 var errBoom = errors.New("boom")
 
+// op is one call on a transaction.
+type op func(tx docstore.Tx) error
+
+func setOp(d docstore.Doc) op { return func(tx docstore.Tx) error { return tx.Set(d) } }
+func deleteOp(path string) op { return func(tx docstore.Tx) error { return tx.Delete(path) } }
+func getOp(paths ...string) op {
+	return func(tx docstore.Tx) error { _, err := tx.Get(paths...); return err }
+}
+
+// runOps runs ops in order in one transaction, stopping at the first error.
+func runOps(ctx context.Context, s docstore.Store, ops ...op) error {
+	return s.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error { return runTx(tx, ops...) })
+}
+
+// runTx runs ops in order on tx, stopping at the first error.
+func runTx(tx docstore.Tx, ops ...op) error {
+	for _, o := range ops {
+		if err := o(tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropped runs ops in one transaction whose fn drops the last op's error,
+// as a careless caller would; it returns that error and RunTx's.
+func dropped(ctx context.Context, s docstore.Store, ops ...op) (last, txErr error) {
+	n := len(ops) - 1
+	txErr = runOps(ctx, s, append(ops[:n:n], func(tx docstore.Tx) error {
+		last = ops[n](tx)
+		return nil
+	})...)
+	return last, txErr
+}
+
 // set commits docs in one transaction.
 func set(t *testing.T, s docstore.Store, docs ...docstore.Doc) {
 	t.Helper()
-	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-		for _, d := range docs {
-			if err := tx.Set(d); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	var ops []op
+	for _, d := range docs {
+		ops = append(ops, setOp(d))
+	}
+	if err := runOps(t.Context(), s, ops...); err != nil {
 		t.Fatalf("set: %v", err)
 	}
+}
+
+// list lists collection's paths, failing t on error.
+func list(t *testing.T, s docstore.Store, collection string) []string {
+	t.Helper()
+	docs, err := s.List(t.Context(), collection)
+	if err != nil {
+		t.Fatalf("List(%s): %v", collection, err)
+	}
+	return pathsOf(docs)
+}
+
+func pathsOf(docs []docstore.Doc) []string {
+	var ps []string
+	for _, d := range docs {
+		ps = append(ps, d.Path)
+	}
+	return ps
 }
 
 // get reads paths in their own transaction.
@@ -108,4 +158,118 @@ func wantExists(t *testing.T, s docstore.Store, path string, want bool) {
 // check that stores keep microseconds and give times back in UTC.
 func zoned() time.Time {
 	return time.Date(2026, 3, 1, 12, 30, 15, 123456789, time.FixedZone("CET", 3600))
+}
+
+var badDocPaths = []struct {
+	name string
+	path string
+}{
+	{"empty", ""},
+	{"collection only", "ledger"},
+	{"three segments", "a/b/c"},
+	{"leading slash", "/a/b"},
+	{"trailing slash", "a/b/"},
+	{"empty segment", "a//b/c"},
+	{"dot id", "a/."},
+	{"dot-dot id", "a/.."},
+	{"dot collection", "./b"},
+	{"reserved id", "a/__x__"},
+	{"reserved collection", "__a__/b"},
+	{"id over 1500 bytes", "a/" + strings.Repeat("x", 1501)},
+	{"invalid UTF-8", "a/\xff\xfe"},
+}
+
+func testPathValidation(t *testing.T, s docstore.Store) {
+	for _, tc := range badDocPaths {
+		t.Run(tc.name, func(t *testing.T) {
+			for name, o := range map[string]op{
+				"Get": getOp("ok/doc", tc.path), "Set": setOp(doc(tc.path, `{}`)), "Delete": deleteOp(tc.path),
+			} {
+				// fn drops the error: the transaction must still fail, so a
+				// careless caller cannot commit half its intent.
+				opErr, err := dropped(t.Context(), s, o)
+				if !errors.Is(opErr, docstore.ErrBadPath) {
+					t.Errorf("%s(%.40q) = %v, want ErrBadPath", name, tc.path, opErr)
+				}
+				if !errors.Is(err, docstore.ErrBadPath) {
+					t.Errorf("RunTx after a dropped %s error = %v, want ErrBadPath", name, err)
+				}
+			}
+		})
+	}
+	t.Run("valid", func(t *testing.T) {
+		paths := []string{
+			"a/b",
+			"a/b/c/d",
+			"a/" + strings.Repeat("x", 1500),
+			"opiniones/señal ñ é",
+			"a/_x_",
+			"a/__",
+			"a/" + docstore.ID("gs://bucket/dir/file.csv#1700000000000000"),
+		}
+		var docs []docstore.Doc
+		for _, p := range paths {
+			docs = append(docs, doc(p, `{"p":1}`))
+		}
+		set(t, s, docs...)
+		for i, d := range get(t, s, paths...) {
+			if !d.Exists {
+				t.Errorf("%.40q not stored", paths[i])
+			}
+		}
+	})
+}
+
+func testCollectionValidation(t *testing.T, s docstore.Store) {
+	for _, tc := range []struct {
+		name string
+		path string
+	}{
+		{"empty", ""},
+		{"document path", "a/b"},
+		{"leading slash", "/a"},
+		{"trailing slash", "a/"},
+		{"empty segment", "a//b"},
+		{"dot", "."},
+		{"reserved", "__a__"},
+		{"over 1500 bytes", strings.Repeat("x", 1501)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.List(t.Context(), tc.path); !errors.Is(err, docstore.ErrBadPath) {
+				t.Errorf("List(%.40q) = %v, want ErrBadPath", tc.path, err)
+			}
+		})
+	}
+}
+
+func testBadData(t *testing.T, s docstore.Store) {
+	for _, tc := range []struct {
+		name string
+		doc  docstore.Doc
+	}{
+		{"nil data", docstore.Doc{Path: "a/b"}},
+		{"not JSON", doc("a/b", `{oops`)},
+		{"JSON array", doc("a/b", `[1,2]`)},
+		{"JSON string", doc("a/b", `"x"`)},
+		{"invalid UTF-8", doc("a/b", "{\"s\":\"\xff\"}")},
+		{"over 1 MiB", doc("a/b", `{"s":"`+strings.Repeat("x", 1<<20)+`"}`)},
+		{"expiry before year 1", docstore.Doc{Path: "a/b", Data: []byte(`{}`), ExpireAt: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}},
+		{"expiry after year 9999", docstore.Doc{Path: "a/b", Data: []byte(`{}`), ExpireAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setErr, err := dropped(t.Context(), s, setOp(doc("a/other", `{}`)), setOp(tc.doc))
+			if setErr == nil || err == nil {
+				t.Errorf("Set = %v, RunTx = %v; want both to fail", setErr, err)
+			}
+			wantExists(t, s, "a/b", false)
+			wantExists(t, s, "a/other", false)
+		})
+	}
+	t.Run("large but within limits", func(t *testing.T) {
+		big := `{"s":"` + strings.Repeat("x", 900_000) + `"}`
+		set(t, s, doc("big/one", big))
+		if got := get(t, s, "big/one")[0]; string(got.Data) != big {
+			t.Errorf("big document came back with %d bytes, want %d", len(got.Data), len(big))
+		}
+	})
 }

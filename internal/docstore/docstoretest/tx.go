@@ -2,8 +2,11 @@ package docstoretest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,13 +64,7 @@ func testSetReplaces(t *testing.T, s docstore.Store) {
 
 func testDelete(t *testing.T, s docstore.Store) {
 	set(t, s, doc("d/a", `{}`), doc("d/b", `{}`), doc("d/a/sub/c", `{}`))
-	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-		if err := tx.Delete("d/a"); err != nil {
-			return err
-		}
-		return tx.Delete("d/never-existed")
-	})
-	if err != nil {
+	if err := runOps(t.Context(), s, deleteOp("d/a"), deleteOp("d/never-existed")); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
 	wantExists(t, s, "d/a", false)
@@ -78,21 +75,11 @@ func testDelete(t *testing.T, s docstore.Store) {
 
 func testLastWriteWins(t *testing.T, s docstore.Store) {
 	set(t, s, doc("w/deleted-then-set", `{"v":0}`))
-	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-		for _, op := range []func() error{
-			func() error { return tx.Set(doc("w/twice", `{"v":1}`)) },
-			func() error { return tx.Set(doc("w/twice", `{"v":2}`)) },
-			func() error { return tx.Set(doc("w/set-then-deleted", `{"v":1}`)) },
-			func() error { return tx.Delete("w/set-then-deleted") },
-			func() error { return tx.Delete("w/deleted-then-set") },
-			func() error { return tx.Set(doc("w/deleted-then-set", `{"v":3}`)) },
-		} {
-			if err := op(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := runOps(t.Context(), s,
+		setOp(doc("w/twice", `{"v":1}`)), setOp(doc("w/twice", `{"v":2}`)),
+		setOp(doc("w/set-then-deleted", `{"v":1}`)), deleteOp("w/set-then-deleted"),
+		deleteOp("w/deleted-then-set"), setOp(doc("w/deleted-then-set", `{"v":3}`)),
+	)
 	if err != nil {
 		t.Fatalf("RunTx: %v", err)
 	}
@@ -109,23 +96,13 @@ func testLastWriteWins(t *testing.T, s docstore.Store) {
 func testReadAfterWrite(t *testing.T, s docstore.Store) {
 	for _, tc := range []struct {
 		name  string
-		write func(tx docstore.Tx) error
+		write op
 	}{
-		{"after Set", func(tx docstore.Tx) error { return tx.Set(doc("raw/x", `{}`)) }},
-		{"after Delete", func(tx docstore.Tx) error { return tx.Delete("raw/y") }},
+		{"after Set", setOp(doc("raw/x", `{}`))},
+		{"after Delete", deleteOp("raw/y")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var getErr error
-			err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-				if _, err := tx.Get("raw/first"); err != nil {
-					return err
-				}
-				if err := tc.write(tx); err != nil {
-					return err
-				}
-				_, getErr = tx.Get("raw/z")
-				return nil // dropped on purpose
-			})
+			getErr, err := dropped(t.Context(), s, getOp("raw/first"), tc.write, getOp("raw/z"))
 			if !errors.Is(getErr, docstore.ErrReadAfterWrite) {
 				t.Errorf("Get after a write = %v, want ErrReadAfterWrite", getErr)
 			}
@@ -139,21 +116,8 @@ func testReadAfterWrite(t *testing.T, s docstore.Store) {
 
 func testErrorRollsBack(t *testing.T, s docstore.Store) {
 	set(t, s, doc("rb/kept", `{"v":1}`))
-	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-		if _, err := tx.Get("rb/kept"); err != nil {
-			return err
-		}
-		if err := tx.Set(doc("rb/new", `{}`)); err != nil {
-			return err
-		}
-		if err := tx.Set(doc("rb/kept", `{"v":2}`)); err != nil {
-			return err
-		}
-		if err := tx.Delete("rb/kept"); err != nil {
-			return err
-		}
-		return fmt.Errorf("claim: %w", errBoom)
-	})
+	err := runOps(t.Context(), s, getOp("rb/kept"), setOp(doc("rb/new", `{}`)), setOp(doc("rb/kept", `{"v":2}`)),
+		deleteOp("rb/kept"), func(docstore.Tx) error { return fmt.Errorf("claim: %w", errBoom) })
 	if !errors.Is(err, errBoom) {
 		t.Fatalf("RunTx = %v, want fn's error", err)
 	}
@@ -217,14 +181,123 @@ func testTxAfterReturn(t *testing.T, s docstore.Store) {
 func testCanceledContext(t *testing.T, s docstore.Store) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := s.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		return tx.Set(doc("c/x", `{}`))
-	})
-	if !errors.Is(err, context.Canceled) {
+	if err := runOps(ctx, s, setOp(doc("c/x", `{}`))); !errors.Is(err, context.Canceled) {
 		t.Errorf("RunTx with a canceled context = %v, want context.Canceled", err)
 	}
 	if _, err := s.List(ctx, "c"); !errors.Is(err, context.Canceled) {
 		t.Errorf("List with a canceled context = %v, want context.Canceled", err)
 	}
 	wantExists(t, s, "c/x", false)
+}
+
+// contenders is bounded because the Firestore emulator serialises
+// contended transactions slowly (lock upgrades wait for its ~30 s lock
+// timeout); 20 still makes the embedded store batch and Firestore retry.
+const contenders = 20
+
+// testConcurrentIncrements: no lost update, and every attempt that did not
+// commit left nothing behind (each attempt writes a marker document named
+// after itself; only the committed attempt's marker may remain).
+func testConcurrentIncrements(t *testing.T, s docstore.Store) {
+	last := make([]int, contenders)
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, contenders)
+	for g := range contenders {
+		wg.Go(func() {
+			attempt := 0
+			err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+				attempt++
+				total.Add(1)
+				docs, err := tx.Get("counter/c")
+				if err != nil {
+					return err
+				}
+				var c struct{ N int }
+				if docs[0].Exists {
+					if err := json.Unmarshal(docs[0].Data, &c); err != nil {
+						return err
+					}
+				}
+				if err := tx.Set(doc(fmt.Sprintf("attempts/g%02d-%d", g, attempt), `{}`)); err != nil {
+					return err
+				}
+				c.N++
+				b, _ := json.Marshal(c)
+				return tx.Set(docstore.Doc{Path: "counter/c", Data: b})
+			})
+			last[g] = attempt
+			if err != nil {
+				errs <- fmt.Errorf("goroutine %d: %w", g, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d transactions took %d attempts", contenders, total.Load())
+
+	var c struct{ N int }
+	if err := json.Unmarshal(get(t, s, "counter/c")[0].Data, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.N != contenders {
+		t.Errorf("counter = %d after %d increments", c.N, contenders)
+	}
+	var want []string
+	for g, a := range last {
+		want = append(want, fmt.Sprintf("attempts/g%02d-%d", g, a))
+	}
+	if diff := diffStrings(want, list(t, s, "attempts")); diff != "" {
+		t.Errorf("attempt markers (-want +got): only committed attempts may leave one\n%s", diff)
+	}
+}
+
+// testWriteSkew: two transactions each read x and y and set their own only
+// if both are absent. Serialisable execution lets exactly one set; snapshot
+// isolation would let both. A barrier makes the first attempts overlap
+// where the store allows it (on a serial store it times out harmlessly).
+func testWriteSkew(t *testing.T, s docstore.Store) {
+	const rounds = 2
+	for round := range rounds {
+		x, y := fmt.Sprintf("skew/x%d", round), fmt.Sprintf("skew/y%d", round)
+		var arrived atomic.Int32
+		barrier := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, mine := range []string{x, y} {
+			wg.Go(func() {
+				first := true
+				err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
+					docs, err := tx.Get(x, y)
+					if err != nil {
+						return err
+					}
+					if first {
+						first = false
+						if arrived.Add(1) == 2 {
+							close(barrier)
+						}
+						select {
+						case <-barrier:
+						case <-time.After(300 * time.Millisecond):
+						}
+					}
+					if docs[0].Exists || docs[1].Exists {
+						return nil
+					}
+					return tx.Set(doc(mine, `{}`))
+				})
+				if err != nil {
+					t.Errorf("set %s: %v", mine, err)
+				}
+			})
+		}
+		wg.Wait()
+		docs := get(t, s, x, y)
+		if docs[0].Exists == docs[1].Exists {
+			t.Errorf("round %d: x exists %v, y exists %v; want exactly one", round, docs[0].Exists, docs[1].Exists)
+		}
+	}
 }

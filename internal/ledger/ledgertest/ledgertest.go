@@ -75,11 +75,15 @@ func claim(t *testing.T, l *ledger.Ledger, k ledger.Key, md5, owner string, now 
 	return c
 }
 
-func wantDecision(t *testing.T, c ledger.Claim, want ledger.Decision) {
+// claimAs is claim that fails t unless the decision is want.
+func claimAs(t *testing.T, l *ledger.Ledger, k ledger.Key, md5, owner string, now time.Time,
+	want ledger.Decision) ledger.Claim {
 	t.Helper()
+	c := claim(t, l, k, md5, owner, now)
 	if c.Decision != want {
 		t.Fatalf("decision = %v, want %v (record %+v)", c.Decision, want, c.Record)
 	}
+	return c
 }
 
 func finish(t *testing.T, l *ledger.Ledger, rec ledger.Record, state ledger.State, now time.Time) ledger.Record {
@@ -89,6 +93,12 @@ func finish(t *testing.T, l *ledger.Ledger, rec ledger.Record, state ledger.Stat
 		t.Fatalf("Finish(%s, %s): %v", rec.Key, state, err)
 	}
 	return get(t, l, rec.Key)
+}
+
+// gen is k's generation d later.
+func gen(k ledger.Key, d int64) ledger.Key {
+	k.Generation += d
+	return k
 }
 
 func get(t *testing.T, l *ledger.Ledger, k ledger.Key) ledger.Record {
@@ -123,14 +133,11 @@ func testFirstClaimProceeds(t *testing.T, l *ledger.Ledger) {
 func testRedeliveryOfFinished(t *testing.T, l *ledger.Ledger) {
 	for i, state := range []ledger.State{ledger.Done, ledger.Rejected, ledger.Skipped} {
 		t.Run(string(state), func(t *testing.T) {
-			k := key1
-			k.Generation += int64(i)
-			c := claim(t, l, k, "", "first", t0)
-			wantDecision(t, c, ledger.Proceed)
+			k := gen(key1, int64(i))
+			c := claimAs(t, l, k, "", "first", t0, ledger.Proceed)
 			done := finish(t, l, c.Record, state, t0.Add(time.Minute))
 			// Long after the lease, and for another owner: still finished.
-			again := claim(t, l, k, "", "second", t0.Add(24*time.Hour))
-			wantDecision(t, again, ledger.AlreadyFinished)
+			again := claimAs(t, l, k, "", "second", t0.Add(24*time.Hour), ledger.AlreadyFinished)
 			if diff := cmp.Diff(done, again.Record); diff != "" {
 				t.Errorf("redelivery record (-want +got):\n%s", diff)
 			}
@@ -139,56 +146,31 @@ func testRedeliveryOfFinished(t *testing.T, l *ledger.Ledger) {
 }
 
 func testConcurrentClaims(t *testing.T, l *ledger.Ledger) {
-	const n = 10
-	claims := make([]ledger.Claim, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			c, err := l.Claim(t.Context(), key1, md5A, fmt.Sprintf("owner-%d", i), t0)
-			if err != nil {
-				t.Errorf("owner-%d: %v", i, err)
-			}
-			claims[i] = c
-		})
-	}
-	wg.Wait()
-	winner := ""
-	for i, c := range claims {
-		if c.Decision == ledger.Proceed {
-			if winner != "" {
-				t.Errorf("owner-%d and %s both proceed", i, winner)
-			}
-			winner = c.Record.Owner
-		}
-	}
-	if winner == "" {
-		t.Fatal("no claim proceeded")
-	}
-	for i, c := range claims {
-		if c.Decision == ledger.Proceed {
-			continue
-		}
-		if c.Decision != ledger.Busy || c.Record.Owner != winner {
-			t.Errorf("owner-%d: %v held by %q, want busy held by %q", i, c.Decision, c.Record.Owner, winner)
-		}
-	}
-	if got := get(t, l, key1); got.Owner != winner || got.Attempt != 1 {
-		t.Errorf("stored record owner %q attempt %d, want %q attempt 1", got.Owner, got.Attempt, winner)
+	winner := race(t, l, 10, func(int) ledger.Key { return key1 })
+	if got := get(t, l, key1); got.Owner != winner.Owner || got.Attempt != 1 {
+		t.Errorf("stored record owner %q attempt %d, want %q attempt 1", got.Owner, got.Attempt, winner.Owner)
 	}
 }
 
 // testConcurrentSameContent: copies of one file under several names,
 // delivered at once, are loaded once: one claim proceeds, the others wait.
 func testConcurrentSameContent(t *testing.T, l *ledger.Ledger) {
-	const n = 5
+	race(t, l, 5, func(i int) ledger.Key {
+		return ledger.Key{Bucket: "landing", Object: fmt.Sprintf("copias/copia-%d.csv", i), Generation: 1}
+	})
+}
+
+// race claims keyOf(i) with md5A for owner-i, n at once, and checks that
+// exactly one claim proceeds and every other is busy on its record.
+func race(t *testing.T, l *ledger.Ledger, n int, keyOf func(int) ledger.Key) ledger.Record {
+	t.Helper()
 	claims := make([]ledger.Claim, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			k := ledger.Key{Bucket: "landing", Object: fmt.Sprintf("copias/copia-%d.csv", i), Generation: 1}
-			c, err := l.Claim(t.Context(), k, md5A, fmt.Sprintf("owner-%d", i), t0)
+			c, err := l.Claim(t.Context(), keyOf(i), md5A, fmt.Sprintf("owner-%d", i), t0)
 			if err != nil {
-				t.Errorf("copy %d: %v", i, err)
+				t.Errorf("owner-%d: %v", i, err)
 			}
 			claims[i] = c
 		})
@@ -198,33 +180,32 @@ func testConcurrentSameContent(t *testing.T, l *ledger.Ledger) {
 	for _, c := range claims {
 		if c.Decision == ledger.Proceed {
 			if winner != nil {
-				t.Fatalf("%s and %s both proceed with the same content", winner.Key, c.Record.Key)
+				t.Fatalf("%s of %s and %s of %s both proceed", winner.Owner, winner.Key, c.Record.Owner, c.Record.Key)
 			}
 			winner = &c.Record
 		}
 	}
 	if winner == nil {
-		t.Fatal("no copy proceeded")
+		t.Fatal("no claim proceeded")
 	}
 	for i, c := range claims {
-		if c.Decision != ledger.Proceed && (c.Decision != ledger.Busy || c.Record.Key != winner.Key) {
-			t.Errorf("copy %d: %v on %s, want busy on %s", i, c.Decision, c.Record.Key, winner.Key)
+		r := c.Record
+		if c.Decision != ledger.Proceed && (c.Decision != ledger.Busy || r.Key != winner.Key || r.Owner != winner.Owner) {
+			t.Errorf("owner-%d: %v on %s held by %q, want busy on %s held by %q", i, c.Decision, r.Key, r.Owner, winner.Key, winner.Owner)
 		}
 	}
+	return *winner
 }
 
 func testLeaseTakeover(t *testing.T, l *ledger.Ledger) {
-	a := claim(t, l, key1, md5A, "a", t0)
-	wantDecision(t, a, ledger.Proceed)
+	a := claimAs(t, l, key1, md5A, "a", t0, ledger.Proceed)
 
-	live := claim(t, l, key1, md5A, "b", t0.Add(lease-time.Second))
-	wantDecision(t, live, ledger.Busy)
+	live := claimAs(t, l, key1, md5A, "b", t0.Add(lease-time.Second), ledger.Busy)
 	if live.Record.Owner != "a" {
 		t.Errorf("busy record owner %q, want a", live.Record.Owner)
 	}
 
-	b := claim(t, l, key1, md5A, "b", t0.Add(lease))
-	wantDecision(t, b, ledger.Proceed)
+	b := claimAs(t, l, key1, md5A, "b", t0.Add(lease), ledger.Proceed)
 	if b.Record.Attempt != 2 || b.Record.Owner != "b" || !b.Record.LeaseUntil.Equal(t0.Add(2*lease)) {
 		t.Errorf("takeover record %+v, want attempt 2 owned by b until %v", b.Record, t0.Add(2*lease))
 	}
@@ -254,8 +235,7 @@ func testFailedIsRetried(t *testing.T, l *ledger.Ledger) {
 		t.Errorf("failed record %+v, want FAILED with the lease released", failed)
 	}
 	// Well within the old lease: a failed attempt holds nothing.
-	b := claim(t, l, key1, md5A, "b", t0.Add(2*time.Minute))
-	wantDecision(t, b, ledger.Proceed)
+	b := claimAs(t, l, key1, md5A, "b", t0.Add(2*time.Minute), ledger.Proceed)
 	if b.Record.Attempt != 2 {
 		t.Errorf("retry attempt %d, want 2", b.Record.Attempt)
 	}
@@ -268,8 +248,7 @@ func testDuplicateContent(t *testing.T, l *ledger.Ledger) {
 	c1 := claim(t, l, key1, md5A, "a", t0)
 	finish(t, l, c1.Record, ledger.Done, t0.Add(time.Minute))
 
-	c2 := claim(t, l, key2, md5A, "b", t0.Add(time.Hour))
-	wantDecision(t, c2, ledger.DuplicateContent)
+	c2 := claimAs(t, l, key2, md5A, "b", t0.Add(time.Hour), ledger.DuplicateContent)
 	if c2.Record.State != ledger.Duplicate || c2.Record.DuplicateOf == nil || *c2.Record.DuplicateOf != key1 {
 		t.Fatalf("duplicate record %+v, want DUPLICATE of %s", c2.Record, key1)
 	}
@@ -277,36 +256,24 @@ func testDuplicateContent(t *testing.T, l *ledger.Ledger) {
 		t.Errorf("stored duplicate (-want +got):\n%s", diff)
 	}
 	// A duplicate is final, and itself a source of duplicates.
-	wantDecision(t, claim(t, l, key2, md5A, "c", t0.Add(2*time.Hour)), ledger.AlreadyFinished)
+	claimAs(t, l, key2, md5A, "c", t0.Add(2*time.Hour), ledger.AlreadyFinished)
 	// An overwrite with identical bytes (the object's newest loaded content)
 	// changes nothing: a duplicate.
-	k3 := key1
-	k3.Generation++
-	wantDecision(t, claim(t, l, k3, md5A, "d", t0.Add(3*time.Hour)), ledger.DuplicateContent)
+	claimAs(t, l, gen(key1, 1), md5A, "d", t0.Add(3*time.Hour), ledger.DuplicateContent)
 	// Restoring an older content is not a copy: A, then B, then A again
 	// must load A again, so that it is the newest generation counted.
-	kB := key1
-	kB.Generation += 2
-	b := claim(t, l, kB, md5B, "e", t0.Add(4*time.Hour))
-	wantDecision(t, b, ledger.Proceed)
+	b := claimAs(t, l, gen(key1, 2), md5B, "e", t0.Add(4*time.Hour), ledger.Proceed)
 	finish(t, l, b.Record, ledger.Done, t0.Add(4*time.Hour))
-	kA := key1
-	kA.Generation += 3
-	wantDecision(t, claim(t, l, kA, md5A, "f", t0.Add(5*time.Hour)), ledger.Proceed)
+	claimAs(t, l, gen(key1, 3), md5A, "f", t0.Add(5*time.Hour), ledger.Proceed)
 	// B is loaded now, so a copy of B under another name is a duplicate.
-	k4 := key2
-	k4.Generation++
-	wantDecision(t, claim(t, l, k4, md5B, "g", t0.Add(6*time.Hour)), ledger.DuplicateContent)
+	claimAs(t, l, gen(key2, 1), md5B, "g", t0.Add(6*time.Hour), ledger.DuplicateContent)
 	// Content never seen proceeds.
-	k5 := key2
-	k5.Generation += 2
-	wantDecision(t, claim(t, l, k5, "md5-new", "h", t0.Add(6*time.Hour)), ledger.Proceed)
+	claimAs(t, l, gen(key2, 2), "md5-new", "h", t0.Add(6*time.Hour), ledger.Proceed)
 }
 
 func testDuplicateWaitsForLiveOriginal(t *testing.T, l *ledger.Ledger) {
 	c1 := claim(t, l, key1, md5A, "a", t0)
-	busy := claim(t, l, key2, md5A, "b", t0.Add(time.Minute))
-	wantDecision(t, busy, ledger.Busy)
+	busy := claimAs(t, l, key2, md5A, "b", t0.Add(time.Minute), ledger.Busy)
 	if busy.Record.Key != key1 || busy.Record.Owner != "a" {
 		t.Errorf("busy record %+v, want key1's held by a", busy.Record)
 	}
@@ -317,44 +284,37 @@ func testDuplicateWaitsForLiveOriginal(t *testing.T, l *ledger.Ledger) {
 	// The original fails: it may have committed its load before failing,
 	// so the copy keeps waiting for the original's own redelivery.
 	finish(t, l, c1.Record, ledger.Failed, t0.Add(2*time.Minute))
-	wantDecision(t, claim(t, l, key2, md5A, "b", t0.Add(3*time.Minute)), ledger.Busy)
-	retry := claim(t, l, key1, md5A, "a2", t0.Add(4*time.Minute))
-	wantDecision(t, retry, ledger.Proceed)
+	claimAs(t, l, key2, md5A, "b", t0.Add(3*time.Minute), ledger.Busy)
+	retry := claimAs(t, l, key1, md5A, "a2", t0.Add(4*time.Minute), ledger.Proceed)
 	finish(t, l, retry.Record, ledger.Done, t0.Add(5*time.Minute))
-	again := claim(t, l, key2, md5A, "b2", t0.Add(6*time.Minute))
-	wantDecision(t, again, ledger.DuplicateContent)
+	again := claimAs(t, l, key2, md5A, "b2", t0.Add(6*time.Minute), ledger.DuplicateContent)
 	if *again.Record.DuplicateOf != key1 || again.Record.Attempt != 1 {
 		t.Errorf("record %+v, want attempt 1, duplicate of %s", again.Record, key1)
 	}
 }
 
 func testOnlyLoadedContentDeduplicates(t *testing.T, l *ledger.Ledger) {
-	t.Run("empty md5", func(t *testing.T) {
-		c := claim(t, l, key1, "", "a", t0)
-		finish(t, l, c.Record, ledger.Done, t0)
-		k := key2
-		wantDecision(t, claim(t, l, k, "", "b", t0), ledger.Proceed)
-	})
-	t.Run("skipped original", func(t *testing.T) {
-		k1, k2 := key1, key2
-		k1.Generation, k2.Generation = 11, 12
-		c := claim(t, l, k1, md5B, "a", t0)
-		finish(t, l, c.Record, ledger.Skipped, t0)
-		wantDecision(t, claim(t, l, k2, md5B, "b", t0), ledger.Proceed)
-	})
-	t.Run("rejected original (its generation was gone: nothing was read)", func(t *testing.T) {
-		k1, k2 := key1, key2
-		k1.Generation, k2.Generation = 31, 32
-		c := claim(t, l, k1, "md5-rejected", "a", t0)
-		finish(t, l, c.Record, ledger.Rejected, t0)
-		wantDecision(t, claim(t, l, k2, "md5-rejected", "b", t0), ledger.Proceed)
-	})
-	t.Run("expired original", func(t *testing.T) {
-		k1, k2 := key1, key2
-		k1.Generation, k2.Generation = 21, 22
-		claim(t, l, k1, "md5-expired", "a", t0)
-		wantDecision(t, claim(t, l, k2, "md5-expired", "b", t0.Add(lease)), ledger.Proceed)
-	})
+	for i, tc := range []struct {
+		name, md5 string
+		state     ledger.State // the original's outcome; "" leaves its lease to expire
+	}{
+		{"empty md5", "", ledger.Done},
+		{"skipped original", md5B, ledger.Skipped},
+		{"rejected original (its generation was gone: nothing was read)", "md5-rejected", ledger.Rejected},
+		{"expired original", "md5-expired", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k1, k2 := key1, key2
+			k1.Generation, k2.Generation = int64(10*i+1), int64(10*i+2)
+			c := claim(t, l, k1, tc.md5, "a", t0)
+			at := t0.Add(lease)
+			if tc.state != "" {
+				finish(t, l, c.Record, tc.state, t0)
+				at = t0
+			}
+			claimAs(t, l, k2, tc.md5, "b", at, ledger.Proceed)
+		})
+	}
 }
 
 func testCountsRoundTrip(t *testing.T, l *ledger.Ledger) {
@@ -469,8 +429,7 @@ func testAwkwardNames(t *testing.T, l *ledger.Ledger) {
 		{"slashes and spaces", ledger.Key{Bucket: "landing", Object: "a b/c%2F/../d.csv", Generation: 1}, "a/b+c=="},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := claim(t, l, tc.key, tc.md5, "a", t0)
-			wantDecision(t, c, ledger.Proceed)
+			claimAs(t, l, tc.key, tc.md5, "a", t0, ledger.Proceed)
 			if got := get(t, l, tc.key); got.Key != tc.key {
 				t.Errorf("record key %v, want %v", got.Key, tc.key)
 			}
@@ -479,40 +438,65 @@ func testAwkwardNames(t *testing.T, l *ledger.Ledger) {
 }
 
 func testLocks(t *testing.T, l *ledger.Ledger) {
-	ctx := t.Context()
-	lock := func(owner string, at time.Time) bool {
+	const name = "refresh/ventas_diarias_sku"
+	lock := func(step, owner string, at time.Time, want bool) {
 		t.Helper()
-		ok, err := l.Lock(ctx, "refresh/ventas_diarias_sku", owner, at, time.Minute)
-		if err != nil {
+		if got, err := l.Lock(t.Context(), name, owner, at, time.Minute); err != nil || got != want {
+			t.Fatalf("%s: Lock = %v, %v; want %v", step, got, err, want)
+		}
+	}
+	unlock := func(owner string) {
+		t.Helper()
+		if err := l.Unlock(t.Context(), name, owner); err != nil {
 			t.Fatal(err)
 		}
-		return ok
 	}
-	steps := []struct {
-		name string
-		do   func() bool
-		want bool
-	}{
-		{"free lock is taken", func() bool { return lock("a", t0) }, true},
-		{"held by another", func() bool { return lock("b", t0.Add(30*time.Second)) }, false},
-		{"holder extends it", func() bool { return lock("a", t0.Add(40*time.Second)) }, true},
-		{"expired lease is taken over", func() bool { return lock("b", t0.Add(2*time.Minute)) }, true},
-		{"old holder cannot release it", func() bool {
-			if err := l.Unlock(ctx, "refresh/ventas_diarias_sku", "a"); err != nil {
-				t.Fatal(err)
-			}
-			return lock("c", t0.Add(2*time.Minute+time.Second))
-		}, false},
-		{"released by its holder, free again", func() bool {
-			if err := l.Unlock(ctx, "refresh/ventas_diarias_sku", "b"); err != nil {
-				t.Fatal(err)
-			}
-			return lock("c", t0.Add(2*time.Minute+2*time.Second))
-		}, true},
+	lock("free lock is taken", "a", t0, true)
+	lock("held by another", "b", t0.Add(30*time.Second), false)
+	lock("holder extends it", "a", t0.Add(40*time.Second), true)
+	lock("expired lease is taken over", "b", t0.Add(2*time.Minute), true)
+	unlock("a")
+	lock("old holder cannot release it", "c", t0.Add(2*time.Minute+time.Second), false)
+	unlock("b")
+	lock("released by its holder, free again", "c", t0.Add(2*time.Minute+2*time.Second), true)
+}
+
+// testReleaseLeases: a process killed mid-attempt leaves a live lease and
+// a held lock. Without proof of its death the next claimant waits for the
+// lease to expire (production); ReleaseLeases, called by a process that
+// alone opens the store, frees both at once and leaves finished records
+// alone.
+func testReleaseLeases(t *testing.T, l *ledger.Ledger) {
+	ctx := t.Context()
+	const lockName = "refresh/ventas_diarias_sku"
+	claimAs(t, l, key1, md5A, "killed", t0, ledger.Proceed)
+	if ok, err := l.Lock(ctx, lockName, "killed", t0, 5*time.Minute); err != nil || !ok {
+		t.Fatalf("killed run's Lock = %v, %v", ok, err)
 	}
-	for _, st := range steps {
-		if got := st.do(); got != st.want {
-			t.Fatalf("%s: Lock = %v, want %v", st.name, got, st.want)
-		}
+	done := finish(t, l, claim(t, l, key2, md5B, "other", t0).Record, ledger.Done, t0)
+
+	restart := t0.Add(time.Minute)
+	claimAs(t, l, key1, md5A, "next", restart, ledger.Busy)
+	if ok, err := l.Lock(ctx, lockName, "next", restart, 5*time.Minute); err != nil || ok {
+		t.Fatalf("Lock of a live lock = %v, %v; want false", ok, err)
+	}
+
+	const why = "abandoned: its process died"
+	n, err := l.ReleaseLeases(ctx, restart, why)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("ReleaseLeases released %d, want 2 (a record and a lock)", n)
+	}
+	next := claimAs(t, l, key1, md5A, "next", restart, ledger.Proceed)
+	if next.Previous == nil || next.Previous.State != ledger.Failed || next.Previous.Owner != "killed" || next.Previous.Reason != why {
+		t.Errorf("Previous = %+v, want the killed attempt, FAILED with reason %q", next.Previous, why)
+	}
+	if ok, err := l.Lock(ctx, lockName, "next", restart, 5*time.Minute); err != nil || !ok {
+		t.Errorf("Lock after ReleaseLeases = %v, %v; want true", ok, err)
+	}
+	if got := get(t, l, key2); got.State != ledger.Done || !got.FinishedAt.Equal(done.FinishedAt) {
+		t.Errorf("finished record after ReleaseLeases: %+v, want it unchanged", got)
 	}
 }

@@ -13,14 +13,18 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"cloud.google.com/go/cloudtasks/apiv2/cloudtaskspb"
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/alpinashop/alpipe/internal/tick"
 )
 
 // Server answers CreateTask as Cloud Tasks does for what alpipe relies on:
@@ -147,4 +151,22 @@ func clone(ts []*cloudtaskspb.Task) []*cloudtaskspb.Task {
 		out[i] = proto.Clone(t).(*cloudtaskspb.Task)
 	}
 	return out
+}
+
+// Conformance holds a tick.FollowUp to the port's contract: every time
+// scheduled is scheduled once, however often it is asked for. scheduled
+// lists the times the backend holds.
+func Conformance(t *testing.T, f tick.FollowUp, scheduled func() []time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	a := time.Date(2026, 3, 14, 17, 5, 30, 0, time.UTC)
+	b := a.Add(time.Minute)
+	for i, at := range []time.Time{a, a, b, a, b} {
+		if err := f.Schedule(ctx, at); err != nil {
+			t.Fatalf("Schedule #%d (%s): %v; a repeat must succeed", i, at, err)
+		}
+	}
+	if diff := cmp.Diff([]time.Time{a, b}, scheduled()); diff != "" {
+		t.Errorf("scheduled (-want +got):\n%s", diff)
+	}
 }

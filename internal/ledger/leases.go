@@ -8,6 +8,65 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore"
 )
 
+const lockCollection = "ledger_locks"
+
+// lock is a named lease: who holds it and until when.
+type lock struct {
+	Owner string    `json:"owner"`
+	Until time.Time `json:"until"`
+}
+
+// Lock takes the named lock for owner until now+ttl, unless another owner
+// holds an unexpired one (then it returns false). Taking a lock one already
+// holds extends it. Locks live beside the ledger and expire by themselves,
+// so an owner that dies never blocks the others for longer than ttl.
+func (l *Ledger) Lock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	path := lockCollection + "/" + docID(name)
+	var taken bool
+	err := l.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		taken = false
+		docs, err := tx.Get(path)
+		if err != nil {
+			return err
+		}
+		cur, held, err := decode[lock](docs[0])
+		if err != nil || held && cur.Owner != owner && now.Before(cur.Until) {
+			return err
+		}
+		d, err := encode(path, lock{Owner: owner, Until: now.Add(ttl)})
+		if err != nil {
+			return err
+		}
+		d.ExpireAt = now.Add(ttl).Add(24 * time.Hour) // TTL tidies abandoned locks
+		taken = true
+		return tx.Set(d)
+	})
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", name, err)
+	}
+	return taken, nil
+}
+
+// Unlock releases the named lock if owner still holds it.
+func (l *Ledger) Unlock(ctx context.Context, name, owner string) error {
+	path := lockCollection + "/" + docID(name)
+	err := l.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		docs, err := tx.Get(path)
+		if err != nil {
+			return err
+		}
+		cur, held, err := decode[lock](docs[0])
+		if err != nil || !held || cur.Owner != owner {
+			return err
+		}
+		return tx.Delete(path)
+	})
+	if err != nil {
+		return fmt.Errorf("unlock %s: %w", name, err)
+	}
+	return nil
+}
+
 // ReleaseLeases ends every lease in the store: each IN_PROGRESS record
 // becomes FAILED with reason (so the next delivery takes it over at once
 // and the status report shows why), and every named lock is dropped. It
@@ -26,7 +85,7 @@ func (l *Ledger) ReleaseLeases(ctx context.Context, now time.Time, reason string
 		return n, fmt.Errorf("release leases: %w", err)
 	}
 	for _, d := range recs {
-		rec, _, err := decodeRecord(d)
+		rec, _, err := decode[Record](d)
 		if err != nil {
 			return n, fmt.Errorf("release leases: %w", err)
 		}
@@ -63,7 +122,7 @@ func (l *Ledger) release(ctx context.Context, rec Record, now time.Time, reason 
 		if err != nil {
 			return err
 		}
-		cur, ok, err := decodeRecord(docs[0])
+		cur, ok, err := decode[Record](docs[0])
 		if err != nil || !ok || cur.State != InProgress || cur.Owner != rec.Owner || cur.Attempt != rec.Attempt {
 			return err
 		}

@@ -1,0 +1,396 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/replay/replaytest"
+	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
+	"github.com/alpinashop/alpipe/internal/window"
+)
+
+// ms is a test's measures; importe is a constant of the test, so a bad one
+// panics.
+func ms(importe string, pedidos, unidades int64) window.Measures {
+	d, err := numeric.Parse(importe, false)
+	if err != nil {
+		panic(err)
+	}
+	return window.Measures{Importe: d, Pedidos: pedidos, Unidades: unidades}
+}
+
+var (
+	day0 = time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	day1 = day0.Add(24 * time.Hour)
+)
+
+func at(h int) time.Time { return day0.Add(time.Duration(h) * time.Hour) }
+
+func hourRow(h int, pais string, timing window.Timing, m window.Measures) Hour {
+	return Hour{WindowStart: at(h), WindowEnd: at(h + 1), Pais: pais, Measures: m, Timing: timing}
+}
+
+func TestCompareCountries(t *testing.T) {
+	type verdict struct {
+		Countries   []Country
+		Unexplained []string
+	}
+	tests := []struct {
+		name string
+		in   Input
+		want verdict
+	}{
+		{
+			name: "both sides agree",
+			in: Input{
+				Batch: []Total{{Pais: "ES", Measures: ms("300.5", 3, 7)}},
+				Hours: []Hour{
+					hourRow(10, "ES", window.TimingOnTime, ms("100.25", 1, 2)),
+					hourRow(18, "ES", window.TimingLate, ms("200.25", 2, 5)),
+				},
+			},
+			want: verdict{Countries: []Country{{
+				Pais: "ES", Batch: ms("300.5", 3, 7), RealTime: ms("300.5", 3, 7), Status: Match,
+			}}, Unexplained: []string{}},
+		},
+		{
+			name: "difference is a too-late drop and an invalid message",
+			in: Input{
+				Batch: []Total{{Pais: "ES", Measures: ms("179.8", 3, 6)}},
+				Hours: []Hour{hourRow(9, "ES", window.TimingOnTime, ms("89.9", 1, 1))},
+				Drops: []Drop{
+					{PedidoID: "P-2", Reason: "too_late", WindowStart: at(8), Matched: true, Pais: "ES", Batch: ms("50", 1, 2)},
+					{PedidoID: "P-3", Reason: "invalid: pais \"XX\" is not an ISO 3166-1 alpha-2 code", Matched: true, Pais: "ES", Batch: ms("39.9", 1, 3)},
+				},
+			},
+			want: verdict{Countries: []Country{{
+				Pais: "ES", Batch: ms("179.8", 3, 6), RealTime: ms("89.9", 1, 1),
+				Difference: ms("89.9", 2, 5), TooLate: ms("50", 1, 2), Invalid: ms("39.9", 1, 3),
+				Status: Explained,
+			}}, Unexplained: []string{}},
+		},
+		{
+			name: "an order missing from the stream without a drop is unexplained",
+			in: Input{
+				Batch: []Total{{Pais: "FR", Measures: ms("10", 2, 2)}, {Pais: "PT", Measures: ms("5", 1, 1)}},
+				Hours: []Hour{
+					hourRow(9, "FR", window.TimingOnTime, ms("4", 1, 1)),
+					hourRow(9, "PT", window.TimingOnTime, ms("5", 1, 1)),
+				},
+			},
+			want: verdict{Countries: []Country{
+				{Pais: "FR", Batch: ms("10", 2, 2), RealTime: ms("4", 1, 1), Difference: ms("6", 1, 1), Residual: ms("6", 1, 1), Status: Unexplained},
+				{Pais: "PT", Batch: ms("5", 1, 1), RealTime: ms("5", 1, 1), Status: Match},
+			}, Unexplained: []string{"FR"}},
+		},
+		{
+			name: "real time without batch lines (file not loaded yet) is unexplained",
+			in:   Input{Hours: []Hour{hourRow(23, "DE", window.TimingEarly, ms("12.5", 1, 4))}},
+			want: verdict{Countries: []Country{{
+				Pais: "DE", RealTime: ms("12.5", 1, 4), Difference: ms("-12.5", -1, -4), Residual: ms("-12.5", -1, -4),
+				Status: Unexplained, OpenWindows: 1,
+			}}, Unexplained: []string{"DE"}},
+		},
+		{
+			name: "an order dropped several times explains once",
+			in: Input{Batch: []Total{{Pais: "IT", Measures: ms("20", 1, 1)}}, Drops: []Drop{
+				{PedidoID: "P-9", Matched: true, Pais: "IT", Batch: ms("20", 1, 1), Reason: "invalid: body is not an order", ReceivedAt: at(9)},
+				{PedidoID: "P-9", Matched: true, Pais: "IT", Batch: ms("20", 1, 1), Reason: "too_late", ReceivedAt: at(20)},
+				{PedidoID: "P-9", Matched: true, Pais: "IT", Batch: ms("20", 1, 1), Reason: "invalid: body is not an order", ReceivedAt: at(8)},
+			}},
+			want: verdict{Countries: []Country{{
+				Pais: "IT", Batch: ms("20", 1, 1), Difference: ms("20", 1, 1), TooLate: ms("20", 1, 1), Status: Explained,
+			}}, Unexplained: []string{}},
+		},
+		{
+			name: "a drop of an order that was accepted later leaves a negative residual",
+			in: Input{
+				Batch: []Total{{Pais: "ES", Measures: ms("20", 1, 1)}},
+				Hours: []Hour{hourRow(9, "ES", window.TimingOnTime, ms("20", 1, 1))},
+				Drops: []Drop{{PedidoID: "P-1", Reason: "invalid: body is not an order", Matched: true, Pais: "ES", Batch: ms("20", 1, 1)}},
+			},
+			want: verdict{Countries: []Country{{
+				Pais: "ES", Batch: ms("20", 1, 1), RealTime: ms("20", 1, 1), Invalid: ms("20", 1, 1),
+				Residual: ms("-20", -1, -1), Status: Unexplained,
+			}}, Unexplained: []string{"ES"}},
+		},
+		{
+			name: "windows outside the day and unmatched drops count for nothing",
+			in: Input{
+				Batch: []Total{{Pais: "ES", Measures: ms("1", 1, 1)}},
+				Hours: []Hour{
+					hourRow(0, "ES", window.TimingOnTime, ms("1", 1, 1)),
+					hourRow(24, "ES", window.TimingOnTime, ms("7", 1, 1)), // next day
+				},
+				Drops: []Drop{{PedidoID: "P-404", Reason: "too_late", WindowStart: at(3)}},
+			},
+			want: verdict{Countries: []Country{{
+				Pais: "ES", Batch: ms("1", 1, 1), RealTime: ms("1", 1, 1), Status: Match,
+			}}, Unexplained: []string{}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.in
+			in.DayStart, in.DayEnd = day0, day1
+			r, err := Compare(in)
+			if err != nil {
+				t.Fatalf("Compare: %v", err)
+			}
+			got := verdict{Countries: r.Countries, Unexplained: r.Unexplained}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("verdict (-want +got):\n%s", diff)
+			}
+			if r.OK() != (len(got.Unexplained) == 0) {
+				t.Errorf("OK() = %v with unexplained %v", r.OK(), got.Unexplained)
+			}
+		})
+	}
+}
+
+func TestCompareHoursAndExplanations(t *testing.T) {
+	p2 := Drop{PedidoID: "P-2", Reason: "too_late", WindowStart: at(8), ReceivedAt: at(12), Matched: true, Pais: "ES", Batch: ms("50", 1, 2)}
+	p3 := Drop{PedidoID: "P-3", Reason: "invalid: body is not an order", EventTime: at(9).Add(42 * time.Minute), Matched: true, Pais: "ES", Batch: ms("39.9", 1, 3)}
+	in := Input{
+		DayStart: day0, DayEnd: day1,
+		Batch: []Total{{Pais: "ES", Measures: ms("179.8", 3, 6)}},
+		Hours: []Hour{{WindowStart: at(9), WindowEnd: at(10), Pais: "ES", Measures: ms("89.9", 1, 1), Timing: window.TimingLate, PaneIndex: 2}},
+		Drops: []Drop{
+			p3, p2,
+			{PedidoID: "P-404", Reason: "too_late", WindowStart: at(9)},                                         // no lines today
+			{Reason: "invalid: missing attribute momento_evento", ReceivedAt: at(11)},                           // no hour
+			{PedidoID: "P-405", Reason: "invalid: body is not an order", EventTime: at(30), ReceivedAt: at(30)}, // another day
+		},
+	}
+	r, err := Compare(in)
+	if err != nil {
+		t.Fatalf("Compare: %v", err)
+	}
+	wantHours := []HourLine{
+		{WindowStart: at(8), Pais: "ES", TooLate: 1},
+		{WindowStart: at(9), Pais: "", TooLate: 1},
+		{WindowStart: at(9), Pais: "ES", HasPane: true, RealTime: ms("89.9", 1, 1), Timing: window.TimingLate, PaneIndex: 2, Invalid: 1},
+	}
+	if diff := cmp.Diff(wantHours, r.Hours); diff != "" {
+		t.Errorf("hours (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Drop{p2, p3}, r.Explanations); diff != "" {
+		t.Errorf("explanations (-want +got):\n%s", diff)
+	}
+	if r.UnmatchedTooLate != 1 || r.UnmatchedInvalid != 0 {
+		t.Errorf("unmatched = %d too late, %d invalid; want 1, 0", r.UnmatchedTooLate, r.UnmatchedInvalid)
+	}
+	if !r.OK() {
+		t.Errorf("unexplained %v, want every difference explained", r.Unexplained)
+	}
+}
+
+func TestCompareOverflowIsAnError(t *testing.T) {
+	big := window.Measures{Pedidos: 1 << 62}
+	_, err := Compare(Input{DayStart: day0, DayEnd: day1, Batch: []Total{{Pais: "ES", Measures: big}, {Pais: "ES", Measures: big}}})
+	if err == nil {
+		t.Fatal("Compare of totals beyond INT64 succeeded, want an error")
+	}
+}
+
+// line is one lineas_pedido row of a fixture: pedido, pais, fecha,
+// cantidad, precio.
+type line replaytest.Line
+
+// values orders named values by table's schema; missing columns are NULL.
+func values(t *testing.T, table warehouse.Table, named map[string]warehouse.Value) []warehouse.Value {
+	t.Helper()
+	out := make([]warehouse.Value, len(table.Schema))
+	for i, f := range table.Schema {
+		v, ok := named[f.Name]
+		if !ok {
+			v = warehouse.NullValue()
+		}
+		out[i] = v
+		delete(named, f.Name)
+	}
+	for n := range named {
+		t.Fatalf("table %s has no column %s", table.Name, n)
+	}
+	return out
+}
+
+func lookup(t *testing.T, name string) warehouse.Table {
+	t.Helper()
+	tb, err := warehouse.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
+
+type pane struct {
+	agg, pais, start, timing, importe string
+	index, pedidos, unidades          int64
+}
+
+func appendPanes(t *testing.T, w *duckdb.Warehouse, panes ...pane) {
+	t.Helper()
+	tb := lookup(t, warehouse.VentasHoraPaisPaneles)
+	var rows []warehouse.Row
+	for _, p := range panes {
+		start, err := time.Parse(time.RFC3339, p.start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, warehouse.Row{
+			ID: p.agg + "|" + p.start + "|" + p.pais + "|" + strconv.FormatInt(p.index, 10),
+			Values: values(t, tb, map[string]warehouse.Value{
+				"aggregation": warehouse.StringValue(p.agg), "window_start": warehouse.TimeValue(start),
+				"window_end": warehouse.TimeValue(start.Add(time.Hour)), "pais": warehouse.StringValue(p.pais),
+				"importe": warehouse.DecValue(replaytest.Dec(t, p.importe)), "pedidos": warehouse.IntValue(p.pedidos),
+				"unidades": warehouse.IntValue(p.unidades), "pane_index": warehouse.IntValue(p.index),
+				"timing": warehouse.StringValue(p.timing), "accumulation": warehouse.StringValue(warehouse.Accumulating),
+				"watermark": warehouse.TimeValue(start), "emitted_at": warehouse.TimeValue(start),
+			}),
+		})
+	}
+	if err := w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type discarded struct {
+	pedido, agg, reason, eventTime, windowStart string
+}
+
+func appendDrops(t *testing.T, w *duckdb.Warehouse, drops ...discarded) {
+	t.Helper()
+	tb := lookup(t, warehouse.PedidosDescartados)
+	ts := func(s string) warehouse.Value {
+		if s == "" {
+			return warehouse.NullValue()
+		}
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return warehouse.TimeValue(v)
+	}
+	str := func(s string) warehouse.Value {
+		if s == "" {
+			return warehouse.NullValue()
+		}
+		return warehouse.StringValue(s)
+	}
+	var rows []warehouse.Row
+	for i, d := range drops {
+		rows = append(rows, warehouse.Row{ID: "drop-" + strconv.Itoa(i), Values: values(t, tb, map[string]warehouse.Value{
+			"pedido_id": str(d.pedido), "aggregation": str(d.agg), "reason": warehouse.StringValue(d.reason),
+			"event_time": ts(d.eventTime), "window_start": ts(d.windowStart),
+			"received_at": ts("2026-03-14T21:00:00Z"), "message_id": warehouse.StringValue("m-" + strconv.Itoa(i)),
+		})})
+	}
+	if err := w.Append(context.Background(), warehouse.PedidosDescartados, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixture is a day (2026-03-14) whose differences are all explained, and a
+// next day whose ERP lines never reached the stream.
+func fixture(t *testing.T) *duckdb.Warehouse {
+	w := replaytest.OpenWarehouse(t)
+	const obj = "gs://alpinashop-catalogo/exportaciones/2026/03/15/pedidos.csv"
+	// Generation 1 had P-1 wrong; the corrected generation 2 replaces it.
+	replaytest.LoadLines(t, w, obj, 1, line{"P-1", "ES", "2026-03-14", 2, "99.90"})
+	replaytest.LoadLines(t, w, obj, 2,
+		line{"P-1", "ES", "2026-03-14", 2, "89.90"}, line{"P-1", "ES", "2026-03-14", 1, "10"},
+		line{"P-2", "ES", "2026-03-14", 1, "50"},
+		line{"P-3", "FR", "2026-03-14", 3, "13.30"},
+		line{"P-4", "FR", "2026-03-14", 1, "5"},
+		line{"P-6", "ES", "2026-03-15", 1, "7.5"},
+	)
+	replaytest.LoadLines(t, w, "gs://alpinashop-catalogo/exportaciones/2026/03/15/pt.csv", 7, line{"P-5", "PT", "2026-03-14", 1, "20"})
+	appendPanes(t, w,
+		pane{"ventas_hora_pais", "ES", "2026-03-14T10:00:00Z", "EARLY", "179.8", 0, 1, 2},
+		pane{"ventas_hora_pais", "ES", "2026-03-14T10:00:00Z", "ON_TIME", "189.8", 1, 1, 3},
+		pane{"ventas_hora_pais", "FR", "2026-03-14T11:00:00Z", "ON_TIME", "39.9", 0, 1, 3},
+		pane{"otra", "ES", "2026-03-14T10:00:00Z", "ON_TIME", "1000", 0, 9, 9},
+		pane{"ventas_hora_pais", "DE", "2026-03-15T00:00:00Z", "EARLY", "12", 0, 1, 1},
+	)
+	appendDrops(t, w,
+		discarded{"P-2", "ventas_hora_pais", "too_late", "2026-03-14T09:30:00Z", "2026-03-14T09:00:00Z"},
+		discarded{"P-5", "ventas_hora_pais", "too_late", "2026-03-14T07:10:00Z", "2026-03-14T07:00:00Z"},
+		discarded{"P-4", "", `invalid: pais "XX" is not an ISO 3166-1 alpha-2 code`, "2026-03-14T11:30:00Z", ""},
+		discarded{"P-7", "otra", "too_late", "2026-03-14T08:00:00Z", "2026-03-14T08:00:00Z"},
+		discarded{"P-999", "", "invalid: body is not an order: unexpected EOF", "2026-03-14T13:05:00Z", ""},
+	)
+	return w
+}
+
+// TestRun reconciles the days of one fixture: one explained, one not, and
+// one in another zone.
+func TestRun(t *testing.T) {
+	w := fixture(t)
+	t.Run("explains a day", func(t *testing.T) {
+		r, err := Run(context.Background(), w, Request{Date: "2026-03-14"})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		want := []Country{
+			{Pais: "ES", Batch: ms("239.8", 2, 4), RealTime: ms("189.8", 1, 3), Difference: ms("50", 1, 1),
+				TooLate: ms("50", 1, 1), Status: Explained},
+			{Pais: "FR", Batch: ms("44.9", 2, 4), RealTime: ms("39.9", 1, 3), Difference: ms("5", 1, 1),
+				Invalid: ms("5", 1, 1), Status: Explained},
+			{Pais: "PT", Batch: ms("20", 1, 1), Difference: ms("20", 1, 1), TooLate: ms("20", 1, 1), Status: Explained},
+		}
+		if diff := cmp.Diff(want, r.Countries); diff != "" {
+			t.Errorf("countries (-want +got):\n%s", diff)
+		}
+		if !r.OK() || r.UnmatchedInvalid != 1 || r.UnmatchedTooLate != 0 {
+			t.Errorf("OK=%v unmatched invalid=%d too late=%d; want true, 1, 0", r.OK(), r.UnmatchedInvalid, r.UnmatchedTooLate)
+		}
+		var buf bytes.Buffer
+		if err := r.WriteText(&buf); err != nil {
+			t.Fatal(err)
+		}
+		replaytest.Golden(t, "testdata/explained.golden", buf.Bytes())
+	})
+	t.Run("finds an unexplained day", func(t *testing.T) {
+		r, err := Run(context.Background(), w, Request{Date: "2026-03-15"})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if diff := cmp.Diff([]string{"DE", "ES"}, r.Unexplained); diff != "" {
+			t.Errorf("unexplained (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a day in a zone", func(t *testing.T) {
+		// In UTC+1 the 15th starts at 23:00 UTC on the 14th: no window of the
+		// fixture starts in it but DE's, and the batch lines of the 15th.
+		r, err := Run(context.Background(), w, Request{Date: "2026-03-15", Location: time.FixedZone("CET", 3600)})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if want := time.Date(2026, 3, 14, 23, 0, 0, 0, time.UTC); !r.DayStart.Equal(want) || !r.DayEnd.Equal(want.Add(24*time.Hour)) {
+			t.Errorf("day = [%s, %s), want to start at %s", r.DayStart, r.DayEnd, want)
+		}
+		if diff := cmp.Diff([]string{"DE", "ES"}, r.Unexplained); diff != "" {
+			t.Errorf("unexplained (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestLoadRejectsBadRequests(t *testing.T) {
+	w := replaytest.OpenWarehouse(t)
+	for _, req := range []Request{
+		{Date: "14/03/2026"},
+		{Date: "2026-03-14", Aggregation: "x'; DROP TABLE lineas_pedido; --"},
+	} {
+		if _, err := Load(context.Background(), w, req); err == nil {
+			t.Errorf("Load(%+v) succeeded, want an error", req)
+		}
+	}
+}
