@@ -62,7 +62,7 @@ func runPublish(ctx context.Context, c *cmdline, stdout io.Writer) error {
 			results = append(results, res.Result)
 			continue
 		}
-		fmt.Fprintln(stdout, render.OrderLine(res.Result, st.EventTime))
+		fmt.Fprintln(stdout, stream.OrderLine(res.Result, st.EventTime))
 	}
 	if c.format == "json" {
 		if results == nil {
@@ -99,7 +99,7 @@ func runTick(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if format == "json" {
 		return render.JSON(stdout, res)
 	}
-	render.Tick(stdout, res)
+	stream.WriteTick(stdout, res)
 	return nil
 }
 

@@ -9,14 +9,13 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/client"
-	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // DemoOrders plays an orders story (see testdata/pedidos/historia.jsonl)
 // against a virtual-clock server: each order is pushed at its arrival time,
-// each tick runs at its time, and what happened is printed (render's order
+// each tick runs at its time, and what happened is printed (stream's order
 // and tick lines: with several aggregations, each named), then the panes
 // and dashboard view of ventas_hora_pais, the view of every other
 // aggregation that ran, and the discarded orders.
@@ -47,7 +46,7 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 			if err != nil {
 				return err
 			}
-			render.Tick(w, res)
+			stream.WriteTick(w, res)
 			for _, a := range res.Aggregations {
 				if !slices.Contains(ran, a.Aggregation) {
 					ran = append(ran, a.Aggregation)
@@ -60,7 +59,7 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 			return err
 		}
 		res.Result.Aggregations = Headlined(res.Result.Aggregations)
-		line := now + " " + render.OrderLine(res.Result, st.EventTime)
+		line := now + " " + stream.OrderLine(res.Result, st.EventTime)
 		fmt.Fprintln(w, line)
 		if st.Note != "" {
 			fmt.Fprintf(w, "         ^ %s\n", st.Note)

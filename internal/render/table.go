@@ -12,16 +12,24 @@ import (
 	"unicode/utf8"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
-	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // Thousands writes an integer with comma grouping: 1800015 -> 1,800,015.
 func Thousands[T ~int | ~int64](n T) string {
-	return groupDigits(strconv.FormatInt(int64(n), 10))
+	return GroupDigits(strconv.FormatInt(int64(n), 10))
 }
 
-// groupDigits groups the integer part of a decimal string in threes.
-func groupDigits(s string) string {
+// Counted writes a count with the noun that agrees with it, with
+// thousands separators: 1 pane, 1,200 panes.
+func Counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Thousands(n) + " " + many
+}
+
+// GroupDigits groups the integer part of a decimal string in threes.
+func GroupDigits(s string) string {
 	sign := ""
 	if strings.HasPrefix(s, "-") {
 		sign, s = "-", s[1:]
@@ -129,13 +137,13 @@ func cell(v string, k Kind) string {
 	switch k {
 	case Int:
 		if _, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return groupDigits(v)
+			return GroupDigits(v)
 		}
 	case Decimal:
-		return groupDigits(Scaled(v))
+		return GroupDigits(Scaled(v))
 	case Float:
 		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			return groupDigits(strconv.FormatFloat(f, 'f', -1, 64))
+			return GroupDigits(strconv.FormatFloat(f, 'f', -1, 64))
 		}
 	}
 	return v
@@ -207,9 +215,17 @@ func Columns(w io.Writer, indent string, rows [][]string, kinds []Kind) error {
 // exact string.
 var Formats = []string{"table", "text", "csv", "json", "jsonl"}
 
+// Answer is a query's answer as warehouse.Result holds it. Being an
+// unnamed struct, it takes a warehouse.Result as it is without render
+// importing warehouse, which imports the aggregations and their windows.
+type Answer = struct {
+	Columns []string
+	Rows    [][]string // NULL is "NULL"
+}
+
 // Result writes res in format; kinds say how each column prints (nil or
 // too short: as text).
-func Result(w io.Writer, res warehouse.Result, kinds []Kind, format string) error {
+func Result(w io.Writer, res Answer, kinds []Kind, format string) error {
 	if len(kinds) != len(res.Columns) {
 		kinds = make([]Kind, len(res.Columns))
 	}

@@ -181,7 +181,7 @@ func (s *system) playOrders(ctx context.Context, t *testing.T, g stack.Golden) {
 				t.Fatalf("tick at %s: %v", now, err)
 			}
 			for _, a := range res.Aggregations {
-				line := render.TickLine(now, a, len(res.Aggregations) > 1)
+				line := stream.TickLine(now, a, len(res.Aggregations) > 1)
 				t.Log(line)
 				outline = append(outline, line)
 			}

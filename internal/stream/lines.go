@@ -1,4 +1,4 @@
-package render
+package stream
 
 import (
 	"fmt"
@@ -6,26 +6,30 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Tick prints what a tick did, one line per aggregation and pane. With
-// several aggregations each tick line names its aggregation, and the pane
-// lines under it are that aggregation's.
-func Tick(w io.Writer, res stream.TickResult) {
+// The lines of ticks, orders and panes live beside the types they print,
+// so that render, which stream prints with, needs neither stream nor
+// window.
+
+// WriteTick prints what a tick did, one line per aggregation and pane.
+// With several aggregations each tick line names its aggregation, and the
+// pane lines under it are that aggregation's.
+func WriteTick(w io.Writer, res TickResult) {
 	now := res.Now.UTC().Format("15:04:05")
 	named := len(res.Aggregations) > 1
 	for _, a := range res.Aggregations {
 		fmt.Fprintln(w, TickLine(now, a, named))
 		for _, p := range a.Panes {
-			fmt.Fprintf(w, "         %s\n", PaneLine(p))
+			fmt.Fprintf(w, "         %s\n", paneLine(p))
 		}
 		for _, f := range a.Failing {
-			fmt.Fprintf(w, "         %s\n", FailingLine(f))
+			fmt.Fprintf(w, "         %s\n", failingLine(f))
 		}
 		if more := a.FailingCells - len(a.Failing); more > 0 {
-			fmt.Fprintf(w, "         ... and %s\n", Counted(more, "more failing window", "more failing windows"))
+			fmt.Fprintf(w, "         ... and %s\n", render.Counted(more, "more failing window", "more failing windows"))
 		}
 	}
 }
@@ -34,7 +38,7 @@ func Tick(w io.Writer, res stream.TickResult) {
 // tick's time as the line starts with it ("15:04:05"); named (several
 // aggregations ran) puts the aggregation's name after "tick". The e2e and
 // stack tests rebuild the demo's story outline with it.
-func TickLine(now string, a stream.AggregationTick, named bool) string {
+func TickLine(now string, a AggregationTick, named bool) string {
 	tick := now + " tick"
 	if named {
 		tick += " " + a.Aggregation
@@ -43,36 +47,27 @@ func TickLine(now string, a stream.AggregationTick, named bool) string {
 		return tick + ": another tick holds the lease; nothing done"
 	}
 	return fmt.Sprintf("%s: watermark %s, %s, %s expired%s", tick, hhmm(a.Watermark),
-		Counted(len(a.Panes), "pane", "panes"), Counted(a.Expired, "window", "windows"), failingCount(a))
+		render.Counted(len(a.Panes), "pane", "panes"), render.Counted(a.Expired, "window", "windows"), failingCount(a))
 }
 
 // failingCount is the tick line's note of the windows it could not
-// process (layout 3 keeps state per window; stream.FailingWindow keeps its
-// name from when it was per (window, key)); nothing when there are none,
-// so that a healthy tick reads as before.
-func failingCount(a stream.AggregationTick) string {
+// process (layout 3 keeps state per window; FailingWindow keeps its name
+// from when it was per (window, key)); nothing when there are none, so
+// that a healthy tick reads as before.
+func failingCount(a AggregationTick) string {
 	if a.FailingCells == 0 {
 		return ""
 	}
-	return ", " + Counted(a.FailingCells, "window", "windows") + " failing (retried at every tick)"
+	return ", " + render.Counted(a.FailingCells, "window", "windows") + " failing (retried at every tick)"
 }
 
-// Counted writes a count with the noun that agrees with it, with
-// thousands separators: 1 pane, 1,200 panes.
-func Counted(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return Thousands(n) + " " + many
-}
-
-// FailingLine says which window (or, met while the previous layout's state
+// failingLine says which window (or, met while the previous layout's state
 // is migrated, which cell) a tick could not process, since when, and why,
 // on one line: what a person needs to find the document to repair.
-func FailingLine(f stream.FailingWindow) string {
+func failingLine(f FailingWindow) string {
 	since := ""
 	if !f.Since.IsZero() {
-		since = " since " + When(f.Since)
+		since = " since " + render.When(f.Since)
 	}
 	cell := f.Path
 	if !f.WindowStart.IsZero() {
@@ -88,9 +83,9 @@ func FailingLine(f stream.FailingWindow) string {
 // order: its fate and window in the first aggregation, as when it is the
 // only one, then that aggregation's panes; then, for every other
 // aggregation, a line naming it with the order's fate and windows there
-// (AggregationLine) and its panes. A pane line thus always follows the line
-// of its own aggregation.
-func OrderLine(r stream.Result, eventTime string) string {
+// (aggregationLine) and its panes. A pane line thus always follows the
+// line of its own aggregation.
+func OrderLine(r Result, eventTime string) string {
 	fate := string(r.Fate())
 	if r.Invalid != "" {
 		fate = r.Invalid
@@ -102,25 +97,25 @@ func OrderLine(r stream.Result, eventTime string) string {
 				line += fmt.Sprintf(" (window %s-%s %s)", hhmm(o.Window.Start), hhmm(o.Window.End), o.Key)
 			}
 		} else {
-			line += "\n         " + AggregationLine(o)
+			line += "\n         " + aggregationLine(o)
 		}
 	}
 	return line
 }
 
-// AggregationLine says what happened to an order in one aggregation that
+// aggregationLine says what happened to an order in one aggregation that
 // is not the first: "ventas_sku_hora_movil: accepted (MOCH-40L-AZ in 4
 // windows 16:15-17:15 to 17:00-18:00)", each key's accepted windows, then
 // those it was too late for, then its lines without a key. The e2e and
 // stack tests read the aggregation and fate from it.
-func AggregationLine(o stream.Outcome) string {
+func aggregationLine(o Outcome) string {
 	line := o.Aggregation + ": " + string(o.Fate)
 	var parts []string
 	for i := 0; i < len(o.Elements); {
 		key := o.Elements[i].Key
 		var in, late []window.Window
 		for ; i < len(o.Elements) && o.Elements[i].Key == key; i++ {
-			if e := o.Elements[i]; e.Fate == stream.TooLate {
+			if e := o.Elements[i]; e.Fate == TooLate {
 				late = append(late, e.Window)
 			} else {
 				in = append(in, e.Window)
@@ -139,7 +134,7 @@ func AggregationLine(o stream.Outcome) string {
 		parts = append(parts, part)
 	}
 	if n := len(o.SKUMissing); n > 0 {
-		parts = append(parts, Counted(n, "line", "lines")+" without a SKU")
+		parts = append(parts, render.Counted(n, "line", "lines")+" without a SKU")
 	}
 	if len(parts) > 0 {
 		line += " (" + strings.Join(parts, "; ") + ")"
@@ -155,7 +150,7 @@ func windows(ws []window.Window) string {
 	if len(ws) == 1 {
 		return "window " + span(ws[0])
 	}
-	return Counted(len(ws), "window", "windows") + " " + span(ws[0]) + " to " + span(ws[len(ws)-1])
+	return render.Counted(len(ws), "window", "windows") + " " + span(ws[0]) + " to " + span(ws[len(ws)-1])
 }
 
 func hhmm(t time.Time) string {
@@ -165,10 +160,10 @@ func hhmm(t time.Time) string {
 	return t.UTC().Format("15:04")
 }
 
-// PaneLine is one pane: its key, window, index and timing, and its
+// paneLine is one pane: its key, window, index and timing, and its
 // measures, money with its scale.
-func PaneLine(p window.Pane) string {
+func paneLine(p window.Pane) string {
 	return fmt.Sprintf("pane %s %s-%s #%d %-7s importe=%s pedidos=%s unidades=%s",
 		strings.ToUpper(p.Key), hhmm(p.WindowStart), hhmm(p.WindowEnd), p.Index, p.Timing,
-		groupDigits(Money(p.Measures.Importe)), Thousands(p.Measures.Pedidos), Thousands(p.Measures.Unidades))
+		render.GroupDigits(render.Money(p.Measures.Importe)), render.Thousands(p.Measures.Pedidos), render.Thousands(p.Measures.Unidades))
 }
