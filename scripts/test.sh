@@ -70,7 +70,7 @@ fi
 source scripts/lib/emulators.sh
 start_emulators
 # The dashboard's browser test needs Chromium and chromedriver (installed once).
-scripts/chromium.sh || echo "Chromium could not be installed: the dashboard browser test will skip"
+scripts/chromium.sh || echo "Chromium could not be installed: the browser tests will skip (and fail under CI=true)"
 
 echo "== go test (with emulators)"
 if [[ ${#@} -eq 0 ]]; then

@@ -239,7 +239,7 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	}
 
 	for _, name := range []string{"chromium", "chromedriver"} {
-		add(onPath(h, name, "the dashboard's browser tests (they skip without it)", "scripts/chromium.sh (apt-get install chromium chromium-driver)", true))
+		add(onPath(h, name, "the browser tests (they skip without it, and fail when CI=true)", "scripts/chromium.sh (apt-get install chromium chromium-driver)", true))
 	}
 
 	f = finding{Check: "port " + addr, Needed: "alpipe serve (--addr)"}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/test/browsertest"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -266,7 +267,7 @@ func history(ctx context.Context, wh warehouse.Appender) error {
 
 // waitFor reads the page (as a page or a truthPage) until ok holds or the
 // time is up; the page must get there by its own refreshes.
-func waitFor[P page | truthPage](t *testing.T, wd *webDriver, limit time.Duration, what string, ok func(P) string) P {
+func waitFor[P page | truthPage](t *testing.T, wd *browsertest.Driver, limit time.Duration, what string, ok func(P) string) P {
 	t.Helper()
 	script := readPage
 	if _, truth := any(*new(P)).(truthPage); truth {
@@ -275,7 +276,7 @@ func waitFor[P page | truthPage](t *testing.T, wd *webDriver, limit time.Duratio
 	deadline := time.Now().Add(limit)
 	for {
 		var p P
-		err := wd.execute(script, &p)
+		err := wd.Execute(script, &p)
 		why := ""
 		if err != nil {
 			why = err.Error()
@@ -299,13 +300,7 @@ func waitFor[P page | truthPage](t *testing.T, wd *webDriver, limit time.Duratio
 // dead letter and a too-late order, and checks the time axis, the scales,
 // the counts, the links and the filters as an operator would use them.
 func TestDashboardInChromium(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped under -short: starts the local server and headless Chromium")
-	}
-	chromium, driver, why := browserBinaries()
-	if why != "" {
-		t.Skip(why)
-	}
+	chromium, driver := browsertest.Find(t)
 	if localServer.played {
 		t.Skip("the story already ran in this process (-count > 1) and the local server cannot be reset: its orders and file are deduplicated now")
 	}
@@ -329,9 +324,9 @@ func TestDashboardInChromium(t *testing.T) {
 	setup := time.Since(started)
 
 	browserStart := time.Now()
-	wd := startBrowser(t, chromium, driver)
+	wd := browsertest.Start(t, chromium, driver)
 	t.Logf("chromedriver and Chromium ready in %s", time.Since(browserStart).Round(time.Millisecond))
-	if err := wd.navigate(url + "/"); err != nil {
+	if err := wd.Navigate(url + "/"); err != nil {
 		t.Fatal(err)
 	}
 	fileRow := []string{rec.Key.Object, "DONE", "lineas_pedido", "4", "1", "3 download", people(rec.FinishedAt), rejects(rec.Counts.Rejects)}
@@ -400,7 +395,7 @@ func TestDashboardInChromium(t *testing.T) {
 		return ""
 	})
 	// From 1 March: history and the live hours on one time axis.
-	if err := wd.navigate(url + "/?from=2026-03-01"); err != nil {
+	if err := wd.Navigate(url + "/?from=2026-03-01"); err != nil {
 		t.Fatal(err)
 	}
 	full := waitFor(t, wd, 20*time.Second, "history from 1 March", func(p page) string {
@@ -419,10 +414,10 @@ func TestDashboardInChromium(t *testing.T) {
 		shot = filepath.Join(t.TempDir(), "dashboard.png")
 	}
 	// The whole page, as an operator scrolls it.
-	if err := wd.resize(1280, 1900); err != nil {
+	if err := wd.Resize(1280, 1900); err != nil {
 		t.Error(err)
 	}
-	if err := wd.screenshot(shot); err != nil {
+	if err := wd.Screenshot(shot); err != nil {
 		t.Error(err)
 	} else {
 		t.Logf("screenshot: %s", shot)
@@ -596,9 +591,9 @@ func checkTimelineKinds(t *testing.T, p page) {
 // checkFilterURLs opens the page with filters in its URL, as a link or a
 // person typing would: the controls show what the URL holds, and a filter
 // the server refuses is shown refused, with its reason and no figures.
-func checkFilterURLs(t *testing.T, wd *webDriver, url string) {
+func checkFilterURLs(t *testing.T, wd *browsertest.Driver, url string) {
 	t.Helper()
-	if err := wd.navigate(url + "/?pais=ES,PT"); err != nil {
+	if err := wd.Navigate(url + "/?pais=ES,PT"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, wd, 10*time.Second, "ES and PT chosen", func(p page) string {
@@ -613,7 +608,7 @@ func checkFilterURLs(t *testing.T, wd *webDriver, url string) {
 		}
 		return ""
 	})
-	if err := wd.navigate(url + "/?from=2026-14-03"); err != nil {
+	if err := wd.Navigate(url + "/?from=2026-14-03"); err != nil {
 		t.Fatal(err)
 	}
 	const why = "from: 2026-14-03 is not a date YYYY-MM-DD"
@@ -647,7 +642,7 @@ func checkFilterURLs(t *testing.T, wd *webDriver, url string) {
 
 // checkFilters uses the filter form as an operator would: one country,
 // then early March only, then back to the default view (the last 24 h).
-func checkFilters(t *testing.T, wd *webDriver) {
+func checkFilters(t *testing.T, wd *browsertest.Driver) {
 	t.Helper()
 	set := func(key, from, to string) {
 		t.Helper()
@@ -656,7 +651,7 @@ document.getElementById("f-from").value = %q;
 document.getElementById("f-to").value = %q;
 document.getElementById("filters").requestSubmit();
 return null;`, key, from, to)
-		if err := wd.execute(script, nil); err != nil {
+		if err := wd.Execute(script, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -683,7 +678,7 @@ return null;`, key, from, to)
 	if p.TimelineW >= 0 {
 		t.Error("the watermark (14 March) is drawn on a chart of 1 to 3 March")
 	}
-	if err := wd.execute(`document.getElementById("f-reset").click(); return null;`, nil); err != nil {
+	if err := wd.Execute(`document.getElementById("f-reset").click(); return null;`, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, wd, 10*time.Second, "the default view again", func(p page) string {
@@ -764,9 +759,9 @@ const skuAggregation, sessionAggregation = "ventas_sku_hora_movil", "sesiones_cl
 // MOCH-40L-AZ), read from that aggregation's view; choosing the session
 // aggregation draws one bar per customer session under a "session, gap
 // 30 min" title; choosing ventas_hora_pais again brings the countries back.
-func checkAggregationChoice(t *testing.T, wd *webDriver, url string) {
+func checkAggregationChoice(t *testing.T, wd *browsertest.Driver, url string) {
 	t.Helper()
-	if err := wd.navigate(url + "/"); err != nil {
+	if err := wd.Navigate(url + "/"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, wd, 10*time.Second, "the default aggregation's bars", func(p page) string {
@@ -779,7 +774,7 @@ func checkAggregationChoice(t *testing.T, wd *webDriver, url string) {
 		Options []string
 		Chosen  string
 	}
-	if err := wd.execute(`const s = document.getElementById("f-agg");
+	if err := wd.Execute(`const s = document.getElementById("f-agg");
 return {Options: [...s.options].map((o) => o.value), Chosen: s.value};`, &control); err != nil {
 		t.Fatal(err)
 	}
@@ -792,7 +787,7 @@ return {Options: [...s.options].map((o) => o.value), Chosen: s.value};`, &contro
 s.value = %q;
 s.dispatchEvent(new Event("change"));
 return null;`, name)
-		if err := wd.execute(script, nil); err != nil {
+		if err := wd.Execute(script, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -824,7 +819,7 @@ return null;`, name)
 			return fmt.Sprintf("bars %+v, want customers'", p.Bars)
 		}
 		var title string
-		if err := wd.execute(`return document.getElementById("chart-title").textContent;`, &title); err != nil || !strings.Contains(title, "session, gap 30 min") {
+		if err := wd.Execute(`return document.getElementById("chart-title").textContent;`, &title); err != nil || !strings.Contains(title, "session, gap 30 min") {
 			return fmt.Sprintf("chart title %q (%v), want it to say session, gap 30 min", title, err)
 		}
 		return ""

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alpinashop/alpipe/test/browsertest"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -96,9 +97,9 @@ func sellLongSKUs(ctx context.Context, t *testing.T, srv string) {
 // largest first; each plotted (window, SKU) value the view's row; each
 // point of the all-windows chart one window's total, never overlapping
 // windows added; and no label over another.
-func checkSKUView(ctx context.Context, t *testing.T, wd *webDriver, url string, wh warehouse.Reader) {
+func checkSKUView(ctx context.Context, t *testing.T, wd *browsertest.Driver, url string, wh warehouse.Reader) {
 	t.Helper()
-	if err := wd.navigate(url + "/?aggregation=" + skuAggregation); err != nil {
+	if err := wd.Navigate(url + "/?aggregation=" + skuAggregation); err != nil {
 		t.Fatal(err)
 	}
 	p := waitFor(t, wd, 15*time.Second, "the SKU view with the long SKUs", func(p truthPage) string {
@@ -162,7 +163,7 @@ func checkSKUView(ctx context.Context, t *testing.T, wd *webDriver, url string, 
 	}
 	checkNoOverlap(t, p)
 	if shot := os.Getenv("DASHBOARD_SKU_SCREENSHOT"); shot != "" {
-		if err := wd.screenshot(shot); err != nil {
+		if err := wd.Screenshot(shot); err != nil {
 			t.Error(err)
 		}
 	}
@@ -189,13 +190,13 @@ func checkNoOverlap(t *testing.T, p truthPage) {
 // view still shows the story's windows and says so; times of another day
 // carry their date and durations read 262d 13h; an empty chart says what
 // is missing in full, within the chart.
-func checkFollowsTheData(ctx context.Context, t *testing.T, wd *webDriver, url, srv string) {
+func checkFollowsTheData(ctx context.Context, t *testing.T, wd *browsertest.Driver, url, srv string) {
 	t.Helper()
 	december := time.Date(2026, 12, 2, 7, 34, 0, 0, time.UTC)
 	if err := (serverDriver{url: srv}).tick(ctx, december); err != nil {
 		t.Fatal(err)
 	}
-	if err := wd.navigate(url + "/"); err != nil {
+	if err := wd.Navigate(url + "/"); err != nil {
 		t.Fatal(err)
 	}
 	const note = "showing the 24 h up to 2026-03-14 19:00 UTC, the newest data (From and To choose other days)"
@@ -217,7 +218,7 @@ func checkFollowsTheData(ctx context.Context, t *testing.T, wd *webDriver, url, 
 	if o := p.Cards["card-order"]; !regexp.MustCompile(`^2026-03-14 18:2\d \| 262d 1\dh ago$`).MatchString(o) {
 		t.Errorf("last order card %q, want 2026-03-14 18:2x | 262d 1xh ago", o)
 	}
-	if err := wd.navigate(url + "/?from=2026-11-01"); err != nil {
+	if err := wd.Navigate(url + "/?from=2026-11-01"); err != nil {
 		t.Fatal(err)
 	}
 	p = waitFor(t, wd, 15*time.Second, "an empty range", func(p truthPage) string {

@@ -1,30 +1,24 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/test/browsertest"
 	"github.com/alpinashop/alpipe/internal/localapi"
 )
 
 // A hostile page, served from another loopback origin and opened in
 // headless Chromium, tries every route of a running serve: it must read
-// nothing and change nothing. The WebDriver client is the dashboard
-// browser test's, cut to what this test needs.
+// nothing and change nothing.
 
 // hostilePage fetches each route of target: cross-origin reads (mode
 // "cors", which needs the server's grant) and blind writes (mode
@@ -70,7 +64,7 @@ window.results = null;
 </script>`
 
 func TestHostilePageGetsNothing(t *testing.T) {
-	chromium, driver := needBrowser(t)
+	chromium, driver := browsertest.Find(t)
 	s := startOwn(t)
 	t.Cleanup(func() { _ = s.Shutdown("test") })
 	ctx := context.Background()
@@ -92,14 +86,14 @@ func TestHostilePageGetsNothing(t *testing.T) {
 		fmt.Fprintf(w, hostilePage, s.URL, qname)
 	}))
 	defer page.Close()
-	wd := startBrowser(t, chromium, driver)
-	if err := wd.navigate(page.URL); err != nil {
+	wd := browsertest.Start(t, chromium, driver)
+	if err := wd.Navigate(page.URL); err != nil {
 		t.Fatal(err)
 	}
 	var results []struct{ Name, Got string }
 	deadline := time.Now().Add(30 * time.Second)
 	for results == nil && time.Now().Before(deadline) {
-		if err := wd.execute("return window.results", &results); err != nil {
+		if err := wd.Execute("return window.results", &results); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -160,136 +154,4 @@ func snapshot(ctx context.Context, t *testing.T, s *Server) state {
 		t.Fatal(err)
 	}
 	return st
-}
-
-// chromiumFlags: as root Chromium only starts without its sandbox, and
-// without the background-networking flags it keeps dialling Google hosts.
-var chromiumFlags = []string{
-	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-	"--disable-background-networking", "--disable-component-update", "--disable-sync",
-	"--disable-dev-shm-usage",
-}
-
-// needBrowser finds Chromium and ChromeDriver (CHROMIUM and CHROMEDRIVER
-// override the search), or skips the test; CI installs them (.ci/run), so
-// there a browser proof fails rather than skip quietly.
-func needBrowser(t *testing.T) (chromium, driver string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts Chromium")
-	}
-	find := func(env string, names ...string) string {
-		if p := os.Getenv(env); p != "" {
-			return p
-		}
-		for _, n := range names {
-			if p, err := exec.LookPath(n); err == nil {
-				return p
-			}
-		}
-		return ""
-	}
-	chromium = find("CHROMIUM", "chromium", "chromium-browser")
-	driver = find("CHROMEDRIVER", "chromedriver")
-	if chromium == "" || driver == "" {
-		why := "chromium or chromedriver not found (run scripts/chromium.sh, or set CHROMIUM / CHROMEDRIVER)"
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI without the browser: %s", why)
-		}
-		t.Skip(why)
-	}
-	return chromium, driver
-}
-
-type webDriver struct {
-	base, session string
-}
-
-func startBrowser(t *testing.T, chromium, driver string) *webDriver {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(driver, "--port="+strconv.Itoa(port), "--allowed-ips=127.0.0.1")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", driver, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("chromedriver output:\n%s", logs.String())
-		}
-	})
-	wd := &webDriver{base: "http://127.0.0.1:" + strconv.Itoa(port)}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var st struct{ Ready bool }
-		if err := wd.call(http.MethodGet, "/status", nil, &st); err == nil && st.Ready {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("chromedriver not ready after 15 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	args := append(append([]string{}, chromiumFlags...), "--user-data-dir="+t.TempDir())
-	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"browserName": "chrome", "goog:chromeOptions": map[string]any{"binary": chromium, "args": args},
-	}}}
-	var created struct {
-		SessionID string `json:"sessionId"`
-	}
-	if err := wd.call(http.MethodPost, "/session", caps, &created); err != nil {
-		t.Fatalf("new session: %v", err)
-	}
-	wd.session = created.SessionID
-	t.Cleanup(func() { _ = wd.call(http.MethodDelete, "/session/"+wd.session, nil, nil) })
-	return wd
-}
-
-// call sends one WebDriver command and decodes its "value".
-func (wd *webDriver) call(method, path string, body, value any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, wd.base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var env struct {
-		Value json.RawMessage `json:"value"`
-	}
-	raw, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(raw, &env); err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: HTTP %d: %.300s", method, path, resp.StatusCode, raw)
-	}
-	if value == nil {
-		return nil
-	}
-	return json.Unmarshal(env.Value, value)
-}
-
-func (wd *webDriver) navigate(url string) error {
-	return wd.call(http.MethodPost, "/session/"+wd.session+"/url", map[string]string{"url": url}, nil)
-}
-
-func (wd *webDriver) execute(script string, result any) error {
-	return wd.call(http.MethodPost, "/session/"+wd.session+"/execute/sync", map[string]any{"script": script, "args": []any{}}, result)
 }

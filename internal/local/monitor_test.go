@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alpinashop/alpipe/test/browsertest"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/render"
@@ -100,13 +101,13 @@ func TestMonitoringPanelOnServe(t *testing.T) {
 // dead letter as bars, with the figures and the one duration format of
 // the CLI (render.Duration).
 func TestMonitoringPanelInChromium(t *testing.T) {
-	chromium, driver := needBrowser(t)
+	chromium, driver := browsertest.Find(t)
 	s := startOwn(t)
 	t.Cleanup(func() { _ = s.Shutdown("test") })
 	publishAndTick(t, s)
 
-	wd := startBrowser(t, chromium, driver)
-	if err := wd.navigate(s.URL + "/"); err != nil {
+	wd := browsertest.Start(t, chromium, driver)
+	if err := wd.Navigate(s.URL + "/"); err != nil {
 		t.Fatal(err)
 	}
 	type panel struct {
@@ -123,7 +124,7 @@ return {Hidden: fig("monitor").hidden, Freshness: now("mon-freshness"), Lag: now
   FreshPoints: vals("#mon-freshness circle"), LagPoints: vals("#mon-lag circle"), AcceptedBars: vals("#mon-accepted rect"), DeadBars: vals('#mon-discards [data-series="dead letters"] rect')};`
 	var p *panel
 	for deadline := time.Now().Add(30 * time.Second); p == nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if err := wd.execute(script, &p); err != nil {
+		if err := wd.Execute(script, &p); err != nil {
 			t.Fatal(err)
 		}
 	}
