@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -169,14 +168,10 @@ func (p *Processor) logResult(ctx context.Context, r Result) {
 		return
 	}
 	for _, o := range r.Aggregations {
-		level := slog.LevelDebug
-		if o.Fate == TooLate || o.Pending > 0 {
-			level = slog.LevelInfo
-		}
-		if !p.log.Enabled(ctx, level) {
-			continue
-		}
-		p.log.Log(ctx, level, "order handled", "message_id", r.MessageID, "pedido_id", r.PedidoID,
+		// INFO, accepted ones too: the monitoring panels count accepted
+		// orders and the system lag from these lines (one per order and
+		// aggregation, about 2 GB a month at 50,000 orders a day).
+		p.log.InfoContext(ctx, "order handled", "message_id", r.MessageID, "pedido_id", r.PedidoID,
 			"aggregation", o.Aggregation, "fate", o.Fate, "lateness", o.Lateness.String(),
 			"window_start", o.Window.Start, "key", o.Key, "watermark", o.Watermark,
 			"pending", o.Pending)

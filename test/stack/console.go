@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/dashboard"
+	"github.com/alpinashop/alpipe/internal/docstore/firestore"
+	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
@@ -23,24 +26,47 @@ const (
 )
 
 // Console is what a person asks the running stack (scripts/stack.sh up):
-// the BigQuery fake's tables and rows (the rows the BigQuery emulator
-// behind it answers queries from), and the stack's clock. It serves
-// loopback clients only.
+// the dashboard with its monitoring panel, the BigQuery fake's tables and
+// rows (the rows the BigQuery emulator behind it answers queries from),
+// and the stack's clock. It serves loopback clients only.
 //
+//	GET  /                    the dashboard; its snapshot at /api/dashboard
 //	GET  /tables              each table with its number of rows
 //	GET  /tables/NAME?limit=N the first N rows (default 100, at most 1000), one JSON object a line
 //	GET  /clock               the stack's processing time
 //	POST /clock?to=RFC3339    moves it forward (a test clock only)
 type Console struct {
-	s *Stack
+	s         *Stack
+	dashboard http.Handler
 }
 
-// NewConsole serves the console of s.
-func NewConsole(s *Stack) *Console { return &Console{s: s} }
+// NewConsole serves the console of s. Its dashboard's monitoring panel is
+// the stack's Monitor, fed by every process's log lines, with the backlog
+// the stack's Pub/Sub can tell; the watermark and the ingested files are
+// read from Firestore. The sales bars and discards stay empty with the
+// page's note: the dashboard's reads are the warehouse port's, which the
+// BigQuery fake does not offer in-process.
+func NewConsole(s *Stack) *Console {
+	src := dashboard.Source{Monitor: s.Monitor, Backlog: s, Now: s.Now, Refresh: dashboard.LocalRefresh,
+		QuarantineBucket: s.Buckets["quarantine"], DownloadBase: s.StorageURL + "/"}
+	if s.Firestore != nil {
+		store, err := firestore.New(s.Firestore)
+		if err == nil { // only a nil client is refused
+			src.Watermarks = dashboard.StoreWatermarks{Store: store}
+			src.Ledger, _ = ledger.New(store, ledger.Options{})
+		}
+	}
+	return &Console{s: s, dashboard: dashboard.Handler(src)}
+}
 
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if reason := consoleRefuse(r); reason != "" {
 		http.Error(w, "stack console: "+reason, http.StatusForbidden)
+		return
+	}
+	switch r.URL.Path {
+	case dashboard.PagePath, dashboard.APIPath, dashboard.JSPath, dashboard.CSSPath:
+		c.dashboard.ServeHTTP(w, r)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -57,13 +83,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.rows(w, r, strings.TrimPrefix(path, "/tables/"))
 	case path == "/clock":
 		c.clock(w, r)
-	case path == "/":
-		if !allowMethod(w, r, http.MethodGet) {
-			return
-		}
-		fmt.Fprint(w, "GET /tables, GET /tables/NAME?limit=N, GET /clock, POST /clock?to=2026-03-14T21:00:00Z\n")
 	default:
-		http.Error(w, fmt.Sprintf("no %s here: GET /tables lists the BigQuery fake's tables", path), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("no %s here: GET / is the dashboard, GET /tables lists the BigQuery fake's tables, GET /clock the clock", path), http.StatusNotFound)
 	}
 }
 
@@ -180,7 +201,8 @@ func (c *Console) clock(w http.ResponseWriter, r *http.Request) {
 // consoleRefuse keeps the console to this machine's own tools: a loopback
 // client naming a loopback host (a page whose DNS name was rebound to
 // 127.0.0.1 sends its own name), and no request a browser marks as
-// coming from another site.
+// coming from another site: the dashboard page's own fetches are
+// same-origin.
 func consoleRefuse(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
@@ -201,7 +223,7 @@ func consoleRefuse(r *http.Request) string {
 		return "requests from web pages are refused"
 	}
 	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "none":
+	case "", "none", "same-origin":
 	default:
 		return "cross-site request refused"
 	}

@@ -1,6 +1,8 @@
 package stack
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"math/big"
 	"net/http"
@@ -13,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/clock"
+	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
@@ -30,7 +33,9 @@ func consoleStack(t *testing.T) *Stack {
 	if err := clock.Set(file, start); err != nil {
 		t.Fatal(err)
 	}
-	return &Stack{BigQuery: f, clockFile: file, now: start}
+	s := &Stack{BigQuery: f, clockFile: file, now: start}
+	s.Monitor = dashboard.NewMonitor(s.Now)
+	return s
 }
 
 func TestConsole(t *testing.T) {
@@ -79,7 +84,9 @@ func TestConsole(t *testing.T) {
 		{name: "writing a table is not offered", method: "POST", path: "/tables/opiniones", wantStatus: 405, want: []string{"use GET"}},
 		{name: "a web page is refused", method: "GET", path: "/tables", header: map[string]string{"Origin": "https://example.com"}, wantStatus: 403, want: []string{"refused"}},
 		{name: "a rebound DNS name is refused", method: "GET", path: "/tables", header: map[string]string{"Host": "evil.example:80"}, wantStatus: 403, want: []string{"is not this machine"}},
-		{name: "an unknown path", method: "GET", path: "/etc/passwd", wantStatus: 404, want: []string{"GET /tables lists"}},
+		{name: "an unknown path", method: "GET", path: "/etc/passwd", wantStatus: 404, want: []string{"GET / is the dashboard"}},
+		{name: "the dashboard page", method: "GET", path: "/", wantStatus: 200, want: []string{"<html"}},
+		{name: "the page's own fetch", method: "GET", path: dashboard.APIPath, header: map[string]string{"Sec-Fetch-Site": "same-origin"}, wantStatus: 200, want: []string{`"monitor":{`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,5 +149,127 @@ func TestRatText(t *testing.T) {
 	}
 	if diff := cmp.Diff(`{"importe":"89.9"}`, string(got)); diff != "" {
 		t.Errorf("rowJSON (-want +got):\n%s", diff)
+	}
+}
+
+// TestConsoleMonitoringPanel: the console's dashboard answers the
+// monitoring panel from the processes' own JSON log lines, as the
+// log-based metrics read them in production: after an order, an invalid
+// message and a tick, the dead letter in the minute of the publish, the
+// tick's data freshness, and the backlog of a message AggregateOrders
+// keeps refusing.
+func TestConsoleMonitoringPanel(t *testing.T) {
+	t.Parallel()
+	s := need(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := httptest.NewServer(NewConsole(s))
+	defer srv.Close()
+
+	setClock(t, s, storyStart.Add(5*time.Minute)) // 17:05
+	acked(ctx, t, s, publish(ctx, t, s, []byte(stormOrder), orderTime))
+	acked(ctx, t, s, publish(ctx, t, s, []byte(`{"pedido_id":"P-BAD","pais":"ES","importe_total":"mucho","lineas":[]}`), orderTime))
+	// A log line reaches the Monitor after the answer went out: it is
+	// counted in the minute it is read, so the clock waits for it.
+	accepted := func(ms dashboard.MinuteSample) int64 { return ms.Accepted }
+	m := panel(ctx, t, srv.URL, func(m dashboard.Monitoring) bool {
+		return sum(m, deadLetters) == 1 && sum(m, accepted) == 1
+	})
+	if at := minuteOf(m, deadLetters); at != "17:05" {
+		t.Errorf("dead letter in minute %q, want 17:05 (the publish); minutes %+v", at, m.Minutes)
+	}
+	if at := minuteOf(m, accepted); at != "17:05" {
+		t.Errorf("accepted order in minute %q, want 17:05 (the publish); minutes %+v", at, m.Minutes)
+	}
+
+	tickAt := storyStart.Add(30 * time.Minute) // 17:30
+	setClock(t, s, tickAt)
+	res := fireTick(ctx, t, s)
+	var want int64 = -1
+	for _, a := range res.Aggregations {
+		if a.Aggregation == dashboard.DefaultAggregation && !a.Watermark.IsZero() {
+			want = int64(tickAt.Sub(a.Watermark) / time.Second)
+		}
+	}
+	if want < 0 {
+		t.Fatalf("the tick moved no watermark of %s: %+v", dashboard.DefaultAggregation, res)
+	}
+	m = panel(ctx, t, srv.URL, func(m dashboard.Monitoring) bool {
+		n := len(m.Minutes)
+		return n > 0 && m.Minutes[n-1].FreshnessSeconds != nil && m.Now.FreshnessSeconds != nil
+	})
+	last := m.Minutes[len(m.Minutes)-1]
+	t.Logf("panel at %s: freshness %d s, system lag %d s, %d dead letter(s); now: freshness %d s, system lag %d s", hhmm(last.At), *last.FreshnessSeconds, last.SystemLagSeconds, sum(m, deadLetters), *m.Now.FreshnessSeconds, m.Now.SystemLagSeconds)
+	// The order accepted at 17:05 waited 25 minutes for the tick that folded it.
+	if last.SystemLagSeconds != 25*60 {
+		t.Errorf("system lag in minute %s = %d s, want %d s (accepted 17:05, folded 17:30)", hhmm(last.At), last.SystemLagSeconds, 25*60)
+	}
+	if hhmm(last.At) != "17:30" || *last.FreshnessSeconds != want || *m.Now.FreshnessSeconds != want {
+		t.Errorf("freshness: minute %s %d s, now %d s; want %d s at 17:30 (17:30 - W)", hhmm(last.At), *last.FreshnessSeconds, *m.Now.FreshnessSeconds, want)
+	}
+
+	// A message AggregateOrders' front end refuses waits in the backlog.
+	fe := s.Frontends["AggregateOrders"]
+	fe.Inject(matchPedido("P-WAIT"), Refuse, -1)
+	waiting := publish(ctx, t, s, []byte(strings.Replace(stormOrder, "P-STORM", "P-WAIT", 1)), orderTime)
+	if _, err := fe.Wait(ctx, waitTimeout, func(r Request) bool { id, _ := Pushed(r.Body); return id == waiting }); err != nil {
+		t.Fatal(err)
+	}
+	m = panel(ctx, t, srv.URL, func(m dashboard.Monitoring) bool { return m.Backlog != nil })
+	if m.Backlog.Undelivered != 1 || m.BacklogNote != "" {
+		t.Errorf("backlog %+v, note %q: want the refused message, and no note", *m.Backlog, m.BacklogNote)
+	}
+}
+
+func deadLetters(ms dashboard.MinuteSample) int64 { return ms.DeadLetters }
+
+func sum(m dashboard.Monitoring, of func(dashboard.MinuteSample) int64) int64 {
+	var n int64
+	for _, ms := range m.Minutes {
+		n += of(ms)
+	}
+	return n
+}
+
+// minuteOf is the first minute in which of counts something.
+func minuteOf(m dashboard.Monitoring, of func(dashboard.MinuteSample) int64) string {
+	for _, ms := range m.Minutes {
+		if of(ms) > 0 {
+			return hhmm(ms.At)
+		}
+	}
+	return ""
+}
+
+// panel polls the console's dashboard snapshot, as the page does, until
+// its monitoring panel satisfies ok.
+func panel(ctx context.Context, t *testing.T, console string, ok func(dashboard.Monitoring) bool) dashboard.Monitoring {
+	t.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		var snap dashboard.Snapshot
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, console+dashboard.APIPath, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&snap)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Monitor == nil {
+			t.Fatalf("no monitoring panel in the console's snapshot: %+v", snap)
+		}
+		if ok(*snap.Monitor) {
+			return *snap.Monitor
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the panel did not show it within %s: %+v", waitTimeout, *snap.Monitor)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
-	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
@@ -51,7 +50,7 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 			t.Fatalf("tick answer %+v has no ventas_hora_pais", res)
 		}
 		a := res.Aggregations[i]
-		t.Logf("%s, failing %v", render.TickLine(s.Now().Format("15:04"), a, true), a.Failing)
+		t.Logf("%s, failing %v", stream.TickLine(s.Now().Format("15:04"), a, true), a.Failing)
 		return a
 	}
 	tickAt(10) // EARLY panes: the window's state document exists in Firestore now

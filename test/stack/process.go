@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
@@ -26,8 +27,9 @@ const startTimeout = 30 * time.Second
 type Process struct {
 	Service tfconfig.Service
 	bin     string
-	extra   map[string]string // what Cloud Run and the emulators add
-	echo    io.Writer         // also receives the output, when set
+	extra   map[string]string  // what Cloud Run and the emulators add
+	echo    io.Writer          // also receives the output, when set
+	monitor *dashboard.Monitor // also reads each line, when set
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -78,10 +80,14 @@ func (p *Process) Start(ctx context.Context) error {
 
 	cmd := exec.Command(p.bin)
 	cmd.Env = p.Env()
-	var w io.Writer = p.out
+	ws := []io.Writer{p.out}
 	if p.echo != nil {
-		w = io.MultiWriter(p.out, prefixed(p.echo, p.Service.Name))
+		ws = append(ws, prefixed(p.echo, p.Service.Name))
 	}
+	if m := p.monitor; m != nil {
+		ws = append(ws, &lineWriter{line: func(l []byte) []byte { m.ObserveLine(l); return nil }})
+	}
+	w := io.MultiWriter(ws...)
 	cmd.Stdout, cmd.Stderr = w, w
 	// Its own process group, so that a kill reaches nothing else.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/alpinashop/alpipe/internal/clock"
+	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 	"github.com/alpinashop/alpipe/test/bqemulator"
@@ -69,6 +70,9 @@ type Stack struct {
 	Eventarc  *Eventarc // nil without a storage trigger
 	Scheduler *Scheduler
 	Tasks     *Tasks // Cloud Tasks, for the follow-up ticks of a 30s tick interval
+	// Monitor reads every JSON log line of every process, as Cloud
+	// Logging's log-based metrics would, for the console's monitoring panel.
+	Monitor *dashboard.Monitor
 
 	// URLs of the local engines, for people (scripts/stack.sh up).
 	StorageURL, BigQueryURL string
@@ -119,6 +123,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		opts.Backoff = DefaultBackoff
 	}
 	s = &Stack{Project: "alpipe-stack-" + strings.ToLower(rand.Text()[:8]), Processes: map[string]*Process{}, Frontends: map[string]*Frontend{}, now: opts.Start}
+	s.Monitor = dashboard.NewMonitor(s.Now)
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -209,7 +214,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		if svc.Env["TICK_QUEUE"] != "" { // TICK_INTERVAL=30s: it creates follow-up ticks
 			extra["CLOUD_TASKS_EMULATOR_HOST"] = s.Tasks.Addr
 		}
-		p := &Process{Service: svc, bin: opts.Binary, extra: extra, echo: opts.Output}
+		p := &Process{Service: svc, bin: opts.Binary, extra: extra, echo: opts.Output, monitor: s.Monitor}
 		s.Processes[svc.Function] = p
 		s.Frontends[svc.Function] = newFrontend(p, svc.Timeout)
 		s.Tasks.route(s.serviceURL(s.Frontends[svc.Function]), s.Frontends[svc.Function])

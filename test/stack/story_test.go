@@ -23,7 +23,6 @@ import (
 	fsstore "github.com/alpinashop/alpipe/internal/docstore/firestore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
-	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
@@ -343,7 +342,7 @@ func playOrders(ctx context.Context, t *testing.T, s *Stack, g Golden) {
 		if !st.Tick.IsZero() {
 			res := fireTick(ctx, t, s)
 			for _, a := range res.Aggregations {
-				outline = append(outline, render.TickLine(now, a, len(res.Aggregations) > 1))
+				outline = append(outline, stream.TickLine(now, a, len(res.Aggregations) > 1))
 			}
 			continue
 		}

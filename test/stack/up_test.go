@@ -132,6 +132,8 @@ func upBanner(w io.Writer, s *Stack, consoleURL string) {
 		p("  A file drop (Eventarc delivers it to IngestCSV):\n")
 		p("    curl -X POST --data-binary @testdata/exportaciones/2026/03/14/pedidos-erp.csv -H 'Content-Type: text/csv' \\\n      '%s/upload/storage/v1/b/%s/o?uploadType=media&name=exportaciones/2026/03/14/pedidos-erp.csv'\n", s.StorageURL, b)
 	}
+	p("  The dashboard, with the monitoring panel read from the services' log lines (data freshness, system lag,\n")
+	p("  dead letters, backlog of the orders subscription): open %s/ in a browser on this machine.\n", consoleURL)
 	p("  What BigQuery holds (the fake's tables and row counts, then a table's rows as JSON lines):\n")
 	p("    curl -s %s/tables\n", consoleURL)
 	p("    curl -s '%s/tables/%s?limit=20'\n", consoleURL, warehouse.VentasHoraPaisPaneles)
