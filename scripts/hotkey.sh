@@ -5,12 +5,14 @@
 # services (FUNCTION_TARGET=AggregateOrders and AdvanceWatermark) with
 # STATE_STORE=firestore, WAREHOUSE=bigquery and a test clock. Then, with
 # batching on (BATCH_WAIT=10ms, the default) unless told otherwise, and
-# every declared aggregation on (ventas_hora_pais, and ventas_sku_hora_movil:
-# four sliding windows per line):
+# every declared aggregation on (ventas_hora_pais; ventas_sku_hora_movil:
+# four sliding windows per line; sesiones_cliente: one customer sends every
+# order, a hot key of the session aggregation too):
 #   1. 2,000 orders of ONE SKU for ONE country (one cell of ventas_hora_pais,
-#      four of ventas_sku_hora_movil), 200 requests in flight, each retried
-#      on non-2xx as Pub/Sub push would; a tick; the panes must hold exactly
-#      2,000 orders in each aggregation (and in each of the four windows),
+#      four of ventas_sku_hora_movil, one customer's session), 200 requests
+#      in flight, each retried on non-2xx as Pub/Sub push would; a tick; the
+#      panes must hold exactly 2,000 orders in each aggregation (and in each
+#      of the four windows),
 #      or the run fails. Target: at least 500 orders/s;
 #   2. the same over 30 countries;
 #   3. push latency at 1 request in flight (200 orders) with batching on and

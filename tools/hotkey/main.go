@@ -2,8 +2,9 @@
 // BigQuery fake for the production binary (hotkey bqfake), and pushes orders
 // to a running AggregateOrders as Pub/Sub push would, retrying every non-2xx,
 // then ticks AdvanceWatermark until every order is counted exactly once in
-// both aggregations, ventas_hora_pais and ventas_sku_hora_movil (hotkey
-// load); any other count fails the run. It prints two figures: orders
+// every shipped aggregation, ventas_hora_pais, ventas_sku_hora_movil and
+// sesiones_cliente, one hot customer sending them all (hotkey load); any
+// other count fails the run. It prints two figures: orders
 // acknowledged per second, and orders counted per second, timed until the
 // panes of every aggregation hold every order (the ticks included).
 package main
@@ -233,11 +234,15 @@ func load(args []string) error {
 // what each must hold after the tick: ventas_hora_pais one pane per
 // country with its orders; ventas_sku_hora_movil, every order being one
 // line of hotSKU, one pane per sliding window of the event time (four)
-// with every order.
+// with every order; sesiones_cliente, every order in the live sessions of
+// hotCustomer (MERGED panes left out: their orders moved on).
 const (
-	aggPais = "ventas_hora_pais"
-	aggSKU  = "ventas_sku_hora_movil"
-	hotSKU  = "MOCH-40L-AZ"
+	aggPais     = "ventas_hora_pais"
+	aggSKU      = "ventas_sku_hora_movil"
+	aggSessions = "sesiones_cliente"
+	hotSKU      = "MOCH-40L-AZ"
+	// hotCustomer sends every order: a hot key of the session aggregation.
+	hotCustomer = "C-1"
 	// skuWindows is the windows of one event time in aggSKU: 1 h every 15 min.
 	skuWindows = 4
 )
@@ -248,7 +253,7 @@ func checkPanes(label string, panes []window.Pane, want map[string]int64, n int)
 	if problems := miscounted(panes, want, n); len(problems) > 0 {
 		return fmt.Errorf("%s: orders not counted exactly once:\n  %s", label, strings.Join(problems, "\n  "))
 	}
-	fmt.Printf("%s: every order counted exactly once in both aggregations: none lost, none counted twice\n", label)
+	fmt.Printf("%s: every order counted exactly once in all three aggregations: none lost, none counted twice\n", label)
 	return nil
 }
 
@@ -292,11 +297,23 @@ func miscounted(panes []window.Pane, want map[string]int64, n int) []string {
 	if len(byWindow) != skuWindows {
 		problems = append(problems, fmt.Sprintf("%s: panes of %d windows, want %d", aggSKU, len(byWindow), skuWindows))
 	}
+	var inSessions int64
+	for _, p := range byAgg[aggSessions] {
+		switch {
+		case p.Key != hotCustomer:
+			problems = append(problems, fmt.Sprintf("%s: pane of key %s, want only %s", aggSessions, p.Key, hotCustomer))
+		case p.Timing != window.TimingMerged:
+			inSessions += p.Measures.Pedidos
+		}
+	}
+	if inSessions != int64(n) {
+		problems = append(problems, fmt.Sprintf("%s: live sessions hold %d orders, want %d", aggSessions, inSessions, n))
+	}
 	return problems
 }
 
 func pushBody(id, key string, event time.Time) []byte {
-	data := `{"pedido_id":"` + id + `","cliente_id":"C-1","pais":"` + key +
+	data := `{"pedido_id":"` + id + `","cliente_id":"` + hotCustomer + `","pais":"` + key +
 		`","importe_total":"179.80","lineas":[{"sku":"MOCH-40L-AZ","cantidad":2,"precio_unitario":"89.90"}]}`
 	b, _ := json.Marshal(map[string]any{
 		"message": map[string]any{
