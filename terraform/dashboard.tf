@@ -1,7 +1,8 @@
 # One dashboard for the questions in the business context: did the files
 # load (or fail, or need the sweeper), how many rows were rejected and why, is
-# the stream on time, are orders dropped or dead-lettered. The layout is a JSON file (dashboards/); only
-# names that come from variables are filled in.
+# the stream on time, how many orders it accepts, are orders dropped or
+# dead-lettered, which errors were logged. The layout is a JSON file
+# (dashboards/); only names that come from variables are filled in.
 resource "google_monitoring_dashboard" "alpipe" {
   dashboard_json = templatefile("${path.module}/dashboards/alpipe.json.tftpl", {
     metric_prefix           = local.promql_prefix
@@ -10,6 +11,7 @@ resource "google_monitoring_dashboard" "alpipe" {
     rows_loaded_metric      = replace(google_logging_metric.ingest_rows["ingest_rows_loaded"].name, "/", "_")
     rows_quarantined_metric = replace(google_logging_metric.ingest_rows["ingest_rows_quarantined"].name, "/", "_")
     rejected_metrics        = { for code, m in google_logging_metric.ingest_rows_rejected : code => replace(m.name, "/", "_") }
+    accepted_metric         = replace(google_logging_metric.orders_accepted.name, "/", "_")
     late_dropped_metric     = replace(google_logging_metric.orders_late_dropped.name, "/", "_")
     invalid_metric          = replace(google_logging_metric.orders_invalid.name, "/", "_")
     watermark_lag_metric    = replace(google_logging_metric.watermark_lag.name, "/", "_")
@@ -24,5 +26,6 @@ resource "google_monitoring_dashboard" "alpipe" {
     ingest_service        = local.functions.IngestCSV.service
     push_subscription     = "${var.orders_topic}-${local.functions.AggregateOrders.service}"
     dead_letter_sub       = google_pubsub_subscription.dead_letter.name
+    error_logs            = "${local.run_logs} AND resource.labels.service_name=(${join(" OR ", [for f in values(local.functions) : "\"${f.service}\""])}) AND severity>=ERROR"
   })
 }

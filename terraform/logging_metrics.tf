@@ -1,10 +1,12 @@
 # Log-based metrics from the structured JSON logs (log/slog, one line per
-# ingested file, one per dropped order, one per tick, one per sweep). Field
-# names are the log contract: feed, state, rows_read, rows_loaded,
-# rows_quarantined, rejects (code -> count), reason, aggregation,
-# watermark_lag_seconds; message, found, ingested, failed, skipped; on the
-# "schema drift" lines of the ingester, column and change (added, missing);
-# and on its "refresh overflow" lines, aggregate, date, sku, column and sum.
+# ingested file, one per order and aggregation, one per tick, one per
+# sweep). Field names are the log contract: feed, state, rows_read,
+# rows_loaded, rows_quarantined, rejects (code -> count), reason,
+# aggregation, watermark_lag_seconds; message, found, ingested, failed,
+# skipped; on AggregateOrders' "order handled" lines, fate, and on its
+# dead-letter lines, duplicate; on the "schema drift" lines of the
+# ingester, column and change (added, missing); and on its "refresh
+# overflow" lines, aggregate, date, sku, column and sum.
 
 locals {
   run_logs = "resource.type=\"cloud_run_revision\""
@@ -12,6 +14,9 @@ locals {
   # Files are ingested by IngestCSV and, when their events were lost, by
   # SweepLanding through the same code: both services' lines count.
   ingest_logs = "${local.run_logs} AND resource.labels.service_name=(\"${local.functions.IngestCSV.service}\" OR \"${local.functions.SweepLanding.service}\")"
+
+  orders_logs          = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.AggregateOrders.service}\""
+  order_handled_filter = "${local.orders_logs} AND jsonPayload.message=\"order handled\""
 
   # The line that closes a file carries its counts.
   ingest_file_filter = "${local.ingest_logs} AND jsonPayload.rows_read:*"
@@ -165,13 +170,38 @@ resource "google_logging_metric" "ingest_files" {
   }
 }
 
-# Orders dropped because their window had expired (reason too_late), and
-# messages that were not valid orders (reason "invalid: ..."): both are
-# acknowledged and written to pedidos_descartados; these count them.
+# The fate of each order in each aggregation, from AggregateOrders' "order
+# handled" line (internal/stream/handle.go): accepted orders (the
+# throughput), and orders dropped because their window had expired; and
+# messages that were not valid orders (reason "invalid: ..."), dead-lettered
+# and written to pedidos_descartados.
+resource "google_logging_metric" "orders_accepted" {
+  name        = "alpipe/orders_accepted"
+  description = "Orders counted in a window, by aggregation (one per order and aggregation): the stream's throughput."
+  filter      = "${local.order_handled_filter} AND jsonPayload.fate=\"accepted\""
+
+  metric_descriptor {
+    metric_kind  = "DELTA"
+    value_type   = "INT64"
+    unit         = "1"
+    display_name = "alpipe orders accepted"
+
+    labels {
+      key         = "aggregation"
+      value_type  = "STRING"
+      description = "Aggregation that counted the order."
+    }
+  }
+
+  label_extractors = { aggregation = "EXTRACT(jsonPayload.aggregation)" }
+}
+
+# The order's fate, not the pedidos_descartados reason (also too_late): the
+# log line carries only the fate.
 resource "google_logging_metric" "orders_late_dropped" {
   name        = "alpipe/orders_late_dropped"
   description = "Orders that arrived after their window's allowed lateness and were dropped from the aggregation (late_dropped)."
-  filter      = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.AggregateOrders.service}\" AND jsonPayload.reason=\"too_late\""
+  filter      = "${local.order_handled_filter} AND jsonPayload.fate=\"too_late\""
 
   metric_descriptor {
     metric_kind  = "DELTA"
@@ -191,8 +221,10 @@ resource "google_logging_metric" "orders_late_dropped" {
 
 resource "google_logging_metric" "orders_invalid" {
   name        = "alpipe/orders_invalid"
-  description = "Pub/Sub messages that were not valid orders (bad JSON, missing pedido_id or momento_evento, bad amount or country)."
-  filter      = "${local.run_logs} AND resource.labels.service_name=\"${local.functions.AggregateOrders.service}\" AND jsonPayload.reason=~\"^invalid\""
+  description = "Pub/Sub messages that were not valid orders (bad JSON, missing pedido_id or momento_evento, bad amount or country), each counted once."
+  # A redelivery of a message already dead-lettered logs again with
+  # duplicate=true: counting it would count one bad message many times.
+  filter = "${local.orders_logs} AND jsonPayload.reason=~\"^invalid\" AND NOT jsonPayload.duplicate=true"
 
   metric_descriptor {
     metric_kind  = "DELTA"

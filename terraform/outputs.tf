@@ -49,7 +49,7 @@ output "deployer_service_account" {
 }
 
 output "dashboard_url" {
-  description = "Cloud Monitoring console URL of the alpipe dashboard (files, rejected rows, stream lag, dropped and dead-lettered orders)."
+  description = "Cloud Monitoring console URL of the alpipe dashboard (files, rejected rows, stream lag, orders accepted per minute, dropped and dead-lettered orders, ERROR log lines)."
   # The dashboard's ID is projects/<number>/dashboards/<dashboard ID>.
   value = "https://console.cloud.google.com/monitoring/dashboards/builder/${regex("[^/]+$", google_monitoring_dashboard.alpipe.id)}?project=${var.project_id}"
 }

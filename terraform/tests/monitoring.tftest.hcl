@@ -45,7 +45,7 @@ run "monitoring" {
   assert {
     condition = alltrue([for metrics in [{ for m in concat(
       values(google_logging_metric.ingest_rows), values(google_logging_metric.ingest_rows_rejected), values(google_logging_metric.sweep),
-      [google_logging_metric.ingest_files, google_logging_metric.orders_late_dropped, google_logging_metric.orders_invalid,
+      [google_logging_metric.ingest_files, google_logging_metric.orders_accepted, google_logging_metric.orders_late_dropped, google_logging_metric.orders_invalid,
         google_logging_metric.watermark_lag, google_logging_metric.ingest_failed, google_logging_metric.schema_drift,
       google_logging_metric.tick_failing_cells, google_logging_metric.refresh_overflow],
       google_logging_metric.tick_follow_up_failed,
@@ -57,6 +57,7 @@ run "monitoring" {
         "watermark_lag_seconds", "message", "found", "ingested", "failed", "skipped",
         "column", "change",         # the "schema drift" line of internal/ingest
         "failing_cell",             # the "window failing" line of internal/stream's tick
+        "fate", "duplicate",        # the "order handled" and "message dead-lettered" lines of internal/stream
         "aggregate", "date", "sku", # the "refresh overflow" line of internal/ingest (with column)
       ]) &&
       alltrue([for m in metrics : strcontains(m.filter, "resource.type=\"cloud_run_revision\"") && strcontains(m.filter, "resource.labels.service_name=")])
@@ -70,7 +71,7 @@ run "monitoring" {
   assert {
     condition = alltrue([for metrics in [{ for m in concat(
       values(google_logging_metric.ingest_rows), values(google_logging_metric.ingest_rows_rejected), values(google_logging_metric.sweep),
-      [google_logging_metric.ingest_files, google_logging_metric.orders_late_dropped, google_logging_metric.orders_invalid,
+      [google_logging_metric.ingest_files, google_logging_metric.orders_accepted, google_logging_metric.orders_late_dropped, google_logging_metric.orders_invalid,
         google_logging_metric.watermark_lag, google_logging_metric.ingest_failed, google_logging_metric.schema_drift,
       google_logging_metric.tick_failing_cells, google_logging_metric.refresh_overflow],
       google_logging_metric.tick_follow_up_failed,
@@ -78,10 +79,10 @@ run "monitoring" {
       alltrue([for dash in [jsondecode(google_monitoring_dashboard.alpipe.dashboard_json)] : (
         dash.displayName != "" && length(dash.mosaicLayout.tiles) > 0 &&
         alltrue([for tile in dash.mosaicLayout.tiles : (
-          tile.widget.title != "" && tile.xPos + tile.width <= dash.mosaicLayout.columns &&
-          length(tile.widget.xyChart.dataSets) > 0 && alltrue([for ds in tile.widget.xyChart.dataSets : ds.timeSeriesQuery.prometheusQuery != ""])
+          tile.widget.title != "" && tile.xPos + tile.width <= dash.mosaicLayout.columns && try(tile.widget.logsPanel.filter != "",
+          length(tile.widget.xyChart.dataSets) > 0 && alltrue([for ds in tile.widget.xyChart.dataSets : ds.timeSeriesQuery.prometheusQuery != ""]))
         )]) &&
-        alltrue([for refs in [concat([for tile in dash.mosaicLayout.tiles : concat([for ds in tile.widget.xyChart.dataSets :
+        alltrue([for refs in [concat([for tile in dash.mosaicLayout.tiles : concat([], [for ds in try(tile.widget.xyChart.dataSets, []) :
           regexall("logging_googleapis_com:user_([A-Za-z0-9_]+?)(_sum|_count|_bucket)?\\{", ds.timeSeriesQuery.prometheusQuery)
           ]...)]...)] : (
           alltrue([for ref in refs : contains(keys(metrics), ref[0]) && (ref[1] != null) == lookup(metrics, ref[0], false)]) &&
@@ -91,13 +92,40 @@ run "monitoring" {
     error_message = "The dashboard must be valid, its tiles titled, within the columns and with queries; its queries must read defined metrics with the right suffix, and chart every metric."
   }
 
+  # --- Dataflow's questions on the dashboard: orders accepted per minute
+  # (from the "order handled" lines of accepted orders) and an error panel
+  # showing every alpipe service's ERROR lines.
+  assert {
+    condition = alltrue([for dash in [jsondecode(google_monitoring_dashboard.alpipe.dashboard_json)] : (
+      strcontains(google_logging_metric.orders_accepted.filter, "jsonPayload.message=\"order handled\" AND jsonPayload.fate=\"accepted\"") &&
+      strcontains(google_logging_metric.orders_accepted.filter, "service_name=\"alpipe-orders\"") &&
+      length([for tile in dash.mosaicLayout.tiles : tile if can(regex("^60 \\* sum by \\(aggregation\\) \\(rate\\(logging_googleapis_com:user_alpipe_orders_accepted\\{",
+      tile.widget.xyChart.dataSets[0].timeSeriesQuery.prometheusQuery))]) == 1 &&
+      alltrue([for panels in [[for tile in dash.mosaicLayout.tiles : tile.widget.logsPanel.filter if can(tile.widget.logsPanel.filter)]] : (
+        length(panels) == 1 && strcontains(panels[0], "severity>=ERROR") && strcontains(panels[0], "resource.type=\"cloud_run_revision\"") &&
+        alltrue([for s in ["alpipe-ingest", "alpipe-orders", "alpipe-watermark", "alpipe-sweeper"] : strcontains(panels[0], "\"${s}\"")])
+      )])
+    )])
+    error_message = "The dashboard must chart orders_accepted (\"order handled\", fate accepted) per minute by aggregation, and have one logsPanel of the alpipe services' severity>=ERROR lines."
+  }
+
+  # --- Each bad message counts once in orders_invalid, however often
+  # Pub/Sub redelivers it; too-late drops are read from the order's fate.
+  assert {
+    condition = (
+      strcontains(google_logging_metric.orders_invalid.filter, "AND NOT jsonPayload.duplicate=true") &&
+      strcontains(google_logging_metric.orders_late_dropped.filter, "jsonPayload.message=\"order handled\" AND jsonPayload.fate=\"too_late\"")
+    )
+    error_message = "orders_invalid must leave out redeliveries (jsonPayload.duplicate=true); orders_late_dropped must count \"order handled\" lines with fate too_late."
+  }
+
   # --- Every alert notifies the channels, documents what to do, and reads
   # a log-based metric (correctly suffixed) or Cloud Run's request count;
   # the threshold condition watches the dead-letter subscription.
   assert {
     condition = alltrue([for metrics in [{ for m in concat(
       values(google_logging_metric.ingest_rows), values(google_logging_metric.ingest_rows_rejected), values(google_logging_metric.sweep),
-      [google_logging_metric.ingest_files, google_logging_metric.orders_late_dropped, google_logging_metric.orders_invalid,
+      [google_logging_metric.ingest_files, google_logging_metric.orders_accepted, google_logging_metric.orders_late_dropped, google_logging_metric.orders_invalid,
         google_logging_metric.watermark_lag, google_logging_metric.ingest_failed, google_logging_metric.schema_drift,
       google_logging_metric.tick_failing_cells, google_logging_metric.refresh_overflow],
       google_logging_metric.tick_follow_up_failed,

@@ -31,9 +31,21 @@ func TestMonitoringIsAllChecked(t *testing.T) {
 
 // The metrics count log lines the services write (their fields are checked
 // by terraform test): a permanent ingest failure's reason starts with
-// "permanent" (ingest_failed), and the sweeper's "sweep finished" line
-// carries the fields the sweep metrics extract.
+// "permanent" (ingest_failed), the sweeper's "sweep finished" line
+// carries the fields the sweep metrics extract, and AggregateOrders logs
+// each order's fate (orders_accepted, orders_late_dropped) and whether a
+// dead letter is a redelivery (orders_invalid leaves those out).
 func TestLogLinesTheMetricsReadExist(t *testing.T) {
+	handle, fates := readRepoFile(t, "internal/stream/handle.go"), readRepoFile(t, "internal/stream/processor.go")
+	for _, c := range []struct{ src, text string }{
+		{handle, `"order handled"`}, {handle, `"fate", o.Fate`}, {handle, `"aggregation", o.Aggregation`},
+		{handle, `"message dead-lettered"`}, {handle, `"duplicate", r.Duplicate`},
+		{fates, `Fate = "accepted"`}, {fates, `Fate = "too_late"`},
+	} {
+		if !strings.Contains(c.src, c.text) {
+			t.Errorf("internal/stream no longer has %s: the orders metrics (terraform/logging_metrics.tf) filter on it and would count nothing", c.text)
+		}
+	}
 	if src := readRepoFile(t, "internal/ingest/ingest.go"); !strings.Contains(src, `"permanent (not retried`) {
 		t.Error(`internal/ingest no longer marks permanent failures with a reason starting "permanent": the ingest_failed metric counts nothing`)
 	}
