@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/test/browsertest"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -28,6 +27,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/test/browsertest"
 )
 
 // serverDriver plays the story against a running local server over HTTP,

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alpinashop/alpipe/test/browsertest"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/test/browsertest"
 )
 
 // truthPage is what checkSKUView and checkFollowsTheData read of the page.

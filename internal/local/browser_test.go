@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/test/browsertest"
 	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/test/browsertest"
 )
 
 // A hostile page, served from another loopback origin and opened in

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alpinashop/alpipe/test/browsertest"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/render"
+	"github.com/alpinashop/alpipe/test/browsertest"
 )
 
 // publishAndTick walks the README's orders path on s (a virtual clock at
