@@ -92,6 +92,11 @@ func doc() string {
 		orderCPU.Round(time.Microsecond), tickCPU.Round(time.Microsecond))
 	p("per export %v.\n\n", (fileCPU + encodeCPUPerLine*loadedLines).Round(time.Millisecond))
 
+	p("Not measured but modelled, at its worst: sesiones_cliente's state. Every order opens a session of its own\n")
+	p("customer, whose document a tick reads and writes once each time it touches the key (`TestSessionTickCost`),\n")
+	p("%d times in the session's life (the fold of its order, its EARLY pane, its ON_TIME pane, its expiry):\n", sessionTouches)
+	p("%s reads and writes a day, and %d panes streamed per session. This is most of the Firestore bill: a\n", count(sessionTouches*ordersPerDay), sessionPanes)
+	p("measured hour of real customers (several orders a session) would bring it down.\n\n")
 	p("## The bill\n\n")
 	p("Firestore's free usage is per day, the rest per month and billing account: if AlpinaShop's other\n")
 	p("workloads already use it, the list column is the bill. A month is %d days; what is stored is priced as\n", days)
