@@ -2,6 +2,7 @@ package stack
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -12,10 +13,14 @@ import (
 	"strings"
 	"time"
 
+	"cloud.google.com/go/bigquery"
+	"google.golang.org/api/option"
+
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/docstore/firestore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	bqwarehouse "github.com/alpinashop/alpipe/internal/warehouse/bigquery"
 )
 
 // Console limits: an answer lists at most this many rows, so that a large
@@ -43,20 +48,49 @@ type Console struct {
 // NewConsole serves the console of s. Its dashboard's monitoring panel is
 // the stack's Monitor, fed by every process's log lines, with the backlog
 // the stack's Pub/Sub can tell; the watermark and the ingested files are
-// read from Firestore. The sales bars and discards stay empty with the
-// page's note: the dashboard's reads are the warehouse port's, which the
-// BigQuery fake does not offer in-process.
-func NewConsole(s *Stack) *Console {
+// read from Firestore; the sales bars and discards are the dashboard's
+// named reads sent by the production BigQuery adapter to the stack's
+// BigQuery (the fake's API in front of the emulator's GoogleSQL). Without
+// a running stack (no Firestore, no BigQuery endpoint) those parts stay
+// empty with the page's note.
+func NewConsole(s *Stack) (*Console, error) {
 	src := dashboard.Source{Monitor: s.Monitor, Backlog: s, Now: s.Now, Refresh: dashboard.LocalRefresh,
 		QuarantineBucket: s.Buckets["quarantine"], DownloadBase: s.StorageURL + "/"}
 	if s.Firestore != nil {
 		store, err := firestore.New(s.Firestore)
-		if err == nil { // only a nil client is refused
-			src.Watermarks = dashboard.StoreWatermarks{Store: store}
-			src.Ledger, _ = ledger.New(store, ledger.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("stack console: %w", err)
+		}
+		src.Watermarks = dashboard.StoreWatermarks{Store: store}
+		if src.Ledger, err = ledger.New(store, ledger.Options{}); err != nil {
+			return nil, fmt.Errorf("stack console: %w", err)
 		}
 	}
-	return &Console{s: s, dashboard: dashboard.Handler(src)}
+	if s.BigQueryURL != "" {
+		w, err := s.reads()
+		if err != nil {
+			return nil, fmt.Errorf("stack console: %w", err)
+		}
+		src.Warehouse = w
+	}
+	return &Console{s: s, dashboard: dashboard.Handler(src)}, nil
+}
+
+// reads is the BigQuery adapter the services run, pointed at the stack's
+// BigQuery as BIGQUERY_EMULATOR_HOST points theirs, in their location.
+func (s *Stack) reads() (*bqwarehouse.Warehouse, error) {
+	client, err := bigquery.NewClient(context.Background(), s.Project,
+		option.WithEndpoint(s.BigQueryURL+"/bigquery/v2/"), option.WithoutAuthentication())
+	if err != nil {
+		return nil, fmt.Errorf("BigQuery client: %w", err)
+	}
+	var location string
+	for _, svc := range s.Deployment.Services {
+		if l := svc.Env["BIGQUERY_LOCATION"]; l != "" {
+			location = l
+		}
+	}
+	return bqwarehouse.New(client, nil, bqwarehouse.Options{Project: s.Project, Dataset: s.Dataset, Location: location})
 }
 
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {

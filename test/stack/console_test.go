@@ -56,7 +56,7 @@ func TestConsole(t *testing.T) {
 		t.Fatalf("insertAll: opiniones has %d rows, want 2: HTTP %d %s", n, resp.StatusCode, body)
 	}
 
-	srv := httptest.NewServer(NewConsole(s))
+	srv := httptest.NewServer(console(t, s))
 	defer srv.Close()
 	tests := []struct {
 		name       string
@@ -163,7 +163,7 @@ func TestConsoleMonitoringPanel(t *testing.T) {
 	s := need(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv := httptest.NewServer(NewConsole(s))
+	srv := httptest.NewServer(console(t, s))
 	defer srv.Close()
 
 	setClock(t, s, storyStart.Add(5*time.Minute)) // 17:05
@@ -208,6 +208,18 @@ func TestConsoleMonitoringPanel(t *testing.T) {
 		t.Errorf("freshness: minute %s %d s, now %d s; want %d s at 17:30 (17:30 - W)", hhmm(last.At), *last.FreshnessSeconds, *m.Now.FreshnessSeconds, want)
 	}
 
+	// The sales bars: the dashboard's named read through the production
+	// BigQuery adapter, run by the emulator's GoogleSQL on the panes the
+	// ticks streamed (a second tick, should the first one have owed the
+	// EARLY pane its early delay).
+	setClock(t, s, tickAt.Add(2*time.Minute))
+	fireTick(ctx, t, s)
+	snap := snapshot(ctx, t, srv.URL, func(snap dashboard.Snapshot) bool { return len(snap.Bars) > 0 })
+	got := snap.Bars[0]
+	if got.Pais != "ES" || got.Importe.String() != "89.9" || got.Pedidos != 1 || got.Unidades != 1 || len(snap.Bars) != 1 {
+		t.Errorf("bars %+v, want one of ES: 89.90, 1 order, 1 unit (P-STORM)", snap.Bars)
+	}
+
 	// A message AggregateOrders' front end refuses waits in the backlog.
 	fe := s.Frontends["AggregateOrders"]
 	fe.Inject(matchPedido("P-WAIT"), Refuse, -1)
@@ -219,6 +231,15 @@ func TestConsoleMonitoringPanel(t *testing.T) {
 	if m.Backlog.Undelivered != 1 || m.BacklogNote != "" {
 		t.Errorf("backlog %+v, note %q: want the refused message, and no note", *m.Backlog, m.BacklogNote)
 	}
+}
+
+func console(t *testing.T, s *Stack) *Console {
+	t.Helper()
+	c, err := NewConsole(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func deadLetters(ms dashboard.MinuteSample) int64 { return ms.DeadLetters }
@@ -245,6 +266,18 @@ func minuteOf(m dashboard.Monitoring, of func(dashboard.MinuteSample) int64) str
 // its monitoring panel satisfies ok.
 func panel(ctx context.Context, t *testing.T, console string, ok func(dashboard.Monitoring) bool) dashboard.Monitoring {
 	t.Helper()
+	snap := snapshot(ctx, t, console, func(snap dashboard.Snapshot) bool {
+		if snap.Monitor == nil {
+			t.Fatalf("no monitoring panel in the console's snapshot: %+v", snap)
+		}
+		return ok(*snap.Monitor)
+	})
+	return *snap.Monitor
+}
+
+// snapshot polls the console's dashboard snapshot until ok.
+func snapshot(ctx context.Context, t *testing.T, console string, ok func(dashboard.Snapshot) bool) dashboard.Snapshot {
+	t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {
 		var snap dashboard.Snapshot
@@ -261,14 +294,11 @@ func panel(ctx context.Context, t *testing.T, console string, ok func(dashboard.
 		if err != nil {
 			t.Fatal(err)
 		}
-		if snap.Monitor == nil {
-			t.Fatalf("no monitoring panel in the console's snapshot: %+v", snap)
-		}
-		if ok(*snap.Monitor) {
-			return *snap.Monitor
+		if ok(snap) {
+			return snap
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the panel did not show it within %s: %+v", waitTimeout, *snap.Monitor)
+			t.Fatalf("the console's snapshot did not show it within %s: %+v", waitTimeout, snap)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

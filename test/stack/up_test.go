@@ -44,7 +44,11 @@ func TestUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	console := httptest.NewServer(NewConsole(s))
+	c, err := NewConsole(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	console := httptest.NewServer(c)
 	defer console.Close()
 	upBanner(os.Stdout, s, console.URL)
 	runClock(ctx, s, time.Second, os.Stdout)
