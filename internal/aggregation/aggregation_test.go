@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -15,19 +14,18 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// The three shipped aggregations, field by field: ventas_hora_pais is exactly
-// the single aggregation of the previous version (window.Defaults), so its
-// state, panes and tables carry over unchanged.
+// The three shipped aggregations, field by field, are the reference model's
+// windowtest.ShippedSpecs, which the property tests of window and stream
+// run (window's own tests cannot read the declarations: this package
+// imports window). There ventas_hora_pais is exactly the single aggregation
+// of the previous version (window.Defaults), so its state, panes and tables
+// carry over unchanged.
 func TestShippedDeclarations(t *testing.T) {
 	ds, err := Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hourly := window.Defaults()
-	sliding := hourly
-	sliding.Name, sliding.KeyField, sliding.Period = "ventas_sku_hora_movil", KeySKU, 15*time.Minute
-	sessions := hourly
-	sessions.Name, sessions.KeyField, sessions.WindowSize, sessions.Gap = "sesiones_cliente", KeyClienteID, 0, 30*time.Minute
+	shipped := windowtest.ShippedSpecs()
 	tests := []struct {
 		name     string
 		want     window.Spec
@@ -35,9 +33,9 @@ func TestShippedDeclarations(t *testing.T) {
 		typ      string
 		measures []string
 	}{
-		{name: "sesiones_cliente", want: sessions, file: "declarations/sesiones_cliente.json", typ: Session, measures: []string{"importe", "pedidos", "unidades"}},
-		{name: "ventas_hora_pais", want: hourly, file: "declarations/ventas_hora_pais.json", typ: Fixed, measures: []string{"importe", "pedidos", "unidades"}},
-		{name: "ventas_sku_hora_movil", want: sliding, file: "declarations/ventas_sku_hora_movil.json", typ: Sliding, measures: []string{"importe", "unidades", "pedidos"}},
+		{name: "sesiones_cliente", want: shipped[0], file: "declarations/sesiones_cliente.json", typ: Session, measures: []string{"importe", "pedidos", "unidades"}},
+		{name: "ventas_hora_pais", want: shipped[1], file: "declarations/ventas_hora_pais.json", typ: Fixed, measures: []string{"importe", "pedidos", "unidades"}},
+		{name: "ventas_sku_hora_movil", want: shipped[2], file: "declarations/ventas_sku_hora_movil.json", typ: Sliding, measures: []string{"importe", "unidades", "pedidos"}},
 	}
 	if len(ds) != len(tests) {
 		t.Fatalf("%d declarations embedded, want %d", len(ds), len(tests))
@@ -137,27 +135,6 @@ func TestParseReportsEveryProblem(t *testing.T) {
 	}
 }
 
-// TestSessionDeclaration: a session window is data, a gap and an order
-// field for key, compiled to a spec with Gap set and no size.
-func TestSessionDeclaration(t *testing.T) {
-	b := []byte(`{"name": "sesiones_cliente", "description": "Sessions of a customer.",
- "window": {"type": "session", "gap": "30m"}, "key": "cliente_id", "measures": ["importe", "pedidos", "unidades"],
- "out_of_orderness": "10m", "idle_timeout": "5m", "early_delay": "1m", "allowed_lateness": "2h", "late_delay": "1m",
- "accumulation": "ACCUMULATING"}`)
-	ds, err := Parse(map[string][]byte{"x/sesiones_cliente.json": b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := window.Defaults()
-	want.Name, want.KeyField, want.WindowSize, want.Gap = "sesiones_cliente", "cliente_id", 0, 30*time.Minute
-	if diff := cmp.Diff(want, ds[0].Spec()); diff != "" {
-		t.Errorf("spec (-want +got):\n%s", diff)
-	}
-	if ds[0].WindowType != Session {
-		t.Errorf("window type %q, want %q", ds[0].WindowType, Session)
-	}
-}
-
 func TestNamesAreUnique(t *testing.T) {
 	b, err := os.ReadFile("declarations/ventas_hora_pais.json")
 	if err != nil {
@@ -250,22 +227,5 @@ func TestKeyColumnsDescribeEveryKey(t *testing.T) {
 				t.Errorf("key %s: describes %s, neither the key nor a measure", k, col)
 			}
 		}
-	}
-}
-
-// The property tests of window and stream run windowtest.ShippedSpecs,
-// which window's own tests cannot read from here (this package imports
-// window): they must be what the declarations say.
-func TestShippedSpecsOfTheReferenceModelAreTheDeclarations(t *testing.T) {
-	ds, err := Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var declared []window.Spec
-	for _, d := range ds {
-		declared = append(declared, d.Spec())
-	}
-	if diff := cmp.Diff(declared, windowtest.ShippedSpecs()); diff != "" {
-		t.Errorf("(-declarations +windowtest.ShippedSpecs):\n%s", diff)
 	}
 }

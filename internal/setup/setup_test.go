@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,43 +62,34 @@ func build(t *testing.T, function string, env map[string]string) error {
 	return err
 }
 
-// TestEveryTerraformServiceBuilds is the start-up of each Cloud Run service
-// with exactly its Terraform environment: the check that would have caught
-// AggregateOrders refusing to start without a staging bucket.
-func TestEveryTerraformServiceBuilds(t *testing.T) {
-	for function, env := range deployedEnv(t) {
-		t.Run(function, func(t *testing.T) {
-			if err := build(t, function, env); err != nil {
-				t.Errorf("%s does not start with its Terraform environment: %v", function, err)
-			}
-		})
-	}
-}
-
-// TestConfigurationRefusesWhatConstructorsWould changes one variable of a
-// deployed service at a time: whatever the constructors would refuse, the
-// configuration must refuse first, naming the variable, and whatever the
-// configuration accepts must build.
+// TestConfigurationRefusesWhatConstructorsWould starts each Cloud Run
+// service with exactly its Terraform environment (the check that would have
+// caught AggregateOrders refusing to start without a staging bucket), then
+// changes one variable of a deployed service at a time: whatever the
+// constructors would refuse, the configuration must refuse first, naming
+// the variable, and whatever the configuration accepts must build.
 func TestConfigurationRefusesWhatConstructorsWould(t *testing.T) {
 	deployed := deployedEnv(t)
-	tests := []struct {
-		name     string
-		function string
-		set      map[string]string
-		wantVar  string // "" = must build
-	}{
-		{name: "orders as deployed", function: functions.AggregateOrdersName},
+	type row struct {
+		name, function string
+		set            map[string]string
+		wantVar        string // "" = must build
+	}
+	var tests []row
+	for _, function := range slices.Sorted(maps.Keys(deployed)) {
+		tests = append(tests, row{name: function + " as deployed", function: function})
+	}
+	tests = append(tests, []row{
 		{name: "orders without a project", function: functions.AggregateOrdersName, set: map[string]string{"GOOGLE_CLOUD_PROJECT": ""}, wantVar: "GOOGLE_CLOUD_PROJECT"},
 		{name: "orders with a bad database ID", function: functions.AggregateOrdersName, set: map[string]string{"FIRESTORE_DATABASE": "Mi Base"}, wantVar: "FIRESTORE_DATABASE"},
 		{name: "watermark with no dataset", function: functions.AdvanceWatermarkName, set: map[string]string{"BIGQUERY_DATASET": ""}, wantVar: "BIGQUERY_DATASET"},
 		{name: "watermark with no location", function: functions.AdvanceWatermarkName, set: map[string]string{"BIGQUERY_LOCATION": ""}, wantVar: "BIGQUERY_LOCATION"},
 		{name: "watermark with a short tick lease", function: functions.AdvanceWatermarkName, set: map[string]string{"TICK_LEASE": "1s"}, wantVar: "TICK_LEASE"},
-		{name: "ingest as deployed", function: functions.IngestCSVName},
 		{name: "ingest without staging", function: functions.IngestCSVName, set: map[string]string{"STAGING_BUCKET": ""}, wantVar: "STAGING_BUCKET"},
 		{name: "ingest with a lease under the deadline", function: functions.IngestCSVName, set: map[string]string{"LEDGER_LEASE": "5m"}, wantVar: "LEDGER_LEASE"},
 		{name: "ingest with embedded state", function: functions.IngestCSVName, set: map[string]string{"STATE_STORE": "embedded"}, wantVar: "STATE_STORE"},
 		{name: "ingest with the embedded warehouse", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "duckdb", "STATE_STORE": "embedded", "K_SERVICE": ""}, wantVar: "WAREHOUSE"},
-	}
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			base, ok := deployed[tt.function]

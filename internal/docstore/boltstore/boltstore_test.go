@@ -44,22 +44,14 @@ func exists(t *testing.T, s docstore.Store, path string) bool {
 
 func TestSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "docs.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openTemp(t, path)
 	if err := s.RunTx(t.Context(), setDoc("a/b")); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if !exists(t, s, "a/b") {
+	if !exists(t, openTemp(t, path), "a/b") {
 		t.Error("document lost across Close and Open")
 	}
 }
@@ -67,13 +59,9 @@ func TestSurvivesReopen(t *testing.T) {
 func TestSecondOpenFailsFast(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "docs.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	openTemp(t, path)
 	start := time.Now()
-	_, err = Open(path)
+	_, err := Open(path)
 	if err == nil || !strings.Contains(err.Error(), "locked") {
 		t.Errorf("second Open = %v, want a locked-file error", err)
 	}

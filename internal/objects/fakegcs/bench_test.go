@@ -1,16 +1,15 @@
-package fakegcs
+package fakegcs_test
 
 import (
 	"bytes"
 	"io"
 	"runtime"
-	"runtime/metrics"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/objectstest"
 )
 
 // BenchmarkLocalRoundTrip uploads an order-lines file of the daily ERP
@@ -20,31 +19,21 @@ import (
 // The fake holds an upload in memory: the growth follows the file's size.
 func BenchmarkLocalRoundTrip(b *testing.B) {
 	const size = 8_600_000
+	const name = "exportaciones/2026/03/14/lineas.csv"
 	for _, bc := range []struct {
 		name  string
 		chunk int
 	}{{"default-chunk", objects.DefaultChunkSize}, {"single-shot", 0}} {
 		b.Run(bc.name, func(b *testing.B) {
-			l, err := Start(b.TempDir(), bucket)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer l.Close()
-			c, err := l.Client(b.Context())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			g, _ := objects.NewGCS(c)
+			_, g := objectstest.Fake(b, b.TempDir(), testBucket)
 			g = g.WithChunkSize(bc.chunk)
-
 			b.SetBytes(2 * size)
 			runtime.GC()
-			peak := watchHeapBench()
+			peak := objectstest.WatchHeap(b)
 			var up, down time.Duration
 			for b.Loop() {
 				t0 := time.Now()
-				w := g.Create(b.Context(), bucket, "exportaciones/2026/03/14/lineas.csv", "text/csv", nil)
+				w := g.Create(b.Context(), testBucket, name, "text/csv", nil)
 				if _, err := io.Copy(w, io.LimitReader(&csvLines{}, size)); err != nil {
 					b.Fatal(err)
 				}
@@ -52,7 +41,7 @@ func BenchmarkLocalRoundTrip(b *testing.B) {
 					b.Fatal(err)
 				}
 				t1 := time.Now()
-				r, err := g.Open(b.Context(), bucket, "exportaciones/2026/03/14/lineas.csv", w.Attrs().Generation)
+				r, err := g.Open(b.Context(), testBucket, name, w.Attrs().Generation)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -90,32 +79,4 @@ func (c *csvLines) Read(p []byte) (int, error) {
 		c.off = (c.off + m) % len(csvBlock)
 	}
 	return n, nil
-}
-
-// watchHeapBench samples the heap (live plus not yet swept objects) until
-// the returned function is called, and returns the peak growth.
-func watchHeapBench() func() uint64 {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			peak = max(peak, read())
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	var once sync.Once
-	return func() uint64 {
-		once.Do(func() { close(stop); <-done })
-		return max(peak, base) - base
-	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -151,41 +150,4 @@ func listeningSockets(t *testing.T) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// TestMemoryUploadNames: the memory backend (the stack's) refuses a name in
-// an upload's metadata by the same rules, though no name there reaches a
-// file.
-func TestMemoryUploadNames(t *testing.T) {
-	l, err := fakegcs.Start("", "landing")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(l.Close)
-	multipart := func(name string) string {
-		return "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":" + strconv.Quote(name) + "}\r\n--b\r\nContent-Type: text/csv\r\n\r\nx\r\n--b--\r\n"
-	}
-	for _, tc := range []struct {
-		name, uploadType, body string
-		wantStatus             int
-	}{
-		{name: "multipart", uploadType: "multipart", body: multipart("x.csv"), wantStatus: 200},
-		{name: "multipart with a newline", uploadType: "multipart", body: multipart("a\nb.csv"), wantStatus: 400},
-		{name: "multipart with a parent segment", uploadType: "multipart", body: multipart("../x.csv"), wantStatus: 400},
-		{name: "resumable", uploadType: "resumable", body: `{"name":"y.csv"}`, wantStatus: 200},
-		{name: "resumable with a CR", uploadType: "resumable", body: `{"name":"a\rb.csv"}`, wantStatus: 400},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest("POST", "/upload/storage/v1/b/landing/o?uploadType="+tc.uploadType, strings.NewReader(tc.body))
-			req.Header.Set("Content-Type", "application/json")
-			if tc.uploadType == "multipart" {
-				req.Header.Set("Content-Type", "multipart/related; boundary=b")
-			}
-			rec := httptest.NewRecorder()
-			l.Handler().ServeHTTP(rec, req)
-			if rec.Code != tc.wantStatus {
-				t.Errorf("status %d (%s), want %d", rec.Code, rec.Body, tc.wantStatus)
-			}
-		})
-	}
 }

@@ -30,7 +30,7 @@
 //   - Folder-tree limits said plainly (server.go): a 409 for a name the
 //     tree cannot hold beside another ("a" and "a/b.csv"), which its
 //     filesystem backend answers with a 500, and one segment length on
-//     every file system (maxSegmentBytes); and a repair at Start of what a
+//     every file system (objname.MaxSegmentBytes); and a repair at Start of what a
 //     write cut by the process's end leaves, after which every listing of
 //     the bucket answers 404.
 //
@@ -192,20 +192,13 @@ func (l *Server) Close() {
 	l.sessions.close()
 }
 
-// maxSegmentBytes is the longest "/" segment the filesystem backend stores
-// on any file system: it writes each file through a temporary one named
-// "." + name + up to 19 digits (renameio), and where the file system has no
-// extended attributes the attributes go to "<name>.metadata" the same way;
-// a file name has at most 255 bytes.
-const maxSegmentBytes = 255 - len(".") - 19 - len(".metadata")
-
 // checkObject is the rule for one object name on this server: what a
 // folder tree can hold faithfully. The memory backend (tests) also holds a
 // console's folder placeholder "a/b/", as Cloud Storage does, so that code
 // meeting one in production (the backfill skips them) can be tested. The
 // filesystem backend's limits are the same on every file system: a segment
-// of at most maxSegmentBytes, and no name ending in .metadata, which could
-// overwrite another object's attributes where there are no extended
+// of at most objname.MaxSegmentBytes, and no name ending in .metadata, which
+// could overwrite another object's attributes where there are no extended
 // attributes.
 func (l *Server) checkObject(name string) error {
 	check := name
@@ -215,13 +208,12 @@ func (l *Server) checkObject(name string) error {
 	if err := objname.Local(check); err != nil || l.root == "" {
 		return err
 	}
-	if strings.HasSuffix(name, ".metadata") {
+	switch {
+	case strings.HasSuffix(name, ".metadata"):
 		return fmt.Errorf("object name %q: names ending in .metadata are reserved by the local storage fake", name)
-	}
-	for seg := range strings.SplitSeq(name, "/") {
-		if len(seg) > maxSegmentBytes {
-			return fmt.Errorf("object name %q has a segment of %d bytes: the local storage fake stores a segment as a file name of at most %d bytes", name, len(seg), maxSegmentBytes)
-		}
+	case !objname.Fits(name):
+		return fmt.Errorf("object name %q has a segment longer than %d bytes, the longest file name the local storage fake can store it as",
+			name, objname.MaxSegmentBytes)
 	}
 	return nil
 }

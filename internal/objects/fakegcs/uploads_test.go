@@ -16,11 +16,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"cloud.google.com/go/storage"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/api/googleapi"
 )
@@ -213,57 +215,49 @@ func TestResumableSessionProtocol(t *testing.T) {
 	}
 }
 
-func TestTruncatedMultipartStoresNothing(t *testing.T) {
-	l, g := startFS(t, t.TempDir())
-	body := "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":\"cut.csv\"}\r\n--b\r\nContent-Type: text/csv\r\n\r\nhalf a fi"
-	got := rawRequest(t, l, "POST /upload/storage/v1/b/landing/o?uploadType=multipart HTTP/1.1\r\n"+
-		"Content-Type: multipart/related; boundary=b\r\nContent-Length: 1000", body)
-	if got != "HTTP/1.1 400 Bad Request" {
-		t.Errorf("cut multipart upload answered %q, want a 400", got)
-	}
-	if _, err := g.Stat(t.Context(), bucket, "cut.csv"); !errors.Is(err, objects.ErrNotFound) {
-		t.Errorf("Stat = %v, want ErrNotFound", err)
-	}
-}
-
-// An aborted single-shot upload: the client library's multipart writer ends
-// the media part with the closing boundary even when the media stream fails
-// (Writer.Abort), then fails the request body, so the HTTP client sends the
-// boundary but never the final zero-length chunk and hangs up. That request
-// did not finish and must not commit, on either backend.
-func TestMultipartCutAfterClosingBoundaryStoresNothing(t *testing.T) {
+// TestCutMultipartStoresNothing: a multipart upload whose body did not end
+// stores nothing, on either backend, whether cut before its closing
+// boundary or after it. The latter is an aborted single-shot upload: the
+// client library's multipart writer ends the media part with the closing
+// boundary even when the media stream fails (Writer.Abort), then fails the
+// request body, so the HTTP client sends the boundary but never the final
+// zero-length chunk and hangs up. Ended properly, the same request is
+// stored: it failed for its missing end, not for its shape.
+func TestCutMultipartStoresNothing(t *testing.T) {
 	chunk := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
-	body := chunk("--b\r\nContent-Type: application/json\r\n\r\n{\"name\":\"aborted.csv\"}\r\n") +
-		chunk("--b\r\nContent-Type: text/csv\r\n\r\nhalf a fi") +
-		chunk("\r\n--b--\r\n") // and no "0\r\n\r\n": the body never ends
-	head := "POST /upload/storage/v1/b/landing/o?uploadType=multipart HTTP/1.1\r\n" +
-		"Content-Type: multipart/related; boundary=b\r\nTransfer-Encoding: chunked"
-	for _, tc := range []struct {
-		name string
-		dir  func(t *testing.T) string
-	}{
-		{"filesystem", func(t *testing.T) string { return t.TempDir() }},
-		{"memory", func(t *testing.T) string { return "" }},
+	const (
+		head  = "POST /upload/storage/v1/b/landing/o?uploadType=multipart HTTP/1.1\r\nContent-Type: multipart/related; boundary=b\r\n"
+		meta  = "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":\"cut.csv\"}\r\n"
+		media = "--b\r\nContent-Type: text/csv\r\n\r\nhalf a fi"
+	)
+	for _, tc := range []struct{ name, head, body, end string }{
+		{"before its closing boundary", head + "Content-Length: 1000", meta + media, ""},
+		{"after its closing boundary", head + "Transfer-Encoding: chunked", chunk(meta) + chunk(media) + chunk("\r\n--b--\r\n"), "0\r\n\r\n"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := tc.dir(t)
-			l, g := startFS(t, dir)
-			if got := rawRequest(t, l, head, body); got != "HTTP/1.1 400 Bad Request" {
-				t.Errorf("multipart upload cut after its closing boundary answered %q, want a 400", got)
-			}
-			if _, err := g.Stat(t.Context(), bucket, "aborted.csv"); !errors.Is(err, objects.ErrNotFound) {
-				t.Errorf("Stat = %v, want ErrNotFound", err)
-			}
-
-			// The same request, ended properly, is stored: the request above
-			// failed for its missing end, not for its shape.
-			if got := rawRequest(t, l, head, body+"0\r\n\r\n"); got != "HTTP/1.1 200 OK" {
-				t.Fatalf("the same upload with its body ended answered %q, want 200", got)
-			}
-			if got := readAll(t, g, "aborted.csv"); got != "half a fi" {
-				t.Errorf("content %q, want %q", got, "half a fi")
-			}
-		})
+		for _, backend := range []string{"filesystem", "memory"} {
+			t.Run(tc.name+"/"+backend, func(t *testing.T) {
+				dir := ""
+				if backend == "filesystem" {
+					dir = t.TempDir()
+				}
+				l, g := startFS(t, dir)
+				if got := rawRequest(t, l, tc.head, tc.body); got != "HTTP/1.1 400 Bad Request" {
+					t.Errorf("cut multipart upload answered %q, want a 400", got)
+				}
+				if _, err := g.Stat(t.Context(), bucket, "cut.csv"); !errors.Is(err, objects.ErrNotFound) {
+					t.Errorf("Stat = %v, want ErrNotFound", err)
+				}
+				if tc.end == "" {
+					return
+				}
+				if got := rawRequest(t, l, tc.head, tc.body+tc.end); got != "HTTP/1.1 200 OK" {
+					t.Fatalf("the same upload with its body ended answered %q, want 200", got)
+				}
+				if got := readAll(t, g, "cut.csv"); got != "half a fi" {
+					t.Errorf("content %q, want %q", got, "half a fi")
+				}
+			})
+		}
 	}
 }
 
@@ -348,11 +342,11 @@ func TestNamesTheFolderCannotHold(t *testing.T) {
 		{"x/../../escape.csv", 400},
 		{"double//slash.csv", 400},
 		{"folder/", 400},
-		{"a.csv/inside.csv", 409},                            // a.csv is a file, so it cannot be a folder too
-		{strings.Repeat("q", maxSegmentBytes) + "/x.csv", 0}, // stored
-		{strings.Repeat("q", maxSegmentBytes+1) + "/x.csv", 400},
-		{"x/" + strings.Repeat("q", maxSegmentBytes-4) + ".csv", 0},
-		{"x/" + strings.Repeat("q", maxSegmentBytes-3) + ".csv", 400},
+		{"a.csv/inside.csv", 409}, // a.csv is a file, so it cannot be a folder too
+		{strings.Repeat("q", objname.MaxSegmentBytes) + "/x.csv", 0}, // stored
+		{strings.Repeat("q", objname.MaxSegmentBytes+1) + "/x.csv", 400},
+		{"x/" + strings.Repeat("q", objname.MaxSegmentBytes-4) + ".csv", 0},
+		{"x/" + strings.Repeat("q", objname.MaxSegmentBytes-3) + ".csv", 400},
 		{"x.metadata", 400},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -470,9 +464,14 @@ func TestResumableSessionsAreCapped(t *testing.T) {
 // TestUploadBodyNames: the fake takes an upload's object from the body when
 // the URL names none, and a resumable start whose JSON body names a bucket
 // goes to that bucket (the Go client names the URL's). A body that names
-// another bucket, or another object than the URL, is refused, on both
+// another bucket, another object than the URL, or a name the rules refuse
+// (though on the memory backend no name reaches a file) is refused, on both
 // backends.
 func TestUploadBodyNames(t *testing.T) {
+	multipart := func(name string) string {
+		return "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":" + strconv.Quote(name) +
+			"}\r\n--b\r\nContent-Type: text/csv\r\n\r\nx\r\n--b--\r\n"
+	}
 	for _, dir := range []string{t.TempDir(), ""} {
 		l, err := Start(dir, bucket, "other")
 		if err != nil {
@@ -489,10 +488,17 @@ func TestUploadBodyNames(t *testing.T) {
 			{"two names", "&name=x.csv", `{"name":"../y.csv"}`, 400},
 			{"the same name twice", "&name=x.csv", `{"name":"x.csv"}`, 200},
 			{"not JSON", "", `{"name":`, 400},
+			{"a CR", "", `{"name":"a\rb.csv"}`, 400},
+			{"multipart", "multipart", multipart("m.csv"), 200},
+			{"multipart with a newline", "multipart", multipart("a\nb.csv"), 400},
+			{"multipart with a parent segment", "multipart", multipart("../x.csv"), 400},
 		} {
 			t.Run(fmt.Sprintf("dir=%t/%s", dir != "", tc.name), func(t *testing.T) {
-				rec := serveFake(l, http.MethodPost, "/upload/storage/v1/b/"+bucket+"/o?uploadType=resumable"+tc.query,
-					map[string]string{"Content-Type": "application/json"}, tc.body)
+				target, ct := "/upload/storage/v1/b/"+bucket+"/o?uploadType=resumable"+tc.query, "application/json"
+				if tc.query == "multipart" {
+					target, ct = "/upload/storage/v1/b/"+bucket+"/o?uploadType=multipart", "multipart/related; boundary=b"
+				}
+				rec := serveFake(l, http.MethodPost, target, map[string]string{"Content-Type": ct}, tc.body)
 				if rec.Code != tc.wantStatus {
 					t.Errorf("status %d (%s), want %d", rec.Code, rec.Body, tc.wantStatus)
 				}

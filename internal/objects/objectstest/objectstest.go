@@ -439,7 +439,7 @@ const streamSize = 50 << 20
 func testStream(t *testing.T, s *suite) {
 	name := s.name("big/50MiB.csv")
 	ctx := t.Context()
-	peak := watchHeap(t)
+	peak := WatchHeap(t)
 
 	upHash := md5.New()
 	w := s.store.Create(ctx, s.bucket, name, "text/csv", nil)
@@ -499,23 +499,21 @@ func (g *generator) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// watchHeap samples the live heap until the returned function is called and
-// returns the peak growth over the heap at the start.
-func watchHeap(t *testing.T) func() uint64 {
+// WatchHeap samples the heap (live objects and those not yet swept) until
+// the returned function is called or the test ends, and returns the peak
+// growth over the heap at the start.
+func WatchHeap(t testing.TB) func() uint64 {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
 	base := read()
 	var peak uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(5 * time.Millisecond)
+		tick := time.NewTicker(2 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if v := read(); v > peak {
-				peak = v
-			}
+			peak = max(peak, read())
 			select {
 			case <-stop:
 				return
@@ -523,14 +521,7 @@ func watchHeap(t *testing.T) func() uint64 {
 			}
 		}
 	}()
-	var once sync.Once
-	finish := func() uint64 {
-		once.Do(func() { close(stop); <-done })
-		if peak < base {
-			return 0
-		}
-		return peak - base
-	}
+	finish := sync.OnceValue(func() uint64 { close(stop); <-done; return max(peak, base) - base })
 	t.Cleanup(func() { finish() })
 	return finish
 }
