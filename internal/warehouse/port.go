@@ -71,7 +71,8 @@ import "context"
 // request) satisfies IsPermanent; any other error is transient.
 type Warehouse interface {
 	Loader
-	Refresher
+	// RefreshDaily rebuilds the given dates of a daily aggregate.
+	RefreshDaily(ctx context.Context, aggregate string, dates []int32) error
 	Appender
 	Reader
 }
@@ -79,11 +80,6 @@ type Warehouse interface {
 // Loader appends a source's rows exactly once per Load.ID (see Warehouse).
 type Loader interface {
 	Load(ctx context.Context, req Load) (LoadResult, error)
-}
-
-// Refresher rebuilds the given dates of a daily aggregate (see Warehouse).
-type Refresher interface {
-	RefreshDaily(ctx context.Context, aggregate string, dates []int32) error
 }
 
 // Appender streams rows, idempotent per (table, Row.ID) (see Warehouse).

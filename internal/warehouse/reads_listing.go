@@ -40,15 +40,8 @@ func init() {
 		// for each, received together: aggregation and window order them.
 		{ListDiscards, Listing{PedidosDescartados, []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, []string{"received_at", "aggregation", "window_start"}}},
 	} {
-		l := e.l
-		registerListing(e.name, l)
+		register(e.name, e.l.From, listingSQL(e.l)).Listing = &e.l
 	}
-}
-
-func registerListing(name string, l Listing) *NamedQuery {
-	q := register(name, l.From, listingSQL(l))
-	q.Listing = &l
-	return q
 }
 
 func listingSQL(l Listing) string {

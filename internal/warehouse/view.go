@@ -11,11 +11,8 @@ const (
 	Discarding   = "DISCARDING"   // each pane holds the change since the previous pane
 )
 
-// viewKey is the aggregation key column of VentasHoraPaisPaneles.
-const viewKey = "pais"
-
 // ViewColumns are the columns of the dashboard view VentasHoraPais, in order.
-var ViewColumns = []string{"aggregation", "window_start", "window_end", viewKey, "importe", "pedidos", "unidades", "timing", "pane_index"}
+var ViewColumns = View{Key: "pais"}.Columns()
 
 // Columns are the view's columns, in order: ViewColumns with v's key.
 func (v View) Columns() []string {
@@ -46,15 +43,14 @@ func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) 
 	if qualify == nil {
 		qualify = Unqualified
 	}
-	mode, viewKey := v.Accumulation, v.Key
 	src := qualify(v.Panes)
 	live := ""
 	if v.Session {
 		live = " AND timing != 'MERGED'"
 	}
-	window := "PARTITION BY aggregation, window_start, " + viewKey
+	window := "PARTITION BY aggregation, window_start, " + v.Key
 	cols := strings.Join(v.Columns(), ", ")
-	switch mode {
+	switch v.Accumulation {
 	case Accumulating:
 		return "SELECT " + cols + "\n" +
 			"FROM " + src + "\n" +
@@ -64,7 +60,7 @@ func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) 
 		i64 := d.int64Type()
 		return "SELECT " + cols + "\n" +
 			"FROM (\n" +
-			"  SELECT aggregation, window_start, window_end, " + viewKey + ",\n" +
+			"  SELECT aggregation, window_start, window_end, " + v.Key + ",\n" +
 			"    SUM(importe) OVER (" + window + ") AS importe,\n" +
 			"    CAST(SUM(pedidos) OVER (" + window + ") AS " + i64 + ") AS pedidos,\n" +
 			"    CAST(SUM(unidades) OVER (" + window + ") AS " + i64 + ") AS unidades,\n" +
@@ -78,5 +74,5 @@ func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) 
 			") AS totals\n" +
 			"WHERE newest = 1" + live, nil
 	}
-	return "", fmt.Errorf("warehouse: unknown accumulation mode %q (want %s or %s)", mode, Accumulating, Discarding)
+	return "", fmt.Errorf("warehouse: unknown accumulation mode %q (want %s or %s)", v.Accumulation, Accumulating, Discarding)
 }

@@ -32,14 +32,11 @@ const (
 	binName = "bigquery-emulator"
 )
 
-// Missing names the three ways to provide the emulator, for a failure or a
-// skip that says what to do.
-const Missing = "no BigQuery emulator: set " + EnvVar + " to its binary, or provide " + SharedPath +
+// ErrMissing is wrapped by Find when no binary is found: it names the three
+// ways to provide the emulator, for a failure or a skip that says what to do.
+var ErrMissing = errors.New("no BigQuery emulator: set " + EnvVar + " to its binary, or provide " + SharedPath +
 	" (from the repository root), or let `go install " + Module + "@" + Version + "` put it in " + CacheDir +
-	" (the build needs about 6 GB of memory and 7-25 minutes on 2 cores)"
-
-// ErrMissing is wrapped by Find when no binary is found.
-var ErrMissing = errors.New(Missing)
+	" (the build needs about 6 GB of memory and 7-25 minutes on 2 cores)")
 
 // Find returns the emulator binary: $BIGQUERY_EMULATOR (which must then
 // exist: an explicit choice does not fall through), else SharedPath, else a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -115,13 +114,7 @@ func TestAppend(t *testing.T) {
 				}
 			}
 			checkErr(t, err, tc.wantErr)
-			calls := 0
-			for _, c := range e.fake.Calls() {
-				if strings.HasPrefix(c, "tabledata.insertAll ") {
-					calls++
-				}
-			}
-			if calls != tc.wantCalls {
+			if calls := countCalls(e.fake, "tabledata.insertAll "); calls != tc.wantCalls {
 				t.Errorf("insertAll requests: %d, want %d", calls, tc.wantCalls)
 			}
 			if tc.wantIDs != nil {

@@ -50,7 +50,8 @@ func TestConformanceSharedDataset(t *testing.T) {
 		if e.fake.Statements() < restartAfter {
 			return e.w
 		}
-		next, err := bqemulator.Start(context.Background(), sqlEngines.bin, bqemulator.Options{Project: testProject})
+		bin := emulator(t).bin
+		next, err := bqemulator.Start(context.Background(), bin, bqemulator.Options{Project: testProject})
 		if err != nil {
 			t.Fatalf("bqfake's GoogleSQL engine: %v", err)
 		}
@@ -70,13 +71,9 @@ func TestConformanceSharedDataset(t *testing.T) {
 }
 
 // newSQLTestEnv is newTestEnv over a fake whose queries run on GoogleSQL,
-// with views in mode. Under -short it skips; without an emulator it fails,
-// naming where one can come from.
+// with views in mode. It skips or fails as emulator does.
 func newSQLTestEnv(t *testing.T, mode string) *testEnv {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: bqfake runs its queries on the BigQuery emulator; run without -short")
-	}
 	url, track := sqlEngine(t, mode)
 	e := newLaxTestEnv(t, bqfake.Options{SQL: url, Accumulation: mode})
 	e.fake.FailOnViolations(t)
@@ -90,7 +87,6 @@ func newSQLTestEnv(t *testing.T, mode string) *testEnv {
 // tests once the fakes on it sent restartAfter statements.
 var sqlEngines struct {
 	mu   sync.Mutex
-	bin  string
 	mode map[string]*sqlEngineRun
 }
 
@@ -101,17 +97,11 @@ type sqlEngineRun struct {
 
 func sqlEngine(t *testing.T, mode string) (url string, track func(*bqfake.Fake)) {
 	t.Helper()
+	bin := emulator(t).bin
 	s := &sqlEngines
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.bin == "" {
-		root, err := bqemulator.RepoRoot()
-		if err == nil {
-			s.bin, err = bqemulator.Find(context.Background(), root, false)
-		}
-		if err != nil {
-			t.Fatalf("bqfake's GoogleSQL engine: %v", err)
-		}
+	if s.mode == nil {
 		s.mode = map[string]*sqlEngineRun{}
 		closers = append(closers, func() {
 			for _, r := range s.mode {
@@ -131,7 +121,7 @@ func sqlEngine(t *testing.T, mode string) (url string, track func(*bqfake.Fake))
 		}
 	}
 	if r == nil {
-		em, err := bqemulator.Start(context.Background(), s.bin, bqemulator.Options{Project: testProject})
+		em, err := bqemulator.Start(context.Background(), bin, bqemulator.Options{Project: testProject})
 		if err != nil {
 			t.Fatalf("bqfake's GoogleSQL engine: %v", err)
 		}

@@ -3,7 +3,6 @@ package bigquery
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"slices"
@@ -52,7 +51,7 @@ func TestGoogleSQLDefectsStillThere(t *testing.T) {
 		t.Logf("IN UNNEST(@ts): %v", err)
 	})
 	t.Run("insertId", func(t *testing.T) {
-		key := "probe-" + randomHex(t)
+		key := "probe-" + strings.ToLower(rand.Text())
 		for range 2 {
 			if err := w.Append(ctx, warehouse.VentasHoraPaisPaneles, []warehouse.Row{pane(t, key, 0, "1")}); err != nil {
 				t.Fatal(err)
@@ -68,7 +67,7 @@ func TestGoogleSQLDefectsStillThere(t *testing.T) {
 		t.Logf("one row ID appended twice: %v rows", res.Rows[0])
 	})
 	t.Run("duplicate job ID", func(t *testing.T) {
-		id := "probe-" + randomHex(t)
+		id := "probe-" + strings.ToLower(rand.Text())
 		var codes []int
 		for range 2 {
 			q := e.client.Query("SELECT 1")
@@ -209,15 +208,6 @@ func firstString(ctx context.Context, q *bigquery.Query) (string, error) {
 	}
 	s, _ := row[0].(string)
 	return s, nil
-}
-
-func randomHex(t *testing.T) string {
-	t.Helper()
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b[:])
 }
 
 // httpCode is the HTTP status of an API error, 0 for none.

@@ -18,10 +18,7 @@ import (
 // adapter's passing tests mean something. Each case sends a request through
 // the real client, bypassing the adapter's own checks.
 func TestFakeChecksRequests(t *testing.T) {
-	lineasTable, err := warehouse.Lookup(warehouse.LineasPedido)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lineasTable := mustTable(t, warehouse.LineasPedido)
 	tests := []struct {
 		name           string
 		run            func(ctx context.Context, e *testEnv) error
@@ -69,7 +66,7 @@ func TestFakeChecksRequests(t *testing.T) {
 		{
 			name: "load of a file that is not staged",
 			run: func(ctx context.Context, e *testEnv) error {
-				return runLoad(ctx, e, "alpipe-l1", "gs://"+testBucket+"/nope.ndjson", bigquerySchema(lineasTable))
+				return runLoad(ctx, e, "alpipe-l1", "gs://"+testBucket+"/nope.ndjson", bigquerySchema(lineasTable), nil)
 			},
 			wantErr: "notFound: Not found: URI gs://alpipe-staging/nope.ndjson",
 		},
@@ -78,7 +75,7 @@ func TestFakeChecksRequests(t *testing.T) {
 			run: func(ctx context.Context, e *testEnv) error {
 				s := bigquerySchema(lineasTable)
 				s[5] = &bigquery.FieldSchema{Name: "precio_unitario", Type: bigquery.FloatFieldType, Required: true}
-				return runLoad(ctx, e, "alpipe-l2", "gs://"+testBucket+"/x.ndjson", s)
+				return runLoad(ctx, e, "alpipe-l2", "gs://"+testBucket+"/x.ndjson", s, nil)
 			},
 			wantErr: "Provided Schema does not match Table",
 		},
@@ -127,17 +124,8 @@ func TestFakeChecksRequests(t *testing.T) {
 		{
 			name: "load without CREATE_NEVER into a missing table",
 			run: func(ctx context.Context, e *testEnv) error {
-				src := bigquery.NewGCSReference("gs://" + testBucket + "/x.ndjson")
-				src.SourceFormat = bigquery.JSON
-				src.Schema = bigquerySchema(lineasTable)
-				l := e.w.dataset.Table("lineas_pedido_v2").LoaderFrom(src)
-				l.JobID = "alpipe-l3"
-				l.Location = fakeLocation
-				j, err := l.Run(ctx)
-				if err != nil {
-					return err
-				}
-				return waitErr(ctx, e, j)
+				into := func(l *bigquery.Loader) { l.Dst, l.CreateDisposition = e.w.dataset.Table("lineas_pedido_v2"), "" }
+				return runLoad(ctx, e, "alpipe-l3", "gs://"+testBucket+"/x.ndjson", bigquerySchema(lineasTable), into)
 			},
 			wantErr:        "Error 400: bqfake: load into alpinashop_analitica.lineas_pedido_v2 may create the table",
 			wantViolations: []string{`load into alpinashop_analitica.lineas_pedido_v2 may create the table (create disposition ""): tables are Terraform's, loads must say CREATE_NEVER`},
@@ -233,14 +221,17 @@ func insertQuery(ctx context.Context, e *testEnv, id string, edit func(q *bigque
 	return err
 }
 
-func runLoad(ctx context.Context, e *testEnv, id, uri string, schema bigquery.Schema) error {
+// runLoad loads uri into lineas_pedido (CREATE_NEVER) as job id in
+// fakeLocation, as edit (when set) leaves the loader, and waits for it.
+func runLoad(ctx context.Context, e *testEnv, id, uri string, schema bigquery.Schema,
+	edit func(l *bigquery.Loader)) error {
 	src := bigquery.NewGCSReference(uri)
-	src.SourceFormat = bigquery.JSON
-	src.Schema = schema
+	src.SourceFormat, src.Schema = bigquery.JSON, schema
 	l := e.w.dataset.Table(warehouse.LineasPedido).LoaderFrom(src)
-	l.JobID = id
-	l.Location = fakeLocation
-	l.CreateDisposition = bigquery.CreateNever
+	l.JobID, l.Location, l.CreateDisposition = id, fakeLocation, bigquery.CreateNever
+	if edit != nil {
+		edit(l)
+	}
 	j, err := l.Run(ctx)
 	if err != nil {
 		return err

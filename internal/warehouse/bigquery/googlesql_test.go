@@ -15,7 +15,6 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 	"github.com/alpinashop/alpipe/test/bqemulator"
@@ -192,23 +191,13 @@ func startEngine(t *testing.T) (e *engine, skip string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	local, err := fakegcs.Start("", testBucket)
+	local, gcs, err := startStaging(ctx, func(f func()) { closers = append(closers, f) })
 	if err != nil {
 		return nil, "", err
 	}
-	closers = append(closers, local.Close)
 	// A listening server, for the emulator's process to read from.
 	srv := httptest.NewServer(local.Handler())
 	closers = append(closers, srv.Close)
-	sc, err := local.Client(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	closers = append(closers, func() { _ = sc.Close() })
-	gcs, err := objects.NewGCS(sc)
-	if err != nil {
-		return nil, "", err
-	}
 	e = &engine{bin: bin, gcsURL: srv.URL, staging: gcs, count: &emulatorTransport{next: http.DefaultTransport},
 		runs: map[string]bool{}, defected: map[string]bool{}}
 	closers = append(closers, e.stop)
@@ -305,16 +294,14 @@ func (e *engine) defects() warehousetest.Defects {
 }
 
 // note counts t among the cases that name a defect.
-func (e *engine) note(t *testing.T) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.defected[t.Name()] = true
-}
+func (e *engine) note(t *testing.T) { e.mark(e.defected, t.Name()) }
 
-func (e *engine) record(mode, what string) {
+func (e *engine) record(mode, what string) { e.mark(e.runs, mode+" "+what) }
+
+func (e *engine) mark(set map[string]bool, key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.runs[mode+" "+what] = true
+	set[key] = true
 }
 
 func (e *engine) ran(mode, what string) bool {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,17 +55,7 @@ func newTestEnv(t *testing.T) *testEnv {
 func newLaxTestEnv(t *testing.T, opt bqfake.Options) *testEnv {
 	t.Helper()
 	ctx := context.Background()
-	local, err := fakegcs.Start("", testBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(local.Close)
-	sc, err := local.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sc.Close() })
-	gcs, err := objects.NewGCS(sc)
+	_, gcs, err := startStaging(ctx, t.Cleanup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +97,23 @@ func newLaxTestEnv(t *testing.T, opt bqfake.Options) *testEnv {
 	return &testEnv{w: w, fake: fake, gcs: gcs, staging: rs}
 }
 
+// startStaging starts the in-process fake Cloud Storage holding testBucket,
+// with the real objects.GCS adapter over it; cleanup is handed what to close.
+func startStaging(ctx context.Context, cleanup func(func())) (*fakegcs.Server, *objects.GCS, error) {
+	local, err := fakegcs.Start("", testBucket)
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup(local.Close)
+	sc, err := local.Client(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup(func() { _ = sc.Close() })
+	gcs, err := objects.NewGCS(sc)
+	return local, gcs, err
+}
+
 // otherWriter is another instance's job racing ours for the same ID: its
 // label names it, and its load reads its own copy of the file.
 func otherWriter(fails *bq.ErrorProto) bqfake.Race {
@@ -114,6 +122,26 @@ func otherWriter(fails *bq.ErrorProto) bqfake.Race {
 		SourceURIs: []string{"gs://other-bucket/other.ndjson"},
 		Fails:      fails,
 	}
+}
+
+// countCalls counts the requests f received whose "method id" starts with prefix.
+func countCalls(f *bqfake.Fake, prefix string) int {
+	n := 0
+	for _, c := range f.Calls() {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// days converts YYYY-MM-DD dates to days since 1970-01-01.
+func days(t testing.TB, dates ...string) []int32 {
+	var out []int32
+	for _, d := range dates {
+		out = append(out, day(t, d))
+	}
+	return out
 }
 
 func jobIDs(f *bqfake.Fake) []string {

@@ -1,9 +1,6 @@
 package bigquery
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 func TestResolveLocation(t *testing.T) {
 	tests := []struct {
@@ -21,14 +18,9 @@ func TestResolveLocation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ResolveLocation(tc.explicit, tc.dataset)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Errorf("ResolveLocation(%q, %q) = %q, %v; want an error with %q", tc.explicit, tc.dataset, got, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Errorf("ResolveLocation(%q, %q) = %q, %v; want %q", tc.explicit, tc.dataset, got, err, tc.want)
+			checkErr(t, err, tc.wantErr)
+			if got != tc.want {
+				t.Errorf("ResolveLocation(%q, %q) = %q, want %q", tc.explicit, tc.dataset, got, tc.want)
 			}
 		})
 	}

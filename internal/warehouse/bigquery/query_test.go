@@ -3,7 +3,6 @@ package bigquery
 import (
 	"context"
 	"math/big"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,49 +44,39 @@ func TestQuery(t *testing.T) {
 			{"2026-03-16", "", "9223372036854775807", "99999999999999999999999999999.999999999", "0", "1969-12-31T23:59:59.999999Z"},
 		},
 	}
+	empty := "SELECT sku FROM opiniones WHERE puntuacion > 5"
+	skus := bqfake.Result{Fields: []*bq.TableFieldSchema{{Name: "sku", Type: "STRING"}}}
 	tests := []struct {
 		name        string
+		sql         string
+		recorded    bqfake.Result
 		pageSize    int
+		want        warehouse.Result
 		wantFetches int // jobs.getQueryResults calls after jobs.query
 	}{
-		{name: "one page", pageSize: 1000, wantFetches: 0},
-		{name: "pages of two rows through getQueryResults", pageSize: 2, wantFetches: 2},
+		{name: "one page", sql: sql, recorded: recorded, pageSize: 1000, want: want},
+		{name: "pages of two rows through getQueryResults", sql: sql, recorded: recorded, pageSize: 2, want: want,
+			wantFetches: 2},
+		{name: "no rows", sql: empty, recorded: skus,
+			// The client asks getQueryResults again when the first page holds no rows.
+			pageSize: 1000, want: warehouse.Result{Columns: []string{"sku"}, Rows: [][]string{}}, wantFetches: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
-			e.fake.Record(sql, recorded)
+			e.fake.Record(tc.sql, tc.recorded)
 			e.fake.SetPageSize(tc.pageSize)
-			got, err := e.w.Query(context.Background(), sql)
+			got, err := e.w.Query(context.Background(), tc.sql)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			fetches := 0
-			for _, c := range e.fake.Calls() {
-				if strings.HasPrefix(c, "jobs.getQueryResults ") {
-					fetches++
-				}
-			}
-			if fetches != tc.wantFetches {
+			if fetches := countCalls(e.fake, "jobs.getQueryResults "); fetches != tc.wantFetches {
 				t.Errorf("getQueryResults calls: %d, want %d (%v)", fetches, tc.wantFetches, e.fake.Calls())
 			}
 		})
-	}
-}
-
-func TestQueryEmptyResult(t *testing.T) {
-	const sql = "SELECT sku FROM opiniones WHERE puntuacion > 5"
-	e := newTestEnv(t)
-	e.fake.Record(sql, bqfake.Result{Fields: []*bq.TableFieldSchema{{Name: "sku", Type: "STRING"}}})
-	got, err := e.w.Query(context.Background(), sql)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(warehouse.Result{Columns: []string{"sku"}, Rows: [][]string{}}, got); diff != "" {
-		t.Errorf("result (-want +got):\n%s", diff)
 	}
 }
 
@@ -107,10 +96,8 @@ func TestQueryRefusesWrites(t *testing.T) {
 			e := newTestEnv(t)
 			_, err := e.w.Query(context.Background(), tc.sql)
 			checkErr(t, err, tc.wantErr)
-			for _, c := range e.fake.Calls() {
-				if c == "jobs.query" {
-					t.Errorf("the statement ran: %v", e.fake.Calls())
-				}
+			if countCalls(e.fake, "jobs.query") > 0 {
+				t.Errorf("the statement ran: %v", e.fake.Calls())
 			}
 		})
 	}

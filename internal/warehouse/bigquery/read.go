@@ -46,50 +46,32 @@ func (w *Warehouse) readSQL(ctx context.Context, name, sql string,
 // paramValue is p as the client types it: a Go value whose type names the
 // parameter's (a slice for an array, typed even when empty).
 func paramValue(p warehouse.Param) (any, error) {
-	n := len(p.Values)
 	switch p.Type {
 	case warehouse.String:
-		out := make([]string, n)
-		for i, v := range p.Values {
-			out[i] = v.Str
-		}
-		return pick(p.Array, out), nil
+		return typed(p, func(v warehouse.Value) string { return v.Str }), nil
 	case warehouse.Int64:
-		out := make([]int64, n)
-		for i, v := range p.Values {
-			out[i] = v.Int
-		}
-		return pick(p.Array, out), nil
+		return typed(p, func(v warehouse.Value) int64 { return v.Int }), nil
 	case warehouse.Numeric:
-		out := make([]*big.Rat, n)
-		for i, v := range p.Values {
-			r, ok := new(big.Rat).SetString(v.Dec.String())
-			if !ok {
-				return nil, fmt.Errorf("parameter %s: NUMERIC %s", p.Name, v.Dec)
-			}
-			out[i] = r
-		}
-		return pick(p.Array, out), nil
+		return typed(p, func(v warehouse.Value) *big.Rat {
+			return new(big.Rat).SetFrac(v.Dec.BigNanos(), big.NewInt(1e9))
+		}), nil
 	case warehouse.Date:
-		out := make([]civil.Date, n)
-		for i, v := range p.Values {
-			out[i] = civil.DateOf(warehouse.DayTime(v.Days))
-		}
-		return pick(p.Array, out), nil
+		return typed(p, func(v warehouse.Value) civil.Date { return civil.DateOf(warehouse.DayTime(v.Days)) }), nil
 	case warehouse.Timestamp:
-		out := make([]time.Time, n)
-		for i, v := range p.Values {
-			out[i] = v.Time.UTC()
-		}
-		return pick(p.Array, out), nil
+		return typed(p, func(v warehouse.Value) time.Time { return v.Time.UTC() }), nil
 	}
 	return nil, fmt.Errorf("parameter %s: type %s", p.Name, p.Type)
 }
 
-// pick returns the slice for an array, else its one element.
-func pick[T any](array bool, vs []T) any {
-	if array {
-		return vs
+// typed converts p's values with f: the slice for an array, else its one
+// element.
+func typed[T any](p warehouse.Param, f func(warehouse.Value) T) any {
+	out := make([]T, len(p.Values))
+	for i, v := range p.Values {
+		out[i] = f(v)
 	}
-	return vs[0]
+	if p.Array {
+		return out
+	}
+	return out[0]
 }

@@ -2,8 +2,6 @@ package bigquery
 
 import (
 	"context"
-	"fmt"
-	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -108,11 +106,7 @@ func TestRefreshDaily(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(e.fake)
 			}
-			var days []int32
-			for _, d := range tc.dates {
-				days = append(days, day(t, d))
-			}
-			err := e.w.RefreshDaily(context.Background(), warehouse.VentasDiariasSKU, days)
+			err := e.w.RefreshDaily(context.Background(), warehouse.VentasDiariasSKU, days(t, tc.dates...))
 			checkErr(t, err, tc.wantErr)
 			calls := inserts(e.fake.Calls())
 			if len(calls) != tc.wantCalls {
@@ -195,14 +189,10 @@ func TestRefreshDailyErrors(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(e.fake)
 			}
-			var days []int32
-			for _, d := range tc.dates {
-				days = append(days, day(t, d))
-			}
 			if tc.aggregate == "" {
 				tc.aggregate = warehouse.VentasDiariasSKU
 			}
-			err := e.w.RefreshDaily(context.Background(), tc.aggregate, days)
+			err := e.w.RefreshDaily(context.Background(), tc.aggregate, days(t, tc.dates...))
 			checkErr(t, err, tc.wantErr)
 			if tc.wantPermanent && !warehouse.IsPermanent(err) {
 				t.Errorf("error %v is not permanent", err)
@@ -237,60 +227,4 @@ func summarize(t *testing.T, f *bqfake.Fake, id string) refreshSummary {
 		s.Params = append(s.Params, p.Name+" "+p.ParameterType.Type+" "+p.ParameterValue.Value)
 	}
 	return s
-}
-
-// TestRefreshDailyRows: a refresh replaces exactly its date's rows of
-// ventas_diarias_sku with the figures of the newest generation of each
-// source object, as GoogleSQL computes the shared definition behind
-// bqfake's partition decorator.
-func TestRefreshDailyRows(t *testing.T) {
-	e := newSQLTestEnv(t, warehouse.Accumulating)
-	ctx := context.Background()
-	load := func(id string, rows [][]warehouse.Value) {
-		t.Helper()
-		if _, err := e.w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: rows}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	refresh := func(dates ...string) {
-		t.Helper()
-		var days []int32
-		for _, d := range dates {
-			days = append(days, day(t, d))
-		}
-		if err := e.w.RefreshDaily(ctx, warehouse.VentasDiariasSKU, days); err != nil {
-			t.Fatal(err)
-		}
-	}
-	daily := func() []string {
-		var out []string
-		for _, r := range e.fake.Rows(warehouse.VentasDiariasSKU) {
-			if r["sku"] != "SKU-ABC" {
-				continue // another test's, in the emulator the tests share
-			}
-			out = append(out, fmt.Sprintf("%v %v %v %s %v", r["fecha"], r["sku"], r["unidades"], r["importe"].(*big.Rat).FloatString(2), r["lineas"]))
-		}
-		return out
-	}
-
-	gen1 := lineas(t, 3) // 2026-03-14, SKU-ABC, 2 units of 89.90 each line
-	other := lineas(t, 1)
-	other[0][2] = warehouse.DateValue(day(t, "2026-03-13"))
-	load("g1", append(gen1, other...))
-	refresh("2026-03-14")
-	if diff := cmp.Diff([]string{"2026-03-14 SKU-ABC 6 539.40 3"}, daily()); diff != "" {
-		t.Errorf("after generation 1 (-want +got):\n%s", diff)
-	}
-
-	// A corrected export of the same object: only its newest generation counts.
-	gen2 := lineas(t, 1)
-	gen2[0][10] = warehouse.IntValue(1710408615123457)
-	gen2[0][1] = warehouse.IntValue(9)
-	load("g2", gen2)
-	refresh("2026-03-14", "2026-03-13")
-	// The 13th keeps generation 1: the rule applies per date.
-	want := []string{"2026-03-13 SKU-ABC 2 179.80 1", "2026-03-14 SKU-ABC 2 179.80 1"}
-	if diff := cmp.Diff(want, daily()); diff != "" {
-		t.Errorf("after generation 2 (-want +got):\n%s", diff)
-	}
 }

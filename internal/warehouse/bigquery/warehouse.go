@@ -16,6 +16,7 @@
 package bigquery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,7 +93,6 @@ type Warehouse struct {
 	dataset *bigquery.Dataset
 	staging Staging
 	opt     Options
-	tables  map[string]warehouse.Table
 }
 
 var (
@@ -112,13 +112,11 @@ func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, err
 	if staging == nil && opt.StagingBucket != "" {
 		errs = append(errs, fmt.Errorf("nil staging store for staging bucket %q", opt.StagingBucket))
 	}
-	for _, f := range []struct{ name, value string }{
-		{"project", opt.Project},
-		{"dataset", opt.Dataset},
-	} {
-		if f.value == "" {
-			errs = append(errs, fmt.Errorf("empty %s", f.name))
-		}
+	if opt.Project == "" {
+		errs = append(errs, errors.New("empty project"))
+	}
+	if opt.Dataset == "" {
+		errs = append(errs, errors.New("empty dataset"))
 	}
 	if opt.Location == "" {
 		// Without the location, jobs.get cannot find jobs outside the US and
@@ -126,41 +124,22 @@ func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, err
 		// for a missing one and stage the file again.
 		errs = append(errs, errors.New("empty location (set BIGQUERY_LOCATION to the dataset's)"))
 	}
-	if opt.JobPrefix == "" {
-		opt.JobPrefix = DefaultJobPrefix
-	}
+	opt.JobPrefix = cmp.Or(opt.JobPrefix, DefaultJobPrefix)
 	if err := warehouse.CheckID(opt.JobPrefix, maxJobPrefixLen); err != nil {
 		errs = append(errs, fmt.Errorf("job prefix: %w", err))
 	}
 	if opt.PollInterval < 0 {
 		errs = append(errs, fmt.Errorf("negative poll interval %s", opt.PollInterval))
 	}
-	if opt.PollInterval == 0 {
-		opt.PollInterval = DefaultPollInterval
-	}
+	opt.PollInterval = cmp.Or(opt.PollInterval, DefaultPollInterval)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("bigquery warehouse: %w", errors.Join(errs...))
 	}
-	w := &Warehouse{
-		client:  client,
-		dataset: client.DatasetInProject(opt.Project, opt.Dataset),
-		staging: staging,
-		opt:     opt,
-		tables:  make(map[string]warehouse.Table),
-	}
-	for _, t := range warehouse.Tables() {
-		w.tables[t.Name] = t
-	}
-	return w, nil
+	ds := client.DatasetInProject(opt.Project, opt.Dataset)
+	return &Warehouse{client: client, dataset: ds, staging: staging, opt: opt}, nil
 }
 
-func (w *Warehouse) table(name string) (warehouse.Table, error) {
-	t, ok := w.tables[name]
-	if !ok {
-		return warehouse.Table{}, fmt.Errorf("unknown table %q", name)
-	}
-	return t, nil
-}
+func (w *Warehouse) table(name string) (warehouse.Table, error) { return warehouse.Lookup(name) }
 
 // ResolveLocation returns the location jobs must name for a dataset that
 // reports location dataset (Dataset.Metadata; "" from an emulator): the

@@ -86,11 +86,7 @@ func TestNew(t *testing.T) {
 			if tc.opt != nil {
 				tc.opt(&opt)
 			}
-			var st Staging
-			if tc.staging != nil {
-				st = tc.staging
-			}
-			w, err := New(tc.client, st, opt)
+			w, err := New(tc.client, tc.staging, opt)
 			for _, want := range tc.wantErr {
 				checkErr(t, err, want)
 			}

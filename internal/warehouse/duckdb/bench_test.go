@@ -21,11 +21,7 @@ func maxRSSMiB() float64 {
 
 // BenchmarkLoad loads the 800,000-row order file into an on-disk database.
 func BenchmarkLoad(b *testing.B) {
-	w, err := Open(filepath.Join(b.TempDir(), "wh.duckdb"), Options{TempDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
+	w := open(b, filepath.Join(b.TempDir(), "wh.duckdb"), Options{})
 	warehousetest.BenchmarkLoad(b, w)
 	b.ReportMetric(maxRSSMiB(), "maxRSS-MiB")
 }
@@ -33,11 +29,7 @@ func BenchmarkLoad(b *testing.B) {
 // BenchmarkRefreshDaily rebuilds the three dates of one 800,000-row file
 // in a table that holds two such files (as after a correction).
 func BenchmarkRefreshDaily(b *testing.B) {
-	w, err := Open(filepath.Join(b.TempDir(), "wh.duckdb"), Options{TempDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
+	w := open(b, filepath.Join(b.TempDir(), "wh.duckdb"), Options{})
 	ctx := context.Background()
 	for gen := range int64(2) {
 		if _, err := w.Load(ctx, warehouse.Load{ID: "gen-" + strconv.FormatInt(gen, 10), Table: warehouse.LineasPedido,

@@ -12,11 +12,7 @@ import (
 // a setting of the one connection that happened to run it.
 func TestSQLCannotReachOutside(t *testing.T) {
 	dir := t.TempDir()
-	w, err := Open(filepath.Join(dir, "w.duckdb"), Options{TempDir: filepath.Join(dir, "tmp")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w := open(t, filepath.Join(dir, "w.duckdb"), Options{TempDir: filepath.Join(dir, "tmp")})
 	ctx := context.Background()
 	tests := []struct {
 		name, sql, want string

@@ -14,7 +14,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 )
 
-func open(t *testing.T, path string, opt Options) *Warehouse {
+func open(t testing.TB, path string, opt Options) *Warehouse {
 	t.Helper()
 	if opt.TempDir == "" {
 		opt.TempDir = t.TempDir()
@@ -120,7 +120,8 @@ func TestOpenDetectsSchemaDrift(t *testing.T) {
 }
 
 // Loads larger than one spool file insert a file while writing the next;
-// a failure after the first file was inserted must still leave no row.
+// a failure after the first file was inserted must still leave no row, and
+// neither load a spool file.
 func TestLoadAcrossSpoolFiles(t *testing.T) {
 	ctx := context.Background()
 	tmp := t.TempDir()
@@ -152,12 +153,8 @@ func TestLoadAcrossSpoolFiles(t *testing.T) {
 	}
 	checkQuery(t, w, "SELECT COUNT(*), SUM(cantidad), SUM(importe), COUNT(DISTINCT source_line) FROM lineas_pedido",
 		[][]string{{"263144", strconv.FormatInt(units, 10), amount.Dec.String(), "263144"}})
-	left, err := filepath.Glob(filepath.Join(tmp, "alpipe-load-*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(left) > 0 {
-		t.Errorf("spool files left behind: %v", left)
+	if diff := cmp.Diff([]string{spoolLockName}, files(t, tmp)); diff != "" {
+		t.Errorf("temp folder after a failed and a whole Load (-want +got):\n%s", diff)
 	}
 }
 
@@ -177,14 +174,12 @@ func TestQueryIsReadOnly(t *testing.T) {
 	if _, err := w.Load(ctx, warehouse.Load{ID: "f-1", Table: warehouse.LineasPedido, Rows: newOrderLines(3, "gs://b/o.csv", 1)}); err != nil {
 		t.Fatal(err)
 	}
+	// DELETE, UPDATE and a script hiding a DELETE: the suite's QueryIsReadOnly.
 	for _, q := range []string{
-		"DELETE FROM lineas_pedido",
-		"SELECT 1; DELETE FROM lineas_pedido",
 		"DROP TABLE lineas_pedido",
 		"CREATE TABLE x AS SELECT 1",
 		"INSERT INTO lineas_pedido SELECT * FROM lineas_pedido",
 		"COPY lineas_pedido TO '" + filepath.Join(t.TempDir(), "out.csv") + "'",
-		"UPDATE lineas_pedido SET cantidad = 0",
 		"SET memory_limit = '1GB'",
 		"ATTACH ':memory:' AS other",
 	} {
@@ -194,7 +189,7 @@ func TestQueryIsReadOnly(t *testing.T) {
 			}
 		})
 	}
-	checkQuery(t, w, "SELECT COUNT(*), MIN(cantidad) FROM lineas_pedido", [][]string{{"3", "1"}})
+	checkQuery(t, w, "SELECT COUNT(*) FROM lineas_pedido", [][]string{{"3"}})
 }
 
 func TestQueryRendersValues(t *testing.T) {
@@ -232,28 +227,6 @@ func TestQueryRendersValues(t *testing.T) {
 			t.Errorf("(-want +got)\n%s", diff)
 		}
 	})
-}
-
-func TestTablesMatchTheirSchemas(t *testing.T) {
-	w := open(t, "", Options{})
-	for _, tbl := range warehouse.Tables() {
-		t.Run(tbl.Name, func(t *testing.T) {
-			var want [][]string
-			for _, f := range tbl.Schema {
-				typ, err := sqlType(f.Type)
-				if err != nil {
-					t.Fatal(err)
-				}
-				nullable := "YES"
-				if f.Required() {
-					nullable = "NO"
-				}
-				want = append(want, []string{f.Name, typ, nullable})
-			}
-			checkQuery(t, w, "SELECT column_name, data_type, is_nullable FROM information_schema.columns"+
-				" WHERE table_schema = 'main' AND table_name = '"+tbl.Name+"' ORDER BY ordinal_position", want)
-		})
-	}
 }
 
 func checkQuery(t *testing.T, w *Warehouse, sql string, want [][]string) {

@@ -33,12 +33,7 @@ func (c *capped) RowTooLarge(size int64) error {
 // within it: the statement's own column names (repeated ones too), and the
 // order of an ORDER BY on several threads.
 func TestRowCapKeepsTheAnswer(t *testing.T) {
-	dir := t.TempDir()
-	w, err := Open(filepath.Join(dir, "w.duckdb"), Options{TempDir: filepath.Join(dir, "tmp"), Threads: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w := open(t, filepath.Join(t.TempDir(), "w.duckdb"), Options{Threads: 4})
 	ctx := context.Background()
 
 	c := &capped{max: 1 << 20}
@@ -68,12 +63,7 @@ func TestRowCapKeepsTheAnswer(t *testing.T) {
 // cap ends the query with the sink's own error and the row's size, counted
 // over every column that can be long (text, blobs, lists).
 func TestRowCapRefusesInTheEngine(t *testing.T) {
-	dir := t.TempDir()
-	w, err := Open(filepath.Join(dir, "w.duckdb"), Options{TempDir: filepath.Join(dir, "tmp")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w := open(t, filepath.Join(t.TempDir(), "w.duckdb"), Options{})
 	tests := []struct {
 		name     string
 		sql      string

@@ -15,11 +15,7 @@ import (
 func TestQueryRefusesFilesAndWrites(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")
-	w, err := Open(db, Options{TempDir: filepath.Join(dir, "tmp")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.Close() })
+	w := open(t, db, Options{TempDir: filepath.Join(dir, "tmp")})
 	tests := []struct {
 		name, sql, want string
 	}{

@@ -5,6 +5,7 @@
 package duckdb
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -54,7 +55,6 @@ const DefaultMemoryLimit = "64MB"
 type Warehouse struct {
 	db      *sql.DB
 	conn    *duckdb.Connector
-	tables  map[string]warehouse.Table
 	tempDir string
 	spool   *os.File // holds the temp folder's shared lock (claimSpoolDir)
 
@@ -107,15 +107,11 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("open warehouse %q: path must not contain '?' or '#'", path)
 	}
-	tempDir := opt.TempDir
-	if tempDir == "" {
-		tempDir = os.TempDir()
-	}
 	// DuckDB checks its own spill files against allowed_directories (see
 	// confine), fixed at Open, but resolves a relative temp_directory on
 	// each use: after a change of working folder, spilling failed and
 	// Close aborted the process.
-	tempDir, err := filepath.Abs(tempDir)
+	tempDir, err := filepath.Abs(cmp.Or(opt.TempDir, os.TempDir()))
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse: temp dir: %w", err)
 	}
@@ -126,17 +122,13 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse: %w", err)
 	}
-	memory := opt.MemoryLimit
-	if memory == "" {
-		memory = DefaultMemoryLimit
-	}
 	threads := opt.Threads
 	if threads <= 0 {
 		threads = max(1, runtime.NumCPU()-1)
 	}
 	cfg := url.Values{}
 	cfg.Set("temp_directory", tempDir)
-	cfg.Set("memory_limit", memory)
+	cfg.Set("memory_limit", cmp.Or(opt.MemoryLimit, DefaultMemoryLimit))
 	cfg.Set("threads", strconv.Itoa(threads))
 	// Insertion order is irrelevant to every table here, and keeping it
 	// would make DuckDB buffer more while loading.
@@ -145,16 +137,7 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), spool.Close())
 	}
-	w := &Warehouse{
-		db:      sql.OpenDB(connector),
-		conn:    connector,
-		tables:  make(map[string]warehouse.Table),
-		tempDir: tempDir,
-		spool:   spool,
-	}
-	for _, t := range warehouse.Tables() {
-		w.tables[t.Name] = t
-	}
+	w := &Warehouse{db: sql.OpenDB(connector), conn: connector, tempDir: tempDir, spool: spool}
 	if err := w.create(context.Background(), views); err != nil {
 		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
 	}
@@ -302,13 +285,7 @@ func (w *Warehouse) checkSchema(ctx context.Context, t warehouse.Table) error {
 	return nil
 }
 
-func (w *Warehouse) table(name string) (warehouse.Table, error) {
-	t, ok := w.tables[name]
-	if !ok {
-		return warehouse.Table{}, fmt.Errorf("unknown table %q", name)
-	}
-	return t, nil
-}
+func (w *Warehouse) table(name string) (warehouse.Table, error) { return warehouse.Lookup(name) }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '('); i > 0 {

@@ -8,36 +8,14 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// discarded is one pedidos_descartados row identified by its message id.
-func discarded(t *testing.T, tag, msg, reason string, eventTime *time.Time) warehouse.Row {
-	t.Helper()
-	ev, ws := warehouse.NullValue(), warehouse.NullValue()
-	pedido := warehouse.NullValue()
-	if eventTime != nil {
-		ev = warehouse.TimeValue(*eventTime)
-		ws = warehouse.TimeValue(eventTime.Truncate(time.Hour))
-		pedido = warehouse.StringValue(tag + "-" + msg)
-	}
-	return warehouse.Row{ID: tag + "-" + msg, Values: rowOf(t, warehouse.PedidosDescartados, map[string]warehouse.Value{
-		"pedido_id":    pedido,
-		"aggregation":  warehouse.StringValue(tag),
-		"reason":       warehouse.StringValue(reason),
-		"event_time":   ev,
-		"window_start": ws,
-		"watermark":    warehouse.TimeValue(ts(t, "2026-03-14T21:00:00Z")),
-		"received_at":  warehouse.TimeValue(ts(t, "2026-03-14T21:30:05.5Z")),
-		"message_id":   warehouse.StringValue(msg),
-		"raw":          warehouse.StringValue(`{"pedido_id":"x"}`),
-	})}
-}
-
 func testAppendIgnoresRepeats(t *testing.T, w Warehouse) {
 	ctx := context.Background()
 	tag := newTag(t)
-	late := ts(t, "2026-03-14T18:42:00Z")
-	m1 := discarded(t, tag, "m1", "too_late", &late)
-	m2 := discarded(t, tag, "m2", "invalid: bad JSON", nil)
-	m3 := discarded(t, tag, "m3", "invalid: missing pedido_id", nil)
+	late, received := ts(t, "2026-03-14T18:42:00Z"), ts(t, "2026-03-14T21:30:05.5Z")
+	m1 := drop{id: tag + "-m1", pedido: tag + "-p1", aggregation: tag, reason: "too_late", event: late,
+		window: late.Truncate(time.Hour), received: received}.row(t)
+	m2 := drop{id: tag + "-m2", aggregation: tag, reason: "invalid: bad JSON", received: received}.row(t)
+	m3 := drop{id: tag + "-m3", aggregation: tag, reason: "invalid: missing pedido_id", received: received}.row(t)
 	if err := w.Append(ctx, warehouse.PedidosDescartados, []warehouse.Row{m1, m2}); err != nil {
 		t.Fatalf("Append: %v", err)
 	}
@@ -56,9 +34,9 @@ func testAppendIgnoresRepeats(t *testing.T, w Warehouse) {
 	}
 	check(t, w, "SELECT "+distinct+"message_id, reason, pedido_id, event_time, window_start, received_at FROM pedidos_descartados"+
 		" WHERE aggregation = '"+tag+"' ORDER BY message_id", [][]string{
-		{"m1", "too_late", tag + "-m1", "2026-03-14T18:42:00Z", "2026-03-14T18:00:00Z", "2026-03-14T21:30:05.5Z"},
-		{"m2", "invalid: bad JSON", "NULL", "NULL", "NULL", "2026-03-14T21:30:05.5Z"},
-		{"m3", "invalid: missing pedido_id", "NULL", "NULL", "NULL", "2026-03-14T21:30:05.5Z"},
+		{tag + "-m1", "too_late", tag + "-p1", "2026-03-14T18:42:00Z", "2026-03-14T18:00:00Z", "2026-03-14T21:30:05.5Z"},
+		{tag + "-m2", "invalid: bad JSON", "NULL", "NULL", "NULL", "2026-03-14T21:30:05.5Z"},
+		{tag + "-m3", "invalid: missing pedido_id", "NULL", "NULL", "NULL", "2026-03-14T21:30:05.5Z"},
 	})
 
 	// Row IDs are per table: the same ID in another table is another row.

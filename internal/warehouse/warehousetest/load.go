@@ -49,9 +49,7 @@ func testLoadExactlyOnce(t *testing.T, w Warehouse) {
 	tag := newTag(t)
 	obj := "gs://landing/" + tag + "/pedidos.csv"
 	id := tag + "-g1"
-	if _, err := w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, obj)...))}); err != nil {
-		t.Fatalf("first Load: %v", err)
-	}
+	load(t, w, id, threeLines(tag, obj)...)
 	again := rowsOf(lines(t, threeLines(tag, obj)...))
 	res, err := w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: again})
 	if err != nil {

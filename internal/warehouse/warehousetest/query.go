@@ -3,8 +3,6 @@ package warehousetest
 import (
 	"context"
 	"testing"
-
-	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // testQueryReadOnly: Query refuses anything but a single SELECT, before it
@@ -13,10 +11,7 @@ import (
 func testQueryReadOnly(t *testing.T, w Warehouse) {
 	ctx := context.Background()
 	tag := newTag(t)
-	obj := "gs://landing/" + tag + "/pedidos.csv"
-	if _, err := w.Load(ctx, warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, obj)...))}); err != nil {
-		t.Fatalf("Load: %v", err)
-	}
+	load(t, w, tag+"-g1", threeLines(tag, "gs://landing/"+tag+"/pedidos.csv")...)
 	for _, sql := range []string{
 		"DELETE FROM lineas_pedido WHERE pedido_id LIKE '" + tag + "-%'",
 		"UPDATE lineas_pedido SET cantidad = 0 WHERE pedido_id LIKE '" + tag + "-%'",

@@ -224,21 +224,16 @@ func newestSpan() time.Time {
 func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 	ctx := context.Background()
 	tag := newTag(t)
-	read := func() warehouse.DiscardSummary {
-		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2}
+	// read reads the summary, zero bounds open; the dashboard's default view
+	// bounds it: discards received since a time, countries of windows in a range.
+	read := func(since, from, until time.Time) warehouse.DiscardSummary {
+		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2, Since: since, From: from, Until: until}
 		return must[warehouse.DiscardSummary](t, "discard_summary")(warehouse.ReadDiscardSummary(ctx, w, q))
 	}
 	// This test's discards must be the newest (see newestSpan).
 	span := newestSpan()
-	// bounded reads what the dashboard's default view reads: discards
-	// received since a time, countries of the windows in a range.
-	since := span.Add(2 * time.Millisecond)
-	bounded := func(from, until time.Time) warehouse.DiscardSummary {
-		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2, Since: since, From: from, Until: until}
-		return must[warehouse.DiscardSummary](t, "discard_summary bounded")(warehouse.ReadDiscardSummary(ctx, w, q))
-	}
-	before := read()
-	beforeBounded := bounded(time.Time{}, time.Time{})
+	since, zero := span.Add(2*time.Millisecond), time.Time{}
+	before, beforeBounded := read(zero, zero, zero), read(since, zero, zero)
 	at := func(ms int) time.Time { return span.Add(time.Duration(ms)*time.Millisecond + 500*time.Microsecond) }
 	ev := ts(t, "2026-03-14T10:20:00Z")
 	d1 := drop{id: tag + "-1", reason: "invalid: " + tag + " not JSON", received: at(1)}
@@ -249,7 +244,7 @@ func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 	other := drop{id: tag + "-6", pedido: tag + "-p6", aggregation: tag + "x", reason: warehouse.ReasonTooLate, event: ev, window: ev.Truncate(time.Hour), received: at(9)}
 	appendDrops(t, w, d1, d2, d3, l1, l2, other)
 	_, _, w12, w13 := seedWindows(t, w, tag, mode)
-	got := read()
+	got := read(zero, zero, zero)
 	diff(t, "counts", [2]int64{before.DeadLetters + 3, before.TooLate + 2}, [2]int64{got.DeadLetters, got.TooLate})
 	got.DeadLetters, got.TooLate = 0, 0
 	diff(t, "summary", warehouse.DiscardSummary{
@@ -259,7 +254,7 @@ func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 	}, got)
 	// Received since 2 ms past: d2, d3 and l2, not d1 and l1; the
 	// countries of the 12:00 window alone.
-	got = bounded(w12, w13)
+	got = read(since, w12, w13)
 	diff(t, "bounded counts", [2]int64{beforeBounded.DeadLetters + 2, beforeBounded.TooLate + 1}, [2]int64{got.DeadLetters, got.TooLate})
 	got.DeadLetters, got.TooLate = 0, 0
 	diff(t, "bounded summary", warehouse.DiscardSummary{
@@ -554,13 +549,8 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 // the hour window starting at ws.
 func viewPane(t *testing.T, v warehouse.View, tag, mode string, ws time.Time, key string, index int64,
 	importe string, unidades int64, timing string) warehouse.Row {
-	return warehouse.Row{ID: tag + "/" + ws.Format(time.RFC3339) + "/" + key + "/" + strconv.FormatInt(index, 10),
-		Values: paneRowOf(t, v, map[string]warehouse.Value{
-			"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(ws), "window_end": warehouse.TimeValue(ws.Add(time.Hour)),
-			v.Key: warehouse.StringValue(key), "importe": warehouse.DecValue(dec(t, importe)), "pedidos": warehouse.IntValue(1),
-			"unidades": warehouse.IntValue(unidades), "pane_index": warehouse.IntValue(index), "timing": warehouse.StringValue(timing),
-			"accumulation": warehouse.StringValue(mode), "watermark": warehouse.TimeValue(ws), "emitted_at": warehouse.TimeValue(ws.Add(time.Minute)),
-		})}
+	return paneRow{start: ws, end: ws.Add(time.Hour), key: key, timing: timing, importe: importe, index: index,
+		pedidos: 1, unidades: unidades, watermark: ws, emitted: ws.Add(time.Minute)}.row(t, v, tag, mode)
 }
 
 // seedViewPanes appends to v's panes table, out of order, the windows of
@@ -618,13 +608,10 @@ func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.Vie
 	ctx := context.Background()
 	tag := newTag(t)
 	start, pedidosA := seedViewPanes(t, w, v, tag, mode)
-	sale := func(offset time.Duration, key, importe string, unidades, pedidos, index int64) warehouse.HourlySale {
-		ws := start.Add(offset)
-		return warehouse.HourlySale{WindowStart: ws, WindowEnd: ws.Add(time.Hour), Pais: key, Importe: dec(t, importe),
-			Pedidos: pedidos, Unidades: unidades, Timing: "ON_TIME", PaneIndex: index}
-	}
-	a0, b0 := sale(0, "A", "0.5", 1, 1, 0), sale(0, "B", "7", 7, 1, 0)
-	a15, b30 := sale(15*time.Minute, "A", "3", 2, pedidosA, 1), sale(30*time.Minute, "B", "99999999999999999999.999999999", 9, 1, 0)
+	at := func(minutes int) time.Time { return start.Add(time.Duration(minutes) * time.Minute) }
+	a0, b0 := sale(t, start, "A", "0.5", 1, 1, "ON_TIME", 0), sale(t, start, "B", "7", 1, 7, "ON_TIME", 0)
+	a15 := sale(t, at(15), "A", "3", pedidosA, 2, "ON_TIME", 1)
+	b30 := sale(t, at(30), "B", "99999999999999999999.999999999", 1, 9, "ON_TIME", 0)
 	tests := []struct {
 		name string
 		q    warehouse.NewestWindows

@@ -62,16 +62,6 @@ func (l line) values(t *testing.T) []warehouse.Value {
 	})
 }
 
-// paneRowOf is rowOf for view v's panes table, whose session windows'
-// merged_into is NULL unless byName says otherwise.
-func paneRowOf(t *testing.T, v warehouse.View, byName map[string]warehouse.Value) []warehouse.Value {
-	t.Helper()
-	if _, ok := byName["merged_into"]; v.Session && !ok {
-		byName["merged_into"] = warehouse.NullValue()
-	}
-	return rowOf(t, v.Panes, byName)
-}
-
 // rowOf orders named values as the table's schema does, so the suite does
 // not depend on column positions.
 func rowOf(t *testing.T, table string, byName map[string]warehouse.Value) []warehouse.Value {

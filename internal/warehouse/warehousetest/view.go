@@ -11,36 +11,54 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
+// paneRow is one row of v's panes table for aggregation tag: pane index of
+// key's window [start, end), with its watermark and emission time, and for
+// a session view merged_into (zero: NULL).
+type paneRow struct {
+	start, end               time.Time
+	key, timing, importe     string
+	index, pedidos, unidades int64
+	watermark, emitted       time.Time
+	merged                   time.Time
+}
+
+func (p paneRow) row(t *testing.T, v warehouse.View, tag, mode string) warehouse.Row {
+	t.Helper()
+	byName := map[string]warehouse.Value{
+		"aggregation": warehouse.StringValue(tag), "window_start": warehouse.TimeValue(p.start),
+		"window_end": warehouse.TimeValue(p.end), v.Key: warehouse.StringValue(p.key),
+		"importe": warehouse.DecValue(dec(t, p.importe)), "pedidos": warehouse.IntValue(p.pedidos),
+		"unidades": warehouse.IntValue(p.unidades), "pane_index": warehouse.IntValue(p.index),
+		"timing": warehouse.StringValue(p.timing), "accumulation": warehouse.StringValue(mode),
+		"watermark": warehouse.TimeValue(p.watermark), "emitted_at": warehouse.TimeValue(p.emitted),
+	}
+	if v.Session {
+		byName["merged_into"] = warehouse.NullValue()
+		if !p.merged.IsZero() {
+			byName["merged_into"] = warehouse.TimeValue(p.merged)
+		}
+	}
+	id := tag + "/" + p.start.Format(time.RFC3339) + "/" + p.key + "/" + strconv.FormatInt(p.index, 10)
+	return warehouse.Row{ID: id, Values: rowOf(t, v.Panes, byName)}
+}
+
 // pane is one ventas_hora_pais_paneles row of aggregation tag, identified
 // by its pane identity.
 func pane(t *testing.T, tag, mode, windowStart, pais string, index int64, timing, importe string, pedidos, unidades int64) warehouse.Row {
 	t.Helper()
-	start := ts(t, windowStart)
-	return warehouse.Row{
-		ID: tag + "/" + windowStart + "/" + pais + "/" + strconv.FormatInt(index, 10),
-		Values: rowOf(t, warehouse.VentasHoraPaisPaneles, map[string]warehouse.Value{
-			"aggregation":  warehouse.StringValue(tag),
-			"window_start": warehouse.TimeValue(start),
-			"window_end":   warehouse.TimeValue(start.Add(time.Hour)),
-			"pais":         warehouse.StringValue(pais),
-			"importe":      warehouse.DecValue(dec(t, importe)),
-			"pedidos":      warehouse.IntValue(pedidos),
-			"unidades":     warehouse.IntValue(unidades),
-			"pane_index":   warehouse.IntValue(index),
-			"timing":       warehouse.StringValue(timing),
-			"accumulation": warehouse.StringValue(mode),
-			"watermark":    warehouse.TimeValue(start.Add(time.Duration(index+1) * 50 * time.Minute)),
-			"emitted_at":   warehouse.TimeValue(start.Add(time.Duration(index+1) * 61 * time.Minute)),
-		}),
-	}
+	start, n := ts(t, windowStart), time.Duration(index+1)
+	return paneRow{start: start, end: start.Add(time.Hour), key: pais, timing: timing, importe: importe,
+		index: index, pedidos: pedidos, unidades: unidades,
+		watermark: start.Add(n * 50 * time.Minute), emitted: start.Add(n * 61 * time.Minute),
+	}.row(t, viewOf(t, warehouse.VentasHoraPais), tag, mode)
 }
 
-// RunView checks the dashboard view ventas_hora_pais of a warehouse whose
+// testView checks the dashboard view ventas_hora_pais of a warehouse whose
 // view was created for mode: it shows, per window and country, the latest
 // pane (ACCUMULATING) or the sum of the panes with the latest pane's timing
 // and index (DISCARDING). The panes are written so that both modes must
 // show the same figures.
-func RunView(t *testing.T, mode string, w Warehouse) {
+func testView(t *testing.T, mode string, w Warehouse) {
 	t.Helper()
 	ctx := context.Background()
 	tag := newTag(t)
@@ -96,37 +114,22 @@ func RunView(t *testing.T, mode string, w Warehouse) {
 // aggregation tag; mergedInto "" is NULL.
 func sessionPane(t *testing.T, v warehouse.View, tag, mode, start, end, key string, index int64, timing, importe string, pedidos, unidades int64, mergedInto string) warehouse.Row {
 	t.Helper()
-	merged := warehouse.NullValue()
+	p := paneRow{start: ts(t, start), end: ts(t, end), key: key, timing: timing, importe: importe,
+		index: index, pedidos: pedidos, unidades: unidades}
+	n := time.Duration(index + 1)
+	p.watermark, p.emitted = p.start.Add(n*20*time.Minute), p.start.Add(n*21*time.Minute)
 	if mergedInto != "" {
-		merged = warehouse.TimeValue(ts(t, mergedInto))
+		p.merged = ts(t, mergedInto)
 	}
-	s := ts(t, start)
-	return warehouse.Row{
-		ID: tag + "/" + start + "/" + key + "/" + strconv.FormatInt(index, 10),
-		Values: rowOf(t, v.Panes, map[string]warehouse.Value{
-			"aggregation":  warehouse.StringValue(tag),
-			"window_start": warehouse.TimeValue(s),
-			"window_end":   warehouse.TimeValue(ts(t, end)),
-			v.Key:          warehouse.StringValue(key),
-			"importe":      warehouse.DecValue(dec(t, importe)),
-			"pedidos":      warehouse.IntValue(pedidos),
-			"unidades":     warehouse.IntValue(unidades),
-			"pane_index":   warehouse.IntValue(index),
-			"timing":       warehouse.StringValue(timing),
-			"accumulation": warehouse.StringValue(mode),
-			"watermark":    warehouse.TimeValue(s.Add(time.Duration(index+1) * 20 * time.Minute)),
-			"emitted_at":   warehouse.TimeValue(s.Add(time.Duration(index+1) * 21 * time.Minute)),
-			"merged_into":  merged,
-		}),
-	}
+	return p.row(t, v, tag, mode)
 }
 
-// RunSessionView checks the view of the first declared session aggregation
+// testSessionView checks the view of the first declared session aggregation
 // of a warehouse whose views were created for mode: a session identity
 // whose latest pane is MERGED is left out, the one it merged into shows its
 // current value, and merged_into comes back as written (docs/event-time.md,
 // "Session windows"). With no session aggregation declared it skips.
-func RunSessionView(t *testing.T, mode string, w Warehouse) {
+func testSessionView(t *testing.T, mode string, w Warehouse) {
 	t.Helper()
 	i := slices.IndexFunc(warehouse.Views(), func(v warehouse.View) bool { return v.Session })
 	if i < 0 {

@@ -99,7 +99,7 @@ type fault struct {
 // Race makes another writer insert the same job ID just before ours.
 type Race struct {
 	Labels     map[string]string // the other writer's job labels
-	SourceURIs []string          // its load's sources (nil: ours)
+	SourceURIs []string          // its load's sources
 	Fails      *bq.ErrorProto    // nil: its job succeeds
 }
 
@@ -111,9 +111,9 @@ type Result struct {
 
 // Job is what Jobs reports of one job.
 type Job struct {
-	ID, Location, State string               // State: RUNNING or DONE
-	Config              *bq.JobConfiguration // not to be modified
-	Error               *bq.ErrorProto       // a DONE job's failure
+	ID, State string               // State: RUNNING or DONE
+	Config    *bq.JobConfiguration // not to be modified
+	Error     *bq.ErrorProto       // a DONE job's failure
 }
 
 // New builds a fake holding every table of warehouse.Tables.
@@ -215,7 +215,7 @@ func (f *Fake) Jobs() []Job {
 	out := make([]Job, 0, len(f.order))
 	for _, id := range f.order {
 		j := f.jobs[id].job
-		out = append(out, Job{ID: id, Location: j.JobReference.Location, State: j.Status.State, Config: j.Configuration, Error: j.Status.ErrorResult})
+		out = append(out, Job{ID: id, State: j.Status.State, Config: j.Configuration, Error: j.Status.ErrorResult})
 	}
 	return out
 }
@@ -243,7 +243,7 @@ func (f *Fake) FailOnViolations(t testing.TB) {
 }
 
 // Fault makes method's next request answer status, after its effect if
-// after (method: jobs.insert, jobs.get or tabledata.insertAll).
+// after (method: jobs.insert or tabledata.insertAll).
 func (f *Fake) Fault(method string, status int, after bool) {
 	f.with(func() { f.faults[method] = append(f.faults[method], fault{status: status, after: after}) })
 }
@@ -359,6 +359,15 @@ func (j *job) done(failure *bq.ErrorProto) {
 		j.job.Status.Errors = []*bq.ErrorProto{failure}
 	}
 	j.job.Statistics.EndTime = time.Now().UnixMilli()
+}
+
+// decode reads a request body into v, answering 400 when it is no JSON.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	err := json.NewDecoder(r.Body).Decode(v)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "parseError", "Parse error: "+err.Error())
+	}
+	return err == nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

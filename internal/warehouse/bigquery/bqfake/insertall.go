@@ -15,8 +15,7 @@ const MaxInsertIDLen = 128
 func (f *Fake) insertAll(w http.ResponseWriter, r *http.Request) {
 	dataset, tableName := r.PathValue("dataset"), r.PathValue("table")
 	var in bq.TableDataInsertAllRequest
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, "parseError", "Parse error: "+err.Error())
+	if !decode(w, r, &in) {
 		return
 	}
 	f.mu.Lock()

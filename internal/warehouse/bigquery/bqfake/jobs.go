@@ -3,7 +3,6 @@ package bqfake
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -39,8 +38,7 @@ func checkLabels(labels map[string]string) error {
 
 func (f *Fake) insertJob(w http.ResponseWriter, r *http.Request) {
 	var in bq.Job
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, "parseError", "Parse error: "+err.Error())
+	if !decode(w, r, &in) {
 		return
 	}
 	if in.Configuration == nil {
@@ -123,11 +121,9 @@ func (f *Fake) runRace(ctx context.Context, id string, in *bq.Job, race Race) {
 	finish := func() *bq.ErrorProto { return race.Fails }
 	if cfg.Load != nil && race.Fails == nil {
 		finish, _ = f.planLoad(ctx, cfg.Load)
-		if race.SourceURIs != nil {
-			load := *cfg.Load
-			load.SourceUris = race.SourceURIs
-			cfg.Load = &load
-		}
+		load := *cfg.Load
+		load.SourceUris = race.SourceURIs
+		cfg.Load = &load
 	}
 	j := f.newJob(id, in.JobReference.Location, &cfg)
 	j.pollsLeft = 2 // the other writer's job is still running when we look
@@ -161,10 +157,6 @@ func (f *Fake) getJob(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "jobs.get "+id)
-	if flt, ok := f.takeFault("jobs.get"); ok {
-		writeError(w, flt.status, "backendError", "Backend error (scripted)")
-		return
-	}
 	j, ok := f.jobs[id]
 	if !ok || r.URL.Query().Get("location") != j.job.JobReference.Location {
 		writeError(w, http.StatusNotFound, "notFound", fmt.Sprintf("Not found: Job %s:%s", f.project, id))

@@ -14,8 +14,7 @@ import (
 
 func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 	var in bq.QueryRequest
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, "parseError", "Parse error: "+err.Error())
+	if !decode(w, r, &in) {
 		return
 	}
 	f.mu.Lock()
@@ -44,7 +43,7 @@ func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 	j := f.newJob(fmt.Sprintf("job_fake%d", f.queryCount), in.Location, &bq.JobConfiguration{Query: &bq.JobConfigurationQuery{Query: in.Query}})
 	j.result = &res
 	j.complete()
-	rows, token := f.page(res, 0, 0, in.FormatOptions != nil && in.FormatOptions.UseInt64Timestamp)
+	rows, token := f.page(res, 0, 0)
 	writeJSON(w, http.StatusOK, &bq.QueryResponse{Kind: "bigquery#queryResponse", JobReference: j.job.JobReference, JobComplete: true,
 		Schema: &bq.TableSchema{Fields: res.Fields}, Rows: rows, TotalRows: uint64(len(res.Rows)), PageToken: token})
 }
@@ -133,14 +132,16 @@ func (f *Fake) getQueryResults(w http.ResponseWriter, r *http.Request) {
 			if tok := q.Get("pageToken"); tok != "" {
 				start, _ = strconv.Atoi(tok)
 			}
-			resp.Rows, resp.PageToken = f.page(*j.result, start, limit, q.Get("formatOptions.useInt64Timestamp") == "true")
+			resp.Rows, resp.PageToken = f.page(*j.result, start, limit)
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// page renders rows [start, start+n) as BigQuery does; the caller holds mu.
-func (f *Fake) page(res Result, start, n int, int64Timestamps bool) ([]*bq.TableRow, string) {
+// page renders rows [start, start+n) as BigQuery does, TIMESTAMP in
+// microseconds (the client always asks formatOptions.useInt64Timestamp);
+// the caller holds mu.
+func (f *Fake) page(res Result, start, n int) ([]*bq.TableRow, string) {
 	if n <= 0 || n > f.pageSize {
 		n = f.pageSize
 	}
@@ -154,10 +155,7 @@ func (f *Fake) page(res Result, start, n int, int64Timestamps bool) ([]*bq.Table
 			if s, ok := cell.(string); ok {
 				c.V = s
 				if ts, err := time.Parse(time.RFC3339Nano, s); err == nil && res.Fields[i].Type == "TIMESTAMP" {
-					c.V = strconv.FormatFloat(float64(ts.UnixMicro())/1e6, 'E', -1, 64)
-					if int64Timestamps {
-						c.V = strconv.FormatInt(ts.UnixMicro(), 10)
-					}
+					c.V = strconv.FormatInt(ts.UnixMicro(), 10)
 				}
 			}
 			tr.F = append(tr.F, c)
