@@ -58,32 +58,19 @@ func runAggregations(_ context.Context, c *cmdline, stdout io.Writer) error {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		window := d.Window + " " + shortDuration(d.Size)
+		window := d.Window + " " + render.Short(d.Size)
 		if d.Gap > 0 {
-			window = d.Window + ", gap " + shortDuration(d.Gap)
+			window = d.Window + ", gap " + render.Short(d.Gap)
 		}
 		if d.Period > 0 {
-			window += " every " + shortDuration(d.Period)
+			window += " every " + render.Short(d.Period)
 		}
 		fmt.Fprintf(stdout, "%s: %s\n", d.Aggregation, d.Description)
 		fmt.Fprintf(stdout, "  window:   %s   key: %s   measures: %s\n", window, d.Key, strings.Join(d.Measures, ", "))
 		fmt.Fprintf(stdout, "  timing:   out-of-orderness %s, idle %s, early %s, lateness %s, late delay %s\n",
-			shortDuration(d.OutOfOrderness), shortDuration(d.IdleTimeout), shortDuration(d.EarlyDelay), shortDuration(d.AllowedLateness), shortDuration(d.LateDelay))
+			render.Short(d.OutOfOrderness), render.Short(d.IdleTimeout), render.Short(d.EarlyDelay), render.Short(d.AllowedLateness), render.Short(d.LateDelay))
 		fmt.Fprintf(stdout, "  panes:    %s   view: %s (%s)\n", d.PanesTable, d.View, strings.ToLower(d.Accumulation))
 		fmt.Fprintf(stdout, "  file:     %s\n", d.File)
 	}
 	return nil
-}
-
-// shortDuration writes a duration as the declarations do: 1h, 15m, 1h30m,
-// 0s, without Go's trailing zero units.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -79,15 +78,5 @@ func TestAggregationsJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
-func TestShortDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		time.Hour: "1h", 15 * time.Minute: "15m", 90 * time.Minute: "1h30m", 90 * time.Second: "1m30s", 0: "0s",
-	} {
-		if got := shortDuration(d); got != want {
-			t.Errorf("shortDuration(%s) = %q, want %q", d, got, want)
-		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/reingest"
-	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // runBackfill ingests every object under a prefix through the file-drop
@@ -60,11 +59,7 @@ func runBackfill(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.format == "json" {
-		if err := render.JSON(stdout, sum); err != nil {
-			return err
-		}
-	} else if err := reingest.WriteSummary(stdout, sum); err != nil {
+	if err := report(stdout, c.format, sum, func(w io.Writer) error { return reingest.WriteSummary(w, sum) }); err != nil {
 		return err
 	}
 	switch {

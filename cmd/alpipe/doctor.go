@@ -401,12 +401,8 @@ func runDoctor(ctx context.Context, c *cmdline, stdout io.Writer) error {
 			failed++
 		}
 	}
-	if c.format == "json" {
-		if err := render.JSON(stdout, findings); err != nil {
-			return err
-		}
-	} else {
-		printFindings(stdout, findings)
+	if err := report(stdout, c.format, findings, func(w io.Writer) error { printFindings(w, findings); return nil }); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return fmt.Errorf("doctor: %s missing (each line above says how to fix it)", render.Counted(failed, "required piece", "required pieces"))

@@ -33,22 +33,17 @@ func runDrop(ctx context.Context, c *cmdline, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if c.format == "json" {
-			return render.JSON(stdout, attrs)
-		}
-		fmt.Fprintf(stdout, "uploaded gs://%s/%s generation %d (not ingested)\n", attrs.Bucket, attrs.Name, attrs.Generation)
-		return nil
+		return report(stdout, c.format, attrs, func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "uploaded gs://%s/%s generation %d (not ingested)\n", attrs.Bucket, attrs.Name, attrs.Generation)
+			return err
+		})
 	}
 	rec, err := c.srv.Drop(ctx, name, c.pos[0])
 	if err != nil {
 		return err
 	}
-	if c.format == "json" {
-		if err := render.JSON(stdout, rec); err != nil {
-			return err
-		}
-	} else {
-		printRecord(stdout, rec)
+	if err := report(stdout, c.format, rec, func(w io.Writer) error { printRecord(w, rec); return nil }); err != nil {
+		return err
 	}
 	return loadedInFull(rec)
 }

@@ -56,10 +56,10 @@ func reexecWithAllocatorSettings() {
 	_ = syscall.Exec(exe, os.Args, env)
 }
 
-// report writes a command's report as JSON or as its own text.
-func report(w io.Writer, format string, rep interface{ WriteText(io.Writer) error }) error {
+// report writes a command's outcome v as JSON, or as text writes it.
+func report(w io.Writer, format string, v any, text func(io.Writer) error) error {
 	if format == "json" {
-		return render.JSON(w, rep)
+		return render.JSON(w, v)
 	}
-	return rep.WriteText(w)
+	return text(w)
 }

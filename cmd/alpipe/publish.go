@@ -65,10 +65,7 @@ func runPublish(ctx context.Context, c *cmdline, stdout io.Writer) error {
 		fmt.Fprintln(stdout, stream.OrderLine(res.Result, st.EventTime))
 	}
 	if c.format == "json" {
-		if results == nil {
-			results = []stream.Result{}
-		}
-		return render.JSON(stdout, results)
+		return render.JSON(stdout, results) // nil is [] there
 	}
 	return nil
 }
@@ -96,11 +93,7 @@ func runTick(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("tick: %w", err)
 	}
-	if format == "json" {
-		return render.JSON(stdout, res)
-	}
-	stream.WriteTick(stdout, res)
-	return nil
+	return report(stdout, format, res, func(w io.Writer) error { stream.WriteTick(w, res); return nil })
 }
 
 // parseTime reads an RFC 3339 time, saying the expected form when the user

@@ -65,10 +65,7 @@ func quarantineList(ctx context.Context, srv client.Server, prefix, format strin
 		files = append(files, a)
 	}
 	if format == "json" {
-		if files == nil {
-			files = []objects.Attrs{}
-		}
-		return render.JSON(stdout, files)
+		return render.JSON(stdout, files) // nil is [] there
 	}
 	if len(files) == 0 {
 		fmt.Fprintf(stdout, "no quarantine files under gs://%s/%s\n", localapi.QuarantineBucket, prefix)

@@ -44,7 +44,7 @@ func runReconcile(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := report(stdout, c.format, rep); err != nil {
+	if err := report(stdout, c.format, rep, rep.WriteText); err != nil {
 		return err
 	}
 	if !rep.OK() {

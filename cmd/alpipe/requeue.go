@@ -9,7 +9,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/reingest"
-	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // runRequeue turns a fixed quarantine file into a new landing object of its
@@ -56,9 +55,5 @@ func runRequeue(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.format == "json" {
-		return render.JSON(stdout, res)
-	}
-	reingest.WriteRequeue(stdout, res, bucket)
-	return nil
+	return report(stdout, c.format, res, func(w io.Writer) error { reingest.WriteRequeue(w, res, bucket); return nil })
 }

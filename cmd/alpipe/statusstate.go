@@ -44,10 +44,7 @@ func filesInState(recs []ledger.Record, state ledger.State, max int, format stri
 		mine = mine[:max]
 	}
 	if format == "json" {
-		if mine == nil {
-			mine = []ledger.Record{}
-		}
-		return render.JSON(stdout, mine)
+		return render.JSON(stdout, mine) // nil is [] there
 	}
 	if len(mine) == 0 {
 		fmt.Fprintf(stdout, "no files in state %s\n", state)

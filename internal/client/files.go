@@ -154,12 +154,13 @@ func (s Server) Drop(ctx context.Context, object, file string) (ledger.Record, e
 	if err != nil {
 		return ledger.Record{}, err
 	}
-	return s.Notify(ctx, attrs)
+	return s.Ingest(ctx, attrs)
 }
 
-// Notify delivers the finalize event of an existing generation and waits for
-// its outcome: a 409 (another attempt holds it) is retried as Eventarc would.
-func (s Server) Notify(ctx context.Context, attrs objects.Attrs) (ledger.Record, error) {
+// Ingest delivers the finalize event of an existing generation to IngestCSV
+// and waits for its outcome: a 409 (another attempt holds it) is retried as
+// Eventarc would.
+func (s Server) Ingest(ctx context.Context, attrs objects.Attrs) (ledger.Record, error) {
 	e, err := FinalizeEvent(attrs, time.Now())
 	if err != nil {
 		return ledger.Record{}, err
@@ -168,7 +169,11 @@ func (s Server) Notify(ctx context.Context, attrs objects.Attrs) (ledger.Record,
 	for delay := 100 * time.Millisecond; ; delay *= 2 {
 		status, err := Deliver(ctx, s.base()+localapi.FunctionPath(localapi.IngestCSV), e)
 		if err == nil {
-			return s.FetchRecord(ctx, key)
+			rec, ok, err := s.Get(ctx, key)
+			if err == nil && !ok {
+				err = fmt.Errorf("ledger record %s: none after the ingest", key)
+			}
+			return rec, err
 		}
 		if status == 0 {
 			if networkError(err) {
@@ -185,13 +190,6 @@ func (s Server) Notify(ctx context.Context, attrs objects.Attrs) (ledger.Record,
 		case <-time.After(delay):
 		}
 	}
-}
-
-// FetchRecord reads one ledger record from the server.
-func (s Server) FetchRecord(ctx context.Context, key ledger.Key) (ledger.Record, error) {
-	var rec ledger.Record
-	_, err := s.getJSON(ctx, localapi.LedgerURL(key), &rec)
-	return rec, err
 }
 
 // Ledger reads every ledger record the server holds.

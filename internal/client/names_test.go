@@ -47,21 +47,26 @@ func TestUploadRefusesBadNames(t *testing.T) {
 
 // TestDeliverFailsBeforeHTTP: an event that never reaches the function is
 // an error, not a silent success (drop used to print "GET /_local/ledger:
-// HTTP 404" after an event with a newline in its subject never left).
+// HTTP 404" after an event with a newline in its subject never left); drop's
+// Ingest then says why, and reports only a dead server as one.
 func TestDeliverFailsBeforeHTTP(t *testing.T) {
 	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(fn.Close)
 	for _, tc := range []struct {
 		name, url, object string
 		wantStatus        int
-		wantErr           string // "" is no error
+		wantErr           string // Deliver's; "" is no error
+		wantIngest        string // Ingest's; "" skips it
+		unreachable       bool   // Ingest's error is ErrUnreachable
 	}{
 		{name: "delivered", url: fn.URL, object: "exportaciones/x.csv", wantStatus: 200},
-		{name: "newline in the subject", url: fn.URL, object: "exportaciones/a\nb.csv", wantErr: "invalid header field value"},
-		{name: "nothing listening", url: "http://127.0.0.1:1", object: "exportaciones/x.csv", wantErr: "connection refused"},
+		{name: "newline in the subject", url: fn.URL, object: "exportaciones/a\nb.csv", wantErr: "invalid header field value", wantIngest: "event not delivered"},
+		{name: "nothing listening", url: "http://127.0.0.1:1", object: "exportaciones/x.csv", wantErr: "connection refused",
+			wantIngest: "is `alpipe serve` running", unreachable: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := client.FinalizeEvent(objects.Attrs{Bucket: localapi.LandingBucket, Name: tc.object, Generation: 1}, time.Now())
+			attrs := objects.Attrs{Bucket: localapi.LandingBucket, Name: tc.object, Generation: 1}
+			e, err := client.FinalizeEvent(attrs, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,28 +74,12 @@ func TestDeliverFailsBeforeHTTP(t *testing.T) {
 			if status != tc.wantStatus || (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("Deliver = %d, %v; want %d and an error containing %q", status, err, tc.wantStatus, tc.wantErr)
 			}
-		})
-	}
-}
-
-// TestNotifySaysWhyNothingWasDelivered: drop's delivery failing before any
-// HTTP exchange ends in an error with the reason; only a dead server is
-// reported as one.
-func TestNotifySaysWhyNothingWasDelivered(t *testing.T) {
-	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	t.Cleanup(fn.Close)
-	for _, tc := range []struct {
-		name, url, object string
-		want              string
-		unreachable       bool
-	}{
-		{name: "undeliverable event", url: fn.URL, object: "exportaciones/a\nb.csv", want: "event not delivered"},
-		{name: "no server", url: "http://127.0.0.1:1", object: "exportaciones/x.csv", want: "is `alpipe serve` running", unreachable: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := client.Server{URL: tc.url}.Notify(context.Background(), objects.Attrs{Bucket: localapi.LandingBucket, Name: tc.object, Generation: 1})
-			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, client.ErrUnreachable) != tc.unreachable {
-				t.Errorf("Notify = %v, want an error containing %q (unreachable %v)", err, tc.want, tc.unreachable)
+			if tc.wantIngest == "" {
+				return
+			}
+			_, err = client.Server{URL: tc.url}.Ingest(context.Background(), attrs)
+			if err == nil || !strings.Contains(err.Error(), tc.wantIngest) || errors.Is(err, client.ErrUnreachable) != tc.unreachable {
+				t.Errorf("Ingest = %v, want an error containing %q (unreachable %v)", err, tc.wantIngest, tc.unreachable)
 			}
 		})
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
-	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/reingest"
 	"github.com/alpinashop/alpipe/internal/status"
 )
@@ -31,12 +30,6 @@ func (s Server) Get(ctx context.Context, key ledger.Key) (ledger.Record, bool, e
 		return ledger.Record{}, false, fmt.Errorf("ledger record %s: %w", key, err)
 	}
 	return rec, true, nil
-}
-
-// Ingest delivers obj's finalize event to the server's IngestCSV and waits
-// for its outcome, retrying while another attempt holds it.
-func (s Server) Ingest(ctx context.Context, obj objects.Attrs) (ledger.Record, error) {
-	return s.Notify(ctx, obj)
 }
 
 // Status fetches the status report; since and files 0 mean the defaults.

@@ -5,13 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -22,13 +18,11 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/ledger"
-	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/replay/replaytest"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // fakeWarehouse answers the bars read with res (or err) and the summary
 // read (discard_summary) with summary (or summaryErr); it records each
@@ -174,15 +168,6 @@ func getSnapshot(t *testing.T, h http.Handler) (dashboard.Snapshot, []byte) {
 	return snap, rec.Body.Bytes()
 }
 
-func dec(t *testing.T, s string) numeric.Dec {
-	t.Helper()
-	d, err := numeric.Parse(s, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // TestAPIGolden pins the JSON the page reads, byte for byte: amounts as
 // exact strings, the watermark with its lag, freshness, discards, open
 // windows, the newest Files records with their quarantine links.
@@ -203,19 +188,7 @@ func TestAPIGolden(t *testing.T) {
 	if err := json.Indent(&pretty, body, "", "  "); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "api.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, pretty.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), pretty.String()); diff != "" {
-		t.Errorf("snapshot JSON (-want +got):\n%s", diff)
-	}
+	replaytest.Golden(t, "testdata/api.golden.json", pretty.Bytes())
 	for _, exact := range []string{`"importe":"0.000000001"`, `"importe":"9223372036.854775807"`, `"importe":"60.05"`} {
 		if !bytes.Contains(body, []byte(exact)) {
 			t.Errorf("body lacks %s: money must stay an exact string", exact)
@@ -248,7 +221,7 @@ func TestAPI(t *testing.T) {
 	}
 	bar := dashboard.Bar{
 		WindowStart: time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC), WindowEnd: time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC),
-		Pais: "ES", Importe: dec(t, "100.1"), Pedidos: 1, Unidades: 2, Timing: "ON_TIME", PaneIndex: 1,
+		Pais: "ES", Importe: mustDec("100.1"), Pedidos: 1, Unidades: 2, Timing: "ON_TIME", PaneIndex: 1,
 	}
 	file := dashboard.File{
 		Object: "gs://alpinashop-catalogo/exportaciones/2026/03/14/fa.csv#1000", Bucket: "alpinashop-catalogo",
@@ -450,16 +423,20 @@ func TestLagUsesProcessingTime(t *testing.T) {
 }
 
 // TestRoutes: mounted at "/" of the functions framework's mux the handler
-// receives every path no function claims, so it answers only its own.
+// receives every path no function claims, so it answers only its own. The
+// page's period is the Source's; unset, 5 minutes, the period for a page
+// over BigQuery, where each refresh is billed.
 func TestRoutes(t *testing.T) {
-	h := dashboard.Handler(dashboard.Source{Refresh: 1500 * time.Millisecond})
 	tests := []struct {
 		name, method, path string
+		refresh            time.Duration // Source.Refresh
 		status             int
 		contentType        string
 		body               string // a substring
 	}{
-		{name: "page", method: "GET", path: "/", status: 200, contentType: "text/html; charset=utf-8", body: `data-refresh-ms="1500"`},
+		{name: "page", method: "GET", path: "/", refresh: 1500 * time.Millisecond, status: 200, contentType: "text/html; charset=utf-8", body: `data-refresh-ms="1500"`},
+		{name: "page, unset period", method: "GET", path: "/", status: 200, body: `data-refresh-ms="300000"`},
+		{name: "page over a free warehouse", method: "GET", path: "/", refresh: dashboard.LocalRefresh, status: 200, body: `data-refresh-ms="5000"`},
 		{name: "page HEAD", method: "HEAD", path: "/", status: 200, contentType: "text/html; charset=utf-8"},
 		{name: "script", method: "GET", path: "/assets/dashboard.js", status: 200, contentType: "text/javascript; charset=utf-8", body: `fetch("api/dashboard"`},
 		{name: "styles", method: "GET", path: "/assets/dashboard.css", status: 200, contentType: "text/css; charset=utf-8", body: ".t-LATE"},
@@ -472,7 +449,7 @@ func TestRoutes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+			dashboard.Handler(dashboard.Source{Refresh: tt.refresh}).ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
 			if rec.Code != tt.status {
 				t.Fatalf("%s %s: HTTP %d, want %d", tt.method, tt.path, rec.Code, tt.status)
 			}
@@ -486,7 +463,7 @@ func TestRoutes(t *testing.T) {
 		})
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	dashboard.Handler(dashboard.Source{}).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("page CSP = %q: want scripts from the handler only", csp)
 	}
@@ -499,17 +476,5 @@ func ptr[T any](v T) *T { return &v }
 func TestTooLateReason(t *testing.T) {
 	if stream.ReasonTooLate != warehouse.ReasonTooLate {
 		t.Errorf("stream.ReasonTooLate = %q, warehouse.ReasonTooLate = %q: the discard reads would miscount", stream.ReasonTooLate, warehouse.ReasonTooLate)
-	}
-}
-
-// TestPageRefresh: the page's period is the Source's; unset, 5 minutes,
-// the period for a page over BigQuery, where each refresh is billed.
-func TestPageRefresh(t *testing.T) {
-	for refresh, want := range map[time.Duration]string{0: `data-refresh-ms="300000"`, dashboard.LocalRefresh: `data-refresh-ms="5000"`} {
-		rec := httptest.NewRecorder()
-		dashboard.Handler(dashboard.Source{Refresh: refresh}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
-		if got := regexp.MustCompile(`data-refresh-ms="[0-9]*"`).FindString(rec.Body.String()); got != want {
-			t.Errorf("refresh %s: page's period %s, want %s", refresh, got, want)
-		}
 	}
 }

@@ -2,12 +2,10 @@ package dashboard_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/dashboard"
-	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/localapi"
@@ -163,86 +160,6 @@ return {
   Resources: performance.getEntriesByType("resource").map((r) => r.name),
 };`
 
-// The local server cannot be stopped (the functions framework offers no
-// way), so it is started once per test binary, and only by a test that
-// needs it.
-var localServer struct {
-	srv    *local.Server
-	data   string
-	err    error
-	played bool // the story ran: its orders and file are in the server for good
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if localServer.srv != nil {
-		_ = localServer.srv.App.Close()
-		_ = os.RemoveAll(localServer.data)
-	}
-	os.Exit(code)
-}
-
-func startLocal(t *testing.T) (*local.Server, string) {
-	t.Helper()
-	if localServer.srv == nil && localServer.err == nil {
-		localServer.data, localServer.err = os.MkdirTemp("", "alpipe-dashboard-test-")
-		if localServer.err == nil {
-			localServer.srv, localServer.err = local.Start(context.Background(), local.Options{
-				Addr: "127.0.0.1:0", DataDir: localServer.data, Logger: logging.Discard(),
-				Clock: local.VirtualClock(at("17:00")),
-			})
-		}
-	}
-	if localServer.err != nil {
-		t.Fatalf("start local server: %v", localServer.err)
-	}
-	return localServer.srv, localServer.data
-}
-
-// dashboardURL is the local server itself when serve mounts the dashboard
-// with every part wired (the stream's state and the quarantine bucket);
-// otherwise the test serves Handler beside it, over the server's own
-// warehouse, ledger, stream processor and state store, with quarantine
-// links to the server's fake GCS.
-func dashboardURL(t *testing.T, srv *local.Server, data string) string {
-	t.Helper()
-	resp, err := http.Get(srv.URL + dashboard.APIPath)
-	if err == nil {
-		var snap dashboard.Snapshot
-		mounted := resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&snap) == nil && snap.Aggregation != ""
-		resp.Body.Close()
-		if mounted && snap.Errors[dashboard.PartStream] == "" {
-			t.Logf("serve mounts the dashboard with the stream's state: testing %s/", srv.URL)
-			return srv.URL
-		}
-		if mounted {
-			t.Logf("serve mounts the dashboard without the stream's state (%s): testing Handler beside it", snap.Errors[dashboard.PartStream])
-		}
-	}
-	store, wh := localBackends(srv)
-	proc := srv.App.Stream
-	ts := httptest.NewServer(dashboard.Handler(dashboard.Source{
-		Warehouse:        wh,
-		Ledger:           srv.App.Ledger,
-		Watermarks:       dashboard.StoreWatermarks{Store: store},
-		Stream:           proc,
-		Now:              srv.Clock.Now,
-		Refresh:          250 * time.Millisecond,
-		QuarantineBucket: localapi.QuarantineBucket,
-		DownloadBase:     srv.URL + "/",
-		Aggregations:     []string{dashboard.DefaultAggregation, skuAggregation},
-	}))
-	t.Cleanup(ts.Close)
-	t.Logf("testing Handler at %s/ over the local server's backends", ts.URL)
-	return ts.URL
-}
-
-// localBackends returns the state store and warehouse the local server
-// already opened (the embedded files are locked against a second opener).
-func localBackends(srv *local.Server) (docstore.Store, warehouse.Warehouse) {
-	return srv.App.Store, srv.App.Warehouse
-}
-
 // history appends ON_TIME panes of three hours on 1, 2 and 3 March, as a
 // replay of loaded history would: about a million euros an hour, beside
 // the live hours' tens of euros.
@@ -301,14 +218,15 @@ func waitFor[P page | truthPage](t *testing.T, wd *browsertest.Driver, limit tim
 // the counts, the links and the filters as an operator would use them.
 func TestDashboardInChromium(t *testing.T) {
 	chromium, driver := browsertest.Find(t)
-	if localServer.played {
-		t.Skip("the story already ran in this process (-count > 1) and the local server cannot be reset: its orders and file are deduplicated now")
-	}
 	ctx := context.Background()
 	started := time.Now()
-	srv, data := startLocal(t)
-	localServer.played = true
-	url := dashboardURL(t, srv, data)
+	srv, err := local.Start(ctx, local.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: logging.Discard(),
+		Clock: local.VirtualClock(at("17:00"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Shutdown("test done") })
+	url := srv.URL // serve mounts the page over its own backends
 
 	rec, err := client.Server{URL: srv.URL}.Drop(ctx, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
 	if err != nil {
@@ -365,7 +283,7 @@ func TestDashboardInChromium(t *testing.T) {
 
 	// Act 3: history, a message that is no order, an order too late for
 	// its window (15:10 closed for good at 16:00 + L = 18:00 <= W).
-	_, wh := localBackends(srv)
+	wh := srv.App.Warehouse
 	if err := history(ctx, wh); err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 		if err != nil {
 			return err
 		}
-		again, err := srv.Notify(ctx, attrs)
+		again, err := srv.Ingest(ctx, attrs)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -110,26 +111,13 @@ func (s *Server) printView(ctx context.Context, w io.Writer, name string) error 
 	}
 	windows := "hour"
 	if d.WindowType == aggregation.Session {
-		windows = "session, gap " + duration(d.Gap) + ","
+		windows = "session, gap " + render.Short(d.Gap) + ","
 	} else if d.WindowType == aggregation.Sliding {
-		windows = fmt.Sprintf("sliding window (%s every %s)", duration(d.Size), duration(d.Period))
+		windows = fmt.Sprintf("sliding window (%s every %s)", render.Short(d.Size), render.Short(d.Period))
 	} else if d.Size != time.Hour {
-		windows = duration(d.Size) + " window"
+		windows = render.Short(d.Size) + " window"
 	}
 	return s.printQueries(ctx, w, []titledQuery{
 		{fmt.Sprintf("Dashboard view (%s): current value per %s and %s", d.View(), windows, d.Key), listing},
 	})
-}
-
-// duration prints a whole-minute duration as a declaration says it: 1h,
-// 15m, 1h30m.
-func duration(d time.Duration) string {
-	h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-	switch {
-	case m == 0:
-		return fmt.Sprintf("%dh", h)
-	case h == 0:
-		return fmt.Sprintf("%dm", m)
-	}
-	return fmt.Sprintf("%dh%dm", h, m)
 }

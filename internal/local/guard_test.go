@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"net/http"
@@ -60,35 +61,15 @@ func TestGuardRefuse(t *testing.T) {
 
 // TestServerRefusesTheAttacks sends the issue's attacks to the running
 // server: each must be refused while the CLI's own requests still work.
+// fake-gcs-server's own /_internal/ routes are not mounted, and no answer
+// carries a CORS grant, even to a request the guard lets through.
 func TestServerRefusesTheAttacks(t *testing.T) {
-	ctx := context.Background()
-	post := func(t *testing.T, path, body string, header map[string]string) (int, string) {
-		t.Helper()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		for k, v := range header {
-			if k == "Host" {
-				req.Host = v
-				continue
-			}
-			req.Header.Set(k, v)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	same := map[string]string{"Origin": srv.URL} // the guard lets it by
 	tests := []struct {
-		name, path, body string
-		header           map[string]string
-		wantStatus       int
-		wantBody         string
+		name, method, path, body string
+		header                   map[string]string
+		wantStatus               int
+		wantBody                 string
 	}{
 		{name: "cross-site replay writes no pane", path: localapi.Prefix + "replay", body: `{}`, header: map[string]string{"Origin": "https://attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
 		{name: "cross-site order", path: "/AggregateOrders", body: `{}`, header: map[string]string{"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
@@ -96,14 +77,50 @@ func TestServerRefusesTheAttacks(t *testing.T) {
 		{name: "reading a file through SQL", path: localapi.Prefix + "query", body: `{"sql":"SELECT content FROM read_text('/etc/passwd')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
 		{name: "listing a folder through SQL", path: localapi.Prefix + "query", body: `{"sql":"SELECT * FROM glob('/root/*')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
 		{name: "the CLI's query", path: localapi.Prefix + "query", body: `{"sql":"SELECT 1 AS uno"}`, wantStatus: http.StatusOK, wantBody: "uno"},
+		{name: "delete every bucket", path: "/_internal/delete_all", body: "{}", header: same, wantStatus: http.StatusNotFound},
+		{name: "reseed", method: http.MethodPut, path: "/_internal/config", body: "{}", header: same, wantStatus: http.StatusNotFound},
+		{name: "list the landing bucket", method: http.MethodGet, path: "/storage/v1/b/" + localapi.LandingBucket + "/o", header: same, wantStatus: http.StatusOK},
+		{name: "bucket metadata", method: http.MethodGet, path: "/storage/v1/b/" + localapi.QuarantineBucket, header: same, wantStatus: http.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, body := post(t, tt.path, tt.body, tt.header)
-			if status != tt.wantStatus || !strings.Contains(body, tt.wantBody) {
-				t.Fatalf("got %d %q, want %d with %q", status, body, tt.wantStatus, tt.wantBody)
+			req, err := http.NewRequest(cmp.Or(tt.method, http.MethodPost), srv.URL+tt.path, strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			for k, v := range tt.header {
+				if k == "Host" {
+					req.Host = v
+					continue
+				}
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.wantStatus || !strings.Contains(string(b), tt.wantBody) {
+				t.Fatalf("got %d %q, want %d with %q", resp.StatusCode, b, tt.wantStatus, tt.wantBody)
+			}
+			for k := range resp.Header {
+				if strings.HasPrefix(k, "Access-Control-") {
+					t.Errorf("answer carries %s: %q", k, resp.Header.Get(k))
+				}
 			}
 		})
+	}
+	for _, b := range []string{localapi.LandingBucket, localapi.QuarantineBucket, localapi.StagingBucket} {
+		resp, err := http.Get(srv.URL + "/storage/v1/b/" + b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("after the attempts bucket %s answers %d, want 200", b, resp.StatusCode)
+		}
 	}
 }
 

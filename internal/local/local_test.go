@@ -26,9 +26,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/replay/replaytest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // One server, on a virtual clock, serves most tests of this package
 // (starting one costs DuckDB and the embedded store a second each).
@@ -66,19 +65,7 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := regexp.MustCompile(`(#|\.g|generation: )\d{6,}`).ReplaceAllString(out.String(), "${1}GEN")
-	golden := filepath.Join("testdata", "demo.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("demo output (-want +got):\n%s", diff)
-	}
+	replaytest.Golden(t, "testdata/demo.golden", []byte(got))
 	for _, must := range []string{
 		"rows read/loaded/quarantined: 4/1/3", // the seed order file
 		"expected 8 columns, got 9",
@@ -122,7 +109,7 @@ func TestIngestCSVThroughFramework(t *testing.T) {
 			t.Fatalf("delivery %d: HTTP %d, %v", i, status, err)
 		}
 	}
-	rec, err := client.Server{URL: srv.URL}.FetchRecord(ctx, ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation})
+	rec, _, err := client.Server{URL: srv.URL}.Get(ctx, ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation})
 	if err != nil {
 		t.Fatal(err)
 	}

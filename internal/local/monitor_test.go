@@ -46,7 +46,8 @@ func publishAndTick(t *testing.T, s *Server) {
 // dashboard answers data freshness (18:25 minus the watermark 18:15),
 // system lag (the orders accepted at 17:00 waited 85 minutes for the
 // tick), the orders accepted per minute and the dead letters, over
-// processing time; and says why there is no backlog.
+// processing time; and says why there is no backlog. Then the page draws
+// that panel in Chromium.
 func TestMonitoringPanelOnServe(t *testing.T) {
 	s := startOwn(t)
 	t.Cleanup(func() { _ = s.Shutdown("test") })
@@ -94,18 +95,15 @@ func TestMonitoringPanelOnServe(t *testing.T) {
 	if m.Backlog != nil || !strings.Contains(m.BacklogNote, "no Pub/Sub here") {
 		t.Errorf("backlog %+v, note %q", m.Backlog, m.BacklogNote)
 	}
+	t.Run("in Chromium", func(t *testing.T) { panelInChromium(t, s) })
 }
 
-// TestMonitoringPanelInChromium: the page draws the panel of a served
-// story: the freshness and system lag points, the accepted orders and the
-// dead letter as bars, with the figures and the one duration format of
-// the CLI (render.Duration).
-func TestMonitoringPanelInChromium(t *testing.T) {
+// panelInChromium: the page draws the panel of a served story: the
+// freshness and system lag points, the accepted orders and the dead letter
+// as bars, with the figures and the one duration format of the CLI
+// (render.Duration).
+func panelInChromium(t *testing.T, s *Server) {
 	chromium, driver := browsertest.Find(t)
-	s := startOwn(t)
-	t.Cleanup(func() { _ = s.Shutdown("test") })
-	publishAndTick(t, s)
-
 	wd := browsertest.Start(t, chromium, driver)
 	if err := wd.Navigate(s.URL + "/"); err != nil {
 		t.Fatal(err)

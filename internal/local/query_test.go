@@ -161,7 +161,9 @@ func (r recording) QueryRows(ctx context.Context, sql string, sink warehouse.Row
 // TestQueryAsksTheEngineForNoMoreThanItMaySend: DuckDB's driver holds a
 // whole result before the first row is read, so the server wraps the query
 // in a LIMIT of what the answer may need, and runs it as sent when it
-// cannot be wrapped (SHOW, DESCRIBE).
+// cannot be wrapped (SHOW, DESCRIBE). SQL of several statements is refused
+// before the engine sees it, in words that say what to do, not DuckDB's
+// "missing context for multi-statement query: try using PrepareContext".
 func TestQueryAsksTheEngineForNoMoreThanItMaySend(t *testing.T) {
 	caps := config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: time.Minute}
 	tests := []struct {
@@ -169,19 +171,24 @@ func TestQueryAsksTheEngineForNoMoreThanItMaySend(t *testing.T) {
 		sql     string
 		maxRows int64
 		refuse  string
-		want    []string
+		want    []string // the statements run
+		wantErr string   // an HTTP 400's message; "" for none
 	}{
 		{name: "the cap and one", sql: "SELECT i FROM t -- all of them;\n ;", want: []string{"SELECT * FROM (\nSELECT i FROM t -- all of them\n) AS q LIMIT 11"}},
 		{name: "the client's max_rows and one", sql: "SELECT 1", maxRows: 3, want: []string{"SELECT * FROM (\nSELECT 1\n) AS q LIMIT 4"}},
 		{name: "a trailing ';' and comment are not a second statement", sql: "SELECT 1; -- done\n", want: []string{"SELECT * FROM (\nSELECT 1\n) AS q LIMIT 11"}},
 		{name: "not wrappable: as sent", sql: "SHOW TABLES", refuse: "SELECT * FROM (", want: []string{"SELECT * FROM (\nSHOW TABLES\n) AS q LIMIT 11", "SHOW TABLES"}},
+		{name: "two selects", sql: "SELECT 1; SELECT 2", wantErr: "one statement at a time: this SQL holds 2 statements separated by ';'; send them one by one"},
+		{name: "only a semicolon", sql: " ; -- nothing", wantErr: "no statement: the SQL holds only blanks, comments or ';'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var sqls []string
 			srv := queryServer(t, recording{counting: counting{n: 1, cell: "x"}, refuse: tt.refuse, sqls: &sqls}, caps)
-			if _, err := srv.QueryRows(t.Context(), tt.sql, tt.maxRows, &warehouse.Collect{}); err != nil {
-				t.Fatal(err)
+			_, err := srv.QueryRows(t.Context(), tt.sql, tt.maxRows, &warehouse.Collect{})
+			var qe *client.QueryError
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (!errors.As(err, &qe) || qe.Status != http.StatusBadRequest || qe.Error() != tt.wantErr) {
+				t.Fatalf("error %v, want an HTTP 400 saying %q", err, tt.wantErr)
 			}
 			if diff := cmp.Diff(tt.want, sqls); diff != "" {
 				t.Errorf("statements run (-want +got):\n%s", diff)
@@ -244,37 +251,6 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 	w.n += len(b)
 	w.last = string(b[max(0, len(b)-200):])
 	return len(b), nil
-}
-
-// TestQueryRefusesSeveralStatements: SQL of several statements is refused
-// before the engine sees it, in words that say what to do, not DuckDB's
-// "missing context for multi-statement query: try using PrepareContext".
-func TestQueryRefusesSeveralStatements(t *testing.T) {
-	tests := []struct {
-		name string
-		sql  string
-		want string
-	}{
-		{name: "two selects", sql: "SELECT 1; SELECT 2", want: "one statement at a time: this SQL holds 2 statements separated by ';'; send them one by one"},
-		{name: "only a semicolon", sql: " ; -- nothing", want: "no statement: the SQL holds only blanks, comments or ';'"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var sqls []string
-			srv := queryServer(t, recording{counting: counting{n: 1, cell: "x"}, sqls: &sqls}, config.Query{MaxRows: 10, MaxBytes: 1024, Timeout: time.Minute})
-			_, err := srv.QueryRows(t.Context(), tt.sql, 0, &warehouse.Collect{})
-			var qe *client.QueryError
-			if !errors.As(err, &qe) || qe.Status != http.StatusBadRequest {
-				t.Fatalf("error %v, want an HTTP 400 QueryError", err)
-			}
-			if diff := cmp.Diff(tt.want, qe.Error()); diff != "" {
-				t.Errorf("message (-want +got):\n%s", diff)
-			}
-			if len(sqls) != 0 {
-				t.Errorf("the engine was asked %q", sqls)
-			}
-		})
-	}
 }
 
 // TestQueryRowPastTheByteCapNeverReachesGo: a row larger than

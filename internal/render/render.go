@@ -9,6 +9,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -45,4 +46,17 @@ func Duration(d time.Duration) string {
 		return fmt.Sprintf("%s%dm%02ds", sign, m, s)
 	}
 	return fmt.Sprintf("%s%ds", sign, s)
+}
+
+// Short writes a duration as the declarations do: 1h, 15m, 1h30m, 1m30s,
+// 0s, without Go's trailing zero units.
+func Short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

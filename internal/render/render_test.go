@@ -48,6 +48,7 @@ func TestJSONStyle(t *testing.T) {
 			in:   struct{ Zeta, Alpha int }{1, 2},
 			want: "{\n  \"zeta\": 1,\n  \"alpha\": 2\n}",
 		},
+		{name: "a nil list is an empty one, never null", in: []time.Time(nil), want: "[]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,6 +191,16 @@ func TestDuration(t *testing.T) {
 	for sec, want := range DurationTable(t) {
 		if got := Duration(time.Duration(sec) * time.Second); got != want {
 			t.Errorf("Duration(%ds) = %q, want %q", sec, got, want)
+		}
+	}
+}
+
+func TestShort(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Hour: "1h", 15 * time.Minute: "15m", 90 * time.Minute: "1h30m", 90 * time.Second: "1m30s", 0: "0s",
+	} {
+		if got := Short(d); got != want {
+			t.Errorf("Short(%s) = %q, want %q", d, got, want)
 		}
 	}
 }
