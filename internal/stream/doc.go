@@ -44,18 +44,23 @@
 //	aggregations/<agg>/control/fold            foldDoc: the last generation folded in and the
 //	                                           agenda of open windows (extent, parts, next
 //	                                           timer, on_time_done; while unreadable: error,
-//	                                           failing_since, parked). Written by the fold only
+//	                                           failing_since, parked); for sessions the number
+//	                                           of parts and per part its open keys, earliest
+//	                                           timer and W due (the same while unreadable).
+//	                                           Written by the fold only
 //	aggregations/<agg>/control/lease           tick lease {holder, until}
 //	aggregations/<agg>/state/<window>_<part>   partDoc: the keys of one window that hash
 //	                                           (FNV-1a) to the part, each with its PaneState
 //	                                           and sum. Parts double while one would pass
 //	                                           256 KiB (never shrink). Deleted when the
 //	                                           window's last key expires
-//	aggregations/<agg>/sessions/<hash>_<key>   sessionsDoc: one key's open sessions and the
-//	                                           last generation folded into it; emptied, it
-//	                                           stays a day as a tombstone
+//	aggregations/<agg>/sessions/<part>         sessionsPart: the open sessions of the keys
+//	                                           that hash (FNV-1a) to the part, and the last
+//	                                           generation folded into it. Parts double while
+//	                                           one would pass 768 KiB (never shrink; an
+//	                                           emptied part stays)
 //	aggregations/<agg>/parked/<window>_<gen>   elements folded while their window's state
-//	                                           could not be read (sessions: <hash>_<key>_<gen>)
+//	                                           could not be read (sessions: s<part>_<gen>)
 //	aggregations/<agg>/outbox/<row id>         a row not yet in the warehouse, or up to 400
 //	                                           rows of one transaction, {"rows": [...]}
 //	stream/deadletters/seen/<row id>           dedup record of an invalid message (7 days)
@@ -126,27 +131,40 @@
 //
 // An order of a session aggregation (window.Spec.Gap) goes through the same
 // order transaction: its element's window is the proto-window [t, t+G),
-// classified against W before merging. The fold keeps a key's open sessions
-// in one document and the agenda (per key: next timer, the W of its next
-// ON_TIME round or expiry) in the fold document; it visits the keys its new
-// orders touch, then the keys due, adds their elements
-// (window.Spec.AcceptSession), runs OnTickSession and writes each key's
-// document once. Up to 200 keys share a transaction; each earlier one marks
-// its key documents with the generation folded in, so an interrupted fold
-// adds nothing twice.
+// classified against W before merging. The fold keeps the open sessions of
+// the keys that hash to a part in one part document (a key's sessions
+// together, found by its hash), and the agenda per part in the fold
+// document (its keys, the earliest processing-time timer and the earliest
+// W at which one of its sessions reaches its end or its expiry). It visits
+// the parts its new orders' keys hash to, then the parts due, adds their
+// elements (window.Spec.AcceptSession), runs OnTickSession on every session
+// of the part and writes each part once. Up to 4 parts share a
+// transaction; each earlier one marks its parts with the generation folded
+// in, so an interrupted fold adds nothing twice. A part that would pass
+// 768 KiB doubles the parts, as a window's state does (splitParts): that
+// transaction reads and rewrites every part once.
 //
 // Counts (TestSessionTickCost): a tick with new orders of one customer
 // costs 8 transactions, 10 reads and 8 writes, whether the customer sent
 // one order or a thousand and whatever the other customers with open
-// sessions; only the listing of the closed generation grows with the
-// orders. k customers touched or due add k reads and k writes.
+// sessions and the parts they take; only the listing of the closed
+// generation grows with the orders. Orders of k customers, or keys due,
+// add one read and one write per part they hash to, min(k, parts), never
+// per key or order (150 customers over 8 parts: 19 reads, 18 writes); a
+// tick with no new order and no part due reads and writes no part.
 //
-// Bounds: a session is about 400 bytes whatever its orders; a key holds at
-// most 1000 open sessions (an order opening one more is dead-lettered like
-// an overflow). The agenda costs about 100 bytes per customer with an open
-// session, so the fold document holds about 9,000 (50,000 orders a day
-// with G = 30 min, L = 2 h make about 5,000); past that every tick of the
-// aggregation fails and its alert fires.
+// Bounds: an open session takes about 220 bytes of its part
+// (TestSessionBytes: 222 with its EARLY and ON_TIME panes; short names,
+// times in nanoseconds), whatever its orders; a key holds at most 1000
+// open sessions (an order opening one more is dead-lettered like an
+// overflow), so a key alone stays far under 1 MiB. The agenda costs under
+// 100 bytes per part, not per customer. What bounds the open sessions is
+// the doubling transaction, which rewrites every part within Firestore's
+// 10 MiB: the doubling past 16 parts, at about 10 MiB of open sessions,
+// some 45,000 (50,000 orders a day with D + G + L = 2 h 40 min make about
+// 5,600, in 2 parts), fails every time and the tick's alert fires. CPU: a
+// tick that reads and writes those 2 parts spends about 54 ms more than
+// one with 100 open customers (BenchmarkSessionTick).
 //
 // # Outbox
 //

@@ -29,7 +29,7 @@ type paths struct {
 	outbox string // collection
 	state  string // collection: partDoc per window and part
 	parked string // collection: elements of windows whose state could not be read
-	// sessions: collection, sessionsDoc per key of a session aggregation
+	// sessions: collection, sessionsPart per part of a session aggregation
 	sessions string
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
@@ -129,7 +131,7 @@ func TestTickReadsBounded(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := window.Defaults()
-			c, tr := tickCost(t, s, tt.open, 1, func(i int, event time.Time) order.Delivery {
+			c, tr, _ := tickCost(t, s, tt.open, 1, func(i int, event time.Time) order.Delivery {
 				return orderDelivery(fmt.Sprintf("H-%d", i), "ES", "1.00", event)
 			}, func(i int, event time.Time) order.Delivery {
 				return orderDelivery(fmt.Sprintf("N-%d", i), "ES", "2.00", event)
@@ -150,14 +152,18 @@ func TestTickReadsBounded(t *testing.T) {
 // tickCost builds n open windows of aggregation s (kept for late orders by
 // a long allowed lateness; ON_TIME emitted): opening(i, event) is the order
 // of the i-th. Then it handles orders new orders, next(i, event), and
-// measures the next tick.
+// measures the next tick; it returns the store uncounted.
 func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i int, event time.Time) order.Delivery,
-) (cost, stream.TickResult) {
+	opts ...stream.Option,
+) (cost, stream.TickResult, docstore.Store) {
 	t.Helper()
 	ctx := context.Background()
 	st := &countingStore{Store: newBoltStore(t)}
 	s.AllowedLateness = 1000 * time.Hour
-	p := newProcessor(t, st, streamtest.NewSink(), s)
+	p, err := stream.New(st, streamtest.NewSink(), []window.Spec{s}, streamtest.IsCountry, logging.Discard(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	now := base.Add(time.Duration(n)*time.Hour + 20*time.Minute)
 	var pushes []stream.Push
@@ -200,7 +206,7 @@ func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i i
 	if f := tr.Aggregations[0].Failing; len(f) > 0 {
 		t.Fatalf("failing: %+v", f)
 	}
-	return st.take(), tr
+	return st.take(), tr, st.Store
 }
 
 // TestLateOrderWhileFoldBehind: W advanced past a window's end but the

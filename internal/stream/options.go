@@ -16,6 +16,8 @@ type options struct {
 	batchWait    time.Duration
 	batchMax     int
 	maxClockSkew time.Duration
+	// sessionPartBytes: see WithSessionPartBytes.
+	sessionPartBytes int
 }
 
 // Defaults of the options: batching off (each delivery its own transaction,
@@ -24,7 +26,8 @@ type options struct {
 const DefaultBatchMaxOrders = 200
 
 func defaultOptions() options {
-	return options{tickLease: TickLease, batchMax: DefaultBatchMaxOrders, maxClockSkew: order.DefaultMaxClockSkew}
+	return options{tickLease: TickLease, batchMax: DefaultBatchMaxOrders, maxClockSkew: order.DefaultMaxClockSkew,
+		sessionPartBytes: DefaultSessionPartBytes}
 }
 
 // WithTickLease sets how long a tick owns an aggregation (default TickLease).
@@ -64,6 +67,19 @@ func WithMaxClockSkew(d time.Duration) Option {
 			return fmt.Errorf("max clock skew %s must be positive", d)
 		}
 		o.maxClockSkew = d
+		return nil
+	}
+}
+
+// WithSessionPartBytes sets the size past which a session aggregation's
+// part documents double (default DefaultSessionPartBytes). Tests set it
+// small, so that a few keys take several parts and their doubling.
+func WithSessionPartBytes(n int) Option {
+	return func(o *options) error {
+		if n < 1<<10 || n > DefaultSessionPartBytes {
+			return fmt.Errorf("session part bound %d bytes must be between 1 KiB and %d", n, DefaultSessionPartBytes)
+		}
+		o.sessionPartBytes = n
 		return nil
 	}
 }

@@ -17,43 +17,64 @@ import (
 // Session windows on the generation/fold design (see the package comment,
 // "Session windows"): an order transaction is the same as for any window
 // (its proto-window is its element's window, classified against W: too
-// late per order, before merging); the fold keeps a key's open sessions in
-// one document and merges them there.
+// late per order, before merging); the fold merges a key's sessions in
+// the part document its key hashes to, and keeps the agenda per part.
 const (
-	// keysPerTx bounds the keys one fold transaction rewrites: one
-	// document each, and the panes of their sessions in the outbox, well
-	// under a transaction's 500 writes.
-	keysPerTx = 200
+	// sessionPartsPerTx bounds the parts one fold transaction rewrites,
+	// keeping it far under Firestore's 10 MiB.
+	sessionPartsPerTx = 4
+	// DefaultSessionPartBytes is the size past which the session parts
+	// double (a fold splits a part before writing it, so none is written
+	// larger unless one key fills it): large, because a tick reads and
+	// writes every part its keys touch, and under Firestore's 1 MiB with
+	// room for the document's overhead.
+	DefaultSessionPartBytes = 768 << 10
 	// maxKeySessions bounds the open sessions of one key, so that its
-	// document (about 400 bytes a session) stays far under 1 MiB. Open
-	// sessions of a key are disjoint and at least G long, and live until W
-	// passes end + L, so reaching it takes event times spread over hundreds
-	// of gaps ahead of W (a clock far ahead).
+	// sessions (about 220 bytes each), a part of their own at worst, stay
+	// far under 1 MiB. Open sessions of a key are disjoint and at least G
+	// long, and live until W passes end + L, so reaching it takes event
+	// times spread over hundreds of gaps ahead of W (a clock far ahead).
 	maxKeySessions = 1000
-	// tombstoneTTL is how long an emptied key document is kept: it records
-	// the generation folded into it, so that a fold interrupted between two
-	// of its transactions never adds a generation to a key twice.
-	tombstoneTTL = 24 * time.Hour
 )
 
-// sessionsDoc is one key's open sessions, aggregations/<agg>/sessions/<key>.
-type sessionsDoc struct {
-	Layout   int              `json:"layout"`
-	Key      string           `json:"key"`
-	Gen      int64            `json:"gen"` // the last generation folded in
-	Sessions []window.Session `json:"sessions,omitempty"`
+// sessionsPart is the open sessions of the keys that hash (partOf) to one
+// part, aggregations/<agg>/sessions/<part>, and the last generation folded
+// into it: a fold interrupted between two of its transactions never adds
+// a generation to a part twice. Emptied, it stays: parts never shrink.
+// Keys are stored as Stored (encodeDoc stores them, load reads them).
+type sessionsPart struct {
+	Layout int                         `json:"layout"`
+	Gen    int64                       `json:"gen"`
+	Stored map[string][]storedSession  `json:"keys,omitempty"`
+	Keys   map[string][]window.Session `json:"-"`
 }
 
-func (d sessionsDoc) layoutOf() int { return d.Layout }
-func (d sessionsDoc) stamped() any  { d.Layout = StateLayout; return d }
+// load fills Keys from Stored, as decoded.
+func (d *sessionsPart) load() {
+	d.Keys = make(map[string][]window.Session, len(d.Stored))
+	for k, ss := range d.Stored {
+		d.Keys[k] = loadSessions(ss)
+	}
+	d.Stored = nil
+}
 
-// keyEntry is a key with open sessions in the fold document's agenda: when
-// its trigger next fires on processing time (Due) and the watermark at which
-// one of its sessions reaches its end (its ON_TIME round) or its expiry (At);
-// while its document cannot be read, why and since when, and whether
-// elements wait for it in parked documents.
-type keyEntry struct {
-	Key          string    `json:"k"`
+func (d sessionsPart) layoutOf() int { return d.Layout }
+func (d sessionsPart) stamped() any {
+	d.Layout, d.Stored = StateLayout, make(map[string][]storedSession, len(d.Keys))
+	for k, ss := range d.Keys {
+		d.Stored[k] = storeSessions(ss)
+	}
+	return d
+}
+
+// partEntry is a session part in the fold document's agenda: how many of
+// its keys have open sessions, when one's trigger next fires on processing
+// time (Due) and the earliest watermark at which one of its sessions
+// reaches its end (its ON_TIME round) or its expiry (At); while it cannot
+// be read, why and since when, and whether elements wait for it in parked
+// documents.
+type partEntry struct {
+	Keys         int       `json:"n,omitempty"`
 	Due          time.Time `json:"due,omitzero"`
 	At           time.Time `json:"at,omitzero"`
 	Error        string    `json:"error,omitempty"`
@@ -61,59 +82,77 @@ type keyEntry struct {
 	Parked       bool      `json:"parked,omitempty"`
 }
 
-func (p paths) sessionsOf(key string) string { return p.sessions + "/" + hashedID(key) }
-
-// parkedKey holds a key's elements folded while its document could not be
-// read, one document per generation folded.
-func (p paths) parkedKey(key string, gen int64) string {
-	return p.parked + "/" + hashedID(key) + "_" + strconv.FormatInt(gen, 10)
+// merge adds the keys of o: the earlier of each time.
+func (e partEntry) merge(o partEntry) partEntry {
+	e.Keys += o.Keys
+	e.Due, e.At = earliest(e.Due, o.Due), earliest(e.At, o.At)
+	return e
 }
 
-func isKeyDue(e keyEntry, wm, now time.Time) bool {
+// earliest is the earlier of two times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}
+
+func (e partEntry) due(wm, now time.Time) bool {
 	return (!e.Due.IsZero() && !now.Before(e.Due)) || (!e.At.IsZero() && reached(wm, e.At)) || e.Error != "" || e.Parked
 }
 
-// foldSessions is fold for an aggregation of session windows: the keys the
-// records touch (in the order of their first element) and then the keys
-// due, keysPerTx a transaction. The last transaction moves Folded; the
-// ones before it mark each key with the generation folded in, so a fold
-// that stops between them and runs again adds nothing twice.
+func (e partEntry) idle() bool { return e.Keys == 0 && e.Error == "" && !e.Parked }
+
+// sessionKeys counts the keys with open sessions the agenda records.
+func (d foldDoc) sessionKeys() int {
+	n := 0
+	for _, e := range d.Agenda {
+		n += e.Keys
+	}
+	return n
+}
+
+func (p paths) sessionsPart(i int) string { return p.sessions + "/" + strconv.Itoa(i) }
+
+// parkedPart holds a part's elements folded while it could not be read,
+// one document per generation folded.
+func (p paths) parkedPart(i int, gen int64) string {
+	return p.parked + "/s" + strconv.Itoa(i) + "_" + strconv.FormatInt(gen, 10)
+}
+
+// foldSessions is fold for an aggregation of session windows: the parts
+// the records' keys hash to, then the parts due, sessionPartsPerTx a
+// transaction. The last transaction moves Folded; the ones before it mark
+// each part with the generation folded in, so a fold that stops between
+// them and runs again adds nothing twice.
 func (p *Processor) foldSessions(ctx context.Context, pl foldPlan, fd foldDoc) (foldResult, error) {
-	byKey := map[string][]foldElem{}
-	var keys []string
+	c := sessionChunk{parts: max(1, fd.SessionParts), byKey: map[string][]foldElem{}, byPart: map[int][]string{}}
 	for _, e := range pl.elems {
-		if _, ok := byKey[e.Key]; !ok {
-			keys = append(keys, e.Key)
+		if _, ok := c.byKey[e.Key]; !ok {
+			i := partOf(e.Key, c.parts)
+			c.byPart[i] = append(c.byPart[i], e.Key)
 		}
-		byKey[e.Key] = append(byKey[e.Key], e)
+		c.byKey[e.Key] = append(c.byKey[e.Key], e)
 	}
-	if pl.triggers() {
-		for _, id := range slices.Sorted(maps.Keys(fd.Keys)) {
-			e := fd.Keys[id]
-			if _, ok := byKey[e.Key]; !ok && isKeyDue(e, pl.wm, pl.now) {
-				keys = append(keys, e.Key)
-			}
+	visit := slices.Sorted(maps.Keys(c.byPart))
+	parked := false
+	for _, i := range slices.Sorted(maps.Keys(fd.Agenda)) {
+		parked = parked || fd.Agenda[i].Parked
+		if _, ok := c.byPart[i]; !ok && pl.triggers() && fd.Agenda[i].due(pl.wm, pl.now) {
+			visit = append(visit, i)
 		}
 	}
-	var parked map[string][]parkedSet
-	for _, e := range fd.Keys {
-		if e.Parked {
-			sets, err := p.listParked(ctx, pl.a)
-			if err != nil {
-				return foldResult{}, err
-			}
-			parked = map[string][]parkedSet{}
-			for _, ps := range sets {
-				parked[ps.elems[0].Key] = append(parked[ps.elems[0].Key], ps)
-			}
-			break
+	if parked {
+		var err error
+		if c.parked, err = p.listParked(ctx, pl.a); err != nil {
+			return foldResult{}, err
 		}
 	}
 	var fr foldResult
-	for first := true; first || len(keys) > 0; first = false {
-		chunk := keys[:min(len(keys), keysPerTx)]
-		keys = keys[len(chunk):]
-		r, err := p.sessionTx(ctx, pl, chunk, byKey, parked, len(keys) == 0)
+	for first := true; first || len(visit) > 0; first = false {
+		c.of = visit[:min(len(visit), sessionPartsPerTx)]
+		visit = visit[len(c.of):]
+		r, err := p.sessionTx(ctx, pl, c, len(visit) == 0)
 		fr.add(r)
 		if err != nil {
 			return fr, err
@@ -123,15 +162,40 @@ func (p *Processor) foldSessions(ctx context.Context, pl foldPlan, fd foldDoc) (
 	return fr, nil
 }
 
-// sessionTx is one fold transaction of session windows over keys: it reads
-// the fold and control documents and each key's document, adds the key's
-// parked elements and then its new ones (unless its document says their
-// generation is in), runs the trigger of every session of the key, writes
-// each key's document once (an emptied one as a tombstone) and its agenda
-// entry, and the panes to the outbox; final moves Folded. A key whose
-// document cannot be read is reported and its elements parked, as a window
-// whose state cannot be read is (failing.go): the other keys go on.
-func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, keys []string, byKey map[string][]foldElem, parked map[string][]parkedSet, final bool) (foldResult, error) {
+// sessionChunk is what one fold transaction of session windows visits:
+// the parts of, numbered among parts as the fold began, and the records'
+// keys by part and their elements by key.
+type sessionChunk struct {
+	parts  int
+	of     []int
+	byPart map[int][]string
+	byKey  map[string][]foldElem
+	parked []parkedSet // listed before the fold
+}
+
+// sessionPart is a part as a fold transaction holds it: nil doc while it
+// cannot be read.
+type sessionPart struct {
+	i     int
+	doc   *sessionsPart
+	read  docstore.Doc
+	entry partEntry
+	// folded: this transaction folded it; keys: the agenda of each key
+	// whose trigger ran.
+	folded bool
+	keys   map[string]partEntry
+}
+
+// sessionTx is one fold transaction of session windows over the parts of
+// c: it reads the fold and control documents and the parts, adds each
+// part's parked elements and then its new ones (unless the part says their
+// generation is in), runs the trigger of every session of the part, writes
+// each part once and its agenda entry, and the panes to the outbox; final
+// moves Folded. A part that cannot be read is reported and its elements
+// parked, as a window whose state cannot be read is (failing.go): the
+// other parts go on. A part that grows past the bound doubles the parts
+// (splitParts), which reads and rewrites them all once.
+func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, c sessionChunk, final bool) (foldResult, error) {
 	var fr foldResult
 	a := pl.a
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
@@ -140,89 +204,84 @@ func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, keys []string, b
 		if err != nil || !ok {
 			return err
 		}
-		if fd.Keys == nil {
-			fd.Keys = map[string]keyEntry{}
+		if fd.Agenda == nil {
+			fd.Agenda = map[int]partEntry{}
 		}
-		paths := make([]string, len(keys))
-		for i, k := range keys {
-			paths[i] = a.paths.sessionsOf(k)
+		// An earlier transaction of this fold may have doubled the parts:
+		// those of c.of are then spread over their descendants.
+		parts := max(c.parts, fd.SessionParts)
+		elems := map[int]map[string][]foldElem{}
+		for _, j := range c.of {
+			for i := j; i < parts; i += c.parts {
+				elems[i] = nil
+			}
+			for _, k := range c.byPart[j] {
+				if pl.records() {
+					i := partOf(k, parts)
+					if elems[i] == nil {
+						elems[i] = map[string][]foldElem{}
+					}
+					elems[i][k] = c.byKey[k]
+				}
+			}
 		}
-		docs, err := tx.Get(paths...)
+		ids := slices.Sorted(maps.Keys(elems))
+		sps, err := readSessionParts(tx, a, ids, fd.Agenda)
 		if err != nil {
 			return err
 		}
 		var entries []entry
-		for i, k := range keys {
-			id := hashedID(k)
-			var sd sessionsDoc
-			if err := decodeDoc(docs[i], &sd); err != nil {
-				if !errors.Is(err, ErrUnreadableState) {
-					return err
-				}
-				if err := pl.failKey(tx, &fd, k, paths[i], err, byKey[k], &fr); err != nil {
-					return err
+		var unpark []string
+		park := map[int][]foldElem{}
+		for _, sp := range sps {
+			if sp.doc == nil {
+				for _, k := range slices.Sorted(maps.Keys(elems[sp.i])) {
+					park[sp.i] = append(park[sp.i], elems[sp.i][k]...)
 				}
 				continue
 			}
-			sd.Key = k
-			elems := byKey[k]
-			if !pl.records() {
-				elems = nil
-			}
-			if fd.Keys[id].Parked && pl.triggers() {
-				var taken []foldElem
-				var err error
-				if taken, err = unparkKey(tx, parked[k]); err != nil {
+			var taken []foldElem
+			if sp.entry.Parked && pl.triggers() {
+				var paths []string
+				for _, ps := range c.parked {
+					if partOf(ps.elems[0].Key, parts) == sp.i {
+						paths = append(paths, ps.path)
+					}
+				}
+				var tk []string
+				if taken, tk, err = takeParked(tx, paths); err != nil {
 					return err
 				}
-				elems = append(taken, elems...)
+				unpark = append(unpark, tk...)
 			}
-			if len(elems) > 0 {
-				seen := map[string]bool{}
-				for _, e := range elems {
-					if seen[e.PedidoID] || (e.Gen > 0 && e.Gen <= sd.Gen) {
-						continue // parked twice, or added by an interrupted fold
-					}
-					seen[e.PedidoID] = true
-					ss, err := a.spec.AcceptSession(sd.Sessions, e.order(), e.Wm, e.At)
-					if err == nil && len(ss) > maxKeySessions {
-						err = fmt.Errorf("key %q would hold more than %d open sessions", k, maxKeySessions)
-					}
-					if err != nil {
-						entries = append(entries, p.rows.discardEntry(overflowRowID(a.spec.Name, e.PedidoID), discard{
-							PedidoID: e.PedidoID, Aggregation: a.spec.Name,
-							Reason:    fmt.Sprintf("invalid: aggregation %s: session of key %q at %s: %v", a.spec.Name, k, e.Event.Format(time.RFC3339Nano), err),
-							EventTime: e.Event, WindowStart: e.Window.Start, Watermark: e.Wm, ReceivedAt: e.At, MessageID: e.Message,
-						}))
-						continue
-					}
-					sd.Sessions = ss
-				}
-			}
-			if pl.records() {
-				sd.Gen = max(sd.Gen, pl.advanced)
-			}
-			ke := keyEntry{Key: k}
-			if !pl.triggers() && fd.Keys[id].Parked {
-				ke.Parked = true // taken once the fold has caught up
-			}
-			if pl.triggers() {
-				es, err := p.triggerSessions(pl, &sd, &ke, &fr)
-				if err != nil {
-					return err
-				}
-				entries = append(entries, es...)
-			} else {
-				ke.Due = pl.now // its triggers run once the fold has caught up
-				fr.visited += len(sd.Sessions)
-			}
-			if err := writeSessions(tx, a, sd, docs[i], pl.now); err != nil {
+			es, err := p.foldPart(pl, sp, taken, elems[sp.i], &fr)
+			if err != nil {
 				return err
 			}
-			if len(sd.Sessions) == 0 && !ke.Parked {
-				delete(fd.Keys, id)
-			} else {
-				fd.Keys[id] = ke
+			entries = append(entries, es...)
+		}
+		docs, err := p.encodeSessionParts(tx, pl, &fd, parts, sps)
+		if err != nil {
+			return err
+		}
+		for _, sp := range sps {
+			if sp.doc == nil {
+				if err := pl.failPart(tx, &fd, sp, park[sp.i], &fr); err != nil {
+					return err
+				}
+			}
+		}
+		for _, path := range unpark {
+			if err := tx.Delete(path); err != nil {
+				return fmt.Errorf("delete %s: %w", path, err)
+			}
+		}
+		for _, w := range docs {
+			if w.read.Exists && string(w.doc.Data) == string(w.read.Data) || w.empty && !w.read.Exists {
+				continue // as read, or every order of its keys was refused
+			}
+			if err := tx.Set(w.doc); err != nil {
+				return fmt.Errorf("write %s: %w", w.doc.Path, err)
 			}
 		}
 		if fr.written, err = p.writeOutbox(tx, a.paths.outbox, entries); err != nil {
@@ -239,17 +298,235 @@ func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, keys []string, b
 	return fr, nil
 }
 
-// triggerSessions runs the trigger of every session of a key at the
-// plan's W, drops the expired ones and sets the key's agenda entry.
-func (p *Processor) triggerSessions(pl foldPlan, sd *sessionsDoc, ke *keyEntry, fr *foldResult) ([]entry, error) {
+// readSessionParts reads parts ids with their agenda entries; a part that
+// cannot be read has doc nil and its error in its entry.
+func readSessionParts(tx docstore.Tx, a aggregation, ids []int, agenda map[int]partEntry) ([]*sessionPart, error) {
+	paths := make([]string, len(ids))
+	for n, i := range ids {
+		paths[n] = a.paths.sessionsPart(i)
+	}
+	docs, err := tx.Get(paths...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*sessionPart, len(ids))
+	for n, i := range ids {
+		sp := &sessionPart{i: i, doc: &sessionsPart{}, read: docs[n], entry: agenda[i]}
+		if err := decodeDoc(docs[n], sp.doc); err != nil {
+			if !errors.Is(err, ErrUnreadableState) {
+				return nil, err
+			}
+			sp.doc, sp.entry.Error = nil, clip(err.Error(), maxCellError)
+		} else {
+			sp.doc.load()
+		}
+		out[n] = sp
+	}
+	return out, nil
+}
+
+// foldPart adds a readable part's parked elements (taken) and then the
+// records' (by key, skipping those of a generation the part has), runs the
+// trigger of every session of the part and returns the outbox rows of its
+// panes and of the orders refused.
+func (p *Processor) foldPart(pl foldPlan, sp *sessionPart, taken []foldElem, byKey map[string][]foldElem, fr *foldResult) ([]entry, error) {
+	a := pl.a
+	if sp.doc.Keys == nil {
+		sp.doc.Keys = map[string][]window.Session{}
+	}
+	sp.folded = true
+	slices.SortStableFunc(taken, func(x, y foldElem) int {
+		return cmp.Or(x.At.Compare(y.At), cmp.Compare(x.PedidoID, y.PedidoID))
+	})
+	all := map[string][]foldElem{}
+	for _, e := range taken {
+		all[e.Key] = append(all[e.Key], e)
+	}
+	for k, es := range byKey {
+		for _, e := range es {
+			if e.Gen == 0 || e.Gen > sp.doc.Gen { // else added by an interrupted fold
+				all[k] = append(all[k], e)
+			}
+		}
+	}
+	var entries []entry
+	for _, k := range slices.Sorted(maps.Keys(all)) {
+		seen := map[string]bool{}
+		for _, e := range all[k] {
+			if seen[e.PedidoID] {
+				continue // parked twice
+			}
+			seen[e.PedidoID] = true
+			ss, err := a.spec.AcceptSession(sp.doc.Keys[k], e.order(), e.Wm, e.At)
+			if err == nil && len(ss) > maxKeySessions {
+				err = fmt.Errorf("key %q would hold more than %d open sessions", k, maxKeySessions)
+			}
+			if err != nil {
+				entries = append(entries, p.rows.discardEntry(overflowRowID(a.spec.Name, e.PedidoID), discard{
+					PedidoID: e.PedidoID, Aggregation: a.spec.Name,
+					Reason:    fmt.Sprintf("invalid: aggregation %s: session of key %q at %s: %v", a.spec.Name, k, e.Event.Format(time.RFC3339Nano), err),
+					EventTime: e.Event, WindowStart: e.Window.Start, Watermark: e.Wm, ReceivedAt: e.At, MessageID: e.Message,
+				}))
+				continue
+			}
+			sp.doc.Keys[k] = ss
+		}
+	}
+	if pl.records() {
+		sp.doc.Gen = max(sp.doc.Gen, pl.advanced)
+	}
+	if !pl.triggers() {
+		for _, ss := range sp.doc.Keys {
+			fr.visited += len(ss)
+		}
+		return entries, nil
+	}
+	sp.keys = map[string]partEntry{}
+	for _, k := range slices.Sorted(maps.Keys(sp.doc.Keys)) {
+		es, open, ke, err := p.triggerSessions(pl, k, sp.doc.Keys[k], fr)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, es...)
+		if len(open) == 0 {
+			delete(sp.doc.Keys, k)
+			continue
+		}
+		sp.doc.Keys[k], sp.keys[k] = open, ke
+	}
+	return entries, nil
+}
+
+// agendaOf is the agenda entry of a part holding keys, of which those this
+// transaction folded come from the readable part src: from their triggers,
+// or while catching up due now (the triggers run once the fold has caught
+// up; parked elements are taken then too); the others keep the entry of
+// the part they were read from.
+func (pl foldPlan) agendaOf(keys map[string][]window.Session, src *sessionPart, old partEntry) partEntry {
+	if src == nil {
+		return partEntry{Keys: len(keys), Due: old.Due, At: old.At}
+	}
+	if !pl.triggers() {
+		return partEntry{Keys: len(keys), Due: pl.now, At: old.At, Parked: src.entry.Parked}
+	}
+	var e partEntry
+	for k := range keys {
+		e = e.merge(src.keys[k])
+	}
+	return e
+}
+
+// partWrite is a part document, encoded, to write unless it is as read or
+// empty and new.
+type partWrite struct {
+	doc   docstore.Doc
+	read  docstore.Doc
+	empty bool
+}
+
+// encodeSessionParts sets the agenda entries of the readable parts sps and
+// returns their documents. When one would pass the bound the parts double
+// (splitParts): the others are read too and every part rewritten, unless
+// some part fails or waits for parked elements (its elements could not
+// follow), when they stay as they are until it reads again.
+func (p *Processor) encodeSessionParts(tx docstore.Tx, pl foldPlan, fd *foldDoc, parts int, sps []*sessionPart) ([]partWrite, error) {
+	a := pl.a
+	var out []partWrite
+	old := maps.Clone(fd.Agenda)
+	grow, stuck := false, false
+	for _, e := range fd.Agenda {
+		stuck = stuck || e.Error != "" || e.Parked
+	}
+	for _, sp := range sps {
+		if sp.doc == nil {
+			stuck = true
+			continue
+		}
+		d, err := encodeDoc(a.paths.sessionsPart(sp.i), *sp.doc, time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		grow = grow || (len(d.Data) > p.opts.sessionPartBytes && len(sp.doc.Keys) > 1)
+		out = append(out, partWrite{doc: d, read: sp.read, empty: len(sp.doc.Keys) == 0})
+		fd.setAgenda(sp.i, pl.agendaOf(sp.doc.Keys, sp, sp.entry))
+	}
+	if !grow || stuck {
+		fd.SessionParts = max(fd.SessionParts, parts)
+		return out, nil
+	}
+	byI := map[int]*sessionPart{}
+	var rest []int
+	for _, sp := range sps {
+		byI[sp.i] = sp
+	}
+	for i := range parts {
+		if byI[i] == nil {
+			rest = append(rest, i)
+		}
+	}
+	others, err := readSessionParts(tx, a, rest, fd.Agenda)
+	if err != nil {
+		return nil, err
+	}
+	keys := map[string][]window.Session{}
+	for _, sp := range others {
+		if sp.doc == nil {
+			fd.SessionParts = max(fd.SessionParts, parts)
+			return out, nil // not split while a part fails
+		}
+		byI[sp.i] = sp
+	}
+	for _, sp := range byI {
+		maps.Copy(keys, sp.doc.Keys)
+	}
+	split := map[int]map[string][]window.Session{}
+	docs, n, err := splitParts(2*parts, p.opts.sessionPartBytes, keys, func(i int, ks map[string][]window.Session) (docstore.Doc, error) {
+		split[i] = ks
+		return encodeDoc(a.paths.sessionsPart(i), sessionsPart{Gen: byI[i%parts].doc.Gen, Keys: ks}, time.Time{})
+	})
+	if err != nil {
+		return nil, err
+	}
+	out = out[:0]
+	for i, d := range docs {
+		src := byI[i%parts]
+		w := partWrite{doc: d, empty: len(split[i]) == 0}
+		if i < parts {
+			w.read = src.read
+		}
+		out = append(out, w)
+		folded := src
+		if !src.folded {
+			folded = nil
+		}
+		fd.setAgenda(i, pl.agendaOf(split[i], folded, old[i%parts]))
+	}
+	fd.SessionParts = n
+	return out, nil
+}
+
+// setAgenda records part i's entry, or drops it when the part is idle.
+func (d *foldDoc) setAgenda(i int, e partEntry) {
+	if e.idle() {
+		delete(d.Agenda, i)
+		return
+	}
+	d.Agenda[i] = e
+}
+
+// triggerSessions runs the trigger of every session of key at the plan's
+// W and returns the panes' outbox rows, the sessions still open and the
+// key's agenda.
+func (p *Processor) triggerSessions(pl foldPlan, key string, sessions []window.Session, fr *foldResult) ([]entry, []window.Session, partEntry, error) {
 	s := pl.a.spec
 	var entries []entry
 	var open []window.Session
-	for _, x := range sd.Sessions {
+	ke := partEntry{Keys: 1}
+	for _, x := range sessions {
 		fr.visited++
-		out, err := s.OnTickSession(sd.Key, x, pl.wm, pl.now)
+		out, err := s.OnTickSession(key, x, pl.wm, pl.now)
 		if err != nil {
-			return nil, fmt.Errorf("session %s key %q: %w", x.Start.Format(time.RFC3339Nano), sd.Key, err)
+			return nil, nil, ke, fmt.Errorf("session %s key %q: %w", x.Start.Format(time.RFC3339Nano), key, err)
 		}
 		for _, pn := range out.Panes {
 			entries = append(entries, p.rows.paneEntry(pn))
@@ -261,32 +538,14 @@ func (p *Processor) triggerSessions(pl foldPlan, sd *sessionsDoc, ke *keyEntry, 
 		}
 		x = out.Session
 		open = append(open, x)
-		if d := s.NextDueSession(x, pl.wm, pl.now); !d.IsZero() && (ke.Due.IsZero() || d.Before(ke.Due)) {
-			ke.Due = d
-		}
+		ke.Due = earliest(ke.Due, s.NextDueSession(x, pl.wm, pl.now))
 		at := s.ExpiryOf(x.Window())
 		if x.State.OnTime == "" || x.State.OnTime == window.OnTimePending {
 			at = x.End
 		}
-		if ke.At.IsZero() || at.Before(ke.At) {
-			ke.At = at
-		}
+		ke.At = earliest(ke.At, at)
 	}
-	sd.Sessions = open
-	return entries, nil
-}
-
-// writeSessions writes a key's document unless it is as read; an emptied
-// one stays as a tombstone for tombstoneTTL (see sessionsDoc.Gen).
-func writeSessions(tx docstore.Tx, a aggregation, sd sessionsDoc, read docstore.Doc, now time.Time) error {
-	var expire time.Time
-	if len(sd.Sessions) == 0 {
-		if !read.Exists {
-			return nil // every order of the key was refused: nothing to keep
-		}
-		expire = now.Add(tombstoneTTL)
-	}
-	return writeIfChanged(tx, a.paths.sessionsOf(sd.Key), sd, read, expire)
+	return entries, open, ke, nil
 }
 
 // writeIfChanged writes v at path unless the document read there holds the
@@ -305,45 +564,21 @@ func writeIfChanged(tx docstore.Tx, path string, v any, read docstore.Doc, expir
 	return nil
 }
 
-// failKey reports key k, whose document at path cannot be read, keeps it
-// on the agenda with the error, and parks its elements of this fold, so
-// that the first fold that reads the document again adds them.
-func (pl foldPlan) failKey(tx docstore.Tx, fd *foldDoc, k, path string, err error, elems []foldElem, fr *foldResult) error {
-	id := hashedID(k)
-	ke := fd.Keys[id]
-	ke.Key, ke.Error = k, clip(err.Error(), maxCellError)
-	if ke.FailingSince.IsZero() {
-		ke.FailingSince = pl.now
+// failPart reports a part that cannot be read, keeps it on the agenda
+// with the error, and parks its elements of this fold, so that the first
+// fold that reads it again adds them.
+func (pl foldPlan) failPart(tx docstore.Tx, fd *foldDoc, sp *sessionPart, elems []foldElem, fr *foldResult) error {
+	e := sp.entry
+	if e.FailingSince.IsZero() {
+		e.FailingSince = pl.now
 	}
 	if pl.records() && len(elems) > 0 {
-		ke.Parked = true
-		if err := set(tx, pl.a.paths.parkedKey(k, pl.advanced), parkedDoc{Elements: elems}, time.Time{}); err != nil {
+		e.Parked = true
+		if err := set(tx, pl.a.paths.parkedPart(sp.i, pl.advanced), parkedDoc{Elements: elems}, time.Time{}); err != nil {
 			return err
 		}
 	}
-	fd.Keys[id] = ke
-	fr.failing = append(fr.failing, FailingWindow{Aggregation: pl.a.spec.Name, Path: path, Key: k, Error: ke.Error, Since: ke.FailingSince})
+	fd.Agenda[sp.i] = e
+	fr.failing = append(fr.failing, FailingWindow{Aggregation: pl.a.spec.Name, Path: pl.a.paths.sessionsPart(sp.i), Error: e.Error, Since: e.FailingSince})
 	return nil
-}
-
-// unparkKey takes a key's parked documents (takeParked), deletes them and
-// returns their elements in acceptance order.
-func unparkKey(tx docstore.Tx, sets []parkedSet) ([]foldElem, error) {
-	paths := make([]string, len(sets))
-	for i, ps := range sets {
-		paths[i] = ps.path
-	}
-	out, taken, err := takeParked(tx, paths)
-	if err != nil {
-		return nil, err
-	}
-	for _, path := range taken {
-		if err := tx.Delete(path); err != nil {
-			return nil, fmt.Errorf("delete %s: %w", path, err)
-		}
-	}
-	slices.SortStableFunc(out, func(x, y foldElem) int {
-		return cmp.Or(x.At.Compare(y.At), cmp.Compare(x.PedidoID, y.PedidoID))
-	})
-	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
@@ -27,76 +28,126 @@ func customerDelivery(id, cliente string, event time.Time) order.Delivery {
 }
 
 // TestSessionTickCost: the figures the package comment gives for session
-// windows. A tick's fold reads and writes the documents of the keys its new
-// orders touch and of the keys due, never the others: with n customers
-// holding open sessions (ON_TIME emitted, kept by a long allowed lateness)
-// the tick costs the same whatever n; and a hot customer with a thousand
-// orders since the last tick costs the fold what a customer with one order
-// costs: its one key document read and written once. Only the listing of
-// the closed generation grows with the orders (one read per record, the
-// orders themselves).
+// windows. A tick's fold reads and writes the part documents that hold the
+// keys its new orders touch and the parts due, never the others, each at
+// most once: with n customers holding open sessions (ON_TIME emitted, kept
+// by a long allowed lateness) a tick with one new order costs the same
+// whatever n and however many parts they take; a hot customer with a
+// thousand orders since the last tick costs the fold what a customer with
+// one order costs (its part read and written once); and new orders of
+// every open customer cost one read and one write per part, not per key.
+// Only the listing of the closed generation grows with the orders.
 //
 // The figures, one session aggregation: 8 transactions — lease taken
 // (1 read, 1 write), fold state (fold + control), control, closing the
 // open generation (1 read, 1 write), the watermark advance (1 read,
-// 1 write), the fold (fold + control + the customer's key document; writes
-// the key document, the EARLY pane's outbox document and the fold document
-// with the key's agenda entry), the outbox row's deletion (1 write), lease
-// given back (1 read, 1 write): 10 reads, 8 writes. 5 queries, listing the
-// records of the new orders twice (the open generation before and after
-// closing it; a query of limit 1 the first time).
+// 1 write), the fold (fold + control + the part; writes the part, the
+// EARLY pane's outbox document and the fold document with the part's
+// agenda entry), the outbox row's deletion (1 write), lease given back
+// (1 read, 1 write): 10 reads, 8 writes. 5 queries, listing the records of
+// the new orders twice (the open generation before and after closing it;
+// a query of limit 1 the first time). Late orders of 150 customers over 8
+// parts: 8 part reads and writes in 2 fold transactions of 4 parts (the
+// second reads fold and control again and writes its own outbox
+// document): 19 reads, 18 writes.
 func TestSessionTickCost(t *testing.T) {
 	tests := []struct {
 		name         string
 		open, orders int
+		hot          bool // the orders are one new customer's, else late ones of each open customer, extending its session
+		partBytes    int  // 0: the default
+		wantParts    int
 		want         cost
 	}{
-		{name: "3 open customers, 1 order", open: 3, orders: 1, want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}},
-		{name: "150 open customers, 1 order", open: 150, orders: 1, want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}},
-		{name: "3 open customers, a hot customer's 1000 orders", open: 3, orders: 1000,
+		{name: "3 open customers, 1 order", open: 3, orders: 1, hot: true, wantParts: 1,
+			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}},
+		{name: "150 open customers, 1 order", open: 150, orders: 1, hot: true, wantParts: 1,
+			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}},
+		{name: "3 open customers, a hot customer's 1000 orders", open: 3, orders: 1000, hot: true, wantParts: 1,
 			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 1001}},
+		{name: "150 open customers in 8 parts, 1 order", open: 150, orders: 1, hot: true, partBytes: 6 << 10, wantParts: 8,
+			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}},
+		{name: "150 open customers in 8 parts, a hot customer's 1000 orders", open: 150, orders: 1000, hot: true, partBytes: 6 << 10, wantParts: 8,
+			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 1001}},
+		{name: "150 open customers in 8 parts, an order of each", open: 150, orders: 150, partBytes: 6 << 10, wantParts: 8,
+			want: cost{Transactions: 9, Reads: 19, Writes: 18, Queries: 5, Listed: 151}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, tr := tickCost(t, windowtest.SessionSpec(), tt.open, tt.orders, func(i int, event time.Time) order.Delivery {
+			var opts []stream.Option
+			if tt.partBytes > 0 {
+				opts = append(opts, stream.WithSessionPartBytes(tt.partBytes))
+			}
+			s := windowtest.SessionSpec()
+			c, tr, st := tickCost(t, s, tt.open, tt.orders, func(i int, event time.Time) order.Delivery {
 				return customerDelivery(fmt.Sprintf("Q-%d", i), fmt.Sprintf("C-%d", i), event)
 			}, func(i int, event time.Time) order.Delivery {
-				return customerDelivery(fmt.Sprintf("HOT-%d", i), "C-HOT", event)
-			})
+				if tt.hot {
+					return customerDelivery(fmt.Sprintf("HOT-%d", i), "C-HOT", event)
+				}
+				opened := time.Date(2026, 3, 1, i, 5, 0, 0, time.UTC) // tickCost's i-th
+				return customerDelivery(fmt.Sprintf("N-%d", i), fmt.Sprintf("C-%d", i), opened.Add(time.Minute))
+			}, opts...)
 			at := tr.Aggregations[0]
 			if at.OpenWindows != tt.open {
 				t.Errorf("%d keys on the agenda before the fold, want %d", at.OpenWindows, tt.open)
 			}
-			if len(at.Panes) != 1 || at.Panes[0].Measures.Pedidos != int64(tt.orders) || at.Panes[0].Timing != window.TimingEarly {
-				t.Fatalf("panes %+v, want the hot customer's EARLY pane of %d orders", at.Panes, tt.orders)
+			wantPanes, perPane, timing := tt.orders, 2, window.TimingLate
+			if tt.hot {
+				wantPanes, perPane, timing = 1, tt.orders, window.TimingEarly
+			}
+			if len(at.Panes) != wantPanes {
+				t.Fatalf("%d panes, want %d", len(at.Panes), wantPanes)
+			}
+			for _, pn := range at.Panes {
+				if pn.Measures.Pedidos != int64(perPane) || pn.Timing != timing {
+					t.Fatalf("pane %+v, want a %s pane of %d orders", pn, timing, perPane)
+				}
 			}
 			if diff := cmp.Diff(tt.want, c); diff != "" {
 				t.Errorf("cost of a tick (-want +got):\n%s", diff)
+			}
+			parts, err := st.List(context.Background(), "aggregations/"+s.Name+"/sessions")
+			if err != nil || len(parts) != tt.wantParts {
+				t.Errorf("%d part documents (%v), want %d", len(parts), err, tt.wantParts)
 			}
 		})
 	}
 }
 
-// TestSessionFoldInterrupted: a tick whose new orders touch more keys than
-// one fold transaction rewrites folds them in several; when it stops
+// TestSessionFoldInterrupted: a tick whose new orders touch more parts
+// than one fold transaction rewrites folds them in several; when it stops
 // between two of them, the next tick (at a newer W, over more generations)
-// adds nothing twice: each key's document says which generation is in.
+// adds nothing twice: each part says which generation is in. The first
+// tick spreads the customers over parts (doubling them as they fill); the
+// second order of each customer then touches every part.
 func TestSessionFoldInterrupted(t *testing.T) {
 	ctx := context.Background()
 	s := windowtest.SessionSpec()
 	fs := &nthSetFailingStore{Store: newBoltStore(t), path: "aggregations/" + s.Name + "/control/fold", after: 1}
 	sink := streamtest.NewSink()
-	p := newProcessor(t, fs, sink, s)
-	const customers = 450 // three fold transactions
-	ev := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
-	var pushes []stream.Push
-	for i := range customers {
-		pushes = append(pushes, stream.Push{Now: ev.Add(time.Minute),
-			Delivery: customerDelivery(fmt.Sprintf("P-%d", i), fmt.Sprintf("C-%d", i), ev)})
-	}
-	if _, err := p.HandleBatch(ctx, pushes); err != nil {
+	p, err := stream.New(fs, sink, []window.Spec{s}, streamtest.IsCountry, logging.Discard(), stream.WithSessionPartBytes(4<<10))
+	if err != nil {
 		t.Fatal(err)
 	}
+	const customers = 200
+	ev := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	handle := func(n int, event, now time.Time) {
+		t.Helper()
+		var pushes []stream.Push
+		for i := range customers {
+			pushes = append(pushes, stream.Push{Now: now,
+				Delivery: customerDelivery(fmt.Sprintf("P-%d-%d", n, i), fmt.Sprintf("C-%d", i), event)})
+		}
+		if _, err := p.HandleBatch(ctx, pushes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handle(1, ev, ev.Add(time.Minute))
+	if _, err := p.Tick(ctx, ev.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	handle(2, ev.Add(time.Minute), ev.Add(2*time.Minute))
 	fs.arm()
 	if _, err := p.Tick(ctx, ev.Add(3*time.Minute)); err == nil {
 		t.Fatal("the tick whose second fold transaction failed reported no error")
@@ -120,8 +171,8 @@ func TestSessionFoldInterrupted(t *testing.T) {
 		t.Fatalf("%d sessions in the view, want %d", len(view), customers)
 	}
 	for wk, m := range view {
-		if m.Pedidos != 1 {
-			t.Errorf("session of %s: %d pedidos, want 1", wk.Key, m.Pedidos)
+		if m.Pedidos != 2 {
+			t.Errorf("session of %s: %d pedidos, want 2", wk.Key, m.Pedidos)
 		}
 	}
 }
@@ -199,16 +250,20 @@ func TestSessionStatus(t *testing.T) {
 	}
 }
 
-// TestSessionKeyPoisoned: a key document that cannot be read fails that
-// key only. The tick succeeds and reports it; the other keys get their
-// panes; the key's orders meanwhile are parked, not lost; once its document
-// reads again, the next tick adds them to its sessions, once.
+// TestSessionKeyPoisoned: a part that cannot be read fails its keys only.
+// The tick succeeds and reports it; the keys of the other parts get their
+// panes; the part's orders meanwhile are parked, not lost; once it reads
+// again, the next tick adds them to its sessions, once. Parts of 1 KiB
+// (two sessions or so) and six more customers put C-1 and C-2 apart.
 func TestSessionKeyPoisoned(t *testing.T) {
 	ctx := context.Background()
 	s := windowtest.SessionSpec()
 	st := newBoltStore(t)
 	sink := streamtest.NewSink()
-	p := newProcessor(t, st, sink, s)
+	p, err := stream.New(st, sink, []window.Spec{s}, streamtest.IsCountry, logging.Discard(), stream.WithSessionPartBytes(1<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
 	at := func(m int) time.Time { return time.Date(2026, 3, 14, 17, m, 0, 0, time.UTC) }
 	handle := func(id, cliente string, event, now int) {
 		t.Helper()
@@ -226,8 +281,11 @@ func TestSessionKeyPoisoned(t *testing.T) {
 	}
 	handle("P-1", "C-1", 0, 1)
 	handle("P-2", "C-2", 0, 1)
+	for i := range 6 {
+		handle(fmt.Sprintf("F-%d", i), fmt.Sprintf("F-%d", i), 0, 1)
+	}
 	tick(3)
-	// Poison C-1's document, keeping what it held.
+	// Poison C-1's part, keeping what it held.
 	var path string
 	var good []byte
 	docs, err := st.List(ctx, "aggregations/"+s.Name+"/sessions")
@@ -235,17 +293,20 @@ func TestSessionKeyPoisoned(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range docs {
-		if strings.Contains(string(d.Data), `"key":"C-1"`) {
+		if strings.Contains(string(d.Data), `"C-1":`) {
 			path, good = d.Path, d.Data
 		}
 	}
+	if path == "" || strings.Contains(string(good), `"C-2":`) {
+		t.Fatalf("C-1 in part %q with C-2 (%d parts): choose other customers", path, len(docs))
+	}
 	put := func(b []byte) { streamtest.WriteDoc(t, st, docstore.Doc{Path: path, Data: b}) }
-	put([]byte(`{"layout":3,"sessions":"garbage"}`))
+	put([]byte(`{"layout":3,"keys":"garbage"}`))
 	handle("P-3", "C-1", 10, 11)
 	handle("P-4", "C-2", 10, 11)
 	tr := tick(13)
-	if f := tr.Aggregations[0].Failing; len(f) != 1 || f[0].Key != "C-1" || f[0].Path != path {
-		t.Fatalf("failing %+v, want C-1's document %s", f, path)
+	if f := tr.Aggregations[0].Failing; len(f) != 1 || f[0].Path != path {
+		t.Fatalf("failing %+v, want C-1's part %s", f, path)
 	}
 	if ps := tr.Aggregations[0].Panes; len(ps) != 1 || ps[0].Key != "C-2" || ps[0].Measures.Pedidos != 2 {
 		t.Fatalf("panes %+v, want C-2's EARLY pane of 2 orders", ps)
@@ -266,6 +327,9 @@ func TestSessionKeyPoisoned(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[window.WindowKey]window.Measures{}
+	for i := range 6 {
+		want[window.WindowKey{Window: window.Window{Start: at(0), End: at(30)}, Key: fmt.Sprintf("F-%d", i)}] = window.Measures{Importe: decimal(t, "1.00"), Pedidos: 1, Unidades: 1}
+	}
 	for _, k := range []string{"C-1", "C-2"} {
 		want[window.WindowKey{Window: window.Window{Start: at(0), End: at(40)}, Key: k}] = window.Measures{Importe: decimal(t, "2.00"), Pedidos: 2, Unidades: 2}
 	}
@@ -284,4 +348,86 @@ func decimal(t *testing.T, s string) numeric.Dec {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestSessionBytes measures what an open session adds to its part (the
+// figure tools/cost prices the session parts with): a customer's one-order
+// session with a realistic amount and nanosecond times, after its EARLY
+// and ON_TIME panes. Run with -v to print it.
+func TestSessionBytes(t *testing.T) {
+	ctx := context.Background()
+	st := newBoltStore(t)
+	s := windowtest.SessionSpec()
+	p := newProcessor(t, st, streamtest.NewSink(), s)
+	const customers, maxBytes = 1000, 240
+	ev := time.Date(2026, 3, 14, 17, 0, 0, 123456789, time.UTC)
+	var pushes []stream.Push
+	for i := range customers {
+		event := ev.Add(time.Duration(i) * 1700 * time.Millisecond)
+		pushes = append(pushes, stream.Push{Now: event.Add(time.Minute + 987654321), Delivery: delivery(fmt.Sprintf("P-%07d", i), event,
+			fmt.Sprintf(`"cliente_id":"CLI-%07d","pais":"ES","importe_total":"1234.56","lineas":[{"sku":"A","cantidad":3,"precio_unitario":"411.52"}]`, i))})
+	}
+	if _, err := p.HandleBatch(ctx, pushes); err != nil {
+		t.Fatal(err)
+	}
+	for _, now := range []time.Time{ev.Add(32 * time.Minute), ev.Add(90 * time.Minute)} {
+		if _, err := p.Tick(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	docs, err := st.List(ctx, "aggregations/"+s.Name+"/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range docs {
+		n += len(d.Data)
+	}
+	t.Logf("%d bytes a session (%d sessions in %d parts, ON_TIME emitted)", n/customers, customers, len(docs))
+	if n/customers > maxBytes {
+		t.Errorf("%d bytes a session, want at most %d (tools/cost's sessionBytes)", n/customers, maxBytes)
+	}
+}
+
+// TestSessionKeyBound: a key holds at most 1000 open sessions; the order
+// that would open one more is dead-lettered in the aggregation, as an
+// overflow, and the others count.
+func TestSessionKeyBound(t *testing.T) {
+	ctx := context.Background()
+	s := windowtest.SessionSpec()
+	s.AllowedLateness = 1000 * time.Hour // none expires meanwhile
+	sink := streamtest.NewSink()
+	p := newProcessor(t, newBoltStore(t), sink, s)
+	const orders = 1001
+	ev := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	last := ev.Add((orders - 1) * 31 * time.Minute) // a session each: 31 min apart
+	var pushes []stream.Push
+	for i := range orders {
+		pushes = append(pushes, stream.Push{Now: last.Add(time.Minute),
+			Delivery: customerDelivery(fmt.Sprintf("P-%04d", i), "C-1", ev.Add(time.Duration(i)*31*time.Minute))})
+	}
+	for len(pushes) > 0 {
+		k := min(len(pushes), stream.MaxBatchOrders)
+		if _, err := p.HandleBatch(ctx, pushes[:k]); err != nil {
+			t.Fatal(err)
+		}
+		pushes = pushes[k:]
+	}
+	if _, err := p.Tick(ctx, last.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := sink.Discards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || !strings.HasPrefix(ds[0].ID, "overflow|"+s.Name+"|") || !strings.Contains(ds[0].Reason, "more than 1000 open sessions") {
+		t.Fatalf("discards %+v, want one order of C-1 refused past 1000 open sessions", ds)
+	}
+	panes, err := sink.PanesOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if view, err := windowtest.View(panes); err != nil || len(view) != 1000 {
+		t.Errorf("%d sessions in the view (%v), want 1000", len(view), err)
+	}
 }

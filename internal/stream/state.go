@@ -58,9 +58,11 @@ type foldDoc struct {
 	UnseenEvent    time.Time              `json:"unseen_event,omitzero"`
 	UnseenAccepted time.Time              `json:"unseen_accepted,omitzero"`
 	Windows        map[string]windowEntry `json:"windows,omitempty"` // by windowID
-	// Keys is the agenda of a session aggregation: its keys with open
-	// sessions, by hashedID of the key.
-	Keys map[string]keyEntry `json:"keys,omitempty"`
+	// SessionParts is how many part documents a session aggregation's
+	// keys are split into (never fewer than before), and Agenda its parts
+	// with open sessions or failing, by part number.
+	SessionParts int               `json:"session_parts,omitempty"`
+	Agenda       map[int]partEntry `json:"agenda,omitempty"`
 }
 
 func (d foldDoc) layoutOf() int { return d.Layout }
@@ -214,26 +216,35 @@ func inOrder(ws map[string]*windowState) []*windowState {
 	return out
 }
 
-// encodeParts splits a window's keys over parts documents, doubling parts
-// while one would pass splitBytes.
+// encodeParts splits a window's keys over parts documents (splitParts).
 func encodeParts(a aggregation, e windowEntry, keys map[string]keyState) ([]docstore.Doc, int, error) {
-	parts := max(1, e.Parts)
+	return splitParts(e.Parts, splitBytes, keys, func(i int, ks map[string]keyState) (docstore.Doc, error) {
+		return encodeDoc(a.paths.statePart(e.Start, i), partDoc{Start: e.Start, End: e.End, Keys: ks}, time.Time{})
+	})
+}
+
+// splitParts spreads keys over part documents by key hash (partOf),
+// doubling parts while one would pass bound; a part of one key stays whole.
+// doc encodes part i. A window's state and a session aggregation's keys are
+// split this way.
+func splitParts[V any](parts, bound int, keys map[string]V, doc func(i int, keys map[string]V) (docstore.Doc, error)) ([]docstore.Doc, int, error) {
+	parts = max(1, parts)
 	for {
-		byPart := make([]partDoc, parts)
+		byPart := make([]map[string]V, parts)
 		for i := range byPart {
-			byPart[i] = partDoc{Start: e.Start, End: e.End, Keys: map[string]keyState{}}
+			byPart[i] = map[string]V{}
 		}
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			byPart[partOf(k, parts)].Keys[k] = keys[k]
+		for k, v := range keys {
+			byPart[partOf(k, parts)][k] = v
 		}
 		docs := make([]docstore.Doc, parts)
 		split := false
-		for i, pd := range byPart {
-			d, err := encodeDoc(a.paths.statePart(e.Start, i), pd, time.Time{})
+		for i, ks := range byPart {
+			d, err := doc(i, ks)
 			if err != nil {
 				return nil, 0, err
 			}
-			if len(d.Data) > splitBytes && len(pd.Keys) > 1 {
+			if len(d.Data) > bound && len(ks) > 1 {
 				split = true
 			}
 			docs[i] = d

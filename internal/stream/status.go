@@ -170,7 +170,7 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *c
 }
 
 // windowStatus adds the keys of every window state document (for
-// sessions, every open session of every key document) and the windows the
+// sessions, every open session of every part) and the windows the
 // fold's agenda records as failing.
 func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc, st *AggregationStatus) error {
 	if fd != nil {
@@ -190,9 +190,12 @@ func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc
 	if err != nil || !a.spec.Session() {
 		return err
 	}
-	return listStatus(ctx, p, a, a.paths.sessions, st, func(sd sessionsDoc) {
-		for _, x := range sd.Sessions {
-			st.OpenWindows = append(st.OpenWindows, openWindow(x.Start, x.End, sd.Key, x.State))
+	return listStatus(ctx, p, a, a.paths.sessions, st, func(sp sessionsPart) {
+		sp.load()
+		for k, ss := range sp.Keys {
+			for _, x := range ss {
+				st.OpenWindows = append(st.OpenWindows, openWindow(x.Start, x.End, k, x.State))
+			}
 		}
 	})
 }

@@ -49,8 +49,10 @@ func TestConformanceBoltstore(t *testing.T) {
 
 // batched turns batching on for a suite run: concurrent deliveries share
 // batches, and the property tests cut their streams into random batches.
+// Session parts of 2 KiB (a few sessions each) make the property tests
+// double them often.
 func batched(f streamtest.Features) streamtest.Features {
-	f.Options = []stream.Option{stream.WithBatching(2*time.Millisecond, 64)}
+	f.Options = []stream.Option{stream.WithBatching(2*time.Millisecond, 64), stream.WithSessionPartBytes(2 << 10)}
 	f.RandomBatches = true
 	return f
 }

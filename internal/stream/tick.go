@@ -311,7 +311,7 @@ func (t *aggTick) start(gens *genCache, before, after time.Time, to int64, now t
 		return nil, false
 	}
 	t.at.Records = len(elems)
-	t.at.OpenWindows = len(t.fd.Windows) + len(t.fd.Keys)
+	t.at.OpenWindows = len(t.fd.Windows) + t.fd.sessionKeys()
 	return elems, true
 }
 

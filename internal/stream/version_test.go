@@ -40,6 +40,9 @@ func TestDecodeLayout(t *testing.T) {
 			wantErr: path + ": state layout 4 found, this binary reads layout 3", unreadable: true},
 		{name: "window part that does not decode", data: `{"layout":3,"keys":[]}`, into: func() any { return &partDoc{} },
 			wantErr: "decode " + path + ": json: cannot unmarshal array into Go struct field partDoc.keys of type map[string]stream.keyState", unreadable: true},
+		{name: "session part of layout 3", data: `{"layout":3,"gen":4,"keys":{}}`, into: func() any { return &sessionsPart{} }},
+		{name: "session part of layout 4", data: `{"layout":4,"gen":4,"keys":{}}`, into: func() any { return &sessionsPart{} },
+			wantErr: path + ": state layout 4 found, this binary reads layout 3", unreadable: true},
 		{name: "parked elements of layout 3", data: `{"layout":3,"elements":[]}`, into: func() any { return &parkedDoc{} }},
 		{name: "parked elements of layout 4", data: `{"layout":4,"elements":[]}`, into: func() any { return &parkedDoc{} },
 			wantErr: path + ": state layout 4 found, this binary reads layout 3", unreadable: true},
@@ -75,7 +78,7 @@ func TestEncodeStampsLayout(t *testing.T) {
 		{name: "fold", v: foldDoc{Folded: 2}, want: float64(StateLayout)},
 		{name: "window part", v: partDoc{Start: wm}, want: float64(StateLayout)},
 		{name: "parked elements", v: parkedDoc{}, want: float64(StateLayout)},
-		{name: "a key's sessions", v: sessionsDoc{Key: "C-1"}, want: float64(StateLayout)},
+		{name: "a part of sessions", v: sessionsPart{Gen: 1}, want: float64(StateLayout)},
 		{name: "dedup record is no window state", v: dedupDoc{MessageID: "m", Gen: 3}, want: nil},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/dashboard"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/tools/cost/ops"
 )
 
@@ -60,14 +61,34 @@ var (
 
 // sesiones_cliente's own state was not in the measured hour; it is
 // modelled, at its worst: every order opens a session of its own customer,
-// whose document a tick reads and writes once each time it touches the key
-// (TestSessionTickCost: one read and one write per key, whatever its
-// orders), four times in the session's life: the fold of its order, its
-// EARLY pane, its ON_TIME pane and its expiry; and it streams two panes
-// (EARLY, ON_TIME) of about a ventas_hora_pais pane's bytes.
+// open from its event time until W passes its end plus the allowed
+// lateness (D + G + L: 10 min + 30 min + 2 h, sesiones_cliente.json), each
+// of sessionBytes (TestSessionBytes). Their keys are split over part
+// documents that double while one would pass stream.DefaultSessionPartBytes
+// (here: while the average part would pass 90% of it, for the hash's
+// unevenness), and every tick reads and writes every part once
+// (TestSessionTickCost: one read and one write per part touched, whatever
+// its keys and orders). Each session streams two panes (EARLY, ON_TIME) of
+// about a ventas_hora_pais pane's bytes.
 const (
-	sessionTouches, sessionPanes = 4, 2
+	sessionLife  = 10*time.Minute + 30*time.Minute + 2*time.Hour
+	sessionBytes = 222 // TestSessionBytes (internal/stream), 2026-12-03
+	sessionPanes = 2
+	// sessionTickCPU is what decoding, folding and encoding those parts
+	// adds to a tick: BenchmarkSessionTick (internal/stream), 5600-open
+	// minus 100-open, 2026-12-03, linux/amd64.
+	sessionTickCPU = (66_290 - 12_400) * time.Microsecond
 )
+
+// sessionParts are the part documents of sesiones_cliente's open sessions.
+func sessionParts() int64 {
+	state := int64(ordersPerDay*sessionLife/(24*time.Hour)) * sessionBytes
+	parts := int64(1)
+	for state/parts > stream.DefaultSessionPartBytes*9/10 {
+		parts *= 2
+	}
+	return parts
+}
 
 // Measured once with the hour (git show 7f167a3:tools/cost/recorded.json).
 const (
@@ -132,7 +153,7 @@ var scenarios = []scenario{
 func (s scenario) day() (orders, ticks, all ops.Ops) {
 	h := s.hour
 	orders = ops.Order.Times(ordersPerDay)
-	sessionDocs := int64(sessionTouches * ordersPerDay)
+	sessionDocs := s.ticksPerDay() * sessionParts()
 	ticks = ops.Ticks(s.ticksPerDay(), aggregations, ordersPerDay, 24*h.stateReads+sessionDocs, 24*h.stateWrites+sessionDocs, 24*h.outbox)
 	discards := ops.Ops{Writes: 24 * discardRows, Deletes: 24 * discardRows}
 	return orders, ticks, orders.Add(ticks).Add(discards).Add(ledger.Times(filesPerDay))
@@ -147,7 +168,7 @@ func (s scenario) busy() (order, tick, file int64) {
 	n := s.ticksPerDay()
 	tickWaits := (time.Duration(ticks.RoundTrips)*firestoreRTT + time.Duration(24*s.hour.outbox)*insertAllWait) / time.Duration(n)
 	return billedMs(orderCPU + time.Duration(ops.Order.RoundTrips)*firestoreRTT),
-		billedMs(tickCPU + tickWaits),
+		billedMs(tickCPU + sessionTickCPU + tickWaits),
 		billedMs(fileCPU + encodeCPUPerLine*loadedLines + time.Duration(ledger.RoundTrips)*firestoreRTT + fileWaits)
 }
 

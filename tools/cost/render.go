@@ -9,6 +9,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/render"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/tools/cost/ops"
 )
 
@@ -92,11 +93,15 @@ func doc() string {
 		orderCPU.Round(time.Microsecond), tickCPU.Round(time.Microsecond))
 	p("per export %v.\n\n", (fileCPU + encodeCPUPerLine*loadedLines).Round(time.Millisecond))
 
+	open := int64(ordersPerDay * sessionLife / (24 * time.Hour))
 	p("Not measured but modelled, at its worst: sesiones_cliente's state. Every order opens a session of its own\n")
-	p("customer, whose document a tick reads and writes once each time it touches the key (`TestSessionTickCost`),\n")
-	p("%d times in the session's life (the fold of its order, its EARLY pane, its ON_TIME pane, its expiry):\n", sessionTouches)
-	p("%s reads and writes a day, and %d panes streamed per session. This is most of the Firestore bill: a\n", count(sessionTouches*ordersPerDay), sessionPanes)
-	p("measured hour of real customers (several orders a session) would bring it down.\n\n")
+	p("customer, open %v (D + G + L): %s open sessions of %d bytes (`TestSessionBytes`), %s bytes in %d part\n",
+		sessionLife, count(open), sessionBytes, count(open*sessionBytes), sessionParts())
+	p("documents (they double while one would pass %d KiB). Every tick reads and writes each part once, whatever\n",
+		stream.DefaultSessionPartBytes>>10)
+	p("its keys and orders (`TestSessionTickCost`): %s reads and writes a day at a tick a minute, %v of CPU\n",
+		count(scenarios[0].ticksPerDay()*sessionParts()), sessionTickCPU.Round(time.Millisecond))
+	p("added to each tick (`BenchmarkSessionTick`), and %d panes streamed per session.\n\n", sessionPanes)
 	p("## The bill\n\n")
 	p("Firestore's free usage is per day, the rest per month and billing account: if AlpinaShop's other\n")
 	p("workloads already use it, the list column is the bill. A month is %d days; what is stored is priced as\n", days)

@@ -132,8 +132,8 @@ func newRig(t *testing.T, e env, specs ...window.Spec) *rig {
 
 // open counts the state of aggregation agg still stored: its windows'
 // state documents, parked elements, the windows its agenda lists, and for
-// sessions the open sessions of its key documents (an emptied one stays a
-// while as a tombstone) and the keys its agenda lists.
+// sessions the open sessions of its part documents (an emptied part stays)
+// and the parts its agenda lists.
 func (r *rig) open(agg string) int {
 	r.t.Helper()
 	n := 0
@@ -149,17 +149,19 @@ func (r *rig) open(agg string) int {
 		r.t.Fatalf("list the sessions of %s: %v", agg, err)
 	}
 	for _, d := range sessions {
-		var sd struct {
-			Sessions []json.RawMessage `json:"sessions"`
+		var sp struct {
+			Keys map[string][]json.RawMessage `json:"keys"`
 		}
-		if err := json.Unmarshal(d.Data, &sd); err != nil {
+		if err := json.Unmarshal(d.Data, &sp); err != nil {
 			r.t.Fatalf("%s: %v", d.Path, err)
 		}
-		n += len(sd.Sessions)
+		for _, ss := range sp.Keys {
+			n += len(ss)
+		}
 	}
 	var fold struct {
 		Windows map[string]json.RawMessage `json:"windows"`
-		Keys    map[string]json.RawMessage `json:"keys"`
+		Agenda  map[string]json.RawMessage `json:"agenda"`
 	}
 	err = r.store.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
 		docs, err := tx.Get("aggregations/" + agg + "/control/fold")
@@ -171,7 +173,7 @@ func (r *rig) open(agg string) int {
 	if err != nil {
 		r.t.Fatalf("read the fold document of %s: %v", agg, err)
 	}
-	return n + len(fold.Windows) + len(fold.Keys)
+	return n + len(fold.Windows) + len(fold.Agenda)
 }
 
 // outbox counts the rows waiting in every outbox.
