@@ -57,9 +57,7 @@ locals {
   }
 
   # AggregateOrders and AdvanceWatermark must see identical stream settings:
-  # both are built from this one map. STATE_SHARDS is retired (state
-  # layout 3 keeps no per-key partial-sum documents): the services refuse
-  # to start with it, so it is not set. The aggregations themselves are
+  # both are built from this one map. The aggregations themselves are
   # not settings: both services run every one declared in
   # internal/aggregation/declarations (embedded in the image), the same
   # files bigquery.tf creates their tables and views from.

@@ -219,8 +219,8 @@ variable "firestore_collection_groups" {
   description = "Every collection group the Firestore adapters write in firestore_database. Each of their documents stores its payload in the string field json, which nothing queries: it is exempted from single-field indexing in each group (firestore.tf), as internal/docstore/firestore asks. Must list the collection names of internal/ledger and internal/stream (checked by a test)."
   type        = list(string)
   default = [
-    "agenda", "aggregations", "control", "deadletters", "deltas", "ledger", "ledger_locks", "ledger_md5",
-    "ledger_objects", "orders", "outbox", "parked", "seen", "sessions", "shards", "state", "stream", "windows",
+    "aggregations", "control", "deadletters", "ledger", "ledger_locks", "ledger_md5", "ledger_objects",
+    "orders", "outbox", "parked", "seen", "sessions", "state", "stream",
   ]
 
   validation {
@@ -230,9 +230,9 @@ variable "firestore_collection_groups" {
 }
 
 variable "firestore_ttl_collection_groups" {
-  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger's locks (ledger_locks; ledger records themselves are history and never expire), the orders dedup records (orders), the tick lease (control), the dead-letter dedup records (seen) and the emptied key documents of session aggregations (sessions). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must match the collection names the Firestore adapters write."
+  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger's locks (ledger_locks; ledger records themselves are history and never expire), the orders dedup records (orders), the tick lease (control), and the dead-letter dedup records (seen). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must match the collection names the Firestore adapters write."
   type        = list(string)
-  default     = ["ledger_locks", "orders", "control", "seen", "sessions"]
+  default     = ["ledger_locks", "orders", "control", "seen"]
 
   validation {
     condition     = length(var.firestore_ttl_collection_groups) == length(distinct(var.firestore_ttl_collection_groups)) && alltrue([for c in var.firestore_ttl_collection_groups : can(regex("^[a-z_][a-z0-9_]*$", c))])
@@ -343,40 +343,14 @@ variable "stream" {
       batching off. Milliseconds allowed (10ms); at most 1s, it adds to every push's latency.
     batch_max_orders: a batch is committed as soon as it holds this many orders, so it usually fits
       one transaction (Firestore takes 500 writes; a batch that needs more is split).
-    state_shards is retired: state layout 3 keeps no per-key partial-sum documents (an order writes
-      only its dedup record, the tick sums each window), so there is nothing to shard and nothing
-      replaces it.
   EOT
   type = object({
     tick_lease       = optional(string, "2m")
     max_clock_skew   = optional(string, "24h")
     batch_wait       = optional(string, "10ms")
     batch_max_orders = optional(number, 200)
-    # Retired: declared per aggregation since aggregations are data. Kept
-    # in the type only so that a tfvars still setting one fails the
-    # validation below instead of being dropped without a word.
-    aggregation      = optional(string)
-    aggregation_key  = optional(string)
-    window_size      = optional(string)
-    out_of_orderness = optional(string)
-    idle_timeout     = optional(string)
-    early_delay      = optional(string)
-    allowed_lateness = optional(string)
-    late_delay       = optional(string)
-    accumulation     = optional(string)
-    # Retired with state layout 3, which keeps no per-key partial-sum
-    # documents: kept in the type only to be refused below.
-    state_shards = optional(number)
   })
   default = {}
-
-  validation {
-    condition = alltrue([for v in [
-      var.stream.aggregation, var.stream.aggregation_key, var.stream.window_size, var.stream.out_of_orderness,
-      var.stream.idle_timeout, var.stream.early_delay, var.stream.allowed_lateness, var.stream.late_delay, var.stream.accumulation,
-    ] : v == null])
-    error_message = "stream.aggregation, aggregation_key, window_size, out_of_orderness, idle_timeout, early_delay, allowed_lateness, late_delay and accumulation are no longer settings: each aggregation declares them in internal/aggregation/declarations/<name>.json (alpipe aggregations lists them). Remove them from your variables."
-  }
 
   validation {
     condition = alltrue([for d in [var.stream.tick_lease, var.stream.max_clock_skew] :
@@ -398,11 +372,6 @@ variable "stream" {
   validation {
     condition     = var.stream.batch_max_orders >= 1 && var.stream.batch_max_orders <= 250 && floor(var.stream.batch_max_orders) == var.stream.batch_max_orders
     error_message = "stream.batch_max_orders must be a whole number between 1 and 250: a batch usually commits in one transaction (each order writes its dedup record; Firestore takes at most 500 writes), and a larger batch only holds its pushes longer."
-  }
-
-  validation {
-    condition     = var.stream.state_shards == null
-    error_message = "stream.state_shards is retired and configures nothing: since state layout 3 an order writes only its own dedup record and the tick sums each window's orders, so there are no per-key partial-sum documents to spread over and nothing replaces it. Remove it from your variables."
   }
 
   validation {

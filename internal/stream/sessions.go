@@ -117,7 +117,7 @@ func (p paths) sessionsPart(i int) string { return p.sessions + "/" + strconv.It
 // parkedPart holds a part's elements folded while it could not be read,
 // one document per generation folded.
 func (p paths) parkedPart(i int, gen int64) string {
-	return p.parked + "/s" + strconv.Itoa(i) + "_" + strconv.FormatInt(gen, 10)
+	return fmt.Sprintf("%s/s%d_%d", p.parked, i, gen)
 }
 
 // foldSessions is fold for an aggregation of session windows: the parts

@@ -175,26 +175,6 @@ run "project_number_instead_of_id" {
   expect_failures = [var.project_id]
 }
 
-# What each aggregation computes is declared as data now: a variable file
-# still setting it fails instead of being silently dropped.
-run "retired_aggregation_settings" {
-  command = plan
-  variables {
-    stream = { accumulation = "DISCARDING", window_size = "30m" }
-  }
-  expect_failures = [var.stream]
-}
-
-# State layout 3 keeps no per-key partial-sum documents: a variable file
-# still setting the shard count fails instead of seeming to buy capacity.
-run "retired_state_shards" {
-  command = plan
-  variables {
-    stream = { state_shards = 8 }
-  }
-  expect_failures = [var.stream]
-}
-
 run "an_environment_other_than_dev_or_prod" {
   command = plan
   variables {

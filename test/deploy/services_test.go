@@ -34,10 +34,8 @@ func loadServices(t testing.TB) map[string]tfconfig.Service {
 
 // The environment each service gets must be exactly what its configuration
 // reads (internal/config), with the production backends selected, with the
-// defaults the spec and the interfaces agree. Exactly: no retired variable
-// (the one aggregation's settings from before aggregations were declared as
-// data, STATE_SHARDS), which internal/config refuses, so a service given one
-// would not start.
+// defaults the spec and the interfaces agree. Exactly: no variable that no
+// configuration reads, which would look like a setting and change nothing.
 func TestServiceEnvironment(t *testing.T) {
 	services := loadServices(t)
 	backend := []string{"BIGQUERY_DATASET", "BIGQUERY_LOCATION", "FIRESTORE_DATABASE", "FUNCTION_TARGET", "GOOGLE_CLOUD_PROJECT", "STATE_STORE", "WAREHOUSE"}
