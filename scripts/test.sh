@@ -77,8 +77,8 @@ if [[ ${#@} -eq 0 ]]; then
 	# The stack's proofs run once, below, through scripts/stack.sh (verbose,
 	# timed, on these emulators), not also here.
 	# The BigQuery adapter's package runs beside them, verbose, so that its
-	# GoogleSQL run's summary (statements run on the BigQuery emulator, cases
-	# naming an emulator defect) is printed even when it passes.
+	# GoogleSQL summary (statements run on the BigQuery emulator through
+	# bqfake, emulator starts) is printed even when it passes.
 	mapfile -t pkgs < <(go list ./... | grep -v -e '/test/stack$' -e '/internal/warehouse/bigquery$')
 fi
 # The tests run with a temporary folder of their own, so that what they

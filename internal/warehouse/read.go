@@ -158,7 +158,7 @@ var namedReads = sync.OnceValue(func() readSet {
 })
 
 // NamedQueries lists every named read, by name, for the suites that run
-// each of them (warehousetest, the GoogleSQL run).
+// each of them (warehousetest).
 func NamedQueries() []NamedQuery {
 	rs := namedReads()
 	out := make([]NamedQuery, 0, len(rs.byName))

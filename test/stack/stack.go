@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +26,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 	"github.com/alpinashop/alpipe/test/bqemulator"
 	"github.com/alpinashop/alpipe/test/tfconfig"
@@ -181,11 +184,17 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err != nil {
 		return s, fmt.Errorf("stack: BigQuery's GoogleSQL engine: %w", err)
 	}
-	if s.sql, err = bqemulator.Start(ctx, bin, bqemulator.Options{Project: s.Project}); err != nil {
+	// Its load jobs read the staged files from the stack's Cloud Storage.
+	if s.sql, err = bqemulator.Start(ctx, bin, bqemulator.Options{Project: s.Project,
+		Env: []string{"STORAGE_EMULATOR_HOST=" + gcsSrv.URL}}); err != nil {
 		return s, fmt.Errorf("stack: BigQuery's GoogleSQL engine: %w", err)
 	}
+	views, err := terraformViews(root, s.Project, s.Dataset)
+	if err != nil {
+		return s, err
+	}
 	if s.BigQuery, err = bqfake.New(bqfake.Options{
-		Project: s.Project, Dataset: s.Dataset, SQL: s.sql.URL,
+		Project: s.Project, Dataset: s.Dataset, SQL: s.sql.URL, ViewSQL: views,
 		Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
 			return s.Storage.Bucket(bucket).Object(name).NewReader(ctx)
 		},
@@ -416,4 +425,34 @@ func (s *Stack) Output() string {
 		fmt.Fprintf(&b, "=== %s (%s)\n%s", p.Service.Name, fn, p.Output())
 	}
 	return b.String()
+}
+
+var planTable = regexp.MustCompile("`[^`.]+\\.[^`.]+\\.")
+
+// terraformViews answers each view's query as Terraform creates it: the
+// plan's SQL in terraform/module.json, in the view's accumulation mode, on
+// the stack's project and dataset.
+func terraformViews(root, project, dataset string) (func(warehouse.View) (string, error), error) {
+	b, err := os.ReadFile(filepath.Join(root, "terraform", "module.json"))
+	if err != nil {
+		return nil, fmt.Errorf("stack: views: %w", err)
+	}
+	var m struct {
+		Views map[string]struct {
+			Accumulation string            `json:"accumulation"`
+			SQL          map[string]string `json:"sql"`
+		} `json:"views"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("stack: views: terraform/module.json: %w", err)
+	}
+	return func(v warehouse.View) (string, error) {
+		view, ok := m.Views[v.Name]
+		sql := view.SQL[view.Accumulation]
+		if !ok || sql == "" {
+			return "", fmt.Errorf("stack: terraform/module.json has no query for view %s", v.Name)
+		}
+		// The plan's example project and dataset qualify every table.
+		return planTable.ReplaceAllLiteralString(sql, "`"+project+"."+dataset+"."), nil
+	}, nil
 }

@@ -1,9 +1,19 @@
 package bigquery
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
@@ -13,10 +23,10 @@ import (
 
 // TestConformance runs the warehouse port's suite against the adapter over
 // bqfake in front of GoogleSQL (the BigQuery emulator, bqfake.Options.SQL),
-// a fresh fake per test: bqfake does BigQuery's API semantics (exactly-once
-// job IDs, insertId, partition decorators, dry runs) and the emulator runs
-// every query, so every answer is compared. The one emulator defect left
-// is the windowed NUMERIC sum of the DISCARDING view.
+// a fresh fake per test, views made from Terraform's own view files: bqfake
+// does BigQuery's API semantics (exactly-once job IDs, insertId, partition
+// decorators, dry runs) and hands the emulator every query, load job and
+// insertAll as the adapter sent them, so every answer is GoogleSQL's.
 func TestConformance(t *testing.T) {
 	warehousetest.RunWith(t, func(t *testing.T) warehousetest.Warehouse {
 		return newSQLTestEnv(t, warehouse.Accumulating).w
@@ -24,11 +34,12 @@ func TestConformance(t *testing.T) {
 }
 
 // TestReadsDiscarding runs the named reads over a dataset whose views are
-// in DISCARDING mode.
+// in DISCARDING mode, whose windowed NUMERIC sums are the emulator's one
+// defect left.
 func TestReadsDiscarding(t *testing.T) {
 	warehousetest.RunModeWith(t, func(t *testing.T) warehousetest.Warehouse {
 		return newSQLTestEnv(t, warehouse.Discarding).w
-	}, warehousetest.Features{Accumulation: warehouse.Discarding, Defects: warehousetest.Defects{WindowNumericSum: defectWindowSum}})
+	}, warehousetest.Features{Accumulation: warehouse.Discarding, WindowSumDefect: defectWindowSum})
 }
 
 // TestConformanceSharedDataset runs the suite twice through one fake, as
@@ -50,10 +61,9 @@ func TestConformanceSharedDataset(t *testing.T) {
 		if e.fake.Statements() < restartAfter {
 			return e.w
 		}
-		bin := emulator(t).bin
-		next, err := bqemulator.Start(context.Background(), bin, bqemulator.Options{Project: testProject})
+		next, err := emulator(t).start()
 		if err != nil {
-			t.Fatalf("bqfake's GoogleSQL engine: %v", err)
+			t.Fatalf("GoogleSQL engine: %v", err)
 		}
 		if err := e.fake.MoveSQL(next.URL); err != nil {
 			next.Stop()
@@ -70,67 +80,80 @@ func TestConformanceSharedDataset(t *testing.T) {
 	}
 }
 
-// newSQLTestEnv is newTestEnv over a fake whose queries run on GoogleSQL,
-// with views in mode. It skips or fails as emulator does.
+// TestGoogleSQLParsesWhatTheAdapterSends: the emulator itself reads the
+// load file the adapter staged and parses the insertAll rows the adapter
+// wrote (bqfake hands both on, rather than copies of the rows it parsed),
+// so the conformance suite's answers prove that GoogleSQL accepts them.
+func TestGoogleSQLParsesWhatTheAdapterSends(t *testing.T) {
+	var mu sync.Mutex
+	var sent []string // "path body" of each request to the emulator
+	e := newSQLTestEnvVia(t, warehouse.Accumulating, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			mu.Lock()
+			sent = append(sent, r.URL.Path+" "+string(b))
+			mu.Unlock()
+			next.ServeHTTP(w, r)
+		})
+	})
+	ctx := context.Background()
+	tag := "wire" + strings.ToLower(rand.Text())
+	rows := lineas(t, 2)
+	for _, r := range rows {
+		r[0] = warehouse.StringValue(tag)
+	}
+	if _, err := e.w.Load(ctx, warehouse.Load{ID: tag, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: rows}}); err != nil {
+		t.Fatal(err)
+	}
+	p := pane(t, tag, 0, "250.10")
+	if err := e.w.Append(ctx, warehouse.VentasHoraPaisPaneles, []warehouse.Row{p}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.w.Query(ctx, "SELECT (SELECT COUNT(*) FROM lineas_pedido WHERE pedido_id = '"+tag+"'), "+
+		"(SELECT SUM(importe) FROM ventas_hora_pais_paneles WHERE pais = '"+tag+"')")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]string{{"2", "250.1"}}, res.Rows); diff != "" {
+		t.Errorf("the emulator's rows (-want +got):\n%s", diff)
+	}
+	var load, insert bool
+	for _, s := range sent {
+		load = load || (strings.HasSuffix(strings.Fields(s)[0], "/jobs") && strings.Contains(s, `"sourceUris":["gs://`+testBucket+"/"+testPrefix))
+		insert = insert || (strings.HasSuffix(strings.Fields(s)[0], "/insertAll") && strings.Contains(s, `"insertId":"`+p.ID+`"`))
+	}
+	if !load || !insert {
+		t.Errorf("the emulator got the adapter's load job: %t, its insertAll rows: %t; it got:\n%s", load, insert, strings.Join(sent, "\n"))
+	}
+}
+
+// newSQLTestEnv is newTestEnv over a fake whose queries, loads and
+// insertAll run on GoogleSQL, with Terraform's views in mode and staging
+// on the server the emulator reads. It skips or fails as emulator does.
 func newSQLTestEnv(t *testing.T, mode string) *testEnv {
+	return newSQLTestEnvVia(t, mode, nil)
+}
+
+// newSQLTestEnvVia is newSQLTestEnv with the fake reaching the emulator
+// through wrap's handler, when set.
+func newSQLTestEnvVia(t *testing.T, mode string, wrap func(http.Handler) http.Handler) *testEnv {
 	t.Helper()
-	url, track := sqlEngine(t, mode)
-	e := newLaxTestEnv(t, bqfake.Options{SQL: url, Accumulation: mode})
+	eng := emulator(t)
+	url, track := eng.run(t, mode)
+	if wrap != nil {
+		target, err := neturl.Parse(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(wrap(httputil.NewSingleHostReverseProxy(target)))
+		t.Cleanup(srv.Close)
+		url = srv.URL
+	}
+	e := newEnv(t, eng.staging, bqfake.Options{SQL: url, ViewSQL: func(v warehouse.View) (string, error) {
+		return terraformView(mode, testProject, testDataset, v)
+	}})
 	e.fake.FailOnViolations(t)
 	track(e.fake)
 	return e
-}
-
-// sqlEngines are the emulators behind the fakes, one per view mode (the
-// emulator holds one dataset: defectDefaultDataset), shared by the tests
-// as the live run's shares its scratch dataset, and restarted between
-// tests once the fakes on it sent restartAfter statements.
-var sqlEngines struct {
-	mu   sync.Mutex
-	mode map[string]*sqlEngineRun
-}
-
-type sqlEngineRun struct {
-	em    *bqemulator.Emulator
-	fakes []*bqfake.Fake
-}
-
-func sqlEngine(t *testing.T, mode string) (url string, track func(*bqfake.Fake)) {
-	t.Helper()
-	bin := emulator(t).bin
-	s := &sqlEngines
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mode == nil {
-		s.mode = map[string]*sqlEngineRun{}
-		closers = append(closers, func() {
-			for _, r := range s.mode {
-				r.em.Stop()
-			}
-		})
-	}
-	r := s.mode[mode]
-	if r != nil {
-		n := 0
-		for _, f := range r.fakes {
-			n += f.Statements()
-		}
-		if n >= restartAfter {
-			r.em.Stop()
-			r = nil
-		}
-	}
-	if r == nil {
-		em, err := bqemulator.Start(context.Background(), bin, bqemulator.Options{Project: testProject})
-		if err != nil {
-			t.Fatalf("bqfake's GoogleSQL engine: %v", err)
-		}
-		r = &sqlEngineRun{em: em}
-		s.mode[mode] = r
-	}
-	return r.em.URL, func(f *bqfake.Fake) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		r.fakes = append(r.fakes, f)
-	}
 }

@@ -19,16 +19,24 @@ import (
 	"github.com/alpinashop/alpipe/test/bqemulator"
 )
 
-// TestGoogleSQLDefectsStillThere shows each emulator defect the GoogleSQL
-// run works around, so that a newer emulator without it fails here and the
+// TestGoogleSQLDefectsStillThere shows each emulator defect bqfake stands
+// in for, so that a newer emulator without it fails here and the
 // workaround goes, instead of hiding what the emulator now checks.
 func TestGoogleSQLDefectsStillThere(t *testing.T) {
 	e := emulator(t)
 	ctx := context.Background()
-	w := e.warehouse(t, warehouse.Accumulating)
+	// The adapter straight to the emulator, no bqfake between.
+	client := e.fresh(t)
+	if err := client.Dataset(testDataset).Create(ctx, &bigquery.DatasetMetadata{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := openScratch(ctx, client, testDataset, warehouse.Accumulating, nil, Options{Location: emuLocation, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
 	gone := func(t *testing.T, defect string) {
 		t.Helper()
-		t.Errorf("the emulator no longer has this defect; drop its workaround in googlesql_test.go: %s", defect)
+		t.Errorf("the emulator no longer has this defect; drop its workaround in bqfake: %s", defect)
 	}
 	t.Run("window SUM of NUMERIC", func(t *testing.T) {
 		res, err := w.Query(ctx, "SELECT SUM(x) OVER (PARTITION BY k) AS s, SUM(CAST(x * 4 AS INT64)) OVER (PARTITION BY k) AS n\n"+
@@ -70,7 +78,7 @@ func TestGoogleSQLDefectsStillThere(t *testing.T) {
 		id := "probe-" + strings.ToLower(rand.Text())
 		var codes []int
 		for range 2 {
-			q := e.client.Query("SELECT 1")
+			q := client.Query("SELECT 1")
 			q.JobID, q.Location = id, emuLocation
 			_, err := q.Run(ctx)
 			codes = append(codes, httpCode(err))

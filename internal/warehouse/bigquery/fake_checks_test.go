@@ -10,7 +10,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
-	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
 // TestFakeChecksRequests shows that bqfake refuses what BigQuery refuses,
@@ -187,7 +186,7 @@ func TestFakeChecksRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newLaxTestEnv(t, bqfake.Options{})
+			e := newLaxTestEnv(t)
 			err := tc.run(context.Background(), e)
 			checkErr(t, err, tc.wantErr)
 			violations := e.fake.Violations()

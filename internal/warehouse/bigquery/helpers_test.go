@@ -45,29 +45,30 @@ type testEnv struct {
 // newTestEnv fails the test at cleanup on any bqfake violation.
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	e := newLaxTestEnv(t, bqfake.Options{})
+	e := newLaxTestEnv(t)
 	e.fake.FailOnViolations(t)
 	return e
 }
 
-// newLaxTestEnv leaves violations to the test (see TestFakeChecksRequests);
-// opt's SQL and Accumulation configure the fake.
-func newLaxTestEnv(t *testing.T, opt bqfake.Options) *testEnv {
+// newLaxTestEnv leaves violations to the test (see TestFakeChecksRequests).
+func newLaxTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	ctx := context.Background()
-	_, gcs, err := startStaging(ctx, t.Cleanup)
+	_, gcs, err := startStaging(context.Background(), t.Cleanup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake, err := bqfake.New(bqfake.Options{
-		Project:      testProject,
-		Dataset:      testDataset,
-		Accumulation: opt.Accumulation,
-		SQL:          opt.SQL,
-		Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
-			return gcs.Open(ctx, bucket, name, 0)
-		},
-	})
+	return newEnv(t, gcs, bqfake.Options{})
+}
+
+// newEnv is newLaxTestEnv staging in gcs, with opt's SQL and ViewSQL.
+func newEnv(t *testing.T, gcs *objects.GCS, opt bqfake.Options) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	opt.Project, opt.Dataset = testProject, testDataset
+	opt.Staged = func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
+		return gcs.Open(ctx, bucket, name, 0)
+	}
+	fake, err := bqfake.New(opt)
 	if err != nil {
 		t.Fatal(err)
 	}

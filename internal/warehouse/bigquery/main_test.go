@@ -6,9 +6,8 @@ import (
 	"testing"
 )
 
-// TestMain stops the GoogleSQL run's emulator and prints its summary: how
-// many statements ran on GoogleSQL and how many cases name an emulator
-// defect (shown by go test -v, or run in the package's folder).
+// TestMain stops the GoogleSQL emulators and prints how much ran on them
+// (shown by go test -v, or run in the package's folder).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if shared.eng != nil {

@@ -20,8 +20,8 @@ func (w *Warehouse) Read(ctx context.Context, s warehouse.Statement) (warehouse.
 	return w.readSQL(ctx, s.Name(), s.SQL(), s.Params())
 }
 
-// readSQL runs sql with params as Read runs the named read name (the
-// GoogleSQL run sends some reads rewritten for the emulator).
+// readSQL runs sql with params as Read runs the named read name (tests
+// send SQL of their own, e.g. TestGoogleSQLReportsAnalyzerErrors).
 func (w *Warehouse) readSQL(ctx context.Context, name, sql string,
 	params []warehouse.Param) (warehouse.Result, error) {
 	q := w.newQuery(sql)

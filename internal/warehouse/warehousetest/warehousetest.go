@@ -4,7 +4,8 @@
 // behave alike. DuckDB (embedded) runs all of it; the BigQuery adapter runs
 // it over bqfake in front of the BigQuery emulator (bqfake plays the API
 // semantics the emulator lacks, GoogleSQL runs every query), with the
-// emulator's defects named (Features.Defects), and, against a real project,
+// emulator's one defect left named (Features.WindowSumDefect), and,
+// against a real project,
 // all of it (live_test.go).
 //
 // The suite only uses SQL that DuckDB and BigQuery both accept, with
@@ -36,44 +37,13 @@ type Features struct {
 	// Accumulation is the mode the backend created the dashboard view
 	// ventas_hora_pais for; "" means ACCUMULATING.
 	Accumulation string
-	// Defects are the known defects of an engine standing in for
-	// BigQuery (the GoogleSQL emulator): a case that meets one names it
-	// and checks the rest.
-	Defects Defects
-}
-
-// Defects lists an engine's known defects, each as the sentence that names
-// it (and where what it hides is checked instead).
-type Defects struct {
-	// Cases are the suite cases (RunWith's names) that exist to check an
-	// API semantic the engine gets wrong (exactly-once job IDs, the dry
-	// run's statement type), with the defect: they are not run, and say so.
-	Cases map[string]string
-	// WindowNumericSum makes SUM of NUMERIC as a window function wrong,
-	// as the DISCARDING views compute importe: their importe is then
-	// compared outside the window function (a GROUP BY over the panes the
-	// view counts, de-duplicated as the view does), every other column as
-	// read.
-	WindowNumericSum string
-	// InsertIDIgnored is streaming inserts without de-duplication by row
-	// ID: the repeated rows are compared as distinct rows.
-	InsertIDIgnored string
-	// Note, when set, is told of each case that meets a defect (the
-	// harness counts them); the case logs it either way.
-	Note func(t *testing.T, defect string)
-}
-
-func (d Defects) any() bool {
-	return len(d.Cases) > 0 || d.WindowNumericSum != "" || d.InsertIDIgnored != ""
-}
-
-// note records that t meets defect.
-func (d Defects) note(t *testing.T, defect string) {
-	t.Helper()
-	t.Logf("engine defect: %s", defect)
-	if d.Note != nil {
-		d.Note(t, defect)
-	}
+	// WindowSumDefect, when set, is the sentence naming an engine's
+	// defect (the GoogleSQL emulator's) that makes SUM of NUMERIC as a
+	// window function wrong, as the DISCARDING views compute importe:
+	// their importe is then compared outside the window function (a GROUP
+	// BY over the panes the view counts, de-duplicated as the view does),
+	// every other column as read.
+	WindowSumDefect string
 }
 
 // featured carries the Features into the helpers that read query results.
@@ -82,20 +52,11 @@ type featured struct {
 	f Features
 }
 
-// defectsOf returns the defects w's engine was declared with.
-func defectsOf(w Warehouse) Defects {
-	if fw, ok := w.(featured); ok {
-		return fw.f.Defects
-	}
-	return Defects{}
-}
-
-// opener wraps newWarehouse's warehouses with f, when f says anything the
-// helpers need.
+// opener wraps newWarehouse's warehouses with f, when f names a defect.
 func opener(newWarehouse func(t *testing.T) Warehouse, f Features) func(t *testing.T) Warehouse {
 	return func(t *testing.T) Warehouse {
 		w := newWarehouse(t)
-		if f.Defects.any() {
+		if f.WindowSumDefect != "" {
 			return featured{Warehouse: w, f: f}
 		}
 		return w
@@ -132,13 +93,7 @@ func RunWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Features
 	}
 	open := opener(newWarehouse, f)
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if defect := f.Defects.Cases[tc.name]; defect != "" {
-				f.Defects.note(t, defect)
-				t.Skipf("not run on this engine: %s", defect)
-			}
-			tc.run(t, open(t))
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
 	}
 	RunModeWith(t, newWarehouse, f)
 }

@@ -3,6 +3,7 @@ package bqfake
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ import (
 // engine is a BigQuery emulator serving the fake's project.
 type engine struct {
 	base, project, dataset string
-	mode                   string // of the views
+	viewSQL                func(v warehouse.View) (string, error)
 	client                 *http.Client
 	statements             int
 }
@@ -63,7 +64,7 @@ type engineError struct {
 
 func (e *engineError) Error() string { return e.msg }
 
-// create makes the dataset, tables and views (in e.mode) unless they
+// create makes the dataset, tables and views (Options.ViewSQL) unless they
 // exist: fakes may share one engine, as live tests share a dataset.
 func (e *engine) create() error {
 	err := e.call(http.MethodPost, "/datasets", &bq.Dataset{DatasetReference: &bq.DatasetReference{ProjectId: e.project, DatasetId: e.dataset}}, nil)
@@ -103,10 +104,9 @@ func (e *engine) create() error {
 		}
 	}
 	for _, v := range warehouse.Views() {
-		v.Accumulation = e.mode
-		sql, err := v.SQL(warehouse.BigQuery, func(t string) string { return "`" + e.project + "." + e.dataset + "." + t + "`" })
+		sql, err := e.viewSQL(v)
 		if err != nil {
-			return err
+			return fmt.Errorf("view %s: %w", v.Name, err)
 		}
 		if err := create(&bq.Table{TableReference: &bq.TableReference{TableId: v.Name},
 			View: &bq.ViewDefinition{Query: sql, ForceSendFields: []string{"UseLegacySql"}}}); err != nil {
@@ -116,13 +116,10 @@ func (e *engine) create() error {
 	return nil
 }
 
-// insert copies rows (in the form Rows gives) into a table.
-func (e *engine) insert(table string, rows []map[string]any) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	req := &bq.TableDataInsertAllRequest{}
-	for _, r := range rows {
+// copyRows copies rows (in the form Rows gives) into a table.
+func (e *engine) copyRows(table string, rows []map[string]any) error {
+	in := make([]*bq.TableDataInsertAllRequestRows, len(rows))
+	for i, r := range rows {
 		j := map[string]bq.JsonValue{}
 		for k, v := range r {
 			if x, ok := v.(*big.Rat); ok {
@@ -130,15 +127,47 @@ func (e *engine) insert(table string, rows []map[string]any) error {
 			}
 			j[k] = v
 		}
-		req.Rows = append(req.Rows, &bq.TableDataInsertAllRequestRows{Json: j})
+		in[i] = &bq.TableDataInsertAllRequestRows{Json: j}
+	}
+	return e.insert(table, in)
+}
+
+// insert streams rows into a table with insertAll.
+func (e *engine) insert(table string, rows []*bq.TableDataInsertAllRequestRows) error {
+	if len(rows) == 0 {
+		return nil
 	}
 	var resp bq.TableDataInsertAllResponse
-	err := e.call(http.MethodPost, "/datasets/"+e.dataset+"/tables/"+table+"/insertAll", req, &resp)
+	err := e.call(http.MethodPost, "/datasets/"+e.dataset+"/tables/"+table+"/insertAll", &bq.TableDataInsertAllRequest{Rows: rows}, &resp)
 	if err == nil && len(resp.InsertErrors) > 0 && len(resp.InsertErrors[0].Errors) > 0 {
 		err = fmt.Errorf("%s", resp.InsertErrors[0].Errors[0].Message)
 	}
 	if err != nil {
-		return fmt.Errorf("copy rows into %s: %w", table, err)
+		return fmt.Errorf("GoogleSQL engine: insertAll into %s: %w", table, err)
+	}
+	return nil
+}
+
+// load runs a load job as configured on the engine, which reads the
+// staged files itself (its STORAGE_EMULATOR_HOST), and waits for it.
+func (e *engine) load(c *bq.JobConfigurationLoad) error {
+	e.statements++
+	id := "bqfake_load_" + rand.Text()
+	var j bq.Job
+	err := e.call(http.MethodPost, "/jobs", &bq.Job{JobReference: &bq.JobReference{ProjectId: e.project, JobId: id},
+		Configuration: &bq.JobConfiguration{Load: c}}, &j)
+	for deadline := time.Now().Add(time.Minute); err == nil && (j.Status == nil || j.Status.State != "DONE"); {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("GoogleSQL engine: load job %s still %v after a minute", id, j.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+		err = e.call(http.MethodGet, "/jobs/"+id, nil, &j)
+	}
+	if err == nil && j.Status.ErrorResult != nil {
+		err = fmt.Errorf("%s", j.Status.ErrorResult.Message)
+	}
+	if err != nil {
+		return fmt.Errorf("GoogleSQL engine: load into %s: %w", c.DestinationTable.TableId, err)
 	}
 	return nil
 }

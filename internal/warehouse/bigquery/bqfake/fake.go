@@ -9,9 +9,11 @@
 //
 // Why this design, the simplest that writes each read once: the fake
 // keeps every table's rows (insertId de-duplication and Rows need them)
-// and copies those it accepts into the emulator before the next query;
-// every SELECT runs there as written, so no read has a Go model here.
-// Without Options.SQL a query answers what Record recorded, or no rows.
+// and hands the emulator each load job and insertAll it accepts as the
+// client sent them, so the emulator parses the client's files and bodies
+// too (a query job's rows are copied before the next query); every SELECT
+// runs there as written, so no read has a Go model here. Without
+// Options.SQL a query answers what Record recorded, or no rows.
 //
 // A request BigQuery would accept that breaks a rule of this codebase (no
 // job ID or location, a job that may create a table, an insertAll row
@@ -22,7 +24,6 @@
 package bqfake
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,10 +49,13 @@ type Options struct {
 	// Staged opens a file a load job reads; an error fails the job.
 	Staged func(ctx context.Context, bucket, name string) (io.ReadCloser, error)
 	// SQL is the URL of a BigQuery emulator serving Project, where New
-	// creates what is missing of the dataset. Empty: no SQL runs.
+	// creates what is missing of the dataset. Empty: no SQL runs. Load
+	// jobs go on to it, so it must read the store Staged opens (its
+	// STORAGE_EMULATOR_HOST).
 	SQL string
-	// Accumulation is the mode of the views made on SQL; "": ACCUMULATING.
-	Accumulation string
+	// ViewSQL is the query of each view New creates on SQL, as the
+	// dataset's owner (Terraform) defines it; required with SQL.
+	ViewSQL func(v warehouse.View) (string, error)
 }
 
 // Fake is the fake BigQuery. It is safe for concurrent use.
@@ -118,10 +122,8 @@ type Job struct {
 
 // New builds a fake holding every table of warehouse.Tables.
 func New(opt Options) (*Fake, error) {
-	mode := cmp.Or(opt.Accumulation, warehouse.Accumulating)
-	if opt.Project == "" || opt.Dataset == "" || (mode != warehouse.Accumulating && mode != warehouse.Discarding) {
-		return nil, fmt.Errorf("bqfake: project %q, dataset %q, accumulation %q: want names and %s or %s",
-			opt.Project, opt.Dataset, opt.Accumulation, warehouse.Accumulating, warehouse.Discarding)
+	if opt.Project == "" || opt.Dataset == "" || (opt.SQL != "" && opt.ViewSQL == nil) {
+		return nil, fmt.Errorf("bqfake: project %q, dataset %q: want both, and ViewSQL with SQL", opt.Project, opt.Dataset)
 	}
 	f := &Fake{project: opt.Project, dataset: opt.Dataset, staged: opt.Staged,
 		tables: map[string]*table{}, jobs: map[string]*job{}, faults: map[string][]fault{}, races: map[string]Race{},
@@ -135,7 +137,7 @@ func New(opt Options) (*Fake, error) {
 		f.SetTable(t)
 	}
 	if opt.SQL != "" {
-		f.sql = &engine{base: opt.SQL, project: opt.Project, dataset: opt.Dataset, mode: mode, client: &http.Client{Timeout: 2 * time.Minute}}
+		f.sql = &engine{base: opt.SQL, project: opt.Project, dataset: opt.Dataset, viewSQL: opt.ViewSQL, client: &http.Client{Timeout: 2 * time.Minute}}
 		if err := f.sql.create(); err != nil {
 			return nil, fmt.Errorf("bqfake: %w", err)
 		}
@@ -362,8 +364,11 @@ func (j *job) done(failure *bq.ErrorProto) {
 }
 
 // decode reads a request body into v, answering 400 when it is no JSON.
+// Numbers keep their text: rows reach the engine as the adapter wrote them.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	err := json.NewDecoder(r.Body).Decode(v)
+	dec := json.NewDecoder(r.Body)
+	dec.UseNumber()
+	err := dec.Decode(v)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "parseError", "Parse error: "+err.Error())
 	}

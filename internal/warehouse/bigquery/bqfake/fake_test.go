@@ -54,7 +54,9 @@ func TestNew(t *testing.T) {
 		wantErr string
 	}{
 		{name: "valid", opt: bqfake.Options{Project: project, Dataset: dataset}},
-		{name: "missing names", opt: bqfake.Options{Accumulation: "x"}, wantErr: `bqfake: project "", dataset "", accumulation "x": want names and ACCUMULATING or DISCARDING`},
+		{name: "missing names", opt: bqfake.Options{}, wantErr: `bqfake: project "", dataset "": want both, and ViewSQL with SQL`},
+		{name: "SQL without ViewSQL", opt: bqfake.Options{Project: project, Dataset: dataset, SQL: "http://127.0.0.1:1"},
+			wantErr: `bqfake: project "` + project + `", dataset "` + dataset + `": want both, and ViewSQL with SQL`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,12 +57,30 @@ func (f *Fake) insertAll(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, &bq.TableDataInsertAllResponse{Kind: "bigquery#tableDataInsertAllResponse", InsertErrors: bad})
 		return
 	}
+	var rows []map[string]any
+	var sent []*bq.TableDataInsertAllRequestRows
+	added := map[string]bool{}
 	for i, row := range in.Rows {
-		if parsed[i] != nil && !t.insertIDs[row.InsertId] {
-			t.insertIDs[row.InsertId] = true
-			t.rows = append(t.rows, parsed[i])
+		if id := row.InsertId; parsed[i] != nil && !t.insertIDs[id] && !added[id] {
+			added[id] = true
+			rows, sent = append(rows, parsed[i]), append(sent, row)
 		}
 	}
+	if f.sql != nil { // the engine parses the rows as the adapter sent them
+		err := f.flush(tableName, t)
+		if err == nil {
+			err = f.sql.insert(tableName, sent)
+		}
+		if err != nil {
+			f.answer(w, err)
+			return
+		}
+		t.copied += len(rows)
+	}
+	for id := range added {
+		t.insertIDs[id] = true
+	}
+	t.rows = append(t.rows, rows...)
 	if faulty {
 		writeError(w, flt.status, "backendError", "Backend error (scripted, after the rows were inserted)")
 		return

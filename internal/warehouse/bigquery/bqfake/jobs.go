@@ -205,6 +205,16 @@ func (f *Fake) planLoad(ctx context.Context, c *bq.JobConfigurationLoad) (func()
 		rows = append(rows, read...)
 	}
 	return func() *bq.ErrorProto {
+		if f.sql != nil { // the engine reads the files the adapter staged
+			err := f.flush(dst.TableId, t)
+			if err == nil {
+				err = f.sql.load(c)
+			}
+			if err != nil {
+				return &bq.ErrorProto{Reason: "invalid", Message: err.Error()}
+			}
+			t.copied += len(rows)
+		}
 		t.rows = append(t.rows, rows...)
 		return nil
 	}, nil

@@ -54,10 +54,9 @@ func (f *Fake) selectAnswer(sql string, params []*bq.QueryParameter) (Result, er
 		return res, nil
 	}
 	for name, t := range f.tables {
-		if err := f.sql.insert(name, t.rows[t.copied:]); err != nil {
+		if err := f.flush(name, t); err != nil {
 			return Result{}, err
 		}
-		t.copied = len(t.rows)
 	}
 	res, err := f.sql.query(&bq.QueryRequest{Query: sql, QueryParameters: params})
 	if err != nil {
@@ -74,6 +73,16 @@ func (f *Fake) selectAnswer(sql string, params []*bq.QueryParameter) (Result, er
 		}
 	}
 	return res, nil
+}
+
+// flush copies the rows of t not yet on the engine (a query job's, or all
+// after MoveSQL); the caller holds mu and checked f.sql.
+func (f *Fake) flush(name string, t *table) error {
+	if err := f.sql.copyRows(name, t.rows[t.copied:]); err != nil {
+		return err
+	}
+	t.copied = len(t.rows)
+	return nil
 }
 
 // Query runs a SELECT on GoogleSQL for a test; rows as Rows gives them.
