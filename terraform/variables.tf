@@ -216,10 +216,10 @@ variable "firestore_database" {
 }
 
 variable "firestore_collection_groups" {
-  description = "Every collection group the Firestore adapters write in firestore_database. Each of their documents stores its payload in the string field json, which nothing queries: it is exempted from single-field indexing in each group (firestore.tf), as internal/docstore/firestore asks. Must list the collection names of internal/ledger and internal/stream (checked by a test)."
+  description = "Every collection group the Firestore adapters write in firestore_database. Each of their documents stores its payload in the string field json, which nothing queries: it is exempted from single-field indexing in each group (firestore.tf), as internal/docstore/firestore asks. Must be exactly ledger.CollectionGroups and stream.CollectionGroups (test/deploy checks both ways)."
   type        = list(string)
   default = [
-    "aggregations", "control", "deadletters", "ledger", "ledger_locks", "ledger_md5", "ledger_objects",
+    "aggregations", "control", "ledger", "ledger_locks", "ledger_md5", "ledger_objects",
     "orders", "outbox", "parked", "seen", "sessions", "state", "stream",
   ]
 
@@ -230,7 +230,7 @@ variable "firestore_collection_groups" {
 }
 
 variable "firestore_ttl_collection_groups" {
-  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger's locks (ledger_locks; ledger records themselves are history and never expire), the orders dedup records (orders), the tick lease (control), and the dead-letter dedup records (seen). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must match the collection names the Firestore adapters write."
+  description = "Collection groups whose documents carry an expire_at timestamp and are deleted by a Firestore TTL policy: the ledger's locks (ledger_locks; ledger records themselves are history and never expire), the orders dedup records (orders), the tick lease (control), and the dead-letter dedup records (seen). TTL only reclaims space, within about 24 h; the code never relies on it for correctness. Must be exactly ledger.TTLCollectionGroups and stream.TTLCollectionGroups."
   type        = list(string)
   default     = ["ledger_locks", "orders", "control", "seen"]
 

@@ -191,6 +191,18 @@ const (
 	maxIDBytes = 1500
 )
 
+// CollectionGroups are the Firestore collection IDs the ledger writes, and
+// TTLCollectionGroups those of them whose documents carry an ExpireAt:
+// Terraform declares exactly these (each group's json unindexed, the TTL
+// policies; test/deploy compares), and ledgertest.Run checks them against
+// every path the suite writes.
+func CollectionGroups() []string {
+	return []string{recordCollection, md5Collection, objectCollection, lockCollection}
+}
+
+// TTLCollectionGroups: see CollectionGroups.
+func TTLCollectionGroups() []string { return []string{lockCollection} }
+
 func recordPath(k Key) string   { return recordCollection + "/" + docID(k.String()) }
 func md5Path(md5 string) string { return md5Collection + "/" + docID(md5) }
 func objectPath(k Key) string   { return objectCollection + "/" + docID("gs://"+k.Bucket+"/"+k.Object) }

@@ -45,6 +45,18 @@ func pathsOf(agg string) paths {
 	}
 }
 
+// CollectionGroups are the Firestore collection IDs the processor writes,
+// and TTLCollectionGroups those of them whose documents carry an ExpireAt:
+// Terraform declares exactly these (each group's json unindexed, the TTL
+// policies; test/deploy compares), and the package's tests check them
+// against every path the conformance suite writes.
+func CollectionGroups() []string {
+	return []string{"aggregations", "control", "orders", "outbox", "parked", "seen", "sessions", "state", "stream"}
+}
+
+// TTLCollectionGroups: see CollectionGroups.
+func TTLCollectionGroups() []string { return []string{"control", "orders", "seen"} }
+
 const (
 	deadSeen   = "stream/deadletters/seen"
 	deadOutbox = "stream/deadletters/outbox"

@@ -10,13 +10,15 @@
 //
 // The tests here compare the JSON files Terraform's test holds equal to the
 // plan (terraform/services.json, topology.json, module.json) with the Go
-// code: internal/config's env tags, internal/warehouse's tables and views,
-// internal/aggregation's declarations, the adapters' Firestore collections,
-// the reject codes; and read what only text shows, parsed with hclsyntax but
-// never evaluated: prevent_destroy only on the guards of production's data,
-// the landing bucket's import block, no public principal written anywhere,
-// no default naming a production bucket, moved blocks, every metric and
-// alert named by monitoring.tftest.hcl, terraform fmt. And cloudbuild.yaml,
+// code: the variables each function's configuration looks up,
+// internal/warehouse's tables and views, internal/aggregation's
+// declarations, the collection groups internal/ledger and internal/stream
+// declare (their suites check they are what they write), the reject codes;
+// and read what only text shows, parsed with hclsyntax but never evaluated:
+// prevent_destroy only on the guards of production's data, the landing
+// bucket's import block, no public principal written anywhere, no default
+// naming a production bucket, moved blocks, every metric and alert named by
+// monitoring.tftest.hcl, terraform fmt. And cloudbuild.yaml,
 // the Dockerfile and scripts/deploy.sh (run against stubbed gcloud,
 // terraform and bq: its target, its confirmations, its smoke step's rows).
 package deploy

@@ -1,17 +1,14 @@
 package deploy
 
 import (
-	"go/ast"
-	"path/filepath"
-	"reflect"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/alpinashop/alpipe/functions"
+	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
@@ -56,8 +53,6 @@ func TestServiceEnvironment(t *testing.T) {
 	if diff := cmp.Diff(keysOf(want), keysOf(services)); diff != "" {
 		t.Fatalf("functions (-want +got):\n%s", diff)
 	}
-	read := configEnvNames(t)
-	read["FUNCTION_TARGET"] = true // read by the functions framework, not internal/config
 	// The stream's defaults as the spec gives them, the ingest's and the
 	// sweeper's as the interfaces agree them, in the forms internal/config
 	// parses.
@@ -75,9 +70,10 @@ func TestServiceEnvironment(t *testing.T) {
 			if diff := cmp.Diff(wantKeys, keysOf(env)); diff != "" {
 				t.Errorf("environment (-want +got):\n%s", diff)
 			}
+			read := readVariables(t, fn, env)
 			for k := range env {
 				if !read[k] {
-					t.Errorf("%s is set but no env tag in internal/config reads it", k)
+					t.Errorf("%s is set but %s's configuration does not read it", k, fn)
 				}
 			}
 			// The production backends, everywhere.
@@ -95,14 +91,6 @@ func TestServiceEnvironment(t *testing.T) {
 	}
 }
 
-// The limits internal/config enforces on INGEST_DEADLINE (config.EventDeadline
-// and config.DeadlineMargin), restated so that this package does not need
-// internal/config to compile.
-const (
-	eventDeadline        = 540 * time.Second
-	configDeadlineMargin = 30 * time.Second
-)
-
 // One attempt's own deadline stays a margin below the request timeout, so the
 // ledger write recording a failed attempt happens before Cloud Run cuts the
 // request, and below the ledger lease, so no redelivery takes over a file
@@ -119,42 +107,41 @@ func TestIngestDeadlineLeavesAMarginBelowTheTimeout(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: LEDGER_LEASE: %v", fn, err)
 		}
-		if s.Timeout != eventDeadline || deadline != s.Timeout-60*time.Second {
-			t.Errorf("%s: timeout %s, INGEST_DEADLINE %s: want %s and the timeout less 60s", fn, s.Timeout, deadline, eventDeadline)
+		if s.Timeout != config.EventDeadline || deadline != s.Timeout-60*time.Second {
+			t.Errorf("%s: timeout %s, INGEST_DEADLINE %s: want %s and the timeout less 60s", fn, s.Timeout, deadline, config.EventDeadline)
 		}
-		if deadline > eventDeadline-configDeadlineMargin || deadline >= lease || lease <= s.Timeout {
-			t.Errorf("%s: INGEST_DEADLINE %s must be at most %s and below LEDGER_LEASE %s, which must exceed the timeout (internal/config refuses it)", fn, deadline, eventDeadline-configDeadlineMargin, lease)
+		if deadline > config.EventDeadline-config.DeadlineMargin || deadline >= lease || lease <= s.Timeout {
+			t.Errorf("%s: INGEST_DEADLINE %s must be at most %s and below LEDGER_LEASE %s, which must exceed the timeout (internal/config refuses it)", fn, deadline, config.EventDeadline-config.DeadlineMargin, lease)
 		}
 	}
 }
 
 func sorted(lists ...[]string) []string { return slices.Sorted(slices.Values(slices.Concat(lists...))) }
 
-// configEnvNames collects the variable names of every `env:"..."` struct
-// tag in internal/config, read from source so that this test does not
-// depend on that package compiling.
-func configEnvNames(t testing.TB) map[string]bool {
+// readVariables loads from env what cmd/server (the image Cloud Run runs)
+// loads to serve fn: config.Serving, config.Server (FUNCTION_TARGET) and
+// fn's own configuration, which must all accept it; and returns every
+// variable the loader looked up.
+func readVariables(t *testing.T, fn string, env map[string]string) map[string]bool {
 	t.Helper()
-	files, err := parseGoFiles(filepath.Join(repoRoot(t), "internal", "config"))
+	cfg, err := functions.Config(fn)
 	if err != nil {
-		t.Fatalf("parse internal/config: %v", err)
+		t.Fatal(err)
 	}
-	names := map[string]bool{}
-	for _, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			if field, ok := n.(*ast.Field); ok && field.Tag != nil {
-				tag, _ := strconv.Unquote(field.Tag.Value)
-				if env, ok := reflect.StructTag(tag).Lookup("env"); ok {
-					if name, _, _ := strings.Cut(env, ","); strings.TrimSpace(name) != "" {
-						names[strings.TrimSpace(name)] = true
-					}
-				}
-			}
-			return true
-		})
+	read := map[string]bool{}
+	lookup := lookuperFunc(func(key string) (string, bool) {
+		read[key] = true
+		v, ok := env[key]
+		return v, ok
+	})
+	for _, c := range []config.Validator{&config.Serving{}, &config.Server{}, cfg} {
+		if err := config.Load(t.Context(), c, lookup); err != nil {
+			t.Errorf("%T from the deployed environment: %v", c, err)
+		}
 	}
-	if len(names) == 0 {
-		t.Fatal("no env tags found in internal/config")
-	}
-	return names
+	return read
 }
+
+type lookuperFunc func(key string) (string, bool)
+
+func (f lookuperFunc) Lookup(key string) (string, bool) { return f(key) }

@@ -14,13 +14,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/docstore/docstoretest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 )
 
 // Run runs the suite. newStore must return an empty store private to the
-// calling test. Subtests run in parallel.
+// calling test. Subtests run in parallel. Once they end, Run holds
+// ledger.CollectionGroups and ledger.TTLCollectionGroups equal to the groups
+// the suite wrote.
 func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 	t.Helper()
+	g := docstoretest.NewGroups()
+	t.Cleanup(func() {
+		g.Check(t, "ledger.CollectionGroups", ledger.CollectionGroups(), ledger.TTLCollectionGroups())
+	})
 	tests := []struct {
 		name string
 		fn   func(t *testing.T, l *ledger.Ledger)
@@ -45,7 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			l, err := ledger.New(newStore(t), ledger.Options{Lease: lease})
+			l, err := ledger.New(g.Wrap(newStore(t)), ledger.Options{Lease: lease})
 			if err != nil {
 				t.Fatal(err)
 			}
