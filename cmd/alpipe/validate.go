@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"cmp"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/record"
 	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -71,10 +71,9 @@ func runValidate(_ context.Context, c *cmdline, stdout io.Writer) error {
 	return nil
 }
 
-// binarySniff matches IngestCSV: a NUL in the first 8000 bytes marks a
-// binary file.
-const binarySniff = 8000
-
+// validateFile reads path as IngestCSV reads the object it would become:
+// the same decoding (gzip by its magic bytes, the zip-bomb bound), the same
+// binary sniff, the same whole-file reasons.
 func validateFile(path, object string, feed *contract.Feed, show int) (*validation, error) {
 	v := &validation{File: path, Object: object, Feed: feed.Name(), Table: feed.Table(), Rejects: map[string]int64{}, Examples: []rejectedRow{}}
 	f, err := os.Open(path)
@@ -82,23 +81,30 @@ func validateFile(path, object string, feed *contract.Feed, show int) (*validati
 		return nil, err
 	}
 	defer f.Close()
-	var body io.Reader = f
-	if strings.HasSuffix(object, ".gz") {
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			v.FileReason = "not gzip: " + err.Error()
-			return v, nil
-		}
-		defer zr.Close()
-		body = zr
-	}
-	peek := bufio.NewReaderSize(body, binarySniff)
-	head, err := peek.Peek(binarySniff)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+	info, err := f.Stat()
+	if err != nil {
 		return nil, err
 	}
-	if strings.IndexByte(string(head), 0) >= 0 {
-		v.FileReason = "binary content: NUL byte in the first 8000 bytes"
+	// stop ends the file: rejected as a whole when the decoding says so
+	// (corrupt gzip, a zip bomb: where IngestCSV rejects it), else failed.
+	stop := func(what string, err error) (*validation, error) {
+		if reason, ok := ingest.Rejection(err); ok {
+			v.FileReason = reason
+			return v, nil
+		}
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	body, err := ingest.Decode(f, object, info.Size(), 0)
+	if err != nil {
+		return stop("decode", err)
+	}
+	peek := bufio.NewReaderSize(body, ingest.BinarySniff)
+	head, err := peek.Peek(ingest.BinarySniff)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return stop("read", err)
+	}
+	if reason := ingest.BinaryReason(head); reason != "" {
+		v.FileReason = reason
 		return v, nil
 	}
 	r := record.NewReader(peek, record.Options{Comma: feed.SniffDelimiter(head), Quote: feed.Quote()})
@@ -108,7 +114,7 @@ func validateFile(path, object string, feed *contract.Feed, show int) (*validati
 		v.FileReason = "empty object: no header row"
 		return v, nil
 	case err != nil:
-		return nil, fmt.Errorf("read header: %w", err)
+		return stop("read header", err)
 	case header.Problem != "":
 		v.FileReason = "unreadable header: " + header.Problem
 		return v, nil
@@ -127,7 +133,7 @@ func validateFile(path, object string, feed *contract.Feed, show int) (*validati
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read line %d: %w", rec.Line, err)
+			return stop(fmt.Sprintf("read line %d", rec.Line), err)
 		}
 		v.Read++
 		var rej contract.Reject
