@@ -49,6 +49,7 @@ type Binding struct {
 	arena []byte   // string values of the current row
 	spans []span   // where each STRING column's value lies in arena
 	num   []byte   // a NUMERIC value without its thousands separators
+	strs  slab     // storage of the string values handed out
 	drift Drift
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/warehouse/schema"
@@ -55,13 +56,15 @@ const (
 
 // Validate checks and normalises one data row. On success it fills
 // out[:Width()] in table column order and returns the zero Reject; strings in
-// out are fresh copies, independent of fields. Otherwise it returns the first
-// reason found, checking the column count, then the text encoding, then each
-// column in declared order, then the derived columns; out is then garbage.
+// out are fresh copies, independent of fields and never changed afterwards.
+// Otherwise it returns the first reason found, checking the column count,
+// then the text encoding, then each column in declared order, then the
+// derived columns; out is then garbage.
 //
 // This runs once per row of every file, so the success path avoids fmt,
-// maps and regexps (unless a column declares a pattern) and allocates one
-// string per row, holding all its string values.
+// maps and regexps (unless a column declares a pattern) and allocates no
+// string per row: a row's string values are cut from a slab shared by
+// many rows (see slab).
 func (b *Binding) Validate(fields [][]byte, out []schema.Value) Reject {
 	if len(fields) != b.columns {
 		return Reject{CodeColumnCount, fmt.Sprintf("expected %d columns, got %d", b.columns, len(fields))}
@@ -128,7 +131,7 @@ func (b *Binding) Validate(fields [][]byte, out []schema.Value) Reject {
 		}
 	}
 	if len(b.arena) > 0 {
-		s := string(b.arena)
+		s := b.strs.cut(b.arena)
 		for ci, sp := range b.spans {
 			if sp.start >= 0 {
 				out[ci] = schema.Value{Str: s[sp.start:sp.end]}
@@ -320,4 +323,25 @@ func quote(v []byte) string {
 		return strconv.Quote(string(v[:limit])) + "..."
 	}
 	return strconv.Quote(string(v))
+}
+
+// slabBytes is the size of a slab: about a hundred rows' strings, so one
+// allocation serves them all, while a string kept long after its row pins
+// no more than this.
+const slabBytes = 4 << 10
+
+// slab hands out strings cut from a byte slice that is only ever appended
+// to: the bytes under a string are written once, before it exists, and never
+// again (a full slab is replaced, not reused), which is what unsafe.String
+// asks. The garbage collector frees a slab once no string points into it.
+type slab struct{ buf []byte }
+
+// cut returns p as a string stored in the slab.
+func (s *slab) cut(p []byte) string {
+	if len(p) > cap(s.buf)-len(s.buf) {
+		s.buf = make([]byte, 0, max(slabBytes, len(p)))
+	}
+	n := len(s.buf)
+	s.buf = append(s.buf, p...)
+	return unsafe.String(&s.buf[n], len(p))
 }

@@ -363,9 +363,9 @@ func TestValidateAllocations(t *testing.T) {
 		row  []string
 		max  float64
 	}{
-		{name: "order line", feed: "lineas_pedido", row: []string{"PED-1", "1", "2026-03-14", "moch-40l-az", "2", "89,90", "CLI-7", "es"}, max: 1},
-		{name: "order line without strings to copy but the country", feed: "lineas_pedido", row: []string{"P", "1", "2026-03-14", "S", "2", "89,90", "", "ES"}, max: 1},
-		{name: "review", feed: "opiniones", row: []string{"OP-1", "moch", "2026-03-02", "5", "Muy cómoda", "es"}, max: 1},
+		{name: "order line", feed: "lineas_pedido", row: []string{"PED-1", "1", "2026-03-14", "moch-40l-az", "2", "89,90", "CLI-7", "es"}, max: 0},
+		{name: "order line without strings to copy but the country", feed: "lineas_pedido", row: []string{"P", "1", "2026-03-14", "S", "2", "89,90", "", "ES"}, max: 0},
+		{name: "review", feed: "opiniones", row: []string{"OP-1", "moch", "2026-03-02", "5", "Muy cómoda", "es"}, max: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -404,20 +404,31 @@ func (d Dec) AppendText(b []byte) []byte {
 		b = append(b, '-')
 	}
 	m := d.abs()
-	qhi, rhi := m.hi/unit, m.hi%unit
-	qlo, frac := bits.Div64(rhi, m.lo, unit)
-	b = appendUint128(b, qhi, qlo)
+	var frac uint64
+	if m.hi == 0 {
+		// Every amount below 2^64 units (18 billion): division by a
+		// constant, which the compiler turns into a multiplication, where
+		// the 128-bit division below costs a hardware divide.
+		b = strconv.AppendUint(b, m.lo/unit, 10)
+		frac = m.lo % unit
+	} else {
+		qhi, rhi := m.hi/unit, m.hi%unit
+		var qlo uint64
+		qlo, frac = bits.Div64(rhi, m.lo, unit)
+		b = appendUint128(b, qhi, qlo)
+	}
 	if frac == 0 {
 		return b
 	}
-	var digits [Scale]byte
 	n := Scale
-	for i := Scale - 1; i >= 0; i-- {
+	for frac%10 == 0 {
+		frac /= 10
+		n--
+	}
+	var digits [Scale]byte
+	for i := n - 1; i >= 0; i-- {
 		digits[i] = byte('0' + frac%10)
 		frac /= 10
-	}
-	for n > 0 && digits[n-1] == '0' {
-		n--
 	}
 	b = append(b, '.')
 	return append(b, digits[:n]...)

@@ -453,3 +453,19 @@ func TestJSON(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkAppendText is the cost of writing a price in a staged row.
+func BenchmarkAppendText(b *testing.B) {
+	var ds []Dec
+	for _, s := range []string{"64.50", "129", "19.95", "-1234567.123456789"} {
+		d, err := Parse(s, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	buf := make([]byte, 0, 64)
+	for i := 0; b.Loop(); i++ {
+		buf = ds[i%len(ds)].AppendText(buf[:0])
+	}
+}

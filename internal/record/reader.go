@@ -197,10 +197,15 @@ func (r *Reader) Next() (Record, error) {
 			}
 			return rec, err
 		}
-		if bytes.IndexByte(line, r.quote) >= 0 {
+		if q := bytes.IndexByte(line, r.quote); q >= 0 {
 			// Quoted fields on one line (the ERP quotes every decimal
 			// comma) are split in place too, unless a quoted field goes on
 			// past the line end: then the record is assembled by copying.
+			if f, ok := r.splitQuoted(line, q); ok {
+				r.r += i + 1
+				r.lines++
+				return Record{Line: r.lines, Fields: f, Raw: line}, nil
+			}
 			r.reset(line)
 			r.scan()
 			if r.st == sQuoted {
@@ -235,6 +240,57 @@ func (r *Reader) split(line []byte) [][]byte {
 	f = append(f, line[:len(line):len(line)])
 	r.fields = f
 	return f
+}
+
+// splitQuoted is split for a line holding quotes, the first at q, when
+// every quoted field is the simple kind the ERP writes ("89,90"): the quote
+// opens the field, and the next quote closes it right before a separator or
+// the line end. It searches for separators and quotes as split does, where
+// scan would step through every byte. Any other line (a doubled quote, a
+// quote inside an unquoted field, a field going on past the line) is left
+// to scan: ok is false.
+func (r *Reader) splitQuoted(line []byte, q int) (_ [][]byte, ok bool) {
+	f := r.fields[:0]
+	start := 0 // of the current field
+	for {
+		stop := q // the separators before the next quote, or all left
+		if q < 0 {
+			stop = len(line)
+		}
+		for {
+			j := bytes.IndexByte(line[start:stop], r.comma)
+			if j < 0 {
+				break
+			}
+			f = append(f, line[start:start+j:start+j])
+			start += j + 1
+		}
+		if q < 0 {
+			f = append(f, line[start:len(line):len(line)])
+			break
+		}
+		if q != start {
+			return nil, false
+		}
+		end := bytes.IndexByte(line[q+1:], r.quote)
+		if end < 0 {
+			return nil, false
+		}
+		end += q + 1
+		f = append(f, line[q+1:end:end])
+		if end+1 == len(line) {
+			break
+		}
+		if line[end+1] != r.comma {
+			return nil, false
+		}
+		start = end + 2
+		if q = bytes.IndexByte(line[start:], r.quote); q >= 0 {
+			q += start
+		}
+	}
+	r.fields = f
+	return f, true
 }
 
 // start strips a UTF-8 byte order mark, which Excel and many ERPs put in

@@ -20,29 +20,31 @@ import (
 //   - NULL as an absent key, which BigQuery reads as NULL.
 //
 // It appends to a caller's buffer and allocates nothing per row. A cell
-// equal to its column's previous one is copied from that one's JSON: a
-// file's lineage (object, generation, ingestion time) is the same on every
-// row, and a time formatted or a long string escaped costs more than the
-// rest of the row.
+// equal to its column's previous one is copied from that one's JSON once the
+// value has repeated: a file's lineage (object, generation, ingestion time)
+// is the same on every row, and a time formatted or a long string escaped
+// costs more than the rest of the row, while a column that changes on every
+// row (an order ID, a line number) would only pay for keeping the copy.
 type rowEncoder struct {
 	table warehouse.Table
 	cols  []encColumn
 }
 
 type encColumn struct {
-	key      []byte // `"name":`, quoted once
+	key      []byte // `,"name":`, quoted once; a row's first comma becomes its '{'
 	typ      warehouse.Type
 	required bool
-	// last is the column's previous non-NULL value and its JSON (json nil:
-	// none yet).
+	// last is the column's previous non-NULL value (seen: there is one);
+	// cell is its key and JSON, kept once last repeated (empty: not kept).
 	last warehouse.Value
-	json []byte
+	seen bool
+	cell []byte
 }
 
 func newRowEncoder(t warehouse.Table) *rowEncoder {
 	e := &rowEncoder{table: t, cols: make([]encColumn, len(t.Schema))}
 	for i, f := range t.Schema {
-		k := warehouse.AppendJSONString(nil, f.Name)
+		k := warehouse.AppendJSONString([]byte{','}, f.Name)
 		e.cols[i] = encColumn{key: append(k, ':'), typ: f.Type, required: f.Required()}
 	}
 	return e
@@ -59,8 +61,7 @@ func (e *rowEncoder) appendRow(dst []byte, row []warehouse.Value) ([]byte, error
 	if len(row) != len(e.cols) {
 		return dst, fmt.Errorf("row has %d values, table %s has %d columns", len(row), e.table.Name, len(e.cols))
 	}
-	dst = append(dst, '{')
-	first := true
+	start := len(dst)
 	for i := range e.cols {
 		c, v := &e.cols[i], &row[i]
 		if v.Null {
@@ -69,23 +70,28 @@ func (e *rowEncoder) appendRow(dst []byte, row []warehouse.Value) ([]byte, error
 			}
 			continue
 		}
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = append(dst, c.key...)
-		if c.json != nil && sameValue(c.typ, &c.last, v) {
-			dst = append(dst, c.json...)
+		same := c.seen && sameValue(c.typ, &c.last, v)
+		if same && len(c.cell) > 0 {
+			dst = append(dst, c.cell...)
 			continue
 		}
-		start := len(dst)
+		at := len(dst)
+		dst = append(dst, c.key...)
 		var err error
 		dst, err = appendValue(dst, c.typ, v)
 		if err != nil {
 			return dst, fmt.Errorf("column %s: %w", e.table.Schema[i].Name, err)
 		}
-		c.last, c.json = *v, append(c.json[:0], dst[start:]...)
+		if same {
+			c.cell = append(c.cell[:0], dst[at:]...)
+		} else {
+			c.keep(v)
+		}
 	}
+	if len(dst) == start {
+		return append(dst, '{', '}'), nil
+	}
+	dst[start] = '{'
 	return append(dst, '}'), nil
 }
 
@@ -107,6 +113,24 @@ func sameValue(typ warehouse.Type, a, b *warehouse.Value) bool {
 	return false
 }
 
+// keep makes v the column's last value, copying only the field its type
+// uses (what sameValue compares), and drops the cell of the previous one.
+func (c *encColumn) keep(v *warehouse.Value) {
+	switch c.typ {
+	case warehouse.String:
+		c.last.Str = v.Str
+	case warehouse.Int64:
+		c.last.Int = v.Int
+	case warehouse.Numeric:
+		c.last.Dec = v.Dec
+	case warehouse.Date:
+		c.last.Days = v.Days
+	case warehouse.Timestamp:
+		c.last.Time = v.Time
+	}
+	c.seen, c.cell = true, c.cell[:0]
+}
+
 func appendInt(dst []byte, n int64) []byte {
 	if n >= -maxExactJSONInt && n <= maxExactJSONInt {
 		return strconv.AppendInt(dst, n, 10)
@@ -120,7 +144,7 @@ func appendInt(dst []byte, n int64) []byte {
 func appendValue(dst []byte, typ warehouse.Type, v *warehouse.Value) ([]byte, error) {
 	switch typ {
 	case warehouse.String:
-		return warehouse.AppendJSONString(dst, v.Str), nil
+		return appendString(dst, v.Str), nil
 	case warehouse.Int64:
 		return appendInt(dst, v.Int), nil
 	case warehouse.Numeric:
@@ -173,4 +197,41 @@ func appendDate(dst []byte, days int32) []byte {
 		byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
 		byte('0'+m/10), byte('0'+m%10), '-',
 		byte('0'+d/10), byte('0'+d%10))
+}
+
+// appendString is warehouse.AppendJSONString with a shortcut for the usual
+// value, printable ASCII without a quote or a backslash, which JSON takes as
+// it is: tested eight bytes at a time instead of byte by byte.
+func appendString(dst []byte, s string) []byte {
+	if !plainJSON(s) {
+		return warehouse.AppendJSONString(dst, s)
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// plainJSON reports whether s holds only bytes 0x20-0x7F other than '"' and
+// '\\'. Per 64-bit word, (w - 0x01..01) &^ w has a byte's high bit set
+// where that byte of w is zero (and only if some byte is), which finds the
+// quotes (w XOR '"'...), the backslashes and, from w - 0x20..20, the control
+// bytes; non-ASCII bytes have their own high bit set.
+func plainJSON(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(s) >= 8 {
+		_ = s[7]
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		q, bs := w^('"'*ones), w^('\\'*ones)
+		if (w|(w-0x20*ones)&^w|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

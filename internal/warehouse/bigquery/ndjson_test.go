@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -139,6 +140,9 @@ func TestAppendJSONString(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := warehouse.AppendJSONString(nil, tc.in)
+			if fast := appendString(nil, tc.in); string(fast) != string(b) {
+				t.Errorf("appendString = %s, AppendJSONString = %s", fast, b)
+			}
 			if !json.Valid(b) {
 				t.Fatalf("invalid JSON: %s", b)
 			}
@@ -153,6 +157,23 @@ func TestAppendJSONString(t *testing.T) {
 	}
 }
 
+// TestAppendStringShortcut puts every byte value at every position of
+// strings long enough for the word-at-a-time test and its tail: the
+// shortcut must never take a byte that needs escaping.
+func TestAppendStringShortcut(t *testing.T) {
+	base := []byte("SKU-ABC-123-XYZ-9")
+	for pos := range base {
+		for c := range 256 {
+			in := bytes.Clone(base)
+			in[pos] = byte(c)
+			want := warehouse.AppendJSONString(nil, string(in))
+			if got := appendString(nil, string(in)); string(got) != string(want) {
+				t.Fatalf("byte %#x at %d: got %s, want %s", c, pos, got, want)
+			}
+		}
+	}
+}
+
 // BenchmarkEncodeLineas measures staging's encoding cost per order line
 // (the upload itself is the network's).
 func BenchmarkEncodeLineas(b *testing.B) {
@@ -161,6 +182,14 @@ func BenchmarkEncodeLineas(b *testing.B) {
 		b.Fatal(err)
 	}
 	rows := lineas(b, 1000)
+	// As in an export: order, SKU, quantity and price change from row to
+	// row; the lineage does not.
+	for i, r := range rows {
+		r[0] = warehouse.StringValue(fmt.Sprintf("P-%07d", 1000000+i/3))
+		r[3] = warehouse.StringValue(fmt.Sprintf("SKU-%03d", i%211))
+		r[4] = warehouse.IntValue(int64(1 + i%5))
+		r[5] = warehouse.DecValue(dec(b, fmt.Sprintf("%d.%02d", 5+i%200, i%100)))
+	}
 	enc := newRowEncoder(tb)
 	var buf []byte
 	b.ReportAllocs()
