@@ -3,6 +3,8 @@ package stream
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -49,13 +51,33 @@ func pathsOf(agg string) paths {
 // and TTLCollectionGroups those of them whose documents carry an ExpireAt:
 // Terraform declares exactly these (each group's json unindexed, the TTL
 // policies; test/deploy compares), and the package's tests check them
-// against every path the conformance suite writes.
+// against every path the conformance suite writes. Both are read off the
+// paths the processor builds its documents from.
 func CollectionGroups() []string {
-	return []string{"aggregations", "control", "orders", "outbox", "parked", "seen", "sessions", "state", "stream"}
+	p := pathsOf("a")
+	var out []string
+	for _, doc := range []string{p.fold, p.lease, p.outbox + "/d", p.state + "/d", p.parked + "/d",
+		p.sessions + "/d", deadSeen + "/d", deadOutbox + "/d", dedupRecords + "/d", controlPath} {
+		for i, seg := range strings.Split(doc, "/") {
+			if i%2 == 0 && !slices.Contains(out, seg) {
+				out = append(out, seg) // a path alternates collection and document IDs
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
-// TTLCollectionGroups: see CollectionGroups.
-func TTLCollectionGroups() []string { return []string{"control", "orders", "seen"} }
+// TTLCollectionGroups: see CollectionGroups. The tick lease, the dedup
+// records and the dead letters' seen records expire.
+func TTLCollectionGroups() []string {
+	var out []string
+	for _, doc := range []string{pathsOf("a").lease, dedupRecords + "/d", deadSeen + "/d"} {
+		segs := strings.Split(doc, "/")
+		out = append(out, segs[len(segs)-2])
+	}
+	return out
+}
 
 const (
 	deadSeen   = "stream/deadletters/seen"
