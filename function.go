@@ -2,19 +2,16 @@
 // Go, where Cloud Run functions looks for them: the Go buildpack (gcloud run
 // deploy --source . --function NAME) compiles the package at the root of
 // the deployed source, generates a main that imports it and calls
-// funcframework.Start, and serves the function FUNCTION_TARGET names. The
-// buildpack reads this directory's files alone and needs them to import
-// the framework's functions package, so every Go file here belongs to this
-// one package (no _test package) and the registrations stay in it.
+// funcframework.Start. The buildpack reads this directory's files alone and
+// needs them to import the framework's functions package, so every Go file
+// here belongs to this one package (no _test package).
 //
-// The functions are the ones cmd/server serves, from package functions'
-// wiring table. Off Cloud Run init only registers them and builds nothing
-// (cmd/server's tests import this package): Functions prepares them once,
-// from the environment, before serving in cmd/functions or on the first
-// request. On Cloud Run (K_SERVICE set) init prepares them itself and
-// exits if it cannot, so that a bad configuration fails the revision as
-// it does with cmd/server. cmd/server stays the production entry point
-// because funcframework.Start cannot shut down: no drain on SIGTERM.
+// The functions are the ones cmd/server serves (package functions). Off
+// Cloud Run init builds nothing (cmd/server's tests import this package);
+// on Cloud Run (K_SERVICE set) it prepares them and exits if it cannot, so
+// that a bad configuration fails the revision. cmd/server stays the
+// production entry point because funcframework.Start cannot drain on
+// SIGTERM.
 package alpipe
 
 import (

@@ -12,13 +12,11 @@ import (
 // body without reading past the bound, so no caller can make an instance
 // hold more than this per request.
 const (
-	// maxFinalizeBody: a finalize event's StorageObjectData is a few KB.
-	maxFinalizeBody = 64 << 10
+	maxFinalizeBody = 64 << 10 // a finalize event's StorageObjectData is a few KB
 	// maxPushBody: a Pub/Sub message is at most 10 MB; base64 makes that
 	// 13.4 MB and the push envelope (attributes, IDs) adds a little.
 	maxPushBody = 14 << 20
-	// maxTickBody: Cloud Scheduler sends an empty JSON object.
-	maxTickBody = 64 << 10
+	maxTickBody = 64 << 10 // Cloud Scheduler sends an empty JSON object
 )
 
 // bounded reads the request body whole, up to max bytes, before h sees it:
@@ -30,11 +28,11 @@ func bounded(max int64, h http.Handler) http.Handler {
 			return
 		}
 		b, err := io.ReadAll(io.LimitReader(r.Body, max+1))
-		if err != nil {
+		switch {
+		case err != nil:
 			http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
 			return
-		}
-		if int64(len(b)) > max {
+		case int64(len(b)) > max:
 			tooLarge(w, max)
 			return
 		}

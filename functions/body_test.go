@@ -21,9 +21,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// filler is n bytes of JSON whitespace.
-func filler(n int64) io.Reader { return io.LimitReader(spaces{}, n) }
-
+// spaces is an endless body of JSON whitespace.
 type spaces struct{}
 
 func (spaces) Read(p []byte) (int, error) {
@@ -38,7 +36,7 @@ func (spaces) Read(p []byte) (int, error) {
 func allFunctions(t *testing.T) http.Handler {
 	t.Helper()
 	now := time.Now()
-	_, p := testProcess(t, &now, nil, Names...)
+	p := testProcess(t, &now, nil, Names...)
 	mux := http.NewServeMux()
 	if err := Mount(mux, p.Handlers, "", 0, p.App.Log); err != nil {
 		t.Fatal(err)
@@ -57,14 +55,19 @@ var finalizeHeaders = http.Header{
 // A finalize event about a quarantine object: acknowledged without loading.
 const finalizeData = `{"bucket":"alpinashop-cuarentena","name":"cuarentena/x.csv","generation":"1"}`
 
-func headers(h http.Header, drop string, set ...string) http.Header {
+// headers is h without drop and with key set to value.
+func headers(h http.Header, drop, key, value string) http.Header {
 	out := h.Clone()
 	out.Del(drop)
-	for i := 0; i+1 < len(set); i += 2 {
-		out.Set(set[i], set[i+1])
+	if key != "" {
+		out.Set(key, value)
 	}
 	return out
 }
+
+var jsonHeader = http.Header{"Content-Type": {"application/json"}}
+
+func contentType(t string) http.Header { return http.Header{"Content-Type": {t}} }
 
 // TestFunctionsAcceptOnlyTheirCallers: each function answers what its real
 // caller sends (Eventarc's CloudEvents, Pub/Sub's and Cloud Scheduler's
@@ -74,40 +77,36 @@ func headers(h http.Header, drop string, set ...string) http.Header {
 func TestFunctionsAcceptOnlyTheirCallers(t *testing.T) {
 	h := allFunctions(t)
 	tests := []struct {
-		name   string
-		path   string
-		header http.Header
-		body   string
-		want   int
+		name, path string
+		header     http.Header
+		body       string
+		want       int
 	}{
-		{name: "ingest: binary CloudEvent, as Eventarc sends it", path: "/IngestCSV", header: finalizeHeaders, body: finalizeData, want: 200},
-		{name: "ingest: structured CloudEvent", path: "/IngestCSV", header: http.Header{"Content-Type": {"application/cloudevents+json"}},
-			body: `{"specversion":"1.0","id":"e-2","type":"` + FinalizedType + `","source":"//storage.googleapis.com/x","datacontenttype":"application/json","data":` + finalizeData + `}`, want: 200},
-		{name: "ingest: legacy background event as text/plain", path: "/IngestCSV", header: http.Header{"Content-Type": {"text/plain"}},
-			body: `{"context":{"eventId":"1","eventType":"google.storage.object.finalize","resource":{"service":"storage.googleapis.com","name":"projects/_/buckets/b/objects/o","type":"storage#object"}},"data":` + finalizeData + `}`, want: 415},
-		{name: "ingest: legacy background event as JSON", path: "/IngestCSV", header: http.Header{"Content-Type": {"application/json"}},
-			body: `{"context":{"eventId":"1"},"data":` + finalizeData + `}`, want: 415},
-		{name: "ingest: JSON without Ce-Source", path: "/IngestCSV", header: headers(finalizeHeaders, "Ce-Source"), body: finalizeData, want: 415},
-		{name: "ingest: Ce- headers with text/plain data", path: "/IngestCSV", header: headers(finalizeHeaders, "", "Content-Type", "text/plain"), body: finalizeData, want: 415},
-		{name: "orders: JSON push body", path: "/AggregateOrders", header: http.Header{"Content-Type": {"application/json"}}, body: `{"pedido_id":"P-X"}`, want: 204},
-		{name: "orders: text/plain", path: "/AggregateOrders", header: http.Header{"Content-Type": {"text/plain;charset=UTF-8"}}, body: `{"message":{}}`, want: 415},
-		{name: "orders: form", path: "/AggregateOrders", header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, body: `a=b`, want: 415},
-		{name: "orders: no Content-Type", path: "/AggregateOrders", header: http.Header{}, body: `{}`, want: 415},
-		{name: "tick: JSON, as terraform/scheduler.tf sends it", path: "/AdvanceWatermark", header: http.Header{"Content-Type": {"application/json"}}, body: `{}`, want: 200},
-		{name: "tick: text/plain", path: "/AdvanceWatermark", header: http.Header{"Content-Type": {"text/plain"}}, body: ``, want: 415},
-		{name: "sweep: JSON", path: "/SweepLanding", header: http.Header{"Content-Type": {"application/json"}}, body: `{}`, want: 200},
-		{name: "sweep: multipart form", path: "/SweepLanding", header: http.Header{"Content-Type": {"multipart/form-data; boundary=x"}}, body: ``, want: 415},
+		{"ingest: binary CloudEvent, as Eventarc sends it", "/IngestCSV", finalizeHeaders, finalizeData, 200},
+		{"ingest: structured CloudEvent", "/IngestCSV", contentType("application/cloudevents+json"),
+			`{"specversion":"1.0","id":"e-2","type":"` + FinalizedType + `","source":"//storage.googleapis.com/x","datacontenttype":"application/json","data":` + finalizeData + `}`, 200},
+		{"ingest: legacy background event as text/plain", "/IngestCSV", contentType("text/plain"),
+			`{"context":{"eventId":"1","eventType":"google.storage.object.finalize","resource":{"service":"storage.googleapis.com","name":"projects/_/buckets/b/objects/o","type":"storage#object"}},"data":` + finalizeData + `}`, 415},
+		{"ingest: legacy background event as JSON", "/IngestCSV", jsonHeader, `{"context":{"eventId":"1"},"data":` + finalizeData + `}`, 415},
+		{"ingest: JSON without Ce-Source", "/IngestCSV", headers(finalizeHeaders, "Ce-Source", "", ""), finalizeData, 415},
+		{"ingest: Ce- headers with text/plain data", "/IngestCSV", headers(finalizeHeaders, "", "Content-Type", "text/plain"), finalizeData, 415},
+		{"orders: JSON push body", "/AggregateOrders", jsonHeader, `{"pedido_id":"P-X"}`, 204},
+		{"orders: text/plain", "/AggregateOrders", contentType("text/plain;charset=UTF-8"), `{"message":{}}`, 415},
+		{"orders: form", "/AggregateOrders", contentType("application/x-www-form-urlencoded"), `a=b`, 415},
+		{"orders: no Content-Type", "/AggregateOrders", http.Header{}, `{}`, 415},
+		{"tick: JSON, as terraform/scheduler.tf sends it", "/AdvanceWatermark", jsonHeader, `{}`, 200},
+		{"tick: text/plain", "/AdvanceWatermark", contentType("text/plain"), ``, 415},
+		{"sweep: JSON", "/SweepLanding", jsonHeader, `{}`, 200},
+		{"sweep: multipart form", "/SweepLanding", contentType("multipart/form-data; boundary=x"), ``, 415},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body))
-			req.Header = tt.header.Clone()
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != tt.want {
-				t.Errorf("status %d (%s), want %d", rec.Code, strings.TrimSpace(rec.Body.String()), tt.want)
-			}
-		})
+		req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body))
+		req.Header = tt.header.Clone()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tt.want {
+			t.Errorf("%s: status %d (%s), want %d", tt.name, rec.Code, strings.TrimSpace(rec.Body.String()), tt.want)
+		}
 	}
 }
 
@@ -116,27 +115,25 @@ func TestFunctionsAcceptOnlyTheirCallers(t *testing.T) {
 // no further than the bound when it is chunked.
 func TestFunctionBodiesAreBounded(t *testing.T) {
 	h := allFunctions(t)
-	json := http.Header{"Content-Type": {"application/json"}}
 	tests := []struct {
-		name    string
-		path    string
-		header  http.Header
-		size    int64
-		chunked bool
-		want    int
+		name, path string
+		header     http.Header
+		size       int64
+		chunked    bool
+		want       int
 	}{
-		{name: "finalize event over 64 KiB, declared", path: "/IngestCSV", header: finalizeHeaders, size: maxFinalizeBody + 1, want: 413},
-		{name: "finalize event over 64 KiB, chunked", path: "/IngestCSV", header: finalizeHeaders, size: 400 << 20, chunked: true, want: 413},
-		{name: "push over 14 MiB, declared", path: "/AggregateOrders", header: json, size: maxPushBody + 1, want: 413},
-		{name: "push over 14 MiB, chunked", path: "/AggregateOrders", header: json, size: 400 << 20, chunked: true, want: 413},
-		{name: "tick over 64 KiB, declared", path: "/AdvanceWatermark", header: json, size: maxTickBody + 1, want: 413},
-		{name: "tick over 64 KiB, chunked", path: "/AdvanceWatermark", header: json, size: maxTickBody + 1, chunked: true, want: 413},
-		{name: "sweep over 64 KiB, declared", path: "/SweepLanding", header: json, size: 1 << 30, want: 413},
-		{name: "tick of exactly 64 KiB", path: "/AdvanceWatermark", header: json, size: maxTickBody, want: 200},
+		{"finalize event over 64 KiB, declared", "/IngestCSV", finalizeHeaders, maxFinalizeBody + 1, false, 413},
+		{"finalize event over 64 KiB, chunked", "/IngestCSV", finalizeHeaders, 400 << 20, true, 413},
+		{"push over 14 MiB, declared", "/AggregateOrders", jsonHeader, maxPushBody + 1, false, 413},
+		{"push over 14 MiB, chunked", "/AggregateOrders", jsonHeader, 400 << 20, true, 413},
+		{"tick over 64 KiB, declared", "/AdvanceWatermark", jsonHeader, maxTickBody + 1, false, 413},
+		{"tick over 64 KiB, chunked", "/AdvanceWatermark", jsonHeader, maxTickBody + 1, true, 413},
+		{"sweep over 64 KiB, declared", "/SweepLanding", jsonHeader, 1 << 30, false, 413},
+		{"tick of exactly 64 KiB", "/AdvanceWatermark", jsonHeader, maxTickBody, false, 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body := &countingReader{r: io.MultiReader(strings.NewReader("{}"), filler(tt.size-2))}
+			body := &countingReader{r: io.MultiReader(strings.NewReader("{}"), io.LimitReader(spaces{}, tt.size-2))}
 			req := httptest.NewRequest(http.MethodPost, tt.path, body)
 			req.Header = tt.header.Clone()
 			req.ContentLength = tt.size
@@ -152,9 +149,7 @@ func TestFunctionBodiesAreBounded(t *testing.T) {
 				return
 			}
 			limit := map[string]int64{"/IngestCSV": maxFinalizeBody, "/AggregateOrders": maxPushBody}[tt.path]
-			if limit == 0 {
-				limit = maxTickBody
-			}
+			limit = max(limit, maxTickBody)
 			switch {
 			case !tt.chunked && body.read != 0:
 				t.Errorf("read %d bytes of a body declared too large, want 0", body.read)

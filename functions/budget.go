@@ -18,9 +18,8 @@ import (
 // is proved by TestAggregateOrdersBoundsPushMemory, and terraform/main.tf
 // sizes the service's memory from pushBudget.
 const (
-	pushBudget = 160 << 20
-	// pushBaseCost: a push of a few bytes, handled.
-	pushBaseCost = 256 << 10
+	pushBudget   = 160 << 20
+	pushBaseCost = 256 << 10 // a push of a few bytes, handled
 	// pushByteCost per body byte: the body, its base64-decoded data, the
 	// order decoder's buffer (grown by doubling: up to 4 times the data)
 	// and the strings decoded from it.
@@ -43,12 +42,9 @@ const _ = uint(pushBudget - pushBaseCost - (pushByteCost+1)*maxPushBody - pushLi
 
 // memBudget is a count of reserved bytes that never exceeds its capacity.
 type memBudget struct {
-	mu       sync.Mutex
-	capacity int64
-	used     int64
+	mu             sync.Mutex
+	capacity, used int64
 }
-
-func newMemBudget(capacity int64) *memBudget { return &memBudget{capacity: capacity} }
 
 // reserve takes n bytes if they fit, and reports what was in use.
 func (b *memBudget) reserve(n int64) (ok bool, used int64) {
@@ -61,11 +57,7 @@ func (b *memBudget) reserve(n int64) (ok bool, used int64) {
 	return true, b.used - n
 }
 
-func (b *memBudget) release(n int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.used -= n
-}
+func (b *memBudget) release(n int64) { b.reserve(-n) } // a negative reservation always fits
 
 // busy answers 503 to a push that does not fit: Pub/Sub redelivers it with
 // backoff, and slows its pushes down meanwhile.
@@ -97,24 +89,20 @@ func (b *memBudget) readPush(w http.ResponseWriter, r *http.Request) (body []byt
 	if n >= 0 {
 		body = make([]byte, n)
 		_, err = io.ReadFull(r.Body, body)
-	} else {
-		body, err = readChunked(r.Body)
-	}
-	switch {
-	case err == errTooLarge:
-		b.release(held)
-		tooLarge(w, maxPushBody)
-		return nil, 0, false
-	case err != nil:
-		b.release(held)
-		http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
-		return nil, 0, false
-	}
-	if n < 0 {
+	} else if body, err = readChunked(r.Body); err == nil {
 		b.release(held - chunkedCost(int64(len(body))))
 		held = chunkedCost(int64(len(body)))
 	}
-	return body, held, true
+	switch {
+	case err == errTooLarge:
+		tooLarge(w, maxPushBody)
+	case err != nil:
+		http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
+	default:
+		return body, held, true
+	}
+	b.release(held)
+	return nil, 0, false
 }
 
 var errTooLarge = fmt.Errorf("body larger than %d bytes", maxPushBody)

@@ -2,6 +2,8 @@ package functions
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,13 +30,12 @@ func bigOrder(t testing.TB, i, size int) []byte {
 // so that the test holds every admitted request in flight at once. held is
 // what all requests have read and not yet answered.
 type gatedBody struct {
-	b       []byte
-	off     int
-	gate    <-chan struct{}
-	blocked chan<- struct{}
-	held    *atomic.Int64
-	peak    *atomic.Int64
-	stopped bool
+	b          []byte
+	off        int
+	gate       <-chan struct{}
+	blocked    chan<- struct{}
+	held, peak *atomic.Int64
+	stopped    bool
 }
 
 func (g *gatedBody) Read(p []byte) (int, error) {
@@ -67,7 +68,7 @@ func (g *gatedBody) Read(p []byte) (int, error) {
 // again afterwards.
 func TestAggregateOrdersBoundsPushMemory(t *testing.T) {
 	now := time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC)
-	_, p := testProcess(t, &now, nil, AggregateOrdersName)
+	p := testProcess(t, &now, nil, AggregateOrdersName)
 	h := handler(t, p, AggregateOrdersName)
 	const pushes = 10                        // 10 x 14 MiB is beyond the budget
 	big := bigOrder(t, 0, maxPushBody-1<<10) // one message, redelivered at once
@@ -134,7 +135,7 @@ func TestAggregateOrdersBoundsPushMemory(t *testing.T) {
 				t.Errorf("%d pushes handled, want the %d admitted", ok, inFlight)
 			}
 			// Released: a push as large as any is admitted again.
-			if code, _, answer := push(t, h, big); code != http.StatusOK {
+			if code, answer := post(h, big, false); code != http.StatusOK {
 				t.Errorf("push after the others answered %d %.200q, want 200", code, answer)
 			}
 		})
@@ -152,7 +153,7 @@ func TestPushCostCoversAllocations(t *testing.T) {
 		t.Skip("-short: measures the allocations of production-size pushes; run without -short")
 	}
 	now := time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC)
-	_, p := testProcess(t, &now, nil, AggregateOrdersName)
+	p := testProcess(t, &now, nil, AggregateOrdersName)
 	h := handler(t, p, AggregateOrdersName)
 	const size = 4 << 20
 	lines := func(n int, line func(i int) string) string {
@@ -254,4 +255,16 @@ func allocated(f func()) uint64 {
 	f()
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// pushBody is a wrapped Pub/Sub push request carrying data.
+func pushBody(t testing.TB, messageID string, data []byte) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"subscription": "projects/p/subscriptions/s", "message": map[string]any{
+		"data": base64.StdEncoding.EncodeToString(data), "messageId": messageID, "publishTime": "2026-03-14T17:51:00Z",
+		"attributes": map[string]string{"momento_evento": "2026-03-14T17:42:00Z"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -30,15 +30,15 @@ func (r *followUpRecorder) Schedule(_ context.Context, at time.Time) error {
 // tick.
 func TestFollowUpTicks(t *testing.T) {
 	now := time.Date(2026, 3, 14, 17, 5, 0, 0, time.UTC)
+	next := []time.Time{now.Add(30 * time.Second)}
 	for _, tc := range []struct {
-		name   string
-		header map[string]string
-		err    error
-		want   []time.Time
+		name, header, value string
+		err                 error
+		want                []time.Time
 	}{
-		{name: "scheduler tick", header: map[string]string{"X-CloudScheduler": "true"}, want: []time.Time{now.Add(30 * time.Second)}},
-		{name: "follow-up", header: map[string]string{tick.TaskHeader: tick.TaskID(now)}},
-		{name: "queue refuses", header: map[string]string{"X-CloudScheduler": "true"}, err: errors.New("permission denied"), want: []time.Time{now.Add(30 * time.Second)}},
+		{"scheduler tick", "X-CloudScheduler", "true", nil, next},
+		{"follow-up", tick.TaskHeader, tick.TaskID(now), nil, nil},
+		{"queue refuses", "X-CloudScheduler", "true", errors.New("permission denied"), next},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &followUpRecorder{err: tc.err}
@@ -49,9 +49,7 @@ func TestFollowUpTicks(t *testing.T) {
 				Now:   func() time.Time { return now },
 			}
 			r := httptest.NewRequest(http.MethodPost, "/", nil)
-			for k, v := range tc.header {
-				r.Header.Set(k, v)
-			}
+			r.Header.Set(tc.header, tc.value)
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
 			if w.Code != http.StatusOK || ticked != 1 {

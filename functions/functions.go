@@ -1,28 +1,19 @@
 // Package functions is alpipe's wiring table: one entry per Cloud Run
 // function, naming the function, its configuration struct (package config),
 // what it runs on (planned into a setup.Plan from that configuration) and
-// its HTTP handler. It only decodes requests and calls the core; there is
-// no business logic here.
+// its HTTP handler, which only decodes requests and calls the core.
 //
 // Prepare loads and validates the configuration of every function served,
 // then builds all their clients and services at once (setup.Build: one
-// client per backend for the process, however many functions name it),
-// then their handlers; only then does a program serve them. Both cmd/server
-// (one function per Cloud Run service, or all) and `alpipe serve` (all,
-// beside the local routes) mount what Prepare returns with Mount. The
-// Functions Framework serves the same handlers: package alpipe at the
-// module root registers each function with it in its init(), through a
-// Lazy that prepares them on first use (or before serving, in
-// cmd/functions), so that init builds nothing. No function name is
-// spelled outside this package.
+// client per backend for the process), then their handlers; only then does
+// a program serve them, with Mount (cmd/server, `alpipe serve`) or through
+// the Functions Framework's registrations in package alpipe at the module
+// root (a Lazy). No function name is spelled outside this package.
 //
-// Adding a function is one entry in table (its name, its configuration
-// struct, its plan and its handler) plus its handler file here and its core
-// package. A function whose service is its own plans only the clients it
-// uses (setup.Plan.Clients) and builds its service over them in its
-// handler, from its package's constructor; only a service that two
-// functions share (the ingest service, the stream processor) has a Plan
-// method and a step in setup.Build, so that it is built once.
+// Adding a function is one entry in table plus its handler file here and
+// its core package. Only a service that two functions share (the ingest
+// service, the stream processor) has a setup.Plan method and a step in
+// setup.Build, so that it is built once.
 package functions
 
 import (
@@ -52,24 +43,15 @@ const (
 
 // table is every function this image serves, in the order they are built.
 var table = []Function{
-	entry(IngestCSVName,
-		func(c *config.Ingest, p *setup.Plan) error { return p.Ingest(*c) },
-		ingestCSV),
-	entry(AggregateOrdersName,
-		func(c *config.Orders, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) },
-		aggregateOrders),
-	entry(AdvanceWatermarkName,
-		func(c *config.Watermark, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) },
-		advanceWatermark),
-	entry(SweepLandingName,
-		func(c *config.Sweep, p *setup.Plan) error { return p.Sweep(*c) },
-		sweepLanding),
+	entry(IngestCSVName, func(c *config.Ingest, p *setup.Plan) error { return p.Ingest(*c) }, ingestCSV),
+	entry(AggregateOrdersName, func(c *config.Orders, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) }, aggregateOrders),
+	entry(AdvanceWatermarkName, func(c *config.Watermark, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) }, advanceWatermark),
+	entry(SweepLandingName, func(c *config.Sweep, p *setup.Plan) error { return p.Sweep(*c) }, sweepLanding),
 }
 
 // Function is one entry of the wiring table.
 type Function struct {
-	Name string
-	// newConfig is a zero value of the function's configuration struct.
+	Name      string
 	newConfig func() config.Validator
 	// plan loads the function's configuration (through lookup, validated)
 	// and adds what the function runs on to p; the handler it returns is
@@ -80,9 +62,7 @@ type Function struct {
 // handlerOf builds a function's handler over the process's built parts.
 type handlerOf func(ctx context.Context, app *setup.App) (Handler, error)
 
-// entry makes the table entry of a function configured by a C: plan names
-// the services it needs from its configuration, handler builds its HTTP
-// handler over them.
+// entry makes the table entry of a function configured by a C.
 func entry[C any, P interface {
 	*C
 	config.Validator
@@ -104,12 +84,11 @@ func entry[C any, P interface {
 }
 
 // Names lists every function.
-var Names = func() []string {
-	n := make([]string, len(table))
-	for i, f := range table {
-		n[i] = f.Name
+var Names = func() (names []string) {
+	for _, f := range table {
+		names = append(names, f.Name)
 	}
-	return n
+	return names
 }()
 
 // Config is a zero value of the named function's configuration struct, for
@@ -134,15 +113,14 @@ func lookup(name string) (Function, error) {
 type Handler struct {
 	Name string
 	http.Handler
-	// Event is the function as a CloudEvent function, for one that Eventarc
-	// calls (IngestCSV): what the functions framework registers with
-	// functions.CloudEvent. Handler serves the same function behind the
-	// checks of what Eventarc sends. Nil for an HTTP function.
+	// Event is the function as the functions framework registers a
+	// CloudEvent function (IngestCSV); Handler serves it behind the checks
+	// of what Eventarc sends. Nil for an HTTP function.
 	Event func(context.Context, cloudevents.Event) error
 }
 
 // Process is what Prepare built: the process's clients and services and
-// the handlers of its functions over them. Close releases the clients.
+// the handlers of its functions over them.
 type Process struct {
 	App      *setup.App
 	Handlers []Handler
@@ -154,7 +132,7 @@ func (p *Process) Close() error { return p.App.Close() }
 // Prepare builds the named functions (every function when names is empty)
 // up front, so that a server with an incomplete production setting refuses
 // to start instead of failing its first request. Every function's
-// configuration is read and validated before any client exists.
+// configuration is validated before any client exists.
 func Prepare(ctx context.Context, names []string, opts setup.Options) (*Process, error) {
 	if len(names) == 0 {
 		names = Names

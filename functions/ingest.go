@@ -20,16 +20,13 @@ import (
 // FinalizedType is the Eventarc event for a new object generation.
 const FinalizedType = "google.cloud.storage.object.v1.finalized"
 
-// StorageObjectData is the part of Eventarc's StorageObjectData we use. The
-// int64 fields arrive as JSON strings.
+// StorageObjectData is the part of Eventarc's StorageObjectData we use.
 type StorageObjectData struct {
-	Bucket     string   `json:"bucket"`
-	Name       string   `json:"name"`
-	Generation flexInt  `json:"generation"`
-	Size       flexInt  `json:"size"`
-	MD5Hash    string   `json:"md5Hash"`
-	CRC32C     string   `json:"crc32c,omitempty"`
-	Metagen    *flexInt `json:"metageneration,omitempty"`
+	Bucket     string  `json:"bucket"`
+	Name       string  `json:"name"`
+	Generation flexInt `json:"generation"`
+	Size       flexInt `json:"size"`
+	MD5Hash    string  `json:"md5Hash"`
 }
 
 // flexInt decodes an int64 sent as a JSON string (as GCS does) or number.
@@ -77,9 +74,9 @@ type IngestCSV struct {
 	Log     *slog.Logger
 }
 
-// Receive handles one finalize event. Permanent problems (an event that can
-// never be processed) are logged and acknowledged; transient ones return an
-// error so that Eventarc redelivers.
+// Receive handles one finalize event. An event that can never be processed
+// is logged and acknowledged; a transient failure returns an error so that
+// Eventarc redelivers.
 func (f IngestCSV) Receive(ctx context.Context, e cloudevents.Event) error {
 	if e.Type() != FinalizedType {
 		// A deletion or metadata change loads nothing, now or on a retry.
@@ -94,10 +91,9 @@ func (f IngestCSV) Receive(ctx context.Context, e cloudevents.Event) error {
 		return nil
 	}
 	if err := objname.Object(obj.Name); err != nil {
-		// Every attempt would fail the same way (Cloud Storage refuses the
-		// name), and a 5xx would have Eventarc retry it for 24 h. The reason
-		// is "permanent", as a file failed for good logs it, so the
-		// ingest_failed metric counts it.
+		// Every attempt would fail the same way, and a 5xx would have
+		// Eventarc retry it for 24 h. The reason is "permanent", as a file
+		// failed for good logs it, so the ingest_failed metric counts it.
 		f.Log.ErrorContext(ctx, "event refused: Cloud Storage cannot hold this object", "id", e.ID(),
 			"object", obj.Key().String(), "reason", "permanent (not retried): "+err.Error())
 		return nil

@@ -16,16 +16,12 @@ import (
 )
 
 // Lazy is the process behind the functions framework's registrations
-// (package alpipe at the module root). The framework wants its functions
-// registered in an init(), which the tests that import that package run
-// too, so the registered functions build nothing themselves and reach
-// their handlers through a Lazy: PrepareTarget runs once, before serving
-// (cmd/functions calls Prepare, and on Cloud Run init calls
-// PrepareOnCloudRun, so that a bad configuration stops the process at
-// start as it stops cmd/server), or else on the first request, from the
-// environment, logging to Cloud Logging. A failed preparation is kept:
-// every request then answers 500 naming it, as no retry can fix a
-// configuration.
+// (package alpipe). The framework wants them made in an init(), which the
+// tests that import that package run too, so a registered function builds
+// nothing itself: PrepareTarget runs once, before serving (cmd/functions,
+// or PrepareOnCloudRun in init), or else on the first request. A failed
+// preparation is kept: every request then answers 500 naming it, as no
+// retry can fix a configuration.
 type Lazy struct {
 	mu       sync.Mutex
 	prepared bool
@@ -52,18 +48,15 @@ func (l *Lazy) Prepare(ctx context.Context, opts setup.Options) (*Process, confi
 }
 
 // PrepareOnCloudRun prepares the process now when it runs on Cloud Run
-// (K_SERVICE set), and logs why it could not. Package alpipe's init calls
-// it and exits on an error: the buildpack's main serves right after init,
-// and an instance that cannot start must fail its revision, as cmd/server
-// does, rather than answer 500 to every request. Elsewhere (go test,
-// cmd/functions, which prepares in main) it does nothing.
+// (K_SERVICE set), and logs why it could not: package alpipe's init exits
+// on the error, so that an instance that cannot start fails its revision
+// rather than answer 500 to every request. Elsewhere it does nothing.
 func (l *Lazy) PrepareOnCloudRun() error {
-	ctx := context.Background()
 	var plat Platform
-	if err := config.Load(ctx, &plat, nil); err != nil || plat.Service == "" {
+	if err := config.Load(context.Background(), &plat, nil); err != nil || plat.Service == "" {
 		return err
 	}
-	_, _, err := l.Prepare(ctx, setup.Options{})
+	_, _, err := l.Prepare(context.Background(), setup.Options{})
 	if err != nil {
 		l.log.Error("function not started", "error", err.Error())
 	}
@@ -71,9 +64,11 @@ func (l *Lazy) PrepareOnCloudRun() error {
 }
 
 // Platform is what a serving process reads of where it runs: Cloud Run
-// sets K_SERVICE.
+// sets K_SERVICE; LOCAL_ONLY is the functions framework's switch to
+// loopback.
 type Platform struct {
-	Service string `env:"K_SERVICE"`
+	Service   string `env:"K_SERVICE"`
+	LocalOnly bool   `env:"LOCAL_ONLY"`
 }
 
 func (Platform) Validate() error { return nil }
@@ -95,8 +90,7 @@ func (l *Lazy) handler(name string) (Handler, error) {
 }
 
 // HTTP is the named function as the framework's functions.HTTP registers
-// it. The framework adds what Mount adds for cmd/server: a panic answers
-// 500 and CLOUD_RUN_TIMEOUT_SECONDS bounds the request's context.
+// it; the framework adds what Mount adds for cmd/server.
 func (l *Lazy) HTTP(name string) func(http.ResponseWriter, *http.Request) {
 	return func(w http.ResponseWriter, r *http.Request) {
 		h, err := l.handler(name)

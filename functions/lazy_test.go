@@ -9,7 +9,6 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/setup"
@@ -97,35 +96,15 @@ func TestLazyPreparesAtStartOnlyOnCloudRun(t *testing.T) {
 	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:9")
 	t.Setenv("FUNCTION_TARGET", AdvanceWatermarkName)
 	t.Setenv("STATE_STORE", "embedded")
-	type outcome struct {
-		Prepared bool
-		Err      string
-	}
 	// The laptop's defaults, which Cloud Run refuses.
 	const why = "STATE_STORE=embedded keeps state in one instance's local file"
-	tests := []struct {
-		name    string
-		service string
-		want    outcome
-	}{
-		{name: "off Cloud Run", want: outcome{}},
-		{name: "on Cloud Run", service: "alpipe-watermark", want: outcome{Prepared: true, Err: why}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("K_SERVICE", tt.service)
-			var l Lazy
-			err := l.PrepareOnCloudRun()
-			got := outcome{Prepared: l.prepared}
-			if err != nil {
-				got.Err = err.Error()
-				if strings.Contains(got.Err, why) {
-					got.Err = why
-				}
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("outcome (-want +got):\n%s", diff)
-			}
-		})
+	for _, service := range []string{"", "alpipe-watermark"} {
+		t.Setenv("K_SERVICE", service)
+		var l Lazy
+		err := l.PrepareOnCloudRun()
+		onCloudRun := service != ""
+		if l.prepared != onCloudRun || (err != nil) != onCloudRun || onCloudRun && !strings.Contains(err.Error(), why) {
+			t.Errorf("K_SERVICE=%q: prepared %v, error %v; want both exactly on Cloud Run, the error naming %q", service, l.prepared, err, why)
+		}
 	}
 }

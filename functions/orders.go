@@ -3,7 +3,6 @@ package functions
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -20,15 +19,7 @@ import (
 // both formats ourselves (order.DecodePush).
 
 func aggregateOrders(_ context.Context, _ *config.Orders, app *setup.App) (Handler, error) {
-	return Handler{Handler: jsonOnly(AggregateOrders{Processor: app.Stream, Now: app.Now, Log: app.Log, budget: newMemBudget(pushBudget)})}, nil
-}
-
-func advanceWatermark(ctx context.Context, c *config.Watermark, app *setup.App) (Handler, error) {
-	h, err := withFollowUps(ctx, c.Tick, app, AdvanceWatermark{Processor: app.Stream, Now: app.Now, Log: app.Log}, app.OnClose)
-	if err != nil {
-		return Handler{}, err
-	}
-	return Handler{Handler: jsonOnly(bounded(maxTickBody, h))}, nil
+	return Handler{Handler: jsonOnly(AggregateOrders{Processor: app.Stream, Now: app.Now, Log: app.Log, budget: &memBudget{capacity: pushBudget}})}, nil
 }
 
 // AggregateOrders handles one Pub/Sub push delivery of topic pedidos-nuevos
@@ -39,9 +30,7 @@ type AggregateOrders struct {
 	Processor *stream.Processor
 	Now       func() time.Time
 	Log       *slog.Logger
-	// budget bounds the memory of the pushes in flight (pushBudget) and
-	// each body to maxPushBody.
-	budget *memBudget
+	budget    *memBudget // bounds the pushes in flight (pushBudget) and each body
 }
 
 func (f AggregateOrders) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -78,32 +67,11 @@ func (f AggregateOrders) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	writeJSON(w, res)
 }
 
-// AdvanceWatermark is the Cloud Scheduler tick. Overlapping or repeated
-// ticks are harmless: one that finds another holding the lease answers 200
-// with nothing done, so the scheduler does not retry it.
-type AdvanceWatermark struct {
-	Processor *stream.Processor
-	Now       func() time.Time
-	Log       *slog.Logger
-}
-
-func (f AdvanceWatermark) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	res, err := f.Processor.Tick(r.Context(), f.Now())
-	// ErrTickBusy answers 200, not an error: the scheduler must not retry,
-	// the other tick does the work. The result marks every aggregation Busy.
-	if err != nil && !errors.Is(err, stream.ErrTickBusy) {
-		f.Log.ErrorContext(r.Context(), "tick failed", "error", err.Error())
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
+// writeJSON answers 200 with v.
+func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }

@@ -8,30 +8,40 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/setup"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/sweep"
 )
 
-func sweepLanding(_ context.Context, _ *config.Sweep, app *setup.App) (Handler, error) {
-	return Handler{Handler: jsonOnly(bounded(maxTickBody, SweepLanding{Sweeper: app.Sweeper, Log: app.Log}))}, nil
-}
-
-// SweepLanding is the Cloud Scheduler call that ingests the landing files
-// Eventarc never delivered (see package sweep). It answers 200 with the
-// summary; 500 when the listing or the ledger failed, so the failure shows
-// and the next call retries. An overlapping call finds the run lock taken
-// and answers 200 with "busy": the scheduler must not retry it, the run in
-// progress does the work.
-type SweepLanding struct {
-	Sweeper *sweep.Sweeper
-	Log     *slog.Logger
-}
-
-func (f SweepLanding) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sum, err := f.Sweeper.Run(r.Context())
-	if err != nil && !errors.Is(err, sweep.ErrBusy) {
-		f.Log.ErrorContext(r.Context(), "sweep failed", "error", err.Error())
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+// advanceWatermark is the Cloud Scheduler tick of the stream processor.
+func advanceWatermark(ctx context.Context, c *config.Watermark, app *setup.App) (Handler, error) {
+	tick := scheduled(app.Log, "tick", stream.ErrTickBusy, func(ctx context.Context) (stream.TickResult, error) {
+		return app.Stream.Tick(ctx, app.Now())
+	})
+	h, err := withFollowUps(ctx, c.Tick, app, tick, app.OnClose)
+	if err != nil {
+		return Handler{}, err
 	}
-	writeJSON(w, http.StatusOK, sum)
+	return Handler{Handler: jsonOnly(bounded(maxTickBody, h))}, nil
+}
+
+// sweepLanding is the Cloud Scheduler call that ingests the landing files
+// Eventarc never delivered (see package sweep).
+func sweepLanding(_ context.Context, _ *config.Sweep, app *setup.App) (Handler, error) {
+	return Handler{Handler: jsonOnly(bounded(maxTickBody, scheduled(app.Log, "sweep", sweep.ErrBusy, app.Sweeper.Run)))}, nil
+}
+
+// scheduled serves a Cloud Scheduler call of run: 200 with its result, also
+// when its error is busy (an overlapping call, whose run in progress does
+// the work: the scheduler must not retry); 500 on any other error, so that
+// the failure shows and the next call retries.
+func scheduled[R any](log *slog.Logger, what string, busy error, run func(context.Context) (R, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := run(r.Context())
+		if err != nil && !errors.Is(err, busy) {
+			log.ErrorContext(r.Context(), what+" failed", "error", err.Error())
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, res)
+	})
 }

@@ -13,9 +13,8 @@ import (
 // PrepareTarget prepares what a serving process is configured for:
 // FUNCTION_TARGET names its one function (every function when unset) and
 // ALPIPE_CLOCK_FILE may replace its clock (the production-parity stack's
-// test clock). cmd/server and the functions framework's registrations
-// (Lazy) start this way, so both serve the same functions from the same
-// configuration.
+// test clock). cmd/server and Lazy start this way, so both serve the same
+// functions from the same configuration.
 func PrepareTarget(ctx context.Context, opts setup.Options) (*Process, config.Server, error) {
 	var cfg config.Server
 	if err := config.Load(ctx, &cfg, opts.Lookup); err != nil {

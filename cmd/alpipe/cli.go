@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"slices"
@@ -18,7 +19,7 @@ import (
 )
 
 // command is one alpipe command. Its help is generated: the usage line and
-// the flags from the flag set run declares, the rest from these fields.
+// the flags from the flag set run declares, so help cannot drift from them.
 type command struct {
 	name string
 	// args are the positionals in the usage line, and parse holds the
@@ -27,16 +28,14 @@ type command struct {
 	// are the command's to check.
 	args     string
 	summary  string
-	about    string // what the arguments mean
-	exit     string // what the exit statuses mean, when more than done or not
+	about    string
+	exit     string // when more than done or not
 	examples []string
 	server   bool   // the command talks to serve: --server
 	formats  string // --format's values, "text|json"; the first is the default
 	run      func(ctx context.Context, c *cmdline, stdout io.Writer) error
 }
 
-// cmdline is one command's command line: its flag set, holding the flags
-// every command shares, and once parsed what they and the arguments say.
 type cmdline struct {
 	*flag.FlagSet
 	cmd    command
@@ -44,10 +43,10 @@ type cmdline struct {
 	stdout io.Writer
 	short  map[string]string // long name -> its one-letter alias
 
-	pos    []string      // positional arguments
-	format string        // --format
-	server string        // --server as given
-	srv    client.Server // --server as a URL
+	pos    []string
+	format string
+	server string        // as given
+	srv    client.Server // as a URL
 }
 
 func newCmdline(cmd command, args []string, stdout io.Writer) *cmdline {
@@ -61,7 +60,6 @@ func newCmdline(cmd command, args []string, stdout io.Writer) *cmdline {
 	return c
 }
 
-// outputFlag declares -o and --output, one flag: where the command writes.
 func (c *cmdline) outputFlag(usage string) *string {
 	out := c.String("output", "", usage)
 	c.Var(c.Lookup("output").Value, "o", "")
@@ -69,15 +67,13 @@ func (c *cmdline) outputFlag(usage string) *string {
 	return out
 }
 
-// isSet reports whether the command line gave the flag.
 func (c *cmdline) isSet(name string) bool {
 	set := false
 	c.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
 
-// usageError is a command line that is not one: exit status 2, as the flag
-// package and gcloud give it.
+// usageError exits 2, as the flag package and gcloud do.
 type usageError struct{ error }
 
 func (e usageError) Unwrap() error { return e.error }
@@ -96,10 +92,8 @@ func exitCode(err error) int {
 	return 1
 }
 
-// parse reads flags that may come before or after positional arguments
-// ("drop FILE --object X" as well as "drop --object X FILE") and checks
-// what every command shares: the number of arguments, --format, --server.
-// --help prints the command's help on stdout and returns flag.ErrHelp.
+// parse reads flags before or after positional arguments ("drop FILE
+// --object X" as well as "drop --object X FILE"), as gcloud does.
 func (c *cmdline) parse() error {
 	c.SetOutput(io.Discard)
 	c.Usage = func() {}
@@ -133,7 +127,6 @@ func (c *cmdline) parse() error {
 	return nil
 }
 
-// checkArgs holds the positional arguments to the usage line (command.args).
 func (c *cmdline) checkArgs() error {
 	spec, n := c.cmd.args, len(c.pos)
 	what := strings.Trim(spec, "[].")
@@ -173,26 +166,24 @@ func serverURL(s string) (string, error) {
 // hoist moves --server and --format given before the command behind it:
 // gcloud and bq take their global flags on either side of the command.
 func hoist(args []string) []string {
-	var global []string
-	for len(args) > 1 && strings.HasPrefix(args[0], "-") {
-		name, _, inline := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+	i := 0
+	for i < len(args)-1 && strings.HasPrefix(args[i], "-") {
+		name, _, inline := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
 		if name != "server" && name != "format" {
 			break
 		}
-		n := 2
-		if inline {
-			n = 1
+		if i += 2; inline {
+			i--
 		}
-		global, args = append(global, args[:n]...), args[n:]
 	}
-	if len(global) == 0 || len(args) == 0 {
-		return append(global, args...)
+	if i == 0 || i >= len(args) {
+		return args
 	}
-	return append(append([]string{args[0]}, args[1:]...), global...)
+	return append(slices.Clone(args[i:]), args[:i]...)
 }
 
-// dispatch runs one command. Asking for help is not an error: help goes
-// to stdout and the exit status is 0, as with gcloud and bq.
+// dispatch runs one command. Help goes to stdout with exit status 0, as
+// with gcloud and bq: asking for it is no error.
 func dispatch(ctx context.Context, args []string, stdout io.Writer) error {
 	args = hoist(args)
 	if len(args) == 0 {
@@ -240,21 +231,15 @@ rejected); 2 a command line that is not one.
 `, localapi.DefaultURL)
 }
 
-// writeHelp prints a command's help: the usage line and the flags, both
-// from the flag set, then what the arguments mean, the exit statuses and
-// examples.
 func (c *cmdline) writeHelp() {
 	line := "alpipe " + c.Name()
 	if c.cmd.args != "" {
 		line += " " + c.cmd.args
 	}
-	aliases := map[string]bool{}
-	for _, s := range c.short {
-		aliases[s] = true
-	}
+	aliases := slices.Collect(maps.Values(c.short))
 	var flags strings.Builder
 	c.VisitAll(func(f *flag.Flag) {
-		if aliases[f.Name] {
+		if slices.Contains(aliases, f.Name) {
 			return
 		}
 		name, use := flag.UnquoteUsage(f)
@@ -293,7 +278,7 @@ func (c *cmdline) writeHelp() {
 }
 
 // flagError rewrites the flag package's messages in the --name form the
-// help shows, suggests the nearest flag for a typo and points at --help.
+// help shows.
 func (c *cmdline) flagError(err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
@@ -362,4 +347,95 @@ func distance(a, b string) int {
 		prev = cur
 	}
 	return prev[len(b)]
+}
+
+// commands is the command table: what `alpipe help` lists and what each
+// command's --help says besides its flags.
+func commands() []command {
+	return []command{
+		{name: "serve", run: runServe,
+			summary:  "run every function locally with embedded backends",
+			about:    "none. Runs until Ctrl-C; client commands reach it at --addr (their --server, or ALPIPE_SERVER).",
+			examples: []string{"alpipe serve", "alpipe serve --virtual-clock --start 2026-03-14T17:00:00Z --data .local-orders --addr 127.0.0.1:8081"}},
+		{name: "drop", args: "FILE", server: true, formats: "text|json", run: runDrop,
+			summary:  "upload a file to the local landing bucket and ingest it",
+			about:    "FILE  a local CSV export. It lands as --object, which must match a contract (alpipe contracts).",
+			exit:     "0 loaded in full (or DUPLICATE: the same content is loaded already), 1 a row quarantined, the file REJECTED or the ingest failed, 2 a command line that is not one",
+			examples: []string{"alpipe drop testdata/exportaciones/2026/03/14/pedidos-erp.csv --object exportaciones/2026/03/14/pedidos-erp.csv"}},
+		{name: "validate", args: "FILE", formats: "text|json", run: runValidate,
+			summary:  "check a file against its contract without loading it (a dry run)",
+			about:    "FILE  a local CSV export, checked against the contract its object name matches (--object, default as for drop). Nothing is loaded; no server is needed.",
+			exit:     "0 every row valid, 1 a row would be quarantined or the file rejected, 2 a command line that is not one",
+			examples: []string{"alpipe validate testdata/exportaciones/2026/03/14/pedidos-erp.csv --object exportaciones/2026/03/14/pedidos-erp.csv"}},
+		{name: "contracts", formats: "text|json", run: runContracts,
+			summary:  "list the feeds: object patterns, tables, columns and rules",
+			about:    "none. Lists the embedded feeds: object pattern, table, columns, types and rules. No server is needed.",
+			examples: []string{"alpipe contracts"}},
+		{name: "aggregations", formats: "text|json", run: runAggregations,
+			summary:  "list the event-time aggregations: windows, keys, delays and tables",
+			about:    "none. Lists the declared event-time aggregations (internal/aggregation/declarations): window, key, measures, delays, accumulation, panes table and view. No server is needed.",
+			examples: []string{"alpipe aggregations", "alpipe aggregations --format json"}},
+		{name: "query", args: "SQL...", server: true, formats: "table|csv|json|jsonl", run: runQuery,
+			summary:  "run SQL on the local warehouse",
+			about:    "SQL  one read-only statement in DuckDB's SQL dialect on the local warehouse (quote it); tables by their bare names. jsonl is one JSON object per row.",
+			examples: []string{`alpipe query "SELECT * FROM ventas_diarias_sku ORDER BY fecha, sku"`, `alpipe query "SELECT pais, sum(importe) FROM lineas_pedido GROUP BY 1" --format json`, `alpipe query "SELECT * FROM lineas_pedido" -o lineas.csv`}},
+		{name: "tables", formats: "text|json", run: runTables,
+			summary:  "list the warehouse's tables and views (no server needed)",
+			about:    "none. Lists the tables and views of alpinashop_analitica with their layout, from the embedded schemas Terraform also uses; alpipe schema TABLE shows one's columns.",
+			examples: []string{"alpipe tables"}},
+		{name: "schema", args: "TABLE", formats: "text|json", run: runSchema,
+			summary:  "show a table's columns, types and descriptions (no server needed)",
+			about:    "TABLE  a table or view (alpipe tables lists them).",
+			examples: []string{"alpipe schema lineas_pedido", "alpipe schema ventas_hora_pais --format json"}},
+		{name: "publish", args: "FILE.jsonl", server: true, formats: "text|json", run: runPublish,
+			summary:  "deliver orders from a JSONL file to AggregateOrders (or the Pub/Sub emulator)",
+			about:    "FILE.jsonl  orders, one JSON object per line with its momento_evento (see testdata/pedidos/historia.jsonl). With PUBSUB_EMULATOR_HOST set they go to topic pedidos-nuevos on the emulator.",
+			examples: []string{"alpipe publish testdata/pedidos/historia.jsonl"}},
+		{name: "tick", server: true, formats: "text|json", run: runTick,
+			summary:  "call AdvanceWatermark, optionally moving a virtual clock first",
+			about:    "none. A time goes in --now.",
+			examples: []string{"alpipe tick", "alpipe tick --now 2026-03-14T18:25:00Z"}},
+		{name: "status", args: "[OBJECT]", server: true, formats: "text|json", run: runStatus,
+			summary:  "did last night's files load? rejects, watermark, open windows, drops",
+			about:    "OBJECT  optional: a landing object name (or gs://BUCKET/NAME); prints that object's ledger history (every generation and attempt outcome).",
+			examples: []string{"alpipe status", "alpipe status exportaciones/2026/03/14/pedidos-erp.csv", "alpipe status --state FAILED", "alpipe status --watch 10s", "alpipe status --since 72h --format json"}},
+		{name: "ls", args: "[PREFIX|gs://BUCKET/PREFIX]", server: true, formats: "text|json", run: runLs,
+			summary:  "list objects of the local buckets (landing by default)",
+			about:    "PREFIX  optional: objects of the landing bucket under it; gs://BUCKET/PREFIX lists another local bucket (alpinashop-cuarentena, alpinashop-staging).",
+			examples: []string{"alpipe ls exportaciones/2026/03/", "alpipe ls gs://alpinashop-cuarentena/ --format json"}},
+		{name: "quarantine", args: "ls [PREFIX] | get OBJECT", server: true, formats: "text|json", run: runQuarantine,
+			summary:  "list quarantine files or download one (ls, get OBJECT)",
+			about:    "ls lists the quarantine bucket (optionally under PREFIX); get writes one quarantine file (OBJECT or gs://alpinashop-cuarentena/OBJECT) to stdout, or to -o FILE.",
+			examples: []string{"alpipe quarantine ls", "alpipe quarantine get cuarentena/lineas_pedido/exportaciones/2026/03/14/pedidos-erp.g1773500000000000.csv -o q.csv"}},
+		{name: "backfill", args: "PREFIX|gs://BUCKET/PREFIX", server: true, formats: "text|json", run: runBackfill,
+			summary:  "ingest every object under a prefix through the file-drop path",
+			about:    "PREFIX  a prefix of the server's landing bucket (upload history first with drop --upload-only), or gs://BUCKET/PREFIX on Cloud Storage with the environment's backends (unless --server is given).",
+			examples: []string{"alpipe drop --upload-only testdata/exportaciones/2026/03/14/pedidos-erp.csv --object exportaciones/2026/03/14/pedidos-erp.csv", "alpipe backfill exportaciones/2026/03/"}},
+		{name: "requeue", args: "QUARANTINE_OBJECT", server: true, formats: "text|json", run: runRequeue,
+			summary:  "turn a fixed quarantine file into a new landing object",
+			about:    "QUARANTINE_OBJECT  a name in the local quarantine bucket (alpipe quarantine ls), or gs://BUCKET/NAME on Cloud Storage with the environment's backends (unless --server is given).",
+			examples: []string{"alpipe quarantine get OBJECT -o fixed.csv   # edit fixed.csv, then:", "alpipe requeue OBJECT --file fixed.csv"}},
+		{name: "replay", args: "FILE.jsonl | --from-table", server: true, formats: "text|json", run: runReplay,
+			summary:  "run the window engine over historical orders (a bounded stream)",
+			about:    "FILE.jsonl  historical orders (as for publish), or --from-table to replay lineas_pedido.",
+			examples: []string{"alpipe replay --from-table --dates 2026-03-01..2026-03-13"}},
+		{name: "reconcile", args: "--date YYYY-MM-DD", server: true, formats: "text|json", run: runReconcile,
+			summary:  "compare real-time sales with lineas_pedido for a date",
+			about:    "none. --date is required.",
+			exit:     "0 every difference explained, 1 one is not (or the command failed), 2 a command line that is not one",
+			examples: []string{"alpipe reconcile --date 2026-03-14"}},
+		{name: "demo", run: runDemo,
+			summary:  "start everything in-process and play the demo stories",
+			about:    "none. Starts a private server on a free port and a temporary data folder, plays the demo stories and exits.",
+			examples: []string{"alpipe demo"}},
+		{name: "doctor", formats: "text|json", run: runDoctor,
+			summary:  "check this machine for what the set-up commands need; print each fix",
+			about:    "none. Checks Go, gcc, gcloud and its Firestore and Pub/Sub emulators, Java, Chromium and chromedriver, serve's port and data folder, and prints the fix for each missing piece. No server is needed.",
+			exit:     "0 every required piece present, 1 one missing, 2 a command line that is not one",
+			examples: []string{"alpipe doctor", "alpipe doctor --addr 127.0.0.1:8081 --data .local-orders --format json"}},
+		{name: "version", run: runVersion,
+			summary:  "print the version of this binary",
+			about:    "none.",
+			examples: []string{"alpipe version"}},
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,38 +21,30 @@ import (
 	"github.com/alpinashop/alpipe/internal/render"
 )
 
-// doctor checks what a laptop needs for the README's two set-up commands
-// and for `alpipe serve`, and prints the fix for every missing piece. A
-// newcomer's first failure is usually a missing tool deep in a build or a
-// test (a DuckDB cgo error, an emulator that never answers); this says it in
-// one line, before the wait.
+// doctor says in one line what a newcomer's first failure would bury deep in
+// a build or a test (a DuckDB cgo error, an emulator that never answers).
 
-// finding is one check's outcome.
 type finding struct {
-	Check  string `json:"check"`
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail"`
-	Fix    string `json:"fix,omitempty"`
-	// Needed says what fails without it; optional checks do not fail the run.
+	Check    string `json:"check"`
+	OK       bool   `json:"ok"`
+	Detail   string `json:"detail"`
+	Fix      string `json:"fix,omitempty"`
 	Needed   string `json:"needed_for"`
-	Optional bool   `json:"optional,omitempty"`
+	Optional bool   `json:"optional,omitempty"` // does not fail the run
 }
 
 // host is what doctor reads of the machine, injectable for tests.
 type host struct {
-	lookPath func(string) (string, error)
-	output   func(ctx context.Context, name string, args ...string) (string, error)
-	stat     func(string) (os.FileInfo, error)
-	readFile func(string) ([]byte, error)
-	alive    func(pid int) bool
-	// serving answers whether an alpipe server answers at addr, and whether
-	// addr can be listened on.
-	serving  func(ctx context.Context, addr string) bool
-	bindable func(addr string) error
-	getenv   func(string) string
-	getwd    func() (string, error)
-	// reachable says whether an HTTPS server answers at url (any status).
-	reachable func(ctx context.Context, url string) error
+	lookPath  func(string) (string, error)
+	output    func(ctx context.Context, name string, args ...string) (string, error)
+	stat      func(string) (os.FileInfo, error)
+	readFile  func(string) ([]byte, error)
+	alive     func(pid int) bool
+	serving   func(ctx context.Context, addr string) bool // an alpipe server answers there
+	bindable  func(addr string) error
+	getenv    func(string) string
+	getwd     func() (string, error)
+	reachable func(ctx context.Context, url string) error // any HTTP status
 }
 
 func realHost() host {
@@ -91,7 +84,6 @@ func realHost() host {
 	}
 }
 
-// probe sends one request and returns the status code.
 func probe(ctx context.Context, method, url string, timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -116,16 +108,13 @@ var (
 // them equal).
 var terraformMin = [2]int{1, 9}
 
-// registryURL answers when terraform init can download hashicorp/google.
 const registryURL = "https://registry.terraform.io/.well-known/terraform.json"
 
-// doctorAbout is doctor's --help: which checks fail the run and which
-// only warn (a test holds it to diagnose's classes).
+// doctorAbout is doctor's --help (a test holds it to diagnose's classes).
 const doctorAbout = `none. No server is needed. Each line says ok, FAIL (with the fix) or warn.
   required (FAIL, exit status 1): go (>= 1.26), gcc, gcloud, firestore emulator, pubsub emulator, java (>= 17), terraform (>= 1.9), terraform provider (the mirror in ../shared/terraform beside the clone, or registry.terraform.io), terraform linters (tflint, tfsec and terraform-docs in .cache/bin, or the Go module proxy to build them), python3, curl, setsid, port (--addr), data folder (--data)
   optional (warn, exit status 0; what needs them skips): shellcheck (required when CI=true, as scripts/test.sh does), chromium, chromedriver`
 
-// onPath is the check of a tool that only has to be on PATH.
 func onPath(h host, name, needed, fix string, optional bool) finding {
 	f := finding{Check: name, Needed: needed, Fix: fix, Optional: optional}
 	if p, err := h.lookPath(name); err != nil {
@@ -154,12 +143,10 @@ func repoRoot(h host) string {
 	}
 }
 
-// diagnose runs every check; it never fails, it reports.
 func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	var fs []finding
 	add := func(f finding) { fs = append(fs, f) }
 
-	// Go 1.26: go.mod's go line.
 	f := finding{Check: "go", Needed: "building alpipe and running the tests", Fix: "install Go 1.26 or newer (https://go.dev/dl), then open a new shell"}
 	if _, err := h.lookPath("go"); err != nil {
 		f.Detail = "go is not on PATH"
@@ -227,7 +214,6 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	add(checkProvider(ctx, h, root))
 	add(checkLinters(ctx, h, root))
 
-	// scripts/test.sh skips the lint without shellcheck, except under CI.
 	add(onPath(h, "shellcheck", "scripts/test.sh's lint of the shell scripts (skipped without it, a failure when CI=true)",
 		"apt-get install shellcheck", h.getenv("CI") != "true"))
 	for _, t := range []struct{ name, why, pkg string }{
@@ -278,8 +264,6 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	return fs
 }
 
-// checkTerraform: scripts/tf-check.sh runs terraform validate and test,
-// which need terraform/versions.tf's required_version.
 func checkTerraform(ctx context.Context, h host) finding {
 	f := finding{Check: "terraform", Needed: "scripts/tf-check.sh's terraform validate and terraform test (scripts/test.sh runs it)",
 		Fix: fmt.Sprintf("install Terraform >= %d.%d from HashiCorp's apt repository (https://developer.hashicorp.com/terraform/install: add apt.releases.hashicorp.com, then apt-get install terraform) or unzip a release from https://releases.hashicorp.com/terraform/ into a folder on PATH", terraformMin[0], terraformMin[1])}
@@ -287,8 +271,7 @@ func checkTerraform(ctx context.Context, h host) finding {
 		f.Detail = "terraform is not on PATH"
 		return f
 	}
-	// A missing CLI configuration file makes terraform print a warning
-	// box before its version.
+	// A missing CLI configuration file puts a warning box before the version.
 	out, _ := h.output(ctx, "terraform", "version")
 	m := terraformVersionRE.FindStringSubmatch(out)
 	switch {
@@ -302,9 +285,9 @@ func checkTerraform(ctx context.Context, h host) finding {
 	return f
 }
 
-// checkProvider: terraform init installs hashicorp/google from the mirror
-// in ../shared/terraform when it sits beside the clone, else from the
-// registry (scripts/tf-check.sh).
+// checkProvider: scripts/tf-check.sh installs hashicorp/google from the
+// mirror in ../shared/terraform when it sits beside the clone, else from
+// the registry.
 func checkProvider(ctx context.Context, h host, root string) finding {
 	f := finding{Check: "terraform provider", Needed: "terraform validate and terraform test (scripts/tf-check.sh)"}
 	registry := "give this machine HTTPS access to registry.terraform.io, from which scripts/tf-check.sh downloads the provider without the mirror (cached in .cache/terraform)"
@@ -334,8 +317,7 @@ func checkProvider(ctx context.Context, h host, root string) finding {
 }
 
 // checkLinters: scripts/tf-check.sh builds tflint, tfsec and terraform-docs
-// once from the Go module proxy into .cache/bin (or TF_CHECK_BIN) and
-// reuses them offline.
+// once from the Go module proxy into .cache/bin (or TF_CHECK_BIN).
 func checkLinters(ctx context.Context, h host, root string) finding {
 	f := finding{Check: "terraform linters", Needed: "scripts/tf-check.sh (tflint, tfsec and terraform-docs)",
 		Fix: "give this machine HTTPS access to the Go module proxy for scripts/tf-check.sh's first run (it builds them into .cache/bin, 1-5 minutes each), or copy .cache/bin from a machine that ran it"}
@@ -364,7 +346,6 @@ func checkLinters(ctx context.Context, h host, root string) finding {
 	} else {
 		missing += " not built in " + bin
 	}
-	// The first entry of GOPROXY is where go get goes first.
 	proxy, _ := h.output(ctx, "go", "env", "GOPROXY")
 	proxy, _, _ = strings.Cut(strings.TrimSpace(proxy), ",")
 	proxy, _, _ = strings.Cut(proxy, "|")
@@ -389,22 +370,15 @@ func checkLinters(ctx context.Context, h host, root string) finding {
 func runDoctor(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	addr := c.String("addr", localapi.DefaultAddr, "the `ADDRESS` alpipe serve would listen on")
 	data := c.String("data", cliEnv().DataDir, "the data `FOLDER` alpipe serve would use; ALPIPE_DATA_DIR sets the default")
-	// The classes come from here, next to the checks that apply them.
 	c.cmd.about = doctorAbout
 	if err := c.parse(); err != nil {
 		return err
 	}
 	findings := diagnose(ctx, realHost(), *addr, *data)
-	failed := 0
-	for _, f := range findings {
-		if !f.OK && !f.Optional {
-			failed++
-		}
-	}
 	if err := report(stdout, c.format, findings, func(w io.Writer) error { printFindings(w, findings); return nil }); err != nil {
 		return err
 	}
-	if failed > 0 {
+	if failed := len(slices.DeleteFunc(slices.Clone(findings), func(f finding) bool { return f.OK || f.Optional })); failed > 0 {
 		return fmt.Errorf("doctor: %s missing (each line above says how to fix it)", render.Counted(failed, "required piece", "required pieces"))
 	}
 	return nil

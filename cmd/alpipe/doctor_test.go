@@ -130,12 +130,21 @@ const (
 	mirrorFix = "../shared is a folder beside your clone (here /src/shared) that CI's machines have: copy its terraform/ folder, the hashicorp/google provider mirror, from one of them; or give this machine HTTPS access to registry.terraform.io, from which scripts/tf-check.sh downloads the provider without the mirror (cached in .cache/terraform)"
 	proxyFix  = "give this machine HTTPS access to the Go module proxy for scripts/tf-check.sh's first run (it builds them into .cache/bin, 1-5 minutes each), or copy .cache/bin from a machine that ran it"
 	notBuilt  = "tflint is not built in /src/main/.cache/bin"
+	tflint    = "/src/main/.cache/bin/tflint"
 )
 
 // TestDoctorFindings: on the complete machine every finding is as want
 // says; on a changed one, want lists the findings that changed (a FAIL or
 // WARN with its fix, or an ok that says where a piece comes from).
 func TestDoctorFindings(t *testing.T) {
+	without := func(tools ...string) func(*fakeHost) {
+		return func(h *fakeHost) {
+			for _, tool := range tools {
+				delete(h.paths, tool)
+			}
+		}
+	}
+	output := func(cmd, out string) func(*fakeHost) { return func(h *fakeHost) { h.outputs[cmd] = out } }
 	tests := []struct {
 		name   string
 		change func(*fakeHost)
@@ -160,167 +169,74 @@ func TestDoctorFindings(t *testing.T) {
 			"ok port 127.0.0.1:8080: free",
 			"ok data folder .local: absent: serve creates it",
 		}},
-		{
-			name:   "no gcc",
-			change: func(h *fakeHost) { delete(h.paths, "gcc") },
-			want:   []string{"FAIL gcc: gcc is not on PATH: `go build ./cmd/alpipe` fails compiling DuckDB | fix: apt-get install gcc (macOS: xcode-select --install)"},
-		},
-		{
-			name:   "old Go",
-			change: func(h *fakeHost) { h.outputs["go version"] = "go version go1.22.1 linux/amd64" },
-			want:   []string{"FAIL go: go1.22 is too old: go.mod needs go1.26 | fix: install Go 1.26 or newer (https://go.dev/dl), then open a new shell"},
-		},
-		{
-			name:   "no gcloud: both emulators missing too",
-			change: func(h *fakeHost) { delete(h.paths, "gcloud") },
-			want: []string{
-				"FAIL gcloud: gcloud is not on PATH: scripts/test.sh cannot start the emulators (scripts/test.sh -short needs none) | fix: apt-get install google-cloud-cli (Google's Debian repository)",
-				"FAIL firestore emulator: gcloud is missing | fix: apt-get install google-cloud-cli-firestore-emulator (or: gcloud components install cloud-firestore-emulator)",
-				"FAIL pubsub emulator: gcloud is missing | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)",
-			},
-		},
-		{
-			name:   "pubsub emulator not installed",
-			change: func(h *fakeHost) { delete(h.files, "/nonexistent-sdk/platform/pubsub-emulator") },
-			want:   []string{"FAIL pubsub emulator: not installed in /nonexistent-sdk | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)"},
-		},
-		{
-			name:   "Java 11",
-			change: func(h *fakeHost) { h.outputs["java -version"] = `openjdk version "11.0.2" 2019-01-15` },
-			want:   []string{"FAIL java: Java 11 is too old | fix: apt-get install openjdk-17-jre-headless"},
-		},
-		{
-			name:   "no chromium: optional, a warning",
-			change: func(h *fakeHost) { delete(h.paths, "chromium") },
-			want:   []string{"WARN chromium: chromium is not on PATH | fix: scripts/chromium.sh (apt-get install chromium chromium-driver)"},
-		},
-		{
-			name:   "no terraform",
-			change: func(h *fakeHost) { delete(h.paths, "terraform") },
-			want:   []string{"FAIL terraform: terraform is not on PATH | fix: " + tfFix},
-		},
-		{
-			name:   "terraform too old",
-			change: func(h *fakeHost) { h.outputs["terraform version"] = "Terraform v1.5.7\non linux_amd64\n" },
-			want:   []string{"FAIL terraform: Terraform v1.5.7 is too old: terraform/versions.tf needs >= 1.9 | fix: " + tfFix},
-		},
-		{
-			name:   "terraform 1.10 is newer than 1.9",
-			change: func(h *fakeHost) { h.outputs["terraform version"] = "Terraform v1.10.0\non linux_amd64\n" },
-			want:   []string{"ok terraform: Terraform v1.10.0"},
-		},
-		{
-			name: "terraform's version after a CLI configuration warning",
-			change: func(h *fakeHost) {
-				h.outputs["terraform version"] = "There are some problems with the CLI configuration:\n│ Warning: Unable to open CLI configuration file\n\nTerraform v1.11.4\non linux_amd64\n"
-			},
-		},
-		{
-			name:   "terraform prints no version",
-			change: func(h *fakeHost) { h.outputs["terraform version"] = "Segmentation fault\n" },
-			want:   []string{`FAIL terraform: cannot read the version in "Segmentation fault" | fix: ` + tfFix},
-		},
-		{
-			name:   "no provider mirror, no registry",
-			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig") },
-			want:   []string{"FAIL terraform provider: no mirror at /src/shared/terraform/cliconfig and registry.terraform.io does not answer (dial tcp: no route to host) | fix: " + mirrorFix},
-		},
-		{
-			name:   "no provider mirror: the registry",
-			change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig"); h.online[registryURL] = true },
-			want:   []string{"ok terraform provider: no mirror at /src/shared/terraform/cliconfig: scripts/tf-check.sh downloads hashicorp/google from registry.terraform.io (it answers), cached in .cache/terraform"},
-		},
-		{
-			name: "outside a clone",
-			change: func(h *fakeHost) {
-				h.cwd = "/home/ana"
-				h.online[registryURL], h.online["https://proxy.golang.org"] = true, true
-			},
-			want: []string{
-				"ok terraform provider: not run inside an alpipe clone, so ../shared is unknown: scripts/tf-check.sh would download hashicorp/google from registry.terraform.io (it answers)",
-				"ok terraform linters: not run inside an alpipe clone, so .cache/bin is unknown: scripts/tf-check.sh builds them from https://proxy.golang.org (it answers) on its first run",
-			},
-		},
-		{
-			name: "tf-check's tools not built, no proxy",
-			change: func(h *fakeHost) {
-				delete(h.files, "/src/main/.cache/bin/tfsec")
-				h.outputs["go env GOPROXY"] = "https://goproxy.example.com|direct\n"
-			},
-			want: []string{"FAIL terraform linters: tfsec is not built in /src/main/.cache/bin and https://goproxy.example.com does not answer (dial tcp: no route to host) | fix: " + proxyFix},
-		},
-		{
-			name: "tf-check's tools not built, GOPROXY=off",
-			change: func(h *fakeHost) {
-				delete(h.files, "/src/main/.cache/bin/tflint")
-				h.outputs["go env GOPROXY"] = "off\n"
-			},
-			want: []string{"FAIL terraform linters: " + notBuilt + " and GOPROXY=off | fix: " + proxyFix},
-		},
-		{
-			name: "tf-check's tools to build from the proxy",
-			change: func(h *fakeHost) {
-				delete(h.files, "/src/main/.cache/bin/tflint")
-				h.online["https://proxy.golang.org"] = true
-			},
-			want: []string{"ok terraform linters: " + notBuilt + ": scripts/tf-check.sh builds it from https://proxy.golang.org (it answers) on its first run"},
-		},
-		{
-			name: "GOPROXY=direct: the tools' sources on GitHub",
-			change: func(h *fakeHost) {
-				delete(h.files, "/src/main/.cache/bin/tflint")
-				h.outputs["go env GOPROXY"] = "direct\n"
-				h.online["https://github.com"] = true
-			},
-			want: []string{"ok terraform linters: " + notBuilt + ": scripts/tf-check.sh builds it from https://github.com (it answers) on its first run"},
-		},
-		{
-			name:   "TF_CHECK_BIN names where tf-check's tools are",
-			change: func(h *fakeHost) { h.env["TF_CHECK_BIN"] = "/opt/tfbin" },
-			want:   []string{"FAIL terraform linters: tflint, tfsec and terraform-docs are not built in /opt/tfbin and https://proxy.golang.org does not answer (dial tcp: no route to host) | fix: " + proxyFix},
-		},
-		{
-			name:   "no shellcheck: a warning here",
-			change: func(h *fakeHost) { delete(h.paths, "shellcheck") },
-			want:   []string{"WARN shellcheck: shellcheck is not on PATH | fix: apt-get install shellcheck"},
-		},
-		{
-			name:   "no shellcheck under CI: a failure",
-			change: func(h *fakeHost) { delete(h.paths, "shellcheck"); h.env["CI"] = "true" },
-			want:   []string{"FAIL shellcheck: shellcheck is not on PATH | fix: apt-get install shellcheck"},
-		},
-		{
-			name:   "no python3, curl or setsid",
-			change: func(h *fakeHost) { delete(h.paths, "python3"); delete(h.paths, "curl"); delete(h.paths, "setsid") },
-			want: []string{
-				"FAIL python3: python3 is not on PATH | fix: apt-get install python3",
-				"FAIL curl: curl is not on PATH | fix: apt-get install curl",
-				"FAIL setsid: setsid is not on PATH | fix: apt-get install util-linux",
-			},
-		},
-		{
-			name:   "port taken by something else",
-			change: func(h *fakeHost) { h.busyPort = true },
-			want:   []string{"FAIL port 127.0.0.1:8080: taken by another program: address already in use | fix: stop that program, or run alpipe serve --addr 127.0.0.1:0 (a free port) and pass its address as --server"},
-		},
-		{
-			name:   "port taken by alpipe serve is fine",
-			change: func(h *fakeHost) { h.busyPort, h.serving = true, true },
-			want:   []string{"ok port 127.0.0.1:8080: an alpipe server already answers there: client commands will use it"},
-		},
-		{
-			name:   "data folder is a file",
-			change: func(h *fakeHost) { h.files[".local"] = false },
-			want:   []string{"FAIL data folder .local: is a file, not a folder | fix: remove it, or pass --data with another folder"},
-		},
-		{
-			name: "data folder of a running serve on the wall clock",
-			change: func(h *fakeHost) {
-				h.files[".local"], h.alivePID = true, 4242
-				h.contents[".local/clock"], h.contents[".local/serve.lock"] = "wall\n", "4242\n"
-			},
-			want: []string{"ok data folder .local: present, written on the wall clock (serve with the other clock needs another --data); used by a running alpipe serve (PID 4242)"},
-		},
+		{name: "no gcc", change: without("gcc"),
+			want: []string{"FAIL gcc: gcc is not on PATH: `go build ./cmd/alpipe` fails compiling DuckDB | fix: apt-get install gcc (macOS: xcode-select --install)"}},
+		{name: "old Go", change: output("go version", "go version go1.22.1 linux/amd64"),
+			want: []string{"FAIL go: go1.22 is too old: go.mod needs go1.26 | fix: install Go 1.26 or newer (https://go.dev/dl), then open a new shell"}},
+		{name: "no gcloud: both emulators missing too", change: without("gcloud"), want: []string{
+			"FAIL gcloud: gcloud is not on PATH: scripts/test.sh cannot start the emulators (scripts/test.sh -short needs none) | fix: apt-get install google-cloud-cli (Google's Debian repository)",
+			"FAIL firestore emulator: gcloud is missing | fix: apt-get install google-cloud-cli-firestore-emulator (or: gcloud components install cloud-firestore-emulator)",
+			"FAIL pubsub emulator: gcloud is missing | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)",
+		}},
+		{name: "pubsub emulator not installed", change: func(h *fakeHost) { delete(h.files, "/nonexistent-sdk/platform/pubsub-emulator") },
+			want: []string{"FAIL pubsub emulator: not installed in /nonexistent-sdk | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)"}},
+		{name: "Java 11", change: output("java -version", `openjdk version "11.0.2" 2019-01-15`),
+			want: []string{"FAIL java: Java 11 is too old | fix: apt-get install openjdk-17-jre-headless"}},
+		{name: "no chromium: optional, a warning", change: without("chromium"),
+			want: []string{"WARN chromium: chromium is not on PATH | fix: scripts/chromium.sh (apt-get install chromium chromium-driver)"}},
+		{name: "no terraform", change: without("terraform"), want: []string{"FAIL terraform: terraform is not on PATH | fix: " + tfFix}},
+		{name: "terraform too old", change: output("terraform version", "Terraform v1.5.7\non linux_amd64\n"),
+			want: []string{"FAIL terraform: Terraform v1.5.7 is too old: terraform/versions.tf needs >= 1.9 | fix: " + tfFix}},
+		{name: "terraform 1.10 is newer than 1.9", change: output("terraform version", "Terraform v1.10.0\non linux_amd64\n"),
+			want: []string{"ok terraform: Terraform v1.10.0"}},
+		{name: "terraform's version after a CLI configuration warning", change: output("terraform version",
+			"There are some problems with the CLI configuration:\n│ Warning: Unable to open CLI configuration file\n\nTerraform v1.11.4\non linux_amd64\n")},
+		{name: "terraform prints no version", change: output("terraform version", "Segmentation fault\n"),
+			want: []string{`FAIL terraform: cannot read the version in "Segmentation fault" | fix: ` + tfFix}},
+		{name: "no provider mirror, no registry", change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig") },
+			want: []string{"FAIL terraform provider: no mirror at /src/shared/terraform/cliconfig and registry.terraform.io does not answer (dial tcp: no route to host) | fix: " + mirrorFix}},
+		{name: "no provider mirror: the registry", change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig"); h.online[registryURL] = true },
+			want: []string{"ok terraform provider: no mirror at /src/shared/terraform/cliconfig: scripts/tf-check.sh downloads hashicorp/google from registry.terraform.io (it answers), cached in .cache/terraform"}},
+		{name: "outside a clone", change: func(h *fakeHost) {
+			h.cwd = "/home/ana"
+			h.online[registryURL], h.online["https://proxy.golang.org"] = true, true
+		}, want: []string{
+			"ok terraform provider: not run inside an alpipe clone, so ../shared is unknown: scripts/tf-check.sh would download hashicorp/google from registry.terraform.io (it answers)",
+			"ok terraform linters: not run inside an alpipe clone, so .cache/bin is unknown: scripts/tf-check.sh builds them from https://proxy.golang.org (it answers) on its first run",
+		}},
+		{name: "tf-check's tools not built, no proxy", change: func(h *fakeHost) {
+			delete(h.files, "/src/main/.cache/bin/tfsec")
+			h.outputs["go env GOPROXY"] = "https://goproxy.example.com|direct\n"
+		}, want: []string{"FAIL terraform linters: tfsec is not built in /src/main/.cache/bin and https://goproxy.example.com does not answer (dial tcp: no route to host) | fix: " + proxyFix}},
+		{name: "tf-check's tools not built, GOPROXY=off", change: func(h *fakeHost) { delete(h.files, tflint); h.outputs["go env GOPROXY"] = "off\n" },
+			want: []string{"FAIL terraform linters: " + notBuilt + " and GOPROXY=off | fix: " + proxyFix}},
+		{name: "tf-check's tools to build from the proxy", change: func(h *fakeHost) { delete(h.files, tflint); h.online["https://proxy.golang.org"] = true },
+			want: []string{"ok terraform linters: " + notBuilt + ": scripts/tf-check.sh builds it from https://proxy.golang.org (it answers) on its first run"}},
+		{name: "GOPROXY=direct: the tools' sources on GitHub", change: func(h *fakeHost) {
+			delete(h.files, tflint)
+			h.outputs["go env GOPROXY"], h.online["https://github.com"] = "direct\n", true
+		}, want: []string{"ok terraform linters: " + notBuilt + ": scripts/tf-check.sh builds it from https://github.com (it answers) on its first run"}},
+		{name: "TF_CHECK_BIN names where tf-check's tools are", change: func(h *fakeHost) { h.env["TF_CHECK_BIN"] = "/opt/tfbin" },
+			want: []string{"FAIL terraform linters: tflint, tfsec and terraform-docs are not built in /opt/tfbin and https://proxy.golang.org does not answer (dial tcp: no route to host) | fix: " + proxyFix}},
+		{name: "no shellcheck: a warning here", change: without("shellcheck"),
+			want: []string{"WARN shellcheck: shellcheck is not on PATH | fix: apt-get install shellcheck"}},
+		{name: "no shellcheck under CI: a failure", change: func(h *fakeHost) { delete(h.paths, "shellcheck"); h.env["CI"] = "true" },
+			want: []string{"FAIL shellcheck: shellcheck is not on PATH | fix: apt-get install shellcheck"}},
+		{name: "no python3, curl or setsid", change: without("python3", "curl", "setsid"), want: []string{
+			"FAIL python3: python3 is not on PATH | fix: apt-get install python3",
+			"FAIL curl: curl is not on PATH | fix: apt-get install curl",
+			"FAIL setsid: setsid is not on PATH | fix: apt-get install util-linux",
+		}},
+		{name: "port taken by something else", change: func(h *fakeHost) { h.busyPort = true },
+			want: []string{"FAIL port 127.0.0.1:8080: taken by another program: address already in use | fix: stop that program, or run alpipe serve --addr 127.0.0.1:0 (a free port) and pass its address as --server"}},
+		{name: "port taken by alpipe serve is fine", change: func(h *fakeHost) { h.busyPort, h.serving = true, true },
+			want: []string{"ok port 127.0.0.1:8080: an alpipe server already answers there: client commands will use it"}},
+		{name: "data folder is a file", change: func(h *fakeHost) { h.files[".local"] = false },
+			want: []string{"FAIL data folder .local: is a file, not a folder | fix: remove it, or pass --data with another folder"}},
+		{name: "data folder of a running serve on the wall clock", change: func(h *fakeHost) {
+			h.files[".local"], h.alivePID = true, 4242
+			h.contents[".local/clock"], h.contents[".local/serve.lock"] = "wall\n", "4242\n"
+		}, want: []string{"ok data folder .local: present, written on the wall clock (serve with the other clock needs another --data); used by a running alpipe serve (PID 4242)"}},
 	}
 	diagnoseOn := func(h fakeHost) []string {
 		return findingLines(diagnose(context.Background(), h.host(), "127.0.0.1:8080", ".local"))

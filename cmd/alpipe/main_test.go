@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"regexp"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/client"
 )
 
 const erpFile = "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv"
@@ -42,7 +47,9 @@ func TestParseAcceptsFlagsAfterArguments(t *testing.T) {
 }
 
 // TestErrorsAreOneLineThatSaysWhatToDo covers the refusals that need no
-// server: each was a silent exit 0 or a misleading message before.
+// server. No server answers at --server, so a refusal that came only after
+// a request would fail as unreachable instead: a name that Cloud Storage or
+// the local folder layout refuses is refused first, with the rule.
 func TestErrorsAreOneLineThatSaysWhatToDo(t *testing.T) {
 	tests := []struct {
 		name string
@@ -63,24 +70,36 @@ func TestErrorsAreOneLineThatSaysWhatToDo(t *testing.T) {
 		{name: "query without SQL", args: []string{"query"}, want: []string{"query: want SQL"}},
 		{name: "a command that takes no arguments", args: []string{"aggregations", "ventas_hora_pais"}, want: []string{"aggregations: takes no arguments"}},
 		{name: "backfill of a local folder", args: []string{"backfill", "./testdata/exportaciones/"}, want: []string{"is a local path", "drop --upload-only"}},
-		{name: "tick with a clock time", args: []string{"tick", "--now", "18:30", "--server", "http://127.0.0.1:1"}, want: []string{`tick: --now "18:30": want an RFC 3339 time`, "2026-03-14T18:30:00Z"}},
+		{name: "tick with a clock time", args: []string{"tick", "--now", "18:30"}, want: []string{`tick: --now "18:30": want an RFC 3339 time`, "2026-03-14T18:30:00Z"}},
 		{name: "serve --start without --virtual-clock", args: []string{"serve", "--start", "2026-03-14T17:00:00Z"}, want: []string{"--start sets a virtual clock's start; add --virtual-clock"}},
 		{name: "serve with a bad log format", args: []string{"serve", "--log-format", "xml"}, want: []string{`--log-format "xml": want text or json`}},
-		{name: "publish of a CSV", args: []string{"publish", erpFile, "--server", "http://127.0.0.1:1"}, want: []string{"is not JSONL", "alpipe drop"}},
+		{name: "publish of a CSV", args: []string{"publish", erpFile}, want: []string{"is not JSONL", "alpipe drop"}},
 		{name: "status --cloud without the cloud environment", args: []string{"status", "--cloud"},
 			env:  map[string]string{"STATE_STORE": "", "WAREHOUSE": "", "GOOGLE_CLOUD_PROJECT": ""},
 			want: []string{"status --cloud works on the deployed backends: set STATE_STORE=firestore, WAREHOUSE=bigquery, GOOGLE_CLOUD_PROJECT"}},
 		{name: "validate to an object no contract owns", args: []string{"validate", erpFile, "--object", "x.csv"}, want: []string{"matches no contract"}},
+		{name: "drop with a newline", args: []string{"drop", erpFile, "--object", "exportaciones/2026/03/14/a\nb.csv"}, want: []string{"drop: --object: object name"}},
+		{name: "drop --upload-only with a newline", args: []string{"drop", erpFile, "--upload-only", "--object", "exportaciones/2026/03/14/a\nb.csv"}, want: []string{"U+000A"}},
+		{name: "drop out of the bucket", args: []string{"drop", erpFile, "--object", "exportaciones/../../alpinashop-cuarentena/x.csv"}, want: []string{"empty, . or .. segment"}},
+		{name: "validate with a carriage return", args: []string{"validate", erpFile, "--object", "exportaciones/2026/03/14/a\r.csv"}, want: []string{"U+000D"}},
+		{name: "quarantine get of another bucket by path", args: []string{"quarantine", "get", "../alpinashop-catalogo/exportaciones/x.csv"}, want: []string{"empty, . or .. segment"}},
+		{name: "quarantine get of another bucket by URL", args: []string{"quarantine", "get", "gs://alpinashop-catalogo/exportaciones/x.csv"}, want: []string{"quarantine get reads only gs://alpinashop-cuarentena"}},
+		{name: "quarantine get leaving by URL", args: []string{"quarantine", "get", "gs://alpinashop-cuarentena/../x"}, want: []string{".. segment"}},
+		{name: "quarantine ls with a newline", args: []string{"quarantine", "ls", "cuarentena/\n"}, want: []string{"U+000A"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
+			args := tt.args
+			if i := slices.IndexFunc(commands(), func(c command) bool { return c.name == args[0] }); i >= 0 && commands()[i].server {
+				args = slices.Concat(args[:1], []string{"--server", "http://127.0.0.1:1"}, args[1:])
+			}
 			var out bytes.Buffer
-			err := dispatch(context.Background(), tt.args, &out)
-			if err == nil {
-				t.Fatalf("no error; output:\n%s", out.String())
+			err := dispatch(context.Background(), args, &out)
+			if err == nil || errors.Is(err, client.ErrUnreachable) {
+				t.Fatalf("error %v, want a refusal before any request; output:\n%s", err, out.String())
 			}
 			msg := oneLine(err)
 			for _, w := range tt.want {
@@ -195,5 +214,56 @@ func TestVersion(t *testing.T) {
 		if !strings.HasPrefix(out.String(), "alpipe ") || strings.Count(out.String(), "\n") != 1 {
 			t.Errorf("%v printed %q, want one line starting \"alpipe \"", args, out.String())
 		}
+	}
+}
+
+func TestVersionString(t *testing.T) {
+	const rev = "fb3052c7d8829aaf120db99e05e049c14f88e1f1"
+	vcs := func(modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{
+			{Key: "-buildmode", Value: "exe"},
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: rev},
+			{Key: "vcs.time", Value: "2026-03-14T17:00:00Z"},
+			{Key: "vcs.modified", Value: modified},
+		}
+	}
+	// What go build records: with VCS stamping, a pseudo-version and the
+	// vcs.* settings; with -buildvcs=false (GOFLAGS on the team's machines,
+	// the Docker build) or go run, "(devel)" and none.
+	stamped := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/alpinashop/alpipe", Version: "v0.0.0-20260314170000-fb3052c7d882+dirty"}, Settings: vcs("true")}
+	unstamped := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/alpinashop/alpipe", Version: "(devel)"}, Settings: []debug.BuildSetting{{Key: "-buildmode", Value: "exe"}}}
+	// What scripts/build.sh passes with -ldflags -X.
+	script := stamp{version: "v0.0.0-20260314170000-fb3052c7d882", commit: rev, commitTime: "2026-03-14T17:00:00Z", modified: "false"}
+
+	tests := []struct {
+		name  string
+		bi    *debug.BuildInfo
+		stamp stamp
+		want  string
+	}{
+		{name: "go build with VCS stamping, no ldflags", bi: stamped,
+			want: "alpipe v0.0.0-20260314170000-fb3052c7d882+dirty commit fb3052c7d882+modified (2026-03-14T17:00:00Z) go1.26.8"},
+		{name: "-buildvcs=false with the build script's ldflags", bi: unstamped, stamp: script,
+			want: "alpipe v0.0.0-20260314170000-fb3052c7d882 commit fb3052c7d882 (2026-03-14T17:00:00Z) go1.26.8"},
+		{name: "-buildvcs=false with ldflags from a modified tree", bi: unstamped, stamp: stamp{version: script.version + "+dirty", commit: rev, commitTime: script.commitTime, modified: "true"},
+			want: "alpipe v0.0.0-20260314170000-fb3052c7d882+dirty commit fb3052c7d882+modified (2026-03-14T17:00:00Z) go1.26.8"},
+		{name: "ldflags commit only: the version is still unknown", bi: unstamped, stamp: stamp{commit: rev},
+			want: "alpipe devel commit fb3052c7d882 go1.26.8"},
+		{name: "both: the release version from ldflags, the commit Go saw", bi: stamped, stamp: stamp{version: "v1.4.0", commit: "0000000000000000000000000000000000000000"},
+			want: "alpipe v1.4.0 commit fb3052c7d882+modified (2026-03-14T17:00:00Z) go1.26.8"},
+		{name: "go run or -buildvcs=false without ldflags says why there is no commit", bi: unstamped,
+			want: "alpipe devel (no commit recorded: built by go run or with -buildvcs=false; scripts/build.sh stamps it) go1.26.8"},
+		{name: "go install of a tagged module: no VCS settings, the version is the tag", bi: &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/alpinashop/alpipe", Version: "v1.4.0"}},
+			want: "alpipe v1.4.0 go1.26.8"},
+		{name: "no build info at all: the stamp alone", stamp: script,
+			want: "alpipe v0.0.0-20260314170000-fb3052c7d882 commit fb3052c7d882 (2026-03-14T17:00:00Z)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, versionString(tt.bi, tt.stamp)); diff != "" {
+				t.Errorf("version line (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/term"
 
+	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
@@ -26,8 +28,7 @@ func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	var hosts []string
 	c.Func("host", "a further Host `NAME` (or IP) to accept besides localhost and loopback IPs, the only ones clients may use, even with --allow-remote (repeatable)",
 		func(v string) error { hosts = append(hosts, v); return nil })
-	err := c.parse()
-	if err != nil {
+	if err := c.parse(); err != nil {
 		return err
 	}
 	if *start != "" && !*virtual {
@@ -37,7 +38,7 @@ func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	clock := local.WallClock()
+	clk := clock.Wall()
 	if *virtual {
 		t := time.Now().UTC()
 		if *start != "" {
@@ -45,13 +46,9 @@ func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
 				return err
 			}
 		}
-		clock = local.VirtualClock(t)
+		clk = clock.Virtual(t)
 	}
-	srv, err := local.Start(ctx, local.Options{
-		Addr: *addr, DataDir: *data, Clock: clock,
-		Logger:      logger,
-		AllowRemote: *allowRemote, Hosts: hosts,
-	})
+	srv, err := local.Start(ctx, local.Options{Addr: *addr, DataDir: *data, Clock: clk, Logger: logger, AllowRemote: *allowRemote, Hosts: hosts})
 	if err != nil {
 		return err
 	}
@@ -64,14 +61,11 @@ func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "alpipe serving at %s (data in %s)\n", srv.URL, *data)
 	fmt.Fprintf(stdout, "  functions: %s/IngestCSV  %s/AggregateOrders  %s/AdvanceWatermark  %s/SweepLanding\n", srv.URL, srv.URL, srv.URL, srv.URL)
 	fmt.Fprintf(stdout, "  cloud storage: STORAGE_EMULATOR_HOST=%s\n", srv.URL[len("http://"):])
-	fmt.Fprintf(stdout, "  %s\n", clockBanner(clock))
+	fmt.Fprintf(stdout, "  %s\n", clockBanner(clk))
 	<-ctx.Done()
-	// The CLI's context ends on SIGINT or SIGTERM: drain like cmd/server.
 	return srv.Shutdown("signal received")
 }
 
-// serveLogger logs for a person on a terminal and for Cloud Logging's
-// parser otherwise, unless --log-format says which.
 func serveLogger(format string, w *os.File) (*slog.Logger, error) {
 	if format == "" {
 		format = "json"
@@ -96,12 +90,43 @@ func shortTime(groups []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// clockBanner says which clock the server runs on: on a virtual clock
-// nothing moves until `alpipe tick --now T`, which surprises anyone who
-// does not know it.
-func clockBanner(c *local.Clock) string {
+// clockBanner: on a virtual clock nothing moves until `alpipe tick --now
+// T`, which surprises anyone who does not know it.
+func clockBanner(c *clock.Local) string {
 	if !c.Virtual() {
 		return "clock: the wall clock (processing time is now)"
 	}
 	return "clock: virtual, at " + render.When(c.Now()) + "; it moves only with alpipe tick --now T"
+}
+
+func runDemo(ctx context.Context, c *cmdline, stdout io.Writer) error {
+	testdata := c.String("testdata", "testdata", "`FOLDER` holding exportaciones/ and the order stories")
+	verbose := c.Bool("v", false, "also print the functions' structured logs")
+	if err := c.parse(); err != nil {
+		return err
+	}
+	// The first line comes at once: what follows takes some seconds, and a
+	// silent terminal after a long `go run` compile looks hung.
+	fmt.Fprintln(os.Stderr, "alpipe demo: starting the functions, a fake Cloud Storage, the embedded store and DuckDB in a temporary folder; then the file drops and the orders story (about 10-40 s)")
+	data, err := os.MkdirTemp("", "alpipe-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(data)
+	level := slog.LevelError + 4 // the demo prints its own summary
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	// A virtual clock makes the orders story replay identically every time.
+	clk := clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
+	srv, err := local.Start(ctx, local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clk, Logger: logging.New(os.Stderr, level)})
+	if err != nil {
+		return err
+	}
+	defer srv.App.Close()
+	fmt.Fprintf(stdout, "alpipe demo: functions at %s, data in %s\n\n", srv.URL, data)
+	if err := srv.DemoFiles(ctx, stdout, *testdata); err != nil {
+		return err
+	}
+	return srv.DemoOrders(ctx, stdout, filepath.Join(*testdata, "pedidos", "historia.jsonl"))
 }

@@ -3,17 +3,26 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/clock"
+	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/reconcile"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 // The tests that need a server share one on a virtual clock, started on
@@ -51,8 +60,8 @@ func server(t *testing.T) string {
 			return
 		}
 		sharedData = data
-		clock := local.VirtualClock(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
-		shared, sharedErr = local.Start(context.Background(), local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clock, Logger: logging.Discard()})
+		clk := clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
+		shared, sharedErr = local.Start(context.Background(), local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clk, Logger: logging.Discard()})
 	})
 	if sharedErr != nil {
 		t.Fatalf("start local server: %v", sharedErr)
@@ -127,6 +136,8 @@ func TestCommandsOnTheServer(t *testing.T) {
 			want: []string{"1,800,015", "89.90", "(1 row)"}},
 		{name: "query: row count", args: []string{"query", "SELECT count(*) AS n FROM lineas_pedido"}, want: []string{"(1 row)"}},
 		{name: "query: not a SELECT still runs", args: []string{"query", "SHOW TABLES"}, want: []string{"lineas_pedido", "rows)"}},
+		// The LIMIT wrap must not end inside the comment.
+		{name: "query: a trailing comment", args: []string{"query", "SELECT 1 AS a -- done", "--format", "csv"}, match: `^a\n1\n$`},
 		{name: "query --max-rows 2: header, 2 rows and the footer", args: []string{"query", "SELECT i FROM range(10) t(i)", "--max-rows", "2"},
 			match: `^([^\n]+\n){4}$`},
 	}
@@ -173,4 +184,127 @@ func TestTickRefusesToMoveTheClockBack(t *testing.T) {
 	if !strings.Contains(out, `"lag_seconds"`) && !strings.Contains(out, `"aggregations"`) || strings.Contains(out, `"Lag"`) {
 		t.Errorf("tick JSON not in the house style:\n%s", out)
 	}
+}
+
+func TestParseState(t *testing.T) {
+	for in, want := range map[string]ledger.State{"FAILED": ledger.Failed, "in_progress": ledger.InProgress} {
+		if got, err := parseState(in); err != nil || got != want {
+			t.Errorf("parseState(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	const valid = "want one of IN_PROGRESS, DONE, REJECTED, SKIPPED, DUPLICATE, FAILED"
+	if _, err := parseState("LOST"); err == nil || !strings.Contains(err.Error(), valid) {
+		t.Errorf("parseState(LOST) error = %v, want it to name the valid states", err)
+	}
+}
+
+func TestFilesInStateNewestFirstAndBounded(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2026, 3, 14, h, 0, 0, 0, time.UTC) }
+	rec := func(obj string, st ledger.State, h int) ledger.Record {
+		return ledger.Record{Key: ledger.Key{Bucket: "b", Object: obj, Generation: int64(h)}, State: st, StartedAt: at(h), Reason: "load: backend\nunavailable"}
+	}
+	recs := []ledger.Record{rec("a.csv", ledger.Failed, 1), rec("b.csv", ledger.Done, 2), rec("c.csv", ledger.Failed, 3), rec("d.csv", ledger.Failed, 2)}
+	var out bytes.Buffer
+	if err := filesInState(recs, ledger.Failed, 2, "text", &out); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"started               generation  object        reason",
+		"2026-03-14 03:00 UTC           3  gs://b/c.csv  load: backend unavailable",
+		"2026-03-14 02:00 UTC           2  gs://b/d.csv  load: backend unavailable",
+		"(2 files in state FAILED; 1 more: raise --files)",
+	}
+	if diff := cmp.Diff(want, strings.Split(strings.TrimRight(out.String(), "\n"), "\n")); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+func TestWithoutFlag(t *testing.T) {
+	got := withoutFlag([]string{"--watch", "10s", "--since", "1h", "-watch=5s", "--format=json"}, "watch")
+	if diff := cmp.Diff([]string{"--since", "1h", "--format=json"}, got); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+}
+
+func TestWatchRepeatsTheReport(t *testing.T) {
+	var out bytes.Buffer
+	n := 0
+	err := watch(context.Background(), time.Millisecond, 3, &out, func() error { n++; out.WriteString("report\n"); return nil })
+	if err != nil || n != 3 || strings.Count(out.String(), "Ctrl-C stops") != 3 {
+		t.Errorf("watch ran the report %d times (err %v):\n%s", n, err, out.String())
+	}
+}
+
+func TestOneLineReasonKeepsWholeLetters(t *testing.T) {
+	got := oneLineReason(strings.Repeat("é", 130))
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "...") || utf8.RuneCountInString(got) != 120 {
+		t.Errorf("oneLineReason cut %q (valid UTF-8: %v, %d runes)", got, utf8.ValidString(got), utf8.RuneCountInString(got))
+	}
+}
+
+// TestReconcileThroughTheServer: the report through serve is the one
+// reconcile makes reading that warehouse in-process. The stream's own ES
+// order has no batch line, so ES stays unexplained and the command fails.
+func TestReconcileThroughTheServer(t *testing.T) {
+	dropERP(t)
+	history := filepath.Join(t.TempDir(), "pedidos.jsonl")
+	lines := []string{
+		`{"llegada":"2026-03-14T16:11:00Z","momento_evento":"2026-03-14T16:10:00Z","pedido":{"pedido_id":"P-REC-1","cliente_id":"C-1","pais":"ES","importe_total":"89.90","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"89.90"}]}}`,
+		`{"llegada":"2026-03-14T16:21:00Z","momento_evento":"2026-03-14T16:20:00Z","pedido":{"pedido_id":"PED-2026-0314-0002","cliente_id":"CLI-00958","pais":"ES","importe_total":"1,5e3","lineas":[]}}`,
+	}
+	if err := os.WriteFile(history, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PUBSUB_EMULATOR_HOST", "")
+	if _, err := run(t, "publish", history); err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	if _, err := run(t, "tick", "--now", "2026-03-14T18:00:00Z"); err != nil {
+		t.Fatalf("tick: %v", err)
+	}
+
+	var out string // 14 March's report
+	for _, date := range []string{"2026-03-14", "2026-03-13"} {
+		t.Run(date, func(t *testing.T) {
+			got, err := run(t, "reconcile", "--date", date, "--format", "json")
+			if date == "2026-03-14" {
+				out = got
+			}
+			want, wantErr := inProcessReconcile(t, date)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("report through the server (-in process +served):\n%s", diff)
+			}
+			if wantErr == "" && err != nil || wantErr != "" && (err == nil || err.Error() != wantErr) {
+				t.Errorf("error = %v, want %q", err, wantErr)
+			}
+		})
+	}
+	// The agreement is no proof while a read answers nothing; what the
+	// figures mean is package reconcile's to prove (TestRun).
+	var rep reconcile.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("reconcile --format json: %v\n%s", err, out)
+	}
+	if got := []int{len(rep.Countries), len(rep.Hours), len(rep.Explanations)}; !slices.Equal(got, []int{1, 1, 1}) {
+		t.Errorf("countries, hours, explanations: %v, want one of each:\n%s", got, out)
+	}
+}
+
+// inProcessReconcile is the report, as `reconcile --format json` prints
+// it, read from the shared server's warehouse in this process, and the
+// command's error text ("" for none).
+func inProcessReconcile(t *testing.T, date string) (string, string) {
+	t.Helper()
+	rep, err := reconcile.Run(context.Background(), shared.App.Warehouse, reconcile.Request{Date: date, Aggregation: "ventas_hora_pais", Location: time.UTC})
+	if err != nil {
+		t.Fatalf("reconcile in process: %v", err)
+	}
+	var out bytes.Buffer
+	if err := render.JSON(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK() {
+		return out.String(), ""
+	}
+	return out.String(), "reconcile " + date + ": unexplained differences in " + strings.Join(rep.Unexplained, ", ")
 }

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,9 +17,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/status"
 )
 
-// runStatus answers the morning questions: did last night's files load, how
-// many rows were rejected and why, and is the real-time view keeping up.
-// With an OBJECT it prints that object's ledger history instead.
 func runStatus(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	since := c.Duration("since", status.DefaultSince, "how far back files and discarded orders count")
 	files := c.Int("files", 50, "files listed, newest first")
@@ -83,15 +81,11 @@ func runStatus(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	} else if rep, err = c.srv.Status(ctx, *since, *files); err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	if format == "json" {
-		return render.JSON(stdout, rep)
-	}
-	return status.WriteText(stdout, rep)
+	return report(stdout, format, rep, func(w io.Writer) error { return status.WriteText(w, rep) })
 }
 
-// objectHistory prints every ledger record of one landing object (each
-// generation, oldest first), so that "what happened to this file" needs no
-// SQL. A gs://BUCKET/ prefix is accepted and stripped.
+// objectHistory prints every ledger record of one landing object, oldest
+// generation first, so that "what happened to this file" needs no SQL.
 func objectHistory(ctx context.Context, srv client.Server, arg, format string, stdout io.Writer) error {
 	bucket, name, gs, err := reingest.ParseGS(arg)
 	if err != nil {
@@ -110,7 +104,7 @@ func objectHistory(ctx context.Context, srv client.Server, arg, format string, s
 	if len(mine) == 0 {
 		return fmt.Errorf("status: the ledger has no record of %q (alpipe status lists recent files)", arg)
 	}
-	sort.Slice(mine, func(i, j int) bool { return mine[i].Key.Generation < mine[j].Key.Generation })
+	slices.SortFunc(mine, func(a, b ledger.Record) int { return cmp.Compare(a.Key.Generation, b.Key.Generation) })
 	if format == "json" {
 		return render.JSON(stdout, mine)
 	}
@@ -131,8 +125,8 @@ func objectHistory(ctx context.Context, srv client.Server, arg, format string, s
 	return nil
 }
 
-// withoutFlag drops --name and -name (with "=value" or the next argument as
-// its value) from args, so that --watch can re-run the same command.
+// withoutFlag drops --name and -name with its value from args, so that
+// --watch can re-run the same command.
 func withoutFlag(args []string, name string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
@@ -147,4 +141,83 @@ func withoutFlag(args []string, name string) []string {
 		}
 	}
 	return out
+}
+
+// ledgerStates are in the order a person reads them.
+var ledgerStates = []ledger.State{ledger.InProgress, ledger.Done, ledger.Rejected, ledger.Skipped, ledger.Duplicate, ledger.Failed}
+
+func parseState(s string) (ledger.State, error) {
+	st := ledger.State(strings.ToUpper(strings.TrimSpace(s)))
+	if slices.Contains(ledgerStates, st) {
+		return st, nil
+	}
+	names := make([]string, len(ledgerStates))
+	for i, v := range ledgerStates {
+		names[i] = string(v)
+	}
+	return "", fmt.Errorf("status: --state %q is not a ledger state (want one of %s)", s, strings.Join(names, ", "))
+}
+
+// filesInState ignores --since: "which files failed?" has no time horizon.
+func filesInState(recs []ledger.Record, state ledger.State, max int, format string, stdout io.Writer) error {
+	var mine []ledger.Record
+	for _, r := range recs {
+		if r.State == state {
+			mine = append(mine, r)
+		}
+	}
+	slices.SortStableFunc(mine, func(a, b ledger.Record) int { return b.StartedAt.Compare(a.StartedAt) })
+	more := len(mine) - max
+	if more > 0 {
+		mine = mine[:max]
+	}
+	if format == "json" {
+		return render.JSON(stdout, mine) // nil is [] there
+	}
+	if len(mine) == 0 {
+		fmt.Fprintf(stdout, "no files in state %s\n", state)
+		return nil
+	}
+	rows := make([][]string, 0, len(mine))
+	for _, r := range mine {
+		rows = append(rows, []string{render.When(r.StartedAt), fmt.Sprint(r.Key.Generation), "gs://" + r.Key.Bucket + "/" + r.Key.Object, oneLineReason(r.Reason)})
+	}
+	if err := render.Table(stdout, []string{"started", "generation", "object", "reason"}, rows, []render.Kind{render.Text, render.Int, render.Text, render.Text}); err != nil {
+		return err
+	}
+	next := "alpipe status OBJECT shows one's history"
+	if more > 0 {
+		next = fmt.Sprintf("%d more: raise --files", more)
+	}
+	fmt.Fprintf(stdout, "(%s in state %s; %s)\n", render.Counted(len(mine), "file", "files"), state, next)
+	return nil
+}
+
+func oneLineReason(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:117]) + "..." // runes, so an accented letter is never cut in two
+	}
+	return s
+}
+
+// watch runs report every interval until ctx ends (Ctrl-C); count > 0 stops
+// after that many reports (tests).
+func watch(ctx context.Context, interval time.Duration, count int, stdout io.Writer, report func() error) error {
+	for i := 0; count <= 0 || i < count; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(interval):
+			}
+		}
+		// No time of this machine here: the report carries the server's
+		// clock, which may be a virtual one.
+		fmt.Fprintf(stdout, "── report %d (every %s; Ctrl-C stops)\n", i+1, interval)
+		if err := report(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,18 +1,14 @@
 // Command functions serves alpipe's functions through the Functions
 // Framework for Go, as Cloud Run functions does when it builds this
-// repository from source: the registrations are package alpipe's, at the
-// module root, and funcframework serves the one FUNCTION_TARGET names at
-// "/" (every function at "/<Name>" when it is unset).
+// repository from source (package alpipe's registrations):
 //
 //	FUNCTION_TARGET=IngestCSV LOCAL_ONLY=true go run ./cmd/functions
 //
 // Unlike the buildpack's generated main, it prepares the functions before
-// serving, so that a bad configuration stops it at start, as it stops
-// cmd/server. Unlike cmd/server, it cannot drain: funcframework's server
-// has no shutdown, so SIGTERM kills the requests in flight. cmd/server
-// stays the production entry point. Like cmd/server it builds with
-// CGO_ENABLED=0 and links no embedded engine, and it listens on 127.0.0.1
-// unless K_SERVICE is set (Cloud Run) and LOCAL_ONLY is not "true".
+// serving, so that a bad configuration stops it at start. Unlike
+// cmd/server, which stays the production entry point, it cannot drain:
+// funcframework's server has no shutdown, so SIGTERM kills the requests in
+// flight. It builds with CGO_ENABLED=0 and links no embedded engine.
 package main
 
 import (
@@ -38,7 +34,7 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger) error {
-	var plat platform
+	var plat functions.Platform
 	if err := config.Load(ctx, &plat, nil); err != nil {
 		return err
 	}
@@ -52,21 +48,11 @@ func run(ctx context.Context, log *slog.Logger) error {
 	return funcframework.StartHostPort(host, cfg.Port)
 }
 
-// platform is what the entry reads of where it runs: Cloud Run sets
-// K_SERVICE; LOCAL_ONLY is the functions framework's own switch to
-// loopback.
-type platform struct {
-	Service   string `env:"K_SERVICE"`
-	LocalOnly bool   `env:"LOCAL_ONLY"`
-}
-
-func (platform) Validate() error { return nil }
-
 // bindHost is every interface on Cloud Run, whose front end reaches the
 // container from outside, and loopback anywhere else or with
 // LOCAL_ONLY=true: on a laptop the server must not take events from the
 // network it happens to be on.
-func bindHost(p platform) string {
+func bindHost(p functions.Platform) string {
 	if p.Service != "" && !p.LocalOnly {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/alpinashop/alpipe/functions"
 	"github.com/alpinashop/alpipe/internal/config"
 )
 
@@ -14,25 +15,22 @@ import (
 // LOCAL_ONLY=true, the framework's own switch, keeps it on loopback there
 // too.
 func TestBindHostIsLoopbackOffCloudRun(t *testing.T) {
-	tests := []struct {
+	for _, tt := range []struct {
 		name string
 		env  map[string]string
 		want string
 	}{
-		{name: "a laptop", want: "127.0.0.1"},
-		{name: "a laptop, LOCAL_ONLY=true", env: map[string]string{"LOCAL_ONLY": "true"}, want: "127.0.0.1"},
-		{name: "Cloud Run", env: map[string]string{"K_SERVICE": "alpipe-ingest"}, want: ""},
-		{name: "Cloud Run, LOCAL_ONLY=true", env: map[string]string{"K_SERVICE": "alpipe-ingest", "LOCAL_ONLY": "true"}, want: "127.0.0.1"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var p platform
-			if err := config.Load(context.Background(), &p, envconfig.MapLookuper(tt.env)); err != nil {
-				t.Fatal(err)
-			}
-			if got := bindHost(p); got != tt.want {
-				t.Errorf("bindHost(%v) = %q, want %q", tt.env, got, tt.want)
-			}
-		})
+		{"a laptop", nil, "127.0.0.1"},
+		{"a laptop, LOCAL_ONLY=true", map[string]string{"LOCAL_ONLY": "true"}, "127.0.0.1"},
+		{"Cloud Run", map[string]string{"K_SERVICE": "alpipe-ingest"}, ""},
+		{"Cloud Run, LOCAL_ONLY=true", map[string]string{"K_SERVICE": "alpipe-ingest", "LOCAL_ONLY": "true"}, "127.0.0.1"},
+	} {
+		var p functions.Platform
+		if err := config.Load(context.Background(), &p, envconfig.MapLookuper(tt.env)); err != nil {
+			t.Fatal(err)
+		}
+		if got := bindHost(p); got != tt.want {
+			t.Errorf("%s: bindHost(%v) = %q, want %q", tt.name, tt.env, got, tt.want)
+		}
 	}
 }

@@ -28,7 +28,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
+	"github.com/alpinashop/alpipe/internal/objects/objectstest"
 	"github.com/alpinashop/alpipe/internal/setup"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
@@ -51,34 +51,19 @@ type world struct {
 
 func newWorld(t *testing.T, name string, now *time.Time) *world {
 	t.Helper()
-	ctx := context.Background()
-	fake, err := fakegcs.Start("", ingesttest.Landing, ingesttest.Quarantine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
-	client, err := fake.Client(ctx)
+	fake, gcs := objectstest.Fake(t, "", ingesttest.Landing, ingesttest.Quarantine)
+	client, err := fake.Client(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	gcs, err := objects.NewGCS(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &world{
-		name: name,
-		opts: setup.Options{
-			Lookup:  envconfig.MapLookuper(map[string]string{"ALPIPE_DATA_DIR": t.TempDir()}),
-			Now:     func() time.Time { return *now },
-			Logger:  logging.Discard(),
-			Storage: client,
-			EmbeddedWarehouse: func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
-				return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})
-			},
+	return &world{name: name, gcs: gcs, opts: setup.Options{
+		Lookup: envconfig.MapLookuper(map[string]string{"ALPIPE_DATA_DIR": t.TempDir()}), Now: func() time.Time { return *now },
+		Logger: logging.Discard(), Storage: client,
+		EmbeddedWarehouse: func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
+			return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})
 		},
-		gcs: gcs,
-	}
+	}}
 }
 
 // startFramework serves the functions framework's registrations (package
@@ -113,9 +98,8 @@ func startFramework(t *testing.T) string {
 
 // answer is what a caller sees of a response.
 type answer struct {
-	Code        int
-	ContentType string
-	Body        string
+	Code              int
+	ContentType, Body string
 }
 
 func (w *world) call(t *testing.T, name string, header http.Header, body string) answer {
@@ -191,22 +175,20 @@ func (w *world) effects(t *testing.T, keys []ledger.Key) string {
 		j, _ := json.MarshalIndent(rec, "", " ")
 		fmt.Fprintf(&b, "ledger %s (recorded %v):\n%s\n", k.Object, ok, j)
 	}
-	for _, bucket := range []string{ingesttest.Quarantine} {
-		for a, err := range w.gcs.List(ctx, bucket, "") {
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := w.gcs.Open(ctx, bucket, a.Name, a.Generation)
-			if err != nil {
-				t.Fatal(err)
-			}
-			content, err := io.ReadAll(r)
-			r.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&b, "object gs://%s/%s:\n%s\n", bucket, a.Name, content)
+	for a, err := range w.gcs.List(ctx, ingesttest.Quarantine, "") {
+		if err != nil {
+			t.Fatal(err)
 		}
+		r, err := w.gcs.Open(ctx, ingesttest.Quarantine, a.Name, a.Generation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		content, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "object gs://%s/%s:\n%s\n", ingesttest.Quarantine, a.Name, content)
 	}
 	return w.normal(b.String())
 }
@@ -258,34 +240,32 @@ func TestFrameworkServesWhatServerServes(t *testing.T) {
 	const dropped = "exportaciones/2026/03/14/pedidos.csv"
 	const missed = "exportaciones/2026/03/14/pedidos-tarde.csv" // no event: the sweep finds it
 	finalize := func(w *world, a objects.Attrs, typ string) (http.Header, string) {
-		h := http.Header{
-			"Content-Type":   {"application/json"},
-			"Ce-Id":          {"e-" + typ},
-			"Ce-Type":        {typ},
-			"Ce-Source":      {"//storage.googleapis.com/projects/_/buckets/" + a.Bucket},
-			"Ce-Specversion": {"1.0"},
-			"Ce-Subject":     {"objects/" + a.Name},
-		}
+		h := http.Header{"Content-Type": {"application/json"}, "Ce-Id": {"e-" + typ}, "Ce-Type": {typ}, "Ce-Specversion": {"1.0"},
+			"Ce-Source": {"//storage.googleapis.com/projects/_/buckets/" + a.Bucket}, "Ce-Subject": {"objects/" + a.Name}}
 		data, _ := json.Marshal(map[string]string{"bucket": a.Bucket, "name": a.Name,
 			"generation": strconv.FormatInt(a.Generation, 10), "size": strconv.FormatInt(a.Size, 10), "md5Hash": a.MD5})
 		return h, string(data)
 	}
 	jsonHeader := http.Header{"Content-Type": {"application/json"}}
+	fixed := func(h http.Header, body string) func(*world) (http.Header, string) {
+		return func(*world) (http.Header, string) { return h, body }
+	}
 	push := func(id, order string) string {
-		b, _ := json.Marshal(map[string]any{
-			"message": map[string]any{
-				"data":        base64.StdEncoding.EncodeToString([]byte(order)),
-				"attributes":  map[string]string{"momento_evento": now.Add(-3 * time.Minute).Format(time.RFC3339)},
-				"messageId":   id,
-				"publishTime": now.Add(-time.Minute).Format(time.RFC3339),
-			},
-			"subscription": "projects/alpipe-test/subscriptions/pedidos-nuevos-push",
-		})
+		b, _ := json.Marshal(map[string]any{"subscription": "projects/alpipe-test/subscriptions/pedidos-nuevos-push", "message": map[string]any{
+			"data": base64.StdEncoding.EncodeToString([]byte(order)), "messageId": id, "publishTime": now.Add(-time.Minute).Format(time.RFC3339),
+			"attributes": map[string]string{"momento_evento": now.Add(-3 * time.Minute).Format(time.RFC3339)}}})
 		return string(b)
+	}
+	// pushed is evaluated when its step runs, on the clock of that step.
+	pushed := func(id, order string) func(*world) (http.Header, string) {
+		return func(*world) (http.Header, string) { return jsonHeader, push(id, order) }
 	}
 	const order = `{"pedido_id":"P-001001","cliente_id":"C-11","pais":"ES","importe_total":"89.90","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"89.90"}]}`
 
 	landed := map[*world]objects.Attrs{}
+	event := func(typ string) func(*world) (http.Header, string) {
+		return func(w *world) (http.Header, string) { return finalize(w, landed[w], typ) }
+	}
 	steps := []struct {
 		name     string
 		function string
@@ -301,12 +281,8 @@ func TestFrameworkServesWhatServerServes(t *testing.T) {
 			landed[w] = w.put(t, "dropped", dropped, csv)
 			return finalize(w, landed[w], functions.FinalizedType)
 		}},
-		{name: "its event redelivered", function: functions.IngestCSVName, advance: time.Minute, request: func(w *world) (http.Header, string) {
-			return finalize(w, landed[w], functions.FinalizedType)
-		}},
-		{name: "a deletion", function: functions.IngestCSVName, request: func(w *world) (http.Header, string) {
-			return finalize(w, landed[w], "google.cloud.storage.object.v1.deleted")
-		}},
+		{name: "its event redelivered", function: functions.IngestCSVName, advance: time.Minute, request: event(functions.FinalizedType)},
+		{name: "a deletion", function: functions.IngestCSVName, request: event("google.cloud.storage.object.v1.deleted")},
 		{name: "a binary-mode event without Ce-Source", function: functions.IngestCSVName, refused: true, request: func(w *world) (http.Header, string) {
 			h, body := finalize(w, landed[w], functions.FinalizedType)
 			h.Del("Ce-Source")
@@ -316,33 +292,16 @@ func TestFrameworkServesWhatServerServes(t *testing.T) {
 			w.put(t, "missed", missed, csvMissed)
 			return jsonHeader, "{}"
 		}},
-		{name: "a sweep after it", function: functions.SweepLandingName, advance: 31 * time.Minute, request: func(*world) (http.Header, string) {
-			return jsonHeader, "{}"
-		}},
-		{name: "a sweep with a text body", function: functions.SweepLandingName, request: func(*world) (http.Header, string) {
-			return http.Header{"Content-Type": {"text/plain"}}, "{}"
-		}},
-		{name: "an order", function: functions.AggregateOrdersName, request: func(*world) (http.Header, string) {
-			return jsonHeader, push("m-1", order)
-		}},
-		{name: "the same order redelivered", function: functions.AggregateOrdersName, request: func(*world) (http.Header, string) {
-			return jsonHeader, push("m-1", order)
-		}},
-		{name: "an order that is not one", function: functions.AggregateOrdersName, request: func(*world) (http.Header, string) {
-			return jsonHeader, push("m-2", `{"pedido_id":"P-9","pais":"ES","importe_total":"diez"}`)
-		}},
-		{name: "a push that is not JSON", function: functions.AggregateOrdersName, request: func(*world) (http.Header, string) {
-			return jsonHeader, `{"message":`
-		}},
-		{name: "a form post", function: functions.AggregateOrdersName, request: func(*world) (http.Header, string) {
-			return http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, "a=1"
-		}},
-		{name: "the scheduler's tick", function: functions.AdvanceWatermarkName, advance: 2 * time.Minute, request: func(*world) (http.Header, string) {
-			return jsonHeader, "{}"
-		}},
-		{name: "a tick after the window", function: functions.AdvanceWatermarkName, advance: 2 * time.Hour, request: func(*world) (http.Header, string) {
-			return jsonHeader, "{}"
-		}},
+		{name: "a sweep after it", function: functions.SweepLandingName, advance: 31 * time.Minute, request: fixed(jsonHeader, "{}")},
+		{name: "a sweep with a text body", function: functions.SweepLandingName, request: fixed(http.Header{"Content-Type": {"text/plain"}}, "{}")},
+		{name: "an order", function: functions.AggregateOrdersName, request: pushed("m-1", order)},
+		{name: "the same order redelivered", function: functions.AggregateOrdersName, request: pushed("m-1", order)},
+		{name: "an order that is not one", function: functions.AggregateOrdersName,
+			request: pushed("m-2", `{"pedido_id":"P-9","pais":"ES","importe_total":"diez"}`)},
+		{name: "a push that is not JSON", function: functions.AggregateOrdersName, request: fixed(jsonHeader, `{"message":`)},
+		{name: "a form post", function: functions.AggregateOrdersName, request: fixed(http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, "a=1")},
+		{name: "the scheduler's tick", function: functions.AdvanceWatermarkName, advance: 2 * time.Minute, request: fixed(jsonHeader, "{}")},
+		{name: "a tick after the window", function: functions.AdvanceWatermarkName, advance: 2 * time.Hour, request: fixed(jsonHeader, "{}")},
 	}
 	served := map[string]bool{}
 	for _, s := range steps {

@@ -1,17 +1,14 @@
 // Command server is the production entry point of every alpipe function: one
 // image, four Cloud Run services, each selecting its function with
 // FUNCTION_TARGET (served at "/"); unset, every function is served at
-// "/<Name>". It listens on PORT (default 8080), on every interface on Cloud
-// Run (K_SERVICE set) and on 127.0.0.1 elsewhere. It builds with
-// CGO_ENABLED=0 and links no embedded engine, so it needs WAREHOUSE=bigquery
-// (or remote).
+// "/<Name>". It listens on PORT, on every interface on Cloud Run (K_SERVICE
+// set) and on 127.0.0.1 elsewhere. It builds with CGO_ENABLED=0 and links no
+// embedded engine, so it needs WAREHOUSE=bigquery.
 //
 // It serves with its own http.Server rather than funcframework.Start, which
 // cannot shut down: on SIGTERM (Cloud Run's scale-in and deploys) it drains
 // the requests in flight for SHUTDOWN_GRACE, cancels the rest so that they
-// record a clean failure, closes its clients and exits 0. The same
-// handlers are registered with the functions framework by package alpipe
-// at the module root (Cloud Run functions from source, cmd/functions).
+// record a clean failure, closes its clients and exits 0.
 package main
 
 import (
@@ -74,9 +71,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	return srv.Run(ctx, ln)
 }
 
-// serveMux routes the prepared functions as the functions framework would
-// (functions.Mount): the same handlers the framework's registrations
-// (package alpipe) serve.
+// serveMux routes the prepared functions as the functions framework would.
 func serveMux(proc *functions.Process, target string, serving config.Serving, log *slog.Logger) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	if err := functions.Mount(mux, proc.Handlers, target, serving.RequestTimeout(), log); err != nil {

@@ -1,6 +1,7 @@
 package aggregation
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,34 +9,30 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// The three shipped aggregations, field by field, are the reference model's
-// windowtest.ShippedSpecs, which the property tests of window and stream
-// run (window's own tests cannot read the declarations: this package
-// imports window). There ventas_hora_pais is exactly the single aggregation
-// of the previous version (window.Defaults), so its state, panes and tables
-// carry over unchanged.
+// The shipped aggregations, field by field, are windowtest.ShippedSpecs,
+// which the property tests of window and stream run (window's own tests
+// cannot read the declarations: this package imports window).
 func TestShippedDeclarations(t *testing.T) {
 	ds, err := Default()
 	if err != nil {
 		t.Fatal(err)
 	}
 	shipped := windowtest.ShippedSpecs()
+	all := []string{"importe", "pedidos", "unidades"}
 	tests := []struct {
 		name     string
 		want     window.Spec
-		file     string
 		typ      string
 		measures []string
 	}{
-		{name: "sesiones_cliente", want: shipped[0], file: "declarations/sesiones_cliente.json", typ: Session, measures: []string{"importe", "pedidos", "unidades"}},
-		{name: "ventas_hora_pais", want: shipped[1], file: "declarations/ventas_hora_pais.json", typ: Fixed, measures: []string{"importe", "pedidos", "unidades"}},
-		{name: "ventas_sku_hora_movil", want: shipped[2], file: "declarations/ventas_sku_hora_movil.json", typ: Sliding, measures: []string{"importe", "unidades", "pedidos"}},
+		{"sesiones_cliente", shipped[0], Session, all},
+		{"ventas_hora_pais", shipped[1], Fixed, all},
+		{"ventas_sku_hora_movil", shipped[2], Sliding, []string{"importe", "unidades", "pedidos"}},
 	}
 	if len(ds) != len(tests) {
 		t.Fatalf("%d declarations embedded, want %d", len(ds), len(tests))
@@ -46,7 +43,7 @@ func TestShippedDeclarations(t *testing.T) {
 			if diff := cmp.Diff(tt.want, d.Spec()); diff != "" {
 				t.Errorf("Spec() (-want +got):\n%s", diff)
 			}
-			if d.File != tt.file || d.WindowType != tt.typ || d.PanesTable() != tt.name+"_paneles" || d.View() != tt.name || d.Description == "" {
+			if d.File != "declarations/"+tt.name+".json" || d.WindowType != tt.typ || d.PanesTable() != tt.name+"_paneles" || d.View() != tt.name || d.Description == "" {
 				t.Errorf("file %s, type %s, panes %s, view %s, description %q", d.File, d.WindowType, d.PanesTable(), d.View(), d.Description)
 			}
 			if diff := cmp.Diff(tt.measures, d.Measures); diff != "" {
@@ -207,11 +204,7 @@ func TestKeyColumnsDescribeEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for k := range m {
-		got = append(got, k)
-	}
-	if diff := cmp.Diff(Keys, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+	if diff := cmp.Diff(slices.Sorted(slices.Values(Keys)), slices.Sorted(maps.Keys(m))); diff != "" {
 		t.Errorf("keys described (-Keys +key_columns.json):\n%s", diff)
 	}
 	for _, k := range Keys {

@@ -9,11 +9,8 @@ import (
 )
 
 // keyColumns is, per key, the descriptions of the panes table's columns
-// that differ from the template table's (the key column, and measures whose
-// meaning changes when the cell is a line's SKU). It is data because
-// Terraform reads it too (../internal/aggregation/key_columns.json), to
-// describe the columns of the tables it creates exactly as
-// internal/warehouse does.
+// that differ from the template table's; Terraform reads it too, to describe
+// its tables exactly as internal/warehouse does.
 //
 //go:embed key_columns.json
 var keyColumns []byte
@@ -30,8 +27,7 @@ var parsedKeyColumns = sync.OnceValues(func() (map[string]map[string]string, err
 })
 
 // ColumnDescriptions returns, for a panes table keyed by key, the column
-// descriptions that replace the template's, by column name (the key column
-// under the key's own name).
+// descriptions that replace the template's, by column name.
 func ColumnDescriptions(key string) (map[string]string, error) {
 	m, err := parsedKeyColumns()
 	if err != nil {

@@ -17,8 +17,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// declaration is the JSON form of an aggregation, one file in
-// declarations/, named after the aggregation:
+// declaration is the JSON form of an aggregation:
 //
 //	{
 //	  "name": "ventas_sku_hora_movil",       // = the file name; names the view, <name>_paneles and state documents
@@ -34,9 +33,7 @@ import (
 //	  "accumulation": "ACCUMULATING"         // or DISCARDING
 //	}
 //
-// Every field is required: a declaration says what it computes, with no
-// default hidden in code. Durations are Go durations; sizes and periods are
-// whole minutes, the watermark ticks once a minute.
+// Every field is required: no default hidden in code.
 type declaration struct {
 	Name            string     `json:"name"`
 	Description     string     `json:"description"`
@@ -58,15 +55,13 @@ type windowDecl struct {
 	Gap    string `json:"gap"`
 }
 
-// Dir is the folder of the embedded declarations, which Terraform also
-// reads (../internal/aggregation/declarations from terraform/).
+// Dir is the folder of the embedded declarations.
 const Dir = "declarations"
 
 //go:embed declarations/*.json
 var declFS embed.FS
 
-// name is the rule of window.Spec less the room "_paneles" takes, so that
-// the panes table's name is an identifier of at most 63 characters too.
+// name is window.Spec's rule less the room PanesSuffix takes.
 var name = regexp.MustCompile(`^[a-z][a-z0-9_]{0,54}$`)
 
 var embedded = sync.OnceValues(func() ([]Declaration, error) {
@@ -86,8 +81,7 @@ var embedded = sync.OnceValues(func() ([]Declaration, error) {
 	return Parse(files)
 })
 
-// Default returns the embedded declarations, validated, sorted by name. The
-// caller owns the returned slice.
+// Default returns copies of the embedded declarations, sorted by name.
 func Default() ([]Declaration, error) {
 	ds, err := embedded()
 	if err != nil {
@@ -103,15 +97,13 @@ func Default() ([]Declaration, error) {
 // Lookup returns the embedded declaration of that name.
 func Lookup(name string) (Declaration, error) {
 	ds, err := embedded()
+	if err == nil {
+		ds, err = Select(ds, []string{name})
+	}
 	if err != nil {
 		return Declaration{}, err
 	}
-	for _, d := range ds {
-		if d.Name == name {
-			return d.clone(), nil
-		}
-	}
-	return Declaration{}, fmt.Errorf("aggregation %q is not declared (declared: %s)", name, strings.Join(names(ds), ", "))
+	return ds[0].clone(), nil
 }
 
 // Select returns the declarations named, in declaration order; no names
@@ -134,13 +126,7 @@ func Select(ds []Declaration, want []string) ([]Declaration, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	var out []Declaration
-	for _, d := range ds {
-		if seen[d.Name] {
-			out = append(out, d)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(ds), func(d Declaration) bool { return !seen[d.Name] }), nil
 }
 
 func names(ds []Declaration) []string {
@@ -151,10 +137,8 @@ func names(ds []Declaration) []string {
 	return out
 }
 
-// Parse compiles declarations keyed by file path (the base name, less
-// .json, must be the aggregation's name). Every problem of every file is
-// reported at once, each as "<file>: <field>: <problem>", so one edit fixes
-// them all. The result is sorted by name.
+// Parse compiles declarations keyed by file path, sorted by name. Every
+// problem of every file is reported at once, as "<file>: <field>: <problem>".
 func Parse(files map[string][]byte) ([]Declaration, error) {
 	var (
 		out  []Declaration
@@ -266,60 +250,42 @@ func compile(file string, b []byte) (Declaration, []string) {
 	}
 	measureProblems(raw.Measures, bad)
 
-	nonNegative := func(field, s string, positive bool) time.Duration {
+	// seconds reads a duration of whole seconds, at least least (else it
+	// "must " + short); missing says what to write instead of nothing.
+	seconds := func(field, s, missing, example string, least time.Duration, short string) time.Duration {
 		v, err := time.ParseDuration(s)
 		switch {
 		case s == "":
-			bad(field, "is missing (write 0s for none)")
+			bad(field, "is missing (%s)", missing)
 		case err != nil:
-			bad(field, "%q is not a duration such as 10m or 0s", s)
+			bad(field, "%q is not a duration such as %s", s, example)
 		case v%time.Second != 0:
 			bad(field, "%s must be a whole number of seconds", s)
-		case positive && v <= 0:
-			bad(field, "%s must be positive", s)
-		case v < 0:
-			bad(field, "%s must not be negative", s)
+		case v < least:
+			bad(field, "%s must %s", s, short)
 		default:
 			return v
 		}
 		return 0
 	}
-	d.OutOfOrderness = nonNegative("out_of_orderness", raw.OutOfOrderness, false)
-	d.IdleTimeout = nonNegative("idle_timeout", raw.IdleTimeout, true)
-	d.EarlyDelay = nonNegative("early_delay", raw.EarlyDelay, false)
-	d.AllowedLateness = nonNegative("allowed_lateness", raw.AllowedLateness, false)
-	d.LateDelay = lateDelay(raw.LateDelay, bad)
+	const none, eg = "write 0s for none", "10m or 0s"
+	d.OutOfOrderness = seconds("out_of_orderness", raw.OutOfOrderness, none, eg, 0, "not be negative")
+	d.IdleTimeout = seconds("idle_timeout", raw.IdleTimeout, none, eg, time.Nanosecond, "be positive")
+	d.EarlyDelay = seconds("early_delay", raw.EarlyDelay, none, eg, 0, "not be negative")
+	d.AllowedLateness = seconds("allowed_lateness", raw.AllowedLateness, none, eg, 0, "not be negative")
+	// A late delay under the tick interval would promise corrections sooner than ticks make them.
+	d.LateDelay = seconds("late_delay", raw.LateDelay, fmt.Sprintf("at least %s, the shortest tick interval", window.TickInterval),
+		"1m or 5m", window.TickInterval, fmt.Sprintf("be at least %s: a tick emits the LATE pane, and the watermark ticks at most every 30 s (TICK_INTERVAL)", window.TickInterval))
 	if d.Accumulation != window.Accumulating && d.Accumulation != window.Discarding {
 		bad("accumulation", "%q must be %s or %s", raw.Accumulation, window.Accumulating, window.Discarding)
 	}
 
-	// The core's own rules, in case they ever say more than the ones above.
 	if len(probs) == 0 {
 		if err := d.Spec().Validate(); err != nil {
 			probs = append(probs, err.Error())
 		}
 	}
 	return d, probs
-}
-
-// lateDelay reads Ld: every LATE pane comes from a tick, so a late delay
-// under the tick interval would promise corrections sooner than they come.
-func lateDelay(s string, bad func(field, format string, args ...any)) time.Duration {
-	const field = "late_delay"
-	v, err := time.ParseDuration(s)
-	switch {
-	case s == "":
-		bad(field, "is missing (at least %s, the shortest tick interval)", window.TickInterval)
-	case err != nil:
-		bad(field, "%q is not a duration such as 1m or 5m", s)
-	case v%time.Second != 0:
-		bad(field, "%s must be a whole number of seconds", s)
-	case v < window.TickInterval:
-		bad(field, "%s must be at least %s: a tick emits the LATE pane, and the watermark ticks at most every 30 s (TICK_INTERVAL)", s, window.TickInterval)
-	default:
-		return v
-	}
-	return 0
 }
 
 func measureProblems(ms []string, bad func(field, format string, args ...any)) {

@@ -1,12 +1,10 @@
-// Package client is the command line's side of a running `alpipe serve`:
-// it uploads files through the server's fake Cloud Storage, delivers the
-// events Eventarc and Pub/Sub would, runs read-only SQL and reads the
-// ledger and the status report, all over HTTP. It links neither the server
-// nor DuckDB, so a client command starts at once and never opens the data
-// folder the server holds.
+// Package client is the command line's side of a running `alpipe serve`,
+// over HTTP. It links neither the server nor DuckDB, so a client command
+// starts at once and never opens the data folder the server holds.
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,13 +13,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/localapi"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Server is a running `alpipe serve`, by its base URL.
 type Server struct {
 	URL string // e.g. http://127.0.0.1:8080
 }
@@ -29,8 +29,6 @@ type Server struct {
 // ErrUnreachable marks a server that did not answer at all.
 var ErrUnreachable = errors.New("server unreachable")
 
-// unreachableError is one short sentence; errors.Is(err, ErrUnreachable)
-// holds for it.
 type unreachableError struct{ url, cause string }
 
 func (e unreachableError) Error() string {
@@ -45,8 +43,8 @@ const pingTimeout = 3 * time.Second
 
 func (s Server) base() string { return strings.TrimSuffix(s.URL, "/") }
 
-// Ping checks that a server answers at URL, so that a command fails at once
-// with a sentence rather than after the storage client's retries.
+// Ping fails at once with a sentence, where the storage client would retry
+// for minutes.
 func (s Server) Ping(ctx context.Context) error {
 	u, err := url.Parse(s.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -64,14 +62,19 @@ func (s Server) Ping(ctx context.Context) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("the server at %s answered HTTP %d: %s", s.URL, resp.StatusCode, strings.TrimSpace(string(b)))
+		return fmt.Errorf("the server at %s answered HTTP %d: %s", s.URL, resp.StatusCode, answerText(resp.Body, 512))
 	}
 	return nil
 }
 
-// unreachable says in one short line that nothing answered, without the
-// request URL Go's errors repeat (a storage URL runs to 300 characters).
+// answerText is the start of an error answer, for a message.
+func answerText(r io.Reader, n int64) string {
+	b, _ := io.ReadAll(io.LimitReader(r, n))
+	return strings.TrimSpace(string(b))
+}
+
+// unreachable leaves out the request URL Go's errors repeat (a storage URL
+// runs to 300 characters).
 func (s Server) unreachable(err error) error {
 	return unreachableError{url: s.URL, cause: cause(err)}
 }
@@ -91,23 +94,29 @@ func cause(err error) string {
 	return err.Error()
 }
 
-// do sends req and decodes a 2xx JSON answer into v (v nil: discard). It
-// returns the status so callers can tell "not found" from failure.
-func (s Server) do(req *http.Request, v any) (int, error) {
+// send reports the context's end as such, and nothing answering as
+// ErrUnreachable.
+func (s Server) send(req *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		if ctxErr := req.Context().Err(); ctxErr != nil {
-			return 0, ctxErr
+			return nil, ctxErr
 		}
-		return 0, s.unreachable(err)
+		return nil, s.unreachable(err)
+	}
+	return resp, nil
+}
+
+// do decodes a 2xx JSON answer into v and returns the status, so callers
+// can tell "not found" from failure.
+func (s Server) do(req *http.Request, v any) (int, error) {
+	resp, err := s.send(req)
+	if err != nil {
+		return 0, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return resp.StatusCode, fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.StatusCode, strings.TrimSpace(string(b)))
-	}
-	if v == nil {
-		return resp.StatusCode, nil
+		return resp.StatusCode, fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.StatusCode, answerText(resp.Body, 4096))
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		return resp.StatusCode, fmt.Errorf("%s %s: read the answer: %w", req.Method, req.URL.Path, err)
@@ -124,13 +133,100 @@ func (s Server) getJSON(ctx context.Context, path string, v any) (int, error) {
 }
 
 func (s Server) postJSON(ctx context.Context, path string, body io.Reader, v any) (int, error) {
+	req, err := s.post(ctx, path, body)
+	if err != nil {
+		return 0, err
+	}
+	return s.do(req, v)
+}
+
+func (s Server) post(ctx context.Context, path string, body io.Reader) (*http.Request, error) {
 	if body == nil {
 		body = http.NoBody
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base()+path, body)
-	if err != nil {
-		return 0, err
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Content-Type", "application/json")
-	return s.do(req, v)
+	return req, err
+}
+
+// QueryError is a query the server refused before its answer began. Msg is
+// the server's words, which may span lines (DuckDB's caret under the SQL);
+// the status is kept apart, so that a person reads only the reason.
+type QueryError struct {
+	Status int
+	Msg    string
+}
+
+func (e *QueryError) Error() string { return e.Msg }
+
+// QueryRows runs read-only SQL on the server's warehouse and hands the
+// answer to sink as it arrives. It reports whether rows beyond maxRows
+// exist. An answer stopped by one of the server's caps, or cut on the way,
+// is an error wrapping localapi.ErrIncomplete, after sink has seen its
+// first rows.
+func (s Server) QueryRows(ctx context.Context, sql string, maxRows int64, sink warehouse.RowSink) (more bool, err error) {
+	body, err := json.Marshal(localapi.QueryRequest{SQL: sql, MaxRows: maxRows})
+	if err != nil {
+		return false, err
+	}
+	req, err := s.post(ctx, localapi.QueryPath, bytes.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	resp, err := s.send(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return false, &QueryError{Status: resp.StatusCode, Msg: answerText(resp.Body, 4096)}
+	}
+	end, err := localapi.ReadAnswer(resp.Body, sink)
+	if err != nil {
+		return false, err
+	}
+	return end.More, nil
+}
+
+// Query runs read-only SQL on the server's warehouse and returns its whole
+// answer, as many rows as the server's cap allows (more is an error).
+func (s Server) Query(ctx context.Context, sql string) (warehouse.Result, error) {
+	var c warehouse.Collect
+	if _, err := s.QueryRows(ctx, sql, 0, &c); err != nil {
+		return warehouse.Result{}, err
+	}
+	return c.Result, nil
+}
+
+var selectLike = regexp.MustCompile(`(?is)^\s*(select|with|from|values|table)\b`)
+
+// QueryTyped runs sql into the sink newSink makes, given the column names
+// and warehouse types DESCRIBE reads (nil for SHOW and the like), so that
+// money prints with its scale. The statement is sent once: the server
+// already falls back from its LIMIT wrap to the statement as sent, so a
+// second try would only run a refused or timed-out query again.
+func (s Server) QueryTyped(ctx context.Context, sql string, max int, newSink func(names, types []string) warehouse.RowSink) (more bool, err error) {
+	var names, types []string
+	if selectLike.MatchString(sql) {
+		if d, err := s.Query(ctx, "DESCRIBE "+sql); err == nil {
+			names, types = described(d)
+		} else if errors.Is(err, ErrUnreachable) {
+			return false, err
+		}
+	}
+	return s.QueryRows(ctx, sql, int64(max), newSink(names, types))
+}
+
+func described(d warehouse.Result) (names, types []string) {
+	ni, ti := slices.Index(d.Columns, "column_name"), slices.Index(d.Columns, "column_type")
+	if ni < 0 || ti < 0 {
+		return nil, nil
+	}
+	for _, r := range d.Rows {
+		names = append(names, r[ni])
+		types = append(types, r[ti])
+	}
+	return names, types
 }

@@ -25,6 +25,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
+	"github.com/alpinashop/alpipe/internal/reingest"
+	"github.com/alpinashop/alpipe/internal/status"
 )
 
 // DefaultObject names a local file in the landing bucket the way the ERP
@@ -38,9 +40,8 @@ func DefaultObject(file string, day time.Time) string {
 	return path.Join("exportaciones", day.Format("2006/01/02"), base)
 }
 
-// Storage returns a Cloud Storage adapter talking to the server's fake, the
-// way any other process would: through STORAGE_EMULATOR_HOST. It checks the
-// server answers first: the storage client would retry for minutes.
+// Storage talks to the server's fake through STORAGE_EMULATOR_HOST, as any
+// other process would.
 func (s Server) Storage(ctx context.Context) (*objects.GCS, func(), error) {
 	if err := s.Ping(ctx); err != nil {
 		return nil, nil, err
@@ -61,10 +62,8 @@ func (s Server) Storage(ctx context.Context) (*objects.GCS, func(), error) {
 	return g, func() { c.Close() }, nil
 }
 
-// Upload writes file to bucket/object on the server's fake Cloud Storage,
-// streaming, and returns the new generation's attributes.
-// A name the server would refuse, or could store but never deliver an event
-// for, is refused before anything is sent.
+// Upload refuses a name the server would refuse, or could store but never
+// deliver an event for, before anything is sent.
 func (s Server) Upload(ctx context.Context, bucket, object, file string) (objects.Attrs, error) {
 	if err := objname.Bucket(bucket); err != nil {
 		return objects.Attrs{}, err
@@ -120,11 +119,7 @@ func FinalizeEvent(a objects.Attrs, now time.Time) (cloudevents.Event, error) {
 	return e, e.SetData(cloudevents.ApplicationJSON, data)
 }
 
-// ErrNotAcknowledged is returned when the function answered non-2xx.
-var ErrNotAcknowledged = errors.New("event not acknowledged")
-
-// Deliver sends e to the function at url as Eventarc does and returns the
-// HTTP status.
+// Deliver sends e to the function at url as Eventarc does.
 func Deliver(ctx context.Context, url string, e cloudevents.Event) (int, error) {
 	c, err := cloudevents.NewClientHTTP()
 	if err != nil {
@@ -136,19 +131,16 @@ func Deliver(ctx context.Context, url string, e cloudevents.Event) (int, error) 
 		if cloudevents.IsACK(res) {
 			return hr.StatusCode, nil
 		}
-		return hr.StatusCode, fmt.Errorf("%w: HTTP %d: %v", ErrNotAcknowledged, hr.StatusCode, res)
+		return hr.StatusCode, fmt.Errorf("event not acknowledged: HTTP %d: %v", hr.StatusCode, res)
 	}
-	// No HTTP answer: the request never left (a header value the HTTP
-	// client refuses) or nothing answered. Either way nothing was
-	// delivered, and saying so is the caller's only way to know.
+	// The request never left (a header value the HTTP client refuses) or
+	// nothing answered: saying so is the caller's only way to know.
 	if res == nil {
 		return 0, fmt.Errorf("deliver to %s: no HTTP answer", url)
 	}
 	return 0, fmt.Errorf("deliver to %s: %w", url, res)
 }
 
-// Drop uploads file to the landing bucket, delivers its finalize event to
-// IngestCSV and waits for the ledger to hold the final outcome.
 func (s Server) Drop(ctx context.Context, object, file string) (ledger.Record, error) {
 	attrs, err := s.Upload(ctx, localapi.LandingBucket, object, file)
 	if err != nil {
@@ -157,9 +149,8 @@ func (s Server) Drop(ctx context.Context, object, file string) (ledger.Record, e
 	return s.Ingest(ctx, attrs)
 }
 
-// Ingest delivers the finalize event of an existing generation to IngestCSV
-// and waits for its outcome: a 409 (another attempt holds it) is retried as
-// Eventarc would.
+// Ingest retries a 409 (another attempt holds the generation) as Eventarc
+// would.
 func (s Server) Ingest(ctx context.Context, attrs objects.Attrs) (ledger.Record, error) {
 	e, err := FinalizeEvent(attrs, time.Now())
 	if err != nil {
@@ -192,16 +183,41 @@ func (s Server) Ingest(ctx context.Context, attrs objects.Attrs) (ledger.Record,
 	}
 }
 
-// Ledger reads every ledger record the server holds.
 func (s Server) Ledger(ctx context.Context) ([]ledger.Record, error) {
 	var recs []ledger.Record
 	_, err := s.getJSON(ctx, localapi.LedgerPath, &recs)
 	return recs, err
 }
 
-// networkError tells "nothing answered" (dial refused, reset, timeout) from
-// a request that could not be sent at all.
+// networkError tells "nothing answered" from a request never sent.
 func networkError(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) || errors.Is(err, context.DeadlineExceeded)
+}
+
+var (
+	_ reingest.LedgerReader = Server{}
+	_ reingest.Ingester     = Server{}
+)
+
+func (s Server) Get(ctx context.Context, key ledger.Key) (ledger.Record, bool, error) {
+	var rec ledger.Record
+	code, err := s.getJSON(ctx, localapi.LedgerURL(key), &rec)
+	if code == http.StatusNotFound {
+		return ledger.Record{}, false, nil
+	}
+	if err != nil {
+		return ledger.Record{}, false, fmt.Errorf("ledger record %s: %w", key, err)
+	}
+	return rec, true, nil
+}
+
+// Status fetches the status report; since and files 0 mean the defaults.
+func (s Server) Status(ctx context.Context, since time.Duration, files int) (status.Report, error) {
+	var rep status.Report
+	code, err := s.getJSON(ctx, localapi.StatusURL(since, files), &rep)
+	if code == http.StatusNotFound {
+		return rep, fmt.Errorf("the server at %s has no %s endpoint: is it an older alpipe serve?", s.URL, localapi.StatusPath)
+	}
+	return rep, err
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -59,27 +58,26 @@ func ReadSteps(r io.Reader) ([]Step, error) {
 			return nil, fmt.Errorf("line %d %q is not a JSON object: %w", n, clip(line, 40), err)
 		}
 		var s Step
-		if raw, ok := fields["tick"]; ok {
-			if err := json.Unmarshal(raw, &s.Tick); err != nil {
+		take := func(key string, v any) error {
+			raw, ok := fields[key]
+			delete(fields, key)
+			if !ok {
+				return nil
+			}
+			return json.Unmarshal(raw, v)
+		}
+		if _, ok := fields["tick"]; ok {
+			if err := take("tick", &s.Tick); err != nil {
 				return nil, fmt.Errorf("line %d: tick: %w", n, err)
 			}
 			steps = append(steps, s)
 			continue
 		}
-		if raw, ok := fields["momento_evento"]; ok {
-			_ = json.Unmarshal(raw, &s.EventTime)
-			delete(fields, "momento_evento")
+		_ = take("momento_evento", &s.EventTime) // passed through as written
+		if err := take("llegada", &s.Arrival); err != nil {
+			return nil, fmt.Errorf("line %d: llegada: %w", n, err)
 		}
-		if raw, ok := fields["llegada"]; ok {
-			if err := json.Unmarshal(raw, &s.Arrival); err != nil {
-				return nil, fmt.Errorf("line %d: llegada: %w", n, err)
-			}
-			delete(fields, "llegada")
-		}
-		if raw, ok := fields["nota"]; ok {
-			_ = json.Unmarshal(raw, &s.Note)
-			delete(fields, "nota")
-		}
+		_ = take("nota", &s.Note)
 		if raw, ok := fields["pedido"]; ok {
 			s.Order = raw
 		} else {
@@ -94,7 +92,6 @@ func ReadSteps(r io.Reader) ([]Step, error) {
 	return steps, sc.Err()
 }
 
-// ReadStepsFile reads an orders JSONL file from disk.
 func ReadStepsFile(path string) ([]Step, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -115,11 +112,7 @@ func (s Step) attributes() map[string]string {
 	return map[string]string{order.EventTimeAttribute: s.EventTime}
 }
 
-// PushResult is what AggregateOrders answered to one push request.
-type PushResult struct {
-	Status int
-	Result stream.Result
-}
+type PushResult struct{ Result stream.Result }
 
 // Push delivers one order to the server's AggregateOrders as a Pub/Sub push
 // subscription does: the wrapped envelope, base64 data, attributes.
@@ -137,27 +130,20 @@ func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (Push
 	if err != nil {
 		return PushResult{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.base()+localapi.FunctionPath(localapi.AggregateOrders), bytes.NewReader(body))
+	req, err := srv.post(ctx, localapi.FunctionPath(localapi.AggregateOrders), bytes.NewReader(body))
 	if err != nil {
 		return PushResult{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := srv.send(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			return PushResult{}, ctx.Err()
-		}
-		return PushResult{}, srv.unreachable(err)
+		return PushResult{}, err
 	}
 	defer resp.Body.Close()
-	out := PushResult{Status: resp.StatusCode}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var out PushResult
 	if resp.StatusCode/100 != 2 {
-		return out, fmt.Errorf("AggregateOrders answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+		return out, fmt.Errorf("AggregateOrders answered HTTP %d: %s", resp.StatusCode, answerText(resp.Body, 1<<20))
 	}
-	if len(b) > 0 {
-		_ = json.Unmarshal(b, &out.Result)
-	}
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out.Result) // a dead letter's 204 has no body
 	return out, nil
 }
 
@@ -197,8 +183,7 @@ func PublishEmulator(ctx context.Context, host, project string, steps []Step) (i
 	return len(results), nil
 }
 
-// SetClock moves a virtual-clock server's processing time to t and
-// returns the time the server's clock then shows.
+// SetClock returns the time the server's clock then shows.
 func (s Server) SetClock(ctx context.Context, t time.Time) (time.Time, error) {
 	var out localapi.ClockAnswer
 	_, err := s.postJSON(ctx, localapi.ClockURL(t), nil, &out)
@@ -212,7 +197,6 @@ func (s Server) Tick(ctx context.Context) (stream.TickResult, error) {
 	return res, err
 }
 
-// clip is the start of a line, enough to recognise it in an error.
 func clip(b []byte, n int) string {
 	r := []rune(string(b))
 	if len(r) <= n {

@@ -1,14 +1,15 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/client"
-	"github.com/alpinashop/alpipe/internal/contract"
+	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/localapi"
@@ -28,6 +29,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/reingest"
 	"github.com/alpinashop/alpipe/internal/status"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // One local server, on a virtual clock, serves every test of this package;
@@ -40,7 +42,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	clock := local.VirtualClock(time.Date(2026, 3, 15, 8, 0, 0, 0, time.UTC))
+	clock := clock.Virtual(time.Date(2026, 3, 15, 8, 0, 0, 0, time.UTC))
 	srv, err = local.Start(context.Background(), local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clock, Logger: logging.Discard()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start local server:", err)
@@ -176,63 +178,6 @@ func TestBackfillThroughServer(t *testing.T) {
 	}
 }
 
-// TestRequeueThroughServer: the seed file quarantines three rows; a person
-// fixes one in a local copy and re-queues it: 1 loaded, 2 quarantined again.
-func TestRequeueThroughServer(t *testing.T) {
-	ctx := context.Background()
-	gcs := storage(t)
-	server := client.Server{URL: srv.URL}
-	rec, err := server.Drop(ctx, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Counts.Quarantined != 3 {
-		t.Fatalf("seed file: %+v; want 3 rows quarantined", rec.Counts)
-	}
-	body, err := gcs.Open(ctx, localapi.QuarantineBucket, rec.Quarantine, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(body).ReadAll()
-	body.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, row := range rows {
-		row[3] = strings.Replace(row[3], "2026-02-30", "2026-02-28", 1)
-	}
-	var fixed bytes.Buffer // the person's corrected copy
-	if err := csv.NewWriter(&fixed).WriteAll(rows); err != nil {
-		t.Fatal(err)
-	}
-
-	feeds, err := contract.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rq := &reingest.Requeue{Objects: gcs, Ingest: server, Feeds: feeds, LandingBucket: localapi.LandingBucket}
-	res, err := rq.Run(ctx, reingest.RequeueRequest{Bucket: localapi.QuarantineBucket, Name: rec.Quarantine, Rows: &fixed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	reingest.WriteRequeue(&out, res, localapi.QuarantineBucket)
-	for _, must := range []string{
-		"status: DONE  rows read/loaded/quarantined: 3/1/2",
-		"still wrong: cantidad:below_min 1",
-		"still wrong: column_count 1",
-		"back in quarantine: gs://" + localapi.QuarantineBucket + "/cuarentena/lineas_pedido/exportaciones/2026/03/14/pedidos-erp.requeue-",
-	} {
-		if !strings.Contains(out.String(), must) {
-			t.Errorf("requeue output lacks %q:\n%s", must, out.String())
-		}
-	}
-	got := query(t, "SELECT COUNT(*), MIN(fecha) FROM lineas_pedido WHERE pedido_id = 'PED-2026-0314-0004'")
-	if diff := cmp.Diff([][]string{{"1", "2026-02-28"}}, got); diff != "" {
-		t.Errorf("fixed row (-want +got):\n%s", diff)
-	}
-}
-
 // TestStatusThroughServer reads serve's report the way `alpipe status`
 // does; an older serve, without the endpoint, is named as such.
 func TestStatusThroughServer(t *testing.T) {
@@ -264,19 +209,190 @@ func TestStatusThroughServer(t *testing.T) {
 		t.Errorf("report of %s: %+v", key, line)
 	}
 
-	resp, err := http.Get(srv.URL + localapi.StatusPath + "?format=text")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	text, _ := io.ReadAll(resp.Body)
-	if !strings.Contains(string(text), "Stream ventas_hora_pais:") || !strings.Contains(string(text), key) {
-		t.Errorf("text report:\n%s", text)
-	}
-
 	old := httptest.NewServer(http.NotFoundHandler())
 	defer old.Close()
 	if _, err := (client.Server{URL: old.URL}).Status(ctx, 0, 0); err == nil || !strings.Contains(err.Error(), "no "+localapi.StatusPath+" endpoint") {
 		t.Errorf("server without the endpoint: %v", err)
+	}
+}
+
+// TestUploadRefusesBadNames: a name that Cloud Storage or the local folder
+// layout refuses is refused before any request (objname's tests hold the
+// rules). The server URL answers nothing, so a request would fail otherwise.
+func TestUploadRefusesBadNames(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "x.csv")
+	if err := os.WriteFile(file, []byte("a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dead := client.Server{URL: "http://127.0.0.1:1"}
+	for _, tc := range []struct {
+		name, bucket, object, want string
+	}{
+		{name: "newline", bucket: localapi.LandingBucket, object: "exportaciones/a\nb.csv", want: "control character U+000A"},
+		{name: "parent segment", bucket: localapi.LandingBucket, object: "../alpinashop-cuarentena/x.csv", want: "empty, . or .. segment"},
+		{name: "bucket with a path", bucket: "../alpinashop-catalogo", object: "x.csv", want: "bucket name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := dead.Upload(context.Background(), tc.bucket, tc.object, file)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, client.ErrUnreachable) {
+				t.Errorf("Upload = %v, want a refusal naming %q before any request", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestDeliverFailsBeforeHTTP: an event that never reaches the function is
+// an error, not a silent success (drop used to print "GET /_local/ledger:
+// HTTP 404" after an event with a newline in its subject never left); drop's
+// Ingest then says why, and reports only a dead server as one.
+func TestDeliverFailsBeforeHTTP(t *testing.T) {
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(fn.Close)
+	for _, tc := range []struct {
+		name, url, object string
+		wantStatus        int
+		wantErr           string // Deliver's; "" is no error
+		wantIngest        string // Ingest's; "" skips it
+		unreachable       bool   // Ingest's error is ErrUnreachable
+	}{
+		{name: "delivered", url: fn.URL, object: "exportaciones/x.csv", wantStatus: 200},
+		{name: "newline in the subject", url: fn.URL, object: "exportaciones/a\nb.csv", wantErr: "invalid header field value", wantIngest: "event not delivered"},
+		{name: "nothing listening", url: "http://127.0.0.1:1", object: "exportaciones/x.csv", wantErr: "connection refused",
+			wantIngest: "is `alpipe serve` running", unreachable: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			attrs := objects.Attrs{Bucket: localapi.LandingBucket, Name: tc.object, Generation: 1}
+			e, err := client.FinalizeEvent(attrs, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, err := client.Deliver(context.Background(), tc.url, e)
+			if status != tc.wantStatus || (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("Deliver = %d, %v; want %d and an error containing %q", status, err, tc.wantStatus, tc.wantErr)
+			}
+			if tc.wantIngest == "" {
+				return
+			}
+			_, err = client.Server{URL: tc.url}.Ingest(context.Background(), attrs)
+			if err == nil || !strings.Contains(err.Error(), tc.wantIngest) || errors.Is(err, client.ErrUnreachable) != tc.unreachable {
+				t.Errorf("Ingest = %v, want an error containing %q (unreachable %v)", err, tc.wantIngest, tc.unreachable)
+			}
+		})
+	}
+}
+
+// TestLinksNoServer keeps the client light (and the contract, the renderer
+// and the ops packages it runs): a client command must not link
+// the local server, the composition root or DuckDB (minutes of cgo build,
+// and a second process must never open the server's files).
+func TestLinksNoServer(t *testing.T) {
+	for _, pkg := range []string{"../client", "../localapi", "../render", "../reingest", "../status"} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, banned := range []string{
+				"github.com/alpinashop/alpipe/internal/local",
+				"github.com/alpinashop/alpipe/internal/setup",
+				"github.com/alpinashop/alpipe/internal/warehouse/duckdb",
+				"github.com/marcboeker/go-duckdb",
+				"github.com/duckdb/duckdb-go",
+				"github.com/duckdb/duckdb-go-bindings",
+			} {
+				if dep == banned || strings.HasPrefix(dep, banned+"/") {
+					t.Errorf("%s links %s", pkg, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestQueryRowsNeverTakesACutAnswerForWhole: whatever stops an answer
+// after its head (a cap, a broken connection, a lying count) is an error
+// wrapping ErrIncomplete, never a shorter result.
+func TestQueryRowsNeverTakesACutAnswerForWhole(t *testing.T) {
+	const head = `{"columns":["a"]}` + "\n" + `["1"]` + "\n" + `["2"]` + "\n"
+	tests := []struct {
+		name     string
+		body     string
+		wantRows [][]string
+		wantMore bool
+		wantErr  string // "" for a whole answer
+	}{
+		{name: "whole", body: head + `{"end":{"rows":2}}` + "\n", wantRows: [][]string{{"1"}, {"2"}}},
+		{name: "more exist", body: head + `{"end":{"rows":2,"more":true}}` + "\n", wantRows: [][]string{{"1"}, {"2"}}, wantMore: true},
+		{name: "no end line", body: head, wantErr: "incomplete answer: the answer broke off after 2 rows, before its end line: unexpected EOF"},
+		{name: "cut inside a row", body: head + `["3`, wantErr: "incomplete answer: the answer broke off after 2 rows"},
+		{name: "stopped by a cap", body: head + `{"end":{"rows":2,"error":"answer stopped at 2 rows: ALPIPE_QUERY_MAX_ROWS","limit":"ALPIPE_QUERY_MAX_ROWS"}}` + "\n", wantErr: "incomplete answer: answer stopped at 2 rows: ALPIPE_QUERY_MAX_ROWS"},
+		{name: "count disagrees", body: head + `{"end":{"rows":3}}` + "\n", wantErr: "incomplete answer: the answer claims 3 rows after 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", localapi.QueryContentType)
+				_, _ = io.WriteString(w, tt.body)
+			}))
+			defer ts.Close()
+			var got warehouse.Collect
+			more, err := client.Server{URL: ts.URL}.QueryRows(t.Context(), "SELECT 1", 0, &got)
+			if tt.wantErr != "" {
+				if err == nil || !errors.Is(err, localapi.ErrIncomplete) || len(err.Error()) < len(tt.wantErr) || err.Error()[:len(tt.wantErr)] != tt.wantErr {
+					t.Fatalf("error %v, want one starting %q and wrapping ErrIncomplete", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(warehouse.Result{Columns: []string{"a"}, Rows: tt.wantRows}, got.Result); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if more != tt.wantMore {
+				t.Errorf("more = %v, want %v", more, tt.wantMore)
+			}
+		})
+	}
+}
+
+// TestQueryTypedRunsAStatementOnce: a refused or timed-out query is not
+// sent again (a 60 s timeout used to cost 120 s): the server already
+// wraps it in its LIMIT and falls back to the plain statement itself.
+func TestQueryTypedRunsAStatementOnce(t *testing.T) {
+	tests := []struct {
+		name   string
+		status int
+		msg    string
+	}{
+		{name: "timed out", status: http.StatusGatewayTimeout, msg: "query cancelled after 1m0s: ALPIPE_QUERY_TIMEOUT"},
+		{name: "refused", status: http.StatusBadRequest, msg: `Catalog Error: Table with name nope does not exist!`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs []string
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var req localapi.QueryRequest
+				if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+					t.Errorf("decode the request: %v", err)
+				}
+				if strings.HasPrefix(req.SQL, "DESCRIBE ") {
+					http.Error(w, "not describable", http.StatusBadRequest)
+					return
+				}
+				runs = append(runs, req.SQL)
+				http.Error(w, tt.msg, tt.status)
+			}))
+			defer ts.Close()
+			_, err := client.Server{URL: ts.URL}.QueryTyped(t.Context(), "SELECT * FROM nope", 100, func(_, _ []string) warehouse.RowSink {
+				return &warehouse.Collect{}
+			})
+			var qe *client.QueryError
+			if !errors.As(err, &qe) || qe.Status != tt.status || qe.Msg != tt.msg {
+				t.Fatalf("error %#v, want a QueryError %d %q", err, tt.status, tt.msg)
+			}
+			if diff := cmp.Diff([]string{"SELECT * FROM nope"}, runs); diff != "" {
+				t.Errorf("statements run (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

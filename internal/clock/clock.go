@@ -1,6 +1,5 @@
 // Package clock holds the processing-time clocks a process can run on: the
-// machine's, a virtual one a local server moves (Local), and one shared by
-// several processes through a file (File).
+// machine's or a virtual one (Local), and one shared through a file (File).
 package clock
 
 import (
@@ -12,10 +11,9 @@ import (
 )
 
 // File is a clock read from a file holding one RFC 3339 time, re-read on
-// every reading: a test harness moves the time of several processes at once
-// by rewriting one file. It never goes backwards: a reading that cannot be
-// parsed (the file caught mid-rewrite) or that is earlier than the last one
-// returns the last one.
+// every reading, so that a harness moves several processes' time at once. It
+// never goes backwards: an unreadable (mid-rewrite) or earlier time reads as
+// the last one.
 type File struct {
 	path string
 	mu   sync.Mutex
@@ -23,8 +21,7 @@ type File struct {
 }
 
 // NewFile opens the clock, failing when the file does not hold a time now:
-// a misconfigured clock must stop the process at start, not at its first
-// request.
+// a misconfigured clock must stop the process at start.
 func NewFile(path string) (*File, error) {
 	f := &File{path: path}
 	t, err := f.read()
@@ -35,7 +32,6 @@ func NewFile(path string) (*File, error) {
 	return f, nil
 }
 
-// Now is the file's time.
 func (f *File) Now() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -69,16 +65,14 @@ func Set(path string, t time.Time) error {
 	return nil
 }
 
-// Local is the processing-time clock of a local server (alpipe serve, demo,
-// the tests that start one). A wall clock follows time.Now; a virtual clock
-// stands still until Set moves it, so that a scenario of publishes and
-// ticks replays identically (serve --virtual-clock and tick --now).
+// Local is the processing-time clock of a local server. A virtual clock
+// stands still until Set moves it, so that a scenario replays identically
+// (serve --virtual-clock and tick --now).
 type Local struct {
 	mu      sync.Mutex // guards now
 	virtual bool
 	now     time.Time
-	// setMu orders Sets, so that save sees the times in the order they
-	// take effect; Now does not wait for a save.
+	// setMu orders Sets for save; Now does not wait for a save.
 	setMu sync.Mutex
 	save  func(time.Time) error
 }
@@ -92,7 +86,6 @@ func Virtual(start time.Time) *Local { return &Local{virtual: true, now: start.U
 // Virtual reports whether the clock only moves by Set.
 func (c *Local) Virtual() bool { return c.virtual }
 
-// Now returns the processing time.
 func (c *Local) Now() time.Time {
 	if !c.virtual {
 		return time.Now().UTC()
@@ -103,18 +96,15 @@ func (c *Local) Now() time.Time {
 }
 
 // Persist has every later Set save the new time before the clock shows
-// it: whoever restores the clock from what save kept (a restarted server)
-// never starts it earlier than a time it showed.
+// it, so that a restarted server never starts earlier than a time it showed.
 func (c *Local) Persist(save func(time.Time) error) {
 	c.setMu.Lock()
 	defer c.setMu.Unlock()
 	c.save = save
 }
 
-// Set moves a virtual clock to t. Time never goes backwards: an earlier t
-// is ignored, since processing time is monotonic on every real platform.
-// When the time cannot be saved (Persist) the clock stays where it was and
-// Set says why.
+// Set moves a virtual clock forward to t (an earlier t is ignored). When
+// the time cannot be saved (Persist) the clock stays where it was.
 func (c *Local) Set(t time.Time) error {
 	if !c.virtual {
 		return nil

@@ -1,12 +1,9 @@
 package config
 
-import (
-	"strings"
-)
+import "strings"
 
 // CLI is what the alpipe commands take from the environment: the defaults of
-// their flags and where publish delivers orders. The functions' settings
-// are the other structs of this package; these only steer the client side.
+// their flags and where publish delivers orders.
 type CLI struct {
 	// Server is the URL of a running `alpipe serve`; empty means the local
 	// API's default address.
@@ -39,16 +36,14 @@ type Cloud struct {
 // a person sets them.
 func (c Cloud) Missing() []string {
 	var missing []string
-	if c.State != Firestore {
-		missing = append(missing, "STATE_STORE="+Firestore)
-	}
-	if c.Warehouse != BigQuery {
-		missing = append(missing, "WAREHOUSE="+BigQuery)
-	}
-	for _, v := range []struct{ name, value string }{
-		{"GOOGLE_CLOUD_PROJECT", c.Project}, {"BIGQUERY_DATASET", c.Dataset}, {"BIGQUERY_LOCATION", c.Location},
+	for _, v := range []struct{ name, value, want string }{
+		{"STATE_STORE", c.State, Firestore}, {"WAREHOUSE", c.Warehouse, BigQuery},
+		{"GOOGLE_CLOUD_PROJECT", c.Project, ""}, {"BIGQUERY_DATASET", c.Dataset, ""}, {"BIGQUERY_LOCATION", c.Location, ""},
 	} {
-		if v.value == "" {
+		switch {
+		case v.want != "" && v.value != v.want:
+			missing = append(missing, v.name+"="+v.want)
+		case v.want == "" && v.value == "":
 			missing = append(missing, v.name)
 		}
 	}
@@ -58,7 +53,7 @@ func (c Cloud) Missing() []string {
 // Validate refuses a Cloud with anything Missing.
 func (c Cloud) Validate() error {
 	if m := c.Missing(); len(m) > 0 {
-		return joinProblems("the deployed backends", []string{"set " + strings.Join(m, ", ")})
+		return joinProblems("the deployed backends", problems{"set " + strings.Join(m, ", ")})
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package config reads each function's configuration from the environment,
 // once, into one typed struct per function, and validates it before the
-// function serves anything. Every variable is documented in docs/configuration.md
-// (the table there is checked against these tags by TestREADMEDocumentsEveryVariable).
+// function serves anything. Every variable is documented in
+// docs/configuration.md (TestREADMEDocumentsEveryVariable holds the table
+// to these tags).
 package config
 
 import (
@@ -11,6 +12,7 @@ import (
 	"net"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,62 +42,70 @@ type Backends struct {
 	StagingBucket string `env:"STAGING_BUCKET"`
 	StagingPrefix string `env:"STAGING_PREFIX, default=staging/"`
 	// BigQueryEndpoint points the BigQuery client at a stand-in (host:port,
-	// plain HTTP, no credentials), as the emulator variables of the other
-	// services do: BigQuery has no emulator, so this is how the
-	// production-parity stack runs the real adapter against bqfake.
+	// plain HTTP, no credentials): BigQuery has no emulator, so this is how
+	// the production-parity stack runs the real adapter against bqfake.
 	BigQueryEndpoint string `env:"BIGQUERY_EMULATOR_HOST"`
-	// Service is set by Cloud Run: there, embedded state would vanish with
-	// the instance, so it is refused.
+	// Service is set by Cloud Run, where embedded state would vanish with
+	// the instance.
 	Service string `env:"K_SERVICE"`
 }
 
-func (b Backends) validate(needsStaging bool) []string {
-	var probs []string
+// problems collects what is wrong with a configuration, in words.
+type problems []string
+
+// add records the problem unless ok.
+func (p *problems) add(ok bool, format string, args ...any) {
+	if !ok {
+		*p = append(*p, fmt.Sprintf(format, args...))
+	}
+}
+
+func joinProblems(fn string, probs problems) error {
+	if len(probs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s configuration: %s", fn, strings.Join(probs, "; "))
+}
+
+func (b Backends) validate(needsStaging bool) (p problems) {
+	add := p.add
 	switch b.State {
 	case Embedded:
-		if b.DataDir == "" {
-			probs = append(probs, "STATE_STORE=embedded needs ALPIPE_DATA_DIR")
-		}
+		add(b.DataDir != "", "STATE_STORE=embedded needs ALPIPE_DATA_DIR")
 		// The ledger, dedup records and window state would live in one
 		// instance's file and vanish with it: double counts, lost panes.
-		if b.Service != "" || b.Warehouse == BigQuery {
-			probs = append(probs, "STATE_STORE=embedded keeps state in one instance's local file; on Cloud Run or with WAREHOUSE=bigquery set STATE_STORE=firestore")
-		}
+		add(b.Service == "" && b.Warehouse != BigQuery, "STATE_STORE=embedded keeps state in one instance's local file; on Cloud Run or with WAREHOUSE=bigquery set STATE_STORE=firestore")
 	case Firestore:
-		if b.Project == "" {
-			probs = append(probs, "STATE_STORE=firestore needs GOOGLE_CLOUD_PROJECT")
-		}
-		if !validDatabaseID(b.Database) {
-			probs = append(probs, fmt.Sprintf("FIRESTORE_DATABASE=%q is not a Firestore database ID ((default), or 4-63 of a-z, 0-9 and '-', starting with a letter)", b.Database))
-		}
+		add(b.Project != "", "STATE_STORE=firestore needs GOOGLE_CLOUD_PROJECT")
+		add(b.Database == "(default)" || databaseID.MatchString(b.Database), "FIRESTORE_DATABASE=%q is not a Firestore database ID ((default), or 4-63 of a-z, 0-9 and '-', starting with a letter)", b.Database)
 	default:
-		probs = append(probs, fmt.Sprintf("STATE_STORE=%q: want %s or %s", b.State, Embedded, Firestore))
+		add(false, "STATE_STORE=%q: want %s or %s", b.State, Embedded, Firestore)
 	}
 	switch b.Warehouse {
 	case DuckDB:
-		if b.DataDir == "" {
-			probs = append(probs, "WAREHOUSE=duckdb needs ALPIPE_DATA_DIR")
-		}
+		add(b.DataDir != "", "WAREHOUSE=duckdb needs ALPIPE_DATA_DIR")
 	case BigQuery:
-		if b.Project == "" {
-			probs = append(probs, "WAREHOUSE=bigquery needs GOOGLE_CLOUD_PROJECT")
-		}
-		if !validDatasetID(b.Dataset) {
-			probs = append(probs, fmt.Sprintf("WAREHOUSE=bigquery needs BIGQUERY_DATASET (letters, digits and '_', at most 1024), got %q", b.Dataset))
-		}
-		if b.Location == "" {
-			probs = append(probs, "WAREHOUSE=bigquery needs BIGQUERY_LOCATION")
-		}
-		if b.BigQueryEndpoint != "" && !validHostPort(b.BigQueryEndpoint) {
-			probs = append(probs, fmt.Sprintf("BIGQUERY_EMULATOR_HOST=%q: want host:port", b.BigQueryEndpoint))
-		}
-		if needsStaging && b.StagingBucket == "" {
-			probs = append(probs, "WAREHOUSE=bigquery needs STAGING_BUCKET for load jobs")
-		}
+		add(b.Project != "", "WAREHOUSE=bigquery needs GOOGLE_CLOUD_PROJECT")
+		add(len(b.Dataset) <= 1024 && datasetID.MatchString(b.Dataset), "WAREHOUSE=bigquery needs BIGQUERY_DATASET (letters, digits and '_', at most 1024), got %q", b.Dataset)
+		add(b.Location != "", "WAREHOUSE=bigquery needs BIGQUERY_LOCATION")
+		add(b.BigQueryEndpoint == "" || validHostPort(b.BigQueryEndpoint), "BIGQUERY_EMULATOR_HOST=%q: want host:port", b.BigQueryEndpoint)
+		add(!needsStaging || b.StagingBucket != "", "WAREHOUSE=bigquery needs STAGING_BUCKET for load jobs")
 	default:
-		probs = append(probs, fmt.Sprintf("WAREHOUSE=%q: want %s or %s", b.Warehouse, DuckDB, BigQuery))
+		add(false, "WAREHOUSE=%q: want %s or %s", b.Warehouse, DuckDB, BigQuery)
 	}
-	return probs
+	return p
+}
+
+// The identifier rules the clients' servers enforce: checked at start, a
+// first-request 400 becomes a start-up error that names the variable.
+var (
+	databaseID = regexp.MustCompile(`^[a-z][a-z0-9-]{2,61}[a-z0-9]$`)
+	datasetID  = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+)
+
+func validHostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	return err == nil && host != "" && port != ""
 }
 
 // Ingest configures IngestCSV.
@@ -109,9 +119,9 @@ type Ingest struct {
 	QuarantineBucket string        `env:"QUARANTINE_BUCKET, default=alpinashop-cuarentena"`
 	QuarantinePrefix string        `env:"QUARANTINE_PREFIX, default=cuarentena/"`
 	Lease            time.Duration `env:"LEDGER_LEASE, default=10m"`
-	// Deadline is one attempt's own limit. It stays a margin below the
-	// platform's request timeout so that the attempt's clean-failure ledger
-	// write happens before Cloud Run cuts the request.
+	// Deadline is one attempt's own limit, a margin below the platform's
+	// request timeout so that the attempt's clean-failure ledger write
+	// happens before Cloud Run cuts the request.
 	Deadline       time.Duration `env:"INGEST_DEADLINE, default=480s"`
 	MaxRecordBytes int           `env:"MAX_RECORD_BYTES, default=1048576"`
 }
@@ -125,53 +135,23 @@ const EventDeadline = 540 * time.Second
 const DeadlineMargin = 30 * time.Second
 
 // Validate reports every problem at once, so one restart fixes them all.
-func (c Ingest) Validate() error {
-	return joinProblems("IngestCSV", c.problems())
-}
+func (c Ingest) Validate() error { return joinProblems("IngestCSV", c.problems()) }
 
-func (c Ingest) problems() []string {
-	probs := c.validate(true)
-	if c.LandingBucket == "" {
-		probs = append(probs, "LANDING_BUCKET is empty")
-	}
-	if len(c.LandingPrefixes) == 0 {
-		probs = append(probs, "LANDING_PREFIXES is empty (\"\" is not a prefix list; name the folders the ERP writes, e.g. exportaciones/)")
-	}
-	if c.QuarantineBucket == "" {
-		probs = append(probs, "QUARANTINE_BUCKET is empty")
-	}
-	if c.QuarantineBucket != "" && c.QuarantineBucket == c.LandingBucket && overlaps(c.LandingPrefixes, c.QuarantinePrefix) {
-		// Every quarantine file would fire the ingest of itself.
-		probs = append(probs, fmt.Sprintf("QUARANTINE_PREFIX=%q lies inside LANDING_PREFIXES of the same bucket", c.QuarantinePrefix))
-	}
-	if c.Lease < EventDeadline+time.Second {
-		// A lease shorter than the 540 s event deadline would let a redelivery
-		// take over a file that is still being loaded.
-		probs = append(probs, fmt.Sprintf("LEDGER_LEASE=%s must exceed the 540s function deadline", c.Lease))
-	}
-	if c.Deadline <= 0 || c.Deadline > EventDeadline-DeadlineMargin {
-		probs = append(probs, fmt.Sprintf("INGEST_DEADLINE=%s must be positive and at most %s (the 540s request timeout less a %s margin for the failure record)", c.Deadline, EventDeadline-DeadlineMargin, DeadlineMargin))
-	}
-	if c.MaxRecordBytes < 1024 {
-		probs = append(probs, fmt.Sprintf("MAX_RECORD_BYTES=%d is below 1024", c.MaxRecordBytes))
-	}
-	return probs
-}
-
-func overlaps(prefixes []string, p string) bool {
-	for _, l := range prefixes {
-		if strings.HasPrefix(p, l) || strings.HasPrefix(l, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func joinProblems(fn string, probs []string) error {
-	if len(probs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s configuration: %s", fn, strings.Join(probs, "; "))
+func (c Ingest) problems() problems {
+	p := c.validate(true)
+	add := p.add
+	add(c.LandingBucket != "", "LANDING_BUCKET is empty")
+	add(len(c.LandingPrefixes) > 0, "LANDING_PREFIXES is empty (\"\" is not a prefix list; name the folders the ERP writes, e.g. exportaciones/)")
+	add(c.QuarantineBucket != "", "QUARANTINE_BUCKET is empty")
+	// Else every quarantine file would fire the ingest of itself.
+	add(c.QuarantineBucket == "" || c.QuarantineBucket != c.LandingBucket || !slices.ContainsFunc(c.LandingPrefixes, func(l string) bool {
+		return strings.HasPrefix(c.QuarantinePrefix, l) || strings.HasPrefix(l, c.QuarantinePrefix)
+	}), "QUARANTINE_PREFIX=%q lies inside LANDING_PREFIXES of the same bucket", c.QuarantinePrefix)
+	// A shorter lease would let a redelivery take over a file still loading.
+	add(c.Lease >= EventDeadline+time.Second, "LEDGER_LEASE=%s must exceed the 540s function deadline", c.Lease)
+	add(c.Deadline > 0 && c.Deadline <= EventDeadline-DeadlineMargin, "INGEST_DEADLINE=%s must be positive and at most %s (the 540s request timeout less a %s margin for the failure record)", c.Deadline, EventDeadline-DeadlineMargin, DeadlineMargin)
+	add(c.MaxRecordBytes >= 1024, "MAX_RECORD_BYTES=%d is below 1024", c.MaxRecordBytes)
+	return p
 }
 
 // Validator is a configuration that can check itself.
@@ -200,8 +180,7 @@ var ErrInvalid = errors.New("invalid configuration")
 // variableOf names the environment variable behind an envconfig error, which
 // itself only names the Go field path ("Window: Size: ...").
 func variableOf(cfg any, err error) string {
-	msg := err.Error()
-	best := ""
+	best := "environment"
 	var walk func(t reflect.Type, path string)
 	walk = func(t reflect.Type, path string) {
 		for i := range t.NumField() {
@@ -212,41 +191,18 @@ func variableOf(cfg any, err error) string {
 			}
 			if f.Type.Kind() == reflect.Struct && f.Tag.Get("env") == "" {
 				walk(f.Type, p)
-				continue
-			}
-			if strings.HasPrefix(msg, p+":") {
+			} else if strings.HasPrefix(err.Error(), p+":") {
 				best = strings.TrimSpace(strings.SplitN(f.Tag.Get("env"), ",", 2)[0])
 			}
 		}
 	}
 	walk(reflect.TypeOf(cfg).Elem(), "")
-	if best == "" {
-		return "environment"
-	}
 	return best
-}
-
-// The identifier rules below are the ones the clients' servers enforce;
-// checking them at start turns a first-request 400 into a start-up error that
-// names the variable.
-var (
-	databaseID = regexp.MustCompile(`^[a-z][a-z0-9-]{2,61}[a-z0-9]$`)
-	datasetID  = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
-)
-
-func validDatabaseID(s string) bool { return s == "(default)" || databaseID.MatchString(s) }
-
-func validDatasetID(s string) bool { return len(s) <= 1024 && datasetID.MatchString(s) }
-
-func validHostPort(s string) bool {
-	host, port, err := net.SplitHostPort(s)
-	return err == nil && host != "" && port != ""
 }
 
 // Sweep configures SweepLanding, the scheduled function that ingests landing
 // objects whose finalize events were all lost (Eventarc keeps an undelivered
-// event for 24 h and has no dead-letter topic). It ingests through the same
-// path as IngestCSV, so it reads the whole IngestCSV configuration too.
+// event for 24 h and has no dead-letter topic), through IngestCSV's path.
 type Sweep struct {
 	Ingest
 	// Window is how far back the sweeper looks: objects created earlier were
@@ -263,18 +219,10 @@ type Sweep struct {
 
 // Validate reports every problem at once.
 func (c Sweep) Validate() error {
-	probs := c.problems()
-	if c.Grace <= 0 {
-		probs = append(probs, fmt.Sprintf("SWEEP_GRACE=%s must be positive (Eventarc must get the first chance)", c.Grace))
-	}
-	if c.Window <= c.Grace {
-		probs = append(probs, fmt.Sprintf("SWEEP_WINDOW=%s must exceed SWEEP_GRACE=%s", c.Window, c.Grace))
-	}
-	if c.MaxObjects < 1 {
-		probs = append(probs, fmt.Sprintf("SWEEP_MAX_OBJECTS=%d is below 1", c.MaxObjects))
-	}
-	if c.Concurrency < 1 || c.Concurrency > 16 {
-		probs = append(probs, fmt.Sprintf("SWEEP_CONCURRENCY=%d: want 1 to 16", c.Concurrency))
-	}
-	return joinProblems("SweepLanding", probs)
+	p := c.problems()
+	p.add(c.Grace > 0, "SWEEP_GRACE=%s must be positive (Eventarc must get the first chance)", c.Grace)
+	p.add(c.Window > c.Grace, "SWEEP_WINDOW=%s must exceed SWEEP_GRACE=%s", c.Window, c.Grace)
+	p.add(c.MaxObjects >= 1, "SWEEP_MAX_OBJECTS=%d is below 1", c.MaxObjects)
+	p.add(c.Concurrency >= 1 && c.Concurrency <= 16, "SWEEP_CONCURRENCY=%d: want 1 to 16", c.Concurrency)
+	return joinProblems("SweepLanding", p)
 }

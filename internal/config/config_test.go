@@ -19,113 +19,45 @@ import (
 )
 
 func TestLoad(t *testing.T) {
+	type env = map[string]string
 	tests := []struct {
 		name    string
 		cfg     Validator
-		env     map[string]string
+		env     env
 		wantErr []string // substrings; none means valid
 	}{
-		{name: "ingest defaults are valid locally", cfg: &Ingest{}},
-		{name: "orders defaults are valid locally", cfg: &Orders{}},
-		{name: "watermark defaults are valid locally", cfg: &Watermark{}},
-		{
-			name:    "bigquery without project, dataset or staging",
-			cfg:     &Ingest{},
-			env:     map[string]string{"WAREHOUSE": "bigquery", "BIGQUERY_DATASET": ""},
-			wantErr: []string{"WAREHOUSE=bigquery needs GOOGLE_CLOUD_PROJECT", "WAREHOUSE=bigquery needs STAGING_BUCKET"},
-		},
-		{
-			name:    "embedded state on Cloud Run",
-			cfg:     &Orders{},
-			env:     map[string]string{"K_SERVICE": "alpipe-orders"},
-			wantErr: []string{"STATE_STORE=embedded keeps state in one instance's local file"},
-		},
-		{
-			name:    "embedded state with BigQuery",
-			cfg:     &Ingest{},
-			env:     map[string]string{"WAREHOUSE": "bigquery", "GOOGLE_CLOUD_PROJECT": "p", "STAGING_BUCKET": "s"},
-			wantErr: []string{"STATE_STORE=embedded keeps state in one instance's local file"},
-		},
-		{
-			name:    "firestore without project",
-			cfg:     &Orders{},
-			env:     map[string]string{"STATE_STORE": "firestore"},
-			wantErr: []string{"STATE_STORE=firestore needs GOOGLE_CLOUD_PROJECT"},
-		},
-		{
-			name:    "unknown backends",
-			cfg:     &Watermark{},
-			env:     map[string]string{"STATE_STORE": "redis", "WAREHOUSE": "sqlite"},
-			wantErr: []string{`STATE_STORE="redis"`, `WAREHOUSE="sqlite"`},
-		},
-		{
-			name:    "lease shorter than the event deadline",
-			cfg:     &Ingest{},
-			env:     map[string]string{"LEDGER_LEASE": "5m"},
-			wantErr: []string{"LEDGER_LEASE=5m0s must exceed the 540s function deadline"},
-		},
-		{
-			name:    "bad window settings are all reported",
-			cfg:     &Orders{},
-			env:     map[string]string{"AGGREGATIONS": "ventas_dia,ventas_hora_pais"},
-			wantErr: []string{`AGGREGATIONS: aggregation "ventas_dia" is not declared (declared: sesiones_cliente, ventas_hora_pais, ventas_sku_hora_movil)`},
-		},
-		{name: "sweep defaults are valid locally", cfg: &Sweep{}},
-		{name: "server defaults are valid", cfg: &Server{}},
-		{
-			name:    "ingest deadline without a margin below the request timeout",
-			cfg:     &Ingest{},
-			env:     map[string]string{"INGEST_DEADLINE": "540s"},
-			wantErr: []string{"INGEST_DEADLINE=9m0s must be positive and at most 8m30s"},
-		},
-		{
-			name:    "no landing area",
-			cfg:     &Ingest{},
-			env:     map[string]string{"LANDING_BUCKET": "", "LANDING_PREFIXES": ""},
-			wantErr: []string{"LANDING_BUCKET is empty", "LANDING_PREFIXES is empty"},
-		},
-		{
-			name:    "quarantine inside the landing area",
-			cfg:     &Ingest{},
-			env:     map[string]string{"QUARANTINE_BUCKET": "alpinashop-catalogo", "QUARANTINE_PREFIX": "exportaciones/cuarentena/"},
-			wantErr: []string{`QUARANTINE_PREFIX="exportaciones/cuarentena/" lies inside LANDING_PREFIXES`},
-		},
-		{
-			name:    "sweep window inside its grace",
-			cfg:     &Sweep{},
-			env:     map[string]string{"SWEEP_WINDOW": "10m", "SWEEP_MAX_OBJECTS": "0", "SWEEP_CONCURRENCY": "99"},
-			wantErr: []string{"SWEEP_WINDOW=10m0s must exceed SWEEP_GRACE=30m0s", "SWEEP_MAX_OBJECTS=0", "SWEEP_CONCURRENCY=99"},
-		},
-		{
-			name:    "test clock against real Firestore",
-			cfg:     &Server{},
-			env:     map[string]string{"ALPIPE_CLOCK_FILE": "/tmp/now", "PORT": "http"},
-			wantErr: []string{"ALPIPE_CLOCK_FILE is a test clock", `PORT="http"`},
-		},
-		{
-			name:    "firestore database and bigquery names the services would refuse",
-			cfg:     &Orders{},
-			env:     map[string]string{"STATE_STORE": "firestore", "GOOGLE_CLOUD_PROJECT": "p", "FIRESTORE_DATABASE": "Alpipe_DB", "WAREHOUSE": "bigquery", "BIGQUERY_DATASET": "alpinashop-analitica", "BIGQUERY_EMULATOR_HOST": "localhost"},
-			wantErr: []string{`FIRESTORE_DATABASE="Alpipe_DB"`, `BIGQUERY_DATASET (letters, digits and '_', at most 1024), got "alpinashop-analitica"`, `BIGQUERY_EMULATOR_HOST="localhost"`},
-		},
-		{
-			name:    "an unknown warehouse",
-			cfg:     &Watermark{},
-			env:     map[string]string{"WAREHOUSE": "remote"},
-			wantErr: []string{`WAREHOUSE="remote": want duckdb or bigquery`},
-		},
-		{
-			name: "stream services need no staging bucket",
-			cfg:  &Orders{},
-			env: map[string]string{"WAREHOUSE": "bigquery", "STATE_STORE": "firestore", "GOOGLE_CLOUD_PROJECT": "alpinashop-datos",
-				"FIRESTORE_DATABASE": "alpipe", "K_SERVICE": "alpipe-orders"},
-		},
-		{
-			name: "production settings",
-			cfg:  &Ingest{},
-			env: map[string]string{"WAREHOUSE": "bigquery", "STATE_STORE": "firestore", "GOOGLE_CLOUD_PROJECT": "alpinashop-datos",
-				"STAGING_BUCKET": "alpinashop-staging"},
-		},
+		{"ingest defaults are valid locally", &Ingest{}, nil, nil},
+		{"orders defaults are valid locally", &Orders{}, nil, nil},
+		{"watermark defaults are valid locally", &Watermark{}, nil, nil},
+		{"sweep defaults are valid locally", &Sweep{}, nil, nil},
+		{"server defaults are valid", &Server{}, nil, nil},
+		{"bigquery without project, dataset or staging", &Ingest{}, env{"WAREHOUSE": "bigquery", "BIGQUERY_DATASET": ""},
+			[]string{"WAREHOUSE=bigquery needs GOOGLE_CLOUD_PROJECT", "WAREHOUSE=bigquery needs STAGING_BUCKET"}},
+		{"embedded state on Cloud Run", &Orders{}, env{"K_SERVICE": "alpipe-orders"},
+			[]string{"STATE_STORE=embedded keeps state in one instance's local file"}},
+		{"embedded state with BigQuery", &Ingest{}, env{"WAREHOUSE": "bigquery", "GOOGLE_CLOUD_PROJECT": "p", "STAGING_BUCKET": "s"},
+			[]string{"STATE_STORE=embedded keeps state in one instance's local file"}},
+		{"firestore without project", &Orders{}, env{"STATE_STORE": "firestore"}, []string{"STATE_STORE=firestore needs GOOGLE_CLOUD_PROJECT"}},
+		{"unknown backends", &Watermark{}, env{"STATE_STORE": "redis", "WAREHOUSE": "sqlite"}, []string{`STATE_STORE="redis"`, `WAREHOUSE="sqlite"`}},
+		{"lease shorter than the event deadline", &Ingest{}, env{"LEDGER_LEASE": "5m"}, []string{"LEDGER_LEASE=5m0s must exceed the 540s function deadline"}},
+		{"bad window settings are all reported", &Orders{}, env{"AGGREGATIONS": "ventas_dia,ventas_hora_pais"},
+			[]string{`AGGREGATIONS: aggregation "ventas_dia" is not declared (declared: sesiones_cliente, ventas_hora_pais, ventas_sku_hora_movil)`}},
+		{"ingest deadline without a margin below the request timeout", &Ingest{}, env{"INGEST_DEADLINE": "540s"},
+			[]string{"INGEST_DEADLINE=9m0s must be positive and at most 8m30s"}},
+		{"no landing area", &Ingest{}, env{"LANDING_BUCKET": "", "LANDING_PREFIXES": ""}, []string{"LANDING_BUCKET is empty", "LANDING_PREFIXES is empty"}},
+		{"quarantine inside the landing area", &Ingest{}, env{"QUARANTINE_BUCKET": "alpinashop-catalogo", "QUARANTINE_PREFIX": "exportaciones/cuarentena/"},
+			[]string{`QUARANTINE_PREFIX="exportaciones/cuarentena/" lies inside LANDING_PREFIXES`}},
+		{"sweep window inside its grace", &Sweep{}, env{"SWEEP_WINDOW": "10m", "SWEEP_MAX_OBJECTS": "0", "SWEEP_CONCURRENCY": "99"},
+			[]string{"SWEEP_WINDOW=10m0s must exceed SWEEP_GRACE=30m0s", "SWEEP_MAX_OBJECTS=0", "SWEEP_CONCURRENCY=99"}},
+		{"test clock against real Firestore", &Server{}, env{"ALPIPE_CLOCK_FILE": "/tmp/now", "PORT": "http"}, []string{"ALPIPE_CLOCK_FILE is a test clock", `PORT="http"`}},
+		{"firestore database and bigquery names the services would refuse", &Orders{}, env{"STATE_STORE": "firestore", "GOOGLE_CLOUD_PROJECT": "p",
+			"FIRESTORE_DATABASE": "Alpipe_DB", "WAREHOUSE": "bigquery", "BIGQUERY_DATASET": "alpinashop-analitica", "BIGQUERY_EMULATOR_HOST": "localhost"},
+			[]string{`FIRESTORE_DATABASE="Alpipe_DB"`, `BIGQUERY_DATASET (letters, digits and '_', at most 1024), got "alpinashop-analitica"`, `BIGQUERY_EMULATOR_HOST="localhost"`}},
+		{"an unknown warehouse", &Watermark{}, env{"WAREHOUSE": "remote"}, []string{`WAREHOUSE="remote": want duckdb or bigquery`}},
+		{"stream services need no staging bucket", &Orders{}, env{"WAREHOUSE": "bigquery", "STATE_STORE": "firestore",
+			"GOOGLE_CLOUD_PROJECT": "alpinashop-datos", "FIRESTORE_DATABASE": "alpipe", "K_SERVICE": "alpipe-orders"}, nil},
+		{"production settings", &Ingest{}, env{"WAREHOUSE": "bigquery", "STATE_STORE": "firestore", "GOOGLE_CLOUD_PROJECT": "alpinashop-datos",
+			"STAGING_BUCKET": "alpinashop-staging"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,29 +98,27 @@ func TestDefaultsMatchTheSpecification(t *testing.T) {
 }
 
 func TestAggregationsSelects(t *testing.T) {
-	tests := []struct {
+	all := []string{"sesiones_cliente", "ventas_hora_pais", "ventas_sku_hora_movil"}
+	for _, tt := range []struct {
 		name string
 		env  map[string]string
 		want []string
 	}{
-		{name: "unset runs all", env: map[string]string{}, want: []string{"sesiones_cliente", "ventas_hora_pais", "ventas_sku_hora_movil"}},
-		{name: "empty runs all", env: map[string]string{"AGGREGATIONS": ""}, want: []string{"sesiones_cliente", "ventas_hora_pais", "ventas_sku_hora_movil"}},
-		{name: "one", env: map[string]string{"AGGREGATIONS": "ventas_sku_hora_movil"}, want: []string{"ventas_sku_hora_movil"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var c Watermark
-			if err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env)); err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, s := range c.Specs() {
-				got = append(got, s.Name)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
+		{"unset runs all", map[string]string{}, all},
+		{"empty runs all", map[string]string{"AGGREGATIONS": ""}, all},
+		{"one", map[string]string{"AGGREGATIONS": "ventas_sku_hora_movil"}, []string{"ventas_sku_hora_movil"}},
+	} {
+		var c Watermark
+		if err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env)); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range c.Specs() {
+			got = append(got, s.Name)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
 
@@ -200,19 +130,15 @@ func TestREADMEDocumentsEveryVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := ""
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	files, _ := filepath.Glob("*.go")
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		src += string(b)
+		if !strings.HasSuffix(f, "_test.go") {
+			src += string(b)
+		}
 	}
 	for _, m := range regexp.MustCompile("env:\"([A-Z_]+)").FindAllStringSubmatch(src, -1) {
 		if !strings.Contains(string(readme), "`"+m[1]+"`") {
@@ -224,64 +150,55 @@ func TestREADMEDocumentsEveryVariable(t *testing.T) {
 // TestCloudMissing: a command on production data names every deployed
 // backend setting still to make, and none once all are set.
 func TestCloudMissing(t *testing.T) {
-	deployed := map[string]string{
-		"STATE_STORE": "firestore", "WAREHOUSE": "bigquery", "GOOGLE_CLOUD_PROJECT": "p",
-		"BIGQUERY_DATASET": "d", "BIGQUERY_LOCATION": "europe-west1",
-	}
+	type env = map[string]string
 	tests := []struct {
 		name string
-		env  map[string]string
+		env  env
 		want []string
 	}{
-		{name: "deployed", env: deployed},
-		{name: "nothing set", env: map[string]string{},
-			want: []string{"STATE_STORE=firestore", "WAREHOUSE=bigquery", "GOOGLE_CLOUD_PROJECT", "BIGQUERY_DATASET", "BIGQUERY_LOCATION"}},
-		{name: "the laptop's backends", env: map[string]string{"STATE_STORE": "embedded", "WAREHOUSE": "duckdb", "GOOGLE_CLOUD_PROJECT": "p", "BIGQUERY_DATASET": "d", "BIGQUERY_LOCATION": "l"},
-			want: []string{"STATE_STORE=firestore", "WAREHOUSE=bigquery"}},
+		{"deployed", env{"STATE_STORE": "firestore", "WAREHOUSE": "bigquery", "GOOGLE_CLOUD_PROJECT": "p", "BIGQUERY_DATASET": "d",
+			"BIGQUERY_LOCATION": "europe-west1"}, nil},
+		{"nothing set", env{}, []string{"STATE_STORE=firestore", "WAREHOUSE=bigquery", "GOOGLE_CLOUD_PROJECT", "BIGQUERY_DATASET", "BIGQUERY_LOCATION"}},
+		{"the laptop's backends", env{"STATE_STORE": "embedded", "WAREHOUSE": "duckdb", "GOOGLE_CLOUD_PROJECT": "p", "BIGQUERY_DATASET": "d",
+			"BIGQUERY_LOCATION": "l"}, []string{"STATE_STORE=firestore", "WAREHOUSE=bigquery"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var c Cloud
-			err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env))
-			if diff := cmp.Diff(tt.want, c.Missing()); diff != "" {
-				t.Errorf("missing (-want +got):\n%s", diff)
-			}
-			if (err == nil) != (len(tt.want) == 0) {
-				t.Errorf("Load = %v; want an error exactly when something is missing", err)
-			}
-		})
+		var c Cloud
+		err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env))
+		if diff := cmp.Diff(tt.want, c.Missing()); diff != "" {
+			t.Errorf("%s: missing (-want +got):\n%s", tt.name, diff)
+		}
+		if (err == nil) != (len(tt.want) == 0) {
+			t.Errorf("%s: Load = %v; want an error exactly when something is missing", tt.name, err)
+		}
 	}
 }
 
 func TestServingValidate(t *testing.T) {
+	type env = map[string]string
 	tests := []struct {
 		name    string
-		env     map[string]string
+		env     env
 		grace   time.Duration
 		wantErr string // "" = valid
 	}{
-		{name: "defaults: 8 s, under Cloud Run's 10 s", grace: 8 * time.Second},
-		{name: "a shorter grace", env: map[string]string{"SHUTDOWN_GRACE": "2s"}, grace: 2 * time.Second},
-		{name: "the longest grace that leaves time for the cut and the close", env: map[string]string{"SHUTDOWN_GRACE": "8.5s"}, grace: 8500 * time.Millisecond},
-		{name: "9.5 s plus the 1 s cut wait would outlive Cloud Run's 10 s", env: map[string]string{"SHUTDOWN_GRACE": "9.5s"}, wantErr: "at most 8.5s"},
-		{name: "Cloud Run's whole 10 s leaves nothing for the cut", env: map[string]string{"SHUTDOWN_GRACE": "10s"}, wantErr: "SHUTDOWN_GRACE"},
-		{name: "no grace", env: map[string]string{"SHUTDOWN_GRACE": "0s"}, wantErr: "SHUTDOWN_GRACE"},
-		{name: "negative request timeout", env: map[string]string{"CLOUD_RUN_TIMEOUT_SECONDS": "-1"}, wantErr: "CLOUD_RUN_TIMEOUT_SECONDS"},
+		{"defaults: 8 s, under Cloud Run's 10 s", nil, 8 * time.Second, ""},
+		{"a shorter grace", env{"SHUTDOWN_GRACE": "2s"}, 2 * time.Second, ""},
+		{"the longest grace that leaves time for the cut and the close", env{"SHUTDOWN_GRACE": "8.5s"}, 8500 * time.Millisecond, ""},
+		{"9.5 s plus the 1 s cut wait would outlive Cloud Run's 10 s", env{"SHUTDOWN_GRACE": "9.5s"}, 0, "at most 8.5s"},
+		{"Cloud Run's whole 10 s leaves nothing for the cut", env{"SHUTDOWN_GRACE": "10s"}, 0, "SHUTDOWN_GRACE"},
+		{"no grace", env{"SHUTDOWN_GRACE": "0s"}, 0, "SHUTDOWN_GRACE"},
+		{"negative request timeout", env{"CLOUD_RUN_TIMEOUT_SECONDS": "-1"}, 0, "CLOUD_RUN_TIMEOUT_SECONDS"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var c Serving
-			err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env))
-			if tt.wantErr == "" {
-				if err != nil || c.ShutdownGrace != tt.grace {
-					t.Errorf("grace %s, error %v; want %s and no error", c.ShutdownGrace, err, tt.grace)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("error %v, want one naming %s", err, tt.wantErr)
-			}
-		})
+		var c Serving
+		err := Load(context.Background(), &c, envconfig.MapLookuper(tt.env))
+		switch {
+		case tt.wantErr == "" && (err != nil || c.ShutdownGrace != tt.grace):
+			t.Errorf("%s: grace %s, error %v; want %s and no error", tt.name, c.ShutdownGrace, err, tt.grace)
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%s: error %v, want one naming %s", tt.name, err, tt.wantErr)
+		}
 	}
 }
 
@@ -292,24 +209,24 @@ func TestTickProblems(t *testing.T) {
 		URL:      "https://alpipe-watermark-123456789012.europe-west1.run.app",
 		Invoker:  "alpipe-watermark-tick@alpipe-dev-example.iam.gserviceaccount.com",
 	}
-	decl := func(file string, e, ld time.Duration) aggregation.Declaration {
-		return aggregation.Declaration{File: file, EarlyDelay: e, LateDelay: ld}
+	decl := func(e, ld time.Duration) []aggregation.Declaration {
+		return []aggregation.Declaration{{File: "declarations/a.json", EarlyDelay: e, LateDelay: ld}}
 	}
+	minute := Tick{Interval: time.Minute}
 	for _, tc := range []struct {
 		name string
 		tick Tick
 		ds   []aggregation.Declaration
 		want []string // substrings, one per problem
 	}{
-		{name: "default minute", tick: Tick{Interval: time.Minute}, ds: []aggregation.Declaration{decl("declarations/a.json", time.Minute, time.Minute)}},
-		{name: "early 0s at any interval", tick: Tick{Interval: time.Minute}, ds: []aggregation.Declaration{decl("declarations/a.json", 0, time.Minute)}},
-		{name: "half minute, 30s delays", tick: half, ds: []aggregation.Declaration{decl("declarations/a.json", 30*time.Second, 30*time.Second)}},
-		{name: "30s delays on a minute deployment", tick: Tick{Interval: time.Minute},
-			ds:   []aggregation.Declaration{decl("declarations/a.json", 30*time.Second, 30*time.Second)},
-			want: []string{"declarations/a.json: early_delay 30s is shorter than TICK_INTERVAL=1m,", "declarations/a.json: late_delay 30s is shorter"}},
-		{name: "other interval", tick: Tick{Interval: 15 * time.Second}, want: []string{"TICK_INTERVAL=15s: want 1m"}},
-		{name: "half minute without a queue", tick: Tick{Interval: 30 * time.Second, URL: half.URL, Invoker: half.Invoker}, want: []string{"needs TICK_QUEUE"}},
-		{name: "queue on a minute deployment", tick: Tick{Interval: time.Minute, Queue: half.Queue}, want: []string{"TICK_INTERVAL=1m schedules no follow-up"}},
+		{"default minute", minute, decl(time.Minute, time.Minute), nil},
+		{"early 0s at any interval", minute, decl(0, time.Minute), nil},
+		{"half minute, 30s delays", half, decl(30*time.Second, 30*time.Second), nil},
+		{"30s delays on a minute deployment", minute, decl(30*time.Second, 30*time.Second),
+			[]string{"declarations/a.json: early_delay 30s is shorter than TICK_INTERVAL=1m,", "declarations/a.json: late_delay 30s is shorter"}},
+		{"other interval", Tick{Interval: 15 * time.Second}, nil, []string{"TICK_INTERVAL=15s: want 1m"}},
+		{"half minute without a queue", Tick{Interval: 30 * time.Second, URL: half.URL, Invoker: half.Invoker}, nil, []string{"needs TICK_QUEUE"}},
+		{"queue on a minute deployment", Tick{Interval: time.Minute, Queue: half.Queue}, nil, []string{"TICK_INTERVAL=1m schedules no follow-up"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.tick.problems(tc.ds)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -21,11 +20,9 @@ type Serving struct {
 	RequestTimeoutSeconds int `env:"CLOUD_RUN_TIMEOUT_SECONDS"`
 }
 
-// killDelay is how long Cloud Run waits after SIGTERM before it kills an
-// instance, the shortest of the platforms we deploy to. After the grace the
-// server still waits up to 1 s for cancelled requests to record their
-// failure (httpserve.DefaultCutWait) and then closes its clients, so the
-// grace may take at most what is left: 8.5 s.
+// After the grace the server still waits up to 1 s for cancelled requests
+// to record their failure (httpserve.DefaultCutWait) and then closes its
+// clients, so of Cloud Run's 10 s kill delay the grace may take 8.5 s.
 const (
 	killDelay        = 10 * time.Second
 	maxShutdownGrace = killDelay - time.Second - 500*time.Millisecond
@@ -33,14 +30,10 @@ const (
 
 // Validate reports every problem at once.
 func (c Serving) Validate() error {
-	var probs []string
-	if c.ShutdownGrace <= 0 || c.ShutdownGrace > maxShutdownGrace {
-		probs = append(probs, fmt.Sprintf("SHUTDOWN_GRACE=%s: want more than 0 and at most %s (Cloud Run kills an instance %s after SIGTERM; the cancelled requests and the clients' close need the rest)", c.ShutdownGrace, maxShutdownGrace, killDelay))
-	}
-	if c.RequestTimeoutSeconds < 0 {
-		probs = append(probs, fmt.Sprintf("CLOUD_RUN_TIMEOUT_SECONDS=%d is negative", c.RequestTimeoutSeconds))
-	}
-	return joinProblems("server", probs)
+	var p problems
+	p.add(c.ShutdownGrace > 0 && c.ShutdownGrace <= maxShutdownGrace, "SHUTDOWN_GRACE=%s: want more than 0 and at most %s (Cloud Run kills an instance %s after SIGTERM; the cancelled requests and the clients' close need the rest)", c.ShutdownGrace, maxShutdownGrace, killDelay)
+	p.add(c.RequestTimeoutSeconds >= 0, "CLOUD_RUN_TIMEOUT_SECONDS=%d is negative", c.RequestTimeoutSeconds)
+	return joinProblems("server", p)
 }
 
 // RequestTimeout is the per-request deadline, 0 for none.
@@ -57,58 +50,46 @@ type Server struct {
 	Target string `env:"FUNCTION_TARGET"`
 	Port   string `env:"PORT, default=8080"`
 	// ClockFile replaces the process clock by the RFC 3339 time held in a
-	// file, re-read on every reading. It exists so that the
-	// production-parity stack can play hours of event time in seconds
-	// through the very binary Cloud Run runs; it is refused unless the state
-	// store is the Firestore emulator, so it can never steer production.
+	// file, re-read on every reading, so that the production-parity stack
+	// can play hours of event time in seconds through the very binary Cloud
+	// Run runs. It is refused unless the state store is the Firestore
+	// emulator, so it can never steer production.
 	ClockFile         string `env:"ALPIPE_CLOCK_FILE"`
 	FirestoreEmulator string `env:"FIRESTORE_EMULATOR_HOST"`
 }
 
 // Validate reports every problem at once.
 func (c Server) Validate() error {
-	var probs []string
-	if n, err := strconv.Atoi(c.Port); err != nil || n < 1 || n > 65535 {
-		probs = append(probs, fmt.Sprintf("PORT=%q is not a TCP port", c.Port))
-	}
-	if c.ClockFile != "" && c.FirestoreEmulator == "" {
-		probs = append(probs, "ALPIPE_CLOCK_FILE is a test clock: it is accepted only with FIRESTORE_EMULATOR_HOST set, never against real Firestore")
-	}
-	return joinProblems("server", probs)
+	var p problems
+	n, err := strconv.Atoi(c.Port)
+	p.add(err == nil && n >= 1 && n <= 65535, "PORT=%q is not a TCP port", c.Port)
+	p.add(c.ClockFile == "" || c.FirestoreEmulator != "", "ALPIPE_CLOCK_FILE is a test clock: it is accepted only with FIRESTORE_EMULATOR_HOST set, never against real Firestore")
+	return joinProblems("server", p)
 }
 
 // Query bounds the answers of `alpipe serve`'s /_local/query, the one door
-// through which any SQL reaches the embedded warehouse: a SELECT of 20 M
-// rows once held 4.4 GB and ran 100 s. The answer streams, so memory does
-// not grow with it; these caps bound what a client receives and how long
-// the engine works for it. Each is named in the error when it stops an
-// answer.
+// through which any SQL reaches the embedded warehouse. The answer streams,
+// so memory does not grow with it; these caps bound what a client receives
+// and how long the engine works for it, and each is named in the error
+// when it stops an answer.
 type Query struct {
 	// MaxRows: a million rows is a month of order lines for a reconcile or
-	// an export to a spreadsheet (which stops at 1,048,576), far beyond a
-	// terminal's use.
+	// an export to a spreadsheet (which stops at 1,048,576).
 	MaxRows int64 `env:"ALPIPE_QUERY_MAX_ROWS, default=1000000"`
 	// MaxBytes counts the answer's body: 64 MiB holds those million rows at
 	// their usual 50 bytes, and the CLI's table, which must hold every row
 	// to align them, stays a few hundred MB at most.
 	MaxBytes int64 `env:"ALPIPE_QUERY_MAX_BYTES, default=67108864"`
-	// Timeout: a query of the laptop's tables answers in well under a
-	// second; a minute lets a cold scan of a large backfill finish and
-	// stops a runaway join long before it holds the engine for minutes.
+	// Timeout: the laptop's tables answer in well under a second; a minute
+	// lets a cold scan of a large backfill finish and stops a runaway join.
 	Timeout time.Duration `env:"ALPIPE_QUERY_TIMEOUT, default=60s"`
 }
 
 // Validate reports every problem at once.
 func (c Query) Validate() error {
-	var probs []string
-	if c.MaxRows < 1 {
-		probs = append(probs, fmt.Sprintf("ALPIPE_QUERY_MAX_ROWS=%d must be at least 1", c.MaxRows))
-	}
-	if c.MaxBytes < 1024 {
-		probs = append(probs, fmt.Sprintf("ALPIPE_QUERY_MAX_BYTES=%d must be at least 1024", c.MaxBytes))
-	}
-	if c.Timeout <= 0 {
-		probs = append(probs, fmt.Sprintf("ALPIPE_QUERY_TIMEOUT=%s must be positive", c.Timeout))
-	}
-	return joinProblems("query", probs)
+	var p problems
+	p.add(c.MaxRows >= 1, "ALPIPE_QUERY_MAX_ROWS=%d must be at least 1", c.MaxRows)
+	p.add(c.MaxBytes >= 1024, "ALPIPE_QUERY_MAX_BYTES=%d must be at least 1024", c.MaxBytes)
+	p.add(c.Timeout > 0, "ALPIPE_QUERY_TIMEOUT=%s must be positive", c.Timeout)
+	return joinProblems("query", p)
 }

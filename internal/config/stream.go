@@ -37,32 +37,26 @@ func (w Window) Declarations() ([]aggregation.Declaration, error) {
 }
 
 // Specs are the core's specifications of the running aggregations, in
-// name order. It is nil when the settings are invalid, which Validate (and
-// so Load) reports first.
+// name order; nil when the settings are invalid, which Load reports first.
 func (w Window) Specs() []window.Spec {
-	ds, err := w.Declarations()
-	if err != nil {
-		return nil
-	}
-	out := make([]window.Spec, len(ds))
-	for i, d := range ds {
-		out[i] = d.Spec()
+	ds, _ := w.Declarations()
+	var out []window.Spec
+	for _, d := range ds {
+		out = append(out, d.Spec())
 	}
 	return out
 }
 
-func (w Window) problems() []string {
-	// The declarations passed the core's rules when they were parsed, and
-	// the environment adds nothing to them, so the selection is all that
-	// is left to check.
+// problems checks the selection: the declarations passed the core's rules
+// when they were parsed, and the environment adds nothing to them.
+func (w Window) problems() problems {
 	ds, err := w.Declarations()
-	switch {
-	case err != nil:
-		return []string{err.Error()}
-	case len(ds) == 0:
-		return []string{"no aggregation is declared in internal/aggregation/declarations"}
+	if err != nil {
+		return problems{err.Error()}
 	}
-	return nil
+	var p problems
+	p.add(len(ds) > 0, "no aggregation is declared in internal/aggregation/declarations")
+	return p
 }
 
 // Stream is what the processor shared by AggregateOrders and
@@ -82,30 +76,17 @@ type Stream struct {
 	BatchMaxOrders int `env:"BATCH_MAX_ORDERS, default=200"`
 }
 
-func (s Stream) problems() []string {
-	var probs []string
-	if s.TickLease < 10*time.Second {
-		probs = append(probs, fmt.Sprintf("TICK_LEASE=%s is below 10s", s.TickLease))
-	}
-	if s.MaxClockSkew < time.Minute {
-		probs = append(probs, fmt.Sprintf("MAX_CLOCK_SKEW=%s is below 1m", s.MaxClockSkew))
-	}
-	if s.BatchWait < 0 || s.BatchWait > time.Second {
-		probs = append(probs, fmt.Sprintf("BATCH_WAIT=%s must be between 0 and 1s", s.BatchWait))
-	}
-	if s.BatchMaxOrders < 1 || s.BatchMaxOrders > stream.MaxBatchOrders {
-		probs = append(probs, fmt.Sprintf("BATCH_MAX_ORDERS=%d must be between 1 and %d", s.BatchMaxOrders, stream.MaxBatchOrders))
-	}
-	return probs
+func (s Stream) problems() (p problems) {
+	p.add(s.TickLease >= 10*time.Second, "TICK_LEASE=%s is below 10s", s.TickLease)
+	p.add(s.MaxClockSkew >= time.Minute, "MAX_CLOCK_SKEW=%s is below 1m", s.MaxClockSkew)
+	p.add(s.BatchWait >= 0 && s.BatchWait <= time.Second, "BATCH_WAIT=%s must be between 0 and 1s", s.BatchWait)
+	p.add(s.BatchMaxOrders >= 1 && s.BatchMaxOrders <= stream.MaxBatchOrders, "BATCH_MAX_ORDERS=%d must be between 1 and %d", s.BatchMaxOrders, stream.MaxBatchOrders)
+	return p
 }
 
 // Options are the processor's options for these settings.
 func (s Stream) Options() []stream.Option {
-	return []stream.Option{
-		stream.WithTickLease(s.TickLease),
-		stream.WithMaxClockSkew(s.MaxClockSkew),
-		stream.WithBatching(s.BatchWait, s.BatchMaxOrders),
-	}
+	return []stream.Option{stream.WithTickLease(s.TickLease), stream.WithMaxClockSkew(s.MaxClockSkew), stream.WithBatching(s.BatchWait, s.BatchMaxOrders)}
 }
 
 // Orders configures AggregateOrders.
@@ -130,11 +111,8 @@ type Watermark struct {
 
 // Validate reports every problem at once.
 func (c Watermark) Validate() error {
-	probs := slices.Concat(c.validate(false), c.Window.problems(), c.Stream.problems())
-	if ds, err := c.Window.Declarations(); err == nil {
-		probs = append(probs, c.Tick.problems(ds)...)
-	}
-	return joinProblems("AdvanceWatermark", probs)
+	ds, _ := c.Window.Declarations() // an error is the Window's problem
+	return joinProblems("AdvanceWatermark", slices.Concat(c.validate(false), c.Window.problems(), c.Stream.problems(), c.Tick.problems(ds)))
 }
 
 // Tick is the watermark timer's cadence (docs/ticks.md). Unset it is
@@ -170,30 +148,23 @@ func (t Tick) Tasks() tick.TasksConfig {
 // problems checks the settings and the running declarations against the
 // interval: a delay shorter than the interval would promise panes sooner
 // than any tick comes, so its declaration is refused, by file.
-func (t Tick) problems(ds []aggregation.Declaration) []string {
-	var probs []string
+func (t Tick) problems(ds []aggregation.Declaration) (p problems) {
 	if !tick.Valid(t.Interval) {
-		return []string{fmt.Sprintf("TICK_INTERVAL=%s: want 1m (Cloud Scheduler alone) or 30s (a follow-up tick through Cloud Tasks)", t.Interval)}
+		return problems{fmt.Sprintf("TICK_INTERVAL=%s: want 1m (Cloud Scheduler alone) or 30s (a follow-up tick through Cloud Tasks)", t.Interval)}
 	}
 	if t.FollowUps() {
-		for _, p := range t.Tasks().Problems() {
-			probs = append(probs, "TICK_INTERVAL=30s needs TICK_QUEUE, TICK_URL and TICK_INVOKER: "+p)
+		for _, tp := range t.Tasks().Problems() {
+			p = append(p, "TICK_INTERVAL=30s needs TICK_QUEUE, TICK_URL and TICK_INVOKER: "+tp)
 		}
-		if t.TasksEmulator != "" && !validHostPort(t.TasksEmulator) {
-			probs = append(probs, fmt.Sprintf("CLOUD_TASKS_EMULATOR_HOST=%q: want host:port", t.TasksEmulator))
-		}
-	} else if t.Queue != "" || t.URL != "" || t.Invoker != "" {
-		probs = append(probs, "TICK_QUEUE, TICK_URL and TICK_INVOKER are set but TICK_INTERVAL=1m schedules no follow-up tick: set TICK_INTERVAL=30s or unset them")
+		p.add(t.TasksEmulator == "" || validHostPort(t.TasksEmulator), "CLOUD_TASKS_EMULATOR_HOST=%q: want host:port", t.TasksEmulator)
+	} else {
+		p.add(t.Queue == "" && t.URL == "" && t.Invoker == "", "TICK_QUEUE, TICK_URL and TICK_INVOKER are set but TICK_INTERVAL=1m schedules no follow-up tick: set TICK_INTERVAL=30s or unset them")
 	}
 	for _, d := range ds {
-		if d.EarlyDelay > 0 && d.EarlyDelay < t.Interval {
-			probs = append(probs, fmt.Sprintf("%s: early_delay %s is shorter than TICK_INTERVAL=%s, the time between ticks (write 0s for a pane at every tick)", d.File, d.EarlyDelay, short(t.Interval)))
-		}
-		if d.LateDelay < t.Interval {
-			probs = append(probs, fmt.Sprintf("%s: late_delay %s is shorter than TICK_INTERVAL=%s, the time between ticks", d.File, d.LateDelay, short(t.Interval)))
-		}
+		p.add(d.EarlyDelay <= 0 || d.EarlyDelay >= t.Interval, "%s: early_delay %s is shorter than TICK_INTERVAL=%s, the time between ticks (write 0s for a pane at every tick)", d.File, d.EarlyDelay, short(t.Interval))
+		p.add(d.LateDelay >= t.Interval, "%s: late_delay %s is shorter than TICK_INTERVAL=%s, the time between ticks", d.File, d.LateDelay, short(t.Interval))
 	}
-	return probs
+	return p
 }
 
 // short writes an interval as TICK_INTERVAL is set: 1m, 30s.

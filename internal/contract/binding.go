@@ -22,12 +22,9 @@ type Drift struct {
 	Missing []string `json:"missing,omitempty"` // in declared order
 }
 
-// Empty reports whether the header matches the contract's columns.
 func (d Drift) Empty() bool { return len(d.Added) == 0 && len(d.Missing) == 0 }
 
-// Bounds on what a Drift holds: it is stored in the ledger and logged, and a
-// header of ten thousand junk columns must not become a ten-thousand-item
-// record.
+// Bounds on a Drift, which the ledger stores and the log repeats.
 const (
 	maxDriftColumns = 20
 	maxDriftName    = 64
@@ -57,12 +54,11 @@ type Binding struct {
 // already in out (NULL or an interned string).
 type span struct{ start, end int }
 
-// Bind maps a header row to the declared columns: by name, in any order,
-// case-insensitively, surrounding spaces ignored. Columns the contract does
-// not declare are ignored and reported by Drift, unless the feed says
-// on_unknown_columns: reject. A missing required column, a declared column
-// given twice, an unknown column in a rejecting feed, or a header that is
-// not text in the feed's encoding rejects the file with a *FileError.
+// Bind maps a header row to the declared columns by name, in any order,
+// case and surrounding spaces ignored; other columns are reported by Drift.
+// A missing required column, a declared column given twice, an unknown one
+// under on_unknown_columns: reject, or a header that is not text rejects the
+// file with a *FileError.
 func (f *Feed) Bind(header [][]byte) (*Binding, error) {
 	b := &Binding{
 		feed:    f,
@@ -77,18 +73,20 @@ func (f *Feed) Bind(header [][]byte) (*Binding, error) {
 		b.pos[i] = -1
 	}
 	for i, h := range header {
-		name := h
-		if bytes.IndexByte(h, 0) >= 0 {
-			return nil, &FileError{Reason: "header column " + strconv.Itoa(i+1) + " holds a NUL byte"}
-		}
-		if f.charset != nil {
-			t, ok := f.charset.append(nil, h)
-			if !ok {
-				return nil, &FileError{Reason: "header column " + strconv.Itoa(i+1) + " is not valid " + f.charset.name + " text"}
+		name, bad := h, ""
+		switch {
+		case bytes.IndexByte(h, 0) >= 0:
+			bad = " holds a NUL byte"
+		case f.charset != nil:
+			var ok bool
+			if name, ok = f.charset.append(nil, h); !ok {
+				bad = " is not valid " + f.charset.name + " text"
 			}
-			name = t
-		} else if !utf8.Valid(h) {
-			return nil, &FileError{Reason: "header column " + strconv.Itoa(i+1) + " is not valid UTF-8"}
+		case !utf8.Valid(h):
+			bad = " is not valid UTF-8"
+		}
+		if bad != "" {
+			return nil, &FileError{Reason: "header column " + strconv.Itoa(i+1) + bad}
 		}
 		// A BOM the reader could not strip (a second one, or one inside
 		// quotes) must not hide a column name.
@@ -148,11 +146,9 @@ func appendDrift(list []string, name string, i int) []string {
 	return append(list, name)
 }
 
-// Drift returns how the bound header differs from the contract.
 func (b *Binding) Drift() Drift { return b.drift }
 
 // Columns returns the number of fields every row must have: the header's.
 func (b *Binding) Columns() int { return b.columns }
 
-// Feed returns the bound feed.
 func (b *Binding) Feed() *Feed { return b.feed }

@@ -16,43 +16,27 @@ func RejectCodes() []string {
 // rejected with, one per rule they declare, in column order.
 func (f *Feed) RejectCodes() []string {
 	var out []string
-	add := func(codes ...string) { out = append(out, codes...) }
 	for _, c := range f.columns {
-		if c.required {
-			add(c.codeRequired)
-		}
-		switch c.typ {
-		case schema.Int64:
-			add(c.codeInvalid, c.codeRange)
-		case schema.Numeric:
-			add(c.codeInvalid, c.codeRange, c.codePrecision)
-		case schema.Date:
-			add(c.codeInvalid)
-		}
-		if c.min.set {
-			add(c.codeBelow)
-		}
-		if c.max.set {
-			add(c.codeAbove)
-		}
-		if c.pattern != nil {
-			add(c.codePattern)
-		}
-		if c.maxRunes > 0 {
-			add(c.codeTooLong)
-		}
-		if c.countries || c.allowedValues != nil {
-			add(c.codeSet)
-		}
-		if c.partition {
-			add(c.codePartition)
+		number := c.typ == schema.Int64 || c.typ == schema.Numeric
+		for _, r := range []struct {
+			on   bool
+			code string
+		}{
+			{c.required, c.codeRequired}, {c.typ != schema.String, c.codeInvalid}, {number, c.codeRange},
+			{c.typ == schema.Numeric, c.codePrecision}, {c.min.set, c.codeBelow}, {c.max.set, c.codeAbove},
+			{c.pattern != nil, c.codePattern}, {c.maxRunes > 0, c.codeTooLong},
+			{c.countries || c.allowedValues != nil, c.codeSet}, {c.partition, c.codePartition},
+		} {
+			if r.on {
+				out = append(out, r.code)
+			}
 		}
 	}
 	for _, d := range f.derived {
 		if d.required {
-			add(d.codeReq)
+			out = append(out, d.codeReq)
 		}
-		add(d.codeRange)
+		out = append(out, d.codeRange)
 	}
 	return out
 }

@@ -266,14 +266,9 @@ func compileColumn(d columnDecl, dl Dialect) (column, error) {
 	}
 	c.maxRunes, c.truncateRunes = d.MaxRunes, d.TruncateRunes
 	code := func(s string) string { return c.name + ":" + s }
-	c.codeRequired = code("required")
-	c.codeRange = code("out_of_range")
-	c.codePrecision = code("too_precise")
-	c.codeBelow = code("below_min")
-	c.codeAbove = code("above_max")
-	c.codePattern = code("pattern")
-	c.codeTooLong = code("too_long")
-	c.codeSet = code("not_allowed")
+	c.codeRequired, c.codeRange, c.codePrecision = code("required"), code("out_of_range"), code("too_precise")
+	c.codeBelow, c.codeAbove, c.codePattern = code("below_min"), code("above_max"), code("pattern")
+	c.codeTooLong, c.codeSet = code("too_long"), code("not_allowed")
 	if c.countries {
 		c.codeSet = code("not_iso3166")
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
-// compute evaluates a derived column into out[at].
 func (d *derived) compute(out []schema.Value, at int) Reject {
 	x, y := &out[d.a], &out[d.b]
 	if x.Null || y.Null {
@@ -86,14 +85,10 @@ func (d *derived) decimal(x, y *schema.Value) (numeric.Dec, bool) {
 	default:
 		a, b := x.Dec, y.Dec
 		if d.ta == schema.Int64 {
-			if a, err = numeric.FromInt(x.Int); err != nil {
-				return numeric.Dec{}, false
-			}
+			a = numeric.FromInt(x.Int)
 		}
 		if d.tb == schema.Int64 {
-			if b, err = numeric.FromInt(y.Int); err != nil {
-				return numeric.Dec{}, false
-			}
+			b = numeric.FromInt(y.Int)
 		}
 		if d.op == '+' {
 			r, err = a.Add(b)

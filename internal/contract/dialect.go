@@ -8,10 +8,8 @@ import (
 	"strings"
 )
 
-// Dialect is how a feed's files are written: the CSV syntax and the way
-// numbers and dates are spelt. It is declared, never guessed per row: the
-// only inference is choosing the delimiter among the declared ones from the
-// header line (SniffDelimiter).
+// Dialect is how a feed's files are written: CSV syntax, numbers and dates.
+// It is declared, never guessed per row (only SniffDelimiter chooses).
 type Dialect struct {
 	delimiters []byte // candidates, in declared order; the first is the default
 	quote      byte
@@ -19,14 +17,11 @@ type Dialect struct {
 	dates      []dateLayout
 }
 
-// Quote returns the quote character of the feed's CSV.
 func (f *Feed) Quote() byte { return f.dialect.quote }
 
-// SniffDelimiter picks the separator of a file from its header line (the
-// bytes up to the first line feed): the declared delimiter that occurs most
-// often outside quotes, the first declared one on a tie or when none occurs.
-// Rows are never looked at: a value holding a semicolon must not change how
-// its file is split.
+// SniffDelimiter picks the declared delimiter that occurs most often outside
+// quotes in a file's header line (the first declared on a tie). Rows are
+// never looked at: a value holding a semicolon must not change the split.
 func (f *Feed) SniffDelimiter(header []byte) byte {
 	ds := f.dialect.delimiters
 	if len(ds) == 1 {
@@ -70,7 +65,6 @@ func (d *delimiterDecl) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// compileDialect checks the dialect fields of a declaration.
 func compileDialect(d declaration) (Dialect, error) {
 	dl := Dialect{quote: '"'}
 	if d.Quote != "" {
@@ -120,9 +114,8 @@ type dateLayout struct {
 	width      int
 }
 
-// compileDateFormats checks a date_formats list. ISO dates are always read
-// first (the fast path); the list, if declared, must say so by starting
-// with YYYY-MM-DD, so that the declaration reads as the parser behaves.
+// compileDateFormats checks a date_formats list, which must start with
+// YYYY-MM-DD: ISO dates are always read first.
 func compileDateFormats(formats []string) ([]dateLayout, error) {
 	if formats == nil {
 		return nil, nil
@@ -190,7 +183,6 @@ func compileDateLayout(s string) (dateLayout, error) {
 	return l, nil
 }
 
-// parse reads b in this layout as days since 1970-01-01.
 func (l *dateLayout) parse(b []byte) (int32, bool) {
 	if len(b) != l.width || (l.sep1 >= 0 && (b[l.sep1] != l.sep || b[l.sep2] != l.sep)) {
 		return 0, false
@@ -213,10 +205,8 @@ func (f *Feed) DateFormats() []string {
 	return out
 }
 
-// ungroup removes thousands separators from the integer part of a number
-// written with a decimal comma ("1.234.567,89" -> "1234567,89") into dst.
-// It reports false when the grouping is not in threes, which is a typo or a
-// number in another locale, never something to guess about.
+// ungroup appends v without the thousands separators of its integer part
+// ("1.234.567,89" -> "1234567,89"); false when not grouped in threes.
 func ungroup(dst []byte, v []byte, sep byte) ([]byte, bool) {
 	i := 0
 	if len(v) > 0 && (v[0] == '-' || v[0] == '+') {

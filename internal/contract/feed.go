@@ -8,7 +8,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
-// Encodings a feed may declare.
 const (
 	UTF8        = "utf-8"
 	Windows1252 = "windows-1252"
@@ -44,7 +43,6 @@ type Feed struct {
 	rules       map[string]string // column -> its rules in words, for people
 }
 
-// column is a compiled declared column.
 type column struct {
 	name     string
 	typ      schema.Type
@@ -93,19 +91,15 @@ type derived struct {
 	codeReq   string
 }
 
-// Name returns the feed name, used in quarantine paths and metrics.
 func (f *Feed) Name() string { return f.name }
 
-// Description returns the declaration's free text.
 func (f *Feed) Description() string { return f.description }
 
-// Table returns the warehouse table the feed fills.
 func (f *Feed) Table() string { return f.table }
 
 // Encoding returns the source text encoding: UTF8, Windows1252 or ISO88591.
 func (f *Feed) Encoding() string { return f.encoding }
 
-// OnUnknownColumns returns UnknownLoad or UnknownReject.
 func (f *Feed) OnUnknownColumns() string { return f.onUnknown }
 
 // Header returns the declared column names in declared order, the header a
@@ -116,26 +110,15 @@ func (f *Feed) Header() []string { return append([]string(nil), f.header...) }
 // columns, without the lineage columns.
 func (f *Feed) Width() int { return len(f.columns) + len(f.derived) }
 
-// Aggregates returns the daily aggregate tables rebuilt from this feed.
 func (f *Feed) Aggregates() []string { return append([]string(nil), f.aggregates...) }
 
 // DateIndex returns the output index of the date column that aggregates are
 // keyed by, or -1.
 func (f *Feed) DateIndex() int { return f.dateIndex }
 
-// Lineage returns the columns that follow a feed's values in its table,
-// filled by the ingester, not by the contract.
-func Lineage() []schema.Field {
-	return []schema.Field{
-		{Name: "source_object", Type: schema.String, Mode: "REQUIRED"},
-		{Name: "source_generation", Type: schema.Int64, Mode: "REQUIRED"},
-		{Name: "source_line", Type: schema.Int64, Mode: "REQUIRED"},
-		{Name: "ingested_at", Type: schema.Timestamp, Mode: "REQUIRED"},
-	}
-}
-
-// Schema returns the table columns the feed produces (declared, derived,
-// then lineage) as BigQuery would declare them, without descriptions.
+// Schema returns the table columns the feed produces as BigQuery would
+// declare them, without descriptions: declared, derived, then the lineage
+// columns, which the ingester fills.
 func (f *Feed) Schema() []schema.Field {
 	out := make([]schema.Field, 0, f.Width()+4)
 	for _, c := range f.columns {
@@ -144,7 +127,10 @@ func (f *Feed) Schema() []schema.Field {
 	for _, d := range f.derived {
 		out = append(out, schema.Field{Name: d.name, Type: d.typ, Mode: mode(d.required)})
 	}
-	return append(out, Lineage()...)
+	return append(out, schema.Field{Name: "source_object", Type: schema.String, Mode: "REQUIRED"},
+		schema.Field{Name: "source_generation", Type: schema.Int64, Mode: "REQUIRED"},
+		schema.Field{Name: "source_line", Type: schema.Int64, Mode: "REQUIRED"},
+		schema.Field{Name: "ingested_at", Type: schema.Timestamp, Mode: "REQUIRED"})
 }
 
 func mode(required bool) string {

@@ -25,8 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // goldenLimit keeps the over-long fixture small.
 const goldenLimit = 2048
 
-// outcome is what one file gives, as the ingester accounts for it: every
-// record after the header is read, then either valid or rejected.
+// outcome is what one file gives, as the ingester accounts for it.
 type outcome struct {
 	FileReason string // the file is refused as a whole
 	Drift      Drift
@@ -182,9 +181,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestSeeds pins the seed files the demo drops (in the repository's
-// testdata) to the fixtures of the same content here, whose outcomes
-// TestGolden pins, and to the feed their object names match.
+// TestSeeds pins the demo's seed files to the fixtures TestGolden runs and
+// to the feed their object names match.
 func TestSeeds(t *testing.T) {
 	reg := mustDefault(t)
 	for fixture, object := range map[string]string{

@@ -1,13 +1,9 @@
 // Package contract holds the data contracts of the file feeds: which objects
-// a feed owns, the columns it must carry, how each value is checked and
-// normalised, and the warehouse table it fills.
-//
-// Feeds are declared as data, one JSON file per feed in feeds/ (embedded),
-// so that adding a feed means adding a file, not writing a parser. A
-// declaration is compiled once into a Feed; Feed.Bind maps a file's header to
-// the declared columns and Binding.Validate turns one CSV row into typed
-// warehouse values or a Reject with a stable code and a readable reason.
-// Everything here is pure: no I/O, no clock.
+// a feed owns, how each column is checked and normalised, and the table it
+// fills. Feeds are data, one JSON file each in feeds/ (embedded), so adding
+// a feed means adding a file. Feed.Bind maps a header to the declared
+// columns; Binding.Validate turns a row into warehouse values or a Reject
+// with a stable code. Everything here is pure: no I/O, no clock.
 package contract
 
 import (
@@ -47,8 +43,7 @@ var defaultRegistry = sync.OnceValues(func() (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The embedded feeds must fit the warehouse exactly: a drift between a
-	// contract and its table would otherwise surface as failed loads.
+	// A drift between a contract and its table would surface as failed loads.
 	for _, f := range reg.feeds {
 		t, err := schema.Lookup(f.table)
 		if err != nil {
@@ -66,15 +61,14 @@ var defaultRegistry = sync.OnceValues(func() (*Registry, error) {
 	return reg, nil
 })
 
-// Default returns the embedded feeds, validated against their declarations
-// and against the warehouse schemas. The registry is immutable and shared.
+// Default returns the embedded feeds, checked against the warehouse schemas.
+// The registry is immutable and shared.
 func Default() (*Registry, error) {
 	return defaultRegistry()
 }
 
-// Parse compiles feed declarations, keyed by file name (the name only orders
-// the feeds and names the file in errors). It checks each declaration on its
-// own, not against the warehouse: see Feed.CheckTable.
+// Parse compiles feed declarations keyed by file name, which orders the
+// feeds; it does not check them against the warehouse (Feed.CheckTable).
 func Parse(files map[string][]byte) (*Registry, error) {
 	reg := &Registry{}
 	seen := map[string]string{}
@@ -103,12 +97,10 @@ func (r *Registry) Match(object string) (*Feed, bool) {
 	return nil, false
 }
 
-// Feeds returns the feeds in matching order.
 func (r *Registry) Feeds() []*Feed {
 	return append([]*Feed(nil), r.feeds...)
 }
 
-// Feed returns the named feed.
 func (r *Registry) Feed(name string) (*Feed, bool) {
 	for _, f := range r.feeds {
 		if f.name == name {

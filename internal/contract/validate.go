@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -14,25 +15,18 @@ import (
 
 // Reject says why a row was refused. The zero value means the row is valid.
 type Reject struct {
-	// Code is stable and low-cardinality, for counters and metrics:
-	// "malformed_record" or "unterminated_quote" (see Unreadable),
-	// "column_count", "nul_byte", "invalid_utf8", "invalid_windows1252", or
-	// "<column>:<rule>" with rule one of required, invalid_int,
-	// invalid_numeric, invalid_date, out_of_range, too_precise, below_min,
-	// above_max, not_iso3166, not_allowed, pattern, too_long, or
-	// out_of_partition_range: the feed's date_column holds a valid date that
-	// BigQuery's DAY partitioning cannot place (outside 1960-01-01..2159-12-31);
-	// caught per row here, such a date would fail the whole file's load job.
+	// Code is stable and low-cardinality, for metrics: one of RejectCodes
+	// or "<column>:<rule>" (Feed.RejectCodes). out_of_partition_range is a
+	// date_column value BigQuery's DAY partitioning cannot place, which
+	// would fail the whole file's load job.
 	Code string
 	// Detail is a sentence for the person reading the quarantine file.
 	Detail string
 }
 
-// OK reports whether the row was accepted.
 func (r Reject) OK() bool { return r.Code == "" }
 
-// The dates a BigQuery DAY-partitioned table accepts in its partitioning
-// column.
+// The dates a DAY-partitioned table accepts in its partitioning column.
 var firstPartitionDay, lastPartitionDay = mustDate(schema.FirstPartitionDate), mustDate(schema.LastPartitionDate)
 
 func mustDate(s string) int32 {
@@ -43,7 +37,6 @@ func mustDate(s string) int32 {
 	return d
 }
 
-// Row-level reject codes.
 const (
 	CodeColumnCount   = "column_count"
 	CodeInvalidUTF8   = "invalid_utf8"
@@ -55,16 +48,12 @@ const (
 )
 
 // Validate checks and normalises one data row. On success it fills
-// out[:Width()] in table column order and returns the zero Reject; strings in
-// out are fresh copies, independent of fields and never changed afterwards.
-// Otherwise it returns the first reason found, checking the column count,
-// then the text encoding, then each column in declared order, then the
-// derived columns; out is then garbage.
+// out[:Width()] in table column order with strings independent of fields;
+// otherwise it returns the first reason found (column count, encoding, each
+// column in declared order, derived columns) and out is garbage.
 //
-// This runs once per row of every file, so the success path avoids fmt,
-// maps and regexps (unless a column declares a pattern) and allocates no
-// string per row: a row's string values are cut from a slab shared by
-// many rows (see slab).
+// The success path runs per row of every file: no fmt, maps or regexps
+// (unless declared), and no string allocated per row (see slab).
 func (b *Binding) Validate(fields [][]byte, out []schema.Value) Reject {
 	if len(fields) != b.columns {
 		return Reject{CodeColumnCount, fmt.Sprintf("expected %d columns, got %d", b.columns, len(fields))}
@@ -141,8 +130,7 @@ func (b *Binding) Validate(fields [][]byte, out []schema.Value) Reject {
 	return Reject{}
 }
 
-// trimSpace is bytes.TrimSpace with a shortcut for the usual value, which
-// has nothing to trim.
+// trimSpace is bytes.TrimSpace with a shortcut for nothing to trim.
 func trimSpace(v []byte) []byte {
 	if n := len(v); n == 0 || (v[0] > ' ' && v[0] < utf8.RuneSelf && v[n-1] > ' ' && v[n-1] < utf8.RuneSelf) {
 		return v
@@ -150,14 +138,13 @@ func trimSpace(v []byte) []byte {
 	return bytes.TrimSpace(v)
 }
 
-// transcode decodes every field from the feed's single-byte encoding into
-// b.vals. The fields themselves are left alone: a rejected row goes to the
-// quarantine in its original bytes.
+// transcode decodes every field into b.vals, leaving fields alone: a
+// rejected row goes to the quarantine in its original bytes.
 func (b *Binding) transcode(fields [][]byte) Reject {
 	cs := b.feed.charset
 	b.text = b.text[:0]
 	for i, v := range fields {
-		if isASCII(v) {
+		if plainText(v) { // no NUL is left: Validate checked
 			b.ends[i] = -1
 			continue
 		}
@@ -180,15 +167,15 @@ func (b *Binding) transcode(fields [][]byte) Reject {
 	return Reject{}
 }
 
-// stringValue normalises and checks a STRING value. The value is written to the
-// row arena and turned into a string once the whole row is valid.
+// stringValue normalises and checks a STRING value into the row arena, which
+// becomes strings once the whole row is valid.
 func (b *Binding) stringValue(ci int, c *column, v []byte, out []schema.Value) Reject {
 	start := len(b.arena)
 	switch {
 	case c.upper:
-		b.arena = appendUpper(b.arena, v)
+		b.arena = appendCase(b.arena, v, 'a', 'z', unicode.ToUpper)
 	case c.lower:
-		b.arena = appendLower(b.arena, v)
+		b.arena = appendCase(b.arena, v, 'A', 'Z', unicode.ToLower)
 	default:
 		b.arena = append(b.arena, v...)
 	}
@@ -315,8 +302,7 @@ func (c *column) date(v []byte, out *schema.Value) Reject {
 	return Reject{}
 }
 
-// quote renders a value for a detail, shortened: a detail is read by a person
-// next to the raw line, it need not repeat a 1 MB field.
+// quote renders a value for a detail, shortened: the raw line is beside it.
 func quote(v []byte) string {
 	const limit = 64
 	if len(v) > limit {
@@ -325,18 +311,15 @@ func quote(v []byte) string {
 	return strconv.Quote(string(v))
 }
 
-// slabBytes is the size of a slab: about a hundred rows' strings, so one
-// allocation serves them all, while a string kept long after its row pins
-// no more than this.
+// slabBytes is about a hundred rows' strings: one allocation serves them,
+// and a string kept long after its row pins no more than this.
 const slabBytes = 4 << 10
 
 // slab hands out strings cut from a byte slice that is only ever appended
-// to: the bytes under a string are written once, before it exists, and never
-// again (a full slab is replaced, not reused), which is what unsafe.String
-// asks. The garbage collector frees a slab once no string points into it.
+// to (a full one is replaced, not reused): the bytes under a string never
+// change, as unsafe.String asks.
 type slab struct{ buf []byte }
 
-// cut returns p as a string stored in the slab.
 func (s *slab) cut(p []byte) string {
 	if len(p) > cap(s.buf)-len(s.buf) {
 		s.buf = make([]byte, 0, max(slabBytes, len(p)))

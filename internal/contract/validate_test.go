@@ -103,6 +103,7 @@ func runValidate(t *testing.T, b *Binding, tests []validateCase) {
 	}
 }
 
+// The rules' rows the golden fixtures show (TestGolden) are not repeated here.
 func TestValidateLineasPedido(t *testing.T) {
 	f := feed(t, "lineas_pedido")
 	b := bind(t, f)
@@ -119,73 +120,41 @@ func TestValidateLineasPedido(t *testing.T) {
 		{name: "valid", row: base, vals: vals(nil)},
 		{name: "decimal point also accepted", row: with(base, 5, "89.90"), vals: vals(nil)},
 		{name: "price trimmed", row: with(base, 5, " 89,90 "), vals: vals(nil)},
-		{name: "price zero", row: with(base, 5, "0"), vals: vals(func(v []schema.Value) { v[5], v[8] = dec(t, "0"), dec(t, "0") })},
 		{name: "price with 9 decimals", row: with(base, 5, "0,000000001"), vals: vals(func(v []schema.Value) { v[5], v[8] = dec(t, "0.000000001"), dec(t, "0.000000002") })},
 		{name: "sku trimmed and upper-cased", row: with(base, 3, "  moch-40l-az\t"), vals: vals(nil)},
 		{name: "country trimmed and upper-cased", row: with(base, 7, " es "), vals: vals(nil)},
 		{name: "ids trimmed", row: with(with(base, 0, " PED-1 "), 6, " CLI-7"), vals: vals(nil)},
-		{name: "customer optional", row: with(base, 6, ""), vals: vals(func(v []schema.Value) { v[6] = null })},
 		{name: "customer blank is null", row: with(base, 6, "   "), vals: vals(func(v []schema.Value) { v[6] = null })},
 		{name: "line and quantity with plus sign", row: with(with(base, 1, "+1"), 4, "+2"), vals: vals(nil)},
-		{name: "utf-8 text kept", row: with(base, 6, "Pérez, Ana"), vals: vals(func(v []schema.Value) { v[6] = str("Pérez, Ana") })},
-		{name: "leap day", row: with(base, 2, "2024-02-29"), vals: vals(func(v []schema.Value) { v[2] = date(t, "2024-02-29") })},
 		{name: "large exact amount", row: with(with(base, 4, "3"), 5, "3333333,333333333"), vals: vals(func(v []schema.Value) {
 			v[4], v[5], v[8] = num(3), dec(t, "3333333.333333333"), dec(t, "9999999.999999999")
 		})},
 
-		{name: "unquoted decimal comma makes 9 fields", row: []string{"PED-1", "1", "2026-03-14", "MOCH-40L-AZ", "2", "89", "90", "CLI-7", "ES"}, want: Reject{"column_count", "expected 8 columns, got 9"}},
-		{name: "too few fields", row: base[:7], want: Reject{"column_count", "expected 8 columns, got 7"}},
-		{name: "one empty field", row: []string{""}, want: Reject{"column_count", "expected 8 columns, got 1"}},
-		{name: "invalid utf-8", row: with(base, 6, "Jos\xe9"), want: Reject{"invalid_utf8", `column 7 (cliente_id): invalid UTF-8 "Jos\xe9"`}},
-		{name: "truncated utf-8 sequence", row: with(base, 3, "MOCH\xc3"), want: Reject{"invalid_utf8", `column 4 (sku): invalid UTF-8 "MOCH\xc3"`}},
 		{name: "encoding checked before rules", row: with(with(base, 2, "2026-02-30"), 6, "\xff"), want: Reject{"invalid_utf8", `column 7 (cliente_id): invalid UTF-8 "\xff"`}},
 		{name: "columns checked in order", row: with(with(base, 1, "0"), 4, "-2"), want: Reject{"linea:below_min", "linea: must be >= 1, got 0"}},
 
-		{name: "order id missing", row: with(base, 0, ""), want: Reject{"pedido_id:required", "pedido_id: required value is empty"}},
 		{name: "order id blank", row: with(base, 0, "  "), want: Reject{"pedido_id:required", "pedido_id: required value is empty"}},
-		{name: "line zero", row: with(base, 1, "0"), want: Reject{"linea:below_min", "linea: must be >= 1, got 0"}},
 		{name: "line not a number", row: with(base, 1, "uno"), want: Reject{"linea:invalid_int", `linea: not an integer "uno"`}},
 		{name: "line missing", row: with(base, 1, ""), want: Reject{"linea:required", "linea: required value is empty"}},
-		{name: "date impossible", row: with(base, 2, "2026-02-30"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-02-30"`}},
 		{name: "date day first, a declared format", row: with(base, 2, "14/03/2026"), vals: vals(nil)},
 		{name: "date day first, impossible", row: with(base, 2, "30/02/2026"), want: Reject{"fecha:invalid_date", `fecha: invalid date "30/02/2026"`}},
 		{name: "date day first, unpadded", row: with(base, 2, "4/3/2026"), want: Reject{"fecha:invalid_date", `fecha: invalid date "4/3/2026"`}},
 		{name: "date month first is not declared", row: with(base, 2, "03-14-2026"), want: Reject{"fecha:invalid_date", `fecha: invalid date "03-14-2026"`}},
-		{name: "date with time", row: with(base, 2, "2026-03-14 10:00:00"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-03-14 10:00:00"`}},
-		{name: "date missing", row: with(base, 2, ""), want: Reject{"fecha:required", "fecha: required value is empty"}},
-		{name: "first partition day", row: with(base, 2, "1960-01-01"), vals: vals(func(v []schema.Value) { v[2] = date(t, "1960-01-01") })},
-		{name: "last partition day", row: with(base, 2, "2159-12-31"), vals: vals(func(v []schema.Value) { v[2] = date(t, "2159-12-31") })},
-		{name: "date before the partitions", row: with(base, 2, "1959-12-31"), want: Reject{"fecha:out_of_partition_range", `fecha: "1959-12-31" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
-		{name: "date after the partitions", row: with(base, 2, "2160-01-01"), want: Reject{"fecha:out_of_partition_range", `fecha: "2160-01-01" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
-		{name: "year one", row: with(base, 2, "0001-01-01"), want: Reject{"fecha:out_of_partition_range", `fecha: "0001-01-01" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
-		{name: "sku missing", row: with(base, 3, " "), want: Reject{"sku:required", "sku: required value is empty"}},
-		{name: "quantity negative", row: with(base, 4, "-2"), want: Reject{"cantidad:below_min", "cantidad: must be > 0, got -2"}},
-		{name: "quantity zero", row: with(base, 4, "0"), want: Reject{"cantidad:below_min", "cantidad: must be > 0, got 0"}},
-		{name: "quantity decimal", row: with(base, 4, "1,5"), want: Reject{"cantidad:invalid_int", `cantidad: not an integer "1,5"`}},
 		{name: "quantity huge", row: with(base, 4, "99999999999999999999"), want: Reject{"cantidad:out_of_range", `cantidad: integer out of range "99999999999999999999"`}},
 		{name: "price negative", row: with(base, 5, "-0,01"), want: Reject{"precio_unitario:below_min", "precio_unitario: must be >= 0, got -0.01"}},
-		{name: "price with thousands grouping", row: with(base, 5, "1.089,90"), vals: vals(func(v []schema.Value) { v[5], v[8] = dec(t, "1089.9"), dec(t, "2179.8") })},
 		{name: "price grouped twice", row: with(with(base, 4, "1"), 5, "1.234.567,5"), vals: vals(func(v []schema.Value) { v[4], v[5], v[8] = num(1), dec(t, "1234567.5"), dec(t, "1234567.5") })},
 		{name: "price grouped without decimals", row: with(with(base, 4, "1"), 5, "1.234.567"), vals: vals(func(v []schema.Value) { v[4], v[5], v[8] = num(1), dec(t, "1234567"), dec(t, "1234567") })},
 		{name: "price negative grouped", row: with(base, 5, "-1.089,90"), want: Reject{"precio_unitario:below_min", "precio_unitario: must be >= 0, got -1089.9"}},
 		{name: "price grouping not in threes", row: with(base, 5, "10.89,90"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: thousands not grouped in threes "10.89,90"`}},
 		{name: "price group too long", row: with(base, 5, "1.0899,90"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: thousands not grouped in threes "1.0899,90"`}},
 		{name: "price grouping after the comma", row: with(base, 5, "1089,900.1"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "1089,900.1"`}},
-		{name: "price ambiguous thousand", row: with(base, 5, "1.234"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: ambiguous number "1.234": write the decimal comma (1.234,00) or no grouping`}},
 		{name: "price English grouping", row: with(base, 5, "1,089.90"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "1,089.90"`}},
-		{name: "nul byte in an ignored place", row: with(base, 6, "CLI\x007"), want: Reject{"nul_byte", `column 7 (cliente_id): NUL byte in "CLI\x007"`}},
-		{name: "price with currency", row: with(base, 5, "89,90 €"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "89,90 €"`}},
-		{name: "price with exponent", row: with(base, 5, "8.99e1"), want: Reject{"precio_unitario:invalid_numeric", `precio_unitario: not a decimal number "8.99e1"`}},
+		{name: "nul byte", row: with(base, 6, "CLI\x007"), want: Reject{"nul_byte", `column 7 (cliente_id): NUL byte in "CLI\x007"`}},
 		{name: "price too precise", row: with(base, 5, "0,0000000001"), want: Reject{"precio_unitario:too_precise", `precio_unitario: more than 9 decimal places "0,0000000001"`}},
 		{name: "price out of range", row: with(base, 5, "100000000000000000000000000000"), want: Reject{"precio_unitario:out_of_range", `precio_unitario: number outside NUMERIC's range (29 integer digits, 9 decimals) "100000000000000000000000000000"`}},
 		{name: "price at NUMERIC's bound", row: with(with(base, 4, "1"), 5, "99999999999999999999999999999,999999999"), vals: vals(func(v []schema.Value) {
 			v[4], v[5], v[8] = num(1), dec(t, "99999999999999999999999999999.999999999"), dec(t, "99999999999999999999999999999.999999999")
 		})},
-		{name: "price missing", row: with(base, 5, ""), want: Reject{"precio_unitario:required", "precio_unitario: required value is empty"}},
-		{name: "country unknown", row: with(base, 7, "UK"), want: Reject{"pais:not_iso3166", `pais: "UK" is not an ISO 3166-1 alpha-2 country code`}},
-		{name: "country name", row: with(base, 7, "España"), want: Reject{"pais:not_iso3166", `pais: "ESPAÑA" is not an ISO 3166-1 alpha-2 country code`}},
-		{name: "country alpha-3", row: with(base, 7, "ESP"), want: Reject{"pais:not_iso3166", `pais: "ESP" is not an ISO 3166-1 alpha-2 country code`}},
-		{name: "country missing", row: with(base, 7, ""), want: Reject{"pais:required", "pais: required value is empty"}},
 		{name: "amount overflows", row: with(with(base, 4, "1000000000"), 5, "100000000000000000000"), want: Reject{"importe:out_of_range", "importe: cantidad * precio_unitario is out of range or not exact at 9 decimals"}},
 	})
 }
@@ -207,24 +176,16 @@ func TestValidateOpiniones(t *testing.T) {
 		{name: "valid", row: base, vals: vals(nil)},
 		{name: "normalised sku and country", row: with(with(base, 1, "moch-40l-az"), 5, "es"), vals: vals(nil)},
 		{name: "text trimmed", row: with(base, 4, "  Muy cómoda \r\n"), vals: vals(nil)},
-		{name: "text optional", row: with(base, 4, ""), vals: vals(func(v []schema.Value) { v[4] = null })},
 		{name: "text of 500 runes kept", row: with(base, 4, long[:len(long)-4]), vals: vals(func(v []schema.Value) { v[4] = str(long[:len(long)-4]) })},
 		{name: "text cut at 500 runes", row: with(base, 4, long), vals: vals(func(v []schema.Value) { v[4] = str(long[:len(long)-4]) })},
 		{name: "text cut before a 4-byte rune", row: with(base, 4, strings.Repeat("a", 500)+"🏔"), vals: vals(func(v []schema.Value) { v[4] = str(strings.Repeat("a", 500)) })},
 		{name: "text with quotes and newlines", row: with(base, 4, "dice \"genial\"\nde verdad"), vals: vals(func(v []schema.Value) { v[4] = str("dice \"genial\"\nde verdad") })},
 		{name: "score bounds", row: with(base, 3, "1"), vals: vals(func(v []schema.Value) { v[3] = num(1) })},
 
-		{name: "score zero", row: with(base, 3, "0"), want: Reject{"puntuacion:below_min", "puntuacion: must be >= 1, got 0"}},
-		{name: "score six", row: with(base, 3, "6"), want: Reject{"puntuacion:above_max", "puntuacion: must be <= 5, got 6"}},
-		{name: "score in words", row: with(base, 3, "cinco"), want: Reject{"puntuacion:invalid_int", `puntuacion: not an integer "cinco"`}},
-		{name: "score decimal", row: with(base, 3, "4,5"), want: Reject{"puntuacion:invalid_int", `puntuacion: not an integer "4,5"`}},
-		{name: "id missing", row: with(base, 0, ""), want: Reject{"opinion_id:required", "opinion_id: required value is empty"}},
-		{name: "sku missing", row: with(base, 1, ""), want: Reject{"sku:required", "sku: required value is empty"}},
 		{name: "date impossible", row: with(base, 2, "2026-04-31"), want: Reject{"fecha:invalid_date", `fecha: invalid date "2026-04-31"`}},
 		{name: "date after the partitions", row: with(base, 2, "9999-12-31"), want: Reject{"fecha:out_of_partition_range", `fecha: "9999-12-31" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
 		{name: "country lower-case unknown", row: with(base, 5, "xx"), want: Reject{"pais:not_iso3166", `pais: "XX" is not an ISO 3166-1 alpha-2 country code`}},
 		{name: "extra field", row: append(base, "x"), want: Reject{"column_count", "expected 6 columns, got 7"}},
-		{name: "invalid utf-8 in text", row: with(base, 4, "c\xf3moda"), want: Reject{"invalid_utf8", `column 5 (texto): invalid UTF-8 "c\xf3moda"`}},
 	})
 }
 
@@ -384,6 +345,7 @@ func TestValidateAllocations(t *testing.T) {
 	}
 }
 
+// Numeric products are numeric.Dec.Mul (see numeric.TestArithmeticAgainstBig).
 func TestArithmetic(t *testing.T) {
 	const maxInt, minInt = 1<<63 - 1, -1 << 63
 	ints := []struct {
@@ -411,40 +373,6 @@ func TestArithmetic(t *testing.T) {
 			got, ok := intOp(tt.op, tt.a, tt.b)
 			if ok != tt.ok || (ok && got != tt.want) {
 				t.Errorf("%d %c %d = %d, %v; want %d, %v", tt.a, tt.op, tt.b, got, ok, tt.want, tt.ok)
-			}
-		})
-	}
-	decs := []struct {
-		name, a, b, want string // want "" for a refusal
-	}{
-		{name: "prices", a: "89.9", b: "2", want: "179.8"},
-		{name: "fractions", a: "0.5", b: "0.25", want: "0.125"},
-		{name: "negative", a: "-1.5", b: "2.5", want: "-3.75"},
-		{name: "both negative", a: "-1.5", b: "-2", want: "3"},
-		{name: "zero", a: "0", b: "-9223372036.854775808", want: "0"},
-		{name: "smallest exact", a: "0.00001", b: "0.0001", want: "0.000000001"},
-		{name: "not exact", a: "0.00001", b: "0.00001"},
-		{name: "max", a: "9223372036.854775807", b: "1", want: "9223372036.854775807"},
-		{name: "min", a: "-9223372036.854775808", b: "1", want: "-9223372036.854775808"},
-		{name: "old int64 min negated", a: "-9223372036.854775808", b: "-1", want: "9223372036.854775808"},
-		{name: "beyond int64", a: "100000", b: "100000", want: "10000000000"},
-		{name: "NUMERIC max", a: "99999999999999999999999999999.999999999", b: "1", want: "99999999999999999999999999999.999999999"},
-		{name: "NUMERIC min negated", a: "-99999999999999999999999999999.999999999", b: "-1", want: "99999999999999999999999999999.999999999"},
-		{name: "overflow", a: "10000000000000000000", b: "10000000000"},
-	}
-	for _, tt := range decs {
-		t.Run("numeric "+tt.name, func(t *testing.T) {
-			a, b := dec(t, tt.a).Dec, dec(t, tt.b).Dec
-			got, err := a.Mul(b)
-			ok := err == nil
-			if tt.want == "" {
-				if ok {
-					t.Errorf("%s * %s = %s, want a refusal", a, b, got)
-				}
-				return
-			}
-			if !ok || got != dec(t, tt.want).Dec {
-				t.Errorf("%s * %s = %s, %v; want %s", a, b, got, ok, tt.want)
 			}
 		})
 	}

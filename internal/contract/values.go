@@ -2,15 +2,14 @@ package contract
 
 import (
 	"encoding/binary"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
 )
 
-// parseInt reads an optional sign and decimal digits. ok is false on a
-// syntax error, inRange false when the value does not fit an int64.
-// strconv.ParseInt would need a string, i.e. an allocation per value.
+// parseInt reads an optional sign and decimal digits without the string
+// strconv.ParseInt needs. ok is false on a syntax error, inRange when the
+// value does not fit an int64.
 func parseInt(b []byte) (n int64, ok, inRange bool) {
 	i := 0
 	neg := false
@@ -49,20 +48,11 @@ func parseInt(b []byte) (n int64, ok, inRange bool) {
 	return int64(u), true, true
 }
 
+var isoDate, _ = compileDateLayout(ISODate)
+
 // parseDate reads a real calendar date written YYYY-MM-DD, within BigQuery's
 // DATE range (0001-01-01 to 9999-12-31), as days since 1970-01-01.
-func parseDate(b []byte) (int32, bool) {
-	if len(b) != 10 || b[4] != '-' || b[7] != '-' {
-		return 0, false
-	}
-	y, ok1 := digits(b[0:4])
-	m, ok2 := digits(b[5:7])
-	d, ok3 := digits(b[8:10])
-	if !ok1 || !ok2 || !ok3 || y < 1 || m < 1 || m > 12 || d < 1 || d > daysIn(y, m) {
-		return 0, false
-	}
-	return daysFromCivil(y, m, d), true
-}
+func parseDate(b []byte) (int32, bool) { return isoDate.parse(b) }
 
 func digits(b []byte) (int, bool) {
 	n := 0
@@ -102,37 +92,18 @@ func daysFromCivil(y, m, d int) int32 {
 	return int32(era*146097 + doe - 719468) //nolint:gosec // |days| < 3e6
 }
 
-// appendUpper and appendLower append b with letters converted, ASCII first.
-func appendUpper(dst, b []byte) []byte {
-	for i := 0; i < len(b); i++ {
+// appendCase appends b with its letters mapped by f, ASCII ones in from..to
+// by flipping their case bit until the first non-ASCII byte.
+func appendCase(dst, b []byte, from, to byte, f func(rune) rune) []byte {
+	i := 0
+	for ; i < len(b) && b[i] < utf8.RuneSelf; i++ {
 		c := b[i]
-		if c >= utf8.RuneSelf {
-			return appendMapped(dst, b[i:], unicode.ToUpper)
-		}
-		if 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
+		if from <= c && c <= to {
+			c ^= 0x20
 		}
 		dst = append(dst, c)
 	}
-	return dst
-}
-
-func appendLower(dst, b []byte) []byte {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c >= utf8.RuneSelf {
-			return appendMapped(dst, b[i:], unicode.ToLower)
-		}
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
-
-func appendMapped(dst, b []byte, f func(rune) rune) []byte {
-	for len(b) > 0 {
+	for b = b[i:]; len(b) > 0; {
 		r, n := utf8.DecodeRune(b)
 		dst = utf8.AppendRune(dst, f(r))
 		b = b[n:]
@@ -157,10 +128,8 @@ func cutRunes(b []byte, n int) []byte {
 	return b
 }
 
-// charset decodes a single-byte encoding to UTF-8. Its table comes from
-// golang.org/x/text's charmap, the maintained definition of each code page;
-// a table lookup per byte keeps the per-field decoding free of the
-// transform.Transformer machinery, which costs an allocation per call.
+// charset decodes a single-byte encoding to UTF-8 by a table built from
+// x/text's charmap: its Transformer costs an allocation per call.
 type charset struct {
 	name  string
 	code  string // reject code for a byte the code page leaves undefined
@@ -179,12 +148,6 @@ func newCharset(name, code string, cm *charmap.Charmap) *charset {
 		c.table[i] = cm.DecodeByte(byte(i))
 	}
 	return c
-}
-
-// appendCP1252 appends b transcoded from Windows-1252 to UTF-8. ok is false
-// when b holds a byte the code page does not define.
-func appendCP1252(dst, b []byte) ([]byte, bool) {
-	return charsets[Windows1252].append(dst, b)
 }
 
 // append appends b transcoded to UTF-8. ok is false when b holds a byte the
@@ -206,8 +169,7 @@ func (cs *charset) append(dst, b []byte) ([]byte, bool) {
 
 // plainText reports whether b is ASCII without NUL bytes, 8 bytes at a
 // time: a byte is 0 or >= 0x80 only if the high bit of x|(x-0x01..01) is
-// set in some byte (a borrow may flag a byte above a zero one too, which
-// only sends the value to the exact checks).
+// set in it (a borrow may flag its neighbour too: a false "no").
 func plainText(b []byte) bool {
 	for len(b) >= 8 {
 		x := binary.LittleEndian.Uint64(b)
@@ -218,16 +180,6 @@ func plainText(b []byte) bool {
 	}
 	for _, c := range b {
 		if c == 0 || c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// isASCII reports whether b needs no transcoding.
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
 			return false
 		}
 	}

@@ -5,9 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -15,9 +19,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/replay/replaytest"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -185,9 +191,7 @@ func TestAPIGolden(t *testing.T) {
 	})
 	_, body := getSnapshot(t, h)
 	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, body, "", "  "); err != nil {
-		t.Fatal(err)
-	}
+	check(t, json.Indent(&pretty, body, "", "  "))
 	replaytest.Golden(t, "testdata/api.golden.json", pretty.Bytes())
 	for _, exact := range []string{`"importe":"0.000000001"`, `"importe":"9223372036.854775807"`, `"importe":"60.05"`} {
 		if !bytes.Contains(body, []byte(exact)) {
@@ -219,10 +223,7 @@ func TestAPI(t *testing.T) {
 			Now:        func() time.Time { return now },
 		}
 	}
-	bar := dashboard.Bar{
-		WindowStart: time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC), WindowEnd: time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC),
-		Pais: "ES", Importe: mustDec("100.1"), Pedidos: 1, Unidades: 2, Timing: "ON_TIME", PaneIndex: 1,
-	}
+	bar := wantBar("17:00", "ES", "100.1", 1, 2, "ON_TIME", 1)
 	file := dashboard.File{
 		Object: "gs://alpinashop-catalogo/exportaciones/2026/03/14/fa.csv#1000", Bucket: "alpinashop-catalogo",
 		Name: "exportaciones/2026/03/14/fa.csv", Generation: 1000, State: ledger.Done, Feed: "lineas_pedido",
@@ -254,26 +255,16 @@ func TestAPI(t *testing.T) {
 	barsFailed := func(why string) dashboard.Snapshot {
 		return snap(func(s *dashboard.Snapshot) { s.Bars, s.Errors = []dashboard.Bar{}, map[string]string{"bars": why} })
 	}
+	bars := func(res warehouse.Result) func(*dashboard.Source) {
+		return func(s *dashboard.Source) { s.Warehouse = &fakeWarehouse{res: res} }
+	}
 	tests := []struct {
 		name string
 		edit func(*dashboard.Source) // of full()
 		want dashboard.Snapshot
 	}{
-		{
-			name: "every part",
-			want: snap(func(*dashboard.Snapshot) {}),
-		},
-		{
-			name: "no order accepted yet: watermark null, empty lists not null",
-			edit: func(s *dashboard.Source) {
-				s.Warehouse = &fakeWarehouse{res: viewResult()}
-				s.Ledger = fakeLedger{}
-				s.Watermarks = fakeWatermark(time.Time{}, nil)
-				s.Stream = fakeStream{st: stream.AggregationStatus{Aggregation: "ventas_hora_pais"}}
-			},
-			want: dashboard.Snapshot{Aggregation: "ventas_hora_pais", Now: now, Range: lastDay(now), Bars: []dashboard.Bar{}, Files: []dashboard.File{},
-				Countries: []string{}, Discards: noDiscards(now), OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}}},
-		},
+		// Before any order, on real engines: TestSnapshotOnRealEngines.
+		{name: "every part", want: snap(func(*dashboard.Snapshot) {})},
 		{
 			name: "a failing warehouse leaves the other parts",
 			edit: func(s *dashboard.Source) { s.Warehouse = &fakeWarehouse{err: errors.New("bigquery: 503")} },
@@ -299,23 +290,17 @@ func TestAPI(t *testing.T) {
 		},
 		{
 			name: "an amount that is not a decimal is an error, never a guess",
-			edit: func(s *dashboard.Source) {
-				s.Warehouse = &fakeWarehouse{res: viewResult([]string{"2026-03-14T17:00:00Z", "2026-03-14T18:00:00Z", "ES", "1e3", "1", "1", "EARLY", "0"})}
-			},
+			edit: bars(viewResult([]string{"2026-03-14T17:00:00Z", "2026-03-14T18:00:00Z", "ES", "1e3", "1", "1", "EARLY", "0"})),
 			want: barsFailed(`ventas_hora_pais row 1: importe "1e3": not a decimal number`),
 		},
 		{
 			name: "a missing column is reported",
-			edit: func(s *dashboard.Source) {
-				s.Warehouse = &fakeWarehouse{res: warehouse.Result{Columns: []string{"window_start"}, Rows: [][]string{{"x"}}}}
-			},
+			edit: bars(warehouse.Result{Columns: []string{"window_start"}, Rows: [][]string{{"x"}}}),
 			want: barsFailed(`ventas_hora_pais: answer has no column "window_end" (columns [window_start])`),
 		},
 		{
 			name: "bad timestamps and counts are all named",
-			edit: func(s *dashboard.Source) {
-				s.Warehouse = &fakeWarehouse{res: viewResult([]string{"yesterday", "2026-03-14T18:00:00Z", "ES", "1", "one", "1", "EARLY", "0"})}
-			},
+			edit: bars(viewResult([]string{"yesterday", "2026-03-14T18:00:00Z", "ES", "1", "one", "1", "EARLY", "0"})),
 			want: barsFailed(`ventas_hora_pais row 1: window_start "yesterday": not an RFC 3339 time; pedidos "one": not an integer`),
 		},
 		{
@@ -396,7 +381,7 @@ func TestAPI(t *testing.T) {
 			}
 			got, _ := getSnapshot(t, dashboard.Handler(src))
 			// The declaration's parts and the key picker have their own
-			// test (TestSnapshotDeclaresTheAggregation).
+			// tests (TestSnapshotOnRealEngines, TestSlidingSnapshot).
 			got.Key, got.Window, got.Keys = "", dashboard.WindowDecl{}, nil
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("snapshot (-want +got):\n%s", diff)
@@ -476,5 +461,436 @@ func ptr[T any](v T) *T { return &v }
 func TestTooLateReason(t *testing.T) {
 	if stream.ReasonTooLate != warehouse.ReasonTooLate {
 		t.Errorf("stream.ReasonTooLate = %q, warehouse.ReasonTooLate = %q: the discard reads would miscount", stream.ReasonTooLate, warehouse.ReasonTooLate)
+	}
+}
+
+// getJSON answers GET /api/dashboard?query as generic JSON, so that a
+// field the page needs and the API lacks fails as a difference.
+func getJSON(t *testing.T, h http.Handler, query string) map[string]any {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, dashboard.APIPath+query, nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s%s: HTTP %d: %s", dashboard.APIPath, query, rec.Code, rec.Body)
+	}
+	var m map[string]any
+	check(t, json.Unmarshal(rec.Body.Bytes(), &m))
+	return m
+}
+
+// skuColumns are the SKU view's columns but aggregation.
+var skuColumns = []string{"window_start", "window_end", "sku", "importe", "pedidos", "unidades", "timing", "pane_index"}
+
+// TestSlidingSnapshot: on a sliding aggregation (a 1 h window every 15
+// minutes, keyed by SKU) the default range is the 24 h up to the end of the
+// newest window holding M (the newest event time the stream accepted), not
+// processing time, so the sample story of 14 March published with a wall
+// clock of December is what the page shows, and the read stays bounded on
+// window_start. The page's labels come from the declaration (its key and
+// window) and its key picker from the keys present, the largest first.
+// The fixed hourly ventas_hora_pais is TestSnapshotOnRealEngines'; before
+// any order, TestFilterInQuery's default view.
+func TestSlidingSnapshot(t *testing.T) {
+	december := time.Date(2026, 12, 2, 7, 34, 0, 0, time.UTC)
+	m := time.Date(2026, 3, 14, 18, 5, 0, 0, time.UTC)
+	wh := &fakeWarehouse{res: warehouse.Result{Columns: skuColumns, Rows: [][]string{
+		{"2026-03-14T17:00:00Z", "2026-03-14T18:00:00Z", "CAL-TREK-42", "10.00", "1", "1", "ON_TIME", "0"},
+		{"2026-03-14T17:00:00Z", "2026-03-14T18:00:00Z", "MOCH-40L-AZ", "89.90", "1", "1", "ON_TIME", "0"},
+		{"2026-03-14T17:15:00Z", "2026-03-14T18:15:00Z", "MOCH-40L-AZ", "89.90", "1", "1", "EARLY", "0"},
+		{"2026-03-14T17:15:00Z", "2026-03-14T18:15:00Z", "CET-MERINO", "30.00", "1", "1", "EARLY", "0"},
+	}}}
+	h := dashboard.Handler(dashboard.Source{
+		Warehouse:    wh,
+		Stream:       fakeStream{st: stream.AggregationStatus{Aggregation: "ventas_sku_hora_movil", Watermark: m.Add(-10 * time.Minute), MaxEventTime: m}},
+		Now:          func() time.Time { return december },
+		Aggregations: []string{"ventas_hora_pais", "ventas_sku_hora_movil"},
+	})
+	got := getJSON(t, h, "?aggregation=ventas_sku_hora_movil")
+	want := map[string]any{
+		"range":  map[string]any{"from": "2026-03-13T19:00:00Z", "until": "2026-03-14T19:00:00Z", "last_hours": 24.0, "newest": true},
+		"key":    "sku",
+		"window": map[string]any{"kind": "sliding", "size_seconds": 3600.0, "period_seconds": 900.0},
+		"keys":   []any{"MOCH-40L-AZ", "CET-MERINO", "CAL-TREK-42"},
+		"bars":   4,
+	}
+	gotSome := map[string]any{"range": got["range"], "key": got["key"], "window": got["window"], "keys": got["keys"], "bars": len(got["bars"].([]any))}
+	if diff := cmp.Diff(want, gotSome); diff != "" {
+		t.Errorf("snapshot (-want +got):\n%s", diff)
+	}
+	if got := params(t, wh, "newest_windows:ventas_sku_hora_movil")["start_time"][0]; got != "2026-03-13T19:00:00Z" {
+		t.Errorf("bars read from window_start >= %s, want 2026-03-13T19:00:00Z", got)
+	}
+}
+
+// TestPageOffersTheAggregations: the page's aggregation control lists the
+// names the server passes, the default chosen, and only those.
+func TestPageOffersTheAggregations(t *testing.T) {
+	tests := []struct {
+		name string
+		src  dashboard.Source
+		want string
+	}{
+		{
+			name: "both declared aggregations, the default chosen",
+			src:  dashboard.Source{Aggregations: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}},
+			want: `<select id="f-agg" name="aggregation" data-default="ventas_hora_pais">` +
+				`<option value="ventas_hora_pais" selected>ventas_hora_pais</option>` +
+				`<option value="ventas_sku_hora_movil">ventas_sku_hora_movil</option></select>`,
+		},
+		{
+			name: "no list: the shown aggregation alone",
+			src:  dashboard.Source{},
+			want: `<select id="f-agg" name="aggregation" data-default="ventas_hora_pais">` +
+				`<option value="ventas_hora_pais" selected>ventas_hora_pais</option></select>`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.src.Now = func() time.Time { return now }
+			rec := httptest.NewRecorder()
+			dashboard.Handler(tt.src).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, dashboard.PagePath, nil))
+			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), tt.want) {
+				t.Errorf("HTTP %d; page lacks\n%s\nin\n%s", rec.Code, tt.want, rec.Body)
+			}
+		})
+	}
+}
+
+// TestNoExternalResources: the page works on a laptop with no network and
+// leaks nothing to a CDN. Every script, style, font or image reference in
+// the served page and assets is relative to the handler, and no time is
+// formatted in the browser's zone or 12-hour clock.
+func TestNoExternalResources(t *testing.T) {
+	h := dashboard.Handler(dashboard.Source{})
+	external := regexp.MustCompile(`(?i)(src|href|action)\s*=\s*["']?(https?:)?//|url\(\s*["']?(https?:)?//|@import|fetch\(\s*["'](https?:)?//`)
+	local := regexp.MustCompile(`toLocale(Time|Date)?String|getHours\(|getDate\(|getMonth\(|getMinutes\(`)
+	for _, path := range []string{dashboard.PagePath, dashboard.JSPath, dashboard.CSSPath} {
+		t.Run(path, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+			if rec.Code != http.StatusOK {
+				t.Fatalf("GET %s: HTTP %d", path, rec.Code)
+			}
+			b, _ := io.ReadAll(rec.Body)
+			if m := external.Find(b); m != nil {
+				t.Errorf("%s references another host: %q", path, m)
+			}
+			if m := local.Find(b); m != nil {
+				t.Errorf("%s formats a time in the browser's zone: %q (the page shows UTC only)", path, m)
+			}
+		})
+	}
+}
+
+func TestParseFilter(t *testing.T) {
+	tests := []struct {
+		name    string
+		query   string
+		want    dashboard.Filter
+		wantErr string
+	}{
+		{name: "none", query: "", want: dashboard.Filter{}},
+		{name: "countries, listed or repeated, upper-cased, sorted, once each", query: "pais=pt,ES&pais=es&pais=",
+			want: dashboard.Filter{Paises: []string{"ES", "PT"}}},
+		{name: "a range of days", query: "from=2026-03-01&to=2026-03-14", want: dashboard.Filter{From: day(1), To: day(14)}},
+		{name: "one side", query: "from=2026-03-14", want: dashboard.Filter{From: day(14)}},
+		{name: "a code that could escape the literal", query: "pais=E'", wantErr: `pais: E' is not a two-letter country code such as ES`},
+		{name: "a name, not a code", query: "pais=Spain", wantErr: `pais: SPAIN is not a two-letter country code such as ES`},
+		{name: "a local time", query: "from=14/03/2026", wantErr: `from: 14/03/2026 is not a date YYYY-MM-DD`},
+		{name: "no such month", query: "from=2026-14-03", wantErr: `from: 2026-14-03 is not a date YYYY-MM-DD`},
+		{name: "backwards", query: "from=2026-03-14&to=2026-03-01", wantErr: "to: 2026-03-01 is before from 2026-03-14"},
+		{name: "too long", query: "from=2026-01-01&to=2026-03-14", wantErr: "to: 2026-01-01 to 2026-03-14 is 73 days, at most 62"},
+		{name: "an end past the warehouse's last timestamp", query: "to=9999-12-31", wantErr: "to: 9999-12-31 is outside 0001-01-01 to 9999-12-30, the days a range can hold (the warehouse's timestamps end at 9999-12-31T23:59:59.999999Z)"},
+		{name: "a start before the first one", query: "from=0000-12-31", wantErr: "from: 0000-12-31 is outside 0001-01-01 to 9999-12-30, the days a range can hold (the warehouse's timestamps end at 9999-12-31T23:59:59.999999Z)"},
+		{name: "the last day a range can hold", query: "from=9999-12-30&to=9999-12-30", want: dashboard.Filter{From: time.Date(9999, 12, 30, 0, 0, 0, 0, time.UTC), To: time.Date(9999, 12, 30, 0, 0, 0, 0, time.UTC)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, err := url.ParseQuery(tt.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := dashboard.ParseFilter(q)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error = %v, want %q", err, tt.wantErr)
+				}
+				var fe *dashboard.FilterError
+				if !errors.As(err, &fe) || !strings.HasPrefix(tt.wantErr, fe.Param+": ") {
+					t.Errorf("error %#v does not name its parameter", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("filter (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFilterInQuery: the API's filter reaches the bars read and the
+// discard summary as typed parameters (UTC bounds, the countries; the
+// DuckDB run is in the engine test), every read bounded below on its
+// table's partitioning column, and a bad filter is a 400 that says what is
+// wrong.
+func TestFilterInQuery(t *testing.T) {
+	all := []string{}
+	// Without from, the last 24 hours of processing time (now is
+	// 2026-03-14T18:22:30Z); the discards always so.
+	const dayAgo = "2026-03-13T18:22:30Z"
+	const open = "9999-12-31T23:59:59.999999Z"
+	// reads are a read's parameters, as text.
+	reads := func(agg, maxWindows, anyKey string, keys []string, start, end string) map[string][]string {
+		return map[string][]string{"aggregation": {agg}, "max_windows": {maxWindows}, "any_key": {anyKey}, "keys": keys,
+			"start_time": {start}, "end_time": {end}}
+	}
+	summary := func(agg, start, end string) map[string][]string {
+		return map[string][]string{"aggregation": {agg}, "max_latest": {"5"}, "since": {dayAgo}, "start_time": {start}, "end_time": {end}}
+	}
+	tests := []struct {
+		name       string
+		query      string
+		status     int
+		want       map[string][]string // the bars read's parameters, as text
+		body       string              // a substring of the 400's body
+		wantFilter *dashboard.Filter
+		wantRange  dashboard.Range
+		read       string // the bars read; "" is newest_windows
+	}{
+		{
+			name: "default view: the last 24 hours", query: "", status: 200,
+			want:      reads("ventas_hora_pais", "24", "1", all, dayAgo, open),
+			wantRange: dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+		},
+		{
+			name: "range and countries", query: "?pais=PT,ES&from=2026-03-01&to=2026-03-14", status: 200,
+			want:       reads("ventas_hora_pais", "1488", "0", []string{"ES", "PT"}, "2026-03-01T00:00:00Z", "2026-03-15T00:00:00Z"),
+			wantFilter: &dashboard.Filter{Paises: []string{"ES", "PT"}, From: day(1), To: day(14)},
+			wantRange:  dashboard.Range{From: day(1), Until: ptr(day(15))},
+		},
+		{
+			name: "from alone: from that day on, as the person chose", query: "?from=2026-03-01", status: 200,
+			want:       reads("ventas_hora_pais", "1488", "1", all, "2026-03-01T00:00:00Z", open),
+			wantFilter: &dashboard.Filter{From: day(1)},
+			wantRange:  dashboard.Range{From: day(1)},
+		},
+		{
+			name: "to alone: the 62 days that end with it, an explicit range's limit", query: "?to=2026-03-14", status: 200,
+			want:       reads("ventas_hora_pais", "1488", "1", all, "2026-01-12T00:00:00Z", "2026-03-15T00:00:00Z"),
+			wantFilter: &dashboard.Filter{To: day(14)},
+			wantRange:  dashboard.Range{From: time.Date(2026, 1, 12, 0, 0, 0, 0, time.UTC), Until: ptr(day(15))},
+		},
+		{
+			name: "the SKU aggregation, read by its own view and key", query: "?aggregation=ventas_sku_hora_movil&key=MOCH-40L-AZ", status: 200,
+			read:       "newest_windows:ventas_sku_hora_movil",
+			want:       reads("ventas_sku_hora_movil", "96", "0", []string{"MOCH-40L-AZ"}, dayAgo, open),
+			wantFilter: &dashboard.Filter{Keys: []string{"MOCH-40L-AZ"}},
+			wantRange:  dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+		},
+		{
+			name: "a key filter on ventas_hora_pais is a country filter", query: "?key=FR&pais=ES", status: 200,
+			want:       reads("ventas_hora_pais", "24", "0", []string{"ES", "FR"}, dayAgo, open),
+			wantFilter: &dashboard.Filter{Paises: []string{"ES"}, Keys: []string{"FR"}},
+			wantRange:  dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+		},
+		{name: "an unknown aggregation", query: "?aggregation=ventas_2d_pais", status: 400,
+			body: `{"param":"aggregation","error":"aggregation: \"ventas_2d_pais\" is not a declared aggregation (want one of ventas_hora_pais, ventas_sku_hora_movil)"}`},
+		{name: "an aggregation name that could escape", query: "?aggregation=x%27%20OR%20%271%27%3D%271", status: 400, body: `"param":"aggregation"`},
+		{name: "a country filter on the SKU aggregation", query: "?aggregation=ventas_sku_hora_movil&pais=ES", status: 400,
+			body: `{"param":"pais","error":"pais: aggregation ventas_sku_hora_movil is keyed by sku, not by country: filter it with key"}`},
+		{name: "a key that is no country on ventas_hora_pais", query: "?key=MOCH-40L-AZ", status: 400, body: `"param":"key"`},
+		{name: "a bad key", query: "?aggregation=ventas_sku_hora_movil&key=a%27b", status: 400, body: `"param":"key"`},
+		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, body: `{"param":"pais","error":"pais: ES';DROP is not a two-letter country code such as ES"}`},
+		{name: "bad day", query: "?to=yesterday", status: 400, body: `{"param":"to","error":"to: yesterday is not a date YYYY-MM-DD"}`},
+		{name: "an end no timestamp can hold", query: "?to=9999-12-31", status: 400, body: `{"param":"to","error":"to: 9999-12-31 is outside 0001-01-01 to 9999-12-30`},
+		{
+			name: "to alone near the first day: from the warehouse's first timestamp", query: "?to=0001-01-05", status: 200,
+			want:       reads("ventas_hora_pais", "1488", "1", all, "0001-01-01T00:00:00Z", "0001-01-06T00:00:00Z"),
+			wantFilter: &dashboard.Filter{To: time.Date(1, 1, 5, 0, 0, 0, 0, time.UTC)},
+			wantRange:  dashboard.Range{From: warehouse.MinTime, Until: ptr(time.Date(1, 1, 6, 0, 0, 0, 0, time.UTC))},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wh := &fakeWarehouse{res: viewResult(goodRows...)}
+			h := dashboard.Handler(dashboard.Source{Warehouse: wh, Now: func() time.Time { return now },
+				Aggregations: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}})
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, dashboard.APIPath+tt.query, nil))
+			if rec.Code != tt.status {
+				t.Fatalf("HTTP %d, want %d: %s", rec.Code, tt.status, rec.Body)
+			}
+			if tt.status != http.StatusOK {
+				if !strings.Contains(rec.Body.String(), tt.body) {
+					t.Errorf("body lacks %q:\n%s", tt.body, rec.Body)
+				}
+				return
+			}
+			var snap dashboard.Snapshot
+			check(t, json.Unmarshal(rec.Body.Bytes(), &snap))
+			if diff := cmp.Diff(tt.wantFilter, snap.Filter); diff != "" {
+				t.Errorf("snapshot's filter (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantRange, snap.Range); diff != "" {
+				t.Errorf("snapshot's range (-want +got):\n%s", diff)
+			}
+			read := tt.read
+			if read == "" {
+				read = "newest_windows"
+			}
+			if diff := cmp.Diff(tt.want, params(t, wh, read)); diff != "" {
+				t.Errorf("bars read's parameters (-want +got):\n%s", diff)
+			}
+			// The summary reads the bars' aggregation and range.
+			wantSummary := summary(tt.want["aggregation"][0], tt.want["start_time"][0], tt.want["end_time"][0])
+			if diff := cmp.Diff(wantSummary, params(t, wh, "discard_summary")); diff != "" {
+				t.Errorf("discard summary's parameters (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// params are the parameters of wh's one read called name, as text.
+func params(t *testing.T, wh *fakeWarehouse, name string) map[string][]string {
+	t.Helper()
+	var got map[string][]string
+	for _, s := range wh.stmts {
+		if s.Name() != name {
+			continue
+		}
+		if got != nil {
+			t.Fatalf("two %s reads, want one", name)
+		}
+		got = map[string][]string{}
+		for _, p := range s.Params() {
+			got[p.Name] = []string{}
+			for _, v := range p.Values {
+				got[p.Name] = append(got[p.Name], warehouse.FormatParam(p.Type, v))
+			}
+		}
+	}
+	if got == nil {
+		t.Fatalf("no %s read", name)
+	}
+	return got
+}
+
+// TestMonitorReadsTheLogContract: the panel's figures come from the lines
+// the log-based metrics count (terraform/logging_metrics.tf), written as
+// the stream and the ingester write them, on the server's clock.
+func TestMonitorReadsTheLogContract(t *testing.T) {
+	now := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	m := dashboard.NewMonitor(func() time.Time { return now })
+	var out, all strings.Builder
+	// all is the whole log, DEBUG lines too, which a second Monitor reads
+	// back as another process's output (ObserveLine).
+	both := slog.NewMultiHandler(logging.New(&out, slog.LevelInfo).Handler(), logging.New(&all, slog.LevelDebug).Handler())
+	log := slog.New(m.Handler(both)).With("function", "alpipe")
+	m2 := dashboard.NewMonitor(func() time.Time { return now })
+	feed := func() {
+		for line := range strings.SplitSeq(strings.TrimSpace(all.String()), "\n") {
+			m2.ObserveLine([]byte(line))
+		}
+		all.Reset()
+	}
+	ctx := context.Background()
+	const agg = "ventas_hora_pais"
+	accepted := func(id string) {
+		log.DebugContext(ctx, "order handled", "pedido_id", id, "aggregation", agg, "fate", stream.Accepted)
+	}
+	accepted("P-1")
+	accepted("P-2")
+	log.DebugContext(ctx, "order handled", "pedido_id", "P-2", "aggregation", "ventas_sku_hora_movil", "fate", stream.Accepted)
+	log.InfoContext(ctx, "order handled", "pedido_id", "P-3", "aggregation", agg, "fate", stream.TooLate)
+	log.InfoContext(ctx, "message dead-lettered", "pedido_id", "P-4", "fate", stream.Invalid, "reason", `invalid: importe_total "x" is not a decimal number`, "duplicate", false)
+	log.InfoContext(ctx, "message dead-lettered", "pedido_id", "P-4", "fate", stream.Invalid, "reason", `invalid: importe_total "x" is not a decimal number`, "duplicate", true)
+	log.WarnContext(ctx, "file done", "state", "DONE", "redelivered", false, "rows_read", int64(10), "rows_quarantined", int64(3), "reason", "")
+	log.ErrorContext(ctx, "file rejected", "state", "REJECTED", "redelivered", false, "rows_read", int64(0), "rows_quarantined", int64(0), "reason", "empty object")
+
+	feed()
+	now = now.Add(85 * time.Minute) // 18:25: the tick folds the orders of 17:00
+	w := time.Date(2026, 3, 14, 18, 15, 0, 0, time.UTC)
+	log.InfoContext(ctx, "tick", "aggregation", agg, "busy", false, "watermark", w, "watermark_lag_seconds", now.Sub(w).Seconds())
+	feed()
+	now = now.Add(2 * time.Minute) // a page read two minutes later
+
+	got := m.Read(agg, now.Add(-24*time.Hour), now)
+	ten, twelve := int64(600), int64(720)
+	want := []dashboard.MinuteSample{
+		{At: time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC), Accepted: 2, TooLate: 1, DeadLetters: 1},
+		{At: time.Date(2026, 3, 14, 18, 25, 0, 0, time.UTC), FreshnessSeconds: &ten, SystemLagSeconds: 85 * 60},
+		{At: time.Date(2026, 3, 14, 18, 27, 0, 0, time.UTC), FreshnessSeconds: &twelve},
+	}
+	if diff := cmp.Diff(want, got.Minutes); diff != "" {
+		t.Errorf("minutes (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]dashboard.HourSample{{At: time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC), FilesLoaded: 1, RowsQuarantined: 3}}, got.Hours); diff != "" {
+		t.Errorf("hours (-want +got):\n%s", diff)
+	}
+	if len(got.Errors) != 1 || got.Errors[0].Text != "file rejected function=alpipe state=REJECTED redelivered=false rows_read=0 rows_quarantined=0 reason=empty object" {
+		t.Errorf("errors = %+v, want the one ERROR line with its fields", got.Errors)
+	}
+	// The same lines read from JSON text give the same panel, but for the
+	// error line's time, which the text keeps to the nanosecond.
+	fromText := m2.Read(agg, now.Add(-24*time.Hour), now)
+	if diff := cmp.Diff(got, fromText, cmpopts.IgnoreFields(dashboard.ErrorLine{}, "Logged")); diff != "" {
+		t.Errorf("read from the JSON lines (-direct +text):\n%s", diff)
+	}
+	if got.Backlog != nil || got.BacklogNote == "" {
+		t.Errorf("backlog = %+v, note %q: want none, and the note saying why", got.Backlog, got.BacklogNote)
+	}
+	// The observer asks for the DEBUG lines, but the log still gets only
+	// what its level lets through.
+	if strings.Contains(out.String(), `"severity":"DEBUG"`) || !strings.Contains(out.String(), `"message":"tick"`) {
+		t.Errorf("log lines passed on:\n%s", out.String())
+	}
+}
+
+// TestMonitorIsBounded: a server left running keeps MonitorMinutes minutes
+// and MonitorErrors lines, the newest.
+func TestMonitorIsBounded(t *testing.T) {
+	now := time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)
+	m := dashboard.NewMonitor(func() time.Time { return now })
+	log := slog.New(m.Handler(slog.DiscardHandler))
+	for i := range dashboard.MonitorMinutes + 100 {
+		log.Error("tick failed", "error", fmt.Sprint("attempt ", i))
+		log.Debug("order handled", "aggregation", "a", "fate", "accepted")
+		now = now.Add(time.Minute)
+	}
+	got := m.Read("a", time.Time{}, now)
+	if n := len(got.Minutes); n != dashboard.MonitorMinutes+1 { // and the current minute
+		t.Errorf("%d minutes kept, want %d and the current one", n, dashboard.MonitorMinutes)
+	}
+	if n := len(got.Errors); n != dashboard.MonitorErrors || got.Errors[0].Text != fmt.Sprint("tick failed error=attempt ", dashboard.MonitorMinutes+99) {
+		t.Errorf("%d errors kept, the newest %q; want %d, newest first", n, got.Errors[0].Text, dashboard.MonitorErrors)
+	}
+}
+
+type backlogFunc func(context.Context) (dashboard.Backlog, error)
+
+func (f backlogFunc) Backlog(ctx context.Context) (dashboard.Backlog, error) { return f(ctx) }
+
+// TestMonitorBacklog: where a Pub/Sub tells the backlog, the panel shows
+// it instead of the note; where it cannot be read, the page says why.
+func TestMonitorBacklog(t *testing.T) {
+	now := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	m := dashboard.NewMonitor(func() time.Time { return now })
+	src := dashboard.Source{Monitor: m, Now: func() time.Time { return now },
+		Backlog: backlogFunc(func(context.Context) (dashboard.Backlog, error) {
+			return dashboard.Backlog{Undelivered: 7, OldestUnackedAgeSeconds: 90}, nil
+		})}
+	snap := dashboard.TakeFiltered(context.Background(), src, dashboard.Filter{})
+	if snap.Monitor == nil || snap.Monitor.Backlog == nil || *snap.Monitor.Backlog != (dashboard.Backlog{Undelivered: 7, OldestUnackedAgeSeconds: 90}) || snap.Monitor.BacklogNote != "" {
+		t.Errorf("monitor = %+v, want the backlog read", snap.Monitor)
+	}
+	src.Backlog = backlogFunc(func(context.Context) (dashboard.Backlog, error) {
+		return dashboard.Backlog{}, fmt.Errorf("emulator down")
+	})
+	snap = dashboard.TakeFiltered(context.Background(), src, dashboard.Filter{})
+	if got := snap.Errors["backlog"]; got != "read the backlog: emulator down" {
+		t.Errorf("errors = %v, want the backlog's", snap.Errors)
 	}
 }

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +18,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/client"
+	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/replay/replaytest"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
+	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/test/browsertest"
 )
 
@@ -67,6 +71,8 @@ func (d serverDriver) tick(ctx context.Context, now time.Time) error {
 
 // page is what the browser shows, read from the rendered DOM.
 type page struct {
+	Text      string     // the page's visible text
+	Picker    string     // the key control's tag and type: "SELECT" or "INPUT text"
 	Hours     []string   // hour labels on the live panel's time axis
 	Bars      []pageBar  // the live panel's bars, left to right
 	Rows      [][]string // the figures table, as rendered text
@@ -74,24 +80,32 @@ type page struct {
 	Files     [][]string
 	Errors    string
 	Status    string
-	Cards     map[string]string // card id -> its text, lines joined by " | "
-	Timeline  []pageBar         // the all-windows chart's bars
-	TimelineW float64           // x of its watermark marker, or -1
-	ChartW    float64           // x of the live panel's watermark marker, or -1
-	YTicks    []string          // y-axis labels of both charts
+	Cards     map[string]string                    // card id -> its text, lines joined by " | "
+	Timeline  []pageBar                            // the all-windows chart's bars
+	Points    []struct{ Start, End, Total string } // the all-windows chart's points (sliding windows)
+	TimelineW float64                              // x of its watermark marker, or -1
+	ChartW    float64                              // x of the live panel's watermark marker, or -1
+	YTicks    []string                             // y-axis labels of both charts
+	Labels    []struct {
+		Text       string
+		X, Y, W, H float64
+	} // every text of the charts but the empty-state and axis titles
 	Dead      [][]string
 	Late      [][]string
 	Open      [][]string
 	QLinks    []string // quarantine links, absolute
 	BaseLines []int    // lines each file's base name takes
-	Countries []string // the key picker's choices (countries here)
+	Countries []string // the key picker's choices
 	Selected  []string // the keys the picker shows chosen
 	Note      string   // the filter's note ("showing ES, PT")
 	Invalid   []string // ids of the filter controls marked invalid
 	IDCells   []string // order id cells of the discards tables: "text lines white-space"
 	TLLegend  string   // the all-windows chart's legend
 	LiveLabel string   // the label of the band behind the all-windows chart
-	Empty     []string // the charts' empty-state messages
+	Empty     []struct {
+		Text            string
+		Right, SVGRight float64
+	} // the charts' empty-state messages
 	URL       string
 	Resources []string // every resource the page loaded
 }
@@ -99,40 +113,39 @@ type page struct {
 type pageBar struct {
 	// Start, not Window: chromedriver fails to return an object with a
 	// "Window" key ("Right-hand side of 'instanceof' is not an object").
-	Start, Pais, Timing, Class string
-	Height                     float64 // drawn height, px
-	X                          float64 // drawn left edge, px
-	Title                      string
+	Start, Pais, Timing, Class, Importe string
+	Height, W                           float64 // drawn size, px
+	X                                   float64 // drawn left edge, px
+	Title                               string
 }
 
 const readPage = `
 const text = (e) => (e ? e.textContent.trim() : "");
 const lines = (e) => e.innerText.trim().split("\n").map((s) => s.trim()).filter(Boolean).join(" | ");
+const box = (e) => e.getBoundingClientRect();
 // textContent, not innerText: the figures table sits in a closed <details>.
 const cells = (sel) => [...document.querySelectorAll(sel + " tbody tr")].map((tr) => [...tr.cells].map((td) => td.textContent.replace(/\s+/g, " ").trim()));
-const wmX = (sel) => { const l = document.querySelector(sel + " line.wm"); return l ? l.getBoundingClientRect().x : -1; };
+const wmX = (sel) => { const l = document.querySelector(sel + " line.wm"); return l ? box(l).x : -1; };
+const bar = (g, timing) => { const r = box(g.querySelector("rect")); return { Start: g.getAttribute("data-window"),
+  Pais: g.getAttribute("data-key") || "", Importe: g.getAttribute("data-importe") || "", Timing: timing, Class: g.getAttribute("class"),
+  Height: r.height, W: r.width, X: r.x, Title: text(g.querySelector("title")) }; };
 const card = {};
-for (const c of document.querySelectorAll(".card")) card[c.id] = c.querySelector("dd").innerText.trim().split("\n").map((s) => s.trim()).filter(Boolean).join(" | ");
+for (const c of document.querySelectorAll(".card")) card[c.id] = lines(c.querySelector("dd"));
+const picker = document.getElementById("f-key");
 return {
+  Text: document.body.innerText,
+  Picker: picker.tagName + (picker.type === "text" ? " text" : ""),
   Hours: [...document.querySelectorAll("#chart text.hour")].map(text),
-  Bars: [...document.querySelectorAll("#chart g.bar")].map((g) => ({
-    Start: g.getAttribute("data-window"),
-    Pais: g.getAttribute("data-key"),
-    Timing: text(g.querySelector("text.timing")),
-    Class: g.querySelector("rect").getAttribute("class"),
-    Height: g.querySelector("rect").getBoundingClientRect().height,
-    X: g.querySelector("rect").getBoundingClientRect().x,
-    Title: text(g.querySelector("title")),
-  })),
-  Timeline: [...document.querySelectorAll("#timeline g.tbar")].map((g) => ({
-    Start: g.getAttribute("data-window"), Pais: "", Timing: getComputedStyle(g.querySelector("rect")).fill, Class: g.getAttribute("class"),
-    Height: g.querySelector("rect").getBoundingClientRect().height,
-    X: g.querySelector("rect").getBoundingClientRect().x,
-    Title: text(g.querySelector("title")),
-  })),
+  Bars: [...document.querySelectorAll("#chart g.bar")].map((g) => ({ ...bar(g, text(g.querySelector("text.timing"))), Class: g.querySelector("rect").getAttribute("class") })),
+  Timeline: [...document.querySelectorAll("#timeline g.tbar")].map((g) => bar(g, getComputedStyle(g.querySelector("rect")).fill)),
+  Points: [...document.querySelectorAll("#timeline g.tpoint")].map((g) => ({ Start: g.getAttribute("data-window"), End: g.getAttribute("data-end"), Total: g.getAttribute("data-total") })),
   TimelineW: wmX("#timeline"),
   ChartW: wmX("#chart"),
   YTicks: [...document.querySelectorAll("svg text.ytick")].map(text),
+  Labels: [...document.querySelectorAll("#chart text, #timeline text")].filter((t) => !t.classList.contains("empty") && !t.classList.contains("axis-title")).map((t) => {
+    const r = box(t);
+    return { Text: t.textContent, X: r.x, Y: r.y, W: r.width, H: r.height };
+  }),
   Rows: cells("#bars"),
   Watermark: lines(document.getElementById("watermark")),
   Files: cells("#files"),
@@ -152,7 +165,8 @@ return {
   }),
   TLLegend: lines(document.getElementById("tl-legend")),
   LiveLabel: text(document.querySelector("#timeline text.live-label")),
-  Empty: [...document.querySelectorAll("svg text.empty")].map((t) => [...t.children].map(text).join(" ")),
+  Empty: [...document.querySelectorAll("svg text.empty")].map((t) => ({ Text: [...(t.children.length ? t.children : [t])].map(text).join(" "),
+    Right: box(t).right, SVGRight: box(t.ownerSVGElement).right })),
   Errors: document.getElementById("errors").hidden ? "" : document.getElementById("errors").innerText.trim(),
   Status: document.getElementById("status").innerText.trim(),
   Cards: card,
@@ -163,39 +177,30 @@ return {
 // history appends ON_TIME panes of three hours on 1, 2 and 3 March, as a
 // replay of loaded history would: about a million euros an hour, beside
 // the live hours' tens of euros.
-func history(ctx context.Context, wh warehouse.Appender) error {
-	var rows []warehouse.Row
+func history(t *testing.T, wh warehouse.Appender) {
+	var panes []window.Pane
 	for d := 1; d <= 3; d++ {
 		for h := 10; h < 13; h++ {
 			start := time.Date(2026, 3, d, h, 0, 0, 0, time.UTC)
 			for i, pais := range []string{"ES", "PT"} {
-				imp := mustDec(fmt.Sprintf("%d.25", 1_000_000+d*10_000+h*100+i))
-				rows = append(rows, warehouse.Row{ID: fmt.Sprintf("history|%s|%s", start.Format(time.RFC3339), pais), Values: []warehouse.Value{
-					warehouse.StringValue(dashboard.DefaultAggregation), warehouse.TimeValue(start), warehouse.TimeValue(start.Add(time.Hour)),
-					warehouse.StringValue(pais), warehouse.DecValue(imp), warehouse.IntValue(10_000), warehouse.IntValue(25_000),
-					warehouse.IntValue(0), warehouse.StringValue("ON_TIME"), warehouse.StringValue(warehouse.Accumulating),
-					warehouse.TimeValue(start.Add(70 * time.Minute)), warehouse.TimeValue(start.Add(70 * time.Minute)),
-				}})
+				panes = append(panes, window.Pane{Aggregation: dashboard.DefaultAggregation, Key: pais, WindowStart: start, WindowEnd: start.Add(time.Hour),
+					Timing: window.TimingOnTime, Accumulation: window.Accumulating,
+					Measures: window.Measures{Importe: mustDec(fmt.Sprintf("%d.25", 1_000_000+d*10_000+h*100+i)), Pedidos: 10_000, Unidades: 25_000}})
 			}
 		}
 	}
-	return wh.Append(ctx, warehouse.VentasHoraPaisPaneles, rows)
+	replaytest.AppendPanes(t, wh, panes...)
 }
 
-// waitFor reads the page (as a page or a truthPage) until ok holds or the
-// time is up; the page must get there by its own refreshes.
-func waitFor[P page | truthPage](t *testing.T, wd *browsertest.Driver, limit time.Duration, what string, ok func(P) string) P {
+// waitFor reads the page until ok holds or the time is up; the page must
+// get there by its own refreshes.
+func waitFor(t *testing.T, wd *browsertest.Driver, limit time.Duration, what string, ok func(page) string) page {
 	t.Helper()
-	script := readPage
-	if _, truth := any(*new(P)).(truthPage); truth {
-		script = readTruth
-	}
 	deadline := time.Now().Add(limit)
 	for {
-		var p P
-		err := wd.Execute(script, &p)
+		var p page
 		why := ""
-		if err != nil {
+		if err := wd.Execute(readPage, &p); err != nil {
 			why = err.Error()
 		} else {
 			why = ok(p)
@@ -219,9 +224,8 @@ func waitFor[P page | truthPage](t *testing.T, wd *browsertest.Driver, limit tim
 func TestDashboardInChromium(t *testing.T) {
 	chromium, driver := browsertest.Find(t)
 	ctx := context.Background()
-	started := time.Now()
 	srv, err := local.Start(ctx, local.Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(), Logger: logging.Discard(),
-		Clock: local.VirtualClock(at("17:00"))})
+		Clock: clock.Virtual(at("17:00"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,37 +240,24 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatalf("drop: %+v, want DONE with 1 loaded and 3 quarantined", rec)
 	}
 	d := serverDriver{url: srv.URL}
-	if err := play(ctx, d, act1); err != nil {
-		t.Fatal(err)
-	}
-	setup := time.Since(started)
+	check(t, play(ctx, d, act1))
 
-	browserStart := time.Now()
 	wd := browsertest.Start(t, chromium, driver)
-	t.Logf("chromedriver and Chromium ready in %s", time.Since(browserStart).Round(time.Millisecond))
-	if err := wd.Navigate(url + "/"); err != nil {
-		t.Fatal(err)
-	}
+	check(t, wd.Navigate(url+"/"))
 	fileRow := []string{rec.Key.Object, "DONE", "lineas_pedido", "4", "1", "3 download", people(rec.FinishedAt), rejects(rec.Counts.Rejects)}
-	loaded := time.Now()
 	first := waitFor(t, wd, 15*time.Second, "act 1", func(p page) string {
 		return diffPage(p, wantAct1, "17:15 | lag 10m00s behind processing time 17:25", fileRow)
 	})
-	t.Logf("page showed act 1 %s after navigation", time.Since(loaded).Round(time.Millisecond))
 	for _, b := range first.Bars {
 		if b.Height < 2 {
 			t.Errorf("bar %s %s is %.1f px high: not visible", b.Start, b.Pais, b.Height)
 		}
 	}
 
-	if err := play(ctx, d, act2); err != nil {
-		t.Fatal(err)
-	}
-	played := time.Now()
+	check(t, play(ctx, d, act2))
 	final := waitFor(t, wd, 20*time.Second, "act 2 without a reload", func(p page) string {
 		return diffPage(p, wantAct2, "18:00 | lag 22m00s behind processing time 18:22", fileRow)
 	})
-	t.Logf("page refreshed itself to act 2 %s after the last tick", time.Since(played).Round(time.Millisecond))
 
 	// Bars scale with the exact amounts: ES 17:00 (100.10) is the tallest,
 	// FR 18:00 (20.00) a fifth of it, give or take a pixel.
@@ -284,20 +275,15 @@ func TestDashboardInChromium(t *testing.T) {
 	// Act 3: history, a message that is no order, an order too late for
 	// its window (15:10 closed for good at 16:00 + L = 18:00 <= W).
 	wh := srv.App.Warehouse
-	if err := history(ctx, wh); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := (client.Server{URL: srv.URL}).Push(ctx, client.Step{Arrival: at("18:22"), Order: []byte(`{"pedido_id":"P-BAD","pais":"ES"}`)}, at("18:22")); err != nil {
-		t.Fatal(err)
-	}
+	history(t, wh)
+	_, err = client.Server{URL: srv.URL}.Push(ctx, client.Step{Arrival: at("18:22"), Order: []byte(`{"pedido_id":"P-BAD","pais":"ES"}`)}, at("18:22"))
+	check(t, err)
 	late := pedido("18:22", "P-6", "ES", "5.00", "5.00", 1, "15:10")
 	res, err := client.Server{URL: srv.URL}.Push(ctx, client.Step{Arrival: late.At, EventTime: late.EventTime.Format(time.RFC3339), Order: late.body()}, late.At)
 	if err != nil || fate(res.Result) != "too_late" {
 		t.Fatalf("order P-6: %+v, %v; want too_late", res.Result, err)
 	}
-	if err := d.tick(ctx, at("18:22")); err != nil {
-		t.Fatal(err)
-	}
+	check(t, d.tick(ctx, at("18:22")))
 	// The default view is the 24 h up to the newest data: the live hours,
 	// not early March's history, and it says so next to the filter.
 	waitFor(t, wd, 20*time.Second, "the last 24 hours, a dead letter and a too-late drop", func(p page) string {
@@ -313,9 +299,7 @@ func TestDashboardInChromium(t *testing.T) {
 		return ""
 	})
 	// From 1 March: history and the live hours on one time axis.
-	if err := wd.Navigate(url + "/?from=2026-03-01"); err != nil {
-		t.Fatal(err)
-	}
+	check(t, wd.Navigate(url+"/?from=2026-03-01"))
 	full := waitFor(t, wd, 20*time.Second, "history from 1 March", func(p page) string {
 		if len(p.Timeline) != 11 {
 			return fmt.Sprintf("%d windows on the time axis, want 9 of history and 2 live", len(p.Timeline))
@@ -327,18 +311,9 @@ func TestDashboardInChromium(t *testing.T) {
 	})
 	checkOperatorView(t, full, srv.URL, rec)
 
-	shot := os.Getenv("DASHBOARD_SCREENSHOT")
-	if shot == "" {
-		shot = filepath.Join(t.TempDir(), "dashboard.png")
-	}
-	// The whole page, as an operator scrolls it.
-	if err := wd.Resize(1280, 1900); err != nil {
-		t.Error(err)
-	}
-	if err := wd.Screenshot(shot); err != nil {
-		t.Error(err)
-	} else {
-		t.Logf("screenshot: %s", shot)
+	check(t, wd.Resize(1280, 1900)) // the whole page, as an operator scrolls it
+	if shot := os.Getenv("DASHBOARD_SCREENSHOT"); shot != "" {
+		check(t, wd.Screenshot(shot))
 	}
 
 	checkFilters(t, wd)
@@ -347,7 +322,6 @@ func TestDashboardInChromium(t *testing.T) {
 	sellLongSKUs(ctx, t, srv.URL)
 	checkSKUView(ctx, t, wd, url, wh)
 	checkFollowsTheData(ctx, t, wd, url, srv.URL)
-	t.Logf("timing: server, drop and act 1 %s; whole test %s", setup.Round(time.Millisecond), time.Since(started).Round(time.Millisecond))
 }
 
 // checkOperatorView checks the page with history, live hours, discards and
@@ -511,9 +485,7 @@ func checkTimelineKinds(t *testing.T, p page) {
 // the server refuses is shown refused, with its reason and no figures.
 func checkFilterURLs(t *testing.T, wd *browsertest.Driver, url string) {
 	t.Helper()
-	if err := wd.Navigate(url + "/?pais=ES,PT"); err != nil {
-		t.Fatal(err)
-	}
+	check(t, wd.Navigate(url+"/?pais=ES,PT"))
 	waitFor(t, wd, 10*time.Second, "ES and PT chosen", func(p page) string {
 		if diff := cmp.Diff([]string{"ES", "PT"}, p.Selected); diff != "" {
 			return "country control (-want +got):\n" + diff
@@ -526,9 +498,7 @@ func checkFilterURLs(t *testing.T, wd *browsertest.Driver, url string) {
 		}
 		return ""
 	})
-	if err := wd.Navigate(url + "/?from=2026-14-03"); err != nil {
-		t.Fatal(err)
-	}
+	check(t, wd.Navigate(url+"/?from=2026-14-03"))
 	const why = "from: 2026-14-03 is not a date YYYY-MM-DD"
 	p := waitFor(t, wd, 10*time.Second, "the bad date refused", func(p page) string {
 		if p.Errors != "filter: "+why {
@@ -550,8 +520,8 @@ func checkFilterURLs(t *testing.T, wd *browsertest.Driver, url string) {
 			t.Errorf("card %s = %q, want – | filter refused", id, c)
 		}
 	}
-	if len(p.Empty) != 2 || !strings.Contains(p.Empty[0], why) {
-		t.Errorf("charts say %q, want the refusal", p.Empty)
+	if len(p.Empty) != 2 || !strings.Contains(p.Empty[0].Text, why) {
+		t.Errorf("charts say %+v, want the refusal", p.Empty)
 	}
 	if strings.Contains(p.Status, "showing the last figures") {
 		t.Errorf("status %q", p.Status)
@@ -569,9 +539,7 @@ document.getElementById("f-from").value = %q;
 document.getElementById("f-to").value = %q;
 document.getElementById("filters").requestSubmit();
 return null;`, key, from, to)
-		if err := wd.Execute(script, nil); err != nil {
-			t.Fatal(err)
-		}
+		check(t, wd.Execute(script, nil))
 	}
 	set("FR", "", "")
 	waitFor(t, wd, 10*time.Second, "France only", func(p page) string {
@@ -596,9 +564,7 @@ return null;`, key, from, to)
 	if p.TimelineW >= 0 {
 		t.Error("the watermark (14 March) is drawn on a chart of 1 to 3 March")
 	}
-	if err := wd.Execute(`document.getElementById("f-reset").click(); return null;`, nil); err != nil {
-		t.Fatal(err)
-	}
+	check(t, wd.Execute(`document.getElementById("f-reset").click(); return null;`, nil))
 	waitFor(t, wd, 10*time.Second, "the default view again", func(p page) string {
 		if len(p.Timeline) != 2 || strings.Contains(p.URL, "?") {
 			return fmt.Sprintf("%d windows at %s, want the 2 of the last 24 h", len(p.Timeline), p.URL)
@@ -679,9 +645,7 @@ const skuAggregation, sessionAggregation = "ventas_sku_hora_movil", "sesiones_cl
 // 30 min" title; choosing ventas_hora_pais again brings the countries back.
 func checkAggregationChoice(t *testing.T, wd *browsertest.Driver, url string) {
 	t.Helper()
-	if err := wd.Navigate(url + "/"); err != nil {
-		t.Fatal(err)
-	}
+	check(t, wd.Navigate(url+"/"))
 	waitFor(t, wd, 10*time.Second, "the default aggregation's bars", func(p page) string {
 		if len(p.Bars) == 0 || p.Bars[0].Pais == "" {
 			return fmt.Sprintf("bars %+v", p.Bars)
@@ -699,57 +663,196 @@ return {Options: [...s.options].map((o) => o.value), Chosen: s.value};`, &contro
 	if diff := cmp.Diff([]string{sessionAggregation, dashboard.DefaultAggregation, skuAggregation}, control.Options); diff != "" || control.Chosen != dashboard.DefaultAggregation {
 		t.Errorf("aggregation control chooses %q among (-want +got):\n%s", control.Chosen, diff)
 	}
-	choose := func(name string) {
+	// choose picks name in the control, as a person would, and waits for
+	// the URL to say it and for bars whose keys all pass key.
+	choose := func(name, what string, key func(string) bool, more func(page) string) {
 		t.Helper()
-		script := fmt.Sprintf(`const s = document.getElementById("f-agg");
+		check(t, wd.Execute(fmt.Sprintf(`const s = document.getElementById("f-agg");
 s.value = %q;
 s.dispatchEvent(new Event("change"));
-return null;`, name)
-		if err := wd.Execute(script, nil); err != nil {
-			t.Fatal(err)
-		}
+return null;`, name), nil))
+		waitFor(t, wd, 10*time.Second, what, func(p page) string {
+			if name == dashboard.DefaultAggregation && strings.Contains(p.URL, "aggregation=") ||
+				name != dashboard.DefaultAggregation && !strings.HasSuffix(p.URL, "?aggregation="+name) {
+				return "URL " + p.URL
+			}
+			if p.Errors != "" {
+				return "errors " + p.Errors
+			}
+			if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return !key(b.Pais) }) {
+				return fmt.Sprintf("bars %+v, want %s", p.Bars, what)
+			}
+			if more != nil {
+				return more(p)
+			}
+			return ""
+		})
 	}
-	choose(skuAggregation)
-	waitFor(t, wd, 10*time.Second, "SKU bars", func(p page) string {
-		if !strings.HasSuffix(p.URL, "?aggregation="+skuAggregation) {
-			return "URL " + p.URL
-		}
-		if p.Errors != "" {
-			return "errors " + p.Errors
-		}
-		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return b.Pais != "MOCH-40L-AZ" }) {
-			return fmt.Sprintf("bars %+v, want MOCH-40L-AZ's only", p.Bars)
-		}
+	choose(skuAggregation, "MOCH-40L-AZ's only", func(k string) bool { return k == "MOCH-40L-AZ" }, func(p page) string {
 		if len(p.Rows) == 0 || p.Rows[0][1] != "MOCH-40L-AZ" {
 			return fmt.Sprintf("figures table %q, want MOCH-40L-AZ's rows", p.Rows)
 		}
 		return ""
 	})
-	choose(sessionAggregation)
-	waitFor(t, wd, 10*time.Second, "session bars", func(p page) string {
-		if !strings.HasSuffix(p.URL, "?aggregation="+sessionAggregation) {
-			return "URL " + p.URL
-		}
-		if p.Errors != "" {
-			return "errors " + p.Errors
-		}
-		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return !strings.HasPrefix(b.Pais, "C-") }) {
-			return fmt.Sprintf("bars %+v, want customers'", p.Bars)
-		}
+	choose(sessionAggregation, "customers' sessions", func(k string) bool { return strings.HasPrefix(k, "C-") }, func(page) string {
 		var title string
 		if err := wd.Execute(`return document.getElementById("chart-title").textContent;`, &title); err != nil || !strings.Contains(title, "session, gap 30 min") {
 			return fmt.Sprintf("chart title %q (%v), want it to say session, gap 30 min", title, err)
 		}
 		return ""
 	})
-	choose(dashboard.DefaultAggregation)
-	waitFor(t, wd, 10*time.Second, "country bars again", func(p page) string {
-		if strings.Contains(p.URL, "aggregation=") {
-			return "URL " + p.URL
+	choose(dashboard.DefaultAggregation, "countries again", func(k string) bool { return len(k) == 2 }, nil)
+}
+
+// longSKUs are sold in one 18:12 order each: names long enough to pile
+// into each other if the chart did not fit its labels.
+var longSKUs = []string{"CBC-FLEECE-MUJER-M", "CAL-TREK-42", "CET-MERINO-LARGO-XL", "GORRO-LANA-ROJO", "BOTA-GTX-44-NEGRO", "MOCH-20L-VERDE", "FORRO-POLAR-NINO-8", "GUANTES-SKI-L"}
+
+// sellLongSKUs publishes one order per SKU at 18:22 (event time 18:12, on
+// time: W is 18:00) and ticks at 18:24, so each gets EARLY panes.
+func sellLongSKUs(ctx context.Context, t *testing.T, srv string) {
+	t.Helper()
+	for i, sku := range longSKUs {
+		price := fmt.Sprintf("%d.50", 10+7*i)
+		body := fmt.Sprintf(`{"pedido_id":"P-S%d","cliente_id":"C-9","pais":"ES","importe_total":%q,"lineas":[{"sku":%q,"cantidad":1,"precio_unitario":%q}]}`, i, price, sku, price)
+		if _, err := (client.Server{URL: srv}).Push(ctx, client.Step{Arrival: at("18:22"), EventTime: at("18:12").Format(time.RFC3339), Order: []byte(body)}, at("18:22")); err != nil {
+			t.Fatal(err)
 		}
-		if len(p.Bars) == 0 || slices.ContainsFunc(p.Bars, func(b pageBar) bool { return len(b.Pais) != 2 }) {
-			return fmt.Sprintf("bars %+v, want countries", p.Bars)
+	}
+	check(t, (serverDriver{url: srv}).tick(ctx, at("18:24")))
+}
+
+// checkSKUView opens the SKU aggregation (a sliding hour every 15
+// minutes) and checks that the page says what it declares and draws it
+// truthfully: no country wording; a key picker of the SKUs present, the
+// largest first; each plotted (window, SKU) value the view's row; each
+// point of the all-windows chart one window's total, never overlapping
+// windows added; and no label over another.
+func checkSKUView(ctx context.Context, t *testing.T, wd *browsertest.Driver, url string, wh warehouse.Reader) {
+	t.Helper()
+	check(t, wd.Navigate(url+"/?aggregation="+skuAggregation))
+	p := waitFor(t, wd, 15*time.Second, "the SKU view with the long SKUs", func(p page) string {
+		if len(p.Bars) < len(longSKUs) {
+			return fmt.Sprintf("%d bars", len(p.Bars))
 		}
 		return ""
 	})
+	sales, err := warehouse.ReadNewestWindows(ctx, wh, warehouse.NewestWindows{View: skuAggregation, Aggregation: skuAggregation, Windows: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := map[string]float64{}   // window start + SKU -> importe
+	total := map[string]float64{} // window start -> importe of every SKU
+	for _, s := range sales {
+		v, _ := strconv.ParseFloat(s.Importe.String(), 64)
+		start := s.WindowStart.Format(time.RFC3339)
+		row[start+" "+s.Pais] = v
+		total[start] += v
+	}
+
+	if m := regexp.MustCompile(`(?i)[^\n]{0,30}countr[^\n]{0,30}`).FindAllString(p.Text, -1); len(m) > 0 {
+		t.Errorf("the SKU view speaks of countries: %q", m)
+	}
+	for _, want := range []string{"Sales in the last 1 h, every 15 min", "(window, SKU) cells", "SKU"} {
+		if !strings.Contains(p.Text, want) {
+			t.Errorf("the SKU view does not say %q", want)
+		}
+	}
+	if p.Picker != "SELECT" || len(p.Countries) < len(longSKUs) || p.Countries[0] != "MOCH-40L-AZ" {
+		t.Errorf("key control %s with options %q: want a picker of the SKUs present, the largest (MOCH-40L-AZ) first", p.Picker, p.Countries)
+	}
+
+	// Each bar is one (window, SKU) of the view, its length its value.
+	perPx := 0.0
+	for _, b := range p.Bars {
+		want, ok := row[b.Start+" "+b.Pais]
+		got, _ := strconv.ParseFloat(b.Importe, 64)
+		if !ok || math.Abs(got-want) > 0.005 {
+			t.Errorf("bar %s %s plots %s, the view's row holds %v (found %t)", b.Start, b.Pais, b.Importe, want, ok)
+		}
+		if !strings.Contains(b.Title, b.Pais) {
+			t.Errorf("bar %s %s: its tooltip %q does not name it", b.Start, b.Pais, b.Title)
+		}
+		if long := math.Max(b.W, b.Height); perPx == 0 {
+			perPx = long / want
+		} else if math.Abs(long-want*perPx) > 1.5 {
+			t.Errorf("bar %s %s is %.1f px for %v, want %.1f on the chart's scale", b.Start, b.Pais, long, want, want*perPx)
+		}
+	}
+	// The all-windows chart: one point per window at its end, its total
+	// that window's, never windows added together.
+	if len(p.Timeline) > 0 || len(p.Points) != len(total) {
+		t.Errorf("all-windows chart: %d bars and %d points for %d sliding windows; want one point per window", len(p.Timeline), len(p.Points), len(total))
+	}
+	for _, pt := range p.Points {
+		got, _ := strconv.ParseFloat(pt.Total, 64)
+		if math.Abs(got-total[pt.Start]) > 0.005 {
+			t.Errorf("point of window %s plots %s, the view's rows of that window add to %v", pt.Start, pt.Total, total[pt.Start])
+		}
+	}
+	checkNoOverlap(t, p)
+	if shot := os.Getenv("DASHBOARD_SKU_SCREENSHOT"); shot != "" {
+		if err := wd.Screenshot(shot); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// checkNoOverlap: no text of the charts overlaps another (layout boxes).
+func checkNoOverlap(t *testing.T, p page) {
+	t.Helper()
+	ls := p.Labels
+	for i := range ls {
+		for j := i + 1; j < len(ls); j++ {
+			a, b := ls[i], ls[j]
+			w := math.Min(a.X+a.W, b.X+b.W) - math.Max(a.X, b.X)
+			h := math.Min(a.Y+a.H, b.Y+b.H) - math.Max(a.Y, b.Y)
+			if w > 1 && h > 1 && a.W > 0 && b.W > 0 {
+				t.Errorf("label %q overlaps %q by %.0f×%.0f px", a.Text, b.Text, w, h)
+			}
+		}
+	}
+}
+
+// checkFollowsTheData moves the server's clock to December, as a wall
+// clock would be after the README's sample story of 14 March: the default
+// view still shows the story's windows and says so; times of another day
+// carry their date and durations read 262d 13h; an empty chart says what
+// is missing in full, within the chart.
+func checkFollowsTheData(ctx context.Context, t *testing.T, wd *browsertest.Driver, url, srv string) {
+	t.Helper()
+	december := time.Date(2026, 12, 2, 7, 34, 0, 0, time.UTC)
+	check(t, (serverDriver{url: srv}).tick(ctx, december))
+	check(t, wd.Navigate(url+"/"))
+	const note = "showing the 24 h up to 2026-03-14 19:00 UTC, the newest data (From and To choose other days)"
+	p := waitFor(t, wd, 15*time.Second, "December's page", func(p page) string {
+		if !strings.Contains(p.Cards["card-wm"], "2026-12-02") && !strings.Contains(p.Cards["card-wm"], "07:24") {
+			return "watermark card " + p.Cards["card-wm"]
+		}
+		return ""
+	})
+	if p.Note != note {
+		t.Errorf("note %q, want %q", p.Note, note)
+	}
+	if len(p.Timeline) != 2 || len(p.Bars) == 0 {
+		t.Errorf("%d windows on the all-windows chart, %d live bars: want the story's 2 hours", len(p.Timeline), len(p.Bars))
+	}
+	if len(p.Rows) == 0 || !strings.HasPrefix(p.Rows[0][0], "2026-03-14 17:00–18:00") {
+		t.Errorf("figures table's first row %q: want its window with its date, 2026-03-14 17:00–18:00", p.Rows)
+	}
+	if o := p.Cards["card-order"]; !regexp.MustCompile(`^2026-03-14 18:2\d \| 262d 1\dh ago$`).MatchString(o) {
+		t.Errorf("last order card %q, want 2026-03-14 18:2x | 262d 1xh ago", o)
+	}
+	check(t, wd.Navigate(url+"/?from=2026-11-01"))
+	p = waitFor(t, wd, 15*time.Second, "an empty range", func(p page) string {
+		if len(p.Empty) != 2 {
+			return fmt.Sprintf("empty messages %+v", p.Empty)
+		}
+		return ""
+	})
+	for _, e := range p.Empty {
+		if !strings.HasSuffix(e.Text, ".") || !strings.Contains(e.Text, "2026-11-01") || e.Right > e.SVGRight+0.5 {
+			t.Errorf("empty chart says %q, ending at x %.0f in a chart ending at %.0f: want it in full, inside the chart", e.Text, e.Right, e.SVGRight)
+		}
+	}
 }

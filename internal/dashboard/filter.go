@@ -11,23 +11,20 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Filter narrows the chart to some countries and an event-time range of
-// whole UTC days. The zero Filter is the default view: every country, the
-// newest Source.Windows windows.
+// Filter narrows the chart to some keys and whole UTC days. The zero
+// Filter is the default view.
 type Filter struct {
 	Paises []string `json:"pais,omitempty"`
-	// Keys are values of the chosen aggregation's key (?key=, SKUs for one
-	// keyed by sku; for ventas_hora_pais they join Paises).
+	// Keys are values of the chosen aggregation's key (for ventas_hora_pais
+	// they join Paises).
 	Keys []string `json:"key,omitempty"`
-	// From and To are UTC days, both included: windows starting in
-	// [From 00:00, To+1 00:00). Zero means unbounded on that side.
+	// From and To are UTC days, both included; zero is unbounded.
 	From time.Time `json:"from,omitzero"`
 	To   time.Time `json:"to,omitzero"`
 }
 
-// firstDay and lastDay bound the days of a filter: a range's bounds are
-// warehouse timestamps, and the end of to's day (the next midnight) must
-// be one too. A day outside them used to be read as an empty chart.
+// firstDay and lastDay bound a filter's days: the end of to's day (the next
+// midnight) must be a warehouse timestamp too.
 var (
 	firstDay = warehouse.MinTime
 	lastDay  = warehouse.MaxTime.Truncate(24*time.Hour).AddDate(0, 0, -1)
@@ -37,13 +34,10 @@ var (
 // and a year of hours would neither fit the page nor the query budget.
 const MaxRangeDays = 62
 
-// paisCode is what a country filter may hold: the view's keys are ISO
-// 3166-1 alpha-2 codes.
 var paisCode = regexp.MustCompile(`^[A-Z]{2}$`)
 
 // FilterError is a filter the page cannot show: Param names the query
-// parameter, so the page can mark its control, and the message says what
-// it holds and what it wants ("from: 2026-14-03 is not a date YYYY-MM-DD").
+// parameter, so the page can mark its control.
 type FilterError struct {
 	Param string `json:"param"`
 	Msg   string `json:"error"`
@@ -55,9 +49,8 @@ func filterErr(param, format string, args ...any) error {
 	return &FilterError{Param: param, Msg: param + ": " + fmt.Sprintf(format, args...)}
 }
 
-// ParseFilter reads ?pais=ES,PT&from=2026-03-01&to=2026-03-14 (pais may
-// also repeat). An error is a *FilterError: the page shows it, and a 400 is
-// better than a silently unfiltered chart.
+// ParseFilter reads ?pais=ES,PT&key=K&from=2026-03-01&to=2026-03-14. An
+// error is a *FilterError: a 400 is better than a silently unfiltered chart.
 func ParseFilter(q url.Values) (Filter, error) {
 	var f Filter
 	var err error
@@ -104,7 +97,7 @@ func ParseFilter(q url.Values) (Filter, error) {
 }
 
 // values reads a repeatable, comma-separated parameter: each value
-// normalized by norm, checked by valid (bad says why not), once, sorted.
+// normalized, checked, once, sorted.
 func values(q url.Values, param string, norm func(string) string, valid *regexp.Regexp, bad string) ([]string, error) {
 	var out []string
 	for _, v := range q[param] {
@@ -127,13 +120,10 @@ func values(q url.Values, param string, norm func(string) string, valid *regexp.
 // MaxKeys bounds the key filter: its values travel in one query.
 const MaxKeys = 50
 
-// keyValue is what a key filter's value may be: a SKU, a customer id or a
-// country code.
 var keyValue = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// keysFor returns the values the filter keeps of a view keyed by key: for
-// pais the countries and the keys (each a country code), for another key
-// the keys; a country filter on a view not keyed by country is refused.
+// keysFor returns the values the filter keeps of a view keyed by key; a
+// country filter on a view not keyed by country is refused.
 func (f Filter) keysFor(aggregation, key string) ([]string, error) {
 	if key != "pais" {
 		if len(f.Paises) > 0 {
@@ -154,11 +144,68 @@ func (f Filter) keysFor(aggregation, key string) ([]string, error) {
 	return out, nil
 }
 
-// narrows reports whether the filter differs from the default view.
 func (f Filter) narrows() bool { return f.ranged() || len(f.Paises) > 0 || len(f.Keys) > 0 }
 
-// ranged reports whether the filter bounds event time.
 func (f Filter) ranged() bool { return !f.From.IsZero() || !f.To.IsZero() }
 
-// until is the exclusive end of the range: the day after To.
 func (f Filter) until() time.Time { return f.To.AddDate(0, 0, 1) }
+
+// Range is the event-time range the bars were read from: windows starting
+// in [From, Until). The page says it, so a chart of the last day is never
+// mistaken for all the data there is.
+type Range struct {
+	From  time.Time  `json:"from"`
+	Until *time.Time `json:"until"` // null: open on the right
+	// LastHours is set for the default view (no ?from, no ?to).
+	LastHours int `json:"last_hours,omitempty"`
+	// Newest says the default view ends at the end of the newest window
+	// holding data, whatever processing time says (a story of March replayed
+	// in December still shows March).
+	Newest bool `json:"newest,omitempty"`
+}
+
+// rangeOf is the range a filter reads at processing time now, newest being
+// the end of the newest window holding data (zero when unknown). Every
+// range has a lower bound on window_start, the panes' partitioning column:
+// with to alone, the MaxRangeDays that end with it.
+func rangeOf(f Filter, now, newest time.Time) Range {
+	switch {
+	case !f.From.IsZero():
+		r := Range{From: f.From}
+		if !f.To.IsZero() {
+			until := f.until()
+			r.Until = &until
+		}
+		return r
+	case !f.To.IsZero():
+		until := f.until()
+		from := until.AddDate(0, 0, -MaxRangeDays)
+		if from.Before(firstDay) {
+			from = firstDay
+		}
+		return Range{From: from, Until: &until}
+	}
+	if !newest.IsZero() {
+		return Range{From: newest.Add(-DefaultRange), Until: &newest, LastHours: int(DefaultRange / time.Hour), Newest: true}
+	}
+	return Range{From: now.Add(-DefaultRange), LastHours: int(DefaultRange / time.Hour)}
+}
+
+// newestEnd is the end of the window holding M, the latest event time the
+// stream accepted: no pane is of a later window. It costs no query, where
+// MAX(window_start) would need a bound on the partitioning column that the
+// data's age cannot give, billed at every refresh. The watermark cannot
+// serve: an idle source moves it to processing time, far past the data.
+func newestEnd(st streamPart, d declared) time.Time {
+	if st.maxEventTime.IsZero() {
+		return time.Time{}
+	}
+	return d.spec.WindowOf(st.maxEventTime).End
+}
+
+func (r Range) until() time.Time {
+	if r.Until == nil {
+		return time.Time{}
+	}
+	return *r.Until
+}

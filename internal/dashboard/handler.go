@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Paths the handler answers, relative to where it is mounted. Everything
-// else is a 404: mounted at "/" in the local server's mux the
+// Paths the handler answers. Everything else is a 404: mounted at "/" the
 // handler is the catch-all, and must not answer for a mistyped function.
 const (
 	PagePath = "/"
@@ -27,9 +31,8 @@ var page = template.Must(template.ParseFS(assets, "assets/index.html"))
 // the page needs nothing else, so an injected script or style cannot run.
 const contentSecurity = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// Handler serves the page at "/", its two assets, and the snapshot it
-// polls at /api/dashboard. Mount it at the server's root (the page fetches
-// "api/dashboard" relative to itself).
+// Handler serves the page, its assets and its snapshot. Mount it at the
+// server's root: the page fetches "api/dashboard" relative to itself.
 func Handler(src Source) http.Handler {
 	src = src.withDefaults()
 	var index bytes.Buffer
@@ -39,7 +42,7 @@ func Handler(src Source) http.Handler {
 		RefreshMillis int64
 	}{src.Aggregation, src.Aggregations, src.Refresh.Milliseconds()})
 	if err != nil {
-		panic(err) // the template and its data are fixed here: a failure is a build defect, caught by the tests
+		panic(err) // a build defect: the template and its data are fixed
 	}
 	html := index.Bytes()
 
@@ -82,4 +85,26 @@ func asset(name, contentType string) http.HandlerFunc {
 		w.Header().Set("Cache-Control", "no-cache")
 		_, _ = w.Write(b)
 	}
+}
+
+// parseRequest reads ?aggregation= and the filter, checked against that
+// aggregation's key. An error is a *FilterError.
+func parseRequest(src Source, q url.Values) (Source, Filter, error) {
+	f, err := ParseFilter(q)
+	if err != nil {
+		return src, Filter{}, err
+	}
+	if name := strings.TrimSpace(q.Get("aggregation")); name != "" {
+		// Only a declared name reaches a read.
+		if !slices.Contains(src.Aggregations, name) {
+			return src, Filter{}, filterErr("aggregation", "%.128q is not a declared aggregation (want one of %s)", name, strings.Join(src.Aggregations, ", "))
+		}
+		src.Aggregation = name
+	}
+	if key, ok := warehouse.ViewKey(src.Aggregation); ok {
+		if _, err := f.keysFor(src.Aggregation, key); err != nil {
+			return src, Filter{}, err
+		}
+	}
+	return src, f, nil
 }

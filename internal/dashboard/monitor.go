@@ -12,14 +12,11 @@ import (
 )
 
 // Monitor answers Dataflow's monitoring questions on the local page (how
-// fresh is the data, how far behind is processing, how many orders a
-// minute, any dead letters, drops or errors now) from the server's own log
-// records: the lines the log-based metrics of terraform/logging_metrics.tf
-// count in production, read here as they are written. It keeps a bounded
-// ring of per-minute samples of processing time (the minutes in which
-// something happened, at most MonitorMinutes of them) and the last
-// MonitorErrors ERROR lines, so a server left running for weeks holds the
-// same few hundred kilobytes as one started a minute ago.
+// fresh is the data, how far behind is processing, orders a minute, dead
+// letters, drops, errors) from the server's own log records: the lines the
+// log-based metrics of terraform/logging_metrics.tf count in production. It
+// keeps at most MonitorMinutes minutes with samples and MonitorErrors ERROR
+// lines, so a server left running for weeks holds a few hundred kilobytes.
 type Monitor struct {
 	now func() time.Time
 
@@ -27,18 +24,14 @@ type Monitor struct {
 	minutes []*minute // oldest first, at most max
 	max     int
 	aggs    map[string]*aggGauge
-	errs    []ErrorLine // oldest first, at most MonitorErrors
+	errs    []ErrorLine // oldest first
 }
 
-// Bounds of what a Monitor keeps.
 const (
-	// MonitorMinutes is how many minutes with samples are kept: a day of
-	// minutes with activity in every one.
-	MonitorMinutes = 24 * 60
-	// MonitorErrors is how many of the newest ERROR lines are kept.
-	MonitorErrors = 20
-	// maxErrorText bounds one kept line: a stack of wrapped errors stays
-	// readable, a megabyte of payload does not fill the ring.
+	MonitorMinutes = 24 * 60 // a day of minutes with activity in every one
+	MonitorErrors  = 20
+	// maxErrorText bounds one kept line: a megabyte of payload does not
+	// fill the ring.
 	maxErrorText = 1000
 )
 
@@ -51,25 +44,20 @@ type minute struct {
 	rowsQuarantined int64
 }
 
-// aggMinute is one aggregation's figures in a minute.
 type aggMinute struct {
 	accepted, tooLate int64
-	// freshness is now - W as the minute's last tick said it; -1 when no
-	// tick ran in the minute.
-	freshness int64
+	freshness         int64 // now - W at the minute's last tick; -1: no tick
 	// systemLag is the largest age, in the minute, of the oldest order
 	// accepted and not yet folded by a tick.
 	systemLag int64
 }
 
-// aggGauge is what the gauges of one aggregation stand at now.
 type aggGauge struct {
 	watermark time.Time // as the last tick said; zero before any
 	unfolded  time.Time // when the oldest order not yet folded was accepted; zero: none
 }
 
-// NewMonitor returns an empty Monitor reading processing time from now
-// (the server's clock: a virtual one moves only with the ticks).
+// NewMonitor reads processing time from now, the server's clock.
 func NewMonitor(now func() time.Time) *Monitor {
 	if now == nil {
 		now = time.Now
@@ -78,8 +66,8 @@ func NewMonitor(now func() time.Time) *Monitor {
 }
 
 // Handler wraps next so that every record logged through it also feeds m.
-// It asks for the DEBUG lines of each accepted order (the stream logs them
-// only when a handler wants them) and passes next only what next wants.
+// It asks for the DEBUG lines of each accepted order and passes next only
+// what next wants.
 func (m *Monitor) Handler(next slog.Handler) slog.Handler {
 	return &observer{m: m, next: next}
 }
@@ -111,14 +99,13 @@ func (o *observer) WithGroup(name string) slog.Handler {
 	return &observer{m: o.m, next: o.next.WithGroup(name), attrs: o.attrs, grouped: true}
 }
 
-// ObserveLine feeds m one JSON log line as Cloud Logging reads it (package
-// logging's form: severity, message, time and the fields): a process that
-// watches other processes' output, such as the production-parity stack
-// watching cmd/server's, gets the same panel as serve. A line that is not
-// a JSON object is ignored.
+// ObserveLine feeds m one JSON log line of package logging's form, so a
+// process watching another's output (the production-parity stack) gets the
+// same panel as serve. A line that is not a JSON object is ignored.
 func (m *Monitor) ObserveLine(line []byte) {
-	// The fields in the line's order, as the error panel repeats them.
+	// Token by token: the error panel repeats the fields in the line's order.
 	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return
 	}
@@ -133,19 +120,20 @@ func (m *Monitor) ObserveLine(line []byte) {
 			return
 		}
 		key, _ := t.(string)
-		var raw json.RawMessage
-		if dec.Decode(&raw) != nil {
+		var v any
+		if dec.Decode(&v) != nil {
 			return
 		}
+		s, _ := v.(string)
 		switch key {
 		case "message":
-			_ = json.Unmarshal(raw, &msg)
+			msg = s
 		case "severity":
-			_ = json.Unmarshal(raw, &sev)
+			sev = s
 		case "time":
-			_ = json.Unmarshal(raw, &logged)
+			logged, _ = time.Parse(time.RFC3339Nano, s)
 		default:
-			attrs = append(attrs, slog.Attr{Key: key, Value: jsonValue(key, raw)})
+			attrs = append(attrs, slog.Attr{Key: key, Value: jsonValue(key, v)})
 		}
 	}
 	r := slog.NewRecord(logged, levelOf(sev), msg, 0)
@@ -167,13 +155,7 @@ func levelOf(severity string) slog.Level {
 
 // jsonValue is a field's value as slog would have held it: numbers,
 // booleans, the watermark as a time, anything else as its text.
-func jsonValue(key string, raw json.RawMessage) slog.Value {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return slog.StringValue(string(raw))
-	}
+func jsonValue(key string, v any) slog.Value {
 	switch x := v.(type) {
 	case bool:
 		return slog.BoolValue(x)
@@ -191,69 +173,42 @@ func jsonValue(key string, raw json.RawMessage) slog.Value {
 		}
 		return slog.StringValue(x)
 	}
+	raw, _ := json.Marshal(v)
 	return slog.StringValue(string(raw))
 }
 
-// fields are the attributes of the log contract a record may carry.
-type fields struct {
-	aggregation, fate, reason, state string
-	duplicate, redelivered, busy     bool
-	hasRows, hasLag                  bool
-	rowsQuarantined                  int64
-	watermark                        time.Time
-	lagSeconds                       float64
-}
+// fields are the attributes of a record, resolved, by key.
+type fields map[string]slog.Value
 
 func fieldsOf(r slog.Record) fields {
-	var f fields
+	f := fields{}
 	r.Attrs(func(a slog.Attr) bool {
-		v := a.Value.Resolve()
-		switch a.Key {
-		case "aggregation":
-			f.aggregation = v.String()
-		case "fate":
-			f.fate = v.String()
-		case "reason":
-			f.reason = v.String()
-		case "state":
-			f.state = v.String()
-		case "duplicate":
-			f.duplicate = v.Kind() == slog.KindBool && v.Bool()
-		case "redelivered":
-			f.redelivered = v.Kind() == slog.KindBool && v.Bool()
-		case "busy":
-			f.busy = v.Kind() == slog.KindBool && v.Bool()
-		case "rows_read":
-			f.hasRows = true
-		case "rows_quarantined":
-			f.rowsQuarantined = intOf(v)
-		case "watermark":
-			if v.Kind() == slog.KindTime {
-				f.watermark = v.Time()
-			} else if t, ok := v.Any().(time.Time); ok {
-				f.watermark = t
-			}
-		case "watermark_lag_seconds":
-			f.hasLag = true
-			if v.Kind() == slog.KindFloat64 {
-				f.lagSeconds = v.Float64()
-			} else {
-				f.lagSeconds = float64(intOf(v))
-			}
-		}
+		f[a.Key] = a.Value.Resolve()
 		return true
 	})
 	return f
 }
 
-func intOf(v slog.Value) int64 {
-	switch v.Kind() {
+func (f fields) str(key string) string {
+	if v, ok := f[key]; ok {
+		return v.String()
+	}
+	return ""
+}
+
+func (f fields) flag(key string) bool { return f[key].Kind() == slog.KindBool && f[key].Bool() }
+
+func (f fields) has(key string) bool { _, ok := f[key]; return ok }
+
+// number reads an int or a float field, 0 when it is neither.
+func (f fields) number(key string) float64 {
+	switch v := f[key]; v.Kind() {
 	case slog.KindInt64:
-		return v.Int64()
+		return float64(v.Int64())
 	case slog.KindUint64:
-		return int64(min(v.Uint64(), 1<<62)) //nolint:gosec // bounded
+		return float64(v.Uint64())
 	case slog.KindFloat64:
-		return int64(v.Float64())
+		return v.Float64()
 	}
 	return 0
 }
@@ -263,16 +218,17 @@ func intOf(v slog.Value) int64 {
 func (m *Monitor) observe(r slog.Record, with []slog.Attr) {
 	now := m.now().UTC()
 	f := fieldsOf(r)
+	agg := f.str("aggregation")
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r.Level >= slog.LevelError {
 		m.keepError(r, with, now)
 	}
 	switch {
-	case r.Message == "order handled" && f.aggregation != "":
-		g := m.gauge(f.aggregation)
-		am := m.minute(now).agg(f.aggregation)
-		switch f.fate {
+	case r.Message == "order handled" && agg != "":
+		g := m.gauge(agg)
+		am := m.minute(now).agg(agg)
+		switch f.str("fate") {
 		case "accepted":
 			am.accepted++
 			if g.unfolded.IsZero() {
@@ -282,25 +238,25 @@ func (m *Monitor) observe(r slog.Record, with []slog.Attr) {
 		case "too_late":
 			am.tooLate++
 		}
-	case strings.HasSuffix(r.Message, "dead-lettered") && strings.HasPrefix(f.reason, "invalid") && !f.duplicate:
+	case strings.HasSuffix(r.Message, "dead-lettered") && strings.HasPrefix(f.str("reason"), "invalid") && !f.flag("duplicate"):
 		// "message dead-lettered" and "undecodable push request
 		// dead-lettered": alpipe/orders_invalid's lines, less the
 		// redeliveries of a message already dead-lettered.
 		m.minute(now).deadLetters++
-	case f.hasRows:
+	case f.has("rows_read"):
 		// The line that closes a file (alpipe/ingest_files).
 		mm := m.minute(now)
-		if f.state == "DONE" && !f.redelivered {
+		if f.str("state") == "DONE" && !f.flag("redelivered") {
 			mm.filesLoaded++
 		}
-		mm.rowsQuarantined += f.rowsQuarantined
-	case f.aggregation != "" && f.hasLag && !f.busy:
+		mm.rowsQuarantined += int64(f.number("rows_quarantined"))
+	case agg != "" && f.has("watermark_lag_seconds") && !f.flag("busy"):
 		// A tick's line (alpipe/watermark_lag_seconds): "tick", or "tick
 		// incomplete", which folded what it could.
-		g := m.gauge(f.aggregation)
-		am := m.minute(now).agg(f.aggregation)
-		am.freshness = int64(f.lagSeconds)
-		g.watermark = f.watermark
+		g := m.gauge(agg)
+		am := m.minute(now).agg(agg)
+		am.freshness = int64(f.number("watermark_lag_seconds"))
+		g.watermark, _ = f["watermark"].Any().(time.Time)
 		if !g.unfolded.IsZero() {
 			am.systemLag = max(am.systemLag, seconds(now.Sub(g.unfolded)))
 			if r.Message == "tick" {
@@ -346,8 +302,7 @@ func (s *minute) agg(name string) *aggMinute {
 	return a
 }
 
-// keepError keeps r as a person reads it in the log: its message, then
-// its fields as key=value.
+// keepError keeps r as the log line reads: its message, then key=value.
 func (m *Monitor) keepError(r slog.Record, with []slog.Attr, now time.Time) {
 	var b strings.Builder
 	b.WriteString(r.Message)
@@ -372,81 +327,66 @@ func (m *Monitor) keepError(r slog.Record, with []slog.Attr, now time.Time) {
 	}
 }
 
-// Monitoring is the page's monitoring panel (Snapshot.Monitor): the
-// samples of one aggregation over a range of processing time.
+// Monitoring is the page's monitoring panel: one aggregation's samples over
+// [From, Until] of processing time (the server's clock), not the event
+// times the sales charts are drawn on.
 type Monitoring struct {
-	// From and Until bound the samples, in processing time (the server's
-	// clock, a virtual one on a story): what happened when, not the event
-	// times the sales charts are drawn on.
 	From  time.Time `json:"from"`
 	Until time.Time `json:"until"`
-	// Minutes are the minutes of the range in which something happened,
-	// oldest first; the last is the current minute, with the gauges as
-	// they stand now.
+	// Minutes are those in which something happened, oldest first; the
+	// last is the current minute, with the gauges as they stand now.
 	Minutes []MinuteSample `json:"minutes"`
-	// Now is where the gauges stand at Until: the last minute's sample
-	// holds the largest system lag of that minute, which a tick may
-	// since have brought to 0.
-	Now Gauges `json:"now"`
-	// Hours are the files loaded and rows quarantined per hour, of the
-	// hours in which a file closed.
-	Hours []HourSample `json:"hours"`
+	// Now is where the gauges stand at Until: the last minute holds its
+	// largest system lag, which a tick may since have brought to 0.
+	Now   Gauges       `json:"now"`
+	Hours []HourSample `json:"hours"` // those in which a file closed
 	// Backlog is null where no Pub/Sub subscription stands between the
-	// publisher and the function (alpipe serve: each order is pushed
-	// straight to AggregateOrders); BacklogNote says so.
-	Backlog     *Backlog `json:"backlog"`
-	BacklogNote string   `json:"backlog_note,omitempty"`
-	// Errors are the newest ERROR lines, newest first.
-	Errors []ErrorLine `json:"errors"`
+	// publisher and the function (alpipe serve); BacklogNote says so.
+	Backlog     *Backlog    `json:"backlog"`
+	BacklogNote string      `json:"backlog_note,omitempty"`
+	Errors      []ErrorLine `json:"errors"` // newest first
 }
 
-// MinuteSample is one minute of one aggregation.
 type MinuteSample struct {
 	At time.Time `json:"at"` // the minute's start
-	// FreshnessSeconds is data freshness, processing time minus the
-	// watermark, as the minute's last tick (or, for the current minute,
-	// now) sees it; null before any tick.
+	// FreshnessSeconds is processing time minus the watermark as the
+	// minute's last tick (the current minute: now) sees it.
 	FreshnessSeconds *int64 `json:"freshness_seconds"`
-	// SystemLagSeconds is system lag: the largest age in the minute of the
-	// oldest order accepted and not yet folded by a tick.
+	// SystemLagSeconds is the largest age in the minute of the oldest order
+	// accepted and not yet folded by a tick.
 	SystemLagSeconds int64 `json:"system_lag_seconds"`
-	Accepted         int64 `json:"accepted"`     // orders accepted in the minute
-	TooLate          int64 `json:"too_late"`     // orders dropped as too late
-	DeadLetters      int64 `json:"dead_letters"` // invalid messages (every aggregation's)
+	Accepted         int64 `json:"accepted"`
+	TooLate          int64 `json:"too_late"`
+	DeadLetters      int64 `json:"dead_letters"` // every aggregation's
 }
 
-// Gauges are data freshness and system lag at one moment.
 type Gauges struct {
 	FreshnessSeconds *int64 `json:"freshness_seconds"` // null before any tick
 	SystemLagSeconds int64  `json:"system_lag_seconds"`
 }
 
-// HourSample is one hour of file loads.
 type HourSample struct {
 	At              time.Time `json:"at"`
 	FilesLoaded     int64     `json:"files_loaded"`
 	RowsQuarantined int64     `json:"rows_quarantined"`
 }
 
-// Backlog is what Pub/Sub says of the subscription: undelivered messages
-// and the age of the oldest unacknowledged one.
+// Backlog is what Pub/Sub says of the orders subscription.
 type Backlog struct {
 	Undelivered             int64 `json:"undelivered"`
 	OldestUnackedAgeSeconds int64 `json:"oldest_unacked_age_seconds"`
 }
 
-// ErrorLine is one ERROR log line.
 type ErrorLine struct {
 	At     time.Time `json:"at"`     // processing time
-	Logged time.Time `json:"logged"` // the line's own time, as the log file has it
+	Logged time.Time `json:"logged"` // the line's own time
 	Text   string    `json:"text"`
 }
 
-// localBacklogNote says why the local panel has no backlog.
 const localBacklogNote = "no Pub/Sub here: alpipe publish pushes each order straight to AggregateOrders, so nothing waits; in production the Cloud Monitoring dashboard shows the backlog of pedidos-nuevos"
 
 // Read returns aggregation's samples in [from, until] and the newest ERROR
-// lines; until is also the current minute, whose gauges are those of now.
+// lines; until's minute holds the gauges of now.
 func (m *Monitor) Read(aggregation string, from, until time.Time) Monitoring {
 	from, until = from.UTC(), until.UTC()
 	out := Monitoring{From: from, Until: until, Minutes: []MinuteSample{}, Hours: []HourSample{}, Errors: []ErrorLine{}, BacklogNote: localBacklogNote}

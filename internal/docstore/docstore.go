@@ -1,12 +1,11 @@
 // Package docstore is the transactional document store that holds the
-// pipeline's small, hot state: the ingest ledger (Step 1) and the event-time
-// window state (Step 2). Firestore (native mode) is the production backend;
-// an embedded single-file store is the local default. Both consumers (ledger
-// and stream) speak this one contract, so it lives here with its conformance
-// suite (docstoretest) rather than being declared twice.
+// pipeline's small, hot state: the ingest ledger and the event-time window
+// state. Firestore (native mode) is the production backend, an embedded
+// single-file store (boltstore) the local default; both pass the
+// conformance suite docstoretest.Run.
 //
-// The contract is deliberately Firestore's, so that the embedded store cannot
-// allow what production refuses (limits checked against the gcloud emulator):
+// The contract is Firestore's, so that the embedded store cannot allow what
+// production refuses (limits checked against the gcloud emulator):
 //   - A path alternates collection and document IDs and names a document:
 //     "ledger/<id>", "aggregations/<agg>/windows/<w>/shards/<n>". IDs are
 //     non-empty valid UTF-8, contain no '/', are not "." or "..", do not
@@ -21,23 +20,19 @@
 //   - Inside a transaction every read happens before the first write; a read
 //     after a write fails with ErrReadAfterWrite. Several writes to one
 //     document apply in order (the last wins).
-//   - A broken rule (bad path, bad data, read after write) fails RunTx even
-//     if fn drops the error, so nothing is half-committed.
+//   - A broken rule (bad path, bad data, bad tag, read after write) fails
+//     RunTx even if fn drops the error, so nothing is half-committed.
 //   - RunTx with the context of a running transaction fails (no nesting);
-//     fn must not wait for another transaction of the same store. List
-//     inside fn reads committed state, not the transaction's writes.
-//   - A document may carry a Tag, an indexed label that ListTag finds by
-//     equality (Firestore: a string field with its automatic single-field
-//     index). A tag is valid UTF-8 of at most 1,499 bytes: Firestore's
-//     1,500-byte limit on an indexed string counts its bytes plus one, and
-//     a longer value is indexed truncated and refused in a query. Empty
-//     means none. A bad tag fails RunTx like a bad path.
-//   - Documents carry an optional ExpireAt (Firestore TTL). Expiry is not
-//     enforced on read: an expired document stays visible until a TTL sweep
-//     deletes it, so callers compare ExpireAt with their clock themselves.
-//
-// Adapters: boltstore (embedded, one file) and firestore; both pass
-// docstoretest.Run.
+//     fn must not wait for another transaction of the same store. List and
+//     ListTag inside fn read committed state, not the transaction's writes.
+//   - A Tag is an indexed label that ListTag finds by equality (Firestore: a
+//     string field with its automatic single-field index): valid UTF-8 of
+//     at most 1,499 bytes, as Firestore's 1,500-byte limit on an indexed
+//     string counts its bytes plus one and refuses a longer value in a
+//     query. Empty means none.
+//   - Expiry (Firestore TTL) is not enforced on read: an expired document
+//     stays visible until a TTL sweep deletes it, so callers compare
+//     ExpireAt with their clock themselves.
 package docstore
 
 import (
@@ -63,14 +58,12 @@ type Store interface {
 	// List returns every document directly inside collection (a path with an
 	// odd number of segments), ordered by ID. It is not transactional.
 	List(ctx context.Context, collection string) ([]Doc, error)
-	// ListTag returns every document directly inside collection whose Tag
-	// equals tag, ordered by ID; tag must be a valid non-empty tag. Like
-	// List it is not transactional and reads committed state. On Firestore
-	// it is an equality query, billed one read per document returned (one
-	// for none), so callers keep tags selective: a tag that names a closed
-	// batch of documents, not a category that grows without bound. limit
-	// > 0 returns at most the first limit documents (billed as many, one
-	// for none: the cheap way to ask whether a tag has any); <= 0, all.
+	// ListTag is List of the documents whose Tag equals tag (non-empty).
+	// On Firestore it is an equality query billed one read per document
+	// returned (one for none), so callers keep tags selective: a tag names
+	// a closed batch of documents, not a category that grows without bound.
+	// limit > 0 returns at most the first limit documents (the cheap way to
+	// ask whether a tag has any); <= 0, all.
 	ListTag(ctx context.Context, collection, tag string, limit int) ([]Doc, error)
 }
 
@@ -81,8 +74,7 @@ type Tx interface {
 	Get(paths ...string) ([]Doc, error)
 	// Set creates or replaces the document at d.Path.
 	Set(d Doc) error
-	// Delete removes the document at path; deleting a missing one is not an
-	// error.
+	// Delete removes the document at path, if any.
 	Delete(path string) error
 }
 
@@ -93,27 +85,24 @@ var (
 	// ErrBadPath is returned for a path that does not name a document (or a
 	// collection, for List).
 	ErrBadPath = errors.New("docstore: bad path")
-	// ErrBadTag is returned for a Doc.Tag that is not valid UTF-8 of at
-	// most 1,499 bytes, and for an empty or invalid tag given to ListTag.
+	// ErrBadTag is returned for an invalid Doc.Tag, and for an empty or
+	// invalid tag given to ListTag.
 	ErrBadTag = errors.New("docstore: bad tag")
 )
 
 // ID turns free text (an object name, an order id) into a document ID that
-// is safe in a path and stable: the same text always gives the same ID.
-// It does not bound length (escaped non-ASCII text triples in size) nor
-// avoid the reserved form __x__: text that may be long or start and end
-// with "__" needs more (see ledger's docID).
+// is safe in a path and stable. It does not bound length (escaped non-ASCII
+// text triples in size) nor avoid the reserved form __x__: text that may
+// be long or start and end with "__" needs more (see ledger's docID).
 func ID(s string) string {
-	if s == "" {
+	switch e := url.PathEscape(s); e {
+	case "":
 		return "%00"
-	}
-	e := url.PathEscape(s)
-	// PathEscape keeps '.', so "." and ".." need their own escape.
-	switch e {
-	case ".":
+	case ".": // PathEscape keeps '.'
 		return "%2E"
 	case "..":
 		return "%2E%2E"
+	default:
+		return e
 	}
-	return e
 }

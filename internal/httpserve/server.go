@@ -9,37 +9,33 @@
 package httpserve
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 )
 
-// DefaultCutWait bounds how long Shutdown waits, after cancelling the
-// requests still running at the end of the grace, for them to return: long
-// enough for an ingest to write its failure to the ledger, short enough that
-// grace + wait stays under Cloud Run's 10 s.
+// DefaultCutWait bounds the wait for the requests cancelled at the end of
+// the grace: long enough for an ingest to write its failure to the ledger,
+// short enough that grace + wait stays under Cloud Run's 10 s.
 const DefaultCutWait = time.Second
 
-// Options configure a Server.
 type Options struct {
-	// Grace is how long requests in flight may run after shutdown begins.
-	Grace time.Duration
-	// CutWait bounds the wait for cancelled requests (default DefaultCutWait).
-	CutWait time.Duration
-	// Logger receives the shutdown's start and end.
-	Logger *slog.Logger
-	// Name says what is served, in the log lines (e.g. "IngestCSV").
-	Name string
-	// Limits bound what clients can hold of the server (limits.go).
-	Limits Limits
+	Grace   time.Duration // how long requests in flight may run after shutdown begins
+	CutWait time.Duration // default DefaultCutWait
+	Logger  *slog.Logger
+	Name    string // in the log lines, e.g. "IngestCSV"
+	Limits  Limits
 }
 
-// Server is one http.Server whose requests share a base context that
-// Shutdown cancels once the grace has run out.
+// Server's requests share a base context that Shutdown cancels once the
+// grace has run out.
 type Server struct {
 	http   *http.Server
 	opts   Options
@@ -50,14 +46,11 @@ type Server struct {
 	completed int // requests that returned, since start
 }
 
-// New wraps h; nothing listens until Serve.
 func New(h http.Handler, opts Options) *Server {
 	if opts.CutWait <= 0 {
 		opts.CutWait = DefaultCutWait
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	opts.Limits = opts.Limits.withDefaults()
 	base, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, cancel: cancel}
@@ -100,8 +93,7 @@ func (s *Server) counts() (inFlight, completed int) {
 	return s.inFlight, s.completed
 }
 
-// Serve accepts on ln until Shutdown; it returns nil once Shutdown began.
-// Call it once.
+// Serve returns nil once Shutdown began. Call it once.
 func (s *Server) Serve(ln net.Listener) error {
 	if n := s.opts.Limits.MaxConns; n > 0 {
 		limited := newLimitListener(ln, n, s.closeIdle)
@@ -114,8 +106,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	return nil
 }
 
-// Run serves on ln until ctx is done (a signal), then shuts down. It
-// returns the serve error if serving failed first.
+// Run serves on ln until ctx is done (a signal), then shuts down.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.Serve(ln) }()
@@ -129,7 +120,6 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	return <-errc
 }
 
-// Drain is what a shutdown did with the requests it found.
 type Drain struct {
 	InFlight   int           // running when shutdown began
 	Drained    int           // returned within the grace
@@ -140,7 +130,7 @@ type Drain struct {
 
 // Shutdown stops accepting, waits up to the grace for requests in flight,
 // cancels those still running and waits up to the cut wait for them to
-// return; then it closes every connection. It logs its start and end.
+// return; then it closes every connection.
 func (s *Server) Shutdown(reason string) Drain {
 	start := time.Now()
 	inFlight, before := s.counts()
@@ -179,4 +169,166 @@ func (s *Server) Shutdown(reason string) Drain {
 		"in_flight", d.InFlight, "drained", d.Drained, "cut", d.Cut, "unfinished", d.Unfinished,
 		"elapsed_ms", d.Elapsed.Milliseconds())
 	return d
+}
+
+// Recover answers 500 to a request whose handler panicked, and logs the
+// panic with its stack, as the functions framework does: one bad request
+// must not take down the instance and every request in flight with it.
+func Recover(h http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v) // net/http's own way to abort a response
+			}
+			log.ErrorContext(r.Context(), "handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			http.Error(w, "internal error (see the logs)", http.StatusInternalServerError)
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Deadline bounds every request's context by d (0: no bound), as the
+// functions framework does with CLOUD_RUN_TIMEOUT_SECONDS.
+func Deadline(h http.Handler, d time.Duration) http.Handler {
+	if d <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// Limits bound what clients can hold of a server: one client must not
+// take it down. A zero duration takes its default below; every default is
+// longer than the slowest legitimate request.
+type Limits struct {
+	// MaxConns bounds the connections served at once (0: no bound): beyond
+	// it, new ones wait in the kernel's listen queue, where they cost the
+	// process no descriptor, and the server closes its idle keep-alive
+	// connections to make room.
+	MaxConns int
+	// HeaderTimeout bounds reading a request's header.
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds reading a request's body, from the handler's start
+	// to the body's end. Only the reading: once it has its body (or had
+	// none, as an ingest's event), a handler may work for as long as it
+	// needs. A blunt http.Server.ReadTimeout would cancel that work.
+	BodyTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection that sends no next request.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds a request from the end of its header to the end of
+	// its answer: the handler's work included.
+	WriteTimeout time.Duration
+}
+
+const (
+	DefaultHeaderTimeout = 10 * time.Second
+	// DefaultBodyTimeout outlasts the longest streamed body a person
+	// sends: an ERP export uploaded to the local fake GCS, or a replay's
+	// historical orders, over a slow link.
+	DefaultBodyTimeout = 10 * time.Minute
+	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultWriteTimeout outlasts Cloud Run's longest request timeout
+	// (60 min), which no request of ours comes near.
+	DefaultWriteTimeout = 61 * time.Minute
+	// DefaultMaxConns leaves a process with `ulimit -n 1024` room for its
+	// own files (data stores, uploads in progress) besides its connections.
+	DefaultMaxConns = 256
+)
+
+func (l Limits) withDefaults() Limits {
+	orDefault := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	orDefault(&l.HeaderTimeout, DefaultHeaderTimeout)
+	orDefault(&l.BodyTimeout, DefaultBodyTimeout)
+	orDefault(&l.IdleTimeout, DefaultIdleTimeout)
+	orDefault(&l.WriteTimeout, DefaultWriteTimeout)
+	return l
+}
+
+// boundBody gives r's body BodyTimeout to arrive, as a deadline on the
+// connection's reads. At the body's end net/http lifts it (it then reads
+// the connection in the background, with no deadline, to notice a client
+// that hangs up; a deadline passing there would cancel the request's
+// context). A body-less request has that background read running already,
+// so it gets no deadline.
+func boundBody(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(d))
+}
+
+// limitListener accepts a connection only while fewer than cap(slots) are
+// open; the server's ConnState hook frees a slot when one closes. Unlike
+// x/net's netutil.LimitListener it hands net/http the *net.TCPConn itself,
+// which keeps sendfile for downloads and CloseWrite for a clean close.
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+	// reap closes the server's idle connections; it runs every reapEvery
+	// while all the slots are taken.
+	reap      func()
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+const reapEvery = time.Second
+
+func newLimitListener(ln net.Listener, n int, reap func()) *limitListener {
+	return &limitListener{Listener: ln, slots: make(chan struct{}, n), reap: reap, done: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	if err := l.acquire(); err != nil {
+		return nil, err
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		l.release()
+	}
+	return c, err
+}
+
+func (l *limitListener) acquire() error {
+	select {
+	case l.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	tick := time.NewTicker(reapEvery)
+	defer tick.Stop()
+	for {
+		l.reap()
+		select {
+		case l.slots <- struct{}{}:
+			return nil
+		case <-l.done:
+			return net.ErrClosed
+		case <-tick.C:
+		}
+	}
+}
+
+func (l *limitListener) release() { <-l.slots }
+
+// connState frees a slot when a connection ends.
+func (l *limitListener) connState(_ net.Conn, s http.ConnState) {
+	if s == http.StateClosed || s == http.StateHijacked {
+		l.release()
+	}
+}
+
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
 }

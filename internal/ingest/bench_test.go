@@ -24,16 +24,11 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
 )
 
-// BenchmarkIngestBigQuery is IngestCSV's own CPU per file on the production
-// warehouse adapter: claim, read, parse and validate, quarantine, NDJSON
-// staging through the BigQuery adapter's Load (its job insert and wait on
-// bqfake, in process), ledger finish. What it leaves out are the network
-// stages, which scripts/bench-ingest-stack.sh measures in the production
-// binary: the landed file is read from memory, the staged NDJSON and the
-// quarantine are counted and dropped, the load job reads an empty file and
-// the daily refresh is skipped. rows/CPU-s is the process's CPU
-// (getrusage) over the rows; run it with -cpu 1 and -cpuprofile to split
-// it by function.
+// BenchmarkIngestBigQuery is IngestCSV's own CPU per file on the BigQuery
+// adapter (on bqfake), without the network stages that
+// scripts/bench-ingest-stack.sh measures: the file is read from memory,
+// staging and quarantine are counted and dropped, the refresh is skipped.
+// rows/CPU-s is the process's CPU (getrusage) over the rows.
 //
 //	go test -run XXX -bench IngestBigQuery -benchtime 3x -cpu 1 -cpuprofile /tmp/ingest.prof ./internal/ingest/
 func BenchmarkIngestBigQuery(b *testing.B) {

@@ -11,10 +11,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
-// TestDeadlineStillReleasesTheClaim: an attempt cut by its own deadline
-// records FAILED on a context of its own (alive, bounded by FinishTimeout),
-// so the claim is released before the platform cuts the request and the
-// redelivery proceeds at once instead of waiting out the lease.
+// TestDeadlineStillReleasesTheClaim: an attempt cut by its deadline records
+// FAILED on a context of its own, so the redelivery proceeds at once.
 func TestDeadlineStillReleasesTheClaim(t *testing.T) {
 	r := newRigWith(t, func(c *ingest.Config) { c.Deadline = 50 * time.Millisecond }, logging.Discard())
 	ctx := context.Background()

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -10,25 +11,21 @@ import (
 	"strings"
 )
 
-// DefaultMaxExpansion bounds how many decompressed bytes a gzip object may
-// yield per stored byte when Config.MaxExpansion is zero. ERP exports
-// compress 5 to 20 times; a zip bomb does a thousand times and more.
+// DefaultMaxExpansion bounds decompressed bytes per stored byte: ERP exports
+// compress 5 to 20 times, a zip bomb a thousand and more.
 const DefaultMaxExpansion = 200
 
-// expansionSlack is decompressed output always allowed on top of the ratio,
-// so that a small file's gzip header overhead never counts against it.
+// expansionSlack is allowed on top of the ratio, for a small file's overhead.
 const expansionSlack = 1 << 20
 
-// contentError is a problem with the object's bytes themselves (corrupt
-// gzip, a zip bomb): retrying reads the same bytes, so the file is rejected
-// as a whole with this reason.
+// contentError is a problem with the object's bytes (corrupt gzip, a zip
+// bomb): a retry reads the same bytes, so the file is rejected.
 type contentError struct{ reason string }
 
 func (e *contentError) Error() string { return e.reason }
 
 // Rejection returns the whole-file reason of an error of Decode or its
-// reader (corrupt gzip, zip bomb), and false for any other error: the
-// source's own.
+// reader, and false for any other (the source's own).
 func Rejection(err error) (string, bool) {
 	var ce *contentError
 	if errors.As(err, &ce) {
@@ -39,21 +36,13 @@ func Rejection(err error) (string, bool) {
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
-// Decode returns the object's text: the body itself, or its gzip stream
-// decompressed, with the expansion bound (0: DefaultMaxExpansion). It is
-// the ingester's decoding stage, also for tools that read a file as
-// IngestCSV does without loading it. Gzip is recognised by its magic bytes, not by metadata: an
-// object stored with Content-Encoding: gzip, read raw, and a .csv.gz
-// matched by the contract's pattern both start with them, and a CSV never
-// does (0x1f is a control character). Cloud Storage's decompressive
-// transcoding, when a reader asks for it, hands over plain text, which
-// passes through, bounded by the stored size instead: stored is the
-// object's size as the event reports it (0: unknown), which for a
-// transcoded object is its compressed size.
+// Decode returns the object's text: the body, or its gzip stream inflated
+// within maxExpansion (0: DefaultMaxExpansion). Gzip is recognised by its
+// magic bytes, which no CSV starts with, not by metadata. Text that Cloud
+// Storage inflated itself passes through, bounded by stored, the event's
+// (compressed) size; 0 is unknown.
 func Decode(body io.Reader, name string, stored int64, maxExpansion int) (io.Reader, error) {
-	if maxExpansion <= 0 {
-		maxExpansion = DefaultMaxExpansion
-	}
+	maxExpansion = cmp.Or(max(maxExpansion, 0), DefaultMaxExpansion)
 	r, err := gunzip(body, name, maxExpansion)
 	if err != nil || stored <= 0 {
 		return r, err
@@ -99,9 +88,8 @@ func gunzip(body io.Reader, name string, maxExpansion int) (io.Reader, error) {
 	return &boundedReader{zr: zr, src: src, ratio: int64(maxExpansion)}, nil
 }
 
-// countingReader counts the stored bytes read and keeps the source's own
-// error, so that a failed read of the store (transient) is told apart from
-// a corrupt stream (permanent).
+// countingReader counts the stored bytes read and keeps the source's error,
+// a transient one, apart from a corrupt stream's.
 type countingReader struct {
 	r   io.Reader
 	n   int64
@@ -117,7 +105,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// wrap classifies an error of the decompressor.
 func (c *countingReader) wrap(err error) error {
 	if c.err != nil {
 		return fmt.Errorf("read object: %w", c.err)
@@ -125,9 +112,7 @@ func (c *countingReader) wrap(err error) error {
 	return &contentError{"gzip: " + strings.TrimPrefix(err.Error(), "gzip: ")}
 }
 
-// boundedReader decompresses, refusing to yield more than ratio bytes per
-// stored byte read so far: the bomb is stopped after a few megabytes, not
-// after filling the disk or the load job.
+// boundedReader decompresses at most ratio bytes per stored byte read so far.
 type boundedReader struct {
 	zr    *gzip.Reader
 	src   *countingReader
@@ -154,11 +139,3 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// BinaryReason returns why a file whose decoded text starts with head (its
-// first BinarySniff bytes) is rejected as a whole as not being text, or ""
-// when it is text.
-func BinaryReason(head []byte) string { return binaryReason(head) }
-
-// BinarySniff is how much of a file's decoded text Binary looks at.
-const BinarySniff = binarySniff

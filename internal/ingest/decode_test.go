@@ -107,14 +107,14 @@ func TestBinary(t *testing.T) {
 			if got := binary([]byte(tt.head)); got != tt.want {
 				t.Errorf("binary = %v, want %v", got, tt.want)
 			}
-			if got := binaryReason([]byte(tt.head)) != ""; got != tt.want {
-				t.Errorf("binaryReason = %v, want %v", got, tt.want)
+			if got := BinaryReason([]byte(tt.head)) != ""; got != tt.want {
+				t.Errorf("BinaryReason = %v, want %v", got, tt.want)
 			}
 		})
 	}
 	utf16 := "\xff\xfep\x00e\x00d\x00"
-	if got := binaryReason([]byte(utf16)); !strings.HasPrefix(got, "UTF-16 text") {
-		t.Errorf("binaryReason(UTF-16) = %q", got)
+	if got := BinaryReason([]byte(utf16)); !strings.HasPrefix(got, "UTF-16 text") {
+		t.Errorf("BinaryReason(UTF-16) = %q", got)
 	}
 }
 

@@ -17,14 +17,14 @@ import (
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/logging"
 )
 
 // erpDir holds the exports as the ERP really writes them (issue 12).
 const erpDir = "../../testdata/erp"
 
-// erpRig is a rig with the embedded feeds plus the test feeds of
-// testdata/erp/feeds (a Windows-1252 one and one that rejects unknown
-// columns), logging JSON into a buffer.
+// erpRig is a rig with the embedded feeds plus testdata/erp/feeds, logging
+// JSON into a buffer.
 type erpRig struct {
 	*rig
 	log bytes.Buffer
@@ -48,7 +48,7 @@ func newERPRig(t *testing.T) *erpRig {
 		t.Fatal(err)
 	}
 	r := &erpRig{}
-	r.rig = newRigOn(t, p, nil, slog.New(slog.NewJSONHandler(&r.log, nil)))
+	r.rig = newRigOn(t, p, nil, logging.New(&r.log, slog.LevelInfo))
 	return r
 }
 
@@ -67,8 +67,7 @@ func (r *erpRig) drop(fixture, name string) ledger.Record {
 	return r.ingest(r.upload(name, string(readFile(r.t, filepath.Join(erpDir, fixture)))))
 }
 
-// quarantined returns the quarantine file's rows, header excluded, as raw
-// strings.
+// quarantined returns the quarantine file's rows, header excluded.
 func (r *erpRig) quarantined(rec ledger.Record) [][]string {
 	r.t.Helper()
 	if rec.Quarantine == "" {
@@ -77,16 +76,21 @@ func (r *erpRig) quarantined(rec ledger.Record) [][]string {
 	return r.quarantineRows(rec.Quarantine)[1:]
 }
 
-// logLines returns the JSON log lines with the given message.
 func (r *erpRig) logLines(msg string) []map[string]any {
 	r.t.Helper()
+	return logLines(r.t, r.log.String(), msg)
+}
+
+// logLines returns the JSON log lines of logs whose message is msg.
+func logLines(t *testing.T, logs, msg string) []map[string]any {
+	t.Helper()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(r.log.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(logs), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			r.t.Fatalf("log line %q: %v", l, err)
+			t.Fatalf("log line %q: %v", l, err)
 		}
-		if m["msg"] == msg {
+		if m["message"] == msg {
 			out = append(out, m)
 		}
 	}
@@ -193,69 +197,43 @@ func TestERPSemicolonDecimalCommaDayFirst(t *testing.T) {
 	}
 }
 
+// TestERPGzip: a gzip export loads, whether named .csv.gz or stored with
+// Content-Encoding: gzip; a bad stream rejects the file, committing nothing.
 func TestERPGzip(t *testing.T) {
-	wantRows := counts{3, 2, 1}
-	tests := []struct {
-		name string
-		// object is the landed name: a .csv.gz the contract's pattern
-		// matches, or a .csv stored with Content-Encoding: gzip, which a
-		// raw read returns compressed.
-		object string
-	}{
-		{name: "gz suffix", object: "exportaciones/2026/03/22/pedidos-erp.csv.gz"},
-		{name: "content-encoding gzip", object: "exportaciones/2026/03/22/pedidos-erp.csv"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := newERPRig(t)
-			rec := r.drop("pedidos-erp.csv.gz", tt.object)
-			got := []any{rec.State, countsOf(rec)}
-			if diff := cmp.Diff([]any{ledger.Done, wantRows}, got); diff != "" {
-				t.Errorf("state, counts (-want +got):\n%s", diff)
-			}
-			if n := r.rows("lineas_pedido"); n != "2" {
-				t.Errorf("%s rows loaded, want 2", n)
-			}
-			q := r.quarantined(rec)
-			if len(q) != 1 || q[0][3] != `PED-7202,1,2026-03-22,BOTA-TREK-42,0,"129,00",CLI-8,IT` {
-				t.Errorf("quarantine %q, want the decompressed raw line", q)
-			}
-			if !strings.HasPrefix(rec.Quarantine, "cuarentena/lineas_pedido/exportaciones/2026/03/22/pedidos-erp.g") {
-				t.Errorf("quarantine name %s, want the .csv.gz suffix replaced", rec.Quarantine)
-			}
-		})
-	}
-}
-
-func TestERPGzipRejections(t *testing.T) {
 	good := readFile(t, filepath.Join(erpDir, "pedidos-erp.csv.gz"))
 	bomb := readFile(t, filepath.Join(erpDir, "pedidos-bomba.csv.gz"))
+	const day = "exportaciones/2026/03/22/"
 	tests := []struct {
-		name    string
-		content []byte
-		object  string
-		reason  string // prefix
+		name, object string
+		content      []byte
+		reason       string // prefix of a rejection; "" for DONE with 2 rows loaded, 1 quarantined
 	}{
-		{name: "zip bomb", content: bomb, object: "exportaciones/2026/03/25/pedidos-bomba.csv.gz", reason: "gzip expands more than 200 times"},
-		{name: "truncated", content: good[:len(good)-20], object: "exportaciones/2026/03/25/cortado.csv.gz", reason: "gzip: unexpected EOF"},
-		{name: "bad checksum", content: append(bytes.Clone(good[:len(good)-8]), 0, 0, 0, 0, 0, 0, 0, 0), object: "exportaciones/2026/03/25/suma.csv.gz", reason: "gzip: invalid checksum"},
-		{name: "named gz but plain", content: []byte("pedido_id\r\n"), object: "exportaciones/2026/03/25/falso.csv.gz", reason: "named .gz but not gzip content"},
+		{name: "gz suffix", object: day + "pedidos-erp.csv.gz", content: good},
+		{name: "content-encoding gzip", object: day + "pedidos-erp.csv", content: good},
+		{name: "zip bomb", object: day + "pedidos-bomba.csv.gz", content: bomb, reason: "gzip expands more than 200 times"},
+		{name: "truncated", object: day + "cortado.csv.gz", content: good[:len(good)-20], reason: "gzip: unexpected EOF"},
+		{name: "bad checksum", object: day + "suma.csv.gz", content: append(bytes.Clone(good[:len(good)-8]), 0, 0, 0, 0, 0, 0, 0, 0),
+			reason: "gzip: invalid checksum"},
+		{name: "named gz but plain", object: day + "falso.csv.gz", content: []byte("pedido_id\r\n"), reason: "named .gz but not gzip content"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newERPRig(t)
 			rec := r.ingest(r.upload(tt.object, string(tt.content)))
-			if rec.State != ledger.Rejected || !strings.HasPrefix(rec.Reason, tt.reason) {
-				t.Errorf("state %s, reason %q; want REJECTED, %q...", rec.State, rec.Reason, tt.reason)
+			want := []any{ledger.Done, counts{3, 2, 1}, "2", [][]string{{"4", "cantidad:below_min", "cantidad: must be > 0, got 0",
+				`PED-7202,1,2026-03-22,BOTA-TREK-42,0,"129,00",CLI-8,IT`}}}
+			if tt.reason != "" {
+				want = []any{ledger.Rejected, counts{}, "0", [][]string(nil)}
+				if !strings.HasPrefix(rec.Reason, tt.reason) {
+					t.Errorf("reason %q, want %q...", rec.Reason, tt.reason)
+				}
 			}
-			if diff := cmp.Diff(counts{}, countsOf(rec)); diff != "" {
-				t.Errorf("counts (-want +got):\n%s", diff)
+			got := []any{rec.State, countsOf(rec), r.rows("lineas_pedido"), r.quarantined(rec)}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("state, counts, rows loaded, quarantine (-want +got):\n%s", diff)
 			}
-			if rec.Quarantine != "" {
-				t.Errorf("quarantine %s written for a rejected stream", rec.Quarantine)
-			}
-			if n := r.rows("lineas_pedido"); n != "0" {
-				t.Errorf("%s rows loaded, want 0", n)
+			if tt.reason == "" && !strings.HasPrefix(rec.Quarantine, "cuarentena/lineas_pedido/"+day+"pedidos-erp.g") {
+				t.Errorf("quarantine name %s, want the .csv.gz suffix replaced", rec.Quarantine)
 			}
 		})
 	}

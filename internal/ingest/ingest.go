@@ -1,23 +1,15 @@
-// Package ingest turns one landed object generation into warehouse rows,
-// a quarantine file and a ledger record, exactly once whatever the platform
-// retries.
+// Package ingest turns one landed object generation into warehouse rows, a
+// quarantine file and a ledger record, exactly once whatever the platform
+// retries. The order of effects makes retries safe:
+//  1. claim the generation in the ledger (a lease: one live attempt);
+//  2. stream the object: valid rows to one warehouse load whose ID derives
+//     from the generation, rejected rows to a quarantine object whose name
+//     does, committed when the stream ends, before the load can commit;
+//  3. rebuild the daily aggregates for the file's dates (a replacement);
+//  4. finish the ledger record; a FAILED one counts only what committed.
 //
-// The order of effects is what makes retries safe:
-//  1. claim the generation in the ledger (a lease: one live attempt at a time);
-//  2. stream the object, validating each row; valid rows go to one atomic
-//     warehouse load whose ID derives from the generation (a repeated load of
-//     the same ID adds nothing), rejected rows to a quarantine object whose
-//     name derives from the generation (a rewrite replaces it). The
-//     quarantine is committed when the stream ends, before the load can
-//     commit: a file whose rejected rows cannot be written loads nothing;
-//  3. rebuild the daily aggregates for the dates the file touched (a
-//     replacement, so repeating it is harmless);
-//  4. finish the ledger record with the counts. A FAILED record counts only
-//     what is committed: rows read, and rows loaded or quarantined only if
-//     their load or quarantine object committed.
-//
-// A crash between any two steps leaves the lease to expire; the redelivered
-// event takes over and repeats the steps, and each step is idempotent.
+// A crash between two steps leaves the lease to expire; the redelivery
+// repeats the steps, each idempotent.
 package ingest
 
 import (
@@ -28,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,60 +35,40 @@ type Object struct {
 	Bucket     string
 	Name       string
 	Generation int64
-	// MD5 is base64, as GCS reports it; "" when the event has none (a
-	// composite object, an event from another source): contentMD5 then
-	// finds it.
-	MD5  string
-	Size int64
+	MD5        string // base64, as GCS reports it; "" when the event has none (contentMD5)
+	Size       int64
 }
 
-// Key returns the object's ledger key.
 func (o Object) Key() ledger.Key {
 	return ledger.Key{Bucket: o.Bucket, Object: o.Name, Generation: o.Generation}
 }
 
-// ErrBusy means another live attempt holds this generation: answer with a
-// non-2xx status so that the platform redelivers later, when that attempt has
-// finished (then the redelivery is a no-op) or its lease has expired (then it
-// takes over).
+// ErrBusy means another live attempt holds this generation: answer non-2xx
+// so that the platform redelivers once it finished or its lease expired.
 var ErrBusy = errors.New("object generation is being ingested by another attempt")
 
-// ErrNotLanding means the object lies outside the landing area
-// (Config.LandingBucket and LandingPrefixes): nothing was loaded or
-// recorded. It is permanent, so an event about such an object is
-// acknowledged; a backfill reports it as a failure of the operator's choice of
-// prefix.
+// ErrNotLanding means the object lies outside the landing area: nothing was
+// loaded or recorded. It is permanent: the event is acknowledged.
 var ErrNotLanding = errors.New("not a landing object")
 
-// FinishTimeout bounds the ledger write that records an attempt's outcome.
-// It runs on a context of its own, so that an attempt cut by its Deadline
-// still releases its claim; Deadline + FinishTimeout must stay below the
-// platform's request timeout, or the platform cuts that write too.
+// FinishTimeout bounds the ledger write of an attempt's outcome, on a
+// context of its own so that an attempt cut by its Deadline still releases
+// its claim; Deadline + FinishTimeout must stay below the request timeout.
 const FinishTimeout = 15 * time.Second
 
-// Config are the settings of a Service.
 type Config struct {
 	QuarantineBucket string
 	QuarantinePrefix string // e.g. "cuarentena/"
-	// LandingBucket and LandingPrefixes are where the ERP drops files; an
-	// object elsewhere (a quarantine file, an event from a mis-scoped
-	// trigger) is never loaded. An empty LandingBucket accepts any bucket
-	// and no prefixes any name, but the quarantine location is always
-	// refused: loading a quarantine file would load rejected rows.
+	// LandingBucket and LandingPrefixes are where the ERP drops files; ""
+	// and none accept any, but never the quarantine location.
 	LandingBucket   string
 	LandingPrefixes []string
-	MaxRecordBytes  int
-	// MaxExpansion bounds decompressed bytes per stored byte of a gzip
-	// object (0: DefaultMaxExpansion); beyond it the file is rejected as a
-	// zip bomb.
-	MaxExpansion int
-	// Deadline bounds one attempt; keep it below the ledger lease, so an
-	// attempt gives up before another may take the file over, and below the
-	// platform's request timeout by more than FinishTimeout (0: none).
+	MaxRecordBytes  int // 0: record.DefaultMaxRecordBytes
+	// Deadline bounds one attempt (0: none): below the ledger lease, and
+	// below the request timeout by more than FinishTimeout.
 	Deadline time.Duration
 }
 
-// Service ingests object generations.
 type Service struct {
 	objects   Objects
 	ledger    Ledger
@@ -117,12 +90,14 @@ type LedgerLocker interface {
 // New builds a Service; every dependency is required.
 func New(objs Objects, l LedgerLocker, wh Warehouse, feeds *contract.Registry, cfg Config, now func() time.Time, log *slog.Logger) (*Service, error) {
 	var missing []string
-	for name, dep := range map[string]any{"objects": objs, "ledger": l, "warehouse": wh, "feeds": feeds, "clock": now, "logger": log} {
-		if isNil(dep) {
+	for name, isNil := range map[string]bool{"objects": objs == nil, "ledger": l == nil, "warehouse": wh == nil,
+		"feeds": feeds == nil, "clock": now == nil, "logger": log == nil} {
+		if isNil {
 			missing = append(missing, name)
 		}
 	}
 	if len(missing) > 0 {
+		slices.Sort(missing)
 		return nil, fmt.Errorf("ingest: missing dependencies: %s", strings.Join(missing, ", "))
 	}
 	if cfg.QuarantineBucket == "" {
@@ -134,35 +109,14 @@ func New(objs Objects, l LedgerLocker, wh Warehouse, feeds *contract.Registry, c
 	if cfg.LandingBucket == cfg.QuarantineBucket && overlaps(cfg.LandingPrefixes, cfg.QuarantinePrefix) {
 		return nil, fmt.Errorf("ingest: quarantine gs://%s/%s lies inside the landing area: its files would be loaded", cfg.QuarantineBucket, cfg.QuarantinePrefix)
 	}
-	if cfg.MaxRecordBytes <= 0 {
-		cfg.MaxRecordBytes = 1 << 20
-	}
 	return &Service{objects: objs, ledger: l, locks: l, warehouse: wh, feeds: feeds, cfg: cfg, now: now, log: log, stats: NewStats()}, nil
 }
 
-func isNil(v any) bool {
-	switch d := v.(type) {
-	case nil:
-		return true
-	case *contract.Registry:
-		return d == nil
-	case *slog.Logger:
-		return d == nil
-	case func() time.Time:
-		return d == nil
-	}
-	return false
-}
-
-// Stats returns the service's counters.
 func (s *Service) Stats() *Stats { return s.stats }
 
 // Ingest handles one finalize event. A nil error means the event may be
-// acknowledged: the generation is finished (loaded, rejected, skipped or a
-// duplicate), now or by an earlier delivery. A non-nil error means a retry can
-// help (a backend was down, or another attempt is still working: ErrBusy).
-//
-// An object outside the landing area returns ErrNotLanding, touching nothing.
+// acknowledged: the generation is finished, now or earlier. Otherwise a
+// retry can help (ErrBusy, an outage), except for ErrNotLanding.
 func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error) {
 	if !s.landing(obj) {
 		level := slog.LevelInfo
@@ -242,15 +196,11 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 
 func (s *Service) finish(ctx context.Context, rec ledger.Record, tm timings) (ledger.Record, error) {
 	rec.FinishedAt = s.now()
-	// The work is done and idempotent; recording it must not be lost to a
-	// cancelled request, or the file would sit IN_PROGRESS until its lease
-	// expires.
+	// Not lost to a cancelled request, or the file sits IN_PROGRESS until its lease expires.
 	fctx, cancel := detached(ctx)
 	defer cancel()
 	if err := s.ledger.Finish(fctx, rec, rec.FinishedAt); err != nil {
 		if errors.Is(err, ledger.ErrLeaseLost) {
-			// Another attempt took over after our lease expired; our effects
-			// were idempotent and it will record the outcome itself.
 			s.log.WarnContext(ctx, "ledger lease lost; the attempt that took over records the outcome", "object", rec.Key.String())
 			return rec, nil
 		}
@@ -261,16 +211,14 @@ func (s *Service) finish(ctx context.Context, rec ledger.Record, tm timings) (le
 	return rec, nil
 }
 
-// detached is the context of a write that must happen even though ctx has
-// expired (the attempt's Deadline) or been cancelled: it keeps ctx's values
-// for logging and tracing and bounds the write by FinishTimeout instead.
+// detached is for a write that must happen though ctx has ended: ctx's
+// values, bounded by FinishTimeout.
 func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), FinishTimeout)
 }
 
-// loadID derives the warehouse load ID from the generation alone, so every
-// attempt at the same generation asks for the same load and at most one can
-// commit. It keeps a readable prefix for people reading BigQuery job lists.
+// loadID derives the load ID from the generation alone, so at most one
+// attempt's load commits; its prefix is for people reading job lists.
 func loadID(table string, key ledger.Key) string {
 	sum := sha256.Sum256([]byte(key.String()))
 	return fmt.Sprintf("%s-g%d-%s", table, key.Generation, hex.EncodeToString(sum[:8]))
@@ -314,8 +262,7 @@ func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered
 		return
 	}
 	// One line per drifted column, which the log-based metric
-	// alpipe/schema_drift counts by feed, column and change: the alert then
-	// opens one incident per new column, however many files carry it.
+	// alpipe/schema_drift counts: one incident per new column.
 	for _, c := range rec.Drift.Added {
 		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed, "column", c, "change", "added", "state", string(rec.State))
 	}
@@ -324,8 +271,7 @@ func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered
 	}
 }
 
-// driftList returns one side of a drift for the log line; an empty list, not
-// null, when there is none, so the field always has one type.
+// driftList returns one side of a drift, [] rather than null when none.
 func driftList(d *ledger.Drift, added bool) []string {
 	switch {
 	case d == nil:

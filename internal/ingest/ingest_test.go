@@ -29,7 +29,6 @@ import (
 
 const landing, quarantine = ingesttest.Landing, ingesttest.Quarantine
 
-// testStart is where every rig's clock starts.
 var testStart = time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC)
 
 // rig is a Service on real parts (see ingesttest), with a settable clock and
@@ -46,13 +45,9 @@ type rig struct {
 	feeds  *contract.Registry
 
 	refreshing, overlaps atomic.Int32
-	// hangLoad makes loads wait for their context to end, like a warehouse
-	// that stopped answering.
-	hangLoad atomic.Bool
-	// refreshDelay makes a refresh take a while, like a BigQuery query job.
-	refreshDelay time.Duration
-	// finishes records the context state of every ledger Finish.
-	finishes []finishCall
+	hangLoad             atomic.Bool   // loads wait for their context to end
+	refreshDelay         time.Duration // a refresh takes a while, like a query job
+	finishes             []finishCall  // the context state of every ledger Finish
 }
 
 type finishCall struct {
@@ -62,13 +57,11 @@ type finishCall struct {
 	left        time.Duration
 }
 
-// faults make one call of a port fail, to simulate a crash or an outage at
-// that step. Each is consumed when it fires.
+// faults make one call of a port fail, as a crash or outage at that step;
+// each is consumed when it fires.
 type faults struct {
 	openErr, loadBefore, loadAfter, refresh, quarantineClose, finish error
-	// loadCut reads every row, then fails the load uncommitted: a job cut
-	// by its deadline, a BigQuery load job that fails.
-	loadCut error
+	loadCut                                                          error // every row read, then the load fails uncommitted
 }
 
 func newRig(t *testing.T) *rig {
@@ -76,13 +69,11 @@ func newRig(t *testing.T) *rig {
 	return newRigWith(t, nil, logging.Discard())
 }
 
-// newRigWith is newRig with the Config edited and a logger of the test's.
 func newRigWith(t *testing.T, edit func(*ingest.Config), log *slog.Logger) *rig {
 	t.Helper()
 	return newRigOn(t, ingesttest.NewParts(t, landing, quarantine), edit, log)
 }
 
-// newRigOn is newRigWith on the given parts.
 func newRigOn(t *testing.T, p *ingesttest.Parts, edit func(*ingest.Config), log *slog.Logger) *rig {
 	t.Helper()
 	r := &rig{t: t, gcs: p.GCS, led: p.Ledger, wh: p.Warehouse, feeds: p.Feeds, clock: ingesttest.NewClock(testStart)}
@@ -98,7 +89,6 @@ func newRigOn(t *testing.T, p *ingesttest.Parts, edit func(*ingest.Config), log 
 	return r
 }
 
-// take returns and clears a fault.
 func (r *rig) take(f *error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -113,8 +103,7 @@ func (r *rig) upload(name, content string) ingest.Object {
 	return ingest.Object{Bucket: landing, Name: name, Generation: a.Generation, MD5: a.MD5, Size: a.Size}
 }
 
-// ingestAtOnce delivers every object concurrently and returns each
-// delivery's error.
+// ingestAtOnce delivers every object concurrently.
 func (r *rig) ingestAtOnce(objs ...ingest.Object) []error {
 	errs := make([]error, len(objs))
 	var wg sync.WaitGroup
@@ -125,7 +114,6 @@ func (r *rig) ingestAtOnce(objs ...ingest.Object) []error {
 	return errs
 }
 
-// ingest delivers obj and fails the test on an error.
 func (r *rig) ingest(obj ingest.Object) ledger.Record {
 	r.t.Helper()
 	rec, err := r.svc.Ingest(context.Background(), obj)
@@ -140,7 +128,6 @@ func (r *rig) query(sql string) [][]string {
 	return ingesttest.Query(r.t, r.wh, sql)
 }
 
-// rows counts the rows of a table.
 func (r *rig) rows(table string) string {
 	r.t.Helper()
 	return r.query("SELECT COUNT(*) FROM " + table)[0][0]
@@ -186,7 +173,6 @@ func (w faultyWriter) Close() error {
 	return w.Writer.Close()
 }
 
-// faultyLedger is the ledger with a fault point on Finish.
 type faultyLedger struct {
 	*ledger.Ledger
 	r *rig
@@ -238,7 +224,6 @@ func (f faultyWarehouse) RefreshDaily(ctx context.Context, agg string, dates []i
 	if err := f.r.take(&f.r.faults.refresh); err != nil {
 		return err
 	}
-	// Record overlaps.
 	if f.r.refreshing.Add(1) > 1 {
 		f.r.overlaps.Add(1)
 	}
@@ -289,26 +274,12 @@ func TestSeedOrderFile(t *testing.T) {
 	}
 }
 
-func TestRedeliveryAndDuplicatesLoadOnce(t *testing.T) {
+// TestDeliveriesLoadOnce: concurrent deliveries, redeliveries and a copy
+// under another name load the file once.
+func TestDeliveriesLoadOnce(t *testing.T) {
 	r := newRig(t)
 	content := readSeed(t, seedOrders)
 	obj := r.upload(seedOrders, content)
-	first, again := r.ingest(obj), r.ingest(obj)
-	if again.State != ledger.Done || again.Attempt != first.Attempt {
-		t.Errorf("redelivery record = %s attempt %d, want DONE attempt %d", again.State, again.Attempt, first.Attempt)
-	}
-	dup := r.ingest(r.upload("exportaciones/2026/03/14/copia.csv", content))
-	if dup.State != ledger.Duplicate || dup.DuplicateOf == nil || *dup.DuplicateOf != obj.Key() {
-		t.Errorf("copy record = %s of %v, want DUPLICATE of %s", dup.State, dup.DuplicateOf, obj.Key())
-	}
-	if got := r.rows("lineas_pedido"); got != "1" {
-		t.Errorf("lineas_pedido rows = %s after redelivery and copy, want 1", got)
-	}
-}
-
-func TestConcurrentDeliveriesLoadOnce(t *testing.T) {
-	r := newRig(t)
-	obj := r.upload(seedOrders, readSeed(t, seedOrders))
 	objs := make([]ingest.Object, 8)
 	for i := range objs {
 		objs[i] = obj
@@ -319,18 +290,21 @@ func TestConcurrentDeliveriesLoadOnce(t *testing.T) {
 		}
 	}
 	// The platform redelivers the busy ones; they find the work done.
-	rec, err := r.svc.Ingest(context.Background(), obj)
-	if err != nil || rec.State != ledger.Done {
-		t.Fatalf("final redelivery = %s, %v", rec.State, err)
+	first, again := r.ingest(obj), r.ingest(obj)
+	if first.State != ledger.Done || again.State != ledger.Done || again.Attempt != first.Attempt {
+		t.Errorf("redeliveries = %s attempt %d, %s attempt %d; want DONE, no new attempt", first.State, first.Attempt, again.State, again.Attempt)
+	}
+	dup := r.ingest(r.upload("exportaciones/2026/03/14/copia.csv", content))
+	if dup.State != ledger.Duplicate || dup.DuplicateOf == nil || *dup.DuplicateOf != obj.Key() {
+		t.Errorf("copy record = %s of %v, want DUPLICATE of %s", dup.State, dup.DuplicateOf, obj.Key())
 	}
 	if got := r.rows("lineas_pedido"); got != "1" {
 		t.Errorf("lineas_pedido rows = %s, want 1", got)
 	}
 }
 
-// TestCrashAtEachStep fails one step, redelivers the event (after the lease
-// expired, as a crashed attempt leaves it), and checks that the end state is
-// exactly what one clean run gives: every row loaded once or quarantined.
+// TestCrashAtEachStep fails one step, redelivers once the lease expired, and
+// checks the end state is one clean run's: every row loaded once or quarantined.
 func TestCrashAtEachStep(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -432,9 +406,8 @@ func TestBusyWhileAnotherAttemptHoldsTheLease(t *testing.T) {
 	}
 }
 
-// TestRefreshesNeverOverlap ingests several files of the same date at once:
-// their daily refreshes must run one after the other (see refresh.go), and
-// the aggregate must hold every file's rows.
+// TestRefreshesNeverOverlap: the refreshes of files of one date ingested at
+// once run one after the other, and the aggregate holds every file's rows.
 func TestRefreshesNeverOverlap(t *testing.T) {
 	r := newRig(t)
 	r.refreshDelay = 20 * time.Millisecond
@@ -456,10 +429,8 @@ func TestRefreshesNeverOverlap(t *testing.T) {
 	}
 }
 
-// TestPermanentWarehouseFailureIsNotRetried: a load the warehouse refuses
-// for good is acknowledged (no 24 h of redeliveries burning the table's
-// daily quota) and recorded FAILED with the reason; a later run after the
-// fix (alpipe backfill redelivers) takes it over.
+// TestPermanentWarehouseFailureIsNotRetried: a load refused for good is
+// acknowledged and recorded FAILED; a later run after the fix takes over.
 func TestPermanentWarehouseFailureIsNotRetried(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()

@@ -11,27 +11,18 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects"
 )
 
-// Describer reads the attributes of one exact generation. An Objects that
-// has it (objects.GCS) lets an event without md5Hash still be recognised
-// as a copy from the MD5 Cloud Storage keeps; without it, or for a
-// composite object (which has only a CRC32C), the MD5 is computed.
+// Describer reads the attributes of one exact generation, where Cloud
+// Storage keeps the MD5 (not for a composite object).
 type Describer interface {
 	Describe(ctx context.Context, bucket, name string, generation int64) (objects.Attrs, error)
 }
 
 var _ Describer = (*objects.GCS)(nil)
 
-// contentMD5 is the MD5 the ledger deduplicates obj by: the event's; else
-// the generation's own, from its metadata; else computed by streaming the
-// generation once before the claim. The MD5 must be known at the claim,
-// because the claim is the one transaction that decides "copy of loaded
-// content" against every concurrent attempt (the MD5 index and the record
-// change together): deciding after the load has read the rows would need a
-// second decision racing the first. The extra read costs one pass over a
-// composite object, which only parallel uploads of large files create.
-//
-// A generation already gone gets "" (the attempt then finds it gone and
-// records so). A failure to read it is transient.
+// contentMD5 is the MD5 the ledger deduplicates obj by: the event's, else
+// the generation's metadata's, else computed by reading it once. It must be
+// known at the claim, the one transaction that decides "copy of loaded
+// content" against concurrent attempts. A generation already gone gets "".
 func (s *Service) contentMD5(ctx context.Context, obj Object) (string, error) {
 	if obj.MD5 != "" {
 		return obj.MD5, nil
@@ -50,12 +41,9 @@ func (s *Service) contentMD5(ctx context.Context, obj Object) (string, error) {
 	return s.computeMD5(ctx, obj)
 }
 
-// computeMD5 hashes the generation as Open returns it. An object stored
-// with Content-Encoding: gzip comes back inflated, so its hash is of the
-// text rather than the stored bytes; such copies still match each other.
-// The read is bounded as the load's is (the stored size times the
-// expansion limit): past it, or with the size unknown, there is no MD5 and
-// the file is loaded (or refused as a bomb) like a composite one before.
+// computeMD5 hashes the generation as Open returns it (inflated, for
+// Content-Encoding: gzip), bounded as the load is: past the bound, or with
+// the size unknown, there is no MD5.
 func (s *Service) computeMD5(ctx context.Context, obj Object) (string, error) {
 	if obj.Size <= 0 {
 		return "", nil
@@ -68,11 +56,7 @@ func (s *Service) computeMD5(ctx context.Context, obj Object) (string, error) {
 		return "", fmt.Errorf("md5 of %s: open: %w", obj.Key(), err)
 	}
 	defer body.Close()
-	ratio := s.cfg.MaxExpansion
-	if ratio <= 0 {
-		ratio = DefaultMaxExpansion
-	}
-	limit := obj.Size*int64(ratio) + expansionSlack
+	limit := obj.Size*DefaultMaxExpansion + expansionSlack
 	h := md5.New()
 	n, err := io.Copy(h, io.LimitReader(body, limit+1))
 	switch {

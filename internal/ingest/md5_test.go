@@ -37,10 +37,8 @@ func (c composite) Describe(ctx context.Context, bucket, name string, gen int64)
 	return a, err
 }
 
-// TestEventWithoutMD5StillDeduplicates: an event without md5Hash gets the
-// MD5 from the generation's metadata, or computes it (composite objects
-// have none), so a re-upload of identical content under another name is a
-// DUPLICATE and loads nothing, while different content loads.
+// TestEventWithoutMD5StillDeduplicates: without md5Hash, a copy under
+// another name is still a DUPLICATE, while different content loads.
 func TestEventWithoutMD5StillDeduplicates(t *testing.T) {
 	tests := []struct {
 		name    string

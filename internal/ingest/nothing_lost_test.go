@@ -17,20 +17,15 @@ import (
 	"github.com/alpinashop/alpipe/internal/reingest"
 )
 
-// Issue 23: every row read is loaded or quarantined with a reason, and a
-// file's outcome never disagrees with the warehouse.
-
 const ordersHeader = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n"
 
 func orderLine(i int) string {
 	return fmt.Sprintf("PED-%05d,1,2026-03-14,MOCH-40L-AZ,1,\"89,90\",CLI-1,ES", i)
 }
 
-// TestLongLandingNameQuarantines drops a changed copy of the sample file
-// under the longest name its contract accepts in one folder: the quarantine
-// name derived from it must still fit, so the file is DONE, not FAILED with
-// its valid row loaded and its rejected rows nowhere. The fake stores
-// objects as files, as `alpipe serve` does, where a segment has 255 bytes.
+// TestLongLandingNameQuarantines: under the longest name its contract
+// accepts in one folder, on the fake storing files as `alpipe serve` does,
+// a file still quarantines its rejected rows and ends DONE.
 func TestLongLandingNameQuarantines(t *testing.T) {
 	r := newRigOn(t, ingesttest.NewDiskParts(t, landing, quarantine), nil, logging.Discard())
 	ctx := context.Background()
@@ -60,9 +55,8 @@ func TestLongLandingNameQuarantines(t *testing.T) {
 	}
 }
 
-// TestQuarantineFailureLoadsNothing: the quarantine is written before the
-// load commits, so a file whose quarantine cannot be written loads nothing
-// and says why.
+// TestQuarantineFailureLoadsNothing: a file whose quarantine cannot be
+// written loads nothing and says why.
 func TestQuarantineFailureLoadsNothing(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
@@ -83,9 +77,8 @@ func TestQuarantineFailureLoadsNothing(t *testing.T) {
 	}
 }
 
-// TestFailedRecordCountsOnlyWhatCommitted: a load cut after reading every
-// row commits nothing, and the FAILED record says so: what was read, no row
-// loaded.
+// TestFailedRecordCountsOnlyWhatCommitted: the FAILED record of a load cut
+// after reading every row counts what was read, and no row loaded.
 func TestFailedRecordCountsOnlyWhatCommitted(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
@@ -118,10 +111,8 @@ func TestFailedRecordCountsOnlyWhatCommitted(t *testing.T) {
 	}
 }
 
-// TestStrayQuoteLosesNoRow: one row opens a quote it never closes, and
-// thousands of bytes of valid rows follow. The row is rejected alone, as an
-// unterminated quote at its own line, the rows after it load, and re-queueing
-// the quarantine file with the quote fixed restores it.
+// TestStrayQuoteLosesNoRow: a row with an unclosed quote is rejected alone,
+// the rows after it load, and re-queueing it fixed restores it.
 func TestStrayQuoteLosesNoRow(t *testing.T) {
 	r := newRig(t) // MaxRecordBytes 4096
 	ctx := context.Background()
@@ -163,8 +154,7 @@ func TestStrayQuoteLosesNoRow(t *testing.T) {
 }
 
 // TestLongRecordQuarantinedWhole: a line longer than MaxRecordBytes goes to
-// quarantine with all its bytes, streamed, so its fila can be fixed and
-// re-queued; the line after it loads.
+// quarantine whole, streamed; the line after it loads.
 func TestLongRecordQuarantinedWhole(t *testing.T) {
 	r := newRig(t) // MaxRecordBytes 4096
 	long := "PED-00001,1,2026-03-14,MOCH-40L-AZ,1,\"89,90\",CLI-" + strings.Repeat("x\"y,", 3000) + ",ES"

@@ -10,9 +10,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Objects reads landed files and writes quarantine files.
-// Open streams one exact generation and wraps objects.ErrNotFound when it is
-// gone; Create's writer makes nothing visible until Close succeeds.
+// Objects reads landed files (Open wraps objects.ErrNotFound for a gone
+// generation) and writes quarantine files.
 type Objects interface {
 	Open(ctx context.Context, bucket, name string, generation int64) (io.ReadCloser, error)
 	Create(ctx context.Context, bucket, name, contentType string, metadata map[string]string) objects.Writer
@@ -33,9 +32,8 @@ type Locker interface {
 	Unlock(ctx context.Context, name, owner string) error
 }
 
-// Warehouse receives validated rows. Load is atomic and idempotent per
-// Load.ID; RefreshDaily rebuilds a daily aggregate for the given dates from
-// the rows loaded so far, replacing what those dates held.
+// Warehouse receives validated rows: Load is atomic and idempotent per ID;
+// RefreshDaily replaces a daily aggregate's dates from the rows loaded.
 type Warehouse interface {
 	Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error)
 	RefreshDaily(ctx context.Context, aggregate string, dates []int32) error

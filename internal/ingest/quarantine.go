@@ -18,10 +18,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
-// QuarantineHeader is the header of every quarantine file: the source line
-// number, the stable reject code, the human reason and the raw line exactly
-// as it was in the source (original bytes, so a fixed line can be re-queued
-// through the same contract).
+// QuarantineHeader is the header of every quarantine file: source line,
+// reject code, reason and the raw line in its original bytes, so that a
+// fixed line can be re-queued through the same contract.
 var QuarantineHeader = []string{"linea", "codigo", "motivo", "fila"}
 
 // Metadata keys on quarantine objects, read back by re-queue.
@@ -30,16 +29,11 @@ const (
 	MetaSourceGeneration = "source-generation"
 	MetaFeed             = "feed"
 	MetaSourceHeader     = "source-header"
-	// MetaSourceEncoding is set when the source is not UTF-8: the raw rows
-	// in the fila column keep the source's bytes (windows-1252, ...).
-	MetaSourceEncoding = "source-encoding"
+	MetaSourceEncoding   = "source-encoding" // when not UTF-8: the fila column's bytes
 )
 
-// A quarantine name must fit wherever it is stored, or the rejected rows of
-// a file have nowhere to go: Cloud Storage takes 1,024 bytes, and the local
-// fake stores each "/" segment as a file name of at most 255 bytes, beside a
-// "<segment>.metadata" file where the file system has no extended
-// attributes.
+// A quarantine name must fit wherever it is stored (objname), or the
+// rejected rows of a file have nowhere to go.
 const (
 	maxNameBytes    = objname.MaxObjectBytes
 	maxSegmentBytes = objname.MaxSegmentBytes
@@ -47,13 +41,10 @@ const (
 	maxQuarantinePrefix = 512
 )
 
-// quarantineName is deterministic per source generation, so a retried
-// attempt overwrites its own earlier quarantine file instead of adding one:
-// <prefix><feed>/<object without .csv or .csv.gz>.g<generation>.csv. When
-// that does not fit (a landing name near its own limits), the object part
-// is cut to fit and gets "~" and 16 hex digits of the SHA-256 of the whole
-// landing name before ".g", so long names that share a beginning keep names
-// of their own.
+// quarantineName is deterministic per source generation, so a retry
+// overwrites its own quarantine file: <prefix><feed>/<object without .csv
+// or .csv.gz>.g<generation>.csv. When that does not fit, the object part is
+// cut and gets "~" and 16 hex digits of the SHA-256 of the landing name.
 func quarantineName(prefix, feed string, obj Object) string {
 	head := prefix + feed + "/"
 	base := strings.TrimSuffix(strings.TrimSuffix(obj.Name, ".gz"), ".csv")
@@ -117,10 +108,8 @@ func (q *quarantine) setHeader(raw []byte) {
 	}
 }
 
-// add writes one rejected row. rest, when not nil, streams the bytes of a
-// row longer than the reader's limit that follow raw (record.Reader's
-// CopyRest): the fila column then holds the row whole, without the row
-// ever being held whole.
+// add writes one rejected row. rest, when not nil, streams the rest of a
+// row longer than the reader's limit (record.Reader.CopyRest) into fila.
 func (q *quarantine) add(line int, r contract.Reject, raw []byte, rest func(io.Writer) (int64, error)) error {
 	if q.w == nil {
 		q.w = q.objects.Create(q.ctx, q.bucket, q.name, q.ctype, q.meta)
@@ -134,8 +123,7 @@ func (q *quarantine) add(line int, r contract.Reject, raw []byte, rest func(io.W
 	if rest == nil {
 		return q.csv.Write(q.rec[:])
 	}
-	// encoding/csv writes whole fields only: the leading fields go through
-	// it, the fila is quoted here, as it would quote it.
+	// encoding/csv writes whole fields only: fila is quoted here as it would.
 	if q.lead == nil {
 		q.lead = csv.NewWriter(&q.scratch)
 	}
@@ -183,8 +171,7 @@ func (q quoted) Write(p []byte) (int, error) {
 	}
 }
 
-// close commits the quarantine object, if any row was rejected. Only the
-// first call does; later ones report its outcome.
+// close commits the quarantine object, if any; later calls report the first's outcome.
 func (q *quarantine) close() error {
 	if q.w == nil || q.closed {
 		return q.err

@@ -10,11 +10,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
-// TestQuarantineNameFits derives quarantine names from landing names of
-// every length the contracts accept: each must fit Cloud Storage (1,024
-// bytes) and a folder tree (segments the local fake can store as files), be
-// stable, and differ for different sources. Short names keep the readable
-// form <prefix><feed>/<object>.g<generation>.csv.
+// TestQuarantineNameFits: quarantine names of landing names of every length
+// fit Cloud Storage and the local fake, are stable and differ per source.
 func TestQuarantineNameFits(t *testing.T) {
 	feeds, err := contract.Default()
 	if err != nil {

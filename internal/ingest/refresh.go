@@ -11,25 +11,20 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Refreshes of one aggregate never overlap across instances. A BigQuery
-// WRITE_TRUNCATE query reads the source as of its start and replaces the
-// partition at its end: if file B's load committed while file A's refresh
-// ran, and B's refresh finished first, A's would overwrite B's figures with
-// older ones. Serialised, every refresh that starts after a load commits
-// sees it, and the last one to finish is the newest.
+// Refreshes of one aggregate never overlap across instances: a WRITE_TRUNCATE
+// query reads as of its start, so an older refresh finishing last would
+// overwrite a newer one's figures.
 const (
 	refreshLockTTL  = 5 * time.Minute // longer than any daily refresh
 	refreshLockWait = 4 * time.Minute // then give up: the event is redelivered
 	refreshLockPoll = 200 * time.Millisecond
 )
 
-// maxNoted bounds the sums out of range named in a file's reason, which
-// the ledger keeps and status shows; the log has one line for each.
+// maxNoted bounds the sums out of range named in a file's reason.
 const maxNoted = 5
 
-// refreshAggregates rebuilds each aggregate for the dates of a file's rows
-// and returns what its DONE record should say about them: the sums left out
-// of range (see refresh), "" when none.
+// refreshAggregates rebuilds each aggregate for a file's dates and returns
+// the sums left out of range, for its DONE record ("" when none).
 func (s *Service) refreshAggregates(ctx context.Context, aggregates []string, dates []int32, owner string) (string, error) {
 	var notes []string
 	for _, agg := range aggregates {
@@ -44,12 +39,9 @@ func (s *Service) refreshAggregates(ctx context.Context, aggregates []string, da
 	return strings.Join(notes, "; "), nil
 }
 
-// refreshDaily rebuilds aggregate for dates under the aggregate's lock. A
-// group whose sum its column cannot hold does not fail the refresh: the
-// warehouse refreshed every other group and left it out, retrying would
-// find it again until its rows are corrected, and the file's rows are
-// loaded. Each such sum is logged as a "refresh overflow" line (date, the
-// aggregate's keys by name, column, sum), which the log-based metric
+// refreshDaily rebuilds aggregate for dates under its lock. A group whose sum
+// its column cannot hold is left out, not a failure (a retry would find it
+// again): it is logged as "refresh overflow", which the log-based metric
 // alpipe/refresh_overflow counts and an alert pages on, and returned.
 func (s *Service) refreshDaily(ctx context.Context, aggregate string, dates []int32, owner string) (*warehouse.OverflowError, error) {
 	name := "refresh/" + aggregate

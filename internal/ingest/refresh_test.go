@@ -47,11 +47,9 @@ func (l *lockedBuffer) lines(t *testing.T, msg string) []map[string]any {
 	return out
 }
 
-// TestRefreshOverflowEndsDone: a file whose rows take a day's sum for a
-// SKU out of NUMERIC (or INT64) ends DONE, its rows loaded and every other
-// SKU of the day aggregated; each sum left out is logged ("refresh
-// overflow", with date and SKU, for the log-based metric and its alert),
-// and the next file of that day ends DONE too, reporting it again.
+// TestRefreshOverflowEndsDone: a file whose rows take a day's sum out of
+// range ends DONE with every other group aggregated, each sum left out
+// logged as "refresh overflow", and so does the next file of that day.
 func TestRefreshOverflowEndsDone(t *testing.T) {
 	p := ingesttest.NewParts(t, ingesttest.Landing, ingesttest.Quarantine)
 	var logs lockedBuffer

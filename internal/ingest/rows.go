@@ -20,9 +20,8 @@ const lineageColumns = 4
 // codeFileRejected: the header refused the file, and so each of its rows.
 const codeFileRejected = "file_rejected"
 
-// RejectCodes lists, sorted, every code the `rejects` counts of a file's log
-// line can hold with the feeds of reg: the file-level code and the
-// contract's.
+// RejectCodes lists, sorted, every code a file's `rejects` counts can hold
+// with the feeds of reg.
 func RejectCodes(reg *contract.Registry) []string {
 	codes := append([]string{codeFileRejected}, contract.RejectCodes()...)
 	for _, f := range reg.Feeds() {
@@ -32,15 +31,10 @@ func RejectCodes(reg *contract.Registry) []string {
 	return slices.Compact(codes)
 }
 
-// rowSource yields the valid rows of a file to the warehouse and sends every
-// other row to the quarantine as it goes, so the file is read once, in one
-// pass, whatever its size. It implements warehouse.RowSource.
-//
-// At the end of the file it commits the quarantine object before reporting
-// the end, so the quarantine is written before the load can commit: the
-// warehouse commits only a source that ended without Err (warehouse.Load),
-// and a quarantine that cannot be written is this source's Err. A file is
-// thus never loaded without its rejected rows.
+// rowSource yields a file's valid rows to the warehouse and sends the others
+// to the quarantine, in one pass. At the end it commits the quarantine
+// before reporting the end: the warehouse commits only a source that ended
+// without Err, so a file is never loaded without its rejected rows.
 type rowSource struct {
 	reader     *record.Reader
 	feed       *contract.Feed
@@ -49,12 +43,10 @@ type rowSource struct {
 	q          *quarantine
 	counts     *ledger.Counts
 	dates      map[int32]struct{}
-	// seen spares dates a map write per row: a date found in its slot
-	// (stored as days+2^32, so the zero slot holds none) is in dates.
-	seen [64]int64
-	row  []warehouse.Value
-	err  error
-	done bool
+	seen       [64]int64 // days+2^32 of dates in dates, spares a map write per row
+	row        []warehouse.Value
+	err        error
+	done       bool
 }
 
 var _ warehouse.RowSource = (*rowSource)(nil)
@@ -136,9 +128,7 @@ func (s *rowSource) fail(err error) {
 	s.done = true
 }
 
-// Row returns the current valid row in table column order.
 func (s *rowSource) Row() []warehouse.Value { return s.row }
 
-// Err reports why the stream stopped early; the warehouse must then not
-// commit the load.
+// Err reports why the stream stopped early: the load must not commit.
 func (s *rowSource) Err() error { return s.err }

@@ -18,30 +18,27 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// binarySniff is how much of a file is checked for NUL bytes.
-const binarySniff = 8000
+// BinarySniff is how much of a file's decoded text BinaryReason looks at.
+const BinarySniff = 8000
 
 type runResult struct {
 	state  ledger.State
 	reason string
 }
 
-// timings are how long an attempt's phases took, logged with the outcome:
-// the first thing to look at when a file is slow.
+// timings are how long an attempt's phases took, logged with the outcome.
 type timings struct {
 	Load, Refresh, Total time.Duration
 }
 
-// run streams one generation through validation into the warehouse and the
-// quarantine. It fills rec's counts. A returned error is transient: every
-// problem with the file's content ends as a result, never as an error.
+// run streams one generation into the warehouse and the quarantine, filling
+// rec's counts. A returned error is transient: a problem with the content
+// is a result.
 func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec *ledger.Record, tm *timings) (runResult, error) {
 	started := time.Now()
 	defer func() { tm.Total = time.Since(started) }()
 	body, err := s.objects.Open(ctx, obj.Bucket, obj.Name, obj.Generation)
 	if errors.Is(err, objects.ErrNotFound) {
-		// A newer generation replaced it (or it was deleted) before we read
-		// it; the newer one has its own event.
 		return runResult{ledger.Rejected, "object generation no longer exists"}, nil
 	}
 	if err != nil {
@@ -52,20 +49,20 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	q := newQuarantine(ctx, s.objects, s.cfg.QuarantineBucket, quarantineName(s.cfg.QuarantinePrefix, feed.Name(), obj), obj, feed)
 	defer q.abort()
 
-	text, err := Decode(body, obj.Name, obj.Size, s.cfg.MaxExpansion)
+	text, err := Decode(body, obj.Name, obj.Size, DefaultMaxExpansion)
 	if reason, ok := Rejection(err); ok {
 		return runResult{ledger.Rejected, reason}, nil
 	} else if err != nil {
 		return runResult{}, fmt.Errorf("open: %w", err)
 	}
-	peek := bufio.NewReaderSize(text, binarySniff)
-	head, err := peek.Peek(binarySniff)
+	peek := bufio.NewReaderSize(text, BinarySniff)
+	head, err := peek.Peek(BinarySniff)
 	if reason, ok := Rejection(err); ok {
 		return runResult{ledger.Rejected, reason}, nil
 	} else if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return runResult{}, fmt.Errorf("read: %w", err)
 	}
-	if reason := binaryReason(head); reason != "" {
+	if reason := BinaryReason(head); reason != "" {
 		return runResult{ledger.Rejected, reason}, nil
 	}
 	reader := record.NewReader(peek, record.Options{
@@ -100,9 +97,7 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	var fileErr *contract.FileError
 	switch {
 	case errors.As(err, &fileErr):
-		// The whole file is refused, but its rows are still accounted for:
-		// each goes to quarantine with the file's reason, so the file can be
-		// fixed and re-queued as a whole.
+		// Each row still goes to quarantine with the file's reason.
 		src.fileReason = fileErr.Reason
 		rec.Drift = ledgerDrift(fileErr.Drift)
 	case err != nil:
@@ -129,9 +124,8 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 		}
 		rec.AlreadyLoaded = res.AlreadyLoaded
 	}
-	// Drain what the load did not read (all of it when the ID had committed
-	// already), so the counts and the quarantine are complete on every
-	// attempt; the source commits the quarantine at the file's end.
+	// Drain what the load did not read (all of it when the ID had
+	// committed), so counts and quarantine are complete on every attempt.
 	for src.Next() {
 	}
 	if reason, ok := Rejection(src.Err()); ok {
@@ -143,9 +137,7 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	}
 	rec.Quarantine = q.objectName()
 
-	// A daily sum out of range does not fail the file: its rows are
-	// loaded and every other group refreshed; the note names the groups
-	// left out, and status lists a DONE file with a reason.
+	// A daily sum out of range does not fail the file: the note names it.
 	note := ""
 	if src.binding != nil && len(src.dates) > 0 {
 		refreshStarted := time.Now()
@@ -161,11 +153,9 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	return runResult{state: ledger.Done, reason: note}, nil
 }
 
-// uncommitted makes a failed attempt's counts say only what is committed:
-// the rows it read; its valid rows if loaded (by an earlier attempt, when
-// the load ID had committed); its rejected rows if their quarantine object
-// was written, which it is before the load commits, so it can stand while
-// the load failed (the retry rewrites it).
+// uncommitted makes a failed attempt's counts say only what committed: its
+// valid rows if loaded (by an earlier attempt), its rejected rows if the
+// quarantine object was written (before the load commits).
 func uncommitted(rec *ledger.Record, q *quarantine, loaded bool) {
 	if !loaded {
 		rec.Counts.Loaded = 0
@@ -178,18 +168,15 @@ func uncommitted(rec *ledger.Record, q *quarantine, loaded bool) {
 }
 
 // rejectContent ends a file whose bytes turned out unreadable part way
-// (corrupt gzip, zip bomb): nothing was committed, so no row counts as
-// loaded or quarantined, and the quarantine written so far is discarded.
+// (corrupt gzip, zip bomb): nothing was committed.
 func rejectContent(rec *ledger.Record, reason string) runResult {
 	rec.Counts = ledger.Counts{}
 	return runResult{ledger.Rejected, reason}
 }
 
-// binary calls content binary, like git, when its first bytes hold NULs: no
-// CSV export has them, and quarantining an image line by line helps nobody.
-// A stray NUL in a text file (a corrupt value) is a row-level rejection
-// instead, so the test is on the header line or on NULs in numbers (more
-// than 1 in 100 bytes), which text does not have and images do.
+// binary calls content binary, like git, when its first bytes hold NULs in
+// the header line or more than 1 in 100 bytes; a stray NUL in a text file
+// is a row-level rejection instead.
 func binary(head []byte) bool {
 	n := bytes.Count(head, []byte{0})
 	if n == 0 {
@@ -202,10 +189,10 @@ func binary(head []byte) bool {
 	return bytes.IndexByte(line, 0) >= 0 || n*100 > len(head)
 }
 
-// binaryReason says why a file's first bytes are not CSV text, or "".
-// Excel's "Unicode text" export is UTF-16, which is binary to a CSV reader
-// (a NUL after every ASCII letter) but deserves a reason one can act on.
-func binaryReason(head []byte) string {
+// BinaryReason says why a file whose decoded text starts with head (its
+// first BinarySniff bytes) is not CSV text, or "".
+// Excel's "Unicode text" export is UTF-16: binary, but worth a reason.
+func BinaryReason(head []byte) string {
 	switch {
 	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
 		return "UTF-16 text (byte order mark): export the file as CSV in UTF-8, or in the encoding its contract declares"

@@ -1,21 +1,20 @@
 package ingest
 
 import (
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
 )
 
-// Stats counts what this instance ingested, per feed and per reject code.
-// The durable figures are in the ledger and the log lines; these counters
-// exist for the local status page and for tests.
+// Stats counts what this instance ingested, for the local status page; the
+// durable figures are in the ledger and the logs.
 type Stats struct {
 	mu       sync.Mutex
 	counters map[string]int64
 }
 
-// NewStats returns empty counters.
 func NewStats() *Stats { return &Stats{counters: map[string]int64{}} }
 
 func (s *Stats) add(name string, n int64) {
@@ -54,11 +53,10 @@ func (s *Stats) Snapshot() []Counter {
 	for k, v := range s.counters {
 		out = append(out, Counter{Name: k, Value: v})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b Counter) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// Counter is one named count.
 type Counter struct {
 	Name  string `json:"name"`
 	Value int64  `json:"value"`

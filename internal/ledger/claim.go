@@ -16,10 +16,10 @@ import (
 //   - a Final record: AlreadyFinished (Record = it);
 //   - InProgress with a live lease: Busy (Record = the holder's);
 //   - missing, Failed, or InProgress with an expired lease: if md5 is set
-//     and the MD5 index names another key whose record is Done, Rejected
-//     or Duplicate, a final Duplicate record is written for key
-//     (DuplicateOf = that key) and the answer is DuplicateContent; if that
-//     key is InProgress with a live lease, Busy (Record = its record);
+//     and the MD5 index names another key whose record is Done or
+//     Duplicate, a final Duplicate record is written for key (DuplicateOf =
+//     that key) and the answer is DuplicateContent; if that key is
+//     InProgress with a live lease, or Failed, Busy (Record = its record);
 //     otherwise the index is pointed at key, an InProgress record with
 //     Attempt = previous+1, Owner = owner, LeaseUntil = now+Lease is
 //     written, and the answer is Proceed.
@@ -32,15 +32,9 @@ func (l *Ledger) Claim(ctx context.Context, key Key, md5, owner string, now time
 	if owner == "" {
 		return Claim{}, errors.New("ledger: claim without an owner")
 	}
-	now = now.UTC()
-	paths := []string{recordPath(key)}
-	if md5 != "" {
-		paths = append(paths, md5Path(md5), objectPath(key))
-	}
 	var out Claim
-	err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		var err error
-		out, err = l.claim(tx, paths, key, md5, owner, now)
+	err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) (err error) {
+		out, err = l.claim(tx, key, md5, owner, now.UTC())
 		return err
 	})
 	if err != nil {
@@ -51,22 +45,23 @@ func (l *Ledger) Claim(ctx context.Context, key Key, md5, owner string, now time
 
 // claim is the transaction body; it may run more than once and touches
 // nothing but tx.
-func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner string, now time.Time) (Claim, error) {
+func (l *Ledger) claim(tx docstore.Tx, key Key, md5, owner string, now time.Time) (Claim, error) {
+	paths := []string{recordPath(key)}
+	if md5 != "" {
+		paths = append(paths, md5Path(md5), objectPath(key))
+	}
 	docs, err := tx.Get(paths...)
 	if err != nil {
 		return Claim{}, err
 	}
 	prev, hasPrev, err := decode[Record](docs[0])
-	if err != nil {
+	switch {
+	case err != nil:
 		return Claim{}, err
-	}
-	if hasPrev {
-		switch {
-		case prev.State.Final():
-			return Claim{Decision: AlreadyFinished, Record: prev}, nil
-		case prev.State == InProgress && prev.LeaseUntil.After(now):
-			return Claim{Decision: Busy, Record: prev}, nil
-		}
+	case hasPrev && prev.State.Final():
+		return Claim{Decision: AlreadyFinished, Record: prev}, nil
+	case hasPrev && prev.State == InProgress && prev.LeaseUntil.After(now):
+		return Claim{Decision: Busy, Record: prev}, nil
 	}
 	var previous *Record
 	if hasPrev {
@@ -79,9 +74,7 @@ func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner strin
 		if err != nil {
 			return Claim{}, err
 		}
-		if ok && ix.Key == key {
-			repoint = false
-		}
+		repoint = !ok || ix.Key != key
 		// An earlier generation of the same object is a copy only if it is
 		// still the object's newest loaded one: restoring an older content
 		// (A, B, then A again) must load again, so that the newest
@@ -91,9 +84,7 @@ func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner strin
 			if err != nil {
 				return Claim{}, err
 			}
-			if cur.Generation != ix.Key.Generation {
-				ok = false // not a copy of what the object holds now
-			}
+			ok = cur.Generation == ix.Key.Generation
 		}
 		if ok && ix.Key != key {
 			odocs, err := tx.Get(recordPath(ix.Key))
@@ -101,56 +92,32 @@ func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner strin
 				return Claim{}, err
 			}
 			other, found, err := decode[Record](odocs[0])
-			if err != nil {
-				return Claim{}, err
-			}
 			switch {
+			case err != nil:
+				return Claim{}, err
 			// Only content that was really loaded (Done, or a Duplicate of
 			// something Done) makes a copy redundant: a Rejected original may
 			// have read nothing (its generation was gone).
 			case found && (other.State == Done || other.State == Duplicate):
 				of := ix.Key
-				dup := Record{
-					Key:         key,
-					State:       Duplicate,
-					MD5:         md5,
-					Attempt:     prev.Attempt + 1,
-					Owner:       owner,
-					StartedAt:   now,
-					FinishedAt:  now,
-					Reason:      fmt.Sprintf("same content (MD5 %s) as %s", md5, of),
-					DuplicateOf: &of,
-				}
+				dup := Record{Key: key, State: Duplicate, MD5: md5, Attempt: prev.Attempt + 1, Owner: owner,
+					StartedAt: now, FinishedAt: now, Reason: fmt.Sprintf("same content (MD5 %s) as %s", md5, of), DuplicateOf: &of}
 				if err := l.put(tx, dup); err != nil {
 					return Claim{}, err
 				}
 				return Claim{Decision: DuplicateContent, Record: dup, Previous: previous}, nil
-			case found && other.State == InProgress && other.LeaseUntil.After(now):
-				return Claim{Decision: Busy, Record: other}, nil
-			case found && other.State == Failed:
-				// The original may have committed its load before failing; a
-				// copy loaded now could count the rows twice. Wait for the
-				// original's own redelivery to finish it.
+			// A Failed original may have committed its load before failing; a
+			// copy loaded now could count the rows twice. Wait for the
+			// original's own redelivery to finish it.
+			case found && (other.State == InProgress && other.LeaseUntil.After(now) || other.State == Failed):
 				return Claim{Decision: Busy, Record: other}, nil
 			}
 		}
 	}
 
-	rec := Record{
-		Key:        key,
-		State:      InProgress,
-		MD5:        md5,
-		Attempt:    prev.Attempt + 1,
-		Owner:      owner,
-		LeaseUntil: now.Add(l.lease),
-		StartedAt:  now,
-	}
+	rec := Record{Key: key, State: InProgress, MD5: md5, Attempt: prev.Attempt + 1, Owner: owner, LeaseUntil: now.Add(l.lease), StartedAt: now}
 	if repoint {
-		d, err := encode(md5Path(md5), index{Key: key})
-		if err != nil {
-			return Claim{}, err
-		}
-		if err := tx.Set(d); err != nil {
+		if err := set(tx, docstore.Doc{Path: md5Path(md5)}, index{Key: key}); err != nil {
 			return Claim{}, err
 		}
 	}
@@ -161,11 +128,7 @@ func (l *Ledger) claim(tx docstore.Tx, paths []string, key Key, md5, owner strin
 }
 
 func (l *Ledger) put(tx docstore.Tx, r Record) error {
-	d, err := encode(recordPath(r.Key), r)
-	if err != nil {
-		return err
-	}
-	return tx.Set(d)
+	return set(tx, docstore.Doc{Path: recordPath(r.Key)}, r)
 }
 
 // Finish records the outcome of the attempt that rec.Owner holds: rec is
@@ -179,49 +142,32 @@ func (l *Ledger) Finish(ctx context.Context, rec Record, now time.Time) error {
 	if err := checkOutcome(rec); err != nil {
 		return fmt.Errorf("finish %s: %w", rec.Key, err)
 	}
-	now = now.UTC()
-	path := recordPath(rec.Key)
 	err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(path, objectPath(rec.Key))
+		docs, err := tx.Get(recordPath(rec.Key), objectPath(rec.Key))
 		if err != nil {
 			return err
 		}
 		cur, ok, err := decode[Record](docs[0])
-		if err != nil {
-			return err
-		}
 		mine := ok && cur.Owner == rec.Owner && cur.Attempt == rec.Attempt
-		if mine && cur.State == rec.State {
-			return nil
-		}
-		if !mine || cur.State != InProgress {
-			if !ok {
-				return fmt.Errorf("%w: no record", ErrLeaseLost)
-			}
+		switch {
+		case err != nil || mine && cur.State == rec.State:
+			return err
+		case !ok:
+			return fmt.Errorf("%w: no record", ErrLeaseLost)
+		case !mine || cur.State != InProgress:
 			return fmt.Errorf("%w: record is %s, attempt %d of %q", ErrLeaseLost, cur.State, cur.Attempt, cur.Owner)
 		}
-		out := cur
-		out.State = rec.State
-		out.FinishedAt = now
-		out.LeaseUntil = time.Time{}
-		out.Feed = rec.Feed
-		out.Counts = rec.Counts
-		out.Reason = rec.Reason
-		out.Quarantine = rec.Quarantine
-		out.LoadID = rec.LoadID
-		out.AlreadyLoaded = rec.AlreadyLoaded
-		out.Drift = rec.Drift
+		// Key, Owner and Attempt are cur's already.
+		out := rec
+		out.MD5, out.StartedAt, out.DuplicateOf = cur.MD5, cur.StartedAt, cur.DuplicateOf
+		out.FinishedAt, out.LeaseUntil = now.UTC(), time.Time{}
 		if out.State == Done {
-			cur, _, err := decode[current](docs[1])
+			obj, _, err := decode[current](docs[1])
 			if err != nil {
 				return err
 			}
-			if out.Key.Generation >= cur.Generation {
-				d, err := encode(objectPath(out.Key), current{Generation: out.Key.Generation, MD5: out.MD5})
-				if err != nil {
-					return err
-				}
-				if err := tx.Set(d); err != nil {
+			if out.Key.Generation >= obj.Generation {
+				if err := set(tx, docstore.Doc{Path: objectPath(out.Key)}, current{Generation: out.Key.Generation, MD5: out.MD5}); err != nil {
 					return err
 				}
 			}
@@ -238,38 +184,29 @@ func checkOutcome(rec Record) error {
 	if err := rec.Key.validate(); err != nil {
 		return err
 	}
-	if rec.Owner == "" {
-		return fmt.Errorf("ledger: finish without an owner")
-	}
-	switch rec.State {
-	case Done, Rejected, Skipped, Failed:
-	default:
-		return fmt.Errorf("ledger: cannot finish as %q (want DONE, REJECTED, SKIPPED or FAILED)", rec.State)
-	}
 	c := rec.Counts
-	if c.Read < 0 || c.Loaded < 0 || c.Quarantined < 0 {
+	switch {
+	case rec.Owner == "":
+		return fmt.Errorf("ledger: finish without an owner")
+	case rec.State != Done && rec.State != Rejected && rec.State != Skipped && rec.State != Failed:
+		return fmt.Errorf("ledger: cannot finish as %q (want DONE, REJECTED, SKIPPED or FAILED)", rec.State)
+	case c.Read < 0 || c.Loaded < 0 || c.Quarantined < 0:
 		return fmt.Errorf("ledger: negative counts %+v", c)
-	}
 	// A failed attempt may have stopped half-way; any outcome that stands
 	// must account for every row read.
-	if rec.State != Failed && c.Read != c.Loaded+c.Quarantined {
+	case rec.State != Failed && c.Read != c.Loaded+c.Quarantined:
 		return fmt.Errorf("ledger: rows read %d != loaded %d + quarantined %d", c.Read, c.Loaded, c.Quarantined)
 	}
 	return nil
 }
 
 // Get returns key's record, and whether it exists.
-func (l *Ledger) Get(ctx context.Context, key Key) (Record, bool, error) {
-	var (
-		rec Record
-		ok  bool
-	)
-	err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+func (l *Ledger) Get(ctx context.Context, key Key) (rec Record, ok bool, err error) {
+	err = l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
 		docs, err := tx.Get(recordPath(key))
-		if err != nil {
-			return err
+		if err == nil {
+			rec, ok, err = decode[Record](docs[0])
 		}
-		rec, ok, err = decode[Record](docs[0])
 		return err
 	})
 	if err != nil {
@@ -281,20 +218,29 @@ func (l *Ledger) Get(ctx context.Context, key Key) (Record, bool, error) {
 // List returns every record, newest StartedAt first (ties by key). It is
 // not a snapshot: records may change while it reads.
 func (l *Ledger) List(ctx context.Context) ([]Record, error) {
-	docs, err := l.store.List(ctx, recordCollection)
+	recs, err := l.records(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list ledger: %w", err)
+	}
+	slices.SortStableFunc(recs, func(a, b Record) int {
+		return cmp.Or(b.StartedAt.Compare(a.StartedAt), strings.Compare(a.Key.String(), b.Key.String()))
+	})
+	return recs, nil
+}
+
+// records reads every record, in path order.
+func (l *Ledger) records(ctx context.Context) ([]Record, error) {
+	docs, err := l.store.List(ctx, recordCollection)
+	if err != nil {
+		return nil, err
 	}
 	recs := make([]Record, 0, len(docs))
 	for _, d := range docs {
 		r, _, err := decode[Record](d)
 		if err != nil {
-			return nil, fmt.Errorf("list ledger: %w", err)
+			return nil, err
 		}
 		recs = append(recs, r)
 	}
-	slices.SortStableFunc(recs, func(a, b Record) int {
-		return cmp.Or(b.StartedAt.Compare(a.StartedAt), strings.Compare(a.Key.String(), b.Key.String()))
-	})
 	return recs, nil
 }

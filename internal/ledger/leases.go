@@ -20,26 +20,19 @@ type lock struct {
 // holds an unexpired one (then it returns false). Taking a lock one already
 // holds extends it. Locks live beside the ledger and expire by themselves,
 // so an owner that dies never blocks the others for longer than ttl.
-func (l *Ledger) Lock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
+func (l *Ledger) Lock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (taken bool, err error) {
 	path := lockCollection + "/" + docID(name)
-	var taken bool
-	err := l.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		taken = false
+	err = l.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		docs, err := tx.Get(path)
 		if err != nil {
 			return err
 		}
 		cur, held, err := decode[lock](docs[0])
-		if err != nil || held && cur.Owner != owner && now.Before(cur.Until) {
+		if taken = err == nil && !(held && cur.Owner != owner && now.Before(cur.Until)); !taken {
 			return err
 		}
-		d, err := encode(path, lock{Owner: owner, Until: now.Add(ttl)})
-		if err != nil {
-			return err
-		}
-		d.ExpireAt = now.Add(ttl).Add(24 * time.Hour) // TTL tidies abandoned locks
-		taken = true
-		return tx.Set(d)
+		// TTL tidies abandoned locks.
+		return set(tx, docstore.Doc{Path: path, ExpireAt: now.Add(ttl).Add(24 * time.Hour)}, lock{Owner: owner, Until: now.Add(ttl)})
 	})
 	if err != nil {
 		return false, fmt.Errorf("lock %s: %w", name, err)
@@ -78,21 +71,16 @@ func (l *Ledger) Unlock(ctx context.Context, name, owner string) error {
 // lease in it has died: kill -9, a crash). In production a lease's holder
 // may be alive on another instance, and expiry is the only proof.
 func (l *Ledger) ReleaseLeases(ctx context.Context, now time.Time, reason string) (int, error) {
-	now = now.UTC()
 	n := 0
-	recs, err := l.store.List(ctx, recordCollection)
+	recs, err := l.records(ctx)
 	if err != nil {
 		return n, fmt.Errorf("release leases: %w", err)
 	}
-	for _, d := range recs {
-		rec, _, err := decode[Record](d)
-		if err != nil {
-			return n, fmt.Errorf("release leases: %w", err)
-		}
+	for _, rec := range recs {
 		if rec.State != InProgress {
 			continue
 		}
-		released, err := l.release(ctx, rec, now, reason)
+		released, err := l.release(ctx, rec, now.UTC(), reason)
 		if err != nil {
 			return n, err
 		}
@@ -114,23 +102,17 @@ func (l *Ledger) ReleaseLeases(ctx context.Context, now time.Time, reason string
 }
 
 // release fails rec's attempt unless the record moved on since it was listed.
-func (l *Ledger) release(ctx context.Context, rec Record, now time.Time, reason string) (bool, error) {
-	var released bool
-	err := l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		released = false
+func (l *Ledger) release(ctx context.Context, rec Record, now time.Time, reason string) (released bool, err error) {
+	err = l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
 		docs, err := tx.Get(recordPath(rec.Key))
 		if err != nil {
 			return err
 		}
 		cur, ok, err := decode[Record](docs[0])
-		if err != nil || !ok || cur.State != InProgress || cur.Owner != rec.Owner || cur.Attempt != rec.Attempt {
+		if released = err == nil && ok && cur.State == InProgress && cur.Owner == rec.Owner && cur.Attempt == rec.Attempt; !released {
 			return err
 		}
-		cur.State = Failed
-		cur.Reason = reason
-		cur.FinishedAt = now
-		cur.LeaseUntil = time.Time{}
-		released = true
+		cur.State, cur.Reason, cur.FinishedAt, cur.LeaseUntil = Failed, reason, now, time.Time{}
 		return l.put(tx, cur)
 	})
 	if err != nil {

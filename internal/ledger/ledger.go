@@ -47,14 +47,10 @@ type State string
 const (
 	InProgress State = "IN_PROGRESS"
 	Done       State = "DONE"
-	// Rejected: the whole file was refused (empty, binary, missing column).
-	Rejected State = "REJECTED"
-	// Skipped: no contract matches the object.
-	Skipped State = "SKIPPED"
-	// Duplicate: same MD5 as an earlier object, not loaded again.
-	Duplicate State = "DUPLICATE"
-	// Failed: the last attempt failed transiently; the next delivery takes over.
-	Failed State = "FAILED"
+	Rejected   State = "REJECTED"  // the whole file was refused (empty, binary, missing column)
+	Skipped    State = "SKIPPED"   // no contract matches the object
+	Duplicate  State = "DUPLICATE" // same MD5 as an earlier object, not loaded again
+	Failed     State = "FAILED"    // the last attempt failed transiently; the next delivery takes over
 )
 
 // Final reports whether no further attempt may change the record.
@@ -88,9 +84,8 @@ type Record struct {
 	Counts     Counts    `json:"counts"`
 	Reason     string    `json:"reason,omitempty"`
 	// DuplicateOf names the earlier object with the same content.
-	DuplicateOf *Key `json:"duplicate_of,omitempty"`
-	// Quarantine is the quarantine object's name, if any.
-	Quarantine    string `json:"quarantine,omitempty"`
+	DuplicateOf   *Key   `json:"duplicate_of,omitempty"`
+	Quarantine    string `json:"quarantine,omitempty"` // the quarantine object's name, if any
 	LoadID        string `json:"load_id,omitempty"`
 	AlreadyLoaded bool   `json:"already_loaded,omitempty"`
 	// Drift is how the file's header differed from its contract; nil when
@@ -109,28 +104,18 @@ type Drift struct {
 type Decision int
 
 const (
-	// Proceed: the caller holds the lease and does the work.
-	Proceed Decision = iota + 1
-	// AlreadyFinished: a final record exists; acknowledge the event.
-	AlreadyFinished
-	// Busy: another attempt holds a live lease on this key or on the
-	// same content; let the platform redeliver later.
+	Proceed         Decision = iota + 1 // the caller holds the lease and does the work
+	AlreadyFinished                     // a final record exists; acknowledge the event
+	// Busy: another attempt holds a live lease on this key or on the same
+	// content (or failed on it); let the platform redeliver later.
 	Busy
-	// DuplicateContent: the content was already ingested under another
-	// key; a final Duplicate record was written.
-	DuplicateContent
+	DuplicateContent // the content was ingested under another key; a final Duplicate record was written
 )
 
 func (d Decision) String() string {
-	switch d {
-	case Proceed:
-		return "proceed"
-	case AlreadyFinished:
-		return "already-finished"
-	case Busy:
-		return "busy"
-	case DuplicateContent:
-		return "duplicate-content"
+	names := [...]string{Proceed: "proceed", AlreadyFinished: "already-finished", Busy: "busy", DuplicateContent: "duplicate-content"}
+	if d > 0 && int(d) < len(names) {
+		return names[d]
 	}
 	return "decision(" + strconv.Itoa(int(d)) + ")"
 }
@@ -156,9 +141,6 @@ type Options struct {
 	Lease time.Duration
 }
 
-// DefaultLease is Options.Lease when unset.
-const DefaultLease = 10 * time.Minute
-
 // ErrLeaseLost is returned by Finish when another owner took the key over.
 var ErrLeaseLost = errors.New("ledger: lease lost to another attempt")
 
@@ -177,7 +159,7 @@ func New(store docstore.Store, opt Options) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: negative lease %v", opt.Lease)
 	}
 	if opt.Lease == 0 {
-		opt.Lease = DefaultLease
+		opt.Lease = 10 * time.Minute
 	}
 	return &Ledger{store: store, lease: opt.Lease}, nil
 }
@@ -185,10 +167,8 @@ func New(store docstore.Store, opt Options) (*Ledger, error) {
 const (
 	recordCollection = "ledger"
 	md5Collection    = "ledger_md5"
-	// objectCollection holds, per object name, its newest DONE generation.
-	objectCollection = "ledger_objects"
-	// maxIDBytes is Firestore's document ID limit.
-	maxIDBytes = 1500
+	objectCollection = "ledger_objects" // per object name, its newest DONE generation
+	maxIDBytes       = 1500             // Firestore's document ID limit
 )
 
 // CollectionGroups are the Firestore collection IDs the ledger writes, and
@@ -240,12 +220,12 @@ type index struct {
 	Key Key `json:"key"`
 }
 
-func encode(path string, v any) (docstore.Doc, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return docstore.Doc{}, fmt.Errorf("encode %s: %w", path, err)
+// set writes d with v as its JSON data.
+func set(tx docstore.Tx, d docstore.Doc, v any) (err error) {
+	if d.Data, err = json.Marshal(v); err != nil {
+		return fmt.Errorf("encode %s: %w", d.Path, err)
 	}
-	return docstore.Doc{Path: path, Data: b}, nil
+	return tx.Set(d)
 }
 
 // decode returns the value in d, and whether d exists; the zero T if not.
@@ -255,8 +235,7 @@ func decode[T any](d docstore.Doc) (T, bool, error) {
 		return v, false, nil
 	}
 	if err := json.Unmarshal(d.Data, &v); err != nil {
-		var zero T
-		return zero, false, fmt.Errorf("decode %s: %w", d.Path, err)
+		return *new(T), false, fmt.Errorf("decode %s: %w", d.Path, err)
 	}
 	return v, true, nil
 }

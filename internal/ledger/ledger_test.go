@@ -1,64 +1,42 @@
 package ledger_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	gfs "cloud.google.com/go/firestore"
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
-	"github.com/alpinashop/alpipe/internal/docstore/firestore"
+	"github.com/alpinashop/alpipe/internal/docstore/docstoretest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/ledger/ledgertest"
 )
 
+func newBolt(t testing.TB) docstore.Store {
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "ledger.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func TestLedgerBolt(t *testing.T) {
-	ledgertest.Run(t, func(t *testing.T) docstore.Store {
-		s, err := boltstore.Open(filepath.Join(t.TempDir(), "ledger.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	})
+	ledgertest.Run(t, func(t *testing.T) docstore.Store { return newBolt(t) })
 }
 
 func TestLedgerFirestore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("skipped under -short: needs the Firestore emulator")
-	}
-	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
-		t.Skip("FIRESTORE_EMULATOR_HOST is unset: start `gcloud emulators firestore start --host-port=127.0.0.1:8681` and export FIRESTORE_EMULATOR_HOST=127.0.0.1:8681")
-	}
-	ledgertest.Run(t, func(t *testing.T) docstore.Store {
-		b := make([]byte, 6)
-		rand.Read(b)
-		client, err := gfs.NewClient(t.Context(), "alpipe-"+hex.EncodeToString(b))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { client.Close() })
-		// The emulator resolves contended claims slowly; see docstoretest.
-		s, err := firestore.New(client, firestore.WithMaxAttempts(50))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	})
+	docstoretest.Emulator(t, 50) // skip early, once, with the reason
+	// The emulator resolves contended claims slowly; see docstoretest.
+	ledgertest.Run(t, func(t *testing.T) docstore.Store { return docstoretest.Emulator(t, 50) })
 }
 
 func TestKeyString(t *testing.T) {
 	k := ledger.Key{Bucket: "landing", Object: "exportaciones/2026/11/29/a b.csv", Generation: 1764410400000001}
-	if diff := cmp.Diff("gs://landing/exportaciones/2026/11/29/a b.csv#1764410400000001", k.String()); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	if got, want := k.String(), "gs://landing/exportaciones/2026/11/29/a b.csv#1764410400000001"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
 
@@ -77,12 +55,7 @@ func TestNewRefuses(t *testing.T) {
 	if _, err := ledger.New(nil, ledger.Options{}); err == nil {
 		t.Error("New(nil store) succeeded")
 	}
-	s, err := boltstore.Open(filepath.Join(t.TempDir(), "l.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := ledger.New(s, ledger.Options{Lease: -1}); err == nil {
+	if _, err := ledger.New(newBolt(t), ledger.Options{Lease: -1}); err == nil {
 		t.Error("New with a negative lease succeeded")
 	}
 }
@@ -96,12 +69,7 @@ func BenchmarkClaimFinish(b *testing.B) {
 			name = fmt.Sprintf("parallel-%dxGOMAXPROCS", par)
 		}
 		b.Run(name, func(b *testing.B) {
-			s, err := boltstore.Open(filepath.Join(b.TempDir(), "ledger.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			l, err := ledger.New(s, ledger.Options{})
+			l, err := ledger.New(newBolt(b), ledger.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
@@ -79,7 +82,7 @@ func TestRestartTakesOverADeadServesLeases(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	key := ledger.Key{Bucket: localapi.LandingBucket, Object: "exportaciones/2026/03/14/pedidos.csv", Generation: 1}
-	first, err := Start(ctx, Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: VirtualClock(t0), Logger: logging.Discard()})
+	first, err := Start(ctx, Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(t0), Logger: logging.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +96,7 @@ func TestRestartTakesOverADeadServesLeases(t *testing.T) {
 	}
 
 	later := t0.Add(time.Minute)
-	second, err := Start(ctx, Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: VirtualClock(later), Logger: logging.Discard()})
+	second, err := Start(ctx, Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(later), Logger: logging.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +110,130 @@ func TestRestartTakesOverADeadServesLeases(t *testing.T) {
 	}
 	if next.Decision != ledger.Proceed || next.Previous == nil || next.Previous.Owner != "killed" {
 		t.Fatalf("claim after the restart: %v over %+v; want proceed over the killed serve's attempt", next.Decision, next.Previous)
+	}
+}
+
+func TestClaimClock(t *testing.T) {
+	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	wall, virtual := clock.Wall(), func() *clock.Local { return clock.Virtual(start) }
+	tests := []struct {
+		name    string
+		setup   func(dir string) // what the folder holds before
+		clock   *clock.Local
+		wantErr string    // "" for accepted
+		wantNow time.Time // a virtual clock's time after the claim; zero: start
+	}{
+		{name: "new folder, wall clock", setup: func(string) {}, clock: wall},
+		{name: "new folder, virtual clock", setup: func(string) {}, clock: virtual()},
+		{name: "virtual over virtual", setup: mark("virtual"), clock: virtual()},
+		{name: "wall over wall", setup: mark("wall"), clock: wall},
+		{name: "virtual over wall is refused", setup: mark("wall"), clock: virtual(), wantErr: "was written on the wall clock and this server runs on the virtual clock"},
+		{name: "wall over virtual is refused", setup: mark("virtual"), clock: wall, wantErr: "was written on the virtual clock and this server runs on the wall clock"},
+		{name: "unmarked data of an earlier version is wall-clock data", setup: file("warehouse.duckdb"), clock: virtual(), wantErr: "written on the wall clock"},
+		{name: "unmarked data accepted by the wall clock", setup: file("warehouse.duckdb"), clock: wall},
+		{name: "a lock alone is no data", setup: file(lockName), clock: virtual()},
+		{name: "virtual resumes from the kept time", setup: mark("virtual\n2026-03-14T18:25:00Z"), clock: virtual(), wantNow: start.Add(85 * time.Minute)},
+		{name: "a later start moves on from the kept time", setup: mark("virtual\n2026-03-14T16:00:00Z"), clock: virtual()},
+		{name: "an unreadable kept time is refused", setup: mark("virtual\n18:25"), clock: virtual(), wantErr: "data folder clock mark"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tt.setup(dir)
+			err := claimClock(dir, tt.clock)
+			if tt.wantErr != "" {
+				// A mismatch says the fix; a bad mark is no mismatch.
+				var mismatch *ClockMismatchError
+				bad := err == nil || !strings.Contains(err.Error(), tt.wantErr)
+				if !strings.HasPrefix(tt.wantErr, "data folder clock mark") && (!errors.As(err, &mismatch) || !strings.Contains(err.Error(), "pass --data with another folder")) || bad {
+					t.Fatalf("claimClock error = %v, want one containing %q (a ClockMismatchError with the fix)", err, tt.wantErr)
+				}
+				return
+			} else if err != nil {
+				t.Fatalf("claimClock: %v", err)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, clockMarkName))
+			want := clockKind(tt.clock) + "\n"
+			if now := tt.wantNow; tt.clock.Virtual() {
+				if now.IsZero() {
+					now = start
+				}
+				if got := tt.clock.Now(); !got.Equal(now) {
+					t.Errorf("clock reads %v, want %v", got, now)
+				}
+				want += now.Format(time.RFC3339Nano) + "\n"
+			}
+			if diff := cmp.Diff(want, string(b)); diff != "" {
+				t.Errorf("mark (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func mark(kind string) func(string) {
+	return file(clockMarkName, kind+"\n")
+}
+
+func file(name string, content ...string) func(string) {
+	return func(dir string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(content, "")), 0o644); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// TestStartRefusesAFolderOfTheOtherClock: the README's order of steps ran a
+// wall-clock serve on .local and then a virtual-clock one on the same
+// folder, whose dashboard then read "-261d ago".
+func TestStartRefusesAFolderOfTheOtherClock(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, clockMarkName), []byte("wall\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)), Logger: logging.Discard()})
+	var mismatch *ClockMismatchError
+	if !errors.As(err, &mismatch) {
+		t.Fatalf("Start on a wall-clock folder with a virtual clock: %v, want a ClockMismatchError", err)
+	}
+	// The refusal released the folder: a wall-clock server may use it.
+	if _, err := lockDataDir(dir); err != nil {
+		t.Errorf("folder still locked after the refusal: %v", err)
+	}
+}
+
+// TestRestartNeverMovesTheVirtualClockBack: a virtual-clock serve moved to
+// 18:25 by tick --now, stopped and started again with the same --start
+// 17:00, let processing time go back 85 minutes (windows closed at 18:25
+// would take orders again). It resumes from the time the folder kept; a
+// later --start still moves it forward.
+func TestRestartNeverMovesTheVirtualClockBack(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+	ticked := start.Add(85 * time.Minute)
+	restart := func(t *testing.T, from time.Time) time.Time {
+		t.Helper()
+		s, err := Start(t.Context(), Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(from), Logger: logging.Discard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Shutdown("test done")
+		now := s.Clock.Now()
+		s.Clock.Set(ticked) // what tick --now does; a no-op once past it
+		return now
+	}
+	restart(t, start)
+	steps := []struct {
+		name  string
+		start time.Time
+		want  time.Time
+	}{
+		{name: "same --start resumes", start: start, want: ticked},
+		{name: "a later --start moves it on", start: ticked.Add(time.Hour), want: ticked.Add(time.Hour)},
+		{name: "never back to an earlier one", start: ticked, want: ticked.Add(time.Hour)},
+	}
+	for _, st := range steps {
+		if got := restart(t, st.start); !got.Equal(st.want) {
+			t.Errorf("%s: restarted with --start %s, the clock reads %s; want %s", st.name, st.start.Format(time.TimeOnly), got.Format(time.TimeOnly), st.want.Format(time.TimeOnly))
+		}
 	}
 }

@@ -8,50 +8,34 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/alpinashop/alpipe/internal/aggregation"
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/render"
+	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// DemoFiles lists the CSV files under dir/exportaciones, sorted, with the
-// object name each lands as (its path relative to dir).
-func DemoFiles(dir string) ([][2]string, error) {
-	var out [][2]string
-	root := filepath.Join(dir, "exportaciones")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+// DemoFiles plays the file-drop story against a running server.
+func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) error {
+	var files [][2]string // the file, and the object it lands as: its path under testdata
+	err := filepath.WalkDir(filepath.Join(testdata, "exportaciones"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".csv") {
 			return err
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".csv") {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		out = append(out, [2]string{p, filepath.ToSlash(rel)})
-		return nil
+		rel, err := filepath.Rel(testdata, p)
+		files = append(files, [2]string{p, filepath.ToSlash(rel)})
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("demo files in %s: %w", root, err)
+		return fmt.Errorf("demo files in %s/exportaciones: %w", testdata, err)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i][1] < out[j][1] })
-	return out, nil
-}
-
-// DemoFiles plays the file-drop story against a running server and prints
-// what a person would want to see: each file's outcome, every quarantined
-// row with its reason, the loaded rows and the daily aggregate.
-func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) error {
-	files, err := DemoFiles(testdata)
-	if err != nil {
-		return err
-	}
+	slices.SortFunc(files, func(a, b [2]string) int { return strings.Compare(a[1], b[1]) })
 	if len(files) == 0 {
 		return fmt.Errorf("no CSV files under %s/exportaciones: run the demo from the repository root or pass --testdata", testdata)
 	}
@@ -103,8 +87,7 @@ func (s *Server) DemoFiles(ctx context.Context, w io.Writer, testdata string) er
 	})
 }
 
-// PrintRecord prints one file's outcome on a few lines; the quarantine
-// file's line is the last.
+// PrintRecord's quarantine line is the last.
 func PrintRecord(w io.Writer, rec ledger.Record) {
 	fmt.Fprintf(w, "gs://%s/%s\n  generation: %d  status: %s", rec.Key.Bucket, rec.Key.Object, rec.Key.Generation, rec.State)
 	if rec.Feed != "" {
@@ -147,12 +130,8 @@ func (s *Server) printQuarantine(ctx context.Context, w io.Writer, object string
 	}
 }
 
-// titledQuery is a listing (a named read of package warehouse) the demo
-// prints under a title.
 type titledQuery struct{ title, listing string }
 
-// printQueries prints listings of the server's warehouse as render's "text"
-// table, money with its scale.
 func (s *Server) printQueries(ctx context.Context, w io.Writer, qs []titledQuery) error {
 	for _, q := range qs {
 		fmt.Fprintf(w, "\n== %s ==\n", q.title)
@@ -169,4 +148,104 @@ func (s *Server) printQueries(ctx context.Context, w io.Writer, qs []titledQuery
 		}
 	}
 	return nil
+}
+
+// DemoOrders plays an orders story (testdata/pedidos/historia.jsonl)
+// against a virtual-clock server: each order pushed at its arrival time,
+// each tick at its time.
+func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) error {
+	if !s.Clock.Virtual() {
+		return fmt.Errorf("the orders story needs a virtual-clock server")
+	}
+	srv := client.Server{URL: s.URL}
+	steps, err := client.ReadStepsFile(story)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\n== Orders in real time (processing time in UTC) ==")
+	var ran []string // the aggregations the ticks ran, in configuration order
+	for _, st := range steps {
+		at := st.Arrival
+		if !st.Tick.IsZero() {
+			at = st.Tick
+		}
+		if !at.IsZero() {
+			if _, err := srv.SetClock(ctx, at); err != nil {
+				return err
+			}
+		}
+		now := s.Clock.Now().Format("15:04:05")
+		if !st.Tick.IsZero() {
+			res, err := srv.Tick(ctx)
+			if err != nil {
+				return err
+			}
+			stream.WriteTick(w, res)
+			for _, a := range res.Aggregations {
+				if !slices.Contains(ran, a.Aggregation) {
+					ran = append(ran, a.Aggregation)
+				}
+			}
+			continue
+		}
+		res, err := srv.Push(ctx, st, at)
+		if err != nil {
+			return err
+		}
+		res.Result.Aggregations = Headlined(res.Result.Aggregations)
+		line := now + " " + stream.OrderLine(res.Result, st.EventTime)
+		fmt.Fprintln(w, line)
+		if st.Note != "" {
+			fmt.Fprintf(w, "         ^ %s\n", st.Note)
+		}
+	}
+	if err := s.printQueries(ctx, w, []titledQuery{
+		{"Every pane (ventas_hora_pais_paneles)", warehouse.ListPanes},
+		{"Dashboard view (ventas_hora_pais): current value per hour and country", warehouse.ListView},
+	}); err != nil {
+		return err
+	}
+	for _, name := range ran {
+		if name == warehouse.VentasHoraPais {
+			continue
+		}
+		if err := s.printView(ctx, w, name); err != nil {
+			return err
+		}
+	}
+	return s.printQueries(ctx, w, []titledQuery{
+		{"Discarded orders (pedidos_descartados)", warehouse.ListDiscards},
+	})
+}
+
+// Headlined puts ventas_hora_pais first among an order's outcomes, the
+// others in configuration order (the stack stories read the lines so).
+func Headlined(os []stream.Outcome) []stream.Outcome {
+	i := slices.IndexFunc(os, func(o stream.Outcome) bool { return o.Aggregation == warehouse.VentasHoraPais })
+	if i <= 0 {
+		return os
+	}
+	return slices.Concat(os[i:i+1], os[:i], os[i+1:])
+}
+
+func (s *Server) printView(ctx context.Context, w io.Writer, name string) error {
+	d, err := aggregation.Lookup(name)
+	if err != nil {
+		return err
+	}
+	listing, ok := warehouse.ViewListing(name)
+	if !ok {
+		return fmt.Errorf("print view: aggregation %q has no view listing", name)
+	}
+	windows := "hour"
+	if d.WindowType == aggregation.Session {
+		windows = "session, gap " + render.Short(d.Gap) + ","
+	} else if d.WindowType == aggregation.Sliding {
+		windows = fmt.Sprintf("sliding window (%s every %s)", render.Short(d.Size), render.Short(d.Period))
+	} else if d.Size != time.Hour {
+		windows = render.Short(d.Size) + " window"
+	}
+	return s.printQueries(ctx, w, []titledQuery{
+		{fmt.Sprintf("Dashboard view (%s): current value per %s and %s", d.View(), windows, d.Key), listing},
+	})
 }

@@ -1,8 +1,13 @@
 package local
 
 import (
+	"bufio"
+	"cmp"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/clock"
+	"github.com/alpinashop/alpipe/internal/httpserve"
+	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
@@ -63,7 +71,7 @@ func procAddr(hex string) string {
 func startOwn(t *testing.T) *Server {
 	t.Helper()
 	s, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
-		Clock: VirtualClock(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)), Logger: logging.Discard()})
+		Clock: clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)), Logger: logging.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,4 +96,55 @@ func TestServeListensOnOneSocket(t *testing.T) {
 	if after := ownTCP(t, "0A"); !slices.Equal(after, before) {
 		t.Errorf("after shutdown the process listens on %v, want %v", after, before)
 	}
+}
+
+// TestServeBoundsConnections: the local server holds at most its limit of
+// connections while it keeps answering everyone (1,100 idle connections
+// under `ulimit -n 1024` ended in `accept4: too many open files` and a dead
+// server). The idle and body timeouts are httpserve's, proven there; this
+// proves serve hands its Limits over.
+func TestServeBoundsConnections(t *testing.T) {
+	const limit, clients = 4, 12
+	s, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
+		Clock: clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)), Logger: logging.Discard(),
+		Limits: httpserve.Limits{MaxConns: limit, IdleTimeout: 400 * time.Millisecond, BodyTimeout: 300 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Shutdown("test done") })
+	addr := strings.TrimPrefix(s.URL, "http://")
+	errs := make(chan error, clients)
+	for range clients {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		go func() {
+			// Each client keeps its connection open after its answer; the
+			// deadline stands for a client's patience.
+			_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+			_, err := io.WriteString(c, "GET "+localapi.HealthPath+" HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+			resp, rerr := http.ReadResponse(bufio.NewReader(c), nil)
+			if err = cmp.Or(err, rerr); err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("status %d", resp.StatusCode)
+			}
+			errs <- err
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Errorf("a client: %v", err)
+		}
+	}
+	// Only an accepted connection has a descriptor: one the kernel
+	// completed and the server has not accepted is not counted.
+	if n := len(slices.DeleteFunc(ownTCP(t, "01"), func(a string) bool { return a != addr })); n > limit {
+		t.Errorf("the server holds %d connections, want at most %d", n, limit)
+	}
+	resp, err := (&http.Client{Timeout: 2 * time.Second}).Get(s.URL + localapi.HealthPath)
+	if err != nil {
+		t.Fatalf("a new client while %d connections are open: %v", clients, err)
+	}
+	resp.Body.Close()
 }

@@ -1,13 +1,12 @@
 // Package local runs the whole system on a laptop behind one door: one TCP
-// listener whose every route (the functions, an in-process fake Cloud
-// Storage, the local endpoints and the dashboard) sits on one mux behind the
-// guard, and the embedded state store and warehouse in one data folder.
-// Its routes and names are package localapi's; the CLI and the demo reach
-// it through package client.
+// listener whose every route sits on one mux behind the guard, and the
+// embedded state store and warehouse in one data folder.
 package local
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,48 +22,40 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/alpinashop/alpipe/functions"
+	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/config"
+	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/httpserve"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
+	"github.com/alpinashop/alpipe/internal/replay"
 	"github.com/alpinashop/alpipe/internal/setup"
+	"github.com/alpinashop/alpipe/internal/status"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
-// Options configure a local server.
 type Options struct {
-	Addr    string // host:port; port 0 picks a free one
-	DataDir string // default ./.local
-	Logger  *slog.Logger
-	// Env overrides configuration variables (as the process environment
-	// would), e.g. {"BATCH_WAIT": "0s"}.
-	Env map[string]string
-	// Clock is the processing-time clock; nil means the wall clock.
-	Clock *Clock
-	// AllowRemote serves clients on other machines; without it a
-	// non-loopback Addr is refused (see guard).
-	AllowRemote bool
-	// Hosts are further Host header names to accept besides localhost and
-	// loopback IPs (a name in /etc/hosts, say).
-	Hosts []string
-	// Limits bound what clients can hold (httpserve's defaults for zero
-	// fields; MaxConns 0 is httpserve.DefaultMaxConns).
-	Limits httpserve.Limits
+	Addr        string // port 0 picks a free one
+	DataDir     string // default ./.local
+	Logger      *slog.Logger
+	Env         map[string]string // overrides the process environment, e.g. {"BATCH_WAIT": "0s"}
+	Clock       *clock.Local      // nil: the wall clock
+	AllowRemote bool              // without it a non-loopback Addr is refused (see guard)
+	Hosts       []string          // Host names to accept besides localhost and loopback IPs
+	Limits      httpserve.Limits  // MaxConns 0 is httpserve.DefaultMaxConns
 }
 
-// Server is a running local system.
 type Server struct {
-	URL    string
-	App    *setup.App
-	Clock  *Clock
-	gcs    *fakegcs.Server
-	data   string
-	guard  guard
-	http   *httpserve.Server
-	served chan error // Serve's result, once it returned
-	lock   *os.File   // the data folder's lock, released by Shutdown
-	// monitor keeps the samples of the dashboard's monitoring panel.
+	URL     string
+	App     *setup.App
+	Clock   *clock.Local
+	gcs     *fakegcs.Server
+	data    string
+	guard   guard
+	http    *httpserve.Server
+	served  chan error
+	lock    *os.File
 	monitor *dashboard.Monitor
 }
 
@@ -73,24 +64,13 @@ type Server struct {
 // the Server and block: the file's finalizer would then free the folder.
 var dataLock *os.File
 
-// Start brings up the fake GCS, the embedded backends and every function on
-// opts.Addr, the only socket it opens: the in-process storage client reaches
-// the fake through memory, not through a port of its own. Shutdown stops it.
+// Start serves on opts.Addr, the only socket it opens: the in-process
+// storage client reaches the fake GCS through memory.
 func Start(ctx context.Context, opts Options) (*Server, error) {
-	if opts.DataDir == "" {
-		opts.DataDir = ".local"
-	}
-	if opts.Addr == "" {
-		opts.Addr = localapi.DefaultAddr
-	}
-	if opts.Clock == nil {
-		opts.Clock = WallClock()
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	// The dashboard's monitoring panel reads the lines the functions log,
-	// as the log-based metrics do in production.
+	opts.DataDir, opts.Addr = cmp.Or(opts.DataDir, ".local"), cmp.Or(opts.Addr, localapi.DefaultAddr)
+	opts.Clock, opts.Logger = cmp.Or(opts.Clock, clock.Wall()), cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	// The monitoring panel reads the functions' log lines, as the log-based
+	// metrics do in production.
 	monitor := dashboard.NewMonitor(opts.Clock.Now)
 	opts.Logger = slog.New(monitor.Handler(opts.Logger.Handler()))
 	var process config.Server
@@ -103,7 +83,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if !isLoopbackAddr(opts.Addr) && !opts.AllowRemote {
 		return nil, fmt.Errorf("refusing to serve on %s: it is not a loopback address, and the server runs any SQL it is sent; serve on 127.0.0.1, or pass --allow-remote to expose it to the network", opts.Addr)
 	}
-	// The data folder is claimed before anything opens a file in it.
 	lock, err := lockDataDir(opts.DataDir)
 	if err != nil {
 		return nil, err
@@ -150,19 +129,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	maps.Copy(env, opts.Env)
 	lookup := envconfig.MultiLookuper(envconfig.MapLookuper(env), envconfig.OsLookuper())
 	var wm config.Watermark
-	if err := config.Load(ctx, &wm, lookup); err != nil {
-		return nil, err
-	}
 	var serving config.Serving
-	if err := config.Load(ctx, &serving, lookup); err != nil {
+	if err := errors.Join(config.Load(ctx, &wm, lookup), config.Load(ctx, &serving, lookup)); err != nil {
 		return nil, err
 	}
 	proc, err := functions.Prepare(ctx, nil, setup.Options{
-		Lookup: lookup,
-		Now:    opts.Clock.Now,
-		Logger: opts.Logger,
-		// Each view in its aggregation's declared mode (internal/aggregation).
-		EmbeddedWarehouse: duckDBOpener(""),
+		Lookup:            lookup,
+		Now:               opts.Clock.Now,
+		Logger:            opts.Logger,
+		EmbeddedWarehouse: openDuckDB,
 		Storage:           client,
 	})
 	if err != nil {
@@ -176,10 +151,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	s := &Server{URL: "http://" + ln.Addr().String(), App: proc.App, Clock: opts.Clock, gcs: gcs, data: opts.DataDir,
 		guard: newGuard(opts.AllowRemote, opts.Hosts), served: make(chan error, 1), lock: lock, monitor: monitor}
-	dash, err := s.dashboard(ctx, wm)
-	if err != nil {
-		return nil, err
-	}
 	mux := http.NewServeMux()
 	for _, p := range fakegcs.Paths() {
 		mux.Handle(p, s.gcs.Handler())
@@ -191,7 +162,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// "/" is the mux's catch-all: the dashboard answers its own paths and
 	// 404 for anything else, such as the fake's /_internal/ routes, which
 	// are not mounted.
-	mux.Handle(dashboard.PagePath, dash)
+	mux.Handle(dashboard.PagePath, s.dashboard(wm))
 	limits := opts.Limits
 	if limits.MaxConns == 0 {
 		limits.MaxConns = httpserve.DefaultMaxConns
@@ -204,7 +175,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 }
 
 // Shutdown drains the requests in flight (SHUTDOWN_GRACE, then cancels
-// them), then closes the backends and the fake storage. reason is logged.
+// them), then closes the backends.
 func (s *Server) Shutdown(reason string) error {
 	s.http.Shutdown(reason)
 	err := errors.Join(<-s.served, s.App.Close())
@@ -245,11 +216,9 @@ func (c corsFilter) Write(b []byte) (int, error) {
 	return c.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController reach the connection (flushes of
-// streamed answers).
+// Unwrap and Flush keep streamed answers streaming through the filter.
 func (c corsFilter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
-// Flush keeps streamed answers streaming through the filter.
 func (c corsFilter) Flush() {
 	c.strip()
 	if f, ok := c.ResponseWriter.(http.Flusher); ok {
@@ -257,15 +226,9 @@ func (c corsFilter) Flush() {
 	}
 }
 
-// duckDBOpener opens the embedded warehouse with the dashboard view of the
-// configured accumulation mode.
-func duckDBOpener(accumulation string) func(context.Context, config.Backends) (setup.Warehouse, error) {
-	return func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
-		return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{
-			Accumulation: strings.ToUpper(accumulation),
-			TempDir:      filepath.Join(b.DataDir, "tmp"),
-		})
-	}
+// openDuckDB leaves each view in its aggregation's declared mode.
+func openDuckDB(_ context.Context, b config.Backends) (setup.Warehouse, error) {
+	return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})
 }
 
 // dashboardRefresh is the page's period over the warehouse WAREHOUSE
@@ -280,13 +243,11 @@ func dashboardRefresh(warehouse string) time.Duration {
 	return dashboard.LocalRefresh
 }
 
-// dashboard builds the local page over the server's own backends.
-func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Handler, error) {
+func (s *Server) dashboard(cfg config.Watermark) http.Handler {
 	src := dashboard.Source{
-		Warehouse:  s.App.Warehouse,
-		Watermarks: dashboard.StoreWatermarks{Store: s.App.Store}, // the store already open for the functions
-		Now:        s.Clock.Now,
-		// The fake GCS on this address answers the download links itself.
+		Warehouse:        s.App.Warehouse,
+		Watermarks:       dashboard.StoreWatermarks{Store: s.App.Store}, // the store already open for the functions
+		Now:              s.Clock.Now,
 		QuarantineBucket: localapi.QuarantineBucket,
 		Refresh:          dashboardRefresh(cfg.Warehouse),
 		Monitor:          s.monitor,
@@ -305,5 +266,127 @@ func (s *Server) dashboard(ctx context.Context, cfg config.Watermark) (http.Hand
 	if l := s.App.Ledger; l != nil {
 		src.Ledger = l
 	}
-	return dashboard.Handler(src), nil
+	return dashboard.Handler(src)
+}
+
+// maxAdminBody bounds the body of an admin request that is decoded whole:
+// a query's SQL is a few KB, and a 50 MB body cost the server over a GB of
+// allocations (the JSON decoder's buffer, the string, DuckDB's parse and
+// the echo in its answer).
+const maxAdminBody = 1 << 20
+
+func (s *Server) admin() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+localapi.HealthPath, func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("POST "+localapi.QueryPath, s.queryHandler())
+	mux.HandleFunc("GET "+localapi.LedgerPath, s.handleLedger)
+	mux.HandleFunc("POST "+localapi.ClockPath, s.handleClock)
+	mux.HandleFunc("GET "+localapi.StatsPath, s.handleStats)
+	mux.Handle("GET "+localapi.StatusPath, status.Handler(s.App.StatusSources()))
+	if h := s.replayHandler(); h != nil {
+		mux.Handle("POST "+localapi.ReplayPath, h)
+	}
+	return boundBodies(mux)
+}
+
+// boundBodies spares the route that streams its own body, a replay's JSONL.
+func boundBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != localapi.ReplayPath {
+			r.Body = http.MaxBytesReader(w, r.Body, maxAdminBody)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) replayHandler() http.Handler {
+	proc := s.App.Stream
+	if proc == nil || s.App.Warehouse == nil {
+		return nil
+	}
+	return replay.NewHandler(s.App.Warehouse, replay.Options{
+		Specs:     proc.Specs(),
+		IsCountry: contract.IsCountry,
+		TempDir:   filepath.Join(s.data, "tmp"),
+		Now:       s.Clock.Now,
+		Log:       s.App.Log,
+	})
+}
+
+// queryHandler: with invalid caps the server still starts (the functions
+// need none of them) but refuses every query, rather than answer without
+// bounds.
+func (s *Server) queryHandler() *queryHandler {
+	h := &queryHandler{querier: s.App.Querier, log: s.App.Log}
+	if err := config.Load(context.Background(), &h.caps, s.App.Lookup); err != nil {
+		h.capsErr = err
+		h.log.Error("local queries are refused until the configuration is fixed", "error", err)
+	}
+	return h
+}
+
+func (s *Server) handleLedger(w http.ResponseWriter, r *http.Request) {
+	l := s.App.Ledger
+	if l == nil {
+		http.Error(w, "no ledger is open", http.StatusServiceUnavailable)
+		return
+	}
+	key, one, err := localapi.LedgerKey(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !one {
+		recs, err := l.List(r.Context())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, recs)
+		return
+	}
+	rec, ok, err := l.Get(r.Context(), key)
+	switch {
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+	case !ok:
+		http.Error(w, "no ledger record for that generation", http.StatusNotFound)
+	default:
+		writeJSON(w, rec)
+	}
+}
+
+func (s *Server) handleClock(w http.ResponseWriter, r *http.Request) {
+	if !s.Clock.Virtual() {
+		http.Error(w, "this server runs on the wall clock; start it with serve --virtual-clock", http.StatusConflict)
+		return
+	}
+	t, err := localapi.ClockTime(r.URL.Query())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := s.Clock.Set(t); err != nil {
+		http.Error(w, fmt.Sprintf("set the virtual clock: %v", err), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, localapi.ClockAnswer{Now: s.Clock.Now()})
+}
+
+func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
+	svc := s.App.Ingest
+	if svc == nil {
+		http.Error(w, "IngestCSV is not served by this process", http.StatusServiceUnavailable)
+		return
+	}
+	writeJSON(w, svc.Stats().Snapshot())
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
 }

@@ -2,7 +2,6 @@ package localapi_test
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/url"
 	"testing"
@@ -47,16 +46,6 @@ func TestAnswerRoundTrip(t *testing.T) {
 				t.Errorf("read back (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestReadAnswerRefusesACutAnswer: an answer without its end line is an
-// error wrapping ErrIncomplete, never a shorter result.
-func TestReadAnswerRefusesACutAnswer(t *testing.T) {
-	var got warehouse.Collect
-	_, err := localapi.ReadAnswer(bytes.NewBufferString(`{"columns":["a"]}`+"\n"+`["1"]`+"\n"), &got)
-	if !errors.Is(err, localapi.ErrIncomplete) {
-		t.Fatalf("error %v, want ErrIncomplete", err)
 	}
 }
 

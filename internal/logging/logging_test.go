@@ -11,37 +11,21 @@ import (
 
 func TestNewWritesCloudLoggingFields(t *testing.T) {
 	tests := []struct {
-		name  string
-		log   func(*slog.Logger)
-		level slog.Level
-		want  map[string]any
+		name string
+		log  func(*slog.Logger)
+		want map[string]any
 	}{
-		{
-			name: "info with fields",
-			log:  func(l *slog.Logger) { l.Info("file done", "rows_read", 4) },
-			want: map[string]any{"severity": "INFO", "message": "file done", "rows_read": float64(4)},
-		},
-		{
-			name: "warning",
-			log:  func(l *slog.Logger) { l.Warn("lease lost") },
-			want: map[string]any{"severity": "WARNING", "message": "lease lost"},
-		},
-		{
-			name: "error",
-			log:  func(l *slog.Logger) { l.Error("file rejected", "reason", "empty") },
-			want: map[string]any{"severity": "ERROR", "message": "file rejected", "reason": "empty"},
-		},
-		{
-			name:  "debug below level is dropped",
-			log:   func(l *slog.Logger) { l.Debug("noise") },
-			level: slog.LevelInfo,
-			want:  nil,
-		},
+		{"info with fields", func(l *slog.Logger) { l.Info("file done", "rows_read", 4) },
+			map[string]any{"severity": "INFO", "message": "file done", "rows_read": float64(4)}},
+		{"warning", func(l *slog.Logger) { l.Warn("lease lost") }, map[string]any{"severity": "WARNING", "message": "lease lost"}},
+		{"error", func(l *slog.Logger) { l.Error("file rejected", "reason", "empty") },
+			map[string]any{"severity": "ERROR", "message": "file rejected", "reason": "empty"}},
+		{"debug below level is dropped", func(l *slog.Logger) { l.Debug("noise") }, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			tt.log(New(&buf, tt.level))
+			tt.log(New(&buf, slog.LevelInfo))
 			var got map[string]any
 			if buf.Len() > 0 {
 				if err := json.Unmarshal(buf.Bytes(), &got); err != nil {

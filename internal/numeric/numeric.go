@@ -1,24 +1,14 @@
 // Package numeric holds exact decimal amounts over the whole range of
-// BigQuery NUMERIC: precision 38, scale 9, that is
-// ±99,999,999,999,999,999,999,999,999,999.999999999.
+// BigQuery NUMERIC (precision 38, scale 9). Money never passes through
+// float64: it is parsed from text, computed exactly and written back as a
+// decimal string, which BigQuery accepts for NUMERIC without loss.
 //
-// Money never passes through float64: it is parsed from text into a Dec,
-// added and multiplied exactly, and written back as a decimal string, which is
-// how BigQuery's JSON load and streaming APIs accept NUMERIC without loss.
-//
-// A Dec is a signed 128-bit integer counting 10^-9 units (two's complement in
-// two uint64 words), computed with math/bits. 2^127 is about 1.7e38, so it
-// holds every NUMERIC value (at most 10^38-1 units) exactly. A kept decimal
-// library was the alternative and was not taken: shopspring/decimal and
-// cockroachdb/apd carry a big.Int, so every parsed amount allocates and
-// every sum walks a slice, where the CSV hot path parses hundreds of
-// thousands of amounts a second without allocating; a Dec is two words,
-// comparable with ==, its zero value is 0, and the common amounts (under
-// 18 digits) take the same single-word parse as before.
-//
-// Every operation checks NUMERIC's range, not merely the 128-bit one, and
-// reports ErrOverflow instead of wrapping: a value BigQuery could not store
-// is rejected with a reason where it arises rather than failing a load later.
+// A Dec is a signed 128-bit integer of 10^-9 units in two words (math/bits).
+// shopspring/decimal and cockroachdb/apd carry a big.Int, so every parsed
+// amount would allocate on the CSV hot path; a Dec is comparable with ==
+// and its zero value is 0. Every operation checks NUMERIC's range and
+// reports ErrOverflow instead of wrapping, so a value BigQuery could not
+// store is rejected where it arises rather than failing a load later.
 package numeric
 
 import (
@@ -74,11 +64,11 @@ func FromNanos(n int64) Dec {
 }
 
 // FromInt returns n as a Dec; every int64 is within range.
-func FromInt(n int64) (Dec, error) {
-	return Dec{lo: unit}.MulInt(n)
+func FromInt(n int64) Dec {
+	d, _ := Dec{lo: unit}.MulInt(n)
+	return d
 }
 
-// BigNanos returns d in units of 10^-9 as a new big.Int.
 func (d Dec) BigNanos() *big.Int {
 	m := d.abs()
 	b := new(big.Int).SetUint64(m.hi)
@@ -90,7 +80,6 @@ func (d Dec) BigNanos() *big.Int {
 	return b
 }
 
-// FromBigNanos returns n units of 10^-9, or ErrOverflow.
 func FromBigNanos(n *big.Int) (Dec, error) {
 	a := new(big.Int).Abs(n)
 	if a.BitLen() > 127 {
@@ -108,7 +97,6 @@ func FromBigNanos(n *big.Int) (Dec, error) {
 	return d, nil
 }
 
-// Sign returns -1, 0 or +1.
 func (d Dec) Sign() int {
 	switch {
 	case d.hi>>63 != 0:
@@ -119,14 +107,11 @@ func (d Dec) Sign() int {
 	return 1
 }
 
-// IsZero reports whether d is 0.
 func (d Dec) IsZero() bool { return d == Dec{} }
 
-// Equal reports d == o, for go-cmp and other reflection-based comparers
-// that cannot see the unexported words.
+// Equal reports d == o, for go-cmp, which cannot see the unexported words.
 func (d Dec) Equal(o Dec) bool { return d == o }
 
-// Cmp returns -1, 0 or +1 as d is less than, equal to or greater than o.
 func (d Dec) Cmp(o Dec) int {
 	// Flipping the sign bit orders two's complement as unsigned.
 	dh, oh := d.hi^1<<63, o.hi^1<<63
@@ -146,7 +131,6 @@ func (d Dec) Neg() Dec {
 	return Dec{hi: hi, lo: lo}
 }
 
-// abs returns |d| as an unsigned 128-bit magnitude.
 func (d Dec) abs() Dec {
 	if d.hi>>63 != 0 {
 		return d.Neg()
@@ -154,13 +138,11 @@ func (d Dec) abs() Dec {
 	return d
 }
 
-// inRange reports whether d, read as an unsigned magnitude, is at most
-// 10^38-1.
+// inRange reports whether d, read as an unsigned magnitude, is at most 10^38-1.
 func (d Dec) inRange() bool {
 	return d.hi < maxHi || d.hi == maxHi && d.lo <= maxLo
 }
 
-// checked returns d if it is a NUMERIC value.
 func checked(d Dec) (Dec, error) {
 	if !d.abs().inRange() {
 		return Dec{}, ErrOverflow
@@ -168,7 +150,6 @@ func checked(d Dec) (Dec, error) {
 	return d, nil
 }
 
-// Add returns d+o or ErrOverflow.
 func (d Dec) Add(o Dec) (Dec, error) {
 	lo, carry := bits.Add64(d.lo, o.lo, 0)
 	hi, _ := bits.Add64(d.hi, o.hi, carry)
@@ -180,7 +161,6 @@ func (d Dec) Add(o Dec) (Dec, error) {
 	return checked(Dec{hi: hi, lo: lo})
 }
 
-// Sub returns d-o or ErrOverflow.
 func (d Dec) Sub(o Dec) (Dec, error) {
 	return d.Add(o.Neg())
 }
@@ -188,8 +168,7 @@ func (d Dec) Sub(o Dec) (Dec, error) {
 // MulInt returns d*n exactly, or ErrOverflow.
 func (d Dec) MulInt(n int64) (Dec, error) {
 	if d.hi == 0 && n > 0 {
-		// The common case, a non-negative amount below 2^64 units times a
-		// count: one multiplication.
+		// The common case: one multiplication.
 		hi, lo := bits.Mul64(d.lo, uint64(n))
 		p := Dec{hi: hi, lo: lo}
 		if hi >= maxHi && !p.inRange() {
@@ -253,10 +232,9 @@ func (d Dec) Mul(o Dec) (Dec, error) {
 	return p, nil
 }
 
-// Parse reads a decimal such as "89.90", "-3", "+0.5" or ".5". When comma is
-// true a single ',' is accepted as the decimal separator instead of '.'
-// (the Spanish ERP writes "89,90"). Exponents, thousands separators and
-// surrounding spaces are rejected: normalising those is the caller's choice.
+// Parse reads a decimal such as "89.90", "-3", "+0.5" or ".5"; with comma,
+// ',' is the decimal separator instead of '.'. Exponents, thousands
+// separators and spaces are rejected: normalising those is the caller's.
 func Parse(s string, comma bool) (Dec, error) {
 	return parse(s, comma)
 }
@@ -266,13 +244,13 @@ func ParseBytes(b []byte, comma bool) (Dec, error) {
 	return parse(b, comma)
 }
 
-// smallInt bounds the integer part kept in one word: below it, ten times
-// it plus a digit still fits a uint64.
+// smallInt bounds the integer part kept in one word: ten times it plus a
+// digit still fits a uint64.
 const smallInt = (1<<64 - 1 - 9) / 10
 
-// parse is the common case: an integer part that fits one word (19 digits
-// or fewer), read in the same loop as a 64-bit decimal would be. A longer
-// one is read again by parseWide.
+// parse keeps the integer part in one word while it fits, as a 64-bit
+// decimal would, and in two words checked against NUMERIC's 29 integer
+// digits beyond.
 func parse[T string | []byte](s T, comma bool) (Dec, error) {
 	if len(s) == 0 {
 		return Dec{}, ErrSyntax
@@ -287,13 +265,15 @@ func parse[T string | []byte](s T, comma bool) (Dec, error) {
 		i++
 	}
 	var intPart, frac uint64
-	intDigits, fracDigits := 0, 0
-	seenSep := false
+	var w Dec // the integer part once it passed one word
+	wide := false
+	fracDigits, digits, seenSep := 0, false, false
 	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c >= '0' && c <= '9':
 			d := uint64(c - '0')
+			digits = true
 			if seenSep {
 				if fracDigits == Scale {
 					if d != 0 {
@@ -305,69 +285,18 @@ func parse[T string | []byte](s T, comma bool) (Dec, error) {
 				fracDigits++
 				continue
 			}
-			if intPart > smallInt {
-				return parseWide(s, comma)
-			}
-			intPart = intPart*10 + d
-			intDigits++
-		case (c == '.' && !comma) || (c == ',' && comma):
-			if seenSep {
-				return Dec{}, ErrSyntax
-			}
-			seenSep = true
-		default:
-			return Dec{}, ErrSyntax
-		}
-	}
-	if intDigits == 0 && fracDigits == 0 {
-		return Dec{}, ErrSyntax
-	}
-	for n := fracDigits; n < Scale; n++ {
-		frac *= 10
-	}
-	// Below 2^64 * 10^9, far inside NUMERIC's 10^38.
-	hi, lo := bits.Mul64(intPart, unit)
-	lo, carry := bits.Add64(lo, frac, 0)
-	v := Dec{hi: hi + carry, lo: lo}
-	if neg {
-		v = v.Neg()
-	}
-	return v, nil
-}
-
-// parseWide reads a decimal whose integer part passed one word: two words,
-// checked against NUMERIC's 29 integer digits as each digit arrives.
-func parseWide[T string | []byte](s T, comma bool) (Dec, error) {
-	i := 0
-	neg := s[0] == '-'
-	if s[0] == '-' || s[0] == '+' {
-		i++
-	}
-	var wide Dec
-	var frac uint64
-	fracDigits := 0
-	seenSep := false
-	for ; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			d := uint64(c - '0')
-			if seenSep {
-				if fracDigits == Scale {
-					if d != 0 {
-						return Dec{}, ErrPrecision
-					}
+			if !wide {
+				if intPart <= smallInt {
+					intPart = intPart*10 + d
 					continue
 				}
-				frac = frac*10 + d
-				fracDigits++
-				continue
+				w, wide = Dec{lo: intPart}, true
 			}
-			// wide <= 10^29 here, so ten times it plus a digit fits.
-			h, l := bits.Mul64(wide.lo, 10)
+			// w <= 10^29 here, so ten times it plus a digit fits.
+			h, l := bits.Mul64(w.lo, 10)
 			l, carry := bits.Add64(l, d, 0)
-			wide = Dec{hi: wide.hi*10 + h + carry, lo: l}
-			if wide.Cmp(maxIntPart) > 0 {
+			w = Dec{hi: w.hi*10 + h + carry, lo: l}
+			if w.Cmp(maxIntPart) > 0 {
 				return Dec{}, ErrOverflow
 			}
 		case (c == '.' && !comma) || (c == ',' && comma):
@@ -379,13 +308,19 @@ func parseWide[T string | []byte](s T, comma bool) (Dec, error) {
 			return Dec{}, ErrSyntax
 		}
 	}
+	if !digits {
+		return Dec{}, ErrSyntax
+	}
 	for n := fracDigits; n < Scale; n++ {
 		frac *= 10
 	}
-	// wide <= 10^29-1, so wide*10^9 + frac <= 10^38-1: in range.
-	h, lo := bits.Mul64(wide.lo, unit)
+	if !wide {
+		w = Dec{lo: intPart}
+	}
+	// w <= 10^29-1, so w*10^9 + frac <= 10^38-1: in range.
+	h, lo := bits.Mul64(w.lo, unit)
 	lo, carry := bits.Add64(lo, frac, 0)
-	v := Dec{hi: wide.hi*unit + h + carry, lo: lo}
+	v := Dec{hi: w.hi*unit + h + carry, lo: lo}
 	if neg {
 		v = v.Neg()
 	}
@@ -406,9 +341,8 @@ func (d Dec) AppendText(b []byte) []byte {
 	m := d.abs()
 	var frac uint64
 	if m.hi == 0 {
-		// Every amount below 2^64 units (18 billion): division by a
-		// constant, which the compiler turns into a multiplication, where
-		// the 128-bit division below costs a hardware divide.
+		// Below 2^64 units a division by a constant is a multiplication,
+		// where the 128-bit one costs a hardware divide.
 		b = strconv.AppendUint(b, m.lo/unit, 10)
 		frac = m.lo % unit
 	} else {
@@ -469,12 +403,9 @@ func (d Dec) MarshalJSON() ([]byte, error) {
 	return append(b, '"'), nil
 }
 
-// UnmarshalJSON accepts a JSON string ("179.80") or a bare JSON number
-// token (179.80) and parses its text exactly, never through float64. JSON
-// null is a no-op, as encoding/json expects of every Unmarshaler, so that a
-// null NUMERIC leaves the field (or a nil *Dec) alone instead of failing the
-// whole document. State written when a Dec was an int64 holds the same
-// strings, so it reads back unchanged.
+// UnmarshalJSON accepts a JSON string ("179.80") or a bare number token
+// (179.80), parsed exactly, never through float64. null is a no-op, as
+// encoding/json expects, leaving the field (or a nil *Dec) alone.
 func (d *Dec) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
@@ -495,13 +426,12 @@ func (d *Dec) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// maxQuoted bounds the text a TextError repeats: a megabyte of digits is
-// still named, by its start.
+// maxQuoted bounds the text a TextError repeats.
 const maxQuoted = 64
 
-// TextError is JSON text that is not a NUMERIC value, with the text as it
-// was sent (a JSON string keeps its quotes): `"1,5e3" is not a decimal
-// number`. errors.Is finds ErrSyntax, ErrPrecision or ErrOverflow in it.
+// TextError is JSON text that is not a NUMERIC value, quoted as sent:
+// `"1,5e3" is not a decimal number`. It wraps ErrSyntax, ErrPrecision or
+// ErrOverflow.
 type TextError struct {
 	Text string
 	Err  error

@@ -13,24 +13,18 @@ import (
 	"google.golang.org/api/iterator"
 )
 
-// DefaultChunkSize is the upload chunk of a Writer. The storage library
-// allocates one chunk per writer up front (its own default is 16 MiB) and
-// retries a failed chunk from it, so this bounds both the memory of an
-// upload and the bytes re-sent after a transient error: 4 MiB keeps a
-// writer small on Cloud Run and still sends a 45 MB file to Cloud Storage
-// in 12 requests. (The local fake holds a whole upload, up to 64 MiB: see
-// fakegcs.)
+// DefaultChunkSize is the upload chunk of a Writer, which the library
+// allocates up front and re-sends after a transient error: 4 MiB keeps a
+// writer small on Cloud Run and sends a 45 MB file in 12 requests.
 const DefaultChunkSize = 4 << 20
 
-// GCS is the Cloud Storage adapter.
 type GCS struct {
 	client    *storage.Client
 	chunkSize int
 }
 
-// NewGCS wraps a client built by NewClient or fakegcs.Server.Client. A
-// client built otherwise needs storage.WithJSONReads to read from the fake:
-// XML reads use paths outside fakegcs.Paths.
+// NewGCS wraps a client built by NewClient or fakegcs.Server.Client (others
+// need storage.WithJSONReads to read from the fake).
 func NewGCS(c *storage.Client) (*GCS, error) {
 	if c == nil {
 		return nil, errors.New("objects: nil storage client")
@@ -39,34 +33,25 @@ func NewGCS(c *storage.Client) (*GCS, error) {
 }
 
 // WithChunkSize returns a copy whose writers upload in chunks of n bytes
-// (rounded up to 256 KiB by the library). n = 0 sends each object in a single
-// request without a buffer: constant memory whatever the chunk, but a failed
-// upload cannot be retried by the library.
+// (rounded up to 256 KiB); 0 sends each object in one unbuffered request,
+// which the library cannot retry.
 func (g *GCS) WithChunkSize(n int) *GCS {
 	c := *g
 	c.chunkSize = max(n, 0)
 	return &c
 }
 
-// Open reads one exact generation (0 = the live one), streaming. The library
-// checks the CRC32C of a full read at EOF, so a torn read surfaces as an
-// error from Read rather than as wrong bytes.
+// Open reads one exact generation (0 = the live one), streaming; the
+// library checks the CRC32C of a full read at EOF.
 //
-// An object stored with Content-Encoding: gzip comes back inflated (see
-// TestOpenInflatesStoredGzip): Go's transport asks for gzip and inflates
-// the answer as it streams, unbounded and without the CRC32C check, so a
-// reader that must bound the expansion bounds the text by the object's
-// stored size (the ingest does). ReadCompressed(true) would return the
-// stored bytes, but with JSON reads (which the fake needs, see NewClient)
-// the API library refuses the request ("custom Accept-Encoding headers not
-// allowed").
+// An object stored with Content-Encoding: gzip comes back inflated, without
+// bound or CRC32C check, so a reader that must bound the expansion bounds
+// it by the stored size (the ingest does). ReadCompressed(true) is refused
+// with JSON reads, which the fake needs.
 func (g *GCS) Open(ctx context.Context, bucket, name string, generation int64) (io.ReadCloser, error) {
-	if generation < 0 {
-		return nil, fmt.Errorf("open %s: negative generation %d", describe(bucket, name, 0), generation)
-	}
-	o := g.client.Bucket(bucket).Object(name)
-	if generation > 0 {
-		o = o.Generation(generation)
+	o, err := g.object("open", bucket, name, generation)
+	if err != nil {
+		return nil, err
 	}
 	r, err := o.NewReader(ctx)
 	if err != nil {
@@ -94,7 +79,6 @@ func (g *GCS) Delete(ctx context.Context, bucket, name string) error {
 	return nil
 }
 
-// Stat describes the live generation.
 func (g *GCS) Stat(ctx context.Context, bucket, name string) (Attrs, error) {
 	a, err := g.client.Bucket(bucket).Object(name).Attrs(ctx)
 	if err != nil {
@@ -106,18 +90,26 @@ func (g *GCS) Stat(ctx context.Context, bucket, name string) (Attrs, error) {
 // Describe describes one exact generation (0: the live one); a generation
 // that no longer exists wraps ErrNotFound.
 func (g *GCS) Describe(ctx context.Context, bucket, name string, generation int64) (Attrs, error) {
-	if generation < 0 {
-		return Attrs{}, fmt.Errorf("describe %s: negative generation %d", describe(bucket, name, 0), generation)
-	}
-	o := g.client.Bucket(bucket).Object(name)
-	if generation > 0 {
-		o = o.Generation(generation)
+	o, err := g.object("describe", bucket, name, generation)
+	if err != nil {
+		return Attrs{}, err
 	}
 	a, err := o.Attrs(ctx)
 	if err != nil {
 		return Attrs{}, fmt.Errorf("describe %s: %w", describe(bucket, name, generation), mapErr(err))
 	}
 	return toAttrs(a), nil
+}
+
+func (g *GCS) object(op, bucket, name string, generation int64) (*storage.ObjectHandle, error) {
+	o := g.client.Bucket(bucket).Object(name)
+	switch {
+	case generation < 0:
+		return nil, fmt.Errorf("%s %s: negative generation %d", op, describe(bucket, name, 0), generation)
+	case generation > 0:
+		o = o.Generation(generation)
+	}
+	return o, nil
 }
 
 // List yields the live generation of every object whose name starts with
@@ -148,8 +140,7 @@ func (g *GCS) List(ctx context.Context, bucket, prefix string) iter.Seq2[Attrs, 
 	}
 }
 
-// listedAttrs asks the service for only the fields Attrs carries, which
-// keeps list pages small on buckets with many objects.
+// listedAttrs asks only for the fields Attrs carries: smaller list pages.
 var listedAttrs = []string{"Bucket", "Name", "Generation", "Size", "MD5", "CRC32C", "Metadata", "Created"}
 
 func toAttrs(a *storage.ObjectAttrs) Attrs {

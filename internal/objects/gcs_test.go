@@ -23,15 +23,14 @@ func TestConformanceLiveGCS(t *testing.T) {
 	if project == "" || bucket == "" || testing.Short() {
 		t.Skip("live Cloud Storage suite skipped: set GOOGLE_CLOUD_PROJECT and OBJECTS_TEST_BUCKET (a bucket the credentials may write) and run without -short")
 	}
-	// Single-shot too: whether an aborted multipart request (closing
-	// boundary sent, body never ended) stays uncommitted is Cloud Storage's
-	// behaviour to confirm, which the fake copies (see gcsWriter.Abort).
+	// Single-shot confirms the fake's copy of Cloud Storage on an aborted
+	// multipart request (gcsWriter.Abort).
 	for _, tc := range []struct {
 		name  string
 		chunk int
 	}{{"resumable", objects.DefaultChunkSize}, {"single-shot", 0}} {
 		t.Run(tc.name, func(t *testing.T) {
-			objectstest.Run(t, func(t *testing.T) (*objects.GCS, string) {
+			objectstest.RunWithFeatures(t, objectstest.Features{}, func(t *testing.T) (*objects.GCS, string) {
 				c, err := objects.NewClient(t.Context())
 				if err != nil {
 					t.Fatalf("NewClient: %v", err)
@@ -53,14 +52,10 @@ func TestNewGCSRejectsNilClient(t *testing.T) {
 	}
 }
 
-// TestOpenInflatesStoredGzip pins what Open returns, against the fake as
-// the stack runs it, for an object the ERP stored with Content-Encoding:
-// gzip: the inflated text, inflated by Go's transport (the fake, like Cloud
-// Storage, sends the stored bytes when asked for gzip), not the stored
-// bytes the ingest would sniff as gzip, so the ingest bounds such text by
-// the stored size. The stored bytes would need ReadCompressed(true), which
-// the API library refuses on JSON reads; the case pins that too, so that a
-// library upgrade that lifts it fails here and Open can switch.
+// TestOpenInflatesStoredGzip pins that Open returns an object stored with
+// Content-Encoding: gzip inflated by Go's transport, and that
+// ReadCompressed(true) is refused on JSON reads: a library upgrade that
+// lifts it fails here, and Open can switch to the stored bytes.
 func TestOpenInflatesStoredGzip(t *testing.T) {
 	const bucket = "gzip-test"
 	var plain bytes.Buffer

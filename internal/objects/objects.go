@@ -1,8 +1,6 @@
-// Package objects reads and writes Cloud Storage objects: the landing files
-// that trigger ingestion and the quarantine files it writes. One adapter, GCS,
-// talks to Cloud Storage through cloud.google.com/go/storage; on a laptop and
-// in tests the same adapter talks to the in-process fake of package fakegcs,
-// which this package does not import, so production links no fake.
+// Package objects reads and writes Cloud Storage objects through one
+// adapter, GCS, which talks to the in-process fake of package fakegcs on a
+// laptop and in tests (not imported here: production links no fake).
 package objects
 
 import (
@@ -12,12 +10,9 @@ import (
 )
 
 // ErrNotFound is wrapped by every method when the object, or the requested
-// generation of it, does not exist. Callers tell "the file is gone" (a newer
-// generation replaced it; its own event will come) from transient failures
-// with errors.Is.
+// generation of it, does not exist: "the file is gone", not a transient failure.
 var ErrNotFound = errors.New("objects: not found")
 
-// Attrs describes one generation of an object.
 type Attrs struct {
 	Bucket     string
 	Name       string
@@ -31,11 +26,9 @@ type Attrs struct {
 	Created  time.Time
 }
 
-// Writer streams the content of a new object. Nothing is visible until Close
-// returns nil; Abort discards the upload and is a no-op after Close. When
-// Abort returns, the upload has stopped and never sent its end, so the
-// object does not appear later either (see gcsWriter.Abort for what a
-// server must honour), and Close returns an error.
+// Writer streams the content of a new object, visible once Close returns
+// nil. Abort discards the upload for good (gcsWriter.Abort) and makes Close
+// fail; after Close it is a no-op.
 type Writer interface {
 	io.Writer
 	Close() error

@@ -50,17 +50,12 @@ func (w *gcsWriter) Close() error {
 	return nil
 }
 
-// Abort fails the media stream with an error before cancelling the context,
-// then waits for the upload goroutine. The library never ends an upload
-// normally after a media error: a resumable upload does not send its final
-// chunk (the one declaring the total size), and a single-shot upload's
-// request body fails, so the HTTP client neither sends the body's end (the
-// zero-length chunk, or END_STREAM on HTTP/2) nor reuses the connection.
-// The multipart body does carry its closing boundary even then (the
-// library's multipart writer closes before it propagates the error), which
-// is why a server must, as Cloud Storage does, commit only a request whose
-// body ended (fakegcs does). Cancelling first would not be safer: Close
-// would end the media stream normally and race the cancellation.
+// Abort fails the media stream before cancelling the context, then waits for
+// the upload goroutine. After a media error the library never ends an
+// upload normally: no final resumable chunk, and a single-shot request body
+// that fails (though its multipart closing boundary is sent, so a server
+// must commit only a body that ended, as Cloud Storage and fakegcs do).
+// Cancelling first would let Close end the stream normally, racing it.
 func (w *gcsWriter) Abort() {
 	w.mu.Lock()
 	defer w.mu.Unlock()

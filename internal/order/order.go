@@ -15,8 +15,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 )
 
-// EventTimeAttribute is the message attribute holding the moment the
-// customer confirmed the order: the event time.
+// EventTimeAttribute is the message attribute holding the event time.
 const EventTimeAttribute = "momento_evento"
 
 // Line is one order line.
@@ -36,8 +35,7 @@ type Order struct {
 	EventTime    time.Time   `json:"-"`
 }
 
-// Field returns the value of a key field by name, for aggregations keyed by
-// something other than pais.
+// Field returns the value of a key field by name.
 func (o Order) Field(name string) (string, bool) {
 	switch name {
 	case "pais":
@@ -50,8 +48,7 @@ func (o Order) Field(name string) (string, bool) {
 	return "", false
 }
 
-// Invalid is why a message is not a valid order. Its text starts with the
-// field at fault; Reason() is what the dead-letter sink records.
+// Invalid is why a message is not a valid order, starting with the field at fault.
 type Invalid struct{ Msg string }
 
 func (e *Invalid) Error() string { return "invalid: " + e.Msg }
@@ -61,51 +58,43 @@ func (e *Invalid) Reason() string { return e.Error() }
 
 func invalid(format string, a ...any) error { return &Invalid{Msg: fmt.Sprintf(format, a...)} }
 
-// IsCountry reports whether a code is an assigned ISO 3166-1 alpha-2 code.
-// Set by the caller from the data contracts' country list, so both paths
-// agree on what a country is.
+// IsCountry reports whether a code is an assigned ISO 3166-1 alpha-2 code;
+// callers pass the data contracts' list, so both paths agree.
 type IsCountry func(code string) bool
 
-// Bounds on the identifiers that become document IDs downstream (at most
-// 1,500 bytes once escaped, which can triple non-ASCII text): an order
-// beyond them is invalid rather than an error that Pub/Sub would redeliver
-// forever.
+// Bounds on the identifiers that become document IDs downstream, SKUs
+// included (at most 1,500 bytes once escaped, which can triple non-ASCII
+// text): an order beyond them is invalid rather than an error that Pub/Sub
+// would redeliver forever.
 const (
 	MaxPedidoIDBytes  = 256
 	MaxClienteIDBytes = 256
-	// A SKU keys windows (ventas_sku_hora_movil) and its dedup record's
-	// elements: a longer one could never be stored, and its order would be
-	// redelivered until Pub/Sub gave it up.
-	MaxSKUBytes = 256
+	MaxSKUBytes       = 256
 )
 
 // Event times outside [MinEventTime, MaxEventTime) are invalid: windows,
-// expiries and dedup TTLs near the ends of the years 0-9999 that RFC 3339
-// allows would leave the range of JSON times, Firestore timestamps and
-// BigQuery TIMESTAMPs, and fail forever instead of once.
+// expiries and TTLs near the ends of RFC 3339's years 0-9999 would leave the
+// range of JSON, Firestore and BigQuery times, and fail forever.
 var (
 	MinEventTime = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
 	MaxEventTime = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
 // DefaultMaxClockSkew is how far ahead of processing time an event time may
-// be (MAX_CLOCK_SKEW): a device clock a day fast is broken, and an order it
-// dates years ahead would open a window that stays open, and gets EARLY
-// panes, until then.
+// be (MAX_CLOCK_SKEW): an order dated years ahead would open a window that
+// stays open until then.
 const DefaultMaxClockSkew = 24 * time.Hour
 
 // Rules are what makes a message a valid order besides its shape.
 type Rules struct {
 	IsCountry IsCountry // nil: any two-letter code
-	// Now is the processing time; an event time more than MaxClockSkew
-	// after it is invalid. A zero Now or a MaxClockSkew <= 0 skips the check
-	// (a replay of old deliveries has no meaningful now).
+	// An event time more than MaxClockSkew after Now is invalid. A zero Now
+	// or MaxClockSkew skips the check (a replay has no meaningful now).
 	Now          time.Time
 	MaxClockSkew time.Duration
 }
 
-// Parse validates one message body and its attributes with no clock-skew
-// check: Rules{IsCountry: isCountry}.Parse.
+// Parse is Rules{IsCountry: isCountry}.Parse: no clock-skew check.
 func Parse(data []byte, attrs map[string]string, isCountry IsCountry) (Order, error) {
 	return Rules{IsCountry: isCountry}.Parse(data, attrs)
 }
@@ -208,13 +197,10 @@ func kindOf(t reflect.Type) string {
 	return "another kind of value"
 }
 
-// culprit names the field a failed decode stopped at, and its value, as a
-// person reads them: `importe_total "1,5e3" is not a decimal number`,
-// `lineas[0].cantidad "x" is not a whole number`. encoding/json says
-// neither which amount failed nor, for a wrong type, the value and the
-// line ("Go struct field Line.lineas.cantidad of type int64"), so the
-// failing body is read once more, generically; this runs only for an
-// invalid message. ok is false when the field cannot be found.
+// culprit names the field a failed decode stopped at, and its value
+// (`lineas[0].cantidad "x" is not a whole number`), which encoding/json's
+// errors lack, by reading the invalid body once more; ok is false when the
+// field cannot be found.
 func culprit(data []byte, err error) (string, bool) {
 	var body map[string]json.RawMessage
 	if json.Unmarshal(data, &body) != nil {
@@ -224,8 +210,7 @@ func culprit(data []byte, err error) (string, bool) {
 	if raw, ok := body["lineas"]; ok && json.Unmarshal(raw, &lines) != nil {
 		lines = nil
 	}
-	// fields are the order's members in decoding order: the first that
-	// fails is the one the decoder stopped at.
+	// In decoding order: the first that fails is where the decoder stopped.
 	type field struct {
 		name string
 		raw  json.RawMessage

@@ -29,8 +29,7 @@ func (m Message) ID() string {
 	return m.MessageID2
 }
 
-// Delivery is one push request: the message and what the transport says
-// about it.
+// Delivery is one push request.
 type Delivery struct {
 	Message         Message `json:"message"`
 	Subscription    string  `json:"subscription"`
@@ -40,13 +39,10 @@ type Delivery struct {
 	Format string `json:"-"`
 }
 
-// DecodePush reads a push request body in either accepted format. Both carry
-// the same {"message": ..., "subscription": ...} body: Pub/Sub's wrapped push
-// adds deliveryAttempt, Eventarc's binary CloudEvent puts its metadata in
-// ce-* headers. An error means the body is not a push request at all, or
-// holds text that decoding would change (invalid_utf8: two message IDs
-// could decode alike); such a request is still dead-lettered with its raw
-// bytes, never retried.
+// DecodePush reads a push request body: Pub/Sub's wrapped push, or
+// Eventarc's binary CloudEvent (metadata in ce-* headers). An error means
+// the body is not a push request, or holds text decoding would change (two
+// message IDs could decode alike); the caller dead-letters it, never retries.
 func DecodePush(h http.Header, body []byte) (Delivery, error) {
 	var d Delivery
 	d.Format = "push"

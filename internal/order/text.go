@@ -7,17 +7,14 @@ import (
 	"unicode/utf8"
 )
 
-// MaxLineas bounds the elements of any array in an order. encoding/json
-// allocates an element per item before any rule sees it (a 10 MB body of
-// "{}," is 3 million lines), and each line costs its push memory
-// (functions.pushLineCost), so the bound is checked on the text, before
-// decoding. It is far above any shop order; one with a few thousand distinct
-// SKUs would not fit its dedup record anyway.
+// MaxLineas bounds the elements of any array in an order, checked on the
+// text before decoding: encoding/json allocates an element per item before
+// any rule sees it (a 10 MB body of "{}," is 3 million lines). It is far
+// above any shop order.
 const MaxLineas = 2000
 
 // Lines is how many order lines Parse would decode from data, read from its
-// text: 0 when Parse refuses the text before decoding it. What handling an
-// order holds in memory grows with its lines.
+// text: 0 when Parse refuses the text before decoding it.
 func Lines(data []byte) int {
 	sh, err := scan(data)
 	if err != nil || sh.longest > MaxLineas {
@@ -26,17 +23,15 @@ func Lines(data []byte) int {
 	return sh.longest
 }
 
-// shape is what one pass over a message's JSON text finds before it is
-// decoded.
 type shape struct {
 	longest    int    // elements of the longest array held by a member of the top-level object
 	longestKey []byte // that member's key, as sent
 }
 
 // textError is JSON text that encoding/json would not decode to the
-// characters sent: it turns an invalid UTF-8 byte and an unpaired surrogate
-// escape alike into U+FFFD, so "A-\ud800" and "A-\udbff" would decode to the
-// same pedido_id. The code is the CSV path's (contract.CodeInvalidUTF8).
+// characters sent: invalid UTF-8 and unpaired surrogate escapes all become
+// U+FFFD, so "A-\ud800" and "A-\udbff" would be one pedido_id. The code is
+// the CSV path's (contract.CodeInvalidUTF8).
 type textError struct {
 	in    string // what the text is, when not an order body ("push body")
 	field []byte // the top-level member being read; nil outside any
@@ -65,8 +60,8 @@ func clipBytes(b []byte, n int) []byte {
 }
 
 // scan reads JSON text once, without decoding it: it refuses text whose
-// decoding would change it (textError) and measures its arrays. It does not
-// check the syntax, which the decoder does after it.
+// decoding would change it and measures its arrays; the decoder checks the
+// syntax after it.
 func scan(b []byte) (shape, error) {
 	var (
 		sh      shape

@@ -49,8 +49,7 @@ func TestParseRefusesTextDecodingWouldChange(t *testing.T) {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Fatalf("Parse error = %v, want %q", err, tt.wantErr)
 			}
-			var inv *Invalid
-			if !asInvalid(err, &inv) {
+			if _, ok := err.(*Invalid); !ok {
 				t.Fatalf("error %T is not *Invalid", err)
 			}
 		})

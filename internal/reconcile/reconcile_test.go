@@ -16,8 +16,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// ms is a test's measures; importe is a constant of the test, so a bad one
-// panics.
 func ms(importe string, pedidos, unidades int64) window.Measures {
 	d, err := numeric.Parse(importe, false)
 	if err != nil {
@@ -56,9 +54,7 @@ func TestCompareCountries(t *testing.T) {
 					hourRow(18, "ES", window.TimingLate, ms("200.25", 2, 5)),
 				},
 			},
-			want: verdict{Countries: []Country{{
-				Pais: "ES", Batch: ms("300.5", 3, 7), RealTime: ms("300.5", 3, 7), Status: Match,
-			}}, Unexplained: []string{}},
+			want: verdict{[]Country{{Pais: "ES", Batch: ms("300.5", 3, 7), RealTime: ms("300.5", 3, 7), Status: Match}}, []string{}},
 		},
 		{
 			name: "difference is a too-late drop and an invalid message",
@@ -85,10 +81,10 @@ func TestCompareCountries(t *testing.T) {
 					hourRow(9, "PT", window.TimingOnTime, ms("5", 1, 1)),
 				},
 			},
-			want: verdict{Countries: []Country{
+			want: verdict{[]Country{
 				{Pais: "FR", Batch: ms("10", 2, 2), RealTime: ms("4", 1, 1), Difference: ms("6", 1, 1), Residual: ms("6", 1, 1), Status: Unexplained},
 				{Pais: "PT", Batch: ms("5", 1, 1), RealTime: ms("5", 1, 1), Status: Match},
-			}, Unexplained: []string{"FR"}},
+			}, []string{"FR"}},
 		},
 		{
 			name: "real time without batch lines (file not loaded yet) is unexplained",
@@ -105,9 +101,7 @@ func TestCompareCountries(t *testing.T) {
 				{PedidoID: "P-9", Matched: true, Pais: "IT", Batch: ms("20", 1, 1), Reason: "too_late", ReceivedAt: at(20)},
 				{PedidoID: "P-9", Matched: true, Pais: "IT", Batch: ms("20", 1, 1), Reason: "invalid: body is not an order", ReceivedAt: at(8)},
 			}},
-			want: verdict{Countries: []Country{{
-				Pais: "IT", Batch: ms("20", 1, 1), Difference: ms("20", 1, 1), TooLate: ms("20", 1, 1), Status: Explained,
-			}}, Unexplained: []string{}},
+			want: verdict{[]Country{{Pais: "IT", Batch: ms("20", 1, 1), Difference: ms("20", 1, 1), TooLate: ms("20", 1, 1), Status: Explained}}, []string{}},
 		},
 		{
 			name: "a drop of an order that was accepted later leaves a negative residual",
@@ -131,9 +125,7 @@ func TestCompareCountries(t *testing.T) {
 				},
 				Drops: []Drop{{PedidoID: "P-404", Reason: "too_late", WindowStart: at(3)}},
 			},
-			want: verdict{Countries: []Country{{
-				Pais: "ES", Batch: ms("1", 1, 1), RealTime: ms("1", 1, 1), Status: Match,
-			}}, Unexplained: []string{}},
+			want: verdict{[]Country{{Pais: "ES", Batch: ms("1", 1, 1), RealTime: ms("1", 1, 1), Status: Match}}, []string{}},
 		},
 	}
 	for _, tt := range tests {
@@ -204,62 +196,14 @@ func TestCompareOverflowIsAnError(t *testing.T) {
 // cantidad, precio.
 type line replaytest.Line
 
-// values orders named values by table's schema; missing columns are NULL.
-func values(t *testing.T, table warehouse.Table, named map[string]warehouse.Value) []warehouse.Value {
-	t.Helper()
-	out := make([]warehouse.Value, len(table.Schema))
-	for i, f := range table.Schema {
-		v, ok := named[f.Name]
-		if !ok {
-			v = warehouse.NullValue()
-		}
-		out[i] = v
-		delete(named, f.Name)
-	}
-	for n := range named {
-		t.Fatalf("table %s has no column %s", table.Name, n)
-	}
-	return out
-}
-
-func lookup(t *testing.T, name string) warehouse.Table {
-	t.Helper()
-	tb, err := warehouse.Lookup(name)
+// pane is a ventas_hora_pais pane of an hourly window starting at start.
+func pane(agg, pais, start, timing, importe string, index, pedidos, unidades int64) window.Pane {
+	st, err := time.Parse(time.RFC3339, start)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
-	return tb
-}
-
-type pane struct {
-	agg, pais, start, timing, importe string
-	index, pedidos, unidades          int64
-}
-
-func appendPanes(t *testing.T, w *duckdb.Warehouse, panes ...pane) {
-	t.Helper()
-	tb := lookup(t, warehouse.VentasHoraPaisPaneles)
-	var rows []warehouse.Row
-	for _, p := range panes {
-		start, err := time.Parse(time.RFC3339, p.start)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, warehouse.Row{
-			ID: p.agg + "|" + p.start + "|" + p.pais + "|" + strconv.FormatInt(p.index, 10),
-			Values: values(t, tb, map[string]warehouse.Value{
-				"aggregation": warehouse.StringValue(p.agg), "window_start": warehouse.TimeValue(start),
-				"window_end": warehouse.TimeValue(start.Add(time.Hour)), "pais": warehouse.StringValue(p.pais),
-				"importe": warehouse.DecValue(replaytest.Dec(t, p.importe)), "pedidos": warehouse.IntValue(p.pedidos),
-				"unidades": warehouse.IntValue(p.unidades), "pane_index": warehouse.IntValue(p.index),
-				"timing": warehouse.StringValue(p.timing), "accumulation": warehouse.StringValue(warehouse.Accumulating),
-				"watermark": warehouse.TimeValue(start), "emitted_at": warehouse.TimeValue(start),
-			}),
-		})
-	}
-	if err := w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, rows); err != nil {
-		t.Fatal(err)
-	}
+	return window.Pane{Aggregation: agg, Key: pais, WindowStart: st, WindowEnd: st.Add(time.Hour), Index: index,
+		Timing: window.Timing(timing), Accumulation: window.Accumulating, Measures: ms(importe, pedidos, unidades)}
 }
 
 type discarded struct {
@@ -268,7 +212,6 @@ type discarded struct {
 
 func appendDrops(t *testing.T, w *duckdb.Warehouse, drops ...discarded) {
 	t.Helper()
-	tb := lookup(t, warehouse.PedidosDescartados)
 	ts := func(s string) warehouse.Value {
 		if s == "" {
 			return warehouse.NullValue()
@@ -287,7 +230,7 @@ func appendDrops(t *testing.T, w *duckdb.Warehouse, drops ...discarded) {
 	}
 	var rows []warehouse.Row
 	for i, d := range drops {
-		rows = append(rows, warehouse.Row{ID: "drop-" + strconv.Itoa(i), Values: values(t, tb, map[string]warehouse.Value{
+		rows = append(rows, warehouse.Row{ID: "drop-" + strconv.Itoa(i), Values: replaytest.Values(t, warehouse.PedidosDescartados, map[string]warehouse.Value{
 			"pedido_id": str(d.pedido), "aggregation": str(d.agg), "reason": warehouse.StringValue(d.reason),
 			"event_time": ts(d.eventTime), "window_start": ts(d.windowStart),
 			"received_at": ts("2026-03-14T21:00:00Z"), "message_id": warehouse.StringValue("m-" + strconv.Itoa(i)),
@@ -313,12 +256,12 @@ func fixture(t *testing.T) *duckdb.Warehouse {
 		line{"P-6", "ES", "2026-03-15", 1, "7.5"},
 	)
 	replaytest.LoadLines(t, w, "gs://alpinashop-catalogo/exportaciones/2026/03/15/pt.csv", 7, line{"P-5", "PT", "2026-03-14", 1, "20"})
-	appendPanes(t, w,
-		pane{"ventas_hora_pais", "ES", "2026-03-14T10:00:00Z", "EARLY", "179.8", 0, 1, 2},
-		pane{"ventas_hora_pais", "ES", "2026-03-14T10:00:00Z", "ON_TIME", "189.8", 1, 1, 3},
-		pane{"ventas_hora_pais", "FR", "2026-03-14T11:00:00Z", "ON_TIME", "39.9", 0, 1, 3},
-		pane{"otra", "ES", "2026-03-14T10:00:00Z", "ON_TIME", "1000", 0, 9, 9},
-		pane{"ventas_hora_pais", "DE", "2026-03-15T00:00:00Z", "EARLY", "12", 0, 1, 1},
+	replaytest.AppendPanes(t, w,
+		pane("ventas_hora_pais", "ES", "2026-03-14T10:00:00Z", "EARLY", "179.8", 0, 1, 2),
+		pane("ventas_hora_pais", "ES", "2026-03-14T10:00:00Z", "ON_TIME", "189.8", 1, 1, 3),
+		pane("ventas_hora_pais", "FR", "2026-03-14T11:00:00Z", "ON_TIME", "39.9", 0, 1, 3),
+		pane("otra", "ES", "2026-03-14T10:00:00Z", "ON_TIME", "1000", 0, 9, 9),
+		pane("ventas_hora_pais", "DE", "2026-03-15T00:00:00Z", "EARLY", "12", 0, 1, 1),
 	)
 	appendDrops(t, w,
 		discarded{"P-2", "ventas_hora_pais", "too_late", "2026-03-14T09:30:00Z", "2026-03-14T09:00:00Z"},

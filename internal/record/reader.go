@@ -1,30 +1,22 @@
-// Package record reads CSV records from a stream: RFC 4180 plus the dirt
-// that real ERP exports carry (BOM, CRLF, blank lines, quoted newlines,
-// broken quoting, endless lines).
+// Package record reads CSV records from a stream: RFC 4180 plus the dirt of
+// real ERP exports (BOM, CRLF, blank lines, quoted newlines, broken quoting,
+// endless lines). It is not encoding/csv because a malformed record must
+// not stop the file (it gets a Problem), memory must stay bounded whatever
+// the input, and the steady state must not allocate.
 //
-// It is deliberately not encoding/csv: a malformed record must not stop the
-// file (it is reported with a Problem and the reader moves on), memory must
-// stay bounded whatever the input (a 1 GB line costs MaxRecordBytes, not
-// 1 GB), and the steady state must not allocate, because every order line of
-// every export goes through here.
+// A stray quote must not take the rows after it along: a record whose quoted
+// field goes on past its line is accepted only if it closes well formed
+// within MaxRecordBytes. Otherwise only its first physical line is the
+// record (ProblemUnterminatedQuote), and reading resumes at the next line.
+// The same bytes always split the same way, whatever the read sizes.
 //
-// A stray quote must not take the rows after it along. A quoted field may
-// go on past the end of its line, but a record that does so is only
-// accepted if it closes well formed within MaxRecordBytes. When it does not
-// (the input ends inside the quotes, the record would pass the limit, or it
-// is malformed after all: text after a closing quote, a bare quote), only
-// its first physical line is the record: it gets ProblemUnterminatedQuote, at that line's number, and
-// reading resumes at the next physical line, which is read again from its
-// first byte as a record of its own. The rule is deterministic: the same
-// bytes always split the same way, whatever the read sizes.
-//
-// A single line longer than MaxRecordBytes is a record with a Problem whose
-// Raw holds its first MaxRecordBytes bytes; the rest of the line (up to the
-// next line feed, quotes or not) is streamed by CopyRest, or skipped.
+// A line longer than MaxRecordBytes is a record with a Problem whose Raw is
+// its first MaxRecordBytes bytes; CopyRest streams the rest of the line.
 package record
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
 	"strconv"
@@ -33,12 +25,10 @@ import (
 // DefaultMaxRecordBytes bounds a record when Options leaves it zero.
 const DefaultMaxRecordBytes = 1 << 20
 
-// bufSize is the read buffer. Most records are far shorter, so most of them
-// are split in place without being copied.
+// bufSize is the read buffer; most records are split in place in it.
 const bufSize = 64 << 10
 
-// Problems reported in Record.Problem. The over-long one is built per reader
-// because it names the limit.
+// Problems reported in Record.Problem; the over-long one names the limit.
 const (
 	ProblemUnterminatedQuote = "unterminated quoted field"
 	ProblemBareQuote         = "bare quote in unquoted field"
@@ -64,11 +54,9 @@ type Options struct {
 	Quote          byte // quote character; 0 means '"'; never the separator, CR or LF
 }
 
-// Reader reads records from an io.Reader.
-//
-// Memory is bounded by the read buffer plus about twice MaxRecordBytes (the
-// raw record and its unescaped fields) for records that are quoted or do not
-// fit the buffer; other records are split in place.
+// Reader reads records from an io.Reader. Memory is bounded by the read
+// buffer plus about twice MaxRecordBytes (a raw record and its unescaped
+// fields).
 type Reader struct {
 	src     io.Reader
 	buf     []byte
@@ -92,14 +80,12 @@ type Reader struct {
 	problem string
 	scanned int // bytes of raw already seen by the state machine
 
-	// A record that went on past its first line: raw[:firstEnd] is that
-	// line with its line end (firstEOL bytes), and secondAt the source
-	// offset of the line after it, where reading resumes if the record
-	// turns out malformed. firstEnd is 0 while the record is on one line.
+	// A record past its first line: raw[:firstEnd] is that line with its
+	// line end (firstEOL bytes), secondAt the source offset of the next line
+	// (see rewind). firstEnd is 0 while the record is on one line.
 	firstEnd, firstEOL int
 	secondAt           int64
-	// pending: the rest of a Long record's line is still unread.
-	pending bool
+	pending            bool // the rest of a Long record's line is unread
 
 	copyAll bool // tests: assemble every record by copying, to check the in-place paths
 }
@@ -121,38 +107,24 @@ const (
 	sBroken                  // malformed: the rest of the line is raw text only
 )
 
-// NewReader returns a Reader reading from src.
 func NewReader(src io.Reader, opt Options) *Reader {
-	limit := opt.MaxRecordBytes
-	if limit <= 0 {
-		limit = DefaultMaxRecordBytes
-	}
-	comma := opt.Comma
-	if comma == 0 {
-		comma = ','
-	}
-	quote := opt.Quote
-	if quote == 0 {
-		quote = '"'
-	}
+	limit := cmp.Or(max(opt.MaxRecordBytes, 0), DefaultMaxRecordBytes)
 	return &Reader{
 		src:     src,
 		buf:     make([]byte, bufSize),
 		max:     limit,
-		comma:   comma,
-		quote:   quote,
+		comma:   cmp.Or(opt.Comma, ','),
+		quote:   cmp.Or(opt.Quote, '"'),
 		tooLong: "record longer than " + strconv.Itoa(limit) + " bytes",
 	}
 }
 
-// BytesRead returns how many bytes of the source the records returned so far
-// (and the lines skipped) were made of. The rest of a Long record counts
-// once CopyRest or the next Next has read it.
+// BytesRead returns how many source bytes the records returned so far (and
+// the lines skipped) were made of.
 func (r *Reader) BytesRead() int64 { return r.base + int64(r.r) }
 
-// Next returns the next record, skipping blank lines. It returns io.EOF at
-// the end of the input and any other error of the source as it is; a
-// malformed record is not an error but a Record with a Problem.
+// Next returns the next record, skipping blank lines; io.EOF at the end, or
+// the source's error. A malformed record is a Record with a Problem.
 func (r *Reader) Next() (Record, error) {
 	if !r.started {
 		if err := r.start(); err != nil {
@@ -175,11 +147,7 @@ func (r *Reader) Next() (Record, error) {
 			if len(b) == 0 {
 				return Record{}, r.err
 			}
-			rec, blank, err := r.slow()
-			if blank {
-				continue
-			}
-			return rec, err
+			return r.slow()
 		}
 		line := b[:i]
 		if n := len(line); n > 0 && line[n-1] == '\r' {
@@ -191,42 +159,29 @@ func (r *Reader) Next() (Record, error) {
 			continue
 		}
 		if len(line) > r.max || r.copyAll {
-			rec, blank, err := r.slow()
-			if blank {
-				continue
-			}
-			return rec, err
+			return r.slow()
 		}
-		if q := bytes.IndexByte(line, r.quote); q >= 0 {
-			// Quoted fields on one line (the ERP quotes every decimal
-			// comma) are split in place too, unless a quoted field goes on
-			// past the line end: then the record is assembled by copying.
-			if f, ok := r.splitQuoted(line, q); ok {
-				r.r += i + 1
-				r.lines++
-				return Record{Line: r.lines, Fields: f, Raw: line}, nil
-			}
+		// The common case: a whole line in the buffer, split in place.
+		var f [][]byte
+		q := bytes.IndexByte(line, r.quote)
+		ok := q < 0
+		if ok {
+			f = r.split(line)
+		} else if f, ok = r.splitQuoted(line, q); !ok {
 			r.reset(line)
-			r.scan()
-			if r.st == sQuoted {
-				rec, blank, err := r.slow()
-				if blank {
-					continue
-				}
-				return rec, err
+			if r.scan(); r.st == sQuoted {
+				return r.slow()
 			}
-			r.r += i + 1
-			r.lines++
-			return r.finish(r.lines), nil
 		}
-		// The common case: a whole unquoted line in the buffer, split in place.
 		r.r += i + 1
 		r.lines++
-		return Record{Line: r.lines, Fields: r.split(line), Raw: line}, nil
+		if !ok {
+			return r.finish(r.lines), nil
+		}
+		return Record{Line: r.lines, Fields: f, Raw: line}, nil
 	}
 }
 
-// split cuts an unquoted line at each separator.
 func (r *Reader) split(line []byte) [][]byte {
 	f := r.fields[:0]
 	for {
@@ -242,13 +197,10 @@ func (r *Reader) split(line []byte) [][]byte {
 	return f
 }
 
-// splitQuoted is split for a line holding quotes, the first at q, when
-// every quoted field is the simple kind the ERP writes ("89,90"): the quote
-// opens the field, and the next quote closes it right before a separator or
-// the line end. It searches for separators and quotes as split does, where
-// scan would step through every byte. Any other line (a doubled quote, a
-// quote inside an unquoted field, a field going on past the line) is left
-// to scan: ok is false.
+// splitQuoted is split for a line whose quoted fields are all the simple
+// kind the ERP writes ("89,90"), the first quote at q: it searches as split
+// does, where scan steps through every byte. Any other line is left to
+// scan: ok is false.
 func (r *Reader) splitQuoted(line []byte, q int) (_ [][]byte, ok bool) {
 	f := r.fields[:0]
 	start := 0 // of the current field
@@ -293,8 +245,7 @@ func (r *Reader) splitQuoted(line []byte, q int) (_ [][]byte, ok bool) {
 	return f, true
 }
 
-// start strips a UTF-8 byte order mark, which Excel and many ERPs put in
-// front of "UTF-8" exports and which would otherwise glue itself to the
+// start strips a UTF-8 byte order mark, which would glue itself to the
 // first column name.
 func (r *Reader) start() error {
 	for r.w-r.r < 3 && r.err == nil {
@@ -336,11 +287,10 @@ func (r *Reader) fill() {
 	r.err = io.ErrNoProgress
 }
 
-// slow assembles a record by copying it into raw, line by line, running the
-// quoting state machine over it. It handles what the in-place path cannot:
-// quotes, records spanning lines or buffer refills, over-long records and
-// the last line when it has no line feed.
-func (r *Reader) slow() (rec Record, blank bool, err error) {
+// slow assembles a record by copying it into raw, line by line, through the
+// quoting state machine: what the in-place path cannot split.
+// Blank lines are skipped here too.
+func (r *Reader) slow() (Record, error) {
 	start := r.lines + 1
 	r.reset(r.own[:0])
 	for {
@@ -350,16 +300,16 @@ func (r *Reader) slow() (rec Record, blank bool, err error) {
 				continue
 			}
 			if r.err != io.EOF {
-				return Record{}, false, r.err
+				return Record{}, r.err
 			}
 			// The end of the input ends the record, whatever its state.
 			if r.blank() {
-				return Record{}, true, nil
+				return Record{}, io.EOF
 			}
 			if r.st == sQuoted {
 				r.problem = ProblemUnterminatedQuote
 			}
-			return r.end(start, nil), false, nil
+			return r.end(start, nil), nil
 		}
 		b := r.buf[r.r:r.w]
 		i := bytes.IndexByte(b, '\n')
@@ -379,7 +329,7 @@ func (r *Reader) slow() (rec Record, blank bool, err error) {
 				continue
 			}
 			if len(r.raw)+n > r.max {
-				return r.overlong(start), false, nil
+				return r.overlong(start), nil
 			}
 			r.r += n
 			r.take(b[:n])
@@ -394,7 +344,7 @@ func (r *Reader) slow() (rec Record, blank bool, err error) {
 			seg = seg[:len(seg)-1]
 		}
 		if len(r.raw)+len(seg) > r.max {
-			return r.overlong(start), false, nil
+			return r.overlong(start), nil
 		}
 		r.r += i + 1
 		r.lines++
@@ -406,14 +356,16 @@ func (r *Reader) slow() (rec Record, blank bool, err error) {
 		}
 		if r.st != sQuoted {
 			if r.blank() {
-				return Record{}, true, nil
+				start = r.lines + 1
+				r.reset(r.own[:0])
+				continue
 			}
-			return r.end(start, eol), false, nil
+			return r.end(start, eol), nil
 		}
 		if len(r.raw)+len(eol) > r.max {
 			// The quoted field cannot go on to the next line within the limit.
 			r.problem = ProblemUnterminatedQuote
-			return r.end(start, eol), false, nil
+			return r.end(start, eol), nil
 		}
 		r.take(eol)
 		r.scan()
@@ -451,13 +403,11 @@ func (r *Reader) overlong(start int) Record {
 	return Record{Line: start, Raw: r.raw, Problem: r.tooLong, Long: true}
 }
 
-// rewind returns the first line of the record being assembled as a record
-// with ProblemUnterminatedQuote and moves the reader back to the start of
-// the second line, so that the lines the open quote took in are read again
-// as records of their own. eol is the line end consumed after raw, if any.
-//
-// The bytes are normally still in the buffer; when a refill has dropped
-// them, the rest of raw goes back in front of the unread input instead.
+// rewind returns the first line of the record being assembled with
+// ProblemUnterminatedQuote and moves the reader back to the second line, so
+// the lines the open quote took in are read again. When a refill has
+// dropped them from the buffer, the rest of raw (and eol, the line end
+// consumed after it) goes back in front of the unread input.
 func (r *Reader) rewind(start int, eol []byte) Record {
 	rec := Record{Line: start, Raw: r.raw[:r.firstEnd-r.firstEOL], Problem: ProblemUnterminatedQuote}
 	r.lines = start
@@ -487,10 +437,9 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// CopyRest writes the rest of a Long record to w: the bytes of its line
-// after Raw, without the line end, streamed through the read buffer. Call it
-// before the next Next, which otherwise skips them; for any other record it
-// writes nothing. An error of w leaves the rest to be skipped by Next.
+// CopyRest writes the rest of a Long record's line to w, without the line
+// end; call it before the next Next, which otherwise skips it. For any other
+// record it writes nothing.
 func (r *Reader) CopyRest(w io.Writer) (int64, error) {
 	var n int64
 	for r.pending {
@@ -547,7 +496,6 @@ var (
 	crlf = []byte{'\r', '\n'}
 )
 
-// reset prepares the state machine for a record held in raw.
 func (r *Reader) reset(raw []byte) {
 	r.raw = raw
 	r.spans = r.spans[:0]
@@ -558,8 +506,8 @@ func (r *Reader) reset(raw []byte) {
 	r.firstEnd, r.firstEOL, r.secondAt = 0, 0, 0
 }
 
-// blank reports whether the record scanned so far is a blank line: nothing,
-// or carriage returns only (Excel leaves CR CR LF behind).
+// blank reports whether the record scanned so far is nothing or carriage
+// returns only (Excel leaves CR CR LF behind).
 func (r *Reader) blank() bool {
 	return len(r.spans) == 0 && (r.st == sFieldStart || r.st == sUnquoted) && onlyCR(r.raw)
 }
@@ -587,7 +535,6 @@ func (r *Reader) take(p []byte) {
 	r.own = r.raw[:0] // keep the storage for the next record
 }
 
-// finish builds the record from the spans found by scan.
 func (r *Reader) finish(start int) Record {
 	if r.problem != "" {
 		return Record{Line: start, Raw: r.raw, Problem: r.problem}
@@ -643,8 +590,7 @@ func unescape(dst, q []byte, quote byte) []byte {
 }
 
 // scan runs the quoting state machine over raw[scanned:], recording field
-// spans as they close. It works on locals: this loop is the cost of every
-// quoted record.
+// spans as they close; on locals, as this loop is every quoted record's cost.
 func (r *Reader) scan() {
 	raw, comma, quote := r.raw, r.comma, r.quote
 	st, cur, spans := r.st, r.cur, r.spans

@@ -1,6 +1,13 @@
+// Package reingest sends landed files through the file-drop path again:
+// backfilling a prefix, re-queueing a fixed quarantine file, and (through
+// package sweep) catching up files whose event never came. It drives the
+// same ingest path a file drop takes, in this process or through a running
+// server, so each piece runs against the cloud, the local server and in
+// tests alike.
 package reingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,27 +27,24 @@ import (
 	"github.com/alpinashop/alpipe/internal/render"
 )
 
-// Lister streams the live objects under a prefix, in name order, a page at a
-// time (objects.GCS).
+// Lister streams the live objects under a prefix, in name order.
 type Lister interface {
 	List(ctx context.Context, bucket, prefix string) iter.Seq2[objects.Attrs, error]
 }
 
-// LedgerReader reads one ledger record (ledger.Ledger, or a local server).
 type LedgerReader interface {
 	Get(ctx context.Context, key ledger.Key) (ledger.Record, bool, error)
 }
 
 // Ingester runs one object generation through the file-drop path and
-// returns its final ledger record: Direct in this process, or the IngestCSV
-// function of a running server.
+// returns its final ledger record.
 type Ingester interface {
 	Ingest(ctx context.Context, obj objects.Attrs) (ledger.Record, error)
 }
 
-// DefaultConcurrency is how many objects a backfill ingests at once: each
-// holds a streaming read, a load and a quarantine writer, so a handful keep
-// a warehouse busy without crowding the functions serving live drops.
+// DefaultConcurrency: each object holds a streaming read, a load and a
+// quarantine writer, so a handful keep a warehouse busy without crowding
+// the functions serving live drops.
 const DefaultConcurrency = 4
 
 // Backfill ingests every object under a prefix. It is safe to interrupt and
@@ -57,27 +61,24 @@ type Backfill struct {
 	// once; either way a re-run resumes without loading a row twice, but an
 	// attempt cut short may hold its ledger lease until it expires.
 	Grace time.Duration
-	// Progress, when set, is called after every finished object and once a
-	// second, from one goroutine at a time.
+	// Progress is called after every finished object and once a second,
+	// from one goroutine at a time.
 	Progress func(Progress)
-	// Clock measures rates and elapsed time; default time.Now.
-	Clock func() time.Time
+	Clock    func() time.Time // default time.Now
 }
 
-// Progress is a backfill's position.
 type Progress struct {
 	Listed     int64 // objects handed out by the listing so far
 	Total      int64 // objects under the prefix; -1 until counted
 	TotalBytes int64 // their bytes; valid when Total >= 0
 	Done       int64 // objects finished, whatever the outcome
 	DoneBytes  int64
-	Rows       int64 // rows read by the objects this run ingested
-	WorkBytes  int64 // bytes of the objects this run ingested (not skipped)
+	Rows       int64 // read by the objects this run ingested
+	WorkBytes  int64 // of the objects this run ingested (not skipped)
 	Elapsed    time.Duration
 	Last       *Outcome // the object that just finished; nil on a timer update
 }
 
-// RowsPerSecond is the row rate of this run so far.
 func (p Progress) RowsPerSecond() float64 {
 	if p.Elapsed <= 0 {
 		return 0
@@ -85,8 +86,8 @@ func (p Progress) RowsPerSecond() float64 {
 	return float64(p.Rows) / p.Elapsed.Seconds()
 }
 
-// ETA estimates the time left from the bytes still to read and the byte
-// rate of the objects ingested so far; false until it can tell.
+// ETA is from the bytes still to read at the byte rate of the objects
+// ingested so far; false until it can tell.
 func (p Progress) ETA() (time.Duration, bool) {
 	if p.Total < 0 || p.Elapsed <= 0 {
 		return 0, false
@@ -104,21 +105,18 @@ func (p Progress) ETA() (time.Duration, bool) {
 	return 0, false
 }
 
-// Outcome is what a backfill did with one object.
 type Outcome struct {
-	Object objects.Attrs
-	// Skipped: the ledger held a final record before this run looked.
-	Skipped bool
-	Record  ledger.Record // the final record (the earlier one when Skipped)
-	Err     error         // ingestion failed; the object needs another run
+	Object  objects.Attrs
+	Skipped bool          // the ledger held a final record before this run looked
+	Record  ledger.Record // the final record
+	Err     error         // the object needs another run
 }
 
-// Summary is the result of a backfill.
 type Summary struct {
 	Prefix string `json:"prefix"` // gs://bucket/prefix
-	Listed int64  `json:"listed"` // objects the listing handed out
+	Listed int64  `json:"listed"`
 	// Loaded counts files this run finished as DONE, and the rows below are
-	// theirs (rows of skipped files were counted by the run that did them).
+	// theirs (skipped files' were counted by the run that did them).
 	Loaded          int64            `json:"loaded"`
 	RowsRead        int64            `json:"rows_read"`
 	RowsLoaded      int64            `json:"rows_loaded"`
@@ -129,10 +127,8 @@ type Summary struct {
 	Duplicates      []FileNote       `json:"duplicates,omitempty"`
 	Rejected        []FileNote       `json:"rejected,omitempty"` // whole file refused
 	Failed          []FileNote       `json:"failed,omitempty"`
-	// Interrupted: the run was cancelled before the listing was exhausted;
-	// run it again to continue.
-	Interrupted bool    `json:"interrupted"`
-	Seconds     float64 `json:"seconds"` // wall time of the run
+	Interrupted     bool             `json:"interrupted"` // run it again to continue
+	Seconds         float64          `json:"seconds"`
 }
 
 // FileNote names an object with why it needs a look.
@@ -141,11 +137,10 @@ type FileNote struct {
 	Reason string `json:"reason"`
 }
 
-// Run backfills gs://bucket/prefix. A non-nil error means the listing
-// failed (a missing bucket, no access); per-object failures are in the
-// Summary. When ctx is cancelled it stops handing out objects, lets those in
-// flight finish within Grace, and returns the Summary so far with
-// Interrupted set.
+// Run backfills gs://bucket/prefix. An error means the listing failed;
+// per-object failures are in the Summary. Once ctx is cancelled it stops
+// handing out objects, lets those in flight finish within Grace, and
+// returns the Summary so far, Interrupted.
 func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, error) {
 	if b.Objects == nil || b.Ledger == nil || b.Ingest == nil {
 		return Summary{}, errors.New("backfill: objects, ledger and ingester are required")
@@ -154,10 +149,7 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	if clock == nil {
 		clock = time.Now
 	}
-	workers := b.Concurrency
-	if workers <= 0 {
-		workers = DefaultConcurrency
-	}
+	workers := cmp.Or(max(b.Concurrency, 0), DefaultConcurrency)
 	start := clock()
 	sum := Summary{Prefix: "gs://" + bucket + "/" + prefix, Rejects: map[string]int64{}}
 	prog := Progress{Total: -1}
@@ -176,8 +168,7 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	})
 	defer stopGrace()
 
-	// A second listing only counts, for the ETA; it races ahead of the
-	// work and holds nothing but two numbers.
+	// A second listing only counts, for the ETA.
 	type count struct{ n, bytes int64 }
 	counted := make(chan count, 1)
 	countCtx, stopCount := context.WithCancel(ctx)
@@ -198,8 +189,8 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	}()
 
 	work := make(chan objects.Attrs)
-	// A worker that stops on cancellation may let results close before the
-	// listing goroutine is done: listErr is read atomically.
+	// Workers stopping on cancellation may close results before the
+	// listing goroutine is done.
 	var listErr atomic.Pointer[error]
 	var listed atomic.Int64
 	go func() {
@@ -281,10 +272,9 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	return sum, nil
 }
 
-// isFolder skips the zero-byte "folder/" placeholders consoles create.
+// isFolder is a console's zero-byte "folder/" placeholder.
 func isFolder(a objects.Attrs) bool { return a.Size == 0 && strings.HasSuffix(a.Name, "/") }
 
-// one ingests a, unless the ledger already holds its final record.
 func (b *Backfill) one(ctx context.Context, a objects.Attrs) Outcome {
 	key := ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation}
 	rec, ok, err := b.Ledger.Get(ctx, key)
@@ -334,15 +324,14 @@ func (s *Summary) add(o Outcome, interrupted bool) {
 	}
 }
 
-var _ Lister = (*objects.GCS)(nil)
+var (
+	_ Lister       = (*objects.GCS)(nil)
+	_ LedgerReader = (*ledger.Ledger)(nil)
+)
 
-var _ LedgerReader = (*ledger.Ledger)(nil)
-
-// maxNotes bounds each list of files a summary prints; the JSON form has
-// them all.
+// maxNotes bounds each list of files a summary prints; the JSON has all.
 const maxNotes = 20
 
-// WriteSummary prints a backfill summary for a person.
 func WriteSummary(w io.Writer, s Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	elapsed := time.Duration(s.Seconds * float64(time.Second)).Round(100 * time.Millisecond)
@@ -390,19 +379,16 @@ func notes(w io.Writer, title string, ns []FileNote) {
 	}
 }
 
-// IngestService is the file-drop core (ingest.Service).
 type IngestService interface {
 	Ingest(ctx context.Context, obj ingest.Object) (ledger.Record, error)
 }
 
 // DefaultBusyWait is how long Direct waits for another attempt (the
-// deployed function handling the same finalize event) to finish a
-// generation before reporting it busy.
+// deployed function on the same event) before reporting it busy.
 const DefaultBusyWait = time.Minute
 
-// Direct ingests in this process through the same service the IngestCSV
-// function runs, so a backfill with cloud credentials takes exactly the path
-// of a file drop.
+// Direct ingests in this process through the service IngestCSV runs, so a
+// backfill takes exactly the path of a file drop.
 type Direct struct {
 	Service  IngestService
 	BusyWait time.Duration // default DefaultBusyWait; the wait backs off up to 5 s
@@ -411,16 +397,12 @@ type Direct struct {
 var _ Ingester = Direct{}
 
 // Ingest handles obj as its finalize event would. While another attempt
-// holds the generation it waits, as Eventarc's redelivery would, and then
-// reads the outcome that attempt recorded.
+// holds the generation it waits, as Eventarc's redelivery would.
 func (d Direct) Ingest(ctx context.Context, obj objects.Attrs) (ledger.Record, error) {
 	if d.Service == nil {
 		return ledger.Record{}, errors.New("direct ingest: no service")
 	}
-	wait := d.BusyWait
-	if wait <= 0 {
-		wait = DefaultBusyWait
-	}
+	wait := cmp.Or(max(d.BusyWait, 0), DefaultBusyWait)
 	o := ingest.Object{Bucket: obj.Bucket, Name: obj.Name, Generation: obj.Generation, MD5: obj.MD5, Size: obj.Size}
 	deadline := time.Now().Add(wait)
 	for delay := 200 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
@@ -435,3 +417,121 @@ func (d Direct) Ingest(ctx context.Context, obj objects.Attrs) (ledger.Record, e
 		}
 	}
 }
+
+// ProgressPrinter shows a backfill's progress: on a terminal one line
+// redrawn in place (a bar, objects, rows, rate, ETA), otherwise one plain
+// log line per finished object, which is what a CI log or a file wants.
+type ProgressPrinter struct {
+	w     io.Writer
+	tty   bool
+	every time.Duration
+
+	mu    sync.Mutex
+	drawn time.Time
+	width int // of the line on screen, to blank it
+	last  *Progress
+}
+
+// NewProgressPrinter writes to w; tty selects the redrawn line.
+func NewProgressPrinter(w io.Writer, tty bool) *ProgressPrinter {
+	return &ProgressPrinter{w: w, tty: tty, every: 100 * time.Millisecond}
+}
+
+func (p *ProgressPrinter) Update(pr Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.tty {
+		if pr.Last != nil {
+			fmt.Fprintln(p.w, plainLine(pr))
+		}
+		return
+	}
+	p.last = &pr
+	now := time.Now()
+	final := pr.Total >= 0 && pr.Done >= pr.Total
+	if !final && now.Sub(p.drawn) < p.every {
+		return
+	}
+	p.drawn = now
+	p.draw(pr)
+}
+
+func (p *ProgressPrinter) draw(pr Progress) {
+	line := barLine(pr)
+	pad := max(p.width-len(line), 0)
+	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
+	p.width = len(line)
+	p.last = nil
+}
+
+// Finish draws the position the throttle held back and ends the line.
+func (p *ProgressPrinter) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.tty {
+		return
+	}
+	if p.last != nil {
+		p.draw(*p.last)
+	}
+	if p.width > 0 {
+		fmt.Fprintln(p.w)
+		p.width = 0
+	}
+}
+
+const barWidth = 24
+
+func barLine(pr Progress) string {
+	var b strings.Builder
+	if pr.Total >= 0 {
+		filled := 0
+		if pr.Total > 0 {
+			filled = int(int64(barWidth) * pr.Done / pr.Total)
+		}
+		b.WriteString("[" + strings.Repeat("#", filled) + strings.Repeat("-", barWidth-filled) + "] ")
+		fmt.Fprintf(&b, "%s/%s objects", render.Thousands(pr.Done), render.Thousands(pr.Total))
+	} else {
+		fmt.Fprintf(&b, "%s (listing...)", render.Counted(int(pr.Done), "object", "objects"))
+	}
+	fmt.Fprintf(&b, "  %s  %s rows/s  %s", render.Counted(int(pr.Rows), "row", "rows"), render.Thousands(int64(pr.RowsPerSecond())), eta(pr))
+	return b.String()
+}
+
+func plainLine(pr Progress) string {
+	o := pr.Last
+	total := "?"
+	if pr.Total >= 0 {
+		total = render.Thousands(pr.Total)
+	}
+	key := ledger.Key{Bucket: o.Object.Bucket, Object: o.Object.Name, Generation: o.Object.Generation}
+	var what string
+	switch {
+	case o.Err != nil:
+		what = "FAILED: " + oneLine(o.Err.Error())
+	case o.Skipped:
+		what = "skipped: already " + string(o.Record.State)
+	default:
+		c := o.Record.Counts
+		what = fmt.Sprintf("%s rows %s loaded %s quarantined %s", o.Record.State, render.Thousands(c.Read), render.Thousands(c.Loaded), render.Thousands(c.Quarantined))
+		if o.Record.Reason != "" {
+			what += ": " + oneLine(o.Record.Reason)
+		}
+	}
+	if pr.Rows == 0 {
+		// Only skips so far: no row rate to show, and an ETA from skips
+		// (which take milliseconds) would promise the loads ahead in 1s.
+		return fmt.Sprintf("backfill %s/%s %s %s", render.Thousands(pr.Done), total, key, what)
+	}
+	return fmt.Sprintf("backfill %s/%s %s %s (%s rows/s, %s)", render.Thousands(pr.Done), total, key, what, render.Thousands(int64(pr.RowsPerSecond())), eta(pr))
+}
+
+func eta(pr Progress) string {
+	d, ok := pr.ETA()
+	if !ok {
+		return "ETA ?"
+	}
+	return "ETA " + d.Round(time.Second).String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

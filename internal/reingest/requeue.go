@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -17,10 +21,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
+	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
-// RequeueObjects reads quarantine files and writes landing files
-// (objects.GCS).
 type RequeueObjects interface {
 	Stat(ctx context.Context, bucket, name string) (objects.Attrs, error)
 	Open(ctx context.Context, bucket, name string, generation int64) (io.ReadCloser, error)
@@ -28,38 +31,28 @@ type RequeueObjects interface {
 }
 
 // Requeue turns a quarantine file, after a person fixed its raw lines, into
-// a new landing object of the same feed, and ingests that object through
-// the file-drop path: the fixed rows load once, the rows still wrong go to
-// a new quarantine file with their reason. Nothing else is special about a
-// re-queued file, so the ledger's rules hold for it too: re-queueing the
-// same content again is recorded as a DUPLICATE and loads nothing.
+// a new landing object of the same feed and ingests it: the fixed rows load
+// once, the rows still wrong go to a new quarantine file. Nothing else is
+// special about it, so re-queueing the same content again is a DUPLICATE.
 type Requeue struct {
 	Objects RequeueObjects
 	Ingest  Ingester
 	Feeds   *contract.Registry
-	// Now names the new object; default time.Now.
-	Now func() time.Time
-	// LandingBucket receives the new object when the quarantine file no
-	// longer says where its source was (an edited copy uploaded again loses
-	// the object metadata).
+	Now     func() time.Time // names the new object; default time.Now
+	// LandingBucket receives the new object when the quarantine file lost
+	// the metadata saying where its source was (an edited copy uploaded).
 	LandingBucket string
 }
 
-// RequeueRequest names the quarantine file and how to re-queue it.
 type RequeueRequest struct {
-	Bucket, Name string // the quarantine object
-	// Rows, when set, is the quarantine CSV as fixed in a local copy; the
-	// object itself then only provides its metadata.
-	Rows io.Reader
-	// Object is the new landing object's name; "" puts it next to the
-	// source as <name>.requeue-<UTC time>.csv.
-	Object string
+	Bucket, Name string    // the quarantine object
+	Rows         io.Reader // the CSV as fixed in a local copy; nil: the object's
+	Object       string    // the new landing object; "": RequeueName
 	// DeclaredHeader writes the feed's declared header instead of the
 	// source file's (for a file rejected because of its header).
 	DeclaredHeader bool
 }
 
-// RequeueResult says what was written and what ingesting it did.
 type RequeueResult struct {
 	Quarantine string        `json:"quarantine"` // gs://bucket/name#generation read
 	Source     string        `json:"source"`     // gs://bucket/name of the original file
@@ -70,7 +63,6 @@ type RequeueResult struct {
 	Record     ledger.Record `json:"record"`
 }
 
-// Run re-queues one quarantine file.
 func (r *Requeue) Run(ctx context.Context, req RequeueRequest) (RequeueResult, error) {
 	var res RequeueResult
 	if r.Objects == nil || r.Ingest == nil || r.Feeds == nil {
@@ -97,9 +89,7 @@ func (r *Requeue) Run(ctx context.Context, req RequeueRequest) (RequeueResult, e
 	}
 	header := q.Metadata[ingest.MetaSourceHeader]
 	if req.DeclaredHeader || header == "" {
-		if header, err = csvLine(feed.Header()); err != nil {
-			return res, err
-		}
+		header = strings.Join(feed.Header(), ",") // column names: nothing to quote
 	}
 
 	rows := req.Rows
@@ -133,12 +123,11 @@ func (r *Requeue) Run(ctx context.Context, req RequeueRequest) (RequeueResult, e
 	return res, nil
 }
 
-// MetaRequeueOf on a re-queued landing object names the quarantine file it
-// came from.
+// MetaRequeueOf on a re-queued object names its quarantine file.
 const MetaRequeueOf = "requeue-of"
 
-// origin finds the quarantine file's feed and source object: from its
-// metadata, or else from its name, which ingest derives from both.
+// origin finds the quarantine file's feed and source object from its
+// metadata, or else from its name.
 func (r *Requeue) origin(q objects.Attrs) (feed *contract.Feed, bucket, name string, err error) {
 	if src := q.Metadata[ingest.MetaSourceObject]; src != "" {
 		b, n, ok, err := ParseGS(src)
@@ -164,7 +153,7 @@ func (r *Requeue) origin(q objects.Attrs) (feed *contract.Feed, bucket, name str
 }
 
 // copyRows writes header and the fila column of every quarantine row to w,
-// streaming, and returns how many rows it wrote and left out as blank.
+// and counts the rows written and left out as blank.
 func copyRows(w io.Writer, header string, quarantine io.Reader) (rows, blank int64, err error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if _, err := bw.WriteString(strings.TrimRight(header, "\r\n") + "\n"); err != nil {
@@ -210,17 +199,6 @@ func copyRows(w io.Writer, header string, quarantine io.Reader) (rows, blank int
 	return rows, blank, bw.Flush()
 }
 
-func csvLine(fields []string) (string, error) {
-	var b strings.Builder
-	cw := csv.NewWriter(&b)
-	if err := cw.Write(fields); err != nil {
-		return "", err
-	}
-	cw.Flush()
-	return strings.TrimSuffix(b.String(), "\n"), cw.Error()
-}
-
-// WriteRequeue prints a re-queue's outcome for a person.
 func WriteRequeue(w io.Writer, res RequeueResult, quarantineBucket string) {
 	fmt.Fprintf(w, "requeued %s (%d rows", res.Quarantine, res.Rows)
 	if res.Blank > 0 {
@@ -245,3 +223,84 @@ func WriteRequeue(w io.Writer, res RequeueResult, quarantineBucket string) {
 }
 
 var _ RequeueObjects = (*objects.GCS)(nil)
+
+var (
+	quarantineSuffix = regexp.MustCompile(`^(.+)\.g[0-9]+\.csv$`)
+	// shortened is how ingest's quarantineName ends an object part it cut.
+	shortened = regexp.MustCompile(`~[0-9a-f]{16}$`)
+)
+
+// SourceOf reads back the feed and source object from a quarantine object
+// name, <prefix><feed>/<object without .csv>.g<generation>.csv. A name
+// ingest shortened (…~<hash>.g<generation>.csv) has lost part of the source
+// name: it is refused rather than read back as a file that never existed.
+func SourceOf(feeds *contract.Registry, quarantine string) (*contract.Feed, string, error) {
+	for _, f := range feeds.Feeds() {
+		seg := f.Name() + "/"
+		for i := 0; ; {
+			j := strings.Index(quarantine[i:], seg)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + 1
+			if at > 0 && quarantine[at-1] != '/' {
+				continue
+			}
+			m := quarantineSuffix.FindStringSubmatch(quarantine[at+len(seg):])
+			if m == nil {
+				continue
+			}
+			if shortened.MatchString(m[1]) {
+				return nil, "", fmt.Errorf("the source name cannot be read back from a shortened name (…~<hash>.g<generation>.csv: ingest cut a name too long to store); the object's metadata %s=gs://BUCKET/OBJECT is needed", ingest.MetaSourceObject)
+			}
+			src := m[1] + ".csv"
+			if g, ok := feeds.Match(src); ok && g.Name() == f.Name() {
+				return f, src, nil
+			}
+		}
+	}
+	return nil, "", fmt.Errorf("the name is not <prefix><feed>/<object>.g<generation>.csv of a feed's object, so it does not say which file it quarantines")
+}
+
+var requeueSuffix = regexp.MustCompile(`\.requeue-[0-9]{8}T[0-9]{6}Z$`)
+
+// RequeueName names a re-queued file next to its source: dir/name.csv
+// becomes dir/name.requeue-20260315T083000Z.csv (a re-queue of a re-queue
+// replaces the time; a .gz source loses its .gz, the new object being plain
+// CSV). A name that does not fit where objects are stored (objname) has its
+// file name cut and "~" and 16 hex digits of the SHA-256 of the source name
+// added, so long names that share a beginning stay apart. The feed's
+// pattern constrains the folders, so only the file name is cut.
+func RequeueName(source string, now time.Time) string {
+	dir, file := path.Split(source)
+	stem := strings.TrimSuffix(file, ".gz")
+	ext := path.Ext(stem)
+	stem = strings.TrimSuffix(stem, ext)
+	base := requeueSuffix.ReplaceAllString(stem, "")
+	original := dir + base + file[len(stem):]
+	if ext == "" {
+		ext = ".csv"
+	}
+	tail := ".requeue-" + now.UTC().Format("20060102T150405Z") + ext
+	if name := dir + base + tail; objname.Fits(name) {
+		return name
+	}
+	sum := sha256.Sum256([]byte(original))
+	tail = "~" + hex.EncodeToString(sum[:8]) + tail
+	return dir + objname.Cut(base, min(objname.MaxSegmentBytes, objname.MaxObjectBytes-len(dir))-len(tail)) + tail
+}
+
+// ParseGS splits "gs://bucket/path". ok is false without gs:// (a name in
+// the local server's bucket).
+func ParseGS(s string) (bucket, path string, ok bool, err error) {
+	rest, found := strings.CutPrefix(s, "gs://")
+	if !found {
+		return "", s, false, nil
+	}
+	bucket, path, _ = strings.Cut(rest, "/")
+	if bucket == "" {
+		return "", "", true, fmt.Errorf("%q names no bucket: want gs://BUCKET/PATH", s)
+	}
+	return bucket, path, true, nil
+}

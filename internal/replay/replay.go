@@ -3,11 +3,14 @@ package replay
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -18,45 +21,38 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Warehouse is what a replay needs of the warehouse: appending panes (the
-// stream's sink) and reading the panes table and lineas_pedido (the named
-// reads panes, line_dates and day_orders). Every adapter is one.
+// Warehouse appends panes and serves the named reads panes, line_dates and
+// day_orders.
 type Warehouse interface {
 	stream.Sink
 	warehouse.Reader
 }
 
-// Source yields the messages of a replay, in order.
+// Source yields the messages of a replay, in order, then io.EOF. An
+// *InputError says the input itself is bad.
 type Source interface {
-	// Next returns the next message, or io.EOF after the last one. An
-	// *InputError says the input itself is bad.
 	Next(ctx context.Context) (Message, error)
 }
 
-// KeyLimited is a Source whose messages keep only some of an order's
-// fields: an aggregation keyed by another field would be replayed wrong.
+// KeyLimited is a Source whose messages keep only some key fields of the
+// orders: an aggregation keyed by another would be replayed wrong.
 type KeyLimited interface {
-	// Keeps reports whether the messages carry the key field as the
-	// original orders did.
 	Keeps(keyField string) bool
 }
 
 // Message is one order as the stream receives it.
 type Message struct {
-	Data       []byte            // the message body
-	Attributes map[string]string // momento_evento
-	// ID names the message in reports and is its message ID in the stream.
-	ID string
-	// Invalid, when set, is why the source already knows the message is
-	// not an order ("invalid: ..."); it is counted, not handled.
+	Data       []byte
+	Attributes map[string]string
+	ID         string // in reports, and the stream's message ID
+	// Invalid is why the source already knows the message is not an order
+	// ("invalid: ..."): it is counted, not handled.
 	Invalid string
-	// Cut: no message before this one has a later event time than this
-	// one or any after it. The replay may close its segment here.
-	Cut bool
+	Cut     bool // see the package comment
 }
 
-// InputError is a problem of the replay's input (a malformed JSONL line, a
-// bad date range), as opposed to a failure of the store or warehouse.
+// InputError is a problem of the replay's input (a malformed JSONL line),
+// not of the store or warehouse.
 type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
@@ -64,21 +60,13 @@ func (e *InputError) Unwrap() error { return e.Err }
 
 // Options configure a replay.
 type Options struct {
-	// Specs are the live aggregations (stream.Processor.Specs): the replay
-	// writes under their names.
-	Specs     []window.Spec
+	Specs     []window.Spec // the live aggregations: the replay writes under their names
 	IsCountry order.IsCountry
-	// Dates keeps only orders whose event time falls on these UTC dates;
-	// the zero value keeps all.
-	Dates Dates
-	// TempDir holds each segment's state file; "" means os.TempDir().
-	TempDir string
-	// Now is the processing clock read once at the start; nil: time.Now.
-	Now func() time.Time
-	// Workers is the number of orders handled at once; 0 means
-	// DefaultWorkers.
-	Workers int
-	Log     *slog.Logger
+	Dates     Dates            // of the orders' event times; zero keeps all
+	TempDir   string           // of the segments' state files; "": os.TempDir()
+	Now       func() time.Time // read once at the start; nil: time.Now
+	Workers   int              // orders handled at once; 0: DefaultWorkers
+	Log       *slog.Logger
 }
 
 // DefaultWorkers is Options.Workers' default. The state store fsyncs every
@@ -95,7 +83,7 @@ type Report struct {
 	Source   string    `json:"source"`
 	Dates    string    `json:"dates,omitempty"`
 	Started  time.Time `json:"started"`
-	Read     int64     `json:"read"`    // messages read from the source
+	Read     int64     `json:"read"`
 	Skipped  int64     `json:"skipped"` // outside Dates
 	Accepted int64     `json:"accepted"`
 	// Duplicates repeat a pedido_id already handled in their segment.
@@ -103,27 +91,23 @@ type Report struct {
 	Invalid        int64    `json:"invalid"`
 	InvalidSamples []Sample `json:"invalid_samples,omitempty"`
 	Segments       int      `json:"segments"`
-	// Windows is the number of (window, key)s the final ticks closed, each
-	// with one ON_TIME pane: Written + Unchanged + Conflicts.
-	Windows   int64 `json:"windows"`
-	Written   int64 `json:"written"`   // panes appended to the panes table
-	Unchanged int64 `json:"unchanged"` // the same pane was there already (a re-run)
-	// Conflicts are windows refused because the panes table holds other
-	// panes for them (live ones, or a replay of different data).
+	// Windows (each closed with one ON_TIME pane) = Written + Unchanged +
+	// Conflicts.
+	Windows         int64      `json:"windows"`
+	Written         int64      `json:"written"`
+	Unchanged       int64      `json:"unchanged"`
 	Conflicts       int64      `json:"conflicts"`
 	ConflictSamples []Conflict `json:"conflict_samples,omitempty"`
-	// NotReplayed are the aggregations left out because the source cannot
-	// give their key (the table source has no lines, so no SKU).
+	// NotReplayed are the aggregations whose key the source does not keep
+	// (the table source has no SKU).
 	NotReplayed []string `json:"not_replayed,omitempty"`
 	// Watermark and EmittedAt are those of the last segment's final tick.
 	Watermark time.Time `json:"watermark,omitzero"`
 	EmittedAt time.Time `json:"emitted_at,omitzero"`
 }
 
-// OK reports whether every window of the input has its replayed pane.
 func (r Report) OK() bool { return r.Conflicts == 0 }
 
-// Sample is one invalid message.
 type Sample struct {
 	ID     string `json:"id"`
 	Reason string `json:"reason"`
@@ -139,9 +123,8 @@ type Conflict struct {
 	Latest      string          `json:"latest"` // the newest existing pane: "EARLY #3 179.8/1/2"
 }
 
-// Run replays src through the window engine and writes the panes to wh.
-// On error the Report says what was done before it: closed segments'
-// panes are written, and running the replay again adds nothing to them.
+// Run replays src into wh. On error the Report says what was done: closed
+// segments' panes are written, and a re-run adds nothing to them.
 func Run(ctx context.Context, wh Warehouse, src Source, name string, opts Options) (Report, error) {
 	notReplayed := keepKeys(src, &opts)
 	if err := checkOptions(wh, src, &opts); err != nil {
@@ -155,9 +138,8 @@ func Run(ctx context.Context, wh Warehouse, src Source, name string, opts Option
 	return r.rep, err
 }
 
-// keepKeys drops from opts the aggregations whose key a KeyLimited src
-// does not keep, and returns their names: writing their panes would write
-// wrong figures under their names.
+// keepKeys drops from opts the aggregations whose key src does not keep
+// and returns their names.
 func keepKeys(src Source, opts *Options) []string {
 	kl, ok := src.(KeyLimited)
 	if !ok {
@@ -198,16 +180,13 @@ func checkOptions(wh Warehouse, src Source, opts *Options) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Workers <= 0 {
-		opts.Workers = DefaultWorkers
-	}
+	opts.Workers = cmp.Or(max(opts.Workers, 0), DefaultWorkers)
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	return nil
 }
 
-// runner is one replay: it reads the source and cuts it into segments.
 type runner struct {
 	wh    Warehouse
 	src   Source
@@ -238,9 +217,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 			return fmt.Errorf("replay: read %s: %w", r.rep.Source, err)
 		}
 		r.rep.Read++
-		// A cut on a message that is not fed still holds for the next
-		// one fed: everything fed before it is no later than it.
-		cut = cut || m.Cut
+		cut = cut || m.Cut // a cut holds until the next message fed
 		if m.Invalid != "" {
 			r.invalid(m.ID, m.Invalid)
 			continue
@@ -303,11 +280,7 @@ func (r *runner) closeSegment(ctx context.Context) error {
 	r.rep.Accepted += res.accepted
 	r.rep.Duplicates += res.duplicates
 	r.rep.Invalid += res.invalidCount
-	for _, inv := range res.invalid {
-		if len(r.rep.InvalidSamples) < maxSamples {
-			r.rep.InvalidSamples = append(r.rep.InvalidSamples, inv)
-		}
-	}
+	r.rep.InvalidSamples = append(r.rep.InvalidSamples, res.invalid[:min(len(res.invalid), maxSamples-len(r.rep.InvalidSamples))]...)
 	r.rep.Windows += res.windows
 	if !res.maxEvent.IsZero() && res.maxEvent.After(r.floor) {
 		r.floor = res.maxEvent
@@ -318,9 +291,8 @@ func (r *runner) closeSegment(ctx context.Context) error {
 	return err
 }
 
-// handleTime is the processing time orders are handled at: one largest
-// idle timeout before the start, so that a final tick at the start finds
-// every aggregation's source idle and moves W to start - D.
+// handleTime is one largest idle timeout before the start, so that a final
+// tick at the start finds every source idle and moves W to start - D.
 func (r *runner) handleTime() time.Time {
 	var idle time.Duration
 	for _, s := range r.opts.Specs {
@@ -344,15 +316,13 @@ func reasonOf(err error) string {
 	return "invalid: " + err.Error()
 }
 
-// Dates is an inclusive range of UTC dates. The zero value (Set false)
-// means every date.
+// Dates is an inclusive range of UTC dates; the zero value is every date.
 type Dates struct {
 	From, To int32 // days since 1970-01-01
 	Set      bool
 }
 
-// ParseDates reads "YYYY-MM-DD..YYYY-MM-DD" or a single "YYYY-MM-DD"; ""
-// is every date.
+// ParseDates reads "YYYY-MM-DD..YYYY-MM-DD", "YYYY-MM-DD" or "".
 func ParseDates(s string) (Dates, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -374,7 +344,6 @@ func ParseDates(s string) (Dates, error) {
 	return d, nil
 }
 
-// Contains reports whether t's UTC date is in the range.
 func (d Dates) Contains(t time.Time) bool {
 	if !d.Set {
 		return true
@@ -390,7 +359,6 @@ func (d Dates) String() string {
 	return warehouse.FormatDate(d.From) + ".." + warehouse.FormatDate(d.To)
 }
 
-// WriteText renders the report for a person.
 func (r Report) WriteText(w io.Writer) error {
 	dates := cmp.Or(r.Dates, "all dates")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -434,4 +402,74 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintln(w)
 	return err
+}
+
+// The source query parameter of the replay endpoint.
+const (
+	SourceJSONL = "jsonl"                // the request body is an orders JSONL (the default)
+	SourceTable = "lineas_pedido"        // replay lineas_pedido; no body
+	ContentType = "application/x-ndjson" // of a JSONL request body
+)
+
+// Handler serves a replay for the local server, which holds the warehouse
+// file a CLI process cannot open: POST ?dates=A..B[&source=S]. It answers
+// the Report as JSON (also when windows were refused: Report.OK says so),
+// 400 for a bad request or input, 409 while another replay runs, 500 when a
+// replay failed (the body says what was done).
+type Handler struct {
+	wh   Warehouse
+	opts Options
+	busy sync.Mutex
+}
+
+// NewHandler serves Run with opts but for Dates, which each request sets.
+func NewHandler(wh Warehouse, opts Options) *Handler {
+	return &Handler{wh: wh, opts: opts}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "use POST", http.StatusMethodNotAllowed)
+		return
+	}
+	q := r.URL.Query()
+	dates, err := ParseDates(q.Get("dates"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var src Source
+	name := ""
+	switch q.Get("source") {
+	case "", SourceJSONL:
+		src, name = NewJSONL(r.Body), "orders JSONL"
+	case SourceTable:
+		src, name = NewTable(h.wh, dates), SourceTable
+	default:
+		http.Error(w, fmt.Sprintf("source %q: want %s or %s", q.Get("source"), SourceJSONL, SourceTable), http.StatusBadRequest)
+		return
+	}
+	if !h.busy.TryLock() {
+		http.Error(w, "another replay is running", http.StatusConflict)
+		return
+	}
+	defer h.busy.Unlock()
+	opts := h.opts
+	opts.Dates = dates
+	rep, err := Run(r.Context(), h.wh, src, name, opts)
+	if err != nil {
+		code := http.StatusInternalServerError
+		var ie *InputError
+		if errors.As(err, &ie) {
+			code = http.StatusBadRequest
+		}
+		b, _ := json.Marshal(rep)
+		http.Error(w, fmt.Sprintf("%v\nreport so far: %s", err, b), code)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(rep)
 }

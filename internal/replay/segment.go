@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
 	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -38,7 +42,6 @@ type segment struct {
 	err error
 }
 
-// segmentResult is what a segment adds to the Report.
 type segmentResult struct {
 	accepted, duplicates int64
 	invalidCount         int64
@@ -75,9 +78,8 @@ func openSegment(ctx context.Context, g *guard, opts Options, handle time.Time) 
 	return s, nil
 }
 
-// closable reports whether an order at event time t may start a new
-// segment: in every aggregation its window is not the running segment's
-// newest (the Cut promises no later order goes back further).
+// closable reports whether an order at event time t, at a Cut, may start a
+// new segment: in every aggregation its window is not the segment's newest.
 func (s *segment) closable(t time.Time) bool {
 	if s.maxEvent.IsZero() {
 		return false
@@ -90,9 +92,8 @@ func (s *segment) closable(t time.Time) bool {
 	return true
 }
 
-// feed hands a valid order to its worker. Every message of one pedido_id
-// goes to the same worker, in input order, so which duplicate counts does
-// not depend on scheduling.
+// feed hands a valid order to its worker: one worker per pedido_id, in
+// input order, so which duplicate counts does not depend on scheduling.
 func (s *segment) feed(ctx context.Context, m Message, o order.Order) error {
 	if o.EventTime.After(s.maxEvent) {
 		s.maxEvent = o.EventTime
@@ -165,19 +166,12 @@ func (s *segment) drain() {
 	s.wg.Wait()
 }
 
-// close waits for the handled orders, runs the final tick and removes the
-// segment's state. start is the replay's start: the tick runs at the
-// later of start and the first time the newest window's lateness is over.
-func (s *segment) close(ctx context.Context, start time.Time) (segmentResult, error) {
+// close waits for the handled orders, runs the final tick at the later of
+// start and the end of the newest window's lateness, and removes the state.
+func (s *segment) close(ctx context.Context, start time.Time) (res segmentResult, err error) {
+	defer func() { err = errors.Join(err, s.abort()) }()
 	s.drain()
-	res, err := s.finalTick(ctx, start)
-	return res, errors.Join(err, s.abort())
-}
-
-func (s *segment) finalTick(ctx context.Context, start time.Time) (segmentResult, error) {
-	s.mu.Lock()
-	res, err := s.res, s.err
-	s.mu.Unlock()
+	res, err = s.res, s.err // the workers are done: no lock needed
 	res.maxEvent = s.maxEvent
 	if err != nil {
 		return res, fmt.Errorf("replay: %w", err)
@@ -187,8 +181,7 @@ func (s *segment) finalTick(ctx context.Context, start time.Time) (segmentResult
 	}
 	end := start
 	for _, sp := range s.specs {
-		// W = now - D once the source is idle, and W >= end + L expires
-		// the window: the end of time for this input.
+		// W = now - D once idle, and W >= end + L expires the window.
 		if t := sp.WindowOf(s.maxEvent).End.Add(sp.AllowedLateness + sp.OutOfOrderness); t.After(end) {
 			end = t
 		}
@@ -204,9 +197,7 @@ func (s *segment) finalTick(ctx context.Context, start time.Time) (segmentResult
 		case at.Pending > 0:
 			return res, fmt.Errorf("replay: %d rows of %s were not written; run the replay again", at.Pending, at.Aggregation)
 		case len(at.Panes) != at.Visited || at.Expired != at.Visited:
-			// No tick ran before this one, so it folds every order of the
-			// segment: each (window, key) it visits must emit its one
-			// pane and close.
+			// The only tick: each (window, key) must emit its one pane and close.
 			return res, fmt.Errorf("replay: the final tick of %s closed %d and emitted %d panes for %d (window, key)s, want all",
 				at.Aggregation, at.Expired, len(at.Panes), at.Visited)
 		}
@@ -221,7 +212,6 @@ func (s *segment) finalTick(ctx context.Context, start time.Time) (segmentResult
 	return res, nil
 }
 
-// abort stops the workers and deletes the segment's state.
 func (s *segment) abort() error {
 	s.cancel()
 	s.drain()
@@ -233,4 +223,175 @@ func (s *segment) abort() error {
 		return fmt.Errorf("replay: remove segment state %s: %w", s.dir, err)
 	}
 	return nil
+}
+
+// guard is the segments' stream.Sink: it writes a replayed pane only to a
+// window with no pane yet (see the package comment), and drops the dead
+// letters, which the Report counts instead.
+type guard struct {
+	wh   Warehouse
+	keys map[string]keyColumn // by aggregation
+	cols columns
+
+	mu              sync.Mutex
+	written         int64
+	unchanged       int64
+	conflicts       int64
+	conflictSamples []Conflict
+}
+
+var _ stream.Sink = (*guard)(nil)
+
+type columns struct {
+	agg, start, index, timing, importe, pedidos, unidades int
+}
+
+type keyColumn struct {
+	table string
+	name  string
+	pos   int
+}
+
+func newGuard(wh Warehouse, specs []window.Spec) *guard {
+	t, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
+	if err != nil {
+		panic(err) // the embedded schemas are part of the build
+	}
+	// Every panes table is the template with the key column renamed.
+	g := &guard{wh: wh, keys: map[string]keyColumn{}, cols: columns{
+		agg: t.Column("aggregation"), start: t.Column("window_start"),
+		index: t.Column("pane_index"), timing: t.Column("timing"), importe: t.Column("importe"),
+		pedidos: t.Column("pedidos"), unidades: t.Column("unidades"),
+	}}
+	for _, s := range specs {
+		k := keyColumn{table: stream.PanesTable(s.Name), name: s.KeyField, pos: -1}
+		if pt, err := stream.PanesTableOf(s); err == nil {
+			k.table, k.pos = pt.Name, pt.Column(s.KeyField)
+		}
+		g.keys[s.Name] = k
+	}
+	return g
+}
+
+func (g *guard) counts() (written, unchanged, conflicts int64, samples []Conflict) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.written, g.unchanged, g.conflicts, slices.Clone(g.conflictSamples)
+}
+
+func (g *guard) Append(ctx context.Context, table string, rows []warehouse.Row) error {
+	if table == warehouse.PedidosDescartados {
+		return nil
+	}
+	if !slices.ContainsFunc(slices.Collect(maps.Values(g.keys)), func(k keyColumn) bool { return k.table == table }) {
+		return fmt.Errorf("replay: unexpected rows for table %s", table)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	byAgg := map[string][]replayed{}
+	for _, r := range rows {
+		p, err := g.decode(r)
+		if err != nil {
+			return err
+		}
+		byAgg[p.agg] = append(byAgg[p.agg], p)
+	}
+	var write []warehouse.Row
+	var refused []Conflict
+	unchanged := int64(0)
+	for _, agg := range slices.Sorted(maps.Keys(byAgg)) {
+		ps := byAgg[agg]
+		existing, err := g.existing(ctx, agg, ps)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			have := existing[cellKey{p.start, p.key}]
+			switch {
+			case len(have) == 0:
+				write = append(write, p.row)
+			case len(have) == 1 && have[0].same(p):
+				unchanged++
+			default:
+				latest := have[len(have)-1]
+				refused = append(refused, Conflict{
+					Aggregation: agg, WindowStart: p.start, Key: p.key, Replay: p.measures, Existing: len(have),
+					Latest: fmt.Sprintf("%s #%d %s/%d/%d", latest.timing, latest.index,
+						render.Money(latest.measures.Importe), latest.measures.Pedidos, latest.measures.Unidades),
+				})
+			}
+		}
+	}
+	if len(write) > 0 {
+		if err := g.wh.Append(ctx, table, write); err != nil {
+			return err
+		}
+	}
+	g.written += int64(len(write))
+	g.unchanged += unchanged
+	g.conflicts += int64(len(refused))
+	for _, c := range refused {
+		if len(g.conflictSamples) < maxSamples {
+			g.conflictSamples = append(g.conflictSamples, c)
+		}
+	}
+	return nil
+}
+
+type replayed struct {
+	row      warehouse.Row
+	agg, key string
+	start    time.Time
+	index    int64
+	timing   string
+	measures window.Measures
+}
+
+type cellKey struct {
+	start time.Time
+	key   string
+}
+
+func (p replayed) same(o replayed) bool {
+	return p.index == o.index && p.timing == o.timing && p.measures == o.measures
+}
+
+func (g *guard) decode(r warehouse.Row) (replayed, error) {
+	v := r.Values
+	c := g.cols
+	if len(v) <= max(c.agg, c.start, c.index, c.timing, c.importe, c.pedidos, c.unidades) {
+		return replayed{}, fmt.Errorf("replay: pane row %s has %d values", r.ID, len(v))
+	}
+	p := replayed{row: r, agg: v[c.agg].Str, start: v[c.start].Time.UTC(), index: v[c.index].Int, timing: v[c.timing].Str,
+		measures: window.Measures{Importe: v[c.importe].Dec, Pedidos: v[c.pedidos].Int, Unidades: v[c.unidades].Int}}
+	k, ok := g.keys[p.agg]
+	if !ok {
+		return replayed{}, fmt.Errorf("replay: pane row %s of unknown aggregation %q", r.ID, p.agg)
+	}
+	if k.pos < 0 || k.pos >= len(v) {
+		return replayed{}, fmt.Errorf("replay: pane row %s: no key column %s", r.ID, k.name)
+	}
+	p.key = v[k.pos].Str
+	return p, nil
+}
+
+// existing reads the panes already there for the windows of ps, by
+// (window_start, key), in pane_index order.
+func (g *guard) existing(ctx context.Context, agg string, ps []replayed) (map[cellKey][]replayed, error) {
+	starts := map[time.Time]bool{}
+	for _, p := range ps {
+		starts[p.start] = true
+	}
+	panes, err := warehouse.ReadPanes(ctx, g.wh, agg, agg, slices.SortedFunc(maps.Keys(starts), time.Time.Compare))
+	if err != nil {
+		return nil, fmt.Errorf("replay: read existing panes of %s: %w", agg, err)
+	}
+	out := map[cellKey][]replayed{}
+	for _, pn := range panes {
+		p := replayed{start: pn.WindowStart, key: pn.Key, index: pn.PaneIndex, timing: pn.Timing,
+			measures: window.Measures{Importe: pn.Importe, Pedidos: pn.Pedidos, Unidades: pn.Unidades}}
+		k := cellKey{p.start, p.key}
+		out[k] = append(out[k], p)
+	}
+	return out, nil
 }

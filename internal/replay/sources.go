@@ -15,18 +15,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// EventHour is the UTC hour of the event time given to an order of
-// lineas_pedido, which has a date and no time (see the package comment).
-const EventHour = 12
-
-// EventTimeOf is the event time of an order of lineas_pedido dated day.
-func EventTimeOf(day int32) time.Time {
-	return warehouse.DayTime(day).Add(EventHour * time.Hour)
-}
-
-// Table reads the orders of lineas_pedido one date at a time (each date's
-// orders are the most held in memory), in date order, each date starting
-// with a Cut.
+// Table reads the orders of lineas_pedido one date at a time, in date
+// order, each date starting with a Cut.
 type Table struct {
 	r     warehouse.Reader
 	dates Dates
@@ -38,15 +28,11 @@ type Table struct {
 	day    int32
 }
 
-var _ Source = (*Table)(nil)
-
-// NewTable reads lineas_pedido through r (warehouse.ReadLineDates and
-// ReadDayOrders), for dates (zero: all).
+// NewTable reads lineas_pedido through r for dates (zero: all).
 func NewTable(r warehouse.Reader, dates Dates) *Table {
 	return &Table{r: r, dates: dates}
 }
 
-// Next implements Source.
 func (t *Table) Next(ctx context.Context) (Message, error) {
 	if t.days == nil {
 		if err := t.listDays(ctx); err != nil {
@@ -89,28 +75,22 @@ func (t *Table) listDays(ctx context.Context) error {
 	return nil
 }
 
-// summarySKU names the one line of a replayed order, which carries the sum
-// of its lines' quantities.
-const summarySKU = "*"
-
-var _ KeyLimited = (*Table)(nil)
-
 // Keeps implements KeyLimited: a replayed order keeps its country and
-// customer, but its lines are one summary line (no SKU, no price).
+// customer, but its lines are one summary line (SKU "*", no price).
 func (t *Table) Keeps(keyField string) bool { return keyField == "pais" || keyField == "cliente_id" }
 
 func (t *Table) message(r warehouse.DayOrder) (Message, error) {
 	id := r.PedidoID
 	m := Message{
 		ID:         warehouse.LineasPedido + "/" + warehouse.FormatDate(t.day) + "/" + id,
-		Attributes: map[string]string{order.EventTimeAttribute: EventTimeOf(t.day).Format(time.RFC3339)},
+		Attributes: map[string]string{order.EventTimeAttribute: warehouse.DayTime(t.day).Add(12 * time.Hour).Format(time.RFC3339)},
 	}
 	if r.Pais != r.PaisMax {
 		m.Invalid = fmt.Sprintf("invalid: the lines of pedido_id %s name several countries (%s, %s)", id, r.Pais, r.PaisMax)
 		return m, nil
 	}
 	o := order.Order{PedidoID: id, Pais: r.Pais, ImporteTotal: r.Importe, ClienteID: r.ClienteID,
-		Lineas: []order.Line{{SKU: summarySKU, Cantidad: r.Unidades}}}
+		Lineas: []order.Line{{SKU: "*", Cantidad: r.Unidades}}}
 	var err error
 	if m.Data, err = json.Marshal(o); err != nil {
 		return Message{}, err
@@ -118,36 +98,22 @@ func (t *Table) message(r warehouse.DayOrder) (Message, error) {
 	return m, nil
 }
 
-// maxLine bounds one JSONL line, as local.ReadSteps does.
-const maxLine = 10 << 20
-
 // JSONL reads an orders file in the format of `alpipe publish`
-// (local.ReadSteps), line by line, never holding the file:
-//
-//	{"momento_evento": "...", "pedido": {...}, "llegada": "...", "nota": "..."}
-//	{"momento_evento": "...", "pedido_id": "...", ...}   (the order itself)
-//	{"tick": "..."}
-//
+// (local.ReadSteps) line by line, never holding the file (ReadSteps does).
 // Ticks and arrival times (llegada) belong to live stories and are ignored:
-// a replay decides its watermark itself. Blank lines are skipped; a line
-// that is not a JSON object stops the replay with an *InputError. It is
-// parsed here rather than with local.ReadSteps, which reads the whole file
-// (and package local mounts this package's handler).
+// a replay decides its watermark itself. A line that is not a JSON object
+// stops the replay with an *InputError.
 type JSONL struct {
 	sc   *bufio.Scanner
 	line int
 }
 
-var _ Source = (*JSONL)(nil)
-
-// NewJSONL reads orders from r.
 func NewJSONL(r io.Reader) *JSONL {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
+	sc.Buffer(make([]byte, 64<<10), 10<<20) // local.ReadSteps' line limit
 	return &JSONL{sc: sc}
 }
 
-// Next implements Source.
 func (j *JSONL) Next(ctx context.Context) (Message, error) {
 	for {
 		if err := ctx.Err(); err != nil {

@@ -18,30 +18,16 @@ import (
 	bqwarehouse "github.com/alpinashop/alpipe/internal/warehouse/bigquery"
 )
 
-// bigQueryOptions points the client at BIGQUERY_EMULATOR_HOST when set, the
-// way the storage and Firestore clients honour their emulator variables:
-// plain HTTP and no credentials.
-func bigQueryOptions(b config.Backends) []option.ClientOption {
-	if b.BigQueryEndpoint == "" {
-		return nil
-	}
-	return []option.ClientOption{
-		option.WithEndpoint("http://" + b.BigQueryEndpoint + "/bigquery/v2/"),
-		option.WithoutAuthentication(),
-	}
-}
-
 // openObjects opens the Cloud Storage adapter (opts.Storage when given).
 func (a *App) openObjects(ctx context.Context, opts Options) (*objects.GCS, error) {
-	client := opts.Storage
-	if client == nil {
-		c, err := objects.NewClient(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("cloud storage client: %w", err)
-		}
-		a.closers = append(a.closers, c.Close)
-		client = c
+	if opts.Storage != nil {
+		return objects.NewGCS(opts.Storage)
 	}
+	client, err := objects.NewClient(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cloud storage client: %w", err)
+	}
+	a.closers = append(a.closers, client.Close)
 	return objects.NewGCS(client)
 }
 
@@ -72,9 +58,8 @@ func (a *App) openStore(ctx context.Context, b config.Backends) (docstore.Store,
 }
 
 // openWarehouse opens the warehouse WAREHOUSE selects. BigQuery with a
-// staging bucket opens the Cloud Storage adapter too, as a.Objects: only a
-// function that loads files stages them, and the stream services append
-// rows and must start without a staging bucket or a storage client.
+// staging bucket opens the Cloud Storage adapter too, as a.Objects: the
+// stream services append rows and must start without either.
 func (a *App) openWarehouse(ctx context.Context, b config.Backends, opts Options) (Warehouse, error) {
 	switch b.Warehouse {
 	case config.DuckDB:
@@ -93,7 +78,13 @@ func (a *App) openWarehouse(ctx context.Context, b config.Backends, opts Options
 		}
 		return ew, nil
 	case config.BigQuery:
-		client, err := bigquery.NewClient(ctx, b.Project, bigQueryOptions(b)...)
+		var copts []option.ClientOption
+		if b.BigQueryEndpoint != "" {
+			// As the storage and Firestore clients honour their emulator
+			// variables: plain HTTP and no credentials.
+			copts = append(copts, option.WithEndpoint("http://"+b.BigQueryEndpoint+"/bigquery/v2/"), option.WithoutAuthentication())
+		}
+		client, err := bigquery.NewClient(ctx, b.Project, copts...)
 		if err != nil {
 			return nil, fmt.Errorf("bigquery client: %w", err)
 		}
@@ -106,10 +97,8 @@ func (a *App) openWarehouse(ctx context.Context, b config.Backends, opts Options
 			}
 			staging = a.Objects
 		}
-		return bqwarehouse.New(client, staging, bqwarehouse.Options{
-			Project: b.Project, Dataset: b.Dataset, Location: b.Location,
-			StagingBucket: b.StagingBucket, StagingPrefix: b.StagingPrefix,
-		})
+		return bqwarehouse.New(client, staging, bqwarehouse.Options{Project: b.Project, Dataset: b.Dataset, Location: b.Location,
+			StagingBucket: b.StagingBucket, StagingPrefix: b.StagingPrefix})
 	default:
 		return nil, fmt.Errorf("WAREHOUSE=%q is not a known backend", b.Warehouse)
 	}

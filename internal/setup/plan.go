@@ -19,11 +19,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/sweep"
 )
 
-// Plan is what a process runs, from its functions' configurations: the
-// backends they name and the services they need. Two functions of one
-// process share one set of clients, so they must name the same backends,
-// and a shared service must be configured alike by both; a Plan refuses
-// anything else rather than open a second client.
+// Plan is what a process runs, from its functions' configurations. Two
+// functions of one process share one set of clients and services, so a Plan
+// refuses two that name other backends or configure a shared service
+// otherwise, rather than open a second one.
 type Plan struct {
 	backends *config.Backends
 	objects  bool
@@ -42,11 +41,8 @@ func (p *Plan) Ingest(cfg config.Ingest) error {
 	if err := p.use(cfg.Backends); err != nil {
 		return err
 	}
-	if p.ingest != nil && !reflect.DeepEqual(*p.ingest, cfg) {
-		return fmt.Errorf("two functions of this process configure the ingest service differently: %+v and %+v", *p.ingest, cfg)
-	}
-	p.ingest, p.objects = &cfg, true
-	return nil
+	p.objects = true
+	return once(&p.ingest, cfg, "the ingest service")
 }
 
 // Stream plans the stream processor over the aggregations w declares.
@@ -54,12 +50,7 @@ func (p *Plan) Stream(b config.Backends, w config.Window, s config.Stream) error
 	if err := p.use(b); err != nil {
 		return err
 	}
-	sp := &streamPlan{window: w, stream: s}
-	if p.stream != nil && !reflect.DeepEqual(*p.stream, *sp) {
-		return fmt.Errorf("two functions of this process configure the stream processor differently: %+v and %+v", *p.stream, *sp)
-	}
-	p.stream = sp
-	return nil
+	return once(&p.stream, streamPlan{window: w, stream: s}, "the stream processor")
 }
 
 // Sweep plans the landing sweeper of cfg, over the ingest service of
@@ -68,21 +59,23 @@ func (p *Plan) Sweep(cfg config.Sweep) error {
 	if err := p.Ingest(cfg.Ingest); err != nil {
 		return err
 	}
-	if p.sweep != nil && !reflect.DeepEqual(*p.sweep, cfg) {
-		return fmt.Errorf("two functions of this process configure the sweeper differently: %+v and %+v", *p.sweep, cfg)
-	}
-	p.sweep = &cfg
-	return nil
+	return once(&p.sweep, cfg, "the sweeper")
 }
 
 func (p *Plan) use(b config.Backends) error {
-	if p.backends == nil {
-		p.backends = &b
-		return nil
-	}
-	if *p.backends != b {
+	if p.backends != nil && *p.backends != b {
 		return fmt.Errorf("two functions of this process name different backends (%+v and %+v): one process has one set of clients", *p.backends, b)
 	}
+	p.backends = &b
+	return nil
+}
+
+// once plans cfg for what unless another function planned it otherwise.
+func once[T any](planned **T, cfg T, what string) error {
+	if *planned != nil && !reflect.DeepEqual(**planned, cfg) {
+		return fmt.Errorf("two functions of this process configure %s differently: %+v and %+v", what, **planned, cfg)
+	}
+	*planned = &cfg
 	return nil
 }
 
@@ -124,18 +117,13 @@ func Build(ctx context.Context, plan Plan, opts Options) (_ *App, err error) {
 		if a.Ledger, err = ledger.New(a.Store, ledger.Options{Lease: cfg.Lease}); err != nil {
 			return nil, err
 		}
-		feeds, ferr := contract.Default()
-		if ferr != nil {
-			return nil, ferr
+		feeds, err := contract.Default()
+		if err != nil {
+			return nil, err
 		}
-		if a.Ingest, err = ingest.New(a.Objects, a.Ledger, a.Warehouse, feeds, ingest.Config{
-			QuarantineBucket: cfg.QuarantineBucket,
-			QuarantinePrefix: cfg.QuarantinePrefix,
-			LandingBucket:    cfg.LandingBucket,
-			LandingPrefixes:  cfg.LandingPrefixes,
-			MaxRecordBytes:   cfg.MaxRecordBytes,
-			Deadline:         cfg.Deadline,
-		}, a.Now, a.Log); err != nil {
+		if a.Ingest, err = ingest.New(a.Objects, a.Ledger, a.Warehouse, feeds, ingest.Config{QuarantineBucket: cfg.QuarantineBucket,
+			QuarantinePrefix: cfg.QuarantinePrefix, LandingBucket: cfg.LandingBucket, LandingPrefixes: cfg.LandingPrefixes,
+			MaxRecordBytes: cfg.MaxRecordBytes, Deadline: cfg.Deadline}, a.Now, a.Log); err != nil {
 			return nil, err
 		}
 	}
@@ -145,18 +133,11 @@ func Build(ctx context.Context, plan Plan, opts Options) (_ *App, err error) {
 		}
 	}
 	if cfg := plan.sweep; cfg != nil {
-		// The ingest service of this process, built from the same
-		// configuration, so a swept file takes exactly the path of a drop.
-		if a.Sweeper, err = sweep.New(a.Objects, a.Ledger, reingest.Direct{Service: a.Ingest}, sweep.Options{
-			Bucket:      cfg.LandingBucket,
-			Prefixes:    cfg.LandingPrefixes,
-			Window:      cfg.Window,
-			Grace:       cfg.Grace,
-			MaxObjects:  cfg.MaxObjects,
-			Concurrency: cfg.Concurrency,
-			Now:         a.Now,
-			Log:         a.Log,
-		}); err != nil {
+		// Over this process's ingest service, so a swept file takes exactly
+		// the path of a drop.
+		if a.Sweeper, err = sweep.New(a.Objects, a.Ledger, reingest.Direct{Service: a.Ingest}, sweep.Options{Bucket: cfg.LandingBucket,
+			Prefixes: cfg.LandingPrefixes, Window: cfg.Window, Grace: cfg.Grace, MaxObjects: cfg.MaxObjects, Concurrency: cfg.Concurrency,
+			Now: a.Now, Log: a.Log}); err != nil {
 			return nil, err
 		}
 	}

@@ -44,33 +44,23 @@ func TestPlanRefusesTwoSetsOfClients(t *testing.T) {
 	sweep := load[config.Sweep](t, base)
 	sweepLate := load[config.Sweep](t, map[string]string{"ALPIPE_DATA_DIR": "a", "SWEEP_GRACE": "1h"})
 
+	type step = func(*setup.Plan) error
+	ingest := func(c config.Ingest) step { return func(p *setup.Plan) error { return p.Ingest(c) } }
+	watermarkStream := func(c config.Watermark) step {
+		return func(p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) }
+	}
+	sweepOf := func(c config.Sweep) step { return func(p *setup.Plan) error { return p.Sweep(c) } }
 	tests := []struct {
 		name    string
-		steps   []func(*setup.Plan) error
+		steps   []step
 		wantErr string // "" = every step accepted
 	}{
-		{name: "every function of one environment", steps: []func(*setup.Plan) error{
-			func(p *setup.Plan) error { return p.Ingest(ingestA) },
-			func(p *setup.Plan) error { return p.Stream(orders.Backends, orders.Window, orders.Stream) },
-			func(p *setup.Plan) error { return p.Stream(watermark.Backends, watermark.Window, watermark.Stream) },
-			func(p *setup.Plan) error { return p.Sweep(sweep) },
-		}},
-		{name: "another data folder", wantErr: "different backends", steps: []func(*setup.Plan) error{
-			func(p *setup.Plan) error { return p.Ingest(ingestA) },
-			func(p *setup.Plan) error { return p.Stream(watermarkB.Backends, watermarkB.Window, watermarkB.Stream) },
-		}},
-		{name: "another ingest service", wantErr: "ingest service differently", steps: []func(*setup.Plan) error{
-			func(p *setup.Plan) error { return p.Ingest(ingestA) },
-			func(p *setup.Plan) error { return p.Ingest(ingestQ) },
-		}},
-		{name: "the sweeper's ingest differs from IngestCSV's", wantErr: "different backends", steps: []func(*setup.Plan) error{
-			func(p *setup.Plan) error { return p.Ingest(ingestB) },
-			func(p *setup.Plan) error { return p.Sweep(sweep) },
-		}},
-		{name: "two sweepers", wantErr: "sweeper differently", steps: []func(*setup.Plan) error{
-			func(p *setup.Plan) error { return p.Sweep(sweep) },
-			func(p *setup.Plan) error { return p.Sweep(sweepLate) },
-		}},
+		{"every function of one environment", []step{ingest(ingestA),
+			func(p *setup.Plan) error { return p.Stream(orders.Backends, orders.Window, orders.Stream) }, watermarkStream(watermark), sweepOf(sweep)}, ""},
+		{"another data folder", []step{ingest(ingestA), watermarkStream(watermarkB)}, "different backends"},
+		{"another ingest service", []step{ingest(ingestA), ingest(ingestQ)}, "ingest service differently"},
+		{"the sweeper's ingest differs from IngestCSV's", []step{ingest(ingestB), sweepOf(sweep)}, "different backends"},
+		{"two sweepers", []step{sweepOf(sweep), sweepOf(sweepLate)}, "sweeper differently"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,49 +90,28 @@ func TestBuildBuildsWhatThePlanNames(t *testing.T) {
 	type parts struct{ Objects, Store, Warehouse, Ledger, Ingest, Stream, Sweeper bool }
 	tests := []struct {
 		name         string
-		plan         func(t *testing.T, env map[string]string) setup.Plan
+		plan         func(t *testing.T, p *setup.Plan, env map[string]string) error
 		want         parts
 		wantProblems []string
 	}{
-		{
-			name: "no function",
-			plan: func(*testing.T, map[string]string) setup.Plan { return setup.Plan{} },
-			wantProblems: []string{
-				"files: no ledger in this process",
-				"stream: no stream processor in this process",
-				"discarded: no warehouse in this process",
-			},
+		{"no function", func(*testing.T, *setup.Plan, map[string]string) error { return nil }, parts{},
+			[]string{"files: no ledger in this process", "stream: no stream processor in this process", "discarded: no warehouse in this process"}},
+		{"the stream alone", func(t *testing.T, p *setup.Plan, env map[string]string) error {
+			c := load[config.Watermark](t, env)
+			return p.Stream(c.Backends, c.Window, c.Stream)
+		}, parts{Store: true, Warehouse: true, Stream: true}, []string{"files: no ledger in this process"}},
+		{"the sweeper alone", func(t *testing.T, p *setup.Plan, env map[string]string) error {
+			return p.Sweep(load[config.Sweep](t, env))
 		},
-		{
-			name: "the stream alone",
-			plan: func(t *testing.T, env map[string]string) setup.Plan {
-				var p setup.Plan
-				c := load[config.Watermark](t, env)
-				if err := p.Stream(c.Backends, c.Window, c.Stream); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			},
-			want:         parts{Store: true, Warehouse: true, Stream: true},
-			wantProblems: []string{"files: no ledger in this process"},
-		},
-		{
-			name: "the sweeper alone",
-			plan: func(t *testing.T, env map[string]string) setup.Plan {
-				var p setup.Plan
-				if err := p.Sweep(load[config.Sweep](t, env)); err != nil {
-					t.Fatal(err)
-				}
-				return p
-			},
-			want:         parts{Objects: true, Store: true, Warehouse: true, Ledger: true, Ingest: true, Sweeper: true},
-			wantProblems: []string{"stream: no stream processor in this process"},
-		},
+			parts{Objects: true, Store: true, Warehouse: true, Ledger: true, Ingest: true, Sweeper: true}, []string{"stream: no stream processor in this process"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := map[string]string{"ALPIPE_DATA_DIR": t.TempDir()}
-			app, err := setup.Build(context.Background(), tt.plan(t, env), setup.Options{
+			var plan setup.Plan
+			if err := tt.plan(t, &plan, map[string]string{"ALPIPE_DATA_DIR": t.TempDir()}); err != nil {
+				t.Fatal(err)
+			}
+			app, err := setup.Build(context.Background(), plan, setup.Options{
 				Logger: logging.Discard(),
 				EmbeddedWarehouse: func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
 					return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})

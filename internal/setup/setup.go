@@ -1,10 +1,8 @@
 // Package setup wires configuration to adapters and services: it is the one
 // place that knows which backend implements which port. A program says what
-// its process runs in a Plan (package functions' wiring table fills it from
-// each function's configuration struct); Build then opens every client the
-// plan needs, once, and builds the services over them, all before the
-// process serves. Nothing is built on first use and nothing is looked up by
-// name: an App is the typed result of one Build.
+// its process runs in a Plan; Build then opens every client the plan needs,
+// once, and builds the services over them, all before the process serves.
+// An App is the typed result of one Build.
 package setup
 
 import (
@@ -33,13 +31,9 @@ type Warehouse = warehouse.Warehouse
 
 // Options are the parts of the wiring a program may provide itself.
 type Options struct {
-	// Lookup reads configuration; nil means the process environment (read
-	// by package config).
-	Lookup envconfig.Lookuper
-	// Now is the processing-time clock; nil means time.Now.
-	Now func() time.Time
-	// Logger defaults to Cloud Logging JSON on stdout.
-	Logger *slog.Logger
+	Lookup envconfig.Lookuper // nil: the process environment
+	Now    func() time.Time   // the processing-time clock; nil: time.Now
+	Logger *slog.Logger       // nil: Cloud Logging JSON on stdout
 	// EmbeddedWarehouse opens the embedded warehouse (DuckDB). Programs that
 	// link it (the CLI) set this; cmd/server does not, so WAREHOUSE=duckdb
 	// fails there at start with a clear message.
@@ -49,20 +43,16 @@ type Options struct {
 	Storage *storage.Client
 }
 
-// App is one process's clients and the services its functions run, as
-// Build made them from a Plan. A field is nil exactly when no planned
-// function uses it: a process serving only AggregateOrders has no Objects,
-// Ledger, Ingest or Sweeper.
+// App is one process's clients (one per backend) and the services its
+// functions run. A field is nil exactly when no planned function uses it.
+// IngestCSV and SweepLanding share Ingest and Ledger, so that a swept file
+// takes exactly the path of a file drop; AggregateOrders and
+// AdvanceWatermark share Stream, one processor over one store.
 type App struct {
-	// Clients, one of each for the process whatever number of functions
-	// name the same backend.
 	Objects   *objects.GCS
 	Store     docstore.Store
 	Warehouse Warehouse
 
-	// Services. IngestCSV and SweepLanding share Ingest and Ledger, so that
-	// a swept file takes exactly the path of a file drop; AggregateOrders
-	// and AdvanceWatermark share Stream, one processor over one store.
 	Ledger  *ledger.Ledger
 	Ingest  *ingest.Service
 	Stream  *stream.Processor
@@ -82,7 +72,8 @@ func (a *App) Querier() warehouse.Querier {
 }
 
 // StatusSources are the parts of this process the status report reads; a
-// part the process does not run is left out, and the report says so.
+// part the process does not run is left out (not a nil in an interface),
+// and the report says so.
 func (a *App) StatusSources() status.Sources {
 	src := status.Sources{Now: a.Now}
 	if a.Ledger != nil {

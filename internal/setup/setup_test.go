@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/setup"
-	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
@@ -50,10 +48,7 @@ func deployedEnv(t *testing.T) map[string]map[string]string {
 
 func build(t *testing.T, function string, env map[string]string) error {
 	t.Helper()
-	app, err := functions.Prepare(context.Background(), []string{function}, setup.Options{
-		Lookup: envconfig.MapLookuper(env),
-		Logger: logging.Discard(),
-	})
+	app, err := functions.Prepare(context.Background(), []string{function}, setup.Options{Lookup: envconfig.MapLookuper(env), Logger: logging.Discard()})
 	if err == nil {
 		if cerr := app.Close(); cerr != nil {
 			t.Errorf("close %s: %v", function, cerr)
@@ -70,6 +65,7 @@ func build(t *testing.T, function string, env map[string]string) error {
 // the variable, and whatever the configuration accepts must build.
 func TestConfigurationRefusesWhatConstructorsWould(t *testing.T) {
 	deployed := deployedEnv(t)
+	type env = map[string]string
 	type row struct {
 		name, function string
 		set            map[string]string
@@ -77,18 +73,18 @@ func TestConfigurationRefusesWhatConstructorsWould(t *testing.T) {
 	}
 	var tests []row
 	for _, function := range slices.Sorted(maps.Keys(deployed)) {
-		tests = append(tests, row{name: function + " as deployed", function: function})
+		tests = append(tests, row{function + " as deployed", function, nil, ""})
 	}
 	tests = append(tests, []row{
-		{name: "orders without a project", function: functions.AggregateOrdersName, set: map[string]string{"GOOGLE_CLOUD_PROJECT": ""}, wantVar: "GOOGLE_CLOUD_PROJECT"},
-		{name: "orders with a bad database ID", function: functions.AggregateOrdersName, set: map[string]string{"FIRESTORE_DATABASE": "Mi Base"}, wantVar: "FIRESTORE_DATABASE"},
-		{name: "watermark with no dataset", function: functions.AdvanceWatermarkName, set: map[string]string{"BIGQUERY_DATASET": ""}, wantVar: "BIGQUERY_DATASET"},
-		{name: "watermark with no location", function: functions.AdvanceWatermarkName, set: map[string]string{"BIGQUERY_LOCATION": ""}, wantVar: "BIGQUERY_LOCATION"},
-		{name: "watermark with a short tick lease", function: functions.AdvanceWatermarkName, set: map[string]string{"TICK_LEASE": "1s"}, wantVar: "TICK_LEASE"},
-		{name: "ingest without staging", function: functions.IngestCSVName, set: map[string]string{"STAGING_BUCKET": ""}, wantVar: "STAGING_BUCKET"},
-		{name: "ingest with a lease under the deadline", function: functions.IngestCSVName, set: map[string]string{"LEDGER_LEASE": "5m"}, wantVar: "LEDGER_LEASE"},
-		{name: "ingest with embedded state", function: functions.IngestCSVName, set: map[string]string{"STATE_STORE": "embedded"}, wantVar: "STATE_STORE"},
-		{name: "ingest with the embedded warehouse", function: functions.IngestCSVName, set: map[string]string{"WAREHOUSE": "duckdb", "STATE_STORE": "embedded", "K_SERVICE": ""}, wantVar: "WAREHOUSE"},
+		{"orders without a project", functions.AggregateOrdersName, env{"GOOGLE_CLOUD_PROJECT": ""}, "GOOGLE_CLOUD_PROJECT"},
+		{"orders with a bad database ID", functions.AggregateOrdersName, env{"FIRESTORE_DATABASE": "Mi Base"}, "FIRESTORE_DATABASE"},
+		{"watermark with no dataset", functions.AdvanceWatermarkName, env{"BIGQUERY_DATASET": ""}, "BIGQUERY_DATASET"},
+		{"watermark with no location", functions.AdvanceWatermarkName, env{"BIGQUERY_LOCATION": ""}, "BIGQUERY_LOCATION"},
+		{"watermark with a short tick lease", functions.AdvanceWatermarkName, env{"TICK_LEASE": "1s"}, "TICK_LEASE"},
+		{"ingest without staging", functions.IngestCSVName, env{"STAGING_BUCKET": ""}, "STAGING_BUCKET"},
+		{"ingest with a lease under the deadline", functions.IngestCSVName, env{"LEDGER_LEASE": "5m"}, "LEDGER_LEASE"},
+		{"ingest with embedded state", functions.IngestCSVName, env{"STATE_STORE": "embedded"}, "STATE_STORE"},
+		{"ingest with the embedded warehouse", functions.IngestCSVName, env{"WAREHOUSE": "duckdb", "STATE_STORE": "embedded", "K_SERVICE": ""}, "WAREHOUSE"},
 	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,28 +124,4 @@ func loadConfig(function string, env map[string]string) error {
 		return err
 	}
 	return config.Load(context.Background(), cfg, envconfig.MapLookuper(env))
-}
-
-// TestEveryFunctionBuildsOnEmbeddedDefaults is the laptop's composition:
-// no variable set but the data folder, the embedded store and DuckDB.
-func TestEveryFunctionBuildsOnEmbeddedDefaults(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:9")
-	for _, function := range functions.Names {
-		t.Run(function, func(t *testing.T) {
-			app, err := functions.Prepare(context.Background(), []string{function}, setup.Options{
-				Lookup: envconfig.MapLookuper(map[string]string{"ALPIPE_DATA_DIR": filepath.Join(dir, function)}),
-				Logger: logging.Discard(),
-				EmbeddedWarehouse: func(_ context.Context, b config.Backends) (setup.Warehouse, error) {
-					return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})
-				},
-			})
-			if err != nil {
-				t.Fatalf("%s does not build on the embedded defaults: %v", function, err)
-			}
-			if err := app.Close(); err != nil {
-				t.Errorf("close: %v", err)
-			}
-		})
-	}
 }

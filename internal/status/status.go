@@ -1,29 +1,39 @@
+// Package status is the morning report: did last night's files load, how
+// many rows were rejected and why, is the real-time view keeping up, and
+// what was discarded. It reads the ledger, the warehouse and the stream
+// state through small interfaces, so that the same report is built in the
+// CLI against the cloud (alpipe status --cloud), in the local server, and
+// in tests. It serves its report with Handler but owns no route: the
+// server that mounts it chooses where.
 package status
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// LedgerLister lists every ledger record, newest first (ledger.Ledger).
+// LedgerLister lists every ledger record, newest first.
 type LedgerLister interface {
 	List(ctx context.Context) ([]ledger.Record, error)
 }
 
-// StreamStatus reads the real-time aggregation's state (stream.Processor).
 type StreamStatus interface {
 	Status(ctx context.Context, now time.Time) ([]stream.AggregationStatus, error)
 	DeadLettersPending(ctx context.Context) (int, error)
@@ -35,10 +45,9 @@ type Sources struct {
 	Ledger    LedgerLister
 	Warehouse warehouse.Reader // the named reads discard_counts and discard_reasons
 	Stream    StreamStatus
-	Now       func() time.Time // processing time; default time.Now
+	Now       func() time.Time // default time.Now
 }
 
-// Options shape a report.
 type Options struct {
 	Since    time.Duration // how far back files and discards count; default 24h
 	MaxFiles int           // files listed, newest first; default 50
@@ -47,9 +56,6 @@ type Options struct {
 // DefaultSince is the morning question's horizon: last night's files.
 const DefaultSince = 24 * time.Hour
 
-// Report answers the morning questions: did last night's files load, how
-// many rows were rejected and why, is the real-time view keeping up, and
-// how many messages were dead-lettered or dropped as too late.
 type Report struct {
 	Now       time.Time      `json:"now"`
 	Since     time.Time      `json:"since"`
@@ -61,29 +67,21 @@ type Report struct {
 
 // FilesReport is the ledger since Report.Since.
 type FilesReport struct {
-	// States counts the files started since Since, per ledger state.
-	States map[ledger.State]int `json:"states"`
-	// Rows are the rows of those files; Rejects the quarantined rows per
-	// reject code.
-	RowsRead        int64            `json:"rows_read"`
-	RowsLoaded      int64            `json:"rows_loaded"`
-	RowsQuarantined int64            `json:"rows_quarantined"`
-	Rejects         map[string]int64 `json:"rejects,omitempty"`
+	States          map[ledger.State]int `json:"states"` // of the files started since Since
+	RowsRead        int64                `json:"rows_read"`
+	RowsLoaded      int64                `json:"rows_loaded"`
+	RowsQuarantined int64                `json:"rows_quarantined"`
+	Rejects         map[string]int64     `json:"rejects,omitempty"`
 	// Attention lists the files a person may have to act on: every FAILED
 	// or IN_PROGRESS one however old, and those REJECTED since Since, or
 	// DONE with a reason (loaded, but the refresh left a daily sum out of
 	// its column's range: see ingest's "refresh overflow").
-	Attention []FileLine `json:"attention,omitempty"`
-	// Recent lists the files started since Since, newest first, up to
-	// MaxFiles; Omitted counts the rest.
-	Recent  []FileLine `json:"recent"`
-	Omitted int        `json:"omitted,omitempty"`
-	// Drift lists the columns by which files since Since differed from
-	// their contracts (schema drift), with when each was first seen.
-	Drift []DriftLine `json:"drift,omitempty"`
+	Attention []FileLine  `json:"attention,omitempty"`
+	Recent    []FileLine  `json:"recent"` // newest first, up to MaxFiles
+	Omitted   int         `json:"omitted,omitempty"`
+	Drift     []DriftLine `json:"drift,omitempty"`
 }
 
-// FileLine is one ledger record, as a person reads it.
 type FileLine struct {
 	Object      string           `json:"object"` // gs://bucket/name#generation
 	Feed        string           `json:"feed,omitempty"`
@@ -98,9 +96,7 @@ type FileLine struct {
 	Reason      string           `json:"reason,omitempty"`
 	Quarantine  string           `json:"quarantine,omitempty"`
 	DuplicateOf string           `json:"duplicate_of,omitempty"`
-	// Drift is how the file's header differed from its contract (columns
-	// added, columns missing); absent when it matched.
-	Drift *ledger.Drift `json:"drift,omitempty"`
+	Drift       *ledger.Drift    `json:"drift,omitempty"`
 	// For IN_PROGRESS: how long the attempt has run, and how long its lease
 	// still holds (negative: expired, so the next delivery takes over).
 	RunningSeconds   int64 `json:"running_seconds,omitempty"`
@@ -108,29 +104,23 @@ type FileLine struct {
 	LeaseExpired     bool  `json:"lease_expired,omitempty"`
 }
 
-// StreamReport is one aggregation's real-time state.
 type StreamReport struct {
 	Aggregation  string    `json:"aggregation"`
 	Watermark    time.Time `json:"watermark,omitzero"` // zero: no order accepted yet
 	LagSeconds   int64     `json:"lag_seconds"`        // now - watermark
 	MaxEventTime time.Time `json:"max_event_time,omitzero"`
 	LastAccepted time.Time `json:"last_accepted,omitzero"`
-	// OpenWindows counts the open (window, key)s: the keys in the
-	// windows' state, so the orders a tick has folded in.
-	OpenWindows int `json:"open_windows"`
-	// Windows groups the open (window, key)s by window, oldest first.
+	// OpenWindows counts the open (window, key)s the ticks have folded in;
+	// Windows groups them by window, oldest first.
+	OpenWindows int          `json:"open_windows"`
 	Windows     []WindowLine `json:"windows,omitempty"`
 	Outbox      int          `json:"outbox"` // rows waiting for the warehouse
 	TickRunning bool         `json:"tick_running,omitempty"`
-	// Failing are the windows the ticks cannot process, with their error
-	// (no key: layout 3 keeps state per window; a key names a previous
-	// layout's cell, met during the upgrade), and documents this report
-	// could not read: every other window goes on, these are retried at
-	// every tick.
+	// Failing are the windows (with a key: a previous layout's cell) and
+	// documents the ticks cannot process; every other window goes on.
 	Failing []FailingLine `json:"failing,omitempty"`
 }
 
-// FailingLine is a window (or a document of one) the ticks cannot process.
 type FailingLine struct {
 	Document    string    `json:"document"`
 	WindowStart time.Time `json:"window_start,omitzero"`
@@ -140,46 +130,34 @@ type FailingLine struct {
 	Error       string    `json:"error"`
 }
 
-// WindowLine is one open window and its keys.
 type WindowLine struct {
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	Keys  []string  `json:"keys"`
-	// OnTimeOwed counts the keys whose ON_TIME pane is still to come.
-	OnTimeOwed int   `json:"on_time_owed"`
-	Panes      int64 `json:"panes"` // panes emitted so far, all keys
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
+	Keys       []string  `json:"keys"`
+	OnTimeOwed int       `json:"on_time_owed"` // keys whose ON_TIME pane is still to come
+	Panes      int64     `json:"panes"`        // emitted so far, all keys
 }
 
-// DiscardReport counts pedidos_descartados: invalid messages (dead-lettered)
-// and orders dropped as too late.
+// DiscardReport counts pedidos_descartados since Report.Since, and in all.
 type DiscardReport struct {
-	Invalid      int64         `json:"invalid"`  // since Report.Since
-	TooLate      int64         `json:"too_late"` // since Report.Since
+	Invalid      int64         `json:"invalid"` // dead-lettered
+	TooLate      int64         `json:"too_late"`
 	InvalidTotal int64         `json:"invalid_total"`
 	TooLateTotal int64         `json:"too_late_total"`
-	Reasons      []ReasonCount `json:"reasons,omitempty"` // since Since, most frequent first
-	// Pending counts invalid messages' rows not yet in the warehouse.
-	Pending int `json:"pending"`
+	Reasons      []ReasonCount `json:"reasons,omitempty"` // most frequent first
+	Pending      int           `json:"pending"`           // dead letters not yet in the warehouse
 }
 
-// ReasonCount is how often one discard reason occurred.
 type ReasonCount struct {
 	Reason string `json:"reason"`
 	Count  int64  `json:"count"`
 }
 
-// maxReasons bounds the discard reasons listed.
-const maxReasons = 10
-
 // BuildReport reads every source. It never fails as a whole: a source that
 // cannot be read leaves its section out and says why in Problems.
 func BuildReport(ctx context.Context, src Sources, opt Options) Report {
-	if opt.Since <= 0 {
-		opt.Since = DefaultSince
-	}
-	if opt.MaxFiles <= 0 {
-		opt.MaxFiles = 50
-	}
+	opt.Since = cmp.Or(max(opt.Since, 0), DefaultSince)
+	opt.MaxFiles = cmp.Or(max(opt.MaxFiles, 0), 50)
 	now := time.Now
 	if src.Now != nil {
 		now = src.Now
@@ -191,7 +169,7 @@ func BuildReport(ctx context.Context, src Sources, opt Options) Report {
 	}
 
 	if src.Ledger == nil {
-		problem("files", errNoSource("ledger"))
+		problem("files", errors.New("no ledger in this process"))
 	} else if recs, err := src.Ledger.List(ctx); err != nil {
 		problem("files", err)
 	} else {
@@ -199,7 +177,7 @@ func BuildReport(ctx context.Context, src Sources, opt Options) Report {
 	}
 
 	if src.Stream == nil {
-		problem("stream", errNoSource("stream processor"))
+		problem("stream", errors.New("no stream processor in this process"))
 	} else if aggs, err := src.Stream.Status(ctx, rep.Now); err != nil {
 		problem("stream", err)
 	} else {
@@ -209,7 +187,7 @@ func BuildReport(ctx context.Context, src Sources, opt Options) Report {
 	}
 
 	if src.Warehouse == nil {
-		problem("discarded", errNoSource("warehouse"))
+		problem("discarded", errors.New("no warehouse in this process"))
 	} else if d, err := discards(ctx, src.Warehouse, rep.Since); err != nil {
 		problem("discarded", err)
 	} else {
@@ -224,10 +202,6 @@ func BuildReport(ctx context.Context, src Sources, opt Options) Report {
 	}
 	return rep
 }
-
-type errNoSource string
-
-func (e errNoSource) Error() string { return "no " + string(e) + " in this process" }
 
 func filesReport(recs []ledger.Record, now, since time.Time, maxFiles int) *FilesReport {
 	fr := &FilesReport{States: map[ledger.State]int{}, Recent: []FileLine{}}
@@ -304,15 +278,13 @@ func streamReport(a stream.AggregationStatus) StreamReport {
 	return sr
 }
 
-// discards counts pedidos_descartados through the named reads
-// discard_counts and discard_reasons.
 func discards(ctx context.Context, r warehouse.Reader, since time.Time) (*DiscardReport, error) {
 	c, err := warehouse.ReadDiscardCounts(ctx, r, since)
 	if err != nil {
 		return nil, fmt.Errorf("count discards: %w", err)
 	}
 	d := &DiscardReport{InvalidTotal: c.InvalidTotal, Invalid: c.Invalid, TooLateTotal: c.TooLateTotal, TooLate: c.TooLate}
-	reasons, err := warehouse.ReadDiscardReasons(ctx, r, since, maxReasons)
+	reasons, err := warehouse.ReadDiscardReasons(ctx, r, since, 10)
 	if err != nil {
 		return nil, fmt.Errorf("discard reasons: %w", err)
 	}
@@ -321,9 +293,6 @@ func discards(ctx context.Context, r warehouse.Reader, since time.Time) (*Discar
 	}
 	return d, nil
 }
-
-// sortedCodes returns m's keys in order.
-func sortedCodes[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // DriftLine is one column by which files of a feed differed from their
 // contract since Report.Since: when it was first and last seen and in how
@@ -337,18 +306,16 @@ type DriftLine struct {
 	LastSeen  time.Time `json:"last_seen"`
 }
 
-// driftLines summarises the drift of the records started since since,
-// added columns first, then by feed and column.
+// driftLines sorts added columns first, then by feed and column.
 func driftLines(recs []ledger.Record, since time.Time) []DriftLine {
 	type key struct{ feed, change, column string }
-	lines := map[key]*DriftLine{}
+	lines := map[key]DriftLine{}
 	note := func(r ledger.Record, change string, cols []string) {
 		for _, c := range cols {
 			k := key{r.Feed, change, c}
-			l := lines[k]
-			if l == nil {
-				l = &DriftLine{Feed: r.Feed, Change: change, Column: c, FirstSeen: r.StartedAt, LastSeen: r.StartedAt}
-				lines[k] = l
+			l, ok := lines[k]
+			if !ok {
+				l = DriftLine{Feed: r.Feed, Change: change, Column: c, FirstSeen: r.StartedAt, LastSeen: r.StartedAt}
 			}
 			l.Files++
 			if r.StartedAt.Before(l.FirstSeen) {
@@ -357,6 +324,7 @@ func driftLines(recs []ledger.Record, since time.Time) []DriftLine {
 			if r.StartedAt.After(l.LastSeen) {
 				l.LastSeen = r.StartedAt
 			}
+			lines[k] = l
 		}
 	}
 	for _, r := range recs {
@@ -366,25 +334,15 @@ func driftLines(recs []ledger.Record, since time.Time) []DriftLine {
 		note(r, "added", r.Drift.Added)
 		note(r, "missing", r.Drift.Missing)
 	}
-	if len(lines) == 0 {
-		return nil
-	}
-	out := make([]DriftLine, 0, len(lines))
-	for _, l := range lines {
-		out = append(out, *l)
-	}
-	slices.SortFunc(out, func(a, b DriftLine) int { // "added" sorts before "missing"
+	// nil without drift: omitted from the JSON.
+	return slices.SortedFunc(maps.Values(lines), func(a, b DriftLine) int {
 		return cmp.Or(strings.Compare(a.Change, b.Change), strings.Compare(a.Feed, b.Feed),
 			strings.Compare(a.Column, b.Column))
 	})
-	return out
 }
 
-// Handler answers GET with the status report: JSON by default,
-// ?format=text for the text a person reads; ?since=12h (a Go duration)
-// and ?files=N shape it. Where it is mounted is the server's business: the
-// local server serves it, since only the process holding the embedded
-// engines can read them.
+// Handler answers GET with the report: JSON, or ?format=text; ?since=12h
+// and ?files=N shape it.
 func Handler(src Sources) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -427,12 +385,8 @@ func parseQuery(r *http.Request) (Options, string, error) {
 		}
 		opt.MaxFiles = n
 	}
-	format := q.Get("format")
-	switch format {
-	case "", "json":
-		format = "json"
-	case "text":
-	default:
+	format := cmp.Or(q.Get("format"), "json")
+	if format != "json" && format != "text" {
 		return opt, "", fmt.Errorf("format=%q: want json or text", format)
 	}
 	return opt, format, nil
@@ -442,3 +396,182 @@ var (
 	_ LedgerLister = (*ledger.Ledger)(nil)
 	_ StreamStatus = (*stream.Processor)(nil)
 )
+
+// stateOrder is how the file states are listed: the good news first.
+var stateOrder = []ledger.State{ledger.Done, ledger.Duplicate, ledger.Skipped, ledger.Rejected, ledger.Failed, ledger.InProgress}
+
+// WriteText prints a report for a person.
+func WriteText(w io.Writer, r Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	since := r.Now.Sub(r.Since).Round(time.Minute)
+	fmt.Fprintf(tw, "alpipe status at %s (files and discards of the last %s)\n", render.When(r.Now), span(since))
+
+	if f := r.Files; f != nil {
+		total := 0
+		var states []string
+		for _, s := range stateOrder {
+			if n := f.States[s]; n > 0 {
+				total += n
+				states = append(states, fmt.Sprintf("%s %s", s, render.Thousands(int64(n))))
+			}
+		}
+		fmt.Fprintf(tw, "\nFiles: %s", render.Thousands(int64(total)))
+		if len(states) > 0 {
+			fmt.Fprintf(tw, " (%s)", strings.Join(states, ", "))
+		}
+		fmt.Fprintf(tw, "\n  rows: %s read, %s loaded, %s quarantined\n", render.Thousands(f.RowsRead), render.Thousands(f.RowsLoaded), render.Thousands(f.RowsQuarantined))
+		if len(f.Rejects) > 0 {
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(w, "  quarantined rows by reason:")
+			var rows [][]string
+			for _, code := range slices.Sorted(maps.Keys(f.Rejects)) {
+				rows = append(rows, []string{code, render.Thousands(f.Rejects[code])})
+			}
+			render.Columns(w, "    ", rows, []render.Kind{render.Text, render.Int})
+		}
+		if len(f.Attention) > 0 {
+			fmt.Fprintln(tw, "  needs attention:")
+			for _, l := range f.Attention {
+				fmt.Fprintf(tw, "    %s\t%s\t%s\n", l.State, l.Object, attention(l))
+			}
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if f := r.Files; f != nil && len(f.Recent) > 0 {
+		fmt.Fprintln(w, "  newest first:")
+		rows := [][]string{{"STARTED", "STATE", "FEED", "READ", "LOADED", "QUARANTINED", "OBJECT"}}
+		for _, l := range f.Recent {
+			rows = append(rows, []string{render.When(l.StartedAt), string(l.State), cmp.Or(l.Feed, "-"), render.Thousands(l.Read), render.Thousands(l.Loaded), render.Thousands(l.Quarantined), l.Object})
+		}
+		numbers := []render.Kind{render.Text, render.Text, render.Text, render.Int, render.Int, render.Int}
+		render.Columns(w, "    ", rows, numbers)
+		if f.Omitted > 0 {
+			fmt.Fprintf(w, "    ... and %s older\n", render.Thousands(int64(f.Omitted)))
+		}
+		title := "  quarantine files (alpipe quarantine get NAME fetches one):\n" // before the first
+		for _, l := range f.Recent {
+			if l.Quarantine != "" {
+				fmt.Fprintf(w, "%s    %s\n", title, l.Quarantine)
+				title = ""
+			}
+		}
+	}
+
+	for _, s := range r.Stream {
+		fmt.Fprintf(w, "\nStream %s:\n", s.Aggregation)
+		if s.Watermark.IsZero() {
+			fmt.Fprintln(w, "  watermark: none yet (no order accepted)")
+		} else {
+			fmt.Fprintf(w, "  watermark: %s, %s behind processing time\n", render.When(s.Watermark), render.Duration(time.Duration(s.LagSeconds)*time.Second))
+			fmt.Fprintf(w, "  newest event time: %s, last order accepted at %s\n", render.When(s.MaxEventTime), render.When(s.LastAccepted))
+		}
+		fmt.Fprintf(w, "  open windows: %s\n", openWindows(len(s.Windows), s.OpenWindows))
+		for _, wl := range s.Windows {
+			fmt.Fprintf(w, "    %s  %s  %s, ON_TIME owed by %s\n", windowSpan(wl.Start, wl.End), strings.Join(wl.Keys, " "), render.Counted(int(wl.Panes), "pane", "panes"), render.Counted(wl.OnTimeOwed, "key", "keys"))
+		}
+		writeFailing(w, s.Failing)
+		if s.Outbox > 0 {
+			fmt.Fprintf(w, "  outbox: %s waiting for the warehouse (the next tick appends them)\n", render.Counted(s.Outbox, "row", "rows"))
+		}
+		if s.TickRunning {
+			fmt.Fprintln(w, "  a tick is running")
+		}
+	}
+
+	if d := r.Discarded; d != nil {
+		fmt.Fprintf(w, "\nDiscarded orders: %s dead-lettered (invalid), %s dropped as too late (all time: %s and %s)\n",
+			render.Thousands(int64(d.Invalid)), render.Thousands(int64(d.TooLate)), render.Thousands(int64(d.InvalidTotal)), render.Thousands(int64(d.TooLateTotal)))
+		var rows [][]string
+		for _, rc := range d.Reasons {
+			rows = append(rows, []string{render.Thousands(int64(rc.Count)), oneLine(rc.Reason)})
+		}
+		render.Columns(w, "  ", rows, []render.Kind{render.Int})
+		if d.Pending > 0 {
+			fmt.Fprintf(w, "  %s waiting for the warehouse\n", render.Counted(d.Pending, "dead letter", "dead letters"))
+		}
+	}
+	if len(r.Problems) > 0 {
+		fmt.Fprintln(w, "\nNot available:")
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
+	return nil
+}
+
+// writeFailing lists the windows the ticks cannot process (with a key:
+// a previous layout's cell, met during the upgrade), each with its error,
+// so that a person sees what to repair; nothing when there are none.
+func writeFailing(w io.Writer, fs []FailingLine) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  failing: %s the ticks cannot process (every other window goes on; these are retried at every tick):\n", render.Counted(len(fs), "window", "windows"))
+	for _, f := range fs {
+		cell := f.Document
+		if !f.WindowStart.IsZero() {
+			cell = windowSpan(f.WindowStart, f.WindowEnd)
+			if f.Key != "" {
+				cell += " " + f.Key
+			}
+		}
+		since := ""
+		if !f.Since.IsZero() {
+			since = " since " + render.When(f.Since)
+		}
+		fmt.Fprintf(w, "    %s%s: %s\n", cell, since, oneLine(f.Error))
+		if !f.WindowStart.IsZero() {
+			fmt.Fprintf(w, "      document %s\n", f.Document)
+		}
+	}
+}
+
+func attention(l FileLine) string {
+	switch l.State {
+	case ledger.InProgress:
+		s := fmt.Sprintf("attempt %d running for %s, ", l.Attempt, render.Duration(time.Duration(l.RunningSeconds)*time.Second))
+		if l.LeaseExpired {
+			return s + "lease expired: the next delivery takes over"
+		}
+		return s + "lease holds " + render.Duration(time.Duration(l.LeaseLeftSeconds)*time.Second) + " more"
+	default:
+		return fmt.Sprintf("attempt %d: %s", l.Attempt, oneLine(l.Reason))
+	}
+}
+
+// windowSpan is a window for people: "2026-03-14 17:00 to 18:00 UTC", the
+// end's date said when it is another day.
+func windowSpan(start, end time.Time) string {
+	start, end = start.UTC(), end.UTC()
+	to := end.Format("15:04")
+	if end.Truncate(24*time.Hour) != start.Truncate(24*time.Hour) && !end.Equal(start.Truncate(24*time.Hour).AddDate(0, 0, 1)) {
+		to = end.Format("2006-01-02 15:04")
+	}
+	return start.Format("2006-01-02 15:04") + " to " + to + " UTC"
+}
+
+// openWindows says how many windows hold state and how many keys they
+// hold between them: "none", "1 (3 keys)", "4 (16 keys in all)".
+func openWindows(windows, keys int) string {
+	switch windows {
+	case 0:
+		return "none"
+	case 1:
+		return "1 (" + render.Counted(keys, "key", "keys") + ")"
+	}
+	return render.Thousands(windows) + " (" + render.Counted(keys, "key", "keys") + " in all)"
+}
+
+// span is the report's period: whole hours as "24 h", else a Duration.
+func span(d time.Duration) string {
+	if d > 0 && d%time.Hour == 0 {
+		return strconv.FormatInt(int64(d/time.Hour), 10) + " h"
+	}
+	return render.Duration(d)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

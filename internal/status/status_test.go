@@ -119,41 +119,9 @@ func TestStatusReport(t *testing.T) {
 	if len(rep.Problems) > 0 {
 		t.Fatalf("problems: %v", rep.Problems)
 	}
+	// The golden text pins the states, rejects, attention (with the lease
+	// running and expired), stream and discards; the JSON is the same report.
 	replaytest.Golden(t, "testdata/status.golden", []byte(text(t, rep)))
-
-	f := rep.Files
-	wantStates := map[ledger.State]int{ledger.Done: 1, ledger.Duplicate: 1, ledger.Rejected: 1, ledger.Skipped: 1, ledger.Failed: 1, ledger.InProgress: 1}
-	if diff := cmp.Diff(wantStates, f.States); diff != "" {
-		t.Errorf("states (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(map[string]int64{"fecha:invalid_date": 2, "cantidad:below_min": 1}, f.Rejects); diff != "" {
-		t.Errorf("rejects (-want +got):\n%s", diff)
-	}
-	var attention []string
-	for _, l := range f.Attention {
-		attention = append(attention, string(l.State)+" "+l.Object)
-	}
-	wantAttention := []string{
-		"IN_PROGRESS gs://alpinashop-catalogo/exportaciones/2026/03/15/pedidos-erp.csv#1",
-		"FAILED gs://alpinashop-catalogo/exportaciones/2026/03/14/tarde.csv#1",
-		"REJECTED gs://alpinashop-catalogo/exportaciones/2026/03/14/vacio.csv#1",
-		"IN_PROGRESS gs://alpinashop-catalogo/exportaciones/2026/03/12/colgado.csv#1",
-	}
-	if diff := cmp.Diff(wantAttention, attention); diff != "" {
-		t.Errorf("attention (-want +got):\n%s", diff)
-	}
-	if a := f.Attention[0]; a.RunningSeconds != 300 || a.LeaseLeftSeconds != 300 || a.LeaseExpired {
-		t.Errorf("running attempt: %+v; want 5 min running, 5 min of lease left", a)
-	}
-	if !f.Attention[3].LeaseExpired {
-		t.Errorf("crashed attempt: %+v; want its lease expired", f.Attention[3])
-	}
-	if len(rep.Stream) != 1 || rep.Stream[0].Watermark.IsZero() || rep.Stream[0].OpenWindows != 3 {
-		t.Errorf("stream: %+v; want a watermark and 3 open (window, key)s", rep.Stream)
-	}
-	if d := rep.Discarded; d == nil || d.Invalid != 2 || d.TooLate != 1 {
-		t.Errorf("discarded: %+v; want 2 invalid, 1 too late", d)
-	}
 	t.Run("handler", func(t *testing.T) { testHandler(t, src) })
 }
 
@@ -280,28 +248,13 @@ func TestStatusFailingCells(t *testing.T) {
 				Stream: fakeStream{[]stream.AggregationStatus{{Aggregation: "ventas_hora_pais", Failing: tt.failing}}},
 				Now:    func() time.Time { return morning },
 			}
-			rep := BuildReport(context.Background(), src, Options{})
-			if len(rep.Stream) != 1 || len(rep.Stream[0].Failing) != len(tt.failing) {
-				t.Fatalf("report stream %+v, want %d failing cells", rep.Stream, len(tt.failing))
+			got := text(t, BuildReport(context.Background(), src, Options{}))
+			_, after, _ := strings.Cut(got, "  open windows: none\n")
+			section, _, ok := strings.Cut(after, "\nNot available:")
+			if !ok {
+				t.Fatalf("report lacks the stream section:\n%s", got)
 			}
-			got := text(t, rep)
-			start := strings.Index(got, "  failing: ")
-			if tt.wantLines == "" {
-				if start >= 0 || strings.Contains(got, "failing") {
-					t.Errorf("report mentions failing cells when there are none:\n%s", got)
-				}
-				return
-			}
-			if start < 0 {
-				t.Fatalf("report lacks the failing cells:\n%s", got)
-			}
-			end := strings.Index(got[start:], "\n\n")
-			if end < 0 {
-				end = len(got) - start
-			} else {
-				end++
-			}
-			if diff := cmp.Diff(tt.wantLines, got[start:start+end]); diff != "" {
+			if diff := cmp.Diff(tt.wantLines, section); diff != "" {
 				t.Errorf("failing section (-want +got):\n%s\nwhole report:\n%s", diff, got)
 			}
 		})
@@ -369,17 +322,16 @@ func TestDriftLines(t *testing.T) {
 	}
 }
 
-// TestOpenWindowsWording: the count reads as English at zero, one and
-// many; it used to say "0 (window, key)s in 0 windows".
+// TestOpenWindowsWording: the count reads as English at zero, one and many.
 func TestOpenWindowsWording(t *testing.T) {
 	tests := []struct {
 		name          string
 		windows, keys int
 		want          string
 	}{
-		{name: "none", want: "none"},
-		{name: "one", windows: 1, keys: 1, want: "1 (1 key)"},
-		{name: "many", windows: 4, keys: 16, want: "4 (16 keys in all)"},
+		{"none", 0, 0, "none"},
+		{"one", 1, 1, "1 (1 key)"},
+		{"many", 4, 16, "4 (16 keys in all)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

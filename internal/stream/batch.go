@@ -7,10 +7,9 @@ import (
 	"time"
 )
 
-// commitSlots is how many batches of one instance commit at once. One: on
-// the Firestore emulator two slots gained no throughput for a hot key and
-// added lock waits between the instance's own batches (p99 2.2 s against
-// 0.5 s), while batches fill meanwhile anyway.
+// commitSlots: on the Firestore emulator two slots gained no throughput for
+// a hot key and added lock waits between the instance's own batches (p99
+// 2.2 s against 0.5 s), while batches fill meanwhile anyway.
 const commitSlots = 1
 
 // batchDeadline bounds the commit of one batch, which runs on behalf of
@@ -19,12 +18,9 @@ const commitSlots = 1
 const batchDeadline = 2 * time.Minute
 
 // batcher gathers the deliveries that arrive at one instance within a short
-// wait into one batch, so that they share one transaction (split only at
-// Firestore's limits): one read of stream/control and one commit for many
-// orders, each of which writes only its own dedup record. Their sums are
-// not made here but by the tick's fold. At most commitSlots batches
-// commit at a time; while they do, the next one keeps filling, so under
-// load a batch is about a commit's worth of arrivals.
+// wait into one batch, so that they share one transaction. While a batch
+// commits the next keeps filling, so under load a batch is about a commit's
+// worth of arrivals.
 type batcher struct {
 	p      *Processor
 	wait   time.Duration
@@ -47,8 +43,7 @@ func newBatcher(p *Processor, wait time.Duration, max int) *batcher {
 }
 
 // handle adds ps to the open batch, starting one if there is none, and
-// waits for that batch's commit: its result, or the error every delivery of
-// the batch gets.
+// waits for that batch's commit.
 func (b *batcher) handle(ctx context.Context, ps Push) (Result, error) {
 	b.mu.Lock()
 	bt := b.open

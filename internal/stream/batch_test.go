@@ -131,12 +131,13 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		name string
 		opt  stream.Option
 	}{
-		{name: "negative batch wait", opt: stream.WithBatching(-time.Millisecond, 10)},
-		{name: "batch wait over a second", opt: stream.WithBatching(2*time.Second, 10)},
-		{name: "empty batches", opt: stream.WithBatching(time.Millisecond, 0)},
-		{name: "huge batches", opt: stream.WithBatching(time.Millisecond, stream.MaxBatchOrders+1)},
-		{name: "zero tick lease", opt: stream.WithTickLease(0)},
-		{name: "zero clock skew", opt: stream.WithMaxClockSkew(0)},
+		{"negative batch wait", stream.WithBatching(-time.Millisecond, 10)},
+		{"batch wait over a second", stream.WithBatching(2*time.Second, 10)},
+		{"empty batches", stream.WithBatching(time.Millisecond, 0)},
+		{"huge batches", stream.WithBatching(time.Millisecond, stream.MaxBatchOrders+1)},
+		{"zero tick lease", stream.WithTickLease(0)},
+		{"zero clock skew", stream.WithMaxClockSkew(0)},
+		{"session parts under 1 KiB", stream.WithSessionPartBytes(1 << 9)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := stream.New(newBoltStore(t), nopSink{}, []window.Spec{window.Defaults()}, streamtest.IsCountry, nil, tc.opt); err == nil {
@@ -157,8 +158,8 @@ func TestMaxClockSkewOption(t *testing.T) {
 		ahead time.Duration
 		want  stream.Fate
 	}{
-		{name: "an hour ahead", ahead: time.Hour, want: stream.Accepted},
-		{name: "an hour and a second ahead", ahead: time.Hour + time.Second, want: stream.Invalid},
+		{"an hour ahead", time.Hour, stream.Accepted},
+		{"an hour and a second ahead", time.Hour + time.Second, stream.Invalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := p.Handle(t.Context(), hotDelivery("P-"+tc.name, now.Add(tc.ahead)), now)

@@ -9,17 +9,16 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore"
 )
 
-// fence remembers, per process, that the control document holds every
-// configured aggregation.
+// fence remembers that the control document holds every configured
+// aggregation.
 type fence struct {
 	mu    sync.Mutex
 	ready bool
 }
 
-// ensureControl makes sure the control document exists and names every
-// configured aggregation, once per process. An aggregation configured
-// later is added with Since = the open generation: no record before it can
-// hold its elements.
+// ensureControl makes sure, once per process, that the control document
+// names every configured aggregation. One configured later starts at the
+// open generation: no record before it holds its elements.
 func (p *Processor) ensureControl(ctx context.Context) error {
 	p.fence.mu.Lock()
 	defer p.fence.mu.Unlock()

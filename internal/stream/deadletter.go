@@ -14,9 +14,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/order"
 )
 
-// maxIdentityBytes bounds an identity copied into a dead-letter record
-// (message ID, pedido_id): a push body may carry megabytes in either, and a
-// record must always fit a document (1 MiB) and its ID a document ID.
+// maxIdentityBytes: a push body may carry megabytes in a message ID or
+// pedido_id, and a dead-letter record must always fit a document.
 const maxIdentityBytes = 1024
 
 // handleInvalid dead-letters a message that is not a valid order.
@@ -28,7 +27,7 @@ func (p *Processor) handleInvalid(ctx context.Context, it *item) error {
 		res.PedidoID = peekPedidoID(m.Data)
 	}
 	res.PedidoID = clip(res.PedidoID, maxIdentityBytes)
-	raw := rawMessage(m.Data, m.Attributes)
+	raw := rawMessage(m.Data, m.Attributes, nil)
 	id := m.ID()
 	switch {
 	case id == "":
@@ -50,8 +49,8 @@ func (p *Processor) handleInvalid(ctx context.Context, it *item) error {
 	return nil
 }
 
-// maxMessageIDBytes bounds the message ID kept in a row identity, which becomes
-// a document ID (at most 1,500 bytes once escaped).
+// maxMessageIDBytes: a row identity becomes a document ID (at most 1,500
+// bytes once escaped).
 const maxMessageIDBytes = 256
 
 // clip cuts s to at most n bytes without splitting a UTF-8 character.
@@ -76,7 +75,7 @@ func (p *Processor) HandleUndecodable(ctx context.Context, raw []byte, reason st
 		reason = "invalid: " + reason
 	}
 	sum := digest(raw)
-	d := discard{Reason: reason, ReceivedAt: now, Raw: rawMessage(raw, nil)}
+	d := discard{Reason: reason, ReceivedAt: now, Raw: rawMessage(raw, nil, nil)}
 	dup, err := p.deadLetter(ctx, undecodableRowID(sum), d, now)
 	if err != nil {
 		return fmt.Errorf("dead-letter undecodable request (sha256 %s): %w", sum, err)
@@ -86,8 +85,7 @@ func (p *Processor) HandleUndecodable(ctx context.Context, raw []byte, reason st
 	return nil
 }
 
-// deadLetter records an invalid message once: a dedup record and its row in
-// the outbox, in one transaction, then appends the row.
+// deadLetter records an invalid message once, then appends its row.
 func (p *Processor) deadLetter(ctx context.Context, rowID string, d discard, now time.Time) (dup bool, err error) {
 	seenPath := deadSeen + "/" + docstore.ID(rowID)
 	var written []pending
@@ -116,7 +114,6 @@ func (p *Processor) deadLetter(ctx context.Context, rowID string, d discard, now
 	return dup, nil
 }
 
-// invalidReason turns a parse error into the recorded reason.
 func invalidReason(err error) string {
 	var inv *order.Invalid
 	if errors.As(err, &inv) {

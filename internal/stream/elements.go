@@ -1,8 +1,8 @@
 package stream
 
 import (
-	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -25,14 +25,10 @@ type element struct {
 	ms window.Measures
 }
 
-// elementsOf turns a valid order into the elements of aggregation s:
-// ascending by key, then by window start. ms is the order's own measures
-// (window.OrderMeasures), used by keys that are order fields. With key sku
-// the lines of one SKU (trimmed, upper-cased) make one element per window,
-// with importe = sum of cantidad x precio_unitario, unidades = sum of
-// cantidad and pedidos = 1; missing lists the indexes of the lines without a
-// SKU, which count nowhere in s. An error is a sum out of range: no retry
-// makes the order countable, so it is invalid.
+// elementsOf turns a valid order into the elements of aggregation s (see
+// the package comment), ascending by key, then by window start; ms is the
+// order's own measures. An error is a sum out of range: no retry makes the
+// order countable, so it is invalid.
 func elementsOf(s window.Spec, o order.Order, ms window.Measures) (els []element, missing []int, err error) {
 	ws := s.WindowsOf(o.EventTime)
 	if s.KeyField != KeySKU {
@@ -61,12 +57,7 @@ func elementsOf(s window.Spec, o order.Order, ms window.Measures) (els []element
 		sum.Pedidos = 1 // distinct orders: two lines of one SKU count once
 		bySKU[sku] = sum
 	}
-	skus := make([]string, 0, len(bySKU))
-	for k := range bySKU {
-		skus = append(skus, k)
-	}
-	slices.SortFunc(skus, cmp.Compare)
-	for _, k := range skus {
+	for _, k := range slices.Sorted(maps.Keys(bySKU)) {
 		for _, w := range ws {
 			els = append(els, element{wk: window.WindowKey{Window: w, Key: k}, ms: bySKU[k]})
 		}
@@ -74,7 +65,6 @@ func elementsOf(s window.Spec, o order.Order, ms window.Measures) (els []element
 	return els, missing, nil
 }
 
-// keyFieldOK reports whether the processor can key an aggregation by field.
 func keyFieldOK(field string) bool {
 	if field == KeySKU {
 		return true

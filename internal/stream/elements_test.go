@@ -22,15 +22,13 @@ func TestElementsOf(t *testing.T) {
 	et := time.Date(2026, 3, 14, 17, 40, 0, 0, time.UTC)
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
 	hour := func(start time.Time) window.Window { return window.Window{Start: start, End: start.Add(time.Hour)} }
-	fixed := window.Defaults()
-	sliding := window.Defaults()
-	sliding.Name, sliding.Period = "movil", 15*time.Minute
-	bySKU := sliding
-	bySKU.KeyField = KeySKU
-	fixedSKU := fixed
-	fixedSKU.KeyField = KeySKU
-	byClient := fixed
-	byClient.KeyField = "cliente_id"
+	spec := func(key string, period time.Duration) window.Spec {
+		s := window.Defaults()
+		s.KeyField, s.Period = key, period
+		return s
+	}
+	fixed, sliding := spec("pais", 0), spec("pais", 15*time.Minute)
+	fixedSKU, bySKU, byClient := spec(KeySKU, 0), spec(KeySKU, 15*time.Minute), spec("cliente_id", 0)
 	o := order.Order{PedidoID: "P-1", ClienteID: "C-9", Pais: "ES", EventTime: et, ImporteTotal: dec("200.00"),
 		Lineas: []order.Line{
 			{SKU: " moch-40l-az ", Cantidad: 2, PrecioUnitario: dec("89.90")},

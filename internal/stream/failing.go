@@ -2,7 +2,6 @@ package stream
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -12,56 +11,30 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// A window whose state cannot be read or added up (a document that does
-// not decode, another layout, a sum out of range) fails for good: retrying
-// the same bytes gives the same error. The tick reports it (a "window
-// failing" log line with failing_cell), processes every other window and
-// answers 2xx, so the scheduler does not retry what cannot succeed; a
-// failure of the store itself is still an error of the tick. The watermark
-// is not held back (that would stop every window's panes); instead the
-// window stays on the agenda with its error, its new elements are parked,
-// and it is never expired while it fails. The first tick that reads it
-// again adds the parked elements first and emits the ON_TIME pane it owes
-// (its watermark column shows how late), then expires it as usual.
+// A window whose state cannot be read or added up fails for good: retrying
+// the same bytes gives the same error. So the tick reports it and answers
+// 2xx rather than hold W back for every window (docs/stream.md, "Failing
+// windows"); a failure of the store itself is still an error of the tick.
 
-// maxCellError bounds the error text kept in the fold's agenda and reported.
-const maxCellError = 1024
+const maxCellError = 1024 // bytes of error text kept in the agenda and reported
 
 // MaxReportedFailing bounds the failing windows a tick answers and logs,
-// so that state broken everywhere (a binary of another layout) does not
-// make every answer and tick log as large as the state.
+// so that state broken everywhere does not make them as large as the state.
 const MaxReportedFailing = 100
 
 // FailingWindow is a window a tick could not process, or a document Status
-// could not read, and why. Its log field and metric keep the older word
-// "cell" (failing_cell, alpipe/tick_failing_cells): Terraform filters on
-// them.
+// could not read, and why. The log field and metric say "cell"
+// (failing_cell, alpipe/tick_failing_cells): Terraform filters on them.
 type FailingWindow struct {
 	Aggregation string
-	// Path is the document that failed: the window's state document 0 for
-	// a window the fold could not read (any of its parts may be the bad
-	// one), else the document itself (a state part, the fold or control
-	// document).
-	Path string
-	// WindowStart and WindowEnd name the window, when the path tells.
-	WindowStart time.Time
+	// Path is the document that failed: state document 0 for a window the
+	// fold could not read (any of its parts may be the bad one).
+	Path        string
+	WindowStart time.Time // WindowStart and WindowEnd: when the path tells
 	WindowEnd   time.Time
-	// Key is empty: window state is per window, not per (window, key).
-	Key   string
-	Error string
-	// Since is the first tick the window failed at, when the fold's agenda
-	// records it (not for a document only Status could not read).
-	Since time.Time
-}
-
-func (f FailingWindow) String() string {
-	if f.WindowStart.IsZero() {
-		return fmt.Sprintf("%s: %s", f.Path, f.Error)
-	}
-	if f.Key == "" {
-		return fmt.Sprintf("window %s (%s): %s", f.WindowStart.UTC().Format(time.RFC3339), f.Path, f.Error)
-	}
-	return fmt.Sprintf("window %s key %q (%s): %s", f.WindowStart.UTC().Format(time.RFC3339), f.Key, f.Path, f.Error)
+	Key         string // always empty: window state is per window
+	Error       string
+	Since       time.Time // the first tick it failed at, when the agenda records it
 }
 
 // failingDoc reports a document that does not decode, naming its window
@@ -74,9 +47,8 @@ func failingDoc(a aggregation, path string, err error) FailingWindow {
 	return f
 }
 
-// docWindow reads the window of a document from its path:
-// state/<start>_<part> and parked/<start>_<generation>. It names no key:
-// a window's keys share its documents.
+// docWindow reads the window of state/<start>_<part> and
+// parked/<start>_<generation>.
 func docWindow(s window.Spec, path string) (window.Window, bool) {
 	const stamp = "20060102T150405Z"
 	dir, id := path[:max(strings.LastIndexByte(path, '/'), 0)], path[strings.LastIndexByte(path, '/')+1:]
@@ -104,10 +76,9 @@ func sortFailing(fs []FailingWindow) {
 	})
 }
 
-// dedupFailing keeps one report per window and key (per path for a
-// document that names none): the one that says since when it fails (the
-// fold's agenda) over a bare decode error of
-// the same window, which may be another of its parts. Sorted.
+// dedupFailing keeps one report per window (per path for a document that
+// names none): the agenda's, which says since when, over a bare decode
+// error of another of its parts. Sorted.
 func dedupFailing(fs []FailingWindow) []FailingWindow {
 	type id struct {
 		start time.Time

@@ -12,12 +12,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// windowsPerTx bounds the windows one fold transaction rewrites beyond
-// those the folded records touch (the due timers of a tick after an
-// outage), keeping a transaction far from Firestore's 10 MiB.
+// windowsPerTx bounds the due windows one fold transaction rewrites beyond
+// those the records touch, keeping it far from Firestore's 10 MiB.
 const windowsPerTx = 8
 
-// foldResult is what a fold did.
 type foldResult struct {
 	panes   []window.Pane
 	expired int
@@ -26,7 +24,6 @@ type foldResult struct {
 	written []pending
 }
 
-// add gathers the result of one more transaction of a fold.
 func (fr *foldResult) add(r foldResult) {
 	fr.panes = append(fr.panes, r.panes...)
 	fr.expired += r.expired
@@ -35,10 +32,10 @@ func (fr *foldResult) add(r foldResult) {
 	fr.written = append(fr.written, r.written...)
 }
 
-// fold adds elems (the records of the generations up to advanced) to their
-// windows and runs the trigger of every key of the windows they touched or
-// whose timer is due, at W wm: one transaction for the records (with up to
-// windowsPerTx due windows), then one per windowsPerTx further due windows.
+// fold adds elems to their windows and runs the trigger of every key of the
+// windows they touched or whose timer is due, at W wm: one transaction for
+// the records (with up to windowsPerTx due windows), then one per
+// windowsPerTx further due windows.
 func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems []foldElem, observed, advanced int64, wm, now time.Time) (foldResult, error) {
 	if a.spec.Session() {
 		return p.foldSessions(ctx, foldPlan{mode: foldRecords, a: a, elems: elems, prior: fd.Folded, observed: observed,
@@ -87,9 +84,7 @@ func (fr *foldResult) sortPanes() {
 	})
 }
 
-// isDue reports whether a window needs the trigger without new elements:
-// its processing-time timer is due, its ON_TIME round or its expiry is
-// reached, or its state failed before.
+// isDue reports whether a window needs the trigger without new elements.
 func isDue(s window.Spec, e windowEntry, wm, now time.Time) bool {
 	w := e.window()
 	return (!e.Due.IsZero() && !now.Before(e.Due)) ||
@@ -98,23 +93,14 @@ func isDue(s window.Spec, e windowEntry, wm, now time.Time) bool {
 		e.Error != "" || e.Parked
 }
 
-// foldMode is what a fold transaction does.
 type foldMode int
 
 const (
-	// foldRecords adds the records' elements, runs the triggers of the
-	// windows they touch and of the due ones, and moves Folded from prior
-	// to advanced.
-	foldRecords foldMode = iota
-	// foldDue runs the triggers of due windows only.
-	foldDue
-	// foldCatchUp adds the records' elements without triggers (the windows
-	// are marked due) and moves Folded: an aggregation whose fold is far
-	// behind (aggTick.catchUp).
-	foldCatchUp
+	foldRecords foldMode = iota // add the records, run the triggers, move Folded from prior to advanced
+	foldDue                     // run the triggers of due windows only
+	foldCatchUp                 // add the records without triggers (the windows are marked due)
 )
 
-// foldPlan is the input of one fold transaction.
 type foldPlan struct {
 	mode     foldMode
 	a        aggregation
@@ -130,11 +116,8 @@ type foldPlan struct {
 func (pl foldPlan) records() bool  { return pl.mode != foldDue }
 func (pl foldPlan) triggers() bool { return pl.mode != foldCatchUp }
 
-// foldTx is one fold transaction, in phases: load the windows it visits,
-// take back their parked elements, add the records, run the triggers,
-// write the window state and the fold document, write the outbox. A
-// window whose state cannot be read is reported and its elements are
-// parked, so the others go on.
+// foldTx is one fold transaction. A window whose state cannot be read is
+// reported and its elements are parked, so the others go on.
 func (p *Processor) foldTx(ctx context.Context, pl foldPlan) (foldResult, error) {
 	var fr foldResult
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
@@ -160,10 +143,8 @@ func (p *Processor) foldTx(ctx context.Context, pl foldPlan) (foldResult, error)
 		if err := pl.writeState(tx, &fd, visit, park, gone, &fr); err != nil {
 			return err
 		}
-		for _, path := range unpark {
-			if err := tx.Delete(path); err != nil {
-				return fmt.Errorf("delete %s: %w", path, err)
-			}
+		if err := deleteAll(tx, unpark); err != nil {
+			return err
 		}
 		if fr.written, err = p.writeOutbox(tx, pl.a.paths.outbox, entries); err != nil {
 			return err
@@ -201,8 +182,7 @@ func (pl foldPlan) begin(tx docstore.Tx) (fd foldDoc, read docstore.Doc, ok bool
 }
 
 // readFold reads the fold and control documents. Before the aggregation's
-// first fold, fd starts where its elements can start: nothing before its
-// first generation holds them.
+// first fold, fd starts at the first generation that may hold its elements.
 func readFold(tx docstore.Tx, a aggregation) (fd foldDoc, ctl controlDoc, read docstore.Doc, err error) {
 	docs, err := tx.Get(a.paths.fold, controlPath)
 	if err != nil {
@@ -221,8 +201,8 @@ func readFold(tx docstore.Tx, a aggregation) (fd foldDoc, ctl controlDoc, read d
 }
 
 // loadWindows reads the state of the due windows and of those the records
-// touch (new ones start empty), by window ID. A window whose state cannot
-// be read has keys nil and its error in its entry.
+// touch, by window ID. A window whose state cannot be read has keys nil and
+// its error in its entry.
 func (pl foldPlan) loadWindows(tx docstore.Tx, fd foldDoc) (map[string]*windowState, error) {
 	visit := map[string]*windowState{}
 	for _, id := range pl.due {
@@ -260,9 +240,7 @@ func (pl foldPlan) loadWindows(tx docstore.Tx, fd foldDoc) (map[string]*windowSt
 
 // unpark returns the elements to add: the parked ones of the windows
 // readable again first (they were accepted before anything listed now),
-// then the records'; and the parked documents taken. The listing came
-// before the transaction, so only those still there are taken, as read
-// here: a concurrent tick may have taken them already.
+// then the records'; and the parked documents taken.
 func (pl foldPlan) unpark(tx docstore.Tx, visit map[string]*windowState) ([]foldElem, []string, error) {
 	var paths []string
 	for _, pk := range pl.parked {
@@ -275,8 +253,7 @@ func (pl foldPlan) unpark(tx docstore.Tx, visit map[string]*windowState) ([]fold
 }
 
 // takeParked reads the parked documents at paths as they stand in tx (a
-// concurrent tick may have taken them) and returns their elements and the
-// paths of those still there.
+// concurrent tick may have taken them since the listing).
 func takeParked(tx docstore.Tx, paths []string) (elems []foldElem, taken []string, err error) {
 	if len(paths) == 0 {
 		return nil, nil, nil
@@ -299,9 +276,8 @@ func takeParked(tx docstore.Tx, paths []string) (elems []foldElem, taken []strin
 	return elems, taken, nil
 }
 
-// addRecords adds the elements, one order's at a time, to the windows'
-// keys; it returns the rows of the orders refused (addRecord) and, by
-// window ID, the elements of windows whose state cannot be read.
+// addRecords adds the elements, one order's at a time; it returns the rows
+// of the orders refused and, by window ID, the elements to park.
 func (p *Processor) addRecords(a aggregation, visit map[string]*windowState, all []foldElem) ([]entry, map[string][]foldElem) {
 	var entries []entry
 	park := map[string][]foldElem{}
@@ -318,9 +294,8 @@ func (p *Processor) addRecords(a aggregation, visit map[string]*windowState, all
 	return entries, park
 }
 
-// runTriggers runs the trigger of every readable window visited (but when
-// catching up: then it only marks them due) and returns the windows whose
-// every key expired and the panes' outbox rows.
+// runTriggers returns the windows whose every key expired and the panes'
+// outbox rows.
 func (p *Processor) runTriggers(pl foldPlan, visit map[string]*windowState, fr *foldResult) (map[string]bool, []entry, error) {
 	gone := map[string]bool{}
 	var entries []entry
@@ -345,9 +320,7 @@ func (p *Processor) runTriggers(pl foldPlan, visit map[string]*windowState, fr *
 	return gone, entries, nil
 }
 
-// writeState writes the visited windows' state and their agenda entries
-// in fd: a failing window is reported and its elements parked, an expired
-// one deleted, any other written as it changed.
+// writeState writes the visited windows' state and their agenda entries.
 func (pl foldPlan) writeState(tx docstore.Tx, fd *foldDoc, visit map[string]*windowState, park map[string][]foldElem, gone map[string]bool, fr *foldResult) error {
 	a := pl.a
 	for _, id := range slices.Sorted(maps.Keys(visit)) {
@@ -365,10 +338,8 @@ func (pl foldPlan) writeState(tx docstore.Tx, fd *foldDoc, visit map[string]*win
 			fd.Windows[id] = ws.entry
 			continue
 		case gone[id]:
-			for _, path := range partPaths(a, ws.entry) {
-				if err := tx.Delete(path); err != nil {
-					return fmt.Errorf("delete %s: %w", path, err)
-				}
+			if err := deleteAll(tx, partPaths(a, ws.entry)); err != nil {
+				return err
 			}
 			delete(fd.Windows, id)
 			continue
@@ -385,8 +356,6 @@ func (pl foldPlan) writeState(tx docstore.Tx, fd *foldDoc, visit map[string]*win
 	return nil
 }
 
-// writeOutbox writes entries into outbox documents of at most
-// outboxRowsPerDoc rows.
 func (p *Processor) writeOutbox(tx docstore.Tx, outbox string, entries []entry) ([]pending, error) {
 	var written []pending
 	for len(entries) > 0 {
@@ -402,8 +371,7 @@ func (p *Processor) writeOutbox(tx docstore.Tx, outbox string, entries []entry) 
 }
 
 // writeFold moves Folded past the records and keeps the times no advance
-// observed, then writes fd unless it is as read (a repeated tick writes
-// nothing).
+// observed.
 func (pl foldPlan) writeFold(tx docstore.Tx, fd foldDoc, read docstore.Doc) error {
 	if pl.records() {
 		fd.Folded = pl.advanced
@@ -418,14 +386,12 @@ func (pl foldPlan) writeFold(tx docstore.Tx, fd foldDoc, read docstore.Doc) erro
 			}
 		}
 	}
-	return writeIfChanged(tx, pl.a.paths.fold, fd, read, time.Time{})
+	return writeIfChanged(tx, pl.a.paths.fold, fd, read)
 }
 
-// addRecord adds one order's elements in aggregation a to the windows'
-// keys. When one of them would take its key's total out of the range
-// BigQuery stores, none is added and the row dead-lettering the order in
-// this aggregation is returned (ok false). Elements of a window whose
-// state cannot be read go to park.
+// addRecord adds one order's elements. When one of them would take its
+// key's total out of the range BigQuery stores, none is added and the row
+// dead-lettering the order in this aggregation is returned (ok false).
 func (p *Processor) addRecord(a aggregation, visit map[string]*windowState, rec []foldElem, park map[string][]foldElem) (entry, bool) {
 	type change struct {
 		ws  *windowState
@@ -471,8 +437,7 @@ func (p *Processor) addRecord(a aggregation, visit map[string]*windowState, rec 
 	return entry{}, true
 }
 
-// trigger runs OnTick for every key of a window at W wm, keeps the new
-// states and returns the panes' outbox rows; gone: every key expired.
+// trigger runs OnTick for every key of a window; gone: every key expired.
 func (p *Processor) trigger(a aggregation, ws *windowState, wm, now time.Time, fr *foldResult) ([]entry, bool, error) {
 	w := ws.entry.window()
 	var entries []entry
@@ -529,15 +494,13 @@ func nextDue(s window.Spec, wk window.WindowKey, st window.PaneState, sum window
 	return c.FirstPending.Add(s.LateDelay)
 }
 
-// parked is a parked document of a window.
 type parkedSet struct {
 	path  string
 	start time.Time
 	elems []foldElem
 }
 
-// listParked lists the parked elements (of windows whose state failed
-// before; the agenda marks them, and only then is this listed).
+// listParked runs only when the agenda marks some window parked.
 func (p *Processor) listParked(ctx context.Context, a aggregation) ([]parkedSet, error) {
 	docs, err := p.store.List(ctx, a.paths.parked)
 	if err != nil {

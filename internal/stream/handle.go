@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,14 +19,9 @@ type Push struct {
 }
 
 // Handle processes one push delivery. A nil error means the message's
-// effect is durable (accepted, dropped as too late, or dead-lettered as
-// invalid, or recognised as a duplicate of one of those): answer 2xx. An
-// error is transient (the store failed): answer non-2xx so that Pub/Sub
-// redelivers; the redelivery is deduplicated.
-//
-// With batching on (WithBatching) the delivery joins the batch of this
-// process and Handle returns once that batch committed or failed; off, it
-// is a batch of its own.
+// effect is durable: answer 2xx. An error is transient: answer non-2xx so
+// that Pub/Sub redelivers; the redelivery is deduplicated. With batching
+// on, Handle returns once the batch it joined committed or failed.
 func (p *Processor) Handle(ctx context.Context, d order.Delivery, now time.Time) (Result, error) {
 	ps := Push{Delivery: d, Now: now}
 	if p.batches != nil {
@@ -35,18 +31,12 @@ func (p *Processor) Handle(ctx context.Context, d order.Delivery, now time.Time)
 	return rs[0], err
 }
 
-// HandleBatch processes deliveries as one batch, with exactly the effect of
-// handling them one after the other in slice order at their own processing
-// times: a pedido_id seen twice counts once. The batch takes one
-// transaction unless Firestore's limits on one transaction (500 writes,
-// 10 MiB) split it.
-//
-// It returns one Result per delivery, in order. A nil error means every
-// delivery's effect is durable; an error means some may not be, and every
-// delivery of the batch must be answered non-2xx (the redeliveries of those
-// that were committed are duplicates). Rows for the warehouse are appended
-// before returning; when the sink fails they stay in the outbox for the
-// next tick and HandleBatch still succeeds.
+// HandleBatch processes deliveries with exactly the effect of handling them
+// one after the other at their own processing times, in one transaction
+// unless Firestore's limits split it. It returns one Result per delivery. An
+// error means some effect may not be durable: answer every delivery non-2xx
+// (the redeliveries of those committed are duplicates). Rows the sink
+// refuses stay in the outbox for the next tick; HandleBatch still succeeds.
 func (p *Processor) HandleBatch(ctx context.Context, pushes []Push) ([]Result, error) {
 	items := make([]*item, len(pushes))
 	for i, ps := range pushes {
@@ -62,18 +52,12 @@ func (p *Processor) HandleBatch(ctx context.Context, pushes []Push) ([]Result, e
 		return out
 	}
 	var written []pending
-	var live []*item
-	for _, it := range items {
-		if it.invalid == "" {
-			live = append(live, it)
-		}
-	}
+	live := slices.DeleteFunc(slices.Clone(items), func(it *item) bool { return it.invalid != "" })
 	if len(live) > 0 {
-		if err := p.ensureControl(ctx); err != nil {
-			return results(), fmt.Errorf("handle %d orders: %w", len(live), err)
+		err := p.ensureControl(ctx)
+		if err == nil {
+			written, err = p.commitOrders(ctx, live, bs)
 		}
-		rows, err := p.commitOrders(ctx, live, bs)
-		written = rows
 		if err != nil {
 			return results(), fmt.Errorf("handle %d orders: %w", len(live), err)
 		}
@@ -106,18 +90,13 @@ func (p *Processor) HandleBatch(ctx context.Context, pushes []Push) ([]Result, e
 			p.logResult(ctx, it.res)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return results(), err
-	}
-	return results(), nil
+	return results(), errors.Join(errs...)
 }
 
-// batchID names a batch uniquely in the process.
 func (p *Processor) batchID() string {
 	return p.instance + "-" + strconv.FormatUint(p.batchSeq.Add(1), 10)
 }
 
-// item is one delivery on its way through a batch.
 type item struct {
 	push    Push
 	now     time.Time
@@ -130,8 +109,8 @@ type item struct {
 }
 
 // prepare parses a delivery. Everything that makes it invalid is known
-// here, except a window total leaving NUMERIC's range, which only the
-// order transaction can see.
+// here, except a window total leaving NUMERIC's range, which only the fold
+// can see.
 func (p *Processor) prepare(ps Push) *item {
 	now := ps.Now.UTC()
 	m := ps.Delivery.Message
@@ -169,8 +148,7 @@ func (p *Processor) logResult(ctx context.Context, r Result) {
 	}
 	for _, o := range r.Aggregations {
 		// INFO, accepted ones too: the monitoring panels count accepted
-		// orders and the system lag from these lines (one per order and
-		// aggregation, about 2 GB a month at 50,000 orders a day).
+		// orders and the system lag from these lines (about 2 GB a month).
 		p.log.InfoContext(ctx, "order handled", "message_id", r.MessageID, "pedido_id", r.PedidoID,
 			"aggregation", o.Aggregation, "fate", o.Fate, "lateness", o.Lateness.String(),
 			"window_start", o.Window.Start, "key", o.Key, "watermark", o.Watermark,
@@ -181,9 +159,6 @@ func (p *Processor) logResult(ctx context.Context, r Result) {
 // lastExpiry keeps an ExpireAt within the years a document store accepts.
 var lastExpiry = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// dedupExpiry is when an accepted order's dedup record may go: Pub/Sub's
-// retention after the later of now and the earliest processing time at
-// which its window can expire (end + L + D, since W <= now - D).
 func dedupExpiry(now, windowGone time.Time) time.Time {
 	t := later(now, windowGone)
 	if t.After(lastExpiry.Add(-DedupRetention)) {

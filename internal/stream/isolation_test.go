@@ -10,15 +10,12 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// TestTickIsolatesAggregations: the tick of one aggregation failing (its
+// TestTickIsolatesAggregations: one aggregation's tick failing (its
 // documents unreadable, then its panes table refusing rows) does not stop
-// the other's panes; the tick still answers an error, so that Cloud
-// Scheduler retries, and the failed aggregation catches up once it
-// recovers, with nothing lost. Only aggregations/<agg>/ fails: the control
-// document and the dedup records are shared and stay readable. When the
-// lease is readable the failing aggregation gets as far as its fold state,
-// and the generation the tick closes meanwhile (the other aggregation folds
-// it) must still reach it later.
+// the other's panes; the tick answers an error, and the failed aggregation
+// catches up once it recovers, with nothing lost. With its lease readable
+// it gets as far as its fold state, and the generation the tick closes
+// meanwhile must still reach it later.
 func TestTickIsolatesAggregations(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -18,21 +18,15 @@ const DedupRetention = 7 * 24 * time.Hour
 // MaxBatchOrders bounds WithBatching's batch size.
 const MaxBatchOrders = 1000
 
-// TickLease is how long a tick owns an aggregation. A tick releases it when
-// it ends; a tick that dies holding it delays the next ones by at most this
-// much processing time. A tick outliving its lease is still correct, only
-// duplicated work.
+// TickLease is how long a tick owns an aggregation: a tick that dies
+// holding it delays the next ones by at most this much. A tick outliving its
+// lease is still correct, only duplicated work.
 const TickLease = 2 * time.Minute
 
-// Paths of the documents of one aggregation (see the package comment).
+// paths of the documents of one aggregation (see the package comment).
 type paths struct {
-	fold   string // foldDoc
-	lease  string
-	outbox string // collection
-	state  string // collection: partDoc per window and part
-	parked string // collection: elements of windows whose state could not be read
-	// sessions: collection, sessionsPart per part of a session aggregation
-	sessions string
+	fold, lease                     string
+	outbox, state, parked, sessions string // collections
 }
 
 func pathsOf(agg string) paths {
@@ -49,10 +43,8 @@ func pathsOf(agg string) paths {
 
 // CollectionGroups are the Firestore collection IDs the processor writes,
 // and TTLCollectionGroups those of them whose documents carry an ExpireAt:
-// Terraform declares exactly these (each group's json unindexed, the TTL
-// policies; test/deploy compares), and the package's tests check them
-// against every path the conformance suite writes. Both are read off the
-// paths the processor builds its documents from.
+// Terraform declares exactly these (test/deploy compares), and
+// TestCollectionGroups checks them against every path the suite writes.
 func CollectionGroups() []string {
 	p := pathsOf("a")
 	var out []string
@@ -68,8 +60,7 @@ func CollectionGroups() []string {
 	return out
 }
 
-// TTLCollectionGroups: see CollectionGroups. The tick lease, the dedup
-// records and the dead letters' seen records expire.
+// TTLCollectionGroups: see CollectionGroups.
 func TTLCollectionGroups() []string {
 	var out []string
 	for _, doc := range []string{pathsOf("a").lease, dedupRecords + "/d", deadSeen + "/d"} {
@@ -84,13 +75,11 @@ const (
 	deadOutbox = "stream/deadletters/outbox"
 )
 
-// leaseDoc is the tick lease of an aggregation.
 type leaseDoc struct {
 	Holder string    `json:"holder"`
 	Until  time.Time `json:"until"`
 }
 
-// seenDoc records that an invalid message was dead-lettered.
 type seenDoc struct {
 	Reason     string    `json:"reason"`
 	ReceivedAt time.Time `json:"received_at"`
@@ -108,8 +97,8 @@ func encodeDoc(path string, v any, expireAt time.Time) (docstore.Doc, error) {
 }
 
 // decodeDoc fills v from d; a missing document leaves v as it is. A
-// document that does not decode, or window state of another layout, is an
-// ErrUnreadableState: retrying does not help.
+// document that does not decode, or of another layout, is an
+// ErrUnreadableState.
 func decodeDoc(d docstore.Doc, v any) error {
 	if !d.Exists {
 		return nil
@@ -128,8 +117,34 @@ func set(tx docstore.Tx, path string, v any, expireAt time.Time) error {
 	if err != nil {
 		return err
 	}
+	return setIfChanged(tx, d, docstore.Doc{})
+}
+
+// writeIfChanged writes v at path unless the document read there holds the
+// same bytes, so that a repeated tick writes nothing.
+func writeIfChanged(tx docstore.Tx, path string, v any, read docstore.Doc) error {
+	d, err := encodeDoc(path, v, time.Time{})
+	if err != nil {
+		return err
+	}
+	return setIfChanged(tx, d, read)
+}
+
+func setIfChanged(tx docstore.Tx, d, read docstore.Doc) error {
+	if read.Exists && string(d.Data) == string(read.Data) {
+		return nil
+	}
 	if err := tx.Set(d); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+func deleteAll(tx docstore.Tx, paths []string) error {
+	for _, path := range paths {
+		if err := tx.Delete(path); err != nil {
+			return fmt.Errorf("delete %s: %w", path, err)
+		}
 	}
 	return nil
 }

@@ -20,26 +20,22 @@ import (
 )
 
 // TestQuietTickWritesOnlyLeases: a tick that finds no new order and no
-// timer due writes nothing but its leases (taken and given back, per
-// aggregation), whether it repeats the previous tick's now or comes later
-// while W has no reason to move; a tick writing more would cost a write
-// per aggregation every minute for nothing. Its reads are pinned too, with
-// both shipped aggregations.
+// timer due writes nothing but its leases, whether it repeats the previous
+// tick's now or comes later while W has no reason to move (not idle yet,
+// nothing pending); a tick writing more would cost a write per aggregation
+// every minute for nothing. Its reads are pinned too.
 func TestQuietTickWritesOnlyLeases(t *testing.T) {
 	tests := []struct {
 		name string
 		next time.Time // the quiet tick, after one at 17:22
 	}{
-		{name: "the same tick again", next: at(17, 22)},
-		// Not idle yet (the last order came at 17:20) and nothing pending:
-		// W stays at the newest event time - D.
-		{name: "a minute later", next: at(17, 23)},
+		{"the same tick again", at(17, 22)},
+		{"a minute later", at(17, 23)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			cs := &countingStore{Store: newBoltStore(t)}
-			st := streamtest.NewRecorder(cs)
+			st := streamtest.NewRecorder(newBoltStore(t))
 			hora, sku := window.Defaults(), skuSpec()
 			p := newProcessor(t, st, streamtest.NewSink(), hora, sku)
 			for i, pais := range []string{"ES", "FR", "ES"} {
@@ -48,15 +44,14 @@ func TestQuietTickWritesOnlyLeases(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			// 17:21: the orders folded, their EARLY delay not run out yet;
-			// 17:22: the EARLY panes.
+			// 17:21: the orders folded; 17:22: the EARLY panes.
 			for _, now := range []time.Time{at(17, 21), at(17, 22)} {
 				if _, err := p.Tick(ctx, now); err != nil {
 					t.Fatal(err)
 				}
 			}
 			mark := st.Writes()
-			cs.take()
+			st.TakeCost()
 			tr, err := p.Tick(ctx, tt.next)
 			if err != nil {
 				t.Fatal(err)
@@ -65,18 +60,15 @@ func TestQuietTickWritesOnlyLeases(t *testing.T) {
 			for _, w := range st.WritesSince(mark) {
 				got = append(got, w.String())
 			}
-			// The aggregations' parts of a tick run at once: in any order.
 			if diff := cmp.Diff(leaseWrites(hora, sku), got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 				t.Errorf("writes of a quiet tick (-want +got):\n%s", diff)
 			}
-			// Per aggregation: lease taken and given back (1 read each),
-			// fold state (fold + control) and the fold transaction that
-			// finds nothing to change (fold + control); once: control and
-			// the advance (1 read each, W unchanged: no write). Queries:
-			// the dead-letter outbox, each aggregation's outbox and the
-			// open generation, all empty.
+			// Per aggregation: lease taken and given back, fold state and a
+			// fold that changes nothing (fold + control each); once: control
+			// and the advance (W unchanged: no write). Queries: the outboxes
+			// and the open generation, all empty.
 			want := cost{Transactions: 10, Reads: 14, Writes: 4, Queries: 4}
-			if diff := cmp.Diff(want, cs.take()); diff != "" {
+			if diff := cmp.Diff(want, st.TakeCost()); diff != "" {
 				t.Errorf("cost of a quiet tick (-want +got):\n%s", diff)
 			}
 			for _, a := range tr.Aggregations {
@@ -88,8 +80,6 @@ func TestQuietTickWritesOnlyLeases(t *testing.T) {
 	}
 }
 
-// leaseWrites are a tick's lease writes: each aggregation's taken, then
-// each given back.
 func leaseWrites(specs ...window.Spec) []string {
 	var out []string
 	for _, s := range specs {
@@ -101,64 +91,50 @@ func leaseWrites(specs ...window.Spec) []string {
 	return out
 }
 
-// TestTickReadsBounded: a tick's reads follow what changed since the last
-// tick, not history. With n windows open (ended, ON_TIME emitted, kept for
-// late orders by a long allowed lateness) and one new order, the tick
-// costs the same whatever n: its fold reads the fold document (the agenda
-// of every open window, one document) and the new order's window only.
+// TestTickReadsBounded: with n windows open (ON_TIME emitted, kept by a
+// long allowed lateness) and one new order, a tick costs the same whatever
+// n: its fold reads the fold document (the agenda) and the new order's
+// window only.
 //
-// The figures, one aggregation: 8 transactions — lease taken (1 read,
-// 1 write), fold state (fold + control), control, closing the open
-// generation (1 read, 1 write), the watermark advance (1 read, 1 write:
+// 8 transactions: lease taken (1 read, 1 write), fold state (fold +
+// control), control, closing the open generation (1, 1), the advance (1, 1:
 // W moved, which closes one more generation), the fold (fold + control +
-// the window's part; writes the part, the EARLY pane's outbox document and
-// the fold document), the outbox row's deletion once in the warehouse
-// (1 write), lease given back (1 read, 1 write): 10 reads, 8 writes.
-// 5 queries: the dead-letter and the aggregation's outboxes (empty), the
-// open generation before and after closing it (the new order's record
-// each time) and the generation the advance closed (empty): 2 documents
-// listed. Firestore bills an empty query one read.
+// the window's part; writes the part, the pane's outbox document and the
+// fold document), the outbox row's deletion (1 write), lease given back
+// (1, 1): 10 reads, 8 writes. 5 queries: the two outboxes (empty), the open
+// generation before and after closing it (the new order's record each
+// time) and the generation the advance closed (empty).
 func TestTickReadsBounded(t *testing.T) {
 	want := cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}
-	tests := []struct {
-		name string
-		open int
-	}{
-		{name: "3 open windows", open: 3},
-		{name: "40 open windows", open: 40},
-		{name: "150 open windows", open: 150},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := window.Defaults()
-			c, tr, _ := tickCost(t, s, tt.open, 1, func(i int, event time.Time) order.Delivery {
+	for _, open := range []int{3, 40, 150} {
+		t.Run(fmt.Sprintf("%d open windows", open), func(t *testing.T) {
+			c, tr, _ := tickCost(t, window.Defaults(), open, 1, func(i int, event time.Time) order.Delivery {
 				return orderDelivery(fmt.Sprintf("H-%d", i), "ES", "1.00", event)
 			}, func(i int, event time.Time) order.Delivery {
 				return orderDelivery(fmt.Sprintf("N-%d", i), "ES", "2.00", event)
 			})
-			if got := tr.Aggregations[0].OpenWindows; got != tt.open {
-				t.Fatalf("%d open windows before the fold, want %d", got, tt.open)
+			if got := tr.Aggregations[0].OpenWindows; got != open {
+				t.Fatalf("%d open windows before the fold, want %d", got, open)
 			}
 			if got := len(tr.Aggregations[0].Panes); got != 1 {
 				t.Fatalf("%d panes, want the new order's EARLY pane", got)
 			}
 			if diff := cmp.Diff(want, c); diff != "" {
-				t.Errorf("cost of a tick with %d open windows and 1 new order (-want +got):\n%s", tt.open, diff)
+				t.Errorf("cost of a tick with %d open windows and 1 new order (-want +got):\n%s", open, diff)
 			}
 		})
 	}
 }
 
-// tickCost builds n open windows of aggregation s (kept for late orders by
-// a long allowed lateness; ON_TIME emitted): opening(i, event) is the order
-// of the i-th. Then it handles orders new orders, next(i, event), and
-// measures the next tick; it returns the store uncounted.
+// tickCost builds n open windows of aggregation s (ON_TIME emitted, kept by
+// a long allowed lateness), opening(i, event) the order of the i-th, then
+// handles orders next(i, event) and measures the next tick.
 func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i int, event time.Time) order.Delivery,
 	opts ...stream.Option,
 ) (cost, stream.TickResult, docstore.Store) {
 	t.Helper()
 	ctx := context.Background()
-	st := &countingStore{Store: newBoltStore(t)}
+	st := streamtest.NewRecorder(newBoltStore(t))
 	s.AllowedLateness = 1000 * time.Hour
 	p, err := stream.New(st, streamtest.NewSink(), []window.Spec{s}, streamtest.IsCountry, logging.Discard(), opts...)
 	if err != nil {
@@ -198,7 +174,7 @@ func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i i
 		}
 		pushes = pushes[k:]
 	}
-	st.take()
+	st.TakeCost()
 	tr, err := p.Tick(ctx, ev.Add(2*time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -206,20 +182,18 @@ func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i i
 	if f := tr.Aggregations[0].Failing; len(f) > 0 {
 		t.Fatalf("failing: %+v", f)
 	}
-	return st.take(), tr, st.Store
+	return st.TakeCost(), tr, st.Store
 }
 
-// TestLateOrderWhileFoldBehind: W advanced past a window's end but the
-// fold of that advance failed, so the window's state lacks the ON_TIME
-// round. The panes that fold computed never committed, so none may reach
-// the warehouse: the next fold emits the same pane index, and the
-// warehouse keeps the first row of an identity. A late order then is
-// accepted, its element goes to the fold like any other, and the next tick
-// emits the pane with every order in it, once.
+// TestLateOrderWhileFoldBehind: W advanced past a window's end but the fold
+// of that advance failed. The panes that fold computed never committed, so
+// none may reach the warehouse (the next fold reuses their index). A late
+// order then is accepted, and the next tick emits the pane with every order
+// in it, once.
 func TestLateOrderWhileFoldBehind(t *testing.T) {
 	ctx := context.Background()
 	hora := window.Defaults()
-	st := &nthSetFailingStore{Store: newBoltStore(t), path: "aggregations/" + hora.Name + "/control/fold"}
+	st := streamtest.NewRecorder(newBoltStore(t))
 	sink := streamtest.NewSink()
 	p := newProcessor(t, st, sink, hora)
 	if _, err := p.Handle(ctx, orderDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
@@ -228,11 +202,11 @@ func TestLateOrderWhileFoldBehind(t *testing.T) {
 	if _, err := p.Tick(ctx, at(17, 12)); err != nil {
 		t.Fatal(err)
 	}
-	st.arm()
-	if _, err := p.Tick(ctx, at(18, 15)); !errors.Is(err, errFoldDown) {
+	failAfter(st, "aggregations/"+hora.Name+"/control/fold", 0)
+	if _, err := p.Tick(ctx, at(18, 15)); !errors.Is(err, streamtest.ErrInjected) {
 		t.Fatalf("tick with its fold failing: %v, want the injected error", err)
 	}
-	st.disarm()
+	st.FailSets(nil)
 	if n := sink.Count(stream.PanesTable(hora.Name)); n != 1 {
 		t.Errorf("%d panes in the warehouse after a fold that did not commit, want only the EARLY one before it", n)
 	}
@@ -287,11 +261,9 @@ func skus(from, to int) []string {
 	return out
 }
 
-// TestFoldSplitsWindowState: a window's state is split into more
-// documents by key hash once one would pass 256 KiB. When the keys a late
-// order adds take it past, the fold splits it, and every later fold must
-// read every part: no key's state may be lost, so each key's next pane
-// continues its index with every order in it.
+// TestFoldSplitsWindowState: a window's state splits by key hash once a
+// document would pass 256 KiB, and every later fold reads every part: each
+// key's next pane continues its index with every order in it.
 func TestFoldSplitsWindowState(t *testing.T) {
 	ctx := context.Background()
 	st := newBoltStore(t)

@@ -10,8 +10,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore"
 )
 
-// acquire takes the aggregation's tick lease unless another holder's lease
-// is still running at now.
 func (p *Processor) acquire(ctx context.Context, a aggregation, holder string, now time.Time) (busy bool, err error) {
 	err = p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		l, exists, err := readLease(tx, a)
@@ -28,7 +26,6 @@ func (p *Processor) acquire(ctx context.Context, a aggregation, holder string, n
 	return busy, err
 }
 
-// release gives the lease back if holder still has it.
 func (p *Processor) release(ctx context.Context, a aggregation, holder string) error {
 	return p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		l, exists, err := readLease(tx, a)

@@ -10,13 +10,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// The lines of ticks, orders and panes live beside the types they print,
-// so that render, which stream prints with, needs neither stream nor
-// window.
+// The lines of ticks, orders and panes live beside the types they print, so
+// that render, which stream prints with, needs neither stream nor window.
 
 // WriteTick prints what a tick did, one line per aggregation and pane.
-// With several aggregations each tick line names its aggregation, and the
-// pane lines under it are that aggregation's.
 func WriteTick(w io.Writer, res TickResult) {
 	now := res.Now.UTC().Format("15:04:05")
 	named := len(res.Aggregations) > 1
@@ -34,10 +31,9 @@ func WriteTick(w io.Writer, res TickResult) {
 	}
 }
 
-// TickLine is a tick's summary line for one aggregation, now being the
-// tick's time as the line starts with it ("15:04:05"); named (several
-// aggregations ran) puts the aggregation's name after "tick". The e2e and
-// stack tests rebuild the demo's story outline with it.
+// TickLine is a tick's summary line for one aggregation; named (several
+// aggregations ran) puts the aggregation's name after "tick". The stack
+// tests rebuild the demo's story outline with it.
 func TickLine(now string, a AggregationTick, named bool) string {
 	tick := now + " tick"
 	if named {
@@ -50,10 +46,6 @@ func TickLine(now string, a AggregationTick, named bool) string {
 		render.Counted(len(a.Panes), "pane", "panes"), render.Counted(a.Expired, "window", "windows"), failingCount(a))
 }
 
-// failingCount is the tick line's note of the windows it could not
-// process (layout 3 keeps state per window; FailingWindow keeps its name
-// from when it was per (window, key)); nothing when there are none, so
-// that a healthy tick reads as before.
 func failingCount(a AggregationTick) string {
 	if a.FailingCells == 0 {
 		return ""
@@ -61,9 +53,7 @@ func failingCount(a AggregationTick) string {
 	return ", " + render.Counted(a.FailingCells, "window", "windows") + " failing (retried at every tick)"
 }
 
-// failingLine says which window (or, met while the previous layout's state
-// is migrated, which cell) a tick could not process, since when, and why,
-// on one line: what a person needs to find the document to repair.
+// failingLine is what a person needs to find the document to repair.
 func failingLine(f FailingWindow) string {
 	since := ""
 	if !f.Since.IsZero() {
@@ -72,19 +62,12 @@ func failingLine(f FailingWindow) string {
 	cell := f.Path
 	if !f.WindowStart.IsZero() {
 		cell = hhmm(f.WindowStart) + "-" + hhmm(f.WindowEnd) + " (" + f.Path + ")"
-		if f.Key != "" {
-			cell = strings.ToUpper(f.Key) + " " + cell
-		}
 	}
 	return "failing " + cell + since + ": " + strings.Join(strings.Fields(f.Error), " ")
 }
 
-// OrderLine says in one line (plus a line per pane) what happened to an
-// order: its fate and window in the first aggregation, as when it is the
-// only one, then that aggregation's panes; then, for every other
-// aggregation, a line naming it with the order's fate and windows there
-// (aggregationLine) and its panes. A pane line thus always follows the
-// line of its own aggregation.
+// OrderLine says what happened to an order: its fate and window in the
+// first aggregation, then a line for every other aggregation.
 func OrderLine(r Result, eventTime string) string {
 	fate := string(r.Fate())
 	if r.Invalid != "" {
@@ -103,11 +86,9 @@ func OrderLine(r Result, eventTime string) string {
 	return line
 }
 
-// aggregationLine says what happened to an order in one aggregation that
-// is not the first: "ventas_sku_hora_movil: accepted (MOCH-40L-AZ in 4
-// windows 16:15-17:15 to 17:00-18:00)", each key's accepted windows, then
-// those it was too late for, then its lines without a key. The e2e and
-// stack tests read the aggregation and fate from it.
+// aggregationLine: "ventas_sku_hora_movil: accepted (MOCH-40L-AZ in 4
+// windows 16:15-17:15 to 17:00-18:00)". The stack tests read the
+// aggregation and fate from it.
 func aggregationLine(o Outcome) string {
 	line := o.Aggregation + ": " + string(o.Fate)
 	var parts []string
@@ -142,9 +123,6 @@ func aggregationLine(o Outcome) string {
 	return line
 }
 
-// windows names windows sorted by start: one as "window 17:00-18:00",
-// several as "4 windows 16:15-17:15 to 17:00-18:00" (a sliding window's
-// are consecutive periods).
 func windows(ws []window.Window) string {
 	span := func(w window.Window) string { return hhmm(w.Start) + "-" + hhmm(w.End) }
 	if len(ws) == 1 {
@@ -160,8 +138,6 @@ func hhmm(t time.Time) string {
 	return t.UTC().Format("15:04")
 }
 
-// paneLine is one pane: its key, window, index and timing, and its
-// measures, money with its scale.
 func paneLine(p window.Pane) string {
 	return fmt.Sprintf("pane %s %s-%s #%d %-7s importe=%s pedidos=%s unidades=%s",
 		strings.ToUpper(p.Key), hhmm(p.WindowStart), hhmm(p.WindowEnd), p.Index, p.Timing,

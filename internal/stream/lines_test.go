@@ -15,39 +15,33 @@ import (
 
 // TestTick: a tick's line (`alpipe tick`, the demo) counts in words that
 // agree with the number, with separators; it says how many windows failed
-// and lists each with its error on one line (a layout-3 window by its
-// extent and state document, a previous layout's cell with its key too); a
-// healthy tick says nothing of failing windows, so it prints exactly what
-// it did before they existed.
+// and lists each with its error on one line (a window by its extent and
+// state document, else the document); a healthy tick says nothing of them.
 func TestTick(t *testing.T) {
 	now := time.Date(2026, 3, 14, 17, 25, 0, 0, time.UTC)
 	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	cell := FailingWindow{Path: "aggregations/ventas_hora_pais/state/20260314T170000Z_0", WindowStart: w, WindowEnd: w.Add(time.Hour),
 		Since: now.Add(-time.Minute), Error: "add up: importe overflows"}
-	es := FailingWindow{Path: "streams/ventas_hora_pais/windows/20260314T170000Z_es", WindowStart: w, WindowEnd: w.Add(time.Hour),
-		Key: "es", Since: now.Add(-5 * time.Minute), Error: "decode: layout 9 found,\n this binary reads layout 1"}
-	doc := FailingWindow{Path: "streams/ventas_hora_pais/deltas/garbage", Error: "not a delta path"}
+	es := FailingWindow{Path: "aggregations/ventas_hora_pais/parked/20260314T170000Z_4", WindowStart: w, WindowEnd: w.Add(time.Hour),
+		Since: now.Add(-5 * time.Minute), Error: "decode: layout 9 found,\n this binary reads layout 3"}
+	doc := FailingWindow{Path: "aggregations/ventas_hora_pais/control/fold", Error: "not a fold"}
 	tests := []struct {
 		name string
 		tick AggregationTick
 		want string
 	}{
-		{name: "healthy", tick: AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1200},
-			want: "17:25:00 tick: watermark 17:15, 0 panes, 1,200 windows expired\n"},
-		{name: "failing", tick: AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []FailingWindow{cell}, FailingCells: 2},
-			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 windows failing (retried at every tick)\n" +
+		{"healthy", AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1200},
+			"17:25:00 tick: watermark 17:15, 0 panes, 1,200 windows expired\n"},
+		{"failing", AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []FailingWindow{cell}, FailingCells: 2},
+			"17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 windows failing (retried at every tick)\n" +
 				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/state/20260314T170000Z_0) since 2026-03-14 17:24 UTC: add up: importe overflows\n" +
 				"         ... and 1 more failing window\n"},
-		{name: "one of each", tick: AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []FailingWindow{es}, FailingCells: 1},
-			want: "17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 1 window failing (retried at every tick)\n" +
-				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20 UTC: decode: layout 9 found, this binary reads layout 1\n"},
-		{name: "more failing than reported", tick: AggregationTick{Failing: []FailingWindow{es, doc}, FailingCells: 5},
-			want: "17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 windows failing (retried at every tick)\n" +
-				"         failing ES 17:00-18:00 (streams/ventas_hora_pais/windows/20260314T170000Z_es) since 2026-03-14 17:20 UTC: decode: layout 9 found, this binary reads layout 1\n" +
-				"         failing streams/ventas_hora_pais/deltas/garbage: not a delta path\n" +
+		{"more failing than reported, one without a window", AggregationTick{Failing: []FailingWindow{es, doc}, FailingCells: 5},
+			"17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 windows failing (retried at every tick)\n" +
+				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/parked/20260314T170000Z_4) since 2026-03-14 17:20 UTC: decode: layout 9 found, this binary reads layout 3\n" +
+				"         failing aggregations/ventas_hora_pais/control/fold: not a fold\n" +
 				"         ... and 3 more failing windows\n"},
-		{name: "busy", tick: AggregationTick{Busy: true},
-			want: "17:25:00 tick: another tick holds the lease; nothing done\n"},
+		{"busy", AggregationTick{Busy: true}, "17:25:00 tick: another tick holds the lease; nothing done\n"},
 	}
 	for _, tt := range tests {
 		checkTick(t, tt.name, TickResult{Now: now, Aggregations: []AggregationTick{tt.tick}}, tt.want)
@@ -78,18 +72,18 @@ func TestTickSeveral(t *testing.T) {
 		res  TickResult
 		want string
 	}{
-		{name: "both ran", res: TickResult{Now: now, Aggregations: []AggregationTick{
+		{"both ran", TickResult{Now: now, Aggregations: []AggregationTick{
 			{Aggregation: "ventas_hora_pais", Watermark: now.Add(-13 * time.Minute), Panes: []window.Pane{pane("es", w)}},
 			{Aggregation: "ventas_sku_hora_movil", Watermark: now.Add(-13 * time.Minute), Expired: 2,
 				Panes: []window.Pane{pane("MOCH-40L-AZ", w.Add(-15*time.Minute)), pane("MOCH-40L-AZ", w)}}}},
-			want: "17:08:00 tick ventas_hora_pais: watermark 16:55, 1 pane, 0 windows expired\n" +
+			"17:08:00 tick ventas_hora_pais: watermark 16:55, 1 pane, 0 windows expired\n" +
 				"         pane ES 17:00-18:00 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n" +
 				"17:08:00 tick ventas_sku_hora_movil: watermark 16:55, 2 panes, 2 windows expired\n" +
 				"         pane MOCH-40L-AZ 16:45-17:45 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n" +
 				"         pane MOCH-40L-AZ 17:00-18:00 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n"},
-		{name: "one busy", res: TickResult{Now: now, Aggregations: []AggregationTick{
+		{"one busy", TickResult{Now: now, Aggregations: []AggregationTick{
 			{Aggregation: "ventas_hora_pais", Busy: true}, {Aggregation: "ventas_sku_hora_movil"}}},
-			want: "17:08:00 tick ventas_hora_pais: another tick holds the lease; nothing done\n" +
+			"17:08:00 tick ventas_hora_pais: another tick holds the lease; nothing done\n" +
 				"17:08:00 tick ventas_sku_hora_movil: watermark -inf, 0 panes, 0 windows expired\n"},
 	}
 	for _, tt := range tests {
@@ -158,8 +152,7 @@ func TestPaneLine(t *testing.T) {
 	}
 }
 
-// TestTickJSON: `alpipe tick --format json` is render's one JSON style;
-// it used to print Go field names and nanoseconds ("Lag": 600000000000).
+// TestTickJSON: `alpipe tick --format json` is render's one JSON style.
 func TestTickJSON(t *testing.T) {
 	var out bytes.Buffer
 	if err := render.JSON(&out, TickResult{Now: time.Date(2026, 3, 14, 18, 30, 0, 0, time.UTC),

@@ -12,21 +12,15 @@ import (
 type Option func(*options) error
 
 type options struct {
-	tickLease    time.Duration
-	batchWait    time.Duration
-	batchMax     int
-	maxClockSkew time.Duration
-	// sessionPartBytes: see WithSessionPartBytes.
-	sessionPartBytes int
+	tickLease        time.Duration
+	batchWait        time.Duration // 0: batching off, each delivery its own transaction
+	batchMax         int
+	maxClockSkew     time.Duration
+	sessionPartBytes int // tests set it small (export_test.go) to see parts double
 }
 
-// Defaults of the options: batching off (each delivery its own transaction,
-// as before batching existed), TickLease, and order.DefaultMaxClockSkew.
-// The server's configuration turns batching on (BATCH_WAIT, BATCH_MAX_ORDERS).
-const DefaultBatchMaxOrders = 200
-
 func defaultOptions() options {
-	return options{tickLease: TickLease, batchMax: DefaultBatchMaxOrders, maxClockSkew: order.DefaultMaxClockSkew,
+	return options{tickLease: TickLease, maxClockSkew: order.DefaultMaxClockSkew,
 		sessionPartBytes: DefaultSessionPartBytes}
 }
 
@@ -44,8 +38,7 @@ func WithTickLease(d time.Duration) Option {
 // WithBatching makes concurrent Handle calls of this process join a batch:
 // the first delivery waits at most wait for others, a batch holds at most
 // maxOrders deliveries, and each batch is committed in as few transactions
-// as Firestore's limits allow (usually one per aggregation). wait 0 turns
-// batching off: every delivery is its own batch, committed at once.
+// as Firestore's limits allow. wait 0 turns batching off.
 func WithBatching(wait time.Duration, maxOrders int) Option {
 	return func(o *options) error {
 		if wait < 0 || wait > time.Second {
@@ -67,19 +60,6 @@ func WithMaxClockSkew(d time.Duration) Option {
 			return fmt.Errorf("max clock skew %s must be positive", d)
 		}
 		o.maxClockSkew = d
-		return nil
-	}
-}
-
-// WithSessionPartBytes sets the size past which a session aggregation's
-// part documents double (default DefaultSessionPartBytes). Tests set it
-// small, so that a few keys take several parts and their doubling.
-func WithSessionPartBytes(n int) Option {
-	return func(o *options) error {
-		if n < 1<<10 || n > DefaultSessionPartBytes {
-			return fmt.Errorf("session part bound %d bytes must be between 1 KiB and %d", n, DefaultSessionPartBytes)
-		}
-		o.sessionPartBytes = n
 		return nil
 	}
 }

@@ -24,9 +24,8 @@ const (
 	elementBytes = 160
 )
 
-// commitOrders runs the order transactions for items, in order, as many as
-// the transaction limits require (usually one). It returns the outbox rows
-// they wrote.
+// commitOrders runs as many order transactions for items as the
+// transaction limits require (usually one).
 func (p *Processor) commitOrders(ctx context.Context, items []*item, bs *BatchInfo) ([]pending, error) {
 	var written []pending
 	for rest := items; len(rest) > 0; {
@@ -41,16 +40,12 @@ func (p *Processor) commitOrders(ctx context.Context, items []*item, bs *BatchIn
 	return written, nil
 }
 
-// orderRead is what an order transaction read before deciding anything.
 type orderRead struct {
-	ctl controlDoc
-	// stored are the dedup records found, by pedido_id: the recorded fate
-	// per aggregation.
-	stored map[string]map[string]Fate
+	ctl    controlDoc
+	stored map[string]map[string]Fate // by pedido_id, the recorded fate per aggregation
 }
 
-// aggPlan is what an order transaction does in one aggregation, decided in
-// memory by planAgg.
+// aggPlan is what an order transaction does in one aggregation.
 type aggPlan struct {
 	outs     []Outcome   // per item
 	recs     []aggRecord // per item: its part of the dedup record
@@ -60,15 +55,9 @@ type aggPlan struct {
 }
 
 // orderTx handles a prefix of items in one transaction, as if one after the
-// other, in every aggregation, and returns how many it handled. It reads
-// the control document (the open generation and every watermark) and each
-// item's dedup record, and writes each new order's dedup record, tagged
-// with the generation, carrying its elements for the fold: one read of a
-// shared document and one write per order, whatever the windows and keys
-// it counts in. It reads no window state; only a too-late window or a line
-// without a SKU writes more: its pedidos_descartados row, into the outbox.
-//
-// The closure, which the store may run again, changes nothing outside it.
+// other, in every aggregation, and returns how many it handled (see the
+// package comment, "Costs"). The closure, which the store may run again,
+// changes nothing outside it.
 func (p *Processor) orderTx(ctx context.Context, items []*item, bs *BatchInfo) (int, []pending, error) {
 	var (
 		n       int
@@ -134,9 +123,8 @@ func (p *Processor) orderTx(ctx context.Context, items []*item, bs *BatchInfo) (
 	return n, written, nil
 }
 
-// duplicates marks the items that are not handled: those recorded before
-// (stored), those that repeat an earlier item of the batch (dup names it)
-// and those found invalid (bad).
+// duplicates marks the items that are not handled: recorded before, repeating
+// an earlier item of the batch (dup names it) or found invalid.
 func duplicates(items []*item, stored map[string]map[string]Fate, bad map[int]string) (skip []bool, dup []int) {
 	skip, dup = make([]bool, len(items)), make([]int, len(items))
 	first := map[string]int{}
@@ -159,9 +147,8 @@ func duplicates(items []*item, stored map[string]map[string]Fate, bad map[int]st
 	return skip, dup
 }
 
-// fits returns the longest prefix of the n planned items whose writes and
-// bytes, with their dedup records, stay within a transaction's limits (the
-// first item's bytes always fit).
+// fits returns the longest prefix of the n planned items within a
+// transaction's limits (the first item's bytes always fit).
 func fits(plans []aggPlan, skip []bool, n int) int {
 	records := 0
 	for i := range n {
@@ -213,8 +200,6 @@ func oversized(plans []aggPlan, skip []bool, n int) (int, int) {
 	return -1, 0
 }
 
-// duplicateOutcome is the outcome of a delivery already handled: by an
-// earlier transaction (stored), or by item first of this one.
 func duplicateOutcome(s window.Spec, ai int, it *item, stored map[string]map[string]Fate, first int, pl aggPlan) Outcome {
 	out := Outcome{Aggregation: s.Name, Fate: Duplicate}
 	if els := it.elems[ai]; len(els) > 0 {
@@ -230,7 +215,6 @@ func duplicateOutcome(s window.Spec, ai int, it *item, stored map[string]map[str
 	return out
 }
 
-// readOrders reads the control document and the items' dedup records.
 func (p *Processor) readOrders(tx docstore.Tx, items []*item) (orderRead, error) {
 	rd := orderRead{stored: map[string]map[string]Fate{}}
 	var ids []string
@@ -270,9 +254,8 @@ func (p *Processor) readOrders(tx docstore.Tx, items []*item) (orderRead, error)
 	return rd, nil
 }
 
-// planAgg handles items one after the other, in memory, in aggregation s
-// (the ai-th), classifying each element against the W of ctl. It is pure,
-// so a plan can be made again with fewer items.
+// planAgg handles items one after the other in memory, in aggregation s
+// (the ai-th). It is pure, so a plan can be made again with fewer items.
 func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, ctl controlDoc) aggPlan {
 	wm := ctl.Aggs[s.Name].Watermark
 	pl := aggPlan{outs: make([]Outcome, len(items)), recs: make([]aggRecord, len(items)),
@@ -286,7 +269,6 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 		out := Outcome{Aggregation: s.Name, Watermark: wm}
 		rec := aggRecord{Watermark: wm}
 		m := it.push.Delivery.Message
-		// drop writes a pedidos_descartados row of the order into the outbox.
 		drop := func(rowID string, d discard) {
 			d.PedidoID, d.Aggregation, d.EventTime = it.o.PedidoID, s.Name, it.o.EventTime.UTC()
 			d.ReceivedAt, d.MessageID = it.now, clip(m.ID(), maxIdentityBytes)
@@ -296,7 +278,7 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 		for _, line := range it.missing[ai] {
 			out.SKUMissing = append(out.SKUMissing, line)
 			drop(skuMissingRowID(s.Name, it.o.PedidoID, line),
-				discard{Reason: ReasonSKUMissing, Raw: rawLine(m.Data, m.Attributes, line)})
+				discard{Reason: ReasonSKUMissing, Raw: rawMessage(m.Data, m.Attributes, &line)})
 		}
 		dropped := map[time.Time]bool{}
 		var last, lastAccepted *ElementOutcome
@@ -310,7 +292,7 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 					dropped[w.Start] = true
 					rec.TooLate = append(rec.TooLate, w.Start)
 					drop(tooLateRowID(s, it.o.PedidoID, w), discard{Reason: ReasonTooLate, WindowStart: w.Start,
-						Watermark: wm, Raw: rawMessage(m.Data, m.Attributes)})
+						Watermark: wm, Raw: rawMessage(m.Data, m.Attributes, nil)})
 				}
 				continue
 			}
@@ -357,8 +339,6 @@ func containsTime(ts []time.Time, t time.Time) bool {
 	return slices.ContainsFunc(ts, t.Equal)
 }
 
-// writeOrders writes each handled order's dedup record, tagged with the
-// open generation, and the outbox rows.
 func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, skip []bool, plans []aggPlan) ([]pending, error) {
 	for i, it := range items {
 		if skip[i] {
@@ -392,9 +372,8 @@ func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, s
 	return written, nil
 }
 
-// writeWindow writes a window's state documents that changed. The number
-// of parts may grow (encodeParts); it never shrinks, so no part is left
-// behind.
+// writeWindow writes a window's state documents that changed. Parts never
+// shrink, so none is left behind.
 func writeWindow(tx docstore.Tx, a aggregation, ws *windowState) error {
 	docs, parts, err := encodeParts(a, ws.entry, ws.keys)
 	if err != nil {
@@ -402,11 +381,12 @@ func writeWindow(tx docstore.Tx, a aggregation, ws *windowState) error {
 	}
 	ws.entry.Parts = parts
 	for i, d := range docs {
-		if i < len(ws.read) && ws.read[i].Exists && string(ws.read[i].Data) == string(d.Data) {
-			continue
+		var read docstore.Doc
+		if i < len(ws.read) {
+			read = ws.read[i]
 		}
-		if err := tx.Set(d); err != nil {
-			return fmt.Errorf("write %s: %w", d.Path, err)
+		if err := setIfChanged(tx, d, read); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -16,29 +16,25 @@ import (
 // transaction after a long sink outage left many rows behind.
 const flushBatch = 200
 
-// pending is an outbox document and its rows: one row, written in the
-// entry format; or, for a tick transaction that emitted several panes,
-// rows in the outboxDoc format (writeEntries).
+// pending is an outbox document and its rows.
 type pending struct {
 	path    string
 	entries []entry
 }
 
-// outboxDoc is an outbox document of several rows. A binary older than it
-// decodes it as an entry with no row, cannot render it and leaves it in
-// place, so a rollback loses nothing.
+// outboxDoc is an outbox document of several rows; one row is written as
+// an entry.
 type outboxDoc struct {
 	Rows []entry `json:"rows"`
 }
 
-// writeEntry puts e into the outbox collection inside tx.
 func (p *Processor) writeEntry(tx docstore.Tx, outbox string, e entry) (pending, error) {
 	pe := pending{path: outbox + "/" + docstore.ID(e.RowID), entries: []entry{e}}
 	return pe, set(tx, pe.path, e, time.Time{})
 }
 
-// writeEntries puts es into one outbox document inside tx, named by the
-// first row's ID (a row ID is written once, so the name is unique).
+// writeEntries names the document by the first row's ID, which is written
+// once.
 func (p *Processor) writeEntries(tx docstore.Tx, outbox string, es []entry) (pending, error) {
 	if len(es) == 1 {
 		return p.writeEntry(tx, outbox, es[0])
@@ -47,7 +43,6 @@ func (p *Processor) writeEntries(tx docstore.Tx, outbox string, es []entry) (pen
 	return pe, set(tx, pe.path, outboxDoc{Rows: es}, time.Time{})
 }
 
-// decodeOutbox reads an outbox document of either format.
 func decodeOutbox(d docstore.Doc) ([]entry, error) {
 	var v struct {
 		entry
@@ -62,8 +57,8 @@ func decodeOutbox(d docstore.Doc) ([]entry, error) {
 	return []entry{v.entry}, nil
 }
 
-// flushOutbox appends every row waiting in an outbox collection, then
-// deletes their documents. It returns the rows appended and those left.
+// flushOutbox appends every row waiting in an outbox collection and
+// returns the rows appended and those left.
 func (p *Processor) flushOutbox(ctx context.Context, outbox string) (flushed, left int, err error) {
 	docs, err := p.store.List(ctx, outbox)
 	if err != nil {
@@ -86,12 +81,10 @@ func (p *Processor) flushOutbox(ctx context.Context, outbox string) (flushed, le
 	return n, left + rows - n, err
 }
 
-// flush appends the rows of the outbox documents pes to the sink, table by
-// table, then deletes the documents all of whose rows some table took. A
-// crash or failure between the two leaves the documents, and the next
-// flush appends the same Row.IDs again, which the sink ignores. A table
-// that fails does not hold back the others. It returns the rows appended
-// and deleted.
+// flush appends the rows of pes to the sink, table by table, then deletes
+// the documents all of whose rows were taken. A crash between the two
+// leaves the documents for the next flush, whose Row.IDs the sink ignores.
+// A table that fails does not hold back the others.
 func (p *Processor) flush(ctx context.Context, pes []pending) (int, error) {
 	done := 0
 	var errs []error
@@ -148,14 +141,7 @@ func (p *Processor) flush(ctx context.Context, pes []pending) (int, error) {
 		if len(appended) == 0 {
 			continue
 		}
-		err := p.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-			for _, path := range appended {
-				if err := tx.Delete(path); err != nil {
-					return fmt.Errorf("delete %s: %w", path, err)
-				}
-			}
-			return nil
-		})
+		err := p.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error { return deleteAll(tx, appended) })
 		if err != nil {
 			errs = append(errs, fmt.Errorf("clear %d outbox documents: %w", len(appended), err))
 			continue

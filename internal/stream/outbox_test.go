@@ -11,11 +11,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// TestOutboxFormats: a tick transaction's panes share one document, which
-// this binary reads back row by row, and the one-row documents written
-// before (and by orders) read as they did. A binary that predates the
-// several-row document decodes it as an entry without a row, which it
-// cannot render, so it leaves the document in place for this one.
+// TestOutboxFormats: a tick transaction's panes share one document, read
+// back row by row; one-row documents read as an entry. A binary that
+// predates the several-row document cannot render it, so it leaves it in
+// place for this one.
 func TestOutboxFormats(t *testing.T) {
 	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	pane := func(key string) entry {

@@ -14,18 +14,16 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Sink receives panes (table <aggregation>_paneles, PanesTable) and
-// discarded messages (pedidos_descartados). It must be idempotent per Row.ID: a row
-// whose ID was appended to the table before is ignored, because the outbox
-// appends again whatever it cannot prove was appended.
+// Sink receives panes (<aggregation>_paneles) and discarded messages
+// (pedidos_descartados). It must ignore a Row.ID appended before: the
+// outbox appends again whatever it cannot prove was appended.
 type Sink interface {
 	Append(ctx context.Context, table string, rows []warehouse.Row) error
 }
 
 // Processor handles order deliveries and timer ticks for a set of
-// aggregations. It keeps no state of its own between calls: everything is
-// in the store, so any number of instances may run at once. The only thing
-// one instance shares between calls is the batch its concurrent deliveries
+// aggregations. Everything is in the store, so any number of instances may
+// run at once; an instance shares only the batch its concurrent deliveries
 // join (WithBatching).
 type Processor struct {
 	store     docstore.Store
@@ -39,7 +37,7 @@ type Processor struct {
 	instance  string   // random, names this process's batches
 	batchSeq  atomic.Uint64
 	specs     map[string]window.Spec // by name
-	fence     fence                  // the dedup layout's control document, once read
+	fence     fence
 }
 
 type aggregation struct {
@@ -129,35 +127,29 @@ func (p *Processor) Specs() []window.Spec {
 type Fate string
 
 const (
-	Accepted  Fate = "accepted"  // counted in its window
-	Duplicate Fate = "duplicate" // the pedido_id was handled before; nothing changed
-	TooLate   Fate = "too_late"  // dropped: end + L <= W in each of its windows; recorded in pedidos_descartados
-	Invalid   Fate = "invalid"   // not a valid order; recorded in pedidos_descartados
-	// NoElements: the order has nothing to count in the aggregation (key
-	// sku, and no line has a SKU); its lines are recorded as sku_missing.
-	NoElements Fate = "no_elements"
+	Accepted   Fate = "accepted"    // counted in its window
+	Duplicate  Fate = "duplicate"   // the pedido_id was handled before; nothing changed
+	TooLate    Fate = "too_late"    // dropped: end + L <= W in each of its windows; recorded in pedidos_descartados
+	Invalid    Fate = "invalid"     // not a valid order; recorded in pedidos_descartados
+	NoElements Fate = "no_elements" // key sku and no line has a SKU; recorded as sku_missing
 )
 
 // Result says what Handle did with one delivery.
 type Result struct {
-	MessageID string
-	PedidoID  string // "" when the body holds none
-	// Invalid is the reason ("invalid: ...") when the message is not a valid
-	// order; Aggregations is then empty.
-	Invalid string
-	// Duplicate: the invalid message had been dead-lettered before.
-	Duplicate    bool
+	MessageID    string
+	PedidoID     string    // "" when the body holds none
+	Invalid      string    // the reason ("invalid: ...") when not a valid order; no Aggregations then
+	Duplicate    bool      // the invalid message had been dead-lettered before
 	Aggregations []Outcome // one per aggregation, in configuration order
-	// Batch is the batch the delivery was handled in.
-	Batch BatchInfo
+	Batch        BatchInfo
 }
 
 // BatchInfo describes one batch of deliveries, for logs and load tests.
 type BatchInfo struct {
 	ID           string // unique in the process
 	Deliveries   int
-	Transactions int // the store transactions the batch ran
-	Attempts     int // their runs, more than Transactions under contention
+	Transactions int
+	Attempts     int // runs of the transactions, more under contention
 }
 
 // Fate is Invalid for an invalid message, else the fate in the first
@@ -169,10 +161,8 @@ func (r Result) Fate() Fate {
 	return r.Aggregations[0].Fate
 }
 
-// Outcome is what happened to a valid order in one aggregation. An order
-// makes one element per window it belongs to (several with sliding
-// windows) and, with key sku, per distinct SKU of its lines; each element
-// is accepted or dropped as too late on its own (Elements).
+// Outcome is what happened to a valid order in one aggregation; each of
+// its elements is accepted or dropped as too late on its own (Elements).
 type Outcome struct {
 	Aggregation string
 	// Fate is Accepted when some element counted, TooLate when every one
@@ -182,27 +172,17 @@ type Outcome struct {
 	// it was handled before this aggregation existed).
 	Recorded Fate
 	// Lateness, Window and Key are those of the last accepted element, or
-	// of the last element when none was accepted: for a fixed window keyed
-	// by an order field, the order's only element. Lateness is against
-	// Watermark: OnTime or Late when accepted, TooLate when dropped; unset
-	// for a duplicate.
-	Lateness window.Lateness
-	Window   window.Window
-	Key      string
-	// Elements are the order's (window, key)s, by key then window start;
-	// empty for a duplicate.
-	Elements []ElementOutcome
-	// SKUMissing are the indexes of the lines without a SKU (key sku), each
-	// recorded in pedidos_descartados.
-	SKUMissing []int
-	Watermark  time.Time // the W the order was classified against; zero: none yet
-	// Pending counts rows of this message left in the outbox because the
-	// sink failed; the next tick appends them.
-	Pending int
+	// of the last element when none was accepted; unset for a duplicate.
+	Lateness   window.Lateness
+	Window     window.Window
+	Key        string
+	Elements   []ElementOutcome // by key then window start; empty for a duplicate
+	SKUMissing []int            // indexes of the lines without a SKU (key sku)
+	Watermark  time.Time        // the W the order was classified against; zero: none yet
+	Pending    int              // rows left in the outbox because the sink failed
 }
 
-// ElementOutcome is what happened to one element of an order: its part in
-// one (window, key).
+// ElementOutcome is what happened to an order's part in one (window, key).
 type ElementOutcome struct {
 	Window   window.Window
 	Key      string
@@ -210,8 +190,7 @@ type ElementOutcome struct {
 	Lateness window.Lateness
 }
 
-// rows counts the outbox rows the outcome wrote: one drop per window, its
-// lines without a SKU.
+// rows counts the outbox rows the outcome wrote.
 func (o Outcome) rows() int {
 	n := len(o.SKUMissing)
 	seen := map[time.Time]bool{}
@@ -226,41 +205,31 @@ func (o Outcome) rows() int {
 
 // TickResult says what a Tick did.
 type TickResult struct {
-	Now          time.Time
-	Aggregations []AggregationTick // in configuration order
-	// DeadLetters is the number of invalid messages' rows appended from the
-	// outbox (left there by a failed sink); DeadLettersPending those still there.
-	DeadLetters        int
+	Now                time.Time
+	Aggregations       []AggregationTick // in configuration order
+	DeadLetters        int               // invalid messages' rows appended from the outbox
 	DeadLettersPending int
 }
 
 // AggregationTick is what a Tick did for one aggregation.
 type AggregationTick struct {
-	Aggregation string
-	// Busy: another tick held the lease, so this one did nothing here.
-	Busy            bool
+	Aggregation     string
+	Busy            bool // another tick held the lease, so this one did nothing here
 	WatermarkBefore time.Time
 	Watermark       time.Time     // W after the tick; zero: no order accepted yet
 	Lag             time.Duration // now - W (0 while W is at minus infinity)
 	OpenWindows     int           // windows on the fold's agenda when the tick started (not keys)
-	// Visited counts the keys whose trigger ran: every key of each window
-	// the tick touched (new orders) or that was due (an EARLY or LATE
-	// delay, a window end or expiry reached). The tick reads the state
-	// documents of those windows, not one document per key.
-	Visited int
-	// Records counts the elements of the dedup records folded: the
-	// orders' changes since the last tick.
-	Records int
-	Panes   []window.Pane // emitted by this tick, sorted by identity
-	Expired int           // (window, key)s whose state was deleted
-	Flushed int           // outbox rows appended to the sink
-	Pending int           // outbox rows left for the next tick (sink failed)
-	// Failing are the windows (Path their state document 0) that this
-	// tick could not read or add up; every other window was processed.
-	// They are not an error of the tick (retrying at once cannot help):
-	// each stays on the fold's agenda, its new elements parked, and the
-	// next ticks try it again. At most MaxReportedFailing, the first by
-	// window; FailingCells counts them all.
+	Visited         int           // keys whose trigger ran: every key of each window touched or due
+	Records         int           // elements of the dedup records folded
+	Panes           []window.Pane // emitted by this tick, sorted by identity
+	Expired         int           // (window, key)s whose state was deleted
+	Flushed         int           // outbox rows appended to the sink
+	Pending         int           // outbox rows left for the next tick (sink failed)
+	// Failing are the windows this tick could not read or add up; every
+	// other window was processed. Not an error of the tick (retrying at
+	// once cannot help): each stays on the agenda, its new elements parked.
+	// At most MaxReportedFailing, the first by window; FailingCells counts
+	// them all.
 	Failing      []FailingWindow
 	FailingCells int
 }

@@ -11,13 +11,11 @@ import (
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 )
 
-// TestOversizedOrderIsDeadLettered: an order counts in one dedup record;
-// one whose elements could not fit a document (here as many distinct SKUs
-// of the longest SKU an order may have, counted in two aggregations by
-// SKU) is dead-lettered with the reason instead of failing on every
-// redelivery, and the orders batched with it count. The same SKUs, short,
-// in twelve sliding windows, fit: a record names each window and each key
-// once, not every (window, key).
+// TestOversizedOrderIsDeadLettered: an order whose elements could not fit
+// one dedup record (the most SKUs of the longest length, in two SKU
+// aggregations) is dead-lettered instead of failing on every redelivery,
+// and the orders batched with it count. The same SKUs, short, in twelve
+// sliding windows fit: a record names each window and each key once.
 func TestOversizedOrderIsDeadLettered(t *testing.T) {
 	ctx := context.Background()
 	sink := streamtest.NewSink()

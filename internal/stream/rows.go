@@ -45,14 +45,10 @@ type discard struct {
 	Raw         string    `json:"raw,omitempty"`
 }
 
-// Row identities: stable, so that a redelivery or a second flush appends
-// nothing new.
-//
-// tooLateRowID is the identity of dropping an order from window w of s:
-// with fixed windows an order has one window, and the identity keeps the
-// form rows had before sliding windows, so that a row written by the
-// previous version is the same row; with sliding windows it names the
-// window, as one order may be dropped from several.
+// Row identities are stable, so that a redelivery or a second flush appends
+// nothing new. A too-late row names the window only with sliding windows,
+// where one order may be dropped from several; fixed windows keep the form
+// rows had before.
 func tooLateRowID(s window.Spec, pedidoID string, w window.Window) string {
 	id := "too_late|" + s.Name + "|" + pedidoID
 	if s.Sliding() {
@@ -61,16 +57,11 @@ func tooLateRowID(s window.Spec, pedidoID string, w window.Window) string {
 	return id
 }
 
-// skuMissingRowID is the identity of a line without a SKU in an
-// aggregation keyed by sku.
 func skuMissingRowID(agg, pedidoID string, line int) string {
 	return ReasonSKUMissing + "|" + agg + "|" + pedidoID + "|" + strconv.Itoa(line)
 }
 func invalidRowID(messageID string) string { return "invalid|" + messageID }
 
-// overflowRowID dead-letters an order in one aggregation whose window
-// total it would take out of the range BigQuery stores (found by the
-// fold, which is where the totals are).
 func overflowRowID(agg, pedidoID string) string { return "overflow|" + agg + "|" + pedidoID }
 func undecodableRowID(sum string) string        { return "undecodable|" + sum }
 
@@ -82,7 +73,6 @@ type rowMapper struct {
 	discCols []func(discard) warehouse.Value
 }
 
-// paneTable is the panes table of one aggregation, <name>_paneles.
 type paneTable struct {
 	table warehouse.Table
 	cols  []func(window.Pane) warehouse.Value
@@ -114,10 +104,9 @@ func newRowMapper(specs []window.Spec) (*rowMapper, error) {
 	return m, nil
 }
 
-// PanesTableOf is the panes table of aggregation s, as New maps its rows:
-// the one the warehouse declares, or, for an aggregation it does not
-// declare (tests, a declaration being added), the one it builds from the
-// template (docs/event-time.md).
+// PanesTableOf is the panes table of aggregation s: the one the warehouse
+// declares, or, for one it does not (tests, a declaration being added), the
+// one it builds from the template.
 func PanesTableOf(s window.Spec) (warehouse.Table, error) {
 	if t, err := warehouse.Lookup(PanesTable(s.Name)); err == nil {
 		return t, nil
@@ -125,8 +114,7 @@ func PanesTableOf(s window.Spec) (warehouse.Table, error) {
 	return warehouse.PanesTable(s)
 }
 
-// paneValues are the pane columns by name; the key column is added per
-// aggregation.
+// paneValues are the pane columns by name but the key's.
 var paneValues = map[string]func(window.Pane) warehouse.Value{
 	"aggregation":  func(p window.Pane) warehouse.Value { return warehouse.StringValue(p.Aggregation) },
 	"window_start": func(p window.Pane) warehouse.Value { return warehouse.TimeValue(p.WindowStart) },
@@ -142,7 +130,6 @@ var paneValues = map[string]func(window.Pane) warehouse.Value{
 	"merged_into":  func(p window.Pane) warehouse.Value { return nullTime(p.MergedInto) },
 }
 
-// discardValues are the pedidos_descartados columns by name.
 var discardValues = map[string]func(discard) warehouse.Value{
 	"pedido_id":    func(d discard) warehouse.Value { return nullString(d.PedidoID) },
 	"aggregation":  func(d discard) warehouse.Value { return nullString(d.Aggregation) },
@@ -169,9 +156,8 @@ func nullTime(t time.Time) warehouse.Value {
 	return warehouse.TimeValue(t)
 }
 
-// columns maps t's schema to values; a column without one is NULL, and a
-// required one is an error, so that a column added to a schema file fails
-// New instead of a flush.
+// columns maps t's schema to values; a column without one is NULL, or an
+// error when required.
 func columns[T any](t warehouse.Table, values map[string]func(T) warehouse.Value) ([]func(T) warehouse.Value, error) {
 	cols := make([]func(T) warehouse.Value, len(t.Schema))
 	for i, f := range t.Schema {
@@ -196,7 +182,6 @@ func paneColumns(t warehouse.Table, keyField string) ([]func(window.Pane) wareho
 	return columns(t, values)
 }
 
-// row renders an outbox entry as a row of its table.
 func (m *rowMapper) row(e entry) (warehouse.Row, error) {
 	switch {
 	case e.Pane != nil:
@@ -231,18 +216,9 @@ func (m *rowMapper) discardEntry(rowID string, d discard) entry {
 }
 
 // rawMessage renders what was received for the raw column: the body (as
-// text when it is UTF-8, else base64) and the attributes, as JSON.
-func rawMessage(data []byte, attrs map[string]string) string {
-	return rawOf(data, attrs, nil)
-}
-
-// rawLine is rawMessage naming the order line the row is about
-// ("line": its index in lineas).
-func rawLine(data []byte, attrs map[string]string, line int) string {
-	return rawOf(data, attrs, &line)
-}
-
-func rawOf(data []byte, attrs map[string]string, line *int) string {
+// text when it is UTF-8, else base64) and the attributes, as JSON; line,
+// when set, is the index in lineas of the line the row is about.
+func rawMessage(data []byte, attrs map[string]string, line *int) string {
 	var r struct {
 		Line       *int              `json:"line,omitempty"`
 		Data       *string           `json:"data,omitempty"`
@@ -271,11 +247,7 @@ func rawOf(data []byte, attrs map[string]string, line *int) string {
 	if len(attrs) > 64 || attrBytes(attrs) > MaxRawBytes {
 		r.Attributes = map[string]string{"_dropped": fmt.Sprintf("%d attributes", len(attrs))}
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		// Unreachable: strings and a string map always encode.
-		return fmt.Sprintf("unrenderable message: %v", err)
-	}
+	b, _ := json.Marshal(r) // strings and a string map always encode
 	return string(b)
 }
 
@@ -287,8 +259,7 @@ func attrBytes(attrs map[string]string) int {
 	return n
 }
 
-// peekPedidoID finds a pedido_id in a body that is not a valid order, for
-// the dead-letter row; "" when there is none.
+// peekPedidoID finds a pedido_id in a body that is not a valid order.
 func peekPedidoID(data []byte) string {
 	var v struct {
 		PedidoID any `json:"pedido_id"`
@@ -307,8 +278,7 @@ func peekPedidoID(data []byte) string {
 }
 
 // peekEventTime parses the momento_evento attribute of a message that is not
-// a valid order; zero (NULL) when it is missing, unparseable or out of
-// range (the raw column still has it).
+// a valid order; zero (NULL) when it is not a valid one (raw still has it).
 func peekEventTime(attrs map[string]string) time.Time {
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(attrs[order.EventTimeAttribute]))
 	if err != nil || t.Before(order.MinEventTime) || !t.Before(order.MaxEventTime) {

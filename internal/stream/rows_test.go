@@ -22,7 +22,7 @@ func TestNewFailsFast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
 	named := func(name string, change func(*window.Spec)) window.Spec {
 		s := window.Defaults()
 		s.Name = name
@@ -33,23 +33,25 @@ func TestNewFailsFast(t *testing.T) {
 	}
 	sessionsBySKU := windowtest.SessionSpec()
 	sessionsBySKU.KeyField = KeySKU
+	def := window.Defaults()
 	tests := []struct {
 		name  string
 		specs []window.Spec
 		want  string // substring of the error; "" for success
 	}{
-		{name: "defaults", specs: []window.Spec{window.Defaults()}},
-		{name: "two aggregations", specs: []window.Spec{window.Defaults(), named("ventas_15min_pais", func(s *window.Spec) { s.WindowSize = 15 * time.Minute })}},
-		{name: "none", want: "no aggregation configured"},
-		{name: "invalid spec", specs: []window.Spec{named("x", func(s *window.Spec) { s.IdleTimeout = 0 })}, want: "idle timeout 0s must be positive"},
-		{name: "same name twice", specs: []window.Spec{window.Defaults(), window.Defaults()}, want: "configured twice"},
-		{name: "key field not in orders", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "color" })}, want: `key field "color" is neither a field of an order nor "sku"`},
-		{name: "key sku, sliding", specs: []window.Spec{window.Defaults(), named("ventas_sku_hora_movil", func(s *window.Spec) { s.KeyField, s.Period = "sku", 15*time.Minute })}},
-		{name: "key cliente_id", specs: []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "cliente_id" })}},
-		// A session follows one customer (or country) through its orders;
-		// the lines of an order are not a key a session can follow.
-		{name: "sessions keyed by sku", specs: []window.Spec{window.Defaults(), sessionsBySKU},
-			want: `aggregation "sesiones_cliente": session windows are keyed by an order field, not "sku"`},
+		{"defaults", []window.Spec{def}, ""},
+		{"two aggregations", []window.Spec{def, named("ventas_15min_pais", func(s *window.Spec) { s.WindowSize = 15 * time.Minute })}, ""},
+		{"none", nil, "no aggregation configured"},
+		{"invalid spec", []window.Spec{named("x", func(s *window.Spec) { s.IdleTimeout = 0 })}, "idle timeout 0s must be positive"},
+		{"same name twice", []window.Spec{def, def}, "configured twice"},
+		{"key field not in orders", []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "color" })},
+			`key field "color" is neither a field of an order nor "sku"`},
+		{"key sku, sliding", []window.Spec{def, named("ventas_sku_hora_movil", func(s *window.Spec) { s.KeyField, s.Period = "sku", 15*time.Minute })},
+			""},
+		{"key cliente_id", []window.Spec{named("x", func(s *window.Spec) { s.KeyField = "cliente_id" })}, ""},
+		// The lines of an order are not a key a session can follow.
+		{"sessions keyed by sku", []window.Spec{def, sessionsBySKU},
+			`aggregation "sesiones_cliente": session windows are keyed by an order field, not "sku"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,7 +174,7 @@ func TestRawMessage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got map[string]any
-			if err := json.Unmarshal([]byte(rawMessage(tt.data, attrs)), &got); err != nil {
+			if err := json.Unmarshal([]byte(rawMessage(tt.data, attrs, nil)), &got); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

@@ -16,17 +16,11 @@ import (
 // stores it.
 func TestSessionListRoundTrip(t *testing.T) {
 	for _, tt := range []struct {
-		name string
 		v    any
 		want int
-	}{
-		{name: "Session", v: window.Session{}, want: 5},
-		{name: "Retired", v: window.Retired{}, want: 3},
-		{name: "PaneState", v: window.PaneState{}, want: 3},
-		{name: "Partial", v: window.Partial{}, want: 6},
-	} {
+	}{{window.Session{}, 5}, {window.Retired{}, 3}, {window.PaneState{}, 3}, {window.Partial{}, 6}} {
 		if got := reflect.TypeOf(tt.v).NumField(); got != tt.want {
-			t.Errorf("window.%s has %d fields, the session encoding stores %d", tt.name, got, tt.want)
+			t.Errorf("%T has %d fields, the session encoding stores %d", tt.v, got, tt.want)
 		}
 	}
 	dec := func(s string) numeric.Dec {

@@ -14,34 +14,25 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Session windows on the generation/fold design (see the package comment,
-// "Session windows"): an order transaction is the same as for any window
-// (its proto-window is its element's window, classified against W: too
-// late per order, before merging); the fold merges a key's sessions in
-// the part document its key hashes to, and keeps the agenda per part.
+// An order of a session aggregation is classified by its proto-window
+// [t, t+G) before merging; the fold merges a key's sessions in the part
+// document its key hashes to, and keeps the agenda per part.
 const (
-	// sessionPartsPerTx bounds the parts one fold transaction rewrites,
-	// keeping it far under Firestore's 10 MiB.
+	// sessionPartsPerTx keeps a fold transaction far under Firestore's 10 MiB.
 	sessionPartsPerTx = 4
 	// DefaultSessionPartBytes is the size past which the session parts
-	// double (a fold splits a part before writing it, so none is written
-	// larger unless one key fills it): large, because a tick reads and
-	// writes every part its keys touch, and under Firestore's 1 MiB with
-	// room for the document's overhead.
+	// double: large, because a tick reads and writes every part its keys
+	// touch, and under Firestore's 1 MiB with room for the overhead.
 	DefaultSessionPartBytes = 768 << 10
-	// maxKeySessions bounds the open sessions of one key, so that its
-	// sessions (about 220 bytes each), a part of their own at worst, stay
-	// far under 1 MiB. Open sessions of a key are disjoint and at least G
-	// long, and live until W passes end + L, so reaching it takes event
-	// times spread over hundreds of gaps ahead of W (a clock far ahead).
+	// maxKeySessions keeps one key's sessions (about 220 bytes each) far
+	// under 1 MiB. Open sessions of a key are disjoint and at least G long,
+	// so reaching it takes event times hundreds of gaps ahead of W.
 	maxKeySessions = 1000
 )
 
-// sessionsPart is the open sessions of the keys that hash (partOf) to one
-// part, aggregations/<agg>/sessions/<part>, and the last generation folded
-// into it: a fold interrupted between two of its transactions never adds
-// a generation to a part twice. Emptied, it stays: parts never shrink.
-// Keys are stored as Stored (encodeDoc stores them, load reads them).
+// sessionsPart is the open sessions of the keys that hash to one part, and
+// the last generation folded into it: a fold interrupted between two of its
+// transactions never adds a generation to a part twice. Emptied, it stays.
 type sessionsPart struct {
 	Layout int                         `json:"layout"`
 	Gen    int64                       `json:"gen"`
@@ -49,7 +40,6 @@ type sessionsPart struct {
 	Keys   map[string][]window.Session `json:"-"`
 }
 
-// load fills Keys from Stored, as decoded.
 func (d *sessionsPart) load() {
 	d.Keys = make(map[string][]window.Session, len(d.Stored))
 	for k, ss := range d.Stored {
@@ -67,22 +57,16 @@ func (d sessionsPart) stamped() any {
 	return d
 }
 
-// partEntry is a session part in the fold document's agenda: how many of
-// its keys have open sessions, when one's trigger next fires on processing
-// time (Due) and the earliest watermark at which one of its sessions
-// reaches its end (its ON_TIME round) or its expiry (At); while it cannot
-// be read, why and since when, and whether elements wait for it in parked
-// documents.
+// partEntry is a session part in the fold document's agenda.
 type partEntry struct {
-	Keys         int       `json:"n,omitempty"`
-	Due          time.Time `json:"due,omitzero"`
-	At           time.Time `json:"at,omitzero"`
+	Keys         int       `json:"n,omitempty"`  // keys with open sessions
+	Due          time.Time `json:"due,omitzero"` // when a trigger next fires on processing time
+	At           time.Time `json:"at,omitzero"`  // earliest W at which a session reaches its end or expiry
 	Error        string    `json:"error,omitempty"`
 	FailingSince time.Time `json:"failing_since,omitzero"`
 	Parked       bool      `json:"parked,omitempty"`
 }
 
-// merge adds the keys of o: the earlier of each time.
 func (e partEntry) merge(o partEntry) partEntry {
 	e.Keys += o.Keys
 	e.Due, e.At = earliest(e.Due, o.Due), earliest(e.At, o.At)
@@ -103,7 +87,6 @@ func (e partEntry) due(wm, now time.Time) bool {
 
 func (e partEntry) idle() bool { return e.Keys == 0 && e.Error == "" && !e.Parked }
 
-// sessionKeys counts the keys with open sessions the agenda records.
 func (d foldDoc) sessionKeys() int {
 	n := 0
 	for _, e := range d.Agenda {
@@ -114,17 +97,14 @@ func (d foldDoc) sessionKeys() int {
 
 func (p paths) sessionsPart(i int) string { return p.sessions + "/" + strconv.Itoa(i) }
 
-// parkedPart holds a part's elements folded while it could not be read,
-// one document per generation folded.
 func (p paths) parkedPart(i int, gen int64) string {
 	return fmt.Sprintf("%s/s%d_%d", p.parked, i, gen)
 }
 
-// foldSessions is fold for an aggregation of session windows: the parts
-// the records' keys hash to, then the parts due, sessionPartsPerTx a
-// transaction. The last transaction moves Folded; the ones before it mark
-// each part with the generation folded in, so a fold that stops between
-// them and runs again adds nothing twice.
+// foldSessions is fold for session windows: the parts the records' keys
+// hash to, then the parts due, sessionPartsPerTx a transaction. The last
+// moves Folded; the ones before mark each part with the generation folded
+// in, so a fold that stops between them and runs again adds nothing twice.
 func (p *Processor) foldSessions(ctx context.Context, pl foldPlan, fd foldDoc) (foldResult, error) {
 	c := sessionChunk{parts: max(1, fd.SessionParts), byKey: map[string][]foldElem{}, byPart: map[int][]string{}}
 	for _, e := range pl.elems {
@@ -162,9 +142,8 @@ func (p *Processor) foldSessions(ctx context.Context, pl foldPlan, fd foldDoc) (
 	return fr, nil
 }
 
-// sessionChunk is what one fold transaction of session windows visits:
-// the parts of, numbered among parts as the fold began, and the records'
-// keys by part and their elements by key.
+// sessionChunk is what one fold transaction of session windows visits: the
+// parts of, numbered among parts as the fold began.
 type sessionChunk struct {
 	parts  int
 	of     []int
@@ -173,28 +152,19 @@ type sessionChunk struct {
 	parked []parkedSet // listed before the fold
 }
 
-// sessionPart is a part as a fold transaction holds it: nil doc while it
-// cannot be read.
+// sessionPart is a part as a fold transaction holds it.
 type sessionPart struct {
-	i     int
-	doc   *sessionsPart
-	read  docstore.Doc
-	entry partEntry
-	// folded: this transaction folded it; keys: the agenda of each key
-	// whose trigger ran.
-	folded bool
-	keys   map[string]partEntry
+	i      int
+	doc    *sessionsPart // nil while it cannot be read
+	read   docstore.Doc
+	entry  partEntry
+	folded bool                 // this transaction folded it
+	keys   map[string]partEntry // the agenda of each key whose trigger ran
 }
 
 // sessionTx is one fold transaction of session windows over the parts of
-// c: it reads the fold and control documents and the parts, adds each
-// part's parked elements and then its new ones (unless the part says their
-// generation is in), runs the trigger of every session of the part, writes
-// each part once and its agenda entry, and the panes to the outbox; final
-// moves Folded. A part that cannot be read is reported and its elements
-// parked, as a window whose state cannot be read is (failing.go): the
-// other parts go on. A part that grows past the bound doubles the parts
-// (splitParts), which reads and rewrites them all once.
+// c, as foldTx is for windows; final moves Folded. A part that grows past
+// the bound doubles the parts, which reads and rewrites them all once.
 func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, c sessionChunk, final bool) (foldResult, error) {
 	var fr foldResult
 	a := pl.a
@@ -271,17 +241,15 @@ func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, c sessionChunk, 
 				}
 			}
 		}
-		for _, path := range unpark {
-			if err := tx.Delete(path); err != nil {
-				return fmt.Errorf("delete %s: %w", path, err)
-			}
+		if err := deleteAll(tx, unpark); err != nil {
+			return err
 		}
 		for _, w := range docs {
-			if w.read.Exists && string(w.doc.Data) == string(w.read.Data) || w.empty && !w.read.Exists {
-				continue // as read, or every order of its keys was refused
+			if w.empty && !w.read.Exists {
+				continue // every order of its keys was refused
 			}
-			if err := tx.Set(w.doc); err != nil {
-				return fmt.Errorf("write %s: %w", w.doc.Path, err)
+			if err := setIfChanged(tx, w.doc, w.read); err != nil {
+				return err
 			}
 		}
 		if fr.written, err = p.writeOutbox(tx, a.paths.outbox, entries); err != nil {
@@ -290,7 +258,7 @@ func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, c sessionChunk, 
 		if final {
 			return pl.writeFold(tx, fd, read)
 		}
-		return writeIfChanged(tx, a.paths.fold, fd, read, time.Time{})
+		return writeIfChanged(tx, a.paths.fold, fd, read)
 	})
 	if err != nil {
 		return foldResult{}, err
@@ -298,8 +266,6 @@ func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, c sessionChunk, 
 	return fr, nil
 }
 
-// readSessionParts reads parts ids with their agenda entries; a part that
-// cannot be read has doc nil and its error in its entry.
 func readSessionParts(tx docstore.Tx, a aggregation, ids []int, agenda map[int]partEntry) ([]*sessionPart, error) {
 	paths := make([]string, len(ids))
 	for n, i := range ids {
@@ -325,10 +291,9 @@ func readSessionParts(tx docstore.Tx, a aggregation, ids []int, agenda map[int]p
 	return out, nil
 }
 
-// foldPart adds a readable part's parked elements (taken) and then the
-// records' (by key, skipping those of a generation the part has), runs the
-// trigger of every session of the part and returns the outbox rows of its
-// panes and of the orders refused.
+// foldPart adds a readable part's parked elements (taken), then the
+// records' not yet in it, runs the trigger of every session of the part and
+// returns the outbox rows of its panes and of the orders refused.
 func (p *Processor) foldPart(pl foldPlan, sp *sessionPart, taken []foldElem, byKey map[string][]foldElem, fr *foldResult) ([]entry, error) {
 	a := pl.a
 	if sp.doc.Keys == nil {
@@ -397,11 +362,9 @@ func (p *Processor) foldPart(pl foldPlan, sp *sessionPart, taken []foldElem, byK
 	return entries, nil
 }
 
-// agendaOf is the agenda entry of a part holding keys, of which those this
-// transaction folded come from the readable part src: from their triggers,
-// or while catching up due now (the triggers run once the fold has caught
-// up; parked elements are taken then too); the others keep the entry of
-// the part they were read from.
+// agendaOf is the agenda entry of a part holding keys: from their triggers
+// when this transaction folded them from src, due now while catching up,
+// else the entry of the part they were read from.
 func (pl foldPlan) agendaOf(keys map[string][]window.Session, src *sessionPart, old partEntry) partEntry {
 	if src == nil {
 		return partEntry{Keys: len(keys), Due: old.Due, At: old.At}
@@ -416,8 +379,6 @@ func (pl foldPlan) agendaOf(keys map[string][]window.Session, src *sessionPart, 
 	return e
 }
 
-// partWrite is a part document, encoded, to write unless it is as read or
-// empty and new.
 type partWrite struct {
 	doc   docstore.Doc
 	read  docstore.Doc
@@ -425,10 +386,9 @@ type partWrite struct {
 }
 
 // encodeSessionParts sets the agenda entries of the readable parts sps and
-// returns their documents. When one would pass the bound the parts double
-// (splitParts): the others are read too and every part rewritten, unless
-// some part fails or waits for parked elements (its elements could not
-// follow), when they stay as they are until it reads again.
+// returns their documents. When one would pass the bound the parts double,
+// unless some part fails or waits for parked elements (its elements could
+// not follow).
 func (p *Processor) encodeSessionParts(tx docstore.Tx, pl foldPlan, fd *foldDoc, parts int, sps []*sessionPart) ([]partWrite, error) {
 	a := pl.a
 	var out []partWrite
@@ -505,7 +465,6 @@ func (p *Processor) encodeSessionParts(tx docstore.Tx, pl foldPlan, fd *foldDoc,
 	return out, nil
 }
 
-// setAgenda records part i's entry, or drops it when the part is idle.
 func (d *foldDoc) setAgenda(i int, e partEntry) {
 	if e.idle() {
 		delete(d.Agenda, i)
@@ -514,9 +473,8 @@ func (d *foldDoc) setAgenda(i int, e partEntry) {
 	d.Agenda[i] = e
 }
 
-// triggerSessions runs the trigger of every session of key at the plan's
-// W and returns the panes' outbox rows, the sessions still open and the
-// key's agenda.
+// triggerSessions returns the panes' outbox rows, the sessions still open
+// and the key's agenda.
 func (p *Processor) triggerSessions(pl foldPlan, key string, sessions []window.Session, fr *foldResult) ([]entry, []window.Session, partEntry, error) {
 	s := pl.a.spec
 	var entries []entry
@@ -548,25 +506,8 @@ func (p *Processor) triggerSessions(pl foldPlan, key string, sessions []window.S
 	return entries, open, ke, nil
 }
 
-// writeIfChanged writes v at path unless the document read there holds the
-// same bytes, so that a repeated tick writes nothing.
-func writeIfChanged(tx docstore.Tx, path string, v any, read docstore.Doc, expireAt time.Time) error {
-	nd, err := encodeDoc(path, v, expireAt)
-	if err != nil {
-		return err
-	}
-	if read.Exists && string(nd.Data) == string(read.Data) {
-		return nil
-	}
-	if err := tx.Set(nd); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// failPart reports a part that cannot be read, keeps it on the agenda
-// with the error, and parks its elements of this fold, so that the first
-// fold that reads it again adds them.
+// failPart reports a part that cannot be read and parks its elements of
+// this fold for the first fold that reads it again.
 func (pl foldPlan) failPart(tx docstore.Tx, fd *foldDoc, sp *sessionPart, elems []foldElem, fr *foldResult) error {
 	e := sp.entry
 	if e.FailingSince.IsZero() {

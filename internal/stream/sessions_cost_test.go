@@ -2,10 +2,8 @@ package stream_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,29 +26,20 @@ func customerDelivery(id, cliente string, event time.Time) order.Delivery {
 }
 
 // TestSessionTickCost: the figures the package comment gives for session
-// windows. A tick's fold reads and writes the part documents that hold the
-// keys its new orders touch and the parts due, never the others, each at
-// most once: with n customers holding open sessions (ON_TIME emitted, kept
-// by a long allowed lateness) a tick with one new order costs the same
-// whatever n and however many parts they take; a hot customer with a
-// thousand orders since the last tick costs the fold what a customer with
-// one order costs (its part read and written once); and new orders of
-// every open customer cost one read and one write per part, not per key.
-// Only the listing of the closed generation grows with the orders.
+// windows. A tick's fold reads and writes the parts that hold the keys its
+// new orders touch and the parts due, each at most once: the cost does not
+// grow with the customers holding open sessions, the parts they take, or a
+// hot customer's orders (only the listing of the closed generation does);
+// new orders of every open customer cost one read and one write per part.
 //
-// The figures, one session aggregation: 8 transactions — lease taken
-// (1 read, 1 write), fold state (fold + control), control, closing the
-// open generation (1 read, 1 write), the watermark advance (1 read,
-// 1 write), the fold (fold + control + the part; writes the part, the
-// EARLY pane's outbox document and the fold document with the part's
-// agenda entry), the outbox row's deletion (1 write), lease given back
-// (1 read, 1 write): 10 reads, 8 writes. 5 queries, listing the records of
-// the new orders twice (the open generation before and after closing it;
-// a query of limit 1 the first time). Late orders of 150 customers over 8
-// parts: 8 part reads and writes in 2 fold transactions of 4 parts (the
-// second reads fold and control again and writes its own outbox
-// document): 19 reads, 18 writes.
+// The count is TestTickReadsBounded's, the part in place of the window's:
+// 10 reads, 8 writes. Late orders of 150 customers over 8 parts: 8 part
+// reads and writes in 2 fold transactions of 4 parts (the second reads fold
+// and control again and writes its own outbox document): 19 reads, 18
+// writes.
 func TestSessionTickCost(t *testing.T) {
+	one := cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}
+	listed := func(c cost, n int) cost { c.Listed = n; return c }
 	tests := []struct {
 		name         string
 		open, orders int
@@ -59,18 +48,13 @@ func TestSessionTickCost(t *testing.T) {
 		wantParts    int
 		want         cost
 	}{
-		{name: "3 open customers, 1 order", open: 3, orders: 1, hot: true, wantParts: 1,
-			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}},
-		{name: "150 open customers, 1 order", open: 150, orders: 1, hot: true, wantParts: 1,
-			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}},
-		{name: "3 open customers, a hot customer's 1000 orders", open: 3, orders: 1000, hot: true, wantParts: 1,
-			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 1001}},
-		{name: "150 open customers in 8 parts, 1 order", open: 150, orders: 1, hot: true, partBytes: 6 << 10, wantParts: 8,
-			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 2}},
-		{name: "150 open customers in 8 parts, a hot customer's 1000 orders", open: 150, orders: 1000, hot: true, partBytes: 6 << 10, wantParts: 8,
-			want: cost{Transactions: 8, Reads: 10, Writes: 8, Queries: 5, Listed: 1001}},
-		{name: "150 open customers in 8 parts, an order of each", open: 150, orders: 150, partBytes: 6 << 10, wantParts: 8,
-			want: cost{Transactions: 9, Reads: 19, Writes: 18, Queries: 5, Listed: 151}},
+		{"3 open customers, 1 order", 3, 1, true, 0, 1, one},
+		{"150 open customers, 1 order", 150, 1, true, 0, 1, one},
+		{"3 open customers, a hot customer's 1000 orders", 3, 1000, true, 0, 1, listed(one, 1001)},
+		{"150 open customers in 8 parts, 1 order", 150, 1, true, 6 << 10, 8, one},
+		{"150 open customers in 8 parts, a hot customer's 1000 orders", 150, 1000, true, 6 << 10, 8, listed(one, 1001)},
+		{"150 open customers in 8 parts, an order of each", 150, 150, false, 6 << 10, 8,
+			cost{Transactions: 9, Reads: 19, Writes: 18, Queries: 5, Listed: 151}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,16 +99,13 @@ func TestSessionTickCost(t *testing.T) {
 	}
 }
 
-// TestSessionFoldInterrupted: a tick whose new orders touch more parts
-// than one fold transaction rewrites folds them in several; when it stops
-// between two of them, the next tick (at a newer W, over more generations)
-// adds nothing twice: each part says which generation is in. The first
-// tick spreads the customers over parts (doubling them as they fill); the
-// second order of each customer then touches every part.
+// TestSessionFoldInterrupted: a fold over more parts than one transaction
+// rewrites that stops between two of them adds nothing twice at the next
+// tick (newer W, more generations): each part says which generation is in.
 func TestSessionFoldInterrupted(t *testing.T) {
 	ctx := context.Background()
 	s := windowtest.SessionSpec()
-	fs := &nthSetFailingStore{Store: newBoltStore(t), path: "aggregations/" + s.Name + "/control/fold", after: 1}
+	fs := streamtest.NewRecorder(newBoltStore(t))
 	sink := streamtest.NewSink()
 	p, err := stream.New(fs, sink, []window.Spec{s}, streamtest.IsCountry, logging.Discard(), stream.WithSessionPartBytes(4<<10))
 	if err != nil {
@@ -148,25 +129,18 @@ func TestSessionFoldInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	handle(2, ev.Add(time.Minute), ev.Add(2*time.Minute))
-	fs.arm()
+	failAfter(fs, "aggregations/"+s.Name+"/control/fold", 1)
 	if _, err := p.Tick(ctx, ev.Add(3*time.Minute)); err == nil {
 		t.Fatal("the tick whose second fold transaction failed reported no error")
 	}
-	fs.disarm()
+	fs.FailSets(nil)
 	// Idle by now: W moves, and the fold covers one generation more.
 	for _, now := range []time.Time{ev.Add(20 * time.Minute), ev.Add(4 * time.Hour)} {
 		if _, err := p.Tick(ctx, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	panes, err := sink.PanesOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	view, err := windowtest.View(panes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	view := viewOf(t, sink, s)
 	if len(view) != customers {
 		t.Fatalf("%d sessions in the view, want %d", len(view), customers)
 	}
@@ -175,48 +149,6 @@ func TestSessionFoldInterrupted(t *testing.T) {
 			t.Errorf("session of %s: %d pedidos, want 2", wk.Key, m.Pedidos)
 		}
 	}
-}
-
-var errFoldDown = errors.New("injected: the fold transaction fails")
-
-// nthSetFailingStore fails, while armed, every write of path after the
-// first after such writes: with after 0, the fold transaction of a tick
-// whose watermark advance committed.
-type nthSetFailingStore struct {
-	docstore.Store
-	path  string
-	after int
-	mu    sync.Mutex
-	armed bool
-	seen  int
-}
-
-func (s *nthSetFailingStore) arm()    { s.mu.Lock(); s.armed, s.seen = true, 0; s.mu.Unlock() }
-func (s *nthSetFailingStore) disarm() { s.mu.Lock(); s.armed = false; s.mu.Unlock() }
-
-func (s *nthSetFailingStore) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {
-	return s.Store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		return fn(ctx, nthFailingTx{Tx: tx, s: s})
-	})
-}
-
-type nthFailingTx struct {
-	docstore.Tx
-	s *nthSetFailingStore
-}
-
-func (t nthFailingTx) Set(d docstore.Doc) error {
-	t.s.mu.Lock()
-	fail := false
-	if t.s.armed && d.Path == t.s.path {
-		t.s.seen++
-		fail = t.s.seen > t.s.after
-	}
-	t.s.mu.Unlock()
-	if fail {
-		return errFoldDown
-	}
-	return t.Tx.Set(d)
 }
 
 // TestSessionStatus: Status lists every open session of every key, with
@@ -250,11 +182,9 @@ func TestSessionStatus(t *testing.T) {
 	}
 }
 
-// TestSessionKeyPoisoned: a part that cannot be read fails its keys only.
-// The tick succeeds and reports it; the keys of the other parts get their
-// panes; the part's orders meanwhile are parked, not lost; once it reads
-// again, the next tick adds them to its sessions, once. Parts of 1 KiB
-// (two sessions or so) and six more customers put C-1 and C-2 apart.
+// TestSessionKeyPoisoned: a part that cannot be read fails its keys only;
+// its orders meanwhile are parked, and added once when it reads again.
+// Parts of 1 KiB and six more customers put C-1 and C-2 apart.
 func TestSessionKeyPoisoned(t *testing.T) {
 	ctx := context.Background()
 	s := windowtest.SessionSpec()
@@ -318,14 +248,7 @@ func TestSessionKeyPoisoned(t *testing.T) {
 		t.Fatalf("panes %+v, want C-1's EARLY pane of its 2 orders, to 17:40", ps)
 	}
 	tick(5 * 60)
-	panes, err := sink.PanesOf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	view, err := windowtest.View(panes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	view := viewOf(t, sink, s)
 	want := map[window.WindowKey]window.Measures{}
 	for i := range 6 {
 		want[window.WindowKey{Window: window.Window{Start: at(0), End: at(30)}, Key: fmt.Sprintf("F-%d", i)}] = window.Measures{Importe: decimal(t, "1.00"), Pedidos: 1, Unidades: 1}
@@ -351,9 +274,8 @@ func decimal(t *testing.T, s string) numeric.Dec {
 }
 
 // TestSessionBytes measures what an open session adds to its part (the
-// figure tools/cost prices the session parts with): a customer's one-order
-// session with a realistic amount and nanosecond times, after its EARLY
-// and ON_TIME panes. Run with -v to print it.
+// figure tools/cost prices the session parts with), after its EARLY and
+// ON_TIME panes. Run with -v to print it.
 func TestSessionBytes(t *testing.T) {
 	ctx := context.Background()
 	st := newBoltStore(t)
@@ -423,11 +345,21 @@ func TestSessionKeyBound(t *testing.T) {
 	if len(ds) != 1 || !strings.HasPrefix(ds[0].ID, "overflow|"+s.Name+"|") || !strings.Contains(ds[0].Reason, "more than 1000 open sessions") {
 		t.Fatalf("discards %+v, want one order of C-1 refused past 1000 open sessions", ds)
 	}
+	if view := viewOf(t, sink, s); len(view) != 1000 {
+		t.Errorf("%d sessions in the view, want 1000", len(view))
+	}
+}
+
+// viewOf is the dashboard view of the panes of s in sink.
+func viewOf(t *testing.T, sink *streamtest.Sink, s window.Spec) map[window.WindowKey]window.Measures {
+	t.Helper()
 	panes, err := sink.PanesOf(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if view, err := windowtest.View(panes); err != nil || len(view) != 1000 {
-		t.Errorf("%d sessions in the view (%v), want 1000", len(view), err)
+	view, err := windowtest.View(panes)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return view
 }

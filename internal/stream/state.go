@@ -13,29 +13,21 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// The documents of the stream (see the package comment).
 const (
-	controlPath = "stream/control" // controlDoc: every order transaction reads it
-	// splitBytes is the size past which a window's state document is split
-	// in two by key hash: well under Firestore's 1 MiB, so that one fold
-	// of many new keys cannot take a part past it.
+	controlPath = "stream/control"
+	// splitBytes: well under Firestore's 1 MiB, so that one fold of many
+	// new keys cannot take a part past it.
 	splitBytes = 256 << 10
-	// outboxRowsPerDoc bounds the panes of one outbox document (a SKU
-	// window's ON_TIME round can have thousands).
+	// outboxRowsPerDoc: a SKU window's ON_TIME round can have thousands.
 	outboxRowsPerDoc = 400
 )
 
-// controlDoc is the one document every order transaction reads: the open
-// generation its dedup record is tagged with, and every aggregation's
-// watermark. Ticks write it: once to close a generation, once per
-// aggregation to advance its watermark (which closes one more).
+// controlDoc is the one document every order transaction reads; only ticks
+// write it (see the package comment).
 type controlDoc struct {
-	Layout int   `json:"layout"`
-	Gen    int64 `json:"gen"` // the open generation: records written now carry it
-	// Aggs: per aggregation its watermark state, the generation its last
-	// advance closed (Advanced) and the first generation whose records may
-	// hold its elements (Since).
-	Aggs map[string]aggControl `json:"aggs"`
+	Layout int                   `json:"layout"`
+	Gen    int64                 `json:"gen"` // the open generation: records written now carry it
+	Aggs   map[string]aggControl `json:"aggs"`
 }
 
 type aggControl struct {
@@ -47,8 +39,7 @@ type aggControl struct {
 func (d controlDoc) layoutOf() int { return d.Layout }
 func (d controlDoc) stamped() any  { d.Layout = StateLayout; return d }
 
-// foldDoc is an aggregation's fold state, written by its fold transaction
-// only: the last generation folded in, and the agenda of its open windows.
+// foldDoc is an aggregation's fold state, written by its fold only.
 type foldDoc struct {
 	Layout int   `json:"layout"`
 	Folded int64 `json:"folded"`
@@ -57,26 +48,21 @@ type foldDoc struct {
 	// closed, and of catch-up folds); the next advance observes them.
 	UnseenEvent    time.Time              `json:"unseen_event,omitzero"`
 	UnseenAccepted time.Time              `json:"unseen_accepted,omitzero"`
-	Windows        map[string]windowEntry `json:"windows,omitempty"` // by windowID
-	// SessionParts is how many part documents a session aggregation's
-	// keys are split into (never fewer than before), and Agenda its parts
-	// with open sessions or failing, by part number.
-	SessionParts int               `json:"session_parts,omitempty"`
-	Agenda       map[int]partEntry `json:"agenda,omitempty"`
+	Windows        map[string]windowEntry `json:"windows,omitempty"`       // by windowID
+	SessionParts   int                    `json:"session_parts,omitempty"` // never fewer than before
+	Agenda         map[int]partEntry      `json:"agenda,omitempty"`        // session parts with open sessions or failing
 }
 
 func (d foldDoc) layoutOf() int { return d.Layout }
 func (d foldDoc) stamped() any  { d.Layout = StateLayout; return d }
 
-// windowEntry is one open window in the agenda: its extent, how many state
-// documents it is split into, its next processing-time timer, whether its
-// ON_TIME round is done, and, while its state cannot be read, since when
-// and why (its elements then wait in parked documents).
+// windowEntry is one open window in the agenda; while its state cannot be
+// read, since when and why (its elements then wait in parked documents).
 type windowEntry struct {
 	Start        time.Time `json:"start"`
 	End          time.Time `json:"end"`
 	Parts        int       `json:"parts"`
-	Due          time.Time `json:"due,omitzero"`
+	Due          time.Time `json:"due,omitzero"` // next processing-time timer
 	OnTimeDone   bool      `json:"on_time_done,omitempty"`
 	FailingSince time.Time `json:"failing_since,omitzero"`
 	Error        string    `json:"error,omitempty"`
@@ -87,8 +73,7 @@ func (e windowEntry) window() window.Window {
 	return window.Window{Start: e.Start.UTC(), End: e.End.UTC()}
 }
 
-// partDoc is one state document of a window: the keys that hash to it,
-// each with its pane state and the sum of every element folded in.
+// partDoc is one state document of a window: the keys that hash to it.
 type partDoc struct {
 	Layout int                 `json:"layout"`
 	Start  time.Time           `json:"start"`
@@ -105,7 +90,7 @@ type keyState struct {
 }
 
 // parkedDoc holds elements folded while their window's state could not be
-// read, tagged with the window's ID so that the repairing fold finds them.
+// read.
 type parkedDoc struct {
 	Layout   int        `json:"layout"`
 	Elements []foldElem `json:"elements"`
@@ -114,8 +99,7 @@ type parkedDoc struct {
 func (d parkedDoc) layoutOf() int { return d.Layout }
 func (d parkedDoc) stamped() any  { d.Layout = StateLayout; return d }
 
-// foldElem is one element ready to fold: the record's element with its
-// order's identity and times.
+// foldElem is a record's element with its order's identity and times.
 type foldElem struct {
 	Window   window.Window   `json:"window"`
 	Key      string          `json:"key"`
@@ -142,7 +126,6 @@ func (p paths) parkedOf(start time.Time, gen int64) string {
 
 func windowID(start time.Time) string { return start.UTC().Format("20060102T150405Z") }
 
-// partOf is the state document of key among parts.
 func partOf(key string, parts int) int {
 	if parts <= 1 {
 		return 0
@@ -152,7 +135,6 @@ func partOf(key string, parts int) int {
 	return int(h.Sum32() % uint32(parts))
 }
 
-// genTag is the dedup record's docstore tag: its generation.
 func genTag(gen int64) string { return "g" + strconv.FormatInt(gen, 10) }
 
 // windowState is a window's keys as a fold reads them.
@@ -162,7 +144,6 @@ type windowState struct {
 	read  []docstore.Doc // the part documents as read, to skip unchanged writes
 }
 
-// readParts decodes a window's part documents into one key map.
 func readParts(docs []docstore.Doc) (map[string]keyState, error) {
 	keys := map[string]keyState{}
 	for _, d := range docs {
@@ -175,11 +156,9 @@ func readParts(docs []docstore.Doc) (map[string]keyState, error) {
 	return keys, nil
 }
 
-// readWindows reads the state documents of the windows ws, as many parts
-// as each entry says (the fold that splits a window records its parts in
-// the same transaction), in one call, and fills read and keys. A window
-// whose state cannot be read (ErrUnreadableState) gets keys nil and its
-// error in the map; any other error ends the transaction.
+// readWindows reads the state documents of the windows ws in one call. A
+// window whose state cannot be read (ErrUnreadableState) gets keys nil and
+// its error in the map; any other error ends the transaction.
 func readWindows(tx docstore.Tx, a aggregation, ws []*windowState) (map[*windowState]error, error) {
 	var paths []string
 	for _, w := range ws {
@@ -206,8 +185,7 @@ func readWindows(tx docstore.Tx, a aggregation, ws []*windowState) (map[*windowS
 	return bad, nil
 }
 
-// inOrder returns the windows of ws by window ID, for reading them in one
-// call (readWindows) and writing them in a stable order.
+// inOrder returns the windows of ws by window ID.
 func inOrder(ws map[string]*windowState) []*windowState {
 	out := make([]*windowState, 0, len(ws))
 	for _, id := range slices.Sorted(maps.Keys(ws)) {
@@ -216,7 +194,6 @@ func inOrder(ws map[string]*windowState) []*windowState {
 	return out
 }
 
-// encodeParts splits a window's keys over parts documents (splitParts).
 func encodeParts(a aggregation, e windowEntry, keys map[string]keyState) ([]docstore.Doc, int, error) {
 	return splitParts(e.Parts, splitBytes, keys, func(i int, ks map[string]keyState) (docstore.Doc, error) {
 		return encodeDoc(a.paths.statePart(e.Start, i), partDoc{Start: e.Start, End: e.End, Keys: ks}, time.Time{})
@@ -225,8 +202,7 @@ func encodeParts(a aggregation, e windowEntry, keys map[string]keyState) ([]docs
 
 // splitParts spreads keys over part documents by key hash (partOf),
 // doubling parts while one would pass bound; a part of one key stays whole.
-// doc encodes part i. A window's state and a session aggregation's keys are
-// split this way.
+// doc encodes part i.
 func splitParts[V any](parts, bound int, keys map[string]V, doc func(i int, keys map[string]V) (docstore.Doc, error)) ([]docstore.Doc, int, error) {
 	parts = max(1, parts)
 	for {
@@ -256,7 +232,6 @@ func splitParts[V any](parts, bound int, keys map[string]V, doc func(i int, keys
 	}
 }
 
-// partPaths are the state documents of a window of entry e.
 func partPaths(a aggregation, e windowEntry) []string {
 	out := make([]string, max(1, e.Parts))
 	for i := range out {
@@ -265,8 +240,6 @@ func partPaths(a aggregation, e windowEntry) []string {
 	return out
 }
 
-// recordElements turns the elements of a record for one aggregation into
-// elements to fold.
 func recordElements(s window.Spec, pedidoID string, rec dedupDoc) ([]foldElem, error) {
 	r := rec.Aggregations[s.Name]
 	var out []foldElem

@@ -17,31 +17,19 @@ import (
 // AggregationStatus is a read-only view of one aggregation's state, for
 // people asking whether the real-time view is keeping up.
 type AggregationStatus struct {
-	Aggregation string
-	// Watermark is W as the last tick wrote it; zero while no order has
-	// been accepted (W at minus infinity).
-	Watermark    time.Time
-	MaxEventTime time.Time // M: newest event time of an accepted order seen by a tick
-	LastAccepted time.Time // processing time of the last accepted order seen by a tick
-	// Lag is now - W; 0 while W is at minus infinity.
-	Lag time.Duration
+	Aggregation  string
+	Watermark    time.Time     // W as the last tick wrote it; zero: minus infinity
+	MaxEventTime time.Time     // M: newest event time of an accepted order seen by a tick
+	LastAccepted time.Time     // processing time of the last accepted order seen by a tick
+	Lag          time.Duration // now - W; 0 while W is at minus infinity
 	// OpenWindows are the (window, key)s with state, oldest window first:
-	// the keys of the windows' state documents, so the orders a tick has
-	// folded in (and late corrections emitted with their order). Orders
-	// since the last tick are still in their dedup records and show at
-	// the next one. A window whose state cannot be read has no keys to
-	// list: it is in Failing instead.
-	OpenWindows []OpenWindow
-	// Outbox counts panes, too-late and sku_missing rows not yet in the
-	// warehouse (the sink failed; the next tick appends them).
-	Outbox int
-	// TickLeaseUntil is when the current tick's lease ends; zero when no
-	// tick holds it.
-	TickLeaseUntil time.Time
-	// Failing are the windows the last ticks could not process, with their
-	// error and since when (as the fold's agenda recorded them; Key empty,
-	// Path their state document 0), and the documents this status could
-	// not read; the other windows are open as usual.
+	// the orders a tick has folded in; later ones show after the next tick.
+	// A window whose state cannot be read is in Failing instead.
+	OpenWindows    []OpenWindow
+	Outbox         int       // rows not yet in the warehouse (the sink failed)
+	TickLeaseUntil time.Time // zero when no tick holds the lease
+	// Failing are the windows the last ticks could not process and the
+	// documents this status could not read.
 	Failing []FailingWindow
 }
 
@@ -54,14 +42,10 @@ type OpenWindow struct {
 	OnTime window.OnTimeStatus // whether its ON_TIME pane is still owed
 }
 
-// Status reads every aggregation's watermark, open windows and outbox
-// without writing anything and without transactions: it is a snapshot per
-// collection, good enough for a status page, and it never contends with
-// the order and tick transactions. now only computes the lag.
-//
-// Its reads: the stream collection (the control document, once), and per
-// aggregation its control collection (fold agenda, lease), its window
-// state documents (for sessions, its key documents) and its outbox.
+// Status reads every aggregation's watermark, open windows and outbox by
+// listing collections, without transactions: a snapshot per collection,
+// good enough for a status page, that never contends with the order and
+// tick transactions. now only computes the lag.
 func (p *Processor) Status(ctx context.Context, now time.Time) ([]AggregationStatus, error) {
 	now = now.UTC()
 	ctl, ctlErr, err := p.statusControl(ctx)
@@ -169,9 +153,6 @@ func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *c
 	return st, nil
 }
 
-// windowStatus adds the keys of every window state document (for
-// sessions, every open session of every part) and the windows the
-// fold's agenda records as failing.
 func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc, st *AggregationStatus) error {
 	if fd != nil {
 		for _, e := range fd.Windows {
@@ -231,9 +212,8 @@ func openWindow(start, end time.Time, key string, s window.PaneState) OpenWindow
 	return OpenWindow{Start: start.UTC(), End: end.UTC(), Key: key, Panes: s.NextIndex, OnTime: on}
 }
 
-// outboxRows counts the rows waiting in an outbox collection: a tick's
-// document holds up to outboxRowsPerDoc panes. A document that does not
-// decode counts as one row, as the tick counts it.
+// outboxRows counts a document that does not decode as one row, as the
+// tick does.
 func (p *Processor) outboxRows(ctx context.Context, outbox string) (int, error) {
 	docs, err := p.store.List(ctx, outbox)
 	if err != nil {
@@ -251,7 +231,6 @@ func (p *Processor) outboxRows(ctx context.Context, outbox string) (int, error) 
 	return n, nil
 }
 
-// collectionOf is the collection that holds the document at path.
 func collectionOf(path string) string {
 	return path[:max(strings.LastIndexByte(path, '/'), 0)]
 }
@@ -271,12 +250,9 @@ func (p *Processor) Watermark(ctx context.Context, aggregation string) (time.Tim
 // aggregationName is what may name an aggregation's documents.
 var aggregationName = regexp.MustCompile(`^[A-Za-z0-9_]{1,128}$`)
 
-// ReadWatermark reads aggregation's W from store without a Processor, for a
-// reader that has only the store (the local dashboard). W lives in the
-// control document (stream/control), which every order transaction reads
-// and only ticks write: this transaction of one Get holds up a tick for no
-// longer than that read, and never an order. Before the first order or
-// tick created it, W is at minus infinity.
+// ReadWatermark reads aggregation's W from store without a Processor (the
+// local dashboard). Its transaction of one Get of the control document
+// holds up a tick for no longer than that read, and never an order.
 func ReadWatermark(ctx context.Context, store docstore.Store, aggregation string) (time.Time, error) {
 	if !aggregationName.MatchString(aggregation) {
 		return time.Time{}, fmt.Errorf("aggregation name %q: want letters, digits and '_'", aggregation)

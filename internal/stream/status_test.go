@@ -14,14 +14,11 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// TestStatus: Status and ReadWatermark read W, the open (window, key)s,
-// the failing windows and the outbox: nothing before the first order,
-// W at minus infinity and no open window while the orders wait for a tick,
-// the window state after it; a window whose state stops reading is
-// reported (its part, its window, no key) and leaves the open list; the
-// fold's report of it (with since when) replaces the bare decode error;
-// rows a failing sink left are counted by rows, not by documents. Status
-// writes nothing.
+// TestStatus: Status and ReadWatermark read W, the open (window, key)s and
+// the failing windows: nothing before the first order or while the orders
+// wait for a tick; a window whose state stops reading leaves the open list
+// for Failing, where the fold's report (with since when) replaces the bare
+// decode error. Status writes nothing.
 func TestStatus(t *testing.T) {
 	ctx := context.Background()
 	st := newBoltStore(t)

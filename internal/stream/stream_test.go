@@ -88,16 +88,12 @@ func newEmulatorStore(t *testing.T) docstore.Store {
 }
 
 // TestConformanceFirestore runs the suite on the emulator, with fewer random
-// streams: every transaction is a few network round trips there. Without
-// batching every order is its own transaction, reading the control
-// document that ticks write (to close a generation or advance W), and the
-// emulator aborts a transaction that waits on a lock for long ("Transaction
-// lock timeout"): with the whole test suite sharing the emulator on 2
-// cores, 50 orders at once exhausted the 5 attempts in one CI run (layout
-// 2, whose orders of one key shared 8 delta documents). So this unbatched
-// mode, the fallback of BATCH_WAIT=0s, is held to 24 concurrent orders into
-// one key; the campaign burst (200 at once into one key) is the batched
-// mode's test below, which is what runs in production.
+// streams. The emulator aborts a transaction that waits on a lock for long,
+// and unbatched every order reads the control document ticks write: with
+// the test suite sharing the emulator on 2 cores, 50 orders at once
+// exhausted the 5 attempts in one CI run. So this mode, the fallback of
+// BATCH_WAIT=0s, is held to 24 concurrent orders into one key; the campaign
+// burst (200 at once) is the batched mode's, which production runs.
 func TestConformanceFirestore(t *testing.T) {
 	newEmulatorStore(t) // skip early, once, with the reason
 	streamtest.RunWith(t, newEmulatorStore, emulatorFeatures(24))

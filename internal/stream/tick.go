@@ -14,15 +14,8 @@ import (
 )
 
 // Tick runs the watermark timer at processing time now, for every
-// aggregation: it appends rows left in the outboxes, closes the open
-// generation of dedup records, and per aggregation advances W and folds
-// the closed generations' elements into the window state, emitting the
-// EARLY, ON_TIME, batched LATE and expiry panes. Its work is proportional
-// to the orders since the last tick and the windows whose timer is due,
-// never to history.
-//
-// Each aggregation is guarded by a lease; when another live tick holds it
-// that aggregation is skipped (AggregationTick.Busy), and when all are, Tick
+// aggregation (see the package comment). An aggregation whose lease another
+// live tick holds is skipped (AggregationTick.Busy); when all are, Tick
 // returns ErrTickBusy. Running Tick again at the same now changes nothing
 // but the generation. An error means some work is left for the next tick;
 // nothing is lost.
@@ -39,11 +32,9 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 		errs = append(errs, fmt.Errorf("flush dead letters: %w", err))
 	}
 	res.Aggregations = make([]AggregationTick, len(p.aggs))
-	// ticks holds every aggregation's part, live or not: an aggregation
-	// whose lease could not be acquired (a store failure) is not live, and
-	// its error must still fail the tick.
+	// An aggregation whose lease could not be acquired is not live, and its
+	// error must still fail the tick.
 	ticks := make([]*aggTick, len(p.aggs))
-	var live []*aggTick
 	for i, a := range p.aggs {
 		res.Aggregations[i].Aggregation = a.spec.Name
 		ticks[i] = &aggTick{a: a, at: &res.Aggregations[i]}
@@ -61,11 +52,7 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 			t.holder = holder
 		}
 	})
-	for _, t := range ticks {
-		if t.holder != "" {
-			live = append(live, t)
-		}
-	}
+	live := slices.DeleteFunc(slices.Clone(ticks), func(t *aggTick) bool { return t.holder == "" })
 	defer func() {
 		each(live, func(t *aggTick) {
 			// Released even when the caller gave up, so the next tick need
@@ -102,25 +89,22 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 	return res, nil
 }
 
-// aggTick is one aggregation's part in a tick.
 type aggTick struct {
 	a      aggregation
 	at     *AggregationTick
 	holder string
 	fd     foldDoc
 	err    error
-	// catchUp: the aggregation's fold is more than maxFoldGens generations
-	// behind (after an outage): this tick only adds the next maxFoldGens
-	// generations' elements, at the W it has, and neither advances W nor
-	// runs triggers, so that no transaction grows with the outage.
+	// catchUp: more than maxFoldGens generations behind, this tick only
+	// adds the next maxFoldGens at the W it has, without advance or
+	// triggers, so that no transaction grows with the outage.
 	catchUp bool
 	skip    bool // its records cannot be read: no advance, no fold this tick
 	read    bool // fd was read
 }
 
-// each runs f for every aggregation's part at once: what f does touches
-// documents of that aggregation alone (or only reads shared ones), so a
-// tick takes as long as its slowest aggregation, not the sum of all.
+// each runs f for every aggregation at once: f touches documents of that
+// aggregation alone (or only reads shared ones).
 func each(ts []*aggTick, f func(*aggTick)) {
 	var wg sync.WaitGroup
 	for _, t := range ts {
@@ -129,7 +113,6 @@ func each(ts []*aggTick, f func(*aggTick)) {
 	wg.Wait()
 }
 
-// later returns the later of a and b.
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
 		return b
@@ -137,27 +120,11 @@ func later(a, b time.Time) time.Time {
 	return a
 }
 
-// maxFoldGens bounds the generations one fold adds (about an hour of
-// ticks), and so the windows one fold transaction rewrites.
+// maxFoldGens (about an hour of ticks) bounds what one fold rewrites.
 const maxFoldGens = 60
 
-// tickLive runs the tick of the aggregations whose lease it holds:
-//
-//  1. Each flushes its outbox and reads its fold state (the aggregations
-//     at once, as in step 4 and for the leases: see each).
-//  2. The open generation is asked for one record (a query of limit 1,
-//     one billed read); when it has any it is closed
-//     (every order transaction that read it has committed: any still
-//     running conflicts on the control document and runs again with the
-//     next) and listed, now final.
-//  3. One transaction observes the records' newest times, advances every
-//     aggregation's W and, if some W moved, closes the generation opened
-//     meanwhile, whose orders were classified against the old W; that one
-//     is listed too.
-//  4. Each aggregation folds the generations up to the one its advance
-//     closed and runs its triggers at its new W.
-//
-// A tick with nothing new and nothing due writes nothing but its leases.
+// tickLive runs the tick of the aggregations whose lease it holds, in the
+// four steps docs/stream.md ("A tick") lists.
 func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time) error {
 	ready := p.readFolds(ctx, live)
 	if len(ready) == 0 {
@@ -204,9 +171,7 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 			}
 		}
 	}
-	// What each advance observes: the records up to the generation just
-	// closed and what earlier folds added unseen. An aggregation whose
-	// records cannot be read sits this tick out; the others go on.
+	// An aggregation whose records cannot be read sits this tick out.
 	seen := map[string][2]time.Time{}
 	var observing []*aggTick
 	for _, t := range normal {
@@ -244,8 +209,8 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 	return nil
 }
 
-// readFolds flushes each aggregation's outbox and reads its fold state; it
-// returns those whose fold state it read.
+// readFolds flushes each outbox and returns the aggregations whose fold
+// state it read.
 func (p *Processor) readFolds(ctx context.Context, live []*aggTick) []*aggTick {
 	each(live, func(t *aggTick) {
 		n, left, err := p.flushOutbox(ctx, t.a.paths.outbox)
@@ -259,18 +224,11 @@ func (p *Processor) readFolds(ctx context.Context, live []*aggTick) []*aggTick {
 		}
 		t.read = true
 	})
-	var ready []*aggTick
-	for _, t := range live {
-		if t.read {
-			ready = append(ready, t)
-		}
-	}
-	return ready
+	return slices.DeleteFunc(slices.Clone(live), func(t *aggTick) bool { return !t.read })
 }
 
 // foldAdvanced folds an aggregation's generations up to the one its
-// advance closed, at its new W (observed: the last generation the advance
-// observed), and appends the panes to the sink.
+// advance closed, at its new W, and appends the panes to the sink.
 func (p *Processor) foldAdvanced(ctx context.Context, t *aggTick, gens *genCache, observed int64, adv advanced, now time.Time) {
 	st := adv.states[t.a.spec.Name]
 	elems, ok := t.start(gens, st[0].Watermark, st[1].Watermark, adv.closed, now)
@@ -299,7 +257,7 @@ func (p *Processor) foldAdvanced(ctx context.Context, t *aggTick, gens *genCache
 }
 
 // start records the W of the tick and returns the elements of the
-// generations after the folded one up to to; false when they cannot be read.
+// generations (Folded, to]; false when they cannot be read.
 func (t *aggTick) start(gens *genCache, before, after time.Time, to int64, now time.Time) ([]foldElem, bool) {
 	t.at.WatermarkBefore, t.at.Watermark = before, after
 	if !after.IsZero() {
@@ -315,8 +273,6 @@ func (t *aggTick) start(gens *genCache, before, after time.Time, to int64, now t
 	return elems, true
 }
 
-// catchUp adds the next maxFoldGens generations of a lagging aggregation
-// at its current W, without triggers (see aggTick.catchUp).
 func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws window.WatermarkState, now time.Time) {
 	to := t.fd.Folded + maxFoldGens
 	elems, ok := t.start(gens, ws.Watermark, ws.Watermark, to, now)
@@ -339,8 +295,6 @@ func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws 
 	}
 }
 
-// readControlDoc reads the control document outside a transaction's
-// writes.
 func (p *Processor) readControlDoc(ctx context.Context) (controlDoc, error) {
 	var ctl controlDoc
 	err := p.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
@@ -351,7 +305,6 @@ func (p *Processor) readControlDoc(ctx context.Context) (controlDoc, error) {
 	return ctl, err
 }
 
-// closeGen closes the open generation and returns it.
 func (p *Processor) closeGen(ctx context.Context) (int64, error) {
 	var closed int64
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
@@ -382,17 +335,15 @@ func readControl(tx docstore.Tx) (controlDoc, error) {
 }
 
 // genCache holds the records of final generations listed by one tick,
-// decoded once, for every aggregation to fold from.
+// decoded once for every aggregation.
 type genCache struct {
 	recs map[int64][]listedRecord
 }
 
-// listedRecord is a listed dedup record as decoded, or why it does not
-// decode (reported by elements, to the aggregations that need it).
 type listedRecord struct {
 	path string
 	rec  dedupDoc
-	err  error
+	err  error // reported by elements, to the aggregations that need it
 }
 
 func (c *genCache) list(ctx context.Context, s docstore.Store, g int64) error {
@@ -413,9 +364,7 @@ func (c *genCache) list(ctx context.Context, s docstore.Store, g int64) error {
 }
 
 // elements returns the elements in aggregation a of the records of
-// generations (from, to], in the order the orders were accepted. The
-// records are put in that order, not their elements: an order's elements
-// share its time and pedido_id, and there are several per record.
+// generations (from, to], in the order the orders were accepted.
 func (c *genCache) elements(a aggregation, from, to int64) ([]foldElem, error) {
 	var recs []*listedRecord
 	for g := from + 1; g <= to; g++ {
@@ -441,7 +390,6 @@ func (c *genCache) elements(a aggregation, from, to int64) ([]foldElem, error) {
 	return out, nil
 }
 
-// foldState reads the aggregation's fold document (readFold).
 func (p *Processor) foldState(ctx context.Context, a aggregation) (foldDoc, error) {
 	var fd foldDoc
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
@@ -455,19 +403,14 @@ func (p *Processor) foldState(ctx context.Context, a aggregation) (foldDoc, erro
 	return fd, nil
 }
 
-// advanced is what the watermark transaction did: per aggregation its
-// state before and after, and the last generation whose records the fold
-// at the new W must cover.
 type advanced struct {
-	states map[string][2]window.WatermarkState
-	closed int64
+	states map[string][2]window.WatermarkState // before and after
+	closed int64                               // the last generation the fold at the new W covers
 }
 
-// advance is the watermark transaction, one for every aggregation of the
-// tick: it observes the newest event and acceptance times of the records
-// up to closed, advances each W and, when some W moved, closes the open
-// generation with it, so that every order classified against the W before
-// is in a generation the fold covers. It writes nothing when no W moved.
+// advance is the watermark transaction of every aggregation of the tick:
+// when some W moved, it closes the open generation too, so that every order
+// classified against the W before is in a generation the fold covers.
 func (p *Processor) advance(ctx context.Context, ready []*aggTick, seen map[string][2]time.Time, closed int64, now time.Time) (advanced, error) {
 	var adv advanced
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
@@ -481,9 +424,7 @@ func (p *Processor) advance(ctx context.Context, ready []*aggTick, seen map[stri
 			name := t.a.spec.Name
 			ac := ctl.Aggs[name]
 			before := ac.WatermarkState
-			after := before
-			after = after.Observe(seen[name][0], seen[name][1])
-			after = t.a.spec.AdvanceWatermark(after, now)
+			after := t.a.spec.AdvanceWatermark(before.Observe(seen[name][0], seen[name][1]), now)
 			adv.states[name] = [2]window.WatermarkState{before, after}
 			if !sameWatermark(before, after) {
 				moved = true
@@ -520,8 +461,7 @@ func (p *Processor) logTick(ctx context.Context, at AggregationTick, err error) 
 		"watermark_before", at.WatermarkBefore, "watermark", at.Watermark, "lag_seconds", at.Lag.Seconds(),
 		"open_windows", at.OpenWindows, "records", at.Records, "visited", at.Visited, "panes", len(at.Panes), "expired", at.Expired,
 		"flushed", at.Flushed, "pending", at.Pending, "failing_cells", at.FailingCells}
-	// One line per failing cell, each carrying failing_cell: the
-	// log-based metric alpipe/tick_failing_cells counts them.
+	// The log-based metric alpipe/tick_failing_cells counts these lines.
 	for _, f := range at.Failing {
 		fa := []any{"aggregation", f.Aggregation, "failing_cell", f.Path, "window_start", f.WindowStart, "key", f.Key, "error", f.Error}
 		if !f.Since.IsZero() {
@@ -530,8 +470,7 @@ func (p *Processor) logTick(ctx context.Context, at AggregationTick, err error) 
 		p.log.ErrorContext(ctx, "window failing; the other windows were processed and the next tick retries it", fa...)
 	}
 	if !at.Busy && !at.Watermark.IsZero() {
-		// The field the log-based metric alpipe/watermark_lag_seconds
-		// reads; none while W is at minus infinity or another tick ran.
+		// Read by the log-based metric alpipe/watermark_lag_seconds.
 		attrs = append(attrs, "watermark_lag_seconds", at.Lag.Seconds())
 	}
 	if err != nil {

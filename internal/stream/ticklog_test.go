@@ -14,19 +14,15 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
-// TestTickLogFeedsTheMetrics: the log-based metrics of
-// terraform/logging_metrics.tf read fields of the tick's log lines. The
-// watermark_lag_seconds metric once read a field nothing wrote; this
-// checks, on the JSON Cloud Logging receives, that every jsonPayload field
-// the AdvanceWatermark metrics filter on is written, with the severity
-// their filters ask for.
+// TestTickLogFeedsTheMetrics: every jsonPayload field the AdvanceWatermark
+// metrics of terraform/logging_metrics.tf filter on is written by the
+// tick's log, with the severity their filters ask for.
 func TestTickLogFeedsTheMetrics(t *testing.T) {
 	var buf bytes.Buffer
 	p := &Processor{log: logging.New(&buf, -8)}
 	w := time.Date(2026, 3, 14, 18, 5, 0, 0, time.UTC)
 	p.logTick(context.Background(), AggregationTick{
 		Aggregation: "ventas_hora_pais", Watermark: w, Lag: 10 * time.Minute, FailingCells: 1,
-		// A failing window as layout 3 reports it: its state part 0, no key.
 		Failing: []FailingWindow{{Aggregation: "ventas_hora_pais", Path: pathsOf("ventas_hora_pais").statePart(w.Add(-65*time.Minute), 0),
 			WindowStart: w.Add(-65 * time.Minute), Error: "decode: bad", Since: w.Add(-time.Hour)}},
 	}, nil)

@@ -5,35 +5,20 @@ import (
 	"fmt"
 )
 
-// StateLayout is the layout of the stream's state (the control document,
-// fold documents, window state, parked elements) that this binary reads
-// and writes. Change it with any change to those documents that this
-// binary would mis-read, so that a binary meeting state of another layout
-// refuses it by name instead (a rollback after a deploy, two revisions
-// serving at once); a change of layout ships its own one-shot migration.
+// StateLayout is the layout of the stream's state documents this binary
+// reads and writes. Change it with any change to them that this binary would
+// mis-read, so that a binary meeting state of another layout (a rollback
+// after a deploy, two revisions serving at once) refuses it by name; a
+// change of layout ships its own one-shot migration.
 const StateLayout = 3
 
 // ErrUnreadableState marks window state that retrying cannot read: a
 // document that does not decode, of another layout, or whose sums do not
-// add up (a measure out of range). The tick reports the (window, key) and
-// goes on with the others; an order transaction that meets it fails, so
-// that Pub/Sub delivers the order again rather than mis-count it.
+// add up. The tick reports the window and goes on with the others; an
+// order transaction that meets it fails, so that Pub/Sub delivers the order
+// again rather than mis-count it.
 var ErrUnreadableState = errors.New("unreadable window state")
 
-// LayoutError is state of a layout this binary does not read.
-type LayoutError struct {
-	Path  string
-	Found int
-}
-
-func (e *LayoutError) Error() string {
-	return fmt.Sprintf("%s: state layout %d found, this binary reads layout %d", e.Path, e.Found, StateLayout)
-}
-
-// Is makes a LayoutError an ErrUnreadableState.
-func (e *LayoutError) Is(target error) bool { return target == ErrUnreadableState }
-
-// unreadableError marks err (a decode or combine failure) permanent.
 type unreadableError struct{ err error }
 
 func (u unreadableError) Error() string        { return u.err.Error() }
@@ -48,18 +33,16 @@ func unreadable(err error) error {
 	return unreadableError{err}
 }
 
-// versioned is a window-state document: it carries the layout it was
-// written in.
+// versioned is a state document: it carries the layout it was written in.
 type versioned interface {
 	layoutOf() int
-	// stamped is a copy marked with StateLayout, for writing.
-	stamped() any
+	stamped() any // a copy marked with StateLayout, for writing
 }
 
 // checkLayout refuses any layout but StateLayout (0: no field).
 func checkLayout(path string, found int) error {
 	if found != StateLayout {
-		return &LayoutError{Path: path, Found: found}
+		return unreadable(fmt.Errorf("%s: state layout %d found, this binary reads layout %d", path, found, StateLayout))
 	}
 	return nil
 }
@@ -69,4 +52,5 @@ var (
 	_ versioned = foldDoc{}
 	_ versioned = partDoc{}
 	_ versioned = parkedDoc{}
+	_ versioned = sessionsPart{}
 )

@@ -14,45 +14,38 @@ import (
 
 func TestDecodeLayout(t *testing.T) {
 	const path = "aggregations/a/state/20260314T170000Z_0"
-	tests := []struct {
-		name       string
-		data       string
-		into       func() any
-		wantErr    string // "" when it decodes
-		unreadable bool
-	}{
-		// A document without the field was written by no binary this one
-		// knows: it is refused, as any layout but this one.
-		{name: "control without a layout field", data: `{"gen":7,"aggs":{}}`, into: func() any { return &controlDoc{} },
-			wantErr: path + ": state layout 0 found, this binary reads layout 3", unreadable: true},
-		{name: "fold of layout 2", data: `{"layout":2,"folded":6}`, into: func() any { return &foldDoc{} },
-			wantErr: path + ": state layout 2 found, this binary reads layout 3", unreadable: true},
-		// Layout 3's documents: a newer binary's are refused by name, so
-		// that a rollback fails its orders and ticks instead of mis-reading.
-		{name: "control of layout 3", data: `{"layout":3,"gen":7,"aggs":{}}`, into: func() any { return &controlDoc{} }},
-		{name: "control of layout 4", data: `{"layout":4,"gen":7}`, into: func() any { return &controlDoc{} },
-			wantErr: path + ": state layout 4 found, this binary reads layout 3", unreadable: true},
-		{name: "fold of layout 3", data: `{"layout":3,"folded":6,"windows":{}}`, into: func() any { return &foldDoc{} }},
-		{name: "fold of layout 4", data: `{"layout":4,"folded":6}`, into: func() any { return &foldDoc{} },
-			wantErr: path + ": state layout 4 found, this binary reads layout 3", unreadable: true},
-		{name: "window part of layout 3", data: `{"layout":3,"keys":{}}`, into: func() any { return &partDoc{} }},
-		{name: "window part of layout 4", data: `{"layout":4,"keys":{}}`, into: func() any { return &partDoc{} },
-			wantErr: path + ": state layout 4 found, this binary reads layout 3", unreadable: true},
-		{name: "window part that does not decode", data: `{"layout":3,"keys":[]}`, into: func() any { return &partDoc{} },
-			wantErr: "decode " + path + ": json: cannot unmarshal array into Go struct field partDoc.keys of type map[string]stream.keyState", unreadable: true},
-		{name: "session part of layout 3", data: `{"layout":3,"gen":4,"keys":{}}`, into: func() any { return &sessionsPart{} }},
-		{name: "session part of layout 4", data: `{"layout":4,"gen":4,"keys":{}}`, into: func() any { return &sessionsPart{} },
-			wantErr: path + ": state layout 4 found, this binary reads layout 3", unreadable: true},
-		{name: "parked elements of layout 3", data: `{"layout":3,"elements":[]}`, into: func() any { return &parkedDoc{} }},
-		{name: "parked elements of layout 4", data: `{"layout":4,"elements":[]}`, into: func() any { return &parkedDoc{} },
-			wantErr: path + ": state layout 4 found, this binary reads layout 3", unreadable: true},
-		{name: "layout that is not a number", data: `{"layout":"3"}`, into: func() any { return &foldDoc{} },
-			wantErr: "decode " + path + ": json: cannot unmarshal string into Go struct field foldDoc.layout of type int", unreadable: true},
-		{name: "lease carries no layout", data: `{"layout":9,"holder":"h"}`, into: func() any { return &leaseDoc{} }},
+	docs := map[string]func() any{
+		"control": func() any { return &controlDoc{} }, "fold": func() any { return &foldDoc{} },
+		"part": func() any { return &partDoc{} }, "sessions": func() any { return &sessionsPart{} },
+		"parked": func() any { return &parkedDoc{} }, "lease": func() any { return &leaseDoc{} },
+	}
+	layout := func(n string) string { return path + ": state layout " + n + " found, this binary reads layout 3" }
+	// wantErr "": it decodes; any error must be ErrUnreadableState. A
+	// document without the field was written by no binary this one knows,
+	// and a newer binary's are refused by name, so that a rollback fails its
+	// orders and ticks instead of mis-reading.
+	tests := []struct{ name, doc, data, wantErr string }{
+		{"control without a layout field", "control", `{"gen":7,"aggs":{}}`, layout("0")},
+		{"fold of layout 2", "fold", `{"layout":2,"folded":6}`, layout("2")},
+		{"control of layout 3", "control", `{"layout":3,"gen":7,"aggs":{}}`, ""},
+		{"control of layout 4", "control", `{"layout":4,"gen":7}`, layout("4")},
+		{"fold of layout 3", "fold", `{"layout":3,"folded":6,"windows":{}}`, ""},
+		{"fold of layout 4", "fold", `{"layout":4,"folded":6}`, layout("4")},
+		{"window part of layout 3", "part", `{"layout":3,"keys":{}}`, ""},
+		{"window part of layout 4", "part", `{"layout":4,"keys":{}}`, layout("4")},
+		{"window part that does not decode", "part", `{"layout":3,"keys":[]}`, "decode " + path +
+			": json: cannot unmarshal array into Go struct field partDoc.keys of type map[string]stream.keyState"},
+		{"session part of layout 3", "sessions", `{"layout":3,"gen":4,"keys":{}}`, ""},
+		{"session part of layout 4", "sessions", `{"layout":4,"gen":4,"keys":{}}`, layout("4")},
+		{"parked elements of layout 3", "parked", `{"layout":3,"elements":[]}`, ""},
+		{"parked elements of layout 4", "parked", `{"layout":4,"elements":[]}`, layout("4")},
+		{"layout that is not a number", "fold", `{"layout":"3"}`,
+			"decode " + path + ": json: cannot unmarshal string into Go struct field foldDoc.layout of type int"},
+		{"lease carries no layout", "lease", `{"layout":9,"holder":"h"}`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := decodeDoc(docstore.Doc{Path: path, Data: []byte(tt.data), Exists: true}, tt.into())
+			err := decodeDoc(docstore.Doc{Path: path, Data: []byte(tt.data), Exists: true}, docs[tt.doc]())
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -60,8 +53,8 @@ func TestDecodeLayout(t *testing.T) {
 			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
-			if errors.Is(err, ErrUnreadableState) != tt.unreadable {
-				t.Errorf("errors.Is(%v, ErrUnreadableState) = %t, want %t", err, !tt.unreadable, tt.unreadable)
+			if errors.Is(err, ErrUnreadableState) != (tt.wantErr != "") {
+				t.Errorf("errors.Is(%v, ErrUnreadableState) = %t", err, errors.Is(err, ErrUnreadableState))
 			}
 		})
 	}
@@ -74,12 +67,12 @@ func TestEncodeStampsLayout(t *testing.T) {
 		v    any
 		want any // the "layout" field as decoded; nil when absent
 	}{
-		{name: "control", v: controlDoc{Gen: 3}, want: float64(StateLayout)},
-		{name: "fold", v: foldDoc{Folded: 2}, want: float64(StateLayout)},
-		{name: "window part", v: partDoc{Start: wm}, want: float64(StateLayout)},
-		{name: "parked elements", v: parkedDoc{}, want: float64(StateLayout)},
-		{name: "a part of sessions", v: sessionsPart{Gen: 1}, want: float64(StateLayout)},
-		{name: "dedup record is no window state", v: dedupDoc{MessageID: "m", Gen: 3}, want: nil},
+		{"control", controlDoc{Gen: 3}, float64(StateLayout)},
+		{"fold", foldDoc{Folded: 2}, float64(StateLayout)},
+		{"window part", partDoc{Start: wm}, float64(StateLayout)},
+		{"parked elements", parkedDoc{}, float64(StateLayout)},
+		{"a part of sessions", sessionsPart{Gen: 1}, float64(StateLayout)},
+		{"dedup record is no window state", dedupDoc{MessageID: "m", Gen: 3}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,12 +101,12 @@ func TestDocWindow(t *testing.T) {
 		want   window.Window
 		wantOK bool
 	}{
-		{name: "window part", path: pathsOf("a").statePart(start, 0), want: w, wantOK: true},
-		{name: "parked elements", path: pathsOf("a").parkedOf(start, 4), want: w, wantOK: true},
-		{name: "no part number", path: "aggregations/a/state/20260314T170000Z", wantOK: false},
-		{name: "part that is not a number", path: "aggregations/a/state/20260314T170000Z_x", wantOK: false},
-		{name: "not a window start", path: "aggregations/a/state/garbage_0", wantOK: false},
-		{name: "not window state", path: "aggregations/a/outbox/20260314T170000Z_0", wantOK: false},
+		{"window part", pathsOf("a").statePart(start, 0), w, true},
+		{"parked elements", pathsOf("a").parkedOf(start, 4), w, true},
+		{"no part number", "aggregations/a/state/20260314T170000Z", window.Window{}, false},
+		{"part that is not a number", "aggregations/a/state/20260314T170000Z_x", window.Window{}, false},
+		{"not a window start", "aggregations/a/state/garbage_0", window.Window{}, false},
+		{"not window state", "aggregations/a/outbox/20260314T170000Z_0", window.Window{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -68,7 +68,7 @@ func (s *Sweeper) find(ctx context.Context) (Summary, []queued, error) {
 			if err != nil {
 				return sum, nil, fmt.Errorf("sweep: list gs://%s/%s: %w", s.opts.Bucket, prefix, err)
 			}
-			if !s.policy.examined(a, now) {
+			if !s.opts.examined(a, now) {
 				continue
 			}
 			key := ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation}
@@ -76,7 +76,7 @@ func (s *Sweeper) find(ctx context.Context) (Summary, []queued, error) {
 			if err != nil {
 				return sum, nil, fmt.Errorf("sweep: read ledger %s: %w", key, err)
 			}
-			v, why := s.policy.verdict(rec, ok, now)
+			v, why := verdict(rec, ok, now)
 			if v == Ignore {
 				continue
 			}
@@ -143,22 +143,16 @@ func settle(f *FoundObject, o reingest.Outcome) {
 
 // queueLister serves the queued objects as a listing, so that a backfill
 // ingests exactly them.
-func queueLister(queue []queued) reingest.Lister {
-	return listFunc(func(_ context.Context, bucket, prefix string) iter.Seq2[objects.Attrs, error] {
-		return func(yield func(objects.Attrs, error) bool) {
-			for _, q := range queue {
-				if q.attrs.Bucket == bucket && strings.HasPrefix(q.attrs.Name, prefix) && !yield(q.attrs, nil) {
-					return
-				}
+type queueLister []queued
+
+func (q queueLister) List(_ context.Context, bucket, prefix string) iter.Seq2[objects.Attrs, error] {
+	return func(yield func(objects.Attrs, error) bool) {
+		for _, q := range q {
+			if q.attrs.Bucket == bucket && strings.HasPrefix(q.attrs.Name, prefix) && !yield(q.attrs, nil) {
+				return
 			}
 		}
-	})
-}
-
-type listFunc func(ctx context.Context, bucket, prefix string) iter.Seq2[objects.Attrs, error]
-
-func (f listFunc) List(ctx context.Context, bucket, prefix string) iter.Seq2[objects.Attrs, error] {
-	return f(ctx, bucket, prefix)
+	}
 }
 
 // log writes the line the sweeper's alert counts: found > 0 means a file
@@ -171,13 +165,8 @@ func (s *Sweeper) log(ctx context.Context, sum Summary) {
 	if sum.Failed > 0 {
 		level = slog.LevelError
 	}
-	s.opts.Log.Log(ctx, level, "sweep finished",
-		"bucket", s.opts.Bucket,
-		"found", sum.Found,
-		"ingested", sum.Ingested,
-		"failed", sum.Failed,
-		"skipped", sum.Skipped,
-	)
+	s.opts.Log.Log(ctx, level, "sweep finished", "bucket", s.opts.Bucket,
+		"found", sum.Found, "ingested", sum.Ingested, "failed", sum.Failed, "skipped", sum.Skipped)
 }
 
 var (
@@ -202,21 +191,17 @@ type Summary struct {
 	Failed   int           `json:"failed"`
 	Skipped  int           `json:"skipped"`
 	Objects  []FoundObject `json:"objects"`
-	// Busy: another run held the lock; this one did nothing.
-	Busy bool `json:"busy,omitempty"`
+	Busy     bool          `json:"busy,omitempty"` // another run held the lock; this one did nothing
 }
 
 // FoundObject is one object the run found without a final ledger record.
 type FoundObject struct {
-	Object  string    `json:"object"` // gs://bucket/name#generation
-	Created time.Time `json:"created"`
-	// Found is why it needed the sweep (the ledger as the run found it).
-	Found   string `json:"found"`
-	Outcome string `json:"outcome"`
-	// State is the ledger state after the run's attempt (as found when
-	// not attempted); Reason explains the outcome.
-	State  ledger.State `json:"state,omitempty"`
-	Reason string       `json:"reason,omitempty"`
+	Object  string       `json:"object"` // gs://bucket/name#generation
+	Created time.Time    `json:"created"`
+	Found   string       `json:"found"` // why it needed the sweep (the ledger as the run found it)
+	Outcome string       `json:"outcome"`
+	State   ledger.State `json:"state,omitempty"` // after the run's attempt (as found when not attempted)
+	Reason  string       `json:"reason,omitempty"`
 }
 
 func (s *Summary) count() {

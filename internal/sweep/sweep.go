@@ -3,12 +3,11 @@
 // for 24 h and has no dead-letter topic, so after an outage or a bad deploy
 // a file could otherwise stay unloaded with nobody told.
 //
-// A sweep lists the landing prefixes, examines the objects created within
-// the window but longer ago than the grace period (younger ones are still
-// Eventarc's to deliver), and ingests those without a final ledger record
-// through the same path as a backfill. The ledger makes this safe against
-// the events arriving at the same time: a live claim is left alone, a
-// finished generation is never redone.
+// A sweep ingests the landing objects created within the window but longer
+// ago than the grace period that have no final ledger record, through the
+// same path as a backfill. The ledger makes this safe against events
+// arriving at the same time: a live claim is left alone, a finished
+// generation is never redone.
 package sweep
 
 import (
@@ -83,7 +82,6 @@ type Sweeper struct {
 	ledger   Ledger
 	ingester Ingester
 	opts     Options
-	policy   policy
 }
 
 // New builds a Sweeper; lister, ledger, ingester, Bucket and Log are
@@ -122,7 +120,7 @@ func New(lister Lister, l Ledger, ing Ingester, opts Options) (*Sweeper, error) 
 		opts.Now = time.Now
 	}
 	opts.Prefixes = dedupe(opts.Prefixes)
-	return &Sweeper{lister: lister, ledger: l, ingester: ing, opts: opts, policy: policy{window: opts.Window, grace: opts.Grace}}, nil
+	return &Sweeper{lister: lister, ledger: l, ingester: ing, opts: opts}, nil
 }
 
 // dedupe drops prefixes another one covers, so no object is listed twice.
@@ -161,26 +159,15 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 type Verdict int
 
 const (
-	// Ignore: not the sweeper's business (outside the window, still
-	// Eventarc's, a folder placeholder, or finished).
-	Ignore Verdict = iota + 1
-	// Leave: found unfinished, but a live attempt holds its claim; that
-	// attempt records the outcome.
-	Leave
-	// Sweep: found unfinished and unclaimed (no record, FAILED, or a lease
-	// that expired): ingest it.
-	Sweep
+	Ignore Verdict = iota + 1 // finished, or not the sweeper's business
+	Leave                     // unfinished, but a live attempt holds its claim and records the outcome
+	Sweep                     // unfinished and unclaimed (no record, FAILED, or an expired lease)
 )
-
-// policy is the part of Options the decisions read.
-type policy struct {
-	window, grace time.Duration
-}
 
 // examined reports whether a is old enough to be missed by its events and
 // young enough to be swept: created in [now-window, now-grace]. Only those
 // cost a ledger read.
-func (p policy) examined(a objects.Attrs, now time.Time) bool {
+func (o Options) examined(a objects.Attrs, now time.Time) bool {
 	if a.Size == 0 && strings.HasSuffix(a.Name, "/") {
 		return false // a console's "folder/" placeholder
 	}
@@ -190,12 +177,12 @@ func (p policy) examined(a objects.Attrs, now time.Time) bool {
 	age := now.Sub(a.Created)
 	// Younger than the grace period, Eventarc is still delivering (its
 	// first attempts and backoff); a negative age is a clock ahead of ours.
-	return age >= p.grace && age <= p.window
+	return age >= o.Grace && age <= o.Window
 }
 
 // verdict decides for an examined object from its ledger record (ok false:
 // none). The final states are those the ingest acknowledges an event for.
-func (p policy) verdict(rec ledger.Record, ok bool, now time.Time) (Verdict, string) {
+func verdict(rec ledger.Record, ok bool, now time.Time) (Verdict, string) {
 	switch {
 	case !ok:
 		return Sweep, "no ledger record: no event reached the ingest"

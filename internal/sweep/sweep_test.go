@@ -383,25 +383,29 @@ func TestNewRefusesIncompleteSetup(t *testing.T) {
 var now = time.Date(2026, 3, 15, 12, 0, 0, 0, time.UTC)
 
 func TestExamined(t *testing.T) {
-	p := policy{window: 72 * time.Hour, grace: 30 * time.Minute}
+	o := Options{Window: 72 * time.Hour, Grace: 30 * time.Minute}
+	obj := func(name string, size int64, age time.Duration) objects.Attrs {
+		return objects.Attrs{Name: name, Size: size, Created: now.Add(-age)}
+	}
+	const p = "exportaciones/p.csv"
 	tests := []struct {
 		name string
 		a    objects.Attrs
 		want bool
 	}{
-		{name: "inside the window", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-2 * time.Hour)}, want: true},
-		{name: "exactly the grace period old", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-30 * time.Minute)}, want: true},
-		{name: "exactly the window old", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-72 * time.Hour)}, want: true},
-		{name: "younger than the grace period: Eventarc's", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-29 * time.Minute)}},
-		{name: "created in our future", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(time.Hour)}},
-		{name: "older than the window", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10, Created: now.Add(-73 * time.Hour)}},
-		{name: "folder placeholder", a: objects.Attrs{Name: "exportaciones/2026/", Created: now.Add(-2 * time.Hour)}},
-		{name: "empty file is examined", a: objects.Attrs{Name: "exportaciones/vacio.csv", Created: now.Add(-2 * time.Hour)}, want: true},
-		{name: "no creation time", a: objects.Attrs{Name: "exportaciones/p.csv", Size: 10}},
+		{"inside the window", obj(p, 10, 2*time.Hour), true},
+		{"exactly the grace period old", obj(p, 10, 30*time.Minute), true},
+		{"exactly the window old", obj(p, 10, 72*time.Hour), true},
+		{"younger than the grace period: Eventarc's", obj(p, 10, 29*time.Minute), false},
+		{"created in our future", obj(p, 10, -time.Hour), false},
+		{"older than the window", obj(p, 10, 73*time.Hour), false},
+		{"folder placeholder", obj("exportaciones/2026/", 0, 2*time.Hour), false},
+		{"empty file is examined", obj("exportaciones/vacio.csv", 0, 2*time.Hour), true},
+		{"no creation time", objects.Attrs{Name: p, Size: 10}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := p.examined(tt.a, now); got != tt.want {
+			if got := o.examined(tt.a, now); got != tt.want {
 				t.Errorf("examined = %v, want %v", got, tt.want)
 			}
 		})
@@ -409,7 +413,9 @@ func TestExamined(t *testing.T) {
 }
 
 func TestVerdict(t *testing.T) {
-	p := policy{window: 72 * time.Hour, grace: 30 * time.Minute}
+	claim := func(left time.Duration) ledger.Record {
+		return ledger.Record{State: ledger.InProgress, LeaseUntil: now.Add(left)}
+	}
 	type result struct {
 		Verdict Verdict
 		Why     string
@@ -420,20 +426,20 @@ func TestVerdict(t *testing.T) {
 		ok   bool
 		want result
 	}{
-		{name: "no record", want: result{Sweep, "no ledger record: no event reached the ingest"}},
-		{name: "done", ok: true, rec: ledger.Record{State: ledger.Done}, want: result{Ignore, ""}},
-		{name: "rejected", ok: true, rec: ledger.Record{State: ledger.Rejected}, want: result{Ignore, ""}},
-		{name: "duplicate", ok: true, rec: ledger.Record{State: ledger.Duplicate}, want: result{Ignore, ""}},
-		{name: "skipped: no contract", ok: true, rec: ledger.Record{State: ledger.Skipped}, want: result{Ignore, ""}},
-		{name: "failed", ok: true, rec: ledger.Record{State: ledger.Failed, Reason: "load: warehouse unavailable"}, want: result{Sweep, "last attempt FAILED: load: warehouse unavailable"}},
-		{name: "live claim", ok: true, rec: ledger.Record{State: ledger.InProgress, LeaseUntil: now.Add(time.Minute)},
-			want: result{Leave, "an attempt holds it until 2026-03-15T12:01:00Z"}},
-		{name: "expired claim", ok: true, rec: ledger.Record{State: ledger.InProgress, LeaseUntil: now.Add(-time.Second)}, want: result{Sweep, "an attempt's lease expired unfinished"}},
-		{name: "claim expiring now", ok: true, rec: ledger.Record{State: ledger.InProgress, LeaseUntil: now}, want: result{Sweep, "an attempt's lease expired unfinished"}},
+		{"no record", ledger.Record{}, false, result{Sweep, "no ledger record: no event reached the ingest"}},
+		{"done", ledger.Record{State: ledger.Done}, true, result{Ignore, ""}},
+		{"rejected", ledger.Record{State: ledger.Rejected}, true, result{Ignore, ""}},
+		{"duplicate", ledger.Record{State: ledger.Duplicate}, true, result{Ignore, ""}},
+		{"skipped: no contract", ledger.Record{State: ledger.Skipped}, true, result{Ignore, ""}},
+		{"failed", ledger.Record{State: ledger.Failed, Reason: "load: warehouse unavailable"}, true,
+			result{Sweep, "last attempt FAILED: load: warehouse unavailable"}},
+		{"live claim", claim(time.Minute), true, result{Leave, "an attempt holds it until 2026-03-15T12:01:00Z"}},
+		{"expired claim", claim(-time.Second), true, result{Sweep, "an attempt's lease expired unfinished"}},
+		{"claim expiring now", claim(0), true, result{Sweep, "an attempt's lease expired unfinished"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, why := p.verdict(tt.rec, tt.ok, now)
+			v, why := verdict(tt.rec, tt.ok, now)
 			if diff := cmp.Diff(tt.want, result{v, why}); diff != "" {
 				t.Errorf("verdict (-want +got):\n%s", diff)
 			}
@@ -447,10 +453,10 @@ func TestDedupePrefixes(t *testing.T) {
 		in   []string
 		want []string
 	}{
-		{name: "none is the whole bucket", want: []string{""}},
-		{name: "disjoint kept", in: []string{"exportaciones/", "erp/"}, want: []string{"exportaciones/", "erp/"}},
-		{name: "covered dropped", in: []string{"exportaciones/2026/", "exportaciones/"}, want: []string{"exportaciones/"}},
-		{name: "repeated once", in: []string{"exportaciones/", "exportaciones/"}, want: []string{"exportaciones/"}},
+		{"none is the whole bucket", nil, []string{""}},
+		{"disjoint kept", []string{"exportaciones/", "erp/"}, []string{"exportaciones/", "erp/"}},
+		{"covered dropped", []string{"exportaciones/2026/", "exportaciones/"}, []string{"exportaciones/"}},
+		{"repeated once", []string{"exportaciones/", "exportaciones/"}, []string{"exportaciones/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,25 +19,15 @@ import (
 
 // TasksConfig is where follow-up ticks go and as whom they arrive.
 type TasksConfig struct {
-	// Queue is projects/PROJECT/locations/LOCATION/queues/QUEUE.
-	Queue string
-	// URL is the watermark service's URL: the task's target and the OIDC
-	// token's audience.
-	URL string
-	// Invoker is the service account the token is minted for: the one
-	// that already holds roles/run.invoker on the service.
-	Invoker string
-	// Deadline is the task's dispatch deadline: the service's request
-	// timeout (Cloud Tasks accepts 15 s to 30 min).
-	Deadline time.Duration
-	// Emulator (host:port) points the client at a stand-in speaking the
-	// Cloud Tasks gRPC API in plain text, without credentials.
-	Emulator string
+	Queue    string        // projects/PROJECT/locations/LOCATION/queues/QUEUE
+	URL      string        // the watermark service's: the task's target and the token's audience
+	Invoker  string        // the service account holding roles/run.invoker on the service
+	Deadline time.Duration // dispatch deadline: the service's request timeout (15 s to 30 min)
+	Emulator string        // host:port of a plain-text stand-in, without credentials
 }
 
 var queueName = regexp.MustCompile(`^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/locations/[a-z0-9-]+/queues/[A-Za-z0-9-]{1,100}$`)
 
-// Problems lists what is wrong with c, for the configuration's checks.
 func (c TasksConfig) Problems() []string {
 	var probs []string
 	if !queueName.MatchString(c.Queue) {
@@ -64,8 +54,6 @@ type Tasks struct {
 
 var _ FollowUp = (*Tasks)(nil)
 
-// NewTasks opens a Cloud Tasks client (gRPC; the emulator's endpoint when
-// cfg.Emulator is set).
 func NewTasks(ctx context.Context, cfg TasksConfig) (*Tasks, error) {
 	if p := cfg.Problems(); len(p) > 0 {
 		return nil, fmt.Errorf("cloud tasks: %v", p)
@@ -82,11 +70,9 @@ func NewTasks(ctx context.Context, cfg TasksConfig) (*Tasks, error) {
 	return &Tasks{cfg: cfg, client: c}, nil
 }
 
-// Close releases the client.
 func (t *Tasks) Close() error { return t.client.Close() }
 
-// Task is the task that schedules the tick at at: exported for the tests
-// and the stack, which check it field by field.
+// Task is the task that schedules the tick at at.
 func (c TasksConfig) Task(at time.Time) *cloudtaskspb.Task {
 	return &cloudtaskspb.Task{
 		Name:             c.Queue + "/tasks/" + TaskID(at),

@@ -32,10 +32,8 @@ import (
 
 // The intervals a deployment may choose.
 const (
-	// Minute is Cloud Scheduler alone, the default.
-	Minute = time.Minute
-	// HalfMinute is Scheduler plus one follow-up per minute.
-	HalfMinute = 30 * time.Second
+	Minute     = time.Minute      // Cloud Scheduler alone, the default
+	HalfMinute = 30 * time.Second // Scheduler plus one follow-up per minute
 )
 
 // Valid reports whether d is an interval a deployment may choose.
@@ -47,19 +45,16 @@ type FollowUp interface {
 	Schedule(ctx context.Context, at time.Time) error
 }
 
-// TaskHeader is the header Cloud Tasks sets on every delivery; only a
-// follow-up tick carries it (the service's only invokers are the Scheduler
-// job and the queue, both as the tick's invoker identity).
+// TaskHeader is the header Cloud Tasks sets on every delivery: only a
+// follow-up tick carries it.
 const TaskHeader = "X-CloudTasks-TaskName"
 
-// IsFollowUp reports whether a tick request came from the queue.
 func IsFollowUp(h http.Header) bool { return h.Get(TaskHeader) != "" }
 
 // Next is the follow-up a tick run at now schedules: the next multiple of
-// interval inside the tick's minute, when there is one still ahead.
-// Nothing for a follow-up tick, for a one-minute interval, or for a
-// Scheduler tick that ran so late that its half minute has passed (the
-// tick itself just covered it).
+// interval inside the tick's minute still ahead. Nothing for a follow-up
+// tick, or for a Scheduler tick so late that its half minute has passed
+// (the tick itself just covered it).
 func Next(interval time.Duration, now time.Time, followUp bool) (time.Time, bool) {
 	if followUp || interval <= 0 || interval >= Minute {
 		return time.Time{}, false
@@ -73,10 +68,9 @@ func Next(interval time.Duration, now time.Time, followUp bool) (time.Time, bool
 	return time.Time{}, false
 }
 
-// TaskID names the follow-up tick of at, so that every request for the
-// same tick names the same task. Cloud Tasks advises against sequential
-// names (they slow every call on the queue), hence the hash in front; the
-// time stays readable after it.
+// TaskID names the follow-up tick of at. Cloud Tasks advises against
+// sequential names (they slow every call on the queue), hence the hash in
+// front; the time stays readable after it.
 func TaskID(at time.Time) string {
 	stamp := at.UTC().Format("20060102T150405Z")
 	sum := sha256.Sum256([]byte(stamp))
@@ -89,9 +83,7 @@ type Chain struct {
 	Interval time.Duration
 	FollowUp FollowUp // nil only with a one-minute interval
 	Log      *slog.Logger
-	// Timeout bounds one Schedule call, so that a slow queue cannot eat
-	// the tick's own time (0: 5 s).
-	Timeout time.Duration
+	Timeout  time.Duration // bounds one Schedule call, so that a slow queue cannot eat the tick's time (0: 5 s)
 
 	failures atomic.Int64
 }
@@ -128,5 +120,4 @@ func (c *Chain) After(ctx context.Context, now time.Time, followUp bool) Schedul
 	return Scheduled{At: at}
 }
 
-// Failures counts the follow-ups this Chain failed to schedule.
 func (c *Chain) Failures() int64 { return c.failures.Load() }

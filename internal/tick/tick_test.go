@@ -23,6 +23,7 @@ import (
 var minute = time.Date(2026, 3, 14, 17, 5, 0, 0, time.UTC)
 
 func TestNext(t *testing.T) {
+	half, half30, none := tick.HalfMinute, minute.Add(30*time.Second), time.Time{}
 	for _, tc := range []struct {
 		name     string
 		interval time.Duration
@@ -30,15 +31,15 @@ func TestNext(t *testing.T) {
 		followUp bool
 		want     time.Time // zero: none
 	}{
-		{name: "one minute schedules nothing", interval: tick.Minute, now: minute},
-		{name: "scheduler tick on the minute", interval: tick.HalfMinute, now: minute, want: minute.Add(30 * time.Second)},
-		{name: "scheduler tick a little late, same target", interval: tick.HalfMinute, now: minute.Add(4 * time.Second), want: minute.Add(30 * time.Second)},
-		{name: "retry of the same tick, same target", interval: tick.HalfMinute, now: minute.Add(29*time.Second + 999*time.Millisecond), want: minute.Add(30 * time.Second)},
-		{name: "so late its half minute has passed", interval: tick.HalfMinute, now: minute.Add(30 * time.Second)},
-		{name: "a follow-up schedules nothing", interval: tick.HalfMinute, now: minute.Add(30 * time.Second), followUp: true},
-		{name: "a follow-up early on the minute schedules nothing", interval: tick.HalfMinute, now: minute, followUp: true},
-		{name: "unset interval", now: minute},
-		{name: "other zones, same instant", interval: tick.HalfMinute, now: minute.In(time.FixedZone("CET", 3600)).Add(time.Second), want: minute.Add(30 * time.Second)},
+		{"one minute schedules nothing", tick.Minute, minute, false, none},
+		{"scheduler tick on the minute", half, minute, false, half30},
+		{"scheduler tick a little late, same target", half, minute.Add(4 * time.Second), false, half30},
+		{"retry of the same tick, same target", half, half30.Add(-time.Millisecond), false, half30},
+		{"so late its half minute has passed", half, half30, false, none},
+		{"a follow-up schedules nothing", half, half30, true, none},
+		{"a follow-up early on the minute schedules nothing", half, minute, true, none},
+		{"unset interval", 0, minute, false, none},
+		{"other zones, same instant", half, minute.In(time.FixedZone("CET", 3600)).Add(time.Second), false, half30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := tick.Next(tc.interval, tc.now, tc.followUp)
@@ -56,10 +57,10 @@ func TestTaskID(t *testing.T) {
 		a, b time.Time
 		same bool
 	}{
-		{name: "same instant", a: at, b: at, same: true},
-		{name: "same instant, other zone", a: at, b: at.In(time.FixedZone("CET", 3600)), same: true},
-		{name: "next half minute", a: at, b: at.Add(30 * time.Second)},
-		{name: "next day", a: at, b: at.Add(24 * time.Hour)},
+		{"same instant", at, at, true},
+		{"same instant, other zone", at, at.In(time.FixedZone("CET", 3600)), true},
+		{"next half minute", at, at.Add(30 * time.Second), false},
+		{"next day", at, at.Add(24 * time.Hour), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tick.TaskID(tc.a) == tick.TaskID(tc.b); got != tc.same {
@@ -80,9 +81,9 @@ func TestIsFollowUp(t *testing.T) {
 		header http.Header
 		want   bool
 	}{
-		{name: "scheduler", header: http.Header{"X-Cloudscheduler": {"true"}}},
-		{name: "cloud tasks", header: http.Header{"X-Cloudtasks-Taskname": {tick.TaskID(minute)}}, want: true},
-		{name: "empty name", header: http.Header{"X-Cloudtasks-Taskname": {""}}},
+		{"scheduler", http.Header{"X-Cloudscheduler": {"true"}}, false},
+		{"cloud tasks", http.Header{"X-Cloudtasks-Taskname": {tick.TaskID(minute)}}, true},
+		{"empty name", http.Header{"X-Cloudtasks-Taskname": {""}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tick.IsFollowUp(tc.header); got != tc.want {
@@ -206,9 +207,9 @@ func TestTasksErrors(t *testing.T) {
 		code    codes.Code
 		wantErr bool
 	}{
-		{name: "already exists", code: codes.AlreadyExists},
-		{name: "permission denied", code: codes.PermissionDenied, wantErr: true},
-		{name: "unavailable", code: codes.Unavailable, wantErr: true},
+		{"already exists", codes.AlreadyExists, false},
+		{"permission denied", codes.PermissionDenied, true},
+		{"unavailable", codes.Unavailable, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, tasks := startTasks(t)
@@ -229,10 +230,10 @@ func TestTasksConfigProblems(t *testing.T) {
 		edit func(*tick.TasksConfig)
 		want int
 	}{
-		{name: "valid", edit: func(*tick.TasksConfig) {}},
-		{name: "queue without project", edit: func(c *tick.TasksConfig) { c.Queue = "alpipe-ticks" }, want: 1},
-		{name: "no url, no invoker", edit: func(c *tick.TasksConfig) { c.URL, c.Invoker = "", "" }, want: 2},
-		{name: "deadline too short", edit: func(c *tick.TasksConfig) { c.Deadline = 10 * time.Second }, want: 1},
+		{"valid", func(*tick.TasksConfig) {}, 0},
+		{"queue without project", func(c *tick.TasksConfig) { c.Queue = "alpipe-ticks" }, 1},
+		{"no url, no invoker", func(c *tick.TasksConfig) { c.URL, c.Invoker = "", "" }, 2},
+		{"deadline too short", func(c *tick.TasksConfig) { c.Deadline = 10 * time.Second }, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cfg("")

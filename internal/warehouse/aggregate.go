@@ -9,15 +9,11 @@ import (
 	"time"
 )
 
-// Dialect is the SQL engine a shared definition (aggregate, view) is rendered
-// for. Each definition is written once, in the subset of SQL that both
-// engines accept; a dialect only changes the spellings that differ (query
-// parameters, type names, and how a sum is kept exact past its column's
-// range: see Dialect.sum), so the embedded warehouse and BigQuery cannot
-// drift apart.
+// Dialect is the SQL engine a shared definition (aggregate, view) is
+// rendered for: written once in the SQL both engines accept, so they
+// cannot drift apart, a dialect changes only the spellings that differ.
 type Dialect string
 
-// The dialects the warehouse runs on.
 const (
 	DuckDB   Dialect = "duckdb"
 	BigQuery Dialect = "bigquery"
@@ -31,7 +27,7 @@ func (d Dialect) check() error {
 	return fmt.Errorf("warehouse: unknown SQL dialect %q", d)
 }
 
-// Param spells the named query parameter name: BigQuery's @name, DuckDB's $name.
+// Param spells a query parameter: BigQuery's @name, DuckDB's $name.
 func (d Dialect) Param(name string) string {
 	if d == BigQuery {
 		return "@" + name
@@ -39,7 +35,6 @@ func (d Dialect) Param(name string) string {
 	return "$" + name
 }
 
-// int64Type names INT64 (the view casts with it).
 func (d Dialect) int64Type() string {
 	if d == BigQuery {
 		return "INT64"
@@ -47,8 +42,8 @@ func (d Dialect) int64Type() string {
 	return "BIGINT"
 }
 
-// Unqualified leaves table names as they are, for an engine (DuckDB) or a
-// session (a BigQuery job with a default dataset) that resolves them.
+// Unqualified leaves table names as they are, for an engine or session
+// that resolves them.
 func Unqualified(table string) string { return table }
 
 // DateParam is the name of the DATE parameter of Aggregate.SelectSQL.
@@ -62,20 +57,16 @@ type Measure struct {
 }
 
 // Aggregate is a table derived from Source and rebuilt one date (partition)
-// at a time: after rows land, the dates they touched are recomputed from
-// Source and replace the old rows of those dates (in BigQuery, a
-// WRITE_TRUNCATE of the partition table$YYYYMMDD), so several files a day,
-// reprocessing and corrections always give the same figures.
+// at a time: the dates new rows touched are recomputed from Source and
+// replace their old rows, so several files a day, reprocessing and
+// corrections always give the same figures.
 //
-// Newest-generation rule: when one source object was loaded in several
-// generations (a corrected re-export overwrote it, or the same name was
-// uploaded again), only the rows of the newest loaded generation of each
-// source object count, so a re-upload or a correction never counts twice.
-// The rule is applied within the date's partition: for a given date the
-// newest generation is the newest one that holds rows of that date. A
-// correction that drops a date entirely therefore leaves the older
-// generation's rows counting for that date; the partition is never scanned
-// across dates, which keeps a refresh proportional to the dates it touches.
+// Newest-generation rule: of a source object loaded in several generations
+// (a corrected re-export, a re-upload), only the rows of its newest loaded
+// generation count, so nothing counts twice. The rule holds within a
+// date's partition: a correction that drops a date entirely leaves the
+// older generation counting for it, and a refresh never scans across
+// dates, so it costs what the dates it touches cost.
 type Aggregate struct {
 	Table            string   // the aggregate table, partitioned by DateColumn
 	Source           string   // the table it is computed from, partitioned by DateColumn too
@@ -114,12 +105,9 @@ func LookupAggregate(name string) (Aggregate, error) {
 	return a, nil
 }
 
-// SelectSQL renders the query computing the aggregate's rows for the single
-// date given as the DATE parameter DateParam (@fecha or $fecha), with the
-// columns in the order of the aggregate table's schema: BigQuery runs it as
-// a query job writing Table$YYYYMMDD with WRITE_TRUNCATE. It is RowsSQL
-// over the groups of that date: a group with a sum out of its column's
-// range is left out (OverflowSQL lists it).
+// SelectSQL renders the aggregate's rows for the one date given as the
+// DATE parameter DateParam, in the table's column order: RowsSQL over the
+// groups of that date (OverflowSQL lists those it leaves out).
 func (a Aggregate) SelectSQL(d Dialect, qualify func(table string) string) (string, error) {
 	groups, err := a.groups(d, qualify, func(col string) string {
 		return col + " = " + d.Param(DateParam)
@@ -130,9 +118,8 @@ func (a Aggregate) SelectSQL(d Dialect, qualify func(table string) string) (stri
 	return a.RowsSQL(d, subquery(groups))
 }
 
-// OverflowSQL renders OverflowsSQL over the groups of the given dates
-// (GroupsSQL): the groups SelectSQL leaves out. The dates are DATE
-// literals, so the text names them.
+// OverflowSQL renders OverflowsSQL over the groups of the given dates: the
+// groups SelectSQL leaves out.
 func (a Aggregate) OverflowSQL(d Dialect, qualify func(table string) string, dates []int32) (string, error) {
 	groups, err := a.GroupsSQL(d, qualify, dates)
 	if err != nil {
@@ -141,14 +128,11 @@ func (a Aggregate) OverflowSQL(d Dialect, qualify func(table string) string, dat
 	return a.OverflowsSQL(d, subquery(groups))
 }
 
-// GroupsSQL renders the query computing, for several dates at once (days
-// since 1970-01-01, written as DATE literals so an engine can prune storage
-// by date), one row per group (date and keys) of the newest generation of
-// each (date, source object), every measure summed exactly in a type wider
-// than its column, so no sum can fail the query. RowsSQL and OverflowsSQL
-// read its answer: an engine that rebuilds several dates in one statement
-// keeps it in a table and reads it twice (DuckDB) instead of computing it
-// twice.
+// GroupsSQL renders, for several dates at once (as DATE literals, which
+// engines prune storage by), one row per group (date and keys) of the
+// newest generation of each (date, source object), every measure summed
+// exactly in a type wider than its column, so no sum fails the query.
+// RowsSQL and OverflowsSQL read its answer, which DuckDB keeps in a table.
 func (a Aggregate) GroupsSQL(d Dialect, qualify func(table string) string, dates []int32) (string, error) {
 	if len(dates) == 0 {
 		return "", fmt.Errorf("warehouse: aggregate %s: no dates", a.Table)
@@ -157,8 +141,7 @@ func (a Aggregate) GroupsSQL(d Dialect, qualify func(table string) string, dates
 	return a.groups(d, qualify, func(col string) string { return col + " IN (" + list + ")" })
 }
 
-// DateList writes dates as DATE literals, "DATE '2026-03-14', ...", for an
-// IN list that both engines prune storage by.
+// DateList writes dates as DATE literals, "DATE '2026-03-14', ...".
 func DateList(dates []int32) string {
 	lits := make([]string, len(dates))
 	for i, d := range dates {
@@ -167,9 +150,9 @@ func DateList(dates []int32) string {
 	return strings.Join(lits, ", ")
 }
 
-// RowsSQL renders the aggregate's rows from groups, the answer of GroupsSQL
-// (a table name, or a parenthesized query): the groups whose sums fit
-// their columns, narrowed to them, in the order of the table's schema.
+// RowsSQL renders the aggregate's rows from groups (GroupsSQL's answer: a
+// table, or a parenthesized query): the groups whose sums fit their
+// columns, narrowed to them, in the table's column order.
 func (a Aggregate) RowsSQL(d Dialect, groups string) (string, error) {
 	p, err := a.plan(d)
 	if err != nil {
@@ -195,11 +178,9 @@ func (a Aggregate) RowsSQL(d Dialect, groups string) (string, error) {
 	return sql, nil
 }
 
-// OverflowsSQL renders, from groups (as in RowsSQL), the groups that
-// RowsSQL leaves out because a sum does not fit its column: one row per
-// group, every value as text (the date, then the keys, then one cell per
-// SUM measure in declaration order: the exact sum when it is out of range,
-// NULL when it fits). ParseOverflow reads its rows.
+// OverflowsSQL renders, from groups (as in RowsSQL), the groups RowsSQL
+// leaves out, as text: the date, the keys, then per SUM measure the exact
+// sum when it is out of range, else NULL. ParseOverflow reads its rows.
 func (a Aggregate) OverflowsSQL(d Dialect, groups string) (string, error) {
 	p, err := a.plan(d)
 	if err != nil {
@@ -222,10 +203,9 @@ func subquery(sql string) string {
 	return "(\n  " + strings.ReplaceAll(sql, "\n", "\n  ") + "\n)"
 }
 
-// plan is an aggregate's two levels, per dialect: the items of the grouping
-// level (inner), and over its columns (g.<name>) each column's value
-// (outer), the conditions that its sums fit their columns (fits) and the
-// report of those that do not (report).
+// plan is an aggregate's two levels in a dialect: the grouping level's
+// items (inner) and, over its columns (g.<name>), each column's value
+// (outer), the conditions that the sums fit (fits) and their report.
 type plan struct {
 	inner        []string
 	outer        map[string]string
@@ -273,15 +253,12 @@ func (a Aggregate) plan(d Dialect) (plan, error) {
 	return p, nil
 }
 
-// groups renders GroupsSQL with the dates chosen by onDates: the rows of the
-// newest generation of each (date, source object), kept by a semi-join on
-// one text key of (date, object, generation) against a grouped MAX. A
-// semi-join and a grouped MAX run as hash operations in BigQuery and DuckDB
-// (a window function would sort); the text key, rather than a join on three
-// columns, is for the BigQuery emulator, which runs a join as nested loops
-// re-evaluating the grouped side per row (20 s for 1,000 rows) while it runs
-// IN (subquery) once. The key cannot be ambiguous: the date has a fixed
-// width and the generation is digits, so the object lies between them.
+// groups renders GroupsSQL with the dates onDates chooses: the newest
+// generation of each (date, source object) is kept by a semi-join against
+// a grouped MAX, hash operations in both engines (a window would sort), on
+// one text key rather than three columns because the BigQuery emulator
+// runs a join as nested loops (20 s for 1,000 rows) but IN once. The key
+// is unambiguous: a fixed-width date, the object, a generation of digits.
 func (a Aggregate) groups(d Dialect, qualify func(string) string, onDates func(col string) string) (string, error) {
 	p, err := a.plan(d)
 	if err != nil {
@@ -314,12 +291,10 @@ func (a Aggregate) groups(d Dialect, qualify func(string) string, onDates func(c
 	return b.String(), nil
 }
 
-// sumForm is one measure as the two levels of an aggregate spell it: agg, the
-// inner level's items ("<expr> AS <name>"); fits, a condition over them
-// (g.<name>) that holds when the sum fits the column, "" when it always
-// does; narrow, the column's value, evaluated only where fits holds (a
-// CASE: neither engine promises to filter before it projects); text, the
-// exact sum as a decimal string.
+// sumForm is one measure at both levels: agg, the inner items; fits, the
+// condition (over g.<name>) that the sum fits the column, "" for always;
+// narrow, the column's value, under a CASE on fits (neither engine
+// promises to filter before it projects); text, the exact sum as decimal.
 type sumForm struct {
 	agg                []string
 	fits, narrow, text string
@@ -352,20 +327,16 @@ const (
 
 // sum sums src exactly into column col of type t (INT64 or NUMERIC).
 //
-// BigQuery sums in BIGNUMERIC (76 digits, 38 of them integral), which holds
-// the sum of billions of NUMERIC or INT64 values, and compares it with the
-// column's bounds.
+// BigQuery sums in BIGNUMERIC (38 integral digits), which holds billions
+// of values, and compares the sum with the column's bounds.
 //
-// DuckDB sums INT64 into HUGEINT already. Its widest decimal is
-// DECIMAL(38,9), whose SUM fails once a running total passes 128 bits and
-// returns totals past 38 digits unchecked below that, so a NUMERIC is
-// split: a value under 10^9 in magnitude (every real amount) is summed as
-// DECIMAL(18,9), whose 64-bit values DuckDB adds into 128 bits as fast as
-// the plain SUM; a larger one adds its integral part to a HUGEINT sum
+// DuckDB sums INT64 into HUGEINT. Its DECIMAL(38,9) SUM fails past 128
+// bits and passes 38 digits unchecked, so a NUMERIC is split: a value under
+// 10^9 in magnitude (every real amount) is summed as DECIMAL(18,9), as
+// fast as a plain SUM; a larger one adds its integral part to a HUGEINT sum
 // (TRUNC is slow, but only those rows pay it) and its fraction to the
-// DECIMAL(18,9) sum. The group's sum is then <col>_int + <col>_nano/10^9
-// with 0 <= <col>_nano < 10^9 (the decimal sum is small: its floor moves to
-// the integral part), which fits NUMERIC when -10^29 < sum < 10^29.
+// decimal one. The sum is then <col>_int + <col>_nano/10^9 with
+// 0 <= <col>_nano < 10^9, which fits NUMERIC when -10^29 < sum < 10^29.
 func (d Dialect) sum(src, col string, t Type) sumForm {
 	g := "g." + col
 	if d == BigQuery {
@@ -414,7 +385,6 @@ func (d Dialect) sum(src, col string, t Type) sumForm {
 	}
 }
 
-// stringType names STRING.
 func (d Dialect) stringType() string {
 	if d == BigQuery {
 		return "STRING"
@@ -422,10 +392,8 @@ func (d Dialect) stringType() string {
 	return "VARCHAR"
 }
 
-// Overflow is one sum of a refreshed group that its column cannot hold
-// (NUMERIC's ±99999999999999999999999999999.999999999, INT64's range):
-// the group is left out of the aggregate and reported, and every other
-// group of the date is refreshed, so one group never stops a date.
+// Overflow is one sum of a refreshed group that its column cannot hold:
+// the group is left out and reported, and the rest of its date refreshed.
 type Overflow struct {
 	Date   int32    `json:"date"`   // the group's date, days since 1970-01-01
 	Keys   []string `json:"keys"`   // the group's values of Aggregate.Keys, in order
@@ -433,10 +401,8 @@ type Overflow struct {
 	Sum    string   `json:"sum"`    // that sum, exact, as the shortest decimal
 }
 
-// OverflowError is what RefreshDaily returns when it refreshed every group
-// of the given dates but those whose sums are out of range: the refresh
-// succeeded otherwise, and retrying it gives the same answer until the
-// source rows change, so a caller reports it rather than retries.
+// OverflowError is RefreshDaily's report of the groups it left out (see
+// Warehouse): a caller reports it rather than retries.
 type OverflowError struct {
 	Aggregate string
 	KeyNames  []string // Aggregate.Keys, naming Overflow.Keys
@@ -445,8 +411,8 @@ type OverflowError struct {
 
 func (e *OverflowError) Error() string { return e.Summary(len(e.Overflows)) }
 
-// Summary is Error naming at most n of the sums, for a record or a page
-// that must stay short (the log has them all).
+// Summary is Error naming at most n of the sums, for a record that must
+// stay short.
 func (e *OverflowError) Summary(n int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "aggregate %s: sums out of range (%d), their groups left out: ", e.Aggregate, len(e.Overflows))
@@ -471,8 +437,7 @@ func (e *OverflowError) Summary(n int) string {
 	return b.String()
 }
 
-// ParseOverflow reads one row of OverflowSQL's answer (nil for NULL) into
-// the sums it reports out of range.
+// ParseOverflow reads one row of OverflowSQL's answer (nil for NULL).
 func (a Aggregate) ParseOverflow(row []*string) ([]Overflow, error) {
 	var sums []Measure
 	for _, m := range a.Measures {
@@ -521,9 +486,8 @@ func (a Aggregate) ParseOverflow(row []*string) ([]Overflow, error) {
 	return out, nil
 }
 
-// OverflowError returns the error RefreshDaily reports for overflows (nil
-// for none), in the order of date, keys and measure, whatever order the
-// engine answered in.
+// OverflowError returns RefreshDaily's error for overflows (nil for none),
+// ordered by date, keys and measure, whatever the engine's order.
 func (a Aggregate) OverflowError(overflows []Overflow) error {
 	if len(overflows) == 0 {
 		return nil
@@ -543,8 +507,7 @@ func (a Aggregate) OverflowError(overflows []Overflow) error {
 }
 
 // DecimalString writes r, a NUMERIC or BIGNUMERIC (at most 38 fractional
-// digits, so FloatString(38) loses nothing), as the shortest exact
-// decimal, as Query renders NUMERIC: "179.8", "-12".
+// digits), as the shortest exact decimal: "179.8", "-12".
 func DecimalString(r *big.Rat) string {
 	if r.IsInt() {
 		return r.Num().String()

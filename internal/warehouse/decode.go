@@ -9,17 +9,15 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 )
 
-// cells reads one row of a Result by column name, collecting errors, so a
-// named read's decoder does not depend on an adapter's column order.
+// cells reads one row of a Result by column name, collecting errors.
 type cells struct {
 	cols map[string]int
 	vals []string
 	errs []error
 }
 
-// scan decodes every row of res with f; the named read's columns must all
-// be present, and each row as wide as the columns. Errors name what is
-// read and the row, and list every bad cell of it.
+// scan decodes every row of res with f, after checking that the columns
+// want are there. Errors name the read, the row and every bad cell.
 func scan[T any](read string, res Result, want []string, f func(c *cells) T) ([]T, error) {
 	cols := make(map[string]int, len(res.Columns))
 	for i, c := range res.Columns {

@@ -4,11 +4,9 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
-// AppendJSONString appends s as a JSON string without an allocation per
-// value: the BigQuery load files and the local query answers write one per
-// cell. Invalid UTF-8 becomes U+FFFD, as encoding/json does: the feeds
-// reject such rows before they get here, and one bad byte would otherwise
-// fail a whole load job.
+// AppendJSONString appends s as a JSON string without allocating (load
+// files and query answers write one per cell). Invalid UTF-8 becomes
+// U+FFFD, as in encoding/json, rather than fail a whole load job.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0

@@ -12,51 +12,40 @@ import (
 	"time"
 )
 
-// Reader runs one of the named reads this package declares (reads_*.go):
-// the product's own questions of the warehouse (the dashboard, status,
-// replay, reconcile, the demo). A Statement can only be made here, from a
-// registered name and typed parameters, so no consumer writes SQL and
-// every read the product makes is one that warehousetest runs against
-// every adapter. Values come back as text, as Query renders them; each
-// named read decodes its rows into typed values (NUMERIC into numeric.Dec).
+// Reader runs one of the named reads this package declares (reads_*.go).
+// A Statement can only be made here, from a registered name and typed
+// parameters, so no consumer writes SQL and warehousetest runs every read
+// the product makes against every adapter.
 type Reader interface {
 	Read(ctx context.Context, s Statement) (Result, error)
 }
 
-// ParamSpec declares one parameter of a named read: @Name in its SQL, of
-// Type; an Array parameter appears only as "UNNEST(@Name)".
+// ParamSpec declares parameter @Name of a named read; an Array one appears
+// only as "UNNEST(@Name)".
 type ParamSpec struct {
 	Name  string
 	Type  Type
 	Array bool
 }
 
-// Param is a parameter's value: Values holds one value, or an array's
-// elements. A parameter is never NULL (optional filters are flags or
-// sentinels), so both engines type it from its declaration alone.
+// Param is a parameter's value, or an array's elements. It is never NULL,
+// so both engines type it from its declaration alone.
 type Param struct {
 	ParamSpec
 	Values []Value
 }
 
-// NamedQuery is a registered read: its name, its SQL text (fixed: every
-// value travels as a parameter) and its parameters.
+// NamedQuery is a registered read: its fixed SQL text and parameters.
 type NamedQuery struct {
-	Name   string
-	SQL    string
-	Params []ParamSpec
-	// Reads names what the read is of (its main table or view), for
-	// errors: "query pedidos_descartados: ...".
-	Reads string
-	// Listing, for a listing (ReadListing), says what it lists.
-	Listing *Listing
-	// View, for a read of one aggregation's panes table or view, is that
-	// aggregation's.
-	View *View
+	Name    string
+	SQL     string
+	Params  []ParamSpec
+	Reads   string   // its main table or view, for errors
+	Listing *Listing // what it lists, for a listing (ReadListing)
+	View    *View    // the aggregation, for a per-view read
 }
 
-// Statement is a named read with its parameters' values, ready for an
-// adapter to run.
+// Statement is a named read with its parameters' values.
 type Statement struct {
 	q      *NamedQuery
 	params []Param
@@ -80,16 +69,15 @@ func (s Statement) Param(name string) (Param, bool) {
 	return s.params[i], true
 }
 
-// static holds the reads fixed at compile time (register's).
+// static holds the reads register declared.
 var static []*NamedQuery
 
 // sealed is set once namedReads has been built: a read registered after
-// would be missing from it, a defect register refuses.
+// would be missing from it.
 var sealed atomic.Bool
 
-// register declares a read fixed at compile time. Only package-level
-// variables (and init) call it, so it runs during package initialisation,
-// in one goroutine, before anything can read the registry.
+// register declares a read fixed at compile time, from package-level
+// variables and init only, so before anything reads the registry.
 func register(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 	if sealed.Load() {
 		panic("warehouse: named read " + name + " registered after the registry was built")
@@ -117,17 +105,14 @@ func newRead(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 	return &NamedQuery{Name: name, SQL: sql, Params: params, Reads: reads}
 }
 
-// readSet is every named read: by name, and the per-view ones by view.
 type readSet struct {
 	byName                         map[string]*NamedQuery
 	panes, newestWindows, listView map[string]*NamedQuery
 }
 
-// namedReads builds the registry once and nothing writes it after, so any
-// number of goroutines may make their first read at once (a dashboard
-// refresh racing a replay). It is built on first use, not at package
-// initialisation, because the per-view reads need the aggregations'
-// declarations, which Views panics on when malformed.
+// namedReads builds the registry once, then only read, so goroutines may
+// make their first reads at once. It is built on first use because the
+// per-view reads need Views, which panics on malformed declarations.
 var namedReads = sync.OnceValue(func() readSet {
 	sealed.Store(true)
 	rs := readSet{byName: map[string]*NamedQuery{}, panes: map[string]*NamedQuery{},
@@ -157,8 +142,7 @@ var namedReads = sync.OnceValue(func() readSet {
 	return rs
 })
 
-// NamedQueries lists every named read, by name, for the suites that run
-// each of them (warehousetest).
+// NamedQueries lists every named read, by name, for warehousetest.
 func NamedQueries() []NamedQuery {
 	rs := namedReads()
 	out := make([]NamedQuery, 0, len(rs.byName))
@@ -169,9 +153,8 @@ func NamedQueries() []NamedQuery {
 	return out
 }
 
-// statement binds values given in declaration order. A mismatch (a count,
-// a NULL: a parameter is never NULL) is a defect of this package, caught by
-// its tests.
+// statement binds values in declaration order; a mismatch is a defect of
+// this package, caught by its tests.
 func (q *NamedQuery) statement(values ...[]Value) Statement {
 	if len(values) != len(q.Params) {
 		panic(fmt.Sprintf("read %s: %d parameters, want %d", q.Name, len(values), len(q.Params)))
@@ -191,11 +174,10 @@ func one(v Value) []Value { return []Value{v} }
 
 var paramRef = regexp.MustCompile(`@([A-Za-z_][A-Za-z0-9_]*)`)
 
-// Inline returns the statement's SQL with each parameter written as a
-// literal, for an engine run without GoogleSQL's parameters (DuckDB): an
-// array's UNNEST(@p) becomes a list "(a, b)", "(NULL)" when empty, which
-// an IN reads as matching nothing. The literals are made here from typed
-// values, never from text a person typed.
+// Inline returns the SQL with each parameter as a literal made from its
+// typed value, for an engine without GoogleSQL's parameters (DuckDB); an
+// array's UNNEST(@p) becomes "(a, b)", "(NULL)" when empty (IN matches
+// nothing).
 func (s Statement) Inline() string {
 	sql := unnestRef.ReplaceAllStringFunc(s.q.SQL, func(ref string) string {
 		p, _ := s.Param(unnestRef.FindStringSubmatch(ref)[1])
@@ -236,9 +218,8 @@ func literal(t Type, v Value) string {
 	panic("warehouse: no literal for type " + string(t))
 }
 
-// FormatParam writes a parameter value as text: STRING as it is, INT64 and
-// NUMERIC in decimal, DATE as YYYY-MM-DD, TIMESTAMP as RFC 3339 in UTC
-// (microseconds, the precision both engines keep).
+// FormatParam writes a parameter value as Query renders it, TIMESTAMP to
+// the microsecond both engines keep.
 func FormatParam(t Type, v Value) string {
 	switch t {
 	case String:

@@ -26,13 +26,10 @@ func TestInline(t *testing.T) {
 		want []string
 	}{
 		{name: "scalars", read: func(r warehouse.Reader) {
-			q := warehouse.NewestWindows{Aggregation: "o'brien", From: at, Until: at,
-				Keys: []string{"ES", "PT"}, Windows: -3}
-			warehouse.ReadNewestWindows(ctx, r, q)
+			warehouse.ReadNewestWindows(ctx, r, warehouse.NewestWindows{Aggregation: "o'brien", From: at, Until: at, Keys: []string{"ES", "PT"}, Windows: -3})
 		}, want: []string{"aggregation = 'o''brien'", "window_start >= TIMESTAMP '2026-03-14 18:00:00.123456'", "(0 = 1 OR pais IN ('ES', 'PT'))", "LIMIT (-3)"}},
-		{name: "an empty array", read: func(r warehouse.Reader) {
-			warehouse.ReadPanes(ctx, r, warehouse.VentasHoraPais, "a", nil)
-		}, want: []string{"window_start IN (NULL)"}},
+		{name: "an empty array", read: func(r warehouse.Reader) { warehouse.ReadPanes(ctx, r, warehouse.VentasHoraPais, "a", nil) },
+			want: []string{"window_start IN (NULL)"}},
 		{name: "a date", read: func(r warehouse.Reader) { warehouse.ReadDayOrders(ctx, r, warehouse.DateOf(at)) },
 			want: []string{"fecha = DATE '2026-03-14'"}},
 	}
@@ -70,7 +67,8 @@ func TestParamText(t *testing.T) {
 		{name: "numeric", typ: warehouse.Numeric, v: warehouse.DecValue(d), text: "-99999999999999999999.000000001"},
 		{name: "first date", typ: warehouse.Date, v: warehouse.DateValue(warehouse.FirstDate), text: "0001-01-01"},
 		{name: "last date", typ: warehouse.Date, v: warehouse.DateValue(warehouse.LastDate), text: "9999-12-31"},
-		{name: "timestamp", typ: warehouse.Timestamp, v: warehouse.TimeValue(time.Date(2026, 3, 14, 18, 0, 0, 123456789, time.UTC)), text: "2026-03-14T18:00:00.123456Z"},
+		{name: "timestamp", typ: warehouse.Timestamp, v: warehouse.TimeValue(time.Date(2026, 3, 14, 18, 0, 0, 123456789, time.UTC)),
+			text: "2026-03-14T18:00:00.123456Z"},
 	}
 	for _, tt := range tests {
 		if text := warehouse.FormatParam(tt.typ, tt.v); text != tt.text {
@@ -80,11 +78,9 @@ func TestParamText(t *testing.T) {
 }
 
 // TestNamedReadsFirstUseIsRaceFree: the first uses of the named reads may
-// come from any goroutines at once (serve's dashboard refresh racing a
-// replay), so the registry they consult must be built once and never
-// written after. A first use happens once per process, so the test runs
-// them in a fresh child of its own binary (built with -race when the test
-// is) and fails on the child's race report or crash.
+// come from goroutines at once. A first use happens once per process, so
+// the test runs them in a child of its own binary (built with -race when
+// the test is) and fails on its race report or crash.
 func TestNamedReadsFirstUseIsRaceFree(t *testing.T) {
 	const child = "ALPIPE_WAREHOUSE_FIRST_USE_CHILD"
 	if os.Getenv(child) == "1" {
@@ -100,13 +96,10 @@ func TestNamedReadsFirstUseIsRaceFree(t *testing.T) {
 	}
 }
 
-// firstUsesMade is what the child prints, so a child that ran nothing
-// does not pass.
+// firstUsesMade is what the child prints, so a child that ran nothing fails.
 const firstUsesMade = "first uses made"
 
-// firstUsesAtOnce makes every kind of first use of the registry together:
-// each of the per-view reads (panes, newest windows, listings) and the
-// lookups by name.
+// firstUsesAtOnce makes every kind of first use of the registry together.
 func firstUsesAtOnce() {
 	const view = "ventas_sku_hora_movil" // not ventas_hora_pais, whose listing is static
 	uses := []func(){

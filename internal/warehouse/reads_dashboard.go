@@ -10,20 +10,17 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 )
 
-// ReasonTooLate is the reason of pedidos_descartados' too-late drops, as
-// the stream writes it (stream.ReasonTooLate; a test keeps them equal).
-// Every other reason is an invalid message's, "invalid: ...".
+// ReasonTooLate is the reason of too-late drops (stream.ReasonTooLate; a
+// test keeps them equal); an invalid message's is "invalid: ...".
 const ReasonTooLate = "too_late"
 
-// Unbounded ends of a time range: BigQuery's TIMESTAMP range, which DuckDB
-// also holds, so "no bound" is a parameter like any other.
+// Unbounded ends of a time range: BigQuery's TIMESTAMP range.
 var (
 	MinTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
 )
 
-// HourlySale is one (window, key) row of the dashboard view: its current
-// value and the timing and index of the pane that set it.
+// HourlySale is one (window, key) row of the dashboard view.
 type HourlySale struct {
 	WindowStart time.Time
 	WindowEnd   time.Time
@@ -37,7 +34,6 @@ type HourlySale struct {
 
 var hourlySaleColumns = []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"}
 
-// hourlySale decodes a row of a view keyed by key into a HourlySale.
 func hourlySale(key string) func(c *cells) HourlySale {
 	return func(c *cells) HourlySale {
 		return HourlySale{
@@ -48,13 +44,10 @@ func hourlySale(key string) func(c *cells) HourlySale {
 	}
 }
 
-// NewestWindows asks for the rows of the newest Windows windows (distinct
-// window starts) of Aggregation in the dashboard view View (empty:
-// VentasHoraPais) that pass the filter: windows starting in [From, Until)
-// (zero: unbounded) and, when Keys is not empty, those values of the
-// view's key (countries for ventas_hora_pais, SKUs for a view keyed by
-// sku). "The last n windows" is a LIMIT over the distinct starts rather
-// than a time range, so a quiet night does not empty the chart.
+// NewestWindows asks for the rows of the newest Windows window starts of
+// Aggregation in view View (empty: VentasHoraPais) starting in [From,
+// Until) (zero: unbounded) and, unless Keys is empty, of those keys. A
+// LIMIT rather than a time range, so a quiet night does not empty the chart.
 type NewestWindows struct {
 	View        string
 	Aggregation string
@@ -63,9 +56,7 @@ type NewestWindows struct {
 	Keys        []string
 }
 
-// newestWindowsRead is the newest-windows read of one declared
-// aggregation's view (its key column): "newest_windows" for
-// ventas_hora_pais, "newest_windows:<name>" for the others.
+// newestWindowsRead is the newest-windows read of one declared view.
 func newestWindowsRead(v View) *NamedQuery {
 	return newRead(viewReadName("newest_windows", v), v.Name,
 		"SELECT v.window_start, v.window_end, v."+v.Key+", v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
@@ -88,8 +79,7 @@ func newestWindowsRead(v View) *NamedQuery {
 	)
 }
 
-// ViewKey returns the key column of the declared aggregation's view name,
-// and false for a name no declaration gives.
+// ViewKey returns the key column of the declared view name.
 func ViewKey(name string) (string, bool) {
 	q, ok := namedReads().newestWindows[name]
 	if !ok {
@@ -98,9 +88,8 @@ func ViewKey(name string) (string, bool) {
 	return q.View.Key, true
 }
 
-// ReadNewestWindows runs NewestWindows: rows by window start, then key.
-// Each row's Pais holds its key value: a country, or for a view keyed
-// otherwise (sku), that key's value.
+// ReadNewestWindows runs NewestWindows: rows by window start, then key,
+// Pais holding the key's value.
 func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]HourlySale, error) {
 	view := cmp.Or(q.View, VentasHoraPais)
 	nq, ok := namedReads().newestWindows[view]
@@ -124,8 +113,7 @@ func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]Hourly
 	return run(ctx, r, s, cols, hourlySale(key))
 }
 
-// Discard is one row of pedidos_descartados as a summary lists it (the raw
-// message stays in the warehouse: it may be a megabyte).
+// Discard is one row of pedidos_descartados, less the raw message.
 type Discard struct {
 	PedidoID    string    // "" when the message could not be parsed
 	Reason      string    // "invalid: ..." or ReasonTooLate
@@ -134,24 +122,19 @@ type Discard struct {
 	ReceivedAt  time.Time
 }
 
-// DiscardSummary is what ReadDiscardSummary answers: the dead letters
-// (invalid messages) and too-late drops of one aggregation received in its
-// range, the newest of each first, and the countries the dashboard view
-// holds for it in its window range.
+// DiscardSummary counts the dead letters and too-late drops, lists the
+// newest of each, and the countries of the view's windows.
 type DiscardSummary struct {
 	DeadLetters, TooLate             int64
 	LatestDeadLetters, LatestTooLate []Discard
 	Countries                        []string
 }
 
-// DiscardSummaryQuery asks for the discard summary of Aggregation, with the
-// Latest newest discards of each kind. Each part is bounded on its table's
-// partitioning column, so that BigQuery reads only the days asked for, not
-// every day ever written: the discards by received_at (pedidos_descartados
-// is partitioned by day of received_at) from Since, the countries by
-// window_start (the panes' partitioning column) in [From, Until). A zero
-// bound is unbounded, which reads every partition: the dashboard always
-// passes both lower bounds.
+// DiscardSummaryQuery asks for the discard summary of Aggregation, with
+// the Latest newest discards of each kind. Each part is bounded on its
+// table's partitioning column, so that BigQuery reads only those days: the
+// discards received since Since, the windows starting in [From, Until). A
+// zero bound reads every partition.
 type DiscardSummaryQuery struct {
 	Aggregation string
 	Latest      int
@@ -161,14 +144,10 @@ type DiscardSummaryQuery struct {
 
 var discardSummaryQuery = func() *NamedQuery {
 	kind := "CASE WHEN reason = '" + ReasonTooLate + "' THEN 'too_late' ELSE 'dead_letter' END"
-	// received_at first: it is the partitioning column, and the bound is
-	// what keeps a refresh to a day or two of partitions. Another
-	// aggregation's too-late drops are not this one's.
 	mine := "WHERE received_at >= @since AND (reason <> '" + ReasonTooLate + "' OR aggregation = @aggregation)"
-	// One statement (one BigQuery job per refresh, not four). Every SELECT
-	// of the UNION has the same eight columns. The QUALIFY sits in a
-	// subquery (next to its WHERE, as BigQuery wants) so no dialect has to
-	// decide which member of the UNION it belongs to.
+	// One statement, one BigQuery job per refresh. The QUALIFY sits in a
+	// subquery so no dialect has to decide which member of the UNION it
+	// belongs to.
 	return register("discard_summary", PedidosDescartados,
 		"SELECT 'count' AS kind, "+kind+" AS what, COUNT(*) AS n,\n"+
 			"  CAST(NULL AS STRING) AS pedido_id, CAST(NULL AS STRING) AS reason, CAST(NULL AS TIMESTAMP) AS event_time,\n"+
@@ -198,53 +177,38 @@ var discardSummaryQuery = func() *NamedQuery {
 
 var discardSummaryColumns = []string{"kind", "what", "n", "pedido_id", "reason", "event_time", "window_start", "received_at"}
 
-// ReadDiscardSummary counts the discards of q.Aggregation received since
-// q.Since and lists the q.Latest newest of each kind (ties by pedido_id),
-// and the view's countries of windows in [q.From, q.Until) in order, in
-// one query.
+// ReadDiscardSummary runs q; ties of the newest go by pedido_id.
 func ReadDiscardSummary(ctx context.Context, r Reader, q DiscardSummaryQuery) (DiscardSummary, error) {
-	type line struct {
-		kind, what string
-		n          int64
-		d          Discard
-	}
 	s := discardSummaryQuery.statement(one(StringValue(q.Aggregation)), one(IntValue(int64(q.Latest))),
 		one(TimeValue(orMin(q.Since))), one(TimeValue(orMin(q.From))), one(TimeValue(orMax(q.Until))))
-	lines, err := run(ctx, r, s, discardSummaryColumns, func(c *cells) line {
-		l := line{kind: c.str("kind"), what: c.str("what")}
-		switch l.kind {
-		case "count":
-			l.n = c.int("n")
-		case "row":
-			l.d = Discard{PedidoID: c.str("pedido_id"), Reason: c.str("reason"), EventTime: c.time("event_time"),
+	sum := DiscardSummary{LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}, Countries: []string{}}
+	_, err := run(ctx, r, s, discardSummaryColumns, func(c *cells) struct{} {
+		kind, what := c.str("kind"), c.str("what")
+		switch {
+		case kind == "count" && what == "too_late":
+			sum.TooLate = c.int("n")
+		case kind == "count":
+			sum.DeadLetters = c.int("n")
+		case kind == "row":
+			d := Discard{PedidoID: c.str("pedido_id"), Reason: c.str("reason"), EventTime: c.time("event_time"),
 				WindowStart: c.time("window_start"), ReceivedAt: c.time("received_at")}
-			if l.d.ReceivedAt.IsZero() {
+			if d.ReceivedAt.IsZero() {
 				c.errs = append(c.errs, fmt.Errorf("received_at %q: not an RFC 3339 time", c.raw("received_at")))
 			}
-		case "country":
+			if what == "too_late" {
+				sum.LatestTooLate = append(sum.LatestTooLate, d)
+			} else {
+				sum.LatestDeadLetters = append(sum.LatestDeadLetters, d)
+			}
+		case kind == "country":
+			sum.Countries = append(sum.Countries, what)
 		default:
-			c.errs = append(c.errs, fmt.Errorf("kind %q: want count, row or country", l.kind))
+			c.errs = append(c.errs, fmt.Errorf("kind %q: want count, row or country", kind))
 		}
-		return l
+		return struct{}{}
 	})
 	if err != nil {
 		return DiscardSummary{}, err
-	}
-	sum := DiscardSummary{LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}, Countries: []string{}}
-	for _, l := range lines {
-		tooLate := l.what == "too_late"
-		switch {
-		case l.kind == "count" && tooLate:
-			sum.TooLate = l.n
-		case l.kind == "count":
-			sum.DeadLetters = l.n
-		case l.kind == "row" && tooLate:
-			sum.LatestTooLate = append(sum.LatestTooLate, l.d)
-		case l.kind == "row":
-			sum.LatestDeadLetters = append(sum.LatestDeadLetters, l.d)
-		default:
-			sum.Countries = append(sum.Countries, l.what)
-		}
 	}
 	newest := func(a, b Discard) int {
 		return cmp.Or(b.ReceivedAt.Compare(a.ReceivedAt), cmp.Compare(a.PedidoID, b.PedidoID))
@@ -255,7 +219,6 @@ func ReadDiscardSummary(ctx context.Context, r Reader, q DiscardSummaryQuery) (D
 	return sum, nil
 }
 
-// orMin and orMax read the zero time as no bound on that side.
 func orMin(t time.Time) time.Time {
 	if t.IsZero() {
 		return MinTime
@@ -270,7 +233,6 @@ func orMax(t time.Time) time.Time {
 	return t
 }
 
-// run reads s through r and decodes its rows.
 func run[T any](ctx context.Context, r Reader, s Statement, cols []string, f func(c *cells) T) ([]T, error) {
 	if r == nil {
 		return nil, fmt.Errorf("query %s: no warehouse", s.q.Reads)

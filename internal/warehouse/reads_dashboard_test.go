@@ -12,9 +12,8 @@ import (
 )
 
 // TestDashboardReadsBoundPartitions: every table the dashboard's reads
-// scan is filtered on its partitioning column (tables.go), by a parameter,
-// so that a bounded read makes BigQuery prune to the days asked for
-// instead of scanning a year of panes at every refresh.
+// scan is filtered on its partitioning column by a parameter, so that
+// BigQuery prunes to the days asked for.
 func TestDashboardReadsBoundPartitions(t *testing.T) {
 	partition := func(table string) string {
 		tb, err := warehouse.Lookup(table)
@@ -28,15 +27,14 @@ func TestDashboardReadsBoundPartitions(t *testing.T) {
 		views[v.Name] = v.Panes
 	}
 	tests := []struct {
-		name  string
-		read  string
-		table string // a table or a view (then its panes table's partitioning)
-		want  string // the bound, as the SQL writes it
+		name, read string
+		table      string // a table or a view (then its panes table's partitioning)
+		want       string // the bound, as the SQL writes it
 	}{
-		{name: "newest windows of ventas_hora_pais", read: "newest_windows", table: warehouse.VentasHoraPais, want: "window_start >= @start_time"},
-		{name: "newest windows of the SKU view", read: "newest_windows:ventas_sku_hora_movil", table: "ventas_sku_hora_movil", want: "window_start >= @start_time"},
-		{name: "summary: the discards", read: "discard_summary", table: warehouse.PedidosDescartados, want: "received_at >= @since"},
-		{name: "summary: the countries", read: "discard_summary", table: warehouse.VentasHoraPais, want: "window_start >= @start_time"},
+		{"newest windows of ventas_hora_pais", "newest_windows", warehouse.VentasHoraPais, "window_start >= @start_time"},
+		{"newest windows of the SKU view", "newest_windows:ventas_sku_hora_movil", "ventas_sku_hora_movil", "window_start >= @start_time"},
+		{"summary: the discards", "discard_summary", warehouse.PedidosDescartados, "received_at >= @since"},
+		{"summary: the countries", "discard_summary", warehouse.VentasHoraPais, "window_start >= @start_time"},
 	}
 	queries := map[string]string{}
 	for _, q := range warehouse.NamedQueries() {
@@ -89,24 +87,17 @@ func TestReadDiscardSummaryParams(t *testing.T) {
 		q    warehouse.DiscardSummaryQuery
 		want map[string][]string
 	}{
-		{
-			name: "the dashboard's default: the last 24 hours",
-			q:    warehouse.DiscardSummaryQuery{Aggregation: "ventas_hora_pais", Latest: 5, Since: since, From: since},
+		{name: "the dashboard's default: the last 24 hours",
+			q: warehouse.DiscardSummaryQuery{Aggregation: "ventas_hora_pais", Latest: 5, Since: since, From: since},
 			want: map[string][]string{"aggregation": {"ventas_hora_pais"}, "max_latest": {"5"}, "since": {"2026-03-13T18:22:30Z"},
-				"start_time": {"2026-03-13T18:22:30Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"}},
-		},
-		{
-			name: "a range of windows",
-			q:    warehouse.DiscardSummaryQuery{Aggregation: "a", Latest: 2, Since: since, From: since.Add(-24 * time.Hour), Until: until},
+				"start_time": {"2026-03-13T18:22:30Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"}}},
+		{name: "a range of windows",
+			q: warehouse.DiscardSummaryQuery{Aggregation: "a", Latest: 2, Since: since, From: since.Add(-24 * time.Hour), Until: until},
 			want: map[string][]string{"aggregation": {"a"}, "max_latest": {"2"}, "since": {"2026-03-13T18:22:30Z"},
-				"start_time": {"2026-03-12T18:22:30Z"}, "end_time": {"2026-03-15T00:00:00Z"}},
-		},
-		{
-			name: "unbounded",
-			q:    warehouse.DiscardSummaryQuery{Aggregation: "a", Latest: 1},
+				"start_time": {"2026-03-12T18:22:30Z"}, "end_time": {"2026-03-15T00:00:00Z"}}},
+		{name: "unbounded", q: warehouse.DiscardSummaryQuery{Aggregation: "a", Latest: 1},
 			want: map[string][]string{"aggregation": {"a"}, "max_latest": {"1"}, "since": {"0001-01-01T00:00:00Z"},
-				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"}},
-		},
+				"start_time": {"0001-01-01T00:00:00Z"}, "end_time": {"9999-12-31T23:59:59.999999Z"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

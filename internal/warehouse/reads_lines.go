@@ -9,12 +9,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 )
 
-// currentLines selects the order lines of lineas_pedido that count for the
-// date @day: of each source object, only the rows of its newest loaded
-// generation holding rows of that date, the rule by which
-// ventas_diarias_sku is rebuilt (Aggregate), so that a corrected
-// re-export never counts twice. indent is prefixed to every line but the
-// first, for the statement it is nested in.
+// currentLines selects the lines of lineas_pedido that count for @day
+// under the newest-generation rule (Aggregate); indent prefixes every line
+// but the first.
 func currentLines(indent string) string {
 	t := LineasPedido
 	return strings.ReplaceAll("SELECT l.* FROM "+t+" AS l\n"+
@@ -33,8 +30,7 @@ var lineDatesQuery = register("line_dates", LineasPedido,
 	ParamSpec{Name: "last_day", Type: Date},
 )
 
-// The first and last DATE of both engines, the bounds of ReadLineDates
-// over every date.
+// The first and last DATE of both engines.
 const (
 	FirstDate int32 = -719162 // 0001-01-01
 	LastDate  int32 = 2932896 // 9999-12-31
@@ -47,9 +43,8 @@ func ReadLineDates(ctx context.Context, r Reader, from, to int32) ([]int32, erro
 	return run(ctx, r, s, []string{"fecha"}, func(c *cells) int32 { return c.date("fecha") })
 }
 
-// DayOrder is one order of a date's current lines, summed: the lowest and
-// highest country its lines name (they differ for an order whose lines
-// disagree), its customer, its amount and its units.
+// DayOrder is one order of a date's current lines, summed; Pais and
+// PaisMax differ when its lines disagree.
 type DayOrder struct {
 	PedidoID      string
 	Pais, PaisMax string
@@ -151,11 +146,10 @@ var dayDropsQuery = func() *NamedQuery {
 	)
 }()
 
-// ReadDayDrops selects the discarded orders of aggregation (and the
-// invalid messages, which belong to none) that either have current lines
-// on day (joined with their figures) or fall in [from, until): a too-late
-// drop by its window, an invalid message by its event time, or by its
-// arrival when it had none. By pedido_id (NULL first), reason, arrival.
+// ReadDayDrops selects the discards of aggregation (and the invalid
+// messages, of none) that have current lines on day (with their figures)
+// or fall in [from, until) by window, event time, or arrival when they
+// have no event time. By pedido_id (NULL first), reason, arrival.
 func ReadDayDrops(ctx context.Context, r Reader, day int32, aggregation string, from, until time.Time) ([]DayDrop, error) {
 	s := dayDropsQuery.statement(one(DateValue(day)), one(StringValue(aggregation)), one(TimeValue(from)), one(TimeValue(until)))
 	return run(ctx, r, s, []string{"pedido_id", "reason", "event_time", "window_start", "received_at", "pais", "importe", "unidades"}, func(c *cells) DayDrop {
@@ -179,9 +173,7 @@ type Pane struct {
 	Unidades    int64
 }
 
-// panesRead is the panes read of one declared aggregation's view (its
-// panes table and key column): "panes" for ventas_hora_pais,
-// "panes:<name>" for the others.
+// panesRead is the panes read of one declared aggregation's view.
 func panesRead(v View) *NamedQuery {
 	return newRead(viewReadName("panes", v), v.Panes,
 		"SELECT window_start, "+v.Key+" AS pane_key, pane_index, timing, importe, pedidos, unidades\n"+
@@ -193,9 +185,9 @@ func panesRead(v View) *NamedQuery {
 	)
 }
 
-// ReadPanes returns the panes of aggregation already written to the panes
-// table of the declared aggregation table (the same name, but in tests) for
-// the windows starting at starts, by window start, key and pane index.
+// ReadPanes returns the panes of aggregation in the panes table of the
+// declared aggregation table (the same name, but in tests) for the windows
+// starting at starts, by window start, key and pane index.
 func ReadPanes(ctx context.Context, r Reader, table, aggregation string, starts []time.Time) ([]Pane, error) {
 	q, ok := namedReads().panes[table]
 	if !ok {
@@ -212,8 +204,7 @@ func ReadPanes(ctx context.Context, r Reader, table, aggregation string, starts 
 	})
 }
 
-// viewReadName names a read built per declared view: base for
-// ventas_hora_pais (the names the first view's reads always had),
+// viewReadName names a per-view read: base for ventas_hora_pais,
 // "<base>:<view>" for the others.
 func viewReadName(base string, v View) string {
 	if v.Name == VentasHoraPais {

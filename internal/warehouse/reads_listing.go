@@ -6,17 +6,14 @@ import (
 	"strings"
 )
 
-// Listing is a named read that lists a table or the dashboard view whole:
-// some of its columns, in an order. It is what the demo prints, so its
-// answer keeps the text cells (a person reads them) and says each
-// column's type (money is printed with its scale).
+// Listing is a named read listing a table or view whole, for the demo: its
+// answer stays text and says each column's type.
 type Listing struct {
 	From    string // a table, or a declared aggregation's view
 	Columns []string
 	OrderBy []string // columns, ascending
 }
 
-// The listings, by name.
 const (
 	ListLineasPedido     = "list_lineas_pedido"
 	ListOpiniones        = "list_opiniones"
@@ -48,9 +45,7 @@ func listingSQL(l Listing) string {
 	return "SELECT " + strings.Join(l.Columns, ", ") + " FROM " + l.From + " ORDER BY " + strings.Join(l.OrderBy, ", ")
 }
 
-// listViewRead is the listing of one declared aggregation's view (its key
-// column), "list_view:<name>"; nil for ventas_hora_pais, which ListView
-// lists.
+// listViewRead lists one declared view; nil for ventas_hora_pais (ListView).
 func listViewRead(v View) *NamedQuery {
 	if v.Name == VentasHoraPais {
 		return nil
@@ -63,8 +58,7 @@ func listViewRead(v View) *NamedQuery {
 	return q
 }
 
-// ViewListing returns the name of the listing of the declared aggregation
-// name's view, and false for a name no declaration gives.
+// ViewListing returns the name of the listing of the declared view name.
 func ViewListing(name string) (string, bool) {
 	if name == VentasHoraPais {
 		return ListView, true
@@ -76,8 +70,7 @@ func ViewListing(name string) (string, bool) {
 	return q.Name, true
 }
 
-// Types are the listed columns' types, from the table's schema (a view's,
-// from its panes table's).
+// Types are the listed columns' types (a view's from its panes table).
 func (l Listing) Types() ([]Type, error) {
 	from := l.From
 	for _, v := range Views() {
@@ -100,8 +93,7 @@ func (l Listing) Types() ([]Type, error) {
 	return out, nil
 }
 
-// ReadListing runs the listing name and returns its answer as text, with
-// each column's type.
+// ReadListing runs the listing name: its answer and column types.
 func ReadListing(ctx context.Context, r Reader, name string) (Result, []Type, error) {
 	q, ok := namedReads().byName[name]
 	if !ok || q.Listing == nil {

@@ -5,8 +5,7 @@ import (
 	"time"
 )
 
-// DiscardCounts counts pedidos_descartados by kind: all of them, and those
-// received since a given time.
+// DiscardCounts counts the discards by kind: all, and those since a time.
 type DiscardCounts struct {
 	InvalidTotal, Invalid int64
 	TooLateTotal, TooLate int64
@@ -21,23 +20,20 @@ var discardCountsQuery = register("discard_counts", PedidosDescartados,
 
 // ReadDiscardCounts counts the discards, and those received since since.
 func ReadDiscardCounts(ctx context.Context, r Reader, since time.Time) (DiscardCounts, error) {
-	type kind struct {
-		kind          string
-		total, recent int64
-	}
-	s := discardCountsQuery.statement(one(TimeValue(since)))
-	ks, err := run(ctx, r, s, []string{"kind", "total", "recent"}, func(c *cells) kind {
-		return kind{c.str("kind"), c.int("total"), c.int("recent")}
-	})
 	var d DiscardCounts
-	for _, k := range ks {
-		if k.kind == "too_late" {
-			d.TooLateTotal, d.TooLate = k.total, k.recent
+	s := discardCountsQuery.statement(one(TimeValue(since)))
+	_, err := run(ctx, r, s, []string{"kind", "total", "recent"}, func(c *cells) struct{} {
+		if c.str("kind") == "too_late" {
+			d.TooLateTotal, d.TooLate = c.int("total"), c.int("recent")
 		} else {
-			d.InvalidTotal, d.Invalid = k.total, k.recent
+			d.InvalidTotal, d.Invalid = c.int("total"), c.int("recent")
 		}
+		return struct{}{}
+	})
+	if err != nil {
+		return DiscardCounts{}, err
 	}
-	return d, err
+	return d, nil
 }
 
 // ReasonCount is how many discards gave one reason.
@@ -54,7 +50,7 @@ var discardReasonsQuery = register("discard_reasons", PedidosDescartados,
 )
 
 // ReadDiscardReasons lists the limit most frequent reasons of the discards
-// received since since, most frequent first, then by reason.
+// since since, then by reason.
 func ReadDiscardReasons(ctx context.Context, r Reader, since time.Time, limit int) ([]ReasonCount, error) {
 	s := discardReasonsQuery.statement(one(TimeValue(since)), one(IntValue(int64(limit))))
 	return run(ctx, r, s, []string{"reason", "n"}, func(c *cells) ReasonCount {

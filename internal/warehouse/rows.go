@@ -14,13 +14,10 @@ type RowSource interface {
 	Err() error
 }
 
-// Load asks for the rows of one source (a file generation) to be appended to
-// Table atomically: all of them become visible together, or none.
-//
-// ID identifies the source, not the attempt: it is made of letters, digits,
-// '_' and '-' only, at most 900 bytes, so that BigQuery can derive load job
-// IDs from it ("<ID>-a<attempt>"). A Load whose ID has already committed adds
-// nothing and reports AlreadyLoaded, whatever Rows holds.
+// Load asks for the rows of one source (a file generation) to be appended
+// to Table atomically (see Warehouse). ID identifies the source, not the
+// attempt, and is what a BigQuery job ID may hold, so that load job IDs
+// derive from it.
 type Load struct {
 	ID    string
 	Table string
@@ -30,8 +27,8 @@ type Load struct {
 // MaxLoadIDLen is the longest Load.ID.
 const MaxLoadIDLen = 900
 
-// CheckID accepts what a Load.ID may hold, as a BigQuery job ID does:
-// letters, digits, '_' and '-', 1 to max bytes.
+// CheckID accepts what a BigQuery job ID may hold: letters, digits, '_'
+// and '-', 1 to max bytes.
 func CheckID(s string, max int) error {
 	if s == "" {
 		return errors.New("empty")
@@ -54,8 +51,7 @@ type LoadResult struct {
 	AlreadyLoaded bool  // the ID had committed before: nothing was appended
 }
 
-// Row is a row with a stable identity, for appends that may be retried:
-// a row whose ID was appended before to the same table is ignored.
+// Row is a row with a stable identity, for appends that may be retried.
 type Row struct {
 	ID     string
 	Values []Value
@@ -67,9 +63,8 @@ type Result struct {
 	Rows    [][]string // NULL is rendered as "NULL"
 }
 
-// IsPermanent reports whether err is a warehouse failure that no retry can
-// fix (the warehouse refused the rows or the request itself, as opposed to
-// being unavailable). Adapters mark such errors with a Permanent() method.
+// IsPermanent reports whether err is a warehouse failure no retry can fix,
+// one with a Permanent() method that says so.
 func IsPermanent(err error) bool {
 	var p interface{ Permanent() bool }
 	return errors.As(err, &p) && p.Permanent()

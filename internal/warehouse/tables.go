@@ -16,8 +16,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// The tables of dataset alpinashop_analitica (package schema declares
-// the fixed ones).
 const (
 	LineasPedido          = schema.LineasPedido
 	Opiniones             = schema.Opiniones
@@ -28,20 +26,17 @@ const (
 	VentasHoraPais = "ventas_hora_pais"
 )
 
-// Every declared aggregation (internal/aggregation) has a panes table built
-// from panesTemplate, the panes table of ventas_hora_pais, whose key column
-// is panesTemplateKey: same columns, with the key column named after the
-// aggregation's key; partitioned by day of window_start, clustered by the
-// key. A session aggregation's table has mergedInto besides, last.
+// Every declared aggregation's panes table is panesTemplate with the key
+// column panesTemplateKey named after its key (see PanesTable),
+// partitioned by day of window_start, clustered by the key.
 const (
 	panesTemplate    = VentasHoraPaisPaneles
 	panesTemplateKey = "pais"
 	panesPartition   = "window_start"
 )
 
-// mergedInto says which session a MERGED pane's session became
-// (docs/event-time.md, "Session windows"); fixed and sliding windows never
-// merge, so their tables do without it.
+// mergedInto, last, is in session aggregations' panes tables alone
+// (docs/event-time.md, "Session windows").
 var mergedInto = Field{Name: "merged_into", Type: Timestamp, Mode: "NULLABLE",
 	Description: "For a MERGED pane, the window_start of the session this one merged into; null otherwise."}
 
@@ -51,15 +46,12 @@ type View struct {
 	Panes        string // its panes table
 	Key          string // its key column
 	Accumulation string // Accumulating or Discarding: what its panes carry
-	// Session: its windows are sessions, and a session whose latest pane
-	// is MERGED no longer exists.
-	Session bool
+	Session      bool   // its windows are sessions (a MERGED one is gone)
 }
 
 // Tables returns every table, sorted by name: the fixed ones and the panes
-// table of every declared aggregation. A malformed schema file or
-// declaration is a build defect, caught by the package tests, so it panics
-// here.
+// table of every declared aggregation. It panics on a malformed schema
+// file or declaration, a build defect the package tests catch.
 func Tables() []Table {
 	c := parsed()
 	if c.err != nil {
@@ -78,8 +70,8 @@ func Tables() []Table {
 	return out
 }
 
-// Views returns the view of every declared aggregation, sorted by name. It
-// panics on malformed declarations, as Tables does.
+// Views returns the view of every declared aggregation, sorted by name,
+// and panics as Tables does.
 func Views() []View {
 	c := parsed()
 	if c.err != nil {
@@ -88,10 +80,9 @@ func Views() []View {
 	return slices.Clone(c.views)
 }
 
-// PanesTable builds the panes table of aggregation s from the template,
-// ventas_hora_pais_paneles.json: the key column takes the name of s's key,
-// the columns whose meaning depends on the key take the descriptions
-// internal/aggregation gives them, and session windows add merged_into.
+// PanesTable builds the panes table of aggregation s from the template:
+// the key column named after s's key, the descriptions that depend on the
+// key from internal/aggregation, and merged_into for sessions.
 func PanesTable(s window.Spec) (Table, error) {
 	name, key := s.Name, s.KeyField
 	template, err := schema.Lookup(panesTemplate)
@@ -121,8 +112,7 @@ func PanesTable(s window.Spec) (Table, error) {
 }
 
 // parsed holds the panes tables and views, built once: adapters look
-// tables up per request (a load, an append), and the declarations never
-// change.
+// tables up per request.
 var parsed = sync.OnceValue(func() catalogue {
 	c := catalogue{panes: map[string]Table{}}
 	decls, err := aggregation.Default()
@@ -154,7 +144,7 @@ var parsed = sync.OnceValue(func() catalogue {
 type catalogue struct {
 	panes map[string]Table
 	views []View // sorted by name, as the declarations are
-	err   error  // the declarations could not be read: no panes table is known
+	err   error  // the declarations could not be read
 }
 
 // Lookup returns the named table. The caller owns the returned slices.

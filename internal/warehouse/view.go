@@ -11,7 +11,7 @@ const (
 	Discarding   = "DISCARDING"   // each pane holds the change since the previous pane
 )
 
-// ViewColumns are the columns of the dashboard view VentasHoraPais, in order.
+// ViewColumns are the columns of the dashboard view VentasHoraPais.
 var ViewColumns = View{Key: "pais"}.Columns()
 
 // Columns are the view's columns, in order: ViewColumns with v's key.
@@ -19,23 +19,14 @@ func (v View) Columns() []string {
 	return []string{"aggregation", "window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"}
 }
 
-// SQL renders the SELECT that defines the dashboard view v over its panes
-// table in v's accumulation mode, so that Terraform's BigQuery view and the
-// embedded warehouse share one definition:
-//
-//   - ACCUMULATING: the latest pane of each (aggregation, window_start, key);
-//     summing panes would double count.
-//   - DISCARDING: the sum of the panes of each (aggregation, window_start, key),
-//     with the timing and pane_index of the latest pane.
-//
-// BigQuery accepts QUALIFY only next to WHERE, GROUP BY or HAVING, hence the
-// WHERE TRUE. In DISCARDING mode a pane written twice (a streaming
-// insert's dedup is best effort) is counted once, by its identity.
-//
-// A session view leaves out the sessions whose latest pane is MERGED: they
-// merged into another and no longer exist (their DISCARDING panes sum to
-// zero). Filtering after the latest pane is chosen, not before, keeps an
-// earlier EARLY pane of a merged session from showing as its value.
+// SQL renders the SELECT defining the dashboard view v over its panes, one
+// definition for Terraform's view and the embedded warehouse: per
+// (aggregation, window_start, key), ACCUMULATING shows the latest pane,
+// DISCARDING the sum of the panes (each identity once: streaming dedup is
+// best effort) with the latest pane's timing and index. QUALIFY needs the
+// WHERE TRUE in BigQuery. A session view leaves out the sessions whose
+// latest pane is MERGED, filtering after the latest pane is chosen, so an
+// earlier pane of a merged session never shows.
 func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) {
 	if err := d.check(); err != nil {
 		return "", err

@@ -3,49 +3,21 @@ package window_test
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-func BenchmarkWindowOf(b *testing.B) {
-	s := window.Defaults()
-	t := ts("2026-03-14T18:42:00+01:00")
-	for b.Loop() {
-		t = t.Add(time.Second)
-		_ = s.WindowOf(t)
-	}
-}
-
-// BenchmarkAccept is the pure work of one order transaction.
-func BenchmarkAccept(b *testing.B) {
-	s := window.Defaults()
-	o := order("P-000123", "ES", "2026-03-14T17:42:00Z", "179.80", 2)
-	wm, now := ts("2026-03-14T17:30:00Z"), ts("2026-03-14T17:51:00Z")
-	var sh window.Partial
-	st := window.PaneState{NextIndex: 1}
-	for b.Loop() {
-		var err error
-		if sh, err = s.Accept(sh, st, o, wm, now); err != nil {
-			b.Fatal(err)
-		}
-		sh.Measures = window.Measures{}
-	}
-}
-
-// BenchmarkTickCell is the pure work of a tick per open (window, key) when
-// the key's orders are spread over 8 partial sums and the trigger runs.
-// (State layout 3 keeps one sum per key, so its tick combines one.)
+// BenchmarkTickCell is the pure work of a tick per open (window, key) whose
+// orders are spread over 8 partial sums, when the trigger runs.
 func BenchmarkTickCell(b *testing.B) {
 	s := window.Defaults()
 	shards := make([]window.Partial, 8)
 	for i := range shards {
-		shards[i] = window.Partial{Measures: ms("100", 3, 4), OnTime: true, Epoch: 1,
-			PendingSince: ts("2026-03-14T17:50:00Z"), MaxEventTime: ts("2026-03-14T17:49:00Z"), LastAccepted: ts("2026-03-14T17:50:00Z")}
+		shards[i] = part(ms("100", 3, 4), true, 1, "17:50", "17:49", "17:50")
 	}
-	st := window.PaneState{NextIndex: 1, Emitted: ms("100", 3, 4)}
-	wm, now := ts("2026-03-14T17:40:00Z"), ts("2026-03-14T17:52:00Z")
+	st := state(1, ms("100", 3, 4), "")
+	wm, now := clk("17:40"), clk("17:52")
 	for b.Loop() {
 		c, err := window.Combine(st, shards)
 		if err != nil {

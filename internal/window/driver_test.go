@@ -15,19 +15,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// driver plays single-aggregation streams (windowtest.Event, the Model's
-// input) through multiDriver, one event per transaction: each order is a
-// message keyed by pais with one line carrying all its units, as in
-// windowtest's TestMultiReducesToModel.
-type driver struct{ *multiDriver }
-
-func newDriver(spec window.Spec) driver { return driver{newMultiDriver([]window.Spec{spec})} }
-
-// agg is the documents of the driver's one aggregation.
-func (d driver) agg() *aggDocs { return d.aggs[0] }
-
-// apply runs one event and returns the panes it recorded.
-func (d driver) apply(e windowtest.Event) ([]window.Pane, error) {
+// apply plays a single-aggregation event (windowtest.Event, the Model's
+// input) as one transaction: each order is a message keyed by pais with
+// one line carrying all its units.
+func (d *driver) apply(e windowtest.Event) ([]window.Pane, error) {
 	if e.Kind == windowtest.Tick {
 		return d.tick(e.Now)
 	}
@@ -46,7 +37,7 @@ func asMulti(e windowtest.Event) windowtest.MultiEvent {
 
 type cellDocs struct {
 	State  window.PaneState
-	Shards []window.Partial
+	Shards []window.Partial // never written in place: a snapshot may share them
 }
 
 // driverShards is how many partial sums the drivers spread a (window, key)
@@ -62,32 +53,27 @@ func shardOf(pedidoID string) int {
 	return int(h.Sum32() % driverShards)
 }
 
-func roundTrip[T any](v T) (T, error) {
+// stored is v as a store gives it back: through JSON.
+func stored[T any](v T) T {
 	var out T
 	b, err := json.Marshal(v)
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
 	if err != nil {
-		return out, fmt.Errorf("encode %T: %w", v, err)
+		panic(fmt.Sprintf("store %T %s: %v", v, b, err))
 	}
-	if err := json.Unmarshal(b, &out); err != nil {
-		return out, fmt.Errorf("decode %T %s: %w", v, b, err)
-	}
-	return out, nil
+	return out
 }
 
-func sortedKeys[V any](m map[window.WindowKey]V) []window.WindowKey {
-	return slices.SortedFunc(maps.Keys(m), func(a, b window.WindowKey) int {
-		return cmp.Or(a.Window.Start.Compare(b.Window.Start), cmp.Compare(a.Key, b.Key))
-	})
-}
-
-// multiDriver is driver for several aggregations fed whole orders, the way
-// the stream processor is meant to run them: one dedup record per order for
-// every aggregation; per aggregation its own watermark document, cells and
-// outbox; an order's elements (one per order, or one per SKU of its lines)
-// accepted once per window of its event time, each with Order.Window set.
-// A batch of deliveries is one transaction: it reads every watermark once
-// and sees its own earlier writes.
-type multiDriver struct {
+// driver plays streams through package window the way the stream processor
+// is meant to run them: one dedup record per order for every aggregation;
+// per aggregation its own watermark document, cells and outbox; an order's
+// elements (one per order, or one per SKU of its lines) accepted once per
+// window of its event time, each with Order.Window set. A batch of
+// deliveries is one transaction: it reads every watermark once and sees its
+// own earlier writes.
+type driver struct {
 	aggs    []*aggDocs
 	seen    map[string]bool // dedup records, per order
 	invalid map[string]bool
@@ -95,20 +81,19 @@ type multiDriver struct {
 }
 
 type aggDocs struct {
-	spec  window.Spec
-	ws    window.WatermarkState
-	cells map[window.WindowKey]*cellDocs
-	// sessions: the open sessions of each key, one document per key
-	sessions map[string][]window.Session
+	spec     window.Spec
+	ws       window.WatermarkState
+	cells    map[window.WindowKey]cellDocs
+	sessions map[string][]window.Session // one document per key, replaced whole
 	panes    []window.Pane
 	drops    []windowtest.Drop
 	fates    map[windowtest.OrderWindow]windowtest.Fate
 }
 
-func newMultiDriver(specs []window.Spec) *multiDriver {
-	d := &multiDriver{seen: map[string]bool{}, invalid: map[string]bool{}}
+func newDriver(specs ...window.Spec) *driver {
+	d := &driver{seen: map[string]bool{}, invalid: map[string]bool{}}
 	for _, s := range specs {
-		d.aggs = append(d.aggs, &aggDocs{spec: s, cells: map[window.WindowKey]*cellDocs{}, sessions: map[string][]window.Session{},
+		d.aggs = append(d.aggs, &aggDocs{spec: s, cells: map[window.WindowKey]cellDocs{}, sessions: map[string][]window.Session{},
 			fates: map[windowtest.OrderWindow]windowtest.Fate{}})
 	}
 	return d
@@ -116,7 +101,7 @@ func newMultiDriver(specs []window.Spec) *multiDriver {
 
 // deliverBatch handles consecutive deliveries in one transaction. Like the
 // model, it emits no pane: the ticks do.
-func (d *multiDriver) deliverBatch(batch []windowtest.MultiEvent) ([]window.Pane, error) {
+func (d *driver) deliverBatch(batch []windowtest.MultiEvent) ([]window.Pane, error) {
 	wms := make([]time.Time, len(d.aggs))
 	for i, a := range d.aggs {
 		wms[i] = a.ws.Watermark
@@ -129,13 +114,13 @@ func (d *multiDriver) deliverBatch(batch []windowtest.MultiEvent) ([]window.Pane
 	return nil, nil
 }
 
-func (d *multiDriver) deliver(e windowtest.MultiEvent, wms []time.Time) error {
-	if e.Invalid != "" {
+func (d *driver) deliver(e windowtest.MultiEvent, wms []time.Time) error {
+	o := e.Order
+	switch {
+	case e.Invalid != "":
 		d.invalid[e.MessageID] = true
 		return nil
-	}
-	o := e.Order
-	if d.seen[o.PedidoID] {
+	case d.seen[o.PedidoID]:
 		return nil
 	}
 	for i, a := range d.aggs {
@@ -163,49 +148,37 @@ func (d *multiDriver) deliver(e windowtest.MultiEvent, wms []time.Time) error {
 // (order, window) when it is too late.
 func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm, now time.Time) error {
 	ow := windowtest.OrderWindow{PedidoID: o.PedidoID, WindowStart: w.Start}
-	lateness := a.spec.Classify(w, wm)
-	if lateness == window.TooLate {
+	if a.spec.Classify(w, wm) == window.TooLate {
 		a.fates[ow] = windowtest.Dropped
 		a.drops = append(a.drops, windowtest.Drop{PedidoID: o.PedidoID, WindowStart: w.Start, Watermark: wm, ReceivedAt: now})
 		return nil
 	}
-	if a.spec.Session() {
-		for _, el := range elems {
-			ss, err := a.spec.AcceptSession(a.sessions[el.key], window.Order{
-				ID: o.PedidoID, Key: el.key, EventTime: o.EventTime, Measures: el.m}, wm, now)
+	a.fates[ow] = windowtest.Accepted
+	for _, el := range elems {
+		eo := window.Order{ID: o.PedidoID, Key: el.key, EventTime: o.EventTime, Measures: el.m}
+		if a.spec.Session() {
+			ss, err := a.spec.AcceptSession(a.sessions[el.key], eo, wm, now)
 			if err != nil {
 				return err
 			}
-			if a.sessions[el.key], err = roundTrip(ss); err != nil {
-				return err
-			}
+			a.sessions[el.key] = stored(ss)
+			continue
 		}
-		a.fates[ow] = windowtest.Accepted
-		return nil
-	}
-	for _, el := range elems {
+		eo.Window = w
 		wk := window.WindowKey{Window: w, Key: el.key}
 		c := a.cells[wk]
-		if c == nil {
-			c = &cellDocs{Shards: make([]window.Partial, driverShards)}
+		if c.Shards == nil {
+			c.Shards = make([]window.Partial, driverShards)
 		}
 		n := shardOf(o.PedidoID)
-		sh, err := a.spec.Accept(c.Shards[n], c.State, window.Order{
-			ID: o.PedidoID, Key: el.key, EventTime: o.EventTime, Measures: el.m, Window: w}, wm, now)
+		sh, err := a.spec.Accept(c.Shards[n], c.State, eo, wm, now)
 		if err != nil {
 			return err
 		}
-		// Only the shard written goes through the store's encoding; the
-		// others are as stored already.
-		if sh, err = roundTrip(sh); err != nil {
-			return err
-		}
-		shards := slices.Clone(c.Shards)
-		shards[n] = sh
-		c.Shards = shards
+		c.Shards = slices.Clone(c.Shards)
+		c.Shards[n] = stored(sh) // the others are as stored already
 		a.cells[wk] = c
 	}
-	a.fates[ow] = windowtest.Accepted
 	return nil
 }
 
@@ -262,7 +235,7 @@ func elementsOf(key string, o ord.Order) ([]keyed, []int, error) {
 
 // tick advances every aggregation's watermark and runs its panes, as the
 // one timer function does for all of them.
-func (d *multiDriver) tick(now time.Time) ([]window.Pane, error) {
+func (d *driver) tick(now time.Time) ([]window.Pane, error) {
 	var out []window.Pane
 	for _, a := range d.aggs {
 		before := len(a.panes)
@@ -294,73 +267,47 @@ func (a *aggDocs) tick(now time.Time) error {
 	if err := windowtest.CheckWatermark(a.spec, a.ws.Watermark, ws.Watermark, now); err != nil {
 		return err
 	}
-	if err := a.tickSessions(ws.Watermark, now); err != nil {
-		return err
+	for _, key := range slices.Sorted(maps.Keys(a.sessions)) {
+		var open []window.Session
+		for _, x := range a.sessions[key] {
+			out, err := a.spec.OnTickSession(key, x, ws.Watermark, now)
+			if err != nil {
+				return err
+			}
+			a.panes = append(a.panes, stored(out.Panes)...)
+			if !out.Expired {
+				open = append(open, out.Session)
+			}
+		}
+		if a.sessions[key] = stored(open); len(open) == 0 {
+			delete(a.sessions, key)
+		}
 	}
-	for _, wk := range sortedKeys(a.cells) {
+	for _, wk := range slices.SortedFunc(maps.Keys(a.cells), func(a, b window.WindowKey) int {
+		return cmp.Or(a.Window.Start.Compare(b.Window.Start), cmp.Compare(a.Key, b.Key))
+	}) {
 		c := a.cells[wk]
 		out, err := a.spec.OnTick(wk, c.State, contents[wk], ws.Watermark, now)
 		if err != nil {
 			return err
 		}
 		if out.Pane != nil {
-			stored, err := roundTrip(*out.Pane)
-			if err != nil {
-				return err
-			}
-			a.panes = append(a.panes, stored)
+			a.panes = append(a.panes, stored(*out.Pane))
 		}
-		if out.Expired {
+		switch {
+		case out.Expired:
 			delete(a.cells, wk)
-			continue
-		}
-		if out.State != c.State { // unchanged: the tick skips the write
-			if c.State, err = roundTrip(out.State); err != nil {
-				return err
-			}
+		case out.State != c.State: // unchanged: the tick skips the write
+			c.State = stored(out.State)
+			a.cells[wk] = c
 		}
 	}
-	var err error
-	a.ws, err = roundTrip(ws)
-	return err
-}
-
-// tickSessions runs the trigger of every open session, a key's sessions
-// together as the key's document holds them.
-func (a *aggDocs) tickSessions(wm, now time.Time) error {
-	for _, key := range slices.Sorted(maps.Keys(a.sessions)) {
-		var open []window.Session
-		for _, x := range a.sessions[key] {
-			out, err := a.spec.OnTickSession(key, x, wm, now)
-			if err != nil {
-				return err
-			}
-			for _, p := range out.Panes {
-				stored, err := roundTrip(p)
-				if err != nil {
-					return err
-				}
-				a.panes = append(a.panes, stored)
-			}
-			if !out.Expired {
-				open = append(open, out.Session)
-			}
-		}
-		if len(open) == 0 {
-			delete(a.sessions, key)
-			continue
-		}
-		stored, err := roundTrip(open)
-		if err != nil {
-			return err
-		}
-		a.sessions[key] = stored
-	}
+	a.ws = stored(ws)
 	return nil
 }
 
-// multiSnapshot is the driver's durable state, for "changes nothing" checks.
-type multiSnapshot struct {
+// snapshot is the driver's durable state, for "changes nothing" checks.
+type snapshot struct {
 	Seen, Invalid, Missing int
 	Aggs                   []aggSnapshot
 }
@@ -372,18 +319,11 @@ type aggSnapshot struct {
 	Panes, Drops, Fates int
 }
 
-func (d *multiDriver) snapshot() multiSnapshot {
-	s := multiSnapshot{Seen: len(d.seen), Invalid: len(d.invalid), Missing: len(d.missing)}
+func (d *driver) snapshot() snapshot {
+	s := snapshot{Seen: len(d.seen), Invalid: len(d.invalid), Missing: len(d.missing)}
 	for _, a := range d.aggs {
-		cells := map[window.WindowKey]cellDocs{}
-		for wk, c := range a.cells {
-			cells[wk] = cellDocs{State: c.State, Shards: slices.Clone(c.Shards)}
-		}
-		sessions := map[string][]window.Session{}
-		for k, ss := range a.sessions {
-			sessions[k] = slices.Clone(ss)
-		}
-		s.Aggs = append(s.Aggs, aggSnapshot{WS: a.ws, Cells: cells, Sessions: sessions, Panes: len(a.panes), Drops: len(a.drops), Fates: len(a.fates)})
+		s.Aggs = append(s.Aggs, aggSnapshot{WS: a.ws, Cells: maps.Clone(a.cells), Sessions: maps.Clone(a.sessions),
+			Panes: len(a.panes), Drops: len(a.drops), Fates: len(a.fates)})
 	}
 	return s
 }

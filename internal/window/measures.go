@@ -7,8 +7,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 )
 
-// ErrOverflow reports a measure that left its range while adding or
-// subtracting; the order or pane that caused it is rejected, never wrapped.
+// ErrOverflow reports a measure out of range: the order or pane that caused
+// it is rejected, never wrapped.
 var ErrOverflow = errors.New("measure out of range")
 
 // Measures are the aggregated values of a set of orders.
@@ -18,8 +18,7 @@ type Measures struct {
 	Unidades int64       `json:"unidades"` // sum of line quantities
 }
 
-// OrderMeasures returns one order's contribution: its total, a count of one,
-// and the sum of its line quantities.
+// OrderMeasures returns one order's contribution.
 func OrderMeasures(importeTotal numeric.Dec, quantities ...int64) (Measures, error) {
 	m := Measures{Importe: importeTotal, Pedidos: 1}
 	for _, q := range quantities {

@@ -13,9 +13,7 @@ const (
 	TimingEarly  Timing = "EARLY"   // W < end: a speculative result
 	TimingOnTime Timing = "ON_TIME" // the one pane when W reaches end
 	TimingLate   Timing = "LATE"    // a correction after the ON_TIME pane, or for a window whose orders were all late
-	// TimingMerged is the last pane of a session identity that stopped
-	// existing: a merge or an earlier order moved its session's start.
-	TimingMerged Timing = "MERGED"
+	TimingMerged Timing = "MERGED"  // the last pane of a session identity whose start moved
 )
 
 // Pane is one emitted result of a (window, key): a row of the panes table.
@@ -34,21 +32,13 @@ type Pane struct {
 	MergedInto time.Time `json:"merged_into,omitzero"`
 }
 
-// ID is the pane's stable identity (aggregation, window_start, key,
-// pane_index), fit for a document ID and a warehouse insert ID.
+// ID is the pane's stable identity, fit for a document and an insert ID.
 func (p Pane) ID() string {
 	return PaneID(p.Aggregation, p.WindowStart, p.Key, p.Index)
 }
 
-// WindowKey returns the cell the pane belongs to.
-func (p Pane) WindowKey() WindowKey {
-	return WindowKey{Window: Window{Start: p.WindowStart, End: p.WindowEnd}, Key: p.Key}
-}
-
-// PaneID formats a pane identity as
-// "<aggregation>|<window start, RFC 3339 UTC>|<escaped key>|<index>".
-// The key is path-escaped, so it holds neither '|' nor '/' and the identity
-// parses back unambiguously; aggregation names cannot hold either.
+// PaneID formats "<aggregation>|<window start, RFC 3339 UTC>|<key>|<index>"
+// with the key path-escaped, so that no '|' nor '/' makes it ambiguous.
 func PaneID(aggregation string, windowStart time.Time, key string, index int64) string {
 	b := make([]byte, 0, len(aggregation)+len(key)+32)
 	b = append(b, aggregation...)
@@ -65,19 +55,12 @@ func PaneID(aggregation string, windowStart time.Time, key string, index int64) 
 type OnTimeStatus string
 
 const (
-	// OnTimePending: the watermark has not been seen at the window end yet
-	// (or the ON_TIME pane is owed). The zero value "" reads as pending.
-	OnTimePending OnTimeStatus = "PENDING"
-	// OnTimeDone: the ON_TIME pane was emitted.
-	OnTimeDone OnTimeStatus = "DONE"
-	// OnTimeNever: the window held no order when the watermark reached its
-	// end (its first order was late), so its panes are all LATE, as with
-	// Beam's PaneInfoTracker.
-	OnTimeNever OnTimeStatus = "NEVER"
+	OnTimePending OnTimeStatus = "PENDING" // owed, or W not seen at the end yet; "" reads as pending
+	OnTimeDone    OnTimeStatus = "DONE"
+	OnTimeNever   OnTimeStatus = "NEVER" // no order when W reached the end: all panes LATE, as in Beam
 )
 
-// PaneState is the pane bookkeeping of one (window, key), written with every
-// pane it emits. Zero value: no pane emitted yet.
+// PaneState is the pane bookkeeping of one (window, key). Zero value: no pane yet.
 type PaneState struct {
 	NextIndex int64        `json:"next_index"` // index of the next pane: panes so far
 	Emitted   Measures     `json:"emitted"`    // totals covered by the panes so far

@@ -5,21 +5,18 @@ import (
 	"time"
 )
 
-// Order is one element as the aggregation sees it: a valid order, or the
-// part of one that counts in one cell (the lines of one SKU), in one window.
+// Order is one element: a valid order, or the part of one that counts in
+// one cell (the lines of one SKU), in one window.
 type Order struct {
 	ID        string    // pedido_id: identity for dedup
 	Key       string    // the value of Spec.KeyField
 	EventTime time.Time // momento_evento
 	Measures  Measures  // OrderMeasures of the order, or of its lines of Key
-	// Window is the window the element counts in: one of
-	// Spec.WindowsOf(EventTime). Zero means Spec.WindowOf(EventTime), the
-	// only window of a fixed spec.
-	Window Window
+	Window    Window    // one of Spec.WindowsOf(EventTime); zero: Spec.WindowOf(EventTime)
 }
 
 // Partial is a partial sum of the orders of a (window, key) with the marks
-// the trigger needs; Combine adds partial sums up. Zero value: empty.
+// the trigger needs. Zero value: empty.
 type Partial struct {
 	Measures Measures `json:"measures"`
 	// OnTime: an order was accepted here while W < end, so the window held
@@ -33,16 +30,13 @@ type Partial struct {
 	LastAccepted time.Time `json:"last_accepted,omitzero"`
 }
 
-// Accept adds order o to its partial sum sh of the (window, key) o.Window
-// (s.WindowOf(o.EventTime) when zero), o.Key. st is that cell's PaneState as read in the same transaction (zero
-// if it does not exist yet), wm the watermark the order was classified
-// against, now the processing time.
-//
-// Reading st (one small document that only ticks write) is what lets the
-// partial sum remember when its first un-emitted change arrived without the order
-// writing any shared document. Accept refuses a too-late order: dropping it
-// is the caller's job. It also refuses a Window that is not one of
-// WindowsOf(o.EventTime).
+// Accept adds order o to sh, its partial sum of the cell (o.Window, o.Key).
+// st is that cell's PaneState as read in the same transaction (zero if none
+// yet): reading it, a small document only ticks write, lets the partial sum
+// know when its first un-emitted change arrived without the order writing
+// any shared document. wm is the watermark o was classified against, now the
+// processing time. Accept refuses a too-late order (dropping it is the
+// caller's job) and a Window that is not one of WindowsOf(o.EventTime).
 func (s Spec) Accept(sh Partial, st PaneState, o Order, wm, now time.Time) (Partial, error) {
 	if s.Session() {
 		return sh, fmt.Errorf("accept order %s: %s has session windows: use AcceptSession", o.ID, s.Name)
@@ -62,8 +56,7 @@ func (s Spec) Accept(sh Partial, st PaneState, o Order, wm, now time.Time) (Part
 	return sh.add(st, o, !reached(wm, w.End), now)
 }
 
-// add adds o to sh, which st's pane bookkeeping covers; onTime: o was
-// accepted while W < end of the window it counts in.
+// add adds o to sh; onTime: o was accepted while W < end.
 func (sh Partial) add(st PaneState, o Order, onTime bool, now time.Time) (Partial, error) {
 	m, err := sh.Measures.Add(o.Measures)
 	if err != nil {
@@ -73,8 +66,7 @@ func (sh Partial) add(st PaneState, o Order, onTime bool, now time.Time) (Partia
 	sh.OnTime = sh.OnTime || onTime
 	now = now.UTC()
 	if sh.PendingSince.IsZero() || sh.Epoch < st.NextIndex {
-		// Everything this partial sum held before was covered by a pane: this
-		// order starts a new run of un-emitted changes.
+		// A pane covered everything before: a new run of un-emitted changes.
 		sh.Epoch, sh.PendingSince = st.NextIndex, now
 	} else if now.Before(sh.PendingSince) {
 		sh.PendingSince = now // instances' clocks disagree: keep the earliest
@@ -88,20 +80,16 @@ func (sh Partial) add(st PaneState, o Order, onTime bool, now time.Time) (Partia
 	return sh, nil
 }
 
-// Content is what a (window, key)'s partial sums add up to, read in the
-// transaction that calls OnTick.
+// Content is what a (window, key)'s partial sums add up to.
 type Content struct {
-	Total Measures // sum over all partial sums
-	// FirstPending is the processing time of the earliest change not yet
-	// covered by a pane; zero when every change has been emitted.
-	FirstPending time.Time
+	Total        Measures
+	FirstPending time.Time // of the earliest change no pane covers; zero: none
 	OnTime       bool      // some order was accepted while W < end
 	MaxEventTime time.Time // for WatermarkState.Observe
 	LastAccepted time.Time // for WatermarkState.Observe
 }
 
-// Combine adds up the partial sums of a (window, key) against its
-// PaneState st. Zero partial sums may be left out.
+// Combine adds up the partial sums of a (window, key) against its PaneState.
 func Combine(st PaneState, parts []Partial) (Content, error) {
 	var c Content
 	for i, sh := range parts {

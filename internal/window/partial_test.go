@@ -19,14 +19,17 @@ func order(id, key, eventTime, importe string, unidades int64) window.Order {
 		Measures: window.Measures{Importe: dec(importe), Pedidos: 1, Unidades: unidades}}
 }
 
+// part is a Partial with times read by clk.
+func part(m window.Measures, onTime bool, epoch int64, pending, maxEvent, last string) window.Partial {
+	return window.Partial{Measures: m, OnTime: onTime, Epoch: epoch, PendingSince: clk(pending),
+		MaxEventTime: clk(maxEvent), LastAccepted: clk(last)}
+}
+
 func TestAccept(t *testing.T) {
 	// The window is 17:00-18:00Z (18:00-19:00 in Spain), L = 2 h.
 	o := order("P-1", "ES", "2026-03-14T17:42:00Z", "179.80", 2)
-	pending := window.Partial{
-		Measures: ms("10", 1, 1), OnTime: true, Epoch: 2,
-		PendingSince: ts("2026-03-14T17:45:00Z"),
-		MaxEventTime: ts("2026-03-14T17:44:00Z"), LastAccepted: ts("2026-03-14T17:45:00Z"),
-	}
+	pending := part(ms("10", 1, 1), true, 2, "17:45", "17:44", "17:45")
+	m2 := ms("189.8", 2, 3)
 	tests := []struct {
 		name    string
 		sh      window.Partial
@@ -36,55 +39,30 @@ func TestAccept(t *testing.T) {
 		want    window.Partial
 		wantErr string
 	}{
-		{name: "first order of a window, no watermark yet", o: o, now: "2026-03-14T17:51:00Z",
-			want: window.Partial{Measures: ms("179.8", 1, 2), OnTime: true, Epoch: 0,
-				PendingSince: ts("2026-03-14T17:51:00Z"),
-				MaxEventTime: ts("2026-03-14T17:42:00Z"), LastAccepted: ts("2026-03-14T17:51:00Z")}},
-		{name: "a second un-emitted change keeps the first one's time",
-			sh: pending, st: window.PaneState{NextIndex: 2}, o: o,
-			wm: "2026-03-14T17:30:00Z", now: "2026-03-14T17:51:00Z",
-			want: window.Partial{Measures: ms("189.8", 2, 3), OnTime: true, Epoch: 2,
-				PendingSince: ts("2026-03-14T17:45:00Z"),
-				MaxEventTime: ts("2026-03-14T17:44:00Z"), LastAccepted: ts("2026-03-14T17:51:00Z")}},
-		{name: "after a pane covered the shard, a new run of changes starts",
-			sh: pending, st: window.PaneState{NextIndex: 3}, o: o,
-			wm: "2026-03-14T17:30:00Z", now: "2026-03-14T17:51:00Z",
-			want: window.Partial{Measures: ms("189.8", 2, 3), OnTime: true, Epoch: 3,
-				PendingSince: ts("2026-03-14T17:51:00Z"),
-				MaxEventTime: ts("2026-03-14T17:44:00Z"), LastAccepted: ts("2026-03-14T17:51:00Z")}},
-		{name: "an instance with a slower clock moves the pending time back",
-			sh: pending, st: window.PaneState{NextIndex: 2}, o: o,
-			wm: "2026-03-14T17:30:00Z", now: "2026-03-14T17:44:30Z",
-			want: window.Partial{Measures: ms("189.8", 2, 3), OnTime: true, Epoch: 2,
-				PendingSince: ts("2026-03-14T17:44:30Z"),
-				MaxEventTime: ts("2026-03-14T17:44:00Z"), LastAccepted: ts("2026-03-14T17:45:00Z")}},
-		{name: "a late order does not mark the window on time", o: o,
-			st: window.PaneState{NextIndex: 0, OnTime: window.OnTimeNever},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Partial{Measures: ms("179.8", 1, 2), OnTime: false, Epoch: 0,
-				PendingSince: ts("2026-03-14T19:41:00Z"),
-				MaxEventTime: ts("2026-03-14T17:42:00Z"), LastAccepted: ts("2026-03-14T19:41:00Z")}},
-		{name: "a late order keeps the flag of earlier on-time orders", sh: pending, o: o,
-			st: window.PaneState{NextIndex: 3, OnTime: window.OnTimeDone},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Partial{Measures: ms("189.8", 2, 3), OnTime: true, Epoch: 3,
-				PendingSince: ts("2026-03-14T19:41:00Z"),
-				MaxEventTime: ts("2026-03-14T17:44:00Z"), LastAccepted: ts("2026-03-14T19:41:00Z")}},
+		{name: "first order of a window, no watermark yet", o: o, now: "17:51",
+			want: part(ms("179.8", 1, 2), true, 0, "17:51", "17:42", "17:51")},
+		{name: "a second un-emitted change keeps the first one's time", sh: pending, st: state(2, window.Measures{}, ""), o: o,
+			wm: "17:30", now: "17:51", want: part(m2, true, 2, "17:45", "17:44", "17:51")},
+		{name: "after a pane covered the shard, a new run of changes starts", sh: pending, st: state(3, window.Measures{}, ""), o: o,
+			wm: "17:30", now: "17:51", want: part(m2, true, 3, "17:51", "17:44", "17:51")},
+		{name: "an instance with a slower clock moves the pending time back", sh: pending, st: state(2, window.Measures{}, ""), o: o,
+			wm: "17:30", now: "17:44:30", want: part(m2, true, 2, "17:44:30", "17:44", "17:45")},
+		{name: "a late order does not mark the window on time", o: o, st: state(0, window.Measures{}, window.OnTimeNever),
+			wm: "19:30", now: "19:41", want: part(ms("179.8", 1, 2), false, 0, "19:41", "17:42", "19:41")},
+		{name: "a late order keeps the flag of earlier on-time orders", sh: pending, o: o, st: state(3, window.Measures{}, window.OnTimeDone),
+			wm: "19:30", now: "19:41", want: part(m2, true, 3, "19:41", "17:44", "19:41")},
 		{name: "a future-dated order raises the max event time", o: order("P-2", "ES", "2026-03-14T17:59:00Z", "1", 1),
-			wm: "2026-03-14T16:30:00Z", now: "2026-03-14T17:20:00Z",
-			want: window.Partial{Measures: ms("1", 1, 1), OnTime: true, Epoch: 0,
-				PendingSince: ts("2026-03-14T17:20:00Z"),
-				MaxEventTime: ts("2026-03-14T17:59:00Z"), LastAccepted: ts("2026-03-14T17:20:00Z")}},
-		{name: "too late is refused", sh: pending, o: o, wm: "2026-03-14T20:00:00Z", now: "2026-03-14T20:10:00Z",
-			want: pending, wantErr: "accept order P-1: window 2026-03-14T17:00:00Z is too late at watermark 2026-03-14T20:00:00Z"},
-		{name: "overflow is refused", o: o, now: "2026-03-14T17:51:00Z",
+			wm: "16:30", now: "17:20", want: part(ms("1", 1, 1), true, 0, "17:20", "17:59", "17:20")},
+		{name: "too late is refused", sh: pending, o: o, wm: "20:00", now: "20:10", want: pending,
+			wantErr: "accept order P-1: window 2026-03-14T17:00:00Z is too late at watermark 2026-03-14T20:00:00Z"},
+		{name: "overflow is refused", o: o, now: "17:51",
 			sh:      window.Partial{Measures: window.Measures{Importe: numeric.Max()}},
 			want:    window.Partial{Measures: window.Measures{Importe: numeric.Max()}},
 			wantErr: "accept order P-1: importe"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := window.Defaults().Accept(tt.sh, tt.st, tt.o, ts(tt.wm), ts(tt.now))
+			got, err := window.Defaults().Accept(tt.sh, tt.st, tt.o, clk(tt.wm), clk(tt.now))
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("Accept: %v", err)
@@ -108,29 +86,21 @@ func TestCombine(t *testing.T) {
 	}{
 		{name: "no shards", want: window.Content{}},
 		{name: "empty shards", shards: make([]window.Partial, 8), want: window.Content{}},
-		{name: "sums, earliest pending, any on time, maxima",
-			st: window.PaneState{NextIndex: 1},
+		{name: "sums, earliest pending, any on time, maxima", st: window.PaneState{NextIndex: 1},
 			shards: []window.Partial{
-				{Measures: ms("1.5", 1, 2), OnTime: false, Epoch: 1, PendingSince: ts("2026-03-14T17:50:00Z"),
-					MaxEventTime: ts("2026-03-14T17:40:00Z"), LastAccepted: ts("2026-03-14T17:50:00Z")},
+				part(ms("1.5", 1, 2), false, 1, "17:50", "17:40", "17:50"),
 				{},
-				{Measures: ms("2.25", 2, 1), OnTime: true, Epoch: 1, PendingSince: ts("2026-03-14T17:45:00Z"),
-					MaxEventTime: ts("2026-03-14T17:44:00Z"), LastAccepted: ts("2026-03-14T17:49:00Z")},
+				part(ms("2.25", 2, 1), true, 1, "17:45", "17:44", "17:49"),
 			},
-			want: window.Content{Total: ms("3.75", 3, 3), FirstPending: ts("2026-03-14T17:45:00Z"), OnTime: true,
-				MaxEventTime: ts("2026-03-14T17:44:00Z"), LastAccepted: ts("2026-03-14T17:50:00Z")}},
-		{name: "changes of an earlier epoch were emitted",
-			st: window.PaneState{NextIndex: 2, Emitted: ms("3.75", 3, 3)},
+			want: window.Content{Total: ms("3.75", 3, 3), FirstPending: clk("17:45"), OnTime: true,
+				MaxEventTime: clk("17:44"), LastAccepted: clk("17:50")}},
+		{name: "changes of an earlier epoch were emitted", st: state(2, ms("3.75", 3, 3), ""),
 			shards: []window.Partial{
-				{Measures: ms("1.5", 1, 2), Epoch: 1, PendingSince: ts("2026-03-14T17:45:00Z"),
-					MaxEventTime: ts("2026-03-14T17:40:00Z"), LastAccepted: ts("2026-03-14T17:45:00Z")},
-				{Measures: ms("2.25", 2, 1), Epoch: 0, PendingSince: ts("2026-03-14T17:05:00Z"),
-					MaxEventTime: ts("2026-03-14T17:04:00Z"), LastAccepted: ts("2026-03-14T17:05:00Z")},
+				part(ms("1.5", 1, 2), false, 1, "17:45", "17:40", "17:45"),
+				part(ms("2.25", 2, 1), false, 0, "17:05", "17:04", "17:05"),
 			},
-			want: window.Content{Total: ms("3.75", 3, 3),
-				MaxEventTime: ts("2026-03-14T17:40:00Z"), LastAccepted: ts("2026-03-14T17:45:00Z")}},
-		{name: "overflow", shards: []window.Partial{
-			{Measures: window.Measures{Pedidos: math.MaxInt64}}, {Measures: window.Measures{Pedidos: 1}}},
+			want: window.Content{Total: ms("3.75", 3, 3), MaxEventTime: clk("17:40"), LastAccepted: clk("17:45")}},
+		{name: "overflow", shards: []window.Partial{{Measures: window.Measures{Pedidos: math.MaxInt64}}, {Measures: window.Measures{Pedidos: 1}}},
 			wantErr: true},
 	}
 	for _, tt := range tests {
@@ -223,35 +193,24 @@ func TestMeasuresAddSub(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			add, err := tt.a.Add(tt.b)
-			checkErr(t, "Add", err, tt.addErr)
-			if err == nil {
-				if diff := cmp.Diff(tt.add, add); diff != "" {
-					t.Errorf("Add (-want +got):\n%s", diff)
-				}
-			}
-			sub, err := tt.a.Sub(tt.b)
-			checkErr(t, "Sub", err, tt.subErr)
-			if err == nil {
-				if diff := cmp.Diff(tt.sub, sub); diff != "" {
-					t.Errorf("Sub (-want +got):\n%s", diff)
+			for _, op := range []struct {
+				name, wantErr string
+				f             func(window.Measures, window.Measures) (window.Measures, error)
+				want          window.Measures
+			}{{"Add", tt.addErr, window.Measures.Add, tt.add}, {"Sub", tt.subErr, window.Measures.Sub, tt.sub}} {
+				got, err := op.f(tt.a, tt.b)
+				switch {
+				case op.wantErr == "" && err != nil:
+					t.Errorf("%s: unexpected error %v", op.name, err)
+				case op.wantErr != "" && (!errors.Is(err, window.ErrOverflow) || !strings.Contains(err.Error(), op.wantErr)):
+					t.Errorf("%s: error %v, want an ErrOverflow containing %q", op.name, err, op.wantErr)
+				case err == nil:
+					if diff := cmp.Diff(op.want, got); diff != "" {
+						t.Errorf("%s (-want +got):\n%s", op.name, diff)
+					}
 				}
 			}
 		})
-	}
-}
-
-func checkErr(t *testing.T, op string, err error, want string) {
-	t.Helper()
-	switch {
-	case want == "" && err != nil:
-		t.Errorf("%s: unexpected error %v", op, err)
-	case want != "" && err == nil:
-		t.Errorf("%s: no error, want %q", op, want)
-	case want != "" && !errors.Is(err, window.ErrOverflow):
-		t.Errorf("%s: error %v is not ErrOverflow", op, err)
-	case want != "" && !strings.Contains(err.Error(), want):
-		t.Errorf("%s: error %q, want it to contain %q", op, err, want)
 	}
 }
 

@@ -14,39 +14,81 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-func TestPropertyAgainstModel(t *testing.T) {
-	seeds := 300
-	if testing.Short() {
-		seeds = 30
+// TestProperties plays random streams, in both accumulation modes and with
+// several late delays, through the driver over package window and through
+// the reference model, random deliveries batched in one transaction: the
+// driver must emit exactly the model's panes (MERGED included), watermarks,
+// drops, fates and sku_missing records, the view of a closed stream must be
+// the model's sums (for sessions invariant 7), and the streams must produce
+// every case in require.
+func TestProperties(t *testing.T) {
+	multiCases := []string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry", "too-late drop",
+		"order too late for its older windows only", "line without a SKU", "order with two lines of one SKU",
+		"order without a SKU", "duplicate", "invalid", "batch"}
+	twoDelays := []time.Duration{time.Minute, 3 * time.Minute}
+	openTenth := func(seed uint64) windowtest.StreamConfig { return windowtest.StreamConfig{Open: seed%10 == 9} }
+	tests := []struct {
+		name         string
+		seeds, short int
+		lateDelays   []time.Duration
+		salt         uint64
+		draw         func(*rand.Rand) []window.Spec
+		cfg          func(seed uint64) windowtest.StreamConfig
+		single       bool // one fixed aggregation fed Stream, Model held to Multi too
+		require      []string
+	}{
+		{"Model: one fixed aggregation", 300, 30, twoDelays, 0xa1b1a,
+			func(r *rand.Rand) []window.Spec { return []window.Spec{windowtest.RandomSpec(r)} }, openTenth, true,
+			[]string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry",
+				"ON_TIME without change", "window of late orders only", "too-late drop", "duplicate", "invalid"}},
+		{"Multi: one to three fixed or sliding aggregations", 120, 8, twoDelays, 0x5117de, windowtest.RandomSpecs, openTenth,
+			false, multiCases},
+		{"Multi: the shipped aggregations", 25, 1, twoDelays, 0x5417,
+			func(*rand.Rand) []window.Spec { return windowtest.ShippedSpecs() },
+			func(uint64) windowtest.StreamConfig { return windowtest.StreamConfig{Events: 400} }, false,
+			[]string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "too-late drop",
+				"order too late for its older windows only", "line without a SKU", "duplicate"}},
+		// 180 streams: every coverage class many times over, in about 40 s on 2 cores.
+		{"Multi: one of each kind of window", 30, 8, []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute}, 0x5e55,
+			windowtest.RandomKinds,
+			func(seed uint64) windowtest.StreamConfig {
+				return windowtest.StreamConfig{Open: seed%10 == 9, Events: 300}
+			}, false,
+			append(multiCases, "MERGED", "retraction", "merge", "bridge", "session start moved", "change after ON_TIME",
+				"bridge past an expired session", "fired session extended past W")},
 	}
-	cov := multiCoverage{timings: map[window.Timing]int{}}
-	eachStream(t, seeds, []time.Duration{time.Minute, 3 * time.Minute}, 0xa1b1a,
-		func(r *rand.Rand) []window.Spec { return []window.Spec{windowtest.RandomSpec(r)} },
-		func(r *rand.Rand, specs []window.Spec, seed uint64) error {
-			cfg := windowtest.StreamConfig{Open: seed%10 == 9}
-			return runAgainstModel(specs[0], windowtest.Stream(r, specs[0], cfg), cfg, seed, &cov)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			seeds := tt.seeds
+			if testing.Short() {
+				seeds = tt.short
+			}
+			cov := coverage{}
+			for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
+				for _, lateDelay := range tt.lateDelays {
+					for seed := range uint64(seeds) {
+						// The specs and the stream come from one generator.
+						r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^tt.salt))
+						specs := tt.draw(r)
+						for i := range specs {
+							specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
+						}
+						cfg := tt.cfg(seed)
+						var err error
+						if tt.single {
+							err = runAgainstModel(specs[0], windowtest.Stream(r, specs[0], cfg), cfg, seed, cov)
+						} else {
+							err = runMultiAgainstModel(specs, windowtest.MultiStream(r, specs, cfg), cfg, seed, 8, cov)
+						}
+						if err != nil {
+							t.Fatalf("%s Ld=%v seed %d, specs %+v:\n%v", mode, lateDelay, seed, specs, err)
+						}
+					}
+				}
+			}
+			cov.require(t, tt.require...)
 		})
-	cov.require(t, "EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry",
-		"ON_TIME without change", "window of late orders only", "too-late drop", "duplicate", "invalid")
-}
-
-// TestPropertyDefaults runs the production configuration, whose hour windows
-// and two hours of lateness need longer streams to close windows.
-func TestPropertyDefaults(t *testing.T) {
-	seeds := 100
-	if testing.Short() {
-		seeds = 10
 	}
-	cov := multiCoverage{timings: map[window.Timing]int{}}
-	for seed := range uint64(seeds) {
-		r := rand.New(rand.NewPCG(seed, 0xdefa))
-		spec := window.Defaults()
-		cfg := windowtest.StreamConfig{Events: 400}
-		if err := runAgainstModel(spec, windowtest.Stream(r, spec, cfg), cfg, seed, &cov); err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-	}
-	cov.require(t, "ON_TIME", "LATE", "too-late drop")
 }
 
 // runAgainstModel holds Model to Multi after every event (the same panes
@@ -54,7 +96,7 @@ func TestPropertyDefaults(t *testing.T) {
 // final sums), then plays the stream through the driver against Multi, one
 // event per transaction.
 func runAgainstModel(spec window.Spec, events []windowtest.Event, cfg windowtest.StreamConfig, seed uint64,
-	cov *multiCoverage) error {
+	cov coverage) error {
 	model, multi := windowtest.NewModel(spec), windowtest.NewMulti(spec)
 	mevents := make([]windowtest.MultiEvent, len(events))
 	for i, e := range events {
@@ -88,132 +130,17 @@ func runAgainstModel(spec window.Spec, events []windowtest.Event, cfg windowtest
 	return runMultiAgainstModel([]window.Spec{spec}, mevents, cfg, seed, 1, cov)
 }
 
-// multiCoverage counts what the random multi-aggregation streams
-// exercised, so that the property tests fail if the generator stops
-// producing the cases they exist for.
-type multiCoverage struct {
-	timings      map[window.Timing]int
-	lateBatched  int // LATE panes emitted by a tick before expiry
-	expiryFlush  int // final LATE panes forced by expiry
-	onTimeSame   int // DISCARDING ON_TIME panes with nothing new since an EARLY pane
-	onlyLate     int // identities whose first pane is LATE
-	drops        int // too-late (order, window)s
-	partial      int // orders too late for older windows that count in newer ones
-	skuMissing   int
-	sameSKUTwice int // orders with two lines of one SKU
-	noSKU        int // orders with no line carrying a SKU
-	duplicates   int
-	invalid      int
-	batches      int // batches of more than one delivery
-	sessions     windowtest.SessionStats
-	retractions  int // DISCARDING MERGED panes taking back what they emitted
-	streams      int
-}
+// coverage counts what the random streams exercised, by case (a pane's
+// timing, or a name below), so that the property tests fail if the
+// generator stops producing the cases they exist for.
+type coverage map[string]int
 
-func (c *multiCoverage) require(t *testing.T, names ...string) {
+func (c coverage) require(t *testing.T, names ...string) {
 	t.Helper()
-	t.Logf("coverage: %+v", *c)
-	got := map[string]int{
-		"EARLY": c.timings[window.TimingEarly], "ON_TIME": c.timings[window.TimingOnTime], "LATE": c.timings[window.TimingLate],
-		"late pane batched by a tick": c.lateBatched,
-		"final pane at expiry":        c.expiryFlush, "too-late drop": c.drops,
-		"ON_TIME without change": c.onTimeSame, "window of late orders only": c.onlyLate,
-		"order too late for its older windows only": c.partial, "line without a SKU": c.skuMissing,
-		"order with two lines of one SKU": c.sameSKUTwice, "order without a SKU": c.noSKU,
-		"duplicate": c.duplicates, "invalid": c.invalid, "batch": c.batches,
-		"MERGED": c.timings[window.TimingMerged], "retraction": c.retractions,
-		"merge": c.sessions.Merges, "bridge": c.sessions.Bridges, "session start moved": c.sessions.StartMoved,
-		"change after ON_TIME": c.sessions.AfterFired, "bridge past an expired session": c.sessions.PastExpired,
-		"fired session extended past W": c.sessions.FiredExtended,
-	}
+	t.Logf("coverage: %v", c)
 	for _, n := range names {
-		if got[n] == 0 {
+		if c[n] == 0 {
 			t.Errorf("the streams never produced a %s", n)
-		}
-	}
-}
-
-var allMultiCases = []string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick",
-	"final pane at expiry", "too-late drop", "order too late for its older windows only", "line without a SKU",
-	"order with two lines of one SKU", "order without a SKU", "duplicate", "invalid", "batch"}
-
-// TestMultiPropertyAgainstModel: random sets of one to three aggregations
-// (fixed and sliding windows, keys pais, cliente_id and sku), random
-// streams of whole orders, random batch boundaries, both accumulation
-// modes and two late delays: the driver over package window emits exactly
-// the reference model's panes, drops, fates and sku_missing records.
-func TestMultiPropertyAgainstModel(t *testing.T) {
-	seeds := 120
-	if testing.Short() {
-		seeds = 8
-	}
-	cov := multiCoverage{timings: map[window.Timing]int{}}
-	eachStream(t, seeds, []time.Duration{time.Minute, 3 * time.Minute}, 0x5117de, windowtest.RandomSpecs,
-		func(r *rand.Rand, specs []window.Spec, seed uint64) error {
-			cfg := windowtest.StreamConfig{Open: seed%10 == 9}
-			return runMultiAgainstModel(specs, windowtest.MultiStream(r, specs, cfg), cfg, seed, 8, &cov)
-		})
-	cov.require(t, allMultiCases...)
-}
-
-// TestMultiPropertyShipped runs the shipped aggregations side by side
-// (ShippedSpecs), in both modes and two late delays.
-func TestMultiPropertyShipped(t *testing.T) {
-	seeds := 25
-	if testing.Short() {
-		seeds = 1
-	}
-	cov := multiCoverage{timings: map[window.Timing]int{}}
-	eachStream(t, seeds, []time.Duration{time.Minute, 3 * time.Minute}, 0x5417,
-		func(*rand.Rand) []window.Spec { return windowtest.ShippedSpecs() },
-		func(r *rand.Rand, specs []window.Spec, seed uint64) error {
-			cfg := windowtest.StreamConfig{Events: 400}
-			return runMultiAgainstModel(specs, windowtest.MultiStream(r, specs, cfg), cfg, seed, 8, &cov)
-		})
-	cov.require(t, "EARLY", "ON_TIME", "LATE", "late pane batched by a tick",
-		"too-late drop", "order too late for its older windows only", "line without a SKU", "duplicate")
-}
-
-// TestMultiPropertyKinds: random streams through one aggregation of each
-// kind of window at once (fixed, sliding, session), random batch
-// boundaries, both accumulation modes and several late delays: the driver
-// over package window emits exactly the model's panes (MERGED ones
-// included), drops and fates, and the sessions the view shows are the
-// model's, each with the sum of its orders (invariant 7).
-func TestMultiPropertyKinds(t *testing.T) {
-	seeds := 30 // 180 streams: every coverage class many times over, in about 40 s on 2 cores
-	if testing.Short() {
-		seeds = 8
-	}
-	cov := multiCoverage{timings: map[window.Timing]int{}}
-	lateDelays := []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute}
-	eachStream(t, seeds, lateDelays, 0x5e55, windowtest.RandomKinds,
-		func(r *rand.Rand, specs []window.Spec, seed uint64) error {
-			cfg := windowtest.StreamConfig{Open: seed%10 == 9, Events: 300}
-			return runMultiAgainstModel(specs, windowtest.MultiStream(r, specs, cfg), cfg, seed, 8, &cov)
-		})
-	cov.require(t, append(allMultiCases, "MERGED", "retraction", "merge", "bridge", "session start moved",
-		"change after ON_TIME", "bridge past an expired session", "fired session extended past W")...)
-}
-
-// eachStream runs play for both accumulation modes, each late delay and
-// seeds seeds: specs drawn from a generator seeded by (seed, Ld ^ salt), set
-// to the mode and Ld, and the same generator for play's stream.
-func eachStream(t *testing.T, seeds int, lateDelays []time.Duration, salt uint64,
-	draw func(*rand.Rand) []window.Spec, play func(r *rand.Rand, specs []window.Spec, seed uint64) error) {
-	t.Helper()
-	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
-		for _, lateDelay := range lateDelays {
-			for seed := range uint64(seeds) {
-				r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^salt))
-				specs := draw(r)
-				for i := range specs {
-					specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
-				}
-				if err := play(r, specs, seed); err != nil {
-					t.Fatalf("%s Ld=%v seed %d, specs %+v:\n%v", mode, lateDelay, seed, specs, err)
-				}
-			}
 		}
 	}
 }
@@ -224,9 +151,9 @@ func eachStream(t *testing.T, seeds int, lateDelays []time.Duration, salt uint64
 // changes nothing; at the end, that drops, fates, sku_missing records and
 // every invariant agree per aggregation.
 func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, cfg windowtest.StreamConfig, seed uint64,
-	maxBatch int, cov *multiCoverage) error {
+	maxBatch int, cov coverage) error {
 	model := windowtest.NewMulti(specs...)
-	drv := newMultiDriver(specs)
+	drv := newDriver(specs...)
 	byName := map[string]window.Spec{}
 	for _, s := range specs {
 		byName[s.Name] = s
@@ -299,17 +226,17 @@ func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, c
 		if err := model.CheckFates(name, a.fates); err != nil {
 			return err
 		}
-		cov.drops += len(a.drops)
+		cov["too-late drop"] += len(a.drops)
 		if a.spec.Session() {
 			st := model.SessionStats(name)
-			cov.sessions.Merges += st.Merges
-			cov.sessions.Bridges += st.Bridges
-			cov.sessions.StartMoved += st.StartMoved
-			cov.sessions.AfterFired += st.AfterFired
-			cov.sessions.PastExpired += st.PastExpired
-			cov.sessions.FiredExtended += st.FiredExtended
+			cov["merge"] += st.Merges
+			cov["bridge"] += st.Bridges
+			cov["session start moved"] += st.StartMoved
+			cov["change after ON_TIME"] += st.AfterFired
+			cov["bridge past an expired session"] += st.PastExpired
+			cov["fired session extended past W"] += st.FiredExtended
 		}
-		cov.partial += partialDrops(model.Fates(name))
+		cov["order too late for its older windows only"] += partialDrops(model.Fates(name))
 	}
 	if diff := cmp.Diff(model.SKUMissing(), drv.missing); diff != "" {
 		return fmt.Errorf("sku_missing records differ (-model +driver):\n%s", diff)
@@ -337,7 +264,6 @@ func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, c
 			}
 		}
 	}
-	cov.streams++
 	return nil
 }
 
@@ -357,9 +283,9 @@ func partialDrops(fates map[windowtest.OrderWindow]windowtest.Fate) int {
 	return n
 }
 
-func (c *multiCoverage) count(specs map[string]window.Spec, step []windowtest.MultiEvent, panes []window.Pane, seen map[string]bool) {
+func (c coverage) count(specs map[string]window.Spec, step []windowtest.MultiEvent, panes []window.Pane, seen map[string]bool) {
 	if len(step) > 1 {
-		c.batches++
+		c["batch"]++
 	}
 	for _, e := range step {
 		if e.Kind != windowtest.Deliver {
@@ -367,10 +293,10 @@ func (c *multiCoverage) count(specs map[string]window.Spec, step []windowtest.Mu
 		}
 		switch {
 		case e.Invalid != "":
-			c.invalid++
+			c["invalid"]++
 			continue
 		case seen[e.Order.PedidoID]:
-			c.duplicates++
+			c["duplicate"]++
 			continue
 		}
 		seen[e.Order.PedidoID] = true
@@ -378,33 +304,32 @@ func (c *multiCoverage) count(specs map[string]window.Spec, step []windowtest.Mu
 		for _, l := range e.Order.Lineas {
 			sku := strings.ToUpper(strings.TrimSpace(l.SKU))
 			if sku == "" {
-				c.skuMissing++
+				c["line without a SKU"]++
 				continue
 			}
-			skus[sku]++
-			if skus[sku] == 2 {
-				c.sameSKUTwice++
+			if skus[sku]++; skus[sku] == 2 {
+				c["order with two lines of one SKU"]++
 			}
 		}
 		if len(skus) == 0 {
-			c.noSKU++
+			c["order without a SKU"]++
 		}
 	}
 	for _, p := range panes {
-		c.timings[p.Timing]++
+		c[string(p.Timing)]++
 		if p.Timing == window.TimingLate && p.Index == 0 {
-			c.onlyLate++
+			c["window of late orders only"]++
 		}
 		switch {
 		case p.Timing == window.TimingMerged && p.Measures.Pedidos < 0:
-			c.retractions++
+			c["retraction"]++
 		case p.Timing == window.TimingOnTime && p.Index > 0 && p.Accumulation == window.Discarding && p.Measures.IsZero():
-			c.onTimeSame++
+			c["ON_TIME without change"]++
 		case p.Timing != window.TimingLate:
 		case p.Watermark.Before(p.WindowEnd.Add(specs[p.Aggregation].AllowedLateness)):
-			c.lateBatched++
+			c["late pane batched by a tick"]++
 		default:
-			c.expiryFlush++
+			c["final pane at expiry"]++
 		}
 	}
 }

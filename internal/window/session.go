@@ -6,19 +6,12 @@ import (
 	"time"
 )
 
-// Session windows (docs/event-time.md, "Session windows"): an order with
-// event time t has the proto-window [t, t+G) for its key, and windows of one
-// key that overlap merge into their span. The caller keeps a key's open
-// sessions together (sorted by start, pairwise disjoint) and hands them to
-// AcceptSession per order and OnTickSession per session at a tick; both are
-// pure, like the rest of the package.
-//
-// A session's pane identity is (aggregation, Start, key). When a merge or an
-// earlier order moves the start, the session continues under the new start
-// (a fresh PaneState: pane_index from 0) and every identity that stopped
-// existing is kept in Retired until the next tick gives it its MERGED pane.
-// An identity that never emitted a pane never existed in the panes table, so
-// it is dropped without one.
+// Session windows (docs/event-time.md, "Session windows"). A session's pane
+// identity is (aggregation, Start, key). When a merge or an earlier order
+// moves the start, the session goes on under the new start from pane_index 0,
+// and every identity that stopped existing waits in Retired for the next
+// tick's MERGED pane; one that never emitted a pane never existed in the
+// panes table, so it is dropped without one.
 
 // Session is one open session of a key.
 type Session struct {
@@ -28,8 +21,8 @@ type Session struct {
 	// session has fired ON_TIME (State.OnTime not pending) it never goes
 	// back to EARLY.
 	State PaneState `json:"st"`
-	// Sum is every order of the session, including those of the sessions
-	// merged into it, with the pending mark relative to State.
+	// Sum is every order of the session, merged ones included, with the
+	// pending mark relative to State.
 	Sum     Partial   `json:"sum"`
 	Retired []Retired `json:"retired,omitempty"`
 }
@@ -44,18 +37,13 @@ type Retired struct {
 // Window is the session's current extent.
 func (ss Session) Window() Window { return Window{Start: ss.Start, End: ss.End} }
 
-// Overlaps reports whether two windows overlap (merge, for sessions).
-func (w Window) Overlaps(o Window) bool { return w.Start.Before(o.End) && o.Start.Before(w.End) }
-
 // AcceptSession adds order o to the open sessions ss of its key (sorted by
 // start, pairwise disjoint, none expired) and returns them again sorted. wm
 // is the watermark o was classified against, now its acceptance time.
 //
-// The order is refused when its proto-window is too late (t + G + L <= W):
-// judged per order before merging, whatever sessions it would touch. The
-// sessions its proto-window overlaps merge with it into their span. The
-// merged session has fired ON_TIME when a part had, or when the order joins
-// a part whose end W has reached.
+// A too-late proto-window (t + G + L <= W) is refused before any merge,
+// whatever sessions it would touch. The merged session has fired ON_TIME
+// when a part had, or when the order joins a part whose end W has reached.
 func (s Spec) AcceptSession(ss []Session, o Order, wm, now time.Time) ([]Session, error) {
 	if !s.Session() {
 		return ss, fmt.Errorf("accept order %s: %s has no session windows", o.ID, s.Name)
@@ -68,7 +56,7 @@ func (s Spec) AcceptSession(ss []Session, o Order, wm, now time.Time) ([]Session
 	merged := Session{Start: proto.Start, End: proto.End}
 	var parts, rest []Session
 	for _, x := range ss {
-		if x.Window().Overlaps(proto) {
+		if x.Start.Before(proto.End) && proto.Start.Before(x.End) { // overlapping sessions merge
 			parts = append(parts, x)
 			merged.Start, merged.End = minTime(merged.Start, x.Start), maxTime(merged.End, x.End)
 		} else {
@@ -76,20 +64,15 @@ func (s Spec) AcceptSession(ss []Session, o Order, wm, now time.Time) ([]Session
 		}
 	}
 	fired, done := false, false
-	var sum Partial
-	for _, x := range parts {
+	sums := make([]Partial, len(parts))
+	for i, x := range parts {
 		fired = fired || x.State.onTime() != OnTimePending || reached(wm, x.End)
 		done = done || x.State.onTime() == OnTimeDone
-		c, err := Combine(x.State, []Partial{x.Sum})
-		if err != nil {
-			return ss, fmt.Errorf("accept order %s: %w", o.ID, err)
+		sums[i] = x.Sum
+		sums[i].Epoch = 0 // one epoch for every part: drop a mark its own panes covered
+		if x.Sum.Epoch < x.State.NextIndex {
+			sums[i].PendingSince = time.Time{}
 		}
-		if sum.Measures, err = sum.Measures.Add(c.Total); err != nil {
-			return ss, fmt.Errorf("accept order %s: merge session %s: %w", o.ID, x.Start.Format(time.RFC3339Nano), err)
-		}
-		sum.OnTime = sum.OnTime || c.OnTime
-		sum.PendingSince = earliest(sum.PendingSince, c.FirstPending)
-		sum.MaxEventTime, sum.LastAccepted = maxTime(sum.MaxEventTime, c.MaxEventTime), maxTime(sum.LastAccepted, c.LastAccepted)
 		merged.Retired = append(merged.Retired, x.Retired...)
 		switch {
 		case x.Start.Equal(merged.Start):
@@ -106,10 +89,14 @@ func (s Spec) AcceptSession(ss []Session, o Order, wm, now time.Time) ([]Session
 			merged.State.OnTime = OnTimeNever
 		}
 	}
+	c, err := Combine(PaneState{}, sums)
+	if err != nil {
+		return ss, fmt.Errorf("accept order %s: merge sessions: %w", o.ID, err)
+	}
 	// Whatever the parts held is a change of the identity that goes on
 	// unless its own panes covered it: at the latest, it came with o.
-	sum.Epoch = merged.State.NextIndex
-	var err error
+	sum := Partial{Measures: c.Total, OnTime: c.OnTime, Epoch: merged.State.NextIndex, PendingSince: c.FirstPending,
+		MaxEventTime: c.MaxEventTime, LastAccepted: c.LastAccepted}
 	if merged.Sum, err = sum.add(merged.State, o, !reached(wm, merged.End), now); err != nil {
 		return ss, err
 	}
@@ -128,13 +115,10 @@ type SessionOutcome struct {
 	Expired bool // W >= End + L: after recording Panes, the session is gone
 }
 
-// OnTickSession runs the trigger of one session of key at a tick, as OnTick
-// does for a window, with the session's current extent: EARLY while it has
-// not fired and W < End, its one ON_TIME pane, LATE panes after, expiry at
-// W >= End + L. Every retired identity first gets its MERGED pane:
-// measures zero in ACCUMULATING, minus what it emitted in DISCARDING, and
-// MergedInto the session's start. Re-running it on the returned session at
-// the same times yields no pane.
+// OnTickSession runs OnTick on one session's current extent, after a
+// MERGED pane for each retired identity: zero when accumulating, minus what
+// it emitted when discarding. Re-running it on the returned session at the
+// same times yields no pane.
 func (s Spec) OnTickSession(key string, ss Session, wm, now time.Time) (SessionOutcome, error) {
 	var panes []Pane
 	for _, r := range ss.Retired {
@@ -170,9 +154,7 @@ func (s Spec) OnTickSession(key string, ss Session, wm, now time.Time) (SessionO
 }
 
 // NextDueSession is when a session's trigger next fires on processing time
-// alone (its EARLY or LATE delay after its first un-emitted change), or at
-// the latest on the watermark: zero when only the watermark can make it
-// fire (its end or its expiry).
+// alone; zero when only the watermark can make it fire.
 func (s Spec) NextDueSession(ss Session, wm, now time.Time) time.Time {
 	if len(ss.Retired) > 0 {
 		return now
@@ -188,16 +170,6 @@ func (s Spec) NextDueSession(ss Session, wm, now time.Time) time.Time {
 		return c.FirstPending.Add(s.EarlyDelay)
 	}
 	return c.FirstPending.Add(s.LateDelay)
-}
-
-func earliest(a, b time.Time) time.Time {
-	switch {
-	case a.IsZero():
-		return b
-	case b.IsZero() || a.Before(b):
-		return a
-	}
-	return b
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -19,11 +19,10 @@ const (
 	Discarding Accumulation = "DISCARDING"
 )
 
-// TickInterval is the shortest period of the watermark timer (a deployment
-// with TICK_INTERVAL=30s; config.Tick checks each declaration against the
-// deployment's own interval at start). Every pane after the window's end
-// comes from a tick, so a late delay shorter than this could not be kept:
-// Validate refuses it.
+// TickInterval is the shortest period of the watermark timer (TICK_INTERVAL;
+// config.Tick checks declarations against the deployment's own). Every pane
+// after the window's end comes from a tick, so Validate refuses a shorter
+// late delay.
 const TickInterval = 30 * time.Second
 
 // Spec configures one aggregation. Start from Defaults and override.
@@ -41,8 +40,7 @@ type Spec struct {
 	Accumulation    Accumulation
 }
 
-// Defaults returns the specification's defaults for the aggregation
-// ventas_hora_pais.
+// Defaults returns the specification's defaults: ventas_hora_pais.
 func Defaults() Spec {
 	return Spec{
 		Name:            "ventas_hora_pais",
@@ -59,8 +57,7 @@ func Defaults() Spec {
 
 var (
 	nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
-	// The key becomes a column of the panes table, so it must be a column
-	// name that does not collide with the pane's own columns.
+	// The key names a column of the panes table.
 	keyRE       = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 	paneColumns = map[string]bool{
 		"aggregation": true, "window_start": true, "window_end": true,

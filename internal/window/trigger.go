@@ -7,21 +7,17 @@ import (
 
 // Outcome is what OnTick decided for one (window, key).
 type Outcome struct {
-	// State is the PaneState to persist. It equals the state passed in when
-	// nothing changed, so the caller can skip the write.
-	State PaneState
-	// Pane, when not nil, must be recorded durably in the same transaction
-	// as State (the pane outbox); its ID makes rewriting it harmless.
+	State PaneState // equal to the state passed in when nothing changed: skip the write
+	// Pane, when not nil, must be recorded in the same transaction as State
+	// (the pane outbox); its ID makes rewriting it harmless.
 	Pane *Pane
-	// Expired: W >= end + L. After recording Pane, the (window, key)'s pane
-	// state and shards may be deleted; its dedup records once they are no
-	// longer needed to recognise redeliveries.
+	// Expired: W >= end + L. After recording Pane, the cell's state may be
+	// deleted; its dedup records once no redelivery needs them.
 	Expired bool
 }
 
-// OnTick runs the trigger of one (window, key) at a tick: wm is the
-// watermark this tick advanced to, now its processing time, st and c the
-// pane state and the combined shards read in the same transaction.
+// OnTick runs the trigger of one (window, key) at a tick to watermark wm at
+// processing time now, on the state and content read in the transaction.
 //
 //   - W < end: an EARLY pane when something changed since the previous pane
 //     and the first un-emitted change is at least E old.
@@ -34,19 +30,13 @@ type Outcome struct {
 // Running it again with the returned state, the same content and the same
 // times yields no pane: re-running a tick is harmless.
 func (s Spec) OnTick(wk WindowKey, st PaneState, c Content, wm, now time.Time) (Outcome, error) {
-	expired := reached(wm, s.ExpiryOf(wk.Window))
 	if !reached(wm, wk.Window.End) && st.onTime() == OnTimePending {
 		if changed(st, c) && due(c.FirstPending, s.EarlyDelay, now) {
 			return s.emit(wk, st, c, TimingEarly, wm, now, false)
 		}
 		return Outcome{State: st}, nil
 	}
-	return s.afterEnd(wk, st, c, wm, now, expired || due(c.FirstPending, s.LateDelay, now), expired)
-}
-
-// afterEnd decides once the watermark has reached the window end: the
-// ON_TIME pane if owed, else a LATE pane for un-emitted changes when flush.
-func (s Spec) afterEnd(wk WindowKey, st PaneState, c Content, wm, now time.Time, flush, expired bool) (Outcome, error) {
+	expired := reached(wm, s.ExpiryOf(wk.Window))
 	if st.onTime() == OnTimePending {
 		// Early panes only ever cover orders accepted while W < end.
 		if c.OnTime || st.NextIndex > 0 {
@@ -54,7 +44,7 @@ func (s Spec) afterEnd(wk WindowKey, st PaneState, c Content, wm, now time.Time,
 		}
 		st.OnTime = OnTimeNever
 	}
-	if changed(st, c) && flush {
+	if changed(st, c) && (expired || due(c.FirstPending, s.LateDelay, now)) {
 		return s.emit(wk, st, c, TimingLate, wm, now, expired)
 	}
 	return Outcome{State: st, Expired: expired}, nil
@@ -78,21 +68,20 @@ func (s Spec) emit(wk WindowKey, st PaneState, c Content, t Timing, wm, now time
 	return Outcome{State: st, Pane: &p, Expired: expired}, nil
 }
 
-// pane is the pane of index idx of the identity (w.Start, key), in UTC.
 func (s Spec) pane(key string, w Window, idx int64, t Timing, m Measures, wm, now time.Time) Pane {
 	return Pane{Aggregation: s.Name, Key: key, WindowStart: w.Start.UTC(), WindowEnd: w.End.UTC(), Index: idx,
 		Timing: t, Accumulation: s.Accumulation, Measures: m, Watermark: wm.UTC(), EmittedAt: now.UTC()}
 }
 
-// changed reports a change since the previous pane. Every order adds one to
-// Pedidos, so the totals alone would do; FirstPending also counts so that a
-// shard's pending mark is never left behind.
+// changed reports a change since the previous pane. The totals alone would
+// do (every order adds to Pedidos); FirstPending counts so that no pending
+// mark is left behind.
 func changed(st PaneState, c Content) bool {
 	return c.Total != st.Emitted || !c.FirstPending.IsZero()
 }
 
-// due reports whether a change first seen at first is at least delay old. An
-// unknown time (zero) counts as due rather than holding the change forever.
+// due reports whether a change first seen at first is at least delay old;
+// an unknown time counts as due rather than holding the change forever.
 func due(first time.Time, delay time.Duration, now time.Time) bool {
 	return first.IsZero() || now.Sub(first) >= delay
 }

@@ -26,21 +26,24 @@ var (
 )
 
 func pane(index int64, timing window.Timing, mode window.Accumulation, m window.Measures, wm, now string) *window.Pane {
-	return &window.Pane{
-		Aggregation: "ventas_hora_pais", Key: "ES",
-		WindowStart: ts("2026-03-14T17:00:00Z"), WindowEnd: ts("2026-03-14T18:00:00Z"),
-		Index: index, Timing: timing, Accumulation: mode, Measures: m,
-		Watermark: ts(wm), EmittedAt: ts(now),
-	}
+	return &window.Pane{Aggregation: "ventas_hora_pais", Key: "ES", WindowStart: cellWK.Window.Start, WindowEnd: cellWK.Window.End,
+		Index: index, Timing: timing, Accumulation: mode, Measures: m, Watermark: clk(wm), EmittedAt: clk(now)}
+}
+
+// content is a cell's combined partial sums, un-emitted since pending ("": none).
+func content(total window.Measures, pending string, onTime bool) window.Content {
+	return window.Content{Total: total, FirstPending: clk(pending), OnTime: onTime}
+}
+
+func state(next int64, emitted window.Measures, onTime window.OnTimeStatus) window.PaneState {
+	return window.PaneState{NextIndex: next, Emitted: emitted, OnTime: onTime}
 }
 
 func TestOnTick(t *testing.T) {
-	const (
-		acc = window.Accumulating
-		dis = window.Discarding
-	)
-	afterEarly := window.PaneState{NextIndex: 1, Emitted: total1, OnTime: window.OnTimePending}
-	afterOnTime := window.PaneState{NextIndex: 2, Emitted: total1, OnTime: window.OnTimeDone}
+	const acc, dis = window.Accumulating, window.Discarding
+	E, O, L := window.TimingEarly, window.TimingOnTime, window.TimingLate
+	pending, done, never := window.OnTimePending, window.OnTimeDone, window.OnTimeNever
+	afterEarly, afterOnTime := state(1, total1, pending), state(2, total1, done)
 	discarding := func(s *window.Spec) { s.Accumulation = window.Discarding }
 	tests := []struct {
 		name    string
@@ -48,133 +51,71 @@ func TestOnTick(t *testing.T) {
 		st      window.PaneState
 		c       window.Content
 		wm, now string
-		want    window.Outcome
+		next    window.PaneState // zero: st unchanged
+		pane    *window.Pane
+		expired bool
 		wantErr string // an ErrOverflow naming the pane
 	}{
 		// W < end: EARLY panes.
-		{name: "nothing accepted", wm: "2026-03-14T17:30:00Z", now: "2026-03-14T17:41:00Z"},
-		{name: "change younger than E waits",
-			c:  window.Content{Total: total1, FirstPending: ts("2026-03-14T17:40:30Z"), OnTime: true},
-			wm: "2026-03-14T17:30:00Z", now: "2026-03-14T17:41:00Z"},
-		{name: "change exactly E old fires EARLY",
-			c:  window.Content{Total: total1, FirstPending: ts("2026-03-14T17:40:00Z"), OnTime: true},
-			wm: "2026-03-14T17:30:00Z", now: "2026-03-14T17:41:00Z",
-			want: window.Outcome{State: afterEarly,
-				Pane: pane(0, window.TimingEarly, acc, total1, "2026-03-14T17:30:00Z", "2026-03-14T17:41:00Z")}},
-		{name: "EARLY with no watermark yet",
-			c:    window.Content{Total: total1, FirstPending: ts("2026-03-14T17:40:00Z"), OnTime: true},
-			now:  "2026-03-14T17:41:00Z",
-			want: window.Outcome{State: afterEarly, Pane: pane(0, window.TimingEarly, acc, total1, "", "2026-03-14T17:41:00Z")}},
-		{name: "second EARLY, accumulating: totals so far", st: afterEarly,
-			c:  window.Content{Total: total2, FirstPending: ts("2026-03-14T17:50:00Z"), OnTime: true},
-			wm: "2026-03-14T17:40:00Z", now: "2026-03-14T17:52:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 2, Emitted: total2, OnTime: window.OnTimePending},
-				Pane: pane(1, window.TimingEarly, acc, total2, "2026-03-14T17:40:00Z", "2026-03-14T17:52:00Z")}},
-		{name: "second EARLY, discarding: the change only", change: discarding, st: afterEarly,
-			c:  window.Content{Total: total2, FirstPending: ts("2026-03-14T17:50:00Z"), OnTime: true},
-			wm: "2026-03-14T17:40:00Z", now: "2026-03-14T17:52:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 2, Emitted: total2, OnTime: window.OnTimePending},
-				Pane: pane(1, window.TimingEarly, dis, ms("89.9", 1, 1), "2026-03-14T17:40:00Z", "2026-03-14T17:52:00Z")}},
-		{name: "no change since the EARLY pane: nothing", st: afterEarly,
-			c:  window.Content{Total: total1, OnTime: true},
-			wm: "2026-03-14T17:40:00Z", now: "2026-03-14T17:52:00Z", want: window.Outcome{State: afterEarly}},
-		{name: "zero E fires at the first tick",
-			change: func(s *window.Spec) { s.EarlyDelay = 0 },
-			c:      window.Content{Total: total1, FirstPending: ts("2026-03-14T17:41:00Z"), OnTime: true},
-			wm:     "2026-03-14T17:30:00Z", now: "2026-03-14T17:41:00Z",
-			want: window.Outcome{State: afterEarly,
-				Pane: pane(0, window.TimingEarly, acc, total1, "2026-03-14T17:30:00Z", "2026-03-14T17:41:00Z")}},
+		{name: "nothing accepted", wm: "17:30", now: "17:41"},
+		{name: "change younger than E waits", c: content(total1, "17:40:30", true), wm: "17:30", now: "17:41"},
+		{name: "change exactly E old fires EARLY", c: content(total1, "17:40", true), wm: "17:30", now: "17:41",
+			next: afterEarly, pane: pane(0, E, acc, total1, "17:30", "17:41")},
+		{name: "EARLY with no watermark yet", c: content(total1, "17:40", true), now: "17:41",
+			next: afterEarly, pane: pane(0, E, acc, total1, "", "17:41")},
+		{name: "second EARLY, accumulating: totals so far", st: afterEarly, c: content(total2, "17:50", true),
+			wm: "17:40", now: "17:52", next: state(2, total2, pending), pane: pane(1, E, acc, total2, "17:40", "17:52")},
+		{name: "second EARLY, discarding: the change only", change: discarding, st: afterEarly, c: content(total2, "17:50", true),
+			wm: "17:40", now: "17:52", next: state(2, total2, pending), pane: pane(1, E, dis, ms("89.9", 1, 1), "17:40", "17:52")},
+		{name: "no change since the EARLY pane: nothing", st: afterEarly, c: content(total1, "", true), wm: "17:40", now: "17:52"},
+		{name: "zero E fires at the first tick", change: func(s *window.Spec) { s.EarlyDelay = 0 }, c: content(total1, "17:41", true),
+			wm: "17:30", now: "17:41", next: afterEarly, pane: pane(0, E, acc, total1, "17:30", "17:41")},
 
 		// W reaches end: ON_TIME exactly once (FIRE_ALWAYS).
-		{name: "ON_TIME for a window never emitted",
-			c:  window.Content{Total: total1, FirstPending: ts("2026-03-14T18:09:50Z"), OnTime: true},
-			wm: "2026-03-14T18:00:00Z", now: "2026-03-14T18:10:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 1, Emitted: total1, OnTime: window.OnTimeDone},
-				Pane: pane(0, window.TimingOnTime, acc, total1, "2026-03-14T18:00:00Z", "2026-03-14T18:10:00Z")}},
-		{name: "ON_TIME ignores E", change: func(s *window.Spec) { s.EarlyDelay = time.Hour },
-			c:  window.Content{Total: total1, FirstPending: ts("2026-03-14T18:09:59Z"), OnTime: true},
-			wm: "2026-03-14T18:00:00Z", now: "2026-03-14T18:10:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 1, Emitted: total1, OnTime: window.OnTimeDone},
-				Pane: pane(0, window.TimingOnTime, acc, total1, "2026-03-14T18:00:00Z", "2026-03-14T18:10:00Z")}},
-		{name: "ON_TIME with nothing new since EARLY, accumulating: same totals", st: afterEarly,
-			c:  window.Content{Total: total1, OnTime: true},
-			wm: "2026-03-14T18:01:00Z", now: "2026-03-14T18:11:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 2, Emitted: total1, OnTime: window.OnTimeDone},
-				Pane: pane(1, window.TimingOnTime, acc, total1, "2026-03-14T18:01:00Z", "2026-03-14T18:11:00Z")}},
+		{name: "ON_TIME for a window never emitted", c: content(total1, "18:09:50", true), wm: "18:00", now: "18:10",
+			next: state(1, total1, done), pane: pane(0, O, acc, total1, "18:00", "18:10")},
+		{name: "ON_TIME ignores E", change: func(s *window.Spec) { s.EarlyDelay = time.Hour }, c: content(total1, "18:09:59", true),
+			wm: "18:00", now: "18:10", next: state(1, total1, done), pane: pane(0, O, acc, total1, "18:00", "18:10")},
+		{name: "ON_TIME with nothing new since EARLY, accumulating: same totals", st: afterEarly, c: content(total1, "", true),
+			wm: "18:01", now: "18:11", next: state(2, total1, done), pane: pane(1, O, acc, total1, "18:01", "18:11")},
 		{name: "ON_TIME with nothing new since EARLY, discarding: an empty pane", change: discarding, st: afterEarly,
-			c:  window.Content{Total: total1, OnTime: true},
-			wm: "2026-03-14T18:01:00Z", now: "2026-03-14T18:11:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 2, Emitted: total1, OnTime: window.OnTimeDone},
-				Pane: pane(1, window.TimingOnTime, dis, window.Measures{}, "2026-03-14T18:01:00Z", "2026-03-14T18:11:00Z")}},
-		{name: "re-running the ON_TIME tick: nothing", st: window.PaneState{NextIndex: 2, Emitted: total1, OnTime: window.OnTimeDone},
-			c:  window.Content{Total: total1, OnTime: true},
-			wm: "2026-03-14T18:01:00Z", now: "2026-03-14T18:11:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 2, Emitted: total1, OnTime: window.OnTimeDone}}},
-		{name: "W jumps past end + L: ON_TIME, then expired", st: afterEarly,
-			c:  window.Content{Total: total2, FirstPending: ts("2026-03-14T17:59:00Z"), OnTime: true},
-			wm: "2026-03-14T23:50:00Z", now: "2026-03-15T00:00:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 2, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane:    pane(1, window.TimingOnTime, acc, total2, "2026-03-14T23:50:00Z", "2026-03-15T00:00:00Z"),
-				Expired: true}},
+			c: content(total1, "", true), wm: "18:01", now: "18:11",
+			next: state(2, total1, done), pane: pane(1, O, dis, window.Measures{}, "18:01", "18:11")},
+		{name: "re-running the ON_TIME tick: nothing", st: state(2, total1, done), c: content(total1, "", true), wm: "18:01", now: "18:11"},
+		{name: "W jumps past end + L: ON_TIME, then expired", st: afterEarly, c: content(total2, "17:59", true),
+			wm: "23:50", now: "2026-03-15T00:00:00Z", next: state(2, total2, done), expired: true,
+			pane: pane(1, O, acc, total2, "23:50", "2026-03-15T00:00:00Z")},
 		{name: "no lateness: ON_TIME and expired at once", change: func(s *window.Spec) { s.AllowedLateness = 0 },
-			c:  window.Content{Total: total1, FirstPending: ts("2026-03-14T17:59:00Z"), OnTime: true},
-			wm: "2026-03-14T18:00:00Z", now: "2026-03-14T18:10:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 1, Emitted: total1, OnTime: window.OnTimeDone},
-				Pane:    pane(0, window.TimingOnTime, acc, total1, "2026-03-14T18:00:00Z", "2026-03-14T18:10:00Z"),
-				Expired: true}},
+			c: content(total1, "17:59", true), wm: "18:00", now: "18:10",
+			next: state(1, total1, done), pane: pane(0, O, acc, total1, "18:00", "18:10"), expired: true},
 
 		// A window whose orders were all late never gets ON_TIME.
-		{name: "only late orders, Ld not reached: NEVER, no pane",
-			c:  window.Content{Total: total1, FirstPending: ts("2026-03-14T19:40:30Z")},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{OnTime: window.OnTimeNever}}},
-		{name: "only late orders, Ld reached: LATE pane 0", st: window.PaneState{OnTime: window.OnTimeNever},
-			c:  window.Content{Total: total1, FirstPending: ts("2026-03-14T19:40:00Z")},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 1, Emitted: total1, OnTime: window.OnTimeNever},
-				Pane: pane(0, window.TimingLate, acc, total1, "2026-03-14T19:30:00Z", "2026-03-14T19:41:00Z")}},
+		{name: "only late orders, Ld not reached: NEVER, no pane", c: content(total1, "19:40:30", false),
+			wm: "19:30", now: "19:41", next: state(0, window.Measures{}, never)},
+		{name: "only late orders, Ld reached: LATE pane 0", st: state(0, window.Measures{}, never), c: content(total1, "19:40", false),
+			wm: "19:30", now: "19:41", next: state(1, total1, never), pane: pane(0, L, acc, total1, "19:30", "19:41")},
 
 		// After ON_TIME: LATE panes.
-		{name: "late change, Ld not reached: nothing", st: afterOnTime,
-			c:  window.Content{Total: total2, FirstPending: ts("2026-03-14T19:40:30Z"), OnTime: true},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z", want: window.Outcome{State: afterOnTime}},
-		{name: "late change, Ld reached: LATE, discarding delta", change: discarding, st: afterOnTime,
-			c:  window.Content{Total: total2, FirstPending: ts("2026-03-14T19:40:00Z"), OnTime: true},
-			wm: "2026-03-14T19:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane: pane(2, window.TimingLate, dis, ms("89.9", 1, 1), "2026-03-14T19:30:00Z", "2026-03-14T19:41:00Z")}},
+		{name: "late change, Ld not reached: nothing", st: afterOnTime, c: content(total2, "19:40:30", true), wm: "19:30", now: "19:41"},
+		{name: "late change, Ld reached: LATE, discarding delta", change: discarding, st: afterOnTime, c: content(total2, "19:40", true),
+			wm: "19:30", now: "19:41", next: state(3, total2, done), pane: pane(2, L, dis, ms("89.9", 1, 1), "19:30", "19:41")},
 		{name: "no EARLY after ON_TIME even if W is passed in stale", change: func(s *window.Spec) { s.EarlyDelay = 0 },
-			st: afterOnTime, c: window.Content{Total: total2, FirstPending: ts("2026-03-14T19:40:00Z"), OnTime: true},
-			wm: "2026-03-14T17:30:00Z", now: "2026-03-14T19:41:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane: pane(2, window.TimingLate, acc, total2, "2026-03-14T17:30:00Z", "2026-03-14T19:41:00Z")}},
+			st: afterOnTime, c: content(total2, "19:40", true), wm: "17:30", now: "19:41",
+			next: state(3, total2, done), pane: pane(2, L, acc, total2, "17:30", "19:41")},
 
 		// Expiry.
 		{name: "expiry flushes an undue late change as the final LATE pane", change: func(s *window.Spec) { s.LateDelay = time.Hour },
-			st: afterOnTime, c: window.Content{Total: total2, FirstPending: ts("2026-03-14T19:59:00Z"), OnTime: true},
-			wm: "2026-03-14T20:00:00Z", now: "2026-03-14T20:10:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-				Pane:    pane(2, window.TimingLate, acc, total2, "2026-03-14T20:00:00Z", "2026-03-14T20:10:00Z"),
-				Expired: true}},
-		{name: "expiry with nothing pending: no pane", st: afterOnTime,
-			c:  window.Content{Total: total1, OnTime: true},
-			wm: "2026-03-14T20:00:00Z", now: "2026-03-14T20:10:00Z",
-			want: window.Outcome{State: afterOnTime, Expired: true}},
-		{name: "re-running the expiry tick: expired again, no pane",
-			st: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone},
-			c:  window.Content{Total: total2, OnTime: true},
-			wm: "2026-03-14T20:00:00Z", now: "2026-03-14T20:10:00Z",
-			want: window.Outcome{State: window.PaneState{NextIndex: 3, Emitted: total2, OnTime: window.OnTimeDone}, Expired: true}},
-		{name: "just before expiry", st: afterOnTime, c: window.Content{Total: total1, OnTime: true},
-			wm: "2026-03-14T19:59:59.999999999Z", now: "2026-03-14T20:10:00Z", want: window.Outcome{State: afterOnTime}},
-		{name: "empty window expires without panes",
-			wm: "2026-03-14T20:00:00Z", now: "2026-03-14T20:10:00Z",
-			want: window.Outcome{State: window.PaneState{OnTime: window.OnTimeNever}, Expired: true}},
+			st: afterOnTime, c: content(total2, "19:59", true), wm: "20:00", now: "20:10",
+			next: state(3, total2, done), pane: pane(2, L, acc, total2, "20:00", "20:10"), expired: true},
+		{name: "expiry with nothing pending: no pane", st: afterOnTime, c: content(total1, "", true), wm: "20:00", now: "20:10", expired: true},
+		{name: "re-running the expiry tick: expired again, no pane", st: state(3, total2, done), c: content(total2, "", true),
+			wm: "20:00", now: "20:10", expired: true},
+		{name: "just before expiry", st: afterOnTime, c: content(total1, "", true), wm: "19:59:59.999999999", now: "20:10"},
+		{name: "empty window expires without panes", wm: "20:00", now: "20:10", next: state(0, window.Measures{}, never), expired: true},
 		{name: "a discarding delta out of range", change: discarding,
 			st: window.PaneState{NextIndex: 1, Emitted: window.Measures{Importe: numeric.Min(), Pedidos: 1}},
 			c:  window.Content{Total: window.Measures{Importe: numeric.Max(), Pedidos: 2}, OnTime: true},
-			wm: "2026-03-14T18:00:00Z", now: "2026-03-14T18:10:00Z",
-			wantErr: "pane ventas_hora_pais|2026-03-14T17:00:00Z|ES|1"},
+			wm: "18:00", now: "18:10", wantErr: "pane ventas_hora_pais|2026-03-14T17:00:00Z|ES|1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,11 +123,11 @@ func TestOnTick(t *testing.T) {
 			if tt.change != nil {
 				tt.change(&s)
 			}
-			want := tt.want
-			if want == (window.Outcome{}) {
+			want := window.Outcome{State: tt.next, Pane: tt.pane, Expired: tt.expired}
+			if tt.next == (window.PaneState{}) {
 				want.State = tt.st
 			}
-			got, err := s.OnTick(cellWK, tt.st, tt.c, ts(tt.wm), ts(tt.now))
+			got, err := s.OnTick(cellWK, tt.st, tt.c, clk(tt.wm), clk(tt.now))
 			if tt.wantErr != "" {
 				if !errors.Is(err, window.ErrOverflow) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want ErrOverflow naming %s", err, tt.wantErr)
@@ -205,22 +146,17 @@ func TestOnTick(t *testing.T) {
 
 func TestPaneID(t *testing.T) {
 	tests := []struct {
-		name  string
-		start time.Time
-		key   string
-		index int64
-		want  string
+		name, start, key string
+		index            int64
+		want             string
 	}{
-		{name: "plain", start: ts("2026-03-14T18:00:00+01:00"), key: "ES", index: 0,
-			want: "ventas_hora_pais|2026-03-14T17:00:00Z|ES|0"},
-		{name: "key with separators is escaped", start: ts("2026-03-14T17:00:00Z"), key: "a|b/c d", index: 12,
-			want: "ventas_hora_pais|2026-03-14T17:00:00Z|a%7Cb%2Fc%20d|12"},
-		{name: "empty key", start: ts("1969-12-31T23:00:00Z"), key: "", index: 3,
-			want: "ventas_hora_pais|1969-12-31T23:00:00Z||3"},
+		{"plain", "2026-03-14T18:00:00+01:00", "ES", 0, "ventas_hora_pais|2026-03-14T17:00:00Z|ES|0"},
+		{"key with separators is escaped", "17:00", "a|b/c d", 12, "ventas_hora_pais|2026-03-14T17:00:00Z|a%7Cb%2Fc%20d|12"},
+		{"empty key", "1969-12-31T23:00:00Z", "", 3, "ventas_hora_pais|1969-12-31T23:00:00Z||3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := window.Pane{Aggregation: "ventas_hora_pais", WindowStart: tt.start, Key: tt.key, Index: tt.index}
+			p := window.Pane{Aggregation: "ventas_hora_pais", WindowStart: clk(tt.start), Key: tt.key, Index: tt.index}
 			if got := p.ID(); got != tt.want {
 				t.Errorf("ID() = %q, want %q", got, tt.want)
 			}
@@ -235,9 +171,6 @@ func sessionSpec(mode window.Accumulation) window.Spec {
 	s.AllowedLateness, s.Accumulation = time.Hour, mode
 	return s
 }
-
-// hm is hh:mm on 2026-03-14 UTC.
-func hm(s string) time.Time { return ts("2026-03-14T" + s + ":00Z") }
 
 // sessionStep delivers an order of 10.00 and 1 unit of key C-1 at event
 // time at (when id is set), or ticks; wm is the watermark the order is
@@ -255,12 +188,12 @@ func sessionOrder(id, at, wm, now string) sessionStep {
 // sp is an expected pane of key C-1 holding n orders' worth (ACCUMULATING
 // totals or a DISCARDING change, by the sign of n).
 func sp(mode window.Accumulation, start, end string, index int64, timing window.Timing, n int64, wm, now string) window.Pane {
-	return window.Pane{Aggregation: "sesiones_cliente", Key: "C-1", WindowStart: hm(start), WindowEnd: hm(end),
-		Index: index, Timing: timing, Accumulation: mode, Watermark: hm(wm), EmittedAt: hm(now),
+	return window.Pane{Aggregation: "sesiones_cliente", Key: "C-1", WindowStart: clk(start), WindowEnd: clk(end),
+		Index: index, Timing: timing, Accumulation: mode, Watermark: clk(wm), EmittedAt: clk(now),
 		Measures: window.Measures{Importe: dec(strconv.FormatInt(10*n, 10)), Pedidos: n, Unidades: n}}
 }
 
-func merged(p window.Pane, into string) window.Pane { p.MergedInto = hm(into); return p }
+func merged(p window.Pane, into string) window.Pane { p.MergedInto = clk(into); return p }
 
 // TestSessionsHandWorked plays the specification's session stories
 // (docs/event-time.md, "Session windows") through AcceptSession and
@@ -289,8 +222,7 @@ func TestSessionsHandWorked(t *testing.T) {
 		wantOpen  []window.Window
 	}{
 		{
-			name: "two orders 20 min apart merge",
-			mode: acc,
+			name: "two orders 20 min apart merge", mode: acc,
 			steps: []sessionStep{
 				sessionOrder("A", "10:00", "09:50", "10:01"),
 				sessionOrder("B", "10:20", "09:55", "10:21"),
@@ -304,9 +236,7 @@ func TestSessionsHandWorked(t *testing.T) {
 			},
 		},
 		{
-			name:  "a third order bridges two sessions",
-			mode:  acc,
-			steps: append(bridge, tickAt("11:10", "11:20")),
+			name: "a third order bridges two sessions", mode: acc, steps: append(bridge, tickAt("11:10", "11:20")),
 			wantPanes: []window.Pane{
 				sp(acc, "10:00", "10:30", 0, E, 1, "09:50", "10:45"),
 				sp(acc, "10:40", "11:10", 0, E, 1, "09:50", "10:45"),
@@ -314,23 +244,20 @@ func TestSessionsHandWorked(t *testing.T) {
 				sp(acc, "10:00", "11:10", 1, E, 3, "09:55", "10:48"),
 				sp(acc, "10:00", "11:10", 2, O, 3, "11:10", "11:20"),
 			},
-			wantOpen: []window.Window{{Start: hm("10:00"), End: hm("11:10")}},
+			wantOpen: []window.Window{{Start: clk("10:00"), End: clk("11:10")}},
 		},
 		{
-			name:  "discarding: the merged identity takes back what it emitted",
-			mode:  dis,
-			steps: bridge,
+			name: "discarding: the merged identity takes back what it emitted", mode: dis, steps: bridge,
 			wantPanes: []window.Pane{
 				sp(dis, "10:00", "10:30", 0, E, 1, "09:50", "10:45"),
 				sp(dis, "10:40", "11:10", 0, E, 1, "09:50", "10:45"),
 				merged(sp(dis, "10:40", "11:10", 1, M, -1, "09:55", "10:48"), "10:00"),
 				sp(dis, "10:00", "11:10", 1, E, 2, "09:55", "10:48"),
 			},
-			wantOpen: []window.Window{{Start: hm("10:00"), End: hm("11:10")}},
+			wantOpen: []window.Window{{Start: clk("10:00"), End: clk("11:10")}},
 		},
 		{
-			name: "a late order extends a session that had its ON_TIME pane",
-			mode: acc,
+			name: "a late order extends a session that had its ON_TIME pane", mode: acc,
 			steps: []sessionStep{
 				sessionOrder("A", "10:00", "09:50", "10:01"),
 				tickAt("10:30", "10:40"),
@@ -345,8 +272,7 @@ func TestSessionsHandWorked(t *testing.T) {
 			},
 		},
 		{
-			name: "too late for its proto-window though the session it touches is open",
-			mode: acc,
+			name: "too late for its proto-window though the session it touches is open", mode: acc,
 			steps: []sessionStep{
 				sessionOrder("A", "10:00", "09:50", "10:01"),
 				sessionOrder("B", "10:20", "09:55", "10:21"),
@@ -360,11 +286,10 @@ func TestSessionsHandWorked(t *testing.T) {
 				sp(acc, "10:00", "11:10", 1, L, 3, "11:21", "11:34"),
 			},
 			wantDrops: []string{"C [09:45, 10:15)"},
-			wantOpen:  []window.Window{{Start: hm("10:00"), End: hm("11:10")}},
+			wantOpen:  []window.Window{{Start: clk("10:00"), End: clk("11:10")}},
 		},
 		{
-			name: "a bridge after one side expired",
-			mode: acc,
+			name: "a bridge after one side expired", mode: acc,
 			steps: []sessionStep{
 				sessionOrder("A", "10:00", "09:50", "10:01"),
 				sessionOrder("B", "10:45", "09:55", "10:46"),
@@ -378,7 +303,7 @@ func TestSessionsHandWorked(t *testing.T) {
 				merged(sp(acc, "10:45", "11:15", 1, M, 0, "11:31", "11:43"), "10:25"),
 				sp(acc, "10:25", "11:15", 0, L, 2, "11:31", "11:43"),
 			},
-			wantOpen: []window.Window{{Start: hm("10:25"), End: hm("11:15")}},
+			wantOpen: []window.Window{{Start: clk("10:25"), End: clk("11:15")}},
 		},
 	}
 	for _, tt := range tests {
@@ -391,7 +316,7 @@ func TestSessionsHandWorked(t *testing.T) {
 			var panes []window.Pane
 			var drops []string
 			for i, st := range tt.steps {
-				wm, now := hm(st.wm), hm(st.now)
+				wm, now := clk(st.wm), clk(st.now)
 				if st.id == "" {
 					var keep []window.Session
 					for _, ss := range open {
@@ -410,7 +335,7 @@ func TestSessionsHandWorked(t *testing.T) {
 					open = keep
 					continue
 				}
-				o := window.Order{ID: st.id, Key: "C-1", EventTime: hm(st.at), Measures: ms("10", 1, 1)}
+				o := window.Order{ID: st.id, Key: "C-1", EventTime: clk(st.at), Measures: ms("10", 1, 1)}
 				if w := s.WindowOf(o.EventTime); s.Classify(w, wm) == window.TooLate {
 					drops = append(drops, fmt.Sprintf("%s [%s, %s)", st.id, w.Start.Format("15:04"), w.End.Format("15:04")))
 					if _, err := s.AcceptSession(open, o, wm, now); err == nil {

@@ -11,8 +11,7 @@ type Window struct {
 // Session reports whether s has session windows (Gap > 0).
 func (s Spec) Session() bool { return s.Gap > 0 }
 
-// Size is the extent of the window an element is assigned: S, or for
-// session windows G, the size of an order's proto-window [t, t+G).
+// Size is the extent of the window an element is assigned: S, or G.
 func (s Spec) Size() time.Duration {
 	if s.Session() {
 		return s.Gap
@@ -25,8 +24,7 @@ func (s Spec) Sliding() bool {
 	return s.Period > 0 && s.Period < s.WindowSize
 }
 
-// PeriodOrSize is the distance between consecutive window starts: Period,
-// or WindowSize for fixed windows.
+// PeriodOrSize is the distance between consecutive window starts.
 func (s Spec) PeriodOrSize() time.Duration {
 	if s.Period > 0 {
 		return s.Period
@@ -34,19 +32,11 @@ func (s Spec) PeriodOrSize() time.Duration {
 	return s.WindowSize
 }
 
-// WindowOf returns the newest window holding event time t: the one starting
-// at t floored to the period. For fixed windows it is the only one. For
-// sliding windows it is the last of WindowsOf(t), the one that closes and
+// WindowOf returns the newest window holding event time t, the one that
 // expires last, so its ExpiryOf bounds how long an order's dedup record is
-// needed.
-//
-// Windows are aligned to the Unix epoch in UTC, so for t before 1970 the
-// start is floored, not truncated toward zero. The result is in UTC without
-// a monotonic reading, so equal windows compare equal with == and can key a
-// map.
-//
-// With session windows it is the proto-window [t, t+G): the window the
-// order is assigned before merging, which judges whether it is too late.
+// needed; with session windows, the proto-window [t, t+G). Windows are
+// aligned to the Unix epoch (floored before 1970) and in UTC without a
+// monotonic reading, so equal windows are == and can key a map.
 func (s Spec) WindowOf(t time.Time) Window {
 	if s.Session() {
 		return s.proto(t)
@@ -57,8 +47,7 @@ func (s Spec) WindowOf(t time.Time) Window {
 }
 
 // WindowsOf returns every window holding event time t, ascending by start:
-// WindowSize/Period windows whose starts are the multiples of the period in
-// (t - WindowSize, t]. For fixed windows it is []Window{WindowOf(t)}.
+// those starting on a multiple of the period in (t - WindowSize, t].
 func (s Spec) WindowsOf(t time.Time) []Window {
 	if s.Session() {
 		return []Window{s.proto(t)}
@@ -73,8 +62,7 @@ func (s Spec) WindowsOf(t time.Time) []Window {
 	return ws
 }
 
-// IsWindowOf reports whether w is one of WindowsOf(t): it holds t, has the
-// spec's size and starts on a multiple of the period.
+// IsWindowOf reports whether w is one of WindowsOf(t).
 func (s Spec) IsWindowOf(w Window, t time.Time) bool {
 	if s.Session() {
 		return w == s.proto(t)
@@ -85,8 +73,7 @@ func (s Spec) IsWindowOf(w Window, t time.Time) bool {
 		floorTo(w.Start.Unix(), period) == w.Start.Unix()
 }
 
-// proto is an order's proto-window under session windows, to the
-// nanosecond: sessions are not aligned to anything.
+// proto is an order's proto-window: sessions are aligned to nothing.
 func (s Spec) proto(t time.Time) Window {
 	t = t.UTC().Round(0)
 	return Window{Start: t, End: t.Add(s.Gap)}
@@ -107,9 +94,8 @@ func (s Spec) seconds() (size, period int64) {
 	return size, period
 }
 
-// floorTo floors sec to a multiple of step (> 0), toward minus infinity.
-// t.Unix() is already the floor in seconds (nanoseconds are always >= 0),
-// and whole-second steps make the floor on seconds exact.
+// floorTo floors sec to a multiple of step (> 0), toward minus infinity;
+// whole-second steps make flooring t.Unix() exact.
 func floorTo(sec, step int64) int64 {
 	start := sec / step * step
 	if start > sec {
@@ -136,26 +122,18 @@ type WindowKey struct {
 	Key    string
 }
 
-// Lateness is how an order stands against the watermark when it is handled.
+// Lateness is how an order's window stands against the watermark.
 type Lateness int
 
 const (
-	// OnTime: W < end. The order counts and waits for the EARLY/ON_TIME panes.
-	OnTime Lateness = iota
-	// Late: end <= W < end+L. The order counts and produces a LATE pane.
-	Late
-	// TooLate: end+L <= W. The order is dropped and recorded.
-	TooLate
+	OnTime  Lateness = iota // W < end
+	Late                    // end <= W < end+L: counts, in a LATE pane
+	TooLate                 // end+L <= W: dropped and recorded
 )
 
 func (l Lateness) String() string {
-	switch l {
-	case OnTime:
-		return "on_time"
-	case Late:
-		return "late"
-	case TooLate:
-		return "too_late"
+	if names := [...]string{"on_time", "late", "too_late"}; l >= 0 && int(l) < len(names) {
+		return names[l]
 	}
 	return "unknown"
 }
@@ -172,8 +150,7 @@ func (s Spec) Classify(w Window, wm time.Time) Lateness {
 	return TooLate
 }
 
-// ExpiryOf is the watermark at which w expires (end + L): from then on its
-// orders are too late and its state may be deleted.
+// ExpiryOf is the watermark at which w expires (end + L) and its state may go.
 func (s Spec) ExpiryOf(w Window) time.Time {
 	return w.End.Add(s.AllowedLateness)
 }

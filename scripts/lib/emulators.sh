@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by scripts/test.sh and scripts/e2e.sh: starts the gcloud Firestore
+# Sourced by scripts/test.sh and scripts/stack.sh: starts the gcloud Firestore
 # and Pub/Sub emulators on free ports, exports FIRESTORE_EMULATOR_HOST and
 # PUBSUB_EMULATOR_HOST, and stops them (only the process groups started
 # here: other runs may use emulators too) when the shell exits.

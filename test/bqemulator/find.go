@@ -1,7 +1,6 @@
 // Package bqemulator finds and runs the open-source BigQuery emulator
-// (github.com/goccy/bigquery-emulator, v0.7+: GoogleSQL analysed and run by
-// googlesqlite) for tests that want BigQuery's own analyzer to see their
-// SQL. It is test support: nothing in production imports it.
+// (github.com/goccy/bigquery-emulator), for tests that want BigQuery's own
+// analyzer to see their SQL. Nothing in production imports it.
 package bqemulator
 
 import (
@@ -14,36 +13,28 @@ import (
 	"strings"
 )
 
-// The places Find looks, in order.
+// The places Find looks, in order; the paths are relative to the
+// repository root.
 const (
-	// EnvVar names a binary explicitly.
-	EnvVar = "BIGQUERY_EMULATOR"
-	// SharedPath is the team's prebuilt binary, relative to the repository
-	// root (see its README there for what it gets right and wrong).
-	SharedPath = "../shared/bigquery-emulator/bin/bigquery-emulator"
-	// CacheDir, relative to the repository root, is where go install puts
-	// the binary (git-ignored).
-	CacheDir = ".cache/bin"
-	// Module is installed at Version when neither of the above exists.
-	// v0.8.1 is the tag the shared binary was built from (plus two
-	// commits), with the same googlesqlite (v0.3.1).
+	EnvVar     = "BIGQUERY_EMULATOR"                                 // names a binary explicitly
+	SharedPath = "../shared/bigquery-emulator/bin/bigquery-emulator" // the team's prebuilt binary (see its README)
+	CacheDir   = ".cache/bin"                                        // where go install puts it (git-ignored)
+	// Module is installed at Version, the tag the shared binary was built
+	// from (plus two commits), when neither of the above exists.
 	Module  = "github.com/goccy/bigquery-emulator/cmd/bigquery-emulator"
 	Version = "v0.8.1"
 	binName = "bigquery-emulator"
 )
 
-// ErrMissing is wrapped by Find when no binary is found: it names the three
-// ways to provide the emulator, for a failure or a skip that says what to do.
+// ErrMissing is wrapped by Find when no binary is found; it names the three
+// ways to provide the emulator.
 var ErrMissing = errors.New("no BigQuery emulator: set " + EnvVar + " to its binary, or provide " + SharedPath +
 	" (from the repository root), or let `go install " + Module + "@" + Version + "` put it in " + CacheDir +
 	" (the build needs about 6 GB of memory and 7-25 minutes on 2 cores)")
 
-// Find returns the emulator binary: $BIGQUERY_EMULATOR (which must then
-// exist: an explicit choice does not fall through), else SharedPath, else a
-// binary already in CacheDir, else, when install is set, the one go install
-// builds into CacheDir (the module proxy may not serve it: then the error
-// wraps ErrMissing and says why the install failed). root is the
-// repository root (RepoRoot).
+// Find returns the emulator binary under the repository root root:
+// $BIGQUERY_EMULATOR (which must then exist), else SharedPath, else one in
+// CacheDir, else, when install is set, the one go install builds there.
 func Find(ctx context.Context, root string, install bool) (string, error) {
 	if p := os.Getenv(EnvVar); p != "" {
 		if err := executable(p); err != nil {
@@ -61,8 +52,7 @@ func Find(ctx context.Context, root string, install bool) (string, error) {
 	}
 	bin := filepath.Join(root, CacheDir)
 	cmd := exec.CommandContext(ctx, "go", "install", Module+"@"+Version)
-	// Outside the module, so that its go.mod neither helps nor hinders.
-	cmd.Dir = os.TempDir()
+	cmd.Dir = os.TempDir() // outside this module
 	cmd.Env = append(os.Environ(), "GOBIN="+bin, "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%w (go install failed: %v: %s)", ErrMissing, err, lastLine(out))
@@ -91,7 +81,7 @@ func lastLine(out []byte) string {
 }
 
 // RepoRoot is the nearest directory at or above the working directory
-// holding a go.mod (go test runs in the package's directory).
+// holding a go.mod.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {

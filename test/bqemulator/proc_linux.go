@@ -2,9 +2,8 @@ package bqemulator
 
 import "syscall"
 
-// sysProcAttr puts the emulator in its own process group (Stop kills the
-// group) and has the kernel kill it if the test process dies first, so a
-// crashed or killed test leaves no emulator behind.
+// sysProcAttr puts the emulator in its own process group (Stop kills it)
+// and has the kernel kill it if the test process dies first.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

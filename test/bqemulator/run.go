@@ -17,14 +17,11 @@ import (
 
 // Options configures a started emulator.
 type Options struct {
-	Project string // the only project it serves
-	// Env is added to its environment: STORAGE_EMULATOR_HOST=http://host:port
-	// (scheme included) makes its load jobs read gs:// from that fake.
-	Env []string
+	Project string   // the only project it serves
+	Env     []string // added to its environment, e.g. STORAGE_EMULATOR_HOST=http://host:port
 }
 
-// Emulator is a running emulator process, in its own process group, holding
-// everything in memory.
+// Emulator is a running emulator process, holding everything in memory.
 type Emulator struct {
 	URL string // http://127.0.0.1:PORT; a client's endpoint is URL + "/bigquery/v2/"
 
@@ -34,7 +31,7 @@ type Emulator struct {
 	err  error // the process's exit, once done is closed
 }
 
-// readyWithin bounds a start: the emulator answers in about 0.3 s.
+// readyWithin bounds a start (the emulator answers in about 0.3 s).
 const readyWithin = 20 * time.Second
 
 // Start runs bin on two free loopback ports and waits until it answers.
@@ -96,8 +93,7 @@ func (e *Emulator) waitReady(ctx context.Context, project string) error {
 	}
 }
 
-// Stop kills the emulator's process group and waits for it; its data goes
-// with it.
+// Stop kills the emulator's process group and waits for it.
 func (e *Emulator) Stop() {
 	select {
 	case <-e.done:
@@ -127,7 +123,6 @@ func freePorts(n int) ([]string, error) {
 	return ports, nil
 }
 
-// tail keeps the last max bytes written to it.
 type tail struct {
 	mu  sync.Mutex
 	max int

@@ -1,6 +1,5 @@
 // Package browsertest drives headless Chromium for the browser tests: a
-// W3C WebDriver client over net/http for chromedriver, so no module beyond
-// the standard library is involved.
+// W3C WebDriver client for chromedriver on the standard library alone.
 package browsertest
 
 import (
@@ -13,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,9 +29,9 @@ var flags = []string{
 }
 
 // Find returns Chromium and ChromeDriver (CHROMIUM and CHROMEDRIVER
-// override the search), or skips the test: under -short, or when they are
-// missing. CI installs them (.ci/run), so there a missing browser fails
-// the test rather than skip a browser proof quietly.
+// override the search), or skips the test under -short or when they are
+// missing; in CI, which installs them, a missing browser fails the test
+// rather than skip a browser proof quietly.
 func Find(t testing.TB) (chromium, driver string) {
 	t.Helper()
 	if testing.Short() {
@@ -63,16 +63,15 @@ func Find(t testing.TB) (chromium, driver string) {
 	return chromium, driver
 }
 
-// Driver is one WebDriver session of headless Chromium.
 type Driver struct {
 	base, session string // base: http://127.0.0.1:port
 	http          *http.Client
 }
 
-// Start runs chromedriver on a free port and opens a session of headless
-// Chromium with a fresh profile; both end with the test. Start it after
-// the servers the page talks to, so that it ends before them: an open page
-// holds connections a server's shutdown would wait for.
+// Start runs chromedriver and opens a session of headless Chromium with a
+// fresh profile; both end with the test. Start it after the servers the
+// page talks to, so that it ends before them: an open page holds
+// connections a server's shutdown would wait for.
 func Start(t testing.TB, chromium, driver string) *Driver {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0") // a free port
@@ -105,7 +104,7 @@ func Start(t testing.TB, chromium, driver string) *Driver {
 			t.Fatalf("chromedriver not ready after 15 s: %v", err)
 		}
 	}
-	args := append(append([]string{}, flags...), "--user-data-dir="+t.TempDir())
+	args := append(slices.Clone(flags), "--user-data-dir="+t.TempDir())
 	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
 		"browserName": "chrome", "goog:chromeOptions": map[string]any{"binary": chromium, "args": args},
 	}}}
@@ -126,7 +125,6 @@ func Start(t testing.TB, chromium, driver string) *Driver {
 	return d
 }
 
-// call sends one WebDriver command and decodes its "value".
 func (d *Driver) call(method, path string, body, value any) error {
 	var rd io.Reader
 	if body != nil {
@@ -169,13 +167,12 @@ func (d *Driver) call(method, path string, body, value any) error {
 	return json.Unmarshal(env.Value, value)
 }
 
-// Navigate opens url in the session's window.
 func (d *Driver) Navigate(url string) error {
 	return d.call(http.MethodPost, d.session+"/url", map[string]string{"url": url}, nil)
 }
 
-// Execute runs a synchronous script in the page and decodes what it
-// returns into result (nil: discarded).
+// Execute runs a synchronous script in the page and decodes its result
+// into result (nil: discarded).
 func (d *Driver) Execute(script string, result any) error {
 	return d.call(http.MethodPost, d.session+"/execute/sync", map[string]any{"script": script, "args": []any{}}, result)
 }
@@ -193,8 +190,7 @@ func (d *Driver) Screenshot(path string) error {
 	return os.WriteFile(path, png, 0o644)
 }
 
-// Resize sets the window's outer size, e.g. tall enough for a screenshot
-// of the whole page.
+// Resize sets the window's outer size.
 func (d *Driver) Resize(width, height int) error {
 	return d.call(http.MethodPost, d.session+"/window/rect", map[string]int{"width": width, "height": height}, nil)
 }

@@ -1,6 +1,9 @@
 package deploy
 
 import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,28 +85,12 @@ func newDeployCheckout(t *testing.T, dirty bool) string {
 			t.Skipf("%s not installed: deploy.sh behaviour not checked", tool)
 		}
 	}
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "scripts", "deploy.sh"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	repo := t.TempDir()
-	for _, d := range []string{"scripts", "terraform"} {
-		if err := os.MkdirAll(filepath.Join(repo, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(repo, "scripts", "deploy.sh"), src, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	// Production's variables name production's project, which a dev run
 	// must not target.
-	if vars, err := os.ReadFile(filepath.Join(repoRoot(t), "terraform", "env", "prod.tfvars")); err == nil {
-		if err := os.MkdirAll(filepath.Join(repo, "terraform", "env"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(repo, "terraform", "env", "prod.tfvars"), vars, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	for _, f := range []string{"scripts/deploy.sh", "terraform/env/prod.tfvars"} {
+		check(t, os.MkdirAll(filepath.Dir(filepath.Join(repo, f)), 0o755))
+		check(t, os.WriteFile(filepath.Join(repo, f), []byte(readRepoFile(t, f)), 0o755))
 	}
 	git := func(args ...string) {
 		t.Helper()
@@ -116,30 +103,19 @@ func newDeployCheckout(t *testing.T, dirty bool) string {
 	git("add", ".")
 	git("commit", "-q", "-m", "init")
 	if dirty {
-		if err := os.WriteFile(filepath.Join(repo, "terraform", "main.tf"), []byte("# edited\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		check(t, os.WriteFile(filepath.Join(repo, "terraform", "main.tf"), []byte("# edited\n"), 0o644))
 	}
 	return repo
 }
 
-func runDeploy(t *testing.T, repo string, env map[string]string, args ...string) deployRun {
-	t.Helper()
-	return runDeployTyping(t, repo, env, "", args...)
-}
-
-// runDeployTyping runs deploy.sh with typed as its standard input.
-func runDeployTyping(t *testing.T, repo string, env map[string]string, typed string, args ...string) deployRun {
+// runDeploy runs deploy.sh with typed as its standard input.
+func runDeploy(t *testing.T, repo string, env map[string]string, typed string, args ...string) deployRun {
 	t.Helper()
 	// Outside the checkout, so that the stubs do not make the tree dirty.
 	bin := repo + "-stubs"
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	check(t, os.MkdirAll(bin, 0o755))
 	for _, tool := range []string{"gcloud", "terraform", "bq"} {
-		if err := os.WriteFile(filepath.Join(bin, tool), []byte(stubTools), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		check(t, os.WriteFile(filepath.Join(bin, tool), []byte(stubTools), 0o755))
 	}
 	log := filepath.Join(bin, "calls.log")
 	for _, f := range []string{log, log + ".csv", log + ".objects"} {
@@ -194,6 +170,11 @@ func rolled(image string) []string {
 }
 
 func TestDeployScriptBehaviour(t *testing.T) {
+	deployed := map[string]string{"STUB_RUNNING": running}
+	noPlan := map[string][]string{` (plan|apply) `: nil}
+	prodPlanned := map[string][]string{` (plan|apply) `: {prodPlan}}
+	prodApplied := map[string][]string{` (plan|apply) `: {prodPlan, prodApply}}
+	prodInfra := [][]string{target(prod, "infra")}
 	tests := []struct {
 		name  string
 		dirty bool
@@ -205,62 +186,30 @@ func TestDeployScriptBehaviour(t *testing.T) {
 		want    map[string][]string
 		wantErr bool
 	}{
-		{
-			name: "infra on a deployed project passes the running image",
-			env:  map[string]string{"STUB_RUNNING": running},
-			runs: [][]string{target(dev, "infra")},
-			want: map[string][]string{` (plan|apply) `: {devPlan + " -var image=" + running, devApply}},
-		},
-		{
-			name: "infra on a new project applies only what the build needs",
-			runs: [][]string{target(dev, "infra")},
+		{name: "infra on a deployed project passes the running image", env: deployed,
+			runs: [][]string{target(dev, "infra")}, want: map[string][]string{` (plan|apply) `: {devPlan + " -var image=" + running, devApply}}},
+		{name: "infra on a new project applies only what the build needs", runs: [][]string{target(dev, "infra")},
 			want: map[string][]string{` (plan|apply) `: {devPlan + " " +
 				"-target=google_project_service.api -target=google_artifact_registry_repository.images " +
 				"-target=google_artifact_registry_repository_iam_member.deployer_writer -target=google_storage_bucket.bucket " +
-				"-target=google_storage_bucket_iam_member.deployer_build_sources -target=google_project_iam_member.deployer_log_writer", devApply}},
-		},
-		{
-			name:    "a failing gcloud call stops infra before any plan",
-			env:     map[string]string{"STUB_RUNNING": running, "STUB_FAIL": "run services list"},
-			runs:    [][]string{target(dev, "infra")},
-			want:    map[string][]string{` (plan|apply) `: nil},
-			wantErr: true,
-		},
-		{
-			name:  "build and deploy of a modified tree in one run name one image",
-			dirty: true,
-			runs:  [][]string{target(dev, "build", "deploy")},
+				"-target=google_storage_bucket_iam_member.deployer_build_sources -target=google_project_iam_member.deployer_log_writer", devApply}}},
+		{name: "a failing gcloud call stops infra before any plan", env: map[string]string{"STUB_RUNNING": running, "STUB_FAIL": "run services list"},
+			runs: [][]string{target(dev, "infra")}, want: noPlan, wantErr: true},
+		{name: "build and deploy of a modified tree in one run name one image", dirty: true, runs: [][]string{target(dev, "build", "deploy")},
 			want: map[string][]string{
 				` (plan|apply) `:      {devPlan + " -var image=" + built, devApply},
 				`run services update`: rolled(built),
-			},
-		},
-		{
-			name:  "deploy after a separate build run deploys what was built",
-			dirty: true,
-			runs:  [][]string{target(dev, "build"), target(dev, "deploy")},
+			}},
+		{name: "deploy after a separate build run deploys what was built", dirty: true, runs: [][]string{target(dev, "build"), target(dev, "deploy")},
 			want: map[string][]string{
 				` (plan|apply) `:      {devPlan + " -var image=" + built, devApply},
 				`artifacts|builds`:    nil, // no new lookup by a recomputed tag
 				`run services update`: rolled(built),
-			},
-		},
-		{
-			name:    "deploy to another project than the build's refuses",
-			dirty:   true,
-			runs:    [][]string{target(dev, "build"), {"--project", "alpipe-dev-2", "--env", "dev", "--yes", "deploy"}},
-			want:    map[string][]string{` (plan|apply) `: nil},
-			wantErr: true,
-		},
-		{
-			name:    "deploy with nothing built refuses",
-			runs:    [][]string{target(dev, "deploy")},
-			want:    map[string][]string{` (plan|apply) `: nil},
-			wantErr: true,
-		},
-		{
-			name: "all is a first deployment, without smoke",
-			runs: [][]string{target(dev, "all")},
+			}},
+		{name: "deploy to another project than the build's refuses", dirty: true,
+			runs: [][]string{target(dev, "build"), {"--project", "alpipe-dev-2", "--env", "dev", "--yes", "deploy"}}, want: noPlan, wantErr: true},
+		{name: "deploy with nothing built refuses", runs: [][]string{target(dev, "deploy")}, want: noPlan, wantErr: true},
+		{name: "all is a first deployment, without smoke", runs: [][]string{target(dev, "all")},
 			want: map[string][]string{
 				`services enable|builds submit| apply |run services update|pubsub|bq `: append([]string{
 					"gcloud services enable artifactregistry.googleapis.com bigquery.googleapis.com cloudbuild.googleapis.com cloudresourcemanager.googleapis.com cloudscheduler.googleapis.com eventarc.googleapis.com firestore.googleapis.com iam.googleapis.com iamcredentials.googleapis.com logging.googleapis.com monitoring.googleapis.com pubsub.googleapis.com run.googleapis.com serviceusage.googleapis.com storage.googleapis.com --project=alpipe-dev-1",
@@ -268,51 +217,21 @@ func TestDeployScriptBehaviour(t *testing.T) {
 					"gcloud builds submit REPO --project=alpipe-dev-1 --region=europe-west1 --config=REPO/cloudbuild.yaml --gcs-source-staging-dir=gs://b-build/source --substitutions=COMMIT_SHA=TAG,_REGION=europe-west1,_DEPLOY=false",
 					devApply,
 				}, rolled(built)...),
-			},
-		},
-		{
-			name: "dev applies after a yes",
-			env:  map[string]string{"STUB_RUNNING": running},
-			// No --yes.
-			typed: "yes\n",
-			runs:  [][]string{{"--project", "alpipe-dev-1", "--env", "dev", "infra"}},
-			want:  map[string][]string{` apply `: {devApply}},
-		},
-		{
-			name:    "prod shows the plan and applies nothing unanswered",
-			env:     map[string]string{"STUB_RUNNING": running},
-			runs:    [][]string{target(prod, "infra")},
-			want:    map[string][]string{` (plan|apply) `: {prodPlan}},
-			wantErr: true,
-		},
-		{
-			name:    "prod takes no yes for the project ID",
-			env:     map[string]string{"STUB_RUNNING": running},
-			typed:   "yes\n",
-			runs:    [][]string{target(prod, "infra")},
-			want:    map[string][]string{` (plan|apply) `: {prodPlan}},
-			wantErr: true,
-		},
-		{
-			name:  "prod applies its plan once the project ID is typed",
-			env:   map[string]string{"STUB_RUNNING": running},
-			typed: "alpinashop-datos\n",
-			runs:  [][]string{target(prod, "infra")},
-			want:  map[string][]string{` (plan|apply) `: {prodPlan, prodApply}},
-		},
-		{
-			name: "prod applies its plan with --yes",
-			env:  map[string]string{"STUB_RUNNING": running},
-			runs: [][]string{target(prod, "--yes", "infra")},
-			want: map[string][]string{` (plan|apply) `: {prodPlan, prodApply}},
-		},
+			}},
+		{name: "dev applies after a yes (no --yes)", env: deployed, typed: "yes\n",
+			runs: [][]string{{"--project", "alpipe-dev-1", "--env", "dev", "infra"}}, want: map[string][]string{` apply `: {devApply}}},
+		{name: "prod shows the plan and applies nothing unanswered", env: deployed, runs: prodInfra, want: prodPlanned, wantErr: true},
+		{name: "prod takes no yes for the project ID", env: deployed, typed: "yes\n", runs: prodInfra, want: prodPlanned, wantErr: true},
+		{name: "prod applies its plan once the project ID is typed", env: deployed, typed: "alpinashop-datos\n", runs: prodInfra,
+			want: prodApplied},
+		{name: "prod applies its plan with --yes", env: deployed, runs: [][]string{target(prod, "--yes", "infra")}, want: prodApplied},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := newDeployCheckout(t, tc.dirty)
 			var run deployRun
 			for i, args := range tc.runs {
-				run = runDeployTyping(t, repo, tc.env, tc.typed, args...)
+				run = runDeploy(t, repo, tc.env, tc.typed, args...)
 				if i < len(tc.runs)-1 && run.err != nil {
 					t.Fatalf("deploy.sh %v: %v\n%s", args, run.err, run.out)
 				}
@@ -331,5 +250,180 @@ func TestDeployScriptBehaviour(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// exitCode is a finished run's exit status (0 when it succeeded).
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	t.Fatalf("deploy.sh did not run: %v", err)
+	return -1
+}
+
+// Nothing is deployed by accident: without a project, an environment and a
+// step named, or with a target that contradicts production's variables,
+// deploy.sh prints its usage and exits 2 before calling any tool. Asked for
+// help, it prints its header (the steps, the usage line and the
+// environment, not its code) and exits 0, without calling a tool either.
+func TestDeployScriptNeedsATarget(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		files []string // written into the checkout's terraform/
+		want  string   // in the output, besides the usage
+		help  bool
+	}{
+		{name: "--help", args: []string{"--help"}, help: true},
+		{name: "-h", args: []string{"-h"}, help: true},
+		{name: "help", args: []string{"help"}, help: true},
+		{name: "no arguments", want: "no project"},
+		{name: "a step alone", args: []string{"infra"}, want: "no project"},
+		{name: "a project without environment", args: []string{"--project", "alpipe-dev-1", "infra"}, want: "no environment"},
+		{name: "PROJECT_ID without environment", env: map[string]string{"PROJECT_ID": "alpipe-dev-1"}, args: []string{"infra"}, want: "no environment"},
+		{name: "an environment without project", args: []string{"--env", "dev", "infra"}, want: "no project"},
+		{name: "an unknown environment", args: []string{"--project", "alpipe-dev-1", "--env", "staging", "infra"}, want: "dev or prod"},
+		{name: "a target without a step", args: []string{"--project", "alpipe-dev-1", "--env", "dev"}, want: "no step"},
+		{name: "an unknown step", args: []string{"--project", "alpipe-dev-1", "--env", "dev", "everything"}, want: "unknown step everything"},
+		{name: "an unknown option", args: []string{"--project", "alpipe-dev-1", "--env", "dev", "--force", "infra"}, want: "unknown option --force"},
+		{name: "smoke against production", args: []string{"--project", "alpinashop-datos", "--env", "prod", "--yes", "smoke"}, want: "dev environment only"},
+		{name: "production's project as dev", args: []string{"--project", "alpinashop-datos", "--env", "dev", "--yes", "infra"}, want: "env/prod.tfvars"},
+		{name: "prod against another project", args: []string{"--project", "alpipe-dev-1", "--env", "prod", "--yes", "infra"}, want: "env/prod.tfvars"},
+		{name: "a terraform.tfvars every environment would read", args: []string{"--project", "alpinashop-datos", "--env", "prod", "--yes", "infra"},
+			files: []string{"terraform.tfvars"}, want: "terraform/terraform.tfvars would apply to every environment"},
+		{name: "an auto.tfvars every environment would read", args: []string{"--project", "alpipe-dev-1", "--env", "dev", "--yes", "infra"},
+			files: []string{"mine.auto.tfvars"}, want: "terraform/mine.auto.tfvars would apply to every environment"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := newDeployCheckout(t, false)
+			for _, f := range tc.files {
+				check(t, os.WriteFile(filepath.Join(repo, "terraform", f), []byte("max_instances = { IngestCSV = 1 }\n"), 0o644))
+			}
+			run := runDeploy(t, repo, tc.env, "", tc.args...)
+			code, wants := 2, []string{tc.want}
+			if tc.help {
+				code, wants = 0, []string{"bootstrap  enable", "smoke      dev only", "PROJECT_ID", "exits 2"}
+				if strings.Contains(run.out, "set -euo") || strings.HasPrefix(run.out, "#") {
+					t.Errorf("deploy.sh %s prints code or comment marks:\n%s", tc.name, run.out)
+				}
+			}
+			if got := exitCode(t, run.err); got != code {
+				t.Errorf("exit status %d, want %d\n%s", got, code, run.out)
+			}
+			if len(run.calls) != 0 {
+				t.Errorf("tools were called:\n%s", strings.Join(run.calls, "\n"))
+			}
+			for _, want := range append(wants, "Usage: scripts/deploy.sh --project ID --env dev|prod") {
+				if !strings.Contains(run.out, want) {
+					t.Errorf("output lacks %q:\n%s", want, run.out)
+				}
+			}
+		})
+	}
+}
+
+// The smoke step runs against dev only (see TestDeployScriptNeedsATarget),
+// writes only rows it can name (order SMOKE-<time>, SKU ALPIPE-SMOKE,
+// country AQ, an object smoke-<time>.csv) and removes what BigQuery lets it
+// remove: the order lines and the daily SKU rows by DELETE, both objects.
+func TestSmokeWritesOnlyItsOwnRowsAndRemovesThem(t *testing.T) {
+	repo := newDeployCheckout(t, false)
+	run := runDeploy(t, repo, nil, "", "--project", "alpipe-dev-1", "--env", "dev", "smoke")
+	if run.err != nil {
+		t.Fatalf("deploy.sh smoke: %v\n%s\ncalls:\n%s", run.err, run.out, strings.Join(run.calls, "\n"))
+	}
+
+	// The CSV it uploads.
+	b, err := os.ReadFile(run.log + ".csv")
+	if err != nil {
+		t.Fatalf("no CSV uploaded: %v", err)
+	}
+	records, err := csv.NewReader(strings.NewReader(string(b))).ReadAll()
+	if err != nil {
+		// The second line is malformed on purpose (an unquoted decimal
+		// comma): read it field by field instead.
+		records = nil
+		for _, l := range strings.Split(strings.TrimSpace(strings.ReplaceAll(string(b), "\r", "")), "\n") {
+			records = append(records, strings.Split(l, ","))
+		}
+	}
+	if len(records) < 2 {
+		t.Fatalf("CSV %q: want a header and rows", b)
+	}
+	smokeID := ""
+	for _, r := range records[1:] {
+		id, sku, pais := r[0], r[3], r[len(r)-1]
+		if !strings.HasPrefix(id, "SMOKE-") || sku != "ALPIPE-SMOKE" || pais != "AQ" {
+			t.Errorf("CSV row %q: want pedido_id SMOKE-*, sku ALPIPE-SMOKE, pais AQ", r)
+		}
+		smokeID = id
+	}
+
+	// The order it publishes.
+	pub := run.matching(`^gcloud pubsub topics publish `)
+	if len(pub) != 1 {
+		t.Fatalf("publishes %d orders, want 1:\n%s", len(pub), strings.Join(run.calls, "\n"))
+	}
+	if !strings.Contains(pub[0], " --attribute=momento_evento=") {
+		t.Errorf("the order is published without its event time: %s", pub[0])
+	}
+	m := regexp.MustCompile(`--message=(\{.*\}) `).FindStringSubmatch(pub[0])
+	if m == nil {
+		t.Fatalf("no --message in %s", pub[0])
+	}
+	var order struct {
+		PedidoID string `json:"pedido_id"`
+		Pais     string `json:"pais"`
+		Lineas   []struct {
+			SKU string `json:"sku"`
+		} `json:"lineas"`
+	}
+	if err := json.Unmarshal([]byte(m[1]), &order); err != nil {
+		t.Fatalf("order %s: %v", m[1], err)
+	}
+	if order.PedidoID != smokeID || order.Pais != "AQ" || len(order.Lineas) == 0 {
+		t.Errorf("order %s: want pedido_id %s, pais AQ and lines", m[1], smokeID)
+	}
+	for _, l := range order.Lineas {
+		if l.SKU != "ALPIPE-SMOKE" {
+			t.Errorf("order line SKU %q, want ALPIPE-SMOKE", l.SKU)
+		}
+	}
+
+	// What it writes with SQL: only DELETEs of its own rows.
+	var deletes []string
+	for _, q := range run.matching(`^bq query `) {
+		switch {
+		case regexp.MustCompile(`(?i)\b(insert|update|merge|truncate|drop)\b`).MatchString(q):
+			t.Errorf("the smoke step changes tables beyond its own rows: %s", q)
+		case regexp.MustCompile(`(?i)\bdelete\b`).MatchString(q):
+			deletes = append(deletes, regexp.MustCompile(`^bq query .*?(DELETE)`).ReplaceAllString(q, "$1"))
+		}
+	}
+	wantDeletes := []string{
+		"DELETE FROM `alpipe-dev-1.alpinashop_analitica.lineas_pedido` WHERE pedido_id = '" + smokeID + "'",
+		"DELETE FROM `alpipe-dev-1.alpinashop_analitica.ventas_diarias_sku` WHERE sku = 'ALPIPE-SMOKE'",
+	}
+	if diff := cmp.Diff(wantDeletes, deletes); diff != "" {
+		t.Errorf("DELETE statements (-want +got):\n%s", diff)
+	}
+	stamp := strings.TrimPrefix(smokeID, "SMOKE-")
+	removed := run.matching(`^gcloud storage rm `)
+	for _, want := range []string{"gs://b-landing/exportaciones/", "gs://b-quarantine/cuarentena/"} {
+		found := false
+		for _, c := range removed {
+			found = found || (strings.Contains(c, want) && strings.Contains(c, "smoke-"+stamp))
+		}
+		if !found {
+			t.Errorf("no removal of its object under %s:\n%s", want, strings.Join(removed, "\n"))
+		}
 	}
 }

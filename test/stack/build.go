@@ -12,10 +12,8 @@ import (
 )
 
 // BuildWith compiles cmd/server as the Dockerfile does (CGO_ENABLED=0) into
-// dir and returns the binary's path. replace, when not empty, replaces some
-// of the repository's files (path relative to the repository -> content),
-// through go build -overlay: for a deployment that ships other embedded
-// data, such as a declaration with a 30-second early_delay.
+// dir and returns the binary's path. replace (path in the repository ->
+// content) ships other embedded data through go build -overlay.
 func BuildWith(ctx context.Context, dir string, replace map[string][]byte) (string, error) {
 	root, err := tfconfig.RepoDir()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,17 +24,15 @@ import (
 	bqwarehouse "github.com/alpinashop/alpipe/internal/warehouse/bigquery"
 )
 
-// Console limits: an answer lists at most this many rows, so that a large
-// table cannot flood a terminal or the stack's memory.
+// An answer lists at most consoleMaxLimit rows, so that a large table
+// cannot flood a terminal or the stack's memory.
 const (
 	consoleDefaultLimit = 100
 	consoleMaxLimit     = 1000
 )
 
-// Console is what a person asks the running stack (scripts/stack.sh up):
-// the dashboard with its monitoring panel, the BigQuery fake's tables and
-// rows (the rows the BigQuery emulator behind it answers queries from),
-// and the stack's clock. It serves loopback clients only.
+// Console is what a person asks the running stack (scripts/stack.sh up).
+// It serves loopback clients only.
 //
 //	GET  /                    the dashboard; its snapshot at /api/dashboard
 //	GET  /tables              each table with its number of rows
@@ -45,14 +44,11 @@ type Console struct {
 	dashboard http.Handler
 }
 
-// NewConsole serves the console of s. Its dashboard's monitoring panel is
-// the stack's Monitor, fed by every process's log lines, with the backlog
-// the stack's Pub/Sub can tell; the watermark and the ingested files are
-// read from Firestore; the sales bars and discards are the dashboard's
-// named reads sent by the production BigQuery adapter to the stack's
-// BigQuery (the fake's API in front of the emulator's GoogleSQL). Without
-// a running stack (no Firestore, no BigQuery endpoint) those parts stay
-// empty with the page's note.
+// NewConsole serves the console of s. The dashboard reads the stack as
+// production's reads its services: the Monitor fed by the processes' log
+// lines, Firestore, and the production BigQuery adapter sent to the stack's
+// BigQuery; without Firestore or a BigQuery endpoint those parts stay empty
+// with the page's note.
 func NewConsole(s *Stack) (*Console, error) {
 	src := dashboard.Source{Monitor: s.Monitor, Backlog: s, Now: s.Now, Refresh: dashboard.LocalRefresh,
 		QuarantineBucket: s.Buckets["quarantine"], DownloadBase: s.StorageURL + "/"}
@@ -76,8 +72,8 @@ func NewConsole(s *Stack) (*Console, error) {
 	return &Console{s: s, dashboard: dashboard.Handler(src)}, nil
 }
 
-// reads is the BigQuery adapter the services run, pointed at the stack's
-// BigQuery as BIGQUERY_EMULATOR_HOST points theirs, in their location.
+// reads is the BigQuery adapter the services run, pointed where
+// BIGQUERY_EMULATOR_HOST points theirs, in their location.
 func (s *Stack) reads() (*bqwarehouse.Warehouse, error) {
 	client, err := bigquery.NewClient(context.Background(), s.Project,
 		option.WithEndpoint(s.BigQueryURL+"/bigquery/v2/"), option.WithoutAuthentication())
@@ -105,16 +101,15 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	switch path := r.URL.Path; {
-	case path == "/tables" || path == "/tables/":
+	case path == "/tables" || strings.HasPrefix(path, "/tables/"):
 		if !allowMethod(w, r, http.MethodGet) {
 			return
 		}
-		c.tables(w)
-	case strings.HasPrefix(path, "/tables/"):
-		if !allowMethod(w, r, http.MethodGet) {
-			return
+		if name := strings.TrimPrefix(path, "/tables/"); name != path && name != "" {
+			c.rows(w, r, name)
+		} else {
+			c.tables(w)
 		}
-		c.rows(w, r, strings.TrimPrefix(path, "/tables/"))
 	case path == "/clock":
 		c.clock(w, r)
 	default:
@@ -123,10 +118,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func allowMethod(w http.ResponseWriter, r *http.Request, methods ...string) bool {
-	for _, m := range methods {
-		if r.Method == m {
-			return true
-		}
+	if slices.Contains(methods, r.Method) {
+		return true
 	}
 	w.Header().Set("Allow", strings.Join(methods, ", "))
 	http.Error(w, fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, strings.Join(methods, " or ")), http.StatusMethodNotAllowed)
@@ -173,7 +166,7 @@ func (c *Console) rows(w http.ResponseWriter, r *http.Request, name string) {
 		_, _ = w.Write(append(b, '\n'))
 	}
 	if len(rows) > limit {
-		// A trailer line a reader can tell from a row: rows have the table's columns.
+		// A trailer a reader can tell from a row: rows have the table's columns.
 		fmt.Fprintf(w, "{\"more_rows\":%d,\"hint\":\"?limit=%d shows up to %d\"}\n", len(rows)-limit, consoleMaxLimit, consoleMaxLimit)
 	}
 }
@@ -234,9 +227,8 @@ func (c *Console) clock(w http.ResponseWriter, r *http.Request) {
 
 // consoleRefuse keeps the console to this machine's own tools: a loopback
 // client naming a loopback host (a page whose DNS name was rebound to
-// 127.0.0.1 sends its own name), and no request a browser marks as
-// coming from another site: the dashboard page's own fetches are
-// same-origin.
+// 127.0.0.1 sends its own name), and no request a browser marks as from
+// another site (the dashboard page's own fetches are same-origin).
 func consoleRefuse(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -30,9 +30,7 @@ func consoleStack(t *testing.T) *Stack {
 	}
 	start := time.Date(2026, 3, 14, 20, 30, 0, 0, time.UTC)
 	file := filepath.Join(t.TempDir(), "clock")
-	if err := clock.Set(file, start); err != nil {
-		t.Fatal(err)
-	}
+	check(t, clock.Set(file, start))
 	s := &Stack{BigQuery: f, clockFile: file, now: start}
 	s.Monitor = dashboard.NewMonitor(s.Now)
 	return s

@@ -294,8 +294,6 @@ func regzip(t *testing.T, gz []byte, old, new string) []byte {
 	if _, err := zw.Write(bytes.ReplaceAll(text, []byte(old), []byte(new))); err != nil {
 		t.Fatal(err)
 	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	check(t, zw.Close())
 	return out.Bytes()
 }

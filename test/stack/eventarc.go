@@ -19,12 +19,11 @@ import (
 // Backoff is Eventarc's retry schedule for a failed delivery, in real time:
 // Eventarc waits Min after the first failure, doubles the wait up to Max,
 // and gives the event up GiveUp after its first attempt. On Google Cloud
-// that is 10 s, 600 s and 24 h; DefaultBackoff compresses it 1000 times.
+// that is 10 s, 600 s and 24 h; DefaultBackoff is 1000 times faster.
 type Backoff struct {
 	Min, Max, GiveUp time.Duration
 }
 
-// DefaultBackoff is Eventarc's schedule, 1000 times faster.
 var DefaultBackoff = Backoff{Min: 10 * time.Millisecond, Max: 600 * time.Millisecond, GiveUp: 86400 * time.Millisecond}
 
 // Eventarc delivers google.cloud.storage.object.v1.finalized events of one
@@ -48,15 +47,12 @@ type Eventarc struct {
 
 // Event is one finalize event and what became of it.
 type Event struct {
-	ID       string
-	Bucket   string
-	Name     string
-	Gen      int64
-	Data     []byte // StorageObjectData JSON
-	Time     string // ce-time
-	Attempts []int  // the status of each delivery (0: no answer)
-	Acked    bool
-	GaveUp   bool
+	ID, Bucket, Name string
+	Gen              int64
+	Data             []byte // StorageObjectData JSON
+	Time             string // ce-time
+	Attempts         []int  // the status of each delivery (0: no answer)
+	Acked, GaveUp    bool
 }
 
 func objectKey(bucket, name string, gen int64) string {
@@ -91,10 +87,7 @@ func (e *Eventarc) finalized(obj map[string]any) {
 	if err != nil || name == "" {
 		return
 	}
-	data, err := json.Marshal(storageObjectData(obj))
-	if err != nil {
-		return
-	}
+	data, _ := json.Marshal(storageObjectData(obj))
 	ev := &Event{ID: eventID(), Bucket: bucket, Name: name, Gen: gen, Data: data, Time: ceTime(obj)}
 	e.mu.Lock()
 	e.events[objectKey(bucket, name, gen)] = ev
@@ -166,10 +159,7 @@ func (e *Eventarc) deliver(ev *Event) {
 		case <-e.ctx.Done():
 			return
 		}
-		wait *= 2
-		if wait > e.backoff.Max {
-			wait = e.backoff.Max
-		}
+		wait = min(2*wait, e.backoff.Max)
 	}
 }
 

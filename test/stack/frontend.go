@@ -13,21 +13,13 @@ import (
 )
 
 // Frontend stands where Cloud Run's front end stands, between the callers
-// (Pub/Sub push, Eventarc, Cloud Scheduler) and one service's process. It
-// forwards every request unchanged, answers 503 when the process is down
-// (as Cloud Run does when no instance can take a request), and records each
-// request with what the process answered and what the caller got, because:
-//
-//   - the answer is the one deterministic signal that a push or an event
-//     was handled (a duplicate writes nothing anywhere), so tests wait for
-//     it instead of sleeping;
-//   - it injects the failures a real delivery meets (Fault): refused before
-//     the process (no instance), or the answer lost after the process
-//     committed (a timeout, a crash before replying).
+// and one service's process: it forwards every request, answers 503 when the
+// process is down, and records each request with what the process answered
+// and what the caller got. The answer is the one deterministic signal that a
+// push or an event was handled (a duplicate writes nothing), so tests wait
+// for it instead of sleeping; Inject plays the failures a real delivery meets.
 type Frontend struct {
-	name   string
-	target func() string // where the process listens ("" when it is down)
-	proc   *Process      // nil for a front end of NewFrontend
+	proc   *Process
 	srv    *httptest.Server
 	client *http.Client
 
@@ -68,18 +60,7 @@ type injected struct {
 }
 
 func newFrontend(p *Process, timeout time.Duration) *Frontend {
-	f := NewFrontend(p.Service.Name, p.URL, timeout)
-	f.proc = p
-	return f
-}
-
-// NewFrontend is a front end, named name, to whatever target names: test/e2e
-// puts one between the Pub/Sub emulator and the local server.
-func NewFrontend(name string, target func() string, timeout time.Duration) *Frontend {
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
-	f := &Frontend{name: name, target: target, client: &http.Client{Timeout: timeout}, changed: make(chan struct{})}
+	f := &Frontend{proc: p, client: &http.Client{Timeout: timeout}, changed: make(chan struct{})}
 	f.srv = httptest.NewServer(f)
 	return f
 }
@@ -87,7 +68,6 @@ func NewFrontend(name string, target func() string, timeout time.Duration) *Fron
 // URL is the service's address, as its callers know it.
 func (f *Frontend) URL() string { return f.srv.URL }
 
-// Close stops the front end.
 func (f *Frontend) Close() { f.srv.Close() }
 
 // Inject makes the next times requests whose body matches fail with fault
@@ -138,7 +118,7 @@ func (f *Frontend) Wait(ctx context.Context, timeout time.Duration, pred func(Re
 		select {
 		case <-changed:
 		case <-timer.C:
-			return Request{}, fmt.Errorf("%s: no such request within %s (%d requests seen)", f.name, timeout, len(log))
+			return Request{}, fmt.Errorf("%s: no such request within %s (%d requests seen)", f.proc.Service.Name, timeout, len(log))
 		case <-ctx.Done():
 			return Request{}, ctx.Err()
 		}
@@ -161,7 +141,7 @@ func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := Request{At: time.Now(), Header: r.Header.Clone(), Body: body}
 	fault := f.takeFault(body)
-	target := f.target()
+	target := f.proc.URL()
 	if fault == Refuse || target == "" {
 		rec.Status = http.StatusServiceUnavailable
 		f.record(rec)
@@ -186,10 +166,7 @@ func (f *Frontend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	answer, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	rec.Called, rec.FnStatus, rec.Answer, rec.Status = true, resp.StatusCode, answer, resp.StatusCode
-	if err != nil {
-		rec.Status = http.StatusServiceUnavailable
-	}
-	if fault == LoseAnswer {
+	if err != nil || fault == LoseAnswer {
 		rec.Status = http.StatusServiceUnavailable
 	}
 	// Recorded before replying: the process has returned, so its effects

@@ -191,9 +191,7 @@ func upload(ctx context.Context, t *testing.T, s *Stack, name string, data []byt
 
 func setClock(t *testing.T, s *Stack, at time.Time) {
 	t.Helper()
-	if err := s.SetClock(at); err != nil {
-		t.Fatal(err)
-	}
+	check(t, s.SetClock(at))
 }
 
 // ordersTopic is the topic of the push subscription to AggregateOrders.
@@ -266,4 +264,12 @@ func hhmm(t time.Time) string {
 		return "-inf"
 	}
 	return t.UTC().Format("15:04")
+}
+
+// check fails the test on err.
+func check(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

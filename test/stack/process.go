@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os/exec"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -18,8 +19,7 @@ import (
 	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
-// startTimeout bounds a process's start: building its clients and
-// listening takes well under a second.
+// startTimeout bounds a process's start, which takes well under a second.
 const startTimeout = 30 * time.Second
 
 // Process is one Cloud Run service: the production binary with the
@@ -34,30 +34,25 @@ type Process struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	port int
-	out  *SyncBuffer
+	out  *syncBuffer
 	done chan struct{}
 	err  error // how the last run ended
 }
 
 // Env is the process's whole environment, sorted: Terraform's plus extras.
 func (p *Process) Env() []string {
-	all := map[string]string{}
-	for k, v := range p.Service.Env {
-		all[k] = v
-	}
-	for k, v := range p.extra {
-		all[k] = v
-	}
+	all := maps.Clone(p.Service.Env)
+	maps.Copy(all, p.extra)
 	p.mu.Lock()
 	if p.port != 0 {
 		all["PORT"] = strconv.Itoa(p.port)
 	}
 	p.mu.Unlock()
-	out := make([]string, 0, len(all))
+	var out []string
 	for k, v := range all {
 		out = append(out, k+"="+v)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -75,7 +70,7 @@ func (p *Process) Start(ctx context.Context) error {
 		return fmt.Errorf("%s is already running", p.Service.Name)
 	}
 	p.port = port
-	p.out = &SyncBuffer{}
+	p.out = &syncBuffer{}
 	p.mu.Unlock()
 
 	cmd := exec.Command(p.bin)
@@ -150,11 +145,9 @@ func (p *Process) URL() string {
 	return "http://127.0.0.1:" + strconv.Itoa(p.port)
 }
 
-// Running reports whether the process is up.
 func (p *Process) Running() bool { return p.URL() != "" }
 
-// Output is everything the process wrote (stdout and stderr: its JSON log
-// lines) in its last run.
+// Output is everything the process wrote in its last run.
 func (p *Process) Output() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -200,25 +193,52 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// SyncBuffer is an output sink shared by goroutines.
-type SyncBuffer struct {
+type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *SyncBuffer) Write(p []byte) (int, error) {
+func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *SyncBuffer) String() string {
+func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
-// prefixed writes each line with the service's name in front.
 func prefixed(w io.Writer, name string) io.Writer {
 	return &lineWriter{w: w, line: func(l []byte) []byte { return append([]byte(name+" | "), l...) }}
+}
+
+// lineWriter writes to w what line makes of each whole line (with its
+// newline) written to it.
+type lineWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	line func([]byte) []byte
+	rest []byte
+}
+
+func (lw *lineWriter) Write(b []byte) (int, error) {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	lw.rest = append(lw.rest, b...)
+	for {
+		i := bytes.IndexByte(lw.rest, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		out := lw.line(lw.rest[:i+1])
+		lw.rest = lw.rest[i+1:]
+		if len(out) == 0 {
+			continue
+		}
+		if _, err := lw.w.Write(out); err != nil {
+			return len(b), err
+		}
+	}
 }

@@ -43,10 +43,7 @@ func (s *Stack) setUpPubSub(ctx context.Context) error {
 		s.subs = append(s.subs, sub.Name)
 	}
 	for _, p := range d.PushSubscriptions {
-		f, err := s.frontend(p.Name, p.Function)
-		if err != nil {
-			return err
-		}
+		f := s.Frontends[p.Function]
 		sub := &pubsubpb.Subscription{
 			Name: s.SubscriptionName(p.Name), Topic: s.TopicName(p.Topic),
 			AckDeadlineSeconds: int32(p.AckDeadlineSeconds),
@@ -86,11 +83,9 @@ func (s *Stack) tearDownPubSub(ctx context.Context) error {
 
 // Backlog is what the stack can tell of the backlog of the subscription
 // pushing to AggregateOrders without Cloud Monitoring, which the emulator
-// lacks (its API answers no num_undelivered_messages): the messages pushed
-// to the front end that got no 2xx yet and have delivery attempts left,
-// and the real time since the first push of the oldest (the emulator
-// redelivers on the real clock, not the stack's). A message the emulator
-// holds but has not pushed yet is not counted: it pushes within
+// lacks: the messages pushed that got no 2xx yet and have delivery attempts
+// left, and the real time (the emulator's) since the oldest's first push. A
+// message not pushed yet is not counted: the emulator pushes within
 // milliseconds of a publish.
 func (s *Stack) Backlog(context.Context) (dashboard.Backlog, error) {
 	f, ok := s.Frontends["AggregateOrders"]

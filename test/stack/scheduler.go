@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -13,8 +14,7 @@ import (
 )
 
 // Scheduler calls the services of scheduler.tf's jobs as Cloud Scheduler
-// does: an HTTP request with the job's method, body and headers, an OIDC
-// token for the job's audience and Cloud Scheduler's own headers.
+// does, with Cloud Scheduler's headers and an OIDC token.
 type Scheduler struct {
 	now    func() time.Time
 	client *http.Client
@@ -26,7 +26,7 @@ type Scheduler struct {
 type schedJob struct {
 	tfconfig.SchedulerJob
 	target   *Frontend
-	audience string                 // the target's URL
+	audience string
 	minutes  func(t time.Time) bool // whether the schedule fires at minute t
 	last     time.Time              // the last minute it fired for
 }
@@ -100,9 +100,8 @@ func (s *Scheduler) call(ctx context.Context, j *schedJob, at time.Time) (Call, 
 }
 
 // Due fires, once each, every job whose schedule names a minute passed
-// since its last firing (at most one call per job: Cloud Scheduler does not
-// catch up missed runs either), and returns the calls made. The first Due
-// only records the current minute.
+// since its last firing (Cloud Scheduler does not catch up missed runs
+// either). The first Due only records the current minute.
 func (s *Scheduler) Due(ctx context.Context) ([]Call, error) {
 	now := s.now().Truncate(time.Minute)
 	s.mu.Lock()
@@ -127,22 +126,16 @@ func (s *Scheduler) Due(ctx context.Context) ([]Call, error) {
 	}
 	s.mu.Unlock()
 	var calls []Call
-	var errs []string
+	var errs []error
 	for _, j := range due {
 		c, err := s.call(ctx, j, now)
-		calls = append(calls, c)
-		if err != nil {
-			errs = append(errs, err.Error())
-		}
+		calls, errs = append(calls, c), append(errs, err)
 	}
-	if len(errs) > 0 {
-		return calls, fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return calls, nil
+	return calls, errors.Join(errs...)
 }
 
 // cronMinutes understands the schedules this configuration uses: every
-// field "*" but the minute, which is "*", "*/N" or a list of minutes.
+// field "*" but the minute, which is "*" or "*/N".
 func cronMinutes(spec string) (func(time.Time) bool, error) {
 	f := strings.Fields(spec)
 	if len(f) != 5 {
@@ -153,24 +146,12 @@ func cronMinutes(spec string) (func(time.Time) bool, error) {
 			return nil, fmt.Errorf("schedule %q: only the minute field may be other than *", spec)
 		}
 	}
-	switch m := f[0]; {
-	case m == "*":
+	if f[0] == "*" {
 		return func(time.Time) bool { return true }, nil
-	case strings.HasPrefix(m, "*/"):
-		n, err := strconv.Atoi(m[2:])
-		if err != nil || n < 1 || n > 59 {
-			return nil, fmt.Errorf("schedule %q: bad step", spec)
-		}
-		return func(t time.Time) bool { return t.Minute()%n == 0 }, nil
-	default:
-		set := map[int]bool{}
-		for _, p := range strings.Split(m, ",") {
-			n, err := strconv.Atoi(p)
-			if err != nil || n < 0 || n > 59 {
-				return nil, fmt.Errorf("schedule %q: bad minute %q", spec, p)
-			}
-			set[n] = true
-		}
-		return func(t time.Time) bool { return set[t.Minute()] }, nil
 	}
+	n, err := strconv.Atoi(strings.TrimPrefix(f[0], "*/"))
+	if err != nil || n < 1 || n > 59 || !strings.HasPrefix(f[0], "*/") {
+		return nil, fmt.Errorf("schedule %q: want a minute of * or */N", spec)
+	}
+	return func(t time.Time) bool { return t.Minute()%n == 0 }, nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -34,21 +35,15 @@ import (
 
 // Options configures a Stack.
 type Options struct {
-	// Binary is a built cmd/server (see Build); required.
-	Binary string
+	Binary string // a built cmd/server (BuildWith); required
 	// Start is the test clock's first reading: every process reads its
 	// processing time from one file (ALPIPE_CLOCK_FILE) that SetClock
 	// moves. Zero runs on the real clock, without the file.
-	Start time.Time
-	// Backoff is Eventarc's retry schedule (zero: DefaultBackoff).
-	Backoff Backoff
-	// Output also receives every process's output, each line prefixed
-	// with its service name (nil: kept per process only).
-	Output io.Writer
-	// Adjust may change the deployment before the stack plays it (a
-	// service's environment, a subscription's delivery attempts), for
-	// tests of a broken or faster configuration; nil plays what Terraform
-	// deploys.
+	Start   time.Time
+	Backoff Backoff   // Eventarc's retry schedule (zero: DefaultBackoff)
+	Output  io.Writer // also receives every process's output, prefixed with its service name
+	// Adjust may change the deployment before the stack plays it, for tests
+	// of a broken or faster configuration.
 	Adjust func(d *tfconfig.Deployment)
 }
 
@@ -57,27 +52,26 @@ type Stack struct {
 	// Project is a new "alpipe-stack-<random>" per stack, so that stacks
 	// sharing the emulators never meet.
 	Project    string
-	Deployment *tfconfig.Deployment // terraform/topology.json and services.json, in Project
-	Database   string               // the Firestore database ID
-	Dataset    string               // the BigQuery dataset
+	Deployment *tfconfig.Deployment // in Project
+	Database   string               // Firestore's
+	Dataset    string               // BigQuery's
 	Buckets    map[string]string    // Terraform's bucket key -> name
 
-	// Processes and their front ends, by FUNCTION_TARGET.
+	// By FUNCTION_TARGET.
 	Processes map[string]*Process
 	Frontends map[string]*Frontend
 
-	Storage   *storage.Client // a client of the fake GCS, for tests
+	Storage   *storage.Client // of the fake GCS
 	BigQuery  *bqfake.Fake
 	Firestore *gfs.Client // the pipeline's database on the emulator
 	PubSub    *pubsub.Client
 	Eventarc  *Eventarc // nil without a storage trigger
 	Scheduler *Scheduler
-	Tasks     *Tasks // Cloud Tasks, for the follow-up ticks of a 30s tick interval
-	// Monitor reads every JSON log line of every process, as Cloud
-	// Logging's log-based metrics would, for the console's monitoring panel.
+	Tasks     *Tasks
+	// Monitor reads every process's JSON log lines, as the log-based
+	// metrics would, for the console's monitoring panel.
 	Monitor *dashboard.Monitor
 
-	// URLs of the local engines, for people (scripts/stack.sh up).
 	StorageURL, BigQueryURL string
 
 	topics, subs []string // full names, deleted at Close
@@ -92,17 +86,13 @@ type Stack struct {
 	bqHooks []func(r *http.Request, body []byte)
 }
 
-// Emulators names the variables the stack needs from its environment.
-var Emulators = []string{"FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST"}
-
-// MissingEmulators names the Emulators this process's environment lacks.
+// MissingEmulators names the emulators' variables this process's environment lacks.
 func MissingEmulators() []string {
-	return slices.DeleteFunc(slices.Clone(Emulators), func(v string) bool { return os.Getenv(v) != "" })
+	return slices.DeleteFunc([]string{"FIRESTORE_EMULATOR_HOST", "PUBSUB_EMULATOR_HOST"}, func(v string) bool { return os.Getenv(v) != "" })
 }
 
 // EmulatorGaps is what the stack's stand-ins do not do as Google does,
-// found by trying (see TestPushSubscriptionAsConfigured): the stack's
-// proofs hold up to these.
+// found by trying (TestPushSubscriptionAsConfigured).
 var EmulatorGaps = []string{
 	"Pub/Sub emulator: stores the push subscription's OIDC token, retry policy and dead-letter policy and returns them; pushes without an Authorization header (User-Agent Java/...) and without deliveryAttempt in the body; redelivers on its own timing (about 1 s, then 15-20 s) instead of retry_policy's 10-600 s; does forward to the dead-letter topic after max_delivery_attempts, some 30 s after the last attempt",
 	"Firestore emulator: no TTL policies and no single-field index exemptions (firestore.tf's google_firestore_field resources are not applied)",
@@ -152,13 +142,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		}
 	}
 
-	// Cloud Storage, with every Terraform bucket, behind the hook that
-	// plays the bucket notifications Eventarc is built on.
-	var names []string
-	for _, b := range s.Buckets {
-		names = append(names, b)
-	}
-	if s.gcs, err = fakegcs.Start("", names...); err != nil {
+	// Cloud Storage behind the hook that plays the bucket notifications
+	// Eventarc is built on.
+	if s.gcs, err = fakegcs.Start("", slices.Collect(maps.Values(s.Buckets))...); err != nil {
 		return s, err
 	}
 	var onObject func(map[string]any)
@@ -172,10 +158,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return s, fmt.Errorf("storage client: %w", err)
 	}
 
-	// BigQuery: the fake for the API's semantics, with the dataset's
-	// tables, in front of the BigQuery emulator for GoogleSQL, which holds
-	// a copy of every row and runs every query; load jobs read the staged
-	// files from the fake GCS.
+	// BigQuery: the fake for the API's semantics in front of the BigQuery
+	// emulator, which holds a copy of every row and runs every query; load
+	// jobs read the staged files from the fake GCS.
 	root, err := bqemulator.RepoRoot()
 	if err != nil {
 		return s, err
@@ -184,7 +169,6 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err != nil {
 		return s, fmt.Errorf("stack: BigQuery's GoogleSQL engine: %w", err)
 	}
-	// Its load jobs read the staged files from the stack's Cloud Storage.
 	if s.sql, err = bqemulator.Start(ctx, bin, bqemulator.Options{Project: s.Project,
 		Env: []string{"STORAGE_EMULATOR_HOST=" + gcsSrv.URL}}); err != nil {
 		return s, fmt.Errorf("stack: BigQuery's GoogleSQL engine: %w", err)
@@ -207,7 +191,6 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return s, err
 	}
 
-	// The processes, each behind its front end.
 	for _, svc := range d.Services {
 		extra := map[string]string{
 			"FIRESTORE_EMULATOR_HOST": os.Getenv("FIRESTORE_EMULATOR_HOST"),
@@ -229,26 +212,19 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		s.Tasks.route(s.serviceURL(s.Frontends[svc.Function]), s.Frontends[svc.Function])
 	}
 
-	// Eventarc.
 	if len(d.StorageTriggers) > 1 {
 		return s, fmt.Errorf("%d storage triggers: the stack plays one", len(d.StorageTriggers))
 	}
+	// tfconfig.Open refuses a push, job or trigger of a function no service runs.
 	for _, t := range d.StorageTriggers {
-		f, err := s.frontend(t.Name, t.Function)
-		if err != nil {
-			return s, err
-		}
+		f := s.Frontends[t.Function]
 		s.Eventarc = newEventarc(t, f, s.serviceURL(f), opts.Backoff, f.proc.Service.Timeout)
 		onObject = s.Eventarc.finalized
 	}
 
-	// Cloud Scheduler.
 	s.Scheduler = newScheduler(s.Now)
 	for _, j := range d.SchedulerJobs {
-		f, err := s.frontend(j.Name, j.Function)
-		if err != nil {
-			return s, err
-		}
+		f := s.Frontends[j.Function]
 		if err := s.Scheduler.add(j, f, s.serviceURL(f)); err != nil {
 			return s, err
 		}
@@ -267,15 +243,6 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	return s, nil
 }
 
-// frontend is the front end of the function a push, job or trigger calls.
-func (s *Stack) frontend(caller, function string) (*Frontend, error) {
-	f, ok := s.Frontends[function]
-	if !ok {
-		return nil, fmt.Errorf("%s calls %s, which no service runs", caller, function)
-	}
-	return f, nil
-}
-
 // placeholderProjectNumber stands for the project's number in the URLs
 // Cloud Run gives services (terraform test's mock uses the same).
 const placeholderProjectNumber = "123456789012"
@@ -289,17 +256,13 @@ func (s *Stack) serviceURL(f *Frontend) string {
 // startProcesses starts every service at once and reports every failure.
 func (s *Stack) startProcesses(ctx context.Context) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, len(s.Processes))
-	for _, p := range s.Processes {
-		wg.Go(func() { errs <- p.Start(ctx) })
+	procs := slices.Collect(maps.Values(s.Processes))
+	errs := make([]error, len(procs))
+	for i, p := range procs {
+		wg.Go(func() { errs[i] = p.Start(ctx) })
 	}
 	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return errors.Join(errs...)
 }
 
 func (s *Stack) serve(h http.Handler) *httptest.Server {
@@ -308,9 +271,8 @@ func (s *Stack) serve(h http.Handler) *httptest.Server {
 	return srv
 }
 
-// OnBigQuery calls hook after the fake answered each BigQuery request
-// (method, path and the request's body), e.g. to crash a process right
-// after its load job reached BigQuery.
+// OnBigQuery calls hook after the fake answered each BigQuery request, e.g.
+// to crash a process right after its load job reached BigQuery.
 func (s *Stack) OnBigQuery(hook func(r *http.Request, body []byte)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -362,9 +324,8 @@ func (s *Stack) SetClock(t time.Time) error {
 	return nil
 }
 
-// Upload writes an object to the fake GCS, as the ERP does (with
-// contentEncoding set, as gsutil -Z stores it), and returns its generation;
-// with a storage trigger on the bucket, Eventarc delivers it.
+// Upload writes an object to the fake GCS as the ERP does (contentEncoding
+// as gsutil -Z stores it) and returns its generation.
 func (s *Stack) Upload(ctx context.Context, bucket, name string, data []byte, contentEncoding string) (int64, error) {
 	w := s.Storage.Bucket(bucket).Object(name).NewWriter(ctx)
 	w.ContentType, w.ContentEncoding = "text/csv", contentEncoding
@@ -452,7 +413,6 @@ func terraformViews(root, project, dataset string) (func(warehouse.View) (string
 		if !ok || sql == "" {
 			return "", fmt.Errorf("stack: terraform/module.json has no query for view %s", v.Name)
 		}
-		// The plan's example project and dataset qualify every table.
 		return planTable.ReplaceAllLiteralString(sql, "`"+project+"."+dataset+"."), nil
 	}, nil
 }

@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"maps"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/test/tfconfig"
 )
 
 const (
@@ -45,7 +48,7 @@ func TestDemoStories(t *testing.T) {
 	s := need(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	g := ReadGolden(t)
+	g := readGolden(t)
 	for _, st := range []struct {
 		name string
 		run  func(t *testing.T)
@@ -162,7 +165,7 @@ func printRecord(w io.Writer, rec ledger.Record, quarantineBucket string) {
 // playFiles drops the demo's files as the ERP does, redelivers the first
 // event and re-uploads the first file under another name, and compares what
 // a person sees with the embedded demo.
-func playFiles(ctx context.Context, t *testing.T, s *Stack, g Golden) {
+func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 	l := s.ledger(t)
 	quarantine := s.Buckets["quarantine"]
 	files := demoFiles(t)
@@ -187,7 +190,7 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g Golden) {
 	// The ERP sometimes exports the same file twice under another name.
 	dup := drop(ctx, t, s, l, strings.TrimSuffix(first.Key.Object, ".csv")+"-copia.csv", read(t, files[0]))
 	printRecord(&out, dup, quarantine)
-	if diff := cmp.Diff(g.Section(t, "File drops"), Mask(s.asDemo(out.String()))); diff != "" {
+	if diff := cmp.Diff(g.section(t, "File drops"), mask(s.asDemo(out.String()))); diff != "" {
 		t.Errorf("file drops (-embedded demo +stack):\n%s", diff)
 	}
 
@@ -200,7 +203,7 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g Golden) {
 			}
 		}
 	}
-	if diff := cmp.Diff(g.Section(t, "Quarantined rows"), Mask(s.asDemo(q.String()))); diff != "" {
+	if diff := cmp.Diff(g.section(t, "Quarantined rows"), mask(s.asDemo(q.String()))); diff != "" {
 		t.Errorf("quarantined rows (-embedded demo +stack):\n%s", diff)
 	}
 
@@ -213,13 +216,13 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g Golden) {
 		{"Loaded reviews", "opiniones", []string{"opinion_id", "sku", "fecha", "puntuacion", "pais", "texto"}, 1},
 	} {
 		got := table(s.BigQuery.Rows(tc.table), tc.columns, tc.sortBy)
-		if diff := cmp.Diff(g.Section(t, tc.name), got); diff != "" {
+		if diff := cmp.Diff(g.section(t, tc.name), got); diff != "" {
 			t.Errorf("%s in BigQuery (-embedded demo +stack):\n%s", tc.table, diff)
 		}
 	}
 	checkRefreshJobs(t, s, []string{"20260314", "20260315"})
 	got := table(s.BigQuery.Rows("ventas_diarias_sku"), []string{"fecha", "sku", "unidades", "importe", "lineas"}, 2)
-	if diff := cmp.Diff(g.Section(t, "(ventas_diarias_sku)"), got); diff != "" {
+	if diff := cmp.Diff(g.section(t, "(ventas_diarias_sku)"), got); diff != "" {
 		t.Errorf("ventas_diarias_sku in BigQuery, computed by GoogleSQL (-embedded demo +stack):\n%s", diff)
 	}
 	checkEventHeaders(t, s, files[0])
@@ -313,25 +316,30 @@ func quarantineRows(ctx context.Context, t *testing.T, s *Stack, object string) 
 }
 
 // storyFaults are push failures the orders story meets at the front end
-// of AggregateOrders; the final tables, equal to the embedded demo's, then
+// of AggregateOrders, with the deliveries of the order's message up to the
+// acknowledged one; the final tables, equal to the embedded demo's, then
 // show each order counted once.
 var storyFaults = []struct {
 	pedidoID string
 	fault    Fault
+	want     []string
 }{
-	{"P-001002", LoseAnswer}, // handled, but the answer is lost: the redelivery finds the dedup record
-	{"P-001004", Refuse},     // refused before the process: the redelivery is the first handling
+	// Handled, but the answer is lost: the redelivery finds the dedup record.
+	{"P-001002", LoseAnswer, []string{"503, function answered accepted", "200, function answered duplicate"}},
+	// Refused before the process: the redelivery is the first handling.
+	{"P-001004", Refuse, []string{"503, function not called", "200, function answered accepted"}},
 }
 
 // playOrders publishes each order of the story to the topic at its arrival
 // time (the test clock) and waits until its push is acknowledged; ticks are
 // Cloud Scheduler's job, fired at their times.
-func playOrders(ctx context.Context, t *testing.T, s *Stack, g Golden) {
+func playOrders(ctx context.Context, t *testing.T, s *Stack, g golden) {
 	fe := s.Frontends["AggregateOrders"]
 	for _, f := range storyFaults {
 		fe.Inject(matchPedido(f.pedidoID), f.fault, 1)
 	}
 	var outline []string
+	first := map[string]string{} // pedido_id -> the message that first carried it
 	for _, st := range storySteps(t) {
 		at := st.Arrival
 		if !st.Tick.IsZero() {
@@ -348,24 +356,55 @@ func playOrders(ctx context.Context, t *testing.T, s *Stack, g Golden) {
 		}
 		id := publish(ctx, t, s, st.Order, st.EventTime)
 		_, pedido := Pushed(acked(ctx, t, s, id).Body)
+		if _, ok := first[pedido]; !ok {
+			first[pedido] = id
+		}
 		fate, others := fate(t, s, fe, id)
 		outline = append(outline, fmt.Sprintf("%s order %s: %s", now, pedido, fate))
 		for _, o := range others {
 			outline = append(outline, fmt.Sprintf("%s order %s %s: %s", now, pedido, o.Aggregation, o.Fate))
 		}
 	}
-	if diff := cmp.Diff(g.Outline(t), outline); diff != "" {
+	if diff := cmp.Diff(g.outline(t), outline); diff != "" {
 		t.Errorf("what each step did (-embedded demo +stack):\n%s", diff)
 	}
+	// A duplicate or a redelivery must not replace an order's dedup record
+	// (package stream): it names the first message that carried the order.
+	store, err := fsstore.New(s.Firestore)
+	check(t, err)
+	docs, err := store.List(ctx, "stream/dedup/orders")
+	check(t, err)
+	for _, d := range docs {
+		var rec struct {
+			PedidoID  string `json:"pedido_id"`
+			MessageID string `json:"message_id"`
+		}
+		check(t, json.Unmarshal(d.Data, &rec))
+		if rec.MessageID != first[rec.PedidoID] {
+			t.Errorf("%s names message %s, want %s (the first of %s)", d.Path, rec.MessageID, first[rec.PedidoID], rec.PedidoID)
+		}
+	}
+	if len(docs) == 0 {
+		t.Error("no dedup record in Firestore")
+	}
 	for _, f := range storyFaults {
-		var statuses []string
+		var got []string
 		for _, r := range fe.Requests() {
-			if _, p := Pushed(r.Body); p == f.pedidoID {
-				statuses = append(statuses, fmt.Sprintf("called=%v status=%d", r.Called, r.Status))
+			if _, p := Pushed(r.Body); p != f.pedidoID {
+				continue
+			}
+			fn := "not called"
+			if r.Called {
+				var res stream.Result
+				_ = json.Unmarshal(r.Answer, &res)
+				fn = "answered " + string(res.Fate())
+			}
+			if got = append(got, fmt.Sprintf("%d, function %s", r.Status, fn)); r.Acked() {
+				break
 			}
 		}
-		if len(statuses) < 2 {
-			t.Errorf("%s: deliveries %v, want the injected failure and a redelivery", f.pedidoID, statuses)
+		if diff := cmp.Diff(f.want, got); diff != "" {
+			t.Errorf("%s: deliveries up to the acknowledged one (-want +got):\n%s", f.pedidoID, diff)
 		}
 	}
 }
@@ -415,10 +454,10 @@ func fate(t *testing.T, s *Stack, fe *Frontend, messageID string) (string, []str
 
 // checkStreamTables compares the panes, the discarded orders and each
 // aggregation's view, as GoogleSQL answers it, with the demo's tables.
-func checkStreamTables(t *testing.T, s *Stack, g Golden) {
+func checkStreamTables(t *testing.T, s *Stack, g golden) {
 	panes := s.BigQuery.Rows("ventas_hora_pais_paneles")
 	got := table(panes, []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, 3)
-	if diff := cmp.Diff(g.Section(t, "(ventas_hora_pais_paneles)"), got); diff != "" {
+	if diff := cmp.Diff(g.section(t, "(ventas_hora_pais_paneles)"), got); diff != "" {
 		t.Errorf("panes in BigQuery (-embedded demo +stack):\n%s", diff)
 	}
 	for _, v := range []struct{ name, key string }{{"ventas_hora_pais", "pais"}, {"ventas_sku_hora_movil", "sku"}} {
@@ -427,7 +466,7 @@ func checkStreamTables(t *testing.T, s *Stack, g Golden) {
 			t.Fatalf("view %s: %v", v.name, err)
 		}
 		got = table(rows, []string{"window_start", "window_end", v.key, "importe", "pedidos", "unidades", "timing", "pane_index"}, 3)
-		if diff := cmp.Diff(g.Section(t, "("+v.name+")"), got); diff != "" {
+		if diff := cmp.Diff(g.section(t, "("+v.name+")"), got); diff != "" {
 			t.Errorf("view %s (-embedded demo +stack):\n%s", v.name, diff)
 		}
 	}
@@ -441,7 +480,7 @@ func checkStreamTables(t *testing.T, s *Stack, g Golden) {
 		}
 	}
 	got = table(discarded, []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, 0)
-	if diff := cmp.Diff(g.Section(t, "(pedidos_descartados)"), sortedByReceived(got)); diff != "" {
+	if diff := cmp.Diff(g.section(t, "(pedidos_descartados)"), sortedByReceived(got)); diff != "" {
 		t.Errorf("pedidos_descartados in BigQuery (-embedded demo +stack):\n%s", diff)
 	}
 }
@@ -460,3 +499,83 @@ func sortedByReceived(tbl string) string {
 	sort.SliceStable(rows, func(i, j int) bool { return key(rows[i]) < key(rows[j]) })
 	return strings.Join(append(lines[:1], rows...), "\n") + "\n"
 }
+
+// goldenPath is the embedded demo's expected output: the stack must show
+// the same, so it has no golden file of its own.
+const goldenPath = "internal/local/testdata/demo.golden"
+
+// golden is demo.golden's sections by title, without the blank lines that
+// end them.
+type golden map[string]string
+
+func readGolden(t testing.TB) golden {
+	t.Helper()
+	root, err := tfconfig.RepoDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, goldenPath))
+	if err != nil {
+		t.Fatalf("read the embedded demo's golden file: %v", err)
+	}
+	g := golden{}
+	header := regexp.MustCompile(`^== (.+) ==$`)
+	title := ""
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if m := header.FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
+			title = m[1]
+			continue
+		}
+		g[title] += line
+	}
+	for k, v := range g {
+		g[k] = strings.TrimRight(v, "\n") + "\n"
+	}
+	return g
+}
+
+// section is the body of the section whose title contains part.
+func (g golden) section(t testing.TB, part string) string {
+	t.Helper()
+	for title, body := range g {
+		if strings.Contains(title, part) {
+			return body
+		}
+	}
+	t.Fatalf("%s has no section %q", goldenPath, part)
+	return ""
+}
+
+// outline is the orders story reduced to what each step did: the order's
+// fate ("17:05:00 order P-001001: accepted"), its fate in every other
+// aggregation ("17:05:00 order P-001001 ventas_sku_hora_movil: accepted")
+// and each tick's summary line. Windows and panes are left to the final
+// tables, which show them all.
+func (g golden) outline(t testing.TB) []string {
+	t.Helper()
+	orderLine := regexp.MustCompile(`^(\S+) order (\S+)\s+event \S+: (.*?)(?: \(window .*)?$`)
+	aggregationLine := regexp.MustCompile(`^ {9}([a-z0-9_]+): (\S+)`)
+	tickLine := regexp.MustCompile(`^\S+ tick(?: \S+)?: `)
+	var out []string
+	order := "" // the order whose lines follow
+	for _, line := range strings.Split(g.section(t, "Orders in real time"), "\n") {
+		if m := orderLine.FindStringSubmatch(line); m != nil {
+			order = m[1] + " order " + m[2]
+			out = append(out, order+": "+m[3])
+		} else if m := aggregationLine.FindStringSubmatch(line); m != nil && order != "" {
+			out = append(out, order+" "+m[1]+": "+m[2])
+		} else if tickLine.MatchString(line) {
+			order = ""
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s has no orders story", goldenPath)
+	}
+	return out
+}
+
+var generation = regexp.MustCompile(`(#|\.g|generation: )\d{6,}`)
+
+// mask hides generations, which come from the fake GCS's clock.
+func mask(s string) string { return generation.ReplaceAllString(s, "${1}GEN") }

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -17,11 +18,9 @@ import (
 
 // Tasks plays Cloud Tasks, which has no emulator: the processes create
 // tasks through the real client against ticktest's in-process server
-// (CLOUD_TASKS_EMULATOR_HOST), and Due dispatches each task whose schedule
-// time the stack's clock has passed, as Cloud Tasks does: a request with
-// the task's method, headers and body, Cloud Tasks' own headers and an
-// OIDC token of the task's account for its audience, to the front end of
-// the service whose URL the task names.
+// (CLOUD_TASKS_EMULATOR_HOST), and Due dispatches each task due on the
+// stack's clock as Cloud Tasks does, to the front end of the service whose
+// URL the task names.
 type Tasks struct {
 	*ticktest.Server
 	now    func() time.Time
@@ -66,18 +65,12 @@ func (t *Tasks) Lose(id string) {
 // Due dispatches every task due at the stack's clock, earliest first.
 func (t *Tasks) Due(ctx context.Context) ([]Dispatch, error) {
 	var out []Dispatch
-	var errs []string
+	var errs []error
 	for _, task := range t.Take(t.now()) {
 		d, err := t.Dispatch(ctx, task, 0)
-		out = append(out, d)
-		if err != nil {
-			errs = append(errs, err.Error())
-		}
+		out, errs = append(out, d), append(errs, err)
 	}
-	if len(errs) > 0 {
-		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return out, nil
+	return out, errors.Join(errs...)
 }
 
 // Dispatch sends one task, as its attempt number retry (0 first): Cloud

@@ -39,9 +39,7 @@ func halfMinuteStack(t *testing.T) *Stack {
 		t.Fatal(err)
 	}
 	var decl map[string]any
-	if err := json.Unmarshal(raw, &decl); err != nil {
-		t.Fatal(err)
-	}
+	check(t, json.Unmarshal(raw, &decl))
 	decl["early_delay"] = "30s"
 	patched, err := json.MarshalIndent(decl, "", "  ")
 	if err != nil {

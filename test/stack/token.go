@@ -11,34 +11,23 @@ import (
 	"time"
 )
 
-// idToken is an OIDC ID token in Google's shape (a JWT: header, claims,
-// signature), unsigned: the services run without authentication here, as
-// on Cloud Run, where the platform checks the token before the request
-// reaches the container. It is sent so that the requests carry the header
-// set the platform sends.
+// idToken is an OIDC ID token in Google's shape, unsigned: on Cloud Run the
+// platform checks it before the request reaches the container, so it is
+// sent only for the requests to carry the platform's header set.
 func idToken(audience, email string, now time.Time) string {
 	enc := func(v any) string {
 		b, _ := json.Marshal(v)
 		return base64.RawURLEncoding.EncodeToString(b)
 	}
 	header := map[string]string{"alg": "RS256", "kid": "stack-not-signed", "typ": "JWT"}
-	claims := map[string]any{
-		"aud":            audience,
-		"azp":            email,
-		"email":          email,
-		"email_verified": true,
-		"exp":            now.Add(time.Hour).Unix(),
-		"iat":            now.Unix(),
-		"iss":            "https://accounts.google.com",
-		"sub":            "100000000000000000000",
-	}
+	claims := map[string]any{"aud": audience, "azp": email, "email": email, "email_verified": true,
+		"exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "iss": "https://accounts.google.com", "sub": "100000000000000000000"}
 	return enc(header) + "." + enc(claims) + "." + base64.RawURLEncoding.EncodeToString([]byte("not-signed"))
 }
 
-// send makes one request as Google's callers do (Eventarc, Cloud Scheduler,
-// Cloud Tasks: header h, bounded by timeout when it is not zero) and returns
-// the answer's status (0 without an answer) and body; a non-2xx answer is
-// an error, named after what sent it.
+// send makes one request as Google's callers do (bounded by timeout when it
+// is not zero) and returns the answer's status (0 without an answer) and
+// body; a non-2xx answer is an error, named after what sent it.
 func send(ctx context.Context, c *http.Client, what string, timeout time.Duration, method, url string, body []byte, h http.Header) (int, []byte, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc

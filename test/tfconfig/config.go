@@ -1,8 +1,7 @@
 // Package tfconfig reads the deployment Terraform plans (terraform/) without
 // a provider or a cloud account: TopologyFile and ServicesFile, which
-// Terraform's own test (terraform/tests) holds equal to the plan, read with
-// encoding/json (Open). The stack (test/stack) replays them. Every policy
-// Terraform can check runs in terraform test.
+// Terraform's own test (terraform/tests) holds equal to the plan. The stack
+// (test/stack) replays them.
 package tfconfig
 
 import (
@@ -10,11 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 )
-
-// DeployedVarsFile holds the variables of a configuration with an image,
-// relative to the module: those Terraform plans TopologyFile and
-// ServicesFile with.
-const DeployedVarsFile = "testdata/deployed.tfvars"
 
 // RepoDir is the repository root, found from this source file's location:
 // the callers are tests and test harnesses that run from the checkout, in
@@ -25,13 +19,4 @@ func RepoDir() (string, error) {
 		return "", fmt.Errorf("cannot locate the tfconfig source file")
 	}
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")), nil
-}
-
-// ModuleDir is the root module, terraform/ of the repository.
-func ModuleDir() (string, error) {
-	root, err := RepoDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(root, "terraform"), nil
 }

@@ -3,35 +3,25 @@ package tfconfig
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 )
 
-// ServicesFile, in the module's folder, is each Cloud Run service's name,
-// request timeout, concurrency and whole container environment, as
-// Terraform deploys them with DeployedVarsFile. Terraform's own test
-// (terraform/tests) asserts that every planned service has exactly that
-// name, timeout, concurrency and environment; the stack starts each process
-// with that environment.
+// ServicesFile, in terraform/, is each Cloud Run service's name, request
+// timeout, concurrency and whole container environment, as Terraform
+// deploys them with terraform/testdata/deployed.tfvars.
 const ServicesFile = "services.json"
 
 // Service is one Cloud Run service as Terraform deploys it.
 type Service struct {
-	// Function is its FUNCTION_TARGET.
-	Function string
-	// Name is the Cloud Run service name (K_SERVICE).
-	Name string
-	// Env is every environment variable of its container, FUNCTION_TARGET
-	// included.
-	Env map[string]string
-	// Timeout is the request timeout.
-	Timeout time.Duration
-	// Concurrency is the maximum of concurrent requests per instance.
-	Concurrency int
+	Function string            // its FUNCTION_TARGET
+	Name     string            // the Cloud Run service name (K_SERVICE)
+	Env      map[string]string // every variable of its container
+	Timeout  time.Duration     // the request timeout
 }
 
-// Services reads the Cloud Run services of the repository's deployment
-// (see Options).
+// Services reads the Cloud Run services of the repository's deployment.
 func Services(o *Options) ([]Service, error) {
 	d, err := Open(o)
 	if err != nil {
@@ -56,8 +46,8 @@ func readServices(dir string) ([]Service, error) {
 		if d.Env["FUNCTION_TARGET"] != fn {
 			return nil, fmt.Errorf("%s: %s: FUNCTION_TARGET is %q, want the function's own name", ServicesFile, fn, d.Env["FUNCTION_TARGET"])
 		}
-		out = append(out, Service{Function: fn, Name: d.Service, Env: d.Env, Timeout: d.Timeout.Duration, Concurrency: d.Concurrency})
+		out = append(out, Service{Function: fn, Name: d.Service, Env: d.Env, Timeout: d.Timeout.Duration})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Function < out[j].Function })
+	slices.SortFunc(out, func(a, b Service) int { return strings.Compare(a.Function, b.Function) })
 	return out, nil
 }

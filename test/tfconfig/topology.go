@@ -10,37 +10,29 @@ import (
 	"time"
 )
 
-// TopologyFile, in the module's folder, is what the stack replays of the
-// deployment around the services, as Terraform plans it with
-// DeployedVarsFile: the project, region, database, dataset and buckets, the
-// topics, the subscriptions, the scheduler jobs and the Eventarc trigger.
-// Terraform's own test (terraform/tests/deployment.tftest.hcl) holds it
-// equal to the plan, as it holds ServicesFile, and prints the planned
-// topology when they differ.
+// TopologyFile, in terraform/, is what the stack replays of the deployment
+// around the services, planned as ServicesFile is.
 const TopologyFile = "topology.json"
 
 // Deployment is what Terraform deploys: the data of TopologyFile and
-// ServicesFile. A function names the service that runs it (the key of
-// ServicesFile, its FUNCTION_TARGET); a push, a job or a trigger calls its
-// service's URL with an OIDC token of ServiceAccountEmail for that URL.
+// ServicesFile. A function names the service that runs it (its
+// FUNCTION_TARGET); a push, a job or a trigger calls its service's URL with
+// an OIDC token of ServiceAccountEmail for that URL.
 type Deployment struct {
-	Project           string `json:"project"`
-	Region            string `json:"region"`
-	FirestoreDatabase string `json:"firestore_database"`
-	Dataset           string `json:"dataset"`
-	// Buckets maps each bucket's key in storage.tf to its name.
-	Buckets           map[string]string  `json:"buckets"`
+	Project           string             `json:"project"`
+	Region            string             `json:"region"`
+	FirestoreDatabase string             `json:"firestore_database"`
+	Dataset           string             `json:"dataset"`
+	Buckets           map[string]string  `json:"buckets"` // storage.tf's key -> name
 	Topics            []string           `json:"topics"`
 	PushSubscriptions []PushSubscription `json:"push_subscriptions"`
 	PullSubscriptions []PullSubscription `json:"pull_subscriptions"`
 	SchedulerJobs     []SchedulerJob     `json:"scheduler_jobs"`
 	StorageTriggers   []StorageTrigger   `json:"storage_triggers"`
-	// Services are ServicesFile's, sorted by function.
-	Services []Service `json:"-"`
+	Services          []Service          `json:"-"` // sorted by function
 }
 
-// PushSubscription pushes a topic's messages, in the wrapped envelope, to a
-// function's service.
+// PushSubscription pushes a topic's messages to a function's service.
 type PushSubscription struct {
 	Function            string   `json:"function"`
 	Name                string   `json:"name"`
@@ -53,8 +45,7 @@ type PushSubscription struct {
 	ServiceAccountEmail string   `json:"service_account_email"`
 }
 
-// PullSubscription is a subscription nobody is pushed from (the dead
-// letters').
+// PullSubscription is the dead letters'.
 type PullSubscription struct {
 	Name               string `json:"name"`
 	Topic              string `json:"topic"`
@@ -75,8 +66,7 @@ type SchedulerJob struct {
 	ServiceAccountEmail string            `json:"service_account_email"`
 }
 
-// StorageTrigger is an Eventarc trigger delivering a bucket's events of one
-// type to a function's service.
+// StorageTrigger delivers a bucket's events of one type to a function's service.
 type StorageTrigger struct {
 	Function            string `json:"function"`
 	Name                string `json:"name"`
@@ -99,27 +89,21 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// MarshalJSON writes it back in the same form.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
-
 // Options changes what Open reads; nil reads the deployment as planned.
 type Options struct {
 	// Project, when set, replaces the planned project ID wherever it
-	// occurs: GOOGLE_CLOUD_PROJECT, the buckets named after it (storage.tf
-	// names them <project>-<key> unless a variable names one) and the
-	// accounts' emails. The planned ID (DeployedVarsFile's) is long and
-	// distinctive, so it occurs in nothing else; a stack of its own project
-	// meets no other on shared emulators.
+	// occurs (GOOGLE_CLOUD_PROJECT, bucket names, accounts' emails): the
+	// planned ID is long and distinctive, so it occurs in nothing else.
 	Project string
 }
 
 // Open reads the repository's deployment (TopologyFile and ServicesFile).
 func Open(o *Options) (*Deployment, error) {
-	dir, err := ModuleDir()
+	root, err := RepoDir()
 	if err != nil {
 		return nil, err
 	}
-	return open(dir, o)
+	return open(filepath.Join(root, "terraform"), o)
 }
 
 func open(dir string, o *Options) (*Deployment, error) {

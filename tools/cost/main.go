@@ -59,17 +59,9 @@ var (
 		countryPanes: 326, countryBytes: 37_540, skuPanes: 15_126, skuBytes: 1_931_975}
 )
 
-// sesiones_cliente's own state was not in the measured hour; it is
-// modelled, at its worst: every order opens a session of its own customer,
-// open from its event time until W passes its end plus the allowed
-// lateness (D + G + L: 10 min + 30 min + 2 h, sesiones_cliente.json), each
-// of sessionBytes (TestSessionBytes). Their keys are split over part
-// documents that double while one would pass stream.DefaultSessionPartBytes
-// (here: while the average part would pass 90% of it, for the hash's
-// unevenness), and every tick reads and writes every part once
-// (TestSessionTickCost: one read and one write per part touched, whatever
-// its keys and orders). Each session streams two panes (EARLY, ON_TIME) of
-// about a ventas_hora_pais pane's bytes.
+// sesiones_cliente's own state was not in the measured hour: it is
+// modelled, at its worst, as the doc's "Not measured but modelled" says
+// (D + G + L from sesiones_cliente.json).
 const (
 	sessionLife  = 10*time.Minute + 30*time.Minute + 2*time.Hour
 	sessionBytes = 222 // TestSessionBytes (internal/stream), 2026-12-03
@@ -80,7 +72,9 @@ const (
 	sessionTickCPU = (66_290 - 12_400) * time.Microsecond
 )
 
-// sessionParts are the part documents of sesiones_cliente's open sessions.
+// sessionParts are the part documents of sesiones_cliente's open sessions:
+// they double while the average part would pass 90% of the limit, for the
+// hash's unevenness.
 func sessionParts() int64 {
 	state := int64(ordersPerDay*sessionLife/(24*time.Hour)) * sessionBytes
 	parts := int64(1)

@@ -139,8 +139,7 @@ func doc() string {
 	return b.String()
 }
 
-// totals are the list and after-free sums of service's lines, all lines
-// when service is empty.
+// totals are the list and after-free sums of service's lines (all: "").
 func totals(bill []line, service string) (list, cost int64) {
 	for _, l := range bill {
 		if service == "" || l.service == service {

@@ -24,21 +24,19 @@ func main() {
 	maxBad := flag.Int("bad", -1, "plant this many rows with a negative quantity, evenly spaced (-1: the dirty rows above)")
 	base := flag.Int64("orders-from", 1_000_000, "the first order number: another base gives other content (another MD5), which the ledger does not take for a copy")
 	flag.Parse()
-	orderBase = *base
-	if err := write(*out, *rows, *maxBad); err != nil {
+	if err := write(*out, *rows, *maxBad, *base); err != nil {
 		fmt.Fprintln(os.Stderr, "genorders:", err)
 		os.Exit(1)
 	}
 }
 
 var (
-	orderBase int64 = 1_000_000
-	skus            = []string{"MOCH-40L-AZ", "MOCH-25L-VR", "BOTA-TREK-42", "GORRO-LANA-RJ", "CALCET-MERINO", "FRONTAL-LED", "BASTON-CARB", "CHAQ-GTX-M"}
-	prices          = []string{"89,90", "64,50", "129,00", "19,95", "12,50", "39,99", "74,00", "249,00"}
-	countries       = []string{"ES", "FR", "PT", "DE", "IT", "NL", "BE", "AT"}
+	skus      = []string{"MOCH-40L-AZ", "MOCH-25L-VR", "BOTA-TREK-42", "GORRO-LANA-RJ", "CALCET-MERINO", "FRONTAL-LED", "BASTON-CARB", "CHAQ-GTX-M"}
+	prices    = []string{"89,90", "64,50", "129,00", "19,95", "12,50", "39,99", "74,00", "249,00"}
+	countries = []string{"ES", "FR", "PT", "DE", "IT", "NL", "BE", "AT"}
 )
 
-func write(path string, n, maxBad int) error {
+func write(path string, n, maxBad int, orderBase int64) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -32,11 +32,8 @@ type event struct {
 	Output  string
 }
 
-// quiet is how long the output may stay silent while packages run.
-const quiet = time.Minute
-
 func main() {
-	if err := run(os.Stdin, os.Stdout, quiet); err != nil {
+	if err := run(os.Stdin, os.Stdout, time.Minute); err != nil {
 		fmt.Fprintln(os.Stderr, "testprogress:", err)
 		os.Exit(1)
 	}
@@ -61,7 +58,9 @@ func run(in io.Reader, out io.Writer, quiet time.Duration) error {
 		var e event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			// Build errors and the like come before any JSON: pass them on.
-			p.println(sc.Text())
+			p.mu.Lock()
+			p.lineLocked(sc.Text())
+			p.mu.Unlock()
 			continue
 		}
 		p.handle(e)
@@ -79,12 +78,10 @@ func (p *progress) handle(e event) {
 		p.started[e.Package] = time.Now()
 	}
 	if e.Action == "output" {
-		b := p.output[e.Package]
-		if b == nil {
-			b = &strings.Builder{}
-			p.output[e.Package] = b
+		if p.output[e.Package] == nil {
+			p.output[e.Package] = &strings.Builder{}
 		}
-		b.WriteString(e.Output)
+		p.output[e.Package].WriteString(e.Output)
 		return
 	}
 	if e.Test != "" {
@@ -133,12 +130,6 @@ func (p *progress) runningLocked(now time.Time) string {
 		parts[i] = fmt.Sprintf("%s (%ds)", name, int(now.Sub(p.started[name]).Seconds()))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func (p *progress) println(s string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.lineLocked(s)
 }
 
 func (p *progress) lineLocked(s string) {

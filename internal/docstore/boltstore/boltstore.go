@@ -1,16 +1,14 @@
 // Package boltstore is the embedded docstore: one bbolt file in the local
 // data folder, enforcing the same contract as Firestore.
 //
-// Durability: every commit is fsynced (bbolt's default; NoSync is never set)
-// before RunTx returns, so a caller that answers 2xx after RunTx has durable
-// state. An fsync costs about 1 ms here, so one transaction at a time would
-// cap the store near 1,000 commits/s; instead a single committer goroutine
-// runs every transaction queued while the previous commit was syncing in
-// one bbolt write transaction (group commit), and throughput grows with the
-// number of concurrent callers at no added latency for a lone one.
-//
-// Transactions are serialised, so a function never re-runs on contention as
-// it may on Firestore; the conformance suite holds both to the same rules.
+// Durability: every commit is fsynced (NoSync is never set) before RunTx
+// returns, so a caller that answers 2xx after RunTx has durable state. An
+// fsync costs about 1 ms, which would cap one-at-a-time commits near
+// 1,000/s; instead a single committer goroutine runs every transaction
+// queued while the previous commit was syncing in one bbolt write
+// transaction (group commit), so throughput grows with concurrent callers
+// at no added latency for a lone one. Transactions are serialised, so fn
+// never re-runs on contention as it may on Firestore.
 package boltstore
 
 import (
@@ -38,9 +36,8 @@ const (
 	// maxBatch bounds how many queued transactions share one commit, so
 	// one slow function delays a bounded number of others.
 	maxBatch = 256
-	// lockTimeout bounds the wait for the file lock: a second process
-	// opening the same file (a CLI next to a running server) gets an error
-	// instead of hanging.
+	// lockTimeout: a second process opening the same file (a CLI next to a
+	// running server) gets an error instead of hanging.
 	lockTimeout = 2 * time.Second
 )
 
@@ -49,8 +46,7 @@ type Store struct {
 	db   *bolt.DB
 	path string
 
-	// mu guards closed against RunTx enqueueing while Close drains.
-	mu     sync.RWMutex
+	mu     sync.RWMutex // guards closed against RunTx enqueueing while Close drains
 	closed bool
 
 	reqs    chan *request
@@ -60,27 +56,19 @@ type Store struct {
 
 // Open opens (creating if needed) the store in the file at path.
 func Open(path string) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:      lockTimeout,
-		FreelistType: bolt.FreelistMapType,
-	})
-	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("open docstore %s: file is locked by another process", path)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout, FreelistType: bolt.FreelistMapType})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("open docstore %s: file is locked by another process", path)
+	}
+	if err == nil {
+		if err = db.Update(initLayout); err != nil {
+			db.Close()
 		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("open docstore %s: %w", path, err)
 	}
-	if err := db.Update(initLayout); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open docstore %s: %w", path, err)
-	}
-	s := &Store{
-		db:      db,
-		path:    path,
-		reqs:    make(chan *request, maxBatch),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
-	}
+	s := &Store{db: db, path: path, reqs: make(chan *request, maxBatch), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go s.commitLoop()
 	return s, nil
 }
@@ -89,12 +77,12 @@ func Open(path string) (*Store, error) {
 // It must not be called from inside a transaction function.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
+	already := s.closed
 	s.closed = true
 	s.mu.Unlock()
+	if already {
+		return nil
+	}
 	close(s.stop)
 	<-s.stopped
 	if err := s.db.Close(); err != nil {
@@ -120,21 +108,19 @@ type request struct {
 
 type result struct {
 	err      error
-	panicked bool
-	panicVal any
+	panicVal any // non-nil when fn panicked: recover never returns nil since Go 1.21
 	stack    []byte
 }
 
 // RunTx implements docstore.Store.
 func (s *Store) RunTx(ctx context.Context, fn func(ctx context.Context, tx docstore.Tx) error) error {
-	if fn == nil {
+	switch {
+	case fn == nil:
 		return errors.New("boltstore: RunTx: nil function")
-	}
-	if firestorerules.InTx(ctx) {
+	case firestorerules.InTx(ctx):
 		return firestorerules.ErrNested
-	}
-	if err := ctx.Err(); err != nil {
-		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
 	}
 	r := &request{ctx: ctx, fn: fn, done: make(chan result, 1)}
 	s.mu.RLock()
@@ -156,44 +142,38 @@ func (s *Store) RunTx(ctx context.Context, fn func(ctx context.Context, tx docst
 		if r.state.CompareAndSwap(queued, abandoned) {
 			return ctx.Err()
 		}
-		// Already running: its outcome, committed or not, is the answer.
-		res = <-r.done
+		res = <-r.done // already running: its outcome is the answer
 	}
-	if res.panicked {
-		rethrow(res)
+	if res.panicVal != nil {
+		// Re-raised in the caller's goroutine, with fn's stack from the
+		// committer's.
+		if err, ok := res.panicVal.(error); ok {
+			panic(fmt.Errorf("%w [panic in transaction function]\n%s", err, res.stack))
+		}
+		panic(fmt.Sprintf("%v [panic in transaction function]\n%s", res.panicVal, res.stack))
 	}
 	return res.err
-}
-
-// rethrow re-raises in the caller's goroutine a panic of fn, which ran on
-// the committer's, keeping fn's stack in the message.
-func rethrow(res result) {
-	if err, ok := res.panicVal.(error); ok {
-		panic(fmt.Errorf("%w [panic in transaction function]\n%s", err, res.stack))
-	}
-	panic(fmt.Sprintf("%v [panic in transaction function]\n%s", res.panicVal, res.stack))
 }
 
 func (s *Store) commitLoop() {
 	defer close(s.stopped)
 	batch := make([]*request, 0, maxBatch)
 	for {
-		var first *request
 		select {
-		case first = <-s.reqs:
+		case r := <-s.reqs:
+			batch = append(batch[:0], r)
 		case <-s.stop:
-			// Close holds no RunTx in flight any more: what is queued was
-			// accepted, so run it before leaving.
+			// No RunTx is in flight any more: what is queued was accepted,
+			// so run it before leaving.
 			for {
 				select {
 				case r := <-s.reqs:
-					s.runBatch(append(batch[:0], r))
+					s.runBatch([]*request{r})
 				default:
 					return
 				}
 			}
 		}
-		batch = append(batch[:0], first)
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -223,13 +203,8 @@ func (s *Store) runBatch(batch []*request) {
 				continue
 			}
 			ran[i] = true
-			if err := r.ctx.Err(); err != nil {
-				results[i] = result{err: err}
-				continue
-			}
 			t := &tx{bs: bs}
-			results[i] = call(r, t)
-			if results[i].err != nil || results[i].panicked {
+			if results[i] = call(r, &firestorerules.Tx{B: t}); results[i].err != nil || results[i].panicVal != nil {
 				continue
 			}
 			if err := r.ctx.Err(); err != nil {
@@ -238,8 +213,7 @@ func (s *Store) runBatch(batch []*request) {
 				continue
 			}
 			if err := t.apply(); err != nil {
-				// Partly applied: the whole bbolt transaction must go.
-				return err
+				return err // partly applied: the whole bbolt transaction must go
 			}
 		}
 		return nil
@@ -248,21 +222,24 @@ func (s *Store) runBatch(batch []*request) {
 		if !ran[i] {
 			continue
 		}
-		if err != nil && results[i].err == nil && !results[i].panicked {
+		if err != nil && results[i].err == nil && results[i].panicVal == nil {
 			results[i].err = fmt.Errorf("commit docstore %s: %w", s.path, err)
 		}
 		r.done <- results[i]
 	}
 }
 
-func call(r *request, t *tx) (res result) {
+func call(r *request, t *firestorerules.Tx) (res result) {
+	if err := r.ctx.Err(); err != nil {
+		return result{err: err}
+	}
 	defer func() {
 		if p := recover(); p != nil {
-			t.end(nil)
-			res = result{panicked: true, panicVal: p, stack: debug.Stack()}
+			t.End(nil)
+			res = result{panicVal: p, stack: debug.Stack()}
 		}
 	}()
-	return result{err: t.end(r.fn(firestorerules.WithTx(r.ctx), t))}
+	return result{err: t.End(r.fn(firestorerules.WithTx(r.ctx), t))}
 }
 
 // List implements docstore.Store. It reads the last committed state.
@@ -276,8 +253,7 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 }
 
 // ListTag implements docstore.Store through the tag index: it reads the
-// documents returned, never the rest of the collection. It reads the last
-// committed state.
+// documents returned, never the rest of the collection.
 func (s *Store) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
 	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
@@ -285,15 +261,13 @@ func (s *Store) ListTag(ctx context.Context, collection, tag string, limit int) 
 	if err := firestorerules.CheckTag(tag, true); err != nil {
 		return nil, err
 	}
-	what := fmt.Sprintf("list %s tagged %.40q", collection, tag)
-	return s.view(ctx, what, func(btx *bolt.Tx) ([]docstore.Doc, error) {
+	return s.view(ctx, fmt.Sprintf("list %s tagged %.40q", collection, tag), func(btx *bolt.Tx) ([]docstore.Doc, error) {
 		return listTag(bucketsOf(btx), collection, tag, limit)
 	})
 }
 
 // view runs read over the last committed state; what names it in errors.
-func (s *Store) view(ctx context.Context, what string,
-	read func(*bolt.Tx) ([]docstore.Doc, error)) ([]docstore.Doc, error) {
+func (s *Store) view(ctx context.Context, what string, read func(*bolt.Tx) ([]docstore.Doc, error)) ([]docstore.Doc, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -315,77 +289,45 @@ func (s *Store) view(ctx context.Context, what string,
 // transaction (reads come first anyway), and a failed fn leaves nothing in
 // the shared bbolt transaction.
 type tx struct {
-	mu     sync.Mutex // bbolt transactions are not safe for concurrent use
 	bs     buckets
-	rules  firestorerules.Rules
 	writes []write
 }
 
 type write struct {
-	collection, id string
-	tag            string
-	val            []byte // nil: delete
+	collection, id, tag string
+	val                 []byte // nil: delete
 }
 
-var _ docstore.Tx = (*tx)(nil)
-
-func (t *tx) Get(paths ...string) ([]docstore.Doc, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ps, err := t.rules.Read(paths)
-	if err != nil {
-		return nil, err
-	}
+func (t *tx) Get(ps []firestorerules.Path) ([]docstore.Doc, error) {
 	docs := make([]docstore.Doc, len(ps))
 	for i, p := range ps {
-		v := t.bs.docs.Get(docKey(p.Collection, p.ID))
-		if v == nil {
-			docs[i] = docstore.Doc{Path: p.Full}
-			continue
-		}
-		if docs[i], err = decode(p.Full, v); err != nil {
-			return nil, t.rules.Fail(err)
+		docs[i] = docstore.Doc{Path: p.Full}
+		if v := t.bs.docs.Get(docKey(p.Collection, p.ID)); v != nil {
+			var err error
+			if docs[i], err = decode(p.Full, v); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return docs, nil
 }
 
-func (t *tx) Set(d docstore.Doc) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p, nd, err := t.rules.Set(d)
-	if err != nil {
-		return err
-	}
-	t.writes = append(t.writes, write{collection: p.Collection, id: p.ID, tag: nd.Tag, val: encode(nd)})
+func (t *tx) Set(p firestorerules.Path, d docstore.Doc) error {
+	t.writes = append(t.writes, write{collection: p.Collection, id: p.ID, tag: d.Tag, val: encode(d)})
 	return nil
 }
 
-func (t *tx) Delete(path string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p, err := t.rules.Delete(path)
-	if err != nil {
-		return err
-	}
+func (t *tx) Delete(p firestorerules.Path) error {
 	t.writes = append(t.writes, write{collection: p.Collection, id: p.ID})
 	return nil
-}
-
-func (t *tx) end(fnErr error) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.rules.End(fnErr)
 }
 
 // apply writes in order, so the last write to a document wins, as in a
 // Firestore commit; each write moves the document's tag index key with it.
 func (t *tx) apply() error {
 	for _, w := range t.writes {
-		var err error
-		if w.val == nil {
-			err = t.bs.remove(w.collection, w.id)
-		} else {
+		err := t.bs.remove(w.collection, w.id)
+		if err == nil && w.val != nil {
 			err = t.bs.put(w.collection, w.id, w.tag, w.val)
 		}
 		if err != nil {

@@ -21,20 +21,38 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore/docstoretest"
 )
 
+func TestConformance(t *testing.T) {
+	docstoretest.Run(t, func(t *testing.T) docstore.Store { return newStore(t) })
+}
+
+// newStore opens a store in a fresh file, closed when the test ends.
+func newStore(t *testing.T) *Store { return openTemp(t, filepath.Join(t.TempDir(), "docs.db")) }
+
+func openTemp(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
 func setDoc(path string) func(context.Context, docstore.Tx) error {
 	return func(_ context.Context, tx docstore.Tx) error {
 		return tx.Set(docstore.Doc{Path: path, Data: []byte(`{}`)})
 	}
 }
 
-func exists(t *testing.T, s docstore.Store, path string) bool {
+func exists(t *testing.T, s docstore.Store, path string) (ok bool) {
 	t.Helper()
-	var ok bool
 	if err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
 		docs, err := tx.Get(path)
-		if err == nil {
-			ok = docs[0].Exists
-		}
+		ok = err == nil && docs[0].Exists
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -42,7 +60,22 @@ func exists(t *testing.T, s docstore.Store, path string) bool {
 	return ok
 }
 
-func TestSurvivesReopen(t *testing.T) {
+// rawUpdate runs fn on the bbolt file at path, without the store.
+func rawUpdate(t *testing.T, path string, fn func(*bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCloseAndReopen: Close is idempotent, a closed store refuses RunTx
+// and List, and what it committed survives into the next Open.
+func TestCloseAndReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "docs.db")
 	s := openTemp(t, path)
 	if err := s.RunTx(t.Context(), setDoc("a/b")); err != nil {
@@ -50,6 +83,15 @@ func TestSurvivesReopen(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+	if err := s.RunTx(t.Context(), setDoc("a/c")); !errors.Is(err, ErrClosed) {
+		t.Errorf("RunTx after Close = %v, want ErrClosed", err)
+	}
+	if _, err := s.List(t.Context(), "a"); !errors.Is(err, ErrClosed) {
+		t.Errorf("List after Close = %v, want ErrClosed", err)
 	}
 	if !exists(t, openTemp(t, path), "a/b") {
 		t.Error("document lost across Close and Open")
@@ -61,8 +103,7 @@ func TestSecondOpenFailsFast(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "docs.db")
 	openTemp(t, path)
 	start := time.Now()
-	_, err := Open(path)
-	if err == nil || !strings.Contains(err.Error(), "locked") {
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "locked") {
 		t.Errorf("second Open = %v, want a locked-file error", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -70,33 +111,16 @@ func TestSecondOpenFailsFast(t *testing.T) {
 	}
 }
 
-func TestClosed(t *testing.T) {
-	s := newStore(t)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close = %v", err)
-	}
-	if err := s.RunTx(t.Context(), setDoc("a/b")); !errors.Is(err, ErrClosed) {
-		t.Errorf("RunTx after Close = %v, want ErrClosed", err)
-	}
-	if _, err := s.List(t.Context(), "a"); !errors.Is(err, ErrClosed) {
-		t.Errorf("List after Close = %v, want ErrClosed", err)
-	}
-}
-
 func TestPanicReachesCaller(t *testing.T) {
 	s := newStore(t)
 	func() {
 		defer func() {
-			p := recover()
-			if p == nil || !strings.Contains(fmt.Sprint(p), "kaput") {
+			if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "kaput") {
 				t.Errorf("recovered %v, want the function's panic", p)
 			}
 		}()
-		s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-			tx.Set(docstore.Doc{Path: "p/x", Data: []byte(`{}`)})
+		s.RunTx(t.Context(), func(ctx context.Context, tx docstore.Tx) error {
+			setDoc("p/x")(ctx, tx)
 			panic("kaput")
 		})
 	}()
@@ -106,28 +130,25 @@ func TestPanicReachesCaller(t *testing.T) {
 }
 
 // blockCommitter parks the committer inside a transaction until release is
-// called (once or more), so that the next transactions queue up and share one commit.
+// called (once or more), so that the next transactions queue up and share
+// one commit.
 func blockCommitter(t *testing.T, s docstore.Store) (release func()) {
 	t.Helper()
-	running, unblock := make(chan struct{}), make(chan struct{})
-	done := make(chan error)
+	running, unblock, done := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
-		done <- s.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
+		done <- s.RunTx(context.Background(), func(ctx context.Context, tx docstore.Tx) error {
 			close(running)
 			<-unblock
-			return tx.Set(docstore.Doc{Path: "block/x", Data: []byte(`{}`)})
+			return setDoc("block/x")(ctx, tx)
 		})
 	}()
 	<-running
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(unblock)
-			if err := <-done; err != nil {
-				t.Errorf("blocking transaction: %v", err)
-			}
-		})
-	}
+	return sync.OnceFunc(func() {
+		close(unblock)
+		if err := <-done; err != nil {
+			t.Errorf("blocking transaction: %v", err)
+		}
+	})
 }
 
 func TestBatchIsolatesFailures(t *testing.T) {
@@ -140,22 +161,19 @@ func TestBatchIsolatesFailures(t *testing.T) {
 	queued := make(chan struct{}, 3)
 	wg.Go(func() {
 		queued <- struct{}{}
-		failed = s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-			tx.Set(docstore.Doc{Path: "b/failed", Data: []byte(`{}`)})
+		failed = s.RunTx(t.Context(), func(ctx context.Context, tx docstore.Tx) error {
+			setDoc("b/failed")(ctx, tx)
 			return errBoom
 		})
 	})
 	wg.Go(func() { queued <- struct{}{}; ok = s.RunTx(t.Context(), setDoc("b/ok")) })
-	for range 2 {
-		<-queued
-	}
+	<-queued
+	<-queued
 	time.Sleep(50 * time.Millisecond) // let both reach the queue
 	wg.Go(func() {
 		reader = s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
 			docs, err := tx.Get("b/ok")
-			if err == nil {
-				sawOK = docs[0].Exists
-			}
+			sawOK = err == nil && docs[0].Exists
 			return err
 		})
 	})
@@ -181,9 +199,9 @@ func TestCancelWhileQueued(t *testing.T) {
 	ran := false
 	errc := make(chan error)
 	go func() {
-		errc <- s.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
+		errc <- s.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 			ran = true
-			return tx.Set(docstore.Doc{Path: "q/x", Data: []byte(`{}`)})
+			return setDoc("q/x")(ctx, tx)
 		})
 	}()
 	time.Sleep(20 * time.Millisecond)
@@ -202,66 +220,26 @@ func TestCancelWhileQueued(t *testing.T) {
 	}
 }
 
-// newStore opens a store in a fresh file, closed when the test ends.
-func newStore(t *testing.T) *Store { return openTemp(t, filepath.Join(t.TempDir(), "docs.db")) }
-
-func TestConformance(t *testing.T) {
-	docstoretest.Run(t, func(t *testing.T) docstore.Store { return newStore(t) })
-}
-
-func openTemp(t *testing.T, path string) *Store {
-	t.Helper()
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
-}
-
-// writeFormat1 writes a file as a build before tags did: format 1, no
-// "tags" bucket, values without flagTag.
-func writeFormat1(t *testing.T, path string, expire time.Time) {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(btx *bolt.Tx) error {
+// TestOpensFormat1: a file written before tags (format 1: no "tags" bucket,
+// values without flagTag) is read as it is and upgraded in place.
+func TestOpensFormat1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v1.db")
+	exp := time.Date(2026, 12, 1, 10, 0, 0, 123000, time.UTC)
+	rawUpdate(t, path, func(btx *bolt.Tx) error {
 		meta, err := btx.CreateBucket(bucketMeta)
 		if err != nil {
-			return err
-		}
-		if err := meta.Put(keyFormat, []byte{1}); err != nil {
 			return err
 		}
 		docs, err := btx.CreateBucket(bucketDocs)
 		if err != nil {
 			return err
 		}
-		v := binary.BigEndian.AppendUint64([]byte{1, flagExpire}, uint64(expire.UnixMicro()))
-		if err := docs.Put(docKey("old", "expiring"), append(v, `{"v":1}`...)); err != nil {
-			return err
-		}
-		return docs.Put(docKey("old", "plain"), append([]byte{1, 0}, `{"v":2}`...))
+		v := binary.BigEndian.AppendUint64([]byte{1, flagExpire}, uint64(exp.UnixMicro()))
+		return errors.Join(meta.Put(keyFormat, []byte{1}), docs.Put(docKey("old", "expiring"), append(v, `{"v":1}`...)),
+			docs.Put(docKey("old", "plain"), append([]byte{1, 0}, `{"v":2}`...)))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestOpensFormat1(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v1.db")
-	exp := time.Date(2026, 12, 1, 10, 0, 0, 123000, time.UTC)
-	writeFormat1(t, path, exp)
 	s := openTemp(t, path)
 	ctx := t.Context()
-
 	want := []docstore.Doc{
 		{Path: "old/expiring", Data: []byte(`{"v":1}`), ExpireAt: exp, Exists: true},
 		{Path: "old/plain", Data: []byte(`{"v":2}`), Exists: true},
@@ -276,90 +254,53 @@ func TestOpensFormat1(t *testing.T) {
 	// Retagging an old document indexes it; rewriting the other drops its
 	// old-format value.
 	err = s.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		if err := tx.Set(docstore.Doc{Path: "old/plain", Data: []byte(`{"v":3}`), Tag: "g"}); err != nil {
-			return err
-		}
-		return tx.Delete("old/expiring")
+		return errors.Join(tx.Set(docstore.Doc{Path: "old/plain", Data: []byte(`{"v":3}`), Tag: "g"}), tx.Delete("old/expiring"))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name string
 		tag  string
 		want []docstore.Doc
 	}{
-		{"retagged", "g", []docstore.Doc{{Path: "old/plain", Data: []byte(`{"v":3}`), Tag: "g", Exists: true}}},
-		{"other tag", "h", nil},
+		{"g", []docstore.Doc{{Path: "old/plain", Data: []byte(`{"v":3}`), Tag: "g", Exists: true}}},
+		{"h", nil},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.ListTag(ctx, "old", tc.tag, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("ListTag(old, %s) (-want +got):\n%s", tc.tag, diff)
-			}
-		})
+		got, err := s.ListTag(ctx, "old", tc.tag, 0)
+		if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); err != nil || diff != "" {
+			t.Errorf("ListTag(old, %s): %v (-want +got):\n%s", tc.tag, err, diff)
+		}
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := readFormat(t, path); !bytes.Equal(v, []byte{formatVersion}) {
-		t.Errorf("format after Open = %v, want %d", v, formatVersion)
-	}
-}
-
-func readFormat(t *testing.T, path string) []byte {
-	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var v []byte
-	db.View(func(btx *bolt.Tx) error {
-		v = bytes.Clone(btx.Bucket(bucketMeta).Get(keyFormat))
+	var format []byte
+	rawUpdate(t, path, func(btx *bolt.Tx) error {
+		format = bytes.Clone(btx.Bucket(bucketMeta).Get(keyFormat))
 		return nil
 	})
-	return v
+	if !bytes.Equal(format, []byte{formatVersion}) {
+		t.Errorf("format after Open = %v, want %d", format, formatVersion)
+	}
 }
 
 func TestRefusesUnknownFormat(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		format []byte
-	}{
-		{"newer", []byte{formatVersion + 1}},
-		{"zero", []byte{0}},
-		{"two bytes", []byte{1, 0}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "x.db")
-			db, err := bolt.Open(path, 0o600, nil)
+	for _, format := range [][]byte{{formatVersion + 1}, {0}, {1, 0}} {
+		path := filepath.Join(t.TempDir(), "x.db")
+		rawUpdate(t, path, func(btx *bolt.Tx) error {
+			meta, err := btx.CreateBucket(bucketMeta)
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
-			err = db.Update(func(btx *bolt.Tx) error {
-				meta, err := btx.CreateBucket(bucketMeta)
-				if err != nil {
-					return err
-				}
-				return meta.Put(keyFormat, tc.format)
-			})
-			db.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := Open(path)
-			if err == nil {
-				s.Close()
-				t.Fatal("Open succeeded")
-			}
-			if !strings.Contains(err.Error(), "unknown docstore file format") {
-				t.Errorf("Open = %v, want an unknown format error", err)
-			}
+			return meta.Put(keyFormat, format)
 		})
+		s, err := Open(path)
+		if err == nil {
+			s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "unknown docstore file format") {
+			t.Errorf("Open of format %v = %v, want an unknown format error", format, err)
+		}
 	}
 }
 
@@ -367,7 +308,7 @@ func TestRefusesUnknownFormat(t *testing.T) {
 // transactions, and checks that the index holds exactly one key per tagged
 // document, the one of its current tag.
 func TestTagIndexFollowsDocs(t *testing.T) {
-	s := openTemp(t, filepath.Join(t.TempDir(), "idx.db"))
+	s := newStore(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	paths := []string{"c/a", "c/b", "c/c", "c/a/s/x", "d/a", "c2/a"}
 	tags := []string{"", "t1", "t2", "t1/é"}
@@ -402,13 +343,10 @@ func TestTagIndexFollowsDocs(t *testing.T) {
 		if err := bs.docs.ForEach(func(k, v []byte) error {
 			i := bytes.IndexByte(k, sep)
 			h, err := parse(string(k), v)
-			if err != nil {
-				return err
-			}
-			if len(h.tag) > 0 {
+			if err == nil && len(h.tag) > 0 {
 				want = append(want, fmt.Sprintf("%s|%s|%s", k[:i], h.tag, k[i+1:]))
 			}
-			return nil
+			return err
 		}); err != nil {
 			return err
 		}
@@ -431,7 +369,7 @@ func TestTagIndexFollowsDocs(t *testing.T) {
 // TestListTagReadsOnlyTagged shows that ListTag does not walk the
 // collection: a corrupt untagged document breaks List but not ListTag.
 func TestListTagReadsOnlyTagged(t *testing.T) {
-	s := openTemp(t, filepath.Join(t.TempDir(), "scan.db"))
+	s := newStore(t)
 	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
 		for i := range 50 {
 			if err := tx.Set(docstore.Doc{Path: fmt.Sprintf("c/%02d", i), Data: []byte(`{}`)}); err != nil {
@@ -440,12 +378,10 @@ func TestListTagReadsOnlyTagged(t *testing.T) {
 		}
 		return tx.Set(docstore.Doc{Path: "c/25x", Data: []byte(`{}`), Tag: "g"})
 	})
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		err = s.db.Update(func(btx *bolt.Tx) error { return btx.Bucket(bucketDocs).Put(docKey("c", "24"), []byte{9}) })
 	}
-	if err := s.db.Update(func(btx *bolt.Tx) error {
-		return btx.Bucket(bucketDocs).Put(docKey("c", "24"), []byte{9})
-	}); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.List(t.Context(), "c"); err == nil {

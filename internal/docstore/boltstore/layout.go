@@ -21,10 +21,9 @@ import (
 // if flagTag], then the JSON payload.
 //
 // Bucket "tags" indexes the tagged documents for ListTag: key collection +
-// 0xFF + tag + 0xFF + id, empty value. Tags are UTF-8 too, so one
-// collection's documents with one tag are again a contiguous range sorted
-// by ID. The commit that writes a document updates its index key, so the
-// two buckets never disagree.
+// 0xFF + tag + 0xFF + id, empty value, so one collection's documents with
+// one tag are again a contiguous range sorted by ID. The commit that writes
+// a document updates its index key, so the two buckets never disagree.
 //
 // Format 1 (before tags) had no "tags" bucket and no flagTag; Open upgrades
 // such a file in place to format 2 (its documents have no tag, so the new
@@ -52,29 +51,23 @@ func initLayout(btx *bolt.Tx) error {
 	if v := meta.Get(keyFormat); v != nil && (len(v) != 1 || v[0] < 1 || v[0] > formatVersion) {
 		return fmt.Errorf("unknown docstore file format %v (this build reads 1 to %d)", v, formatVersion)
 	}
-	if _, err := btx.CreateBucketIfNotExists(bucketDocs); err != nil {
-		return err
-	}
-	if _, err := btx.CreateBucketIfNotExists(bucketTags); err != nil {
-		return err
+	for _, b := range [][]byte{bucketDocs, bucketTags} {
+		if _, err := btx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
 	}
 	return meta.Put(keyFormat, []byte{formatVersion})
 }
 
 // buckets are the bbolt buckets a transaction works in.
-type buckets struct {
-	docs, tags *bolt.Bucket
-}
+type buckets struct{ docs, tags *bolt.Bucket }
 
 func bucketsOf(btx *bolt.Tx) buckets {
 	return buckets{docs: btx.Bucket(bucketDocs), tags: btx.Bucket(bucketTags)}
 }
 
 func docKey(collection, id string) []byte {
-	k := make([]byte, 0, len(collection)+1+len(id))
-	k = append(k, collection...)
-	k = append(k, sep)
-	return append(k, id...)
+	return append(append(append(make([]byte, 0, len(collection)+1+len(id)), collection...), sep), id...)
 }
 
 func tagKey(collection, tag, id string) []byte { return docKey(collection+string([]byte{sep})+tag, id) }
@@ -96,11 +89,7 @@ func encode(d docstore.Doc) []byte {
 }
 
 // header is a value split into its parts; the slices alias the value.
-type header struct {
-	expire []byte // 8 bytes, or nil
-	tag    []byte
-	data   []byte
-}
+type header struct{ expire, tag, data []byte } // expire: 8 bytes, or nil
 
 func parse(path string, v []byte) (header, error) {
 	if len(v) < 2 || v[0] < 1 || v[0] > formatVersion || (v[0] == 1 && v[1]&flagTag != 0) {
@@ -115,13 +104,10 @@ func parse(path string, v []byte) (header, error) {
 		h.expire, rest = rest[:8], rest[8:]
 	}
 	if v[1]&flagTag != 0 {
-		if len(rest) < 2 {
+		if len(rest) < 2 || len(rest) < 2+int(binary.BigEndian.Uint16(rest)) {
 			return header{}, fmt.Errorf("document %s: corrupt tag", path)
 		}
 		n := int(binary.BigEndian.Uint16(rest))
-		if len(rest) < 2+n {
-			return header{}, fmt.Errorf("document %s: corrupt tag", path)
-		}
 		h.tag, rest = rest[2:2+n], rest[2+n:]
 	}
 	h.data = rest
@@ -181,31 +167,19 @@ func listTag(bs buckets, collection, tag string, limit int) ([]docstore.Doc, err
 	return docs, nil
 }
 
-// put stores v at collection/id and moves the document's index key from
-// its old tag (if any) to tag (if any).
+// put stores v at collection/id, which remove has cleared, with its index
+// key if tagged.
 func (bs buckets) put(collection, id, tag string, v []byte) error {
-	if err := bs.unindex(collection, id); err != nil {
+	if err := bs.docs.Put(docKey(collection, id), v); err != nil || tag == "" {
 		return err
-	}
-	if err := bs.docs.Put(docKey(collection, id), v); err != nil {
-		return err
-	}
-	if tag == "" {
-		return nil
 	}
 	return bs.tags.Put(tagKey(collection, tag, id), nil)
 }
 
 // remove deletes collection/id and its index key.
 func (bs buckets) remove(collection, id string) error {
-	if err := bs.unindex(collection, id); err != nil {
-		return err
-	}
-	return bs.docs.Delete(docKey(collection, id))
-}
-
-func (bs buckets) unindex(collection, id string) error {
-	old := bs.docs.Get(docKey(collection, id))
+	key := docKey(collection, id)
+	old := bs.docs.Get(key)
 	if old == nil {
 		return nil
 	}
@@ -213,8 +187,10 @@ func (bs buckets) unindex(collection, id string) error {
 	if err != nil {
 		return err
 	}
-	if len(h.tag) == 0 {
-		return nil
+	if len(h.tag) > 0 {
+		if err := bs.tags.Delete(tagKey(collection, string(h.tag), id)); err != nil {
+			return err
+		}
 	}
-	return bs.tags.Delete(tagKey(collection, string(h.tag), id))
+	return bs.docs.Delete(key)
 }

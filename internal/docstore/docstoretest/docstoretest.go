@@ -4,14 +4,19 @@ package docstoretest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	gfs "cloud.google.com/go/firestore"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
+	"github.com/alpinashop/alpipe/internal/docstore/firestore"
 )
 
 // Run runs the suite. newStore must return an empty store private to the
@@ -19,7 +24,7 @@ import (
 // Subtests run in parallel.
 func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 	t.Helper()
-	tests := []struct {
+	for _, tc := range []struct {
 		name string
 		fn   func(t *testing.T, s docstore.Store)
 	}{
@@ -46,8 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 		{"CanceledContext", testCanceledContext},
 		{"ConcurrentIncrements", testConcurrentIncrements},
 		{"WriteSkew", testWriteSkew},
-	}
-	for _, tc := range tests {
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			tc.fn(t, newStore(t))
@@ -71,7 +75,6 @@ func runOps(ctx context.Context, s docstore.Store, ops ...op) error {
 	return s.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error { return runTx(tx, ops...) })
 }
 
-// runTx runs ops in order on tx, stopping at the first error.
 func runTx(tx docstore.Tx, ops ...op) error {
 	for _, o := range ops {
 		if err := o(tx); err != nil {
@@ -104,16 +107,6 @@ func set(t *testing.T, s docstore.Store, docs ...docstore.Doc) {
 	}
 }
 
-// list lists collection's paths, failing t on error.
-func list(t *testing.T, s docstore.Store, collection string) []string {
-	t.Helper()
-	docs, err := s.List(t.Context(), collection)
-	if err != nil {
-		t.Fatalf("List(%s): %v", collection, err)
-	}
-	return pathsOf(docs)
-}
-
 func pathsOf(docs []docstore.Doc) []string {
 	var ps []string
 	for _, d := range docs {
@@ -123,29 +116,34 @@ func pathsOf(docs []docstore.Doc) []string {
 }
 
 // get reads paths in their own transaction.
-func get(t *testing.T, s docstore.Store, paths ...string) []docstore.Doc {
+func get(t *testing.T, s docstore.Store, paths ...string) (docs []docstore.Doc) {
 	t.Helper()
-	var docs []docstore.Doc
-	err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-		var err error
+	if err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) (err error) {
 		docs, err = tx.Get(paths...)
 		return err
-	})
-	if err != nil {
+	}); err != nil {
 		t.Fatalf("get %q: %v", paths, err)
 	}
 	return docs
 }
 
-func doc(path, data string) docstore.Doc {
-	return docstore.Doc{Path: path, Data: []byte(data)}
+func doc(path, data string) docstore.Doc { return docstore.Doc{Path: path, Data: []byte(data)} }
+
+func tagged(path, data, tag string) docstore.Doc {
+	return docstore.Doc{Path: path, Data: []byte(data), Tag: tag}
 }
 
-// diffDocs compares docs, treating nil and empty Data alike and times by
-// instant.
+// stored is a document as Get and the lists return it.
+func stored(path, data, tag string) docstore.Doc {
+	return docstore.Doc{Path: path, Data: []byte(data), Tag: tag, Exists: true}
+}
+
+// diffDocs compares docs, treating nil and empty Data alike.
 func diffDocs(want, got []docstore.Doc) string {
 	return cmp.Diff(want, got, cmp.Comparer(func(a, b []byte) bool { return string(a) == string(b) }))
 }
+
+func diffStrings(want, got []string) string { return cmp.Diff(want, got, cmpopts.EquateEmpty()) }
 
 func wantExists(t *testing.T, s docstore.Store, path string, want bool) {
 	t.Helper()
@@ -154,33 +152,28 @@ func wantExists(t *testing.T, s docstore.Store, path string, want bool) {
 	}
 }
 
-// utc returns a fixed instant in a non-UTC zone, with nanoseconds, to
-// check that stores keep microseconds and give times back in UTC.
+// zoned is a fixed instant in a non-UTC zone, with nanoseconds, to check
+// that stores keep microseconds and give times back in UTC.
 func zoned() time.Time {
 	return time.Date(2026, 3, 1, 12, 30, 15, 123456789, time.FixedZone("CET", 3600))
 }
 
-var badDocPaths = []struct {
-	name string
-	path string
-}{
-	{"empty", ""},
-	{"collection only", "ledger"},
-	{"three segments", "a/b/c"},
-	{"leading slash", "/a/b"},
-	{"trailing slash", "a/b/"},
-	{"empty segment", "a//b/c"},
-	{"dot id", "a/."},
-	{"dot-dot id", "a/.."},
-	{"dot collection", "./b"},
-	{"reserved id", "a/__x__"},
-	{"reserved collection", "__a__/b"},
-	{"id over 1500 bytes", "a/" + strings.Repeat("x", 1501)},
-	{"invalid UTF-8", "a/\xff\xfe"},
-}
-
 func testPathValidation(t *testing.T, s docstore.Store) {
-	for _, tc := range badDocPaths {
+	for _, tc := range []struct{ name, path string }{
+		{"empty", ""},
+		{"collection only", "ledger"},
+		{"three segments", "a/b/c"},
+		{"leading slash", "/a/b"},
+		{"trailing slash", "a/b/"},
+		{"empty segment", "a//b/c"},
+		{"dot id", "a/."},
+		{"dot-dot id", "a/.."},
+		{"dot collection", "./b"},
+		{"reserved id", "a/__x__"},
+		{"reserved collection", "__a__/b"},
+		{"id over 1500 bytes", "a/" + strings.Repeat("x", 1501)},
+		{"invalid UTF-8", "a/\xff\xfe"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for name, o := range map[string]op{
 				"Get": getOp("ok/doc", tc.path), "Set": setOp(doc(tc.path, `{}`)), "Delete": deleteOp(tc.path),
@@ -188,25 +181,15 @@ func testPathValidation(t *testing.T, s docstore.Store) {
 				// fn drops the error: the transaction must still fail, so a
 				// careless caller cannot commit half its intent.
 				opErr, err := dropped(t.Context(), s, o)
-				if !errors.Is(opErr, docstore.ErrBadPath) {
-					t.Errorf("%s(%.40q) = %v, want ErrBadPath", name, tc.path, opErr)
-				}
-				if !errors.Is(err, docstore.ErrBadPath) {
-					t.Errorf("RunTx after a dropped %s error = %v, want ErrBadPath", name, err)
+				if !errors.Is(opErr, docstore.ErrBadPath) || !errors.Is(err, docstore.ErrBadPath) {
+					t.Errorf("%s(%.40q) = %v, then RunTx = %v; want ErrBadPath for both", name, tc.path, opErr, err)
 				}
 			}
 		})
 	}
 	t.Run("valid", func(t *testing.T) {
-		paths := []string{
-			"a/b",
-			"a/b/c/d",
-			"a/" + strings.Repeat("x", 1500),
-			"opiniones/señal ñ é",
-			"a/_x_",
-			"a/__",
-			"a/" + docstore.ID("gs://bucket/dir/file.csv#1700000000000000"),
-		}
+		paths := []string{"a/b", "a/b/c/d", "a/" + strings.Repeat("x", 1500), "opiniones/señal ñ é", "a/_x_", "a/__",
+			"a/" + docstore.ID("gs://bucket/dir/file.csv#1700000000000000")}
 		var docs []docstore.Doc
 		for _, p := range paths {
 			docs = append(docs, doc(p, `{"p":1}`))
@@ -221,10 +204,7 @@ func testPathValidation(t *testing.T, s docstore.Store) {
 }
 
 func testCollectionValidation(t *testing.T, s docstore.Store) {
-	for _, tc := range []struct {
-		name string
-		path string
-	}{
+	for _, tc := range []struct{ name, path string }{
 		{"empty", ""},
 		{"document path", "a/b"},
 		{"leading slash", "/a"},
@@ -234,15 +214,14 @@ func testCollectionValidation(t *testing.T, s docstore.Store) {
 		{"reserved", "__a__"},
 		{"over 1500 bytes", strings.Repeat("x", 1501)},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := s.List(t.Context(), tc.path); !errors.Is(err, docstore.ErrBadPath) {
-				t.Errorf("List(%.40q) = %v, want ErrBadPath", tc.path, err)
-			}
-		})
+		if _, err := s.List(t.Context(), tc.path); !errors.Is(err, docstore.ErrBadPath) {
+			t.Errorf("%s: List(%.40q) = %v, want ErrBadPath", tc.name, tc.path, err)
+		}
 	}
 }
 
 func testBadData(t *testing.T, s docstore.Store) {
+	expiring := func(at time.Time) docstore.Doc { return docstore.Doc{Path: "a/b", Data: []byte(`{}`), ExpireAt: at} }
 	for _, tc := range []struct {
 		name string
 		doc  docstore.Doc
@@ -253,12 +232,11 @@ func testBadData(t *testing.T, s docstore.Store) {
 		{"JSON string", doc("a/b", `"x"`)},
 		{"invalid UTF-8", doc("a/b", "{\"s\":\"\xff\"}")},
 		{"over 1 MiB", doc("a/b", `{"s":"`+strings.Repeat("x", 1<<20)+`"}`)},
-		{"expiry before year 1", docstore.Doc{Path: "a/b", Data: []byte(`{}`), ExpireAt: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}},
-		{"expiry after year 9999", docstore.Doc{Path: "a/b", Data: []byte(`{}`), ExpireAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"expiry before year 1", expiring(time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC))},
+		{"expiry after year 9999", expiring(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			setErr, err := dropped(t.Context(), s, setOp(doc("a/other", `{}`)), setOp(tc.doc))
-			if setErr == nil || err == nil {
+			if setErr, err := dropped(t.Context(), s, setOp(doc("a/other", `{}`)), setOp(tc.doc)); setErr == nil || err == nil {
 				t.Errorf("Set = %v, RunTx = %v; want both to fail", setErr, err)
 			}
 			wantExists(t, s, "a/b", false)
@@ -272,4 +250,28 @@ func testBadData(t *testing.T, s docstore.Store) {
 			t.Errorf("big document came back with %d bytes, want %d", len(got.Data), len(big))
 		}
 	})
+}
+
+// Emulator returns a store on the Firestore emulator in a project of its
+// own, so that tests never see each other's documents, that tries a
+// contended transaction up to attempts times; it skips t under -short or
+// without FIRESTORE_EMULATOR_HOST.
+func Emulator(t *testing.T, attempts int) docstore.Store {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short: needs the Firestore emulator")
+	}
+	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
+		t.Skip("FIRESTORE_EMULATOR_HOST is unset: start `gcloud emulators firestore start --host-port=127.0.0.1:8681` and export FIRESTORE_EMULATOR_HOST=127.0.0.1:8681")
+	}
+	client, err := gfs.NewClient(t.Context(), "alpipe-"+strings.ToLower(rand.Text()[:12]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	s, err := firestore.New(client, firestore.WithMaxAttempts(attempts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

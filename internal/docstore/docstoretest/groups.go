@@ -18,9 +18,8 @@ import (
 // suite proves its declared groups (which Terraform is checked against in
 // test/deploy) are what it writes: no more, no less.
 type Groups struct {
-	mu       sync.Mutex
-	written  map[string]bool
-	expiring map[string]bool
+	mu                sync.Mutex
+	written, expiring map[string]bool
 }
 
 // NewGroups returns an empty recorder.
@@ -37,11 +36,17 @@ func (g *Groups) Check(t testing.TB, what string, groups, ttlGroups []string) {
 	t.Helper()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if diff := cmp.Diff(slices.Sorted(slices.Values(groups)), slices.Sorted(maps.Keys(g.written))); diff != "" {
-		t.Errorf("%s against the collections of the paths written (-want +got):\n%s", what, diff)
-	}
-	if diff := cmp.Diff(slices.Sorted(slices.Values(ttlGroups)), slices.Sorted(maps.Keys(g.expiring))); diff != "" {
-		t.Errorf("%s (TTL) against the groups of documents set with an ExpireAt (-want +got):\n%s", what, diff)
+	for _, c := range []struct {
+		what     string
+		declared []string
+		got      map[string]bool
+	}{
+		{what + " against the collections of the paths written", groups, g.written},
+		{what + " (TTL) against the groups of documents set with an ExpireAt", ttlGroups, g.expiring},
+	} {
+		if diff := cmp.Diff(slices.Sorted(slices.Values(c.declared)), slices.Sorted(maps.Keys(c.got))); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.what, diff)
+		}
 	}
 }
 

@@ -14,19 +14,13 @@ import (
 )
 
 func testRoundTrip(t *testing.T, s docstore.Store) {
-	in := []docstore.Doc{
-		{Path: "rt/plain", Data: []byte(`{"a":1,"b":"x"}`)},
-		{Path: "rt/expiring", Data: []byte(` {"n": "12.500000000"} `), ExpireAt: zoned()},
-		{Path: "rt/nested/sub/doc", Data: []byte(`{"deep":true}`)},
-	}
-	set(t, s, in...)
-	want := []docstore.Doc{
-		{Path: "rt/plain", Data: []byte(`{"a":1,"b":"x"}`), Exists: true},
-		// Firestore keeps microseconds and answers in UTC.
-		{Path: "rt/expiring", Data: []byte(` {"n": "12.500000000"} `), Exists: true,
-			ExpireAt: time.Date(2026, 3, 1, 11, 30, 15, 123456000, time.UTC)},
-		{Path: "rt/nested/sub/doc", Data: []byte(`{"deep":true}`), Exists: true},
-	}
+	expiring := doc("rt/expiring", ` {"n": "12.500000000"} `)
+	expiring.ExpireAt = zoned()
+	set(t, s, doc("rt/plain", `{"a":1,"b":"x"}`), expiring, doc("rt/nested/sub/doc", `{"deep":true}`))
+	want := []docstore.Doc{stored("rt/plain", `{"a":1,"b":"x"}`, ""), stored("rt/expiring", ` {"n": "12.500000000"} `, ""),
+		stored("rt/nested/sub/doc", `{"deep":true}`, "")}
+	// Firestore keeps microseconds and answers in UTC.
+	want[1].ExpireAt = time.Date(2026, 3, 1, 11, 30, 15, 123456000, time.UTC)
 	got := get(t, s, "rt/plain", "rt/expiring", "rt/nested/sub/doc")
 	if diff := diffDocs(want, got); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
@@ -39,12 +33,7 @@ func testRoundTrip(t *testing.T, s docstore.Store) {
 func testGetOrderAndMissing(t *testing.T, s docstore.Store) {
 	set(t, s, doc("g/a", `{"v":"a"}`), doc("g/b", `{"v":"b"}`))
 	got := get(t, s, "g/b", "g/missing", "g/a", "g/b")
-	want := []docstore.Doc{
-		{Path: "g/b", Data: []byte(`{"v":"b"}`), Exists: true},
-		{Path: "g/missing"},
-		{Path: "g/a", Data: []byte(`{"v":"a"}`), Exists: true},
-		{Path: "g/b", Data: []byte(`{"v":"b"}`), Exists: true},
-	}
+	want := []docstore.Doc{stored("g/b", `{"v":"b"}`, ""), {Path: "g/missing"}, stored("g/a", `{"v":"a"}`, ""), stored("g/b", `{"v":"b"}`, "")}
 	if diff := diffDocs(want, got); diff != "" {
 		t.Errorf("Get (-want +got):\n%s", diff)
 	}
@@ -56,8 +45,7 @@ func testGetOrderAndMissing(t *testing.T, s docstore.Store) {
 func testSetReplaces(t *testing.T, s docstore.Store) {
 	set(t, s, docstore.Doc{Path: "r/d", Data: []byte(`{"a":1}`), ExpireAt: zoned()})
 	set(t, s, doc("r/d", `{"b":2}`))
-	want := []docstore.Doc{{Path: "r/d", Data: []byte(`{"b":2}`), Exists: true}}
-	if diff := diffDocs(want, get(t, s, "r/d")); diff != "" {
+	if diff := diffDocs([]docstore.Doc{stored("r/d", `{"b":2}`, "")}, get(t, s, "r/d")); diff != "" {
 		t.Errorf("after second Set (-want +got):\n%s", diff)
 	}
 }
@@ -83,11 +71,7 @@ func testLastWriteWins(t *testing.T, s docstore.Store) {
 	if err != nil {
 		t.Fatalf("RunTx: %v", err)
 	}
-	want := []docstore.Doc{
-		{Path: "w/twice", Data: []byte(`{"v":2}`), Exists: true},
-		{Path: "w/set-then-deleted"},
-		{Path: "w/deleted-then-set", Data: []byte(`{"v":3}`), Exists: true},
-	}
+	want := []docstore.Doc{stored("w/twice", `{"v":2}`, ""), {Path: "w/set-then-deleted"}, stored("w/deleted-then-set", `{"v":3}`, "")}
 	if diff := diffDocs(want, get(t, s, "w/twice", "w/set-then-deleted", "w/deleted-then-set")); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -103,11 +87,8 @@ func testReadAfterWrite(t *testing.T, s docstore.Store) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			getErr, err := dropped(t.Context(), s, getOp("raw/first"), tc.write, getOp("raw/z"))
-			if !errors.Is(getErr, docstore.ErrReadAfterWrite) {
-				t.Errorf("Get after a write = %v, want ErrReadAfterWrite", getErr)
-			}
-			if !errors.Is(err, docstore.ErrReadAfterWrite) {
-				t.Errorf("RunTx = %v, want ErrReadAfterWrite even though fn dropped it", err)
+			if !errors.Is(getErr, docstore.ErrReadAfterWrite) || !errors.Is(err, docstore.ErrReadAfterWrite) {
+				t.Errorf("Get after a write = %v, then RunTx = %v; want ErrReadAfterWrite for both, though fn dropped it", getErr, err)
 			}
 			wantExists(t, s, "raw/x", false)
 		})
@@ -121,11 +102,7 @@ func testErrorRollsBack(t *testing.T, s docstore.Store) {
 	if !errors.Is(err, errBoom) {
 		t.Fatalf("RunTx = %v, want fn's error", err)
 	}
-	want := []docstore.Doc{
-		{Path: "rb/kept", Data: []byte(`{"v":1}`), Exists: true},
-		{Path: "rb/new"},
-	}
-	if diff := diffDocs(want, get(t, s, "rb/kept", "rb/new")); diff != "" {
+	if diff := diffDocs([]docstore.Doc{stored("rb/kept", `{"v":1}`, ""), {Path: "rb/new"}}, get(t, s, "rb/kept", "rb/new")); diff != "" {
 		t.Errorf("after a failed transaction (-want +got):\n%s", diff)
 	}
 }
@@ -137,12 +114,8 @@ func testExpiredStillVisible(t *testing.T, s docstore.Store) {
 	if !got.Exists || !got.ExpireAt.Equal(past) {
 		t.Errorf("Get of an expired document = %+v, want it visible with ExpireAt %v", got, past)
 	}
-	docs, err := s.List(t.Context(), "ttl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(docs) != 1 || !docs[0].ExpireAt.Equal(past) {
-		t.Errorf("List = %+v, want the expired document", docs)
+	if docs, err := s.List(t.Context(), "ttl"); err != nil || len(docs) != 1 || !docs[0].ExpireAt.Equal(past) {
+		t.Errorf("List = %+v, %v; want the expired document", docs, err)
 	}
 }
 
@@ -163,10 +136,7 @@ func testNestedTx(t *testing.T, s docstore.Store) {
 
 func testTxAfterReturn(t *testing.T, s docstore.Store) {
 	var kept docstore.Tx
-	if err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error {
-		kept = tx
-		return nil
-	}); err != nil {
+	if err := s.RunTx(t.Context(), func(_ context.Context, tx docstore.Tx) error { kept = tx; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := kept.Get("late/a"); err == nil {
@@ -202,7 +172,6 @@ func testConcurrentIncrements(t *testing.T, s docstore.Store) {
 	last := make([]int, contenders)
 	var total atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, contenders)
 	for g := range contenders {
 		wg.Go(func() {
 			attempt := 0
@@ -219,24 +188,17 @@ func testConcurrentIncrements(t *testing.T, s docstore.Store) {
 						return err
 					}
 				}
-				if err := tx.Set(doc(fmt.Sprintf("attempts/g%02d-%d", g, attempt), `{}`)); err != nil {
-					return err
-				}
 				c.N++
 				b, _ := json.Marshal(c)
-				return tx.Set(docstore.Doc{Path: "counter/c", Data: b})
+				return runTx(tx, setOp(doc(fmt.Sprintf("attempts/g%02d-%d", g, attempt), `{}`)), setOp(docstore.Doc{Path: "counter/c", Data: b}))
 			})
 			last[g] = attempt
 			if err != nil {
-				errs <- fmt.Errorf("goroutine %d: %w", g, err)
+				t.Errorf("goroutine %d: %v", g, err)
 			}
 		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
 	t.Logf("%d transactions took %d attempts", contenders, total.Load())
 
 	var c struct{ N int }
@@ -250,9 +212,7 @@ func testConcurrentIncrements(t *testing.T, s docstore.Store) {
 	for g, a := range last {
 		want = append(want, fmt.Sprintf("attempts/g%02d-%d", g, a))
 	}
-	if diff := diffStrings(want, list(t, s, "attempts")); diff != "" {
-		t.Errorf("attempt markers (-want +got): only committed attempts may leave one\n%s", diff)
-	}
+	checkLists(t, s, []listCase{{"attempt markers: only committed attempts may leave one", "attempts", "", want}})
 }
 
 // testWriteSkew: two transactions each read x and y and set their own only

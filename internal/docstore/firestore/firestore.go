@@ -4,21 +4,20 @@
 // Paths map 1:1 to Firestore document paths. A document holds up to three
 // fields: "json", the payload as a string (readable in the console);
 // "expire_at", a timestamp set only when the document expires, the field
-// to name in each collection group's TTL policy; and "tag", a string set
-// only when Doc.Tag is non-empty. Exempt "json" from single-field indexing
-// (nothing queries it, and indexing a large string costs write latency)
-// and "expire_at" too (TTL does not need the index, and monotonically
-// rising timestamps make index hotspots). "tag" must keep its automatic
-// single-field index in collection scope: ListTag is an equality query on
-// it ordered by document ID, which that index serves with no composite
-// index; an exemption would make ListTag fail with FAILED_PRECONDITION.
+// each collection group's TTL policy names; and "tag", set only when
+// Doc.Tag is non-empty. Exempt "json" (nothing queries it, and indexing a
+// large string costs write latency) and "expire_at" (TTL needs no index,
+// and rising timestamps make index hotspots) from single-field indexing.
+// "tag" must keep its automatic single-field index in collection scope:
+// ListTag is an equality query on it ordered by document ID, which that
+// index serves; an exemption would make ListTag fail with
+// FAILED_PRECONDITION.
 package firestore
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	gfs "cloud.google.com/go/firestore"
@@ -53,14 +52,14 @@ func WithMaxAttempts(n int) Option { return func(s *Store) { s.maxAttempts = n }
 
 // New returns a Store on client; the caller keeps ownership of the client.
 func New(client *gfs.Client, opts ...Option) (*Store, error) {
-	if client == nil {
-		return nil, errors.New("docstore firestore: nil client")
-	}
 	s := &Store{client: client, maxAttempts: gfs.DefaultTransactionMaxAttempts}
 	for _, o := range opts {
 		o(s)
 	}
-	if s.maxAttempts < 1 {
+	switch {
+	case client == nil:
+		return nil, errors.New("docstore firestore: nil client")
+	case s.maxAttempts < 1:
 		return nil, fmt.Errorf("docstore firestore: max attempts %d, want at least 1", s.maxAttempts)
 	}
 	return s, nil
@@ -71,18 +70,19 @@ func New(client *gfs.Client, opts ...Option) (*Store, error) {
 // timeout), up to the configured attempts with backoff; any other error
 // ends the transaction. Reads lock pessimistically until commit.
 func (s *Store) RunTx(ctx context.Context, fn func(ctx context.Context, tx docstore.Tx) error) error {
-	if fn == nil {
+	switch {
+	case fn == nil:
 		return errors.New("docstore firestore: RunTx: nil function")
-	}
-	if firestorerules.InTx(ctx) {
+	case firestorerules.InTx(ctx):
 		return firestorerules.ErrNested
 	}
-	// fnFailed tells fn's own error (returned as is, like the embedded
-	// store does) from the client's and the commit's (wrapped).
+	// fnFailed tells fn's own error (returned as is) from the client's and
+	// the commit's (wrapped).
 	var fnFailed bool
 	err := s.client.RunTransaction(ctx, func(ctx context.Context, ftx *gfs.Transaction) error {
 		t := &tx{client: s.client, ftx: ftx}
-		err := t.end(fn(firestorerules.WithTx(ctx), t))
+		checked := &firestorerules.Tx{B: t}
+		err := checked.End(fn(firestorerules.WithTx(ctx), checked))
 		fnFailed = false
 		if err != nil && t.aborted != nil {
 			// A read lost a lock conflict: answer ABORTED whatever fn made
@@ -108,12 +108,10 @@ func (s *Store) List(ctx context.Context, collection string) ([]docstore.Doc, er
 	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
 	}
-	q := s.client.Collection(collection).OrderBy(gfs.DocumentID, gfs.Asc)
-	return query(ctx, collection, q, "list "+collection)
+	return query(ctx, collection, s.client.Collection(collection).OrderBy(gfs.DocumentID, gfs.Asc), "list "+collection)
 }
 
-// ListTag implements docstore.Store with an equality query on the "tag"
-// field, billed one read per document returned.
+// ListTag implements docstore.Store with an equality query on "tag".
 func (s *Store) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
 	if err := firestorerules.CollectionPath(collection); err != nil {
 		return nil, err
@@ -128,7 +126,6 @@ func (s *Store) ListTag(ctx context.Context, collection, tag string, limit int) 
 	return query(ctx, collection, q, fmt.Sprintf("list %s tagged %.40q", collection, tag))
 }
 
-// query runs q over the direct documents of collection.
 func query(ctx context.Context, collection string, q gfs.Query, what string) ([]docstore.Doc, error) {
 	it := q.Documents(ctx)
 	defer it.Stop()
@@ -160,22 +157,12 @@ func isContextCode(err error) bool {
 
 // tx adapts one attempt's *firestore.Transaction.
 type tx struct {
-	mu      sync.Mutex // the client's Transaction is not safe for concurrent use
 	client  *gfs.Client
 	ftx     *gfs.Transaction
-	rules   firestorerules.Rules
 	aborted error
 }
 
-var _ docstore.Tx = (*tx)(nil)
-
-func (t *tx) Get(paths ...string) ([]docstore.Doc, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ps, err := t.rules.Read(paths)
-	if err != nil {
-		return nil, err
-	}
+func (t *tx) Get(ps []firestorerules.Path) ([]docstore.Doc, error) {
 	docs := make([]docstore.Doc, len(ps))
 	if len(ps) == 0 {
 		return docs, nil
@@ -195,58 +182,38 @@ func (t *tx) Get(paths ...string) ([]docstore.Doc, error) {
 		if status.Code(err) == codes.Aborted {
 			t.aborted = err
 		}
-		return nil, t.rules.Fail(fmt.Errorf("get %s: %w", ps[0].Full, err))
+		return nil, fmt.Errorf("get %s: %w", ps[0].Full, err)
 	}
 	for i, p := range ps {
-		snap := snaps[index[p.Full]]
-		if !snap.Exists() {
-			docs[i] = docstore.Doc{Path: p.Full}
-			continue
-		}
-		if docs[i], err = fromSnapshot(p.Full, snap); err != nil {
-			return nil, t.rules.Fail(err)
+		docs[i] = docstore.Doc{Path: p.Full}
+		if snap := snaps[index[p.Full]]; snap.Exists() {
+			if docs[i], err = fromSnapshot(p.Full, snap); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return docs, nil
 }
 
-func (t *tx) Set(d docstore.Doc) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p, nd, err := t.rules.Set(d)
-	if err != nil {
-		return err
+func (t *tx) Set(p firestorerules.Path, d docstore.Doc) error {
+	fields := map[string]any{fieldJSON: string(d.Data)}
+	if !d.ExpireAt.IsZero() {
+		fields[fieldExpireAt] = d.ExpireAt
 	}
-	fields := map[string]any{fieldJSON: string(nd.Data)}
-	if !nd.ExpireAt.IsZero() {
-		fields[fieldExpireAt] = nd.ExpireAt
-	}
-	if nd.Tag != "" {
-		fields[fieldTag] = nd.Tag
+	if d.Tag != "" {
+		fields[fieldTag] = d.Tag
 	}
 	if err := t.ftx.Set(t.client.Doc(p.Full), fields); err != nil {
-		return t.rules.Fail(fmt.Errorf("set %s: %w", p.Full, err))
+		return fmt.Errorf("set %s: %w", p.Full, err)
 	}
 	return nil
 }
 
-func (t *tx) Delete(path string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	p, err := t.rules.Delete(path)
-	if err != nil {
-		return err
-	}
+func (t *tx) Delete(p firestorerules.Path) error {
 	if err := t.ftx.Delete(t.client.Doc(p.Full)); err != nil {
-		return t.rules.Fail(fmt.Errorf("delete %s: %w", p.Full, err))
+		return fmt.Errorf("delete %s: %w", p.Full, err)
 	}
 	return nil
-}
-
-func (t *tx) end(fnErr error) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.rules.End(fnErr)
 }
 
 func fromSnapshot(path string, snap *gfs.DocumentSnapshot) (docstore.Doc, error) {
@@ -255,20 +222,13 @@ func fromSnapshot(path string, snap *gfs.DocumentSnapshot) (docstore.Doc, error)
 	if !ok {
 		return docstore.Doc{}, fmt.Errorf("document %s: no string field %q (not written by this store?)", path, fieldJSON)
 	}
-	d := docstore.Doc{Path: path, Data: []byte(js), Exists: true}
-	if v, ok := data[fieldExpireAt]; ok && v != nil {
-		ts, ok := v.(time.Time)
-		if !ok {
-			return docstore.Doc{}, fmt.Errorf("document %s: field %q is %T, want a timestamp", path, fieldExpireAt, v)
-		}
-		d.ExpireAt = firestorerules.NormTime(ts)
+	ts, okTS := data[fieldExpireAt].(time.Time)
+	tag, okTag := data[fieldTag].(string)
+	switch {
+	case data[fieldExpireAt] != nil && !okTS:
+		return docstore.Doc{}, fmt.Errorf("document %s: field %q is %T, want a timestamp", path, fieldExpireAt, data[fieldExpireAt])
+	case data[fieldTag] != nil && !okTag:
+		return docstore.Doc{}, fmt.Errorf("document %s: field %q is %T, want a string", path, fieldTag, data[fieldTag])
 	}
-	if v, ok := data[fieldTag]; ok && v != nil {
-		tag, ok := v.(string)
-		if !ok {
-			return docstore.Doc{}, fmt.Errorf("document %s: field %q is %T, want a string", path, fieldTag, v)
-		}
-		d.Tag = tag
-	}
-	return d, nil
+	return docstore.Doc{Path: path, Data: []byte(js), ExpireAt: firestorerules.NormTime(ts), Tag: tag, Exists: true}, nil
 }

@@ -12,7 +12,6 @@ type Clock struct {
 	now time.Time
 }
 
-// NewClock returns a clock stopped at start.
 func NewClock(start time.Time) *Clock { return &Clock{now: start} }
 
 // Now is the clock's time, the func an ingest.Service is given.
@@ -22,7 +21,6 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// Advance moves the clock on by d.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)

@@ -1,7 +1,6 @@
-// Package ingesttest builds what an ingest.Service runs on in tests from real
-// embedded engines, so that every package testing the ingest does so on the
-// same parts: the in-process fake GCS, the bolt state store with the ledger
-// on it, an in-memory DuckDB and the default feed contracts.
+// Package ingesttest builds what an ingest.Service runs on in tests from
+// real embedded engines, the same for every package: the fake GCS, the bolt
+// ledger, an in-memory DuckDB and the default feeds.
 package ingesttest
 
 import (
@@ -53,14 +52,22 @@ func NewDiskParts(t testing.TB, buckets ...string) *Parts {
 func newParts(t testing.TB, dir string, buckets ...string) *Parts {
 	t.Helper()
 	_, gcs := objectstest.Fake(t, dir, buckets...)
-	p := &Parts{GCS: gcs, Store: openStore(t)}
-	led, err := ledger.New(p.Store, ledger.Options{Lease: 10 * time.Minute})
+	store, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Ledger = led
-	p.Warehouse = openWarehouse(t)
-	p.Feeds = feeds(t)
+	t.Cleanup(func() { store.Close() })
+	p := &Parts{GCS: gcs, Store: store}
+	if p.Ledger, err = ledger.New(store, ledger.Options{Lease: 10 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Warehouse, err = duckdb.Open("", duckdb.Options{TempDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Warehouse.Close() })
+	if p.Feeds, err = contract.Default(); err != nil {
+		t.Fatal(err)
+	}
 	return p
 }
 
@@ -78,7 +85,6 @@ func Put(t testing.TB, gcs *objects.GCS, bucket, name, content string, meta map[
 	return w.Attrs()
 }
 
-// Query returns the rows of sql.
 func Query(t testing.TB, q warehouse.Querier, sql string) [][]string {
 	t.Helper()
 	res, err := q.Query(context.Background(), sql)
@@ -86,33 +92,4 @@ func Query(t testing.TB, q warehouse.Querier, sql string) [][]string {
 		t.Fatalf("query %q: %v", sql, err)
 	}
 	return res.Rows
-}
-
-func openStore(t testing.TB) *boltstore.Store {
-	t.Helper()
-	store, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	return store
-}
-
-func openWarehouse(t testing.TB) *duckdb.Warehouse {
-	t.Helper()
-	wh, err := duckdb.Open("", duckdb.Options{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { wh.Close() })
-	return wh
-}
-
-func feeds(t testing.TB) *contract.Registry {
-	t.Helper()
-	f, err := contract.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
 }

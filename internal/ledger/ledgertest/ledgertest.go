@@ -73,22 +73,12 @@ var (
 	key2 = ledger.Key{Bucket: "landing", Object: "exportaciones/2026/11/29/pedidos-copia.csv", Generation: 1764410400000002}
 )
 
-func claim(t *testing.T, l *ledger.Ledger, k ledger.Key, md5, owner string, now time.Time) ledger.Claim {
+// claimAs claims k and fails t unless the decision is want.
+func claimAs(t *testing.T, l *ledger.Ledger, k ledger.Key, md5, owner string, now time.Time, want ledger.Decision) ledger.Claim {
 	t.Helper()
 	c, err := l.Claim(t.Context(), k, md5, owner, now)
-	if err != nil {
-		t.Fatalf("Claim(%s, %s): %v", k, owner, err)
-	}
-	return c
-}
-
-// claimAs is claim that fails t unless the decision is want.
-func claimAs(t *testing.T, l *ledger.Ledger, k ledger.Key, md5, owner string, now time.Time,
-	want ledger.Decision) ledger.Claim {
-	t.Helper()
-	c := claim(t, l, k, md5, owner, now)
-	if c.Decision != want {
-		t.Fatalf("decision = %v, want %v (record %+v)", c.Decision, want, c.Record)
+	if err != nil || c.Decision != want {
+		t.Fatalf("Claim(%s, %s) = %v, %v, want %v (record %+v)", k, owner, c.Decision, err, want, c.Record)
 	}
 	return c
 }
@@ -121,14 +111,9 @@ func testFirstClaimProceeds(t *testing.T, l *ledger.Ledger) {
 	if _, ok, err := l.Get(t.Context(), key1); ok || err != nil {
 		t.Fatalf("Get before any claim = %v, %v; want missing", ok, err)
 	}
-	c := claim(t, l, key1, md5A, "instance-a", t0)
-	want := ledger.Claim{
-		Decision: ledger.Proceed,
-		Record: ledger.Record{
-			Key: key1, State: ledger.InProgress, MD5: md5A, Attempt: 1, Owner: "instance-a",
-			LeaseUntil: t0.Add(lease), StartedAt: t0,
-		},
-	}
+	c := claimAs(t, l, key1, md5A, "instance-a", t0, ledger.Proceed)
+	want := ledger.Claim{Decision: ledger.Proceed, Record: ledger.Record{
+		Key: key1, State: ledger.InProgress, MD5: md5A, Attempt: 1, Owner: "instance-a", LeaseUntil: t0.Add(lease), StartedAt: t0}}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("claim (-want +got):\n%s", diff)
 	}
@@ -234,7 +219,7 @@ func testLeaseTakeover(t *testing.T, l *ledger.Ledger) {
 }
 
 func testFailedIsRetried(t *testing.T, l *ledger.Ledger) {
-	a := claim(t, l, key1, md5A, "a", t0)
+	a := claimAs(t, l, key1, md5A, "a", t0, ledger.Proceed)
 	rec := a.Record
 	rec.Reason = "bigquery: 503 backend error"
 	failed := finish(t, l, rec, ledger.Failed, t0.Add(time.Minute))
@@ -252,7 +237,7 @@ func testFailedIsRetried(t *testing.T, l *ledger.Ledger) {
 }
 
 func testDuplicateContent(t *testing.T, l *ledger.Ledger) {
-	c1 := claim(t, l, key1, md5A, "a", t0)
+	c1 := claimAs(t, l, key1, md5A, "a", t0, ledger.Proceed)
 	finish(t, l, c1.Record, ledger.Done, t0.Add(time.Minute))
 
 	c2 := claimAs(t, l, key2, md5A, "b", t0.Add(time.Hour), ledger.DuplicateContent)
@@ -279,7 +264,7 @@ func testDuplicateContent(t *testing.T, l *ledger.Ledger) {
 }
 
 func testDuplicateWaitsForLiveOriginal(t *testing.T, l *ledger.Ledger) {
-	c1 := claim(t, l, key1, md5A, "a", t0)
+	c1 := claimAs(t, l, key1, md5A, "a", t0, ledger.Proceed)
 	busy := claimAs(t, l, key2, md5A, "b", t0.Add(time.Minute), ledger.Busy)
 	if busy.Record.Key != key1 || busy.Record.Owner != "a" {
 		t.Errorf("busy record %+v, want key1's held by a", busy.Record)
@@ -313,7 +298,7 @@ func testOnlyLoadedContentDeduplicates(t *testing.T, l *ledger.Ledger) {
 		t.Run(tc.name, func(t *testing.T) {
 			k1, k2 := key1, key2
 			k1.Generation, k2.Generation = int64(10*i+1), int64(10*i+2)
-			c := claim(t, l, k1, tc.md5, "a", t0)
+			c := claimAs(t, l, k1, tc.md5, "a", t0, ledger.Proceed)
 			at := t0.Add(lease)
 			if tc.state != "" {
 				finish(t, l, c.Record, tc.state, t0)
@@ -325,33 +310,22 @@ func testOnlyLoadedContentDeduplicates(t *testing.T, l *ledger.Ledger) {
 }
 
 func testCountsRoundTrip(t *testing.T, l *ledger.Ledger) {
-	c := claim(t, l, key1, md5A, "a", t0)
-	rec := c.Record
-	rec.State = ledger.Done
-	rec.Feed = "lineas_pedido"
-	rec.Counts = ledger.Counts{
-		Read: 4, Loaded: 1, Quarantined: 3,
-		Rejects: map[string]int64{"column_count": 1, "negative_quantity": 1, "invalid_date": 1},
-	}
-	rec.Reason = "3 rows quarantined"
+	rec := claimAs(t, l, key1, md5A, "a", t0, ledger.Proceed).Record
+	rec.Feed, rec.Reason, rec.AlreadyLoaded = "lineas_pedido", "3 rows quarantined", true
+	rec.Counts = ledger.Counts{Read: 4, Loaded: 1, Quarantined: 3, Rejects: map[string]int64{"column_count": 1, "negative_quantity": 1, "invalid_date": 1}}
 	rec.Quarantine = "cuarentena/lineas_pedido/2026/11/29/pedidos.csv#1764410400000001.csv"
 	rec.LoadID = "alpipe_load_landing_pedidos_1764410400000001_1"
-	rec.AlreadyLoaded = true
 	rec.Drift = &ledger.Drift{Added: []string{"canal"}, Missing: []string{"cliente_id"}}
 	fin := t0.Add(90 * time.Second)
-	if err := l.Finish(t.Context(), rec, fin); err != nil {
-		t.Fatal(err)
-	}
-	want := rec
-	want.FinishedAt = fin
-	want.LeaseUntil = time.Time{}
-	if diff := cmp.Diff(want, get(t, l, key1)); diff != "" {
+	got := finish(t, l, rec, ledger.Done, fin)
+	rec.State, rec.FinishedAt, rec.LeaseUntil = ledger.Done, fin, time.Time{}
+	if diff := cmp.Diff(rec, got); diff != "" {
 		t.Errorf("record (-want +got):\n%s", diff)
 	}
 }
 
 func testFinishRefuses(t *testing.T, l *ledger.Ledger) {
-	c := claim(t, l, key1, md5A, "a", t0)
+	c := claimAs(t, l, key1, md5A, "a", t0, ledger.Proceed)
 	for _, tc := range []struct {
 		name string
 		edit func(r *ledger.Record)
@@ -360,24 +334,18 @@ func testFinishRefuses(t *testing.T, l *ledger.Ledger) {
 		{"duplicate", func(r *ledger.Record) { r.State = ledger.Duplicate }},
 		{"unknown state", func(r *ledger.Record) { r.State = "LOADED" }},
 		{"rows unaccounted", func(r *ledger.Record) {
-			r.State = ledger.Done
-			r.Counts = ledger.Counts{Read: 5, Loaded: 3, Quarantined: 1}
+			r.State, r.Counts = ledger.Done, ledger.Counts{Read: 5, Loaded: 3, Quarantined: 1}
 		}},
-		{"negative count", func(r *ledger.Record) {
-			r.State = ledger.Failed
-			r.Counts = ledger.Counts{Read: -1}
-		}},
+		{"negative count", func(r *ledger.Record) { r.State, r.Counts = ledger.Failed, ledger.Counts{Read: -1} }},
 		{"no owner", func(r *ledger.Record) { r.State = ledger.Done; r.Owner = "" }},
 		{"other attempt", func(r *ledger.Record) { r.State = ledger.Done; r.Attempt = 7 }},
 		{"unclaimed key", func(r *ledger.Record) { r.State = ledger.Done; r.Key = key2 }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := c.Record
-			tc.edit(&rec)
-			if err := l.Finish(t.Context(), rec, t0); err == nil {
-				t.Error("Finish succeeded")
-			}
-		})
+		rec := c.Record
+		tc.edit(&rec)
+		if err := l.Finish(t.Context(), rec, t0); err == nil {
+			t.Errorf("%s: Finish succeeded", tc.name)
+		}
 	}
 	if diff := cmp.Diff(c.Record, get(t, l, key1)); diff != "" {
 		t.Errorf("record changed by refused Finish calls (-want +got):\n%s", diff)
@@ -385,7 +353,7 @@ func testFinishRefuses(t *testing.T, l *ledger.Ledger) {
 }
 
 func testFinishIsIdempotent(t *testing.T, l *ledger.Ledger) {
-	c := claim(t, l, key1, md5A, "a", t0)
+	c := claimAs(t, l, key1, md5A, "a", t0, ledger.Proceed)
 	first := finish(t, l, c.Record, ledger.Done, t0.Add(time.Minute))
 	second := finish(t, l, c.Record, ledger.Done, t0.Add(2*time.Minute))
 	if diff := cmp.Diff(first, second); diff != "" {
@@ -403,7 +371,7 @@ func testListNewestFirst(t *testing.T, l *ledger.Ledger) {
 	for i := range 5 {
 		k := key1
 		k.Generation = int64(100 + i)
-		c := claim(t, l, k, "", "a", t0.Add(time.Duration(i)*time.Minute))
+		c := claimAs(t, l, k, "", "a", t0.Add(time.Duration(i)*time.Minute), ledger.Proceed)
 		if i%2 == 0 {
 			finish(t, l, c.Record, ledger.Done, t0.Add(time.Hour))
 		}
@@ -480,7 +448,7 @@ func testReleaseLeases(t *testing.T, l *ledger.Ledger) {
 	if ok, err := l.Lock(ctx, lockName, "killed", t0, 5*time.Minute); err != nil || !ok {
 		t.Fatalf("killed run's Lock = %v, %v", ok, err)
 	}
-	done := finish(t, l, claim(t, l, key2, md5B, "other", t0).Record, ledger.Done, t0)
+	done := finish(t, l, claimAs(t, l, key2, md5B, "other", t0, ledger.Proceed).Record, ledger.Done, t0)
 
 	restart := t0.Add(time.Minute)
 	claimAs(t, l, key1, md5A, "next", restart, ledger.Busy)

@@ -14,16 +14,11 @@ import (
 
 const testBucket = "landing"
 
-// TestConformance runs the objects conformance suite, through the
-// production adapter (objects.GCS), against this fake: the fake is held to
-// what Cloud Storage does, and the adapter is tested without a project (the
-// live run is in package objects). The memory backend keeps old generations
-// (its buckets are versioned), the filesystem backend only the live one.
-// No run sets MaxHeapGrowth: the fake holds an upload in memory (see the
-// package comment). Single-shot uploads take the fake's multipart path.
-// Routed is how the local CLI runs: serve mounts Handler under Paths beside
-// the functions on one address, and other processes build the production
-// client with only STORAGE_EMULATOR_HOST set.
+// TestConformance runs the objects conformance suite through objects.GCS
+// against this fake (the live run is in package objects). No run sets
+// MaxHeapGrowth: the fake holds an upload in memory. Routed is how the
+// local CLI runs: Handler under Paths, the client through
+// STORAGE_EMULATOR_HOST.
 func TestConformance(t *testing.T) {
 	kept := objectstest.Features{OldGenerations: objectstest.OldGenerationsKept}
 	dropped := objectstest.Features{OldGenerations: objectstest.OldGenerationsDropped}

@@ -22,18 +22,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
-// The sandbox for FuzzNoPathOut:
-//
-//	sandbox/canary.txt                      (and one in every level below)
-//	sandbox/l1/l2/l3/l4/data/canary.txt     the local server's data folder
-//	sandbox/l1/l2/l3/l4/data/gcs/           the fake's folder (Start's dir)
-//	    buckets/landing/                    where requests may write
-//	    buckets/other/secret.csv            another bucket's object
-//
-// Every file outside buckets/landing is sealed: no request may
-// create, change or remove anything there, and no answer may contain a
-// canary's or the other bucket's secret bytes, nor may those bytes be
-// copied into the landing bucket.
+// FuzzNoPathOut's sandbox has a canary.txt at every level from its root down
+// to l1/l2/l3/l4/data, the fake's folder data/gcs, and another bucket's
+// secret.csv. Every file outside buckets/landing is sealed.
 const (
 	canaryBytes = "CANARY-7f3c2a-must-never-be-read-or-changed"
 	secretBytes = "SECRET-other-bucket-9d1e"
@@ -83,9 +74,8 @@ func newSandbox(t testing.TB) *sandbox {
 	return s
 }
 
-// do sends one request straight to the handler, with the target exactly as
-// given (no client-side cleaning or escaping). A target that no HTTP server
-// would parse is skipped: it never reaches a handler.
+// do sends one request straight to the handler, the target as given; one no
+// HTTP server would parse is skipped (status 0).
 func (s *sandbox) do(t testing.TB, method, target, body string) *httptest.ResponseRecorder {
 	t.Helper()
 	u, err := url.ParseRequestURI(target)
@@ -266,12 +256,9 @@ var traversalSeeds = []string{
 	"exportaciones/2026/12/01/lineas-pedido-1.csv",
 }
 
-// FuzzNoPathOut sends every route a fuzzed object name (escaped as the
-// client library sends it, and raw) and a fuzzed bucket, and checks that
-// nothing outside the landing bucket's folder is created, changed or read:
-// the sealed files are unchanged, no answer carries a canary or the other
-// bucket's secret, and no copy of them appears in the landing bucket. A
-// name objname.Local refuses is refused with 400 where it enters.
+// FuzzNoPathOut sends every route a fuzzed object name (escaped and raw)
+// and bucket: the sealed files stay unchanged, no answer or landing object
+// carries a canary or the secret, and a name objname.Local refuses gets 400.
 func FuzzNoPathOut(f *testing.F) {
 	for _, n := range traversalSeeds {
 		f.Add(n, fuzzBucket)

@@ -6,10 +6,9 @@ import (
 	"testing"
 )
 
-// TestWriteOntoAFolder: on the filesystem backend a name cannot be both an
-// object and a folder of others ("a" and "a/b.csv"). An upload onto such a
-// name answered 409 already; compose, copy and rewrite answered 500, as
-// if the server had failed.
+// TestWriteOntoAFolder: compose, copy and rewrite onto a name the folder tree
+// cannot hold beside another ("a" and "a/b.csv") answer 409 (uploads:
+// TestNamesTheFolderCannotHold).
 func TestWriteOntoAFolder(t *testing.T) {
 	l, g := startFS(t, t.TempDir())
 	put(t, g, "a/b.csv", "inside")

@@ -14,19 +14,12 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
-// Server does not expose the fake's router (see the package comment):
-// guard lets through only the routes below, checks every bucket and object
-// name they carry once, here, where they enter, and strips every
-// Access-Control-Allow-* header from the answer. Anything else is 404.
-//
-// Names in the path are taken from the escaped path exactly as the fake's
-// router does (gorilla/mux with UseEncodedPath, then url.PathUnescape per
-// variable), so the name checked is the name the fake acts on. A route whose
-// object is followed by more path (compose, rewriteTo, copyTo) takes the
-// object as one escaped segment, as the client library sends it; a raw "/"
-// there would let the fake's greedy patterns split the path differently.
+// Names are taken from the escaped path exactly as the fake's router does
+// (gorilla/mux with UseEncodedPath, then url.PathUnescape per variable), so
+// the name checked is the name the fake acts on. An object followed by more
+// path (compose, rewriteTo, copyTo) is one escaped segment: a raw "/" there
+// would let the fake's greedy patterns split the path differently.
 
-// route is one request the guard lets through.
 type route struct {
 	kind    string // for tests and error messages
 	buckets []string
@@ -38,28 +31,22 @@ type route struct {
 // names of at most 1024 bytes fit well under it.
 const maxComposeBody = 1 << 20
 
-// guard is Handler: the only way into the fake.
+// guard is Handler: only the routes of parseRoute, every name checked once
+// where it enters, no Access-Control-* header in the answer; else 404.
 func (l *Server) guard(w http.ResponseWriter, r *http.Request) {
 	w = &noCORS{ResponseWriter: w}
-	if r.Method == http.MethodOptions {
-		// A CORS preflight: no Access-Control-Allow-* in the answer, so a
-		// browser sends nothing after it.
+	if r.Method == http.MethodOptions { // a CORS preflight
 		apiError(w, http.StatusMethodNotAllowed, "OPTIONS (cross-origin preflight) is not served by the local storage fake")
 		return
 	}
 	if l.publicHost(r.Host) {
-		// The fake routes Host: <bucket>.storage.googleapis.com to its XML
-		// API, with the bucket taken from the Host header.
 		apiError(w, http.StatusNotFound, "Host "+r.Host+" is not served by the local storage fake")
 		return
 	}
-	if ce := r.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		if !strings.HasPrefix(r.URL.Path, "/upload/") {
-			// The fake would inflate it without bound, and the client
-			// library compresses no other request.
-			apiError(w, http.StatusBadRequest, fmt.Sprintf("Content-Encoding %q is accepted by the local storage fake on uploads only", ce))
-			return
-		}
+	// The fake would inflate it without bound; the library compresses only uploads.
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && ce != "identity" && !strings.HasPrefix(r.URL.Path, "/upload/") {
+		apiError(w, http.StatusBadRequest, fmt.Sprintf("Content-Encoding %q is accepted by the local storage fake on uploads only", ce))
+		return
 	}
 	rt, status, err := l.parseRoute(r)
 	if err == nil {
@@ -83,7 +70,7 @@ func (l *Server) guard(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseRoute recognises the routes the client library uses and extracts
-// their names. It answers 404 for any other path or method.
+// their names; 404 for any other.
 func (l *Server) parseRoute(r *http.Request) (route, int, error) {
 	notFound := func() (route, int, error) {
 		return route{}, http.StatusNotFound, fmt.Errorf("%s %s is not served by the local storage fake", r.Method, r.URL.EscapedPath())
@@ -178,9 +165,8 @@ func composeSources(r *http.Request) ([]string, error) {
 	return names, nil
 }
 
-// checkNames applies the naming rules to every name of a route: Cloud
-// Storage's, plus what the folder tree can hold. Buckets must also be ones
-// the fake was started with (404 otherwise, as for a missing bucket).
+// checkNames applies Cloud Storage's naming rules and the folder tree's to
+// every name of a route; an unknown bucket is 404.
 func (l *Server) checkNames(rt route) (int, error) {
 	for _, b := range rt.buckets {
 		if err := objname.Bucket(b); err != nil {
@@ -204,8 +190,7 @@ func (l *Server) checkNames(rt route) (int, error) {
 }
 
 // checkTarget refuses a compose, copy or rewrite onto a name the folder
-// tree cannot hold as a file (fileConflict). Uploads meet the same check
-// where their name is known (uploads.go).
+// tree cannot hold as a file; uploads are checked in uploads.go.
 func (l *Server) checkTarget(rt route) (int, error) {
 	var b, o string
 	switch rt.kind {
@@ -222,8 +207,8 @@ func (l *Server) checkTarget(rt route) (int, error) {
 	return 0, nil
 }
 
-// publicHost reports whether host is the fake's public host or one of its
-// bucket subdomains, which its router sends to other handlers.
+// publicHost reports whether host is the fake's public host or a bucket
+// subdomain, which its router sends to the XML API.
 func (l *Server) publicHost(host string) bool {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
@@ -235,9 +220,8 @@ func (l *Server) publicHost(host string) bool {
 // fakePublicHost is fakestorage's default PublicHost.
 const fakePublicHost = "storage.googleapis.com"
 
-// noCORS drops every Access-Control-* header the fake sets (its CORS
-// middleware allows any origin with credentials, and its downloads add
-// Access-Control-Allow-Origin: *) before the header is sent.
+// noCORS drops every Access-Control-* header the fake sets (it allows any
+// origin, with credentials) before the header is sent.
 type noCORS struct {
 	http.ResponseWriter
 	wrote bool

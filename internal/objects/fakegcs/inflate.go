@@ -8,12 +8,8 @@ import (
 )
 
 // An upload sent with Content-Encoding: gzip is stored inflated, as Cloud
-// Storage does. Its body is inflated where it enters (guard), within the
-// bound the ingest puts on a stored .gz object: at most maxExpansion bytes
-// per compressed byte read so far, plus expansionSlack. Beyond it the
-// upload is refused with 413; unbounded, 1 MB of zeros became a 1 GiB
-// object. The header then goes, so that the fake (whose own inflation,
-// requestCompressHandler, has no bound) sees a plain body.
+// Storage does, within the ingest's bound on a stored .gz object (413
+// beyond it). The fake's own inflation has no bound, so it gets a plain body.
 const (
 	maxExpansion   = 200     // ingest.DefaultMaxExpansion (TestGzipBoundIsTheIngests)
 	expansionSlack = 1 << 20 // the ingest's own slack, for a small body's gzip overhead

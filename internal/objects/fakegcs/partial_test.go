@@ -2,6 +2,7 @@ package fakegcs
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,14 +10,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestStartSweepsInterruptedWrites: the filesystem backend writes a file
-// through a temporary one (".<name><digits>"), which a process that ends
-// mid-write leaves behind without attributes, and then every listing of its
-// bucket answers 404. Start removes such files, and nothing else.
+// TestStartSweepsInterruptedWrites: objects survive a restart, and Start
+// removes the temporary files a write cut by the process's end leaves.
 func TestStartSweepsInterruptedWrites(t *testing.T) {
 	dir := t.TempDir()
 	l, g := startFS(t, dir)
-	put(t, g, "exportaciones/a.csv", "a")
+	a := put(t, g, "exportaciones/a.csv", "persisted")
 	put(t, g, "exportaciones/.b.csv2", "an object whose name looks like a temporary file")
 	l.Close()
 	stray := filepath.Join(dir, "buckets", bucket, "exportaciones", ".c.csv1234567")
@@ -37,5 +36,13 @@ func TestStartSweepsInterruptedWrites(t *testing.T) {
 	}
 	if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the interrupted write's file is still there: %v", err)
+	}
+	r, err := g.Open(t.Context(), bucket, "exportaciones/a.csv", a.Generation)
+	if err != nil {
+		t.Fatalf("Open after restart: %v", err)
+	}
+	defer r.Close()
+	if b, _ := io.ReadAll(r); string(b) != "persisted" {
+		t.Errorf("content after restart %q", b)
 	}
 }

@@ -1,44 +1,21 @@
 // Package fakegcs is an in-process fake of Cloud Storage for tests and the
-// local CLI: fake-gcs-server's fakestorage, with its own backends and its
-// own upload handling, behind a guard. The real client library talks to it
-// over HTTP, so the production adapter (objects.GCS) runs unchanged against
-// it. It lives apart from the adapter so that the production binary links
-// neither the fake nor its dependencies (cmd/server's deps_test checks).
+// local CLI: fake-gcs-server's fakestorage behind a guard, with its own
+// upload handling. The real client library talks to it over HTTP, so the
+// production adapter (objects.GCS) runs unchanged against it; it lives apart
+// so that the production binary links no fake (cmd/server's deps_test).
 //
-// What fake-gcs-server (v1.56.1, read from its source) lacks, and so what
-// stays here:
+// What fake-gcs-server (v1.56.1) lacks, and so what stays here:
+//   - guard.go: only the routes the client library uses, every name checked
+//     (its filesystem backend joins names into paths unchecked), no CORS.
+//   - uploads.go, inflate.go: bounds on bodies, gzip inflation and
+//     resumable sessions, and whole-or-nothing requests (it commits a cut
+//     multipart upload and appends resumable chunks unchecked).
+//   - transport.go: an in-process client that streams.
+//   - server.go: a 409 for names a folder tree cannot hold beside another
+//     ("a" and "a/b.csv"), and a repair at Start of writes cut by a crash.
 //
-//   - A door that lets in only what the client library uses (guard.go). Its
-//     router also serves /_internal/delete_all, reseed and config, a batch
-//     endpoint that carries any request, the XML API routed by Host, ACLs,
-//     notifications and bucket creation; its CORS middleware answers every
-//     origin; its filesystem backend joins bucket and object names into
-//     paths unchecked ("../" writes outside the bucket folder), and a
-//     resumable upload's JSON body may name another bucket than its URL.
-//   - Bounds (uploads.go, inflate.go). It inflates a gzip request body
-//     without limit, reads every upload whole into memory without limit,
-//     and keeps a resumable session, with every byte received, until it is
-//     finalized: a cancelled (DELETE) or abandoned session is never dropped.
-//   - Whole-or-nothing requests (uploads.go). It commits a multipart upload
-//     once it has parsed the closing boundary, which an aborted upload still
-//     sends before its body fails; it appends a resumable chunk as received,
-//     so a chunk cut short or re-sent after a lost answer corrupts the
-//     object; it finalizes on a status query ("bytes */*"), drops declared
-//     checksums after the first chunk, and answers a retried finalize 404.
-//   - An in-process client that streams (transport.go): its own
-//     (NoListener) records each answer whole before returning it.
-//   - Folder-tree limits said plainly (server.go): a 409 for a name the
-//     tree cannot hold beside another ("a" and "a/b.csv"), which its
-//     filesystem backend answers with a 500, and one segment length on
-//     every file system (objname.MaxSegmentBytes); and a repair at Start of what a
-//     write cut by the process's end leaves, after which every listing of
-//     the bucket answers 404.
-//
-// The fake holds an upload in memory, in several copies, while it stores
-// it: the heap grows by about ten times the object at peak, 90-110 MiB for
-// the daily ERP export of 8.6 MB (BenchmarkLocalRoundTrip). Uploads are
-// bounded accordingly (maxObjectBytes, 64 MiB). Downloads stream: the
-// filesystem backend opens the file and io.Copy's it to the answer.
+// An upload is held in memory in several copies (about ten times the object
+// at peak, BenchmarkLocalRoundTrip), hence maxObjectBytes; downloads stream.
 package fakegcs
 
 import (
@@ -58,17 +35,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects/objname"
 )
 
-// Server is an in-process fake Cloud Storage that the real client library
-// talks to over HTTP, in process (Client) or through whatever server mounts
-// Handler.
-//
-// With a folder, the fake's filesystem backend keeps objects under
-// <dir>/buckets (its layout: a file per object, attributes in an extended
-// attribute or a "<name>.metadata" file). It keeps only the live
-// generation: a read pinned to an overwritten generation gets
-// objects.ErrNotFound, as on a bucket without Object Versioning. Without a
-// folder (tests), the memory backend holds objects in versioned buckets, so
-// overwritten generations stay readable by number.
+// Server is the fake, reached in process (Client) or through Handler.
+// With a folder it keeps objects as files under <dir>/buckets and only the
+// live generation (as a bucket without Object Versioning); without one
+// (tests) it holds versioned buckets in memory.
 type Server struct {
 	fake     *fakestorage.Server
 	root     string          // the filesystem backend's folder; "" for the memory backend
@@ -78,19 +48,14 @@ type Server struct {
 	inproc   *inProcess
 }
 
-// Paths are the URL path prefixes (subtree patterns) that the Go client
-// library uses against an emulator host, for a server that mounts Handler
-// beside other routes: the JSON API (metadata, list, delete and, with JSON
-// reads, downloads as ?alt=media), the upload endpoint (including resumable
-// session URLs, which the fake hands out under the same prefix), and the
-// download endpoint that objects' mediaLink points to.
+// Paths are the URL path prefixes the Go client library uses against an
+// emulator host, for a server that mounts Handler beside other routes.
 func Paths() []string {
 	return []string{"/storage/v1/", "/upload/storage/v1/", "/download/storage/v1/"}
 }
 
-// Start starts the fake and creates the buckets. dir "" selects the memory
-// backend. The fake does not listen: mount Handler on a server (the CLI's
-// serve does, behind its guard) and use Client for in-process access.
+// Start starts the fake and creates the buckets; dir "" selects the memory
+// backend. The fake does not listen: mount Handler, or use Client.
 func Start(dir string, buckets ...string) (*Server, error) {
 	opts := fakestorage.Options{NoListener: true, Scheme: "http"}
 	l := &Server{buckets: map[string]bool{}, sessions: sessions{byID: map[string]*session{}, maxOpen: defaultMaxSessions, maxHeld: defaultMaxHeldBytes}}
@@ -110,11 +75,11 @@ func Start(dir string, buckets ...string) (*Server, error) {
 	l.handler = http.HandlerFunc(l.guard)
 	l.inproc = serveInProcess(l.handler)
 	for _, b := range buckets {
-		if err := objname.Bucket(b); err != nil {
-			l.Close()
-			return nil, err
+		err := objname.Bucket(b)
+		if err == nil {
+			err = l.createBucket(b)
 		}
-		if err := l.createBucket(b); err != nil {
+		if err != nil {
 			l.Close()
 			return nil, err
 		}
@@ -161,15 +126,11 @@ func (l *Server) sweepPartial() error {
 	})
 }
 
-// Handler serves the fake, to mount under Paths on another server (the
-// CLI's serve mounts it beside the functions, behind its guard). It is the
-// only way in: it answers only the routes the client library uses, checks
-// every bucket and object name, and sends no CORS headers (guard.go).
+// Handler serves the fake under Paths; it is the only way in (guard.go).
 func (l *Server) Handler() http.Handler { return l.handler }
 
-// Client returns a real storage client that reaches Handler in process,
-// over in-memory connections (transport.go): no socket is opened, and
-// uploads and downloads stream as they would over one.
+// Client returns a real storage client that reaches Handler over in-memory
+// connections (transport.go): no socket is opened.
 func (l *Server) Client(ctx context.Context) (*storage.Client, error) {
 	c, err := storage.NewClient(ctx,
 		option.WithEndpoint("http://"+inMemoryHost+"/storage/v1/"),
@@ -192,14 +153,10 @@ func (l *Server) Close() {
 	l.sessions.close()
 }
 
-// checkObject is the rule for one object name on this server: what a
-// folder tree can hold faithfully. The memory backend (tests) also holds a
-// console's folder placeholder "a/b/", as Cloud Storage does, so that code
-// meeting one in production (the backfill skips them) can be tested. The
-// filesystem backend's limits are the same on every file system: a segment
-// of at most objname.MaxSegmentBytes, and no name ending in .metadata, which
-// could overwrite another object's attributes where there are no extended
-// attributes.
+// checkObject is the rule for one object name: what a folder tree can hold.
+// The memory backend also holds a console's folder placeholder "a/b/", as
+// Cloud Storage does, so code that skips them can be tested. A name ending
+// in .metadata could overwrite another object's attributes on disk.
 func (l *Server) checkObject(name string) error {
 	check := name
 	if l.root == "" && strings.HasSuffix(name, "/") && len(name) > 1 {

@@ -8,14 +8,11 @@ import (
 	"time"
 )
 
-// inProcess serves a handler over in-memory connections (net.Pipe) instead
-// of a socket, so the in-process storage client reaches the fake without a
-// door of its own (the one listener of `alpipe serve` is the only way in
-// from outside). It is real HTTP/1.1 on both ends: bodies stream both ways
-// as over a socket, and a cancelled request tears its connection, so the
-// handler's read of the body fails rather than ending cleanly (an aborted
-// upload is not committed). fake-gcs-server's own in-process transport
-// records each answer whole and ignores cancellation.
+// inProcess serves a handler as HTTP/1.1 over net.Pipe connections, so the
+// in-process client needs no socket. Bodies stream both ways, and a
+// cancelled request tears its connection, so the handler's read of the body
+// fails (an aborted upload is not committed); fake-gcs-server's own
+// in-process transport records answers whole and ignores cancellation.
 type inProcess struct {
 	server    *http.Server
 	transport *http.Transport
@@ -24,9 +21,8 @@ type inProcess struct {
 	once      sync.Once
 }
 
-// inMemoryHost is the host of the in-process client's URLs. It is never
-// resolved; the fake puts it in the links it answers with (resumable
-// session URLs), which come back through the same transport.
+// inMemoryHost is never resolved; the fake puts it in resumable session
+// URLs, which come back through the same transport.
 const inMemoryHost = "fakegcs.in-process"
 
 func serveInProcess(h http.Handler) *inProcess {
@@ -54,7 +50,6 @@ func (p *inProcess) dial(ctx context.Context, _, _ string) (net.Conn, error) {
 	}
 }
 
-// Accept, Close and Addr make inProcess the server's net.Listener.
 func (p *inProcess) Accept() (net.Conn, error) {
 	select {
 	case c := <-p.conns:

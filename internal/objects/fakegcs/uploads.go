@@ -18,37 +18,18 @@ import (
 	"time"
 )
 
-// Uploads reach the fake's own upload code (fakestorage/upload.go) whole and
-// checked. Each request body is read to its end, within maxObjectBytes,
-// before the fake sees it: an upload whose body did not end (a client that
-// died, or aborted after the multipart closing boundary) is refused with
-// 400 and stores nothing, as Cloud Storage commits only a request whose
-// body ended. The names in the body are checked by the rules of the names
-// in the URL.
-//
-// A resumable session is started and finalized by the fake, but the chunks
-// in between are held here, in memory: the fake appends a chunk as it
-// arrives without checking its range, never drops the bytes of a cancelled
-// or abandoned session, and forgets the declared checksums after the first
-// chunk. Here a chunk is applied whole or not at all, a re-sent range is
-// skipped, a status query is answered, and the fake receives the whole
-// object as the session's one chunk. Sessions are bounded in number and
-// bytes (a refusal is a 429 that says why) and end sessionTTL after their
-// last request; the fake then keeps only the few hundred bytes of the
-// session's metadata, which it never drops.
+// Each upload body is read to its end, within maxObjectBytes, before the
+// fake sees it: a body that did not end (a client that died, or aborted
+// after the multipart closing boundary) stores nothing (400), as on Cloud
+// Storage. The chunks of a resumable session are held here, applied whole
+// or not at all, and handed to the fake as one chunk at the end; sessions
+// are bounded in number and bytes (429 saying why) and end sessionTTL after
+// their last request (an abandoned one never says so).
 const (
-	// maxObjectBytes bounds one upload, which the fake holds in memory in
-	// several copies (see the package comment): 7 daily ERP exports; the
-	// conformance suite's 50 MiB object and the 46 MB capacity drop fit.
-	maxObjectBytes = 64 << 20
-	// defaultMaxSessions is far more than the uploads one laptop runs at
-	// once.
-	defaultMaxSessions = 64
-	// defaultMaxHeldBytes bounds the chunks all sessions hold together.
+	maxObjectBytes      = 64 << 20 // the 50 MiB conformance object and the 46 MB capacity drop fit
+	defaultMaxSessions  = 64
 	defaultMaxHeldBytes = 4 * maxObjectBytes
-	// sessionTTL bounds how long an abandoned session (a client that
-	// aborted mid-way never says so) keeps its chunks.
-	sessionTTL = time.Hour
+	sessionTTL          = time.Hour
 )
 
 type sessions struct {
@@ -70,16 +51,12 @@ type session struct {
 	done         *httptest.ResponseRecorder // the fake's answer to the finalize, for a retry
 }
 
-// upload serves the upload endpoint: single-request uploads go to the fake
-// once read whole and checked, sessions to start and chunk.
 func (l *Server) upload(w http.ResponseWriter, r *http.Request, bucket string) {
 	q := r.URL.Query()
 	if id := q.Get("upload_id"); id != "" {
 		l.chunk(w, r, bucket, id)
 		return
 	}
-	// gcloud's own protocol (X-Goog-Upload-Protocol) and signed URLs are not
-	// served: only the JSON API's uploadType, which the client libraries use.
 	uploadType := q.Get("uploadType")
 	if r.Method != http.MethodPost || uploadType != "media" && uploadType != "multipart" && uploadType != "resumable" {
 		apiError(w, http.StatusBadRequest, "uploads start with POST and uploadType media, multipart or resumable")
@@ -102,8 +79,7 @@ func (l *Server) upload(w http.ResponseWriter, r *http.Request, bucket string) {
 	l.start(w, r, bucket, name)
 }
 
-// readBody reads an upload request's body to its end, within
-// maxObjectBytes, and puts it back for the fake.
+// readBody reads a body to its end, within maxObjectBytes, and puts it back.
 func readBody(r *http.Request) ([]byte, error) {
 	var buf bytes.Buffer
 	if r.ContentLength > 0 && r.ContentLength <= maxObjectBytes {
@@ -121,11 +97,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
-// uploadName returns the object an upload names, checked. The fake takes the
-// name from the query, else from the body (the multipart metadata or the
-// resumable start), and a resumable start whose body names a bucket goes to
-// that bucket; so a body that names another bucket, or another object than
-// the query, is refused.
+// uploadName returns the object an upload names, checked. The fake takes
+// the name from the query, else the body, and a bucket named in a resumable
+// start's body wins over the URL's: a body naming another is refused.
 func (l *Server) uploadName(r *http.Request, bucket string, body []byte) (string, int, error) {
 	q := r.URL.Query()
 	var meta struct{ Name, Bucket string }
@@ -164,9 +138,8 @@ func (l *Server) uploadName(r *http.Request, bucket string, body []byte) (string
 	return name, 0, nil
 }
 
-// start lets the fake open a session and keeps its upload_id, in a session
-// URL of our own: the fake path-escapes the name into the query, where an
-// "&" or "+" in it changes the query.
+// start lets the fake open a session and hands out a session URL of our own:
+// the fake's path-escapes the name into the query, where "&" or "+" breaks it.
 func (l *Server) start(w http.ResponseWriter, r *http.Request, bucket, name string) {
 	ss := &l.sessions
 	ss.mu.Lock()
@@ -291,8 +264,8 @@ func (l *Server) chunk(w http.ResponseWriter, r *http.Request, bucket, id string
 	l.finalize(w, r, id, s)
 }
 
-// finalize sends the whole object to the fake as the session's one chunk.
-// Like Cloud Storage, a failed finalize ends the session.
+// finalize sends the whole object to the fake as the session's one chunk;
+// a failed finalize ends the session, as on Cloud Storage.
 func (l *Server) finalize(w http.ResponseWriter, r *http.Request, id string, s *session) {
 	rec := httptest.NewRecorder()
 	if err := l.fileConflict(s.bucket, s.name); err != nil {
@@ -342,8 +315,7 @@ func (ss *sessions) releaseLocked(s *session) {
 	}
 }
 
-// sweepLocked drops sessions idle for longer than sessionTTL. A session busy
-// with a chunk is skipped; it is not idle.
+// sweepLocked drops sessions idle longer than sessionTTL; a busy one is not idle.
 func (ss *sessions) sweepLocked(now time.Time) {
 	for id, s := range ss.byID {
 		if !s.mu.TryLock() {
@@ -410,8 +382,7 @@ func parseContentRange(h string) (contentRange, error) {
 	return cr, nil
 }
 
-// statusError is an error receiving an upload that is not the client's
-// bad request (400): its status says whose it is.
+// statusError is a receive error that is not the client's 400.
 type statusError struct {
 	status int
 	err    error
@@ -420,8 +391,6 @@ type statusError struct {
 func (e *statusError) Error() string { return e.err.Error() }
 func (e *statusError) Unwrap() error { return e.err }
 
-// receiveStatus is the status that answers err, an error receiving an
-// upload's bytes: 400 unless err says otherwise.
 func receiveStatus(err error) int {
 	var se *statusError
 	if errors.As(err, &se) {
@@ -430,8 +399,7 @@ func receiveStatus(err error) int {
 	return http.StatusBadRequest
 }
 
-// apiError answers in the JSON API's error shape, which the client library
-// turns into a *googleapi.Error with the status code.
+// apiError answers in the JSON API's error shape (a *googleapi.Error).
 func apiError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -3,7 +3,6 @@ package fakegcs
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/json"
@@ -14,8 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,10 +38,7 @@ func startFS(t *testing.T, dir string) (*Server, *objects.GCS) {
 		t.Fatalf("Client: %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	g, err := objects.NewGCS(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, _ := objects.NewGCS(c) // c is not nil
 	return l, g
 }
 
@@ -80,9 +74,8 @@ func httpStatus(err error) int {
 	return 0
 }
 
-// rawRequest writes an HTTP/1.1 request by hand and hangs up after body,
-// whatever Content-Length says: a client that dies mid-upload. It returns
-// the server's status line.
+// rawRequest writes an HTTP/1.1 request by hand and hangs up after body, as
+// a client that dies mid-upload, and returns the status line.
 func rawRequest(t *testing.T, l *Server, head string, body string) string {
 	t.Helper()
 	host := strings.TrimPrefix(listenURL(t, l), "http://")
@@ -116,6 +109,17 @@ func serveFake(l *Server, method, target string, header map[string]string, body 
 	rec := httptest.NewRecorder()
 	l.Handler().ServeHTTP(rec, req)
 	return rec
+}
+
+// startSession starts a resumable upload of name and returns its session URL.
+func startSession(t *testing.T, l *Server, name string) string {
+	t.Helper()
+	rec := serveFake(l, http.MethodPost, "/upload/storage/v1/b/"+bucket+"/o?uploadType=resumable&name="+name, nil, "{}")
+	u, err := url.Parse(rec.Header().Get("Location"))
+	if rec.Code != http.StatusOK || err != nil {
+		t.Fatalf("start %s: %d %s", name, rec.Code, rec.Body)
+	}
+	return u.RequestURI()
 }
 
 // apiMessage is the JSON API error message of an answer.
@@ -216,13 +220,9 @@ func TestResumableSessionProtocol(t *testing.T) {
 }
 
 // TestCutMultipartStoresNothing: a multipart upload whose body did not end
-// stores nothing, on either backend, whether cut before its closing
-// boundary or after it. The latter is an aborted single-shot upload: the
-// client library's multipart writer ends the media part with the closing
-// boundary even when the media stream fails (Writer.Abort), then fails the
-// request body, so the HTTP client sends the boundary but never the final
-// zero-length chunk and hangs up. Ended properly, the same request is
-// stored: it failed for its missing end, not for its shape.
+// stores nothing, whether cut before its closing boundary or after it (an
+// aborted single-shot upload: gcsWriter.Abort). Ended, the same request is
+// stored.
 func TestCutMultipartStoresNothing(t *testing.T) {
 	chunk := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
 	const (
@@ -273,42 +273,37 @@ func TestUploadPreconditionsAndChecksums(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	obj := c.Bucket(bucket).Object("once.csv")
 
+	stale, none := storage.Conditions{GenerationMatch: first.Generation - 1}, storage.Conditions{}
 	for _, tc := range []struct {
 		name       string
-		writer     func(ctx context.Context) *storage.Writer
+		cond       storage.Conditions
+		crc, md5   bool
+		chunk      int // 0: one chunk (the default of 16 MiB)
 		wantStatus int
 	}{
-		{"does not exist, but it does", func(ctx context.Context) *storage.Writer {
-			return obj.If(storage.Conditions{DoesNotExist: true}).NewWriter(ctx)
-		}, 412},
-		{"generation match, stale", func(ctx context.Context) *storage.Writer {
-			return obj.If(storage.Conditions{GenerationMatch: first.Generation - 1}).NewWriter(ctx)
-		}, 412},
-		{"wrong CRC32C declared", func(ctx context.Context) *storage.Writer {
-			w := obj.NewWriter(ctx)
-			w.SendCRC32C, w.CRC32C = true, 12345
-			return w
-		}, 400},
-		{"wrong MD5 declared", func(ctx context.Context) *storage.Writer {
-			w := obj.NewWriter(ctx)
-			w.MD5 = []byte("0123456789abcdef")
-			return w
-		}, 400},
+		{"does not exist, but it does", storage.Conditions{DoesNotExist: true}, false, false, 0, 412},
+		{"generation match, stale", stale, false, false, 0, 412},
+		{"wrong CRC32C declared", none, true, false, 0, 400},
+		{"wrong MD5 declared", none, false, true, 0, 400},
 		// The fake forgets declared checksums after a session's first chunk.
-		{"wrong CRC32C declared, several chunks", func(ctx context.Context) *storage.Writer {
-			w := obj.NewWriter(ctx)
-			w.ChunkSize = 256 << 10
-			w.SendCRC32C, w.CRC32C = true, 12345
-			return w
-		}, 400},
-		{"stale generation, several chunks", func(ctx context.Context) *storage.Writer {
-			w := obj.If(storage.Conditions{GenerationMatch: first.Generation - 1}).NewWriter(ctx)
-			w.ChunkSize = 256 << 10
-			return w
-		}, 412},
+		{"wrong CRC32C declared, several chunks", none, true, false, 256 << 10, 400},
+		{"stale generation, several chunks", stale, false, false, 256 << 10, 412},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := tc.writer(t.Context())
+			o := obj
+			if tc.cond != none {
+				o = obj.If(tc.cond)
+			}
+			w := o.NewWriter(t.Context())
+			if tc.chunk > 0 {
+				w.ChunkSize = tc.chunk
+			}
+			if tc.crc {
+				w.SendCRC32C, w.CRC32C = true, 12345
+			}
+			if tc.md5 {
+				w.MD5 = []byte("0123456789abcdef")
+			}
 			io.WriteString(w, strings.Repeat("second\n", 100<<10))
 			err := w.Close()
 			if got := httpStatus(err); got != tc.wantStatus {
@@ -330,19 +325,16 @@ func TestUploadPreconditionsAndChecksums(t *testing.T) {
 	}
 }
 
+// TestNamesTheFolderCannotHold: names that would leave the bucket folder
+// are FuzzNoPathOut's seeds.
 func TestNamesTheFolderCannotHold(t *testing.T) {
-	dir := t.TempDir()
-	_, g := startFS(t, dir)
+	_, g := startFS(t, t.TempDir())
 	put(t, g, "a.csv", "file")
 	for _, tc := range []struct {
 		name       string
 		wantStatus int
 	}{
-		{"../escape.csv", 400},
-		{"x/../../escape.csv", 400},
-		{"double//slash.csv", 400},
-		{"folder/", 400},
-		{"a.csv/inside.csv", 409}, // a.csv is a file, so it cannot be a folder too
+		{"a.csv/inside.csv", 409},                                    // a.csv is a file, so it cannot be a folder too
 		{strings.Repeat("q", objname.MaxSegmentBytes) + "/x.csv", 0}, // stored
 		{strings.Repeat("q", objname.MaxSegmentBytes+1) + "/x.csv", 400},
 		{"x/" + strings.Repeat("q", objname.MaxSegmentBytes-4) + ".csv", 0},
@@ -357,12 +349,6 @@ func TestNamesTheFolderCannotHold(t *testing.T) {
 				t.Errorf("Close = %v (status %d), want status %d", err, got, tc.wantStatus)
 			}
 		})
-	}
-	if _, err := os.Stat(filepath.Join(dir, "escape.csv")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a name escaped the bucket folder: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "buckets", "escape.csv")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a name escaped the bucket folder: %v", err)
 	}
 }
 
@@ -382,51 +368,20 @@ func TestMissingBucket(t *testing.T) {
 	}
 }
 
-func TestObjectsSurviveRestart(t *testing.T) {
-	dir := t.TempDir()
-	l, g := startFS(t, dir)
-	a := put(t, g, "exportaciones/2026/03/14/p.csv", "persisted")
-	l.Close()
-
-	_, g2 := startFS(t, dir)
-	r, err := g2.Open(t.Context(), bucket, "exportaciones/2026/03/14/p.csv", a.Generation)
-	if err != nil {
-		t.Fatalf("Open after restart: %v", err)
-	}
-	defer r.Close()
-	if b, _ := io.ReadAll(r); string(b) != "persisted" {
-		t.Errorf("content after restart %q", b)
-	}
-}
-
-// TestResumableSessionsAreCapped: each resumable session holds its chunks
-// until it ends or idles out for an hour (1,008 abandoned ones once
-// exhausted the process's descriptors). The sessions and the bytes they
-// hold are capped, and a refusal is a 429 that says why.
+// TestResumableSessionsAreCapped: sessions and the bytes they hold are
+// capped, and a refusal is a 429 that says why.
 func TestResumableSessionsAreCapped(t *testing.T) {
 	l, _ := startFS(t, t.TempDir())
 	l.sessions.maxOpen, l.sessions.maxHeld = 3, 64
 	start := func(name string) *httptest.ResponseRecorder {
 		return serveFake(l, http.MethodPost, "/upload/storage/v1/b/"+bucket+"/o?uploadType=resumable&name="+name, nil, "{}")
 	}
-	session := func(t *testing.T, name string) string {
-		t.Helper()
-		rec := start(name)
-		if rec.Code != http.StatusOK {
-			t.Fatalf("start %s: %d %s", name, rec.Code, rec.Body)
-		}
-		u, err := url.Parse(rec.Header().Get("Location"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return u.RequestURI()
-	}
 	chunk := func(loc, contentRange, body string) *httptest.ResponseRecorder {
 		return serveFake(l, http.MethodPut, loc, map[string]string{"Content-Range": contentRange, "X-GUploader-No-308": "yes"}, body)
 	}
 
-	a, b := session(t, "a.csv"), session(t, "b.csv")
-	c := session(t, "c.csv")
+	a, b := startSession(t, l, "a.csv"), startSession(t, l, "b.csv")
+	c := startSession(t, l, "c.csv")
 	if rec := start("d.csv"); rec.Code != http.StatusTooManyRequests || !strings.Contains(apiMessage(rec), "resumable upload sessions") {
 		t.Errorf("a session beyond the cap: %d %s, want 429 saying why", rec.Code, rec.Body)
 	}
@@ -434,7 +389,7 @@ func TestResumableSessionsAreCapped(t *testing.T) {
 	if rec := serveFake(l, http.MethodDelete, c, nil, ""); rec.Code != 499 {
 		t.Fatalf("cancel: %d %s", rec.Code, rec.Body)
 	}
-	session(t, "d.csv")
+	startSession(t, l, "d.csv")
 
 	if rec := chunk(a, "bytes 0-49/*", strings.Repeat("a", 50)); rec.Code != http.StatusOK {
 		t.Fatalf("first chunk: %d %s", rec.Code, rec.Body)
@@ -457,16 +412,12 @@ func TestResumableSessionsAreCapped(t *testing.T) {
 	// Finished sessions (kept to answer a retried last chunk) hold no bytes
 	// and take no place.
 	for _, name := range []string{"e.csv", "f.csv"} {
-		session(t, name)
+		startSession(t, l, name)
 	}
 }
 
-// TestUploadBodyNames: the fake takes an upload's object from the body when
-// the URL names none, and a resumable start whose JSON body names a bucket
-// goes to that bucket (the Go client names the URL's). A body that names
-// another bucket, another object than the URL, or a name the rules refuse
-// (though on the memory backend no name reaches a file) is refused, on both
-// backends.
+// TestUploadBodyNames: a body that names another bucket, another object
+// than the URL, or a name the rules refuse is refused, on both backends.
 func TestUploadBodyNames(t *testing.T) {
 	multipart := func(name string) string {
 		return "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":" + strconv.Quote(name) +
@@ -516,27 +467,17 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 // upload beyond maxObjectBytes is refused with 413 and stores nothing.
 func TestUploadsAreBounded(t *testing.T) {
 	l, g := startFS(t, t.TempDir())
-	for _, tc := range []struct{ name, target, contentRange string }{
-		{"media", "/upload/storage/v1/b/landing/o?uploadType=media&name=big.csv", ""},
-		{"resumable chunk", "", fmt.Sprintf("bytes 0-%d/*", maxObjectBytes)},
+	for _, tc := range []struct{ name, method, target, contentRange string }{
+		{"media", http.MethodPost, "/upload/storage/v1/b/landing/o?uploadType=media&name=big.csv", ""},
+		{"resumable chunk", http.MethodPut, "", fmt.Sprintf("bytes 0-%d/*", maxObjectBytes)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := tc.target
 			if target == "" {
-				rec := serveFake(l, http.MethodPost, "/upload/storage/v1/b/landing/o?uploadType=resumable&name=big.csv", nil, "")
-				u, err := url.Parse(rec.Header().Get("Location"))
-				if rec.Code != http.StatusOK || err != nil {
-					t.Fatalf("start: %d %s", rec.Code, rec.Body)
-				}
-				target = u.RequestURI()
+				target = startSession(t, l, "big.csv")
 			}
-			req := httptest.NewRequest(http.MethodPut, target, io.LimitReader(zeros{}, maxObjectBytes+1))
-			if tc.target != "" {
-				req.Method = http.MethodPost
-			}
-			if tc.contentRange != "" {
-				req.Header.Set("Content-Range", tc.contentRange)
-			}
+			req := httptest.NewRequest(tc.method, target, io.LimitReader(zeros{}, maxObjectBytes+1))
+			req.Header.Set("Content-Range", tc.contentRange)
 			rec := httptest.NewRecorder()
 			l.Handler().ServeHTTP(rec, req)
 			if rec.Code != http.StatusRequestEntityTooLarge {
@@ -549,9 +490,8 @@ func TestUploadsAreBounded(t *testing.T) {
 	}
 }
 
-// TestResumableNameWithQueryCharacters: the fake path-escapes the name into
-// its session URL's query, where "&" and "+" change the query; the session
-// URL handed out is built with the query escaped.
+// TestResumableNameWithQueryCharacters: "&" and "+" in a name survive the
+// session URL's query.
 func TestResumableNameWithQueryCharacters(t *testing.T) {
 	_, g := startFS(t, t.TempDir())
 	const name = "exportaciones/a&upload_id=x+y.csv"

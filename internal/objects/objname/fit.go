@@ -6,11 +6,9 @@ import (
 )
 
 // MaxSegmentBytes bounds each "/" segment of a name this project derives
-// (quarantine and re-queue names): the local fake (fake-gcs-server's
-// filesystem backend) stores a segment as a file name of at most 255 bytes,
-// written through a temporary "." + name + up to 19 digits, beside a
-// "<segment>.metadata" file where the file system has no extended
-// attributes. A derived name that does not fit leaves its rows nowhere to go.
+// (quarantine and re-queue names): the local fake stores a segment as a file
+// name of at most 255 bytes, written through a temporary "." + name + up to
+// 19 digits, beside a "<segment>.metadata" file.
 const MaxSegmentBytes = 255 - len(".") - 19 - len(".metadata")
 
 // Fits reports whether a derived name fits Cloud Storage (MaxObjectBytes)
@@ -29,10 +27,7 @@ func Fits(name string) bool {
 
 // Cut shortens s to at most n bytes without splitting a UTF-8 sequence.
 func Cut(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
+	if n = max(n, 0); len(s) <= n {
 		return s
 	}
 	for n > 0 && !utf8.RuneStart(s[n]) {

@@ -1,8 +1,6 @@
 // Package objname holds Cloud Storage's naming rules for buckets and
-// objects, plus the stricter rule for names that a folder tree must hold
-// (the local fake stores objects as files). The local server checks every
-// name where it enters, and the CLI checks a name before it uploads, both
-// with these functions, so a refusal reads the same wherever it happens.
+// objects, plus the stricter rule of a folder tree (the local fake stores
+// objects as files), so a refusal reads the same wherever it happens.
 package objname
 
 import (
@@ -17,10 +15,8 @@ import (
 const MaxObjectBytes = 1024
 
 // Object checks Cloud Storage's rules for an object name: 1 to 1024 bytes of
-// valid UTF-8, no control characters (Cloud Storage refuses CR and LF and
-// advises against the rest; a name travels in HTTP headers and event
-// subjects, where they break delivery), not "." or "..", and not under
-// ".well-known/acme-challenge/".
+// valid UTF-8, no control characters (they break delivery in headers and
+// event subjects), not "." or "..", not under ".well-known/acme-challenge/".
 func Object(name string) error {
 	switch {
 	case name == "":
@@ -35,11 +31,9 @@ func Object(name string) error {
 	return text("object name", name)
 }
 
-// Local checks Object's rules and what a folder tree can hold faithfully:
-// every "/"-separated segment is a file or folder name, so none may be
-// empty, "." or ".." (the name "a//b" or "a/../b" would be stored under
-// another name, or outside its bucket), and a name cannot end in "/"
-// (a folder placeholder).
+// Local checks Object's rules and what a folder tree can hold faithfully: no
+// segment empty, "." or ".." (stored under another name, or outside its
+// bucket), and no trailing "/" (a folder placeholder).
 func Local(name string) error {
 	if err := Object(name); err != nil {
 		return err
@@ -64,8 +58,7 @@ func Prefix(p string) error {
 	return text("prefix", p)
 }
 
-// text refuses invalid UTF-8 and control characters (NUL, CR, LF, tab, DEL,
-// C1) and names the first offender.
+// text refuses invalid UTF-8 and control characters, naming the first.
 func text(what, s string) error {
 	if !utf8.ValidString(s) {
 		return fmt.Errorf("%s %q is not valid UTF-8", what, s)
@@ -78,11 +71,7 @@ func text(what, s string) error {
 	return nil
 }
 
-// Bucket checks Cloud Storage's bucket naming rules: 3 to 63 characters (up
-// to 222 when dotted, each dot-separated part at most 63), only lowercase
-// letters, digits, "-", "_" and ".", starting and ending with a letter or
-// digit, no empty dotted part, not an IP address, not starting with "goog"
-// and not containing "google".
+// Bucket checks Cloud Storage's bucket naming rules.
 func Bucket(b string) error {
 	limit := 63
 	if strings.Contains(b, ".") {

@@ -19,6 +19,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
+	"github.com/alpinashop/alpipe/internal/window"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -74,69 +75,84 @@ type Loader interface {
 // from 1 in the order given.
 func LoadLines[L ~Line](t testing.TB, w Loader, object string, gen int64, lines ...L) {
 	t.Helper()
-	tb, err := warehouse.Lookup(warehouse.LineasPedido)
-	if err != nil {
-		t.Fatal(err)
-	}
 	id := "test-" + strings.NewReplacer(".", "_", "/", "_", ":", "_").Replace(object) + "-" + strconv.FormatInt(gen, 10)
-	src := &lineRows{t: t, table: tb, object: object, gen: gen}
-	for _, l := range lines {
-		src.lines = append(src.lines, Line(l))
+	src := &rows{}
+	for i, l := range lines {
+		l := Line(l)
+		fecha, err := time.Parse(time.DateOnly, l.Fecha)
+		if err != nil {
+			t.Fatalf("fecha %q: %v", l.Fecha, err)
+		}
+		precio := Dec(t, l.Precio)
+		importe, err := precio.MulInt(l.Cantidad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.rows = append(src.rows, Values(t, warehouse.LineasPedido, map[string]warehouse.Value{
+			"pedido_id": warehouse.StringValue(l.Pedido), "linea": warehouse.IntValue(int64(i + 1)),
+			"fecha": warehouse.DateValue(warehouse.DateOf(fecha)), "sku": warehouse.StringValue("MOCH-40L-AZ"),
+			"cantidad": warehouse.IntValue(l.Cantidad), "precio_unitario": warehouse.DecValue(precio),
+			"cliente_id": warehouse.StringValue("C-" + l.Pedido), "pais": warehouse.StringValue(l.Pais),
+			"importe": warehouse.DecValue(importe), "source_object": warehouse.StringValue(object),
+			"source_generation": warehouse.IntValue(gen), "source_line": warehouse.IntValue(int64(i + 2)),
+			"ingested_at": warehouse.TimeValue(time.Date(2026, 3, 16, 2, 0, 0, 0, time.UTC)),
+		}))
 	}
 	if _, err := w.Load(context.Background(), warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: src}); err != nil {
 		t.Fatalf("load %s: %v", id, err)
 	}
 }
 
-// lineRows is a warehouse.RowSource over fixture lines of one source object
-// generation.
-type lineRows struct {
-	t      testing.TB
-	table  warehouse.Table
-	object string
-	gen    int64
-	lines  []Line
-	i      int
-	row    []warehouse.Value
+type rows struct {
+	rows [][]warehouse.Value
+	i    int
 }
 
-func (r *lineRows) Next() bool {
-	if r.i >= len(r.lines) {
-		return false
+func (r *rows) Next() bool             { r.i++; return r.i <= len(r.rows) }
+func (r *rows) Row() []warehouse.Value { return r.rows[r.i-1] }
+func (r *rows) Err() error             { return nil }
+
+// AppendPanes appends panes to ventas_hora_pais_paneles, each watermarked
+// and emitted at its window's start.
+func AppendPanes(t testing.TB, w warehouse.Appender, panes ...window.Pane) {
+	t.Helper()
+	var rows []warehouse.Row
+	for _, p := range panes {
+		rows = append(rows, warehouse.Row{ID: p.ID(), Values: Values(t, warehouse.VentasHoraPaisPaneles, map[string]warehouse.Value{
+			"aggregation": warehouse.StringValue(p.Aggregation), "window_start": warehouse.TimeValue(p.WindowStart),
+			"window_end": warehouse.TimeValue(p.WindowEnd), "pais": warehouse.StringValue(p.Key),
+			"importe": warehouse.DecValue(p.Measures.Importe), "pedidos": warehouse.IntValue(p.Measures.Pedidos),
+			"unidades": warehouse.IntValue(p.Measures.Unidades), "pane_index": warehouse.IntValue(p.Index),
+			"timing": warehouse.StringValue(string(p.Timing)), "accumulation": warehouse.StringValue(string(p.Accumulation)),
+			"watermark": warehouse.TimeValue(p.WindowStart), "emitted_at": warehouse.TimeValue(p.WindowStart),
+		})})
 	}
-	l := r.lines[r.i]
-	r.i++
-	fecha, err := time.Parse(time.DateOnly, l.Fecha)
+	if err := w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Values orders named values by table's schema; missing columns are NULL.
+func Values(t testing.TB, table string, named map[string]warehouse.Value) []warehouse.Value {
+	t.Helper()
+	tb, err := warehouse.Lookup(table)
 	if err != nil {
-		r.t.Fatalf("fecha %q: %v", l.Fecha, err)
+		t.Fatal(err)
 	}
-	precio := Dec(r.t, l.Precio)
-	importe, err := precio.MulInt(l.Cantidad)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	named := map[string]warehouse.Value{
-		"pedido_id": warehouse.StringValue(l.Pedido), "linea": warehouse.IntValue(int64(r.i)),
-		"fecha": warehouse.DateValue(warehouse.DateOf(fecha)), "sku": warehouse.StringValue("MOCH-40L-AZ"),
-		"cantidad": warehouse.IntValue(l.Cantidad), "precio_unitario": warehouse.DecValue(precio),
-		"cliente_id": warehouse.StringValue("C-" + l.Pedido), "pais": warehouse.StringValue(l.Pais),
-		"importe": warehouse.DecValue(importe), "source_object": warehouse.StringValue(r.object),
-		"source_generation": warehouse.IntValue(r.gen), "source_line": warehouse.IntValue(int64(r.i + 1)),
-		"ingested_at": warehouse.TimeValue(time.Date(2026, 3, 16, 2, 0, 0, 0, time.UTC)),
-	}
-	r.row = make([]warehouse.Value, len(r.table.Schema))
-	for i, f := range r.table.Schema {
+	out := make([]warehouse.Value, len(tb.Schema))
+	for i, f := range tb.Schema {
 		v, ok := named[f.Name]
 		if !ok {
-			r.t.Fatalf("fixture has no value for column %s", f.Name)
+			v = warehouse.NullValue()
 		}
-		r.row[i] = v
+		out[i] = v
+		delete(named, f.Name)
 	}
-	return true
+	for n := range named {
+		t.Fatalf("table %s has no column %s", table, n)
+	}
+	return out
 }
-
-func (r *lineRows) Row() []warehouse.Value { return r.row }
-func (r *lineRows) Err() error             { return nil }
 
 // Dec parses a decimal of a fixture.
 func Dec(t testing.TB, s string) numeric.Dec {

@@ -23,16 +23,13 @@ import (
 )
 
 // testOrdersDuringTicks sends orders from several goroutines while two
-// tickers (their leases out of the way) run; orders and ticks both advance
-// a shared clock, so that
-// orders race the watermark, late corrections race the ticks' panes and
-// expiry races orders into the expiring window. No model can say which pane
-// fires when, so the test checks what must hold anyway: every order has one
-// fate, its window's panes are well formed, drops are exactly the too-late
-// orders, and once everything expired the view equals the accepted sums.
-// With session windows of a minute (keyed by country, so that orders of
-// the four senders merge into each other's sessions), the sums are per
-// key: a key's sessions in the view add up to its accepted orders.
+// tickers (leases out of the way) run on a shared clock, so that orders race
+// the watermark, late corrections the ticks' panes and expiry the orders
+// into the expiring window. No model can say which pane fires when, so it
+// checks what must hold anyway: every order has one fate, panes are well
+// formed, drops are exactly the too-late orders, and once everything expired
+// the view equals the accepted sums (per key for sessions, whose orders of
+// the four senders merge).
 func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 	type run struct {
 		name    string
@@ -116,9 +113,7 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 						}
 						clock.Add(7)
 						if _, err := r.p.Tick(t.Context(), now()); err != nil {
-							if contended(err) {
-								// As in production: the tick answers 500, the
-								// scheduler's next call continues the work.
+							if contended(err) { // as in production: the next tick continues
 								t.Logf("tick aborted by contention, next tick continues: %v", err)
 								continue
 							}
@@ -177,7 +172,6 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 	}
 }
 
-// byKey adds up a view's sessions per key.
 func byKey(view map[window.WindowKey]window.Measures) (map[window.WindowKey]window.Measures, error) {
 	out := map[window.WindowKey]window.Measures{}
 	for wk, m := range view {
@@ -232,14 +226,13 @@ func checkSequences(spec window.Spec, panes []window.Pane) error {
 }
 
 // contended reports a transaction aborted by lock contention (the Firestore
-// emulator locks pessimistically and times contended locks out): a retry
-// helps, which is what the platform does with the tick's 500.
+// emulator times contended locks out): a retry helps.
 func contended(err error) bool {
 	return status.Code(errors.Unwrap(err)) == codes.Aborted || strings.Contains(err.Error(), "code = Aborted")
 }
 
-// tickUntilDone ticks at now until a tick completes without contention, at
-// most five times, as the scheduler's retries would.
+// tickUntilDone retries a contended tick at most five times, as the
+// scheduler would.
 func tickUntilDone(t *testing.T, p *stream.Processor, now time.Time) error {
 	var err error
 	for range 5 {

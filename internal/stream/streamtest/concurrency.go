@@ -36,8 +36,7 @@ func testHotKey(t *testing.T, en env, f Features) {
 			t.Fatal(err)
 		}
 	}
-	// sendAll delivers every event at once, after their time, and wants
-	// each answered with fate.
+	// sendAll delivers every event at once and wants each answered with fate.
 	sendAll := func(after time.Duration, fate stream.Fate) error {
 		errs := make([]error, n)
 		var wg sync.WaitGroup
@@ -87,13 +86,13 @@ func testConcurrentTicks(t *testing.T, en env, f Features) {
 	r := newRig(t, en, spec)
 	ctx := t.Context()
 	model := windowtest.NewModel(spec)
-	s := &story{}
+	s := &windowtest.Story{}
 	var events []windowtest.Event
 	for i, key := range []string{"ES", "FR", "PT"} {
 		events = append(events,
-			s.deliver("18:30", fmt.Sprintf("P-a%d", i), key, "18:20", "10", 1),
-			s.deliver("18:31", fmt.Sprintf("P-b%d", i), key, "18:59", "2.5", 2),
-			s.deliver("18:32", fmt.Sprintf("P-c%d", i), key, "19:01", "7", 1))
+			s.Deliver("18:30", fmt.Sprintf("P-a%d", i), key, "18:20", "10", 1),
+			s.Deliver("18:31", fmt.Sprintf("P-b%d", i), key, "18:59", "2.5", 2),
+			s.Deliver("18:32", fmt.Sprintf("P-c%d", i), key, "19:01", "7", 1))
 	}
 	slices.SortStableFunc(events, func(a, b windowtest.Event) int { return a.Now.Compare(b.Now) })
 	for _, e := range events {
@@ -144,7 +143,7 @@ func testConcurrentTicks(t *testing.T, en env, f Features) {
 			t.Errorf("outbox document %s written %d times", p, n)
 		}
 	}
-	panes := r.panes(spec.KeyField)
+	panes := r.panes()
 	if rows != len(panes) {
 		t.Errorf("%d panes written to the outbox, %d reached the sink", rows, len(panes))
 	}
@@ -163,20 +162,15 @@ func testTickLease(t *testing.T, en env) {
 	spec := window.Defaults()
 	r := newRig(t, en, spec)
 	ctx := t.Context()
-	s := &story{}
-	e := s.deliver("18:30", "P-1", "ES", "18:25", "10", 1)
+	s := &windowtest.Story{}
+	e := s.Deliver("18:30", "P-1", "ES", "18:25", "10", 1)
 	if _, err := r.p.Handle(ctx, Delivery(e), e.Now); err != nil {
 		t.Fatal(err)
 	}
 	// Another instance's tick, started at 18:31, still running.
 	lease := "aggregations/" + spec.Name + "/control/lease"
-	err := r.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		return tx.Set(docstore.Doc{Path: lease, Data: []byte(`{"holder":"other-instance","until":"` +
-			at("18:31").Add(stream.TickLease).UTC().Format(time.RFC3339Nano) + `"}`)})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	WriteDoc(t, r.store, docstore.Doc{Path: lease, Data: []byte(`{"holder":"other-instance","until":"` +
+		at("18:31").Add(stream.TickLease).UTC().Format(time.RFC3339Nano) + `"}`)})
 	mark := r.store.Writes()
 	res, err := r.p.Tick(ctx, at("18:32"))
 	if !errors.Is(err, stream.ErrTickBusy) || !res.Aggregations[0].Busy {
@@ -190,14 +184,8 @@ func testTickLease(t *testing.T, en env) {
 	if err != nil || res.Aggregations[0].Busy || len(res.Aggregations[0].Panes) != 1 {
 		t.Fatalf("tick after the lease ran out: %+v, %v; want the EARLY pane", res, err)
 	}
-	docs, err := r.store.List(ctx, "aggregations/"+spec.Name+"/control")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range docs {
-		if d.Path == lease {
-			t.Errorf("the tick did not release its lease: %s", d.Data)
-		}
+	if d := ReadDoc(t, r.store, lease); d.Exists {
+		t.Errorf("the tick did not release its lease: %s", d.Data)
 	}
 	// Released: a tick at the same time runs (and changes nothing).
 	if res, err := r.p.Tick(ctx, at("18:31").Add(stream.TickLease)); err != nil || res.Aggregations[0].Busy {

@@ -128,9 +128,9 @@ func testDeadLetters(t *testing.T, en env) {
 	t.Run("too-late order", func(t *testing.T) {
 		// One order, the source idle until W passes 19:00 + 2 h, then a
 		// redelivery (a duplicate) and a new order for 18:00 (too late).
-		s := &story{}
-		first := s.deliver("18:30", "P-10", "ES", "18:25", "10", 1)
-		lateOne := s.deliver("21:20", "P-11", "FR", "18:59:59", "12.5", 3)
+		s := &windowtest.Story{}
+		first := s.Deliver("18:30", "P-10", "ES", "18:25", "10", 1)
+		lateOne := s.Deliver("21:20", "P-11", "FR", "18:59:59", "12.5", 3)
 		lateOne.MessageID = "m-late"
 		for _, e := range []windowtest.Event{first, tick("21:15")} {
 			if e.Kind == windowtest.Deliver {

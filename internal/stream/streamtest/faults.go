@@ -16,8 +16,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// play applies events to the processor and the model, returning the
-// results' errors for Ticks and failing on Handle errors.
+// play applies events to the processor and the model, returning the ticks'
+// errors.
 func (r *rig) play(t *testing.T, model *windowtest.Model, events ...windowtest.Event) []error {
 	t.Helper()
 	var errs []error
@@ -38,10 +38,10 @@ func (r *rig) play(t *testing.T, model *windowtest.Model, events ...windowtest.E
 	return errs
 }
 
-func (r *rig) samePanes(t *testing.T, model *windowtest.Model, keyField string) {
+func (r *rig) samePanes(t *testing.T, model *windowtest.Model) {
 	t.Helper()
 	want := model.Panes()
-	got := r.panes(keyField)
+	got := r.panes()
 	windowtest.SortPanes(want)
 	windowtest.SortPanes(got)
 	if diff := gocmp.Diff(want, got); diff != "" {
@@ -55,8 +55,8 @@ func testSinkDown(t *testing.T, en env) {
 	spec := window.Defaults()
 	r := newRig(t, en, spec)
 	model := windowtest.NewModel(spec)
-	s := &story{}
-	r.play(t, model, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1))
+	s := &windowtest.Story{}
+	r.play(t, model, s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1))
 
 	r.sink.SetFailing(true)
 	errs := r.play(t, model, tick("18:32")) // EARLY pane, sink down
@@ -64,8 +64,8 @@ func testSinkDown(t *testing.T, en env) {
 		t.Error("tick with the sink down reported success")
 	}
 	r.play(t, model, tick("20:40"))                                                    // ON_TIME, sink down
-	r.play(t, model, s.deliver("20:41", "P-2", "ES", "18:50", "50", 2), tick("20:42")) // LATE, sink down
-	r.play(t, model, tick("21:15"), s.deliver("21:16", "P-3", "ES", "18:55", "30", 1)) // expiry, then too late
+	r.play(t, model, s.Deliver("20:41", "P-2", "ES", "18:50", "50", 2), tick("20:42")) // LATE, sink down
+	r.play(t, model, tick("21:15"), s.Deliver("21:16", "P-3", "ES", "18:55", "30", 1)) // expiry, then too late
 	bad := windowtest.Event{Kind: windowtest.Deliver, Now: at("21:17"), MessageID: "m-bad", Order: window.Order{ID: "X-1"}, Invalid: "invalid: bad JSON"}
 	r.play(t, model, bad)
 	if n := paneCount(r.sink) + discardCount(r.sink); n != 0 {
@@ -83,7 +83,7 @@ func testSinkDown(t *testing.T, en env) {
 	if res2.Aggregations[0].Flushed != 4 || res2.DeadLetters != 1 {
 		t.Errorf("tick flushed %d rows and %d dead letters, want 4 and 1", res2.Aggregations[0].Flushed, res2.DeadLetters)
 	}
-	r.samePanes(t, model, spec.KeyField)
+	r.samePanes(t, model)
 	if diff := gocmp.Diff(model.Drops(), r.drops(spec.Name)); diff != "" {
 		t.Errorf("drops (-model +sink):\n%s", diff)
 	}
@@ -98,16 +98,16 @@ func testCrashBeforeOutboxDelete(t *testing.T, en env) {
 	spec := window.Defaults()
 	r := newRig(t, en, spec)
 	model := windowtest.NewModel(spec)
-	s := &story{}
+	s := &windowtest.Story{}
 	r.store.FailDeletes(isOutbox)
 	r.play(t, model,
-		s.deliver("18:30", "P-1", "ES", "18:25", "100", 1),
-		s.deliver("18:31", "P-2", "FR", "18:26", "20", 1))
+		s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1),
+		s.Deliver("18:31", "P-2", "FR", "18:26", "20", 1))
 	errs := r.play(t, model, tick("18:33"))
 	if errs[0] == nil {
 		t.Error("tick that could not clear its outbox reported success")
 	}
-	r.play(t, model, tick("20:40"), s.deliver("20:41", "P-3", "ES", "18:50", "50", 2))
+	r.play(t, model, tick("20:40"), s.Deliver("20:41", "P-3", "ES", "18:50", "50", 2))
 	if n := r.outbox(); n == 0 {
 		t.Fatal("the outbox was cleared although deletes fail")
 	}
@@ -119,7 +119,7 @@ func testCrashBeforeOutboxDelete(t *testing.T, en env) {
 	if r.sink.Repeats() == 0 {
 		t.Error("no row was appended twice: the crash was not simulated")
 	}
-	r.samePanes(t, model, spec.KeyField)
+	r.samePanes(t, model)
 	r.clean()
 }
 
@@ -165,7 +165,7 @@ func testRandomFaults(t *testing.T, en env, f Features) {
 			if !model.Watermark().Equal(w) {
 				t.Fatalf("the model moved on a repeated tick")
 			}
-			r.samePanes(t, model, spec.KeyField)
+			r.samePanes(t, model)
 			byID := func(a, b windowtest.Drop) int { return cmp.Compare(a.PedidoID, b.PedidoID) }
 			want, drops := model.Drops(), r.drops(spec.Name)
 			slices.SortFunc(want, byID)
@@ -239,9 +239,9 @@ func testRestartWhileOpen(t *testing.T, en env) {
 	spec := window.Defaults()
 	r := newRig(t, en, spec)
 	model := windowtest.NewModel(spec)
-	s := &story{}
+	s := &windowtest.Story{}
 	for i := range 6 {
-		r.play(t, model, s.deliver("18:30", fmt.Sprintf("P-old-%d", i), "ES", "18:20", "1.5", 1))
+		r.play(t, model, s.Deliver("18:30", fmt.Sprintf("P-old-%d", i), "ES", "18:20", "1.5", 1))
 	}
 	p2, err := stream.New(r.store, r.sink, []window.Spec{spec}, IsCountry, testLogger(t), r.opts...)
 	if err != nil {
@@ -250,12 +250,12 @@ func testRestartWhileOpen(t *testing.T, en env) {
 	r.p = p2
 	for i := range 12 {
 		r.play(t, model,
-			s.deliver("18:31", fmt.Sprintf("P-new-%d", i), "ES", "18:21", "2", 1),
-			s.deliver("18:31", fmt.Sprintf("P-fr-%d", i), "FR", "18:21", "3", 1))
+			s.Deliver("18:31", fmt.Sprintf("P-new-%d", i), "ES", "18:21", "2", 1),
+			s.Deliver("18:31", fmt.Sprintf("P-fr-%d", i), "FR", "18:21", "3", 1))
 	}
 	end := at("18:31").Add(5 * time.Hour)
 	r.play(t, model, tick(end.In(spain).Format("15:04:05")))
-	view, err := windowtest.View(r.panes(spec.KeyField))
+	view, err := windowtest.View(r.panes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,14 +23,14 @@ import (
 func testHeadroom(t *testing.T, en env) {
 	t.Run("five orders of 9,000,000,000 sum exactly", func(t *testing.T) {
 		r := newRig(t, en, window.Defaults())
-		s := &story{}
+		s := &windowtest.Story{}
 		for _, id := range []string{"P-1", "P-2", "P-3", "P-4", "P-5"} {
-			accepted(t, r, s.deliver("18:30", id, "ES", "18:25", "9000000000", 1))
+			accepted(t, r, s.Deliver("18:30", id, "ES", "18:25", "9000000000", 1))
 		}
 		tickOK(t, r, "18:32")
 		tickOK(t, r, "19:12")
 		want := []string{"#0 EARLY 45000000000 pedidos=5", "#1 ON_TIME 45000000000 pedidos=5"}
-		if diff := cmp.Diff(want, importeLines(r.panes("pais"))); diff != "" {
+		if diff := cmp.Diff(want, importeLines(r.panes())); diff != "" {
 			t.Errorf("panes (-want +got):\n%s", diff)
 		}
 	})
@@ -38,11 +38,11 @@ func testHeadroom(t *testing.T, en env) {
 	t.Run("the order that would leave NUMERIC is dead-lettered by the fold", func(t *testing.T) {
 		const agg = "ventas_hora_pais"
 		r := newRig(t, en, window.Defaults())
-		s := &story{}
+		s := &windowtest.Story{}
 		const big = "30000000000000000000000000000" // 3e28: the fourth would pass 10^29
-		accepted(t, r, s.deliver("18:30", "P-1", "ES", "18:25", big, 1))
-		accepted(t, r, s.deliver("18:30", "P-2", "ES", "18:26", big, 1))
-		accepted(t, r, s.deliver("18:30", "P-f", "FR", "18:26", "1", 1))
+		accepted(t, r, s.Deliver("18:30", "P-1", "ES", "18:25", big, 1))
+		accepted(t, r, s.Deliver("18:30", "P-2", "ES", "18:26", big, 1))
+		accepted(t, r, s.Deliver("18:30", "P-f", "FR", "18:26", "1", 1))
 		// The EARLY pane folds the first two into the window state: the
 		// check adds to the key's total there.
 		tickOK(t, r, "18:32")
@@ -52,9 +52,9 @@ func testHeadroom(t *testing.T, en env) {
 		// totals, so all three are accepted; the fold, which
 		// has the totals, dead-letters the fourth in this aggregation.
 		events := []windowtest.Event{
-			s.deliver("18:40", "P-3", "ES", "18:39", big, 1),
-			s.deliver("18:40", "P-4", "ES", "18:39", big, 1),
-			s.deliver("18:40", "P-5", "ES", "18:39", "5000000000000000000000000000", 1),
+			s.Deliver("18:40", "P-3", "ES", "18:39", big, 1),
+			s.Deliver("18:40", "P-4", "ES", "18:39", big, 1),
+			s.Deliver("18:40", "P-5", "ES", "18:39", "5000000000000000000000000000", 1),
 		}
 		pushes := make([]stream.Push, len(events))
 		for i, e := range events {
@@ -101,7 +101,7 @@ func testHeadroom(t *testing.T, en env) {
 
 		tickOK(t, r, "18:44")
 		tickOK(t, r, "19:12")
-		got := importeLines(r.panes("pais"))
+		got := importeLines(r.panes())
 		want := []string{
 			"#0 EARLY 60000000000000000000000000000 pedidos=2",
 			"#1 EARLY 95000000000000000000000000000 pedidos=4",

@@ -19,18 +19,13 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// testPoisonCell: a window whose stored state cannot be read (a document
-// that does not decode, or state of a newer layout) does not stop the tick.
-// The tick succeeds (2xx) and reports that window with its error; the other
-// windows get their panes and expire; orders for the poisoned window that
-// arrive meanwhile, on time or late, are accepted and parked, not lost; the
-// window is not expired while it fails. Once its state is readable again,
-// the next tick folds the parked orders and emits the ON_TIME pane it owes
-// with every accepted order, then expires it.
-//
-// A store failure (not unreadable state) is different: it is an error of
-// the tick (non-2xx, retried), never a failing window. So is a dedup record
-// that does not decode; see testPoisonRecord.
+// testPoisonCell: a window whose stored state cannot be read does not stop
+// the tick, which answers 2xx and reports it; the other windows get their
+// panes and expire; its orders meanwhile, on time or late, are accepted and
+// parked; it is not expired while it fails. Once readable, the next tick
+// folds the parked orders into the ON_TIME pane it owes, then expires it.
+// A store failure, or a dedup record that does not decode, is instead an
+// error of the tick (non-2xx, retried), never a failing window.
 func testPoisonCell(t *testing.T, en env) {
 	const agg = "ventas_hora_pais"
 	tests := []struct {
@@ -52,12 +47,11 @@ func testPoisonCell(t *testing.T, en env) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t, en, window.Defaults())
-			s := &story{}
-			// Window 18:00 (the one to poison) holds two keys: its state
-			// is one document for both.
+			s := &windowtest.Story{}
+			// Window 18:00, to poison, holds two keys in one document.
 			r.play(t, nil,
-				s.deliver("18:30", "P-1", "ES", "18:25", "100", 1),
-				s.deliver("18:30", "P-2", "FR", "18:26", "200", 2))
+				s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1),
+				s.Deliver("18:30", "P-2", "FR", "18:26", "200", 2))
 			tickOK(t, r, "18:32") // EARLY panes: the state document exists now
 
 			path := "aggregations/" + agg + "/state/" + at("18:00").UTC().Format("20060102T150405Z") + "_0"
@@ -68,31 +62,26 @@ func testPoisonCell(t *testing.T, en env) {
 			WriteDoc(t, r.store, docstore.Doc{Path: path, Data: tt.corrupt(original.Data)})
 			wantErr := fmt.Sprintf(tt.wantErr, path)
 
-			// An on-time order for the poisoned window: accepted (orders
-			// do not read window state before W reaches the end).
-			accepted(t, r, s.deliver("18:40", "P-3", "ES", "18:39", "400", 4))
+			// An on-time order for the poisoned window: accepted.
+			accepted(t, r, s.Deliver("18:40", "P-3", "ES", "18:39", "400", 4))
 			res := tickOK(t, r, "18:42")
 			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
 			if n := r.count("aggregations/" + agg + "/parked"); n == 0 {
 				t.Errorf("no parked document after a fold into the failing window: P-3 would be lost")
 			}
 
-			// Another window goes on: DE's 19:00 window gets its EARLY
-			// pane while 18:00 fails, and one more order for 18:00 is
-			// parked in a later generation.
-			accepted(t, r, s.deliver("19:06", "P-4", "DE", "19:05", "800", 8))
-			accepted(t, r, s.deliver("19:06", "P-5", "ES", "18:58", "1600", 16))
+			// DE's 19:00 window gets its EARLY pane while 18:00 fails; one
+			// more order for 18:00 is parked in a later generation.
+			accepted(t, r, s.Deliver("19:06", "P-4", "DE", "19:05", "800", 8))
+			accepted(t, r, s.Deliver("19:06", "P-5", "ES", "18:58", "1600", 16))
 			res = tickOK(t, r, "19:08")
 			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
 
-			// W = 19:10 passes 18:00's end: its ON_TIME pane is owed but
-			// its state cannot be read.
+			// W = 19:10 passes 18:00's end: its ON_TIME pane is owed.
 			res = tickOK(t, r, "19:20")
 			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
-			// A late order for it: the fold parks its element; the order
-			// is accepted late, not refused (it would bounce until the
-			// window expired, then turn too late).
-			late := accepted(t, r, s.deliver("19:21", "P-6", "FR", "18:50", "3200", 32))
+			// A late order for it is accepted late and parked, not refused.
+			late := accepted(t, r, s.Deliver("19:21", "P-6", "FR", "18:50", "3200", 32))
 			if o := late.Aggregations[0]; o.Lateness != window.Late {
 				t.Errorf("late order for the failing window: %+v, want accepted late", o)
 			}
@@ -100,16 +89,14 @@ func testPoisonCell(t *testing.T, en env) {
 			// W = 20:05: DE's window gets its ON_TIME pane.
 			res = tickOK(t, r, "20:15")
 			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
-			// W = 21:05 passes 18:00's expiry: a failing window is never
-			// expired (its state and parked orders are kept).
+			// W = 21:05 passes 18:00's expiry: a failing window is kept.
 			res = tickOK(t, r, "21:15")
 			checkFailing(t, res.Aggregations[0], path, wantErr, at("18:42"))
 			if got := res.Aggregations[0].Expired; got != 0 {
 				t.Errorf("keys expired at 21:15 = %d, want 0 (18:00 is failing, 19:00 expires at 22:00)", got)
 			}
 
-			// The status page shows the window failing, and the open
-			// windows it can read: the 19:00 window's DE.
+			// Status shows the window failing, and the open ones it reads.
 			st, err := r.p.Status(t.Context(), at("21:16"))
 			if err != nil {
 				t.Fatalf("status with a failing window: %v", err)
@@ -127,9 +114,8 @@ func testPoisonCell(t *testing.T, en env) {
 				t.Errorf("status open windows (-want +got):\n%s", diff)
 			}
 
-			// Repaired (the right binary deployed, the document restored):
-			// the parked orders are folded, the ON_TIME pane 18:00 owes
-			// covers every accepted order, and the window expires.
+			// Repaired: the ON_TIME pane 18:00 owes covers every accepted
+			// order, and the window expires.
 			WriteDoc(t, r.store, original)
 			res = tickOK(t, r, "21:20")
 			if ag := res.Aggregations[0]; len(ag.Failing) != 0 || ag.FailingCells != 0 {
@@ -157,7 +143,7 @@ func testPoisonCell(t *testing.T, en env) {
 				"19:00 DE #0 EARLY pedidos=1 unidades=8",
 				"19:00 DE #1 ON_TIME pedidos=1 unidades=8",
 			}
-			if diff := cmp.Diff(want, paneLines(r.panes("pais"))); diff != "" {
+			if diff := cmp.Diff(want, paneLines(r.panes())); diff != "" {
 				t.Errorf("panes (-want +got):\n%s", diff)
 			}
 			if n := discardCount(r.sink); n != 0 {
@@ -169,15 +155,12 @@ func testPoisonCell(t *testing.T, en env) {
 
 	t.Run("dedup record does not decode", func(t *testing.T) { testPoisonRecord(t, en) })
 
-	// Store failures: the tick answers an error (non-2xx: the scheduler
-	// retries) and reports no failing window; once the store works, the
-	// next tick does what the failed one did not.
+	// Store failures: the tick answers an error and reports no failing
+	// window; once the store works, the next tick does what it did not.
 	early := "18:00 ES #0 EARLY pedidos=1 unidades=1"
 	failures := []struct {
-		name string
-		// before runs before the tick at failAt, which fail makes fail;
-		// the store heals before the tick at againAt.
-		before          []string
+		name            string
+		before          []string // ticks before the one at failAt, which fail makes fail
 		fail            func(r *Recorder)
 		failAt, againAt string
 		want            []string
@@ -195,8 +178,8 @@ func testPoisonCell(t *testing.T, en env) {
 	for _, tt := range failures {
 		t.Run("store failure is an error of the tick: "+tt.name, func(t *testing.T) {
 			r := newRig(t, en, window.Defaults())
-			s := &story{}
-			r.play(t, nil, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1))
+			s := &windowtest.Story{}
+			r.play(t, nil, s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1))
 			for _, now := range tt.before {
 				tickOK(t, r, now)
 			}
@@ -210,7 +193,7 @@ func testPoisonCell(t *testing.T, en env) {
 			}
 			r.store.Heal()
 			tickOK(t, r, tt.againAt)
-			if diff := cmp.Diff(tt.want, paneLines(r.panes("pais"))); diff != "" {
+			if diff := cmp.Diff(tt.want, paneLines(r.panes())); diff != "" {
 				t.Errorf("panes once the store works (-want +got):\n%s", diff)
 			}
 			r.noConflicts()
@@ -218,23 +201,17 @@ func testPoisonCell(t *testing.T, en env) {
 	}
 }
 
-// testPoisonRecord: a dedup record that does not decode. Its elements, and
-// so its windows and times, are unknown: skipping it would drop an
-// accepted order for good (its generation would be folded past), and
-// reporting it as a failing window cannot name the window. So the tick
-// returns an error naming the record (non-2xx: the scheduler retries, and
-// the tick log says which document), holding W and the fold of its
-// generation, for every aggregation, until it is repaired. Orders keep
-// being accepted meanwhile (an order transaction reads only the control
-// document and its own record), and once the record reads again the next
-// tick folds every accepted order. A redelivery of the broken order itself
-// fails (its dedup record cannot be read): Pub/Sub keeps it too.
+// testPoisonRecord: a dedup record that does not decode names no window, and
+// skipping it would drop an accepted order for good. So the tick returns an
+// error naming it, holding W and the fold of its generation until it is
+// repaired; orders keep being accepted meanwhile, and the next tick after
+// the repair folds them all. A redelivery of the broken order fails too.
 func testPoisonRecord(t *testing.T, en env) {
 	ctx := t.Context()
 	r := newRig(t, en, window.Defaults())
-	s := &story{}
-	p2 := s.deliver("18:30", "P-2", "FR", "18:26", "200", 2)
-	r.play(t, nil, s.deliver("18:30", "P-1", "ES", "18:25", "100", 1), p2)
+	s := &windowtest.Story{}
+	p2 := s.Deliver("18:30", "P-2", "FR", "18:26", "200", 2)
+	r.play(t, nil, s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1), p2)
 
 	docs, err := r.store.List(ctx, "stream/dedup/orders")
 	if err != nil {
@@ -252,8 +229,7 @@ func testPoisonRecord(t *testing.T, en env) {
 	if original.Path == "" || original.Tag == "" {
 		t.Fatalf("no tagged dedup record of P-2 among %d records (%+v)", len(docs), original)
 	}
-	// The tag is kept, as a hand edit in the console would: the record is
-	// still in its generation.
+	// The tag is kept, as a hand edit in the console would.
 	broken := original
 	broken.Data = []byte(`{"pedido_id":"P-2","aggregations":"garbage"}`)
 	WriteDoc(t, r.store, broken)
@@ -264,8 +240,7 @@ func testPoisonRecord(t *testing.T, en env) {
 			t.Errorf("tick at %s with an unreadable record: %v; want an error naming %s (non-2xx, retried)", now, err, original.Path)
 		}
 		if now == "18:32" {
-			// Accepted meanwhile, as any order.
-			accepted(t, r, s.deliver("18:40", "P-3", "DE", "18:39", "300", 3))
+			accepted(t, r, s.Deliver("18:40", "P-3", "DE", "18:39", "300", 3))
 		}
 	}
 	if n := paneCount(r.sink); n != 0 {
@@ -283,10 +258,9 @@ func testPoisonRecord(t *testing.T, en env) {
 		"18:00 ES #0 EARLY pedidos=1 unidades=1", "18:00 ES #1 ON_TIME pedidos=1 unidades=1",
 		"18:00 FR #0 EARLY pedidos=1 unidades=2", "18:00 FR #1 ON_TIME pedidos=1 unidades=2",
 	}
-	if diff := cmp.Diff(want, paneLines(r.panes("pais"))); diff != "" {
+	if diff := cmp.Diff(want, paneLines(r.panes())); diff != "" {
 		t.Errorf("panes after the repair (-want +got):\n%s", diff)
 	}
-	// Redelivered now, it is the duplicate it is.
 	if res, err := r.p.Handle(ctx, Delivery(p2), at("19:13")); err != nil || res.Fate() != stream.Duplicate || res.Aggregations[0].Recorded != stream.Accepted {
 		t.Errorf("redelivery after the repair: %+v, %v; want a duplicate", res, err)
 	}
@@ -302,9 +276,8 @@ func tickOK(t *testing.T, r *rig, now string) stream.TickResult {
 	return res
 }
 
-// checkFailing wants exactly the poisoned window reported: its state
-// document, its extent, no key, the error, failing since the first tick
-// that met it.
+// checkFailing wants exactly the poisoned window reported, failing since
+// the first tick that met it.
 func checkFailing(t *testing.T, at stream.AggregationTick, path, wantErr string, since time.Time) {
 	t.Helper()
 	if at.FailingCells != 1 || len(at.Failing) != 1 {
@@ -318,7 +291,6 @@ func checkFailing(t *testing.T, at stream.AggregationTick, path, wantErr string,
 	}
 }
 
-// count lists the documents of a collection.
 func (r *rig) count(coll string) int {
 	r.t.Helper()
 	docs, err := r.store.List(context.Background(), coll)
@@ -328,7 +300,6 @@ func (r *rig) count(coll string) int {
 	return len(docs)
 }
 
-// ReadDoc reads the document at path as it is stored.
 func ReadDoc(t testing.TB, s docstore.Store, path string) docstore.Doc {
 	t.Helper()
 	var d docstore.Doc
@@ -359,7 +330,7 @@ func WriteDoc(t testing.TB, s docstore.Store, d docstore.Doc) {
 	}
 }
 
-// paneLines renders the panes as "<window hh:mm in Spain> <key> #<index> <timing>
+// paneLines renders the panes as "<hh:mm in Spain> <key> #<index> <timing>
 // pedidos=.. unidades=..", sorted.
 func paneLines(ps []window.Pane) []string {
 	var out []string

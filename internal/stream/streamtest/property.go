@@ -70,12 +70,10 @@ func testPropertyDefaults(t *testing.T, en env, f Features) {
 	}
 }
 
-// runAgainstModel plays events through the processor and the model and
-// checks, after every event, that the sink received exactly the model's
-// panes and that handling the message again, or running the tick again,
-// commits nothing but the tick lease and appends nothing; at the end, that
-// drops, fates, invalid messages and every invariant agree, and that a
-// closed stream leaves no state and an exact dashboard view.
+// runAgainstModel plays events through the processor and the model: after
+// every step the sink holds exactly the model's panes and invariant 6 holds
+// (again); at the end drops, fates, invalid messages and every invariant
+// agree, and a closed stream leaves no state and an exact dashboard view.
 func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest.Event, cfg windowtest.StreamConfig, cov coverage) {
 	t.Helper()
 	ctx := t.Context()
@@ -88,10 +86,7 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 		t.Fatalf("event %d %s at %s (message %s order %s %q): %s\nspec %+v",
 			i, e.Kind, e.Now.Format(time.RFC3339Nano), e.MessageID, e.Order.ID, e.Invalid, fmt.Sprintf(format, a...), spec)
 	}
-	// Batches of consecutive deliveries, when the rig asks for them: random
-	// sizes from one to eight, so that duplicates, late corrections and drops
-	// of one (window, key) share a batch.
-	batchRand := rand.New(rand.NewPCG(uint64(len(events)), 0xba7c4))
+	steps := r.steps(len(events), func(i int) bool { return events[i].Kind == windowtest.Deliver }, 0xba7c4)
 	checkDelivery := func(i int, e windowtest.Event, res stream.Result) {
 		t.Helper()
 		if e.Invalid != "" {
@@ -125,25 +120,17 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 			fail(i, e, "outcome %+v for the first delivery of %s", out, e.Order.ID)
 		}
 	}
-	for i := 0; i < len(events); {
-		e := events[i]
-		n := 1 // events handled in this step
-		if e.Kind == windowtest.Deliver && r.batches {
-			for size := 1 + batchRand.IntN(8); n < size && i+n < len(events) && events[i+n].Kind == windowtest.Deliver; n++ {
-			}
-		}
-		step := events[i : i+n]
+	for i, n := range steps {
+		e, step := events[i], events[i:i+n]
 		var want []window.Pane
-		for _, e := range step {
+		pushes := make([]stream.Push, n)
+		for j, e := range step {
 			want = append(want, model.Apply(e)...)
+			pushes[j] = stream.Push{Delivery: Delivery(e), Now: e.Now}
 		}
 		before := paneCount(r.sink)
 		switch e.Kind {
 		case windowtest.Deliver:
-			pushes := make([]stream.Push, n)
-			for j, e := range step {
-				pushes[j] = stream.Push{Delivery: Delivery(e), Now: e.Now}
-			}
 			var results []stream.Result
 			var err error
 			if n == 1 && !r.batches {
@@ -173,10 +160,7 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 		if !model.Watermark().Equal(w) {
 			fail(i, e, "watermark %s, model %s", w, model.Watermark())
 		}
-		got, err := r.sink.PanesFrom(spec.KeyField, before)
-		if err != nil {
-			fail(i, e, "%v", err)
-		}
+		got := r.panes()[before:]
 		windowtest.SortPanes(want)
 		windowtest.SortPanes(got)
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
@@ -184,41 +168,16 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 		}
 		cov.count(spec, got)
 
-		// Invariant 6: the same messages again, or the same tick again.
-		mark, panes, discards := r.store.Writes(), paneCount(r.sink), discardCount(r.sink)
-		switch e.Kind {
-		case windowtest.Deliver:
-			pushes := make([]stream.Push, n)
-			for j, e := range step {
-				pushes[j] = stream.Push{Delivery: Delivery(e), Now: e.Now}
-			}
-			results, err := r.p.HandleBatch(ctx, pushes)
-			if err != nil {
-				fail(i, e, "Handle again: %v", err)
-			}
-			for _, res := range results {
-				if dup := res.Duplicate || (len(res.Aggregations) == 1 && res.Aggregations[0].Fate == stream.Duplicate); !dup {
-					fail(i, e, "redelivery handled as %+v, want a duplicate", res)
-				}
-			}
-		case windowtest.Tick:
-			res, err := r.p.Tick(ctx, e.Now)
-			if err != nil {
-				fail(i, e, "Tick again: %v", err)
-			}
-			if n := len(res.Aggregations[0].Panes); n > 0 || !res.Aggregations[0].Watermark.Equal(w) {
-				fail(i, e, "tick again emitted %d panes, W %s (want %s)", n, res.Aggregations[0].Watermark, w)
-			}
+		res, err := r.again(ctx, e.Kind == windowtest.Tick, e.Now, pushes)
+		if err != nil {
+			fail(i, e, "%v", err)
 		}
-		writes := r.store.writesBesidesLeases(mark)
-		if len(writes) > 0 || paneCount(r.sink) != panes || discardCount(r.sink) != discards {
-			fail(i, e, "repeating it wrote %v, %d panes and %d discards", writes,
-				paneCount(r.sink)-panes, discardCount(r.sink)-discards)
+		if at := res.Aggregations; len(at) > 0 && !at[0].Watermark.Equal(w) {
+			fail(i, e, "tick again moved W to %s (want %s)", at[0].Watermark, w)
 		}
-		i += n
 	}
 
-	all := r.panes(spec.KeyField)
+	all := r.panes()
 	if err := model.CheckPanes(all); err != nil {
 		t.Fatalf("invariants: %v", err)
 	}

@@ -3,6 +3,7 @@ package streamtest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/order"
@@ -16,16 +17,8 @@ var Countries = []string{
 	"BG", "GR", "HR", "SI", "LU", "EE", "LV", "LT", "MT", "CY",
 }
 
-var countrySet = func() map[string]bool {
-	m := map[string]bool{}
-	for _, c := range Countries {
-		m[c] = true
-	}
-	return m
-}()
-
 // IsCountry accepts the codes in Countries.
-func IsCountry(code string) bool { return countrySet[code] }
+func IsCountry(code string) bool { return slices.Contains(Countries, code) }
 
 // Delivery renders a stream event as the push delivery the web shop's
 // message would arrive in: the order as JSON with one line carrying all its

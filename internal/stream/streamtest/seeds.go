@@ -16,12 +16,6 @@ var spain = windowtest.Spain
 
 func at(hhmmss string) time.Time { return windowtest.At(hhmmss) }
 
-type story struct{ windowtest.Story }
-
-func (s *story) deliver(now, id, key, eventTime, importe string, unidades int64) windowtest.Event {
-	return s.Deliver(now, id, key, eventTime, importe, unidades)
-}
-
 func tick(now string) windowtest.Event { return windowtest.TickAt(now) }
 
 // seedFates are the processor's answers to each delivery of a seed story, in
@@ -79,7 +73,7 @@ func testSeeds(t *testing.T, en env) {
 			if diff := cmp.Diff(wantFates, fates); diff != "" {
 				t.Errorf("fates (-want +got):\n%s", diff)
 			}
-			got := r.panes(spec.KeyField)
+			got := r.panes()
 			windowtest.SortPanes(got)
 			if diff := cmp.Diff(tt.Panes, got); diff != "" {
 				t.Errorf("panes (-want +got):\n%s", diff)

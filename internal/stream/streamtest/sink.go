@@ -21,9 +21,9 @@ import (
 var ErrSinkDown = errors.New("streamtest: sink is down")
 
 // Sink is a recording stream.Sink, idempotent per Row.ID like the real
-// warehouses. It remembers every repeated append of an ID, so tests can
-// prove that a retry happened and that it carried the same row, and it can
-// be told to fail.
+// warehouses. It counts repeated appends of an ID, so tests can prove that
+// a retry happened and that it carried the same row, and it can be told to
+// fail.
 type Sink struct {
 	mu        sync.Mutex
 	rows      map[string][]warehouse.Row          // per table, in first-append order
@@ -32,9 +32,7 @@ type Sink struct {
 	conflicts []string
 	failing   bool
 	failTable map[string]bool
-	// failIf, when set, is asked before every append whether to fail it.
-	// Set it before the sink is in use.
-	failIf func() bool
+	failIf    func() bool // asked before every append; set before the sink is in use
 }
 
 // NewSink returns an empty, working sink.
@@ -46,19 +44,14 @@ func NewSink() *Sink {
 func (s *Sink) Append(_ context.Context, table string, rows []warehouse.Row) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.failing {
-		return ErrSinkDown
-	}
-	if s.failIf != nil && s.failIf() {
+	if s.failing || (s.failIf != nil && s.failIf()) {
 		return ErrSinkDown
 	}
 	if s.failTable[table] {
 		return fmt.Errorf("append to %s: %w", table, ErrSinkDown)
 	}
 	if _, err := warehouse.Lookup(table); err != nil && !strings.HasSuffix(table, "_paneles") {
-		// The panes table of an aggregation the warehouse does not
-		// declare is derived by the processor (stream.PanesTableOf).
-		return err
+		return err // undeclared panes tables come from stream.PanesTableOf
 	}
 	ids := s.byID[table]
 	if ids == nil {
@@ -82,77 +75,59 @@ func (s *Sink) Append(_ context.Context, table string, rows []warehouse.Row) err
 	return nil
 }
 
-// SetFailing makes every append fail (true) or succeed (false).
-func (s *Sink) SetFailing(on bool) {
+func (s *Sink) locked(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.failing = on
+	f()
 }
 
-// FailTable makes every append to table fail (true) or succeed (false).
+func (s *Sink) SetFailing(on bool) { s.locked(func() { s.failing = on }) }
+
 func (s *Sink) FailTable(table string, on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failTable == nil {
-		s.failTable = map[string]bool{}
-	}
-	s.failTable[table] = on
+	s.locked(func() {
+		if s.failTable == nil {
+			s.failTable = map[string]bool{}
+		}
+		s.failTable[table] = on
+	})
 }
 
 // Rows returns the distinct rows of table, in first-append order.
-func (s *Sink) Rows(table string) []warehouse.Row {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]warehouse.Row(nil), s.rows[table]...)
+func (s *Sink) Rows(table string) (rows []warehouse.Row) {
+	s.locked(func() { rows = slices.Clone(s.rows[table]) })
+	return rows
 }
 
 // Count returns the number of distinct rows of table.
-func (s *Sink) Count(table string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.rows[table])
+func (s *Sink) Count(table string) (n int) {
+	s.locked(func() { n = len(s.rows[table]) })
+	return n
 }
 
 // Repeats is the number of rows ignored because their ID had been appended.
-func (s *Sink) Repeats() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.repeats
+func (s *Sink) Repeats() (n int) {
+	s.locked(func() { n = s.repeats })
+	return n
 }
 
-// Conflicts lists IDs appended twice with different values: two different
-// rows under one identity, which no retry may produce.
-func (s *Sink) Conflicts() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.conflicts...)
+// Conflicts lists IDs appended twice with different values, which no retry
+// may produce.
+func (s *Sink) Conflicts() (c []string) {
+	s.locked(func() { c = slices.Clone(s.conflicts) })
+	return c
 }
 
-// Panes decodes the distinct pane rows of ventas_hora_pais_paneles, in
-// first-append order; keyField names the key column.
-func (s *Sink) Panes(keyField string) ([]window.Pane, error) {
-	t, err := warehouse.Lookup(warehouse.VentasHoraPaisPaneles)
-	if err != nil {
-		return nil, err
-	}
-	return s.panesIn(t, keyField)
-}
-
-// PanesOf decodes the distinct pane rows of aggregation spec's panes table,
-// in first-append order.
+// PanesOf decodes the distinct pane rows of spec's table, in first-append
+// order.
 func (s *Sink) PanesOf(spec window.Spec) ([]window.Pane, error) {
 	t, err := stream.PanesTableOf(spec)
 	if err != nil {
 		return nil, err
 	}
-	return s.panesIn(t, spec.KeyField)
-}
-
-func (s *Sink) panesIn(t warehouse.Table, keyField string) ([]window.Pane, error) {
 	rows := s.Rows(t.Name)
 	out := make([]window.Pane, 0, len(rows))
 	for _, r := range rows {
-		p, err := decodePane(t, keyField, r)
+		p, err := decodePane(t, spec.KeyField, r)
 		if err != nil {
 			return nil, err
 		}
@@ -161,34 +136,16 @@ func (s *Sink) panesIn(t warehouse.Table, keyField string) ([]window.Pane, error
 	return out, nil
 }
 
-// PanesFrom returns the panes among rows[from:] of the panes table; with
-// Count it gives what one call appended.
-func (s *Sink) PanesFrom(keyField string, from int) ([]window.Pane, error) {
-	all, err := s.Panes(keyField)
-	if err != nil {
-		return nil, err
-	}
-	return all[from:], nil
-}
-
 func decodePane(t warehouse.Table, keyField string, r warehouse.Row) (window.Pane, error) {
 	v, err := byName(t, r)
 	if err != nil {
 		return window.Pane{}, err
 	}
-	p := window.Pane{
-		Aggregation:  v["aggregation"].Str,
-		Key:          v[keyField].Str,
-		WindowStart:  v["window_start"].Time,
-		WindowEnd:    v["window_end"].Time,
-		Index:        v["pane_index"].Int,
-		Timing:       window.Timing(v["timing"].Str),
-		Accumulation: window.Accumulation(v["accumulation"].Str),
-		Measures:     window.Measures{Importe: v["importe"].Dec, Pedidos: v["pedidos"].Int, Unidades: v["unidades"].Int},
-		Watermark:    v["watermark"].Time,
-		EmittedAt:    v["emitted_at"].Time,
-		MergedInto:   v["merged_into"].Time,
-	}
+	p := window.Pane{Aggregation: v["aggregation"].Str, Key: v[keyField].Str, Index: v["pane_index"].Int,
+		WindowStart: v["window_start"].Time, WindowEnd: v["window_end"].Time, MergedInto: v["merged_into"].Time,
+		Timing: window.Timing(v["timing"].Str), Accumulation: window.Accumulation(v["accumulation"].Str),
+		Measures:  window.Measures{Importe: v["importe"].Dec, Pedidos: v["pedidos"].Int, Unidades: v["unidades"].Int},
+		Watermark: v["watermark"].Time, EmittedAt: v["emitted_at"].Time}
 	if want := p.ID(); r.ID != want {
 		return p, fmt.Errorf("pane row ID %q, want the pane identity %q", r.ID, want)
 	}
@@ -197,16 +154,8 @@ func decodePane(t warehouse.Table, keyField string, r warehouse.Row) (window.Pan
 
 // Discard is a decoded row of pedidos_descartados; "" and zero are NULL.
 type Discard struct {
-	ID          string
-	PedidoID    string
-	Aggregation string
-	Reason      string
-	EventTime   time.Time
-	WindowStart time.Time
-	Watermark   time.Time
-	ReceivedAt  time.Time
-	MessageID   string
-	Raw         string
+	ID, PedidoID, Aggregation, Reason, MessageID, Raw string
+	EventTime, WindowStart, Watermark, ReceivedAt     time.Time
 }
 
 // Discards decodes the distinct rows of pedidos_descartados.
@@ -232,18 +181,14 @@ func (s *Sink) Discards() ([]Discard, error) {
 
 // Drops returns the too-late rows of aggregation agg as the model records
 // drops, in append order.
-func (s *Sink) Drops(agg string) ([]windowtest.Drop, error) {
+func (s *Sink) Drops(agg string) (out []windowtest.Drop, err error) {
 	ds, err := s.Discards()
-	if err != nil {
-		return nil, err
-	}
-	var out []windowtest.Drop
 	for _, d := range ds {
 		if d.Reason == "too_late" && d.Aggregation == agg {
 			out = append(out, windowtest.Drop{PedidoID: d.PedidoID, WindowStart: d.WindowStart, Watermark: d.Watermark, ReceivedAt: d.ReceivedAt})
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 // SKUMissing returns the sku_missing rows as "<aggregation>|<pedido_id>|<line>",
@@ -271,18 +216,14 @@ func (s *Sink) SKUMissing() ([]string, error) {
 }
 
 // InvalidMessages returns the message IDs of the invalid-message rows.
-func (s *Sink) InvalidMessages() ([]string, error) {
+func (s *Sink) InvalidMessages() (out []string, err error) {
 	ds, err := s.Discards()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
 	for _, d := range ds {
 		if strings.HasPrefix(d.Reason, "invalid: ") {
 			out = append(out, d.MessageID)
 		}
 	}
-	return out, nil
+	return out, err
 }
 
 func byName(t warehouse.Table, r warehouse.Row) (map[string]warehouse.Value, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -14,15 +15,16 @@ import (
 // ErrInjected is the failure a Recorder injects.
 var ErrInjected = errors.New("streamtest: injected store failure")
 
-// Recorder wraps a store to see what the processor commits: the paths
-// written by every committed transaction (a function that ran several times
-// counts once, with its last run). It can make deletes of chosen paths fail,
-// which aborts their transaction like a crash before the commit, and reads
-// of chosen paths or every ListTag fail, as an unreachable store would.
+// Recorder wraps a store to see the writes of every committed transaction
+// (its last run) and what they cost. It can make writes or deletes of chosen
+// paths fail, which aborts their transaction like a crash before the commit,
+// and reads of chosen paths or every ListTag fail, as an unreachable store
+// would.
 type Recorder struct {
 	docstore.Store
 	mu         sync.Mutex
 	writes     []Write
+	failSet    func(path string) bool
 	failDelete func(path string) bool
 	failGet    func(path string) bool
 	failTag    bool
@@ -30,6 +32,22 @@ type Recorder struct {
 	txs        int // committed or not
 	attempts   int // runs of transaction functions
 	maxRuns    int // most runs of one transaction function
+	cost       Cost
+}
+
+// Cost is what Firestore bills: Reads and Writes in committed transactions,
+// Queries (List, ListTag; at least one read each) and the documents they
+// Listed.
+type Cost struct{ Transactions, Reads, Writes, Queries, Listed int }
+
+// TakeCost returns the cost since the last call.
+func (r *Recorder) TakeCost() (c Cost) {
+	r.locked(func() { c, r.cost = r.cost, Cost{} })
+	return c
+}
+
+func (r *Recorder) queried(docs []docstore.Doc) {
+	r.locked(func() { r.cost.Queries, r.cost.Listed = r.cost.Queries+1, r.cost.Listed+len(docs) })
 }
 
 // NewRecorder wraps s.
@@ -50,33 +68,37 @@ func (r *Recorder) RunTx(ctx context.Context, fn func(ctx context.Context, tx do
 	r.attempts += runs
 	r.maxRuns = max(r.maxRuns, runs)
 	if err == nil && last != nil {
-		r.writes = append(r.writes, last.paths()...)
+		r.writes = append(r.writes, last.w...)
+		r.cost.Transactions++
+		r.cost.Reads += last.reads
+		r.cost.Writes += len(last.w)
 	}
 	return err
 }
 
+func (r *Recorder) locked(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f()
+}
+
 // Contention reports the transactions run so far, the runs of their
-// functions (more than one each when the store re-ran them on contention),
-// and the most runs one transaction needed.
+// functions, and the most runs one transaction needed.
 func (r *Recorder) Contention() (txs, runs, maxRuns int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.txs, r.attempts, r.maxRuns
+	r.locked(func() { txs, runs, maxRuns = r.txs, r.attempts, r.maxRuns })
+	return txs, runs, maxRuns
 }
 
-// Writes returns how many writes have committed so far; WritesSince lists
-// those after a mark.
-func (r *Recorder) Writes() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.writes)
+// Writes returns how many writes have committed so far: a mark for
+// WritesSince.
+func (r *Recorder) Writes() (n int) {
+	r.locked(func() { n = len(r.writes) })
+	return n
 }
 
-// WritesSince returns the writes committed after mark (a Writes value).
-func (r *Recorder) WritesSince(mark int) []Write {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Write(nil), r.writes[mark:]...)
+func (r *Recorder) WritesSince(mark int) (ws []Write) {
+	r.locked(func() { ws = slices.Clone(r.writes[mark:]) })
+	return ws
 }
 
 // writesBesidesLeases are the writes after mark but those of tick leases.
@@ -94,13 +116,9 @@ func (r *Recorder) writesBesidesLeases(mark int) []Write {
 type Write struct {
 	Path   string
 	Delete bool
-	// Rows is how many rows a set outbox document holds: a tick
-	// transaction that emits several panes writes them in one.
-	Rows int
+	Rows   int // of a set outbox document
 }
 
-// outboxRows is how many rows an outbox document's payload holds: those
-// under "rows", or one.
 func outboxRows(data []byte) int {
 	var v struct {
 		Rows []json.RawMessage `json:"rows"`
@@ -119,33 +137,21 @@ func (w Write) String() string {
 }
 
 // FailDeletes makes every Delete of a path for which fail reports true
-// fail; nil stops it.
-func (r *Recorder) FailDeletes(fail func(path string) bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failDelete = fail
-}
+// fail; nil stops it. FailSets does the same for Set.
+func (r *Recorder) FailDeletes(fail func(path string) bool) { r.locked(func() { r.failDelete = fail }) }
+
+func (r *Recorder) FailSets(fail func(path string) bool) { r.locked(func() { r.failSet = fail }) }
 
 // FailGets makes every read of a path, and every listing of a collection,
 // for which fail reports true fail; nil stops it.
-func (r *Recorder) FailGets(fail func(path string) bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failGet = fail
-}
+func (r *Recorder) FailGets(fail func(path string) bool) { r.locked(func() { r.failGet = fail }) }
 
-// FailListTag makes every ListTag fail (true) or work (false).
-func (r *Recorder) FailListTag(on bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failTag = on
-}
+func (r *Recorder) FailListTag(on bool) { r.locked(func() { r.failTag = on }) }
 
-// Heal stops every failure FailDeletes, FailGets and FailListTag started.
+// Heal stops every failure FailSets, FailDeletes, FailGets and FailListTag
+// started.
 func (r *Recorder) Heal() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failDelete, r.failGet, r.failTag = nil, nil, false
+	r.locked(func() { r.failSet, r.failDelete, r.failGet, r.failTag = nil, nil, nil, false })
 }
 
 // List implements docstore.Store.
@@ -153,46 +159,47 @@ func (r *Recorder) List(ctx context.Context, collection string) ([]docstore.Doc,
 	if r.fails(&r.failGet, collection) {
 		return nil, fmt.Errorf("list %s: %w", collection, ErrInjected)
 	}
-	return r.Store.List(ctx, collection)
+	docs, err := r.Store.List(ctx, collection)
+	r.queried(docs)
+	return docs, err
 }
 
 // ListTag implements docstore.Store.
 func (r *Recorder) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
-	r.mu.Lock()
-	fail := r.failTag
-	r.mu.Unlock()
-	if fail {
+	if r.listTagFails() {
 		return nil, fmt.Errorf("list %s tag %s: %w", collection, tag, ErrInjected)
 	}
-	return r.Store.ListTag(ctx, collection, tag, limit)
+	docs, err := r.Store.ListTag(ctx, collection, tag, limit)
+	r.queried(docs)
+	return docs, err
 }
 
 // IgnoreLeases makes tick leases invisible: reads of a lease find nothing
 // and writes of one are dropped, so that concurrent ticks all run and only
 // the transactions keep them apart.
-func (r *Recorder) IgnoreLeases(on bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.noLeases = on
+func (r *Recorder) IgnoreLeases(on bool) { r.locked(func() { r.noLeases = on }) }
+
+func (r *Recorder) ignoresLeases() (on bool) {
+	r.locked(func() { on = r.noLeases })
+	return on
 }
 
-func (r *Recorder) ignoresLeases() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.noLeases
+func (r *Recorder) listTagFails() (on bool) {
+	r.locked(func() { on = r.failTag })
+	return on
 }
 
-func (r *Recorder) fails(f *func(string) bool, path string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return *f != nil && (*f)(path)
+func (r *Recorder) fails(f *func(string) bool, path string) (fail bool) {
+	r.locked(func() { fail = *f != nil && (*f)(path) })
+	return fail
 }
 
 type recTx struct {
 	docstore.Tx
-	r  *Recorder
-	mu sync.Mutex
-	w  []Write
+	r     *Recorder
+	mu    sync.Mutex
+	w     []Write
+	reads int
 }
 
 func (t *recTx) Get(paths ...string) ([]docstore.Doc, error) {
@@ -201,6 +208,9 @@ func (t *recTx) Get(paths ...string) ([]docstore.Doc, error) {
 			return nil, fmt.Errorf("get %s: %w", p, ErrInjected)
 		}
 	}
+	t.mu.Lock()
+	t.reads += len(paths)
+	t.mu.Unlock()
 	docs, err := t.Tx.Get(paths...)
 	if err != nil || !t.r.ignoresLeases() {
 		return docs, err
@@ -214,6 +224,9 @@ func (t *recTx) Get(paths ...string) ([]docstore.Doc, error) {
 }
 
 func (t *recTx) Set(d docstore.Doc) error {
+	if t.r.fails(&t.r.failSet, d.Path) {
+		return fmt.Errorf("set %s: %w", d.Path, ErrInjected)
+	}
 	if isLease(d.Path) && t.r.ignoresLeases() {
 		return nil
 	}
@@ -248,16 +261,8 @@ func (t *recTx) add(w Write) {
 	t.w = append(t.w, w)
 }
 
-func (t *recTx) paths() []Write {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.w
-}
-
-// isOutbox reports whether path is an outbox document.
 func isOutbox(path string) bool { return strings.Contains(path, "/outbox/") }
 
-// isLease reports whether path is a tick lease.
 func isLease(path string) bool { return strings.HasSuffix(path, "/control/lease") }
 
 var _ docstore.Store = (*Recorder)(nil)

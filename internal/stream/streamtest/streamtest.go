@@ -1,14 +1,15 @@
 // Package streamtest is the conformance suite of the stream processor over
-// a document store: run it against every docstore adapter (the embedded one
-// and Firestore) to prove that the processor keeps docs/event-time.md on
-// that store. It drives stream.Processor through Handle and Tick with a
-// recording Sink and compares what reaches the sink with windowtest.Model.
+// a document store: run on every docstore adapter, it proves that the
+// processor keeps docs/event-time.md on that store, comparing what reaches a
+// recording Sink with the windowtest models.
 package streamtest
 
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -27,32 +28,18 @@ import (
 // Features sizes the suite for a store: a slow store (an emulator) runs
 // fewer random streams. Zero fields take the defaults shown.
 type Features struct {
-	// Streams is the number of random streams per combination of
-	// accumulation mode and late delay (four combinations): 10.
-	Streams int
-	// Events per random stream: 150.
-	Events int
-	// DefaultStreams run the production spec (hour windows, 2 h lateness)
-	// with 2*Events events: 2.
-	DefaultStreams int
-	// FaultStreams run random streams through a failing sink and failing
-	// outbox deletes: 4.
-	FaultStreams int
-	// HotKeyOrders is the number of concurrent orders into one window and
-	// key: 50.
-	HotKeyOrders int
-	// HotKeyTimeout bounds the hot-key test: 2 minutes.
-	HotKeyTimeout time.Duration
-	// ConcurrentTicks is the number of ticks run at once: 4.
-	ConcurrentTicks int
-	// ChaosOrders is the number of orders sent from four goroutines while
-	// two tickers run, per late delay: 400.
-	ChaosOrders int
-	// Options are passed to every stream.New (batching, for one).
-	Options []stream.Option
-	// RandomBatches makes the property tests hand runs of consecutive
-	// deliveries to HandleBatch in batches of random size, which must
-	// change nothing the model can see.
+	Streams         int           // random streams per accumulation mode and late delay: 10
+	Events          int           // per random stream: 150
+	DefaultStreams  int           // of the production spec, with 2*Events events: 2
+	FaultStreams    int           // through a failing sink and failing outbox deletes: 4
+	HotKeyOrders    int           // concurrent orders into one window and key: 50
+	HotKeyTimeout   time.Duration // 2 minutes
+	ConcurrentTicks int           // ticks run at once: 4
+	ChaosOrders     int           // sent from four goroutines while two tickers run: 400
+	Options         []stream.Option
+	// RandomBatches makes the property tests hand consecutive deliveries to
+	// HandleBatch in batches of random size, which must change nothing the
+	// model can see.
 	RandomBatches bool
 }
 
@@ -100,7 +87,6 @@ func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Feature
 	t.Run("Headroom", func(t *testing.T) { testHeadroom(t, en) })
 }
 
-// env is what every test of the suite builds its rig from.
 type env struct {
 	newStore func(t *testing.T) docstore.Store
 	f        Features
@@ -108,15 +94,13 @@ type env struct {
 
 // rig is a processor over a recorded store and a recording sink.
 type rig struct {
-	t     *testing.T
-	store *Recorder
-	sink  *Sink
-	p     *stream.Processor
-	specs []window.Spec
-	opts  []stream.Option
-	// batches: the property tests hand consecutive deliveries to
-	// HandleBatch in batches of random size.
-	batches bool
+	t       *testing.T
+	store   *Recorder
+	sink    *Sink
+	p       *stream.Processor
+	specs   []window.Spec
+	opts    []stream.Option
+	batches bool // Features.RandomBatches
 }
 
 func newRig(t *testing.T, e env, specs ...window.Spec) *rig {
@@ -130,10 +114,8 @@ func newRig(t *testing.T, e env, specs ...window.Spec) *rig {
 	return &rig{t: t, store: rec, sink: sink, p: p, specs: specs, opts: e.f.Options, batches: e.f.RandomBatches}
 }
 
-// open counts the state of aggregation agg still stored: its windows'
-// state documents, parked elements, the windows its agenda lists, and for
-// sessions the open sessions of its part documents (an emptied part stays)
-// and the parts its agenda lists.
+// open counts the state of aggregation agg still stored: state and parked
+// documents, open sessions (an emptied part stays) and agenda entries.
 func (r *rig) open(agg string) int {
 	r.t.Helper()
 	n := 0
@@ -196,32 +178,22 @@ func (r *rig) outbox() int {
 	return n
 }
 
-func (r *rig) panes(keyField string) []window.Pane {
+// panes are the panes of the rig's first aggregation.
+func (r *rig) panes() []window.Pane { return r.panesOf(r.specs[0].Name) }
+
+func (r *rig) panesOf(agg string) []window.Pane {
 	r.t.Helper()
-	ps, err := r.sink.Panes(keyField)
+	i := slices.IndexFunc(r.specs, func(s window.Spec) bool { return s.Name == agg })
+	if i < 0 {
+		r.t.Fatalf("no aggregation %s", agg)
+	}
+	ps, err := r.sink.PanesOf(r.specs[i])
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	return ps
 }
 
-func (r *rig) panesOf(agg string) []window.Pane {
-	r.t.Helper()
-	for _, s := range r.specs {
-		if s.Name != agg {
-			continue
-		}
-		ps, err := r.sink.PanesOf(s)
-		if err != nil {
-			r.t.Fatal(err)
-		}
-		return ps
-	}
-	r.t.Fatalf("no aggregation %s", agg)
-	return nil
-}
-
-// drops returns the too-late rows of aggregation agg.
 func (r *rig) drops(agg string) []windowtest.Drop {
 	r.t.Helper()
 	ds, err := r.sink.Drops(agg)
@@ -231,7 +203,6 @@ func (r *rig) drops(agg string) []windowtest.Drop {
 	return ds
 }
 
-// sameInvalid compares the IDs of the dead-lettered messages with want's.
 func (r *rig) sameInvalid(want []string) {
 	r.t.Helper()
 	inv, err := r.sink.InvalidMessages()
@@ -244,8 +215,8 @@ func (r *rig) sameInvalid(want []string) {
 	}
 }
 
-// clean checks what every test ends with: no row left in an outbox, and no
-// row identity appended with two different rows.
+// clean checks what every test ends with: an empty outbox, and no row
+// identity appended with two different rows.
 func (r *rig) clean() {
 	r.t.Helper()
 	if n := r.outbox(); n != 0 {
@@ -261,11 +232,31 @@ func (r *rig) noConflicts() {
 	}
 }
 
+// steps cuts n events into the steps the property tests take, by first
+// event: one event, or with RandomBatches a run of 1 to 8 consecutive
+// deliveries (batchable reports those), so that duplicates, late
+// corrections and drops of one (window, key) share a batch.
+func (r *rig) steps(n int, batchable func(i int) bool, seed uint64) iter.Seq2[int, int] {
+	rnd := rand.New(rand.NewPCG(uint64(n), seed))
+	return func(yield func(int, int) bool) {
+		for i := 0; i < n; {
+			k := 1
+			if r.batches && batchable(i) {
+				for size := 1 + rnd.IntN(8); k < size && i+k < n && batchable(i+k); k++ {
+				}
+			}
+			if !yield(i, k) {
+				return
+			}
+			i += k
+		}
+	}
+}
+
 func paneCount(s *Sink) int { return s.Count(warehouse.VentasHoraPaisPaneles) }
 
 func discardCount(s *Sink) int { return s.Count(warehouse.PedidosDescartados) }
 
-// testLogger sends the processor's warnings and errors to the test log.
 func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 }

@@ -28,16 +28,13 @@ import (
 )
 
 // Server answers CreateTask as Cloud Tasks does for what alpipe relies on:
-// a named task whose name was used before is refused with AlreadyExists
-// (Cloud Tasks: within about an hour after the task ran or was deleted;
-// here for the server's life), a schedule time absent or past becomes
-// now, and the task is kept until Take hands it out. Every other method
-// answers Unimplemented.
+// a name used before is refused with AlreadyExists (Cloud Tasks: for about
+// an hour after the task ran; here for the server's life), a schedule time
+// absent or past becomes now, and the task is kept until Take hands it out.
 type Server struct {
 	cloudtaskspb.UnimplementedCloudTasksServer
 
-	// Addr is host:port, for CLOUD_TASKS_EMULATOR_HOST.
-	Addr string
+	Addr string // host:port, for CLOUD_TASKS_EMULATOR_HOST
 
 	now func() time.Time
 	srv *grpc.Server
@@ -62,7 +59,6 @@ func Start(now func() time.Time) (*Server, error) {
 	return s, nil
 }
 
-// Close stops serving.
 func (s *Server) Close() { s.srv.Stop() }
 
 // FailCreate makes CreateTask answer err for every task f returns an
@@ -73,7 +69,6 @@ func (s *Server) FailCreate(f func(*cloudtaskspb.Task) error) {
 	s.fail = f
 }
 
-// CreateTask implements cloudtaskspb.CloudTasksServer.
 func (s *Server) CreateTask(_ context.Context, req *cloudtaskspb.CreateTaskRequest) (*cloudtaskspb.Task, error) {
 	t := proto.Clone(req.GetTask()).(*cloudtaskspb.Task)
 	switch {
@@ -114,10 +109,13 @@ func (s *Server) CreateTask(_ context.Context, req *cloudtaskspb.CreateTaskReque
 func (s *Server) Created() []*cloudtaskspb.Task {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return clone(s.created)
+	out := make([]*cloudtaskspb.Task, len(s.created))
+	for i, t := range s.created {
+		out[i] = proto.Clone(t).(*cloudtaskspb.Task)
+	}
+	return out
 }
 
-// Refused counts the creations refused as duplicates.
 func (s *Server) Refused() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,14 +141,6 @@ func (s *Server) Take(now time.Time) []*cloudtaskspb.Task {
 	}
 	s.pending = keep
 	return due
-}
-
-func clone(ts []*cloudtaskspb.Task) []*cloudtaskspb.Task {
-	out := make([]*cloudtaskspb.Task, len(ts))
-	for i, t := range ts {
-		out[i] = proto.Clone(t).(*cloudtaskspb.Task)
-	}
-	return out
 }
 
 // Conformance holds a tick.FollowUp to the port's contract: every time

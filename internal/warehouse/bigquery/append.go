@@ -12,47 +12,31 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// appendBatch is the number of rows per insertAll request: BigQuery
-// recommends about 500 rows per request; panes and dead letters are far
-// below its 10 MB request limit at that count.
+// appendBatch is the rows per insertAll request, as BigQuery recommends.
 const appendBatch = 500
 
-// Append streams rows into table with tabledata.insertAll, each row with
-// insertId = Row.ID, or a hash of it when Row.ID is longer than BigQuery's
-// 128 characters (see insertID).
+// Append streams rows into table with tabledata.insertAll, insertId being
+// Row.ID (hashed past 128 characters, see insertID).
 //
-// Why insertAll rather than the Storage Write API: the rows are the panes of
-// the windowed aggregation and the dead letters, a few per minute, small and
-// rare.
-//   - Cost: insertAll is billed per 200 MB ingested (negligible at this
-//     volume); the Write API is cheaper per byte, which only matters at high
-//     volume.
-//   - Dedup: insertId deduplication is best effort (about a minute), while a
-//     committed Write API stream with offsets is exactly once, but only
-//     within one stream whose name and offset the caller must persist across
-//     retries and instances: more state for rows that are already safe to
-//     see twice. A pane is identified by (aggregation, window, key,
-//     pane_index), and the dashboard view keeps one row per identity; a
-//     duplicated dead letter is harmless for an audit table.
-//   - Quota: streaming does not count against the 1,500 table
-//     modifications per day (load jobs would, one per pane), and rows are
-//     queryable at once.
-//   - Simplicity: one REST call retried by the library on 5xx with back-off
-//     (safe because of insertId), no gRPC stream or protobuf descriptors.
+// Why not the Storage Write API: the rows (panes, dead letters) are a few
+// a minute. insertAll costs nothing noticeable at that volume, does not
+// count against the 1,500 table modifications a day, and is one REST call
+// the library retries safely thanks to insertId. Its dedup is best effort,
+// where a committed Write API stream is exactly once only if its name and
+// offset are kept across retries and instances: more state for rows safe
+// to see twice (the dashboard view keeps one row per pane identity).
 //
-// A row rejected by BigQuery fails the call with an error naming its ID;
-// the other rows of that request are then not inserted either (BigQuery
-// reports them as "stopped"), so the caller can retry the whole call.
+// A row BigQuery rejects fails the call naming its ID; the rest of that
+// request is "stopped", not inserted, so the caller retries the whole call.
 func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.Row) error {
-	t, err := w.table(table)
+	t, err := warehouse.Lookup(table)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", table, err)
 	}
 	if len(rows) == 0 {
 		return nil
 	}
-	// Every row is checked before the first request, so a bad row cannot
-	// leave the call half done.
+	// Every row is checked first, so a bad row cannot leave the call half done.
 	savers := make([]bigquery.ValueSaver, len(rows))
 	for i, r := range rows {
 		s, err := newRowSaver(t, r)
@@ -70,9 +54,8 @@ func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.R
 	return nil
 }
 
-// rowSaver hands one pre-encoded row to the Inserter. Each cell is raw JSON
-// from the same encoder as the load files, so NUMERIC stays a decimal
-// string and TIMESTAMP an RFC 3339 string on this path too.
+// rowSaver hands one row to the Inserter, each cell raw JSON from the load
+// files' encoder, so NUMERIC stays a decimal string here too.
 type rowSaver struct {
 	id    string
 	cells map[string]bigquery.Value
@@ -110,9 +93,8 @@ func newRowSaver(t warehouse.Table, r warehouse.Row) (rowSaver, error) {
 	return rowSaver{id: insertID(r.ID), cells: cells}, nil
 }
 
-// describePutError names the rejected rows by their Row.ID (not the
-// insertId, which may be a hash), with BigQuery's reasons; rows is the
-// batch the error is about, indexed as the request was.
+// describePutError names the rejected rows of the batch rows by Row.ID
+// (the insertId may be a hash), with BigQuery's reasons.
 func describePutError(err error, rows []warehouse.Row) error {
 	var multi bigquery.PutMultiError
 	if !errors.As(err, &multi) {

@@ -21,21 +21,16 @@ import (
 	"github.com/alpinashop/alpipe/test/bqemulator"
 )
 
-// TestConformance runs the warehouse port's suite against the adapter over
-// bqfake in front of GoogleSQL (the BigQuery emulator, bqfake.Options.SQL),
-// a fresh fake per test, views made from Terraform's own view files: bqfake
-// does BigQuery's API semantics (exactly-once job IDs, insertId, partition
-// decorators, dry runs) and hands the emulator every query, load job and
-// insertAll as the adapter sent them, so every answer is GoogleSQL's.
+// TestConformance runs the port's suite against the adapter over bqfake in
+// front of the BigQuery emulator, a fresh fake per test, the views from
+// Terraform's own files: every answer is GoogleSQL's.
 func TestConformance(t *testing.T) {
 	warehousetest.RunWith(t, func(t *testing.T) warehousetest.Warehouse {
 		return newSQLTestEnv(t, warehouse.Accumulating).w
 	}, warehousetest.Features{})
 }
 
-// TestReadsDiscarding runs the named reads over a dataset whose views are
-// in DISCARDING mode, whose windowed NUMERIC sums are the emulator's one
-// defect left.
+// TestReadsDiscarding runs the named reads over DISCARDING views.
 func TestReadsDiscarding(t *testing.T) {
 	warehousetest.RunModeWith(t, func(t *testing.T) warehousetest.Warehouse {
 		return newSQLTestEnv(t, warehouse.Discarding).w
@@ -43,12 +38,9 @@ func TestReadsDiscarding(t *testing.T) {
 }
 
 // TestConformanceSharedDataset runs the suite twice through one fake, as
-// the live run (live_test.go) does in its scratch dataset, run after run:
-// each test must hold whatever the tests before it wrote, in this run or
-// an earlier one.
-//
-// The fake holds every row, so between tests it moves to a fresh emulator
-// once restartAfter statements ran on the current one.
+// the live run does in its scratch dataset: each test must hold whatever
+// the tests before wrote. Between tests the fake moves to a fresh emulator
+// once restartAfter statements ran.
 func TestConformanceSharedDataset(t *testing.T) {
 	e := newSQLTestEnv(t, warehouse.Accumulating)
 	var em *bqemulator.Emulator
@@ -81,9 +73,8 @@ func TestConformanceSharedDataset(t *testing.T) {
 }
 
 // TestGoogleSQLParsesWhatTheAdapterSends: the emulator itself reads the
-// load file the adapter staged and parses the insertAll rows the adapter
-// wrote (bqfake hands both on, rather than copies of the rows it parsed),
-// so the conformance suite's answers prove that GoogleSQL accepts them.
+// adapter's load file and insertAll rows, so the conformance suite's
+// answers prove that GoogleSQL accepts them.
 func TestGoogleSQLParsesWhatTheAdapterSends(t *testing.T) {
 	var mu sync.Mutex
 	var sent []string // "path body" of each request to the emulator
@@ -128,15 +119,13 @@ func TestGoogleSQLParsesWhatTheAdapterSends(t *testing.T) {
 	}
 }
 
-// newSQLTestEnv is newTestEnv over a fake whose queries, loads and
-// insertAll run on GoogleSQL, with Terraform's views in mode and staging
-// on the server the emulator reads. It skips or fails as emulator does.
+// newSQLTestEnv is newTestEnv over a fake running SQL on the emulator,
+// Terraform's views in mode. It skips or fails as emulator does.
 func newSQLTestEnv(t *testing.T, mode string) *testEnv {
 	return newSQLTestEnvVia(t, mode, nil)
 }
 
-// newSQLTestEnvVia is newSQLTestEnv with the fake reaching the emulator
-// through wrap's handler, when set.
+// newSQLTestEnvVia is newSQLTestEnv reaching the emulator through wrap.
 func newSQLTestEnvVia(t *testing.T, mode string, wrap func(http.Handler) http.Handler) *testEnv {
 	t.Helper()
 	eng := emulator(t)

@@ -17,19 +17,11 @@ import (
 	"github.com/alpinashop/alpipe/test/bqemulator"
 )
 
-// createScratchTables creates in ds what Terraform creates in the
-// analytics dataset (terraform/bigquery.tf): every table of
-// warehouse.Tables(), read from the same schema files, with its
-// partitioning and clustering, and the view of every declared aggregation
-// from Terraform's own view files (terraform/sql/view_<mode>.sql),
-// rendered for mode as templatefile renders them. Existing ones are left
-// alone.
+// createScratchTables creates in ds what is missing of what Terraform
+// creates (terraform/bigquery.tf), the views from its view files in mode.
 func createScratchTables(ctx context.Context, ds *bigquery.Dataset, mode string) error {
 	for _, tb := range warehouse.Tables() {
-		md := &bigquery.TableMetadata{
-			Schema:      bigquerySchema(tb),
-			Description: "alpipe conformance test table",
-		}
+		md := &bigquery.TableMetadata{Schema: bigquerySchema(tb), Description: "alpipe conformance test table"}
 		if tb.PartitionField != "" {
 			md.TimePartitioning = &bigquery.TimePartitioning{Type: bigquery.DayPartitioningType, Field: tb.PartitionField}
 		}
@@ -52,7 +44,7 @@ func createScratchTables(ctx context.Context, ds *bigquery.Dataset, mode string)
 	return nil
 }
 
-// terraformView renders Terraform's view file of mode for v.
+// terraformView renders Terraform's view file of mode for v, as templatefile does.
 func terraformView(mode, project, dataset string, v warehouse.View) (string, error) {
 	root, err := bqemulator.RepoRoot()
 	if err != nil {
@@ -64,8 +56,7 @@ func terraformView(mode, project, dataset string, v warehouse.View) (string, err
 		return "", fmt.Errorf("view of %s: %w", v.Name, err)
 	}
 	sql := strings.NewReplacer("${project}", project, "${dataset}", dataset, "${panes}", v.Panes, "${key}", v.Key).Replace(string(b))
-	// Terraform's %{ if session } directive.
-	keep := ""
+	keep := "" // %{ if session }
 	if v.Session {
 		keep = "$1"
 	}

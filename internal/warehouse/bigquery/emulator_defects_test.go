@@ -21,12 +21,11 @@ import (
 
 // TestGoogleSQLDefectsStillThere shows each emulator defect bqfake stands
 // in for, so that a newer emulator without it fails here and the
-// workaround goes, instead of hiding what the emulator now checks.
+// workaround goes.
 func TestGoogleSQLDefectsStillThere(t *testing.T) {
 	e := emulator(t)
 	ctx := context.Background()
-	// The adapter straight to the emulator, no bqfake between.
-	client := e.fresh(t)
+	client := e.fresh(t) // no bqfake between
 	if err := client.Dataset(testDataset).Create(ctx, &bigquery.DatasetMetadata{}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +100,9 @@ func TestGoogleSQLDefectsStillThere(t *testing.T) {
 			if err := client.Dataset(ds).Create(ctx, &bigquery.DatasetMetadata{}); err != nil {
 				t.Fatal(err)
 			}
-			md := &bigquery.TableMetadata{Schema: bigquery.Schema{{Name: "fecha", Type: bigquery.DateFieldType}, {Name: "ds", Type: bigquery.StringFieldType}},
-				TimePartitioning: &bigquery.TimePartitioning{Type: bigquery.DayPartitioningType, Field: "fecha"}}
-			if err := client.Dataset(ds).Table("t").Create(ctx, md); err != nil {
+			if err := client.Dataset(ds).Table("t").Create(ctx, &bigquery.TableMetadata{
+				Schema:           bigquery.Schema{{Name: "fecha", Type: bigquery.DateFieldType}, {Name: "ds", Type: bigquery.StringFieldType}},
+				TimePartitioning: &bigquery.TimePartitioning{Type: bigquery.DayPartitioningType, Field: "fecha"}}); err != nil {
 				t.Fatal(err)
 			}
 			q := client.Query("INSERT INTO `" + testProject + "." + ds + ".t` (fecha, ds) VALUES (DATE '2026-03-14', '" + ds + "')")
@@ -133,10 +132,9 @@ func TestGoogleSQLDefectsStillThere(t *testing.T) {
 	})
 }
 
-// TestGoogleSQLScratchDataset: the live run's setup (openScratch) on a
-// dataset that reports no location, as the emulator's do: without
-// BIGQUERY_LOCATION it says to set it; with it, it creates every table and
-// the view of every declared aggregation.
+// TestGoogleSQLScratchDataset: the live run's setup on a dataset reporting
+// no location asks for BIGQUERY_LOCATION; given it, it creates every table
+// and view.
 func TestGoogleSQLScratchDataset(t *testing.T) {
 	e := emulator(t)
 	ctx := context.Background()
@@ -175,8 +173,7 @@ func TestGoogleSQLScratchDataset(t *testing.T) {
 	}
 }
 
-// fresh starts an emulator of t's own, with a plain client: no stand-in
-// on the wire, nothing shared with the run's.
+// fresh starts an emulator of t's own, with a plain client.
 func (e *engine) fresh(t *testing.T) *bigquery.Client {
 	t.Helper()
 	em, err := bqemulator.Start(context.Background(), e.bin, bqemulator.Options{Project: testProject})
@@ -220,9 +217,7 @@ func firstString(ctx context.Context, q *bigquery.Query) (string, error) {
 
 // httpCode is the HTTP status of an API error, 0 for none.
 func httpCode(err error) int {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
-		return ge.Code
-	}
-	return 0
+	ge := &googleapi.Error{}
+	errors.As(err, &ge)
+	return ge.Code
 }

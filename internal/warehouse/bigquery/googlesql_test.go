@@ -16,12 +16,8 @@ import (
 	"github.com/alpinashop/alpipe/test/bqemulator"
 )
 
-// GoogleSQL in this package is the BigQuery emulator (bqemulator) behind
-// bqfake (conformance_test.go): its analyzer sees every SELECT the adapter
-// sends, it creates the views from Terraform's own view files, and it
-// parses the load files and insertAll bodies the adapter sends. What the
-// emulator gets wrong (defect*) bqfake does in front of it; each defect is
-// shown still there by TestGoogleSQLDefectsStillThere.
+// What the BigQuery emulator gets wrong (defect*) bqfake does in front of
+// it; TestGoogleSQLDefectsStillThere shows each one still there.
 const (
 	defectWindowSum = "emulator: SUM of NUMERIC as a window function (OVER) answers 0, so the DISCARDING views' importe " +
 		"is compared outside the window function"
@@ -36,22 +32,17 @@ const (
 		"(bqfake writes the partition)"
 )
 
-// The emulator's setting.
 const (
-	// emuLocation is what the adapter names in every job; the emulator's
-	// datasets report no location, so it must be given (ResolveLocation).
+	// emuLocation is the location jobs name: the emulator's datasets report none.
 	emuLocation = "europe-west1"
-	// restartAfter: every job leaves a job and a result table behind and
-	// every request reloads the project, so the emulator slows down with
-	// the jobs it ran (a jobs.insert took 100 ms fresh, 300-400 ms after
-	// 150 jobs, and the run twice as long without restarts); a fresh one
-	// (0.5 s to start) is started between tests once this many ran.
+	// restartAfter: the emulator slows down with the jobs it ran (a
+	// jobs.insert took 100 ms fresh, 300-400 ms after 150 jobs), so a
+	// fresh one (0.5 s to start) takes over between tests after this many.
 	restartAfter = 60
 )
 
-// TestGoogleSQLReportsAnalyzerErrors: SQL that BigQuery would refuse fails
-// with GoogleSQL's own message and position, whether the adapter sends it
-// as a query or as a read with parameters.
+// TestGoogleSQLReportsAnalyzerErrors: SQL BigQuery would refuse fails with
+// GoogleSQL's own message, sent as a query or as a read with parameters.
 func TestGoogleSQLReportsAnalyzerErrors(t *testing.T) {
 	w := newSQLTestEnv(t, warehouse.Accumulating).w
 	ctx := context.Background()
@@ -66,11 +57,9 @@ func TestGoogleSQLReportsAnalyzerErrors(t *testing.T) {
 			want: "Query without FROM clause cannot have a QUALIFY clause [at 1:15]"},
 		{name: "DuckDB's strftime", sql: "SELECT strftime(window_start, '%Y') FROM ventas_hora_pais WHERE aggregation = @aggregation",
 			params: tag, want: "Function not found: strftime [at 1:8]"},
-		{name: "a column the view lacks", params: tag,
-			sql:  "SELECT sku FROM ventas_hora_pais WHERE aggregation = @aggregation",
+		{name: "a column the view lacks", params: tag, sql: "SELECT sku FROM ventas_hora_pais WHERE aggregation = @aggregation",
 			want: "Unrecognized name: sku [at 1:8]"},
-		{name: "DuckDB's :: cast", sql: "SELECT pane_index::VARCHAR FROM ventas_hora_pais_paneles",
-			want: "Syntax error"},
+		{name: "DuckDB's :: cast", sql: "SELECT pane_index::VARCHAR FROM ventas_hora_pais_paneles", want: "Syntax error"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,11 +76,9 @@ func TestGoogleSQLReportsAnalyzerErrors(t *testing.T) {
 	}
 }
 
-// engine is the emulator binary of this test run, with the fake Cloud
-// Storage its load jobs read (the one the adapter stages in), and the
-// emulators the fakes share, one per view mode (defectDefaultDataset), as
-// the live run shares its scratch dataset. An emulator is replaced
-// between tests once the fakes on it sent restartAfter statements.
+// engine is the emulator binary of this run, the fake Cloud Storage its
+// load jobs read, and the emulators the fakes share, one per view mode
+// (defectDefaultDataset), each replaced after restartAfter statements.
 type engine struct {
 	bin     string
 	gcsURL  string
@@ -123,9 +110,8 @@ var shared struct {
 	err  error
 }
 
-// emulator returns the shared engine, found on first use. A missing
-// emulator fails the test (naming the three places it can come from); in
-// -short mode it skips instead.
+// emulator returns the shared engine, found on first use; a missing one
+// fails the test, or under -short skips it.
 func emulator(t *testing.T) *engine {
 	t.Helper()
 	shared.once.Do(func() {
@@ -145,7 +131,7 @@ func findEngine(t *testing.T) (e *engine, skip string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if testing.Short() { // go test -short needs no emulator, the BigQuery one included
+	if testing.Short() {
 		return nil, "-short: these tests start the BigQuery emulator; run without -short", nil
 	}
 	ctx := context.Background()
@@ -162,7 +148,6 @@ func findEngine(t *testing.T) (e *engine, skip string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	// A listening server, for the emulator's process to read from.
 	srv := httptest.NewServer(local.Handler())
 	closers = append(closers, srv.Close)
 	e = &engine{bin: bin, gcsURL: srv.URL, staging: gcs, modes: map[string]*engineRun{}}
@@ -174,15 +159,12 @@ func findEngine(t *testing.T) (e *engine, skip string, err error) {
 	return e, "", nil
 }
 
-// closers are run by TestMain, last first, once the tests are done.
+// closers are run by TestMain, last first.
 var closers []func()
 
 // start starts an emulator whose load jobs read the staging server.
 func (e *engine) start() (*bqemulator.Emulator, error) {
-	em, err := bqemulator.Start(context.Background(), e.bin, bqemulator.Options{
-		Project: testProject,
-		Env:     []string{"STORAGE_EMULATOR_HOST=" + e.gcsURL},
-	})
+	em, err := bqemulator.Start(context.Background(), e.bin, bqemulator.Options{Project: testProject, Env: []string{"STORAGE_EMULATOR_HOST=" + e.gcsURL}})
 	if err == nil {
 		e.starts.Add(1)
 	}

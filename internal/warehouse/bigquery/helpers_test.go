@@ -23,14 +23,12 @@ import (
 )
 
 const (
-	testProject = "alpipe-test"
-	testDataset = "alpinashop_analitica"
-	testBucket  = "alpipe-staging"
-	testPrefix  = "cargas/"
+	testProject  = "alpipe-test"
+	testDataset  = "alpinashop_analitica"
+	testBucket   = "alpipe-staging"
+	testPrefix   = "cargas/"
+	fakeLocation = "EU" // the dataset location the tests give the adapter
 )
-
-// fakeLocation is the dataset location the tests give the adapter.
-const fakeLocation = "EU"
 
 // testEnv is the adapter wired to bqfake, with staging on the in-process
 // fake Cloud Storage (fakegcs.Start) through the real objects.GCS adapter,
@@ -74,24 +72,15 @@ func newEnv(t *testing.T, gcs *objects.GCS, opt bqfake.Options) *testEnv {
 	}
 	srv := httptest.NewServer(fake.Handler())
 	t.Cleanup(srv.Close)
-	client, err := bigquery.NewClient(ctx, testProject,
-		option.WithEndpoint(srv.URL+"/bigquery/v2/"),
-		option.WithoutAuthentication(),
-		option.WithHTTPClient(srv.Client()),
-	)
+	client, err := bigquery.NewClient(ctx, testProject, option.WithEndpoint(srv.URL+"/bigquery/v2/"),
+		option.WithoutAuthentication(), option.WithHTTPClient(srv.Client()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
 	rs := &recordingStaging{Staging: gcs}
-	w, err := New(client, rs, Options{
-		Project:       testProject,
-		Dataset:       testDataset,
-		Location:      fakeLocation,
-		StagingBucket: testBucket,
-		StagingPrefix: testPrefix,
-		PollInterval:  time.Millisecond,
-	})
+	w, err := New(client, rs, Options{Project: testProject, Dataset: testDataset, Location: fakeLocation,
+		StagingBucket: testBucket, StagingPrefix: testPrefix, PollInterval: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,11 +107,7 @@ func startStaging(ctx context.Context, cleanup func(func())) (*fakegcs.Server, *
 // otherWriter is another instance's job racing ours for the same ID: its
 // label names it, and its load reads its own copy of the file.
 func otherWriter(fails *bq.ErrorProto) bqfake.Race {
-	return bqfake.Race{
-		Labels:     map[string]string{writerLabel: "other"},
-		SourceURIs: []string{"gs://other-bucket/other.ndjson"},
-		Fails:      fails,
-	}
+	return bqfake.Race{Labels: map[string]string{writerLabel: "other"}, SourceURIs: []string{"gs://other-bucket/other.ndjson"}, Fails: fails}
 }
 
 // countCalls counts the requests f received whose "method id" starts with prefix.
@@ -137,16 +122,14 @@ func countCalls(f *bqfake.Fake, prefix string) int {
 }
 
 // days converts YYYY-MM-DD dates to days since 1970-01-01.
-func days(t testing.TB, dates ...string) []int32 {
-	var out []int32
+func days(t testing.TB, dates ...string) (out []int32) {
 	for _, d := range dates {
 		out = append(out, day(t, d))
 	}
 	return out
 }
 
-func jobIDs(f *bqfake.Fake) []string {
-	var ids []string
+func jobIDs(f *bqfake.Fake) (ids []string) {
 	for _, j := range f.Jobs() {
 		ids = append(ids, j.ID)
 	}
@@ -156,10 +139,11 @@ func jobIDs(f *bqfake.Fake) []string {
 // findJob returns the job id of f, or the zero Job.
 func findJob(f *bqfake.Fake, id string) bqfake.Job {
 	jobs := f.Jobs()
-	if i := slices.IndexFunc(jobs, func(j bqfake.Job) bool { return j.ID == id }); i >= 0 {
-		return jobs[i]
+	i := slices.IndexFunc(jobs, func(j bqfake.Job) bool { return j.ID == id })
+	if i < 0 {
+		return bqfake.Job{}
 	}
-	return bqfake.Job{}
+	return jobs[i]
 }
 
 // staged lists the objects left under the staging prefix.
@@ -266,21 +250,10 @@ func lineas(t testing.TB, n int) [][]warehouse.Value {
 		if i%2 == 1 {
 			cliente = warehouse.NullValue()
 		}
-		rows[i] = []warehouse.Value{
-			warehouse.StringValue("P-1001"),
-			warehouse.IntValue(int64(i + 1)),
-			warehouse.DateValue(day(t, "2026-03-14")),
-			warehouse.StringValue("SKU-ABC"),
-			warehouse.IntValue(2),
-			warehouse.DecValue(dec(t, "89.90")),
-			cliente,
-			warehouse.StringValue("ES"),
-			warehouse.DecValue(dec(t, "179.80")),
-			warehouse.StringValue("gs://alpina-landing/exportaciones/2026/03/14/pedidos.csv"),
-			warehouse.IntValue(1710408615123456),
-			warehouse.IntValue(int64(i + 2)),
-			warehouse.TimeValue(ingestedAt),
-		}
+		rows[i] = []warehouse.Value{warehouse.StringValue("P-1001"), warehouse.IntValue(int64(i + 1)), warehouse.DateValue(day(t, "2026-03-14")),
+			warehouse.StringValue("SKU-ABC"), warehouse.IntValue(2), warehouse.DecValue(dec(t, "89.90")), cliente, warehouse.StringValue("ES"),
+			warehouse.DecValue(dec(t, "179.80")), warehouse.StringValue("gs://alpina-landing/exportaciones/2026/03/14/pedidos.csv"),
+			warehouse.IntValue(1710408615123456), warehouse.IntValue(int64(i + 2)), warehouse.TimeValue(ingestedAt)}
 	}
 	return rows
 }

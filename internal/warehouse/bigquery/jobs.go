@@ -12,41 +12,31 @@ import (
 )
 
 // writerLabel is the job label carrying the token of the call that inserted
-// the job. When jobs.insert answers 409, the job under that ID is either
-// another instance's (it won the race for the same attempt) or this call's
-// own, created by an earlier HTTP attempt whose answer was lost and then
-// retried by the client library. Only the label tells them apart, and the
-// answer differs: our own job appended our rows; another's means this call
-// appended nothing.
+// the job: after a 409 it tells another instance's job (this call appended
+// nothing) from our own, inserted by an HTTP attempt whose answer was lost.
 const writerLabel = "alpipe-writer"
 
-// isNotFound reports BigQuery's 404 (reason notFound), e.g. jobs.get of a
-// job ID that was never inserted.
+// isNotFound reports BigQuery's 404, e.g. jobs.get of a job never inserted.
 func isNotFound(err error) bool {
 	var e *googleapi.Error
 	return errors.As(err, &e) && e.Code == http.StatusNotFound
 }
 
-// isDuplicate reports jobs.insert's 409 "Already Exists: Job ..." (reason
-// duplicate).
+// isDuplicate reports jobs.insert's 409 "Already Exists: Job ...".
 func isDuplicate(err error) bool {
 	var e *googleapi.Error
 	return errors.As(err, &e) && e.Code == http.StatusConflict
 }
 
-// job fetches an existing job with its configuration and status. The
-// location is always given: without it jobs.get answers 404 for jobs
+// job fetches a job, naming its location: without it jobs.get answers 404
 // outside the US and EU multi-regions.
 func (w *Warehouse) job(ctx context.Context, id string) (*bigquery.Job, error) {
 	return w.client.JobFromIDLocation(ctx, id, w.opt.Location)
 }
 
-// wait polls the job every PollInterval until it is done. Job.Wait is not
-// used because its back-off for non-query jobs grows to 30 s between polls
-// and cannot be tuned; a load of one file is usually done in seconds, and
-// the caller (an event handler with a deadline) should not oversleep it.
-// Cancelling ctx stops the wait, not the job: the next call finds the job
-// by its ID and waits again.
+// wait polls the job every PollInterval until it is done: Job.Wait's
+// back-off grows to 30 s, past the deadline of an event handler whose load
+// takes seconds. Cancelling ctx stops the wait, not the job.
 func (w *Warehouse) wait(ctx context.Context, j *bigquery.Job) (*bigquery.JobStatus, error) {
 	st := j.LastStatus()
 	for st == nil || !st.Done() {
@@ -83,23 +73,18 @@ func (e *JobError) Error() string {
 
 func (e *JobError) Unwrap() error { return e.err }
 
-// Transient reports whether running the work again (a load's next attempt,
-// a refresh's new job) may succeed: BigQuery's own failures and quotas, as
-// opposed to input or configuration errors, which fail every attempt the
-// same way.
-func (e *JobError) Transient() bool {
+// Permanent reports, for warehouse.IsPermanent, input and configuration
+// failures, which fail every attempt the same way: the caller stops rather
+// than burn the table's daily quota. BigQuery's own failures and quotas
+// may pass on another attempt.
+func (e *JobError) Permanent() bool {
 	switch e.Reason {
 	case "backendError", "internalError", "jobBackendError", "jobInternalError",
 		"rateLimitExceeded", "quotaExceeded", "resourcesExceeded", "timeout":
-		return true
+		return false
 	}
-	return false
+	return true
 }
-
-// Permanent marks input and configuration failures for warehouse.IsPermanent:
-// the caller stops retrying instead of burning the table's daily quota of
-// modifications on jobs that fail the same way.
-func (e *JobError) Permanent() bool { return !e.Transient() }
 
 // jobError describes a job that finished unsuccessfully.
 func jobError(j *bigquery.Job, st *bigquery.JobStatus) error {

@@ -2,8 +2,10 @@ package bigquery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"cloud.google.com/go/bigquery"
@@ -15,17 +17,12 @@ import (
 
 var _ warehousetest.Warehouse = (*Warehouse)(nil)
 
-// TestLiveConformance runs the warehouse conformance suite against real
-// BigQuery, in a scratch dataset, with load files staged in a real bucket.
-// It needs Application Default Credentials allowed to run jobs in
-// GOOGLE_CLOUD_PROJECT, to create tables in BIGQUERY_TEST_DATASET (which
-// must exist; its location is read from it unless BIGQUERY_LOCATION says
-// it) and to write and delete objects in STAGING_BUCKET (in the dataset's
-// location). Missing tables and views are created as Terraform creates
-// them (createScratchTables); the suite tags its rows, so reruns in the
-// same dataset do not collide. The suite's rows are dated March 2026: a
-// dataset default partition expiration shorter than their age would drop
-// them on arrival.
+// TestLiveConformance runs the conformance suite against real BigQuery in
+// the existing scratch dataset BIGQUERY_TEST_DATASET, staging in
+// STAGING_BUCKET, with credentials allowed to run jobs in
+// GOOGLE_CLOUD_PROJECT, create tables and write objects. The suite's rows
+// are dated March 2026: a default partition expiration shorter than their
+// age would drop them on arrival.
 func TestLiveConformance(t *testing.T) {
 	project := os.Getenv("GOOGLE_CLOUD_PROJECT")
 	dataset := os.Getenv("BIGQUERY_TEST_DATASET")
@@ -51,23 +48,16 @@ func TestLiveConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := openScratch(ctx, client, dataset, warehouse.Accumulating, gcs, Options{
-		Location:      os.Getenv("BIGQUERY_LOCATION"),
-		StagingBucket: bucket,
-		StagingPrefix: "alpipe-conformance/",
-		JobPrefix:     "alpipe_conformance",
-	})
+	w, err := openScratch(ctx, client, dataset, warehouse.Accumulating, gcs, Options{Location: os.Getenv("BIGQUERY_LOCATION"),
+		StagingBucket: bucket, StagingPrefix: "alpipe-conformance/", JobPrefix: "alpipe_conformance"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	warehousetest.Run(t, func(t *testing.T) warehousetest.Warehouse { return w })
+	warehousetest.RunWith(t, func(t *testing.T) warehousetest.Warehouse { return w }, warehousetest.Features{})
 }
 
-// openScratch builds the adapter on an existing scratch dataset and
-// creates its missing tables and views (views in mode). opt.Location, when
-// set, is the location given explicitly (BIGQUERY_LOCATION); else the
-// dataset's is used (an emulator's dataset reports none: see
-// ResolveLocation).
+// openScratch builds the adapter on an existing scratch dataset, in its
+// location (ResolveLocation), and creates what it misses, views in mode.
 func openScratch(ctx context.Context, client *bigquery.Client, dataset, mode string, staging Staging, opt Options) (*Warehouse, error) {
 	ds := client.Dataset(dataset)
 	md, err := ds.Metadata(ctx)
@@ -87,4 +77,20 @@ func openScratch(ctx context.Context, client *bigquery.Client, dataset, mode str
 		return nil, err
 	}
 	return w, nil
+}
+
+// ResolveLocation returns the location jobs must name for a dataset that
+// reports location dataset ("" from an emulator): the explicit one
+// (BIGQUERY_LOCATION) when given, else the dataset's. Both given must
+// agree; neither given is an error naming BIGQUERY_LOCATION.
+func ResolveLocation(explicit, dataset string) (string, error) {
+	switch {
+	case explicit == "" && dataset == "":
+		return "", errors.New("the dataset reports no location (an emulator's does not): set BIGQUERY_LOCATION")
+	case explicit == "":
+		return dataset, nil
+	case dataset != "" && !strings.EqualFold(explicit, dataset):
+		return "", fmt.Errorf("BIGQUERY_LOCATION is %s, but the dataset is in %s", explicit, dataset)
+	}
+	return explicit, nil
 }

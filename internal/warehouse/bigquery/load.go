@@ -2,7 +2,6 @@ package bigquery
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,43 +12,28 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// maxAttempts bounds the failed load jobs of one Load ID. Each failure is
-// kept in the job history and looked up again by every later call, so an
-// input that fails forever must end as an error, not as an endless series
-// of jobs (each of which also counts against the table's daily quota).
+// maxAttempts bounds the failed load jobs of one Load ID: every later call
+// looks each failure up again, and each counts against the table's daily
+// quota, so an input that fails forever must end as an error.
 const maxAttempts = 20
 
 // stagingWriteBytes is how much encoded NDJSON is handed to the upload at
-// once: rows are encoded straight into this buffer, so each byte is copied
-// once more, into the upload's chunk, and the upload sees few, big writes.
+// once, so the upload sees few, big writes.
 const stagingWriteBytes = 1 << 20
 
-// stagingPartBytes bounds one staged object. A Load's rows may span several
-// objects, which its one load job reads together, atomically. BigQuery
-// takes far larger files; the bound keeps each object within what the
-// local storage stand-in holds (64 MiB), and the parts of a large file let
-// BigQuery read them in parallel.
-var stagingPartBytes int64 = 48 << 20 // a variable only so that a test can make parts small
+// stagingPartBytes bounds one staged object (the local storage stand-in
+// holds 64 MiB); one load job reads all the parts of a Load, atomically.
+var stagingPartBytes int64 = 48 << 20 // a variable so that a test can make parts small
 
 // emptyLoadSQL is the marker job of a Load with no rows (see commitEmpty).
 const emptyLoadSQL = "SELECT 0 AS filas_cargadas"
 
-// ErrTooManyAttempts is wrapped when a Load ID has used up its attempts.
-var ErrTooManyAttempts = errors.New("too many failed load attempts")
-
 // Load appends req.Rows to req.Table exactly once per req.ID, with a load
 // job named "<JobPrefix>-<ID>-a<N>" reading the rows staged as NDJSON.
-//
-// It first looks for earlier attempts: a succeeded job means the ID is
-// already loaded (Rows is not read); a running one is waited for; a failed
-// one moves on to the next attempt number. For the first attempt without a
-// job it stages the rows, inserts the job and waits. If jobs.insert answers
-// 409, another instance got there first with the same attempt and Load
-// waits for that job instead. A failed job is returned as an error; the
-// caller's retry will then use the next attempt number.
-//
-// A Load with no rows commits its ID too (a later Load of it reports
-// AlreadyLoaded), with a marker job instead of a load: see commitEmpty.
+// Earlier attempts are looked up first: a succeeded one means the ID is
+// loaded (Rows is not read), a running one is waited for, a failed one
+// moves on to the next attempt number. A 409 on jobs.insert means another
+// instance took the same attempt, and Load waits for its job instead.
 func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
 	if w.opt.StagingBucket == "" {
 		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, ErrNoStaging)
@@ -57,7 +41,7 @@ func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.Loa
 	if err := warehouse.CheckID(req.ID, warehouse.MaxLoadIDLen); err != nil {
 		return warehouse.LoadResult{}, fmt.Errorf("load %q: invalid ID: %w", req.ID, err)
 	}
-	t, err := w.table(req.Table)
+	t, err := warehouse.Lookup(req.Table)
 	if err != nil {
 		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, err)
 	}
@@ -69,9 +53,7 @@ func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.Loa
 		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, err)
 	}
 	if done != nil {
-		// A crash between the job's success and the cleanup may have left
-		// the staged file; removing it again is cheap.
-		w.cleanup(ctx, done)
+		w.cleanup(ctx, done) // a crash may have left the staged file
 		return warehouse.LoadResult{AlreadyLoaded: true}, nil
 	}
 	res, err := w.runAttempt(ctx, req, t, attempt)
@@ -100,9 +82,8 @@ func (w *Warehouse) nextAttempt(ctx context.Context, id string) (attempt int, do
 		if st.Err() == nil {
 			return n, j, nil
 		}
-		// Failed: its ID is spent, try the next one.
 	}
-	return 0, nil, &warehouse.PermanentError{Err: fmt.Errorf("%w: %d jobs failed", ErrTooManyAttempts, maxAttempts)}
+	return 0, nil, &warehouse.PermanentError{Err: fmt.Errorf("too many failed load attempts: %d jobs failed", maxAttempts)}
 }
 
 // runAttempt stages the rows for attempt n and runs its load job.
@@ -113,10 +94,7 @@ func (w *Warehouse) runAttempt(ctx context.Context, req warehouse.Load, t wareho
 	}
 	jobID := loadJobID(w.opt.JobPrefix, req.ID, n)
 	labels := map[string]string{writerLabel: token}
-
-	// Peek before creating anything: a file with no valid rows needs no
-	// staged object and no load job.
-	if !req.Rows.Next() {
+	if !req.Rows.Next() { // no rows: no staged object, no load job
 		if err := req.Rows.Err(); err != nil {
 			return warehouse.LoadResult{}, fmt.Errorf("read rows: %w", err)
 		}
@@ -135,24 +113,14 @@ func (w *Warehouse) runAttempt(ctx context.Context, req warehouse.Load, t wareho
 	src.SourceFormat = bigquery.JSON
 	src.Schema = bigquerySchema(t)
 	loader := w.dataset.Table(t.Name).LoaderFrom(src)
-	loader.JobID = jobID
-	loader.Location = w.opt.Location
-	loader.WriteDisposition = bigquery.WriteAppend
-	loader.CreateDisposition = bigquery.CreateNever
-	loader.Labels = labels
-
-	// The library retries jobs.insert on 5xx and rate limits, because the
-	// job ID makes the insert idempotent; a retry whose first try did land
-	// comes back as 409 and is told apart from a race by the label.
+	loader.JobID, loader.Location, loader.Labels = jobID, w.opt.Location, labels
+	loader.WriteDisposition, loader.CreateDisposition = bigquery.WriteAppend, bigquery.CreateNever
 	j, ours, err := w.insert(ctx, jobID, token, func() (*bigquery.Job, error) { return loader.Run(ctx) })
 	if err != nil {
-		// The staged object stays for the lifecycle rule: whether the
-		// insert reached BigQuery is unknown, and a job may still read it.
+		// The staged object stays for the lifecycle rule: a job may still read it.
 		return warehouse.LoadResult{}, err
 	}
-	if !ours {
-		// Another instance's job loads its own copy of the file; ours
-		// will never be read.
+	if !ours { // another instance's job reads its own copy of the file
 		w.deleteStaged(ctx, names)
 	}
 	st, err := w.wait(ctx, j)
@@ -171,17 +139,13 @@ func (w *Warehouse) runAttempt(ctx context.Context, req warehouse.Load, t wareho
 }
 
 // commitEmpty commits a Load of no rows under its job ID, so that a retry
-// with rows (say, a source read differently the second time) cannot load
-// the ID after all. A load job of an empty file would do it too, but it
-// would count against the table's 1,500 modifications a day and need a
-// staged object; a query job reading no table (emptyLoadSQL) is free,
-// modifies nothing and is kept in the job history like a load, which is all
-// the attempt lookup needs.
+// with rows cannot load the ID after all. A query job reading no table
+// (emptyLoadSQL) is free and kept in the job history like a load, where a
+// load of an empty file would count against the table's 1,500
+// modifications a day and need a staged object.
 func (w *Warehouse) commitEmpty(ctx context.Context, jobID string, labels map[string]string) (warehouse.LoadResult, error) {
 	q := w.client.Query(emptyLoadSQL)
-	q.JobID = jobID
-	q.Location = w.opt.Location
-	q.Labels = labels
+	q.JobID, q.Location, q.Labels = jobID, w.opt.Location, labels
 	j, ours, err := w.insert(ctx, jobID, labels[writerLabel], func() (*bigquery.Job, error) { return q.Run(ctx) })
 	if err != nil {
 		return warehouse.LoadResult{}, err
@@ -199,8 +163,9 @@ func (w *Warehouse) commitEmpty(ctx context.Context, jobID string, labels map[st
 	return warehouse.LoadResult{}, nil
 }
 
-// insert runs jobs.insert through run. On 409 it fetches the job that holds
-// the ID and reports whether it is ours: the writer label carries token.
+// insert runs jobs.insert through run. The library retries it on 5xx (the
+// job ID makes that safe), so a 409 is a race or our own landed retry: the
+// writer label, carrying token, tells which.
 func (w *Warehouse) insert(ctx context.Context, jobID, token string, run func() (*bigquery.Job, error)) (j *bigquery.Job, ours bool, err error) {
 	j, err = run()
 	if isDuplicate(err) {
@@ -216,11 +181,9 @@ func (w *Warehouse) insert(ctx context.Context, jobID, token string, run func() 
 	return j, true, nil
 }
 
-// stage streams the rows (the first one already current in req.Rows) into
-// staging objects as NDJSON, first as name and then, past
-// stagingPartBytes, as parts named after it, and returns their names and
-// how many rows it wrote. On any error the upload in progress is aborted
-// and the finished parts deleted, and no load job names them.
+// stage streams the rows (the first one already current) into staging
+// objects as NDJSON, name and then parts named after it, and returns their
+// names and the row count. On error nothing staged is left.
 func (w *Warehouse) stage(ctx context.Context, req warehouse.Load, t warehouse.Table, name string, n int) (_ []string, rows int64, err error) {
 	var names []string // the parts, in order
 	var ow objects.Writer
@@ -245,11 +208,8 @@ func (w *Warehouse) stage(ctx context.Context, req warehouse.Load, t warehouse.T
 		if len(names) > 0 {
 			pn = strings.TrimSuffix(name, ".ndjson") + "-p" + strconv.Itoa(len(names)+1) + ".ndjson"
 		}
-		ow = w.staging.Create(ctx, w.opt.StagingBucket, pn, "application/x-ndjson", map[string]string{
-			"alpipe-load-id": req.ID,
-			"alpipe-attempt": strconv.Itoa(n),
-			"alpipe-table":   t.Name,
-		})
+		ow = w.staging.Create(ctx, w.opt.StagingBucket, pn, "application/x-ndjson",
+			map[string]string{"alpipe-load-id": req.ID, "alpipe-attempt": strconv.Itoa(n), "alpipe-table": t.Name})
 		names = append(names, pn)
 	}
 	write := func(b []byte) error {
@@ -298,24 +258,20 @@ func (w *Warehouse) stage(ctx context.Context, req warehouse.Load, t warehouse.T
 	return names, rows, nil
 }
 
-// deleteStaged removes staged objects no load job will read; what a
-// failure leaves, the bucket's lifecycle rule removes.
+// deleteStaged removes staged objects no load job will read; the
+// lifecycle rule removes what a failure leaves.
 func (w *Warehouse) deleteStaged(ctx context.Context, names []string) {
 	for _, name := range names {
 		_ = w.staging.Delete(ctx, w.opt.StagingBucket, name)
 	}
 }
 
-// cleanup deletes the staged files a succeeded load job read, taken from
-// the job itself, so that it also works for a job another call (or a
-// crashed instance) ran. Only files under the staging bucket and prefix are
-// touched. A failure is not the Load's failure: the rows are committed, and
-// the bucket's lifecycle rule removes what is left.
+// cleanup deletes the staged files under the staging prefix that a
+// succeeded load job read, taken from the job itself so that it also works
+// for a job another (or a crashed) instance ran. Its failures are not the
+// Load's: the rows are committed.
 func (w *Warehouse) cleanup(ctx context.Context, j *bigquery.Job) {
-	cfg, err := j.Config()
-	if err != nil {
-		return
-	}
+	cfg, _ := j.Config()
 	lc, ok := cfg.(*bigquery.LoadConfig)
 	if !ok {
 		return
@@ -333,23 +289,17 @@ func (w *Warehouse) cleanup(ctx context.Context, j *bigquery.Job) {
 	}
 }
 
-// bigquerySchema converts a table's schema for a load job. The schema is
-// always sent, never detected: detection would guess types from the data.
+// bigquerySchema converts a table's schema for a load job: always sent,
+// never detected from the data.
 func bigquerySchema(t warehouse.Table) bigquery.Schema {
 	s := make(bigquery.Schema, len(t.Schema))
 	for i, f := range t.Schema {
-		s[i] = &bigquery.FieldSchema{
-			Name:        f.Name,
-			Type:        fieldType(f.Type),
-			Required:    f.Required(),
-			Description: f.Description,
-		}
+		s[i] = &bigquery.FieldSchema{Name: f.Name, Type: fieldType(f.Type), Required: f.Required(), Description: f.Description}
 	}
 	return s
 }
 
-// fieldType maps a column type to the library's name for it: the same
-// words, except that the REST API and the library say INTEGER for INT64.
+// fieldType is the library's name of a type: INTEGER for INT64.
 func fieldType(t warehouse.Type) bigquery.FieldType {
 	if t == warehouse.Int64 {
 		return bigquery.IntegerFieldType

@@ -3,11 +3,11 @@ package bigquery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,30 +20,16 @@ import (
 const testLoadID = "alpina-landing_exportaciones-2026-03-14-pedidos-csv_g1710408615123456"
 
 func TestLoadJobIDs(t *testing.T) {
+	longP, longID := strings.Repeat("p", maxJobPrefixLen), strings.Repeat("i", warehouse.MaxLoadIDLen)
 	tests := []struct {
-		name        string
-		prefix, id  string
-		attempt     int
-		wantJob     string
-		wantStaging string
+		name, prefix, id string
+		attempt          int
+		wantJob, wantDir string // wantDir: the staged name less "/a<n>-<token>.ndjson"
 	}{
-		{
-			name: "first attempt", prefix: "alpipe", id: "landing_pedidos-csv_g17", attempt: 1,
-			wantJob: "alpipe-landing_pedidos-csv_g17-a1", wantStaging: "cargas/landing_pedidos-csv_g17/a1-0123456789abcdef.ndjson",
-		},
-		{
-			name: "later attempt", prefix: "alpipe", id: "landing_pedidos-csv_g17", attempt: 12,
-			wantJob: "alpipe-landing_pedidos-csv_g17-a12", wantStaging: "cargas/landing_pedidos-csv_g17/a12-0123456789abcdef.ndjson",
-		},
-		{
-			name: "other prefix", prefix: "alpipe_staging-2", id: "x", attempt: 3,
-			wantJob: "alpipe_staging-2-x-a3", wantStaging: "cargas/x/a3-0123456789abcdef.ndjson",
-		},
-		{
-			name: "longest ID still fits BigQuery's 1,024", prefix: strings.Repeat("p", maxJobPrefixLen), id: strings.Repeat("i", warehouse.MaxLoadIDLen), attempt: maxAttempts,
-			wantJob:     strings.Repeat("p", maxJobPrefixLen) + "-" + strings.Repeat("i", warehouse.MaxLoadIDLen) + "-a20",
-			wantStaging: "cargas/" + strings.Repeat("i", warehouse.MaxLoadIDLen) + "/a20-0123456789abcdef.ndjson",
-		},
+		{"first attempt", "alpipe", "landing_pedidos-csv_g17", 1, "alpipe-landing_pedidos-csv_g17-a1", "landing_pedidos-csv_g17"},
+		{"later attempt", "alpipe", "landing_pedidos-csv_g17", 12, "alpipe-landing_pedidos-csv_g17-a12", "landing_pedidos-csv_g17"},
+		{"other prefix", "alpipe_staging-2", "x", 3, "alpipe_staging-2-x-a3", "x"},
+		{"longest ID still fits BigQuery's 1,024", longP, longID, maxAttempts, longP + "-" + longID + "-a20", longID},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +40,8 @@ func TestLoadJobIDs(t *testing.T) {
 			if !bqfake.ValidJobID(got) {
 				t.Errorf("job ID %q is not valid for BigQuery (len %d)", got, len(got))
 			}
-			if diff := cmp.Diff(tc.wantStaging, stagingName("cargas/", tc.id, tc.attempt, "0123456789abcdef")); diff != "" {
+			want := fmt.Sprintf("cargas/%s/a%d-0123456789abcdef.ndjson", tc.wantDir, tc.attempt)
+			if diff := cmp.Diff(want, stagingName("cargas/", tc.id, tc.attempt, "0123456789abcdef")); diff != "" {
 				t.Errorf("stagingName (-want +got):\n%s", diff)
 			}
 		})
@@ -62,23 +49,16 @@ func TestLoadJobIDs(t *testing.T) {
 }
 
 func TestCheckJobIDPart(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		wantErr string
-	}{
-		{name: "letters digits underscore dash", in: "aZ09_-"},
-		{name: "empty", in: "", wantErr: "empty"},
-		{name: "slash from an object name", in: "exportaciones/2026", wantErr: `'/'`},
-		{name: "dot", in: "pedidos.csv", wantErr: `'.'`},
-		{name: "non-ASCII", in: "año", wantErr: "only letters"},
-		{name: "too long", in: strings.Repeat("x", warehouse.MaxLoadIDLen+1), wantErr: "more than 900"},
+	tests := []struct{ name, in, wantErr string }{
+		{"letters digits underscore dash", "aZ09_-", ""},
+		{"empty", "", "empty"},
+		{"slash from an object name", "exportaciones/2026", `'/'`},
+		{"dot", "pedidos.csv", `'.'`},
+		{"non-ASCII", "año", "only letters"},
+		{"too long", strings.Repeat("x", warehouse.MaxLoadIDLen+1), "more than 900"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := warehouse.CheckID(tc.in, warehouse.MaxLoadIDLen)
-			checkErr(t, err, tc.wantErr)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkErr(t, warehouse.CheckID(tc.in, warehouse.MaxLoadIDLen), tc.wantErr) })
 	}
 }
 
@@ -90,11 +70,11 @@ func TestLoad(t *testing.T) {
 	loadCfg := &bq.JobConfiguration{Load: &bq.JobConfigurationLoad{}}
 	failure := &bq.ErrorProto{Reason: "backendError", Message: "scripted"}
 
+	loaded := warehouse.LoadResult{Rows: 3}
 	tests := []struct {
 		name         string
 		setup        func(f *bqfake.Fake)
-		rows         int
-		failAt       int
+		rows, failAt int
 		want         warehouse.LoadResult
 		wantErr      string
 		wantInserts  []string // jobs.insert calls, in order
@@ -104,120 +84,36 @@ func TestLoad(t *testing.T) {
 		wantLeft     []string // staged objects left in the bucket afterwards
 		readsRows    bool
 	}{
-		{
-			name:         "first load stages, runs attempt 1 and deletes the file",
-			rows:         3,
-			want:         warehouse.LoadResult{Rows: 3},
-			wantInserts:  []string{a1},
-			wantCreates:  []string{staged1},
-			wantTableLen: 3,
-			readsRows:    true,
-		},
-		{
-			name:         "load job still running is waited for",
-			setup:        func(f *bqfake.Fake) { f.SetRunningPolls(3) },
-			rows:         2,
-			want:         warehouse.LoadResult{Rows: 2},
-			wantInserts:  []string{a1},
-			wantCreates:  []string{staged1},
-			wantTableLen: 2,
-			readsRows:    true,
-		},
-		{
-			name:        "retry after success reports AlreadyLoaded without reading or staging",
-			setup:       func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, loadCfg, nil) },
-			rows:        3,
-			want:        warehouse.LoadResult{AlreadyLoaded: true},
-			wantInserts: nil,
-			wantCreates: nil,
-		},
-		{
-			name:         "earlier failed attempt moves on to a2",
-			setup:        func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, loadCfg, failure) },
-			rows:         3,
-			want:         warehouse.LoadResult{Rows: 3},
-			wantInserts:  []string{a2},
-			wantCreates:  []string{staged2},
-			wantTableLen: 3,
-			readsRows:    true,
-		},
-		{
-			name: "success after two failures is found at a3",
+		{name: "first load stages, runs attempt 1 and deletes the file", rows: 3, want: loaded,
+			wantInserts: []string{a1}, wantCreates: []string{staged1}, wantTableLen: 3, readsRows: true},
+		{name: "load job still running is waited for", setup: func(f *bqfake.Fake) { f.SetRunningPolls(3) }, rows: 2,
+			want: warehouse.LoadResult{Rows: 2}, wantInserts: []string{a1}, wantCreates: []string{staged1}, wantTableLen: 2, readsRows: true},
+		{name: "retry after success reports AlreadyLoaded without reading or staging", rows: 3,
+			setup: func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, loadCfg, nil) }, want: warehouse.LoadResult{AlreadyLoaded: true}},
+		{name: "earlier failed attempt moves on to a2", setup: func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, loadCfg, failure) },
+			rows: 3, want: loaded, wantInserts: []string{a2}, wantCreates: []string{staged2}, wantTableLen: 3, readsRows: true},
+		{name: "success after two failures is found at a3", rows: 3, want: warehouse.LoadResult{AlreadyLoaded: true},
 			setup: func(f *bqfake.Fake) {
 				f.SeedJob(a1, fakeLocation, loadCfg, failure)
 				f.SeedJob(a2, fakeLocation, loadCfg, failure)
 				f.SeedJob(loadJobID("alpipe", testLoadID, 3), fakeLocation, loadCfg, nil)
-			},
-			rows: 3,
-			want: warehouse.LoadResult{AlreadyLoaded: true},
-		},
-		{
-			name:         "job failing now is an error and keeps its file",
-			setup:        func(f *bqfake.Fake) { f.FailJob(a1, "internalError", "scripted") },
-			rows:         3,
-			wantErr:      "job " + a1 + " failed",
-			wantInserts:  []string{a1},
-			wantCreates:  []string{staged1},
-			wantTableLen: 0,
-			wantLeft:     []string{staged1},
-			readsRows:    true,
-		},
-		{
-			name:         "409 from a racing instance waits for its job",
-			setup:        func(f *bqfake.Fake) { f.Race(a1, otherWriter(nil)) },
-			rows:         3,
-			want:         warehouse.LoadResult{AlreadyLoaded: true},
-			wantInserts:  []string{a1},
-			wantCreates:  []string{staged1},
-			wantTableLen: 3, // the other instance's rows (the same file), once
-			readsRows:    true,
-		},
-		{
-			name:         "409 from a racing instance whose job fails is an error",
-			setup:        func(f *bqfake.Fake) { f.Race(a1, otherWriter(failure)) },
-			rows:         3,
-			wantErr:      "job " + a1 + " failed",
-			wantInserts:  []string{a1},
-			wantCreates:  []string{staged1},
-			wantTableLen: 0,
-			readsRows:    true,
-		},
-		{
-			name:         "503 on jobs.insert is retried by the client",
-			setup:        func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusServiceUnavailable, false) },
-			rows:         3,
-			want:         warehouse.LoadResult{Rows: 3},
-			wantInserts:  []string{a1, a1},
-			wantCreates:  []string{staged1},
-			wantTableLen: 3,
-			readsRows:    true,
-		},
-		{
-			name:         "503 after the job was created: the retry's 409 is our own job",
-			setup:        func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusInternalServerError, true) },
-			rows:         3,
-			want:         warehouse.LoadResult{Rows: 3},
-			wantInserts:  []string{a1, a1},
-			wantCreates:  []string{staged1},
-			wantTableLen: 3,
-			readsRows:    true,
-		},
-		{
-			name:        "row source error aborts the upload and starts no job",
-			rows:        5,
-			failAt:      2,
-			wantErr:     "source object vanished",
-			wantCreates: []string{staged1},
-			wantAborts:  []string{staged1},
-			readsRows:   true,
-		},
-		{
-			name:        "no rows: no file, a marker job commits the ID",
-			rows:        0,
-			want:        warehouse.LoadResult{},
-			wantInserts: []string{a1},
-			readsRows:   true,
-		},
+			}},
+		{name: "job failing now is an error and keeps its file", setup: func(f *bqfake.Fake) { f.FailJob(a1, "internalError", "scripted") },
+			rows: 3, wantErr: "job " + a1 + " failed", wantInserts: []string{a1}, wantCreates: []string{staged1},
+			wantLeft: []string{staged1}, readsRows: true},
+		// The other instance's rows (the same file) land, once.
+		{name: "409 from a racing instance waits for its job", setup: func(f *bqfake.Fake) { f.Race(a1, otherWriter(nil)) }, rows: 3,
+			want: warehouse.LoadResult{AlreadyLoaded: true}, wantInserts: []string{a1}, wantCreates: []string{staged1}, wantTableLen: 3, readsRows: true},
+		{name: "409 from a racing instance whose job fails is an error", setup: func(f *bqfake.Fake) { f.Race(a1, otherWriter(failure)) },
+			rows: 3, wantErr: "job " + a1 + " failed", wantInserts: []string{a1}, wantCreates: []string{staged1}, readsRows: true},
+		{name: "503 on jobs.insert is retried by the client", setup: func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusServiceUnavailable, false) },
+			rows: 3, want: loaded, wantInserts: []string{a1, a1}, wantCreates: []string{staged1}, wantTableLen: 3, readsRows: true},
+		{name: "503 after the job was created: the retry's 409 is our own job", rows: 3, want: loaded,
+			setup:       func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusInternalServerError, true) },
+			wantInserts: []string{a1, a1}, wantCreates: []string{staged1}, wantTableLen: 3, readsRows: true},
+		{name: "row source error aborts the upload and starts no job", rows: 5, failAt: 2, wantErr: "source object vanished",
+			wantCreates: []string{staged1}, wantAborts: []string{staged1}, readsRows: true},
+		{name: "no rows: no file, a marker job commits the ID", rows: 0, wantInserts: []string{a1}, readsRows: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -275,15 +171,9 @@ func TestLoadJobConfiguration(t *testing.T) {
 		Autodetect                                        bool
 		Labelled                                          bool
 	}
-	got := summary{
-		SourceFormat:      l.SourceFormat,
-		WriteDisposition:  l.WriteDisposition,
-		CreateDisposition: l.CreateDisposition,
-		SourceURIs:        untoken(l.SourceUris),
-		Destination:       l.DestinationTable.ProjectId + ":" + l.DestinationTable.DatasetId + "." + l.DestinationTable.TableId,
-		Autodetect:        l.Autodetect,
-		Labelled:          len(cfg.Labels[writerLabel]) == 16,
-	}
+	got := summary{l.SourceFormat, l.WriteDisposition, l.CreateDisposition, untoken(l.SourceUris),
+		l.DestinationTable.ProjectId + ":" + l.DestinationTable.DatasetId + "." + l.DestinationTable.TableId,
+		nil, l.Autodetect, len(cfg.Labels[writerLabel]) == 16}
 	for _, f := range l.Schema.Fields {
 		got.Schema = append(got.Schema, f.Name+" "+f.Type+" "+f.Mode)
 	}
@@ -321,24 +211,22 @@ func TestLoadJobConfiguration(t *testing.T) {
 }
 
 func TestLoadRejectsBadRequests(t *testing.T) {
+	nulls := make([]warehouse.Value, 10)
+	for i := range nulls {
+		nulls[i] = warehouse.NullValue()
+	}
 	tests := []struct {
 		name    string
 		req     warehouse.Load
 		wantErr string
 	}{
-		{name: "ID with a slash", req: warehouse.Load{ID: "a/b", Table: warehouse.LineasPedido, Rows: &sliceRows{}}, wantErr: "invalid ID"},
-		{name: "unknown table", req: warehouse.Load{ID: "a", Table: "pedidos", Rows: &sliceRows{}}, wantErr: `unknown table "pedidos"`},
-		{name: "nil rows", req: warehouse.Load{ID: "a", Table: warehouse.LineasPedido}, wantErr: "nil row source"},
-		{
-			name:    "NULL in a REQUIRED column",
-			req:     warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: &sliceRows{rows: [][]warehouse.Value{nulls(10)}}},
-			wantErr: "row 1: column opinion_id is REQUIRED",
-		},
-		{
-			name:    "row of the wrong width",
-			req:     warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: &sliceRows{rows: [][]warehouse.Value{make([]warehouse.Value, 3)}}},
-			wantErr: "row has 3 values, table opiniones has 10 columns",
-		},
+		{"ID with a slash", warehouse.Load{ID: "a/b", Table: warehouse.LineasPedido, Rows: &sliceRows{}}, "invalid ID"},
+		{"unknown table", warehouse.Load{ID: "a", Table: "pedidos", Rows: &sliceRows{}}, `unknown table "pedidos"`},
+		{"nil rows", warehouse.Load{ID: "a", Table: warehouse.LineasPedido}, "nil row source"},
+		{"NULL in a REQUIRED column", warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: &sliceRows{rows: [][]warehouse.Value{nulls}}},
+			"row 1: column opinion_id is REQUIRED"},
+		{"row of the wrong width", warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: &sliceRows{rows: [][]warehouse.Value{make([]warehouse.Value, 3)}}},
+			"row has 3 values, table opiniones has 10 columns"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -375,14 +263,6 @@ func checkErr(t *testing.T, err error, want string) {
 	}
 }
 
-func nulls(n int) []warehouse.Value {
-	row := make([]warehouse.Value, n)
-	for i := range row {
-		row[i] = warehouse.NullValue()
-	}
-	return row
-}
-
 var tokenSuffix = regexp.MustCompile(`-[0-9a-f]{16}\.ndjson$`)
 
 // untoken replaces the random writer token in staged names by "T".
@@ -394,8 +274,8 @@ func untoken(names []string) []string {
 	return out
 }
 
-// TestLoadEmptyCommitsTheID: a Load of no rows commits its ID (the
-// conformance suite's rule), with a marker job that touches no table.
+// TestLoadEmptyCommitsTheID: a Load of no rows commits its ID with a
+// marker job that writes no table (TestLoad: and stages nothing).
 func TestLoadEmptyCommitsTheID(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
@@ -419,65 +299,19 @@ func TestLoadEmptyCommitsTheID(t *testing.T) {
 	if cfg == nil || cfg.Query == nil || cfg.Query.Query != emptyLoadSQL || cfg.Query.DestinationTable != nil {
 		t.Errorf("marker job %s: want a query job %q without destination, got %+v", a1, emptyLoadSQL, cfg)
 	}
-	if n := len(e.fake.Rows(warehouse.LineasPedido)); n != 0 {
-		t.Errorf("table holds %d rows, want 0", n)
-	}
-	if creates, _ := e.staging.log(); len(creates) != 0 {
-		t.Errorf("staged %v for no rows", creates)
-	}
-}
-
-// TestLoadConcurrent: duplicate deliveries of one file race through the
-// real path (each misses at lookup and stages its own file, or finds the
-// winner's job running): exactly one appends, the others get 409 or find
-// its job and report AlreadyLoaded, and no staged file is left behind.
-func TestLoadConcurrent(t *testing.T) {
-	e := newTestEnv(t)
-	e.fake.SetRunningPolls(2)
-	const n = 6
-	results := make([]warehouse.LoadResult, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			results[i], errs[i] = e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 5)}})
-		})
-	}
-	wg.Wait()
-	loaded := 0
-	for i := range n {
-		switch {
-		case errs[i] != nil:
-			t.Errorf("Load %d: %v", i, errs[i])
-		case results[i] == warehouse.LoadResult{Rows: 5}:
-			loaded++
-		case results[i] != warehouse.LoadResult{AlreadyLoaded: true}:
-			t.Errorf("Load %d: %+v", i, results[i])
-		}
-	}
-	if loaded != 1 {
-		t.Errorf("%d Loads appended, want 1", loaded)
-	}
-	if got := len(e.fake.Rows(warehouse.LineasPedido)); got != 5 {
-		t.Errorf("table holds %d rows, want 5", got)
-	}
-	if left := e.staged(t); len(left) != 0 {
-		t.Errorf("staged objects left: %v", left)
-	}
 }
 
 // TestLoadJobErrorKind: a failed load job surfaces as *JobError, whose
-// Transient tells the caller whether another attempt can help.
+// Permanent tells the caller whether another attempt can help.
 func TestLoadJobErrorKind(t *testing.T) {
 	tests := []struct {
-		name          string
-		reason        string
+		name, reason  string
 		wantTransient bool
 	}{
-		{name: "BigQuery's own failure", reason: "backendError", wantTransient: true},
-		{name: "quota of table modifications", reason: "quotaExceeded", wantTransient: true},
-		{name: "data BigQuery refuses", reason: "invalid", wantTransient: false},
-		{name: "table gone", reason: "notFound", wantTransient: false},
+		{"BigQuery's own failure", "backendError", true},
+		{"quota of table modifications", "quotaExceeded", true},
+		{"data BigQuery refuses", "invalid", false},
+		{"table gone", "notFound", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -489,7 +323,7 @@ func TestLoadJobErrorKind(t *testing.T) {
 			if !errors.As(err, &je) {
 				t.Fatalf("error %v is not a *JobError", err)
 			}
-			got := []any{je.JobID, je.Reason, je.Message, je.Transient()}
+			got := []any{je.JobID, je.Reason, je.Message, !je.Permanent()}
 			if diff := cmp.Diff([]any{a1, tc.reason, "scripted", tc.wantTransient}, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}

@@ -7,24 +7,15 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// rowEncoder writes rows of one table as JSON objects in the form BigQuery's
-// JSON load and insertAll accept without loss:
+// rowEncoder writes rows of one table as the JSON objects BigQuery's load
+// and insertAll read without loss: NUMERIC as a decimal string (a JSON
+// number may be read as a double); INT64 as a number within ±(2^53-1),
+// else a string; DATE as YYYY-MM-DD; TIMESTAMP in UTC truncated to the
+// microseconds BigQuery keeps; NULL as an absent key.
 //
-//   - NUMERIC as a decimal string ("179.8"): a JSON number would be read as a
-//     double by many parsers, and money must stay exact;
-//   - INT64 as a JSON number inside ±(2^53-1), as a string outside it, as the
-//     load documentation asks, so no reader rounds it through a double;
-//   - DATE as "YYYY-MM-DD"; TIMESTAMP as RFC 3339 in UTC with exactly six
-//     fractional digits (BigQuery keeps microseconds; finer digits would be
-//     rejected or silently truncated, so the truncation happens here);
-//   - NULL as an absent key, which BigQuery reads as NULL.
-//
-// It appends to a caller's buffer and allocates nothing per row. A cell
-// equal to its column's previous one is copied from that one's JSON once the
-// value has repeated: a file's lineage (object, generation, ingestion time)
-// is the same on every row, and a time formatted or a long string escaped
-// costs more than the rest of the row, while a column that changes on every
-// row (an order ID, a line number) would only pay for keeping the copy.
+// It allocates nothing per row. Once a column's value repeats, its JSON is
+// kept and copied: a file's lineage is the same on every row, and a time
+// formatted or a string escaped costs more than the rest of the row.
 type rowEncoder struct {
 	table warehouse.Table
 	cols  []encColumn
@@ -34,8 +25,8 @@ type encColumn struct {
 	key      []byte // `,"name":`, quoted once; a row's first comma becomes its '{'
 	typ      warehouse.Type
 	required bool
-	// last is the column's previous non-NULL value (seen: there is one);
-	// cell is its key and JSON, kept once last repeated (empty: not kept).
+	// last is the previous non-NULL value (seen: there is one); cell is its
+	// key and JSON, kept once last repeated.
 	last warehouse.Value
 	seen bool
 	cell []byte
@@ -50,13 +41,12 @@ func newRowEncoder(t warehouse.Table) *rowEncoder {
 	return e
 }
 
-// maxExactJSONInt is 2^53-1, the largest integer every JSON reader (an
-// IEEE double) holds exactly.
+// maxExactJSONInt is the largest integer a double holds exactly.
 const maxExactJSONInt = 1<<53 - 1
 
-// appendRow appends row as one JSON object (no newline). A row of the wrong
-// width or a NULL in a REQUIRED column is refused here, naming the column,
-// rather than failing the whole load job later with a less precise reason.
+// appendRow appends row as one JSON object (no newline), refusing a row of
+// the wrong width or a NULL in a REQUIRED column by name, rather than
+// failing the whole load job later.
 func (e *rowEncoder) appendRow(dst []byte, row []warehouse.Value) ([]byte, error) {
 	if len(row) != len(e.cols) {
 		return dst, fmt.Errorf("row has %d values, table %s has %d columns", len(row), e.table.Name, len(e.cols))
@@ -85,7 +75,7 @@ func (e *rowEncoder) appendRow(dst []byte, row []warehouse.Value) ([]byte, error
 		if same {
 			c.cell = append(c.cell[:0], dst[at:]...)
 		} else {
-			c.keep(v)
+			c.last, c.seen, c.cell = *v, true, c.cell[:0]
 		}
 	}
 	if len(dst) == start {
@@ -111,24 +101,6 @@ func sameValue(typ warehouse.Type, a, b *warehouse.Value) bool {
 		return a.Time.Equal(b.Time)
 	}
 	return false
-}
-
-// keep makes v the column's last value, copying only the field its type
-// uses (what sameValue compares), and drops the cell of the previous one.
-func (c *encColumn) keep(v *warehouse.Value) {
-	switch c.typ {
-	case warehouse.String:
-		c.last.Str = v.Str
-	case warehouse.Int64:
-		c.last.Int = v.Int
-	case warehouse.Numeric:
-		c.last.Dec = v.Dec
-	case warehouse.Date:
-		c.last.Days = v.Days
-	case warehouse.Timestamp:
-		c.last.Time = v.Time
-	}
-	c.seen, c.cell = true, c.cell[:0]
 }
 
 func appendInt(dst []byte, n int64) []byte {
@@ -166,11 +138,10 @@ func appendValue(dst []byte, typ warehouse.Type, v *warehouse.Value) ([]byte, er
 	return dst, fmt.Errorf("unsupported column type %q", typ)
 }
 
-// appendDate appends days since 1970-01-01 as YYYY-MM-DD, by the civil
-// calendar arithmetic of http://howardhinnant.github.io/date_algorithms.html
-// (days_from_civil's inverse): a tenth of time.Time.AppendFormat's cost,
-// which dominated the row. Years outside 0001-9999, which BigQuery refuses
-// anyway, go through the time package, so the text stays what it was.
+// appendDate appends days since 1970-01-01 as YYYY-MM-DD by
+// http://howardhinnant.github.io/date_algorithms.html (civil_from_days), a
+// tenth of AppendFormat's cost, which dominated the row; years outside
+// 0001-9999 go through the time package.
 func appendDate(dst []byte, days int32) []byte {
 	z := int64(days) + 719468
 	era := z / 146097
@@ -199,9 +170,8 @@ func appendDate(dst []byte, days int32) []byte {
 		byte('0'+d/10), byte('0'+d%10))
 }
 
-// appendString is warehouse.AppendJSONString with a shortcut for the usual
-// value, printable ASCII without a quote or a backslash, which JSON takes as
-// it is: tested eight bytes at a time instead of byte by byte.
+// appendString is warehouse.AppendJSONString with a shortcut for printable
+// ASCII without a quote or backslash, tested eight bytes at a time.
 func appendString(dst []byte, s string) []byte {
 	if !plainJSON(s) {
 		return warehouse.AppendJSONString(dst, s)

@@ -32,23 +32,16 @@ func TestEncodeGolden(t *testing.T) {
 		{
 			name:  "dead letters: NULLs, escapes, extreme values",
 			table: warehouse.PedidosDescartados,
-			rows: [][]warehouse.Value{
-				{
-					warehouse.NullValue(), warehouse.NullValue(), warehouse.StringValue("invalid: importe_total \"12,5\" is not a number"),
-					warehouse.NullValue(), warehouse.NullValue(), warehouse.NullValue(),
-					warehouse.TimeValue(time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)),
-					warehouse.StringValue("1234567890"),
-					warehouse.StringValue("{\"pedido_id\":\"P-1\"}\n\tattr=\x01\\ año \xff"),
-				},
-				{
-					warehouse.StringValue("P-9"), warehouse.StringValue("ventas_hora_pais"), warehouse.StringValue("too_late"),
-					warehouse.TimeValue(time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.FixedZone("CET", 3600))),
-					warehouse.TimeValue(time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)),
-					warehouse.TimeValue(time.Date(2026, 3, 14, 11, 0, 0, 1000, time.UTC)),
-					warehouse.TimeValue(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)),
-					warehouse.NullValue(), warehouse.StringValue(""),
-				},
-			},
+			rows: [][]warehouse.Value{{
+				warehouse.NullValue(), warehouse.NullValue(), warehouse.StringValue("invalid: importe_total \"12,5\" is not a number"),
+				warehouse.NullValue(), warehouse.NullValue(), warehouse.NullValue(), warehouse.TimeValue(time.Date(2026, 3, 14, 10, 0, 0, 0, time.UTC)),
+				warehouse.StringValue("1234567890"), warehouse.StringValue("{\"pedido_id\":\"P-1\"}\n\tattr=\x01\\ año \xff"),
+			}, {
+				warehouse.StringValue("P-9"), warehouse.StringValue("ventas_hora_pais"), warehouse.StringValue("too_late"),
+				warehouse.TimeValue(time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.FixedZone("CET", 3600))),
+				warehouse.TimeValue(time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)), warehouse.TimeValue(time.Date(2026, 3, 14, 11, 0, 0, 1000, time.UTC)),
+				warehouse.TimeValue(time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)), warehouse.NullValue(), warehouse.StringValue(""),
+			}},
 			golden: "pedidos_descartados.ndjson",
 		},
 	}
@@ -104,7 +97,8 @@ func TestAppendValue(t *testing.T) {
 		{name: "numeric nine decimals", typ: warehouse.Numeric, v: warehouse.DecValue(dec(t, "-0.000000001")), want: `"-0.000000001"`},
 		{name: "date", typ: warehouse.Date, v: warehouse.DateValue(day(t, "2026-02-28")), want: `"2026-02-28"`},
 		{name: "date before 1970", typ: warehouse.Date, v: warehouse.DateValue(day(t, "1969-12-31")), want: `"1969-12-31"`},
-		{name: "timestamp truncated to microseconds, in UTC", typ: warehouse.Timestamp, v: warehouse.Value{Time: time.Date(2026, 3, 14, 10, 0, 0, 999999999, time.FixedZone("CET", 3600))}, want: `"2026-03-14T09:00:00.999999Z"`},
+		{name: "timestamp truncated to microseconds, in UTC", typ: warehouse.Timestamp,
+			v: warehouse.Value{Time: time.Date(2026, 3, 14, 10, 0, 0, 999999999, time.FixedZone("CET", 3600))}, want: `"2026-03-14T09:00:00.999999Z"`},
 		{name: "timestamp out of range", typ: warehouse.Timestamp, v: warehouse.Value{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, wantErr: "outside BigQuery's range"},
 		{name: "zero timestamp is year 1, in range", typ: warehouse.Timestamp, v: warehouse.Value{}, want: `"0001-01-01T00:00:00.000000Z"`},
 		{name: "unknown type", typ: "BOOL", v: warehouse.Value{}, wantErr: "unsupported column type"},
@@ -124,18 +118,14 @@ func TestAppendValue(t *testing.T) {
 }
 
 func TestAppendJSONString(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want string // what encoding/json decodes it back to
-	}{
-		{name: "plain", in: "SKU-ABC", want: "SKU-ABC"},
-		{name: "quotes and backslash", in: `di "hola" \ adiós`, want: `di "hola" \ adiós`},
-		{name: "control characters", in: "a\nb\rc\td\x00e\x1f", want: "a\nb\rc\td\x00e\x1f"},
-		{name: "multi-byte runes", in: "ñ€😀", want: "ñ€😀"},
-		{name: "invalid UTF-8 becomes U+FFFD", in: "a\xffb\xc3", want: "a\ufffdb\ufffd"},
-		{name: "HTML is left alone", in: "<a>&", want: "<a>&"},
-		{name: "line separators", in: "\u2028\u2029", want: "\u2028\u2029"},
+	tests := []struct{ name, in, want string }{ // want: what encoding/json decodes it back to
+		{"plain", "SKU-ABC", "SKU-ABC"},
+		{"quotes and backslash", `di "hola" \ adiós`, `di "hola" \ adiós`},
+		{"control characters", "a\nb\rc\td\x00e\x1f", "a\nb\rc\td\x00e\x1f"},
+		{"multi-byte runes", "ñ€😀", "ñ€😀"},
+		{"invalid UTF-8 becomes U+FFFD", "a\xffb\xc3", "a\ufffdb\ufffd"},
+		{"HTML is left alone", "<a>&", "<a>&"},
+		{"line separators", "\u2028\u2029", "\u2028\u2029"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -181,9 +171,7 @@ func BenchmarkEncodeLineas(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rows := lineas(b, 1000)
-	// As in an export: order, SKU, quantity and price change from row to
-	// row; the lineage does not.
+	rows := lineas(b, 1000) // order, SKU, quantity and price change from row to row, as in an export
 	for i, r := range rows {
 		r[0] = warehouse.StringValue(fmt.Sprintf("P-%07d", 1000000+i/3))
 		r[3] = warehouse.StringValue(fmt.Sprintf("SKU-%03d", i%211))
@@ -193,7 +181,6 @@ func BenchmarkEncodeLineas(b *testing.B) {
 	enc := newRowEncoder(tb)
 	var buf []byte
 	b.ReportAllocs()
-	b.ResetTimer()
 	n := 0
 	for b.Loop() {
 		buf, err = enc.appendRow(buf[:0], rows[n%len(rows)])

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"cloud.google.com/go/bigquery"
-	"cloud.google.com/go/civil"
 	"google.golang.org/api/iterator"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -23,13 +22,10 @@ func (w *Warehouse) Query(ctx context.Context, sql string) (warehouse.Result, er
 	return warehouse.Collected(ctx, sql, w.QueryRows)
 }
 
-// QueryRows runs one read-only SQL statement (GoogleSQL) with the dataset
-// as the default dataset, so unqualified table names resolve as they do in
-// DuckDB, and hands its answer to sink page by page as the iterator fetches
-// it, every value rendered as text the way the embedded warehouse does. A
-// dry run (free, not kept in the job history) first asks BigQuery what kind
-// of statement it is: anything but a SELECT (DML, DDL, scripts) is refused
-// before it can change the warehouse.
+// QueryRows runs one read-only GoogleSQL statement with the dataset as the
+// default dataset and hands its answer to sink page by page, rendered as
+// the embedded warehouse renders it. A free dry run first refuses anything
+// but a SELECT, before it can change the warehouse.
 func (w *Warehouse) QueryRows(ctx context.Context, sql string, sink warehouse.RowSink) error {
 	if err := w.checkSelect(ctx, sql); err != nil {
 		return fmt.Errorf("query: %w", err)
@@ -41,10 +37,9 @@ func (w *Warehouse) QueryRows(ctx context.Context, sql string, sink warehouse.Ro
 	return collect(it, sink)
 }
 
-// collect hands an answer to sink as text, page by page.
+// collect hands an answer to sink as text. The schema is known once the
+// first page is read, so the columns follow the first fetch.
 func collect(it *bigquery.RowIterator, sink warehouse.RowSink) error {
-	// The schema is known once the first page is read, so the first row is
-	// fetched before the columns are handed on.
 	var row []string
 	for n := 0; ; n++ {
 		var vals []bigquery.Value
@@ -77,9 +72,7 @@ func collect(it *bigquery.RowIterator, sink warehouse.RowSink) error {
 
 func (w *Warehouse) newQuery(sql string) *bigquery.Query {
 	q := w.client.Query(sql)
-	q.Location = w.opt.Location
-	q.DefaultProjectID = w.opt.Project
-	q.DefaultDatasetID = w.opt.Dataset
+	q.Location, q.DefaultProjectID, q.DefaultDatasetID = w.opt.Location, w.opt.Project, w.opt.Dataset
 	return q
 }
 
@@ -103,31 +96,21 @@ func (w *Warehouse) checkSelect(ctx context.Context, sql string) error {
 	return nil
 }
 
-// render writes one value as text: NULL as "NULL", NUMERIC exactly as the
-// shortest decimal ("179.8", "0", "-0.05", like numeric.Dec), DATE as
-// YYYY-MM-DD, TIMESTAMP as RFC 3339 in UTC.
+// render writes one value as Querier says (warehouse.Warehouse).
 func render(v bigquery.Value) string {
 	switch x := v.(type) {
 	case nil:
 		return "NULL"
 	case string:
 		return x
-	case int64:
-		return strconv.FormatInt(x, 10)
 	case *big.Rat:
 		return warehouse.DecimalString(x)
-	case civil.Date:
-		return x.String()
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
-	case bool:
-		return strconv.FormatBool(x)
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x)
-	case fmt.Stringer: // civil.Time, civil.DateTime, intervals
-		return x.String()
 	}
-	return fmt.Sprint(v)
+	return fmt.Sprint(v) // INT64, BOOL, civil dates and times
 }

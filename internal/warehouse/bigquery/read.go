@@ -12,18 +12,15 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Read runs a named read as GoogleSQL with query parameters, so its text
-// is the same for every value (BigQuery caches it).
-// Its text is fixed in package warehouse as a SELECT, so no dry run checks
-// it first; its answer is rendered as Query renders it.
+// Read runs a named read as GoogleSQL with query parameters, so its text is
+// the same for every value (BigQuery caches it). Its text is a fixed
+// SELECT, so no dry run checks it first.
 func (w *Warehouse) Read(ctx context.Context, s warehouse.Statement) (warehouse.Result, error) {
 	return w.readSQL(ctx, s.Name(), s.SQL(), s.Params())
 }
 
-// readSQL runs sql with params as Read runs the named read name (tests
-// send SQL of their own, e.g. TestGoogleSQLReportsAnalyzerErrors).
-func (w *Warehouse) readSQL(ctx context.Context, name, sql string,
-	params []warehouse.Param) (warehouse.Result, error) {
+// readSQL is Read of any SQL, for tests of their own SQL.
+func (w *Warehouse) readSQL(ctx context.Context, name, sql string, params []warehouse.Param) (warehouse.Result, error) {
 	q := w.newQuery(sql)
 	for _, p := range params {
 		v, err := paramValue(p)
@@ -43,8 +40,7 @@ func (w *Warehouse) readSQL(ctx context.Context, name, sql string,
 	return c.Result, nil
 }
 
-// paramValue is p as the client types it: a Go value whose type names the
-// parameter's (a slice for an array, typed even when empty).
+// paramValue is p as the client types it (an array typed even when empty).
 func paramValue(p warehouse.Param) (any, error) {
 	switch p.Type {
 	case warehouse.String:
@@ -63,8 +59,6 @@ func paramValue(p warehouse.Param) (any, error) {
 	return nil, fmt.Errorf("parameter %s: type %s", p.Name, p.Type)
 }
 
-// typed converts p's values with f: the slice for an array, else its one
-// element.
 func typed[T any](p warehouse.Param, f func(warehouse.Value) T) any {
 	out := make([]T, len(p.Values))
 	for i, v := range p.Values {

@@ -13,27 +13,13 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// RefreshDaily recomputes the given dates of an aggregate from its source
-// table: per date, one query job (the aggregate's shared SQL with the date
-// as a DATE parameter) whose destination is the partition
-// "<table>$YYYYMMDD" with WRITE_TRUNCATE, which replaces exactly that date
-// and leaves every other one alone. The table must exist (CREATE_NEVER).
-//
-// Each date is one table modification of the aggregate (1,500 per table per
-// day, shared by load, copy and query jobs, failed ones included): a file
-// usually touches one date, so a day's files cost one load of the source
-// table and about one refresh of the aggregate each.
-//
-// The SQL leaves out a group whose sum its column cannot hold (see
-// warehouse.Aggregate), so one such group never fails its date: after each
-// refresh job, a query job lists the groups of that date it left out (the
-// same groups, summed the same way: one more scan of the date's source
-// rows), and RefreshDaily returns them as a *warehouse.OverflowError when
-// nothing else failed.
-//
-// All jobs are inserted before any is waited for, so the dates run in
-// parallel on BigQuery's side. The first failure is returned after every
-// job has been waited for, naming each failed date.
+// RefreshDaily recomputes the given dates of an aggregate: per date, one
+// query job writing the partition "<table>$YYYYMMDD" with WRITE_TRUNCATE
+// (CREATE_NEVER), one of the table's 1,500 modifications a day, and one
+// query job listing the groups it left out for sums out of range, returned
+// as a *warehouse.OverflowError when nothing else failed. Every job is
+// inserted before any is waited for, so the dates run in parallel; the
+// failures are returned once all are done, each naming its date.
 func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []int32) error {
 	agg, err := warehouse.LookupAggregate(aggregate)
 	if err != nil {
@@ -58,7 +44,6 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	var errs []error
 	for _, day := range days {
 		if err := checkPartitionDay(day); err != nil {
-			// No job could address the date; no retry will either.
 			errs = append(errs, &warehouse.PermanentError{Err: err})
 			continue
 		}
@@ -113,8 +98,8 @@ func (w *Warehouse) startCheck(ctx context.Context, agg warehouse.Aggregate, ref
 	return w.start(ctx, q, refreshID+"-overflows")
 }
 
-// start inserts q as job jobID. A 409 can only be a retried insert of this
-// very call, the ID being random: the job is ours, and waited for.
+// start inserts q as job jobID. The ID being random, a 409 is our own
+// retried insert: the job is ours.
 func (w *Warehouse) start(ctx context.Context, q *bigquery.Query, jobID string) (*bigquery.Job, error) {
 	if err := warehouse.CheckID(jobID, maxJobIDLen); err != nil {
 		return nil, &warehouse.PermanentError{Err: fmt.Errorf("job ID %q: %w", jobID, err)}
@@ -169,22 +154,15 @@ func (w *Warehouse) startRefresh(ctx context.Context, agg warehouse.Aggregate, s
 	if err != nil {
 		return nil, err
 	}
-	labels := map[string]string{"alpipe-aggregate": agg.Table}
-	if err := checkLabels(labels); err != nil {
-		return nil, &warehouse.PermanentError{Err: err}
-	}
 	q := w.newQuery(sql)
-	date := civil.DateOf(warehouse.DayTime(day))
-	q.Parameters = []bigquery.QueryParameter{{Name: warehouse.DateParam, Value: date}}
+	q.Parameters = []bigquery.QueryParameter{{Name: warehouse.DateParam, Value: civil.DateOf(warehouse.DayTime(day))}}
 	q.Dst = w.dataset.Table(agg.Table + "$" + partitionID(day))
-	q.WriteDisposition = bigquery.WriteTruncate
-	q.CreateDisposition = bigquery.CreateNever
-	q.Labels = labels
+	q.WriteDisposition, q.CreateDisposition = bigquery.WriteTruncate, bigquery.CreateNever
+	q.Labels = map[string]string{"alpipe-aggregate": agg.Table}
 	return w.start(ctx, q, jobID)
 }
 
-// qualify names a table of the dataset fully, so the SQL means the same
-// whatever the job's default dataset.
+// qualify names a table fully, whatever the job's default dataset.
 func (w *Warehouse) qualify(table string) string {
 	return "`" + w.opt.Project + "." + w.opt.Dataset + "." + table + "`"
 }

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"cloud.google.com/go/bigquery"
@@ -30,8 +29,7 @@ import (
 )
 
 // Staging is where load files are written before a load job reads them
-// (objects.GCS satisfies it: Create returns a writer with Write/Close/Abort;
-// Delete ignores missing objects).
+// (objects.GCS satisfies it).
 type Staging interface {
 	Create(ctx context.Context, bucket, name, contentType string, metadata map[string]string) objects.Writer
 	Delete(ctx context.Context, bucket, name string) error
@@ -43,51 +41,37 @@ var _ Staging = (*objects.GCS)(nil)
 type Options struct {
 	Project string // project holding the dataset
 	Dataset string // the analytics dataset (alpinashop_analitica)
-	// Location is the dataset's location, e.g. "EU" or "europe-southwest1"
-	// (BIGQUERY_LOCATION): every job names it. It is given, not read from
-	// the dataset, so that an instance starts without a request and an
-	// emulator, whose datasets report none, can be used (see
-	// ResolveLocation).
+	// Location is the dataset's location (BIGQUERY_LOCATION), named by
+	// every job. It is given, not read from the dataset, so that an
+	// instance starts without a request and works on an emulator, whose
+	// datasets report none.
 	Location string
 
 	// StagingBucket and StagingPrefix say where load files are written:
-	// gs://<StagingBucket>/<StagingPrefix><load ID>/a<attempt>-<token>.ndjson
-	// (token: 16 hex digits per call). The bucket must be in the dataset's
-	// location, and should carry a lifecycle rule on the prefix that deletes
-	// leftovers (failed attempts, crashes before cleanup) after a few days.
-	//
-	// Only Load stages files, so the bucket is optional: the services that
-	// never load (AggregateOrders, AdvanceWatermark) run without one, and
-	// Load then fails with ErrNoStaging.
+	// gs://<StagingBucket>/<StagingPrefix><load ID>/a<attempt>-<token>.ndjson.
+	// The bucket must be in the dataset's location and should carry a
+	// lifecycle rule on the prefix that deletes leftovers after a few days.
+	// Only Load stages files, so services that never load run without a
+	// bucket, and Load then fails with ErrNoStaging.
 	StagingBucket string
 	StagingPrefix string
 
-	// JobPrefix starts every job ID, so this system's jobs are easy to find
-	// in the job history; default "alpipe".
-	JobPrefix string
-	// PollInterval is how often a running job is checked; default 1s.
-	PollInterval time.Duration
+	JobPrefix    string        // starts every job ID; default "alpipe"
+	PollInterval time.Duration // how often a running job is checked; default 1s
 }
 
-// DefaultJobPrefix is the JobPrefix used when Options leaves it empty.
-const DefaultJobPrefix = "alpipe"
-
-// DefaultPollInterval is the PollInterval used when Options leaves it zero.
-const DefaultPollInterval = time.Second
-
-// ErrNoStaging is wrapped by Load when the adapter was built without a
-// staging bucket. It is a configuration error, not a property of the file:
-// it is not a warehouse.PermanentError, so the caller answers non-2xx and
-// the event is retried once STAGING_BUCKET is set, instead of quarantining
-// a good file.
+// ErrNoStaging is wrapped by Load when the adapter has no staging bucket.
+// It is a configuration error, not a property of the file: not permanent,
+// so the event is retried once STAGING_BUCKET is set instead of
+// quarantining a good file.
 var ErrNoStaging = errors.New("no staging bucket configured (set STAGING_BUCKET): load jobs read their rows from it")
 
 // maxJobPrefixLen keeps "<prefix>-<ID>-a<attempt>" within BigQuery's 1,024
 // characters for every Load ID the port allows (900 bytes).
 const maxJobPrefixLen = 100
 
-// Warehouse is the BigQuery adapter. It is safe for concurrent use; create
-// one per instance and reuse it (the client holds the connection pool).
+// Warehouse is the BigQuery adapter, safe for concurrent use: create one
+// per instance and reuse it (the client holds the connection pool).
 type Warehouse struct {
 	client  *bigquery.Client
 	dataset *bigquery.Dataset
@@ -100,10 +84,9 @@ var (
 	_ warehouse.RowStreamer = (*Warehouse)(nil)
 )
 
-// New checks the options and builds the adapter. It makes no request: a
-// wrong project or dataset surfaces on the first job, with BigQuery's reason.
-// staging may be nil only when opt.StagingBucket is empty (see
-// Options.StagingBucket).
+// New checks the options and builds the adapter without a request: a
+// wrong project or dataset surfaces on the first job. staging may be nil
+// only when opt.StagingBucket is empty.
 func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, error) {
 	var errs []error
 	if client == nil {
@@ -119,41 +102,20 @@ func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, err
 		errs = append(errs, errors.New("empty dataset"))
 	}
 	if opt.Location == "" {
-		// Without the location, jobs.get cannot find jobs outside the US and
-		// EU multi-regions and answers 404: Load would take a finished load
-		// for a missing one and stage the file again.
+		// jobs.get cannot find a job outside the US and EU multi-regions
+		// without it: Load would take a finished load for a missing one.
 		errs = append(errs, errors.New("empty location (set BIGQUERY_LOCATION to the dataset's)"))
 	}
-	opt.JobPrefix = cmp.Or(opt.JobPrefix, DefaultJobPrefix)
+	opt.JobPrefix = cmp.Or(opt.JobPrefix, "alpipe")
 	if err := warehouse.CheckID(opt.JobPrefix, maxJobPrefixLen); err != nil {
 		errs = append(errs, fmt.Errorf("job prefix: %w", err))
 	}
 	if opt.PollInterval < 0 {
 		errs = append(errs, fmt.Errorf("negative poll interval %s", opt.PollInterval))
 	}
-	opt.PollInterval = cmp.Or(opt.PollInterval, DefaultPollInterval)
+	opt.PollInterval = cmp.Or(opt.PollInterval, time.Second)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("bigquery warehouse: %w", errors.Join(errs...))
 	}
-	ds := client.DatasetInProject(opt.Project, opt.Dataset)
-	return &Warehouse{client: client, dataset: ds, staging: staging, opt: opt}, nil
-}
-
-func (w *Warehouse) table(name string) (warehouse.Table, error) { return warehouse.Lookup(name) }
-
-// ResolveLocation returns the location jobs must name for a dataset that
-// reports location dataset (Dataset.Metadata; "" from an emulator): the
-// explicit one (BIGQUERY_LOCATION) when given, else the dataset's. Both
-// given must agree, or every job would look for the data in the wrong
-// place; neither given is an error naming BIGQUERY_LOCATION.
-func ResolveLocation(explicit, dataset string) (string, error) {
-	switch {
-	case explicit == "" && dataset == "":
-		return "", errors.New("the dataset reports no location (an emulator's does not): set BIGQUERY_LOCATION")
-	case explicit == "":
-		return dataset, nil
-	case dataset != "" && !strings.EqualFold(explicit, dataset):
-		return "", fmt.Errorf("BIGQUERY_LOCATION is %s, but the dataset is in %s", explicit, dataset)
-	}
-	return explicit, nil
+	return &Warehouse{client: client, dataset: client.DatasetInProject(opt.Project, opt.Dataset), staging: staging, opt: opt}, nil
 }

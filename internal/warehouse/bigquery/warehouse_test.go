@@ -17,7 +17,8 @@ import (
 // offlineClient is a client of a closed port: any request it sends fails.
 func offlineClient(t *testing.T) *bigquery.Client {
 	t.Helper()
-	client, err := bigquery.NewClient(context.Background(), testProject, option.WithoutAuthentication(), option.WithEndpoint("http://127.0.0.1:1/bigquery/v2/"))
+	client, err := bigquery.NewClient(context.Background(), testProject, option.WithoutAuthentication(),
+		option.WithEndpoint("http://127.0.0.1:1/bigquery/v2/"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +29,8 @@ func offlineClient(t *testing.T) *bigquery.Client {
 func TestNew(t *testing.T) {
 	client := offlineClient(t)
 	staging := &recordingStaging{}
-	valid := Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket}
 
+	defaults := Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket, JobPrefix: "alpipe", PollInterval: time.Second}
 	tests := []struct {
 		name    string
 		client  *bigquery.Client
@@ -38,51 +39,30 @@ func TestNew(t *testing.T) {
 		wantErr []string // each must appear
 		want    Options  // the effective options, when valid
 	}{
-		{
-			name: "defaults filled in", client: client, staging: staging,
-			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket, JobPrefix: "alpipe", PollInterval: time.Second},
-		},
-		{
-			name: "given prefix and interval kept", client: client, staging: staging,
+		{name: "defaults filled in", client: client, staging: staging, want: defaults},
+		{name: "given prefix and interval kept", client: client, staging: staging,
 			opt: func(o *Options) {
-				o.JobPrefix = "alpipe_prod"
-				o.PollInterval = 250 * time.Millisecond
-				o.StagingPrefix = "cargas/"
+				o.JobPrefix, o.PollInterval, o.StagingPrefix = "alpipe_prod", 250*time.Millisecond, "cargas/"
 			},
-			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket, StagingPrefix: "cargas/", JobPrefix: "alpipe_prod", PollInterval: 250 * time.Millisecond},
-		},
+			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket, StagingPrefix: "cargas/",
+				JobPrefix: "alpipe_prod", PollInterval: 250 * time.Millisecond}},
 		{name: "nil client", staging: staging, wantErr: []string{"nil BigQuery client"}},
 		{name: "nil staging for a staging bucket", client: client, wantErr: []string{`nil staging store for staging bucket "` + testBucket + `"`}},
-		{
-			// The services that never load run without STAGING_BUCKET.
-			name: "no staging bucket and no staging store", client: client,
-			opt:  func(o *Options) { o.StagingBucket = "" },
-			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", JobPrefix: "alpipe", PollInterval: time.Second},
-		},
-		{
-			name: "every missing setting is named at once", client: client, staging: staging,
-			opt:     func(o *Options) { *o = Options{} },
-			wantErr: []string{"empty project", "empty dataset", "empty location"},
-		},
-		{
-			name: "job prefix BigQuery would refuse", client: client, staging: staging,
-			opt:     func(o *Options) { o.JobPrefix = "alpipe.prod" },
-			wantErr: []string{"job prefix: byte '.'"},
-		},
-		{
-			name: "job prefix too long for 1,024-character job IDs", client: client, staging: staging,
-			opt:     func(o *Options) { o.JobPrefix = strings.Repeat("a", maxJobPrefixLen+1) },
-			wantErr: []string{"job prefix: 101 bytes"},
-		},
-		{
-			name: "negative poll interval", client: client, staging: staging,
-			opt:     func(o *Options) { o.PollInterval = -time.Second },
-			wantErr: []string{"negative poll interval"},
-		},
+		// The services that never load run without STAGING_BUCKET.
+		{name: "no staging bucket and no staging store", client: client, opt: func(o *Options) { o.StagingBucket = "" },
+			want: Options{Project: testProject, Dataset: testDataset, Location: "EU", JobPrefix: "alpipe", PollInterval: time.Second}},
+		{name: "every missing setting is named at once", client: client, staging: staging, opt: func(o *Options) { *o = Options{} },
+			wantErr: []string{"empty project", "empty dataset", "empty location"}},
+		{name: "job prefix BigQuery would refuse", client: client, staging: staging, opt: func(o *Options) { o.JobPrefix = "alpipe.prod" },
+			wantErr: []string{"job prefix: byte '.'"}},
+		{name: "job prefix too long for 1,024-character job IDs", client: client, staging: staging,
+			opt: func(o *Options) { o.JobPrefix = strings.Repeat("a", maxJobPrefixLen+1) }, wantErr: []string{"job prefix: 101 bytes"}},
+		{name: "negative poll interval", client: client, staging: staging, opt: func(o *Options) { o.PollInterval = -time.Second },
+			wantErr: []string{"negative poll interval"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opt := valid
+			opt := Options{Project: testProject, Dataset: testDataset, Location: "EU", StagingBucket: testBucket}
 			if tc.opt != nil {
 				tc.opt(&opt)
 			}

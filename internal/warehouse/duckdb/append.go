@@ -9,12 +9,11 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Append inserts rows into table, ignoring every row whose ID was appended
-// to that table before (or earlier in the same call), so a retried append
-// is harmless. The IDs are recorded in the same transaction as the rows.
-// Appends are small (panes, dead letters), so rows go one statement each.
+// Append inserts rows into table but those whose ID was appended to it
+// before, recording the IDs in the rows' transaction. Appends are small,
+// so rows go one statement each.
 func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.Row) error {
-	t, err := w.table(table)
+	t, err := warehouse.Lookup(table)
 	if err != nil {
 		return fmt.Errorf("append to %s: %w", table, err)
 	}
@@ -64,8 +63,7 @@ func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.R
 	return nil
 }
 
-// insertValues is the single-row INSERT for t, converting each parameter
-// the way the spool does, so both paths store identical values.
+// insertValues is the single-row INSERT for t, converting as the spool does.
 func insertValues(t warehouse.Table) string {
 	vals := make([]string, len(t.Schema))
 	for i, f := range t.Schema {

@@ -16,10 +16,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 )
 
-// TestConcurrentLoadsFitTheMemoryLimit is four drops of about 260,000
-// rows at once, each followed by its daily refresh as ingest does, under
-// the default memory limit: without the load slots three of the four
-// failed with "Out of Memory Error (61.0 MiB/61.0 MiB used)".
+// TestConcurrentLoadsFitTheMemoryLimit: four drops of 260,000 rows at
+// once, each refreshed after as ingest does, under the default memory
+// limit (without load slots, three failed out of memory).
 func TestConcurrentLoadsFitTheMemoryLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: loads a million rows (about 20 s)")
@@ -32,9 +31,7 @@ func TestConcurrentLoadsFitTheMemoryLimit(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, files)
 	for i := range files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			obj := fmt.Sprintf("exportaciones/2026/03/14/pedidos-%d.csv", i)
 			_, err := w.Load(ctx, warehouse.Load{ID: "load-" + strconv.Itoa(i), Table: warehouse.LineasPedido,
 				Rows: warehousetest.OrderLines(rowsPerFile, obj, 1)})
@@ -42,7 +39,7 @@ func TestConcurrentLoadsFitTheMemoryLimit(t *testing.T) {
 				err = w.RefreshDaily(ctx, warehouse.VentasDiariasSKU, []int32{today - 1, today - 2, today - 3})
 			}
 			errs[i] = err
-		}()
+		})
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -64,15 +61,14 @@ func TestConcurrentLoadsFitTheMemoryLimit(t *testing.T) {
 
 func TestLoadSlots(t *testing.T) {
 	tests := []struct {
-		name    string
-		limit   int64
-		threads int
-		want    int
+		name          string
+		limit         int64
+		threads, want int
 	}{
-		{name: "default 64MB on two cores", limit: 61 << 20, threads: 1, want: 2},
-		{name: "tiny limit still loads", limit: 8 << 20, threads: 1, want: 1},
-		{name: "more memory than threads", limit: 4 << 30, threads: 3, want: 4},
-		{name: "more threads than memory", limit: 100 << 20, threads: 15, want: 4},
+		{"default 64MB on two cores", 61 << 20, 1, 2},
+		{"tiny limit still loads", 8 << 20, 1, 1},
+		{"more memory than threads", 4 << 30, 3, 4},
+		{"more threads than memory", 100 << 20, 15, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,14 +81,13 @@ func TestLoadSlots(t *testing.T) {
 
 func TestParseSize(t *testing.T) {
 	tests := []struct {
-		name string
-		in   string
-		want int64
+		name, in string
+		want     int64
 	}{
-		{name: "MiB with a fraction", in: "61.0 MiB", want: 61 << 20},
-		{name: "GiB", in: "1.5 GiB", want: 3 << 29},
-		{name: "bytes", in: "512 bytes", want: 512},
-		{name: "decimal unit", in: "64 MB", want: 64_000_000},
+		{"MiB with a fraction", "61.0 MiB", 61 << 20},
+		{"GiB", "1.5 GiB", 3 << 29},
+		{"bytes", "512 bytes", 512},
+		{"decimal unit", "64 MB", 64_000_000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,8 +107,8 @@ func TestParseSize(t *testing.T) {
 	}
 }
 
-// TestLoadWaitsForASlot checks that a Load queues while the slots are
-// taken, and gives up with its context.
+// TestLoadWaitsForASlot: a Load queues while the slots are taken, and
+// gives up with its context.
 func TestLoadWaitsForASlot(t *testing.T) {
 	w := open(t, "", Options{MaxLoads: 1})
 	release, err := w.acquire(context.Background())
@@ -132,11 +127,8 @@ func TestLoadWaitsForASlot(t *testing.T) {
 	}
 }
 
-// TestRelativeTempDir opens with a relative temp folder, as serve does
-// with its default data folder, and then the process changes folder: DuckDB
-// resolves a relative temp_directory anew on each use and found it outside
-// allowed_directories (see confine), which are fixed at Open. Spilling
-// failed with a permission error, and Close aborted the process.
+// TestRelativeTempDir opens with a relative temp folder, as serve does,
+// then changes folder: spilling must still work and Close not abort.
 func TestRelativeTempDir(t *testing.T) {
 	t.Chdir(t.TempDir())
 	w, err := Open("wh.duckdb", Options{TempDir: filepath.Join(".local", "tmp"), MemoryLimit: "16MB"})

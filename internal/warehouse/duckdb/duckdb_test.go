@@ -33,17 +33,15 @@ func open(t testing.TB, path string, opt Options) *Warehouse {
 
 func TestConformance(t *testing.T) {
 	t.Run("in memory", func(t *testing.T) {
-		warehousetest.Run(t, func(t *testing.T) warehousetest.Warehouse {
-			return open(t, "", Options{})
-		})
+		warehousetest.RunWith(t, func(t *testing.T) warehousetest.Warehouse { return open(t, "", Options{}) }, warehousetest.Features{})
 	})
 	t.Run("on disk", func(t *testing.T) {
 		if testing.Short() {
 			t.Skip("-short: the in-memory run covers the same code")
 		}
-		warehousetest.Run(t, func(t *testing.T) warehousetest.Warehouse {
+		warehousetest.RunWith(t, func(t *testing.T) warehousetest.Warehouse {
 			return open(t, filepath.Join(t.TempDir(), "wh.duckdb"), Options{MemoryLimit: "128MB"})
-		})
+		}, warehousetest.Features{})
 	})
 	t.Run("discarding view", func(t *testing.T) {
 		warehousetest.RunModeWith(t, func(t *testing.T) warehousetest.Warehouse {
@@ -54,9 +52,8 @@ func TestConformance(t *testing.T) {
 
 func TestOpenRejectsBadOptions(t *testing.T) {
 	tests := []struct {
-		name string
-		path string
-		opt  Options
+		name, path string
+		opt        Options
 	}{
 		{"unknown accumulation", "", Options{Accumulation: "SOMETIMES"}},
 		{"path with a query", "wh.duckdb?access_mode=READ_ONLY", Options{}},
@@ -119,15 +116,15 @@ func TestOpenDetectsSchemaDrift(t *testing.T) {
 	}
 }
 
-// Loads larger than one spool file insert a file while writing the next;
-// a failure after the first file was inserted must still leave no row, and
-// neither load a spool file.
+// A failure after a Load's first spool file was inserted leaves no row,
+// and neither a failed nor a whole Load leaves a spool file.
 func TestLoadAcrossSpoolFiles(t *testing.T) {
 	ctx := context.Background()
 	tmp := t.TempDir()
 	w := open(t, "", Options{TempDir: tmp})
 	const n = 2*spoolRows + 1000
-	_, err := w.Load(ctx, warehouse.Load{ID: "broken", Table: warehouse.LineasPedido, Rows: &failAfter{RowSource: newOrderLines(n, "gs://b/o.csv", 1), n: spoolRows + 10}})
+	_, err := w.Load(ctx, warehouse.Load{ID: "broken", Table: warehouse.LineasPedido,
+		Rows: &failAfter{RowSource: newOrderLines(n, "gs://b/o.csv", 1), n: spoolRows + 10}})
 	if !errors.Is(err, errBroke) {
 		t.Fatalf("Load: got %v, want %v", err, errBroke)
 	}
@@ -139,8 +136,7 @@ func TestLoadAcrossSpoolFiles(t *testing.T) {
 	if res.Rows != n {
 		t.Errorf("loaded %d rows, want %d", res.Rows, n)
 	}
-	// The sums are those of the generator, computed independently.
-	var units int64
+	var units int64 // the generator's sums, computed independently
 	var amount warehouse.Value
 	gen := newOrderLines(n, "", 1)
 	for gen.Next() {
@@ -174,7 +170,7 @@ func TestQueryIsReadOnly(t *testing.T) {
 	if _, err := w.Load(ctx, warehouse.Load{ID: "f-1", Table: warehouse.LineasPedido, Rows: newOrderLines(3, "gs://b/o.csv", 1)}); err != nil {
 		t.Fatal(err)
 	}
-	// DELETE, UPDATE and a script hiding a DELETE: the suite's QueryIsReadOnly.
+	// DELETE, UPDATE and a script: the suite's QueryIsReadOnly.
 	for _, q := range []string{
 		"DROP TABLE lineas_pedido",
 		"CREATE TABLE x AS SELECT 1",
@@ -195,14 +191,14 @@ func TestQueryIsReadOnly(t *testing.T) {
 func TestQueryRendersValues(t *testing.T) {
 	w := open(t, "", Options{})
 	tests := []struct {
-		name string
-		sql  string
-		want []string
+		name, sql string
+		want      []string
 	}{
 		{"decimal", "SELECT CAST('0.300000000' AS DECIMAL(38,9))", []string{"0.3"}},
 		{"negative decimal below one", "SELECT CAST('-0.05' AS DECIMAL(38,9))", []string{"-0.05"}},
 		{"whole decimal", "SELECT CAST('120' AS DECIMAL(38,9))", []string{"120"}},
-		{"decimal beyond int64", "SELECT CAST('12345678901234567890123.123456789' AS DECIMAL(38,9))", []string{"12345678901234567890123.123456789"}},
+		{"decimal beyond int64", "SELECT CAST('12345678901234567890123.123456789' AS DECIMAL(38,9))",
+			[]string{"12345678901234567890123.123456789"}},
 		{"small decimal", "SELECT CAST('1.5' AS DECIMAL(4,1))", []string{"1.5"}},
 		{"hugeint", "SELECT CAST(170141183460469231731687303715884105727 AS HUGEINT)", []string{"170141183460469231731687303715884105727"}},
 		{"bigint", "SELECT CAST(-9223372036854775808 AS BIGINT)", []string{"-9223372036854775808"}},
@@ -214,9 +210,7 @@ func TestQueryRendersValues(t *testing.T) {
 		{"string", "SELECT 'ñ, \"x\"'", []string{`ñ, "x"`}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			checkQuery(t, w, tc.sql, [][]string{tc.want})
-		})
+		t.Run(tc.name, func(t *testing.T) { checkQuery(t, w, tc.sql, [][]string{tc.want}) })
 	}
 	t.Run("columns", func(t *testing.T) {
 		res, err := w.Query(context.Background(), "SELECT 1 AS uno, 'a' AS b WHERE false")
@@ -263,8 +257,7 @@ func (f *failAfter) Err() error {
 	return f.RowSource.Err()
 }
 
-// cancelAfter cancels the load's context after n rows, as a caller whose
-// deadline passed would.
+// cancelAfter cancels the load's context after n rows.
 type cancelAfter struct {
 	warehouse.RowSource
 	n, i   int
@@ -279,7 +272,7 @@ func (c *cancelAfter) Next() bool {
 }
 
 // A REQUIRED value repeated from the first row is written into the INSERT
-// as a literal; a NUL byte inside must survive that too.
+// as a literal, NUL bytes included.
 func TestLoadKeepsNULBytes(t *testing.T) {
 	ctx := context.Background()
 	w := open(t, "", Options{})

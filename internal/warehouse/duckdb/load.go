@@ -10,16 +10,14 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Load appends req.Rows to req.Table atomically and exactly once per req.ID:
-// the ID's marker row is inserted in the same transaction as the rows, so
-// either both commit or neither does. If req.ID committed before, nothing is
-// read and AlreadyLoaded is true. Concurrent Loads of one ID queue behind a
-// lock, so the second one finds the marker rather than a write conflict.
+// Load appends req.Rows exactly once per req.ID: the ID's marker row
+// commits in the same transaction as the rows. Concurrent Loads of one ID
+// queue behind a lock, so the second finds the marker, not a conflict.
 func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error) {
 	if err := warehouse.CheckID(req.ID, warehouse.MaxLoadIDLen); err != nil {
 		return warehouse.LoadResult{}, fmt.Errorf("load %q: invalid ID: %w", req.ID, err)
 	}
-	t, err := w.table(req.Table)
+	t, err := warehouse.Lookup(req.Table)
 	if err != nil {
 		return warehouse.LoadResult{}, fmt.Errorf("load %s: %w", req.ID, err)
 	}
@@ -54,8 +52,7 @@ func (w *Warehouse) Load(ctx context.Context, req warehouse.Load) (warehouse.Loa
 		return err
 	})
 	if err != nil {
-		// Another handle on the same database (the lock is per Warehouse)
-		// may have committed the ID meanwhile: that is not a failure.
+		// Another handle on the database may have committed the ID meanwhile.
 		if done, lerr := loaded(context.WithoutCancel(ctx), conn, req.ID); lerr == nil && done {
 			return warehouse.LoadResult{AlreadyLoaded: true}, nil
 		}
@@ -70,10 +67,8 @@ func loaded(ctx context.Context, conn *sql.Conn, id string) (bool, error) {
 	return n > 0, err
 }
 
-// inTx runs fn inside one transaction on conn, committing when fn succeeds.
-// The transaction belongs to the dedicated connection rather than to an
-// sql.Tx, so anything run on that connection (the spool's inserter) takes
-// part in it.
+// inTx runs fn in one transaction of conn (not an sql.Tx, so that all run
+// on conn, the spool's inserter too, takes part), committing on success.
 func inTx(ctx context.Context, conn *sql.Conn, fn func() error) error {
 	if _, err := conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/big"
 	"strconv"
 	"time"
 
@@ -19,19 +18,16 @@ var (
 	_ warehouse.RowStreamer = (*Warehouse)(nil)
 )
 
-// Query runs one read-only SQL statement and returns its whole answer (see
-// QueryRows); callers that cannot bound the answer stream it instead.
+// Query is QueryRows collected into memory.
 func (w *Warehouse) Query(ctx context.Context, q string) (warehouse.Result, error) {
 	return warehouse.Collected(ctx, q, w.QueryRows)
 }
 
-// QueryRows runs one read-only SQL statement and hands its answer to sink
-// as text, one row at a time: DECIMAL exactly (never through a float), DATE
-// as YYYY-MM-DD, TIMESTAMP as RFC 3339 in UTC, NULL as "NULL". Anything but
-// a single SELECT is refused, as are the functions that reach past the
-// tables (refusal), and the statement runs in a transaction that is rolled
-// back, so a query cannot change the warehouse. A RowCapped sink's cap is
-// kept by DuckDB. Cancelling ctx interrupts DuckDB.
+// QueryRows runs one read-only statement and hands its answer to sink row
+// by row, as Querier renders it. Anything but a single SELECT is refused,
+// as are the functions that reach past the tables (refusal), and the
+// statement runs in a transaction rolled back. DuckDB keeps a RowCapped
+// sink's cap.
 func (w *Warehouse) QueryRows(ctx context.Context, q string, sink warehouse.RowSink) error {
 	conn, err := w.db.Conn(ctx)
 	if err != nil {
@@ -72,14 +68,13 @@ func (w *Warehouse) QueryRows(ctx context.Context, q string, sink warehouse.RowS
 // errRollback makes inTx roll a read back.
 var errRollback = errors.New("rollback")
 
-// column is one column of a statement's answer, as preparing it tells.
 type column struct {
 	name string
 	typ  duckdb.Type
 }
 
 // checkReadOnly prepares q without running it (the context-free Prepare
-// refuses several statements; the context one would run all but the last),
+// refuses several statements; the other would run all but the last),
 // accepts only a SELECT and returns its columns.
 func checkReadOnly(conn *sql.Conn, q string) ([]column, error) {
 	var cols []column
@@ -121,8 +116,7 @@ func checkReadOnly(conn *sql.Conn, q string) ([]column, error) {
 	return cols, err
 }
 
-// render runs q and hands its rows to sink under names, the columns of the
-// statement as it was sent (a wrap renames repeated names).
+// render runs q, naming its columns names (a wrap renames repeated ones).
 func render(ctx context.Context, conn *sql.Conn, q string, names []string, sink warehouse.RowSink) error {
 	rows, err := conn.QueryContext(ctx, q)
 	if err != nil {
@@ -159,8 +153,7 @@ func render(ctx context.Context, conn *sql.Conn, q string, names []string, sink 
 	return rows.Err()
 }
 
-// formatValue renders one cell. DATE and TIMESTAMP both scan as time.Time,
-// so the column's type decides the form.
+// formatValue renders one cell; DATE and TIMESTAMP both scan as time.Time.
 func formatValue(v any, dbType string) string {
 	switch x := v.(type) {
 	case nil:
@@ -169,26 +162,20 @@ func formatValue(v any, dbType string) string {
 		return x
 	case []byte:
 		return string(x)
-	case bool:
-		return strconv.FormatBool(x)
-	case int8, int16, int32, int64, uint8, uint16, uint32, uint64, int, uint:
-		return fmt.Sprint(x)
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32)
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
-	case *big.Int:
-		return x.String()
 	case duckdb.Decimal:
 		if x.Value == nil {
 			return "NULL"
 		}
-		return x.String() // the shortest exact form, as numeric.Dec and BigQuery write it: "0.3", "-12"
+		return x.String() // the shortest exact form: "0.3", "-12"
 	case time.Time:
 		if dbType == "DATE" {
 			return x.Format(time.DateOnly)
 		}
 		return x.UTC().Format(time.RFC3339Nano)
 	}
-	return fmt.Sprint(v)
+	return fmt.Sprint(v) // integers, BOOLEAN, HUGEINT
 }

@@ -9,17 +9,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// RefreshDaily recomputes the named aggregate (e.g. "ventas_diarias_sku")
-// for exactly these dates (days since 1970-01-01), replacing those dates'
-// rows in one transaction: readers see the old figures or the new ones,
-// never a date half rebuilt. The rows come from the shared definition
-// (warehouse.Aggregate), newest generation of each source object only.
-// Groups whose sums do not fit their columns are left out and returned as
-// a *warehouse.OverflowError once the rest is committed.
-//
-// The groups are computed once, into a temporary table that both the
-// INSERT and the overflow report read: scanning the source twice would
-// double the refresh's time.
+// RefreshDaily replaces the given dates' rows of the aggregate in one
+// transaction, so readers never see a date half rebuilt. The groups are
+// computed once, into a temporary table the INSERT and the overflow report
+// both read: scanning the source twice would double the time.
 func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []int32) error {
 	a, err := warehouse.LookupAggregate(aggregate)
 	if err != nil {
@@ -76,7 +69,6 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	return a.OverflowError(overflows)
 }
 
-// readOverflows runs the aggregate's OverflowSQL.
 func readOverflows(ctx context.Context, conn *sql.Conn, a warehouse.Aggregate, query string) ([]warehouse.Overflow, error) {
 	rows, err := conn.QueryContext(ctx, query)
 	if err != nil {

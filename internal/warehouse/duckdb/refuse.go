@@ -8,10 +8,9 @@ import (
 	"strings"
 )
 
-// refusal says why a query may not call the function fn, "" when it may.
-// The confinement (confine) shuts out every file but the database's own:
-// DuckDB lets any statement read the database file and its WAL whatever
-// allowed_directories says, and runs a checkpoint from a SELECT.
+// refusal says why a query may not call fn, "" when it may: DuckDB lets
+// any statement read the database file and its WAL whatever confine says,
+// and runs a checkpoint from a SELECT.
 func refusal(fn string) string {
 	switch {
 	case strings.HasPrefix(fn, "read_"), strings.HasPrefix(fn, "parquet_"), fn == "glob", fn == "sniff_csv":
@@ -28,9 +27,8 @@ func refusal(fn string) string {
 	return ""
 }
 
-// refuseFunctions fails when q calls a function that refusal refuses. It
-// reads the calls from DuckDB's own parse of q (json_serialize_sql), so
-// that no spelling (quotes, capitals, a schema, a CTE) hides one.
+// refuseFunctions fails when q calls a function refusal refuses, read from
+// DuckDB's own parse of q so that no spelling hides one.
 func refuseFunctions(ctx context.Context, conn *sql.Conn, q string) error {
 	calls, err := calledFunctions(ctx, conn, q)
 	if err != nil {
@@ -44,9 +42,8 @@ func refuseFunctions(ctx context.Context, conn *sql.Conn, q string) error {
 	return nil
 }
 
-// calledFunctions lists the functions q calls, table functions included,
-// lowercased. A statement DuckDB cannot serialise is read as the subquery
-// of a SELECT; if that fails too it cannot be checked, and is refused.
+// calledFunctions lists the functions q calls, lowercased. A statement
+// DuckDB cannot serialise is read as a subquery; failing that, refused.
 func calledFunctions(ctx context.Context, conn *sql.Conn, q string) ([]string, error) {
 	var parse struct {
 		Error        bool   `json:"error"`
@@ -70,8 +67,7 @@ func calledFunctions(ctx context.Context, conn *sql.Conn, q string) ([]string, e
 	return nil, fmt.Errorf("the functions it calls cannot be checked (%s): send it as a plain SELECT", parse.ErrorMessage)
 }
 
-// collectFunctions walks a serialised parse tree: every call, scalar or
-// table function, is a node with a function_name.
+// collectFunctions collects the function_name of every node of a parse tree.
 func collectFunctions(node any, calls *[]string) {
 	switch n := node.(type) {
 	case map[string]any:

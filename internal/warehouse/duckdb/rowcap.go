@@ -11,11 +11,9 @@ import (
 )
 
 // RowCapped is a RowSink that takes no row whose cells' text passes
-// MaxRowBytes. QueryRows then has DuckDB measure each row before it leaves
-// the engine, and ends the query with RowTooLarge(the row's size) at the
-// first row past the cap: reading a row copies its cells into Go, and
-// rendering and encoding copy them again, so one SELECT of a 1 GB value
-// took the process to 5 GB, whatever cap the sink checked afterwards.
+// MaxRowBytes. DuckDB then measures each row before it leaves the engine
+// and QueryRows ends with RowTooLarge(size) at the first one past: read in
+// Go, one SELECT of a 1 GB value took the process to 5 GB.
 type RowCapped interface {
 	warehouse.RowSink
 	MaxRowBytes() int64
@@ -23,8 +21,8 @@ type RowCapped interface {
 }
 
 // capRows wraps q so that DuckDB fails it on a row whose cells, as text,
-// pass max bytes. Columns are named by position (a query's names may
-// repeat); fixed-width ones cannot matter and are not measured.
+// pass max bytes; columns by position (names may repeat), fixed-width ones
+// not measured.
 func capRows(q string, cols []column, max int64) string {
 	var terms []string
 	for i, c := range cols {
@@ -50,12 +48,10 @@ func capRows(q string, cols []column, max int64) string {
 		" THEN error('" + rowTooLargeMark + "' || (" + size + ")) ELSE true END"
 }
 
-// rowTooLargeMark starts the error capRows raises, followed by the size.
 const rowTooLargeMark = "alpipe: row too large: "
 
 var rowTooLargeErr = regexp.MustCompile(regexp.QuoteMeta(rowTooLargeMark) + `(\d+)`)
 
-// rowTooLarge reads the size out of capRows' error.
 func rowTooLarge(err error) (int64, bool) {
 	if err == nil {
 		return 0, false
@@ -68,7 +64,6 @@ func rowTooLarge(err error) (int64, bool) {
 	return n, err == nil
 }
 
-// fixedWidth are the types whose text is a few dozen bytes at most.
 var fixedWidth = map[duckdb.Type]bool{
 	duckdb.TYPE_BOOLEAN: true, duckdb.TYPE_TINYINT: true, duckdb.TYPE_SMALLINT: true, duckdb.TYPE_INTEGER: true,
 	duckdb.TYPE_BIGINT: true, duckdb.TYPE_UTINYINT: true, duckdb.TYPE_USMALLINT: true, duckdb.TYPE_UINTEGER: true,

@@ -29,9 +29,8 @@ func (c *capped) RowTooLarge(size int64) error {
 	return errTooLarge
 }
 
-// TestRowCapKeepsTheAnswer: the cap's wrap changes nothing of an answer
-// within it: the statement's own column names (repeated ones too), and the
-// order of an ORDER BY on several threads.
+// TestRowCapKeepsTheAnswer: the cap's wrap keeps an answer within it: its
+// column names (repeated ones too) and the order of an ORDER BY.
 func TestRowCapKeepsTheAnswer(t *testing.T) {
 	w := open(t, filepath.Join(t.TempDir(), "w.duckdb"), Options{Threads: 4})
 	ctx := context.Background()
@@ -59,19 +58,18 @@ func TestRowCapKeepsTheAnswer(t *testing.T) {
 	}
 }
 
-// TestRowCapRefusesInTheEngine: a row whose cells' text passes the sink's
-// cap ends the query with the sink's own error and the row's size, counted
-// over every column that can be long (text, blobs, lists).
+// TestRowCapRefusesInTheEngine: a row past the sink's cap ends the query
+// with the sink's error and the row's size, over every long column.
 func TestRowCapRefusesInTheEngine(t *testing.T) {
 	w := open(t, filepath.Join(t.TempDir(), "w.duckdb"), Options{})
 	tests := []struct {
-		name     string
-		sql      string
-		wantSize int64 // 0: within the cap
+		name, sql string
+		wantSize  int64 // 0: within the cap
 	}{
 		{name: "at the cap", sql: "SELECT repeat('x', 100) AS s"},
 		{name: "one text cell past it", sql: "SELECT repeat('x', 101) AS s", wantSize: 101},
-		{name: "cells under it that pass it together", sql: "SELECT repeat('x', 60) AS a, CAST(repeat('y', 30) AS BLOB) AS b, [repeat('z', 10)] AS l, 123456789 AS n", wantSize: 60 + 30 + 12},
+		{name: "cells under it that pass it together", wantSize: 60 + 30 + 12,
+			sql: "SELECT repeat('x', 60) AS a, CAST(repeat('y', 30) AS BLOB) AS b, [repeat('z', 10)] AS l, 123456789 AS n"},
 		{name: "a later row", sql: "SELECT repeat('x', CAST(range AS INTEGER)) AS s FROM range(200)", wantSize: 101},
 	}
 	for _, tt := range tests {

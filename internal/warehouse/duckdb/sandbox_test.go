@@ -7,18 +7,14 @@ import (
 	"testing"
 )
 
-// TestQueryRefusesFilesAndWrites: DuckDB lets any statement read the
-// database's own files whatever allowed_directories says, and runs a
-// checkpoint from a SELECT, so the query path refuses the functions that
-// read files, write the database or run SQL of their own, in words that
-// say why, before anything runs.
+// TestQueryRefusesFilesAndWrites: the query path refuses the functions
+// that read files, write the database or run SQL of their own, saying why
+// (see refusal).
 func TestQueryRefusesFilesAndWrites(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "w.duckdb")
 	w := open(t, db, Options{TempDir: filepath.Join(dir, "tmp")})
-	tests := []struct {
-		name, sql, want string
-	}{
+	tests := []struct{ name, sql, want string }{
 		{name: "read the database file", sql: "SELECT octet_length(content) FROM read_blob('" + db + "')", want: "read_blob() is refused: a query reads the warehouse's tables, never a file"},
 		{name: "read the WAL as text", sql: "SELECT * FROM (SELECT content FROM read_text('" + db + ".wal')) AS t", want: "read_text() is refused: a query reads the warehouse's tables, never a file"},
 		{name: "checkpoint", sql: "SELECT * FROM checkpoint()", want: "checkpoint() is refused: a query may not write the database"},

@@ -7,23 +7,17 @@ import (
 	"strings"
 )
 
-// loadMemory is what one Load in flight may take of DuckDB's memory: its
-// transaction's unwritten row group, the read_csv buffer (buffer_size in
-// insertFromCSV) and the insert's working set. Four 260,000-row Loads at
-// once overran the default 64MB limit while three fitted, so a quarter of
-// a limit is not enough and a third is about the edge; this leaves room
-// for a refresh or a dashboard query beside the Loads.
+// loadMemory is what one Load in flight takes of DuckDB's memory (its
+// unwritten row group, the read_csv buffer, the insert): four 260,000-row
+// Loads overran 64MB, three fitted; this leaves room for a query beside.
 const loadMemory = 24 << 20
 
-// loadSlots is the number of Loads that may run at once: as many as the
-// memory limit holds, and no more than DuckDB's threads plus one (the
-// producer of a Load's rows) can keep busy. Further Loads queue, which
-// costs them nothing but waiting: DuckDB had no thread to give them.
+// loadSlots is how many Loads may run at once: as many as the memory limit
+// holds, and no more than DuckDB's threads plus a producer keep busy.
 func loadSlots(memoryLimit int64, threads int) int {
 	return max(1, min(int(memoryLimit/loadMemory), threads+1))
 }
 
-// acquire takes one of the Load slots, giving up when ctx ends.
 func (w *Warehouse) acquire(ctx context.Context) (release func(), err error) {
 	select {
 	case w.slots <- struct{}{}:
@@ -33,9 +27,8 @@ func (w *Warehouse) acquire(ctx context.Context) (release func(), err error) {
 	}
 }
 
-// memoryLimit reads DuckDB's effective memory limit in bytes: the option
-// accepts forms such as "64MB", "1GiB" or "50%", which DuckDB resolves and
-// reports as "61.0 MiB".
+// memoryLimit reads DuckDB's effective memory limit in bytes (the option
+// also takes "50%").
 func (w *Warehouse) memoryLimit(ctx context.Context) (int64, error) {
 	var s string
 	if err := w.db.QueryRowContext(ctx, "SELECT current_setting('memory_limit')").Scan(&s); err != nil {
@@ -48,8 +41,7 @@ func (w *Warehouse) memoryLimit(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// parseSize reads DuckDB's rendering of a byte count: "61.0 MiB",
-// "1.5 GiB", "512 bytes".
+// parseSize reads DuckDB's rendering of a size: "61.0 MiB", "512 bytes".
 func parseSize(s string) (int64, error) {
 	num, unit, ok := strings.Cut(strings.TrimSpace(s), " ")
 	if !ok {

@@ -15,20 +15,14 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// spoolRows is the number of rows per spool file: about one DuckDB row
-// group (122,880 rows), some 15 MB of order lines.
+// spoolRows is the rows per spool file: about one DuckDB row group.
 const spoolRows = 1 << 17
 
-// spoolAndInsert streams rows into CSV spool files in the temp directory and
-// inserts each full file with INSERT ... SELECT FROM read_csv on conn, inside
-// the caller's transaction, while the next file is being written: reading
-// and validating the source (one core) overlaps DuckDB's insert (the other).
-// At most three spool files exist at a time (one inserting, one queued, one
-// being written), so memory and disk stay bounded whatever the file size.
-//
-// It is faster than the duckdb-go Appender (measured by BenchmarkLoad): CSV
-// written with strconv costs little and DuckDB parses it natively, while the
-// Appender boxes every cell into an interface and crosses cgo per string.
+// spoolAndInsert streams rows into CSV spool files and inserts each full
+// one with read_csv on conn, in the caller's transaction, while the next is
+// written: the source's reading overlaps DuckDB's insert, and at most three
+// files exist at a time. Faster than the duckdb-go Appender (BenchmarkLoad),
+// which boxes every cell and crosses cgo per string.
 func (w *Warehouse) spoolAndInsert(ctx context.Context, conn *sql.Conn, t warehouse.Table, rows warehouse.RowSource) (int64, error) {
 	files := make(chan spoolFile, 1)
 	var failed atomic.Bool
@@ -57,16 +51,14 @@ func (w *Warehouse) spoolAndInsert(ctx context.Context, conn *sql.Conn, t wareho
 	return n, nil
 }
 
-// spoolFile is a closed spool file and the template row its empty fields
-// stand for.
+// spoolFile is a closed spool file and the template row of its empty fields.
 type spoolFile struct {
 	path  string
 	first []warehouse.Value
 }
 
-// writeSpools writes rows into spool files of spoolRows rows, handing each
-// closed file to files, and returns the row count. It stops early once the
-// inserter has failed, since nothing more can commit.
+// writeSpools writes rows into spool files, handing each closed one to
+// files, and returns the row count; it stops once the inserter failed.
 func (w *Warehouse) writeSpools(t warehouse.Table, rows warehouse.RowSource, files chan<- spoolFile, failed *atomic.Bool) (int64, error) {
 	enc := csvEncoder{schema: t.Schema}
 	var (
@@ -136,20 +128,16 @@ func (w *Warehouse) writeSpools(t warehouse.Table, rows warehouse.RowSource, fil
 	return n, nil
 }
 
-// csvEncoder renders rows in the spool's CSV dialect: every string quoted
-// (so an empty string differs from NULL, an empty unquoted field), and the
-// other types as integers: NUMERIC unscaled, DATE as days and TIMESTAMP as
-// microseconds since the epoch. DuckDB parses integers fast and converts
-// them exactly, where its text to DECIMAL(38,9) cast costs microseconds a
-// value (BenchmarkLoad took 17 s instead of 1 s for 800,000 rows).
-//
-// A REQUIRED column whose value equals the load's first row is written as
-// an empty field, which the INSERT turns back into that value: lineage
-// columns (object, generation, ingestion time) repeat on every row of a
-// file, and not parsing them again saves about a quarter of the insert.
+// csvEncoder renders rows as spool CSV: strings quoted (an empty unquoted
+// field is NULL), the rest as integers (NUMERIC unscaled, DATE in days,
+// TIMESTAMP in microseconds), which DuckDB converts exactly and fast where
+// its text to DECIMAL cast took 17 s instead of 1 s for 800,000 rows.
+// A REQUIRED value equal to the first row's is left empty and filled back
+// by the INSERT: lineage repeats on every row, and not parsing it again
+// saves about a quarter of the insert.
 type csvEncoder struct {
 	schema []warehouse.Field
-	cols   []encColumn       // per column, what append needs, precomputed
+	cols   []encColumn
 	first  []warehouse.Value // the template; nil until the first row
 	buf    []byte
 }
@@ -159,8 +147,7 @@ type encColumn struct {
 	required bool
 }
 
-// kind is a column type as a small integer: switching on warehouse.Type
-// compares strings, once per cell.
+// kind is a column type as a small integer: warehouse.Type is a string.
 type kind uint8
 
 const (
@@ -241,10 +228,9 @@ func (e *csvEncoder) append(b []byte, row []warehouse.Value) ([]byte, error) {
 		return b, fmt.Errorf("row of %d bytes exceeds the %d bytes a load accepts", len(b)-start, maxLine)
 	}
 	if !template {
-		// The source may reuse its strings' memory for the next row.
 		e.first = make([]warehouse.Value, len(row))
 		for i, v := range row {
-			v.Str = strings.Clone(v.Str)
+			v.Str = strings.Clone(v.Str) // the source may reuse its memory
 			e.first[i] = v
 		}
 	}
@@ -282,9 +268,8 @@ func appendQuoted(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// insertFromCSV is the statement that appends a spool file to t. Column
-// types are explicit (no sniffing, no DOUBLE anywhere); first is the
-// encoder's template row, whose values fill the fields it left empty.
+// insertFromCSV appends a spool file to t, its types explicit (no
+// sniffing), first's values filling the fields left empty.
 func insertFromCSV(t warehouse.Table, path string, first []warehouse.Value) string {
 	var cols, sel strings.Builder
 	for i, f := range t.Schema {
@@ -303,14 +288,12 @@ func insertFromCSV(t warehouse.Table, path string, first []warehouse.Value) stri
 	return "INSERT INTO " + t.Name + " SELECT " + sel.String() +
 		" FROM read_csv(" + quoteLiteral(path) + ", header = false, delim = ',', quote = '\"', escape = '\"'," +
 		" new_line = '\\n', auto_detect = false, allow_quoted_nulls = false, strict_mode = true," +
-		// Small buffers: DuckDB's default (16 MB per thread) would be most
-		// of the memory budget of a local run.
+		// DuckDB's default buffer, 16 MB per thread, is most of a local run's memory.
 		" buffer_size = " + strconv.Itoa(2*maxLine) + ", max_line_size = " + strconv.Itoa(2*maxLine) + "," +
 		" columns = {" + cols.String() + "})"
 }
 
-// spoolColumn returns the CSV type of a spooled column and the expression
-// turning it into the column's value.
+// spoolColumn returns a spooled column's CSV type and its value's expression.
 func spoolColumn(f warehouse.Field, name string) (csvType, expr string) {
 	switch f.Type {
 	case warehouse.Numeric:
@@ -325,7 +308,6 @@ func spoolColumn(f warehouse.Field, name string) (csvType, expr string) {
 	return typ, name
 }
 
-// literal spells v, a value of column f, as SQL.
 func literal(f warehouse.Field, v warehouse.Value) string {
 	switch f.Type {
 	case warehouse.String:
@@ -347,8 +329,7 @@ func literal(f warehouse.Field, v warehouse.Value) string {
 	return "NULL"
 }
 
-// nanoUnit is 10^-9 as DECIMAL(10,9): an unscaled integer times it is the
-// DECIMAL(38,9) with that unscaled value, exactly.
+// nanoUnit is 10^-9: an unscaled integer times it is its DECIMAL(38,9).
 const nanoUnit = "CAST('0.000000001' AS DECIMAL(10,9))"
 
 func quoteLiteral(s string) string {

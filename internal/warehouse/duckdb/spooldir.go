@@ -8,18 +8,14 @@ import (
 	"path/filepath"
 )
 
-// spoolPattern names Load's spool files in the temp folder.
-const spoolPattern = "alpipe-load-*.csv"
+const (
+	spoolPattern  = "alpipe-load-*.csv"
+	spoolLockName = "alpipe-spool.lock" // each open warehouse holds it shared
+)
 
-// spoolLockName is the file whose lock says which warehouses use a temp
-// folder: each open one holds a shared lock for its lifetime.
-const spoolLockName = "alpipe-spool.lock"
-
-// claimSpoolDir marks dir as used by this warehouse until the returned file
-// is closed, and removes the spool files a crashed process left there
-// (12-24 MB each) when no other open warehouse uses dir: those files may
-// be another process's Load in flight, when dir is a shared folder such as
-// the system's temporary directory.
+// claimSpoolDir marks dir as used until the returned file is closed, and
+// removes the spool files a crash left there when no other open warehouse
+// uses dir (they may be its Load in flight).
 func claimSpoolDir(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, spoolLockName), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {

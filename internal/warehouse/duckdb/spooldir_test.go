@@ -8,14 +8,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// files lists the names in dir, sorted (as os.ReadDir gives them).
-func files(t *testing.T, dir string) []string {
+// files lists the names in dir, sorted.
+func files(t *testing.T, dir string) (names []string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
@@ -31,9 +30,9 @@ func write(t *testing.T, path string) {
 
 func TestOpenRemovesStaleSpools(t *testing.T) {
 	tmp := t.TempDir()
-	write(t, filepath.Join(tmp, "alpipe-load-123.csv"))
-	write(t, filepath.Join(tmp, "alpipe-load-456.csv"))
-	write(t, filepath.Join(tmp, "notes.csv"))
+	for _, f := range []string{"alpipe-load-123.csv", "alpipe-load-456.csv", "notes.csv"} {
+		write(t, filepath.Join(tmp, f))
+	}
 	open(t, filepath.Join(t.TempDir(), "wh.duckdb"), Options{TempDir: tmp})
 	if diff := cmp.Diff([]string{spoolLockName, "notes.csv"}, files(t, tmp)); diff != "" {
 		t.Errorf("temp folder after Open (-want +got):\n%s", diff)

@@ -1,7 +1,6 @@
-// Package duckdb is the embedded warehouse: the local default behind the
-// same port as BigQuery, on DuckDB, whose DECIMAL(38,9) holds BigQuery
-// NUMERIC exactly. One process opens the database file read-write; the
-// goroutines of that process share it safely.
+// Package duckdb is the embedded warehouse, the local default behind the
+// same port as BigQuery, on DuckDB, whose DECIMAL(38,9) holds NUMERIC
+// exactly. One process opens the database file; its goroutines share it.
 package duckdb
 
 import (
@@ -25,74 +24,61 @@ import (
 
 // Options tunes the embedded engine.
 type Options struct {
-	// Accumulation, when set ("ACCUMULATING" or "DISCARDING"), is the mode
-	// every dashboard view is created for; empty, each view takes its
-	// aggregation's declared mode.
+	// Accumulation, when set, is the mode of every dashboard view; empty,
+	// each view takes its aggregation's declared mode.
 	Accumulation string
-	// MemoryLimit caps DuckDB's buffer pool, e.g. "256MB"; beyond it DuckDB
-	// spills to TempDir. Empty means DefaultMemoryLimit.
+	// MemoryLimit caps DuckDB's buffer pool ("256MB"), past which it spills
+	// to TempDir; default DefaultMemoryLimit.
 	MemoryLimit string
-	// TempDir holds Load's spool files and DuckDB's spills. Empty means the
-	// system temporary directory. Open removes the spool files a crash left
-	// there, unless another open warehouse uses the folder too.
+	// TempDir holds Load's spool files and DuckDB's spills; default the
+	// system's. Open removes the spool files a crash left there, unless
+	// another open warehouse uses the folder.
 	TempDir string
-	// Threads caps DuckDB's worker threads. 0 means one per core but one:
-	// during a Load the producer of the rows (parsing the file) needs a
-	// core of its own, and one DuckDB thread keeps up with it.
+	// Threads caps DuckDB's threads; 0 is one per core but one, which the
+	// producer of a Load's rows needs.
 	Threads int
-	// MaxLoads is how many Loads run at once; the others wait their turn.
-	// 0 sizes it for the memory limit and the threads (see loadSlots).
+	// MaxLoads is how many Loads run at once; 0 sizes it (loadSlots).
 	MaxLoads int
 }
 
-// DefaultMemoryLimit keeps a local run of the whole pipeline small: a Load
-// streams through spool files whatever the file size, and the test process
-// loading one 800,000-row file peaks at 110-160 MiB of RSS (BenchmarkLoad).
+// DefaultMemoryLimit keeps a local run small: a Load streams through spool
+// files (one 800,000-row file peaks at 110-160 MiB of RSS, BenchmarkLoad).
 const DefaultMemoryLimit = "64MB"
 
-// Warehouse is a DuckDB database holding every table of warehouse.Tables(),
-// the dashboard view and the bookkeeping that makes loads exactly once.
+// Warehouse is a DuckDB database holding every table, view and the
+// bookkeeping that makes loads exactly once.
 type Warehouse struct {
 	db      *sql.DB
 	conn    *duckdb.Connector
 	tempDir string
 	spool   *os.File // holds the temp folder's shared lock (claimSpoolDir)
 
-	loads   keyedMutex // one Load per ID at a time, so a duplicate waits and then sees the marker
-	refresh sync.Mutex // DuckDB aborts concurrent deletes of the same rows; refreshes are short, so queue them
-	appends keyedMutex // per table: the marker check and the insert of Append must not interleave
-	// slots bounds the Loads in flight: each holds memory until it
-	// commits, and concurrent drops would otherwise overrun memory_limit.
-	slots chan struct{}
+	loads   keyedMutex    // one Load per ID at a time, so a duplicate waits and then sees the marker
+	refresh sync.Mutex    // DuckDB aborts concurrent deletes of the same rows
+	appends keyedMutex    // per table: Append's marker check and insert must not interleave
+	slots   chan struct{} // Loads in flight, each holding memory until it commits
 }
 
-// The bookkeeping lives in its own schema so that it never shadows or joins
-// the analytical tables that queries see unqualified.
+// The bookkeeping lives in its own schema, out of unqualified queries' way.
 const (
 	metaSchema  = "alpipe"
 	loadsTable  = metaSchema + ".cargas" // one row per committed Load ID
 	appendTable = metaSchema + ".anexos" // one row per (table, row ID) appended
 )
 
-// JemallocConf is the environment variable configuring the jemalloc inside
-// DuckDB. It is read when the process starts, so only the process's
-// launcher can set it. By default jemalloc keeps freed pages for seconds and
-// the process grows by tens of MiB with every large load although DuckDB
-// stays under its memory limit; JemallocReturnFreed gives them back at once
-// for about 7% more CPU per load (BenchmarkLoad, three 800,000-row loads:
-// peak RSS 135 against 200 MiB).
+// JemallocConf configures DuckDB's jemalloc, read at process start, so
+// only the launcher can set it. JemallocReturnFreed gives freed pages back
+// at once instead of after seconds, for about 7% more CPU per load
+// (BenchmarkLoad, three 800,000-row loads: peak RSS 135 against 200 MiB).
 const (
 	JemallocConf        = "DUCKDB_JE_MALLOC_CONF"
 	JemallocReturnFreed = "dirty_decay_ms:0,muzzy_decay_ms:0"
 )
 
-// Open opens (creating when needed) the database at path, "" meaning an
-// in-memory database, and makes sure every table, the view and the
-// bookkeeping tables exist. A table that exists with another schema than
-// warehouse.Tables() declares is reported rather than silently used.
+// Open opens (creating when needed) the database at path, "" meaning in
+// memory, and creates what is missing; a table with another schema than
+// declared is an error.
 func Open(path string, opt Options) (*Warehouse, error) {
-	// Each declared aggregation's view, in its declared mode unless
-	// opt.Accumulation overrides them all.
 	var views []string
 	for _, v := range warehouse.Views() {
 		if opt.Accumulation != "" {
@@ -107,10 +93,8 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("open warehouse %q: path must not contain '?' or '#'", path)
 	}
-	// DuckDB checks its own spill files against allowed_directories (see
-	// confine), fixed at Open, but resolves a relative temp_directory on
-	// each use: after a change of working folder, spilling failed and
-	// Close aborted the process.
+	// Absolute: DuckDB resolves a relative temp_directory on each use, but
+	// allowed_directories (confine) at Open (TestRelativeTempDir).
 	tempDir, err := filepath.Abs(cmp.Or(opt.TempDir, os.TempDir()))
 	if err != nil {
 		return nil, fmt.Errorf("open warehouse: temp dir: %w", err)
@@ -130,8 +114,6 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	cfg.Set("temp_directory", tempDir)
 	cfg.Set("memory_limit", cmp.Or(opt.MemoryLimit, DefaultMemoryLimit))
 	cfg.Set("threads", strconv.Itoa(threads))
-	// Insertion order is irrelevant to every table here, and keeping it
-	// would make DuckDB buffer more while loading.
 	cfg.Set("preserve_insertion_order", "false")
 	connector, err := duckdb.NewConnector(path+"?"+cfg.Encode(), nil)
 	if err != nil {
@@ -156,13 +138,9 @@ func Open(path string, opt Options) (*Warehouse, error) {
 	return w, nil
 }
 
-// confine shuts SQL out of the file system and the network: the local
-// server runs whatever SQL its query endpoint receives, and DuckDB would
-// otherwise read any file (read_text('/etc/passwd')), list folders, attach
-// databases or install extensions. Only the spool folder stays reachable,
-// for Load's read_csv and DuckDB's own spills, and the configuration is
-// locked so that no statement can undo this. The folder is named as Open
-// made it, absolute.
+// confine shuts SQL out of the file system and the network (the local
+// query endpoint runs any SQL it receives) but for the spool folder, and
+// locks the configuration so that no statement can undo it.
 func (w *Warehouse) confine(ctx context.Context) error {
 	for _, stmt := range []string{
 		"SET allowed_directories = [" + quoteLiteral(w.tempDir+string(filepath.Separator)) + "]",
@@ -210,8 +188,7 @@ func (w *Warehouse) create(ctx context.Context, views []string) error {
 	return nil
 }
 
-// sqlType maps a BigQuery column type to its DuckDB twin. NUMERIC is
-// DECIMAL(38,9): BigQuery's precision and scale, so no value is rounded.
+// sqlType maps a BigQuery column type to its DuckDB twin.
 func sqlType(t warehouse.Type) (string, error) {
 	switch t {
 	case warehouse.String:
@@ -248,8 +225,7 @@ func createTable(t warehouse.Table) string {
 	return b.String()
 }
 
-// checkSchema compares an existing table with its declaration, so that a
-// database file created by an older schema fails loudly at start.
+// checkSchema fails a table created by another schema than declared.
 func (w *Warehouse) checkSchema(ctx context.Context, t warehouse.Table) error {
 	rows, err := w.db.QueryContext(ctx,
 		`SELECT column_name, data_type, is_nullable FROM information_schema.columns
@@ -284,8 +260,6 @@ func (w *Warehouse) checkSchema(ctx context.Context, t warehouse.Table) error {
 	}
 	return nil
 }
-
-func (w *Warehouse) table(name string) (warehouse.Table, error) { return warehouse.Lookup(name) }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '('); i > 0 {

@@ -1,9 +1,7 @@
-// Package schema declares the warehouse's fixed tables (the single source
-// of truth for their schemas: the JSON files here, which Terraform's
-// google_bigquery_table.schema reads too) and the typed values rows are
-// made of. It depends on no windowing, so the CSV contracts can check
-// their feeds against it; package warehouse adds the panes tables of the
-// declared aggregations.
+// Package schema declares the warehouse's fixed tables (in the JSON files
+// here, which Terraform reads too) and the typed values rows are made of.
+// It depends on no windowing, so the CSV contracts can check their feeds
+// against it; package warehouse adds the panes tables.
 package schema
 
 import (
@@ -30,10 +28,8 @@ const (
 	Timestamp Type = "TIMESTAMP"
 )
 
-// Value is one typed cell. Exactly the field matching the column's Type is
-// meaningful; Null marks a missing value (for a NULLABLE column). It is a
-// plain struct, not an interface, so a row of values costs no allocation per
-// cell on the ingest hot path.
+// Value is one typed cell: the field of the column's Type, or Null. A
+// plain struct, so a row costs no allocation per cell on the ingest path.
 type Value struct {
 	Null bool
 	Str  string      // STRING
@@ -63,17 +59,14 @@ func DateOf(t time.Time) int32 {
 	return int32(d) //nolint:gosec // calendar dates fit easily
 }
 
-// The dates BigQuery's DAY partitioning can address, as YYYY-MM-DD: a row
-// dated outside sits in the __UNPARTITIONED__ partition, and a job naming
-// its table$YYYYMMDD partition fails. The contract refuses such rows and
-// the BigQuery adapter such refreshes.
+// The dates BigQuery's DAY partitioning can address: the contract refuses
+// rows dated outside, and the BigQuery adapter such refreshes.
 const (
 	FirstPartitionDate = "1960-01-01"
 	LastPartitionDate  = "2159-12-31"
 )
 
-// Field is one column in BigQuery's schema JSON form, so the very same files
-// feed Terraform's google_bigquery_table.schema.
+// Field is one column in BigQuery's schema JSON form.
 type Field struct {
 	Name        string `json:"name"`
 	Type        Type   `json:"type"`
@@ -99,14 +92,11 @@ func (t Table) Column(name string) int {
 
 // The fixed tables of dataset alpinashop_analitica.
 const (
-	LineasPedido       = "lineas_pedido"
-	Opiniones          = "opiniones"
-	VentasDiariasSKU   = "ventas_diarias_sku"
-	PedidosDescartados = "pedidos_descartados"
-	// VentasHoraPaisPaneles is the panes table of the aggregation
-	// ventas_hora_pais and the template of every panes table (package
-	// warehouse builds them).
-	VentasHoraPaisPaneles = "ventas_hora_pais_paneles"
+	LineasPedido          = "lineas_pedido"
+	Opiniones             = "opiniones"
+	VentasDiariasSKU      = "ventas_diarias_sku"
+	PedidosDescartados    = "pedidos_descartados"
+	VentasHoraPaisPaneles = "ventas_hora_pais_paneles" // also the template of every panes table
 )
 
 //go:embed *.json
@@ -123,8 +113,7 @@ var layout = map[string]struct {
 	VentasHoraPaisPaneles: {"window_start", []string{"pais"}},
 }
 
-// parsed decodes the files once: adapters look tables up per request (a
-// load, an append), and the files never change.
+// parsed decodes the files once: adapters look tables up per request.
 var parsed = sync.OnceValue(func() map[string]parsedTable {
 	out := make(map[string]parsedTable, len(layout))
 	for name, l := range layout {

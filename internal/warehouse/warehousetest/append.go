@@ -16,13 +16,9 @@ func testAppendIgnoresRepeats(t *testing.T, w Warehouse) {
 		window: late.Truncate(time.Hour), received: received}.row(t)
 	m2 := drop{id: tag + "-m2", aggregation: tag, reason: "invalid: bad JSON", received: received}.row(t)
 	m3 := drop{id: tag + "-m3", aggregation: tag, reason: "invalid: missing pedido_id", received: received}.row(t)
-	if err := w.Append(ctx, warehouse.PedidosDescartados, []warehouse.Row{m1, m2}); err != nil {
-		t.Fatalf("Append: %v", err)
-	}
+	add(t, w, warehouse.PedidosDescartados, m1, m2)
 	// A retry of m2 together with a new row, which also arrives twice.
-	if err := w.Append(ctx, warehouse.PedidosDescartados, []warehouse.Row{m2, m3, m3}); err != nil {
-		t.Fatalf("Append retry: %v", err)
-	}
+	add(t, w, warehouse.PedidosDescartados, m2, m3, m3)
 	if err := w.Append(ctx, warehouse.PedidosDescartados, nil); err != nil {
 		t.Errorf("Append of no rows: %v", err)
 	}
@@ -36,9 +32,7 @@ func testAppendIgnoresRepeats(t *testing.T, w Warehouse) {
 	// Row IDs are per table: the same ID in another table is another row.
 	p := pane(t, tag, warehouse.Accumulating, "2026-03-14T18:00:00Z", "ES", 0, "EARLY", "1", 1, 1)
 	p.ID = m1.ID
-	if err := w.Append(ctx, warehouse.VentasHoraPaisPaneles, []warehouse.Row{p}); err != nil {
-		t.Fatalf("Append pane: %v", err)
-	}
+	add(t, w, warehouse.VentasHoraPaisPaneles, p)
 	check(t, w, "SELECT COUNT(*) FROM ventas_hora_pais_paneles WHERE aggregation = '"+tag+"'", [][]string{{"1"}})
 
 	if err := w.Append(ctx, "no_such_table", []warehouse.Row{m1}); err == nil {

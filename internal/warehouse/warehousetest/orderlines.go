@@ -8,10 +8,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// OrderLines is a RowSource of n synthetic lineas_pedido rows of file object,
-// generation gen, shaped like the ERP export as an ingest produces it: one
-// reused row buffer, three dates before 2026-03-15, 1,000 orders and
-// clients, 500 SKUs, 12 countries. The same arguments give the same rows.
+// OrderLines is a RowSource of n synthetic lineas_pedido rows of file
+// object, generation gen, as an ingest produces them (one reused buffer):
+// three dates before 2026-03-15, 1,000 orders and clients, 500 SKUs, 12
+// countries. The same arguments give the same rows.
 func OrderLines(n int, object string, gen int64) warehouse.RowSource {
 	o := &orderLines{n: n, gen: gen, object: object, now: time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC), row: make([]warehouse.Value, 13)}
 	for i := range 1000 {

@@ -5,9 +5,8 @@ import (
 	"testing"
 )
 
-// testQueryReadOnly: Query refuses anything but a single SELECT, before it
-// runs. Every statement only touches this test's rows, so a backend that
-// failed to refuse one would still not disturb other tests.
+// testQueryReadOnly: Query refuses anything but a single SELECT; each
+// statement touches this test's rows only.
 func testQueryReadOnly(t *testing.T, w Warehouse) {
 	ctx := context.Background()
 	tag := newTag(t)

@@ -16,24 +16,18 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// The named reads (warehouse.NamedQueries) are checked with rows each test
-// seeds, on every adapter: their answers are always compared, bqfake
-// included (it answers them from its rows with a model of each, see
-// bqfake/reads.go), so the SQL that DuckDB runs and the model agree.
-
-// readTests are the tests of the named reads, by read name; RunWith fails
-// a read without one.
+// readTests are the tests of the named reads, by name; runReads fails a
+// read without one.
 var readTests = map[string]func(t *testing.T, w Warehouse, mode string){
-	"newest_windows":  testNewestWindows,
-	"windows_between": testWindowsBetween,
-	"discard_summary": testDiscardSummary,
-	"discard_counts":  testDiscardCounts,
-	"discard_reasons": testDiscardReasons,
-	"line_dates":      testLineDates,
-	"day_orders":      testDayOrders,
-	"country_totals":  testCountryTotals,
-	"day_drops":       testDayDrops,
-	// One test covers every listing (listings).
+	"newest_windows":               testNewestWindows,
+	"windows_between":              testWindowsBetween,
+	"discard_summary":              testDiscardSummary,
+	"discard_counts":               testDiscardCounts,
+	"discard_reasons":              testDiscardReasons,
+	"line_dates":                   testLineDates,
+	"day_orders":                   testDayOrders,
+	"country_totals":               testCountryTotals,
+	"day_drops":                    testDayDrops,
 	warehouse.ListLineasPedido:     testListings,
 	warehouse.ListOpiniones:        testListings,
 	warehouse.ListVentasDiariasSKU: testListings,
@@ -42,8 +36,7 @@ var readTests = map[string]func(t *testing.T, w Warehouse, mode string){
 	warehouse.ListDiscards:         testListings,
 }
 
-// listings are the reads testListings checks, together: runReads runs
-// it once for all of them, as Read/listings.
+// listings are the reads testListings checks together, as Read/listings.
 var listings = []string{warehouse.ListLineasPedido, warehouse.ListOpiniones, warehouse.ListVentasDiariasSKU,
 	warehouse.ListPanes, warehouse.ListView, warehouse.ListDiscards}
 
@@ -66,8 +59,7 @@ func must[T any](t *testing.T, what string) func(T, error) T {
 	}
 }
 
-// tagDay is a date of lineas_pedido that only this test's tag uses, so
-// the date-wide reads hold in a dataset the tests share.
+// tagDay is a date of lineas_pedido that only tag uses.
 func tagDay(tag string) int32 {
 	h := fnv.New32a()
 	h.Write([]byte(tag))
@@ -75,9 +67,8 @@ func tagDay(tag string) int32 {
 }
 
 // seedWindows appends the panes of aggregation tag: windows 10:00 to 13:00
-// of 2026-03-14, for ES, FR and PT, ES at 12:00 in two panes written as
-// mode writes them (both show 25.5, 3, 5, ON_TIME, pane 1), and one pane
-// of another aggregation. It returns the window starts.
+// of 2026-03-14 for ES, FR and PT, ES at 12:00 in two panes (in both
+// modes 25.5, 3, 5, ON_TIME, pane 1), and one of another aggregation.
 func seedWindows(t *testing.T, w Warehouse, tag, mode string) (w10, w11, w12, w13 time.Time) {
 	t.Helper()
 	const h10, h11, h12, h13 = "2026-03-14T10:00:00Z", "2026-03-14T11:00:00Z", "2026-03-14T12:00:00Z", "2026-03-14T13:00:00Z"
@@ -95,9 +86,7 @@ func seedWindows(t *testing.T, w Warehouse, tag, mode string) (w10, w11, w12, w1
 		pane(t, tag, mode, h13, "FR", 0, "EARLY", "0.1", 1, 1),
 		pane(t, tag+"x", mode, h13, "ES", 0, "EARLY", "5", 1, 1),
 	}
-	if err := w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, rows); err != nil {
-		t.Fatalf("Append panes: %v", err)
-	}
+	add(t, w, warehouse.VentasHoraPaisPaneles, rows...)
 	return ts(t, h10), ts(t, h11), ts(t, h12), ts(t, h13)
 }
 
@@ -176,28 +165,21 @@ func appendDrops(t *testing.T, w Warehouse, ds ...drop) {
 	for i, d := range ds {
 		rows[i] = d.row(t)
 	}
-	if err := w.Append(context.Background(), warehouse.PedidosDescartados, rows); err != nil {
-		t.Fatalf("Append drops: %v", err)
-	}
+	add(t, w, warehouse.PedidosDescartados, rows...)
 }
 
 func (d drop) discard() warehouse.Discard {
 	return warehouse.Discard{PedidoID: d.pedido, Reason: d.reason, EventTime: d.event, WindowStart: d.window, ReceivedAt: d.received}
 }
 
-// future is after the rows the tests write at fixed dates (2026 for the
-// panes, tagDay's 2030-2084 for the lines).
+// future is after the rows the tests write at fixed dates.
 var future = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// A test that reads "the newest discards" or "every discard since" must see
-// only its own: the dead letters belong to no aggregation, so no tag tells
-// them apart, and a dataset the tests share holds every earlier test's and
-// every earlier run's. Such a test writes in a span that newestSpan hands
-// out: after 2100-01-01 (past every fixed date above) by the wall-clock time
-// since 2026, so a later run writes later; in one process each span starts
-// after the previous one ends. A span lasts spanWidth, less than any run
-// takes to start again. Times stay below 2159-12-31, BigQuery's last
-// partition date, until 2085.
+// A test that reads "the newest discards" must see only its own, and dead
+// letters have no aggregation to tag, so it writes in a span newestSpan
+// hands out: after 2100-01-01 by the wall-clock time since 2026, so a
+// later run writes later, each span after the previous one. Times stay
+// below BigQuery's last partition date until 2085.
 var (
 	spanEpoch = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
 	clockRef  = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -208,8 +190,6 @@ var (
 
 const spanWidth = 200 * time.Millisecond
 
-// newestSpan returns the start of a span of spanWidth newer than every row
-// any test wrote before.
 func newestSpan() time.Time {
 	spanMu.Lock()
 	defer spanMu.Unlock()
@@ -224,13 +204,10 @@ func newestSpan() time.Time {
 func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 	ctx := context.Background()
 	tag := newTag(t)
-	// read reads the summary, zero bounds open; the dashboard's default view
-	// bounds it: discards received since a time, countries of windows in a range.
 	read := func(since, from, until time.Time) warehouse.DiscardSummary {
 		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2, Since: since, From: from, Until: until}
 		return must[warehouse.DiscardSummary](t, "discard_summary")(warehouse.ReadDiscardSummary(ctx, w, q))
 	}
-	// This test's discards must be the newest (see newestSpan).
 	span := newestSpan()
 	since, zero := span.Add(2*time.Millisecond), time.Time{}
 	before, beforeBounded := read(zero, zero, zero), read(since, zero, zero)
@@ -286,7 +263,6 @@ func testDiscardCounts(t *testing.T, w Warehouse, _ string) {
 
 func testDiscardReasons(t *testing.T, w Warehouse, _ string) {
 	tag := newTag(t)
-	// Only this test's discards may be received since (see newestSpan).
 	since := newestSpan().Add(100 * time.Millisecond)
 	var ds []drop
 	for i, reason := range []string{"invalid: " + tag + " b", "invalid: " + tag + " a", "invalid: " + tag + " b", warehouse.ReasonTooLate, "invalid: " + tag + " c", "invalid: " + tag + " old"} {
@@ -305,9 +281,8 @@ func testDiscardReasons(t *testing.T, w Warehouse, _ string) {
 	}, got)
 }
 
-// seedLines loads the lines of tagDay(tag): an object in two generations
-// (only the newest counts), an order whose lines name two countries, a
-// customer left NULL, and money that a float would round.
+// seedLines loads the lines of tagDay(tag): an object in two generations,
+// an order in two countries, a NULL customer, money a float would round.
 func seedLines(t *testing.T, w Warehouse, tag string) (d int32, fecha string) {
 	t.Helper()
 	d = tagDay(tag)
@@ -388,9 +363,8 @@ func testDayDrops(t *testing.T, w Warehouse, _ string) {
 	}, sortDrops(got))
 }
 
-// sortDrops orders the rows of one pedido_id by country: the read orders
-// by pedido_id, reason and arrival, which leaves an order whose lines name
-// two countries in either order.
+// sortDrops orders the rows of one pedido_id, reason and arrival by country,
+// which the read leaves in either order.
 func sortDrops(ds []warehouse.DayDrop) []warehouse.DayDrop {
 	for i := 1; i < len(ds); i++ {
 		for j := i; j > 0 && ds[j].PedidoID == ds[j-1].PedidoID && ds[j].Reason == ds[j-1].Reason &&
@@ -401,8 +375,6 @@ func sortDrops(ds []warehouse.DayDrop) []warehouse.DayDrop {
 	return ds
 }
 
-// runReads runs the test of every named read, and fails for a read
-// without one.
 func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 	listed := false
 	for _, q := range warehouse.NamedQueries() {
@@ -414,17 +386,15 @@ func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 			listed, name = true, "listings"
 		}
 		test, ok := readTests[q.Name]
-		if q.View != nil && (q.Name == "panes" || strings.HasPrefix(q.Name, "panes:")) {
-			view := *q.View
-			test, ok = func(t *testing.T, w Warehouse, mode string) { testPanesOf(t, w, mode, view) }, true
-		}
-		if q.View != nil && strings.HasPrefix(q.Name, "newest_windows:") {
-			view := *q.View
-			test, ok = func(t *testing.T, w Warehouse, mode string) { testNewestWindowsOf(t, w, mode, view) }, true
-		}
-		if q.View != nil && strings.HasPrefix(q.Name, warehouse.ListView+":") {
-			view, name := *q.View, q.Name
-			test, ok = func(t *testing.T, w Warehouse, mode string) { testListViewOf(t, w, mode, view, name) }, true
+		if v := q.View; v != nil {
+			switch base, _, perView := strings.Cut(q.Name, ":"); {
+			case base == "panes":
+				test, ok = func(t *testing.T, w Warehouse, mode string) { testPanesOf(t, w, mode, *v) }, true
+			case perView && base == "newest_windows":
+				test, ok = func(t *testing.T, w Warehouse, mode string) { testNewestWindowsOf(t, w, mode, *v) }, true
+			case perView && base == warehouse.ListView:
+				test, ok = func(t *testing.T, w Warehouse, mode string) { testListViewOf(t, w, mode, *v, q.Name) }, true
+			}
 		}
 		t.Run("Read/"+name, func(t *testing.T) {
 			if !ok {
@@ -435,9 +405,8 @@ func runReads(t *testing.T, open func(t *testing.T) Warehouse, mode string) {
 	}
 }
 
-// testListings checks every listing's columns and types, and, for the
-// tables this test seeds, its rows (the test's own, found by their tag
-// or their tag's times) in the listing's order, as text.
+// testListings checks every listing's columns and types and, for the
+// tables it seeds, its own rows in order.
 func testListings(t *testing.T, w Warehouse, mode string) {
 	ctx := context.Background()
 	tag := newTag(t)
@@ -452,13 +421,11 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 	}
 	start := warehouse.DayTime(d).Add(10 * time.Hour)
 	h := func(n int) string { return start.Add(time.Duration(n) * time.Hour).Format(time.RFC3339) }
-	if err := w.Append(ctx, warehouse.VentasHoraPaisPaneles, []warehouse.Row{
+	add(t, w, warehouse.VentasHoraPaisPaneles,
 		pane(t, tag, mode, h(1), "ES", 0, "EARLY", "1.5", 1, 1),
 		pane(t, tag, mode, h(0), "PT", 0, "ON_TIME", "2", 1, 2),
 		pane(t, tag, mode, h(0), "ES", 0, "ON_TIME", "3", 1, 3),
-	}); err != nil {
-		t.Fatalf("Append panes: %v", err)
-	}
+	)
 	appendDrops(t, w,
 		drop{id: tag + "-2", pedido: tag + "-q2", aggregation: tag, reason: warehouse.ReasonTooLate, event: start, window: start, received: start.Add(2 * time.Hour)},
 		drop{id: tag + "-1", pedido: tag + "-q1", reason: "invalid: " + tag, event: start, received: start.Add(time.Hour)},
@@ -467,7 +434,7 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 		return func(r []string) bool { return strings.HasPrefix(r[c], prefix) }
 	}
 	inDay := func(r []string) bool { return strings.HasPrefix(r[0], fecha) }
-	// A pane 0's watermark and emission (see pane), for the window at h(n).
+	// pane 0's watermark and emission (see pane) in the window at h(n).
 	wm := func(n int) string { return start.Add(time.Duration(n)*time.Hour + 50*time.Minute).Format(time.RFC3339) }
 	em := func(n int) string { return start.Add(time.Duration(n)*time.Hour + 61*time.Minute).Format(time.RFC3339) }
 	tests := []struct {
@@ -545,19 +512,16 @@ func testListings(t *testing.T, w Warehouse, mode string) {
 	}
 }
 
-// viewPane is a row of v's panes table for aggregation tag: one order, in
-// the hour window starting at ws.
+// viewPane is a pane of v of one order in the hour window starting at ws.
 func viewPane(t *testing.T, v warehouse.View, tag, mode string, ws time.Time, key string, index int64,
 	importe string, unidades int64, timing string) warehouse.Row {
 	return paneRow{start: ws, end: ws.Add(time.Hour), key: key, timing: timing, importe: importe, index: index,
 		pedidos: 1, unidades: unidades, watermark: ws, emitted: ws.Add(time.Minute)}.row(t, v, tag, mode)
 }
 
-// seedViewPanes appends to v's panes table, out of order, the windows of
-// aggregation tag starting at 09:00 (A, B), 09:15 (A in two panes: in
-// DISCARDING mode the second is the change, so both modes show 3 and 2
-// units) and 09:30 (B) of tagDay(tag). It returns 09:00, and A's orders
-// at 09:15 as the view counts them.
+// seedViewPanes appends to v's panes, out of order, windows of tagDay(tag)
+// at 09:00 (A, B), 09:15 (A in two panes: both modes show 3 and 2 units)
+// and 09:30 (B). It returns 09:00 and A's orders at 09:15 in the view.
 func seedViewPanes(t *testing.T, w Warehouse, v warehouse.View, tag, mode string) (start time.Time, pedidosA int64) {
 	start = warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
 	row := func(minutes int, key string, index int64, importe string, unidades int64) warehouse.Row {
@@ -567,16 +531,13 @@ func seedViewPanes(t *testing.T, w Warehouse, v warehouse.View, tag, mode string
 	if mode == warehouse.Discarding {
 		second, pedidosA = row(15, "A", 1, "2", 1), 2
 	}
-	if err := w.Append(context.Background(), v.Panes, []warehouse.Row{
+	add(t, w, v.Panes,
 		row(15, "A", 0, "1", 1), second, row(30, "B", 0, "99999999999999999999.999999999", 9), row(0, "B", 0, "7", 7), row(0, "A", 0, "0.5", 1),
-	}); err != nil {
-		t.Fatalf("Append to %s: %v", v.Panes, err)
-	}
+	)
 	return start, pedidosA
 }
 
-// testPanesOf checks the panes read of a declared aggregation: its own
-// panes table, keyed by its own key column, the windows asked for only.
+// testPanesOf checks a declared aggregation's panes read.
 func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 	ctx := context.Background()
 	tag := newTag(t)
@@ -584,12 +545,10 @@ func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 	row := func(offset time.Duration, key string, index int64, importe string) warehouse.Row {
 		return viewPane(t, v, tag, mode, start.Add(offset), key, index, importe, index+1, "EARLY")
 	}
-	if err := w.Append(ctx, v.Panes, []warehouse.Row{
+	add(t, w, v.Panes,
 		row(15*time.Minute, "B", 0, "2"), row(0, "B", 1, "1.10"), row(0, "A", 0, "0.000000001"), row(0, "B", 0, "1"),
 		row(45*time.Minute, "A", 0, "99999999999999999999.999999999"),
-	}); err != nil {
-		t.Fatalf("Append to %s: %v", v.Panes, err)
-	}
+	)
 	late := start.Add(45 * time.Minute)
 	got := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(ctx, w, v.Name, tag, []time.Time{late, start}))
 	pane := func(at time.Time, key string, index int64, importe string) warehouse.Pane {
@@ -601,9 +560,7 @@ func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 	diff(t, "panes of no window", []warehouse.Pane{}, none)
 }
 
-// testNewestWindowsOf checks the newest-windows read of another declared
-// aggregation's view: its own panes table, filtered and answered by its
-// own key column, and a view it does not declare is refused.
+// testNewestWindowsOf checks another declared view's newest-windows read.
 func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 	ctx := context.Background()
 	tag := newTag(t)
@@ -633,10 +590,7 @@ func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.Vie
 	}
 }
 
-// testListViewOf checks the listing of another declared aggregation's
-// view: named by ViewListing, its own key column, the panes table's
-// types, and the view's rows (the current value per window and key) by
-// window start, then key.
+// testListViewOf checks another declared view's listing.
 func testListViewOf(t *testing.T, w Warehouse, mode string, v warehouse.View, name string) {
 	ctx := context.Background()
 	if got, ok := warehouse.ViewListing(v.Name); !ok || got != name {

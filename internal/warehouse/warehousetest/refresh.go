@@ -138,14 +138,11 @@ func testRefreshUnknown(t *testing.T, w Warehouse) {
 	}
 }
 
-// maxNumeric is the largest NUMERIC value.
 const maxNumeric = "99999999999999999999999999999.999999999"
 
-// testRefreshOutOfRange: a group whose sum its column cannot hold (NUMERIC,
-// INT64) is left out of the date it belongs to and reported with an
-// OverflowError, while every other group of the date is refreshed; a
-// later refresh of the date works the same, and once the rows change so
-// that the sum fits, the group is back.
+// testRefreshOutOfRange: a group whose sum its column cannot hold is left
+// out and reported, the rest of its date refreshed, on every refresh
+// until the rows change so that it fits.
 func testRefreshOutOfRange(t *testing.T, w Warehouse) {
 	ctx := context.Background()
 	tag := newTag(t)

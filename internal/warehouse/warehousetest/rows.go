@@ -13,11 +13,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// ingestedAt is the ingestion time of every row the suite loads; its
-// microseconds check that TIMESTAMP keeps them.
+// ingestedAt is every loaded row's; TIMESTAMP must keep its microseconds.
 var ingestedAt = time.Date(2026, 3, 15, 2, 0, 0, 123456000, time.UTC)
 
-// line is one lineas_pedido row, written as a test reads it.
+// line is one lineas_pedido row.
 type line struct {
 	pedido   string
 	linea    int64
@@ -32,8 +31,7 @@ type line struct {
 	srcLine  int64
 }
 
-// values builds the row in the column order of the table's schema, with
-// importe = cantidad * precio computed exactly.
+// values builds the row, importe = cantidad * precio exactly.
 func (l line) values(t *testing.T) []warehouse.Value {
 	t.Helper()
 	precio := dec(t, l.precio)
@@ -62,8 +60,7 @@ func (l line) values(t *testing.T) []warehouse.Value {
 	})
 }
 
-// rowOf orders named values as the table's schema does, so the suite does
-// not depend on column positions.
+// rowOf orders named values as the table's schema does.
 func rowOf(t *testing.T, table string, byName map[string]warehouse.Value) []warehouse.Value {
 	t.Helper()
 	tbl, err := warehouse.Lookup(table)
@@ -120,8 +117,8 @@ func ts(t *testing.T, s string) time.Time {
 	return v
 }
 
-// source is a RowSource over rows that fails with err after failAfter rows
-// when err is set, and counts how often it was asked for a row.
+// source is a RowSource over rows, failing with err after failAfter rows
+// when err is set, counting its Next calls.
 type source struct {
 	rows      [][]warehouse.Value
 	failAfter int
@@ -147,8 +144,6 @@ func (s *source) Next() bool {
 	if s.i >= len(s.rows) {
 		return false
 	}
-	// A fresh copy each time, as a source that reuses its buffer would
-	// overwrite the previous row.
 	s.cur = append(s.cur[:0], s.rows[s.i]...)
 	s.i++
 	return true
@@ -163,7 +158,14 @@ func (s *source) Err() error {
 	return nil
 }
 
-// query runs sql and returns its rows, failing the test on error.
+// add appends rows to table, failing the test on error.
+func add(t *testing.T, w Warehouse, table string, rows ...warehouse.Row) {
+	t.Helper()
+	if err := w.Append(context.Background(), table, rows); err != nil {
+		t.Fatalf("Append to %s: %v", table, err)
+	}
+}
+
 func query(t *testing.T, w Warehouse, sql string) [][]string {
 	t.Helper()
 	res, err := w.Query(context.Background(), sql)
@@ -173,7 +175,6 @@ func query(t *testing.T, w Warehouse, sql string) [][]string {
 	return res.Rows
 }
 
-// check compares the rows of sql with want.
 func check(t *testing.T, w Warehouse, sql string, want [][]string) {
 	t.Helper()
 	got := query(t, w, sql)

@@ -1,18 +1,11 @@
 // Package warehousetest is the conformance suite of the warehouse port
-// (warehouse.Warehouse, whose doc comment is the contract): every adapter
-// runs it from its own tests, so that the local default and production
-// behave alike. DuckDB (embedded) runs all of it; the BigQuery adapter runs
-// it over bqfake in front of the BigQuery emulator (bqfake plays the API
-// semantics the emulator lacks, GoogleSQL runs every query), with the
-// emulator's one defect left named (Features.WindowSumDefect), and,
-// against a real project,
-// all of it (live_test.go).
+// (warehouse.Warehouse, whose doc comment is the contract), run by every
+// adapter's tests: DuckDB, BigQuery over bqfake and the emulator (its
+// defect named in Features), and real BigQuery (live_test.go).
 //
-// The suite only uses SQL that DuckDB and BigQuery both accept, with
-// unqualified table names (a BigQuery adapter sets a default dataset). Every
-// test marks its rows with a fresh tag (in ids, SKUs, object names and the
-// aggregation name) and reads only rows carrying it, so the tests also hold
-// when an adapter shares one scratch dataset between them.
+// The suite uses SQL both engines accept, with unqualified table names.
+// Every test marks its rows with a fresh tag and reads only those, so the
+// tests also hold in one shared scratch dataset.
 package warehousetest
 
 import (
@@ -23,36 +16,28 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Warehouse is the port under test, whose contract warehouse.Warehouse
-// states, with the SQL method every adapter has beside it, which the suite
-// checks and reads its rows with.
+// Warehouse is the port under test with the SQL method the suite reads with.
 type Warehouse interface {
 	warehouse.Warehouse
 	warehouse.Querier
 }
 
-// Features says what a backend can be tested for, like watermill's
-// tests.Features: the zero value is a backend that can do everything.
+// Features says what a backend can be tested for; the zero value can do
+// everything.
 type Features struct {
-	// Accumulation is the mode the backend created the dashboard view
-	// ventas_hora_pais for; "" means ACCUMULATING.
+	// Accumulation is the mode of the backend's views; "" is ACCUMULATING.
 	Accumulation string
-	// WindowSumDefect, when set, is the sentence naming an engine's
-	// defect (the GoogleSQL emulator's) that makes SUM of NUMERIC as a
-	// window function wrong, as the DISCARDING views compute importe:
-	// their importe is then compared outside the window function (a GROUP
-	// BY over the panes the view counts, de-duplicated as the view does),
-	// every other column as read.
+	// WindowSumDefect, when set, names an engine's defect making SUM of
+	// NUMERIC over a window wrong: the DISCARDING views' importe is then
+	// compared summed by a GROUP BY over the panes the view counts.
 	WindowSumDefect string
 }
 
-// featured carries the Features into the helpers that read query results.
 type featured struct {
 	Warehouse
 	f Features
 }
 
-// opener wraps newWarehouse's warehouses with f, when f names a defect.
 func opener(newWarehouse func(t *testing.T) Warehouse, f Features) func(t *testing.T) Warehouse {
 	return func(t *testing.T) Warehouse {
 		w := newWarehouse(t)
@@ -63,13 +48,8 @@ func opener(newWarehouse func(t *testing.T) Warehouse, f Features) func(t *testi
 	}
 }
 
-// Run runs the whole suite against warehouses whose view is in the default
-// (ACCUMULATING) mode. newWarehouse is called once per test.
-func Run(t *testing.T, newWarehouse func(t *testing.T) Warehouse) {
-	RunWith(t, newWarehouse, Features{})
-}
-
-// RunWith runs the whole suite with the given features.
+// RunWith runs the whole suite with the given features, newWarehouse once
+// per test.
 func RunWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Features) {
 	t.Helper()
 	tests := []struct {
@@ -98,9 +78,8 @@ func RunWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Features
 	RunModeWith(t, newWarehouse, f)
 }
 
-// RunModeWith runs the part of the suite that depends on the view's
-// accumulation mode (f.Accumulation): the view and the named reads. An
-// adapter runs it for the mode RunWith did not.
+// RunModeWith runs the part of the suite that depends on f.Accumulation:
+// the views and the named reads.
 func RunModeWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Features) {
 	t.Helper()
 	open := opener(newWarehouse, f)
@@ -113,5 +92,5 @@ func RunModeWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Feat
 	runReads(t, open, mode)
 }
 
-// newTag returns a marker unique to one test run, usable in SQL literals.
+// newTag returns a marker unique to one test, usable in SQL literals.
 func newTag(*testing.T) string { return "wt" + strings.ToLower(rand.Text()) }

@@ -2,6 +2,7 @@ package windowtest
 
 import (
 	"cmp"
+	"maps"
 	"math/big"
 	"slices"
 	"time"
@@ -10,17 +11,15 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// agg is the reference state of one aggregation: its watermark, its cells
-// (each a plain list of the elements accepted in it), its panes, its
-// too-late (order, window) drops and the fate of every (order, window).
-// Model and Multi hold one per aggregation; dedup and invalid messages are
-// theirs, since they are per order, not per aggregation.
+// agg is the reference state of one aggregation, its cells plain lists of
+// the elements accepted in them. Dedup and invalid messages are per order,
+// so Multi keeps them.
 type agg struct {
 	spec     window.Spec
-	w        time.Time // watermark; zero: none yet
-	maxEvent time.Time // M over this aggregation's accepted elements
-	last     time.Time // processing time of its last accepted element
-	cells    map[cellID]*cell
+	w        time.Time             // watermark; zero: none yet
+	maxEvent time.Time             // M over this aggregation's accepted elements
+	last     time.Time             // processing time of its last accepted element
+	cells    map[cellID]*session   // fixed and sliding windows: sessions that never merge
 	sessions map[string][]*session // session windows: the open sessions of each key
 	closed   []*session            // sessions that expired (not those merged away)
 	stats    SessionStats
@@ -34,23 +33,6 @@ type cellID struct {
 	key   string
 }
 
-type cell struct {
-	start, end time.Time
-	key        string
-	orders     []accepted // in acceptance order; at most one per order
-	emitted    int        // orders covered by the panes so far
-	next       int64      // next pane index
-	onTimeDone bool
-	expired    bool
-}
-
-type accepted struct {
-	id     string
-	m      window.Measures
-	at     time.Time // processing time of acceptance
-	onTime bool      // accepted while W < end
-}
-
 // element is what one order adds to one key of an aggregation.
 type element struct {
 	key string
@@ -58,14 +40,12 @@ type element struct {
 }
 
 func newAgg(spec window.Spec) *agg {
-	return &agg{spec: spec, cells: map[cellID]*cell{}, sessions: map[string][]*session{}, fates: map[OrderWindow]Fate{}}
+	return &agg{spec: spec, cells: map[cellID]*session{}, sessions: map[string][]*session{}, fates: map[OrderWindow]Fate{}}
 }
 
 // deliver handles the first delivery of order id with event time t whose
-// elements in this aggregation are elems (none: the order is not in it).
-// Each window of t on its own: too late (end + L <= W) drops the (order,
-// window); otherwise every element counts in its cell, for the ticks, or
-// joins its key's sessions (judged on its proto-window before any merge).
+// elements in this aggregation are elems (none: the order is not in it),
+// each window of t on its own.
 func (a *agg) deliver(id string, t time.Time, elems []element, now time.Time) {
 	if len(elems) == 0 {
 		return
@@ -90,24 +70,19 @@ func (a *agg) deliver(id string, t time.Time, elems []element, now time.Time) {
 			id := cellID{start.Unix(), el.key}
 			c := a.cells[id]
 			if c == nil {
-				c = &cell{start: start, end: end, key: el.key}
+				c = &session{start: start, end: end, key: el.key}
 				a.cells[id] = c
 			}
-			c.orders = append(c.orders, accepted{id: ow.PedidoID, m: el.m, at: now, onTime: !late})
+			c.orders = append(c.orders, &accepted{id: ow.PedidoID, m: el.m, changeAt: now, onTime: !late})
 		}
 	}
 	if counted {
-		a.observe(t, now)
-	}
-}
-
-// observe feeds the watermark an element accepted at now with event time t.
-func (a *agg) observe(t, now time.Time) {
-	if t.After(a.maxEvent) {
-		a.maxEvent = t
-	}
-	if now.After(a.last) {
-		a.last = now
+		if t.After(a.maxEvent) {
+			a.maxEvent = t
+		}
+		if now.After(a.last) {
+			a.last = now
+		}
 	}
 }
 
@@ -126,51 +101,21 @@ func (a *agg) tick(now time.Time) {
 		return
 	}
 	for _, c := range a.sortedCells() {
-		if c.expired {
-			continue
+		if !c.expired {
+			c.expired = a.fire(c, now)
 		}
-		pending := c.orders[c.emitted:]
-		if a.w.IsZero() || a.w.Before(c.end) {
-			if len(pending) > 0 && now.Sub(pending[0].at) >= a.spec.EarlyDelay {
-				a.emit(c, window.TimingEarly, now)
-			}
-			continue
-		}
-		expiring := !a.w.Before(c.end.Add(a.spec.AllowedLateness))
-		switch {
-		case !c.onTimeDone && slices.ContainsFunc(c.orders, func(x accepted) bool { return x.onTime }):
-			a.emit(c, window.TimingOnTime, now)
-			c.onTimeDone = true
-		case len(pending) > 0 && (expiring || now.Sub(pending[0].at) >= a.spec.LateDelay):
-			a.emit(c, window.TimingLate, now)
-		}
-		c.expired = expiring
 	}
 }
 
-func (a *agg) emit(c *cell, t window.Timing, now time.Time) {
-	covered := c.orders
-	if a.spec.Accumulation == window.Discarding {
-		covered = c.orders[c.emitted:]
-	}
-	a.record(c.key, c.start, c.end, c.next, t, sum(covered), now)
-	c.next++
-	c.emitted = len(c.orders)
-}
-
-// record emits the pane of index idx of identity (start, key) at W, now.
-func (a *agg) record(key string, start, end time.Time, idx int64, t window.Timing, m window.Measures,
-	now time.Time) *window.Pane {
+func (a *agg) record(key string, start, end time.Time, idx int64, t window.Timing, m window.Measures, now time.Time) *window.Pane {
 	a.panes = append(a.panes, window.Pane{Aggregation: a.spec.Name, Key: key, WindowStart: start, WindowEnd: end,
 		Index: idx, Timing: t, Accumulation: a.spec.Accumulation, Measures: m, Watermark: a.w, EmittedAt: now.UTC()})
 	return &a.panes[len(a.panes)-1]
 }
 
-// windowsOf lists the [start, end) windows holding t, oldest first. It
-// works with big integers over nanoseconds, deliberately unlike package
-// window's arithmetic: the newest window starts at t floored to the period
-// (Euclidean division floors for a positive divisor), and the others one
-// period apart before it, size/period in all.
+// windowsOf lists the [start, end) windows holding t, oldest first, with
+// big integers over nanoseconds, deliberately unlike package window's
+// arithmetic (Euclidean division floors for a positive divisor).
 func (a *agg) windowsOf(t time.Time) [][2]time.Time {
 	if a.spec.Session() { // the proto-window
 		return [][2]time.Time{{t.UTC(), t.UTC().Add(a.spec.Gap)}}
@@ -195,10 +140,9 @@ func (a *agg) windowsOf(t time.Time) [][2]time.Time {
 	return out
 }
 
-// sum adds up elements with big integers. Pedidos is the number of
-// distinct orders among them, straight from its definition (each element
-// of one order in a cell is one order, whatever its lines).
-func sum(orders []accepted) window.Measures {
+// sum adds up elements with big integers; Pedidos counts distinct orders,
+// straight from its definition.
+func sum(orders []*accepted) window.Measures {
 	var imp, uni big.Int
 	ids := map[string]bool{}
 	for _, x := range orders {
@@ -213,34 +157,33 @@ func sum(orders []accepted) window.Measures {
 	return window.Measures{Importe: d, Pedidos: int64(len(ids)), Unidades: uni.Int64()}
 }
 
-func (a *agg) sortedCells() []*cell {
-	cs := make([]*cell, 0, len(a.cells))
-	for _, c := range a.cells {
-		cs = append(cs, c)
-	}
-	slices.SortFunc(cs, func(x, y *cell) int {
+func (a *agg) sortedCells() []*session {
+	return slices.SortedFunc(maps.Values(a.cells), func(x, y *session) int {
 		return cmp.Or(x.start.Compare(y.start), cmp.Compare(x.key, y.key))
 	})
-	return cs
+}
+
+// all are the cells, or the sessions the view must show: open and expired
+// ones, not those merged into another.
+func (a *agg) all() []*session {
+	out := append(slices.Collect(maps.Values(a.cells)), a.closed...)
+	for _, ss := range a.sessions {
+		out = append(out, ss...)
+	}
+	return out
 }
 
 func (a *agg) final() map[window.WindowKey]window.Measures {
-	if a.spec.Session() {
-		return a.finalSessions()
-	}
-	out := make(map[window.WindowKey]window.Measures, len(a.cells))
-	for _, c := range a.cells {
-		out[window.WindowKey{Window: window.Window{Start: c.start, End: c.end}, Key: c.key}] = sum(c.orders)
+	out := map[window.WindowKey]window.Measures{}
+	for _, s := range a.all() {
+		out[window.WindowKey{Window: window.Window{Start: s.start, End: s.end}, Key: s.key}] = s.sum(func(*accepted) bool { return true })
 	}
 	return out
 }
 
 func (a *agg) settled() bool {
-	if a.spec.Session() {
-		return a.settledSessions()
-	}
-	for _, c := range a.cells {
-		if c.emitted != len(c.orders) {
+	for _, s := range a.all() {
+		if _, pending := s.firstChange(); pending || len(s.retired) > 0 {
 			return false
 		}
 	}

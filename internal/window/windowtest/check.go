@@ -8,16 +8,16 @@ import (
 	"slices"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
+
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// maxProblems caps the problems a check reports: the first few tell the story.
-const maxProblems = 20
-
+// problems are what a check found; the first 20 tell the story.
 type problems []error
 
 func (p *problems) addf(format string, args ...any) {
-	if len(*p) < maxProblems {
+	if len(*p) < 20 {
 		*p = append(*p, fmt.Errorf(format, args...))
 	}
 }
@@ -44,14 +44,10 @@ func SortPanes(ps []window.Pane) {
 func View(panes []window.Pane) (map[window.WindowKey]window.Measures, error) {
 	ps := slices.Clone(panes)
 	SortPanes(ps)
-	type ident struct {
-		start int64
-		key   string
-	}
 	latest := map[ident]window.Pane{}
 	sums := map[ident]window.Measures{}
 	for _, p := range ps {
-		id := ident{p.WindowStart.UnixNano(), p.Key}
+		id := ident{normalTime(p.WindowStart), p.Key}
 		latest[id] = p // sorted by index: the last one wins
 		if p.Accumulation != window.Discarding {
 			sums[id] = p.Measures
@@ -65,12 +61,18 @@ func View(panes []window.Pane) (map[window.WindowKey]window.Measures, error) {
 	}
 	out := map[window.WindowKey]window.Measures{}
 	for id, p := range latest {
-		if p.Timing != window.TimingMerged { // times normalised: comparable with == whatever their location
-			out[window.WindowKey{Window: window.Window{Start: normalTime(p.WindowStart), End: normalTime(p.WindowEnd)},
-				Key: p.Key}] = sums[id]
+		if p.Timing != window.TimingMerged {
+			out[window.WindowKey{Window: window.Window{Start: id.start, End: normalTime(p.WindowEnd)}, Key: p.Key}] = sums[id]
 		}
 	}
 	return out, nil
+}
+
+// ident is a pane identity less the aggregation and index, its start
+// normalised (normalTime) so that it compares with == whatever its location.
+type ident struct {
+	start time.Time
+	key   string
 }
 
 // CheckWatermark checks invariant 5 for one tick at processing time now that
@@ -111,15 +113,10 @@ func (a *agg) checkPanes(panes []window.Pane) error {
 	var p problems
 	sess := a.spec.Session()
 	byID := map[string]window.Pane{}
-	// Sessions start at event times, to the nanosecond, and their end moves.
-	type ident struct {
-		start time.Time
-		key   string
-	}
 	idents := map[ident][]window.Pane{}
 	for _, pn := range panes {
 		if prev, ok := byID[pn.ID()]; ok {
-			if !samePane(prev, pn) {
+			if !gocmp.Equal(prev, pn) {
 				p.addf("pane %s written twice with different content: %+v and %+v", pn.ID(), prev, pn)
 			}
 			continue
@@ -131,7 +128,7 @@ func (a *agg) checkPanes(panes []window.Pane) error {
 	for id, ps := range idents {
 		slices.SortFunc(ps, func(a, b window.Pane) int { return cmp.Compare(a.Index, b.Index) })
 		name := fmt.Sprintf("window %s key %q", id.start.Format(time.RFC3339Nano), id.key)
-		var c *cell
+		var c *session
 		if !sess {
 			if c = a.cells[cellID{id.start.Unix(), id.key}]; c == nil || !c.start.Equal(id.start) {
 				p.addf("%s: %d panes but no accepted order", name, len(ps))
@@ -207,18 +204,8 @@ func (a *agg) checkPanes(panes []window.Pane) error {
 	if err != nil {
 		p.addf("%v", err)
 	}
-	want := a.final()
-	for wk, m := range want {
-		if got, ok := view[wk]; !ok || got != m {
-			p.addf("window %s-%s key %q: final value %+v, want the sum of its accepted orders %+v",
-				wk.Window.Start.Format(time.RFC3339), wk.Window.End.Format(time.RFC3339), wk.Key, got, m)
-		}
-	}
-	for wk := range view {
-		if _, ok := want[wk]; !ok {
-			p.addf("window %s-%s key %q: in the view, but the model has no such window",
-				wk.Window.Start.Format(time.RFC3339), wk.Window.End.Format(time.RFC3339), wk.Key)
-		}
+	if diff := gocmp.Diff(a.final(), view); diff != "" {
+		p.addf("final values of the view are not the sums of the accepted orders (-want +got):\n%s", diff)
 	}
 	return p.err()
 }
@@ -287,18 +274,7 @@ func diffFates[K comparable](want, got map[K]Fate, name func(K) string, unknown 
 	return p.err()
 }
 
-// samePane compares panes by value; times by instant.
-func samePane(a, b window.Pane) bool {
-	return a.Aggregation == b.Aggregation && a.Key == b.Key &&
-		a.WindowStart.Equal(b.WindowStart) && a.WindowEnd.Equal(b.WindowEnd) &&
-		a.Index == b.Index && a.Timing == b.Timing && a.Accumulation == b.Accumulation &&
-		a.Measures == b.Measures && a.Watermark.Equal(b.Watermark) && a.EmittedAt.Equal(b.EmittedAt) &&
-		a.MergedInto.Equal(b.MergedInto)
-}
-
-func normalTime(t time.Time) time.Time {
-	return time.Unix(t.Unix(), int64(t.Nanosecond())).UTC()
-}
+func normalTime(t time.Time) time.Time { return t.UTC().Round(0) }
 
 // fields lists one field of each pane, for messages.
 func fields[T any](ps []window.Pane, f func(window.Pane) T) []T {

@@ -12,10 +12,8 @@ import (
 type Kind int
 
 const (
-	// Deliver hands one Pub/Sub message to the aggregation.
-	Deliver Kind = iota + 1
-	// Tick runs the timer at processing time Now.
-	Tick
+	Deliver Kind = iota + 1 // one Pub/Sub message
+	Tick                    // the timer, at processing time Now
 )
 
 func (k Kind) String() string {
@@ -42,8 +40,7 @@ type Event struct {
 	Invalid string
 }
 
-// Fate is what became of a distinct order (Model) or of an (order, window)
-// of one aggregation (Multi).
+// Fate is what became of a distinct order (Model) or (order, window) (Multi).
 type Fate string
 
 const (
@@ -51,8 +48,8 @@ const (
 	Dropped  Fate = "dropped" // too late
 )
 
-// Drop is a too-late order (Model), or a too-late (order, window) of one
-// aggregation (Multi), as the late-drops sink records it.
+// Drop is a too-late order (Model) or (order, window) (Multi), as the
+// late-drops sink records it.
 type Drop struct {
 	PedidoID    string
 	WindowStart time.Time
@@ -68,16 +65,15 @@ type OrderWindow struct {
 }
 
 // Model is the reference implementation of the specification for one
-// aggregation with fixed windows, fed window.Orders (one key and one
-// measure set per order). For sliding windows, keys from lines or several
-// aggregations use Multi. It is not safe for concurrent use.
+// aggregation with fixed windows, fed window.Orders. It is not safe for
+// concurrent use.
 type Model struct {
 	multi *Multi // of the one aggregation
 	a     *agg
 }
 
-// NewModel returns a model of an aggregation with spec, which must be valid
-// and have fixed windows (it panics otherwise).
+// NewModel returns a model of spec, which must be valid and fixed (it panics
+// otherwise).
 func NewModel(spec window.Spec) *Model {
 	if err := spec.Validate(); err != nil {
 		panic(fmt.Sprintf("windowtest.NewModel: %v", err))
@@ -90,8 +86,8 @@ func NewModel(spec window.Spec) *Model {
 		seen: map[string]bool{}, invalid: map[string]bool{}}, a: a}
 }
 
-// Apply plays one event and returns the panes it emitted.
-// It panics if events go back in processing time.
+// Apply plays one event and returns the panes it emitted. It panics if
+// events go back in processing time.
 func (m *Model) Apply(e Event) []window.Pane {
 	o := e.Order
 	return m.multi.apply(e.Kind, e.Now, e.MessageID, e.Invalid, o.ID, func(a *agg) {
@@ -99,14 +95,11 @@ func (m *Model) Apply(e Event) []window.Pane {
 	})
 }
 
-// Watermark is W after the events so far (zero: none yet).
+// Watermark (zero: none yet), Panes (in emission order) and Drops (in the
+// order dropped) are the model's after the events so far.
 func (m *Model) Watermark() time.Time { return m.a.w }
-
-// Panes returns every pane emitted so far, in emission order.
 func (m *Model) Panes() []window.Pane { return slices.Clone(m.a.panes) }
-
-// Drops returns the too-late orders, in the order they were dropped.
-func (m *Model) Drops() []Drop { return slices.Clone(m.a.drops) }
+func (m *Model) Drops() []Drop        { return slices.Clone(m.a.drops) }
 
 // Fates returns the fate of every distinct valid pedido_id delivered.
 func (m *Model) Fates() map[string]Fate {
@@ -120,10 +113,8 @@ func (m *Model) Fates() map[string]Fate {
 // InvalidMessages returns the distinct message ids of invalid messages, sorted.
 func (m *Model) InvalidMessages() []string { return m.multi.InvalidMessages() }
 
-// Final returns the exact sum of the accepted orders of every (window, key):
-// what the dashboard must show once every change has been emitted.
+// Final returns the exact sum of the accepted orders of every (window, key),
+// which the dashboard must show once the model is Settled: every accepted
+// order emitted in a pane.
 func (m *Model) Final() map[window.WindowKey]window.Measures { return m.a.final() }
-
-// Settled reports whether every accepted order has been emitted in a pane,
-// so that the dashboard view must equal Final.
-func (m *Model) Settled() bool { return m.a.settled() }
+func (m *Model) Settled() bool                               { return m.a.settled() }

@@ -24,28 +24,21 @@ const (
 // ReasonSKUMissing is the dead-letter reason of a line without a SKU.
 const ReasonSKUMissing = "sku_missing"
 
-// MultiEvent is one step of a stream for several aggregations: the delivery
-// of one Pub/Sub message holding a whole order, or a tick of the timer that
-// serves every aggregation. Events of a stream have non-decreasing Now.
+// MultiEvent is Event for several aggregations: the delivery of a whole
+// order, or a tick of the timer that serves them all.
 type MultiEvent struct {
-	Kind Kind
-	Now  time.Time // processing time
-	// MessageID is the Pub/Sub message id: a redelivery repeats it, a
-	// republish of the same order gets a new one.
+	Kind      Kind
+	Now       time.Time
 	MessageID string
-	// Order is the order as the message carries it: PedidoID, ClienteID,
-	// Pais, ImporteTotal, Lineas (SKUs as written, not yet normalised) and
-	// EventTime (momento_evento). A valid order is one order.Parse accepts.
-	Order order.Order
-	// Invalid, when not empty, is why the message is not a valid order
-	// ("invalid: ..."); render such a message broken in that way. Order is
-	// then only a template for the rest of the message.
+	// Order is the order as the message carries it (SKUs as written), valid
+	// if order.Parse accepts it; with Invalid set, only a template.
+	Order   order.Order
 	Invalid string
 }
 
-// SKUMissing is a line without a SKU, as the dead-letter sink records it
-// (reason ReasonSKUMissing): for each aggregation keyed by sku, on the
-// first delivery of the order, whatever its lateness.
+// SKUMissing is a line without a SKU as the dead-letter sink records it:
+// per aggregation keyed by sku, on the order's first delivery, whatever its
+// lateness.
 type SKUMissing struct {
 	Aggregation string
 	PedidoID    string
@@ -93,8 +86,7 @@ type Multi struct {
 }
 
 // NewMulti returns a model of the aggregations specs, each valid, with a
-// distinct name and a key Multi knows (KeyPais, KeyClienteID, KeySKU). It
-// panics otherwise: specs are written by tests.
+// distinct name and a key Multi knows. It panics otherwise.
 func NewMulti(specs ...window.Spec) *Multi {
 	m := &Multi{byName: map[string]*agg{}, seen: map[string]bool{}, invalid: map[string]bool{}}
 	if len(specs) == 0 {
@@ -119,9 +111,8 @@ func NewMulti(specs ...window.Spec) *Multi {
 	return m
 }
 
-// Apply plays one event and returns the panes it emitted, of every
-// aggregation, in emission order. It panics if events go back in
-// processing time.
+// Apply plays one event and returns the panes it emitted, in emission
+// order. It panics if events go back in processing time.
 func (m *Multi) Apply(e MultiEvent) []window.Pane {
 	o := e.Order
 	return m.apply(e.Kind, e.Now, e.MessageID, e.Invalid, o.PedidoID, func(a *agg) {
@@ -134,7 +125,7 @@ func (m *Multi) Apply(e MultiEvent) []window.Pane {
 }
 
 // apply plays one event; deliver hands every aggregation the first valid
-// delivery of order id: later ones are duplicates, counted once.
+// delivery of order id.
 func (m *Multi) apply(kind Kind, now time.Time, msg, invalid, id string, deliver func(*agg)) []window.Pane {
 	if now.Before(m.now) {
 		panic(fmt.Sprintf("windowtest: event at %s after one at %s", now, m.now))
@@ -168,7 +159,7 @@ func (m *Multi) apply(kind Kind, now time.Time, msg, invalid, id string, deliver
 }
 
 // elementsOf computes an order's elements under key with big integers, and
-// the indexes of its lines without a SKU when keyed by sku.
+// the indexes of its lines without a SKU.
 func elementsOf(key string, o order.Order) (elems []element, missing []int) {
 	if key != KeySKU {
 		var units big.Int
@@ -221,23 +212,12 @@ func (m *Multi) agg(name string) *agg {
 	return a
 }
 
-// Watermark is W of aggregation name after the events so far (zero: none yet).
-func (m *Multi) Watermark(name string) time.Time { return m.agg(name).w }
-
-// Panes returns every pane of aggregation name, in emission order.
-func (m *Multi) Panes(name string) []window.Pane { return slices.Clone(m.agg(name).panes) }
-
-// Drops returns the too-late (order, window)s of aggregation name, in the
-// order they were dropped (an order's windows oldest first).
-func (m *Multi) Drops(name string) []Drop { return slices.Clone(m.agg(name).drops) }
-
-// Fates returns, for aggregation name, the fate of every (order, window)
-// of the orders it holds elements of.
-func (m *Multi) Fates(name string) map[OrderWindow]Fate { return maps.Clone(m.agg(name).fates) }
-
-// Final returns, for aggregation name, the exact sum of the elements
-// accepted in every (window, key): what its dashboard view must show once
-// every change has been emitted.
+// Watermark, Panes, Drops, Fates and Final are Model's, for aggregation
+// name; Fates are per (order, window) of the orders it holds elements of.
+func (m *Multi) Watermark(name string) time.Time                        { return m.agg(name).w }
+func (m *Multi) Panes(name string) []window.Pane                        { return slices.Clone(m.agg(name).panes) }
+func (m *Multi) Drops(name string) []Drop                               { return slices.Clone(m.agg(name).drops) }
+func (m *Multi) Fates(name string) map[OrderWindow]Fate                 { return maps.Clone(m.agg(name).fates) }
 func (m *Multi) Final(name string) map[window.WindowKey]window.Measures { return m.agg(name).final() }
 
 // Settled reports whether every accepted element of every aggregation has
@@ -251,8 +231,7 @@ func (m *Multi) Settled() bool {
 	return true
 }
 
-// SKUMissing returns the lines without a SKU, in the order recorded (per
-// order, aggregations in NewMulti order, lines ascending).
+// SKUMissing returns the lines without a SKU, in the order recorded.
 func (m *Multi) SKUMissing() []SKUMissing { return slices.Clone(m.missing) }
 
 // Orders returns the distinct pedido_ids of valid deliveries, sorted: the
@@ -262,14 +241,10 @@ func (m *Multi) Orders() []string { return slices.Sorted(maps.Keys(m.seen)) }
 // InvalidMessages returns the distinct message ids of invalid messages, sorted.
 func (m *Multi) InvalidMessages() []string { return slices.Sorted(maps.Keys(m.invalid)) }
 
-// CheckPanes is Model.CheckPanes for aggregation name: panes must be that
-// aggregation's panes only.
+// CheckPanes and CheckDrops are Model's for aggregation name.
 func (m *Multi) CheckPanes(name string, panes []window.Pane) error {
 	return m.agg(name).checkPanes(panes)
 }
-
-// CheckDrops is Model.CheckDrops for aggregation name: the drops are
-// exactly its too-late (order, window)s.
 func (m *Multi) CheckDrops(name string, drops []Drop) error { return m.agg(name).checkDrops(drops) }
 
 // CheckFates checks invariant 2 for aggregation name: every (order,

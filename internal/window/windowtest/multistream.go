@@ -13,26 +13,19 @@ import (
 )
 
 // DefaultSKUs are the SKUs of MultiStream's lines unless StreamConfig.SKUs
-// says otherwise: the campaign's backpack and two others.
+// says otherwise.
 var DefaultSKUs = []string{"MOCH-40L-AZ", "BOTA-TREK-42", "GORRO-LANA"}
 
-// MultiStream generates deliveries of whole orders and ticks for the
-// aggregations specs, with non-decreasing processing times and everything
-// Stream has (in and out of order, late, too late, future clocks, window
-// and period boundaries, redeliveries, republishes, invalid messages,
-// bursts, idle gaps, repeated ticks). Each order has zero to four lines:
-// SKUs written with stray case and spaces, two lines of one SKU, lines
-// without a SKU, prices with up to three decimals; importe_total is the
-// lines' sum plus sometimes shipping, so it differs from the lines' sum.
-// Each event draws its timing from one of the specs, so every aggregation's
-// windows and lateness are met. The same r state gives the same stream.
+// MultiStream is Stream for whole orders and several aggregations, each
+// event timed by one of the specs. Orders have zero to four lines: SKUs
+// with stray case and spaces, two lines of one SKU, lines without a SKU,
+// prices with three decimals, and importe_total sometimes beyond the lines'
+// sum (shipping).
 func MultiStream(r *rand.Rand, specs []window.Spec, cfg StreamConfig) []MultiEvent {
 	if len(specs) == 0 {
 		panic("windowtest.MultiStream: no aggregation")
 	}
 	cfg = cfg.withDefaults()
-	// Idle for longer than any I, and late enough that every W passes
-	// end + L of any window an order (even a future-dated one) is in.
 	var closing time.Duration
 	for _, s := range specs {
 		closing = max(closing, s.IdleTimeout+s.OutOfOrderness+s.Size()+s.AllowedLateness+s.EarlyDelay+s.LateDelay)
@@ -101,12 +94,8 @@ func (g gen) order(id string, now time.Time, cfg StreamConfig) order.Order {
 	return o
 }
 
-// ShippedSpecs are the three aggregations the deployment ships (issues 17
-// and 28), in name order as the declarations load: sesiones_cliente,
-// SessionSpec(); ventas_hora_pais, window.Defaults(); and
-// ventas_sku_hora_movil, sliding windows of 1 h every 15 min keyed by sku
-// with the same D, I, E, L, Ld and ACCUMULATING. Tests change modes and
-// delays on the copies they get.
+// ShippedSpecs are the aggregations the deployment ships, in name order, as
+// aggregation's TestShippedDeclarations holds the declarations to.
 func ShippedSpecs() []window.Spec {
 	pais := window.Defaults()
 	sku := window.Defaults()
@@ -114,10 +103,8 @@ func ShippedSpecs() []window.Spec {
 	return []window.Spec{SessionSpec(), pais, sku}
 }
 
-// RandomSpecs returns one to three valid aggregations with distinct names,
-// each with its own key (pais, cliente_id or sku), fixed or sliding windows
-// (periods that divide sizes, including ones that do not divide an hour)
-// and delays drawn as RandomSpec draws them.
+// RandomSpecs returns one to three valid aggregations, fixed or sliding,
+// each with its own key and delays drawn as RandomSpec draws them.
 func RandomSpecs(r *rand.Rand) []window.Spec {
 	type shape struct{ size, period time.Duration }
 	shapes := []shape{
@@ -138,20 +125,16 @@ func RandomSpecs(r *rand.Rand) []window.Spec {
 	return specs
 }
 
-// SessionSpec is the session aggregation of issue 28: sesiones_cliente,
-// sessions of 30 min per cliente_id with the defaults' D, I, E, L and Ld,
-// ACCUMULATING.
+// SessionSpec is the shipped session aggregation, sesiones_cliente.
 func SessionSpec() window.Spec {
 	s := window.Defaults()
 	s.Name, s.KeyField, s.WindowSize, s.Gap = "sesiones_cliente", KeyClienteID, 0, 30*time.Minute
 	return s
 }
 
-// RandomKinds returns three valid aggregations, one of each kind of window:
-// fixed, sliding and session, each with a random key (sessions keyed by an
-// order field, as declarations allow) and delays drawn as RandomSpec draws
-// them. The session gaps are short and long against the streams' gaps, so
-// that merges, bridges and extensions after ON_TIME are frequent.
+// RandomKinds returns a fixed, a sliding and a session aggregation, with
+// session gaps short and long against the streams' gaps so that merges,
+// bridges and extensions after ON_TIME are frequent.
 func RandomKinds(r *rand.Rand) []window.Spec {
 	fixed, sliding, sess := RandomSpec(r), RandomSpec(r), RandomSpec(r)
 	fixed.Name, fixed.KeyField = "agg_fixed", pick(r, KeyPais, KeyClienteID, KeySKU)

@@ -8,12 +8,10 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// Spain is the seed stories' zone (UTC+1 on 2026-03-14), so the hourly
-// window "18:00" of a story is [17:00Z, 18:00Z).
+// Spain is the seed stories' zone: their window "18:00" is [17:00Z, 18:00Z).
 var Spain = time.FixedZone("CET", 3600)
 
-// At is the instant hh:mm or hh:mm:ss on the seed day, 2026-03-14, in Spain.
-// It panics on a malformed time: stories are written by hand.
+// At is the instant hh:mm or hh:mm:ss on 2026-03-14 in Spain.
 func At(hhmmss string) time.Time {
 	if len(hhmmss) == 5 {
 		hhmmss += ":00"
@@ -25,12 +23,10 @@ func At(hhmmss string) time.Time {
 	return t
 }
 
-// Story numbers the messages of hand-written deliveries m1, m2, ... so that
-// each Deliver is a distinct Pub/Sub message.
+// Story numbers the messages of hand-written deliveries m1, m2, ...
 type Story struct{ msg int }
 
-// Deliver is the delivery at now (At) of a one-order message: order id of key
-// made at eventTime (At), importe a decimal string and unidades units.
+// Deliver is the delivery at now of order id of key made at eventTime.
 func (s *Story) Deliver(now, id, key, eventTime, importe string, unidades int64) Event {
 	s.msg++
 	return Event{Kind: Deliver, Now: At(now), MessageID: fmt.Sprintf("m%d", s.msg),
@@ -52,9 +48,8 @@ func dec(s string) numeric.Dec {
 	return d
 }
 
-// Seed is one of the specification's stories (docs/event-time.md) with what
-// every implementation must produce from it under window.Defaults() with
-// Change applied.
+// Seed is one of docs/event-time.md's stories with what every
+// implementation must produce from it under window.Defaults() and Change.
 type Seed struct {
 	Name      string
 	ID        string             // short and file-name safe, e.g. for golden files
@@ -215,8 +210,7 @@ func Seeds() []Seed {
 	}
 }
 
-// pane is an expected pane of ventas_hora_pais for the hourly window
-// starting at win (At) and key key.
+// pane is an expected pane of ventas_hora_pais of the window starting at win.
 func pane(win, key string, index int64, timing window.Timing, mode window.Accumulation,
 	importe string, pedidos, unidades int64, wm, emitted string) window.Pane {
 	start := At(win).UTC()

@@ -1,7 +1,6 @@
 package windowtest
 
 import (
-	"cmp"
 	"maps"
 	"math/big"
 	"slices"
@@ -11,15 +10,13 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// The model of session windows (docs/event-time.md, "Session windows"),
-// kept as plain lists like the rest of the model: a session is its orders,
-// each marked with whether the panes of the session's current identity
-// cover it and since when it is a change for that identity; merging moves
-// orders from one list to another. Package window keeps a running sum and
-// a pending mark per session instead.
+// The model of session windows keeps plain lists like the rest of the
+// model: a session is its orders, each marked with whether the panes of the
+// current identity cover it and since when it is a change for it, where
+// package window keeps a running sum and a pending mark.
 
-// SessionStats counts what the model's session windows went through, so
-// that property tests can require their generators to produce each case.
+// SessionStats counts what the model's sessions went through, for property
+// tests' coverage.
 type SessionStats struct {
 	Merges        int // an order joined at least one session
 	Bridges       int // an order joined two sessions or more into one
@@ -29,21 +26,22 @@ type SessionStats struct {
 	FiredExtended int // an order moved the end of a fired session past W
 }
 
-// SessionStats returns the session counts of aggregation name.
 func (m *Multi) SessionStats(name string) SessionStats { return m.agg(name).stats }
 
-// session is one session of a key.
+// session is a session of a key, or a cell (a window and key) that never
+// merges.
 type session struct {
 	key        string
 	start, end time.Time
-	orders     []*sessOrder
+	orders     []*accepted
 	next       int64 // next pane index of the identity (start, key)
 	fired      bool  // no EARLY pane and no ON_TIME pane any more
 	onTimeDone bool  // some identity of this session emitted ON_TIME
+	expired    bool  // cells only: expired sessions move to agg.closed
 	retired    []retiredID
 }
 
-type sessOrder struct {
+type accepted struct {
 	id       string
 	m        window.Measures
 	changeAt time.Time // when it became a change of the current identity
@@ -119,25 +117,23 @@ func (a *agg) join(el element, id string, lo, hi, now time.Time) {
 			}
 		}
 	}
-	ns.orders = append(ns.orders, &sessOrder{id: id, m: el.m, changeAt: now, onTime: a.w.IsZero() || a.w.Before(end)})
+	ns.orders = append(ns.orders, &accepted{id: id, m: el.m, changeAt: now, onTime: a.w.IsZero() || a.w.Before(end)})
 	slices.SortFunc(ns.retired, func(x, y retiredID) int { return x.start.Compare(y.start) })
 	out := append(rest, ns)
 	slices.SortFunc(out, func(x, y *session) int { return x.start.Compare(y.start) })
 	a.sessions[el.key] = out
 }
 
-// emitted is what the identity's panes carried in all: the orders they
-// covered (ACCUMULATING: the last pane's totals, the same orders).
+// emitted is what the identity's panes carried in all.
 func (s *session) emitted() window.Measures {
-	return s.sum(func(o *sessOrder) bool { return o.covered })
+	return s.sum(func(o *accepted) bool { return o.covered })
 }
 
-// sum is sum over the orders of s that keep selects.
-func (s *session) sum(keep func(*sessOrder) bool) window.Measures {
-	var orders []accepted
+func (s *session) sum(keep func(*accepted) bool) window.Measures {
+	var orders []*accepted
 	for _, o := range s.orders {
 		if keep(o) {
-			orders = append(orders, accepted{id: o.id, m: o.m})
+			orders = append(orders, o)
 		}
 	}
 	return sum(orders)
@@ -155,24 +151,7 @@ func (a *agg) tickSessions(now time.Time) {
 				a.record(key, r.start, r.end, r.next, window.TimingMerged, m, now).MergedInto = s.start
 			}
 			s.retired = nil
-			first, pending := s.firstChange()
-			atEnd := !a.w.IsZero() && !a.w.Before(s.end)
-			expiring := !a.w.IsZero() && !a.w.Before(s.end.Add(a.spec.AllowedLateness))
-			switch {
-			case !s.fired && !atEnd:
-				if pending && now.Sub(first) >= a.spec.EarlyDelay {
-					a.emitSession(s, window.TimingEarly, now)
-				}
-			case !s.fired && slices.ContainsFunc(s.orders, func(o *sessOrder) bool { return o.onTime }):
-				s.fired, s.onTimeDone = true, true
-				a.emitSession(s, window.TimingOnTime, now)
-			default:
-				s.fired = true
-				if pending && (expiring || now.Sub(first) >= a.spec.LateDelay) {
-					a.emitSession(s, window.TimingLate, now)
-				}
-			}
-			if expiring {
+			if a.fire(s, now) {
 				a.closed = append(a.closed, s)
 				continue
 			}
@@ -184,6 +163,29 @@ func (a *agg) tickSessions(now time.Time) {
 		}
 		a.sessions[key] = open
 	}
+}
+
+// fire runs the trigger of a session or cell at a tick and reports whether
+// it expires.
+func (a *agg) fire(s *session, now time.Time) (expiring bool) {
+	first, pending := s.firstChange()
+	atEnd := !a.w.IsZero() && !a.w.Before(s.end)
+	expiring = !a.w.IsZero() && !a.w.Before(s.end.Add(a.spec.AllowedLateness))
+	switch {
+	case !s.fired && !atEnd:
+		if pending && now.Sub(first) >= a.spec.EarlyDelay {
+			a.emitSession(s, window.TimingEarly, now)
+		}
+	case !s.fired && slices.ContainsFunc(s.orders, func(o *accepted) bool { return o.onTime }):
+		s.fired, s.onTimeDone = true, true
+		a.emitSession(s, window.TimingOnTime, now)
+	default:
+		s.fired = true
+		if pending && (expiring || now.Sub(first) >= a.spec.LateDelay) {
+			a.emitSession(s, window.TimingLate, now)
+		}
+	}
+	return expiring
 }
 
 // firstChange is when the earliest change not in a pane of the current
@@ -200,7 +202,7 @@ func (s *session) firstChange() (time.Time, bool) {
 }
 
 func (a *agg) emitSession(s *session, t window.Timing, now time.Time) {
-	m := s.sum(func(o *sessOrder) bool { return a.spec.Accumulation == window.Accumulating || !o.covered })
+	m := s.sum(func(o *accepted) bool { return a.spec.Accumulation == window.Accumulating || !o.covered })
 	for _, o := range s.orders {
 		o.covered = true
 	}
@@ -214,33 +216,4 @@ func negate(m window.Measures) window.Measures {
 		panic("windowtest: a negated measure overflows")
 	}
 	return window.Measures{Importe: d, Pedidos: -m.Pedidos, Unidades: -m.Unidades}
-}
-
-// allSessions are the sessions the view must show: open and expired ones,
-// not those merged into another.
-func (a *agg) allSessions() []*session {
-	out := slices.Clone(a.closed)
-	for _, ss := range a.sessions {
-		out = append(out, ss...)
-	}
-	slices.SortFunc(out, func(x, y *session) int { return cmp.Or(cmp.Compare(x.key, y.key), x.start.Compare(y.start)) })
-	return out
-}
-
-func (a *agg) finalSessions() map[window.WindowKey]window.Measures {
-	out := map[window.WindowKey]window.Measures{}
-	for _, s := range a.allSessions() {
-		out[window.WindowKey{Window: window.Window{Start: s.start, End: s.end}, Key: s.key}] =
-			s.sum(func(*sessOrder) bool { return true })
-	}
-	return out
-}
-
-func (a *agg) settledSessions() bool {
-	for _, s := range a.allSessions() {
-		if _, pending := s.firstChange(); pending || len(s.retired) > 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -16,9 +16,8 @@ type StreamConfig struct {
 	Events int       // events before the closing tick: 200
 	Keys   []string  // key values: ES, FR, PT (MultiStream: the pais values)
 	SKUs   []string  // MultiStream only: SKUs of the lines, see DefaultSKUs
-	// Open leaves the windows open. By default the stream ends with a tick
-	// late and idle enough to expire every window, so every accepted order
-	// has been emitted and the dashboard must equal Model.Final.
+	// Open leaves out the closing tick, late and idle enough to expire every
+	// window, after which the dashboard must equal Model.Final.
 	Open bool
 }
 
@@ -32,16 +31,12 @@ var InvalidReasons = []string{
 }
 
 // Stream generates deliveries and ticks for spec with non-decreasing
-// processing times: orders in and out of order, on time, late, too late and
-// from clocks running ahead, event times on window boundaries, redeliveries
-// (same message id), republishes (same pedido_id, new message id), invalid
-// messages, bursts at one instant, idle gaps, and repeated ticks at one
-// instant. The same r state gives the same stream.
+// processing times: orders on time, late, too late and from clocks running
+// ahead, on window boundaries, redeliveries, republishes, invalid messages,
+// bursts, idle gaps and repeated ticks. The same r state gives the same stream.
 func Stream(r *rand.Rand, spec window.Spec, cfg StreamConfig) []Event {
 	cfg = cfg.withDefaults()
 	g := gen{r: r, spec: spec}
-	// Idle for longer than I, and late enough that W = now - D passes
-	// end + L of any window an order (even a future-dated one) is in.
 	closing := spec.IdleTimeout + spec.OutOfOrderness + spec.WindowSize + spec.AllowedLateness +
 		spec.EarlyDelay + spec.LateDelay + 24*time.Hour
 	return events(r, cfg, closing, func() gen { return g },
@@ -64,11 +59,9 @@ func Stream(r *rand.Rand, spec window.Spec, cfg StreamConfig) []Event {
 		})
 }
 
-// events is the skeleton of Stream and MultiStream. Each step takes a gen
-// from next and its gap, then is a tick (sometimes two at one instant), a
-// Pub/Sub redelivery or a republish (new message id) of an earlier message,
-// or fresh(g, now, p, n, message id): the n-th new message, p the step's
-// draw in [0, 100). Unless cfg.Open, a tick closing after the last step ends it.
+// events is the skeleton of Stream and MultiStream: each step is a tick, a
+// redelivery or a republish of an earlier message, or fresh(g, now, p, n,
+// message id), the n-th new message with p the step's draw in [0, 100).
 func events[E any](r *rand.Rand, cfg StreamConfig, closing time.Duration, next func() gen,
 	tick func(time.Time) E, resend func(e E, now time.Time, msg string) E,
 	fresh func(g gen, now time.Time, p, n int, msg string) E) []E {
@@ -203,8 +196,7 @@ func (g gen) measures() window.Measures {
 }
 
 // RandomSpec returns a valid spec with sizes and delays drawn to make the
-// interesting cases frequent in short streams: windows that do not divide an
-// hour, zero delays, zero lateness, both accumulation modes.
+// interesting cases frequent in short streams.
 func RandomSpec(r *rand.Rand) window.Spec {
 	s := window.Defaults()
 	s.WindowSize = pick(r, time.Hour, 10*time.Minute, 7*time.Minute, 25*time.Minute, 90*time.Second)

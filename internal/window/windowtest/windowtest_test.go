@@ -2,6 +2,7 @@ package windowtest_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,78 +85,24 @@ func TestStreamShape(t *testing.T) {
 	}
 }
 
-// The model on a short story whose panes are worked out by hand: defaults
-// (D 10 min, I 5 min, E 60 s, L 2 h, Ld 60 s), UTC.
-func TestModelStory(t *testing.T) {
-	spec := window.Defaults()
-	m := windowtest.NewModel(spec)
-	at := utc
-	ord := func(id, evt string) window.Order {
-		return window.Order{ID: id, Key: "ES", EventTime: at(evt),
-			Measures: window.Measures{Importe: numeric.FromNanos(1_000_000_000), Pedidos: 1, Unidades: 1}}
-	}
-	steps := []windowtest.Event{
-		{Kind: windowtest.Deliver, Now: at("17:51"), MessageID: "1", Order: ord("P-1", "17:42")},
-		{Kind: windowtest.Tick, Now: at("17:52")},                                                // W 17:32, EARLY 0
-		{Kind: windowtest.Tick, Now: at("18:20")},                                                // idle: W 18:10, ON_TIME 1
-		{Kind: windowtest.Deliver, Now: at("18:21"), MessageID: "2", Order: ord("P-2", "17:10")}, // LATE 2
-		{Kind: windowtest.Deliver, Now: at("18:22"), MessageID: "2", Order: ord("P-2", "17:10")}, // duplicate
-		{Kind: windowtest.Deliver, Now: at("18:23"), MessageID: "3", Invalid: "invalid: bad JSON"},
-		{Kind: windowtest.Tick, Now: at("20:30")},                                                // W 20:20: expired
-		{Kind: windowtest.Deliver, Now: at("20:31"), MessageID: "4", Order: ord("P-3", "17:59")}, // too late
-	}
-	var timings []window.Timing
-	for _, e := range steps {
-		for _, p := range m.Apply(e) {
-			timings = append(timings, p.Timing)
-		}
-	}
-	if diff := cmp.Diff([]window.Timing{window.TimingEarly, window.TimingOnTime, window.TimingLate}, timings); diff != "" {
-		t.Errorf("timings (-want +got):\n%s", diff)
-	}
-	wantFates := map[string]windowtest.Fate{"P-1": windowtest.Accepted, "P-2": windowtest.Accepted, "P-3": windowtest.Dropped}
-	if diff := cmp.Diff(wantFates, m.Fates()); diff != "" {
-		t.Errorf("fates (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"3"}, m.InvalidMessages()); diff != "" {
-		t.Errorf("invalid (-want +got):\n%s", diff)
-	}
-	wantDrops := []windowtest.Drop{{PedidoID: "P-3", WindowStart: at("17:00"), Watermark: at("20:20"), ReceivedAt: at("20:31")}}
-	if diff := cmp.Diff(wantDrops, m.Drops()); diff != "" {
-		t.Errorf("drops (-want +got):\n%s", diff)
-	}
-	if !m.Watermark().Equal(at("20:20")) || !m.Settled() {
-		t.Errorf("W = %s settled = %v, want 20:20 and settled", m.Watermark(), m.Settled())
-	}
-	wk := window.WindowKey{Window: window.Window{Start: at("17:00"), End: at("18:00")}, Key: "ES"}
-	want := map[window.WindowKey]window.Measures{wk: {Importe: numeric.FromNanos(2_000_000_000), Pedidos: 2, Unidades: 2}}
-	if diff := cmp.Diff(want, m.Final()); diff != "" {
-		t.Errorf("final (-want +got):\n%s", diff)
-	}
-	if err := m.CheckPanes(m.Panes()); err != nil {
-		t.Errorf("the model's own panes: %v", err)
-	}
-}
-
 func TestView(t *testing.T) {
-	w := window.Window{Start: time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC), End: time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC)}
+	w := window.Window{Start: utc("17:00"), End: utc("18:00")}
+	const acc, dis = window.Accumulating, window.Discarding
 	mk := func(idx int64, mode window.Accumulation, pedidos int64) window.Pane {
 		return window.Pane{Aggregation: "a", Key: "ES", WindowStart: w.Start, WindowEnd: w.End, Index: idx,
 			Accumulation: mode, Measures: window.Measures{Importe: numeric.FromNanos(pedidos * 10), Pedidos: pedidos}}
 	}
-	wk := window.WindowKey{Window: w, Key: "ES"}
+	view := func(pedidos int64) map[window.WindowKey]window.Measures {
+		return map[window.WindowKey]window.Measures{{Window: w, Key: "ES"}: mk(0, acc, pedidos).Measures}
+	}
 	tests := []struct {
 		name  string
 		panes []window.Pane
 		want  map[window.WindowKey]window.Measures
 	}{
-		{name: "none", want: map[window.WindowKey]window.Measures{}},
-		{name: "accumulating: the highest index, whatever the order",
-			panes: []window.Pane{mk(2, window.Accumulating, 5), mk(0, window.Accumulating, 1), mk(1, window.Accumulating, 3)},
-			want:  map[window.WindowKey]window.Measures{wk: {Importe: numeric.FromNanos(50), Pedidos: 5}}},
-		{name: "discarding: the sum",
-			panes: []window.Pane{mk(1, window.Discarding, 2), mk(0, window.Discarding, 1), mk(2, window.Discarding, 0)},
-			want:  map[window.WindowKey]window.Measures{wk: {Importe: numeric.FromNanos(30), Pedidos: 3}}},
+		{"none", nil, map[window.WindowKey]window.Measures{}},
+		{"accumulating: the highest index, whatever the order", []window.Pane{mk(2, acc, 5), mk(0, acc, 1), mk(1, acc, 3)}, view(5)},
+		{"discarding: the sum", []window.Pane{mk(1, dis, 2), mk(0, dis, 1), mk(2, dis, 0)}, view(3)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,47 +167,29 @@ func TestChecksDetectViolations(t *testing.T) {
 		}
 	}
 	for i, p := range good {
-		if onTime >= 0 && p.WindowKey() == good[onTime].WindowKey() && p.Index == good[onTime].Index-1 {
+		if onTime >= 0 && p.WindowStart.Equal(good[onTime].WindowStart) && p.Key == good[onTime].Key && p.Index == good[onTime].Index-1 {
 			before = i
 		}
 	}
 	if onTime < 0 || before < 0 || good[before].Timing != window.TimingEarly {
 		t.Fatalf("no EARLY pane followed by ON_TIME in the stream")
 	}
-	edit := func(f func(ps []window.Pane) []window.Pane) []window.Pane {
-		ps := append([]window.Pane(nil), good...)
-		return f(ps)
-	}
+	with := func(i int, f func(*window.Pane)) []window.Pane { ps := slices.Clone(good); f(&ps[i]); return ps }
+	extra := func(f func(*window.Pane)) []window.Pane { p := good[0]; f(&p); return append(slices.Clone(good), p) }
 	tests := []struct {
-		name  string
-		panes []window.Pane
-		want  string
+		name, want string
+		panes      []window.Pane
 	}{
-		{name: "a pane lost", want: "not contiguous",
-			panes: edit(func(ps []window.Pane) []window.Pane { return append(ps[:before], ps[before+1:]...) })},
-		{name: "last pane lost", want: "final value",
-			panes: edit(func(ps []window.Pane) []window.Pane { return ps[:len(ps)-1] })},
-		{name: "a pane rewritten with other content", want: "written twice",
-			panes: edit(func(ps []window.Pane) []window.Pane {
-				p := ps[0]
-				p.Measures.Pedidos++
-				return append(ps, p)
-			})},
-		{name: "ON_TIME turned EARLY after W reached the end", want: "EARLY at watermark",
-			panes: edit(func(ps []window.Pane) []window.Pane { ps[onTime].Timing = window.TimingEarly; return ps })},
-		{name: "ON_TIME turned LATE", want: "ON_TIME panes, want 1",
-			panes: edit(func(ps []window.Pane) []window.Pane { ps[onTime].Timing = window.TimingLate; return ps })},
-		{name: "EARLY turned ON_TIME", want: "ON_TIME at watermark",
-			panes: edit(func(ps []window.Pane) []window.Pane { ps[before].Timing = window.TimingOnTime; return ps })},
-		{name: "wrong mode", want: "mode ACCUMULATING",
-			panes: edit(func(ps []window.Pane) []window.Pane { ps[0].Accumulation = window.Accumulating; return ps })},
-		{name: "a pane for a window without orders", want: "no accepted order",
-			panes: edit(func(ps []window.Pane) []window.Pane {
-				p := ps[0]
-				p.Key = "ZZ"
-				return append(ps, p)
-			})},
-		{name: "no panes at all", want: "no pane, the model emitted", panes: nil},
+		{"a pane lost", "not contiguous", slices.Delete(slices.Clone(good), before, before+1)},
+		{"last pane lost", "final value", good[:len(good)-1]},
+		{"a pane rewritten with other content", "written twice", extra(func(p *window.Pane) { p.Measures.Pedidos++ })},
+		{"ON_TIME turned EARLY after W reached the end", "EARLY at watermark",
+			with(onTime, func(p *window.Pane) { p.Timing = window.TimingEarly })},
+		{"ON_TIME turned LATE", "ON_TIME panes, want 1", with(onTime, func(p *window.Pane) { p.Timing = window.TimingLate })},
+		{"EARLY turned ON_TIME", "ON_TIME at watermark", with(before, func(p *window.Pane) { p.Timing = window.TimingOnTime })},
+		{"wrong mode", "mode ACCUMULATING", with(0, func(p *window.Pane) { p.Accumulation = window.Accumulating })},
+		{"a pane for a window without orders", "no accepted order", extra(func(p *window.Pane) { p.Key = "ZZ" })},
+		{"no panes at all", "no pane, the model emitted", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -428,25 +357,18 @@ func TestMultiKeysAndWatermarks(t *testing.T) {
 			t.Errorf("%s watermark %s, want %s", name, got.Format("15:04"), wm)
 		}
 	}
-	h := window.Window{Start: utc("17:00"), End: utc("18:00")}
+	h, h2 := window.Window{Start: utc("17:00"), End: utc("18:00")}, window.Window{Start: utc("17:30"), End: utc("18:30")}
 	ms := func(importe string, pedidos, unidades int64) window.Measures {
 		return window.Measures{Importe: money(importe), Pedidos: pedidos, Unidades: unidades}
 	}
 	wantFinal := map[string]map[window.WindowKey]window.Measures{
-		"ventas_hora_pais": {
-			{Window: h, Key: "ES"}: ms("107", 2, 5),
-			{Window: h, Key: "PT"}: ms("0", 1, 0),
-		},
+		"ventas_hora_pais": {{Window: h, Key: "ES"}: ms("107", 2, 5), {Window: h, Key: "PT"}: ms("0", 1, 0)},
 		"ventas_cliente": {
-			{Window: h, Key: "C-P-1"}: ms("100", 1, 4),
-			{Window: h, Key: "C-P-2"}: ms("7", 1, 1),
-			{Window: h, Key: "C-P-3"}: ms("0", 1, 0),
+			{Window: h, Key: "C-P-1"}: ms("100", 1, 4), {Window: h, Key: "C-P-2"}: ms("7", 1, 1), {Window: h, Key: "C-P-3"}: ms("0", 1, 0),
 		},
 		"ventas_sku": { // 17:35 is in the windows starting 17:00 and 17:30
-			{Window: window.Window{Start: utc("17:00"), End: utc("18:00")}, Key: "MOCH-40L-AZ"}:  ms("65.125", 1, 3),
-			{Window: window.Window{Start: utc("17:00"), End: utc("18:00")}, Key: "BOTA-TREK-42"}: ms("9.875", 1, 1),
-			{Window: window.Window{Start: utc("17:30"), End: utc("18:30")}, Key: "MOCH-40L-AZ"}:  ms("65.125", 1, 3),
-			{Window: window.Window{Start: utc("17:30"), End: utc("18:30")}, Key: "BOTA-TREK-42"}: ms("9.875", 1, 1),
+			{Window: h, Key: "MOCH-40L-AZ"}: ms("65.125", 1, 3), {Window: h, Key: "BOTA-TREK-42"}: ms("9.875", 1, 1),
+			{Window: h2, Key: "MOCH-40L-AZ"}: ms("65.125", 1, 3), {Window: h2, Key: "BOTA-TREK-42"}: ms("9.875", 1, 1),
 		},
 	}
 	for name, want := range wantFinal {
@@ -571,34 +493,28 @@ func TestMultiChecksDetectViolations(t *testing.T) {
 	if err := m.CheckPanes(sku, m.Panes(sku)); err != nil {
 		t.Errorf("correct panes rejected: %v", err)
 	}
+	d0 := drops[0]
+	flipped, ghost := m.Fates(sku), m.Fates(sku)
+	for k, v := range flipped {
+		if v == windowtest.Dropped {
+			flipped[k] = windowtest.Accepted
+			break
+		}
+	}
+	ghost[windowtest.OrderWindow{PedidoID: "P-ghost", WindowStart: utc("17:00")}] = windowtest.Accepted
 	tests := []struct {
 		name string
 		err  error
 		want string
 	}{
-		{name: "a dropped window missing", err: m.CheckDrops(sku, drops[1:]), want: "was not dropped from window"},
-		{name: "a drop of another window", err: m.CheckDrops(sku, append(drops[:1:1], windowtest.Drop{
-			PedidoID: drops[0].PedidoID, WindowStart: drops[0].WindowStart.Add(-15 * time.Minute), Watermark: drops[0].Watermark})),
-			want: "; the model never saw it"},
-		{name: "a drop before end + L", err: m.CheckDrops(sku, append([]windowtest.Drop{{
-			PedidoID: drops[0].PedidoID, WindowStart: drops[0].WindowStart, Watermark: drops[0].WindowStart}}, drops[1:]...)),
-			want: "before end + L"},
-		{name: "another aggregation's panes", err: m.CheckPanes(sku, m.Panes("ventas_hora_pais")), want: "no accepted order"},
-		{name: "a fate flipped", err: m.CheckFates(sku, func() map[windowtest.OrderWindow]windowtest.Fate {
-			f := m.Fates(sku)
-			for k, v := range f {
-				if v == windowtest.Dropped {
-					f[k] = windowtest.Accepted
-					break
-				}
-			}
-			return f
-		}()), want: `want "dropped"`},
-		{name: "a fate for a window the order is not in", err: m.CheckFates(sku, func() map[windowtest.OrderWindow]windowtest.Fate {
-			f := m.Fates(sku)
-			f[windowtest.OrderWindow{PedidoID: "P-ghost", WindowStart: utc("17:00")}] = windowtest.Accepted
-			return f
-		}()), want: "holds no element"},
+		{"a dropped window missing", m.CheckDrops(sku, drops[1:]), "was not dropped from window"},
+		{"a drop of another window", m.CheckDrops(sku, append(drops[:1:1], windowtest.Drop{
+			PedidoID: d0.PedidoID, WindowStart: d0.WindowStart.Add(-15 * time.Minute), Watermark: d0.Watermark})), "; the model never saw it"},
+		{"a drop before end + L", m.CheckDrops(sku, append([]windowtest.Drop{{
+			PedidoID: d0.PedidoID, WindowStart: d0.WindowStart, Watermark: d0.WindowStart}}, drops[1:]...)), "before end + L"},
+		{"another aggregation's panes", m.CheckPanes(sku, m.Panes("ventas_hora_pais")), "no accepted order"},
+		{"a fate flipped", m.CheckFates(sku, flipped), `want "dropped"`},
+		{"a fate for a window the order is not in", m.CheckFates(sku, ghost), "holds no element"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

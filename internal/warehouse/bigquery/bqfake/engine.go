@@ -64,8 +64,8 @@ type engineError struct {
 
 func (e *engineError) Error() string { return e.msg }
 
-// create makes the dataset, tables and views (Options.ViewSQL) unless they
-// exist: fakes may share one engine, as live tests share a dataset.
+// create makes the dataset, tables and views unless they exist: fakes may
+// share one engine, as live tests share a dataset.
 func (e *engine) create() error {
 	err := e.call(http.MethodPost, "/datasets", &bq.Dataset{DatasetReference: &bq.DatasetReference{ProjectId: e.project, DatasetId: e.dataset}}, nil)
 	if ee, ok := err.(*engineError); err != nil && (!ok || ee.status != http.StatusConflict) {
@@ -116,7 +116,7 @@ func (e *engine) create() error {
 	return nil
 }
 
-// copyRows copies rows (in the form Rows gives) into a table.
+// copyRows copies rows, as Rows gives them, into a table.
 func (e *engine) copyRows(table string, rows []map[string]any) error {
 	in := make([]*bq.TableDataInsertAllRequestRows, len(rows))
 	for i, r := range rows {
@@ -132,7 +132,6 @@ func (e *engine) copyRows(table string, rows []map[string]any) error {
 	return e.insert(table, in)
 }
 
-// insert streams rows into a table with insertAll.
 func (e *engine) insert(table string, rows []*bq.TableDataInsertAllRequestRows) error {
 	if len(rows) == 0 {
 		return nil
@@ -148,8 +147,7 @@ func (e *engine) insert(table string, rows []*bq.TableDataInsertAllRequestRows) 
 	return nil
 }
 
-// load runs a load job as configured on the engine, which reads the
-// staged files itself (its STORAGE_EMULATOR_HOST), and waits for it.
+// load runs a load job on the engine, which reads the staged files itself.
 func (e *engine) load(c *bq.JobConfigurationLoad) error {
 	e.statements++
 	id := "bqfake_load_" + rand.Text()
@@ -185,7 +183,7 @@ func (e *engine) remove(table, partition, day string) error {
 var paramName = regexp.MustCompile(`@[A-Za-z_][A-Za-z0-9_]*\b`)
 
 // query runs one statement. ARRAY<TIMESTAMP> parameters reach the emulator
-// as ARRAY<STRING> (its README), so they are written in as literals.
+// as ARRAY<STRING>, so they are written in as literals.
 func (e *engine) query(in *bq.QueryRequest) (Result, error) {
 	e.statements++
 	req := &bq.QueryRequest{Query: in.Query, UseLegacySql: new(bool), ForceSendFields: []string{"UseLegacySql"},

@@ -2,25 +2,20 @@
 // real client with option.WithEndpoint("http://HOST:PORT/bigquery/v2/") and
 // option.WithoutAuthentication(). SQL runs on the BigQuery emulator
 // (test/bqemulator, Options.SQL); the fake does the API semantics it
-// lacks (its README lists them): job IDs, 409s and locations, labels,
-// load lines checked with a bad one failing the job, partition
-// decorators with WRITE_TRUNCATE, insertId de-duplication (forever),
-// dry runs' statement type, NUMERIC range errors, unused parameters.
+// lacks: job IDs, 409s and locations, labels, load lines checked,
+// partition decorators with WRITE_TRUNCATE, insertId de-duplication, dry
+// runs' statement type, NUMERIC range errors, unused parameters.
 //
-// Why this design, the simplest that writes each read once: the fake
-// keeps every table's rows (insertId de-duplication and Rows need them)
-// and hands the emulator each load job and insertAll it accepts as the
-// client sent them, so the emulator parses the client's files and bodies
-// too (a query job's rows are copied before the next query); every SELECT
+// The fake keeps every table's rows (for insertId de-duplication and Rows)
+// and hands the emulator each load job and insertAll as the client sent
+// them, so the emulator parses the client's files and bodies; every SELECT
 // runs there as written, so no read has a Go model here. Without
 // Options.SQL a query answers what Record recorded, or no rows.
 //
-// A request BigQuery would accept that breaks a rule of this codebase (no
-// job ID or location, a job that may create a table, an insertAll row
-// without insertId, a query without default dataset, an unknown request)
-// is answered 400 "bqfake: ..." and recorded (FailOnViolations). Left to
-// the live run: authentication, IAM, quotas, streaming-buffer visibility,
-// the windowed NUMERIC sums the emulator gets wrong, and job timing.
+// A request BigQuery would accept that breaks a rule of this codebase is
+// answered 400 "bqfake: ..." and recorded (FailOnViolations). Left to the
+// live run: authentication, IAM, quotas, streaming-buffer visibility, the
+// windowed NUMERIC sums the emulator gets wrong, and job timing.
 package bqfake
 
 import (
@@ -49,16 +44,15 @@ type Options struct {
 	// Staged opens a file a load job reads; an error fails the job.
 	Staged func(ctx context.Context, bucket, name string) (io.ReadCloser, error)
 	// SQL is the URL of a BigQuery emulator serving Project, where New
-	// creates what is missing of the dataset. Empty: no SQL runs. Load
-	// jobs go on to it, so it must read the store Staged opens (its
-	// STORAGE_EMULATOR_HOST).
+	// creates what is missing of the dataset; empty, no SQL runs. It must
+	// read the store Staged opens (its STORAGE_EMULATOR_HOST).
 	SQL string
-	// ViewSQL is the query of each view New creates on SQL, as the
-	// dataset's owner (Terraform) defines it; required with SQL.
+	// ViewSQL is the query of each view New creates on SQL (Terraform's);
+	// required with SQL.
 	ViewSQL func(v warehouse.View) (string, error)
 }
 
-// Fake is the fake BigQuery. It is safe for concurrent use.
+// Fake is the fake BigQuery, safe for concurrent use.
 type Fake struct {
 	project, dataset string
 	staged           func(ctx context.Context, bucket, name string) (io.ReadCloser, error)
@@ -94,7 +88,6 @@ type job struct {
 	result    *Result               // a query's answer, for getQueryResults
 }
 
-// fault answers a request with status, before its effect or after it.
 type fault struct {
 	status int
 	after  bool
@@ -145,8 +138,7 @@ func New(opt Options) (*Fake, error) {
 	return f, nil
 }
 
-// MoveSQL moves to a fresh emulator (a used one slows down), copying the
-// rows before the next query.
+// MoveSQL moves to a fresh emulator (a used one slows down).
 func (f *Fake) MoveSQL(url string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -172,7 +164,6 @@ func (f *Fake) Statements() (n int) {
 	return n
 }
 
-// with runs fn holding mu.
 func (f *Fake) with(fn func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -186,11 +177,11 @@ func (f *Fake) SetTable(t warehouse.Table) {
 	})
 }
 
-// DropTable deletes a table, as a missing Terraform resource would leave it.
+// DropTable deletes a table.
 func (f *Fake) DropTable(name string) { f.with(func() { delete(f.tables, name) }) }
 
 // Rows returns a table's rows, each value a string, int64, *big.Rat
-// (NUMERIC), DATE or TIMESTAMP text, or nil; the maps are the fake's own.
+// (NUMERIC), DATE or TIMESTAMP text, or nil (the fake's own maps).
 func (f *Fake) Rows(tableName string) (rows []map[string]any) {
 	f.with(func() {
 		if t, ok := f.tables[tableName]; ok {
@@ -298,7 +289,7 @@ func (f *Fake) Handler() http.Handler {
 	return mux
 }
 
-// apiError is a 400 answer; a violation is also recorded.
+// apiError is a 400 answer; a violation is recorded too.
 type apiError struct {
 	reason, msg string
 	violation   bool
@@ -320,7 +311,7 @@ func (f *Fake) answer(w http.ResponseWriter, err error) {
 	writeError(w, http.StatusBadRequest, e.reason, e.msg)
 }
 
-// takeFault pops a method's next scripted fault; the caller holds mu.
+// takeFault pops a method's next fault; the caller holds mu.
 func (f *Fake) takeFault(method string) (fault, bool) {
 	q := f.faults[method]
 	if len(q) == 0 {
@@ -363,8 +354,8 @@ func (j *job) done(failure *bq.ErrorProto) {
 	j.job.Statistics.EndTime = time.Now().UnixMilli()
 }
 
-// decode reads a request body into v, answering 400 when it is no JSON.
-// Numbers keep their text: rows reach the engine as the adapter wrote them.
+// decode reads a request body into v, answering 400 when it is no JSON;
+// numbers keep their text.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(r.Body)
 	dec.UseNumber()

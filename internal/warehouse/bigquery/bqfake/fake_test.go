@@ -24,9 +24,8 @@ const (
 	dataset = "alpinashop_analitica"
 )
 
-// start serves a fake and connects the real client to it exactly as the
-// production binary does under BIGQUERY_EMULATOR_HOST: endpoint and no
-// authentication, nothing else.
+// start serves a fake and connects the real client to it as the
+// production binary does under BIGQUERY_EMULATOR_HOST.
 func start(t *testing.T, opt bqfake.Options) (*bqfake.Fake, *bigquery.Client) {
 	t.Helper()
 	f, err := bqfake.New(opt)
@@ -36,9 +35,7 @@ func start(t *testing.T, opt bqfake.Options) (*bqfake.Fake, *bigquery.Client) {
 	f.FailOnViolations(t)
 	srv := httptest.NewServer(f.Handler())
 	t.Cleanup(srv.Close)
-	host := strings.TrimPrefix(srv.URL, "http://")
-	c, err := bigquery.NewClient(context.Background(), project,
-		option.WithEndpoint("http://"+host+"/bigquery/v2/"), option.WithoutAuthentication())
+	c, err := bigquery.NewClient(context.Background(), project, option.WithEndpoint(srv.URL+"/bigquery/v2/"), option.WithoutAuthentication())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +50,10 @@ func TestNew(t *testing.T) {
 		opt     bqfake.Options
 		wantErr string
 	}{
-		{name: "valid", opt: bqfake.Options{Project: project, Dataset: dataset}},
-		{name: "missing names", opt: bqfake.Options{}, wantErr: `bqfake: project "", dataset "": want both, and ViewSQL with SQL`},
-		{name: "SQL without ViewSQL", opt: bqfake.Options{Project: project, Dataset: dataset, SQL: "http://127.0.0.1:1"},
-			wantErr: `bqfake: project "` + project + `", dataset "` + dataset + `": want both, and ViewSQL with SQL`},
+		{"valid", bqfake.Options{Project: project, Dataset: dataset}, ""},
+		{"missing names", bqfake.Options{}, `bqfake: project "", dataset "": want both, and ViewSQL with SQL`},
+		{"SQL without ViewSQL", bqfake.Options{Project: project, Dataset: dataset, SQL: "http://127.0.0.1:1"},
+			`bqfake: project "` + project + `", dataset "` + dataset + `": want both, and ViewSQL with SQL`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,23 +83,20 @@ func TestNew(t *testing.T) {
 func TestClientPaths(t *testing.T) {
 	ctx := context.Background()
 	staged := `{"opinion_id":"O-1","sku":"SKU-1","fecha":"2026-03-14","puntuacion":"5","texto":null,"pais":"ES","source_object":"gs://b/o.csv","source_generation":"1","source_line":"2","ingested_at":"2026-03-14T10:00:00Z"}` + "\n"
-	f, c := start(t, bqfake.Options{
-		Project: project,
-		Dataset: dataset,
-		Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
-			if bucket != "staging" || name != "o.ndjson" {
-				return nil, errors.New("no such object")
-			}
-			return io.NopCloser(strings.NewReader(staged)), nil
-		},
-	})
+	f, c := start(t, bqfake.Options{Project: project, Dataset: dataset, Staged: func(ctx context.Context, bucket, name string) (io.ReadCloser, error) {
+		if bucket != "staging" || name != "o.ndjson" {
+			return nil, errors.New("no such object")
+		}
+		return io.NopCloser(strings.NewReader(staged)), nil
+	}})
 	f.SetRunningPolls(1)
 	ds := c.Dataset(dataset)
 	opiniones, err := warehouse.Lookup(warehouse.Opiniones)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkStagedMatchesSchema(opiniones, staged); err != nil {
+	// The test's line must fit the schema, or the load would fail less clearly.
+	if _, err := bqfake.CheckRow(opiniones.Schema, []byte(strings.TrimSpace(staged))); err != nil {
 		t.Fatal(err)
 	}
 
@@ -123,16 +117,12 @@ func TestClientPaths(t *testing.T) {
 	q.JobID = "alpipe-refresh-ventas_diarias_sku-20260314-0123456789abcdef"
 	q.Parameters = []bigquery.QueryParameter{{Name: "fecha", Value: civil.Date{Year: 2026, Month: 3, Day: 14}}}
 	q.Dst = ds.Table(warehouse.VentasDiariasSKU + "$20260314")
-	q.WriteDisposition = bigquery.WriteTruncate
-	q.CreateDisposition = bigquery.CreateNever
+	q.WriteDisposition, q.CreateDisposition = bigquery.WriteTruncate, bigquery.CreateNever
 	wait(t, ctx, q.Run)
 
 	// tabledata.insertAll.
 	err = ds.Table(warehouse.PedidosDescartados).Inserter().Put(ctx, &bigquery.ValuesSaver{
-		Schema:   schemaOf(mustLookup(t, warehouse.PedidosDescartados)),
-		InsertID: "dl-1",
-		Row:      deadLetterRow(t),
-	})
+		Schema: schemaOf(mustLookup(t, warehouse.PedidosDescartados)), InsertID: "dl-1", Row: deadLetterRow(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,13 +200,6 @@ func schemaOf(tb warehouse.Table) bigquery.Schema {
 		s[i] = &bigquery.FieldSchema{Name: f.Name, Type: typ, Required: f.Required()}
 	}
 	return s
-}
-
-// checkStagedMatchesSchema keeps the test's NDJSON honest if the schema
-// changes: a mismatch would fail the load job with a less clear message.
-func checkStagedMatchesSchema(tb warehouse.Table, ndjson string) error {
-	_, err := bqfake.CheckRow(tb.Schema, []byte(strings.TrimSpace(ndjson)))
-	return err
 }
 
 // deadLetterRow is one valid row of pedidos_descartados, built from its

@@ -25,8 +25,7 @@ var (
 	labelValue = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
 )
 
-// checkLabels is BigQuery's label rule, ASCII part (international
-// lower-case letters are allowed too, and unused here).
+// checkLabels is BigQuery's label rule, ASCII part.
 func checkLabels(labels map[string]string) error {
 	for k, v := range labels {
 		if !labelKey.MatchString(k) || !labelValue.MatchString(v) {
@@ -113,8 +112,8 @@ func (f *Fake) insertJob(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, j.job)
 }
 
-// runRace inserts the other writer's running job; its load reads ours (the
-// same rows) but shows its own sources. The caller holds mu.
+// runRace inserts the other writer's running job, loading our rows under
+// its own sources. The caller holds mu.
 func (f *Fake) runRace(ctx context.Context, id string, in *bq.Job, race Race) {
 	cfg := *in.Configuration
 	cfg.Labels = race.Labels
@@ -126,14 +125,13 @@ func (f *Fake) runRace(ctx context.Context, id string, in *bq.Job, race Race) {
 		cfg.Load = &load
 	}
 	j := f.newJob(id, in.JobReference.Location, &cfg)
-	j.pollsLeft = 2 // the other writer's job is still running when we look
-	j.finish = finish
+	j.pollsLeft, j.finish = 2, finish // still running when we look
 }
 
 var firstKeyword = regexp.MustCompile(`^\s*[A-Za-z]+`)
 
 // dryRun tells the statement type by the first keyword (the emulator
-// always says SELECT). The caller holds mu.
+// always says SELECT); the caller holds mu.
 func (f *Fake) dryRun(w http.ResponseWriter, in *bq.Job) {
 	q := in.Configuration.Query
 	if q == nil {
@@ -172,7 +170,7 @@ func (f *Fake) getJob(w http.ResponseWriter, r *http.Request) {
 }
 
 // planLoad checks a load and its lines, returning its effect: the rows
-// land atomically when the job completes. The caller holds mu.
+// land atomically when the job completes; the caller holds mu.
 func (f *Fake) planLoad(ctx context.Context, c *bq.JobConfigurationLoad) (func() *bq.ErrorProto, error) {
 	dst := c.DestinationTable
 	switch {
@@ -220,7 +218,6 @@ func (f *Fake) planLoad(ctx context.Context, c *bq.JobConfigurationLoad) (func()
 	}, nil
 }
 
-// readStaged streams one staged NDJSON file and checks every line.
 func (f *Fake) readStaged(ctx context.Context, t *table, uri string) ([]map[string]any, *bq.ErrorProto) {
 	bucket, name, _ := strings.Cut(strings.TrimPrefix(uri, "gs://"), "/")
 	rc, err := f.staged(ctx, bucket, name)
@@ -244,17 +241,16 @@ func (f *Fake) readStaged(ctx context.Context, t *table, uri string) ([]map[stri
 	return rows, nil
 }
 
-// table looks up a table of the fake's dataset; the caller holds mu.
+// table looks a table up; the caller holds mu.
 func (f *Fake) table(dataset, name string) (*table, bool) {
 	t, ok := f.tables[name]
 	return t, ok && dataset == f.dataset
 }
 
-// The range of DAY partitions BigQuery accepts.
 var minPartition, maxPartition = time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2159, 12, 31, 0, 0, 0, 0, time.UTC)
 
 // planQuery checks a query job, returning its answer or, with a
-// destination, its effect. The caller holds mu.
+// destination, its effect; the caller holds mu.
 func (f *Fake) planQuery(c *bq.JobConfigurationQuery) (func() *bq.ErrorProto, *Result, error) {
 	if c.UseLegacySql == nil || *c.UseLegacySql {
 		return nil, nil, fmt.Errorf("query: this fake accepts only GoogleSQL (useLegacySql=false)")
@@ -295,7 +291,7 @@ func (f *Fake) planQuery(c *bq.JobConfigurationQuery) (func() *bq.ErrorProto, *R
 }
 
 // writeQuery writes an answer into t, a day's WRITE_TRUNCATE replacing
-// only that date's rows. The caller holds mu.
+// that date's rows only; the caller holds mu.
 func (f *Fake) writeQuery(c *bq.JobConfigurationQuery, t *table, name, day string) *bq.ErrorProto {
 	if f.sql == nil {
 		return nil
@@ -329,8 +325,7 @@ var (
 	notCode = regexp.MustCompile(`(?s)--[^\n]*|#[^\n]*|/\*.*?\*/|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"`)
 )
 
-// checkParams refuses parameters the SQL does not use, as BigQuery does
-// and the emulator does not.
+// checkParams refuses parameters the SQL does not use, as BigQuery does.
 func checkParams(sql string, params []*bq.QueryParameter) error {
 	used := map[string]bool{}
 	for _, m := range paramRef.FindAllStringSubmatch(notCode.ReplaceAllString(sql, " "), -1) {

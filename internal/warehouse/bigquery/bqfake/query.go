@@ -75,8 +75,8 @@ func (f *Fake) selectAnswer(sql string, params []*bq.QueryParameter) (Result, er
 	return res, nil
 }
 
-// flush copies the rows of t not yet on the engine (a query job's, or all
-// after MoveSQL); the caller holds mu and checked f.sql.
+// flush copies the rows of t not yet on the engine; the caller holds mu
+// and checked f.sql.
 func (f *Fake) flush(name string, t *table) error {
 	if err := f.sql.copyRows(name, t.rows[t.copied:]); err != nil {
 		return err
@@ -103,7 +103,7 @@ func (f *Fake) Query(sql string) ([]map[string]any, error) {
 	return res.rows(schema)
 }
 
-// rows converts an answer to the form Rows gives, by column name.
+// rows converts an answer to the form Rows gives.
 func (res Result) rows(schema []warehouse.Field) ([]map[string]any, error) {
 	out := make([]map[string]any, 0, len(res.Rows))
 	for _, cells := range res.Rows {
@@ -147,9 +147,8 @@ func (f *Fake) getQueryResults(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// page renders rows [start, start+n) as BigQuery does, TIMESTAMP in
-// microseconds (the client always asks formatOptions.useInt64Timestamp);
-// the caller holds mu.
+// page renders rows [start, start+n), TIMESTAMP in microseconds (as the
+// client asks); the caller holds mu.
 func (f *Fake) page(res Result, start, n int) ([]*bq.TableRow, string) {
 	if n <= 0 || n > f.pageSize {
 		n = f.pageSize

@@ -43,8 +43,8 @@ func normalType(t string) string {
 	return t
 }
 
-// CheckRow checks one JSON row (an NDJSON line, an insertAll row) against
-// a table schema as BigQuery does, and returns it in the form Rows gives.
+// CheckRow checks one JSON row against a table schema as BigQuery does,
+// and returns it as Rows gives it.
 func CheckRow(schema []warehouse.Field, line []byte) (map[string]any, error) {
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -81,8 +81,7 @@ func CheckRow(schema []warehouse.Field, line []byte) (map[string]any, error) {
 var (
 	intText     = regexp.MustCompile(`^-?[0-9]+$`)
 	decimalText = regexp.MustCompile(`^[+-]?([0-9]+)(?:\.([0-9]*))?$`)
-	// BigQuery's canonical TIMESTAMP: date, ' ' or 'T', time with up to six
-	// fractional digits, and a zone (Z, UTC or ±hh:mm), or no zone (UTC).
+	// BigQuery's canonical TIMESTAMP, up to six fractional digits, zone optional.
 	timestampText = regexp.MustCompile(`^\d{4}-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{2}:\d{2}(\.\d{1,6})?( ?(Z|UTC|[+-]\d{2}:\d{2}))?$`)
 )
 
