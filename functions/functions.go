@@ -1,19 +1,7 @@
-// Package functions is alpipe's wiring table: one entry per Cloud Run
-// function, naming the function, its configuration struct (package config),
-// what it runs on (planned into a setup.Plan from that configuration) and
-// its HTTP handler, which only decodes requests and calls the core.
-//
-// Prepare loads and validates the configuration of every function served,
-// then builds all their clients and services at once (setup.Build: one
-// client per backend for the process), then their handlers; only then does
-// a program serve them, with Mount (cmd/server, `alpipe serve`) or through
-// the Functions Framework's registrations in package alpipe at the module
-// root (a Lazy). No function name is spelled outside this package.
-//
-// Adding a function is one entry in table plus its handler file here and
-// its core package. Only a service that two functions share (the ingest
-// service, the stream processor) has a setup.Plan method and a step in
-// setup.Build, so that it is built once.
+// Package functions is alpipe's wiring table (docs/design.md): one entry
+// per Cloud Run function, all validated and built before any is served. No
+// function name is spelled outside this package. Only a service that two
+// functions share has a setup.Plan method, so that it is built once.
 package functions
 
 import (

@@ -5,17 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/render"
@@ -33,75 +28,10 @@ type finding struct {
 	Optional bool   `json:"optional,omitempty"` // does not fail the run
 }
 
-// host is what doctor reads of the machine, injectable for tests.
-type host struct {
-	lookPath  func(string) (string, error)
-	output    func(ctx context.Context, name string, args ...string) (string, error)
-	stat      func(string) (os.FileInfo, error)
-	readFile  func(string) ([]byte, error)
-	alive     func(pid int) bool
-	serving   func(ctx context.Context, addr string) bool // an alpipe server answers there
-	bindable  func(addr string) error
-	getenv    func(string) string
-	getwd     func() (string, error)
-	reachable func(ctx context.Context, url string) error // any HTTP status
-}
-
-func realHost() host {
-	return host{
-		lookPath: exec.LookPath,
-		output: func(ctx context.Context, name string, args ...string) (string, error) {
-			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, name, args...)
-			// terraform version would otherwise ask HashiCorp for a newer release.
-			cmd.Env = append(cmd.Environ(), "CHECKPOINT_DISABLE=1")
-			out, err := cmd.CombinedOutput()
-			return string(out), err
-		},
-		stat:     os.Stat,
-		readFile: os.ReadFile,
-		alive: func(pid int) bool {
-			return pid > 0 && syscall.Kill(pid, 0) == nil
-		},
-		serving: func(ctx context.Context, addr string) bool {
-			code, err := probe(ctx, http.MethodGet, "http://"+addr+localapi.HealthPath, time.Second)
-			return err == nil && code == http.StatusOK
-		},
-		bindable: func(addr string) error {
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				return err
-			}
-			return l.Close()
-		},
-		getenv: os.Getenv,
-		getwd:  os.Getwd,
-		reachable: func(ctx context.Context, url string) error {
-			_, err := probe(ctx, http.MethodHead, url, 5*time.Second)
-			return err
-		},
-	}
-}
-
-func probe(ctx context.Context, method, url string, timeout time.Duration) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	return resp.StatusCode, resp.Body.Close()
-}
-
 var (
 	goVersionRE        = regexp.MustCompile(`go(\d+)\.(\d+)`)
 	javaVersionRE      = regexp.MustCompile(`version "(\d+)`)
-	terraformVersionRE = regexp.MustCompile(`(?m)^Terraform v(\d+)\.(\d+)\.\d+\S*`)
+	terraformVersionRE = regexp.MustCompile(`(?m)^Terraform v(\d+)\.(\d+)\.\d+\S*`) // may follow a warning box (no CLI configuration file)
 )
 
 // terraformMin is terraform/versions.tf's required_version (a test keeps
@@ -110,7 +40,7 @@ var terraformMin = [2]int{1, 9}
 
 const registryURL = "https://registry.terraform.io/.well-known/terraform.json"
 
-// doctorAbout is doctor's --help (a test holds it to diagnose's classes).
+// doctorAbout is doctor's --help arguments (a test holds it to diagnose's classes).
 const doctorAbout = `none. No server is needed. Each line says ok, FAIL (with the fix) or warn.
   required (FAIL, exit status 1): go (>= 1.26), gcc, gcloud, firestore emulator, pubsub emulator, java (>= 17), terraform (>= 1.9), terraform provider (the mirror in ../shared/terraform beside the clone, or registry.terraform.io), terraform linters (tflint, tfsec and terraform-docs in .cache/bin, or the Go module proxy to build them), python3, curl, setsid, port (--addr), data folder (--data)
   optional (warn, exit status 0; what needs them skips): shellcheck (required when CI=true, as scripts/test.sh does), chromium, chromedriver`
@@ -148,15 +78,12 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	add := func(f finding) { fs = append(fs, f) }
 
 	f := finding{Check: "go", Needed: "building alpipe and running the tests", Fix: "install Go 1.26 or newer (https://go.dev/dl), then open a new shell"}
-	if _, err := h.lookPath("go"); err != nil {
-		f.Detail = "go is not on PATH"
-	} else if out, err := h.output(ctx, "go", "version"); err != nil {
-		f.Detail = "go version failed: " + firstLine(out)
-	} else if m := goVersionRE.FindStringSubmatch(out); m == nil {
-		f.Detail = "cannot read the version in " + strconv.Quote(firstLine(out))
-	} else if major, _ := strconv.Atoi(m[1]); major == 1 && atoi(m[2]) < 26 {
+	switch out, m, why := readVersion(ctx, h, goVersionRE, "go", "version"); {
+	case why != "":
+		f.Detail = why
+	case atoi(m[1]) == 1 && atoi(m[2]) < 26:
 		f.Detail = fmt.Sprintf("go1.%s is too old: go.mod needs go1.26", m[2])
-	} else {
+	default:
 		f.OK, f.Detail, f.Fix = true, strings.TrimPrefix(firstLine(out), "go version "), ""
 	}
 	add(f)
@@ -198,13 +125,12 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 	}
 
 	f = finding{Check: "java", Needed: "the emulators (Java 17 or newer)", Fix: "apt-get install openjdk-17-jre-headless"}
-	if _, err := h.lookPath("java"); err != nil {
-		f.Detail = "java is not on PATH"
-	} else if out, _ := h.output(ctx, "java", "-version"); javaVersionRE.FindStringSubmatch(out) == nil {
-		f.Detail = "cannot read the version in " + strconv.Quote(firstLine(out))
-	} else if v := atoi(javaVersionRE.FindStringSubmatch(out)[1]); v < 17 {
-		f.Detail = fmt.Sprintf("Java %d is too old", v)
-	} else {
+	switch out, m, why := readVersion(ctx, h, javaVersionRE, "java", "-version"); {
+	case why != "":
+		f.Detail = why
+	case atoi(m[1]) < 17:
+		f.Detail = fmt.Sprintf("Java %s is too old", m[1])
+	default:
 		f.OK, f.Detail, f.Fix = true, firstLine(out), ""
 	}
 	add(f)
@@ -267,22 +193,31 @@ func diagnose(ctx context.Context, h host, addr, dataDir string) []finding {
 func checkTerraform(ctx context.Context, h host) finding {
 	f := finding{Check: "terraform", Needed: "scripts/tf-check.sh's terraform validate and terraform test (scripts/test.sh runs it)",
 		Fix: fmt.Sprintf("install Terraform >= %d.%d from HashiCorp's apt repository (https://developer.hashicorp.com/terraform/install: add apt.releases.hashicorp.com, then apt-get install terraform) or unzip a release from https://releases.hashicorp.com/terraform/ into a folder on PATH", terraformMin[0], terraformMin[1])}
-	if _, err := h.lookPath("terraform"); err != nil {
-		f.Detail = "terraform is not on PATH"
-		return f
-	}
-	// A missing CLI configuration file puts a warning box before the version.
-	out, _ := h.output(ctx, "terraform", "version")
-	m := terraformVersionRE.FindStringSubmatch(out)
+	_, m, why := readVersion(ctx, h, terraformVersionRE, "terraform", "version")
 	switch {
-	case m == nil:
-		f.Detail = "cannot read the version in " + strconv.Quote(firstLine(out))
+	case why != "":
+		f.Detail = why
 	case atoi(m[1]) < terraformMin[0] || atoi(m[1]) == terraformMin[0] && atoi(m[2]) < terraformMin[1]:
 		f.Detail = fmt.Sprintf("%s is too old: terraform/versions.tf needs >= %d.%d", m[0], terraformMin[0], terraformMin[1])
 	default:
 		f.OK, f.Detail, f.Fix = true, m[0], ""
 	}
 	return f
+}
+
+// readVersion: why says what stands in the way of a version to compare.
+func readVersion(ctx context.Context, h host, re *regexp.Regexp, name string, args ...string) (out string, m []string, why string) {
+	if _, err := h.lookPath(name); err != nil {
+		return "", nil, name + " is not on PATH"
+	}
+	out, err := h.output(ctx, name, args...)
+	switch m = re.FindStringSubmatch(out); {
+	case m != nil:
+		return out, m, ""
+	case err != nil:
+		return out, nil, name + " " + strings.Join(args, " ") + " failed: " + firstLine(out)
+	}
+	return out, nil, "cannot read the version in " + strconv.Quote(firstLine(out))
 }
 
 // checkProvider: scripts/tf-check.sh installs hashicorp/google from the
@@ -370,7 +305,6 @@ func checkLinters(ctx context.Context, h host, root string) finding {
 func runDoctor(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	addr := c.String("addr", localapi.DefaultAddr, "the `ADDRESS` alpipe serve would listen on")
 	data := c.String("data", cliEnv().DataDir, "the data `FOLDER` alpipe serve would use; ALPIPE_DATA_DIR sets the default")
-	c.cmd.about = doctorAbout
 	if err := c.parse(); err != nil {
 		return err
 	}

@@ -31,9 +31,7 @@ func main() {
 	}
 }
 
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
-}
+func oneLine(err error) string { return render.OneLine(err.Error()) }
 
 // detailError is an error with a block that only makes sense on lines of
 // its own (DuckDB's SQL line with a caret under the fault), printed under

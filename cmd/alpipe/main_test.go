@@ -62,6 +62,7 @@ func TestErrorsAreOneLineThatSaysWhatToDo(t *testing.T) {
 		{name: "unknown flag without a near one", args: []string{"drop", "--zzzzzz", "f.csv"}, want: []string{"drop: unknown flag --zzzzzz (alpipe drop --help lists the flags)"}},
 		{name: "flag without value", args: []string{"query", "--max-rows"}, want: []string{"query: --max-rows needs a value"}},
 		{name: "bad duration says the form", args: []string{"status", "--since", "1x"}, want: []string{`status: invalid value "1x" for --since: want a duration such as 90m or 24h`}},
+		{name: "status --state of no ledger state", args: []string{"status", "--state", "LOST"}, want: []string{"want one of IN_PROGRESS, DONE, REJECTED, SKIPPED, DUPLICATE, FAILED"}},
 		{name: "drop without a file", args: []string{"drop"}, want: []string{"drop: want exactly one FILE"}},
 		{name: "drop of a missing file", args: []string{"drop", "nope.csv", "--object", "exportaciones/2026/03/14/nope.csv"}, want: []string{"drop: nope.csv: no such file"}},
 		{name: "bad drop format", args: []string{"drop", erpFile, "--format", "xml"}, want: []string{`drop: --format "xml": want text or json`}},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -84,7 +83,7 @@ func runReplay(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if *dates != "" {
 		q.Set("dates", *dates)
 	}
-	var body io.Reader = http.NoBody
+	var body io.Reader
 	if *fromTable {
 		q.Set("source", replay.SourceTable)
 	} else {
@@ -98,9 +97,9 @@ func runReplay(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err := c.srv.Ping(ctx); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	rep, err := postReplay(ctx, c.srv.URL+localapi.ReplayPath+"?"+q.Encode(), body)
+	rep, err := c.srv.Replay(ctx, q, body)
 	if err != nil {
-		return err
+		return fmt.Errorf("replay: %w", err)
 	}
 	if err := report(stdout, c.format, rep, rep.WriteText); err != nil {
 		return err
@@ -109,28 +108,6 @@ func runReplay(ctx context.Context, c *cmdline, stdout io.Writer) error {
 		return fmt.Errorf("replay: refused %d windows that already have other panes (listed above)", rep.Conflicts)
 	}
 	return nil
-}
-
-func postReplay(ctx context.Context, target string, body io.Reader) (replay.Report, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, body)
-	if err != nil {
-		return replay.Report{}, err
-	}
-	req.Header.Set("Content-Type", replay.ContentType)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return replay.Report{}, fmt.Errorf("replay: the server stopped answering: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
-		return replay.Report{}, fmt.Errorf("replay: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
-	}
-	var rep replay.Report
-	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
-		return replay.Report{}, fmt.Errorf("replay: read the report: %w", err)
-	}
-	return rep, nil
 }
 
 func runPublish(ctx context.Context, c *cmdline, stdout io.Writer) error {
@@ -177,9 +154,9 @@ func runPublish(ctx context.Context, c *cmdline, stdout io.Writer) error {
 			return fmt.Errorf("publish: %w", err)
 		}
 		if c.format == "json" {
-			results = append(results, res.Result)
+			results = append(results, res)
 		} else {
-			fmt.Fprintln(stdout, stream.OrderLine(res.Result, st.EventTime))
+			fmt.Fprintln(stdout, stream.OrderLine(res, st.EventTime))
 		}
 	}
 	if c.format == "json" {

@@ -24,22 +24,14 @@ import (
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
-// cloudEnv checks, before anything connects, that the environment names
-// the production backends, and otherwise says what to set: the commands
-// that work on real buckets would fail later with an engine error.
-func cloudEnv(what string) error {
-	var c config.Cloud
-	if err := config.Load(context.Background(), &c, nil); err == nil {
-		return nil
-	}
-	return fmt.Errorf("%s works on the deployed backends: set %s as the deployed functions have them (terraform output), or drop --cloud / gs:// to use a local alpipe serve", what, strings.Join(c.Missing(), ", "))
-}
-
 // cloudApp builds the production backends of the named functions from the
-// environment: the same code path as the functions on Cloud Run.
+// environment: the same code path as the functions on Cloud Run. It first
+// checks that the environment names them, and otherwise says what to set:
+// the commands would fail later with an engine error.
 func cloudApp(ctx context.Context, what string, names ...string) (*setup.App, error) {
-	if err := cloudEnv(what); err != nil {
-		return nil, err
+	var env config.Cloud
+	if err := config.Load(ctx, &env, nil); err != nil {
+		return nil, fmt.Errorf("%s works on the deployed backends: set %s as the deployed functions have them (terraform output), or drop --cloud / gs:// to use a local alpipe serve", what, strings.Join(env.Missing(), ", "))
 	}
 	proc, err := functions.Prepare(ctx, names, setup.Options{Logger: logging.New(os.Stderr, slog.LevelWarn)})
 	if err != nil {

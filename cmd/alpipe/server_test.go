@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -186,18 +185,6 @@ func TestTickRefusesToMoveTheClockBack(t *testing.T) {
 	}
 }
 
-func TestParseState(t *testing.T) {
-	for in, want := range map[string]ledger.State{"FAILED": ledger.Failed, "in_progress": ledger.InProgress} {
-		if got, err := parseState(in); err != nil || got != want {
-			t.Errorf("parseState(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	const valid = "want one of IN_PROGRESS, DONE, REJECTED, SKIPPED, DUPLICATE, FAILED"
-	if _, err := parseState("LOST"); err == nil || !strings.Contains(err.Error(), valid) {
-		t.Errorf("parseState(LOST) error = %v, want it to name the valid states", err)
-	}
-}
-
 func TestFilesInStateNewestFirstAndBounded(t *testing.T) {
 	at := func(h int) time.Time { return time.Date(2026, 3, 14, h, 0, 0, 0, time.UTC) }
 	rec := func(obj string, st ledger.State, h int) ledger.Record {
@@ -232,13 +219,6 @@ func TestWatchRepeatsTheReport(t *testing.T) {
 	err := watch(context.Background(), time.Millisecond, 3, &out, func() error { n++; out.WriteString("report\n"); return nil })
 	if err != nil || n != 3 || strings.Count(out.String(), "Ctrl-C stops") != 3 {
 		t.Errorf("watch ran the report %d times (err %v):\n%s", n, err, out.String())
-	}
-}
-
-func TestOneLineReasonKeepsWholeLetters(t *testing.T) {
-	got := oneLineReason(strings.Repeat("é", 130))
-	if !utf8.ValidString(got) || !strings.HasSuffix(got, "...") || utf8.RuneCountInString(got) != 120 {
-		t.Errorf("oneLineReason cut %q (valid UTF-8: %v, %d runes)", got, utf8.ValidString(got), utf8.RuneCountInString(got))
 	}
 }
 

@@ -45,17 +45,17 @@ func runStatus(ctx context.Context, c *cmdline, stdout io.Writer) error {
 		if *files <= 0 {
 			return c.usagef("--files must be positive")
 		}
-		var recs []ledger.Record
+		list := c.srv.Ledger
 		if *cloud {
 			app, err := cloudApp(ctx, "status --cloud", functions.IngestCSVName)
 			if err != nil {
 				return err
 			}
 			defer app.Close()
-			if recs, err = app.Ledger.List(ctx); err != nil {
-				return fmt.Errorf("status: %w", err)
-			}
-		} else if recs, err = c.srv.Ledger(ctx); err != nil {
+			list = app.Ledger.List
+		}
+		recs, err := list(ctx)
+		if err != nil {
 			return fmt.Errorf("status: %w", err)
 		}
 		return filesInState(recs, st, *files, format, stdout)
@@ -180,7 +180,7 @@ func filesInState(recs []ledger.Record, state ledger.State, max int, format stri
 	}
 	rows := make([][]string, 0, len(mine))
 	for _, r := range mine {
-		rows = append(rows, []string{render.When(r.StartedAt), fmt.Sprint(r.Key.Generation), "gs://" + r.Key.Bucket + "/" + r.Key.Object, oneLineReason(r.Reason)})
+		rows = append(rows, []string{render.When(r.StartedAt), fmt.Sprint(r.Key.Generation), "gs://" + r.Key.Bucket + "/" + r.Key.Object, render.Clip(r.Reason, 120)})
 	}
 	if err := render.Table(stdout, []string{"started", "generation", "object", "reason"}, rows, []render.Kind{render.Text, render.Int, render.Text, render.Text}); err != nil {
 		return err
@@ -191,14 +191,6 @@ func filesInState(recs []ledger.Record, state ledger.State, max int, format stri
 	}
 	fmt.Fprintf(stdout, "(%s in state %s; %s)\n", render.Counted(len(mine), "file", "files"), state, next)
 	return nil
-}
-
-func oneLineReason(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 120 {
-		s = string(r[:117]) + "..." // runes, so an accented letter is never cut in two
-	}
-	return s
 }
 
 // watch runs report every interval until ctx ends (Ctrl-C); count > 0 stops

@@ -7,9 +7,8 @@ import (
 )
 
 // TestListenBindsLoopbackOffCloudRun: on a laptop (no K_SERVICE) the server
-// listens on 127.0.0.1 only; it used to listen on every interface, so
-// anyone on the café's network could send it events. Cloud Run needs every
-// interface, and sets K_SERVICE.
+// listens on 127.0.0.1 only, out of reach of the café's network; Cloud Run
+// needs every interface, and sets K_SERVICE.
 func TestListenBindsLoopbackOffCloudRun(t *testing.T) {
 	tests := []struct {
 		name     string

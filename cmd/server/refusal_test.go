@@ -8,9 +8,7 @@ import (
 )
 
 // TestStartRefusalsAreOneLineOfWords: a refusal to start lands in one JSON
-// log field, so it must be one line, in words: it once printed the function
-// names as a Go slice ("[IngestCSV ...]") behind a repeated prefix, and a
-// configuration error with a newline inside the field.
+// log field, so it must be one line, in words (no Go slice, no newline).
 func TestStartRefusalsAreOneLineOfWords(t *testing.T) {
 	tests := []struct {
 		name string

@@ -15,13 +15,10 @@ import (
 //go:embed key_columns.json
 var keyColumns []byte
 
-// KeyColumnsFile is keyColumns' path in this package.
-const KeyColumnsFile = "key_columns.json"
-
 var parsedKeyColumns = sync.OnceValues(func() (map[string]map[string]string, error) {
 	var m map[string]map[string]string
 	if err := json.Unmarshal(keyColumns, &m); err != nil {
-		return nil, fmt.Errorf("aggregation: %s: %w", KeyColumnsFile, err)
+		return nil, fmt.Errorf("aggregation: key_columns.json: %w", err)
 	}
 	return m, nil
 })
@@ -35,7 +32,7 @@ func ColumnDescriptions(key string) (map[string]string, error) {
 	}
 	d, ok := m[key]
 	if !ok {
-		return nil, fmt.Errorf("aggregation: %s describes no key %q", KeyColumnsFile, key)
+		return nil, fmt.Errorf("aggregation: key_columns.json describes no key %q", key)
 	}
 	return maps.Clone(d), nil
 }

@@ -46,7 +46,7 @@ func (s Server) Storage(ctx context.Context) (*objects.GCS, func(), error) {
 	if err := s.Ping(ctx); err != nil {
 		return nil, nil, err
 	}
-	u, _ := url.Parse(s.URL) // Ping parsed it
+	u, _ := url.Parse(s.URL) // Ping reached it
 	if err := os.Setenv("STORAGE_EMULATOR_HOST", u.Host); err != nil {
 		return nil, nil, err
 	}
@@ -158,7 +158,7 @@ func (s Server) Ingest(ctx context.Context, attrs objects.Attrs) (ledger.Record,
 	}
 	key := ledger.Key{Bucket: attrs.Bucket, Object: attrs.Name, Generation: attrs.Generation}
 	for delay := 100 * time.Millisecond; ; delay *= 2 {
-		status, err := Deliver(ctx, s.base()+localapi.FunctionPath(localapi.IngestCSV), e)
+		status, err := Deliver(ctx, s.URL+localapi.FunctionPath(localapi.IngestCSV), e)
 		if err == nil {
 			rec, ok, err := s.Get(ctx, key)
 			if err == nil && !ok {

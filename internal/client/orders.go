@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/replay"
 	"github.com/alpinashop/alpipe/internal/stream"
 )
 
@@ -112,11 +114,9 @@ func (s Step) attributes() map[string]string {
 	return map[string]string{order.EventTimeAttribute: s.EventTime}
 }
 
-type PushResult struct{ Result stream.Result }
-
 // Push delivers one order to the server's AggregateOrders as a Pub/Sub push
 // subscription does: the wrapped envelope, base64 data, attributes.
-func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (PushResult, error) {
+func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (stream.Result, error) {
 	env := order.Delivery{
 		Message: order.Message{
 			Data:        s.Order, // []byte: base64 in JSON, as Pub/Sub sends it
@@ -128,22 +128,22 @@ func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (Push
 	}
 	body, err := json.Marshal(env)
 	if err != nil {
-		return PushResult{}, err
+		return stream.Result{}, err
 	}
 	req, err := srv.post(ctx, localapi.FunctionPath(localapi.AggregateOrders), bytes.NewReader(body))
 	if err != nil {
-		return PushResult{}, err
+		return stream.Result{}, err
 	}
 	resp, err := srv.send(req)
 	if err != nil {
-		return PushResult{}, err
+		return stream.Result{}, err
 	}
 	defer resp.Body.Close()
-	var out PushResult
+	var out stream.Result
 	if resp.StatusCode/100 != 2 {
 		return out, fmt.Errorf("AggregateOrders answered HTTP %d: %s", resp.StatusCode, answerText(resp.Body, 1<<20))
 	}
-	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out.Result) // a dead letter's 204 has no body
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out) // a dead letter's 204 has no body
 	return out, nil
 }
 
@@ -181,6 +181,18 @@ func PublishEmulator(ctx context.Context, host, project string, steps []Step) (i
 		}
 	}
 	return len(results), nil
+}
+
+// Replay runs the window engine on the server, which holds the warehouse,
+// over body's orders (JSONL) or q's source; q also holds the dates.
+func (s Server) Replay(ctx context.Context, q url.Values, body io.Reader) (replay.Report, error) {
+	var rep replay.Report
+	req, err := s.post(ctx, localapi.ReplayPath+"?"+q.Encode(), body)
+	if err == nil {
+		req.Header.Set("Content-Type", replay.ContentType)
+		_, err = s.do(req, &rep)
+	}
+	return rep, err
 }
 
 // SetClock returns the time the server's clock then shows.

@@ -21,12 +21,7 @@ import (
 //	  "description": "...",
 //	  "objects": "^exportaciones/...\\.csv$",   // Go regexp on the object name
 //	  "table": "lineas_pedido",                 // warehouse table
-//	  "encoding": "utf-8",                      // or "windows-1252", "iso-8859-1"
-//	  "delimiter": [",", ";"],                  // or one: ";" (default ","); a list is sniffed from the header line
-//	  "quote": "\"",                            // or "'"
-//	  "thousands_separator": ".",               // grouping accepted in decimal_comma NUMERIC columns
-//	  "date_formats": ["YYYY-MM-DD", "DD/MM/YYYY"], // ISO first; then fixed-width YYYY/MM/DD layouts
-//	  "on_unknown_columns": "load",             // or "reject": a header column the contract does not know rejects the file
+//	  "encoding": "utf-8", ...                  // how files are written: docs/feeds.md
 //	  "columns": [ ... ],                       // in table order
 //	  "derived": [ ... ],                       // in table order, after columns
 //	  "date_column": "fecha",                   // DATE column aggregates are keyed by

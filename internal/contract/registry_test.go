@@ -161,6 +161,8 @@ func decl(t *testing.T, old, new string) []byte {
 	return []byte(strings.Replace(goodDecl, old, new, 1))
 }
 
+// TestParseRejectsBadDeclarations: the declaration, its columns, derived
+// columns and dialect.
 func TestParseRejectsBadDeclarations(t *testing.T) {
 	if _, err := Parse(map[string][]byte{"f.json": []byte(goodDecl)}); err != nil {
 		t.Fatalf("the base declaration must be valid: %v", err)
@@ -200,6 +202,25 @@ func TestParseRejectsBadDeclarations(t *testing.T) {
 		{name: "date column not a date", file: decl(t, `"date_column": "d"`, `"date_column": "n"`), want: "date_column n: not a declared DATE column"},
 		{name: "aggregates without a date", file: decl(t, `"date_column": "d", `, ``), want: "aggregates need a date_column"},
 		{name: "no columns", file: []byte(`{"feed": "f", "objects": "x", "table": "t", "encoding": "utf-8", "columns": []}`), want: "feed f: no columns"},
+		{name: "delimiter of two characters", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": ";;",`), want: `feed f: delimiter ";;"`},
+		{name: "delimiter a letter", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": "x",`), want: `feed f: delimiter "x"`},
+		{name: "delimiter a quote", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": "\"",`), want: `delimiter "\""`},
+		{name: "delimiter list empty", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": [],`), want: "delimiter: empty list"},
+		{name: "delimiter listed twice", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": [";", ";"],`), want: `delimiter ";": listed twice`},
+		{name: "delimiter a number", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "delimiter": 44,`), want: "delimiter: want a string or a list"},
+		{name: "quote a letter", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "quote": "q",`), want: `feed f: quote "q"`},
+		{name: "thousands without a decimal comma column", file: []byte(strings.Replace(string(decl(t, `"normalize": ["decimal_comma"]`, `"normalize": ["trim"]`)), `"encoding": "utf-8",`, `"encoding": "utf-8", "thousands_separator": ".",`, 1)), want: "thousands_separator: applies to NUMERIC columns normalised with decimal_comma"},
+		{name: "thousands a comma", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "thousands_separator": ",",`), want: `thousands_separator ","`},
+		{name: "date formats without ISO first", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["DD/MM/YYYY", "YYYY-MM-DD"],`), want: `date_formats: must start with "YYYY-MM-DD"`},
+		{name: "date formats empty", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": [],`), want: `date_formats: must start with "YYYY-MM-DD"`},
+		{name: "date format ambiguous", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DD/MM/YYYY", "MM/DD/YYYY"],`), want: `"DD/MM/YYYY" and "MM/DD/YYYY" are ambiguous`},
+		{name: "date format twice", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "YYYY-MM-DD"],`), want: `"YYYY-MM-DD" listed twice`},
+		{name: "date format with time", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DD/MM/YYYY hh:mm"],`), want: `date_formats: "DD/MM/YYYY hh:mm": want YYYY, MM and DD`},
+		{name: "date format two-digit year", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DD/MM/YY"],`), want: `"DD/MM/YY"`},
+		{name: "date format mixed separators", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DD/MM-YYYY"],`), want: `"DD/MM-YYYY"`},
+		{name: "date format one separator", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "date_formats": ["YYYY-MM-DD", "DDMM/YYYY"],`), want: `"DDMM/YYYY"`},
+		{name: "unknown columns policy", file: decl(t, `"encoding": "utf-8",`, `"encoding": "utf-8", "on_unknown_columns": "ignore",`), want: `on_unknown_columns "ignore": want "load" or "reject"`},
+		{name: "encoding latin1 spelt otherwise", file: decl(t, `"utf-8"`, `"latin-1"`), want: `encoding "latin-1": want "utf-8", "windows-1252" or "iso-8859-1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -456,14 +456,6 @@ func TestRoutes(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// TestTooLateReason: the summary read counts a drop as too late by the
-// reason the stream writes.
-func TestTooLateReason(t *testing.T) {
-	if stream.ReasonTooLate != warehouse.ReasonTooLate {
-		t.Errorf("stream.ReasonTooLate = %q, warehouse.ReasonTooLate = %q: the discard reads would miscount", stream.ReasonTooLate, warehouse.ReasonTooLate)
-	}
-}
-
 // getJSON answers GET /api/dashboard?query as generic JSON, so that a
 // field the page needs and the API lacks fails as a difference.
 func getJSON(t *testing.T, h http.Handler, query string) map[string]any {
@@ -703,9 +695,7 @@ func TestFilterInQuery(t *testing.T) {
 			body: `{"param":"pais","error":"pais: aggregation ventas_sku_hora_movil is keyed by sku, not by country: filter it with key"}`},
 		{name: "a key that is no country on ventas_hora_pais", query: "?key=MOCH-40L-AZ", status: 400, body: `"param":"key"`},
 		{name: "a bad key", query: "?aggregation=ventas_sku_hora_movil&key=a%27b", status: 400, body: `"param":"key"`},
-		{name: "bad country", query: "?pais=ES%27%3BDROP", status: 400, body: `{"param":"pais","error":"pais: ES';DROP is not a two-letter country code such as ES"}`},
 		{name: "bad day", query: "?to=yesterday", status: 400, body: `{"param":"to","error":"to: yesterday is not a date YYYY-MM-DD"}`},
-		{name: "an end no timestamp can hold", query: "?to=9999-12-31", status: 400, body: `{"param":"to","error":"to: 9999-12-31 is outside 0001-01-01 to 9999-12-30`},
 		{
 			name: "to alone near the first day: from the warehouse's first timestamp", query: "?to=0001-01-05", status: 200,
 			want:       reads("ventas_hora_pais", "1488", "1", all, "0001-01-01T00:00:00Z", "0001-01-06T00:00:00Z"),

@@ -44,8 +44,8 @@ func (d serverDriver) order(ctx context.Context, s step) error {
 	if err != nil {
 		return err
 	}
-	if fate(res.Result) != "accepted" {
-		return fmt.Errorf("order %s: %+v, want accepted", s.PedidoID, res.Result)
+	if fate(res) != "accepted" {
+		return fmt.Errorf("order %s: %+v, want accepted", s.PedidoID, res)
 	}
 	return nil
 }
@@ -280,8 +280,8 @@ func TestDashboardInChromium(t *testing.T) {
 	check(t, err)
 	late := pedido("18:22", "P-6", "ES", "5.00", "5.00", 1, "15:10")
 	res, err := client.Server{URL: srv.URL}.Push(ctx, client.Step{Arrival: late.At, EventTime: late.EventTime.Format(time.RFC3339), Order: late.body()}, late.At)
-	if err != nil || fate(res.Result) != "too_late" {
-		t.Fatalf("order P-6: %+v, %v; want too_late", res.Result, err)
+	if err != nil || fate(res) != "too_late" {
+		t.Fatalf("order P-6: %+v, %v; want too_late", res, err)
 	}
 	check(t, d.tick(ctx, at("18:22")))
 	// The default view is the 24 h up to the newest data: the live hours,

@@ -7,16 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/aggregation"
-	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/render"
-	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -90,25 +87,6 @@ func (b Bar) MarshalJSON() ([]byte, error) {
 		Timing      string    `json:"timing"`
 		PaneIndex   int64     `json:"pane_index"`
 	}{b.WindowStart, b.WindowEnd, b.Pais, render.Money(b.Importe), b.Pedidos, b.Unidades, b.Timing, b.PaneIndex})
-}
-
-// File is one ledger record as the page lists it.
-type File struct {
-	Object        string           `json:"object"` // gs://bucket/object#generation
-	Bucket        string           `json:"bucket"`
-	Name          string           `json:"name"`
-	Generation    int64            `json:"generation"`
-	State         ledger.State     `json:"state"`
-	Feed          string           `json:"feed,omitempty"`
-	Read          int64            `json:"read"`
-	Loaded        int64            `json:"loaded"`
-	Quarantined   int64            `json:"quarantined"`
-	Rejects       map[string]int64 `json:"rejects,omitempty"`
-	Reason        string           `json:"reason,omitempty"`
-	StartedAt     time.Time        `json:"started_at,omitzero"`
-	FinishedAt    time.Time        `json:"finished_at,omitzero"`
-	Quarantine    string           `json:"quarantine,omitempty"`
-	QuarantineURL string           `json:"quarantine_url,omitempty"`
 }
 
 var errNotConfigured = errors.New("not configured in this process")
@@ -250,130 +228,6 @@ func watermarkAt(w, now time.Time) *Watermark {
 	}
 	lag := now.Sub(w).Truncate(time.Second)
 	return &Watermark{At: w.UTC(), LagSeconds: int64(lag / time.Second)}
-}
-
-func lastFiles(recs []ledger.Record, src Source) []File {
-	recs = recs[:min(src.Files, len(recs))]
-	out := make([]File, len(recs))
-	for i, r := range recs {
-		out[i] = File{
-			Object: r.Key.String(), Bucket: r.Key.Bucket, Name: r.Key.Object, Generation: r.Key.Generation,
-			State: r.State, Feed: r.Feed, Reason: r.Reason, Quarantine: r.Quarantine,
-			Read: r.Counts.Read, Loaded: r.Counts.Loaded, Quarantined: r.Counts.Quarantined, Rejects: r.Counts.Rejects,
-			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
-		}
-		if r.Quarantine != "" && src.QuarantineBucket != "" {
-			out[i].QuarantineURL = downloadURL(src.DownloadBase, src.QuarantineBucket, r.Quarantine)
-		}
-	}
-	return out
-}
-
-// lastLoaded is the newest DONE record by finish time (List orders by
-// start, and a long load can finish after a later short one).
-func lastLoaded(recs []ledger.Record) *LoadedFile {
-	var best *ledger.Record
-	for i, r := range recs {
-		if r.State == ledger.Done && !r.FinishedAt.IsZero() && (best == nil || r.FinishedAt.After(best.FinishedAt)) {
-			best = &recs[i]
-		}
-	}
-	if best == nil {
-		return nil
-	}
-	return &LoadedFile{Bucket: best.Key.Bucket, Name: best.Key.Object, Generation: best.Key.Generation, FinishedAt: best.FinishedAt.UTC()}
-}
-
-func downloadURL(base, bucket, object string) string {
-	return base + "download/storage/v1/b/" + url.PathEscape(bucket) + "/o/" + url.PathEscape(object) + "?alt=media"
-}
-
-// OpenWindows are the (window, country) cells the stream still holds state
-// for, as of the last tick, the newest first. A failing window's countries
-// are not known: it is in Failing, not in Windows.
-type OpenWindows struct {
-	Cells   int          `json:"cells"`
-	Windows int          `json:"windows"`
-	Latest  []OpenWindow `json:"latest"`
-	// Failing are the windows the tick cannot process, oldest first, as
-	// many as Latest: every other window goes on, these are retried at
-	// every tick until fixed.
-	Failing      []FailingCell `json:"failing"`
-	FailingCells int           `json:"failing_cells"`
-}
-
-// FailingCell is a window the tick cannot process (with Pais: a previous
-// state layout's cell), or a document Status cannot read.
-type FailingCell struct {
-	WindowStart *time.Time `json:"window_start"` // null when the document names no window
-	WindowEnd   *time.Time `json:"window_end"`
-	Pais        string     `json:"pais"`     // "" for a whole window
-	Document    string     `json:"document"` // its path in the state store
-	Error       string     `json:"error"`
-	Since       *time.Time `json:"since"` // first failing tick; null when unknown
-}
-
-type OpenWindow struct {
-	WindowStart time.Time `json:"window_start"`
-	WindowEnd   time.Time `json:"window_end"`
-	Pais        string    `json:"pais"`
-	Panes       int64     `json:"panes"`   // emitted so far
-	OnTime      string    `json:"on_time"` // whether its ON_TIME pane is still owed
-}
-
-type streamPart struct {
-	open         OpenWindows
-	lastAccepted time.Time
-	maxEventTime time.Time // M, the latest event time accepted; zero before any
-}
-
-func readStream(ctx context.Context, src Source, now time.Time) (streamPart, error) {
-	if src.Stream == nil {
-		return streamPart{}, errNotConfigured
-	}
-	all, err := src.Stream.Status(ctx, now)
-	if err != nil {
-		return streamPart{}, fmt.Errorf("read stream status: %w", err)
-	}
-	i := slices.IndexFunc(all, func(s stream.AggregationStatus) bool { return s.Aggregation == src.Aggregation })
-	if i < 0 {
-		return streamPart{}, fmt.Errorf("aggregation %q is not configured in the stream processor", src.Aggregation)
-	}
-	return streamOf(all[i], src.Latest), nil
-}
-
-// streamOf keeps the newest latest cells (Status lists oldest window first).
-func streamOf(st stream.AggregationStatus, latest int) streamPart {
-	p := streamPart{lastAccepted: st.LastAccepted.UTC(), maxEventTime: st.MaxEventTime.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}, Failing: []FailingCell{}}}
-	p.open.FailingCells = len(st.Failing)
-	for _, f := range st.Failing[:min(len(st.Failing), latest)] {
-		p.open.Failing = append(p.open.Failing, FailingCell{
-			WindowStart: timeOrNull(f.WindowStart), WindowEnd: timeOrNull(f.WindowEnd), Pais: f.Key,
-			Document: f.Path, Error: f.Error, Since: timeOrNull(f.Since),
-		})
-	}
-	var prev time.Time
-	for _, w := range st.OpenWindows {
-		if !w.Start.Equal(prev) {
-			p.open.Windows++
-			prev = w.Start
-		}
-	}
-	for i := len(st.OpenWindows) - 1; i >= 0 && len(p.open.Latest) < latest; i-- {
-		w := st.OpenWindows[i]
-		p.open.Latest = append(p.open.Latest, OpenWindow{
-			WindowStart: w.Start.UTC(), WindowEnd: w.End.UTC(), Pais: w.Key, Panes: w.Panes, OnTime: string(w.OnTime),
-		})
-	}
-	return p
-}
-
-func timeOrNull(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	t = t.UTC()
-	return &t
 }
 
 // WindowDecl is the chosen aggregation's window as declared: the page

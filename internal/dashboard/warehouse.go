@@ -83,13 +83,7 @@ type Discards struct {
 
 // Discard is one row of pedidos_descartados as the page lists it (the raw
 // message stays in the warehouse: it may be a megabyte).
-type Discard struct {
-	PedidoID    string    `json:"pedido_id,omitempty"`
-	Reason      string    `json:"reason"`
-	EventTime   time.Time `json:"event_time,omitzero"`
-	WindowStart time.Time `json:"window_start,omitzero"`
-	ReceivedAt  time.Time `json:"received_at"`
-}
+type Discard = warehouse.Discard
 
 // summary is the page's second read, one BigQuery job rather than four:
 // the discards, and the countries the view holds in the range (the country
@@ -119,10 +113,5 @@ func readSummary(ctx context.Context, src Source, since time.Time, rng Range) (s
 	}, nil
 }
 
-func discardsOf(ds []warehouse.Discard) []Discard {
-	out := make([]Discard, len(ds))
-	for i, d := range ds {
-		out[i] = Discard(d)
-	}
-	return out
-}
+// discardsOf never answers null: the page reads [] as "none".
+func discardsOf(ds []warehouse.Discard) []Discard { return append([]Discard{}, ds...) }

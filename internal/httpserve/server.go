@@ -27,11 +27,10 @@ import (
 const DefaultCutWait = time.Second
 
 type Options struct {
-	Grace   time.Duration // how long requests in flight may run after shutdown begins
-	CutWait time.Duration // default DefaultCutWait
-	Logger  *slog.Logger
-	Name    string // in the log lines, e.g. "IngestCSV"
-	Limits  Limits
+	Grace  time.Duration // how long requests in flight may run after shutdown begins
+	Logger *slog.Logger
+	Name   string // in the log lines, e.g. "IngestCSV"
+	Limits Limits
 }
 
 // Server's requests share a base context that Shutdown cancels once the
@@ -47,18 +46,15 @@ type Server struct {
 }
 
 func New(h http.Handler, opts Options) *Server {
-	if opts.CutWait <= 0 {
-		opts.CutWait = DefaultCutWait
-	}
 	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	opts.Limits = opts.Limits.withDefaults()
 	base, cancel := context.WithCancel(context.Background())
 	s := &Server{opts: opts, cancel: cancel}
 	s.http = &http.Server{
 		Handler:           s.track(h),
-		ReadHeaderTimeout: opts.Limits.HeaderTimeout,
+		ReadHeaderTimeout: headerTimeout,
 		IdleTimeout:       opts.Limits.IdleTimeout,
-		WriteTimeout:      opts.Limits.WriteTimeout,
+		WriteTimeout:      writeTimeout,
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	return s
@@ -149,7 +145,7 @@ func (s *Server) Shutdown(reason string) Drain {
 		// The grace ran out: cancel the requests' contexts, so that an
 		// ingest writes its failure and releases its ledger lease.
 		s.cancel()
-		waitUntil := time.Now().Add(s.opts.CutWait)
+		waitUntil := time.Now().Add(DefaultCutWait)
 		for time.Now().Before(waitUntil) {
 			if n, _ := s.counts(); n == 0 {
 				break
@@ -213,8 +209,6 @@ type Limits struct {
 	// process no descriptor, and the server closes its idle keep-alive
 	// connections to make room.
 	MaxConns int
-	// HeaderTimeout bounds reading a request's header.
-	HeaderTimeout time.Duration
 	// BodyTimeout bounds reading a request's body, from the handler's start
 	// to the body's end. Only the reading: once it has its body (or had
 	// none, as an ingest's event), a handler may work for as long as it
@@ -222,36 +216,27 @@ type Limits struct {
 	BodyTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection that sends no next request.
 	IdleTimeout time.Duration
-	// WriteTimeout bounds a request from the end of its header to the end of
-	// its answer: the handler's work included.
-	WriteTimeout time.Duration
 }
 
 const (
-	DefaultHeaderTimeout = 10 * time.Second
+	// headerTimeout bounds reading a request's header.
+	headerTimeout = 10 * time.Second
 	// DefaultBodyTimeout outlasts the longest streamed body a person
 	// sends: an ERP export uploaded to the local fake GCS, or a replay's
 	// historical orders, over a slow link.
 	DefaultBodyTimeout = 10 * time.Minute
 	DefaultIdleTimeout = 2 * time.Minute
-	// DefaultWriteTimeout outlasts Cloud Run's longest request timeout
-	// (60 min), which no request of ours comes near.
-	DefaultWriteTimeout = 61 * time.Minute
+	// writeTimeout bounds a request from the end of its header to the end
+	// of its answer, the handler's work included: it outlasts Cloud Run's
+	// longest request timeout (60 min), which no request of ours comes near.
+	writeTimeout = 61 * time.Minute
 	// DefaultMaxConns leaves a process with `ulimit -n 1024` room for its
 	// own files (data stores, uploads in progress) besides its connections.
 	DefaultMaxConns = 256
 )
 
 func (l Limits) withDefaults() Limits {
-	orDefault := func(d *time.Duration, def time.Duration) {
-		if *d <= 0 {
-			*d = def
-		}
-	}
-	orDefault(&l.HeaderTimeout, DefaultHeaderTimeout)
-	orDefault(&l.BodyTimeout, DefaultBodyTimeout)
-	orDefault(&l.IdleTimeout, DefaultIdleTimeout)
-	orDefault(&l.WriteTimeout, DefaultWriteTimeout)
+	l.BodyTimeout, l.IdleTimeout = cmp.Or(l.BodyTimeout, DefaultBodyTimeout), cmp.Or(l.IdleTimeout, DefaultIdleTimeout)
 	return l
 }
 

@@ -1,6 +1,9 @@
 package ingest
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // landing reports whether obj lies in the landing area the Service loads
 // from (see Config.LandingBucket).
@@ -11,27 +14,14 @@ func (s *Service) landing(obj Object) bool {
 	if s.cfg.LandingBucket != "" && obj.Bucket != s.cfg.LandingBucket {
 		return false
 	}
-	if len(s.cfg.LandingPrefixes) == 0 {
-		return true
-	}
-	for _, p := range s.cfg.LandingPrefixes {
-		if strings.HasPrefix(obj.Name, p) {
-			return true
-		}
-	}
-	return false
+	return len(s.cfg.LandingPrefixes) == 0 ||
+		slices.ContainsFunc(s.cfg.LandingPrefixes, func(p string) bool { return strings.HasPrefix(obj.Name, p) })
 }
 
 // overlaps reports whether some name could lie both under one of the landing
 // prefixes and under the quarantine prefix, in the same bucket.
 func overlaps(landing []string, quarantine string) bool {
-	if len(landing) == 0 {
-		return true
-	}
-	for _, p := range landing {
-		if strings.HasPrefix(p, quarantine) || strings.HasPrefix(quarantine, p) {
-			return true
-		}
-	}
-	return false
+	return len(landing) == 0 || slices.ContainsFunc(landing, func(p string) bool {
+		return strings.HasPrefix(p, quarantine) || strings.HasPrefix(quarantine, p)
+	})
 }

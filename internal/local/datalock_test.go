@@ -18,24 +18,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
-// TestSecondServeOnTheDataFolder starts a second server on the data folder
-// of the running one: it must name the holder instead of failing inside
-// DuckDB with a lock error about a build-cache path.
-func TestSecondServeOnTheDataFolder(t *testing.T) {
-	_, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: srv.data})
-	if err == nil {
-		t.Fatal("a second server started on the same data folder")
-	}
-	want := "another alpipe serve (PID " + strconv.Itoa(os.Getpid()) + ") uses " + srv.data
-	if !strings.Contains(err.Error(), want) {
-		t.Errorf("error %q does not say %q", err, want)
-	}
-	var busy *DataDirInUseError
-	if !errors.As(err, &busy) || busy.PID != os.Getpid() {
-		t.Errorf("error %#v, want a DataDirInUseError with PID %d", err, os.Getpid())
-	}
-}
-
 // TestLockDataDir locks a new folder, and one holding the lock file of a
 // server that crashed: the PID in it is stale and nobody holds the lock,
 // so the folder is free.
@@ -101,9 +83,6 @@ func TestRestartTakesOverADeadServesLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer second.Shutdown("test done")
-	if err := releaseDeadLeases(ctx, second.App.Ledger, later, logging.Discard()); err != nil {
-		t.Fatal(err)
-	}
 	next, err := second.App.Ledger.Claim(ctx, key, "", "next", later)
 	if err != nil {
 		t.Fatal(err)

@@ -192,9 +192,8 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 		if err != nil {
 			return err
 		}
-		res.Result.Aggregations = Headlined(res.Result.Aggregations)
-		line := now + " " + stream.OrderLine(res.Result, st.EventTime)
-		fmt.Fprintln(w, line)
+		res.Aggregations = Headlined(res.Aggregations)
+		fmt.Fprintln(w, now+" "+stream.OrderLine(res, st.EventTime))
 		if st.Note != "" {
 			fmt.Fprintf(w, "         ^ %s\n", st.Note)
 		}

@@ -59,7 +59,7 @@ func (g guard) refuse(r *http.Request) string {
 	switch o := r.Header.Get("Origin"); {
 	case o == "null":
 		return "request from an opaque origin refused"
-	case o != "" && !sameOrigin(o, r.Host):
+	case o != "" && !strings.EqualFold(o, "http://"+r.Host):
 		return fmt.Sprintf("cross-origin request from %s refused", o)
 	}
 	switch r.Header.Get("Sec-Fetch-Site") {
@@ -93,13 +93,4 @@ func isLoopbackName(host string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Unmap().IsLoopback()
-}
-
-func sameOrigin(origin, host string) bool {
-	return strings.EqualFold(origin, "http://"+host)
-}
-
-// isLoopbackAddr reports whether a listen address stays on this machine.
-func isLoopbackAddr(addr string) bool {
-	return isLoopbackName(hostOnly(addr))
 }

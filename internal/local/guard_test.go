@@ -3,10 +3,13 @@ package local
 import (
 	"cmp"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,47 +17,45 @@ import (
 )
 
 func TestGuardRefuse(t *testing.T) {
+	const attacker = "https://attacker.example"
 	tests := []struct {
-		name        string
-		allowRemote bool
-		hosts       []string
-		remote      string
-		host        string
-		header      map[string]string
-		want        string // "" = served
+		name         string
+		allowRemote  bool
+		hosts        []string
+		remote, host string // default 127.0.0.1:5000 and 127.0.0.1:8080
+		origin, site string // the Origin and Sec-Fetch-Site headers
+		want         string // "" = served
 	}{
-		{name: "the CLI", remote: "127.0.0.1:5000", host: "127.0.0.1:8080"},
+		{name: "the CLI"},
 		{name: "localhost by name over IPv6", remote: "[::1]:5000", host: "localhost:8080"},
-		{name: "the dashboard's own fetch", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Origin": "http://127.0.0.1:8080", "Sec-Fetch-Site": "same-origin"}},
-		{name: "typed in the address bar", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Sec-Fetch-Site": "none"}},
-		{name: "another machine", remote: "192.0.2.7:5000", host: "127.0.0.1:8080", want: "not on this machine"},
+		{name: "the dashboard's own fetch", origin: "http://127.0.0.1:8080", site: "same-origin"},
+		{name: "typed in the address bar", site: "none"},
+		{name: "another machine", remote: "192.0.2.7:5000", want: "not on this machine"},
 		{name: "another machine, allowed", allowRemote: true, hosts: []string{"laptop.lan"}, remote: "192.0.2.7:5000", host: "laptop.lan:8080"},
 		{name: "another machine by a listed IP", allowRemote: true, hosts: []string{"192.0.2.1"}, remote: "192.0.2.7:5000", host: "192.0.2.1:8080"},
-		{name: "DNS rebinding with --allow-remote", allowRemote: true, hosts: []string{"laptop.lan"}, remote: "127.0.0.1:5000", host: "attacker.example:8080", want: "DNS rebinding"},
+		{name: "DNS rebinding with --allow-remote", allowRemote: true, hosts: []string{"laptop.lan"}, host: "attacker.example:8080", want: "DNS rebinding"},
 		{name: "an unlisted name with --allow-remote", allowRemote: true, remote: "192.0.2.7:5000", host: "laptop.lan:8080", want: "DNS rebinding"},
-		{name: "loopback name with --allow-remote", allowRemote: true, remote: "127.0.0.1:5000", host: "localhost:8080"},
-		{name: "DNS rebinding", remote: "127.0.0.1:5000", host: "attacker.example:8080", want: "DNS rebinding"},
-		{name: "a listed host name", hosts: []string{"Alpipe.Test"}, remote: "127.0.0.1:5000", host: "alpipe.test:8080"},
-		{name: "cross-site form post", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Origin": "https://attacker.example"}, want: "cross-origin"},
-		{name: "other port is another origin", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Origin": "http://127.0.0.1:3000"}, want: "cross-origin"},
-		{name: "sandboxed page", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Origin": "null"}, want: "opaque origin"},
-		{name: "cross-site no-cors fetch without Origin", remote: "127.0.0.1:5000", host: "127.0.0.1:8080", header: map[string]string{"Sec-Fetch-Site": "cross-site"}, want: "cross-site"},
+		{name: "loopback name with --allow-remote", allowRemote: true, host: "localhost:8080"},
+		{name: "DNS rebinding", host: "attacker.example:8080", want: "DNS rebinding"},
+		{name: "a listed host name", hosts: []string{"Alpipe.Test"}, host: "alpipe.test:8080"},
+		{name: "cross-site form post", origin: attacker, want: "cross-origin"},
+		{name: "other port is another origin", origin: "http://127.0.0.1:3000", want: "cross-origin"},
+		{name: "sandboxed page", origin: "null", want: "opaque origin"},
+		{name: "cross-site no-cors fetch without Origin", site: "cross-site", want: "cross-site"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := newGuard(tt.allowRemote, tt.hosts)
-			r := httptest.NewRequest(http.MethodPost, "http://"+tt.host+localapi.QueryPath, nil)
-			r.RemoteAddr = tt.remote
-			r.Host = tt.host
-			for k, v := range tt.header {
-				r.Header.Set(k, v)
+			host := cmp.Or(tt.host, "127.0.0.1:8080")
+			r := httptest.NewRequest(http.MethodPost, "http://"+host+localapi.QueryPath, nil)
+			r.RemoteAddr = cmp.Or(tt.remote, "127.0.0.1:5000")
+			for k, v := range map[string]string{"Origin": tt.origin, "Sec-Fetch-Site": tt.site} {
+				if v != "" {
+					r.Header.Set(k, v)
+				}
 			}
-			got := g.refuse(r)
-			if tt.want == "" && got != "" {
-				t.Fatalf("refused: %s", got)
-			}
-			if !strings.Contains(got, tt.want) {
-				t.Fatalf("refusal %q does not say %q", got, tt.want)
+			got := newGuard(tt.allowRemote, tt.hosts).refuse(r)
+			if tt.want == "" && got != "" || !strings.Contains(got, tt.want) {
+				t.Fatalf("refusal %q, want one saying %q (\"\" = served)", got, tt.want)
 			}
 		})
 	}
@@ -65,23 +66,24 @@ func TestGuardRefuse(t *testing.T) {
 // fake-gcs-server's own /_internal/ routes are not mounted, and no answer
 // carries a CORS grant, even to a request the guard lets through.
 func TestServerRefusesTheAttacks(t *testing.T) {
-	same := map[string]string{"Origin": srv.URL} // the guard lets it by
+	const attacker = "https://attacker.example"
+	query, same := localapi.QueryPath, srv.URL // same: the server's own origin, which the guard lets by
 	tests := []struct {
 		name, method, path, body string
-		header                   map[string]string
+		origin, site, host       string // the Origin, Sec-Fetch-Site and Host headers
 		wantStatus               int
 		wantBody                 string
 	}{
-		{name: "cross-site replay writes no pane", path: localapi.Prefix + "replay", body: `{}`, header: map[string]string{"Origin": "https://attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
-		{name: "cross-site order", path: "/AggregateOrders", body: `{}`, header: map[string]string{"Origin": "https://attacker.example", "Sec-Fetch-Site": "cross-site"}, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
-		{name: "rebound host name", path: localapi.Prefix + "query", body: `{"sql":"SELECT 1"}`, header: map[string]string{"Host": "attacker.example"}, wantStatus: http.StatusForbidden, wantBody: "DNS rebinding"},
-		{name: "reading a file through SQL", path: localapi.Prefix + "query", body: `{"sql":"SELECT content FROM read_text('/etc/passwd')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
-		{name: "listing a folder through SQL", path: localapi.Prefix + "query", body: `{"sql":"SELECT * FROM glob('/root/*')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
-		{name: "the CLI's query", path: localapi.Prefix + "query", body: `{"sql":"SELECT 1 AS uno"}`, wantStatus: http.StatusOK, wantBody: "uno"},
-		{name: "delete every bucket", path: "/_internal/delete_all", body: "{}", header: same, wantStatus: http.StatusNotFound},
-		{name: "reseed", method: http.MethodPut, path: "/_internal/config", body: "{}", header: same, wantStatus: http.StatusNotFound},
-		{name: "list the landing bucket", method: http.MethodGet, path: "/storage/v1/b/" + localapi.LandingBucket + "/o", header: same, wantStatus: http.StatusOK},
-		{name: "bucket metadata", method: http.MethodGet, path: "/storage/v1/b/" + localapi.QuarantineBucket, header: same, wantStatus: http.StatusOK},
+		{name: "cross-site replay writes no pane", path: localapi.ReplayPath, body: `{}`, origin: attacker, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
+		{name: "cross-site order", path: "/AggregateOrders", body: `{}`, origin: attacker, site: "cross-site", wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
+		{name: "rebound host name", path: query, body: `{"sql":"SELECT 1"}`, host: "attacker.example", wantStatus: http.StatusForbidden, wantBody: "DNS rebinding"},
+		{name: "reading a file through SQL", path: query, body: `{"sql":"SELECT content FROM read_text('/etc/passwd')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
+		{name: "listing a folder through SQL", path: query, body: `{"sql":"SELECT * FROM glob('/root/*')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
+		{name: "the CLI's query", path: query, body: `{"sql":"SELECT 1 AS uno"}`, wantStatus: http.StatusOK, wantBody: "uno"},
+		{name: "delete every bucket", path: "/_internal/delete_all", body: "{}", origin: same, wantStatus: http.StatusNotFound},
+		{name: "reseed", method: http.MethodPut, path: "/_internal/config", body: "{}", origin: same, wantStatus: http.StatusNotFound},
+		{name: "list the landing bucket", method: http.MethodGet, path: "/storage/v1/b/" + localapi.LandingBucket + "/o", origin: same, wantStatus: http.StatusOK},
+		{name: "bucket metadata", method: http.MethodGet, path: "/storage/v1/b/" + localapi.QuarantineBucket, origin: same, wantStatus: http.StatusOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,13 +92,12 @@ func TestServerRefusesTheAttacks(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Content-Type", "application/json")
-			for k, v := range tt.header {
-				if k == "Host" {
-					req.Host = v
-					continue
+			for k, v := range map[string]string{"Origin": tt.origin, "Sec-Fetch-Site": tt.site} {
+				if v != "" {
+					req.Header.Set(k, v)
 				}
-				req.Header.Set(k, v)
 			}
+			req.Host = cmp.Or(tt.host, req.Host)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -125,45 +126,40 @@ func TestServerRefusesTheAttacks(t *testing.T) {
 	}
 }
 
-func TestNonLoopbackAddressNeedsAllowRemote(t *testing.T) {
-	_, err := Start(context.Background(), Options{Addr: "0.0.0.0:0", DataDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "--allow-remote") {
-		t.Fatalf("Start on 0.0.0.0 without AllowRemote: %v; want a refusal naming --allow-remote", err)
+// TestStartRefuses: a second serve on a running one's port or data folder,
+// or one on a non-loopback address without AllowRemote, is refused with
+// what to do (the data folder's holder named, not DuckDB's lock error).
+func TestStartRefuses(t *testing.T) {
+	tests := []struct {
+		name, addr, dir, want string
+	}{
+		{name: "a non-loopback address", addr: "0.0.0.0:0", want: "--allow-remote"},
+		{name: "a busy port", addr: strings.TrimPrefix(srv.URL, "http://"), want: "another `alpipe serve`"},
+		{name: "the running server's data folder", addr: "127.0.0.1:0", dir: srv.data, want: "another alpipe serve (PID " + strconv.Itoa(os.Getpid()) + ") uses " + srv.data},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Start(context.Background(), Options{Addr: tt.addr, DataDir: cmp.Or(tt.dir, t.TempDir())})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Start: %v; want a refusal saying %q", err, tt.want)
+			}
+			if busy := (*DataDirInUseError)(nil); tt.dir != "" && (!errors.As(err, &busy) || busy.PID != os.Getpid()) {
+				t.Errorf("error %#v, want a DataDirInUseError with PID %d", err, os.Getpid())
+			}
+		})
 	}
 }
 
-func TestBusyPortIsRefused(t *testing.T) {
-	_, err := Start(context.Background(), Options{Addr: strings.TrimPrefix(srv.URL, "http://"), DataDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "another `alpipe serve`") {
-		t.Fatalf("Start on a busy port: %v; want a refusal", err)
-	}
-}
+// xs reads 'x' without end and without holding any: the client side of a
+// huge request allocates nothing, so what the process allocates is the
+// server's doing.
+type xs struct{}
 
-// filler reads as prefix, then n bytes of 'x', then suffix, without holding
-// them: the client side of a huge request allocates nothing, so what the
-// process allocates is the server's doing.
-type filler struct {
-	prefix, suffix *strings.Reader
-	n              int64
-}
-
-func newFiller(prefix string, n int64, suffix string) *filler {
-	return &filler{prefix: strings.NewReader(prefix), suffix: strings.NewReader(suffix), n: n}
-}
-
-func (f *filler) Read(p []byte) (int, error) {
-	if f.prefix.Len() > 0 {
-		return f.prefix.Read(p)
+func (xs) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
 	}
-	if f.n > 0 {
-		k := min(int64(len(p)), f.n)
-		for i := range k {
-			p[i] = 'x'
-		}
-		f.n -= k
-		return int(k), nil
-	}
-	return f.suffix.Read(p)
+	return len(p), nil
 }
 
 // TestLargeBodiesAreBounded sends 50 MB requests to the endpoints of serve
@@ -190,7 +186,7 @@ func TestLargeBodiesAreBounded(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			resp, err := http.Post(srv.URL+tt.path, "application/json", newFiller(tt.prefix, size, tt.suffix))
+			resp, err := http.Post(srv.URL+tt.path, "application/json", io.MultiReader(strings.NewReader(tt.prefix), io.LimitReader(xs{}, size), strings.NewReader(tt.suffix)))
 			if err != nil {
 				t.Fatal(err)
 			}

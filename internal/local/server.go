@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -39,11 +38,10 @@ type Options struct {
 	Addr        string // port 0 picks a free one
 	DataDir     string // default ./.local
 	Logger      *slog.Logger
-	Env         map[string]string // overrides the process environment, e.g. {"BATCH_WAIT": "0s"}
-	Clock       *clock.Local      // nil: the wall clock
-	AllowRemote bool              // without it a non-loopback Addr is refused (see guard)
-	Hosts       []string          // Host names to accept besides localhost and loopback IPs
-	Limits      httpserve.Limits  // MaxConns 0 is httpserve.DefaultMaxConns
+	Clock       *clock.Local     // nil: the wall clock
+	AllowRemote bool             // without it a non-loopback Addr is refused (see guard)
+	Hosts       []string         // Host names to accept besides localhost and loopback IPs
+	Limits      httpserve.Limits // MaxConns 0 is httpserve.DefaultMaxConns
 }
 
 type Server struct {
@@ -80,7 +78,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if process.Target != "" {
 		return nil, errors.New("FUNCTION_TARGET is set: unset it to serve every function locally (or run cmd/server for one)")
 	}
-	if !isLoopbackAddr(opts.Addr) && !opts.AllowRemote {
+	if !isLoopbackName(hostOnly(opts.Addr)) && !opts.AllowRemote {
 		return nil, fmt.Errorf("refusing to serve on %s: it is not a loopback address, and the server runs any SQL it is sent; serve on 127.0.0.1, or pass --allow-remote to expose it to the network", opts.Addr)
 	}
 	lock, err := lockDataDir(opts.DataDir)
@@ -126,7 +124,6 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		"QUARANTINE_BUCKET": localapi.QuarantineBucket,
 		"STAGING_BUCKET":    localapi.StagingBucket,
 	}
-	maps.Copy(env, opts.Env)
 	lookup := envconfig.MultiLookuper(envconfig.MapLookuper(env), envconfig.OsLookuper())
 	var wm config.Watermark
 	var serving config.Serving

@@ -2,8 +2,10 @@ package localapi_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +46,30 @@ func TestAnswerRoundTrip(t *testing.T) {
 			want := warehouse.Result{Columns: []string{"a", "b"}, Rows: tt.rows}
 			if diff := cmp.Diff(want, got.Result); diff != "" {
 				t.Errorf("read back (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadAnswerRefusesACutAnswer: whatever stops an answer after its head
+// (a cap, a broken connection, a lying count) is an error wrapping
+// ErrIncomplete, never a shorter result.
+func TestReadAnswerRefusesACutAnswer(t *testing.T) {
+	const head = `{"columns":["a"]}` + "\n" + `["1"]` + "\n" + `["2"]` + "\n"
+	tests := []struct {
+		name, body, wantErr string
+	}{
+		{name: "no end line", body: head, wantErr: "incomplete answer: the answer broke off after 2 rows, before its end line: unexpected EOF"},
+		{name: "cut inside a row", body: head + `["3`, wantErr: "incomplete answer: the answer broke off after 2 rows"},
+		{name: "stopped by a cap", body: head + `{"end":{"rows":2,"error":"answer stopped at 2 rows: ALPIPE_QUERY_MAX_ROWS","limit":"ALPIPE_QUERY_MAX_ROWS"}}` + "\n",
+			wantErr: "incomplete answer: answer stopped at 2 rows: ALPIPE_QUERY_MAX_ROWS"},
+		{name: "count disagrees", body: head + `{"end":{"rows":3}}` + "\n", wantErr: "incomplete answer: the answer claims 3 rows after 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := localapi.ReadAnswer(strings.NewReader(tt.body), &warehouse.Collect{})
+			if !errors.Is(err, localapi.ErrIncomplete) || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				t.Fatalf("error %v, want one starting %q and wrapping ErrIncomplete", err, tt.wantErr)
 			}
 		})
 	}

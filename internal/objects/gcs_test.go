@@ -12,7 +12,6 @@ import (
 	"cloud.google.com/go/storage"
 
 	"github.com/alpinashop/alpipe/internal/objects"
-	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/objects/objectstest"
 )
 
@@ -75,11 +74,7 @@ func TestOpenInflatesStoredGzip(t *testing.T) {
 		dir  string // "" = the fake's memory backend, as the stack runs it
 	}{{"memory", ""}, {"folder", t.TempDir()}} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := fakegcs.Start(tc.dir, bucket)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
+			srv, g := objectstest.Fake(t, tc.dir, bucket)
 			c, err := srv.Client(t.Context())
 			if err != nil {
 				t.Fatal(err)
@@ -93,10 +88,6 @@ func TestOpenInflatesStoredGzip(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			g, err := objects.NewGCS(c)
-			if err != nil {
 				t.Fatal(err)
 			}
 			r, err := g.Open(t.Context(), bucket, "pedidos.csv", w.Attrs().Generation)

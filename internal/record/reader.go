@@ -119,10 +119,6 @@ func NewReader(src io.Reader, opt Options) *Reader {
 	}
 }
 
-// BytesRead returns how many source bytes the records returned so far (and
-// the lines skipped) were made of.
-func (r *Reader) BytesRead() int64 { return r.base + int64(r.r) }
-
 // Next returns the next record, skipping blank lines; io.EOF at the end, or
 // the source's error. A malformed record is a Record with a Problem.
 func (r *Reader) Next() (Record, error) {
@@ -162,12 +158,8 @@ func (r *Reader) Next() (Record, error) {
 			return r.slow()
 		}
 		// The common case: a whole line in the buffer, split in place.
-		var f [][]byte
-		q := bytes.IndexByte(line, r.quote)
-		ok := q < 0
-		if ok {
-			f = r.split(line)
-		} else if f, ok = r.splitQuoted(line, q); !ok {
+		f, ok := r.split(line, bytes.IndexByte(line, r.quote))
+		if !ok {
 			r.reset(line)
 			if r.scan(); r.st == sQuoted {
 				return r.slow()
@@ -182,26 +174,11 @@ func (r *Reader) Next() (Record, error) {
 	}
 }
 
-func (r *Reader) split(line []byte) [][]byte {
-	f := r.fields[:0]
-	for {
-		j := bytes.IndexByte(line, r.comma)
-		if j < 0 {
-			break
-		}
-		f = append(f, line[:j:j])
-		line = line[j+1:]
-	}
-	f = append(f, line[:len(line):len(line)])
-	r.fields = f
-	return f
-}
-
-// splitQuoted is split for a line whose quoted fields are all the simple
-// kind the ERP writes ("89,90"), the first quote at q: it searches as split
-// does, where scan steps through every byte. Any other line is left to
-// scan: ok is false.
-func (r *Reader) splitQuoted(line []byte, q int) (_ [][]byte, ok bool) {
+// split splits a line whose quoted fields, if any, are all the simple kind
+// the ERP writes ("89,90"), the first quote at q (-1: none): it searches,
+// where scan steps through every byte. Any other line is left to scan: ok
+// is false.
+func (r *Reader) split(line []byte, q int) (_ [][]byte, ok bool) {
 	f := r.fields[:0]
 	start := 0 // of the current field
 	for {

@@ -22,6 +22,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objname"
+	"github.com/alpinashop/alpipe/internal/render"
 )
 
 type RequeueObjects interface {
@@ -212,7 +213,7 @@ func WriteRequeue(w io.Writer, res RequeueResult, quarantineBucket string) {
 	case rec.DuplicateOf != nil:
 		fmt.Fprintf(w, "  same content as %s: nothing loaded again\n", rec.DuplicateOf)
 	case rec.Reason != "":
-		fmt.Fprintf(w, "  reason: %s\n", oneLine(rec.Reason))
+		fmt.Fprintf(w, "  reason: %s\n", render.OneLine(rec.Reason))
 	}
 	for _, code := range slices.Sorted(maps.Keys(c.Rejects)) {
 		fmt.Fprintf(w, "  still wrong: %s %d\n", code, c.Rejects[code])

@@ -226,3 +226,15 @@ func TestImportsNoEngine(t *testing.T) {
 		t.Fatalf("walked only %v: render's imports of ours (numeric) were not found", seen)
 	}
 }
+
+func TestClip(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"line ends and runs of spaces become one space", "a\n b\t\tc ", "a b c"},
+		{"short enough stays whole", "abc", "abc"},
+		{"cut in whole letters, ending in ...", strings.Repeat("é", 13), strings.Repeat("é", 7) + "..."},
+	} {
+		if got := Clip(tc.in, 10); got != tc.want {
+			t.Errorf("%s: Clip(%q, 10) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}

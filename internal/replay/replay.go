@@ -3,14 +3,11 @@ package replay
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -316,49 +313,6 @@ func reasonOf(err error) string {
 	return "invalid: " + err.Error()
 }
 
-// Dates is an inclusive range of UTC dates; the zero value is every date.
-type Dates struct {
-	From, To int32 // days since 1970-01-01
-	Set      bool
-}
-
-// ParseDates reads "YYYY-MM-DD..YYYY-MM-DD", "YYYY-MM-DD" or "".
-func ParseDates(s string) (Dates, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return Dates{}, nil
-	}
-	from, to, ranged := strings.Cut(s, "..")
-	if !ranged {
-		to = from
-	}
-	a, errFrom := time.Parse(time.DateOnly, strings.TrimSpace(from))
-	b, errTo := time.Parse(time.DateOnly, strings.TrimSpace(to))
-	if errFrom != nil || errTo != nil {
-		return Dates{}, fmt.Errorf("dates %q: want YYYY-MM-DD or YYYY-MM-DD..YYYY-MM-DD", s)
-	}
-	d := Dates{From: warehouse.DateOf(a), To: warehouse.DateOf(b), Set: true}
-	if d.To < d.From {
-		return Dates{}, fmt.Errorf("dates %q: the range ends before it starts", s)
-	}
-	return d, nil
-}
-
-func (d Dates) Contains(t time.Time) bool {
-	if !d.Set {
-		return true
-	}
-	day := warehouse.DateOf(t)
-	return day >= d.From && day <= d.To
-}
-
-func (d Dates) String() string {
-	if !d.Set {
-		return ""
-	}
-	return warehouse.FormatDate(d.From) + ".." + warehouse.FormatDate(d.To)
-}
-
 func (r Report) WriteText(w io.Writer) error {
 	dates := cmp.Or(r.Dates, "all dates")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -402,74 +356,4 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	_, err := fmt.Fprintln(w)
 	return err
-}
-
-// The source query parameter of the replay endpoint.
-const (
-	SourceJSONL = "jsonl"                // the request body is an orders JSONL (the default)
-	SourceTable = "lineas_pedido"        // replay lineas_pedido; no body
-	ContentType = "application/x-ndjson" // of a JSONL request body
-)
-
-// Handler serves a replay for the local server, which holds the warehouse
-// file a CLI process cannot open: POST ?dates=A..B[&source=S]. It answers
-// the Report as JSON (also when windows were refused: Report.OK says so),
-// 400 for a bad request or input, 409 while another replay runs, 500 when a
-// replay failed (the body says what was done).
-type Handler struct {
-	wh   Warehouse
-	opts Options
-	busy sync.Mutex
-}
-
-// NewHandler serves Run with opts but for Dates, which each request sets.
-func NewHandler(wh Warehouse, opts Options) *Handler {
-	return &Handler{wh: wh, opts: opts}
-}
-
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "use POST", http.StatusMethodNotAllowed)
-		return
-	}
-	q := r.URL.Query()
-	dates, err := ParseDates(q.Get("dates"))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	var src Source
-	name := ""
-	switch q.Get("source") {
-	case "", SourceJSONL:
-		src, name = NewJSONL(r.Body), "orders JSONL"
-	case SourceTable:
-		src, name = NewTable(h.wh, dates), SourceTable
-	default:
-		http.Error(w, fmt.Sprintf("source %q: want %s or %s", q.Get("source"), SourceJSONL, SourceTable), http.StatusBadRequest)
-		return
-	}
-	if !h.busy.TryLock() {
-		http.Error(w, "another replay is running", http.StatusConflict)
-		return
-	}
-	defer h.busy.Unlock()
-	opts := h.opts
-	opts.Dates = dates
-	rep, err := Run(r.Context(), h.wh, src, name, opts)
-	if err != nil {
-		code := http.StatusInternalServerError
-		var ie *InputError
-		if errors.As(err, &ie) {
-			code = http.StatusBadRequest
-		}
-		b, _ := json.Marshal(rep)
-		http.Error(w, fmt.Sprintf("%v\nreport so far: %s", err, b), code)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(rep)
 }

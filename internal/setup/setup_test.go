@@ -23,10 +23,11 @@ import (
 // emulator running, and a failure here is a service that would not start.
 func deployedEnv(t *testing.T) map[string]map[string]string {
 	t.Helper()
-	services, err := tfconfig.Services(nil)
+	d, err := tfconfig.Open(nil)
 	if err != nil {
 		t.Fatalf("read the services from terraform/: %v", err)
 	}
+	services := d.Services
 	if len(services) == 0 {
 		t.Fatal("terraform/ deploys no Cloud Run service")
 	}

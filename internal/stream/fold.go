@@ -457,7 +457,7 @@ func (p *Processor) trigger(a aggregation, ws *windowState, wm, now time.Time, f
 		if out.Pane != nil {
 			entries = append(entries, p.rows.paneEntry(*out.Pane))
 			fr.panes = append(fr.panes, *out.Pane)
-			if ks.Sum, err = fold(out.State, ks.Sum); err != nil {
+			if ks.Sum, err = window.Combine(out.State, []window.Partial{ks.Sum}); err != nil {
 				return nil, false, err
 			}
 		}
@@ -468,30 +468,13 @@ func (p *Processor) trigger(a aggregation, ws *windowState, wm, now time.Time, f
 		}
 		ks.State = out.State
 		ws.keys[k] = ks
-		if d := nextDue(a.spec, wk, ks.State, ks.Sum, wm, now); !d.IsZero() && (next.IsZero() || d.Before(next)) {
+		if d := a.spec.NextDue(w, ks.State, ks.Sum, wm, now); !d.IsZero() && (next.IsZero() || d.Before(next)) {
 			next = d
 		}
 	}
 	ws.entry.Due = next
 	ws.entry.OnTimeDone = reached(wm, w.End)
 	return entries, len(ws.keys) == 0, nil
-}
-
-// nextDue is when a key's trigger next fires on processing time alone:
-// the EARLY (before the end) or LATE delay after its first change not yet
-// in a pane; zero when every change is in a pane.
-func nextDue(s window.Spec, wk window.WindowKey, st window.PaneState, sum window.Partial, wm, now time.Time) time.Time {
-	c, err := window.Combine(st, []window.Partial{sum})
-	if err != nil || (c.Total == st.Emitted && c.FirstPending.IsZero()) {
-		return time.Time{}
-	}
-	if c.FirstPending.IsZero() {
-		return now // an unknown time counts as due, as in the trigger
-	}
-	if !reached(wm, wk.Window.End) && (st.OnTime == "" || st.OnTime == window.OnTimePending) {
-		return c.FirstPending.Add(s.EarlyDelay)
-	}
-	return c.FirstPending.Add(s.LateDelay)
 }
 
 type parkedSet struct {

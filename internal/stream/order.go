@@ -391,15 +391,3 @@ func writeWindow(tx docstore.Tx, a aggregation, ws *windowState) error {
 	}
 	return nil
 }
-
-// fold merges parts into one shard as of pane state st: measures add up,
-// flags and times keep their extremes, and the earliest pending mark that
-// is still pending against st survives.
-func fold(st window.PaneState, parts ...window.Partial) (window.Partial, error) {
-	c, err := window.Combine(st, parts)
-	if err != nil {
-		return window.Partial{}, err
-	}
-	return window.Partial{Measures: c.Total, OnTime: c.OnTime, Epoch: st.NextIndex, PendingSince: c.FirstPending,
-		MaxEventTime: c.MaxEventTime, LastAccepted: c.LastAccepted}, nil
-}

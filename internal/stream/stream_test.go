@@ -1,18 +1,13 @@
 package stream_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	gfs "cloud.google.com/go/firestore"
-
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/docstore/boltstore"
-	"github.com/alpinashop/alpipe/internal/docstore/firestore"
+	"github.com/alpinashop/alpipe/internal/docstore/docstoretest"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 )
@@ -61,31 +56,10 @@ func TestConformanceBoltstoreBatched(t *testing.T) {
 	streamtest.RunWith(t, newBolt, batched(boltFeatures()))
 }
 
-// newEmulatorStore returns a store on the Firestore emulator in a project of
-// its own, so that tests never see each other's documents, or skips t. It
-// keeps the client's default of 5 attempts per transaction, as production
-// does, so the hot-key test proves that a burst does not exhaust them.
-func newEmulatorStore(t *testing.T) docstore.Store {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("skipped under -short: needs the Firestore emulator")
-	}
-	if os.Getenv("FIRESTORE_EMULATOR_HOST") == "" {
-		t.Skip("FIRESTORE_EMULATOR_HOST is unset: start `gcloud emulators firestore start --host-port=127.0.0.1:PORT` and export FIRESTORE_EMULATOR_HOST=127.0.0.1:PORT")
-	}
-	b := make([]byte, 6)
-	rand.Read(b)
-	client, err := gfs.NewClient(t.Context(), "alpipe-stream-"+hex.EncodeToString(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	s, err := firestore.New(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+// newEmulatorStore keeps the client's default of 5 attempts per
+// transaction, as production does, so the hot-key test proves that a burst
+// does not exhaust them.
+func newEmulatorStore(t *testing.T) docstore.Store { return docstoretest.Emulator(t, 5) }
 
 // TestConformanceFirestore runs the suite on the emulator, with fewer random
 // streams. The emulator aborts a transaction that waits on a lock for long,

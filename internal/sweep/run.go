@@ -32,7 +32,8 @@ func (s *Sweeper) Run(ctx context.Context) (Summary, error) {
 		return Summary{Busy: true}, ErrBusy
 	}
 	defer func() {
-		uctx, cancel := detached(ctx)
+		// The release must outlive a cancelled run.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 		defer cancel()
 		if err := s.ledger.Unlock(uctx, lockName, owner); err != nil {
 			s.opts.Log.WarnContext(ctx, "sweep lock not released; it expires by itself", "error", err.Error())

@@ -150,11 +150,6 @@ func newOwner() string {
 	return hex.EncodeToString(b[:])
 }
 
-// detached bounds a clean-up write that must outlive a cancelled run.
-func detached(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-}
-
 // Verdict is what a sweep does with one listed object.
 type Verdict int
 

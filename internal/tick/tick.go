@@ -20,6 +20,7 @@
 package tick
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -103,11 +104,7 @@ func (c *Chain) After(ctx context.Context, now time.Time, followUp bool) Schedul
 	if !ok || c.FollowUp == nil {
 		return Scheduled{}
 	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(max(c.Timeout, 0), 5*time.Second))
 	defer cancel()
 	if err := c.FollowUp.Schedule(ctx, at); err != nil {
 		n := c.failures.Add(1)

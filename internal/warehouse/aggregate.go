@@ -27,14 +27,6 @@ func (d Dialect) check() error {
 	return fmt.Errorf("warehouse: unknown SQL dialect %q", d)
 }
 
-// Param spells a query parameter: BigQuery's @name, DuckDB's $name.
-func (d Dialect) Param(name string) string {
-	if d == BigQuery {
-		return "@" + name
-	}
-	return "$" + name
-}
-
 func (d Dialect) int64Type() string {
 	if d == BigQuery {
 		return "INT64"
@@ -105,17 +97,16 @@ func LookupAggregate(name string) (Aggregate, error) {
 	return a, nil
 }
 
-// SelectSQL renders the aggregate's rows for the one date given as the
-// DATE parameter DateParam, in the table's column order: RowsSQL over the
-// groups of that date (OverflowSQL lists those it leaves out).
-func (a Aggregate) SelectSQL(d Dialect, qualify func(table string) string) (string, error) {
-	groups, err := a.groups(d, qualify, func(col string) string {
-		return col + " = " + d.Param(DateParam)
-	})
+// SelectSQL renders, in BigQuery's dialect, the aggregate's rows for the
+// one date given as the DATE parameter DateParam, in the table's column
+// order: RowsSQL over the groups of that date (OverflowSQL lists those it
+// leaves out). DuckDB keeps the groups in a table instead (GroupsSQL).
+func (a Aggregate) SelectSQL(qualify func(table string) string) (string, error) {
+	groups, err := a.groups(BigQuery, qualify, func(col string) string { return col + " = @" + DateParam })
 	if err != nil {
 		return "", err
 	}
-	return a.RowsSQL(d, subquery(groups))
+	return a.RowsSQL(BigQuery, subquery(groups))
 }
 
 // OverflowSQL renders OverflowsSQL over the groups of the given dates: the

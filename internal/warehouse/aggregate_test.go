@@ -44,8 +44,7 @@ func TestAggregateSQL(t *testing.T) {
 		golden string
 		render func() (string, error)
 	}{
-		{"ventas_diarias_sku.duckdb.sql", func() (string, error) { return a.SelectSQL(DuckDB, nil) }},
-		{"ventas_diarias_sku.bigquery.sql", func() (string, error) { return a.SelectSQL(BigQuery, bqQualify) }},
+		{"ventas_diarias_sku.bigquery.sql", func() (string, error) { return a.SelectSQL(bqQualify) }},
 		{"ventas_diarias_sku.overflow.bigquery.sql", func() (string, error) { return a.OverflowSQL(BigQuery, bqQualify, []int32{20526}) }},
 		{"ventas_diarias_sku.groups.duckdb.sql", func() (string, error) { return a.GroupsSQL(DuckDB, Unqualified, []int32{20526, 20527}) }},
 		{"ventas_diarias_sku.rows.duckdb.sql", func() (string, error) { return a.RowsSQL(DuckDB, "refresh_groups") }},
@@ -170,7 +169,7 @@ func TestAggregateRenderErrors(t *testing.T) {
 			a := good
 			a.Measures = append([]Measure(nil), good.Measures...)
 			tc.mutate(&a)
-			if sql, err := a.SelectSQL(tc.dialect, nil); err == nil {
+			if sql, err := a.RowsSQL(tc.dialect, "g"); err == nil {
 				t.Errorf("rendered, want an error:\n%s", sql)
 			}
 			if tc.name == "missing measure" || tc.name == "extra measure" {

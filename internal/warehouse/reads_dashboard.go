@@ -115,11 +115,11 @@ func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]Hourly
 
 // Discard is one row of pedidos_descartados, less the raw message.
 type Discard struct {
-	PedidoID    string    // "" when the message could not be parsed
-	Reason      string    // "invalid: ..." or ReasonTooLate
-	EventTime   time.Time // zero when unknown
-	WindowStart time.Time // zero for an invalid message
-	ReceivedAt  time.Time
+	PedidoID    string    `json:"pedido_id,omitempty"`   // "" when the message could not be parsed
+	Reason      string    `json:"reason"`                // "invalid: ..." or ReasonTooLate
+	EventTime   time.Time `json:"event_time,omitzero"`   // zero when unknown
+	WindowStart time.Time `json:"window_start,omitzero"` // zero for an invalid message
+	ReceivedAt  time.Time `json:"received_at"`
 }
 
 // DiscardSummary counts the dead letters and too-late drops, lists the

@@ -71,7 +71,6 @@ func TestPanesTable(t *testing.T) {
 		added    []Field
 		wantErr  string
 	}{
-		{name: "country key: the template itself", agg: "ventas_hora_pais", key: "pais"},
 		{name: "customer key: only the key column", agg: "ventas_cliente", key: "cliente_id", changed: map[int]Field{
 			3: {Name: "cliente_id", Type: String, Mode: "REQUIRED", Description: "aggregation key: customer"},
 		}},

@@ -36,3 +36,5 @@ func NullValue() Value             { return schema.NullValue() }
 func DayTime(days int32) time.Time { return schema.DayTime(days) }
 func FormatDate(days int32) string { return schema.FormatDate(days) }
 func DateOf(t time.Time) int32     { return schema.DateOf(t) }
+
+func SameValue(t Type, a, b *Value) bool { return schema.SameValue(t, a, b) }

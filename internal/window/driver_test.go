@@ -15,24 +15,12 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// apply plays a single-aggregation event (windowtest.Event, the Model's
-// input) as one transaction: each order is a message keyed by pais with
-// one line carrying all its units.
-func (d *driver) apply(e windowtest.Event) ([]window.Pane, error) {
+// apply plays one event as one transaction.
+func (d *driver) apply(e windowtest.MultiEvent) ([]window.Pane, error) {
 	if e.Kind == windowtest.Tick {
 		return d.tick(e.Now)
 	}
-	return d.deliverBatch([]windowtest.MultiEvent{asMulti(e)})
-}
-
-func asMulti(e windowtest.Event) windowtest.MultiEvent {
-	me := windowtest.MultiEvent{Kind: e.Kind, Now: e.Now, MessageID: e.MessageID, Invalid: e.Invalid,
-		Order: ord.Order{PedidoID: e.Order.ID, Pais: e.Order.Key, ImporteTotal: e.Order.Measures.Importe,
-			EventTime: e.Order.EventTime}}
-	if u := e.Order.Measures.Unidades; u > 0 {
-		me.Order.Lineas = []ord.Line{{SKU: "X", Cantidad: u}}
-	}
-	return me
+	return d.deliverBatch([]windowtest.MultiEvent{e})
 }
 
 type cellDocs struct {
@@ -249,7 +237,7 @@ func (d *driver) tick(now time.Time) ([]window.Pane, error) {
 
 func (a *aggDocs) tick(now time.Time) error {
 	ws := a.ws
-	contents := map[window.WindowKey]window.Content{}
+	contents := map[window.WindowKey]window.Partial{}
 	for wk, c := range a.cells {
 		content, err := window.Combine(c.State, c.Shards)
 		if err != nil {

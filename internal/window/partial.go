@@ -80,27 +80,20 @@ func (sh Partial) add(st PaneState, o Order, onTime bool, now time.Time) (Partia
 	return sh, nil
 }
 
-// Content is what a (window, key)'s partial sums add up to.
-type Content struct {
-	Total        Measures
-	FirstPending time.Time // of the earliest change no pane covers; zero: none
-	OnTime       bool      // some order was accepted while W < end
-	MaxEventTime time.Time // for WatermarkState.Observe
-	LastAccepted time.Time // for WatermarkState.Observe
-}
-
-// Combine adds up the partial sums of a (window, key) against its PaneState.
-func Combine(st PaneState, parts []Partial) (Content, error) {
-	var c Content
+// Combine adds up the partial sums of a (window, key) into one as of its
+// PaneState st: measures add up, flags and times keep their extremes, and
+// the earliest pending mark still pending against st survives.
+func Combine(st PaneState, parts []Partial) (Partial, error) {
+	c := Partial{Epoch: st.NextIndex}
 	for i, sh := range parts {
-		t, err := c.Total.Add(sh.Measures)
+		t, err := c.Measures.Add(sh.Measures)
 		if err != nil {
-			return Content{}, fmt.Errorf("combine partial sum %d: %w", i, err)
+			return Partial{}, fmt.Errorf("combine partial sum %d: %w", i, err)
 		}
-		c.Total = t
+		c.Measures = t
 		if !sh.PendingSince.IsZero() && sh.Epoch >= st.NextIndex &&
-			(c.FirstPending.IsZero() || sh.PendingSince.Before(c.FirstPending)) {
-			c.FirstPending = sh.PendingSince
+			(c.PendingSince.IsZero() || sh.PendingSince.Before(c.PendingSince)) {
+			c.PendingSince = sh.PendingSince
 		}
 		c.OnTime = c.OnTime || sh.OnTime
 		if sh.MaxEventTime.After(c.MaxEventTime) {

@@ -81,25 +81,25 @@ func TestCombine(t *testing.T) {
 		name    string
 		st      window.PaneState
 		shards  []window.Partial
-		want    window.Content
+		want    window.Partial
 		wantErr bool
 	}{
-		{name: "no shards", want: window.Content{}},
-		{name: "empty shards", shards: make([]window.Partial, 8), want: window.Content{}},
+		{name: "no shards", want: window.Partial{}},
+		{name: "empty shards", shards: make([]window.Partial, 8), want: window.Partial{}},
 		{name: "sums, earliest pending, any on time, maxima", st: window.PaneState{NextIndex: 1},
 			shards: []window.Partial{
 				part(ms("1.5", 1, 2), false, 1, "17:50", "17:40", "17:50"),
 				{},
 				part(ms("2.25", 2, 1), true, 1, "17:45", "17:44", "17:49"),
 			},
-			want: window.Content{Total: ms("3.75", 3, 3), FirstPending: clk("17:45"), OnTime: true,
+			want: window.Partial{Measures: ms("3.75", 3, 3), Epoch: 1, PendingSince: clk("17:45"), OnTime: true,
 				MaxEventTime: clk("17:44"), LastAccepted: clk("17:50")}},
 		{name: "changes of an earlier epoch were emitted", st: state(2, ms("3.75", 3, 3), ""),
 			shards: []window.Partial{
 				part(ms("1.5", 1, 2), false, 1, "17:45", "17:40", "17:45"),
 				part(ms("2.25", 2, 1), false, 0, "17:05", "17:04", "17:05"),
 			},
-			want: window.Content{Total: ms("3.75", 3, 3), MaxEventTime: clk("17:40"), LastAccepted: clk("17:45")}},
+			want: window.Partial{Measures: ms("3.75", 3, 3), Epoch: 2, MaxEventTime: clk("17:40"), LastAccepted: clk("17:45")}},
 		{name: "overflow", shards: []window.Partial{{Measures: window.Measures{Pedidos: math.MaxInt64}}, {Measures: window.Measures{Pedidos: 1}}},
 			wantErr: true},
 	}

@@ -26,6 +26,9 @@ func TestProperties(t *testing.T) {
 		"order too late for its older windows only", "line without a SKU", "order with two lines of one SKU",
 		"order without a SKU", "duplicate", "invalid", "batch"}
 	twoDelays := []time.Duration{time.Minute, 3 * time.Minute}
+	simple := func(r *rand.Rand, specs []window.Spec, cfg windowtest.StreamConfig) []windowtest.MultiEvent {
+		return windowtest.Stream(r, specs[0], cfg)
+	}
 	openTenth := func(seed uint64) windowtest.StreamConfig { return windowtest.StreamConfig{Open: seed%10 == 9} }
 	tests := []struct {
 		name         string
@@ -34,18 +37,19 @@ func TestProperties(t *testing.T) {
 		salt         uint64
 		draw         func(*rand.Rand) []window.Spec
 		cfg          func(seed uint64) windowtest.StreamConfig
-		single       bool // one fixed aggregation fed Stream, Model held to Multi too
+		stream       func(*rand.Rand, []window.Spec, windowtest.StreamConfig) []windowtest.MultiEvent
+		maxBatch     int
 		require      []string
 	}{
-		{"Model: one fixed aggregation", 300, 30, twoDelays, 0xa1b1a,
-			func(r *rand.Rand) []window.Spec { return []window.Spec{windowtest.RandomSpec(r)} }, openTenth, true,
+		{"one fixed aggregation fed simple orders", 300, 30, twoDelays, 0xa1b1a,
+			func(r *rand.Rand) []window.Spec { return []window.Spec{windowtest.RandomSpec(r)} }, openTenth, simple, 1,
 			[]string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry",
 				"ON_TIME without change", "window of late orders only", "too-late drop", "duplicate", "invalid"}},
 		{"Multi: one to three fixed or sliding aggregations", 120, 8, twoDelays, 0x5117de, windowtest.RandomSpecs, openTenth,
-			false, multiCases},
+			windowtest.MultiStream, 8, multiCases},
 		{"Multi: the shipped aggregations", 25, 1, twoDelays, 0x5417,
 			func(*rand.Rand) []window.Spec { return windowtest.ShippedSpecs() },
-			func(uint64) windowtest.StreamConfig { return windowtest.StreamConfig{Events: 400} }, false,
+			func(uint64) windowtest.StreamConfig { return windowtest.StreamConfig{Events: 400} }, windowtest.MultiStream, 8,
 			[]string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "too-late drop",
 				"order too late for its older windows only", "line without a SKU", "duplicate"}},
 		// 180 streams: every coverage class many times over, in about 40 s on 2 cores.
@@ -53,7 +57,7 @@ func TestProperties(t *testing.T) {
 			windowtest.RandomKinds,
 			func(seed uint64) windowtest.StreamConfig {
 				return windowtest.StreamConfig{Open: seed%10 == 9, Events: 300}
-			}, false,
+			}, windowtest.MultiStream, 8,
 			append(multiCases, "MERGED", "retraction", "merge", "bridge", "session start moved", "change after ON_TIME",
 				"bridge past an expired session", "fired session extended past W")},
 	}
@@ -74,13 +78,7 @@ func TestProperties(t *testing.T) {
 							specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
 						}
 						cfg := tt.cfg(seed)
-						var err error
-						if tt.single {
-							err = runAgainstModel(specs[0], windowtest.Stream(r, specs[0], cfg), cfg, seed, cov)
-						} else {
-							err = runMultiAgainstModel(specs, windowtest.MultiStream(r, specs, cfg), cfg, seed, 8, cov)
-						}
-						if err != nil {
+						if err := runMultiAgainstModel(specs, tt.stream(r, specs, cfg), cfg, seed, tt.maxBatch, cov); err != nil {
 							t.Fatalf("%s Ld=%v seed %d, specs %+v:\n%v", mode, lateDelay, seed, specs, err)
 						}
 					}
@@ -89,45 +87,6 @@ func TestProperties(t *testing.T) {
 			cov.require(t, tt.require...)
 		})
 	}
-}
-
-// runAgainstModel holds Model to Multi after every event (the same panes
-// and watermark; at the end the same drops, fates, invalid messages and
-// final sums), then plays the stream through the driver against Multi, one
-// event per transaction.
-func runAgainstModel(spec window.Spec, events []windowtest.Event, cfg windowtest.StreamConfig, seed uint64,
-	cov coverage) error {
-	model, multi := windowtest.NewModel(spec), windowtest.NewMulti(spec)
-	mevents := make([]windowtest.MultiEvent, len(events))
-	for i, e := range events {
-		mevents[i] = asMulti(e)
-		// DeepEqual first: cmp.Diff on every event would dominate the run.
-		want, got := model.Apply(e), multi.Apply(mevents[i])
-		if len(want)+len(got) > 0 && !reflect.DeepEqual(want, got) {
-			return fmt.Errorf("event %d %s at %s: panes (-Model +Multi):\n%s", i, e.Kind, e.Now, cmp.Diff(want, got))
-		}
-		if w := multi.Watermark(spec.Name); !model.Watermark().Equal(w) {
-			return fmt.Errorf("event %d: watermark %s, Model %s", i, w, model.Watermark())
-		}
-	}
-	fates := map[string]windowtest.Fate{}
-	for ow, f := range multi.Fates(spec.Name) {
-		fates[ow.PedidoID] = f // fixed windows: an order's one window
-	}
-	for what, d := range map[string]string{
-		"drops":            cmp.Diff(model.Drops(), multi.Drops(spec.Name)),
-		"fates":            cmp.Diff(model.Fates(), fates),
-		"invalid messages": cmp.Diff(model.InvalidMessages(), multi.InvalidMessages()),
-		"final sums":       cmp.Diff(model.Final(), multi.Final(spec.Name)),
-	} {
-		if d != "" {
-			return fmt.Errorf("%s (-Model +Multi):\n%s", what, d)
-		}
-	}
-	if model.Settled() != multi.Settled() {
-		return fmt.Errorf("Model settled %v, Multi %v", model.Settled(), multi.Settled())
-	}
-	return runMultiAgainstModel([]window.Spec{spec}, mevents, cfg, seed, 1, cov)
 }
 
 // coverage counts what the random streams exercised, by case (a pane's

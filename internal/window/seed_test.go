@@ -28,7 +28,7 @@ func TestSeedScenarios(t *testing.T) {
 			}
 			drv := newDriver(spec)
 			a := drv.aggs[0]
-			model := windowtest.NewModel(spec)
+			model := windowtest.NewMulti(spec)
 			var log strings.Builder
 			for i, e := range tt.Events {
 				model.Apply(e)
@@ -50,15 +50,15 @@ func TestSeedScenarios(t *testing.T) {
 			if w := a.ws.Watermark; !w.Equal(tt.Watermark) {
 				t.Errorf("W = %s, want %s", w.In(windowtest.Spain), tt.Watermark)
 			}
-			modelPanes := model.Panes()
+			modelPanes := model.Panes(spec.Name)
 			windowtest.SortPanes(modelPanes)
 			if diff := cmp.Diff(tt.Panes, modelPanes); diff != "" {
 				t.Errorf("the reference model disagrees with the story (-want +model):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.Drops, model.Drops()); diff != "" {
+			if diff := cmp.Diff(tt.Drops, model.Drops(spec.Name)); diff != "" {
 				t.Errorf("the reference model's drops disagree with the story (-want +model):\n%s", diff)
 			}
-			if err := model.CheckPanes(got); err != nil {
+			if err := model.CheckPanes(spec.Name, got); err != nil {
 				t.Errorf("invariants: %v", err)
 			}
 			golden(t, filepath.Join("testdata", "seeds", tt.ID+".golden"), log.String())
@@ -68,7 +68,7 @@ func TestSeedScenarios(t *testing.T) {
 
 // logEvent renders one step of a story for people: what happened to the
 // message or the watermark, and the panes it emitted.
-func logEvent(b *strings.Builder, spec window.Spec, e windowtest.Event, wmBefore time.Time, dup bool, a *aggDocs, panes []window.Pane) {
+func logEvent(b *strings.Builder, spec window.Spec, e windowtest.MultiEvent, wmBefore time.Time, dup bool, a *aggDocs, panes []window.Pane) {
 	clock := func(t time.Time) string {
 		if t.IsZero() {
 			return "-inf"
@@ -85,10 +85,10 @@ func logEvent(b *strings.Builder, spec window.Spec, e windowtest.Event, wmBefore
 		switch {
 		case dup:
 			fate = "duplicate"
-		case a.fates[windowtest.OrderWindow{PedidoID: o.ID, WindowStart: w.Start}] == windowtest.Dropped:
+		case a.fates[windowtest.OrderWindow{PedidoID: o.PedidoID, WindowStart: w.Start}] == windowtest.Dropped:
 			fate = "dropped (too_late)"
 		}
-		fmt.Fprintf(b, "%s deliver %-4s %s %s made %s window %s: %s\n", clock(e.Now), e.MessageID, o.ID, o.Key,
+		fmt.Fprintf(b, "%s deliver %-4s %s %s made %s window %s: %s\n", clock(e.Now), e.MessageID, o.PedidoID, o.Pais,
 			clock(o.EventTime), w.Start.In(windowtest.Spain).Format("15:04"), fate)
 	}
 	for _, p := range panes {

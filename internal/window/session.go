@@ -89,14 +89,13 @@ func (s Spec) AcceptSession(ss []Session, o Order, wm, now time.Time) ([]Session
 			merged.State.OnTime = OnTimeNever
 		}
 	}
-	c, err := Combine(PaneState{}, sums)
+	sum, err := Combine(PaneState{}, sums)
 	if err != nil {
 		return ss, fmt.Errorf("accept order %s: merge sessions: %w", o.ID, err)
 	}
 	// Whatever the parts held is a change of the identity that goes on
 	// unless its own panes covered it: at the latest, it came with o.
-	sum := Partial{Measures: c.Total, OnTime: c.OnTime, Epoch: merged.State.NextIndex, PendingSince: c.FirstPending,
-		MaxEventTime: c.MaxEventTime, LastAccepted: c.LastAccepted}
+	sum.Epoch = merged.State.NextIndex
 	if merged.Sum, err = sum.add(merged.State, o, !reached(wm, merged.End), now); err != nil {
 		return ss, err
 	}
@@ -146,30 +145,20 @@ func (s Spec) OnTickSession(key string, ss Session, wm, now time.Time) (SessionO
 		panes = append(panes, *out.Pane)
 		// Compact the sum against the new state: what the pane covered is
 		// no longer pending.
-		ss.Sum = Partial{Measures: c.Total, OnTime: c.OnTime, Epoch: out.State.NextIndex,
-			MaxEventTime: c.MaxEventTime, LastAccepted: c.LastAccepted}
+		ss.Sum = c
+		ss.Sum.Epoch, ss.Sum.PendingSince = out.State.NextIndex, time.Time{}
 	}
 	ss.State = out.State
 	return SessionOutcome{Session: ss, Panes: panes, Expired: out.Expired}, nil
 }
 
-// NextDueSession is when a session's trigger next fires on processing time
-// alone; zero when only the watermark can make it fire.
+// NextDueSession is NextDue for a session, due at once while it owes
+// MERGED panes.
 func (s Spec) NextDueSession(ss Session, wm, now time.Time) time.Time {
 	if len(ss.Retired) > 0 {
 		return now
 	}
-	c, err := Combine(ss.State, []Partial{ss.Sum})
-	if err != nil || !changed(ss.State, c) {
-		return time.Time{}
-	}
-	if c.FirstPending.IsZero() {
-		return now
-	}
-	if !reached(wm, ss.End) && ss.State.onTime() == OnTimePending {
-		return c.FirstPending.Add(s.EarlyDelay)
-	}
-	return c.FirstPending.Add(s.LateDelay)
+	return s.NextDue(ss.Window(), ss.State, ss.Sum, wm, now)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -29,9 +29,9 @@ type Outcome struct {
 //
 // Running it again with the returned state, the same content and the same
 // times yields no pane: re-running a tick is harmless.
-func (s Spec) OnTick(wk WindowKey, st PaneState, c Content, wm, now time.Time) (Outcome, error) {
+func (s Spec) OnTick(wk WindowKey, st PaneState, c Partial, wm, now time.Time) (Outcome, error) {
 	if !reached(wm, wk.Window.End) && st.onTime() == OnTimePending {
-		if changed(st, c) && due(c.FirstPending, s.EarlyDelay, now) {
+		if changed(st, c) && due(c.PendingSince, s.EarlyDelay, now) {
 			return s.emit(wk, st, c, TimingEarly, wm, now, false)
 		}
 		return Outcome{State: st}, nil
@@ -44,17 +44,17 @@ func (s Spec) OnTick(wk WindowKey, st PaneState, c Content, wm, now time.Time) (
 		}
 		st.OnTime = OnTimeNever
 	}
-	if changed(st, c) && (expired || due(c.FirstPending, s.LateDelay, now)) {
+	if changed(st, c) && (expired || due(c.PendingSince, s.LateDelay, now)) {
 		return s.emit(wk, st, c, TimingLate, wm, now, expired)
 	}
 	return Outcome{State: st, Expired: expired}, nil
 }
 
-func (s Spec) emit(wk WindowKey, st PaneState, c Content, t Timing, wm, now time.Time, expired bool) (Outcome, error) {
-	m := c.Total
+func (s Spec) emit(wk WindowKey, st PaneState, c Partial, t Timing, wm, now time.Time, expired bool) (Outcome, error) {
+	m := c.Measures
 	if s.Accumulation == Discarding {
 		var err error
-		if m, err = c.Total.Sub(st.Emitted); err != nil {
+		if m, err = c.Measures.Sub(st.Emitted); err != nil {
 			return Outcome{}, fmt.Errorf("pane %s: %w", PaneID(s.Name, wk.Window.Start, wk.Key, st.NextIndex), err)
 		}
 	}
@@ -64,7 +64,7 @@ func (s Spec) emit(wk WindowKey, st PaneState, c Content, t Timing, wm, now time
 		st.OnTime = OnTimeDone
 	}
 	st.NextIndex++
-	st.Emitted = c.Total
+	st.Emitted = c.Measures
 	return Outcome{State: st, Pane: &p, Expired: expired}, nil
 }
 
@@ -73,11 +73,29 @@ func (s Spec) pane(key string, w Window, idx int64, t Timing, m Measures, wm, no
 		Timing: t, Accumulation: s.Accumulation, Measures: m, Watermark: wm.UTC(), EmittedAt: now.UTC()}
 }
 
+// NextDue is when the trigger of window w with state st and combined sum
+// sum next fires on processing time alone: the EARLY (before the end) or
+// LATE delay after its first change not yet in a pane; zero when only the
+// watermark can make it fire.
+func (s Spec) NextDue(w Window, st PaneState, sum Partial, wm, now time.Time) time.Time {
+	c, err := Combine(st, []Partial{sum})
+	if err != nil || !changed(st, c) {
+		return time.Time{}
+	}
+	if c.PendingSince.IsZero() {
+		return now // an unknown time counts as due, as in the trigger
+	}
+	if !reached(wm, w.End) && st.onTime() == OnTimePending {
+		return c.PendingSince.Add(s.EarlyDelay)
+	}
+	return c.PendingSince.Add(s.LateDelay)
+}
+
 // changed reports a change since the previous pane. The totals alone would
-// do (every order adds to Pedidos); FirstPending counts so that no pending
+// do (every order adds to Pedidos); PendingSince counts so that no pending
 // mark is left behind.
-func changed(st PaneState, c Content) bool {
-	return c.Total != st.Emitted || !c.FirstPending.IsZero()
+func changed(st PaneState, c Partial) bool {
+	return c.Measures != st.Emitted || !c.PendingSince.IsZero()
 }
 
 // due reports whether a change first seen at first is at least delay old;

@@ -31,8 +31,8 @@ func pane(index int64, timing window.Timing, mode window.Accumulation, m window.
 }
 
 // content is a cell's combined partial sums, un-emitted since pending ("": none).
-func content(total window.Measures, pending string, onTime bool) window.Content {
-	return window.Content{Total: total, FirstPending: clk(pending), OnTime: onTime}
+func content(total window.Measures, pending string, onTime bool) window.Partial {
+	return window.Partial{Measures: total, PendingSince: clk(pending), OnTime: onTime}
 }
 
 func state(next int64, emitted window.Measures, onTime window.OnTimeStatus) window.PaneState {
@@ -49,7 +49,7 @@ func TestOnTick(t *testing.T) {
 		name    string
 		change  func(*window.Spec)
 		st      window.PaneState
-		c       window.Content
+		c       window.Partial
 		wm, now string
 		next    window.PaneState // zero: st unchanged
 		pane    *window.Pane
@@ -114,7 +114,7 @@ func TestOnTick(t *testing.T) {
 		{name: "empty window expires without panes", wm: "20:00", now: "20:10", next: state(0, window.Measures{}, never), expired: true},
 		{name: "a discarding delta out of range", change: discarding,
 			st: window.PaneState{NextIndex: 1, Emitted: window.Measures{Importe: numeric.Min(), Pedidos: 1}},
-			c:  window.Content{Total: window.Measures{Importe: numeric.Max(), Pedidos: 2}, OnTime: true},
+			c:  window.Partial{Measures: window.Measures{Importe: numeric.Max(), Pedidos: 2}, OnTime: true},
 			wm: "18:00", now: "18:10", wantErr: "pane ventas_hora_pais|2026-03-14T17:00:00Z|ES|1"},
 	}
 	for _, tt := range tests {

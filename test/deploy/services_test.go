@@ -22,12 +22,12 @@ import (
 // the Go code's configuration.
 func loadServices(t testing.TB) map[string]tfconfig.Service {
 	t.Helper()
-	list, err := tfconfig.Services(nil)
+	d, err := tfconfig.Open(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]tfconfig.Service{}
-	for _, s := range list {
+	for _, s := range d.Services {
 		out[s.Function] = s
 	}
 	return out

@@ -20,6 +20,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/docstore/firestore"
 	"github.com/alpinashop/alpipe/internal/ledger"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	bqwarehouse "github.com/alpinashop/alpipe/internal/warehouse/bigquery"
 )
@@ -129,7 +130,7 @@ func allowMethod(w http.ResponseWriter, r *http.Request, methods ...string) bool
 func (c *Console) tables(w http.ResponseWriter) {
 	for _, t := range warehouse.Tables() {
 		n := len(c.s.BigQuery.Rows(t.Name))
-		fmt.Fprintf(w, "%-28s %s\n", t.Name, plural(n, "row"))
+		fmt.Fprintf(w, "%-28s %s\n", t.Name, render.Counted(n, "row", "rows"))
 	}
 }
 
@@ -254,11 +255,4 @@ func consoleRefuse(r *http.Request) string {
 		return "cross-site request refused"
 	}
 	return ""
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

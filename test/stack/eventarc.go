@@ -94,11 +94,7 @@ func (e *Eventarc) finalized(obj map[string]any) {
 	close(e.changed)
 	e.changed = make(chan struct{})
 	e.mu.Unlock()
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		e.deliver(ev)
-	}()
+	e.wg.Go(func() { e.deliver(ev) })
 }
 
 // storageObjectData is the object resource as Eventarc's StorageObjectData

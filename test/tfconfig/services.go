@@ -21,15 +21,6 @@ type Service struct {
 	Timeout  time.Duration     // the request timeout
 }
 
-// Services reads the Cloud Run services of the repository's deployment.
-func Services(o *Options) ([]Service, error) {
-	d, err := Open(o)
-	if err != nil {
-		return nil, err
-	}
-	return d.Services, nil
-}
-
 // readServices decodes ServicesFile of the module in dir, sorted by function.
 func readServices(dir string) ([]Service, error) {
 	var data map[string]struct {

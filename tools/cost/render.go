@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"math/bits"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/dashboard"
+	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/tools/cost/ops"
@@ -158,12 +158,11 @@ func charge(qty int64, p price) int64 {
 
 // nanos parses a decimal USD literal of the price table.
 func nanos(s string) int64 {
-	whole, frac, _ := strings.Cut(s, ".")
-	n, err := strconv.ParseInt(whole+(frac + "000000000")[:9], 10, 64)
-	if err != nil || len(frac) > 9 {
+	d, err := numeric.Parse(s, false)
+	if err != nil {
 		panic("cost: bad price literal " + s) // a literal in prices.go; TestDocIsCurrent runs every one
 	}
-	return n
+	return d.BigNanos().Int64()
 }
 
 // usd shows nano-USD rounded to the cent.

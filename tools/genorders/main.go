@@ -15,7 +15,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strconv"
 )
 
 func main() {
@@ -44,43 +43,22 @@ func write(path string, n, maxBad int, orderBase int64) error {
 	w := bufio.NewWriterSize(f, 1<<20)
 	w.WriteString("\ufeffpedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\r\n")
 	bad := 0
-	var b []byte
 	for i := 1; i <= n; i++ {
 		line := i + 1 // physical line number of this row
 		k := i % len(skus)
-		b = b[:0]
-		b = append(b, "P-"...)
-		b = strconv.AppendInt(b, orderBase+int64(i/3), 10)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(i%3+1), 10)
-		b = append(b, ",2026-03-"...)
-		b = append(b, byte('0'+(i%28+1)/10), byte('0'+(i%28+1)%10))
-		b = append(b, ',')
-		b = append(b, skus[k]...)
-		qty := int64(i%4 + 1)
+		qty := i%4 + 1
 		dirty := maxBad < 0
 		if dirty && line >= 250_002 && (line-250_002)%100_000 == 0 || !dirty && maxBad > 0 && i%(n/(maxBad+1)+1) == 0 && bad < maxBad {
 			qty = -qty
 			bad++
 		}
-		b = append(b, ',')
-		b = strconv.AppendInt(b, qty, 10)
+		price := `"` + prices[k] + `"`
 		if dirty && line >= 412_337 && (line-412_337)%100_000 == 0 {
-			b = append(b, ',', '8', '9', ',', '9', '0') // unquoted decimal comma: 9 fields
+			price = "89,90" // unquoted decimal comma: 9 fields
 			bad++
-		} else {
-			b = append(b, ",\""...)
-			b = append(b, prices[k]...)
-			b = append(b, '"')
 		}
-		b = append(b, ",C-"...)
-		b = strconv.AppendInt(b, int64(i%50_000), 10)
-		b = append(b, ',')
-		b = append(b, countries[i%len(countries)]...)
-		b = append(b, '\r', '\n')
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
+		fmt.Fprintf(w, "P-%d,%d,2026-03-%02d,%s,%d,%s,C-%d,%s\r\n",
+			orderBase+int64(i/3), i%3+1, i%28+1, skus[k], qty, price, i%50_000, countries[i%len(countries)])
 	}
 	if err := w.Flush(); err != nil {
 		return err

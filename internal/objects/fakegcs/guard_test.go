@@ -104,8 +104,10 @@ func TestGuard(t *testing.T) {
 }
 
 // TestStartDoesNotListen: the fake opens no socket of its own; the storage
-// client reaches it in process.
+// client reaches it in process, even when the environment points the
+// library at another emulator.
 func TestStartDoesNotListen(t *testing.T) {
+	t.Setenv("STORAGE_EMULATOR_HOST", "127.0.0.1:1")
 	before := listeningSockets(t)
 	_, g := objectstest.Fake(t, t.TempDir(), "landing")
 	w := g.Create(t.Context(), "landing", "x.csv", "text/csv", nil)
@@ -113,7 +115,10 @@ func TestStartDoesNotListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := g.Stat(t.Context(), "landing", "x.csv"); err != nil {
+		t.Errorf("Stat: %v", err)
 	}
 	if diff := cmp.Diff(before, listeningSockets(t)); diff != "" {
 		t.Errorf("listening sockets of this process (-before +after):\n%s", diff)

@@ -131,50 +131,34 @@ func apiMessage(rec *httptest.ResponseRecorder) string {
 
 func TestResumableSessionProtocol(t *testing.T) {
 	l, g := startFS(t, t.TempDir())
-	base := listenURL(t, l)
-	do := func(method, url, contentRange, body string) *http.Response {
-		t.Helper()
-		req, err := http.NewRequest(method, url, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if contentRange != "" {
-			req.Header.Set("Content-Range", contentRange)
-		}
-		req.Header.Set("X-GUploader-No-308", "yes")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { res.Body.Close() })
-		return res
+	do := func(method, target, contentRange, body string) *httptest.ResponseRecorder {
+		return serveFake(l, method, target, map[string]string{"Content-Range": contentRange, "X-GUploader-No-308": "yes"}, body)
 	}
-	incomplete := func(res *http.Response, wantRange string) {
+	incomplete := func(rec *httptest.ResponseRecorder, wantRange string) {
 		t.Helper()
-		got := fmt.Sprintf("%d %s %s", res.StatusCode, res.Header.Get("X-Http-Status-Code-Override"), res.Header.Get("Range"))
+		got := fmt.Sprintf("%d %s %s", rec.Code, rec.Header().Get("X-Http-Status-Code-Override"), rec.Header().Get("Range"))
 		if want := "200 308 " + wantRange; got != want {
-			body, _ := io.ReadAll(res.Body)
-			t.Fatalf("response %q (%s), want %q", got, body, want)
+			t.Fatalf("response %q (%s), want %q", got, rec.Body, want)
 		}
 	}
 
-	res := do("POST", base+"/upload/storage/v1/b/landing/o?uploadType=resumable",
+	res := do("POST", "/upload/storage/v1/b/landing/o?uploadType=resumable",
 		"", `{"name":"exportaciones/x.csv","contentType":"text/csv","metadata":{"feed":"lineas"}}`)
-	loc := res.Header.Get("Location")
-	if res.StatusCode != 200 || loc == "" {
-		t.Fatalf("start: %d, Location %q", res.StatusCode, loc)
+	u, err := url.Parse(res.Header().Get("Location"))
+	if res.Code != 200 || err != nil || u.RawQuery == "" {
+		t.Fatalf("start: %d, Location %q", res.Code, res.Header().Get("Location"))
 	}
+	loc := u.RequestURI()
 
 	incomplete(do("POST", loc, "bytes 0-9/*", "0123456789"), "bytes=0-9")
 	// The response was lost and the client re-sends the same range.
 	incomplete(do("POST", loc, "bytes 0-9/*", "0123456789"), "bytes=0-9")
 	// A body shorter than its range is refused and leaves nothing behind.
-	if res := do("POST", loc, "bytes 10-19/*", "abcde"); res.StatusCode != 400 {
-		t.Fatalf("short chunk: status %d, want 400", res.StatusCode)
+	if res := do("POST", loc, "bytes 10-19/*", "abcde"); res.Code != 400 {
+		t.Fatalf("short chunk: status %d, want 400", res.Code)
 	}
 	// A client that hangs up mid-chunk leaves nothing behind either.
-	u := strings.TrimPrefix(loc, base)
-	if got := rawRequest(t, l, "POST "+u+" HTTP/1.1\r\nContent-Range: bytes 10-19/*\r\nContent-Length: 10", "abc"); got != "HTTP/1.1 400 Bad Request" {
+	if got := rawRequest(t, l, "POST "+loc+" HTTP/1.1\r\nContent-Range: bytes 10-19/*\r\nContent-Length: 10", "abc"); got != "HTTP/1.1 400 Bad Request" {
 		t.Fatalf("chunk cut by a hang-up answered %q, want a 400", got)
 	}
 	incomplete(do("PUT", loc, "bytes */*", ""), "bytes=0-9")
@@ -183,9 +167,9 @@ func TestResumableSessionProtocol(t *testing.T) {
 	}
 
 	final := do("POST", loc, "bytes 10-19/20", "abcdefghij")
-	body, _ := io.ReadAll(final.Body)
-	if final.StatusCode != 200 {
-		t.Fatalf("finalize: %d %s", final.StatusCode, body)
+	body := final.Body.Bytes()
+	if final.Code != 200 {
+		t.Fatalf("finalize: %d %s", final.Code, body)
 	}
 	var obj struct {
 		Name       string `json:"name"`
@@ -213,9 +197,8 @@ func TestResumableSessionProtocol(t *testing.T) {
 	}
 	// A retried finalize gets the same answer, not a new generation.
 	again := do("POST", loc, "bytes 10-19/20", "abcdefghij")
-	body2, _ := io.ReadAll(again.Body)
-	if again.StatusCode != 200 || !bytes.Equal(body, body2) {
-		t.Errorf("retried finalize: %d %s, want the first answer", again.StatusCode, body2)
+	if again.Code != 200 || !bytes.Equal(body, again.Body.Bytes()) {
+		t.Errorf("retried finalize: %d %s, want the first answer", again.Code, again.Body)
 	}
 }
 

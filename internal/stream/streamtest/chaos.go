@@ -1,11 +1,9 @@
 package streamtest
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,17 +34,12 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 		session bool
 		ld      time.Duration
 	}
-	var runs []run
-	for _, ld := range []time.Duration{time.Minute, 2 * time.Minute} {
-		runs = append(runs, run{fmt.Sprintf("Ld=%s", ld), false, ld})
-	}
-	runs = append(runs, run{"sessions/Ld=1m0s", true, time.Minute})
+	runs := []run{{"Ld=1m0s", false, time.Minute}, {"Ld=2m0s", false, 2 * time.Minute}, {"sessions/Ld=1m0s", true, time.Minute}}
 	for _, rn := range runs {
-		ld := rn.ld
 		t.Run(rn.name, func(t *testing.T) {
 			spec := window.Defaults()
 			spec.WindowSize, spec.OutOfOrderness, spec.IdleTimeout = time.Minute, 0, 30*time.Second
-			spec.EarlyDelay, spec.AllowedLateness, spec.LateDelay = 0, time.Minute, ld
+			spec.EarlyDelay, spec.AllowedLateness, spec.LateDelay = 0, time.Minute, rn.ld
 			if rn.session {
 				spec.Name, spec.WindowSize, spec.Gap = "sesiones_pais", 0, time.Minute
 			}
@@ -73,31 +66,31 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 					rnd := rand.New(rand.NewPCG(uint64(s), 0xc4a05))
 					for i := range perSender {
 						n := start.Add(time.Duration(clock.Add(1)) * time.Second)
-						e := windowtest.Event{Kind: windowtest.Deliver, Now: n, MessageID: fmt.Sprintf("c-%d-%d", s, i),
-							Order: window.Order{ID: fmt.Sprintf("P-c%d-%04d", s, i), Key: Countries[rnd.IntN(3)],
-								EventTime: n.Add(-time.Duration(rnd.IntN(200)) * time.Second),
-								Measures:  window.Measures{Importe: numeric.FromNanos(rnd.Int64N(1e12) + 1), Pedidos: 1, Unidades: 1}}}
+						key, et := Countries[rnd.IntN(3)], n.Add(-time.Duration(rnd.IntN(200))*time.Second)
+						m := window.Measures{Importe: numeric.FromNanos(rnd.Int64N(1e12) + 1), Pedidos: 1, Unidades: 1}
+						e := windowtest.MultiEvent{Kind: windowtest.Deliver, Now: n, MessageID: fmt.Sprintf("c-%d-%d", s, i),
+							Order: windowtest.SimpleOrder(fmt.Sprintf("P-c%d-%04d", s, i), key, et, m)}
 						res, err := r.p.Handle(t.Context(), Delivery(e), n)
 						if err != nil {
-							fail(fmt.Errorf("order %s: %w", e.Order.ID, err))
+							fail(fmt.Errorf("order %s: %w", e.Order.PedidoID, err))
 							return
 						}
-						wk := window.WindowKey{Window: spec.WindowOf(e.Order.EventTime), Key: e.Order.Key}
+						wk := window.WindowKey{Window: spec.WindowOf(et), Key: key}
 						if spec.Session() {
 							wk.Window = window.Window{} // a session's extent is known once it expired
 						}
 						mu.Lock()
 						switch res.Fate() {
 						case stream.Accepted:
-							sum, err := accepted[wk].Add(e.Order.Measures)
+							sum, err := accepted[wk].Add(m)
 							if err != nil {
 								errs = append(errs, err)
 							}
 							accepted[wk] = sum
 						case stream.TooLate:
-							tooLate[e.Order.ID] = true
+							tooLate[e.Order.PedidoID] = true
 						default:
-							errs = append(errs, fmt.Errorf("order %s: fate %s", e.Order.ID, res.Fate()))
+							errs = append(errs, fmt.Errorf("order %s: fate %s", e.Order.PedidoID, res.Fate()))
 						}
 						mu.Unlock()
 					}
@@ -138,7 +131,7 @@ func testOrdersDuringTicks(t *testing.T, en env, f Features) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := checkSequences(spec, panes); err != nil {
+			if err := windowtest.CheckSequences(spec, panes); err != nil {
 				t.Error(err)
 			}
 			view, err := windowtest.View(panes)
@@ -183,46 +176,6 @@ func byKey(view map[window.WindowKey]window.Measures) (map[window.WindowKey]wind
 		out[k] = sum
 	}
 	return out, nil
-}
-
-// checkSequences checks invariant 4 on panes without a model: per identity
-// (window start, key) indexes contiguous from 0, timings EARLY* ON_TIME?
-// LATE* (MERGED last, for sessions), EARLY only while W < end, ON_TIME
-// only once W >= end, LATE too but for sessions (a fired session's LATE
-// pane may extend its end past W), accumulating panes never shrinking.
-func checkSequences(spec window.Spec, panes []window.Pane) error {
-	type ident struct {
-		start time.Time
-		key   string
-	}
-	cells := map[ident][]window.Pane{}
-	for _, p := range panes {
-		id := ident{p.WindowStart.UTC(), p.Key}
-		cells[id] = append(cells[id], p)
-	}
-	var errs []error
-	for wk, ps := range cells {
-		slices.SortFunc(ps, func(a, b window.Pane) int { return cmp.Compare(a.Index, b.Index) })
-		stage := 0
-		for i, p := range ps {
-			atEnd := !p.Watermark.Before(p.WindowEnd)
-			s := map[window.Timing]int{window.TimingEarly: 0, window.TimingOnTime: 1, window.TimingLate: 2, window.TimingMerged: 3}[p.Timing]
-			switch {
-			case p.Index != int64(i):
-				errs = append(errs, fmt.Errorf("window %v: pane indexes not contiguous at %d", wk, p.Index))
-			case s < stage || (s == 1 && stage == 1) || (s == 3 && stage == 3):
-				errs = append(errs, fmt.Errorf("window %v: pane %d %s after a %d-stage pane", wk, p.Index, p.Timing, stage))
-			case s == 3:
-			case spec.Session() && s == 2:
-			case (p.Timing == window.TimingEarly) == atEnd:
-				errs = append(errs, fmt.Errorf("window %v: pane %d %s at W %s, end %s", wk, p.Index, p.Timing, p.Watermark, p.WindowEnd))
-			case i > 0 && spec.Accumulation == window.Accumulating && s != 3 && p.Measures.Pedidos < ps[i-1].Measures.Pedidos:
-				errs = append(errs, fmt.Errorf("window %v: accumulating pane %d shrank", wk, p.Index))
-			}
-			stage = max(stage, s)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // contended reports a transaction aborted by lock contention (the Firestore

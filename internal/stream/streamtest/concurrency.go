@@ -26,11 +26,11 @@ func testHotKey(t *testing.T, en env, f Features) {
 	now := at("18:30")
 	n := f.HotKeyOrders
 	var want window.Measures
-	events := make([]windowtest.Event, n)
+	events := make([]windowtest.MultiEvent, n)
 	for i := range n {
 		m := window.Measures{Importe: numeric.FromNanos(int64(i+1) * 10_000_000), Pedidos: 1, Unidades: int64(i%3 + 1)}
-		events[i] = windowtest.Event{Kind: windowtest.Deliver, Now: now, MessageID: fmt.Sprintf("hot-%03d", i),
-			Order: window.Order{ID: fmt.Sprintf("P-hot-%03d", i), Key: "ES", EventTime: at("18:20").Add(time.Duration(i) * time.Second), Measures: m}}
+		events[i] = windowtest.MultiEvent{Kind: windowtest.Deliver, Now: now, MessageID: fmt.Sprintf("hot-%03d", i),
+			Order: windowtest.SimpleOrder(fmt.Sprintf("P-hot-%03d", i), "ES", at("18:20").Add(time.Duration(i)*time.Second), m)}
 		var err error
 		if want, err = want.Add(m); err != nil {
 			t.Fatal(err)
@@ -85,16 +85,16 @@ func testConcurrentTicks(t *testing.T, en env, f Features) {
 	spec := window.Defaults()
 	r := newRig(t, en, spec)
 	ctx := t.Context()
-	model := windowtest.NewModel(spec)
+	model := windowtest.NewMulti(spec)
 	s := &windowtest.Story{}
-	var events []windowtest.Event
+	var events []windowtest.MultiEvent
 	for i, key := range []string{"ES", "FR", "PT"} {
 		events = append(events,
 			s.Deliver("18:30", fmt.Sprintf("P-a%d", i), key, "18:20", "10", 1),
 			s.Deliver("18:31", fmt.Sprintf("P-b%d", i), key, "18:59", "2.5", 2),
 			s.Deliver("18:32", fmt.Sprintf("P-c%d", i), key, "19:01", "7", 1))
 	}
-	slices.SortStableFunc(events, func(a, b windowtest.Event) int { return a.Now.Compare(b.Now) })
+	slices.SortStableFunc(events, func(a, b windowtest.MultiEvent) int { return a.Now.Compare(b.Now) })
 	for _, e := range events {
 		model.Apply(e)
 		if _, err := r.p.Handle(ctx, Delivery(e), e.Now); err != nil {
@@ -121,14 +121,14 @@ func testConcurrentTicks(t *testing.T, en env, f Features) {
 	}
 	r.store.IgnoreLeases(false)
 	for _, now := range nows {
-		model.Apply(windowtest.Event{Kind: windowtest.Tick, Now: now})
+		model.Apply(windowtest.MultiEvent{Kind: windowtest.Tick, Now: now})
 	}
 	// Close everything.
 	end := nows[len(nows)-1].Add(spec.WindowSize + spec.AllowedLateness + spec.IdleTimeout + spec.OutOfOrderness + time.Hour)
 	if _, err := r.p.Tick(ctx, end); err != nil {
 		t.Fatal(err)
 	}
-	model.Apply(windowtest.Event{Kind: windowtest.Tick, Now: end})
+	model.Apply(windowtest.MultiEvent{Kind: windowtest.Tick, Now: end})
 
 	written := map[string]int{}
 	rows := 0
@@ -147,7 +147,7 @@ func testConcurrentTicks(t *testing.T, en env, f Features) {
 	if rows != len(panes) {
 		t.Errorf("%d panes written to the outbox, %d reached the sink", rows, len(panes))
 	}
-	if err := model.CheckPanes(panes); err != nil {
+	if err := model.CheckPanes(spec.Name, panes); err != nil {
 		t.Errorf("invariants: %v", err)
 	}
 	if n := r.open(spec.Name); n != 0 {

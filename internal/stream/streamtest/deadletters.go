@@ -132,14 +132,8 @@ func testDeadLetters(t *testing.T, en env) {
 		first := s.Deliver("18:30", "P-10", "ES", "18:25", "10", 1)
 		lateOne := s.Deliver("21:20", "P-11", "FR", "18:59:59", "12.5", 3)
 		lateOne.MessageID = "m-late"
-		for _, e := range []windowtest.Event{first, tick("21:15")} {
-			if e.Kind == windowtest.Deliver {
-				if _, err := r.p.Handle(ctx, Delivery(e), e.Now); err != nil {
-					t.Fatal(err)
-				}
-			} else if _, err := r.p.Tick(ctx, e.Now); err != nil {
-				t.Fatal(err)
-			}
+		if errs := r.play(t, nil, first, tick("21:15")); errs[0] != nil {
+			t.Fatal(errs[0])
 		}
 		for range 2 {
 			res, err := r.p.Handle(ctx, Delivery(lateOne), lateOne.Now)

@@ -18,7 +18,7 @@ import (
 
 // play applies events to the processor and the model, returning the ticks'
 // errors.
-func (r *rig) play(t *testing.T, model *windowtest.Model, events ...windowtest.Event) []error {
+func (r *rig) play(t *testing.T, model *windowtest.Multi, events ...windowtest.MultiEvent) []error {
 	t.Helper()
 	var errs []error
 	for i, e := range events {
@@ -38,9 +38,9 @@ func (r *rig) play(t *testing.T, model *windowtest.Model, events ...windowtest.E
 	return errs
 }
 
-func (r *rig) samePanes(t *testing.T, model *windowtest.Model) {
+func (r *rig) samePanes(t *testing.T, model *windowtest.Multi) {
 	t.Helper()
-	want := model.Panes()
+	want := model.Panes(r.specs[0].Name)
 	got := r.panes()
 	windowtest.SortPanes(want)
 	windowtest.SortPanes(got)
@@ -54,7 +54,7 @@ func (r *rig) samePanes(t *testing.T, model *windowtest.Model) {
 func testSinkDown(t *testing.T, en env) {
 	spec := window.Defaults()
 	r := newRig(t, en, spec)
-	model := windowtest.NewModel(spec)
+	model := windowtest.NewMulti(spec)
 	s := &windowtest.Story{}
 	r.play(t, model, s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1))
 
@@ -66,7 +66,7 @@ func testSinkDown(t *testing.T, en env) {
 	r.play(t, model, tick("20:40"))                                                    // ON_TIME, sink down
 	r.play(t, model, s.Deliver("20:41", "P-2", "ES", "18:50", "50", 2), tick("20:42")) // LATE, sink down
 	r.play(t, model, tick("21:15"), s.Deliver("21:16", "P-3", "ES", "18:55", "30", 1)) // expiry, then too late
-	bad := windowtest.Event{Kind: windowtest.Deliver, Now: at("21:17"), MessageID: "m-bad", Order: window.Order{ID: "X-1"}, Invalid: "invalid: bad JSON"}
+	bad := windowtest.MultiEvent{Kind: windowtest.Deliver, Now: at("21:17"), MessageID: "m-bad", Order: windowtest.SimpleOrder("X-1", "ES", at("21:17"), window.Measures{}), Invalid: "invalid: bad JSON"}
 	r.play(t, model, bad)
 	if n := paneCount(r.sink) + discardCount(r.sink); n != 0 {
 		t.Fatalf("the sink is down but holds %d rows", n)
@@ -84,7 +84,7 @@ func testSinkDown(t *testing.T, en env) {
 		t.Errorf("tick flushed %d rows and %d dead letters, want 4 and 1", res2.Aggregations[0].Flushed, res2.DeadLetters)
 	}
 	r.samePanes(t, model)
-	if diff := gocmp.Diff(model.Drops(), r.drops(spec.Name)); diff != "" {
+	if diff := gocmp.Diff(model.Drops(spec.Name), r.drops(spec.Name)); diff != "" {
 		t.Errorf("drops (-model +sink):\n%s", diff)
 	}
 	r.sameInvalid([]string{"m-bad"})
@@ -97,7 +97,7 @@ func testSinkDown(t *testing.T, en env) {
 func testCrashBeforeOutboxDelete(t *testing.T, en env) {
 	spec := window.Defaults()
 	r := newRig(t, en, spec)
-	model := windowtest.NewModel(spec)
+	model := windowtest.NewMulti(spec)
 	s := &windowtest.Story{}
 	r.store.FailDeletes(isOutbox)
 	r.play(t, model,
@@ -138,7 +138,7 @@ func testRandomFaults(t *testing.T, en env, f Features) {
 			flip := func() bool { mu.Lock(); defer mu.Unlock(); return faults.IntN(10) < 3 }
 			r.sink.failIf = func() bool { return flip() }
 			r.store.FailDeletes(func(p string) bool { return isOutbox(p) && flip() })
-			model := windowtest.NewModel(spec)
+			model := windowtest.NewMulti(spec)
 			var w time.Time
 			for i, e := range events {
 				model.Apply(e)
@@ -149,10 +149,10 @@ func testRandomFaults(t *testing.T, en env, f Features) {
 					}
 				case windowtest.Tick:
 					res, _ := r.p.Tick(t.Context(), e.Now) // errors: work left for the next tick
-					if got := res.Aggregations[0].Watermark; !got.Equal(model.Watermark()) {
-						t.Fatalf("event %d: W %s, model %s", i, got, model.Watermark())
+					if got := res.Aggregations[0].Watermark; !got.Equal(model.Watermark(spec.Name)) {
+						t.Fatalf("event %d: W %s, model %s", i, got, model.Watermark(spec.Name))
 					}
-					w = model.Watermark()
+					w = model.Watermark(spec.Name)
 				}
 			}
 			r.sink.failIf = nil
@@ -161,13 +161,13 @@ func testRandomFaults(t *testing.T, en env, f Features) {
 			if _, err := r.p.Tick(t.Context(), last); err != nil {
 				t.Fatalf("healed tick: %v", err)
 			}
-			model.Apply(windowtest.Event{Kind: windowtest.Tick, Now: last})
-			if !model.Watermark().Equal(w) {
+			model.Apply(windowtest.MultiEvent{Kind: windowtest.Tick, Now: last})
+			if !model.Watermark(spec.Name).Equal(w) {
 				t.Fatalf("the model moved on a repeated tick")
 			}
 			r.samePanes(t, model)
 			byID := func(a, b windowtest.Drop) int { return cmp.Compare(a.PedidoID, b.PedidoID) }
-			want, drops := model.Drops(), r.drops(spec.Name)
+			want, drops := model.Drops(spec.Name), r.drops(spec.Name)
 			slices.SortFunc(want, byID)
 			slices.SortFunc(drops, byID)
 			if diff := gocmp.Diff(want, drops); diff != "" {
@@ -191,11 +191,10 @@ func testTwoAggregations(t *testing.T, en env, f Features) {
 	b := a
 	b.Name, b.WindowSize, b.Accumulation, b.LateDelay = "ventas_7min_pais", 7*time.Minute, window.Discarding, 2*time.Minute
 	r := newRig(t, en, a, b)
-	ma, mb := windowtest.NewModel(a), windowtest.NewModel(b)
+	model := windowtest.NewMulti(a, b)
 	events := windowtest.Stream(rand.New(rand.NewPCG(7, 7)), a, windowtest.StreamConfig{Events: f.Events})
 	for i, e := range events {
-		ma.Apply(e)
-		mb.Apply(e)
+		model.Apply(e)
 		switch e.Kind {
 		case windowtest.Deliver:
 			res, err := r.p.Handle(t.Context(), Delivery(e), e.Now)
@@ -210,27 +209,23 @@ func testTwoAggregations(t *testing.T, en env, f Features) {
 			if err != nil {
 				t.Fatalf("event %d: %v", i, err)
 			}
-			if !res.Aggregations[0].Watermark.Equal(ma.Watermark()) || !res.Aggregations[1].Watermark.Equal(mb.Watermark()) {
-				t.Fatalf("event %d: watermarks %s, %s; models %s, %s", i,
-					res.Aggregations[0].Watermark, res.Aggregations[1].Watermark, ma.Watermark(), mb.Watermark())
+			if wa, wb := model.Watermark(a.Name), model.Watermark(b.Name); !res.Aggregations[0].Watermark.Equal(wa) || !res.Aggregations[1].Watermark.Equal(wb) {
+				t.Fatalf("event %d: watermarks %s, %s; model %s, %s", i, res.Aggregations[0].Watermark, res.Aggregations[1].Watermark, wa, wb)
 			}
 		}
 	}
-	for _, m := range []struct {
-		spec  window.Spec
-		model *windowtest.Model
-	}{{a, ma}, {b, mb}} {
-		want, got := m.model.Panes(), r.panesOf(m.spec.Name)
+	for _, name := range []string{a.Name, b.Name} {
+		want, got := model.Panes(name), r.panesOf(name)
 		windowtest.SortPanes(want)
 		windowtest.SortPanes(got)
 		if diff := gocmp.Diff(want, got); diff != "" {
-			t.Errorf("%s panes (-model +sink):\n%s", m.spec.Name, diff)
+			t.Errorf("%s panes (-model +sink):\n%s", name, diff)
 		}
-		if diff := gocmp.Diff(m.model.Drops(), r.drops(m.spec.Name)); diff != "" {
-			t.Errorf("%s drops (-model +sink):\n%s", m.spec.Name, diff)
+		if diff := gocmp.Diff(model.Drops(name), r.drops(name)); diff != "" {
+			t.Errorf("%s drops (-model +sink):\n%s", name, diff)
 		}
 	}
-	r.sameInvalid(ma.InvalidMessages())
+	r.sameInvalid(model.InvalidMessages())
 }
 
 // testRestartWhileOpen replaces the processor (a new revision) while a
@@ -238,7 +233,7 @@ func testTwoAggregations(t *testing.T, en env, f Features) {
 func testRestartWhileOpen(t *testing.T, en env) {
 	spec := window.Defaults()
 	r := newRig(t, en, spec)
-	model := windowtest.NewModel(spec)
+	model := windowtest.NewMulti(spec)
 	s := &windowtest.Story{}
 	for i := range 6 {
 		r.play(t, model, s.Deliver("18:30", fmt.Sprintf("P-old-%d", i), "ES", "18:20", "1.5", 1))
@@ -259,7 +254,7 @@ func testRestartWhileOpen(t *testing.T, en env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := gocmp.Diff(model.Final(), view); diff != "" {
+	if diff := gocmp.Diff(model.Final(spec.Name), view); diff != "" {
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
 }

@@ -51,7 +51,7 @@ func testHeadroom(t *testing.T, en env) {
 		// fifth fits again. An order transaction does not read the window's
 		// totals, so all three are accepted; the fold, which
 		// has the totals, dead-letters the fourth in this aggregation.
-		events := []windowtest.Event{
+		events := []windowtest.MultiEvent{
 			s.Deliver("18:40", "P-3", "ES", "18:39", big, 1),
 			s.Deliver("18:40", "P-4", "ES", "18:39", big, 1),
 			s.Deliver("18:40", "P-5", "ES", "18:39", "5000000000000000000000000000", 1),
@@ -122,11 +122,11 @@ func testHeadroom(t *testing.T, en env) {
 	})
 }
 
-func accepted(t *testing.T, r *rig, e windowtest.Event) stream.Result {
+func accepted(t *testing.T, r *rig, e windowtest.MultiEvent) stream.Result {
 	t.Helper()
 	res, err := r.p.Handle(t.Context(), Delivery(e), e.Now)
 	if err != nil || res.Fate() != stream.Accepted {
-		t.Fatalf("order %s: %+v, %v; want it accepted", e.Order.ID, res, err)
+		t.Fatalf("order %s: %+v, %v; want it accepted", e.Order.PedidoID, res, err)
 	}
 	return res
 }

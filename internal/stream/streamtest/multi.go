@@ -3,27 +3,23 @@ package streamtest
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
-	"github.com/alpinashop/alpipe/internal/window"
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// MultiDelivery renders an event of several aggregations as the push
-// delivery the web shop's message would arrive in: the whole order, its
-// lines as written (SKUs with their stray case and spaces), momento_evento
-// as an attribute. An invalid event is broken as Delivery breaks it.
-func MultiDelivery(e windowtest.MultiEvent) order.Delivery {
+// Delivery renders an event as the push delivery the web shop's message
+// would arrive in: the whole order, its lines as written (SKUs with their
+// stray case and spaces), momento_evento as an attribute. An invalid event
+// is rendered broken in the way its reason says.
+func Delivery(e windowtest.MultiEvent) order.Delivery {
 	o := e.Order
 	lines := make([]any, 0, len(o.Lineas))
 	for _, l := range o.Lineas {
@@ -38,226 +34,6 @@ func MultiDelivery(e windowtest.MultiEvent) order.Delivery {
 	}
 	attrs := map[string]string{order.EventTimeAttribute: o.EventTime.Format(time.RFC3339Nano)}
 	return encode(body, attrs, e.Invalid, o.PedidoID, e.MessageID, e.Now)
-}
-
-// testMultiProperty plays random streams of whole orders through a
-// processor of several aggregations (the shipped three, and random sets of
-// fixed and sliding windows keyed by pais, cliente_id and sku) and through
-// windowtest.Multi, in both accumulation modes, with two late delays, and
-// random batch boundaries when the rig batches.
-func testMultiProperty(t *testing.T, en env, f Features) {
-	streams := max(1, f.Streams/2)
-	cov := coverage{}
-	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
-		for _, lateDelay := range []time.Duration{time.Minute, 3 * time.Minute} {
-			for seed := range uint64(streams) {
-				t.Run(fmt.Sprintf("%s/Ld=%s/seed=%d", mode, lateDelay, seed), func(t *testing.T) {
-					r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^0x3a17))
-					specs := windowtest.RandomSpecs(r)
-					if seed%3 == 0 {
-						specs = windowtest.ShippedSpecs()
-					}
-					for i := range specs {
-						specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
-					}
-					cfg := windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
-					events := windowtest.MultiStream(r, specs, cfg)
-					runAgainstMulti(t, newRig(t, en, specs...), specs, events, cfg, cov)
-				})
-			}
-		}
-	}
-	if !t.Failed() {
-		cov.check(t, "sliding aggregation", "sku aggregation", "order too late for some windows, on time for others",
-			"line without a SKU", "LATE pane", "too-late drop", "duplicate")
-	}
-}
-
-// testKindsProperty plays random streams through one aggregation of each
-// kind of window at once (fixed, sliding and session: windowtest.RandomKinds)
-// against windowtest.Multi, in both accumulation modes and three late
-// delays; the session aggregation's MERGED panes, merges and bridges are
-// compared pane by pane like the rest.
-func testKindsProperty(t *testing.T, en env, f Features) {
-	streams := max(1, f.Streams/2)
-	cov := coverage{}
-	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
-		for _, lateDelay := range []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute} {
-			for seed := range uint64(streams) {
-				t.Run(fmt.Sprintf("%s/Ld=%s/seed=%d", mode, lateDelay, seed), func(t *testing.T) {
-					r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^0x5e55))
-					specs := windowtest.RandomKinds(r)
-					for i := range specs {
-						specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
-					}
-					cfg := windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
-					runAgainstMulti(t, newRig(t, en, specs...), specs, windowtest.MultiStream(r, specs, cfg), cfg, cov)
-				})
-			}
-		}
-	}
-	if !t.Failed() {
-		cov.check(t, "MERGED pane")
-	}
-}
-
-// runAgainstMulti is runAgainstModel for several aggregations, with lines
-// without a SKU and (order, window) fates.
-func runAgainstMulti(t *testing.T, r *rig, specs []window.Spec, events []windowtest.MultiEvent, cfg windowtest.StreamConfig, cov coverage) {
-	t.Helper()
-	ctx := t.Context()
-	model := windowtest.NewMulti(specs...)
-	for _, s := range specs {
-		if s.Sliding() {
-			cov["sliding aggregation"]++
-		}
-		if s.KeyField == windowtest.KeySKU {
-			cov["sku aggregation"]++
-		}
-	}
-	fates := make([]map[windowtest.OrderWindow]windowtest.Fate, len(specs))
-	for i := range fates {
-		fates[i] = map[windowtest.OrderWindow]windowtest.Fate{}
-	}
-	seen := map[string]bool{}
-	fail := func(i int, e windowtest.MultiEvent, format string, a ...any) {
-		t.Helper()
-		t.Fatalf("event %d %s at %s (message %s order %s %q): %s\nspecs %+v",
-			i, e.Kind, e.Now.Format(time.RFC3339Nano), e.MessageID, e.Order.PedidoID, e.Invalid, fmt.Sprintf(format, a...), specs)
-	}
-	steps := r.steps(len(events), func(i int) bool { return events[i].Kind == windowtest.Deliver }, 0x5eed)
-	for i, n := range steps {
-		e, step := events[i], events[i:i+n]
-		var want []window.Pane
-		pushes := make([]stream.Push, n)
-		for j, e := range step {
-			want = append(want, model.Apply(e)...)
-			pushes[j] = stream.Push{Delivery: MultiDelivery(e), Now: e.Now}
-		}
-		before := make([]int, len(specs))
-		for ai, s := range specs {
-			before[ai] = len(r.panesOf(s.Name))
-		}
-		switch e.Kind {
-		case windowtest.Deliver:
-			results, err := r.p.HandleBatch(ctx, pushes)
-			if err != nil {
-				fail(i, e, "Handle of %d deliveries: %v", n, err)
-			}
-			for j, e := range step {
-				res := results[j]
-				if e.Invalid != "" {
-					if !strings.HasPrefix(res.Invalid, "invalid: ") {
-						fail(i+j, e, "result %+v, want an invalid message", res)
-					}
-					continue
-				}
-				if len(res.Aggregations) != len(specs) {
-					fail(i+j, e, "result %+v, want one outcome per aggregation", res)
-				}
-				first := !seen[e.Order.PedidoID]
-				seen[e.Order.PedidoID] = true
-				for ai, out := range res.Aggregations {
-					if !first {
-						if out.Fate != stream.Duplicate {
-							fail(i+j, e, "%s: outcome %+v, want a duplicate", specs[ai].Name, out)
-						}
-						cov["duplicate"]++
-						continue
-					}
-					dropped, accepted := false, false
-					for _, el := range out.Elements {
-						ow := windowtest.OrderWindow{PedidoID: e.Order.PedidoID, WindowStart: el.Window.Start}
-						switch el.Fate {
-						case stream.Accepted:
-							fates[ai][ow], accepted = windowtest.Accepted, true
-						case stream.TooLate:
-							fates[ai][ow], dropped = windowtest.Dropped, true
-						default:
-							fail(i+j, e, "%s: element %+v", specs[ai].Name, el)
-						}
-					}
-					if dropped && accepted {
-						cov["order too late for some windows, on time for others"]++
-					}
-					cov["line without a SKU"] += len(out.SKUMissing)
-				}
-			}
-		case windowtest.Tick:
-			res, err := r.p.Tick(ctx, e.Now)
-			if err != nil {
-				fail(i, e, "Tick: %v", err)
-			}
-			for ai, at := range res.Aggregations {
-				if w := model.Watermark(specs[ai].Name); !w.Equal(at.Watermark) {
-					fail(i, e, "%s: watermark %s, model %s", specs[ai].Name, at.Watermark, w)
-				}
-			}
-		}
-		var got []window.Pane
-		for ai, s := range specs {
-			got = append(got, r.panesOf(s.Name)[before[ai]:]...)
-		}
-		windowtest.SortPanes(want)
-		windowtest.SortPanes(got)
-		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
-			fail(i, e, "panes differ after %d events (-model +processor):\n%s", n, diff)
-		}
-		for _, p := range got {
-			cov[string(p.Timing)+" pane"]++
-		}
-
-		if _, err := r.again(ctx, e.Kind == windowtest.Tick, e.Now, pushes); err != nil {
-			fail(i, e, "%v", err)
-		}
-	}
-
-	for ai, s := range specs {
-		all := r.panesOf(s.Name)
-		if err := model.CheckPanes(s.Name, all); err != nil {
-			t.Errorf("invariants: %v", err)
-		}
-		drops := r.drops(s.Name)
-		cov["too-late drop"] += len(drops)
-		if err := model.CheckDrops(s.Name, drops); err != nil {
-			t.Error(err)
-		}
-		if len(drops) != len(model.Drops(s.Name)) {
-			t.Errorf("%s: %d drop rows, the model %d", s.Name, len(drops), len(model.Drops(s.Name)))
-		}
-		if err := model.CheckFates(s.Name, fates[ai]); err != nil {
-			t.Error(err)
-		}
-		if !cfg.Open {
-			if n := r.open(s.Name); n != 0 {
-				t.Errorf("%s: the closing tick left %d windows open", s.Name, n)
-			}
-			view, err := windowtest.View(all)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(model.Final(s.Name), view); diff != "" {
-				t.Errorf("%s: dashboard view differs from the sums of the accepted elements (-want +got):\n%s", s.Name, diff)
-			}
-		}
-	}
-	missing, err := r.sink.SKUMissing()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wantMissing []string
-	for _, m := range model.SKUMissing() {
-		wantMissing = append(wantMissing, fmt.Sprintf("%s|%s|%d", m.Aggregation, m.PedidoID, m.Line))
-	}
-	slices.Sort(wantMissing)
-	if diff := cmp.Diff(wantMissing, missing, cmpopts.EquateEmpty()); diff != "" {
-		t.Errorf("lines without a SKU (-model +processor):\n%s", diff)
-	}
-	r.sameInvalid(model.InvalidMessages())
-	r.clean()
-	if !cfg.Open && !model.Settled() {
-		t.Error("the closing tick left changes un-emitted in the model")
-	}
 }
 
 // again checks invariant 6: handing a step's deliveries again, or running
@@ -345,7 +121,7 @@ func testMultiScenario(t *testing.T, en env) {
 			}
 			continue
 		}
-		res, err := r.p.Handle(ctx, MultiDelivery(e), e.Now)
+		res, err := r.p.Handle(ctx, Delivery(e), e.Now)
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}

@@ -3,6 +3,7 @@ package streamtest
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,96 +31,165 @@ func (c coverage) check(t *testing.T, want ...string) {
 	}
 }
 
-func testProperty(t *testing.T, en env, f Features) {
+// property is a family of random streams played through the processor and
+// windowtest.Multi: per accumulation mode, late delay and seed, the specs
+// drawn and the stream generated from one generator.
+type property struct {
+	modes      []window.Accumulation
+	lateDelays []time.Duration
+	seeds      func(Features) int
+	salt       uint64 // of the generator, with the late delay
+	draw       func(r *rand.Rand, seed uint64) []window.Spec
+	stream     func(*rand.Rand, []window.Spec, windowtest.StreamConfig) []windowtest.MultiEvent
+	cfg        func(f Features, seed uint64) windowtest.StreamConfig
+	batchSalt  uint64
+	require    []string // coverage
+}
+
+var (
+	bothModes = []window.Accumulation{window.Accumulating, window.Discarding}
+	twoDelays = []time.Duration{time.Minute, 3 * time.Minute}
+	oneStream = func(r *rand.Rand, specs []window.Spec, cfg windowtest.StreamConfig) []windowtest.MultiEvent {
+		return windowtest.Stream(r, specs[0], cfg)
+	}
+	halfStreams = func(f Features) int { return max(1, f.Streams/2) }
+	fifthOpen   = func(f Features, seed uint64) windowtest.StreamConfig {
+		return windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
+	}
+)
+
+// properties: one fixed aggregation fed simple orders; the production spec,
+// whose hour windows and two hours of lateness need longer streams to close;
+// whole orders through several aggregations (the shipped three, and random
+// sets of fixed and sliding windows keyed by pais, cliente_id and sku); and
+// one aggregation of each kind of window at once (fixed, sliding and
+// session), whose MERGED panes, merges and bridges are compared like the rest.
+var properties = []struct {
+	name string
+	property
+}{
+	{"PropertyAgainstModel", property{bothModes, twoDelays, func(f Features) int { return f.Streams }, 0x57ea,
+		func(r *rand.Rand, _ uint64) []window.Spec { return []window.Spec{windowtest.RandomSpec(r)} }, oneStream, fifthOpen, 0xba7c4,
+		[]string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry", "too-late drop", "duplicate", "invalid"}}},
+	// Defaults are accumulating with Ld = 1 min; the salt keeps the seeds' streams.
+	{"PropertyDefaults", property{bothModes[:1], twoDelays[:1], func(f Features) int { return f.DefaultStreams },
+		0xdefa ^ uint64(time.Minute), func(*rand.Rand, uint64) []window.Spec { return []window.Spec{window.Defaults()} }, oneStream,
+		func(f Features, _ uint64) windowtest.StreamConfig {
+			return windowtest.StreamConfig{Events: 2 * f.Events}
+		}, 0xba7c4,
+		[]string{"ON_TIME", "LATE"}}},
+	{"PropertySeveralAggregations", property{bothModes, twoDelays, halfStreams, 0x3a17,
+		func(r *rand.Rand, seed uint64) []window.Spec {
+			if specs := windowtest.RandomSpecs(r); seed%3 != 0 {
+				return specs
+			}
+			return windowtest.ShippedSpecs()
+		}, windowtest.MultiStream, fifthOpen, 0x5eed,
+		[]string{"sliding aggregation", "sku aggregation", "order too late for some windows, on time for others",
+			"line without a SKU", "LATE", "too-late drop", "duplicate"}}},
+	{"PropertyThreeKinds", property{bothModes, []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute}, halfStreams, 0x5e55,
+		func(r *rand.Rand, _ uint64) []window.Spec { return windowtest.RandomKinds(r) }, windowtest.MultiStream, fifthOpen, 0x5eed,
+		[]string{"MERGED"}}},
+}
+
+func testProperty(t *testing.T, en env, f Features, p property) {
 	cov := coverage{}
-	total := 0
-	for _, mode := range []window.Accumulation{window.Accumulating, window.Discarding} {
-		for _, lateDelay := range []time.Duration{time.Minute, 3 * time.Minute} {
-			for seed := range uint64(f.Streams) {
-				total++
+	for _, mode := range p.modes {
+		for _, lateDelay := range p.lateDelays {
+			for seed := range uint64(p.seeds(f)) {
 				t.Run(fmt.Sprintf("%s/Ld=%s/seed=%d", mode, lateDelay, seed), func(t *testing.T) {
-					r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^0x57ea))
-					spec := windowtest.RandomSpec(r)
-					spec.Accumulation, spec.LateDelay = mode, lateDelay
-					cfg := windowtest.StreamConfig{Events: f.Events, Open: seed%5 == 4}
-					runAgainstModel(t, newRig(t, en, spec), spec, windowtest.Stream(r, spec, cfg), cfg, cov)
+					r := rand.New(rand.NewPCG(seed, uint64(lateDelay)^p.salt))
+					specs := p.draw(r, seed)
+					for i := range specs {
+						specs[i].Accumulation, specs[i].LateDelay = mode, lateDelay
+					}
+					cfg := p.cfg(f, seed)
+					runAgainstModel(t, newRig(t, en, specs...), specs, p.stream(r, specs, cfg), cfg, p.batchSalt, cov)
 				})
 			}
 		}
 	}
-	if cov["streams"] == total {
-		cov.check(t, "EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry",
-			"too-late drop", "duplicate", "invalid")
+	if !t.Failed() {
+		cov.check(t, p.require...)
 	}
 }
 
-// testPropertyDefaults runs the production spec, whose hour windows and two
-// hours of lateness need longer streams to close.
-func testPropertyDefaults(t *testing.T, en env, f Features) {
-	cov := coverage{}
-	for seed := range uint64(f.DefaultStreams) {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 0xdefa))
-			spec := window.Defaults()
-			cfg := windowtest.StreamConfig{Events: 2 * f.Events}
-			runAgainstModel(t, newRig(t, en, spec), spec, windowtest.Stream(r, spec, cfg), cfg, cov)
-		})
-	}
-	if cov["streams"] == f.DefaultStreams {
-		cov.check(t, "ON_TIME", "LATE")
-	}
-}
-
-// runAgainstModel plays events through the processor and the model: after
-// every step the sink holds exactly the model's panes and invariant 6 holds
-// (again); at the end drops, fates, invalid messages and every invariant
-// agree, and a closed stream leaves no state and an exact dashboard view.
-func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest.Event, cfg windowtest.StreamConfig, cov coverage) {
+// runAgainstModel plays events through the processor and windowtest.Multi,
+// deliveries in random batches of salt when the rig batches: after every
+// step the sink holds exactly the model's panes and watermarks and
+// invariant 6 holds (again); at the end drops, (order, window) fates, lines
+// without a SKU, invalid messages and every invariant agree per
+// aggregation, and a closed stream leaves no state and an exact dashboard
+// view.
+func runAgainstModel(t *testing.T, r *rig, specs []window.Spec, events []windowtest.MultiEvent, cfg windowtest.StreamConfig,
+	salt uint64, cov coverage) {
 	t.Helper()
 	ctx := t.Context()
-	model := windowtest.NewModel(spec)
-	fates := map[string]windowtest.Fate{}
-	invalidSeen := map[string]bool{}
-	var w time.Time
-	fail := func(i int, e windowtest.Event, format string, a ...any) {
-		t.Helper()
-		t.Fatalf("event %d %s at %s (message %s order %s %q): %s\nspec %+v",
-			i, e.Kind, e.Now.Format(time.RFC3339Nano), e.MessageID, e.Order.ID, e.Invalid, fmt.Sprintf(format, a...), spec)
+	model := windowtest.NewMulti(specs...)
+	for _, s := range specs {
+		if s.Sliding() {
+			cov["sliding aggregation"]++
+		}
+		if s.KeyField == windowtest.KeySKU {
+			cov["sku aggregation"]++
+		}
 	}
-	steps := r.steps(len(events), func(i int) bool { return events[i].Kind == windowtest.Deliver }, 0xba7c4)
-	checkDelivery := func(i int, e windowtest.Event, res stream.Result) {
+	fates := make([]map[windowtest.OrderWindow]windowtest.Fate, len(specs))
+	for i := range fates {
+		fates[i] = map[windowtest.OrderWindow]windowtest.Fate{}
+	}
+	first := map[string][]stream.Fate{} // per order, per aggregation
+	invalidSeen := map[string]bool{}
+	ws := make([]time.Time, len(specs))
+	fail := func(i int, e windowtest.MultiEvent, format string, a ...any) {
+		t.Helper()
+		t.Fatalf("event %d %s at %s (message %s order %s %q): %s\nspecs %+v",
+			i, e.Kind, e.Now.Format(time.RFC3339Nano), e.MessageID, e.Order.PedidoID, e.Invalid, fmt.Sprintf(format, a...), specs)
+	}
+	checkDelivery := func(i int, e windowtest.MultiEvent, res stream.Result) {
 		t.Helper()
 		if e.Invalid != "" {
 			if !strings.HasPrefix(res.Invalid, "invalid: ") || res.Duplicate != invalidSeen[e.MessageID] {
 				fail(i, e, "result %+v, want an invalid message (duplicate %v)", res, invalidSeen[e.MessageID])
 			}
-			if invalidSeen[e.MessageID] {
-				cov["duplicate"]++
-			} else {
+			if !invalidSeen[e.MessageID] {
 				cov["invalid"]++
 			}
 			invalidSeen[e.MessageID] = true
 			return
 		}
-		if res.Invalid != "" || len(res.Aggregations) != 1 {
-			fail(i, e, "result %+v, want one aggregation's outcome", res)
+		if res.Invalid != "" || len(res.Aggregations) != len(specs) {
+			fail(i, e, "result %+v, want one outcome per aggregation", res)
 		}
-		out := res.Aggregations[0]
-		prev, seen := fates[e.Order.ID]
-		switch {
-		case seen && (out.Fate != stream.Duplicate || out.Recorded != fateOf(prev)):
-			fail(i, e, "outcome %+v, want a duplicate of %s", out, prev)
-		case seen:
-			cov["duplicate"]++
-		case out.Fate == stream.Accepted:
-			fates[e.Order.ID] = windowtest.Accepted
-		case out.Fate == stream.TooLate:
-			fates[e.Order.ID] = windowtest.Dropped
-			cov["too-late drop"]++
-		default:
-			fail(i, e, "outcome %+v for the first delivery of %s", out, e.Order.ID)
+		prev, seen := first[e.Order.PedidoID]
+		for ai, out := range res.Aggregations {
+			if seen {
+				if out.Fate != stream.Duplicate || out.Recorded != prev[ai] {
+					fail(i, e, "%s: outcome %+v, want a duplicate of %s", specs[ai].Name, out, prev[ai])
+				}
+				cov["duplicate"]++
+				continue
+			}
+			first[e.Order.PedidoID] = append(first[e.Order.PedidoID], out.Fate)
+			dropped, accepted := false, false
+			for _, el := range out.Elements {
+				ow := windowtest.OrderWindow{PedidoID: e.Order.PedidoID, WindowStart: el.Window.Start}
+				switch el.Fate {
+				case stream.Accepted:
+					fates[ai][ow], accepted = windowtest.Accepted, true
+				case stream.TooLate:
+					fates[ai][ow], dropped = windowtest.Dropped, true
+				default:
+					fail(i, e, "%s: element %+v", specs[ai].Name, el)
+				}
+			}
+			if dropped && accepted {
+				cov["order too late for some windows, on time for others"]++
+			}
+			cov["line without a SKU"] += len(out.SKUMissing)
 		}
 	}
+	steps := r.steps(len(events), func(i int) bool { return events[i].Kind == windowtest.Deliver }, salt)
 	for i, n := range steps {
 		e, step := events[i], events[i:i+n]
 		var want []window.Pane
@@ -128,7 +198,10 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 			want = append(want, model.Apply(e)...)
 			pushes[j] = stream.Push{Delivery: Delivery(e), Now: e.Now}
 		}
-		before := paneCount(r.sink)
+		before := make([]int, len(specs))
+		for ai, s := range specs {
+			before[ai] = len(r.panesOf(s.Name))
+		}
 		switch e.Kind {
 		case windowtest.Deliver:
 			var results []stream.Result
@@ -151,81 +224,98 @@ func runAgainstModel(t *testing.T, r *rig, spec window.Spec, events []windowtest
 			if err != nil {
 				fail(i, e, "Tick: %v", err)
 			}
-			got := res.Aggregations[0].Watermark
-			if err := windowtest.CheckWatermark(spec, w, got, e.Now); err != nil {
-				fail(i, e, "%v", err)
+			for ai, at := range res.Aggregations {
+				if err := windowtest.CheckWatermark(specs[ai], ws[ai], at.Watermark, e.Now); err != nil {
+					fail(i, e, "%s: %v", specs[ai].Name, err)
+				}
+				ws[ai] = at.Watermark
 			}
-			w = got
 		}
-		if !model.Watermark().Equal(w) {
-			fail(i, e, "watermark %s, model %s", w, model.Watermark())
+		for ai, s := range specs {
+			if w := model.Watermark(s.Name); !w.Equal(ws[ai]) {
+				fail(i, e, "%s: watermark %s, model %s", s.Name, ws[ai], w)
+			}
 		}
-		got := r.panes()[before:]
+		var got []window.Pane
+		for ai, s := range specs {
+			got = append(got, r.panesOf(s.Name)[before[ai]:]...)
+		}
 		windowtest.SortPanes(want)
 		windowtest.SortPanes(got)
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			fail(i, e, "panes differ after %d events (-model +processor):\n%s", n, diff)
 		}
-		cov.count(spec, got)
+		cov.count(specs, got)
 
 		res, err := r.again(ctx, e.Kind == windowtest.Tick, e.Now, pushes)
 		if err != nil {
 			fail(i, e, "%v", err)
 		}
-		if at := res.Aggregations; len(at) > 0 && !at[0].Watermark.Equal(w) {
-			fail(i, e, "tick again moved W to %s (want %s)", at[0].Watermark, w)
+		for ai, at := range res.Aggregations {
+			if !at.Watermark.Equal(ws[ai]) {
+				fail(i, e, "%s: tick again moved W to %s (want %s)", specs[ai].Name, at.Watermark, ws[ai])
+			}
 		}
 	}
 
-	all := r.panes()
-	if err := model.CheckPanes(all); err != nil {
-		t.Fatalf("invariants: %v", err)
+	for ai, s := range specs {
+		all := r.panesOf(s.Name)
+		if err := model.CheckPanes(s.Name, all); err != nil {
+			t.Errorf("invariants: %v", err)
+		}
+		drops := r.drops(s.Name)
+		cov["too-late drop"] += len(drops)
+		if err := model.CheckDrops(s.Name, drops); err != nil {
+			t.Error(err)
+		}
+		if diff := cmp.Diff(model.Drops(s.Name), drops, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: drops differ (-model +processor):\n%s", s.Name, diff)
+		}
+		if err := model.CheckFates(s.Name, fates[ai]); err != nil {
+			t.Error(err)
+		}
+		if !cfg.Open {
+			if n := r.open(s.Name); n != 0 {
+				t.Errorf("%s: the closing tick left %d windows open", s.Name, n)
+			}
+			view, err := windowtest.View(all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(model.Final(s.Name), view); diff != "" {
+				t.Errorf("%s: dashboard view differs from the sums of the accepted elements (-want +got):\n%s", s.Name, diff)
+			}
+		}
 	}
-	drops := r.drops(spec.Name)
-	if diff := cmp.Diff(model.Drops(), drops); diff != "" {
-		t.Errorf("drops differ (-model +processor):\n%s", diff)
+	missing, err := r.sink.SKUMissing()
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := model.CheckDrops(drops); err != nil {
-		t.Error(err)
+	var wantMissing []string
+	for _, m := range model.SKUMissing() {
+		wantMissing = append(wantMissing, fmt.Sprintf("%s|%s|%d", m.Aggregation, m.PedidoID, m.Line))
 	}
-	if err := model.CheckFates(fates); err != nil {
-		t.Error(err)
+	slices.Sort(wantMissing)
+	if diff := cmp.Diff(wantMissing, missing, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("lines without a SKU (-model +processor):\n%s", diff)
 	}
 	r.sameInvalid(model.InvalidMessages())
 	r.clean()
-	if !cfg.Open {
-		if !model.Settled() {
-			t.Fatal("the closing tick left changes un-emitted in the model")
-		}
-		if n := r.open(spec.Name); n != 0 {
-			t.Errorf("the closing tick left %d windows open", n)
-		}
-		view, err := windowtest.View(all)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(model.Final(), view); diff != "" {
-			t.Errorf("dashboard view differs from the sums of the accepted orders (-want +got):\n%s", diff)
-		}
+	if !cfg.Open && !model.Settled() {
+		t.Fatal("the closing tick left changes un-emitted in the model")
 	}
-	cov["streams"]++
 }
 
-func fateOf(f windowtest.Fate) stream.Fate {
-	if f == windowtest.Dropped {
-		return stream.TooLate
-	}
-	return stream.Accepted
-}
-
-func (c coverage) count(spec window.Spec, panes []window.Pane) {
+func (c coverage) count(specs []window.Spec, panes []window.Pane) {
 	for _, p := range panes {
 		c[string(p.Timing)]++
-		switch {
-		case p.Timing != window.TimingLate:
-		case p.Watermark.Before(p.WindowEnd.Add(spec.AllowedLateness)):
+		if p.Timing != window.TimingLate {
+			continue
+		}
+		i := slices.IndexFunc(specs, func(s window.Spec) bool { return s.Name == p.Aggregation })
+		if p.Watermark.Before(p.WindowEnd.Add(specs[i].AllowedLateness)) {
 			c["late pane batched by a tick"]++
-		default:
+		} else {
 			c["final pane at expiry"]++
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/order"
-	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 // Countries are the country codes IsCountry accepts: enough for 30 keys.
@@ -19,36 +18,6 @@ var Countries = []string{
 
 // IsCountry accepts the codes in Countries.
 func IsCountry(code string) bool { return slices.Contains(Countries, code) }
-
-// Delivery renders a stream event as the push delivery the web shop's
-// message would arrive in: the order as JSON with one line carrying all its
-// units, and momento_evento as an attribute. An invalid event is rendered
-// broken in the way its reason says.
-func Delivery(e windowtest.Event) order.Delivery {
-	o := e.Order
-	importe := o.Measures.Importe.String()
-	body := map[string]any{
-		"pedido_id":     o.ID,
-		"cliente_id":    "C-" + o.ID,
-		"pais":          o.Key,
-		"importe_total": importe,
-		"lineas":        []any{},
-	}
-	if o.Measures.Unidades > 0 {
-		body["lineas"] = []any{map[string]any{"sku": "MOCH-40L-AZ", "cantidad": o.Measures.Unidades, "precio_unitario": importe}}
-	}
-	attrs := map[string]string{order.EventTimeAttribute: o.EventTime.Format(time.RFC3339Nano)}
-	if e.Invalid != "" {
-		// Invalid events carry no key: keep them valid in every other way.
-		if o.Key == "" {
-			body["pais"] = "ES"
-		}
-		if o.EventTime.IsZero() {
-			attrs[order.EventTimeAttribute] = e.Now.Format(time.RFC3339Nano)
-		}
-	}
-	return encode(body, attrs, e.Invalid, o.ID, e.MessageID, e.Now)
-}
 
 // encode renders an order's body and attributes as a push delivery, broken
 // in the way invalid says.

@@ -16,7 +16,7 @@ var spain = windowtest.Spain
 
 func at(hhmmss string) time.Time { return windowtest.At(hhmmss) }
 
-func tick(now string) windowtest.Event { return windowtest.TickAt(now) }
+func tick(now string) windowtest.MultiEvent { return windowtest.TickAt(now) }
 
 // seedFates are the processor's answers to each delivery of a seed story, in
 // order, by the story's ID: the reference model has no notion of a duplicate.
@@ -50,7 +50,7 @@ func testSeeds(t *testing.T, en env) {
 				tt.Change(&spec)
 			}
 			r := newRig(t, en, spec)
-			model := windowtest.NewModel(spec)
+			model := windowtest.NewMulti(spec)
 			var fates []stream.Fate
 			var w time.Time
 			for i, e := range tt.Events {
@@ -84,7 +84,7 @@ func testSeeds(t *testing.T, en env) {
 			if !w.Equal(tt.Watermark) {
 				t.Errorf("W = %s, want %s", w.In(spain), tt.Watermark)
 			}
-			if err := model.CheckPanes(got); err != nil {
+			if err := model.CheckPanes(spec.Name, got); err != nil {
 				t.Errorf("invariants: %v", err)
 			}
 			r.clean()

@@ -5,6 +5,7 @@
 package streamtest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"iter"
@@ -15,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -44,21 +45,9 @@ type Features struct {
 }
 
 func (f Features) withDefaults() Features {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&f.Streams, 10)
-	def(&f.Events, 150)
-	def(&f.DefaultStreams, 2)
-	def(&f.FaultStreams, 4)
-	def(&f.HotKeyOrders, 50)
-	def(&f.ConcurrentTicks, 4)
-	def(&f.ChaosOrders, 400)
-	if f.HotKeyTimeout == 0 {
-		f.HotKeyTimeout = 2 * time.Minute
-	}
+	f.Streams, f.Events, f.DefaultStreams = cmp.Or(f.Streams, 10), cmp.Or(f.Events, 150), cmp.Or(f.DefaultStreams, 2)
+	f.FaultStreams, f.HotKeyOrders, f.HotKeyTimeout = cmp.Or(f.FaultStreams, 4), cmp.Or(f.HotKeyOrders, 50), cmp.Or(f.HotKeyTimeout, 2*time.Minute)
+	f.ConcurrentTicks, f.ChaosOrders = cmp.Or(f.ConcurrentTicks, 4), cmp.Or(f.ChaosOrders, 400)
 	return f
 }
 
@@ -71,11 +60,10 @@ func RunWith(t *testing.T, newStore func(t *testing.T) docstore.Store, f Feature
 	t.Run("DeadLetters", func(t *testing.T) { testDeadLetters(t, en) })
 	t.Run("TwoAggregations", func(t *testing.T) { testTwoAggregations(t, en, f) })
 	t.Run("ShippedPairScenario", func(t *testing.T) { testMultiScenario(t, en) })
-	t.Run("PropertySeveralAggregations", func(t *testing.T) { testMultiProperty(t, en, f) })
-	t.Run("PropertyThreeKinds", func(t *testing.T) { testKindsProperty(t, en, f) })
 	t.Run("RestartWhileOpen", func(t *testing.T) { testRestartWhileOpen(t, en) })
-	t.Run("PropertyAgainstModel", func(t *testing.T) { testProperty(t, en, f) })
-	t.Run("PropertyDefaults", func(t *testing.T) { testPropertyDefaults(t, en, f) })
+	for _, p := range properties {
+		t.Run(p.name, func(t *testing.T) { testProperty(t, en, f, p.property) })
+	}
 	t.Run("HotKey", func(t *testing.T) { testHotKey(t, en, f) })
 	t.Run("ConcurrentTicks", func(t *testing.T) { testConcurrentTicks(t, en, f) })
 	t.Run("OrdersDuringTicks", func(t *testing.T) { testOrdersDuringTicks(t, en, f) })
@@ -210,7 +198,7 @@ func (r *rig) sameInvalid(want []string) {
 		r.t.Fatal(err)
 	}
 	slices.Sort(inv)
-	if diff := cmp.Diff(want, inv, cmpopts.EquateEmpty()); diff != "" {
+	if diff := gocmp.Diff(want, inv, cmpopts.EquateEmpty()); diff != "" {
 		r.t.Errorf("dead-lettered messages (-model +sink):\n%s", diff)
 	}
 }

@@ -19,19 +19,47 @@ import (
 	"github.com/alpinashop/alpipe/test/bqemulator"
 )
 
-// TestGoogleSQLDefectsStillThere shows each emulator defect bqfake stands
-// in for, so that a newer emulator without it fails here and the
-// workaround goes.
+// TestGoogleSQLDefectsStillThere: the live run's setup on a dataset
+// reporting no location asks for BIGQUERY_LOCATION; given it, it creates
+// every table and view. On that dataset, with no bqfake between, each
+// emulator defect bqfake stands in for is still there, so that a newer
+// emulator without it fails here and the workaround goes.
 func TestGoogleSQLDefectsStillThere(t *testing.T) {
 	e := emulator(t)
 	ctx := context.Background()
-	client := e.fresh(t) // no bqfake between
+	client := e.fresh(t)
 	if err := client.Dataset(testDataset).Create(ctx, &bigquery.DatasetMetadata{}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := openScratch(ctx, client, testDataset, warehouse.Accumulating, nil, Options{}); err == nil || !strings.Contains(err.Error(), "BIGQUERY_LOCATION") {
+		t.Errorf("openScratch without a location: %v, want an error naming BIGQUERY_LOCATION", err)
+	}
 	w, err := openScratch(ctx, client, testDataset, warehouse.Accumulating, nil, Options{Location: emuLocation, PollInterval: 5 * time.Millisecond})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("openScratch with BIGQUERY_LOCATION: %v", err)
+	}
+	var want, got []string
+	for _, tb := range warehouse.Tables() {
+		want = append(want, tb.Name)
+	}
+	for _, v := range warehouse.Views() {
+		want = append(want, v.Name)
+	}
+	it := client.Dataset(testDataset).Tables(ctx)
+	for {
+		tb, err := it.Next()
+		if err == iterator.Done {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tb.TableID)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		t.Errorf("scratch dataset holds %v, want %v", got, want)
 	}
 	gone := func(t *testing.T, defect string) {
 		t.Helper()
@@ -130,47 +158,6 @@ func TestGoogleSQLDefectsStillThere(t *testing.T) {
 		}
 		t.Logf("query job into t$20260314: %v", err)
 	})
-}
-
-// TestGoogleSQLScratchDataset: the live run's setup on a dataset reporting
-// no location asks for BIGQUERY_LOCATION; given it, it creates every table
-// and view.
-func TestGoogleSQLScratchDataset(t *testing.T) {
-	e := emulator(t)
-	ctx := context.Background()
-	client := e.fresh(t)
-	if err := client.Dataset(testDataset).Create(ctx, &bigquery.DatasetMetadata{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := openScratch(ctx, client, testDataset, warehouse.Accumulating, nil, Options{}); err == nil || !strings.Contains(err.Error(), "BIGQUERY_LOCATION") {
-		t.Errorf("openScratch without a location: %v, want an error naming BIGQUERY_LOCATION", err)
-	}
-	if _, err := openScratch(ctx, client, testDataset, warehouse.Accumulating, nil, Options{Location: emuLocation}); err != nil {
-		t.Fatalf("openScratch with BIGQUERY_LOCATION: %v", err)
-	}
-	var want, got []string
-	for _, tb := range warehouse.Tables() {
-		want = append(want, tb.Name)
-	}
-	for _, v := range warehouse.Views() {
-		want = append(want, v.Name)
-	}
-	it := client.Dataset(testDataset).Tables(ctx)
-	for {
-		tb, err := it.Next()
-		if err == iterator.Done {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, tb.TableID)
-	}
-	slices.Sort(want)
-	slices.Sort(got)
-	if !slices.Equal(want, got) {
-		t.Errorf("scratch dataset holds %v, want %v", got, want)
-	}
 }
 
 // fresh starts an emulator of t's own, with a plain client.

@@ -60,7 +60,7 @@ func (e *rowEncoder) appendRow(dst []byte, row []warehouse.Value) ([]byte, error
 			}
 			continue
 		}
-		same := c.seen && sameValue(c.typ, &c.last, v)
+		same := c.seen && warehouse.SameValue(c.typ, &c.last, v)
 		if same && len(c.cell) > 0 {
 			dst = append(dst, c.cell...)
 			continue
@@ -83,24 +83,6 @@ func (e *rowEncoder) appendRow(dst []byte, row []warehouse.Value) ([]byte, error
 	}
 	dst[start] = '{'
 	return append(dst, '}'), nil
-}
-
-// sameValue reports whether two non-NULL values of a column of type typ
-// encode alike.
-func sameValue(typ warehouse.Type, a, b *warehouse.Value) bool {
-	switch typ {
-	case warehouse.String:
-		return a.Str == b.Str
-	case warehouse.Int64:
-		return a.Int == b.Int
-	case warehouse.Numeric:
-		return a.Dec == b.Dec
-	case warehouse.Date:
-		return a.Days == b.Days
-	case warehouse.Timestamp:
-		return a.Time.Equal(b.Time)
-	}
-	return false
 }
 
 func appendInt(dst []byte, n int64) []byte {

@@ -28,7 +28,7 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	if len(dates) == 0 {
 		return nil
 	}
-	sql, err := agg.SelectSQL(warehouse.BigQuery, w.qualify)
+	sql, err := agg.SelectSQL(w.qualify)
 	if err != nil {
 		return fmt.Errorf("refresh %s: %w", aggregate, err)
 	}

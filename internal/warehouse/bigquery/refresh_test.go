@@ -29,7 +29,7 @@ func TestRefreshDaily(t *testing.T) {
 		t.Fatal(err)
 	}
 	qualify := func(table string) string { return "`" + testProject + "." + testDataset + "." + table + "`" }
-	sql, err := agg.SelectSQL(warehouse.BigQuery, qualify)
+	sql, err := agg.SelectSQL(qualify)
 	if err != nil {
 		t.Fatal(err)
 	}

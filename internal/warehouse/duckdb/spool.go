@@ -203,7 +203,7 @@ func (e *csvEncoder) append(b []byte, row []warehouse.Value) ([]byte, error) {
 			}
 			continue
 		}
-		if template && c.required && sameValue(c.kind, v, &e.first[i]) {
+		if template && c.required && warehouse.SameValue(e.schema[i].Type, v, &e.first[i]) {
 			continue
 		}
 		switch c.kind {
@@ -235,22 +235,6 @@ func (e *csvEncoder) append(b []byte, row []warehouse.Value) ([]byte, error) {
 		}
 	}
 	return append(b, '\n'), nil
-}
-
-func sameValue(k kind, a, b *warehouse.Value) bool {
-	switch k {
-	case kindString:
-		return a.Str == b.Str
-	case kindInt64:
-		return a.Int == b.Int
-	case kindNumeric:
-		return a.Dec == b.Dec
-	case kindDate:
-		return a.Days == b.Days
-	case kindTimestamp:
-		return a.Time.UnixMicro() == b.Time.UnixMicro()
-	}
-	return false
 }
 
 func appendQuoted(b []byte, s string) []byte {

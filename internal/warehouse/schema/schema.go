@@ -39,6 +39,25 @@ type Value struct {
 	Time time.Time   // TIMESTAMP (UTC)
 }
 
+// SameValue reports whether two non-NULL values of a column of type t are
+// the same to a loader: both engines keep microseconds, so timestamps
+// compare at that precision.
+func SameValue(t Type, a, b *Value) bool {
+	switch t {
+	case String:
+		return a.Str == b.Str
+	case Int64:
+		return a.Int == b.Int
+	case Numeric:
+		return a.Dec == b.Dec
+	case Date:
+		return a.Days == b.Days
+	case Timestamp:
+		return a.Time.UnixMicro() == b.Time.UnixMicro()
+	}
+	return false
+}
+
 // StringValue, IntValue, DecValue, DateValue and TimeValue build a Value.
 func StringValue(s string) Value   { return Value{Str: s} }
 func IntValue(n int64) Value       { return Value{Int: n} }

@@ -89,8 +89,8 @@ func CheckWatermark(spec window.Spec, prev, got, now time.Time) error {
 	return p.err()
 }
 
-// CheckPanes checks the panes an implementation recorded for the events the
-// model has seen, without assuming when exactly each pane fired:
+// CheckPanes checks the panes an implementation recorded for aggregation
+// name for the events the model has seen, without assuming when exactly each pane fired:
 //
 //   - identical rewrites of a pane are harmless; two different panes with one
 //     identity are not;
@@ -107,9 +107,20 @@ func CheckWatermark(spec window.Spec, prev, got, now time.Time) error {
 //   - once the model is Settled, the view of the panes shows exactly Final
 //     (invariant 1; for sessions invariant 7: the sessions partition each
 //     key's accepted orders).
-func (m *Model) CheckPanes(panes []window.Pane) error { return m.a.checkPanes(panes) }
+func (m *Multi) CheckPanes(name string, panes []window.Pane) error {
+	return m.agg(name).checkPanes(panes, true)
+}
 
-func (a *agg) checkPanes(panes []window.Pane) error {
+// CheckSequences checks, without a model, what CheckPanes checks of each
+// identity's panes alone (rewrites, aggregation and mode, indexes, timings
+// and their watermarks, accumulating panes never shrinking), for a system
+// whose timing no model can predict.
+func CheckSequences(spec window.Spec, panes []window.Pane) error {
+	return newAgg(spec).checkPanes(panes, false)
+}
+
+// checkPanes checks panes against the model's cells when modelled.
+func (a *agg) checkPanes(panes []window.Pane, modelled bool) error {
 	var p problems
 	sess := a.spec.Session()
 	byID := map[string]window.Pane{}
@@ -129,7 +140,7 @@ func (a *agg) checkPanes(panes []window.Pane) error {
 		slices.SortFunc(ps, func(a, b window.Pane) int { return cmp.Compare(a.Index, b.Index) })
 		name := fmt.Sprintf("window %s key %q", id.start.Format(time.RFC3339Nano), id.key)
 		var c *session
-		if !sess {
+		if !sess && modelled {
 			if c = a.cells[cellID{id.start.Unix(), id.key}]; c == nil || !c.start.Equal(id.start) {
 				p.addf("%s: %d panes but no accepted order", name, len(ps))
 				continue
@@ -197,7 +208,7 @@ func (a *agg) checkPanes(panes []window.Pane) error {
 			p.addf("window %s key %q: no pane, the model emitted %d", c.start.Format(time.RFC3339), c.key, c.next)
 		}
 	}
-	if !a.settled() {
+	if !modelled || !a.settled() {
 		return p.err()
 	}
 	view, err := View(slices.Collect(maps.Values(byID)))
@@ -210,10 +221,11 @@ func (a *agg) checkPanes(panes []window.Pane) error {
 	return p.err()
 }
 
-// CheckDrops checks invariant 3 on the drops an implementation recorded:
+// CheckDrops checks invariant 3 on the drops an implementation recorded for
+// aggregation name:
 // exactly the model's too-late orders, each with its window (rewrites of one
 // are harmless) and a watermark at or past end + L.
-func (m *Model) CheckDrops(drops []Drop) error { return m.a.checkDrops(drops) }
+func (m *Multi) CheckDrops(name string, drops []Drop) error { return m.agg(name).checkDrops(drops) }
 
 func (a *agg) checkDrops(drops []Drop) error {
 	var p problems
@@ -251,24 +263,26 @@ func (a *agg) checkDrops(drops []Drop) error {
 	return p.err()
 }
 
-// CheckFates checks invariant 2: every distinct valid order has exactly the
-// model's fate.
-func (m *Model) CheckFates(fates map[string]Fate) error {
-	return diffFates(m.Fates(), fates, func(id string) string { return "order " + id }, "was never delivered valid")
-}
-
-// diffFates reports the keys whose fate in got is not the one in want, and
-// those only got has (whose fate is unknown).
-func diffFates[K comparable](want, got map[K]Fate, name func(K) string, unknown string) error {
+// CheckFates checks invariant 2 for aggregation name: every (order,
+// window) has exactly the model's fate, and there are no others.
+func (m *Multi) CheckFates(name string, fates map[OrderWindow]Fate) error {
 	var p problems
+	want := m.agg(name).fates
+	got := make(map[OrderWindow]Fate, len(fates))
+	for k, f := range fates {
+		got[OrderWindow{k.PedidoID, normalTime(k.WindowStart)}] = f
+	}
+	at := func(k OrderWindow) string {
+		return fmt.Sprintf("%s: order %s window %s", name, k.PedidoID, k.WindowStart.Format(time.RFC3339))
+	}
 	for k, f := range want {
 		if got[k] != f {
-			p.addf("%s is %q, want %q", name(k), got[k], f)
+			p.addf("%s is %q, want %q", at(k), got[k], f)
 		}
 	}
 	for k, f := range got {
 		if _, ok := want[k]; !ok {
-			p.addf("%s is %q, but %s", name(k), f, unknown)
+			p.addf("%s is %q, but the model holds no element of it there", at(k), f)
 		}
 	}
 	return p.err()

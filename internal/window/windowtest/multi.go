@@ -24,15 +24,20 @@ const (
 // ReasonSKUMissing is the dead-letter reason of a line without a SKU.
 const ReasonSKUMissing = "sku_missing"
 
-// MultiEvent is Event for several aggregations: the delivery of a whole
-// order, or a tick of the timer that serves them all.
+// MultiEvent is one step of a stream: the delivery of a whole order, or a
+// tick of the timer that serves every aggregation. Events of a stream have
+// non-decreasing Now.
 type MultiEvent struct {
-	Kind      Kind
-	Now       time.Time
+	Kind Kind
+	Now  time.Time // processing time
+	// MessageID is the Pub/Sub message id: a redelivery repeats it, a
+	// republish of the same order gets a new one.
 	MessageID string
 	// Order is the order as the message carries it (SKUs as written), valid
 	// if order.Parse accepts it; with Invalid set, only a template.
-	Order   order.Order
+	Order order.Order
+	// Invalid, when not empty, is why the message is not a valid order
+	// ("invalid: ..."); render such a message broken in that way.
 	Invalid string
 }
 
@@ -71,7 +76,7 @@ type SKUMissing struct {
 //     element counts in its (window, key) cell; a delivery emits no pane.
 //   - Each aggregation has its own watermark: M and last over the orders
 //     it accepted in at least one window, its own D and I, advanced by every
-//     tick; its own panes, exactly as Model's.
+//     tick; its own panes, by docs/event-time.md's trigger.
 //
 // Apply returns the panes of every aggregation that the event emitted
 // (Pane.Aggregation tells them apart); the accessors taking a name answer
@@ -114,40 +119,32 @@ func NewMulti(specs ...window.Spec) *Multi {
 // Apply plays one event and returns the panes it emitted, in emission
 // order. It panics if events go back in processing time.
 func (m *Multi) Apply(e MultiEvent) []window.Pane {
-	o := e.Order
-	return m.apply(e.Kind, e.Now, e.MessageID, e.Invalid, o.PedidoID, func(a *agg) {
-		elems, missing := elementsOf(a.spec.KeyField, o)
-		for _, i := range missing {
-			m.missing = append(m.missing, SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: i, ReceivedAt: e.Now})
-		}
-		a.deliver(o.PedidoID, o.EventTime, elems, e.Now)
-	})
-}
-
-// apply plays one event; deliver hands every aggregation the first valid
-// delivery of order id.
-func (m *Multi) apply(kind Kind, now time.Time, msg, invalid, id string, deliver func(*agg)) []window.Pane {
-	if now.Before(m.now) {
-		panic(fmt.Sprintf("windowtest: event at %s after one at %s", now, m.now))
+	if e.Now.Before(m.now) {
+		panic(fmt.Sprintf("windowtest: event at %s after one at %s", e.Now, m.now))
 	}
-	m.now = now
+	m.now = e.Now
 	before := make([]int, len(m.aggs))
 	for i, a := range m.aggs {
 		before[i] = len(a.panes)
 	}
+	o := e.Order
 	switch {
-	case kind == Tick:
+	case e.Kind == Tick:
 		for _, a := range m.aggs {
-			a.tick(now)
+			a.tick(e.Now)
 		}
-	case kind != Deliver:
-		panic(fmt.Sprintf("windowtest: unknown event kind %v", kind))
-	case invalid != "":
-		m.invalid[msg] = true
-	case !m.seen[id]:
-		m.seen[id] = true
+	case e.Kind != Deliver:
+		panic(fmt.Sprintf("windowtest: unknown event kind %v", e.Kind))
+	case e.Invalid != "":
+		m.invalid[e.MessageID] = true
+	case !m.seen[o.PedidoID]:
+		m.seen[o.PedidoID] = true
 		for _, a := range m.aggs {
-			deliver(a)
+			elems, missing := elementsOf(a.spec.KeyField, o)
+			for _, i := range missing {
+				m.missing = append(m.missing, SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: i, ReceivedAt: e.Now})
+			}
+			a.deliver(o.PedidoID, o.EventTime, elems, e.Now)
 		}
 	}
 	// Aggregations act one after the other, so this is emission order.
@@ -212,8 +209,10 @@ func (m *Multi) agg(name string) *agg {
 	return a
 }
 
-// Watermark, Panes, Drops, Fates and Final are Model's, for aggregation
-// name; Fates are per (order, window) of the orders it holds elements of.
+// Watermark (zero: none yet), Panes (in emission order), Drops (in the
+// order dropped), Fates (per (order, window) of the orders it holds elements
+// of) and Final (the exact sum of the accepted elements of every (window,
+// key), which the dashboard must show once Settled) are aggregation name's.
 func (m *Multi) Watermark(name string) time.Time                        { return m.agg(name).w }
 func (m *Multi) Panes(name string) []window.Pane                        { return slices.Clone(m.agg(name).panes) }
 func (m *Multi) Drops(name string) []Drop                               { return slices.Clone(m.agg(name).drops) }
@@ -240,21 +239,3 @@ func (m *Multi) Orders() []string { return slices.Sorted(maps.Keys(m.seen)) }
 
 // InvalidMessages returns the distinct message ids of invalid messages, sorted.
 func (m *Multi) InvalidMessages() []string { return slices.Sorted(maps.Keys(m.invalid)) }
-
-// CheckPanes and CheckDrops are Model's for aggregation name.
-func (m *Multi) CheckPanes(name string, panes []window.Pane) error {
-	return m.agg(name).checkPanes(panes)
-}
-func (m *Multi) CheckDrops(name string, drops []Drop) error { return m.agg(name).checkDrops(drops) }
-
-// CheckFates checks invariant 2 for aggregation name: every (order,
-// window) has exactly the model's fate, and there are no others.
-func (m *Multi) CheckFates(name string, fates map[OrderWindow]Fate) error {
-	norm := make(map[OrderWindow]Fate, len(fates))
-	for k, f := range fates {
-		norm[OrderWindow{k.PedidoID, normalTime(k.WindowStart)}] = f
-	}
-	return diffFates(m.agg(name).fates, norm, func(k OrderWindow) string {
-		return fmt.Sprintf("%s: order %s window %s", name, k.PedidoID, k.WindowStart.Format(time.RFC3339))
-	}, "the model holds no element of it there")
-}

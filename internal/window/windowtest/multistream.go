@@ -1,7 +1,6 @@
 package windowtest
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -26,16 +25,7 @@ func MultiStream(r *rand.Rand, specs []window.Spec, cfg StreamConfig) []MultiEve
 		panic("windowtest.MultiStream: no aggregation")
 	}
 	cfg = cfg.withDefaults()
-	var closing time.Duration
-	for _, s := range specs {
-		closing = max(closing, s.IdleTimeout+s.OutOfOrderness+s.Size()+s.AllowedLateness+s.EarlyDelay+s.LateDelay)
-	}
-	return events(r, cfg, closing+24*time.Hour, func() gen { return gen{r: r, spec: pick(r, specs...)} },
-		func(now time.Time) MultiEvent { return MultiEvent{Kind: Tick, Now: now} },
-		func(e MultiEvent, now time.Time, msg string) MultiEvent {
-			e.Now, e.MessageID = now, cmp.Or(msg, e.MessageID)
-			return e
-		},
+	return events(r, cfg, specs, func() gen { return gen{r: r, spec: pick(r, specs...)} },
 		func(g gen, now time.Time, _, n int, msg string) MultiEvent {
 			e := MultiEvent{Kind: Deliver, Now: now, MessageID: msg, Order: g.order(fmt.Sprintf("P-%06d", n), now, cfg)}
 			if r.IntN(100) < 6 {

@@ -27,18 +27,17 @@ func At(hhmmss string) time.Time {
 type Story struct{ msg int }
 
 // Deliver is the delivery at now of order id of key made at eventTime.
-func (s *Story) Deliver(now, id, key, eventTime, importe string, unidades int64) Event {
+func (s *Story) Deliver(now, id, key, eventTime, importe string, unidades int64) MultiEvent {
 	s.msg++
-	return Event{Kind: Deliver, Now: At(now), MessageID: fmt.Sprintf("m%d", s.msg),
-		Order: window.Order{ID: id, Key: key, EventTime: At(eventTime),
-			Measures: window.Measures{Importe: dec(importe), Pedidos: 1, Unidades: unidades}}}
+	m := window.Measures{Importe: dec(importe), Pedidos: 1, Unidades: unidades}
+	return MultiEvent{Kind: Deliver, Now: At(now), MessageID: fmt.Sprintf("m%d", s.msg), Order: SimpleOrder(id, key, At(eventTime), m)}
 }
 
 // Again is e delivered again at now (At): a Pub/Sub redelivery, same message id.
-func Again(e Event, now string) Event { e.Now = At(now); return e }
+func Again(e MultiEvent, now string) MultiEvent { e.Now = At(now); return e }
 
 // TickAt is a tick at now (At).
-func TickAt(now string) Event { return Event{Kind: Tick, Now: At(now)} }
+func TickAt(now string) MultiEvent { return MultiEvent{Kind: Tick, Now: At(now)} }
 
 func dec(s string) numeric.Dec {
 	d, err := numeric.Parse(s, false)
@@ -54,7 +53,7 @@ type Seed struct {
 	Name      string
 	ID        string             // short and file-name safe, e.g. for golden files
 	Change    func(*window.Spec) // nil: the defaults
-	Events    []Event
+	Events    []MultiEvent
 	Panes     []window.Pane // every pane emitted, in SortPanes order
 	Drops     []Drop        // too-late orders, in order of arrival
 	Watermark time.Time     // W after the last event
@@ -64,8 +63,8 @@ type Seed struct {
 func Seeds() []Seed {
 	s := &Story{}
 	metroP2 := s.Deliver("18:51", "P-2", "ES", "18:42", "179.80", 2)
-	lateStory := func() []Event {
-		return []Event{
+	lateStory := func() []MultiEvent {
+		return []MultiEvent{
 			s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1),
 			TickAt("18:31"), // W = 18:15
 			TickAt("20:40"), // idle all evening: W = 20:30, 90 minutes past the 19:00 end
@@ -92,7 +91,7 @@ func Seeds() []Seed {
 		{
 			Name: "metro: made at 18:42, arrives at 18:51, counts in 18:00-19:00",
 			ID:   "metro",
-			Events: []Event{
+			Events: []MultiEvent{
 				s.Deliver("18:40", "P-1", "ES", "18:39:30", "100", 1),
 				TickAt("18:41"), // W = 18:29:30; first change 60 s old: EARLY
 				metroP2,
@@ -138,7 +137,7 @@ func Seeds() []Seed {
 			Name:   "late delay 3 min: late changes wait for a tick; expiry flushes the rest",
 			ID:     "late-delay",
 			Change: func(s *window.Spec) { s.LateDelay = 3 * time.Minute },
-			Events: []Event{
+			Events: []MultiEvent{
 				s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1),
 				TickAt("18:31"),
 				TickAt("20:40"),
@@ -159,7 +158,7 @@ func Seeds() []Seed {
 		{
 			Name: "a window whose first order is late never gets ON_TIME",
 			ID:   "only-late",
-			Events: []Event{
+			Events: []MultiEvent{
 				s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1),
 				TickAt("18:31"),
 				TickAt("20:40"),
@@ -176,7 +175,7 @@ func Seeds() []Seed {
 		{
 			Name: "redelivery and republish count once and do not end idleness",
 			ID:   "duplicates",
-			Events: []Event{
+			Events: []MultiEvent{
 				p1,
 				Again(p1, "18:40:05"),
 				p1republished,
@@ -194,7 +193,7 @@ func Seeds() []Seed {
 		{
 			Name: "no order yet: W stays at minus infinity, so a backlog is not dropped",
 			ID:   "no-order-yet",
-			Events: []Event{
+			Events: []MultiEvent{
 				TickAt("18:00"),
 				TickAt("20:00"),
 				s.Deliver("20:01", "P-1", "ES", "16:30", "5", 1), // 3.5 h old, first ever

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -17,7 +18,7 @@ type StreamConfig struct {
 	Keys   []string  // key values: ES, FR, PT (MultiStream: the pais values)
 	SKUs   []string  // MultiStream only: SKUs of the lines, see DefaultSKUs
 	// Open leaves out the closing tick, late and idle enough to expire every
-	// window, after which the dashboard must equal Model.Final.
+	// window, after which the dashboard must equal Multi.Final.
 	Open bool
 }
 
@@ -30,43 +31,50 @@ var InvalidReasons = []string{
 	"invalid: missing momento_evento",
 }
 
-// Stream generates deliveries and ticks for spec with non-decreasing
-// processing times: orders on time, late, too late and from clocks running
-// ahead, on window boundaries, redeliveries, republishes, invalid messages,
-// bursts, idle gaps and repeated ticks. The same r state gives the same stream.
-func Stream(r *rand.Rand, spec window.Spec, cfg StreamConfig) []Event {
+// Stream generates deliveries of SimpleOrders keyed by pais and ticks for
+// spec with non-decreasing processing times: orders on time, late, too late
+// and from clocks running ahead, on window boundaries, redeliveries,
+// republishes, invalid messages, bursts, idle gaps and repeated ticks. The
+// same r state gives the same stream.
+func Stream(r *rand.Rand, spec window.Spec, cfg StreamConfig) []MultiEvent {
 	cfg = cfg.withDefaults()
 	g := gen{r: r, spec: spec}
-	closing := spec.IdleTimeout + spec.OutOfOrderness + spec.WindowSize + spec.AllowedLateness +
-		spec.EarlyDelay + spec.LateDelay + 24*time.Hour
-	return events(r, cfg, closing, func() gen { return g },
-		func(now time.Time) Event { return Event{Kind: Tick, Now: now} },
-		func(e Event, now time.Time, msg string) Event {
-			e.Now, e.MessageID = now, cmp.Or(msg, e.MessageID)
-			return e
-		},
-		func(g gen, now time.Time, p, n int, msg string) Event {
+	return events(r, cfg, []window.Spec{spec}, func() gen { return g },
+		func(g gen, now time.Time, p, n int, msg string) MultiEvent {
+			e := MultiEvent{Kind: Deliver, Now: now, MessageID: msg}
 			if p < 41 {
-				return Event{Kind: Deliver, Now: now, MessageID: msg, Order: window.Order{ID: fmt.Sprintf("X-%06d", n)},
-					Invalid: InvalidReasons[r.IntN(len(InvalidReasons))]}
+				e.Order = SimpleOrder(fmt.Sprintf("X-%06d", n), "ES", now, window.Measures{})
+				e.Invalid = InvalidReasons[r.IntN(len(InvalidReasons))]
+				return e
 			}
-			return Event{Kind: Deliver, Now: now, MessageID: msg, Order: window.Order{
-				ID:        fmt.Sprintf("P-%06d", n),
-				Key:       cfg.Keys[r.IntN(len(cfg.Keys))],
-				EventTime: g.eventTime(now, cfg.Start),
-				Measures:  g.measures(),
-			}}
+			key := cfg.Keys[r.IntN(len(cfg.Keys))]
+			e.Order = SimpleOrder(fmt.Sprintf("P-%06d", n), key, g.eventTime(now, cfg.Start), g.measures())
+			return e
 		})
+}
+
+// SimpleOrder is an order of pais with measures m: one line carrying all
+// its units at the whole importe.
+func SimpleOrder(id, pais string, eventTime time.Time, m window.Measures) order.Order {
+	o := order.Order{PedidoID: id, ClienteID: "C-" + id, Pais: pais, EventTime: eventTime, ImporteTotal: m.Importe}
+	if m.Unidades > 0 {
+		o.Lineas = []order.Line{{SKU: "MOCH-40L-AZ", Cantidad: m.Unidades, PrecioUnitario: m.Importe}}
+	}
+	return o
 }
 
 // events is the skeleton of Stream and MultiStream: each step is a tick, a
 // redelivery or a republish of an earlier message, or fresh(g, now, p, n,
 // message id), the n-th new message with p the step's draw in [0, 100).
-func events[E any](r *rand.Rand, cfg StreamConfig, closing time.Duration, next func() gen,
-	tick func(time.Time) E, resend func(e E, now time.Time, msg string) E,
-	fresh func(g gen, now time.Time, p, n int, msg string) E) []E {
+func events(r *rand.Rand, cfg StreamConfig, specs []window.Spec, next func() gen,
+	fresh func(g gen, now time.Time, p, n int, msg string) MultiEvent) []MultiEvent {
+	tick := func(now time.Time) MultiEvent { return MultiEvent{Kind: Tick, Now: now} }
+	resend := func(e MultiEvent, now time.Time, msg string) MultiEvent {
+		e.Now, e.MessageID = now, cmp.Or(msg, e.MessageID)
+		return e
+	}
 	now := cfg.Start.UTC()
-	var out, sent []E
+	var out, sent []MultiEvent
 	orders, messages := 0, 0
 	nextMessage := func() string { messages++; return fmt.Sprintf("m-%06d", messages) }
 	for range cfg.Events {
@@ -89,7 +97,11 @@ func events[E any](r *rand.Rand, cfg StreamConfig, closing time.Duration, next f
 		}
 	}
 	if !cfg.Open {
-		out = append(out, tick(now.Add(closing)))
+		var closing time.Duration
+		for _, s := range specs {
+			closing = max(closing, s.IdleTimeout+s.OutOfOrderness+s.Size()+s.AllowedLateness+s.EarlyDelay+s.LateDelay)
+		}
+		out = append(out, tick(now.Add(closing+24*time.Hour)))
 	}
 	return out
 }

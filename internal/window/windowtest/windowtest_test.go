@@ -27,7 +27,7 @@ func TestRandomSpecIsValid(t *testing.T) {
 func TestStreamShape(t *testing.T) {
 	spec := window.Defaults()
 	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
-	gen := func(seed uint64, open bool) []windowtest.Event {
+	gen := func(seed uint64, open bool) []windowtest.MultiEvent {
 		return windowtest.Stream(rand.New(rand.NewPCG(seed, 4)), spec,
 			windowtest.StreamConfig{Start: start, Events: 2000, Keys: []string{"ES", "IT"}, Open: open})
 	}
@@ -53,7 +53,7 @@ func TestStreamShape(t *testing.T) {
 			counts["invalid"]++
 		case seenMsg[e.MessageID]:
 			counts["redelivery"]++
-		case seenOrder[e.Order.ID]:
+		case seenOrder[e.Order.PedidoID]:
 			counts["republish"]++
 		case e.Order.EventTime.After(e.Now):
 			counts["future"]++
@@ -63,14 +63,14 @@ func TestStreamShape(t *testing.T) {
 			counts["order"]++
 		}
 		if e.Kind == windowtest.Deliver && e.Invalid == "" {
-			if e.Order.Key != "ES" && e.Order.Key != "IT" {
-				t.Fatalf("event %d has key %q outside the configured keys", i, e.Order.Key)
+			if e.Order.Pais != "ES" && e.Order.Pais != "IT" {
+				t.Fatalf("event %d has key %q outside the configured keys", i, e.Order.Pais)
 			}
-			if e.Order.Measures.Pedidos != 1 || e.Order.Measures.Unidades < 1 || e.Order.Measures.Importe.Sign() <= 0 {
-				t.Fatalf("event %d has implausible measures %+v", i, e.Order.Measures)
+			if o := e.Order; len(o.Lineas) != 1 || o.Lineas[0].Cantidad < 1 || o.ImporteTotal.Sign() <= 0 {
+				t.Fatalf("event %d has an implausible order %+v", i, o)
 			}
 		}
-		seenMsg[e.MessageID], seenOrder[e.Order.ID] = true, true
+		seenMsg[e.MessageID], seenOrder[e.Order.PedidoID] = true, true
 	}
 	for _, k := range []string{"tick", "invalid", "redelivery", "republish", "future", "very late", "order"} {
 		if counts[k] == 0 {
@@ -142,20 +142,20 @@ func TestCheckWatermark(t *testing.T) {
 }
 
 // TestChecksDetectViolations proves the checks can fail: each row breaks the
-// model's own correct output in one way. Model and Multi share CheckDrops:
-// TestMultiChecksDetectViolations proves it.
+// model's own correct output in one way; TestMultiChecksDetectViolations
+// proves CheckDrops and CheckFates.
 func TestChecksDetectViolations(t *testing.T) {
 	spec := window.Defaults()
 	spec.Accumulation = window.Discarding
-	m := windowtest.NewModel(spec)
+	m := windowtest.NewMulti(spec)
 	for _, e := range windowtest.Stream(rand.New(rand.NewPCG(11, 12)), spec, windowtest.StreamConfig{Events: 300}) {
 		m.Apply(e)
 	}
-	good := m.Panes()
+	good := m.Panes(spec.Name)
 	if len(good) < 10 {
 		t.Fatalf("the stream is too dull to test the checks: %d panes", len(good))
 	}
-	if err := m.CheckPanes(good); err != nil {
+	if err := m.CheckPanes(spec.Name, good); err != nil {
 		t.Fatalf("correct panes rejected: %v", err)
 	}
 	// Find a window with an ON_TIME pane after an EARLY one.
@@ -193,7 +193,7 @@ func TestChecksDetectViolations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := m.CheckPanes(tt.panes)
+			err := m.CheckPanes(spec.Name, tt.panes)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("CheckPanes = %v, want a problem mentioning %q", err, tt.want)
 			}
@@ -201,25 +201,17 @@ func TestChecksDetectViolations(t *testing.T) {
 	}
 
 	t.Run("identical rewrites are harmless", func(t *testing.T) {
-		if err := m.CheckPanes(append(good, good...)); err != nil {
+		if err := m.CheckPanes(spec.Name, append(good, good...)); err != nil {
 			t.Errorf("CheckPanes = %v", err)
 		}
 	})
-	t.Run("fates", func(t *testing.T) {
-		fates := m.Fates()
-		if err := m.CheckFates(fates); err != nil {
-			t.Errorf("correct fates rejected: %v", err)
+	t.Run("CheckSequences without the model", func(t *testing.T) {
+		if err := windowtest.CheckSequences(spec, good); err != nil {
+			t.Errorf("correct panes rejected: %v", err)
 		}
-		for id, f := range fates {
-			if f == windowtest.Accepted {
-				fates[id] = windowtest.Dropped
-				break
-			}
-		}
-		fates["P-ghost"] = windowtest.Accepted
-		err := m.CheckFates(fates)
-		if err == nil || !strings.Contains(err.Error(), `want "accepted"`) || !strings.Contains(err.Error(), "never delivered") {
-			t.Errorf("wrong fates: %v", err)
+		early := with(onTime, func(p *window.Pane) { p.Timing = window.TimingEarly })
+		if err := windowtest.CheckSequences(spec, early); err == nil || !strings.Contains(err.Error(), "EARLY at watermark") {
+			t.Errorf("CheckSequences = %v, want a problem mentioning %q", err, "EARLY at watermark")
 		}
 	})
 }
@@ -389,8 +381,6 @@ func TestMultiKeysAndWatermarks(t *testing.T) {
 }
 
 func TestModelsRefuseBadInput(t *testing.T) {
-	sliding := window.Defaults()
-	sliding.Period = 15 * time.Minute
 	other := window.Defaults()
 	other.KeyField = "pedido_id"
 	tests := []struct {
@@ -402,11 +392,10 @@ func TestModelsRefuseBadInput(t *testing.T) {
 		{name: "two with one name", f: func() { windowtest.NewMulti(window.Defaults(), window.Defaults()) }, want: "two aggregations named"},
 		{name: "unknown key", f: func() { windowtest.NewMulti(other) }, want: `key "pedido_id"`},
 		{name: "invalid spec", f: func() { windowtest.NewMulti(window.Spec{}) }, want: "must be"},
-		{name: "Model is for fixed windows", f: func() { windowtest.NewModel(sliding) }, want: "use NewMulti"},
 		{name: "events going back in time", want: "after one at", f: func() {
-			m := windowtest.NewModel(window.Defaults())
-			m.Apply(windowtest.Event{Kind: windowtest.Tick, Now: utc("18:00")})
-			m.Apply(windowtest.Event{Kind: windowtest.Tick, Now: utc("17:00")})
+			m := windowtest.NewMulti(window.Defaults())
+			m.Apply(windowtest.MultiEvent{Kind: windowtest.Tick, Now: utc("18:00")})
+			m.Apply(windowtest.MultiEvent{Kind: windowtest.Tick, Now: utc("17:00")})
 		}},
 	}
 	for _, tt := range tests {
