@@ -122,14 +122,22 @@ func TestFunctionBodiesAreBounded(t *testing.T) {
 		chunked    bool
 		want       int
 	}{
-		{"finalize event over 64 KiB, declared", "/IngestCSV", finalizeHeaders, maxFinalizeBody + 1, false, 413},
-		{"finalize event over 64 KiB, chunked", "/IngestCSV", finalizeHeaders, 400 << 20, true, 413},
-		{"push over 14 MiB, declared", "/AggregateOrders", jsonHeader, maxPushBody + 1, false, 413},
-		{"push over 14 MiB, chunked", "/AggregateOrders", jsonHeader, 400 << 20, true, 413},
-		{"tick over 64 KiB, declared", "/AdvanceWatermark", jsonHeader, maxTickBody + 1, false, 413},
-		{"tick over 64 KiB, chunked", "/AdvanceWatermark", jsonHeader, maxTickBody + 1, true, 413},
-		{"sweep over 64 KiB, declared", "/SweepLanding", jsonHeader, 1 << 30, false, 413},
-		{"tick of exactly 64 KiB", "/AdvanceWatermark", jsonHeader, maxTickBody, false, 200},
+		{name: "finalize event over 64 KiB, declared", path: "/IngestCSV", header: finalizeHeaders,
+			size: maxFinalizeBody + 1, want: 413},
+		{name: "finalize event over 64 KiB, chunked", path: "/IngestCSV", header: finalizeHeaders,
+			size: 400 << 20, chunked: true, want: 413},
+		{name: "push over 14 MiB, declared", path: "/AggregateOrders", header: jsonHeader,
+			size: maxPushBody + 1, want: 413},
+		{name: "push over 14 MiB, chunked", path: "/AggregateOrders", header: jsonHeader,
+			size: 400 << 20, chunked: true, want: 413},
+		{name: "tick over 64 KiB, declared", path: "/AdvanceWatermark", header: jsonHeader,
+			size: maxTickBody + 1, want: 413},
+		{name: "tick over 64 KiB, chunked", path: "/AdvanceWatermark", header: jsonHeader,
+			size: maxTickBody + 1, chunked: true, want: 413},
+		{name: "sweep over 64 KiB, declared", path: "/SweepLanding", header: jsonHeader,
+			size: 1 << 30, want: 413},
+		{name: "tick of exactly 64 KiB", path: "/AdvanceWatermark", header: jsonHeader,
+			size: maxTickBody, want: 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

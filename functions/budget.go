@@ -89,20 +89,25 @@ func (b *memBudget) readPush(w http.ResponseWriter, r *http.Request) (body []byt
 	if n >= 0 {
 		body = make([]byte, n)
 		_, err = io.ReadFull(r.Body, body)
-	} else if body, err = readChunked(r.Body); err == nil {
-		b.release(held - chunkedCost(int64(len(body))))
-		held = chunkedCost(int64(len(body)))
+	} else {
+		body, err = readChunked(r.Body)
 	}
 	switch {
 	case err == errTooLarge:
+		b.release(held)
 		tooLarge(w, maxPushBody)
+		return nil, 0, false
 	case err != nil:
+		b.release(held)
 		http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
-	default:
-		return body, held, true
+		return nil, 0, false
 	}
-	b.release(held)
-	return nil, 0, false
+	if n < 0 {
+		// The chunked body's length is known now: hold only its cost.
+		b.release(held - chunkedCost(int64(len(body))))
+		held = chunkedCost(int64(len(body)))
+	}
+	return body, held, true
 }
 
 var errTooLarge = fmt.Errorf("body larger than %d bytes", maxPushBody)

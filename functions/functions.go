@@ -31,10 +31,18 @@ const (
 
 // table is every function this image serves, in the order they are built.
 var table = []Function{
-	entry(IngestCSVName, func(c *config.Ingest, p *setup.Plan) error { return p.Ingest(*c) }, ingestCSV),
-	entry(AggregateOrdersName, func(c *config.Orders, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) }, aggregateOrders),
-	entry(AdvanceWatermarkName, func(c *config.Watermark, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) }, advanceWatermark),
-	entry(SweepLandingName, func(c *config.Sweep, p *setup.Plan) error { return p.Sweep(*c) }, sweepLanding),
+	entry(IngestCSVName,
+		func(c *config.Ingest, p *setup.Plan) error { return p.Ingest(*c) },
+		ingestCSV),
+	entry(AggregateOrdersName,
+		func(c *config.Orders, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) },
+		aggregateOrders),
+	entry(AdvanceWatermarkName,
+		func(c *config.Watermark, p *setup.Plan) error { return p.Stream(c.Backends, c.Window, c.Stream) },
+		advanceWatermark),
+	entry(SweepLandingName,
+		func(c *config.Sweep, p *setup.Plan) error { return p.Sweep(*c) },
+		sweepLanding),
 }
 
 // Function is one entry of the wiring table.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -312,7 +311,13 @@ func runDoctor(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	if err := report(stdout, c.format, findings, func(w io.Writer) error { printFindings(w, findings); return nil }); err != nil {
 		return err
 	}
-	if failed := len(slices.DeleteFunc(slices.Clone(findings), func(f finding) bool { return f.OK || f.Optional })); failed > 0 {
+	failed := 0
+	for _, f := range findings {
+		if !f.OK && !f.Optional {
+			failed++
+		}
+	}
+	if failed > 0 {
 		return fmt.Errorf("doctor: %s missing (each line above says how to fix it)", render.Counted(failed, "required piece", "required pieces"))
 	}
 	return nil

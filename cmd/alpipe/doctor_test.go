@@ -19,6 +19,7 @@ import (
 type fakeHost struct {
 	paths    map[string]string // tool -> path
 	outputs  map[string]string // "tool args..." -> its output
+	failing  map[string]bool   // "tool args..." that exit non-zero
 	files    map[string]bool   // existing paths -> whether a folder
 	contents map[string]string // file -> content
 	env      map[string]string
@@ -45,7 +46,11 @@ func (h fakeHost) host() host {
 			return "", errors.New("not found")
 		},
 		output: func(_ context.Context, name string, args ...string) (string, error) {
-			return h.outputs[strings.Join(append([]string{name}, args...), " ")], nil
+			cmd := strings.Join(append([]string{name}, args...), " ")
+			if h.failing[cmd] {
+				return h.outputs[cmd], errors.New("exit status 134")
+			}
+			return h.outputs[cmd], nil
 		},
 		stat: func(p string) (os.FileInfo, error) {
 			if dir, ok := h.files[p]; ok {
@@ -145,6 +150,10 @@ func TestDoctorFindings(t *testing.T) {
 		}
 	}
 	output := func(cmd, out string) func(*fakeHost) { return func(h *fakeHost) { h.outputs[cmd] = out } }
+	// failing: cmd prints out and exits non-zero.
+	failing := func(cmd, out string) func(*fakeHost) {
+		return func(h *fakeHost) { h.outputs[cmd], h.failing = out, map[string]bool{cmd: true} }
+	}
 	tests := []struct {
 		name   string
 		change func(*fakeHost)
@@ -182,6 +191,13 @@ func TestDoctorFindings(t *testing.T) {
 			want: []string{"FAIL pubsub emulator: not installed in /nonexistent-sdk | fix: apt-get install google-cloud-cli-pubsub-emulator (or: gcloud components install pubsub-emulator)"}},
 		{name: "Java 11", change: output("java -version", `openjdk version "11.0.2" 2019-01-15`),
 			want: []string{"FAIL java: Java 11 is too old | fix: apt-get install openjdk-17-jre-headless"}},
+		// A version readable from a failing command is taken; a failing
+		// command with none is reported as failing (not "cannot read the version").
+		{name: "java fails after printing its version: ok as before",
+			change: failing("java -version", `openjdk version "17.0.15" 2025-04-15`)},
+		{name: "java crashes with no version", change: failing("java -version", "Aborted (core dumped)\n"),
+			want: []string{"FAIL java: java -version failed: Aborted (core dumped) | " +
+				"fix: apt-get install openjdk-17-jre-headless"}},
 		{name: "no chromium: optional, a warning", change: without("chromium"),
 			want: []string{"WARN chromium: chromium is not on PATH | fix: scripts/chromium.sh (apt-get install chromium chromium-driver)"}},
 		{name: "no terraform", change: without("terraform"), want: []string{"FAIL terraform: terraform is not on PATH | fix: " + tfFix}},
@@ -193,6 +209,8 @@ func TestDoctorFindings(t *testing.T) {
 			"There are some problems with the CLI configuration:\n│ Warning: Unable to open CLI configuration file\n\nTerraform v1.11.4\non linux_amd64\n")},
 		{name: "terraform prints no version", change: output("terraform version", "Segmentation fault\n"),
 			want: []string{`FAIL terraform: cannot read the version in "Segmentation fault" | fix: ` + tfFix}},
+		{name: "terraform crashes with no version", change: failing("terraform version", "Segmentation fault\n"),
+			want: []string{"FAIL terraform: terraform version failed: Segmentation fault | fix: " + tfFix}},
 		{name: "no provider mirror, no registry", change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig") },
 			want: []string{"FAIL terraform provider: no mirror at /src/shared/terraform/cliconfig and registry.terraform.io does not answer (dial tcp: no route to host) | fix: " + mirrorFix}},
 		{name: "no provider mirror: the registry", change: func(h *fakeHost) { delete(h.contents, "/src/shared/terraform/cliconfig"); h.online[registryURL] = true },

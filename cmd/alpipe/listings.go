@@ -226,7 +226,11 @@ func runContracts(_ context.Context, c *cmdline, stdout io.Writer) error {
 		}
 		rows := [][]string{{"column", "type", "mode", "rules"}}
 		for _, col := range d.Columns {
-			rows = append(rows, []string{col.Name, col.Type, map[bool]string{true: "required"}[col.Required], col.Rules})
+			mode := ""
+			if col.Required {
+				mode = "required"
+			}
+			rows = append(rows, []string{col.Name, col.Type, mode, col.Rules})
 		}
 		if err := render.Columns(stdout, "  ", rows, nil); err != nil {
 			return err

@@ -92,14 +92,14 @@ func runReplay(ctx context.Context, c *cmdline, stdout io.Writer) error {
 			return fmt.Errorf("replay: %w", err)
 		}
 		defer f.Close()
-		body = f
+		body = f // streamed: the file is never held in memory
 	}
 	if err := c.srv.Ping(ctx); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
 	rep, err := c.srv.Replay(ctx, q, body)
 	if err != nil {
-		return fmt.Errorf("replay: %w", err)
+		return err // Replay's errors start "replay: "
 	}
 	if err := report(stdout, c.format, rep, rep.WriteText); err != nil {
 		return err

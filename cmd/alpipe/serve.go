@@ -48,7 +48,14 @@ func runServe(ctx context.Context, c *cmdline, stdout io.Writer) error {
 		}
 		clk = clock.Virtual(t)
 	}
-	srv, err := local.Start(ctx, local.Options{Addr: *addr, DataDir: *data, Clock: clk, Logger: logger, AllowRemote: *allowRemote, Hosts: hosts})
+	srv, err := local.Start(ctx, local.Options{
+		Addr:        *addr,
+		DataDir:     *data,
+		Clock:       clk,
+		Logger:      logger,
+		AllowRemote: *allowRemote,
+		Hosts:       hosts,
+	})
 	if err != nil {
 		return err
 	}
@@ -119,7 +126,12 @@ func runDemo(ctx context.Context, c *cmdline, stdout io.Writer) error {
 	}
 	// A virtual clock makes the orders story replay identically every time.
 	clk := clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
-	srv, err := local.Start(ctx, local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clk, Logger: logging.New(os.Stderr, level)})
+	srv, err := local.Start(ctx, local.Options{
+		Addr:    "127.0.0.1:0",
+		DataDir: data,
+		Clock:   clk,
+		Logger:  logging.New(os.Stderr, level),
+	})
 	if err != nil {
 		return err
 	}

@@ -250,32 +250,31 @@ func compile(file string, b []byte) (Declaration, []string) {
 	}
 	measureProblems(raw.Measures, bad)
 
-	// seconds reads a duration of whole seconds, at least least (else it
-	// "must " + short); missing says what to write instead of nothing.
-	seconds := func(field, s, missing, example string, least time.Duration, short string) time.Duration {
+	// nonNegative reads a duration of whole seconds, not negative (positive
+	// if asked).
+	nonNegative := func(field, s string, positive bool) time.Duration {
 		v, err := time.ParseDuration(s)
 		switch {
 		case s == "":
-			bad(field, "is missing (%s)", missing)
+			bad(field, "is missing (write 0s for none)")
 		case err != nil:
-			bad(field, "%q is not a duration such as %s", s, example)
+			bad(field, "%q is not a duration such as 10m or 0s", s)
 		case v%time.Second != 0:
 			bad(field, "%s must be a whole number of seconds", s)
-		case v < least:
-			bad(field, "%s must %s", s, short)
+		case positive && v <= 0:
+			bad(field, "%s must be positive", s)
+		case v < 0:
+			bad(field, "%s must not be negative", s)
 		default:
 			return v
 		}
 		return 0
 	}
-	const none, eg = "write 0s for none", "10m or 0s"
-	d.OutOfOrderness = seconds("out_of_orderness", raw.OutOfOrderness, none, eg, 0, "not be negative")
-	d.IdleTimeout = seconds("idle_timeout", raw.IdleTimeout, none, eg, time.Nanosecond, "be positive")
-	d.EarlyDelay = seconds("early_delay", raw.EarlyDelay, none, eg, 0, "not be negative")
-	d.AllowedLateness = seconds("allowed_lateness", raw.AllowedLateness, none, eg, 0, "not be negative")
-	// A late delay under the tick interval would promise corrections sooner than ticks make them.
-	d.LateDelay = seconds("late_delay", raw.LateDelay, fmt.Sprintf("at least %s, the shortest tick interval", window.TickInterval),
-		"1m or 5m", window.TickInterval, fmt.Sprintf("be at least %s: a tick emits the LATE pane, and the watermark ticks at most every 30 s (TICK_INTERVAL)", window.TickInterval))
+	d.OutOfOrderness = nonNegative("out_of_orderness", raw.OutOfOrderness, false)
+	d.IdleTimeout = nonNegative("idle_timeout", raw.IdleTimeout, true)
+	d.EarlyDelay = nonNegative("early_delay", raw.EarlyDelay, false)
+	d.AllowedLateness = nonNegative("allowed_lateness", raw.AllowedLateness, false)
+	d.LateDelay = lateDelay(raw.LateDelay, bad)
 	if d.Accumulation != window.Accumulating && d.Accumulation != window.Discarding {
 		bad("accumulation", "%q must be %s or %s", raw.Accumulation, window.Accumulating, window.Discarding)
 	}
@@ -286,6 +285,27 @@ func compile(file string, b []byte) (Declaration, []string) {
 		}
 	}
 	return d, probs
+}
+
+// lateDelay reads Ld: every LATE pane comes from a tick, so a late delay
+// under the tick interval would promise corrections sooner than they come.
+func lateDelay(s string, bad func(field, format string, args ...any)) time.Duration {
+	const field = "late_delay"
+	v, err := time.ParseDuration(s)
+	switch {
+	case s == "":
+		bad(field, "is missing (at least %s, the shortest tick interval)", window.TickInterval)
+	case err != nil:
+		bad(field, "%q is not a duration such as 1m or 5m", s)
+	case v%time.Second != 0:
+		bad(field, "%s must be a whole number of seconds", s)
+	case v < window.TickInterval:
+		bad(field, "%s must be at least %s: a tick emits the LATE pane, "+
+			"and the watermark ticks at most every 30 s (TICK_INTERVAL)", s, window.TickInterval)
+	default:
+		return v
+	}
+	return 0
 }
 
 func measureProblems(ms []string, bad func(field, format string, args ...any)) {

@@ -22,8 +22,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
+// Server is a running `alpipe serve`, by its base URL.
 type Server struct {
-	URL string // e.g. http://127.0.0.1:8080
+	URL string // e.g. http://127.0.0.1:8080, no trailing slash (serverURL trims it)
 }
 
 // ErrUnreachable marks a server that did not answer at all.

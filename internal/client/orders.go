@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -184,15 +185,29 @@ func PublishEmulator(ctx context.Context, host, project string, steps []Step) (i
 }
 
 // Replay runs the window engine on the server, which holds the warehouse,
-// over body's orders (JSONL) or q's source; q also holds the dates.
+// over body's orders (JSONL) or q's source; q also holds the dates. Its
+// errors are whole sentences starting "replay: ". Callers Ping first, so a
+// failed request is a server that stopped answering mid-replay, not one
+// that was never there; a refusal carries up to 16 KB of the server's words.
 func (s Server) Replay(ctx context.Context, q url.Values, body io.Reader) (replay.Report, error) {
-	var rep replay.Report
 	req, err := s.post(ctx, localapi.ReplayPath+"?"+q.Encode(), body)
-	if err == nil {
-		req.Header.Set("Content-Type", replay.ContentType)
-		_, err = s.do(req, &rep)
+	if err != nil {
+		return replay.Report{}, fmt.Errorf("replay: %w", err)
 	}
-	return rep, err
+	req.Header.Set("Content-Type", replay.ContentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return replay.Report{}, fmt.Errorf("replay: the server stopped answering: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return replay.Report{}, fmt.Errorf("replay: HTTP %d: %s", resp.StatusCode, answerText(resp.Body, 16<<10))
+	}
+	var rep replay.Report
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return replay.Report{}, fmt.Errorf("replay: read the report: %w", err)
+	}
+	return rep, nil
 }
 
 // SetClock returns the time the server's clock then shows.

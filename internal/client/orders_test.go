@@ -1,6 +1,10 @@
 package client
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -38,6 +42,63 @@ func TestReadStepsInput(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantOrder, string(steps[0].Order)); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReplayErrors pins Replay's sentences: a refusal is the status and the
+// server's words (up to 16 KB), and a server that dies mid-replay, after
+// the command's Ping succeeded, "stopped answering" rather than being asked
+// whether `alpipe serve` is running at all.
+func TestReplayErrors(t *testing.T) {
+	long := strings.Repeat("x", 20<<10)
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+		prefix  bool // want is only the error's start
+	}{
+		{
+			name: "refused",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "windows already have live panes", http.StatusConflict)
+			},
+			want: "replay: HTTP 409: windows already have live panes",
+		},
+		{
+			name: "refusal clipped at 16 KB",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, long, http.StatusConflict)
+			},
+			want: "replay: HTTP 409: " + long[:16<<10],
+		},
+		{
+			name: "server dies mid-replay",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			},
+			want:   "replay: the server stopped answering: ",
+			prefix: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(tc.handler)
+			t.Cleanup(ts.Close)
+			_, err := Server{URL: ts.URL}.Replay(context.Background(), url.Values{}, strings.NewReader("{}\n"))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if tc.prefix && strings.HasPrefix(got, tc.want) {
+				got = tc.want // the rest is Go's words for the lost connection
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Replay error (-want +got):\n%s", diff)
 			}
 		})
 	}

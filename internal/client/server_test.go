@@ -1,7 +1,9 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/clock"
+	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/localapi"
@@ -169,6 +172,70 @@ func TestBackfillThroughServer(t *testing.T) {
 	}
 	if got := first.RowsLoaded + second.RowsLoaded; got != int64(total) {
 		t.Errorf("summaries count %d rows loaded; want %d", got, total)
+	}
+}
+
+// TestRequeueThroughServer: the seed file quarantines three rows; a person
+// fixes one in a local copy and re-queues it: 1 loaded, 2 quarantined again.
+func TestRequeueThroughServer(t *testing.T) {
+	ctx := context.Background()
+	gcs := storage(t)
+	server := client.Server{URL: srv.URL}
+	rec, err := server.Drop(ctx, "exportaciones/2026/03/14/pedidos-erp.csv",
+		"../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Counts.Quarantined != 3 {
+		t.Fatalf("seed file: %+v; want 3 rows quarantined", rec.Counts)
+	}
+	body, err := gcs.Open(ctx, localapi.QuarantineBucket, rec.Quarantine, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(body).ReadAll()
+	body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		row[3] = strings.Replace(row[3], "2026-02-30", "2026-02-28", 1)
+	}
+	var fixed bytes.Buffer // the person's corrected copy
+	if err := csv.NewWriter(&fixed).WriteAll(rows); err != nil {
+		t.Fatal(err)
+	}
+
+	feeds, err := contract.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rq := &reingest.Requeue{Objects: gcs, Ingest: server, Feeds: feeds, LandingBucket: localapi.LandingBucket}
+	req := reingest.RequeueRequest{Bucket: localapi.QuarantineBucket, Name: rec.Quarantine, Rows: &fixed}
+	res, err := rq.Run(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	reingest.WriteRequeue(&out, res, localapi.QuarantineBucket)
+	for _, must := range []string{
+		"status: DONE  rows read/loaded/quarantined: 3/1/2",
+		"still wrong: cantidad:below_min 1",
+		"still wrong: column_count 1",
+		"back in quarantine: gs://" + localapi.QuarantineBucket +
+			"/cuarentena/lineas_pedido/exportaciones/2026/03/14/pedidos-erp.requeue-",
+	} {
+		if !strings.Contains(out.String(), must) {
+			t.Errorf("requeue output lacks %q:\n%s", must, out.String())
+		}
+	}
+	got, err := server.Query(ctx,
+		"SELECT COUNT(*), MIN(fecha) FROM lineas_pedido WHERE pedido_id = 'PED-2026-0314-0004'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]string{{"1", "2026-02-28"}}, got.Rows); diff != "" {
+		t.Errorf("fixed row (-want +got):\n%s", diff)
 	}
 }
 

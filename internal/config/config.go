@@ -12,7 +12,6 @@ import (
 	"net"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -74,10 +73,15 @@ func (b Backends) validate(needsStaging bool) (p problems) {
 		add(b.DataDir != "", "STATE_STORE=embedded needs ALPIPE_DATA_DIR")
 		// The ledger, dedup records and window state would live in one
 		// instance's file and vanish with it: double counts, lost panes.
-		add(b.Service == "" && b.Warehouse != BigQuery, "STATE_STORE=embedded keeps state in one instance's local file; on Cloud Run or with WAREHOUSE=bigquery set STATE_STORE=firestore")
+		add(b.Service == "" && b.Warehouse != BigQuery,
+			"STATE_STORE=embedded keeps state in one instance's local file; "+
+				"on Cloud Run or with WAREHOUSE=bigquery set STATE_STORE=firestore")
 	case Firestore:
 		add(b.Project != "", "STATE_STORE=firestore needs GOOGLE_CLOUD_PROJECT")
-		add(b.Database == "(default)" || databaseID.MatchString(b.Database), "FIRESTORE_DATABASE=%q is not a Firestore database ID ((default), or 4-63 of a-z, 0-9 and '-', starting with a letter)", b.Database)
+		add(b.Database == "(default)" || databaseID.MatchString(b.Database),
+			"FIRESTORE_DATABASE=%q is not a Firestore database ID "+
+				"((default), or 4-63 of a-z, 0-9 and '-', starting with a letter)",
+			b.Database)
 	default:
 		add(false, "STATE_STORE=%q: want %s or %s", b.State, Embedded, Firestore)
 	}
@@ -86,9 +90,12 @@ func (b Backends) validate(needsStaging bool) (p problems) {
 		add(b.DataDir != "", "WAREHOUSE=duckdb needs ALPIPE_DATA_DIR")
 	case BigQuery:
 		add(b.Project != "", "WAREHOUSE=bigquery needs GOOGLE_CLOUD_PROJECT")
-		add(len(b.Dataset) <= 1024 && datasetID.MatchString(b.Dataset), "WAREHOUSE=bigquery needs BIGQUERY_DATASET (letters, digits and '_', at most 1024), got %q", b.Dataset)
+		add(len(b.Dataset) <= 1024 && datasetID.MatchString(b.Dataset),
+			"WAREHOUSE=bigquery needs BIGQUERY_DATASET (letters, digits and '_', at most 1024), got %q",
+			b.Dataset)
 		add(b.Location != "", "WAREHOUSE=bigquery needs BIGQUERY_LOCATION")
-		add(b.BigQueryEndpoint == "" || validHostPort(b.BigQueryEndpoint), "BIGQUERY_EMULATOR_HOST=%q: want host:port", b.BigQueryEndpoint)
+		add(b.BigQueryEndpoint == "" || validHostPort(b.BigQueryEndpoint),
+			"BIGQUERY_EMULATOR_HOST=%q: want host:port", b.BigQueryEndpoint)
 		add(!needsStaging || b.StagingBucket != "", "WAREHOUSE=bigquery needs STAGING_BUCKET for load jobs")
 	default:
 		add(false, "WAREHOUSE=%q: want %s or %s", b.Warehouse, DuckDB, BigQuery)
@@ -141,17 +148,33 @@ func (c Ingest) problems() problems {
 	p := c.validate(true)
 	add := p.add
 	add(c.LandingBucket != "", "LANDING_BUCKET is empty")
-	add(len(c.LandingPrefixes) > 0, "LANDING_PREFIXES is empty (\"\" is not a prefix list; name the folders the ERP writes, e.g. exportaciones/)")
+	add(len(c.LandingPrefixes) > 0,
+		"LANDING_PREFIXES is empty (\"\" is not a prefix list; "+
+			"name the folders the ERP writes, e.g. exportaciones/)")
 	add(c.QuarantineBucket != "", "QUARANTINE_BUCKET is empty")
 	// Else every quarantine file would fire the ingest of itself.
-	add(c.QuarantineBucket == "" || c.QuarantineBucket != c.LandingBucket || !slices.ContainsFunc(c.LandingPrefixes, func(l string) bool {
-		return strings.HasPrefix(c.QuarantinePrefix, l) || strings.HasPrefix(l, c.QuarantinePrefix)
-	}), "QUARANTINE_PREFIX=%q lies inside LANDING_PREFIXES of the same bucket", c.QuarantinePrefix)
+	sameBucket := c.QuarantineBucket != "" && c.QuarantineBucket == c.LandingBucket
+	add(!sameBucket || !overlaps(c.LandingPrefixes, c.QuarantinePrefix),
+		"QUARANTINE_PREFIX=%q lies inside LANDING_PREFIXES of the same bucket", c.QuarantinePrefix)
 	// A shorter lease would let a redelivery take over a file still loading.
-	add(c.Lease >= EventDeadline+time.Second, "LEDGER_LEASE=%s must exceed the 540s function deadline", c.Lease)
-	add(c.Deadline > 0 && c.Deadline <= EventDeadline-DeadlineMargin, "INGEST_DEADLINE=%s must be positive and at most %s (the 540s request timeout less a %s margin for the failure record)", c.Deadline, EventDeadline-DeadlineMargin, DeadlineMargin)
+	add(c.Lease >= EventDeadline+time.Second,
+		"LEDGER_LEASE=%s must exceed the 540s function deadline", c.Lease)
+	add(c.Deadline > 0 && c.Deadline <= EventDeadline-DeadlineMargin,
+		"INGEST_DEADLINE=%s must be positive and at most %s "+
+			"(the 540s request timeout less a %s margin for the failure record)",
+		c.Deadline, EventDeadline-DeadlineMargin, DeadlineMargin)
 	add(c.MaxRecordBytes >= 1024, "MAX_RECORD_BYTES=%d is below 1024", c.MaxRecordBytes)
 	return p
+}
+
+// overlaps reports whether p lies inside one of prefixes or holds one.
+func overlaps(prefixes []string, p string) bool {
+	for _, l := range prefixes {
+		if strings.HasPrefix(p, l) || strings.HasPrefix(l, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Validator is a configuration that can check itself.

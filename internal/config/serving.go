@@ -68,10 +68,11 @@ func (c Server) Validate() error {
 }
 
 // Query bounds the answers of `alpipe serve`'s /_local/query, the one door
-// through which any SQL reaches the embedded warehouse. The answer streams,
-// so memory does not grow with it; these caps bound what a client receives
-// and how long the engine works for it, and each is named in the error
-// when it stops an answer.
+// through which any SQL reaches the embedded warehouse: a SELECT of 20 M
+// rows once held 4.4 GB and ran 100 s. The answer streams, so memory does
+// not grow with it; these caps bound what a client receives and how long
+// the engine works for it, and each is named in the error when it stops an
+// answer.
 type Query struct {
 	// MaxRows: a million rows is a month of order lines for a reconcile or
 	// an export to a spreadsheet (which stops at 1,048,576).

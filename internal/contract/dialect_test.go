@@ -4,8 +4,10 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/text/encoding/charmap"
 
 	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
@@ -206,6 +208,65 @@ func TestISO88591DefinesEveryByte(t *testing.T) {
 		if !ok || string(out) != string(rune(c)) {
 			t.Errorf("byte %#x decodes to %q, %v; want U+%04X", c, out, ok, c)
 		}
+	}
+}
+
+// TestAppendCP1252 decodes text through charsets[Windows1252], then each of
+// the 256 bytes alone against x/text's decoder: the same text for every byte
+// the code page defines, and a refusal (with its reject code) for the five it
+// leaves undefined, which x/text decodes to U+FFFD.
+func TestAppendCP1252(t *testing.T) {
+	cs := charsets[Windows1252]
+	if cs.code != CodeInvalidCP1252 {
+		t.Errorf("reject code %q, want %q", cs.code, CodeInvalidCP1252)
+	}
+	type decoded struct {
+		Text string
+		OK   bool
+	}
+	tests := []struct {
+		name string
+		in   string
+		want decoded
+	}{
+		{name: "ASCII", in: "Munoz", want: decoded{Text: "Munoz", OK: true}},
+		{name: "spanish letters", in: "Mu\xf1oz Ib\xe1\xf1ez", want: decoded{Text: "Muñoz Ibáñez", OK: true}},
+		{name: "euro and quotes", in: "\x80 \x93ok\x94", want: decoded{Text: "€ “ok”", OK: true}},
+		{name: "Y with diaeresis", in: "\x9f", want: decoded{Text: "Ÿ", OK: true}},
+		{name: "no-break space", in: "\xa0", want: decoded{Text: "\u00a0", OK: true}},
+		{name: "undefined 0x81 after a letter", in: "a\x81b"},
+		{name: "undefined 0x8d", in: "\x8d"},
+		{name: "undefined 0x8f", in: "\x8f"},
+		{name: "undefined 0x90", in: "\x90"},
+		{name: "undefined 0x9d", in: "\x9d"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, ok := cs.append(nil, []byte(tt.in))
+			got := decoded{OK: ok}
+			if ok {
+				got.Text = string(out) // what was appended before a refusal does not count
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("%q (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+	// Every byte against x/text, which decodes an undefined byte to U+FFFD.
+	var want, got [256]decoded
+	for c := range 256 {
+		std, err := charmap.Windows1252.NewDecoder().Bytes([]byte{byte(c)})
+		if err != nil {
+			t.Fatalf("x/text on byte %#x: %v", c, err)
+		}
+		if string(std) != string(utf8.RuneError) {
+			want[c] = decoded{Text: string(std), OK: true}
+		}
+		out, ok := cs.append(nil, []byte{byte(c)})
+		got[c] = decoded{Text: string(out), OK: ok}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("charsets[Windows1252] against x/text, indexed by byte (-want +got):\n%s", diff)
 	}
 }
 

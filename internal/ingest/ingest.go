@@ -239,22 +239,37 @@ func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered
 		level = slog.LevelWarn
 	}
 	s.log.Log(ctx, level, "file "+strings.ToLower(string(rec.State)),
-		"object", rec.Key.String(), "feed", rec.Feed, "state", string(rec.State), "redelivered", redelivered,
-		"rows_read", rec.Counts.Read, "rows_loaded", rec.Counts.Loaded, "rows_quarantined", rec.Counts.Quarantined,
-		"rejects", rec.Counts.Rejects, "reason", rec.Reason, "quarantine_object", rec.Quarantine,
-		"load_id", rec.LoadID, "already_loaded", rec.AlreadyLoaded, "attempt", rec.Attempt,
-		"load_ms", tm.Load.Milliseconds(), "refresh_ms", tm.Refresh.Milliseconds(), "duration_ms", tm.Total.Milliseconds(),
-		"drift_added", driftList(rec.Drift, true), "drift_missing", driftList(rec.Drift, false))
+		"object", rec.Key.String(),
+		"feed", rec.Feed,
+		"state", string(rec.State),
+		"redelivered", redelivered,
+		"rows_read", rec.Counts.Read,
+		"rows_loaded", rec.Counts.Loaded,
+		"rows_quarantined", rec.Counts.Quarantined,
+		"rejects", rec.Counts.Rejects,
+		"reason", rec.Reason,
+		"quarantine_object", rec.Quarantine,
+		"load_id", rec.LoadID,
+		"already_loaded", rec.AlreadyLoaded,
+		"attempt", rec.Attempt,
+		"load_ms", tm.Load.Milliseconds(),
+		"refresh_ms", tm.Refresh.Milliseconds(),
+		"duration_ms", tm.Total.Milliseconds(),
+		"drift_added", driftList(rec.Drift, true),
+		"drift_missing", driftList(rec.Drift, false),
+	)
 	if rec.Drift == nil || redelivered {
 		return
 	}
 	// One line per drifted column, which the log-based metric
 	// alpipe/schema_drift counts: one incident per new column.
 	for _, c := range rec.Drift.Added {
-		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed, "column", c, "change", "added", "state", string(rec.State))
+		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed,
+			"column", c, "change", "added", "state", string(rec.State))
 	}
 	for _, c := range rec.Drift.Missing {
-		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed, "column", c, "change", "missing", "state", string(rec.State))
+		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed,
+			"column", c, "change", "missing", "state", string(rec.State))
 	}
 }
 

@@ -157,10 +157,18 @@ func (l *Ledger) Finish(ctx context.Context, rec Record, now time.Time) error {
 		case !mine || cur.State != InProgress:
 			return fmt.Errorf("%w: record is %s, attempt %d of %q", ErrLeaseLost, cur.State, cur.Attempt, cur.Owner)
 		}
-		// Key, Owner and Attempt are cur's already.
-		out := rec
-		out.MD5, out.StartedAt, out.DuplicateOf = cur.MD5, cur.StartedAt, cur.DuplicateOf
-		out.FinishedAt, out.LeaseUntil = now.UTC(), time.Time{}
+		// Everything but the outcome is kept from the stored record.
+		out := cur
+		out.State = rec.State
+		out.FinishedAt = now.UTC()
+		out.LeaseUntil = time.Time{}
+		out.Feed = rec.Feed
+		out.Counts = rec.Counts
+		out.Reason = rec.Reason
+		out.Quarantine = rec.Quarantine
+		out.LoadID = rec.LoadID
+		out.AlreadyLoaded = rec.AlreadyLoaded
+		out.Drift = rec.Drift
 		if out.State == Done {
 			obj, _, err := decode[current](docs[1])
 			if err != nil {

@@ -28,7 +28,8 @@ func (l *Ledger) Lock(ctx context.Context, name, owner string, now time.Time, tt
 			return err
 		}
 		cur, held, err := decode[lock](docs[0])
-		if taken = err == nil && !(held && cur.Owner != owner && now.Before(cur.Until)); !taken {
+		taken = err == nil && !(held && cur.Owner != owner && now.Before(cur.Until))
+		if !taken {
 			return err
 		}
 		// TTL tidies abandoned locks.
@@ -109,7 +110,9 @@ func (l *Ledger) release(ctx context.Context, rec Record, now time.Time, reason 
 			return err
 		}
 		cur, ok, err := decode[Record](docs[0])
-		if released = err == nil && ok && cur.State == InProgress && cur.Owner == rec.Owner && cur.Attempt == rec.Attempt; !released {
+		released = err == nil && ok && cur.State == InProgress &&
+			cur.Owner == rec.Owner && cur.Attempt == rec.Attempt
+		if !released {
 			return err
 		}
 		cur.State, cur.Reason, cur.FinishedAt, cur.LeaseUntil = Failed, reason, now, time.Time{}

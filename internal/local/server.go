@@ -65,8 +65,10 @@ var dataLock *os.File
 // Start serves on opts.Addr, the only socket it opens: the in-process
 // storage client reaches the fake GCS through memory.
 func Start(ctx context.Context, opts Options) (*Server, error) {
-	opts.DataDir, opts.Addr = cmp.Or(opts.DataDir, ".local"), cmp.Or(opts.Addr, localapi.DefaultAddr)
-	opts.Clock, opts.Logger = cmp.Or(opts.Clock, clock.Wall()), cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	opts.DataDir = cmp.Or(opts.DataDir, ".local")
+	opts.Addr = cmp.Or(opts.Addr, localapi.DefaultAddr)
+	opts.Clock = cmp.Or(opts.Clock, clock.Wall())
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	// The monitoring panel reads the functions' log lines, as the log-based
 	// metrics do in production.
 	monitor := dashboard.NewMonitor(opts.Clock.Now)
@@ -242,9 +244,10 @@ func dashboardRefresh(warehouse string) time.Duration {
 
 func (s *Server) dashboard(cfg config.Watermark) http.Handler {
 	src := dashboard.Source{
-		Warehouse:        s.App.Warehouse,
-		Watermarks:       dashboard.StoreWatermarks{Store: s.App.Store}, // the store already open for the functions
-		Now:              s.Clock.Now,
+		Warehouse:  s.App.Warehouse,
+		Watermarks: dashboard.StoreWatermarks{Store: s.App.Store}, // the store already open for the functions
+		Now:        s.Clock.Now,
+		// The fake GCS on this address answers the download links itself.
 		QuarantineBucket: localapi.QuarantineBucket,
 		Refresh:          dashboardRefresh(cfg.Warehouse),
 		Monitor:          s.monitor,

@@ -289,7 +289,8 @@ func RequeueName(source string, now time.Time) string {
 	}
 	sum := sha256.Sum256([]byte(original))
 	tail = "~" + hex.EncodeToString(sum[:8]) + tail
-	return dir + objname.Cut(base, min(objname.MaxSegmentBytes, objname.MaxObjectBytes-len(dir))-len(tail)) + tail
+	room := min(objname.MaxSegmentBytes, objname.MaxObjectBytes-len(dir)) - len(tail)
+	return dir + objname.Cut(base, room) + tail
 }
 
 // ParseGS splits "gs://bucket/path". ok is false without gs:// (a name in

@@ -277,7 +277,11 @@ func (r *runner) closeSegment(ctx context.Context) error {
 	r.rep.Accepted += res.accepted
 	r.rep.Duplicates += res.duplicates
 	r.rep.Invalid += res.invalidCount
-	r.rep.InvalidSamples = append(r.rep.InvalidSamples, res.invalid[:min(len(res.invalid), maxSamples-len(r.rep.InvalidSamples))]...)
+	for _, inv := range res.invalid {
+		if len(r.rep.InvalidSamples) < maxSamples {
+			r.rep.InvalidSamples = append(r.rep.InvalidSamples, inv)
+		}
+	}
 	r.rep.Windows += res.windows
 	if !res.maxEvent.IsZero() && res.maxEvent.After(r.floor) {
 		r.floor = res.maxEvent

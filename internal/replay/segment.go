@@ -273,6 +273,16 @@ func newGuard(wh Warehouse, specs []window.Spec) *guard {
 	return g
 }
 
+// panesTable reports whether table is the panes table of one of the aggregations.
+func (g *guard) panesTable(table string) bool {
+	for _, k := range g.keys {
+		if k.table == table {
+			return true
+		}
+	}
+	return false
+}
+
 func (g *guard) counts() (written, unchanged, conflicts int64, samples []Conflict) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -283,7 +293,7 @@ func (g *guard) Append(ctx context.Context, table string, rows []warehouse.Row) 
 	if table == warehouse.PedidosDescartados {
 		return nil
 	}
-	if !slices.ContainsFunc(slices.Collect(maps.Values(g.keys)), func(k keyColumn) bool { return k.table == table }) {
+	if !g.panesTable(table) {
 		return fmt.Errorf("replay: unexpected rows for table %s", table)
 	}
 	g.mu.Lock()

@@ -79,18 +79,27 @@ func (t *Table) listDays(ctx context.Context) error {
 // customer, but its lines are one summary line (SKU "*", no price).
 func (t *Table) Keeps(keyField string) bool { return keyField == "pais" || keyField == "cliente_id" }
 
+// eventHour is the UTC hour given to an order of lineas_pedido, which has a
+// date and no time: noon UTC is still date D from UTC-12 to UTC+11.
+const eventHour = 12
+
+// summarySKU names a replayed order's one line, the sum of its lines' quantities.
+const summarySKU = "*"
+
 func (t *Table) message(r warehouse.DayOrder) (Message, error) {
 	id := r.PedidoID
+	eventTime := warehouse.DayTime(t.day).Add(eventHour * time.Hour)
 	m := Message{
 		ID:         warehouse.LineasPedido + "/" + warehouse.FormatDate(t.day) + "/" + id,
-		Attributes: map[string]string{order.EventTimeAttribute: warehouse.DayTime(t.day).Add(12 * time.Hour).Format(time.RFC3339)},
+		Attributes: map[string]string{order.EventTimeAttribute: eventTime.Format(time.RFC3339)},
 	}
 	if r.Pais != r.PaisMax {
-		m.Invalid = fmt.Sprintf("invalid: the lines of pedido_id %s name several countries (%s, %s)", id, r.Pais, r.PaisMax)
+		m.Invalid = fmt.Sprintf("invalid: the lines of pedido_id %s name several countries (%s, %s)",
+			id, r.Pais, r.PaisMax)
 		return m, nil
 	}
 	o := order.Order{PedidoID: id, Pais: r.Pais, ImporteTotal: r.Importe, ClienteID: r.ClienteID,
-		Lineas: []order.Line{{SKU: "*", Cantidad: r.Unidades}}}
+		Lineas: []order.Line{{SKU: summarySKU, Cantidad: r.Unidades}}}
 	var err error
 	if m.Data, err = json.Marshal(o); err != nil {
 		return Message{}, err
@@ -99,7 +108,7 @@ func (t *Table) message(r warehouse.DayOrder) (Message, error) {
 }
 
 // JSONL reads an orders file in the format of `alpipe publish`
-// (local.ReadSteps) line by line, never holding the file (ReadSteps does).
+// (client.ReadSteps) line by line, never holding the file (ReadSteps does).
 // Ticks and arrival times (llegada) belong to live stories and are ignored:
 // a replay decides its watermark itself. A line that is not a JSON object
 // stops the replay with an *InputError.
@@ -110,7 +119,7 @@ type JSONL struct {
 
 func NewJSONL(r io.Reader) *JSONL {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 10<<20) // local.ReadSteps' line limit
+	sc.Buffer(make([]byte, 64<<10), 10<<20) // client.ReadSteps' line limit
 	return &JSONL{sc: sc}
 }
 

@@ -64,7 +64,8 @@ func (p *Plan) Sweep(cfg config.Sweep) error {
 
 func (p *Plan) use(b config.Backends) error {
 	if p.backends != nil && *p.backends != b {
-		return fmt.Errorf("two functions of this process name different backends (%+v and %+v): one process has one set of clients", *p.backends, b)
+		return fmt.Errorf("two functions of this process name different backends (%+v and %+v): "+
+			"one process has one set of clients", *p.backends, b)
 	}
 	p.backends = &b
 	return nil
@@ -73,7 +74,8 @@ func (p *Plan) use(b config.Backends) error {
 // once plans cfg for what unless another function planned it otherwise.
 func once[T any](planned **T, cfg T, what string) error {
 	if *planned != nil && !reflect.DeepEqual(**planned, cfg) {
-		return fmt.Errorf("two functions of this process configure %s differently: %+v and %+v", what, **planned, cfg)
+		return fmt.Errorf("two functions of this process configure %s differently: %+v and %+v",
+			what, **planned, cfg)
 	}
 	*planned = &cfg
 	return nil
@@ -121,23 +123,39 @@ func Build(ctx context.Context, plan Plan, opts Options) (_ *App, err error) {
 		if err != nil {
 			return nil, err
 		}
-		if a.Ingest, err = ingest.New(a.Objects, a.Ledger, a.Warehouse, feeds, ingest.Config{QuarantineBucket: cfg.QuarantineBucket,
-			QuarantinePrefix: cfg.QuarantinePrefix, LandingBucket: cfg.LandingBucket, LandingPrefixes: cfg.LandingPrefixes,
-			MaxRecordBytes: cfg.MaxRecordBytes, Deadline: cfg.Deadline}, a.Now, a.Log); err != nil {
+		icfg := ingest.Config{
+			QuarantineBucket: cfg.QuarantineBucket,
+			QuarantinePrefix: cfg.QuarantinePrefix,
+			LandingBucket:    cfg.LandingBucket,
+			LandingPrefixes:  cfg.LandingPrefixes,
+			MaxRecordBytes:   cfg.MaxRecordBytes,
+			Deadline:         cfg.Deadline,
+		}
+		if a.Ingest, err = ingest.New(a.Objects, a.Ledger, a.Warehouse, feeds, icfg, a.Now, a.Log); err != nil {
 			return nil, err
 		}
 	}
 	if sp := plan.stream; sp != nil {
-		if a.Stream, err = stream.New(a.Store, a.Warehouse, sp.window.Specs(), contract.IsCountry, a.Log, sp.stream.Options()...); err != nil {
+		a.Stream, err = stream.New(a.Store, a.Warehouse, sp.window.Specs(), contract.IsCountry, a.Log,
+			sp.stream.Options()...)
+		if err != nil {
 			return nil, err
 		}
 	}
 	if cfg := plan.sweep; cfg != nil {
 		// Over this process's ingest service, so a swept file takes exactly
 		// the path of a drop.
-		if a.Sweeper, err = sweep.New(a.Objects, a.Ledger, reingest.Direct{Service: a.Ingest}, sweep.Options{Bucket: cfg.LandingBucket,
-			Prefixes: cfg.LandingPrefixes, Window: cfg.Window, Grace: cfg.Grace, MaxObjects: cfg.MaxObjects, Concurrency: cfg.Concurrency,
-			Now: a.Now, Log: a.Log}); err != nil {
+		opts := sweep.Options{
+			Bucket:      cfg.LandingBucket,
+			Prefixes:    cfg.LandingPrefixes,
+			Window:      cfg.Window,
+			Grace:       cfg.Grace,
+			MaxObjects:  cfg.MaxObjects,
+			Concurrency: cfg.Concurrency,
+			Now:         a.Now,
+			Log:         a.Log,
+		}
+		if a.Sweeper, err = sweep.New(a.Objects, a.Ledger, reingest.Direct{Service: a.Ingest}, opts); err != nil {
 			return nil, err
 		}
 	}

@@ -8,7 +8,7 @@
 // is a function of explicit inputs, so a processor can call it inside a
 // document-store transaction that may run more than once, and tests can
 // replay any history. The state is split for a store with about one write
-// per second per document: WatermarkState is written only by the tick,
-// Partial by orders (one of several partial sums of a cell), PaneState and
-// Session by the tick.
+// per second per document: WatermarkState is written only by the tick;
+// Partial (one of several partial sums of a cell), PaneState and Session by
+// the writer that folds orders in; in package stream, the tick.
 package window

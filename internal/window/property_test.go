@@ -41,25 +41,49 @@ func TestProperties(t *testing.T) {
 		maxBatch     int
 		require      []string
 	}{
-		{"one fixed aggregation fed simple orders", 300, 30, twoDelays, 0xa1b1a,
-			func(r *rand.Rand) []window.Spec { return []window.Spec{windowtest.RandomSpec(r)} }, openTenth, simple, 1,
-			[]string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry",
-				"ON_TIME without change", "window of late orders only", "too-late drop", "duplicate", "invalid"}},
-		{"Multi: one to three fixed or sliding aggregations", 120, 8, twoDelays, 0x5117de, windowtest.RandomSpecs, openTenth,
-			windowtest.MultiStream, 8, multiCases},
-		{"Multi: the shipped aggregations", 25, 1, twoDelays, 0x5417,
-			func(*rand.Rand) []window.Spec { return windowtest.ShippedSpecs() },
-			func(uint64) windowtest.StreamConfig { return windowtest.StreamConfig{Events: 400} }, windowtest.MultiStream, 8,
-			[]string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "too-late drop",
-				"order too late for its older windows only", "line without a SKU", "duplicate"}},
+		{
+			name: "one fixed aggregation fed simple orders", seeds: 300, short: 30, lateDelays: twoDelays,
+			salt:     0xa1b1a,
+			draw:     func(r *rand.Rand) []window.Spec { return []window.Spec{windowtest.RandomSpec(r)} },
+			cfg:      openTenth,
+			stream:   simple,
+			maxBatch: 1,
+			require: []string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry",
+				"ON_TIME without change", "window of late orders only", "too-late drop", "duplicate", "invalid"},
+		},
+		{
+			name: "Multi: one to three fixed or sliding aggregations", seeds: 120, short: 8, lateDelays: twoDelays,
+			salt:     0x5117de,
+			draw:     windowtest.RandomSpecs,
+			cfg:      openTenth,
+			stream:   windowtest.MultiStream,
+			maxBatch: 8,
+			require:  multiCases,
+		},
+		{
+			name: "Multi: the shipped aggregations", seeds: 25, short: 1, lateDelays: twoDelays,
+			salt:     0x5417,
+			draw:     func(*rand.Rand) []window.Spec { return windowtest.ShippedSpecs() },
+			cfg:      func(uint64) windowtest.StreamConfig { return windowtest.StreamConfig{Events: 400} },
+			stream:   windowtest.MultiStream,
+			maxBatch: 8,
+			require: []string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "too-late drop",
+				"order too late for its older windows only", "line without a SKU", "duplicate"},
+		},
 		// 180 streams: every coverage class many times over, in about 40 s on 2 cores.
-		{"Multi: one of each kind of window", 30, 8, []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute}, 0x5e55,
-			windowtest.RandomKinds,
-			func(seed uint64) windowtest.StreamConfig {
+		{
+			name: "Multi: one of each kind of window", seeds: 30, short: 8,
+			lateDelays: []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute},
+			salt:       0x5e55,
+			draw:       windowtest.RandomKinds,
+			cfg: func(seed uint64) windowtest.StreamConfig {
 				return windowtest.StreamConfig{Open: seed%10 == 9, Events: 300}
-			}, windowtest.MultiStream, 8,
-			append(multiCases, "MERGED", "retraction", "merge", "bridge", "session start moved", "change after ON_TIME",
-				"bridge past an expired session", "fired session extended past W")},
+			},
+			stream:   windowtest.MultiStream,
+			maxBatch: 8,
+			require: append(multiCases, "MERGED", "retraction", "merge", "bridge", "session start moved",
+				"change after ON_TIME", "bridge past an expired session", "fired session extended past W"),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,15 +64,22 @@ func (s Spec) AcceptSession(ss []Session, o Order, wm, now time.Time) ([]Session
 		}
 	}
 	fired, done := false, false
-	sums := make([]Partial, len(parts))
-	for i, x := range parts {
+	var sum Partial
+	for _, x := range parts {
 		fired = fired || x.State.onTime() != OnTimePending || reached(wm, x.End)
 		done = done || x.State.onTime() == OnTimeDone
-		sums[i] = x.Sum
-		sums[i].Epoch = 0 // one epoch for every part: drop a mark its own panes covered
+		part := x.Sum
+		part.Epoch = 0 // one epoch for every part: drop a mark its own panes covered
 		if x.Sum.Epoch < x.State.NextIndex {
-			sums[i].PendingSince = time.Time{}
+			part.PendingSince = time.Time{}
 		}
+		// Part by part, so that an overflow names the session that caused it
+		// (the reason pedidos_descartados records).
+		if _, err := sum.Measures.Add(part.Measures); err != nil {
+			return ss, fmt.Errorf("accept order %s: merge session %s: %w",
+				o.ID, x.Start.Format(time.RFC3339Nano), err)
+		}
+		sum, _ = Combine(PaneState{}, []Partial{sum, part}) // the same addition: it cannot fail
 		merged.Retired = append(merged.Retired, x.Retired...)
 		switch {
 		case x.Start.Equal(merged.Start):
@@ -89,13 +96,10 @@ func (s Spec) AcceptSession(ss []Session, o Order, wm, now time.Time) ([]Session
 			merged.State.OnTime = OnTimeNever
 		}
 	}
-	sum, err := Combine(PaneState{}, sums)
-	if err != nil {
-		return ss, fmt.Errorf("accept order %s: merge sessions: %w", o.ID, err)
-	}
 	// Whatever the parts held is a change of the identity that goes on
 	// unless its own panes covered it: at the latest, it came with o.
 	sum.Epoch = merged.State.NextIndex
+	var err error
 	if merged.Sum, err = sum.add(merged.State, o, !reached(wm, merged.End), now); err != nil {
 		return ss, err
 	}

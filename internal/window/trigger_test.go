@@ -364,3 +364,37 @@ func TestSessionsHandWorked(t *testing.T) {
 		})
 	}
 }
+
+// TestAcceptSessionOverflow pins the reason pedidos_descartados records when
+// a merge overflows: it names the order and the session whose sum did not
+// fit, and the open sessions stay as they were.
+func TestAcceptSessionOverflow(t *testing.T) {
+	s := sessionSpec(window.Accumulating)
+	wm, now := clk("16:30"), clk("16:31")
+	var open []window.Session
+	for _, o := range []window.Order{
+		{ID: "A", Key: "C-1", EventTime: clk("16:40"), Measures: ms("10", 1, 1)},
+		{ID: "B", Key: "C-1", EventTime: clk("17:10"),
+			Measures: window.Measures{Importe: numeric.Max(), Pedidos: 1}},
+	} {
+		var err error
+		if open, err = s.AcceptSession(open, o, wm, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// P at 17:00 bridges [16:40, 17:10) and [17:10, 17:40): 10 + max overflows.
+	p := window.Order{ID: "P", Key: "C-1", EventTime: clk("17:00"), Measures: ms("10", 1, 1)}
+	got, err := s.AcceptSession(open, p, wm, now)
+	if !errors.Is(err, window.ErrOverflow) {
+		t.Fatalf("AcceptSession error = %v, want ErrOverflow", err)
+	}
+	const want = "accept order P: merge session 2026-03-14T17:10:00Z: " +
+		"importe 10 + 99999999999999999999999999999.999999999: measure out of range: " +
+		"outside NUMERIC's range of ±99999999999999999999999999999.999999999"
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("AcceptSession error (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(open, got); diff != "" {
+		t.Errorf("open sessions after the refusal (-want +got):\n%s", diff)
+	}
+}

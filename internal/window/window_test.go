@@ -315,6 +315,23 @@ func TestObserve(t *testing.T) {
 	}
 }
 
+func TestDefaults(t *testing.T) {
+	want := window.Spec{
+		Name:            "ventas_hora_pais",
+		KeyField:        "pais",
+		WindowSize:      time.Hour,
+		OutOfOrderness:  10 * time.Minute,
+		IdleTimeout:     5 * time.Minute,
+		EarlyDelay:      60 * time.Second,
+		AllowedLateness: 2 * time.Hour,
+		LateDelay:       time.Minute,
+		Accumulation:    window.Accumulating,
+	}
+	if diff := cmp.Diff(want, window.Defaults()); diff != "" {
+		t.Errorf("Defaults() (-want +got):\n%s", diff)
+	}
+}
+
 func TestValidate(t *testing.T) {
 	tests := []struct {
 		name   string

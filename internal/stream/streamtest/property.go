@@ -68,28 +68,63 @@ var properties = []struct {
 	name string
 	property
 }{
-	{"PropertyAgainstModel", property{bothModes, twoDelays, func(f Features) int { return f.Streams }, 0x57ea,
-		func(r *rand.Rand, _ uint64) []window.Spec { return []window.Spec{windowtest.RandomSpec(r)} }, oneStream, fifthOpen, 0xba7c4,
-		[]string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry", "too-late drop", "duplicate", "invalid"}}},
+	{name: "PropertyAgainstModel", property: property{
+		modes:      bothModes,
+		lateDelays: twoDelays,
+		seeds:      func(f Features) int { return f.Streams },
+		salt:       0x57ea,
+		draw: func(r *rand.Rand, _ uint64) []window.Spec {
+			return []window.Spec{windowtest.RandomSpec(r)}
+		},
+		stream:    oneStream,
+		cfg:       fifthOpen,
+		batchSalt: 0xba7c4,
+		require: []string{"EARLY", "ON_TIME", "LATE", "late pane batched by a tick", "final pane at expiry",
+			"too-late drop", "duplicate", "invalid"},
+	}},
 	// Defaults are accumulating with Ld = 1 min; the salt keeps the seeds' streams.
-	{"PropertyDefaults", property{bothModes[:1], twoDelays[:1], func(f Features) int { return f.DefaultStreams },
-		0xdefa ^ uint64(time.Minute), func(*rand.Rand, uint64) []window.Spec { return []window.Spec{window.Defaults()} }, oneStream,
-		func(f Features, _ uint64) windowtest.StreamConfig {
+	{name: "PropertyDefaults", property: property{
+		modes:      bothModes[:1],
+		lateDelays: twoDelays[:1],
+		seeds:      func(f Features) int { return f.DefaultStreams },
+		salt:       0xdefa ^ uint64(time.Minute),
+		draw:       func(*rand.Rand, uint64) []window.Spec { return []window.Spec{window.Defaults()} },
+		stream:     oneStream,
+		cfg: func(f Features, _ uint64) windowtest.StreamConfig {
 			return windowtest.StreamConfig{Events: 2 * f.Events}
-		}, 0xba7c4,
-		[]string{"ON_TIME", "LATE"}}},
-	{"PropertySeveralAggregations", property{bothModes, twoDelays, halfStreams, 0x3a17,
-		func(r *rand.Rand, seed uint64) []window.Spec {
+		},
+		batchSalt: 0xba7c4,
+		require:   []string{"ON_TIME", "LATE"},
+	}},
+	{name: "PropertySeveralAggregations", property: property{
+		modes:      bothModes,
+		lateDelays: twoDelays,
+		seeds:      halfStreams,
+		salt:       0x3a17,
+		draw: func(r *rand.Rand, seed uint64) []window.Spec {
 			if specs := windowtest.RandomSpecs(r); seed%3 != 0 {
 				return specs
 			}
 			return windowtest.ShippedSpecs()
-		}, windowtest.MultiStream, fifthOpen, 0x5eed,
-		[]string{"sliding aggregation", "sku aggregation", "order too late for some windows, on time for others",
-			"line without a SKU", "LATE", "too-late drop", "duplicate"}}},
-	{"PropertyThreeKinds", property{bothModes, []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute}, halfStreams, 0x5e55,
-		func(r *rand.Rand, _ uint64) []window.Spec { return windowtest.RandomKinds(r) }, windowtest.MultiStream, fifthOpen, 0x5eed,
-		[]string{"MERGED"}}},
+		},
+		stream:    windowtest.MultiStream,
+		cfg:       fifthOpen,
+		batchSalt: 0x5eed,
+		require: []string{"sliding aggregation", "sku aggregation",
+			"order too late for some windows, on time for others", "line without a SKU", "LATE",
+			"too-late drop", "duplicate"},
+	}},
+	{name: "PropertyThreeKinds", property: property{
+		modes:      bothModes,
+		lateDelays: []time.Duration{time.Minute, 90 * time.Second, 3 * time.Minute},
+		seeds:      halfStreams,
+		salt:       0x5e55,
+		draw:       func(r *rand.Rand, _ uint64) []window.Spec { return windowtest.RandomKinds(r) },
+		stream:     windowtest.MultiStream,
+		cfg:        fifthOpen,
+		batchSalt:  0x5eed,
+		require:    []string{"MERGED"},
+	}},
 }
 
 func testProperty(t *testing.T, en env, f Features, p property) {

@@ -294,7 +294,12 @@ func (w *Warehouse) cleanup(ctx context.Context, j *bigquery.Job) {
 func bigquerySchema(t warehouse.Table) bigquery.Schema {
 	s := make(bigquery.Schema, len(t.Schema))
 	for i, f := range t.Schema {
-		s[i] = &bigquery.FieldSchema{Name: f.Name, Type: fieldType(f.Type), Required: f.Required(), Description: f.Description}
+		s[i] = &bigquery.FieldSchema{
+			Name:        f.Name,
+			Type:        fieldType(f.Type),
+			Required:    f.Required(),
+			Description: f.Description,
+		}
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -278,6 +279,47 @@ func TestLoadEmptyCommitsTheID(t *testing.T) {
 	cfg := findJob(e.fake, a1).Config
 	if cfg == nil || cfg.Query == nil || cfg.Query.Query != emptyLoadSQL || cfg.Query.DestinationTable != nil {
 		t.Errorf("marker job %s: want a query job %q without destination, got %+v", a1, emptyLoadSQL, cfg)
+	}
+}
+
+// TestLoadConcurrent: duplicate deliveries of one file race through the
+// real path (each misses at lookup and stages its own file, or finds the
+// winner's job running): exactly one appends, the others get 409 or find
+// its job and report AlreadyLoaded, and no staged file is left behind.
+func TestLoadConcurrent(t *testing.T) {
+	e := newTestEnv(t)
+	e.fake.SetRunningPolls(2)
+	const n = 6
+	results := make([]warehouse.LoadResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			rows := &sliceRows{rows: lineas(t, 5)}
+			load := warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: rows}
+			results[i], errs[i] = e.w.Load(context.Background(), load)
+		})
+	}
+	wg.Wait()
+	loaded := 0
+	for i := range n {
+		switch {
+		case errs[i] != nil:
+			t.Errorf("Load %d: %v", i, errs[i])
+		case results[i] == warehouse.LoadResult{Rows: 5}:
+			loaded++
+		case results[i] != warehouse.LoadResult{AlreadyLoaded: true}:
+			t.Errorf("Load %d: %+v", i, results[i])
+		}
+	}
+	if loaded != 1 {
+		t.Errorf("%d Loads appended, want 1", loaded)
+	}
+	if got := len(e.fake.Rows(warehouse.LineasPedido)); got != 5 {
+		t.Errorf("table holds %d rows, want 5", got)
+	}
+	if left := e.staged(t); len(left) != 0 {
+		t.Errorf("staged objects left: %v", left)
 	}
 }
 

@@ -117,5 +117,10 @@ func New(client *bigquery.Client, staging Staging, opt Options) (*Warehouse, err
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("bigquery warehouse: %w", errors.Join(errs...))
 	}
-	return &Warehouse{client: client, dataset: client.DatasetInProject(opt.Project, opt.Dataset), staging: staging, opt: opt}, nil
+	return &Warehouse{
+		client:  client,
+		dataset: client.DatasetInProject(opt.Project, opt.Dataset),
+		staging: staging,
+		opt:     opt,
+	}, nil
 }

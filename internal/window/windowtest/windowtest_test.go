@@ -85,6 +85,66 @@ func TestStreamShape(t *testing.T) {
 	}
 }
 
+// The model on a short story whose panes are worked out by hand: defaults
+// (D 10 min, I 5 min, E 60 s, L 2 h, Ld 60 s), UTC.
+func TestModelStory(t *testing.T) {
+	spec := window.Defaults()
+	m := windowtest.NewMulti(spec)
+	ord := func(now, msg, id, evt string) windowtest.MultiEvent {
+		return deliver(now, msg, id, "ES", evt, "1", line("GORRO-LANA", 1, "1"))
+	}
+	steps := []windowtest.MultiEvent{
+		ord("17:51", "1", "P-1", "17:42"),
+		tickAt("17:52"),                   // W 17:32, EARLY 0
+		tickAt("18:20"),                   // idle: W 18:10, ON_TIME 1
+		ord("18:21", "2", "P-2", "17:10"), // LATE 2
+		ord("18:22", "2", "P-2", "17:10"), // duplicate
+		{Kind: windowtest.Deliver, Now: utc("18:23"), MessageID: "3", Invalid: "invalid: bad JSON"},
+		tickAt("20:30"),                   // W 20:20: expired
+		ord("20:31", "4", "P-3", "17:59"), // too late
+	}
+	var timings []window.Timing
+	for _, e := range steps {
+		for _, p := range m.Apply(e) {
+			timings = append(timings, p.Timing)
+		}
+	}
+	wantTimings := []window.Timing{window.TimingEarly, window.TimingOnTime, window.TimingLate}
+	if diff := cmp.Diff(wantTimings, timings); diff != "" {
+		t.Errorf("timings (-want +got):\n%s", diff)
+	}
+	w := window.Window{Start: utc("17:00"), End: utc("18:00")}
+	wantFates := map[windowtest.OrderWindow]windowtest.Fate{
+		{PedidoID: "P-1", WindowStart: w.Start}: windowtest.Accepted,
+		{PedidoID: "P-2", WindowStart: w.Start}: windowtest.Accepted,
+		{PedidoID: "P-3", WindowStart: w.Start}: windowtest.Dropped,
+	}
+	if diff := cmp.Diff(wantFates, m.Fates(spec.Name)); diff != "" {
+		t.Errorf("fates (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"3"}, m.InvalidMessages()); diff != "" {
+		t.Errorf("invalid (-want +got):\n%s", diff)
+	}
+	wantDrops := []windowtest.Drop{
+		{PedidoID: "P-3", WindowStart: w.Start, Watermark: utc("20:20"), ReceivedAt: utc("20:31")},
+	}
+	if diff := cmp.Diff(wantDrops, m.Drops(spec.Name)); diff != "" {
+		t.Errorf("drops (-want +got):\n%s", diff)
+	}
+	if !m.Watermark(spec.Name).Equal(utc("20:20")) || !m.Settled() {
+		t.Errorf("W = %s settled = %v, want 20:20 and settled", m.Watermark(spec.Name), m.Settled())
+	}
+	want := map[window.WindowKey]window.Measures{
+		{Window: w, Key: "ES"}: {Importe: money("2"), Pedidos: 2, Unidades: 2},
+	}
+	if diff := cmp.Diff(want, m.Final(spec.Name)); diff != "" {
+		t.Errorf("final (-want +got):\n%s", diff)
+	}
+	if err := m.CheckPanes(spec.Name, m.Panes(spec.Name)); err != nil {
+		t.Errorf("the model's own panes: %v", err)
+	}
+}
+
 func TestView(t *testing.T) {
 	w := window.Window{Start: utc("17:00"), End: utc("18:00")}
 	const acc, dis = window.Accumulating, window.Discarding

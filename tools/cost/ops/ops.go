@@ -58,14 +58,31 @@ func Ticks(n, aggs, records, stateReads, stateWrites, outbox int64) Ops {
 }
 
 // Add returns the sum of o and p.
-func (o Ops) Add(p Ops) Ops { return o.each(p, func(a, b int64) int64 { return a + b }) }
+func (o Ops) Add(p Ops) Ops {
+	return Ops{
+		Transactions: o.Transactions + p.Transactions,
+		Reads:        o.Reads + p.Reads,
+		Writes:       o.Writes + p.Writes,
+		Deletes:      o.Deletes + p.Deletes,
+		TTLDeletes:   o.TTLDeletes + p.TTLDeletes,
+		Queries:      o.Queries + p.Queries,
+		Listed:       o.Listed + p.Listed,
+		EmptyQueries: o.EmptyQueries + p.EmptyQueries,
+		RoundTrips:   o.RoundTrips + p.RoundTrips,
+	}
+}
 
 // Times returns o n times over.
-func (o Ops) Times(n int64) Ops { return o.each(o, func(a, _ int64) int64 { return a * n }) }
-
-// each applies f to o's and p's counts, field by field.
-func (o Ops) each(p Ops, f func(a, b int64) int64) Ops {
-	return Ops{f(o.Transactions, p.Transactions), f(o.Reads, p.Reads), f(o.Writes, p.Writes), f(o.Deletes, p.Deletes),
-		f(o.TTLDeletes, p.TTLDeletes), f(o.Queries, p.Queries), f(o.Listed, p.Listed), f(o.EmptyQueries, p.EmptyQueries),
-		f(o.RoundTrips, p.RoundTrips)}
+func (o Ops) Times(n int64) Ops {
+	return Ops{
+		Transactions: o.Transactions * n,
+		Reads:        o.Reads * n,
+		Writes:       o.Writes * n,
+		Deletes:      o.Deletes * n,
+		TTLDeletes:   o.TTLDeletes * n,
+		Queries:      o.Queries * n,
+		Listed:       o.Listed * n,
+		EmptyQueries: o.EmptyQueries * n,
+		RoundTrips:   o.RoundTrips * n,
+	}
 }

@@ -1,0 +1,299 @@
+package stack
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// HumanLog turns the processes' prefixed output ("service | line") into
+// text for a person watching scripts/stack.sh up: blank lines are dropped
+// and each JSON log line becomes "service | message key=value", without its
+// time (the real clock's, not the story's) and without empty values.
+func HumanLog(w io.Writer) io.Writer {
+	return &lineWriter{w: w, line: func(l []byte) []byte {
+		if h, ok := humanLine(string(bytes.TrimSuffix(l, []byte("\n")))); ok {
+			return []byte(h + "\n")
+		}
+		return nil
+	}}
+}
+
+// humanLine reports false for a line with nothing after its prefix.
+func humanLine(line string) (string, bool) {
+	svc, text, found := strings.Cut(line, " | ")
+	if !found {
+		svc, text = "", line
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", false
+	}
+	if h, ok := humanJSON([]byte(text), "time"); ok {
+		text = h
+	}
+	if svc == "" {
+		return text, true
+	}
+	return svc + " | " + text, true
+}
+
+// humanJSON renders a JSON object as "message key=value ..." in the
+// object's own order, nested objects as dotted keys, without the skipped
+// keys and empty values, a zero time (a watermark before the first order)
+// as "none", a severity other than INFO first; false when b is no object.
+func humanJSON(b []byte, skip ...string) (string, bool) {
+	var pairs [][2]string
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := flatten(dec, "", &pairs); err != nil || dec.More() {
+		return "", false
+	}
+	var head, rest []string
+	for _, p := range pairs {
+		k, v := p[0], p[1]
+		switch {
+		case slices.Contains(skip, k):
+		case k == "severity":
+			if v != "INFO" {
+				head = append([]string{v}, head...)
+			}
+		case k == "message" || k == "msg":
+			head = append(head, v)
+		default:
+			if strings.ContainsAny(v, " \t\"=") {
+				v = fmt.Sprintf("%q", v)
+			}
+			rest = append(rest, k+"="+v)
+		}
+	}
+	return strings.Join(append(head, rest...), " "), true
+}
+
+// flatten reads one JSON object from dec into key/value pairs.
+func flatten(dec *json.Decoder, prefix string, pairs *[][2]string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("not an object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key := prefix + tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		raw = bytes.TrimSpace(raw)
+		switch {
+		case len(raw) == 0 || string(raw) == "null" || string(raw) == `""` || string(raw) == "{}" || string(raw) == "[]":
+		case raw[0] == '{':
+			sub := json.NewDecoder(bytes.NewReader(raw))
+			sub.UseNumber()
+			if err := flatten(sub, key+".", pairs); err != nil {
+				return err
+			}
+		case raw[0] == '"':
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return err
+			}
+			if zeroTime(s) {
+				s = "none"
+			}
+			*pairs = append(*pairs, [2]string{key, s})
+		case raw[0] == '[':
+			var items []json.RawMessage
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return err
+			}
+			vals := make([]string, len(items))
+			for i, it := range items {
+				if json.Unmarshal(it, &vals[i]) != nil {
+					vals[i] = string(it)
+				}
+			}
+			// A list of objects (a tick's panes) is told by its length.
+			if len(items) > 0 && items[0][0] == '{' {
+				vals = []string{fmt.Sprint(len(items))}
+			}
+			*pairs = append(*pairs, [2]string{key, strings.Join(vals, ",")})
+		default:
+			// Numbers and booleans keep their JSON text (exact).
+			var c bytes.Buffer
+			if err := json.Compact(&c, raw); err != nil {
+				return err
+			}
+			*pairs = append(*pairs, [2]string{key, c.String()})
+		}
+	}
+	_, err = dec.Token() // the closing brace
+	return err
+}
+
+func zeroTime(s string) bool {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil && t.IsZero()
+}
+
+// callLine is one scheduler call for a person: the schedule time on the
+// stack's clock, the job, the answer's status and what it said.
+func callLine(c Call, err error) string {
+	head := fmt.Sprintf("scheduler %s %s: ", c.At.UTC().Format("2006-01-02 15:04"), c.Job)
+	if c.Status == 0 && err != nil {
+		return head + "not answered: " + err.Error()
+	}
+	head += fmt.Sprintf("HTTP %d %s", c.Status, http.StatusText(c.Status))
+	body := bytes.TrimSpace(c.Body)
+	sep, text := ": ", strings.Join(strings.Fields(string(body)), " ")
+	if h, ok := humanJSON(body); ok {
+		sep, text = ", ", h
+	}
+	if len(text) > 300 {
+		text = text[:300] + "..."
+	}
+	if text == "" {
+		return head
+	}
+	return head + sep + text
+}
+
+// bucketsText lists Terraform's buckets as "key name" pairs, sorted by key.
+func bucketsText(buckets map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(buckets)) {
+		parts = append(parts, fmt.Sprintf("%s: %s", k, buckets[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cronText says in words when a schedule cronMinutes accepts fires.
+func cronText(spec string) string {
+	switch m, _, _ := strings.Cut(spec, " "); m {
+	case "*", "*/1":
+		return "every minute"
+	default:
+		return "every " + strings.TrimPrefix(m, "*/") + " minutes"
+	}
+}
+
+func TestHumanLine(t *testing.T) {
+	tests := []struct {
+		name, line, want string // want "": the line is dropped
+	}{
+		{name: "blank after the prefix is dropped", line: "alpipe-orders | "},
+		{name: "whitespace after the prefix is dropped", line: "alpipe-orders |    \t"},
+		{name: "plain text stays", line: "alpipe-orders | listening on :8080", want: "alpipe-orders | listening on :8080"},
+		{
+			name: "JSON log: message first, time left out, zero times none",
+			line: `alpipe-orders | {"time":"2026-12-01T20:21:00Z","severity":"INFO","message":"tick","watermark_before":"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z","panes":2}`,
+			want: "alpipe-orders | tick watermark_before=none watermark=2026-03-14T18:00:00Z panes=2",
+		},
+		{
+			name: "severity other than INFO leads; nested objects are dotted; numbers keep their text",
+			line: `alpipe-ingest | {"severity":"WARNING","message":"file rejected","file":{"name":"a b.csv","generation":17},"lag_seconds":9405.2,"reason":""}`,
+			want: `alpipe-ingest | WARNING file rejected file.name="a b.csv" file.generation=17 lag_seconds=9405.2`,
+		},
+		{name: "a list of objects is told by its length", line: `svc | {"message":"tick","Panes":[{"a":1},{"a":2}],"keys":["ES","PT"]}`, want: `svc | tick Panes=2 keys=ES,PT`},
+		{name: "null and empty values are left out", line: `svc | {"message":"m","a":null,"b":[],"c":{}}`, want: "svc | m"},
+		{name: "a line that only looks like JSON stays", line: "svc | {not json", want: "svc | {not json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := humanLine(tt.line)
+			if ok != (tt.want != "") {
+				t.Fatalf("humanLine(%q) kept = %v (got %q)", tt.line, ok, got)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("humanLine(%q) (-want +got):\n%s", tt.line, diff)
+			}
+		})
+	}
+}
+
+// TestHumanLogWriter checks the writer joins lines split across writes and
+// drops the blank ones a process prints.
+func TestHumanLogWriter(t *testing.T) {
+	var b strings.Builder
+	w := HumanLog(&b)
+	for _, chunk := range []string{"alpipe-orders | \nalpipe-orders | \n", "alpipe-orders | {\"message\":\"rea", "dy\"}\n", "alpipe-orders | \n"} {
+		if _, err := w.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff("alpipe-orders | ready\n", b.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
+func TestCallLine(t *testing.T) {
+	at := time.Date(2026, 3, 14, 20, 31, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		call Call
+		err  error
+		want string
+	}{
+		{
+			name: "success with a JSON answer",
+			call: Call{Job: "alpipe-orders-tick", At: at, Status: 200, Body: []byte(`{"aggregations":{"ventas":{"watermark_before":"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z"}}}`)},
+			want: "scheduler 2026-03-14 20:31 alpipe-orders-tick: HTTP 200 OK, aggregations.ventas.watermark_before=none aggregations.ventas.watermark=2026-03-14T18:00:00Z",
+		},
+		{name: "success without a body", call: Call{Job: "alpipe-sweep", At: at, Status: 204}, want: "scheduler 2026-03-14 20:31 alpipe-sweep: HTTP 204 No Content"},
+		{
+			name: "failure quotes the answer",
+			call: Call{Job: "alpipe-sweep", At: at, Status: 500, Body: []byte("sweep: list\n  landing: boom\n")},
+			err:  errors.New("scheduler job alpipe-sweep: HTTP 500"),
+			want: "scheduler 2026-03-14 20:31 alpipe-sweep: HTTP 500 Internal Server Error: sweep: list landing: boom",
+		},
+		{name: "no answer", call: Call{Job: "alpipe-sweep", At: at}, err: errors.New("connection refused"),
+			want: "scheduler 2026-03-14 20:31 alpipe-sweep: not answered: connection refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := callLine(tt.call, tt.err)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("callLine (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBucketsAndSchedulesText(t *testing.T) {
+	tests := []struct {
+		name, got, want string
+	}{
+		{name: "buckets sorted by key", got: bucketsText(map[string]string{"landing": "p-landing", "build": "p-build"}), want: "build: p-build, landing: p-landing"},
+		{name: "every minute", got: cronText("* * * * *"), want: "every minute"},
+		{name: "every 15 minutes", got: cronText("*/15 * * * *"), want: "every 15 minutes"},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, tt.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestStoryEnd checks the up clock starts at the story's last step.
+func TestStoryEnd(t *testing.T) {
+	got := storyEnd(storySteps(t))
+	want := time.Date(2026, 3, 14, 20, 30, 0, 0, time.UTC)
+	if !got.Equal(want) {
+		t.Errorf("storyEnd = %s, want %s", got, want)
+	}
+}
