@@ -14,8 +14,8 @@ import (
 // unchanged for 1m; for 30s each Scheduler tick first schedules its
 // follow-up through Cloud Tasks (package tick), then ticks. Scheduling
 // comes first so that a tick that fails or overruns still has its
-// follow-up. onClose receives the Cloud Tasks client's Close.
-func withFollowUps(ctx context.Context, c config.Tick, app *setup.App, next http.Handler, onClose func(func() error)) (http.Handler, error) {
+// follow-up.
+func withFollowUps(ctx context.Context, c config.Tick, app *setup.App, next http.Handler) (http.Handler, error) {
 	if !c.FollowUps() {
 		return next, nil
 	}
@@ -23,7 +23,7 @@ func withFollowUps(ctx context.Context, c config.Tick, app *setup.App, next http
 	if err != nil {
 		return nil, err
 	}
-	onClose(tasks.Close)
+	app.OnClose(tasks.Close)
 	return FollowUpTicks{Next: next, Chain: &tick.Chain{Interval: c.Interval, FollowUp: tasks, Log: app.Log}, Now: app.Now}, nil
 }
 

@@ -23,12 +23,23 @@ func callLazy(t *testing.T, l *Lazy, name string) (int, string) {
 	return rec.Code, rec.Body.String()
 }
 
-func eventLazy(l *Lazy, name string) error {
+// wantRefused: each named HTTP function answers 500 naming why, and the
+// CloudEvent function returns an error naming it.
+func wantRefused(t *testing.T, l *Lazy, why string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if code, body := callLazy(t, l, name); code != 500 || !strings.Contains(body, why) {
+			t.Errorf("%s answered %d %q, want 500 naming %q", name, code, body, why)
+		}
+	}
 	e := cloudevents.NewEvent()
 	e.SetID("e-1")
 	e.SetType("google.cloud.storage.object.v1.deleted")
 	e.SetSource("//storage.googleapis.com/projects/_/buckets/" + ingesttest.Landing)
-	return l.CloudEvent(name)(context.Background(), e)
+	err := l.CloudEvent(IngestCSVName)(context.Background(), e)
+	if err == nil || !strings.Contains(err.Error(), why) {
+		t.Errorf("the CloudEvent function returned %v, want an error naming %q", err, why)
+	}
 }
 
 // TestLazyFailsRequestsOfAnInvalidConfiguration: the functions framework's
@@ -48,14 +59,7 @@ func TestLazyFailsRequestsOfAnInvalidConfiguration(t *testing.T) {
 	}
 	const why = "WAREHOUSE=duckdb: this binary is built without cgo and links no embedded warehouse"
 	// The first request fails, and so does the next: the failure is kept.
-	for _, name := range []string{AdvanceWatermarkName, SweepLandingName} {
-		if code, body := callLazy(t, &l, name); code != 500 || !strings.Contains(body, why) {
-			t.Errorf("%s answered %d %q, want 500 naming %q", name, code, body, why)
-		}
-	}
-	if err := eventLazy(&l, IngestCSVName); err == nil || !strings.Contains(err.Error(), why) {
-		t.Errorf("the CloudEvent function returned %v, want an error naming %q", err, why)
-	}
+	wantRefused(t, &l, why, AdvanceWatermarkName, SweepLandingName)
 }
 
 // TestLazyServesOnlyItsTarget: prepared for one function (FUNCTION_TARGET),
@@ -78,13 +82,7 @@ func TestLazyServesOnlyItsTarget(t *testing.T) {
 	if code, body := callLazy(t, &l, SweepLandingName); code != 200 || !strings.Contains(body, `"found":0`) {
 		t.Errorf("its target answered %d %q, want 200 with the sweep's summary", code, body)
 	}
-	const why = "is not served here: FUNCTION_TARGET=" + SweepLandingName
-	if code, body := callLazy(t, &l, AggregateOrdersName); code != 500 || !strings.Contains(body, why) {
-		t.Errorf("another HTTP function answered %d %q, want 500 naming %q", code, body, why)
-	}
-	if err := eventLazy(&l, IngestCSVName); err == nil || !strings.Contains(err.Error(), why) {
-		t.Errorf("the CloudEvent function returned %v, want an error naming %q", err, why)
-	}
+	wantRefused(t, &l, "is not served here: FUNCTION_TARGET="+SweepLandingName, AggregateOrdersName)
 }
 
 // TestLazyPreparesAtStartOnlyOnCloudRun: under the buildpack's main on

@@ -17,7 +17,7 @@ func advanceWatermark(ctx context.Context, c *config.Watermark, app *setup.App) 
 	tick := scheduled(app.Log, "tick", stream.ErrTickBusy, func(ctx context.Context) (stream.TickResult, error) {
 		return app.Stream.Tick(ctx, app.Now())
 	})
-	h, err := withFollowUps(ctx, c.Tick, app, tick, app.OnClose)
+	h, err := withFollowUps(ctx, c.Tick, app, tick)
 	if err != nil {
 		return Handler{}, err
 	}

@@ -41,29 +41,30 @@ func TestTablesListsEveryTableAndTheView(t *testing.T) {
 	}
 }
 
-func TestSchema(t *testing.T) {
+// TestListings: what each listing and validate print, and what they refuse.
+func TestListings(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		want    []string // lines that must appear
+		want    []string // in the output
 		wantErr string
 	}{
 		{name: "a table", args: []string{"schema", "lineas_pedido"}, want: []string{"column", "importe", "NUMERIC"}},
 		{name: "the view names what it reads", args: []string{"schema", "ventas_hora_pais"}, want: []string{"a view over ventas_hora_pais_paneles", "window_start"}},
 		{name: "a typo gets a suggestion", args: []string{"schema", "lineas_pedid"}, wantErr: `did you mean "lineas_pedido"`},
+		{name: "contracts", args: []string{"contracts"},
+			want: []string{"lineas_pedido:", "opiniones:", "precio_unitario", "NUMERIC", "table:   lineas_pedido"}},
+		{name: "validate of the dirty ERP file in JSON",
+			args:    []string{"validate", erpFile, "--object", "exportaciones/2026/03/14/pedidos-erp.csv", "--format", "json"},
+			want:    []string{`"feed": "lineas_pedido"`, `"rows_read": `, `"rows_rejected": `, `"examples": [`, `"line": `},
+			wantErr: "rows would be quarantined"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			err := dispatch(context.Background(), tt.args, &out)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
+			if (err != nil) != (tt.wantErr != "") || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(out.String(), w) {
@@ -133,29 +134,6 @@ func TestAggregationsJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
-	}
-}
-
-func TestContractsAndValidate(t *testing.T) {
-	var out bytes.Buffer
-	if err := dispatch(t.Context(), []string{"contracts"}, &out); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"lineas_pedido:", "opiniones:", "precio_unitario", "NUMERIC", "table:   lineas_pedido"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("contracts lacks %q:\n%s", want, out.String())
-		}
-	}
-
-	out.Reset()
-	err := dispatch(t.Context(), []string{"validate", erpFile, "--object", "exportaciones/2026/03/14/pedidos-erp.csv", "--format", "json"}, &out)
-	if err == nil || !strings.Contains(err.Error(), "rows would be quarantined") {
-		t.Errorf("validate of the dirty ERP file: error %v, want the rows it would quarantine", err)
-	}
-	for _, want := range []string{`"feed": "lineas_pedido"`, `"rows_read": `, `"rows_rejected": `, `"examples": [`, `"line": `} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("validate JSON lacks %q:\n%s", want, out.String())
-		}
 	}
 }
 

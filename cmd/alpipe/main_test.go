@@ -36,11 +36,8 @@ func TestParseAcceptsFlagsAfterArguments(t *testing.T) {
 			if err := c.parse(); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tt.wantPos, c.pos); diff != "" {
-				t.Errorf("positional (-want +got):\n%s", diff)
-			}
-			if *obj != tt.wantObj {
-				t.Errorf("--object = %q, want %q", *obj, tt.wantObj)
+			if diff := cmp.Diff([]any{tt.wantPos, tt.wantObj}, []any{c.pos, *obj}); diff != "" {
+				t.Errorf("positionals and --object (-want +got):\n%s", diff)
 			}
 		})
 	}

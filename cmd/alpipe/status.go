@@ -95,12 +95,9 @@ func objectHistory(ctx context.Context, srv client.Server, arg, format string, s
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
-	var mine []ledger.Record
-	for _, r := range recs {
-		if r.Key.Object == name && (!gs || r.Key.Bucket == bucket) {
-			mine = append(mine, r)
-		}
-	}
+	mine := slices.DeleteFunc(recs, func(r ledger.Record) bool {
+		return r.Key.Object != name || gs && r.Key.Bucket != bucket
+	})
 	if len(mine) == 0 {
 		return fmt.Errorf("status: the ledger has no record of %q (alpipe status lists recent files)", arg)
 	}
@@ -160,12 +157,7 @@ func parseState(s string) (ledger.State, error) {
 
 // filesInState ignores --since: "which files failed?" has no time horizon.
 func filesInState(recs []ledger.Record, state ledger.State, max int, format string, stdout io.Writer) error {
-	var mine []ledger.Record
-	for _, r := range recs {
-		if r.State == state {
-			mine = append(mine, r)
-		}
-	}
+	mine := slices.DeleteFunc(recs, func(r ledger.Record) bool { return r.State != state })
 	slices.SortStableFunc(mine, func(a, b ledger.Record) int { return b.StartedAt.Compare(a.StartedAt) })
 	more := len(mine) - max
 	if more > 0 {

@@ -53,7 +53,8 @@ func run(ctx context.Context, log *slog.Logger) error {
 			log.Warn("closing clients", "error", err.Error())
 		}
 	}()
-	mux, err := serveMux(proc, cfg.Target, serving, log)
+	mux := http.NewServeMux()
+	err = functions.Mount(mux, proc.Handlers, cfg.Target, serving.RequestTimeout(), log)
 	if err != nil {
 		return err
 	}
@@ -69,15 +70,6 @@ func run(ctx context.Context, log *slog.Logger) error {
 	srv := httpserve.New(mux, httpserve.Options{Grace: serving.ShutdownGrace, Logger: log, Name: name, Limits: limits(plat.Service)})
 	log.Info("serving", "function", name, "addr", ln.Addr().String(), "bind", bindReason(plat.Service))
 	return srv.Run(ctx, ln)
-}
-
-// serveMux routes the prepared functions as the functions framework would.
-func serveMux(proc *functions.Process, target string, serving config.Serving, log *slog.Logger) (*http.ServeMux, error) {
-	mux := http.NewServeMux()
-	if err := functions.Mount(mux, proc.Handlers, target, serving.RequestTimeout(), log); err != nil {
-		return nil, err
-	}
-	return mux, nil
 }
 
 // listen binds every interface on Cloud Run, whose front end reaches the

@@ -198,19 +198,30 @@ func compile(file string, b []byte) (Declaration, []string) {
 		bad("description", "is empty: say what the aggregation answers (it describes the view and the table)")
 	}
 
-	minutes := func(field, s string) time.Duration {
+	// duration reads a duration field: missing ends "is missing", example
+	// shows valid values, and wrong says what is wrong with a value, if any.
+	duration := func(field, s, missing, example string, wrong func(time.Duration) string) time.Duration {
 		v, err := time.ParseDuration(s)
 		switch {
 		case s == "":
-			bad(field, "is missing")
+			bad(field, "is missing%s", missing)
 		case err != nil:
-			bad(field, "%q is not a duration such as 1h or 15m", s)
-		case v <= 0 || v%time.Minute != 0:
-			bad(field, "%s must be a positive whole number of minutes (the watermark ticks once a minute)", s)
+			bad(field, "%q is not a duration such as %s", s, example)
+		case wrong(v) != "":
+			bad(field, "%s %s", s, wrong(v))
 		default:
 			return v
 		}
 		return 0
+	}
+	minutes := func(field, s string) time.Duration {
+		return duration(field, s, "", "1h or 15m", func(v time.Duration) string {
+			if v <= 0 || v%time.Minute != 0 {
+				return "must be a positive whole number of minutes " +
+					"(the watermark ticks once a minute)"
+			}
+			return ""
+		})
 	}
 	if raw.Window.Type != Session {
 		d.Size = minutes("window.size", raw.Window.Size)
@@ -253,28 +264,36 @@ func compile(file string, b []byte) (Declaration, []string) {
 	// nonNegative reads a duration of whole seconds, not negative (positive
 	// if asked).
 	nonNegative := func(field, s string, positive bool) time.Duration {
-		v, err := time.ParseDuration(s)
-		switch {
-		case s == "":
-			bad(field, "is missing (write 0s for none)")
-		case err != nil:
-			bad(field, "%q is not a duration such as 10m or 0s", s)
-		case v%time.Second != 0:
-			bad(field, "%s must be a whole number of seconds", s)
-		case positive && v <= 0:
-			bad(field, "%s must be positive", s)
-		case v < 0:
-			bad(field, "%s must not be negative", s)
-		default:
-			return v
-		}
-		return 0
+		const missing = " (write 0s for none)"
+		return duration(field, s, missing, "10m or 0s", func(v time.Duration) string {
+			switch {
+			case v%time.Second != 0:
+				return "must be a whole number of seconds"
+			case positive && v <= 0:
+				return "must be positive"
+			case v < 0:
+				return "must not be negative"
+			}
+			return ""
+		})
 	}
 	d.OutOfOrderness = nonNegative("out_of_orderness", raw.OutOfOrderness, false)
 	d.IdleTimeout = nonNegative("idle_timeout", raw.IdleTimeout, true)
 	d.EarlyDelay = nonNegative("early_delay", raw.EarlyDelay, false)
 	d.AllowedLateness = nonNegative("allowed_lateness", raw.AllowedLateness, false)
-	d.LateDelay = lateDelay(raw.LateDelay, bad)
+	// Ld: every LATE pane comes from a tick, so a late delay under the tick
+	// interval would promise corrections sooner than they come.
+	atLeast := fmt.Sprintf(" (at least %s, the shortest tick interval)", window.TickInterval)
+	d.LateDelay = duration("late_delay", raw.LateDelay, atLeast, "1m or 5m", func(v time.Duration) string {
+		switch {
+		case v%time.Second != 0:
+			return "must be a whole number of seconds"
+		case v < window.TickInterval:
+			return fmt.Sprintf("must be at least %s: a tick emits the LATE pane, "+
+				"and the watermark ticks at most every 30 s (TICK_INTERVAL)", window.TickInterval)
+		}
+		return ""
+	})
 	if d.Accumulation != window.Accumulating && d.Accumulation != window.Discarding {
 		bad("accumulation", "%q must be %s or %s", raw.Accumulation, window.Accumulating, window.Discarding)
 	}
@@ -285,27 +304,6 @@ func compile(file string, b []byte) (Declaration, []string) {
 		}
 	}
 	return d, probs
-}
-
-// lateDelay reads Ld: every LATE pane comes from a tick, so a late delay
-// under the tick interval would promise corrections sooner than they come.
-func lateDelay(s string, bad func(field, format string, args ...any)) time.Duration {
-	const field = "late_delay"
-	v, err := time.ParseDuration(s)
-	switch {
-	case s == "":
-		bad(field, "is missing (at least %s, the shortest tick interval)", window.TickInterval)
-	case err != nil:
-		bad(field, "%q is not a duration such as 1m or 5m", s)
-	case v%time.Second != 0:
-		bad(field, "%s must be a whole number of seconds", s)
-	case v < window.TickInterval:
-		bad(field, "%s must be at least %s: a tick emits the LATE pane, "+
-			"and the watermark ticks at most every 30 s (TICK_INTERVAL)", s, window.TickInterval)
-	default:
-		return v
-	}
-	return 0
 }
 
 func measureProblems(ms []string, bad func(field, format string, args ...any)) {
@@ -319,12 +317,7 @@ func measureProblems(ms []string, bad func(field, format string, args ...any)) {
 		}
 		seen[m] = true
 	}
-	var missing []string
-	for _, m := range Measures {
-		if !seen[m] {
-			missing = append(missing, m)
-		}
-	}
+	missing := slices.DeleteFunc(slices.Clone(Measures), func(m string) bool { return seen[m] })
 	if len(missing) > 0 {
 		bad("measures", "lacks %s: every panes table carries %s and the core computes all three, so a declaration lists all three", strings.Join(missing, ", "), strings.Join(Measures, ", "))
 	}

@@ -91,10 +91,14 @@ func cause(err error) string {
 
 // send reports the context's end as such, and nothing answering as
 // ErrUnreachable.
-func (s Server) send(req *http.Request) (*http.Response, error) {
+func (s Server) send(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	req, err := s.request(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		if ctxErr := req.Context().Err(); ctxErr != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
 		return nil, s.unreachable(err)
@@ -102,48 +106,34 @@ func (s Server) send(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// request sends a POST's body as JSON.
+func (s Server) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	if method == http.MethodPost && body == nil {
+		body = http.NoBody
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, body)
+	if err == nil && method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, err
+}
+
 // do decodes a 2xx JSON answer into v and returns the status, so callers
 // can tell "not found" from failure.
-func (s Server) do(req *http.Request, v any) (int, error) {
-	resp, err := s.send(req)
+func (s Server) do(ctx context.Context, method, path string, body io.Reader, v any) (int, error) {
+	resp, err := s.send(ctx, method, path, body)
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
+	what := method + " " + resp.Request.URL.Path
 	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, fmt.Errorf("%s %s: HTTP %d: %s", req.Method, req.URL.Path, resp.StatusCode, answerText(resp.Body, 4096))
+		return resp.StatusCode, fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, answerText(resp.Body, 4096))
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		return resp.StatusCode, fmt.Errorf("%s %s: read the answer: %w", req.Method, req.URL.Path, err)
+		return resp.StatusCode, fmt.Errorf("%s: read the answer: %w", what, err)
 	}
 	return resp.StatusCode, nil
-}
-
-func (s Server) getJSON(ctx context.Context, path string, v any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
-	if err != nil {
-		return 0, err
-	}
-	return s.do(req, v)
-}
-
-func (s Server) postJSON(ctx context.Context, path string, body io.Reader, v any) (int, error) {
-	req, err := s.post(ctx, path, body)
-	if err != nil {
-		return 0, err
-	}
-	return s.do(req, v)
-}
-
-func (s Server) post(ctx context.Context, path string, body io.Reader) (*http.Request, error) {
-	if body == nil {
-		body = http.NoBody
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL+path, body)
-	if err == nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return req, err
 }
 
 // QueryError is a query the server refused before its answer began. Msg is
@@ -166,11 +156,7 @@ func (s Server) QueryRows(ctx context.Context, sql string, maxRows int64, sink w
 	if err != nil {
 		return false, err
 	}
-	req, err := s.post(ctx, localapi.QueryPath, bytes.NewReader(body))
-	if err != nil {
-		return false, err
-	}
-	resp, err := s.send(req)
+	resp, err := s.send(ctx, http.MethodPost, localapi.QueryPath, bytes.NewReader(body))
 	if err != nil {
 		return false, err
 	}

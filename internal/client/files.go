@@ -185,7 +185,7 @@ func (s Server) Ingest(ctx context.Context, attrs objects.Attrs) (ledger.Record,
 
 func (s Server) Ledger(ctx context.Context) ([]ledger.Record, error) {
 	var recs []ledger.Record
-	_, err := s.getJSON(ctx, localapi.LedgerPath, &recs)
+	_, err := s.do(ctx, http.MethodGet, localapi.LedgerPath, nil, &recs)
 	return recs, err
 }
 
@@ -202,7 +202,7 @@ var (
 
 func (s Server) Get(ctx context.Context, key ledger.Key) (ledger.Record, bool, error) {
 	var rec ledger.Record
-	code, err := s.getJSON(ctx, localapi.LedgerURL(key), &rec)
+	code, err := s.do(ctx, http.MethodGet, localapi.LedgerURL(key), nil, &rec)
 	if code == http.StatusNotFound {
 		return ledger.Record{}, false, nil
 	}
@@ -215,7 +215,7 @@ func (s Server) Get(ctx context.Context, key ledger.Key) (ledger.Record, bool, e
 // Status fetches the status report; since and files 0 mean the defaults.
 func (s Server) Status(ctx context.Context, since time.Duration, files int) (status.Report, error) {
 	var rep status.Report
-	code, err := s.getJSON(ctx, localapi.StatusURL(since, files), &rep)
+	code, err := s.do(ctx, http.MethodGet, localapi.StatusURL(since, files), nil, &rep)
 	if code == http.StatusNotFound {
 		return rep, fmt.Errorf("the server at %s has no %s endpoint: is it an older alpipe serve?", s.URL, localapi.StatusPath)
 	}

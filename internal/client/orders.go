@@ -131,11 +131,7 @@ func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (stre
 	if err != nil {
 		return stream.Result{}, err
 	}
-	req, err := srv.post(ctx, localapi.FunctionPath(localapi.AggregateOrders), bytes.NewReader(body))
-	if err != nil {
-		return stream.Result{}, err
-	}
-	resp, err := srv.send(req)
+	resp, err := srv.send(ctx, http.MethodPost, localapi.FunctionPath(localapi.AggregateOrders), bytes.NewReader(body))
 	if err != nil {
 		return stream.Result{}, err
 	}
@@ -190,7 +186,7 @@ func PublishEmulator(ctx context.Context, host, project string, steps []Step) (i
 // failed request is a server that stopped answering mid-replay, not one
 // that was never there; a refusal carries up to 16 KB of the server's words.
 func (s Server) Replay(ctx context.Context, q url.Values, body io.Reader) (replay.Report, error) {
-	req, err := s.post(ctx, localapi.ReplayPath+"?"+q.Encode(), body)
+	req, err := s.request(ctx, http.MethodPost, localapi.ReplayPath+"?"+q.Encode(), body)
 	if err != nil {
 		return replay.Report{}, fmt.Errorf("replay: %w", err)
 	}
@@ -213,14 +209,14 @@ func (s Server) Replay(ctx context.Context, q url.Values, body io.Reader) (repla
 // SetClock returns the time the server's clock then shows.
 func (s Server) SetClock(ctx context.Context, t time.Time) (time.Time, error) {
 	var out localapi.ClockAnswer
-	_, err := s.postJSON(ctx, localapi.ClockURL(t), nil, &out)
+	_, err := s.do(ctx, http.MethodPost, localapi.ClockURL(t), nil, &out)
 	return out.Now, err
 }
 
 // Tick calls AdvanceWatermark as Cloud Scheduler does (a plain POST).
 func (s Server) Tick(ctx context.Context) (stream.TickResult, error) {
 	var res stream.TickResult
-	_, err := s.postJSON(ctx, localapi.FunctionPath(localapi.AdvanceWatermark), strings.NewReader("{}"), &res)
+	_, err := s.do(ctx, http.MethodPost, localapi.FunctionPath(localapi.AdvanceWatermark), strings.NewReader("{}"), &res)
 	return res, err
 }
 

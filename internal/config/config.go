@@ -12,6 +12,7 @@ import (
 	"net"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,12 +170,9 @@ func (c Ingest) problems() problems {
 
 // overlaps reports whether p lies inside one of prefixes or holds one.
 func overlaps(prefixes []string, p string) bool {
-	for _, l := range prefixes {
-		if strings.HasPrefix(p, l) || strings.HasPrefix(l, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(prefixes, func(l string) bool {
+		return strings.HasPrefix(p, l) || strings.HasPrefix(l, p)
+	})
 }
 
 // Validator is a configuration that can check itself.

@@ -131,11 +131,7 @@ func testRegistry(t testing.TB) *Registry {
 			files[p] = b
 		}
 	}
-	reg, err := Parse(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg
+	return mustParse(t, files)
 }
 
 // TestGolden runs every fixture in testdata/<feed>/ through its feed and

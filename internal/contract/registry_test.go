@@ -9,6 +9,15 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
 
+func mustParse(t testing.TB, files map[string][]byte) *Registry {
+	t.Helper()
+	reg, err := Parse(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
 func mustDefault(t testing.TB) *Registry {
 	t.Helper()
 	reg, err := Default()
@@ -16,20 +25,6 @@ func mustDefault(t testing.TB) *Registry {
 		t.Fatal(err)
 	}
 	return reg
-}
-
-// TestFeedsMatchWarehouse holds every embedded feed to its table, column by
-// column (Feed.Width and DateIndex: TestFeedAccessors).
-func TestFeedsMatchWarehouse(t *testing.T) {
-	for _, f := range mustDefault(t).Feeds() {
-		table, err := schema.Lookup(f.Table())
-		if err == nil {
-			err = f.CheckTable(table)
-		}
-		if err != nil {
-			t.Error(err)
-		}
-	}
 }
 
 func TestCheckTableReportsDrift(t *testing.T) {
@@ -240,10 +235,7 @@ func TestParseRejectsBadDeclarations(t *testing.T) {
 
 func TestParseOrdersFeedsByFileName(t *testing.T) {
 	b := []byte(strings.Replace(goodDecl, `"feed": "f"`, `"feed": "b"`, 1))
-	reg, err := Parse(map[string][]byte{"2.json": []byte(goodDecl), "1.json": b})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := mustParse(t, map[string][]byte{"2.json": []byte(goodDecl), "1.json": b})
 	var names []string
 	for _, f := range reg.Feeds() {
 		names = append(names, f.Name())

@@ -7,14 +7,7 @@ import (
 )
 
 func TestRules(t *testing.T) {
-	reg, err := Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, ok := reg.Match("exportaciones/2026/03/14/pedidos-erp.csv")
-	if !ok {
-		t.Fatal("no feed owns the order-lines export")
-	}
+	f := feed(t, "lineas_pedido")
 	tests := []struct {
 		name, column, want string
 	}{

@@ -245,7 +245,7 @@ func (c *column) decimal(v []byte, out *schema.Value, scratch *[]byte) Reject {
 			return r
 		}
 	} else {
-		d, err = numeric.ParseBytes(v, comma)
+		d, err = numeric.Parse(v, comma)
 	}
 	if err != nil {
 		switch {
@@ -275,7 +275,7 @@ func (c *column) grouped(v []byte, comma bool, scratch *[]byte) (numeric.Dec, Re
 		if len(v)-bytes.IndexByte(v, '.')-1 == 3 {
 			return numeric.Dec{}, Reject{c.codeInvalid, fmt.Sprintf("%s: ambiguous number %s: write the decimal comma (1.234,00) or no grouping", c.name, quote(v))}, nil
 		}
-		d, err := numeric.ParseBytes(v, false)
+		d, err := numeric.Parse(v, false)
 		return d, Reject{}, err
 	}
 	u, ok := ungroup((*scratch)[:0], v, c.thousands)
@@ -283,7 +283,7 @@ func (c *column) grouped(v []byte, comma bool, scratch *[]byte) (numeric.Dec, Re
 	if !ok {
 		return numeric.Dec{}, Reject{c.codeInvalid, fmt.Sprintf("%s: thousands not grouped in threes %s", c.name, quote(v))}, nil
 	}
-	d, err := numeric.ParseBytes(u, comma)
+	d, err := numeric.Parse(u, comma)
 	return d, Reject{}, err
 }
 

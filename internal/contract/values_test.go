@@ -52,49 +52,6 @@ func TestParseInt(t *testing.T) {
 	}
 }
 
-// Valid dates of 1600..2400: TestParseDateEveryDay.
-func TestParseDate(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		ok   bool
-	}{
-		{name: "no leap day 1900", in: "1900-02-29"},
-		{name: "no leap day 2026", in: "2026-02-29"},
-		{name: "february 30", in: "2026-02-30"},
-		{name: "april 31", in: "2026-04-31"},
-		{name: "month 13", in: "2026-13-01"},
-		{name: "month 0", in: "2026-00-10"},
-		{name: "day 0", in: "2026-03-00"},
-		{name: "year 0", in: "0000-01-01"},
-		{name: "first day", in: "0001-01-01", ok: true},
-		{name: "last day", in: "9999-12-31", ok: true},
-		{name: "spanish order", in: "14/03/2026"},
-		{name: "short", in: "2026-3-14"},
-		{name: "time appended", in: "2026-03-14T10:00"},
-		{name: "slashes", in: "2026/03/14"},
-		{name: "letters", in: "2026-0a-14"},
-		{name: "empty", in: ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			days, ok := parseDate([]byte(tt.in))
-			if ok != tt.ok {
-				t.Fatalf("parseDate(%q) ok = %v, want %v", tt.in, ok, tt.ok)
-			}
-			if ok {
-				want, err := time.Parse(time.DateOnly, tt.in)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := time.Unix(int64(days)*86400, 0).UTC(); !got.Equal(want) {
-					t.Errorf("parseDate(%q) = %s", tt.in, got)
-				}
-			}
-		})
-	}
-}
-
 // TestParseDateEveryDay checks every calendar day of 1600..2400 against the
 // time package, leap rules included.
 func TestParseDateEveryDay(t *testing.T) {

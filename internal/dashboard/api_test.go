@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -102,19 +103,17 @@ type fakeLedger struct {
 
 func (f fakeLedger) List(context.Context) ([]ledger.Record, error) { return f.recs, f.err }
 
-type watermarkFunc func(ctx context.Context, aggregation string) (time.Time, error)
-
-func (f watermarkFunc) Watermark(ctx context.Context, aggregation string) (time.Time, error) {
-	return f(ctx, aggregation)
+// fakeWatermark answers the default aggregation's watermark w, or err.
+type fakeWatermark struct {
+	w   time.Time
+	err error
 }
 
-func fakeWatermark(w time.Time, err error) watermarkFunc {
-	return func(_ context.Context, agg string) (time.Time, error) {
-		if agg != dashboard.DefaultAggregation {
-			return time.Time{}, errors.New("unexpected aggregation " + agg)
-		}
-		return w, err
+func (f fakeWatermark) Watermark(_ context.Context, agg string) (time.Time, error) {
+	if agg != dashboard.DefaultAggregation {
+		return time.Time{}, errors.New("unexpected aggregation " + agg)
 	}
+	return f.w, f.err
 }
 
 var (
@@ -176,7 +175,7 @@ func TestAPIGolden(t *testing.T) {
 	h := dashboard.Handler(dashboard.Source{
 		Warehouse:        wh,
 		Ledger:           fakeLedger{recs: records(4)},
-		Watermarks:       fakeWatermark(wm, nil),
+		Watermarks:       fakeWatermark{w: wm},
 		Stream:           goodStream,
 		Now:              func() time.Time { return now },
 		Files:            3,
@@ -212,7 +211,7 @@ func TestAPI(t *testing.T) {
 		return dashboard.Source{
 			Warehouse:  &fakeWarehouse{res: viewResult(goodRows[:1]...)},
 			Ledger:     fakeLedger{recs: records(1)},
-			Watermarks: fakeWatermark(wm, nil),
+			Watermarks: fakeWatermark{w: wm},
 			Stream:     goodStream,
 			Now:        func() time.Time { return now },
 		}
@@ -232,7 +231,7 @@ func TestAPI(t *testing.T) {
 		{WindowStart: wm, WindowEnd: wm.Add(time.Hour), Pais: "ES", Panes: 1, OnTime: "PENDING"},
 		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "PT", Panes: 3, OnTime: "DONE"},
 		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "ES", Panes: 2, OnTime: "DONE"},
-	}, FailingCells: 2, Failing: []dashboard.FailingCell{
+	}, FailingCells: 2, Failing: []dashboard.FailingWindow{
 		{WindowStart: ptr(wm.Add(-time.Hour)), WindowEnd: ptr(wm), Pais: "PT", Document: "aggregations/ventas_hora_pais/windows/20260314T170000Z_PT",
 			Error: "decode aggregations/ventas_hora_pais/windows/20260314T170000Z_PT: unexpected end of JSON input", Since: ptr(now.Add(-time.Hour))},
 		{Document: "aggregations/ventas_hora_pais/agenda/20260314T170000Z",
@@ -268,7 +267,7 @@ func TestAPI(t *testing.T) {
 			name: "failing ledger and watermark",
 			edit: func(s *dashboard.Source) {
 				s.Ledger = fakeLedger{err: errors.New("list ledger: unavailable")}
-				s.Watermarks = fakeWatermark(time.Time{}, errors.New("deadline exceeded"))
+				s.Watermarks = fakeWatermark{err: errors.New("deadline exceeded")}
 			},
 			want: snap(func(s *dashboard.Snapshot) {
 				s.Watermark, s.Files, s.Freshness.LastFileLoaded = nil, []dashboard.File{}, nil
@@ -350,14 +349,6 @@ func TestAPI(t *testing.T) {
 			}),
 		},
 		{
-			name: "a watermark reader that is also the stream status answers both",
-			edit: func(s *dashboard.Source) {
-				s.Stream = nil
-				s.Watermarks = processorLike{fakeWatermark(wm, nil), goodStream}
-			},
-			want: snap(func(*dashboard.Snapshot) {}),
-		},
-		{
 			name: "quarantine links need the bucket; a base makes them absolute",
 			edit: func(s *dashboard.Source) {
 				s.QuarantineBucket, s.DownloadBase = "alpinashop-cuarentena", "http://127.0.0.1:8080/"
@@ -384,16 +375,10 @@ func TestAPI(t *testing.T) {
 	}
 }
 
-// processorLike is one value that is both ports, as *stream.Processor is.
-type processorLike struct {
-	watermarkFunc
-	fakeStream
-}
-
 func TestLagUsesProcessingTime(t *testing.T) {
 	// now -> the lag in whole seconds
 	for now, lag := range map[time.Time]int64{wm.Add(10*time.Minute + 999*time.Millisecond): 600, wm: 0, wm.Add(24 * time.Hour): 86400} {
-		src := dashboard.Source{Watermarks: fakeWatermark(wm, nil), Now: func() time.Time { return now }}
+		src := dashboard.Source{Watermarks: fakeWatermark{w: wm}, Now: func() time.Time { return now }}
 		snap := dashboard.TakeFiltered(context.Background(), src, dashboard.Filter{})
 		if diff := cmp.Diff(&dashboard.Watermark{At: wm, LagSeconds: lag}, snap.Watermark); diff != "" {
 			t.Errorf("watermark at %s (-want +got):\n%s", now, diff)
@@ -404,15 +389,30 @@ func TestLagUsesProcessingTime(t *testing.T) {
 // TestRoutes: mounted at "/" of the functions framework's mux the handler
 // receives every path no function claims, so it answers only its own. The
 // page's period is the Source's; unset, 5 minutes, the period for a page
-// over BigQuery, where each refresh is billed.
+// over BigQuery, where each refresh is billed. The page's aggregation
+// control lists the names the server passes, the default chosen, and only
+// those. The page works on a laptop with no network and leaks nothing to a
+// CDN: every script, style, font or image reference in the page and its
+// assets is relative to the handler, and no time is formatted in the
+// browser's zone or 12-hour clock.
 func TestRoutes(t *testing.T) {
+	external := regexp.MustCompile(`(?i)(src|href|action)\s*=\s*["']?(https?:)?//|url\(\s*["']?(https?:)?//|@import|fetch\(\s*["'](https?:)?//`)
+	local := regexp.MustCompile(`toLocale(Time|Date)?String|getHours\(|getDate\(|getMonth\(|getMinutes\(`)
+	const aggControl = `<select id="f-agg" name="aggregation" data-default="ventas_hora_pais">` +
+		`<option value="ventas_hora_pais" selected>ventas_hora_pais</option>`
 	tests := []struct {
 		name, method, path string
 		refresh            time.Duration // Source.Refresh
+		aggregations       []string      // Source.Aggregations
 		status             int
 		contentType        string
 		body               string // a substring
 	}{
+		{name: "page, both aggregations, the default chosen", method: "GET", path: "/", status: 200,
+			aggregations: []string{"ventas_hora_pais", "ventas_sku_hora_movil"}, body: aggControl +
+				`<option value="ventas_sku_hora_movil">ventas_sku_hora_movil</option></select>`},
+		{name: "page, no list: the shown aggregation alone", method: "GET", path: "/", status: 200,
+			body: aggControl + `</select>`},
 		{name: "page", method: "GET", path: "/", refresh: 1500 * time.Millisecond, status: 200, contentType: "text/html; charset=utf-8", body: `data-refresh-ms="1500"`},
 		{name: "page, unset period", method: "GET", path: "/", status: 200, body: `data-refresh-ms="300000"`},
 		{name: "page over a free warehouse", method: "GET", path: "/", refresh: dashboard.LocalRefresh, status: 200, body: `data-refresh-ms="5000"`},
@@ -428,7 +428,8 @@ func TestRoutes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			dashboard.Handler(dashboard.Source{Refresh: tt.refresh}).ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+			src := dashboard.Source{Refresh: tt.refresh, Aggregations: tt.aggregations}
+			dashboard.Handler(src).ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
 			if rec.Code != tt.status {
 				t.Fatalf("%s %s: HTTP %d, want %d", tt.method, tt.path, rec.Code, tt.status)
 			}
@@ -439,12 +440,17 @@ func TestRoutes(t *testing.T) {
 			if !strings.Contains(string(b), tt.body) {
 				t.Errorf("body lacks %q:\n%.300s", tt.body, b)
 			}
+			if m := external.Find(b); m != nil {
+				t.Errorf("%s references another host: %q", tt.path, m)
+			}
+			if m := local.Find(b); m != nil {
+				t.Errorf("%s formats a time in the browser's zone: %q (the page shows UTC only)", tt.path, m)
+			}
+			csp := rec.Header().Get("Content-Security-Policy")
+			if tt.path == "/" && rec.Code == http.StatusOK && !strings.Contains(csp, "script-src 'self'") {
+				t.Errorf("page CSP = %q: want scripts from the handler only", csp)
+			}
 		})
-	}
-	rec := httptest.NewRecorder()
-	dashboard.Handler(dashboard.Source{}).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
-	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
-		t.Errorf("page CSP = %q: want scripts from the handler only", csp)
 	}
 }
 

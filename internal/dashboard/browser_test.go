@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,6 +23,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/local"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/numeric"
+	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/replay/replaytest"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -34,13 +35,10 @@ import (
 // serverDriver plays the story against a running local server over HTTP,
 // as `alpipe push` and `alpipe tick` do: the clock is moved, then the order
 // is pushed to AggregateOrders or AdvanceWatermark is called.
-type serverDriver struct{ url string }
+type serverDriver struct{ client.Server }
 
 func (d serverDriver) order(ctx context.Context, s step) error {
-	if _, err := (client.Server{URL: d.url}).SetClock(ctx, s.At); err != nil {
-		return err
-	}
-	res, err := client.Server{URL: d.url}.Push(ctx, client.Step{Arrival: s.At, EventTime: s.EventTime.Format(time.RFC3339), Order: s.body()}, s.At)
+	res, err := d.push(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -48,6 +46,14 @@ func (d serverDriver) order(ctx context.Context, s step) error {
 		return fmt.Errorf("order %s: %+v, want accepted", s.PedidoID, res)
 	}
 	return nil
+}
+
+// push moves the server's clock to s.At and pushes s's order.
+func (d serverDriver) push(ctx context.Context, s step) (stream.Result, error) {
+	if _, err := d.SetClock(ctx, s.At); err != nil {
+		return stream.Result{}, err
+	}
+	return d.Push(ctx, client.Step{Arrival: s.At, EventTime: s.EventTime.Format(time.RFC3339), Order: s.body()}, s.At)
 }
 
 // fate is what the dashboard's aggregation did with an order (the other
@@ -62,10 +68,10 @@ func fate(r stream.Result) string {
 }
 
 func (d serverDriver) tick(ctx context.Context, now time.Time) error {
-	if _, err := (client.Server{URL: d.url}).SetClock(ctx, now); err != nil {
+	if _, err := d.SetClock(ctx, now); err != nil {
 		return err
 	}
-	_, err := client.Server{URL: d.url}.Tick(ctx)
+	_, err := d.Tick(ctx)
 	return err
 }
 
@@ -232,14 +238,14 @@ func TestDashboardInChromium(t *testing.T) {
 	t.Cleanup(func() { _ = srv.Shutdown("test done") })
 	url := srv.URL // serve mounts the page over its own backends
 
-	rec, err := client.Server{URL: srv.URL}.Drop(ctx, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
+	d := serverDriver{client.Server{URL: srv.URL}}
+	rec, err := d.Drop(ctx, "exportaciones/2026/03/14/pedidos-erp.csv", "../../testdata/exportaciones/2026/03/14/pedidos-erp.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.State != ledger.Done || rec.Counts.Loaded != 1 || rec.Counts.Quarantined != 3 || rec.Quarantine == "" {
 		t.Fatalf("drop: %+v, want DONE with 1 loaded and 3 quarantined", rec)
 	}
-	d := serverDriver{url: srv.URL}
 	check(t, play(ctx, d, act1))
 
 	wd := browsertest.Start(t, chromium, driver)
@@ -276,10 +282,9 @@ func TestDashboardInChromium(t *testing.T) {
 	// its window (15:10 closed for good at 16:00 + L = 18:00 <= W).
 	wh := srv.App.Warehouse
 	history(t, wh)
-	_, err = client.Server{URL: srv.URL}.Push(ctx, client.Step{Arrival: at("18:22"), Order: []byte(`{"pedido_id":"P-BAD","pais":"ES"}`)}, at("18:22"))
+	_, err = d.Push(ctx, client.Step{Arrival: at("18:22"), Order: []byte(`{"pedido_id":"P-BAD","pais":"ES"}`)}, at("18:22"))
 	check(t, err)
-	late := pedido("18:22", "P-6", "ES", "5.00", "5.00", 1, "15:10")
-	res, err := client.Server{URL: srv.URL}.Push(ctx, client.Step{Arrival: late.At, EventTime: late.EventTime.Format(time.RFC3339), Order: late.body()}, late.At)
+	res, err := d.push(ctx, pedido("18:22", "P-6", "ES", "5.00", "5.00", 1, "15:10"))
 	if err != nil || fate(res) != "too_late" {
 		t.Fatalf("order P-6: %+v, %v; want too_late", res, err)
 	}
@@ -312,16 +317,13 @@ func TestDashboardInChromium(t *testing.T) {
 	checkOperatorView(t, full, srv.URL, rec)
 
 	check(t, wd.Resize(1280, 1900)) // the whole page, as an operator scrolls it
-	if shot := os.Getenv("DASHBOARD_SCREENSHOT"); shot != "" {
-		check(t, wd.Screenshot(shot))
-	}
 
 	checkFilters(t, wd)
 	checkFilterURLs(t, wd, url)
 	checkAggregationChoice(t, wd, url)
-	sellLongSKUs(ctx, t, srv.URL)
+	sellLongSKUs(ctx, t, d)
 	checkSKUView(ctx, t, wd, url, wh)
-	checkFollowsTheData(ctx, t, wd, url, srv.URL)
+	checkFollowsTheData(ctx, t, wd, url, d)
 }
 
 // checkOperatorView checks the page with history, live hours, discards and
@@ -581,7 +583,7 @@ func diffPage(p page, bars []dashboard.Bar, watermark string, file []string) str
 	for _, b := range bars {
 		wantBars = append(wantBars, pageBar{Start: b.WindowStart.Format(time.RFC3339), Pais: b.Pais, Timing: b.Timing, Class: "t-" + b.Timing})
 		wantRows = append(wantRows, []string{
-			b.WindowStart.Format("15:04") + "–" + b.WindowEnd.Format("15:04"), b.Pais, money(b.Importe.String()),
+			b.WindowStart.Format("15:04") + "–" + b.WindowEnd.Format("15:04"), b.Pais, money(b.Importe),
 			fmt.Sprint(b.Pedidos), fmt.Sprint(b.Unidades), b.Timing, fmt.Sprint(b.PaneIndex),
 		})
 	}
@@ -615,16 +617,7 @@ func people(t time.Time) string {
 
 // money is how the page writes an amount: the exact decimal, at least two
 // decimals, thousands separators, and the euro sign.
-func money(s string) string {
-	i, f, _ := strings.Cut(s, ".")
-	for len(f) < 2 {
-		f += "0"
-	}
-	for n := len(i) - 3; n > 0; n -= 3 {
-		i = i[:n] + "," + i[n:]
-	}
-	return i + "." + f + " €"
-}
+func money(d numeric.Dec) string { return render.GroupDigits(render.Money(d)) + " €" }
 
 func rejects(m map[string]int64) string {
 	var parts []string
@@ -710,16 +703,16 @@ var longSKUs = []string{"CBC-FLEECE-MUJER-M", "CAL-TREK-42", "CET-MERINO-LARGO-X
 
 // sellLongSKUs publishes one order per SKU at 18:22 (event time 18:12, on
 // time: W is 18:00) and ticks at 18:24, so each gets EARLY panes.
-func sellLongSKUs(ctx context.Context, t *testing.T, srv string) {
+func sellLongSKUs(ctx context.Context, t *testing.T, d serverDriver) {
 	t.Helper()
 	for i, sku := range longSKUs {
 		price := fmt.Sprintf("%d.50", 10+7*i)
 		body := fmt.Sprintf(`{"pedido_id":"P-S%d","cliente_id":"C-9","pais":"ES","importe_total":%q,"lineas":[{"sku":%q,"cantidad":1,"precio_unitario":%q}]}`, i, price, sku, price)
-		if _, err := (client.Server{URL: srv}).Push(ctx, client.Step{Arrival: at("18:22"), EventTime: at("18:12").Format(time.RFC3339), Order: []byte(body)}, at("18:22")); err != nil {
+		if _, err := d.Push(ctx, client.Step{Arrival: at("18:22"), EventTime: at("18:12").Format(time.RFC3339), Order: []byte(body)}, at("18:22")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check(t, (serverDriver{url: srv}).tick(ctx, at("18:24")))
+	check(t, d.tick(ctx, at("18:24")))
 }
 
 // checkSKUView opens the SKU aggregation (a sliding hour every 15
@@ -791,11 +784,6 @@ func checkSKUView(ctx context.Context, t *testing.T, wd *browsertest.Driver, url
 		}
 	}
 	checkNoOverlap(t, p)
-	if shot := os.Getenv("DASHBOARD_SKU_SCREENSHOT"); shot != "" {
-		if err := wd.Screenshot(shot); err != nil {
-			t.Error(err)
-		}
-	}
 }
 
 // checkNoOverlap: no text of the charts overlaps another (layout boxes).
@@ -819,10 +807,10 @@ func checkNoOverlap(t *testing.T, p page) {
 // view still shows the story's windows and says so; times of another day
 // carry their date and durations read 262d 13h; an empty chart says what
 // is missing in full, within the chart.
-func checkFollowsTheData(ctx context.Context, t *testing.T, wd *browsertest.Driver, url, srv string) {
+func checkFollowsTheData(ctx context.Context, t *testing.T, wd *browsertest.Driver, url string, d serverDriver) {
 	t.Helper()
 	december := time.Date(2026, 12, 2, 7, 34, 0, 0, time.UTC)
-	check(t, (serverDriver{url: srv}).tick(ctx, december))
+	check(t, d.tick(ctx, december))
 	check(t, wd.Navigate(url+"/"))
 	const note = "showing the 24 h up to 2026-03-14 19:00 UTC, the newest data (From and To choose other days)"
 	p := waitFor(t, wd, 15*time.Second, "December's page", func(p page) string {

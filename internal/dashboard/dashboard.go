@@ -48,10 +48,8 @@ type Source struct {
 	Warehouse  Warehouse
 	Ledger     Ledger
 	Watermarks WatermarkReader
-	// Stream nil means Watermarks, when that is also a StreamStatus (the
-	// processor is both).
-	Stream  StreamStatus
-	Monitor *Monitor // feeds the monitoring panel; nil leaves it out
+	Stream     StreamStatus
+	Monitor    *Monitor // feeds the monitoring panel; nil leaves it out
 	// Backlog is read where a Pub/Sub can tell it (the production-parity
 	// stack); nil: the panel says no subscription is in the way.
 	Backlog BacklogReader
@@ -109,13 +107,8 @@ func (s Source) withDefaults() Source {
 	s.Files = cmp.Or(max(s.Files, 0), DefaultFiles)
 	s.Latest = cmp.Or(max(s.Latest, 0), DefaultLatest)
 	s.Refresh = cmp.Or(max(s.Refresh, 0), DefaultRefresh)
-	if st, ok := s.Watermarks.(StreamStatus); ok && s.Stream == nil {
-		s.Stream = st
-	}
 	return s
 }
-
-var _ WatermarkReader = (*stream.Processor)(nil)
 
 // StoreWatermarks reads watermarks from the stream's state store, for a
 // process that has the store but no processor.

@@ -67,7 +67,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 	if diff := cmp.Diff(dashboard.Snapshot{
 		Aggregation: "ventas_hora_pais", Now: clock, Range: lastDay(clock), Bars: []dashboard.Bar{}, Files: []dashboard.File{}, Countries: []string{},
 		Key: "pais", Window: hourly, Keys: []string{},
-		Discards: noDiscards(clock), OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingCell{}},
+		Discards: noDiscards(clock), OpenWindows: &dashboard.OpenWindows{Latest: []dashboard.OpenWindow{}, Failing: []dashboard.FailingWindow{}},
 	}, empty); diff != "" {
 		t.Errorf("before anything (-want +got):\n%s", diff)
 	}
@@ -121,7 +121,7 @@ func TestSnapshotOnRealEngines(t *testing.T) {
 			{WindowStart: at("18:00"), WindowEnd: at("19:00"), Pais: "ES", Panes: 1, OnTime: "PENDING"},
 			{WindowStart: at("17:00"), WindowEnd: at("18:00"), Pais: "PT", Panes: 3, OnTime: "DONE"},
 			{WindowStart: at("17:00"), WindowEnd: at("18:00"), Pais: "ES", Panes: 2, OnTime: "DONE"},
-		}, Failing: []dashboard.FailingCell{}},
+		}, Failing: []dashboard.FailingWindow{}},
 		Files: []dashboard.File{
 			{Object: "gs://alpinashop-catalogo/exportaciones/2026/03/15/vacio.csv#8", Bucket: "alpinashop-catalogo",
 				Name: "exportaciones/2026/03/15/vacio.csv", Generation: 8, State: ledger.Rejected, Feed: "lineas_pedido",

@@ -55,9 +55,6 @@ type aggGauge struct {
 
 // NewMonitor reads processing time from now, the server's clock.
 func NewMonitor(now func() time.Time) *Monitor {
-	if now == nil {
-		now = time.Now
-	}
 	return &Monitor{now: now, aggs: map[string]*aggGauge{}}
 }
 
@@ -280,8 +277,7 @@ func (m *Monitor) Read(aggregation string, from, until time.Time) Monitoring {
 			last.SystemLagSeconds = max(last.SystemLagSeconds, out.Now.SystemLagSeconds)
 		}
 	}
-	for i := len(m.errs) - 1; i >= 0; i-- {
-		out.Errors = append(out.Errors, m.errs[i])
-	}
+	out.Errors = append(out.Errors, m.errs...)
+	slices.Reverse(out.Errors)
 	return out
 }

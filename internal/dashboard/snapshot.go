@@ -151,14 +151,14 @@ func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 		snap.Bars = bars
 	})
 	wg.Go(func() {
-		sum, err := readSummary(ctx, src, since, rng)
+		discards, all, err := readSummary(ctx, src, since, rng)
 		if err != nil {
 			fail("discards", err)
 			return
 		}
-		snap.Discards, snap.Countries = sum.discards, sum.countries
+		snap.Discards, snap.Countries = discards, all
 		if decl.key == "pais" {
-			countries = sum.countries
+			countries = all
 		}
 	})
 	wg.Go(func() {

@@ -19,13 +19,13 @@ type OpenWindows struct {
 	// Failing are the windows the tick cannot process, oldest first, as
 	// many as Latest: every other window goes on, these are retried at
 	// every tick until fixed.
-	Failing      []FailingCell `json:"failing"`
-	FailingCells int           `json:"failing_cells"`
+	Failing      []FailingWindow `json:"failing"`
+	FailingCells int             `json:"failing_cells"`
 }
 
-// FailingCell is a window the tick cannot process (with Pais: a previous
+// FailingWindow is a window the tick cannot process (with Pais: a previous
 // state layout's cell), or a document Status cannot read.
-type FailingCell struct {
+type FailingWindow struct {
 	WindowStart *time.Time `json:"window_start"` // null when the document names no window
 	WindowEnd   *time.Time `json:"window_end"`
 	Pais        string     `json:"pais"`     // "" for a whole window
@@ -65,10 +65,10 @@ func readStream(ctx context.Context, src Source, now time.Time) (streamPart, err
 
 // streamOf keeps the newest latest cells (Status lists oldest window first).
 func streamOf(st stream.AggregationStatus, latest int) streamPart {
-	p := streamPart{lastAccepted: st.LastAccepted.UTC(), maxEventTime: st.MaxEventTime.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}, Failing: []FailingCell{}}}
+	p := streamPart{lastAccepted: st.LastAccepted.UTC(), maxEventTime: st.MaxEventTime.UTC(), open: OpenWindows{Cells: len(st.OpenWindows), Latest: []OpenWindow{}, Failing: []FailingWindow{}}}
 	p.open.FailingCells = len(st.Failing)
 	for _, f := range st.Failing[:min(len(st.Failing), latest)] {
-		p.open.Failing = append(p.open.Failing, FailingCell{
+		p.open.Failing = append(p.open.Failing, FailingWindow{
 			WindowStart: timeOrNull(f.WindowStart), WindowEnd: timeOrNull(f.WindowEnd), Pais: f.Key,
 			Document: f.Path, Error: f.Error, Since: timeOrNull(f.Since),
 		})

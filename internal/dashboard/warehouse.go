@@ -85,32 +85,27 @@ type Discards struct {
 // message stays in the warehouse: it may be a megabyte).
 type Discard = warehouse.Discard
 
-// summary is the page's second read, one BigQuery job rather than four:
-// the discards, and the countries the view holds in the range (the country
-// filter's choices, which a chart filtered by country cannot tell).
-type summary struct {
-	discards  Discards
-	countries []string
-}
-
-func readSummary(ctx context.Context, src Source, since time.Time, rng Range) (summary, error) {
+// readSummary is the page's second read, one BigQuery job rather than
+// four: the discards, and the countries the view holds in the range (the
+// country filter's choices, which a chart filtered by country cannot tell).
+func readSummary(ctx context.Context, src Source, since time.Time, rng Range) (
+	Discards, []string, error,
+) {
 	if src.Warehouse == nil {
-		return summary{}, errNotConfigured
+		return Discards{}, nil, errNotConfigured
 	}
 	if err := checkAggregation(src.Aggregation); err != nil {
-		return summary{}, err
+		return Discards{}, nil, err
 	}
 	s, err := warehouse.ReadDiscardSummary(ctx, src.Warehouse, warehouse.DiscardSummaryQuery{
 		Aggregation: src.Aggregation, Latest: src.Latest, Since: since, From: rng.From, Until: rng.until(),
 	})
 	if err != nil {
-		return summary{}, err
+		return Discards{}, nil, err
 	}
-	return summary{
-		discards: Discards{Since: since, DeadLetters: s.DeadLetters, TooLate: s.TooLate,
-			LatestDeadLetters: discardsOf(s.LatestDeadLetters), LatestTooLate: discardsOf(s.LatestTooLate)},
-		countries: s.Countries,
-	}, nil
+	d := Discards{Since: since, DeadLetters: s.DeadLetters, TooLate: s.TooLate,
+		LatestDeadLetters: discardsOf(s.LatestDeadLetters), LatestTooLate: discardsOf(s.LatestTooLate)}
+	return d, s.Countries, nil
 }
 
 // discardsOf never answers null: the page reads [] as "none".

@@ -45,6 +45,7 @@ func TestDeadlineStillReleasesTheClaim(t *testing.T) {
 	// No waiting for the lease: the next delivery takes the claim at once.
 	claim, err := r.led.Claim(ctx, obj.Key(), obj.MD5, "next-delivery", r.clock.Now())
 	if err != nil || claim.Decision != ledger.Proceed {
-		t.Fatalf("claim after the cut attempt = %s, %v; want proceed", claim.Decision, err)
+		t.Fatalf("claim after the cut attempt = decision %d, %v; want proceed (%d)",
+			claim.Decision, err, ledger.Proceed)
 	}
 }

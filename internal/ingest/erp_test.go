@@ -106,44 +106,33 @@ func countsOf(rec ledger.Record) counts {
 func TestERPExtraColumnIsDriftNotSilence(t *testing.T) {
 	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-canal.csv", "exportaciones/2026/03/20/pedidos-erp.csv")
-	if diff := cmp.Diff(counts{2, 2, 0}, countsOf(rec)); diff != "" {
-		t.Errorf("counts (-want +got):\n%s", diff)
-	}
-	wantDrift := &ledger.Drift{Added: []string{"canal"}, Missing: []string{"cliente_id"}}
-	if diff := cmp.Diff(wantDrift, rec.Drift); diff != "" {
-		t.Errorf("returned drift (-want +got):\n%s", diff)
-	}
 	stored, ok, err := r.led.Get(context.Background(), rec.Key)
 	if err != nil || !ok {
 		t.Fatalf("ledger record: %v, %v", ok, err)
-	}
-	if diff := cmp.Diff(wantDrift, stored.Drift); diff != "" {
-		t.Errorf("ledger drift (-want +got):\n%s", diff)
 	}
 	done := r.logLines("file done")
 	if len(done) != 1 {
 		t.Fatalf("%d 'file done' lines, want 1:\n%s", len(done), r.log.String())
 	}
-	got := []any{done[0]["drift_added"], done[0]["drift_missing"]}
-	if diff := cmp.Diff([]any{[]any{"canal"}, []any{"cliente_id"}}, got); diff != "" {
-		t.Errorf("outcome line drift fields (-want +got):\n%s", diff)
-	}
-	var drift []string
+	var driftLines, driftCounters []string
 	for _, l := range r.logLines("schema drift") {
-		drift = append(drift, l["feed"].(string)+" "+l["change"].(string)+" "+l["column"].(string))
+		driftLines = append(driftLines, l["feed"].(string)+" "+l["change"].(string)+" "+l["column"].(string))
 	}
-	if diff := cmp.Diff([]string{"lineas_pedido added canal", "lineas_pedido missing cliente_id"}, drift); diff != "" {
-		t.Errorf("schema drift lines (-want +got):\n%s", diff)
-	}
-
-	var driftCounters []string
 	for _, c := range r.svc.Stats().Snapshot() {
 		if strings.HasPrefix(c.Name, "schema_drift") {
 			driftCounters = append(driftCounters, fmt.Sprintf("%s=%d", c.Name, c.Value))
 		}
 	}
-	if diff := cmp.Diff([]string{"schema_drift{feed=lineas_pedido,change=added,column=canal}=1", "schema_drift{feed=lineas_pedido,change=missing,column=cliente_id}=1"}, driftCounters); diff != "" {
-		t.Errorf("drift counters (-want +got):\n%s", diff)
+	drift := &ledger.Drift{Added: []string{"canal"}, Missing: []string{"cliente_id"}}
+	want := []any{counts{2, 2, 0}, drift, drift, []any{"canal"}, []any{"cliente_id"},
+		[]string{"lineas_pedido added canal", "lineas_pedido missing cliente_id"},
+		[]string{"schema_drift{feed=lineas_pedido,change=added,column=canal}=1",
+			"schema_drift{feed=lineas_pedido,change=missing,column=cliente_id}=1"}}
+	got := []any{countsOf(rec), rec.Drift, stored.Drift, done[0]["drift_added"], done[0]["drift_missing"],
+		driftLines, driftCounters}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("counts, drift returned and stored, outcome line's drift fields, schema drift lines, "+
+			"drift counters (-want +got):\n%s", diff)
 	}
 
 	// A redelivery logs the outcome again but not the drift: the metric
@@ -160,27 +149,21 @@ func TestERPExtraColumnIsDriftNotSilence(t *testing.T) {
 func TestERPUnknownColumnRejectsWhenTheContractSaysSo(t *testing.T) {
 	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-canal.csv", "exportaciones-estricto/pedidos-erp.csv")
-	got := []any{rec.State, rec.Reason, countsOf(rec)}
-	want := []any{ledger.Rejected, "columns not in the contract (on_unknown_columns is reject): canal", counts{2, 0, 2}}
+	got := []any{rec.State, rec.Reason, countsOf(rec), rec.Drift, r.rows("lineas_pedido")}
+	const reason = "columns not in the contract (on_unknown_columns is reject): canal"
+	drift := &ledger.Drift{Added: []string{"canal"}, Missing: []string{"cliente_id"}}
+	want := []any{ledger.Rejected, reason, counts{2, 0, 2}, drift, "0"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("state, reason, counts (-want +got):\n%s", diff)
-	}
-	if rec.Drift == nil || len(rec.Drift.Added) != 1 {
-		t.Errorf("drift %+v, want canal added", rec.Drift)
-	}
-	if n := r.rows("lineas_pedido"); n != "0" {
-		t.Errorf("%s rows loaded, want 0", n)
+		t.Errorf("state, reason, counts, drift, rows loaded (-want +got):\n%s", diff)
 	}
 }
 
 func TestERPSemicolonDecimalCommaDayFirst(t *testing.T) {
 	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-punto-y-coma.csv", "exportaciones/2026/03/20/pedidos-erp.csv")
-	if diff := cmp.Diff(counts{4, 3, 1}, countsOf(rec)); diff != "" {
-		t.Errorf("counts (-want +got):\n%s", diff)
-	}
-	if rec.Drift != nil {
-		t.Errorf("drift %+v, want none", rec.Drift)
+	got := []any{countsOf(rec), rec.Drift}
+	if diff := cmp.Diff([]any{counts{4, 3, 1}, (*ledger.Drift)(nil)}, got); diff != "" {
+		t.Errorf("counts, drift (-want +got):\n%s", diff)
 	}
 	rows := r.query("SELECT pedido_id, linea, CAST(fecha AS VARCHAR), CAST(precio_unitario AS VARCHAR), coalesce(cliente_id, 'NULL') FROM lineas_pedido ORDER BY pedido_id, linea")
 	want := [][]string{

@@ -238,6 +238,7 @@ func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered
 	case rec.Counts.Quarantined > 0:
 		level = slog.LevelWarn
 	}
+	drift := driftSides(rec.Drift)
 	s.log.Log(ctx, level, "file "+strings.ToLower(string(rec.State)),
 		"object", rec.Key.String(),
 		"feed", rec.Feed,
@@ -255,33 +256,34 @@ func (s *Service) logOutcome(ctx context.Context, rec ledger.Record, redelivered
 		"load_ms", tm.Load.Milliseconds(),
 		"refresh_ms", tm.Refresh.Milliseconds(),
 		"duration_ms", tm.Total.Milliseconds(),
-		"drift_added", driftList(rec.Drift, true),
-		"drift_missing", driftList(rec.Drift, false),
+		"drift_added", drift[0].columns,
+		"drift_missing", drift[1].columns,
 	)
-	if rec.Drift == nil || redelivered {
+	if redelivered {
 		return
 	}
 	// One line per drifted column, which the log-based metric
 	// alpipe/schema_drift counts: one incident per new column.
-	for _, c := range rec.Drift.Added {
-		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed,
-			"column", c, "change", "added", "state", string(rec.State))
-	}
-	for _, c := range rec.Drift.Missing {
-		s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed,
-			"column", c, "change", "missing", "state", string(rec.State))
+	for _, side := range drift {
+		for _, c := range side.columns {
+			s.log.WarnContext(ctx, "schema drift", "object", rec.Key.String(), "feed", rec.Feed,
+				"column", c, "change", side.change, "state", string(rec.State))
+		}
 	}
 }
 
-// driftList returns one side of a drift, [] rather than null when none.
-func driftList(d *ledger.Drift, added bool) []string {
-	switch {
-	case d == nil:
-		return []string{}
-	case added && d.Added != nil:
-		return d.Added
-	case !added && d.Missing != nil:
-		return d.Missing
+type driftSide struct {
+	change  string // "added" or "missing", as logs and counters name it
+	columns []string
+}
+
+// driftSides returns a drift's two sides, [] rather than null when none.
+func driftSides(d *ledger.Drift) [2]driftSide {
+	if d == nil {
+		d = &ledger.Drift{}
 	}
-	return []string{}
+	return [2]driftSide{
+		{change: "added", columns: append([]string{}, d.Added...)},
+		{change: "missing", columns: append([]string{}, d.Missing...)},
+	}
 }

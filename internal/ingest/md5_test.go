@@ -2,7 +2,6 @@ package ingest_test
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 
@@ -17,19 +16,14 @@ import (
 
 // openOnly is an Objects that cannot describe a generation, so the
 // service must hash it.
-type openOnly struct{ gcs *objects.GCS }
-
-func (o openOnly) Open(ctx context.Context, bucket, name string, gen int64) (io.ReadCloser, error) {
-	return o.gcs.Open(ctx, bucket, name, gen)
-}
-
-func (o openOnly) Create(ctx context.Context, bucket, name, ct string, meta map[string]string) objects.Writer {
-	return o.gcs.Create(ctx, bucket, name, ct, meta)
-}
+type openOnly struct{ ingest.Objects }
 
 // composite describes generations as Cloud Storage describes a composite
 // object: with a CRC32C and no MD5.
-type composite struct{ openOnly }
+type composite struct {
+	openOnly
+	gcs *objects.GCS
+}
 
 func (c composite) Describe(ctx context.Context, bucket, name string, gen int64) (objects.Attrs, error) {
 	a, err := c.gcs.Describe(ctx, bucket, name, gen)
@@ -49,8 +43,8 @@ func TestEventWithoutMD5StillDeduplicates(t *testing.T) {
 	}{
 		{name: "from metadata", objects: func(g *objects.GCS) ingest.Objects { return g }},
 		{name: "from metadata, original with md5Hash", objects: func(g *objects.GCS) ingest.Objects { return g }, firstMD5: true},
-		{name: "computed for a composite object", objects: func(g *objects.GCS) ingest.Objects { return composite{openOnly{g}} }},
-		{name: "computed, original with md5Hash", objects: func(g *objects.GCS) ingest.Objects { return composite{openOnly{g}} }, firstMD5: true},
+		{name: "computed for a composite object", objects: func(g *objects.GCS) ingest.Objects { return composite{openOnly{g}, g} }},
+		{name: "computed, original with md5Hash", objects: func(g *objects.GCS) ingest.Objects { return composite{openOnly{g}, g} }, firstMD5: true},
 		{name: "computed without a describer", objects: func(g *objects.GCS) ingest.Objects { return openOnly{g} }},
 	}
 	content := readSeed(t, seedOrders)

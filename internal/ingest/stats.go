@@ -33,12 +33,9 @@ func (s *Stats) finished(rec ledger.Record) {
 	for code, n := range rec.Counts.Rejects {
 		s.add("rows_rejected{feed="+feed+",code="+code+"}", n)
 	}
-	if d := rec.Drift; d != nil {
-		for _, c := range d.Added {
-			s.add("schema_drift{feed="+feed+",change=added,column="+c+"}", 1)
-		}
-		for _, c := range d.Missing {
-			s.add("schema_drift{feed="+feed+",change=missing,column="+c+"}", 1)
+	for _, side := range driftSides(rec.Drift) {
+		for _, c := range side.columns {
+			s.add("schema_drift{feed="+feed+",change="+side.change+",column="+c+"}", 1)
 		}
 	}
 }

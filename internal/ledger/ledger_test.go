@@ -40,17 +40,6 @@ func TestKeyString(t *testing.T) {
 	}
 }
 
-func TestStateFinal(t *testing.T) {
-	for state, want := range map[ledger.State]bool{
-		ledger.InProgress: false, ledger.Failed: false, "X": false,
-		ledger.Done: true, ledger.Rejected: true, ledger.Skipped: true, ledger.Duplicate: true,
-	} {
-		if got := state.Final(); got != want {
-			t.Errorf("%s.Final() = %v, want %v", state, got, want)
-		}
-	}
-}
-
 func TestNewRefuses(t *testing.T) {
 	if _, err := ledger.New(nil, ledger.Options{}); err == nil {
 		t.Error("New(nil store) succeeded")

@@ -56,18 +56,14 @@ func lockDataDir(dir string) (*os.File, error) {
 		_ = f.Close()
 		return nil, busy
 	}
-	if err := writePID(f); err != nil {
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	if err != nil {
 		return nil, errors.Join(fmt.Errorf("data folder lock %s: %w", path, err), f.Close())
 	}
 	return f, nil
-}
-
-func writePID(f *os.File) error {
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
-	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return err
 }
 
 // releaseDeadLeases ends the leases a killed serve left, so that a backfill

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/localapi"
-	"github.com/alpinashop/alpipe/internal/logging"
 )
 
 // TestLockDataDir locks a new folder, and one holding the lock file of a
@@ -62,9 +60,8 @@ func TestLockDataDir(t *testing.T) {
 func TestRestartTakesOverADeadServesLeases(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	t0 := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	key := ledger.Key{Bucket: localapi.LandingBucket, Object: "exportaciones/2026/03/14/pedidos.csv", Generation: 1}
-	first, err := Start(ctx, Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(t0), Logger: logging.Discard()})
+	first, err := Start(ctx, options(dir, t0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +75,7 @@ func TestRestartTakesOverADeadServesLeases(t *testing.T) {
 	}
 
 	later := t0.Add(time.Minute)
-	second, err := Start(ctx, Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(later), Logger: logging.Discard()})
+	second, err := Start(ctx, options(dir, later))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,25 +158,6 @@ func file(name string, content ...string) func(string) {
 	}
 }
 
-// TestStartRefusesAFolderOfTheOtherClock: the README's order of steps ran a
-// wall-clock serve on .local and then a virtual-clock one on the same
-// folder, whose dashboard then read "-261d ago".
-func TestStartRefusesAFolderOfTheOtherClock(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, clockMarkName), []byte("wall\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)), Logger: logging.Discard()})
-	var mismatch *ClockMismatchError
-	if !errors.As(err, &mismatch) {
-		t.Fatalf("Start on a wall-clock folder with a virtual clock: %v, want a ClockMismatchError", err)
-	}
-	// The refusal released the folder: a wall-clock server may use it.
-	if _, err := lockDataDir(dir); err != nil {
-		t.Errorf("folder still locked after the refusal: %v", err)
-	}
-}
-
 // TestRestartNeverMovesTheVirtualClockBack: a virtual-clock serve moved to
 // 18:25 by tick --now, stopped and started again with the same --start
 // 17:00, let processing time go back 85 minutes (windows closed at 18:25
@@ -187,11 +165,10 @@ func TestStartRefusesAFolderOfTheOtherClock(t *testing.T) {
 // later --start still moves it forward.
 func TestRestartNeverMovesTheVirtualClockBack(t *testing.T) {
 	dir := t.TempDir()
-	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
-	ticked := start.Add(85 * time.Minute)
+	ticked := t0.Add(85 * time.Minute)
 	restart := func(t *testing.T, from time.Time) time.Time {
 		t.Helper()
-		s, err := Start(t.Context(), Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(from), Logger: logging.Discard()})
+		s, err := Start(t.Context(), options(dir, from))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,13 +177,13 @@ func TestRestartNeverMovesTheVirtualClockBack(t *testing.T) {
 		s.Clock.Set(ticked) // what tick --now does; a no-op once past it
 		return now
 	}
-	restart(t, start)
+	restart(t, t0)
 	steps := []struct {
 		name  string
 		start time.Time
 		want  time.Time
 	}{
-		{name: "same --start resumes", start: start, want: ticked},
+		{name: "same --start resumes", start: t0, want: ticked},
 		{name: "a later --start moves it on", start: ticked.Add(time.Hour), want: ticked.Add(time.Hour)},
 		{name: "never back to an earlier one", start: ticked, want: ticked.Add(time.Hour)},
 	}

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -165,10 +166,7 @@ func (s *Server) DemoOrders(ctx context.Context, w io.Writer, story string) erro
 	fmt.Fprintln(w, "\n== Orders in real time (processing time in UTC) ==")
 	var ran []string // the aggregations the ticks ran, in configuration order
 	for _, st := range steps {
-		at := st.Arrival
-		if !st.Tick.IsZero() {
-			at = st.Tick
-		}
+		at := cmp.Or(st.Tick, st.Arrival)
 		if !at.IsZero() {
 			if _, err := srv.SetClock(ctx, at); err != nil {
 				return err

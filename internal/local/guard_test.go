@@ -127,24 +127,42 @@ func TestServerRefusesTheAttacks(t *testing.T) {
 }
 
 // TestStartRefuses: a second serve on a running one's port or data folder,
-// or one on a non-loopback address without AllowRemote, is refused with
-// what to do (the data folder's holder named, not DuckDB's lock error).
+// one on a non-loopback address without AllowRemote, or one on a folder of
+// the other clock, is refused with what to do (the data folder's holder
+// named, not DuckDB's lock error), and releases the folder it refused.
 func TestStartRefuses(t *testing.T) {
 	tests := []struct {
 		name, addr, dir, want string
+		setup                 func(dir string) // what the folder holds before
 	}{
 		{name: "a non-loopback address", addr: "0.0.0.0:0", want: "--allow-remote"},
 		{name: "a busy port", addr: strings.TrimPrefix(srv.URL, "http://"), want: "another `alpipe serve`"},
 		{name: "the running server's data folder", addr: "127.0.0.1:0", dir: srv.data, want: "another alpipe serve (PID " + strconv.Itoa(os.Getpid()) + ") uses " + srv.data},
+		// The README's order of steps ran a wall-clock serve on .local and
+		// then a virtual-clock one on the same folder, whose dashboard then
+		// read "-261d ago".
+		{name: "a folder of the wall clock", addr: "127.0.0.1:0", setup: mark("wall"),
+			want: "was written on the wall clock and this server runs on the virtual clock"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Start(context.Background(), Options{Addr: tt.addr, DataDir: cmp.Or(tt.dir, t.TempDir())})
+			opts := options(cmp.Or(tt.dir, t.TempDir()), t0)
+			opts.Addr = tt.addr
+			if tt.setup != nil {
+				tt.setup(opts.DataDir)
+			}
+			_, err := Start(context.Background(), opts)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Start: %v; want a refusal saying %q", err, tt.want)
 			}
 			if busy := (*DataDirInUseError)(nil); tt.dir != "" && (!errors.As(err, &busy) || busy.PID != os.Getpid()) {
 				t.Errorf("error %#v, want a DataDirInUseError with PID %d", err, os.Getpid())
+			}
+			// The refusal released the folder (srv.data is the running server's).
+			if lock, err := lockDataDir(opts.DataDir); err == nil {
+				lock.Close()
+			} else if tt.dir == "" {
+				t.Errorf("folder still locked after the refusal: %v", err)
 			}
 		})
 	}

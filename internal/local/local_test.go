@@ -44,8 +44,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	clock := clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
-	srv, err = Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clock, Logger: logging.Discard()})
+	srv, err = Start(context.Background(), options(data, t0))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start local server:", err)
 		os.Exit(1)
@@ -54,6 +53,14 @@ func TestMain(m *testing.M) {
 	_ = srv.Shutdown("tests done")
 	os.RemoveAll(data)
 	os.Exit(code)
+}
+
+// t0 is where every test server's virtual clock starts.
+var t0 = time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
+
+// options serve on a free port with a virtual clock at start.
+func options(dir string, start time.Time) Options {
+	return Options{Addr: "127.0.0.1:0", DataDir: dir, Clock: clock.Virtual(start), Logger: logging.Discard()}
 }
 
 // TestDemo plays both demo stories through the functions framework and

@@ -16,10 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/httpserve"
 	"github.com/alpinashop/alpipe/internal/localapi"
-	"github.com/alpinashop/alpipe/internal/logging"
 )
 
 // ownTCP lists the local ends, as host:port, of this process's TCP sockets
@@ -70,8 +68,7 @@ func procAddr(hex string) string {
 
 func startOwn(t *testing.T) *Server {
 	t.Helper()
-	s, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
-		Clock: clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)), Logger: logging.Discard()})
+	s, err := Start(context.Background(), options(t.TempDir(), t0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,9 +102,9 @@ func TestServeListensOnOneSocket(t *testing.T) {
 // proves serve hands its Limits over.
 func TestServeBoundsConnections(t *testing.T) {
 	const limit, clients = 4, 12
-	s, err := Start(context.Background(), Options{Addr: "127.0.0.1:0", DataDir: t.TempDir(),
-		Clock: clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)), Logger: logging.Discard(),
-		Limits: httpserve.Limits{MaxConns: limit, IdleTimeout: 400 * time.Millisecond, BodyTimeout: 300 * time.Millisecond}})
+	opts := options(t.TempDir(), t0)
+	opts.Limits = httpserve.Limits{MaxConns: limit, IdleTimeout: 400 * time.Millisecond, BodyTimeout: 300 * time.Millisecond}
+	s, err := Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,16 +55,29 @@ func (c counting) QueryRows(ctx context.Context, _ string, sink warehouse.RowSin
 	return nil
 }
 
-func (c counting) Query(ctx context.Context, sql string) (warehouse.Result, error) {
-	var col warehouse.Collect
-	err := c.QueryRows(ctx, sql, &col)
-	return col.Result, err
+func openWarehouse(t *testing.T) *duckdb.Warehouse {
+	t.Helper()
+	wh, err := duckdb.Open(filepath.Join(t.TempDir(), "w.duckdb"), duckdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = wh.Close() })
+	return wh
 }
 
-func queryServer(t *testing.T, q warehouse.Querier, caps config.Query) client.Server {
+// streamer is a Querier of a fake that only streams: the handler asks for no more.
+type streamer struct{ warehouse.RowStreamer }
+
+func (streamer) Query(context.Context, string) (warehouse.Result, error) { panic("not streamed") }
+
+func newQueryHandler(q warehouse.RowStreamer, caps config.Query) *queryHandler {
+	querier := func() warehouse.Querier { return streamer{q} }
+	return &queryHandler{querier: querier, caps: caps, log: logging.Discard(), one: make(chan struct{}, 1)}
+}
+
+func queryServer(t *testing.T, q warehouse.RowStreamer, caps config.Query) client.Server {
 	t.Helper()
-	h := &queryHandler{querier: func() warehouse.Querier { return q }, caps: caps, log: logging.Discard()}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(newQueryHandler(q, caps))
 	t.Cleanup(ts.Close)
 	return client.Server{URL: ts.URL}
 }
@@ -120,14 +133,9 @@ func TestQueryCaps(t *testing.T) {
 // interrupted in the engine when ALPIPE_QUERY_TIMEOUT passes, and the
 // client is told which setting stopped it.
 func TestQueryTimeoutCancelsDuckDB(t *testing.T) {
-	wh, err := duckdb.Open(filepath.Join(t.TempDir(), "w.duckdb"), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = wh.Close() })
-	srv := queryServer(t, wh, config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: 200 * time.Millisecond})
+	srv := queryServer(t, openWarehouse(t), config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: 200 * time.Millisecond})
 	start := time.Now()
-	_, err = srv.QueryRows(t.Context(), "SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b", 0, &warehouse.Collect{})
+	_, err := srv.QueryRows(t.Context(), "SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b", 0, &warehouse.Collect{})
 	took := time.Since(start)
 	var qe *client.QueryError
 	if !errors.As(err, &qe) || qe.Status != http.StatusGatewayTimeout || !strings.Contains(qe.Msg, "query cancelled after 200ms: ALPIPE_QUERY_TIMEOUT") {
@@ -215,7 +223,7 @@ func TestQueryAnswerStreams(t *testing.T) {
 			peak = max(peak, ms.HeapAlloc)
 		}
 	}}
-	h := &queryHandler{querier: func() warehouse.Querier { return wh }, caps: config.Query{MaxRows: rows, MaxBytes: 1 << 30, Timeout: time.Minute}, log: logging.Discard()}
+	h := newQueryHandler(wh, config.Query{MaxRows: rows, MaxBytes: 1 << 30, Timeout: time.Minute})
 	w := &countingWriter{header: http.Header{}}
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/_local/query", strings.NewReader(`{"sql":"SELECT"}`)))
 	if w.code != http.StatusOK || w.n < rows*cellLen {
@@ -261,18 +269,12 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 // `serve` to 5 GB for a 1 GB cell, past every cap. The engine makes the
 // value in its own memory; the Go heap must not.
 func TestQueryRowPastTheByteCapNeverReachesGo(t *testing.T) {
-	wh, err := duckdb.Open(filepath.Join(t.TempDir(), "w.duckdb"), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = wh.Close() })
 	const big = 24 << 20
-	caps := config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: time.Minute}
-	srv := queryServer(t, wh, caps)
+	srv := queryServer(t, openWarehouse(t), config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: time.Minute})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err = srv.QueryRows(t.Context(), fmt.Sprintf("SELECT repeat('x', %d) AS big", big), 0, &warehouse.Collect{})
+	_, err := srv.QueryRows(t.Context(), fmt.Sprintf("SELECT repeat('x', %d) AS big", big), 0, &warehouse.Collect{})
 	runtime.ReadMemStats(&after)
 	if want := fmt.Sprintf("answer stopped at 0 rows: the next row holds %d bytes of cells, more than 1048576: ALPIPE_QUERY_MAX_BYTES", big); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want one containing %q", err, want)
@@ -297,12 +299,6 @@ func (o *overlapping) QueryRows(ctx context.Context, _ string, sink warehouse.Ro
 		return err
 	}
 	return sink.Row([]string{"1"})
-}
-
-func (o *overlapping) Query(ctx context.Context, sql string) (warehouse.Result, error) {
-	var col warehouse.Collect
-	err := o.QueryRows(ctx, sql, &col)
-	return col.Result, err
 }
 
 // TestQueriesRunOneAtATime: a query's peak memory is outside the caps'

@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/localapi"
@@ -28,7 +26,8 @@ type queryHandler struct {
 	// a SELECT of one 1 GB value still costs about 2 GB for a moment, and
 	// four at once cost four times that. Serialised, the bound is one such
 	// query; the others wait for their turn within their own timeout.
-	one sync.Mutex
+	// A channel of one slot, so that the wait ends with the context.
+	one chan struct{}
 }
 
 func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -69,11 +68,13 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	timeout := &limitError{msg: fmt.Sprintf("query cancelled after %s", h.caps.Timeout), limit: "ALPIPE_QUERY_TIMEOUT"}
 	ctx, cancel := context.WithTimeoutCause(r.Context(), h.caps.Timeout, timeout)
 	defer cancel()
-	if !h.turn(ctx) {
+	select {
+	case h.one <- struct{}{}:
+		defer func() { <-h.one }()
+	case <-ctx.Done():
 		http.Error(w, fmt.Sprintf("%v, waiting for the query before it (queries run one at a time)", timeout), http.StatusGatewayTimeout)
 		return
 	}
-	defer h.one.Unlock()
 	a := newAnswer(w, h.caps, req.MaxRows)
 	err = st.QueryRows(ctx, limited(sql, a.want+1), a)
 	if err != nil && !a.started && ctx.Err() == nil && !errors.Is(err, errStop) {
@@ -110,17 +111,6 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.Error(w, "the warehouse answered without columns", http.StatusInternalServerError)
 	}
-}
-
-func (h *queryHandler) turn(ctx context.Context) bool {
-	for !h.one.TryLock() {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return true
 }
 
 // limited wraps sql in a LIMIT of the rows the answer may need (one past

@@ -69,6 +69,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	opts.Addr = cmp.Or(opts.Addr, localapi.DefaultAddr)
 	opts.Clock = cmp.Or(opts.Clock, clock.Wall())
 	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	opts.Limits.MaxConns = cmp.Or(opts.Limits.MaxConns, httpserve.DefaultMaxConns)
 	// The monitoring panel reads the functions' log lines, as the log-based
 	// metrics do in production.
 	monitor := dashboard.NewMonitor(opts.Clock.Now)
@@ -162,11 +163,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// 404 for anything else, such as the fake's /_internal/ routes, which
 	// are not mounted.
 	mux.Handle(dashboard.PagePath, s.dashboard(wm))
-	limits := opts.Limits
-	if limits.MaxConns == 0 {
-		limits.MaxConns = httpserve.DefaultMaxConns
-	}
-	s.http = httpserve.New(s.guard.wrap(noCORS(mux)), httpserve.Options{Grace: serving.ShutdownGrace, Logger: opts.Logger, Name: "alpipe serve", Limits: limits})
+	s.http = httpserve.New(s.guard.wrap(noCORS(mux)), httpserve.Options{Grace: serving.ShutdownGrace, Logger: opts.Logger, Name: "alpipe serve", Limits: opts.Limits})
 	go func() { s.served <- s.http.Serve(ln) }()
 	started = true
 	dataLock = lock
@@ -319,7 +316,7 @@ func (s *Server) replayHandler() http.Handler {
 // need none of them) but refuses every query, rather than answer without
 // bounds.
 func (s *Server) queryHandler() *queryHandler {
-	h := &queryHandler{querier: s.App.Querier, log: s.App.Log}
+	h := &queryHandler{querier: s.App.Querier, log: s.App.Log, one: make(chan struct{}, 1)}
 	if err := config.Load(context.Background(), &h.caps, s.App.Lookup); err != nil {
 		h.capsErr = err
 		h.log.Error("local queries are refused until the configuration is fixed", "error", err)

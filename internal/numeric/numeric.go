@@ -232,26 +232,18 @@ func (d Dec) Mul(o Dec) (Dec, error) {
 	return p, nil
 }
 
-// Parse reads a decimal such as "89.90", "-3", "+0.5" or ".5"; with comma,
-// ',' is the decimal separator instead of '.'. Exponents, thousands
-// separators and spaces are rejected: normalising those is the caller's.
-func Parse(s string, comma bool) (Dec, error) {
-	return parse(s, comma)
-}
-
-// ParseBytes is Parse for a byte slice, without allocating.
-func ParseBytes(b []byte, comma bool) (Dec, error) {
-	return parse(b, comma)
-}
-
 // smallInt bounds the integer part kept in one word: ten times it plus a
 // digit still fits a uint64.
 const smallInt = (1<<64 - 1 - 9) / 10
 
-// parse keeps the integer part in one word while it fits, as a 64-bit
-// decimal would, and in two words checked against NUMERIC's 29 integer
-// digits beyond.
-func parse[T string | []byte](s T, comma bool) (Dec, error) {
+// Parse reads a decimal such as "89.90", "-3", "+0.5" or ".5", a byte
+// slice without allocating; with comma, ',' is the decimal separator
+// instead of '.'. Exponents, thousands separators and spaces are rejected:
+// normalising those is the caller's.
+//
+// It keeps the integer part in one word while it fits, as a 64-bit decimal
+// would, and in two words checked against NUMERIC's 29 integer digits beyond.
+func Parse[T string | []byte](s T, comma bool) (Dec, error) {
 	if len(s) == 0 {
 		return Dec{}, ErrSyntax
 	}
@@ -418,7 +410,7 @@ func (d *Dec) UnmarshalJSON(b []byte) error {
 		}
 		b = []byte(s)
 	}
-	v, err := ParseBytes(b, false)
+	v, err := Parse(b, false)
 	if err != nil {
 		return &TextError{Text: strings.ToValidUTF8(string(raw[:min(len(raw), maxQuoted)]), "…"), Err: err}
 	}

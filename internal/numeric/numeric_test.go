@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // nanos is the Dec of s units of 10^-9, for the tests' wide literals.
@@ -89,9 +90,9 @@ func TestParse(t *testing.T) {
 			if !errors.Is(err, tt.err) || got != want {
 				t.Errorf("Parse(%q, %v) = %s, %v; want %s, %v", tt.in, tt.comma, got, err, want, tt.err)
 			}
-			gotB, errB := ParseBytes([]byte(tt.in), tt.comma)
+			gotB, errB := Parse([]byte(tt.in), tt.comma)
 			if gotB != got || !errors.Is(errB, tt.err) {
-				t.Errorf("ParseBytes differs from Parse: %s, %v", gotB, errB)
+				t.Errorf("Parse of bytes differs from Parse of a string: %s, %v", gotB, errB)
 			}
 		})
 	}
@@ -118,14 +119,9 @@ func TestString(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := nanos(t, tt.nanos)
-			if got := in.String(); got != tt.want {
-				t.Errorf("String() = %q, want %q", got, tt.want)
-			}
-			if got := string(in.AppendText([]byte("x="))); got != "x="+tt.want {
-				t.Errorf("AppendText = %q", got)
-			}
-			if got := string(in.AppendNanos(nil)); got != tt.nanos {
-				t.Errorf("AppendNanos = %q, want %q", got, tt.nanos)
+			got := []string{in.String(), string(in.AppendText([]byte("x="))), string(in.AppendNanos(nil))}
+			if diff := cmp.Diff([]string{tt.want, "x=" + tt.want, tt.nanos}, got); diff != "" {
+				t.Errorf("String, AppendText after x=, AppendNanos (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -187,10 +183,10 @@ func TestRoundTrip(t *testing.T) {
 	if allocs := testing.AllocsPerRun(100, func() {
 		var buf [48]byte
 		_ = Max().AppendText(buf[:0])
-		_, _ = ParseBytes([]byte("89,90"), true)
-		_, _ = ParseBytes([]byte(maxText), false)
+		_, _ = Parse([]byte("89,90"), true)
+		_, _ = Parse([]byte(maxText), false)
 	}); allocs != 0 {
-		t.Errorf("AppendText and ParseBytes allocate %.1f times", allocs)
+		t.Errorf("AppendText and Parse of bytes allocate %.1f times", allocs)
 	}
 }
 
@@ -340,30 +336,17 @@ func TestArithmeticAgainstBig(t *testing.T) {
 	}
 }
 
-func TestBounds(t *testing.T) {
-	if got := Max().String(); got != maxText {
-		t.Errorf("Max() = %s, want %s", got, maxText)
-	}
-	if got := Min().String(); got != "-"+maxText {
-		t.Errorf("Min() = %s", got)
-	}
-	over := new(big.Int).Add(limit, big.NewInt(1))
-	if _, err := FromBigNanos(over); !errors.Is(err, ErrOverflow) {
-		t.Errorf("FromBigNanos(10^38): %v, want ErrOverflow", err)
-	}
-	if _, err := FromBigNanos(new(big.Int).Lsh(big.NewInt(1), 200)); !errors.Is(err, ErrOverflow) {
-		t.Errorf("FromBigNanos(2^200): %v, want ErrOverflow", err)
-	}
-	if (Dec{}) != FromNanos(0) || !(Dec{}).IsZero() || (Dec{}).String() != "0" {
-		t.Errorf("the zero value is not 0")
-	}
-}
-
-func TestFromInt(t *testing.T) {
-	for n, want := range map[int64]string{42: "42", -3: "-3", math.MaxInt64: "9223372036854775807", math.MinInt64: "-9223372036854775808"} {
-		if got := FromInt(n); got.String() != want {
-			t.Errorf("FromInt(%d) = %s, want %s", n, got, want)
-		}
+func TestBoundsAndConstructors(t *testing.T) {
+	_, over := FromBigNanos(new(big.Int).Add(limit, big.NewInt(1))) // 10^38
+	_, far := FromBigNanos(new(big.Int).Lsh(big.NewInt(1), 200))
+	got := []any{Max().String(), Min().String(), over, far, Dec{} == FromNanos(0) && Dec{}.IsZero(),
+		Dec{}.String(), FromInt(42).String(), FromInt(-3).String(),
+		FromInt(math.MaxInt64).String(), FromInt(math.MinInt64).String()}
+	want := []any{maxText, "-" + maxText, ErrOverflow, ErrOverflow, true,
+		"0", "42", "-3",
+		"9223372036854775807", "-9223372036854775808"}
+	if diff := cmp.Diff(want, got, cmpopts.EquateErrors()); diff != "" {
+		t.Errorf("Max, Min, FromBigNanos(10^38 and 2^200), the zero value, FromInt (-want +got):\n%s", diff)
 	}
 }
 

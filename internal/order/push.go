@@ -1,6 +1,7 @@
 package order
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,12 +23,7 @@ type Message struct {
 }
 
 // ID returns the message ID, whichever spelling carried it.
-func (m Message) ID() string {
-	if m.MessageID != "" {
-		return m.MessageID
-	}
-	return m.MessageID2
-}
+func (m Message) ID() string { return cmp.Or(m.MessageID, m.MessageID2) }
 
 // Delivery is one push request.
 type Delivery struct {

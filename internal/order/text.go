@@ -52,12 +52,7 @@ func (e *textError) Error() string {
 	return s + e.msg
 }
 
-func clipBytes(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
-}
+func clipBytes(b []byte, n int) []byte { return b[:min(len(b), n)] }
 
 // scan reads JSON text once, without decoding it: it refuses text whose
 // decoding would change it and measures its arrays; the decoder checks the

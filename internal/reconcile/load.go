@@ -49,24 +49,11 @@ func Load(ctx context.Context, r Warehouse, req Request) (Input, error) {
 	to := time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, loc).UTC()
 	in := Input{Date: req.Date, Aggregation: agg, DayStart: from, DayEnd: to}
 
-	batch, err := warehouse.ReadCountryTotals(ctx, r, day)
-	if err != nil {
+	if in.Batch, err = warehouse.ReadCountryTotals(ctx, r, day); err != nil {
 		return Input{}, fmt.Errorf("reconcile %s: %w", req.Date, err)
 	}
-	in.Batch = make([]Total, 0, len(batch))
-	for _, b := range batch {
-		in.Batch = append(in.Batch, Total{Pais: b.Pais, Measures: window.Measures{Importe: b.Importe, Pedidos: b.Pedidos, Unidades: b.Unidades}})
-	}
-
-	hours, err := warehouse.ReadWindowsBetween(ctx, r, agg, from, to)
-	if err != nil {
+	if in.Hours, err = warehouse.ReadWindowsBetween(ctx, r, agg, from, to); err != nil {
 		return Input{}, fmt.Errorf("reconcile %s: %w", req.Date, err)
-	}
-	in.Hours = make([]Hour, 0, len(hours))
-	for _, h := range hours {
-		in.Hours = append(in.Hours, Hour{WindowStart: h.WindowStart, WindowEnd: h.WindowEnd, Pais: h.Pais,
-			Timing: window.Timing(h.Timing), PaneIndex: h.PaneIndex,
-			Measures: window.Measures{Importe: h.Importe, Pedidos: h.Pedidos, Unidades: h.Unidades}})
 	}
 	if len(in.Hours) > 0 {
 		in.WindowSize = in.Hours[0].WindowEnd.Sub(in.Hours[0].WindowStart)

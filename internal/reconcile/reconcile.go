@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -19,24 +20,9 @@ type Input struct {
 	// WindowSize places an invalid message's event time in a window of the
 	// hour listing; 0 means the default aggregation's size.
 	WindowSize time.Duration
-	Batch      []Total // lineas_pedido of Date, per country
-	Hours      []Hour  // ventas_hora_pais rows of the day
-	Drops      []Drop  // pedidos_descartados rows for the day or its orders
-}
-
-type Total struct {
-	Pais     string          `json:"pais"`
-	Measures window.Measures `json:"measures"`
-}
-
-// Hour is one row of the real-time view: a window's current value.
-type Hour struct {
-	WindowStart time.Time       `json:"window_start"`
-	WindowEnd   time.Time       `json:"window_end"`
-	Pais        string          `json:"pais"`
-	Measures    window.Measures `json:"measures"`
-	Timing      window.Timing   `json:"timing"`
-	PaneIndex   int64           `json:"pane_index"`
+	Batch      []warehouse.CountryTotal // lineas_pedido of Date, per country
+	Hours      []warehouse.HourlySale   // ventas_hora_pais rows of the day: windows' current values
+	Drops      []Drop                   // pedidos_descartados rows for the day or its orders
 }
 
 // Drop is a discarded order, with the batch figures of its lines on Date
@@ -143,7 +129,8 @@ func Compare(in Input) (Report, error) {
 
 	for _, t := range in.Batch {
 		c := country(t.Pais)
-		if err := add(&c.Batch, t.Measures, "batch", t.Pais); err != nil {
+		m := window.Measures{Importe: t.Importe, Pedidos: t.Pedidos, Unidades: t.Unidades}
+		if err := add(&c.Batch, m, "batch", t.Pais); err != nil {
 			return Report{}, err
 		}
 	}
@@ -152,17 +139,18 @@ func Compare(in Input) (Report, error) {
 			continue // the loader asks for the day only; a test may not
 		}
 		c := country(h.Pais)
-		if err := add(&c.RealTime, h.Measures, "real time", h.Pais); err != nil {
+		m := window.Measures{Importe: h.Importe, Pedidos: h.Pedidos, Unidades: h.Unidades}
+		if err := add(&c.RealTime, m, "real time", h.Pais); err != nil {
 			return Report{}, err
 		}
-		if h.Timing == window.TimingEarly {
+		if window.Timing(h.Timing) == window.TimingEarly {
 			c.OpenWindows++
 		}
 		l := hour(h.WindowStart, h.Pais)
-		if err := add(&l.RealTime, h.Measures, "real time", h.Pais); err != nil {
+		if err := add(&l.RealTime, m, "real time", h.Pais); err != nil {
 			return Report{}, err
 		}
-		l.HasPane, l.Timing, l.PaneIndex = true, h.Timing, h.PaneIndex
+		l.HasPane, l.Timing, l.PaneIndex = true, window.Timing(h.Timing), h.PaneIndex
 	}
 
 	size := cmp.Or(in.WindowSize, window.Defaults().WindowSize)

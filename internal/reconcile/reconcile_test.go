@@ -31,8 +31,14 @@ var (
 
 func at(h int) time.Time { return day0.Add(time.Duration(h) * time.Hour) }
 
-func hourRow(h int, pais string, timing window.Timing, m window.Measures) Hour {
-	return Hour{WindowStart: at(h), WindowEnd: at(h + 1), Pais: pais, Measures: m, Timing: timing}
+func hourRow(h int, pais string, timing window.Timing, m window.Measures) warehouse.HourlySale {
+	return warehouse.HourlySale{WindowStart: at(h), WindowEnd: at(h + 1), Pais: pais,
+		Timing: string(timing), Importe: m.Importe, Pedidos: m.Pedidos, Unidades: m.Unidades}
+}
+
+func total(pais string, m window.Measures) warehouse.CountryTotal {
+	return warehouse.CountryTotal{Pais: pais, Importe: m.Importe, Pedidos: m.Pedidos,
+		Unidades: m.Unidades}
 }
 
 func TestCompareCountries(t *testing.T) {
@@ -48,8 +54,8 @@ func TestCompareCountries(t *testing.T) {
 		{
 			name: "both sides agree",
 			in: Input{
-				Batch: []Total{{Pais: "ES", Measures: ms("300.5", 3, 7)}},
-				Hours: []Hour{
+				Batch: []warehouse.CountryTotal{total("ES", ms("300.5", 3, 7))},
+				Hours: []warehouse.HourlySale{
 					hourRow(10, "ES", window.TimingOnTime, ms("100.25", 1, 2)),
 					hourRow(18, "ES", window.TimingLate, ms("200.25", 2, 5)),
 				},
@@ -59,8 +65,8 @@ func TestCompareCountries(t *testing.T) {
 		{
 			name: "difference is a too-late drop and an invalid message",
 			in: Input{
-				Batch: []Total{{Pais: "ES", Measures: ms("179.8", 3, 6)}},
-				Hours: []Hour{hourRow(9, "ES", window.TimingOnTime, ms("89.9", 1, 1))},
+				Batch: []warehouse.CountryTotal{total("ES", ms("179.8", 3, 6))},
+				Hours: []warehouse.HourlySale{hourRow(9, "ES", window.TimingOnTime, ms("89.9", 1, 1))},
 				Drops: []Drop{
 					{PedidoID: "P-2", Reason: "too_late", WindowStart: at(8), Matched: true, Pais: "ES", Batch: ms("50", 1, 2)},
 					{PedidoID: "P-3", Reason: "invalid: pais \"XX\" is not an ISO 3166-1 alpha-2 code", Matched: true, Pais: "ES", Batch: ms("39.9", 1, 3)},
@@ -75,8 +81,8 @@ func TestCompareCountries(t *testing.T) {
 		{
 			name: "an order missing from the stream without a drop is unexplained",
 			in: Input{
-				Batch: []Total{{Pais: "FR", Measures: ms("10", 2, 2)}, {Pais: "PT", Measures: ms("5", 1, 1)}},
-				Hours: []Hour{
+				Batch: []warehouse.CountryTotal{total("FR", ms("10", 2, 2)), total("PT", ms("5", 1, 1))},
+				Hours: []warehouse.HourlySale{
 					hourRow(9, "FR", window.TimingOnTime, ms("4", 1, 1)),
 					hourRow(9, "PT", window.TimingOnTime, ms("5", 1, 1)),
 				},
@@ -88,7 +94,9 @@ func TestCompareCountries(t *testing.T) {
 		},
 		{
 			name: "real time without batch lines (file not loaded yet) is unexplained",
-			in:   Input{Hours: []Hour{hourRow(23, "DE", window.TimingEarly, ms("12.5", 1, 4))}},
+			in: Input{Hours: []warehouse.HourlySale{
+				hourRow(23, "DE", window.TimingEarly, ms("12.5", 1, 4)),
+			}},
 			want: verdict{Countries: []Country{{
 				Pais: "DE", RealTime: ms("12.5", 1, 4), Difference: ms("-12.5", -1, -4), Residual: ms("-12.5", -1, -4),
 				Status: Unexplained, OpenWindows: 1,
@@ -96,7 +104,7 @@ func TestCompareCountries(t *testing.T) {
 		},
 		{
 			name: "an order dropped several times explains once",
-			in: Input{Batch: []Total{{Pais: "IT", Measures: ms("20", 1, 1)}}, Drops: []Drop{
+			in: Input{Batch: []warehouse.CountryTotal{total("IT", ms("20", 1, 1))}, Drops: []Drop{
 				{PedidoID: "P-9", Matched: true, Pais: "IT", Batch: ms("20", 1, 1), Reason: "invalid: body is not an order", ReceivedAt: at(9)},
 				{PedidoID: "P-9", Matched: true, Pais: "IT", Batch: ms("20", 1, 1), Reason: "too_late", ReceivedAt: at(20)},
 				{PedidoID: "P-9", Matched: true, Pais: "IT", Batch: ms("20", 1, 1), Reason: "invalid: body is not an order", ReceivedAt: at(8)},
@@ -106,8 +114,8 @@ func TestCompareCountries(t *testing.T) {
 		{
 			name: "a drop of an order that was accepted later leaves a negative residual",
 			in: Input{
-				Batch: []Total{{Pais: "ES", Measures: ms("20", 1, 1)}},
-				Hours: []Hour{hourRow(9, "ES", window.TimingOnTime, ms("20", 1, 1))},
+				Batch: []warehouse.CountryTotal{total("ES", ms("20", 1, 1))},
+				Hours: []warehouse.HourlySale{hourRow(9, "ES", window.TimingOnTime, ms("20", 1, 1))},
 				Drops: []Drop{{PedidoID: "P-1", Reason: "invalid: body is not an order", Matched: true, Pais: "ES", Batch: ms("20", 1, 1)}},
 			},
 			want: verdict{Countries: []Country{{
@@ -118,8 +126,8 @@ func TestCompareCountries(t *testing.T) {
 		{
 			name: "windows outside the day and unmatched drops count for nothing",
 			in: Input{
-				Batch: []Total{{Pais: "ES", Measures: ms("1", 1, 1)}},
-				Hours: []Hour{
+				Batch: []warehouse.CountryTotal{total("ES", ms("1", 1, 1))},
+				Hours: []warehouse.HourlySale{
 					hourRow(0, "ES", window.TimingOnTime, ms("1", 1, 1)),
 					hourRow(24, "ES", window.TimingOnTime, ms("7", 1, 1)), // next day
 				},
@@ -150,10 +158,12 @@ func TestCompareCountries(t *testing.T) {
 func TestCompareHoursAndExplanations(t *testing.T) {
 	p2 := Drop{PedidoID: "P-2", Reason: "too_late", WindowStart: at(8), ReceivedAt: at(12), Matched: true, Pais: "ES", Batch: ms("50", 1, 2)}
 	p3 := Drop{PedidoID: "P-3", Reason: "invalid: body is not an order", EventTime: at(9).Add(42 * time.Minute), Matched: true, Pais: "ES", Batch: ms("39.9", 1, 3)}
+	late := hourRow(9, "ES", window.TimingLate, ms("89.9", 1, 1))
+	late.PaneIndex = 2
 	in := Input{
 		DayStart: day0, DayEnd: day1,
-		Batch: []Total{{Pais: "ES", Measures: ms("179.8", 3, 6)}},
-		Hours: []Hour{{WindowStart: at(9), WindowEnd: at(10), Pais: "ES", Measures: ms("89.9", 1, 1), Timing: window.TimingLate, PaneIndex: 2}},
+		Batch: []warehouse.CountryTotal{total("ES", ms("179.8", 3, 6))},
+		Hours: []warehouse.HourlySale{late},
 		Drops: []Drop{
 			p3, p2,
 			{PedidoID: "P-404", Reason: "too_late", WindowStart: at(9)},                                         // no lines today
@@ -186,7 +196,8 @@ func TestCompareHoursAndExplanations(t *testing.T) {
 
 func TestCompareOverflowIsAnError(t *testing.T) {
 	big := window.Measures{Pedidos: 1 << 62}
-	_, err := Compare(Input{DayStart: day0, DayEnd: day1, Batch: []Total{{Pais: "ES", Measures: big}, {Pais: "ES", Measures: big}}})
+	batch := []warehouse.CountryTotal{total("ES", big), total("ES", big)}
+	_, err := Compare(Input{DayStart: day0, DayEnd: day1, Batch: batch})
 	if err == nil {
 		t.Fatal("Compare of totals beyond INT64 succeeded, want an error")
 	}

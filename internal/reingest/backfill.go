@@ -58,7 +58,6 @@ type Backfill struct {
 	// Progress is called after every finished object and once a second,
 	// from one goroutine at a time.
 	Progress func(Progress)
-	Clock    func() time.Time // default time.Now
 }
 
 type Outcome struct {
@@ -76,12 +75,8 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	if b.Objects == nil || b.Ledger == nil || b.Ingest == nil {
 		return Summary{}, errors.New("backfill: objects, ledger and ingester are required")
 	}
-	clock := b.Clock
-	if clock == nil {
-		clock = time.Now
-	}
 	workers := cmp.Or(max(b.Concurrency, 0), DefaultConcurrency)
-	start := clock()
+	start := time.Now()
 	sum := Summary{Prefix: "gs://" + bucket + "/" + prefix, Rejects: map[string]int64{}}
 	prog := Progress{Total: -1}
 
@@ -162,8 +157,7 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	report := func(last *Outcome) {
-		prog.Listed = listed.Load()
-		prog.Elapsed = clock().Sub(start)
+		prog.Elapsed = time.Since(start)
 		prog.Last = last
 		if b.Progress != nil {
 			b.Progress(prog)
@@ -193,7 +187,7 @@ func (b *Backfill) Run(ctx context.Context, bucket, prefix string) (Summary, err
 	}
 	sum.Listed = listed.Load()
 	sum.Interrupted = ctx.Err() != nil
-	sum.Seconds = clock().Sub(start).Seconds()
+	sum.Seconds = time.Since(start).Seconds()
 	if len(sum.Rejects) == 0 {
 		sum.Rejects = nil
 	}

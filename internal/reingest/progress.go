@@ -12,7 +12,6 @@ import (
 )
 
 type Progress struct {
-	Listed     int64 // objects handed out by the listing so far
 	Total      int64 // objects under the prefix; -1 until counted
 	TotalBytes int64 // their bytes; valid when Total >= 0
 	Done       int64 // objects finished, whatever the outcome

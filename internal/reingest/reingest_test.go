@@ -27,21 +27,11 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
-// interruptAfter cancels the backfill when its n-th object finishes, as a
-// person pressing Ctrl-C would: the objects still in flight are cut short.
-type interruptAfter struct {
-	inner  reingest.Ingester
-	n      int64
-	done   atomic.Int64
-	cancel context.CancelFunc
-}
+// ingestFunc is an Ingester that wraps another with a test's behaviour.
+type ingestFunc func(ctx context.Context, a objects.Attrs) (ledger.Record, error)
 
-func (i *interruptAfter) Ingest(ctx context.Context, a objects.Attrs) (ledger.Record, error) {
-	rec, err := i.inner.Ingest(ctx, a)
-	if i.done.Add(1) == i.n {
-		i.cancel()
-	}
-	return rec, err
+func (f ingestFunc) Ingest(ctx context.Context, a objects.Attrs) (ledger.Record, error) {
+	return f(ctx, a)
 }
 
 // TestBackfillResumesAfterInterrupt interrupts a backfill midway with no
@@ -65,7 +55,16 @@ func TestBackfillResumesAfterInterrupt(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopper := &interruptAfter{inner: reingest.Direct{Service: r.svc, BusyWait: time.Millisecond}, n: 4, cancel: cancel}
+	// Cancelled when the fourth object finishes, as a person pressing
+	// Ctrl-C would: the objects still in flight are cut short.
+	var done atomic.Int64
+	stopper := ingestFunc(func(ctx context.Context, a objects.Attrs) (ledger.Record, error) {
+		rec, err := reingest.Direct{Service: r.svc, BusyWait: time.Millisecond}.Ingest(ctx, a)
+		if done.Add(1) == 4 {
+			cancel()
+		}
+		return rec, err
+	})
 	first, err := (&reingest.Backfill{Objects: r.gcs, Ledger: r.led, Ingest: stopper, Concurrency: 3}).Run(ctx, landing, "exportaciones/2026/02/")
 	if err != nil {
 		t.Fatal(err)
@@ -129,19 +128,6 @@ func listLedger(t *testing.T, r *rig) []ledger.Record {
 	return recs
 }
 
-// failOn makes one object's ingestion fail, as an outage would.
-type failOn struct {
-	inner reingest.Ingester
-	name  string
-}
-
-func (f failOn) Ingest(ctx context.Context, a objects.Attrs) (ledger.Record, error) {
-	if a.Name == f.name {
-		return ledger.Record{}, errors.New("load into lineas_pedido: warehouse unavailable")
-	}
-	return f.inner.Ingest(ctx, a)
-}
-
 // TestBackfillSummary covers every outcome an object can have.
 func TestBackfillSummary(t *testing.T) {
 	r := newRig(t)
@@ -164,7 +150,13 @@ func TestBackfillSummary(t *testing.T) {
 	var progress []reingest.Progress
 	b := &reingest.Backfill{
 		Objects: r.gcs, Ledger: r.led, Concurrency: 1,
-		Ingest:   failOn{reingest.Direct{Service: r.svc}, "exportaciones/2026/03/05/caido.csv"},
+		// One object fails, as in an outage.
+		Ingest: ingestFunc(func(ctx context.Context, a objects.Attrs) (ledger.Record, error) {
+			if a.Name == "exportaciones/2026/03/05/caido.csv" {
+				return ledger.Record{}, errors.New("load into lineas_pedido: warehouse unavailable")
+			}
+			return reingest.Direct{Service: r.svc}.Ingest(ctx, a)
+		}),
 		Progress: func(p reingest.Progress) { progress = append(progress, p) },
 	}
 	got, err := b.Run(ctx, landing, "exportaciones/2026/03/")
@@ -443,42 +435,66 @@ func fixDate(t *testing.T, quarantineCSV string) string {
 
 // TestRequeue fixes one of the three quarantined rows of the seed file and
 // re-queues it: the fixed row loads once, the two still wrong go back to
-// quarantine with their reasons.
+// quarantine with their reasons. A source whose name is near the limits
+// (issue 23 item 2) is re-queued on objects stored as files, as `alpipe
+// serve` stores them: the requeued name must fit there too, and a
+// quarantine name that ingest shortened cannot say which file it came from
+// once its metadata is gone.
 func TestRequeue(t *testing.T) {
 	wantCounts := ledger.Counts{Read: 3, Loaded: 1, Quarantined: 2, Rejects: map[string]int64{"cantidad:below_min": 1, "column_count": 1}}
-	wantName := "exportaciones/2026/03/14/pedidos-erp.requeue-20260315T083000Z.csv"
+	long := "exportaciones/2026/03/14/" + strings.Repeat("q", 222) + ".csv"
+	// local re-queues the fixed file from a local copy; uploaded uploads it
+	// over the quarantine object, as an edited copy does, losing its
+	// metadata.
+	local := func(r *rig, q, fixed string) reingest.RequeueRequest {
+		return reingest.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(fixed)}
+	}
+	uploaded := func(r *rig, q, fixed string) reingest.RequeueRequest {
+		r.put(quarantine, q, fixed, nil)
+		return reingest.RequeueRequest{Bucket: quarantine, Name: q}
+	}
 	tests := []struct {
-		name string
-		// request re-queues the fixed file, as the person hands it over.
+		name    string
+		source  string
+		newRig  func(*testing.T) *rig
 		request func(r *rig, q, fixed string) reingest.RequeueRequest
+		wantErr string
 	}{
-		{
-			name: "fixed in a local copy",
-			request: func(r *rig, q, fixed string) reingest.RequeueRequest {
-				return reingest.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(fixed)}
-			},
-		},
-		{
-			name: "edited copy uploaded over the object, losing its metadata",
-			request: func(r *rig, q, fixed string) reingest.RequeueRequest {
-				r.put(quarantine, q, fixed, nil)
-				return reingest.RequeueRequest{Bucket: quarantine, Name: q}
-			},
-		},
+		{name: "fixed in a local copy", source: seedName, newRig: newRig, request: local},
+		{name: "edited copy uploaded over the object, losing its metadata", source: seedName,
+			newRig: newRig, request: uploaded},
+		{name: "a long name fixed in a local copy", source: long, newRig: newDiskRig, request: local},
+		{name: "a long name's metadata lost", source: long, newRig: newDiskRig, request: uploaded,
+			wantErr: "cannot be read back from a shortened name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t)
+			r := tt.newRig(t)
 			ctx := context.Background()
-			q := seedQuarantine(t, r, seedName)
+			q := seedQuarantine(t, r, tt.source)
 			fixed := fixDate(t, r.read(quarantine, q))
 			rq := r.requeue()
 			res, err := rq.Run(ctx, tt.request(r, q, fixed))
+			const loaded = "SELECT pedido_id, source_object, fecha FROM lineas_pedido ORDER BY pedido_id"
+			seedRow := []string{"PED-2026-0314-0002", "gs://" + landing + "/" + tt.source, "2026-03-14"}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("requeue: %v (landed %s, source %s); want an error containing %q", err, res.Landing, res.Source, tt.wantErr)
+				}
+				if diff := cmp.Diff([][]string{seedRow}, r.query(loaded)); diff != "" {
+					t.Errorf("loaded rows (-want +got):\n%s", diff)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
+			wantName := reingest.RequeueName(tt.source, requeueTime)
 			if res.Record.State != ledger.Done || res.Rows != 3 || res.Record.Key.Object != wantName {
 				t.Errorf("requeue: %s %s, %d rows; want DONE %s with 3 rows", res.Record.State, res.Record.Key, res.Rows, wantName)
+			}
+			if res.Source != "gs://"+landing+"/"+tt.source {
+				t.Errorf("source %s; want gs://%s/%s", res.Source, landing, tt.source)
 			}
 			if diff := cmp.Diff(wantCounts, res.Record.Counts); diff != "" {
 				t.Errorf("counts (-want +got):\n%s", diff)
@@ -498,11 +514,8 @@ func TestRequeue(t *testing.T) {
 			if diff := cmp.Diff([]string{"column_count", "cantidad:below_min"}, codes); diff != "" {
 				t.Errorf("back in quarantine (-want +got):\n%s", diff)
 			}
-			wantRows := [][]string{
-				{"PED-2026-0314-0002", "gs://" + landing + "/exportaciones/2026/03/14/pedidos-erp.csv", "2026-03-14"},
-				{"PED-2026-0314-0004", "gs://" + landing + "/" + wantName, "2026-02-28"},
-			}
-			const loaded = "SELECT pedido_id, source_object, fecha FROM lineas_pedido ORDER BY pedido_id"
+			fixedRow := []string{"PED-2026-0314-0004", "gs://" + landing + "/" + wantName, "2026-02-28"}
+			wantRows := [][]string{seedRow, fixedRow}
 			if diff := cmp.Diff(wantRows, r.query(loaded)); diff != "" {
 				t.Errorf("loaded rows (-want +got):\n%s", diff)
 			}
@@ -645,56 +658,6 @@ func TestSourceOf(t *testing.T) {
 			}
 			if diff := cmp.Diff([2]string{tt.feed, tt.source}, [2]string{f.Name(), src}); diff != "" {
 				t.Errorf("SourceOf(%q) (-want +got):\n%s", tt.quarantine, diff)
-			}
-		})
-	}
-}
-
-// TestRequeueLongName re-queues the quarantine of a file whose name is near
-// the limits (issue 23 item 2), on objects stored as files: the requeued
-// name must fit there too, and a quarantine name that ingest shortened
-// cannot say which file it came from once its metadata is gone.
-func TestRequeueLongName(t *testing.T) {
-	source := "exportaciones/2026/03/14/" + strings.Repeat("q", 222) + ".csv"
-	tests := []struct {
-		name string
-		// dropMeta uploads the fixed file over the quarantine object, as an
-		// edited copy does, losing its metadata.
-		dropMeta bool
-		wantErr  string
-	}{
-		{name: "fixed in a local copy"},
-		{name: "metadata lost", dropMeta: true, wantErr: "cannot be read back from a shortened name"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := newDiskRig(t)
-			q := seedQuarantine(t, r, source)
-			fixed := fixDate(t, r.read(quarantine, q))
-			req := reingest.RequeueRequest{Bucket: quarantine, Name: q, Rows: strings.NewReader(fixed)}
-			if tt.dropMeta {
-				r.put(quarantine, q, fixed, nil)
-				req.Rows = nil
-			}
-			res, err := r.requeue().Run(context.Background(), req)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("requeue: %v (landed %s, source %s); want an error containing %q", err, res.Landing, res.Source, tt.wantErr)
-				}
-				if n := r.query("SELECT COUNT(*) FROM lineas_pedido")[0][0]; n != "1" {
-					t.Errorf("%s rows loaded; want only the seed file's 1", n)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := reingest.RequeueName(source, requeueTime)
-			if res.Record.State != ledger.Done || res.Rows != 3 || res.Record.Key.Object != want {
-				t.Errorf("requeue: %s %s, %d rows; want DONE %s with 3 rows", res.Record.State, res.Record.Key, res.Rows, want)
-			}
-			if res.Source != "gs://"+landing+"/"+source {
-				t.Errorf("source %s; want gs://%s/%s", res.Source, landing, source)
 			}
 		})
 	}

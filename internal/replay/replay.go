@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,12 +30,6 @@ type Warehouse interface {
 // *InputError says the input itself is bad.
 type Source interface {
 	Next(ctx context.Context) (Message, error)
-}
-
-// KeyLimited is a Source whose messages keep only some key fields of the
-// orders: an aggregation keyed by another would be replayed wrong.
-type KeyLimited interface {
-	Keeps(keyField string) bool
 }
 
 // Message is one order as the stream receives it.
@@ -61,15 +56,15 @@ type Options struct {
 	IsCountry order.IsCountry
 	Dates     Dates            // of the orders' event times; zero keeps all
 	TempDir   string           // of the segments' state files; "": os.TempDir()
-	Now       func() time.Time // read once at the start; nil: time.Now
-	Workers   int              // orders handled at once; 0: DefaultWorkers
+	Now       func() time.Time // read once at the start
 	Log       *slog.Logger
 }
 
-// DefaultWorkers is Options.Workers' default. The state store fsyncs every
-// commit and commits up to 256 waiting transactions together, so the pace
-// is set by the orders in flight: BenchmarkReplayJSONL measured 650
-// orders/s with 1 worker, 1,560 with 16, 4,760 with 256 and 4,220 with 1,024.
+// DefaultWorkers is how many orders a segment handles at once. The state
+// store fsyncs every commit and commits up to 256 waiting transactions
+// together, so the pace is set by the orders in flight: BenchmarkReplayJSONL
+// measured 650 orders/s with 1 worker, 1,560 with 16, 4,760 with 256 and
+// 4,220 with 1,024.
 const DefaultWorkers = 256
 
 // maxSamples bounds the invalid messages and conflicts listed in a Report.
@@ -136,22 +131,21 @@ func Run(ctx context.Context, wh Warehouse, src Source, name string, opts Option
 }
 
 // keepKeys drops from opts the aggregations whose key src does not keep
-// and returns their names.
+// (the table source's summary line has no SKU: an aggregation keyed by it
+// would be replayed wrong) and returns their names.
 func keepKeys(src Source, opts *Options) []string {
-	kl, ok := src.(KeyLimited)
+	t, ok := src.(*Table)
 	if !ok {
 		return nil
 	}
 	var dropped []string
-	var kept []window.Spec
-	for _, s := range opts.Specs {
-		if kl.Keeps(s.KeyField) {
-			kept = append(kept, s)
-		} else {
+	opts.Specs = slices.DeleteFunc(slices.Clone(opts.Specs), func(s window.Spec) bool {
+		drop := !t.Keeps(s.KeyField)
+		if drop {
 			dropped = append(dropped, s.Name)
 		}
-	}
-	opts.Specs = kept
+		return drop
+	})
 	return dropped
 }
 
@@ -174,10 +168,6 @@ func checkOptions(wh Warehouse, src Source, opts *Options) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	opts.Workers = cmp.Or(max(opts.Workers, 0), DefaultWorkers)
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}

@@ -290,35 +290,33 @@ func TestReplayFromTableLeavesOutSKUKeys(t *testing.T) {
 	}
 }
 
-// TestReplayRejectsABrokenCut checks the guard against a source whose cut
+// TestRunRefuses: options Run cannot replay with, and a source whose cut
 // is not kept: a later order in a closed segment's window would give that
 // window a second pane 0.
-func TestReplayRejectsABrokenCut(t *testing.T) {
-	msgs := []Message{
+func TestRunRefuses(t *testing.T) {
+	w := openWarehouse(t)
+	bad := window.Defaults()
+	bad.IdleTimeout = 0
+	brokenCut := []Message{
 		jsonMsg("P-1", "2026-03-14T10:00:00Z", false),
 		jsonMsg("P-2", "2026-03-14T12:00:00Z", true),
 		jsonMsg("P-3", "2026-03-14T10:30:00Z", false),
 	}
-	_, err := Run(context.Background(), openWarehouse(t), &slice{msgs: msgs}, "broken", options(t))
-	if err == nil || !strings.Contains(err.Error(), "closed segment") {
-		t.Fatalf("Run error = %v, want a closed-segment error", err)
-	}
-}
-
-func TestRunChecksOptions(t *testing.T) {
-	w := openWarehouse(t)
-	bad := window.Defaults()
-	bad.IdleTimeout = 0
 	for _, tt := range []struct {
-		name string
-		opts Options
+		name    string
+		opts    Options
+		msgs    []Message
+		wantErr string
 	}{
-		{"no aggregation", Options{}},
-		{"invalid spec", Options{Specs: []window.Spec{bad}}},
+		{name: "no aggregation", wantErr: "no aggregation configured"},
+		{name: "invalid spec", opts: Options{Specs: []window.Spec{bad}},
+			wantErr: "idle timeout 0s must be positive"},
+		{name: "a cut not kept", opts: options(t), msgs: brokenCut, wantErr: "closed segment"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := Run(context.Background(), w, &slice{}, "x", tt.opts); err == nil {
-				t.Error("Run succeeded, want an error")
+			_, err := Run(context.Background(), w, &slice{msgs: tt.msgs}, "x", tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Run error = %v, want one containing %q", err, tt.wantErr)
 			}
 		})
 	}
@@ -435,21 +433,23 @@ func TestJSONLReadsThePublishFormat(t *testing.T) {
 func TestHandler(t *testing.T) {
 	w := openWarehouse(t)
 	h := NewHandler(w, options(t))
-	post := func(t *testing.T, target, body string) *httptest.ResponseRecorder {
+	serve := func(t *testing.T, method, target, body string) *httptest.ResponseRecorder {
 		t.Helper()
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
+		req := httptest.NewRequest(method, target, strings.NewReader(body))
 		req.Header.Set("Content-Type", ContentType)
 		h.ServeHTTP(rec, req)
 		return rec
 	}
 	tests := []struct {
 		name        string
+		get         bool // else POST
 		target      string
 		body        string
 		wantCode    int
 		wantWritten int64
 	}{
+		{name: "GET is refused", get: true, target: "/_local/replay", wantCode: 405},
 		{name: "orders JSONL", target: "/_local/replay?dates=2026-03-14..2026-03-15", body: history, wantCode: http.StatusOK, wantWritten: 4},
 		{name: "lineas_pedido (empty)", target: "/_local/replay?source=lineas_pedido", wantCode: http.StatusOK},
 		{name: "bad dates", target: "/_local/replay?dates=yesterday", wantCode: http.StatusBadRequest},
@@ -458,7 +458,11 @@ func TestHandler(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := post(t, tt.target, tt.body)
+			method := http.MethodPost
+			if tt.get {
+				method = http.MethodGet
+			}
+			rec := serve(t, method, tt.target, tt.body)
 			if rec.Code != tt.wantCode {
 				t.Fatalf("HTTP %d %s, want %d", rec.Code, rec.Body, tt.wantCode)
 			}
@@ -477,15 +481,8 @@ func TestHandler(t *testing.T) {
 	t.Run("one replay at a time", func(t *testing.T) {
 		h.busy.Lock()
 		defer h.busy.Unlock()
-		if rec := post(t, "/_local/replay", history); rec.Code != http.StatusConflict {
+		if rec := serve(t, http.MethodPost, "/_local/replay", history); rec.Code != http.StatusConflict {
 			t.Errorf("HTTP %d while another replay runs, want 409", rec.Code)
-		}
-	})
-	t.Run("GET is refused", func(t *testing.T) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/_local/replay", nil))
-		if rec.Code != http.StatusMethodNotAllowed {
-			t.Errorf("HTTP %d, want 405", rec.Code)
 		}
 	})
 }

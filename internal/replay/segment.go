@@ -69,7 +69,7 @@ func openSegment(ctx context.Context, g *guard, opts Options, handle time.Time) 
 	}
 	s := &segment{dir: dir, store: store, proc: proc, specs: opts.Specs, handle: handle}
 	s.ctx, s.cancel = context.WithCancel(ctx)
-	s.jobs = make([]chan order.Delivery, opts.Workers)
+	s.jobs = make([]chan order.Delivery, DefaultWorkers)
 	for i := range s.jobs {
 		s.jobs[i] = make(chan order.Delivery, 64)
 		s.wg.Add(1)
@@ -229,9 +229,11 @@ func (s *segment) abort() error {
 // window with no pane yet (see the package comment), and drops the dead
 // letters, which the Report counts instead.
 type guard struct {
-	wh   Warehouse
-	keys map[string]keyColumn // by aggregation
-	cols columns
+	wh Warehouse
+	// template is ventas_hora_pais_paneles: every panes table is it with
+	// the key column renamed.
+	template warehouse.Table
+	keys     map[string]keyColumn // by aggregation
 
 	mu              sync.Mutex
 	written         int64
@@ -241,10 +243,6 @@ type guard struct {
 }
 
 var _ stream.Sink = (*guard)(nil)
-
-type columns struct {
-	agg, start, index, timing, importe, pedidos, unidades int
-}
 
 type keyColumn struct {
 	table string
@@ -257,12 +255,7 @@ func newGuard(wh Warehouse, specs []window.Spec) *guard {
 	if err != nil {
 		panic(err) // the embedded schemas are part of the build
 	}
-	// Every panes table is the template with the key column renamed.
-	g := &guard{wh: wh, keys: map[string]keyColumn{}, cols: columns{
-		agg: t.Column("aggregation"), start: t.Column("window_start"),
-		index: t.Column("pane_index"), timing: t.Column("timing"), importe: t.Column("importe"),
-		pedidos: t.Column("pedidos"), unidades: t.Column("unidades"),
-	}}
+	g := &guard{wh: wh, template: t, keys: map[string]keyColumn{}}
 	for _, s := range specs {
 		k := keyColumn{table: stream.PanesTable(s.Name), name: s.KeyField, pos: -1}
 		if pt, err := stream.PanesTableOf(s); err == nil {
@@ -316,18 +309,19 @@ func (g *guard) Append(ctx context.Context, table string, rows []warehouse.Row) 
 			return err
 		}
 		for _, p := range ps {
-			have := existing[cellKey{p.start, p.key}]
+			have := existing[cellKey{p.WindowStart, p.Key}]
 			switch {
 			case len(have) == 0:
 				write = append(write, p.row)
-			case len(have) == 1 && have[0].same(p):
+			case len(have) == 1 && same(have[0], p.Pane):
 				unchanged++
 			default:
 				latest := have[len(have)-1]
 				refused = append(refused, Conflict{
-					Aggregation: agg, WindowStart: p.start, Key: p.key, Replay: p.measures, Existing: len(have),
-					Latest: fmt.Sprintf("%s #%d %s/%d/%d", latest.timing, latest.index,
-						render.Money(latest.measures.Importe), latest.measures.Pedidos, latest.measures.Unidades),
+					Aggregation: agg, WindowStart: p.WindowStart, Key: p.Key, Existing: len(have),
+					Replay: window.Measures{Importe: p.Importe, Pedidos: p.Pedidos, Unidades: p.Unidades},
+					Latest: fmt.Sprintf("%s #%d %s/%d/%d", latest.Timing, latest.PaneIndex,
+						render.Money(latest.Importe), latest.Pedidos, latest.Unidades),
 				})
 			}
 		}
@@ -348,13 +342,11 @@ func (g *guard) Append(ctx context.Context, table string, rows []warehouse.Row) 
 	return nil
 }
 
+// replayed is a pane row the segments wrote, as the panes read decodes one.
 type replayed struct {
-	row      warehouse.Row
-	agg, key string
-	start    time.Time
-	index    int64
-	timing   string
-	measures window.Measures
+	warehouse.Pane
+	row warehouse.Row
+	agg string
 }
 
 type cellKey struct {
@@ -362,18 +354,22 @@ type cellKey struct {
 	key   string
 }
 
-func (p replayed) same(o replayed) bool {
-	return p.index == o.index && p.timing == o.timing && p.measures == o.measures
+func same(a, b warehouse.Pane) bool {
+	return a.PaneIndex == b.PaneIndex && a.Timing == b.Timing &&
+		a.Importe == b.Importe && a.Pedidos == b.Pedidos && a.Unidades == b.Unidades
 }
 
 func (g *guard) decode(r warehouse.Row) (replayed, error) {
 	v := r.Values
-	c := g.cols
-	if len(v) <= max(c.agg, c.start, c.index, c.timing, c.importe, c.pedidos, c.unidades) {
+	if len(v) < len(g.template.Schema) {
 		return replayed{}, fmt.Errorf("replay: pane row %s has %d values", r.ID, len(v))
 	}
-	p := replayed{row: r, agg: v[c.agg].Str, start: v[c.start].Time.UTC(), index: v[c.index].Int, timing: v[c.timing].Str,
-		measures: window.Measures{Importe: v[c.importe].Dec, Pedidos: v[c.pedidos].Int, Unidades: v[c.unidades].Int}}
+	col := func(name string) warehouse.Value { return v[g.template.Column(name)] }
+	p := replayed{row: r, agg: col("aggregation").Str, Pane: warehouse.Pane{
+		WindowStart: col("window_start").Time.UTC(), PaneIndex: col("pane_index").Int,
+		Timing: col("timing").Str, Importe: col("importe").Dec, Pedidos: col("pedidos").Int,
+		Unidades: col("unidades").Int,
+	}}
 	k, ok := g.keys[p.agg]
 	if !ok {
 		return replayed{}, fmt.Errorf("replay: pane row %s of unknown aggregation %q", r.ID, p.agg)
@@ -381,27 +377,27 @@ func (g *guard) decode(r warehouse.Row) (replayed, error) {
 	if k.pos < 0 || k.pos >= len(v) {
 		return replayed{}, fmt.Errorf("replay: pane row %s: no key column %s", r.ID, k.name)
 	}
-	p.key = v[k.pos].Str
+	p.Key = v[k.pos].Str
 	return p, nil
 }
 
 // existing reads the panes already there for the windows of ps, by
 // (window_start, key), in pane_index order.
-func (g *guard) existing(ctx context.Context, agg string, ps []replayed) (map[cellKey][]replayed, error) {
+func (g *guard) existing(ctx context.Context, agg string, ps []replayed) (
+	map[cellKey][]warehouse.Pane, error,
+) {
 	starts := map[time.Time]bool{}
 	for _, p := range ps {
-		starts[p.start] = true
+		starts[p.WindowStart] = true
 	}
 	panes, err := warehouse.ReadPanes(ctx, g.wh, agg, agg, slices.SortedFunc(maps.Keys(starts), time.Time.Compare))
 	if err != nil {
 		return nil, fmt.Errorf("replay: read existing panes of %s: %w", agg, err)
 	}
-	out := map[cellKey][]replayed{}
+	out := map[cellKey][]warehouse.Pane{}
 	for _, pn := range panes {
-		p := replayed{start: pn.WindowStart, key: pn.Key, index: pn.PaneIndex, timing: pn.Timing,
-			measures: window.Measures{Importe: pn.Importe, Pedidos: pn.Pedidos, Unidades: pn.Unidades}}
-		k := cellKey{p.start, p.key}
-		out[k] = append(out[k], p)
+		k := cellKey{pn.WindowStart, pn.Key}
+		out[k] = append(out[k], pn)
 	}
 	return out, nil
 }

@@ -75,7 +75,7 @@ func (t *Table) listDays(ctx context.Context) error {
 	return nil
 }
 
-// Keeps implements KeyLimited: a replayed order keeps its country and
+// Keeps says whether a replayed order keeps keyField: its country and
 // customer, but its lines are one summary line (SKU "*", no price).
 func (t *Table) Keeps(keyField string) bool { return keyField == "pais" || keyField == "cliente_id" }
 

@@ -25,8 +25,7 @@ import (
 // otherwise, rather than open a second one.
 type Plan struct {
 	backends *config.Backends
-	objects  bool
-	ingest   *config.Ingest
+	ingest   *config.Ingest // with the Cloud Storage adapter it reads
 	stream   *streamPlan
 	sweep    *config.Sweep
 }
@@ -41,7 +40,6 @@ func (p *Plan) Ingest(cfg config.Ingest) error {
 	if err := p.use(cfg.Backends); err != nil {
 		return err
 	}
-	p.objects = true
 	return once(&p.ingest, cfg, "the ingest service")
 }
 
@@ -107,7 +105,7 @@ func Build(ctx context.Context, plan Plan, opts Options) (_ *App, err error) {
 	if a.Warehouse, err = a.openWarehouse(ctx, b, opts); err != nil {
 		return nil, err
 	}
-	if plan.objects && a.Objects == nil {
+	if plan.ingest != nil && a.Objects == nil {
 		if a.Objects, err = a.openObjects(ctx, opts); err != nil {
 			return nil, err
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
@@ -67,11 +66,8 @@ func TestHandleBatchSplitsAtTransactionLimits(t *testing.T) {
 // redeliveries then count each order once.
 func TestBatchAnswersEveryDeliveryWithItsBatch(t *testing.T) {
 	store := streamtest.NewRecorder(newBoltStore(t))
-	p, err := stream.New(store, nopSink{}, []window.Spec{window.Defaults()}, streamtest.IsCountry, logging.Discard(),
+	p := newProcessorWith(t, store, nopSink{}, []window.Spec{window.Defaults()},
 		stream.WithBatching(200*time.Millisecond, 50))
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := at(18, 30)
 	send := func(n int) ([]stream.Result, []error) {
 		res, errs := make([]stream.Result, n), make([]error, n)
@@ -148,10 +144,8 @@ func TestNewRefusesBadOptions(t *testing.T) {
 }
 
 func TestMaxClockSkewOption(t *testing.T) {
-	p, err := stream.New(newBoltStore(t), nopSink{}, []window.Spec{window.Defaults()}, streamtest.IsCountry, nil, stream.WithMaxClockSkew(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProcessorWith(t, newBoltStore(t), nopSink{}, []window.Spec{window.Defaults()},
+		stream.WithMaxClockSkew(time.Hour))
 	now := at(18, 30)
 	for _, tc := range []struct {
 		name  string

@@ -3,26 +3,18 @@ package stream
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 )
 
-// fence remembers that the control document holds every configured
-// aggregation.
-type fence struct {
-	mu    sync.Mutex
-	ready bool
-}
-
 // ensureControl makes sure, once per process, that the control document
 // names every configured aggregation. One configured later starts at the
 // open generation: no record before it holds its elements.
 func (p *Processor) ensureControl(ctx context.Context) error {
-	p.fence.mu.Lock()
-	defer p.fence.mu.Unlock()
-	if p.fence.ready {
+	p.controlMu.Lock()
+	defer p.controlMu.Unlock()
+	if p.controlReady {
 		return nil
 	}
 	err := p.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
@@ -52,6 +44,6 @@ func (p *Processor) ensureControl(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the control document %s: %w", controlPath, err)
 	}
-	p.fence.ready = true
+	p.controlReady = true
 	return nil
 }

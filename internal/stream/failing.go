@@ -3,6 +3,7 @@ package stream
 import (
 	"cmp"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,13 @@ type FailingWindow struct {
 	Since       time.Time // the first tick it failed at, when the agenda records it
 }
 
+// failingWindow reports a window whose state the fold could not read.
+func (a aggregation) failingWindow(e windowEntry) FailingWindow {
+	w := e.window()
+	return FailingWindow{Aggregation: a.spec.Name, Path: a.paths.statePart(e.Start, 0),
+		WindowStart: w.Start, WindowEnd: w.End, Error: e.Error, Since: e.FailingSince}
+}
+
 // failingDoc reports a document that does not decode, naming its window
 // when its path does (a state part, a parked document).
 func failingDoc(a aggregation, path string, err error) FailingWindow {
@@ -49,21 +57,16 @@ func failingDoc(a aggregation, path string, err error) FailingWindow {
 
 // docWindow reads the window of state/<start>_<part> and
 // parked/<start>_<generation>.
-func docWindow(s window.Spec, path string) (window.Window, bool) {
-	const stamp = "20060102T150405Z"
-	dir, id := path[:max(strings.LastIndexByte(path, '/'), 0)], path[strings.LastIndexByte(path, '/')+1:]
-	switch dir[strings.LastIndexByte(dir, '/')+1:] {
-	case "state", "parked":
-	default:
+func docWindow(s window.Spec, p string) (window.Window, bool) {
+	dir, id := path.Split(p)
+	if !strings.HasSuffix(dir, "/state/") && !strings.HasSuffix(dir, "/parked/") {
 		return window.Window{}, false
 	}
-	if len(id) < len(stamp)+2 || id[len(stamp)] != '_' {
+	stamp, n, ok := strings.Cut(id, "_")
+	if _, err := strconv.ParseUint(n, 10, 63); !ok || err != nil {
 		return window.Window{}, false
 	}
-	if _, err := strconv.ParseUint(id[len(stamp)+1:], 10, 63); err != nil {
-		return window.Window{}, false
-	}
-	start, err := time.Parse(stamp, id[:len(stamp)])
+	start, err := time.Parse(windowIDLayout, stamp)
 	if err != nil {
 		return window.Window{}, false
 	}

@@ -32,50 +32,57 @@ func (fr *foldResult) add(r foldResult) {
 	fr.written = append(fr.written, r.written...)
 }
 
-// fold adds elems to their windows and runs the trigger of every key of the
-// windows they touched or whose timer is due, at W wm: one transaction for
-// the records (with up to windowsPerTx due windows), then one per
-// windowsPerTx further due windows.
-func (p *Processor) fold(ctx context.Context, a aggregation, fd foldDoc, elems []foldElem, observed, advanced int64, wm, now time.Time) (foldResult, error) {
-	if a.spec.Session() {
-		return p.foldSessions(ctx, foldPlan{mode: foldRecords, a: a, elems: elems, prior: fd.Folded, observed: observed,
-			advanced: advanced, wm: wm, now: now}, fd)
+// fold adds the plan's elements to their windows (session parts for session
+// windows) and runs the trigger of every key of those they touch or whose
+// timer is due, at W pl.wm. A catch-up fold takes neither due windows nor
+// parked elements.
+func (p *Processor) fold(ctx context.Context, pl foldPlan, fd foldDoc) (foldResult, error) {
+	parked := false
+	for _, e := range fd.Windows {
+		parked = parked || e.Parked
 	}
-	var fr foldResult
+	for _, e := range fd.Agenda {
+		parked = parked || e.Parked
+	}
+	if parked && pl.triggers() {
+		var err error
+		if pl.parked, err = p.listParked(ctx, pl.a); err != nil {
+			return foldResult{}, err
+		}
+	}
+	fold := p.foldWindows
+	if pl.a.spec.Session() {
+		fold = p.foldSessions
+	}
+	fr, err := fold(ctx, pl, fd)
+	fr.sortPanes()
+	return fr, err
+}
+
+// foldWindows: one transaction for the records (with up to windowsPerTx due
+// windows), then one per windowsPerTx further due windows.
+func (p *Processor) foldWindows(ctx context.Context, pl foldPlan, fd foldDoc) (foldResult, error) {
 	touched := map[string]bool{}
-	for _, e := range elems {
+	for _, e := range pl.elems {
 		touched[windowID(e.Window.Start)] = true
 	}
 	var due []string
-	parked := false
 	for _, id := range slices.Sorted(maps.Keys(fd.Windows)) {
-		parked = parked || fd.Windows[id].Parked
-		if !touched[id] && isDue(a.spec, fd.Windows[id], wm, now) {
+		if !touched[id] && pl.triggers() && isDue(pl.a.spec, fd.Windows[id], pl.wm, pl.now) {
 			due = append(due, id)
 		}
 	}
-	pl := foldPlan{mode: foldRecords, a: a, elems: elems, prior: fd.Folded, observed: observed, advanced: advanced, wm: wm, now: now}
-	if parked {
-		var err error
-		if pl.parked, err = p.listParked(ctx, a); err != nil {
-			return fr, err
-		}
-	}
+	var fr foldResult
 	first := min(len(due), max(0, windowsPerTx-len(touched)))
 	pl.due = due[:first]
 	for rest := due[first:]; ; rest = rest[min(len(rest), windowsPerTx):] {
 		r, err := p.foldTx(ctx, pl)
 		fr.add(r)
-		if err != nil {
+		if err != nil || len(rest) == 0 {
 			return fr, err
-		}
-		if len(rest) == 0 {
-			break
 		}
 		pl.mode, pl.elems, pl.due = foldDue, nil, rest[:min(len(rest), windowsPerTx)]
 	}
-	fr.sortPanes()
-	return fr, nil
 }
 
 func (fr *foldResult) sortPanes() {
@@ -116,9 +123,37 @@ type foldPlan struct {
 func (pl foldPlan) records() bool  { return pl.mode != foldDue }
 func (pl foldPlan) triggers() bool { return pl.mode != foldCatchUp }
 
-// foldTx is one fold transaction. A window whose state cannot be read is
-// reported and its elements are parked, so the others go on.
+// foldTx is one fold transaction of windows. A window whose state cannot be
+// read is reported and its elements are parked, so the others go on.
 func (p *Processor) foldTx(ctx context.Context, pl foldPlan) (foldResult, error) {
+	body := func(tx docstore.Tx, fd *foldDoc, fr *foldResult) ([]entry, error) {
+		visit, err := pl.loadWindows(tx, *fd)
+		if err != nil {
+			return nil, err
+		}
+		all, unpark, err := pl.unpark(tx, visit)
+		if err != nil {
+			return nil, err
+		}
+		entries, park := p.addRecords(pl.a, visit, all)
+		gone, es, err := p.runTriggers(pl, visit, fr)
+		if err != nil {
+			return nil, err
+		}
+		if err := pl.writeState(tx, fd, visit, park, gone, fr); err != nil {
+			return nil, err
+		}
+		return append(entries, es...), deleteAll(tx, unpark)
+	}
+	return p.foldTxn(ctx, pl, true, body)
+}
+
+// foldTxn runs one fold transaction: body changes fd and returns the outbox
+// rows, written outboxRowsPerDoc a document; final moves Folded past the
+// records.
+func (p *Processor) foldTxn(ctx context.Context, pl foldPlan, final bool,
+	body func(tx docstore.Tx, fd *foldDoc, fr *foldResult) ([]entry, error),
+) (foldResult, error) {
 	var fr foldResult
 	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		fr = foldResult{}
@@ -126,30 +161,19 @@ func (p *Processor) foldTx(ctx context.Context, pl foldPlan) (foldResult, error)
 		if err != nil || !ok {
 			return err
 		}
-		visit, err := pl.loadWindows(tx, fd)
+		entries, err := body(tx, &fd, &fr)
 		if err != nil {
 			return err
 		}
-		all, unpark, err := pl.unpark(tx, visit)
-		if err != nil {
-			return err
+		for k := 0; len(entries) > 0; entries = entries[k:] {
+			k = min(len(entries), outboxRowsPerDoc)
+			pe, err := p.writeEntries(tx, pl.a.paths.outbox, entries[:k])
+			if err != nil {
+				return err
+			}
+			fr.written = append(fr.written, pe)
 		}
-		entries, park := p.addRecords(pl.a, visit, all)
-		gone, es, err := p.runTriggers(pl, visit, &fr)
-		if err != nil {
-			return err
-		}
-		entries = append(entries, es...)
-		if err := pl.writeState(tx, &fd, visit, park, gone, &fr); err != nil {
-			return err
-		}
-		if err := deleteAll(tx, unpark); err != nil {
-			return err
-		}
-		if fr.written, err = p.writeOutbox(tx, pl.a.paths.outbox, entries); err != nil {
-			return err
-		}
-		return pl.writeFold(tx, fd, read)
+		return pl.writeFold(tx, fd, read, final)
 	})
 	if err != nil {
 		// Nothing of a transaction that did not commit may reach the
@@ -177,6 +201,9 @@ func (pl foldPlan) begin(tx docstore.Tx) (fd foldDoc, read docstore.Doc, ok bool
 	}
 	if fd.Windows == nil {
 		fd.Windows = map[string]windowEntry{}
+	}
+	if fd.Agenda == nil {
+		fd.Agenda = map[int]partEntry{}
 	}
 	return fd, read, true, nil
 }
@@ -221,21 +248,7 @@ func (pl foldPlan) loadWindows(tx docstore.Tx, fd foldDoc) (map[string]*windowSt
 		}
 		visit[id] = &windowState{entry: ent}
 	}
-	wins := inOrder(visit)
-	bad, err := readWindows(tx, pl.a, wins)
-	if err != nil {
-		return nil, err
-	}
-	for _, ws := range wins {
-		if err, ok := bad[ws]; ok {
-			ws.keys = nil
-			ws.entry.Error = clip(err.Error(), maxCellError)
-			if ws.entry.FailingSince.IsZero() {
-				ws.entry.FailingSince = pl.now
-			}
-		}
-	}
-	return visit, nil
+	return visit, readWindows(tx, pl.a, visit, pl.now)
 }
 
 // unpark returns the elements to add: the parked ones of the windows
@@ -327,8 +340,7 @@ func (pl foldPlan) writeState(tx docstore.Tx, fd *foldDoc, visit map[string]*win
 		ws := visit[id]
 		switch {
 		case ws.keys == nil:
-			fr.failing = append(fr.failing, FailingWindow{Aggregation: a.spec.Name, Path: a.paths.statePart(ws.entry.Start, 0),
-				WindowStart: ws.entry.Start, WindowEnd: ws.entry.End, Error: ws.entry.Error, Since: ws.entry.FailingSince})
+			fr.failing = append(fr.failing, a.failingWindow(ws.entry))
 			if len(park[id]) > 0 {
 				ws.entry.Parked = true
 				if err := set(tx, a.paths.parkedOf(ws.entry.Start, pl.advanced), parkedDoc{Elements: park[id]}, time.Time{}); err != nil {
@@ -356,24 +368,10 @@ func (pl foldPlan) writeState(tx docstore.Tx, fd *foldDoc, visit map[string]*win
 	return nil
 }
 
-func (p *Processor) writeOutbox(tx docstore.Tx, outbox string, entries []entry) ([]pending, error) {
-	var written []pending
-	for len(entries) > 0 {
-		k := min(len(entries), outboxRowsPerDoc)
-		pe, err := p.writeEntries(tx, outbox, entries[:k])
-		if err != nil {
-			return nil, err
-		}
-		written = append(written, pe)
-		entries = entries[k:]
-	}
-	return written, nil
-}
-
-// writeFold moves Folded past the records and keeps the times no advance
-// observed.
-func (pl foldPlan) writeFold(tx docstore.Tx, fd foldDoc, read docstore.Doc) error {
-	if pl.records() {
+// writeFold writes fd; final moves Folded past the records and keeps the
+// times no advance observed.
+func (pl foldPlan) writeFold(tx docstore.Tx, fd foldDoc, read docstore.Doc, final bool) error {
+	if final && pl.records() {
 		fd.Folded = pl.advanced
 		if pl.triggers() {
 			// The advance observed fd's unseen times and the records up
@@ -417,12 +415,8 @@ func (p *Processor) addRecord(a aggregation, visit map[string]*windowState, rec 
 		}
 		sum, err := a.spec.Accept(ks.Sum, ks.State, e.order(), e.Wm, e.At)
 		if err != nil {
-			w := e.Window
-			return p.rows.discardEntry(overflowRowID(a.spec.Name, e.PedidoID), discard{
-				PedidoID: e.PedidoID, Aggregation: a.spec.Name,
-				Reason:    fmt.Sprintf("invalid: aggregation %s: window %s key %q: %v", a.spec.Name, w.Start.Format(time.RFC3339), e.Key, err),
-				EventTime: e.Event, WindowStart: w.Start, Watermark: e.Wm, ReceivedAt: e.At, MessageID: e.Message,
-			}), false
+			where := fmt.Sprintf("window %s key %q", e.Window.Start.Format(time.RFC3339), e.Key)
+			return p.overflow(a, e, where, err), false
 		}
 		ks.Sum = sum
 		staged[ws][e.Key] = ks
@@ -435,6 +429,17 @@ func (p *Processor) addRecord(a aggregation, visit map[string]*windowState, rec 
 		park[id] = append(park[id], es...)
 	}
 	return entry{}, true
+}
+
+// overflow is the row dead-lettering e's order in aggregation a, whose sum
+// at where would leave the range BigQuery stores.
+func (p *Processor) overflow(a aggregation, e foldElem, where string, err error) entry {
+	return p.rows.discardEntry(overflowRowID(a.spec.Name, e.PedidoID), discard{
+		PedidoID: e.PedidoID, Aggregation: a.spec.Name,
+		Reason:    fmt.Sprintf("invalid: aggregation %s: %s: %v", a.spec.Name, where, err),
+		EventTime: e.Event, WindowStart: e.Window.Start, Watermark: e.Wm,
+		ReceivedAt: e.At, MessageID: e.Message,
+	})
 }
 
 // trigger runs OnTick for every key of a window; gone: every key expired.

@@ -10,6 +10,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
 	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 // at is a time of the tests' day, 2026-03-14, in UTC.
@@ -19,7 +20,14 @@ func at(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC
 // nothing.
 func newProcessor(t testing.TB, store docstore.Store, sink stream.Sink, specs ...window.Spec) *stream.Processor {
 	t.Helper()
-	p, err := stream.New(store, sink, specs, streamtest.IsCountry, logging.Discard())
+	return newProcessorWith(t, store, sink, specs)
+}
+
+func newProcessorWith(t testing.TB, store docstore.Store, sink stream.Sink, specs []window.Spec,
+	opts ...stream.Option,
+) *stream.Processor {
+	t.Helper()
+	p, err := stream.New(store, sink, specs, streamtest.IsCountry, logging.Discard(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,12 +35,8 @@ func newProcessor(t testing.TB, store docstore.Store, sink stream.Sink, specs ..
 }
 
 // skuSpec is the shipped ventas_sku_hora_movil: sliding windows of an hour
-// every 15 minutes, keyed by the line's SKU, the defaults otherwise.
-func skuSpec() window.Spec {
-	s := window.Defaults()
-	s.Name, s.KeyField, s.Period = "ventas_sku_hora_movil", stream.KeySKU, 15*time.Minute
-	return s
-}
+// every 15 minutes, keyed by the line's SKU.
+func skuSpec() window.Spec { return windowtest.ShippedSpecs()[2] }
 
 // delivery is the push delivery of order id at event time; fields is the
 // rest of its JSON body.

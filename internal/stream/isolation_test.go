@@ -25,9 +25,7 @@ func TestTickIsolatesAggregations(t *testing.T) {
 		{name: "lease readable, window state unavailable", except: "/control/lease"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			testTickIsolates(t, tt.except)
-		})
+		t.Run(tt.name, func(t *testing.T) { testTickIsolates(t, tt.except) })
 	}
 }
 

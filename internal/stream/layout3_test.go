@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
-	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
@@ -136,10 +135,7 @@ func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i i
 	ctx := context.Background()
 	st := streamtest.NewRecorder(newBoltStore(t))
 	s.AllowedLateness = 1000 * time.Hour
-	p, err := stream.New(st, streamtest.NewSink(), []window.Spec{s}, streamtest.IsCountry, logging.Discard(), opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProcessorWith(t, st, streamtest.NewSink(), []window.Spec{s}, opts...)
 	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	now := base.Add(time.Duration(n)*time.Hour + 20*time.Minute)
 	var pushes []stream.Push

@@ -2,9 +2,6 @@ package stream
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -44,12 +41,4 @@ func readLease(tx docstore.Tx, a aggregation) (leaseDoc, bool, error) {
 	}
 	err = decodeDoc(docs[0], &l)
 	return l, docs[0].Exists, err
-}
-
-func newHolder() (string, error) {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("lease holder id: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
 }

@@ -17,6 +17,8 @@ import (
 // agree with the number, with separators; it says how many windows failed
 // and lists each with its error on one line (a window by its extent and
 // state document, else the document); a healthy tick says nothing of them.
+// With several aggregations each tick line names its aggregation (a busy one
+// too), and each pane line follows its own.
 func TestTick(t *testing.T) {
 	now := time.Date(2026, 3, 14, 17, 25, 0, 0, time.UTC)
 	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
@@ -25,69 +27,58 @@ func TestTick(t *testing.T) {
 	es := FailingWindow{Path: "aggregations/ventas_hora_pais/parked/20260314T170000Z_4", WindowStart: w, WindowEnd: w.Add(time.Hour),
 		Since: now.Add(-5 * time.Minute), Error: "decode: layout 9 found,\n this binary reads layout 3"}
 	doc := FailingWindow{Path: "aggregations/ventas_hora_pais/control/fold", Error: "not a fold"}
-	tests := []struct {
-		name string
-		tick AggregationTick
-		want string
-	}{
-		{"healthy", AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1200},
-			"17:25:00 tick: watermark 17:15, 0 panes, 1,200 windows expired\n"},
-		{"failing", AggregationTick{Watermark: now.Add(-10 * time.Minute), Expired: 1, Failing: []FailingWindow{cell}, FailingCells: 2},
-			"17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 windows failing (retried at every tick)\n" +
-				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/state/20260314T170000Z_0) since 2026-03-14 17:24 UTC: add up: importe overflows\n" +
-				"         ... and 1 more failing window\n"},
-		{"more failing than reported, one without a window", AggregationTick{Failing: []FailingWindow{es, doc}, FailingCells: 5},
-			"17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 windows failing (retried at every tick)\n" +
-				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/parked/20260314T170000Z_4) since 2026-03-14 17:20 UTC: decode: layout 9 found, this binary reads layout 3\n" +
-				"         failing aggregations/ventas_hora_pais/control/fold: not a fold\n" +
-				"         ... and 3 more failing windows\n"},
-		{"busy", AggregationTick{Busy: true}, "17:25:00 tick: another tick holds the lease; nothing done\n"},
-	}
-	for _, tt := range tests {
-		checkTick(t, tt.name, TickResult{Now: now, Aggregations: []AggregationTick{tt.tick}}, tt.want)
-	}
-}
-
-func checkTick(t *testing.T, name string, res TickResult, want string) {
-	t.Run(name, func(t *testing.T) {
-		var b bytes.Buffer
-		WriteTick(&b, res)
-		if diff := cmp.Diff(want, b.String()); diff != "" {
-			t.Errorf("WriteTick (-want +got):\n%s", diff)
-		}
-	})
-}
-
-// TestTickSeveral: with several aggregations each tick line names its
-// aggregation (a busy one too), and each pane line follows its own.
-func TestTickSeveral(t *testing.T) {
-	now := time.Date(2026, 3, 14, 17, 8, 0, 0, time.UTC)
-	w := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
 	pane := func(key string, start time.Time) window.Pane {
 		return window.Pane{Key: key, WindowStart: start, WindowEnd: start.Add(time.Hour), Timing: window.TimingEarly,
 			Measures: window.Measures{Importe: numeric.FromNanos(89_900_000_000), Pedidos: 1, Unidades: 1}}
 	}
 	tests := []struct {
-		name string
-		res  TickResult
-		want string
+		name  string
+		ticks []AggregationTick
+		want  string
 	}{
-		{"both ran", TickResult{Now: now, Aggregations: []AggregationTick{
-			{Aggregation: "ventas_hora_pais", Watermark: now.Add(-13 * time.Minute), Panes: []window.Pane{pane("es", w)}},
-			{Aggregation: "ventas_sku_hora_movil", Watermark: now.Add(-13 * time.Minute), Expired: 2,
-				Panes: []window.Pane{pane("MOCH-40L-AZ", w.Add(-15*time.Minute)), pane("MOCH-40L-AZ", w)}}}},
-			"17:08:00 tick ventas_hora_pais: watermark 16:55, 1 pane, 0 windows expired\n" +
+		{"healthy", []AggregationTick{{Watermark: now.Add(-10 * time.Minute), Expired: 1200}},
+			"17:25:00 tick: watermark 17:15, 0 panes, 1,200 windows expired\n"},
+		{"failing", []AggregationTick{{Watermark: now.Add(-10 * time.Minute), Expired: 1,
+			Failing: []FailingWindow{cell}, FailingCells: 2}},
+			"17:25:00 tick: watermark 17:15, 0 panes, 1 window expired, 2 windows failing (retried at every tick)\n" +
+				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/state/20260314T170000Z_0) since 2026-03-14 17:24 UTC: add up: importe overflows\n" +
+				"         ... and 1 more failing window\n"},
+		{"more failing than reported, one without a window",
+			[]AggregationTick{{Failing: []FailingWindow{es, doc}, FailingCells: 5}},
+			"17:25:00 tick: watermark -inf, 0 panes, 0 windows expired, 5 windows failing (retried at every tick)\n" +
+				"         failing 17:00-18:00 (aggregations/ventas_hora_pais/parked/20260314T170000Z_4) since 2026-03-14 17:20 UTC: decode: layout 9 found, this binary reads layout 3\n" +
+				"         failing aggregations/ventas_hora_pais/control/fold: not a fold\n" +
+				"         ... and 3 more failing windows\n"},
+		{"a pane's measures read as query results do", []AggregationTick{{Panes: []window.Pane{{Key: "fr",
+			Measures: window.Measures{Importe: numeric.FromNanos(65400000000), Pedidos: 2, Unidades: 1500},
+		}}}},
+			"17:25:00 tick: watermark -inf, 1 pane, 0 windows expired\n" +
+				"         pane FR -inf--inf #0         importe=65.40 pedidos=2 unidades=1,500\n"},
+		{"busy", []AggregationTick{{Busy: true}},
+			"17:25:00 tick: another tick holds the lease; nothing done\n"},
+		{"both ran", []AggregationTick{
+			{Aggregation: "ventas_hora_pais", Watermark: now.Add(-30 * time.Minute),
+				Panes: []window.Pane{pane("es", w)}},
+			{Aggregation: "ventas_sku_hora_movil", Watermark: now.Add(-30 * time.Minute), Expired: 2,
+				Panes: []window.Pane{pane("MOCH-40L-AZ", w.Add(-15*time.Minute)), pane("MOCH-40L-AZ", w)}}},
+			"17:25:00 tick ventas_hora_pais: watermark 16:55, 1 pane, 0 windows expired\n" +
 				"         pane ES 17:00-18:00 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n" +
-				"17:08:00 tick ventas_sku_hora_movil: watermark 16:55, 2 panes, 2 windows expired\n" +
+				"17:25:00 tick ventas_sku_hora_movil: watermark 16:55, 2 panes, 2 windows expired\n" +
 				"         pane MOCH-40L-AZ 16:45-17:45 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n" +
 				"         pane MOCH-40L-AZ 17:00-18:00 #0 EARLY   importe=89.90 pedidos=1 unidades=1\n"},
-		{"one busy", TickResult{Now: now, Aggregations: []AggregationTick{
-			{Aggregation: "ventas_hora_pais", Busy: true}, {Aggregation: "ventas_sku_hora_movil"}}},
-			"17:08:00 tick ventas_hora_pais: another tick holds the lease; nothing done\n" +
-				"17:08:00 tick ventas_sku_hora_movil: watermark -inf, 0 panes, 0 windows expired\n"},
+		{"one busy", []AggregationTick{{Aggregation: "ventas_hora_pais", Busy: true},
+			{Aggregation: "ventas_sku_hora_movil"}},
+			"17:25:00 tick ventas_hora_pais: another tick holds the lease; nothing done\n" +
+				"17:25:00 tick ventas_sku_hora_movil: watermark -inf, 0 panes, 0 windows expired\n"},
 	}
 	for _, tt := range tests {
-		checkTick(t, tt.name, tt.res, tt.want)
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			WriteTick(&b, TickResult{Now: now, Aggregations: tt.ticks})
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("WriteTick (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -140,15 +131,6 @@ func TestOrderLine(t *testing.T) {
 				t.Errorf("OrderLine (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestPaneLine: a pane's measures read as query results do: money with its
-// scale and quantities with separators.
-func TestPaneLine(t *testing.T) {
-	got := paneLine(window.Pane{Key: "fr", Measures: window.Measures{Importe: numeric.FromNanos(65400000000), Pedidos: 2, Unidades: 1500}})
-	if want := "pane FR -inf--inf #0         importe=65.40 pedidos=2 unidades=1,500"; got != want {
-		t.Errorf("paneLine = %q, want %q", got, want)
 	}
 }
 

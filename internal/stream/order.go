@@ -3,7 +3,6 @@ package stream
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -231,10 +230,7 @@ func (p *Processor) readOrders(tx docstore.Tx, items []*item) (orderRead, error)
 	if err != nil {
 		return rd, err
 	}
-	if !docs[0].Exists {
-		return rd, errors.New("the control document stream/control is missing")
-	}
-	if err := decodeDoc(docs[0], &rd.ctl); err != nil {
+	if rd.ctl, err = decodeControl(docs[0]); err != nil {
 		return rd, err
 	}
 	for i, id := range ids {
@@ -281,7 +277,6 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 				discard{Reason: ReasonSKUMissing, Raw: rawMessage(m.Data, m.Attributes, &line)})
 		}
 		dropped := map[time.Time]bool{}
-		var last, lastAccepted *ElementOutcome
 		for _, e := range it.elems[ai] {
 			w := e.wk.Window
 			eo := ElementOutcome{Window: w, Key: e.wk.Key, Lateness: s.Classify(w, wm)}
@@ -309,23 +304,13 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 			}
 			eo.Fate = Accepted
 			out.Elements = append(out.Elements, eo)
-			lastAccepted = &out.Elements[len(out.Elements)-1]
 		}
-		if len(out.Elements) > 0 {
-			last = &out.Elements[len(out.Elements)-1]
-		}
-		switch {
-		case lastAccepted != nil:
-			out.Fate = Accepted
-			last = lastAccepted
-		case last != nil:
-			out.Fate = TooLate
-		default:
-			out.Fate = NoElements
-			out.Window = s.WindowOf(it.o.EventTime)
-		}
-		if last != nil {
-			out.Window, out.Key, out.Lateness = last.Window, last.Key, last.Lateness
+		// The outcome is the last accepted element's, else the last one's.
+		out.Fate, out.Window = NoElements, s.WindowOf(it.o.EventTime)
+		for _, eo := range out.Elements {
+			if out.Fate != Accepted || eo.Fate == Accepted {
+				out.Fate, out.Window, out.Key, out.Lateness = eo.Fate, eo.Window, eo.Key, eo.Lateness
+			}
 		}
 		rec.Fate = out.Fate
 		slices.SortFunc(rec.Accepted, time.Time.Compare)

@@ -2,9 +2,11 @@ package stream
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,7 +39,10 @@ type Processor struct {
 	instance  string   // random, names this process's batches
 	batchSeq  atomic.Uint64
 	specs     map[string]window.Spec // by name
-	fence     fence
+	// controlReady: the control document holds every configured
+	// aggregation (ensureControl).
+	controlMu    sync.Mutex
+	controlReady bool
 }
 
 type aggregation struct {
@@ -99,12 +104,8 @@ func New(store docstore.Store, sink Sink, specs []window.Spec, isCountry order.I
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	instance, err := newHolder()
-	if err != nil {
-		return nil, fmt.Errorf("stream processor: %w", err)
-	}
 	p := &Processor{store: store, sink: sink, aggs: aggs, isCountry: isCountry, log: log, rows: rows, opts: o,
-		instance: instance[:8], specs: map[string]window.Spec{}}
+		instance: rand.Text()[:8], specs: map[string]window.Spec{}}
 	for _, a := range aggs {
 		p.specs[a.spec.Name] = a.spec
 	}

@@ -115,17 +115,9 @@ func (p *Processor) foldSessions(ctx context.Context, pl foldPlan, fd foldDoc) (
 		c.byKey[e.Key] = append(c.byKey[e.Key], e)
 	}
 	visit := slices.Sorted(maps.Keys(c.byPart))
-	parked := false
 	for _, i := range slices.Sorted(maps.Keys(fd.Agenda)) {
-		parked = parked || fd.Agenda[i].Parked
 		if _, ok := c.byPart[i]; !ok && pl.triggers() && fd.Agenda[i].due(pl.wm, pl.now) {
 			visit = append(visit, i)
-		}
-	}
-	if parked {
-		var err error
-		if c.parked, err = p.listParked(ctx, pl.a); err != nil {
-			return foldResult{}, err
 		}
 	}
 	var fr foldResult
@@ -138,7 +130,6 @@ func (p *Processor) foldSessions(ctx context.Context, pl foldPlan, fd foldDoc) (
 			return fr, err
 		}
 	}
-	fr.sortPanes()
 	return fr, nil
 }
 
@@ -149,7 +140,6 @@ type sessionChunk struct {
 	of     []int
 	byPart map[int][]string
 	byKey  map[string][]foldElem
-	parked []parkedSet // listed before the fold
 }
 
 // sessionPart is a part as a fold transaction holds it.
@@ -166,17 +156,7 @@ type sessionPart struct {
 // c, as foldTx is for windows; final moves Folded. A part that grows past
 // the bound doubles the parts, which reads and rewrites them all once.
 func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, c sessionChunk, final bool) (foldResult, error) {
-	var fr foldResult
-	a := pl.a
-	err := p.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		fr = foldResult{}
-		fd, read, ok, err := pl.begin(tx)
-		if err != nil || !ok {
-			return err
-		}
-		if fd.Agenda == nil {
-			fd.Agenda = map[int]partEntry{}
-		}
+	body := func(tx docstore.Tx, fd *foldDoc, fr *foldResult) ([]entry, error) {
 		// An earlier transaction of this fold may have doubled the parts:
 		// those of c.of are then spread over their descendants.
 		parts := max(c.parts, fd.SessionParts)
@@ -186,19 +166,17 @@ func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, c sessionChunk, 
 				elems[i] = nil
 			}
 			for _, k := range c.byPart[j] {
-				if pl.records() {
-					i := partOf(k, parts)
-					if elems[i] == nil {
-						elems[i] = map[string][]foldElem{}
-					}
-					elems[i][k] = c.byKey[k]
+				i := partOf(k, parts)
+				if elems[i] == nil {
+					elems[i] = map[string][]foldElem{}
 				}
+				elems[i][k] = c.byKey[k]
 			}
 		}
 		ids := slices.Sorted(maps.Keys(elems))
-		sps, err := readSessionParts(tx, a, ids, fd.Agenda)
+		sps, err := readSessionParts(tx, pl.a, ids, fd.Agenda)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var entries []entry
 		var unpark []string
@@ -213,57 +191,45 @@ func (p *Processor) sessionTx(ctx context.Context, pl foldPlan, c sessionChunk, 
 			var taken []foldElem
 			if sp.entry.Parked && pl.triggers() {
 				var paths []string
-				for _, ps := range c.parked {
+				for _, ps := range pl.parked {
 					if partOf(ps.elems[0].Key, parts) == sp.i {
 						paths = append(paths, ps.path)
 					}
 				}
 				var tk []string
 				if taken, tk, err = takeParked(tx, paths); err != nil {
-					return err
+					return nil, err
 				}
 				unpark = append(unpark, tk...)
 			}
-			es, err := p.foldPart(pl, sp, taken, elems[sp.i], &fr)
+			es, err := p.foldPart(pl, sp, taken, elems[sp.i], fr)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			entries = append(entries, es...)
 		}
-		docs, err := p.encodeSessionParts(tx, pl, &fd, parts, sps)
+		docs, err := p.encodeSessionParts(tx, pl, fd, parts, sps)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, sp := range sps {
 			if sp.doc == nil {
-				if err := pl.failPart(tx, &fd, sp, park[sp.i], &fr); err != nil {
-					return err
+				if err := pl.failPart(tx, fd, sp, park[sp.i], fr); err != nil {
+					return nil, err
 				}
 			}
-		}
-		if err := deleteAll(tx, unpark); err != nil {
-			return err
 		}
 		for _, w := range docs {
 			if w.empty && !w.read.Exists {
 				continue // every order of its keys was refused
 			}
 			if err := setIfChanged(tx, w.doc, w.read); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		if fr.written, err = p.writeOutbox(tx, a.paths.outbox, entries); err != nil {
-			return err
-		}
-		if final {
-			return pl.writeFold(tx, fd, read)
-		}
-		return writeIfChanged(tx, a.paths.fold, fd, read)
-	})
-	if err != nil {
-		return foldResult{}, err
+		return entries, deleteAll(tx, unpark)
 	}
-	return fr, nil
+	return p.foldTxn(ctx, pl, final, body)
 }
 
 func readSessionParts(tx docstore.Tx, a aggregation, ids []int, agenda map[int]partEntry) ([]*sessionPart, error) {
@@ -327,19 +293,14 @@ func (p *Processor) foldPart(pl foldPlan, sp *sessionPart, taken []foldElem, byK
 				err = fmt.Errorf("key %q would hold more than %d open sessions", k, maxKeySessions)
 			}
 			if err != nil {
-				entries = append(entries, p.rows.discardEntry(overflowRowID(a.spec.Name, e.PedidoID), discard{
-					PedidoID: e.PedidoID, Aggregation: a.spec.Name,
-					Reason:    fmt.Sprintf("invalid: aggregation %s: session of key %q at %s: %v", a.spec.Name, k, e.Event.Format(time.RFC3339Nano), err),
-					EventTime: e.Event, WindowStart: e.Window.Start, Watermark: e.Wm, ReceivedAt: e.At, MessageID: e.Message,
-				}))
+				where := fmt.Sprintf("session of key %q at %s", k, e.Event.Format(time.RFC3339Nano))
+				entries = append(entries, p.overflow(a, e, where, err))
 				continue
 			}
 			sp.doc.Keys[k] = ss
 		}
 	}
-	if pl.records() {
-		sp.doc.Gen = max(sp.doc.Gen, pl.advanced)
-	}
+	sp.doc.Gen = max(sp.doc.Gen, pl.advanced)
 	if !pl.triggers() {
 		for _, ss := range sp.doc.Keys {
 			fr.visited += len(ss)
@@ -513,7 +474,7 @@ func (pl foldPlan) failPart(tx docstore.Tx, fd *foldDoc, sp *sessionPart, elems 
 	if e.FailingSince.IsZero() {
 		e.FailingSince = pl.now
 	}
-	if pl.records() && len(elems) > 0 {
+	if len(elems) > 0 {
 		e.Parked = true
 		if err := set(tx, pl.a.paths.parkedPart(sp.i, pl.advanced), parkedDoc{Elements: elems}, time.Time{}); err != nil {
 			return err

@@ -124,7 +124,10 @@ func (p paths) parkedOf(start time.Time, gen int64) string {
 	return p.parked + "/" + windowID(start) + "_" + strconv.FormatInt(gen, 10)
 }
 
-func windowID(start time.Time) string { return start.UTC().Format("20060102T150405Z") }
+// windowIDLayout names a window by its start in document IDs.
+const windowIDLayout = "20060102T150405Z"
+
+func windowID(start time.Time) string { return start.UTC().Format(windowIDLayout) }
 
 func partOf(key string, parts int) int {
 	if parts <= 1 {
@@ -157,41 +160,37 @@ func readParts(docs []docstore.Doc) (map[string]keyState, error) {
 }
 
 // readWindows reads the state documents of the windows ws in one call. A
-// window whose state cannot be read (ErrUnreadableState) gets keys nil and
-// its error in the map; any other error ends the transaction.
-func readWindows(tx docstore.Tx, a aggregation, ws []*windowState) (map[*windowState]error, error) {
+// window whose state cannot be read (ErrUnreadableState) keeps keys nil and
+// gets its error in its entry, failing since now unless it was before; any
+// other error ends the transaction.
+func readWindows(tx docstore.Tx, a aggregation, ws map[string]*windowState, now time.Time) error {
+	ids := slices.Sorted(maps.Keys(ws))
 	var paths []string
-	for _, w := range ws {
-		paths = append(paths, partPaths(a, w.entry)...)
+	for _, id := range ids {
+		paths = append(paths, partPaths(a, ws[id].entry)...)
 	}
 	docs, err := tx.Get(paths...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	bad := map[*windowState]error{}
-	for _, w := range ws {
+	for _, id := range ids {
+		w := ws[id]
 		w.entry.Parts = max(1, w.entry.Parts)
 		w.read, docs = docs[:w.entry.Parts], docs[w.entry.Parts:]
 		keys, err := readParts(w.read)
-		if err != nil {
-			if !errors.Is(err, ErrUnreadableState) {
-				return nil, err
+		switch {
+		case errors.Is(err, ErrUnreadableState):
+			w.entry.Error = clip(err.Error(), maxCellError)
+			if w.entry.FailingSince.IsZero() {
+				w.entry.FailingSince = now
 			}
-			bad[w] = err
-			continue
+		case err != nil:
+			return err
+		default:
+			w.keys = keys
 		}
-		w.keys = keys
 	}
-	return bad, nil
-}
-
-// inOrder returns the windows of ws by window ID.
-func inOrder(ws map[string]*windowState) []*windowState {
-	out := make([]*windowState, 0, len(ws))
-	for _, id := range slices.Sorted(maps.Keys(ws)) {
-		out = append(out, ws[id])
-	}
-	return out
+	return nil
 }
 
 func encodeParts(a aggregation, e windowEntry, keys map[string]keyState) ([]docstore.Doc, int, error) {

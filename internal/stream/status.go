@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
@@ -66,8 +66,8 @@ func (p *Processor) Status(ctx context.Context, now time.Time) ([]AggregationSta
 // statusControl reads the control document by listing its collection (no
 // transaction). ctl is nil when it does not exist yet; ctlErr is set when
 // it cannot be read (another layout): every aggregation reports it.
-func (p *Processor) statusControl(ctx context.Context) (ctl *controlDoc, ctlErr *FailingWindow, err error) {
-	coll := collectionOf(controlPath)
+func (p *Processor) statusControl(ctx context.Context) (ctl *controlDoc, ctlErr, err error) {
+	coll := path.Dir(controlPath)
 	docs, err := p.store.List(ctx, coll)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list %s: %w", coll, err)
@@ -81,7 +81,7 @@ func (p *Processor) statusControl(ctx context.Context) (ctl *controlDoc, ctlErr 
 			if !errors.Is(err, ErrUnreadableState) {
 				return nil, nil, err
 			}
-			return nil, &FailingWindow{Path: d.Path, Error: clip(err.Error(), maxCellError)}, nil
+			return nil, err, nil
 		}
 		return &c, nil, nil
 	}
@@ -97,18 +97,17 @@ func (p *Processor) DeadLettersPending(ctx context.Context) (int, error) {
 	return len(docs), nil
 }
 
-func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *controlDoc, ctlErr *FailingWindow, now time.Time) (AggregationStatus, error) {
+func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *controlDoc, ctlErr error, now time.Time,
+) (AggregationStatus, error) {
 	st := AggregationStatus{Aggregation: a.spec.Name}
 	if ctlErr != nil {
-		f := *ctlErr
-		f.Aggregation = a.spec.Name
-		st.Failing = append(st.Failing, f)
+		st.Failing = append(st.Failing, failingDoc(a, controlPath, ctlErr))
 	}
 	if ctl != nil {
 		ws := ctl.Aggs[a.spec.Name].WatermarkState
 		st.Watermark, st.MaxEventTime, st.LastAccepted = ws.Watermark, ws.MaxEventTime, ws.LastAccepted
 	}
-	coll := collectionOf(a.paths.fold)
+	coll := path.Dir(a.paths.fold)
 	control, err := p.store.List(ctx, coll)
 	if err != nil {
 		return st, fmt.Errorf("list %s: %w", coll, err)
@@ -157,8 +156,7 @@ func (p *Processor) windowStatus(ctx context.Context, a aggregation, fd *foldDoc
 	if fd != nil {
 		for _, e := range fd.Windows {
 			if e.Error != "" {
-				st.Failing = append(st.Failing, FailingWindow{Aggregation: a.spec.Name, Path: a.paths.statePart(e.Start, 0),
-					WindowStart: e.Start.UTC(), WindowEnd: e.End.UTC(), Error: e.Error, Since: e.FailingSince})
+				st.Failing = append(st.Failing, a.failingWindow(e))
 			}
 		}
 	}
@@ -231,20 +229,14 @@ func (p *Processor) outboxRows(ctx context.Context, outbox string) (int, error) 
 	return n, nil
 }
 
-func collectionOf(path string) string {
-	return path[:max(strings.LastIndexByte(path, '/'), 0)]
-}
-
 // Watermark returns aggregation's W as the last tick wrote it: the zero time
 // while W is at minus infinity (no order accepted yet). It satisfies the
 // dashboard's WatermarkReader.
 func (p *Processor) Watermark(ctx context.Context, aggregation string) (time.Time, error) {
-	for _, a := range p.aggs {
-		if a.spec.Name == aggregation {
-			return ReadWatermark(ctx, p.store, aggregation)
-		}
+	if _, ok := p.specs[aggregation]; !ok {
+		return time.Time{}, fmt.Errorf("aggregation %q is not configured in this processor", aggregation)
 	}
-	return time.Time{}, fmt.Errorf("aggregation %q is not configured in this processor", aggregation)
+	return ReadWatermark(ctx, p.store, aggregation)
 }
 
 // aggregationName is what may name an aggregation's documents.

@@ -14,11 +14,12 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// TestStatus: Status and ReadWatermark read W, the open (window, key)s and
-// the failing windows: nothing before the first order or while the orders
-// wait for a tick; a window whose state stops reading leaves the open list
-// for Failing, where the fold's report (with since when) replaces the bare
-// decode error. Status writes nothing.
+// TestStatus: Status and ReadWatermark read W, the open (window, key)s, the
+// rows (not documents) waiting in the outbox and the failing windows:
+// nothing before the first order or while the orders wait for a tick; a
+// window whose state stops reading leaves the open list for Failing, where
+// the fold's report (with since when) replaces the bare decode error.
+// Status writes nothing.
 func TestStatus(t *testing.T) {
 	ctx := context.Background()
 	st := newBoltStore(t)
@@ -71,13 +72,19 @@ func TestStatus(t *testing.T) {
 	}
 	check(t, empty, status(t, at(17, 24)))
 
+	// The sink fails: the tick's two EARLY panes wait in one outbox
+	// document, and Status counts its rows, as the tick's Pending does.
+	sink.SetFailing(true)
 	res, err := p.Tick(ctx, at(17, 25))
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		t.Fatal("tick with a failing sink answered no error")
 	}
 	ticked := res.Aggregations[0]
-	if ticked.Watermark.IsZero() || len(ticked.Failing) > 0 {
-		t.Fatalf("first tick: %+v", ticked)
+	if ticked.Watermark.IsZero() || len(ticked.Failing) > 0 || len(ticked.Panes) != 2 || ticked.Pending != 2 {
+		t.Fatalf("first tick: %+v, want 2 EARLY panes left in the outbox", ticked)
+	}
+	if docs, err := st.List(ctx, "aggregations/"+hora.Name+"/outbox"); err != nil || len(docs) != 1 {
+		t.Fatalf("%d outbox documents (%v), want the tick's one", len(docs), err)
 	}
 	panes := map[string]int64{}
 	for _, pn := range ticked.Panes {
@@ -85,8 +92,10 @@ func TestStatus(t *testing.T) {
 	}
 	after := stream.AggregationStatus{Aggregation: hora.Name,
 		Watermark: ticked.Watermark, MaxEventTime: at(17, 19), LastAccepted: at(17, 24), Lag: at(17, 30).Sub(ticked.Watermark),
-		OpenWindows: []stream.OpenWindow{open(w17, "ES", panes["ES"], window.OnTimePending), open(w17, "FR", panes["FR"], window.OnTimePending)}}
+		OpenWindows: []stream.OpenWindow{open(w17, "ES", panes["ES"], window.OnTimePending), open(w17, "FR", panes["FR"], window.OnTimePending)},
+		Outbox:      2}
 	check(t, after, status(t, at(17, 30)))
+	sink.SetFailing(false)
 
 	// Window 17:00's state stops reading: Status reports its part, then,
 	// once a tick met it, the fold's report with since when.
@@ -115,45 +124,9 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("tick at 17:33 reports %d failing windows %+v, want 17:00", tk.FailingCells, tk.Failing)
 	}
 	want := broken
+	want.Outbox = 0 // the tick flushed it
 	want.Watermark, want.Lag = res.Aggregations[0].Watermark, at(17, 40).Sub(res.Aggregations[0].Watermark)
 	want.MaxEventTime, want.LastAccepted = at(17, 26), at(17, 31)
 	want.Failing = []stream.FailingWindow{{Aggregation: hora.Name, Path: part, WindowStart: w17.Start, WindowEnd: w17.End, Error: layoutErr, Since: at(17, 33)}}
 	check(t, want, status(t, at(17, 40)))
-}
-
-// TestStatusCountsOutboxRows: a fold writes the panes of one transaction
-// into one outbox document; while the sink fails, Status counts its rows,
-// as the tick's Pending does, not the documents.
-func TestStatusCountsOutboxRows(t *testing.T) {
-	ctx := context.Background()
-	st := newBoltStore(t)
-	sink := streamtest.NewSink()
-	hora := window.Defaults()
-	p := newProcessor(t, st, sink, hora)
-	sink.SetFailing(true)
-	for i, pais := range []string{"ES", "FR", "PT"} {
-		id := "P-" + pais
-		if _, err := p.Handle(ctx, orderDelivery(id, pais, "5.00", at(17, 10+i)), at(17, 10+i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res, err := p.Tick(ctx, at(17, 20))
-	if err == nil {
-		t.Fatal("tick with a failing sink answered no error")
-	}
-	tk := res.Aggregations[0]
-	if len(tk.Panes) != 3 || tk.Pending != 3 {
-		t.Fatalf("tick: %d panes, %d pending; want 3 EARLY panes left in the outbox", len(tk.Panes), tk.Pending)
-	}
-	docs, err := st.List(ctx, "aggregations/"+hora.Name+"/outbox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := p.Status(ctx, at(17, 21))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := all[0].Outbox; got != 3 || len(docs) != 1 {
-		t.Errorf("Status outbox = %d rows in %d documents, want 3 rows in 1", got, len(docs))
-	}
 }

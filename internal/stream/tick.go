@@ -3,6 +3,7 @@ package stream
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,15 +41,12 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 		ticks[i] = &aggTick{a: a, at: &res.Aggregations[i]}
 	}
 	each(ticks, func(t *aggTick) {
-		holder, err := newHolder()
-		if err == nil {
-			var busy bool
-			busy, err = p.acquire(ctx, t.a, holder, now)
-			t.at.Busy = busy && err == nil
-		}
+		holder := rand.Text()
+		busy, err := p.acquire(ctx, t.a, holder, now)
+		t.at.Busy = busy && err == nil
 		if err != nil {
 			t.err = fmt.Errorf("acquire lease: %w", err)
-		} else if !t.at.Busy {
+		} else if !busy {
 			t.holder = holder
 		}
 	})
@@ -81,10 +79,8 @@ func (p *Processor) Tick(ctx context.Context, now time.Time) (res TickResult, ti
 			tickErr = ErrTickBusy
 		}
 	}()
-	if len(live) > 0 {
-		if err := p.tickLive(ctx, live, now); err != nil {
-			errs = append(errs, err)
-		}
+	if err := p.tickLive(ctx, live, now); err != nil {
+		errs = append(errs, err)
 	}
 	return res, nil
 }
@@ -134,26 +130,22 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 	if err != nil {
 		return fmt.Errorf("read control: %w", err)
 	}
-	gens := &genCache{recs: map[int64][]listedRecord{}}
+	gens := &genCache{store: p.store, recs: map[int64][]listedRecord{}}
 	var normal []*aggTick
 	from := ctl.Gen
 	for _, t := range ready {
 		if ctl.Gen-1-t.fd.Folded > maxFoldGens {
 			t.catchUp = true
-			for g := t.fd.Folded + 1; g <= t.fd.Folded+maxFoldGens; g++ {
-				if err := gens.list(ctx, p.store, g); err != nil {
-					return err
-				}
+			if err := gens.list(ctx, t.fd.Folded+1, t.fd.Folded+maxFoldGens); err != nil {
+				return err
 			}
 			continue
 		}
 		normal = append(normal, t)
 		from = min(from, t.fd.Folded)
 	}
-	for g := from + 1; g < ctl.Gen; g++ {
-		if err := gens.list(ctx, p.store, g); err != nil {
-			return err
-		}
+	if err := gens.list(ctx, from+1, ctl.Gen-1); err != nil {
+		return err
 	}
 	open, err := p.store.ListTag(ctx, dedupRecords, genTag(ctl.Gen), 1)
 	if err != nil {
@@ -165,10 +157,8 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 			return fmt.Errorf("close generation: %w", err)
 		}
 		// A concurrent tick may have closed some since the read.
-		for g := ctl.Gen; g <= closed; g++ {
-			if err := gens.list(ctx, p.store, g); err != nil {
-				return err
-			}
+		if err := gens.list(ctx, ctl.Gen, closed); err != nil {
+			return err
 		}
 	}
 	// An aggregation whose records cannot be read sits this tick out.
@@ -192,10 +182,8 @@ func (p *Processor) tickLive(ctx context.Context, live []*aggTick, now time.Time
 	if err != nil {
 		return fmt.Errorf("advance watermark: %w", err)
 	}
-	for g := closed + 1; g <= adv.closed; g++ {
-		if err := gens.list(ctx, p.store, g); err != nil {
-			return err
-		}
+	if err := gens.list(ctx, closed+1, adv.closed); err != nil {
+		return err
 	}
 	each(ready, func(t *aggTick) {
 		switch {
@@ -235,7 +223,8 @@ func (p *Processor) foldAdvanced(ctx context.Context, t *aggTick, gens *genCache
 	if !ok {
 		return
 	}
-	fr, err := p.fold(ctx, t.a, t.fd, elems, observed, adv.closed, st[1].Watermark, now)
+	fr, err := p.fold(ctx, foldPlan{mode: foldRecords, a: t.a, elems: elems, prior: t.fd.Folded,
+		observed: observed, advanced: adv.closed, wm: st[1].Watermark, now: now}, t.fd)
 	t.at.Panes, t.at.Expired, t.at.Visited = fr.panes, fr.expired, fr.visited
 	t.at.Failing = append(t.at.Failing, fr.failing...)
 	if err != nil {
@@ -279,15 +268,8 @@ func (p *Processor) catchUp(ctx context.Context, t *aggTick, gens *genCache, ws 
 	if !ok {
 		return
 	}
-	pl := foldPlan{mode: foldCatchUp, a: t.a, elems: elems, prior: t.fd.Folded, observed: t.fd.Folded,
-		advanced: to, wm: ws.Watermark, now: now}
-	var fr foldResult
-	var err error
-	if t.a.spec.Session() {
-		fr, err = p.foldSessions(ctx, pl, t.fd)
-	} else {
-		fr, err = p.foldTx(ctx, pl)
-	}
+	fr, err := p.fold(ctx, foldPlan{mode: foldCatchUp, a: t.a, elems: elems, prior: t.fd.Folded,
+		observed: t.fd.Folded, advanced: to, wm: ws.Watermark, now: now}, t.fd)
 	t.at.Visited = fr.visited
 	t.at.Failing = append(t.at.Failing, fr.failing...)
 	if err != nil {
@@ -324,20 +306,24 @@ func readControl(tx docstore.Tx) (controlDoc, error) {
 	if err != nil {
 		return controlDoc{}, err
 	}
-	if !docs[0].Exists {
-		return controlDoc{}, errors.New("the control document stream/control is missing")
+	return decodeControl(docs[0])
+}
+
+// decodeControl decodes the control document, which every order and tick
+// needs: ensureControl writes it first.
+func decodeControl(d docstore.Doc) (ctl controlDoc, err error) {
+	if !d.Exists {
+		return ctl, errors.New("the control document stream/control is missing")
 	}
-	var ctl controlDoc
-	if err := decodeDoc(docs[0], &ctl); err != nil {
-		return controlDoc{}, err
-	}
-	return ctl, nil
+	err = decodeDoc(d, &ctl)
+	return ctl, err
 }
 
 // genCache holds the records of final generations listed by one tick,
 // decoded once for every aggregation.
 type genCache struct {
-	recs map[int64][]listedRecord
+	store docstore.Store
+	recs  map[int64][]listedRecord
 }
 
 type listedRecord struct {
@@ -346,20 +332,23 @@ type listedRecord struct {
 	err  error // reported by elements, to the aggregations that need it
 }
 
-func (c *genCache) list(ctx context.Context, s docstore.Store, g int64) error {
-	if _, ok := c.recs[g]; ok {
-		return nil
+// list lists the generations from to to that it has not listed yet.
+func (c *genCache) list(ctx context.Context, from, to int64) error {
+	for g := from; g <= to; g++ {
+		if _, ok := c.recs[g]; ok {
+			continue
+		}
+		docs, err := c.store.ListTag(ctx, dedupRecords, genTag(g), 0)
+		if err != nil {
+			return fmt.Errorf("list generation %d: %w", g, err)
+		}
+		recs := make([]listedRecord, len(docs))
+		for i, d := range docs {
+			recs[i].path = d.Path
+			recs[i].err = decodeDoc(d, &recs[i].rec)
+		}
+		c.recs[g] = recs
 	}
-	docs, err := s.ListTag(ctx, dedupRecords, genTag(g), 0)
-	if err != nil {
-		return fmt.Errorf("list generation %d: %w", g, err)
-	}
-	recs := make([]listedRecord, len(docs))
-	for i, d := range docs {
-		recs[i].path = d.Path
-		recs[i].err = decodeDoc(d, &recs[i].rec)
-	}
-	c.recs[g] = recs
 	return nil
 }
 

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"iter"
@@ -21,7 +22,7 @@ import (
 // ingested; ErrBusy means another run holds the lock. Per-object failures
 // are in the Summary.
 func (s *Sweeper) Run(ctx context.Context) (Summary, error) {
-	owner := newOwner()
+	owner := rand.Text()
 	lockName := "sweep/" + s.opts.Bucket
 	ok, err := s.ledger.Lock(ctx, lockName, owner, s.opts.Now(), runLockTTL)
 	if err != nil {

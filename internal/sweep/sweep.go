@@ -13,8 +13,6 @@ package sweep
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"iter"
@@ -142,12 +140,6 @@ func dedupe(prefixes []string) []string {
 		}
 	}
 	return out
-}
-
-func newOwner() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // Verdict is what a sweep does with one listed object.

@@ -20,7 +20,6 @@
 package tick
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -84,7 +83,6 @@ type Chain struct {
 	Interval time.Duration
 	FollowUp FollowUp // nil only with a one-minute interval
 	Log      *slog.Logger
-	Timeout  time.Duration // bounds one Schedule call, so that a slow queue cannot eat the tick's time (0: 5 s)
 
 	failures atomic.Int64
 }
@@ -104,7 +102,8 @@ func (c *Chain) After(ctx context.Context, now time.Time, followUp bool) Schedul
 	if !ok || c.FollowUp == nil {
 		return Scheduled{}
 	}
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(max(c.Timeout, 0), 5*time.Second))
+	// Bounded, so that a slow queue cannot eat the tick's time.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := c.FollowUp.Schedule(ctx, at); err != nil {
 		n := c.failures.Add(1)

@@ -38,9 +38,6 @@ func (d Dialect) int64Type() string {
 // that resolves them.
 func Unqualified(table string) string { return table }
 
-// DateParam is the name of the DATE parameter of Aggregate.SelectSQL.
-const DateParam = "fecha"
-
 // Measure is one aggregated column: Func over Source ("" for COUNT(*)).
 type Measure struct {
 	Column string // column of the aggregate table
@@ -97,39 +94,63 @@ func LookupAggregate(name string) (Aggregate, error) {
 	return a, nil
 }
 
-// SelectSQL renders, in BigQuery's dialect, the aggregate's rows for the
-// one date given as the DATE parameter DateParam, in the table's column
-// order: RowsSQL over the groups of that date (OverflowSQL lists those it
-// leaves out). DuckDB keeps the groups in a table instead (GroupsSQL).
-func (a Aggregate) SelectSQL(qualify func(table string) string) (string, error) {
-	groups, err := a.groups(BigQuery, qualify, func(col string) string { return col + " = @" + DateParam })
-	if err != nil {
-		return "", err
-	}
-	return a.RowsSQL(BigQuery, subquery(groups))
-}
-
-// OverflowSQL renders OverflowsSQL over the groups of the given dates: the
-// groups SelectSQL leaves out.
-func (a Aggregate) OverflowSQL(d Dialect, qualify func(table string) string, dates []int32) (string, error) {
-	groups, err := a.GroupsSQL(d, qualify, dates)
-	if err != nil {
-		return "", err
-	}
-	return a.OverflowsSQL(d, subquery(groups))
-}
-
 // GroupsSQL renders, for several dates at once (as DATE literals, which
 // engines prune storage by), one row per group (date and keys) of the
 // newest generation of each (date, source object), every measure summed
 // exactly in a type wider than its column, so no sum fails the query.
-// RowsSQL and OverflowsSQL read its answer, which DuckDB keeps in a table.
+// RefreshSQL reads its answer, which DuckDB keeps in a table.
+//
+// The newest generation of each (date, source object) is kept by a
+// semi-join against a grouped MAX, hash operations in both engines (a
+// window would sort), on one text key rather than three columns because
+// the BigQuery emulator runs a join as nested loops (20 s for 1,000 rows)
+// but IN once. The key is unambiguous: a fixed-width date, the object, a
+// generation of digits.
 func (a Aggregate) GroupsSQL(d Dialect, qualify func(table string) string, dates []int32) (string, error) {
 	if len(dates) == 0 {
 		return "", fmt.Errorf("warehouse: aggregate %s: no dates", a.Table)
 	}
+	p, err := a.plan(d)
+	if err != nil {
+		return "", err
+	}
+	if qualify == nil {
+		qualify = Unqualified
+	}
+	src := qualify(a.Source)
+	dc, oc, gc := a.DateColumn, a.ObjectColumn, a.GenerationColumn
+	groupBy := []string{"l." + dc}
+	for _, k := range a.Keys {
+		groupBy = append(groupBy, "l."+k)
+	}
+	str := d.stringType()
+	key := func(date, object, gen string) string {
+		return "CONCAT(CAST(" + date + " AS " + str + "), '#', " + object + ", '#', CAST(" + gen + " AS " + str + "))"
+	}
 	list := DateList(dates)
-	return a.groups(d, qualify, func(col string) string { return col + " IN (" + list + ")" })
+	var b strings.Builder
+	b.WriteString("SELECT " + strings.Join(p.inner, ", ") + "\n")
+	b.WriteString("FROM " + src + " AS l\n")
+	b.WriteString("WHERE l." + dc + " IN (" + list + ")\n")
+	b.WriteString("AND " + key("l."+dc, "l."+oc, "l."+gc) + " IN (\n")
+	b.WriteString("  SELECT " + key(dc, oc, "MAX("+gc+")") + "\n")
+	b.WriteString("  FROM " + src + "\n")
+	b.WriteString("  WHERE " + dc + " IN (" + list + ")\n")
+	b.WriteString("  GROUP BY " + dc + ", " + oc + "\n")
+	b.WriteString(")\n")
+	b.WriteString("GROUP BY " + strings.Join(groupBy, ", "))
+	return b.String(), nil
+}
+
+// DaySQL is RefreshSQL over the groups of one date, for an engine that
+// keeps no table of them (BigQuery, one job per date's partition).
+func (a Aggregate) DaySQL(d Dialect, qualify func(table string) string, day int32) (
+	rows, overflows string, err error) {
+	groups, err := a.GroupsSQL(d, qualify, []int32{day})
+	if err != nil {
+		return "", "", err
+	}
+	return a.RefreshSQL(d, "(\n  "+strings.ReplaceAll(groups, "\n", "\n  ")+"\n)")
 }
 
 // DateList writes dates as DATE literals, "DATE '2026-03-14', ...".
@@ -141,57 +162,46 @@ func DateList(dates []int32) string {
 	return strings.Join(lits, ", ")
 }
 
-// RowsSQL renders the aggregate's rows from groups (GroupsSQL's answer: a
-// table, or a parenthesized query): the groups whose sums fit their
-// columns, narrowed to them, in the table's column order.
-func (a Aggregate) RowsSQL(d Dialect, groups string) (string, error) {
+// RefreshSQL renders, from groups (GroupsSQL's answer: a table, or a
+// parenthesized query), the aggregate's rows: the groups whose sums fit
+// their columns, narrowed to them, in the table's column order; and the
+// overflows, the groups rows leaves out, as text: the date, the keys, then
+// per SUM measure the exact sum when it is out of range, else NULL
+// (ParseOverflow reads them).
+func (a Aggregate) RefreshSQL(d Dialect, groups string) (rows, overflows string, err error) {
 	p, err := a.plan(d)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	target, _ := Lookup(a.Table) // plan checked it
 	cols := make([]string, 0, len(target.Schema))
 	for _, f := range target.Schema {
 		e, ok := p.outer[f.Name]
 		if !ok {
-			return "", fmt.Errorf("warehouse: aggregate %s: no expression for column %s", a.Table, f.Name)
+			err := fmt.Errorf("warehouse: aggregate %s: no expression for column %s", a.Table, f.Name)
+			return "", "", err
 		}
 		delete(p.outer, f.Name)
 		cols = append(cols, e+" AS "+f.Name)
 	}
 	if len(p.outer) > 0 {
-		return "", fmt.Errorf("warehouse: aggregate %s: %d expressions match no column", a.Table, len(p.outer))
+		return "", "", fmt.Errorf("warehouse: aggregate %s: %d expressions match no column", a.Table, len(p.outer))
 	}
-	sql := "SELECT " + strings.Join(cols, ", ") + "\nFROM " + groups + " AS g"
+	from := "\nFROM " + groups + " AS g"
+	rows = "SELECT " + strings.Join(cols, ", ") + from
 	if len(p.fits) > 0 {
-		sql += "\nWHERE " + strings.Join(p.fits, " AND ")
+		rows += "\nWHERE " + strings.Join(p.fits, " AND ")
 	}
-	return sql, nil
-}
-
-// OverflowsSQL renders, from groups (as in RowsSQL), the groups RowsSQL
-// leaves out, as text: the date, the keys, then per SUM measure the exact
-// sum when it is out of range, else NULL. ParseOverflow reads its rows.
-func (a Aggregate) OverflowsSQL(d Dialect, groups string) (string, error) {
-	p, err := a.plan(d)
-	if err != nil {
-		return "", err
-	}
-	cols := []string{"CAST(g." + a.DateColumn + " AS " + d.stringType() + ") AS " + a.DateColumn}
+	report := []string{"CAST(g." + a.DateColumn + " AS " + d.stringType() + ") AS " + a.DateColumn}
 	for _, k := range a.Keys {
-		cols = append(cols, "CAST(g."+k+" AS "+d.stringType()+") AS "+k)
+		report = append(report, "CAST(g."+k+" AS "+d.stringType()+") AS "+k)
 	}
-	cols = append(cols, p.report...)
 	where := "FALSE"
 	if len(p.fits) > 0 {
 		where = "NOT (" + strings.Join(p.fits, " AND ") + ")"
 	}
-	return "SELECT " + strings.Join(cols, ", ") + "\nFROM " + groups + " AS g\nWHERE " + where, nil
-}
-
-// subquery parenthesizes sql, indented, for a FROM clause.
-func subquery(sql string) string {
-	return "(\n  " + strings.ReplaceAll(sql, "\n", "\n  ") + "\n)"
+	overflows = "SELECT " + strings.Join(append(report, p.report...), ", ") + from + "\nWHERE " + where
+	return rows, overflows, nil
 }
 
 // plan is an aggregate's two levels in a dialect: the grouping level's
@@ -242,44 +252,6 @@ func (a Aggregate) plan(d Dialect) (plan, error) {
 		p.report = append(p.report, "CASE WHEN "+f.fits+" THEN NULL ELSE "+f.text+" END AS "+m.Column)
 	}
 	return p, nil
-}
-
-// groups renders GroupsSQL with the dates onDates chooses: the newest
-// generation of each (date, source object) is kept by a semi-join against
-// a grouped MAX, hash operations in both engines (a window would sort), on
-// one text key rather than three columns because the BigQuery emulator
-// runs a join as nested loops (20 s for 1,000 rows) but IN once. The key
-// is unambiguous: a fixed-width date, the object, a generation of digits.
-func (a Aggregate) groups(d Dialect, qualify func(string) string, onDates func(col string) string) (string, error) {
-	p, err := a.plan(d)
-	if err != nil {
-		return "", err
-	}
-	if qualify == nil {
-		qualify = Unqualified
-	}
-	src := qualify(a.Source)
-	dc, oc, gc := a.DateColumn, a.ObjectColumn, a.GenerationColumn
-	groupBy := []string{"l." + dc}
-	for _, k := range a.Keys {
-		groupBy = append(groupBy, "l."+k)
-	}
-	str := d.stringType()
-	key := func(date, object, gen string) string {
-		return "CONCAT(CAST(" + date + " AS " + str + "), '#', " + object + ", '#', CAST(" + gen + " AS " + str + "))"
-	}
-	var b strings.Builder
-	b.WriteString("SELECT " + strings.Join(p.inner, ", ") + "\n")
-	b.WriteString("FROM " + src + " AS l\n")
-	b.WriteString("WHERE " + onDates("l."+dc) + "\n")
-	b.WriteString("AND " + key("l."+dc, "l."+oc, "l."+gc) + " IN (\n")
-	b.WriteString("  SELECT " + key(dc, oc, "MAX("+gc+")") + "\n")
-	b.WriteString("  FROM " + src + "\n")
-	b.WriteString("  WHERE " + onDates(dc) + "\n")
-	b.WriteString("  GROUP BY " + dc + ", " + oc + "\n")
-	b.WriteString(")\n")
-	b.WriteString("GROUP BY " + strings.Join(groupBy, ", "))
-	return b.String(), nil
 }
 
 // sumForm is one measure at both levels: agg, the inner items; fits, the
@@ -428,7 +400,7 @@ func (e *OverflowError) Summary(n int) string {
 	return b.String()
 }
 
-// ParseOverflow reads one row of OverflowSQL's answer (nil for NULL).
+// ParseOverflow reads one row of RefreshSQL's overflows (nil for NULL).
 func (a Aggregate) ParseOverflow(row []*string) ([]Overflow, error) {
 	var sums []Measure
 	for _, m := range a.Measures {

@@ -40,30 +40,29 @@ func TestAggregateSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		golden string
-		render func() (string, error)
-	}{
-		{"ventas_diarias_sku.bigquery.sql", func() (string, error) { return a.SelectSQL(bqQualify) }},
-		{"ventas_diarias_sku.overflow.bigquery.sql", func() (string, error) { return a.OverflowSQL(BigQuery, bqQualify, []int32{20526}) }},
-		{"ventas_diarias_sku.groups.duckdb.sql", func() (string, error) { return a.GroupsSQL(DuckDB, Unqualified, []int32{20526, 20527}) }},
-		{"ventas_diarias_sku.rows.duckdb.sql", func() (string, error) { return a.RowsSQL(DuckDB, "refresh_groups") }},
-		{"ventas_diarias_sku.overflows.duckdb.sql", func() (string, error) { return a.OverflowsSQL(DuckDB, "refresh_groups") }},
+	bqRows, bqOverflows, err := a.DaySQL(BigQuery, bqQualify, 20526)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.golden, func(t *testing.T) {
-			got, err := tc.render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden(t, tc.golden, got)
-		})
+	groups, err := a.GroupsSQL(DuckDB, Unqualified, []int32{20526, 20527})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, overflows, err := a.RefreshSQL(DuckDB, "refresh_groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]string{
+		"ventas_diarias_sku.bigquery.sql":          bqRows,
+		"ventas_diarias_sku.overflow.bigquery.sql": bqOverflows,
+		"ventas_diarias_sku.groups.duckdb.sql":     groups,
+		"ventas_diarias_sku.rows.duckdb.sql":       rows,
+		"ventas_diarias_sku.overflows.duckdb.sql":  overflows,
+	} {
+		t.Run(name, func(t *testing.T) { golden(t, name, got) })
 	}
 	if _, err := a.GroupsSQL(DuckDB, Unqualified, nil); err == nil {
 		t.Error("GroupsSQL of no dates succeeded, want an error")
-	}
-	if _, err := a.OverflowSQL(BigQuery, bqQualify, nil); err == nil {
-		t.Error("OverflowSQL of no dates succeeded, want an error")
 	}
 }
 
@@ -169,14 +168,11 @@ func TestAggregateRenderErrors(t *testing.T) {
 			a := good
 			a.Measures = append([]Measure(nil), good.Measures...)
 			tc.mutate(&a)
-			if sql, err := a.RowsSQL(tc.dialect, "g"); err == nil {
+			if sql, _, err := a.RefreshSQL(tc.dialect, "g"); err == nil {
 				t.Errorf("rendered, want an error:\n%s", sql)
 			}
-			if tc.name == "missing measure" || tc.name == "extra measure" {
-				return // the report has no column per measure to miss
-			}
-			if sql, err := a.OverflowSQL(tc.dialect, nil, []int32{20526}); err == nil {
-				t.Errorf("rendered the overflow report, want an error:\n%s", sql)
+			if sql, _, err := a.DaySQL(tc.dialect, nil, 20526); err == nil {
+				t.Errorf("rendered a date's refresh, want an error:\n%s", sql)
 			}
 		})
 	}

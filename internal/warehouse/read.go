@@ -105,48 +105,42 @@ func newRead(name, reads, sql string, params ...ParamSpec) *NamedQuery {
 	return &NamedQuery{Name: name, SQL: sql, Params: params, Reads: reads}
 }
 
-type readSet struct {
-	byName                         map[string]*NamedQuery
-	panes, newestWindows, listView map[string]*NamedQuery
-}
-
-// namedReads builds the registry once, then only read, so goroutines may
-// make their first reads at once. It is built on first use because the
-// per-view reads need Views, which panics on malformed declarations.
-var namedReads = sync.OnceValue(func() readSet {
+// namedReads builds the registry, by name, once, then only read, so
+// goroutines may make their first reads at once. It is built on first use
+// because the per-view reads need Views, which panics on malformed
+// declarations.
+var namedReads = sync.OnceValue(func() map[string]*NamedQuery {
 	sealed.Store(true)
-	rs := readSet{byName: map[string]*NamedQuery{}, panes: map[string]*NamedQuery{},
-		newestWindows: map[string]*NamedQuery{}, listView: map[string]*NamedQuery{}}
+	byName := map[string]*NamedQuery{}
 	add := func(q *NamedQuery) {
-		if _, dup := rs.byName[q.Name]; dup {
+		if _, dup := byName[q.Name]; dup {
 			panic("warehouse: named read " + q.Name + " registered twice")
 		}
-		rs.byName[q.Name] = q
+		byName[q.Name] = q
 	}
 	for _, q := range static {
 		add(q)
 	}
 	for _, v := range Views() {
-		perView := func(byView map[string]*NamedQuery, q *NamedQuery) {
-			if q == nil {
-				return
-			}
+		for _, q := range []*NamedQuery{panesRead(v), newestWindowsRead(v), listViewRead(v)} {
 			q.View = &v
 			add(q)
-			byView[v.Name] = q
 		}
-		perView(rs.panes, panesRead(v))
-		perView(rs.newestWindows, newestWindowsRead(v))
-		perView(rs.listView, listViewRead(v))
 	}
-	return rs
+	return byName
 })
+
+// viewRead returns the read base of the declared view name (viewReadName).
+func viewRead(base, name string) (*NamedQuery, bool) {
+	q, ok := namedReads()[viewReadName(base, name)]
+	return q, ok && q.View != nil
+}
 
 // NamedQueries lists every named read, by name, for warehousetest.
 func NamedQueries() []NamedQuery {
 	rs := namedReads()
-	out := make([]NamedQuery, 0, len(rs.byName))
-	for _, q := range rs.byName {
+	out := make([]NamedQuery, 0, len(rs))
+	for _, q := range rs {
 		out = append(out, *q)
 	}
 	slices.SortFunc(out, func(a, b NamedQuery) int { return strings.Compare(a.Name, b.Name) })

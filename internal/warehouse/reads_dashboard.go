@@ -14,7 +14,8 @@ import (
 // test keeps them equal); an invalid message's is "invalid: ...".
 const ReasonTooLate = "too_late"
 
-// Unbounded ends of a time range: BigQuery's TIMESTAMP range.
+// Unbounded ends of a time range: BigQuery's TIMESTAMP range (MinTime is
+// the zero time.Time).
 var (
 	MinTime = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 	MaxTime = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
@@ -58,7 +59,7 @@ type NewestWindows struct {
 
 // newestWindowsRead is the newest-windows read of one declared view.
 func newestWindowsRead(v View) *NamedQuery {
-	return newRead(viewReadName("newest_windows", v), v.Name,
+	return newRead(viewReadName("newest_windows", v.Name), v.Name,
 		"SELECT v.window_start, v.window_end, v."+v.Key+", v.importe, v.pedidos, v.unidades, v.timing, v.pane_index\n"+
 			"FROM "+v.Name+" AS v\n"+
 			"JOIN (\n"+
@@ -81,7 +82,7 @@ func newestWindowsRead(v View) *NamedQuery {
 
 // ViewKey returns the key column of the declared view name.
 func ViewKey(name string) (string, bool) {
-	q, ok := namedReads().newestWindows[name]
+	q, ok := viewRead("newest_windows", name)
 	if !ok {
 		return "", false
 	}
@@ -92,11 +93,11 @@ func ViewKey(name string) (string, bool) {
 // Pais holding the key's value.
 func ReadNewestWindows(ctx context.Context, r Reader, q NewestWindows) ([]HourlySale, error) {
 	view := cmp.Or(q.View, VentasHoraPais)
-	nq, ok := namedReads().newestWindows[view]
+	nq, ok := viewRead("newest_windows", view)
 	if !ok {
 		return nil, fmt.Errorf("read newest windows: %q is not the view of a declared aggregation (internal/aggregation)", view)
 	}
-	from, until := orMin(q.From), orMax(q.Until)
+	from, until := q.From, orMax(q.Until)
 	anyKey := int64(0)
 	if len(q.Keys) == 0 {
 		anyKey = 1
@@ -120,6 +121,11 @@ type Discard struct {
 	EventTime   time.Time `json:"event_time,omitzero"`   // zero when unknown
 	WindowStart time.Time `json:"window_start,omitzero"` // zero for an invalid message
 	ReceivedAt  time.Time `json:"received_at"`
+}
+
+func discardOf(c *cells) Discard {
+	return Discard{PedidoID: c.str("pedido_id"), Reason: c.str("reason"),
+		EventTime: c.time("event_time"), WindowStart: c.time("window_start"), ReceivedAt: c.time("received_at")}
 }
 
 // DiscardSummary counts the dead letters and too-late drops, lists the
@@ -180,7 +186,7 @@ var discardSummaryColumns = []string{"kind", "what", "n", "pedido_id", "reason",
 // ReadDiscardSummary runs q; ties of the newest go by pedido_id.
 func ReadDiscardSummary(ctx context.Context, r Reader, q DiscardSummaryQuery) (DiscardSummary, error) {
 	s := discardSummaryQuery.statement(one(StringValue(q.Aggregation)), one(IntValue(int64(q.Latest))),
-		one(TimeValue(orMin(q.Since))), one(TimeValue(orMin(q.From))), one(TimeValue(orMax(q.Until))))
+		one(TimeValue(q.Since)), one(TimeValue(q.From)), one(TimeValue(orMax(q.Until))))
 	sum := DiscardSummary{LatestDeadLetters: []Discard{}, LatestTooLate: []Discard{}, Countries: []string{}}
 	_, err := run(ctx, r, s, discardSummaryColumns, func(c *cells) struct{} {
 		kind, what := c.str("kind"), c.str("what")
@@ -190,8 +196,7 @@ func ReadDiscardSummary(ctx context.Context, r Reader, q DiscardSummaryQuery) (D
 		case kind == "count":
 			sum.DeadLetters = c.int("n")
 		case kind == "row":
-			d := Discard{PedidoID: c.str("pedido_id"), Reason: c.str("reason"), EventTime: c.time("event_time"),
-				WindowStart: c.time("window_start"), ReceivedAt: c.time("received_at")}
+			d := discardOf(c)
 			if d.ReceivedAt.IsZero() {
 				c.errs = append(c.errs, fmt.Errorf("received_at %q: not an RFC 3339 time", c.raw("received_at")))
 			}
@@ -217,13 +222,6 @@ func ReadDiscardSummary(ctx context.Context, r Reader, q DiscardSummaryQuery) (D
 	slices.SortFunc(sum.LatestTooLate, newest)
 	slices.Sort(sum.Countries)
 	return sum, nil
-}
-
-func orMin(t time.Time) time.Time {
-	if t.IsZero() {
-		return MinTime
-	}
-	return t
 }
 
 func orMax(t time.Time) time.Time {

@@ -153,8 +153,7 @@ var dayDropsQuery = func() *NamedQuery {
 func ReadDayDrops(ctx context.Context, r Reader, day int32, aggregation string, from, until time.Time) ([]DayDrop, error) {
 	s := dayDropsQuery.statement(one(DateValue(day)), one(StringValue(aggregation)), one(TimeValue(from)), one(TimeValue(until)))
 	return run(ctx, r, s, []string{"pedido_id", "reason", "event_time", "window_start", "received_at", "pais", "importe", "unidades"}, func(c *cells) DayDrop {
-		d := DayDrop{Discard: Discard{PedidoID: c.str("pedido_id"), Reason: c.str("reason"), EventTime: c.time("event_time"),
-			WindowStart: c.time("window_start"), ReceivedAt: c.time("received_at")}}
+		d := DayDrop{Discard: discardOf(c)}
 		if d.Matched = !c.null("importe"); d.Matched {
 			d.Pais, d.Importe, d.Unidades = c.str("pais"), c.dec("importe"), c.int("unidades")
 		}
@@ -175,7 +174,7 @@ type Pane struct {
 
 // panesRead is the panes read of one declared aggregation's view.
 func panesRead(v View) *NamedQuery {
-	return newRead(viewReadName("panes", v), v.Panes,
+	return newRead(viewReadName("panes", v.Name), v.Panes,
 		"SELECT window_start, "+v.Key+" AS pane_key, pane_index, timing, importe, pedidos, unidades\n"+
 			"FROM "+v.Panes+"\n"+
 			"WHERE aggregation = @aggregation AND window_start IN UNNEST(@starts)\n"+
@@ -189,7 +188,7 @@ func panesRead(v View) *NamedQuery {
 // declared aggregation table (the same name, but in tests) for the windows
 // starting at starts, by window start, key and pane index.
 func ReadPanes(ctx context.Context, r Reader, table, aggregation string, starts []time.Time) ([]Pane, error) {
-	q, ok := namedReads().panes[table]
+	q, ok := viewRead("panes", table)
 	if !ok {
 		return nil, fmt.Errorf("read panes: aggregation %q is not declared (internal/aggregation), so it has no panes table", table)
 	}
@@ -206,9 +205,9 @@ func ReadPanes(ctx context.Context, r Reader, table, aggregation string, starts 
 
 // viewReadName names a per-view read: base for ventas_hora_pais,
 // "<base>:<view>" for the others.
-func viewReadName(base string, v View) string {
-	if v.Name == VentasHoraPais {
+func viewReadName(base, view string) string {
+	if view == VentasHoraPais {
 		return base
 	}
-	return base + ":" + v.Name
+	return base + ":" + view
 }

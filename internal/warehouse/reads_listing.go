@@ -32,7 +32,6 @@ func init() {
 		{ListOpiniones, Listing{Opiniones, []string{"opinion_id", "sku", "fecha", "puntuacion", "pais", "texto"}, []string{"opinion_id"}}},
 		{ListVentasDiariasSKU, Listing{VentasDiariasSKU, []string{"fecha", "sku", "unidades", "importe", "lineas"}, []string{"fecha", "sku"}}},
 		{ListPanes, Listing{VentasHoraPaisPaneles, []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, []string{"window_start", "pais", "pane_index"}}},
-		{ListView, Listing{VentasHoraPais, []string{"window_start", "window_end", "pais", "importe", "pedidos", "unidades", "timing", "pane_index"}, []string{"window_start", "pais"}}},
 		// An order too late for several windows or aggregations has a row
 		// for each, received together: aggregation and window order them.
 		{ListDiscards, Listing{PedidosDescartados, []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, []string{"received_at", "aggregation", "window_start"}}},
@@ -45,25 +44,17 @@ func listingSQL(l Listing) string {
 	return "SELECT " + strings.Join(l.Columns, ", ") + " FROM " + l.From + " ORDER BY " + strings.Join(l.OrderBy, ", ")
 }
 
-// listViewRead lists one declared view; nil for ventas_hora_pais (ListView).
+// listViewRead lists one declared view (ListView for ventas_hora_pais).
 func listViewRead(v View) *NamedQuery {
-	if v.Name == VentasHoraPais {
-		return nil
-	}
-	l := Listing{v.Name,
-		[]string{"window_start", "window_end", v.Key, "importe", "pedidos", "unidades", "timing", "pane_index"},
-		[]string{"window_start", v.Key}}
-	q := newRead(ListView+":"+v.Name, l.From, listingSQL(l))
+	l := Listing{From: v.Name, Columns: v.Columns()[1:], OrderBy: []string{"window_start", v.Key}}
+	q := newRead(viewReadName(ListView, v.Name), l.From, listingSQL(l))
 	q.Listing = &l
 	return q
 }
 
 // ViewListing returns the name of the listing of the declared view name.
 func ViewListing(name string) (string, bool) {
-	if name == VentasHoraPais {
-		return ListView, true
-	}
-	q, ok := namedReads().listView[name]
+	q, ok := viewRead(ListView, name)
 	if !ok {
 		return "", false
 	}
@@ -95,7 +86,7 @@ func (l Listing) Types() ([]Type, error) {
 
 // ReadListing runs the listing name: its answer and column types.
 func ReadListing(ctx context.Context, r Reader, name string) (Result, []Type, error) {
-	q, ok := namedReads().byName[name]
+	q, ok := namedReads()[name]
 	if !ok || q.Listing == nil {
 		return Result{}, nil, fmt.Errorf("no listing %q", name)
 	}

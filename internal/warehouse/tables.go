@@ -53,10 +53,7 @@ type View struct {
 // table of every declared aggregation. It panics on a malformed schema
 // file or declaration, a build defect the package tests catch.
 func Tables() []Table {
-	c := parsed()
-	if c.err != nil {
-		panic(c.err)
-	}
+	c := mustParse()
 	names := slices.Sorted(maps.Keys(c.panes))
 	names = slices.Compact(slices.Sorted(slices.Values(append(names, schema.Names()...))))
 	out := make([]Table, 0, len(names))
@@ -72,12 +69,14 @@ func Tables() []Table {
 
 // Views returns the view of every declared aggregation, sorted by name,
 // and panics as Tables does.
-func Views() []View {
+func Views() []View { return slices.Clone(mustParse().views) }
+
+func mustParse() catalogue {
 	c := parsed()
 	if c.err != nil {
 		panic(c.err)
 	}
-	return slices.Clone(c.views)
+	return c
 }
 
 // PanesTable builds the panes table of aggregation s from the template:

@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	ord "github.com/alpinashop/alpipe/internal/order"
@@ -15,12 +14,12 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// apply plays one event as one transaction.
-func (d *driver) apply(e windowtest.MultiEvent) ([]window.Pane, error) {
-	if e.Kind == windowtest.Tick {
-		return d.tick(e.Now)
+// apply plays a tick, or consecutive deliveries, as one transaction.
+func (d *driver) apply(step ...windowtest.MultiEvent) ([]window.Pane, error) {
+	if step[0].Kind == windowtest.Tick {
+		return d.tick(step[0].Now)
 	}
-	return d.deliverBatch([]windowtest.MultiEvent{e})
+	return d.deliverBatch(step)
 }
 
 type cellDocs struct {
@@ -57,10 +56,11 @@ func stored[T any](v T) T {
 // driver plays streams through package window the way the stream processor
 // is meant to run them: one dedup record per order for every aggregation;
 // per aggregation its own watermark document, cells and outbox; an order's
-// elements (one per order, or one per SKU of its lines) accepted once per
-// window of its event time, each with Order.Window set. A batch of
-// deliveries is one transaction: it reads every watermark once and sees its
-// own earlier writes.
+// elements (one per order, or one per SKU of its lines: keys from lines are
+// package stream's, held to the model by streamtest, so the driver takes
+// the model's) accepted once per window of its event time, each with
+// Order.Window set. A batch of deliveries is one transaction: it reads every
+// watermark once and sees its own earlier writes.
 type driver struct {
 	aggs    []*aggDocs
 	seen    map[string]bool // dedup records, per order
@@ -112,10 +112,7 @@ func (d *driver) deliver(e windowtest.MultiEvent, wms []time.Time) error {
 		return nil
 	}
 	for i, a := range d.aggs {
-		elems, missing, err := elementsOf(a.spec.KeyField, o)
-		if err != nil {
-			return err
-		}
+		elems, missing := windowtest.Elements(a.spec.KeyField, o)
 		for _, line := range missing {
 			d.missing = append(d.missing, windowtest.SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: line, ReceivedAt: e.Now})
 		}
@@ -134,7 +131,8 @@ func (d *driver) deliver(e windowtest.MultiEvent, wms []time.Time) error {
 
 // deliverWindow counts an order's elements in window w, or drops the
 // (order, window) when it is too late.
-func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm, now time.Time) error {
+func (a *aggDocs) deliverWindow(o ord.Order, elems []windowtest.Element, w window.Window,
+	wm, now time.Time) error {
 	ow := windowtest.OrderWindow{PedidoID: o.PedidoID, WindowStart: w.Start}
 	if a.spec.Classify(w, wm) == window.TooLate {
 		a.fates[ow] = windowtest.Dropped
@@ -143,17 +141,17 @@ func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm,
 	}
 	a.fates[ow] = windowtest.Accepted
 	for _, el := range elems {
-		eo := window.Order{ID: o.PedidoID, Key: el.key, EventTime: o.EventTime, Measures: el.m}
+		eo := window.Order{ID: o.PedidoID, Key: el.Key, EventTime: o.EventTime, Measures: el.Measures}
 		if a.spec.Session() {
-			ss, err := a.spec.AcceptSession(a.sessions[el.key], eo, wm, now)
+			ss, err := a.spec.AcceptSession(a.sessions[el.Key], eo, wm, now)
 			if err != nil {
 				return err
 			}
-			a.sessions[el.key] = stored(ss)
+			a.sessions[el.Key] = stored(ss)
 			continue
 		}
 		eo.Window = w
-		wk := window.WindowKey{Window: w, Key: el.key}
+		wk := window.WindowKey{Window: w, Key: el.Key}
 		c := a.cells[wk]
 		if c.Shards == nil {
 			c.Shards = make([]window.Partial, driverShards)
@@ -168,57 +166,6 @@ func (a *aggDocs) deliverWindow(o ord.Order, elems []keyed, w window.Window, wm,
 		a.cells[wk] = c
 	}
 	return nil
-}
-
-// keyed is one element of an order: what it adds to one key.
-type keyed struct {
-	key string
-	m   window.Measures
-}
-
-// elementsOf is the implementation's side of "keys from lines", written
-// with package numeric and window.Measures as a processor would.
-func elementsOf(key string, o ord.Order) ([]keyed, []int, error) {
-	if key != windowtest.KeySKU {
-		qs := make([]int64, len(o.Lineas))
-		for i, l := range o.Lineas {
-			qs[i] = l.Cantidad
-		}
-		m, err := window.OrderMeasures(o.ImporteTotal, qs...)
-		if err != nil {
-			return nil, nil, err
-		}
-		v, ok := o.Field(key)
-		if !ok {
-			return nil, nil, fmt.Errorf("no key field %q", key)
-		}
-		return []keyed{{key: v, m: m}}, nil, nil
-	}
-	var out []keyed
-	var missing []int
-	for i, l := range o.Lineas {
-		sku := strings.ToUpper(strings.TrimSpace(l.SKU))
-		if sku == "" {
-			missing = append(missing, i)
-			continue
-		}
-		amount, err := l.PrecioUnitario.MulInt(l.Cantidad)
-		if err != nil {
-			return nil, nil, fmt.Errorf("lineas[%d]: %w", i, err)
-		}
-		m := window.Measures{Importe: amount, Pedidos: 1, Unidades: l.Cantidad}
-		j := slices.IndexFunc(out, func(k keyed) bool { return k.key == sku })
-		if j < 0 {
-			out = append(out, keyed{key: sku, m: m})
-			continue
-		}
-		// Another line of the same SKU: its amounts add, the order counts once.
-		m.Pedidos = 0
-		if out[j].m, err = out[j].m.Add(m); err != nil {
-			return nil, nil, err
-		}
-	}
-	return out, missing, nil
 }
 
 // tick advances every aggregation's watermark and runs its panes, as the

@@ -1,8 +1,8 @@
 package window
 
 import (
+	"fmt"
 	"net/url"
-	"strconv"
 	"time"
 )
 
@@ -40,15 +40,8 @@ func (p Pane) ID() string {
 // PaneID formats "<aggregation>|<window start, RFC 3339 UTC>|<key>|<index>"
 // with the key path-escaped, so that no '|' nor '/' makes it ambiguous.
 func PaneID(aggregation string, windowStart time.Time, key string, index int64) string {
-	b := make([]byte, 0, len(aggregation)+len(key)+32)
-	b = append(b, aggregation...)
-	b = append(b, '|')
-	b = windowStart.UTC().AppendFormat(b, time.RFC3339Nano)
-	b = append(b, '|')
-	b = append(b, url.PathEscape(key)...)
-	b = append(b, '|')
-	b = strconv.AppendInt(b, index, 10)
-	return string(b)
+	return fmt.Sprintf("%s|%s|%s|%d",
+		aggregation, windowStart.UTC().Format(time.RFC3339Nano), url.PathEscape(key), index)
 }
 
 // OnTimeStatus records whether a (window, key) still owes its ON_TIME pane.

@@ -71,12 +71,8 @@ func (sh Partial) add(st PaneState, o Order, onTime bool, now time.Time) (Partia
 	} else if now.Before(sh.PendingSince) {
 		sh.PendingSince = now // instances' clocks disagree: keep the earliest
 	}
-	if o.EventTime.After(sh.MaxEventTime) {
-		sh.MaxEventTime = o.EventTime.UTC()
-	}
-	if now.After(sh.LastAccepted) {
-		sh.LastAccepted = now
-	}
+	sh.MaxEventTime = later(sh.MaxEventTime, o.EventTime)
+	sh.LastAccepted = later(sh.LastAccepted, now)
 	return sh, nil
 }
 
@@ -96,12 +92,8 @@ func Combine(st PaneState, parts []Partial) (Partial, error) {
 			c.PendingSince = sh.PendingSince
 		}
 		c.OnTime = c.OnTime || sh.OnTime
-		if sh.MaxEventTime.After(c.MaxEventTime) {
-			c.MaxEventTime = sh.MaxEventTime
-		}
-		if sh.LastAccepted.After(c.LastAccepted) {
-			c.LastAccepted = sh.LastAccepted
-		}
+		c.MaxEventTime = later(c.MaxEventTime, sh.MaxEventTime)
+		c.LastAccepted = later(c.LastAccepted, sh.LastAccepted)
 	}
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -26,12 +27,23 @@ func part(m window.Measures, onTime bool, epoch int64, pending, maxEvent, last s
 }
 
 func TestAccept(t *testing.T) {
-	// The window is 17:00-18:00Z (18:00-19:00 in Spain), L = 2 h.
+	// The window is 17:00-18:00Z (18:00-19:00 in Spain), L = 2 h; sliding
+	// windows are 1 h every 15 min.
+	const h = time.Hour
 	o := order("P-1", "ES", "2026-03-14T17:42:00Z", "179.80", 2)
+	in := func(start string, size time.Duration) window.Order {
+		o := o
+		o.Window = win(start, size)
+		return o
+	}
 	pending := part(ms("10", 1, 1), true, 2, "17:45", "17:44", "17:45")
-	m2 := ms("189.8", 2, 3)
+	m1, m2 := ms("179.8", 1, 2), ms("189.8", 2, 3)
+	at1955 := func(onTime bool) window.Partial {
+		return part(m1, onTime, 0, "19:55", "17:42", "19:55")
+	}
 	tests := []struct {
 		name    string
+		sliding bool
 		sh      window.Partial
 		st      window.PaneState
 		o       window.Order
@@ -40,7 +52,7 @@ func TestAccept(t *testing.T) {
 		wantErr string
 	}{
 		{name: "first order of a window, no watermark yet", o: o, now: "17:51",
-			want: part(ms("179.8", 1, 2), true, 0, "17:51", "17:42", "17:51")},
+			want: part(m1, true, 0, "17:51", "17:42", "17:51")},
 		{name: "a second un-emitted change keeps the first one's time", sh: pending, st: state(2, window.Measures{}, ""), o: o,
 			wm: "17:30", now: "17:51", want: part(m2, true, 2, "17:45", "17:44", "17:51")},
 		{name: "after a pane covered the shard, a new run of changes starts", sh: pending, st: state(3, window.Measures{}, ""), o: o,
@@ -48,7 +60,7 @@ func TestAccept(t *testing.T) {
 		{name: "an instance with a slower clock moves the pending time back", sh: pending, st: state(2, window.Measures{}, ""), o: o,
 			wm: "17:30", now: "17:44:30", want: part(m2, true, 2, "17:44:30", "17:44", "17:45")},
 		{name: "a late order does not mark the window on time", o: o, st: state(0, window.Measures{}, window.OnTimeNever),
-			wm: "19:30", now: "19:41", want: part(ms("179.8", 1, 2), false, 0, "19:41", "17:42", "19:41")},
+			wm: "19:30", now: "19:41", want: part(m1, false, 0, "19:41", "17:42", "19:41")},
 		{name: "a late order keeps the flag of earlier on-time orders", sh: pending, o: o, st: state(3, window.Measures{}, window.OnTimeDone),
 			wm: "19:30", now: "19:41", want: part(m2, true, 3, "19:41", "17:44", "19:41")},
 		{name: "a future-dated order raises the max event time", o: order("P-2", "ES", "2026-03-14T17:59:00Z", "1", 1),
@@ -59,16 +71,55 @@ func TestAccept(t *testing.T) {
 			sh:      window.Partial{Measures: window.Measures{Importe: numeric.Max()}},
 			want:    window.Partial{Measures: window.Measures{Importe: numeric.Max()}},
 			wantErr: "accept order P-1: importe"},
+
+		// Order.Window names one of the windows of the event time.
+		{name: "fixed, its window given", o: in("2026-03-14T17:00:00Z", h), wm: "17:30", now: "19:55",
+			want: at1955(true)},
+		{name: "sliding, the oldest window", sliding: true, o: in("2026-03-14T16:45:00Z", h),
+			wm: "17:30", now: "19:55", want: at1955(true)},
+		{name: "sliding, a window given in another zone", sliding: true,
+			o: in("2026-03-14T18:00:00+01:00", h), wm: "17:30", now: "19:55", want: at1955(true)},
+		{name: "sliding, zero window is the newest", sliding: true, o: o, wm: "18:15", now: "19:55",
+			want: at1955(true)},
+		{name: "sliding, a newer window is on time while an older one is late", sliding: true,
+			o: in("2026-03-14T17:30:00Z", h), wm: "18:00", now: "19:55", want: at1955(true)},
+		{name: "sliding, the oldest window is late", sliding: true, o: in("2026-03-14T16:45:00Z", h),
+			wm: "18:00", now: "19:55", want: at1955(false)},
+		{name: "sliding, the oldest window is too late while the newest counts", sliding: true,
+			o: in("2026-03-14T16:45:00Z", h), wm: "19:45", now: "19:55",
+			wantErr: "accept order P-1: window 2026-03-14T16:45:00Z is too late at watermark " +
+				"2026-03-14T19:45:00Z"},
+		{name: "sliding, the newest window at the same watermark is late but counts", sliding: true,
+			o: in("2026-03-14T17:30:00Z", h), wm: "19:45", now: "19:55", want: at1955(false)},
+		{name: "a window not holding the event time is refused", sliding: true,
+			o: in("2026-03-14T17:45:00Z", h), wm: "17:30", now: "19:55",
+			wantErr: "accept order P-1: window [2026-03-14T17:45:00Z, 2026-03-14T18:45:00Z) " +
+				"is not a window of ventas_hora_pais event time 2026-03-14T17:42:00Z"},
+		{name: "a window ending before the event time is refused", sliding: true,
+			o: in("2026-03-14T16:30:00Z", h), wm: "17:30", now: "19:55", wantErr: "is not a window of"},
+		{name: "a window with a sub-second start is refused", sliding: true,
+			o: in("2026-03-14T17:30:00.5Z", h), wm: "17:30", now: "19:55", wantErr: "is not a window of"},
+		{name: "a window off the period grid is refused", sliding: true, o: in("2026-03-14T17:05:00Z", h),
+			wm: "17:30", now: "19:55", wantErr: "is not a window of"},
+		{name: "a sliding window under a fixed spec is refused", o: in("2026-03-14T17:30:00Z", h),
+			wm: "17:30", now: "19:55", wantErr: "is not a window of"},
+		{name: "a window of the wrong size is refused", sliding: true,
+			o: in("2026-03-14T17:30:00Z", 15*time.Minute), wm: "17:30", now: "19:55", wantErr: "is not a window of"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := window.Defaults().Accept(tt.sh, tt.st, tt.o, clk(tt.wm), clk(tt.now))
+			s := window.Defaults()
+			if tt.sliding {
+				s.Period = 15 * time.Minute
+			}
+			got, err := s.Accept(tt.sh, tt.st, tt.o, clk(tt.wm), clk(tt.now))
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("Accept: %v", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Fatalf("Accept error = %v, want %q", err, tt.wantErr)
 			}
+			// A refused order leaves the partial sum as it was.
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Accept (-want +got):\n%s", diff)
 			}

@@ -155,13 +155,7 @@ func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, c
 		for _, e := range step {
 			want = append(want, model.Apply(e)...)
 		}
-		run := func() ([]window.Pane, error) {
-			if e.Kind == windowtest.Tick {
-				return drv.tick(e.Now)
-			}
-			return drv.deliverBatch(step)
-		}
-		got, err := run()
+		got, err := drv.apply(step...)
 		if err != nil {
 			return fmt.Errorf("event %d %s: %w", i, e.Kind, err)
 		}
@@ -180,7 +174,7 @@ func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, c
 
 		// Invariant 6: the same messages again, or the same tick again.
 		before := drv.snapshot()
-		again, err := run()
+		again, err := drv.apply(step...)
 		if err != nil {
 			return fmt.Errorf("event %d again: %w", i, err)
 		}

@@ -58,7 +58,7 @@ func (s Spec) AcceptSession(ss []Session, o Order, wm, now time.Time) ([]Session
 	for _, x := range ss {
 		if x.Start.Before(proto.End) && proto.Start.Before(x.End) { // overlapping sessions merge
 			parts = append(parts, x)
-			merged.Start, merged.End = minTime(merged.Start, x.Start), maxTime(merged.End, x.End)
+			merged.Start, merged.End = earlier(merged.Start, x.Start), later(merged.End, x.End)
 		} else {
 			rest = append(rest, x)
 		}
@@ -165,16 +165,17 @@ func (s Spec) NextDueSession(ss Session, wm, now time.Time) time.Time {
 	return s.NextDue(ss.Window(), ss.State, ss.Sum, wm, now)
 }
 
-func minTime(a, b time.Time) time.Time {
+func earlier(a, b time.Time) time.Time {
 	if a.Before(b) {
 		return a
 	}
 	return b
 }
 
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// later is the later of a and b in UTC: stored times carry no zone.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b.UTC()
 	}
-	return b
+	return a
 }

@@ -15,12 +15,8 @@ type WatermarkState struct {
 // Observe folds in a cell's newest event and acceptance times; both only
 // move forward, so observing twice is harmless.
 func (ws WatermarkState) Observe(maxEventTime, lastAccepted time.Time) WatermarkState {
-	if maxEventTime.After(ws.MaxEventTime) {
-		ws.MaxEventTime = maxEventTime.UTC()
-	}
-	if lastAccepted.After(ws.LastAccepted) {
-		ws.LastAccepted = lastAccepted.UTC()
-	}
+	ws.MaxEventTime = later(ws.MaxEventTime, maxEventTime)
+	ws.LastAccepted = later(ws.LastAccepted, lastAccepted)
 	return ws
 }
 

@@ -38,12 +38,8 @@ func (s Spec) PeriodOrSize() time.Duration {
 // aligned to the Unix epoch (floored before 1970) and in UTC without a
 // monotonic reading, so equal windows are == and can key a map.
 func (s Spec) WindowOf(t time.Time) Window {
-	if s.Session() {
-		return s.proto(t)
-	}
-	size, period := s.seconds()
-	start := floorTo(t.Unix(), period)
-	return window(start, size)
+	ws := s.WindowsOf(t)
+	return ws[len(ws)-1]
 }
 
 // WindowsOf returns every window holding event time t, ascending by start:

@@ -33,53 +33,6 @@ func clk(s string) time.Time {
 	return ts("2026-03-14T" + s + "Z")
 }
 
-func TestWindowOf(t *testing.T) {
-	tests := []struct {
-		name  string
-		size  time.Duration
-		t     string
-		start string // the window is [start, start+size)
-	}{
-		{"seed: 18:42 local time is in the 18:00-19:00 window", time.Hour, "2026-03-14T18:42:00+01:00", "2026-03-14T17:00:00Z"},
-		{"start is inclusive", time.Hour, "2026-03-14T17:00:00Z", "2026-03-14T17:00:00Z"},
-		{"end is exclusive", time.Hour, "2026-03-14T17:59:59.999999999Z", "2026-03-14T17:00:00Z"},
-		{"half-hour time zone", time.Hour, "2026-03-14T10:15:00+05:30", "2026-03-14T04:00:00Z"},
-		{"the epoch", time.Hour, "1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z"},
-		{"one nanosecond before the epoch", time.Hour, "1969-12-31T23:59:59.999999999Z", "1969-12-31T23:00:00Z"},
-		{"before 1970 floors, not truncates", time.Hour, "1969-12-31T22:30:00Z", "1969-12-31T22:00:00Z"},
-		{"before 1970 on a boundary", time.Hour, "1969-07-20T20:00:00Z", "1969-07-20T20:00:00Z"},
-		// 2026-03-14T17:00Z is 1773507600 s = 4222637*420 + 60.
-		{"7 minute windows align to the epoch, not to the hour", 7 * time.Minute, "2026-03-14T17:00:30Z", "2026-03-14T16:59:00Z"},
-		{"7 minute windows before 1970", 7 * time.Minute, "1969-12-31T23:59:00Z", "1969-12-31T23:53:00Z"},
-		{"90 second windows", 90 * time.Second, "2026-03-14T17:01:29Z", "2026-03-14T17:00:00Z"},
-		{"25 hour windows do not follow days", 25 * time.Hour, "1970-01-02T01:30:00Z", "1970-01-02T01:00:00Z"},
-		{"25 hour windows, first one", 25 * time.Hour, "1970-01-02T00:59:59Z", "1970-01-01T00:00:00Z"},
-		{"far past", time.Hour, "1000-06-01T12:34:56Z", "1000-06-01T12:00:00Z"},
-		{"far future", 24 * time.Hour, "3000-01-01T23:59:59Z", "3000-01-01T00:00:00Z"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := window.Defaults()
-			s.WindowSize = tt.size
-			at := ts(tt.t)
-			got := s.WindowOf(at)
-			want := win(tt.start, tt.size)
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("WindowOf(%s) (-want +got):\n%s", tt.t, diff)
-			}
-			if !got.Contains(at) {
-				t.Errorf("%+v does not contain %s", got, tt.t)
-			}
-			if got.Start.Location() != time.UTC {
-				t.Errorf("window start in %v, want UTC", got.Start.Location())
-			}
-			if got != want {
-				t.Errorf("window %+v is not == %+v: unusable as a map key", got, want)
-			}
-		})
-	}
-}
-
 func TestClassify(t *testing.T) {
 	w := window.Window{Start: clk("17:00"), End: clk("18:00")}
 	tests := []struct {
@@ -134,16 +87,46 @@ func wins(first string, n int, size, period time.Duration) []window.Window {
 	return ws
 }
 
+// TestWindowsOf holds WindowOf to the newest of WindowsOf, whose windows
+// are in UTC and == to the expected ones, so that they can key a map.
 func TestWindowsOf(t *testing.T) {
 	const h, q = time.Hour, 15 * time.Minute
+	fixed := func(start string, size time.Duration) []window.Window {
+		return wins(start, 1, size, size)
+	}
 	tests := []struct {
 		name         string
 		size, period time.Duration
 		t            string
 		want         []window.Window
 	}{
-		{"fixed: exactly WindowOf", h, 0, "2026-03-14T17:42:00Z", wins("2026-03-14T17:00:00Z", 1, h, h)},
-		{"period equal to the size is fixed", h, h, "2026-03-14T17:42:00Z", wins("2026-03-14T17:00:00Z", 1, h, h)},
+		{"seed: 18:42 local time is in the 18:00-19:00 window", h, 0, "2026-03-14T18:42:00+01:00",
+			fixed("2026-03-14T17:00:00Z", h)},
+		{"start is inclusive", h, 0, "2026-03-14T17:00:00Z", fixed("2026-03-14T17:00:00Z", h)},
+		{"end is exclusive", h, 0, "2026-03-14T17:59:59.999999999Z", fixed("2026-03-14T17:00:00Z", h)},
+		{"half-hour time zone", h, 0, "2026-03-14T10:15:00+05:30", fixed("2026-03-14T04:00:00Z", h)},
+		{"the epoch", h, 0, "1970-01-01T00:00:00Z", fixed("1970-01-01T00:00:00Z", h)},
+		{"fixed: one nanosecond before the epoch", h, 0, "1969-12-31T23:59:59.999999999Z",
+			fixed("1969-12-31T23:00:00Z", h)},
+		{"fixed: before 1970 floors, not truncates", h, 0, "1969-12-31T22:30:00Z",
+			fixed("1969-12-31T22:00:00Z", h)},
+		{"before 1970 on a boundary", h, 0, "1969-07-20T20:00:00Z", fixed("1969-07-20T20:00:00Z", h)},
+		// 2026-03-14T17:00Z is 1773507600 s = 4222637*420 + 60.
+		{"7 minute windows align to the epoch, not to the hour", 7 * time.Minute, 0,
+			"2026-03-14T17:00:30Z",
+			fixed("2026-03-14T16:59:00Z", 7*time.Minute)},
+		{"7 minute windows before 1970", 7 * time.Minute, 0, "1969-12-31T23:59:00Z",
+			fixed("1969-12-31T23:53:00Z", 7*time.Minute)},
+		{"90 second windows", 90 * time.Second, 0, "2026-03-14T17:01:29Z",
+			fixed("2026-03-14T17:00:00Z", 90*time.Second)},
+		{"25 hour windows do not follow days", 25 * h, 0, "1970-01-02T01:30:00Z",
+			fixed("1970-01-02T01:00:00Z", 25*h)},
+		{"25 hour windows, first one", 25 * h, 0, "1970-01-02T00:59:59Z",
+			fixed("1970-01-01T00:00:00Z", 25*h)},
+		{"far past", h, 0, "1000-06-01T12:34:56Z", fixed("1000-06-01T12:00:00Z", h)},
+		{"far future", 24 * h, 0, "3000-01-01T23:59:59Z", fixed("3000-01-01T00:00:00Z", 24*h)},
+		{"period equal to the size is fixed", h, h, "2026-03-14T17:42:00Z",
+			fixed("2026-03-14T17:00:00Z", h)},
 		{"1 h every 15 min: four windows, ascending", h, q, "2026-03-14T17:42:00Z", wins("2026-03-14T16:45:00Z", 4, h, q)},
 		{"on a period start: the window starting there is the newest", h, q, "2026-03-14T17:45:00Z",
 			wins("2026-03-14T17:00:00Z", 4, h, q)},
@@ -168,82 +151,23 @@ func TestWindowsOf(t *testing.T) {
 			at := ts(tt.t)
 			got := s.WindowsOf(at)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("WindowsOf(%s) (-want +got):\n%s", tt.t, diff)
+				t.Fatalf("WindowsOf(%s) (-want +got):\n%s", tt.t, diff)
 			}
 			// size/period windows, so PeriodOrSize is the size when fixed.
 			if n := time.Duration(len(got)); n*s.PeriodOrSize() != tt.size || s.Sliding() != (n > 1) {
 				t.Errorf("%d windows, PeriodOrSize() = %v, Sliding() = %v", n, s.PeriodOrSize(), s.Sliding())
 			}
-			for _, w := range got {
+			for i, w := range got {
 				if !w.Contains(at) || !s.IsWindowOf(w, at) {
 					t.Errorf("%+v: Contains %v, IsWindowOf %v, want both true", w, w.Contains(at), s.IsWindowOf(w, at))
 				}
-				if w.Start.Location() != time.UTC {
-					t.Errorf("window start in %v, want UTC", w.Start.Location())
+				if w.Start.Location() != time.UTC || w != tt.want[i] {
+					t.Errorf("window %+v in %v is not == %+v in UTC: unusable as a map key",
+						w, w.Start.Location(), tt.want[i])
 				}
 			}
 			if newest := got[len(got)-1]; s.WindowOf(at) != newest {
 				t.Errorf("WindowOf = %+v, want the newest of WindowsOf %+v", s.WindowOf(at), newest)
-			}
-		})
-	}
-}
-
-func TestAcceptWindow(t *testing.T) {
-	sliding := window.Defaults()
-	sliding.Period = 15 * time.Minute
-	base := order("P-1", "MOCH-40L-AZ", "2026-03-14T17:42:00Z", "179.80", 2)
-	with := func(start string, size time.Duration) window.Order { o := base; o.Window = win(start, size); return o }
-	now := clk("19:55")
-	const h = time.Hour
-	tests := []struct {
-		name    string
-		spec    window.Spec
-		o       window.Order
-		wm      string
-		onTime  bool
-		wantErr string
-	}{
-		{"fixed, its window given", window.Defaults(), with("2026-03-14T17:00:00Z", h), "17:30", true, ""},
-		{"sliding, the oldest window", sliding, with("2026-03-14T16:45:00Z", h), "17:30", true, ""},
-		{"sliding, a window given in another zone", sliding, with("2026-03-14T18:00:00+01:00", h), "17:30", true, ""},
-		{"sliding, zero window is the newest", sliding, base, "18:15", true, ""},
-		{"sliding, a newer window is on time while an older one is late", sliding, with("2026-03-14T17:30:00Z", h), "18:00", true, ""},
-		{"sliding, the oldest window is late", sliding, with("2026-03-14T16:45:00Z", h), "18:00", false, ""},
-		{"sliding, the oldest window is too late while the newest counts", sliding, with("2026-03-14T16:45:00Z", h), "19:45", false,
-			"accept order P-1: window 2026-03-14T16:45:00Z is too late at watermark 2026-03-14T19:45:00Z"},
-		{"sliding, the newest window at the same watermark is late but counts", sliding, with("2026-03-14T17:30:00Z", h), "19:45",
-			false, ""},
-		{"a window not holding the event time is refused", sliding, with("2026-03-14T17:45:00Z", h), "17:30", false,
-			"accept order P-1: window [2026-03-14T17:45:00Z, 2026-03-14T18:45:00Z) is not a window of ventas_hora_pais event time 2026-03-14T17:42:00Z"},
-		{"a window ending before the event time is refused", sliding, with("2026-03-14T16:30:00Z", h), "17:30", false,
-			"is not a window of"},
-		{"a window with a sub-second start is refused", sliding, with("2026-03-14T17:30:00.5Z", h), "17:30", false,
-			"is not a window of"},
-		{"a window off the period grid is refused", sliding, with("2026-03-14T17:05:00Z", h), "17:30", false, "is not a window of"},
-		{"a sliding window under a fixed spec is refused", window.Defaults(), with("2026-03-14T17:30:00Z", h), "17:30", false,
-			"is not a window of"},
-		{"a window of the wrong size is refused", sliding, with("2026-03-14T17:30:00Z", 15*time.Minute), "17:30", false, "is not a window of"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.spec.Accept(window.Partial{}, window.PaneState{}, tt.o, clk(tt.wm), now)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("Accept error = %v, want %q", err, tt.wantErr)
-				}
-				if diff := cmp.Diff(window.Partial{}, got); diff != "" {
-					t.Errorf("a refused order changed the shard (-want +got):\n%s", diff)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Accept: %v", err)
-			}
-			want := window.Partial{Measures: ms("179.8", 1, 2), OnTime: tt.onTime, PendingSince: now,
-				MaxEventTime: clk("17:42"), LastAccepted: now}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("Accept (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -312,23 +236,6 @@ func TestObserve(t *testing.T) {
 				t.Errorf("Observe (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestDefaults(t *testing.T) {
-	want := window.Spec{
-		Name:            "ventas_hora_pais",
-		KeyField:        "pais",
-		WindowSize:      time.Hour,
-		OutOfOrderness:  10 * time.Minute,
-		IdleTimeout:     5 * time.Minute,
-		EarlyDelay:      60 * time.Second,
-		AllowedLateness: 2 * time.Hour,
-		LateDelay:       time.Minute,
-		Accumulation:    window.Accumulating,
-	}
-	if diff := cmp.Diff(want, window.Defaults()); diff != "" {
-		t.Errorf("Defaults() (-want +got):\n%s", diff)
 	}
 }
 

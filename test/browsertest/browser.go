@@ -4,7 +4,6 @@ package browsertest
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -175,19 +174,6 @@ func (d *Driver) Navigate(url string) error {
 // into result (nil: discarded).
 func (d *Driver) Execute(script string, result any) error {
 	return d.call(http.MethodPost, d.session+"/execute/sync", map[string]any{"script": script, "args": []any{}}, result)
-}
-
-// Screenshot writes the window as a PNG.
-func (d *Driver) Screenshot(path string) error {
-	var b64 string
-	if err := d.call(http.MethodGet, d.session+"/screenshot", nil, &b64); err != nil {
-		return err
-	}
-	png, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
-		return fmt.Errorf("screenshot is not base64: %w", err)
-	}
-	return os.WriteFile(path, png, 0o644)
 }
 
 // Resize sets the window's outer size.

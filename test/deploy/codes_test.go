@@ -15,9 +15,7 @@ import (
 // its code to var.reject_codes.
 func TestRejectCodeMetricsCoverTheContracts(t *testing.T) {
 	reg, err := contract.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	got := slices.Sorted(slices.Values(readModuleData(t).RejectCodes))
 	if diff := cmp.Diff(ingest.RejectCodes(reg), got); diff != "" {
 		t.Errorf("var.reject_codes default (-codes the ingest can log +terraform):\n%s", diff)

@@ -37,17 +37,13 @@ func TestTerraformIsFormatted(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	if len(files) == 0 {
 		t.Fatal("no Terraform files")
 	}
 	for _, p := range files {
 		src, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		if got := hclwrite.Format(src); !bytes.Equal(got, src) {
 			rel, _ := filepath.Rel(dir, p)
 			t.Errorf("%s is not formatted (terraform fmt terraform)", rel)
@@ -63,13 +59,9 @@ type stage struct {
 
 func parseDockerfile(t *testing.T) []stage {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stages []stage
 	var cont strings.Builder
-	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc := bufio.NewScanner(strings.NewReader(readRepoFile(t, "Dockerfile")))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -125,14 +117,8 @@ func TestDockerfile(t *testing.T) {
 	}
 
 	// The build toolchain is exactly go.mod's, so no toolchain is downloaded.
-	mod, err := os.ReadFile(filepath.Join(repoRoot(t), "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := modfile.ParseLax("go.mod", mod, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, err := modfile.ParseLax("go.mod", []byte(readRepoFile(t, "go.mod")), nil)
+	check(t, err)
 	if want := "golang:" + f.Go.Version + "-"; !strings.HasPrefix(build.From, want) {
 		t.Errorf("build stage %s, want %s* (go.mod says go %s)", build.From, want, f.Go.Version)
 	}
@@ -156,11 +142,7 @@ func TestDockerfile(t *testing.T) {
 
 func TestDeployScript(t *testing.T) {
 	path := filepath.Join(repoRoot(t), "scripts", "deploy.sh")
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := string(src)
+	script := readRepoFile(t, "scripts/deploy.sh")
 	if bash, err := exec.LookPath("bash"); err == nil {
 		if out, err := exec.Command(bash, "-n", path).CombinedOutput(); err != nil {
 			t.Errorf("bash -n: %v\n%s", err, out)
@@ -191,9 +173,7 @@ func TestDeployScript(t *testing.T) {
 		t.Errorf("the infra step should probe %s for the running image", services[0])
 	}
 	d, err := tfconfig.Open(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	i := slices.IndexFunc(d.SchedulerJobs, func(j tfconfig.SchedulerJob) bool { return j.Function == "AdvanceWatermark" })
 	if i < 0 || !strings.Contains(script, "scheduler jobs run "+d.SchedulerJobs[i].Name+" ") {
 		t.Errorf("deploy.sh does not run the tick's scheduler job (topology.json: %v)", d.SchedulerJobs)
@@ -263,12 +243,9 @@ type buildConfig struct {
 
 func loadCloudBuild(t *testing.T) (buildConfig, string) {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(repoRoot(t), "cloudbuild.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := readRepoFile(t, "cloudbuild.yaml")
 	var cfg buildConfig
-	dec := yaml.NewDecoder(strings.NewReader(string(src)))
+	dec := yaml.NewDecoder(strings.NewReader(src))
 	dec.KnownFields(true) // a misspelt field is ignored by nobody
 	if err := dec.Decode(&cfg); err != nil {
 		t.Fatalf("cloudbuild.yaml: %v", err)
@@ -276,7 +253,7 @@ func loadCloudBuild(t *testing.T) (buildConfig, string) {
 	if len(cfg.Steps) == 0 {
 		t.Fatal("cloudbuild.yaml has no steps")
 	}
-	return cfg, string(src)
+	return cfg, src
 }
 
 // script returns a step's shell text with line continuations joined.

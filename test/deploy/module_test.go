@@ -20,18 +20,14 @@ import (
 func repoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := tfconfig.RepoDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	return dir
 }
 
-func readRepoFile(t *testing.T, rel string) string {
+func readRepoFile(t testing.TB, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), rel))
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	return string(b)
 }
 
@@ -41,33 +37,31 @@ func keysOf[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m))
 // and the scripts must agree with, held equal to the plan by
 // terraform/tests/deployment.tftest.hcl.
 type moduleData struct {
-	APIs                         []string `json:"apis"`
-	ArtifactRepository           string   `json:"artifact_repository"`
-	Region                       string   `json:"region"`
-	DeployerAccountID            string   `json:"deployer_account_id"`
-	RejectCodes                  []string `json:"reject_codes"`
-	FirestoreCollectionGroups    []string `json:"firestore_collection_groups"`
-	FirestoreTTLCollectionGroups []string `json:"firestore_ttl_collection_groups"`
-	Tables                       map[string]struct {
-		Partition  string            `json:"partition"`
-		Clustering []string          `json:"clustering"`
-		Schema     []warehouse.Field `json:"schema"`
-	} `json:"tables"`
-	Views map[string]struct {
+	APIs                         []string               `json:"apis"`
+	ArtifactRepository           string                 `json:"artifact_repository"`
+	Region                       string                 `json:"region"`
+	DeployerAccountID            string                 `json:"deployer_account_id"`
+	RejectCodes                  []string               `json:"reject_codes"`
+	FirestoreCollectionGroups    []string               `json:"firestore_collection_groups"`
+	FirestoreTTLCollectionGroups []string               `json:"firestore_ttl_collection_groups"`
+	Tables                       map[string]moduleTable `json:"tables"`
+	Views                        map[string]struct {
 		Key          string            `json:"key"`
 		Accumulation string            `json:"accumulation"`
 		SQL          map[string]string `json:"sql"` // by accumulation mode
 	} `json:"views"`
 }
 
+type moduleTable struct {
+	Partition  string            `json:"partition"`
+	Clustering []string          `json:"clustering"`
+	Schema     []warehouse.Field `json:"schema"`
+}
+
 func readModuleData(t testing.TB) moduleData {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "terraform", "module.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var d moduleData
-	if err := json.Unmarshal(b, &d); err != nil {
+	if err := json.Unmarshal([]byte(readRepoFile(t, "terraform/module.json")), &d); err != nil {
 		t.Fatalf("terraform/module.json: %v", err)
 	}
 	return d
@@ -89,9 +83,7 @@ func parseModule(t testing.TB) *tfModule {
 	m := &tfModule{src: map[string][]byte{}}
 	for _, p := range paths {
 		src, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		f, diags := hclsyntax.ParseConfig(src, filepath.Base(p), hcl.InitialPos)
 		if diags.HasErrors() {
 			t.Fatalf("parse %s: %s", p, diags.Error())

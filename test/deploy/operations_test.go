@@ -53,9 +53,7 @@ func TestLogLinesTheMetricsReadExist(t *testing.T) {
 	found := false
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		if src := string(b); !strings.HasSuffix(p, "_test.go") && strings.Contains(src, `"sweep finished"`) {
 			found = true
 			for _, field := range []string{`"found"`, `"ingested"`, `"failed"`, `"skipped"`} {

@@ -23,9 +23,7 @@ import (
 func loadServices(t testing.TB) map[string]tfconfig.Service {
 	t.Helper()
 	d, err := tfconfig.Open(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	out := map[string]tfconfig.Service{}
 	for _, s := range d.Services {
 		out[s.Function] = s
@@ -119,9 +117,7 @@ func sorted(lists ...[]string) []string { return slices.Sorted(slices.Values(sli
 func readVariables(t *testing.T, fn string, env map[string]string) map[string]bool {
 	t.Helper()
 	cfg, err := functions.Config(fn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	read := map[string]bool{}
 	lookup := lookuperFunc(func(key string) (string, bool) {
 		read[key] = true
@@ -158,17 +154,11 @@ func TestTableSchemasMatchWarehouse(t *testing.T) {
 	for name, tf := range tables {
 		t.Run(name, func(t *testing.T) {
 			wt, err := warehouse.Lookup(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(wt.Schema, tf.Schema); diff != "" {
-				t.Errorf("schema (-warehouse.Lookup +terraform):\n%s", diff)
-			}
-			if tf.Partition != wt.PartitionField {
-				t.Errorf("partition field = %q, tables.go says %q", tf.Partition, wt.PartitionField)
-			}
-			if diff := cmp.Diff(wt.Clustering, tf.Clustering); diff != "" {
-				t.Errorf("clustering (-tables.go +terraform):\n%s", diff)
+			check(t, err)
+			want := moduleTable{Partition: wt.PartitionField, Clustering: wt.Clustering,
+				Schema: wt.Schema}
+			if diff := cmp.Diff(want, tf); diff != "" {
+				t.Errorf("table (-warehouse.Lookup +terraform):\n%s", diff)
 			}
 		})
 	}
@@ -178,9 +168,7 @@ func TestTableSchemasMatchWarehouse(t *testing.T) {
 // aggregations, with the same keys and accumulation modes.
 func TestTerraformReadsTheDeclarations(t *testing.T) {
 	decls, err := aggregation.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	type agg struct{ Name, Key, Accumulation string }
 	var want, got []agg
 	for _, d := range decls {
@@ -203,9 +191,7 @@ func TestTerraformReadsTheDeclarations(t *testing.T) {
 func TestViewMatchesWarehouseDefinition(t *testing.T) {
 	views := readModuleData(t).Views
 	d, err := tfconfig.Open(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	qualify := func(table string) string { return "`" + d.Project + "." + d.Dataset + "." + table + "`" }
 	if wv := warehouse.Views(); len(wv) != len(views) {
 		t.Fatalf("%d views in warehouse.Views(), %d in Terraform", len(wv), len(views))
@@ -219,9 +205,7 @@ func TestViewMatchesWarehouseDefinition(t *testing.T) {
 				}
 				wv.Accumulation = mode
 				want, err := wv.SQL(warehouse.BigQuery, qualify)
-				if err != nil {
-					t.Fatal(err)
-				}
+				check(t, err)
 				if got != normaliseSQL(want) {
 					t.Errorf("Terraform view differs from warehouse View.SQL(BigQuery):\nterraform: %s\nwarehouse: %s", got, normaliseSQL(want))
 				}

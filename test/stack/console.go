@@ -155,10 +155,7 @@ func (c *Console) rows(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	rows := c.s.BigQuery.Rows(t.Name)
 	w.Header().Set("Content-Type", "application/x-ndjson")
-	for i, row := range rows {
-		if i == limit {
-			break
-		}
+	for _, row := range rows[:min(limit, len(rows))] {
 		b, err := rowJSON(t.Schema, row)
 		if err != nil {
 			fmt.Fprintf(w, "{\"error\":%q}\n", err.Error())

@@ -25,9 +25,7 @@ import (
 func consoleStack(t *testing.T) *Stack {
 	t.Helper()
 	f, err := bqfake.New(bqfake.Options{Project: "p", Dataset: "d"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	start := time.Date(2026, 3, 14, 20, 30, 0, 0, time.UTC)
 	file := filepath.Join(t.TempDir(), "clock")
 	check(t, clock.Set(file, start))
@@ -45,9 +43,7 @@ func TestConsole(t *testing.T) {
 		`{"insertId":"o1","json":{"opinion_id":"O-1","sku":"MOCH-40L-AZ","fecha":"2026-03-14","puntuacion":5,"texto":"muy buena","pais":"ES","source_object":"gs://b/o.csv","source_generation":"7","source_line":2,"ingested_at":"2026-03-14T20:30:00Z"}},` +
 		`{"insertId":"o2","json":{"opinion_id":"O-2","sku":"GORRO-LANA-RJ","fecha":"2026-03-14","puntuacion":3,"pais":"FR","source_object":"gs://b/o.csv","source_generation":"7","source_line":3,"ingested_at":"2026-03-14T20:30:00Z"}}]}`
 	resp, err := http.Post(bq.URL+"/bigquery/v2/projects/p/datasets/d/tables/opiniones/insertAll", "application/json", strings.NewReader(insert))
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if n := len(s.BigQuery.Rows("opiniones")); n != 2 {
@@ -89,9 +85,7 @@ func TestConsole(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			req, err := http.NewRequest(tt.method, srv.URL+tt.path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			check(t, err)
 			for k, v := range tt.header {
 				if k == "Host" {
 					req.Host = v
@@ -100,14 +94,10 @@ func TestConsole(t *testing.T) {
 				req.Header.Set(k, v)
 			}
 			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			check(t, err)
 			defer resp.Body.Close()
 			b, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			check(t, err)
 			if resp.StatusCode != tt.wantStatus {
 				t.Errorf("%s %s: HTTP %d, want %d: %s", tt.method, tt.path, resp.StatusCode, tt.wantStatus, b)
 			}
@@ -142,9 +132,7 @@ func TestRatText(t *testing.T) {
 	}
 	// A row's NUMERIC goes out as an exact string.
 	got, err := rowJSON([]warehouse.Field{{Name: "importe", Type: "NUMERIC"}}, map[string]any{"importe": big.NewRat(8990, 100)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	if diff := cmp.Diff(`{"importe":"89.9"}`, string(got)); diff != "" {
 		t.Errorf("rowJSON (-want +got):\n%s", diff)
 	}
@@ -159,8 +147,7 @@ func TestRatText(t *testing.T) {
 func TestConsoleMonitoringPanel(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 2*time.Minute)
 	srv := httptest.NewServer(console(t, s))
 	defer srv.Close()
 
@@ -234,9 +221,7 @@ func TestConsoleMonitoringPanel(t *testing.T) {
 func console(t *testing.T, s *Stack) *Console {
 	t.Helper()
 	c, err := NewConsole(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	return c
 }
 
@@ -280,18 +265,12 @@ func snapshot(ctx context.Context, t *testing.T, console string, ok func(dashboa
 	for {
 		var snap dashboard.Snapshot
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, console+dashboard.APIPath, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		err = json.NewDecoder(resp.Body).Decode(&snap)
 		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		if ok(snap) {
 			return snap
 		}

@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -39,8 +38,7 @@ func isLoadInsert(r *http.Request, body []byte, table string) bool {
 func TestCrashMidLoadLoadsOnce(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testContext(t, time.Minute)
 	proc := s.Processes["IngestCSV"]
 	killed := make(chan struct{})
 	var once sync.Once
@@ -80,9 +78,7 @@ func TestCrashMidLoadLoadsOnce(t *testing.T) {
 	}
 	setClock(t, s, s.Now().Add(lease+time.Minute))
 	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, waitTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	if !ev.Acked {
 		t.Fatalf("Eventarc gave the event up: %v", ev.Attempts)
 	}
@@ -131,8 +127,7 @@ func bigOrderLines(n int) []byte {
 func TestSIGTERMDrainsThenRedeliveryLoadsOnce(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 2*time.Minute)
 	proc := s.Processes["IngestCSV"]
 	// The held answer, not the file's size, keeps the load in flight. The
 	// size is small because the refresh that follows runs on the BigQuery
@@ -204,9 +199,7 @@ func TestSIGTERMDrainsThenRedeliveryLoadsOnce(t *testing.T) {
 	check(t, proc.Start(ctx))
 	restarted := time.Since(sigterm)
 	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	acked := time.Since(sigterm)
 	if !ev.Acked {
 		t.Fatalf("Eventarc gave the event up: %v", ev.Attempts)

@@ -30,12 +30,11 @@ func TestERPExports(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
 	s.BigQuery.FailOnViolations(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 2*time.Minute)
 	l := s.ledger(t)
 
 	t.Run("extra column is drift, not silence", func(t *testing.T) {
-		rec := drop(ctx, t, s, l, "exportaciones/2026/03/20/pedidos-erp-canal.csv", read(t, "erp/pedidos-erp-canal.csv"))
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/20/pedidos-erp-canal.csv", read(t, "erp/pedidos-erp-canal.csv"), "")
 		if diff := cmp.Diff(erpOutcome{ledger.Done, 2, 2, 0, ""}, outcomeOf(rec)); diff != "" {
 			t.Errorf("outcome (-want +got):\n%s", diff)
 		}
@@ -74,7 +73,7 @@ func TestERPExports(t *testing.T) {
 	// is internal/ingest's TestERPGzip.
 	t.Run("gzip stored with Content-Encoding", func(t *testing.T) {
 		gz := read(t, "erp/pedidos-erp.csv.gz")
-		rec := dropEncoded(ctx, t, s, l, "exportaciones/2026/03/23/pedidos-erp.csv", gz, "gzip")
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/23/pedidos-erp.csv", gz, "gzip")
 		if diff := cmp.Diff(erpOutcome{ledger.Done, 3, 2, 1, ""}, outcomeOf(rec)); diff != "" {
 			t.Errorf("outcome (-want +got):\n%s", diff)
 		}
@@ -99,7 +98,7 @@ func TestERPExports(t *testing.T) {
 	// bounds the text by the object's stored size instead. A .csv.gz name
 	// is bounded by the gzip ratio: internal/ingest's TestERPGzip.
 	t.Run("zip bomb stored with Content-Encoding", func(t *testing.T) {
-		rec := dropEncoded(ctx, t, s, l, "exportaciones/2026/03/26/pedidos-bomba.csv", read(t, "erp/pedidos-bomba.csv.gz"), "gzip")
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/26/pedidos-bomba.csv", read(t, "erp/pedidos-bomba.csv.gz"), "gzip")
 		got := outcomeOf(rec)
 		if reason := "content expands more than 200 times its stored 65370 bytes"; got.State != ledger.Rejected || !strings.HasPrefix(got.Reason, reason) {
 			t.Errorf("state %s, reason %q; want REJECTED, %q...", got.State, got.Reason, reason)
@@ -125,7 +124,7 @@ func TestERPExports(t *testing.T) {
 	// row with a non-UTF-8 byte goes to quarantine with its bytes unchanged.
 	t.Run("windows-1252 under the deployed utf-8 contract", func(t *testing.T) {
 		raw := read(t, "erp/pedidos-erp-cp1252.csv")
-		rec := drop(ctx, t, s, l, "exportaciones/2026/03/24/pedidos-erp-cp1252.csv", raw)
+		rec := drop(ctx, t, s, l, "exportaciones/2026/03/24/pedidos-erp-cp1252.csv", raw, "")
 		if diff := cmp.Diff(erpOutcome{ledger.Done, 3, 0, 3, ""}, outcomeOf(rec)); diff != "" {
 			t.Errorf("outcome (-want +got):\n%s", diff)
 		}

@@ -79,8 +79,7 @@ func need(t *testing.T, opts Options) *Stack {
 	if opts.Start.IsZero() {
 		opts.Start = storyStart
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testContext(t, time.Minute)
 	s, err := Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("start the stack: %v", err)
@@ -163,9 +162,7 @@ const orderTime = "2026-03-14T18:02:00+01:00"
 func read(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(testdata + "/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	return b
 }
 
@@ -173,9 +170,7 @@ func read(t *testing.T, name string) []byte {
 func storySteps(t *testing.T) []client.Step {
 	t.Helper()
 	steps, err := client.ReadStepsFile(story)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	return steps
 }
 
@@ -183,9 +178,7 @@ func storySteps(t *testing.T) []client.Step {
 func upload(ctx context.Context, t *testing.T, s *Stack, name string, data []byte) int64 {
 	t.Helper()
 	gen, err := s.Upload(ctx, s.Buckets["landing"], name, data, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	return gen
 }
 
@@ -209,9 +202,7 @@ func (s *Stack) ordersTopic() (string, error) {
 func publish(ctx context.Context, t *testing.T, s *Stack, data []byte, eventTime string) string {
 	t.Helper()
 	topic, err := s.ordersTopic()
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	pub := s.PubSub.Publisher(topic)
 	defer pub.Stop()
 	msg := &pubsub.Message{Data: data, Attributes: map[string]string{}}
@@ -264,6 +255,13 @@ func hhmm(t time.Time) string {
 		return "-inf"
 	}
 	return t.UTC().Format("15:04")
+}
+
+// testContext bounds a test's waits: it ends after d, or with the test.
+func testContext(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // check fails the test on err.

@@ -42,17 +42,14 @@ func TestDeadLetters(t *testing.T) {
 			d.PushSubscriptions[i].MaxDeliveryAttempts = maxAttempts
 		}
 	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 2*time.Minute)
 	setClock(t, s, storyStart.Add(5*time.Minute))
 	fe := s.Frontends["AggregateOrders"]
 	// The service goes down: Cloud Run's front end answers 503.
 	check(t, s.Processes["AggregateOrders"].Stop())
 	down := publish(ctx, t, s, []byte(stormOrder), orderTime)
 	dlq, err := s.deadLetterSubscription()
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	got := make(chan *pubsub.Message, 1)
 	rctx, rcancel := context.WithTimeout(ctx, 100*time.Second)
 	defer rcancel()
@@ -66,9 +63,7 @@ func TestDeadLetters(t *testing.T) {
 			rcancel()
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	var m *pubsub.Message
 	select {
 	case m = <-got:
@@ -117,17 +112,14 @@ func (s *Stack) deadLetterSubscription() (string, error) {
 func TestPushSubscriptionAsConfigured(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testContext(t, time.Minute)
 	pushes := s.Deployment.PushSubscriptions
 	if len(pushes) != 1 {
 		t.Fatalf("%d push subscriptions in Terraform, want 1", len(pushes))
 	}
 	p := pushes[0]
 	sub, err := s.PubSub.SubscriptionAdminClient.GetSubscription(ctx, &pubsubpb.GetSubscriptionRequest{Subscription: s.SubscriptionName(p.Name)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	type summary struct {
 		Topic, Endpoint, DeadLetterTopic, Audience, Account string
 		AckDeadline, MinBackoff, MaxBackoff                 time.Duration
@@ -182,8 +174,7 @@ const twoSKUOrder = `{"pedido_id":"P-DOS","cliente_id":"C-2","pais":"ES","import
 func TestRedeliveryStormCountsOnceInBothAggregations(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testContext(t, time.Minute)
 	setClock(t, s, storyStart.Add(5*time.Minute))
 	fe := s.Frontends["AggregateOrders"]
 	const copies, lost = 5, 2
@@ -205,9 +196,7 @@ func TestRedeliveryStormCountsOnceInBothAggregations(t *testing.T) {
 		return m == first
 	}, LoseAnswer, lost)
 	topic, err := s.ordersTopic()
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	pub := s.PubSub.Publisher(topic)
 	defer pub.Stop()
 	var results []*pubsub.PublishResult
@@ -218,9 +207,7 @@ func TestRedeliveryStormCountsOnceInBothAggregations(t *testing.T) {
 	}
 	for _, r := range results {
 		id, err := r.Get(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		acked(ctx, t, s, id)
 	}
 	handled := 0
@@ -283,8 +270,7 @@ func TestRedeliveryStormCountsOnceInBothAggregations(t *testing.T) {
 func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 2*time.Minute)
 	clock := func(minutes int) {
 		t.Helper()
 		setClock(t, s, storyStart.Add(time.Duration(minutes)*time.Minute))
@@ -312,9 +298,7 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	tickAt(10) // EARLY panes: the window's state document exists in Firestore now
 
 	store, err := fsstore.New(s.Firestore)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	// The window 17:00-18:00 UTC of both orders: one state document. Times
 	// below are UTC, as the tick log lines print them.
 	const (

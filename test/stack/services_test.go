@@ -1,8 +1,8 @@
 package stack
 
 import (
-	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -63,8 +63,7 @@ func TestServicesStartWithTerraformEnvironment(t *testing.T) {
 // process's own words, which name the variable.
 func TestBrokenEnvironmentFailsToStart(t *testing.T) {
 	skipWithoutEmulators(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testContext(t, time.Minute)
 	s, err := Start(ctx, Options{Binary: binary, Start: storyStart, Adjust: func(d *tfconfig.Deployment) {
 		for _, svc := range d.Services {
 			if svc.Function == "IngestCSV" {
@@ -90,8 +89,7 @@ func TestBrokenEnvironmentFailsToStart(t *testing.T) {
 func TestSchedulerCallsEveryMinute(t *testing.T) {
 	t.Parallel()
 	s := need(t, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testContext(t, time.Minute)
 	tick, ok := s.Scheduler.JobFor("AdvanceWatermark")
 	if !ok {
 		t.Fatal("no scheduler job calls AdvanceWatermark")
@@ -104,9 +102,7 @@ func TestSchedulerCallsEveryMinute(t *testing.T) {
 		at := storyStart.Add(step)
 		setClock(t, s, at)
 		calls, err := s.Scheduler.Due(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		for _, c := range calls {
 			got = append(got, at.Format("15:04:05")+" "+c.Job)
 			if c.Job != tick {
@@ -134,19 +130,25 @@ func TestSchedulerCallsEveryMinute(t *testing.T) {
 	if len(reqs) == 0 {
 		t.Fatal("the watermark front end saw no request")
 	}
-	h := reqs[0].Header
-	for name, want := range map[string]string{
+	checkHeaders(t, reqs[0].Header, map[string]string{
 		"User-Agent":               "Google-Cloud-Scheduler",
 		"X-Cloudscheduler":         "true",
 		"X-Cloudscheduler-Jobname": tick,
 		"Content-Type":             "application/json",
-	} {
+	})
+}
+
+// checkHeaders checks a request's headers against want, and that it
+// carries a Bearer ID token (header.claims.signature) as Google's callers do.
+func checkHeaders(t *testing.T, h http.Header, want map[string]string) {
+	t.Helper()
+	for name, want := range want {
 		if got := h.Get(name); got != want {
 			t.Errorf("header %s: %q, want %q", name, got, want)
 		}
 	}
-	if !strings.HasPrefix(h.Get("Authorization"), "Bearer ") || strings.Count(h.Get("Authorization"), ".") != 2 {
-		t.Errorf("Authorization %q: want a Bearer ID token", h.Get("Authorization"))
+	if a := h.Get("Authorization"); !strings.HasPrefix(a, "Bearer ") || strings.Count(a, ".") != 2 {
+		t.Errorf("Authorization %q: want a Bearer ID token", a)
 	}
 }
 
@@ -161,17 +163,14 @@ func TestMissedFileIsSweptOnce(t *testing.T) {
 	// clock at the real time.
 	start := time.Now().UTC().Truncate(time.Second)
 	s := need(t, Options{Start: start, Backoff: Backoff{Min: 5 * time.Millisecond, Max: 40 * time.Millisecond, GiveUp: 300 * time.Millisecond}})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	ctx := testContext(t, time.Minute)
 	ingest := s.Processes["IngestCSV"]
 	check(t, ingest.Stop())
 	const name = "exportaciones/2026/03/15/pedidos-erp.csv"
 	landing := s.Buckets["landing"]
 	gen := upload(ctx, t, s, name, read(t, name))
 	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, waitTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	if !ev.GaveUp || len(ev.Attempts) < 3 {
 		t.Fatalf("event: acked=%v gave up=%v after %v; want retries, then given up", ev.Acked, ev.GaveUp, ev.Attempts)
 	}
@@ -195,13 +194,9 @@ func TestMissedFileIsSweptOnce(t *testing.T) {
 	for _, at := range []time.Time{start.Add(grace / 2), start.Add(grace + time.Minute), start.Add(grace + 16*time.Minute)} {
 		setClock(t, s, at)
 		c, err := s.Scheduler.Fire(ctx, sweep)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		rec, ok, err := l.Get(ctx, key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		young := at.Sub(start) < grace
 		switch {
 		case young && ok:

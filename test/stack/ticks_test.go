@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -31,26 +30,17 @@ func halfMinuteStack(t *testing.T) *Stack {
 	t.Helper()
 	skipWithoutEmulators(t)
 	root, err := tfconfig.RepoDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	raw, err := os.ReadFile(filepath.Join(root, halfMinuteDeclaration))
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	var decl map[string]any
 	check(t, json.Unmarshal(raw, &decl))
 	decl["early_delay"] = "30s"
 	patched, err := json.MarshalIndent(decl, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
+	check(t, err)
+	ctx := testContext(t, 10*time.Minute)
 	bin, err := BuildWith(ctx, t.TempDir(), map[string][]byte{halfMinuteDeclaration: patched})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	return need(t, Options{Binary: bin, Adjust: func(d *tfconfig.Deployment) {
 		for i, svc := range d.Services {
 			if svc.Function != "AdvanceWatermark" {
@@ -80,8 +70,7 @@ func halfMinuteStack(t *testing.T) *Stack {
 // minute's Scheduler tick, 30 seconds later.
 func TestHalfMinuteTicks(t *testing.T) {
 	s := halfMinuteStack(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 2*time.Minute)
 	publishAcked := func(id string) {
 		t.Helper()
 		acked(ctx, t, s, publish(ctx, t, s, []byte(strings.Replace(stormOrder, "P-STORM", id, 1)), orderTime))
@@ -89,9 +78,7 @@ func TestHalfMinuteTicks(t *testing.T) {
 	due := func() []Dispatch {
 		t.Helper()
 		ds, err := s.Tasks.Due(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		check(t, err)
 		return ds
 	}
 	var log []string

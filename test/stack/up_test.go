@@ -41,14 +41,10 @@ func TestUp(t *testing.T) {
 	defer stop()
 	fmt.Printf("stack: starting the services on the emulators (about 10 s)...\n")
 	s, err := Start(ctx, Options{Binary: binary, Output: HumanLog(os.Stdout), Start: start})
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	defer s.Close()
 	c, err := NewConsole(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	check(t, err)
 	console := httptest.NewServer(c)
 	defer console.Close()
 	upBanner(os.Stdout, s, console.URL)

@@ -22,14 +22,14 @@ type Service struct {
 }
 
 // readServices decodes ServicesFile of the module in dir, sorted by function.
-func readServices(dir string) ([]Service, error) {
+func readServices(dir string, rename *strings.Replacer) ([]Service, error) {
 	var data map[string]struct {
 		Service     string            `json:"service"`
 		Timeout     Duration          `json:"timeout"`
 		Concurrency int               `json:"concurrency"`
 		Env         map[string]string `json:"env"`
 	}
-	if err := decode(filepath.Join(dir, ServicesFile), &data); err != nil {
+	if err := decode(filepath.Join(dir, ServicesFile), rename, &data); err != nil {
 		return nil, err
 	}
 	out := make([]Service, 0, len(data))

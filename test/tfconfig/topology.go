@@ -1,6 +1,7 @@
 package tfconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,21 +109,26 @@ func Open(o *Options) (*Deployment, error) {
 
 func open(dir string, o *Options) (*Deployment, error) {
 	var d Deployment
-	if err := decode(filepath.Join(dir, TopologyFile), &d); err != nil {
+	if err := decode(filepath.Join(dir, TopologyFile), nil, &d); err != nil {
 		return nil, err
 	}
 	if d.Project == "" {
 		return nil, fmt.Errorf("%s: no project", TopologyFile)
 	}
+	var rename *strings.Replacer
+	if o != nil && o.Project != "" {
+		rename = strings.NewReplacer(d.Project, o.Project)
+		d = Deployment{}
+		if err := decode(filepath.Join(dir, TopologyFile), rename, &d); err != nil {
+			return nil, err
+		}
+	}
 	var err error
-	if d.Services, err = readServices(dir); err != nil {
+	if d.Services, err = readServices(dir, rename); err != nil {
 		return nil, err
 	}
 	if err := d.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", TopologyFile, err)
-	}
-	if o != nil && o.Project != "" {
-		d.rename(d.Project, o.Project)
 	}
 	return &d, nil
 }
@@ -151,38 +157,18 @@ func (d *Deployment) check() error {
 	return errors.Join(errs...)
 }
 
-func (d *Deployment) rename(from, to string) {
-	r := func(s *string) { *s = strings.ReplaceAll(*s, from, to) }
-	r(&d.Project)
-	for k := range d.Buckets {
-		d.Buckets[k] = strings.ReplaceAll(d.Buckets[k], from, to)
-	}
-	for i := range d.PushSubscriptions {
-		r(&d.PushSubscriptions[i].ServiceAccountEmail)
-	}
-	for i := range d.SchedulerJobs {
-		r(&d.SchedulerJobs[i].ServiceAccountEmail)
-	}
-	for i := range d.StorageTriggers {
-		r(&d.StorageTriggers[i].Bucket)
-		r(&d.StorageTriggers[i].ServiceAccountEmail)
-	}
-	for _, s := range d.Services {
-		for k := range s.Env {
-			s.Env[k] = strings.ReplaceAll(s.Env[k], from, to)
-		}
-	}
-}
-
 // decode reads a JSON file into v, refusing fields v does not have: a
-// field the stack does not know is one it would not replay.
-func decode(path string, v any) error {
-	f, err := os.Open(path)
+// field the stack does not know is one it would not replay. rename, when
+// not nil, is applied to the file's text first.
+func decode(path string, rename *strings.Replacer, v any) error {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read the deployment: %w", err)
 	}
-	defer f.Close()
-	dec := json.NewDecoder(f)
+	if rename != nil {
+		b = []byte(rename.Replace(string(b)))
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("decode %s: %w", path, err)

@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/order"
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
@@ -103,7 +104,7 @@ func load(args []string) error {
 	// before, so every order falls into one window per key.
 	now := time.Date(2026, 3, 14, 18, 30, 0, 0, time.UTC)
 	if *clockFile != "" {
-		if err := os.WriteFile(*clockFile, []byte(now.Format(time.RFC3339Nano)), 0o644); err != nil {
+		if err := clock.Set(*clockFile, now); err != nil {
 			return err
 		}
 	}
@@ -184,7 +185,7 @@ func load(args []string) error {
 	}
 	// Two minutes later: past the EARLY delay, before the window's end.
 	later := now.Add(2 * time.Minute)
-	if err := os.WriteFile(*clockFile, []byte(later.Format(time.RFC3339Nano)), 0o644); err != nil {
+	if err := clock.Set(*clockFile, later); err != nil {
 		return err
 	}
 	// An order is done for the business when it is in its panes, so the
@@ -216,7 +217,7 @@ func load(args []string) error {
 		}
 		if attempt >= 10 {
 			if err == nil && code == http.StatusOK {
-				break // checkPanes says what is missing
+				break // miscounted says what is missing
 			}
 			return fmt.Errorf("tick: %d %v %.300s", code, err, res)
 		}
@@ -225,7 +226,11 @@ func load(args []string) error {
 	counted := time.Since(start)
 	fmt.Printf("%s: counted: every order in its panes of every aggregation after %.2fs (acknowledged %.2fs + %d tick(s) %s): %.0f orders/s\n",
 		*label, counted.Seconds(), elapsed.Seconds(), len(ticks), strings.Join(ticks, ", "), float64(*n)/counted.Seconds())
-	return checkPanes(*label, slices.Collect(maps.Values(held)), want, *n)
+	if problems := miscounted(slices.Collect(maps.Values(held)), want, *n); len(problems) > 0 {
+		return fmt.Errorf("%s: orders not counted exactly once:\n  %s", *label, strings.Join(problems, "\n  "))
+	}
+	fmt.Printf("%s: every order counted exactly once in all three aggregations: none lost, none counted twice\n", *label)
+	return nil
 }
 
 // What each aggregation must hold after the tick: ventas_hora_pais one pane
@@ -239,62 +244,47 @@ const (
 	skuWindows                   = 4
 )
 
-// checkPanes fails unless every order is counted exactly once in each
-// aggregation (panes: the newest of each window and key).
-func checkPanes(label string, panes []window.Pane, want map[string]int64, n int) error {
-	if problems := miscounted(panes, want, n); len(problems) > 0 {
-		return fmt.Errorf("%s: orders not counted exactly once:\n  %s", label, strings.Join(problems, "\n  "))
-	}
-	fmt.Printf("%s: every order counted exactly once in all three aggregations: none lost, none counted twice\n", label)
-	return nil
-}
-
 // miscounted says how panes differ from every order counted once.
 func miscounted(panes []window.Pane, want map[string]int64, n int) []string {
 	var problems []string
-	byAgg := map[string][]window.Pane{}
-	for _, p := range panes {
-		byAgg[p.Aggregation] = append(byAgg[p.Aggregation], p)
+	problem := func(format string, a ...any) {
+		problems = append(problems, fmt.Sprintf(format, a...))
 	}
-	got := map[string]int64{}
-	for _, p := range byAgg[aggPais] {
-		got[p.Key] += p.Measures.Pedidos
-	}
-	for k, w := range want {
-		if got[k] != w {
-			problems = append(problems, fmt.Sprintf("%s: key %s: panes hold %d orders, want %d", aggPais, k, got[k], w))
-		}
-	}
-	if len(got) != len(want) {
-		problems = append(problems, fmt.Sprintf("%s: panes over %d keys, want %d", aggPais, len(got), len(want)))
-	}
-	byWindow := map[time.Time]int64{}
-	for _, p := range byAgg[aggSKU] {
-		if p.Key != hotSKU {
-			problems = append(problems, fmt.Sprintf("%s: pane of key %s, want only %s", aggSKU, p.Key, hotSKU))
-			continue
-		}
-		byWindow[p.WindowStart] += p.Measures.Pedidos
-	}
-	for w, got := range byWindow {
-		if got != int64(n) {
-			problems = append(problems, fmt.Sprintf("%s: window %s: panes hold %d orders, want %d", aggSKU, w.Format("15:04"), got, n))
-		}
-	}
-	if len(byWindow) != skuWindows {
-		problems = append(problems, fmt.Sprintf("%s: panes of %d windows, want %d", aggSKU, len(byWindow), skuWindows))
-	}
+	got := map[string]int64{}         // aggPais's orders by key
+	byWindow := map[time.Time]int64{} // aggSKU's orders by window
 	var inSessions int64
-	for _, p := range byAgg[aggSessions] {
+	for _, p := range panes {
 		switch {
-		case p.Key != hotCustomer:
-			problems = append(problems, fmt.Sprintf("%s: pane of key %s, want only %s", aggSessions, p.Key, hotCustomer))
-		case p.Timing != window.TimingMerged:
+		case p.Aggregation == aggPais:
+			got[p.Key] += p.Measures.Pedidos
+		case p.Aggregation == aggSKU && p.Key != hotSKU:
+			problem("%s: pane of key %s, want only %s", aggSKU, p.Key, hotSKU)
+		case p.Aggregation == aggSKU:
+			byWindow[p.WindowStart] += p.Measures.Pedidos
+		case p.Aggregation == aggSessions && p.Key != hotCustomer:
+			problem("%s: pane of key %s, want only %s", aggSessions, p.Key, hotCustomer)
+		case p.Aggregation == aggSessions && p.Timing != window.TimingMerged:
 			inSessions += p.Measures.Pedidos
 		}
 	}
+	for k, w := range want {
+		if got[k] != w {
+			problem("%s: key %s: panes hold %d orders, want %d", aggPais, k, got[k], w)
+		}
+	}
+	if len(got) != len(want) {
+		problem("%s: panes over %d keys, want %d", aggPais, len(got), len(want))
+	}
+	for w, got := range byWindow {
+		if got != int64(n) {
+			problem("%s: window %s: panes hold %d orders, want %d", aggSKU, w.Format("15:04"), got, n)
+		}
+	}
+	if len(byWindow) != skuWindows {
+		problem("%s: panes of %d windows, want %d", aggSKU, len(byWindow), skuWindows)
+	}
 	if inSessions != int64(n) {
-		problems = append(problems, fmt.Sprintf("%s: live sessions hold %d orders, want %d", aggSessions, inSessions, n))
+		problem("%s: live sessions hold %d orders, want %d", aggSessions, inSessions, n)
 	}
 	return problems
 }

@@ -25,10 +25,8 @@ import (
 // one tag are again a contiguous range sorted by ID. The commit that writes
 // a document updates its index key, so the two buckets never disagree.
 //
-// Format 1 (before tags) had no "tags" bucket and no flagTag; Open upgrades
-// such a file in place to format 2 (its documents have no tag, so the new
-// index starts empty) and reads its values as they are. A build that only
-// knows format 1 then refuses the file instead of misreading tagged values.
+// Format 1 (before tags) is refused like any unknown format: such a file
+// predates stream state layout 3, so its state is unreadable anyway.
 var (
 	bucketDocs = []byte("docs")
 	bucketTags = []byte("tags")
@@ -48,8 +46,8 @@ func initLayout(btx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	if v := meta.Get(keyFormat); v != nil && (len(v) != 1 || v[0] < 1 || v[0] > formatVersion) {
-		return fmt.Errorf("unknown docstore file format %v (this build reads 1 to %d)", v, formatVersion)
+	if v := meta.Get(keyFormat); v != nil && !bytes.Equal(v, []byte{formatVersion}) {
+		return fmt.Errorf("unknown docstore file format %v (this build reads %d)", v, formatVersion)
 	}
 	for _, b := range [][]byte{bucketDocs, bucketTags} {
 		if _, err := btx.CreateBucketIfNotExists(b); err != nil {
@@ -92,7 +90,7 @@ func encode(d docstore.Doc) []byte {
 type header struct{ expire, tag, data []byte } // expire: 8 bytes, or nil
 
 func parse(path string, v []byte) (header, error) {
-	if len(v) < 2 || v[0] < 1 || v[0] > formatVersion || (v[0] == 1 && v[1]&flagTag != 0) {
+	if len(v) < 2 || v[0] != formatVersion {
 		return header{}, fmt.Errorf("document %s: corrupt value", path)
 	}
 	var h header

@@ -31,21 +31,14 @@ func Run(t *testing.T, newStore func(t *testing.T) docstore.Store) {
 		{"PathValidation", testPathValidation},
 		{"CollectionValidation", testCollectionValidation},
 		{"BadData", testBadData},
-		{"RoundTrip", testRoundTrip},
-		{"GetOrderAndMissing", testGetOrderAndMissing},
-		{"SetReplaces", testSetReplaces},
-		{"Delete", testDelete},
-		{"LastWriteWins", testLastWriteWins},
+		{"Writes", testWrites},
 		{"ReadAfterWrite", testReadAfterWrite},
-		{"ErrorRollsBack", testErrorRollsBack},
 		{"List", testList},
 		{"ListIsNotTransactional", testListIsNotTransactional},
-		{"ExpiredStillVisible", testExpiredStillVisible},
 		{"TagRoundTrip", testTagRoundTrip},
 		{"TagMoves", testTagMoves},
 		{"TagFailedTx", testTagFailedTx},
 		{"TagValidation", testTagValidation},
-		{"ListTagIsNotTransactional", testListTagIsNotTransactional},
 		{"NestedTx", testNestedTx},
 		{"TxAfterReturn", testTxAfterReturn},
 		{"CanceledContext", testCanceledContext},
@@ -138,12 +131,8 @@ func stored(path, data, tag string) docstore.Doc {
 	return docstore.Doc{Path: path, Data: []byte(data), Tag: tag, Exists: true}
 }
 
-// diffDocs compares docs, treating nil and empty Data alike.
-func diffDocs(want, got []docstore.Doc) string {
-	return cmp.Diff(want, got, cmp.Comparer(func(a, b []byte) bool { return string(a) == string(b) }))
-}
-
-func diffStrings(want, got []string) string { return cmp.Diff(want, got, cmpopts.EquateEmpty()) }
+// diffOf compares documents or paths, treating nil and empty alike.
+func diffOf(want, got any) string { return cmp.Diff(want, got, cmpopts.EquateEmpty()) }
 
 func wantExists(t *testing.T, s docstore.Store, path string, want bool) {
 	t.Helper()
@@ -153,7 +142,9 @@ func wantExists(t *testing.T, s docstore.Store, path string, want bool) {
 }
 
 // zoned is a fixed instant in a non-UTC zone, with nanoseconds, to check
-// that stores keep microseconds and give times back in UTC.
+// that stores keep microseconds and give times back in UTC. It is in the
+// past: Get and List must still return a document whose ExpireAt has
+// passed, until a TTL sweep deletes it.
 func zoned() time.Time {
 	return time.Date(2026, 3, 1, 12, 30, 15, 123456789, time.FixedZone("CET", 3600))
 }
@@ -220,11 +211,18 @@ func testCollectionValidation(t *testing.T, s docstore.Store) {
 	}
 }
 
+// testBadData: Set refuses data Firestore would not store and a tag it
+// could not index exactly, failing the transaction even if fn drops the
+// error.
 func testBadData(t *testing.T, s docstore.Store) {
 	expiring := func(at time.Time) docstore.Doc { return docstore.Doc{Path: "a/b", Data: []byte(`{}`), ExpireAt: at} }
+	// A document name of exactly Firestore's 6 KiB: with the longest tag
+	// its index entry is exactly Firestore's 7.5 KiB.
+	x := strings.Repeat("x", 1500)
+	long := "a/" + x + "/b/" + x + "/c/" + x + "/d/" + x + "/e/" + strings.Repeat("x", 113)
 	for _, tc := range []struct {
 		name string
-		doc  docstore.Doc
+		doc  docstore.Doc // a tagged one must fail with ErrBadTag
 	}{
 		{"nil data", docstore.Doc{Path: "a/b"}},
 		{"not JSON", doc("a/b", `{oops`)},
@@ -234,13 +232,22 @@ func testBadData(t *testing.T, s docstore.Store) {
 		{"over 1 MiB", doc("a/b", `{"s":"`+strings.Repeat("x", 1<<20)+`"}`)},
 		{"expiry before year 1", expiring(time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC))},
 		{"expiry after year 9999", expiring(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))},
+		{"tag over 1499 bytes", tagged("a/b", `{}`, x)},
+		{"multi-byte tag over 1499 bytes", tagged("a/b", `{}`, strings.Repeat("é", 750))},
+		{"tag of invalid UTF-8", tagged("a/b", `{}`, "g\xff")},
+		{"tag over 1499 bytes, longest path", tagged(long, `{}`, strings.Repeat("t", 1500))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if setErr, err := dropped(t.Context(), s, setOp(doc("a/other", `{}`)), setOp(tc.doc)); setErr == nil || err == nil {
-				t.Errorf("Set = %v, RunTx = %v; want both to fail", setErr, err)
+			setErr, err := dropped(t.Context(), s, setOp(doc("a/other", `{}`)), setOp(tc.doc))
+			accepted := setErr == nil || err == nil
+			if tc.doc.Tag != "" {
+				accepted = !errors.Is(setErr, docstore.ErrBadTag) || !errors.Is(err, docstore.ErrBadTag)
 			}
-			wantExists(t, s, "a/b", false)
+			if accepted {
+				t.Errorf("Set = %v, RunTx = %v; want both to fail (with ErrBadTag if tagged)", setErr, err)
+			}
 			wantExists(t, s, "a/other", false)
+			wantExists(t, s, tc.doc.Path, false)
 		})
 	}
 	t.Run("large but within limits", func(t *testing.T) {
@@ -248,6 +255,17 @@ func testBadData(t *testing.T, s docstore.Store) {
 		set(t, s, doc("big/one", big))
 		if got := get(t, s, "big/one")[0]; string(got.Data) != big {
 			t.Errorf("big document came back with %d bytes, want %d", len(got.Data), len(big))
+		}
+	})
+	t.Run("tags at the limits", func(t *testing.T) {
+		limits := []docstore.Doc{tagged("tvok/a", `{}`, x[1:]), tagged("tvok/b", `{}`, "x"+strings.Repeat("é", 749)),
+			tagged(long, `{}`, strings.Repeat("t", 1499))}
+		set(t, s, limits...)
+		for _, d := range limits {
+			collection := d.Path[:strings.LastIndexByte(d.Path, '/')]
+			if diff := diffOf([]string{d.Path}, pathsOf(listTag(t, s, collection, d.Tag))); diff != "" {
+				t.Errorf("ListTag(%.20s..., %.10q...) (-want +got):\n%s", collection, d.Tag, diff)
+			}
 		}
 	})
 }

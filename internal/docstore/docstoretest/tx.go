@@ -13,67 +13,71 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore"
 )
 
-func testRoundTrip(t *testing.T, s docstore.Store) {
-	expiring := doc("rt/expiring", ` {"n": "12.500000000"} `)
-	expiring.ExpireAt = zoned()
-	set(t, s, doc("rt/plain", `{"a":1,"b":"x"}`), expiring, doc("rt/nested/sub/doc", `{"deep":true}`))
-	want := []docstore.Doc{stored("rt/plain", `{"a":1,"b":"x"}`, ""), stored("rt/expiring", ` {"n": "12.500000000"} `, ""),
-		stored("rt/nested/sub/doc", `{"deep":true}`, "")}
-	// Firestore keeps microseconds and answers in UTC.
-	want[1].ExpireAt = time.Date(2026, 3, 1, 11, 30, 15, 123456000, time.UTC)
-	got := get(t, s, "rt/plain", "rt/expiring", "rt/nested/sub/doc")
-	if diff := diffDocs(want, got); diff != "" {
-		t.Errorf("round trip (-want +got):\n%s", diff)
-	}
-	if loc := got[1].ExpireAt.Location(); loc != time.UTC {
-		t.Errorf("ExpireAt location = %v, want UTC", loc)
-	}
-}
-
-func testGetOrderAndMissing(t *testing.T, s docstore.Store) {
-	set(t, s, doc("g/a", `{"v":"a"}`), doc("g/b", `{"v":"b"}`))
-	got := get(t, s, "g/b", "g/missing", "g/a", "g/b")
-	want := []docstore.Doc{stored("g/b", `{"v":"b"}`, ""), {Path: "g/missing"}, stored("g/a", `{"v":"a"}`, ""), stored("g/b", `{"v":"b"}`, "")}
-	if diff := diffDocs(want, got); diff != "" {
-		t.Errorf("Get (-want +got):\n%s", diff)
-	}
-	if got := get(t, s); len(got) != 0 {
-		t.Errorf("Get() = %v, want nothing", got)
-	}
-}
-
-func testSetReplaces(t *testing.T, s docstore.Store) {
-	set(t, s, docstore.Doc{Path: "r/d", Data: []byte(`{"a":1}`), ExpireAt: zoned()})
-	set(t, s, doc("r/d", `{"b":2}`))
-	if diff := diffDocs([]docstore.Doc{stored("r/d", `{"b":2}`, "")}, get(t, s, "r/d")); diff != "" {
-		t.Errorf("after second Set (-want +got):\n%s", diff)
-	}
-}
-
-func testDelete(t *testing.T, s docstore.Store) {
-	set(t, s, doc("d/a", `{}`), doc("d/b", `{}`), doc("d/a/sub/c", `{}`))
-	if err := runOps(t.Context(), s, deleteOp("d/a"), deleteOp("d/never-existed")); err != nil {
-		t.Fatalf("delete: %v", err)
-	}
-	wantExists(t, s, "d/a", false)
-	wantExists(t, s, "d/b", true)
-	// As in Firestore, deleting a document leaves its subcollections.
-	wantExists(t, s, "d/a/sub/c", true)
-}
-
-func testLastWriteWins(t *testing.T, s docstore.Store) {
-	set(t, s, doc("w/deleted-then-set", `{"v":0}`))
-	err := runOps(t.Context(), s,
-		setOp(doc("w/twice", `{"v":1}`)), setOp(doc("w/twice", `{"v":2}`)),
-		setOp(doc("w/set-then-deleted", `{"v":1}`)), deleteOp("w/set-then-deleted"),
-		deleteOp("w/deleted-then-set"), setOp(doc("w/deleted-then-set", `{"v":3}`)),
-	)
-	if err != nil {
-		t.Fatalf("RunTx: %v", err)
-	}
-	want := []docstore.Doc{stored("w/twice", `{"v":2}`, ""), {Path: "w/set-then-deleted"}, stored("w/deleted-then-set", `{"v":3}`, "")}
-	if diff := diffDocs(want, get(t, s, "w/twice", "w/set-then-deleted", "w/deleted-then-set")); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+// testWrites: each case commits before, runs ops in one transaction and
+// reads get back: documents as the store keeps them (ExpireAt to the
+// microsecond, in UTC), a missing one with Exists false, in the order asked.
+func testWrites(t *testing.T, s docstore.Store) {
+	type docs = []docstore.Doc
+	expiring := func(d docstore.Doc, at time.Time) docstore.Doc { d.ExpireAt = at; return d }
+	// zoned() as Firestore gives it back.
+	utc := time.Date(2026, 3, 1, 11, 30, 15, 123456000, time.UTC)
+	failing := func(docstore.Tx) error { return fmt.Errorf("claim: %w", errBoom) }
+	const num = ` {"n": "12.500000000"} `
+	for _, tc := range []struct {
+		name    string
+		before  docs
+		ops     []op
+		wantErr error
+		get     []string
+		want    docs
+	}{
+		{name: "round trip",
+			before: docs{doc("rt/plain", `{"a":1,"b":"x"}`), expiring(doc("rt/exp", num), zoned()),
+				doc("rt/n/sub/d", `{}`)},
+			get: []string{"rt/plain", "rt/exp", "rt/n/sub/d"},
+			want: docs{stored("rt/plain", `{"a":1,"b":"x"}`, ""), expiring(stored("rt/exp", num, ""), utc),
+				stored("rt/n/sub/d", `{}`, "")}},
+		{name: "get order and missing", before: docs{doc("g/a", `{"v":"a"}`), doc("g/b", `{"v":"b"}`)},
+			get: []string{"g/b", "g/missing", "g/a", "g/b"},
+			want: docs{stored("g/b", `{"v":"b"}`, ""), {Path: "g/missing"}, stored("g/a", `{"v":"a"}`, ""),
+				stored("g/b", `{"v":"b"}`, "")}},
+		{name: "get nothing"},
+		{name: "set replaces", before: docs{expiring(doc("r/d", `{"a":1}`), zoned())},
+			ops: []op{setOp(doc("r/d", `{"b":2}`))},
+			get: []string{"r/d"}, want: docs{stored("r/d", `{"b":2}`, "")}},
+		// As in Firestore, deleting a document leaves its subcollections.
+		{name: "delete", before: docs{doc("d/a", `{}`), doc("d/b", `{}`), doc("d/a/sub/c", `{}`)},
+			ops:  []op{deleteOp("d/a"), deleteOp("d/never-existed")},
+			get:  []string{"d/a", "d/b", "d/a/sub/c"},
+			want: docs{{Path: "d/a"}, stored("d/b", `{}`, ""), stored("d/a/sub/c", `{}`, "")}},
+		{name: "last write wins", before: docs{doc("w/deleted-then-set", `{"v":0}`)},
+			ops: []op{setOp(doc("w/twice", `{"v":1}`)), setOp(doc("w/twice", `{"v":2}`)),
+				setOp(doc("w/set-then-deleted", `{"v":1}`)), deleteOp("w/set-then-deleted"),
+				deleteOp("w/deleted-then-set"), setOp(doc("w/deleted-then-set", `{"v":3}`))},
+			get: []string{"w/twice", "w/set-then-deleted", "w/deleted-then-set"},
+			want: docs{stored("w/twice", `{"v":2}`, ""), {Path: "w/set-then-deleted"},
+				stored("w/deleted-then-set", `{"v":3}`, "")}},
+		{name: "fn's error rolls back", before: docs{doc("rb/kept", `{"v":1}`)},
+			ops: []op{getOp("rb/kept"), setOp(doc("rb/new", `{}`)), setOp(doc("rb/kept", `{"v":2}`)),
+				deleteOp("rb/kept"), failing},
+			wantErr: errBoom, get: []string{"rb/kept", "rb/new"},
+			want: docs{stored("rb/kept", `{"v":1}`, ""), {Path: "rb/new"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			set(t, s, tc.before...)
+			if err := runOps(t.Context(), s, tc.ops...); !errors.Is(err, tc.wantErr) {
+				t.Fatalf("RunTx = %v, want %v", err, tc.wantErr)
+			}
+			got := get(t, s, tc.get...)
+			if diff := diffOf(tc.want, got); diff != "" {
+				t.Errorf("Get (-want +got):\n%s", diff)
+			}
+			for _, d := range got {
+				if !d.ExpireAt.IsZero() && d.ExpireAt.Location() != time.UTC {
+					t.Errorf("%s: ExpireAt location = %v, want UTC", d.Path, d.ExpireAt.Location())
+				}
+			}
+		})
 	}
 }
 
@@ -92,30 +96,6 @@ func testReadAfterWrite(t *testing.T, s docstore.Store) {
 			}
 			wantExists(t, s, "raw/x", false)
 		})
-	}
-}
-
-func testErrorRollsBack(t *testing.T, s docstore.Store) {
-	set(t, s, doc("rb/kept", `{"v":1}`))
-	err := runOps(t.Context(), s, getOp("rb/kept"), setOp(doc("rb/new", `{}`)), setOp(doc("rb/kept", `{"v":2}`)),
-		deleteOp("rb/kept"), func(docstore.Tx) error { return fmt.Errorf("claim: %w", errBoom) })
-	if !errors.Is(err, errBoom) {
-		t.Fatalf("RunTx = %v, want fn's error", err)
-	}
-	if diff := diffDocs([]docstore.Doc{stored("rb/kept", `{"v":1}`, ""), {Path: "rb/new"}}, get(t, s, "rb/kept", "rb/new")); diff != "" {
-		t.Errorf("after a failed transaction (-want +got):\n%s", diff)
-	}
-}
-
-func testExpiredStillVisible(t *testing.T, s docstore.Store) {
-	past := time.Now().Add(-48 * time.Hour).UTC().Truncate(time.Microsecond)
-	set(t, s, docstore.Doc{Path: "ttl/old", Data: []byte(`{}`), ExpireAt: past})
-	got := get(t, s, "ttl/old")[0]
-	if !got.Exists || !got.ExpireAt.Equal(past) {
-		t.Errorf("Get of an expired document = %+v, want it visible with ExpireAt %v", got, past)
-	}
-	if docs, err := s.List(t.Context(), "ttl"); err != nil || len(docs) != 1 || !docs[0].ExpireAt.Equal(past) {
-		t.Errorf("List = %+v, %v; want the expired document", docs, err)
 	}
 }
 

@@ -74,11 +74,14 @@ func httpStatus(err error) int {
 	return 0
 }
 
-// rawRequest writes an HTTP/1.1 request by hand and hangs up after body, as
-// a client that dies mid-upload, and returns the status line.
+// rawRequest writes an HTTP/1.1 request by hand to the fake's handler on a
+// loopback socket (the storage client would never send it) and hangs up
+// after body, as a client that dies mid-upload; it returns the status line.
 func rawRequest(t *testing.T, l *Server, head string, body string) string {
 	t.Helper()
-	host := strings.TrimPrefix(listenURL(t, l), "http://")
+	srv := httptest.NewServer(l.Handler())
+	t.Cleanup(srv.Close)
+	host := srv.Listener.Addr().String()
 	conn, err := net.Dial("tcp", host)
 	if err != nil {
 		t.Fatal(err)
@@ -89,15 +92,6 @@ func rawRequest(t *testing.T, l *Server, head string, body string) string {
 	status, _ := bufio.NewReader(conn).ReadString('\n')
 	conn.Close()
 	return strings.TrimSpace(status)
-}
-
-// listenURL serves the fake's handler on a loopback socket, for requests
-// the storage client would never send (a client that hangs up mid-request).
-func listenURL(t *testing.T, l *Server) string {
-	t.Helper()
-	srv := httptest.NewServer(l.Handler())
-	t.Cleanup(srv.Close)
-	return srv.URL
 }
 
 // serveFake sends one request to the fake's handler, in process.
@@ -171,29 +165,22 @@ func TestResumableSessionProtocol(t *testing.T) {
 	if final.Code != 200 {
 		t.Fatalf("finalize: %d %s", final.Code, body)
 	}
-	var obj struct {
-		Name       string `json:"name"`
-		Generation string `json:"generation"`
-		Size       string `json:"size"`
-	}
+	var obj struct{ Generation, Size string } // the object resource, in JSON
 	if err := json.Unmarshal(body, &obj); err != nil {
 		t.Fatal(err)
-	}
-	if got := readAll(t, g, "exportaciones/x.csv"); got != "0123456789abcdefghij" {
-		t.Errorf("content %q", got)
 	}
 	a, err := g.Stat(t.Context(), bucket, "exportaciones/x.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := md5.Sum([]byte("0123456789abcdefghij"))
-	want := objects.Attrs{Bucket: bucket, Name: "exportaciones/x.csv", Generation: a.Generation, Size: 20,
-		MD5: base64.StdEncoding.EncodeToString(sum[:]), CRC32C: a.CRC32C, Metadata: map[string]string{"feed": "lineas"}, Created: a.Created}
-	if diff := cmp.Diff(want, a); diff != "" {
-		t.Errorf("Stat (-want +got):\n%s", diff)
-	}
-	if obj.Generation != fmt.Sprint(a.Generation) || obj.Size != "20" {
-		t.Errorf("finalize answered generation %s size %s, stored %d 20", obj.Generation, obj.Size, a.Generation)
+	const content = "0123456789abcdefghij"
+	sum := md5.Sum([]byte(content))
+	wantAttrs := objects.Attrs{Bucket: bucket, Name: "exportaciones/x.csv", Generation: a.Generation, Size: 20,
+		MD5: base64.StdEncoding.EncodeToString(sum[:]), CRC32C: a.CRC32C, Metadata: map[string]string{"feed": "lineas"},
+		Created: a.Created}
+	got := []any{readAll(t, g, "exportaciones/x.csv"), a, obj.Generation, obj.Size}
+	if diff := cmp.Diff([]any{content, wantAttrs, fmt.Sprint(a.Generation), "20"}, got); diff != "" {
+		t.Errorf("content, Stat, the finalize's generation and size (-want +got):\n%s", diff)
 	}
 	// A retried finalize gets the same answer, not a new generation.
 	again := do("POST", loc, "bytes 10-19/20", "abcdefghij")

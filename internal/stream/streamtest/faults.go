@@ -4,12 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/window"
@@ -22,31 +22,51 @@ func (r *rig) play(t *testing.T, model *windowtest.Multi, events ...windowtest.M
 	t.Helper()
 	var errs []error
 	for i, e := range events {
-		if model != nil {
-			model.Apply(e)
-		}
-		switch e.Kind {
-		case windowtest.Deliver:
-			if _, err := r.p.Handle(t.Context(), Delivery(e), e.Now); err != nil {
-				t.Fatalf("event %d: Handle must succeed once the state is committed: %v", i, err)
-			}
-		case windowtest.Tick:
-			_, err := r.p.Tick(t.Context(), e.Now)
+		if _, _, err := r.step(t, model, i, e); e.Kind == windowtest.Tick {
 			errs = append(errs, err)
 		}
 	}
 	return errs
 }
 
-func (r *rig) samePanes(t *testing.T, model *windowtest.Multi) {
+// step applies event i to the model (unless nil) and the processor: a
+// delivery must be handled, a tick's error is returned.
+func (r *rig) step(t *testing.T, model *windowtest.Multi, i int, e windowtest.MultiEvent,
+) (stream.Result, stream.TickResult, error) {
 	t.Helper()
-	want := model.Panes(r.specs[0].Name)
-	got := r.panes()
-	windowtest.SortPanes(want)
-	windowtest.SortPanes(got)
-	if diff := gocmp.Diff(want, got); diff != "" {
-		t.Errorf("panes (-model +sink):\n%s", diff)
+	if model != nil {
+		model.Apply(e)
 	}
+	if e.Kind == windowtest.Tick {
+		res, err := r.p.Tick(t.Context(), e.Now)
+		return stream.Result{}, res, err
+	}
+	res, err := r.p.Handle(t.Context(), Delivery(e), e.Now)
+	if err != nil {
+		t.Fatalf("event %d: Handle must succeed once the state is committed: %v", i, err)
+	}
+	return res, stream.TickResult{}, nil
+}
+
+// sameRows wants every aggregation's panes and drops, and the dead-lettered
+// messages, the model's (a table's rows have no order).
+func (r *rig) sameRows(t *testing.T, model *windowtest.Multi) {
+	t.Helper()
+	byOrder := cmpopts.SortSlices(func(a, b windowtest.Drop) bool {
+		return cmp.Or(cmp.Compare(a.PedidoID, b.PedidoID), a.WindowStart.Compare(b.WindowStart)) < 0
+	})
+	for _, s := range r.specs {
+		want, got := model.Panes(s.Name), r.panesOf(s.Name)
+		windowtest.SortPanes(want)
+		windowtest.SortPanes(got)
+		if diff := gocmp.Diff(want, got); diff != "" {
+			t.Errorf("%s panes (-model +sink):\n%s", s.Name, diff)
+		}
+		if diff := gocmp.Diff(model.Drops(s.Name), r.drops(s.Name), byOrder); diff != "" {
+			t.Errorf("%s drops (-model +sink):\n%s", s.Name, diff)
+		}
+	}
+	r.sameInvalid(model.InvalidMessages())
 }
 
 // testSinkDown: the warehouse fails after the state commits; every pane,
@@ -83,10 +103,7 @@ func testSinkDown(t *testing.T, en env) {
 	if res2.Aggregations[0].Flushed != 4 || res2.DeadLetters != 1 {
 		t.Errorf("tick flushed %d rows and %d dead letters, want 4 and 1", res2.Aggregations[0].Flushed, res2.DeadLetters)
 	}
-	r.samePanes(t, model)
-	if diff := gocmp.Diff(model.Drops(spec.Name), r.drops(spec.Name)); diff != "" {
-		t.Errorf("drops (-model +sink):\n%s", diff)
-	}
+	r.sameRows(t, model)
 	r.sameInvalid([]string{"m-bad"})
 	r.clean()
 }
@@ -119,7 +136,7 @@ func testCrashBeforeOutboxDelete(t *testing.T, en env) {
 	if r.sink.Repeats() == 0 {
 		t.Error("no row was appended twice: the crash was not simulated")
 	}
-	r.samePanes(t, model)
+	r.sameRows(t, model)
 	r.clean()
 }
 
@@ -141,19 +158,14 @@ func testRandomFaults(t *testing.T, en env, f Features) {
 			model := windowtest.NewMulti(spec)
 			var w time.Time
 			for i, e := range events {
-				model.Apply(e)
-				switch e.Kind {
-				case windowtest.Deliver:
-					if _, err := r.p.Handle(t.Context(), Delivery(e), e.Now); err != nil {
-						t.Fatalf("event %d: Handle: %v", i, err)
-					}
-				case windowtest.Tick:
-					res, _ := r.p.Tick(t.Context(), e.Now) // errors: work left for the next tick
-					if got := res.Aggregations[0].Watermark; !got.Equal(model.Watermark(spec.Name)) {
-						t.Fatalf("event %d: W %s, model %s", i, got, model.Watermark(spec.Name))
-					}
-					w = model.Watermark(spec.Name)
+				_, res, _ := r.step(t, model, i, e) // a tick's errors: work left for the next tick
+				if e.Kind != windowtest.Tick {
+					continue
 				}
+				if got := res.Aggregations[0].Watermark; !got.Equal(model.Watermark(spec.Name)) {
+					t.Fatalf("event %d: W %s, model %s", i, got, model.Watermark(spec.Name))
+				}
+				w = model.Watermark(spec.Name)
 			}
 			r.sink.failIf = nil
 			r.store.FailDeletes(nil)
@@ -165,15 +177,7 @@ func testRandomFaults(t *testing.T, en env, f Features) {
 			if !model.Watermark(spec.Name).Equal(w) {
 				t.Fatalf("the model moved on a repeated tick")
 			}
-			r.samePanes(t, model)
-			byID := func(a, b windowtest.Drop) int { return cmp.Compare(a.PedidoID, b.PedidoID) }
-			want, drops := model.Drops(spec.Name), r.drops(spec.Name)
-			slices.SortFunc(want, byID)
-			slices.SortFunc(drops, byID)
-			if diff := gocmp.Diff(want, drops); diff != "" {
-				t.Errorf("drops (-model +sink):\n%s", diff)
-			}
-			r.sameInvalid(model.InvalidMessages())
+			r.sameRows(t, model)
 			if r.sink.Repeats() == 0 {
 				t.Error("no row was appended twice: the faults did not bite")
 			}
@@ -194,38 +198,22 @@ func testTwoAggregations(t *testing.T, en env, f Features) {
 	model := windowtest.NewMulti(a, b)
 	events := windowtest.Stream(rand.New(rand.NewPCG(7, 7)), a, windowtest.StreamConfig{Events: f.Events})
 	for i, e := range events {
-		model.Apply(e)
-		switch e.Kind {
-		case windowtest.Deliver:
-			res, err := r.p.Handle(t.Context(), Delivery(e), e.Now)
-			if err != nil {
-				t.Fatalf("event %d: %v", i, err)
-			}
-			if e.Invalid == "" && (len(res.Aggregations) != 2 || res.Aggregations[0].Aggregation != a.Name || res.Aggregations[1].Aggregation != b.Name) {
-				t.Fatalf("event %d: outcomes %+v, want one per aggregation", i, res.Aggregations)
-			}
-		case windowtest.Tick:
-			res, err := r.p.Tick(t.Context(), e.Now)
-			if err != nil {
-				t.Fatalf("event %d: %v", i, err)
-			}
-			if wa, wb := model.Watermark(a.Name), model.Watermark(b.Name); !res.Aggregations[0].Watermark.Equal(wa) || !res.Aggregations[1].Watermark.Equal(wb) {
-				t.Fatalf("event %d: watermarks %s, %s; model %s, %s", i, res.Aggregations[0].Watermark, res.Aggregations[1].Watermark, wa, wb)
+		res, tr, err := r.step(t, model, i, e)
+		switch {
+		case err != nil:
+			t.Fatalf("event %d: %v", i, err)
+		case e.Kind == windowtest.Deliver && e.Invalid == "" && (len(res.Aggregations) != 2 ||
+			res.Aggregations[0].Aggregation != a.Name || res.Aggregations[1].Aggregation != b.Name):
+			t.Fatalf("event %d: outcomes %+v, want one per aggregation", i, res.Aggregations)
+		case e.Kind == windowtest.Tick:
+			wa, wb := tr.Aggregations[0].Watermark, tr.Aggregations[1].Watermark
+			if !wa.Equal(model.Watermark(a.Name)) || !wb.Equal(model.Watermark(b.Name)) {
+				t.Fatalf("event %d: watermarks %s, %s; model %s, %s", i, wa, wb,
+					model.Watermark(a.Name), model.Watermark(b.Name))
 			}
 		}
 	}
-	for _, name := range []string{a.Name, b.Name} {
-		want, got := model.Panes(name), r.panesOf(name)
-		windowtest.SortPanes(want)
-		windowtest.SortPanes(got)
-		if diff := gocmp.Diff(want, got); diff != "" {
-			t.Errorf("%s panes (-model +sink):\n%s", name, diff)
-		}
-		if diff := gocmp.Diff(model.Drops(name), r.drops(name)); diff != "" {
-			t.Errorf("%s drops (-model +sink):\n%s", name, diff)
-		}
-	}
-	r.sameInvalid(model.InvalidMessages())
+	r.sameRows(t, model)
 }
 
 // testRestartWhileOpen replaces the processor (a new revision) while a

@@ -15,27 +15,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// Delivery renders an event as the push delivery the web shop's message
-// would arrive in: the whole order, its lines as written (SKUs with their
-// stray case and spaces), momento_evento as an attribute. An invalid event
-// is rendered broken in the way its reason says.
-func Delivery(e windowtest.MultiEvent) order.Delivery {
-	o := e.Order
-	lines := make([]any, 0, len(o.Lineas))
-	for _, l := range o.Lineas {
-		lines = append(lines, map[string]any{"sku": l.SKU, "cantidad": l.Cantidad, "precio_unitario": l.PrecioUnitario.String()})
-	}
-	body := map[string]any{
-		"pedido_id":     o.PedidoID,
-		"cliente_id":    o.ClienteID,
-		"pais":          o.Pais,
-		"importe_total": o.ImporteTotal.String(),
-		"lineas":        lines,
-	}
-	attrs := map[string]string{order.EventTimeAttribute: o.EventTime.Format(time.RFC3339Nano)}
-	return encode(body, attrs, e.Invalid, o.PedidoID, e.MessageID, e.Now)
-}
-
 // again checks invariant 6: handing a step's deliveries again, or running
 // its tick again, commits nothing but the tick leases and appends nothing;
 // every redelivery is a duplicate.
@@ -87,7 +66,6 @@ func (r *rig) sinkCounts() []int {
 func testMultiScenario(t *testing.T, en env) {
 	specs := windowtest.ShippedSpecs()
 	r := newRig(t, en, specs...)
-	ctx := t.Context()
 	at := func(h, m int) time.Time { return time.Date(2026, 3, 14, h, m, 0, 0, time.UTC) }
 	mk := func(id string, et time.Time, lines ...order.Line) windowtest.MultiEvent {
 		o := order.Order{PedidoID: id, ClienteID: "C-1", Pais: "ES", EventTime: et, Lineas: lines}
@@ -114,18 +92,11 @@ func testMultiScenario(t *testing.T, en env) {
 	late.Now = at(20, 16) // the window of 17:00 (end + L = 20:00) is too late; 17:15 on count
 	events = append(events, late, windowtest.MultiEvent{Kind: windowtest.Tick, Now: at(23, 59)})
 	for i, e := range events {
-		model.Apply(e)
-		if e.Kind == windowtest.Tick {
-			if _, err := r.p.Tick(ctx, e.Now); err != nil {
-				t.Fatalf("event %d: %v", i, err)
-			}
-			continue
-		}
-		res, err := r.p.Handle(ctx, Delivery(e), e.Now)
+		res, _, err := r.step(t, model, i, e)
 		if err != nil {
 			t.Fatalf("event %d: %v", i, err)
 		}
-		if i == 1 && slices.ContainsFunc(res.Aggregations, func(o stream.Outcome) bool { return o.Fate != stream.Duplicate }) {
+		if i == 1 && slices.ContainsFunc(res.Aggregations, notDuplicate) {
 			t.Errorf("redelivery: %+v, want a duplicate in every aggregation", res.Aggregations)
 		}
 	}

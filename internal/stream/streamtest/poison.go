@@ -213,10 +213,7 @@ func testPoisonRecord(t *testing.T, en env) {
 	p2 := s.Deliver("18:30", "P-2", "FR", "18:26", "200", 2)
 	r.play(t, nil, s.Deliver("18:30", "P-1", "ES", "18:25", "100", 1), p2)
 
-	docs, err := r.store.List(ctx, "stream/dedup/orders")
-	if err != nil {
-		t.Fatal(err)
-	}
+	docs := r.list("stream/dedup/orders")
 	var original docstore.Doc
 	for _, d := range docs {
 		var rec struct {
@@ -293,11 +290,16 @@ func checkFailing(t *testing.T, at stream.AggregationTick, path, wantErr string,
 
 func (r *rig) count(coll string) int {
 	r.t.Helper()
+	return len(r.list(coll))
+}
+
+func (r *rig) list(coll string) []docstore.Doc {
+	r.t.Helper()
 	docs, err := r.store.List(context.Background(), coll)
 	if err != nil {
 		r.t.Fatalf("list %s: %v", coll, err)
 	}
-	return len(docs)
+	return docs
 }
 
 func ReadDoc(t testing.TB, s docstore.Store, path string) docstore.Doc {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/order"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 // Countries are the country codes IsCountry accepts: enough for 30 keys.
@@ -19,14 +20,29 @@ var Countries = []string{
 // IsCountry accepts the codes in Countries.
 func IsCountry(code string) bool { return slices.Contains(Countries, code) }
 
-// encode renders an order's body and attributes as a push delivery, broken
-// in the way invalid says.
-func encode(body map[string]any, attrs map[string]string, invalid, pedidoID, messageID string, now time.Time) order.Delivery {
+// Delivery renders an event as the push delivery the web shop's message
+// would arrive in: the whole order, its lines as written (SKUs with their
+// stray case and spaces), momento_evento as an attribute. An invalid event
+// is rendered broken in the way its reason says.
+func Delivery(e windowtest.MultiEvent) order.Delivery {
+	o := e.Order
+	lines := make([]any, 0, len(o.Lineas))
+	for _, l := range o.Lineas {
+		lines = append(lines, map[string]any{"sku": l.SKU, "cantidad": l.Cantidad, "precio_unitario": l.PrecioUnitario.String()})
+	}
+	body := map[string]any{
+		"pedido_id":     o.PedidoID,
+		"cliente_id":    o.ClienteID,
+		"pais":          o.Pais,
+		"importe_total": o.ImporteTotal.String(),
+		"lineas":        lines,
+	}
+	attrs := map[string]string{order.EventTimeAttribute: o.EventTime.Format(time.RFC3339Nano)}
 	var raw []byte
-	switch invalid {
+	switch e.Invalid {
 	case "":
 	case "invalid: bad JSON":
-		raw = []byte(`{"pedido_id": "` + pedidoID + `", "pais": `)
+		raw = []byte(`{"pedido_id": "` + o.PedidoID + `", "pais": `)
 	case "invalid: missing pedido_id":
 		delete(body, "pedido_id")
 	case "invalid: importe_total is not a decimal":
@@ -36,7 +52,7 @@ func encode(body map[string]any, attrs map[string]string, invalid, pedidoID, mes
 	case "invalid: missing momento_evento":
 		delete(attrs, order.EventTimeAttribute)
 	default:
-		panic(fmt.Sprintf("streamtest: no rendering for %q", invalid))
+		panic(fmt.Sprintf("streamtest: no rendering for %q", e.Invalid))
 	}
 	if raw == nil {
 		var err error
@@ -45,7 +61,7 @@ func encode(body map[string]any, attrs map[string]string, invalid, pedidoID, mes
 		}
 	}
 	return order.Delivery{
-		Message: order.Message{Data: raw, Attributes: attrs, MessageID: messageID, PublishTime: now},
+		Message: order.Message{Data: raw, Attributes: attrs, MessageID: e.MessageID, PublishTime: e.Now},
 		Format:  "push",
 	}
 }

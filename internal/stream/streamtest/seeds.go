@@ -54,20 +54,14 @@ func testSeeds(t *testing.T, en env) {
 			var fates []stream.Fate
 			var w time.Time
 			for i, e := range tt.Events {
-				model.Apply(e)
-				switch e.Kind {
-				case windowtest.Deliver:
-					res, err := r.p.Handle(t.Context(), Delivery(e), e.Now)
-					if err != nil {
-						t.Fatalf("event %d: Handle: %v", i, err)
-					}
+				res, tr, err := r.step(t, model, i, e)
+				if err != nil {
+					t.Fatalf("event %d: Tick: %v", i, err)
+				}
+				if e.Kind == windowtest.Deliver {
 					fates = append(fates, res.Fate())
-				case windowtest.Tick:
-					res, err := r.p.Tick(t.Context(), e.Now)
-					if err != nil {
-						t.Fatalf("event %d: Tick: %v", i, err)
-					}
-					w = res.Aggregations[0].Watermark
+				} else {
+					w = tr.Aggregations[0].Watermark
 				}
 			}
 			if diff := cmp.Diff(wantFates, fates); diff != "" {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/alpinashop/alpipe/internal/docstore"
 )
@@ -27,8 +28,8 @@ type Recorder struct {
 	failSet    func(path string) bool
 	failDelete func(path string) bool
 	failGet    func(path string) bool
-	failTag    bool
-	noLeases   bool
+	failTag    atomic.Bool
+	noLeases   atomic.Bool
 	txs        int // committed or not
 	attempts   int // runs of transaction functions
 	maxRuns    int // most runs of one transaction function
@@ -146,12 +147,13 @@ func (r *Recorder) FailSets(fail func(path string) bool) { r.locked(func() { r.f
 // for which fail reports true fail; nil stops it.
 func (r *Recorder) FailGets(fail func(path string) bool) { r.locked(func() { r.failGet = fail }) }
 
-func (r *Recorder) FailListTag(on bool) { r.locked(func() { r.failTag = on }) }
+func (r *Recorder) FailListTag(on bool) { r.failTag.Store(on) }
 
 // Heal stops every failure FailSets, FailDeletes, FailGets and FailListTag
 // started.
 func (r *Recorder) Heal() {
-	r.locked(func() { r.failSet, r.failDelete, r.failGet, r.failTag = nil, nil, nil, false })
+	r.locked(func() { r.failSet, r.failDelete, r.failGet = nil, nil, nil })
+	r.failTag.Store(false)
 }
 
 // List implements docstore.Store.
@@ -166,7 +168,7 @@ func (r *Recorder) List(ctx context.Context, collection string) ([]docstore.Doc,
 
 // ListTag implements docstore.Store.
 func (r *Recorder) ListTag(ctx context.Context, collection, tag string, limit int) ([]docstore.Doc, error) {
-	if r.listTagFails() {
+	if r.failTag.Load() {
 		return nil, fmt.Errorf("list %s tag %s: %w", collection, tag, ErrInjected)
 	}
 	docs, err := r.Store.ListTag(ctx, collection, tag, limit)
@@ -177,17 +179,7 @@ func (r *Recorder) ListTag(ctx context.Context, collection, tag string, limit in
 // IgnoreLeases makes tick leases invisible: reads of a lease find nothing
 // and writes of one are dropped, so that concurrent ticks all run and only
 // the transactions keep them apart.
-func (r *Recorder) IgnoreLeases(on bool) { r.locked(func() { r.noLeases = on }) }
-
-func (r *Recorder) ignoresLeases() (on bool) {
-	r.locked(func() { on = r.noLeases })
-	return on
-}
-
-func (r *Recorder) listTagFails() (on bool) {
-	r.locked(func() { on = r.failTag })
-	return on
-}
+func (r *Recorder) IgnoreLeases(on bool) { r.noLeases.Store(on) }
 
 func (r *Recorder) fails(f *func(string) bool, path string) (fail bool) {
 	r.locked(func() { fail = *f != nil && (*f)(path) })
@@ -212,7 +204,7 @@ func (t *recTx) Get(paths ...string) ([]docstore.Doc, error) {
 	t.reads += len(paths)
 	t.mu.Unlock()
 	docs, err := t.Tx.Get(paths...)
-	if err != nil || !t.r.ignoresLeases() {
+	if err != nil || !t.r.noLeases.Load() {
 		return docs, err
 	}
 	for i, p := range paths {
@@ -227,7 +219,7 @@ func (t *recTx) Set(d docstore.Doc) error {
 	if t.r.fails(&t.r.failSet, d.Path) {
 		return fmt.Errorf("set %s: %w", d.Path, ErrInjected)
 	}
-	if isLease(d.Path) && t.r.ignoresLeases() {
+	if isLease(d.Path) && t.r.noLeases.Load() {
 		return nil
 	}
 	if err := t.Tx.Set(d); err != nil {
@@ -245,7 +237,7 @@ func (t *recTx) Delete(path string) error {
 	if t.r.fails(&t.r.failDelete, path) {
 		return ErrInjected
 	}
-	if isLease(path) && t.r.ignoresLeases() {
+	if isLease(path) && t.r.noLeases.Load() {
 		return nil
 	}
 	if err := t.Tx.Delete(path); err != nil {

@@ -6,7 +6,6 @@ package streamtest
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"iter"
 	"log/slog"
@@ -106,19 +105,8 @@ func newRig(t *testing.T, e env, specs ...window.Spec) *rig {
 // documents, open sessions (an emptied part stays) and agenda entries.
 func (r *rig) open(agg string) int {
 	r.t.Helper()
-	n := 0
-	for _, c := range []string{"aggregations/" + agg + "/state", "aggregations/" + agg + "/parked"} {
-		docs, err := r.store.List(context.Background(), c)
-		if err != nil {
-			r.t.Fatalf("list %s: %v", c, err)
-		}
-		n += len(docs)
-	}
-	sessions, err := r.store.List(context.Background(), "aggregations/"+agg+"/sessions")
-	if err != nil {
-		r.t.Fatalf("list the sessions of %s: %v", agg, err)
-	}
-	for _, d := range sessions {
+	n := r.count("aggregations/"+agg+"/state") + r.count("aggregations/"+agg+"/parked")
+	for _, d := range r.list("aggregations/" + agg + "/sessions") {
 		var sp struct {
 			Keys map[string][]json.RawMessage `json:"keys"`
 		}
@@ -133,15 +121,10 @@ func (r *rig) open(agg string) int {
 		Windows map[string]json.RawMessage `json:"windows"`
 		Agenda  map[string]json.RawMessage `json:"agenda"`
 	}
-	err = r.store.RunTx(context.Background(), func(_ context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get("aggregations/" + agg + "/control/fold")
-		if err != nil || !docs[0].Exists {
-			return err
+	if d := ReadDoc(r.t, r.store, "aggregations/"+agg+"/control/fold"); d.Exists {
+		if err := json.Unmarshal(d.Data, &fold); err != nil {
+			r.t.Fatalf("%s: %v", d.Path, err)
 		}
-		return json.Unmarshal(docs[0].Data, &fold)
-	})
-	if err != nil {
-		r.t.Fatalf("read the fold document of %s: %v", agg, err)
 	}
 	return n + len(fold.Windows) + len(fold.Agenda)
 }
@@ -155,11 +138,7 @@ func (r *rig) outbox() int {
 	}
 	n := 0
 	for _, c := range colls {
-		docs, err := r.store.List(context.Background(), c)
-		if err != nil {
-			r.t.Fatalf("list %s: %v", c, err)
-		}
-		for _, d := range docs {
+		for _, d := range r.list(c) {
 			n += outboxRows(d.Data)
 		}
 	}

@@ -94,7 +94,7 @@ func TestGoogleSQLParsesWhatTheAdapterSends(t *testing.T) {
 	for _, r := range rows {
 		r[0] = warehouse.StringValue(tag)
 	}
-	if _, err := e.w.Load(ctx, warehouse.Load{ID: tag, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: rows}}); err != nil {
+	if _, err := e.w.Load(ctx, warehouse.Load{ID: tag, Table: warehouse.LineasPedido, Rows: source(rows)}); err != nil {
 		t.Fatal(err)
 	}
 	p := pane(t, tag, 0, "250.10")

@@ -2,7 +2,6 @@ package bigquery
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http/httptest"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/objects/fakegcs"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
+	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 )
 
 const (
@@ -195,31 +195,10 @@ func (w *recordingWriter) Abort() {
 	w.Writer.Abort()
 }
 
-// sliceRows is a RowSource over fixed rows; with failAt > 0 it fails after
-// yielding that many rows, as a reader hitting a broken file would.
-type sliceRows struct {
-	rows   [][]warehouse.Value
-	failAt int
-	i      int
-	err    error
-	reads  int
+// source is a RowSource over rows.
+func source(rows [][]warehouse.Value) *warehousetest.Source {
+	return &warehousetest.Source{Rows: rows}
 }
-
-func (s *sliceRows) Next() bool {
-	s.reads++
-	if s.failAt > 0 && s.i == s.failAt {
-		s.err = errors.New("source object vanished")
-		return false
-	}
-	if s.i >= len(s.rows) {
-		return false
-	}
-	s.i++
-	return true
-}
-
-func (s *sliceRows) Row() []warehouse.Value { return s.rows[s.i-1] }
-func (s *sliceRows) Err() error             { return s.err }
 
 func dec(t testing.TB, s string) numeric.Dec {
 	t.Helper()

@@ -58,6 +58,15 @@ func (w *Warehouse) wait(ctx context.Context, j *bigquery.Job) (*bigquery.JobSta
 	return st, nil
 }
 
+// await waits for j and returns its failure.
+func (w *Warehouse) await(ctx context.Context, j *bigquery.Job) error {
+	st, err := w.wait(ctx, j)
+	if err == nil && st.Err() != nil {
+		err = jobError(j, st)
+	}
+	return err
+}
+
 // JobError is a job that finished unsuccessfully, with BigQuery's reason
 // (https://cloud.google.com/bigquery/docs/error-messages).
 type JobError struct {

@@ -123,13 +123,8 @@ func (w *Warehouse) runAttempt(ctx context.Context, req warehouse.Load, t wareho
 	if !ours { // another instance's job reads its own copy of the file
 		w.deleteStaged(ctx, names)
 	}
-	st, err := w.wait(ctx, j)
-	if err != nil {
-		return warehouse.LoadResult{}, err
-	}
-	if st.Err() != nil {
-		// Kept staged: the file a job failed on is the evidence.
-		return warehouse.LoadResult{}, jobError(j, st)
+	if err := w.await(ctx, j); err != nil {
+		return warehouse.LoadResult{}, err // kept staged: the file a job failed on is the evidence
 	}
 	w.cleanup(ctx, j)
 	if !ours {
@@ -150,17 +145,10 @@ func (w *Warehouse) commitEmpty(ctx context.Context, jobID string, labels map[st
 	if err != nil {
 		return warehouse.LoadResult{}, err
 	}
-	st, err := w.wait(ctx, j)
-	if err != nil {
+	if err := w.await(ctx, j); err != nil {
 		return warehouse.LoadResult{}, err
 	}
-	if st.Err() != nil {
-		return warehouse.LoadResult{}, jobError(j, st)
-	}
-	if !ours {
-		return warehouse.LoadResult{AlreadyLoaded: true}, nil
-	}
-	return warehouse.LoadResult{}, nil
+	return warehouse.LoadResult{AlreadyLoaded: !ours}, nil
 }
 
 // insert runs jobs.insert through run. The library retries it on 5xx (the

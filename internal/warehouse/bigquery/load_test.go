@@ -15,6 +15,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/bigquery/bqfake"
+	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 )
 
 const testLoadID = "alpina-landing_exportaciones-2026-03-14-pedidos-csv_g1710408615123456"
@@ -68,6 +69,7 @@ func TestLoad(t *testing.T) {
 	staged1 := testPrefix + testLoadID + "/a1-T.ndjson" // T: the call's writer token
 	staged2 := testPrefix + testLoadID + "/a2-T.ndjson"
 	loadCfg := &bq.JobConfiguration{Load: &bq.JobConfigurationLoad{}}
+	emptyCfg := &bq.JobConfiguration{Query: &bq.JobConfigurationQuery{Query: emptyLoadSQL}}
 	failure := &bq.ErrorProto{Reason: "backendError", Message: "scripted"}
 
 	loaded := warehouse.LoadResult{Rows: 3}
@@ -90,6 +92,9 @@ func TestLoad(t *testing.T) {
 			want: warehouse.LoadResult{Rows: 2}, wantInserts: []string{a1}, wantCreates: []string{staged1}, wantTableLen: 2, readsRows: true},
 		{name: "retry after success reports AlreadyLoaded without reading or staging", rows: 3,
 			setup: func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, loadCfg, nil) }, want: warehouse.LoadResult{AlreadyLoaded: true}},
+		{name: "retry after a Load of no rows reports AlreadyLoaded without reading", rows: 3,
+			setup: func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, emptyCfg, nil) },
+			want:  warehouse.LoadResult{AlreadyLoaded: true}},
 		{name: "earlier failed attempt moves on to a2", setup: func(f *bqfake.Fake) { f.SeedJob(a1, fakeLocation, loadCfg, failure) },
 			rows: 3, want: loaded, wantInserts: []string{a2}, wantCreates: []string{staged2}, wantTableLen: 3, readsRows: true},
 		{name: "success after two failures is found at a3", rows: 3, want: warehouse.LoadResult{AlreadyLoaded: true},
@@ -111,8 +116,9 @@ func TestLoad(t *testing.T) {
 		{name: "503 after the job was created: the retry's 409 is our own job", rows: 3, want: loaded,
 			setup:       func(f *bqfake.Fake) { f.Fault("jobs.insert", http.StatusInternalServerError, true) },
 			wantInserts: []string{a1, a1}, wantCreates: []string{staged1}, wantTableLen: 3, readsRows: true},
-		{name: "row source error aborts the upload and starts no job", rows: 5, failAt: 2, wantErr: "source object vanished",
+		{name: "row source error aborts the upload and starts no job", rows: 5, failAt: 2, wantErr: "source broke midway",
 			wantCreates: []string{staged1}, wantAborts: []string{staged1}, readsRows: true},
+		// The marker writes no table: the suite's LoadOfNoRowsCommitsTheID on GoogleSQL.
 		{name: "no rows: no file, a marker job commits the ID", rows: 0, wantInserts: []string{a1}, readsRows: true},
 	}
 	for _, tc := range tests {
@@ -121,7 +127,7 @@ func TestLoad(t *testing.T) {
 			if tc.setup != nil {
 				tc.setup(e.fake)
 			}
-			src := &sliceRows{rows: lineas(t, tc.rows), failAt: tc.failAt}
+			src := &warehousetest.Source{Rows: lineas(t, tc.rows), FailAfter: tc.failAt}
 			got, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src})
 			checkErr(t, err, tc.wantErr)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -143,55 +149,10 @@ func TestLoad(t *testing.T) {
 			if diff := cmp.Diff(tc.wantLeft, untoken(e.staged(t))); diff != "" {
 				t.Errorf("staged objects left (-want +got):\n%s", diff)
 			}
-			if (src.reads > 0) != tc.readsRows {
-				t.Errorf("row source read %d times, want reads=%v", src.reads, tc.readsRows)
+			if reads := src.Nexts.Load(); (reads > 0) != tc.readsRows {
+				t.Errorf("row source read %d times, want reads=%v", reads, tc.readsRows)
 			}
 		})
-	}
-}
-
-// TestLoadJobConfiguration checks the load job exactly as BigQuery
-// receives it (the file's bytes: TestEncodeGolden).
-func TestLoadJobConfiguration(t *testing.T) {
-	e := newTestEnv(t)
-	if _, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 2)}}); err != nil {
-		t.Fatal(err)
-	}
-	cfg := findJob(e.fake, loadJobID("alpipe", testLoadID, 1)).Config
-	if cfg == nil || cfg.Load == nil {
-		t.Fatalf("no load job recorded: %v", jobIDs(e.fake))
-	}
-	l := cfg.Load
-	type summary struct {
-		SourceFormat, WriteDisposition, CreateDisposition string
-		SourceURIs                                        []string
-		Destination                                       string
-		Schema                                            []string
-		Autodetect                                        bool
-		Labelled                                          bool
-	}
-	got := summary{l.SourceFormat, l.WriteDisposition, l.CreateDisposition, untoken(l.SourceUris),
-		l.DestinationTable.ProjectId + ":" + l.DestinationTable.DatasetId + "." + l.DestinationTable.TableId,
-		nil, l.Autodetect, len(cfg.Labels[writerLabel]) == 16}
-	for _, f := range l.Schema.Fields {
-		got.Schema = append(got.Schema, f.Name+" "+f.Type+" "+f.Mode)
-	}
-	want := summary{
-		SourceFormat:      "NEWLINE_DELIMITED_JSON",
-		WriteDisposition:  "WRITE_APPEND",
-		CreateDisposition: "CREATE_NEVER",
-		SourceURIs:        []string{"gs://" + testBucket + "/" + testPrefix + testLoadID + "/a1-T.ndjson"},
-		Destination:       testProject + ":" + testDataset + "." + warehouse.LineasPedido,
-		Labelled:          true,
-		Schema: []string{
-			"pedido_id STRING REQUIRED", "linea INTEGER REQUIRED", "fecha DATE REQUIRED", "sku STRING REQUIRED",
-			"cantidad INTEGER REQUIRED", "precio_unitario NUMERIC REQUIRED", "cliente_id STRING ", "pais STRING REQUIRED",
-			"importe NUMERIC REQUIRED", "source_object STRING REQUIRED", "source_generation INTEGER REQUIRED",
-			"source_line INTEGER REQUIRED", "ingested_at TIMESTAMP REQUIRED",
-		},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("load configuration (-want +got):\n%s", diff)
 	}
 }
 
@@ -205,12 +166,12 @@ func TestLoadRejectsBadRequests(t *testing.T) {
 		req     warehouse.Load
 		wantErr string
 	}{
-		{"ID with a slash", warehouse.Load{ID: "a/b", Table: warehouse.LineasPedido, Rows: &sliceRows{}}, "invalid ID"},
-		{"unknown table", warehouse.Load{ID: "a", Table: "pedidos", Rows: &sliceRows{}}, `unknown table "pedidos"`},
+		{"ID with a slash", warehouse.Load{ID: "a/b", Table: warehouse.LineasPedido, Rows: source(nil)}, "invalid ID"},
+		{"unknown table", warehouse.Load{ID: "a", Table: "pedidos", Rows: source(nil)}, `unknown table "pedidos"`},
 		{"nil rows", warehouse.Load{ID: "a", Table: warehouse.LineasPedido}, "nil row source"},
-		{"NULL in a REQUIRED column", warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: &sliceRows{rows: [][]warehouse.Value{nulls}}},
+		{"NULL in a REQUIRED column", warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: source([][]warehouse.Value{nulls})},
 			"row 1: column opinion_id is REQUIRED"},
-		{"row of the wrong width", warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: &sliceRows{rows: [][]warehouse.Value{make([]warehouse.Value, 3)}}},
+		{"row of the wrong width", warehouse.Load{ID: "a", Table: warehouse.Opiniones, Rows: source([][]warehouse.Value{make([]warehouse.Value, 3)})},
 			"row has 3 values, table opiniones has 10 columns"},
 	}
 	for _, tc := range tests {
@@ -259,29 +220,6 @@ func untoken(names []string) []string {
 	return out
 }
 
-// TestLoadEmptyCommitsTheID: a Load of no rows commits its ID with a
-// marker job that writes no table (TestLoad: and stages nothing; the
-// suite's LoadOfNoRowsCommitsTheID: a later Load of the ID is AlreadyLoaded)
-// and a later Load of the ID reads nothing.
-func TestLoadEmptyCommitsTheID(t *testing.T) {
-	e := newTestEnv(t)
-	ctx := context.Background()
-	again := &sliceRows{rows: lineas(t, 3)}
-	for _, rows := range []*sliceRows{{}, again} {
-		if _, err := e.w.Load(ctx, warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: rows}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if again.reads != 0 {
-		t.Errorf("second Load read its rows %d times", again.reads)
-	}
-	a1 := loadJobID("alpipe", testLoadID, 1)
-	cfg := findJob(e.fake, a1).Config
-	if cfg == nil || cfg.Query == nil || cfg.Query.Query != emptyLoadSQL || cfg.Query.DestinationTable != nil {
-		t.Errorf("marker job %s: want a query job %q without destination, got %+v", a1, emptyLoadSQL, cfg)
-	}
-}
-
 // TestLoadConcurrent: duplicate deliveries of one file race through the
 // real path (each misses at lookup and stages its own file, or finds the
 // winner's job running): exactly one appends, the others get 409 or find
@@ -295,7 +233,7 @@ func TestLoadConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			rows := &sliceRows{rows: lineas(t, 5)}
+			rows := &warehousetest.Source{Rows: lineas(t, 5)}
 			load := warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: rows}
 			results[i], errs[i] = e.w.Load(context.Background(), load)
 		})
@@ -340,7 +278,7 @@ func TestLoadJobErrorKind(t *testing.T) {
 			e := newTestEnv(t)
 			a1 := loadJobID("alpipe", testLoadID, 1)
 			e.fake.FailJob(a1, tc.reason, "scripted")
-			_, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 1)}})
+			_, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: source(lineas(t, 1))})
 			var je *JobError
 			if !errors.As(err, &je) {
 				t.Fatalf("error %v is not a *JobError", err)
@@ -368,12 +306,12 @@ func TestLoadStagesLargeFilesInParts(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "every row in one job over several parts", wantRows: rows},
-		{name: "a failure in a later part", failAt: rows - 1, wantErr: "source object vanished"},
+		{name: "a failure in a later part", failAt: rows - 1, wantErr: "source broke midway"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTestEnv(t)
-			src := &sliceRows{rows: lineas(t, rows), failAt: tc.failAt}
+			src := &warehousetest.Source{Rows: lineas(t, rows), FailAfter: tc.failAt}
 			got, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src})
 			checkErr(t, err, tc.wantErr)
 			creates, _ := e.staging.log()

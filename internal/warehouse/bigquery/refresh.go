@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"cloud.google.com/go/bigquery"
-	"cloud.google.com/go/civil"
 	"google.golang.org/api/iterator"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -28,10 +27,6 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	if len(dates) == 0 {
 		return nil
 	}
-	sql, err := agg.SelectSQL(w.qualify)
-	if err != nil {
-		return fmt.Errorf("refresh %s: %w", aggregate, err)
-	}
 	days := slices.Clone(dates)
 	slices.Sort(days)
 	days = slices.Compact(days)
@@ -47,12 +42,16 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 			errs = append(errs, &warehouse.PermanentError{Err: err})
 			continue
 		}
-		j, err := w.startRefresh(ctx, agg, sql, day)
+		rows, overflows, err := agg.DaySQL(warehouse.BigQuery, w.qualify, day)
+		if err != nil {
+			return fmt.Errorf("refresh %s: %w", aggregate, err)
+		}
+		j, err := w.startRefresh(ctx, agg, rows, day)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(day), err))
 			continue
 		}
-		c, err := w.startCheck(ctx, agg, j.ID(), day)
+		c, err := w.startCheck(ctx, agg, overflows, j.ID())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(day), err))
 		}
@@ -76,23 +75,10 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	return agg.OverflowError(overflows)
 }
 
-// await waits for j and returns its failure.
-func (w *Warehouse) await(ctx context.Context, j *bigquery.Job) error {
-	st, err := w.wait(ctx, j)
-	if err == nil && st.Err() != nil {
-		err = jobError(j, st)
-	}
-	return err
-}
-
-// startCheck inserts the query job listing the groups of day that the
-// refresh job refreshID leaves out (Aggregate.OverflowSQL of that date),
-// named after it.
-func (w *Warehouse) startCheck(ctx context.Context, agg warehouse.Aggregate, refreshID string, day int32) (*bigquery.Job, error) {
-	sql, err := agg.OverflowSQL(warehouse.BigQuery, w.qualify, []int32{day})
-	if err != nil {
-		return nil, err
-	}
+// startCheck inserts the query job sql listing the groups of a date that
+// the refresh job refreshID leaves out, named after it.
+func (w *Warehouse) startCheck(ctx context.Context, agg warehouse.Aggregate,
+	sql, refreshID string) (*bigquery.Job, error) {
 	q := w.newQuery(sql)
 	q.Labels = map[string]string{"alpipe-aggregate": agg.Table}
 	return w.start(ctx, q, refreshID+"-overflows")
@@ -155,7 +141,6 @@ func (w *Warehouse) startRefresh(ctx context.Context, agg warehouse.Aggregate, s
 		return nil, err
 	}
 	q := w.newQuery(sql)
-	q.Parameters = []bigquery.QueryParameter{{Name: warehouse.DateParam, Value: civil.DateOf(warehouse.DayTime(day))}}
 	q.Dst = w.dataset.Table(agg.Table + "$" + partitionID(day))
 	q.WriteDisposition, q.CreateDisposition = bigquery.WriteTruncate, bigquery.CreateNever
 	q.Labels = map[string]string{"alpipe-aggregate": agg.Table}

@@ -17,7 +17,7 @@ type refreshSummary struct {
 	Destination       string
 	WriteDisposition  string
 	CreateDisposition string
-	Params            []string
+	Params            []string // none: dates are literals
 	DefaultDataset    string
 	LegacySQL         bool
 	SQL               string
@@ -29,19 +29,15 @@ func TestRefreshDaily(t *testing.T) {
 		t.Fatal(err)
 	}
 	qualify := func(table string) string { return "`" + testProject + "." + testDataset + "." + table + "`" }
-	sql, err := agg.SelectSQL(qualify)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Each date's refresh job, then the query listing the groups it left out.
 	summary := func(partition, date string) []refreshSummary {
-		report, err := agg.OverflowSQL(warehouse.BigQuery, qualify, []int32{day(t, date)})
+		sql, report, err := agg.DaySQL(warehouse.BigQuery, qualify, day(t, date))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ds := testProject + ":" + testDataset
 		return []refreshSummary{{Destination: ds + ".ventas_diarias_sku$" + partition, WriteDisposition: "WRITE_TRUNCATE",
-			CreateDisposition: "CREATE_NEVER", Params: []string{"fecha DATE " + date}, DefaultDataset: ds, SQL: sql,
+			CreateDisposition: "CREATE_NEVER", DefaultDataset: ds, SQL: sql,
 		}, {DefaultDataset: ds, SQL: report}}
 	}
 

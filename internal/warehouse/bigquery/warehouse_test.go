@@ -93,7 +93,7 @@ func TestLoadWithoutStaging(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.Load(context.Background(), warehouse.Load{ID: "l1", Table: warehouse.LineasPedido, Rows: &sliceRows{rows: lineas(t, 1)}})
+	_, err = w.Load(context.Background(), warehouse.Load{ID: "l1", Table: warehouse.LineasPedido, Rows: source(lineas(t, 1))})
 	if !errors.Is(err, ErrNoStaging) {
 		t.Fatalf("Load error = %v, want ErrNoStaging", err)
 	}

@@ -20,12 +20,12 @@ func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.R
 	if len(rows) == 0 {
 		return nil
 	}
-	args := make([][]any, len(rows))
+	inserts := make([]string, len(rows))
 	for i, r := range rows {
 		if r.ID == "" {
 			return fmt.Errorf("append to %s: row %d has no ID", table, i)
 		}
-		if args[i], err = bindArgs(t.Schema, r.Values); err != nil {
+		if inserts[i], err = insertRow(t, r.Values); err != nil {
 			return fmt.Errorf("append to %s: row %s: %w", table, r.ID, err)
 		}
 	}
@@ -37,7 +37,6 @@ func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.R
 	}
 	defer conn.Close()
 	mark := "INSERT INTO " + appendTable + " VALUES (?, ?) ON CONFLICT DO NOTHING"
-	ins := insertValues(t)
 	err = inTx(ctx, conn, func() error {
 		for i, r := range rows {
 			res, err := conn.ExecContext(ctx, mark, t.Name, r.ID)
@@ -51,7 +50,7 @@ func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.R
 			if n == 0 {
 				continue // appended before: the retry adds nothing
 			}
-			if _, err := conn.ExecContext(ctx, ins, args[i]...); err != nil {
+			if _, err := conn.ExecContext(ctx, inserts[i]); err != nil {
 				return fmt.Errorf("row %s: %w", r.ID, err)
 			}
 		}
@@ -63,54 +62,25 @@ func (w *Warehouse) Append(ctx context.Context, table string, rows []warehouse.R
 	return nil
 }
 
-// insertValues is the single-row INSERT for t, converting as the spool does.
-func insertValues(t warehouse.Table) string {
-	vals := make([]string, len(t.Schema))
-	for i, f := range t.Schema {
-		switch f.Type {
-		case warehouse.Numeric:
-			vals[i] = "CAST(? AS DECIMAL(38,0)) * " + nanoUnit
-		case warehouse.Timestamp:
-			vals[i] = "make_timestamp(CAST(? AS BIGINT))"
-		case warehouse.Date:
-			vals[i] = "CAST(? AS DATE)"
-		default:
-			vals[i] = "?"
-		}
+// insertRow is the INSERT of one row of t, its values written as the
+// spool's literals.
+func insertRow(t warehouse.Table, row []warehouse.Value) (string, error) {
+	if len(row) != len(t.Schema) {
+		return "", fmt.Errorf("%d values for %d columns", len(row), len(t.Schema))
 	}
-	return "INSERT INTO " + t.Name + " VALUES (" + strings.Join(vals, ", ") + ")"
-}
-
-func bindArgs(schema []warehouse.Field, row []warehouse.Value) ([]any, error) {
-	if len(row) != len(schema) {
-		return nil, fmt.Errorf("%d values for %d columns", len(row), len(schema))
-	}
-	args := make([]any, len(row))
+	vals := make([]string, len(row))
 	for i, v := range row {
-		f := &schema[i]
-		if v.Null {
-			if f.Required() {
-				return nil, fmt.Errorf("column %s is REQUIRED but NULL", f.Name)
-			}
-			continue
-		}
-		switch f.Type {
-		case warehouse.String:
-			if !utf8.ValidString(v.Str) {
-				return nil, fmt.Errorf("column %s: %w", f.Name, errNotUTF8)
-			}
-			args[i] = v.Str
-		case warehouse.Int64:
-			args[i] = v.Int
-		case warehouse.Numeric:
-			args[i] = string(v.Dec.AppendNanos(nil)) // units as text: they may pass 64 bits
-		case warehouse.Date:
-			args[i] = warehouse.FormatDate(v.Days)
-		case warehouse.Timestamp:
-			args[i] = v.Time.UnixMicro()
+		f := t.Schema[i]
+		switch {
+		case v.Null && f.Required():
+			return "", fmt.Errorf("column %s is REQUIRED but NULL", f.Name)
+		case v.Null:
+			vals[i] = "NULL"
+		case f.Type == warehouse.String && !utf8.ValidString(v.Str):
+			return "", fmt.Errorf("column %s: %w", f.Name, errNotUTF8)
 		default:
-			return nil, fmt.Errorf("column %s: unsupported type %s", f.Name, f.Type)
+			vals[i] = literal(f, v)
 		}
 	}
-	return args, nil
+	return "INSERT INTO " + t.Name + " VALUES (" + strings.Join(vals, ", ") + ")", nil
 }

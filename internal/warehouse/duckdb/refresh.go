@@ -29,11 +29,7 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 		return fmt.Errorf("refresh %s: %w", aggregate, err)
 	}
 	const tmp = "refresh_groups"
-	sel, err := a.RowsSQL(warehouse.DuckDB, tmp)
-	if err != nil {
-		return fmt.Errorf("refresh %s: %w", aggregate, err)
-	}
-	over, err := a.OverflowsSQL(warehouse.DuckDB, tmp)
+	sel, over, err := a.RefreshSQL(warehouse.DuckDB, tmp)
 	if err != nil {
 		return fmt.Errorf("refresh %s: %w", aggregate, err)
 	}

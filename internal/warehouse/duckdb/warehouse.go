@@ -120,19 +120,20 @@ func Open(path string, opt Options) (*Warehouse, error) {
 		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), spool.Close())
 	}
 	w := &Warehouse{db: sql.OpenDB(connector), conn: connector, tempDir: tempDir, spool: spool}
-	if err := w.create(context.Background(), views); err != nil {
-		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
-	}
-	if err := w.confine(context.Background()); err != nil {
-		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
+	ctx := context.Background()
+	err = w.create(ctx, views)
+	if err == nil {
+		err = w.confine(ctx)
 	}
 	slots := opt.MaxLoads
-	if slots <= 0 {
-		limit, err := w.memoryLimit(context.Background())
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
+	if err == nil && slots <= 0 {
+		var limit int64
+		if limit, err = w.memoryLimit(ctx); err == nil {
+			slots = loadSlots(limit, threads)
 		}
-		slots = loadSlots(limit, threads)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
 	}
 	w.slots = make(chan struct{}, slots)
 	return w, nil
@@ -206,23 +207,18 @@ func sqlType(t warehouse.Type) (string, error) {
 }
 
 func createTable(t warehouse.Table) string {
-	var b strings.Builder
-	b.WriteString("CREATE TABLE IF NOT EXISTS " + t.Name + " (")
+	cols := make([]string, len(t.Schema))
 	for i, f := range t.Schema {
-		if i > 0 {
-			b.WriteString(", ")
-		}
 		typ, err := sqlType(f.Type)
 		if err != nil {
 			panic(fmt.Sprintf("table %s column %s: %v", t.Name, f.Name, err)) // schema files are checked by tests
 		}
-		b.WriteString(f.Name + " " + typ)
+		cols[i] = f.Name + " " + typ
 		if f.Required() {
-			b.WriteString(" NOT NULL")
+			cols[i] += " NOT NULL"
 		}
 	}
-	b.WriteString(")")
-	return b.String()
+	return "CREATE TABLE IF NOT EXISTS " + t.Name + " (" + strings.Join(cols, ", ") + ")"
 }
 
 // checkSchema fails a table created by another schema than declared.

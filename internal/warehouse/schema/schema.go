@@ -156,9 +156,7 @@ type parsedTable struct {
 
 // Names lists the fixed tables, sorted.
 func Names() []string {
-	names := slices.Collect(maps.Keys(layout))
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(layout))
 }
 
 // Lookup returns the named fixed table; a malformed file is an error. The

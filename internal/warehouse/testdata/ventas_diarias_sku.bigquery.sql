@@ -2,11 +2,11 @@ SELECT g.fecha AS fecha, g.sku AS sku, CASE WHEN g.unidades BETWEEN BIGNUMERIC '
 FROM (
   SELECT l.fecha AS fecha, l.sku AS sku, SUM(CAST(l.cantidad AS BIGNUMERIC)) AS unidades, SUM(CAST(l.importe AS BIGNUMERIC)) AS importe, COUNT(*) AS lineas
   FROM `proj.ds.lineas_pedido` AS l
-  WHERE l.fecha = @fecha
+  WHERE l.fecha IN (DATE '2026-03-14')
   AND CONCAT(CAST(l.fecha AS STRING), '#', l.source_object, '#', CAST(l.source_generation AS STRING)) IN (
     SELECT CONCAT(CAST(fecha AS STRING), '#', source_object, '#', CAST(MAX(source_generation) AS STRING))
     FROM `proj.ds.lineas_pedido`
-    WHERE fecha = @fecha
+    WHERE fecha IN (DATE '2026-03-14')
     GROUP BY fecha, source_object
   )
   GROUP BY l.fecha, l.sku

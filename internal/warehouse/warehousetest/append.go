@@ -1,16 +1,13 @@
 package warehousetest
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-func testAppendIgnoresRepeats(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testAppendIgnoresRepeats(t *testing.T, w Warehouse, tag string) {
 	late, received := ts(t, "2026-03-14T18:42:00Z"), ts(t, "2026-03-14T21:30:05.5Z")
 	m1 := drop{id: tag + "-m1", pedido: tag + "-p1", aggregation: tag, reason: "too_late", event: late,
 		window: late.Truncate(time.Hour), received: received}.row(t)
@@ -19,7 +16,7 @@ func testAppendIgnoresRepeats(t *testing.T, w Warehouse) {
 	add(t, w, warehouse.PedidosDescartados, m1, m2)
 	// A retry of m2 together with a new row, which also arrives twice.
 	add(t, w, warehouse.PedidosDescartados, m2, m3, m3)
-	if err := w.Append(ctx, warehouse.PedidosDescartados, nil); err != nil {
+	if err := w.Append(t.Context(), warehouse.PedidosDescartados, nil); err != nil {
 		t.Errorf("Append of no rows: %v", err)
 	}
 	check(t, w, "SELECT message_id, reason, pedido_id, event_time, window_start, received_at FROM pedidos_descartados"+
@@ -35,7 +32,7 @@ func testAppendIgnoresRepeats(t *testing.T, w Warehouse) {
 	add(t, w, warehouse.VentasHoraPaisPaneles, p)
 	check(t, w, "SELECT COUNT(*) FROM ventas_hora_pais_paneles WHERE aggregation = '"+tag+"'", [][]string{{"1"}})
 
-	if err := w.Append(ctx, "no_such_table", []warehouse.Row{m1}); err == nil {
+	if err := w.Append(t.Context(), "no_such_table", []warehouse.Row{m1}); err == nil {
 		t.Error("Append to an unknown table succeeded, want an error")
 	}
 }

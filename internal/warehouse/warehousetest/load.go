@@ -1,13 +1,10 @@
 package warehousetest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
@@ -25,17 +22,13 @@ func countSQL(tag string) string {
 	return "SELECT COUNT(*) FROM lineas_pedido WHERE pedido_id LIKE '" + tag + "-%'"
 }
 
-func testLoadAppendsRows(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testLoadAppendsRows(t *testing.T, w Warehouse, tag string) {
 	obj := "gs://landing/" + tag + "/pedidos.csv"
-	res, err := w.Load(ctx, warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, obj)...))})
+	res, err := w.Load(t.Context(), warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, obj)...))})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if diff := cmp.Diff(warehouse.LoadResult{Rows: 3}, res); diff != "" {
-		t.Errorf("Load result (-want +got)\n%s", diff)
-	}
+	diff(t, "Load result", warehouse.LoadResult{Rows: 3}, res)
 	check(t, w, "SELECT pedido_id, linea, fecha, sku, cantidad, precio_unitario, importe, cliente_id, pais, source_object, source_generation, source_line"+
 		" FROM lineas_pedido WHERE pedido_id LIKE '"+tag+"-%' ORDER BY source_line", [][]string{
 		{tag + "-P1", "1", "2026-03-14", tag + "-MOCH", "2", "89.9", "179.8", "C-1", "ES", obj, "1", "2"},
@@ -44,38 +37,31 @@ func testLoadAppendsRows(t *testing.T, w Warehouse) {
 	})
 }
 
-func testLoadExactlyOnce(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testLoadExactlyOnce(t *testing.T, w Warehouse, tag string) {
 	obj := "gs://landing/" + tag + "/pedidos.csv"
 	id := tag + "-g1"
 	load(t, w, id, threeLines(tag, obj)...)
 	again := rowsOf(lines(t, threeLines(tag, obj)...))
-	res, err := w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: again})
+	res, err := w.Load(t.Context(), warehouse.Load{ID: id, Table: warehouse.LineasPedido,
+		Rows: again})
 	if err != nil {
 		t.Fatalf("second Load: %v", err)
 	}
-	if diff := cmp.Diff(warehouse.LoadResult{AlreadyLoaded: true}, res); diff != "" {
-		t.Errorf("second Load result (-want +got)\n%s", diff)
-	}
-	if n := again.nexts.Load(); n != 0 {
+	diff(t, "second Load result", warehouse.LoadResult{AlreadyLoaded: true}, res)
+	if n := again.Nexts.Load(); n != 0 {
 		t.Errorf("second Load read its source %d times; an ID that committed must read nothing", n)
 	}
 	check(t, w, countSQL(tag), [][]string{{"3"}})
 }
 
-func testLoadEmpty(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testLoadEmpty(t *testing.T, w Warehouse, tag string) {
 	id := tag + "-empty"
-	res, err := w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(nil)})
+	res, err := w.Load(t.Context(), warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(nil)})
 	if err != nil {
 		t.Fatalf("Load of no rows: %v", err)
 	}
-	if diff := cmp.Diff(warehouse.LoadResult{}, res); diff != "" {
-		t.Errorf("Load of no rows (-want +got)\n%s", diff)
-	}
-	res, err = w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, "gs://x/"+tag)...))})
+	diff(t, "Load of no rows", warehouse.LoadResult{}, res)
+	res, err = w.Load(t.Context(), warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, "gs://x/"+tag)...))})
 	if err != nil {
 		t.Fatalf("second Load: %v", err)
 	}
@@ -85,46 +71,40 @@ func testLoadEmpty(t *testing.T, w Warehouse) {
 	check(t, w, countSQL(tag), [][]string{{"0"}})
 }
 
-func testLoadSourceFails(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testLoadSourceFails(t *testing.T, w Warehouse, tag string) {
 	obj := "gs://landing/" + tag + "/pedidos.csv"
 	id := tag + "-g1"
-	_, err := w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: failingAfter(2, lines(t, threeLines(tag, obj)...))})
-	if !errors.Is(err, errBrokenSource) {
-		t.Fatalf("Load from a source that fails after 2 rows: got %v, want an error wrapping %v", err, errBrokenSource)
+	broken := &Source{Rows: lines(t, threeLines(tag, obj)...), FailAfter: 2}
+	_, err := w.Load(t.Context(), warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: broken})
+	if !errors.Is(err, ErrBrokenSource) {
+		t.Fatalf("Load from a source that fails after 2 rows: got %v, want an error wrapping %v",
+			err, ErrBrokenSource)
 	}
 	check(t, w, countSQL(tag), [][]string{{"0"}})
 
 	// The failed attempt must not have used up the ID.
-	res, err := w.Load(ctx, warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, obj)...))})
+	res, err := w.Load(t.Context(), warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, threeLines(tag, obj)...))})
 	if err != nil {
 		t.Fatalf("retry: %v", err)
 	}
-	if diff := cmp.Diff(warehouse.LoadResult{Rows: 3}, res); diff != "" {
-		t.Errorf("retry result (-want +got)\n%s", diff)
-	}
+	diff(t, "retry result", warehouse.LoadResult{Rows: 3}, res)
 	check(t, w, countSQL(tag), [][]string{{"3"}})
 }
 
-func testLoadInvalidRow(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testLoadInvalidRow(t *testing.T, w Warehouse, tag string) {
 	rows := lines(t, threeLines(tag, "gs://landing/"+tag+"/pedidos.csv")...)
 	tbl, err := warehouse.Lookup(warehouse.LineasPedido)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rows[2][tbl.Column("sku")] = warehouse.NullValue() // REQUIRED
-	if _, err := w.Load(ctx, warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: rowsOf(rows)}); err == nil {
+	if _, err := w.Load(t.Context(), warehouse.Load{ID: tag + "-g1", Table: warehouse.LineasPedido, Rows: rowsOf(rows)}); err == nil {
 		t.Fatal("Load with NULL in a REQUIRED column succeeded, want an error")
 	}
 	check(t, w, countSQL(tag), [][]string{{"0"}})
 }
 
-func testLoadConcurrent(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testLoadConcurrent(t *testing.T, w Warehouse, tag string) {
 	obj := "gs://landing/" + tag + "/pedidos.csv"
 	const n = 8
 	var ls []line
@@ -137,7 +117,7 @@ func testLoadConcurrent(t *testing.T, w Warehouse) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			results[i], errs[i] = w.Load(ctx, warehouse.Load{ID: tag + "-g7", Table: warehouse.LineasPedido, Rows: rowsOf(rows)})
+			results[i], errs[i] = w.Load(t.Context(), warehouse.Load{ID: tag + "-g7", Table: warehouse.LineasPedido, Rows: rowsOf(rows)})
 		})
 	}
 	wg.Wait()
@@ -158,9 +138,7 @@ func testLoadConcurrent(t *testing.T, w Warehouse) {
 	check(t, w, countSQL(tag), [][]string{{"50"}})
 }
 
-func testLoadBadRequests(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testLoadBadRequests(t *testing.T, w Warehouse, tag string) {
 	tests := []struct {
 		name string
 		req  warehouse.Load
@@ -172,7 +150,7 @@ func testLoadBadRequests(t *testing.T, w Warehouse) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if res, err := w.Load(ctx, tc.req); err == nil {
+			if res, err := w.Load(t.Context(), tc.req); err == nil {
 				t.Errorf("Load succeeded with %+v, want an error", res)
 			}
 		})

@@ -1,7 +1,6 @@
 package warehousetest
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -77,12 +76,10 @@ func newestSpan() time.Time {
 	return at
 }
 
-func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testDiscardSummary(t *testing.T, w Warehouse, mode, tag string) {
 	read := func(since, from, until time.Time) warehouse.DiscardSummary {
 		q := warehouse.DiscardSummaryQuery{Aggregation: tag, Latest: 2, Since: since, From: from, Until: until}
-		return must[warehouse.DiscardSummary](t, "discard_summary")(warehouse.ReadDiscardSummary(ctx, w, q))
+		return must[warehouse.DiscardSummary](t, "discard_summary")(warehouse.ReadDiscardSummary(t.Context(), w, q))
 	}
 	span := newestSpan()
 	since, zero := span.Add(2*time.Millisecond), time.Time{}
@@ -117,12 +114,10 @@ func testDiscardSummary(t *testing.T, w Warehouse, mode string) {
 	}, got)
 }
 
-func testDiscardCounts(t *testing.T, w Warehouse, _ string) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testDiscardCounts(t *testing.T, w Warehouse, _, tag string) {
 	since := future.Add(time.Hour)
 	read := func() warehouse.DiscardCounts {
-		return must[warehouse.DiscardCounts](t, "discard_counts")(warehouse.ReadDiscardCounts(ctx, w, since))
+		return must[warehouse.DiscardCounts](t, "discard_counts")(warehouse.ReadDiscardCounts(t.Context(), w, since))
 	}
 	before := read()
 	appendDrops(t, w,
@@ -137,8 +132,7 @@ func testDiscardCounts(t *testing.T, w Warehouse, _ string) {
 	}, got)
 }
 
-func testDiscardReasons(t *testing.T, w Warehouse, _ string) {
-	tag := newTag(t)
+func testDiscardReasons(t *testing.T, w Warehouse, _, tag string) {
 	since := newestSpan().Add(100 * time.Millisecond)
 	var ds []drop
 	for i, reason := range []string{"invalid: " + tag + " b", "invalid: " + tag + " a", "invalid: " + tag + " b", warehouse.ReasonTooLate, "invalid: " + tag + " c", "invalid: " + tag + " old"} {
@@ -149,7 +143,7 @@ func testDiscardReasons(t *testing.T, w Warehouse, _ string) {
 		ds = append(ds, drop{id: tag + "-" + string(rune('a'+i)), reason: reason, received: at})
 	}
 	appendDrops(t, w, ds...)
-	got := must[[]warehouse.ReasonCount](t, "discard_reasons")(warehouse.ReadDiscardReasons(context.Background(), w, since, 3))
+	got := must[[]warehouse.ReasonCount](t, "discard_reasons")(warehouse.ReadDiscardReasons(t.Context(), w, since, 3))
 	diff(t, "reasons", []warehouse.ReasonCount{
 		{Reason: "invalid: " + tag + " b", Count: 2},
 		{Reason: "invalid: " + tag + " a", Count: 1},
@@ -157,8 +151,7 @@ func testDiscardReasons(t *testing.T, w Warehouse, _ string) {
 	}, got)
 }
 
-func testDayDrops(t *testing.T, w Warehouse, _ string) {
-	tag := newTag(t)
+func testDayDrops(t *testing.T, w Warehouse, _, tag string) {
 	d, _ := seedLines(t, w, tag)
 	from := warehouse.DayTime(d)
 	until := from.Add(24 * time.Hour)
@@ -171,7 +164,7 @@ func testDayDrops(t *testing.T, w Warehouse, _ string) {
 		drop{id: tag + "-5", pedido: tag + "-q2", aggregation: tag, reason: warehouse.ReasonTooLate, event: out, window: out, received: out},
 		drop{id: tag + "-6", reason: "invalid: " + tag + " later", received: out},
 	)
-	got := must[[]warehouse.DayDrop](t, "day_drops")(warehouse.ReadDayDrops(context.Background(), w, d, tag, from, until))
+	got := must[[]warehouse.DayDrop](t, "day_drops")(warehouse.ReadDayDrops(t.Context(), w, d, tag, from, until))
 	diff(t, "drops", []warehouse.DayDrop{
 		{Discard: noTime.discard()},
 		{Discard: late.discard(), Matched: true, Pais: "ES", Importe: dec(t, "0.000000001"), Unidades: 1},

@@ -1,7 +1,6 @@
 package warehousetest
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -29,15 +28,13 @@ func seedLines(t *testing.T, w Warehouse, tag string) (d int32, fecha string) {
 	return d, fecha
 }
 
-func testLineDates(t *testing.T, w Warehouse, _ string) {
-	tag := newTag(t)
+func testLineDates(t *testing.T, w Warehouse, _, tag string) {
 	d, _ := seedLines(t, w, tag)
-	ctx := context.Background()
-	got := must[[]int32](t, "line_dates")(warehouse.ReadLineDates(ctx, w, d-1, d+5))
+	got := must[[]int32](t, "line_dates")(warehouse.ReadLineDates(t.Context(), w, d-1, d+5))
 	diff(t, "dates around the tag's", []int32{d, d + 2}, got)
-	got = must[[]int32](t, "line_dates")(warehouse.ReadLineDates(ctx, w, d+1, d+2))
+	got = must[[]int32](t, "line_dates")(warehouse.ReadLineDates(t.Context(), w, d+1, d+2))
 	diff(t, "bounds included", []int32{d + 2}, got)
-	all := must[[]int32](t, "line_dates")(warehouse.ReadLineDates(ctx, w, warehouse.FirstDate, warehouse.LastDate))
+	all := must[[]int32](t, "line_dates")(warehouse.ReadLineDates(t.Context(), w, warehouse.FirstDate, warehouse.LastDate))
 	for _, want := range []int32{d, d + 2} {
 		if !slices.Contains(all, want) {
 			t.Errorf("every date: %v lacks %s", all, warehouse.FormatDate(want))
@@ -45,10 +42,9 @@ func testLineDates(t *testing.T, w Warehouse, _ string) {
 	}
 }
 
-func testDayOrders(t *testing.T, w Warehouse, _ string) {
-	tag := newTag(t)
+func testDayOrders(t *testing.T, w Warehouse, _, tag string) {
 	d, _ := seedLines(t, w, tag)
-	got := must[[]warehouse.DayOrder](t, "day_orders")(warehouse.ReadDayOrders(context.Background(), w, d))
+	got := must[[]warehouse.DayOrder](t, "day_orders")(warehouse.ReadDayOrders(t.Context(), w, d))
 	diff(t, "orders", []warehouse.DayOrder{
 		{PedidoID: tag + "-p1", Pais: "ES", PaisMax: "ES", ClienteID: "c1", Importe: dec(t, "0.3"), Unidades: 3},
 		{PedidoID: tag + "-p2", Pais: "FR", PaisMax: "FR", Importe: dec(t, "0.2"), Unidades: 1},
@@ -56,10 +52,9 @@ func testDayOrders(t *testing.T, w Warehouse, _ string) {
 	}, got)
 }
 
-func testCountryTotals(t *testing.T, w Warehouse, _ string) {
-	tag := newTag(t)
+func testCountryTotals(t *testing.T, w Warehouse, _, tag string) {
 	d, _ := seedLines(t, w, tag)
-	got := must[[]warehouse.CountryTotal](t, "country_totals")(warehouse.ReadCountryTotals(context.Background(), w, d))
+	got := must[[]warehouse.CountryTotal](t, "country_totals")(warehouse.ReadCountryTotals(t.Context(), w, d))
 	diff(t, "totals", []warehouse.CountryTotal{
 		{Pais: "ES", Importe: dec(t, "0.300000001"), Pedidos: 2, Unidades: 4},
 		{Pais: "FR", Importe: dec(t, "0.2"), Pedidos: 1, Unidades: 1},

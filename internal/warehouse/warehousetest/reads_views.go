@@ -1,7 +1,6 @@
 package warehousetest
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,37 +38,9 @@ func sale(t *testing.T, start time.Time, pais, importe string, pedidos, unidades
 		Pedidos: pedidos, Unidades: unidades, Timing: timing, PaneIndex: index}
 }
 
-func testNewestWindows(t *testing.T, w Warehouse, mode string) {
-	ctx := context.Background()
-	tag := newTag(t)
-	w10, w11, w12, w13 := seedWindows(t, w, tag, mode)
-	es12 := sale(t, w12, "ES", "25.5", 3, 5, "ON_TIME", 1)
-	pt12 := sale(t, w12, "PT", "99999999999999999999.999999999", 7, 7, "ON_TIME", 0)
-	fr10, fr11, fr13 := sale(t, w10, "FR", "2.2", 1, 2, "ON_TIME", 0), sale(t, w11, "FR", "3.3", 1, 3, "LATE", 0), sale(t, w13, "FR", "0.1", 1, 1, "EARLY", 0)
-	tests := []struct {
-		name string
-		q    warehouse.NewestWindows
-		want []warehouse.HourlySale
-	}{
-		{name: "the newest two windows", q: warehouse.NewestWindows{Aggregation: tag, Windows: 2},
-			want: []warehouse.HourlySale{es12, pt12, fr13}},
-		{name: "the newest two windows holding FR", q: warehouse.NewestWindows{Aggregation: tag, Windows: 2, Keys: []string{"FR"}},
-			want: []warehouse.HourlySale{fr11, fr13}},
-		{name: "a range, ES and FR", q: warehouse.NewestWindows{Aggregation: tag, Windows: 24, From: w10, Until: w13, Keys: []string{"ES", "FR"}},
-			want: []warehouse.HourlySale{sale(t, w10, "ES", "1.1", 1, 1, "ON_TIME", 0), fr10, fr11, es12}},
-		{name: "no window", q: warehouse.NewestWindows{Aggregation: tag, Windows: 0}, want: []warehouse.HourlySale{}},
-		{name: "another aggregation", q: warehouse.NewestWindows{Aggregation: tag + "y", Windows: 24}, want: []warehouse.HourlySale{}},
-	}
-	for _, tc := range tests {
-		got := must[[]warehouse.HourlySale](t, tc.name)(warehouse.ReadNewestWindows(ctx, w, tc.q))
-		diffSales(t, w, mode, viewOf(t, warehouse.VentasHoraPais), tag, tc.name, tc.want, got)
-	}
-}
-
-func testWindowsBetween(t *testing.T, w Warehouse, mode string) {
-	tag := newTag(t)
+func testWindowsBetween(t *testing.T, w Warehouse, mode, tag string) {
 	_, w11, w12, w13 := seedWindows(t, w, tag, mode)
-	got := must[[]warehouse.HourlySale](t, "windows_between")(warehouse.ReadWindowsBetween(context.Background(), w, tag, w11, w13))
+	got := must[[]warehouse.HourlySale](t, "windows_between")(warehouse.ReadWindowsBetween(t.Context(), w, tag, w11, w13))
 	diffSales(t, w, mode, viewOf(t, warehouse.VentasHoraPais), tag, "windows 11:00 to 13:00", []warehouse.HourlySale{
 		sale(t, w11, "FR", "3.3", 1, 3, "LATE", 0),
 		sale(t, w12, "ES", "25.5", 3, 5, "ON_TIME", 1),
@@ -103,9 +74,8 @@ func seedViewPanes(t *testing.T, w Warehouse, v warehouse.View, tag, mode string
 }
 
 // testPanesOf checks a declared aggregation's panes read.
-func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testPanesOf(t *testing.T, w Warehouse, mode, tag string, q warehouse.NamedQuery) {
+	v := *q.View
 	start := warehouse.DayTime(tagDay(tag)).Add(9 * time.Hour)
 	row := func(offset time.Duration, key string, index int64, importe string) warehouse.Row {
 		return viewPane(t, v, tag, mode, start.Add(offset), key, index, importe, index+1, "EARLY")
@@ -115,20 +85,19 @@ func testPanesOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
 		row(45*time.Minute, "A", 0, "99999999999999999999.999999999"),
 	)
 	late := start.Add(45 * time.Minute)
-	got := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(ctx, w, v.Name, tag, []time.Time{late, start}))
+	got := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(t.Context(), w, v.Name, tag, []time.Time{late, start}))
 	pane := func(at time.Time, key string, index int64, importe string) warehouse.Pane {
 		return warehouse.Pane{WindowStart: at, Key: key, PaneIndex: index, Timing: "EARLY", Importe: dec(t, importe), Pedidos: 1, Unidades: index + 1}
 	}
 	diff(t, "panes of "+v.Name, []warehouse.Pane{pane(start, "A", 0, "0.000000001"), pane(start, "B", 0, "1"),
 		pane(start, "B", 1, "1.1"), pane(late, "A", 0, "99999999999999999999.999999999")}, got)
-	none := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(ctx, w, v.Name, tag, nil))
+	none := must[[]warehouse.Pane](t, "panes of "+v.Name)(warehouse.ReadPanes(t.Context(), w, v.Name, tag, nil))
 	diff(t, "panes of no window", []warehouse.Pane{}, none)
 }
 
-// testNewestWindowsOf checks another declared view's newest-windows read.
-func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.View) {
-	ctx := context.Background()
-	tag := newTag(t)
+// testNewestWindowsOf checks a declared view's newest-windows read.
+func testNewestWindowsOf(t *testing.T, w Warehouse, mode, tag string, q warehouse.NamedQuery) {
+	v := *q.View
 	start, pedidosA := seedViewPanes(t, w, v, tag, mode)
 	at := func(minutes int) time.Time { return start.Add(time.Duration(minutes) * time.Minute) }
 	a0, b0 := sale(t, start, "A", "0.5", 1, 1, "ON_TIME", 0), sale(t, start, "B", "7", 1, 7, "ON_TIME", 0)
@@ -142,32 +111,34 @@ func testNewestWindowsOf(t *testing.T, w Warehouse, mode string, v warehouse.Vie
 		{name: "the newest two windows", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag, Windows: 2}, want: []warehouse.HourlySale{a15, b30}},
 		{name: "the newest two windows holding A", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag, Windows: 2, Keys: []string{"A"}},
 			want: []warehouse.HourlySale{a0, a15}},
-		{name: "a range", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag, Windows: 24, From: start, Until: start.Add(30 * time.Minute)},
-			want: []warehouse.HourlySale{a0, b0, a15}},
+		{name: "a range, A and B", want: []warehouse.HourlySale{a0, b0, a15},
+			q: warehouse.NewestWindows{View: v.Name, Aggregation: tag, Windows: 24, From: start,
+				Until: start.Add(30 * time.Minute), Keys: []string{"A", "B"}}},
+		{name: "no window", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag, Windows: 0},
+			want: []warehouse.HourlySale{}},
 		{name: "another aggregation", q: warehouse.NewestWindows{View: v.Name, Aggregation: tag + "y", Windows: 24}, want: []warehouse.HourlySale{}},
 	}
 	for _, tc := range tests {
-		got := must[[]warehouse.HourlySale](t, tc.name)(warehouse.ReadNewestWindows(ctx, w, tc.q))
+		got := must[[]warehouse.HourlySale](t, tc.name)(warehouse.ReadNewestWindows(t.Context(), w, tc.q))
 		diffSales(t, w, mode, v, tag, v.Name+": "+tc.name, tc.want, got)
 	}
-	if _, err := warehouse.ReadNewestWindows(ctx, w, warehouse.NewestWindows{View: v.Name + "_x", Aggregation: tag, Windows: 1}); err == nil {
+	if _, err := warehouse.ReadNewestWindows(t.Context(), w, warehouse.NewestWindows{View: v.Name + "_x", Aggregation: tag, Windows: 1}); err == nil {
 		t.Errorf("newest windows of undeclared view %s_x: no error", v.Name)
 	}
 }
 
-// testListViewOf checks another declared view's listing.
-func testListViewOf(t *testing.T, w Warehouse, mode string, v warehouse.View, name string) {
-	ctx := context.Background()
+// testListViewOf checks a declared view's listing.
+func testListViewOf(t *testing.T, w Warehouse, mode, tag string, q warehouse.NamedQuery) {
+	v, name := *q.View, q.Name
 	if got, ok := warehouse.ViewListing(v.Name); !ok || got != name {
 		t.Errorf("ViewListing(%s) = %q, %v; want %q, true", v.Name, got, ok, name)
 	}
 	if _, ok := warehouse.ViewListing(v.Name + "_x"); ok {
 		t.Errorf("ViewListing(%s_x): a listing of an undeclared view", v.Name)
 	}
-	tag := newTag(t)
 	fecha := warehouse.FormatDate(tagDay(tag))
 	start, pedidosA := seedViewPanes(t, w, v, tag, mode)
-	res, types, err := warehouse.ReadListing(ctx, w, name)
+	res, types, err := warehouse.ReadListing(t.Context(), w, name)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -1,18 +1,15 @@
 package warehousetest
 
 import (
-	"context"
 	"errors"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 func load(t *testing.T, w Warehouse, id string, ls ...line) {
 	t.Helper()
-	res, err := w.Load(context.Background(), warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, ls...))})
+	res, err := w.Load(t.Context(), warehouse.Load{ID: id, Table: warehouse.LineasPedido, Rows: rowsOf(lines(t, ls...))})
 	if err != nil {
 		t.Fatalf("Load %s: %v", id, err)
 	}
@@ -27,7 +24,7 @@ func refresh(t *testing.T, w Warehouse, dates ...string) {
 	for i, d := range dates {
 		days[i] = day(t, d)
 	}
-	if err := w.RefreshDaily(context.Background(), warehouse.VentasDiariasSKU, days); err != nil {
+	if err := w.RefreshDaily(t.Context(), warehouse.VentasDiariasSKU, days); err != nil {
 		t.Fatalf("RefreshDaily %v: %v", dates, err)
 	}
 }
@@ -36,8 +33,7 @@ func dailySQL(tag string) string {
 	return "SELECT fecha, sku, unidades, importe, lineas FROM ventas_diarias_sku WHERE sku LIKE '" + tag + "-%' ORDER BY fecha, sku"
 }
 
-func testRefreshDates(t *testing.T, w Warehouse) {
-	tag := newTag(t)
+func testRefreshDates(t *testing.T, w Warehouse, tag string) {
 	a := "gs://landing/" + tag + "/a.csv"
 	b := "gs://landing/" + tag + "/b.csv"
 	x, y := tag+"-X", tag+"-Y"
@@ -77,14 +73,15 @@ func testRefreshDates(t *testing.T, w Warehouse) {
 			{"2026-03-15", x, "6", "15", "2"},
 		})
 	}
-	if err := w.RefreshDaily(context.Background(), warehouse.VentasDiariasSKU, nil); err != nil {
+	if err := w.RefreshDaily(t.Context(), warehouse.VentasDiariasSKU, nil); err != nil {
 		t.Errorf("RefreshDaily of no dates: %v", err)
 	}
-	t.Run("SumsOutOfRangeAreLeftOutAndReported", func(t *testing.T) { testRefreshOutOfRange(t, w) })
+	t.Run("SumsOutOfRangeAreLeftOutAndReported", func(t *testing.T) {
+		testRefreshOutOfRange(t, w, newTag(t))
+	})
 }
 
-func testRefreshNewestGeneration(t *testing.T, w Warehouse) {
-	tag := newTag(t)
+func testRefreshNewestGeneration(t *testing.T, w Warehouse, tag string) {
 	a := "gs://landing/" + tag + "/a.csv"
 	b := "gs://landing/" + tag + "/b.csv"
 	c := "gs://landing/" + tag + "/c.csv"
@@ -132,8 +129,8 @@ func testRefreshNewestGeneration(t *testing.T, w Warehouse) {
 	})
 }
 
-func testRefreshUnknown(t *testing.T, w Warehouse) {
-	if err := w.RefreshDaily(context.Background(), "no_such_aggregate", []int32{20526}); err == nil {
+func testRefreshUnknown(t *testing.T, w Warehouse, _ string) {
+	if err := w.RefreshDaily(t.Context(), "no_such_aggregate", []int32{20526}); err == nil {
 		t.Error("RefreshDaily of an unknown aggregate succeeded, want an error")
 	}
 }
@@ -143,9 +140,7 @@ const maxNumeric = "99999999999999999999999999999.999999999"
 // testRefreshOutOfRange: a group whose sum its column cannot hold is left
 // out and reported, the rest of its date refreshed, on every refresh
 // until the rows change so that it fits.
-func testRefreshOutOfRange(t *testing.T, w Warehouse) {
-	ctx := context.Background()
-	tag := newTag(t)
+func testRefreshOutOfRange(t *testing.T, w Warehouse, tag string) {
 	a := "gs://landing/" + tag + "/a.csv"
 	b := "gs://landing/" + tag + "/b.csv"
 	sku := func(s string) string { return tag + "-" + s }
@@ -198,15 +193,13 @@ func testRefreshOutOfRange(t *testing.T, w Warehouse) {
 		if !errors.As(err, &oe) {
 			t.Fatalf("RefreshDaily: error %v, want an OverflowError naming %d sums", err, len(want))
 		}
-		if oe.Aggregate != warehouse.VentasDiariasSKU || !cmp.Equal(oe.KeyNames, []string{"sku"}) {
-			t.Errorf("OverflowError of aggregate %q keys %q, want %s [sku]", oe.Aggregate, oe.KeyNames, warehouse.VentasDiariasSKU)
-		}
-		if diff := cmp.Diff(want, oe.Overflows); diff != "" {
-			t.Errorf("overflows (-want +got):\n%s", diff)
-		}
+		wantErr := &warehouse.OverflowError{Aggregate: warehouse.VentasDiariasSKU,
+			KeyNames: []string{"sku"}, Overflows: want}
+		diff(t, "OverflowError", wantErr, oe)
 	}
 
-	checkOverflow(w.RefreshDaily(ctx, warehouse.VentasDiariasSKU, []int32{d13, d14}), overflows)
+	checkOverflow(w.RefreshDaily(t.Context(), warehouse.VentasDiariasSKU, []int32{d13, d14}),
+		overflows)
 	check(t, w, dailySQL(tag), [][]string{
 		{"2026-03-13", sku("X"), "1", "5", "1"},
 		{"2026-03-14", sku("E"), "3", maxNumeric, "3"},
@@ -217,7 +210,7 @@ func testRefreshOutOfRange(t *testing.T, w Warehouse) {
 	// A later file of the same date refreshes it: the new figures land,
 	// the groups still out of range are reported again.
 	load(t, w, tag+"-b1", l("2026-03-14", "Y", 1, "0.5", b, 1))
-	checkOverflow(w.RefreshDaily(ctx, warehouse.VentasDiariasSKU, []int32{d14}), overflows)
+	checkOverflow(w.RefreshDaily(t.Context(), warehouse.VentasDiariasSKU, []int32{d14}), overflows)
 	check(t, w, dailySQL(tag), [][]string{
 		{"2026-03-13", sku("X"), "1", "5", "1"},
 		{"2026-03-14", sku("E"), "3", maxNumeric, "3"},
@@ -230,7 +223,7 @@ func testRefreshOutOfRange(t *testing.T, w Warehouse) {
 		l("2026-03-14", "X", 1, "1", a, 2),
 		l("2026-03-14", "X", 1, "1", a, 2),
 	)
-	checkOverflow(w.RefreshDaily(ctx, warehouse.VentasDiariasSKU, []int32{d14}), nil)
+	checkOverflow(w.RefreshDaily(t.Context(), warehouse.VentasDiariasSKU, []int32{d14}), nil)
 	check(t, w, dailySQL(tag), [][]string{
 		{"2026-03-13", sku("X"), "1", "5", "1"},
 		{"2026-03-14", sku("X"), "2", "2", "2"},

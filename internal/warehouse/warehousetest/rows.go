@@ -1,7 +1,6 @@
 package warehousetest
 
 import (
-	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -117,43 +116,37 @@ func ts(t *testing.T, s string) time.Time {
 	return v
 }
 
-// source is a RowSource over rows, failing with err after failAfter rows
-// when err is set, counting its Next calls.
-type source struct {
-	rows      [][]warehouse.Value
-	failAfter int
-	err       error
+// Source is a RowSource over Rows handing them out as a file reader does
+// (one reused buffer); with FailAfter > 0 it fails with ErrBrokenSource
+// after that many rows. Nexts counts its Next calls.
+type Source struct {
+	Rows      [][]warehouse.Value
+	FailAfter int
+	Nexts     atomic.Int64
 	i         int
-	nexts     atomic.Int64
 	cur       []warehouse.Value
 }
 
-func rowsOf(rows [][]warehouse.Value) *source { return &source{rows: rows} }
+// ErrBrokenSource is the failure of a Source with FailAfter.
+var ErrBrokenSource = errors.New("source broke midway")
 
-var errBrokenSource = errors.New("source broke midway")
+func rowsOf(rows [][]warehouse.Value) *Source { return &Source{Rows: rows} }
 
-func failingAfter(n int, rows [][]warehouse.Value) *source {
-	return &source{rows: rows, failAfter: n, err: errBrokenSource}
-}
-
-func (s *source) Next() bool {
-	s.nexts.Add(1)
-	if s.err != nil && s.i >= s.failAfter {
+func (s *Source) Next() bool {
+	s.Nexts.Add(1)
+	if s.i >= len(s.Rows) || s.Err() != nil {
 		return false
 	}
-	if s.i >= len(s.rows) {
-		return false
-	}
-	s.cur = append(s.cur[:0], s.rows[s.i]...)
+	s.cur = append(s.cur[:0], s.Rows[s.i]...)
 	s.i++
 	return true
 }
 
-func (s *source) Row() []warehouse.Value { return s.cur }
+func (s *Source) Row() []warehouse.Value { return s.cur }
 
-func (s *source) Err() error {
-	if s.err != nil && s.i >= s.failAfter {
-		return s.err
+func (s *Source) Err() error {
+	if s.FailAfter > 0 && s.i >= s.FailAfter {
+		return ErrBrokenSource
 	}
 	return nil
 }
@@ -161,14 +154,14 @@ func (s *source) Err() error {
 // add appends rows to table, failing the test on error.
 func add(t *testing.T, w Warehouse, table string, rows ...warehouse.Row) {
 	t.Helper()
-	if err := w.Append(context.Background(), table, rows); err != nil {
+	if err := w.Append(t.Context(), table, rows); err != nil {
 		t.Fatalf("Append to %s: %v", table, err)
 	}
 }
 
 func query(t *testing.T, w Warehouse, sql string) [][]string {
 	t.Helper()
-	res, err := w.Query(context.Background(), sql)
+	res, err := w.Query(t.Context(), sql)
 	if err != nil {
 		t.Fatalf("query %q: %v", sql, err)
 	}

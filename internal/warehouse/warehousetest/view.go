@@ -51,9 +51,8 @@ func pane(t *testing.T, tag, mode, windowStart, pais string, index int64, timing
 
 // testView checks the view ventas_hora_pais in mode (see
 // warehouse.View.SQL); the panes make both modes show the same figures.
-func testView(t *testing.T, mode string, w Warehouse) {
+func testView(t *testing.T, mode string, w Warehouse, tag string) {
 	t.Helper()
-	tag := newTag(t)
 	const w18, w19 = "2026-03-14T18:00:00Z", "2026-03-14T19:00:00Z"
 	var es []warehouse.Row
 	switch mode {
@@ -112,14 +111,13 @@ func sessionPane(t *testing.T, v warehouse.View, tag, mode, start, end, key stri
 // testSessionView checks the first declared session view in mode: a
 // session whose latest pane is MERGED is left out, the one it merged into
 // shows, merged_into comes back as written.
-func testSessionView(t *testing.T, mode string, w Warehouse) {
+func testSessionView(t *testing.T, mode string, w Warehouse, tag string) {
 	t.Helper()
 	i := slices.IndexFunc(warehouse.Views(), func(v warehouse.View) bool { return v.Session })
 	if i < 0 {
 		t.Skip("no session aggregation is declared")
 	}
 	v := warehouse.Views()[i]
-	tag := newTag(t)
 	const s950, s1000, s1005 = "2026-03-14T09:50:00Z", "2026-03-14T10:00:00Z", "2026-03-14T10:05:00Z"
 	const e1030, e1035 = "2026-03-14T10:30:00Z", "2026-03-14T10:35:00Z"
 	// An order at 9:50 moved C1's session of 10:00, which ends MERGED into

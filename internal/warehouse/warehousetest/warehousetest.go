@@ -54,7 +54,7 @@ func RunWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Features
 	t.Helper()
 	tests := []struct {
 		name string
-		run  func(t *testing.T, w Warehouse)
+		run  func(t *testing.T, w Warehouse, tag string)
 	}{
 		{"LoadAppendsRows", testLoadAppendsRows},
 		{"LoadIsExactlyOncePerID", testLoadExactlyOnce},
@@ -73,7 +73,7 @@ func RunWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Features
 	}
 	open := opener(newWarehouse, f)
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t)) })
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, open(t), newTag(t)) })
 	}
 	RunModeWith(t, newWarehouse, f)
 }
@@ -87,10 +87,13 @@ func RunModeWith(t *testing.T, newWarehouse func(t *testing.T) Warehouse, f Feat
 	if mode == "" {
 		mode = warehouse.Accumulating
 	}
-	t.Run("ViewShowsTheCurrentValue", func(t *testing.T) { testView(t, mode, open(t)) })
-	t.Run("SessionViewLeavesOutMergedSessions", func(t *testing.T) { testSessionView(t, mode, open(t)) })
+	t.Run("ViewShowsTheCurrentValue", func(t *testing.T) { testView(t, mode, open(t), newTag(t)) })
+	t.Run("SessionViewLeavesOutMergedSessions", func(t *testing.T) {
+		testSessionView(t, mode, open(t), newTag(t))
+	})
 	runReads(t, open, mode)
 }
 
-// newTag returns a marker unique to one test, usable in SQL literals.
+// newTag returns a marker unique to one test, usable in SQL literals: the
+// runner hands every test its own.
 func newTag(*testing.T) string { return "wt" + strings.ToLower(rand.Text()) }

@@ -225,10 +225,8 @@ func (a *agg) checkPanes(panes []window.Pane, modelled bool) error {
 // aggregation name:
 // exactly the model's too-late orders, each with its window (rewrites of one
 // are harmless) and a watermark at or past end + L.
-func (m *Multi) CheckDrops(name string, drops []Drop) error { return m.agg(name).checkDrops(drops) }
-
-func (a *agg) checkDrops(drops []Drop) error {
-	var p problems
+func (m *Multi) CheckDrops(name string, drops []Drop) error {
+	a, p := m.agg(name), problems{}
 	want := map[OrderWindow]bool{}
 	for _, d := range a.drops {
 		want[OrderWindow{d.PedidoID, normalTime(d.WindowStart)}] = true

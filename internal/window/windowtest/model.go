@@ -1,27 +1,14 @@
 package windowtest
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Kind is what an Event does.
-type Kind int
+type Kind string
 
 const (
-	Deliver Kind = iota + 1 // one Pub/Sub message
-	Tick                    // the timer, at processing time Now
+	Deliver Kind = "deliver" // one Pub/Sub message
+	Tick    Kind = "tick"    // the timer, at processing time Now
 )
-
-func (k Kind) String() string {
-	switch k {
-	case Deliver:
-		return "deliver"
-	case Tick:
-		return "tick"
-	}
-	return fmt.Sprintf("Kind(%d)", int(k))
-}
 
 // Fate is what became of an (order, window).
 type Fate string

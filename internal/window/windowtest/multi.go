@@ -21,9 +21,6 @@ const (
 	KeySKU       = "sku"
 )
 
-// ReasonSKUMissing is the dead-letter reason of a line without a SKU.
-const ReasonSKUMissing = "sku_missing"
-
 // MultiEvent is one step of a stream: the delivery of a whole order, or a
 // tick of the timer that serves every aggregation. Events of a stream have
 // non-decreasing Now.
@@ -140,7 +137,7 @@ func (m *Multi) Apply(e MultiEvent) []window.Pane {
 	case !m.seen[o.PedidoID]:
 		m.seen[o.PedidoID] = true
 		for _, a := range m.aggs {
-			elems, missing := elementsOf(a.spec.KeyField, o)
+			elems, missing := Elements(a.spec.KeyField, o)
 			for _, i := range missing {
 				m.missing = append(m.missing, SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: i, ReceivedAt: e.Now})
 			}
@@ -155,19 +152,16 @@ func (m *Multi) Apply(e MultiEvent) []window.Pane {
 	return out
 }
 
-// elementsOf computes an order's elements under key with big integers, and
-// the indexes of its lines without a SKU.
-func elementsOf(key string, o order.Order) (elems []element, missing []int) {
+// Elements computes an order's elements under key with big integers, and
+// the indexes of its lines without a SKU, as the contract of Multi says.
+func Elements(key string, o order.Order) (elems []Element, missing []int) {
 	if key != KeySKU {
 		var units big.Int
 		for _, l := range o.Lineas {
 			units.Add(&units, big.NewInt(l.Cantidad))
 		}
-		k := o.Pais
-		if key == KeyClienteID {
-			k = o.ClienteID
-		}
-		return []element{{key: k, m: measures(o.ImporteTotal.BigNanos(), &units)}}, nil
+		k, _ := o.Field(key)
+		return []Element{{Key: k, Measures: measures(o.ImporteTotal.BigNanos(), &units, 1)}}, nil
 	}
 	type acc struct{ imp, units big.Int }
 	bySKU := map[string]*acc{}
@@ -188,17 +182,18 @@ func elementsOf(key string, o order.Order) (elems []element, missing []int) {
 		s.units.Add(&s.units, big.NewInt(l.Cantidad))
 	}
 	for _, sku := range skus {
-		elems = append(elems, element{key: sku, m: measures(&bySKU[sku].imp, &bySKU[sku].units)})
+		s := bySKU[sku]
+		elems = append(elems, Element{Key: sku, Measures: measures(&s.imp, &s.units, 1)})
 	}
 	return elems, missing
 }
 
-func measures(importeNanos, units *big.Int) window.Measures {
+func measures(importeNanos, units *big.Int, pedidos int64) window.Measures {
 	d, err := numeric.FromBigNanos(importeNanos)
 	if err != nil || !units.IsInt64() {
-		panic("windowtest: an order's measures overflow; generate smaller orders")
+		panic("windowtest: measures overflow; generate smaller orders")
 	}
-	return window.Measures{Importe: d, Pedidos: 1, Unidades: units.Int64()}
+	return window.Measures{Importe: d, Pedidos: pedidos, Unidades: units.Int64()}
 }
 
 func (m *Multi) agg(name string) *agg {
@@ -222,12 +217,7 @@ func (m *Multi) Final(name string) map[window.WindowKey]window.Measures { return
 // Settled reports whether every accepted element of every aggregation has
 // been emitted in a pane.
 func (m *Multi) Settled() bool {
-	for _, a := range m.aggs {
-		if !a.settled() {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(m.aggs, func(a *agg) bool { return !a.settled() })
 }
 
 // SKUMissing returns the lines without a SKU, in the order recorded.

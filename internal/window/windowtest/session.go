@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -57,10 +56,10 @@ type retiredID struct {
 }
 
 // join adds one element with proto-window [lo, hi) to its key's sessions.
-func (a *agg) join(el element, id string, lo, hi, now time.Time) {
+func (a *agg) join(el Element, id string, lo, hi, now time.Time) {
 	var parts, rest []*session
 	start, end := lo, hi
-	for _, s := range a.sessions[el.key] {
+	for _, s := range a.sessions[el.Key] {
 		if s.start.Before(hi) && lo.Before(s.end) {
 			parts = append(parts, s)
 			if s.start.Before(start) {
@@ -74,12 +73,12 @@ func (a *agg) join(el element, id string, lo, hi, now time.Time) {
 		}
 	}
 	for _, c := range a.closed {
-		if c.key == el.key && c.start.Before(hi) && lo.Before(c.end) {
+		if c.key == el.Key && c.start.Before(hi) && lo.Before(c.end) {
 			a.stats.PastExpired++
 			break
 		}
 	}
-	ns := &session{key: el.key, start: start, end: end}
+	ns := &session{key: el.Key, start: start, end: end}
 	for _, p := range parts {
 		// Joining a part whose end W has reached: the session has fired.
 		ns.fired = ns.fired || p.fired || (!a.w.IsZero() && !a.w.Before(p.end))
@@ -117,11 +116,12 @@ func (a *agg) join(el element, id string, lo, hi, now time.Time) {
 			}
 		}
 	}
-	ns.orders = append(ns.orders, &accepted{id: id, m: el.m, changeAt: now, onTime: a.w.IsZero() || a.w.Before(end)})
+	onTime := a.w.IsZero() || a.w.Before(end)
+	ns.orders = append(ns.orders, &accepted{id: id, m: el.Measures, changeAt: now, onTime: onTime})
 	slices.SortFunc(ns.retired, func(x, y retiredID) int { return x.start.Compare(y.start) })
 	out := append(rest, ns)
 	slices.SortFunc(out, func(x, y *session) int { return x.start.Compare(y.start) })
-	a.sessions[el.key] = out
+	a.sessions[el.Key] = out
 }
 
 // emitted is what the identity's panes carried in all.
@@ -130,13 +130,7 @@ func (s *session) emitted() window.Measures {
 }
 
 func (s *session) sum(keep func(*accepted) bool) window.Measures {
-	var orders []*accepted
-	for _, o := range s.orders {
-		if keep(o) {
-			orders = append(orders, o)
-		}
-	}
-	return sum(orders)
+	return sum(slices.DeleteFunc(slices.Clone(s.orders), func(o *accepted) bool { return !keep(o) }))
 }
 
 func (a *agg) tickSessions(now time.Time) {
@@ -211,9 +205,5 @@ func (a *agg) emitSession(s *session, t window.Timing, now time.Time) {
 }
 
 func negate(m window.Measures) window.Measures {
-	d, err := numeric.FromBigNanos(new(big.Int).Neg(m.Importe.BigNanos()))
-	if err != nil {
-		panic("windowtest: a negated measure overflows")
-	}
-	return window.Measures{Importe: d, Pedidos: -m.Pedidos, Unidades: -m.Unidades}
+	return measures(new(big.Int).Neg(m.Importe.BigNanos()), big.NewInt(-m.Unidades), -m.Pedidos)
 }

@@ -137,61 +137,54 @@ func (g gen) between(lo, hi time.Duration) time.Duration {
 // multiples of 15 s, like every delay RandomSpec draws, so that "exactly E
 // (or Ld, or I) later" happens often instead of with probability zero.
 func (g gen) gap() time.Duration {
-	d := g.rawGap()
+	s := g.spec
+	var d time.Duration
+	switch p := g.r.IntN(100); {
+	case p < 20: // a burst: several events at one instant
+	case p < 60:
+		d = g.between(0, 20*time.Second)
+	case p < 85:
+		d = g.between(20*time.Second, 2*time.Minute)
+	case p < 97:
+		d = g.between(2*time.Minute, s.IdleTimeout+s.EarlyDelay+s.LateDelay+2*time.Minute)
+	default: // the night: the source goes idle, windows close and expire
+		d = g.between(s.Size(), s.Size()+s.AllowedLateness+s.OutOfOrderness+s.IdleTimeout)
+	}
 	if g.r.IntN(2) == 0 {
 		d = d.Truncate(15 * time.Second)
 	}
 	return d
 }
 
-func (g gen) rawGap() time.Duration {
-	s := g.spec
-	switch p := g.r.IntN(100); {
-	case p < 20:
-		return 0 // a burst: several events at one instant
-	case p < 60:
-		return g.between(0, 20*time.Second)
-	case p < 85:
-		return g.between(20*time.Second, 2*time.Minute)
-	case p < 97:
-		return g.between(2*time.Minute, s.IdleTimeout+s.EarlyDelay+s.LateDelay+2*time.Minute)
-	default: // the night: the source goes idle, windows close and expire
-		return g.between(s.Size(), s.Size()+s.AllowedLateness+s.OutOfOrderness+s.IdleTimeout)
-	}
-}
-
 // eventTime picks an order's event time relative to its arrival; half of
 // them on the same 15 s grid as the gaps, so event times also meet window
 // ends and watermarks exactly.
 func (g gen) eventTime(now, origin time.Time) time.Time {
-	t := g.rawEventTime(now)
+	s := g.spec
+	d := max(s.OutOfOrderness, 30*time.Second)
+	var ago time.Duration // before now; negative: after
+	switch p := g.r.IntN(100); {
+	case p < 45: // the usual few seconds or minutes in transit
+		ago = g.between(0, d)
+	case p < 60: // the customer on the metro
+		ago = g.between(d, s.Size()+d)
+	case p < 75: // late, often within the allowed lateness
+		ago = g.between(s.Size(), s.Size()+s.AllowedLateness+d)
+	case p < 85: // mostly too late
+		ago = g.between(s.Size()+s.AllowedLateness, 2*(s.Size()+s.AllowedLateness+d))
+	case p < 92: // a device whose clock runs ahead
+		ago = -g.between(time.Nanosecond, 2*d+5*time.Minute)
+	default: // exactly on a window boundary, or the last instant before one
+		ago = now.Sub(g.spec.WindowOf(now.Add(-g.between(0, s.Size()+s.AllowedLateness))).Start)
+		if g.r.IntN(2) == 0 {
+			ago += time.Nanosecond
+		}
+	}
+	t := now.Add(-ago)
 	if g.r.IntN(2) == 0 {
 		t = origin.Add(t.Sub(origin).Truncate(15 * time.Second))
 	}
 	return t
-}
-
-func (g gen) rawEventTime(now time.Time) time.Time {
-	s := g.spec
-	d := max(s.OutOfOrderness, 30*time.Second)
-	switch p := g.r.IntN(100); {
-	case p < 45: // the usual few seconds or minutes in transit
-		return now.Add(-g.between(0, d))
-	case p < 60: // the customer on the metro
-		return now.Add(-g.between(d, s.Size()+d))
-	case p < 75: // late, often within the allowed lateness
-		return now.Add(-g.between(s.Size(), s.Size()+s.AllowedLateness+d))
-	case p < 85: // mostly too late
-		return now.Add(-g.between(s.Size()+s.AllowedLateness, 2*(s.Size()+s.AllowedLateness+d)))
-	case p < 92: // a device whose clock runs ahead
-		return now.Add(g.between(time.Nanosecond, 2*d+5*time.Minute))
-	default: // exactly on a window boundary, or the last instant before one
-		t := g.spec.WindowOf(now.Add(-g.between(0, s.Size()+s.AllowedLateness))).Start
-		if g.r.IntN(2) == 0 {
-			t = t.Add(-time.Nanosecond)
-		}
-		return t
-	}
 }
 
 func (g gen) measures() window.Measures {

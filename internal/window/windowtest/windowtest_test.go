@@ -15,195 +15,117 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-func TestRandomSpecIsValid(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 500 {
-		if s := windowtest.RandomSpec(r); s.Validate() != nil {
-			t.Fatalf("RandomSpec() = %+v: %v", s, s.Validate())
-		}
-	}
-}
-
+// TestStreamShape: a seed gives one stream, another seed another; time
+// never goes back; the stream closes with a tick a day later; and it holds
+// every case it exists for (count names them, failing on an impossible event).
 func TestStreamShape(t *testing.T) {
 	spec := window.Defaults()
 	start := time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC)
-	gen := func(seed uint64, open bool) []windowtest.MultiEvent {
-		return windowtest.Stream(rand.New(rand.NewPCG(seed, 4)), spec,
-			windowtest.StreamConfig{Start: start, Events: 2000, Keys: []string{"ES", "IT"}, Open: open})
-	}
-	events := gen(3, false)
-	if diff := cmp.Diff(events, gen(3, false)); diff != "" {
-		t.Fatalf("same seed, different streams (-a +b):\n%s", diff)
-	}
-	if cmp.Equal(events, gen(8, false)) {
-		t.Errorf("different seeds gave the same stream")
-	}
-	counts := map[string]int{}
+	cfg := windowtest.StreamConfig{Start: start, Events: 2000, Keys: []string{"ES", "IT"}}
 	seenMsg, seenOrder := map[string]bool{}, map[string]bool{}
-	prev := start
-	for i, e := range events {
-		if e.Now.Before(prev) {
-			t.Fatalf("event %d at %s goes back from %s", i, e.Now, prev)
-		}
-		prev = e.Now
-		switch {
-		case e.Kind == windowtest.Tick:
-			counts["tick"]++
-		case e.Invalid != "":
-			counts["invalid"]++
-		case seenMsg[e.MessageID]:
-			counts["redelivery"]++
-		case seenOrder[e.Order.PedidoID]:
-			counts["republish"]++
-		case e.Order.EventTime.After(e.Now):
-			counts["future"]++
-		case e.Now.Sub(e.Order.EventTime) > spec.WindowSize+spec.AllowedLateness:
-			counts["very late"]++
-		default:
-			counts["order"]++
-		}
-		if e.Kind == windowtest.Deliver && e.Invalid == "" {
-			if e.Order.Pais != "ES" && e.Order.Pais != "IT" {
-				t.Fatalf("event %d has key %q outside the configured keys", i, e.Order.Pais)
-			}
-			if o := e.Order; len(o.Lineas) != 1 || o.Lineas[0].Cantidad < 1 || o.ImporteTotal.Sign() <= 0 {
-				t.Fatalf("event %d has an implausible order %+v", i, o)
-			}
-		}
-		seenMsg[e.MessageID], seenOrder[e.Order.PedidoID] = true, true
-	}
-	for _, k := range []string{"tick", "invalid", "redelivery", "republish", "future", "very late", "order"} {
-		if counts[k] == 0 {
-			t.Errorf("no %s in 2000 events: %v", k, counts)
-		}
-	}
-	if last := events[len(events)-1]; last.Kind != windowtest.Tick || last.Now.Sub(events[len(events)-2].Now) < 24*time.Hour {
-		t.Errorf("the stream does not end with a closing tick: %+v", last)
-	}
-	if open := gen(3, true); len(open) != len(events)-1 {
-		t.Errorf("open stream has %d events, want %d (no closing tick)", len(open), len(events)-1)
-	}
-}
-
-// The model on a short story whose panes are worked out by hand: defaults
-// (D 10 min, I 5 min, E 60 s, L 2 h, Ld 60 s), UTC.
-func TestModelStory(t *testing.T) {
-	spec := window.Defaults()
-	m := windowtest.NewMulti(spec)
-	ord := func(now, msg, id, evt string) windowtest.MultiEvent {
-		return deliver(now, msg, id, "ES", evt, "1", line("GORRO-LANA", 1, "1"))
-	}
-	steps := []windowtest.MultiEvent{
-		ord("17:51", "1", "P-1", "17:42"),
-		tickAt("17:52"),                   // W 17:32, EARLY 0
-		tickAt("18:20"),                   // idle: W 18:10, ON_TIME 1
-		ord("18:21", "2", "P-2", "17:10"), // LATE 2
-		ord("18:22", "2", "P-2", "17:10"), // duplicate
-		{Kind: windowtest.Deliver, Now: utc("18:23"), MessageID: "3", Invalid: "invalid: bad JSON"},
-		tickAt("20:30"),                   // W 20:20: expired
-		ord("20:31", "4", "P-3", "17:59"), // too late
-	}
-	var timings []window.Timing
-	for _, e := range steps {
-		for _, p := range m.Apply(e) {
-			timings = append(timings, p.Timing)
-		}
-	}
-	wantTimings := []window.Timing{window.TimingEarly, window.TimingOnTime, window.TimingLate}
-	if diff := cmp.Diff(wantTimings, timings); diff != "" {
-		t.Errorf("timings (-want +got):\n%s", diff)
-	}
-	w := window.Window{Start: utc("17:00"), End: utc("18:00")}
-	wantFates := map[windowtest.OrderWindow]windowtest.Fate{
-		{PedidoID: "P-1", WindowStart: w.Start}: windowtest.Accepted,
-		{PedidoID: "P-2", WindowStart: w.Start}: windowtest.Accepted,
-		{PedidoID: "P-3", WindowStart: w.Start}: windowtest.Dropped,
-	}
-	if diff := cmp.Diff(wantFates, m.Fates(spec.Name)); diff != "" {
-		t.Errorf("fates (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{"3"}, m.InvalidMessages()); diff != "" {
-		t.Errorf("invalid (-want +got):\n%s", diff)
-	}
-	wantDrops := []windowtest.Drop{
-		{PedidoID: "P-3", WindowStart: w.Start, Watermark: utc("20:20"), ReceivedAt: utc("20:31")},
-	}
-	if diff := cmp.Diff(wantDrops, m.Drops(spec.Name)); diff != "" {
-		t.Errorf("drops (-want +got):\n%s", diff)
-	}
-	if !m.Watermark(spec.Name).Equal(utc("20:20")) || !m.Settled() {
-		t.Errorf("W = %s settled = %v, want 20:20 and settled", m.Watermark(spec.Name), m.Settled())
-	}
-	want := map[window.WindowKey]window.Measures{
-		{Window: w, Key: "ES"}: {Importe: money("2"), Pedidos: 2, Unidades: 2},
-	}
-	if diff := cmp.Diff(want, m.Final(spec.Name)); diff != "" {
-		t.Errorf("final (-want +got):\n%s", diff)
-	}
-	if err := m.CheckPanes(spec.Name, m.Panes(spec.Name)); err != nil {
-		t.Errorf("the model's own panes: %v", err)
-	}
-}
-
-func TestView(t *testing.T) {
-	w := window.Window{Start: utc("17:00"), End: utc("18:00")}
-	const acc, dis = window.Accumulating, window.Discarding
-	mk := func(idx int64, mode window.Accumulation, pedidos int64) window.Pane {
-		return window.Pane{Aggregation: "a", Key: "ES", WindowStart: w.Start, WindowEnd: w.End, Index: idx,
-			Accumulation: mode, Measures: window.Measures{Importe: numeric.FromNanos(pedidos * 10), Pedidos: pedidos}}
-	}
-	view := func(pedidos int64) map[window.WindowKey]window.Measures {
-		return map[window.WindowKey]window.Measures{{Window: w, Key: "ES"}: mk(0, acc, pedidos).Measures}
-	}
 	tests := []struct {
 		name  string
-		panes []window.Pane
-		want  map[window.WindowKey]window.Measures
-	}{
-		{"none", nil, map[window.WindowKey]window.Measures{}},
-		{"accumulating: the highest index, whatever the order", []window.Pane{mk(2, acc, 5), mk(0, acc, 1), mk(1, acc, 3)}, view(5)},
-		{"discarding: the sum", []window.Pane{mk(1, dis, 2), mk(0, dis, 1), mk(2, dis, 0)}, view(3)},
-	}
+		gen   func(seed uint64, cfg windowtest.StreamConfig) []windowtest.MultiEvent
+		count func(t *testing.T, e windowtest.MultiEvent, counts map[string]int)
+		want  []string
+	}{{
+		name: "Stream",
+		gen: func(seed uint64, cfg windowtest.StreamConfig) []windowtest.MultiEvent {
+			return windowtest.Stream(rand.New(rand.NewPCG(seed, 4)), spec, cfg)
+		},
+		count: func(t *testing.T, e windowtest.MultiEvent, counts map[string]int) {
+			switch {
+			case e.Kind == windowtest.Tick:
+				counts["tick"]++
+			case e.Invalid != "":
+				counts["invalid"]++
+			case seenMsg[e.MessageID]:
+				counts["redelivery"]++
+			case seenOrder[e.Order.PedidoID]:
+				counts["republish"]++
+			case e.Order.EventTime.After(e.Now):
+				counts["future"]++
+			case e.Now.Sub(e.Order.EventTime) > spec.WindowSize+spec.AllowedLateness:
+				counts["very late"]++
+			default:
+				counts["order"]++
+			}
+			seenMsg[e.MessageID], seenOrder[e.Order.PedidoID] = true, true
+			o := e.Order
+			if e.Kind == windowtest.Deliver && e.Invalid == "" && (o.Pais != "ES" && o.Pais != "IT" ||
+				len(o.Lineas) != 1 || o.Lineas[0].Cantidad < 1 || o.ImporteTotal.Sign() <= 0) {
+				t.Fatalf("an implausible order, or one of a key outside ES, IT: %+v", o)
+			}
+		},
+		want: []string{"tick", "invalid", "redelivery", "republish", "future", "very late", "order"},
+	}, {
+		name: "MultiStream",
+		gen: func(seed uint64, cfg windowtest.StreamConfig) []windowtest.MultiEvent {
+			return windowtest.MultiStream(rand.New(rand.NewPCG(seed, 1)), windowtest.ShippedSpecs(), cfg)
+		},
+		count: func(t *testing.T, e windowtest.MultiEvent, counts map[string]int) {
+			if e.Kind != windowtest.Deliver || e.Invalid != "" {
+				return
+			}
+			o := e.Order
+			var sum numeric.Dec
+			skus := map[string]bool{}
+			for _, l := range o.Lineas {
+				if l.Cantidad < 1 || l.PrecioUnitario.Sign() <= 0 {
+					t.Fatalf("implausible line %+v", l)
+				}
+				a, _ := l.PrecioUnitario.MulInt(l.Cantidad)
+				sum, _ = sum.Add(a)
+				n := strings.ToUpper(strings.TrimSpace(l.SKU))
+				counts["line without a SKU"] += btoi(n == "")
+				counts["SKU to normalise"] += btoi(n != "" && n != l.SKU)
+				counts["two lines of one SKU"] += btoi(n != "" && skus[n])
+				skus[n] = true
+			}
+			counts["no lines"] += btoi(len(o.Lineas) == 0)
+			counts["importe_total besides the lines"] += btoi(len(o.Lineas) > 0 && sum != o.ImporteTotal)
+			counts["on a period boundary"] += btoi(o.EventTime.Equal(o.EventTime.Truncate(15 * time.Minute)))
+		},
+		want: []string{"line without a SKU", "SKU to normalise", "two lines of one SKU", "no lines",
+			"importe_total besides the lines", "on a period boundary"},
+	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := windowtest.View(tt.panes)
-			if err != nil {
-				t.Fatal(err)
+			events := tt.gen(3, cfg)
+			if diff := cmp.Diff(events, tt.gen(3, cfg)); diff != "" {
+				t.Fatalf("same seed, different streams (-a +b):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
+			if cmp.Equal(events, tt.gen(8, cfg)) {
+				t.Errorf("different seeds gave the same stream")
+			}
+			counts := map[string]int{}
+			for i, e := range events {
+				if i > 0 && e.Now.Before(events[i-1].Now) {
+					t.Fatalf("event %d at %s goes back from %s", i, e.Now, events[i-1].Now)
+				}
+				tt.count(t, e, counts)
+			}
+			for _, k := range tt.want {
+				if counts[k] == 0 {
+					t.Errorf("no %s in 2000 events: %v", k, counts)
+				}
+			}
+			last, before := events[len(events)-1], events[len(events)-2]
+			if last.Kind != windowtest.Tick || last.Now.Sub(before.Now) < 24*time.Hour {
+				t.Errorf("the stream does not end with a closing tick: %+v", last)
+			}
+			open := cfg
+			open.Open = true
+			if open := tt.gen(3, open); len(open) != len(events)-1 {
+				t.Errorf("open stream has %d events, want %d (no closing tick)", len(open), len(events)-1)
 			}
 		})
 	}
 }
 
-func TestCheckWatermark(t *testing.T) {
-	spec := window.Defaults()
-	now := time.Date(2026, 3, 14, 18, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name      string
-		prev, got time.Time
-		want      string
-	}{
-		{name: "first watermark", got: now.Add(-time.Hour)},
-		{name: "unchanged", prev: now.Add(-time.Hour), got: now.Add(-time.Hour)},
-		{name: "exactly now - D", prev: now.Add(-time.Hour), got: now.Add(-10 * time.Minute)},
-		{name: "went back", prev: now.Add(-time.Hour), got: now.Add(-2 * time.Hour), want: "went back"},
-		{name: "ahead of now - D", prev: now.Add(-time.Hour), got: now.Add(-9 * time.Minute), want: "ahead of now - D"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := windowtest.CheckWatermark(spec, tt.prev, tt.got, now)
-			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
-				t.Errorf("CheckWatermark = %v, want %q", err, tt.want)
-			}
-		})
-	}
-}
-
-// TestChecksDetectViolations proves the checks can fail: each row breaks the
-// model's own correct output in one way; TestMultiChecksDetectViolations
-// proves CheckDrops and CheckFates.
+// TestChecksDetectViolations proves the checks can fail: each row breaks a
+// model's own correct output (or a watermark) in one way, on one discarding
+// aggregation or on the shipped three.
 func TestChecksDetectViolations(t *testing.T) {
 	spec := window.Defaults()
 	spec.Accumulation = window.Discarding
@@ -214,9 +136,6 @@ func TestChecksDetectViolations(t *testing.T) {
 	good := m.Panes(spec.Name)
 	if len(good) < 10 {
 		t.Fatalf("the stream is too dull to test the checks: %d panes", len(good))
-	}
-	if err := m.CheckPanes(spec.Name, good); err != nil {
-		t.Fatalf("correct panes rejected: %v", err)
 	}
 	// Find a window with an ON_TIME pane after an EARLY one.
 	onTime, before := -1, -1
@@ -236,44 +155,87 @@ func TestChecksDetectViolations(t *testing.T) {
 	}
 	with := func(i int, f func(*window.Pane)) []window.Pane { ps := slices.Clone(good); f(&ps[i]); return ps }
 	extra := func(f func(*window.Pane)) []window.Pane { p := good[0]; f(&p); return append(slices.Clone(good), p) }
+	panes := func(ps []window.Pane) error { return m.CheckPanes(spec.Name, ps) }
+	timing := func(i int, tm window.Timing) []window.Pane {
+		return with(i, func(p *window.Pane) { p.Timing = tm })
+	}
+	early := timing(onTime, window.TimingEarly)
+
+	specs := windowtest.ShippedSpecs()
+	mm := windowtest.NewMulti(specs...)
+	cfg := windowtest.StreamConfig{Events: 400}
+	for _, e := range windowtest.MultiStream(rand.New(rand.NewPCG(5, 6)), specs, cfg) {
+		mm.Apply(e)
+	}
+	const sku = "ventas_sku_hora_movil"
+	drops, fates := mm.Drops(sku), mm.Fates(sku)
+	if len(drops) < 2 || len(mm.Panes(sku)) < 10 {
+		t.Fatalf("the stream is too dull: %d drops, %d panes", len(drops), len(mm.Panes(sku)))
+	}
+	d0 := drops[0]
+	flipped, ghost := mm.Fates(sku), mm.Fates(sku)
+	for k, v := range flipped {
+		if v == windowtest.Dropped {
+			flipped[k] = windowtest.Accepted
+			break
+		}
+	}
+	ghost[windowtest.OrderWindow{PedidoID: "P-ghost", WindowStart: utc("17:00")}] = windowtest.Accepted
+	// CheckWatermark of a tick at 18:00 from W = 17:00; D = 10 min.
+	wm := func(got string) error {
+		return windowtest.CheckWatermark(spec, utc("17:00"), utc(got), utc("18:00"))
+	}
+
 	tests := []struct {
-		name, want string
-		panes      []window.Pane
+		name string
+		err  error
+		want string // "": no problem
 	}{
-		{"a pane lost", "not contiguous", slices.Delete(slices.Clone(good), before, before+1)},
-		{"last pane lost", "final value", good[:len(good)-1]},
-		{"a pane rewritten with other content", "written twice", extra(func(p *window.Pane) { p.Measures.Pedidos++ })},
-		{"ON_TIME turned EARLY after W reached the end", "EARLY at watermark",
-			with(onTime, func(p *window.Pane) { p.Timing = window.TimingEarly })},
-		{"ON_TIME turned LATE", "ON_TIME panes, want 1", with(onTime, func(p *window.Pane) { p.Timing = window.TimingLate })},
-		{"EARLY turned ON_TIME", "ON_TIME at watermark", with(before, func(p *window.Pane) { p.Timing = window.TimingOnTime })},
-		{"wrong mode", "mode ACCUMULATING", with(0, func(p *window.Pane) { p.Accumulation = window.Accumulating })},
-		{"a pane for a window without orders", "no accepted order", extra(func(p *window.Pane) { p.Key = "ZZ" })},
-		{"no panes at all", "no pane, the model emitted", nil},
+		{"correct panes", panes(good), ""},
+		{"identical rewrites are harmless", panes(append(slices.Clone(good), good...)), ""},
+		{"a pane lost", panes(slices.Delete(slices.Clone(good), before, before+1)), "not contiguous"},
+		{"last pane lost", panes(good[:len(good)-1]), "final value"},
+		{"a pane rewritten with other content", panes(extra(func(p *window.Pane) { p.Measures.Pedidos++ })),
+			"written twice"},
+		{"ON_TIME turned EARLY after W reached the end", panes(early), "EARLY at watermark"},
+		{"ON_TIME turned LATE", panes(timing(onTime, window.TimingLate)), "ON_TIME panes, want 1"},
+		{"EARLY turned ON_TIME", panes(timing(before, window.TimingOnTime)), "ON_TIME at watermark"},
+		{"wrong mode", panes(with(0, func(p *window.Pane) { p.Accumulation = window.Accumulating })),
+			"mode ACCUMULATING"},
+		{"a pane for a window without orders", panes(extra(func(p *window.Pane) { p.Key = "ZZ" })), "no accepted order"},
+		{"no panes at all", panes(nil), "no pane, the model emitted"},
+		{"CheckSequences without the model: correct panes", windowtest.CheckSequences(spec, good), ""},
+		{"CheckSequences without the model: ON_TIME turned EARLY", windowtest.CheckSequences(spec, early),
+			"EARLY at watermark"},
+
+		{"first watermark", windowtest.CheckWatermark(spec, time.Time{}, utc("17:00"), utc("18:00")), ""},
+		{"watermark unchanged", wm("17:00"), ""},
+		{"watermark exactly now - D", wm("17:50"), ""},
+		{"watermark went back", wm("16:00"), "went back"},
+		{"watermark ahead of now - D", wm("17:51"), "ahead of now - D"},
+
+		{"correct drops, one rewritten", mm.CheckDrops(sku, append(drops, drops[0])), ""},
+		{"correct fates", mm.CheckFates(sku, fates), ""},
+		{"correct panes of several aggregations", mm.CheckPanes(sku, mm.Panes(sku)), ""},
+		{"a dropped window missing", mm.CheckDrops(sku, drops[1:]), "was not dropped from window"},
+		{"a drop of another window", mm.CheckDrops(sku, append(drops[:1:1], windowtest.Drop{PedidoID: d0.PedidoID,
+			WindowStart: d0.WindowStart.Add(-15 * time.Minute), Watermark: d0.Watermark})), "; the model never saw it"},
+		{"a drop before end + L", mm.CheckDrops(sku, append([]windowtest.Drop{{PedidoID: d0.PedidoID,
+			WindowStart: d0.WindowStart, Watermark: d0.WindowStart}}, drops[1:]...)), "before end + L"},
+		{"another aggregation's panes", mm.CheckPanes(sku, mm.Panes("ventas_hora_pais")), "no accepted order"},
+		{"a fate flipped", mm.CheckFates(sku, flipped), `want "dropped"`},
+		{"a fate for a window the order is not in", mm.CheckFates(sku, ghost), "holds no element"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := m.CheckPanes(spec.Name, tt.panes)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("CheckPanes = %v, want a problem mentioning %q", err, tt.want)
+			switch {
+			case tt.want == "" && tt.err != nil:
+				t.Errorf("check = %v, want no problem", tt.err)
+			case tt.want != "" && (tt.err == nil || !strings.Contains(tt.err.Error(), tt.want)):
+				t.Errorf("check = %v, want a problem mentioning %q", tt.err, tt.want)
 			}
 		})
 	}
-
-	t.Run("identical rewrites are harmless", func(t *testing.T) {
-		if err := m.CheckPanes(spec.Name, append(good, good...)); err != nil {
-			t.Errorf("CheckPanes = %v", err)
-		}
-	})
-	t.Run("CheckSequences without the model", func(t *testing.T) {
-		if err := windowtest.CheckSequences(spec, good); err != nil {
-			t.Errorf("correct panes rejected: %v", err)
-		}
-		early := with(onTime, func(p *window.Pane) { p.Timing = window.TimingEarly })
-		if err := windowtest.CheckSequences(spec, early); err == nil || !strings.Contains(err.Error(), "EARLY at watermark") {
-			t.Errorf("CheckSequences = %v, want a problem mentioning %q", err, "EARLY at watermark")
-		}
-	})
 }
 
 // utc is hh:mm on 2026-03-14 in UTC.
@@ -518,59 +480,6 @@ func TestMultiStreamShape(t *testing.T) {
 	}
 	if last := events[len(events)-1]; last.Kind != windowtest.Tick {
 		t.Errorf("the stream does not end with a closing tick")
-	}
-}
-
-// TestMultiChecksDetectViolations proves the per-aggregation checks can fail.
-func TestMultiChecksDetectViolations(t *testing.T) {
-	specs := windowtest.ShippedSpecs()
-	m := windowtest.NewMulti(specs...)
-	for _, e := range windowtest.MultiStream(rand.New(rand.NewPCG(5, 6)), specs, windowtest.StreamConfig{Events: 400}) {
-		m.Apply(e)
-	}
-	const sku = "ventas_sku_hora_movil"
-	drops, fates := m.Drops(sku), m.Fates(sku)
-	if len(drops) < 2 || len(m.Panes(sku)) < 10 {
-		t.Fatalf("the stream is too dull: %d drops, %d panes", len(drops), len(m.Panes(sku)))
-	}
-	if err := m.CheckDrops(sku, append(drops, drops[0])); err != nil {
-		t.Errorf("correct drops (one rewritten) rejected: %v", err)
-	}
-	if err := m.CheckFates(sku, fates); err != nil {
-		t.Errorf("correct fates rejected: %v", err)
-	}
-	if err := m.CheckPanes(sku, m.Panes(sku)); err != nil {
-		t.Errorf("correct panes rejected: %v", err)
-	}
-	d0 := drops[0]
-	flipped, ghost := m.Fates(sku), m.Fates(sku)
-	for k, v := range flipped {
-		if v == windowtest.Dropped {
-			flipped[k] = windowtest.Accepted
-			break
-		}
-	}
-	ghost[windowtest.OrderWindow{PedidoID: "P-ghost", WindowStart: utc("17:00")}] = windowtest.Accepted
-	tests := []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"a dropped window missing", m.CheckDrops(sku, drops[1:]), "was not dropped from window"},
-		{"a drop of another window", m.CheckDrops(sku, append(drops[:1:1], windowtest.Drop{
-			PedidoID: d0.PedidoID, WindowStart: d0.WindowStart.Add(-15 * time.Minute), Watermark: d0.Watermark})), "; the model never saw it"},
-		{"a drop before end + L", m.CheckDrops(sku, append([]windowtest.Drop{{
-			PedidoID: d0.PedidoID, WindowStart: d0.WindowStart, Watermark: d0.WindowStart}}, drops[1:]...)), "before end + L"},
-		{"another aggregation's panes", m.CheckPanes(sku, m.Panes("ventas_hora_pais")), "no accepted order"},
-		{"a fate flipped", m.CheckFates(sku, flipped), `want "dropped"`},
-		{"a fate for a window the order is not in", m.CheckFates(sku, ghost), "holds no element"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
-				t.Errorf("check = %v, want a problem mentioning %q", tt.err, tt.want)
-			}
-		})
 	}
 }
 

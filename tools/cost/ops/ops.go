@@ -57,32 +57,25 @@ func Ticks(n, aggs, records, stateReads, stateWrites, outbox int64) Ops {
 	}
 }
 
+// fields are o's counts, in declaration order, for Add and Times.
+func (o *Ops) fields() []*int64 {
+	return []*int64{&o.Transactions, &o.Reads, &o.Writes, &o.Deletes, &o.TTLDeletes,
+		&o.Queries, &o.Listed, &o.EmptyQueries, &o.RoundTrips}
+}
+
 // Add returns the sum of o and p.
 func (o Ops) Add(p Ops) Ops {
-	return Ops{
-		Transactions: o.Transactions + p.Transactions,
-		Reads:        o.Reads + p.Reads,
-		Writes:       o.Writes + p.Writes,
-		Deletes:      o.Deletes + p.Deletes,
-		TTLDeletes:   o.TTLDeletes + p.TTLDeletes,
-		Queries:      o.Queries + p.Queries,
-		Listed:       o.Listed + p.Listed,
-		EmptyQueries: o.EmptyQueries + p.EmptyQueries,
-		RoundTrips:   o.RoundTrips + p.RoundTrips,
+	add := p.fields()
+	for i, f := range o.fields() {
+		*f += *add[i]
 	}
+	return o
 }
 
 // Times returns o n times over.
 func (o Ops) Times(n int64) Ops {
-	return Ops{
-		Transactions: o.Transactions * n,
-		Reads:        o.Reads * n,
-		Writes:       o.Writes * n,
-		Deletes:      o.Deletes * n,
-		TTLDeletes:   o.TTLDeletes * n,
-		Queries:      o.Queries * n,
-		Listed:       o.Listed * n,
-		EmptyQueries: o.EmptyQueries * n,
-		RoundTrips:   o.RoundTrips * n,
+	for _, f := range o.fields() {
+		*f *= n
 	}
+	return o
 }

@@ -202,14 +202,14 @@ func (f *Fake) InsertIDs(tableName string) (ids []string) {
 }
 
 // Jobs returns every job in insertion order (dry runs are not kept).
-func (f *Fake) Jobs() []Job {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]Job, 0, len(f.order))
-	for _, id := range f.order {
-		j := f.jobs[id].job
-		out = append(out, Job{ID: id, State: j.Status.State, Config: j.Configuration, Error: j.Status.ErrorResult})
-	}
+func (f *Fake) Jobs() (out []Job) {
+	f.with(func() {
+		for _, id := range f.order {
+			j := f.jobs[id].job
+			st := j.Status
+			out = append(out, Job{ID: id, State: st.State, Config: j.Configuration, Error: st.ErrorResult})
+		}
+	})
 	return out
 }
 

@@ -20,20 +20,14 @@ func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "jobs.query")
-	var err error
-	switch {
-	case in.UseLegacySql == nil || *in.UseLegacySql:
-		err = fmt.Errorf("this fake accepts only GoogleSQL (useLegacySql=false)")
-	case in.DefaultDataset == nil || in.DefaultDataset.DatasetId == "":
+	var res *Result
+	err := checkLabels(in.Labels)
+	if in.DefaultDataset == nil || in.DefaultDataset.DatasetId == "" {
 		err = violationf("jobs.query without a default dataset: unqualified table names would not resolve as in DuckDB")
-	default:
-		if err = checkLabels(in.Labels); err == nil {
-			err = checkParams(in.Query, in.QueryParameters)
-		}
 	}
-	var res Result
 	if err == nil {
-		res, err = f.selectAnswer(in.Query, in.QueryParameters)
+		_, res, err = f.planQuery(&bq.JobConfigurationQuery{Query: in.Query, UseLegacySql: in.UseLegacySql,
+			QueryParameters: in.QueryParameters})
 	}
 	if err != nil {
 		f.answer(w, err)
@@ -41,9 +35,9 @@ func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 	}
 	f.queryCount++
 	j := f.newJob(fmt.Sprintf("job_fake%d", f.queryCount), in.Location, &bq.JobConfiguration{Query: &bq.JobConfigurationQuery{Query: in.Query}})
-	j.result = &res
+	j.result = res
 	j.complete()
-	rows, token := f.page(res, 0, 0)
+	rows, token := f.page(*res, 0, 0)
 	writeJSON(w, http.StatusOK, &bq.QueryResponse{Kind: "bigquery#queryResponse", JobReference: j.job.JobReference, JobComplete: true,
 		Schema: &bq.TableSchema{Fields: res.Fields}, Rows: rows, TotalRows: uint64(len(res.Rows)), PageToken: token})
 }
