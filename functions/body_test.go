@@ -73,78 +73,70 @@ func contentType(t string) http.Header { return http.Header{"Content-Type": {t}}
 // caller sends (Eventarc's CloudEvents, Pub/Sub's and Cloud Scheduler's
 // JSON) and refuses with 415 what a web page can send without a preflight
 // (text/plain, a form, no type) and, for IngestCSV, the framework's legacy
-// background-event body.
+// background-event body. A body over a function's bound (size set) is
+// answered 413 without reading it: not at all when Content-Length declares
+// it, and no further than the bound when it is chunked.
 func TestFunctionsAcceptOnlyTheirCallers(t *testing.T) {
 	h := allFunctions(t)
+	ingest, orders, tick, sweep := "/IngestCSV", "/AggregateOrders", "/AdvanceWatermark", "/SweepLanding"
 	tests := []struct {
 		name, path string
 		header     http.Header
 		body       string
-		want       int
-	}{
-		{"ingest: binary CloudEvent, as Eventarc sends it", "/IngestCSV", finalizeHeaders, finalizeData, 200},
-		{"ingest: structured CloudEvent", "/IngestCSV", contentType("application/cloudevents+json"),
-			`{"specversion":"1.0","id":"e-2","type":"` + FinalizedType + `","source":"//storage.googleapis.com/x","datacontenttype":"application/json","data":` + finalizeData + `}`, 200},
-		{"ingest: legacy background event as text/plain", "/IngestCSV", contentType("text/plain"),
-			`{"context":{"eventId":"1","eventType":"google.storage.object.finalize","resource":{"service":"storage.googleapis.com","name":"projects/_/buckets/b/objects/o","type":"storage#object"}},"data":` + finalizeData + `}`, 415},
-		{"ingest: legacy background event as JSON", "/IngestCSV", jsonHeader, `{"context":{"eventId":"1"},"data":` + finalizeData + `}`, 415},
-		{"ingest: JSON without Ce-Source", "/IngestCSV", headers(finalizeHeaders, "Ce-Source", "", ""), finalizeData, 415},
-		{"ingest: Ce- headers with text/plain data", "/IngestCSV", headers(finalizeHeaders, "", "Content-Type", "text/plain"), finalizeData, 415},
-		{"orders: JSON push body", "/AggregateOrders", jsonHeader, `{"pedido_id":"P-X"}`, 204},
-		{"orders: text/plain", "/AggregateOrders", contentType("text/plain;charset=UTF-8"), `{"message":{}}`, 415},
-		{"orders: form", "/AggregateOrders", contentType("application/x-www-form-urlencoded"), `a=b`, 415},
-		{"orders: no Content-Type", "/AggregateOrders", http.Header{}, `{}`, 415},
-		{"tick: JSON, as terraform/scheduler.tf sends it", "/AdvanceWatermark", jsonHeader, `{}`, 200},
-		{"tick: text/plain", "/AdvanceWatermark", contentType("text/plain"), ``, 415},
-		{"sweep: JSON", "/SweepLanding", jsonHeader, `{}`, 200},
-		{"sweep: multipart form", "/SweepLanding", contentType("multipart/form-data; boundary=x"), ``, 415},
-	}
-	for _, tt := range tests {
-		req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body))
-		req.Header = tt.header.Clone()
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		if rec.Code != tt.want {
-			t.Errorf("%s: status %d (%s), want %d", tt.name, rec.Code, strings.TrimSpace(rec.Body.String()), tt.want)
-		}
-	}
-}
-
-// TestFunctionBodiesAreBounded: a body over a function's bound is answered
-// 413 without reading it: not at all when Content-Length declares it, and
-// no further than the bound when it is chunked.
-func TestFunctionBodiesAreBounded(t *testing.T) {
-	h := allFunctions(t)
-	tests := []struct {
-		name, path string
-		header     http.Header
-		size       int64
+		size       int64 // a "{}" padded with spaces to size bytes instead of body
 		chunked    bool
 		want       int
 	}{
-		{name: "finalize event over 64 KiB, declared", path: "/IngestCSV", header: finalizeHeaders,
+		{name: "ingest: binary CloudEvent, as Eventarc sends it", path: ingest, header: finalizeHeaders,
+			body: finalizeData, want: 200},
+		{name: "ingest: structured CloudEvent", path: ingest, header: contentType("application/cloudevents+json"),
+			body: `{"specversion":"1.0","id":"e-2","type":"` + FinalizedType + `","source":"//storage.googleapis.com/x","datacontenttype":"application/json","data":` + finalizeData + `}`, want: 200},
+		{name: "ingest: legacy background event as text/plain", path: ingest, header: contentType("text/plain"),
+			body: `{"context":{"eventId":"1","eventType":"google.storage.object.finalize","resource":{"service":"storage.googleapis.com","name":"projects/_/buckets/b/objects/o","type":"storage#object"}},"data":` + finalizeData + `}`, want: 415},
+		{name: "ingest: legacy background event as JSON", path: ingest, header: jsonHeader,
+			body: `{"context":{"eventId":"1"},"data":` + finalizeData + `}`, want: 415},
+		{name: "ingest: JSON without Ce-Source", path: ingest,
+			header: headers(finalizeHeaders, "Ce-Source", "", ""), body: finalizeData, want: 415},
+		{name: "ingest: Ce- headers with text/plain data", path: ingest,
+			header: headers(finalizeHeaders, "", "Content-Type", "text/plain"), body: finalizeData, want: 415},
+		{name: "orders: JSON push body", path: orders, header: jsonHeader, body: `{"pedido_id":"P-X"}`, want: 204},
+		{name: "orders: text/plain", path: orders, header: contentType("text/plain;charset=UTF-8"),
+			body: `{"message":{}}`, want: 415},
+		{name: "orders: form", path: orders, header: contentType("application/x-www-form-urlencoded"),
+			body: `a=b`, want: 415},
+		{name: "orders: no Content-Type", path: orders, header: http.Header{}, body: `{}`, want: 415},
+		{name: "tick: JSON, as terraform/scheduler.tf sends it", path: tick, header: jsonHeader,
+			body: `{}`, want: 200},
+		{name: "tick: text/plain", path: tick, header: contentType("text/plain"), want: 415},
+		{name: "sweep: JSON", path: sweep, header: jsonHeader, body: `{}`, want: 200},
+		{name: "sweep: multipart form", path: sweep, header: contentType("multipart/form-data; boundary=x"),
+			want: 415},
+		{name: "finalize event over 64 KiB, declared", path: ingest, header: finalizeHeaders,
 			size: maxFinalizeBody + 1, want: 413},
-		{name: "finalize event over 64 KiB, chunked", path: "/IngestCSV", header: finalizeHeaders,
+		{name: "finalize event over 64 KiB, chunked", path: ingest, header: finalizeHeaders,
 			size: 400 << 20, chunked: true, want: 413},
-		{name: "push over 14 MiB, declared", path: "/AggregateOrders", header: jsonHeader,
+		{name: "push over 14 MiB, declared", path: orders, header: jsonHeader,
 			size: maxPushBody + 1, want: 413},
-		{name: "push over 14 MiB, chunked", path: "/AggregateOrders", header: jsonHeader,
+		{name: "push over 14 MiB, chunked", path: orders, header: jsonHeader,
 			size: 400 << 20, chunked: true, want: 413},
-		{name: "tick over 64 KiB, declared", path: "/AdvanceWatermark", header: jsonHeader,
+		{name: "tick over 64 KiB, declared", path: tick, header: jsonHeader,
 			size: maxTickBody + 1, want: 413},
-		{name: "tick over 64 KiB, chunked", path: "/AdvanceWatermark", header: jsonHeader,
+		{name: "tick over 64 KiB, chunked", path: tick, header: jsonHeader,
 			size: maxTickBody + 1, chunked: true, want: 413},
-		{name: "sweep over 64 KiB, declared", path: "/SweepLanding", header: jsonHeader,
+		{name: "sweep over 64 KiB, declared", path: sweep, header: jsonHeader,
 			size: 1 << 30, want: 413},
-		{name: "tick of exactly 64 KiB", path: "/AdvanceWatermark", header: jsonHeader,
+		{name: "tick of exactly 64 KiB", path: tick, header: jsonHeader,
 			size: maxTickBody, want: 200},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body := &countingReader{r: io.MultiReader(strings.NewReader("{}"), io.LimitReader(spaces{}, tt.size-2))}
+			body := &countingReader{r: strings.NewReader(tt.body)}
+			if tt.size > 0 {
+				body.r = io.MultiReader(strings.NewReader("{}"), io.LimitReader(spaces{}, tt.size-2))
+			}
 			req := httptest.NewRequest(http.MethodPost, tt.path, body)
 			req.Header = tt.header.Clone()
-			req.ContentLength = tt.size
+			req.ContentLength = max(tt.size, int64(len(tt.body)))
 			if tt.chunked {
 				req.ContentLength = -1
 			}
@@ -156,7 +148,7 @@ func TestFunctionBodiesAreBounded(t *testing.T) {
 			if tt.want != 413 {
 				return
 			}
-			limit := map[string]int64{"/IngestCSV": maxFinalizeBody, "/AggregateOrders": maxPushBody}[tt.path]
+			limit := map[string]int64{ingest: maxFinalizeBody, orders: maxPushBody}[tt.path]
 			limit = max(limit, maxTickBody)
 			switch {
 			case !tt.chunked && body.read != 0:

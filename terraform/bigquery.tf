@@ -137,10 +137,3 @@ resource "google_bigquery_table" "view" {
     use_legacy_sql = false
   }
 }
-
-# The view of ventas_hora_pais was the only one, at this address, before
-# aggregations were declared as data.
-moved {
-  from = google_bigquery_table.ventas_hora_pais
-  to   = google_bigquery_table.view["ventas_hora_pais"]
-}

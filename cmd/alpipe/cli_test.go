@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,14 @@ func alpipe(t *testing.T, env []string, args ...string) (stdout, stderr string, 
 		t.Fatal(err)
 	}
 	return o.String(), e.String(), code
+}
+
+// errLine is err as printed, on one line; "" for none.
+func errLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	return oneLine(err)
 }
 
 // writeCSV writes an ERP export with the given order lines under the
@@ -75,13 +84,8 @@ func TestServerTakesHostPortOrURL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("ALPIPE_SERVER", tt.env)
-			var out bytes.Buffer
-			err := dispatch(context.Background(), tt.args, &out)
-			got := ""
-			if err != nil {
-				got = oneLine(err)
-			}
-			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
+			err := dispatch(context.Background(), tt.args, io.Discard)
+			if diff := cmp.Diff(tt.wantErr, errLine(err)); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
 		})
@@ -131,31 +135,41 @@ func TestDropExitStatus(t *testing.T) {
 // TestOutputFlag: -o and --output are one flag wherever a command writes a
 // file; quarantine get writes to stdout without it; a file whose extension
 // names a format the command cannot write is refused before any request.
+// query --output streams every row (not --max-rows' 100) in csv or jsonl by
+// flag or by extension (money with its scale in both), says how many, and
+// leaves nothing else in the folder.
 func TestOutputFlag(t *testing.T) {
 	q := dropERP(t)
-	const sql = "SELECT 1 AS a"
+	const sql = "SELECT i AS id_linea, 'a,b&c' AS s, CAST(i * 0.25 AS DECIMAL(10,2)) AS importe " +
+		"FROM range(3) t(i)"
+	const jsonl = `{"id_linea":0,"s":"a,b&c","importe":"0.00"}` + "\n" +
+		`{"id_linea":1,"s":"a,b&c","importe":"0.25"}` + "\n" +
+		`{"id_linea":2,"s":"a,b&c","importe":"0.50"}` + "\n"
 	tests := []struct {
 		name       string
-		args       []string // FILE stands for a file in an empty folder
+		args       []string // the last is the file written, in an empty folder
 		wantStdout string   // a prefix
-		wantFile   string   // FILE's content; "" for no file
+		wantFile   string   // a prefix of the file's content; "" for no file
 		wantErr    string
 	}{
 		{name: "quarantine get without -o: stdout", args: []string{"quarantine", "get", q}, wantStdout: "linea,codigo,motivo,fila\n"},
 		{name: "quarantine get -o FILE", args: []string{"quarantine", "get", q, "-o", "FILE.csv"}, wantStdout: "wrote ", wantFile: "linea,codigo,motivo,fila\n"},
 		{name: "quarantine get --output FILE", args: []string{"quarantine", "get", q, "--output", "FILE.csv"}, wantStdout: "wrote ", wantFile: "linea,codigo,motivo,fila\n"},
 		{name: "quarantine get -o of another format", args: []string{"quarantine", "get", q, "-o", "FILE.parquet"}, wantErr: "quarantine: --output FILE.parquet: want a file ending in .csv"},
-		{name: "query -o FILE", args: []string{"query", sql, "-o", "FILE.csv"}, wantStdout: "wrote 1 row to FILE.csv", wantFile: "a\n1\n"},
+		{name: "query -o csv by extension", args: []string{"query", sql, "-o", "out.csv"},
+			wantStdout: "wrote 3 rows to out.csv\n",
+			wantFile:   "id_linea,s,importe\n0,\"a,b&c\",0.00\n1,\"a,b&c\",0.25\n2,\"a,b&c\",0.50\n"},
+		{name: "query jsonl by extension", args: []string{"query", sql, "--output", "out.jsonl"},
+			wantStdout: "wrote 3 rows to out.jsonl\n", wantFile: jsonl},
+		{name: "query jsonl by flag", wantStdout: "wrote 3 rows to out.txt\n", wantFile: jsonl,
+			args: []string{"query", sql, "--format", "jsonl", "--output", "out.txt"}},
 		{name: "query --output of another format", args: []string{"query", sql, "--output", "FILE.parquet"}, wantErr: "query: --output FILE.parquet: want a file ending in .csv, .jsonl or .ndjson (or name the format with --format csv|jsonl)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
 			out, err := run(t, tt.args...)
-			got := ""
-			if err != nil {
-				got = oneLine(err)
-			}
+			got := errLine(err)
 			if tt.wantErr == "" && err != nil || !strings.HasPrefix(got, tt.wantErr) {
 				t.Fatalf("error %q, want %q", got, tt.wantErr)
 			}
@@ -210,11 +224,7 @@ func TestObjectArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b, n, err := tt.parse()
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if (tt.wantErr == "") != (err == nil) || !strings.Contains(got, tt.wantErr) {
+			if (tt.wantErr == "") != (err == nil) || !strings.Contains(errLine(err), tt.wantErr) {
 				t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
 			}
 			if diff := cmp.Diff([]string{tt.wantBucket, tt.wantName}, []string{b, n}); err == nil && diff != "" {

@@ -29,8 +29,17 @@ import (
 var (
 	shared     *local.Server
 	sharedData string
-	sharedErr  error
-	sharedOnce sync.Once
+	// startShared's error is every caller's.
+	startShared = sync.OnceValue(func() error {
+		var err error
+		if sharedData, err = os.MkdirTemp("", "alpipe-cli-test-"); err != nil {
+			return err
+		}
+		clk := clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
+		shared, err = local.Start(context.Background(), local.Options{Addr: "127.0.0.1:0",
+			DataDir: sharedData, Clock: clk, Logger: logging.Discard()})
+		return err
+	})
 )
 
 func TestMain(m *testing.M) {
@@ -44,26 +53,14 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "stop the shared server:", err)
 		}
 	}
-	if sharedData != "" {
-		os.RemoveAll(sharedData)
-	}
+	os.RemoveAll(sharedData) // "" when no test started it: nothing to remove
 	os.Exit(code)
 }
 
 func server(t *testing.T) string {
 	t.Helper()
-	sharedOnce.Do(func() {
-		data, err := os.MkdirTemp("", "alpipe-cli-test-")
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		sharedData = data
-		clk := clock.Virtual(time.Date(2026, 3, 14, 17, 0, 0, 0, time.UTC))
-		shared, sharedErr = local.Start(context.Background(), local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clk, Logger: logging.Discard()})
-	})
-	if sharedErr != nil {
-		t.Fatalf("start local server: %v", sharedErr)
+	if err := startShared(); err != nil {
+		t.Fatalf("start local server: %v", err)
 	}
 	return shared.URL
 }
@@ -104,14 +101,23 @@ func dropERP(t *testing.T) string {
 // TestCommandsOnTheServer runs commands against the shared server after
 // the dirty ERP drop: {Q} in args and want stands for its quarantine
 // object. want is in stdout, wantErr in the error, match matches stdout.
+// The rows run in order: the refusal to move the clock back needs the row
+// before it to have set the server's clock to 18:00.
+//
+// A query error (wantText) reads as a sentence: what a person sees after
+// "alpipe: " is the reason in the engine's words without the request's
+// plumbing, and DuckDB's SQL line and caret on lines of their own,
+// aligned. The server's caps are named by their variable, and no row of a
+// refused or stopped answer is printed as if it were the whole answer.
 func TestCommandsOnTheServer(t *testing.T) {
 	const erpObject = "gs://alpinashop-catalogo/exportaciones/2026/03/14/pedidos-erp.csv"
 	tests := []struct {
-		name    string
-		args    []string
-		want    []string
-		match   string
-		wantErr []string
+		name     string
+		args     []string
+		want     []string
+		match    string
+		wantErr  []string
+		wantText string // the whole error as printed, with nothing on stdout
 	}{
 		{name: "ls of the landing prefix", args: []string{"ls", "exportaciones/2026/03/14/"}, want: []string{erpObject, "(1 object;"}},
 		{name: "ls of the quarantine bucket", args: []string{"ls", "gs://alpinashop-cuarentena/"}, want: []string{"{Q}"}},
@@ -144,6 +150,18 @@ func TestCommandsOnTheServer(t *testing.T) {
 			wantErr: []string{"is earlier than the server's clock, 2026-03-14T18:00:00Z"}},
 		{name: "tick JSON in the house style", args: []string{"tick", "--format", "json"},
 			want: []string{`"aggregations": [`, `"dead_letters_pending": `}},
+		{name: "query: syntax error with its caret", args: []string{"query", "SELEC * FROM ventas_diarias_sku"},
+			wantText: "query: syntax error at or near \"SELEC\"\n  LINE 1: SELEC * FROM ventas_diarias_sku\n          ^"},
+		{name: "query: several statements", args: []string{"query", "SELECT 1; SELECT 2"},
+			wantText: "query: one statement at a time: this SQL holds 2 statements separated by ';'; send them one by one"},
+		{name: "query: a cap stays one line", args: []string{"query", "SELECT 1", "--max-rows", "1000001"},
+			wantText: "query: max_rows 1000001 is above this server's cap of 1000000 rows: ALPIPE_QUERY_MAX_ROWS"},
+		{name: "query: other commands' errors stay one line", args: []string{"query", "SELECT 1", "--format", "xml"},
+			wantText: `query: --format "xml": want table or csv or json or jsonl`},
+		{name: "query: every row, past the cap: none printed",
+			args: []string{"query", "SELECT i FROM range(1000001) t(i)", "--max-rows", "0"},
+			wantText: "query: incomplete answer: answer stopped at 1000000 rows: ALPIPE_QUERY_MAX_ROWS (no row printed: " +
+				"they are not the whole answer; add a LIMIT or --max-rows)"},
 	}
 	q := dropERP(t)
 	for _, tt := range tests {
@@ -153,8 +171,13 @@ func TestCommandsOnTheServer(t *testing.T) {
 				args[i] = strings.ReplaceAll(args[i], "{Q}", q)
 			}
 			out, err := run(t, args...)
-			if (err != nil) != (len(tt.wantErr) > 0) {
+			if (err != nil) != (len(tt.wantErr) > 0 || tt.wantText != "") {
 				t.Fatalf("error %v, want one containing %q; output:\n%s", err, tt.wantErr, out)
+			}
+			if tt.wantText != "" {
+				if diff := cmp.Diff(tt.wantText, errorText(err)); diff != "" || out != "" {
+					t.Errorf("error as printed (-want +got):\n%s\nprinted %.200q, want nothing", diff, out)
+				}
 			}
 			for _, w := range tt.wantErr {
 				if !strings.Contains(err.Error(), w) {

@@ -246,15 +246,14 @@ func TestFrameworkServesWhatServerServes(t *testing.T) {
 	fixed := func(h http.Header, body string) func(*world) (http.Header, string) {
 		return func(*world) (http.Header, string) { return h, body }
 	}
-	push := func(id, order string) string {
-		b, _ := json.Marshal(map[string]any{"subscription": "projects/alpipe-test/subscriptions/pedidos-nuevos-push", "message": map[string]any{
-			"data": base64.StdEncoding.EncodeToString([]byte(order)), "messageId": id, "publishTime": now.Add(-time.Minute).Format(time.RFC3339),
-			"attributes": map[string]string{"momento_evento": now.Add(-3 * time.Minute).Format(time.RFC3339)}}})
-		return string(b)
-	}
 	// pushed is evaluated when its step runs, on the clock of that step.
 	pushed := func(id, order string) func(*world) (http.Header, string) {
-		return func(*world) (http.Header, string) { return jsonHeader, push(id, order) }
+		return func(*world) (http.Header, string) {
+			b, _ := json.Marshal(map[string]any{"subscription": "projects/alpipe-test/subscriptions/pedidos-nuevos-push", "message": map[string]any{
+				"data": base64.StdEncoding.EncodeToString([]byte(order)), "messageId": id, "publishTime": now.Add(-time.Minute).Format(time.RFC3339),
+				"attributes": map[string]string{"momento_evento": now.Add(-3 * time.Minute).Format(time.RFC3339)}}})
+			return jsonHeader, string(b)
+		}
 	}
 	const order = `{"pedido_id":"P-001001","cliente_id":"C-11","pais":"ES","importe_total":"89.90","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"89.90"}]}`
 

@@ -91,7 +91,9 @@ func cause(err error) string {
 
 // send reports the context's end as such, and nothing answering as
 // ErrUnreachable.
-func (s Server) send(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+func (s Server) send(ctx context.Context, method, path string, body io.Reader) (
+	*http.Response, error,
+) {
 	req, err := s.request(ctx, method, path, body)
 	if err != nil {
 		return nil, err
@@ -106,8 +108,11 @@ func (s Server) send(ctx context.Context, method, path string, body io.Reader) (
 	return resp, nil
 }
 
-// request sends a POST's body as JSON.
-func (s Server) request(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+// request builds a request to path; a POST's body is JSON, and empty when
+// body is nil.
+func (s Server) request(ctx context.Context, method, path string, body io.Reader) (
+	*http.Request, error,
+) {
 	if method == http.MethodPost && body == nil {
 		body = http.NoBody
 	}
@@ -126,9 +131,11 @@ func (s Server) do(ctx context.Context, method, path string, body io.Reader, v a
 		return 0, err
 	}
 	defer resp.Body.Close()
-	what := method + " " + resp.Request.URL.Path
+	path, _, _ = strings.Cut(path, "?") // the path asked, not a redirect's, without the query
+	what := method + " " + path
 	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode, answerText(resp.Body, 4096))
+		return resp.StatusCode, fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode,
+			answerText(resp.Body, 4096))
 	}
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
 		return resp.StatusCode, fmt.Errorf("%s: read the answer: %w", what, err)

@@ -131,7 +131,8 @@ func (srv Server) Push(ctx context.Context, s Step, publishTime time.Time) (stre
 	if err != nil {
 		return stream.Result{}, err
 	}
-	resp, err := srv.send(ctx, http.MethodPost, localapi.FunctionPath(localapi.AggregateOrders), bytes.NewReader(body))
+	path := localapi.FunctionPath(localapi.AggregateOrders)
+	resp, err := srv.send(ctx, http.MethodPost, path, bytes.NewReader(body))
 	if err != nil {
 		return stream.Result{}, err
 	}
@@ -216,7 +217,8 @@ func (s Server) SetClock(ctx context.Context, t time.Time) (time.Time, error) {
 // Tick calls AdvanceWatermark as Cloud Scheduler does (a plain POST).
 func (s Server) Tick(ctx context.Context) (stream.TickResult, error) {
 	var res stream.TickResult
-	_, err := s.do(ctx, http.MethodPost, localapi.FunctionPath(localapi.AdvanceWatermark), strings.NewReader("{}"), &res)
+	path := localapi.FunctionPath(localapi.AdvanceWatermark)
+	_, err := s.do(ctx, http.MethodPost, path, strings.NewReader("{}"), &res)
 	return res, err
 }
 

@@ -14,12 +14,7 @@ import (
 // BenchmarkParseValidate measures the pure ingest path per order line, from
 // an in-memory file.
 func BenchmarkParseValidate(b *testing.B) {
-	reg, err := Default()
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, _ := reg.Feed("lineas_pedido")
-	benchFeed(b, f, contracttest.OrderLines(200_000))
+	benchFeed(b, feed(b, "lineas_pedido"), contracttest.OrderLines(200_000))
 }
 
 // orderLinesCP1252 is contracttest.OrderLines with customer names in
@@ -81,19 +76,13 @@ func benchFeed(b *testing.B, f *Feed, data []byte) {
 // BenchmarkParseValidateExcel is BenchmarkParseValidate on a Spanish Excel
 // export: semicolons sniffed, grouped prices, day-first dates.
 func BenchmarkParseValidateExcel(b *testing.B) {
-	reg, err := Default()
-	if err != nil {
-		b.Fatal(err)
-	}
-	f, _ := reg.Feed("lineas_pedido")
-	benchFeed(b, f, contracttest.OrderLinesExcel(200_000))
+	benchFeed(b, feed(b, "lineas_pedido"), contracttest.OrderLinesExcel(200_000))
 }
 
 // BenchmarkParseValidateWindows1252 is BenchmarkParseValidate on a
 // Windows-1252 export, decoded per field.
 func BenchmarkParseValidateWindows1252(b *testing.B) {
-	reg := testRegistry(b)
-	f, ok := reg.Feed("pedidos_cp1252")
+	f, ok := testRegistry(b).Feed("pedidos_cp1252")
 	if !ok {
 		b.Fatal("no pedidos_cp1252 test feed")
 	}

@@ -124,11 +124,9 @@ func testRegistry(t testing.TB) *Registry {
 			t.Fatal(err)
 		}
 		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
+			if files[p], err = os.ReadFile(p); err != nil {
 				t.Fatal(err)
 			}
-			files[p] = b
 		}
 	}
 	return mustParse(t, files)

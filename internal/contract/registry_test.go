@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/alpinashop/alpipe/internal/warehouse/schema"
 )
@@ -118,10 +119,7 @@ func TestFeedAccessors(t *testing.T) {
 				t.Fatalf("no feed %s", tt.name)
 			}
 			got := info{f.Table(), f.Encoding(), f.Header(), f.Width(), f.DateIndex(), f.Aggregates(), f.Description() != ""}
-			if got.Aggregates == nil {
-				got.Aggregates = []string{}
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 			f.Header()[0] = "mutated"
@@ -132,6 +130,28 @@ func TestFeedAccessors(t *testing.T) {
 	}
 	if _, ok := reg.Feed("nope"); ok {
 		t.Error("Feed(nope) found a feed")
+	}
+}
+
+func TestRules(t *testing.T) {
+	f := feed(t, "lineas_pedido")
+	tests := []struct {
+		name, column, want string
+	}{
+		{name: "bounds and normalisation", column: "cantidad", want: "required; trim; > 0"},
+		{name: "allowed set", column: "pais", want: "required; trim; upper; in iso3166-1-alpha2"},
+		{name: "derived", column: "importe", want: "derived: cantidad * precio_unitario"},
+		{name: "unknown column", column: "canal", want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, f.Rules(tt.column)); diff != "" {
+				t.Errorf("Rules(%s) (-want +got):\n%s", tt.column, diff)
+			}
+		})
+	}
+	if !f.objects.MatchString("exportaciones/2026/03/14/x.csv") || f.ObjectPattern() == "" {
+		t.Errorf("ObjectPattern() = %q", f.ObjectPattern())
 	}
 }
 
@@ -231,19 +251,4 @@ func TestParseRejectsBadDeclarations(t *testing.T) {
 			t.Errorf("Parse error = %v", err)
 		}
 	})
-}
-
-func TestParseOrdersFeedsByFileName(t *testing.T) {
-	b := []byte(strings.Replace(goodDecl, `"feed": "f"`, `"feed": "b"`, 1))
-	reg := mustParse(t, map[string][]byte{"2.json": []byte(goodDecl), "1.json": b})
-	var names []string
-	for _, f := range reg.Feeds() {
-		names = append(names, f.Name())
-	}
-	if diff := cmp.Diff([]string{"b", "f"}, names); diff != "" {
-		t.Errorf("feeds (-want +got):\n%s", diff)
-	}
-	if f, _ := reg.Match("x/a.csv"); f.Name() != "b" {
-		t.Errorf("Match took %s, want the first file's feed b", f.Name())
-	}
 }

@@ -66,9 +66,20 @@ var (
 
 // with returns base with field i replaced by v.
 func with(base []string, i int, v string) []string {
-	out := append([]string(nil), base...)
+	out := slices.Clone(base)
 	out[i] = v
 	return out
+}
+
+// edited returns a function giving a copy of base with edit (if any) applied.
+func edited(base ...schema.Value) func(edit func(v []schema.Value)) []schema.Value {
+	return func(edit func(v []schema.Value)) []schema.Value {
+		v := slices.Clone(base)
+		if edit != nil {
+			edit(v)
+		}
+		return v
+	}
 }
 
 type validateCase struct {
@@ -105,17 +116,11 @@ func runValidate(t *testing.T, b *Binding, tests []validateCase) {
 
 // The rules' rows the golden fixtures show (TestGolden) are not repeated here.
 func TestValidateLineasPedido(t *testing.T) {
-	f := feed(t, "lineas_pedido")
-	b := bind(t, f)
+	b := bind(t, feed(t, "lineas_pedido"))
 	// pedido_id linea fecha sku cantidad precio_unitario cliente_id pais
 	base := []string{"PED-1", "1", "2026-03-14", "MOCH-40L-AZ", "2", "89,90", "CLI-7", "ES"}
-	vals := func(edit func(v []schema.Value)) []schema.Value {
-		v := []schema.Value{str("PED-1"), num(1), date(t, "2026-03-14"), str("MOCH-40L-AZ"), num(2), dec(t, "89.9"), str("CLI-7"), str("ES"), dec(t, "179.8")}
-		if edit != nil {
-			edit(v)
-		}
-		return v
-	}
+	vals := edited(str("PED-1"), num(1), date(t, "2026-03-14"), str("MOCH-40L-AZ"), num(2),
+		dec(t, "89.9"), str("CLI-7"), str("ES"), dec(t, "179.8"))
 	runValidate(t, b, []validateCase{
 		{name: "valid", row: base, vals: vals(nil)},
 		{name: "decimal point also accepted", row: with(base, 5, "89.90"), vals: vals(nil)},
@@ -160,17 +165,11 @@ func TestValidateLineasPedido(t *testing.T) {
 }
 
 func TestValidateOpiniones(t *testing.T) {
-	f := feed(t, "opiniones")
-	b := bind(t, f)
+	b := bind(t, feed(t, "opiniones"))
 	// opinion_id sku fecha puntuacion texto pais
 	base := []string{"OP-1", "MOCH-40L-AZ", "2026-03-02", "5", "Muy cómoda", "ES"}
-	vals := func(edit func(v []schema.Value)) []schema.Value {
-		v := []schema.Value{str("OP-1"), str("MOCH-40L-AZ"), date(t, "2026-03-02"), num(5), str("Muy cómoda"), str("ES")}
-		if edit != nil {
-			edit(v)
-		}
-		return v
-	}
+	vals := edited(str("OP-1"), str("MOCH-40L-AZ"), date(t, "2026-03-02"), num(5), str("Muy cómoda"),
+		str("ES"))
 	long := strings.Repeat("ñ", 499) + "🏔" + "tail"
 	runValidate(t, b, []validateCase{
 		{name: "valid", row: base, vals: vals(nil)},
@@ -201,8 +200,7 @@ func TestPartitionRangeAppliesToTheDateColumn(t *testing.T) {
   "date_column": "dia"
 }`)})
 	f, _ := reg.Feed("fechas")
-	b := bind(t, f)
-	runValidate(t, b, []validateCase{
+	runValidate(t, bind(t, f), []validateCase{
 		{name: "other date column unbounded", row: []string{"2026-03-14", "1901-05-02"}, vals: []schema.Value{date(t, "2026-03-14"), date(t, "1901-05-02")}},
 		{name: "date column bounded", row: []string{"1901-05-02", ""}, want: Reject{"dia:out_of_partition_range", `dia: "1901-05-02" is outside the warehouse's daily partitions 1960-01-01..2159-12-31`}},
 	})
@@ -241,19 +239,11 @@ func sinkFeed(t testing.TB) *Feed {
 }
 
 func TestValidateKitchenSink(t *testing.T) {
-	f := sinkFeed(t)
-	b := bind(t, f)
+	b := bind(t, sinkFeed(t))
 	base := []string{" AB-12 ", "azul", "Ni\xf1o", "3", "-4", "2,5", "1.2"}
-	vals := func(edit func(v []schema.Value)) []schema.Value {
-		v := []schema.Value{
-			str("ab-12"), str("AZUL"), str("Niño"), num(3), num(-4), dec(t, "2.5"), dec(t, "1.2"),
-			num(-12), num(-1), num(7), dec(t, "3"), dec(t, "-0.5"), dec(t, "5.5"), dec(t, "-4.8"),
-		}
-		if edit != nil {
-			edit(v)
-		}
-		return v
-	}
+	vals := edited(str("ab-12"), str("AZUL"), str("Niño"), num(3), num(-4), dec(t, "2.5"),
+		dec(t, "1.2"), num(-12), num(-1), num(7), dec(t, "3"), dec(t, "-0.5"), dec(t, "5.5"),
+		dec(t, "-4.8"))
 	runValidate(t, b, []validateCase{
 		{name: "valid, transcoded", row: base, vals: vals(nil)},
 		{name: "windows-1252 punctuation", row: with(base, 2, "\x93ok\x94"), vals: vals(func(v []schema.Value) { v[2] = str("“ok”") })},
@@ -274,7 +264,8 @@ func TestValidateKitchenSink(t *testing.T) {
 		})},
 
 		{name: "undefined windows-1252 byte", row: with(base, 2, "a\x81"), want: Reject{"invalid_windows1252", `column 3 (nombre): byte undefined in windows-1252 "a\x81"`}},
-		{name: "pattern", row: with(base, 0, "ab12"), want: Reject{"code:pattern", `code: "ab12" does not match ^[a-z]{2}-[0-9]+$`}},
+		{name: "pattern, after lower-casing", row: with(base, 0, "\xd1B12"),
+			want: Reject{"code:pattern", `code: "ñb12" does not match ^[a-z]{2}-[0-9]+$`}},
 		{name: "not an allowed value", row: with(base, 1, "verde"), want: Reject{"color:not_allowed", `color: "VERDE" is not one of ["AZUL" "ROJO"]`}},
 		{name: "too many runes", row: with(base, 2, "\xf1\xf1\xf1\xf1\xf1\xf1"), want: Reject{"nombre:too_long", "nombre: 6 characters, at most 5 allowed"}},
 		{name: "inclusive max", row: with(base, 3, "11"), want: Reject{"a:above_max", "a: must be <= 10, got 11"}},

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/text/language"
@@ -63,55 +61,6 @@ func TestParseDateEveryDay(t *testing.T) {
 		if !ok || int64(days) != d.Unix()/86400 {
 			t.Fatalf("parseDate(%q) = %d, %v; want %d", s, days, ok, d.Unix()/86400)
 		}
-	}
-}
-
-func TestCutRunes(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		n    int
-		want string
-	}{
-		{name: "short ascii", in: "abc", n: 5, want: "abc"},
-		{name: "exact ascii", in: "abcde", n: 5, want: "abcde"},
-		{name: "long ascii", in: "abcdef", n: 5, want: "abcde"},
-		{name: "two-byte runes", in: "ñññññññ", n: 5, want: "ñññññ"},
-		{name: "cut before a multi-byte rune", in: "abcdé", n: 4, want: "abcd"},
-		{name: "four-byte runes", in: "🏔🏔🏔", n: 2, want: "🏔🏔"},
-		{name: "mixed", in: "año 🏔 ok", n: 5, want: "año 🏔"},
-		{name: "bytes fit but runes do not matter", in: "éé", n: 3, want: "éé"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := string(cutRunes([]byte(tt.in), tt.n))
-			if got != tt.want {
-				t.Errorf("cutRunes(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-			}
-			if !utf8.ValidString(got) {
-				t.Errorf("cut inside a UTF-8 sequence: %q", got)
-			}
-		})
-	}
-}
-
-func TestAppendCase(t *testing.T) {
-	tests := []struct {
-		name, in, upper, lower string
-	}{
-		{name: "ascii", in: "moch-40l-Az", upper: "MOCH-40L-AZ", lower: "moch-40l-az"},
-		{name: "spanish", in: "Señal ñandú", upper: "SEÑAL ÑANDÚ", lower: "señal ñandú"},
-		{name: "digits only", in: "40", upper: "40", lower: "40"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := string(appendCase([]byte("x"), []byte(tt.in), 'a', 'z', unicode.ToUpper)); got != "x"+tt.upper {
-				t.Errorf("upper %q = %q", tt.in, got)
-			}
-			if got := string(appendCase([]byte("x"), []byte(tt.in), 'A', 'Z', unicode.ToLower)); got != "x"+tt.lower {
-				t.Errorf("lower %q = %q", tt.in, got)
-			}
-		})
 	}
 }
 

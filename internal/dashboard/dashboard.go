@@ -64,11 +64,8 @@ type Source struct {
 	// Aggregations are the declared ones a person may choose between
 	// (?aggregation=); Aggregation is always one of them.
 	Aggregations []string
-	// Windows is at least how many of the newest windows are read, raised
-	// to every window of the range.
-	Windows int
-	Files   int // newest ledger records listed
-	Latest  int // newest dead letters, too-late drops and open windows listed
+	Files        int // newest ledger records listed
+	Latest       int // newest dead letters, too-late drops and open windows listed
 	// Refresh is how often the page fetches a snapshot; LocalRefresh over a
 	// warehouse that bills nothing per query.
 	Refresh time.Duration
@@ -77,9 +74,11 @@ type Source struct {
 // Defaults of Source's settings.
 const (
 	DefaultAggregation = "ventas_hora_pais"
-	DefaultWindows     = 24
-	DefaultFiles       = 10
-	DefaultLatest      = 5
+	// DefaultWindows is at least how many of the newest windows are read,
+	// raised to every window of the range.
+	DefaultWindows = 24
+	DefaultFiles   = 10
+	DefaultLatest  = 5
 	// DefaultRefresh is the period over BigQuery, where each refresh is
 	// billed (a SKU view's refresh scans tens of MB): every 5 minutes a page
 	// open around the clock stays within the free monthly TiB, every 2 it
@@ -103,7 +102,6 @@ func (s Source) withDefaults() Source {
 	if !slices.Contains(s.Aggregations, s.Aggregation) {
 		s.Aggregations = append([]string{s.Aggregation}, s.Aggregations...)
 	}
-	s.Windows = cmp.Or(max(s.Windows, 0), DefaultWindows)
 	s.Files = cmp.Or(max(s.Files, 0), DefaultFiles)
 	s.Latest = cmp.Or(max(s.Latest, 0), DefaultLatest)
 	s.Refresh = cmp.Or(max(s.Refresh, 0), DefaultRefresh)

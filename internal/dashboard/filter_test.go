@@ -97,7 +97,7 @@ func TestFilterInQuery(t *testing.T) {
 		{
 			name: "default view: the last 24 hours", query: "", status: 200,
 			want:      reads("ventas_hora_pais", "24", "1", all, dayAgo, open),
-			wantRange: dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+			wantRange: lastDay(now),
 		},
 		{
 			name: "range and countries", query: "?pais=PT,ES&from=2026-03-01&to=2026-03-14", status: 200,
@@ -122,13 +122,13 @@ func TestFilterInQuery(t *testing.T) {
 			read:       "newest_windows:ventas_sku_hora_movil",
 			want:       reads("ventas_sku_hora_movil", "96", "0", []string{"MOCH-40L-AZ"}, dayAgo, open),
 			wantFilter: &dashboard.Filter{Keys: []string{"MOCH-40L-AZ"}},
-			wantRange:  dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+			wantRange:  lastDay(now),
 		},
 		{
 			name: "a key filter on ventas_hora_pais is a country filter", query: "?key=FR&pais=ES", status: 200,
 			want:       reads("ventas_hora_pais", "24", "0", []string{"ES", "FR"}, dayAgo, open),
 			wantFilter: &dashboard.Filter{Paises: []string{"ES"}, Keys: []string{"FR"}},
-			wantRange:  dashboard.Range{From: now.Add(-24 * time.Hour), LastHours: 24},
+			wantRange:  lastDay(now),
 		},
 		{name: "an unknown aggregation", query: "?aggregation=ventas_2d_pais", status: 400,
 			body: `{"param":"aggregation","error":"aggregation: \"ventas_2d_pais\" is not a declared aggregation (want one of ventas_hora_pais, ventas_sku_hora_movil)"}`},
@@ -163,23 +163,22 @@ func TestFilterInQuery(t *testing.T) {
 			}
 			var snap dashboard.Snapshot
 			check(t, json.Unmarshal(rec.Body.Bytes(), &snap))
-			if diff := cmp.Diff(tt.wantFilter, snap.Filter); diff != "" {
-				t.Errorf("snapshot's filter (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantRange, snap.Range); diff != "" {
-				t.Errorf("snapshot's range (-want +got):\n%s", diff)
-			}
 			read := tt.read
 			if read == "" {
 				read = "newest_windows"
 			}
-			if diff := cmp.Diff(tt.want, params(t, wh, read)); diff != "" {
-				t.Errorf("bars read's parameters (-want +got):\n%s", diff)
+			type asked struct {
+				Filter            *dashboard.Filter
+				Range             dashboard.Range
+				BarsRead, Summary map[string][]string
 			}
 			// The summary reads the bars' aggregation and range.
-			wantSummary := summary(tt.want["aggregation"][0], tt.want["start_time"][0], tt.want["end_time"][0])
-			if diff := cmp.Diff(wantSummary, params(t, wh, "discard_summary")); diff != "" {
-				t.Errorf("discard summary's parameters (-want +got):\n%s", diff)
+			want := asked{Filter: tt.wantFilter, Range: tt.wantRange, BarsRead: tt.want,
+				Summary: summary(tt.want["aggregation"][0], tt.want["start_time"][0], tt.want["end_time"][0])}
+			got := asked{Filter: snap.Filter, Range: snap.Range, BarsRead: params(t, wh, read),
+				Summary: params(t, wh, "discard_summary")}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("snapshot's filter and range, reads' parameters (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -2,8 +2,6 @@ package dashboard_test
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -13,20 +11,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
-
-// getJSON answers GET /api/dashboard?query as generic JSON, so that a
-// field the page needs and the API lacks fails as a difference.
-func getJSON(t *testing.T, h http.Handler, query string) map[string]any {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, dashboard.APIPath+query, nil))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("GET %s%s: HTTP %d: %s", dashboard.APIPath, query, rec.Code, rec.Body)
-	}
-	var m map[string]any
-	check(t, json.Unmarshal(rec.Body.Bytes(), &m))
-	return m
-}
 
 // skuColumns are the SKU view's columns but aggregation.
 var skuColumns = []string{"window_start", "window_end", "sku", "importe", "pedidos", "unidades", "timing", "pane_index"}
@@ -55,7 +39,11 @@ func TestSlidingSnapshot(t *testing.T) {
 		Now:          func() time.Time { return december },
 		Aggregations: []string{"ventas_hora_pais", "ventas_sku_hora_movil"},
 	})
-	got := getJSON(t, h, "?aggregation=ventas_sku_hora_movil")
+	// As generic JSON, so that a field the page needs and the API lacks
+	// fails as a difference.
+	var got map[string]any
+	_, body := getSnapshot(t, h, "?aggregation=ventas_sku_hora_movil")
+	check(t, json.Unmarshal(body, &got))
 	want := map[string]any{
 		"range":  map[string]any{"from": "2026-03-13T19:00:00Z", "until": "2026-03-14T19:00:00Z", "last_hours": 24.0, "newest": true},
 		"key":    "sku",

@@ -48,15 +48,14 @@ func readBars(ctx context.Context, src Source, f Filter, rng Range, d declared) 
 	if err != nil {
 		return nil, err
 	}
-	q := warehouse.NewestWindows{View: src.Aggregation, Aggregation: src.Aggregation, Windows: src.Windows,
-		From: rng.From, Until: rng.until(), Keys: keys}
 	// Every window of the range, however many its period makes. A key's
 	// sessions start at least a gap apart.
 	spacing := d.spec.PeriodOrSize()
 	if d.spec.Session() {
 		spacing = d.spec.Gap / time.Duration(max(1, len(keys)))
 	}
-	q.Windows = max(q.Windows, int(DefaultRange/spacing))
+	q := warehouse.NewestWindows{View: src.Aggregation, Aggregation: src.Aggregation, Keys: keys,
+		Windows: max(DefaultWindows, int(DefaultRange/spacing)), From: rng.From, Until: rng.until()}
 	if f.ranged() {
 		q.Windows = max(q.Windows, MaxRangeDays*int(24*time.Hour/spacing))
 	}

@@ -34,12 +34,6 @@ func (c *counting) Accept() (net.Conn, error) {
 	return &countedConn{Conn: conn, l: c}, nil
 }
 
-func (c *counting) counts() (open, peak int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.open, c.peak
-}
-
 type countedConn struct {
 	net.Conn
 	l    *counting
@@ -70,12 +64,28 @@ func serve(t *testing.T, h http.Handler, opts Options) (*Server, *counting, stri
 	return s, cl, ln.Addr().String()
 }
 
+// dial connects to addr; the test's end closes the connection.
+func dial(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, bufio.NewReader(conn)
+}
+
 // exchange sends one keep-alive request on conn and reads its answer.
 func exchange(conn net.Conn, br *bufio.Reader, request string) (int, error) {
-	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
 	if _, err := io.WriteString(conn, request); err != nil {
 		return 0, err
 	}
+	return readAnswer(conn, br)
+}
+
+// readAnswer reads the next answer on conn, waiting at most 3 s for it.
+func readAnswer(conn net.Conn, br *bufio.Reader) (int, error) {
+	_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		return 0, err
@@ -112,12 +122,7 @@ const getRequest = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 func TestIdleConnectionIsClosed(t *testing.T) {
 	const idle = 200 * time.Millisecond
 	_, _, addr := serve(t, http.HandlerFunc(ok), Options{Grace: time.Second, Limits: Limits{IdleTimeout: idle}})
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	br := bufio.NewReader(conn)
+	conn, br := dial(t, addr)
 	if code, err := exchange(conn, br, getRequest); err != nil || code != http.StatusOK {
 		t.Fatalf("first request: %d, %v", code, err)
 	}
@@ -162,8 +167,7 @@ func TestBodyTimeout(t *testing.T) {
 			}
 			done := make(chan result, 1)
 			_, _, addr := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				_, err := io.ReadAll(r.Body)
-				if err != nil {
+				if _, err := io.ReadAll(r.Body); err != nil {
 					done <- result{readErr: err}
 					http.Error(w, err.Error(), http.StatusRequestTimeout)
 					return
@@ -176,12 +180,7 @@ func TestBodyTimeout(t *testing.T) {
 				}
 				ok(w, r)
 			}), Options{Grace: time.Second, Limits: Limits{BodyTimeout: bodyTimeout}})
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			br := bufio.NewReader(conn)
+			conn, br := dial(t, addr)
 			start := time.Now()
 			if _, err := io.WriteString(conn, tt.request); err != nil {
 				t.Fatal(err)
@@ -200,12 +199,7 @@ func TestBodyTimeout(t *testing.T) {
 				if got.readErr == nil {
 					t.Fatal("the stalled body read ended without an error")
 				}
-				// The handler's answer, if it reaches the client, is the last.
-				_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
-				if resp, err := http.ReadResponse(br, nil); err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+				_, _ = readAnswer(conn, br) // the handler's answer, if it reaches the client, is the last
 				if _, err := waitClosed(conn, br, 2*time.Second); err != nil {
 					t.Errorf("connection after a cut body: %v", err)
 				}
@@ -214,14 +208,8 @@ func TestBodyTimeout(t *testing.T) {
 			if got.readErr != nil {
 				t.Fatalf("body read: %v", got.readErr)
 			}
-			_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != tt.wantCode {
-				t.Errorf("status %d, want %d", resp.StatusCode, tt.wantCode)
+			if code, err := readAnswer(conn, br); err != nil || code != tt.wantCode {
+				t.Errorf("status %d (%v), want %d", code, err, tt.wantCode)
 			}
 		})
 	}
@@ -235,21 +223,11 @@ func TestConnectionsBeyondTheLimit(t *testing.T) {
 	const limit, clients = 4, 12
 	_, cl, addr := serve(t, http.HandlerFunc(ok), Options{Grace: time.Second, Limits: Limits{MaxConns: limit, IdleTimeout: time.Minute}})
 	codes := make(chan error, clients)
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
 	for range clients {
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, conn)
+		conn, br := dial(t, addr)
 		go func() {
 			// Each client keeps its connection open after its answer.
-			code, err := exchange(conn, bufio.NewReader(conn), getRequest)
+			code, err := exchange(conn, br, getRequest)
 			if err == nil && code != http.StatusOK {
 				err = fmt.Errorf("status %d", code)
 			}
@@ -266,7 +244,9 @@ func TestConnectionsBeyondTheLimit(t *testing.T) {
 		t.Fatalf("a new client while %d connections are open: %v", clients, err)
 	}
 	resp.Body.Close()
-	open, peak := cl.counts()
+	cl.mu.Lock()
+	open, peak := cl.open, cl.peak
+	cl.mu.Unlock()
 	t.Logf("server side: %d connections open, at most %d at once, for %d clients", open, peak, clients+1)
 	if peak > limit {
 		t.Errorf("the server held %d connections at once, want at most %d", peak, limit)

@@ -27,7 +27,7 @@ func TestDeadlineStillReleasesTheClaim(t *testing.T) {
 	if took := time.Since(started); took > 5*time.Second {
 		t.Errorf("Ingest took %s past a 50ms deadline", took)
 	}
-	rec, ok, err := r.led.Get(ctx, obj.Key())
+	rec, ok, err := r.Ledger.Get(ctx, obj.Key())
 	if err != nil || !ok {
 		t.Fatalf("ledger record: ok=%v err=%v", ok, err)
 	}
@@ -43,9 +43,8 @@ func TestDeadlineStillReleasesTheClaim(t *testing.T) {
 	}
 
 	// No waiting for the lease: the next delivery takes the claim at once.
-	claim, err := r.led.Claim(ctx, obj.Key(), obj.MD5, "next-delivery", r.clock.Now())
+	claim, err := r.Ledger.Claim(ctx, obj.Key(), obj.MD5, "next-delivery", r.clock.Now())
 	if err != nil || claim.Decision != ledger.Proceed {
-		t.Fatalf("claim after the cut attempt = decision %d, %v; want proceed (%d)",
-			claim.Decision, err, ledger.Proceed)
+		t.Fatalf("claim after the cut attempt = %v, %v; want %v", claim.Decision, err, ledger.Proceed)
 	}
 }

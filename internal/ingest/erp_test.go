@@ -106,7 +106,7 @@ func countsOf(rec ledger.Record) counts {
 func TestERPExtraColumnIsDriftNotSilence(t *testing.T) {
 	r := newERPRig(t)
 	rec := r.drop("pedidos-erp-canal.csv", "exportaciones/2026/03/20/pedidos-erp.csv")
-	stored, ok, err := r.led.Get(context.Background(), rec.Key)
+	stored, ok, err := r.Ledger.Get(context.Background(), rec.Key)
 	if err != nil || !ok {
 		t.Fatalf("ledger record: %v, %v", ok, err)
 	}
@@ -181,7 +181,8 @@ func TestERPSemicolonDecimalCommaDayFirst(t *testing.T) {
 }
 
 // TestERPGzip: a gzip export loads, whether named .csv.gz or stored with
-// Content-Encoding: gzip; a bad stream rejects the file, committing nothing.
+// Content-Encoding: gzip; a bad stream rejects the file, committing nothing
+// (every kind of bad stream: TestDecode).
 func TestERPGzip(t *testing.T) {
 	good := readFile(t, filepath.Join(erpDir, "pedidos-erp.csv.gz"))
 	bomb := readFile(t, filepath.Join(erpDir, "pedidos-bomba.csv.gz"))
@@ -194,9 +195,6 @@ func TestERPGzip(t *testing.T) {
 		{name: "gz suffix", object: day + "pedidos-erp.csv.gz", content: good},
 		{name: "content-encoding gzip", object: day + "pedidos-erp.csv", content: good},
 		{name: "zip bomb", object: day + "pedidos-bomba.csv.gz", content: bomb, reason: "gzip expands more than 200 times"},
-		{name: "truncated", object: day + "cortado.csv.gz", content: good[:len(good)-20], reason: "gzip: unexpected EOF"},
-		{name: "bad checksum", object: day + "suma.csv.gz", content: append(bytes.Clone(good[:len(good)-8]), 0, 0, 0, 0, 0, 0, 0, 0),
-			reason: "gzip: invalid checksum"},
 		{name: "named gz but plain", object: day + "falso.csv.gz", content: []byte("pedido_id\r\n"), reason: "named .gz but not gzip content"},
 	}
 	for _, tt := range tests {
@@ -236,7 +234,7 @@ func TestERPWindows1252(t *testing.T) {
 	if len(q) != 1 || q[0][1] != contract.CodeInvalidCP1252 || q[0][3] != "PED-7303,1,2026-03-23,GORRO-LANA,1,\"12,00\",Jos\x81,ES" {
 		t.Errorf("quarantine %q, want the undefined byte, raw", q)
 	}
-	a, err := r.gcs.Stat(context.Background(), quarantine, rec.Quarantine)
+	a, err := r.GCS.Stat(context.Background(), quarantine, rec.Quarantine)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,14 +17,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/warehouse"
-	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
 const landing, quarantine = ingesttest.Landing, ingesttest.Quarantine
@@ -34,15 +32,12 @@ var testStart = time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC)
 // rig is a Service on real parts (see ingesttest), with a settable clock and
 // fault injection points on every port.
 type rig struct {
+	*ingesttest.Parts
 	t      *testing.T
-	gcs    *objects.GCS
-	led    *ledger.Ledger
-	wh     *duckdb.Warehouse
 	clock  *ingesttest.Clock
 	mu     sync.Mutex
 	faults faults
 	svc    *ingest.Service
-	feeds  *contract.Registry
 
 	refreshing, overlaps atomic.Int32
 	hangLoad             atomic.Bool   // loads wait for their context to end
@@ -51,7 +46,6 @@ type rig struct {
 }
 
 type finishCall struct {
-	state       ledger.State
 	err         error // the context's error when Finish was called
 	hasDeadline bool
 	left        time.Duration
@@ -76,7 +70,7 @@ func newRigWith(t *testing.T, edit func(*ingest.Config), log *slog.Logger) *rig 
 
 func newRigOn(t *testing.T, p *ingesttest.Parts, edit func(*ingest.Config), log *slog.Logger) *rig {
 	t.Helper()
-	r := &rig{t: t, gcs: p.GCS, led: p.Ledger, wh: p.Warehouse, feeds: p.Feeds, clock: ingesttest.NewClock(testStart)}
+	r := &rig{Parts: p, t: t, clock: ingesttest.NewClock(testStart)}
 	cfg := ingest.Config{QuarantineBucket: quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096}
 	if edit != nil {
 		edit(&cfg)
@@ -99,7 +93,7 @@ func (r *rig) take(f *error) error {
 
 func (r *rig) upload(name, content string) ingest.Object {
 	r.t.Helper()
-	a := ingesttest.Put(r.t, r.gcs, landing, name, content, nil)
+	a := ingesttest.Put(r.t, r.GCS, landing, name, content, nil)
 	return ingest.Object{Bucket: landing, Name: name, Generation: a.Generation, MD5: a.MD5, Size: a.Size}
 }
 
@@ -125,7 +119,7 @@ func (r *rig) ingest(obj ingest.Object) ledger.Record {
 
 func (r *rig) query(sql string) [][]string {
 	r.t.Helper()
-	return ingesttest.Query(r.t, r.wh, sql)
+	return ingesttest.Query(r.t, r.Warehouse, sql)
 }
 
 func (r *rig) rows(table string) string {
@@ -133,14 +127,19 @@ func (r *rig) rows(table string) string {
 	return r.query("SELECT COUNT(*) FROM " + table)[0][0]
 }
 
+// quarantineRows returns the rows of quarantine file name, the header first:
+// callers index it, so a file without one fails the test.
 func (r *rig) quarantineRows(name string) [][]string {
 	r.t.Helper()
-	rc, err := r.gcs.Open(context.Background(), quarantine, name, 0)
+	rc, err := r.GCS.Open(context.Background(), quarantine, name, 0)
 	if err != nil {
 		r.t.Fatalf("open quarantine %s: %v", name, err)
 	}
 	defer rc.Close()
 	rows, err := csv.NewReader(rc).ReadAll()
+	if err == nil && len(rows) == 0 {
+		err = errors.New("empty, want a header")
+	}
 	if err != nil {
 		r.t.Fatalf("read quarantine %s: %v", name, err)
 	}
@@ -153,11 +152,11 @@ func (f faultyObjects) Open(ctx context.Context, bucket, name string, gen int64)
 	if err := f.r.take(&f.r.faults.openErr); err != nil {
 		return nil, err
 	}
-	return f.r.gcs.Open(ctx, bucket, name, gen)
+	return f.r.GCS.Open(ctx, bucket, name, gen)
 }
 
 func (f faultyObjects) Create(ctx context.Context, bucket, name, ct string, meta map[string]string) objects.Writer {
-	return faultyWriter{Writer: f.r.gcs.Create(ctx, bucket, name, ct, meta), r: f.r}
+	return faultyWriter{Writer: f.r.GCS.Create(ctx, bucket, name, ct, meta), r: f.r}
 }
 
 type faultyWriter struct {
@@ -179,7 +178,7 @@ type faultyLedger struct {
 }
 
 func (f faultyLedger) Finish(ctx context.Context, rec ledger.Record, now time.Time) error {
-	call := finishCall{state: rec.State, err: ctx.Err()}
+	call := finishCall{err: ctx.Err()}
 	if d, ok := ctx.Deadline(); ok {
 		call.hasDeadline, call.left = true, time.Until(d)
 	}
@@ -209,7 +208,7 @@ func (f faultyWarehouse) Load(ctx context.Context, req warehouse.Load) (warehous
 		<-ctx.Done()
 		return warehouse.LoadResult{}, fmt.Errorf("load job: %w", ctx.Err())
 	}
-	res, err := f.r.wh.Load(ctx, req)
+	res, err := f.r.Warehouse.Load(ctx, req)
 	if err != nil {
 		return res, err
 	}
@@ -229,7 +228,7 @@ func (f faultyWarehouse) RefreshDaily(ctx context.Context, agg string, dates []i
 	}
 	defer f.r.refreshing.Add(-1)
 	time.Sleep(f.r.refreshDelay)
-	return f.r.wh.RefreshDaily(ctx, agg, dates)
+	return f.r.Warehouse.RefreshDaily(ctx, agg, dates)
 }
 
 func readSeed(t *testing.T, name string) string {
@@ -239,44 +238,13 @@ func readSeed(t *testing.T, name string) string {
 
 const seedOrders = "exportaciones/2026/03/14/pedidos-erp.csv"
 
-func TestSeedOrderFile(t *testing.T) {
-	r := newRig(t)
-	obj := r.upload(seedOrders, readSeed(t, seedOrders))
-	rec := r.ingest(obj)
-	q := r.quarantineRows(rec.Quarantine)
-	got := []any{rec.State, countsOf(rec), len(rec.Counts.Rejects), q[0], len(q) - 1,
-		r.rows("lineas_pedido")}
-	want := []any{ledger.Done, counts{4, 1, 3}, 3, ingest.QuarantineHeader, 3, "1"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Fatalf("state, counts, reject codes, quarantine header, rows quarantined, rows loaded "+
-			"(-want +got):\n%s", diff)
-	}
-	if !slices.ContainsFunc(q[1:], func(row []string) bool { return strings.Contains(row[2], "expected 8 columns, got 9") }) {
-		t.Errorf("no quarantine row says `expected 8 columns, got 9`: %v", q)
-	}
-	if r.rows("ventas_diarias_sku") == "0" {
-		t.Error("ventas_diarias_sku is empty after a load")
-	}
-	stored, ok, err := r.led.Get(context.Background(), obj.Key())
-	if err != nil || !ok {
-		t.Fatalf("ledger Get = %v, %v", ok, err)
-	}
-	if diff := cmp.Diff(rec.Counts, stored.Counts); diff != "" {
-		t.Errorf("ledger counts (-returned +stored):\n%s", diff)
-	}
-}
-
 // TestDeliveriesLoadOnce: concurrent deliveries, redeliveries and a copy
 // under another name load the file once.
 func TestDeliveriesLoadOnce(t *testing.T) {
 	r := newRig(t)
 	content := readSeed(t, seedOrders)
 	obj := r.upload(seedOrders, content)
-	objs := make([]ingest.Object, 8)
-	for i := range objs {
-		objs[i] = obj
-	}
-	for i, err := range r.ingestAtOnce(objs...) {
+	for i, err := range r.ingestAtOnce(slices.Repeat([]ingest.Object{obj}, 8)...) {
 		if err != nil && !errors.Is(err, ingest.ErrBusy) {
 			t.Errorf("delivery %d: %v (want nil or ErrBusy)", i, err)
 		}
@@ -295,12 +263,14 @@ func TestDeliveriesLoadOnce(t *testing.T) {
 }
 
 // TestCrashAtEachStep fails one step, redelivers once the lease expired, and
-// checks the end state is one clean run's: every row loaded once or quarantined.
+// checks the end state is one clean run's (the first case): every row loaded
+// once or quarantined, and the ledger holding the counts returned.
 func TestCrashAtEachStep(t *testing.T) {
 	tests := []struct {
 		name   string
 		inject func(*faults)
 	}{
+		{"no fault", nil},
 		{"object read fails", func(f *faults) { f.openErr = errors.New("storage unavailable") }},
 		{"load fails before commit", func(f *faults) { f.loadBefore = errors.New("warehouse unavailable") }},
 		{"crash after load commit", func(f *faults) { f.loadAfter = errors.New("instance killed after commit") }},
@@ -313,18 +283,31 @@ func TestCrashAtEachStep(t *testing.T) {
 			r := newRig(t)
 			ctx := context.Background()
 			obj := r.upload(seedOrders, readSeed(t, seedOrders))
-			tt.inject(&r.faults)
-			if _, err := r.svc.Ingest(ctx, obj); err == nil {
-				t.Fatal("first attempt succeeded despite the fault")
+			if tt.inject != nil {
+				tt.inject(&r.faults)
+				if _, err := r.svc.Ingest(ctx, obj); err == nil {
+					t.Fatal("first attempt succeeded despite the fault")
+				}
+				r.clock.Advance(11 * time.Minute) // a crashed attempt's lease expires
 			}
-			r.clock.Advance(11 * time.Minute) // a crashed attempt's lease expires
 			rec := r.ingest(obj)
-			got := []any{rec.State, countsOf(rec), r.rows("lineas_pedido"),
-				r.query("SELECT SUM(lineas) FROM ventas_diarias_sku")[0][0],
-				len(r.quarantineRows(rec.Quarantine)) - 1}
-			if diff := cmp.Diff([]any{ledger.Done, counts{4, 1, 3}, "1", "1", 3}, got); diff != "" {
-				t.Errorf("after retry: state, counts, rows loaded (exactly once), "+
-					"lines aggregated, rows quarantined (-want +got):\n%s", diff)
+			q := r.quarantineRows(rec.Quarantine)
+			stored, _, err := r.Ledger.Get(ctx, obj.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []any{rec.State, countsOf(rec), len(rec.Counts.Rejects), stored.Counts,
+				r.rows("lineas_pedido"), r.query("SELECT SUM(lineas) FROM ventas_diarias_sku")[0][0],
+				q[0], len(q) - 1}
+			want := []any{ledger.Done, counts{4, 1, 3}, 3, rec.Counts, "1", "1",
+				ingest.QuarantineHeader, 3}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("state, counts, reject codes, counts stored, rows loaded (exactly once), "+
+					"lines aggregated, quarantine header, rows quarantined (-want +got):\n%s", diff)
+			}
+			says := func(row []string) bool { return strings.Contains(row[2], "expected 8 columns, got 9") }
+			if !slices.ContainsFunc(q[1:], says) {
+				t.Errorf("no quarantine row says `expected 8 columns, got 9`: %v", q)
 			}
 		})
 	}
@@ -377,7 +360,7 @@ func TestBusyWhileAnotherAttemptHoldsTheLease(t *testing.T) {
 	r := newRig(t)
 	ctx := context.Background()
 	obj := r.upload(seedOrders, readSeed(t, seedOrders))
-	if _, err := r.led.Claim(ctx, obj.Key(), obj.MD5, "other-instance", r.clock.Now()); err != nil {
+	if _, err := r.Ledger.Claim(ctx, obj.Key(), obj.MD5, "other-instance", r.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.svc.Ingest(ctx, obj); !errors.Is(err, ingest.ErrBusy) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/ingest"
 	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
+	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 )
 
@@ -45,32 +46,26 @@ func TestOnlyLandingObjectsAreLoaded(t *testing.T) {
 					c.LandingBucket, c.LandingPrefixes = landing, []string{"exportaciones/"}
 				}
 			}, logging.New(&logs, slog.LevelInfo))
-			a := ingesttest.Put(t, r.gcs, tt.bucket, tt.object, header+row, nil)
+			a := ingesttest.Put(t, r.GCS, tt.bucket, tt.object, header+row, nil)
 			obj := ingest.Object{Bucket: tt.bucket, Name: tt.object, Generation: a.Generation, MD5: a.MD5, Size: a.Size}
 			rec, err := r.svc.Ingest(context.Background(), obj)
-			_, recorded, gerr := r.led.Get(context.Background(), obj.Key())
+			_, recorded, gerr := r.Ledger.Get(context.Background(), obj.Key())
 			if gerr != nil {
 				t.Fatal(gerr)
 			}
-			loaded := r.query("SELECT COUNT(*) FROM lineas_pedido")[0][0]
-			if tt.landing {
-				if err != nil || !recorded || loaded != "1" {
-					t.Fatalf("landing object: err=%v recorded=%v loaded=%s, want nil, true, 1", err, recorded, loaded)
-				}
-				return
-			}
-			if !errors.Is(err, ingest.ErrNotLanding) {
-				t.Errorf("Ingest error = %v, want ErrNotLanding", err)
-			}
-			if rec.State != "" || recorded || loaded != "0" {
-				t.Errorf("state=%q recorded=%v loaded=%s, want nothing recorded or loaded", rec.State, recorded, loaded)
-			}
-			var got []string
+			var ignored []string
 			for _, l := range logLines(t, logs.String(), "event ignored: not a landing object") {
-				got = append(got, fmt.Sprint(l["bucket"], " ", l["name"]))
+				ignored = append(ignored, fmt.Sprint(l["bucket"], " ", l["name"]))
 			}
-			if diff := cmp.Diff([]string{tt.bucket + " " + tt.object}, got); diff != "" {
-				t.Errorf("ignored-event log lines (-want +got):\n%s", diff)
+			got := []any{err == nil, errors.Is(err, ingest.ErrNotLanding), rec.State, recorded,
+				r.rows("lineas_pedido"), ignored}
+			want := []any{false, true, ledger.State(""), false, "0", []string{tt.bucket + " " + tt.object}}
+			if tt.landing {
+				want = []any{true, false, ledger.Done, true, "1", []string(nil)}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("no error, ErrNotLanding, state, recorded, rows loaded, ignored-event log lines "+
+					"(-want +got):\n%s", diff)
 			}
 		})
 	}

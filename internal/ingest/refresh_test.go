@@ -2,14 +2,10 @@ package ingest_test
 
 import (
 	"bytes"
-	"context"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/alpinashop/alpipe/internal/ingest"
-	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/logging"
 )
@@ -18,43 +14,25 @@ import (
 // range ends DONE with every other group aggregated, each sum left out
 // logged as "refresh overflow", and so does the next file of that day.
 func TestRefreshOverflowEndsDone(t *testing.T) {
-	p := ingesttest.NewParts(t, ingesttest.Landing, ingesttest.Quarantine)
 	var logs bytes.Buffer // Ingest logs on its caller's goroutine
-	now := func() time.Time { return time.Date(2026, 3, 15, 2, 0, 0, 0, time.UTC) }
-	svc, err := ingest.New(p.GCS, p.Ledger, p.Warehouse, p.Feeds, ingest.Config{QuarantineBucket: ingesttest.Quarantine, QuarantinePrefix: "cuarentena/", MaxRecordBytes: 4096}, now, logging.New(&logs, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ingestFile := func(name, content string) ledger.Record {
-		t.Helper()
-		a := ingesttest.Put(t, p.GCS, ingesttest.Landing, name, content, nil)
-		rec, err := svc.Ingest(context.Background(), ingest.Object{Bucket: ingesttest.Landing, Name: name, Generation: a.Generation, MD5: a.MD5, Size: a.Size})
-		if err != nil {
-			t.Fatalf("Ingest %s: %v", name, err)
-		}
-		return rec
-	}
+	r := newRigWith(t, nil, logging.New(&logs, 0))
 	const header = "pedido_id,linea,fecha,sku,cantidad,precio_unitario,cliente_id,pais\n"
 	maxPrice := `"99999999999999999999999999999,999999999"`
-	a := ingestFile("exportaciones/2026/03/14/a.csv", header+
+	a := r.ingest(r.upload("exportaciones/2026/03/14/a.csv", header+
 		"P-1,1,2026-03-14,SKU-X,1,"+maxPrice+",,ES\n"+
 		"P-1,2,2026-03-14,SKU-X,1,\"1,00\",,ES\n"+
 		"P-2,1,2026-03-14,SKU-H,1,"+maxPrice+",,ES\n"+
 		"P-2,2,2026-03-14,SKU-H,1,"+maxPrice+",,ES\n"+
 		"P-3,1,2026-03-14,SKU-Z,9000000000000000000,\"0,000000001\",,ES\n"+
 		"P-3,2,2026-03-14,SKU-Z,9000000000000000000,\"0,000000001\",,ES\n"+
-		"P-4,1,2026-03-14,SKU-Y,2,\"10,00\",,ES\n")
-	if a.State != ledger.Done || a.Counts.Loaded != 7 {
-		t.Fatalf("a.csv: %s, %d rows loaded (reason %q), want DONE with 7", a.State, a.Counts.Loaded, a.Reason)
-	}
-	b := ingestFile("exportaciones/2026/03/14/b.csv", header+"P-5,1,2026-03-14,SKU-Y,1,\"0,50\",,ES\n")
-	if b.State != ledger.Done {
-		t.Fatalf("b.csv: %s (reason %q), want DONE", b.State, b.Reason)
-	}
+		"P-4,1,2026-03-14,SKU-Y,2,\"10,00\",,ES\n"))
+	b := r.ingest(r.upload("exportaciones/2026/03/14/b.csv", header+
+		"P-5,1,2026-03-14,SKU-Y,1,\"0,50\",,ES\n"))
 
-	got := ingesttest.Query(t, p.Warehouse, "SELECT CAST(fecha AS VARCHAR), sku, unidades, CAST(importe AS VARCHAR), lineas FROM ventas_diarias_sku ORDER BY sku")
+	sums := r.query("SELECT CAST(fecha AS VARCHAR), sku, unidades, CAST(importe AS VARCHAR), lineas " +
+		"FROM ventas_diarias_sku ORDER BY sku")
 	want := [][]string{{"2026-03-14", "SKU-Y", "3", "20.500000000", "2"}}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, sums); diff != "" {
 		t.Errorf("ventas_diarias_sku (-want +got):\n%s", diff)
 	}
 
@@ -78,7 +56,9 @@ func TestRefreshOverflowEndsDone(t *testing.T) {
 		`2026-03-14 sku="SKU-H" importe=199999999999999999999999999999.999999998; ` +
 		`2026-03-14 sku="SKU-X" importe=100000000000000000000000000000.999999999; ` +
 		`2026-03-14 sku="SKU-Z" unidades=18000000000000000000`
-	if diff := cmp.Diff([]string{wantNote, wantNote}, []string{a.Reason, b.Reason}); diff != "" {
-		t.Errorf("reasons of a.csv and b.csv (-want +got):\n%s", diff)
+	got := []any{a.State, a.Counts.Loaded, a.Reason, b.State, b.Reason}
+	wantRecords := []any{ledger.Done, int64(7), wantNote, ledger.Done, wantNote}
+	if diff := cmp.Diff(wantRecords, got); diff != "" {
+		t.Errorf("a.csv: state, rows loaded, reason; b.csv: state, reason (-want +got):\n%s", diff)
 	}
 }

@@ -178,15 +178,8 @@ func rejectContent(rec *ledger.Record, reason string) runResult {
 // the header line or more than 1 in 100 bytes; a stray NUL in a text file
 // is a row-level rejection instead.
 func binary(head []byte) bool {
-	n := bytes.Count(head, []byte{0})
-	if n == 0 {
-		return false
-	}
-	line := head
-	if i := bytes.IndexByte(head, '\n'); i >= 0 {
-		line = head[:i]
-	}
-	return bytes.IndexByte(line, 0) >= 0 || n*100 > len(head)
+	line, _, _ := bytes.Cut(head, []byte{'\n'})
+	return bytes.IndexByte(line, 0) >= 0 || bytes.Count(head, []byte{0})*100 > len(head)
 }
 
 // BinaryReason says why a file whose decoded text starts with head (its

@@ -112,6 +112,15 @@ const (
 	DuplicateContent // the content was ingested under another key; a final Duplicate record was written
 )
 
+func (d Decision) String() string {
+	names := [...]string{Proceed: "proceed", AlreadyFinished: "already-finished", Busy: "busy",
+		DuplicateContent: "duplicate-content"}
+	if d > 0 && int(d) < len(names) {
+		return names[d]
+	}
+	return "decision(" + strconv.Itoa(int(d)) + ")"
+}
+
 // Claim is the outcome of Ledger.Claim.
 type Claim struct {
 	Decision Decision

@@ -70,14 +70,15 @@ type streamer struct{ warehouse.RowStreamer }
 
 func (streamer) Query(context.Context, string) (warehouse.Result, error) { panic("not streamed") }
 
-func newQueryHandler(q warehouse.RowStreamer, caps config.Query) *queryHandler {
-	querier := func() warehouse.Querier { return streamer{q} }
-	return &queryHandler{querier: querier, caps: caps, log: logging.Discard(), one: make(chan struct{}, 1)}
+func streamingHandler(q warehouse.RowStreamer, caps config.Query) *queryHandler {
+	h := newQueryHandler(func() warehouse.Querier { return streamer{q} }, logging.Discard())
+	h.caps = caps
+	return h
 }
 
 func queryServer(t *testing.T, q warehouse.RowStreamer, caps config.Query) client.Server {
 	t.Helper()
-	ts := httptest.NewServer(newQueryHandler(q, caps))
+	ts := httptest.NewServer(streamingHandler(q, caps))
 	t.Cleanup(ts.Close)
 	return client.Server{URL: ts.URL}
 }
@@ -223,11 +224,12 @@ func TestQueryAnswerStreams(t *testing.T) {
 			peak = max(peak, ms.HeapAlloc)
 		}
 	}}
-	h := newQueryHandler(wh, config.Query{MaxRows: rows, MaxBytes: 1 << 30, Timeout: time.Minute})
-	w := &countingWriter{header: http.Header{}}
+	h := streamingHandler(wh, config.Query{MaxRows: rows, MaxBytes: 1 << 30, Timeout: time.Minute})
+	w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+	w.Body = nil // counted, not kept
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/_local/query", strings.NewReader(`{"sql":"SELECT"}`)))
-	if w.code != http.StatusOK || w.n < rows*cellLen {
-		t.Fatalf("answered %d with %d bytes, want 200 and at least %d", w.code, w.n, rows*cellLen)
+	if w.Code != http.StatusOK || w.n < rows*cellLen {
+		t.Fatalf("answered %d with %d bytes, want 200 and at least %d", w.Code, w.n, rows*cellLen)
 	}
 	if !strings.Contains(w.last, fmt.Sprintf(`{"end":{"rows":%d}}`, rows)) {
 		t.Errorf("the answer ends %q, want its end line", w.last)
@@ -239,28 +241,18 @@ func TestQueryAnswerStreams(t *testing.T) {
 	t.Logf("answered %d MB; heap grew at most %d KB", w.n>>20, max(grown, 0)>>10)
 }
 
-// countingWriter is a ResponseWriter that keeps nothing but a count and
-// the last write.
+// countingWriter is a ResponseRecorder that keeps nothing of the body but a
+// count and the last write (with its Body nil).
 type countingWriter struct {
-	header http.Header
-	code   int
-	n      int
-	last   string
-}
-
-func (w *countingWriter) Header() http.Header { return w.header }
-
-func (w *countingWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
+	*httptest.ResponseRecorder
+	n    int
+	last string
 }
 
 func (w *countingWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
 	w.n += len(b)
 	w.last = string(b[max(0, len(b)-200):])
-	return len(b), nil
+	return w.ResponseRecorder.Write(b)
 }
 
 // TestQueryRowPastTheByteCapNeverReachesGo: a row larger than

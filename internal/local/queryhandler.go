@@ -30,6 +30,12 @@ type queryHandler struct {
 	one chan struct{}
 }
 
+// newQueryHandler makes the slot: a nil one would make every query wait
+// out its timeout.
+func newQueryHandler(querier func() warehouse.Querier, log *slog.Logger) *queryHandler {
+	return &queryHandler{querier: querier, log: log, one: make(chan struct{}, 1)}
+}
+
 func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.capsErr != nil {
 		http.Error(w, h.capsErr.Error(), http.StatusServiceUnavailable)

@@ -316,7 +316,7 @@ func (s *Server) replayHandler() http.Handler {
 // need none of them) but refuses every query, rather than answer without
 // bounds.
 func (s *Server) queryHandler() *queryHandler {
-	h := &queryHandler{querier: s.App.Querier, log: s.App.Log, one: make(chan struct{}, 1)}
+	h := newQueryHandler(s.App.Querier, s.App.Log)
 	if err := config.Load(context.Background(), &h.caps, s.App.Lookup); err != nil {
 		h.capsErr = err
 		h.log.Error("local queries are refused until the configuration is fixed", "error", err)

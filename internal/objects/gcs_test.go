@@ -3,6 +3,7 @@ package objects_test
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"cloud.google.com/go/storage"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/objects"
 	"github.com/alpinashop/alpipe/internal/objects/objectstest"
@@ -57,14 +59,10 @@ func TestNewGCSRejectsNilClient(t *testing.T) {
 // lifts it fails here, and Open can switch to the stored bytes.
 func TestOpenInflatesStoredGzip(t *testing.T) {
 	const bucket = "gzip-test"
-	var plain bytes.Buffer
-	for i := range 2000 {
-		fmt.Fprintf(&plain, "PED-%d,1,2026-03-22,BOTA,1,12.00,CLI,ES\n", i)
-	}
-	var stored bytes.Buffer
+	var plain, stored bytes.Buffer
 	zw := gzip.NewWriter(&stored)
-	if _, err := zw.Write(plain.Bytes()); err != nil {
-		t.Fatal(err)
+	for i := range 2000 {
+		fmt.Fprintf(io.MultiWriter(&plain, zw), "PED-%d,1,2026-03-22,BOTA,1,12.00,CLI,ES\n", i)
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -115,5 +113,55 @@ func TestOpenInflatesStoredGzip(t *testing.T) {
 				t.Errorf("ReadCompressed(true) on a JSON read: err %v; if the library now allows it, make Open read the stored bytes", err)
 			}
 		})
+	}
+}
+
+// TestDescribeOneGeneration: Describe reports the generation it is asked
+// about, or ErrNotFound, never the live one's attributes.
+func TestDescribeOneGeneration(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		dir       string
+		versioned bool
+	}{{"memory", "", true}, {"folder", t.TempDir(), false}} {
+		t.Run(tc.name, func(t *testing.T) { testDescribe(t, tc.dir, tc.versioned) })
+	}
+}
+
+func testDescribe(t *testing.T, dir string, versioned bool) {
+	const bucket = "describe-test"
+	_, g := objectstest.Fake(t, dir, bucket)
+	put := func(content string) objects.Attrs {
+		w := g.Create(t.Context(), bucket, "pedidos.csv", "text/csv", nil)
+		io.WriteString(w, content)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return w.Attrs()
+	}
+	old, live := put("a,b\n1,2\n"), put("a,b\n3,4\n")
+	tests := []struct {
+		name       string
+		generation int64
+		wantMD5    string
+		wantGone   bool
+	}{
+		{name: "the live generation", generation: live.Generation, wantMD5: live.MD5},
+		{name: "0 is the live one", generation: 0, wantMD5: live.MD5},
+		{name: "a replaced generation", generation: old.Generation, wantMD5: old.MD5, wantGone: !versioned},
+	}
+	for _, tt := range tests {
+		if tt.wantGone {
+			tt.wantMD5 = ""
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := g.Describe(t.Context(), bucket, "pedidos.csv", tt.generation)
+			if diff := cmp.Diff([]any{tt.wantMD5, tt.wantGone}, []any{a.MD5, errors.Is(err, objects.ErrNotFound)}); diff != "" {
+				t.Errorf("MD5, gone (-want +got):\n%s (error %v)", diff, err)
+			}
+		})
+	}
+	if old.MD5 == live.MD5 || live.MD5 == "" {
+		t.Errorf("the two contents have MD5s %q and %q, want two different ones", old.MD5, live.MD5)
 	}
 }

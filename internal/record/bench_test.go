@@ -26,11 +26,7 @@ func BenchmarkReader(b *testing.B) {
 				src.Reset(data)
 				r := NewReader(src, Options{})
 				n := 0
-				for {
-					_, err := r.Next()
-					if errors.Is(err, io.EOF) {
-						break
-					}
+				for _, err := r.Next(); !errors.Is(err, io.EOF); _, err = r.Next() {
 					if err != nil {
 						b.Fatal(err)
 					}

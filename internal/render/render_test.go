@@ -2,9 +2,7 @@ package render
 
 import (
 	"bytes"
-	"go/build"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,17 +53,6 @@ func TestJSONStyle(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestSnake(t *testing.T) {
-	got := []string{}
-	for _, s := range []string{"PedidoID", "WatermarkBefore", "CRC32C", "MD5", "DeadLettersPending", "Lag", "MessageID", "HTTPStatus"} {
-		got = append(got, snake(s))
-	}
-	want := []string{"pedido_id", "watermark_before", "crc32c", "md5", "dead_letters_pending", "lag", "message_id", "http_status"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("snake (-want +got):\n%s", diff)
 	}
 }
 
@@ -129,14 +116,39 @@ func TestQueryOutput(t *testing.T) {
 	}
 }
 
-// TestTextNumbers: quantities get separators, money two decimals, and
-// identifiers (generations, line numbers) stay as written.
-func TestTextNumbers(t *testing.T) {
+// TestFormats: the one way each thing is written for people. JSON keys are
+// snake_case; quantities get separators, identifiers (generations, line
+// numbers) stay as written; a time is a date, hours and minutes and the
+// zone, never Go's zero time; Clip makes one line and cuts in whole letters.
+func TestFormats(t *testing.T) {
 	kinds := Kinds([]string{"source_generation", "source_line", "cantidad"}, []string{"BIGINT", "BIGINT", "BIGINT"})
-	got := []string{cell("1796130640498135", kinds[0]), cell("1234", kinds[1]), cell("1234", kinds[2])}
-	want := []string{"1796130640498135", "1234", "1,234"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	for i, c := range [][2]string{ // {got, want}
+		{snake("PedidoID"), "pedido_id"},
+		{snake("WatermarkBefore"), "watermark_before"},
+		{snake("CRC32C"), "crc32c"},
+		{snake("MD5"), "md5"},
+		{snake("DeadLettersPending"), "dead_letters_pending"},
+		{snake("Lag"), "lag"},
+		{snake("MessageID"), "message_id"},
+		{snake("HTTPStatus"), "http_status"},
+		{cell("1796130640498135", kinds[0]), "1796130640498135"},
+		{cell("1234", kinds[1]), "1234"},
+		{cell("1234", kinds[2]), "1,234"},
+		{Short(time.Hour), "1h"},
+		{Short(15 * time.Minute), "15m"},
+		{Short(90 * time.Minute), "1h30m"},
+		{Short(90 * time.Second), "1m30s"},
+		{Short(0), "0s"},
+		{When(time.Date(2026, 12, 2, 7, 34, 21, 0, time.UTC)), "2026-12-02 07:34 UTC"},
+		{When(time.Date(2026, 3, 14, 19, 10, 0, 0, time.FixedZone("CET", 3600))), "2026-03-14 18:10 UTC"},
+		{When(time.Time{}), "-"},
+		{Clip("a\n b\t\tc ", 10), "a b c"},
+		{Clip("abc", 10), "abc"},
+		{Clip(strings.Repeat("é", 13), 10), strings.Repeat("é", 7) + "..."},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("case %d: got %q, want %q", i, c[0], c[1])
+		}
 	}
 }
 
@@ -171,70 +183,6 @@ func TestDuration(t *testing.T) {
 		}
 		if got := Duration(time.Duration(sec) * time.Second); got != want {
 			t.Errorf("Duration(%ds) = %q, want %q", sec, got, want)
-		}
-	}
-}
-
-func TestShort(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		time.Hour: "1h", 15 * time.Minute: "15m", 90 * time.Minute: "1h30m", 90 * time.Second: "1m30s", 0: "0s",
-	} {
-		if got := Short(d); got != want {
-			t.Errorf("Short(%s) = %q, want %q", d, got, want)
-		}
-	}
-}
-
-// TestWhen: people read a date, hours and minutes, and the zone; never
-// Go's zero time.
-func TestWhen(t *testing.T) {
-	got := []string{When(time.Date(2026, 12, 2, 7, 34, 21, 0, time.UTC)), When(time.Date(2026, 3, 14, 19, 10, 0, 0, time.FixedZone("CET", 3600))), When(time.Time{})}
-	if diff := cmp.Diff([]string{"2026-12-02 07:34 UTC", "2026-03-14 18:10 UTC", "-"}, got); diff != "" {
-		t.Errorf("UTC, CET, zero (-want +got):\n%s", diff)
-	}
-}
-
-// TestImportsNoEngine: stream prints its ticks and orders with render, so
-// render importing stream or window, even through another package of ours
-// (warehouse imports the aggregations' windows), would undo the split or
-// make a cycle.
-func TestImportsNoEngine(t *testing.T) {
-	const module = "github.com/alpinashop/alpipe/"
-	banned := map[string]bool{module + "internal/stream": true, module + "internal/window": true}
-	seen := map[string]bool{}
-	var walk func(path, via string)
-	walk = func(path, via string) {
-		if seen[path] {
-			return
-		}
-		seen[path] = true
-		p, err := build.ImportDir(filepath.Join("..", "..", strings.TrimPrefix(path, module)), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range p.Imports {
-			if banned[imp] {
-				t.Errorf("%s%s imports %s", via, path, imp)
-			}
-			if strings.HasPrefix(imp, module) {
-				walk(imp, via+path+" -> ")
-			}
-		}
-	}
-	walk(module+"internal/render", "")
-	if len(seen) < 2 {
-		t.Fatalf("walked only %v: render's imports of ours (numeric) were not found", seen)
-	}
-}
-
-func TestClip(t *testing.T) {
-	for _, tc := range []struct{ name, in, want string }{
-		{"line ends and runs of spaces become one space", "a\n b\t\tc ", "a b c"},
-		{"short enough stays whole", "abc", "abc"},
-		{"cut in whole letters, ending in ...", strings.Repeat("é", 13), strings.Repeat("é", 7) + "..."},
-	} {
-		if got := Clip(tc.in, 10); got != tc.want {
-			t.Errorf("%s: Clip(%q, 10) = %q, want %q", tc.name, tc.in, got, tc.want)
 		}
 	}
 }

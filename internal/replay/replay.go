@@ -56,16 +56,16 @@ type Options struct {
 	IsCountry order.IsCountry
 	Dates     Dates            // of the orders' event times; zero keeps all
 	TempDir   string           // of the segments' state files; "": os.TempDir()
-	Now       func() time.Time // read once at the start
+	Now       func() time.Time // read once at the start; required
 	Log       *slog.Logger
 }
 
-// DefaultWorkers is how many orders a segment handles at once. The state
+// segmentWorkers is how many orders a segment handles at once. The state
 // store fsyncs every commit and commits up to 256 waiting transactions
 // together, so the pace is set by the orders in flight: BenchmarkReplayJSONL
-// measured 650 orders/s with 1 worker, 1,560 with 16, 4,760 with 256 and
-// 4,220 with 1,024.
-const DefaultWorkers = 256
+// (deleted in 3ef125c) measured 650 orders/s with 1 worker, 1,560 with 16,
+// 4,760 with 256 and 4,220 with 1,024.
+const segmentWorkers = 256
 
 // maxSamples bounds the invalid messages and conflicts listed in a Report.
 const maxSamples = 20
@@ -156,6 +156,9 @@ func checkOptions(wh Warehouse, src Source, opts *Options) error {
 	}
 	if src == nil {
 		errs = append(errs, errors.New("no source"))
+	}
+	if opts.Now == nil {
+		errs = append(errs, errors.New("no clock"))
 	}
 	if len(opts.Specs) == 0 {
 		errs = append(errs, errors.New("no aggregation configured"))

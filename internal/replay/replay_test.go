@@ -17,6 +17,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/contract"
 	"github.com/alpinashop/alpipe/internal/ingest/ingesttest"
 	"github.com/alpinashop/alpipe/internal/replay/replaytest"
+	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -50,11 +51,7 @@ func TestReplayJSONL(t *testing.T) {
 	ctx := context.Background()
 	w := openWarehouse(t)
 	opts := options(t)
-	dates, err := ParseDates("2026-03-14..2026-03-15")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Dates = dates
+	opts.Dates, _ = ParseDates("2026-03-14..2026-03-15") // the report's Dates says if it failed
 
 	rep, err := Run(ctx, w, NewJSONL(strings.NewReader(history)), "history", opts)
 	if err != nil {
@@ -85,18 +82,23 @@ func TestReplayJSONL(t *testing.T) {
 		t.Errorf("pedidos_descartados has %s rows, want none: a replay records no live drops", n)
 	}
 
-	t.Run("re-run adds nothing", func(t *testing.T) {
-		again, err := Run(ctx, w, NewJSONL(strings.NewReader(history)), "history", opts)
-		if err != nil {
-			t.Fatalf("Run again: %v", err)
-		}
-		if again.Written != 0 || again.Unchanged != 4 || again.Conflicts != 0 || !again.OK() {
-			t.Errorf("re-run wrote %d, found %d unchanged and %d conflicts; want 0, 4, 0", again.Written, again.Unchanged, again.Conflicts)
-		}
-		if diff := cmp.Diff(historyPanes, query(t, w, panesQuery)); diff != "" {
-			t.Errorf("panes after the re-run (-want +got):\n%s", diff)
-		}
-	})
+	rerun(t, w, NewJSONL(strings.NewReader(history)), opts, historyPanes)
+}
+
+// rerun replays src again: it adds nothing, and the panes stay want.
+func rerun(t *testing.T, w *duckdb.Warehouse, src Source, opts Options, want [][]string) {
+	t.Helper()
+	again, err := Run(context.Background(), w, src, "again", opts)
+	if err != nil {
+		t.Fatalf("Run again: %v", err)
+	}
+	if again.Written != 0 || again.Unchanged != int64(len(want)) || !again.OK() {
+		t.Errorf("re-run wrote %d, found %d unchanged and %d conflicts; want 0, %d, 0",
+			again.Written, again.Unchanged, again.Conflicts, len(want))
+	}
+	if diff := cmp.Diff(want, query(t, w, panesQuery)); diff != "" {
+		t.Errorf("panes after the re-run (-want +got):\n%s", diff)
+	}
 }
 
 func TestReplayRefusesWindowsWithOtherPanes(t *testing.T) {
@@ -131,19 +133,6 @@ func TestReplayRefusesWindowsWithOtherPanes(t *testing.T) {
 	got := query(t, w, "SELECT pais, importe, timing FROM ventas_hora_pais_paneles WHERE pais IN ('FR', 'DE') ORDER BY pais")
 	if diff := cmp.Diff([][]string{{"DE", "1", "ON_TIME"}, {"FR", "0.15", "EARLY"}}, got); diff != "" {
 		t.Errorf("refused windows changed (-want +got):\n%s", diff)
-	}
-}
-
-func TestReplayBadLineWritesNothing(t *testing.T) {
-	w := openWarehouse(t)
-	in := history + "{not json\n"
-	rep, err := Run(context.Background(), w, NewJSONL(strings.NewReader(in)), "history", options(t))
-	var ie *InputError
-	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "line 13") {
-		t.Fatalf("Run error = %v, want an *InputError naming line 13", err)
-	}
-	if rep.Written != 0 || len(query(t, w, panesQuery)) != 0 {
-		t.Errorf("a failed JSONL replay wrote %d panes, want none (one segment, closed only at the end)", rep.Written)
 	}
 }
 
@@ -203,9 +192,7 @@ func TestReplayFromTable(t *testing.T) {
 				line{"P-0", "ES", "2026-03-13", 1, "1000"}, // outside the dates
 			)
 			opts := options(t, tt.specs...)
-			if opts.Dates, _ = ParseDates("2026-03-14..2026-03-15"); !opts.Dates.Set {
-				t.Fatal("dates not set")
-			}
+			opts.Dates, _ = ParseDates("2026-03-14..2026-03-15") // else P-0 of the 13th shows
 			rep, err := Run(ctx, w, NewTable(w, opts.Dates), SourceTable, opts)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -217,17 +204,7 @@ func TestReplayFromTable(t *testing.T) {
 			if diff := cmp.Diff(tt.wantPanes, query(t, w, panesQuery)); diff != "" {
 				t.Errorf("panes (-want +got):\n%s", diff)
 			}
-
-			again, err := Run(ctx, w, NewTable(w, opts.Dates), SourceTable, opts)
-			if err != nil {
-				t.Fatalf("Run again: %v", err)
-			}
-			if again.Written != 0 || again.Unchanged != int64(len(tt.wantPanes)) || again.Conflicts != 0 {
-				t.Errorf("re-run wrote %d, unchanged %d, conflicts %d; want 0, %d, 0", again.Written, again.Unchanged, again.Conflicts, len(tt.wantPanes))
-			}
-			if diff := cmp.Diff(tt.wantPanes, query(t, w, panesQuery)); diff != "" {
-				t.Errorf("panes after the re-run (-want +got):\n%s", diff)
-			}
+			rerun(t, w, NewTable(w, opts.Dates), opts, tt.wantPanes)
 		})
 	}
 }
@@ -241,24 +218,16 @@ func TestReplayFromTableLeavesOutSKUKeys(t *testing.T) {
 	sku := window.Defaults()
 	sku.Name, sku.KeyField = "ventas_sku_hora_movil", "sku"
 	const skuPanes = "SELECT aggregation, sku, importe, pedidos, unidades FROM ventas_sku_hora_movil_paneles ORDER BY window_start, sku"
+	table := func(w Warehouse, o Options) Source { return NewTable(w, o.Dates) }
+	jsonl := func(Warehouse, Options) Source { return NewJSONL(strings.NewReader(history)) }
 	tests := []struct {
 		name            string
 		source          func(w Warehouse, opts Options) Source
 		wantNotReplayed []string
 		wantSKUPanes    int
 	}{
-		{
-			name: "table: left out",
-			source: func(w Warehouse, opts Options) Source {
-				return NewTable(w, opts.Dates)
-			},
-			wantNotReplayed: []string{"ventas_sku_hora_movil"},
-		},
-		{
-			name:         "JSONL: replayed",
-			source:       func(Warehouse, Options) Source { return NewJSONL(strings.NewReader(history)) },
-			wantSKUPanes: 1,
-		},
+		{name: "table: left out", source: table, wantNotReplayed: []string{"ventas_sku_hora_movil"}},
+		{name: "JSONL: replayed", source: jsonl, wantSKUPanes: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -290,11 +259,11 @@ func TestReplayFromTableLeavesOutSKUKeys(t *testing.T) {
 	}
 }
 
-// TestRunRefuses: options Run cannot replay with, and a source whose cut
-// is not kept: a later order in a closed segment's window would give that
-// window a second pane 0.
+// TestRunRefuses: options Run cannot replay with, a source whose cut is
+// not kept (a later order in a closed segment's window would give that
+// window a second pane 0), and a bad line, which writes nothing (one
+// segment, closed only at the end).
 func TestRunRefuses(t *testing.T) {
-	w := openWarehouse(t)
 	bad := window.Defaults()
 	bad.IdleTimeout = 0
 	brokenCut := []Message{
@@ -305,18 +274,28 @@ func TestRunRefuses(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		opts    Options
-		msgs    []Message
+		src     Source
 		wantErr string
+		panes   int // written before the refusal
 	}{
-		{name: "no aggregation", wantErr: "no aggregation configured"},
-		{name: "invalid spec", opts: Options{Specs: []window.Spec{bad}},
+		{name: "no aggregation", src: &slice{}, wantErr: "no aggregation configured"},
+		{name: "no clock", opts: Options{Specs: []window.Spec{window.Defaults()}}, src: &slice{},
+			wantErr: "no clock"},
+		{name: "invalid spec", opts: Options{Specs: []window.Spec{bad}}, src: &slice{},
 			wantErr: "idle timeout 0s must be positive"},
-		{name: "a cut not kept", opts: options(t), msgs: brokenCut, wantErr: "closed segment"},
+		{name: "a cut not kept", opts: options(t), src: &slice{msgs: brokenCut},
+			wantErr: "closed segment", panes: 1},
+		{name: "a bad line", opts: options(t), src: NewJSONL(strings.NewReader(history + "{not json\n")),
+			wantErr: "line 13"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(context.Background(), w, &slice{msgs: tt.msgs}, "x", tt.opts)
+			w := openWarehouse(t)
+			_, err := Run(context.Background(), w, tt.src, "x", tt.opts)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("Run error = %v, want one containing %q", err, tt.wantErr)
+			}
+			if n := len(query(t, w, panesQuery)); n != tt.panes {
+				t.Errorf("%d panes written, want %d", n, tt.panes)
 			}
 		})
 	}

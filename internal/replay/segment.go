@@ -69,7 +69,7 @@ func openSegment(ctx context.Context, g *guard, opts Options, handle time.Time) 
 	}
 	s := &segment{dir: dir, store: store, proc: proc, specs: opts.Specs, handle: handle}
 	s.ctx, s.cancel = context.WithCancel(ctx)
-	s.jobs = make([]chan order.Delivery, DefaultWorkers)
+	s.jobs = make([]chan order.Delivery, segmentWorkers)
 	for i := range s.jobs {
 		s.jobs[i] = make(chan order.Delivery, 64)
 		s.wg.Add(1)
@@ -230,10 +230,10 @@ func (s *segment) abort() error {
 // letters, which the Report counts instead.
 type guard struct {
 	wh Warehouse
-	// template is ventas_hora_pais_paneles: every panes table is it with
-	// the key column renamed.
-	template warehouse.Table
-	keys     map[string]keyColumn // by aggregation
+	// cols are the positions of ventas_hora_pais_paneles' columns by name:
+	// every panes table is it with the key column renamed.
+	cols map[string]int
+	keys map[string]keyColumn // by aggregation
 
 	mu              sync.Mutex
 	written         int64
@@ -255,7 +255,10 @@ func newGuard(wh Warehouse, specs []window.Spec) *guard {
 	if err != nil {
 		panic(err) // the embedded schemas are part of the build
 	}
-	g := &guard{wh: wh, template: t, keys: map[string]keyColumn{}}
+	g := &guard{wh: wh, cols: map[string]int{}, keys: map[string]keyColumn{}}
+	for i, f := range t.Schema {
+		g.cols[f.Name] = i
+	}
 	for _, s := range specs {
 		k := keyColumn{table: stream.PanesTable(s.Name), name: s.KeyField, pos: -1}
 		if pt, err := stream.PanesTableOf(s); err == nil {
@@ -361,10 +364,10 @@ func same(a, b warehouse.Pane) bool {
 
 func (g *guard) decode(r warehouse.Row) (replayed, error) {
 	v := r.Values
-	if len(v) < len(g.template.Schema) {
+	if len(v) < len(g.cols) {
 		return replayed{}, fmt.Errorf("replay: pane row %s has %d values", r.ID, len(v))
 	}
-	col := func(name string) warehouse.Value { return v[g.template.Column(name)] }
+	col := func(name string) warehouse.Value { return v[g.cols[name]] }
 	p := replayed{row: r, agg: col("aggregation").Str, Pane: warehouse.Pane{
 		WindowStart: col("window_start").Time.UTC(), PaneIndex: col("pane_index").Int,
 		Timing: col("timing").Str, Importe: col("importe").Dec, Pedidos: col("pedidos").Int,

@@ -1,7 +1,6 @@
 package status
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -144,17 +143,15 @@ func text(t *testing.T, rep Report) string {
 
 // testHandler serves the same report as JSON and as text.
 func testHandler(t *testing.T, src Sources) {
-	srv := httptest.NewServer(Handler(src))
-	defer srv.Close()
-	want := BuildReport(context.Background(), src, Options{Since: 12 * time.Hour})
-
-	resp, err := http.Get(srv.URL + "?since=12h")
-	if err != nil {
-		t.Fatal(err)
+	h := Handler(src)
+	get := func(query string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+query, nil))
+		return rec
 	}
-	defer resp.Body.Close()
+	want := BuildReport(context.Background(), src, Options{Since: 12 * time.Hour})
 	var got Report
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+	if err := json.Unmarshal(get("?since=12h").Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -174,15 +171,9 @@ func testHandler(t *testing.T, src Sources) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := http.Get(srv.URL + tt.query)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var b bytes.Buffer
-			_, _ = b.ReadFrom(resp.Body)
-			if resp.StatusCode != tt.status || !strings.Contains(b.String(), tt.contains) {
-				t.Errorf("HTTP %d %q; want %d containing %q", resp.StatusCode, b.String(), tt.status, tt.contains)
+			rec := get(tt.query)
+			if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.contains) {
+				t.Errorf("HTTP %d %q; want %d containing %q", rec.Code, rec.Body, tt.status, tt.contains)
 			}
 		})
 	}

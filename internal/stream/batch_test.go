@@ -122,27 +122,6 @@ func TestBatchAnswersEveryDeliveryWithItsBatch(t *testing.T) {
 	}
 }
 
-func TestNewRefusesBadOptions(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opt  stream.Option
-	}{
-		{"negative batch wait", stream.WithBatching(-time.Millisecond, 10)},
-		{"batch wait over a second", stream.WithBatching(2*time.Second, 10)},
-		{"empty batches", stream.WithBatching(time.Millisecond, 0)},
-		{"huge batches", stream.WithBatching(time.Millisecond, stream.MaxBatchOrders+1)},
-		{"zero tick lease", stream.WithTickLease(0)},
-		{"zero clock skew", stream.WithMaxClockSkew(0)},
-		{"session parts under 1 KiB", stream.WithSessionPartBytes(1 << 9)},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := stream.New(newBoltStore(t), nopSink{}, []window.Spec{window.Defaults()}, streamtest.IsCountry, nil, tc.opt); err == nil {
-				t.Error("New accepted the option")
-			}
-		})
-	}
-}
-
 func TestMaxClockSkewOption(t *testing.T) {
 	p := newProcessorWith(t, newBoltStore(t), nopSink{}, []window.Spec{window.Defaults()},
 		stream.WithMaxClockSkew(time.Hour))

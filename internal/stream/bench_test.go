@@ -97,16 +97,12 @@ func benchSessionTick(b *testing.B, open int) {
 				seq++
 				pushes = append(pushes, stream.Push{Now: now, Delivery: customerDelivery("S-"+strconv.Itoa(seq), "C-"+strconv.Itoa(seq), event)})
 			}
-			if _, err := p.HandleBatch(ctx, pushes); err != nil {
-				b.Fatal(err)
-			}
+			mustHandleBatch(b, p, pushes)
 			n -= len(pushes)
 		}
 	}
 	handle(open, now.Add(-time.Minute))
-	if _, err := p.Tick(ctx, now); err != nil {
-		b.Fatal(err)
-	}
+	mustTick(b, p, now)
 	parts, err := st.List(ctx, "aggregations/"+s.Name+"/sessions")
 	if err != nil {
 		b.Fatal(err)
@@ -120,10 +116,7 @@ func benchSessionTick(b *testing.B, open int) {
 		runtime.GC() // not the handling's garbage
 		before := cpuTime(b)
 		b.StartTimer()
-		tr, err := p.Tick(ctx, now)
-		if err != nil {
-			b.Fatal(err)
-		}
+		tr := mustTick(b, p, now)
 		cpu += cpuTime(b) - before
 		if len(tr.Aggregations[0].Panes) < 35 {
 			b.Fatalf("%d panes, want the new orders' EARLY panes", len(tr.Aggregations[0].Panes))

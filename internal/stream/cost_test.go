@@ -1,7 +1,6 @@
 package stream_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -36,7 +35,6 @@ func failAfter(st *streamtest.Recorder, path string, n int) {
 // also reads (and on a new store creates) the control document once, not
 // counted here.
 func TestOrderCost(t *testing.T) {
-	ctx := context.Background()
 	one := cost{Transactions: 1, Reads: 2, Writes: 1}
 	sku := func(skus ...string) []order.Delivery {
 		return []order.Delivery{skuOrder("C-1", at(17, 5), skus)}
@@ -68,14 +66,10 @@ func TestOrderCost(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			st := streamtest.NewRecorder(newBoltStore(t))
 			p := newProcessor(t, st, streamtest.NewSink(), window.Defaults(), skuSpec())
-			if _, err := p.Handle(ctx, skuOrder("C-0", at(17, 5), []string{"A"}), at(17, 10)); err != nil {
-				t.Fatal(err)
-			}
+			mustHandle(t, p, skuOrder("C-0", at(17, 5), []string{"A"}), at(17, 10))
 			now := at(17, 10)
 			if tt.late {
-				if _, err := p.Tick(ctx, at(18, 15)); err != nil {
-					t.Fatal(err)
-				}
+				mustTick(t, p, at(18, 15))
 				now = at(18, 16)
 			}
 			st.TakeCost()
@@ -83,10 +77,7 @@ func TestOrderCost(t *testing.T) {
 			for _, d := range tt.orders {
 				pushes = append(pushes, stream.Push{Delivery: d, Now: now})
 			}
-			res, err := p.HandleBatch(ctx, pushes)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := mustHandleBatch(t, p, pushes)
 			seen := map[string]bool{}
 			for i, r := range res {
 				want := stream.Accepted

@@ -1,6 +1,8 @@
 package stream_test
 
 import (
+	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,4 +52,39 @@ func delivery(id string, event time.Time, fields string) order.Delivery {
 func orderDelivery(id, pais, importe string, event time.Time) order.Delivery {
 	return delivery(id, event, `"pais":"`+pais+`","importe_total":"`+importe+
 		`","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"`+importe+`"}]`)
+}
+
+// mustHandle hands p one delivery at now; an error fails the test.
+func mustHandle(t testing.TB, p *stream.Processor, d order.Delivery, now time.Time) stream.Result {
+	t.Helper()
+	res, err := p.Handle(context.Background(), d, now)
+	if err != nil {
+		t.Fatalf("handle %s: %v", d.Message.MessageID, err)
+	}
+	return res
+}
+
+// mustHandleBatch hands p the pushes in batches of at most
+// stream.MaxBatchOrders and returns their results; an error fails the test.
+func mustHandleBatch(t testing.TB, p *stream.Processor, pushes []stream.Push) []stream.Result {
+	t.Helper()
+	var out []stream.Result
+	for batch := range slices.Chunk(pushes, stream.MaxBatchOrders) {
+		res, err := p.HandleBatch(context.Background(), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res...)
+	}
+	return out
+}
+
+// mustTick runs p's tick at now; an error fails the test.
+func mustTick(t testing.TB, p *stream.Processor, now time.Time) stream.TickResult {
+	t.Helper()
+	tr, err := p.Tick(context.Background(), now)
+	if err != nil {
+		t.Fatalf("tick at %s: %v", now.Format(time.DateTime), err)
+	}
+	return tr
 }

@@ -35,9 +35,7 @@ func testTickIsolates(t *testing.T, except string) {
 	store := streamtest.NewRecorder(newBoltStore(t))
 	sink := streamtest.NewSink()
 	p := newProcessor(t, store, sink, hora, sku)
-	if _, err := p.Handle(ctx, orderDelivery("P-1", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
-		t.Fatal(err)
-	}
+	mustHandle(t, p, orderDelivery("P-1", "ES", "10.00", at(17, 5)), at(17, 10))
 	panes := func(s window.Spec) int {
 		ps, err := sink.PanesOf(s)
 		if err != nil {
@@ -66,9 +64,7 @@ func testTickIsolates(t *testing.T, except string) {
 	if _, err := p.Tick(ctx, at(17, 13)); err == nil || !strings.Contains(err.Error(), stream.PanesTable(sku.Name)) {
 		t.Fatalf("tick error %v, want the failing table named", err)
 	}
-	if _, err := p.Handle(ctx, orderDelivery("P-2", "ES", "1.00", at(17, 6)), at(17, 14)); err != nil {
-		t.Fatal(err)
-	}
+	mustHandle(t, p, orderDelivery("P-2", "ES", "1.00", at(17, 6)), at(17, 14))
 	if _, err := p.Tick(ctx, at(17, 16)); err == nil {
 		t.Fatal("tick with a failing table answered success")
 	}
@@ -80,9 +76,7 @@ func testTickIsolates(t *testing.T, except string) {
 	}
 
 	sink.FailTable(stream.PanesTable(sku.Name), false)
-	if _, err := p.Tick(ctx, at(17, 17)); err != nil {
-		t.Fatal(err)
-	}
+	mustTick(t, p, at(17, 17))
 	ps, err := sink.PanesOf(sku)
 	if err != nil {
 		t.Fatal(err)

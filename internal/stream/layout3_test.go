@@ -33,28 +33,20 @@ func TestQuietTickWritesOnlyLeases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx := context.Background()
 			st := streamtest.NewRecorder(newBoltStore(t))
 			hora, sku := window.Defaults(), skuSpec()
 			p := newProcessor(t, st, streamtest.NewSink(), hora, sku)
 			for i, pais := range []string{"ES", "FR", "ES"} {
 				id := fmt.Sprintf("Q-%d", i)
-				if _, err := p.Handle(ctx, orderDelivery(id, pais, "5.00", at(17, 5+i)), at(17, 20)); err != nil {
-					t.Fatal(err)
-				}
+				mustHandle(t, p, orderDelivery(id, pais, "5.00", at(17, 5+i)), at(17, 20))
 			}
 			// 17:21: the orders folded; 17:22: the EARLY panes.
 			for _, now := range []time.Time{at(17, 21), at(17, 22)} {
-				if _, err := p.Tick(ctx, now); err != nil {
-					t.Fatal(err)
-				}
+				mustTick(t, p, now)
 			}
 			mark := st.Writes()
 			st.TakeCost()
-			tr, err := p.Tick(ctx, tt.next)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := mustTick(t, p, tt.next)
 			var got []string
 			for _, w := range st.WritesSince(mark) {
 				got = append(got, w.String())
@@ -132,7 +124,6 @@ func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i i
 	opts ...stream.Option,
 ) (cost, stream.TickResult, docstore.Store) {
 	t.Helper()
-	ctx := context.Background()
 	st := streamtest.NewRecorder(newBoltStore(t))
 	s.AllowedLateness = 1000 * time.Hour
 	p := newProcessorWith(t, st, streamtest.NewSink(), []window.Spec{s}, opts...)
@@ -143,38 +134,23 @@ func tickCost(t *testing.T, s window.Spec, n, orders int, opening, next func(i i
 		event := base.Add(time.Duration(i)*time.Hour + 5*time.Minute)
 		pushes = append(pushes, stream.Push{Now: now, Delivery: opening(i, event)})
 	}
-	if _, err := p.HandleBatch(ctx, pushes); err != nil {
-		t.Fatal(err)
-	}
+	mustHandleBatch(t, p, pushes)
 	// Idle: W = now - D passes every window's end; all emit ON_TIME.
 	now = now.Add(10 * time.Minute)
-	if _, err := p.Tick(ctx, now); err != nil {
-		t.Fatal(err)
-	}
+	mustTick(t, p, now)
 	ev := now.Add(2 * time.Minute)
 	pushes = pushes[:0]
 	for i := range orders {
 		event := ev.Add(time.Duration(i) * time.Millisecond)
 		pushes = append(pushes, stream.Push{Now: ev.Add(time.Minute), Delivery: next(i, event)})
 	}
-	for len(pushes) > 0 {
-		k := min(len(pushes), stream.MaxBatchOrders)
-		res, err := p.HandleBatch(ctx, pushes[:k])
-		if err != nil {
-			t.Fatal(err)
+	for _, r := range mustHandleBatch(t, p, pushes) {
+		if r.Fate() != stream.Accepted {
+			t.Fatalf("%+v", r)
 		}
-		for _, r := range res {
-			if r.Fate() != stream.Accepted {
-				t.Fatalf("%+v", r)
-			}
-		}
-		pushes = pushes[k:]
 	}
 	st.TakeCost()
-	tr, err := p.Tick(ctx, ev.Add(2*time.Minute))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := mustTick(t, p, ev.Add(2*time.Minute))
 	if f := tr.Aggregations[0].Failing; len(f) > 0 {
 		t.Fatalf("failing: %+v", f)
 	}
@@ -192,12 +168,8 @@ func TestLateOrderWhileFoldBehind(t *testing.T) {
 	st := streamtest.NewRecorder(newBoltStore(t))
 	sink := streamtest.NewSink()
 	p := newProcessor(t, st, sink, hora)
-	if _, err := p.Handle(ctx, orderDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Tick(ctx, at(17, 12)); err != nil {
-		t.Fatal(err)
-	}
+	mustHandle(t, p, orderDelivery("A", "ES", "10.00", at(17, 5)), at(17, 10))
+	mustTick(t, p, at(17, 12))
 	failAfter(st, "aggregations/"+hora.Name+"/control/fold", 0)
 	if _, err := p.Tick(ctx, at(18, 15)); !errors.Is(err, streamtest.ErrInjected) {
 		t.Fatalf("tick with its fold failing: %v, want the injected error", err)
@@ -206,16 +178,11 @@ func TestLateOrderWhileFoldBehind(t *testing.T) {
 	if n := sink.Count(stream.PanesTable(hora.Name)); n != 1 {
 		t.Errorf("%d panes in the warehouse after a fold that did not commit, want only the EARLY one before it", n)
 	}
-	res, err := p.Handle(ctx, orderDelivery("B", "ES", "2.00", at(17, 30)), at(18, 16))
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := mustHandle(t, p, orderDelivery("B", "ES", "2.00", at(17, 30)), at(18, 16))
 	if o := res.Aggregations[0]; o.Fate != stream.Accepted || o.Lateness != window.Late {
 		t.Fatalf("late order while the fold is behind: %+v, want accepted late, its correction left to the fold", o)
 	}
-	if _, err := p.Tick(ctx, at(18, 17)); err != nil {
-		t.Fatal(err)
-	}
+	mustTick(t, p, at(18, 17))
 	if c := sink.Conflicts(); len(c) != 0 {
 		t.Errorf("two different panes under one identity: %v", c)
 	}
@@ -304,15 +271,10 @@ func TestFoldSplitsWindowState(t *testing.T) {
 	}
 	var got, want []pane
 	for _, k := range append(skus(0, 10), skus(800, 810)...) {
-		if _, err := p.Handle(ctx, skuOrder("C-"+k, at(17, 40), []string{k}), at(18, 17)); err != nil {
-			t.Fatal(err)
-		}
+		mustHandle(t, p, skuOrder("C-"+k, at(17, 40), []string{k}), at(18, 17))
 		want = append(want, pane{k, 1, 2}) // ON_TIME or LATE 0 before
 	}
-	tr, err := p.Tick(ctx, at(18, 18))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := mustTick(t, p, at(18, 18))
 	for _, pn := range tr.Aggregations[0].Panes {
 		got = append(got, pane{pn.Key, pn.Index, pn.Measures.Pedidos})
 	}

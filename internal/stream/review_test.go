@@ -46,9 +46,7 @@ func TestOversizedOrderIsDeadLettered(t *testing.T) {
 			t.Errorf("order %s batched with it: fate %s, want accepted", r.PedidoID, f)
 		}
 	}
-	if _, err := p.Tick(ctx, now.Add(2*time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustTick(t, p, now.Add(2*time.Minute))
 	ps, err := sink.PanesOf(spec)
 	if err != nil {
 		t.Fatal(err)

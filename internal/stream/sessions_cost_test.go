@@ -116,14 +116,10 @@ func TestSessionFoldInterrupted(t *testing.T) {
 			pushes = append(pushes, stream.Push{Now: now,
 				Delivery: customerDelivery(fmt.Sprintf("P-%d-%d", n, i), fmt.Sprintf("C-%d", i), event)})
 		}
-		if _, err := p.HandleBatch(ctx, pushes); err != nil {
-			t.Fatal(err)
-		}
+		mustHandleBatch(t, p, pushes)
 	}
 	handle(1, ev, ev.Add(time.Minute))
-	if _, err := p.Tick(ctx, ev.Add(2*time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustTick(t, p, ev.Add(2*time.Minute))
 	handle(2, ev.Add(time.Minute), ev.Add(2*time.Minute))
 	failAfter(fs, "aggregations/"+s.Name+"/control/fold", 1)
 	if _, err := p.Tick(ctx, ev.Add(3*time.Minute)); err == nil {
@@ -132,9 +128,7 @@ func TestSessionFoldInterrupted(t *testing.T) {
 	fs.FailSets(nil)
 	// Idle by now: W moves, and the fold covers one generation more.
 	for _, now := range []time.Time{ev.Add(20 * time.Minute), ev.Add(4 * time.Hour)} {
-		if _, err := p.Tick(ctx, now); err != nil {
-			t.Fatal(err)
-		}
+		mustTick(t, p, now)
 	}
 	view := viewOf(t, sink, s)
 	if len(view) != customers {
@@ -157,13 +151,9 @@ func TestSessionStatus(t *testing.T) {
 	for i, d := range []order.Delivery{
 		customerDelivery("P-1", "C-1", at(0)), customerDelivery("P-2", "C-1", at(20)), customerDelivery("P-3", "C-2", at(5)),
 	} {
-		if _, err := p.Handle(ctx, d, at(21+i)); err != nil {
-			t.Fatal(err)
-		}
+		mustHandle(t, p, d, at(21+i))
 	}
-	if _, err := p.Tick(ctx, at(25)); err != nil {
-		t.Fatal(err)
-	}
+	mustTick(t, p, at(25))
 	st, err := p.Status(ctx, at(25))
 	if err != nil {
 		t.Fatal(err)
@@ -190,17 +180,11 @@ func TestSessionKeyPoisoned(t *testing.T) {
 	at := func(m int) time.Time { return time.Date(2026, 3, 14, 17, m, 0, 0, time.UTC) }
 	handle := func(id, cliente string, event, now int) {
 		t.Helper()
-		if _, err := p.Handle(ctx, customerDelivery(id, cliente, at(event)), at(now)); err != nil {
-			t.Fatal(err)
-		}
+		mustHandle(t, p, customerDelivery(id, cliente, at(event)), at(now))
 	}
 	tick := func(now int) stream.TickResult {
 		t.Helper()
-		tr, err := p.Tick(ctx, at(now))
-		if err != nil {
-			t.Fatalf("tick at %d: %v", now, err)
-		}
-		return tr
+		return mustTick(t, p, at(now))
 	}
 	handle("P-1", "C-1", 0, 1)
 	handle("P-2", "C-2", 0, 1)
@@ -275,13 +259,9 @@ func TestSessionBytes(t *testing.T) {
 		pushes = append(pushes, stream.Push{Now: event.Add(time.Minute + 987654321), Delivery: delivery(fmt.Sprintf("P-%07d", i), event,
 			fmt.Sprintf(`"cliente_id":"CLI-%07d","pais":"ES","importe_total":"1234.56","lineas":[{"sku":"A","cantidad":3,"precio_unitario":"411.52"}]`, i))})
 	}
-	if _, err := p.HandleBatch(ctx, pushes); err != nil {
-		t.Fatal(err)
-	}
+	mustHandleBatch(t, p, pushes)
 	for _, now := range []time.Time{ev.Add(32 * time.Minute), ev.Add(90 * time.Minute)} {
-		if _, err := p.Tick(ctx, now); err != nil {
-			t.Fatal(err)
-		}
+		mustTick(t, p, now)
 	}
 	docs, err := st.List(ctx, "aggregations/"+s.Name+"/sessions")
 	if err != nil {
@@ -301,7 +281,6 @@ func TestSessionBytes(t *testing.T) {
 // that would open one more is dead-lettered in the aggregation, as an
 // overflow, and the others count.
 func TestSessionKeyBound(t *testing.T) {
-	ctx := context.Background()
 	s := windowtest.SessionSpec()
 	s.AllowedLateness = 1000 * time.Hour // none expires meanwhile
 	sink := streamtest.NewSink()
@@ -314,16 +293,8 @@ func TestSessionKeyBound(t *testing.T) {
 		pushes = append(pushes, stream.Push{Now: last.Add(time.Minute),
 			Delivery: customerDelivery(fmt.Sprintf("P-%04d", i), "C-1", ev.Add(time.Duration(i)*31*time.Minute))})
 	}
-	for len(pushes) > 0 {
-		k := min(len(pushes), stream.MaxBatchOrders)
-		if _, err := p.HandleBatch(ctx, pushes[:k]); err != nil {
-			t.Fatal(err)
-		}
-		pushes = pushes[k:]
-	}
-	if _, err := p.Tick(ctx, last.Add(2*time.Minute)); err != nil {
-		t.Fatal(err)
-	}
+	mustHandleBatch(t, p, pushes)
+	mustTick(t, p, last.Add(2*time.Minute))
 	ds, err := sink.Discards()
 	if err != nil {
 		t.Fatal(err)

@@ -97,8 +97,8 @@ func (p *Processor) DeadLettersPending(ctx context.Context) (int, error) {
 	return len(docs), nil
 }
 
-func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *controlDoc, ctlErr error, now time.Time,
-) (AggregationStatus, error) {
+func (p *Processor) aggregationStatus(ctx context.Context, a aggregation, ctl *controlDoc,
+	ctlErr error, now time.Time) (AggregationStatus, error) {
 	st := AggregationStatus{Aggregation: a.spec.Name}
 	if ctlErr != nil {
 		st.Failing = append(st.Failing, failingDoc(a, controlPath, ctlErr))

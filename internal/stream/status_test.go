@@ -66,9 +66,7 @@ func TestStatus(t *testing.T) {
 		id, pais string
 		event    time.Time
 	}{{"P-1", "ES", at(17, 5)}, {"P-2", "FR", at(17, 15)}, {"P-6", "ES", at(17, 19)}} {
-		if _, err := p.Handle(ctx, orderDelivery(o.id, o.pais, "1.00", o.event), o.event.Add(5*time.Minute)); err != nil {
-			t.Fatal(err)
-		}
+		mustHandle(t, p, orderDelivery(o.id, o.pais, "1.00", o.event), o.event.Add(5*time.Minute))
 	}
 	check(t, empty, status(t, at(17, 24)))
 
@@ -113,13 +111,8 @@ func TestStatus(t *testing.T) {
 	check(t, broken, status(t, at(17, 30)))
 
 	// An order for it makes the next tick visit it.
-	if _, err := p.Handle(ctx, orderDelivery("P-7", "PT", "2.00", at(17, 26)), at(17, 31)); err != nil {
-		t.Fatal(err)
-	}
-	res, err = p.Tick(ctx, at(17, 33))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustHandle(t, p, orderDelivery("P-7", "PT", "2.00", at(17, 26)), at(17, 31))
+	res = mustTick(t, p, at(17, 33))
 	if tk := res.Aggregations[0]; tk.FailingCells != 1 {
 		t.Fatalf("tick at 17:33 reports %d failing windows %+v, want 17:00", tk.FailingCells, tk.Failing)
 	}

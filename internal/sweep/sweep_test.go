@@ -87,24 +87,26 @@ func (r *rig) sweeper(ing Ingester, edit func(*Options)) *Sweeper {
 	return s
 }
 
-func (r *rig) run(s *Sweeper) Summary {
+// counts are a Summary's figures and the rows loaded after the run.
+type counts struct {
+	Found, Ingested, Failed, Skipped int
+	Rows                             string
+}
+
+// run runs s and wants its figures and the rows loaded after it.
+func (r *rig) run(s *Sweeper, what string, want counts) Summary {
 	r.t.Helper()
 	sum, err := s.Run(context.Background())
 	if err != nil {
 		r.t.Fatalf("Run: %v", err)
 	}
+	got := counts{Found: sum.Found, Ingested: sum.Ingested, Failed: sum.Failed, Skipped: sum.Skipped,
+		Rows: ingesttest.Query(r.t, r.parts.Warehouse, "SELECT COUNT(*) FROM lineas_pedido")[0][0]}
+	if diff := cmp.Diff(want, got); diff != "" {
+		r.t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
 	return sum
 }
-
-func (r *rig) rows() string {
-	r.t.Helper()
-	return ingesttest.Query(r.t, r.parts.Warehouse, "SELECT COUNT(*) FROM lineas_pedido")[0][0]
-}
-
-// counts are a Summary's figures.
-type counts struct{ Found, Ingested, Failed, Skipped int }
-
-func countsOf(s Summary) counts { return counts{s.Found, s.Ingested, s.Failed, s.Skipped} }
 
 func key(a objects.Attrs) string {
 	return ledger.Key{Bucket: a.Bucket, Object: a.Name, Generation: a.Generation}.String()
@@ -123,33 +125,18 @@ func TestFileWithoutEventLoadedOnceAfterGrace(t *testing.T) {
 	}
 	s := r.sweeper(nil, nil)
 
-	if got := countsOf(r.run(s)); got != (counts{}) {
-		t.Errorf("within the grace period: %+v, want nothing found", got)
-	}
-	if got := r.rows(); got != "2" {
-		t.Fatalf("rows before the sweep = %s, want 2 (the delivered file)", got)
-	}
+	// Only the delivered file's 2 rows while the lost one is in its grace.
+	r.run(s, "within the grace period", counts{Rows: "2"})
 
 	r.clock.Advance(21 * time.Minute) // 31 min after the drop
-	sum := r.run(s)
-	if diff := cmp.Diff(counts{Found: 1, Ingested: 1}, countsOf(sum)); diff != "" {
-		t.Errorf("after the grace period (-want +got):\n%s", diff)
-	}
+	sum := r.run(s, "after the grace period", counts{Found: 1, Ingested: 1, Rows: "5"})
 	want := []FoundObject{{Object: key(lost), Created: lost.Created, Found: "no ledger record: no event reached the ingest", Outcome: Ingested, State: ledger.Done}}
 	if diff := cmp.Diff(want, sum.Objects); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
-	if got := r.rows(); got != "5" {
-		t.Errorf("rows after the sweep = %s, want 5", got)
-	}
 
 	r.clock.Advance(15 * time.Minute)
-	if got := countsOf(r.run(s)); got != (counts{}) {
-		t.Errorf("second run: %+v, want nothing found", got)
-	}
-	if got := r.rows(); got != "5" {
-		t.Errorf("rows after the second run = %s, want 5 (loaded once)", got)
-	}
+	r.run(s, "second run: nothing found, loaded once", counts{Rows: "5"})
 
 	lines := finishedLines(t, r.logs.String())
 	wantLines := []map[string]any{
@@ -192,21 +179,9 @@ func TestLiveClaimLeftAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r.sweeper(nil, nil)
-	sum := r.run(s)
-	if diff := cmp.Diff(counts{Found: 1, Skipped: 1}, countsOf(sum)); diff != "" {
-		t.Errorf("while claimed (-want +got):\n%s", diff)
-	}
-	if got := r.rows(); got != "0" {
-		t.Errorf("rows while claimed = %s, want 0", got)
-	}
+	r.run(s, "while claimed", counts{Found: 1, Skipped: 1, Rows: "0"})
 	r.clock.Advance(11 * time.Minute) // the ledger's lease is 10 min
-	sum = r.run(s)
-	if diff := cmp.Diff(counts{Found: 1, Ingested: 1}, countsOf(sum)); diff != "" {
-		t.Errorf("after the lease expired (-want +got):\n%s", diff)
-	}
-	if got := r.rows(); got != "2" {
-		t.Errorf("rows = %s, want 2", got)
-	}
+	r.run(s, "after the lease expired", counts{Found: 1, Ingested: 1, Rows: "2"})
 }
 
 // inFlight counts concurrent ingests and can fail chosen objects.
@@ -245,10 +220,7 @@ func TestLimitConcurrencyAndFailures(t *testing.T) {
 	ing := &inFlight{inner: reingest.Direct{Service: r.svc, BusyWait: time.Millisecond}, fail: map[string]error{names[0]: errors.New("ingest service unreachable")}}
 	s := r.sweeper(ing, func(o *Options) { o.MaxObjects, o.Concurrency = 3, 2 })
 
-	sum := r.run(s)
-	if diff := cmp.Diff(counts{Found: 5, Ingested: 2, Failed: 1, Skipped: 2}, countsOf(sum)); diff != "" {
-		t.Errorf("first run (-want +got):\n%s", diff)
-	}
+	sum := r.run(s, "first run", counts{Found: 5, Ingested: 2, Failed: 1, Skipped: 2, Rows: "2"})
 	if p := ing.peak.Load(); p > 2 {
 		t.Errorf("%d ingests at once, want at most 2", p)
 	}
@@ -262,15 +234,8 @@ func TestLimitConcurrencyAndFailures(t *testing.T) {
 
 	delete(ing.fail, names[0])
 	r.clock.Advance(15 * time.Minute)
-	if diff := cmp.Diff(counts{Found: 3, Ingested: 3}, countsOf(r.run(s))); diff != "" {
-		t.Errorf("second run (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(counts{}, countsOf(r.run(s))); diff != "" {
-		t.Errorf("third run (-want +got):\n%s", diff)
-	}
-	if got := r.rows(); got != "5" {
-		t.Errorf("rows = %s, want 5", got)
-	}
+	r.run(s, "second run", counts{Found: 3, Ingested: 3, Rows: "5"})
+	r.run(s, "third run", counts{Rows: "5"})
 }
 
 // blocking holds every ingest until released.

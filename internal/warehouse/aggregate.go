@@ -178,8 +178,8 @@ func (a Aggregate) RefreshSQL(d Dialect, groups string) (rows, overflows string,
 	for _, f := range target.Schema {
 		e, ok := p.outer[f.Name]
 		if !ok {
-			err := fmt.Errorf("warehouse: aggregate %s: no expression for column %s", a.Table, f.Name)
-			return "", "", err
+			return "", "", fmt.Errorf("warehouse: aggregate %s: no expression for column %s",
+				a.Table, f.Name)
 		}
 		delete(p.outer, f.Name)
 		cols = append(cols, e+" AS "+f.Name)

@@ -101,7 +101,7 @@ const firstUsesMade = "first uses made"
 
 // firstUsesAtOnce makes every kind of first use of the registry together.
 func firstUsesAtOnce() {
-	const view = "ventas_sku_hora_movil" // not ventas_hora_pais, whose listing is static
+	const view = "ventas_sku_hora_movil" // any declared view: its reads are built on first use
 	uses := []func(){
 		func() { warehouse.ViewKey(view) },
 		func() { warehouse.ViewListing(view) },
@@ -112,13 +112,11 @@ func firstUsesAtOnce() {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, use := range uses {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { recover() }() // a nil Reader: only the lookup matters
 			<-start
 			use()
-		}()
+		})
 	}
 	close(start)
 	wg.Wait()

@@ -123,9 +123,12 @@ type Discard struct {
 	ReceivedAt  time.Time `json:"received_at"`
 }
 
+// discardOf reads a Discard off a row holding its columns by name (the
+// summary's rows, DayDrop's); a NULL time reads as the zero time.
 func discardOf(c *cells) Discard {
 	return Discard{PedidoID: c.str("pedido_id"), Reason: c.str("reason"),
-		EventTime: c.time("event_time"), WindowStart: c.time("window_start"), ReceivedAt: c.time("received_at")}
+		EventTime: c.time("event_time"), WindowStart: c.time("window_start"),
+		ReceivedAt: c.time("received_at")}
 }
 
 // DiscardSummary counts the dead letters and too-late drops, lists the

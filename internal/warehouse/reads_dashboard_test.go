@@ -12,13 +12,6 @@ import (
 // scan is filtered on its partitioning column by a parameter, so that
 // BigQuery prunes to the days asked for.
 func TestDashboardReadsBoundPartitions(t *testing.T) {
-	partition := func(table string) string {
-		tb, err := warehouse.Lookup(table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tb.PartitionField
-	}
 	views := map[string]string{}
 	for _, v := range warehouse.Views() {
 		views[v.Name] = v.Panes
@@ -47,7 +40,11 @@ func TestDashboardReadsBoundPartitions(t *testing.T) {
 			if panes, ok := views[table]; ok {
 				table = panes
 			}
-			col := partition(table)
+			tb, err := warehouse.Lookup(table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			col := tb.PartitionField
 			if col == "" || !strings.HasPrefix(tt.want, col+" ") {
 				t.Fatalf("%s is partitioned by %q; the test expects a bound %q on it", table, col, tt.want)
 			}

@@ -46,6 +46,7 @@ func listingSQL(l Listing) string {
 
 // listViewRead lists one declared view (ListView for ventas_hora_pais).
 func listViewRead(v View) *NamedQuery {
+	// [1:]: every column but aggregation, which View.Columns lists first.
 	l := Listing{From: v.Name, Columns: v.Columns()[1:], OrderBy: []string{"window_start", v.Key}}
 	q := newRead(viewReadName(ListView, v.Name), l.From, listingSQL(l))
 	q.Listing = &l

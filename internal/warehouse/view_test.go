@@ -21,49 +21,37 @@ func TestViewSQL(t *testing.T) {
 		{"view.discarding.duckdb.sql", Discarding, DuckDB, nil},
 		{"view.discarding.bigquery.sql", Discarding, BigQuery, bqQualify},
 	}
-	sessions := View{Name: "sesiones_cliente", Panes: "sesiones_cliente_paneles", Key: "cliente_id", Session: true}
+	viewSQL := func(t *testing.T, v View, d Dialect, qualify func(string) string) string {
+		t.Helper()
+		sql, err := v.SQL(d, qualify)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sql
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := hourly(tc.mode).SQL(tc.dialect, tc.qualify)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := viewSQL(t, hourly(tc.mode), tc.dialect, tc.qualify)
 			golden(t, tc.name, got)
 			if !strings.HasPrefix(got, "SELECT "+strings.Join(ViewColumns, ", ")+"\n") {
 				t.Errorf("the view does not select exactly %v first", ViewColumns)
 			}
+			// A session view is the same view, less the sessions that merged
+			// into another, as terraform/sql/view_*.sql says.
+			v := View{Name: "sesiones_cliente", Panes: "sesiones_cliente_paneles", Key: "cliente_id",
+				Accumulation: tc.mode, Session: true}
+			session := viewSQL(t, v, tc.dialect, tc.qualify)
+			golden(t, strings.Replace(tc.name, "view.", "view.session.", 1), session)
+			v.Session = false
+			if plain := viewSQL(t, v, tc.dialect, tc.qualify); session != plain+" AND timing != 'MERGED'" {
+				t.Errorf("session view is not the view plus a MERGED filter:\n%s\n%s", session, plain)
+			}
 		})
 	}
 	// The sliding aggregation's view reads its own panes table by its own key.
-	t.Run("view.sku.accumulating.duckdb.sql", func(t *testing.T) {
-		got, err := View{Name: "ventas_sku_hora_movil", Panes: "ventas_sku_hora_movil_paneles", Key: "sku", Accumulation: Accumulating}.SQL(DuckDB, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		golden(t, "view.sku.accumulating.duckdb.sql", got)
-	})
-	// A session view is the same view, less the sessions that merged into
-	// another, as terraform/sql/view_*.sql says.
-	for _, tc := range tests {
-		name := strings.Replace(tc.name, "view.", "view.session.", 1)
-		t.Run(name, func(t *testing.T) {
-			v := sessions
-			v.Accumulation = tc.mode
-			got, err := v.SQL(tc.dialect, tc.qualify)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden(t, name, got)
-			v.Session = false
-			plain, err := v.SQL(tc.dialect, tc.qualify)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasSuffix(got, " AND timing != 'MERGED'") || strings.TrimSuffix(got, " AND timing != 'MERGED'") != plain {
-				t.Errorf("session view is not the view plus a MERGED filter at its end:\n%s\n%s", got, plain)
-			}
-		})
-	}
+	sku := View{Name: "ventas_sku_hora_movil", Panes: "ventas_sku_hora_movil_paneles", Key: "sku",
+		Accumulation: Accumulating}
+	golden(t, "view.sku.accumulating.duckdb.sql", viewSQL(t, sku, DuckDB, nil))
 }
 
 func TestViewSQLErrors(t *testing.T) {

@@ -65,7 +65,6 @@ type driver struct {
 	aggs    []*aggDocs
 	seen    map[string]bool // dedup records, per order
 	invalid map[string]bool
-	missing []windowtest.SKUMissing
 }
 
 type aggDocs struct {
@@ -112,10 +111,7 @@ func (d *driver) deliver(e windowtest.MultiEvent, wms []time.Time) error {
 		return nil
 	}
 	for i, a := range d.aggs {
-		elems, missing := windowtest.Elements(a.spec.KeyField, o)
-		for _, line := range missing {
-			d.missing = append(d.missing, windowtest.SKUMissing{Aggregation: a.spec.Name, PedidoID: o.PedidoID, Line: line, ReceivedAt: e.Now})
-		}
+		elems, _ := windowtest.Elements(a.spec.KeyField, o)
 		if len(elems) == 0 {
 			continue
 		}
@@ -243,8 +239,8 @@ func (a *aggDocs) tick(now time.Time) error {
 
 // snapshot is the driver's durable state, for "changes nothing" checks.
 type snapshot struct {
-	Seen, Invalid, Missing int
-	Aggs                   []aggSnapshot
+	Seen, Invalid int
+	Aggs          []aggSnapshot
 }
 
 type aggSnapshot struct {
@@ -255,7 +251,7 @@ type aggSnapshot struct {
 }
 
 func (d *driver) snapshot() snapshot {
-	s := snapshot{Seen: len(d.seen), Invalid: len(d.invalid), Missing: len(d.missing)}
+	s := snapshot{Seen: len(d.seen), Invalid: len(d.invalid)}
 	for _, a := range d.aggs {
 		s.Aggs = append(s.Aggs, aggSnapshot{WS: a.ws, Cells: maps.Clone(a.cells), Sessions: maps.Clone(a.sessions),
 			Panes: len(a.panes), Drops: len(a.drops), Fates: len(a.fates)})

@@ -133,7 +133,7 @@ func TestCombine(t *testing.T) {
 		st      window.PaneState
 		shards  []window.Partial
 		want    window.Partial
-		wantErr bool
+		wantErr error
 	}{
 		{name: "no shards", want: window.Partial{}},
 		{name: "empty shards", shards: make([]window.Partial, 8), want: window.Partial{}},
@@ -152,19 +152,13 @@ func TestCombine(t *testing.T) {
 			},
 			want: window.Partial{Measures: ms("3.75", 3, 3), Epoch: 2, MaxEventTime: clk("17:40"), LastAccepted: clk("17:45")}},
 		{name: "overflow", shards: []window.Partial{{Measures: window.Measures{Pedidos: math.MaxInt64}}, {Measures: window.Measures{Pedidos: 1}}},
-			wantErr: true},
+			wantErr: window.ErrOverflow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := window.Combine(tt.st, tt.shards)
-			if tt.wantErr {
-				if !errors.Is(err, window.ErrOverflow) {
-					t.Fatalf("Combine error = %v, want ErrOverflow", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Combine: %v", err)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Combine error = %v, want %v", err, tt.wantErr)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Combine (-want +got):\n%s", diff)

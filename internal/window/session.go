@@ -175,7 +175,7 @@ func earlier(a, b time.Time) time.Time {
 // later is the later of a and b in UTC: stored times carry no zone.
 func later(a, b time.Time) time.Time {
 	if b.After(a) {
-		return b.UTC()
+		a = b
 	}
-	return a
+	return a.UTC()
 }

@@ -49,25 +49,16 @@ func TestFind(t *testing.T) {
 			}
 			t.Setenv(EnvVar, env)
 			got, err := Find(context.Background(), filepath.Join(root, "repo"), false)
-			if len(tc.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("Find = %s, want an error", got)
+			for _, w := range tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("Find = %s, error %v; want one containing %q", got, err, w)
 				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
-					}
-				}
-				if errors.Is(err, ErrMissing) != tc.missing {
-					t.Errorf("errors.Is(%v, ErrMissing) = %t, want %t", err, !tc.missing, tc.missing)
-				}
-				return
 			}
-			if err != nil {
-				t.Fatal(err)
+			if errors.Is(err, ErrMissing) != tc.missing {
+				t.Errorf("errors.Is(%v, ErrMissing) = %t, want %t", err, !tc.missing, tc.missing)
 			}
-			if want := filepath.Join(root, tc.want); got != want {
-				t.Errorf("Find = %s, want %s", got, want)
+			if want := filepath.Join(root, tc.want); tc.wantErr == nil && (err != nil || got != want) {
+				t.Errorf("Find = %s, %v; want %s", got, err, want)
 			}
 		})
 	}

@@ -288,17 +288,14 @@ func TestCloudBuildImagesArePinned(t *testing.T) {
 	}
 	// The test toolchain is the image's: same Go as the Dockerfile build stage.
 	build := parseDockerfile(t)[0].From
-	found := false
-	for _, s := range cfg.Steps {
-		if strings.HasPrefix(s.Name, "golang:") {
-			found = true
-			if s.Name != build {
-				t.Errorf("step %s uses %s, the Dockerfile builds with %s", s.ID, s.Name, build)
-			}
-		}
-	}
-	if !found {
+	isGo := func(s buildStep) bool { return strings.HasPrefix(s.Name, "golang:") }
+	if !slices.ContainsFunc(cfg.Steps, isGo) {
 		t.Error("no step runs the Go toolchain")
+	}
+	for _, s := range cfg.Steps {
+		if isGo(s) && s.Name != build {
+			t.Errorf("step %s uses %s, the Dockerfile builds with %s", s.ID, s.Name, build)
+		}
 	}
 }
 
@@ -360,22 +357,18 @@ func TestCloudBuildSubstitutionsAreDocumented(t *testing.T) {
 
 func TestCloudBuildPipeline(t *testing.T) {
 	cfg, _ := loadCloudBuild(t)
-	steps := map[string]buildStep{}
 	for _, s := range cfg.Steps {
 		if s.ID == "" {
 			t.Errorf("step %s has no id", s.Name)
 		}
-		steps[s.ID] = s
 	}
 	find := func(what string, pred func(buildStep) bool) buildStep {
 		t.Helper()
-		for _, s := range cfg.Steps {
-			if pred(s) {
-				return s
-			}
+		i := slices.IndexFunc(cfg.Steps, pred)
+		if i < 0 {
+			t.Fatalf("no step %s", what)
 		}
-		t.Fatalf("no step %s", what)
-		return buildStep{}
+		return cfg.Steps[i]
 	}
 	test := find("running go vet and go test", func(s buildStep) bool {
 		return strings.Contains(s.script(), "go vet ./...") && strings.Contains(s.script(), "go test")
@@ -401,14 +394,13 @@ func TestCloudBuildPipeline(t *testing.T) {
 
 	// Cross-checks with Terraform: names the pipeline hard-codes.
 	tf := readModuleData(t)
-	if diff := cmp.Diff(serviceNames(t), strings.Fields(cfg.Substitutions["_SERVICES"])); diff != "" {
-		t.Errorf("_SERVICES (-terraform +cloudbuild):\n%s", diff)
-	}
-	if got, want := cfg.Substitutions["_REPOSITORY"], tf.ArtifactRepository; got != want {
-		t.Errorf("_REPOSITORY = %q, terraform default %q", got, want)
-	}
-	if got, want := cfg.Substitutions["_REGION"], tf.Region; got != want {
-		t.Errorf("_REGION = %q, terraform default %q", got, want)
+	want := map[string]string{"_SERVICES": strings.Join(serviceNames(t), " "),
+		"_REPOSITORY": tf.ArtifactRepository, "_REGION": tf.Region}
+	sub := cfg.Substitutions
+	got := map[string]string{"_SERVICES": strings.Join(strings.Fields(sub["_SERVICES"]), " "),
+		"_REPOSITORY": sub["_REPOSITORY"], "_REGION": sub["_REGION"]}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("substitutions (-terraform +cloudbuild):\n%s", diff)
 	}
 	if want := "serviceAccounts/" + tf.DeployerAccountID + "@$PROJECT_ID.iam.gserviceaccount.com"; !strings.HasSuffix(cfg.ServiceAccount, want) {
 		t.Errorf("serviceAccount = %q, want the Terraform deployer (...%s)", cfg.ServiceAccount, want)

@@ -6,7 +6,6 @@
 package layout
 
 import (
-	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -88,30 +87,19 @@ var envExempt = map[string]bool{
 // documents.
 func TestEnvironmentIsReadOnlyByConfig(t *testing.T) {
 	var stray []string
-	for _, root := range []string{"cmd", "functions", "internal"} {
-		err := filepath.WalkDir(filepath.Join("..", "..", root), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return nil
-			}
-			rel := filepath.ToSlash(strings.TrimPrefix(path, filepath.Join("..", "..")+string(filepath.Separator)))
-			if strings.HasPrefix(rel, "internal/config/") || envExempt[rel] ||
-				slices.ContainsFunc(strings.Split(filepath.Dir(rel), "/"), isTestHelper) {
-				return nil
-			}
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			if envReads.Match(b) {
-				stray = append(stray, rel)
-			}
-			return nil
-		})
+	const files = `{{range .GoFiles}}{{$.ImportPath}}/{{.}} {{end}}{{range .CgoFiles}}{{$.ImportPath}}/{{.}} {{end}}`
+	for _, f := range goList(t, "-f", files, "./cmd/...", "./functions/...", "./internal/...") {
+		rel := strings.TrimPrefix(f, module+"/")
+		if strings.HasPrefix(rel, "internal/config/") || envExempt[rel] ||
+			slices.ContainsFunc(strings.Split(path.Dir(rel), "/"), isTestHelper) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("..", "..", rel))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if envReads.Match(b) {
+			stray = append(stray, rel)
 		}
 	}
 	slices.Sort(stray)

@@ -8,11 +8,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/clock"
 	"github.com/alpinashop/alpipe/internal/dashboard"
@@ -115,27 +114,16 @@ func TestConsole(t *testing.T) {
 }
 
 func TestRatText(t *testing.T) {
-	tests := []struct {
-		name string
-		in   *big.Rat
-		want string
-	}{
-		{name: "integer", in: big.NewRat(135, 1), want: "135"},
-		{name: "cents", in: big.NewRat(8990, 100), want: "89.9"},
-		{name: "nine places", in: big.NewRat(1, 1_000_000_000), want: "0.000000001"},
-		{name: "negative", in: big.NewRat(-455, 10), want: "-45.5"},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, ratText(tt.in)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
-		}
-	}
 	// A row's NUMERIC goes out as an exact string.
-	got, err := rowJSON([]warehouse.Field{{Name: "importe", Type: "NUMERIC"}}, map[string]any{"importe": big.NewRat(8990, 100)})
+	row, err := rowJSON([]warehouse.Field{{Name: "importe", Type: "NUMERIC"}}, map[string]any{"importe": big.NewRat(8990, 100)})
 	check(t, err)
-	if diff := cmp.Diff(`{"importe":"89.9"}`, string(got)); diff != "" {
-		t.Errorf("rowJSON (-want +got):\n%s", diff)
-	}
+	checkTexts(t, []textCase{
+		{name: "integer", got: ratText(big.NewRat(135, 1)), want: "135"},
+		{name: "cents", got: ratText(big.NewRat(8990, 100)), want: "89.9"},
+		{name: "nine places", got: ratText(big.NewRat(1, 1_000_000_000)), want: "0.000000001"},
+		{name: "negative", got: ratText(big.NewRat(-455, 10)), want: "-45.5"},
+		{name: "rowJSON", got: string(row), want: `{"importe":"89.9"}`},
+	})
 }
 
 // TestConsoleMonitoringPanel: the console's dashboard answers the
@@ -160,11 +148,9 @@ func TestConsoleMonitoringPanel(t *testing.T) {
 	m := panel(ctx, t, srv.URL, func(m dashboard.Monitoring) bool {
 		return sum(m, deadLetters) == 1 && sum(m, accepted) == 1
 	})
-	if at := minuteOf(m, deadLetters); at != "17:05" {
-		t.Errorf("dead letter in minute %q, want 17:05 (the publish); minutes %+v", at, m.Minutes)
-	}
-	if at := minuteOf(m, accepted); at != "17:05" {
-		t.Errorf("accepted order in minute %q, want 17:05 (the publish); minutes %+v", at, m.Minutes)
+	at := []string{minuteOf(m, deadLetters), minuteOf(m, accepted)}
+	if !slices.Equal(at, []string{"17:05", "17:05"}) {
+		t.Errorf("dead letter, accepted order in minutes %q, want 17:05 (the publish); minutes %+v", at, m.Minutes)
 	}
 
 	tickAt := storyStart.Add(30 * time.Minute) // 17:30

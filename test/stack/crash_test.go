@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -207,11 +208,8 @@ func TestSIGTERMDrainsThenRedeliveryLoadsOnce(t *testing.T) {
 	if acked > time.Minute {
 		t.Errorf("the redelivery was acknowledged %s after SIGTERM, want within a minute", acked)
 	}
-	for _, code := range ev.Attempts {
-		if code == http.StatusConflict {
-			t.Errorf("a redelivery was answered 409 (the dead attempt's lease held): %v", ev.Attempts)
-			break
-		}
+	if slices.Contains(ev.Attempts, http.StatusConflict) {
+		t.Errorf("a redelivery was answered 409 (the dead attempt's lease held): %v", ev.Attempts)
 	}
 	rec = record(ctx, t, l, key)
 	if rec.State != ledger.Done || rec.Counts.Loaded != rows {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"cloud.google.com/go/pubsub/v2"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/client"
 	"github.com/alpinashop/alpipe/internal/order"
@@ -249,6 +250,29 @@ func fireTick(ctx context.Context, t *testing.T, s *Stack) stream.TickResult {
 	return res
 }
 
+// publishAcked publishes stormOrder as order id of country pais and waits
+// until AggregateOrders acknowledged it.
+func publishAcked(ctx context.Context, t *testing.T, s *Stack, id, pais, eventTime string) {
+	t.Helper()
+	body := strings.NewReplacer(`"P-STORM"`, `"`+id+`"`, `"ES"`, `"`+pais+`"`).Replace(stormOrder)
+	acked(ctx, t, s, publish(ctx, t, s, []byte(body), eventTime))
+}
+
+// rowLines prints each row of a table by format, with the cells of the
+// columns given, sorted.
+func rowLines(s *Stack, table, format string, columns ...string) []string {
+	var out []string
+	for _, r := range s.BigQuery.Rows(table) {
+		args := make([]any, len(columns))
+		for i, c := range columns {
+			args[i] = cell(r[c])
+		}
+		out = append(out, fmt.Sprintf(format, args...))
+	}
+	sort.Strings(out)
+	return out
+}
+
 // hhmm prints a watermark as the demo does.
 func hhmm(t time.Time) string {
 	if t.IsZero() {
@@ -262,6 +286,18 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// textCase is a text a function made and the one it should have made.
+type textCase struct{ name, got, want string }
+
+func checkTexts(t *testing.T, tests []textCase) {
+	t.Helper()
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, tt.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
 }
 
 // check fails the test on err.

@@ -82,13 +82,8 @@ func TestDeadLetters(t *testing.T) {
 		}
 	}
 	t.Logf("deliveries at %v, dead-lettered after %s", at, m.Attributes["CloudPubSubDeadLetterSourceDeliveryCount"])
-	if len(statuses) != maxAttempts {
-		t.Errorf("deliveries before dead-lettering: %v, want %d answered 503", statuses, maxAttempts)
-	}
-	for _, st := range statuses {
-		if st != 503 {
-			t.Errorf("a delivery got %d, want 503 (service down)", st)
-		}
+	if diff := cmp.Diff(slices.Repeat([]int{503}, maxAttempts), statuses); diff != "" {
+		t.Errorf("deliveries before dead-lettering, each answered 503 as the service is down (-want +got):\n%s", diff)
 	}
 }
 
@@ -224,37 +219,24 @@ func TestRedeliveryStormCountsOnceInBothAggregations(t *testing.T) {
 	setClock(t, s, storyStart.Add(75*time.Minute))
 	fireTick(ctx, t, s)
 
-	latest := func(table, key string) []string {
-		last := map[string]map[string]any{}
-		for _, p := range s.BigQuery.Rows(table) {
-			k := cell(p["window_start"]) + " " + cell(p[key])
-			if cur, ok := last[k]; !ok || cell(cur["pane_index"]) < cell(p["pane_index"]) {
-				last[k] = p
-			}
-			if got := cell(p["pedidos"]); got != "1" {
-				t.Errorf("%s: pane %v holds %s orders, want 1 (the order once)", table, p, got)
-			}
-		}
-		var out []string
-		for k, p := range last {
-			out = append(out, fmt.Sprintf("%s %s importe=%s unidades=%s", k, cell(p["timing"]), cell(p["importe"]), cell(p["unidades"])))
-		}
-		sort.Strings(out)
-		return out
+	// Every pane counts the order once.
+	panes := func(table, key string) []string {
+		return rowLines(s, table, "%s %s %s pedidos=%s importe=%s unidades=%s",
+			"window_start", key, "timing", "pedidos", "importe", "unidades")
 	}
 	if diff := cmp.Diff([]string{
-		"2026-03-14T17:00:00Z ES ON_TIME importe=204.75 unidades=4",
-	}, latest("ventas_hora_pais_paneles", "pais")); diff != "" {
+		"2026-03-14T17:00:00Z ES ON_TIME pedidos=1 importe=204.75 unidades=4",
+	}, panes("ventas_hora_pais_paneles", "pais")); diff != "" {
 		t.Errorf("ventas_hora_pais (-want +got):\n%s", diff)
 	}
 	var want []string
 	for _, start := range []string{"16:15", "16:30", "16:45", "17:00"} {
 		want = append(want,
-			"2026-03-14T"+start+":00Z GORRO-LANA ON_TIME importe=12.50 unidades=1",
-			"2026-03-14T"+start+":00Z MOCH-40L-AZ ON_TIME importe=192.25 unidades=3")
+			"2026-03-14T"+start+":00Z GORRO-LANA ON_TIME pedidos=1 importe=12.50 unidades=1",
+			"2026-03-14T"+start+":00Z MOCH-40L-AZ ON_TIME pedidos=1 importe=192.25 unidades=3")
 	}
 	sort.Strings(want)
-	if diff := cmp.Diff(want, latest("ventas_sku_hora_movil_paneles", "sku")); diff != "" {
+	if diff := cmp.Diff(want, panes("ventas_sku_hora_movil_paneles", "sku")); diff != "" {
 		t.Errorf("ventas_sku_hora_movil (-want +got):\n%s", diff)
 	}
 }
@@ -275,14 +257,9 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 		t.Helper()
 		setClock(t, s, storyStart.Add(time.Duration(minutes)*time.Minute))
 	}
-	publishAcked := func(id, pais, eventTime string) {
-		t.Helper()
-		body := fmt.Sprintf(`{"pedido_id":"%s","cliente_id":"C-1","pais":"%s","importe_total":"10.50","lineas":[{"sku":"MOCH-40L-AZ","cantidad":1,"precio_unitario":"10.50"}]}`, id, pais)
-		acked(ctx, t, s, publish(ctx, t, s, []byte(body), eventTime))
-	}
 	clock(5)
-	publishAcked("P-POISON-ES", "ES", orderTime)
-	publishAcked("P-POISON-FR", "FR", "2026-03-14T18:03:00+01:00")
+	publishAcked(ctx, t, s, "P-POISON-ES", "ES", orderTime)
+	publishAcked(ctx, t, s, "P-POISON-FR", "FR", "2026-03-14T18:03:00+01:00")
 	tickAt := func(minutes int) stream.AggregationTick {
 		t.Helper()
 		clock(minutes)
@@ -317,8 +294,8 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	// An order for the poisoned window (on time: parked by the fold) and
 	// one for the next window (18:00-19:00), which goes on.
 	clock(65)
-	publishAcked("P-POISON-ES-2", "ES", "2026-03-14T18:50:00+01:00")
-	publishAcked("P-POISON-DE", "DE", "2026-03-14T19:02:00+01:00")
+	publishAcked(ctx, t, s, "P-POISON-ES-2", "ES", "2026-03-14T18:50:00+01:00")
+	publishAcked(ctx, t, s, "P-POISON-DE", "DE", "2026-03-14T19:02:00+01:00")
 	at := tickAt(70) // DE's EARLY pane; 17:00 failing
 	wantFailing(at)
 	at = tickAt(135) // W = 19:05 >= 19:00: DE's ON_TIME pane
@@ -346,11 +323,7 @@ func TestPoisonCellDoesNotStopTheTick(t *testing.T) {
 	if at.Expired != 1 {
 		t.Errorf("expired %d keys at +255 min, want 1 (DE)", at.Expired)
 	}
-	var got []string
-	for _, p := range s.BigQuery.Rows("ventas_hora_pais_paneles") {
-		got = append(got, fmt.Sprintf("%s #%s %s pedidos=%s", cell(p["pais"]), cell(p["pane_index"]), cell(p["timing"]), cell(p["pedidos"])))
-	}
-	sort.Strings(got)
+	got := rowLines(s, "ventas_hora_pais_paneles", "%s #%s %s pedidos=%s", "pais", "pane_index", "timing", "pedidos")
 	t.Logf("panes: %s", strings.Join(got, ", "))
 	want := []string{
 		"DE #0 EARLY pedidos=1", "DE #1 ON_TIME pedidos=1",

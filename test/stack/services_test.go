@@ -171,13 +171,9 @@ func TestMissedFileIsSweptOnce(t *testing.T) {
 	gen := upload(ctx, t, s, name, read(t, name))
 	ev, err := s.Eventarc.Wait(ctx, landing, name, gen, waitTimeout)
 	check(t, err)
-	if !ev.GaveUp || len(ev.Attempts) < 3 {
-		t.Fatalf("event: acked=%v gave up=%v after %v; want retries, then given up", ev.Acked, ev.GaveUp, ev.Attempts)
-	}
-	for _, st := range ev.Attempts {
-		if st != 503 {
-			t.Errorf("a delivery got %d, want 503 (service down)", st)
-		}
+	if !ev.GaveUp || len(ev.Attempts) < 3 || slices.ContainsFunc(ev.Attempts, func(st int) bool { return st != 503 }) {
+		t.Fatalf("event: acked=%v gave up=%v after %v; want retries answered 503 (service down), then given up",
+			ev.Acked, ev.GaveUp, ev.Attempts)
 	}
 	check(t, ingest.Start(ctx))
 

@@ -172,9 +172,7 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 	// The ERP sometimes exports the same file twice under another name.
 	dup := drop(ctx, t, s, l, strings.TrimSuffix(first.Key.Object, ".csv")+"-copia.csv", read(t, files[0]), "")
 	printRecord(&out, dup, quarantine)
-	if diff := cmp.Diff(g.section(t, "File drops"), mask(s.asDemo(out.String()))); diff != "" {
-		t.Errorf("file drops (-embedded demo +stack):\n%s", diff)
-	}
+	g.check(t, "File drops", mask(s.asDemo(out.String())))
 
 	var q bytes.Buffer
 	for _, rec := range recs {
@@ -185,9 +183,7 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 			}
 		}
 	}
-	if diff := cmp.Diff(g.section(t, "Quarantined rows"), mask(s.asDemo(q.String()))); diff != "" {
-		t.Errorf("quarantined rows (-embedded demo +stack):\n%s", diff)
-	}
+	g.check(t, "Quarantined rows", mask(s.asDemo(q.String())))
 
 	for _, tc := range []struct {
 		name, table string
@@ -196,17 +192,12 @@ func playFiles(ctx context.Context, t *testing.T, s *Stack, g golden) {
 	}{
 		{"Loaded order lines", "lineas_pedido", []string{"pedido_id", "linea", "fecha", "sku", "cantidad", "precio_unitario", "importe", "pais", "source_line"}, 2},
 		{"Loaded reviews", "opiniones", []string{"opinion_id", "sku", "fecha", "puntuacion", "pais", "texto"}, 1},
+		// Computed by GoogleSQL.
+		{"(ventas_diarias_sku)", "ventas_diarias_sku", []string{"fecha", "sku", "unidades", "importe", "lineas"}, 2},
 	} {
-		got := table(s.BigQuery.Rows(tc.table), tc.columns, tc.sortBy)
-		if diff := cmp.Diff(g.section(t, tc.name), got); diff != "" {
-			t.Errorf("%s in BigQuery (-embedded demo +stack):\n%s", tc.table, diff)
-		}
+		g.check(t, tc.name, table(s.BigQuery.Rows(tc.table), tc.columns, tc.sortBy))
 	}
 	checkRefreshJobs(t, s, []string{"20260314", "20260315"})
-	got := table(s.BigQuery.Rows("ventas_diarias_sku"), []string{"fecha", "sku", "unidades", "importe", "lineas"}, 2)
-	if diff := cmp.Diff(g.section(t, "(ventas_diarias_sku)"), got); diff != "" {
-		t.Errorf("ventas_diarias_sku in BigQuery, computed by GoogleSQL (-embedded demo +stack):\n%s", diff)
-	}
 	checkEventHeaders(t, s, files[0])
 }
 
@@ -431,19 +422,15 @@ func fate(t *testing.T, s *Stack, fe *Frontend, messageID string) (string, []str
 // aggregation's view, as GoogleSQL answers it, with the demo's tables.
 func checkStreamTables(t *testing.T, s *Stack, g golden) {
 	panes := s.BigQuery.Rows("ventas_hora_pais_paneles")
-	got := table(panes, []string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, 3)
-	if diff := cmp.Diff(g.section(t, "(ventas_hora_pais_paneles)"), got); diff != "" {
-		t.Errorf("panes in BigQuery (-embedded demo +stack):\n%s", diff)
-	}
+	g.check(t, "(ventas_hora_pais_paneles)", table(panes,
+		[]string{"window_start", "pais", "pane_index", "timing", "importe", "pedidos", "unidades", "watermark", "emitted_at"}, 3))
 	for _, v := range []struct{ name, key string }{{"ventas_hora_pais", "pais"}, {"ventas_sku_hora_movil", "sku"}} {
 		rows, err := s.BigQuery.Query("SELECT * FROM " + v.name)
 		if err != nil {
 			t.Fatalf("view %s: %v", v.name, err)
 		}
-		got = table(rows, []string{"window_start", "window_end", v.key, "importe", "pedidos", "unidades", "timing", "pane_index"}, 3)
-		if diff := cmp.Diff(g.section(t, "("+v.name+")"), got); diff != "" {
-			t.Errorf("view %s (-embedded demo +stack):\n%s", v.name, diff)
-		}
+		g.check(t, "("+v.name+")", table(rows,
+			[]string{"window_start", "window_end", v.key, "importe", "pedidos", "unidades", "timing", "pane_index"}, 3))
 	}
 	discarded := s.BigQuery.Rows("pedidos_descartados")
 	for i, r := range discarded {
@@ -454,10 +441,8 @@ func checkStreamTables(t *testing.T, s *Stack, g golden) {
 			}
 		}
 	}
-	got = table(discarded, []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, 0)
-	if diff := cmp.Diff(g.section(t, "(pedidos_descartados)"), sortedByReceived(got)); diff != "" {
-		t.Errorf("pedidos_descartados in BigQuery (-embedded demo +stack):\n%s", diff)
-	}
+	got := table(discarded, []string{"pedido_id", "aggregation", "reason", "event_time", "window_start", "watermark", "received_at"}, 0)
+	g.check(t, "(pedidos_descartados)", sortedByReceived(got))
 }
 
 // sortedByReceived keeps the header and sorts the rows as the demo's query
@@ -514,6 +499,15 @@ func (g golden) section(t testing.TB, part string) string {
 	}
 	t.Fatalf("%s has no section %q", goldenPath, part)
 	return ""
+}
+
+// check compares the section whose title contains part with what the stack
+// shows.
+func (g golden) check(t testing.TB, part, got string) {
+	t.Helper()
+	if diff := cmp.Diff(g.section(t, part), got); diff != "" {
+		t.Errorf("%s (-embedded demo +stack):\n%s", part, diff)
+	}
 }
 
 // outline is the orders story reduced to what each step did: the order's

@@ -71,10 +71,6 @@ func halfMinuteStack(t *testing.T) *Stack {
 func TestHalfMinuteTicks(t *testing.T) {
 	s := halfMinuteStack(t)
 	ctx := testContext(t, 2*time.Minute)
-	publishAcked := func(id string) {
-		t.Helper()
-		acked(ctx, t, s, publish(ctx, t, s, []byte(strings.Replace(stormOrder, "P-STORM", id, 1)), orderTime))
-	}
 	due := func() []Dispatch {
 		t.Helper()
 		ds, err := s.Tasks.Due(ctx)
@@ -83,20 +79,14 @@ func TestHalfMinuteTicks(t *testing.T) {
 	}
 	var log []string
 	note := func(format string, args ...any) { log = append(log, fmt.Sprintf(format, args...)) }
-	panes := func() []string {
-		var out []string
-		for _, p := range s.BigQuery.Rows("ventas_hora_pais_paneles") {
-			if cell(p["pais"]) == "ES" {
-				out = append(out, fmt.Sprintf("#%s %s at %s pedidos=%s", cell(p["pane_index"]), cell(p["timing"]), hhmmss(p["emitted_at"]), cell(p["pedidos"])))
-			}
-		}
-		return out
+	panes := func() []string { // every order is of ES
+		return rowLines(s, "ventas_hora_pais_paneles", "#%s %s at %s pedidos=%s", "pane_index", "timing", "emitted_at", "pedidos")
 	}
 
 	// 17:05:00: an order, then the Scheduler tick, twice (a duplicate
 	// delivery): one follow-up, for 17:05:30.
 	setClock(t, s, storyStart.Add(5*time.Minute))
-	publishAcked("P-1")
+	publishAcked(ctx, t, s, "P-1", "ES", orderTime)
 	fireTick(ctx, t, s)
 	fireTick(ctx, t, s)
 	created := s.Tasks.Created()
@@ -112,7 +102,7 @@ func TestHalfMinuteTicks(t *testing.T) {
 	for _, d := range due() {
 		note("%s follow-up %s HTTP %d", d.At.Format("15:04:05"), d.Task, d.Status)
 	}
-	publishAcked("P-2")
+	publishAcked(ctx, t, s, "P-2", "ES", orderTime)
 	if _, err := s.Tasks.Dispatch(ctx, created[0], 1); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +112,7 @@ func TestHalfMinuteTicks(t *testing.T) {
 	// 17:06:30's follow-up, which is lost; an order comes at 17:06:00.
 	setClock(t, s, storyStart.Add(6*time.Minute))
 	fireTick(ctx, t, s)
-	publishAcked("P-3")
+	publishAcked(ctx, t, s, "P-3", "ES", orderTime)
 	s.Tasks.Lose(tick.TaskID(storyStart.Add(6*time.Minute + 30*time.Second)))
 	setClock(t, s, storyStart.Add(6*time.Minute+30*time.Second))
 	for _, d := range due() {
@@ -134,9 +124,9 @@ func TestHalfMinuteTicks(t *testing.T) {
 	fireTick(ctx, t, s)
 
 	want := []string{
-		"#0 EARLY at 17:05:30 pedidos=1",
-		"#1 EARLY at 17:06:00 pedidos=2",
-		"#2 EARLY at 17:07:00 pedidos=3",
+		"#0 EARLY at 2026-03-14T17:05:30Z pedidos=1",
+		"#1 EARLY at 2026-03-14T17:06:00Z pedidos=2",
+		"#2 EARLY at 2026-03-14T17:07:00Z pedidos=3",
 	}
 	if diff := cmp.Diff(want, panes()); diff != "" {
 		t.Errorf("ES 17:00 panes (-want +got):\n%s\nsteps:\n%s", diff, strings.Join(log, "\n"))
@@ -196,15 +186,6 @@ func checkFollowUpTask(t *testing.T, s *Stack, c *cloudtaskspb.Task, at time.Tim
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("follow-up task (-want +got):\n%s", diff)
 	}
-}
-
-// hhmmss reads a pane's emitted_at cell as 15:04:05.
-func hhmmss(v any) string {
-	c := cell(v)
-	if ts, err := time.Parse(time.RFC3339Nano, c); err == nil {
-		return ts.UTC().Format("15:04:05")
-	}
-	return c
 }
 
 // oidcClaims decodes an unsigned ID token's claims.

@@ -188,38 +188,65 @@ func cronText(spec string) string {
 	}
 }
 
-func TestHumanLine(t *testing.T) {
-	tests := []struct {
-		name, line, want string // want "": the line is dropped
-	}{
-		{name: "blank after the prefix is dropped", line: "alpipe-orders | "},
-		{name: "whitespace after the prefix is dropped", line: "alpipe-orders |    \t"},
-		{name: "plain text stays", line: "alpipe-orders | listening on :8080", want: "alpipe-orders | listening on :8080"},
+// TestUpText checks what scripts/stack.sh up prints: the processes' log
+// lines, the scheduler's calls, and the banner's words for the buckets and
+// the schedules; and that the up clock starts at the story's last step.
+func TestUpText(t *testing.T) {
+	at := time.Date(2026, 3, 14, 20, 31, 0, 0, time.UTC)
+	checkTexts(t, []textCase{
+		{name: "blank after the prefix is dropped", got: kept(humanLine("alpipe-orders | ")), want: "(dropped)"},
+		{name: "whitespace after the prefix is dropped", got: kept(humanLine("alpipe-orders |    \t")), want: "(dropped)"},
+		{name: "plain text stays", got: kept(humanLine("alpipe-orders | listening on :8080")), want: "alpipe-orders | listening on :8080"},
 		{
 			name: "JSON log: message first, time left out, zero times none",
-			line: `alpipe-orders | {"time":"2026-12-01T20:21:00Z","severity":"INFO","message":"tick","watermark_before":"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z","panes":2}`,
+			got:  kept(humanLine(`alpipe-orders | {"time":"2026-12-01T20:21:00Z","severity":"INFO","message":"tick","watermark_before":"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z","panes":2}`)),
 			want: "alpipe-orders | tick watermark_before=none watermark=2026-03-14T18:00:00Z panes=2",
 		},
 		{
 			name: "severity other than INFO leads; nested objects are dotted; numbers keep their text",
-			line: `alpipe-ingest | {"severity":"WARNING","message":"file rejected","file":{"name":"a b.csv","generation":17},"lag_seconds":9405.2,"reason":""}`,
+			got:  kept(humanLine(`alpipe-ingest | {"severity":"WARNING","message":"file rejected","file":{"name":"a b.csv","generation":17},"lag_seconds":9405.2,"reason":""}`)),
 			want: `alpipe-ingest | WARNING file rejected file.name="a b.csv" file.generation=17 lag_seconds=9405.2`,
 		},
-		{name: "a list of objects is told by its length", line: `svc | {"message":"tick","Panes":[{"a":1},{"a":2}],"keys":["ES","PT"]}`, want: `svc | tick Panes=2 keys=ES,PT`},
-		{name: "null and empty values are left out", line: `svc | {"message":"m","a":null,"b":[],"c":{}}`, want: "svc | m"},
-		{name: "a line that only looks like JSON stays", line: "svc | {not json", want: "svc | {not json"},
+		{
+			name: "a list of objects is told by its length",
+			got:  kept(humanLine(`svc | {"message":"tick","Panes":[{"a":1},{"a":2}],"keys":["ES","PT"]}`)), want: `svc | tick Panes=2 keys=ES,PT`,
+		},
+		{name: "null and empty values are left out", got: kept(humanLine(`svc | {"message":"m","a":null,"b":[],"c":{}}`)), want: "svc | m"},
+		{name: "a line that only looks like JSON stays", got: kept(humanLine("svc | {not json")), want: "svc | {not json"},
+		{
+			name: "call: success with a JSON answer",
+			got: callLine(Call{Job: "alpipe-orders-tick", At: at, Status: 200,
+				Body: []byte(`{"aggregations":{"ventas":{"watermark_before":"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z"}}}`)}, nil),
+			want: "scheduler 2026-03-14 20:31 alpipe-orders-tick: HTTP 200 OK, aggregations.ventas.watermark_before=none aggregations.ventas.watermark=2026-03-14T18:00:00Z",
+		},
+		{
+			name: "call: success without a body",
+			got:  callLine(Call{Job: "alpipe-sweep", At: at, Status: 204}, nil), want: "scheduler 2026-03-14 20:31 alpipe-sweep: HTTP 204 No Content",
+		},
+		{
+			name: "call: failure quotes the answer",
+			got: callLine(Call{Job: "alpipe-sweep", At: at, Status: 500, Body: []byte("sweep: list\n  landing: boom\n")},
+				errors.New("scheduler job alpipe-sweep: HTTP 500")),
+			want: "scheduler 2026-03-14 20:31 alpipe-sweep: HTTP 500 Internal Server Error: sweep: list landing: boom",
+		},
+		{
+			name: "call: no answer",
+			got:  callLine(Call{Job: "alpipe-sweep", At: at}, errors.New("connection refused")),
+			want: "scheduler 2026-03-14 20:31 alpipe-sweep: not answered: connection refused",
+		},
+		{name: "buckets sorted by key", got: bucketsText(map[string]string{"landing": "p-landing", "build": "p-build"}), want: "build: p-build, landing: p-landing"},
+		{name: "every minute", got: cronText("* * * * *"), want: "every minute"},
+		{name: "every 15 minutes", got: cronText("*/15 * * * *"), want: "every 15 minutes"},
+		{name: "the story's end", got: storyEnd(storySteps(t)).Format(time.RFC3339), want: "2026-03-14T20:30:00Z"},
+	})
+}
+
+// kept is humanLine's answer, "(dropped)" for a line it drops.
+func kept(line string, ok bool) string {
+	if !ok {
+		return "(dropped)"
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := humanLine(tt.line)
-			if ok != (tt.want != "") {
-				t.Fatalf("humanLine(%q) kept = %v (got %q)", tt.line, ok, got)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("humanLine(%q) (-want +got):\n%s", tt.line, diff)
-			}
-		})
-	}
+	return line
 }
 
 // TestHumanLogWriter checks the writer joins lines split across writes and
@@ -234,56 +261,5 @@ func TestHumanLogWriter(t *testing.T) {
 	}
 	if diff := cmp.Diff("alpipe-orders | ready\n", b.String()); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
-	}
-}
-
-func TestCallLine(t *testing.T) {
-	at := time.Date(2026, 3, 14, 20, 31, 0, 0, time.UTC)
-	tests := []struct {
-		name string
-		call Call
-		err  error
-		want string
-	}{
-		{
-			name: "success with a JSON answer",
-			call: Call{Job: "alpipe-orders-tick", At: at, Status: 200, Body: []byte(`{"aggregations":{"ventas":{"watermark_before":"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z"}}}`)},
-			want: "scheduler 2026-03-14 20:31 alpipe-orders-tick: HTTP 200 OK, aggregations.ventas.watermark_before=none aggregations.ventas.watermark=2026-03-14T18:00:00Z",
-		},
-		{name: "success without a body", call: Call{Job: "alpipe-sweep", At: at, Status: 204}, want: "scheduler 2026-03-14 20:31 alpipe-sweep: HTTP 204 No Content"},
-		{
-			name: "failure quotes the answer",
-			call: Call{Job: "alpipe-sweep", At: at, Status: 500, Body: []byte("sweep: list\n  landing: boom\n")},
-			err:  errors.New("scheduler job alpipe-sweep: HTTP 500"),
-			want: "scheduler 2026-03-14 20:31 alpipe-sweep: HTTP 500 Internal Server Error: sweep: list landing: boom",
-		},
-		{name: "no answer", call: Call{Job: "alpipe-sweep", At: at}, err: errors.New("connection refused"),
-			want: "scheduler 2026-03-14 20:31 alpipe-sweep: not answered: connection refused"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := callLine(tt.call, tt.err)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("callLine (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestUpBannerText checks the banner's words for the buckets and the
-// schedules, and that the up clock starts at the story's last step.
-func TestUpBannerText(t *testing.T) {
-	tests := []struct {
-		name, got, want string
-	}{
-		{name: "buckets sorted by key", got: bucketsText(map[string]string{"landing": "p-landing", "build": "p-build"}), want: "build: p-build, landing: p-landing"},
-		{name: "every minute", got: cronText("* * * * *"), want: "every minute"},
-		{name: "every 15 minutes", got: cronText("*/15 * * * *"), want: "every 15 minutes"},
-		{name: "the story's end", got: storyEnd(storySteps(t)).Format(time.RFC3339), want: "2026-03-14T20:30:00Z"},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, tt.got); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
-		}
 	}
 }

@@ -2,8 +2,10 @@ package tfconfig
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +17,9 @@ import (
 // services.json as the stack does: with a project of its own, every name
 // derived from the planned project is the stack's, and nothing else changes.
 func TestOpenRenamesIntoTheProject(t *testing.T) {
-	planned, err := Open(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	planned, errPlanned := Open(nil)
 	d, err := Open(&Options{Project: "alpipe-stack-0a1b"})
-	if err != nil {
+	if err := errors.Join(errPlanned, err); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := json.Marshal([]any{d, d.Services})
@@ -30,14 +29,11 @@ func TestOpenRenamesIntoTheProject(t *testing.T) {
 	if strings.Contains(string(raw), planned.Project) {
 		t.Errorf("the planned project %s is left in %s", planned.Project, raw)
 	}
-	env := func(fn, name string) string {
-		for _, s := range d.Services {
-			if s.Function == fn {
-				return s.Env[name]
-			}
-		}
-		return "no service " + fn
+	i := slices.IndexFunc(d.Services, func(s Service) bool { return s.Function == "IngestCSV" })
+	if i < 0 {
+		t.Fatal("no IngestCSV service")
 	}
+	ingest := d.Services[i].Env
 	tests := []struct {
 		name string
 		got  any
@@ -49,7 +45,7 @@ func TestOpenRenamesIntoTheProject(t *testing.T) {
 			"quarantine": "alpipe-stack-0a1b-quarantine", "staging": "alpipe-stack-0a1b-staging",
 		}},
 		{name: "the storage trigger's bucket", got: d.StorageTriggers[0].Bucket, want: "alpipe-stack-0a1b-landing"},
-		{name: "a service's buckets and project", got: []string{env("IngestCSV", "LANDING_BUCKET"), env("IngestCSV", "GOOGLE_CLOUD_PROJECT")},
+		{name: "a service's buckets and project", got: []string{ingest["LANDING_BUCKET"], ingest["GOOGLE_CLOUD_PROJECT"]},
 			want: []string{"alpipe-stack-0a1b-landing", "alpipe-stack-0a1b"}},
 		{name: "the push subscription's account", got: d.PushSubscriptions[0].ServiceAccountEmail, want: "alpipe-orders-push@alpipe-stack-0a1b.iam.gserviceaccount.com"},
 		{name: "what is not named after the project", got: []any{d.Region, d.Dataset, d.FirestoreDatabase, d.Topics, d.PushSubscriptions[0].Name, d.PushSubscriptions[0].MinimumBackoff.Duration, d.SchedulerJobs[0].AttemptDeadline.Duration},

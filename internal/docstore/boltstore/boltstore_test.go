@@ -234,6 +234,21 @@ func TestRefusesUnknownFormat(t *testing.T) {
 	}
 }
 
+// TestRefusesFormat1Value: a format 1 value, which a file upgraded in place
+// by an earlier build still holds, is refused by name, not called corrupt.
+func TestRefusesFormat1Value(t *testing.T) {
+	s := newStore(t)
+	if err := s.db.Update(func(btx *bolt.Tx) error {
+		return btx.Bucket(bucketDocs).Put(docKey("old", "plain"), append([]byte{1, 0}, `{}`...))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(t.Context(), "old"); err == nil ||
+		!strings.Contains(err.Error(), "old/plain: value of docstore format 1 (before tags)") {
+		t.Errorf("List of a format 1 value = %v, want it refused by name", err)
+	}
+}
+
 // TestTagIndexFollowsDocs runs random writes, some in failing
 // transactions, and checks that the index holds exactly one key per tagged
 // document, the one of its current tag.

@@ -25,8 +25,9 @@ import (
 // one tag are again a contiguous range sorted by ID. The commit that writes
 // a document updates its index key, so the two buckets never disagree.
 //
-// Format 1 (before tags) is refused like any unknown format: such a file
-// predates stream state layout 3, so its state is unreadable anyway.
+// Format 1 (before tags) is refused: a format 1 file like any unknown
+// format, and a format 1 value by name, as earlier builds upgraded format 1
+// files in place and left their values as they were.
 var (
 	bucketDocs = []byte("docs")
 	bucketTags = []byte("tags")
@@ -90,6 +91,10 @@ func encode(d docstore.Doc) []byte {
 type header struct{ expire, tag, data []byte } // expire: 8 bytes, or nil
 
 func parse(path string, v []byte) (header, error) {
+	if len(v) >= 2 && v[0] == 1 {
+		return header{}, fmt.Errorf("document %s: value of docstore format 1 (before tags); "+
+			"this build reads %d: remove the data folder", path, formatVersion)
+	}
 	if len(v) < 2 || v[0] != formatVersion {
 		return header{}, fmt.Errorf("document %s: corrupt value", path)
 	}

@@ -1,9 +1,14 @@
 package fakegcs
 
 import (
+	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestWriteOntoAFolder: compose, copy and rewrite onto a name the folder tree
@@ -33,5 +38,38 @@ func TestWriteOntoAFolder(t *testing.T) {
 	}
 	if got := readAll(t, g, "a/b.csv"); got != "inside" {
 		t.Errorf("a/b.csv is now %q", got)
+	}
+}
+
+// TestStartSweepsInterruptedWrites: objects survive a restart, and Start
+// removes the temporary files a write cut by the process's end leaves.
+func TestStartSweepsInterruptedWrites(t *testing.T) {
+	dir := t.TempDir()
+	l, g := startFS(t, dir)
+	a := put(t, g, "exportaciones/a.csv", "persisted")
+	b := put(t, g, "exportaciones/.b.csv2", "an object whose name looks like a temporary file")
+	l.Close()
+	stray := filepath.Join(dir, "buckets", bucket, "exportaciones", ".c.csv1234567")
+	if err := os.WriteFile(stray, []byte("half a fi"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	_, g = startFS(t, dir)
+	generations := map[string]int64{}
+	for o, err := range g.List(t.Context(), bucket, "") {
+		if err != nil {
+			t.Fatalf("List: %v", err)
+		}
+		generations[o.Name] = o.Generation
+	}
+	want := map[string]int64{a.Name: a.Generation, b.Name: b.Generation}
+	if diff := cmp.Diff(want, generations); diff != "" {
+		t.Errorf("listing: names and generations (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(stray); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the interrupted write's file is still there: %v", err)
+	}
+	if got := readAll(t, g, a.Name); got != "persisted" {
+		t.Errorf("content after restart %q", got)
 	}
 }

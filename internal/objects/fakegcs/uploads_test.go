@@ -42,6 +42,12 @@ func startFS(t *testing.T, dir string) (*Server, *objects.GCS) {
 	return l, g
 }
 
+// backends are the fake's two stores, by the folder startFS is given.
+var backends = []struct {
+	name string
+	dir  func(*testing.T) string
+}{{"filesystem", (*testing.T).TempDir}, {"memory", func(*testing.T) string { return "" }}}
+
 func readAll(t *testing.T, g *objects.GCS, name string) string {
 	t.Helper()
 	r, err := g.Open(t.Context(), bucket, name, 0)
@@ -67,8 +73,7 @@ func put(t *testing.T, g *objects.GCS, name, content string) objects.Attrs {
 }
 
 func httpStatus(err error) int {
-	var ge *googleapi.Error
-	if errors.As(err, &ge) {
+	if ge, ok := errors.AsType[*googleapi.Error](err); ok {
 		return ge.Code
 	}
 	return 0
@@ -116,6 +121,12 @@ func startSession(t *testing.T, l *Server, name string) string {
 	return u.RequestURI()
 }
 
+// chunk sends one request of a resumable session, as the client library does.
+func chunk(l *Server, method, loc, contentRange, body string) *httptest.ResponseRecorder {
+	header := map[string]string{"Content-Range": contentRange, "X-GUploader-No-308": "yes"}
+	return serveFake(l, method, loc, header, body)
+}
+
 // apiMessage is the JSON API error message of an answer.
 func apiMessage(rec *httptest.ResponseRecorder) string {
 	var e struct{ Error struct{ Message string } }
@@ -125,9 +136,6 @@ func apiMessage(rec *httptest.ResponseRecorder) string {
 
 func TestResumableSessionProtocol(t *testing.T) {
 	l, g := startFS(t, t.TempDir())
-	do := func(method, target, contentRange, body string) *httptest.ResponseRecorder {
-		return serveFake(l, method, target, map[string]string{"Content-Range": contentRange, "X-GUploader-No-308": "yes"}, body)
-	}
 	incomplete := func(rec *httptest.ResponseRecorder, wantRange string) {
 		t.Helper()
 		got := fmt.Sprintf("%d %s %s", rec.Code, rec.Header().Get("X-Http-Status-Code-Override"), rec.Header().Get("Range"))
@@ -136,7 +144,7 @@ func TestResumableSessionProtocol(t *testing.T) {
 		}
 	}
 
-	res := do("POST", "/upload/storage/v1/b/landing/o?uploadType=resumable",
+	res := chunk(l, "POST", "/upload/storage/v1/b/landing/o?uploadType=resumable",
 		"", `{"name":"exportaciones/x.csv","contentType":"text/csv","metadata":{"feed":"lineas"}}`)
 	u, err := url.Parse(res.Header().Get("Location"))
 	if res.Code != 200 || err != nil || u.RawQuery == "" {
@@ -144,23 +152,23 @@ func TestResumableSessionProtocol(t *testing.T) {
 	}
 	loc := u.RequestURI()
 
-	incomplete(do("POST", loc, "bytes 0-9/*", "0123456789"), "bytes=0-9")
+	incomplete(chunk(l, "POST", loc, "bytes 0-9/*", "0123456789"), "bytes=0-9")
 	// The response was lost and the client re-sends the same range.
-	incomplete(do("POST", loc, "bytes 0-9/*", "0123456789"), "bytes=0-9")
+	incomplete(chunk(l, "POST", loc, "bytes 0-9/*", "0123456789"), "bytes=0-9")
 	// A body shorter than its range is refused and leaves nothing behind.
-	if res := do("POST", loc, "bytes 10-19/*", "abcde"); res.Code != 400 {
+	if res := chunk(l, "POST", loc, "bytes 10-19/*", "abcde"); res.Code != 400 {
 		t.Fatalf("short chunk: status %d, want 400", res.Code)
 	}
 	// A client that hangs up mid-chunk leaves nothing behind either.
 	if got := rawRequest(t, l, "POST "+loc+" HTTP/1.1\r\nContent-Range: bytes 10-19/*\r\nContent-Length: 10", "abc"); got != "HTTP/1.1 400 Bad Request" {
 		t.Fatalf("chunk cut by a hang-up answered %q, want a 400", got)
 	}
-	incomplete(do("PUT", loc, "bytes */*", ""), "bytes=0-9")
+	incomplete(chunk(l, "PUT", loc, "bytes */*", ""), "bytes=0-9")
 	if _, err := g.Stat(t.Context(), bucket, "exportaciones/x.csv"); !errors.Is(err, objects.ErrNotFound) {
 		t.Fatalf("Stat before finalize = %v, want ErrNotFound", err)
 	}
 
-	final := do("POST", loc, "bytes 10-19/20", "abcdefghij")
+	final := chunk(l, "POST", loc, "bytes 10-19/20", "abcdefghij")
 	body := final.Body.Bytes()
 	if final.Code != 200 {
 		t.Fatalf("finalize: %d %s", final.Code, body)
@@ -183,7 +191,7 @@ func TestResumableSessionProtocol(t *testing.T) {
 		t.Errorf("content, Stat, the finalize's generation and size (-want +got):\n%s", diff)
 	}
 	// A retried finalize gets the same answer, not a new generation.
-	again := do("POST", loc, "bytes 10-19/20", "abcdefghij")
+	again := chunk(l, "POST", loc, "bytes 10-19/20", "abcdefghij")
 	if again.Code != 200 || !bytes.Equal(body, again.Body.Bytes()) {
 		t.Errorf("retried finalize: %d %s, want the first answer", again.Code, again.Body)
 	}
@@ -194,7 +202,7 @@ func TestResumableSessionProtocol(t *testing.T) {
 // aborted single-shot upload: gcsWriter.Abort). Ended, the same request is
 // stored.
 func TestCutMultipartStoresNothing(t *testing.T) {
-	chunk := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
+	chunked := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
 	const (
 		head  = "POST /upload/storage/v1/b/landing/o?uploadType=multipart HTTP/1.1\r\nContent-Type: multipart/related; boundary=b\r\n"
 		meta  = "--b\r\nContent-Type: application/json\r\n\r\n{\"name\":\"cut.csv\"}\r\n"
@@ -202,15 +210,12 @@ func TestCutMultipartStoresNothing(t *testing.T) {
 	)
 	for _, tc := range []struct{ name, head, body, end string }{
 		{"before its closing boundary", head + "Content-Length: 1000", meta + media, ""},
-		{"after its closing boundary", head + "Transfer-Encoding: chunked", chunk(meta) + chunk(media) + chunk("\r\n--b--\r\n"), "0\r\n\r\n"},
+		{"after its closing boundary", head + "Transfer-Encoding: chunked",
+			chunked(meta) + chunked(media) + chunked("\r\n--b--\r\n"), "0\r\n\r\n"},
 	} {
-		for _, backend := range []string{"filesystem", "memory"} {
-			t.Run(tc.name+"/"+backend, func(t *testing.T) {
-				dir := ""
-				if backend == "filesystem" {
-					dir = t.TempDir()
-				}
-				l, g := startFS(t, dir)
+		for _, backend := range backends {
+			t.Run(tc.name+"/"+backend.name, func(t *testing.T) {
+				l, g := startFS(t, backend.dir(t))
 				if got := rawRequest(t, l, tc.head, tc.body); got != "HTTP/1.1 400 Bad Request" {
 					t.Errorf("cut multipart upload answered %q, want a 400", got)
 				}
@@ -343,16 +348,13 @@ func TestMissingBucket(t *testing.T) {
 func TestResumableSessionsAreCapped(t *testing.T) {
 	l, _ := startFS(t, t.TempDir())
 	l.sessions.maxOpen, l.sessions.maxHeld = 3, 64
-	start := func(name string) *httptest.ResponseRecorder {
-		return serveFake(l, http.MethodPost, "/upload/storage/v1/b/"+bucket+"/o?uploadType=resumable&name="+name, nil, "{}")
-	}
-	chunk := func(loc, contentRange, body string) *httptest.ResponseRecorder {
-		return serveFake(l, http.MethodPut, loc, map[string]string{"Content-Range": contentRange, "X-GUploader-No-308": "yes"}, body)
-	}
 
 	a, b := startSession(t, l, "a.csv"), startSession(t, l, "b.csv")
 	c := startSession(t, l, "c.csv")
-	if rec := start("d.csv"); rec.Code != http.StatusTooManyRequests || !strings.Contains(apiMessage(rec), "resumable upload sessions") {
+	target := "/upload/storage/v1/b/" + bucket + "/o?uploadType=resumable&name=d.csv"
+	rec := serveFake(l, http.MethodPost, target, nil, "{}")
+	if rec.Code != http.StatusTooManyRequests ||
+		!strings.Contains(apiMessage(rec), "resumable upload sessions") {
 		t.Errorf("a session beyond the cap: %d %s, want 429 saying why", rec.Code, rec.Body)
 	}
 	// A cancelled session frees its place.
@@ -361,29 +363,29 @@ func TestResumableSessionsAreCapped(t *testing.T) {
 	}
 	startSession(t, l, "d.csv")
 
-	if rec := chunk(a, "bytes 0-49/*", strings.Repeat("a", 50)); rec.Code != http.StatusOK {
+	if rec := chunk(l, "PUT", a, "bytes 0-49/*", strings.Repeat("a", 50)); rec.Code != http.StatusOK {
 		t.Fatalf("first chunk: %d %s", rec.Code, rec.Body)
 	}
-	rec := chunk(b, "bytes 0-19/*", strings.Repeat("b", 20))
+	rec = chunk(l, "PUT", b, "bytes 0-19/*", strings.Repeat("b", 20))
 	if rec.Code != http.StatusTooManyRequests || !strings.Contains(apiMessage(rec), "bytes") {
 		t.Errorf("a chunk beyond the bytes cap: %d %s, want 429 saying why", rec.Code, rec.Body)
 	}
 	// The refused chunk left nothing behind: the session has no bytes yet.
-	if rec := chunk(b, "bytes */*", ""); rec.Header().Get("Range") != "" {
+	if rec := chunk(l, "PUT", b, "bytes */*", ""); rec.Header().Get("Range") != "" {
 		t.Errorf("after the refused chunk the session holds %s", rec.Header().Get("Range"))
 	}
 	// Once a finished upload frees its bytes, the chunk fits.
-	if rec := chunk(a, "bytes 50-59/60", strings.Repeat("a", 10)); rec.Code != http.StatusOK || rec.Header().Get("X-Http-Status-Code-Override") != "" {
+	rec = chunk(l, "PUT", a, "bytes 50-59/60", strings.Repeat("a", 10))
+	if rec.Code != http.StatusOK || rec.Header().Get("X-Http-Status-Code-Override") != "" {
 		t.Fatalf("finalize: %d %s", rec.Code, rec.Body)
 	}
-	if rec := chunk(b, "bytes 0-19/20", strings.Repeat("b", 20)); rec.Code != http.StatusOK {
+	if rec := chunk(l, "PUT", b, "bytes 0-19/20", strings.Repeat("b", 20)); rec.Code != http.StatusOK {
 		t.Errorf("the chunk after bytes were freed: %d %s", rec.Code, rec.Body)
 	}
 	// Finished sessions (kept to answer a retried last chunk) hold no bytes
 	// and take no place.
-	for _, name := range []string{"e.csv", "f.csv"} {
-		startSession(t, l, name)
-	}
+	startSession(t, l, "e.csv")
+	startSession(t, l, "f.csv")
 }
 
 // TestUploadBodyNames: a body that names another bucket, another object

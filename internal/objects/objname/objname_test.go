@@ -1,19 +1,24 @@
 package objname
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// refusal is the part of an error message that names the rule; "" is no
-// error.
-func refusal(err error) string {
-	if err == nil {
-		return ""
+// checkRefusal fails t unless err is nil when want is "", or an error whose
+// message (which names the rule) contains want.
+func checkRefusal(t *testing.T, call string, err error, want string) {
+	t.Helper()
+	got := ""
+	if err != nil {
+		got = err.Error()
 	}
-	return err.Error()
+	if (want == "") != (got == "") || !strings.Contains(got, want) {
+		t.Errorf("%s = %q, want an error containing %q", call, got, want)
+	}
 }
 
 func TestObjectAndLocal(t *testing.T) {
@@ -48,16 +53,8 @@ func TestObjectAndLocal(t *testing.T) {
 		{name: "trailing slash", in: "folder/", wantLocal: "ends in /"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, c := range []struct {
-				what string
-				err  error
-				want string
-			}{{"Object", Object(tc.in), tc.wantGCS}, {"Local", Local(tc.in), tc.wantLocal}} {
-				got := refusal(c.err)
-				if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
-					t.Errorf("%s(%q) = %q, want an error containing %q", c.what, tc.in, got, c.want)
-				}
-			}
+			checkRefusal(t, fmt.Sprintf("Object(%q)", tc.in), Object(tc.in), tc.wantGCS)
+			checkRefusal(t, fmt.Sprintf("Local(%q)", tc.in), Local(tc.in), tc.wantLocal)
 		})
 	}
 }
@@ -73,10 +70,7 @@ func TestPrefix(t *testing.T) {
 		{name: "too long", in: strings.Repeat("a", 1025), want: "more than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := refusal(Prefix(tc.in))
-			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-				t.Errorf("Prefix(%q) = %q, want an error containing %q", tc.in, got, tc.want)
-			}
+			checkRefusal(t, fmt.Sprintf("Prefix(%q)", tc.in), Prefix(tc.in), tc.want)
 		})
 	}
 }

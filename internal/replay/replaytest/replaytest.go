@@ -19,6 +19,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
+	"github.com/alpinashop/alpipe/internal/warehouse/warehousetest"
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
@@ -76,7 +77,7 @@ type Loader interface {
 func LoadLines[L ~Line](t testing.TB, w Loader, object string, gen int64, lines ...L) {
 	t.Helper()
 	id := "test-" + strings.NewReplacer(".", "_", "/", "_", ":", "_").Replace(object) + "-" + strconv.FormatInt(gen, 10)
-	src := &rows{}
+	src := &warehousetest.Source{}
 	for i, l := range lines {
 		l := Line(l)
 		fecha, err := time.Parse(time.DateOnly, l.Fecha)
@@ -88,7 +89,7 @@ func LoadLines[L ~Line](t testing.TB, w Loader, object string, gen int64, lines 
 		if err != nil {
 			t.Fatal(err)
 		}
-		src.rows = append(src.rows, Values(t, warehouse.LineasPedido, map[string]warehouse.Value{
+		src.Rows = append(src.Rows, Values(t, warehouse.LineasPedido, map[string]warehouse.Value{
 			"pedido_id": warehouse.StringValue(l.Pedido), "linea": warehouse.IntValue(int64(i + 1)),
 			"fecha": warehouse.DateValue(warehouse.DateOf(fecha)), "sku": warehouse.StringValue("MOCH-40L-AZ"),
 			"cantidad": warehouse.IntValue(l.Cantidad), "precio_unitario": warehouse.DecValue(precio),
@@ -102,15 +103,6 @@ func LoadLines[L ~Line](t testing.TB, w Loader, object string, gen int64, lines 
 		t.Fatalf("load %s: %v", id, err)
 	}
 }
-
-type rows struct {
-	rows [][]warehouse.Value
-	i    int
-}
-
-func (r *rows) Next() bool             { r.i++; return r.i <= len(r.rows) }
-func (r *rows) Row() []warehouse.Value { return r.rows[r.i-1] }
-func (r *rows) Err() error             { return nil }
 
 // AppendPanes appends panes to ventas_hora_pais_paneles, each watermarked
 // and emitted at its window's start.

@@ -16,21 +16,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
-// coverage counts what the random streams exercised, by name (a pane
-// timing, "streams" completed, ...), so that the property test fails if they
-// stop producing the cases it exists for.
-type coverage map[string]int
-
-func (c coverage) check(t *testing.T, want ...string) {
-	t.Helper()
-	t.Logf("coverage: %v", c)
-	for _, name := range want {
-		if c[name] == 0 {
-			t.Errorf("the streams never produced a %s", name)
-		}
-	}
-}
-
 // property is a family of random streams played through the processor and
 // windowtest.Multi: per accumulation mode, late delay and seed, the specs
 // drawn and the stream generated from one generator.
@@ -128,7 +113,7 @@ var properties = []struct {
 }
 
 func testProperty(t *testing.T, en env, f Features, p property) {
-	cov := coverage{}
+	cov := windowtest.Coverage{}
 	for _, mode := range p.modes {
 		for _, lateDelay := range p.lateDelays {
 			for seed := range uint64(p.seeds(f)) {
@@ -145,7 +130,7 @@ func testProperty(t *testing.T, en env, f Features, p property) {
 		}
 	}
 	if !t.Failed() {
-		cov.check(t, p.require...)
+		cov.Require(t, p.require...)
 	}
 }
 
@@ -157,7 +142,7 @@ func testProperty(t *testing.T, en env, f Features, p property) {
 // aggregation, and a closed stream leaves no state and an exact dashboard
 // view.
 func runAgainstModel(t *testing.T, r *rig, specs []window.Spec, events []windowtest.MultiEvent, cfg windowtest.StreamConfig,
-	salt uint64, cov coverage) {
+	salt uint64, cov windowtest.Coverage) {
 	t.Helper()
 	ctx := t.Context()
 	model := windowtest.NewMulti(specs...)
@@ -280,7 +265,7 @@ func runAgainstModel(t *testing.T, r *rig, specs []window.Spec, events []windowt
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			fail(i, e, "panes differ after %d events (-model +processor):\n%s", n, diff)
 		}
-		cov.count(specs, got)
+		cov.CountPanes(specs, got)
 
 		res, err := r.again(ctx, e.Kind == windowtest.Tick, e.Now, pushes)
 		if err != nil {
@@ -294,31 +279,14 @@ func runAgainstModel(t *testing.T, r *rig, specs []window.Spec, events []windowt
 	}
 
 	for ai, s := range specs {
-		all := r.panesOf(s.Name)
-		if err := model.CheckPanes(s.Name, all); err != nil {
-			t.Errorf("invariants: %v", err)
-		}
 		drops := r.drops(s.Name)
 		cov["too-late drop"] += len(drops)
-		if err := model.CheckDrops(s.Name, drops); err != nil {
-			t.Error(err)
-		}
-		if diff := cmp.Diff(model.Drops(s.Name), drops, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("%s: drops differ (-model +processor):\n%s", s.Name, diff)
-		}
-		if err := model.CheckFates(s.Name, fates[ai]); err != nil {
+		if err := model.CheckAgainst(s.Name, r.panesOf(s.Name), drops, fates[ai], !cfg.Open); err != nil {
 			t.Error(err)
 		}
 		if !cfg.Open {
 			if n := r.open(s.Name); n != 0 {
 				t.Errorf("%s: the closing tick left %d windows open", s.Name, n)
-			}
-			view, err := windowtest.View(all)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(model.Final(s.Name), view); diff != "" {
-				t.Errorf("%s: dashboard view differs from the sums of the accepted elements (-want +got):\n%s", s.Name, diff)
 			}
 		}
 	}
@@ -338,20 +306,5 @@ func runAgainstModel(t *testing.T, r *rig, specs []window.Spec, events []windowt
 	r.clean()
 	if !cfg.Open && !model.Settled() {
 		t.Fatal("the closing tick left changes un-emitted in the model")
-	}
-}
-
-func (c coverage) count(specs []window.Spec, panes []window.Pane) {
-	for _, p := range panes {
-		c[string(p.Timing)]++
-		if p.Timing != window.TimingLate {
-			continue
-		}
-		i := slices.IndexFunc(specs, func(s window.Spec) bool { return s.Name == p.Aggregation })
-		if p.Watermark.Before(p.WindowEnd.Add(specs[i].AllowedLateness)) {
-			c["late pane batched by a tick"]++
-		} else {
-			c["final pane at expiry"]++
-		}
 	}
 }

@@ -33,6 +33,10 @@ func TestAppend(t *testing.T) {
 	}
 	bad := pane(t, "PT", 0, "5")
 	bad.Values[8] = warehouse.NullValue() // timing is REQUIRED
+	// Known to the fake as INT64, pais "34" passes the adapter and BigQuery, "FR" only the adapter.
+	intPais := mustTable(t, warehouse.VentasHoraPaisPaneles)
+	ok, rejected := pane(t, "34", 0, "1"), longPane(t, "FR")
+	intPais.Schema[intPais.Column("pais")].Type = warehouse.Int64
 	tests := []struct {
 		name      string
 		setup     func(f *bqfake.Fake)
@@ -55,6 +59,13 @@ func TestAppend(t *testing.T) {
 		{name: "no rows, no request", batches: [][]warehouse.Row{nil}},
 		{name: "row without an ID is refused before any request", batches: [][]warehouse.Row{{es, {Values: fr.Values}}}, wantErr: "row without an ID"},
 		{name: "NULL in a REQUIRED column names the row", batches: [][]warehouse.Row{{es, bad}}, wantErr: "row " + bad.ID + ": column timing is REQUIRED"},
+		// Named by its ID, not the hash a long one is sent as; the rest of
+		// the request is "stopped", and nothing lands.
+		{name: "a row BigQuery rejects fails the call with its ID and reason",
+			setup:   func(f *bqfake.Fake) { f.SetTable(intPais) },
+			batches: [][]warehouse.Row{{ok, rejected}}, wantCalls: 1,
+			wantErr: "2 rows rejected: row " + rejected.ID +
+				": invalid: field pais: Could not parse 'FR' as INT64, row " + ok.ID + ": stopped: "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,8 +80,8 @@ func TestAppend(t *testing.T) {
 				}
 			}
 			checkErr(t, err, tc.wantErr)
-			if calls := countCalls(e.fake, "tabledata.insertAll "); calls != tc.wantCalls {
-				t.Errorf("insertAll requests: %d, want %d", calls, tc.wantCalls)
+			if n := len(calls(e.fake, "tabledata.insertAll")); n != tc.wantCalls {
+				t.Errorf("insertAll requests: %d, want %d", n, tc.wantCalls)
 			}
 			if tc.wantIDs != nil {
 				if diff := cmp.Diff(tc.wantIDs, e.fake.InsertIDs(warehouse.VentasHoraPaisPaneles)); diff != "" {
@@ -81,24 +92,6 @@ func TestAppend(t *testing.T) {
 				t.Errorf("%d rows, want %d", n, tc.wantRows)
 			}
 		})
-	}
-}
-
-// TestAppendRejectedRow: a row BigQuery rejects fails the call with its ID
-// (not the hash a long one is sent as) and reason; the rest of the request
-// is "stopped", and nothing lands.
-func TestAppendRejectedRow(t *testing.T) {
-	e := newTestEnv(t)
-	// The fake knows pais as INT64: "34" passes the adapter and BigQuery, "FR" only the adapter.
-	ok, rejected := pane(t, "34", 0, "1"), longPane(t, "FR")
-	tb := mustTable(t, warehouse.VentasHoraPaisPaneles)
-	tb.Schema[tb.Column("pais")].Type = warehouse.Int64
-	e.fake.SetTable(tb)
-	err := e.w.Append(context.Background(), warehouse.VentasHoraPaisPaneles, []warehouse.Row{ok, rejected})
-	checkErr(t, err, "2 rows rejected: row "+rejected.ID+": invalid: field pais: Could not parse 'FR' as INT64")
-	checkErr(t, err, "row "+ok.ID+": stopped: ")
-	if n := len(e.fake.Rows(warehouse.VentasHoraPaisPaneles)); n != 0 {
-		t.Errorf("%d rows landed, want 0", n)
 	}
 }
 

@@ -26,14 +26,14 @@ import (
 // Terraform's own files: every answer is GoogleSQL's.
 func TestConformance(t *testing.T) {
 	warehousetest.RunWith(t, func(t *testing.T) warehousetest.Warehouse {
-		return newSQLTestEnv(t, warehouse.Accumulating).w
+		return newSQLTestEnv(t, warehouse.Accumulating, nil).w
 	}, warehousetest.Features{})
 }
 
 // TestReadsDiscarding runs the named reads over DISCARDING views.
 func TestReadsDiscarding(t *testing.T) {
 	warehousetest.RunModeWith(t, func(t *testing.T) warehousetest.Warehouse {
-		return newSQLTestEnv(t, warehouse.Discarding).w
+		return newSQLTestEnv(t, warehouse.Discarding, nil).w
 	}, warehousetest.Features{Accumulation: warehouse.Discarding, WindowSumDefect: defectWindowSum})
 }
 
@@ -42,7 +42,7 @@ func TestReadsDiscarding(t *testing.T) {
 // the tests before wrote. Between tests the fake moves to a fresh emulator
 // once restartAfter statements ran.
 func TestConformanceSharedDataset(t *testing.T) {
-	e := newSQLTestEnv(t, warehouse.Accumulating)
+	e := newSQLTestEnv(t, warehouse.Accumulating, nil)
 	var em *bqemulator.Emulator
 	t.Cleanup(func() {
 		if em != nil {
@@ -78,7 +78,7 @@ func TestConformanceSharedDataset(t *testing.T) {
 func TestGoogleSQLParsesWhatTheAdapterSends(t *testing.T) {
 	var mu sync.Mutex
 	var sent []string // "path body" of each request to the emulator
-	e := newSQLTestEnvVia(t, warehouse.Accumulating, func(next http.Handler) http.Handler {
+	e := newSQLTestEnv(t, warehouse.Accumulating, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(b))
@@ -120,13 +120,9 @@ func TestGoogleSQLParsesWhatTheAdapterSends(t *testing.T) {
 }
 
 // newSQLTestEnv is newTestEnv over a fake running SQL on the emulator,
-// Terraform's views in mode. It skips or fails as emulator does.
-func newSQLTestEnv(t *testing.T, mode string) *testEnv {
-	return newSQLTestEnvVia(t, mode, nil)
-}
-
-// newSQLTestEnvVia is newSQLTestEnv reaching the emulator through wrap.
-func newSQLTestEnvVia(t *testing.T, mode string, wrap func(http.Handler) http.Handler) *testEnv {
+// Terraform's views in mode, reaching the emulator through wrap when set.
+// It skips or fails as emulator does.
+func newSQLTestEnv(t *testing.T, mode string, wrap func(http.Handler) http.Handler) *testEnv {
 	t.Helper()
 	eng := emulator(t)
 	url, track := eng.run(t, mode)

@@ -140,10 +140,15 @@ func TestGoogleSQLDefectsStillThere(t *testing.T) {
 		}
 		q := client.Query("SELECT ds FROM t")
 		q.DefaultProjectID, q.DefaultDatasetID = testProject, "second"
-		got, err := firstString(ctx, q)
+		it, err := q.Read(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var row []bigquery.Value
+		if err := it.Next(&row); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := row[0].(string)
 		if got == "second" {
 			gone(t, defectDefaultDataset)
 		}
@@ -187,19 +192,6 @@ func runJob(ctx context.Context, q *bigquery.Query) error {
 		return err
 	}
 	return st.Err()
-}
-
-func firstString(ctx context.Context, q *bigquery.Query) (string, error) {
-	it, err := q.Read(ctx)
-	if err != nil {
-		return "", err
-	}
-	var row []bigquery.Value
-	if err := it.Next(&row); err != nil {
-		return "", err
-	}
-	s, _ := row[0].(string)
-	return s, nil
 }
 
 // httpCode is the HTTP status of an API error, 0 for none.

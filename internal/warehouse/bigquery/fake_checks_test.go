@@ -18,23 +18,17 @@ import (
 // the real client, bypassing the adapter's own checks.
 func TestFakeChecksRequests(t *testing.T) {
 	lineasTable := mustTable(t, warehouse.LineasPedido)
-	query := func(id, dst string) func(context.Context, *testEnv) error {
-		return func(ctx context.Context, e *testEnv) error {
-			var t *bigquery.Table
-			if dst != "" {
-				t = e.w.dataset.Table(dst)
-			}
-			return runQuery(ctx, e, id, "SELECT 1", t)
-		}
+	query := func(id string, edit queryEdit) func(context.Context, *testEnv) error {
+		return func(ctx context.Context, e *testEnv) error { return runQuery(ctx, e, id, edit) }
+	}
+	into := func(table string) queryEdit {
+		return func(e *testEnv, q *bigquery.Query) { q.Dst = e.w.dataset.Table(table) }
 	}
 	load := func(id, uri string, edit func(e *testEnv, s bigquery.Schema, l *bigquery.Loader)) func(context.Context, *testEnv) error {
 		return func(ctx context.Context, e *testEnv) error { return runLoad(ctx, e, id, uri, lineasTable, edit) }
 	}
-	insert := func(id string, edit func(q *bigquery.Query)) func(context.Context, *testEnv) error {
-		return func(ctx context.Context, e *testEnv) error { return insertQuery(ctx, e, id, edit) }
-	}
-	label := func(v string) func(q *bigquery.Query) {
-		return func(q *bigquery.Query) { q.Labels = map[string]string{"alpipe-aggregate": v} }
+	label := func(v string) queryEdit {
+		return func(_ *testEnv, q *bigquery.Query) { q.Labels = map[string]string{"alpipe-aggregate": v} }
 	}
 	put := func(table string, s rowSaver) func(context.Context, *testEnv) error {
 		return func(ctx context.Context, e *testEnv) error { return e.w.dataset.Table(table).Inserter().Put(ctx, s) }
@@ -53,16 +47,19 @@ func TestFakeChecksRequests(t *testing.T) {
 		wantErr        string
 		wantViolations []string // rules of this codebase the request breaks
 	}{
-		{name: "job ID with a dot", run: query("alpipe-pedidos.csv-a1", ""), wantErr: "Invalid job ID"},
-		{name: "job ID of 1,025 characters", run: query(strings.Repeat("a", 1025), ""), wantErr: "at most 1024 characters"},
+		{name: "job ID with a dot", run: query("alpipe-pedidos.csv-a1", nil), wantErr: "Invalid job ID"},
+		{name: "job ID of 1,025 characters", run: query(strings.Repeat("a", 1025), nil),
+			wantErr: "at most 1024 characters"},
 		{name: "job ID used twice", run: func(ctx context.Context, e *testEnv) error {
-			if err := runQuery(ctx, e, "alpipe-x", "SELECT 1", nil); err != nil {
+			if err := runQuery(ctx, e, "alpipe-x", nil); err != nil {
 				return err
 			}
-			return runQuery(ctx, e, "alpipe-x", "SELECT 1", nil)
+			return runQuery(ctx, e, "alpipe-x", nil)
 		}, wantErr: "Error 409: Already Exists: Job alpipe-test:EU.alpipe-x, duplicate"},
-		{name: "partition decorator that is not a date", run: query("alpipe-r1", "ventas_diarias_sku$20260230"), wantErr: "invalid partition decorator"},
-		{name: "partition decorator of a month", run: query("alpipe-r2", "ventas_diarias_sku$202603"), wantErr: "invalid partition decorator"},
+		{name: "partition decorator that is not a date", wantErr: "invalid partition decorator",
+			run: query("alpipe-r1", into("ventas_diarias_sku$20260230"))},
+		{name: "partition decorator of a month", wantErr: "invalid partition decorator",
+			run: query("alpipe-r2", into("ventas_diarias_sku$202603"))},
 		{name: "load of a file that is not staged", run: load("alpipe-l1", "gs://"+testBucket+"/nope.ndjson", nil),
 			wantErr: "notFound: Not found: URI gs://alpipe-staging/nope.ndjson"},
 		{name: "load with a schema that differs from the table", wantErr: "Provided Schema does not match Table",
@@ -87,18 +84,16 @@ func TestFakeChecksRequests(t *testing.T) {
 			}),
 			wantErr:        "Error 400: bqfake: load into alpinashop_analitica.lineas_pedido_v2 may create the table",
 			wantViolations: []string{`load into alpinashop_analitica.lineas_pedido_v2 may create the table (create disposition ""): tables are Terraform's, loads must say CREATE_NEVER`}},
-		{name: "job without a location", run: insert("alpipe-q1", func(q *bigquery.Query) { q.Location = "" }),
+		{name: "job without a location",
+			run:            query("alpipe-q1", func(_ *testEnv, q *bigquery.Query) { q.Location = "" }),
 			wantErr:        "Error 400: bqfake: job alpipe-q1 without a location",
 			wantViolations: []string{"job alpipe-q1 without a location: jobs.get could not find it outside the US and EU multi-regions"}},
-		{name: "label value with an upper-case letter", run: insert("alpipe-q2", label("Ventas")),
+		{name: "label value with an upper-case letter", run: query("alpipe-q2", label("Ventas")),
 			wantErr: `Invalid label key "alpipe-aggregate" or label value "Ventas"`},
-		{name: "label value of 64 characters", run: insert("alpipe-q3", label(strings.Repeat("v", 64))), wantErr: "at most 63 characters"},
+		{name: "label value of 64 characters", run: query("alpipe-q3", label(strings.Repeat("v", 64))),
+			wantErr: "at most 63 characters"},
 		{name: "refresh of a partition outside the DAY range", wantErr: "outside the DAY partition range 1960-01-01..2159-12-31",
-			run: func(ctx context.Context, e *testEnv) error {
-				return insertQuery(ctx, e, "alpipe-r3", func(q *bigquery.Query) {
-					q.Dst, q.CreateDisposition = e.w.dataset.Table("ventas_diarias_sku$21600101"), bigquery.CreateNever
-				})
-			}},
+			run: query("alpipe-r3", into("ventas_diarias_sku$21600101"))},
 		// The client sends media outside the endpoint's path: the adapter
 		// stages in Cloud Storage instead, and the fake says if that changes.
 		{name: "load job with a media upload", run: func(ctx context.Context, e *testEnv) error {
@@ -123,27 +118,21 @@ func TestFakeChecksRequests(t *testing.T) {
 	}
 }
 
-func runQuery(ctx context.Context, e *testEnv, id, sql string, dst *bigquery.Table) error {
-	q := e.w.client.Query(sql)
-	q.JobID = id
-	q.Location = fakeLocation
-	q.Dst = dst
-	q.CreateDisposition = bigquery.CreateNever
+type queryEdit = func(e *testEnv, q *bigquery.Query)
+
+// runQuery runs the query job "SELECT 1" (CREATE_NEVER) as id in
+// fakeLocation, as edit (when set) leaves it, and waits.
+func runQuery(ctx context.Context, e *testEnv, id string, edit queryEdit) error {
+	q := e.w.client.Query("SELECT 1")
+	q.JobID, q.Location, q.CreateDisposition = id, fakeLocation, bigquery.CreateNever
+	if edit != nil {
+		edit(e, q)
+	}
 	j, err := q.Run(ctx)
 	if err != nil {
 		return err
 	}
 	return waitErr(ctx, e, j)
-}
-
-// insertQuery inserts the query job "SELECT 1" as id in fakeLocation, as
-// edit leaves it, and does not wait for it.
-func insertQuery(ctx context.Context, e *testEnv, id string, edit func(q *bigquery.Query)) error {
-	q := e.w.client.Query("SELECT 1")
-	q.JobID, q.Location = id, fakeLocation
-	edit(q)
-	_, err := q.Run(ctx)
-	return err
 }
 
 // runLoad loads uri into lineas_pedido (CREATE_NEVER) as job id in
@@ -175,7 +164,7 @@ func waitErr(ctx context.Context, e *testEnv, j *bigquery.Job) error {
 	return nil
 }
 
-func mustTable(t *testing.T, name string) warehouse.Table {
+func mustTable(t testing.TB, name string) warehouse.Table {
 	t.Helper()
 	tb, err := warehouse.Lookup(name)
 	if err != nil {

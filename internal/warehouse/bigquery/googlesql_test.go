@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -44,7 +43,7 @@ const (
 // TestGoogleSQLReportsAnalyzerErrors: SQL BigQuery would refuse fails with
 // GoogleSQL's own message, sent as a query or as a read with parameters.
 func TestGoogleSQLReportsAnalyzerErrors(t *testing.T) {
-	w := newSQLTestEnv(t, warehouse.Accumulating).w
+	w := newSQLTestEnv(t, warehouse.Accumulating, nil).w
 	ctx := context.Background()
 	tag := []warehouse.Param{{ParamSpec: warehouse.ParamSpec{Name: "aggregation", Type: warehouse.String}, Values: []warehouse.Value{warehouse.StringValue("x")}}}
 	tests := []struct {
@@ -69,9 +68,7 @@ func TestGoogleSQLReportsAnalyzerErrors(t *testing.T) {
 			} else {
 				_, err = w.readSQL(ctx, tc.name, tc.sql, tc.params)
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("got error %v, want GoogleSQL's %q", err, tc.want)
-			}
+			checkErr(t, err, tc.want)
 		})
 	}
 }

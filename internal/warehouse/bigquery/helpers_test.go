@@ -110,40 +110,16 @@ func otherWriter(fails *bq.ErrorProto) bqfake.Race {
 	return bqfake.Race{Labels: map[string]string{writerLabel: "other"}, SourceURIs: []string{"gs://other-bucket/other.ndjson"}, Fails: fails}
 }
 
-// countCalls counts the requests f received whose "method id" starts with prefix.
-func countCalls(f *bqfake.Fake, prefix string) int {
-	n := 0
+// calls lists the IDs of the requests f received of method (such as
+// "jobs.insert"), in order.
+func calls(f *bqfake.Fake, method string) []string {
+	var out []string
 	for _, c := range f.Calls() {
-		if strings.HasPrefix(c, prefix) {
-			n++
+		if id, ok := strings.CutPrefix(c, method+" "); ok {
+			out = append(out, id)
 		}
 	}
-	return n
-}
-
-// days converts YYYY-MM-DD dates to days since 1970-01-01.
-func days(t testing.TB, dates ...string) (out []int32) {
-	for _, d := range dates {
-		out = append(out, day(t, d))
-	}
 	return out
-}
-
-func jobIDs(f *bqfake.Fake) (ids []string) {
-	for _, j := range f.Jobs() {
-		ids = append(ids, j.ID)
-	}
-	return ids
-}
-
-// findJob returns the job id of f, or the zero Job.
-func findJob(f *bqfake.Fake, id string) bqfake.Job {
-	jobs := f.Jobs()
-	i := slices.IndexFunc(jobs, func(j bqfake.Job) bool { return j.ID == id })
-	if i < 0 {
-		return bqfake.Job{}
-	}
-	return jobs[i]
 }
 
 // staged lists the objects left under the staging prefix.

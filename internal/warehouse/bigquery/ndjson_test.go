@@ -47,12 +47,10 @@ func TestEncodeGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, err := warehouse.Lookup(tc.table)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tb := mustTable(t, tc.table)
 			enc := newRowEncoder(tb)
 			var got []byte
+			var err error
 			for _, row := range tc.rows {
 				if got, err = enc.appendRow(got, row); err != nil {
 					t.Fatal(err)
@@ -105,11 +103,8 @@ func TestAppendValue(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := appendValue(nil, tc.typ, &tc.v)
+			got, err := appendValue(nil, tc.typ, &tc.v) // nil on an error
 			checkErr(t, err, tc.wantErr)
-			if tc.wantErr != "" {
-				return
-			}
 			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
@@ -167,10 +162,6 @@ func TestAppendStringShortcut(t *testing.T) {
 // BenchmarkEncodeLineas measures staging's encoding cost per order line
 // (the upload itself is the network's).
 func BenchmarkEncodeLineas(b *testing.B) {
-	tb, err := warehouse.Lookup(warehouse.LineasPedido)
-	if err != nil {
-		b.Fatal(err)
-	}
 	rows := lineas(b, 1000) // order, SKU, quantity and price change from row to row, as in an export
 	for i, r := range rows {
 		r[0] = warehouse.StringValue(fmt.Sprintf("P-%07d", 1000000+i/3))
@@ -178,8 +169,9 @@ func BenchmarkEncodeLineas(b *testing.B) {
 		r[4] = warehouse.IntValue(int64(1 + i%5))
 		r[5] = warehouse.DecValue(dec(b, fmt.Sprintf("%d.%02d", 5+i%200, i%100)))
 	}
-	enc := newRowEncoder(tb)
+	enc := newRowEncoder(mustTable(b, warehouse.LineasPedido))
 	var buf []byte
+	var err error
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {

@@ -3,6 +3,7 @@ package bigquery
 import (
 	"context"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestQuery(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			if fetches := countCalls(e.fake, "jobs.getQueryResults "); fetches != tc.wantFetches {
+			if fetches := len(calls(e.fake, "jobs.getQueryResults")); fetches != tc.wantFetches {
 				t.Errorf("getQueryResults calls: %d, want %d (%v)", fetches, tc.wantFetches, e.fake.Calls())
 			}
 		})
@@ -80,7 +81,7 @@ func TestQueryRefusesWrites(t *testing.T) {
 			e := newTestEnv(t)
 			_, err := e.w.Query(context.Background(), tc.sql)
 			checkErr(t, err, tc.wantErr)
-			if countCalls(e.fake, "jobs.query") > 0 {
+			if slices.Contains(e.fake.Calls(), "jobs.query") {
 				t.Errorf("the statement ran: %v", e.fake.Calls())
 			}
 		})

@@ -30,6 +30,10 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	days := slices.Clone(dates)
 	slices.Sort(days)
 	days = slices.Compact(days)
+	// DaySQL fails alike for every day: fail before any job starts.
+	if _, _, err := agg.DaySQL(warehouse.BigQuery, w.qualify, days[0]); err != nil {
+		return fmt.Errorf("refresh %s: %w", aggregate, err)
+	}
 
 	type started struct {
 		day            int32
@@ -42,10 +46,7 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 			errs = append(errs, &warehouse.PermanentError{Err: err})
 			continue
 		}
-		rows, overflows, err := agg.DaySQL(warehouse.BigQuery, w.qualify, day)
-		if err != nil {
-			return fmt.Errorf("refresh %s: %w", aggregate, err)
-		}
+		rows, overflows, _ := agg.DaySQL(warehouse.BigQuery, w.qualify, day) // checked above
 		j, err := w.startRefresh(ctx, agg, rows, day)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(day), err))

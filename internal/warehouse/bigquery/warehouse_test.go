@@ -70,14 +70,11 @@ func TestNew(t *testing.T) {
 			for _, want := range tc.wantErr {
 				checkErr(t, err, want)
 			}
-			if len(tc.wantErr) > 0 {
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, w.opt); diff != "" {
-				t.Errorf("options (-want +got):\n%s", diff)
+			if len(tc.wantErr) == 0 {
+				checkErr(t, err, "")
+				if diff := cmp.Diff(tc.want, w.opt); diff != "" {
+					t.Errorf("options (-want +got):\n%s", diff)
+				}
 			}
 		})
 	}
@@ -98,8 +95,7 @@ func TestLoadWithoutStaging(t *testing.T) {
 		t.Fatalf("Load error = %v, want ErrNoStaging", err)
 	}
 	checkErr(t, err, "STAGING_BUCKET")
-	var perm *warehouse.PermanentError
-	if errors.As(err, &perm) {
+	if warehouse.IsPermanent(err) {
 		t.Errorf("Load error %v is permanent; a missing setting must not quarantine the file", err)
 	}
 }

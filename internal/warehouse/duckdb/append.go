@@ -78,6 +78,8 @@ func insertRow(t warehouse.Table, row []warehouse.Value) (string, error) {
 			vals[i] = "NULL"
 		case f.Type == warehouse.String && !utf8.ValidString(v.Str):
 			return "", fmt.Errorf("column %s: %w", f.Name, errNotUTF8)
+		case kindOf(f.Type) == kindOther:
+			return "", fmt.Errorf("column %s: unsupported type %s", f.Name, f.Type)
 		default:
 			vals[i] = literal(f, v)
 		}

@@ -28,22 +28,18 @@ func write(t *testing.T, path string) {
 	}
 }
 
+// TestOpenRemovesStaleSpools: Open removes the spool files left in its
+// temp folder, but not when another open warehouse uses the folder: a
+// spool file there may be a Load in flight.
 func TestOpenRemovesStaleSpools(t *testing.T) {
 	tmp := t.TempDir()
 	for _, f := range []string{"alpipe-load-123.csv", "alpipe-load-456.csv", "notes.csv"} {
 		write(t, filepath.Join(tmp, f))
 	}
-	open(t, filepath.Join(t.TempDir(), "wh.duckdb"), Options{TempDir: tmp})
+	open(t, filepath.Join(t.TempDir(), "first.duckdb"), Options{TempDir: tmp})
 	if diff := cmp.Diff([]string{spoolLockName, "notes.csv"}, files(t, tmp)); diff != "" {
 		t.Errorf("temp folder after Open (-want +got):\n%s", diff)
 	}
-}
-
-// TestOpenKeepsSpoolsInUse opens a second warehouse on a temp folder that
-// an open one uses: the spool file there may be a Load in flight.
-func TestOpenKeepsSpoolsInUse(t *testing.T) {
-	tmp := t.TempDir()
-	open(t, filepath.Join(t.TempDir(), "first.duckdb"), Options{TempDir: tmp})
 	inFlight := filepath.Join(tmp, "alpipe-load-789.csv")
 	write(t, inFlight)
 	open(t, filepath.Join(t.TempDir(), "second.duckdb"), Options{TempDir: tmp})

@@ -120,20 +120,23 @@ func Open(path string, opt Options) (*Warehouse, error) {
 		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), spool.Close())
 	}
 	w := &Warehouse{db: sql.OpenDB(connector), conn: connector, tempDir: tempDir, spool: spool}
+	fail := func(err error) (*Warehouse, error) {
+		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
+	}
 	ctx := context.Background()
-	err = w.create(ctx, views)
-	if err == nil {
-		err = w.confine(ctx)
+	if err := w.create(ctx, views); err != nil {
+		return fail(err)
+	}
+	if err := w.confine(ctx); err != nil {
+		return fail(err)
 	}
 	slots := opt.MaxLoads
-	if err == nil && slots <= 0 {
-		var limit int64
-		if limit, err = w.memoryLimit(ctx); err == nil {
-			slots = loadSlots(limit, threads)
+	if slots <= 0 {
+		limit, err := w.memoryLimit(ctx)
+		if err != nil {
+			return fail(err)
 		}
-	}
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open warehouse %q: %w", path, err), w.Close())
+		slots = loadSlots(limit, threads)
 	}
 	w.slots = make(chan struct{}, slots)
 	return w, nil

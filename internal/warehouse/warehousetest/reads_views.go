@@ -100,6 +100,9 @@ func testNewestWindowsOf(t *testing.T, w Warehouse, mode, tag string, q warehous
 	v := *q.View
 	start, pedidosA := seedViewPanes(t, w, v, tag, mode)
 	at := func(minutes int) time.Time { return start.Add(time.Duration(minutes) * time.Minute) }
+	// Another aggregation's A at 09:30 and C at 09:00: no read below may return them.
+	add(t, w, v.Panes, viewPane(t, v, tag+"x", mode, at(30), "A", 0, "5", 1, "ON_TIME"),
+		viewPane(t, v, tag, mode, start, "C", 0, "1", 1, "ON_TIME"))
 	a0, b0 := sale(t, start, "A", "0.5", 1, 1, "ON_TIME", 0), sale(t, start, "B", "7", 1, 7, "ON_TIME", 0)
 	a15 := sale(t, at(15), "A", "3", pedidosA, 2, "ON_TIME", 1)
 	b30 := sale(t, at(30), "B", "99999999999999999999.999999999", 1, 9, "ON_TIME", 0)

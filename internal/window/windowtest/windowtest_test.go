@@ -332,11 +332,8 @@ func TestMultiTooLateForOldestWindowCountsInNewer(t *testing.T) {
 		t.Errorf("sku_missing (-want +got):\n%s", diff)
 	}
 	for _, name := range []string{"sesiones_cliente", pais, sku} {
-		if err := m.CheckPanes(name, m.Panes(name)); err != nil {
-			t.Errorf("the model's own panes: %v", err)
-		}
-		if err := m.CheckDrops(name, m.Drops(name)); err != nil {
-			t.Errorf("the model's own drops: %v", err)
+		if err := m.CheckAgainst(name, m.Panes(name), m.Drops(name), m.Fates(name), false); err != nil {
+			t.Errorf("the model's own output: %v", err)
 		}
 	}
 }
@@ -430,56 +427,6 @@ func TestModelsRefuseBadInput(t *testing.T) {
 			}()
 			tt.f()
 		})
-	}
-}
-
-func TestMultiStreamShape(t *testing.T) {
-	specs := windowtest.ShippedSpecs()
-	gen := func(seed uint64) []windowtest.MultiEvent {
-		return windowtest.MultiStream(rand.New(rand.NewPCG(seed, 1)), specs, windowtest.StreamConfig{Events: 2000})
-	}
-	events := gen(3)
-	if diff := cmp.Diff(events, gen(3)); diff != "" {
-		t.Fatalf("same seed, different streams (-a +b):\n%s", diff)
-	}
-	if cmp.Equal(events, gen(4)) {
-		t.Errorf("different seeds gave the same stream")
-	}
-	counts := map[string]int{}
-	for i, e := range events {
-		if i > 0 && e.Now.Before(events[i-1].Now) {
-			t.Fatalf("event %d goes back in time", i)
-		}
-		if e.Kind != windowtest.Deliver || e.Invalid != "" {
-			continue
-		}
-		o := e.Order
-		var sum numeric.Dec
-		skus := map[string]bool{}
-		for _, l := range o.Lineas {
-			if l.Cantidad < 1 || l.PrecioUnitario.Sign() <= 0 {
-				t.Fatalf("event %d: implausible line %+v", i, l)
-			}
-			a, _ := l.PrecioUnitario.MulInt(l.Cantidad)
-			sum, _ = sum.Add(a)
-			n := strings.ToUpper(strings.TrimSpace(l.SKU))
-			counts["line without a SKU"] += btoi(n == "")
-			counts["SKU to normalise"] += btoi(n != "" && n != l.SKU)
-			counts["two lines of one SKU"] += btoi(n != "" && skus[n])
-			skus[n] = true
-		}
-		counts["no lines"] += btoi(len(o.Lineas) == 0)
-		counts["importe_total besides the lines"] += btoi(len(o.Lineas) > 0 && sum != o.ImporteTotal)
-		counts["on a period boundary"] += btoi(o.EventTime.Equal(o.EventTime.Truncate(15 * time.Minute)))
-	}
-	for _, k := range []string{"line without a SKU", "SKU to normalise", "two lines of one SKU", "no lines",
-		"importe_total besides the lines", "on a period boundary"} {
-		if counts[k] == 0 {
-			t.Errorf("no %s in 2000 events: %v", k, counts)
-		}
-	}
-	if last := events[len(events)-1]; last.Kind != windowtest.Tick {
-		t.Errorf("the stream does not end with a closing tick")
 	}
 }
 

@@ -26,14 +26,11 @@ func TestNew(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f, err := bqfake.New(tc.opt)
-			if tc.wantErr != "" {
+			if err != nil || tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
 				}
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			// Every table of the schema exists, empty, as Terraform creates it.
 			for _, tb := range warehouse.Tables() {

@@ -22,10 +22,10 @@ func (f *Fake) query(w http.ResponseWriter, r *http.Request) {
 	f.calls = append(f.calls, "jobs.query")
 	var res *Result
 	err := checkLabels(in.Labels)
-	if in.DefaultDataset == nil || in.DefaultDataset.DatasetId == "" {
+	switch {
+	case in.DefaultDataset == nil || in.DefaultDataset.DatasetId == "":
 		err = violationf("jobs.query without a default dataset: unqualified table names would not resolve as in DuckDB")
-	}
-	if err == nil {
+	case err == nil:
 		_, res, err = f.planQuery(&bq.JobConfigurationQuery{Query: in.Query, UseLegacySql: in.UseLegacySql,
 			QueryParameters: in.QueryParameters})
 	}
