@@ -90,9 +90,16 @@ func TestFunctionsAcceptOnlyTheirCallers(t *testing.T) {
 		{name: "ingest: binary CloudEvent, as Eventarc sends it", path: ingest, header: finalizeHeaders,
 			body: finalizeData, want: 200},
 		{name: "ingest: structured CloudEvent", path: ingest, header: contentType("application/cloudevents+json"),
-			body: `{"specversion":"1.0","id":"e-2","type":"` + FinalizedType + `","source":"//storage.googleapis.com/x","datacontenttype":"application/json","data":` + finalizeData + `}`, want: 200},
+			body: `{"specversion":"1.0","id":"e-2","type":"` + FinalizedType +
+				`","source":"//storage.googleapis.com/x","datacontenttype":"application/json",` +
+				`"data":` + finalizeData + `}`,
+			want: 200},
 		{name: "ingest: legacy background event as text/plain", path: ingest, header: contentType("text/plain"),
-			body: `{"context":{"eventId":"1","eventType":"google.storage.object.finalize","resource":{"service":"storage.googleapis.com","name":"projects/_/buckets/b/objects/o","type":"storage#object"}},"data":` + finalizeData + `}`, want: 415},
+			body: `{"context":{"eventId":"1","eventType":"google.storage.object.finalize",` +
+				`"resource":{"service":"storage.googleapis.com",` +
+				`"name":"projects/_/buckets/b/objects/o","type":"storage#object"}},` +
+				`"data":` + finalizeData + `}`,
+			want: 415},
 		{name: "ingest: legacy background event as JSON", path: ingest, header: jsonHeader,
 			body: `{"context":{"eventId":"1"},"data":` + finalizeData + `}`, want: 415},
 		{name: "ingest: JSON without Ce-Source", path: ingest,

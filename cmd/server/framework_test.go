@@ -249,9 +249,13 @@ func TestFrameworkServesWhatServerServes(t *testing.T) {
 	// pushed is evaluated when its step runs, on the clock of that step.
 	pushed := func(id, order string) func(*world) (http.Header, string) {
 		return func(*world) (http.Header, string) {
-			b, _ := json.Marshal(map[string]any{"subscription": "projects/alpipe-test/subscriptions/pedidos-nuevos-push", "message": map[string]any{
-				"data": base64.StdEncoding.EncodeToString([]byte(order)), "messageId": id, "publishTime": now.Add(-time.Minute).Format(time.RFC3339),
-				"attributes": map[string]string{"momento_evento": now.Add(-3 * time.Minute).Format(time.RFC3339)}}})
+			b, _ := json.Marshal(map[string]any{
+				"subscription": "projects/alpipe-test/subscriptions/pedidos-nuevos-push",
+				"message": map[string]any{
+					"data": base64.StdEncoding.EncodeToString([]byte(order)), "messageId": id,
+					"publishTime": now.Add(-time.Minute).Format(time.RFC3339),
+					"attributes": map[string]string{
+						"momento_evento": now.Add(-3 * time.Minute).Format(time.RFC3339)}}})
 			return jsonHeader, string(b)
 		}
 	}

@@ -131,8 +131,11 @@ func (s Server) do(ctx context.Context, method, path string, body io.Reader, v a
 		return 0, err
 	}
 	defer resp.Body.Close()
-	path, _, _ = strings.Cut(path, "?") // the path asked, not a redirect's, without the query
-	what := method + " " + path
+	req := resp.Request
+	for req.Response != nil { // back through redirects to the request send built
+		req = req.Response.Request
+	}
+	what := method + " " + req.URL.Path
 	if resp.StatusCode/100 != 2 {
 		return resp.StatusCode, fmt.Errorf("%s: HTTP %d: %s", what, resp.StatusCode,
 			answerText(resp.Body, 4096))

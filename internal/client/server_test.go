@@ -42,7 +42,9 @@ func TestMain(m *testing.M) {
 	data, err := os.MkdirTemp("", "alpipe-client-test-")
 	if err == nil {
 		clock := clock.Virtual(time.Date(2026, 3, 15, 8, 0, 0, 0, time.UTC))
-		srv, err = local.Start(context.Background(), local.Options{Addr: "127.0.0.1:0", DataDir: data, Clock: clock, Logger: logging.Discard()})
+		srv, err = local.Start(context.Background(), local.Options{
+			Addr: "127.0.0.1:0", DataDir: data, Clock: clock, Logger: logging.Discard(),
+		})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start local server:", err)
@@ -358,8 +360,8 @@ func TestLinksNoServer(t *testing.T) {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			for _, banned := range banned {
-				if dep == banned || strings.HasPrefix(dep, banned+"/") {
+			for _, b := range banned {
+				if dep == b || strings.HasPrefix(dep, b+"/") {
 					t.Errorf("%s links %s", pkg, dep)
 				}
 			}

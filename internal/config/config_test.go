@@ -61,7 +61,8 @@ func TestLoad(t *testing.T) {
 		{"the longest grace that leaves time for the cut and the close", &Serving{}, env{"SHUTDOWN_GRACE": "8.5s"}, nil},
 		{"9.5 s plus the 1 s cut wait would outlive Cloud Run's 10 s", &Serving{}, env{"SHUTDOWN_GRACE": "9.5s"},
 			[]string{"at most 8.5s"}},
-		{"Cloud Run's whole 10 s leaves nothing for the cut", &Serving{}, env{"SHUTDOWN_GRACE": "10s"}, []string{"SHUTDOWN_GRACE"}},
+		{"Cloud Run's whole 10 s leaves nothing for the cut", &Serving{},
+			env{"SHUTDOWN_GRACE": "10s"}, []string{"SHUTDOWN_GRACE"}},
 		{"no grace", &Serving{}, env{"SHUTDOWN_GRACE": "0s"}, []string{"SHUTDOWN_GRACE"}},
 		{"negative request timeout", &Serving{}, env{"CLOUD_RUN_TIMEOUT_SECONDS": "-1"}, []string{"CLOUD_RUN_TIMEOUT_SECONDS"}},
 	}

@@ -174,7 +174,8 @@ func TestFilterInQuery(t *testing.T) {
 			}
 			// The summary reads the bars' aggregation and range.
 			want := asked{Filter: tt.wantFilter, Range: tt.wantRange, BarsRead: tt.want,
-				Summary: summary(tt.want["aggregation"][0], tt.want["start_time"][0], tt.want["end_time"][0])}
+				Summary: summary(tt.want["aggregation"][0], tt.want["start_time"][0],
+					tt.want["end_time"][0])}
 			got := asked{Filter: snap.Filter, Range: snap.Range, BarsRead: params(t, wh, read),
 				Summary: params(t, wh, "discard_summary")}
 			if diff := cmp.Diff(want, got); diff != "" {

@@ -112,6 +112,7 @@ const (
 	DuplicateContent // the content was ingested under another key; a final Duplicate record was written
 )
 
+// String is the name logs and test failures print.
 func (d Decision) String() string {
 	names := [...]string{Proceed: "proceed", AlreadyFinished: "already-finished", Busy: "busy",
 		DuplicateContent: "duplicate-content"}

@@ -40,6 +40,16 @@ func TestKeyString(t *testing.T) {
 	}
 }
 
+func TestDecisionString(t *testing.T) {
+	for d, want := range map[ledger.Decision]string{
+		ledger.Proceed: "proceed", ledger.Busy: "busy", ledger.Decision(9): "decision(9)",
+	} {
+		if got := d.String(); got != want {
+			t.Errorf("Decision(%d).String() = %q, want %q", int(d), got, want)
+		}
+	}
+}
+
 func TestNewRefuses(t *testing.T) {
 	if _, err := ledger.New(nil, ledger.Options{}); err == nil {
 		t.Error("New(nil store) succeeded")

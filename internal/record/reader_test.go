@@ -351,6 +351,9 @@ func TestReaderHugeLineIsBounded(t *testing.T) {
 
 func copyRec(g Record) rec {
 	c := rec{Line: g.Line, Raw: string(g.Raw), Problem: g.Problem}
+	if g.Fields != nil { // nil and empty stay apart
+		c.Fields = make([]string, 0, len(g.Fields))
+	}
 	for _, x := range g.Fields {
 		c.Fields = append(c.Fields, string(x))
 	}

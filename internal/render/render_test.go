@@ -122,32 +122,38 @@ func TestQueryOutput(t *testing.T) {
 // zone, never Go's zero time; Clip makes one line and cuts in whole letters.
 func TestFormats(t *testing.T) {
 	kinds := Kinds([]string{"source_generation", "source_line", "cantidad"}, []string{"BIGINT", "BIGINT", "BIGINT"})
-	for i, c := range [][2]string{ // {got, want}
-		{snake("PedidoID"), "pedido_id"},
-		{snake("WatermarkBefore"), "watermark_before"},
-		{snake("CRC32C"), "crc32c"},
-		{snake("MD5"), "md5"},
-		{snake("DeadLettersPending"), "dead_letters_pending"},
-		{snake("Lag"), "lag"},
-		{snake("MessageID"), "message_id"},
-		{snake("HTTPStatus"), "http_status"},
-		{cell("1796130640498135", kinds[0]), "1796130640498135"},
-		{cell("1234", kinds[1]), "1234"},
-		{cell("1234", kinds[2]), "1,234"},
-		{Short(time.Hour), "1h"},
-		{Short(15 * time.Minute), "15m"},
-		{Short(90 * time.Minute), "1h30m"},
-		{Short(90 * time.Second), "1m30s"},
-		{Short(0), "0s"},
-		{When(time.Date(2026, 12, 2, 7, 34, 21, 0, time.UTC)), "2026-12-02 07:34 UTC"},
-		{When(time.Date(2026, 3, 14, 19, 10, 0, 0, time.FixedZone("CET", 3600))), "2026-03-14 18:10 UTC"},
-		{When(time.Time{}), "-"},
-		{Clip("a\n b\t\tc ", 10), "a b c"},
-		{Clip("abc", 10), "abc"},
-		{Clip(strings.Repeat("é", 13), 10), strings.Repeat("é", 7) + "..."},
+	for _, c := range []struct{ name, got, want string }{
+		{name: "snake(PedidoID)", got: snake("PedidoID"), want: "pedido_id"},
+		{name: "snake(WatermarkBefore)", got: snake("WatermarkBefore"), want: "watermark_before"},
+		{name: "snake(CRC32C)", got: snake("CRC32C"), want: "crc32c"},
+		{name: "snake(MD5)", got: snake("MD5"), want: "md5"},
+		{name: "snake(DeadLettersPending)", got: snake("DeadLettersPending"),
+			want: "dead_letters_pending"},
+		{name: "snake(Lag)", got: snake("Lag"), want: "lag"},
+		{name: "snake(MessageID)", got: snake("MessageID"), want: "message_id"},
+		{name: "snake(HTTPStatus)", got: snake("HTTPStatus"), want: "http_status"},
+		{name: "cell(generation)", got: cell("1796130640498135", kinds[0]),
+			want: "1796130640498135"},
+		{name: "cell(line)", got: cell("1234", kinds[1]), want: "1234"},
+		{name: "cell(quantity)", got: cell("1234", kinds[2]), want: "1,234"},
+		{name: "Short(1h)", got: Short(time.Hour), want: "1h"},
+		{name: "Short(15m)", got: Short(15 * time.Minute), want: "15m"},
+		{name: "Short(90m)", got: Short(90 * time.Minute), want: "1h30m"},
+		{name: "Short(90s)", got: Short(90 * time.Second), want: "1m30s"},
+		{name: "Short(0)", got: Short(0), want: "0s"},
+		{name: "When(UTC)", got: When(time.Date(2026, 12, 2, 7, 34, 21, 0, time.UTC)),
+			want: "2026-12-02 07:34 UTC"},
+		{name: "When(CET)",
+			got:  When(time.Date(2026, 3, 14, 19, 10, 0, 0, time.FixedZone("CET", 3600))),
+			want: "2026-03-14 18:10 UTC"},
+		{name: "When(zero)", got: When(time.Time{}), want: "-"},
+		{name: "Clip(spaces)", got: Clip("a\n b\t\tc ", 10), want: "a b c"},
+		{name: "Clip(short)", got: Clip("abc", 10), want: "abc"},
+		{name: "Clip(é x13)", got: Clip(strings.Repeat("é", 13), 10),
+			want: strings.Repeat("é", 7) + "..."},
 	} {
-		if c[0] != c[1] {
-			t.Errorf("case %d: got %q, want %q", i, c[0], c[1])
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.name, c.got, c.want)
 		}
 	}
 }

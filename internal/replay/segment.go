@@ -367,7 +367,13 @@ func (g *guard) decode(r warehouse.Row) (replayed, error) {
 	if len(v) < len(g.cols) {
 		return replayed{}, fmt.Errorf("replay: pane row %s has %d values", r.ID, len(v))
 	}
-	col := func(name string) warehouse.Value { return v[g.cols[name]] }
+	col := func(name string) warehouse.Value {
+		i, ok := g.cols[name]
+		if !ok {
+			panic("replay: no column " + name)
+		}
+		return v[i]
+	}
 	p := replayed{row: r, agg: col("aggregation").Str, Pane: warehouse.Pane{
 		WindowStart: col("window_start").Time.UTC(), PaneIndex: col("pane_index").Int,
 		Timing: col("timing").Str, Importe: col("importe").Dec, Pedidos: col("pedidos").Int,

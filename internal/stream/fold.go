@@ -65,7 +65,8 @@ type foldMode int
 const (
 	foldRecords foldMode = iota // add the records, run the triggers, move Folded from prior to advanced
 	// foldDue runs the triggers of due windows only. Session folds never use
-	// it: all their transactions are foldRecords, and only the last moves Folded.
+	// it: each of their transactions keeps the plan's mode (foldRecords, or
+	// foldCatchUp when catching up), and only the last moves Folded.
 	foldDue
 	foldCatchUp // add the records without triggers (the windows are marked due)
 )

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -70,8 +71,10 @@ func TestNewFailsFast(t *testing.T) {
 	}{
 		{WithBatching(-time.Millisecond, 10), "batch wait -1ms must be between 0 and 1s"},
 		{WithBatching(2*time.Second, 10), "batch wait 2s must be between 0 and 1s"},
-		{WithBatching(time.Millisecond, 0), "batch size 0 must be between 1 and"},
-		{WithBatching(time.Millisecond, MaxBatchOrders+1), "must be between 1 and"},
+		{WithBatching(time.Millisecond, 0), fmt.Sprintf(
+			"batch size %d must be between 1 and %d", 0, MaxBatchOrders)},
+		{WithBatching(time.Millisecond, MaxBatchOrders+1), fmt.Sprintf(
+			"batch size %d must be between 1 and %d", MaxBatchOrders+1, MaxBatchOrders)},
 		{WithTickLease(0), "tick lease 0s must be positive"},
 		{WithMaxClockSkew(0), "max clock skew 0s must be positive"},
 		{WithSessionPartBytes(1 << 9), "session part bound 512 bytes must be between 1 KiB"},

@@ -24,8 +24,8 @@ func TestModuleDataMatchesTheCode(t *testing.T) {
 	check(t, err)
 	type agg struct{ Name, Key, Accumulation string }
 	var wantAggs, gotAggs []agg
-	for _, d := range decls {
-		wantAggs = append(wantAggs, agg{d.Name, d.Key, string(d.Accumulation)})
+	for _, decl := range decls {
+		wantAggs = append(wantAggs, agg{decl.Name, decl.Key, string(decl.Accumulation)})
 	}
 	for _, name := range keysOf(d.Views) {
 		gotAggs = append(gotAggs, agg{name, d.Views[name].Key, d.Views[name].Accumulation})

@@ -199,12 +199,15 @@ func TestUpText(t *testing.T) {
 		{name: "plain text stays", got: kept(humanLine("alpipe-orders | listening on :8080")), want: "alpipe-orders | listening on :8080"},
 		{
 			name: "JSON log: message first, time left out, zero times none",
-			got:  kept(humanLine(`alpipe-orders | {"time":"2026-12-01T20:21:00Z","severity":"INFO","message":"tick","watermark_before":"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z","panes":2}`)),
+			got: kept(humanLine(`alpipe-orders | {"time":"2026-12-01T20:21:00Z",` +
+				`"severity":"INFO","message":"tick","watermark_before":"0001-01-01T00:00:00Z",` +
+				`"watermark":"2026-03-14T18:00:00Z","panes":2}`)),
 			want: "alpipe-orders | tick watermark_before=none watermark=2026-03-14T18:00:00Z panes=2",
 		},
 		{
 			name: "severity other than INFO leads; nested objects are dotted; numbers keep their text",
-			got:  kept(humanLine(`alpipe-ingest | {"severity":"WARNING","message":"file rejected","file":{"name":"a b.csv","generation":17},"lag_seconds":9405.2,"reason":""}`)),
+			got: kept(humanLine(`alpipe-ingest | {"severity":"WARNING","message":"file rejected",` +
+				`"file":{"name":"a b.csv","generation":17},"lag_seconds":9405.2,"reason":""}`)),
 			want: `alpipe-ingest | WARNING file rejected file.name="a b.csv" file.generation=17 lag_seconds=9405.2`,
 		},
 		{
@@ -216,8 +219,11 @@ func TestUpText(t *testing.T) {
 		{
 			name: "call: success with a JSON answer",
 			got: callLine(Call{Job: "alpipe-orders-tick", At: at, Status: 200,
-				Body: []byte(`{"aggregations":{"ventas":{"watermark_before":"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z"}}}`)}, nil),
-			want: "scheduler 2026-03-14 20:31 alpipe-orders-tick: HTTP 200 OK, aggregations.ventas.watermark_before=none aggregations.ventas.watermark=2026-03-14T18:00:00Z",
+				Body: []byte(`{"aggregations":{"ventas":{"watermark_before":` +
+					`"0001-01-01T00:00:00Z","watermark":"2026-03-14T18:00:00Z"}}}`)}, nil),
+			want: "scheduler 2026-03-14 20:31 alpipe-orders-tick: HTTP 200 OK, " +
+				"aggregations.ventas.watermark_before=none " +
+				"aggregations.ventas.watermark=2026-03-14T18:00:00Z",
 		},
 		{
 			name: "call: success without a body",

@@ -27,7 +27,9 @@ import (
 //
 // Format 1 (before tags) is refused: a format 1 file like any unknown
 // format, and a format 1 value by name, as earlier builds upgraded format 1
-// files in place and left their values as they were.
+// files in place and left their values as they were. Such a folder also
+// holds stream state older than layout 3, which no build reads any more,
+// so removing the folder loses nothing a restart could use.
 var (
 	bucketDocs = []byte("docs")
 	bucketTags = []byte("tags")
@@ -93,7 +95,8 @@ type header struct{ expire, tag, data []byte } // expire: 8 bytes, or nil
 func parse(path string, v []byte) (header, error) {
 	if len(v) >= 2 && v[0] == 1 {
 		return header{}, fmt.Errorf("document %s: value of docstore format 1 (before tags); "+
-			"this build reads %d: remove the data folder", path, formatVersion)
+			"this build reads %d: remove the data folder (alpipe serve --data)",
+			path, formatVersion)
 	}
 	if len(v) < 2 || v[0] != formatVersion {
 		return header{}, fmt.Errorf("document %s: corrupt value", path)

@@ -281,7 +281,7 @@ func runAgainstModel(t *testing.T, r *rig, specs []window.Spec, events []windowt
 	for ai, s := range specs {
 		drops := r.drops(s.Name)
 		cov["too-late drop"] += len(drops)
-		if err := model.CheckAgainst(s.Name, r.panesOf(s.Name), drops, fates[ai], !cfg.Open); err != nil {
+		if err := model.CheckAgainst(s.Name, r.panesOf(s.Name), drops, fates[ai], cfg); err != nil {
 			t.Error(err)
 		}
 		if !cfg.Open {

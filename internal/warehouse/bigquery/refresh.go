@@ -30,9 +30,15 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	days := slices.Clone(dates)
 	slices.Sort(days)
 	days = slices.Compact(days)
-	// DaySQL fails alike for every day: fail before any job starts.
-	if _, _, err := agg.DaySQL(warehouse.BigQuery, w.qualify, days[0]); err != nil {
-		return fmt.Errorf("refresh %s: %w", aggregate, err)
+	// Every day's SQL, built before any job starts.
+	type daySQL struct{ rows, overflows string }
+	sqls := make([]daySQL, len(days))
+	for i, day := range days {
+		rows, overflows, err := agg.DaySQL(warehouse.BigQuery, w.qualify, day)
+		if err != nil {
+			return fmt.Errorf("refresh %s: %w", aggregate, err)
+		}
+		sqls[i] = daySQL{rows, overflows}
 	}
 
 	type started struct {
@@ -41,18 +47,17 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	}
 	jobs := make([]started, 0, len(days))
 	var errs []error
-	for _, day := range days {
+	for i, day := range days {
 		if err := checkPartitionDay(day); err != nil {
 			errs = append(errs, &warehouse.PermanentError{Err: err})
 			continue
 		}
-		rows, overflows, _ := agg.DaySQL(warehouse.BigQuery, w.qualify, day) // checked above
-		j, err := w.startRefresh(ctx, agg, rows, day)
+		j, err := w.startRefresh(ctx, agg, sqls[i].rows, day)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(day), err))
 			continue
 		}
-		c, err := w.startCheck(ctx, agg, overflows, j.ID())
+		c, err := w.startCheck(ctx, agg, sqls[i].overflows, j.ID())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", warehouse.FormatDate(day), err))
 		}

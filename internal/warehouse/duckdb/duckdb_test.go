@@ -255,3 +255,12 @@ func TestLoadKeepsNULBytes(t *testing.T) {
 	}
 	checkQuery(t, w, "SELECT source_object, COUNT(*) FROM lineas_pedido GROUP BY source_object", [][]string{{"gs://b/o\x00'.csv", "3"}})
 }
+
+// insertRow refuses a column type it has no literal for.
+func TestInsertRowRefusesUnknownType(t *testing.T) {
+	tbl := warehouse.Table{Name: "t", Schema: []warehouse.Field{{Name: "x", Type: "BOOL"}}}
+	_, err := insertRow(tbl, []warehouse.Value{warehouse.StringValue("true")})
+	if want := "column x: unsupported type BOOL"; err == nil || err.Error() != want {
+		t.Errorf("insertRow: got %v, want %q", err, want)
+	}
+}

@@ -100,7 +100,9 @@ func testNewestWindowsOf(t *testing.T, w Warehouse, mode, tag string, q warehous
 	v := *q.View
 	start, pedidosA := seedViewPanes(t, w, v, tag, mode)
 	at := func(minutes int) time.Time { return start.Add(time.Duration(minutes) * time.Minute) }
-	// Another aggregation's A at 09:30 and C at 09:00: no read below may return them.
+	// Another aggregation's A at 09:30, and this aggregation's C at 09:00, a key
+	// no read names and outside the two newest windows: no read below may
+	// return them.
 	add(t, w, v.Panes, viewPane(t, v, tag+"x", mode, at(30), "A", 0, "5", 1, "ON_TIME"),
 		viewPane(t, v, tag, mode, start, "C", 0, "1", 1, "ON_TIME"))
 	a0, b0 := sale(t, start, "A", "0.5", 1, 1, "ON_TIME", 0), sale(t, start, "B", "7", 1, 7, "ON_TIME", 0)

@@ -298,22 +298,22 @@ func fields[T any](ps []window.Pane, f func(window.Pane) T) []T {
 	return out
 }
 
-// CheckAgainst holds what a system under test emitted for aggregation name
-// to the model: the invariants of its panes, its drops and (order, window)
-// fates and, once the stream closed, a dashboard view equal to the model's
-// sums of the accepted elements.
-func (m *Multi) CheckAgainst(name string, panes []window.Pane, drops []Drop, fates map[OrderWindow]Fate,
-	closed bool,
+// CheckAgainst holds what a system under test emitted for aggregation name,
+// from a stream made with cfg, to the model: the invariants of its panes,
+// its drops and (order, window) fates and, once the stream closed (not
+// cfg.Open), a dashboard view equal to the model's sums of the accepted elements.
+func (m *Multi) CheckAgainst(name string, panes []window.Pane, drops []Drop,
+	fates map[OrderWindow]Fate, cfg StreamConfig,
 ) error {
 	errs := []error{m.CheckPanes(name, panes), m.CheckDrops(name, drops), m.CheckFates(name, fates)}
 	if diff := gocmp.Diff(m.Drops(name), drops, cmpopts.EquateEmpty()); diff != "" {
 		errs = append(errs, fmt.Errorf("%s: drops differ (-model +got):\n%s", name, diff))
 	}
-	if closed {
+	if !cfg.Open {
 		view, err := View(panes)
 		if diff := gocmp.Diff(m.Final(name), view); err == nil && diff != "" {
-			err = fmt.Errorf("%s: dashboard view differs from the sums of the accepted elements (-want +got):\n%s",
-				name, diff)
+			err = fmt.Errorf("%s: dashboard view differs from the sums of the accepted elements "+
+				"(-want +got):\n%s", name, diff)
 		}
 		errs = append(errs, err)
 	}
