@@ -85,3 +85,22 @@ func TestReplayErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorsNameThePathSent: behind a --server with a path (a proxy's
+// prefix) an error names the path the request went to, and a redirect does
+// not replace it with the path it was sent on to.
+func TestErrorsNameThePathSent(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/elsewhere" {
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+			return
+		}
+		http.Error(w, "no such route", http.StatusNotFound)
+	}))
+	t.Cleanup(ts.Close)
+	_, err := Server{URL: ts.URL + "/alpipe"}.Ledger(context.Background())
+	want := "GET /alpipe/_local/ledger: HTTP 404: no such route"
+	if err == nil || err.Error() != want {
+		t.Errorf("Ledger error = %v, want %q", err, want)
+	}
+}
