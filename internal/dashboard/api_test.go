@@ -86,10 +86,10 @@ var goodStream = fakeStream{st: stream.AggregationStatus{
 		{Start: wm, End: wm.Add(time.Hour), Key: "ES", Panes: 1, OnTime: window.OnTimePending},
 	},
 	Failing: []stream.FailingWindow{
-		{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/windows/20260314T170000Z_PT", WindowStart: wm.Add(-time.Hour), WindowEnd: wm,
-			Key: "PT", Error: "decode aggregations/ventas_hora_pais/windows/20260314T170000Z_PT: unexpected end of JSON input", Since: now.Add(-time.Hour)},
-		{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/agenda/20260314T170000Z",
-			Error: "aggregations/ventas_hora_pais/agenda/20260314T170000Z: state layout 2 found, this binary reads layout 1"},
+		{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/state/20260314T170000Z_0", WindowStart: wm.Add(-time.Hour), WindowEnd: wm,
+			Error: "decode aggregations/ventas_hora_pais/state/20260314T170000Z_0: unexpected end of JSON input", Since: now.Add(-time.Hour)},
+		{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/control/fold",
+			Error: "aggregations/ventas_hora_pais/control/fold: state layout 9 found, this binary reads layout 3"},
 	},
 }}
 
@@ -226,10 +226,10 @@ func TestAPI(t *testing.T) {
 		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "PT", Panes: 3, OnTime: "DONE"},
 		{WindowStart: wm.Add(-time.Hour), WindowEnd: wm, Pais: "ES", Panes: 2, OnTime: "DONE"},
 	}, FailingCells: 2, Failing: []dashboard.FailingWindow{
-		{WindowStart: ptr(wm.Add(-time.Hour)), WindowEnd: ptr(wm), Pais: "PT", Document: "aggregations/ventas_hora_pais/windows/20260314T170000Z_PT",
-			Error: "decode aggregations/ventas_hora_pais/windows/20260314T170000Z_PT: unexpected end of JSON input", Since: ptr(now.Add(-time.Hour))},
-		{Document: "aggregations/ventas_hora_pais/agenda/20260314T170000Z",
-			Error: "aggregations/ventas_hora_pais/agenda/20260314T170000Z: state layout 2 found, this binary reads layout 1"},
+		{WindowStart: ptr(wm.Add(-time.Hour)), WindowEnd: ptr(wm), Document: "aggregations/ventas_hora_pais/state/20260314T170000Z_0",
+			Error: "decode aggregations/ventas_hora_pais/state/20260314T170000Z_0: unexpected end of JSON input", Since: ptr(now.Add(-time.Hour))},
+		{Document: "aggregations/ventas_hora_pais/control/fold",
+			Error: "aggregations/ventas_hora_pais/control/fold: state layout 9 found, this binary reads layout 3"},
 	}}
 	// snap is a snapshot of every part but those edit changes.
 	snap := func(edit func(*dashboard.Snapshot)) dashboard.Snapshot {

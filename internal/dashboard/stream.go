@@ -23,12 +23,11 @@ type OpenWindows struct {
 	FailingCells int             `json:"failing_cells"`
 }
 
-// FailingWindow is a window the tick cannot process (with Pais: a previous
-// state layout's cell), or a document Status cannot read.
+// FailingWindow is a window the tick cannot process, or a document Status
+// cannot read.
 type FailingWindow struct {
 	WindowStart *time.Time `json:"window_start"` // null when the document names no window
 	WindowEnd   *time.Time `json:"window_end"`
-	Pais        string     `json:"pais"`     // "" for a whole window
 	Document    string     `json:"document"` // its path in the state store
 	Error       string     `json:"error"`
 	Since       *time.Time `json:"since"` // first failing tick; null when unknown
@@ -69,7 +68,7 @@ func streamOf(st stream.AggregationStatus, latest int) streamPart {
 	p.open.FailingCells = len(st.Failing)
 	for _, f := range st.Failing[:min(len(st.Failing), latest)] {
 		p.open.Failing = append(p.open.Failing, FailingWindow{
-			WindowStart: timeOrNull(f.WindowStart), WindowEnd: timeOrNull(f.WindowEnd), Pais: f.Key,
+			WindowStart: timeOrNull(f.WindowStart), WindowEnd: timeOrNull(f.WindowEnd),
 			Document: f.Path, Error: f.Error, Since: timeOrNull(f.Since),
 		})
 	}

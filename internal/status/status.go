@@ -116,8 +116,8 @@ type StreamReport struct {
 	Windows     []WindowLine `json:"windows,omitempty"`
 	Outbox      int          `json:"outbox"` // rows waiting for the warehouse
 	TickRunning bool         `json:"tick_running,omitempty"`
-	// Failing are the windows (with a key: a previous layout's cell) and
-	// documents the ticks cannot process; every other window goes on.
+	// Failing are the windows and documents the ticks cannot process; every
+	// other window goes on.
 	Failing []FailingLine `json:"failing,omitempty"`
 }
 
@@ -125,7 +125,6 @@ type FailingLine struct {
 	Document    string    `json:"document"`
 	WindowStart time.Time `json:"window_start,omitzero"`
 	WindowEnd   time.Time `json:"window_end,omitzero"`
-	Key         string    `json:"key,omitempty"`
 	Since       time.Time `json:"since,omitzero"`
 	Error       string    `json:"error"`
 }
@@ -260,7 +259,7 @@ func streamReport(a stream.AggregationStatus) StreamReport {
 		OpenWindows: len(a.OpenWindows), Outbox: a.Outbox, TickRunning: !a.TickLeaseUntil.IsZero(),
 	}
 	for _, f := range a.Failing {
-		sr.Failing = append(sr.Failing, FailingLine{Document: f.Path, WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Key: f.Key, Since: f.Since, Error: f.Error})
+		sr.Failing = append(sr.Failing, FailingLine{Document: f.Path, WindowStart: f.WindowStart, WindowEnd: f.WindowEnd, Since: f.Since, Error: f.Error})
 	}
 	for _, w := range a.OpenWindows { // sorted by start, then key
 		n := len(sr.Windows)

@@ -207,8 +207,7 @@ func (fakeStream) DeadLettersPending(context.Context) (int, error) { return 0, n
 
 // TestStatusFailingCells: the status report lists every window the ticks
 // cannot process with its extent, since when, the error and the document
-// to repair (a previous layout's cell with its key too), and says nothing
-// about failing windows when there are none.
+// to repair, and says nothing about failing windows when there are none.
 func TestStatusFailingCells(t *testing.T) {
 	w := time.Date(2026, 3, 15, 6, 0, 0, 0, time.UTC)
 	win := stream.FailingWindow{
@@ -216,10 +215,10 @@ func TestStatusFailingCells(t *testing.T) {
 		WindowStart: w, WindowEnd: w.Add(time.Hour), Since: w.Add(70 * time.Minute),
 		Error: "decode window: layout 9 found,\nthis binary reads layouts 1 to 3",
 	}
-	cell := stream.FailingWindow{
-		Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/windows/20260315T070000Z_es",
-		WindowStart: w.Add(time.Hour), WindowEnd: w.Add(2 * time.Hour), Key: "es", Since: w.Add(80 * time.Minute),
-		Error: "decode cell: layout 9 found",
+	parked := stream.FailingWindow{
+		Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/parked/20260315T070000Z_4",
+		WindowStart: w.Add(time.Hour), WindowEnd: w.Add(2 * time.Hour), Since: w.Add(80 * time.Minute),
+		Error: "decode parked: layout 9 found",
 	}
 	doc := stream.FailingWindow{Aggregation: "ventas_hora_pais", Path: "aggregations/ventas_hora_pais/state/garbage", Error: "not a state path"}
 	tests := []struct {
@@ -232,11 +231,11 @@ func TestStatusFailingCells(t *testing.T) {
     2026-03-15 06:00 to 07:00 UTC since 2026-03-15 07:10 UTC: decode window: layout 9 found, this binary reads layouts 1 to 3
       document aggregations/ventas_hora_pais/state/20260315T060000Z_0
 `},
-		{name: "a window, a previous layout's cell and a document without a window", failing: []stream.FailingWindow{win, cell, doc}, wantLines: `  failing: 3 windows the ticks cannot process (every other window goes on; these are retried at every tick):
+		{name: "a window, a parked part and a document without a window", failing: []stream.FailingWindow{win, parked, doc}, wantLines: `  failing: 3 windows the ticks cannot process (every other window goes on; these are retried at every tick):
     2026-03-15 06:00 to 07:00 UTC since 2026-03-15 07:10 UTC: decode window: layout 9 found, this binary reads layouts 1 to 3
       document aggregations/ventas_hora_pais/state/20260315T060000Z_0
-    2026-03-15 07:00 to 08:00 UTC es since 2026-03-15 07:20 UTC: decode cell: layout 9 found
-      document aggregations/ventas_hora_pais/windows/20260315T070000Z_es
+    2026-03-15 07:00 to 08:00 UTC since 2026-03-15 07:20 UTC: decode parked: layout 9 found
+      document aggregations/ventas_hora_pais/parked/20260315T070000Z_4
     aggregations/ventas_hora_pais/state/garbage: not a state path
 `},
 	}

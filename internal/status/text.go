@@ -133,9 +133,6 @@ func writeFailing(w io.Writer, fs []FailingLine) {
 		cell := f.Document
 		if !f.WindowStart.IsZero() {
 			cell = windowSpan(f.WindowStart, f.WindowEnd)
-			if f.Key != "" {
-				cell += " " + f.Key
-			}
 		}
 		since := ""
 		if !f.Since.IsZero() {

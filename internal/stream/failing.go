@@ -33,7 +33,6 @@ type FailingWindow struct {
 	Path        string
 	WindowStart time.Time // WindowStart and WindowEnd: when the path tells
 	WindowEnd   time.Time
-	Key         string // always empty: window state is per window
 	Error       string
 	Since       time.Time // the first tick it failed at, when the agenda records it
 }
@@ -75,7 +74,7 @@ func docWindow(s window.Spec, p string) (window.Window, bool) {
 
 func sortFailing(fs []FailingWindow) {
 	slices.SortFunc(fs, func(x, y FailingWindow) int {
-		return cmp.Or(x.WindowStart.Compare(y.WindowStart), cmp.Compare(x.Key, y.Key), cmp.Compare(x.Path, y.Path))
+		return cmp.Or(x.WindowStart.Compare(y.WindowStart), cmp.Compare(x.Path, y.Path))
 	})
 }
 
@@ -85,12 +84,11 @@ func sortFailing(fs []FailingWindow) {
 func dedupFailing(fs []FailingWindow) []FailingWindow {
 	type id struct {
 		start time.Time
-		key   string
 		path  string
 	}
 	best := map[id]FailingWindow{}
 	for _, f := range fs {
-		k := id{start: f.WindowStart.UTC(), key: f.Key}
+		k := id{start: f.WindowStart.UTC()}
 		if f.WindowStart.IsZero() {
 			k.path = f.Path
 		}

@@ -452,7 +452,7 @@ func (p *Processor) logTick(ctx context.Context, at AggregationTick, err error) 
 		"flushed", at.Flushed, "pending", at.Pending, "failing_cells", at.FailingCells}
 	// The log-based metric alpipe/tick_failing_cells counts these lines.
 	for _, f := range at.Failing {
-		fa := []any{"aggregation", f.Aggregation, "failing_cell", f.Path, "window_start", f.WindowStart, "key", f.Key, "error", f.Error}
+		fa := []any{"aggregation", f.Aggregation, "failing_cell", f.Path, "window_start", f.WindowStart, "error", f.Error}
 		if !f.Since.IsZero() {
 			fa = append(fa, "failing_since", f.Since)
 		}

@@ -192,7 +192,9 @@ func (s Statement) Inline() string {
 
 var unnestRef = regexp.MustCompile(`UNNEST\(@([A-Za-z_][A-Za-z0-9_]*)\)`)
 
-// literal writes v as a SQL literal both engines read the same way.
+// literal writes v as a SQL literal both engines read the same way. No read
+// takes a NUMERIC parameter; DuckDB would read CAST(x AS NUMERIC) as
+// DECIMAL(18,3), so one that does gets its literal here first.
 func literal(t Type, v Value) string {
 	switch t {
 	case String:
@@ -202,8 +204,6 @@ func literal(t Type, v Value) string {
 			return "(" + strconv.FormatInt(v.Int, 10) + ")"
 		}
 		return strconv.FormatInt(v.Int, 10)
-	case Numeric:
-		return "CAST('" + v.Dec.String() + "' AS NUMERIC)"
 	case Date:
 		return "DATE '" + FormatDate(v.Days) + "'"
 	case Timestamp:

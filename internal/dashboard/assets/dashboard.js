@@ -601,11 +601,11 @@
     const body = document.querySelector("#failing tbody");
     body.replaceChildren();
     const ow = snap.open_windows;
-    if (!ow || !(ow.failing || []).length) placeholder(body, 4, ow ? "None." : "unknown");
+    if (!ow || !(ow.failing || []).length) placeholder(body, 3, ow ? "None." : "unknown");
     for (const f of (ow && ow.failing) || []) {
       const s = f.window_start && new Date(f.window_start), tr = el("tr", { class: "warn" });
       tr.append(el("td", { title: f.document }, s ? windowText(s, new Date(f.window_end)) : f.document),
-        el("td", {}, f.pais), el("td", {}, f.since ? stamp(new Date(f.since)) : ""), el("td", { class: "reason" }, f.error));
+        el("td", {}, f.since ? stamp(new Date(f.since)) : ""), el("td", { class: "reason" }, f.error));
       body.append(tr);
     }
   }

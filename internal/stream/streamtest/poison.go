@@ -282,7 +282,7 @@ func checkFailing(t *testing.T, at stream.AggregationTick, path, wantErr string,
 	}
 	f := at.Failing[0]
 	start := since.Truncate(time.Hour)
-	if f.Aggregation != "ventas_hora_pais" || f.Path != path || f.Key != "" || !f.WindowStart.Equal(start) ||
+	if f.Aggregation != "ventas_hora_pais" || f.Path != path || !f.WindowStart.Equal(start) ||
 		!f.WindowEnd.Equal(start.Add(time.Hour)) || !strings.Contains(f.Error, wantErr) || !f.Since.Equal(since) {
 		t.Errorf("failing %+v; want the window %s of %s with %q since %s", f, start, path, wantErr, since)
 	}
