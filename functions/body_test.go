@@ -31,19 +31,6 @@ func (spaces) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// allFunctions serves every function as cmd/server does without
-// FUNCTION_TARGET.
-func allFunctions(t *testing.T) http.Handler {
-	t.Helper()
-	now := time.Now()
-	p := testProcess(t, &now, nil, Names...)
-	mux := http.NewServeMux()
-	if err := Mount(mux, p.Handlers, "", 0, p.App.Log); err != nil {
-		t.Fatal(err)
-	}
-	return mux
-}
-
 var finalizeHeaders = http.Header{
 	"Content-Type":   {"application/json; charset=utf-8"},
 	"Ce-Id":          {"e-1"},
@@ -77,7 +64,13 @@ func contentType(t string) http.Header { return http.Header{"Content-Type": {t}}
 // answered 413 without reading it: not at all when Content-Length declares
 // it, and no further than the bound when it is chunked.
 func TestFunctionsAcceptOnlyTheirCallers(t *testing.T) {
-	h := allFunctions(t)
+	// Every function, as cmd/server serves them without FUNCTION_TARGET.
+	now := time.Now()
+	p := testProcess(t, &now, nil, Names...)
+	h := http.NewServeMux()
+	if err := Mount(h, p.Handlers, "", 0, p.App.Log); err != nil {
+		t.Fatal(err)
+	}
 	ingest, orders, tick, sweep := "/IngestCSV", "/AggregateOrders", "/AdvanceWatermark", "/SweepLanding"
 	tests := []struct {
 		name, path string

@@ -3,7 +3,6 @@ package functions
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -14,21 +13,13 @@ import (
 	"github.com/alpinashop/alpipe/internal/setup"
 )
 
-func callLazy(t *testing.T, l *Lazy, name string) (int, string) {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
-	req.Header.Set("Content-Type", "application/json")
-	l.HTTP(name)(rec, req)
-	return rec.Code, rec.Body.String()
-}
-
 // wantRefused: each named HTTP function answers 500 naming why, and the
 // CloudEvent function returns an error naming it.
 func wantRefused(t *testing.T, l *Lazy, why string, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		if code, body := callLazy(t, l, name); code != 500 || !strings.Contains(body, why) {
+		code, body := post(http.HandlerFunc(l.HTTP(name)), []byte("{}"), false)
+		if code != 500 || !strings.Contains(body, why) {
 			t.Errorf("%s answered %d %q, want 500 naming %q", name, code, body, why)
 		}
 	}
@@ -79,7 +70,8 @@ func TestLazyServesOnlyItsTarget(t *testing.T) {
 	if again, _, err := l.Prepare(context.Background(), setup.Options{}); again != proc || err != nil {
 		t.Errorf("second Prepare = %p, %v; want the first process %p", again, err, proc)
 	}
-	if code, body := callLazy(t, &l, SweepLandingName); code != 200 || !strings.Contains(body, `"found":0`) {
+	code, body := post(http.HandlerFunc(l.HTTP(SweepLandingName)), []byte("{}"), false)
+	if code != 200 || !strings.Contains(body, `"found":0`) {
 		t.Errorf("its target answered %d %q, want 200 with the sweep's summary", code, body)
 	}
 	wantRefused(t, &l, "is not served here: FUNCTION_TARGET="+SweepLandingName, AggregateOrdersName)

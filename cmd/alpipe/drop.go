@@ -208,7 +208,7 @@ func validateFile(path, object string, feed *contract.Feed, show int) (*validati
 		}
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	body, err := ingest.Decode(f, object, info.Size(), 0)
+	body, err := ingest.Decode(f, object, info.Size())
 	if err != nil {
 		return stop("decode", err)
 	}

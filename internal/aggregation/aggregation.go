@@ -5,7 +5,6 @@ package aggregation
 
 import (
 	"slices"
-	"time"
 
 	"github.com/alpinashop/alpipe/internal/window"
 )
@@ -38,46 +37,20 @@ const PanesSuffix = "_paneles"
 // PanesTable is the name of the panes table of the aggregation name.
 func PanesTable(name string) string { return name + PanesSuffix }
 
-// Declaration is one validated aggregation.
+// Declaration is one validated aggregation: its window.Spec (D, I, E, L
+// and Ld of docs/event-time.md) and what only the declaration says.
 type Declaration struct {
+	window.Spec
 	File        string // e.g. declarations/ventas_hora_pais.json
-	Name        string
 	Description string
 	WindowType  string // Fixed, Sliding or Session
-	Size        time.Duration
-	Period      time.Duration
-	Gap         time.Duration
-	Key         string
 	Measures    []string
-	// D, I, E, L and Ld of docs/event-time.md.
-	OutOfOrderness  time.Duration
-	IdleTimeout     time.Duration
-	EarlyDelay      time.Duration
-	AllowedLateness time.Duration
-	LateDelay       time.Duration
-	Accumulation    window.Accumulation
 }
 
 func (d Declaration) PanesTable() string { return PanesTable(d.Name) }
 
 // View is the name of the aggregation's dashboard view.
 func (d Declaration) View() string { return d.Name }
-
-func (d Declaration) Spec() window.Spec {
-	return window.Spec{
-		Name:            d.Name,
-		KeyField:        d.Key,
-		WindowSize:      d.Size,
-		Period:          d.Period,
-		Gap:             d.Gap,
-		OutOfOrderness:  d.OutOfOrderness,
-		IdleTimeout:     d.IdleTimeout,
-		EarlyDelay:      d.EarlyDelay,
-		AllowedLateness: d.AllowedLateness,
-		LateDelay:       d.LateDelay,
-		Accumulation:    d.Accumulation,
-	}
-}
 
 func (d Declaration) clone() Declaration {
 	d.Measures = slices.Clone(d.Measures)

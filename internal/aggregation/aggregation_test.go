@@ -40,8 +40,8 @@ func TestShippedDeclarations(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := ds[i]
-			if diff := cmp.Diff(tt.want, d.Spec()); diff != "" {
-				t.Errorf("Spec() (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, d.Spec); diff != "" {
+				t.Errorf("Spec (-want +got):\n%s", diff)
 			}
 			if d.File != "declarations/"+tt.name+".json" || d.WindowType != tt.typ || d.PanesTable() != tt.name+"_paneles" || d.View() != tt.name || d.Description == "" {
 				t.Errorf("file %s, type %s, panes %s, view %s, description %q", d.File, d.WindowType, d.PanesTable(), d.View(), d.Description)

@@ -182,8 +182,9 @@ func compile(file string, b []byte) (Declaration, []string) {
 	bad := func(field, format string, args ...any) {
 		probs = append(probs, field+": "+fmt.Sprintf(format, args...))
 	}
-	d := Declaration{File: file, Name: raw.Name, Description: strings.TrimSpace(raw.Description), WindowType: raw.Window.Type, Key: raw.Key,
-		Measures: slices.Clone(raw.Measures), Accumulation: window.Accumulation(raw.Accumulation)}
+	d := Declaration{File: file, Description: strings.TrimSpace(raw.Description),
+		WindowType: raw.Window.Type, Measures: slices.Clone(raw.Measures)}
+	d.Name, d.KeyField, d.Accumulation = raw.Name, raw.Key, window.Accumulation(raw.Accumulation)
 
 	base := strings.TrimSuffix(path.Base(file), ".json")
 	switch {
@@ -224,7 +225,7 @@ func compile(file string, b []byte) (Declaration, []string) {
 		})
 	}
 	if raw.Window.Type != Session {
-		d.Size = minutes("window.size", raw.Window.Size)
+		d.WindowSize = minutes("window.size", raw.Window.Size)
 		if raw.Window.Gap != "" {
 			bad("window.gap", "%q is set on a %s window: a gap belongs to type %s", raw.Window.Gap, raw.Window.Type, Session)
 		}
@@ -236,11 +237,11 @@ func compile(file string, b []byte) (Declaration, []string) {
 		}
 	case Sliding:
 		d.Period = minutes("window.period", raw.Window.Period)
-		if d.Size > 0 && d.Period > 0 {
+		if d.WindowSize > 0 && d.Period > 0 {
 			switch {
-			case d.Period >= d.Size:
+			case d.Period >= d.WindowSize:
 				bad("window.period", "%s must be shorter than window.size %s (a period of the size is type %s)", raw.Window.Period, raw.Window.Size, Fixed)
-			case d.Size%d.Period != 0:
+			case d.WindowSize%d.Period != 0:
 				bad("window.period", "%s must divide window.size %s", raw.Window.Period, raw.Window.Size)
 			}
 		}
@@ -299,7 +300,7 @@ func compile(file string, b []byte) (Declaration, []string) {
 	}
 
 	if len(probs) == 0 {
-		if err := d.Spec().Validate(); err != nil {
+		if err := d.Validate(); err != nil {
 			probs = append(probs, err.Error())
 		}
 	}

@@ -212,7 +212,7 @@ func (s Server) Get(ctx context.Context, key ledger.Key) (ledger.Record, bool, e
 	return rec, true, nil
 }
 
-// Status fetches the status report; since and files 0 mean the defaults.
+// Status fetches the status report of the last since, listing at most files.
 func (s Server) Status(ctx context.Context, since time.Duration, files int) (status.Report, error) {
 	var rep status.Report
 	code, err := s.do(ctx, http.MethodGet, localapi.StatusURL(since, files), nil, &rep)

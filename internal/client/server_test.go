@@ -252,7 +252,7 @@ func TestStatusThroughServer(t *testing.T) {
 	if _, err := server.Ingest(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := server.Status(ctx, 0, 0)
+	rep, err := server.Status(ctx, status.DefaultSince, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestStatusThroughServer(t *testing.T) {
 
 	old := httptest.NewServer(http.NotFoundHandler())
 	defer old.Close()
-	if _, err := (client.Server{URL: old.URL}).Status(ctx, 0, 0); err == nil || !strings.Contains(err.Error(), "no "+localapi.StatusPath+" endpoint") {
+	if _, err := (client.Server{URL: old.URL}).Status(ctx, status.DefaultSince, 50); err == nil || !strings.Contains(err.Error(), "no "+localapi.StatusPath+" endpoint") {
 		t.Errorf("server without the endpoint: %v", err)
 	}
 }

@@ -193,7 +193,8 @@ func TestTickProblems(t *testing.T) {
 		Invoker:  "alpipe-watermark-tick@alpipe-dev-example.iam.gserviceaccount.com",
 	}
 	decl := func(e, ld time.Duration) []aggregation.Declaration {
-		return []aggregation.Declaration{{File: "declarations/a.json", EarlyDelay: e, LateDelay: ld}}
+		spec := window.Spec{EarlyDelay: e, LateDelay: ld}
+		return []aggregation.Declaration{{File: "declarations/a.json", Spec: spec}}
 	}
 	minute := Tick{Interval: time.Minute}
 	for _, tc := range []struct {

@@ -42,7 +42,7 @@ func (w Window) Specs() []window.Spec {
 	ds, _ := w.Declarations()
 	var out []window.Spec
 	for _, d := range ds {
-		out = append(out, d.Spec())
+		out = append(out, d.Spec)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,24 +126,15 @@ func compile(b []byte) (*Feed, error) {
 	}
 	f.objects = re
 	f.rules = describeRules(d.Columns, d.Derived)
-	switch d.Encoding {
-	case UTF8:
-		f.encoding = d.Encoding
-	case Windows1252, ISO88591:
-		f.encoding = d.Encoding
-		f.charset = charsets[d.Encoding]
-	default:
+	f.encoding, f.charset = d.Encoding, charsets[d.Encoding]
+	if f.charset == nil && d.Encoding != UTF8 {
 		return nil, fail("encoding %q: want %q, %q or %q", d.Encoding, UTF8, Windows1252, ISO88591)
 	}
 	if f.dialect, err = compileDialect(d); err != nil {
 		return nil, fail("%w", err)
 	}
-	switch d.OnUnknownColumns {
-	case "", UnknownLoad:
-		f.onUnknown = UnknownLoad
-	case UnknownReject:
-		f.onUnknown = UnknownReject
-	default:
+	f.onUnknown = cmp.Or(d.OnUnknownColumns, UnknownLoad)
+	if f.onUnknown != UnknownLoad && f.onUnknown != UnknownReject {
 		return nil, fail("on_unknown_columns %q: want %q or %q", d.OnUnknownColumns, UnknownLoad, UnknownReject)
 	}
 	if len(d.Columns) == 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/alpinashop/alpipe/internal/docstore"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/stream"
+	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
 // Ledger lists the ingest ledger's records, newest first.
@@ -45,7 +46,9 @@ type BacklogReader interface {
 // of the page empty with a note, so the page still helps while one backend
 // is down or not configured.
 type Source struct {
-	Warehouse  Warehouse
+	// Warehouse serves the page's two named reads per refresh,
+	// newest_windows and discard_summary.
+	Warehouse  warehouse.Reader
 	Ledger     Ledger
 	Watermarks WatermarkReader
 	Stream     StreamStatus

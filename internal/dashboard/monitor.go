@@ -58,6 +58,7 @@ func NewMonitor(now func() time.Time) *Monitor {
 	return &Monitor{now: now, aggs: map[string]*aggGauge{}}
 }
 
+// observe reads one record as the log-based metrics do (the filters of
 // terraform/logging_metrics.tf, by message and field).
 func (m *Monitor) observe(r slog.Record, with []slog.Attr) {
 	now := m.now().UTC()
@@ -113,12 +114,10 @@ func (m *Monitor) observe(r slog.Record, with []slog.Attr) {
 func seconds(d time.Duration) int64 { return int64(max(d, 0) / time.Second) }
 
 func (m *Monitor) gauge(agg string) *aggGauge {
-	g, ok := m.aggs[agg]
-	if !ok {
-		g = &aggGauge{}
-		m.aggs[agg] = g
+	if m.aggs[agg] == nil {
+		m.aggs[agg] = &aggGauge{}
 	}
-	return g
+	return m.aggs[agg]
 }
 
 // minute returns the sample of t's minute, adding it (and dropping the
@@ -138,12 +137,10 @@ func (m *Monitor) minute(t time.Time) *minute {
 }
 
 func (s *minute) agg(name string) *aggMinute {
-	a, ok := s.aggs[name]
-	if !ok {
-		a = &aggMinute{freshness: -1}
-		s.aggs[name] = a
+	if s.aggs[name] == nil {
+		s.aggs[name] = &aggMinute{freshness: -1}
 	}
-	return a
+	return s.aggs[name]
 }
 
 // keepError keeps r as the log line reads: its message, then key=value.

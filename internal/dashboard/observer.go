@@ -156,5 +156,3 @@ func (f fields) number(key string) float64 {
 	}
 	return 0
 }
-
-// observe reads one record as the log-based metrics do (the filters of

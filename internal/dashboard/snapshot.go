@@ -254,7 +254,7 @@ func declarationOf(name string) (declared, error) {
 	if err != nil {
 		return declared{}, fmt.Errorf("read declaration: %w", err)
 	}
-	s := d.Spec()
+	s := d.Spec
 	w := WindowDecl{Kind: "fixed", SizeSeconds: int64(s.WindowSize / time.Second), PeriodSeconds: int64(s.PeriodOrSize() / time.Second)}
 	switch {
 	case s.Sliding():
@@ -264,7 +264,7 @@ func declarationOf(name string) (declared, error) {
 		// least a gap apart.
 		w = WindowDecl{Kind: "session", SizeSeconds: int64(s.Gap / time.Second), PeriodSeconds: int64(s.Gap / time.Second), GapSeconds: int64(s.Gap / time.Second)}
 	}
-	return declared{key: d.Key, spec: s, window: w}, nil
+	return declared{key: d.KeyField, spec: s, window: w}, nil
 }
 
 // pickerKeys are the key picker's choices: the keys of the bars, the

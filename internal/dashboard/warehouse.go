@@ -9,12 +9,6 @@ import (
 	"github.com/alpinashop/alpipe/internal/warehouse"
 )
 
-// Warehouse serves the page's two named reads per refresh, newest_windows
-// and discard_summary.
-type Warehouse interface {
-	Read(ctx context.Context, s warehouse.Statement) (warehouse.Result, error)
-}
-
 // aggregationName is what may name tables and documents; another name is
 // refused before anything is read.
 var aggregationName = regexp.MustCompile(`^[A-Za-z0-9_]{1,128}$`)
@@ -32,19 +26,9 @@ func readBars(ctx context.Context, src Source, f Filter, rng Range, d declared) 
 	if src.Warehouse == nil {
 		return nil, errNotConfigured
 	}
-	if err := checkAggregation(src.Aggregation); err != nil {
-		return nil, err
-	}
-	for _, p := range f.Paises {
-		if !paisCode.MatchString(p) {
-			return nil, fmt.Errorf("pais %q: want a two-letter country code such as ES", p)
-		}
-	}
-	key, ok := warehouse.ViewKey(src.Aggregation)
-	if !ok {
-		return nil, fmt.Errorf("aggregation %s: not declared (internal/aggregation), so it has no view", src.Aggregation)
-	}
-	keys, err := f.keysFor(src.Aggregation, key)
+	// d is the declaration of src.Aggregation, whose name declarationOf
+	// checked; f's countries are ParseFilter's, checked there.
+	keys, err := f.keysFor(src.Aggregation, d.key)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package ingest
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -37,17 +36,16 @@ func Rejection(err error) (string, bool) {
 var gzipMagic = []byte{0x1f, 0x8b}
 
 // Decode returns the object's text: the body, or its gzip stream inflated
-// within maxExpansion (0: DefaultMaxExpansion). Gzip is recognised by its
-// magic bytes, which no CSV starts with, not by metadata. Text that Cloud
-// Storage inflated itself passes through, bounded by stored, the event's
-// (compressed) size; 0 is unknown.
-func Decode(body io.Reader, name string, stored int64, maxExpansion int) (io.Reader, error) {
-	maxExpansion = cmp.Or(max(maxExpansion, 0), DefaultMaxExpansion)
-	r, err := gunzip(body, name, maxExpansion)
+// within DefaultMaxExpansion. Gzip is recognised by its magic bytes, which no
+// CSV starts with, not by metadata. Text that Cloud Storage inflated itself
+// passes through, bounded by stored, the event's (compressed) size; 0 is
+// unknown.
+func Decode(body io.Reader, name string, stored int64) (io.Reader, error) {
+	r, err := gunzip(body, name)
 	if err != nil || stored <= 0 {
 		return r, err
 	}
-	return &sizeBound{r: r, limit: stored*int64(maxExpansion) + expansionSlack, ratio: maxExpansion, stored: stored}, nil
+	return &sizeBound{r: r, limit: stored*DefaultMaxExpansion + expansionSlack, stored: stored}, nil
 }
 
 // sizeBound stops a text longer than its object's stored size allows.
@@ -56,19 +54,18 @@ type sizeBound struct {
 	n      int64
 	limit  int64
 	stored int64
-	ratio  int
 }
 
 func (s *sizeBound) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	s.n += int64(n)
 	if s.n > s.limit {
-		return 0, &contentError{fmt.Sprintf("content expands more than %d times its stored %d bytes: refused as a zip bomb", s.ratio, s.stored)}
+		return 0, &contentError{fmt.Sprintf("content expands more than %d times its stored %d bytes: refused as a zip bomb", DefaultMaxExpansion, s.stored)}
 	}
 	return n, err
 }
 
-func gunzip(body io.Reader, name string, maxExpansion int) (io.Reader, error) {
+func gunzip(body io.Reader, name string) (io.Reader, error) {
 	src := &countingReader{r: body}
 	br := bufio.NewReader(src)
 	head, err := br.Peek(len(gzipMagic))
@@ -85,7 +82,7 @@ func gunzip(body io.Reader, name string, maxExpansion int) (io.Reader, error) {
 	if err != nil {
 		return nil, src.wrap(fmt.Errorf("gzip header: %w", err))
 	}
-	return &boundedReader{zr: zr, src: src, ratio: int64(maxExpansion)}, nil
+	return &boundedReader{zr: zr, src: src}, nil
 }
 
 // countingReader counts the stored bytes read and keeps the source's error,
@@ -112,13 +109,12 @@ func (c *countingReader) wrap(err error) error {
 	return &contentError{"gzip: " + strings.TrimPrefix(err.Error(), "gzip: ")}
 }
 
-// boundedReader decompresses at most ratio bytes per stored byte read so far.
+// boundedReader decompresses at most DefaultMaxExpansion bytes per stored byte read so far.
 type boundedReader struct {
-	zr    *gzip.Reader
-	src   *countingReader
-	ratio int64
-	out   int64
-	err   error
+	zr  *gzip.Reader
+	src *countingReader
+	out int64
+	err error
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
@@ -127,8 +123,8 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	}
 	n, err := b.zr.Read(p)
 	b.out += int64(n)
-	if b.out > b.src.n*b.ratio+expansionSlack {
-		b.err = &contentError{fmt.Sprintf("gzip expands more than %d times (%d bytes from %d stored bytes): refused as a zip bomb", b.ratio, b.out, b.src.n)}
+	if b.out > b.src.n*DefaultMaxExpansion+expansionSlack {
+		b.err = &contentError{fmt.Sprintf("gzip expands more than %d times (%d bytes from %d stored bytes): refused as a zip bomb", DefaultMaxExpansion, b.out, b.src.n)}
 		return 0, b.err
 	}
 	switch {

@@ -78,7 +78,6 @@ type Service struct {
 	cfg       Config
 	now       func() time.Time
 	log       *slog.Logger
-	stats     *Stats
 }
 
 // LedgerLocker is the ledger with its locks (ledger.Ledger is both).
@@ -109,10 +108,8 @@ func New(objs Objects, l LedgerLocker, wh Warehouse, feeds *contract.Registry, c
 	if cfg.LandingBucket == cfg.QuarantineBucket && overlaps(cfg.LandingPrefixes, cfg.QuarantinePrefix) {
 		return nil, fmt.Errorf("ingest: quarantine gs://%s/%s lies inside the landing area: its files would be loaded", cfg.QuarantineBucket, cfg.QuarantinePrefix)
 	}
-	return &Service{objects: objs, ledger: l, locks: l, warehouse: wh, feeds: feeds, cfg: cfg, now: now, log: log, stats: NewStats()}, nil
+	return &Service{objects: objs, ledger: l, locks: l, warehouse: wh, feeds: feeds, cfg: cfg, now: now, log: log}, nil
 }
-
-func (s *Service) Stats() *Stats { return s.stats }
 
 // Ingest handles one finalize event. A nil error means the event may be
 // acknowledged: the generation is finished, now or earlier. Otherwise a
@@ -180,7 +177,6 @@ func (s *Service) Ingest(ctx context.Context, obj Object) (ledger.Record, error)
 		if ferr != nil && !errors.Is(ferr, ledger.ErrLeaseLost) {
 			s.log.WarnContext(ctx, "could not release the ledger lease; it will expire", "object", key.String(), "error", ferr)
 		}
-		s.stats.failed(rec.Feed)
 		if permanent {
 			// Redelivering would fail the same way for 24 h, each attempt a
 			// table modification counted against the daily quota.
@@ -206,7 +202,6 @@ func (s *Service) finish(ctx context.Context, rec ledger.Record, tm timings) (le
 		}
 		return rec, fmt.Errorf("finish %s: %w", rec.Key, err)
 	}
-	s.stats.finished(rec)
 	s.logOutcome(ctx, rec, false, tm)
 	return rec, nil
 }

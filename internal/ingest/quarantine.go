@@ -152,23 +152,10 @@ func (q *quarantine) add(line int, r contract.Reject, raw []byte, rest func(io.W
 type quoted struct{ w *bufio.Writer }
 
 func (q quoted) Write(p []byte) (int, error) {
-	n := 0
-	for {
-		i := bytes.IndexByte(p, '"')
-		if i < 0 {
-			m, err := q.w.Write(p)
-			return n + m, err
-		}
-		m, err := q.w.Write(p[:i+1])
-		n += m
-		if err != nil {
-			return n, err
-		}
-		if err := q.w.WriteByte('"'); err != nil {
-			return n, err
-		}
-		p = p[i+1:]
+	if _, err := q.w.Write(bytes.ReplaceAll(p, []byte{'"'}, []byte{'"', '"'})); err != nil {
+		return 0, err
 	}
+	return len(p), nil
 }
 
 // close commits the quarantine object, if any; later calls report the first's outcome.

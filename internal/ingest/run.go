@@ -49,7 +49,7 @@ func (s *Service) run(ctx context.Context, obj Object, feed *contract.Feed, rec 
 	q := newQuarantine(ctx, s.objects, s.cfg.QuarantineBucket, quarantineName(s.cfg.QuarantinePrefix, feed.Name(), obj), obj, feed)
 	defer q.abort()
 
-	text, err := Decode(body, obj.Name, obj.Size, DefaultMaxExpansion)
+	text, err := Decode(body, obj.Name, obj.Size)
 	if reason, ok := Rejection(err); ok {
 		return runResult{ledger.Rejected, reason}, nil
 	} else if err != nil {
@@ -174,22 +174,18 @@ func rejectContent(rec *ledger.Record, reason string) runResult {
 	return runResult{ledger.Rejected, reason}
 }
 
-// binary calls content binary, like git, when its first bytes hold NULs in
-// the header line or more than 1 in 100 bytes; a stray NUL in a text file
-// is a row-level rejection instead.
-func binary(head []byte) bool {
-	line, _, _ := bytes.Cut(head, []byte{'\n'})
-	return bytes.IndexByte(line, 0) >= 0 || bytes.Count(head, []byte{0})*100 > len(head)
-}
-
 // BinaryReason says why a file whose decoded text starts with head (its
 // first BinarySniff bytes) is not CSV text, or "".
 // Excel's "Unicode text" export is UTF-16: binary, but worth a reason.
+// Content is binary, like git, when its first bytes hold NULs in the header
+// line or more than 1 in 100 bytes; a stray NUL in a text file is a
+// row-level rejection instead.
 func BinaryReason(head []byte) string {
+	line, _, _ := bytes.Cut(head, []byte{'\n'})
 	switch {
 	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}), bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
 		return "UTF-16 text (byte order mark): export the file as CSV in UTF-8, or in the encoding its contract declares"
-	case binary(head):
+	case bytes.IndexByte(line, 0) >= 0 || bytes.Count(head, []byte{0})*100 > len(head):
 		return "binary content: NUL byte in the first 8000 bytes"
 	}
 	return ""

@@ -87,11 +87,7 @@ func (l *Ledger) claim(tx docstore.Tx, key Key, md5, owner string, now time.Time
 			ok = cur.Generation == ix.Key.Generation
 		}
 		if ok && ix.Key != key {
-			odocs, err := tx.Get(recordPath(ix.Key))
-			if err != nil {
-				return Claim{}, err
-			}
-			other, found, err := decode[Record](odocs[0])
+			other, found, err := read[Record](tx, recordPath(ix.Key))
 			switch {
 			case err != nil:
 				return Claim{}, err
@@ -211,10 +207,7 @@ func checkOutcome(rec Record) error {
 // Get returns key's record, and whether it exists.
 func (l *Ledger) Get(ctx context.Context, key Key) (rec Record, ok bool, err error) {
 	err = l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(recordPath(key))
-		if err == nil {
-			rec, ok, err = decode[Record](docs[0])
-		}
+		rec, ok, err = read[Record](tx, recordPath(key))
 		return err
 	})
 	if err != nil {

@@ -23,11 +23,7 @@ type lock struct {
 func (l *Ledger) Lock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (taken bool, err error) {
 	path := lockCollection + "/" + docID(name)
 	err = l.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(path)
-		if err != nil {
-			return err
-		}
-		cur, held, err := decode[lock](docs[0])
+		cur, held, err := read[lock](tx, path)
 		taken = err == nil && !(held && cur.Owner != owner && now.Before(cur.Until))
 		if !taken {
 			return err
@@ -45,11 +41,7 @@ func (l *Ledger) Lock(ctx context.Context, name, owner string, now time.Time, tt
 func (l *Ledger) Unlock(ctx context.Context, name, owner string) error {
 	path := lockCollection + "/" + docID(name)
 	err := l.store.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(path)
-		if err != nil {
-			return err
-		}
-		cur, held, err := decode[lock](docs[0])
+		cur, held, err := read[lock](tx, path)
 		if err != nil || !held || cur.Owner != owner {
 			return err
 		}
@@ -105,11 +97,7 @@ func (l *Ledger) ReleaseLeases(ctx context.Context, now time.Time, reason string
 // release fails rec's attempt unless the record moved on since it was listed.
 func (l *Ledger) release(ctx context.Context, rec Record, now time.Time, reason string) (released bool, err error) {
 	err = l.store.RunTx(ctx, func(_ context.Context, tx docstore.Tx) error {
-		docs, err := tx.Get(recordPath(rec.Key))
-		if err != nil {
-			return err
-		}
-		cur, ok, err := decode[Record](docs[0])
+		cur, ok, err := read[Record](tx, recordPath(rec.Key))
 		released = err == nil && ok && cur.State == InProgress &&
 			cur.Owner == rec.Owner && cur.Attempt == rec.Attempt
 		if !released {

@@ -230,6 +230,15 @@ func set(tx docstore.Tx, d docstore.Doc, v any) (err error) {
 	return tx.Set(d)
 }
 
+// read returns the value of the document at path, and whether it exists.
+func read[T any](tx docstore.Tx, path string) (T, bool, error) {
+	docs, err := tx.Get(path)
+	if err != nil {
+		return *new(T), false, err
+	}
+	return decode[T](docs[0])
+}
+
 // decode returns the value in d, and whether d exists; the zero T if not.
 func decode[T any](d docstore.Doc) (T, bool, error) {
 	var v T

@@ -238,11 +238,11 @@ func (s *Server) printView(ctx context.Context, w io.Writer, name string) error 
 	if d.WindowType == aggregation.Session {
 		windows = "session, gap " + render.Short(d.Gap) + ","
 	} else if d.WindowType == aggregation.Sliding {
-		windows = fmt.Sprintf("sliding window (%s every %s)", render.Short(d.Size), render.Short(d.Period))
-	} else if d.Size != time.Hour {
-		windows = render.Short(d.Size) + " window"
+		windows = fmt.Sprintf("sliding window (%s every %s)", render.Short(d.WindowSize), render.Short(d.Period))
+	} else if d.WindowSize != time.Hour {
+		windows = render.Short(d.WindowSize) + " window"
 	}
 	return s.printQueries(ctx, w, []titledQuery{
-		{fmt.Sprintf("Dashboard view (%s): current value per %s and %s", d.View(), windows, d.Key), listing},
+		{fmt.Sprintf("Dashboard view (%s): current value per %s and %s", d.View(), windows, d.KeyField), listing},
 	})
 }

@@ -2,6 +2,7 @@ package local
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,10 +96,7 @@ func (h *queryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = timeout
 	}
 	if a.limit != nil || errors.Is(err, timeout) {
-		stop := a.limit
-		if stop == nil {
-			stop = timeout
-		}
+		stop := cmp.Or(a.limit, timeout)
 		h.log.WarnContext(r.Context(), "query answer stopped", "limit", stop.limit, "rows", a.rows, "bytes", a.bytes, "error", stop.Error())
 	}
 	if a.started {

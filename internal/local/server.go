@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -39,7 +38,7 @@ type Options struct {
 	DataDir     string // default ./.local
 	Logger      *slog.Logger
 	Clock       *clock.Local     // nil: the wall clock
-	AllowRemote bool             // without it a non-loopback Addr is refused (see guard)
+	AllowRemote bool             // without it a non-loopback Addr is refused (see httpserve.Guard)
 	Hosts       []string         // Host names to accept besides localhost and loopback IPs
 	Limits      httpserve.Limits // MaxConns 0 is httpserve.DefaultMaxConns
 }
@@ -50,7 +49,6 @@ type Server struct {
 	Clock   *clock.Local
 	gcs     *fakegcs.Server
 	data    string
-	guard   guard
 	http    *httpserve.Server
 	served  chan error
 	lock    *os.File
@@ -81,7 +79,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if process.Target != "" {
 		return nil, errors.New("FUNCTION_TARGET is set: unset it to serve every function locally (or run cmd/server for one)")
 	}
-	if !isLoopbackName(hostOnly(opts.Addr)) && !opts.AllowRemote {
+	if !httpserve.IsLoopback(opts.Addr) && !opts.AllowRemote {
 		return nil, fmt.Errorf("refusing to serve on %s: it is not a loopback address, and the server runs any SQL it is sent; serve on 127.0.0.1, or pass --allow-remote to expose it to the network", opts.Addr)
 	}
 	lock, err := lockDataDir(opts.DataDir)
@@ -150,7 +148,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{URL: "http://" + ln.Addr().String(), App: proc.App, Clock: opts.Clock, gcs: gcs, data: opts.DataDir,
-		guard: newGuard(opts.AllowRemote, opts.Hosts), served: make(chan error, 1), lock: lock, monitor: monitor}
+		served: make(chan error, 1), lock: lock, monitor: monitor}
 	mux := http.NewServeMux()
 	for _, p := range fakegcs.Paths() {
 		mux.Handle(p, s.gcs.Handler())
@@ -163,7 +161,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// 404 for anything else, such as the fake's /_internal/ routes, which
 	// are not mounted.
 	mux.Handle(dashboard.PagePath, s.dashboard(wm))
-	s.http = httpserve.New(s.guard.wrap(noCORS(mux)), httpserve.Options{Grace: serving.ShutdownGrace, Logger: opts.Logger, Name: "alpipe serve", Limits: opts.Limits})
+	guard := httpserve.Guard{AllowRemote: opts.AllowRemote, Hosts: opts.Hosts,
+		RemoteHint: " (serve --allow-remote serves the network)", HostHint: "; serve --host NAME allows another name"}
+	s.http = httpserve.New(guard.Wrap("alpipe serve", noCORS(mux)), httpserve.Options{Grace: serving.ShutdownGrace, Logger: opts.Logger, Name: "alpipe serve", Limits: opts.Limits})
 	go func() { s.served <- s.http.Serve(ln) }()
 	started = true
 	dataLock = lock
@@ -227,18 +227,6 @@ func openDuckDB(_ context.Context, b config.Backends) (setup.Warehouse, error) {
 	return duckdb.Open(filepath.Join(b.DataDir, "warehouse.duckdb"), duckdb.Options{TempDir: filepath.Join(b.DataDir, "tmp")})
 }
 
-// dashboardRefresh is the page's period over the warehouse WAREHOUSE
-// selects: BigQuery bills every refresh (two queries of at least 10 MB
-// each), so the page over it keeps dashboard.DefaultRefresh (5 minutes,
-// panes change at most once a minute); the embedded one costs nothing,
-// and the page follows a demo every 5 s.
-func dashboardRefresh(warehouse string) time.Duration {
-	if warehouse == config.BigQuery {
-		return dashboard.DefaultRefresh
-	}
-	return dashboard.LocalRefresh
-}
-
 func (s *Server) dashboard(cfg config.Watermark) http.Handler {
 	src := dashboard.Source{
 		Warehouse:  s.App.Warehouse,
@@ -246,8 +234,10 @@ func (s *Server) dashboard(cfg config.Watermark) http.Handler {
 		Now:        s.Clock.Now,
 		// The fake GCS on this address answers the download links itself.
 		QuarantineBucket: localapi.QuarantineBucket,
-		Refresh:          dashboardRefresh(cfg.Warehouse),
-		Monitor:          s.monitor,
+		// serve's warehouse is always the embedded one, which bills nothing
+		// per query: the page follows a demo every 5 s.
+		Refresh: dashboard.LocalRefresh,
+		Monitor: s.monitor,
 	}
 	// The page offers every running aggregation's view and opens on the
 	// first (ventas_hora_pais unless AGGREGATIONS leaves it out).
@@ -280,7 +270,6 @@ func (s *Server) admin() http.Handler {
 	mux.Handle("POST "+localapi.QueryPath, s.queryHandler())
 	mux.HandleFunc("GET "+localapi.LedgerPath, s.handleLedger)
 	mux.HandleFunc("POST "+localapi.ClockPath, s.handleClock)
-	mux.HandleFunc("GET "+localapi.StatsPath, s.handleStats)
 	mux.Handle("GET "+localapi.StatusPath, status.Handler(s.App.StatusSources()))
 	if h := s.replayHandler(); h != nil {
 		mux.Handle("POST "+localapi.ReplayPath, h)
@@ -370,15 +359,6 @@ func (s *Server) handleClock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, localapi.ClockAnswer{Now: s.Clock.Now()})
-}
-
-func (s *Server) handleStats(w http.ResponseWriter, _ *http.Request) {
-	svc := s.App.Ingest
-	if svc == nil {
-		http.Error(w, "IngestCSV is not served by this process", http.StatusServiceUnavailable)
-		return
-	}
-	writeJSON(w, svc.Stats().Snapshot())
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -31,7 +31,6 @@ const (
 	QueryPath  = Prefix + "query"  // POST QueryRequest, answered as QueryContentType
 	LedgerPath = Prefix + "ledger" // GET every record, or LedgerURL's one (404 when unseen)
 	ClockPath  = Prefix + "clock"  // POST ClockURL, answered with ClockAnswer
-	StatsPath  = Prefix + "stats"  // GET the ingest service's counters
 	StatusPath = Prefix + "status" // GET StatusURL, the status report
 	ReplayPath = Prefix + "replay" // POST an orders history (JSONL)
 )
@@ -92,15 +91,8 @@ type ClockAnswer struct {
 	Now time.Time `json:"now"`
 }
 
-// StatusURL: since and files 0 mean the server's defaults.
 func StatusURL(since time.Duration, files int) string {
-	q := url.Values{}
-	if since > 0 {
-		q.Set("since", since.String())
-	}
-	if files > 0 {
-		q.Set("files", strconv.Itoa(files))
-	}
+	q := url.Values{"since": {since.String()}, "files": {strconv.Itoa(files)}}
 	return StatusPath + "?" + q.Encode()
 }
 

@@ -143,22 +143,17 @@ func (d Dec) inRange() bool {
 	return d.hi < maxHi || d.hi == maxHi && d.lo <= maxLo
 }
 
-func checked(d Dec) (Dec, error) {
-	if !d.abs().inRange() {
-		return Dec{}, ErrOverflow
-	}
-	return d, nil
-}
-
 func (d Dec) Add(o Dec) (Dec, error) {
 	lo, carry := bits.Add64(d.lo, o.lo, 0)
 	hi, _ := bits.Add64(d.hi, o.hi, carry)
-	// Two NUMERIC values of one sign can sum past 2^127 (twice 10^38 is
-	// about 2e38): the sign flipping shows that wrap.
-	if (d.hi^o.hi)>>63 == 0 && (d.hi^hi)>>63 != 0 {
+	// Two NUMERIC values of one sign can sum past 2^127 and wrap: the true
+	// sum is below 2e38 in magnitude, so a wrapped one reads as 2^128 minus
+	// it, above 1.4e38, which the range check refuses too.
+	sum := Dec{hi: hi, lo: lo}
+	if !sum.abs().inRange() {
 		return Dec{}, ErrOverflow
 	}
-	return checked(Dec{hi: hi, lo: lo})
+	return sum, nil
 }
 
 func (d Dec) Sub(o Dec) (Dec, error) {

@@ -103,7 +103,6 @@ func Parse(data []byte, attrs map[string]string, isCountry IsCountry) (Order, er
 // *Invalid: a message is either a valid order or invalid, never an error to
 // retry.
 func (r Rules) Parse(data []byte, attrs map[string]string) (Order, error) {
-	isCountry := r.IsCountry
 	raw, ok := attrs[EventTimeAttribute]
 	if !ok || strings.TrimSpace(raw) == "" {
 		return Order{}, invalid("missing attribute %s", EventTimeAttribute)
@@ -151,9 +150,9 @@ func (r Rules) Parse(data []byte, attrs map[string]string) (Order, error) {
 		return Order{}, invalid("cliente_id longer than %d bytes", MaxClienteIDBytes)
 	case o.ImporteTotal.Sign() < 0:
 		return Order{}, invalid("importe_total %s is negative", o.ImporteTotal)
-	case isCountry != nil && !isCountry(o.Pais):
+	case r.IsCountry != nil && !r.IsCountry(o.Pais):
 		return Order{}, invalid("pais %q is not an ISO 3166-1 alpha-2 code", o.Pais)
-	case isCountry == nil && len(o.Pais) != 2:
+	case r.IsCountry == nil && len(o.Pais) != 2:
 		return Order{}, invalid("pais %q is not a two-letter code", o.Pais)
 	}
 	for i, l := range o.Lineas {

@@ -20,9 +20,7 @@ type Request struct {
 
 // Warehouse serves the named reads country_totals, windows_between and
 // day_drops.
-type Warehouse interface {
-	Read(ctx context.Context, s warehouse.Statement) (warehouse.Result, error)
-}
+type Warehouse = warehouse.Reader
 
 func Run(ctx context.Context, r Warehouse, req Request) (Report, error) {
 	in, err := Load(ctx, r, req)

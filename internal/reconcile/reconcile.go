@@ -109,22 +109,18 @@ func Compare(in Input) (Report, error) {
 	}
 	countries := map[string]*Country{}
 	country := func(p string) *Country {
-		c, ok := countries[p]
-		if !ok {
-			c = &Country{Pais: p}
-			countries[p] = c
+		if countries[p] == nil {
+			countries[p] = &Country{Pais: p}
 		}
-		return c
+		return countries[p]
 	}
 	hours := map[hourKey]*HourLine{}
 	hour := func(start time.Time, p string) *HourLine {
 		k := hourKey{start.UTC(), p}
-		h, ok := hours[k]
-		if !ok {
-			h = &HourLine{WindowStart: k.start, Pais: p}
-			hours[k] = h
+		if hours[k] == nil {
+			hours[k] = &HourLine{WindowStart: k.start, Pais: p}
 		}
-		return h
+		return hours[k]
 	}
 
 	for _, t := range in.Batch {

@@ -489,14 +489,7 @@ func (r *Reader) blank() bool {
 	return len(r.spans) == 0 && (r.st == sFieldStart || r.st == sUnquoted) && onlyCR(r.raw)
 }
 
-func onlyCR(b []byte) bool {
-	for _, c := range b {
-		if c != '\r' {
-			return false
-		}
-	}
-	return true
-}
+func onlyCR(b []byte) bool { return len(bytes.TrimLeft(b, "\r")) == 0 }
 
 // take appends p to raw; the callers keep raw within max.
 func (r *Reader) take(p []byte) {

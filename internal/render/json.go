@@ -14,6 +14,9 @@ import (
 	"github.com/alpinashop/alpipe/internal/numeric"
 )
 
+// JSON writes v as the one JSON style of every --format json: one indented
+// document; keys in snake_case and in declaration order; times in RFC 3339
+// (UTC); durations as seconds under a key ending _seconds; NUMERIC an exact
 // decimal string with its scale ("179.80"). A core type without json tags
 // cannot leak Go names or nanoseconds through it.
 func JSON(w io.Writer, v any) error {

@@ -54,10 +54,6 @@ func Short(d time.Duration) string {
 	return s
 }
 
-// JSON writes v as the one JSON style of every --format json: one indented
-// document; keys in snake_case and in declaration order; times in RFC 3339
-// (UTC); durations as seconds under a key ending _seconds; NUMERIC an exact
-
 func Thousands[T ~int | ~int64](n T) string {
 	return GroupDigits(strconv.FormatInt(int64(n), 10))
 }

@@ -70,6 +70,12 @@ const segmentWorkers = 256
 // maxSamples bounds the invalid messages and conflicts listed in a Report.
 const maxSamples = 20
 
+// addSamples appends to samples as many of more as keep them within maxSamples.
+func addSamples[T any](samples []T, more ...T) []T {
+	room := max(maxSamples-len(samples), 0)
+	return append(samples, more[:min(len(more), room)]...)
+}
+
 // Report says what a replay did.
 type Report struct {
 	Source   string    `json:"source"`
@@ -270,11 +276,7 @@ func (r *runner) closeSegment(ctx context.Context) error {
 	r.rep.Accepted += res.accepted
 	r.rep.Duplicates += res.duplicates
 	r.rep.Invalid += res.invalidCount
-	for _, inv := range res.invalid {
-		if len(r.rep.InvalidSamples) < maxSamples {
-			r.rep.InvalidSamples = append(r.rep.InvalidSamples, inv)
-		}
-	}
+	r.rep.InvalidSamples = addSamples(r.rep.InvalidSamples, res.invalid...)
 	r.rep.Windows += res.windows
 	if !res.maxEvent.IsZero() && res.maxEvent.After(r.floor) {
 		r.floor = res.maxEvent
@@ -297,9 +299,7 @@ func (r *runner) handleTime() time.Time {
 
 func (r *runner) invalid(id, reason string) {
 	r.rep.Invalid++
-	if len(r.rep.InvalidSamples) < maxSamples {
-		r.rep.InvalidSamples = append(r.rep.InvalidSamples, Sample{ID: id, Reason: reason})
-	}
+	r.rep.InvalidSamples = addSamples(r.rep.InvalidSamples, Sample{ID: id, Reason: reason})
 }
 
 func reasonOf(err error) string {

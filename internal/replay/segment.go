@@ -124,9 +124,7 @@ func (s *segment) work(jobs <-chan order.Delivery) {
 			// Valid JSON the processor still refuses: an id too long, totals
 			// beyond NUMERIC.
 			s.res.invalidCount++
-			if len(s.res.invalid) < maxSamples {
-				s.res.invalid = append(s.res.invalid, Sample{ID: d.Message.ID(), Reason: res.Invalid})
-			}
+			s.res.invalid = addSamples(s.res.invalid, Sample{ID: d.Message.ID(), Reason: res.Invalid})
 		case res.Fate() == stream.Accepted:
 			s.res.accepted++
 		case res.Fate() == stream.Duplicate:
@@ -337,11 +335,7 @@ func (g *guard) Append(ctx context.Context, table string, rows []warehouse.Row) 
 	g.written += int64(len(write))
 	g.unchanged += unchanged
 	g.conflicts += int64(len(refused))
-	for _, c := range refused {
-		if len(g.conflictSamples) < maxSamples {
-			g.conflictSamples = append(g.conflictSamples, c)
-		}
-	}
+	g.conflictSamples = addSamples(g.conflictSamples, refused...)
 	return nil
 }
 

@@ -23,7 +23,7 @@ import (
 // emulator running, and a failure here is a service that would not start.
 func deployedEnv(t *testing.T) map[string]map[string]string {
 	t.Helper()
-	d, err := tfconfig.Open(nil)
+	d, err := tfconfig.Open("")
 	if err != nil {
 		t.Fatalf("read the services from terraform/: %v", err)
 	}

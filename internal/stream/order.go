@@ -299,7 +299,7 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 				}
 				rec.Keys = append(rec.Keys, k)
 			}
-			if !containsTime(rec.Accepted, w.Start) {
+			if !slices.ContainsFunc(rec.Accepted, w.Start.Equal) {
 				rec.Accepted = append(rec.Accepted, w.Start)
 			}
 			eo.Fate = Accepted
@@ -318,10 +318,6 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 		pl.cum[i], pl.cumBytes[i] = writes, bytes
 	}
 	return pl
-}
-
-func containsTime(ts []time.Time, t time.Time) bool {
-	return slices.ContainsFunc(ts, t.Equal)
 }
 
 func (p *Processor) writeOrders(tx docstore.Tx, ctl controlDoc, items []*item, skip []bool, plans []aggPlan) ([]pending, error) {

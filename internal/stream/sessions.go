@@ -73,14 +73,6 @@ func (e partEntry) merge(o partEntry) partEntry {
 	return e
 }
 
-// earliest is the earlier of two times, zero meaning none.
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
-		return b
-	}
-	return a
-}
-
 func (e partEntry) due(wm, now time.Time) bool {
 	return (!e.Due.IsZero() && !now.Before(e.Due)) || (!e.At.IsZero() && reached(wm, e.At)) || e.Error != "" || e.Parked
 }

@@ -109,13 +109,6 @@ func each(ts []*aggTick, f func(*aggTick)) {
 	wg.Wait()
 }
 
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
 // maxFoldGens (about an hour of ticks) bounds what one fold rewrites.
 const maxFoldGens = 60
 

@@ -267,9 +267,7 @@ func (p *Processor) trigger(a aggregation, ws *windowState, wm, now time.Time, f
 		}
 		ks.State = out.State
 		ws.keys[k] = ks
-		if d := a.spec.NextDue(w, ks.State, ks.Sum, wm, now); !d.IsZero() && (next.IsZero() || d.Before(next)) {
-			next = d
-		}
+		next = earliest(next, a.spec.NextDue(w, ks.State, ks.Sum, wm, now))
 	}
 	ws.entry.Due = next
 	ws.entry.OnTimeDone = reached(wm, w.End)

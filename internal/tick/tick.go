@@ -81,39 +81,27 @@ func TaskID(at time.Time) string {
 // (or Minute) schedules nothing.
 type Chain struct {
 	Interval time.Duration
-	FollowUp FollowUp // nil only with a one-minute interval
-	Log      *slog.Logger
+	FollowUp FollowUp     // nil only with a one-minute interval
+	Log      *slog.Logger // required once FollowUp is set
 
 	failures atomic.Int64
 }
 
-// Scheduled is what Chain.After did.
-type Scheduled struct {
-	At     time.Time `json:"at,omitzero"` // the follow-up asked for; zero for none
-	Failed bool      `json:"failed,omitempty"`
-}
-
 // After schedules the follow-up of the tick run at now, if it has one. A
 // failure is logged (message "follow-up tick not scheduled", which the
-// log-based metric of terraform/tasks.tf counts) and counted (Failures),
-// and returned only in the result: the caller goes on with its tick.
-func (c *Chain) After(ctx context.Context, now time.Time, followUp bool) Scheduled {
+// log-based metric of terraform/tasks.tf counts) with the process's count of
+// failures, never returned: the caller goes on with its tick.
+func (c *Chain) After(ctx context.Context, now time.Time, followUp bool) {
 	at, ok := Next(c.Interval, now, followUp)
-	if !ok || c.FollowUp == nil {
-		return Scheduled{}
+	if !ok {
+		return
 	}
 	// Bounded, so that a slow queue cannot eat the tick's time.
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := c.FollowUp.Schedule(ctx, at); err != nil {
 		n := c.failures.Add(1)
-		if c.Log != nil {
-			c.Log.WarnContext(ctx, "follow-up tick not scheduled", "at", at, "failures", n,
-				"error", fmt.Errorf("schedule tick %s: %w", TaskID(at), err).Error())
-		}
-		return Scheduled{At: at, Failed: true}
+		c.Log.WarnContext(ctx, "follow-up tick not scheduled", "at", at, "failures", n,
+			"error", fmt.Errorf("schedule tick %s: %w", TaskID(at), err).Error())
 	}
-	return Scheduled{At: at}
 }
-
-func (c *Chain) Failures() int64 { return c.failures.Load() }

@@ -27,11 +27,12 @@ func (d Dialect) check() error {
 	return fmt.Errorf("warehouse: unknown SQL dialect %q", d)
 }
 
-func (d Dialect) int64Type() string {
+// typeName spells String or Int64 in d.
+func (d Dialect) typeName(t Type) string {
 	if d == BigQuery {
-		return "INT64"
+		return string(t)
 	}
-	return "BIGINT"
+	return map[Type]string{String: "VARCHAR", Int64: "BIGINT"}[t]
 }
 
 // Unqualified leaves table names as they are, for an engine or session
@@ -114,16 +115,13 @@ func (a Aggregate) GroupsSQL(d Dialect, qualify func(table string) string, dates
 	if err != nil {
 		return "", err
 	}
-	if qualify == nil {
-		qualify = Unqualified
-	}
 	src := qualify(a.Source)
 	dc, oc, gc := a.DateColumn, a.ObjectColumn, a.GenerationColumn
 	groupBy := []string{"l." + dc}
 	for _, k := range a.Keys {
 		groupBy = append(groupBy, "l."+k)
 	}
-	str := d.stringType()
+	str := d.typeName(String)
 	key := func(date, object, gen string) string {
 		return "CONCAT(CAST(" + date + " AS " + str + "), '#', " + object + ", '#', CAST(" + gen + " AS " + str + "))"
 	}
@@ -192,9 +190,9 @@ func (a Aggregate) RefreshSQL(d Dialect, groups string) (rows, overflows string,
 	if len(p.fits) > 0 {
 		rows += "\nWHERE " + strings.Join(p.fits, " AND ")
 	}
-	report := []string{"CAST(g." + a.DateColumn + " AS " + d.stringType() + ") AS " + a.DateColumn}
+	report := []string{"CAST(g." + a.DateColumn + " AS " + d.typeName(String) + ") AS " + a.DateColumn}
 	for _, k := range a.Keys {
-		report = append(report, "CAST(g."+k+" AS "+d.stringType()+") AS "+k)
+		report = append(report, "CAST(g."+k+" AS "+d.typeName(String)+") AS "+k)
 	}
 	where := "FALSE"
 	if len(p.fits) > 0 {
@@ -346,13 +344,6 @@ func (d Dialect) sum(src, col string, t Type) sumForm {
 			" THEN CAST(" + j + " AS VARCHAR) || '.' || LPAD(CAST(" + r + " AS VARCHAR), 9, '0')" +
 			" ELSE '-' || CAST(-1 - " + j + " AS VARCHAR) || '.' || LPAD(CAST(" + e9 + " - " + r + " AS VARCHAR), 9, '0') END",
 	}
-}
-
-func (d Dialect) stringType() string {
-	if d == BigQuery {
-		return "STRING"
-	}
-	return "VARCHAR"
 }
 
 // Overflow is one sum of a refreshed group that its column cannot hold:

@@ -168,7 +168,7 @@ func TestAggregateRenderErrors(t *testing.T) {
 			if sql, _, err := a.RefreshSQL(tc.dialect, "g"); err == nil {
 				t.Errorf("rendered, want an error:\n%s", sql)
 			}
-			if sql, _, err := a.DaySQL(tc.dialect, nil, 20526); err == nil {
+			if sql, _, err := a.DaySQL(tc.dialect, Unqualified, 20526); err == nil {
 				t.Errorf("rendered a date's refresh, want an error:\n%s", sql)
 			}
 		})

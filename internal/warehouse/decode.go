@@ -13,7 +13,7 @@ import (
 type cells struct {
 	cols map[string]int
 	vals []string
-	errs []error
+	errs []string
 }
 
 // scan decodes every row of res with f, after checking that the columns
@@ -36,11 +36,7 @@ func scan[T any](read string, res Result, want []string, f func(c *cells) T) ([]
 		c := &cells{cols: cols, vals: vals}
 		v := f(c)
 		if len(c.errs) > 0 {
-			msgs := make([]string, len(c.errs))
-			for i, e := range c.errs {
-				msgs[i] = e.Error()
-			}
-			return nil, fmt.Errorf("%s row %d: %s", read, n+1, strings.Join(msgs, "; "))
+			return nil, fmt.Errorf("%s row %d: %s", read, n+1, strings.Join(c.errs, "; "))
 		}
 		out = append(out, v)
 	}
@@ -66,7 +62,7 @@ func (c *cells) int(name string) int64 {
 	}
 	n, err := strconv.ParseInt(c.raw(name), 10, 64)
 	if err != nil {
-		c.errs = append(c.errs, fmt.Errorf("%s %q: not an integer", name, c.raw(name)))
+		c.errs = append(c.errs, fmt.Sprintf("%s %q: not an integer", name, c.raw(name)))
 	}
 	return n
 }
@@ -78,7 +74,7 @@ func (c *cells) dec(name string) numeric.Dec {
 	}
 	d, err := numeric.Parse(c.raw(name), false)
 	if err != nil {
-		c.errs = append(c.errs, fmt.Errorf("%s %q: %w", name, c.raw(name), err))
+		c.errs = append(c.errs, fmt.Sprintf("%s %q: %v", name, c.raw(name), err))
 	}
 	return d
 }
@@ -90,7 +86,7 @@ func (c *cells) time(name string) time.Time {
 	}
 	t, err := time.Parse(time.RFC3339Nano, c.raw(name))
 	if err != nil {
-		c.errs = append(c.errs, fmt.Errorf("%s %q: not an RFC 3339 time", name, c.raw(name)))
+		c.errs = append(c.errs, fmt.Sprintf("%s %q: not an RFC 3339 time", name, c.raw(name)))
 	}
 	return t.UTC()
 }
@@ -99,7 +95,7 @@ func (c *cells) time(name string) time.Time {
 func (c *cells) date(name string) int32 {
 	d, err := time.Parse(time.DateOnly, c.raw(name))
 	if err != nil {
-		c.errs = append(c.errs, fmt.Errorf("%s %q: not a date YYYY-MM-DD", name, c.raw(name)))
+		c.errs = append(c.errs, fmt.Sprintf("%s %q: not a date YYYY-MM-DD", name, c.raw(name)))
 	}
 	return DateOf(d)
 }

@@ -201,7 +201,7 @@ func ReadDiscardSummary(ctx context.Context, r Reader, q DiscardSummaryQuery) (D
 		case kind == "row":
 			d := discardOf(c)
 			if d.ReceivedAt.IsZero() {
-				c.errs = append(c.errs, fmt.Errorf("received_at %q: not an RFC 3339 time", c.raw("received_at")))
+				c.errs = append(c.errs, fmt.Sprintf("received_at %q: not an RFC 3339 time", c.raw("received_at")))
 			}
 			if what == "too_late" {
 				sum.LatestTooLate = append(sum.LatestTooLate, d)
@@ -211,7 +211,7 @@ func ReadDiscardSummary(ctx context.Context, r Reader, q DiscardSummaryQuery) (D
 		case kind == "country":
 			sum.Countries = append(sum.Countries, what)
 		default:
-			c.errs = append(c.errs, fmt.Errorf("kind %q: want count, row or country", kind))
+			c.errs = append(c.errs, fmt.Sprintf("kind %q: want count, row or country", kind))
 		}
 		return struct{}{}
 	})

@@ -67,7 +67,7 @@ func ReadDayOrders(ctx context.Context, r Reader, day int32) ([]DayOrder, error)
 	s := dayOrdersQuery.statement(one(DateValue(day)))
 	return run(ctx, r, s, []string{"pedido_id", "pais", "pais_max", "cliente_id", "importe", "unidades"}, func(c *cells) DayOrder {
 		if c.null("importe") || c.null("unidades") {
-			c.errs = append(c.errs, fmt.Errorf("order %s: NULL importe or unidades", c.str("pedido_id")))
+			c.errs = append(c.errs, fmt.Sprintf("order %s: NULL importe or unidades", c.str("pedido_id")))
 		}
 		return DayOrder{PedidoID: c.str("pedido_id"), Pais: c.str("pais"), PaisMax: c.str("pais_max"),
 			ClienteID: c.str("cliente_id"), Importe: c.dec("importe"), Unidades: c.int("unidades")}

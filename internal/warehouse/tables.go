@@ -120,7 +120,7 @@ var parsed = sync.OnceValue(func() catalogue {
 		return c
 	}
 	for _, d := range decls {
-		spec := d.Spec()
+		spec := d.Spec
 		t, err := PanesTable(spec)
 		for _, n := range []string{t.Name, d.View()} {
 			_, dup := c.panes[n]
@@ -135,7 +135,7 @@ var parsed = sync.OnceValue(func() catalogue {
 			return c
 		}
 		c.panes[t.Name] = t
-		c.views = append(c.views, View{Name: d.View(), Panes: t.Name, Key: d.Key, Accumulation: string(d.Accumulation), Session: spec.Session()})
+		c.views = append(c.views, View{Name: d.View(), Panes: t.Name, Key: d.KeyField, Accumulation: string(d.Accumulation), Session: spec.Session()})
 	}
 	return c
 })

@@ -43,7 +43,7 @@ func TestEveryDeclaredAggregationHasTableAndView(t *testing.T) {
 	var wantViews []View
 	for _, d := range decls {
 		wantTables = append(wantTables, d.PanesTable())
-		wantViews = append(wantViews, View{Name: d.Name, Panes: d.PanesTable(), Key: d.Key, Accumulation: string(d.Accumulation), Session: d.WindowType == aggregation.Session})
+		wantViews = append(wantViews, View{Name: d.Name, Panes: d.PanesTable(), Key: d.KeyField, Accumulation: string(d.Accumulation), Session: d.WindowType == aggregation.Session})
 	}
 	sort.Strings(wantTables)
 	var got []string

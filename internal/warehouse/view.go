@@ -31,9 +31,6 @@ func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) 
 	if err := d.check(); err != nil {
 		return "", err
 	}
-	if qualify == nil {
-		qualify = Unqualified
-	}
 	src := qualify(v.Panes)
 	live := ""
 	if v.Session {
@@ -48,7 +45,7 @@ func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) 
 			"WHERE TRUE\n" +
 			"QUALIFY ROW_NUMBER() OVER (" + window + " ORDER BY pane_index DESC) = 1" + live, nil
 	case Discarding:
-		i64 := d.int64Type()
+		i64 := d.typeName(Int64)
 		return "SELECT " + cols + "\n" +
 			"FROM (\n" +
 			"  SELECT aggregation, window_start, window_end, " + v.Key + ",\n" +

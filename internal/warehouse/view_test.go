@@ -16,9 +16,9 @@ func TestViewSQL(t *testing.T) {
 		dialect    Dialect
 		qualify    func(string) string
 	}{
-		{"view.accumulating.duckdb.sql", Accumulating, DuckDB, nil},
+		{"view.accumulating.duckdb.sql", Accumulating, DuckDB, Unqualified},
 		{"view.accumulating.bigquery.sql", Accumulating, BigQuery, bqQualify},
-		{"view.discarding.duckdb.sql", Discarding, DuckDB, nil},
+		{"view.discarding.duckdb.sql", Discarding, DuckDB, Unqualified},
 		{"view.discarding.bigquery.sql", Discarding, BigQuery, bqQualify},
 	}
 	viewSQL := func(t *testing.T, v View, d Dialect, qualify func(string) string) string {
@@ -51,7 +51,7 @@ func TestViewSQL(t *testing.T) {
 	// The sliding aggregation's view reads its own panes table by its own key.
 	sku := View{Name: "ventas_sku_hora_movil", Panes: "ventas_sku_hora_movil_paneles", Key: "sku",
 		Accumulation: Accumulating}
-	golden(t, "view.sku.accumulating.duckdb.sql", viewSQL(t, sku, DuckDB, nil))
+	golden(t, "view.sku.accumulating.duckdb.sql", viewSQL(t, sku, DuckDB, Unqualified))
 }
 
 func TestViewSQLErrors(t *testing.T) {
@@ -65,7 +65,7 @@ func TestViewSQLErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if sql, err := hourly(tc.mode).SQL(tc.dialect, nil); err == nil {
+			if sql, err := hourly(tc.mode).SQL(tc.dialect, Unqualified); err == nil {
 				t.Errorf("rendered, want an error:\n%s", sql)
 			}
 		})

@@ -13,10 +13,11 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/numeric"
 	"github.com/alpinashop/alpipe/internal/window"
+	"github.com/alpinashop/alpipe/internal/window/windowtest"
 )
 
 func order(id, key, eventTime, importe string, unidades int64) window.Order {
-	return window.Order{ID: id, Key: key, EventTime: ts(eventTime),
+	return window.Order{ID: id, Key: key, EventTime: clk(eventTime),
 		Measures: window.Measures{Importe: dec(importe), Pedidos: 1, Unidades: unidades}}
 }
 
@@ -33,7 +34,7 @@ func TestAccept(t *testing.T) {
 	o := order("P-1", "ES", "2026-03-14T17:42:00Z", "179.80", 2)
 	in := func(start string, size time.Duration) window.Order {
 		o := o
-		o.Window = win(start, size)
+		o.Window = window.Window{Start: clk(start), End: clk(start).Add(size)}
 		return o
 	}
 	pending := part(ms("10", 1, 1), true, 2, "17:45", "17:44", "17:45")
@@ -167,13 +168,7 @@ func TestCombine(t *testing.T) {
 	}
 }
 
-func dec(s string) numeric.Dec {
-	d, err := numeric.Parse(s, false)
-	if err != nil {
-		panic(err)
-	}
-	return d
-}
+var dec = windowtest.Dec
 
 func ms(importe string, pedidos, unidades int64) window.Measures {
 	return window.Measures{Importe: dec(importe), Pedidos: pedidos, Unidades: unidades}
@@ -270,7 +265,7 @@ func TestStoredJSON(t *testing.T) {
 		{name: "empty shard", v: window.Partial{},
 			want: `{"measures":{"importe":"0","pedidos":0,"unidades":0},"epoch":0}`},
 		{name: "shard", v: window.Partial{Measures: ms("179.80", 1, 2), OnTime: true, Epoch: 2,
-			PendingSince: ts("2026-03-14T17:51:00Z"), MaxEventTime: ts("2026-03-14T17:42:00.5Z"), LastAccepted: ts("2026-03-14T17:51:00Z")},
+			PendingSince: clk("17:51"), MaxEventTime: clk("17:42:00.5"), LastAccepted: clk("17:51")},
 			want: `{"measures":{"importe":"179.8","pedidos":1,"unidades":2},"on_time":true,"epoch":2,` +
 				`"pending_since":"2026-03-14T17:51:00Z","max_event_time":"2026-03-14T17:42:00.5Z","last_accepted":"2026-03-14T17:51:00Z"}`},
 		{name: "new pane state", v: window.PaneState{},
@@ -278,8 +273,8 @@ func TestStoredJSON(t *testing.T) {
 		{name: "pane state", v: window.PaneState{NextIndex: 3, Emitted: ms("269.7", 2, 3), OnTime: window.OnTimeDone},
 			want: `{"next_index":3,"emitted":{"importe":"269.7","pedidos":2,"unidades":3},"on_time":"DONE"}`},
 		{name: "no watermark yet", v: window.WatermarkState{}, want: `{}`},
-		{name: "watermark", v: window.WatermarkState{Watermark: ts("2026-03-14T17:32:00Z"),
-			MaxEventTime: ts("2026-03-14T17:42:00Z"), LastAccepted: ts("2026-03-14T17:51:00Z")},
+		{name: "watermark", v: window.WatermarkState{Watermark: clk("2026-03-14T17:32:00Z"),
+			MaxEventTime: clk("2026-03-14T17:42:00Z"), LastAccepted: clk("2026-03-14T17:51:00Z")},
 			want: `{"watermark":"2026-03-14T17:32:00Z","max_event_time":"2026-03-14T17:42:00Z","last_accepted":"2026-03-14T17:51:00Z"}`},
 		{name: "pane", v: *pane(2, window.TimingLate, window.Accumulating, total2, "2026-03-14T19:30:00Z", "2026-03-14T19:41:00Z"),
 			want: `{"aggregation":"ventas_hora_pais","key":"ES","window_start":"2026-03-14T17:00:00Z","window_end":"2026-03-14T18:00:00Z",` +

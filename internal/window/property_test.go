@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -176,14 +175,8 @@ func runMultiAgainstModel(specs []window.Spec, events []windowtest.MultiEvent, c
 			return err
 		}
 		cov["too-late drop"] += len(a.drops)
-		if a.spec.Session() {
-			st := model.SessionStats(name)
-			cov["merge"] += st.Merges
-			cov["bridge"] += st.Bridges
-			cov["session start moved"] += st.StartMoved
-			cov["change after ON_TIME"] += st.AfterFired
-			cov["bridge past an expired session"] += st.PastExpired
-			cov["fired session extended past W"] += st.FiredExtended
+		for k, n := range model.SessionStats(name) {
+			cov[k] += n
 		}
 		cov["order too late for its older windows only"] += partialDrops(model.Fates(name))
 	}
@@ -240,19 +233,13 @@ func countSteps(c windowtest.Coverage, step []windowtest.MultiEvent, seen map[st
 			continue
 		}
 		seen[e.Order.PedidoID] = true
-		skus := map[string]int{}
-		for _, l := range e.Order.Lineas {
-			sku := strings.ToUpper(strings.TrimSpace(l.SKU))
-			if sku == "" {
-				c["line without a SKU"]++
-				continue
-			}
-			if skus[sku]++; skus[sku] == 2 {
-				c["order with two lines of one SKU"]++
-			}
-		}
-		if len(skus) == 0 {
+		elems, missing := windowtest.Elements(windowtest.KeySKU, e.Order)
+		c["line without a SKU"] += len(missing)
+		switch {
+		case len(elems) == 0:
 			c["order without a SKU"]++
+		case len(elems) < len(e.Order.Lineas)-len(missing):
+			c["order with two lines of one SKU"]++
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 // ES. Defaults: E = 60 s, L = 2 h (expiry at W = 20:00Z), Ld = 60 s.
 var (
 	cellWK = window.WindowKey{
-		Window: window.Window{Start: ts("2026-03-14T17:00:00Z"), End: ts("2026-03-14T18:00:00Z")},
+		Window: window.Window{Start: clk("17:00"), End: clk("18:00")},
 		Key:    "ES",
 	}
 	total1 = ms("179.8", 1, 2)

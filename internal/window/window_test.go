@@ -10,27 +10,22 @@ import (
 	"github.com/alpinashop/alpipe/internal/window"
 )
 
-// ts parses an RFC 3339 time; "" is the zero time (no watermark yet).
-func ts(s string) time.Time {
-	if s == "" {
+// clk parses an RFC 3339 time, or "hh:mm" or "hh:mm:ss[.fff]" as UTC on
+// 2026-03-14; "" is the zero time (no watermark yet).
+func clk(s string) time.Time {
+	switch {
+	case s == "":
 		return time.Time{}
+	case len(s) == 5:
+		s = "2026-03-14T" + s + ":00Z"
+	case !strings.Contains(s, "T"):
+		s = "2026-03-14T" + s + "Z"
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
 		panic(err)
 	}
 	return t
-}
-
-// clk is ts, with "hh:mm" or "hh:mm:ss[.fff]" read as UTC on 2026-03-14.
-func clk(s string) time.Time {
-	if s == "" || strings.Contains(s, "T") {
-		return ts(s)
-	}
-	if len(s) == 5 {
-		s += ":00"
-	}
-	return ts("2026-03-14T" + s + "Z")
 }
 
 func TestClassify(t *testing.T) {
@@ -71,17 +66,11 @@ func TestLatenessString(t *testing.T) {
 	}
 }
 
-// win is the window [start, start+size) with start in RFC 3339.
-func win(start string, size time.Duration) window.Window {
-	s := ts(start)
-	return window.Window{Start: s, End: s.Add(size)}
-}
-
 // wins is n windows of size, the first starting at first, one period apart.
 func wins(first string, n int, size, period time.Duration) []window.Window {
 	ws := make([]window.Window, n)
 	for i := range ws {
-		start := ts(first).Add(time.Duration(i) * period)
+		start := clk(first).Add(time.Duration(i) * period)
 		ws[i] = window.Window{Start: start, End: start.Add(size)}
 	}
 	return ws
@@ -148,7 +137,7 @@ func TestWindowsOf(t *testing.T) {
 			if err := s.Validate(); err != nil {
 				t.Fatalf("Validate: %v", err)
 			}
-			at := ts(tt.t)
+			at := clk(tt.t)
 			got := s.WindowsOf(at)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Fatalf("WindowsOf(%s) (-want +got):\n%s", tt.t, diff)

@@ -172,7 +172,7 @@ func TestDeployScript(t *testing.T) {
 	if !strings.Contains(script, "PROBE_SERVICE="+services[0]+"\n") {
 		t.Errorf("the infra step should probe %s for the running image", services[0])
 	}
-	d, err := tfconfig.Open(nil)
+	d, err := tfconfig.Open("")
 	check(t, err)
 	i := slices.IndexFunc(d.SchedulerJobs, func(j tfconfig.SchedulerJob) bool { return j.Function == "AdvanceWatermark" })
 	if i < 0 || !strings.Contains(script, "scheduler jobs run "+d.SchedulerJobs[i].Name+" ") {

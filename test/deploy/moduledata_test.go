@@ -25,7 +25,7 @@ func TestModuleDataMatchesTheCode(t *testing.T) {
 	type agg struct{ Name, Key, Accumulation string }
 	var wantAggs, gotAggs []agg
 	for _, decl := range decls {
-		wantAggs = append(wantAggs, agg{decl.Name, decl.Key, string(decl.Accumulation)})
+		wantAggs = append(wantAggs, agg{decl.Name, decl.KeyField, string(decl.Accumulation)})
 	}
 	for _, name := range keysOf(d.Views) {
 		gotAggs = append(gotAggs, agg{name, d.Views[name].Key, d.Views[name].Accumulation})

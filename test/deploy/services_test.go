@@ -23,7 +23,7 @@ import (
 // the Go code's configuration.
 func loadServices(t testing.TB) map[string]tfconfig.Service {
 	t.Helper()
-	d, err := tfconfig.Open(nil)
+	d, err := tfconfig.Open("")
 	check(t, err)
 	out := map[string]tfconfig.Service{}
 	for _, s := range d.Services {
@@ -136,7 +136,7 @@ func readVariables(t *testing.T, fn string, env map[string]string) map[string]bo
 // checks use_legacy_sql = false and the table_id).
 func TestViewMatchesWarehouseDefinition(t *testing.T) {
 	views := readModuleData(t).Views
-	d, err := tfconfig.Open(nil)
+	d, err := tfconfig.Open("")
 	check(t, err)
 	qualify := func(table string) string { return "`" + d.Project + "." + d.Dataset + "." + table + "`" }
 	if wv := warehouse.Views(); len(wv) != len(views) {

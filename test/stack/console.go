@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/alpinashop/alpipe/internal/dashboard"
 	"github.com/alpinashop/alpipe/internal/docstore/firestore"
+	"github.com/alpinashop/alpipe/internal/httpserve"
 	"github.com/alpinashop/alpipe/internal/ledger"
 	"github.com/alpinashop/alpipe/internal/render"
 	"github.com/alpinashop/alpipe/internal/warehouse"
@@ -91,7 +90,7 @@ func (s *Stack) reads() (*bqwarehouse.Warehouse, error) {
 }
 
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if reason := consoleRefuse(r); reason != "" {
+	if reason := (httpserve.Guard{}).Refuse(r); reason != "" {
 		http.Error(w, "stack console: "+reason, http.StatusForbidden)
 		return
 	}
@@ -197,11 +196,7 @@ func rowJSON(schema []warehouse.Field, row map[string]any) ([]byte, error) {
 
 // ratText is r as an exact decimal: NUMERIC holds at most 9 decimal places.
 func ratText(r *big.Rat) string {
-	if r.IsInt() {
-		return r.Num().String()
-	}
-	s := strings.TrimRight(r.FloatString(9), "0")
-	return strings.TrimSuffix(s, ".")
+	return strings.TrimSuffix(strings.TrimRight(r.FloatString(9), "0"), ".")
 }
 
 func (c *Console) clock(w http.ResponseWriter, r *http.Request) {
@@ -221,35 +216,4 @@ func (c *Console) clock(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	fmt.Fprintf(w, "%s\n", c.s.Now().UTC().Format(time.RFC3339))
-}
-
-// consoleRefuse keeps the console to this machine's own tools: a loopback
-// client naming a loopback host (a page whose DNS name was rebound to
-// 127.0.0.1 sends its own name), and no request a browser marks as from
-// another site (the dashboard page's own fetches are same-origin).
-func consoleRefuse(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if ip, err := netip.ParseAddr(host); err != nil || !ip.Unmap().IsLoopback() {
-		return fmt.Sprintf("client %s is not on this machine", r.RemoteAddr)
-	}
-	name := r.Host
-	if h, _, err := net.SplitHostPort(r.Host); err == nil {
-		name = h
-	}
-	name = strings.Trim(name, "[]")
-	if ip, err := netip.ParseAddr(name); !(strings.EqualFold(name, "localhost") || err == nil && ip.Unmap().IsLoopback()) {
-		return fmt.Sprintf("host %q is not this machine", r.Host)
-	}
-	if r.Header.Get("Origin") != "" {
-		return "requests from web pages are refused"
-	}
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "none", "same-origin":
-	default:
-		return "cross-site request refused"
-	}
-	return ""
 }

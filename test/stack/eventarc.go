@@ -34,7 +34,6 @@ type Eventarc struct {
 	target   *Frontend
 	audience string
 	backoff  Backoff
-	client   *http.Client
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -59,12 +58,11 @@ func objectKey(bucket, name string, gen int64) string {
 	return "gs://" + bucket + "/" + name + "#" + strconv.FormatInt(gen, 10)
 }
 
-func newEventarc(t tfconfig.StorageTrigger, target *Frontend, audience string, b Backoff, timeout time.Duration) *Eventarc {
+func newEventarc(t tfconfig.StorageTrigger, target *Frontend, audience string, b Backoff) *Eventarc {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Eventarc{
 		trigger: t, target: target, audience: audience, backoff: b,
-		client: &http.Client{Timeout: timeout},
-		ctx:    ctx, cancel: cancel,
+		ctx: ctx, cancel: cancel,
 		changed: make(chan struct{}),
 		events:  map[string]*Event{},
 	}
@@ -173,7 +171,8 @@ func (e *Eventarc) send(ev *Event) int {
 	h.Set("Authorization", "Bearer "+idToken(e.audience, e.trigger.ServiceAccountEmail, time.Now()))
 	h.Set("User-Agent", "APIs-Google; (+https://developers.google.com/webmasters/APIs-Google.html)")
 	h.Set("From", "noreply@google.com")
-	status, _, _ := send(e.ctx, e.client, "event "+ev.ID, 0, http.MethodPost, e.target.URL()+"/", ev.Data, h)
+	status, _, _ := send(e.ctx, "event "+ev.ID, e.target.proc.Service.Timeout,
+		http.MethodPost, e.target.URL()+"/", ev.Data, h)
 	return status
 }
 

@@ -28,7 +28,7 @@ func (s *Stack) setUpPubSub(ctx context.Context) error {
 	if s.PubSub, err = pubsub.NewClient(ctx, s.Project); err != nil {
 		return fmt.Errorf("pubsub client: %w", err)
 	}
-	d := s.Deployment
+	d := &s.Deployment
 	for _, t := range d.Topics {
 		if _, err := s.PubSub.TopicAdminClient.CreateTopic(ctx, &pubsubpb.Topic{Name: s.TopicName(t)}); err != nil {
 			return fmt.Errorf("create topic %s: %w", t, err)

@@ -16,8 +16,7 @@ import (
 // Scheduler calls the services of scheduler.tf's jobs as Cloud Scheduler
 // does, with Cloud Scheduler's headers and an OIDC token.
 type Scheduler struct {
-	now    func() time.Time
-	client *http.Client
+	now func() time.Time
 
 	mu   sync.Mutex
 	jobs []*schedJob
@@ -40,7 +39,7 @@ type Call struct {
 }
 
 func newScheduler(now func() time.Time) *Scheduler {
-	return &Scheduler{now: now, client: &http.Client{}}
+	return &Scheduler{now: now}
 }
 
 func (s *Scheduler) add(j tfconfig.SchedulerJob, target *Frontend, audience string) error {
@@ -94,7 +93,7 @@ func (s *Scheduler) call(ctx context.Context, j *schedJob, at time.Time) (Call, 
 	h.Set("Authorization", "Bearer "+idToken(j.audience, j.ServiceAccountEmail, time.Now()))
 	c := Call{Job: j.Name, At: at}
 	var err error
-	c.Status, c.Body, err = send(ctx, s.client, "scheduler job "+j.Name, j.AttemptDeadline.Duration,
+	c.Status, c.Body, err = send(ctx, "scheduler job "+j.Name, j.AttemptDeadline.Duration,
 		j.HTTPMethod, j.target.URL()+"/", []byte(j.Body), h)
 	return c, err
 }

@@ -49,13 +49,10 @@ type Options struct {
 
 // Stack is the running whole.
 type Stack struct {
-	// Project is a new "alpipe-stack-<random>" per stack, so that stacks
-	// sharing the emulators never meet.
-	Project    string
-	Deployment *tfconfig.Deployment // in Project
-	Database   string               // Firestore's
-	Dataset    string               // BigQuery's
-	Buckets    map[string]string    // Terraform's bucket key -> name
+	// What Terraform deploys, in a project of its own: a new
+	// "alpipe-stack-<random>" per stack, so that stacks sharing the
+	// emulators never meet.
+	tfconfig.Deployment
 
 	// By FUNCTION_TARGET.
 	Processes map[string]*Process
@@ -115,7 +112,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if opts.Backoff == (Backoff{}) {
 		opts.Backoff = DefaultBackoff
 	}
-	s = &Stack{Project: "alpipe-stack-" + strings.ToLower(rand.Text()[:8]), Processes: map[string]*Process{}, Frontends: map[string]*Frontend{}, now: opts.Start}
+	s = &Stack{Processes: map[string]*Process{}, Frontends: map[string]*Frontend{}, now: opts.Start}
 	s.Monitor = dashboard.NewMonitor(s.Now)
 	defer func() {
 		if err != nil {
@@ -126,14 +123,14 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if s.dir, err = os.MkdirTemp("", "alpipe-stack-"); err != nil {
 		return s, err
 	}
-	d, err := tfconfig.Open(&tfconfig.Options{Project: s.Project})
+	d, err := tfconfig.Open("alpipe-stack-" + strings.ToLower(rand.Text()[:8]))
 	if err != nil {
 		return s, err
 	}
 	if opts.Adjust != nil {
 		opts.Adjust(d)
 	}
-	s.Deployment, s.Database, s.Dataset, s.Buckets = d, d.FirestoreDatabase, d.Dataset, d.Buckets
+	s.Deployment = *d
 
 	if !opts.Start.IsZero() {
 		s.clockFile = filepath.Join(s.dir, "clock")
@@ -147,10 +144,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if s.gcs, err = fakegcs.Start("", slices.Collect(maps.Values(s.Buckets))...); err != nil {
 		return s, err
 	}
-	var onObject func(map[string]any)
 	gcsSrv := s.serve(storageHook(s.gcs.Handler(), func(obj map[string]any) {
-		if onObject != nil {
-			onObject(obj)
+		if s.Eventarc != nil {
+			s.Eventarc.finalized(obj)
 		}
 	}))
 	s.StorageURL = gcsSrv.URL
@@ -218,8 +214,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	// tfconfig.Open refuses a push, job or trigger of a function no service runs.
 	for _, t := range d.StorageTriggers {
 		f := s.Frontends[t.Function]
-		s.Eventarc = newEventarc(t, f, s.serviceURL(f), opts.Backoff, f.proc.Service.Timeout)
-		onObject = s.Eventarc.finalized
+		s.Eventarc = newEventarc(t, f, s.serviceURL(f), opts.Backoff)
 	}
 
 	s.Scheduler = newScheduler(s.Now)
@@ -233,7 +228,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := s.startProcesses(ctx); err != nil {
 		return s, err
 	}
-	if s.Firestore, err = gfs.NewClientWithDatabase(ctx, s.Project, s.Database); err != nil {
+	if s.Firestore, err = gfs.NewClientWithDatabase(ctx, s.Project, s.FirestoreDatabase); err != nil {
 		return s, fmt.Errorf("firestore client: %w", err)
 	}
 	// Pub/Sub last: a push subscription pushes as soon as it exists.
@@ -250,7 +245,7 @@ const placeholderProjectNumber = "123456789012"
 // serviceURL is the URL Cloud Run gives the service behind f, the audience
 // of the OIDC tokens that call it: https://<service>-<project number>.<region>.run.app.
 func (s *Stack) serviceURL(f *Frontend) string {
-	return "https://" + f.proc.Service.Name + "-" + placeholderProjectNumber + "." + s.Deployment.Region + ".run.app"
+	return "https://" + f.proc.Service.Name + "-" + placeholderProjectNumber + "." + s.Region + ".run.app"
 }
 
 // startProcesses starts every service at once and reports every failure.

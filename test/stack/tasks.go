@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +23,7 @@ import (
 // URL the task names.
 type Tasks struct {
 	*ticktest.Server
-	now    func() time.Time
-	client *http.Client
+	now func() time.Time
 
 	mu       sync.Mutex
 	services map[string]*Frontend // service URL -> front end
@@ -45,7 +44,7 @@ func newTasks(now func() time.Time) (*Tasks, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tasks{Server: srv, now: now, client: &http.Client{}, services: map[string]*Frontend{}, lose: map[string]bool{}}, nil
+	return &Tasks{Server: srv, now: now, services: map[string]*Frontend{}, lose: map[string]bool{}}, nil
 }
 
 func (t *Tasks) route(serviceURL string, f *Frontend) {
@@ -76,7 +75,7 @@ func (t *Tasks) Due(ctx context.Context) ([]Dispatch, error) {
 // Dispatch sends one task, as its attempt number retry (0 first): Cloud
 // Tasks delivers at least once, so a test may send a task again.
 func (t *Tasks) Dispatch(ctx context.Context, task *cloudtaskspb.Task, retry int) (Dispatch, error) {
-	id := task.GetName()[strings.LastIndex(task.GetName(), "/")+1:]
+	id := path.Base(task.GetName())
 	d := Dispatch{Task: id, At: task.GetScheduleTime().AsTime()}
 	hr := task.GetHttpRequest()
 	u, err := url.Parse(hr.GetUrl())
@@ -98,9 +97,9 @@ func (t *Tasks) Dispatch(ctx context.Context, task *cloudtaskspb.Task, retry int
 	for k, v := range hr.GetHeaders() {
 		h.Set(k, v)
 	}
-	queue := task.GetName()[:strings.Index(task.GetName(), "/tasks/")]
 	h.Set("User-Agent", "Google-Cloud-Tasks")
-	h.Set("X-CloudTasks-QueueName", queue[strings.LastIndex(queue, "/")+1:])
+	// projects/P/locations/L/queues/QUEUE/tasks/ID
+	h.Set("X-CloudTasks-QueueName", path.Base(path.Dir(path.Dir(task.GetName()))))
 	h.Set("X-CloudTasks-TaskName", id)
 	h.Set("X-CloudTasks-TaskRetryCount", strconv.Itoa(retry))
 	h.Set("X-CloudTasks-TaskExecutionCount", strconv.Itoa(retry))
@@ -112,7 +111,7 @@ func (t *Tasks) Dispatch(ctx context.Context, task *cloudtaskspb.Task, retry int
 		}
 		h.Set("Authorization", "Bearer "+idToken(aud, tok.GetServiceAccountEmail(), time.Now()))
 	}
-	d.Status, d.Body, err = send(ctx, t.client, "task "+id, task.GetDispatchDeadline().AsDuration(),
+	d.Status, d.Body, err = send(ctx, "task "+id, task.GetDispatchDeadline().AsDuration(),
 		hr.GetHttpMethod().String(), f.URL()+u.RequestURI(), hr.GetBody(), h)
 	return d, err
 }

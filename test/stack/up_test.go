@@ -43,11 +43,9 @@ func TestUp(t *testing.T) {
 	s, err := Start(ctx, Options{Binary: binary, Output: HumanLog(os.Stdout), Start: start})
 	check(t, err)
 	defer s.Close()
-	c, err := NewConsole(s)
-	check(t, err)
-	console := httptest.NewServer(c)
-	defer console.Close()
-	upBanner(os.Stdout, s, console.URL)
+	srv := httptest.NewServer(console(t, s))
+	defer srv.Close()
+	upBanner(os.Stdout, s, srv.URL)
 	runClock(ctx, s, time.Second, os.Stdout)
 	fmt.Println("stack: stopping")
 }
@@ -91,11 +89,7 @@ func runClock(ctx context.Context, s *Stack, poll time.Duration, out io.Writer) 
 		}
 		calls, err := s.Scheduler.Due(ctx)
 		for _, c := range calls {
-			var callErr error
-			if c.Status/100 != 2 {
-				callErr = err
-			}
-			fmt.Fprintln(out, callLine(c, callErr))
+			fmt.Fprintln(out, callLine(c, err)) // err only for a call not answered
 		}
 	}
 }
@@ -114,7 +108,8 @@ func upBanner(w io.Writer, s *Stack, consoleURL string) {
 	p("Stand-ins:\n")
 	p("  fake GCS          STORAGE_EMULATOR_HOST=%s  buckets %s\n", strings.TrimPrefix(s.StorageURL, "http://"), bucketsText(s.Buckets))
 	p("  BigQuery fake     BIGQUERY_EMULATOR_HOST=%s  dataset %s (bqfake in front of the BigQuery emulator, which runs every query)\n", strings.TrimPrefix(s.BigQueryURL, "http://"), s.Dataset)
-	p("  Firestore         FIRESTORE_EMULATOR_HOST=%s  database %s\n", os.Getenv("FIRESTORE_EMULATOR_HOST"), s.Database)
+	p("  Firestore         FIRESTORE_EMULATOR_HOST=%s  database %s\n",
+		os.Getenv("FIRESTORE_EMULATOR_HOST"), s.FirestoreDatabase)
 	p("  Pub/Sub           PUBSUB_EMULATOR_HOST=%s  GOOGLE_CLOUD_PROJECT=%s\n", os.Getenv("PUBSUB_EMULATOR_HOST"), s.Project)
 	for _, j := range s.Deployment.SchedulerJobs {
 		p("  Cloud Scheduler   %s calls %s %s (%q in terraform/scheduler.tf), on the stack's clock\n", j.Name, s.Processes[j.Function].Service.Name, cronText(j.Schedule), j.Schedule)
@@ -134,6 +129,7 @@ func upBanner(w io.Writer, s *Stack, consoleURL string) {
 	p("  What BigQuery holds (the fake's tables and row counts, then a table's rows as JSON lines):\n")
 	p("    curl -s %s/tables\n", consoleURL)
 	p("    curl -s '%s/tables/%s?limit=20'\n", consoleURL, warehouse.VentasHoraPaisPaneles)
-	p("  The ledger and window state are in Firestore (project %s, database %s).\n", s.Project, s.Database)
+	p("  The ledger and window state are in Firestore (project %s, database %s).\n",
+		s.Project, s.FirestoreDatabase)
 	p("Ctrl-C stops it.\n\n")
 }

@@ -90,24 +90,19 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// Options changes what Open reads; nil reads the deployment as planned.
-type Options struct {
-	// Project, when set, replaces the planned project ID wherever it
-	// occurs (GOOGLE_CLOUD_PROJECT, bucket names, accounts' emails): the
-	// planned ID is long and distinctive, so it occurs in nothing else.
-	Project string
-}
-
 // Open reads the repository's deployment (TopologyFile and ServicesFile).
-func Open(o *Options) (*Deployment, error) {
+// A project, when not "", replaces the planned project ID wherever it occurs
+// (GOOGLE_CLOUD_PROJECT, bucket names, accounts' emails): the planned ID is
+// long and distinctive, so it occurs in nothing else.
+func Open(project string) (*Deployment, error) {
 	root, err := RepoDir()
 	if err != nil {
 		return nil, err
 	}
-	return open(filepath.Join(root, "terraform"), o)
+	return open(filepath.Join(root, "terraform"), project)
 }
 
-func open(dir string, o *Options) (*Deployment, error) {
+func open(dir, project string) (*Deployment, error) {
 	var d Deployment
 	if err := decode(filepath.Join(dir, TopologyFile), nil, &d); err != nil {
 		return nil, err
@@ -116,8 +111,8 @@ func open(dir string, o *Options) (*Deployment, error) {
 		return nil, fmt.Errorf("%s: no project", TopologyFile)
 	}
 	var rename *strings.Replacer
-	if o != nil && o.Project != "" {
-		rename = strings.NewReplacer(d.Project, o.Project)
+	if project != "" {
+		rename = strings.NewReplacer(d.Project, project)
 		d = Deployment{}
 		if err := decode(filepath.Join(dir, TopologyFile), rename, &d); err != nil {
 			return nil, err

@@ -17,8 +17,8 @@ import (
 // services.json as the stack does: with a project of its own, every name
 // derived from the planned project is the stack's, and nothing else changes.
 func TestOpenRenamesIntoTheProject(t *testing.T) {
-	planned, errPlanned := Open(nil)
-	d, err := Open(&Options{Project: "alpipe-stack-0a1b"})
+	planned, errPlanned := Open("")
+	d, err := Open("alpipe-stack-0a1b")
 	if err := errors.Join(errPlanned, err); err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +90,13 @@ func TestOpenRefusesBrokenData(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := open(dir, nil)
+			_, err := open(dir, "")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one naming %q", err, tt.want)
 			}
 		})
 	}
-	if _, err := open(t.TempDir(), nil); err == nil {
+	if _, err := open(t.TempDir(), ""); err == nil {
 		t.Error("no files: got no error")
 	}
 }

@@ -10,7 +10,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -110,10 +109,9 @@ func load(args []string) error {
 	}
 	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: *inflight + 10, MaxConnsPerHost: *inflight + 10}}
 
-	type batchSeen struct{ deliveries, txs, attempts int }
 	var (
 		mu        sync.Mutex
-		batches   = map[string]batchSeen{}
+		batches   = map[string]stream.BatchInfo{}
 		latencies []time.Duration
 		retries   atomic.Int64
 		next      atomic.Int64
@@ -144,7 +142,7 @@ func load(args []string) error {
 						latencies = append(latencies, time.Since(t0))
 						var r stream.Result
 						if json.Unmarshal(res, &r) == nil && r.Batch.ID != "" {
-							batches[r.Batch.ID] = batchSeen{r.Batch.Deliveries, r.Batch.Transactions, r.Batch.Attempts}
+							batches[r.Batch.ID] = r.Batch
 						}
 						mu.Unlock()
 						break
@@ -171,7 +169,7 @@ func load(args []string) error {
 	}
 	txs, attempts, delivered := 0, 0, 0
 	for _, b := range batches {
-		txs, attempts, delivered = txs+b.txs, attempts+b.attempts, delivered+b.deliveries
+		txs, attempts, delivered = txs+b.Transactions, attempts+b.Attempts, delivered+b.Deliveries
 	}
 	slices.Sort(latencies)
 	pct := func(p float64) time.Duration { return latencies[min(len(latencies)-1, int(p*float64(len(latencies))))] }
@@ -292,14 +290,14 @@ func miscounted(panes []window.Pane, want map[string]int64, n int) []string {
 func pushBody(id, key string, event time.Time) []byte {
 	data := `{"pedido_id":"` + id + `","cliente_id":"` + hotCustomer + `","pais":"` + key +
 		`","importe_total":"179.80","lineas":[{"sku":"MOCH-40L-AZ","cantidad":2,"precio_unitario":"89.90"}]}`
-	b, _ := json.Marshal(map[string]any{
-		"message": map[string]any{
-			"data":        base64.StdEncoding.EncodeToString([]byte(data)),
-			"attributes":  map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)},
-			"messageId":   "m-" + id,
-			"publishTime": event.Format(time.RFC3339Nano),
+	b, _ := json.Marshal(order.Delivery{
+		Message: order.Message{
+			Data:        []byte(data), // base64 in JSON
+			Attributes:  map[string]string{order.EventTimeAttribute: event.Format(time.RFC3339Nano)},
+			MessageID:   "m-" + id,
+			PublishTime: event,
 		},
-		"subscription": "projects/p/subscriptions/pedidos-nuevos-push",
+		Subscription: "projects/p/subscriptions/pedidos-nuevos-push",
 	})
 	return b
 }

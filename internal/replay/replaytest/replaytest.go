@@ -67,14 +67,9 @@ type Line = struct {
 	Precio              string // a decimal
 }
 
-// Loader is the part of a warehouse LoadLines needs.
-type Loader interface {
-	Load(ctx context.Context, req warehouse.Load) (warehouse.LoadResult, error)
-}
-
 // LoadLines loads lines as generation gen of the source object, numbered
 // from 1 in the order given.
-func LoadLines[L ~Line](t testing.TB, w Loader, object string, gen int64, lines ...L) {
+func LoadLines[L ~Line](t testing.TB, w warehouse.Warehouse, object string, gen int64, lines ...L) {
 	t.Helper()
 	id := "test-" + strings.NewReplacer(".", "_", "/", "_", ":", "_").Replace(object) + "-" + strconv.FormatInt(gen, 10)
 	src := &warehousetest.Source{}

@@ -96,10 +96,7 @@ func testSinkDown(t *testing.T, en env) {
 	}
 
 	r.sink.SetFailing(false)
-	res2, err := r.p.Tick(t.Context(), at("21:18"))
-	if err != nil {
-		t.Fatalf("tick after the sink came back: %v", err)
-	}
+	res2 := tickOK(t, r, "21:18")
 	if res2.Aggregations[0].Flushed != 4 || res2.DeadLetters != 1 {
 		t.Errorf("tick flushed %d rows and %d dead letters, want 4 and 1", res2.Aggregations[0].Flushed, res2.DeadLetters)
 	}
@@ -129,9 +126,7 @@ func testCrashBeforeOutboxDelete(t *testing.T, en env) {
 		t.Fatal("the outbox was cleared although deletes fail")
 	}
 	r.store.FailDeletes(nil)
-	if _, err := r.p.Tick(t.Context(), at("20:42")); err != nil {
-		t.Fatal(err)
-	}
+	tickOK(t, r, "20:42")
 	model.Apply(tick("20:42"))
 	if r.sink.Repeats() == 0 {
 		t.Error("no row was appended twice: the crash was not simulated")

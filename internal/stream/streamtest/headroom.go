@@ -1,8 +1,6 @@
 package streamtest
 
 import (
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,8 +27,11 @@ func testHeadroom(t *testing.T, en env) {
 		}
 		tickOK(t, r, "18:32")
 		tickOK(t, r, "19:12")
-		want := []string{"#0 EARLY 45000000000 pedidos=5", "#1 ON_TIME 45000000000 pedidos=5"}
-		if diff := cmp.Diff(want, importeLines(r.panes())); diff != "" {
+		want := []string{
+			"18:00 ES #0 EARLY importe=45000000000 pedidos=5 unidades=5",
+			"18:00 ES #1 ON_TIME importe=45000000000 pedidos=5 unidades=5",
+		}
+		if diff := cmp.Diff(want, paneLines(r.panes())); diff != "" {
 			t.Errorf("panes (-want +got):\n%s", diff)
 		}
 	})
@@ -101,14 +102,14 @@ func testHeadroom(t *testing.T, en env) {
 
 		tickOK(t, r, "18:44")
 		tickOK(t, r, "19:12")
-		got := importeLines(r.panes())
 		want := []string{
-			"#0 EARLY 60000000000000000000000000000 pedidos=2",
-			"#1 EARLY 95000000000000000000000000000 pedidos=4",
-			"#2 ON_TIME 95000000000000000000000000000 pedidos=4",
-			"FR #0 EARLY 1 pedidos=1", "FR #1 ON_TIME 1 pedidos=1",
+			"18:00 ES #0 EARLY importe=60000000000000000000000000000 pedidos=2 unidades=2",
+			"18:00 ES #1 EARLY importe=95000000000000000000000000000 pedidos=4 unidades=4",
+			"18:00 ES #2 ON_TIME importe=95000000000000000000000000000 pedidos=4 unidades=4",
+			"18:00 FR #0 EARLY importe=1 pedidos=1 unidades=1",
+			"18:00 FR #1 ON_TIME importe=1 pedidos=1 unidades=1",
 		}
-		if diff := cmp.Diff(want, got); diff != "" {
+		if diff := cmp.Diff(want, paneLines(r.panes())); diff != "" {
 			t.Errorf("panes (-want +got):\n%s", diff)
 		}
 		if n := discardCount(r.sink); n != 1 {
@@ -129,22 +130,4 @@ func accepted(t *testing.T, r *rig, e windowtest.MultiEvent) stream.Result {
 		t.Fatalf("order %s: %+v, %v; want it accepted", e.Order.PedidoID, res, err)
 	}
 	return res
-}
-
-// importeLines renders the panes of aggregation ventas_hora_pais with their
-// exact importe; keys other than ES are named.
-func importeLines(ps []window.Pane) []string {
-	var out []string
-	for _, p := range ps {
-		if p.Aggregation != "ventas_hora_pais" {
-			continue
-		}
-		line := "#" + strconv.FormatInt(p.Index, 10) + " " + string(p.Timing) + " " + p.Measures.Importe.String() + " pedidos=" + strconv.FormatInt(p.Measures.Pedidos, 10)
-		if p.Key != "ES" {
-			line = p.Key + " " + line
-		}
-		out = append(out, line)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -136,12 +136,12 @@ func testPoisonCell(t *testing.T, en env) {
 			}
 
 			want := []string{
-				"18:00 ES #0 EARLY pedidos=1 unidades=1",
-				"18:00 ES #1 ON_TIME pedidos=3 unidades=21",
-				"18:00 FR #0 EARLY pedidos=1 unidades=2",
-				"18:00 FR #1 ON_TIME pedidos=2 unidades=34",
-				"19:00 DE #0 EARLY pedidos=1 unidades=8",
-				"19:00 DE #1 ON_TIME pedidos=1 unidades=8",
+				"18:00 ES #0 EARLY importe=100 pedidos=1 unidades=1",
+				"18:00 ES #1 ON_TIME importe=2100 pedidos=3 unidades=21",
+				"18:00 FR #0 EARLY importe=200 pedidos=1 unidades=2",
+				"18:00 FR #1 ON_TIME importe=3400 pedidos=2 unidades=34",
+				"19:00 DE #0 EARLY importe=800 pedidos=1 unidades=8",
+				"19:00 DE #1 ON_TIME importe=800 pedidos=1 unidades=8",
 			}
 			if diff := cmp.Diff(want, paneLines(r.panes())); diff != "" {
 				t.Errorf("panes (-want +got):\n%s", diff)
@@ -157,7 +157,7 @@ func testPoisonCell(t *testing.T, en env) {
 
 	// Store failures: the tick answers an error and reports no failing
 	// window; once the store works, the next tick does what it did not.
-	early := "18:00 ES #0 EARLY pedidos=1 unidades=1"
+	early := "18:00 ES #0 EARLY importe=100 pedidos=1 unidades=1"
 	failures := []struct {
 		name            string
 		before          []string // ticks before the one at failAt, which fail makes fail
@@ -172,7 +172,7 @@ func testPoisonCell(t *testing.T, en env) {
 		{name: "listing a generation of records", failAt: "18:32", againAt: "18:33", want: []string{early},
 			fail: func(r *Recorder) { r.FailListTag(true) }},
 		{name: "deleting an expired window's state", before: []string{"18:32"}, failAt: "21:15", againAt: "21:16",
-			want: []string{early, "18:00 ES #1 ON_TIME pedidos=1 unidades=1"},
+			want: []string{early, "18:00 ES #1 ON_TIME importe=100 pedidos=1 unidades=1"},
 			fail: func(r *Recorder) { r.FailDeletes(func(p string) bool { return strings.Contains(p, "/state/") }) }},
 	}
 	for _, tt := range failures {
@@ -251,9 +251,12 @@ func testPoisonRecord(t *testing.T, en env) {
 	tickOK(t, r, "18:45")
 	tickOK(t, r, "19:12")
 	want := []string{
-		"18:00 DE #0 EARLY pedidos=1 unidades=3", "18:00 DE #1 ON_TIME pedidos=1 unidades=3",
-		"18:00 ES #0 EARLY pedidos=1 unidades=1", "18:00 ES #1 ON_TIME pedidos=1 unidades=1",
-		"18:00 FR #0 EARLY pedidos=1 unidades=2", "18:00 FR #1 ON_TIME pedidos=1 unidades=2",
+		"18:00 DE #0 EARLY importe=300 pedidos=1 unidades=3",
+		"18:00 DE #1 ON_TIME importe=300 pedidos=1 unidades=3",
+		"18:00 ES #0 EARLY importe=100 pedidos=1 unidades=1",
+		"18:00 ES #1 ON_TIME importe=100 pedidos=1 unidades=1",
+		"18:00 FR #0 EARLY importe=200 pedidos=1 unidades=2",
+		"18:00 FR #1 ON_TIME importe=200 pedidos=1 unidades=2",
 	}
 	if diff := cmp.Diff(want, paneLines(r.panes())); diff != "" {
 		t.Errorf("panes after the repair (-want +got):\n%s", diff)
@@ -268,7 +271,7 @@ func tickOK(t *testing.T, r *rig, now string) stream.TickResult {
 	t.Helper()
 	res, err := r.p.Tick(t.Context(), at(now))
 	if err != nil {
-		t.Fatalf("tick at %s with one failing window: %v; want success for the others (2xx)", now, err)
+		t.Fatalf("tick at %s: %v; want success (2xx), a failing window too", now, err)
 	}
 	return res
 }
@@ -333,12 +336,13 @@ func WriteDoc(t testing.TB, s docstore.Store, d docstore.Doc) {
 }
 
 // paneLines renders the panes as "<hh:mm in Spain> <key> #<index> <timing>
-// pedidos=.. unidades=..", sorted.
+// importe=.. pedidos=.. unidades=..", sorted.
 func paneLines(ps []window.Pane) []string {
 	var out []string
 	for _, p := range ps {
-		out = append(out, fmt.Sprintf("%s %s #%d %s pedidos=%d unidades=%d", p.WindowStart.In(windowtest.Spain).Format("15:04"),
-			p.Key, p.Index, p.Timing, p.Measures.Pedidos, p.Measures.Unidades))
+		out = append(out, fmt.Sprintf("%s %s #%d %s importe=%s pedidos=%d unidades=%d",
+			p.WindowStart.In(windowtest.Spain).Format("15:04"), p.Key, p.Index, p.Timing,
+			p.Measures.Importe, p.Measures.Pedidos, p.Measures.Unidades))
 	}
 	slices.Sort(out)
 	return out

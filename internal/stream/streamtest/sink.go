@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/alpinashop/alpipe/internal/stream"
@@ -25,7 +24,7 @@ var ErrSinkDown = errors.New("streamtest: sink is down")
 // a retry happened and that it carried the same row, and it can be told to
 // fail.
 type Sink struct {
-	mu        sync.Mutex
+	guard
 	rows      map[string][]warehouse.Row          // per table, in first-append order
 	byID      map[string]map[string]warehouse.Row // per table
 	repeats   int
@@ -37,7 +36,8 @@ type Sink struct {
 
 // NewSink returns an empty, working sink.
 func NewSink() *Sink {
-	return &Sink{rows: map[string][]warehouse.Row{}, byID: map[string]map[string]warehouse.Row{}}
+	return &Sink{rows: map[string][]warehouse.Row{}, byID: map[string]map[string]warehouse.Row{},
+		failTable: map[string]bool{}}
 }
 
 // Append implements stream.Sink.
@@ -75,22 +75,9 @@ func (s *Sink) Append(_ context.Context, table string, rows []warehouse.Row) err
 	return nil
 }
 
-func (s *Sink) locked(f func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f()
-}
-
 func (s *Sink) SetFailing(on bool) { s.locked(func() { s.failing = on }) }
 
-func (s *Sink) FailTable(table string, on bool) {
-	s.locked(func() {
-		if s.failTable == nil {
-			s.failTable = map[string]bool{}
-		}
-		s.failTable[table] = on
-	})
-}
+func (s *Sink) FailTable(table string, on bool) { s.locked(func() { s.failTable[table] = on }) }
 
 // Rows returns the distinct rows of table, in first-append order.
 func (s *Sink) Rows(table string) (rows []warehouse.Row) {

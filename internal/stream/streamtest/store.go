@@ -23,7 +23,7 @@ var ErrInjected = errors.New("streamtest: injected store failure")
 // would.
 type Recorder struct {
 	docstore.Store
-	mu         sync.Mutex
+	guard
 	writes     []Write
 	failSet    func(path string) bool
 	failDelete func(path string) bool
@@ -77,9 +77,12 @@ func (r *Recorder) RunTx(ctx context.Context, fn func(ctx context.Context, tx do
 	return err
 }
 
-func (r *Recorder) locked(f func()) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// guard runs f holding its mutex.
+type guard struct{ mu sync.Mutex }
+
+func (g *guard) locked(f func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	f()
 }
 
@@ -104,13 +107,7 @@ func (r *Recorder) WritesSince(mark int) (ws []Write) {
 
 // writesBesidesLeases are the writes after mark but those of tick leases.
 func (r *Recorder) writesBesidesLeases(mark int) []Write {
-	var out []Write
-	for _, w := range r.WritesSince(mark) {
-		if !isLease(w.Path) {
-			out = append(out, w)
-		}
-	}
-	return out
+	return slices.DeleteFunc(r.WritesSince(mark), func(w Write) bool { return isLease(w.Path) })
 }
 
 // Write is one committed Set or Delete.
@@ -188,8 +185,8 @@ func (r *Recorder) fails(f *func(string) bool, path string) (fail bool) {
 
 type recTx struct {
 	docstore.Tx
+	guard
 	r     *Recorder
-	mu    sync.Mutex
 	w     []Write
 	reads int
 }
@@ -200,9 +197,7 @@ func (t *recTx) Get(paths ...string) ([]docstore.Doc, error) {
 			return nil, fmt.Errorf("get %s: %w", p, ErrInjected)
 		}
 	}
-	t.mu.Lock()
-	t.reads += len(paths)
-	t.mu.Unlock()
+	t.locked(func() { t.reads += len(paths) })
 	docs, err := t.Tx.Get(paths...)
 	if err != nil || !t.r.noLeases.Load() {
 		return docs, err
@@ -247,11 +242,7 @@ func (t *recTx) Delete(path string) error {
 	return nil
 }
 
-func (t *recTx) add(w Write) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.w = append(t.w, w)
-}
+func (t *recTx) add(w Write) { t.locked(func() { t.w = append(t.w, w) }) }
 
 func isOutbox(path string) bool { return strings.Contains(path, "/outbox/") }
 

@@ -6,8 +6,6 @@ package ticktest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net"
 	"slices"
@@ -31,6 +29,7 @@ import (
 // a name used before is refused with AlreadyExists (Cloud Tasks: for about
 // an hour after the task ran; here for the server's life), a schedule time
 // absent or past becomes now, and the task is kept until Take hands it out.
+// alpipe names every task (tick.TaskID), so a task without a name is refused.
 type Server struct {
 	cloudtaskspb.UnimplementedCloudTasksServer
 
@@ -76,10 +75,6 @@ func (s *Server) CreateTask(_ context.Context, req *cloudtaskspb.CreateTaskReque
 		return nil, status.Errorf(codes.InvalidArgument, "parent %q is not projects/P/locations/L/queues/Q", req.GetParent())
 	case t == nil || t.GetHttpRequest() == nil:
 		return nil, status.Error(codes.InvalidArgument, "task: want an http_request")
-	case t.GetName() == "":
-		b := make([]byte, 8)
-		_, _ = rand.Read(b)
-		t.Name = req.GetParent() + "/tasks/" + hex.EncodeToString(b)
 	case !strings.HasPrefix(t.GetName(), req.GetParent()+"/tasks/"):
 		return nil, status.Errorf(codes.InvalidArgument, "task name %q is not in queue %s", t.GetName(), req.GetParent())
 	}

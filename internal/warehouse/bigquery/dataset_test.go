@@ -2,16 +2,13 @@ package bigquery
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"cloud.google.com/go/bigquery"
-	"google.golang.org/api/googleapi"
 
 	"github.com/alpinashop/alpipe/internal/warehouse"
 	"github.com/alpinashop/alpipe/test/bqemulator"
@@ -73,8 +70,7 @@ var sessionDirective = regexp.MustCompile(`%\{ if session \}(.*?)%\{ endif \}`)
 
 func createIfMissing(ctx context.Context, t *bigquery.Table, md *bigquery.TableMetadata) error {
 	err := t.Create(ctx, md)
-	var ge *googleapi.Error
-	if errors.As(err, &ge) && ge.Code == http.StatusConflict {
+	if isDuplicate(err) { // the table exists
 		return nil
 	}
 	if err != nil {

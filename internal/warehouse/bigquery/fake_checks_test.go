@@ -132,7 +132,7 @@ func runQuery(ctx context.Context, e *testEnv, id string, edit queryEdit) error 
 	if err != nil {
 		return err
 	}
-	return waitErr(ctx, e, j)
+	return e.w.await(ctx, j)
 }
 
 // runLoad loads uri into lineas_pedido (CREATE_NEVER) as job id in
@@ -150,18 +150,7 @@ func runLoad(ctx context.Context, e *testEnv, id, uri string, tb warehouse.Table
 	if err != nil {
 		return err
 	}
-	return waitErr(ctx, e, j)
-}
-
-func waitErr(ctx context.Context, e *testEnv, j *bigquery.Job) error {
-	st, err := e.w.wait(ctx, j)
-	if err != nil {
-		return err
-	}
-	if st.Err() != nil {
-		return jobError(j, st)
-	}
-	return nil
+	return e.w.await(ctx, j)
 }
 
 func mustTable(t testing.TB, name string) warehouse.Table {

@@ -22,7 +22,7 @@ func isNotFound(err error) bool {
 	return errors.As(err, &e) && e.Code == http.StatusNotFound
 }
 
-// isDuplicate reports jobs.insert's 409 "Already Exists: Job ...".
+// isDuplicate reports BigQuery's 409 "Already Exists": a job ID or table taken.
 func isDuplicate(err error) bool {
 	var e *googleapi.Error
 	return errors.As(err, &e) && e.Code == http.StatusConflict

@@ -129,32 +129,28 @@ func TestLoad(t *testing.T) {
 				tc.setup(e.fake)
 			}
 			src := &warehousetest.Source{Rows: lineas(t, tc.rows), FailAfter: tc.failAt}
-			got, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src})
+			res, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src})
 			checkErr(t, err, tc.wantErr)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("result (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantInserts, calls(e.fake, "jobs.insert")); diff != "" {
-				t.Errorf("jobs.insert calls (-want +got):\n%s", diff)
-			}
 			creates, aborts := e.staging.log()
-			if diff := cmp.Diff(tc.wantCreates, untoken(creates)); diff != "" {
-				t.Errorf("staged objects (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.wantAborts, untoken(aborts)); diff != "" {
-				t.Errorf("aborted uploads (-want +got):\n%s", diff)
-			}
-			if n := len(e.fake.Rows(warehouse.LineasPedido)); n != tc.wantTableLen {
-				t.Errorf("table holds %d rows, want %d", n, tc.wantTableLen)
-			}
-			if diff := cmp.Diff(tc.wantLeft, untoken(e.staged(t))); diff != "" {
-				t.Errorf("staged objects left (-want +got):\n%s", diff)
-			}
-			if reads := src.Nexts.Load(); (reads > 0) != tc.readsRows {
-				t.Errorf("row source read %d times, want reads=%v", reads, tc.readsRows)
+			got := loadOutcome{Result: res, Inserts: calls(e.fake, "jobs.insert"), Creates: untoken(creates),
+				Aborts: untoken(aborts), TableLen: len(e.fake.Rows(warehouse.LineasPedido)),
+				Left: untoken(e.staged(t)), ReadsRows: src.Nexts.Load() > 0}
+			want := loadOutcome{Result: tc.want, Inserts: tc.wantInserts, Creates: tc.wantCreates, Aborts: tc.wantAborts,
+				TableLen: tc.wantTableLen, Left: tc.wantLeft, ReadsRows: tc.readsRows}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Load (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// loadOutcome is what a Load did: its result, the jobs.insert calls, the
+// staged objects created, aborted and left, the rows in the table.
+type loadOutcome struct {
+	Result                         warehouse.LoadResult
+	Inserts, Creates, Aborts, Left []string
+	TableLen                       int
+	ReadsRows                      bool
 }
 
 func TestLoadRejectsBadRequests(t *testing.T) {

@@ -27,9 +27,7 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	if len(dates) == 0 {
 		return nil
 	}
-	days := slices.Clone(dates)
-	slices.Sort(days)
-	days = slices.Compact(days)
+	days := slices.Compact(slices.Sorted(slices.Values(dates)))
 	// Every day's SQL, built before any job starts.
 	type daySQL struct{ rows, overflows string }
 	sqls := make([]daySQL, len(days))

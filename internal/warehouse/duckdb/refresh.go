@@ -21,9 +21,7 @@ func (w *Warehouse) RefreshDaily(ctx context.Context, aggregate string, dates []
 	if len(dates) == 0 {
 		return nil
 	}
-	dates = slices.Clone(dates)
-	slices.Sort(dates)
-	dates = slices.Compact(dates)
+	dates = slices.Compact(slices.Sorted(slices.Values(dates)))
 	groups, err := a.GroupsSQL(warehouse.DuckDB, warehouse.Unqualified, dates)
 	if err != nil {
 		return fmt.Errorf("refresh %s: %w", aggregate, err)
@@ -75,21 +73,15 @@ func readOverflows(ctx context.Context, conn *sql.Conn, a warehouse.Aggregate, q
 	if err != nil {
 		return nil, err
 	}
-	cells := make([]sql.NullString, len(cols))
+	row := make([]*string, len(cols)) // Scan sets a NULL cell to nil
 	dest := make([]any, len(cols))
-	for i := range cells {
-		dest[i] = &cells[i]
+	for i := range row {
+		dest[i] = &row[i]
 	}
 	var out []warehouse.Overflow
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
-		}
-		row := make([]*string, len(cells))
-		for i, c := range cells {
-			if c.Valid {
-				row[i] = &c.String
-			}
 		}
 		o, err := a.ParseOverflow(row)
 		if err != nil {

@@ -237,18 +237,11 @@ func (e *csvEncoder) append(b []byte, row []warehouse.Value) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// appendQuoted appends s as a quoted CSV field; ReplaceAll allocates only
+// for a string holding a quote.
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
-	for {
-		i := strings.IndexByte(s, '"')
-		if i < 0 {
-			break
-		}
-		b = append(b, s[:i+1]...)
-		b = append(b, '"')
-		s = s[i+1:]
-	}
-	b = append(b, s...)
+	b = append(b, strings.ReplaceAll(s, `"`, `""`)...)
 	return append(b, '"')
 }
 

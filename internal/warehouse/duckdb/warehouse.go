@@ -84,7 +84,7 @@ func Open(path string, opt Options) (*Warehouse, error) {
 		if opt.Accumulation != "" {
 			v.Accumulation = opt.Accumulation
 		}
-		sql, err := v.SQL(warehouse.DuckDB, nil)
+		sql, err := v.SQL(warehouse.DuckDB, warehouse.Unqualified)
 		if err != nil {
 			return nil, fmt.Errorf("open warehouse: %w", err)
 		}

@@ -168,12 +168,7 @@ func testListings(t *testing.T, w Warehouse, mode, tag string) {
 		if tc.keep == nil {
 			continue
 		}
-		got := [][]string{}
-		for _, r := range res.Rows {
-			if tc.keep(r) {
-				got = append(got, r)
-			}
-		}
+		got := slices.DeleteFunc(res.Rows, func(r []string) bool { return !tc.keep(r) })
 		diff(t, tc.name+" rows", tc.want, got)
 	}
 }

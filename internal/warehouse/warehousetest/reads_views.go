@@ -1,6 +1,7 @@
 package warehousetest
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -151,12 +152,7 @@ func testListViewOf(t *testing.T, w Warehouse, mode, tag string, q warehouse.Nam
 	diff(t, name+" types", []warehouse.Type{warehouse.Timestamp, warehouse.Timestamp, warehouse.String, warehouse.Numeric,
 		warehouse.Int64, warehouse.Int64, warehouse.String, warehouse.Int64}, types)
 	at := func(offset time.Duration) string { return start.Add(offset).Format(time.RFC3339) }
-	got := [][]string{}
-	for _, r := range res.Rows {
-		if strings.HasPrefix(r[0], fecha) {
-			got = append(got, r)
-		}
-	}
+	got := slices.DeleteFunc(res.Rows, func(r []string) bool { return !strings.HasPrefix(r[0], fecha) })
 	diffViewRows(t, w, mode, v, tag, name+" rows", [][]string{
 		{at(0), at(time.Hour), "A", "0.5", "1", "1", "ON_TIME", "0"},
 		{at(0), at(time.Hour), "B", "7", "1", "7", "ON_TIME", "0"},

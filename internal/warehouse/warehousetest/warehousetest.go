@@ -39,13 +39,7 @@ type featured struct {
 }
 
 func opener(newWarehouse func(t *testing.T) Warehouse, f Features) func(t *testing.T) Warehouse {
-	return func(t *testing.T) Warehouse {
-		w := newWarehouse(t)
-		if f.WindowSumDefect != "" {
-			return featured{Warehouse: w, f: f}
-		}
-		return w
-	}
+	return func(t *testing.T) Warehouse { return featured{Warehouse: newWarehouse(t), f: f} }
 }
 
 // RunWith runs the whole suite with the given features, newWarehouse once

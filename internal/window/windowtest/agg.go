@@ -21,7 +21,7 @@ type agg struct {
 	cells    map[cellID]*session   // fixed and sliding windows: sessions that never merge
 	sessions map[string][]*session // session windows: the open sessions of each key
 	closed   []*session            // sessions that expired (not those merged away)
-	stats    SessionStats
+	stats    Coverage              // sessions only
 	panes    []window.Pane
 	drops    []Drop
 	fates    map[OrderWindow]Fate
@@ -39,7 +39,8 @@ type Element struct {
 }
 
 func newAgg(spec window.Spec) *agg {
-	return &agg{spec: spec, cells: map[cellID]*session{}, sessions: map[string][]*session{}, fates: map[OrderWindow]Fate{}}
+	return &agg{spec: spec, cells: map[cellID]*session{}, sessions: map[string][]*session{},
+		stats: Coverage{}, fates: map[OrderWindow]Fate{}}
 }
 
 // deliver handles the first delivery of order id with event time t whose

@@ -152,8 +152,9 @@ func (m *Multi) Apply(e MultiEvent) []window.Pane {
 	return out
 }
 
-// Elements computes an order's elements under key with big integers, and
-// the indexes of its lines without a SKU, as the contract of Multi says.
+// Elements computes an order's elements under key with big integers,
+// ascending by key, and the indexes of its lines without a SKU, as the
+// contract of Multi says.
 func Elements(key string, o order.Order) (elems []Element, missing []int) {
 	if key != KeySKU {
 		var units big.Int
@@ -165,7 +166,6 @@ func Elements(key string, o order.Order) (elems []Element, missing []int) {
 	}
 	type acc struct{ imp, units big.Int }
 	bySKU := map[string]*acc{}
-	var skus []string
 	for i, l := range o.Lineas {
 		sku := strings.ToUpper(strings.TrimSpace(l.SKU))
 		if sku == "" {
@@ -176,12 +176,11 @@ func Elements(key string, o order.Order) (elems []Element, missing []int) {
 		if s == nil {
 			s = &acc{}
 			bySKU[sku] = s
-			skus = append(skus, sku)
 		}
 		s.imp.Add(&s.imp, new(big.Int).Mul(l.PrecioUnitario.BigNanos(), big.NewInt(l.Cantidad)))
 		s.units.Add(&s.units, big.NewInt(l.Cantidad))
 	}
-	for _, sku := range skus {
+	for _, sku := range slices.Sorted(maps.Keys(bySKU)) {
 		s := bySKU[sku]
 		elems = append(elems, Element{Key: sku, Measures: measures(&s.imp, &s.units, 1)})
 	}

@@ -29,7 +29,7 @@ type Story struct{ msg int }
 // Deliver is the delivery at now of order id of key made at eventTime.
 func (s *Story) Deliver(now, id, key, eventTime, importe string, unidades int64) MultiEvent {
 	s.msg++
-	m := window.Measures{Importe: dec(importe), Pedidos: 1, Unidades: unidades}
+	m := window.Measures{Importe: Dec(importe), Pedidos: 1, Unidades: unidades}
 	return MultiEvent{Kind: Deliver, Now: At(now), MessageID: fmt.Sprintf("m%d", s.msg), Order: SimpleOrder(id, key, At(eventTime), m)}
 }
 
@@ -39,7 +39,8 @@ func Again(e MultiEvent, now string) MultiEvent { e.Now = At(now); return e }
 // TickAt is a tick at now (At).
 func TickAt(now string) MultiEvent { return MultiEvent{Kind: Tick, Now: At(now)} }
 
-func dec(s string) numeric.Dec {
+// Dec is the amount s, such as "179.80"; it panics on anything else.
+func Dec(s string) numeric.Dec {
 	d, err := numeric.Parse(s, false)
 	if err != nil {
 		panic(err)
@@ -215,6 +216,6 @@ func pane(win, key string, index int64, timing window.Timing, mode window.Accumu
 	start := At(win).UTC()
 	return window.Pane{Aggregation: "ventas_hora_pais", Key: key,
 		WindowStart: start, WindowEnd: start.Add(time.Hour), Index: index, Timing: timing, Accumulation: mode,
-		Measures:  window.Measures{Importe: dec(importe), Pedidos: pedidos, Unidades: unidades},
+		Measures:  window.Measures{Importe: Dec(importe), Pedidos: pedidos, Unidades: unidades},
 		Watermark: At(wm).UTC(), EmittedAt: At(emitted).UTC()}
 }

@@ -14,18 +14,9 @@ import (
 // current identity cover it and since when it is a change for it, where
 // package window keeps a running sum and a pending mark.
 
-// SessionStats counts what the model's sessions went through, for property
-// tests' coverage.
-type SessionStats struct {
-	Merges        int // an order joined at least one session
-	Bridges       int // an order joined two sessions or more into one
-	StartMoved    int // an order moved a session's start (a new identity)
-	AfterFired    int // an order changed a session that had fired ON_TIME
-	PastExpired   int // an order's proto-window overlapped a session that had expired
-	FiredExtended int // an order moved the end of a fired session past W
-}
-
-func (m *Multi) SessionStats(name string) SessionStats { return m.agg(name).stats }
+// SessionStats counts, by case, what the sessions of aggregation name went
+// through, for property tests' coverage.
+func (m *Multi) SessionStats(name string) Coverage { return maps.Clone(m.agg(name).stats) }
 
 // session is a session of a key, or a cell (a window and key) that never
 // merges.
@@ -74,7 +65,7 @@ func (a *agg) join(el Element, id string, lo, hi, now time.Time) {
 	}
 	for _, c := range a.closed {
 		if c.key == el.Key && c.start.Before(hi) && lo.Before(c.end) {
-			a.stats.PastExpired++
+			a.stats["bridge past an expired session"]++
 			break
 		}
 	}
@@ -102,17 +93,17 @@ func (a *agg) join(el Element, id string, lo, hi, now time.Time) {
 		}
 	}
 	if len(parts) > 0 {
-		a.stats.Merges++
+		a.stats["merge"]++
 		if len(parts) > 1 {
-			a.stats.Bridges++
+			a.stats["bridge"]++
 		}
 		if !parts[0].start.Equal(start) && parts[0].next > 0 {
-			a.stats.StartMoved++
+			a.stats["session start moved"]++
 		}
 		if ns.fired {
-			a.stats.AfterFired++
+			a.stats["change after ON_TIME"]++
 			if a.w.Before(end) {
-				a.stats.FiredExtended++
+				a.stats["fired session extended past W"]++
 			}
 		}
 	}

@@ -247,13 +247,7 @@ func utc(hhmm string) time.Time {
 	return t
 }
 
-func money(s string) numeric.Dec {
-	d, err := numeric.Parse(s, false)
-	if err != nil {
-		panic(err)
-	}
-	return d
-}
+var money = windowtest.Dec
 
 func line(sku string, n int64, price string) order.Line {
 	return order.Line{SKU: sku, Cantidad: n, PrecioUnitario: money(price)}
