@@ -140,7 +140,8 @@ func runAggregations(_ context.Context, c *cmdline, stdout io.Writer) error {
 	for _, d := range decls {
 		docs = append(docs, aggregationDoc{
 			Aggregation: d.Name, Description: d.Description, File: "internal/aggregation/" + d.File,
-			Window: d.WindowType, Size: d.WindowSize, Period: d.Period, Gap: d.Gap, Key: d.KeyField, Measures: d.Measures,
+			Window: d.WindowType, Size: d.WindowSize, Period: d.Period, Gap: d.Gap,
+			Key: d.KeyField, Measures: d.Measures,
 			OutOfOrderness: d.OutOfOrderness, IdleTimeout: d.IdleTimeout, EarlyDelay: d.EarlyDelay,
 			AllowedLateness: d.AllowedLateness, LateDelay: d.LateDelay, Accumulation: string(d.Accumulation),
 			PanesTable: d.PanesTable(), View: d.View(),

@@ -183,8 +183,8 @@ func compile(file string, b []byte) (Declaration, []string) {
 		probs = append(probs, field+": "+fmt.Sprintf(format, args...))
 	}
 	d := Declaration{File: file, Description: strings.TrimSpace(raw.Description),
-		WindowType: raw.Window.Type, Measures: slices.Clone(raw.Measures)}
-	d.Name, d.KeyField, d.Accumulation = raw.Name, raw.Key, window.Accumulation(raw.Accumulation)
+		WindowType: raw.Window.Type, Measures: slices.Clone(raw.Measures),
+		Spec: window.Spec{Name: raw.Name, KeyField: raw.Key, Accumulation: window.Accumulation(raw.Accumulation)}}
 
 	base := strings.TrimSuffix(path.Base(file), ".json")
 	switch {
@@ -300,7 +300,7 @@ func compile(file string, b []byte) (Declaration, []string) {
 	}
 
 	if len(probs) == 0 {
-		if err := d.Validate(); err != nil {
+		if err := d.Spec.Validate(); err != nil {
 			probs = append(probs, err.Error())
 		}
 	}

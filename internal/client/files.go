@@ -212,7 +212,9 @@ func (s Server) Get(ctx context.Context, key ledger.Key) (ledger.Record, bool, e
 	return rec, true, nil
 }
 
-// Status fetches the status report of the last since, listing at most files.
+// Status fetches the status report of the last since, listing at most
+// files. since and files must be positive: the server answers 400 to 0
+// (alpipe status checks its flags first).
 func (s Server) Status(ctx context.Context, since time.Duration, files int) (status.Report, error) {
 	var rep status.Report
 	code, err := s.do(ctx, http.MethodGet, localapi.StatusURL(since, files), nil, &rep)

@@ -136,6 +136,8 @@ type charset struct {
 	table [256]rune
 }
 
+// A charset added here is accepted by compile: name it in its error message
+// (declaration.go) too.
 var charsets = map[string]*charset{
 	Windows1252: newCharset(Windows1252, CodeInvalidCP1252, charmap.Windows1252),
 	// ISO-8859-1 defines all 256 bytes: its reject code is never given.

@@ -95,7 +95,8 @@ var errNotConfigured = errors.New("not configured in this process")
 // second) and assembles a Snapshot: two warehouse queries whatever the
 // data, each bounded on its partitioning column, so a page left open costs
 // a fixed amount per refresh, not one that grows with the days kept. A
-// failing source fills Errors: the page shows what it can.
+// failing source fills Errors: the page shows what it can. f is
+// ParseFilter's: its values are not checked again.
 func TakeFiltered(ctx context.Context, src Source, f Filter) Snapshot {
 	src = src.withDefaults()
 	now := src.Now().UTC()

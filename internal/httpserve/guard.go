@@ -27,8 +27,8 @@ import (
 type Guard struct {
 	AllowRemote bool
 	Hosts       []string // Host names (or IPs) to accept besides localhost and loopback IPs
-	// RemoteHint and HostHint end the refusal of another machine and of
-	// another Host name with what the user can do about it.
+	// RemoteHint and HostHint say, in the refusal of another machine and of
+	// another Host name, what the user can do about it (plain text).
 	RemoteHint, HostHint string
 }
 
@@ -46,12 +46,20 @@ func (g Guard) Wrap(name string, next http.Handler) http.Handler {
 // Refuse says why r must not be served, or "".
 func (g Guard) Refuse(r *http.Request) string {
 	if !g.AllowRemote && !loopbackPeer(r.RemoteAddr) {
-		return fmt.Sprintf("client %s is not on this machine%s", r.RemoteAddr, g.RemoteHint)
+		reason := fmt.Sprintf("client %s is not on this machine", r.RemoteAddr)
+		if g.RemoteHint != "" {
+			reason += " (" + g.RemoteHint + ")"
+		}
+		return reason
 	}
 	host := hostOnly(r.Host)
 	listed := slices.ContainsFunc(g.Hosts, func(h string) bool { return strings.EqualFold(h, host) })
 	if !isLoopbackName(host) && !listed {
-		return fmt.Sprintf("host %q is not this machine (DNS rebinding protection%s)", r.Host, g.HostHint)
+		hint := "DNS rebinding protection"
+		if g.HostHint != "" {
+			hint += "; " + g.HostHint
+		}
+		return fmt.Sprintf("host %q is not this machine (%s)", r.Host, hint)
 	}
 	switch o := r.Header.Get("Origin"); {
 	case o == "null":

@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// DefaultMaxExpansion bounds decompressed bytes per stored byte: ERP exports
-// compress 5 to 20 times, a zip bomb a thousand and more.
+// DefaultMaxExpansion bounds decompressed bytes per stored byte (the only
+// bound: nothing overrides it): ERP exports compress 5 to 20 times, a zip
+// bomb a thousand and more.
 const DefaultMaxExpansion = 200
 
 // expansionSlack is allowed on top of the ratio, for a small file's overhead.

@@ -152,7 +152,11 @@ func (q *quarantine) add(line int, r contract.Reject, raw []byte, rest func(io.W
 type quoted struct{ w *bufio.Writer }
 
 func (q quoted) Write(p []byte) (int, error) {
-	if _, err := q.w.Write(bytes.ReplaceAll(p, []byte{'"'}, []byte{'"', '"'})); err != nil {
+	out := p
+	if bytes.IndexByte(p, '"') >= 0 { // ReplaceAll copies even when there is nothing to double
+		out = bytes.ReplaceAll(p, []byte{'"'}, []byte{'"', '"'})
+	}
+	if _, err := q.w.Write(out); err != nil {
 		return 0, err
 	}
 	return len(p), nil

@@ -33,6 +33,15 @@ func TestLedgerFirestore(t *testing.T) {
 	ledgertest.Run(t, func(t *testing.T) docstore.Store { return docstoretest.Emulator(t, 50) })
 }
 
+// TestKeyString: operators read this form in backfill, requeue and
+// duplicate reasons; a space in the name stays as it is.
+func TestKeyString(t *testing.T) {
+	k := ledger.Key{Bucket: "landing", Object: "exportaciones/2026/11/29/a b.csv", Generation: 1764410400000001}
+	if got, want := k.String(), "gs://landing/exportaciones/2026/11/29/a b.csv#1764410400000001"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
 func TestDecisionString(t *testing.T) {
 	for d, want := range map[ledger.Decision]string{
 		ledger.Proceed: "proceed", ledger.Busy: "busy", ledger.Decision(9): "decision(9)",

@@ -30,7 +30,7 @@ func TestServerRefusesTheAttacks(t *testing.T) {
 	}{
 		{name: "cross-site replay writes no pane", path: localapi.ReplayPath, body: `{}`, origin: attacker, wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
 		{name: "cross-site order", path: "/AggregateOrders", body: `{}`, origin: attacker, site: "cross-site", wantStatus: http.StatusForbidden, wantBody: "cross-origin"},
-		{name: "rebound host name", path: query, body: `{"sql":"SELECT 1"}`, host: "attacker.example", wantStatus: http.StatusForbidden, wantBody: "DNS rebinding"},
+		{name: "rebound host name", path: query, body: `{"sql":"SELECT 1"}`, host: "attacker.example", wantStatus: http.StatusForbidden, wantBody: "DNS rebinding protection; serve --host NAME"},
 		{name: "reading a file through SQL", path: query, body: `{"sql":"SELECT content FROM read_text('/etc/passwd')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
 		{name: "listing a folder through SQL", path: query, body: `{"sql":"SELECT * FROM glob('/root/*')"}`, wantStatus: http.StatusBadRequest, wantBody: "disabled by configuration"},
 		{name: "the CLI's query", path: query, body: `{"sql":"SELECT 1 AS uno"}`, wantStatus: http.StatusOK, wantBody: "uno"},

@@ -161,9 +161,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	// 404 for anything else, such as the fake's /_internal/ routes, which
 	// are not mounted.
 	mux.Handle(dashboard.PagePath, s.dashboard(wm))
+	const name = "alpipe serve"
 	guard := httpserve.Guard{AllowRemote: opts.AllowRemote, Hosts: opts.Hosts,
-		RemoteHint: " (serve --allow-remote serves the network)", HostHint: "; serve --host NAME allows another name"}
-	s.http = httpserve.New(guard.Wrap("alpipe serve", noCORS(mux)), httpserve.Options{Grace: serving.ShutdownGrace, Logger: opts.Logger, Name: "alpipe serve", Limits: opts.Limits})
+		RemoteHint: "serve --allow-remote serves the network", HostHint: "serve --host NAME allows another name"}
+	s.http = httpserve.New(guard.Wrap(name, noCORS(mux)), httpserve.Options{
+		Grace:  serving.ShutdownGrace,
+		Logger: opts.Logger,
+		Name:   name,
+		Limits: opts.Limits,
+	})
 	go func() { s.served <- s.http.Serve(ln) }()
 	started = true
 	dataLock = lock

@@ -91,6 +91,8 @@ type ClockAnswer struct {
 	Now time.Time `json:"now"`
 }
 
+// StatusURL asks for the report of the last since, listing at most files;
+// both must be positive: the server answers 400 to 0.
 func StatusURL(since time.Duration, files int) string {
 	q := url.Values{"since": {since.String()}, "files": {strconv.Itoa(files)}}
 	return StatusPath + "?" + q.Encode()

@@ -121,9 +121,10 @@ func WriteText(w io.Writer, r Report) error {
 	return nil
 }
 
-// writeFailing lists the windows the ticks cannot process (a document that
-// names no window by its path), each with its error, so that a person sees
-// what to repair; nothing when there are none.
+// writeFailing lists the windows and documents the ticks cannot process, a
+// window by its span when its path names one and otherwise by its document,
+// each with its error, so that a person sees what to repair; nothing when
+// there are none.
 func writeFailing(w io.Writer, fs []FailingLine) {
 	if len(fs) == 0 {
 		return

@@ -82,7 +82,7 @@ func TaskID(at time.Time) string {
 type Chain struct {
 	Interval time.Duration
 	FollowUp FollowUp     // nil only with a one-minute interval
-	Log      *slog.Logger // required once FollowUp is set
+	Log      *slog.Logger // required when Interval is under a minute: a failed follow-up is logged
 
 	failures atomic.Int64
 }

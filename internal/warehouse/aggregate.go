@@ -32,7 +32,13 @@ func (d Dialect) typeName(t Type) string {
 	if d == BigQuery {
 		return string(t)
 	}
-	return map[Type]string{String: "VARCHAR", Int64: "BIGINT"}[t]
+	switch t {
+	case String:
+		return "VARCHAR"
+	case Int64:
+		return "BIGINT"
+	}
+	panic("warehouse: no " + string(d) + " name for " + string(t))
 }
 
 // Unqualified leaves table names as they are, for an engine or session
@@ -106,7 +112,8 @@ func LookupAggregate(name string) (Aggregate, error) {
 // window would sort), on one text key rather than three columns because
 // the BigQuery emulator runs a join as nested loops (20 s for 1,000 rows)
 // but IN once. The key is unambiguous: a fixed-width date, the object, a
-// generation of digits.
+// generation of digits. qualify names a source table (Unqualified where the
+// engine resolves names); it must not be nil.
 func (a Aggregate) GroupsSQL(d Dialect, qualify func(table string) string, dates []int32) (string, error) {
 	if len(dates) == 0 {
 		return "", fmt.Errorf("warehouse: aggregate %s: no dates", a.Table)
@@ -141,7 +148,8 @@ func (a Aggregate) GroupsSQL(d Dialect, qualify func(table string) string, dates
 }
 
 // DaySQL is RefreshSQL over the groups of one date, for an engine that
-// keeps no table of them (BigQuery, one job per date's partition).
+// keeps no table of them (BigQuery, one job per date's partition). qualify
+// is GroupsSQL's.
 func (a Aggregate) DaySQL(d Dialect, qualify func(table string) string, day int32) (
 	rows, overflows string, err error) {
 	groups, err := a.GroupsSQL(d, qualify, []int32{day})

@@ -26,7 +26,8 @@ func (v View) Columns() []string {
 // best effort) with the latest pane's timing and index. QUALIFY needs the
 // WHERE TRUE in BigQuery. A session view leaves out the sessions whose
 // latest pane is MERGED, filtering after the latest pane is chosen, so an
-// earlier pane of a merged session never shows.
+// earlier pane of a merged session never shows. qualify names the panes
+// table (Unqualified where the engine resolves names); it must not be nil.
 func (v View) SQL(d Dialect, qualify func(table string) string) (string, error) {
 	if err := d.check(); err != nil {
 		return "", err

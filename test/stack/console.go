@@ -195,6 +195,8 @@ func rowJSON(schema []warehouse.Field, row map[string]any) ([]byte, error) {
 }
 
 // ratText is r as an exact decimal: NUMERIC holds at most 9 decimal places.
+// An integer's FloatString ends ".000000000": trimming the zeros stops at
+// the point, which then goes.
 func ratText(r *big.Rat) string {
 	return strings.TrimSuffix(strings.TrimRight(r.FloatString(9), "0"), ".")
 }

@@ -28,7 +28,8 @@ func idToken(audience, email string, now time.Time) string {
 // send makes one request as Google's callers do (bounded by timeout when it
 // is not zero) and returns the answer's status (0 without an answer) and
 // body; a non-2xx answer is an error, named after what sent it.
-func send(ctx context.Context, what string, timeout time.Duration, method, url string, body []byte, h http.Header) (int, []byte, error) {
+func send(ctx context.Context, what string, timeout time.Duration,
+	method, url string, body []byte, h http.Header) (int, []byte, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)

@@ -95,7 +95,7 @@ func testSinkDown(t *testing.T, en env) {
 		t.Errorf("%d rows in the outbox, want 3 panes, 1 drop and 1 dead letter", n)
 	}
 
-	r.sink.SetFailing(false)
+	r.sink.SetFailing(false) // the sink came back
 	res2 := tickOK(t, r, "21:18")
 	if res2.Aggregations[0].Flushed != 4 || res2.DeadLetters != 1 {
 		t.Errorf("tick flushed %d rows and %d dead letters, want 4 and 1", res2.Aggregations[0].Flushed, res2.DeadLetters)

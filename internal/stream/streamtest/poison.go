@@ -271,7 +271,7 @@ func tickOK(t *testing.T, r *rig, now string) stream.TickResult {
 	t.Helper()
 	res, err := r.p.Tick(t.Context(), at(now))
 	if err != nil {
-		t.Fatalf("tick at %s: %v; want success (2xx), a failing window too", now, err)
+		t.Fatalf("tick at %s: %v; want success (2xx), even with a failing window", now, err)
 	}
 	return res
 }

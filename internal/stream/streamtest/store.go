@@ -77,7 +77,7 @@ func (r *Recorder) RunTx(ctx context.Context, fn func(ctx context.Context, tx do
 	return err
 }
 
-// guard runs f holding its mutex.
+// guard is the mutex of Recorder, recTx and Sink; locked runs f holding it.
 type guard struct{ mu sync.Mutex }
 
 func (g *guard) locked(f func()) {

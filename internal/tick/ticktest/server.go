@@ -75,6 +75,8 @@ func (s *Server) CreateTask(_ context.Context, req *cloudtaskspb.CreateTaskReque
 		return nil, status.Errorf(codes.InvalidArgument, "parent %q is not projects/P/locations/L/queues/Q", req.GetParent())
 	case t == nil || t.GetHttpRequest() == nil:
 		return nil, status.Error(codes.InvalidArgument, "task: want an http_request")
+	case t.GetName() == "":
+		return nil, status.Error(codes.InvalidArgument, "task: want a name (alpipe names every task: tick.TaskID)")
 	case !strings.HasPrefix(t.GetName(), req.GetParent()+"/tasks/"):
 		return nil, status.Errorf(codes.InvalidArgument, "task name %q is not in queue %s", t.GetName(), req.GetParent())
 	}

@@ -129,14 +129,16 @@ func TestLoad(t *testing.T) {
 				tc.setup(e.fake)
 			}
 			src := &warehousetest.Source{Rows: lineas(t, tc.rows), FailAfter: tc.failAt}
-			res, err := e.w.Load(context.Background(), warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src})
+			load := warehouse.Load{ID: testLoadID, Table: warehouse.LineasPedido, Rows: src}
+			res, err := e.w.Load(context.Background(), load)
 			checkErr(t, err, tc.wantErr)
 			creates, aborts := e.staging.log()
 			got := loadOutcome{Result: res, Inserts: calls(e.fake, "jobs.insert"), Creates: untoken(creates),
 				Aborts: untoken(aborts), TableLen: len(e.fake.Rows(warehouse.LineasPedido)),
 				Left: untoken(e.staged(t)), ReadsRows: src.Nexts.Load() > 0}
-			want := loadOutcome{Result: tc.want, Inserts: tc.wantInserts, Creates: tc.wantCreates, Aborts: tc.wantAborts,
-				TableLen: tc.wantTableLen, Left: tc.wantLeft, ReadsRows: tc.readsRows}
+			want := loadOutcome{Result: tc.want, Inserts: tc.wantInserts,
+				Creates: tc.wantCreates, Aborts: tc.wantAborts, Left: tc.wantLeft,
+				TableLen: tc.wantTableLen, ReadsRows: tc.readsRows}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Load (-want +got):\n%s", diff)
 			}
@@ -145,7 +147,8 @@ func TestLoad(t *testing.T) {
 }
 
 // loadOutcome is what a Load did: its result, the jobs.insert calls, the
-// staged objects created, aborted and left, the rows in the table.
+// staged objects created, aborted and left, the rows in the table, whether
+// the source was read.
 type loadOutcome struct {
 	Result                         warehouse.LoadResult
 	Inserts, Creates, Aborts, Left []string

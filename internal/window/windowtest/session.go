@@ -15,7 +15,11 @@ import (
 // package window keeps a running sum and a pending mark.
 
 // SessionStats counts, by case, what the sessions of aggregation name went
-// through, for property tests' coverage.
+// through, for property tests' coverage: "merge", an order joined at least
+// one session; "bridge", two or more; "session start moved", a new
+// identity; "change after ON_TIME", an order changed a fired session;
+// "fired session extended past W"; "bridge past an expired session", an
+// order's proto-window overlapped a session that had expired (bridging or not).
 func (m *Multi) SessionStats(name string) Coverage { return maps.Clone(m.agg(name).stats) }
 
 // session is a session of a key, or a cell (a window and key) that never
