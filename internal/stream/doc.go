@@ -61,9 +61,9 @@
 // the next W covers, so an ON_TIME pane is complete.
 //
 // An aggregation more than 60 generations behind adds 60 per tick at the W
-// it has, without triggers. With ticks stopped for hours one generation
-// holds every order, and its fold may pass Firestore's 10 MiB (keep the
-// tick's alert on).
+// it has, without triggers (TestLaggingAggregationCatchesUp). With ticks
+// stopped for hours one generation holds every order, and its fold may pass
+// Firestore's 10 MiB (keep the tick's alert on).
 //
 // Sessions (TestSessionTickCost): a tick with new orders of one customer
 // costs 8 transactions, 10 reads and 8 writes, whatever the other open

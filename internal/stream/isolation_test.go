@@ -2,8 +2,12 @@ package stream_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/alpinashop/alpipe/internal/stream"
 	"github.com/alpinashop/alpipe/internal/stream/streamtest"
@@ -103,5 +107,52 @@ func testTickIsolates(t *testing.T, except string) {
 	}
 	if last := hp[len(hp)-1]; last.Measures.Pedidos != 2 || last.Index != 1 {
 		t.Errorf("%s last pane %+v, want the second pane with both orders", hora.Name, last)
+	}
+}
+
+// TestLaggingAggregationCatchesUp: an aggregation whose documents failed
+// for more than maxFoldGens (60) ticks adds the generations it missed 60 a
+// tick, at the W it had and without panes, then folds the rest, advances
+// and counts every order once.
+func TestLaggingAggregationCatchesUp(t *testing.T) {
+	hora, sku := window.Defaults(), skuSpec()
+	store := streamtest.NewRecorder(newBoltStore(t))
+	sink := streamtest.NewSink()
+	p := newProcessor(t, store, sink, hora, sku)
+	store.FailGets(func(path string) bool { return strings.HasPrefix(path, "aggregations/"+sku.Name+"/") })
+	want := map[time.Time]int64{} // orders per window start of sku
+	start := at(12, 0)
+	for i := range 65 {
+		now := start.Add(time.Duration(i) * time.Minute)
+		event := now.Add(-time.Minute)
+		mustHandle(t, p, orderDelivery(fmt.Sprintf("P-%d", i), "ES", "1.00", event), now)
+		for _, w := range sku.WindowsOf(event) {
+			want[w.Start]++
+		}
+		if _, err := p.Tick(context.Background(), now.Add(30*time.Second)); err == nil {
+			t.Fatalf("tick %d answered success with %s unreadable", i, sku.Name)
+		}
+	}
+	store.FailGets(nil)
+
+	now := start.Add(66 * time.Minute)
+	tr := mustTick(t, p, now)
+	if got := tr.Aggregations[1]; len(got.Panes) != 0 || !got.Watermark.Equal(got.WatermarkBefore) {
+		t.Fatalf("first tick after recovery: %d panes, W %s -> %s; want a catch-up: no panes, W kept",
+			len(got.Panes), got.WatermarkBefore, got.Watermark)
+	}
+	for i := 1; i <= 6; i++ { // the rest of the generations, then W past every window's end and expiry
+		mustTick(t, p, now.Add(time.Duration(i)*time.Hour))
+	}
+	ps, err := sink.PanesOf(sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[time.Time]int64{}
+	for _, pn := range ps { // ACCUMULATING: the newest pane of a window holds its total
+		got[pn.WindowStart] = max(got[pn.WindowStart], pn.Measures.Pedidos)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s orders per window after catching up (-want +got):\n%s", sku.Name, diff)
 	}
 }
