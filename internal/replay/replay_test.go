@@ -384,7 +384,7 @@ func TestJSONLReadsThePublishFormat(t *testing.T) {
 	in := `{"momento_evento": "2026-03-14T18:42:00+01:00", "pedido": {"pedido_id": "P-1", "pais": "ES"}, "llegada": "2026-03-14T19:00:00Z", "nota": "story"}
 
 {"tick": "2026-03-14T19:00:00Z"}
-{"momento_evento": "2026-03-14T18:43:00Z", "pedido_id": "P-2", "pais": "FR"}
+{"momento_evento": "2026-03-14T18:43:00Z", "pedido_id": "P-2", "pais": "FR", "llegada": "2026-03-14T18:50:00Z", "nota": "flat"}
 {"pedido_id": "P-3"}
 `
 	j := NewJSONL(strings.NewReader(in))
