@@ -58,7 +58,7 @@ func runReconcile(ctx context.Context, c *cmdline, stdout io.Writer) error {
 // one (an answer past a cap is an error, never fewer rows).
 type servedReads struct{ srv client.Server }
 
-var _ reconcile.Warehouse = servedReads{}
+var _ warehouse.Reader = servedReads{}
 
 func (r servedReads) Read(ctx context.Context, s warehouse.Statement) (warehouse.Result, error) {
 	return r.srv.Query(ctx, s.Inline())

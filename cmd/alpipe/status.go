@@ -157,8 +157,7 @@ func parseState(s string) (ledger.State, error) {
 
 // filesInState ignores --since: "which files failed?" has no time horizon.
 func filesInState(recs []ledger.Record, state ledger.State, max int, format string, stdout io.Writer) error {
-	mine := slices.DeleteFunc(slices.Clone(recs), // recs stay the caller's
-		func(r ledger.Record) bool { return r.State != state })
+	mine := slices.DeleteFunc(recs, func(r ledger.Record) bool { return r.State != state })
 	slices.SortStableFunc(mine, func(a, b ledger.Record) int { return b.StartedAt.Compare(a.StartedAt) })
 	more := len(mine) - max
 	if more > 0 {

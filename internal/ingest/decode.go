@@ -10,13 +10,15 @@ import (
 	"strings"
 )
 
-// DefaultMaxExpansion bounds decompressed bytes per stored byte (the only
-// bound: nothing overrides it): ERP exports compress 5 to 20 times, a zip
-// bomb a thousand and more.
-const DefaultMaxExpansion = 200
+// MaxExpansion bounds decompressed bytes per stored byte: ERP exports
+// compress 5 to 20 times, a zip bomb a thousand and more.
+const MaxExpansion = 200
 
 // expansionSlack is allowed on top of the ratio, for a small file's overhead.
 const expansionSlack = 1 << 20
+
+// expansionLimit is how many bytes stored bytes may decompress to.
+func expansionLimit(stored int64) int64 { return stored*MaxExpansion + expansionSlack }
 
 // contentError is a problem with the object's bytes (corrupt gzip, a zip
 // bomb): a retry reads the same bytes, so the file is rejected.
@@ -37,7 +39,7 @@ func Rejection(err error) (string, bool) {
 var gzipMagic = []byte{0x1f, 0x8b}
 
 // Decode returns the object's text: the body, or its gzip stream inflated
-// within DefaultMaxExpansion. Gzip is recognised by its magic bytes, which no
+// within MaxExpansion. Gzip is recognised by its magic bytes, which no
 // CSV starts with, not by metadata. Text that Cloud Storage inflated itself
 // passes through, bounded by stored, the event's (compressed) size; 0 is
 // unknown.
@@ -46,7 +48,7 @@ func Decode(body io.Reader, name string, stored int64) (io.Reader, error) {
 	if err != nil || stored <= 0 {
 		return r, err
 	}
-	return &sizeBound{r: r, limit: stored*DefaultMaxExpansion + expansionSlack, stored: stored}, nil
+	return &sizeBound{r: r, limit: expansionLimit(stored), stored: stored}, nil
 }
 
 // sizeBound stops a text longer than its object's stored size allows.
@@ -61,7 +63,7 @@ func (s *sizeBound) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	s.n += int64(n)
 	if s.n > s.limit {
-		return 0, &contentError{fmt.Sprintf("content expands more than %d times its stored %d bytes: refused as a zip bomb", DefaultMaxExpansion, s.stored)}
+		return 0, &contentError{fmt.Sprintf("content expands more than %d times its stored %d bytes: refused as a zip bomb", MaxExpansion, s.stored)}
 	}
 	return n, err
 }
@@ -110,7 +112,7 @@ func (c *countingReader) wrap(err error) error {
 	return &contentError{"gzip: " + strings.TrimPrefix(err.Error(), "gzip: ")}
 }
 
-// boundedReader decompresses at most DefaultMaxExpansion bytes per stored byte read so far.
+// boundedReader decompresses at most MaxExpansion bytes per stored byte read so far.
 type boundedReader struct {
 	zr  *gzip.Reader
 	src *countingReader
@@ -124,8 +126,8 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	}
 	n, err := b.zr.Read(p)
 	b.out += int64(n)
-	if b.out > b.src.n*DefaultMaxExpansion+expansionSlack {
-		b.err = &contentError{fmt.Sprintf("gzip expands more than %d times (%d bytes from %d stored bytes): refused as a zip bomb", DefaultMaxExpansion, b.out, b.src.n)}
+	if b.out > expansionLimit(b.src.n) {
+		b.err = &contentError{fmt.Sprintf("gzip expands more than %d times (%d bytes from %d stored bytes): refused as a zip bomb", MaxExpansion, b.out, b.src.n)}
 		return 0, b.err
 	}
 	switch {

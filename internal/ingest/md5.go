@@ -56,7 +56,7 @@ func (s *Service) computeMD5(ctx context.Context, obj Object) (string, error) {
 		return "", fmt.Errorf("md5 of %s: open: %w", obj.Key(), err)
 	}
 	defer body.Close()
-	limit := obj.Size*DefaultMaxExpansion + expansionSlack
+	limit := expansionLimit(obj.Size)
 	h := md5.New()
 	n, err := io.Copy(h, io.LimitReader(body, limit+1))
 	switch {

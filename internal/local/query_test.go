@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -20,8 +19,8 @@ import (
 	"github.com/alpinashop/alpipe/internal/config"
 	"github.com/alpinashop/alpipe/internal/localapi"
 	"github.com/alpinashop/alpipe/internal/logging"
+	"github.com/alpinashop/alpipe/internal/replay/replaytest"
 	"github.com/alpinashop/alpipe/internal/warehouse"
-	"github.com/alpinashop/alpipe/internal/warehouse/duckdb"
 )
 
 // counting is a warehouse that makes up n rows one at a time, each cell
@@ -53,16 +52,6 @@ func (c counting) QueryRows(ctx context.Context, _ string, sink warehouse.RowSin
 		}
 	}
 	return nil
-}
-
-func openWarehouse(t *testing.T) *duckdb.Warehouse {
-	t.Helper()
-	wh, err := duckdb.Open(filepath.Join(t.TempDir(), "w.duckdb"), duckdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = wh.Close() })
-	return wh
 }
 
 // streamer is a Querier of a fake that only streams: the handler asks for no more.
@@ -134,7 +123,7 @@ func TestQueryCaps(t *testing.T) {
 // interrupted in the engine when ALPIPE_QUERY_TIMEOUT passes, and the
 // client is told which setting stopped it.
 func TestQueryTimeoutCancelsDuckDB(t *testing.T) {
-	srv := queryServer(t, openWarehouse(t), config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: 200 * time.Millisecond})
+	srv := queryServer(t, replaytest.OpenWarehouse(t), config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	_, err := srv.QueryRows(t.Context(), "SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b", 0, &warehouse.Collect{})
 	took := time.Since(start)
@@ -262,7 +251,7 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 // value in its own memory; the Go heap must not.
 func TestQueryRowPastTheByteCapNeverReachesGo(t *testing.T) {
 	const big = 24 << 20
-	srv := queryServer(t, openWarehouse(t), config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: time.Minute})
+	srv := queryServer(t, replaytest.OpenWarehouse(t), config.Query{MaxRows: 10, MaxBytes: 1 << 20, Timeout: time.Minute})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

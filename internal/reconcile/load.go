@@ -18,11 +18,9 @@ type Request struct {
 	Location    *time.Location // the zone of the real-time day; nil means UTC
 }
 
-// Warehouse serves the named reads country_totals, windows_between and
-// day_drops.
-type Warehouse = warehouse.Reader
-
-func Run(ctx context.Context, r Warehouse, req Request) (Report, error) {
+// Run loads and compares; r serves the named reads country_totals,
+// windows_between and day_drops.
+func Run(ctx context.Context, r warehouse.Reader, req Request) (Report, error) {
 	in, err := Load(ctx, r, req)
 	if err != nil {
 		return Report{}, err
@@ -32,7 +30,7 @@ func Run(ctx context.Context, r Warehouse, req Request) (Report, error) {
 
 // Load reads Compare's input: the batch totals per country, the view's
 // rows of the day, and the drops.
-func Load(ctx context.Context, r Warehouse, req Request) (Input, error) {
+func Load(ctx context.Context, r warehouse.Reader, req Request) (Input, error) {
 	d, err := time.Parse(time.DateOnly, req.Date)
 	if err != nil {
 		return Input{}, fmt.Errorf("reconcile: date %q: want YYYY-MM-DD", req.Date)

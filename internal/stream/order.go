@@ -306,7 +306,10 @@ func (p *Processor) planAgg(s window.Spec, ai int, items []*item, skip []bool, c
 			out.Elements = append(out.Elements, eo)
 		}
 		// The outcome is the last accepted element's, else the last one's.
-		out.Fate, out.Window = NoElements, s.WindowOf(it.o.EventTime)
+		out.Fate = NoElements
+		if len(out.Elements) == 0 { // the window the order would have had
+			out.Window = s.WindowOf(it.o.EventTime)
+		}
 		for _, eo := range out.Elements {
 			if out.Fate != Accepted || eo.Fate == Accepted {
 				out.Fate, out.Window, out.Key, out.Lateness = eo.Fate, eo.Window, eo.Key, eo.Lateness

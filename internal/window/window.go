@@ -38,8 +38,11 @@ func (s Spec) PeriodOrSize() time.Duration {
 // aligned to the Unix epoch (floored before 1970) and in UTC without a
 // monotonic reading, so equal windows are == and can key a map.
 func (s Spec) WindowOf(t time.Time) Window {
-	ws := s.WindowsOf(t)
-	return ws[len(ws)-1]
+	if s.Session() {
+		return s.proto(t)
+	}
+	size, period := s.seconds()
+	return window(floorTo(t.Unix(), period), size)
 }
 
 // WindowsOf returns every window holding event time t, ascending by start:

@@ -95,6 +95,9 @@ func load(args []string) error {
 	run := fs.String("run", "run", "prefix of the pedido_ids, unique per run")
 	label := fs.String("label", "", "what to call this run in the output")
 	fs.Parse(args)
+	if *tickURL != "" && *clockFile == "" {
+		return errors.New("load: -tick needs -clock (the tick moves the server's clock past the EARLY delay)")
+	}
 	countries := strings.Split(*keys, ",")
 	if *keys == "uniform30" {
 		countries = thirty

@@ -11,7 +11,7 @@ import (
 // Storage does, within the ingest's bound on a stored .gz object (413
 // beyond it). The fake's own inflation has no bound, so it gets a plain body.
 const (
-	maxExpansion   = 200     // ingest.DefaultMaxExpansion (TestGzipBoundIsTheIngests)
+	maxExpansion   = 200     // ingest.MaxExpansion (TestGzipBoundIsTheIngests)
 	expansionSlack = 1 << 20 // the ingest's own slack, for a small body's gzip overhead
 )
 

@@ -68,7 +68,7 @@ func TestGzipRequestBodyIsBounded(t *testing.T) {
 
 // The request bodies' bound is the ingest's for stored .gz objects.
 func TestGzipBoundIsTheIngests(t *testing.T) {
-	if maxExpansion != ingest.DefaultMaxExpansion {
-		t.Errorf("maxExpansion = %d, ingest.DefaultMaxExpansion = %d", maxExpansion, ingest.DefaultMaxExpansion)
+	if maxExpansion != ingest.MaxExpansion {
+		t.Errorf("maxExpansion = %d, ingest.MaxExpansion = %d", maxExpansion, ingest.MaxExpansion)
 	}
 }
