@@ -35,7 +35,8 @@
 # (prevent_destroy, environment.tf) would refuse that, so prod is planned
 # only.
 #
-# Usage: scripts/tf-check.sh            Environment: TF_CHECK_BIN (default <repo>/.cache/bin)
+# Usage: scripts/tf-check.sh [--tools]  (--tools: build the three tools, check nothing)
+# Environment: TF_CHECK_BIN (default <repo>/.cache/bin)
 
 set -euo pipefail
 
@@ -101,6 +102,7 @@ ensure_tool() {
 ensure_tool tflint "$TFLINT_MODULE" "$TFLINT_MODULE" "$TFLINT_VERSION"
 ensure_tool tfsec "$TFSEC_MODULE" "$TFSEC_PACKAGE" "$TFSEC_VERSION"
 ensure_tool terraform-docs "$TFDOCS_MODULE" "$TFDOCS_MODULE" "$TFDOCS_VERSION"
+[[ "${1:-}" != "--tools" ]] || exit 0
 
 step "terraform fmt -check -recursive terraform"
 if command -v terraform >/dev/null 2>&1; then

@@ -38,8 +38,13 @@ func boltFeatures() streamtest.Features {
 
 func newBolt(t *testing.T) docstore.Store { return newBoltStore(t) }
 
+// The embedded-store suites and the emulator's run beside each other (the
+// one waits on the CPU, the other on the emulator), each mode after the
+// other, so that the package is not the test run's long pole.
 func TestConformanceBoltstore(t *testing.T) {
-	streamtest.RunWith(t, newBolt, boltFeatures())
+	t.Parallel()
+	t.Run("Unbatched", func(t *testing.T) { streamtest.RunWith(t, newBolt, boltFeatures()) })
+	t.Run("Batched", func(t *testing.T) { streamtest.RunWith(t, newBolt, batched(boltFeatures())) })
 }
 
 // batched turns batching on for a suite run: concurrent deliveries share
@@ -50,10 +55,6 @@ func batched(f streamtest.Features) streamtest.Features {
 	f.Options = []stream.Option{stream.WithBatching(2*time.Millisecond, 64), stream.WithSessionPartBytes(2 << 10)}
 	f.RandomBatches = true
 	return f
-}
-
-func TestConformanceBoltstoreBatched(t *testing.T) {
-	streamtest.RunWith(t, newBolt, batched(boltFeatures()))
 }
 
 // newEmulatorStore keeps the client's default of 5 attempts per
@@ -70,12 +71,9 @@ func newEmulatorStore(t *testing.T) docstore.Store { return docstoretest.Emulato
 // burst (200 at once) is the batched mode's, which production runs.
 func TestConformanceFirestore(t *testing.T) {
 	newEmulatorStore(t) // skip early, once, with the reason
-	streamtest.RunWith(t, newEmulatorStore, emulatorFeatures(24))
-}
-
-func TestConformanceFirestoreBatched(t *testing.T) {
-	newEmulatorStore(t)
-	streamtest.RunWith(t, newEmulatorStore, batched(emulatorFeatures(200)))
+	t.Parallel()
+	t.Run("Unbatched", func(t *testing.T) { streamtest.RunWith(t, newEmulatorStore, emulatorFeatures(24)) })
+	t.Run("Batched", func(t *testing.T) { streamtest.RunWith(t, newEmulatorStore, batched(emulatorFeatures(200))) })
 }
 
 func emulatorFeatures(hotKeyOrders int) streamtest.Features {
