@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -27,6 +29,7 @@ type Emulator struct {
 
 	cmd  *exec.Cmd
 	out  *tail
+	tmp  string // its TMPDIR: the SQLite files it spills, which a killed process leaves behind
 	done chan struct{}
 	err  error // the process's exit, once done is closed
 }
@@ -51,13 +54,18 @@ func start(ctx context.Context, bin string, opt Options) (*Emulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Emulator{URL: "http://127.0.0.1:" + ports[0], out: &tail{max: 8 << 10}, done: make(chan struct{})}
+	tmp, err := os.MkdirTemp("", "alpipe-bqemulator-")
+	if err != nil {
+		return nil, err
+	}
+	e := &Emulator{URL: "http://127.0.0.1:" + ports[0], out: &tail{max: 8 << 10}, done: make(chan struct{}), tmp: tmp}
 	e.cmd = exec.Command(bin, "--project="+opt.Project, "--host=127.0.0.1",
 		"--port="+ports[0], "--grpc-port="+ports[1], "--log-level=warn")
-	e.cmd.Env = append(e.cmd.Environ(), opt.Env...)
+	e.cmd.Env = slices.Concat(e.cmd.Environ(), opt.Env, []string{"TMPDIR=" + tmp})
 	e.cmd.Stdout, e.cmd.Stderr = e.out, e.out
 	e.cmd.SysProcAttr = sysProcAttr()
 	if err := e.cmd.Start(); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	go func() { e.err = e.cmd.Wait(); close(e.done) }()
@@ -93,15 +101,16 @@ func (e *Emulator) waitReady(ctx context.Context, project string) error {
 	}
 }
 
-// Stop kills the emulator's process group and waits for it.
+// Stop kills the emulator's process group, waits for it and removes its
+// temporary files.
 func (e *Emulator) Stop() {
 	select {
 	case <-e.done:
-		return
 	default:
+		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+		<-e.done
 	}
-	_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
-	<-e.done
+	_ = os.RemoveAll(e.tmp)
 }
 
 func freePorts(n int) ([]string, error) {
