@@ -101,19 +101,19 @@ if [[ ${#@} -eq 0 ]]; then
 	# CGO_ENABLED=0, tflint, tfsec, terraform-docs: minutes on a fresh
 	# machine) is built now at the lowest priority, on the CPU the tests
 	# leave idle while they wait on the emulators.
-	(
-		CGO_ENABLED=0 nice -n 19 go build -o /dev/null ./cmd/server
-		nice -n 19 scripts/tf-check.sh --tools
-	) >"$prebuild_log" 2>&1 &
+	# Each background job runs in a session of its own, listed with the
+	# emulators' so that a run failing before it waits for one stops it.
+	setsid -w bash -c 'CGO_ENABLED=0 nice -n 19 go build -o /dev/null ./cmd/server && nice -n 19 scripts/tf-check.sh --tools' >"$prebuild_log" 2>&1 &
 	prebuild_pid=$!
-	TMPDIR="$test_tmp" go test -count=1 -timeout 20m -v ./internal/warehouse/bigquery/ >"$bq_log" 2>&1 &
+	TMPDIR="$test_tmp" setsid -w go test -count=1 -timeout 20m -v ./internal/warehouse/bigquery/ >"$bq_log" 2>&1 &
 	bq_pid=$!
 	# The packages that serve concurrent requests, again under the race
 	# detector, beside the rest: their -short tests exercise the concurrency
 	# (first use of the read registry, drains, push budgets, batches); the
 	# emulator suites are I/O-bound and would only take longer under -race.
-	TMPDIR="$test_tmp" go test -race -short -count=1 ./internal/local/ ./internal/warehouse/ ./internal/dashboard/ ./functions/ ./internal/stream/ >"$race_log" 2>&1 &
+	TMPDIR="$test_tmp" setsid -w go test -race -short -count=1 ./internal/local/ ./internal/warehouse/ ./internal/dashboard/ ./functions/ ./internal/stream/ >"$race_log" 2>&1 &
 	race_pid=$!
+	emulator_pgids+=("$prebuild_pid" "$bq_pid" "$race_pid")
 fi
 # One line per package as it finishes, and a "still running" line when
 # none has for a minute (tools/testprogress).

@@ -2,14 +2,16 @@
 # Sourced by scripts/test.sh and scripts/stack.sh: starts the gcloud Firestore
 # and Pub/Sub emulators on free ports, exports FIRESTORE_EMULATOR_HOST and
 # PUBSUB_EMULATOR_HOST, and stops them (only the process groups started
-# here: other runs may use emulators too) when the shell exits.
+# here: other runs may use emulators too) when the shell exits, with any
+# other process group the script adds to emulator_pgids.
 
 emulator_logdir=$(mktemp -d)
 emulator_pgids=()
 stop_emulators() {
 	for pgid in "${emulator_pgids[@]:-}"; do
 		if [[ -n "$pgid" ]]; then
-			kill -- "-$pgid" 2>/dev/null || true
+			# The process itself when its session is not made yet.
+			kill -- "-$pgid" 2>/dev/null || kill "$pgid" 2>/dev/null || true
 		fi
 	done
 	rm -rf "$emulator_logdir"
